@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what the SDK builds and tests against, from Debian's packages only.
+# Idempotent: does nothing when everything is present. Needs root or sudo.
+set -euo pipefail
+
+packages=(
+  bazel-bootstrap bazel-rules-java g++
+  libtorch-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libboost-dev libboost-filesystem-dev nlohmann-json3-dev
+  python3-torch python3-torchvision
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "setup: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: done"
