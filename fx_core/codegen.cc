@@ -1,0 +1,365 @@
+#include "fx_core/codegen.h"
+
+#include <ATen/core/ivalue.h>
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "fx_core/strings.h"
+#include "fx_core/graph.h"
+#include "fx_core/graph_namespace.h"
+#include "fx_core/python_repr.h"
+
+namespace fx {
+namespace {
+
+struct OperatorForm {
+  std::string_view name;
+  std::string_view format;  // {} placeholders, filled with repr(arg)
+};
+
+// torch.fx's magic_methods (reflectable included).
+constexpr OperatorForm kMagicMethods[] = {
+    {"eq", "{} == {}"},     {"ne", "{} != {}"},       {"lt", "{} < {}"},
+    {"gt", "{} > {}"},      {"le", "{} <= {}"},       {"ge", "{} >= {}"},
+    {"pos", "+{}"},         {"neg", "-{}"},           {"invert", "~{}"},
+    {"add", "{} + {}"},     {"sub", "{} - {}"},       {"mul", "{} * {}"},
+    {"floordiv", "{} // {}"}, {"truediv", "{} / {}"}, {"div", "{} / {}"},
+    {"mod", "{} % {}"},     {"pow", "{} ** {}"},      {"lshift", "{} << {}"},
+    {"rshift", "{} >> {}"}, {"and_", "{} & {}"},      {"or_", "{} | {}"},
+    {"xor", "{} ^ {}"},     {"getitem", "{}[{}]"},    {"matmul", "{} @ {}"},
+};
+
+// torch.fx's inplace_methods.
+constexpr OperatorForm kInplaceMethods[] = {
+    {"iadd", "{} += {}"},      {"iand", "{} &= {}"},   {"ifloordiv", "{} //= {}"},
+    {"ilshift", "{} <<= {}"},  {"imod", "{} %= {}"},   {"imul", "{} *= {}"},
+    {"imatmul", "{} @= {}"},   {"ior", "{} |= {}"},    {"ipow", "{} **= {}"},
+    {"irshift", "{} >>= {}"},  {"isub", "{} -= {}"},   {"itruediv", "{} /= {}"},
+    {"ixor", "{} ^= {}"},      {"setitem", "{}[{}] = {}"},
+};
+
+const OperatorForm* find_form(const OperatorForm* begin, const OperatorForm* end,
+                              std::string_view name) {
+  for (const OperatorForm* f = begin; f != end; ++f) {
+    if (f->name == name) return f;
+  }
+  return nullptr;
+}
+
+std::string fill(std::string_view format, const Node::Args& args) {
+  std::string out;
+  size_t arg = 0;
+  for (size_t i = 0; i < format.size(); ++i) {
+    if (format[i] == '{' && i + 1 < format.size() && format[i + 1] == '}') {
+      if (arg < args.size()) append_repr(out, args[arg]);
+      ++arg;
+      ++i;
+    } else {
+      out.push_back(format[i]);
+    }
+  }
+  return out;
+}
+
+std::string format_args(const Argument* args, size_t n,
+                        const Node::Kwargs& kwargs) {
+  std::string out;
+  for (size_t i = 0; i < n; ++i) {
+    if (i) out += ", ";
+    append_repr(out, args[i]);
+  }
+  bool first = true;
+  for (const auto& kv : kwargs) {
+    if (n > 0 || !first) out += ", ";
+    first = false;
+    append(&out, kv.first, " = ");
+    append_repr(out, kv.second);
+  }
+  return out;
+}
+
+// torch.fx's codegen globals, pre-registered in every generated module.
+constexpr std::pair<std::string_view, std::string_view> kCustomBuiltins[] = {
+    {"inf", "math.inf"},
+    {"nan", "math.nan"},
+    {"NoneType", "builtins.NoneType"},
+    {"torch", "torch"},
+    {"device", "torch.device"},
+    {"fx_pytree", "torch.fx._pytree"},
+    {"pytree", "torch.utils._pytree"},
+};
+
+class Globals {
+ public:
+  explicit Globals(const Namespace* graph_names) : ns_(graph_names) {
+    for (const auto& [name, obj] : kCustomBuiltins) add(name, obj);
+  }
+
+  // torch.fx's add_global: torch objects keep their qualified name; others
+  // get a fresh legal name from the code's namespace.
+  std::string add(std::string_view name_hint, std::string_view obj) {
+    if (obj.substr(0, 6) == "torch." && obj != "torch.device") {
+      return std::string(obj);
+    }
+    std::string name(ns_.create_name(name_hint, obj));
+    if (!index_.contains(name)) {
+      index_.emplace(name, globals_.size());
+      globals_.emplace_back(name, std::string(obj));
+    }
+    return name;
+  }
+
+  std::vector<std::pair<std::string, std::string>> take() {
+    return std::move(globals_);
+  }
+
+ private:
+  Namespace ns_;
+  absl::flat_hash_map<std::string, size_t> index_;
+  std::vector<std::pair<std::string, std::string>> globals_;
+};
+
+// The name torch.fx's codegen looks a call_function target up by
+// (_get_qualified_name), from the printed target: builtins lose their module,
+// operator functions live in _operator.
+std::string qualified_name(std::string_view target) {
+  if (target.substr(0, 9) == "builtins.") return std::string(target.substr(9));
+  if (target.substr(0, 9) == "operator.") {
+    return cat("_operator.", target.substr(9));
+  }
+  return std::string(target);
+}
+
+// Registers the globals an annotation in code form mentions.
+void add_type_globals(Globals& globals, std::string_view type) {
+  size_t i = 0;
+  while (i < type.size()) {
+    char c = type[i];
+    if (c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
+      size_t j = i;
+      while (j < type.size() &&
+             (type[j] == '_' || type[j] == '.' || (type[j] >= 'a' && type[j] <= 'z') ||
+              (type[j] >= 'A' && type[j] <= 'Z') || (type[j] >= '0' && type[j] <= '9'))) {
+        ++j;
+      }
+      std::string_view word = type.substr(i, j - i);
+      if (word.find('.') == std::string_view::npos &&
+          !Namespace::is_builtin(word)) {
+        globals.add(word, cat("typing.", word));
+      }
+      i = j;
+    } else {
+      ++i;
+    }
+  }
+}
+
+}  // namespace
+
+std::string format_target(std::string_view base, std::string_view target) {
+  std::string r(base);
+  for (std::string_view e : split(target, '.')) {
+    if (!is_python_identifier(e)) {
+      r = cat("getattr(", r, ", \"", e, "\")");
+    } else {
+      append(&r, ".", e);
+    }
+  }
+  return r;
+}
+
+CodeGen::~CodeGen() = default;
+
+std::unique_ptr<CodeGen> CodeGen::clone() const {
+  return std::make_unique<CodeGen>(*this);
+}
+
+std::string CodeGen::generate_prologue(std::vector<std::string> free_vars,
+                                       std::string_view return_annotation) const {
+  if (free_vars.empty() || free_vars[0] != "self") {
+    free_vars.insert(free_vars.begin(), "self");
+  }
+  return cat("def forward(", join(free_vars, ", "), ")",
+                      return_annotation, ":");
+}
+
+std::string CodeGen::generate_output(const Argument& output_args) const {
+  return cat("return ", repr(output_args));
+}
+
+std::vector<c10::IValue> CodeGen::process_inputs(
+    std::vector<c10::IValue> inputs) const {
+  return inputs;
+}
+
+c10::IValue CodeGen::process_outputs(c10::IValue outputs) const {
+  return outputs;
+}
+
+std::vector<std::pair<std::string, std::string>> CodeGen::additional_globals()
+    const {
+  return {};
+}
+
+PythonCode CodeGen::gen_python_code(const Graph& graph,
+                                    std::string_view root_module) const {
+  Globals globals(&graph.graph_namespace());
+  std::vector<std::string> free_vars;
+  std::vector<std::string> wrapped_fns;
+  std::string return_annotation;
+  std::string body;
+
+  // Each node's last use, found walking backwards (torch.fx's
+  // node_to_last_use / user_to_last_uses).
+  absl::flat_hash_set<const Node*> has_last_use;
+  absl::flat_hash_map<const Node*, std::vector<const Node*>> last_uses;
+  has_last_use.reserve(graph.size());
+  for (Node* node : graph.reversed_nodes()) {
+    auto record = [&](Node* n) {
+      if (has_last_use.insert(n).second) last_uses[node].push_back(n);
+    };
+    for (const Argument& a : node->args()) for_each_node(a, record);
+    for (const auto& kv : node->kwargs()) for_each_node(kv.second, record);
+  }
+
+  auto type_repr = [&](std::string_view type) {
+    add_type_globals(globals, type);
+    return std::string(type);
+  };
+
+  bool emitted = false;
+  for (Node* node : graph.nodes()) {
+    std::string ann;
+    if (!node->type().empty() && node->op() != Opcode::kOutput) {
+      ann = cat(" : ", type_repr(node->type()));
+    }
+    std::string_view name = node->name();
+    const Node::Args& args = node->args();
+    const std::string& target = node->target();
+    switch (node->op()) {
+      case Opcode::kPlaceholder: {
+        std::string var = cat(target, ann);
+        if (!args.empty()) append(&var, " = ", repr(args[0]));
+        free_vars.push_back(std::move(var));
+        std::string raw_name = target;
+        raw_name.erase(std::remove(raw_name.begin(), raw_name.end(), '*'),
+                       raw_name.end());
+        if (raw_name != name) {
+          append(&body, name, " = ", raw_name, "\n");
+          emitted = true;
+        }
+        continue;  // placeholders free nothing
+      }
+      case Opcode::kCallMethod:
+        append(&body, name, ann, " = ",
+                        format_target(args.empty() ? "None" : repr(args[0]),
+                                      target),
+                        "(",
+                        format_args(args.data() + (args.empty() ? 0 : 1),
+                                    args.empty() ? 0 : args.size() - 1,
+                                    node->kwargs()),
+                        ")");
+        break;
+      case Opcode::kCallFunction: {
+        std::string_view t = target;
+        if (t.substr(0, 9) == "operator.") {
+          std::string_view op = t.substr(9);
+          if (const OperatorForm* f = find_form(std::begin(kMagicMethods),
+                                                std::end(kMagicMethods), op)) {
+            append(&body, name, ann, " = ", fill(f->format, args));
+            break;
+          }
+          if (const OperatorForm* f = find_form(std::begin(kInplaceMethods),
+                                                std::end(kInplaceMethods), op)) {
+            append(&body, fill(f->format, args), ";  ", name, ann,
+                            " = ", args.empty() ? "None" : repr(args[0]));
+            break;
+          }
+        }
+        std::string qname = qualified_name(target);
+        std::string global_name = globals.add(qname, target);
+        if (global_name == "getattr" && args.size() == 2 &&
+            args[1].is_string() && is_python_identifier(args[1].as_string())) {
+          append(&body, name, ann, " = ",
+                          format_target(repr(args[0]), args[1].as_string()));
+          break;
+        }
+        append(&body, name, ann, " = ", global_name, "(",
+                        format_args(args.data(), args.size(), node->kwargs()),
+                        ")");
+        const Argument* wrapped = node->meta_value("is_wrapped");
+        if (wrapped && wrapped->is_bool() && wrapped->as_bool() &&
+            std::find(wrapped_fns.begin(), wrapped_fns.end(), global_name) ==
+                wrapped_fns.end()) {
+          wrapped_fns.push_back(global_name);
+        }
+        break;
+      }
+      case Opcode::kCallModule:
+        append(&body, name, ann, " = ",
+                        format_target(root_module, target), "(",
+                        format_args(args.data(), args.size(), node->kwargs()),
+                        ")");
+        break;
+      case Opcode::kGetAttr:
+        append(&body, name, ann, " = ",
+                        format_target(root_module, target));
+        break;
+      case Opcode::kOutput:
+        if (!node->type().empty()) {
+          return_annotation = cat(" -> ", type_repr(node->type()));
+        }
+        body += generate_output(args.empty() ? Argument() : args[0]);
+        body += "\n";
+        emitted = true;
+        continue;
+    }
+    emitted = true;
+    // Free the values whose last use this node was.
+    auto it = last_uses.find(node);
+    if (it != last_uses.end() && !it->second.empty()) {
+      body += ";  ";
+      for (const Node* dead : it->second) append(&body, dead->name(), " = ");
+      body += "None\n";
+    } else {
+      body += "\n";
+    }
+  }
+
+  if (!emitted) body = "pass\n";
+
+  std::string wrap_stmts;
+  if (!wrapped_fns.empty()) {
+    std::string wrap_name = globals.add("wrap", "torch.fx._symbolic_trace.wrap");
+    for (size_t i = 0; i < wrapped_fns.size(); ++i) {
+      append(&wrap_stmts, i ? "\n" : "", wrap_name, "(\"",
+                      wrapped_fns[i], "\")");
+    }
+  }
+  for (const auto& [n, obj] : additional_globals()) globals.add(n, obj);
+
+  std::string prologue = generate_prologue(std::move(free_vars), return_annotation);
+
+  std::string code;
+  code.reserve(body.size() + body.size() / 4);
+  size_t start = 0;
+  while (true) {
+    size_t nl = body.find('\n', start);
+    code += "    ";
+    if (nl == std::string::npos) {
+      code.append(body, start, std::string::npos);
+      break;
+    }
+    code.append(body, start, nl - start + 1);
+    start = nl + 1;
+  }
+
+  PythonCode result;
+  result.src = cat("\n", wrap_stmts, "\n\n", prologue, "\n", code);
+  result.globals = globals.take();
+  return result;
+}
+
+}  // namespace fx
