@@ -1,7 +1,7 @@
 #include "fx_core/argument.h"
 
-#include "fx_core/strings.h"
 #include "fx_core/error.h"
+#include "fx_core/strings.h"
 
 namespace fx {
 
@@ -44,8 +44,8 @@ std::string_view kind_name(Argument::Kind kind) {
 namespace {
 
 [[noreturn]] void wrong_kind(std::string_view wanted, Argument::Kind actual) {
-  throw FxError(cat("expected an argument of type ", wanted,
-                             " but got ", kind_name(actual)));
+  throw FxError(cat("expected an argument of type ", wanted, " but got ",
+                    kind_name(actual)));
 }
 
 bool holds_string(Argument::Kind k) {

@@ -56,12 +56,18 @@ class Argument {
   Argument(std::nullptr_t) noexcept : Argument() {}  // NOLINT: None
   Argument(bool b) noexcept : kind_(Kind::kBool) { payload_.b = b; }  // NOLINT
   Argument(int i) noexcept : kind_(Kind::kInt) { payload_.i = i; }    // NOLINT
-  Argument(int64_t i) noexcept : kind_(Kind::kInt) { payload_.i = i; }  // NOLINT
-  Argument(double f) noexcept : kind_(Kind::kFloat) { payload_.f = f; }  // NOLINT
-  Argument(const char* s) : Argument(std::string(s)) {}                // NOLINT
-  Argument(std::string_view s) : Argument(std::string(s)) {}            // NOLINT
-  Argument(std::string s);                                             // NOLINT
-  Argument(Node* n) noexcept : kind_(Kind::kNode) { payload_.node = n; }  // NOLINT
+  Argument(int64_t i) noexcept : kind_(Kind::kInt) {
+    payload_.i = i;
+  }  // NOLINT
+  Argument(double f) noexcept : kind_(Kind::kFloat) {
+    payload_.f = f;
+  }                                                           // NOLINT
+  Argument(const char* s) : Argument(std::string(s)) {}       // NOLINT
+  Argument(std::string_view s) : Argument(std::string(s)) {}  // NOLINT
+  Argument(std::string s);                                    // NOLINT
+  Argument(Node* n) noexcept : kind_(Kind::kNode) {
+    payload_.node = n;
+  }  // NOLINT
   // A list: `Argument{a, b}` or `Argument::list({a, b})`.
   Argument(std::initializer_list<Argument> items);
 
@@ -149,8 +155,7 @@ std::string_view kind_name(Argument::Kind kind);
 void for_each_node(const Argument& arg, const std::function<void(Node*)>& fn);
 
 // Returns a copy of `arg` with every Node reference replaced by `fn(node)`.
-Argument map_arg(const Argument& arg,
-                 const std::function<Argument(Node*)>& fn);
+Argument map_arg(const Argument& arg, const std::function<Argument(Node*)>& fn);
 
 // Looks up `key` in an ordered dict; nullptr when absent.
 const Argument* find_item(const ArgumentDict& dict, std::string_view key);

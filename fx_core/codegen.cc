@@ -6,10 +6,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "fx_core/strings.h"
 #include "fx_core/graph.h"
 #include "fx_core/graph_namespace.h"
 #include "fx_core/python_repr.h"
+#include "fx_core/strings.h"
 
 namespace fx {
 namespace {
@@ -21,27 +21,29 @@ struct OperatorForm {
 
 // torch.fx's magic_methods (reflectable included).
 constexpr OperatorForm kMagicMethods[] = {
-    {"eq", "{} == {}"},     {"ne", "{} != {}"},       {"lt", "{} < {}"},
-    {"gt", "{} > {}"},      {"le", "{} <= {}"},       {"ge", "{} >= {}"},
-    {"pos", "+{}"},         {"neg", "-{}"},           {"invert", "~{}"},
-    {"add", "{} + {}"},     {"sub", "{} - {}"},       {"mul", "{} * {}"},
+    {"eq", "{} == {}"},       {"ne", "{} != {}"},     {"lt", "{} < {}"},
+    {"gt", "{} > {}"},        {"le", "{} <= {}"},     {"ge", "{} >= {}"},
+    {"pos", "+{}"},           {"neg", "-{}"},         {"invert", "~{}"},
+    {"add", "{} + {}"},       {"sub", "{} - {}"},     {"mul", "{} * {}"},
     {"floordiv", "{} // {}"}, {"truediv", "{} / {}"}, {"div", "{} / {}"},
-    {"mod", "{} % {}"},     {"pow", "{} ** {}"},      {"lshift", "{} << {}"},
-    {"rshift", "{} >> {}"}, {"and_", "{} & {}"},      {"or_", "{} | {}"},
-    {"xor", "{} ^ {}"},     {"getitem", "{}[{}]"},    {"matmul", "{} @ {}"},
+    {"mod", "{} % {}"},       {"pow", "{} ** {}"},    {"lshift", "{} << {}"},
+    {"rshift", "{} >> {}"},   {"and_", "{} & {}"},    {"or_", "{} | {}"},
+    {"xor", "{} ^ {}"},       {"getitem", "{}[{}]"},  {"matmul", "{} @ {}"},
 };
 
 // torch.fx's inplace_methods.
 constexpr OperatorForm kInplaceMethods[] = {
-    {"iadd", "{} += {}"},      {"iand", "{} &= {}"},   {"ifloordiv", "{} //= {}"},
-    {"ilshift", "{} <<= {}"},  {"imod", "{} %= {}"},   {"imul", "{} *= {}"},
-    {"imatmul", "{} @= {}"},   {"ior", "{} |= {}"},    {"ipow", "{} **= {}"},
-    {"irshift", "{} >>= {}"},  {"isub", "{} -= {}"},   {"itruediv", "{} /= {}"},
-    {"ixor", "{} ^= {}"},      {"setitem", "{}[{}] = {}"},
+    {"iadd", "{} += {}"},       {"iand", "{} &= {}"},
+    {"ifloordiv", "{} //= {}"}, {"ilshift", "{} <<= {}"},
+    {"imod", "{} %= {}"},       {"imul", "{} *= {}"},
+    {"imatmul", "{} @= {}"},    {"ior", "{} |= {}"},
+    {"ipow", "{} **= {}"},      {"irshift", "{} >>= {}"},
+    {"isub", "{} -= {}"},       {"itruediv", "{} /= {}"},
+    {"ixor", "{} ^= {}"},       {"setitem", "{}[{}] = {}"},
 };
 
-const OperatorForm* find_form(const OperatorForm* begin, const OperatorForm* end,
-                              std::string_view name) {
+const OperatorForm* find_form(const OperatorForm* begin,
+                              const OperatorForm* end, std::string_view name) {
   for (const OperatorForm* f = begin; f != end; ++f) {
     if (f->name == name) return f;
   }
@@ -139,9 +141,10 @@ void add_type_globals(Globals& globals, std::string_view type) {
     char c = type[i];
     if (c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
       size_t j = i;
-      while (j < type.size() &&
-             (type[j] == '_' || type[j] == '.' || (type[j] >= 'a' && type[j] <= 'z') ||
-              (type[j] >= 'A' && type[j] <= 'Z') || (type[j] >= '0' && type[j] <= '9'))) {
+      while (j < type.size() && (type[j] == '_' || type[j] == '.' ||
+                                 (type[j] >= 'a' && type[j] <= 'z') ||
+                                 (type[j] >= 'A' && type[j] <= 'Z') ||
+                                 (type[j] >= '0' && type[j] <= '9'))) {
         ++j;
       }
       std::string_view word = type.substr(i, j - i);
@@ -176,13 +179,14 @@ std::unique_ptr<CodeGen> CodeGen::clone() const {
   return std::make_unique<CodeGen>(*this);
 }
 
-std::string CodeGen::generate_prologue(std::vector<std::string> free_vars,
-                                       std::string_view return_annotation) const {
+std::string CodeGen::generate_prologue(
+    std::vector<std::string> free_vars,
+    std::string_view return_annotation) const {
   if (free_vars.empty() || free_vars[0] != "self") {
     free_vars.insert(free_vars.begin(), "self");
   }
-  return cat("def forward(", join(free_vars, ", "), ")",
-                      return_annotation, ":");
+  return cat("def forward(", join(free_vars, ", "), ")", return_annotation,
+             ":");
 }
 
 std::string CodeGen::generate_output(const Argument& output_args) const {
@@ -254,13 +258,11 @@ PythonCode CodeGen::gen_python_code(const Graph& graph,
       }
       case Opcode::kCallMethod:
         append(&body, name, ann, " = ",
-                        format_target(args.empty() ? "None" : repr(args[0]),
-                                      target),
-                        "(",
-                        format_args(args.data() + (args.empty() ? 0 : 1),
-                                    args.empty() ? 0 : args.size() - 1,
-                                    node->kwargs()),
-                        ")");
+               format_target(args.empty() ? "None" : repr(args[0]), target),
+               "(",
+               format_args(args.data() + (args.empty() ? 0 : 1),
+                           args.empty() ? 0 : args.size() - 1, node->kwargs()),
+               ")");
         break;
       case Opcode::kCallFunction: {
         std::string_view t = target;
@@ -271,10 +273,10 @@ PythonCode CodeGen::gen_python_code(const Graph& graph,
             append(&body, name, ann, " = ", fill(f->format, args));
             break;
           }
-          if (const OperatorForm* f = find_form(std::begin(kInplaceMethods),
-                                                std::end(kInplaceMethods), op)) {
-            append(&body, fill(f->format, args), ";  ", name, ann,
-                            " = ", args.empty() ? "None" : repr(args[0]));
+          if (const OperatorForm* f = find_form(
+                  std::begin(kInplaceMethods), std::end(kInplaceMethods), op)) {
+            append(&body, fill(f->format, args), ";  ", name, ann, " = ",
+                   args.empty() ? "None" : repr(args[0]));
             break;
           }
         }
@@ -283,12 +285,11 @@ PythonCode CodeGen::gen_python_code(const Graph& graph,
         if (global_name == "getattr" && args.size() == 2 &&
             args[1].is_string() && is_python_identifier(args[1].as_string())) {
           append(&body, name, ann, " = ",
-                          format_target(repr(args[0]), args[1].as_string()));
+                 format_target(repr(args[0]), args[1].as_string()));
           break;
         }
         append(&body, name, ann, " = ", global_name, "(",
-                        format_args(args.data(), args.size(), node->kwargs()),
-                        ")");
+               format_args(args.data(), args.size(), node->kwargs()), ")");
         const Argument* wrapped = node->meta_value("is_wrapped");
         if (wrapped && wrapped->is_bool() && wrapped->as_bool() &&
             std::find(wrapped_fns.begin(), wrapped_fns.end(), global_name) ==
@@ -298,14 +299,11 @@ PythonCode CodeGen::gen_python_code(const Graph& graph,
         break;
       }
       case Opcode::kCallModule:
-        append(&body, name, ann, " = ",
-                        format_target(root_module, target), "(",
-                        format_args(args.data(), args.size(), node->kwargs()),
-                        ")");
+        append(&body, name, ann, " = ", format_target(root_module, target), "(",
+               format_args(args.data(), args.size(), node->kwargs()), ")");
         break;
       case Opcode::kGetAttr:
-        append(&body, name, ann, " = ",
-                        format_target(root_module, target));
+        append(&body, name, ann, " = ", format_target(root_module, target));
         break;
       case Opcode::kOutput:
         if (!node->type().empty()) {
@@ -332,15 +330,17 @@ PythonCode CodeGen::gen_python_code(const Graph& graph,
 
   std::string wrap_stmts;
   if (!wrapped_fns.empty()) {
-    std::string wrap_name = globals.add("wrap", "torch.fx._symbolic_trace.wrap");
+    std::string wrap_name =
+        globals.add("wrap", "torch.fx._symbolic_trace.wrap");
     for (size_t i = 0; i < wrapped_fns.size(); ++i) {
-      append(&wrap_stmts, i ? "\n" : "", wrap_name, "(\"",
-                      wrapped_fns[i], "\")");
+      append(&wrap_stmts, i ? "\n" : "", wrap_name, "(\"", wrapped_fns[i],
+             "\")");
     }
   }
   for (const auto& [n, obj] : additional_globals()) globals.add(n, obj);
 
-  std::string prologue = generate_prologue(std::move(free_vars), return_annotation);
+  std::string prologue =
+      generate_prologue(std::move(free_vars), return_annotation);
 
   std::string code;
   code.reserve(body.size() + body.size() / 4);

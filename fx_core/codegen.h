@@ -48,8 +48,9 @@ class CodeGen {
 
   // `def forward(self, x, y) -> torch.Tensor:`. `free_vars` are the
   // placeholders as they appear in the signature (`x`, `y : int = 3`).
-  virtual std::string generate_prologue(std::vector<std::string> free_vars,
-                                        std::string_view return_annotation) const;
+  virtual std::string generate_prologue(
+      std::vector<std::string> free_vars,
+      std::string_view return_annotation) const;
   // `return add`: the statement for the output node's argument.
   virtual std::string generate_output(const Argument& output_args) const;
   // Runtime hooks, used by GraphModule::forward (defaults: identity).

@@ -4,10 +4,10 @@
 #include <array>
 
 #include "absl/container/flat_hash_set.h"
-#include "fx_core/strings.h"
 #include "fx_core/codegen.h"
 #include "fx_core/error.h"
 #include "fx_core/python_repr.h"
+#include "fx_core/strings.h"
 
 namespace fx {
 namespace {
@@ -73,8 +73,8 @@ Graph::NodeIterator& Graph::NodeIterator::operator++() {
 }
 
 Graph::NodeIterator Graph::NodeRange::begin() const {
-  return NodeIterator(reverse_ ? sentinel_->prev_ : sentinel_->next_,
-                      sentinel_, reverse_);
+  return NodeIterator(reverse_ ? sentinel_->prev_ : sentinel_->next_, sentinel_,
+                      reverse_);
 }
 
 std::vector<Node*> Graph::NodeRange::to_vector() const {
@@ -108,7 +108,8 @@ Graph::InsertPoint::~InsertPoint() {
 
 Graph::InsertPoint Graph::inserting_before(Node* n) {
   if (n == nullptr) return InsertPoint(this, sentinel_.get(), false);
-  if (n->graph_ != this) throw FxError("Node to insert before is not in graph.");
+  if (n->graph_ != this)
+    throw FxError("Node to insert before is not in graph.");
   return InsertPoint(this, n, true);
 }
 
@@ -206,8 +207,8 @@ Node* Graph::create_node(Opcode op, std::string_view target, Node::Args args,
   auto node = std::unique_ptr<Node>(new Node());
   node->graph_ = this;
   node->op_ = op;
-  std::string candidate = name ? std::string(*name)
-                               : target_to_name_candidate(op, target);
+  std::string candidate =
+      name ? std::string(*name) : target_to_name_candidate(op, target);
   node->name_ = candidate;
   node->check_inputs(args, kwargs);  // before any state changes
   node->name_ = namespace_.create_name(candidate);
@@ -262,9 +263,8 @@ Node* Graph::output(Argument result, std::string_view type) {
 
 void Graph::erase_node(Node* node) {
   if (node == nullptr || node->graph_ != this || node->sentinel_) {
-    throw FxError(cat("Tried to erase Node ",
-                               node ? node->name_ : "None",
-                               " but it does not belong to this Graph"));
+    throw FxError(cat("Tried to erase Node ", node ? node->name_ : "None",
+                      " but it does not belong to this Graph"));
   }
   if (node->erased_) return;  // torch.fx warns and does nothing
   if (!node->users_.empty()) {
@@ -273,9 +273,9 @@ void Graph::erase_node(Node* node) {
       fx::append(&users, i ? ", " : "", node->users_[i]->name_, ": None");
     }
     users += "}";
-    throw FxError(cat("Tried to erase Node ", node->name_,
-                               " but it still had ", node->users_.size(),
-                               " users in the graph: ", users, "!"));
+    throw FxError(cat("Tried to erase Node ", node->name_, " but it still had ",
+                      node->users_.size(), " users in the graph: ", users,
+                      "!"));
   }
   node->remove_from_list();
   node->erased_ = true;
@@ -322,7 +322,7 @@ std::optional<Argument> Graph::graph_copy(const Graph& g, ValueMap& val_map,
     auto it = val_map.find(n);
     if (it == val_map.end()) {
       throw FxError(cat("graph_copy: Node '", n->name_,
-                                 "' is used before it is defined"));
+                        "' is used before it is defined"));
     }
     return Argument(it->second);
   };
@@ -376,8 +376,8 @@ void Graph::lint() const {
   seen_names.reserve(size_);
   for (Node* node : nodes()) {
     if (node->graph_ != this) {
-      throw FxError(cat("Node '", node->name_,
-                                 "' does not belong to this Graph!"));
+      throw FxError(
+          cat("Node '", node->name_, "' does not belong to this Graph!"));
     }
     auto check_arg = [&](Node* arg) {
       if (arg->graph_ != this) {
@@ -410,8 +410,8 @@ void Graph::lint() const {
     if (node->op_ == Opcode::kCallFunction) {
       if (!owner_->has_function(target)) {
         throw FxError(cat("Node ", node->name_, " target ", target,
-                                   " is not a known function: register it in "
-                                   "the op registry"));
+                          " is not a known function: register it in "
+                          "the op registry"));
       }
       continue;
     }
@@ -429,14 +429,14 @@ void Graph::lint() const {
       GraphOwner::AttrKind kind = owner_->resolve_attr(path);
       if (kind == GraphOwner::AttrKind::kMissing) {
         throw FxError(cat("Node ", node->name_, " target ", target,
-                                   " references nonexistent attribute ",
-                                   atoms[i], " of ", seen_qualname));
+                          " references nonexistent attribute ", atoms[i],
+                          " of ", seen_qualname));
       }
       if (node->op_ == Opcode::kCallModule &&
           kind != GraphOwner::AttrKind::kModule) {
-        throw FxError(cat("Node ", node->name_, " target ", target,
-                                   " ", atoms[i], " of ", seen_qualname,
-                                   " does not reference an nn.Module"));
+        throw FxError(cat("Node ", node->name_, " target ", target, " ",
+                          atoms[i], " of ", seen_qualname,
+                          " does not reference an nn.Module"));
       }
     }
   }
@@ -474,8 +474,8 @@ std::string Graph::tabular() const {
   std::vector<std::array<std::string, 5>> rows;
   rows.push_back({"opcode", "name", "target", "args", "kwargs"});
   for (Node* n : nodes()) {
-    Argument args = Argument::tuple(
-        ArgumentList(n->args_.begin(), n->args_.end()));
+    Argument args =
+        Argument::tuple(ArgumentList(n->args_.begin(), n->args_.end()));
     rows.push_back({std::string(opcode_name(n->op_)), std::string(n->name_),
                     n->target(), repr(args),
                     repr(Argument::dict(n->kwargs()))});

@@ -90,7 +90,9 @@ class Graph {
     NodeRange(Node* sentinel, bool reverse)
         : sentinel_(sentinel), reverse_(reverse) {}
     NodeIterator begin() const;
-    NodeIterator end() const { return NodeIterator(sentinel_, sentinel_, reverse_); }
+    NodeIterator end() const {
+      return NodeIterator(sentinel_, sentinel_, reverse_);
+    }
     // The nodes as a vector (a snapshot: safe to edit the graph while
     // walking it).
     std::vector<Node*> to_vector() const;
@@ -149,9 +151,10 @@ class Graph {
 
   // Insertion points, as RAII guards:
   //   { auto ip = g.inserting_before(n); g.call_function(...); }
-  // inserting_before(nullptr) inserts at the beginning, inserting_after(nullptr)
-  // at the end. As in torch.fx, inserting_after(n) puts each new node right
-  // after n (so consecutive nodes end up in reverse creation order).
+  // inserting_before(nullptr) inserts at the beginning,
+  // inserting_after(nullptr) at the end. As in torch.fx, inserting_after(n)
+  // puts each new node right after n (so consecutive nodes end up in reverse
+  // creation order).
   InsertPoint inserting_before(Node* n = nullptr);
   InsertPoint inserting_after(Node* n = nullptr);
 
@@ -188,7 +191,8 @@ class Graph {
   // target index (no scan of the graph).
   std::vector<Node*> find_nodes(Opcode op, std::string_view target) const;
 
-  // print(graph): "graph():\n    %x : [num_users=1] = placeholder[target=x]...".
+  // print(graph): "graph():\n    %x : [num_users=1] =
+  // placeholder[target=x]...".
   std::string str() const;
   // print_tabular(): torch.fx's columns (opcode, name, target, args, kwargs)
   // in tabulate's "simple" layout.

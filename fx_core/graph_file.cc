@@ -4,8 +4,8 @@
 
 #include <cmath>
 #include <cstdio>
-#include <limits>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -80,17 +80,20 @@ class Reader {
       read_node(node, index++, nodes->size());
     }
     if (graph_->output_node() == nullptr) {
-      fail("file", "the graph has no output node (exactly one, last, is required)");
+      fail("file",
+           "the graph has no output node (exactly one, last, is required)");
     }
 
     if (auto modules = root.find("modules"); modules != root.end()) {
-      if (!modules->is_object()) fail("file", "field 'modules' must be an object");
+      if (!modules->is_object())
+        fail("file", "field 'modules' must be an object");
       for (auto it = modules->begin(); it != modules->end(); ++it) {
         file.modules.emplace_back(it.key(), read_module(it.key(), it.value()));
       }
     }
     if (auto weights = root.find("weights"); weights != root.end()) {
-      if (!weights->is_string()) fail("file", "field 'weights' must be a string");
+      if (!weights->is_string())
+        fail("file", "field 'weights' must be a string");
       file.weights = weights->get<std::string>();
     }
     return file;
@@ -109,15 +112,18 @@ class Reader {
       if (!config->is_object()) fail(where, "field 'config' must be an object");
       for (auto it = config->begin(); it != config->end(); ++it) {
         spec.config.emplace_back(
-            it.key(), read_arg(it.value(), cat(where, " field 'config.", it.key(), "'")));
+            it.key(),
+            read_arg(it.value(), cat(where, " field 'config.", it.key(), "'")));
       }
     }
     if (auto training = j.find("training"); training != j.end()) {
-      if (!training->is_boolean()) fail(where, "field 'training' must be a boolean");
+      if (!training->is_boolean())
+        fail(where, "field 'training' must be a boolean");
       spec.training = training->get<bool>();
     }
     for (auto it = j.begin(); it != j.end(); ++it) {
-      if (it.key() != "type" && it.key() != "config" && it.key() != "training") {
+      if (it.key() != "type" && it.key() != "config" &&
+          it.key() != "training") {
         fail(where, cat("unknown field '", it.key(), "'"));
       }
     }
@@ -171,7 +177,9 @@ class Reader {
     if (auto k = j.find("kwargs"); k != j.end()) {
       if (!k->is_object()) fail(where, "field 'kwargs' must be an object");
       for (auto it = k->begin(); it != k->end(); ++it) {
-        kwargs.emplace_back(it.key(), read_arg(it.value(), cat(where, " field 'kwargs.", it.key(), "'")));
+        kwargs.emplace_back(
+            it.key(),
+            read_arg(it.value(), cat(where, " field 'kwargs.", it.key(), "'")));
       }
     } else {
       fail(where, "field 'kwargs' is missing");
@@ -185,7 +193,10 @@ class Reader {
     if (auto m = j.find("meta"); m != j.end()) {
       if (!m->is_object()) fail(where, "field 'meta' must be an object");
       for (auto it = m->begin(); it != m->end(); ++it) {
-        meta.emplace_back(it.key(), read_arg(it.value(), cat(where, " field 'meta.", it.key(), "'"), /*in_meta=*/true));
+        meta.emplace_back(
+            it.key(),
+            read_arg(it.value(), cat(where, " field 'meta.", it.key(), "'"),
+                     /*in_meta=*/true));
       }
     }
 
@@ -194,7 +205,9 @@ class Reader {
         fail(where, "the output node must be the last node");
       }
       if (args.size() != 1 || !kwargs.empty()) {
-        fail(where, "an output node has exactly one arg (the returned value) and no kwargs");
+        fail(where,
+             "an output node has exactly one arg (the returned value) and no "
+             "kwargs");
       }
     } else if (*op == Opcode::kPlaceholder && args.size() > 1) {
       fail(where, "a placeholder has at most one arg (its default)");
@@ -206,9 +219,12 @@ class Reader {
     }
     if (by_name_.contains(name)) fail(where, "duplicate node name");
 
-    Node* node = graph_->create_node(*op, target, std::move(args), std::move(kwargs), name, type);
+    Node* node = graph_->create_node(*op, target, std::move(args),
+                                     std::move(kwargs), name, type);
     if (node->name() != name) {
-      fail(where, cat("'", name, "' is not a legal Python name for a node (torch.fx would name it '",
+      fail(where, cat("'", name,
+                      "' is not a legal Python name for a node (torch.fx would "
+                      "name it '",
                       node->name(), "')"));
     }
     if (*op == Opcode::kCallFunction && is_wrapped_by_default(target) &&
@@ -219,7 +235,8 @@ class Reader {
     by_name_.emplace(std::string(node->name()), node);
   }
 
-  Argument read_arg(const Json& j, const std::string& where, bool in_meta = false) {
+  Argument read_arg(const Json& j, const std::string& where,
+                    bool in_meta = false) {
     switch (j.type()) {
       case Json::value_t::null:
         return Argument();
@@ -229,7 +246,8 @@ class Reader {
         return Argument(j.get<int64_t>());
       case Json::value_t::number_unsigned: {
         uint64_t u = j.get<uint64_t>();
-        if (u > static_cast<uint64_t>(INT64_MAX)) fail(where, "integer out of range");
+        if (u > static_cast<uint64_t>(INT64_MAX))
+          fail(where, "integer out of range");
         return Argument(static_cast<int64_t>(u));
       }
       case Json::value_t::number_float:
@@ -253,8 +271,9 @@ class Reader {
 
   Argument read_tagged(const Json& j, const std::string& where, bool in_meta) {
     if (j.size() != 1) {
-      fail(where, "an object argument must have exactly one key (node, tuple, dict, "
-                  "slice, ellipsis, dtype, device, memory_format, layout, float)");
+      fail(where,
+           "an object argument must have exactly one key (node, tuple, dict, "
+           "slice, ellipsis, dtype, device, memory_format, layout, float)");
     }
     const std::string& tag = j.begin().key();
     const Json& v = j.begin().value();
@@ -266,7 +285,8 @@ class Reader {
       std::string ref = need_string();
       auto it = by_name_.find(ref);
       if (it == by_name_.end()) {
-        fail(where, cat("reference to node '", ref, "', which is not defined before this node"));
+        fail(where, cat("reference to node '", ref,
+                        "', which is not defined before this node"));
       }
       (void)in_meta;
       return Argument(it->second);
@@ -275,17 +295,20 @@ class Reader {
       if (!v.is_array()) fail(where, cat("'", tag, "' must hold an array"));
       ArgumentList items;
       for (size_t i = 0; i < v.size(); ++i) {
-        items.push_back(read_arg(v[i], cat(where, ".", tag, "[", i, "]"), in_meta));
+        items.push_back(
+            read_arg(v[i], cat(where, ".", tag, "[", i, "]"), in_meta));
       }
       if (tag == "tuple") return Argument::tuple(std::move(items));
-      if (items.size() != 3) fail(where, "'slice' must hold [start, stop, step]");
+      if (items.size() != 3)
+        fail(where, "'slice' must hold [start, stop, step]");
       return Argument::slice(items[0], items[1], items[2]);
     }
     if (tag == "dict") {
       if (!v.is_object()) fail(where, "'dict' must hold an object");
       ArgumentDict items;
       for (auto it = v.begin(); it != v.end(); ++it) {
-        items.emplace_back(it.key(), read_arg(it.value(), cat(where, ".", it.key()), in_meta));
+        items.emplace_back(
+            it.key(), read_arg(it.value(), cat(where, ".", it.key()), in_meta));
       }
       return Argument::dict(std::move(items));
     }
@@ -300,9 +323,11 @@ class Reader {
     if (tag == "float") {
       std::string s = need_string();
       if (s == "inf") return Argument(std::numeric_limits<double>::infinity());
-      if (s == "-inf") return Argument(-std::numeric_limits<double>::infinity());
+      if (s == "-inf")
+        return Argument(-std::numeric_limits<double>::infinity());
       if (s == "nan") return Argument(std::numeric_limits<double>::quiet_NaN());
-      fail(where, cat("'float' must be \"inf\", \"-inf\" or \"nan\", not \"", s, "\""));
+      fail(where, cat("'float' must be \"inf\", \"-inf\" or \"nan\", not \"", s,
+                      "\""));
     }
     fail(where, cat("unknown argument tag '", tag, "'"));
   }
@@ -320,14 +345,29 @@ void write_string(std::string& out, std::string_view s) {
   for (size_t i = 0; i < s.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     switch (c) {
-      case '"': out += "\\\""; continue;
-      case '\\': out += "\\\\"; continue;
-      case '\n': out += "\\n"; continue;
-      case '\r': out += "\\r"; continue;
-      case '\t': out += "\\t"; continue;
-      case '\b': out += "\\b"; continue;
-      case '\f': out += "\\f"; continue;
-      default: break;
+      case '"':
+        out += "\\\"";
+        continue;
+      case '\\':
+        out += "\\\\";
+        continue;
+      case '\n':
+        out += "\\n";
+        continue;
+      case '\r':
+        out += "\\r";
+        continue;
+      case '\t':
+        out += "\\t";
+        continue;
+      case '\b':
+        out += "\\b";
+        continue;
+      case '\f':
+        out += "\\f";
+        continue;
+      default:
+        break;
     }
     char buf[16];
     if (c < 0x20) {
@@ -405,7 +445,8 @@ class Writer {
     out_ += ": ";
   }
 
-  void tagged(int depth, std::string_view tag, const std::function<void(int)>& value) {
+  void tagged(int depth, std::string_view tag,
+              const std::function<void(int)>& value) {
     object(depth, 1, [&](size_t, int d) {
       key(tag);
       value(d);
@@ -426,7 +467,8 @@ class Writer {
       case Argument::Kind::kFloat: {
         double f = a.as_float();
         if (std::isnan(f) || std::isinf(f)) {
-          tagged(depth, "float", [&](int) { write_string(out_, python_float_repr(f)); });
+          tagged(depth, "float",
+                 [&](int) { write_string(out_, python_float_repr(f)); });
         } else {
           out_ += python_float_repr(f);
         }
@@ -436,7 +478,8 @@ class Writer {
         write_string(out_, a.as_string());
         return;
       case Argument::Kind::kNode:
-        tagged(depth, "node", [&](int) { write_string(out_, a.as_node()->name()); });
+        tagged(depth, "node",
+               [&](int) { write_string(out_, a.as_node()->name()); });
         return;
       case Argument::Kind::kList:
         list(a.elements(), depth);
@@ -457,13 +500,16 @@ class Writer {
         tagged(depth, "dtype", [&](int) { write_string(out_, a.as_string()); });
         return;
       case Argument::Kind::kDevice:
-        tagged(depth, "device", [&](int) { write_string(out_, a.as_string()); });
+        tagged(depth, "device",
+               [&](int) { write_string(out_, a.as_string()); });
         return;
       case Argument::Kind::kMemoryFormat:
-        tagged(depth, "memory_format", [&](int) { write_string(out_, a.as_string()); });
+        tagged(depth, "memory_format",
+               [&](int) { write_string(out_, a.as_string()); });
         return;
       case Argument::Kind::kLayout:
-        tagged(depth, "layout", [&](int) { write_string(out_, a.as_string()); });
+        tagged(depth, "layout",
+               [&](int) { write_string(out_, a.as_string()); });
         return;
     }
   }
@@ -487,7 +533,9 @@ class Writer {
 }  // namespace
 
 bool is_wrapped_by_default(std::string_view target) {
-  auto starts = [&](std::string_view p) { return target.substr(0, p.size()) == p; };
+  auto starts = [&](std::string_view p) {
+    return target.substr(0, p.size()) == p;
+  };
   return !(starts("torch.") || starts("operator.") || starts("_operator.") ||
            target == "builtins.getattr");
 }
@@ -498,7 +546,8 @@ absl::StatusOr<GraphFile> parse_graph_json(std::string_view text,
   try {
     root = Json::parse(text.begin(), text.end());
   } catch (const Json::parse_error& e) {
-    return absl::InvalidArgumentError(cat(source, ": malformed JSON: ", e.what()));
+    return absl::InvalidArgumentError(
+        cat(source, ": malformed JSON: ", e.what()));
   }
   return Reader(source).read(root);
 }
@@ -545,14 +594,30 @@ std::string to_graph_json(
             }
           }
         }
-        size_t fields = 5 + (node->type().empty() ? 0 : 1) + (meta.empty() ? 0 : 1);
+        size_t fields =
+            5 + (node->type().empty() ? 0 : 1) + (meta.empty() ? 0 : 1);
         w.object(nd, fields, [&](size_t f, int fd) {
           switch (f) {
-            case 0: w.key("name"); write_string(w.out(), node->name()); break;
-            case 1: w.key("op"); write_string(w.out(), opcode_name(node->op())); break;
-            case 2: w.key("target"); write_string(w.out(), node->target()); break;
-            case 3: w.key("args"); w.list(node->args(), fd); break;
-            case 4: w.key("kwargs"); w.dict(node->kwargs(), fd); break;
+            case 0:
+              w.key("name");
+              write_string(w.out(), node->name());
+              break;
+            case 1:
+              w.key("op");
+              write_string(w.out(), opcode_name(node->op()));
+              break;
+            case 2:
+              w.key("target");
+              write_string(w.out(), node->target());
+              break;
+            case 3:
+              w.key("args");
+              w.list(node->args(), fd);
+              break;
+            case 4:
+              w.key("kwargs");
+              w.dict(node->kwargs(), fd);
+              break;
             default:
               if (f == 5 && !node->type().empty()) {
                 w.key("type");
@@ -570,9 +635,18 @@ std::string to_graph_json(
         w.key(modules[m].first);
         const ModuleSpec& spec = modules[m].second;
         w.object(md, 3, [&](size_t f, int fd) {
-          if (f == 0) { w.key("type"); write_string(w.out(), spec.type); }
-          if (f == 1) { w.key("config"); w.dict(spec.config, fd); }
-          if (f == 2) { w.key("training"); w.out() += spec.training ? "true" : "false"; }
+          if (f == 0) {
+            w.key("type");
+            write_string(w.out(), spec.type);
+          }
+          if (f == 1) {
+            w.key("config");
+            w.dict(spec.config, fd);
+          }
+          if (f == 2) {
+            w.key("training");
+            w.out() += spec.training ? "true" : "false";
+          }
         });
       });
     } else {
@@ -592,7 +666,9 @@ absl::Status write_text_file_atomically(const std::string& path,
   std::string tmp = cat(path, ".tmp.", static_cast<int64_t>(::getpid()));
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return absl::PermissionDeniedError(cat(path, ": cannot write (", tmp, ")"));
+    if (!out)
+      return absl::PermissionDeniedError(
+          cat(path, ": cannot write (", tmp, ")"));
     out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
     out.flush();
     if (!out) {

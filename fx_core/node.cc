@@ -3,10 +3,10 @@
 #include <algorithm>
 
 #include "absl/container/flat_hash_set.h"
-#include "fx_core/strings.h"
 #include "fx_core/error.h"
 #include "fx_core/graph.h"
 #include "fx_core/python_repr.h"
+#include "fx_core/strings.h"
 
 namespace fx {
 
@@ -29,9 +29,9 @@ std::string_view opcode_name(Opcode op) {
 }
 
 std::optional<Opcode> parse_opcode(std::string_view name) {
-  for (Opcode op : {Opcode::kPlaceholder, Opcode::kGetAttr,
-                    Opcode::kCallFunction, Opcode::kCallMethod,
-                    Opcode::kCallModule, Opcode::kOutput}) {
+  for (Opcode op :
+       {Opcode::kPlaceholder, Opcode::kGetAttr, Opcode::kCallFunction,
+        Opcode::kCallMethod, Opcode::kCallModule, Opcode::kOutput}) {
     if (opcode_name(op) == name) return op;
   }
   return std::nullopt;
@@ -113,8 +113,7 @@ void Node::set_meta(std::string_view key, Argument value) {
 void Node::check_inputs(const Args& args, const Kwargs& kwargs) const {
   auto check = [&](Node* n) {
     if (n == nullptr) {
-      throw FxError(cat("Node '", name_,
-                                 "' was given a null Node reference"));
+      throw FxError(cat("Node '", name_, "' was given a null Node reference"));
     }
     if (n->graph_ != graph_) {
       throw FxError(cat(
@@ -125,7 +124,7 @@ void Node::check_inputs(const Args& args, const Kwargs& kwargs) const {
     }
     if (n->erased_) {
       throw FxError(cat("Argument '", n->name_, "' of Node '", name_,
-                                 "' has been erased from the graph"));
+                        "' has been erased from the graph"));
     }
   };
   for (const Argument& a : args) for_each_node(a, check);
@@ -157,8 +156,8 @@ void Node::set_kwargs(Kwargs kwargs) {
 
 void Node::update_arg(size_t index, Argument arg) {
   if (index >= args_.size()) {
-    throw FxError(cat("update_arg: Node '", name_, "' has ",
-                               args_.size(), " args, no index ", index));
+    throw FxError(cat("update_arg: Node '", name_, "' has ", args_.size(),
+                      " args, no index ", index));
   }
   Args args = args_;
   args[index] = std::move(arg);
@@ -181,9 +180,8 @@ std::vector<Node*> Node::replace_all_uses_with(
     bool propagate_meta) {
   if (replacement == nullptr || replacement->graph_ != graph_ ||
       replacement->erased_) {
-    throw FxError(cat(
-        "replace_all_uses_with: the replacement for Node '", name_,
-        "' must be a live node of the same graph"));
+    throw FxError(cat("replace_all_uses_with: the replacement for Node '",
+                      name_, "' must be a live node of the same graph"));
   }
   if (propagate_meta) {
     if (!replacement->meta().empty()) {
@@ -246,8 +244,8 @@ void Node::prepend(Node* x) {
     throw FxError("Attempting to move a Node into a different Graph");
   }
   if (x->erased_ || erased_) {
-    throw FxError(cat("Cannot move erased Node '",
-                               x->erased_ ? x->name_ : name_, "'"));
+    throw FxError(
+        cat("Cannot move erased Node '", x->erased_ ? x->name_ : name_, "'"));
   }
   if (x == this) return;  // torch.fx warns and does nothing
   x->remove_from_list();
@@ -290,7 +288,7 @@ std::string Node::format_node() const {
   fx::append(&out, "%", name_, " : ");
   if (!type().empty()) fx::append(&out, type_text_form(type()), " ");
   fx::append(&out, "[num_users=", users_.size(), "] = ", opcode_name(op_),
-                  "[target=", target(), "]");
+             "[target=", target(), "]");
   if (op_ == Opcode::kPlaceholder) {
     if (!args_.empty()) fx::append(&out, "(default=", str(args_[0]), ")");
     return out;

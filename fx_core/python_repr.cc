@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "fx_core/strings.h"
 #include "fx_core/node.h"
+#include "fx_core/strings.h"
 
 namespace fx {
 
@@ -103,13 +103,15 @@ bool is_python_identifier(std::string_view text) {
 
 std::string type_text_form(std::string_view code_form) {
   static constexpr std::string_view kTyping[] = {
-      "List", "Tuple", "Dict", "Optional", "Union", "Any", "Callable",
-      "Sequence", "Set", "FrozenSet", "Type", "Iterable", "Iterator"};
+      "List", "Tuple",    "Dict",     "Optional", "Union",
+      "Any",  "Callable", "Sequence", "Set",      "FrozenSet",
+      "Type", "Iterable", "Iterator"};
   std::string out;
   size_t i = 0;
   while (i < code_form.size()) {
     char c = code_form[i];
-    bool ident_start = c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    bool ident_start =
+        c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
     if (ident_start) {
       size_t j = i;
       while (j < code_form.size() &&
@@ -155,9 +157,8 @@ void append_device_repr(std::string& out, const std::string& device) {
   if (colon == std::string::npos) {
     append(&out, "device(type=", python_string_repr(device), ")");
   } else {
-    append(&out, "device(type=",
-                    python_string_repr(device.substr(0, colon)),
-                    ", index=", device.substr(colon + 1), ")");
+    append(&out, "device(type=", python_string_repr(device.substr(0, colon)),
+           ", index=", device.substr(colon + 1), ")");
   }
 }
 

@@ -17,13 +17,14 @@ namespace strings_internal {
 
 inline void append_one(std::string& out, std::string_view s) { out.append(s); }
 inline void append_one(std::string& out, const char* s) { out.append(s); }
-inline void append_one(std::string& out, const std::string& s) { out.append(s); }
+inline void append_one(std::string& out, const std::string& s) {
+  out.append(s);
+}
 inline void append_one(std::string& out, char c) { out.push_back(c); }
 
-template <typename T,
-          typename = std::enable_if_t<std::is_integral_v<T> &&
-                                      !std::is_same_v<T, char> &&
-                                      !std::is_same_v<T, bool>>>
+template <typename T, typename = std::enable_if_t<std::is_integral_v<T> &&
+                                                  !std::is_same_v<T, char> &&
+                                                  !std::is_same_v<T, bool>>>
 void append_one(std::string& out, T value) {
   char buf[24];
   auto res = std::to_chars(buf, buf + sizeof(buf), value);
@@ -31,7 +32,9 @@ void append_one(std::string& out, T value) {
 }
 
 inline size_t size_one(std::string_view s) { return s.size(); }
-inline size_t size_one(const char* s) { return std::char_traits<char>::length(s); }
+inline size_t size_one(const char* s) {
+  return std::char_traits<char>::length(s);
+}
 inline size_t size_one(const std::string& s) { return s.size(); }
 template <typename T>
 size_t size_one(const T&) {

@@ -1,0 +1,81 @@
+#include "tools/fx_commands.h"
+
+#include <string_view>
+
+#include "fx_core/codegen.h"
+#include "fx_core/graph_file.h"
+
+namespace fx::tools {
+namespace {
+
+constexpr std::string_view kUsage =
+    "usage: fx <command> [options] FILE\n"
+    "\n"
+    "commands:\n"
+    "  print FILE                 graph text, as torch.fx prints it\n"
+    "  tabular FILE               the graph as a table (print_tabular)\n"
+    "  code [--lang=python] FILE  generated code (Python by default)\n";
+
+// Loads FILE or reports why not.
+bool load(const std::string& path, GraphFile* file, std::ostream& err) {
+  absl::StatusOr<GraphFile> loaded = read_graph_file(path);
+  if (!loaded.ok()) {
+    err << "fx: " << loaded.status().message() << "\n";
+    return false;
+  }
+  *file = std::move(*loaded);
+  return true;
+}
+
+}  // namespace
+
+int run_fx_command(const std::vector<std::string>& args, std::ostream& out,
+                   std::ostream& err) {
+  if (args.empty() || args[0] == "-h" || args[0] == "--help" ||
+      args[0] == "help") {
+    (args.empty() ? err : out) << kUsage;
+    return args.empty() ? 2 : 0;
+  }
+  const std::string& command = args[0];
+  std::vector<std::string> positional;
+  std::string lang = "python";
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::string_view a = args[i];
+    if (a.substr(0, 7) == "--lang=") {
+      lang = std::string(a.substr(7));
+    } else if (a.size() > 1 && a[0] == '-') {
+      err << "fx " << command << ": unknown option '" << a << "'\n" << kUsage;
+      return 2;
+    } else {
+      positional.push_back(args[i]);
+    }
+  }
+
+  if (command != "print" && command != "tabular" && command != "code") {
+    err << "fx: unknown command '" << command << "'\n" << kUsage;
+    return 2;
+  }
+  if (positional.size() != 1) {
+    err << "fx " << command << ": expected one FILE, got " << positional.size()
+        << "\n"
+        << kUsage;
+    return 2;
+  }
+  GraphFile file;
+  if (!load(positional[0], &file, err)) return 1;
+  if (command == "print") {
+    out << file.graph->str() << "\n";
+  } else if (command == "tabular") {
+    out << file.graph->tabular();
+  } else if (lang == "python") {
+    out << file.graph->python_code("self").src;
+  } else {
+    err << "fx code: unknown language '" << lang
+        << "' (expected python or cpp)\n";
+    return 2;
+  }
+  out.flush();
+  return out ? 0 : 1;
+}
+
+}  // namespace fx::tools

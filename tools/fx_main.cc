@@ -1,0 +1,20 @@
+// The `fx` command: inspect, generate code for, and run fx-graph files.
+//
+//   fx print FILE              graph text, as print(gm.graph)
+//   fx tabular FILE            graph.print_tabular()
+//   fx code [--lang=python|cpp] FILE
+//                              gm.code (Python), or the C++ (LibTorch) source
+//   fx demo                    the seed docs' MyModule, built and run
+//
+// Output goes to stdout; errors go to stderr with a non-zero exit status.
+#include <iostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tools/fx_commands.h"
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  return fx::tools::run_fx_command(args, std::cout, std::cerr);
+}
