@@ -48,6 +48,20 @@ std::string target_to_name_candidate(Opcode op, std::string_view target) {
   return out;
 }
 
+// The target column of print_tabular: str(node.target). Built-in functions
+// print as Python shows them (`<built-in function add>`); other callables'
+// str() holds a memory address, so their qualified name stands in.
+std::string tabular_target(const Node* n) {
+  const std::string& t = n->target();
+  if (n->op() != Opcode::kCallFunction) return t;
+  for (std::string_view module : {"operator.", "builtins.", "math."}) {
+    if (t.size() > module.size() && t.compare(0, module.size(), module) == 0) {
+      return cat("<built-in function ", t.substr(module.size()), ">");
+    }
+  }
+  return t;
+}
+
 }  // namespace
 
 bool is_side_effectful_function(std::string_view target) {
@@ -477,7 +491,7 @@ std::string Graph::tabular() const {
     Argument args =
         Argument::tuple(ArgumentList(n->args_.begin(), n->args_.end()));
     rows.push_back({std::string(opcode_name(n->op_)), std::string(n->name_),
-                    n->target(), repr(args),
+                    tabular_target(n), repr(args),
                     repr(Argument::dict(n->kwargs()))});
   }
   std::array<size_t, 5> width{};

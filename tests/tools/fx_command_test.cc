@@ -1,0 +1,149 @@
+// The `fx` command: output on stdout, errors that name the file, node and
+// field on stderr with a non-zero status, for every subcommand.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "tests/testing/reference.h"
+#include "tools/fx_commands.h"
+
+namespace fx {
+namespace {
+
+struct Result {
+  int status;
+  std::string out;
+  std::string err;
+};
+
+Result run(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  int status = tools::run_fx_command(args, out, err);
+  return {status, out.str(), err.str()};
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  std::string path = std::string(tmp ? tmp : "/tmp") + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string reference(const std::string& name, const std::string& file) {
+  return testing::reference_dir() + "/" + name + "/" + file;
+}
+
+// A minimal valid graph with one node replaced by `node_json`.
+std::string graph_with(const std::string& node_json) {
+  return R"({"format": "fx-graph", "version": 1, "nodes": [
+    {"name": "x", "op": "placeholder", "target": "x", "args": [], "kwargs": {}},
+    )" + node_json +
+         R"(,
+    {"name": "output", "op": "output", "target": "output", "args": [{"node": "x"}], "kwargs": {}}]})";
+}
+
+TEST(FxCommand, PrintWritesTheGraphTextAndANewline) {
+  Result r = run({"print", reference("seed_mymodule", "graph.fx.json")});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, testing::read_file(reference("seed_mymodule", "graph.txt")));
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(FxCommand, CodeWritesTorchFxCodeExactly) {
+  Result r = run({"code", reference("seed_wrap", "graph.fx.json")});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, testing::read_file(reference("seed_wrap", "code.py")));
+}
+
+TEST(FxCommand, TabularHasTorchFxColumns) {
+  Result r = run({"tabular", reference("seed_topk", "graph.fx.json")});
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string header, dashes, first;
+  std::getline(lines, header);
+  std::getline(lines, dashes);
+  std::getline(lines, first);
+  EXPECT_EQ(header.substr(0, 15), "opcode         ");
+  EXPECT_NE(header.find("name"), std::string::npos);
+  EXPECT_NE(header.find("target"), std::string::npos);
+  EXPECT_NE(header.find("kwargs"), std::string::npos);
+  EXPECT_EQ(dashes.substr(0, 15), "-------------  ");
+  EXPECT_NE(r.out.find("<built-in function add>"), std::string::npos);
+  EXPECT_NE(r.out.find("{'dim': -1}"), std::string::npos);
+  EXPECT_NE(r.out.find("(x, linear_weight)"), std::string::npos);
+}
+
+TEST(FxCommand, NoArgumentsPrintsUsageAndFails) {
+  Result r = run({});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("usage: fx"), std::string::npos);
+}
+
+TEST(FxCommand, UnknownCommandIsNamed) {
+  Result r = run({"frobnicate", "x.json"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("unknown command 'frobnicate'"), std::string::npos);
+}
+
+TEST(FxCommand, MissingFileIsNamed) {
+  Result r = run({"print", "/nonexistent/graph.fx.json"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("/nonexistent/graph.fx.json"), std::string::npos);
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(FxCommand, MalformedJsonIsReported) {
+  std::string path =
+      write_temp("malformed.json", "{\"format\": \"fx-graph\", ");
+  Result r = run({"print", path});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("malformed JSON"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(FxCommand, UnknownOpcodeNamesTheNode) {
+  std::string path = write_temp(
+      "unknown_op.json",
+      graph_with(
+          R"({"name": "y", "op": "call_magic", "target": "f", "args": [], "kwargs": {}})"));
+  Result r = run({"code", path});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("node 'y'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("unknown opcode 'call_magic'"), std::string::npos)
+      << r.err;
+}
+
+TEST(FxCommand, DanglingNodeReferenceNamesTheNodeAndField) {
+  std::string path = write_temp(
+      "dangling.json",
+      graph_with(
+          R"({"name": "y", "op": "call_function", "target": "torch.relu", "args": [{"node": "ghost"}], "kwargs": {}})"));
+  Result r = run({"print", path});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("node 'y' field 'args[0]'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("'ghost'"), std::string::npos) << r.err;
+}
+
+TEST(FxCommand, OutputNotLastIsRefused) {
+  std::string text = R"({"format": "fx-graph", "version": 1, "nodes": [
+    {"name": "x", "op": "placeholder", "target": "x", "args": [], "kwargs": {}},
+    {"name": "output", "op": "output", "target": "output", "args": [{"node": "x"}], "kwargs": {}},
+    {"name": "y", "op": "call_function", "target": "torch.relu", "args": [{"node": "x"}], "kwargs": {}}]})";
+  Result r = run({"print", write_temp("output_not_last.json", text)});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("node 'output'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("must be the last node"), std::string::npos) << r.err;
+}
+
+TEST(FxCommand, UnknownLanguageIsRefused) {
+  Result r =
+      run({"code", "--lang=rust", reference("seed_leaf", "graph.fx.json")});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("unknown language 'rust'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fx
