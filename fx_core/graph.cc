@@ -133,6 +133,19 @@ Graph::InsertPoint Graph::inserting_after(Node* n) {
   return InsertPoint(this, n, false);
 }
 
+void Graph::set_insert_point(Node* anchor, bool after) {
+  if (anchor != nullptr && (anchor->graph_ != this || anchor->erased_)) {
+    throw FxError("Insertion point is not a live node of this graph.");
+  }
+  insert_anchor_ = anchor ? anchor : sentinel_.get();
+  insert_before_ = !after;
+}
+
+std::pair<Node*, bool> Graph::insert_point() const {
+  Node* anchor = insert_anchor_ == sentinel_.get() ? nullptr : insert_anchor_;
+  return {anchor, !insert_before_};
+}
+
 // ------------------------------------------------------------ construction
 
 Graph::Graph()

@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -157,6 +158,13 @@ class Graph {
   // creation order).
   InsertPoint inserting_before(Node* n = nullptr);
   InsertPoint inserting_after(Node* n = nullptr);
+
+  // The insertion point without the RAII guard (for the C ABI): new nodes go
+  // just before `anchor` (after == false) or just after it. A null anchor
+  // stands for the graph's ends: before null is the end (the default), after
+  // null is the start. Throws FxError for a node of another graph.
+  void set_insert_point(Node* anchor, bool after);
+  std::pair<Node*, bool> insert_point() const;
 
   // Erases a node that has no users. Throws FxError (torch.fx's message) when
   // it still has users or belongs to another graph; the graph is unchanged.

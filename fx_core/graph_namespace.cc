@@ -262,14 +262,18 @@ uint64_t Namespace::watermark(std::string_view base) const {
 }
 
 std::string_view Namespace::store(std::string_view name) {
-  if (blocks_.empty() || block_used_ + name.size() > block_size_) {
-    block_size_ = std::max<size_t>(name.size(), 16 * 1024);
+  // Each name is stored with a terminating NUL so it can be handed out as a
+  // C string (the plugin C API does).
+  const size_t need = name.size() + 1;
+  if (blocks_.empty() || block_used_ + need > block_size_) {
+    block_size_ = std::max<size_t>(need, 16 * 1024);
     blocks_.push_back(std::make_unique<char[]>(block_size_));
     block_used_ = 0;
   }
   char* dst = blocks_.back().get() + block_used_;
   std::copy(name.begin(), name.end(), dst);
-  block_used_ += name.size();
+  dst[name.size()] = '\0';
+  block_used_ += need;
   return std::string_view(dst, name.size());
 }
 

@@ -14,7 +14,8 @@
 // linear probe, giving the same names).
 //
 // Names live in an arena owned by the namespace, so the string_views it hands
-// out stay valid for its whole lifetime.
+// out stay valid for its whole lifetime; each is followed by a NUL, so
+// `view.data()` is also a C string.
 #ifndef FX_CORE_GRAPH_NAMESPACE_H_
 #define FX_CORE_GRAPH_NAMESPACE_H_
 

@@ -66,6 +66,7 @@ class Node {
   Node& operator=(const Node&) = delete;
 
   Graph* graph() const { return graph_; }
+  // The unique name; name().data() is NUL-terminated.
   std::string_view name() const { return name_; }
   Opcode op() const { return op_; }
   const std::string& target() const { return target_->text; }
