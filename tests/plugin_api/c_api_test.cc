@@ -1,0 +1,203 @@
+// The C ABI over fx_core, driven through the header-only C++ wrapper the way a
+// plugin drives it: every call crosses the FxApi table.
+#include "plugin_api/host/c_api.h"
+
+#include <gtest/gtest.h>
+
+#include "fx/plugin_api.hpp"
+#include "fx_core/graph.h"
+
+namespace fx {
+namespace {
+
+class CApi : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fxp::api() = host::api();
+    x_ = graph_.placeholder("x");
+    relu_ = graph_.call_function("torch.relu", {x_});
+    graph_.output(relu_);
+  }
+  fxp::Graph wrapped() { return fxp::Graph(host::to_handle(&graph_)); }
+
+  Graph graph_;
+  Node* x_ = nullptr;
+  Node* relu_ = nullptr;
+};
+
+TEST_F(CApi, TableVersionIsTheHeaderVersion) {
+  EXPECT_EQ(host::api()->version, static_cast<uint32_t>(FX_API_VERSION));
+}
+
+TEST_F(CApi, IteratesNodesInOrderWithNamesAndTargets) {
+  std::vector<std::string> seen;
+  for (fxp::Node n : wrapped()) {
+    seen.push_back(std::string(n.name()) + ":" + std::string(n.target()));
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"x:x", "relu:torch.relu",
+                                            "output:output"}));
+}
+
+TEST_F(CApi, ReadsArgsUsersAndInputs) {
+  fxp::Graph g = wrapped();
+  fxp::Node relu = g.find_nodes(FX_OP_CALL_FUNCTION, "torch.relu").at(0);
+  EXPECT_EQ(relu.num_args(), 1u);
+  EXPECT_EQ(relu.arg(0).node().name(), "x");
+  EXPECT_EQ(relu.users().at(0).name(), "output");
+  EXPECT_EQ(relu.all_input_nodes().at(0).name(), "x");
+  EXPECT_EQ(relu.op(), FX_OP_CALL_FUNCTION);
+}
+
+TEST_F(CApi, ProxyOperatorsRecordTheDocsDecomposition) {
+  fxp::Graph g = wrapped();
+  fxp::Node relu = g.find_nodes(FX_OP_CALL_FUNCTION, "torch.relu").at(0);
+  {
+    auto guard = g.inserting_before(relu);
+    fxp::Value x = relu.arg(0).node();
+    fxp::Value y = (x > 0) * x;
+    relu.replace_all_uses_with(y.node());
+  }
+  g.erase_node(relu);
+  EXPECT_EQ(
+      graph_.str(),
+      "graph():\n"
+      "    %x : [num_users=2] = placeholder[target=x]\n"
+      "    %gt : [num_users=1] = call_function[target=operator.gt](args "
+      "= (%x, 0), kwargs = {})\n"
+      "    %mul : [num_users=1] = call_function[target=operator.mul](args "
+      "= (%gt, %x), kwargs = {})\n"
+      "    return mul");
+  EXPECT_NO_THROW(g.lint());
+}
+
+TEST_F(CApi, ErasingANodeWithUsersFailsWithTorchFxMessage) {
+  fxp::Graph g = wrapped();
+  try {
+    g.erase_node(fxp::Node(reinterpret_cast<FxNode*>(x_)));
+    FAIL() << "expected an error";
+  } catch (const fxp::Error& e) {
+    EXPECT_EQ(e.code(), FX_FAILED_PRECONDITION);
+    EXPECT_STREQ(e.what(),
+                 "GraphEraseNode: Tried to erase Node x but it still had 1 "
+                 "users in the graph: {relu: None}!");
+  }
+  EXPECT_EQ(graph_.size(), 3u);
+}
+
+TEST_F(CApi, NullHandlesAreRefusedNotDereferenced) {
+  FxNode* out = nullptr;
+  FxStatus* s = host::api()->GraphCreateNode(nullptr, FX_OP_CALL_FUNCTION, "f",
+                                             nullptr, 0, nullptr, nullptr, 0,
+                                             nullptr, nullptr, &out);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(host::api()->GetStatusCode(s), FX_INVALID_ARGUMENT);
+  EXPECT_STREQ(host::api()->GetStatusMessage(s),
+               "GraphCreateNode: graph must not be NULL");
+  host::api()->ReleaseStatus(s);
+  EXPECT_EQ(host::api()->NodeName(nullptr), nullptr);
+  EXPECT_EQ(host::api()->GraphNumNodes(nullptr), 0u);
+}
+
+TEST_F(CApi, WrongArgumentKindIsAnError) {
+  fxp::Arg s("text");
+  EXPECT_EQ(s.view().as_string(), "text");
+  try {
+    (void)s.view().as_int();
+    FAIL() << "expected an error";
+  } catch (const fxp::Error& e) {
+    EXPECT_EQ(e.code(), FX_FAILED_PRECONDITION);
+    EXPECT_STREQ(e.what(),
+                 "ArgGetInt: expected an argument of type int but got str");
+  }
+}
+
+TEST_F(CApi, ArgumentsRoundTripEveryKind) {
+  fxp::Arg t = fxp::Arg::tuple(
+      {fxp::Arg(1), fxp::Arg(2.5), fxp::Arg(true), fxp::Arg(), fxp::Arg("s"),
+       fxp::Arg::list({fxp::Arg(3)}), fxp::Arg::dict({{"k", fxp::Arg(4)}}),
+       fxp::Arg::slice(fxp::Arg(), fxp::Arg(2), fxp::Arg()),
+       fxp::Arg::ellipsis(), fxp::Arg::dtype("torch.float16"),
+       fxp::Arg::device("cpu")});
+  fxp::ArgView v = t.view();
+  ASSERT_EQ(v.kind(), FX_ARG_TUPLE);
+  ASSERT_EQ(v.size(), 11u);
+  EXPECT_EQ(v[0].as_int(), 1);
+  EXPECT_DOUBLE_EQ(v[1].as_float(), 2.5);
+  EXPECT_TRUE(v[2].as_bool());
+  EXPECT_TRUE(v[3].is_none());
+  EXPECT_EQ(v[4].as_string(), "s");
+  EXPECT_EQ(v[5][0].as_int(), 3);
+  EXPECT_EQ(v[6].key(0), "k");
+  EXPECT_EQ(v[6][0].as_int(), 4);
+  EXPECT_EQ(v[7].kind(), FX_ARG_SLICE);
+  EXPECT_EQ(v[7][1].as_int(), 2);
+  EXPECT_EQ(v[8].kind(), FX_ARG_ELLIPSIS);
+  EXPECT_EQ(v[9].as_string(), "torch.float16");
+  EXPECT_EQ(v[10].kind(), FX_ARG_DEVICE);
+  fxp::Arg copy = t;
+  EXPECT_TRUE(copy.view() == t.view());
+}
+
+TEST_F(CApi, SetsMetaAndKwargs) {
+  fxp::Graph g = wrapped();
+  fxp::Node relu = g.find_nodes(FX_OP_CALL_FUNCTION, "torch.relu").at(0);
+  relu.set_meta("tag", fxp::Arg("hot"));
+  relu.update_kwarg("inplace", fxp::Arg(false));
+  EXPECT_EQ(relu.meta("tag").as_string(), "hot");
+  EXPECT_FALSE(relu.kwarg("inplace").as_bool());
+  EXPECT_FALSE(relu.kwarg("missing"));
+  EXPECT_EQ(relu_->kwargs().size(), 1u);
+}
+
+TEST_F(CApi, InsertGuardRestoresThePreviousPoint) {
+  fxp::Graph g = wrapped();
+  {
+    auto guard = g.inserting_after(fxp::Node(reinterpret_cast<FxNode*>(x_)));
+    g.call_function("torch.neg",
+                    {fxp::Arg(fxp::Node(reinterpret_cast<FxNode*>(x_)))});
+  }
+  fxp::Node last = g.call_function("torch.sin", {fxp::Arg(1)});
+  std::vector<std::string> names;
+  for (fxp::Node n : g) names.emplace_back(n.name());
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"x", "neg", "relu", "output", "sin"}));
+  EXPECT_EQ(last.name(), "sin");
+}
+
+TEST_F(CApi, AttributesNeedAnOwningModule) {
+  fxp::Graph g = wrapped();
+  EXPECT_FALSE(g.has_attr("weight"));
+  try {
+    (void)g.get_attr_tensor("weight");
+    FAIL() << "expected an error";
+  } catch (const fxp::Error& e) {
+    EXPECT_EQ(e.code(), FX_FAILED_PRECONDITION);
+  }
+}
+
+TEST_F(CApi, OptionsAreTypedAndNamed) {
+  FxOptions options;
+  host::OptionValue rules;
+  rules.type = FX_OPTION_STRING_LIST;
+  rules.list = {"relu", "gelu"};
+  options.values.emplace_back("rules", rules);
+  fxp::Options o(&options);
+  EXPECT_EQ(o.get_list("rules"), (std::vector<std::string>{"relu", "gelu"}));
+  try {
+    (void)o.get_int("rules");
+    FAIL() << "expected an error";
+  } catch (const fxp::Error& e) {
+    EXPECT_EQ(e.code(), FX_INVALID_ARGUMENT);
+  }
+  try {
+    (void)o.get_int("missing");
+    FAIL() << "expected an error";
+  } catch (const fxp::Error& e) {
+    EXPECT_EQ(e.code(), FX_NOT_FOUND);
+    EXPECT_STREQ(e.what(),
+                 "OptionsGetInt: no option 'missing' in this pass's schema");
+  }
+}
+
+}  // namespace
+}  // namespace fx
