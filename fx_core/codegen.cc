@@ -96,7 +96,11 @@ constexpr std::pair<std::string_view, std::string_view> kCustomBuiltins[] = {
 class Globals {
  public:
   explicit Globals(const Namespace* graph_names) : ns_(graph_names) {
-    for (const auto& [name, obj] : kCustomBuiltins) add(name, obj);
+    // Modules (torch, torch.fx._pytree, ...) are not "from torch" to
+    // add_global, so every custom builtin is a global.
+    for (const auto& [name, obj] : kCustomBuiltins) {
+      insert(std::string(ns_.create_name(name, obj)), obj);
+    }
   }
 
   // torch.fx's add_global: torch objects keep their qualified name; others
@@ -106,10 +110,7 @@ class Globals {
       return std::string(obj);
     }
     std::string name(ns_.create_name(name_hint, obj));
-    if (!index_.contains(name)) {
-      index_.emplace(name, globals_.size());
-      globals_.emplace_back(name, std::string(obj));
-    }
+    insert(name, obj);
     return name;
   }
 
@@ -118,6 +119,13 @@ class Globals {
   }
 
  private:
+  void insert(const std::string& name, std::string_view obj) {
+    if (!index_.contains(name)) {
+      index_.emplace(name, globals_.size());
+      globals_.emplace_back(name, std::string(obj));
+    }
+  }
+
   Namespace ns_;
   absl::flat_hash_map<std::string, size_t> index_;
   std::vector<std::pair<std::string, std::string>> globals_;
@@ -134,7 +142,10 @@ std::string qualified_name(std::string_view target) {
   return std::string(target);
 }
 
-// Registers the globals an annotation in code form mentions.
+// Registers the globals an annotation in code form mentions, in the order
+// torch.fx's type_repr adds them: builtin types (int) as themselves, typing's
+// generics (typing_List) as typing.List; torch types and the custom builtins
+// (NoneType) need no entry.
 void add_type_globals(Globals& globals, std::string_view type) {
   size_t i = 0;
   while (i < type.size()) {
@@ -148,9 +159,14 @@ void add_type_globals(Globals& globals, std::string_view type) {
         ++j;
       }
       std::string_view word = type.substr(i, j - i);
+      // torch.Tensor keeps its qualified name; NoneType is predefined.
       if (word.find('.') == std::string_view::npos &&
-          !Namespace::is_builtin(word)) {
-        globals.add(word, cat("typing.", word));
+          Namespace::custom_builtin_object(word).empty()) {
+        std::string_view generic = word;
+        if (generic.substr(0, 7) == "typing_") generic.remove_prefix(7);
+        globals.add(word,
+                    cat(Namespace::is_builtin(word) ? "builtins." : "typing.",
+                        generic));
       }
       i = j;
     } else {

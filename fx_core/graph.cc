@@ -289,11 +289,10 @@ Node* Graph::output(Argument result, std::string_view type) {
 // ----------------------------------------------------------------- editing
 
 void Graph::erase_node(Node* node) {
-  if (node == nullptr || node->graph_ != this || node->sentinel_) {
-    throw FxError(cat("Tried to erase Node ", node ? node->name_ : "None",
-                      " but it does not belong to this Graph"));
+  if (node == nullptr || node->sentinel_) {
+    throw FxError("Attempting to remove None from wrong graph!");
   }
-  if (node->erased_) return;  // torch.fx warns and does nothing
+  // torch.fx's checks, in its order: users first, then the graph.
   if (!node->users_.empty()) {
     std::string users = "{";
     for (size_t i = 0; i < node->users_.size(); ++i) {
@@ -304,6 +303,11 @@ void Graph::erase_node(Node* node) {
                       node->users_.size(), " users in the graph: ", users,
                       "!"));
   }
+  if (node->graph_ != this) {
+    throw FxError(cat("Attempting to remove ", node->name_,
+                      " from wrong graph!"));
+  }
+  if (node->erased_) return;  // torch.fx warns and does nothing
   node->remove_from_list();
   node->erased_ = true;
   --size_;

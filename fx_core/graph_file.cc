@@ -26,6 +26,18 @@ struct ParseError {
   std::string message;
 };
 
+// Where an argument is read: its node or module, and the path of the field
+// inside it (`args[1]`, `kwargs.other[0]`, `args[0].tuple[1]`).
+struct Field {
+  std::string_view owner;
+  std::string path;
+
+  Field operator+(std::string_view suffix) const {
+    return Field{owner, cat(path, suffix)};
+  }
+  std::string where() const { return cat(owner, " field '", path, "'"); }
+};
+
 class Reader {
  public:
   explicit Reader(std::string_view source) : source_(source) {}
@@ -113,7 +125,7 @@ class Reader {
       for (auto it = config->begin(); it != config->end(); ++it) {
         spec.config.emplace_back(
             it.key(),
-            read_arg(it.value(), cat(where, " field 'config.", it.key(), "'")));
+            read_arg(it.value(), Field{where, cat("config.", it.key())}));
       }
     }
     if (auto training = j.find("training"); training != j.end()) {
@@ -168,7 +180,7 @@ class Reader {
     if (auto a = j.find("args"); a != j.end()) {
       if (!a->is_array()) fail(where, "field 'args' must be an array");
       for (size_t i = 0; i < a->size(); ++i) {
-        args.push_back(read_arg((*a)[i], cat(where, " field 'args[", i, "]'")));
+        args.push_back(read_arg((*a)[i], Field{where, cat("args[", i, "]")}));
       }
     } else {
       fail(where, "field 'args' is missing");
@@ -179,7 +191,7 @@ class Reader {
       for (auto it = k->begin(); it != k->end(); ++it) {
         kwargs.emplace_back(
             it.key(),
-            read_arg(it.value(), cat(where, " field 'kwargs.", it.key(), "'")));
+            read_arg(it.value(), Field{where, cat("kwargs.", it.key())}));
       }
     } else {
       fail(where, "field 'kwargs' is missing");
@@ -194,9 +206,8 @@ class Reader {
       if (!m->is_object()) fail(where, "field 'meta' must be an object");
       for (auto it = m->begin(); it != m->end(); ++it) {
         meta.emplace_back(
-            it.key(),
-            read_arg(it.value(), cat(where, " field 'meta.", it.key(), "'"),
-                     /*in_meta=*/true));
+            it.key(), read_arg(it.value(), Field{where, cat("meta.", it.key())},
+                               /*in_meta=*/true));
       }
     }
 
@@ -235,8 +246,7 @@ class Reader {
     by_name_.emplace(std::string(node->name()), node);
   }
 
-  Argument read_arg(const Json& j, const std::string& where,
-                    bool in_meta = false) {
+  Argument read_arg(const Json& j, const Field& field, bool in_meta = false) {
     switch (j.type()) {
       case Json::value_t::null:
         return Argument();
@@ -247,7 +257,7 @@ class Reader {
       case Json::value_t::number_unsigned: {
         uint64_t u = j.get<uint64_t>();
         if (u > static_cast<uint64_t>(INT64_MAX))
-          fail(where, "integer out of range");
+          fail(field.where(), "integer out of range");
         return Argument(static_cast<int64_t>(u));
       }
       case Json::value_t::number_float:
@@ -258,18 +268,19 @@ class Reader {
         ArgumentList items;
         items.reserve(j.size());
         for (size_t i = 0; i < j.size(); ++i) {
-          items.push_back(read_arg(j[i], cat(where, "[", i, "]"), in_meta));
+          items.push_back(read_arg(j[i], field + cat("[", i, "]"), in_meta));
         }
         return Argument::list(std::move(items));
       }
       case Json::value_t::object:
-        return read_tagged(j, where, in_meta);
+        return read_tagged(j, field, in_meta);
       default:
-        fail(where, "unsupported JSON value");
+        fail(field.where(), "unsupported JSON value");
     }
   }
 
-  Argument read_tagged(const Json& j, const std::string& where, bool in_meta) {
+  Argument read_tagged(const Json& j, const Field& field, bool in_meta) {
+    const std::string where = field.where();
     if (j.size() != 1) {
       fail(where,
            "an object argument must have exactly one key (node, tuple, dict, "
@@ -296,7 +307,7 @@ class Reader {
       ArgumentList items;
       for (size_t i = 0; i < v.size(); ++i) {
         items.push_back(
-            read_arg(v[i], cat(where, ".", tag, "[", i, "]"), in_meta));
+            read_arg(v[i], field + cat(".", tag, "[", i, "]"), in_meta));
       }
       if (tag == "tuple") return Argument::tuple(std::move(items));
       if (items.size() != 3)
@@ -308,7 +319,8 @@ class Reader {
       ArgumentDict items;
       for (auto it = v.begin(); it != v.end(); ++it) {
         items.emplace_back(
-            it.key(), read_arg(it.value(), cat(where, ".", it.key()), in_meta));
+            it.key(),
+            read_arg(it.value(), field + cat(".", it.key()), in_meta));
       }
       return Argument::dict(std::move(items));
     }

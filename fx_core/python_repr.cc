@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
 #include "fx_core/node.h"
 #include "fx_core/strings.h"
@@ -101,44 +102,69 @@ bool is_python_identifier(std::string_view text) {
   return true;
 }
 
-std::string type_text_form(std::string_view code_form) {
+namespace {
+
+// typing's generics, which torch.fx's code names typing_List, ... and the
+// graph text prints as typing.List, ...
+bool is_typing_generic(std::string_view name) {
   static constexpr std::string_view kTyping[] = {
       "List", "Tuple",    "Dict",     "Optional", "Union",
       "Any",  "Callable", "Sequence", "Set",      "FrozenSet",
       "Type", "Iterable", "Iterator"};
-  std::string out;
-  size_t i = 0;
-  while (i < code_form.size()) {
-    char c = code_form[i];
-    bool ident_start =
-        c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-    if (ident_start) {
-      size_t j = i;
-      while (j < code_form.size() &&
-             (code_form[j] == '_' || code_form[j] == '.' ||
-              (code_form[j] >= 'a' && code_form[j] <= 'z') ||
-              (code_form[j] >= 'A' && code_form[j] <= 'Z') ||
-              (code_form[j] >= '0' && code_form[j] <= '9'))) {
-        ++j;
-      }
-      std::string_view word = code_form.substr(i, j - i);
-      for (std::string_view t : kTyping) {
-        if (word == t) {
-          out += "typing.";
-          break;
-        }
-      }
-      out += word;
-      i = j;
-    } else if (c == ',') {
-      out += ", ";
-      ++i;
-      while (i < code_form.size() && code_form[i] == ' ') ++i;
-    } else {
-      out.push_back(c);
-      ++i;
-    }
+  for (std::string_view t : kTyping) {
+    if (name == t) return true;
   }
+  return false;
+}
+
+std::string_view trim_spaces(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return s;
+}
+
+// Parses the annotation starting at `pos` (up to a top-level ',' or ']') and
+// returns its text form: repr() of the typing object it stands for.
+std::string type_text_at(std::string_view code, size_t& pos) {
+  size_t start = pos;
+  while (pos < code.size() && code[pos] != '[' && code[pos] != ',' &&
+         code[pos] != ']') {
+    ++pos;
+  }
+  std::string_view word = trim_spaces(code.substr(start, pos - start));
+  std::string_view generic = word;
+  if (generic.substr(0, 7) == "typing_") generic.remove_prefix(7);
+  std::string name =
+      is_typing_generic(generic) ? cat("typing.", generic) : std::string(word);
+  if (pos >= code.size() || code[pos] != '[') return name;
+
+  std::vector<std::string> args;
+  ++pos;  // '['
+  while (pos < code.size()) {
+    args.push_back(type_text_at(code, pos));
+    if (pos < code.size() && code[pos] == ',') {
+      ++pos;
+      continue;
+    }
+    if (pos < code.size() && code[pos] == ']') ++pos;
+    break;
+  }
+  // typing prints Union[X, None] as Optional[X].
+  if (generic == "Union" && args.size() == 2 &&
+      (args[0] == "NoneType" || args[1] == "NoneType")) {
+    return cat("typing.Optional[", args[0] == "NoneType" ? args[1] : args[0],
+               "]");
+  }
+  return cat(name, "[", join(args, ", "), "]");
+}
+
+}  // namespace
+
+std::string type_text_form(std::string_view code_form) {
+  size_t pos = 0;
+  std::string out = type_text_at(code_form, pos);
+  // Whatever does not parse as an annotation is kept as it is.
+  if (pos < code_form.size()) out.append(code_form.substr(pos));
   return out;
 }
 

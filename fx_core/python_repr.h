@@ -29,9 +29,10 @@ std::string python_string_repr(std::string_view text);
 // True when `text` is a Python identifier (ASCII rules; str.isidentifier()).
 bool is_python_identifier(std::string_view text);
 
-// A type annotation is held as generated code spells it ("torch.Tensor",
-// "List[int]", "Tuple[int,int]"); the graph text spells typing's generics
-// with their module and spaced commas ("typing.Tuple[int, int]").
+// A type annotation is held as torch.fx's generated code spells it
+// ("torch.Tensor", "typing_Tuple[int,int]", "typing_Union[int,NoneType]"; a
+// bare "List[int]" is accepted too); the graph text prints the typing object's
+// repr ("typing.Tuple[int, int]", "typing.Optional[int]").
 std::string type_text_form(std::string_view code_form);
 
 std::string repr(const Argument& arg);
