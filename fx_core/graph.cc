@@ -304,8 +304,8 @@ void Graph::erase_node(Node* node) {
                       "!"));
   }
   if (node->graph_ != this) {
-    throw FxError(cat("Attempting to remove ", node->name_,
-                      " from wrong graph!"));
+    throw FxError(
+        cat("Attempting to remove ", node->name_, " from wrong graph!"));
   }
   if (node->erased_) return;  // torch.fx warns and does nothing
   node->remove_from_list();

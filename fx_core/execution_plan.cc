@@ -1,0 +1,357 @@
+#include "fx_core/execution_plan.h"
+
+#include <torch/nn/module.h>
+
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "fx_core/error.h"
+#include "fx_core/graph.h"
+#include "fx_core/module_registry.h"
+#include "fx_core/op_registry.h"
+#include "fx_core/strings.h"
+#include "fx_core/value.h"
+
+namespace fx {
+namespace {
+
+// Where a value comes from when a step runs: a constant, a slot, or a
+// container built from other sources (a list argument holding nodes).
+struct Source {
+  enum class Kind : uint8_t { kConstant, kSlot, kList, kTuple, kDict, kSlice };
+  Kind kind = Kind::kConstant;
+  int32_t slot = -1;
+  c10::IValue constant;
+  std::vector<Source> items;
+  std::vector<std::string> keys;  // kDict
+
+  c10::IValue get(const std::vector<c10::IValue>& slots) const {
+    switch (kind) {
+      case Kind::kConstant:
+        return constant;
+      case Kind::kSlot:
+        return slots[slot];
+      case Kind::kList:
+      case Kind::kTuple: {
+        std::vector<c10::IValue> values;
+        values.reserve(items.size());
+        for (const Source& s : items) values.push_back(s.get(slots));
+        return kind == Kind::kList ? make_list(std::move(values))
+                                   : make_tuple(std::move(values));
+      }
+      case Kind::kDict: {
+        c10::impl::GenericDict dict(c10::StringType::get(),
+                                    c10::AnyType::get());
+        for (size_t i = 0; i < items.size(); ++i) {
+          dict.insert_or_assign(keys[i], items[i].get(slots));
+        }
+        return dict;
+      }
+      case Kind::kSlice:
+        return make_slice(items[0].get(slots), items[1].get(slots),
+                          items[2].get(slots));
+    }
+    return c10::IValue();
+  }
+};
+
+bool references_nodes(const Argument& arg) {
+  bool found = false;
+  for_each_node(arg, [&](Node*) { found = true; });
+  return found;
+}
+
+// The leaf module / tensor at a dotted path, or nullptr / undefined.
+torch::nn::Module* find_module(torch::nn::Module& root, std::string_view path) {
+  torch::nn::Module* m = &root;
+  if (path.empty()) return m;
+  for (std::string_view atom : split(path, '.')) {
+    std::shared_ptr<torch::nn::Module> child;
+    for (const auto& item : m->named_children()) {
+      if (item.key() == atom) {
+        child = item.value();
+        break;
+      }
+    }
+    if (!child) return nullptr;
+    m = child.get();
+  }
+  return m;
+}
+
+}  // namespace
+
+struct ExecutionPlan::Step {
+  enum class Kind : uint8_t {
+    kPlaceholder,
+    kConstant,  // get_attr
+    kCallOp,
+    kCallModule,
+    kOutput,
+  };
+  Kind kind = Kind::kConstant;
+  int32_t slot = -1;
+  const Node* node = nullptr;
+  // kPlaceholder
+  size_t input_index = 0;
+  bool var_args = false;
+  bool has_default = false;
+  // kConstant (the attribute), kPlaceholder (the default)
+  c10::IValue constant;
+  // kCallOp / kCallModule
+  const OpDef* op = nullptr;
+  torch::nn::Module* module = nullptr;
+  const ModuleKind* module_kind = nullptr;
+  const OpSchema* schema = nullptr;
+  std::vector<Source> params;    // one per schema parameter; kOutput: one
+  std::vector<int32_t> release;  // slots whose last use is this step
+};
+
+ExecutionPlan::ExecutionPlan() = default;
+ExecutionPlan::~ExecutionPlan() = default;
+size_t ExecutionPlan::num_steps() const { return steps_.size(); }
+
+std::unique_ptr<ExecutionPlan> ExecutionPlan::compile(const Graph& graph,
+                                                      torch::nn::Module& root) {
+  std::unique_ptr<ExecutionPlan> plan(new ExecutionPlan());
+  absl::flat_hash_map<const Node*, int32_t> slot_of;
+  absl::flat_hash_map<const Node*, size_t> step_of;
+  size_t input_index = 0;
+
+  auto fail = [](const Node* n, std::string_view what) -> FxError {
+    return FxError(cat("cannot compile node '", n->name(), "' (",
+                       opcode_name(n->op()), " ", n->target(), "): ", what));
+  };
+
+  // Builds the source of one argument value.
+  std::function<Source(const Argument&)> source_of =
+      [&](const Argument& arg) -> Source {
+    Source s;
+    if (!references_nodes(arg)) {
+      s.constant = constant_value(arg);
+      return s;
+    }
+    switch (arg.kind()) {
+      case Argument::Kind::kNode:
+        s.kind = Source::Kind::kSlot;
+        s.slot = slot_of.at(arg.as_node());
+        return s;
+      case Argument::Kind::kList:
+      case Argument::Kind::kTuple:
+      case Argument::Kind::kSlice:
+        s.kind = arg.is_list()    ? Source::Kind::kList
+                 : arg.is_tuple() ? Source::Kind::kTuple
+                                  : Source::Kind::kSlice;
+        for (const Argument& a : arg.elements()) {
+          s.items.push_back(source_of(a));
+        }
+        return s;
+      case Argument::Kind::kDict:
+        s.kind = Source::Kind::kDict;
+        for (const auto& [key, value] : arg.items()) {
+          s.keys.push_back(key);
+          s.items.push_back(source_of(value));
+        }
+        return s;
+      default:
+        throw FxError("unexpected argument kind");
+    }
+  };
+
+  // Binds a node's args and kwargs to `schema`: one Source per parameter.
+  auto bind = [&](const Node* n, const OpSchema& schema, const Node::Args& args,
+                  const Node::Kwargs& kwargs, std::string_view callee) {
+    std::vector<std::string_view> names;
+    for (const auto& kw : kwargs) names.push_back(kw.first);
+    std::vector<ParamSource> bound;
+    std::string error;
+    if (!bind_call(schema, args.size(), names, &bound, &error)) {
+      throw fail(n, cat(callee, "() ", error));
+    }
+    std::vector<Source> params;
+    for (size_t p = 0; p < bound.size(); ++p) {
+      const ParamSource& b = bound[p];
+      switch (b.kind) {
+        case ParamSource::Kind::kArg:
+          params.push_back(source_of(args[b.index]));
+          break;
+        case ParamSource::Kind::kKwarg:
+          params.push_back(source_of(kwargs[b.index].second));
+          break;
+        case ParamSource::Kind::kDefault: {
+          Source s;
+          s.constant = schema.params()[p].default_value;
+          params.push_back(std::move(s));
+          break;
+        }
+        case ParamSource::Kind::kVarArgs: {
+          ArgumentList rest(args.begin() + b.index,
+                            args.begin() + b.index + b.count);
+          params.push_back(source_of(Argument::tuple(std::move(rest))));
+          break;
+        }
+      }
+    }
+    return params;
+  };
+
+  for (Node* n : graph.nodes()) {
+    Step step;
+    step.node = n;
+    try {
+      switch (n->op()) {
+        case Opcode::kPlaceholder:
+          step.kind = Step::Kind::kPlaceholder;
+          step.input_index = input_index++;
+          step.var_args = !n->target().empty() && n->target()[0] == '*';
+          if (!n->args().empty()) {
+            step.has_default = true;
+            step.constant = constant_value(n->args()[0]);
+          }
+          break;
+        case Opcode::kGetAttr: {
+          step.kind = Step::Kind::kConstant;
+          std::string_view target = n->target();
+          size_t dot = target.rfind('.');
+          std::string_view owner_path =
+              dot == std::string_view::npos ? "" : target.substr(0, dot);
+          std::string leaf(
+              dot == std::string_view::npos ? target : target.substr(dot + 1));
+          torch::nn::Module* owner = find_module(root, owner_path);
+          const at::Tensor* found = nullptr;
+          if (owner != nullptr) {
+            found = owner->named_parameters(false).find(leaf);
+            if (found == nullptr)
+              found = owner->named_buffers(false).find(leaf);
+          }
+          if (found == nullptr) {
+            throw fail(
+                n, cat("the module has no parameter or buffer '", target, "'"));
+          }
+          step.constant = *found;
+          break;
+        }
+        case Opcode::kCallFunction:
+        case Opcode::kCallMethod: {
+          step.kind = Step::Kind::kCallOp;
+          step.op = OpRegistry::global().find(n->op(), n->target());
+          if (step.op == nullptr) {
+            throw fail(
+                n, cat("no kernel for ", opcode_name(n->op()), " target '",
+                       n->target(),
+                       "': register one with fx::OpRegistry::global().add()"));
+          }
+          step.schema = &step.op->schema;
+          step.params =
+              bind(n, *step.schema, n->args(), n->kwargs(), step.op->target);
+          break;
+        }
+        case Opcode::kCallModule: {
+          step.kind = Step::Kind::kCallModule;
+          step.module = find_module(root, n->target());
+          if (step.module == nullptr) {
+            throw fail(n,
+                       cat("the module has no submodule '", n->target(), "'"));
+          }
+          step.module_kind = ModuleRegistry::global().find(*step.module);
+          if (step.module_kind == nullptr) {
+            throw fail(n, cat("module class ", step.module->name(),
+                              " cannot be called: register it with "
+                              "fx::ModuleRegistry::global().add()"));
+          }
+          step.schema = &step.module_kind->forward_schema;
+          step.params = bind(n, *step.schema, n->args(), n->kwargs(),
+                             cat(n->target(), ".forward"));
+          break;
+        }
+        case Opcode::kOutput:
+          step.kind = Step::Kind::kOutput;
+          if (n->args().size() != 1) {
+            throw fail(n, "the output node must have exactly one argument");
+          }
+          step.params.push_back(source_of(n->args()[0]));
+          break;
+      }
+    } catch (const FxError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw fail(n, e.what());
+    }
+    if (n->op() != Opcode::kOutput) {
+      step.slot = static_cast<int32_t>(plan->num_slots_++);
+      slot_of[n] = step.slot;
+    }
+    plan->max_params_ = std::max(plan->max_params_, step.params.size());
+    step_of[n] = plan->steps_.size();
+    plan->steps_.push_back(std::move(step));
+  }
+
+  // Release each value after its last use (or at once when unused).
+  for (Node* n : graph.nodes()) {
+    if (n->op() == Opcode::kOutput) continue;
+    size_t last = step_of.at(n);
+    for (Node* user : n->users()) last = std::max(last, step_of.at(user));
+    plan->steps_[last].release.push_back(slot_of.at(n));
+  }
+  return plan;
+}
+
+c10::IValue ExecutionPlan::run(std::vector<c10::IValue> inputs) const {
+  std::vector<c10::IValue> slots(num_slots_);
+  std::vector<c10::IValue> buffer(max_params_);
+  for (const Step& step : steps_) {
+    try {
+      switch (step.kind) {
+        case Step::Kind::kPlaceholder:
+          if (step.var_args) {
+            std::vector<c10::IValue> rest;
+            for (size_t i = step.input_index; i < inputs.size(); ++i) {
+              rest.push_back(std::move(inputs[i]));
+            }
+            slots[step.slot] = make_tuple(std::move(rest));
+          } else if (step.input_index < inputs.size()) {
+            slots[step.slot] = std::move(inputs[step.input_index]);
+          } else if (step.has_default) {
+            slots[step.slot] = step.constant;
+          } else {
+            throw FxError(cat("forward() missing required argument '",
+                              step.node->target(), "'"));
+          }
+          break;
+        case Step::Kind::kConstant:
+          slots[step.slot] = step.constant;
+          break;
+        case Step::Kind::kCallOp:
+        case Step::Kind::kCallModule: {
+          for (size_t i = 0; i < step.params.size(); ++i) {
+            const Source& s = step.params[i];
+            buffer[i] =
+                s.kind == Source::Kind::kSlot ? slots[s.slot] : s.get(slots);
+          }
+          OpArgs args(*step.schema, buffer.data());
+          c10::IValue result =
+              step.kind == Step::Kind::kCallOp
+                  ? step.op->kernel(args)
+                  : step.module_kind->forward(*step.module, args);
+          for (size_t i = 0; i < step.params.size(); ++i) buffer[i] = {};
+          slots[step.slot] = std::move(result);
+          break;
+        }
+        case Step::Kind::kOutput:
+          return step.params[0].get(slots);
+      }
+    } catch (const FxError& e) {
+      throw FxError(cat("while running node '", step.node->name(), "' (",
+                        opcode_name(step.node->op()), " ", step.node->target(),
+                        "): ", e.what()));
+    } catch (const c10::Error& e) {
+      throw FxError(cat("while running node '", step.node->name(), "' (",
+                        opcode_name(step.node->op()), " ", step.node->target(),
+                        "): ", e.what_without_backtrace()));
+    }
+    for (int32_t slot : step.release) slots[slot] = c10::IValue();
+  }
+  return c10::IValue();
+}
+
+}  // namespace fx

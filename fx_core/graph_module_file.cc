@@ -1,0 +1,159 @@
+#include "fx_core/graph_module_file.h"
+
+#include <utility>
+
+#include "fx_core/error.h"
+#include "fx_core/module_registry.h"
+#include "fx_core/strings.h"
+
+namespace fx {
+namespace {
+
+std::string message_of(const std::exception& e) {
+  if (auto* c10_error = dynamic_cast<const c10::Error*>(&e)) {
+    return c10_error->what_without_backtrace();
+  }
+  return e.what();
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+// Copies `value` into the parameter or buffer `key` of `module` (a dotted
+// path inside it). False with *error set when missing or misshapen.
+bool load_into(torch::nn::Module& module, const std::string& key,
+               const at::Tensor& value, std::string* error) {
+  torch::NoGradGuard no_grad;
+  at::Tensor* target = module.named_parameters(true).find(key);
+  if (target == nullptr) target = module.named_buffers(true).find(key);
+  if (target == nullptr) {
+    *error = "the module has no such parameter or buffer";
+    return false;
+  }
+  if (target->sizes() != value.sizes()) {
+    *error =
+        cat("shape mismatch: the module expects ", c10::str(target->sizes()),
+            ", the weights hold ", c10::str(value.sizes()));
+    return false;
+  }
+  target->copy_(value);
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module(GraphFile file) {
+  if (!file.graph) return absl::InvalidArgumentError("the file has no graph");
+  GraphModule::AttributeMap attrs;
+  // Modules, from the registry.
+  for (const auto& [path, spec] : file.modules) {
+    std::shared_ptr<torch::nn::Module> module;
+    try {
+      module = ModuleRegistry::global().create(spec.type, spec.config);
+    } catch (const std::exception& e) {
+      return absl::InvalidArgumentError(
+          cat("module '", path, "': ", message_of(e)));
+    }
+    module->train(spec.training);
+    attrs.push_back({path, {module, {}}});
+  }
+  // Weights: into the modules, or top-level get_attr targets.
+  if (!file.weights.empty()) {
+    std::string weights_path = file.weights[0] == '/'
+                                   ? file.weights
+                                   : cat(file.directory, "/", file.weights);
+    auto weights = read_tensor_dict(weights_path);
+    if (!weights.ok()) return weights.status();
+    for (const auto& [key, tensor] : *weights) {
+      bool placed = false;
+      for (const auto& [path, attr] : attrs) {
+        if (attr.module && starts_with(key, path) && key.size() > path.size() &&
+            key[path.size()] == '.') {
+          std::string error;
+          if (!load_into(*attr.module, key.substr(path.size() + 1), tensor,
+                         &error)) {
+            return absl::InvalidArgumentError(
+                cat("weight '", key, "' for module '", path, "' (",
+                    ModuleRegistry::global().find(*attr.module)->type,
+                    "): ", error));
+          }
+          placed = true;
+          break;
+        }
+      }
+      if (!placed) {
+        at::Tensor t = tensor;
+        if (!starts_with(key, "_tensor_constant")) {
+          t = t.detach().set_requires_grad(true);
+        }
+        attrs.push_back({key, {nullptr, t}});
+      }
+    }
+  }
+  std::shared_ptr<GraphModule> module;
+  try {
+    module = std::make_shared<GraphModule>(attrs, std::move(file.graph));
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(message_of(e));
+  }
+  absl::Status executable = module->check_executable();
+  if (!executable.ok()) return executable;
+  return module;
+}
+
+absl::StatusOr<std::shared_ptr<GraphModule>> read_graph_module(
+    const std::string& path) {
+  absl::StatusOr<GraphFile> file = read_graph_file(path);
+  if (!file.ok()) return file.status();
+  return load_graph_module(std::move(*file));
+}
+
+absl::Status write_graph_module(const GraphModule& module,
+                                const std::string& json_path,
+                                const std::string& weights_name) {
+  std::vector<std::pair<std::string, ModuleSpec>> modules;
+  std::vector<std::pair<std::string, at::Tensor>> weights;
+  for (const auto& [path, attr] : module.referenced_attributes()) {
+    if (attr.module) {
+      bool seen = false;
+      for (const auto& m : modules) seen |= m.first == path;
+      if (seen) continue;
+      const ModuleKind* kind = ModuleRegistry::global().find(*attr.module);
+      if (kind == nullptr || !kind->describe) {
+        return absl::InvalidArgumentError(
+            cat("module '", path, "' (", attr.module->name(),
+                ") cannot be described: register its class with "
+                "fx::ModuleRegistry::global().add()"));
+      }
+      ModuleSpec spec;
+      spec.type = kind->type;
+      spec.config = kind->describe(*attr.module);
+      spec.training = attr.module->is_training();
+      modules.emplace_back(path, std::move(spec));
+      for (const auto& p : attr.module->named_parameters(true)) {
+        weights.emplace_back(cat(path, ".", p.key()), p.value());
+      }
+      for (const auto& b : attr.module->named_buffers(true)) {
+        weights.emplace_back(cat(path, ".", b.key()), b.value());
+      }
+    } else if (attr.tensor.defined()) {
+      bool seen = false;
+      for (const auto& w : weights) seen |= w.first == path;
+      if (!seen) weights.emplace_back(path, attr.tensor);
+    }
+  }
+  size_t slash = json_path.rfind('/');
+  std::string dir =
+      slash == std::string::npos ? "." : json_path.substr(0, slash);
+  if (!weights.empty()) {
+    absl::Status s = write_tensor_dict(cat(dir, "/", weights_name), weights);
+    if (!s.ok()) return s;
+  }
+  return write_text_file_atomically(
+      json_path,
+      to_graph_json(module.graph(), modules,
+                    weights.empty() ? std::string_view() : weights_name));
+}
+
+}  // namespace fx

@@ -1,0 +1,344 @@
+// GraphModule: built from a root module or a bundle, it copies what the graph
+// references, runs the graph through its compiled plan, computes what torch.fx
+// computed (the reference bundles' expected.pt), copies independently, and
+// reports what cannot run with the node's name.
+#include "fx_core/graph_module.h"
+
+#include <ATen/ATen.h>
+#include <c10/util/intrusive_ptr.h>
+#include <gtest/gtest.h>
+#include <torch/nn/modules/container/sequential.h>
+#include <torch/nn/modules/conv.h>
+#include <torch/nn/modules/linear.h>
+
+#include "fx_core/codegen.h"
+#include "fx_core/error.h"
+#include "fx_core/graph.h"
+#include "fx_core/graph_module_file.h"
+#include "fx_core/op_registry.h"
+#include "tests/testing/reference.h"
+
+namespace fx {
+namespace {
+
+std::string ref(const std::string& name, const std::string& file) {
+  return testing::reference_dir() + "/" + name + "/" + file;
+}
+
+std::vector<c10::IValue> inputs_of(const std::string& name) {
+  absl::StatusOr<c10::IValue> v = read_value_file(ref(name, "input.pt"));
+  EXPECT_TRUE(v.ok()) << v.status().message();
+  return v->toListRef().vec();
+}
+
+// The seed docs' MyModule: param, linear, clamp.
+struct MyModule : torch::nn::Module {
+  MyModule() {
+    param = register_parameter("param", torch::rand({3, 4}));
+    linear = register_module("linear", torch::nn::Linear(4, 5));
+  }
+  at::Tensor param;
+  torch::nn::Linear linear{nullptr};
+};
+
+std::unique_ptr<Graph> my_module_graph() {
+  auto g = std::make_unique<Graph>();
+  Node* x = g->placeholder("x");
+  Node* param = g->get_attr("param");
+  Node* add = g->call_function("operator.add", {x, param});
+  Node* linear = g->call_module("linear", {add});
+  Node* clamp = g->call_method(
+      "clamp", {linear}, {{"min", Argument(0.0)}, {"max", Argument(1.0)}});
+  g->output(clamp);
+  return g;
+}
+
+class ReferenceBundle : public ::testing::TestWithParam<std::string> {};
+
+// Every reference bundle runs and equals torch.fx's eager output.
+TEST_P(ReferenceBundle, ComputesWhatTorchFxComputed) {
+  const std::string name = GetParam();
+  auto gm = read_graph_module(ref(name, "graph.fx.json"));
+  ASSERT_TRUE(gm.ok()) << gm.status().message();
+  if (name == "seed_dropout_functional") {
+    // Dropout in training mode is random (torch.fx saved no output): every
+    // element is 0 or x / (1 - p), and some of each.
+    at::Tensor x = torch::rand({64, 64}) + 1;
+    at::Tensor y = (*gm)->forward({x}).toTensor();
+    EXPECT_TRUE(
+        at::logical_or(y == 0, at::isclose(y, x * 2)).all().item<bool>());
+    EXPECT_TRUE((y == 0).any().item<bool>());
+    EXPECT_TRUE((y != 0).any().item<bool>());
+    return;
+  }
+  c10::IValue out = (*gm)->forward(inputs_of(name));
+  absl::StatusOr<c10::IValue> expected =
+      read_value_file(ref(name, "expected.pt"));
+  ASSERT_TRUE(expected.ok()) << expected.status().message();
+  if (expected->isTuple()) {
+    auto want = expected->toTupleRef().elements();
+    ASSERT_TRUE(out.isTuple());
+    auto got = out.toTupleRef().elements();
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_TRUE(
+          at::allclose(got[i].toTensor(), want[i].toTensor(), 1e-5, 1e-6))
+          << "element " << i;
+    }
+  } else {
+    ASSERT_TRUE(out.isTensor());
+    EXPECT_TRUE(at::allclose(out.toTensor(), expected->toTensor(), 1e-5, 1e-6));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(SharedReference, ReferenceBundle,
+                         ::testing::ValuesIn(testing::reference_cases()),
+                         [](const auto& info) { return info.param; });
+
+TEST(GraphModule, CopiesOnlyWhatTheGraphReferencesAndSharesIt) {
+  MyModule root;
+  root.register_module("unused", torch::nn::Linear(2, 2));
+  GraphModule gm(root, my_module_graph());
+  EXPECT_EQ(gm.get_submodule("linear").get(), root.linear.ptr().get());
+  EXPECT_TRUE(gm.get_attr("param").is_same(root.param));
+  EXPECT_EQ(gm.get_submodule("unused"), nullptr);
+  EXPECT_EQ(gm.named_parameters(true).size(), 3u);  // param, weight, bias
+}
+
+TEST(GraphModule, ForwardEqualsEagerMyModule) {
+  MyModule root;
+  GraphModule gm(root, my_module_graph());
+  at::Tensor x = torch::rand({3, 4});
+  at::Tensor eager = root.linear->forward(x + root.param).clamp(0.0, 1.0);
+  EXPECT_TRUE(at::allclose(gm(x).toTensor(), eager));
+}
+
+TEST(GraphModule, CodeIsTorchFxCodeOfTheGraph) {
+  MyModule root;
+  GraphModule gm(root, my_module_graph());
+  EXPECT_EQ(gm.code(), testing::read_file(ref("seed_mymodule", "code.py")));
+}
+
+TEST(GraphModule, NestedQualifiedPathsBecomeContainers) {
+  // root.layer1[0].conv1, as torchvision's ResNet names it.
+  torch::nn::Module root;
+  auto layer1 = std::make_shared<torch::nn::Module>();
+  auto block = std::make_shared<torch::nn::Module>();
+  auto conv = torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 4, 3).bias(false));
+  block->register_module("conv1", conv);
+  layer1->register_module("0", block);
+  root.register_module("layer1", layer1);
+  auto g = std::make_unique<Graph>();
+  Node* x = g->placeholder("x");
+  Node* c = g->call_module("layer1.0.conv1", {x});
+  g->output(c);
+  GraphModule gm(root, std::move(g));
+  EXPECT_EQ(gm.get_submodule("layer1.0.conv1").get(), conv.ptr().get());
+  at::Tensor in = torch::rand({1, 3, 8, 8});
+  EXPECT_TRUE(at::allclose(gm(in).toTensor(), conv->forward(in)));
+  EXPECT_NE(gm.code().find("getattr(self.layer1, \"0\").conv1(x)"),
+            std::string::npos)
+      << gm.code();
+}
+
+TEST(GraphModule, GetAttrOfASubmoduleParameterBeforeTheModuleCallWorks) {
+  // seed_topk's order: self.linear.weight is read before self.linear runs.
+  MyModule root;
+  auto g = std::make_unique<Graph>();
+  Node* x = g->placeholder("x");
+  Node* w = g->get_attr("linear.weight");
+  Node* l = g->call_module("linear", {x});
+  Node* out = g->call_function("torch.matmul", {l, w});
+  g->output(out);
+  GraphModule gm(root, std::move(g));
+  EXPECT_EQ(gm.get_submodule("linear").get(), root.linear.ptr().get());
+  at::Tensor in = torch::rand({2, 4});
+  EXPECT_TRUE(at::allclose(
+      gm(in).toTensor(), root.linear->forward(in).matmul(root.linear->weight)));
+}
+
+TEST(GraphModule, MissingAttributeOfTheRootIsNamed) {
+  torch::nn::Module root;
+  auto g = std::make_unique<Graph>();
+  Node* p = g->get_attr("nope");
+  g->output(p);
+  try {
+    GraphModule gm(root, std::move(g));
+    FAIL() << "expected FxError";
+  } catch (const FxError& e) {
+    EXPECT_NE(std::string(e.what()).find("'nope'"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(GraphModule, DeepcopyIsIndependent) {
+  MyModule root;
+  GraphModule gm(root, my_module_graph());
+  std::shared_ptr<GraphModule> copy = gm.deepcopy();
+  at::Tensor x = torch::rand({3, 4});
+  at::Tensor before = gm(x).toTensor();
+  EXPECT_TRUE(at::allclose(copy->forward({x}).toTensor(), before));
+  // Changing the copy's weights and graph leaves the original alone.
+  {
+    torch::NoGradGuard no_grad;
+    copy->get_attr("linear.weight").fill_(0);
+  }
+  Node* clamp = copy->graph().find_nodes(Opcode::kCallMethod, "clamp")[0];
+  clamp->set_target("relu");
+  clamp->set_kwargs({});
+  copy->recompile();
+  EXPECT_TRUE(at::allclose(gm(x).toTensor(), before));
+  EXPECT_EQ(gm.graph().find_nodes(Opcode::kCallMethod, "relu").size(), 0u);
+  EXPECT_NE(copy->code().find("relu"), std::string::npos);
+}
+
+TEST(GraphModule, RecompileAfterEditRunsTheNewGraph) {
+  MyModule root;
+  GraphModule gm(root, my_module_graph());
+  Node* add = gm.graph().find_nodes(Opcode::kCallFunction, "operator.add")[0];
+  add->set_target("operator.sub");
+  gm.recompile();
+  at::Tensor x = torch::rand({3, 4});
+  at::Tensor eager = root.linear->forward(x - root.param).clamp(0.0, 1.0);
+  EXPECT_TRUE(at::allclose(gm(x).toTensor(), eager));
+  EXPECT_NE(gm.code().find("add = x - param"), std::string::npos) << gm.code();
+}
+
+TEST(GraphModule, UnknownTargetStillPrintsButForwardNamesTheNode) {
+  torch::nn::Module root;
+  auto g = std::make_unique<Graph>();
+  Node* x = g->placeholder("x");
+  Node* f = g->call_function("vendor.mystery_op", {x});
+  g->output(f);
+  GraphModule gm(root, std::move(g));
+  EXPECT_NE(gm.code().find("vendor_mystery_op"), std::string::npos);
+  EXPECT_FALSE(gm.check_executable().ok());
+  try {
+    gm(torch::rand({2}));
+    FAIL() << "expected FxError";
+  } catch (const FxError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("mystery_op"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("OpRegistry::global().add()"), std::string::npos) << msg;
+  }
+}
+
+TEST(GraphModule, RuntimeErrorNamesTheNode) {
+  torch::nn::Module root;
+  auto g = std::make_unique<Graph>();
+  Node* x = g->placeholder("x");
+  Node* y = g->placeholder("y");
+  Node* mm = g->call_function("torch.matmul", {x, y});
+  g->output(mm);
+  GraphModule gm(root, std::move(g));
+  try {
+    gm(torch::rand({2, 3}), torch::rand({4, 5}));
+    FAIL() << "expected FxError";
+  } catch (const FxError& e) {
+    EXPECT_NE(std::string(e.what()).find("node 'matmul'"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(GraphModule, WrongKeywordIsRefusedAtCompileWithPythonsMessage) {
+  torch::nn::Module root;
+  auto g = std::make_unique<Graph>();
+  Node* x = g->placeholder("x");
+  Node* s = g->call_function("torch.sum", {x}, {{"axis", Argument(1)}});
+  g->output(s);
+  GraphModule gm(root, std::move(g));
+  absl::Status status = gm.check_executable();
+  EXPECT_NE(status.message().find("got an unexpected keyword argument 'axis'"),
+            std::string::npos)
+      << status.message();
+}
+
+TEST(GraphModule, PlaceholderDefaultsAndVarArgs) {
+  torch::nn::Module root;
+  auto g = std::make_unique<Graph>();
+  Node* x = g->placeholder("x");
+  Node* k = g->placeholder("k", "", Argument(int64_t{2}));
+  Node* m = g->call_function("operator.mul", {x, k});
+  g->output(m);
+  GraphModule gm(root, std::move(g));
+  at::Tensor in = torch::ones({2});
+  EXPECT_TRUE(at::equal(gm(in).toTensor(), in * 2));
+  EXPECT_TRUE(at::equal(gm(in, int64_t{3}).toTensor(), in * 3));
+}
+
+// Values are released after their last use: an op checks whether the tensor
+// made earlier is still alive once its last user has run.
+c10::weak_intrusive_ptr<c10::TensorImpl>* tracked = nullptr;
+
+TEST(GraphModule, ReleasesEachValueAfterItsLastUse) {
+  OpRegistry& r = OpRegistry::global();
+  r.add(Opcode::kCallFunction, "test.make_tracked", "x",
+        [](OpArgs& a) -> c10::IValue {
+          at::Tensor t = a.tensor(0) * 2;
+          delete tracked;
+          tracked =
+              new c10::weak_intrusive_ptr<c10::TensorImpl>(t.getIntrusivePtr());
+          return t;
+        });
+  r.add(Opcode::kCallFunction, "test.tracked_alive", "x",
+        [](OpArgs&) -> c10::IValue { return !tracked->expired(); });
+  auto g = std::make_unique<Graph>();
+  Node* x = g->placeholder("x");
+  Node* made = g->call_function("test.make_tracked", {x});
+  Node* neg = g->call_function("torch.neg", {made});
+  Node* alive = g->call_function("test.tracked_alive", {neg});
+  g->output(Argument::tuple({neg, alive}));
+  torch::nn::Module root;
+  GraphModule gm(root, std::move(g));
+  c10::IValue out = gm(torch::ones({4}));
+  EXPECT_FALSE(out.toTupleRef().elements()[1].toBool());
+  delete tracked;
+  tracked = nullptr;
+}
+
+TEST(GraphModuleFile, UnknownModuleTypeIsNamedWithTheFix) {
+  std::string json = R"({"format": "fx-graph", "version": 1, "nodes": [
+    {"name": "x", "op": "placeholder", "target": "x", "args": [], "kwargs": {}},
+    {"name": "m", "op": "call_module", "target": "m", "args": [{"node": "x"}], "kwargs": {}},
+    {"name": "output", "op": "output", "target": "output", "args": [{"node": "m"}], "kwargs": {}}],
+    "modules": {"m": {"type": "vendor.FancyNorm", "config": {}, "training": false}}})";
+  auto file = parse_graph_json(json, "<test>");
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  auto gm = load_graph_module(std::move(*file));
+  ASSERT_FALSE(gm.ok());
+  std::string msg(gm.status().message());
+  EXPECT_NE(msg.find("module 'm'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("vendor.FancyNorm"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("ModuleRegistry"), std::string::npos) << msg;
+}
+
+TEST(GraphModuleFile, BadConfigNamesTheModuleAndArgument) {
+  std::string json = R"({"format": "fx-graph", "version": 1, "nodes": [
+    {"name": "x", "op": "placeholder", "target": "x", "args": [], "kwargs": {}},
+    {"name": "output", "op": "output", "target": "output", "args": [{"node": "x"}], "kwargs": {}}],
+    "modules": {"fc": {"type": "torch.nn.Linear", "config": {"in_features": 2, "out_feature": 3}, "training": false}}})";
+  auto file = parse_graph_json(json, "<test>");
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  auto gm = load_graph_module(std::move(*file));
+  ASSERT_FALSE(gm.ok());
+  std::string msg(gm.status().message());
+  EXPECT_NE(msg.find("module 'fc'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'out_feature'"), std::string::npos) << msg;
+}
+
+TEST(GraphModuleFile, WriteThenReadComputesTheSame) {
+  auto gm = read_graph_module(ref("seed_mymodule", "graph.fx.json"));
+  ASSERT_TRUE(gm.ok()) << gm.status().message();
+  std::string dir = std::getenv("TEST_TMPDIR");
+  ASSERT_TRUE(write_graph_module(**gm, dir + "/copy.fx.json").ok());
+  auto again = read_graph_module(dir + "/copy.fx.json");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  std::vector<c10::IValue> in = inputs_of("seed_mymodule");
+  EXPECT_TRUE(at::equal((*gm)->forward(in).toTensor(),
+                        (*again)->forward(in).toTensor()));
+  EXPECT_EQ(testing::read_file(dir + "/copy.fx.json"),
+            testing::read_file(ref("seed_mymodule", "graph.fx.json")));
+}
+
+}  // namespace
+}  // namespace fx
