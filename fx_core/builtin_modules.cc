@@ -21,6 +21,63 @@ namespace {
 
 using c10::IValue;
 
+// The C++ spelling of each built-in kind, for the C++ code generator.
+struct CppName {
+  const char* type;
+  const char* cpp_class;
+  const char* header;
+};
+constexpr CppName kCppNames[] = {
+    {"torch.nn.Linear", "torch::nn::LinearImpl", "torch/nn/modules/linear.h"},
+    {"torch.nn.Flatten", "torch::nn::FlattenImpl", "torch/nn/modules/linear.h"},
+    {"torch.nn.Conv1d", "torch::nn::Conv1dImpl", "torch/nn/modules/conv.h"},
+    {"torch.nn.Conv2d", "torch::nn::Conv2dImpl", "torch/nn/modules/conv.h"},
+    {"torch.nn.Conv3d", "torch::nn::Conv3dImpl", "torch/nn/modules/conv.h"},
+    {"torch.nn.BatchNorm1d", "torch::nn::BatchNorm1dImpl",
+     "torch/nn/modules/batchnorm.h"},
+    {"torch.nn.BatchNorm2d", "torch::nn::BatchNorm2dImpl",
+     "torch/nn/modules/batchnorm.h"},
+    {"torch.nn.BatchNorm3d", "torch::nn::BatchNorm3dImpl",
+     "torch/nn/modules/batchnorm.h"},
+    {"torch.nn.MaxPool1d", "torch::nn::MaxPool1dImpl",
+     "torch/nn/modules/pooling.h"},
+    {"torch.nn.MaxPool2d", "torch::nn::MaxPool2dImpl",
+     "torch/nn/modules/pooling.h"},
+    {"torch.nn.AvgPool1d", "torch::nn::AvgPool1dImpl",
+     "torch/nn/modules/pooling.h"},
+    {"torch.nn.AvgPool2d", "torch::nn::AvgPool2dImpl",
+     "torch/nn/modules/pooling.h"},
+    {"torch.nn.AdaptiveAvgPool1d", "torch::nn::AdaptiveAvgPool1dImpl",
+     "torch/nn/modules/pooling.h"},
+    {"torch.nn.AdaptiveAvgPool2d", "torch::nn::AdaptiveAvgPool2dImpl",
+     "torch/nn/modules/pooling.h"},
+    {"torch.nn.LayerNorm", "torch::nn::LayerNormImpl",
+     "torch/nn/modules/normalization.h"},
+    {"torch.nn.GroupNorm", "torch::nn::GroupNormImpl",
+     "torch/nn/modules/normalization.h"},
+    {"torch.nn.Dropout", "torch::nn::DropoutImpl",
+     "torch/nn/modules/dropout.h"},
+    {"torch.nn.Embedding", "torch::nn::EmbeddingImpl",
+     "torch/nn/modules/embedding.h"},
+    {"torch.nn.ReLU", "torch::nn::ReLUImpl", "torch/nn/modules/activation.h"},
+    {"torch.nn.ReLU6", "torch::nn::ReLU6Impl", "torch/nn/modules/activation.h"},
+    {"torch.nn.GELU", "torch::nn::GELUImpl", "torch/nn/modules/activation.h"},
+    {"torch.nn.SiLU", "torch::nn::SiLUImpl", "torch/nn/modules/activation.h"},
+    {"torch.nn.Sigmoid", "torch::nn::SigmoidImpl",
+     "torch/nn/modules/activation.h"},
+    {"torch.nn.Tanh", "torch::nn::TanhImpl", "torch/nn/modules/activation.h"},
+    {"torch.nn.Mish", "torch::nn::MishImpl", "torch/nn/modules/activation.h"},
+    {"torch.nn.LeakyReLU", "torch::nn::LeakyReLUImpl",
+     "torch/nn/modules/activation.h"},
+    {"torch.nn.Softmax", "torch::nn::SoftmaxImpl",
+     "torch/nn/modules/activation.h"},
+    {"torch.nn.Identity", "torch::nn::IdentityImpl",
+     "torch/nn/modules/linear.h"},
+    {"torch.nn.Hardswish", "fx::nn::HardswishImpl", "fx_core/nn/activation.h"},
+    {"torch.nn.Hardsigmoid", "fx::nn::HardsigmoidImpl",
+     "fx_core/nn/activation.h"},
+};
+
 template <typename Impl>
 struct KindBuilder {
   ModuleRegistry& r;
@@ -36,6 +93,12 @@ struct KindBuilder {
       return dynamic_cast<Impl&>(m).forward(a.tensor(0));
     };
     kind.init_schema = OpSchema::parse(init_signature);
+    for (const CppName& name : kCppNames) {
+      if (kind.type == name.type) {
+        kind.cpp_class = name.cpp_class;
+        kind.cpp_header = name.header;
+      }
+    }
   }
   KindBuilder& create(std::function<std::shared_ptr<Impl>(OpArgs&)> make) {
     kind.create = [make](OpArgs& a) -> std::shared_ptr<torch::nn::Module> {

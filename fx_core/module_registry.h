@@ -50,6 +50,10 @@ struct ModuleKind {
   std::function<std::shared_ptr<torch::nn::Module>(OpArgs&)> create;
   // The constructor keyword arguments that rebuild `module`.
   std::function<ArgumentDict(const torch::nn::Module&)> describe;
+  // For the C++ code generator: the class ("torch::nn::LinearImpl") and the
+  // header that declares it; empty when generated code cannot name it.
+  std::string cpp_class;
+  std::string cpp_header;
 };
 
 class ModuleRegistry {

@@ -3,6 +3,8 @@
 #include <string_view>
 
 #include "fx_core/codegen.h"
+#include "fx_core/cpp_codegen.h"
+#include "fx_core/error.h"
 #include "fx_core/graph_file.h"
 
 namespace fx::tools {
@@ -14,7 +16,9 @@ constexpr std::string_view kUsage =
     "commands:\n"
     "  print FILE                 graph text, as torch.fx prints it\n"
     "  tabular FILE               the graph as a table (print_tabular)\n"
-    "  code [--lang=python] FILE  generated code (Python by default)\n";
+    "  code [--lang=python|cpp] [--name=NAMESPACE] FILE\n"
+    "                             generated code: Python (gm.code, the\n"
+    "                             default) or C++ (LibTorch) in NAMESPACE\n";
 
 // Loads FILE or reports why not.
 bool load(const std::string& path, GraphFile* file, std::ostream& err) {
@@ -39,10 +43,13 @@ int run_fx_command(const std::vector<std::string>& args, std::ostream& out,
   const std::string& command = args[0];
   std::vector<std::string> positional;
   std::string lang = "python";
+  std::string cpp_namespace = "fx_generated";
   for (size_t i = 1; i < args.size(); ++i) {
     std::string_view a = args[i];
     if (a.substr(0, 7) == "--lang=") {
       lang = std::string(a.substr(7));
+    } else if (a.substr(0, 7) == "--name=") {
+      cpp_namespace = std::string(a.substr(7));
     } else if (a.size() > 1 && a[0] == '-') {
       err << "fx " << command << ": unknown option '" << a << "'\n" << kUsage;
       return 2;
@@ -69,6 +76,17 @@ int run_fx_command(const std::vector<std::string>& args, std::ostream& out,
     out << file.graph->tabular();
   } else if (lang == "python") {
     out << file.graph->python_code("self").src;
+  } else if (lang == "cpp") {
+    std::vector<std::pair<std::string, std::string>> module_types;
+    for (const auto& [path, spec] : file.modules) {
+      module_types.emplace_back(path, spec.type);
+    }
+    try {
+      out << gen_cpp_code(*file.graph, module_types, cpp_namespace);
+    } catch (const FxError& e) {
+      err << "fx code: " << positional[0] << ": " << e.what() << "\n";
+      return 1;
+    }
   } else {
     err << "fx code: unknown language '" << lang
         << "' (expected python or cpp)\n";

@@ -196,7 +196,7 @@ void register_functional_ops(OpRegistry& r) {
   f(
       {F("relu")}, "input, inplace=False",
       [](OpArgs& a) -> IValue { return activation(a, at::relu, at::relu_, 1); },
-      "torch::relu({input})");
+      "at::relu({input})");
   f({F("relu6")}, "input, inplace=False",
     [](OpArgs& a) -> IValue { return at::hardtanh(a.tensor(0), 0, 6); });
   f({F("hardtanh")}, "input, min_val=-1.0, max_val=1.0, inplace=False",
@@ -206,7 +206,7 @@ void register_functional_ops(OpRegistry& r) {
   f(
       {F("silu")}, "input, inplace=False",
       [](OpArgs& a) -> IValue { return activation(a, at::silu, at::silu_, 1); },
-      "torch::silu({input})");
+      "at::silu({input})");
   f({F("hardswish")}, "input, inplace=False", [](OpArgs& a) -> IValue {
     return activation(a, at::hardswish, at::hardswish_, 1);
   });
@@ -218,7 +218,7 @@ void register_functional_ops(OpRegistry& r) {
   f(
       {"torch._C._nn.gelu", F("gelu")}, "input, approximate='none'",
       [](OpArgs& a) -> IValue { return at::gelu(a.tensor(0), a.to_string(1)); },
-      "torch::gelu({input}, {approximate})");
+      "at::gelu({input}, {approximate})");
   f({F("elu")}, "input, alpha=1.0, inplace=False",
     [](OpArgs& a) -> IValue { return at::elu(a.tensor(0), a.scalar(1)); });
   f({F("leaky_relu")}, "input, negative_slope=0.01, inplace=False",
@@ -242,7 +242,7 @@ void register_functional_ops(OpRegistry& r) {
       [](OpArgs& a) -> IValue {
         return at::softmax(a.tensor(0), a.to_int(1), a.optional_dtype(3));
       },
-      "torch::softmax({input}, {dim})");
+      "at::softmax({input}, {dim})");
   f({F("log_softmax")}, "input, dim=None, _stacklevel=3, dtype=None",
     [](OpArgs& a) -> IValue {
       return at::log_softmax(a.tensor(0), a.to_int(1), a.optional_dtype(3));
@@ -256,13 +256,13 @@ void register_functional_ops(OpRegistry& r) {
         }
         return at::dropout(a.tensor(0), a.to_double(1), a.to_bool(2));
       },
-      "torch::dropout({input}, {p}, {training})");
+      "at::dropout({input}, {p}, {training})");
   f(
       {"torch._C._nn.linear", F("linear")}, "input, weight, bias=None",
       [](OpArgs& a) -> IValue {
         return at::linear(a.tensor(0), a.tensor(1), a.optional_tensor(2));
       },
-      "torch::linear({input}, {weight}, {bias})");
+      "at::linear({input}, {weight}, {bias})");
   for (int n = 1; n <= 3; ++n) {
     std::string name = cat("conv", n, "d");
     f({cat("torch.", name), F(name)},
@@ -290,7 +290,7 @@ void register_functional_ops(OpRegistry& r) {
       [](OpArgs& a) -> IValue {
         return at::adaptive_avg_pool2d(a.tensor(0), adaptive_size(a, 2));
       },
-      "torch::adaptive_avg_pool2d({input}, {output_size:ints})");
+      "at::adaptive_avg_pool2d({input}, {output_size:ints})");
   f({F("adaptive_avg_pool3d")}, "input, output_size", [](OpArgs& a) -> IValue {
     return at::adaptive_avg_pool3d(a.tensor(0), adaptive_size(a, 3));
   });

@@ -420,11 +420,10 @@ void register_python_ops(OpRegistry& r) {
   add_binary(r, "sub", Binary::kSub, "-");
   add_binary(r, "mul", Binary::kMul, "*");
   add_binary(r, "truediv", Binary::kTrueDiv, "/");
-  add_binary(r, "floordiv", Binary::kFloorDiv,
-             "torch::div({a}, {b}, \"floor\")");
+  add_binary(r, "floordiv", Binary::kFloorDiv, "at::div({a}, {b}, \"floor\")");
   add_binary(r, "mod", Binary::kMod, "%");
-  add_binary(r, "pow", Binary::kPow, "torch::pow({a}, {b})");
-  add_binary(r, "matmul", Binary::kMatMul, "torch::matmul({a}, {b})");
+  add_binary(r, "pow", Binary::kPow, "at::pow({a}, {b})");
+  add_binary(r, "matmul", Binary::kMatMul, "at::matmul({a}, {b})");
   add_binary(r, "and_", Binary::kAnd, "&");
   add_binary(r, "or_", Binary::kOr, "|");
   add_binary(r, "xor", Binary::kXor, "^");
@@ -454,7 +453,7 @@ void register_python_ops(OpRegistry& r) {
         if (a[0].isDouble()) return std::fabs(a[0].toDouble());
         return std::abs(as_int(a[0]));
       },
-      "torch::abs({a})");
+      "at::abs({a})");
   r.add(
       Opcode::kCallFunction, "operator.invert", "a",
       [](OpArgs& a) -> IValue {

@@ -45,7 +45,7 @@ struct Both {
 #define FX_UNARY(NAME)                                                      \
   both(                                                                     \
       #NAME, "", [](OpArgs& a) -> IValue { return at::NAME(a.tensor(0)); }, \
-      "torch::" #NAME "({input})", "{self}." #NAME "()")
+      "at::" #NAME "({input})", "{self}." #NAME "()")
 
 // Reductions over optional dims with keepdim and dtype.
 IValue reduce(OpArgs& a, bool mean) {
@@ -147,7 +147,7 @@ void register_torch_ops(OpRegistry& r) {
         at::Tensor x = a.tensor(0);
         return at::relu_(x);
       },
-      "torch::relu_({input})", "{self}.relu_()");
+      "at::relu_({input})", "{self}.relu_()");
   both(
       "add", "other, *, alpha=1",
       [](OpArgs& a) -> IValue {
@@ -156,7 +156,7 @@ void register_torch_ops(OpRegistry& r) {
         }
         return at::add(a.tensor(0), a.scalar(1), a.scalar(2));
       },
-      "torch::add({input}, {other}, {alpha})", "{self}.add({other}, {alpha})");
+      "at::add({input}, {other}, {alpha})", "{self}.add({other}, {alpha})");
   both(
       "sub", "other, *, alpha=1",
       [](OpArgs& a) -> IValue {
@@ -165,14 +165,14 @@ void register_torch_ops(OpRegistry& r) {
         }
         return at::sub(a.tensor(0), a.scalar(1), a.scalar(2));
       },
-      "torch::sub({input}, {other}, {alpha})", "{self}.sub({other}, {alpha})");
+      "at::sub({input}, {other}, {alpha})", "{self}.sub({other}, {alpha})");
   both(
       "mul", "other",
       [](OpArgs& a) -> IValue {
         if (a[1].isTensor()) return at::mul(a.tensor(0), a.tensor(1));
         return at::mul(a.tensor(0), a.scalar(1));
       },
-      "torch::mul({input}, {other})", "{self}.mul({other})");
+      "at::mul({input}, {other})", "{self}.mul({other})");
   both(
       "div", "other, *, rounding_mode=None",
       [](OpArgs& a) -> IValue {
@@ -185,33 +185,33 @@ void register_torch_ops(OpRegistry& r) {
         if (a[1].isTensor()) return at::div(a.tensor(0), a.tensor(1), mode);
         return at::div(a.tensor(0), a.scalar(1), mode);
       },
-      "torch::div({input}, {other})", "{self}.div({other})");
+      "at::div({input}, {other})", "{self}.div({other})");
   both(
       "pow", "exponent",
       [](OpArgs& a) -> IValue {
         if (a[1].isTensor()) return at::pow(a.tensor(0), a.tensor(1));
         return at::pow(a.tensor(0), a.scalar(1));
       },
-      "torch::pow({input}, {exponent})", "{self}.pow({exponent})");
+      "at::pow({input}, {exponent})", "{self}.pow({exponent})");
   both(
       "matmul", "other",
       [](OpArgs& a) -> IValue { return at::matmul(a.tensor(0), a.tensor(1)); },
-      "torch::matmul({input}, {other})", "{self}.matmul({other})");
+      "at::matmul({input}, {other})", "{self}.matmul({other})");
   both(
       "mm", "mat2",
       [](OpArgs& a) -> IValue { return at::mm(a.tensor(0), a.tensor(1)); },
-      "torch::mm({input}, {mat2})", "{self}.mm({mat2})");
+      "at::mm({input}, {mat2})", "{self}.mm({mat2})");
   both(
       "bmm", "mat2",
       [](OpArgs& a) -> IValue { return at::bmm(a.tensor(0), a.tensor(1)); },
-      "torch::bmm({input}, {mat2})", "{self}.bmm({mat2})");
+      "at::bmm({input}, {mat2})", "{self}.bmm({mat2})");
   both(
       "addmm", "mat1, mat2, *, beta=1, alpha=1",
       [](OpArgs& a) -> IValue {
         return at::addmm(a.tensor(0), a.tensor(1), a.tensor(2), a.scalar(3),
                          a.scalar(4));
       },
-      "torch::addmm({input}, {mat1}, {mat2}, {beta}, {alpha})");
+      "at::addmm({input}, {mat1}, {mat2}, {beta}, {alpha})");
   both(
       "clamp", "min=None, max=None",
       [](OpArgs& a) -> IValue {
@@ -222,7 +222,7 @@ void register_torch_ops(OpRegistry& r) {
         return at::clamp(a.tensor(0), a.optional_scalar(1),
                          a.optional_scalar(2));
       },
-      "torch::clamp({input}, {min}, {max})", "{self}.clamp({min}, {max})");
+      "at::clamp({input}, {min}, {max})", "{self}.clamp({min}, {max})");
   r.add(Opcode::kCallMethod, "where", "self, condition, other",
         [](OpArgs& a) -> IValue {
           return at::where(a.tensor(1), a.tensor(0), a.tensor(2));
@@ -273,12 +273,12 @@ void register_torch_ops(OpRegistry& r) {
   both(
       "sum", "dim=None, keepdim=False, *, dtype=None",
       [](OpArgs& a) { return reduce(a, false); },
-      "torch::sum({input}, {dim:ints}, {keepdim})",
+      "at::sum({input}, {dim:ints}, {keepdim})",
       "{self}.sum({dim:ints}, {keepdim})");
   both(
       "mean", "dim=None, keepdim=False, *, dtype=None",
       [](OpArgs& a) { return reduce(a, true); },
-      "torch::mean({input}, {dim:ints}, {keepdim})",
+      "at::mean({input}, {dim:ints}, {keepdim})",
       "{self}.mean({dim:ints}, {keepdim})");
   both("max", "dim=None, keepdim=False",
        [](OpArgs& a) { return max_min(a, true); });
@@ -299,20 +299,20 @@ void register_torch_ops(OpRegistry& r) {
         return tuple_of(at::topk(a.tensor(0), a.to_int(1), a.to_int(2),
                                  a.to_bool(3), a.to_bool(4)));
       },
-      "torch::topk({input}, {k}, {dim}, {largest}, {sorted})",
+      "at::topk({input}, {k}, {dim}, {largest}, {sorted})",
       "{self}.topk({k}, {dim}, {largest}, {sorted})");
   both(
       "softmax", "dim, dtype=None",
       [](OpArgs& a) -> IValue {
         return at::softmax(a.tensor(0), a.to_int(1), a.optional_dtype(2));
       },
-      "torch::softmax({input}, {dim})", "{self}.softmax({dim})");
+      "at::softmax({input}, {dim})", "{self}.softmax({dim})");
   both(
       "log_softmax", "dim, dtype=None",
       [](OpArgs& a) -> IValue {
         return at::log_softmax(a.tensor(0), a.to_int(1), a.optional_dtype(2));
       },
-      "torch::log_softmax({input}, {dim})", "{self}.log_softmax({dim})");
+      "at::log_softmax({input}, {dim})", "{self}.log_softmax({dim})");
   both("cumsum", "dim, *, dtype=None", [](OpArgs& a) -> IValue {
     return at::cumsum(a.tensor(0), a.to_int(1), a.optional_dtype(2));
   });
@@ -331,14 +331,14 @@ void register_torch_ops(OpRegistry& r) {
       [](OpArgs& a) -> IValue {
         return at::flatten(a.tensor(0), a.to_int(1), a.to_int(2));
       },
-      "torch::flatten({input}, {start_dim}, {end_dim})",
+      "at::flatten({input}, {start_dim}, {end_dim})",
       "{self}.flatten({start_dim}, {end_dim})");
   r.add(
       Opcode::kCallFunction, "torch.reshape", "input, shape",
       [](OpArgs& a) -> IValue {
         return at::reshape(a.tensor(0), a.int_list(1));
       },
-      "torch::reshape({input}, {shape:ints})");
+      "at::reshape({input}, {shape:ints})");
   r.add(
       Opcode::kCallMethod, "reshape", "self, *shape",
       [](OpArgs& a) -> IValue { return a.tensor(0).reshape(a.int_list(1)); },
@@ -360,7 +360,7 @@ void register_torch_ops(OpRegistry& r) {
       [](OpArgs& a) -> IValue {
         return at::permute(a.tensor(0), a.int_list(1));
       },
-      "torch::permute({input}, {dims:ints})");
+      "at::permute({input}, {dims:ints})");
   r.add(
       Opcode::kCallMethod, "permute", "self, *dims",
       [](OpArgs& a) -> IValue { return a.tensor(0).permute(a.int_list(1)); },
@@ -370,14 +370,14 @@ void register_torch_ops(OpRegistry& r) {
       [](OpArgs& a) -> IValue {
         return at::transpose(a.tensor(0), a.to_int(1), a.to_int(2));
       },
-      "torch::transpose({input}, {dim0}, {dim1})",
+      "at::transpose({input}, {dim0}, {dim1})",
       "{self}.transpose({dim0}, {dim1})");
   both(
       "unsqueeze", "dim",
       [](OpArgs& a) -> IValue {
         return at::unsqueeze(a.tensor(0), a.to_int(1));
       },
-      "torch::unsqueeze({input}, {dim})", "{self}.unsqueeze({dim})");
+      "at::unsqueeze({input}, {dim})", "{self}.unsqueeze({dim})");
   both("squeeze", "dim=None", [](OpArgs& a) -> IValue {
     if (a.is_none(1)) return at::squeeze(a.tensor(0));
     return at::squeeze(a.tensor(0), a.to_int(1));
@@ -431,13 +431,13 @@ void register_torch_ops(OpRegistry& r) {
       [](OpArgs& a) -> IValue {
         return at::cat(a.tensor_list(0), a.to_int(1));
       },
-      "torch::cat({tensors}, {dim})");
+      "at::cat({tensors}, {dim})");
   r.add(
       Opcode::kCallFunction, "torch.stack", "tensors, dim=0",
       [](OpArgs& a) -> IValue {
         return at::stack(a.tensor_list(0), a.to_int(1));
       },
-      "torch::stack({tensors}, {dim})");
+      "at::stack({tensors}, {dim})");
   r.add(Opcode::kCallFunction, "torch.broadcast_tensors", "*tensors",
         [](OpArgs& a) -> IValue {
           return tuple_of(at::broadcast_tensors(a.tensor_list(0)));
