@@ -6,6 +6,7 @@
 #include "fx_core/cpp_codegen.h"
 #include "fx_core/error.h"
 #include "fx_core/graph_file.h"
+#include "tools/demo.h"
 
 namespace fx::tools {
 namespace {
@@ -18,7 +19,9 @@ constexpr std::string_view kUsage =
     "  tabular FILE               the graph as a table (print_tabular)\n"
     "  code [--lang=python|cpp] [--name=NAMESPACE] FILE\n"
     "                             generated code: Python (gm.code, the\n"
-    "                             default) or C++ (LibTorch) in NAMESPACE\n";
+    "                             default) or C++ (LibTorch) in NAMESPACE\n"
+    "  demo                       the seed docs' MyModule: built, printed, "
+    "run\n";
 
 // Loads FILE or reports why not.
 bool load(const std::string& path, GraphFile* file, std::ostream& err) {
@@ -58,6 +61,13 @@ int run_fx_command(const std::vector<std::string>& args, std::ostream& out,
     }
   }
 
+  if (command == "demo") {
+    if (!positional.empty()) {
+      err << "fx demo: takes no FILE\n" << kUsage;
+      return 2;
+    }
+    return run_demo(out, err);
+  }
   if (command != "print" && command != "tabular" && command != "code") {
     err << "fx: unknown command '" << command << "'\n" << kUsage;
     return 2;

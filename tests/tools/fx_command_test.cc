@@ -145,5 +145,50 @@ TEST(FxCommand, UnknownLanguageIsRefused) {
   EXPECT_NE(r.err.find("unknown language 'rust'"), std::string::npos);
 }
 
+TEST(FxCommand, CodeCppWritesLibTorchSourceInTheGivenNamespace) {
+  Result r = run({"code", "--lang=cpp", "--name=mine",
+                  reference("seed_mymodule", "graph.fx.json")});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("namespace mine {"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fx::cpp::submodule<torch::nn::LinearImpl>(self, "
+                       "\"linear\").forward(add)"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(FxCommand, CodeCppNamesTheNodeWithoutCSpelling) {
+  std::string path = write_temp(
+      "mystery.fx.json",
+      graph_with(
+          R"({"name": "m", "op": "call_function", "target": "vendor.m", "args": [{"node": "x"}], "kwargs": {}})"));
+  Result r = run({"code", "--lang=cpp", path});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("node 'm'"), std::string::npos) << r.err;
+}
+
+// The demo builds MyModule with the Graph API; what it prints is what
+// torch.fx printed for the traced MyModule (../shared/reference).
+TEST(FxCommand, DemoPrintsTorchFxsGraphAndCodeAndMatchesEager) {
+  Result r = run({"demo"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(
+      r.out.find(testing::read_file(reference("seed_mymodule", "graph.txt"))),
+      std::string::npos)
+      << r.out;
+  EXPECT_NE(
+      r.out.find(testing::read_file(reference("seed_mymodule", "code.py"))),
+      std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("max |difference| against eager: 0\n"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(FxCommand, DemoTakesNoFile) {
+  Result r = run({"demo", "x.json"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("takes no FILE"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace fx
