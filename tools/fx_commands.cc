@@ -1,11 +1,13 @@
 #include "tools/fx_commands.h"
 
+#include <map>
 #include <string_view>
 
 #include "fx_core/codegen.h"
 #include "fx_core/cpp_codegen.h"
 #include "fx_core/error.h"
 #include "fx_core/graph_file.h"
+#include "fx_core/graph_module_file.h"
 #include "tools/demo.h"
 
 namespace fx::tools {
@@ -20,8 +22,82 @@ constexpr std::string_view kUsage =
     "  code [--lang=python|cpp] [--name=NAMESPACE] FILE\n"
     "                             generated code: Python (gm.code, the\n"
     "                             default) or C++ (LibTorch) in NAMESPACE\n"
+    "  exec FILE --inputs IN.pt --outputs OUT.pt\n"
+    "                             runs the bundle on the inputs (a torch.save\n"
+    "                             list) and writes the output with torch.save\n"
     "  demo                       the seed docs' MyModule: built, printed, "
     "run\n";
+
+// Options that take a value, per command.
+const std::map<std::string_view, std::vector<std::string_view>>& options() {
+  static const auto* table =
+      new std::map<std::string_view, std::vector<std::string_view>>{
+          {"print", {}},
+          {"tabular", {}},
+          {"code", {"lang", "name"}},
+          {"exec", {"inputs", "outputs"}},
+          {"demo", {}},
+      };
+  return *table;
+}
+
+struct Invocation {
+  std::string command;
+  std::vector<std::string> positional;
+  std::map<std::string, std::string> values;
+  std::string value(const std::string& key, const std::string& fallback) {
+    auto it = values.find(key);
+    return it == values.end() ? fallback : it->second;
+  }
+};
+
+// Parses `--key=value` and `--key value`; false (with a message) on an
+// unknown command or option.
+bool parse(const std::vector<std::string>& args, Invocation* inv,
+           std::ostream& err) {
+  inv->command = args[0];
+  auto known = options().find(inv->command);
+  if (known == options().end()) {
+    err << "fx: unknown command '" << inv->command << "'\n" << kUsage;
+    return false;
+  }
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::string_view a = args[i];
+    if (a.size() < 2 || a.substr(0, 2) != "--") {
+      if (a.size() > 1 && a[0] == '-') {
+        err << "fx " << inv->command << ": unknown option '" << a << "'\n"
+            << kUsage;
+        return false;
+      }
+      inv->positional.push_back(args[i]);
+      continue;
+    }
+    std::string_view key = a.substr(2);
+    std::string value;
+    size_t eq = key.find('=');
+    bool inline_value = eq != std::string_view::npos;
+    if (inline_value) {
+      value = std::string(key.substr(eq + 1));
+      key = key.substr(0, eq);
+    }
+    const auto& allowed = known->second;
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      err << "fx " << inv->command << ": unknown option '" << a << "'\n"
+          << kUsage;
+      return false;
+    }
+    if (!inline_value) {
+      if (i + 1 >= args.size()) {
+        err << "fx " << inv->command << ": option --" << key
+            << " needs a value\n";
+        return false;
+      }
+      value = args[++i];
+    }
+    inv->values[std::string(key)] = value;
+  }
+  return true;
+}
 
 // Loads FILE or reports why not.
 bool load(const std::string& path, GraphFile* file, std::ostream& err) {
@@ -34,6 +110,51 @@ bool load(const std::string& path, GraphFile* file, std::ostream& err) {
   return true;
 }
 
+int run_exec(Invocation& inv, std::ostream& out, std::ostream& err) {
+  std::string inputs_path = inv.value("inputs", "");
+  std::string outputs_path = inv.value("outputs", "");
+  if (inputs_path.empty() || outputs_path.empty()) {
+    err << "fx exec: --inputs IN.pt and --outputs OUT.pt are required\n";
+    return 2;
+  }
+  auto gm = read_graph_module(inv.positional[0]);
+  if (!gm.ok()) {
+    err << "fx exec: " << inv.positional[0] << ": " << gm.status().message()
+        << "\n";
+    return 1;
+  }
+  auto inputs = read_value_file(inputs_path);
+  if (!inputs.ok()) {
+    err << "fx exec: " << inputs.status().message() << "\n";
+    return 1;
+  }
+  if (!inputs->isList() && !inputs->isTuple()) {
+    err << "fx exec: " << inputs_path
+        << ": expected a list of inputs (torch.save([x, ...]))\n";
+    return 1;
+  }
+  std::vector<c10::IValue> args =
+      inputs->isList()
+          ? inputs->toListRef().vec()
+          : std::vector<c10::IValue>(inputs->toTupleRef().elements().begin(),
+                                     inputs->toTupleRef().elements().end());
+  c10::IValue result;
+  try {
+    (*gm)->eval();
+    result = (*gm)->forward(std::move(args));
+  } catch (const std::exception& e) {
+    err << "fx exec: " << e.what() << "\n";
+    return 1;
+  }
+  absl::Status written = write_value_file(outputs_path, result);
+  if (!written.ok()) {
+    err << "fx exec: " << written.message() << "\n";
+    return 1;
+  }
+  out.flush();
+  return 0;
+}
+
 }  // namespace
 
 int run_fx_command(const std::vector<std::string>& args, std::ostream& out,
@@ -43,64 +164,50 @@ int run_fx_command(const std::vector<std::string>& args, std::ostream& out,
     (args.empty() ? err : out) << kUsage;
     return args.empty() ? 2 : 0;
   }
-  const std::string& command = args[0];
-  std::vector<std::string> positional;
-  std::string lang = "python";
-  std::string cpp_namespace = "fx_generated";
-  for (size_t i = 1; i < args.size(); ++i) {
-    std::string_view a = args[i];
-    if (a.substr(0, 7) == "--lang=") {
-      lang = std::string(a.substr(7));
-    } else if (a.substr(0, 7) == "--name=") {
-      cpp_namespace = std::string(a.substr(7));
-    } else if (a.size() > 1 && a[0] == '-') {
-      err << "fx " << command << ": unknown option '" << a << "'\n" << kUsage;
-      return 2;
-    } else {
-      positional.push_back(args[i]);
-    }
-  }
-
+  Invocation inv;
+  if (!parse(args, &inv, err)) return 2;
+  const std::string& command = inv.command;
   if (command == "demo") {
-    if (!positional.empty()) {
+    if (!inv.positional.empty()) {
       err << "fx demo: takes no FILE\n" << kUsage;
       return 2;
     }
     return run_demo(out, err);
   }
-  if (command != "print" && command != "tabular" && command != "code") {
-    err << "fx: unknown command '" << command << "'\n" << kUsage;
-    return 2;
-  }
-  if (positional.size() != 1) {
-    err << "fx " << command << ": expected one FILE, got " << positional.size()
-        << "\n"
+  if (inv.positional.size() != 1) {
+    err << "fx " << command << ": expected one FILE, got "
+        << inv.positional.size() << "\n"
         << kUsage;
     return 2;
   }
+  if (command == "exec") return run_exec(inv, out, err);
+
+  std::string lang = inv.value("lang", "python");
+  if (command == "code" && lang != "python" && lang != "cpp") {
+    err << "fx code: unknown language '" << lang
+        << "' (expected python or cpp)\n";
+    return 2;
+  }
   GraphFile file;
-  if (!load(positional[0], &file, err)) return 1;
+  if (!load(inv.positional[0], &file, err)) return 1;
   if (command == "print") {
     out << file.graph->str() << "\n";
   } else if (command == "tabular") {
     out << file.graph->tabular();
   } else if (lang == "python") {
     out << file.graph->python_code("self").src;
-  } else if (lang == "cpp") {
+  } else {
     std::vector<std::pair<std::string, std::string>> module_types;
     for (const auto& [path, spec] : file.modules) {
       module_types.emplace_back(path, spec.type);
     }
     try {
-      out << gen_cpp_code(*file.graph, module_types, cpp_namespace);
+      out << gen_cpp_code(*file.graph, module_types,
+                          inv.value("name", "fx_generated"));
     } catch (const FxError& e) {
-      err << "fx code: " << positional[0] << ": " << e.what() << "\n";
+      err << "fx code: " << inv.positional[0] << ": " << e.what() << "\n";
       return 1;
     }
-  } else {
-    err << "fx code: unknown language '" << lang
-        << "' (expected python or cpp)\n";
-    return 2;
   }
   out.flush();
   return out ? 0 : 1;

@@ -1,5 +1,6 @@
 // The `fx` command: output on stdout, errors that name the file, node and
 // field on stderr with a non-zero status, for every subcommand.
+#include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -7,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "fx_core/torch_save.h"
 #include "tests/testing/reference.h"
 #include "tools/fx_commands.h"
 
@@ -188,6 +190,41 @@ TEST(FxCommand, DemoTakesNoFile) {
   Result r = run({"demo", "x.json"});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("takes no FILE"), std::string::npos);
+}
+
+TEST(FxCommand, ExecWritesTheOutputTorchFxComputed) {
+  std::string out_path = write_temp("exec_out.pt", "");
+  Result r = run({"exec", reference("seed_leaf", "graph.fx.json"), "--inputs",
+                  reference("seed_leaf", "input.pt"), "--outputs", out_path});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto got = read_value_file(out_path);
+  auto want = read_value_file(reference("seed_leaf", "expected.pt"));
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  ASSERT_TRUE(want.ok()) << want.status().message();
+  EXPECT_TRUE(at::allclose(got->toTensor(), want->toTensor(), 1e-5, 1e-6));
+}
+
+TEST(FxCommand, ExecWithoutOutputsIsRefused) {
+  Result r = run({"exec", reference("seed_leaf", "graph.fx.json"), "--inputs",
+                  reference("seed_leaf", "input.pt")});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--outputs OUT.pt"), std::string::npos) << r.err;
+}
+
+TEST(FxCommand, ExecNamesAnUnreadableInputsFile) {
+  std::string bad = write_temp("bad_inputs.pt", "not a zip");
+  Result r = run({"exec", reference("seed_leaf", "graph.fx.json"),
+                  "--inputs=" + bad, "--outputs=" + bad + ".out"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("bad_inputs.pt"), std::string::npos) << r.err;
+}
+
+TEST(FxCommand, OptionOfAnotherCommandIsRefused) {
+  Result r =
+      run({"print", "--inputs=x", reference("seed_leaf", "graph.fx.json")});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("unknown option '--inputs=x'"), std::string::npos)
+      << r.err;
 }
 
 }  // namespace
