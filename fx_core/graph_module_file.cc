@@ -84,7 +84,10 @@ absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module(GraphFile file) {
       }
       if (!placed) {
         at::Tensor t = tensor;
-        if (!starts_with(key, "_tensor_constant")) {
+        // Parameters (only floating and complex tensors can be ones);
+        // torch.fx's tensor constants stay buffers.
+        if (!starts_with(key, "_tensor_constant") &&
+            (t.is_floating_point() || t.is_complex())) {
           t = t.detach().set_requires_grad(true);
         }
         attrs.push_back({key, {nullptr, t}});

@@ -11,8 +11,10 @@ namespace fx::ops {
 void register_python_ops(OpRegistry& registry);
 // torch.* functions and the Tensor methods (call_method) that mirror them.
 void register_torch_ops(OpRegistry& registry);
-// torch.nn.functional.*, torch._C._nn.*, and torchvision's wrapped functions.
+// torch.nn.functional.*, torch._C._nn.*.
 void register_functional_ops(OpRegistry& registry);
+// The functions torchvision wraps for torch.fx (stochastic_depth, Swin's).
+void register_torchvision_ops(OpRegistry& registry);
 
 }  // namespace fx::ops
 

@@ -1,7 +1,6 @@
 // Built-in ops, part 3: torch.nn.functional.* with the signatures of torch
 // 1.13 (some of which torch.fx prints under the names of the C builtins they
-// are: torch._C._nn.linear, torch._C._nn.gelu, torch.conv2d, ...), and the
-// functions torchvision wraps for torch.fx (stochastic_depth).
+// are: torch._C._nn.linear, torch._C._nn.gelu, torch.conv2d, ...).
 #include <ATen/ATen.h>
 
 #include "fx_core/error.h"
@@ -372,32 +371,6 @@ void register_functional_ops(OpRegistry& r) {
           return at::layer_norm(a.tensor(0), a.int_list(1),
                                 a.optional_tensor(2), a.optional_tensor(3),
                                 a.to_double(4));
-        });
-
-  // torchvision.ops.stochastic_depth: identity in eval, random in training.
-  r.add(Opcode::kCallFunction,
-        "torchvision.ops.stochastic_depth.stochastic_depth",
-        "input, p, mode, training=True", [](OpArgs& a) -> IValue {
-          double p = a.to_double(1);
-          std::string mode = a.to_string(2);
-          if (p < 0.0 || p > 1.0) {
-            throw FxError(
-                cat("drop probability has to be between 0 and 1, but got ", p));
-          }
-          if (mode != "batch" && mode != "row") {
-            throw FxError(
-                cat("mode has to be either 'batch' or 'row', but "
-                    "got ",
-                    mode));
-          }
-          const at::Tensor& x = a.tensor(0);
-          if (!a.to_bool(3) || p == 0.0) return x;
-          double survival = 1.0 - p;
-          std::vector<int64_t> size(x.dim(), 1);
-          if (mode == "row") size[0] = x.size(0);
-          at::Tensor noise = at::empty(size, x.options()).bernoulli_(survival);
-          if (survival > 0.0) noise.div_(survival);
-          return x * noise;
         });
 }
 

@@ -1,0 +1,241 @@
+#!/usr/bin/python3
+"""Exports a model traced by torch.fx as an fx-graph bundle.
+
+    python3 tools/torchfx_export.py (--torchvision NAME | --module FILE:CLASS)
+        [--input-shape 1,3,224,224] [--seed 0] [--reference] -o DIR
+
+writes, as ../shared/spec/fx-graph-json.md specifies:
+    DIR/graph.fx.json     the graph, the modules it calls, the weights' name
+    DIR/model.weights.pt  every parameter and buffer of those modules and
+                          every get_attr target (torch.save of a dict)
+    DIR/input.pt          the example inputs (torch.save of a list)
+    DIR/expected.pt       the eager model's output on them
+and, with --reference, torch.fx's own text forms of the same graph:
+    DIR/graph.txt         print(gm.graph), in the current docs' num_users form
+    DIR/code.py           gm.code
+
+The model is put in eval mode. Run it with Debian's /usr/bin/python3, which
+has python3-torch and python3-torchvision.
+"""
+
+import argparse
+import importlib.util
+import inspect
+import json
+import math
+import os
+import re
+import sys
+
+import torch
+import torch.fx
+
+
+def qualified_function_name(fn):
+    """The name torch.fx prints for a call_function target (its node's
+    _pretty_print_target): builtins.xyz, operator.xyz, else qualified."""
+    module = getattr(fn, "__module__", None)
+    name = getattr(fn, "__name__", None)
+    if name is not None and module == "builtins":
+        return "builtins." + name
+    if name is not None and module == "_operator":
+        return "operator." + name
+    return torch.fx.node._get_qualified_name(fn)
+
+
+def module_type_name(module):
+    cls = type(module)
+    if getattr(torch.nn, cls.__name__, None) is cls:
+        return "torch.nn." + cls.__name__
+    return cls.__module__ + "." + cls.__qualname__
+
+
+def encode(value, where):
+    """A Python value in the file's ARG encoding."""
+    if isinstance(value, torch.fx.Node):
+        return {"node": value.name}
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if math.isinf(value):
+            return {"float": "inf" if value > 0 else "-inf"}
+        if math.isnan(value):
+            return {"float": "nan"}
+        return value
+    if isinstance(value, str):
+        return value
+    if isinstance(value, torch.Size):
+        return {"tuple": [encode(v, where) for v in value]}
+    if isinstance(value, tuple):
+        return {"tuple": [encode(v, where) for v in value]}
+    if isinstance(value, list):
+        return [encode(v, where) for v in value]
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            raise ValueError(f"{where}: dict with non-string keys")
+        return {"dict": {k: encode(v, where) for k, v in value.items()}}
+    if isinstance(value, slice):
+        return {"slice": [encode(value.start, where), encode(value.stop, where),
+                          encode(value.step, where)]}
+    if value is Ellipsis:
+        return {"ellipsis": None}
+    if isinstance(value, torch.dtype):
+        return {"dtype": str(value)}
+    if isinstance(value, torch.device):
+        return {"device": str(value)}
+    if isinstance(value, torch.memory_format):
+        return {"memory_format": str(value)}
+    if isinstance(value, torch.layout):
+        return {"layout": str(value)}
+    raise ValueError(f"{where}: cannot encode a {type(value).__name__}")
+
+
+def module_config(module):
+    """The constructor keyword arguments that rebuild `module`."""
+    config = {}
+    signature = inspect.signature(type(module).__init__)
+    for name, param in signature.parameters.items():
+        if name in ("self", "device", "dtype") or param.kind in (
+                param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        if name == "bias" and isinstance(getattr(module, "bias", None),
+                                         (torch.Tensor, type(None))):
+            config["bias"] = module.bias is not None
+        elif hasattr(module, name):
+            value = getattr(module, name)
+            if isinstance(value, torch.Tensor):
+                continue
+            config[name] = encode(value, f"module {type(module).__name__} {name}")
+    return config
+
+
+def split_top_level(text):
+    """Splits on commas outside brackets."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return [p for p in parts if p]
+
+
+def code_form_annotations(gm):
+    """Each placeholder's annotation, and the return annotation, as gm.code
+    spells them (torch.fx names non-torch types as globals:
+    torchvision_models_googlenet_GoogLeNetOutputs)."""
+    line = next(l for l in gm.code.splitlines() if l.startswith("def forward("))
+    match = re.match(r"def forward\((.*)\)( -> (.*))?:$", line)
+    params = split_top_level(match.group(1))[1:]  # drop self
+    annotations = {}
+    for param in params:
+        name, _, rest = param.partition(" : ")
+        if rest:
+            annotations[name.strip()] = rest.split(" = ")[0].strip()
+    return annotations, match.group(3)
+
+
+def export(gm, example_inputs, out_dir, reference=False):
+    os.makedirs(out_dir, exist_ok=True)
+    nodes = []
+    modules = {}
+    weights = {}
+    annotations, return_annotation = code_form_annotations(gm)
+    for node in gm.graph.nodes:
+        where = f"node '{node.name}'"
+        if node.op == "call_function":
+            target = qualified_function_name(node.target)
+        else:
+            target = node.target
+        entry = {
+            "name": node.name,
+            "op": node.op,
+            "target": target,
+            "args": [encode(a, where) for a in node.args],
+            "kwargs": {k: encode(v, where) for k, v in node.kwargs.items()},
+        }
+        if node.op == "placeholder" and node.name in annotations:
+            entry["type"] = annotations[node.name]
+        elif node.op == "output" and return_annotation:
+            entry["type"] = return_annotation
+        elif node.type is not None and node.op not in ("placeholder", "output"):
+            entry["type"] = torch.fx.node._type_repr(node.type)
+        nodes.append(entry)
+        if node.op == "call_module" and node.target not in modules:
+            sub = gm.get_submodule(node.target)
+            modules[node.target] = {
+                "type": module_type_name(sub),
+                "config": module_config(sub),
+                "training": sub.training,
+            }
+            for key, tensor in sub.state_dict(keep_vars=False).items():
+                weights[node.target + "." + key] = tensor.detach().clone()
+        elif node.op == "get_attr":
+            value = gm
+            for atom in node.target.split("."):
+                value = getattr(value, atom)
+            if isinstance(value, torch.Tensor):
+                weights[node.target] = value.detach().clone()
+    document = {"format": "fx-graph", "version": 1, "nodes": nodes}
+    if modules:
+        document["modules"] = modules
+    if weights:
+        document["weights"] = "model.weights.pt"
+        torch.save(weights, os.path.join(out_dir, "model.weights.pt"))
+    with open(os.path.join(out_dir, "graph.fx.json"), "w") as f:
+        json.dump(document, f, indent=1)
+    torch.save(list(example_inputs), os.path.join(out_dir, "input.pt"))
+    with torch.no_grad():
+        expected = gm(*example_inputs)
+    torch.save(expected, os.path.join(out_dir, "expected.pt"))
+    if reference:
+        text = re.sub(r"\[#users=", "[num_users=", str(gm.graph))
+        with open(os.path.join(out_dir, "graph.txt"), "w") as f:
+            f.write(text + "\n")
+        with open(os.path.join(out_dir, "code.py"), "w") as f:
+            f.write(gm.code)
+
+
+def load_module(spec):
+    path, _, cls = spec.partition(":")
+    if not cls:
+        raise SystemExit(f"--module {spec}: expected FILE:CLASS")
+    loader = importlib.util.spec_from_file_location("exported_module", path)
+    mod = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(mod)
+    return getattr(mod, cls)()
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--torchvision", metavar="NAME")
+    source.add_argument("--module", metavar="FILE:CLASS")
+    parser.add_argument("--input-shape", default="1,3,224,224")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--reference", action="store_true",
+                        help="also write torch.fx's graph.txt and code.py")
+    parser.add_argument("-o", "--output", required=True, metavar="DIR")
+    args = parser.parse_args(argv)
+
+    torch.manual_seed(args.seed)
+    if args.torchvision:
+        import torchvision.models
+        model = getattr(torchvision.models, args.torchvision)()
+    else:
+        model = load_module(args.module)
+    model.eval()
+    gm = torch.fx.symbolic_trace(model)
+    shape = [int(d) for d in args.input_shape.split(",")]
+    example = [torch.rand(*shape)]
+    export(gm, example, args.output, reference=args.reference)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
