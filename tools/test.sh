@@ -13,6 +13,7 @@ status=$?
 
 passed=0
 failed=0
+skipped=0
 while IFS= read -r xml; do
   # <testsuites tests="N" failures="F" disabled="D" errors="E" ...>
   line=$(grep -m1 -o '<testsuites [^>]*>' "$xml" || true)
@@ -24,9 +25,12 @@ while IFS= read -r xml; do
   f=$(sed -n 's/.* failures="\([0-9]*\)".*/\1/p' <<<"$line")
   e=$(sed -n 's/.* errors="\([0-9]*\)".*/\1/p' <<<"$line")
   d=$(sed -n 's/.* disabled="\([0-9]*\)".*/\1/p' <<<"$line")
+  # Skipped cases (GTEST_SKIP) are neither passed nor failed.
+  s=$(grep -c 'result="skipped"' "$xml" || true)
   bad=$(( ${f:-0} + ${e:-0} ))
   failed=$((failed + bad))
-  passed=$((passed + ${t:-0} - bad - ${d:-0}))
+  skipped=$((skipped + ${s:-0}))
+  passed=$((passed + ${t:-0} - bad - ${d:-0} - ${s:-0}))
 done < <(find -L bazel-testlogs/ -name test.xml 2>/dev/null | sort)
 
 # A target that did not build or run leaves no fresh result: count it.
@@ -34,5 +38,6 @@ if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
   failed=1
 fi
 bazel shutdown >/dev/null 2>&1 || true
+[ "$skipped" -eq 0 ] || echo "$skipped skipped (see the test logs for why)"
 echo "$passed passed, $failed failed"
 exit "$status"
