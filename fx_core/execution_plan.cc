@@ -218,11 +218,17 @@ std::unique_ptr<ExecutionPlan> ExecutionPlan::compile(const Graph& graph,
           std::string leaf(
               dot == std::string_view::npos ? target : target.substr(dot + 1));
           torch::nn::Module* owner = find_module(root, owner_path);
+          // named_parameters() and named_buffers() return dicts by value:
+          // keep them alive while using what find() points into.
           const at::Tensor* found = nullptr;
+          torch::OrderedDict<std::string, at::Tensor> params, buffers;
           if (owner != nullptr) {
-            found = owner->named_parameters(false).find(leaf);
-            if (found == nullptr)
-              found = owner->named_buffers(false).find(leaf);
+            params = owner->named_parameters(false);
+            found = params.find(leaf);
+            if (found == nullptr) {
+              buffers = owner->named_buffers(false);
+              found = buffers.find(leaf);
+            }
           }
           if (found == nullptr) {
             throw fail(
@@ -348,6 +354,10 @@ c10::IValue ExecutionPlan::run(std::vector<c10::IValue> inputs) const {
       throw FxError(cat("while running node '", step.node->name(), "' (",
                         opcode_name(step.node->op()), " ", step.node->target(),
                         "): ", e.what_without_backtrace()));
+    } catch (const std::exception& e) {
+      throw FxError(cat("while running node '", step.node->name(), "' (",
+                        opcode_name(step.node->op()), " ", step.node->target(),
+                        "): ", e.what()));
     }
     for (int32_t slot : step.release) slots[slot] = c10::IValue();
   }

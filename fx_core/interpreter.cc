@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "fx_core/codegen.h"
 #include "fx_core/error.h"
 #include "fx_core/graph.h"
 #include "fx_core/graph_module.h"
@@ -19,9 +20,11 @@ Interpreter::~Interpreter() = default;
 
 c10::IValue Interpreter::run(std::vector<c10::IValue> inputs, Env initial_env) {
   env_ = std::move(initial_env);
-  inputs_ = std::move(inputs);
-  next_input_ = 0;
   const Graph& graph = module_.graph();
+  // torch.fx's run() with enable_io_processing (its default): the graph's
+  // CodeGen maps the inputs to the placeholders and the output value.
+  inputs_ = graph.codegen().process_inputs(std::move(inputs));
+  next_input_ = 0;
 
   // The last user of each node, for freeing values.
   absl::flat_hash_map<const Node*, std::vector<const Node*>> to_free;
@@ -34,12 +37,9 @@ c10::IValue Interpreter::run(std::vector<c10::IValue> inputs, Env initial_env) {
   }
 
   for (Node* n : graph.nodes()) {
-    if (env_.contains(n)) {
-      // Partial evaluation: the value was given. Placeholders still consume
-      // their input so later ones line up.
-      if (n->op() == Opcode::kPlaceholder) ++next_input_;
-      continue;
-    }
+    // Partial evaluation: the value was given, the node is not run. As in
+    // torch.fx, a given placeholder consumes no input.
+    if (env_.contains(n)) continue;
     c10::IValue value;
     try {
       value = run_node(*n);
@@ -51,17 +51,23 @@ c10::IValue Interpreter::run(std::vector<c10::IValue> inputs, Env initial_env) {
       throw FxError(cat("while running node '", n->name(), "' (",
                         opcode_name(n->op()), " ", n->target(),
                         "): ", e.what_without_backtrace()));
+    } catch (const std::exception& e) {
+      throw FxError(cat("while running node '", n->name(), "' (",
+                        opcode_name(n->op()), " ", n->target(),
+                        "): ", e.what()));
     }
-    if (n->op() == Opcode::kOutput) {
-      inputs_.clear();
-      return value;
-    }
+    // As torch.fx: the value is stored (the output node's too), then the
+    // values whose last use this node was are dropped.
     env_[n] = std::move(value);
     if (garbage_collect_values_) {
       auto it = to_free.find(n);
       if (it != to_free.end()) {
         for (const Node* dead : it->second) env_.erase(dead);
       }
+    }
+    if (n->op() == Opcode::kOutput) {
+      inputs_.clear();
+      return graph.codegen().process_outputs(env_.at(n));
     }
   }
   inputs_.clear();

@@ -165,12 +165,8 @@ bool bind_call(const OpSchema& schema, size_t num_args,
       bound[p] = true;
     }
   }
-  if (next_arg < num_args && !has_var) {
-    *error = cat("takes ", num_positional, " positional argument",
-                 num_positional == 1 ? "" : "s", " but ", num_args,
-                 num_args == 1 ? " was" : " were", " given");
-    return false;
-  }
+  // Keyword errors come first, then too many positionals, as in CPython.
+  size_t kwonly_given = 0;
   for (size_t k = 0; k < kwarg_names.size(); ++k) {
     int p = schema.index_of(kwarg_names[k]);
     if (p < 0 || params[p].kind == OpParam::Kind::kVarPositional) {
@@ -183,6 +179,31 @@ bool bind_call(const OpSchema& schema, size_t num_args,
     }
     (*sources)[p] = {ParamSource::Kind::kKwarg, static_cast<uint32_t>(k), 0};
     bound[p] = true;
+    if (params[p].kind == OpParam::Kind::kKeywordOnly) ++kwonly_given;
+  }
+  if (next_arg < num_args && !has_var) {
+    // CPython's too_many_positional().
+    size_t num_defaults = 0;
+    for (const OpParam& p : params) {
+      if (p.kind == OpParam::Kind::kPositional && p.has_default) {
+        ++num_defaults;
+      }
+    }
+    std::string takes =
+        num_defaults > 0 ? cat("from ", num_positional - num_defaults, " to ",
+                               num_positional, " positional arguments")
+                         : cat(num_positional, " positional argument",
+                               num_positional == 1 ? "" : "s");
+    std::string kwonly =
+        kwonly_given == 0
+            ? std::string()
+            : cat(" positional argument", num_args == 1 ? "" : "s", " (and ",
+                  kwonly_given, " keyword-only argument",
+                  kwonly_given == 1 ? "" : "s", ")");
+    *error =
+        cat("takes ", takes, " but ", num_args, kwonly,
+            num_args == 1 && kwonly_given == 0 ? " was" : " were", " given");
+    return false;
   }
   for (size_t p = 0; p < params.size(); ++p) {
     if (!bound[p] && !params[p].has_default) {

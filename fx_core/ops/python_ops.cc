@@ -52,6 +52,27 @@ int64_t py_floordiv(int64_t a, int64_t b) {
 }
 int64_t py_mod(int64_t a, int64_t b) { return a - py_floordiv(a, b) * b; }
 
+// CPython's _float_div_mod: x // y and x % y on floats (1 // 0.1 == 9.0, not
+// floor(1 / 0.1) == 10.0).
+void py_float_divmod(double x, double y, double* floordiv, double* mod) {
+  *mod = std::fmod(x, y);
+  double div = (x - *mod) / y;
+  if (*mod != 0) {
+    if ((y < 0) != (*mod < 0)) {
+      *mod += y;
+      div -= 1.0;
+    }
+  } else {
+    *mod = std::copysign(0.0, y);
+  }
+  if (div != 0) {
+    *floordiv = std::floor(div);
+    if (div - *floordiv > 0.5) *floordiv += 1.0;
+  } else {
+    *floordiv = std::copysign(0.0, x / y);
+  }
+}
+
 enum class Binary {
   kAdd,
   kSub,
@@ -138,7 +159,12 @@ IValue number_binary(Binary op, std::string_view name, const IValue& a,
       case Binary::kMod:
         return py_mod(x, y);
       case Binary::kPow:
-        if (y < 0) return std::pow(static_cast<double>(x), y);
+        if (y < 0) {
+          if (x == 0) {
+            throw FxError("0.0 cannot be raised to a negative power");
+          }
+          return std::pow(static_cast<double>(x), y);
+        }
         {
           int64_t r = 1;
           for (int64_t i = 0; i < y; ++i) r *= x;
@@ -183,13 +209,19 @@ IValue number_binary(Binary op, std::string_view name, const IValue& a,
       if (y == 0) throw FxError("float division by zero");
       return x / y;
     case Binary::kFloorDiv:
-      return std::floor(x / y);
     case Binary::kMod: {
-      double r = std::fmod(x, y);
-      if (r != 0 && ((r < 0) != (y < 0))) r += y;
-      return r;
+      if (y == 0) {
+        throw FxError(op == Binary::kMod ? "float modulo"
+                                         : "float floor division by zero");
+      }
+      double div, mod;
+      py_float_divmod(x, y, &div, &mod);
+      return op == Binary::kMod ? mod : div;
     }
     case Binary::kPow:
+      if (x == 0 && y < 0) {
+        throw FxError("0.0 cannot be raised to a negative power");
+      }
       return std::pow(x, y);
     case Binary::kEq:
       return x == y;
@@ -225,6 +257,10 @@ IValue binary(Binary op, std::string_view name, const IValue& a,
     return tensor_binary(op, a.toTensor(), wrap_number(b));
   }
   if (is_number(a) && b.isTensor()) {
+    // Tensor.__rtruediv__ is `self.reciprocal() * other`.
+    if (op == Binary::kTrueDiv) {
+      return at::mul(at::reciprocal(b.toTensor()), wrap_number(a));
+    }
     return tensor_binary(op, wrap_number(a), b.toTensor());
   }
   if (is_number(a) && is_number(b)) return number_binary(op, name, a, b);
@@ -273,11 +309,12 @@ bool values_equal(const IValue& a, const IValue& b) {
   return a.tagKind() == b.tagKind() && a.hash(a) == b.hash(b);
 }
 
-// Python's index normalisation for sequences.
-int64_t seq_index(int64_t i, size_t n) {
+// Python's index normalisation for sequences; `kind` names the sequence in
+// the error ("tuple index out of range").
+int64_t seq_index(int64_t i, size_t n, std::string_view kind) {
   int64_t size = static_cast<int64_t>(n);
   if (i < 0) i += size;
-  if (i < 0 || i >= size) throw FxError("index out of range");
+  if (i < 0 || i >= size) throw FxError(cat(kind, " index out of range"));
   return i;
 }
 
@@ -311,47 +348,62 @@ std::vector<IValue> slice_sequence(const std::vector<IValue>& items,
   return out;
 }
 
-at::indexing::TensorIndex tensor_index(const IValue& v) {
+// Appends the TensorIndex for one Python index. Each is constructed in
+// place: LibTorch's TensorIndex leaves the members of the other kinds
+// uninitialised, so copying or moving one reads them (undefined behaviour
+// that UBSan reports).
+void append_tensor_index(std::vector<at::indexing::TensorIndex>* out,
+                         const IValue& v) {
   using at::indexing::Slice;
-  if (v.isNone()) return at::indexing::None;
-  if (is_ellipsis(v)) return at::indexing::Ellipsis;
-  if (v.isBool()) return v.toBool();
-  if (v.isInt()) return v.toInt();
-  if (v.isTensor()) return v.toTensor();
-  if (const SliceValue* s = as_slice(v)) {
+  if (v.isNone()) {
+    out->emplace_back(at::indexing::None);
+  } else if (is_ellipsis(v)) {
+    out->emplace_back(at::indexing::Ellipsis);
+  } else if (v.isBool()) {
+    out->emplace_back(v.toBool());
+  } else if (v.isInt()) {
+    out->emplace_back(v.toInt());
+  } else if (v.isTensor()) {
+    out->emplace_back(v.toTensor());
+  } else if (const SliceValue* s = as_slice(v)) {
     auto part = [](const IValue& x) -> c10::optional<int64_t> {
       if (x.isNone()) return c10::nullopt;
       return slice_part(x, 0);
     };
-    return Slice(part(s->start), part(s->stop), part(s->step));
-  }
-  if (v.isList()) {
-    // Advanced indexing with a list of ints or bools.
-    std::vector<IValue> items = v.toListRef().vec();
+    out->emplace_back(Slice(part(s->start), part(s->stop), part(s->step)));
+  } else if (v.isList()) {
+    // Advanced indexing with a list of ints.
     std::vector<int64_t> ints;
-    for (const IValue& item : items) {
+    for (const IValue& item : v.toListRef()) {
       if (!item.isInt()) {
         throw FxError(cat("unsupported index list element of type ",
                           value_type_name(item)));
       }
       ints.push_back(item.toInt());
     }
-    return at::tensor(ints, at::kLong);
+    out->emplace_back(at::tensor(ints, at::kLong));
+  } else {
+    throw FxError(cat("unsupported index of type ", value_type_name(v)));
   }
-  throw FxError(cat("unsupported index of type ", value_type_name(v)));
+}
+
+// The TensorIndex list for `index` (a tuple indexes several dimensions).
+std::vector<at::indexing::TensorIndex> tensor_indices(const IValue& index) {
+  std::vector<at::indexing::TensorIndex> indices;
+  if (index.isTuple()) {
+    const auto& parts = index.toTupleRef().elements();
+    indices.reserve(parts.size());  // no reallocation: no moves
+    for (const IValue& part : parts) append_tensor_index(&indices, part);
+  } else {
+    indices.reserve(1);
+    append_tensor_index(&indices, index);
+  }
+  return indices;
 }
 
 IValue getitem(const IValue& obj, const IValue& index) {
   if (obj.isTensor()) {
-    std::vector<at::indexing::TensorIndex> indices;
-    if (index.isTuple()) {
-      for (const IValue& part : index.toTupleRef().elements()) {
-        indices.push_back(tensor_index(part));
-      }
-    } else {
-      indices.push_back(tensor_index(index));
-    }
-    return obj.toTensor().index(indices);
+    return obj.toTensor().index(tensor_indices(index));
   }
   if (is_sequence(obj)) {
     std::vector<IValue> items = sequence_elements(obj);
@@ -359,10 +411,12 @@ IValue getitem(const IValue& obj, const IValue& index) {
       return same_kind(obj, slice_sequence(items, *s));
     }
     if (index.isInt() || index.isBool()) {
-      return items[seq_index(as_int(index), items.size())];
+      return items[seq_index(as_int(index), items.size(),
+                             value_type_name(obj))];
     }
     if (index.isTensor() && index.toTensor().numel() == 1) {
-      return items[seq_index(index.toTensor().item<int64_t>(), items.size())];
+      return items[seq_index(index.toTensor().item<int64_t>(), items.size(),
+                             value_type_name(obj))];
     }
     throw FxError(cat(value_type_name(obj),
                       " indices must be integers or slices, not ",
@@ -380,7 +434,7 @@ IValue getitem(const IValue& obj, const IValue& index) {
   }
   if (obj.isString()) {
     const std::string& s = obj.toStringRef();
-    return std::string(1, s[seq_index(as_int(index), s.size())]);
+    return std::string(1, s[seq_index(as_int(index), s.size(), "string")]);
   }
   throw FxError(
       cat("'", value_type_name(obj), "' object is not subscriptable"));
@@ -473,14 +527,7 @@ void register_python_ops(OpRegistry& r) {
           if (!a[0].isTensor()) {
             throw FxError("operator.setitem is supported on tensors only");
           }
-          std::vector<at::indexing::TensorIndex> indices;
-          if (a[1].isTuple()) {
-            for (const IValue& p : a[1].toTupleRef().elements()) {
-              indices.push_back(tensor_index(p));
-            }
-          } else {
-            indices.push_back(tensor_index(a[1]));
-          }
+          std::vector<at::indexing::TensorIndex> indices = tensor_indices(a[1]);
           at::Tensor target = a.tensor(0);
           if (a[2].isTensor()) {
             target.index_put_(indices, a.tensor(2));
@@ -528,12 +575,24 @@ void register_python_ops(OpRegistry& r) {
           });
   }
 
-  r.add(Opcode::kCallFunction, "builtins.getattr", "obj, name, default=None",
+  // getattr(obj, name[, default]): the default, given positionally only as
+  // Python's builtin takes it, is returned for a missing attribute.
+  r.add(Opcode::kCallFunction, "builtins.getattr", "obj, name, *default",
         [](OpArgs& a) -> IValue {
           std::string name = a.to_string(1);
-          if (a[0].isTensor()) return tensor_attribute(a.tensor(0), name);
-          throw FxError(cat("'", value_type_name(a[0]),
-                            "' object has no attribute '", name, "'"));
+          const auto& rest = a[2].toTupleRef().elements();
+          if (rest.size() > 1) {
+            throw FxError(cat("getattr expected at most 3 arguments, got ",
+                              2 + rest.size()));
+          }
+          try {
+            if (a[0].isTensor()) return tensor_attribute(a.tensor(0), name);
+            throw FxError(cat("'", value_type_name(a[0]),
+                              "' object has no attribute '", name, "'"));
+          } catch (const FxError&) {
+            if (rest.empty()) throw;
+            return rest[0];
+          }
         });
   r.add(
       Opcode::kCallFunction, "builtins.len", "obj",

@@ -3,6 +3,7 @@
 // parameter `input`) and as the method NAME (first parameter `self`), with
 // the rest of the Python signature shared.
 #include <ATen/ATen.h>
+#include <ATen/ScalarOps.h>
 
 #include "fx_core/error.h"
 #include "fx_core/ops/builtin_ops.h"
@@ -13,6 +14,13 @@ namespace fx::ops {
 namespace {
 
 using c10::IValue;
+
+// A Python number as the other operand of a tensor op: a wrapped-number
+// tensor, so that it promotes as Python's does (an int tensor compared with
+// 2.5 compares in float) rather than being cast to the tensor's dtype.
+at::Tensor number_operand(OpArgs& a, size_t i, const at::Tensor& like) {
+  return at::native::wrapped_scalar_tensor(a.scalar(i), like.device());
+}
 
 IValue tuple_of(std::vector<at::Tensor> tensors) {
   std::vector<IValue> items(tensors.begin(), tensors.end());
@@ -262,9 +270,7 @@ void register_torch_ops(OpRegistry& r) {
        }) {
     both(name, "other", [fn = fn](OpArgs& a) -> IValue {
       at::Tensor other =
-          a[1].isTensor()
-              ? a.tensor(1)
-              : at::scalar_tensor(a.scalar(1), a.tensor(0).options());
+          a[1].isTensor() ? a.tensor(1) : number_operand(a, 1, a.tensor(0));
       return fn(a.tensor(0), other);
     });
   }
@@ -519,8 +525,7 @@ void register_torch_ops(OpRegistry& r) {
           [inplace = inplace](OpArgs& a) -> IValue {
             at::Tensor x = a.tensor(0);
             at::Tensor other =
-                a[1].isTensor() ? a.tensor(1)
-                                : at::scalar_tensor(a.scalar(1), x.options());
+                a[1].isTensor() ? a.tensor(1) : number_operand(a, 1, x);
             switch (inplace) {
               case 0:
                 return x.add_(other);
