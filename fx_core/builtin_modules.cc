@@ -164,7 +164,11 @@ torch::nn::detail::conv_padding_mode_t padding_mode(const std::string& mode) {
 
 std::string padding_mode_name(
     const torch::nn::detail::conv_padding_mode_t& mode) {
-  return torch::enumtype::get_enum_name(mode);
+  // get_enum_name gives "kZeros"; Python spells it "zeros".
+  if (c10::get_if<torch::enumtype::kReflect>(&mode)) return "reflect";
+  if (c10::get_if<torch::enumtype::kReplicate>(&mode)) return "replicate";
+  if (c10::get_if<torch::enumtype::kCircular>(&mode)) return "circular";
+  return "zeros";
 }
 
 template <size_t N, typename Impl, typename Options>

@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "fx_core/error.h"
 #include "fx_core/graph.h"
+#include "fx_core/module_path.h"
 #include "fx_core/module_registry.h"
 #include "fx_core/op_registry.h"
 #include "fx_core/strings.h"
@@ -59,24 +60,6 @@ bool references_nodes(const Argument& arg) {
   bool found = false;
   for_each_node(arg, [&](Node*) { found = true; });
   return found;
-}
-
-// The leaf module / tensor at a dotted path, or nullptr / undefined.
-torch::nn::Module* find_module(torch::nn::Module& root, std::string_view path) {
-  torch::nn::Module* m = &root;
-  if (path.empty()) return m;
-  for (std::string_view atom : split(path, '.')) {
-    std::shared_ptr<torch::nn::Module> child;
-    for (const auto& item : m->named_children()) {
-      if (item.key() == atom) {
-        child = item.value();
-        break;
-      }
-    }
-    if (!child) return nullptr;
-    m = child.get();
-  }
-  return m;
 }
 
 }  // namespace
@@ -211,30 +194,12 @@ std::unique_ptr<ExecutionPlan> ExecutionPlan::compile(const Graph& graph,
           break;
         case Opcode::kGetAttr: {
           step.kind = Step::Kind::kConstant;
-          std::string_view target = n->target();
-          size_t dot = target.rfind('.');
-          std::string_view owner_path =
-              dot == std::string_view::npos ? "" : target.substr(0, dot);
-          std::string leaf(
-              dot == std::string_view::npos ? target : target.substr(dot + 1));
-          torch::nn::Module* owner = find_module(root, owner_path);
-          // named_parameters() and named_buffers() return dicts by value:
-          // keep them alive while using what find() points into.
-          const at::Tensor* found = nullptr;
-          torch::OrderedDict<std::string, at::Tensor> params, buffers;
-          if (owner != nullptr) {
-            params = owner->named_parameters(false);
-            found = params.find(leaf);
-            if (found == nullptr) {
-              buffers = owner->named_buffers(false);
-              found = buffers.find(leaf);
-            }
+          std::optional<TensorAttr> found = tensor_at(root, n->target());
+          if (!found) {
+            throw fail(n, cat("the module has no parameter or buffer '",
+                              n->target(), "'"));
           }
-          if (found == nullptr) {
-            throw fail(
-                n, cat("the module has no parameter or buffer '", target, "'"));
-          }
-          step.constant = *found;
+          step.constant = found->tensor;
           break;
         }
         case Opcode::kCallFunction:
@@ -254,7 +219,7 @@ std::unique_ptr<ExecutionPlan> ExecutionPlan::compile(const Graph& graph,
         }
         case Opcode::kCallModule: {
           step.kind = Step::Kind::kCallModule;
-          step.module = find_module(root, n->target());
+          step.module = module_at(root, n->target());
           if (step.module == nullptr) {
             throw fail(n,
                        cat("the module has no submodule '", n->target(), "'"));

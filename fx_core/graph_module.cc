@@ -5,6 +5,7 @@
 #include "fx_core/codegen.h"
 #include "fx_core/error.h"
 #include "fx_core/execution_plan.h"
+#include "fx_core/module_path.h"
 #include "fx_core/op_registry.h"
 #include "fx_core/strings.h"
 
@@ -19,33 +20,6 @@ std::shared_ptr<torch::nn::Module> make_container() {
 
 bool is_container(const torch::nn::Module& m) {
   return typeid(m) == typeid(torch::nn::Module);
-}
-
-std::shared_ptr<torch::nn::Module> child_named(const torch::nn::Module& m,
-                                               std::string_view name) {
-  for (const auto& item : m.named_children()) {
-    if (item.key() == name) return item.value();
-  }
-  return nullptr;
-}
-
-// Walks `path` from `root`; nullptr when a level is missing.
-std::shared_ptr<torch::nn::Module> walk(
-    const std::shared_ptr<torch::nn::Module>& root, std::string_view path) {
-  std::shared_ptr<torch::nn::Module> m = root;
-  if (path.empty()) return m;
-  for (std::string_view atom : split(path, '.')) {
-    m = child_named(*m, atom);
-    if (!m) return nullptr;
-  }
-  return m;
-}
-
-void split_path(std::string_view path, std::string_view* owner,
-                std::string_view* leaf) {
-  size_t dot = path.rfind('.');
-  *owner = dot == std::string_view::npos ? "" : path.substr(0, dot);
-  *leaf = dot == std::string_view::npos ? path : path.substr(dot + 1);
 }
 
 // Deep-copies a module tree: containers rebuilt, leaves cloned.
@@ -81,37 +55,15 @@ GraphModule::GraphModule(torch::nn::Module& root, std::unique_ptr<Graph> graph,
     : torch::nn::Module(class_name),
       graph_(std::move(graph)),
       class_name_(std::move(class_name)) {
-  // named_children() hands out shared_ptrs; walk the root the same way.
   copy_from([&root](const Node& n) {
     Attribute a;
-    std::string_view owner_path, leaf;
     if (n.op() == Opcode::kCallModule) {
-      torch::nn::Module* m = &root;
-      std::shared_ptr<torch::nn::Module> found;
-      for (std::string_view atom : split(n.target(), '.')) {
-        found = child_named(*m, atom);
-        if (!found) break;
-        m = found.get();
-      }
-      a.module = found;
-      return a;
-    }
-    split_path(n.target(), &owner_path, &leaf);
-    torch::nn::Module* owner = &root;
-    if (!owner_path.empty()) {
-      for (std::string_view atom : split(owner_path, '.')) {
-        std::shared_ptr<torch::nn::Module> next = child_named(*owner, atom);
-        if (!next) return a;
-        owner = next.get();
-      }
-    }
-    std::string key(leaf);
-    if (const at::Tensor* p = owner->named_parameters(false).find(key)) {
-      a.tensor = *p;
-    } else if (const at::Tensor* b = owner->named_buffers(false).find(key)) {
-      a.tensor = *b;
-    } else if (auto child = child_named(*owner, key)) {
-      a.module = child;
+      a.module = submodule_at(root, n.target());
+    } else if (auto t = tensor_at(root, n.target())) {
+      a.tensor = t->tensor;
+      a.is_parameter = t->is_parameter;
+    } else {
+      a.module = submodule_at(root, n.target());
     }
     return a;
   });
@@ -128,25 +80,18 @@ GraphModule::GraphModule(const AttributeMap& root, std::unique_ptr<Graph> graph,
     }
     // A get_attr of something inside a listed submodule (`linear.weight`).
     for (const auto& [path, attr] : root) {
-      if (attr.module && n.target().size() > path.size() &&
-          n.target().compare(0, path.size(), path) == 0 &&
-          n.target()[path.size()] == '.') {
+      const std::string& target = n.target();
+      if (attr.module && target.size() > path.size() &&
+          target.compare(0, path.size(), path) == 0 &&
+          target[path.size()] == '.') {
         std::string_view rest =
-            std::string_view(n.target()).substr(path.size() + 1);
-        std::string_view owner_path, leaf;
-        split_path(rest, &owner_path, &leaf);
-        std::shared_ptr<torch::nn::Module> owner =
-            walk(attr.module, owner_path);
+            std::string_view(target).substr(path.size() + 1);
         Attribute a;
-        if (!owner) return a;
-        std::string key(leaf);
-        if (const at::Tensor* p = owner->named_parameters(false).find(key)) {
-          a.tensor = *p;
-        } else if (const at::Tensor* b =
-                       owner->named_buffers(false).find(key)) {
-          a.tensor = *b;
+        if (auto t = tensor_at(*attr.module, rest)) {
+          a.tensor = t->tensor;
+          a.is_parameter = t->is_parameter;
         } else {
-          a.module = child_named(*owner, key);
+          a.module = submodule_at(*attr.module, rest);
         }
         return a;
       }
@@ -176,7 +121,7 @@ void GraphModule::copy_from(
     if (a.module) {
       add_submodule(n->target(), a.module);
     } else if (a.tensor.defined()) {
-      set_attr(n->target(), a.tensor, a.tensor.requires_grad());
+      set_attr(n->target(), a.tensor, a.is_parameter);
     } else {
       throw FxError(cat("node '", n->name(), "' (", opcode_name(n->op()),
                         ") refers to '", n->target(),
@@ -219,28 +164,17 @@ c10::IValue GraphModule::forward(std::vector<c10::IValue> inputs) {
 }
 
 std::shared_ptr<GraphModule> GraphModule::deepcopy() const {
-  AttributeMap attrs;
-  for (const auto& p : named_parameters(false)) {
-    attrs.push_back({p.key(),
-                     {nullptr, p.value().detach().clone().set_requires_grad(
-                                   p.value().requires_grad())}});
-  }
-  for (const auto& b : named_buffers(false)) {
-    attrs.push_back({b.key(), {nullptr, b.value().clone()}});
-  }
-  for (const auto& c : named_children()) {
-    attrs.push_back({c.key(), {clone_tree(*c.value(), c.key()), {}}});
-  }
   auto copy = std::make_shared<GraphModule>(
       AttributeMap{}, std::make_unique<Graph>(), class_name_);
-  for (auto& [name, attr] : attrs) {
-    if (attr.module) {
-      copy->register_module(name, attr.module);
-    } else if (named_parameters(false).find(name)) {
-      copy->register_parameter(name, attr.tensor, attr.tensor.requires_grad());
-    } else {
-      copy->register_buffer(name, attr.tensor);
-    }
+  for (const auto& p : named_parameters(false)) {
+    copy->register_parameter(p.key(), p.value().detach().clone(),
+                             p.value().requires_grad());
+  }
+  for (const auto& b : named_buffers(false)) {
+    copy->register_buffer(b.key(), b.value().clone());
+  }
+  for (const auto& c : named_children()) {
+    copy->register_module(c.key(), clone_tree(*c.value(), c.key()));
   }
   copy->train(is_training());
   copy->set_graph(graph_->deepcopy());
@@ -249,36 +183,18 @@ std::shared_ptr<GraphModule> GraphModule::deepcopy() const {
 
 std::shared_ptr<torch::nn::Module> GraphModule::get_submodule(
     std::string_view qualified_name) const {
-  const torch::nn::Module* m = this;
-  std::shared_ptr<torch::nn::Module> found;
-  for (std::string_view atom : split(qualified_name, '.')) {
-    found = child_named(*m, atom);
-    if (!found) return nullptr;
-    m = found.get();
-  }
-  return found;
+  return submodule_at(*this, qualified_name);
 }
 
 at::Tensor GraphModule::get_attr(std::string_view qualified_name) const {
-  std::string_view owner_path, leaf;
-  split_path(qualified_name, &owner_path, &leaf);
-  const torch::nn::Module* owner = this;
-  std::shared_ptr<torch::nn::Module> holder;
-  if (!owner_path.empty()) {
-    holder = get_submodule(owner_path);
-    if (!holder) return at::Tensor();
-    owner = holder.get();
-  }
-  std::string key(leaf);
-  if (const at::Tensor* p = owner->named_parameters(false).find(key)) return *p;
-  if (const at::Tensor* b = owner->named_buffers(false).find(key)) return *b;
-  return at::Tensor();
+  std::optional<TensorAttr> t = tensor_at(*this, qualified_name);
+  return t ? t->tensor : at::Tensor();
 }
 
 torch::nn::Module& GraphModule::container(std::string_view path,
                                           std::string* leaf) {
   std::string_view owner_path, last;
-  split_path(path, &owner_path, &last);
+  split_qualified_name(path, &owner_path, &last);
   if (last.empty()) {
     throw FxError(cat("'", path, "' is not a valid qualified name"));
   }
@@ -311,6 +227,19 @@ void GraphModule::set_attr(std::string_view qualified_name,
                            const at::Tensor& tensor, bool is_parameter) {
   std::string leaf;
   torch::nn::Module& owner = container(qualified_name, &leaf);
+  if (std::optional<TensorAttr> existing = own_tensor(owner, leaf)) {
+    // LibTorch cannot unregister: replace the value in place.
+    if (existing->is_parameter != is_parameter) {
+      throw FxError(cat("set_attr: '", qualified_name, "' is a ",
+                        existing->is_parameter ? "parameter" : "buffer",
+                        ", not a ", is_parameter ? "parameter" : "buffer"));
+    }
+    torch::NoGradGuard no_grad;
+    existing->tensor.set_data(tensor);
+    if (is_parameter)
+      existing->tensor.set_requires_grad(tensor.requires_grad());
+    return;
+  }
   if (is_parameter) {
     owner.register_parameter(leaf, tensor, tensor.requires_grad());
   } else {
@@ -324,7 +253,10 @@ GraphModule::AttributeMap GraphModule::referenced_attributes() const {
     if (n->op() == Opcode::kCallModule) {
       out.push_back({n->target(), {get_submodule(n->target()), {}}});
     } else if (n->op() == Opcode::kGetAttr) {
-      out.push_back({n->target(), {nullptr, get_attr(n->target())}});
+      std::optional<TensorAttr> t = tensor_at(*this, n->target());
+      out.push_back(
+          {n->target(),
+           {nullptr, t ? t->tensor : at::Tensor(), t && t->is_parameter}});
     }
   }
   return out;
@@ -333,19 +265,9 @@ GraphModule::AttributeMap GraphModule::referenced_attributes() const {
 GraphOwner::AttrKind GraphModule::resolve_attr(
     std::string_view qualified_name) const {
   if (get_submodule(qualified_name)) return AttrKind::kModule;
-  std::string_view owner_path, leaf;
-  split_path(qualified_name, &owner_path, &leaf);
-  const torch::nn::Module* owner = this;
-  std::shared_ptr<torch::nn::Module> holder;
-  if (!owner_path.empty()) {
-    holder = get_submodule(owner_path);
-    if (!holder) return AttrKind::kMissing;
-    owner = holder.get();
-  }
-  std::string key(leaf);
-  if (owner->named_parameters(false).find(key)) return AttrKind::kParameter;
-  if (owner->named_buffers(false).find(key)) return AttrKind::kBuffer;
-  return AttrKind::kMissing;
+  std::optional<TensorAttr> t = tensor_at(*this, qualified_name);
+  if (!t) return AttrKind::kMissing;
+  return t->is_parameter ? AttrKind::kParameter : AttrKind::kBuffer;
 }
 
 bool GraphModule::has_function(std::string_view target) const {

@@ -38,11 +38,11 @@ class GraphModule : public torch::nn::Module, public GraphOwner {
  public:
   // What a GraphModule can be built from when there is no root module (a
   // graph file, a pass that builds modules): qualified path -> a submodule
-  // or a tensor. A tensor that requires grad becomes a parameter, any other
-  // a buffer.
+  // or a tensor (a parameter or a buffer, as `is_parameter` says).
   struct Attribute {
     std::shared_ptr<torch::nn::Module> module;
     at::Tensor tensor;
+    bool is_parameter = false;  // for a tensor: parameter or buffer
   };
   using AttributeMap = std::vector<std::pair<std::string, Attribute>>;
 

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "fx_core/error.h"
+#include "fx_core/module_path.h"
 #include "fx_core/module_registry.h"
 #include "fx_core/strings.h"
 
@@ -25,12 +26,12 @@ bool starts_with(std::string_view s, std::string_view prefix) {
 bool load_into(torch::nn::Module& module, const std::string& key,
                const at::Tensor& value, std::string* error) {
   torch::NoGradGuard no_grad;
-  at::Tensor* target = module.named_parameters(true).find(key);
-  if (target == nullptr) target = module.named_buffers(true).find(key);
-  if (target == nullptr) {
+  std::optional<TensorAttr> found = tensor_at(module, key);
+  if (!found) {
     *error = "the module has no such parameter or buffer";
     return false;
   }
+  at::Tensor* target = &found->tensor;  // shares storage with the module's
   if (target->sizes() != value.sizes()) {
     *error =
         cat("shape mismatch: the module expects ", c10::str(target->sizes()),
@@ -83,14 +84,13 @@ absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module(GraphFile file) {
         }
       }
       if (!placed) {
-        at::Tensor t = tensor;
         // Parameters (only floating and complex tensors can be ones);
         // torch.fx's tensor constants stay buffers.
-        if (!starts_with(key, "_tensor_constant") &&
-            (t.is_floating_point() || t.is_complex())) {
-          t = t.detach().set_requires_grad(true);
-        }
-        attrs.push_back({key, {nullptr, t}});
+        bool is_parameter = !starts_with(key, "_tensor_constant") &&
+                            (tensor.is_floating_point() || tensor.is_complex());
+        at::Tensor t =
+            is_parameter ? tensor.detach().set_requires_grad(true) : tensor;
+        attrs.push_back({key, {nullptr, t, is_parameter}});
       }
     }
   }

@@ -222,8 +222,7 @@ std::shared_ptr<GraphModule> make_nested() {
   Node* out = g->call_module("fc", {flat});
   g->output(out);
   auto gm = std::make_shared<GraphModule>(root, std::move(g));
-  // A frozen parameter at the top level (copying from the root makes a
-  // tensor that does not require grad a buffer, so set it afterwards).
+  // Replacing a top-level frozen parameter keeps it a parameter.
   gm->set_attr("scale", torch::rand({3, 1, 1}), /*is_parameter=*/true);
   gm->recompile();
   // layer1 evaluates, its block trains, the block's BatchNorm evaluates (it
@@ -330,7 +329,7 @@ TEST(ToFolder, TypingGlobalsAreDefined) {
 // which neither torch.nn.Conv2d nor ModuleRegistry::create accepts; so a
 // GraphModule holding a convolution cannot be written (to_folder or
 // write_graph_module) and read back. Enable once describe() is fixed.
-TEST(ToFolder, DISABLED_ConvolutionsAreDescribedWithPythonsPaddingMode) {
+TEST(ToFolder, ConvolutionsAreDescribedWithPythonsPaddingMode) {
   torch::nn::Module root;
   root.register_module(
       "conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 4, 3).bias(false)));

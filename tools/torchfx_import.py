@@ -1,0 +1,195 @@
+#!/usr/bin/python3
+"""Rebuilds a torch.fx GraphModule from an fx-graph bundle and checks it.
+
+    python3 tools/torchfx_import.py DIR [--inputs IN.pt] [--expected OUT.pt]
+        [--rtol 1e-4] [--atol 1e-5] [--print]
+
+reads DIR/graph.fx.json (../shared/spec/fx-graph-json.md) and the weights it
+names, builds the modules from their types and configs, and the graph node by
+node with torch.fx's Graph API. With inputs (default DIR/input.pt when
+present) it runs the GraphModule and compares with the expected output
+(default DIR/expected.pt when present): exit status 0 when allclose, 1 when
+not, 2 on a bundle it cannot read. --print shows the graph and gm.code.
+
+Use it to bring a graph back to Python after C++ passes: the rebuilt module
+is a plain torch.fx GraphModule.
+"""
+
+import argparse
+import importlib
+import json
+import math
+import os
+import sys
+
+import torch
+import torch.fx
+
+
+class BundleError(Exception):
+    pass
+
+
+def resolve(qualified_name, where):
+    """The Python object a dotted target names (operator.add, torch.relu,
+    torch._C._nn.linear, torchvision.ops.stochastic_depth.stochastic_depth)."""
+    atoms = qualified_name.split(".")
+    if atoms[0] == "builtins":
+        import builtins
+        return getattr(builtins, atoms[1])
+    # The longest importable module prefix, then attributes
+    # (torchvision.ops.stochastic_depth is both a module and a function).
+    for split in range(len(atoms) - 1, 0, -1):
+        try:
+            obj = importlib.import_module(".".join(atoms[:split]))
+        except ImportError:
+            continue
+        try:
+            for atom in atoms[split:]:
+                obj = getattr(obj, atom)
+            return obj
+        except AttributeError:
+            continue
+    raise BundleError(f"{where}: {qualified_name} does not exist")
+
+
+def decode(value, nodes, where):
+    if isinstance(value, list):
+        return [decode(v, nodes, where) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if len(value) != 1:
+        raise BundleError(f"{where}: an object must have exactly one key")
+    (kind, payload), = value.items()
+    if kind == "node":
+        if payload not in nodes:
+            raise BundleError(f"{where}: node '{payload}' is not defined before")
+        return nodes[payload]
+    if kind == "tuple":
+        return tuple(decode(v, nodes, where) for v in payload)
+    if kind == "dict":
+        return {k: decode(v, nodes, where) for k, v in payload.items()}
+    if kind == "slice":
+        return slice(*(decode(v, nodes, where) for v in payload))
+    if kind == "ellipsis":
+        return Ellipsis
+    if kind == "float":
+        return float(payload)
+    if kind in ("dtype", "memory_format", "layout"):
+        return resolve(payload, where)
+    if kind == "device":
+        return torch.device(payload)
+    raise BundleError(f"{where}: unknown value kind '{kind}'")
+
+
+def set_path(root, path, value):
+    *parents, leaf = path.split(".")
+    for atom in parents:
+        if not hasattr(root, atom):
+            root.add_module(atom, torch.nn.Module())
+        root = getattr(root, atom)
+    if isinstance(value, torch.nn.Module):
+        root.add_module(leaf, value)
+    elif isinstance(value, torch.nn.Parameter):
+        root.register_parameter(leaf, value)
+    else:
+        root.register_buffer(leaf, value)
+
+
+def load_bundle(directory):
+    path = os.path.join(directory, "graph.fx.json")
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise BundleError(f"{path}: {e}")
+    if doc.get("format") != "fx-graph" or doc.get("version") != 1:
+        raise BundleError(f"{path}: not an fx-graph version 1 file")
+    root = torch.nn.Module()
+    for qualified, spec in doc.get("modules", {}).items():
+        cls = resolve(spec["type"], f"module '{qualified}'")
+        config = {k: decode(v, {}, f"module '{qualified}' config '{k}'")
+                  for k, v in spec.get("config", {}).items()}
+        module = cls(**config)
+        module.train(spec.get("training", False))
+        set_path(root, qualified, module)
+    if "weights" in doc:
+        weights = torch.load(os.path.join(directory, doc["weights"]))
+        state = root.state_dict()
+        for key, tensor in weights.items():
+            if key in state:
+                if state[key].shape != tensor.shape:
+                    raise BundleError(f"weight '{key}': shape {tuple(tensor.shape)}"
+                                      f" but the module has {tuple(state[key].shape)}")
+                with torch.no_grad():
+                    state[key].copy_(tensor)
+            elif key.startswith("_tensor_constant") or not tensor.is_floating_point():
+                set_path(root, key, tensor)
+            else:
+                set_path(root, key, torch.nn.Parameter(tensor))
+    graph = torch.fx.Graph()
+    nodes = {}
+    for entry in doc["nodes"]:
+        name, op, target = entry["name"], entry["op"], entry["target"]
+        where = f"node '{name}'"
+        args = tuple(decode(a, nodes, where + " args") for a in entry.get("args", []))
+        kwargs = {k: decode(v, nodes, where + " kwargs")
+                  for k, v in entry.get("kwargs", {}).items()}
+        if op == "call_function":
+            target = resolve(target, where)
+        if op == "output":
+            node = graph.output(args[0])
+        else:
+            node = graph.create_node(op, target, args, kwargs, name=name)
+            if node.name != name:
+                raise BundleError(f"{where}: torch.fx renamed it '{node.name}'")
+        nodes[name] = node
+    graph.lint()
+    return torch.fx.GraphModule(root, graph)
+
+
+def flatten(value):
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in flatten(v)]
+    return []
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("directory")
+    parser.add_argument("--inputs")
+    parser.add_argument("--expected")
+    parser.add_argument("--rtol", type=float, default=1e-4)
+    parser.add_argument("--atol", type=float, default=1e-5)
+    parser.add_argument("--print", action="store_true")
+    args = parser.parse_args(argv)
+    try:
+        gm = load_bundle(args.directory)
+    except BundleError as e:
+        print(f"torchfx_import: {e}", file=sys.stderr)
+        return 2
+    if args.print:
+        print(gm.graph)
+        print(gm.code)
+    inputs = args.inputs or os.path.join(args.directory, "input.pt")
+    expected = args.expected or os.path.join(args.directory, "expected.pt")
+    if not os.path.exists(inputs):
+        return 0
+    with torch.no_grad():
+        out = gm(*torch.load(inputs))
+    if not os.path.exists(expected):
+        return 0
+    got, want = flatten(out), flatten(torch.load(expected))
+    ok = len(got) == len(want) and all(
+        torch.allclose(g, w, rtol=args.rtol, atol=args.atol) for g, w in zip(got, want))
+    diff = max((float((g.float() - w.float()).abs().max()) for g, w in zip(got, want)),
+               default=0.0)
+    print(f"torchfx_import: {'allclose' if ok else 'DIFFERENT'} "
+          f"(max abs diff {diff:g}, rtol {args.rtol:g}, atol {args.atol:g})")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
