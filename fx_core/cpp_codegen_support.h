@@ -47,8 +47,13 @@ inline at::Tensor attr(torch::nn::Module& self, const std::string& path) {
   torch::nn::Module& owner =
       dot == std::string::npos ? self : module_at(self, path.substr(0, dot));
   std::string leaf = dot == std::string::npos ? path : path.substr(dot + 1);
-  if (at::Tensor* p = owner.named_parameters(false).find(leaf)) return *p;
-  if (at::Tensor* b = owner.named_buffers(false).find(leaf)) return *b;
+  // named_parameters() returns a dict by value: read it while it lives.
+  for (const auto& p : owner.named_parameters(false)) {
+    if (p.key() == leaf) return p.value();
+  }
+  for (const auto& b : owner.named_buffers(false)) {
+    if (b.key() == leaf) return b.value();
+  }
   throw std::runtime_error("no parameter or buffer '" + path + "'");
 }
 

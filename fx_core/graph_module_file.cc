@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "fx_core/error.h"
 #include "fx_core/module_path.h"
 #include "fx_core/module_registry.h"
@@ -60,6 +61,7 @@ absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module(GraphFile file) {
     attrs.push_back({path, {module, {}}});
   }
   // Weights: into the modules, or top-level get_attr targets.
+  absl::flat_hash_set<std::string> loaded;
   if (!file.weights.empty()) {
     std::string weights_path = file.weights[0] == '/'
                                    ? file.weights
@@ -67,6 +69,7 @@ absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module(GraphFile file) {
     auto weights = read_tensor_dict(weights_path);
     if (!weights.ok()) return weights.status();
     for (const auto& [key, tensor] : *weights) {
+      loaded.insert(key);
       bool placed = false;
       for (const auto& [path, attr] : attrs) {
         if (attr.module && starts_with(key, path) && key.size() > path.size() &&
@@ -91,6 +94,27 @@ absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module(GraphFile file) {
         at::Tensor t =
             is_parameter ? tensor.detach().set_requires_grad(true) : tensor;
         attrs.push_back({key, {nullptr, t, is_parameter}});
+      }
+    }
+  }
+  // Every parameter and buffer of every module must come from the weights.
+  for (const auto& [path, attr] : attrs) {
+    if (!attr.module) continue;
+    std::vector<std::string> keys;
+    for (const auto& p : attr.module->named_parameters(true)) {
+      keys.push_back(p.key());
+    }
+    for (const auto& b : attr.module->named_buffers(true)) {
+      keys.push_back(b.key());
+    }
+    for (const std::string& key : keys) {
+      if (!loaded.contains(cat(path, ".", key))) {
+        return absl::InvalidArgumentError(
+            cat("module '", path, "' (",
+                ModuleRegistry::global().find(*attr.module)->type, "): '", key,
+                "' is missing from the weights",
+                file.weights.empty() ? " (the file names no weights)"
+                                     : cat(" (", file.weights, ")")));
       }
     }
   }

@@ -1,0 +1,126 @@
+// Loading bundles refuses, at load time and by name, everything that could
+// not run: a missing or misshapen weight, an unknown target or module type, a
+// bad format or version, a node used before it is defined.
+#include "fx_core/graph_module_file.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "tests/testing/reference.h"
+
+namespace fx {
+namespace {
+
+// A bundle directory holding `json` and, when given, `weights`.
+std::string bundle(const std::string& name, const std::string& json,
+                   std::vector<std::pair<std::string, at::Tensor>> weights) {
+  std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/" + name;
+  std::filesystem::create_directories(dir);
+  EXPECT_TRUE(write_text_file_atomically(dir + "/graph.fx.json", json).ok());
+  if (!weights.empty()) {
+    EXPECT_TRUE(write_tensor_dict(dir + "/model.weights.pt", weights).ok());
+  }
+  return dir + "/graph.fx.json";
+}
+
+const char* kLinearGraph = R"({"format": "fx-graph", "version": 1, "nodes": [
+  {"name": "x", "op": "placeholder", "target": "x", "args": [], "kwargs": {}},
+  {"name": "fc", "op": "call_module", "target": "fc", "args": [{"node": "x"}], "kwargs": {}},
+  {"name": "output", "op": "output", "target": "output", "args": [{"node": "fc"}], "kwargs": {}}],
+ "modules": {"fc": {"type": "torch.nn.Linear", "config": {"in_features": 4, "out_features": 2, "bias": true}, "training": false}},
+ "weights": "model.weights.pt"})";
+
+std::string load_error(const std::string& path) {
+  auto gm = read_graph_module(path);
+  EXPECT_FALSE(gm.ok());
+  return gm.ok() ? "" : std::string(gm.status().message());
+}
+
+TEST(GraphModuleFile, CompleteBundleLoadsAndRuns) {
+  at::Tensor w = at::rand({2, 4}), b = at::rand({2});
+  auto gm = read_graph_module(
+      bundle("complete", kLinearGraph, {{"fc.weight", w}, {"fc.bias", b}}));
+  ASSERT_TRUE(gm.ok()) << gm.status().message();
+  at::Tensor x = at::rand({3, 4});
+  EXPECT_TRUE(at::allclose((**gm)(x).toTensor(), at::linear(x, w, b)));
+}
+
+TEST(GraphModuleFile, MissingWeightIsNamed) {
+  std::string msg = load_error(
+      bundle("missing", kLinearGraph, {{"fc.weight", at::rand({2, 4})}}));
+  EXPECT_NE(msg.find("module 'fc' (torch.nn.Linear): 'bias' is missing"),
+            std::string::npos)
+      << msg;
+}
+
+TEST(GraphModuleFile, ShapeMismatchIsNamed) {
+  std::string msg = load_error(
+      bundle("mismatch", kLinearGraph,
+             {{"fc.weight", at::rand({3, 4})}, {"fc.bias", at::rand({2})}}));
+  EXPECT_NE(msg.find("weight 'fc.weight'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("shape mismatch"), std::string::npos) << msg;
+}
+
+TEST(GraphModuleFile, WeightsFileThatIsNotTorchSaveIsNamed) {
+  std::string path = bundle("garbage", kLinearGraph, {});
+  ASSERT_TRUE(write_text_file_atomically(
+                  std::filesystem::path(path).parent_path().string() +
+                      "/model.weights.pt",
+                  "not a zip")
+                  .ok());
+  std::string msg = load_error(path);
+  EXPECT_NE(msg.find("model.weights.pt: not a readable torch.save file"),
+            std::string::npos)
+      << msg;
+}
+
+TEST(GraphModuleFile, UnknownFunctionTargetIsRefusedAtLoad) {
+  std::string msg = load_error(bundle("unknown_target", R"({
+ "format": "fx-graph", "version": 1, "nodes": [
+  {"name": "x", "op": "placeholder", "target": "x", "args": [], "kwargs": {}},
+  {"name": "y", "op": "call_function", "target": "vendor.fancy", "args": [{"node": "x"}], "kwargs": {}},
+  {"name": "output", "op": "output", "target": "output", "args": [{"node": "y"}], "kwargs": {}}]})",
+                                      {}));
+  EXPECT_NE(msg.find("node 'y'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("vendor.fancy"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("OpRegistry::global().add()"), std::string::npos) << msg;
+}
+
+TEST(GraphModuleFile, BadFormatAndVersionAreRefused) {
+  std::string msg = load_error(bundle("bad_format", R"({
+ "format": "onnx", "version": 1, "nodes": []})",
+                                      {}));
+  EXPECT_NE(msg.find("format"), std::string::npos) << msg;
+  msg = load_error(bundle("bad_version", R"({
+ "format": "fx-graph", "version": 7, "nodes": []})",
+                          {}));
+  EXPECT_NE(msg.find("version"), std::string::npos) << msg;
+}
+
+TEST(GraphModuleFile, NodeReferencingALaterNodeIsNamed) {
+  std::string msg = load_error(bundle("later", R"({
+ "format": "fx-graph", "version": 1, "nodes": [
+  {"name": "x", "op": "placeholder", "target": "x", "args": [], "kwargs": {}},
+  {"name": "a", "op": "call_function", "target": "torch.relu", "args": [{"node": "b"}], "kwargs": {}},
+  {"name": "b", "op": "call_function", "target": "torch.relu", "args": [{"node": "x"}], "kwargs": {}},
+  {"name": "output", "op": "output", "target": "output", "args": [{"node": "a"}], "kwargs": {}}]})",
+                                      {}));
+  EXPECT_NE(msg.find("node 'a'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'b'"), std::string::npos) << msg;
+}
+
+TEST(GraphModuleFile, GetAttrWithoutAWeightIsNamed) {
+  std::string msg = load_error(bundle("no_attr", R"({
+ "format": "fx-graph", "version": 1, "nodes": [
+  {"name": "p", "op": "get_attr", "target": "p", "args": [], "kwargs": {}},
+  {"name": "output", "op": "output", "target": "output", "args": [{"node": "p"}], "kwargs": {}}]})",
+                                      {}));
+  EXPECT_NE(msg.find("node 'p'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'p'"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace fx
