@@ -50,8 +50,8 @@ const OperatorForm* find_form(const OperatorForm* begin,
   return nullptr;
 }
 
-std::string fill(std::string_view format, const Node::Args& args) {
-  std::string out;
+void append_fill(std::string& out, std::string_view format,
+                 const Node::Args& args) {
   size_t arg = 0;
   for (size_t i = 0; i < format.size(); ++i) {
     if (format[i] == '{' && i + 1 < format.size() && format[i + 1] == '}') {
@@ -62,12 +62,10 @@ std::string fill(std::string_view format, const Node::Args& args) {
       out.push_back(format[i]);
     }
   }
-  return out;
 }
 
-std::string format_args(const Argument* args, size_t n,
-                        const Node::Kwargs& kwargs) {
-  std::string out;
+void append_args(std::string& out, const Argument* args, size_t n,
+                 const Node::Kwargs& kwargs) {
   for (size_t i = 0; i < n; ++i) {
     if (i) out += ", ";
     append_repr(out, args[i]);
@@ -79,7 +77,54 @@ std::string format_args(const Argument* args, size_t n,
     append(&out, kv.first, " = ");
     append_repr(out, kv.second);
   }
-  return out;
+}
+
+// torch.fx's _format_target, appended: each atom of `target` that is not an
+// identifier wraps the path so far in getattr(..., "atom"), so the
+// "getattr(" prefixes are written first.
+void append_target(std::string& out, std::string_view base,
+                   std::string_view target) {
+  auto for_each_atom = [&](auto&& fn) {
+    size_t start = 0;
+    while (true) {
+      size_t dot = target.find('.', start);
+      fn(target.substr(start,
+                       dot == std::string_view::npos ? dot : dot - start));
+      if (dot == std::string_view::npos) return;
+      start = dot + 1;
+    }
+  };
+  for_each_atom([&](std::string_view atom) {
+    if (!is_python_identifier(atom)) out += "getattr(";
+  });
+  out += base;
+  for_each_atom([&](std::string_view atom) {
+    if (is_python_identifier(atom)) {
+      append(&out, ".", atom);
+    } else {
+      append(&out, ", \"", atom, "\")");
+    }
+  });
+}
+
+// for_each_node without a std::function call per node.
+template <typename Fn>
+void visit_nodes(const Argument& arg, Fn& fn) {
+  switch (arg.kind()) {
+    case Argument::Kind::kNode:
+      fn(arg.as_node());
+      return;
+    case Argument::Kind::kList:
+    case Argument::Kind::kTuple:
+    case Argument::Kind::kSlice:
+      for (const Argument& a : arg.elements()) visit_nodes(a, fn);
+      return;
+    case Argument::Kind::kDict:
+      for (const auto& kv : arg.items()) visit_nodes(kv.second, fn);
+      return;
+    default:
+      return;
+  }
 }
 
 // torch.fx's codegen globals, pre-registered in every generated module.
@@ -178,14 +223,8 @@ void add_type_globals(Globals& globals, std::string_view type) {
 }  // namespace
 
 std::string format_target(std::string_view base, std::string_view target) {
-  std::string r(base);
-  for (std::string_view e : split(target, '.')) {
-    if (!is_python_identifier(e)) {
-      r = cat("getattr(", r, ", \"", e, "\")");
-    } else {
-      append(&r, ".", e);
-    }
-  }
+  std::string r;
+  append_target(r, base, target);
   return r;
 }
 
@@ -230,27 +269,35 @@ PythonCode CodeGen::gen_python_code(const Graph& graph,
   std::vector<std::string> wrapped_fns;
   std::string return_annotation;
   std::string body;
+  body.reserve(graph.size() * 96);  // ~60 bytes a node is typical
 
   // Each node's last use, found walking backwards (torch.fx's
-  // node_to_last_use / user_to_last_uses).
+  // node_to_last_use / user_to_last_uses): (user position, value) pairs, in
+  // decreasing user position, each user's values in the order recorded.
+  std::vector<Node*> order = graph.nodes().to_vector();
+  std::vector<std::pair<size_t, const Node*>> frees;
+  frees.reserve(order.size());
   absl::flat_hash_set<const Node*> has_last_use;
-  absl::flat_hash_map<const Node*, std::vector<const Node*>> last_uses;
-  has_last_use.reserve(graph.size());
-  for (Node* node : graph.reversed_nodes()) {
+  has_last_use.reserve(order.size());
+  for (size_t i = order.size(); i-- > 0;) {
     auto record = [&](Node* n) {
-      if (has_last_use.insert(n).second) last_uses[node].push_back(n);
+      if (has_last_use.insert(n).second) frees.emplace_back(i, n);
     };
-    for (const Argument& a : node->args()) for_each_node(a, record);
-    for (const auto& kv : node->kwargs()) for_each_node(kv.second, record);
+    for (const Argument& a : order[i]->args()) visit_nodes(a, record);
+    for (const auto& kv : order[i]->kwargs()) visit_nodes(kv.second, record);
   }
+  size_t frees_end = frees.size();  // frees[frees_end..) are consumed
 
   auto type_repr = [&](std::string_view type) {
     add_type_globals(globals, type);
     return std::string(type);
   };
+  // call_function targets' global names (add_global), computed once each.
+  absl::flat_hash_map<std::string_view, std::string> global_names;
 
   bool emitted = false;
-  for (Node* node : graph.nodes()) {
+  for (size_t pos = 0; pos < order.size(); ++pos) {
+    Node* node = order[pos];
     std::string ann;
     if (!node->type().empty() && node->op() != Opcode::kOutput) {
       ann = cat(" : ", type_repr(node->type()));
@@ -273,12 +320,18 @@ PythonCode CodeGen::gen_python_code(const Graph& graph,
         continue;  // placeholders free nothing
       }
       case Opcode::kCallMethod:
-        append(&body, name, ann, " = ",
-               format_target(args.empty() ? "None" : repr(args[0]), target),
-               "(",
-               format_args(args.data() + (args.empty() ? 0 : 1),
-                           args.empty() ? 0 : args.size() - 1, node->kwargs()),
-               ")");
+        append(&body, name, ann, " = ");
+        if (args.empty()) {
+          append_target(body, "None", target);
+        } else if (args[0].is_node()) {
+          append_target(body, args[0].as_node()->name(), target);
+        } else {
+          append_target(body, repr(args[0]), target);
+        }
+        body += "(";
+        append_args(body, args.data() + (args.empty() ? 0 : 1),
+                    args.empty() ? 0 : args.size() - 1, node->kwargs());
+        body += ")";
         break;
       case Opcode::kCallFunction: {
         std::string_view t = target;
@@ -286,26 +339,34 @@ PythonCode CodeGen::gen_python_code(const Graph& graph,
           std::string_view op = t.substr(9);
           if (const OperatorForm* f = find_form(std::begin(kMagicMethods),
                                                 std::end(kMagicMethods), op)) {
-            append(&body, name, ann, " = ", fill(f->format, args));
+            append(&body, name, ann, " = ");
+            append_fill(body, f->format, args);
             break;
           }
           if (const OperatorForm* f = find_form(
                   std::begin(kInplaceMethods), std::end(kInplaceMethods), op)) {
-            append(&body, fill(f->format, args), ";  ", name, ann, " = ",
-                   args.empty() ? "None" : repr(args[0]));
+            append_fill(body, f->format, args);
+            append(&body, ";  ", name, ann, " = ");
+            if (args.empty()) {
+              body += "None";
+            } else {
+              append_repr(body, args[0]);
+            }
             break;
           }
         }
-        std::string qname = qualified_name(target);
-        std::string global_name = globals.add(qname, target);
+        auto [it, inserted] = global_names.try_emplace(t);
+        if (inserted) it->second = globals.add(qualified_name(target), target);
+        const std::string& global_name = it->second;
         if (global_name == "getattr" && args.size() == 2 &&
             args[1].is_string() && is_python_identifier(args[1].as_string())) {
-          append(&body, name, ann, " = ",
-                 format_target(repr(args[0]), args[1].as_string()));
+          append(&body, name, ann, " = ");
+          append_target(body, repr(args[0]), args[1].as_string());
           break;
         }
-        append(&body, name, ann, " = ", global_name, "(",
-               format_args(args.data(), args.size(), node->kwargs()), ")");
+        append(&body, name, ann, " = ", global_name, "(");
+        append_args(body, args.data(), args.size(), node->kwargs());
+        body += ")";
         const Argument* wrapped = node->meta_value("is_wrapped");
         if (wrapped && wrapped->is_bool() && wrapped->as_bool() &&
             std::find(wrapped_fns.begin(), wrapped_fns.end(), global_name) ==
@@ -315,11 +376,15 @@ PythonCode CodeGen::gen_python_code(const Graph& graph,
         break;
       }
       case Opcode::kCallModule:
-        append(&body, name, ann, " = ", format_target(root_module, target), "(",
-               format_args(args.data(), args.size(), node->kwargs()), ")");
+        append(&body, name, ann, " = ");
+        append_target(body, root_module, target);
+        body += "(";
+        append_args(body, args.data(), args.size(), node->kwargs());
+        body += ")";
         break;
       case Opcode::kGetAttr:
-        append(&body, name, ann, " = ", format_target(root_module, target));
+        append(&body, name, ann, " = ");
+        append_target(body, root_module, target);
         break;
       case Opcode::kOutput:
         if (!node->type().empty()) {
@@ -331,15 +396,21 @@ PythonCode CodeGen::gen_python_code(const Graph& graph,
         continue;
     }
     emitted = true;
-    // Free the values whose last use this node was.
-    auto it = last_uses.find(node);
-    if (it != last_uses.end() && !it->second.empty()) {
+    // Free the values whose last use this node was (users that emit no
+    // statement, such as placeholders, are skipped over).
+    while (frees_end > 0 && frees[frees_end - 1].first < pos) --frees_end;
+    size_t first_free = frees_end;
+    while (first_free > 0 && frees[first_free - 1].first == pos) --first_free;
+    if (first_free < frees_end) {
       body += ";  ";
-      for (const Node* dead : it->second) append(&body, dead->name(), " = ");
+      for (size_t k = first_free; k < frees_end; ++k) {
+        append(&body, frees[k].second->name(), " = ");
+      }
       body += "None\n";
     } else {
       body += "\n";
     }
+    frees_end = first_free;
   }
 
   if (!emitted) body = "pass\n";
@@ -358,22 +429,25 @@ PythonCode CodeGen::gen_python_code(const Graph& graph,
   std::string prologue =
       generate_prologue(std::move(free_vars), return_annotation);
 
-  std::string code;
-  code.reserve(body.size() + body.size() / 4);
+  // The source: header, then the body with each line indented, written
+  // straight into one buffer (large temporaries cost page faults).
+  PythonCode result;
+  std::string& src = result.src;
+  const size_t lines = std::count(body.begin(), body.end(), '\n') + 1;
+  src.reserve(wrap_stmts.size() + prologue.size() + 4 + body.size() +
+              4 * lines);
+  append(&src, "\n", wrap_stmts, "\n\n", prologue, "\n");
   size_t start = 0;
   while (true) {
     size_t nl = body.find('\n', start);
-    code += "    ";
+    src += "    ";
     if (nl == std::string::npos) {
-      code.append(body, start, std::string::npos);
+      src.append(body, start, std::string::npos);
       break;
     }
-    code.append(body, start, nl - start + 1);
+    src.append(body, start, nl - start + 1);
     start = nl + 1;
   }
-
-  PythonCode result;
-  result.src = cat("\n", wrap_stmts, "\n\n", prologue, "\n", code);
   result.globals = globals.take();
   return result;
 }

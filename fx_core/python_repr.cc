@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <vector>
 
@@ -13,6 +14,18 @@ namespace fx {
 std::string python_float_repr(double value) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  // Whole numbers below 1e16 (1.0, -6.0, 1000.0): their digits and ".0".
+  if (std::fabs(value) < 1e16 && value == std::trunc(value)) {
+    char buf[32];
+    char* p = buf;
+    if (std::signbit(value)) *p++ = '-';
+    p = std::to_chars(p, buf + sizeof(buf),
+                      static_cast<int64_t>(std::fabs(value)))
+            .ptr;
+    *p++ = '.';
+    *p++ = '0';
+    return std::string(buf, p);
+  }
   // Shortest round-trip digits in scientific form: "d.ddde[+-]XX".
   char buf[64];
   auto res = std::to_chars(buf, buf + sizeof(buf), value,
