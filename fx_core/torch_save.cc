@@ -276,10 +276,13 @@ std::string rewrite_pickle_for_libtorch(const std::string& p) {
         }
         pop(i);
         break;
-      case 's':
+      case 's': {  // SETITEM -> MARK key value SETITEMS
         pop(i);
-        pop(i);
+        Elem key = pop(i);
+        marks_before[key.start] += 1;
+        replaced[i] = 'u';
         break;
+      }
       case 'Q':
         stack.push_back(Elem{pop(i).start});
         break;

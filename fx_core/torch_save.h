@@ -2,12 +2,13 @@
 // writes with torch.save (inputs, outputs, weights), read and written with
 // LibTorch's pickler so that `torch.load` reads what we write.
 //
-// LibTorch 1.13's C++ unpickler does not know two things Python's pickler
-// writes: the APPEND opcode (a list of exactly one element) and the
-// `torch.return_types.*` named tuples (the result of torch.topk, torch.max,
-// ...). Before unpickling, the pickle program is rewritten: APPEND becomes
-// MARK ... APPENDS, and a return_types value becomes the plain tuple it
-// holds. Everything else goes to LibTorch unchanged.
+// LibTorch 1.13's C++ unpickler does not know three things Python's pickler
+// writes: the APPEND and SETITEM opcodes (a list or dict of exactly one
+// element) and the `torch.return_types.*` named tuples (the result of
+// torch.topk, torch.max, ...). Before unpickling, the pickle program is
+// rewritten: APPEND becomes MARK ... APPENDS, SETITEM MARK ... SETITEMS, and a
+// return_types value the plain tuple it holds. Everything else goes to
+// LibTorch unchanged.
 #ifndef FX_CORE_TORCH_SAVE_H_
 #define FX_CORE_TORCH_SAVE_H_
 
