@@ -16,6 +16,7 @@
 #include "fx_core/graph.h"
 #include "fx_core/graph_module_file.h"
 #include "fx_core/op_registry.h"
+#include "tests/testing/my_module.h"
 #include "tests/testing/reference.h"
 
 namespace fx {
@@ -31,27 +32,9 @@ std::vector<c10::IValue> inputs_of(const std::string& name) {
   return v->toListRef().vec();
 }
 
-// The seed docs' MyModule: param, linear, clamp.
-struct MyModule : torch::nn::Module {
-  MyModule() {
-    param = register_parameter("param", torch::rand({3, 4}));
-    linear = register_module("linear", torch::nn::Linear(4, 5));
-  }
-  at::Tensor param;
-  torch::nn::Linear linear{nullptr};
-};
+using testing::MyModule;
 
-std::unique_ptr<Graph> my_module_graph() {
-  auto g = std::make_unique<Graph>();
-  Node* x = g->placeholder("x");
-  Node* param = g->get_attr("param");
-  Node* add = g->call_function("operator.add", {x, param});
-  Node* linear = g->call_module("linear", {add});
-  Node* clamp = g->call_method(
-      "clamp", {linear}, {{"min", Argument(0.0)}, {"max", Argument(1.0)}});
-  g->output(clamp);
-  return g;
-}
+using testing::my_module_graph;
 
 class ReferenceBundle : public ::testing::TestWithParam<std::string> {};
 

@@ -25,6 +25,7 @@
 #include "fx_core/graph_module_file.h"
 #include "fx_core/op_registry.h"
 #include "fx_core/value.h"
+#include "tests/testing/my_module.h"
 #include "tests/testing/reference.h"
 
 namespace fx {
@@ -36,15 +37,7 @@ std::string ref(const std::string& name, const std::string& file) {
   return testing::reference_dir() + "/" + name + "/" + file;
 }
 
-// The seed docs' MyModule with a (3, 4) parameter and Linear(4, 5).
-struct MyModule : torch::nn::Module {
-  MyModule() {
-    param = register_parameter("param", torch::rand({3, 4}));
-    linear = register_module("linear", torch::nn::Linear(4, 5));
-  }
-  at::Tensor param;
-  torch::nn::Linear linear{nullptr};
-};
+using testing::MyModule;
 
 // torch.fx.symbolic_trace of
 //   h = self.linear(x + self.param).clamp(min=0.0, max=1.0)
