@@ -122,19 +122,20 @@ Graph::InsertPoint::~InsertPoint() {
 
 Graph::InsertPoint Graph::inserting_before(Node* n) {
   if (n == nullptr) return InsertPoint(this, sentinel_.get(), false);
-  if (n->graph_ != this)
+  if (n->graph() != this)
     throw FxError("Node to insert before is not in graph.");
   return InsertPoint(this, n, true);
 }
 
 Graph::InsertPoint Graph::inserting_after(Node* n) {
   if (n == nullptr) return InsertPoint(this, sentinel_.get(), true);
-  if (n->graph_ != this) throw FxError("Node to insert after is not in graph.");
+  if (n->graph() != this)
+    throw FxError("Node to insert after is not in graph.");
   return InsertPoint(this, n, false);
 }
 
 void Graph::set_insert_point(Node* anchor, bool after) {
-  if (anchor != nullptr && (anchor->graph_ != this || anchor->erased_)) {
+  if (anchor != nullptr && (anchor->graph() != this || anchor->erased_)) {
     throw FxError("Insertion point is not a live node of this graph.");
   }
   insert_anchor_ = anchor ? anchor : sentinel_.get();
@@ -153,7 +154,8 @@ Graph::Graph()
       insert_anchor_(nullptr),
       codegen_(std::make_unique<CodeGen>()) {
   Node* s = sentinel_.get();
-  s->graph_ = this;
+  sentinel_entry_.graph = this;
+  s->target_ = &sentinel_entry_;
   s->sentinel_ = true;
   s->prev_ = s->next_ = s;
   insert_anchor_ = s;
@@ -190,6 +192,7 @@ detail::TargetEntry* Graph::intern_target(std::string_view target) {
   if (it != targets_.end()) return it->second.get();
   auto entry = std::make_unique<detail::TargetEntry>();
   entry->text = std::string(target);
+  entry->graph = this;
   detail::TargetEntry* raw = entry.get();
   targets_.emplace(std::string_view(raw->text), std::move(entry));
   return raw;
@@ -232,13 +235,13 @@ Node* Graph::create_node(Opcode op, std::string_view target, Node::Args args,
                          std::optional<std::string_view> name,
                          std::string_view type) {
   auto node = std::unique_ptr<Node>(new Node());
-  node->graph_ = this;
+  node->target_ = &sentinel_entry_;  // this graph, until indexed below
   node->op_ = op;
   std::string candidate =
       name ? std::string(*name) : target_to_name_candidate(op, target);
-  node->name_ = candidate;
+  node->set_name(candidate);
   node->check_inputs(args, kwargs);  // before any state changes
-  node->name_ = namespace_.create_name(candidate);
+  node->set_name(namespace_.create_name(candidate));
   index_node(node.get(), intern_target(target));
   node->set_type(type);
   node->update_args_kwargs(std::move(args), std::move(kwargs));
@@ -296,16 +299,16 @@ void Graph::erase_node(Node* node) {
   if (!node->users_.empty()) {
     std::string users = "{";
     for (size_t i = 0; i < node->users_.size(); ++i) {
-      fx::append(&users, i ? ", " : "", node->users_[i]->name_, ": None");
+      fx::append(&users, i ? ", " : "", node->users_[i]->name(), ": None");
     }
     users += "}";
-    throw FxError(cat("Tried to erase Node ", node->name_, " but it still had ",
-                      node->users_.size(), " users in the graph: ", users,
-                      "!"));
+    throw FxError(cat("Tried to erase Node ", node->name(),
+                      " but it still had ", node->users_.size(),
+                      " users in the graph: ", users, "!"));
   }
-  if (node->graph_ != this) {
+  if (node->graph() != this) {
     throw FxError(
-        cat("Attempting to remove ", node->name_, " from wrong graph!"));
+        cat("Attempting to remove ", node->name(), " from wrong graph!"));
   }
   if (node->erased_) return;  // torch.fx warns and does nothing
   node->remove_from_list();
@@ -342,7 +345,7 @@ Node* Graph::node_copy(const Node* node,
     kwargs = node->kwargs();
   }
   Node* result = create_node(node->op_, node->target(), std::move(args),
-                             std::move(kwargs), node->name_, node->type());
+                             std::move(kwargs), node->name(), node->type());
   if (!node->meta().empty()) result->mutable_meta() = node->meta();
   return result;
 }
@@ -352,7 +355,7 @@ std::optional<Argument> Graph::graph_copy(const Graph& g, ValueMap& val_map,
   auto lookup = [&](Node* n) -> Argument {
     auto it = val_map.find(n);
     if (it == val_map.end()) {
-      throw FxError(cat("graph_copy: Node '", n->name_,
+      throw FxError(cat("graph_copy: Node '", n->name(),
                         "' is used before it is defined"));
     }
     return Argument(it->second);
@@ -406,14 +409,14 @@ void Graph::lint() const {
   seen_values.reserve(size_);
   seen_names.reserve(size_);
   for (Node* node : nodes()) {
-    if (node->graph_ != this) {
+    if (node->graph() != this) {
       throw FxError(
-          cat("Node '", node->name_, "' does not belong to this Graph!"));
+          cat("Node '", node->name(), "' does not belong to this Graph!"));
     }
     auto check_arg = [&](Node* arg) {
-      if (arg->graph_ != this) {
+      if (arg->graph() != this) {
         throw FxError(cat(
-            "Argument '", arg->name_, "' of Node '", node->name_,
+            "Argument '", arg->name(), "' of Node '", node->name(),
             "' does not belong to this Graph, but was used as an argument! If "
             "you are copying nodes from another graph, make sure to use "
             "``arg_transform`` on node_copy() to remap values\n",
@@ -421,7 +424,7 @@ void Graph::lint() const {
       }
       if (!seen_values.contains(arg)) {
         throw FxError(cat(
-            "Argument '", arg->name_, "' of Node '", node->name_,
+            "Argument '", arg->name(), "' of Node '", node->name(),
             "' was used before it has been defined! Please check that Nodes "
             "in the graph are topologically ordered\n",
             str()));
@@ -430,8 +433,8 @@ void Graph::lint() const {
     for (const Argument& a : node->args_) for_each_node(a, check_arg);
     for (const auto& kv : node->kwargs()) for_each_node(kv.second, check_arg);
     seen_values.insert(node);
-    if (!seen_names.insert(node->name_).second) {
-      throw FxError(cat("Node redefined name ", node->name_, "!"));
+    if (!seen_names.insert(node->name()).second) {
+      throw FxError(cat("Node redefined name ", node->name(), "!"));
     }
   }
 
@@ -440,7 +443,7 @@ void Graph::lint() const {
     const std::string& target = node->target();
     if (node->op_ == Opcode::kCallFunction) {
       if (!owner_->has_function(target)) {
-        throw FxError(cat("Node ", node->name_, " target ", target,
+        throw FxError(cat("Node ", node->name(), " target ", target,
                           " is not a known function: register it in "
                           "the op registry"));
       }
@@ -459,13 +462,13 @@ void Graph::lint() const {
           std::string_view(target).substr(0, prefix_len - 1);
       GraphOwner::AttrKind kind = owner_->resolve_attr(path);
       if (kind == GraphOwner::AttrKind::kMissing) {
-        throw FxError(cat("Node ", node->name_, " target ", target,
+        throw FxError(cat("Node ", node->name(), " target ", target,
                           " references nonexistent attribute ", atoms[i],
                           " of ", seen_qualname));
       }
       if (node->op_ == Opcode::kCallModule &&
           kind != GraphOwner::AttrKind::kModule) {
-        throw FxError(cat("Node ", node->name_, " target ", target, " ",
+        throw FxError(cat("Node ", node->name(), " target ", target, " ",
                           atoms[i], " of ", seen_qualname,
                           " does not reference an nn.Module"));
       }
@@ -507,7 +510,7 @@ std::string Graph::tabular() const {
   for (Node* n : nodes()) {
     Argument args =
         Argument::tuple(ArgumentList(n->args_.begin(), n->args_.end()));
-    rows.push_back({std::string(opcode_name(n->op_)), std::string(n->name_),
+    rows.push_back({std::string(opcode_name(n->op_)), std::string(n->name()),
                     tabular_target(n), repr(args),
                     repr(Argument::dict(n->kwargs()))});
   }

@@ -230,6 +230,9 @@ class Graph {
   void renumber() const;
 
   std::unique_ptr<Node> sentinel_;
+  // The sentinel's target entry: it only tells the sentinel (and a node being
+  // created, until it is indexed) which graph it belongs to.
+  detail::TargetEntry sentinel_entry_;
   // New nodes go before insert_anchor_ (or after it, when !insert_before_).
   Node* insert_anchor_;
   bool insert_before_ = true;

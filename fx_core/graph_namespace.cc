@@ -330,7 +330,7 @@ std::string_view Namespace::create_name(std::string_view candidate_in,
   }
 
   std::string_view stored = store(name);
-  used_.insert(stored);
+  used_.insert(stored.data());
   if (!obj.empty()) obj_to_name_.emplace(store(obj), stored);
   return stored;
 }

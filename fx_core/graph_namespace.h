@@ -27,6 +27,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
 
 namespace fx {
 
@@ -68,7 +69,23 @@ class Namespace {
   std::deque<std::unique_ptr<char[]>> blocks_;
   size_t block_used_ = 0;
   size_t block_size_ = 0;
-  absl::flat_hash_set<std::string_view> used_;
+  // Hashes and compares NUL-terminated names in the arena as string_views;
+  // looking up a string_view needs no copy.
+  struct CStrHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const {
+      return absl::Hash<std::string_view>{}(s);
+    }
+  };
+  struct CStrEq {
+    using is_transparent = void;
+    bool operator()(std::string_view a, std::string_view b) const {
+      return a == b;
+    }
+  };
+  // The used names, as C strings into the arena: a slot is 8 bytes, half a
+  // string_view's, and a node name is in this set for the graph's lifetime.
+  absl::flat_hash_set<const char*, CStrHash, CStrEq> used_;
   // For each base, every `base_K` with K below the watermark is used.
   absl::flat_hash_map<std::string_view, uint64_t> watermark_;
   absl::flat_hash_map<std::string_view, std::string_view> obj_to_name_;

@@ -87,43 +87,50 @@ Node::Extras& Node::extras() {
   return *extras_;
 }
 
+Node::MetaAndType& Node::more() {
+  Extras& e = extras();
+  if (!e.more) e.more = std::make_unique<MetaAndType>();
+  return *e.more;
+}
+
 std::string_view Node::type() const {
-  return extras_ ? std::string_view(extras_->type) : std::string_view();
+  return extras_ && extras_->more ? std::string_view(extras_->more->type)
+                                  : std::string_view();
 }
 
 void Node::set_type(std::string_view type) {
-  if (type.empty() && !extras_) return;
-  extras().type = std::string(type);
+  if (type.empty() && !(extras_ && extras_->more)) return;
+  more().type = std::string(type);
 }
 
 const ArgumentDict& Node::meta() const {
-  return extras_ ? extras_->meta : empty_kwargs();
+  return extras_ && extras_->more ? extras_->more->meta : empty_kwargs();
 }
 
-ArgumentDict& Node::mutable_meta() { return extras().meta; }
+ArgumentDict& Node::mutable_meta() { return more().meta; }
 
 const Argument* Node::meta_value(std::string_view key) const {
   return find_item(meta(), key);
 }
 
 void Node::set_meta(std::string_view key, Argument value) {
-  set_item(extras().meta, key, std::move(value));
+  set_item(more().meta, key, std::move(value));
 }
 
 void Node::check_inputs(const Args& args, const Kwargs& kwargs) const {
   auto check = [&](Node* n) {
     if (n == nullptr) {
-      throw FxError(cat("Node '", name_, "' was given a null Node reference"));
+      throw FxError(cat("Node '", name(), "' was given a null Node reference"));
     }
-    if (n->graph_ != graph_) {
+    if (n->graph() != graph()) {
       throw FxError(cat(
-          "Argument '", n->name_, "' of Node '", name_,
+          "Argument '", n->name(), "' of Node '", name(),
           "' does not belong to this Graph, but was used as an argument! If "
           "you are copying nodes from another graph, make sure to use "
           "``arg_transform`` on node_copy() to remap values"));
     }
     if (n->erased_) {
-      throw FxError(cat("Argument '", n->name_, "' of Node '", name_,
+      throw FxError(cat("Argument '", n->name(), "' of Node '", name(),
                         "' has been erased from the graph"));
     }
   };
@@ -156,7 +163,7 @@ void Node::set_kwargs(Kwargs kwargs) {
 
 void Node::update_arg(size_t index, Argument arg) {
   if (index >= args_.size()) {
-    throw FxError(cat("update_arg: Node '", name_, "' has ", args_.size(),
+    throw FxError(cat("update_arg: Node '", name(), "' has ", args_.size(),
                       " args, no index ", index));
   }
   Args args = args_;
@@ -171,17 +178,17 @@ void Node::update_kwarg(std::string_view key, Argument arg) {
 }
 
 void Node::set_target(std::string_view target) {
-  graph_->unindex_node(this);
-  graph_->index_node(this, graph_->intern_target(target));
+  graph()->unindex_node(this);
+  graph()->index_node(this, graph()->intern_target(target));
 }
 
 std::vector<Node*> Node::replace_all_uses_with(
     Node* replacement, const std::function<bool(Node*)>& filter,
     bool propagate_meta) {
-  if (replacement == nullptr || replacement->graph_ != graph_ ||
+  if (replacement == nullptr || replacement->graph() != graph() ||
       replacement->erased_) {
     throw FxError(cat("replace_all_uses_with: the replacement for Node '",
-                      name_, "' must be a live node of the same graph"));
+                      name(), "' must be a live node of the same graph"));
   }
   if (propagate_meta) {
     if (!replacement->meta().empty()) {
@@ -240,17 +247,17 @@ void Node::insert_before_this(Node* x) {
 }
 
 void Node::prepend(Node* x) {
-  if (x == nullptr || x->graph_ != graph_) {
+  if (x == nullptr || x->graph() != graph()) {
     throw FxError("Attempting to move a Node into a different Graph");
   }
   if (x->erased_ || erased_) {
     throw FxError(
-        cat("Cannot move erased Node '", x->erased_ ? x->name_ : name_, "'"));
+        cat("Cannot move erased Node '", x->erased_ ? x->name() : name(), "'"));
   }
   if (x == this) return;  // torch.fx warns and does nothing
   x->remove_from_list();
   insert_before_this(x);
-  graph_->order_valid_ = false;
+  graph()->order_valid_ = false;
 }
 
 void Node::append(Node* x) {
@@ -266,15 +273,15 @@ bool Node::is_impure() const {
     case Opcode::kCallFunction:
       return is_side_effectful_function(target());
     case Opcode::kCallModule:
-      return graph_->owning_module() != nullptr &&
-             graph_->owning_module()->is_impure_module(target());
+      return graph()->owning_module() != nullptr &&
+             graph()->owning_module()->is_impure_module(target());
     default:
       return false;
   }
 }
 
 bool Node::is_before(const Node* other) const {
-  if (!graph_->order_valid_) graph_->renumber();
+  if (!graph()->order_valid_) graph()->renumber();
   return order_ < other->order_;
 }
 
@@ -285,7 +292,7 @@ std::string Node::format_node() const {
     out += args_.empty() ? "None" : str(args_[0]);
     return out;
   }
-  fx::append(&out, "%", name_, " : ");
+  fx::append(&out, "%", name(), " : ");
   if (!type().empty()) fx::append(&out, type_text_form(type()), " ");
   fx::append(&out, "[num_users=", users_.size(), "] = ", opcode_name(op_),
              "[target=", target(), "]");

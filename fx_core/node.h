@@ -52,6 +52,7 @@ namespace detail {
 struct TargetEntry {
   std::string text;
   std::vector<Node*> nodes;
+  Graph* graph = nullptr;  // the owning graph (Node::graph() reads it here)
 };
 }  // namespace detail
 
@@ -65,9 +66,9 @@ class Node {
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
 
-  Graph* graph() const { return graph_; }
+  Graph* graph() const { return target_->graph; }
   // The unique name; name().data() is NUL-terminated.
-  std::string_view name() const { return name_; }
+  std::string_view name() const { return {name_, name_len_}; }
   Opcode op() const { return op_; }
   const std::string& target() const { return target_->text; }
   const Args& args() const { return args_; }
@@ -135,12 +136,22 @@ class Node {
   friend class Graph;
   Node() = default;  // the graph's sentinel
 
-  struct Extras {
-    Kwargs kwargs;
+  // Rarely set state, allocated on first use. Kwargs come first: a node with
+  // kwargs but no meta or type pays only for them.
+  struct MetaAndType {
     ArgumentDict meta;
     std::string type;
   };
+  struct Extras {
+    Kwargs kwargs;
+    std::unique_ptr<MetaAndType> more;
+  };
   Extras& extras();
+  MetaAndType& more();
+  void set_name(std::string_view name) {
+    name_ = name.data();
+    name_len_ = static_cast<uint32_t>(name.size());
+  }
   // Replaces args and kwargs, moving this node to the end of each new input's
   // users (torch.fx's __update_args_kwargs).
   void update_args_kwargs(Args args, Kwargs kwargs);
@@ -148,16 +159,18 @@ class Node {
   void remove_from_list();
   void insert_before_this(Node* x);
 
-  Graph* graph_ = nullptr;
+  // 120 bytes on LP64: the graph is reached through target_, and the name is
+  // a pointer into the namespace's arena plus a length that fills padding.
   Node* prev_ = nullptr;
   Node* next_ = nullptr;
+  detail::TargetEntry* target_ = nullptr;  // never null once in a graph
   Opcode op_ = Opcode::kPlaceholder;
   bool erased_ = false;
   bool sentinel_ = false;
   uint32_t target_slot_ = 0;  // position in target_->nodes
   mutable uint32_t order_ = 0;
-  std::string_view name_;
-  detail::TargetEntry* target_ = nullptr;
+  uint32_t name_len_ = 0;
+  const char* name_ = "";  // NUL-terminated, name_len_ chars
   Args args_;
   Users users_;
   std::unique_ptr<Extras> extras_;
