@@ -201,15 +201,22 @@ std::string CppEmitter::call_expression(const Node* n) {
     }
     size_t close = t.find('}', i);
     std::string_view field(t.data() + i + 1, close - i - 1);
-    bool as_ints = false;
+    // {p:ints}: an int list (an int becomes a one-element list);
+    // {p:ints0}: the same, with None as the empty list (at::avg_pool2d's
+    // stride, which then defaults to the kernel size).
+    bool as_ints = false, none_is_empty = false;
     if (size_t colon = field.find(':'); colon != std::string_view::npos) {
-      as_ints = field.substr(colon + 1) == "ints";
+      std::string_view hint = field.substr(colon + 1);
+      as_ints = hint == "ints" || hint == "ints0";
+      none_is_empty = hint == "ints0";
       field = field.substr(0, colon);
     }
     int p = def->schema.index_of(field);
     if (p < 0 && (field == "input" || field == "self")) p = 0;
     if (p < 0) fail(n, cat("bad C++ template '", t, "'"));
-    out += param_text(static_cast<size_t>(p), as_ints);
+    std::string text = param_text(static_cast<size_t>(p), as_ints);
+    out += none_is_empty && text == "c10::nullopt" ? "std::vector<int64_t>{}"
+                                                   : text;
     i = close;
   }
   return out;

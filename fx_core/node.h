@@ -153,8 +153,10 @@ class Node {
     name_len_ = static_cast<uint32_t>(name.size());
   }
   // Replaces args and kwargs, moving this node to the end of each new input's
-  // users (torch.fx's __update_args_kwargs).
-  void update_args_kwargs(Args args, Kwargs kwargs);
+  // users (torch.fx's __update_args_kwargs). `keep_users_of`, when given, is
+  // an old input whose users list the caller updates itself (in bulk).
+  void update_args_kwargs(Args args, Kwargs kwargs,
+                          const Node* keep_users_of = nullptr);
   void check_inputs(const Args& args, const Kwargs& kwargs) const;
   void remove_from_list();
   void insert_before_this(Node* x);

@@ -273,12 +273,17 @@ void register_functional_ops(OpRegistry& r) {
       "ceil_mode=False, return_indices=False",
       [n](OpArgs& a) { return max_pool(a, n); });
     std::string ap = cat("avg_pool", n, "d");
-    f({F(ap), cat("torch._C._nn.", ap), cat("torch.", ap)},
-      n == 1 ? "input, kernel_size, stride=None, padding=0, ceil_mode=False, "
-               "count_include_pad=True"
-             : "input, kernel_size, stride=None, padding=0, ceil_mode=False, "
-               "count_include_pad=True, divisor_override=None",
-      [n](OpArgs& a) { return avg_pool(a, n); });
+    f(
+        {F(ap), cat("torch._C._nn.", ap), cat("torch.", ap)},
+        n == 1 ? "input, kernel_size, stride=None, padding=0, ceil_mode=False, "
+                 "count_include_pad=True"
+               : "input, kernel_size, stride=None, padding=0, ceil_mode=False, "
+                 "count_include_pad=True, divisor_override=None",
+        [n](OpArgs& a) { return avg_pool(a, n); },
+        n == 2 ? "at::avg_pool2d({input}, {kernel_size:ints}, {stride:ints0}, "
+                 "{padding:ints}, {ceil_mode}, {count_include_pad}, "
+                 "{divisor_override})"
+               : "");
   }
   f({"torch.adaptive_avg_pool1d", F("adaptive_avg_pool1d")},
     "input, output_size", [](OpArgs& a) -> IValue {
@@ -303,13 +308,16 @@ void register_functional_ops(OpRegistry& r) {
     "input, running_mean, running_var, weight=None, bias=None, "
     "training=False, momentum=0.1, eps=1e-05",
     batch_norm);
-  f({F("layer_norm")},
-    "input, normalized_shape, weight=None, bias=None, "
-    "eps=1e-05",
-    [](OpArgs& a) -> IValue {
-      return at::layer_norm(a.tensor(0), a.int_list(1), a.optional_tensor(2),
-                            a.optional_tensor(3), a.to_double(4));
-    });
+  f(
+      {F("layer_norm")},
+      "input, normalized_shape, weight=None, bias=None, "
+      "eps=1e-05",
+      [](OpArgs& a) -> IValue {
+        return at::layer_norm(a.tensor(0), a.int_list(1), a.optional_tensor(2),
+                              a.optional_tensor(3), a.to_double(4));
+      },
+      "at::layer_norm({input}, {normalized_shape:ints}, {weight}, {bias}, "
+      "{eps})");
   f({F("group_norm")}, "input, num_groups, weight=None, bias=None, eps=1e-05",
     [](OpArgs& a) -> IValue {
       return at::group_norm(a.tensor(0), a.to_int(1), a.optional_tensor(2),

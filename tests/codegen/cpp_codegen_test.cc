@@ -26,6 +26,7 @@ FX_DECLARE_GENERATED(seed_mymodule)
 FX_DECLARE_GENERATED(seed_static_flow)
 FX_DECLARE_GENERATED(seed_topk)
 FX_DECLARE_GENERATED(seed_wrap)
+FX_DECLARE_GENERATED(norm_pool)
 
 namespace fx {
 namespace {
@@ -83,6 +84,19 @@ INSTANTIATE_TEST_SUITE_P(SharedReference, GeneratedCpp,
                                            "seed_mymodule", "seed_static_flow",
                                            "seed_topk", "seed_wrap"),
                          [](const auto& info) { return info.param; });
+
+// layer_norm and avg_pool2d (with and without a stride: None is the kernel
+// size) computed by the generated C++ as by the GraphModule.
+TEST(CppCodegen, NormAndPoolingComputeWhatTheGraphComputes) {
+  auto gm =
+      read_graph_module(std::string(std::getenv("TEST_SRCDIR")) +
+                        "/fx_sdk/tests/codegen/testdata/norm_pool.fx.json");
+  ASSERT_TRUE(gm.ok()) << gm.status().message();
+  at::Tensor x = at::rand({2, 3, 8, 8});
+  at::Tensor want = (*gm)->forward({x}).toTensor();
+  EXPECT_EQ(want.sizes(), (std::vector<int64_t>{2, 48}));
+  EXPECT_TRUE(at::equal(norm_pool::forward(**gm, x).toTensor(), want));
+}
 
 TEST(CppCodegen, TargetWithoutCppSpellingIsRefusedByName) {
   Graph g;
