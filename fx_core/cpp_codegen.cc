@@ -80,6 +80,9 @@ class CppEmitter {
   std::string render(const Argument& a, const Node* n, bool as_ints);
   std::string render(const c10::IValue& v, const Node* n, bool as_ints);
   std::string call_expression(const Node* n);
+  // A target without a C++ spelling: a call through the OpRegistry kernel.
+  std::string registry_call(const Node* n);
+  std::string ivalue(const Argument& a, const Node* n);
 
   const Graph& graph_;
   const std::vector<std::pair<std::string, std::string>>& modules_;
@@ -161,12 +164,57 @@ std::string CppEmitter::render(const c10::IValue& v, const Node* n,
        cat("a default of type ", value_type_name(v), " has no C++ spelling"));
 }
 
+std::string CppEmitter::ivalue(const Argument& a, const Node* n) {
+  switch (a.kind()) {
+    case Argument::Kind::kNone:
+      return "c10::IValue()";
+    case Argument::Kind::kInt:
+      return cat("c10::IValue(int64_t{", a.as_int(), "})");
+    case Argument::Kind::kNode:
+      return cat("c10::IValue(", var(a.as_node()), ")");
+    case Argument::Kind::kList:
+    case Argument::Kind::kTuple: {
+      std::vector<std::string> items;
+      for (const Argument& x : a.elements()) items.push_back(ivalue(x, n));
+      return cat("fx::cpp::", a.is_list() ? "list" : "tuple", "({",
+                 join(items, ", "), "})");
+    }
+    case Argument::Kind::kDtype:
+      return cat("c10::IValue(static_cast<int64_t>(", render(a, n, false),
+                 "))");
+    case Argument::Kind::kBool:
+    case Argument::Kind::kFloat:
+    case Argument::Kind::kString:
+    case Argument::Kind::kDevice:
+      return cat("c10::IValue(", render(a, n, false), ")");
+    default:
+      fail(n, cat("an argument of type ", kind_name(a.kind()),
+                  " has no C++ spelling here"));
+  }
+}
+
+std::string CppEmitter::registry_call(const Node* n) {
+  std::vector<std::string> args, kwargs;
+  for (const Argument& a : n->args()) args.push_back(ivalue(a, n));
+  for (const auto& [key, value] : n->kwargs()) {
+    kwargs.push_back(
+        cat("{", cpp_string_literal(key), ", ", ivalue(value, n), "}"));
+  }
+  // A result the graph indexes is kept as a value (a tuple of tensors).
+  bool indexed = std::any_of(
+      n->users().begin(), n->users().end(),
+      [](const Node* u) { return u->target() == "operator.getitem"; });
+  std::string fn =
+      cat(n->op() == Opcode::kCallMethod ? "call_method" : "call_function",
+          indexed ? "_value" : "");
+  return cat("fx::cpp::", fn, "(", cpp_string_literal(n->target()), ", {",
+             join(args, ", "), "}, {", join(kwargs, ", "), "})");
+}
+
 std::string CppEmitter::call_expression(const Node* n) {
   const OpDef* def = OpRegistry::global().find(n->op(), n->target());
   if (def == nullptr) fail(n, "no kernel is registered for this target");
-  if (def->cpp.empty()) {
-    fail(n, "its OpRegistry entry declares no C++ spelling (OpDef::cpp)");
-  }
+  if (def->cpp.empty()) return registry_call(n);
   std::vector<std::string_view> names;
   for (const auto& kw : n->kwargs()) names.push_back(kw.first);
   std::vector<ParamSource> bound;

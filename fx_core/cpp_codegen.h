@@ -13,10 +13,14 @@
 // call_function / call_method targets are spelled with the C++ form their
 // OpRegistry entry declares (`torch::relu({input})`), call_module targets
 // call the submodule's concrete class (ModuleKind::cpp_class) and get_attr
-// targets read the parameter or buffer. Placeholders annotated `int` or
-// `float` become int64_t / double parameters, all others at::Tensor.
+// targets read the parameter or buffer. A target whose entry has no C++
+// spelling (torchvision's wrapped functions, vendor ops) is called through
+// its OpRegistry kernel (fx::cpp::call_function); such calls are expected to
+// return a tensor, or a tuple of tensors when the graph indexes the result.
+// Placeholders annotated `int` or `float` become int64_t / double parameters,
+// all others at::Tensor.
 //
-// Throws FxError naming the node when a target has no C++ spelling or a
+// Throws FxError naming the node when a target has no kernel at all or a
 // module type has no C++ class (`modules` maps call_module targets to their
 // Python types, as a graph file's `modules` section does).
 #ifndef FX_CORE_CPP_CODEGEN_H_

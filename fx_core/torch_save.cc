@@ -136,11 +136,16 @@ std::string rewrite_pickle_for_libtorch(const std::string& p) {
   // A stack model: for each element, the op where its value starts, the
   // GLOBAL it is (if any) and the op that built it.
   struct Elem {
-    size_t start;
+    size_t start = 0;
     bool mark = false;
     std::string global;
     size_t built_by = SIZE_MAX;
     size_t last_item = SIZE_MAX;  // TUPLE2: where its second item starts
+  };
+  auto elem_at = [](size_t start) {
+    Elem e;
+    e.start = start;
+    return e;
   };
   std::vector<Elem> stack;
   absl::flat_hash_map<uint64_t, std::string> memo_globals;
@@ -185,14 +190,14 @@ std::string rewrite_pickle_for_libtorch(const std::string& p) {
         break;
       case 'h':
       case 'j': {  // BINGET, LONG_BINGET
-        Elem e{i};
+        Elem e = elem_at(i);
         auto it = memo_globals.find(memo_index(op));
         if (it != memo_globals.end()) e.global = it->second;
         stack.push_back(e);
         break;
       }
       case 'c': {
-        Elem e{i};
+        Elem e = elem_at(i);
         std::string text = p.substr(op.offset + 1, op.size - 2);
         std::replace(text.begin(), text.end(), '\n', ' ');
         e.global = text;
@@ -200,7 +205,7 @@ std::string rewrite_pickle_for_libtorch(const std::string& p) {
         break;
       }
       case '(': {
-        Elem e{i};
+        Elem e = elem_at(i);
         e.mark = true;
         stack.push_back(e);
         break;
@@ -210,7 +215,7 @@ std::string rewrite_pickle_for_libtorch(const std::string& p) {
       case 'd':
       case 0x91: {
         Elem m = pop_to_mark(i);
-        Elem e{m.start};
+        Elem e = elem_at(m.start);
         e.built_by = i;
         stack.push_back(e);
         break;
@@ -230,7 +235,7 @@ std::string rewrite_pickle_for_libtorch(const std::string& p) {
           start = pop(i).start;
           if (k == 0) last = start;
         }
-        Elem e{start};
+        Elem e = elem_at(start);
         e.built_by = i;
         e.last_item = last;
         stack.push_back(e);
@@ -257,14 +262,14 @@ std::string rewrite_pickle_for_libtorch(const std::string& p) {
           }
           dropped[i] = true;
         }
-        stack.push_back(Elem{callable.start});
+        stack.push_back(elem_at(callable.start));
         break;
       }
       case 0x81:
       case 0x93: {  // NEWOBJ, STACK_GLOBAL
         pop(i);
         Elem a = pop(i);
-        stack.push_back(Elem{a.start});
+        stack.push_back(elem_at(a.start));
         break;
       }
       case 'b':
@@ -284,13 +289,13 @@ std::string rewrite_pickle_for_libtorch(const std::string& p) {
         break;
       }
       case 'Q':
-        stack.push_back(Elem{pop(i).start});
+        stack.push_back(elem_at(pop(i).start));
         break;
       case '2':
         stack.push_back(stack.back());
         break;
       default:  // every other opcode pushes one value
-        stack.push_back(Elem{i});
+        stack.push_back(elem_at(i));
         break;
     }
   }

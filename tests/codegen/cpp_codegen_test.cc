@@ -27,6 +27,7 @@ FX_DECLARE_GENERATED(seed_static_flow)
 FX_DECLARE_GENERATED(seed_topk)
 FX_DECLARE_GENERATED(seed_wrap)
 FX_DECLARE_GENERATED(norm_pool)
+FX_DECLARE_GENERATED(registry_fallback)
 
 namespace fx {
 namespace {
@@ -98,7 +99,23 @@ TEST(CppCodegen, NormAndPoolingComputeWhatTheGraphComputes) {
   EXPECT_TRUE(at::equal(norm_pool::forward(**gm, x).toTensor(), want));
 }
 
-TEST(CppCodegen, TargetWithoutCppSpellingIsRefusedByName) {
+// Targets without a C++ spelling (torchvision's stochastic_depth, chunk,
+// torch.max with a dim, hardswish) go through their OpRegistry kernels, tuple
+// results included.
+TEST(CppCodegen, TargetsWithoutCppSpellingRunThroughTheRegistry) {
+  auto gm = read_graph_module(
+      std::string(std::getenv("TEST_SRCDIR")) +
+      "/fx_sdk/tests/codegen/testdata/registry_fallback.fx.json");
+  ASSERT_TRUE(gm.ok()) << gm.status().message();
+  at::Tensor x = at::rand({4, 6}) - 0.5;
+  at::Tensor want = (*gm)->forward({x}).toTensor();
+  at::Tensor by_hand =
+      at::hardswish(std::get<0>(at::max(x.chunk(2, -1)[1], 1)));
+  EXPECT_TRUE(at::equal(want, by_hand));
+  EXPECT_TRUE(at::equal(registry_fallback::forward(**gm, x).toTensor(), want));
+}
+
+TEST(CppCodegen, TargetWithoutKernelIsRefusedByName) {
   Graph g;
   Node* x = g.placeholder("x");
   Node* f = g.call_function("vendor.mystery", {x});
