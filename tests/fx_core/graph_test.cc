@@ -16,30 +16,15 @@
 
 #include "fx_core/codegen.h"
 #include "fx_core/error.h"
+#include "tests/testing/graph_helpers.h"
 
 namespace fx {
 namespace {
 
-using Names = std::vector<std::string>;
-
-template <typename Container>
-Names names_of(const Container& nodes) {
-  Names out;
-  for (const Node* n : nodes) out.emplace_back(n->name());
-  return out;
-}
-
-Names graph_order(const Graph& g) { return names_of(g.nodes().to_vector()); }
-
-template <typename Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const FxError& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_of;
+using testing::graph_order;
+using testing::Names;
+using testing::names_of;
 
 // ------------------------------------------------------------------ names
 
