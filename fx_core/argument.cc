@@ -255,24 +255,6 @@ bool operator==(const Argument& a, const Argument& b) {
   }
 }
 
-void for_each_node(const Argument& arg, const std::function<void(Node*)>& fn) {
-  switch (arg.kind()) {
-    case Argument::Kind::kNode:
-      fn(arg.as_node());
-      return;
-    case Argument::Kind::kList:
-    case Argument::Kind::kTuple:
-    case Argument::Kind::kSlice:
-      for (const Argument& a : arg.elements()) for_each_node(a, fn);
-      return;
-    case Argument::Kind::kDict:
-      for (const auto& kv : arg.items()) for_each_node(kv.second, fn);
-      return;
-    default:
-      return;
-  }
-}
-
 Argument map_arg(const Argument& arg,
                  const std::function<Argument(Node*)>& fn) {
   switch (arg.kind()) {

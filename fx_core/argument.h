@@ -152,7 +152,26 @@ std::string_view kind_name(Argument::Kind kind);
 
 // Calls `fn` on every Node referenced by `arg`, depth first, in order
 // (torch.fx's map_arg traversal: lists, tuples, dicts and slices).
-void for_each_node(const Argument& arg, const std::function<void(Node*)>& fn);
+// A template so that hot paths (codegen, setting args) pay no std::function
+// call per node.
+template <typename Fn>
+void for_each_node(const Argument& arg, Fn&& fn) {
+  switch (arg.kind()) {
+    case Argument::Kind::kNode:
+      fn(arg.as_node());
+      return;
+    case Argument::Kind::kList:
+    case Argument::Kind::kTuple:
+    case Argument::Kind::kSlice:
+      for (const Argument& a : arg.elements()) for_each_node(a, fn);
+      return;
+    case Argument::Kind::kDict:
+      for (const auto& kv : arg.items()) for_each_node(kv.second, fn);
+      return;
+    default:
+      return;
+  }
+}
 
 // Returns a copy of `arg` with every Node reference replaced by `fn(node)`.
 Argument map_arg(const Argument& arg, const std::function<Argument(Node*)>& fn);

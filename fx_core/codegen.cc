@@ -107,26 +107,6 @@ void append_target(std::string& out, std::string_view base,
   });
 }
 
-// for_each_node without a std::function call per node.
-template <typename Fn>
-void visit_nodes(const Argument& arg, Fn& fn) {
-  switch (arg.kind()) {
-    case Argument::Kind::kNode:
-      fn(arg.as_node());
-      return;
-    case Argument::Kind::kList:
-    case Argument::Kind::kTuple:
-    case Argument::Kind::kSlice:
-      for (const Argument& a : arg.elements()) visit_nodes(a, fn);
-      return;
-    case Argument::Kind::kDict:
-      for (const auto& kv : arg.items()) visit_nodes(kv.second, fn);
-      return;
-    default:
-      return;
-  }
-}
-
 // torch.fx's codegen globals, pre-registered in every generated module.
 constexpr std::pair<std::string_view, std::string_view> kCustomBuiltins[] = {
     {"inf", "math.inf"},
@@ -283,8 +263,8 @@ PythonCode CodeGen::gen_python_code(const Graph& graph,
     auto record = [&](Node* n) {
       if (has_last_use.insert(n).second) frees.emplace_back(i, n);
     };
-    for (const Argument& a : order[i]->args()) visit_nodes(a, record);
-    for (const auto& kv : order[i]->kwargs()) visit_nodes(kv.second, record);
+    for (const Argument& a : order[i]->args()) for_each_node(a, record);
+    for (const auto& kv : order[i]->kwargs()) for_each_node(kv.second, record);
   }
   size_t frees_end = frees.size();  // frees[frees_end..) are consumed
 

@@ -215,29 +215,15 @@ std::string CppEmitter::call_expression(const Node* n) {
   const OpDef* def = OpRegistry::global().find(n->op(), n->target());
   if (def == nullptr) fail(n, "no kernel is registered for this target");
   if (def->cpp.empty()) return registry_call(n);
-  std::vector<std::string_view> names;
-  for (const auto& kw : n->kwargs()) names.push_back(kw.first);
-  std::vector<ParamSource> bound;
+  std::vector<std::optional<Argument>> bound;
   std::string error;
-  if (!bind_call(def->schema, n->args().size(), names, &bound, &error)) {
+  if (!bind_node_arguments(def->schema, n->args(), n->kwargs(), &bound,
+                           &error)) {
     fail(n, cat(def->target, "() ", error));
   }
   auto param_text = [&](size_t p, bool as_ints) -> std::string {
-    const ParamSource& b = bound[p];
-    switch (b.kind) {
-      case ParamSource::Kind::kArg:
-        return render(n->args()[b.index], n, as_ints);
-      case ParamSource::Kind::kKwarg:
-        return render(n->kwargs()[b.index].second, n, as_ints);
-      case ParamSource::Kind::kDefault:
-        return render(def->schema.params()[p].default_value, n, as_ints);
-      case ParamSource::Kind::kVarArgs: {
-        ArgumentList rest(n->args().begin() + b.index,
-                          n->args().begin() + b.index + b.count);
-        return render(Argument::tuple(std::move(rest)), n, as_ints);
-      }
-    }
-    return "";
+    if (bound[p]) return render(*bound[p], n, as_ints);
+    return render(def->schema.params()[p].default_value, n, as_ints);
   };
   // Substitute {param} and {param:ints}.
   std::string out;

@@ -144,35 +144,20 @@ std::unique_ptr<ExecutionPlan> ExecutionPlan::compile(const Graph& graph,
   // Binds a node's args and kwargs to `schema`: one Source per parameter.
   auto bind = [&](const Node* n, const OpSchema& schema, const Node::Args& args,
                   const Node::Kwargs& kwargs, std::string_view callee) {
-    std::vector<std::string_view> names;
-    for (const auto& kw : kwargs) names.push_back(kw.first);
-    std::vector<ParamSource> bound;
+    std::vector<std::optional<Argument>> bound;
     std::string error;
-    if (!bind_call(schema, args.size(), names, &bound, &error)) {
+    if (!bind_node_arguments(schema, args, kwargs, &bound, &error)) {
       throw fail(n, cat(callee, "() ", error));
     }
     std::vector<Source> params;
+    params.reserve(bound.size());
     for (size_t p = 0; p < bound.size(); ++p) {
-      const ParamSource& b = bound[p];
-      switch (b.kind) {
-        case ParamSource::Kind::kArg:
-          params.push_back(source_of(args[b.index]));
-          break;
-        case ParamSource::Kind::kKwarg:
-          params.push_back(source_of(kwargs[b.index].second));
-          break;
-        case ParamSource::Kind::kDefault: {
-          Source s;
-          s.constant = schema.params()[p].default_value;
-          params.push_back(std::move(s));
-          break;
-        }
-        case ParamSource::Kind::kVarArgs: {
-          ArgumentList rest(args.begin() + b.index,
-                            args.begin() + b.index + b.count);
-          params.push_back(source_of(Argument::tuple(std::move(rest))));
-          break;
-        }
+      if (bound[p]) {
+        params.push_back(source_of(*bound[p]));
+      } else {
+        Source s;
+        s.constant = schema.params()[p].default_value;
+        params.push_back(std::move(s));
       }
     }
     return params;

@@ -403,6 +403,36 @@ std::vector<std::string> OpRegistry::targets(Opcode op) const {
   return out;
 }
 
+bool bind_node_arguments(const OpSchema& schema, const Node::Args& args,
+                         const Node::Kwargs& kwargs,
+                         std::vector<std::optional<Argument>>* bound,
+                         std::string* error) {
+  std::vector<std::string_view> names;
+  names.reserve(kwargs.size());
+  for (const auto& kw : kwargs) names.push_back(kw.first);
+  std::vector<ParamSource> sources;
+  if (!bind_call(schema, args.size(), names, &sources, error)) return false;
+  bound->assign(sources.size(), std::nullopt);
+  for (size_t p = 0; p < sources.size(); ++p) {
+    const ParamSource& s = sources[p];
+    switch (s.kind) {
+      case ParamSource::Kind::kArg:
+        (*bound)[p] = args[s.index];
+        break;
+      case ParamSource::Kind::kKwarg:
+        (*bound)[p] = kwargs[s.index].second;
+        break;
+      case ParamSource::Kind::kDefault:
+        break;
+      case ParamSource::Kind::kVarArgs:
+        (*bound)[p] = Argument::tuple(ArgumentList(
+            args.begin() + s.index, args.begin() + s.index + s.count));
+        break;
+    }
+  }
+  return true;
+}
+
 bool bind_values(const OpSchema& schema, std::vector<c10::IValue> args,
                  const std::vector<std::pair<std::string, c10::IValue>>& kwargs,
                  std::vector<c10::IValue>* values, std::string* error) {

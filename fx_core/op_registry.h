@@ -82,6 +82,15 @@ bool bind_call(const OpSchema& schema, size_t num_args,
                const std::vector<std::string_view>& kwarg_names,
                std::vector<ParamSource>* sources, std::string* error);
 
+// Binds a node's args and kwargs to `schema`: for each parameter, the
+// Argument the node passes (var-positional ones collected in a tuple), or
+// std::nullopt where the parameter's default applies. Returns false with
+// *error set, as bind_call does.
+bool bind_node_arguments(const OpSchema& schema, const Node::Args& args,
+                         const Node::Kwargs& kwargs,
+                         std::vector<std::optional<Argument>>* bound,
+                         std::string* error);
+
 // Binds runtime values to `schema`: one value per parameter, defaults filled
 // in, var-positional arguments collected in a tuple. Returns false with
 // *error set (Python's message) when the call does not bind.
