@@ -1,0 +1,319 @@
+#include "fx_core/rewrite/subgraph_rewriter.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "fx_core/error.h"
+#include "fx_core/graph_module.h"
+#include "fx_core/module_registry.h"
+#include "fx_core/strings.h"
+
+namespace fx {
+namespace {
+
+// The registered type of the module at `target` in `module`, or "".
+std::string module_type(const GraphModule& module, std::string_view target) {
+  std::shared_ptr<torch::nn::Module> sub = module.get_submodule(target);
+  if (sub == nullptr) return "";
+  const ModuleKind* kind = ModuleRegistry::global().find(*sub);
+  return kind != nullptr ? kind->type : "";
+}
+
+// Remembers each node's module type (replace_pattern asks once per node).
+std::function<std::string(const Node&)> cached_module_type(
+    std::function<std::string(const Node&)> lookup) {
+  auto cache =
+      std::make_shared<absl::flat_hash_map<const Node*, std::string>>();
+  return [cache, lookup = std::move(lookup)](const Node& n) {
+    auto it = cache->find(&n);
+    if (it != cache->end()) return it->second;
+    return cache->emplace(&n, lookup(n)).first->second;
+  };
+}
+
+// The values an output argument returns: the elements of a tuple or list,
+// else the value itself.
+ArgumentList returned_values(const Argument& out) {
+  if (out.is_sequence()) return out.elements();
+  return {out};
+}
+
+// Graph order without renumbering the graph after every insertion: original
+// nodes are keyed by position; nodes inserted before an original node X are
+// keyed just below X, in insertion order. Anything else (an insertion before
+// a node that was itself inserted) switches to Node::is_before.
+class OrderKeys {
+ public:
+  explicit OrderKeys(const Graph& graph) {
+    int64_t i = 0;
+    for (const Node* n : graph.nodes()) keys_.emplace(n, Key{++i, 0});
+  }
+  // The first of `nodes` in graph order.
+  Node* first(const std::vector<Node*>& nodes) const {
+    Node* best = nullptr;
+    for (Node* n : nodes) {
+      if (best == nullptr || before(n, best)) best = n;
+    }
+    return best;
+  }
+  Node* last(const std::vector<Node*>& nodes) const {
+    Node* best = nullptr;
+    for (Node* n : nodes) {
+      if (best == nullptr || before(best, n)) best = n;
+    }
+    return best;
+  }
+  // Records `n`, just inserted before `anchor` (nullptr: at the end).
+  void inserted(const Node* n, const Node* anchor) {
+    if (!valid_) return;
+    auto it = anchor != nullptr ? keys_.find(anchor) : keys_.end();
+    if (it == keys_.end() || it->second.minor != 0) {
+      valid_ = false;
+      return;
+    }
+    ++counter_;
+    keys_.emplace(n, Key{it->second.major, counter_ - (int64_t{1} << 60)});
+  }
+
+ private:
+  struct Key {
+    int64_t major;
+    int64_t minor;
+  };
+  bool before(const Node* a, const Node* b) const {
+    if (valid_) {
+      auto ia = keys_.find(a);
+      auto ib = keys_.find(b);
+      if (ia != keys_.end() && ib != keys_.end()) {
+        const Key& ka = ia->second;
+        const Key& kb = ib->second;
+        return ka.major != kb.major ? ka.major < kb.major : ka.minor < kb.minor;
+      }
+    }
+    return a->is_before(b);
+  }
+
+  absl::flat_hash_map<const Node*, Key> keys_;
+  int64_t counter_ = 0;
+  bool valid_ = true;
+};
+
+}  // namespace
+
+std::vector<ReplacedPatterns> replace_pattern_in_graph(
+    Graph& graph, const Graph& pattern, const Graph& replacement,
+    const std::vector<MatchFilter>& match_filters,
+    const RewriteOptions& options, const GraphModule* owner) {
+  MatcherOptions mo;
+  mo.ignore_literals = options.ignore_literals;
+  if (options.match_modules_by_type && owner != nullptr) {
+    mo.graph_module_type = cached_module_type(
+        [owner](const Node& n) { return module_type(*owner, n.target()); });
+    const GraphModule* pm = options.pattern_module;
+    mo.pattern_module_type = [pm](const Node& n) {
+      if (pm != nullptr) {
+        std::string type = module_type(*pm, n.target());
+        if (!type.empty()) return type;
+      }
+      return n.target();
+    };
+  }
+  SubgraphMatcher matcher(pattern, mo);
+
+  // Check the replacement against the pattern before changing anything.
+  std::vector<const Node*> rep_placeholders;
+  for (const Node* n : replacement.nodes()) {
+    if (n->op() == Opcode::kPlaceholder) rep_placeholders.push_back(n);
+  }
+  if (rep_placeholders.size() != matcher.pattern_placeholder_nodes().size()) {
+    throw FxError(cat("replace_pattern: the replacement has ",
+                      rep_placeholders.size(), " placeholders, the pattern ",
+                      matcher.pattern_placeholder_nodes().size()));
+  }
+  const Node* rep_output = replacement.output_node();
+  if (rep_output == nullptr || rep_output->args().empty()) {
+    throw FxError("replace_pattern: the replacement has no output");
+  }
+  const size_t n_returned = returned_values(rep_output->args()[0]).size();
+  if (n_returned != matcher.pattern_returning_nodes().size()) {
+    throw FxError(cat("replace_pattern: the replacement returns ", n_returned,
+                      " values, the pattern ",
+                      matcher.pattern_returning_nodes().size()));
+  }
+  for (const Argument& v : returned_values(rep_output->args()[0])) {
+    if (!v.is_node()) {
+      throw FxError(
+          "replace_pattern: the replacement's output must return nodes");
+    }
+  }
+  // Replacement call_module / get_attr targets naming a pattern module.
+  absl::flat_hash_map<std::string, const Node*> pattern_modules;
+  if (options.match_modules_by_type) {
+    for (const Node* n : pattern.nodes()) {
+      if (n->op() == Opcode::kCallModule)
+        pattern_modules.emplace(n->target(), n);
+    }
+  }
+
+  std::vector<InternalMatch> matches = matcher.match(graph);
+  if (!match_filters.empty()) {
+    std::vector<InternalMatch> kept;
+    for (InternalMatch& m : matches) {
+      bool ok = true;
+      for (const MatchFilter& f : match_filters) {
+        if (!f(m, graph, pattern)) {
+          ok = false;
+          break;
+        }
+      }
+      if (ok) kept.push_back(std::move(m));
+    }
+    matches = std::move(kept);
+  }
+
+  std::vector<ReplacedPatterns> result;
+  result.reserve(matches.size());
+  if (matches.empty()) return result;
+
+  OrderKeys order(graph);
+  absl::flat_hash_map<Node*, Node*> changed;  // returned node -> replacement
+  std::vector<Node*> pattern_nodes = pattern.nodes().to_vector();
+
+  for (InternalMatch& match : matches) {
+    ReplacedPatterns replaced;
+    replaced.anchor = match.anchors.empty() ? nullptr : match.anchors[0];
+    replaced.matched_anchor = match.node_for(replaced.anchor);
+
+    // Placeholders: the values they matched, or what replaced those values.
+    absl::flat_hash_map<const Node*, Argument> val_map;
+    for (size_t i = 0; i < rep_placeholders.size(); ++i) {
+      Argument& value = match.placeholder_nodes[i];
+      if (value.is_node()) {
+        auto it = changed.find(value.as_node());
+        if (it != changed.end()) {
+          Node* old = value.as_node();
+          for (auto& [pn, v] : match.nodes_map) {
+            if (v.is_node() && v.as_node() == old) v = Argument(it->second);
+          }
+          value = Argument(it->second);
+        }
+      }
+      val_map[rep_placeholders[i]] = value;
+    }
+
+    // Insert before the first user of the returned nodes (after the match
+    // when they have none).
+    std::vector<Node*> users;
+    absl::flat_hash_set<Node*> seen;
+    for (Node* rn : match.returning_nodes) {
+      for (Node* u : rn->users()) {
+        if (seen.insert(u).second) users.push_back(u);
+      }
+    }
+    Node* before = nullptr;  // nullptr: at the end of the graph
+    if (!users.empty()) {
+      before = order.first(users);
+    } else {
+      std::vector<Node*> matched;
+      for (const auto& [pn, v] : match.nodes_map) {
+        if (pn->op() != Opcode::kPlaceholder && v.is_node()) {
+          matched.push_back(v.as_node());
+        }
+      }
+      before = order.last(matched)->next();
+    }
+
+    auto lookup = [&](Node* n) -> Argument {
+      auto it = val_map.find(n);
+      if (it == val_map.end()) {
+        throw FxError(cat("replace_pattern: Node '", n->name(),
+                          "' is used before it is defined"));
+      }
+      return it->second;
+    };
+    Argument out;
+    {
+      std::optional<Graph::InsertPoint> ip;
+      if (before != nullptr) ip.emplace(graph.inserting_before(before));
+      for (const Node* rn : replacement.nodes()) {
+        if (val_map.contains(rn)) continue;
+        if (rn->op() == Opcode::kOutput) {
+          out = map_arg(rn->args()[0], lookup);
+          break;
+        }
+        Node::Args args;
+        for (const Argument& a : rn->args()) args.push_back(map_arg(a, lookup));
+        Node::Kwargs kwargs;
+        for (const auto& kv : rn->kwargs()) {
+          kwargs.emplace_back(kv.first, map_arg(kv.second, lookup));
+        }
+        std::string_view target = rn->target();
+        if (!pattern_modules.empty() &&
+            (rn->op() == Opcode::kCallModule || rn->op() == Opcode::kGetAttr)) {
+          auto pm = pattern_modules.find(rn->target());
+          if (pm != pattern_modules.end()) {
+            if (Node* gn = match.node_for(pm->second)) target = gn->target();
+          }
+        }
+        Node* copy =
+            graph.create_node(rn->op(), target, std::move(args),
+                              std::move(kwargs), rn->name(), rn->type());
+        if (!rn->meta().empty()) copy->mutable_meta() = rn->meta();
+        order.inserted(copy, before);
+        val_map[rn] = Argument(copy);
+        replaced.replacements.push_back(copy);
+      }
+    }
+
+    ArgumentList copied = returned_values(out);
+    for (size_t i = 0; i < match.returning_nodes.size(); ++i) {
+      if (!copied[i].is_node()) {
+        throw FxError(
+            "replace_pattern: the replacement's output must return nodes");
+      }
+      Node* gn = match.returning_nodes[i];
+      Node* cn = copied[i].as_node();
+      if (options.propagate_meta && cn != gn) {
+        for (const auto& [key, value] : gn->meta()) {
+          if (cn->meta_value(key) == nullptr) cn->set_meta(key, value);
+        }
+      }
+      gn->replace_all_uses_with(cn);
+      changed[gn] = cn;
+    }
+    for (auto it = pattern_nodes.rbegin(); it != pattern_nodes.rend(); ++it) {
+      const Node* pn = *it;
+      if (pn->op() == Opcode::kPlaceholder || pn->op() == Opcode::kOutput) {
+        continue;
+      }
+      if (Node* gn = match.node_for(pn)) graph.erase_node(gn);
+    }
+    replaced.nodes_map = std::move(match.nodes_map);
+    result.push_back(std::move(replaced));
+  }
+  return result;
+}
+
+std::vector<ReplacedPatterns> replace_pattern_with_filters(
+    GraphModule& gm, const Graph& pattern, const Graph& replacement,
+    const std::vector<MatchFilter>& match_filters,
+    const RewriteOptions& options) {
+  std::vector<ReplacedPatterns> result = replace_pattern_in_graph(
+      gm.graph(), pattern, replacement, match_filters, options, &gm);
+  gm.recompile();
+  return result;
+}
+
+std::vector<ReplacedPatterns> replace_pattern(GraphModule& gm,
+                                              const Graph& pattern,
+                                              const Graph& replacement,
+                                              const RewriteOptions& options) {
+  return replace_pattern_with_filters(gm, pattern, replacement, {}, options);
+}
+
+}  // namespace fx
