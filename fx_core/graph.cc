@@ -389,6 +389,12 @@ std::unique_ptr<Graph> Graph::deepcopy(ValueMap* memo) const {
   return g;
 }
 
+std::unique_ptr<Graph> Graph::snapshot() const {
+  std::unique_ptr<Graph> copy = deepcopy();
+  copy->namespace_.copy_from(namespace_);
+  return copy;
+}
+
 bool Graph::eliminate_dead_code() {
   lint();
   bool changed = false;

@@ -185,6 +185,11 @@ class Graph {
   // A deep copy, with its own namespace, codegen and output node.
   std::unique_ptr<Graph> deepcopy(ValueMap* memo = nullptr) const;
 
+  // A deepcopy that also carries this graph's namespace, insertion point
+  // aside: nodes created in the copy get exactly the names they would get
+  // here. The pass manager restores a graph from one when a pass fails.
+  std::unique_ptr<Graph> snapshot() const;
+
   // Erases nodes without users that are not impure, last to first. Lints
   // first. Returns whether anything changed.
   bool eliminate_dead_code();

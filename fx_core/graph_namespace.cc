@@ -261,6 +261,25 @@ uint64_t Namespace::watermark(std::string_view base) const {
   return 1;
 }
 
+void Namespace::copy_from(const Namespace& other) {
+  if (&other == this) return;
+  used_.clear();
+  watermark_.clear();
+  obj_to_name_.clear();
+  blocks_.clear();
+  block_used_ = block_size_ = 0;
+  used_.reserve(other.used_.size());
+  for (const char* name : other.used_) used_.insert(store(name).data());
+  for (const auto& [base, mark] : other.watermark_) {
+    watermark_.emplace(store(base), mark);
+  }
+  for (const auto& [obj, name] : other.obj_to_name_) {
+    auto it = used_.find(name);
+    std::string_view copied = it != used_.end() ? *it : store(name);
+    obj_to_name_.emplace(store(obj), copied);
+  }
+}
+
 std::string_view Namespace::store(std::string_view name) {
   // Each name is stored with a terminating NUL so it can be handed out as a
   // C string (the plugin C API does).

@@ -71,6 +71,17 @@ std::string join(const Range& parts, std::string_view sep) {
 }
 
 // Splits on every `sep` (empty pieces kept, as Python's str.split(sep)).
+// `text` without leading and trailing ASCII whitespace.
+inline std::string_view strip(std::string_view text) {
+  auto space = [](char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
+           c == '\v';
+  };
+  while (!text.empty() && space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && space(text.back())) text.remove_suffix(1);
+  return text;
+}
+
 inline std::vector<std::string_view> split(std::string_view text, char sep) {
   std::vector<std::string_view> out;
   size_t start = 0;

@@ -587,19 +587,112 @@ FxStatus* run_pass(const FxApi* table, FxGraph* graph, const FxOptions* options,
   }
 }
 
-// Declarative pass description; lists must outlive the plugin (static data).
+// A pass's declaration, built fluently; the strings must be static (string
+// literals), the PassDef itself lives in the plugin's static PluginDef.
+//
+//   fxp::pass<decompose>("decompose", "rewrites ops into smaller ones")
+//       .option("rules", FX_OPTION_STRING_LIST, "relu,gelu", "rules to apply")
+//       .run_after({"shape_prop"})
+//       .invalidates({"tensor_meta"})
+class PassDef {
+ public:
+  PassDef(const char* name, const char* description, FxPassRunFn run,
+          void* user_data = nullptr) {
+    info_.name = name;
+    info_.description = description;
+    info_.run = run;
+    info_.user_data = user_data;
+  }
+  PassDef& option(const char* name, FxOptionType type,
+                  const char* default_value, const char* description) {
+    options_.push_back(FxOptionSpec{name, type, default_value, description});
+    return *this;
+  }
+  PassDef& run_after(std::initializer_list<const char*> names) {
+    run_after_.insert(run_after_.end(), names);
+    return *this;
+  }
+  PassDef& run_before(std::initializer_list<const char*> names) {
+    run_before_.insert(run_before_.end(), names);
+    return *this;
+  }
+  PassDef& requires_property(std::initializer_list<const char*> names) {
+    required_.insert(required_.end(), names);
+    return *this;
+  }
+  PassDef& produces(std::initializer_list<const char*> names) {
+    produces_.insert(produces_.end(), names);
+    return *this;
+  }
+  PassDef& invalidates(std::initializer_list<const char*> names) {
+    invalidates_.insert(invalidates_.end(), names);
+    return *this;
+  }
+
+  // The C declaration, pointing into this object (which must not move
+  // afterwards).
+  const FxPassInfo& info() {
+    info_.options = options_.data();
+    info_.num_options = options_.size();
+    info_.run_after = list(run_after_);
+    info_.run_before = list(run_before_);
+    info_.required = list(required_);
+    info_.produces = list(produces_);
+    info_.invalidates = list(invalidates_);
+    return info_;
+  }
+
+ private:
+  static FxNameList list(const std::vector<const char*>& names) {
+    return FxNameList{names.data(), names.size()};
+  }
+  FxPassInfo info_{};
+  std::vector<FxOptionSpec> options_;
+  std::vector<const char*> run_after_, run_before_, required_, produces_,
+      invalidates_;
+};
+
+// A pass whose body is `Fn`, run through the exception-catching trampoline.
 template <PassFn Fn>
-FxPassInfo pass(const char* name, const char* description,
-                const FxOptionSpec* options = nullptr, size_t num_options = 0) {
-  FxPassInfo info{};
-  info.name = name;
-  info.description = description;
-  info.options = options;
-  info.num_options = num_options;
-  info.run = &run_pass<Fn>;
-  return info;
+PassDef pass(const char* name, const char* description) {
+  return PassDef(name, description, &run_pass<Fn>);
 }
 
+// The plugin's declaration: what fx_plugin_get_info returns.
+class PluginDef {
+ public:
+  PluginDef(const char* name, const char* version,
+            std::initializer_list<PassDef> passes)
+      : passes_(passes) {
+    for (PassDef& p : passes_) infos_.push_back(p.info());
+    info_.name = name;
+    info_.version = version;
+    info_.api_version = FX_API_VERSION;
+    info_.min_api_version = FX_API_VERSION;
+    info_.passes = infos_.data();
+    info_.num_passes = infos_.size();
+  }
+  PluginDef(const PluginDef&) = delete;
+  PluginDef& operator=(const PluginDef&) = delete;
+  const FxPluginInfo* info() const { return &info_; }
+
+ private:
+  std::vector<PassDef> passes_;
+  std::vector<FxPassInfo> infos_;
+  FxPluginInfo info_{};
+};
+
 }  // namespace fxp
+
+// Defines the plugin's entry point. The declaration is built on the first
+// call (never at load time), so loading runs none of the plugin's code.
+//
+//   FXP_PLUGIN("my_passes", "1.0",
+//              fxp::pass<relu_to_mul>("relu_to_mul", "relu(x) -> (x > 0) * x"))
+#define FXP_PLUGIN(NAME, VERSION, ...)                                       \
+  extern "C" FX_PLUGIN_EXPORT const FxPluginInfo* fx_plugin_get_info(void) { \
+    static const ::fxp::PluginDef plugin_def(NAME, VERSION, {__VA_ARGS__});  \
+    return plugin_def.info();                                                \
+  }
 
 #endif  // FX_PLUGIN_API_HPP_

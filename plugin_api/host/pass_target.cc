@@ -1,0 +1,140 @@
+#include "plugin_api/host/pass_target.h"
+
+#include <ATen/DLConvertor.h>
+
+#include <utility>
+#include <vector>
+
+#include "fx_core/graph_module.h"
+#include "fx_core/graph_module_file.h"
+#include "fx_core/module_registry.h"
+#include "fx_core/strings.h"
+#include "plugin_api/host/c_api.h"
+#include "plugin_api/host/graph_equality.h"
+
+namespace fx::host {
+
+PassTarget::~PassTarget() = default;
+
+void PassTarget::begin() {
+  snapshot_ = graph().snapshot();
+  begin_attributes();
+}
+
+void PassTarget::commit() {
+  snapshot_.reset();
+  end_attributes();
+}
+
+void PassTarget::rollback() {
+  rollback_attributes();
+  if (snapshot_) replace_graph(std::move(snapshot_));
+}
+
+bool PassTarget::changed() {
+  return attributes_changed() ||
+         (snapshot_ && !structurally_equal(*snapshot_, graph()));
+}
+
+// The module's tensors and submodules for the C ABI, with a journal of the
+// tensors a pass replaced so a rollback can put them back.
+class GraphModuleTarget::Attributes : public AttributeStore {
+ public:
+  explicit Attributes(GraphModule& module) : module_(module) {}
+
+  bool has_attr(std::string_view name) const override {
+    return module_.get_attr(name).defined() ||
+           module_.get_submodule(name) != nullptr;
+  }
+
+  DLManagedTensor* get_attr(std::string_view name,
+                            std::string* error) const override {
+    at::Tensor t = module_.get_attr(name);
+    if (!t.defined()) {
+      *error = cat("the module has no parameter or buffer '", name, "'");
+      return nullptr;
+    }
+    return at::toDLPack(t.detach());
+  }
+
+  bool set_attr(std::string_view name, DLManagedTensor* tensor,
+                std::string* error) override {
+    at::Tensor value;
+    try {
+      // fromDLPack takes ownership and calls the deleter when done.
+      value = at::fromDLPack(tensor).clone();
+    } catch (const std::exception& e) {
+      *error = cat("cannot read the tensor for '", name, "': ", e.what());
+      return false;
+    }
+    at::Tensor previous = module_.get_attr(name);
+    bool is_parameter = false;
+    for (const auto& p : module_.named_parameters(/*recurse=*/true)) {
+      if (p.key() == name) is_parameter = true;
+    }
+    journal_.push_back({std::string(name), previous, is_parameter});
+    module_.set_attr(name, value, is_parameter);
+    return true;
+  }
+
+  bool module_type(std::string_view name, std::string* type,
+                   std::string* error) const override {
+    std::shared_ptr<torch::nn::Module> m = module_.get_submodule(name);
+    if (m == nullptr) {
+      *error = cat("the module has no submodule '", name, "'");
+      return false;
+    }
+    const ModuleKind* kind = ModuleRegistry::global().find(*m);
+    *type = kind ? kind->type : m->name();
+    return true;
+  }
+
+  void clear() { journal_.clear(); }
+  bool changed() const { return !journal_.empty(); }
+  void undo() {
+    for (auto it = journal_.rbegin(); it != journal_.rend(); ++it) {
+      if (it->previous.defined()) {
+        module_.set_attr(it->name, it->previous, it->is_parameter);
+      }
+    }
+    journal_.clear();
+  }
+
+ private:
+  struct Entry {
+    std::string name;
+    at::Tensor previous;  // undefined when the pass added the attribute
+    bool is_parameter;
+  };
+  GraphModule& module_;
+  std::vector<Entry> journal_;
+};
+
+GraphModuleTarget::GraphModuleTarget(GraphModule& module)
+    : module_(module), attributes_(std::make_unique<Attributes>(module)) {}
+GraphModuleTarget::~GraphModuleTarget() = default;
+
+Graph& GraphModuleTarget::graph() { return module_.graph(); }
+AttributeStore* GraphModuleTarget::attributes() { return attributes_.get(); }
+
+void GraphModuleTarget::replace_graph(std::unique_ptr<Graph> graph) {
+  module_.set_graph(std::move(graph));
+}
+void GraphModuleTarget::begin_attributes() { attributes_->clear(); }
+void GraphModuleTarget::end_attributes() { attributes_->clear(); }
+void GraphModuleTarget::rollback_attributes() { attributes_->undo(); }
+bool GraphModuleTarget::attributes_changed() const {
+  return attributes_->changed();
+}
+void GraphModuleTarget::finish() { module_.recompile(); }
+
+absl::Status GraphModuleTarget::write(const std::string& json_path) const {
+  return write_graph_module(module_, json_path);
+}
+
+absl::Status GraphFileTarget::write(const std::string& json_path) const {
+  return write_text_file_atomically(
+      json_path, to_graph_json(*file_.graph, file_.modules, file_.weights));
+}
+
+}  // namespace fx::host

@@ -1,0 +1,361 @@
+// Pipelines from text and JSON, options checked against schemas, and
+// ordering by declared constraints: each error with its exact message.
+#include "plugin_api/host/pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "plugin_api/host/pass_options.h"
+#include "plugin_api/host/pass_ordering.h"
+
+namespace fx::host {
+namespace {
+
+std::string error_of(const absl::Status& s) { return std::string(s.message()); }
+template <typename T>
+std::string error_of(const absl::StatusOr<T>& s) {
+  return s.ok() ? "" : std::string(s.status().message());
+}
+
+std::vector<std::string> pass_names(const PipelineSpec& spec) {
+  std::vector<std::string> out;
+  for (const PassInvocation& p : spec.passes) out.push_back(p.pass);
+  return out;
+}
+
+TEST(PipelineText, ParsesPassesAndOptionsWithListValues) {
+  auto spec = parse_pipeline_text(
+      "shape_prop,decompose{rules=relu,gelu},quantize{dtype=int8}");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(pass_names(*spec),
+            (std::vector<std::string>{"shape_prop", "decompose", "quantize"}));
+  ASSERT_EQ(spec->passes[1].options.size(), 1u);
+  EXPECT_EQ(spec->passes[1].options[0].first, "rules");
+  EXPECT_EQ(spec->passes[1].options[0].second.text, "relu,gelu");
+  EXPECT_EQ(spec->passes[2].options[0].second.text, "int8");
+}
+
+TEST(PipelineText, ToleratesSpacesAndSeveralOptions) {
+  auto spec = parse_pipeline_text(" a { x = 1 , rules = r1 , r2 , y=z } , b ");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  ASSERT_EQ(spec->passes[0].options.size(), 3u);
+  EXPECT_EQ(spec->passes[0].options[1].second.text, "r1,r2");
+  EXPECT_EQ(spec->passes[0].options[2].second.text, "z");
+  EXPECT_EQ(pipeline_text(spec->passes), "a{x=1,rules=r1,r2,y=z},b");
+}
+
+TEST(PipelineText, TextRoundTrips) {
+  std::string text =
+      "shape_prop,decompose{rules=relu,gelu},quantize{dtype=int8}";
+  auto spec = parse_pipeline_text(text);
+  ASSERT_TRUE(spec.ok());
+  EXPECT_EQ(pipeline_text(spec->passes), text);
+}
+
+TEST(PipelineText, ErrorsNameTheColumn) {
+  EXPECT_EQ(error_of(parse_pipeline_text("")), "the pipeline is empty");
+  EXPECT_EQ(error_of(parse_pipeline_text("a,,b")),
+            "pipeline 'a,,b', column 3: expected a pass name, got ','");
+  EXPECT_EQ(error_of(parse_pipeline_text("a,")),
+            "pipeline 'a,', column 3: expected a pass name at the end");
+  EXPECT_EQ(error_of(parse_pipeline_text("a{x=1")),
+            "pipeline 'a{x=1', column 2: the options of pass 'a' open here "
+            "but never close");
+  EXPECT_EQ(error_of(parse_pipeline_text("a{relu}")),
+            "pipeline 'a{relu}', column 3: expected key=value in the options "
+            "of pass 'a', got 'relu'");
+  EXPECT_EQ(error_of(parse_pipeline_text("a b")),
+            "pipeline 'a b', column 3: expected ',' between passes, got 'b'");
+  EXPECT_EQ(error_of(parse_pipeline_text("a{x={y}}")),
+            "pipeline 'a{x={y}}', column 5: options cannot nest '{'");
+  EXPECT_EQ(error_of(parse_pipeline_text("a{=1}")),
+            "pipeline 'a{=1}', column 3: bad option name '' for pass 'a'");
+}
+
+TEST(PipelineConfig, ReadsEveryKey) {
+  auto spec = parse_pipeline_config(R"({
+    "plugins": ["libp.so", {"path": "/abs/v.so", "sha256": ")" +
+                                        std::string(64, 'a') + R"("}],
+    "plugin_dirs": ["dir"],
+    "pipeline": [{"pass": "decompose", "options": {"rules": ["relu", "gelu"],
+                  "n": 3, "f": 0.5, "b": true, "s": "x"}, "on_failure": "skip"},
+                 "dce,cse"],
+    "ordering": "auto", "on_failure": "stop", "verify_each": false,
+    "print_after": "all", "assume": ["tensor_meta"], "reproducer_dir": "r"
+  })",
+                                    "conf.json", "/base");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(pass_names(*spec),
+            (std::vector<std::string>{"decompose", "dce", "cse"}));
+  EXPECT_EQ(spec->plugins[0].path, "/base/libp.so");
+  EXPECT_EQ(spec->plugins[1].path, "/abs/v.so");
+  EXPECT_EQ(spec->plugins[1].sha256, std::string(64, 'a'));
+  EXPECT_EQ(spec->plugin_dirs[0], "/base/dir");
+  EXPECT_EQ(spec->reproducer_dir, "/base/r");
+  EXPECT_EQ(spec->ordering, Ordering::kAuto);
+  EXPECT_FALSE(spec->verify_each);
+  EXPECT_TRUE(spec->print_after_all);
+  EXPECT_EQ(spec->assume, std::vector<std::string>{"tensor_meta"});
+  const auto& options = spec->passes[0].options;
+  ASSERT_EQ(options.size(), 5u);
+  EXPECT_EQ(options[0].second.kind, OptionInput::Kind::kList);
+  EXPECT_EQ(options[0].second.list, (std::vector<std::string>{"relu", "gelu"}));
+  EXPECT_EQ(options[1].second.kind, OptionInput::Kind::kInt);
+  EXPECT_EQ(options[2].second.kind, OptionInput::Kind::kFloat);
+  EXPECT_EQ(options[3].second.kind, OptionInput::Kind::kBool);
+  EXPECT_EQ(options[4].second.kind, OptionInput::Kind::kString);
+  EXPECT_EQ(spec->passes[0].on_failure, FailurePolicy::kSkip);
+}
+
+TEST(PipelineConfig, WrittenConfigReadsBack) {
+  auto spec = parse_pipeline_config(
+      R"({"pipeline": [{"pass": "q", "options": {"bits": 8, "names": ["a"]}}],
+          "on_failure": "skip", "assume": ["tensor_meta"]})",
+      "c.json", "");
+  ASSERT_TRUE(spec.ok());
+  std::string json = pipeline_config_json(*spec);
+  auto again = parse_pipeline_config(json, "again.json", "");
+  ASSERT_TRUE(again.ok()) << again.status() << json;
+  EXPECT_EQ(pipeline_config_json(*again), json);
+}
+
+TEST(PipelineConfig, ErrorsNameTheKey) {
+  EXPECT_EQ(error_of(parse_pipeline_config("[]", "c.json", "")),
+            "c.json: expected a JSON object at the top");
+  EXPECT_EQ(error_of(parse_pipeline_config("{}", "c.json", "")),
+            "c.json: no passes (add \"pipeline\")");
+  EXPECT_EQ(error_of(parse_pipeline_config(R"({"pipeline": "a", "colour": 1})",
+                                           "c.json", "")),
+            "c.json: 'colour': unknown key (expected pipeline, plugins, "
+            "plugin_dirs, ordering, on_failure, verify_each, print_after, "
+            "assume, reproducer_dir)");
+  EXPECT_EQ(error_of(parse_pipeline_config(
+                R"({"pipeline": ["a", {"options": {}}]})", "c.json", "")),
+            "c.json: 'pipeline[1]': missing \"pass\"");
+  EXPECT_EQ(error_of(parse_pipeline_config(
+                R"({"pipeline": [{"pass": "a", "on_failure": "retry"}]})",
+                "c.json", "")),
+            "c.json: 'pipeline[0]'.on_failure: expected \"stop\" or \"skip\", "
+            "got \"retry\"");
+  EXPECT_EQ(error_of(parse_pipeline_config(
+                R"({"pipeline": "a", "ordering": "random"})", "c.json", "")),
+            "c.json: 'ordering': expected \"explicit\" or \"auto\", got "
+            "\"random\"");
+  EXPECT_EQ(
+      error_of(parse_pipeline_config(
+          R"({"pipeline": "a", "plugins": [{"path": "p.so", "sha256": "12"}]})",
+          "c.json", "")),
+      "c.json: 'plugins[0]'.sha256: expected \"sha256\": 64 hex digits");
+  EXPECT_EQ(error_of(parse_pipeline_config(
+                R"({"pipeline": [{"pass": "a", "options": {"x": null}}]})",
+                "c.json", "")),
+            "c.json: 'pipeline[0]'.options.x: expected a bool, number, string "
+            "or array, got null");
+  std::string broken = error_of(parse_pipeline_config("{", "c.json", ""));
+  EXPECT_EQ(broken.rfind("c.json: not valid JSON: ", 0), 0u) << broken;
+}
+
+// ------------------------------------------------------------- options
+
+const FxOptionSpec kOptions[] = {
+    {"flag", FX_OPTION_BOOL, "false", ""},
+    {"count", FX_OPTION_INT, "3", ""},
+    {"scale", FX_OPTION_FLOAT, "0.5", ""},
+    {"dtype", FX_OPTION_STRING, "int8", ""},
+    {"rules", FX_OPTION_STRING_LIST, "relu,gelu", ""},
+};
+
+FxPassInfo pass_with_options() {
+  FxPassInfo info{};
+  info.name = "quantize";
+  info.options = kOptions;
+  info.num_options = 5;
+  return info;
+}
+
+OptionInput text(const char* t) {
+  OptionInput in;
+  in.text = t;
+  return in;
+}
+
+const OptionValue& value(const FxOptions& o, const char* name) {
+  for (const auto& [n, v] : o.values) {
+    if (n == name) return v;
+  }
+  static OptionValue none;
+  return none;
+}
+
+TEST(PassOptions, DefaultsFillWhatIsNotGiven) {
+  FxPassInfo info = pass_with_options();
+  auto bound = bind_pass_options(info, {{"count", text("8")}});
+  ASSERT_TRUE(bound.ok()) << bound.status();
+  EXPECT_EQ(value(*bound, "count").i, 8);
+  EXPECT_FALSE(value(*bound, "flag").b);
+  EXPECT_EQ(value(*bound, "scale").f, 0.5);
+  EXPECT_EQ(value(*bound, "dtype").s, "int8");
+  EXPECT_EQ(value(*bound, "rules").list,
+            (std::vector<std::string>{"relu", "gelu"}));
+}
+
+TEST(PassOptions, UnknownOptionNamesThePassAndItsOptions) {
+  FxPassInfo info = pass_with_options();
+  EXPECT_EQ(error_of(bind_pass_options(info, {{"bits", text("8")}})),
+            "pass 'quantize' has no option 'bits' (its options: flag, count, "
+            "scale, dtype, rules)");
+}
+
+TEST(PassOptions, WrongTypeNamesThePassAndOption) {
+  FxPassInfo info = pass_with_options();
+  EXPECT_EQ(error_of(bind_pass_options(info, {{"count", text("eight")}})),
+            "option 'count' of pass 'quantize' is a int: expected an int, got "
+            "'eight'");
+  EXPECT_EQ(error_of(bind_pass_options(info, {{"flag", text("yes")}})),
+            "option 'flag' of pass 'quantize' is a bool: expected a bool "
+            "(true, false, 1 or 0), got 'yes'");
+  EXPECT_EQ(error_of(bind_pass_options(info, {{"scale", text("1.5x")}})),
+            "option 'scale' of pass 'quantize' is a float: expected a float, "
+            "got '1.5x'");
+  OptionInput number;
+  number.kind = OptionInput::Kind::kInt;
+  number.text = "8";
+  EXPECT_EQ(error_of(bind_pass_options(info, {{"dtype", number}})),
+            "option 'dtype' of pass 'quantize' is a string: expected string, "
+            "got a JSON integer (8)");
+  EXPECT_EQ(error_of(bind_pass_options(info, {{
+                                                  "count",
+                                                  text("1"),
+                                              },
+                                              {"count", text("2")}})),
+            "option 'count' of pass 'quantize' is given twice");
+}
+
+// ------------------------------------------------------------- ordering
+
+struct Decl {
+  const char* name;
+  std::vector<const char*> after, before, required, produces, invalidates;
+  FxPassInfo info() const {
+    FxPassInfo i{};
+    i.name = name;
+    i.run_after = {after.data(), after.size()};
+    i.run_before = {before.data(), before.size()};
+    i.required = {required.data(), required.size()};
+    i.produces = {produces.data(), produces.size()};
+    i.invalidates = {invalidates.data(), invalidates.size()};
+    return i;
+  }
+};
+
+class Ordering : public ::testing::Test {
+ protected:
+  // shape_prop produces tensor_meta; decompose invalidates it and runs after
+  // shape_prop; quantize requires it; dce runs last; a and b form a cycle.
+  Decl shape_prop{"shape_prop", {}, {}, {}, {"tensor_meta"}, {}};
+  Decl decompose{"decompose", {"shape_prop"}, {}, {}, {}, {"tensor_meta"}};
+  Decl quantize{"quantize", {}, {}, {"tensor_meta"}, {}, {}};
+  Decl dce{"dce", {"decompose", "quantize"}, {}, {}, {}, {}};
+  Decl a{"a", {"b"}, {}, {}, {}, {}};
+  Decl b{"b", {}, {}, {}, {}, {}};
+  Decl c{"c", {"a"}, {"b"}, {}, {}, {}};
+  std::vector<FxPassInfo> infos;
+
+  std::vector<const FxPassInfo*> of(std::vector<const Decl*> decls) {
+    infos.clear();
+    infos.reserve(decls.size());
+    for (const Decl* d : decls) infos.push_back(d->info());
+    std::vector<const FxPassInfo*> out;
+    for (const FxPassInfo& i : infos) out.push_back(&i);
+    return out;
+  }
+  std::vector<std::string> names(const std::vector<const FxPassInfo*>& passes,
+                                 const std::vector<size_t>& order) {
+    std::vector<std::string> out;
+    for (size_t i : order) out.emplace_back(passes[i]->name);
+    return out;
+  }
+};
+
+TEST_F(Ordering, AValidExplicitOrderPasses) {
+  EXPECT_TRUE(
+      check_pass_order(of({&shape_prop, &quantize, &decompose, &dce}), {})
+          .ok());
+}
+
+TEST_F(Ordering, RunAfterViolationNamesBothPasses) {
+  EXPECT_EQ(error_of(check_pass_order(of({&decompose, &shape_prop}), {})),
+            "pass 'decompose' (position 1) must run after 'shape_prop' "
+            "(position 2): 'decompose' declares run_after 'shape_prop'");
+}
+
+TEST_F(Ordering, RunBeforeViolationNamesBothPasses) {
+  Decl first{"first", {}, {"second"}, {}, {}, {}};
+  Decl second{"second", {}, {}, {}, {}, {}};
+  EXPECT_EQ(error_of(check_pass_order(of({&second, &first}), {})),
+            "pass 'first' (position 2) must run before 'second' (position 1): "
+            "'first' declares run_before 'second'");
+}
+
+TEST_F(Ordering, UnmetRequirementSaysWhoProducesIt) {
+  auto passes = of({&quantize});
+  std::vector<const FxPassInfo*> known = passes;
+  FxPassInfo sp = shape_prop.info();
+  known.push_back(&sp);
+  EXPECT_EQ(error_of(check_pass_order(passes, {}, known)),
+            "pass 'quantize' (position 1) requires 'tensor_meta', which no "
+            "earlier pass produces (passes that produce it: 'shape_prop')");
+  EXPECT_EQ(error_of(check_pass_order(passes, {})),
+            "pass 'quantize' (position 1) requires 'tensor_meta', which no "
+            "earlier pass produces (no loaded pass produces it)");
+  EXPECT_TRUE(check_pass_order(passes, {"tensor_meta"}).ok());
+}
+
+TEST_F(Ordering, RequirementProducedTooLate) {
+  EXPECT_EQ(error_of(check_pass_order(of({&quantize, &shape_prop}), {})),
+            "pass 'quantize' (position 1) requires 'tensor_meta', but "
+            "'shape_prop' that produces it runs later (position 2)");
+}
+
+TEST_F(Ordering, RequirementInvalidatedOnTheWay) {
+  EXPECT_EQ(
+      error_of(check_pass_order(of({&shape_prop, &decompose, &quantize}), {})),
+      "pass 'quantize' (position 3) requires 'tensor_meta', which "
+      "'decompose' (position 2) invalidates and no pass after it produces "
+      "again");
+}
+
+TEST_F(Ordering, CycleIsNamedWithItsReasons) {
+  EXPECT_EQ(error_of(check_pass_order(of({&a, &b, &c}), {})),
+            "the ordering constraints form a cycle: 'a' -> 'c' -> 'b' -> 'a' "
+            "('c' declares run_after 'a'; 'c' declares run_before 'b'; 'a' "
+            "declares run_after 'b')");
+  std::string auto_error = error_of(auto_pass_order(of({&c, &a, &b}), {}));
+  EXPECT_EQ(auto_error.rfind("the ordering constraints form a cycle: ", 0), 0u)
+      << auto_error;
+}
+
+TEST_F(Ordering, AutoOrderSatisfiesConstraintsAndKeepsWrittenOrder) {
+  auto passes = of({&dce, &quantize, &decompose, &shape_prop});
+  auto order = auto_pass_order(passes, {});
+  ASSERT_TRUE(order.ok()) << order.status();
+  EXPECT_EQ(
+      names(passes, *order),
+      (std::vector<std::string>{"shape_prop", "quantize", "decompose", "dce"}));
+  auto free = of({&b, &quantize, &shape_prop});
+  auto kept = auto_pass_order(free, {});
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(names(free, *kept),
+            (std::vector<std::string>{"b", "shape_prop", "quantize"}));
+}
+
+TEST_F(Ordering, AutoOrderReportsRequirementsNothingProduces) {
+  EXPECT_EQ(error_of(auto_pass_order(of({&quantize, &dce}), {})),
+            "pass 'quantize' requires 'tensor_meta', which no pass in the "
+            "pipeline produces (no loaded pass produces it)");
+}
+
+}  // namespace
+}  // namespace fx::host

@@ -1,0 +1,154 @@
+// Passes for the pass manager tests, built as a plugin (libtest_passes.so)
+// against plugin_api/include alone. Each pass exercises one behaviour of the
+// host: options, ordering constraints, properties, and every way to fail.
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+#include "fx/plugin_api.hpp"
+
+namespace {
+
+// relu(x) -> (x > 0) * x, the docs' decomposition.
+bool decompose_relu(fxp::Graph& g, const fxp::Options&) {
+  bool changed = false;
+  for (fxp::Node n : g.find_nodes(FX_OP_CALL_FUNCTION, "torch.relu")) {
+    auto guard = g.inserting_before(n);
+    fxp::Value x = n.arg(0).node();
+    fxp::Value y = (x > 0) * x;
+    n.replace_all_uses_with(y.node());
+    g.erase_node(n);
+    changed = true;
+  }
+  return changed;
+}
+
+// Records the Python type of every value and a tensor_meta for tensors
+// (placeholders and call nodes), as ShapeProp would; with fail_on=NAME it
+// skips that node's tensor_meta, breaking its declared postcondition.
+bool fake_shape_prop(fxp::Graph& g, const fxp::Options& options) {
+  std::string skip = options.get_string("fail_on");
+  for (fxp::Node n : g) {
+    if (n.op() == FX_OP_OUTPUT) continue;
+    n.set_meta("type", fxp::Arg("torch.Tensor"));
+    if (n.name() == skip) continue;
+    n.set_meta("tensor_meta", fxp::Arg("fake"));
+  }
+  return true;
+}
+
+// Requires tensor_meta: counts the nodes carrying it into the output's meta.
+bool read_meta(fxp::Graph& g, const fxp::Options&) {
+  int64_t count = 0;
+  for (fxp::Node n : g) count += n.meta("tensor_meta") ? 1 : 0;
+  g.output_node().set_meta("tensor_meta_count", fxp::Arg(count));
+  return true;
+}
+
+// Writes its options, as the host bound them, into the output node's meta.
+bool echo_options(fxp::Graph& g, const fxp::Options& options) {
+  std::string text = std::string(options.get_bool("flag") ? "true" : "false") +
+                     " " + std::to_string(options.get_int("count")) + " " +
+                     std::to_string(options.get_float("scale")) + " " +
+                     options.get_string("dtype") + " [";
+  for (const std::string& item : options.get_list("rules")) {
+    text += item + ";";
+  }
+  text += "]";
+  g.output_node().set_meta("options", fxp::Arg(text.c_str()));
+  return true;
+}
+
+// Changes the graph, then reports failure.
+bool edit_then_fail(fxp::Graph& g, const fxp::Options&) {
+  for (fxp::Node n : g.find_nodes(FX_OP_CALL_FUNCTION, "operator.add")) {
+    n.set_target("operator.mul");
+  }
+  g.output_node().set_meta("touched", fxp::Arg(true));
+  throw fxp::Error(FX_FAILED_PRECONDITION, "edit_then_fail gives up");
+}
+
+// Moves the output node to the front: a use before definition.
+bool break_graph(fxp::Graph& g, const fxp::Options&) {
+  fxp::Node first = *g.begin();
+  first.prepend(g.output_node());
+  return true;
+}
+
+// Replaces every parameter it can read with zeros, then fails.
+bool zero_weights_then_fail(fxp::Graph& g, const fxp::Options& options) {
+  for (const std::string& name : options.get_list("names")) {
+    DLManagedTensor* t = g.get_attr_tensor(name.c_str());
+    // Reuse the view's storage description, pointing at fresh zeros.
+    DLTensor& d = t->dl_tensor;
+    int64_t count = 1;
+    for (int i = 0; i < d.ndim; ++i) count *= d.shape[i];
+    struct Owned {
+      DLManagedTensor managed;
+      int64_t shape[8];
+      float* data;
+    };
+    auto* owned = new Owned();
+    owned->data = static_cast<float*>(std::calloc(count, sizeof(float)));
+    for (int i = 0; i < d.ndim; ++i) owned->shape[i] = d.shape[i];
+    owned->managed.dl_tensor = d;
+    owned->managed.dl_tensor.data = owned->data;
+    owned->managed.dl_tensor.shape = owned->shape;
+    owned->managed.dl_tensor.strides = nullptr;
+    owned->managed.dl_tensor.byte_offset = 0;
+    owned->managed.manager_ctx = owned;
+    owned->managed.deleter = [](DLManagedTensor* self) {
+      auto* o = static_cast<Owned*>(self->manager_ctx);
+      std::free(o->data);
+      delete o;
+    };
+    if (t->deleter) t->deleter(t);
+    g.set_attr_tensor(name.c_str(), &owned->managed);
+  }
+  throw fxp::Error(FX_INTERNAL, "zero_weights_then_fail gives up");
+}
+
+bool noop(fxp::Graph&, const fxp::Options&) { return false; }
+
+// A pass body without the wrapper's trampoline: the exception crosses the C
+// boundary, which a correct plugin never lets happen; the host survives it.
+FxStatus* throw_through_c(const FxApi*, FxGraph*, const FxOptions*, void*,
+                          int*) {
+  throw std::runtime_error("thrown through the C boundary");
+}
+
+}  // namespace
+
+FXP_PLUGIN(
+    "test_passes", "1.0",
+    fxp::pass<decompose_relu>("decompose_relu", "relu(x) -> (x > 0) * x")
+        .invalidates({"tensor_meta"}),
+    fxp::pass<fake_shape_prop>("fake_shape_prop",
+                               "records meta['type'] and a fake tensor_meta")
+        .option("fail_on", FX_OPTION_STRING, "",
+                "a node left without tensor_meta")
+        .produces({"tensor_meta"}),
+    fxp::pass<read_meta>("read_meta", "counts nodes with tensor_meta")
+        .requires_property({"tensor_meta"}),
+    fxp::pass<echo_options>("echo_options", "writes its options into meta")
+        .option("flag", FX_OPTION_BOOL, "false", "a bool")
+        .option("count", FX_OPTION_INT, "3", "an int")
+        .option("scale", FX_OPTION_FLOAT, "0.5", "a float")
+        .option("dtype", FX_OPTION_STRING, "int8", "a string")
+        .option("rules", FX_OPTION_STRING_LIST, "relu,gelu", "a list"),
+    fxp::pass<edit_then_fail>("edit_then_fail",
+                              "turns add into mul, then fails"),
+    fxp::pass<break_graph>("break_graph", "leaves a use before definition"),
+    fxp::pass<zero_weights_then_fail>("zero_weights_then_fail",
+                                      "replaces weights, then fails")
+        .option("names", FX_OPTION_STRING_LIST, "", "parameters to replace"),
+    fxp::pass<noop>("first", "declares run_before second")
+        .run_before({"second"}),
+    fxp::pass<noop>("second", "declares nothing"),
+    fxp::pass<noop>("third", "declares run_after second").run_after({"second"}),
+    fxp::pass<noop>("cycle_a", "declares run_after cycle_b")
+        .run_after({"cycle_b"}),
+    fxp::pass<noop>("cycle_b", "declares run_after cycle_a")
+        .run_after({"cycle_a"}),
+    fxp::PassDef("throw_through_c", "throws across the C boundary",
+                 &throw_through_c))
