@@ -252,17 +252,22 @@ std::vector<ReplacedPatterns> replace_pattern_in_graph(
         for (const auto& kv : rn->kwargs()) {
           kwargs.emplace_back(kv.first, map_arg(kv.second, lookup));
         }
+        // The copy keeps the replacement node's name (torch.fx's node_copy)
+        // unless it was retargeted: then it is named from what it calls.
         std::string_view target = rn->target();
+        std::optional<std::string_view> name = rn->name();
         if (!pattern_modules.empty() &&
             (rn->op() == Opcode::kCallModule || rn->op() == Opcode::kGetAttr)) {
           auto pm = pattern_modules.find(rn->target());
           if (pm != pattern_modules.end()) {
-            if (Node* gn = match.node_for(pm->second)) target = gn->target();
+            if (Node* gn = match.node_for(pm->second)) {
+              target = gn->target();
+              name = std::nullopt;
+            }
           }
         }
-        Node* copy =
-            graph.create_node(rn->op(), target, std::move(args),
-                              std::move(kwargs), rn->name(), rn->type());
+        Node* copy = graph.create_node(rn->op(), target, std::move(args),
+                                       std::move(kwargs), name, rn->type());
         if (!rn->meta().empty()) copy->mutable_meta() = rn->meta();
         order.inserted(copy, before);
         val_map[rn] = Argument(copy);
