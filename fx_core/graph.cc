@@ -391,7 +391,7 @@ std::unique_ptr<Graph> Graph::deepcopy(ValueMap* memo) const {
 
 std::unique_ptr<Graph> Graph::snapshot() const {
   std::unique_ptr<Graph> copy = deepcopy();
-  copy->namespace_.copy_from(namespace_);
+  copy->namespace_.merge_from(namespace_);
   return copy;
 }
 

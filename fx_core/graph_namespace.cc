@@ -261,19 +261,22 @@ uint64_t Namespace::watermark(std::string_view base) const {
   return 1;
 }
 
-void Namespace::copy_from(const Namespace& other) {
+void Namespace::merge_from(const Namespace& other) {
   if (&other == this) return;
-  used_.clear();
-  watermark_.clear();
-  obj_to_name_.clear();
-  blocks_.clear();
-  block_used_ = block_size_ = 0;
-  used_.reserve(other.used_.size());
-  for (const char* name : other.used_) used_.insert(store(name).data());
+  used_.reserve(used_.size() + other.used_.size());
+  for (const char* name : other.used_) {
+    if (!used_.contains(name)) used_.insert(store(name).data());
+  }
   for (const auto& [base, mark] : other.watermark_) {
-    watermark_.emplace(store(base), mark);
+    auto it = watermark_.find(base);
+    if (it == watermark_.end()) {
+      watermark_.emplace(store(base), mark);
+    } else if (it->second < mark) {
+      it->second = mark;
+    }
   }
   for (const auto& [obj, name] : other.obj_to_name_) {
+    if (obj_to_name_.contains(obj)) continue;
     auto it = used_.find(name);
     std::string_view copied = it != used_.end() ? *it : store(name);
     obj_to_name_.emplace(store(obj), copied);

@@ -49,10 +49,10 @@ class Namespace {
   std::string_view create_name(std::string_view candidate,
                                std::string_view obj = {});
 
-  // Makes this namespace's own names exactly `other`'s (the parent pointer
-  // is kept): every name handed out there counts as used here, and the same
-  // candidates get the same names from now on.
-  void copy_from(const Namespace& other);
+  // Marks every name `other` has handed out as used here too, so the same
+  // candidates get the same names from now on. This namespace's own names
+  // stay valid (nodes hold views of them).
+  void merge_from(const Namespace& other);
 
   // True when `name` has been handed out here or in a parent.
   bool is_used(std::string_view name) const;

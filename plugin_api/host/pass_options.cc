@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 
 #include "fx_core/strings.h"
 
@@ -152,8 +153,8 @@ std::string option_value_text(const OptionValue& value) {
 absl::StatusOr<FxOptions> bind_pass_options(
     const FxPassInfo& pass,
     const std::vector<std::pair<std::string, OptionInput>>& given) {
-  FxOptions options;
-  options.values.reserve(pass.num_options);
+  // Values in schema order, whatever order they were given in.
+  std::vector<std::optional<OptionValue>> values(pass.num_options);
   std::vector<bool> seen(pass.num_options, false);
   for (const auto& [name, input] : given) {
     size_t index = pass.num_options;
@@ -195,10 +196,15 @@ absl::StatusOr<FxOptions> bind_pass_options(
           "option '", name, "' of pass '", pass.name, "' is a ",
           option_type_name(spec.type), ": ", std::string(status.message())));
     }
-    options.values.emplace_back(spec.name, std::move(value));
+    values[index] = std::move(value);
   }
+  FxOptions options;
+  options.values.reserve(pass.num_options);
   for (size_t i = 0; i < pass.num_options; ++i) {
-    if (seen[i]) continue;
+    if (seen[i]) {
+      options.values.emplace_back(pass.options[i].name, *std::move(values[i]));
+      continue;
+    }
     const FxOptionSpec& spec = pass.options[i];
     OptionValue value;
     absl::Status status = parse_option_text(

@@ -67,12 +67,17 @@ class GraphModuleTarget::Attributes : public AttributeStore {
       *error = cat("cannot read the tensor for '", name, "': ", e.what());
       return false;
     }
-    at::Tensor previous = module_.get_attr(name);
+    // set_attr replaces an existing tensor's data in place, so keep the old
+    // data through a new alias of it (and its requires_grad).
+    at::Tensor current = module_.get_attr(name);
     bool is_parameter = false;
     for (const auto& p : module_.named_parameters(/*recurse=*/true)) {
       if (p.key() == name) is_parameter = true;
     }
-    journal_.push_back({std::string(name), previous, is_parameter});
+    journal_.push_back(
+        {std::string(name),
+         current.defined() ? current.variable_data() : at::Tensor(),
+         is_parameter, current.defined() && current.requires_grad()});
     module_.set_attr(name, value, is_parameter);
     return true;
   }
@@ -94,6 +99,7 @@ class GraphModuleTarget::Attributes : public AttributeStore {
   void undo() {
     for (auto it = journal_.rbegin(); it != journal_.rend(); ++it) {
       if (it->previous.defined()) {
+        it->previous.set_requires_grad(it->requires_grad);
         module_.set_attr(it->name, it->previous, it->is_parameter);
       }
     }
@@ -105,6 +111,7 @@ class GraphModuleTarget::Attributes : public AttributeStore {
     std::string name;
     at::Tensor previous;  // undefined when the pass added the attribute
     bool is_parameter;
+    bool requires_grad;
   };
   GraphModule& module_;
   std::vector<Entry> journal_;

@@ -1,0 +1,377 @@
+// The pass manager running plugins loaded at runtime: options, ordering,
+// verification, rollback of every kind of failure (the graph's JSON is
+// byte-identical afterwards), skip/stop, reproducers and instrumentation.
+#include "plugin_api/host/pass_manager.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <boost/filesystem.hpp>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fx_core/graph.h"
+#include "fx_core/graph_file.h"
+#include "fx_core/graph_module.h"
+#include "fx_core/node.h"
+#include "plugin_api/host/plugin_loader.h"
+
+namespace fx::host {
+namespace {
+
+const std::string kDir = "tests/plugin_api/plugins/";
+
+template <typename T>
+std::string error_of(const absl::StatusOr<T>& s) {
+  return s.ok() ? "" : std::string(s.status().message());
+}
+
+class PassManagerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* lib :
+         {"libtest_passes.so", "libc_plugin.so", "libold_abi_plugin.so"}) {
+      auto plugin = load_plugin(kDir + lib);
+      ASSERT_TRUE(plugin.ok()) << plugin.status();
+      ASSERT_TRUE(registry_.add(*plugin).ok());
+    }
+    // x -> relu -> add 1 -> output
+    file_.graph = std::make_unique<Graph>();
+    Graph& g = *file_.graph;
+    Node* x = g.placeholder("x");
+    Node* relu = g.call_function("torch.relu", {x});
+    Node* add = g.call_function("operator.add", {relu, 1});
+    g.output(add);
+  }
+
+  absl::StatusOr<PassManager> manager(
+      const std::string& text, FailurePolicy policy = FailurePolicy::kStop) {
+    auto spec = parse_pipeline_text(text);
+    if (!spec.ok()) return spec.status();
+    spec->on_failure = policy;
+    return PassManager::create(registry_, *std::move(spec));
+  }
+
+  PipelineReport run(const std::string& text,
+                     FailurePolicy policy = FailurePolicy::kStop) {
+    auto pm = manager(text, policy);
+    EXPECT_TRUE(pm.ok()) << pm.status();
+    if (!pm.ok()) return {};
+    GraphFileTarget target(file_);
+    return pm->run(target);
+  }
+
+  std::string json() const { return to_graph_json(*file_.graph); }
+  std::vector<std::string> targets() const {
+    std::vector<std::string> out;
+    for (const Node* n : file_.graph->nodes()) {
+      if (n->op() == Opcode::kCallFunction) out.push_back(n->target());
+    }
+    return out;
+  }
+
+  PassRegistry registry_;
+  GraphFile file_;
+};
+
+TEST_F(PassManagerTest, RunsThePluginsPassesInOrder) {
+  PipelineReport report = run("decompose_relu,c_add_to_mul{tag=from_c}");
+  ASSERT_TRUE(report.ok()) << report.failure;
+  EXPECT_EQ(targets(), (std::vector<std::string>{"operator.gt", "operator.mul",
+                                                 "operator.mul"}));
+  EXPECT_EQ(file_.graph->output_node()->meta_value("tag")->as_string(),
+            "from_c");
+  ASSERT_EQ(report.passes.size(), 2u);
+  EXPECT_EQ(report.passes[0].outcome, PassRecord::Outcome::kRan);
+  EXPECT_TRUE(report.passes[0].changed);
+  EXPECT_EQ(report.passes[1].plugin, "c_plugin");
+  EXPECT_NO_THROW(file_.graph->lint());
+}
+
+TEST_F(PassManagerTest, APluginWithAnotherCxxAbiRunsWithItsOptions) {
+  PipelineReport report =
+      run("retarget{from=torch.relu,operator.add,to=operator.sub}");
+  ASSERT_TRUE(report.ok()) << report.failure;
+  EXPECT_EQ(targets(),
+            (std::vector<std::string>{"operator.sub", "operator.sub"}));
+}
+
+TEST_F(PassManagerTest, ChangedIsMeasuredNotTakenFromThePass) {
+  PipelineReport report = run("second,decompose_relu,decompose_relu");
+  ASSERT_TRUE(report.ok());
+  EXPECT_FALSE(report.passes[0].changed);
+  EXPECT_TRUE(report.passes[1].changed);
+  EXPECT_FALSE(report.passes[2].changed);  // nothing left to decompose
+  // fake_shape_prop says it changed the graph; it did (meta).
+  EXPECT_TRUE(run("fake_shape_prop").passes[0].changed);
+}
+
+TEST_F(PassManagerTest, OptionsReachThePassTyped) {
+  ASSERT_TRUE(run("echo_options").ok());
+  EXPECT_EQ(file_.graph->output_node()->meta_value("options")->as_string(),
+            "false 3 0.500000 int8 [relu;gelu;]");
+  ASSERT_TRUE(
+      run("echo_options{flag=true,count=-7,scale=2e3,dtype=fp16,rules=silu}")
+          .ok());
+  EXPECT_EQ(file_.graph->output_node()->meta_value("options")->as_string(),
+            "true -7 2000.000000 fp16 [silu;]");
+}
+
+TEST_F(PassManagerTest, ConfigErrorsNameThePassAndOption) {
+  EXPECT_EQ(error_of(manager("dce")),
+            "unknown pass 'dce' (known passes: decompose_relu, "
+            "fake_shape_prop, read_meta, echo_options, edit_then_fail, "
+            "break_graph, zero_weights_then_fail, first, second, third, "
+            "cycle_a, cycle_b, throw_through_c, c_add_to_mul, retarget)");
+  EXPECT_EQ(error_of(manager("echo_options{bits=8}")),
+            "pass 'echo_options' has no option 'bits' (its options: flag, "
+            "count, scale, dtype, rules)");
+  EXPECT_EQ(error_of(manager("echo_options{count=many}")),
+            "option 'count' of pass 'echo_options' is a int: expected an int, "
+            "got 'many'");
+}
+
+TEST_F(PassManagerTest, OrderingConstraintsOfPluginsAreChecked) {
+  EXPECT_EQ(error_of(manager("third,second")),
+            "pass 'third' (position 1) must run after 'second' (position 2): "
+            "'third' declares run_after 'second'");
+  EXPECT_EQ(error_of(manager("second,first")),
+            "pass 'first' (position 2) must run before 'second' (position 1): "
+            "'first' declares run_before 'second'");
+  EXPECT_EQ(error_of(manager("cycle_a,cycle_b")),
+            "the ordering constraints form a cycle: 'cycle_a' -> 'cycle_b' -> "
+            "'cycle_a' ('cycle_b' declares run_after 'cycle_a'; 'cycle_a' "
+            "declares run_after 'cycle_b')");
+  EXPECT_EQ(error_of(manager("read_meta")),
+            "pass 'read_meta' (position 1) requires 'tensor_meta', which no "
+            "earlier pass produces (passes that produce it: "
+            "'fake_shape_prop')");
+  EXPECT_EQ(error_of(manager("fake_shape_prop,decompose_relu,read_meta")),
+            "pass 'read_meta' (position 3) requires 'tensor_meta', which "
+            "'decompose_relu' (position 2) invalidates and no pass after it "
+            "produces again");
+}
+
+TEST_F(PassManagerTest, AutomaticOrderingSatisfiesTheConstraints) {
+  auto spec = parse_pipeline_text(
+      "read_meta,third,decompose_relu,"
+      "fake_shape_prop,second,first");
+  ASSERT_TRUE(spec.ok());
+  spec->ordering = Ordering::kAuto;
+  auto pm = PassManager::create(registry_, *spec);
+  ASSERT_TRUE(pm.ok()) << pm.status();
+  EXPECT_EQ(pm->text(),
+            "fake_shape_prop,read_meta,decompose_relu,first,second,third");
+  GraphFileTarget target(file_);
+  PipelineReport report = pm->run(target);
+  ASSERT_TRUE(report.ok()) << report.failure;
+  EXPECT_EQ(
+      file_.graph->output_node()->meta_value("tensor_meta_count")->as_int(), 3);
+}
+
+// Each failure leaves the graph byte-identical and names the pass and cause.
+struct Failure {
+  const char* pipeline;
+  const char* message;
+};
+
+class RollbackTest : public PassManagerTest,
+                     public ::testing::WithParamInterface<Failure> {};
+
+TEST_P(RollbackTest, TheGraphIsExactlyWhatItWasBeforeThePass) {
+  ASSERT_TRUE(run("c_add_to_mul").ok());  // state to preserve
+  std::string before = json();
+  PipelineReport report = run(GetParam().pipeline);
+  EXPECT_EQ(json(), before);
+  EXPECT_EQ(report.failure, GetParam().message);
+  EXPECT_TRUE(report.stopped);
+  EXPECT_EQ(report.passes[0].outcome, PassRecord::Outcome::kRolledBack);
+  EXPECT_NO_THROW(file_.graph->lint());
+  // The restored graph keeps its namespace: new nodes get fresh names.
+  Node* n = file_.graph->call_function("torch.relu", {1.0});
+  EXPECT_EQ(n->name(), "relu_1");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryWayToFail, RollbackTest,
+    ::testing::Values(
+        Failure{"edit_then_fail",
+                "pass 'edit_then_fail' of plugin 'test_passes' "
+                "(tests/plugin_api/plugins/libtest_passes.so) failed and was "
+                "rolled back: FAILED_PRECONDITION: edit_then_fail gives up"},
+        Failure{"throw_through_c",
+                "pass 'throw_through_c' of plugin 'test_passes' "
+                "(tests/plugin_api/plugins/libtest_passes.so) failed and was "
+                "rolled back: an exception escaped the plugin: thrown through "
+                "the C boundary"},
+        Failure{"break_graph",
+                "pass 'break_graph' of plugin 'test_passes' "
+                "(tests/plugin_api/plugins/libtest_passes.so) failed and was "
+                "rolled back: it left an invalid graph: Argument 'add' of "
+                "Node 'output' was used before it has been defined! Please "
+                "check that Nodes in the graph are topologically ordered\n"
+                "graph():\n"
+                "    return add\n"
+                "    %x : [num_users=1] = placeholder[target=x]\n"
+                "    %relu : [num_users=1] = call_function[target=torch.relu]"
+                "(args = (%x,), kwargs = {})\n"
+                "    %add : [num_users=1] = call_function[target=operator.mul]"
+                "(args = (%relu, 1), kwargs = {})"},
+        Failure{"fake_shape_prop{fail_on=relu}",
+                "pass 'fake_shape_prop' of plugin 'test_passes' "
+                "(tests/plugin_api/plugins/libtest_passes.so) failed and was "
+                "rolled back: it declares it produces 'tensor_meta', but node "
+                "'relu' is a torch.Tensor but has no meta['tensor_meta']"}));
+
+TEST_F(PassManagerTest, SkipContinuesAndStopDoesNot) {
+  PipelineReport stopped = run("edit_then_fail,decompose_relu");
+  EXPECT_TRUE(stopped.stopped);
+  EXPECT_EQ(stopped.passes[1].outcome, PassRecord::Outcome::kNotRun);
+  EXPECT_EQ(stopped.passes[1].error,
+            "not run: the pipeline stopped after the failure above");
+  EXPECT_EQ(targets(),
+            (std::vector<std::string>{"torch.relu", "operator.add"}));
+
+  PipelineReport skipped =
+      run("edit_then_fail,decompose_relu", FailurePolicy::kSkip);
+  EXPECT_FALSE(skipped.ok());
+  EXPECT_FALSE(skipped.stopped);
+  EXPECT_EQ(skipped.passes[1].outcome, PassRecord::Outcome::kRan);
+  EXPECT_EQ(targets(), (std::vector<std::string>{"operator.gt", "operator.mul",
+                                                 "operator.add"}));
+}
+
+TEST_F(PassManagerTest, APassWhoseRequirementFailedIsNotRun) {
+  PipelineReport report =
+      run("fake_shape_prop{fail_on=x},read_meta", FailurePolicy::kSkip);
+  EXPECT_EQ(report.passes[0].outcome, PassRecord::Outcome::kRolledBack);
+  EXPECT_EQ(report.passes[1].outcome, PassRecord::Outcome::kNotRun);
+  EXPECT_EQ(report.passes[1].error,
+            "not run: it requires 'tensor_meta', which does not hold because "
+            "the pass that produces it failed");
+  EXPECT_EQ(file_.graph->output_node()->meta_value("tensor_meta_count"),
+            nullptr);
+}
+
+TEST_F(PassManagerTest, VerificationCanBeTurnedOff) {
+  auto spec = parse_pipeline_text("fake_shape_prop{fail_on=relu}");
+  ASSERT_TRUE(spec.ok());
+  spec->verify_each = false;
+  auto pm = PassManager::create(registry_, *spec);
+  ASSERT_TRUE(pm.ok());
+  GraphFileTarget target(file_);
+  EXPECT_TRUE(pm->run(target).ok());
+}
+
+TEST_F(PassManagerTest, PrintAfterAndProgress) {
+  auto spec = parse_pipeline_text("second,decompose_relu");
+  ASSERT_TRUE(spec.ok());
+  spec->print_after = {"decompose_relu"};
+  auto pm = PassManager::create(registry_, *spec);
+  ASSERT_TRUE(pm.ok());
+  std::ostringstream printed;
+  std::vector<std::string> progress;
+  RunHooks hooks;
+  hooks.print_after = &printed;
+  hooks.progress = [&](size_t i, size_t n, std::string_view pass) {
+    progress.push_back(std::to_string(i) + "/" + std::to_string(n) + " " +
+                       std::string(pass));
+  };
+  GraphFileTarget target(file_);
+  ASSERT_TRUE(pm->run(target, hooks).ok());
+  EXPECT_EQ(progress,
+            (std::vector<std::string>{"1/2 second", "2/2 decompose_relu"}));
+  EXPECT_EQ(printed.str(),
+            "// -----// graph after decompose_relu //----- //\n" +
+                file_.graph->str());
+  auto bad = parse_pipeline_text("second");
+  bad->print_after = {"third"};
+  EXPECT_EQ(error_of(PassManager::create(registry_, *bad)),
+            "print_after names pass 'third', which is not in the pipeline");
+}
+
+TEST_F(PassManagerTest, SummaryListsEveryPass) {
+  PipelineReport report = run("decompose_relu,edit_then_fail,second");
+  std::string summary = report.summary();
+  EXPECT_NE(summary.find("decompose_relu  ran"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("edit_then_fail  rolled back"), std::string::npos);
+  EXPECT_NE(summary.find("    FAILED_PRECONDITION: edit_then_fail gives up"),
+            std::string::npos);
+  EXPECT_NE(summary.find("second          not run"), std::string::npos);
+}
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST_F(PassManagerTest, AFailureWritesAReproducerThatReproducesIt) {
+  std::string dir = ::testing::TempDir() + "/repro";
+  boost::filesystem::remove_all(dir);
+  auto spec = parse_pipeline_text(
+      "decompose_relu,edit_then_fail,echo_options{count=9}");
+  ASSERT_TRUE(spec.ok());
+  spec->reproducer_dir = dir;
+  auto pm = PassManager::create(registry_, *spec);
+  ASSERT_TRUE(pm.ok());
+  GraphFileTarget target(file_);
+  PipelineReport report = pm->run(target);
+  ASSERT_FALSE(report.reproducer.empty());
+  EXPECT_EQ(report.reproducer.rfind(dir + "/edit_then_fail-", 0), 0u);
+  // The graph the failing pass received.
+  EXPECT_EQ(read(report.reproducer + "/graph.fx.json"), json());
+  // The rest of the pipeline, options bound, plugins pinned.
+  auto repro = read_pipeline_config(report.reproducer + "/pipeline.json");
+  ASSERT_TRUE(repro.ok()) << repro.status();
+  EXPECT_EQ(pipeline_text(repro->passes),
+            "edit_then_fail,echo_options{flag=false,count=9,scale=0.5,"
+            "dtype=int8,rules=relu,gelu}");
+  ASSERT_EQ(repro->plugins.size(), 3u);
+  EXPECT_EQ(repro->plugins[0].sha256, registry_.plugins()[0]->sha256());
+  EXPECT_NE(read(report.reproducer + "/README.txt").find(report.failure),
+            std::string::npos);
+  // Running it fails the same way.
+  auto graph = read_graph_file(report.reproducer + "/graph.fx.json");
+  ASSERT_TRUE(graph.ok());
+  PassRegistry fresh;
+  for (const PluginReference& ref : repro->plugins) {
+    auto plugin = load_plugin(ref.path, ref.sha256);
+    ASSERT_TRUE(plugin.ok()) << plugin.status();
+    ASSERT_TRUE(fresh.add(*plugin).ok());
+  }
+  auto again = PassManager::create(fresh, *repro);
+  ASSERT_TRUE(again.ok()) << again.status();
+  GraphFileTarget repro_target(*graph);
+  PipelineReport replay = again->run(repro_target);
+  EXPECT_EQ(replay.passes[0].error, report.passes[1].error);
+}
+
+// A GraphModule: attributes a failed pass replaced are restored.
+TEST_F(PassManagerTest, RollbackRestoresReplacedParameters) {
+  auto graph = std::make_unique<Graph>();
+  Node* x = graph->placeholder("x");
+  Node* w = graph->get_attr("weight");
+  Node* mul = graph->call_function("operator.mul", {x, w});
+  graph->output(mul);
+  torch::Tensor weight = torch::arange(4, torch::kFloat);
+  torch::Tensor original = weight.clone();
+  GraphModule::AttributeMap attrs = {{"weight", {nullptr, weight, true}}};
+  GraphModule gm(attrs, std::move(graph));
+  torch::Tensor before = gm.forward({torch::ones(4)}).toTensor();
+
+  auto pm = manager("zero_weights_then_fail{names=weight}");
+  ASSERT_TRUE(pm.ok()) << pm.status();
+  GraphModuleTarget target(gm);
+  PipelineReport report = pm->run(target);
+  EXPECT_EQ(report.passes[0].error,
+            "INTERNAL: zero_weights_then_fail gives up");
+  EXPECT_TRUE(torch::equal(gm.get_attr("weight"), original));
+  EXPECT_TRUE(torch::equal(gm.forward({torch::ones(4)}).toTensor(), before));
+}
+
+}  // namespace
+}  // namespace fx::host

@@ -1,0 +1,185 @@
+// Loading plugins with Boost.DLL: the handshake, hash pinning, plugins in C
+// and with another C++ ABI, and the registry's refusal of duplicate passes.
+#include "plugin_api/host/plugin_loader.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "plugin_api/host/pass_registry.h"
+#include "plugin_api/host/sha256.h"
+
+namespace fx::host {
+namespace {
+
+const std::string kDir = "tests/plugin_api/plugins/";
+
+std::string error_of(const absl::Status& s) { return std::string(s.message()); }
+template <typename T>
+std::string error_of(const absl::StatusOr<T>& s) {
+  return s.ok() ? "" : std::string(s.status().message());
+}
+
+TEST(Sha256, MatchesTheStandardTestVectors) {
+  // FIPS 180-2 examples.
+  EXPECT_EQ(sha256_hex("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex(""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
+TEST(PluginLoader, LoadsACppPluginAndListsItsPasses) {
+  auto plugin = load_plugin(kDir + "libtest_passes.so");
+  ASSERT_TRUE(plugin.ok()) << plugin.status();
+  EXPECT_EQ((*plugin)->name(), "test_passes");
+  EXPECT_EQ((*plugin)->version(), "1.0");
+  EXPECT_EQ((*plugin)->info().api_version, uint32_t{FX_API_VERSION});
+  EXPECT_EQ((*plugin)->sha256().size(), 64u);
+  const FxPluginInfo& info = (*plugin)->info();
+  ASSERT_GE(info.num_passes, 4u);
+  EXPECT_STREQ(info.passes[0].name, "decompose_relu");
+  EXPECT_STREQ(info.passes[3].name, "echo_options");
+  EXPECT_EQ(info.passes[3].num_options, 5u);
+  EXPECT_STREQ(info.passes[3].options[4].default_value, "relu,gelu");
+  EXPECT_EQ(info.passes[1].produces.count, 1u);
+  EXPECT_STREQ(info.passes[1].produces.names[0], "tensor_meta");
+}
+
+TEST(PluginLoader, LoadsAPluginWrittenInC) {
+  auto plugin = load_plugin(kDir + "libc_plugin.so");
+  ASSERT_TRUE(plugin.ok()) << plugin.status();
+  EXPECT_EQ((*plugin)->name(), "c_plugin");
+  EXPECT_STREQ((*plugin)->info().passes[0].name, "c_add_to_mul");
+}
+
+TEST(PluginLoader, LoadsAPluginBuiltWithTheOldCxxAbi) {
+  auto plugin = load_plugin(kDir + "libold_abi_plugin.so");
+  ASSERT_TRUE(plugin.ok()) << plugin.status();
+  EXPECT_EQ((*plugin)->name(), "old_abi_plugin");
+}
+
+TEST(PluginLoader, RefusesAPluginThatNeedsANewerHost) {
+  EXPECT_EQ(error_of(load_plugin(kDir + "libfuture_plugin.so")),
+            "plugin 'future_plugin' (" + kDir +
+                "libfuture_plugin.so) requires fx plugin API version 2 or "
+                "later, but this host provides version 1. Fix: use an fx "
+                "host that provides API version 2, or rebuild the plugin "
+                "with min_api_version <= 1");
+}
+
+TEST(PluginLoader, RefusesALibraryWithoutTheEntryPoint) {
+  EXPECT_EQ(error_of(load_plugin(kDir + "libnot_a_plugin.so")),
+            "'" + kDir +
+                "libnot_a_plugin.so' is not an fx plugin: it does not export "
+                "fx_plugin_get_info (define it with FXP_PLUGIN or as extern "
+                "\"C\" FX_PLUGIN_EXPORT const FxPluginInfo* "
+                "fx_plugin_get_info(void))");
+}
+
+TEST(PluginLoader, RefusesAMissingFile) {
+  EXPECT_EQ(error_of(load_plugin(kDir + "libnothing.so")),
+            "cannot load plugin: cannot read '" + kDir +
+                "libnothing.so': No such file or directory");
+}
+
+TEST(PluginLoader, APinMismatchIsRefusedBeforeAnyPluginCodeRuns) {
+  const std::string path = kDir + "libside_effect_plugin.so";
+  auto digest = sha256_file(path);
+  ASSERT_TRUE(digest.ok());
+  std::string wrong(64, '0');
+  unsetenv("FX_SIDE_EFFECT_PLUGIN_LOADED");
+  EXPECT_EQ(error_of(load_plugin(path, wrong)),
+            "plugin '" + path + "' is refused: its sha256 is " + *digest +
+                " but the configuration pins " + wrong +
+                ". The file changed since it was pinned; if the new file is "
+                "trusted, update the pin");
+  EXPECT_EQ(std::getenv("FX_SIDE_EFFECT_PLUGIN_LOADED"), nullptr);
+  // The right pin, in any case, loads it (and its constructor runs).
+  std::string upper = *digest;
+  for (char& c : upper) c = static_cast<char>(std::toupper(c));
+  auto plugin = load_plugin(path, upper);
+  ASSERT_TRUE(plugin.ok()) << plugin.status();
+  EXPECT_NE(std::getenv("FX_SIDE_EFFECT_PLUGIN_LOADED"), nullptr);
+}
+
+TEST(PluginLoader, LoadsEveryPluginOfADirectoryInNameOrder) {
+  // The test directory holds plugins that must be refused, so the directory
+  // load stops at the first of them (libfuture_plugin.so, by name order).
+  EXPECT_EQ(error_of(load_plugin_dir(kDir)).rfind("plugin 'future_plugin'", 0),
+            0u);
+  EXPECT_EQ(error_of(load_plugin_dir(kDir + "missing")),
+            "plugin directory '" + kDir + "missing' does not exist");
+}
+
+// Declarations the handshake must refuse.
+FxPluginInfo declared(uint32_t api, uint32_t min_api) {
+  FxPluginInfo info{};
+  info.name = "p";
+  info.version = "1";
+  info.api_version = api;
+  info.min_api_version = min_api;
+  return info;
+}
+
+TEST(PluginInfoCheck, RefusesMalformedDeclarations) {
+  FxPluginInfo zero = declared(0, 0);
+  EXPECT_EQ(error_of(check_plugin_info(&zero, "x.so")),
+            "plugin 'p' (x.so) declares api_version 0 and min_api_version 0; "
+            "both must be at least 1 and min_api_version <= api_version (set "
+            "them to FX_API_VERSION from fx/plugin_api.h)");
+  static const FxOptionSpec bad_default[] = {
+      {"bits", FX_OPTION_INT, "eight", ""}};
+  FxPassInfo pass{};
+  pass.name = "q";
+  pass.options = bad_default;
+  pass.num_options = 1;
+  pass.run = [](const FxApi*, FxGraph*, const FxOptions*, void*,
+                int*) -> FxStatus* { return nullptr; };
+  FxPluginInfo with_pass = declared(1, 1);
+  with_pass.passes = &pass;
+  with_pass.num_passes = 1;
+  EXPECT_EQ(error_of(check_plugin_info(&with_pass, "x.so")),
+            "plugin 'p' (x.so), pass 'q': the default of option 'bits' is not "
+            "a valid int: expected an int, got 'eight'");
+  pass.num_options = 0;
+  pass.run = nullptr;
+  EXPECT_EQ(error_of(check_plugin_info(&with_pass, "x.so")),
+            "plugin 'p' (x.so), pass 'q': its run function is NULL");
+}
+
+TEST(PluginInfoCheck, APluginBuiltAgainstNewerHeadersLoadsIfItAcceptsThisHost) {
+  FxPluginInfo newer = declared(FX_API_VERSION + 3, FX_API_VERSION);
+  EXPECT_TRUE(check_plugin_info(&newer, "x.so").ok());
+}
+
+TEST(PassRegistry, RefusesTwoPluginsProvidingTheSamePass) {
+  PassRegistry registry;
+  auto first = load_plugin(kDir + "libtest_passes.so");
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE(registry.add(*first).ok());
+  EXPECT_NE(registry.find("decompose_relu"), nullptr);
+  auto again = Plugin::from_info(&(*first)->info(), "a copy");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(error_of(registry.add(*again)),
+            "pass 'decompose_relu' is provided by both plugin 'test_passes' "
+            "(" +
+                kDir +
+                "libtest_passes.so) and plugin 'test_passes' (built in); load "
+                "only one of them");
+  EXPECT_EQ(registry.plugins().size(), 1u);
+}
+
+TEST(PassRegistry, UnknownPassListsTheKnownOnes) {
+  PassRegistry registry;
+  EXPECT_EQ(error_of(registry.unknown_pass_error("dce")),
+            "unknown pass 'dce' (no plugin is loaded)");
+  auto c = load_plugin(kDir + "libc_plugin.so");
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(registry.add(*c).ok());
+  EXPECT_EQ(error_of(registry.unknown_pass_error("dce")),
+            "unknown pass 'dce' (known passes: c_add_to_mul)");
+}
+
+}  // namespace
+}  // namespace fx::host
