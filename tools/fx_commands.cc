@@ -1,5 +1,6 @@
 #include "tools/fx_commands.h"
 
+#include <algorithm>
 #include <map>
 #include <string_view>
 
@@ -9,6 +10,7 @@
 #include "fx_core/graph_file.h"
 #include "fx_core/graph_module_file.h"
 #include "tools/demo.h"
+#include "tools/pipeline_commands.h"
 
 namespace fx::tools {
 namespace {
@@ -25,8 +27,20 @@ constexpr std::string_view kUsage =
     "  exec FILE --inputs IN.pt --outputs OUT.pt\n"
     "                             runs the bundle on the inputs (a torch.save\n"
     "                             list) and writes the output with torch.save\n"
+    "  plugins [--plugin PATH]... [--plugin-dir DIR]...\n"
+    "                             lists plugins, their passes and options\n"
+    "  run FILE (--pipeline TEXT | --config CONF.json) -o OUT.fx.json\n"
+    "      [--plugin PATH]... [--plugin-dir DIR]... [--print-after PASS|all]\n"
+    "      [--reproducer-dir DIR] [--on-failure stop|skip]\n"
+    "      [--ordering explicit|auto] [--progress] [--time]\n"
+    "                             runs a pipeline of plugin passes on FILE\n"
+    "                             and writes the result atomically\n"
     "  demo                       the seed docs' MyModule: built, printed, "
-    "run\n";
+    "run\n"
+    "\n"
+    "Plugins are also found in $FX_PLUGIN_PATH (colon-separated directories)\n"
+    "and among the first-party plugins shipped with fx\n"
+    "(--no-default-plugins turns both off).\n";
 
 // Options that take a value, per command.
 const std::map<std::string_view, std::vector<std::string_view>>& options() {
@@ -37,18 +51,45 @@ const std::map<std::string_view, std::vector<std::string_view>>& options() {
           {"code", {"lang", "name"}},
           {"exec", {"inputs", "outputs"}},
           {"demo", {}},
+          {"plugins", {"plugin", "plugin-dir"}},
+          {"run",
+           {"pipeline", "config", "output", "plugin", "plugin-dir",
+            "print-after", "reproducer-dir", "on-failure", "ordering"}},
       };
   return *table;
+}
+
+// Options that take no value, per command.
+const std::map<std::string_view, std::vector<std::string_view>>& flags() {
+  static const auto* table =
+      new std::map<std::string_view, std::vector<std::string_view>>{
+          {"plugins", {"no-default-plugins"}},
+          {"run", {"progress", "time", "no-default-plugins"}},
+      };
+  return *table;
+}
+
+bool is_flag(std::string_view command, std::string_view key) {
+  auto it = flags().find(command);
+  return it != flags().end() &&
+         std::find(it->second.begin(), it->second.end(), key) !=
+             it->second.end();
 }
 
 struct Invocation {
   std::string command;
   std::vector<std::string> positional;
-  std::map<std::string, std::string> values;
+  // Every value given for an option, in order (--plugin may repeat).
+  std::map<std::string, std::vector<std::string>> values;
   std::string value(const std::string& key, const std::string& fallback) {
     auto it = values.find(key);
-    return it == values.end() ? fallback : it->second;
+    return it == values.end() ? fallback : it->second.back();
   }
+  std::vector<std::string> all(const std::string& key) {
+    auto it = values.find(key);
+    return it == values.end() ? std::vector<std::string>() : it->second;
+  }
+  bool flag(const std::string& key) { return values.count(key) > 0; }
 };
 
 // Parses `--key=value` and `--key value`; false (with a message) on an
@@ -63,6 +104,7 @@ bool parse(const std::vector<std::string>& args, Invocation* inv,
   }
   for (size_t i = 1; i < args.size(); ++i) {
     std::string_view a = args[i];
+    if (a == "-o" && inv->command == "run") a = "--output";
     if (a.size() < 2 || a.substr(0, 2) != "--") {
       if (a.size() > 1 && a[0] == '-') {
         err << "fx " << inv->command << ": unknown option '" << a << "'\n"
@@ -80,6 +122,10 @@ bool parse(const std::vector<std::string>& args, Invocation* inv,
       value = std::string(key.substr(eq + 1));
       key = key.substr(0, eq);
     }
+    if (!inline_value && is_flag(inv->command, key)) {
+      inv->values[std::string(key)].push_back("true");
+      continue;
+    }
     const auto& allowed = known->second;
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       err << "fx " << inv->command << ": unknown option '" << a << "'\n"
@@ -94,7 +140,7 @@ bool parse(const std::vector<std::string>& args, Invocation* inv,
       }
       value = args[++i];
     }
-    inv->values[std::string(key)] = value;
+    inv->values[std::string(key)].push_back(value);
   }
   return true;
 }
@@ -174,6 +220,17 @@ int run_fx_command(const std::vector<std::string>& args, std::ostream& out,
     }
     return run_demo(out, err);
   }
+  PluginSources sources;
+  sources.plugins = inv.all("plugin");
+  sources.plugin_dirs = inv.all("plugin-dir");
+  sources.default_dirs = !inv.flag("no-default-plugins");
+  if (command == "plugins") {
+    if (!inv.positional.empty()) {
+      err << "fx plugins: takes no FILE\n" << kUsage;
+      return 2;
+    }
+    return run_plugins_command(sources, out, err);
+  }
   if (inv.positional.size() != 1) {
     err << "fx " << command << ": expected one FILE, got "
         << inv.positional.size() << "\n"
@@ -181,6 +238,21 @@ int run_fx_command(const std::vector<std::string>& args, std::ostream& out,
     return 2;
   }
   if (command == "exec") return run_exec(inv, out, err);
+  if (command == "run") {
+    RunArgs run;
+    run.input = inv.positional[0];
+    run.pipeline = inv.value("pipeline", "");
+    run.config = inv.value("config", "");
+    run.output = inv.value("output", "");
+    run.print_after = inv.value("print-after", "");
+    run.reproducer_dir = inv.value("reproducer-dir", "");
+    run.on_failure = inv.value("on-failure", "");
+    run.ordering = inv.value("ordering", "");
+    run.progress = inv.flag("progress");
+    run.timing = inv.flag("time");
+    run.sources = sources;
+    return run_pipeline_command(run, out, err);
+  }
 
   std::string lang = inv.value("lang", "python");
   if (command == "code" && lang != "python" && lang != "cpp") {

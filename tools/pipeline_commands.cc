@@ -1,0 +1,292 @@
+#include "tools/pipeline_commands.h"
+
+#include <unistd.h>
+
+#include <boost/filesystem.hpp>
+#include <cstdlib>
+#include <memory>
+#include <set>
+
+#include "fx_core/graph_file.h"
+#include "fx_core/graph_module.h"
+#include "fx_core/graph_module_file.h"
+#include "fx_core/strings.h"
+#include "plugin_api/host/pass_manager.h"
+#include "plugin_api/host/pass_options.h"
+#include "plugin_api/host/pass_registry.h"
+#include "plugin_api/host/pipeline.h"
+#include "plugin_api/host/plugin_loader.h"
+
+namespace fx::tools {
+namespace {
+
+namespace fs = boost::filesystem;
+using host::PassRegistry;
+using host::Plugin;
+
+std::vector<std::string> default_plugin_dirs() {
+  std::vector<std::string> dirs;
+  if (const char* path = std::getenv("FX_PLUGIN_PATH")) {
+    for (std::string_view d : split(path, ':')) {
+      if (!d.empty()) dirs.emplace_back(d);
+    }
+  }
+  // The first-party plugins beside the fx binary (bazel run / bazel-bin) or
+  // in a test's runfiles.
+  std::vector<std::string> candidates;
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    candidates.push_back(std::string(exe, n) + ".runfiles/fx_sdk/plugins");
+  }
+  if (const char* runfiles = std::getenv("RUNFILES_DIR")) {
+    candidates.push_back(std::string(runfiles) + "/fx_sdk/plugins");
+  }
+  if (const char* srcdir = std::getenv("TEST_SRCDIR")) {
+    candidates.push_back(std::string(srcdir) + "/fx_sdk/plugins");
+  }
+  boost::system::error_code ec;
+  for (const std::string& c : candidates) {
+    if (fs::is_directory(c, ec)) {
+      dirs.push_back(c);
+      break;
+    }
+  }
+  return dirs;
+}
+
+// Loads plugins into `registry`, each file once (by its canonical path).
+class Loader {
+ public:
+  explicit Loader(PassRegistry& registry) : registry_(registry) {}
+
+  absl::Status file(const std::string& path, const std::string& sha256 = "") {
+    boost::system::error_code ec;
+    std::string key = fs::canonical(path, ec).string();
+    if (ec) key = path;
+    if (!seen_.insert(key).second) return absl::OkStatus();
+    auto plugin = host::load_plugin(path, sha256);
+    if (!plugin.ok()) return plugin.status();
+    return registry_.add(*std::move(plugin));
+  }
+
+  absl::Status directory(const std::string& dir) {
+    boost::system::error_code ec;
+    if (!fs::is_directory(dir, ec)) {
+      return absl::NotFoundError(
+          cat("plugin directory '", dir, "' does not exist"));
+    }
+    std::vector<std::string> files;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end;
+         it.increment(ec)) {
+      std::string ext = it->path().extension().string();
+      if (ext == ".so" || ext == ".dylib" || ext == ".dll") {
+        files.push_back(it->path().string());
+      }
+    }
+    std::sort(files.begin(), files.end());
+    for (const std::string& f : files) {
+      absl::Status s = file(f);
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status sources(const PluginSources& sources) {
+    for (const std::string& p : sources.plugins) {
+      absl::Status s = file(p);
+      if (!s.ok()) return s;
+    }
+    for (const std::string& d : sources.plugin_dirs) {
+      absl::Status s = directory(d);
+      if (!s.ok()) return s;
+    }
+    if (sources.default_dirs) {
+      for (const std::string& d : default_plugin_dirs()) {
+        absl::Status s = directory(d);
+        if (!s.ok()) return s;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  PassRegistry& registry_;
+  std::set<std::string> seen_;
+};
+
+std::string names(const FxNameList& list) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < list.count; ++i) out.emplace_back(list.names[i]);
+  return join(out, ", ");
+}
+
+}  // namespace
+
+int run_plugins_command(const PluginSources& sources, std::ostream& out,
+                        std::ostream& err) {
+  PassRegistry registry;
+  Loader loader(registry);
+  absl::Status loaded = loader.sources(sources);
+  if (!loaded.ok()) {
+    err << "fx plugins: " << loaded.message() << "\n";
+    return 1;
+  }
+  if (registry.plugins().empty()) {
+    out << "no plugins found (give --plugin PATH or --plugin-dir DIR, or set "
+           "FX_PLUGIN_PATH)\n";
+    return 0;
+  }
+  for (const auto& plugin : registry.plugins()) {
+    const FxPluginInfo& info = plugin->info();
+    out << "plugin " << info.name << " " << info.version << " (API "
+        << info.api_version << ", runs on API >= " << info.min_api_version
+        << ")\n"
+        << "  file:   " << plugin->path() << "\n"
+        << "  sha256: " << plugin->sha256() << "\n";
+    for (size_t p = 0; p < info.num_passes; ++p) {
+      const FxPassInfo& pass = info.passes[p];
+      out << "  pass " << pass.name << ": "
+          << (pass.description ? pass.description : "") << "\n";
+      for (size_t o = 0; o < pass.num_options; ++o) {
+        const FxOptionSpec& spec = pass.options[o];
+        out << "    option " << spec.name << " ("
+            << host::option_type_name(spec.type) << ", default '"
+            << (spec.default_value ? spec.default_value : "") << "')"
+            << (spec.description && *spec.description
+                    ? cat(": ", spec.description)
+                    : std::string())
+            << "\n";
+      }
+      for (auto [list, what] :
+           {std::pair{&pass.run_after, "run after"},
+            {&pass.run_before, "run before"},
+            {&pass.required, "requires"},
+            {&pass.produces, "produces"},
+            {&pass.invalidates, "invalidates"}}) {
+        if (list->count > 0) out << "    " << what << ": " << names(*list) << "\n";
+      }
+    }
+  }
+  return 0;
+}
+
+int run_pipeline_command(const RunArgs& args, std::ostream& out,
+                         std::ostream& err) {
+  if (args.pipeline.empty() == args.config.empty()) {
+    err << "fx run: give exactly one of --pipeline TEXT and --config "
+           "CONF.json\n";
+    return 2;
+  }
+  if (args.output.empty()) {
+    err << "fx run: -o OUT.fx.json is required\n";
+    return 2;
+  }
+  absl::StatusOr<host::PipelineSpec> spec =
+      args.config.empty() ? host::parse_pipeline_text(args.pipeline)
+                          : host::read_pipeline_config(args.config);
+  if (!spec.ok()) {
+    err << "fx run: " << spec.status().message() << "\n";
+    return 2;
+  }
+  if (!args.print_after.empty()) {
+    if (args.print_after == "all") {
+      spec->print_after_all = true;
+    } else {
+      for (std::string_view p : split(args.print_after, ',')) {
+        spec->print_after.emplace_back(p);
+      }
+    }
+  }
+  if (!args.reproducer_dir.empty()) spec->reproducer_dir = args.reproducer_dir;
+  if (args.on_failure == "skip") {
+    spec->on_failure = host::FailurePolicy::kSkip;
+  } else if (args.on_failure == "stop") {
+    spec->on_failure = host::FailurePolicy::kStop;
+  } else if (!args.on_failure.empty()) {
+    err << "fx run: --on-failure takes stop or skip, not '" << args.on_failure
+        << "'\n";
+    return 2;
+  }
+  if (args.ordering == "auto") {
+    spec->ordering = host::Ordering::kAuto;
+  } else if (args.ordering == "explicit") {
+    spec->ordering = host::Ordering::kExplicit;
+  } else if (!args.ordering.empty()) {
+    err << "fx run: --ordering takes explicit or auto, not '" << args.ordering
+        << "'\n";
+    return 2;
+  }
+
+  PassRegistry registry;
+  Loader loader(registry);
+  absl::Status loaded = absl::OkStatus();
+  for (const host::PluginReference& ref : spec->plugins) {
+    if (loaded.ok()) loaded = loader.file(ref.path, ref.sha256);
+  }
+  for (const std::string& dir : spec->plugin_dirs) {
+    if (loaded.ok()) loaded = loader.directory(dir);
+  }
+  if (loaded.ok()) loaded = loader.sources(args.sources);
+  if (!loaded.ok()) {
+    err << "fx run: " << loaded.message() << "\n";
+    return 1;
+  }
+  absl::StatusOr<host::PassManager> pm =
+      host::PassManager::create(registry, *std::move(spec));
+  if (!pm.ok()) {
+    err << "fx run: " << pm.status().message() << "\n";
+    return 2;
+  }
+
+  absl::StatusOr<GraphFile> file = read_graph_file(args.input);
+  if (!file.ok()) {
+    err << "fx run: " << file.status().message() << "\n";
+    return 1;
+  }
+  std::shared_ptr<GraphModule> module;
+  std::unique_ptr<host::PassTarget> target;
+  if (!file->weights.empty()) {
+    auto gm = load_graph_module(*std::move(file));
+    if (!gm.ok()) {
+      err << "fx run: " << args.input << ": " << gm.status().message() << "\n";
+      return 1;
+    }
+    module = *std::move(gm);
+    target = std::make_unique<host::GraphModuleTarget>(*module);
+  } else {
+    target = std::make_unique<host::GraphFileTarget>(*file);
+  }
+
+  host::RunHooks hooks;
+  hooks.print_after = &out;
+  if (args.progress) {
+    hooks.progress = [&err](size_t i, size_t n, std::string_view pass) {
+      err << "[" << i << "/" << n << "] " << pass << "\n";
+    };
+  }
+  host::PipelineReport report = pm->run(*target, hooks);
+  if (args.timing) out << report.summary();
+  if (!report.ok()) {
+    err << "fx run: " << report.failure << "\n";
+    if (!report.reproducer.empty()) {
+      err << "fx run: reproducer written to " << report.reproducer << "\n";
+    }
+    if (report.stopped) {
+      err << "fx run: the pipeline stopped; " << args.output
+          << " was not written\n";
+      return 1;
+    }
+  }
+  boost::system::error_code ec;
+  fs::path parent = fs::path(args.output).parent_path();
+  if (!parent.empty()) fs::create_directories(parent, ec);
+  absl::Status written = target->write(args.output);
+  if (!written.ok()) {
+    err << "fx run: " << written.message() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace fx::tools

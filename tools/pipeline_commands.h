@@ -1,0 +1,51 @@
+// `fx plugins` and `fx run`: listing plugins and running pipelines of their
+// passes on graph files (the C ABI issue's part of the fx command).
+//
+// Where plugins come from, in this order, each file loaded once:
+//  1. the config's "plugins" (sha256-pinned when the config says so) and
+//     "plugin_dirs";
+//  2. --plugin PATH and --plugin-dir DIR;
+//  3. the default directories: every entry of $FX_PLUGIN_PATH
+//     (colon-separated) and the first-party plugins shipped with the fx
+//     binary (its runfiles' plugins/ directory).
+#ifndef TOOLS_PIPELINE_COMMANDS_H_
+#define TOOLS_PIPELINE_COMMANDS_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace fx::tools {
+
+struct PluginSources {
+  std::vector<std::string> plugins;      // --plugin
+  std::vector<std::string> plugin_dirs;  // --plugin-dir
+  bool default_dirs = true;              // add step 3
+};
+
+// fx plugins: every plugin, its passes and their options.
+int run_plugins_command(const PluginSources& sources, std::ostream& out,
+                        std::ostream& err);
+
+struct RunArgs {
+  std::string input;      // FILE (an fx-graph JSON file, weights optional)
+  std::string pipeline;   // --pipeline TEXT
+  std::string config;     // --config CONF.json
+  std::string output;     // -o / --output OUT.fx.json
+  std::string print_after;     // --print-after PASS[,PASS] | all
+  std::string reproducer_dir;  // --reproducer-dir DIR
+  std::string on_failure;      // --on-failure stop|skip
+  std::string ordering;        // --ordering explicit|auto
+  bool progress = false;       // --progress
+  bool timing = false;         // --time: the per-pass table on stdout
+  PluginSources sources;
+};
+
+// fx run: runs the pipeline and writes OUT atomically; nothing is written
+// when the pipeline stops at a failure (exit status 1).
+int run_pipeline_command(const RunArgs& args, std::ostream& out,
+                         std::ostream& err);
+
+}  // namespace fx::tools
+
+#endif  // TOOLS_PIPELINE_COMMANDS_H_
