@@ -341,7 +341,10 @@ std::unique_ptr<Graph> Tracer::trace(TraceableModule& root,
   module_paths_.clear();
   tensor_attrs_.clear();
   tensor_constants_.clear();
-  for (const auto& item : root.named_modules("", /*include_self=*/true)) {
+  // include_self would need root in a shared_ptr; a module on the stack is
+  // fine to trace.
+  module_paths_.emplace(&root, "");
+  for (const auto& item : root.named_modules("", /*include_self=*/false)) {
     module_paths_.emplace(item.value().get(), item.key());
   }
   for (const auto& item : root.named_parameters(/*recurse=*/true)) {

@@ -55,11 +55,10 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "fx_core/graph.h"
+#include "fx_core/graph_module.h"
 #include "fx_core/tracer/proxy.h"
 
 namespace fx {
-
-class GraphModule;
 
 // ------------------------------------------------------------ signatures
 

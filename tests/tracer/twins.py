@@ -1,0 +1,213 @@
+#!/usr/bin/python3
+"""Python twins of the C++ modules in tracer_test.cc, traced by torch.fx.
+
+    twins.py OUT_DIR
+
+writes OUT_DIR/CASE/graph.txt (print(gm.graph), in the current docs'
+num_users form) and OUT_DIR/CASE/code.py (gm.code) for every case. These are
+the goldens the C++ tracer must reproduce.
+"""
+import os
+import sys
+
+import torch
+import torch.fx as fx
+import torch.nn.functional as F
+
+
+def my_custom_function(x, y):
+    return x * x + y * y
+
+
+my_custom_function.__module__ = "mylib"
+fx.wrap("my_custom_function")
+
+
+class Operators(torch.nn.Module):
+    def forward(self, x, y):
+        a = x + y
+        b = a - 1
+        c = 2 * b
+        d = c / y
+        e = d ** 2
+        f = e @ y
+        g = -f
+        h = 1 - g
+        i = h // 3
+        j = h % 2
+        k = x > y
+        l = x <= 0.5
+        m = x == y
+        n = 1.5 / x
+        return (i, j, k, l, m, n)
+
+
+class Indexing(torch.nn.Module):
+    def forward(self, x):
+        a = x[0]
+        b = x[1:3]
+        c = x[:, 1]
+        d = x[..., 0]
+        e = x[None]
+        f = x[:, ::2]
+        return [a, b, c, d, e, f]
+
+
+class Methods(torch.nn.Module):
+    def forward(self, x):
+        a = x.relu()
+        b = a.clamp(min=0.0, max=1.0)
+        c = b.view(-1, 4)
+        d = c.flatten(1)
+        n = d.size(0)
+        s = d.shape
+        e = d.reshape(s[0], -1)
+        f = e.sum(dim=0, keepdim=True)
+        g = f.softmax(-1)
+        h = g.unsqueeze(0).transpose(0, 1)
+        i = h.permute(1, 0, 2)
+        j = i.to(torch.float32)
+        return j * n + x.dim()
+
+
+class Functions(torch.nn.Module):
+    def forward(self, x, y):
+        a = torch.relu(x)
+        b = torch.sum(a, dim=-1)
+        # `values, indices = torch.topk(x, 2)` raises "Proxy object cannot be
+        # iterated" with torch 1.13 on Python 3.11 (its bytecode check for
+        # unpacking predates 3.11); indexing is what unpacking records.
+        t = torch.topk(x, 2)
+        values, indices = t[0], t[1]
+        c = torch.cat([x, y], 1)
+        d = torch.flatten(c, 1)
+        e = torch.stack([x, y])
+        f = F.relu(x)
+        g = F.softmax(y, dim=-1)
+        h = F.dropout(g, p=0.1, training=False)
+        return b, values, indices, d, e, f + h
+
+
+class Constants(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.rand(4))
+        self.register_buffer("buf", torch.zeros(4))
+
+    def forward(self, x):
+        a = x + self.weight
+        b = a * self.weight
+        c = b + self.buf
+        d = c - self.buf
+        return d + torch.ones(4)
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.linear(x).relu() + x
+
+
+class Containers(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.seq = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(),
+                                       Block())
+        self.blocks = torch.nn.ModuleList([Block(), torch.nn.Linear(4, 4)])
+        self.heads = torch.nn.ModuleDict({"a": torch.nn.Linear(4, 2),
+                                          "b": Block()})
+
+    def forward(self, x):
+        x = self.seq(x)
+        for b in self.blocks:
+            x = b(x)
+        return self.heads["a"](self.heads["b"](x))
+
+
+class Concrete(torch.nn.Module):
+    def forward(self, x, flag=None, n=3):
+        if flag is None:
+            return x + n
+        return x
+
+
+class ConcreteBool(torch.nn.Module):
+    def forward(self, x, flag):
+        if flag:
+            return x
+        return x * 2
+
+
+class ConcretePH(torch.nn.Module):
+    def forward(self, x, y):
+        return x + y
+
+
+class Wrapped(torch.nn.Module):
+    def forward(self, x, y):
+        return my_custom_function(x, y) + 1
+
+
+class MySpecialSubmodule(torch.nn.Module):
+    def forward(self, x):
+        return torch.neg(x)
+
+
+class LeafTracerModule(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(3, 4)
+        self.submod = MySpecialSubmodule()
+
+    def forward(self, x):
+        return self.submod(self.linear(x))
+
+
+class SpecialLeafTracer(fx.Tracer):
+    def is_leaf_module(self, m, qualname):
+        return isinstance(m, MySpecialSubmodule) or super().is_leaf_module(
+            m, qualname)
+
+
+class Unpack(torch.nn.Module):
+    def forward(self, x):
+        t = torch.topk(x, 2)
+        values, indices = t[0], t[1]
+        return values * 2, indices
+
+
+CASES = {
+    "operators": lambda: fx.symbolic_trace(Operators()),
+    "indexing": lambda: fx.symbolic_trace(Indexing()),
+    "methods": lambda: fx.symbolic_trace(Methods()),
+    "functions": lambda: fx.symbolic_trace(Functions()),
+    "constants": lambda: fx.symbolic_trace(Constants()),
+    "containers": lambda: fx.symbolic_trace(Containers()),
+    "concrete": lambda: fx.symbolic_trace(
+        Concrete(), concrete_args={"flag": None, "n": 3}),
+    "concrete_bool": lambda: fx.symbolic_trace(
+        ConcreteBool(), concrete_args={"flag": True}),
+    "concrete_ph": lambda: fx.symbolic_trace(
+        ConcretePH(), concrete_args={"y": fx.PH}),
+    "wrapped": lambda: fx.symbolic_trace(Wrapped()),
+    "leaf_tracer": lambda: fx.GraphModule(
+        LeafTracerModule(), SpecialLeafTracer().trace(LeafTracerModule())),
+    "unpack": lambda: fx.symbolic_trace(Unpack()),
+}
+
+
+def main(out_dir):
+    for name, make in CASES.items():
+        gm = make()
+        os.makedirs(os.path.join(out_dir, name), exist_ok=True)
+        with open(os.path.join(out_dir, name, "graph.txt"), "w") as f:
+            f.write(str(gm.graph).replace("[#users=", "[num_users=") + "\n")
+        with open(os.path.join(out_dir, name, "code.py"), "w") as f:
+            f.write(gm.code)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
