@@ -43,25 +43,24 @@ ArgumentList returned_values(const Argument& out) {
   return {out};
 }
 
-// Graph order without renumbering the graph after every insertion: original
-// nodes are keyed by position; nodes inserted before an original node X are
-// keyed just below X, in insertion order. Anything else (an insertion before
-// a node that was itself inserted) switches to Node::is_before.
+// Graph order without renumbering the graph after every insertion: nodes are
+// keyed by position when an order is first needed (most matches have one
+// user to insert before, and need none); nodes inserted later before a keyed
+// node X are keyed just below X, in insertion order. Anything else (an
+// insertion before a node that was itself inserted) switches to
+// Node::is_before.
 class OrderKeys {
  public:
-  explicit OrderKeys(const Graph& graph) {
-    int64_t i = 0;
-    for (const Node* n : graph.nodes()) keys_.emplace(n, Key{++i, 0});
-  }
+  explicit OrderKeys(const Graph& graph) : graph_(graph) {}
   // The first of `nodes` in graph order.
-  Node* first(const std::vector<Node*>& nodes) const {
+  Node* first(const std::vector<Node*>& nodes) {
     Node* best = nullptr;
     for (Node* n : nodes) {
       if (best == nullptr || before(n, best)) best = n;
     }
     return best;
   }
-  Node* last(const std::vector<Node*>& nodes) const {
+  Node* last(const std::vector<Node*>& nodes) {
     Node* best = nullptr;
     for (Node* n : nodes) {
       if (best == nullptr || before(best, n)) best = n;
@@ -70,7 +69,7 @@ class OrderKeys {
   }
   // Records `n`, just inserted before `anchor` (nullptr: at the end).
   void inserted(const Node* n, const Node* anchor) {
-    if (!valid_) return;
+    if (!numbered_ || !valid_) return;
     auto it = anchor != nullptr ? keys_.find(anchor) : keys_.end();
     if (it == keys_.end() || it->second.minor != 0) {
       valid_ = false;
@@ -85,7 +84,13 @@ class OrderKeys {
     int64_t major;
     int64_t minor;
   };
-  bool before(const Node* a, const Node* b) const {
+  bool before(const Node* a, const Node* b) {
+    if (!numbered_) {
+      numbered_ = true;
+      keys_.reserve(graph_.size());
+      int64_t i = 0;
+      for (const Node* n : graph_.nodes()) keys_.emplace(n, Key{++i, 0});
+    }
     if (valid_) {
       auto ia = keys_.find(a);
       auto ib = keys_.find(b);
@@ -98,8 +103,10 @@ class OrderKeys {
     return a->is_before(b);
   }
 
+  const Graph& graph_;
   absl::flat_hash_map<const Node*, Key> keys_;
   int64_t counter_ = 0;
+  bool numbered_ = false;
   bool valid_ = true;
 };
 

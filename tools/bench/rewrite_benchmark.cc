@@ -1,0 +1,260 @@
+// replace_pattern at scale: the subgraph rewriter on 1k, 10k and 100k-node
+// graphs, against torch.fx's subgraph_rewriter.replace_pattern on the same
+// graph in the same run.
+//
+//   bazel run --config=opt //tools/bench:rewrite_benchmark
+//   ... rewrite_benchmark -- --benchmark_filter=Match   # one operation
+//   ... rewrite_benchmark -- --torchfx_sizes=1000,10000  # torch.fx's sizes
+//                                                       # (0 to skip it)
+//   ... rewrite_benchmark -- --torchfx_deep  # torch.fx with a raised
+//       recursion limit: at 10k nodes its validate_partition otherwise stops
+//       with RecursionError (it recurses along every path out of a match)
+//
+// The graph: a placeholder, then blocks of `add = x + 1; relu =
+// torch.relu(add); mul = relu * 2`, then the output. The pattern is
+// `torch.relu(x + 1)` (it matches in every block), the replacement
+// `torch.nn.functional.relu(x + 1, inplace=False)` (as torch.fx traces it).
+// Timed per run (the graph is rebuilt outside the timing):
+//  - Match:           SubgraphMatcher::match only;
+//  - ReplaceInGraph:  replace_pattern_in_graph (match, copy, rewire, erase);
+//  - ReplacePattern:  replace_pattern on a GraphModule (the above plus
+//                     recompile, i.e. code generation, as torch.fx does);
+//  - MultiOutputMatch: a two-output pattern (sigmoid(x), relu(x)) on blocks
+//                     of `s = sigmoid(x); r = relu(x); x = s + r`: candidates
+//                     for the second anchor come from the first's match.
+// Complexity is fitted over the sizes (Google Benchmark's BigO line).
+//
+// torch.fx: the embedded script builds the same graph with torch.fx's Graph
+// API, times replace_pattern (median of 3, CPU time) and prints the match
+// count, which must equal ours. Skipped without python3-torch at
+// /usr/bin/python3.
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fx_core/graph.h"
+#include "fx_core/graph_module.h"
+#include "fx_core/rewrite/subgraph_matcher.h"
+#include "fx_core/rewrite/subgraph_rewriter.h"
+
+namespace {
+
+constexpr int64_t kBlockNodes = 3;
+
+// About n nodes: x, (n - 2) / 3 blocks, output.
+std::unique_ptr<fx::Graph> build_graph(int64_t n) {
+  auto g = std::make_unique<fx::Graph>();
+  fx::Node* x = g->placeholder("x");
+  for (int64_t i = 0; i < (n - 2) / kBlockNodes; ++i) {
+    fx::Node* add = g->call_function("operator.add", {x, fx::Argument(1)});
+    fx::Node* relu = g->call_function("torch.relu", {add});
+    x = g->call_function("operator.mul", {relu, fx::Argument(2)});
+  }
+  g->output(x);
+  return g;
+}
+
+std::unique_ptr<fx::Graph> build_multi_output_graph(int64_t n) {
+  auto g = std::make_unique<fx::Graph>();
+  fx::Node* x = g->placeholder("x");
+  for (int64_t i = 0; i < (n - 2) / kBlockNodes; ++i) {
+    fx::Node* s = g->call_function("torch.sigmoid", {x});
+    fx::Node* r = g->call_function("torch.relu", {x});
+    x = g->call_function("operator.add", {s, r});
+  }
+  g->output(x);
+  return g;
+}
+
+struct Patterns {
+  fx::Graph pattern, replacement, multi_pattern;
+  Patterns() {
+    fx::Node* x = pattern.placeholder("x");
+    pattern.output(pattern.call_function(
+        "torch.relu",
+        {pattern.call_function("operator.add", {x, fx::Argument(1)})}));
+    fx::Node* y = replacement.placeholder("x");
+    fx::Node* add =
+        replacement.call_function("operator.add", {y, fx::Argument(1)});
+    replacement.output(replacement.call_function(
+        "torch.nn.functional.relu", {add}, {{"inplace", fx::Argument(false)}}));
+    fx::Node* a = multi_pattern.placeholder("a");
+    multi_pattern.output(
+        fx::Argument::tuple({multi_pattern.call_function("torch.sigmoid", {a}),
+                             multi_pattern.call_function("torch.relu", {a})}));
+  }
+};
+
+const Patterns& patterns() {
+  static const Patterns* p = new Patterns();
+  return *p;
+}
+
+void BM_Match(benchmark::State& state) {
+  auto g = build_graph(state.range(0));
+  fx::SubgraphMatcher matcher(patterns().pattern);
+  size_t matches = 0;
+  for (auto _ : state) {
+    matches = matcher.match(*g).size();
+    benchmark::DoNotOptimize(matches);
+  }
+  state.counters["matches"] = static_cast<double>(matches);
+  state.SetComplexityN(state.range(0));
+}
+
+void BM_ReplaceInGraph(benchmark::State& state) {
+  size_t matches = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto g = build_graph(state.range(0));
+    state.ResumeTiming();
+    matches = fx::replace_pattern_in_graph(*g, patterns().pattern,
+                                           patterns().replacement)
+                  .size();
+    state.PauseTiming();
+    g.reset();
+    state.ResumeTiming();
+  }
+  state.counters["matches"] = static_cast<double>(matches);
+  state.SetComplexityN(state.range(0));
+}
+
+void BM_ReplacePattern(benchmark::State& state) {
+  size_t matches = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto gm = std::make_shared<fx::GraphModule>(fx::GraphModule::AttributeMap{},
+                                                build_graph(state.range(0)));
+    state.ResumeTiming();
+    matches =
+        fx::replace_pattern(*gm, patterns().pattern, patterns().replacement)
+            .size();
+    state.PauseTiming();
+    gm.reset();
+    state.ResumeTiming();
+  }
+  state.counters["matches"] = static_cast<double>(matches);
+  state.SetComplexityN(state.range(0));
+}
+
+void BM_MultiOutputMatch(benchmark::State& state) {
+  auto g = build_multi_output_graph(state.range(0));
+  fx::SubgraphMatcher matcher(patterns().multi_pattern);
+  size_t matches = 0;
+  for (auto _ : state) {
+    matches = matcher.match(*g).size();
+    benchmark::DoNotOptimize(matches);
+  }
+  state.counters["matches"] = static_cast<double>(matches);
+  state.SetComplexityN(state.range(0));
+}
+
+#define SIZES                                               \
+  ->Arg(1000)->Arg(10000)->Arg(100000)->Complexity()->Unit( \
+      benchmark::kMillisecond)
+BENCHMARK(BM_Match) SIZES;
+BENCHMARK(BM_ReplaceInGraph) SIZES;
+BENCHMARK(BM_ReplacePattern) SIZES;
+BENCHMARK(BM_MultiOutputMatch) SIZES;
+
+// The same graph and rewrite in torch.fx.
+constexpr char kTorchFxScript[] = R"PY(
+import operator, sys, time
+import torch, torch.fx as fx
+from torch.fx import subgraph_rewriter
+
+def build(n):
+    g = fx.Graph()
+    x = g.placeholder("x")
+    for _ in range((n - 2) // 3):
+        add = g.call_function(operator.add, (x, 1))
+        relu = g.call_function(torch.relu, (add,))
+        x = g.call_function(operator.mul, (relu, 2))
+    g.output(x)
+    return fx.GraphModule(torch.nn.Module(), g)
+
+def pattern(x):
+    return torch.relu(x + 1)
+
+def replacement(x):
+    return torch.nn.functional.relu(x + 1)
+
+def measure(n):
+    times = []
+    for _ in range(3):
+        gm = build(n)
+        t0 = time.process_time()
+        try:
+            matches = subgraph_rewriter.replace_pattern(gm, pattern, replacement)
+        except RecursionError:
+            print(f"torch.fx replace_pattern n={n}: RecursionError (its "
+                  f"validate_partition recurses along the graph; rerun with "
+                  f"--torchfx_deep to raise the limit)", flush=True)
+            return
+        times.append(time.process_time() - t0)
+    times.sort()
+    print(f"torch.fx replace_pattern n={n}: {times[1] * 1e3:.1f} ms CPU "
+          f"(median of 3), {len(matches)} matches", flush=True)
+
+def main():
+    for n in map(int, sys.argv[1].split(",")):
+        measure(n)
+
+if len(sys.argv) > 2:  # deep: a large recursion limit on a large stack
+    import threading
+    sys.setrecursionlimit(10**7)
+    threading.stack_size(1 << 30)
+    t = threading.Thread(target=main)
+    t.start()
+    t.join()
+else:
+    main()
+)PY";
+
+void run_torchfx(const std::string& sizes, bool deep) {
+  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) {
+    std::printf("torch.fx: skipped (python3-torch is not installed)\n");
+    return;
+  }
+  std::string path =
+      "/tmp/fx_rewrite_bench_" + std::to_string(getpid()) + ".py";
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) return;
+  std::fputs(kTorchFxScript, f);
+  std::fclose(f);
+  std::string command =
+      "/usr/bin/python3 " + path + " " + sizes + (deep ? " deep" : "");
+  std::fflush(stdout);
+  if (std::system(command.c_str()) != 0) std::printf("torch.fx: failed\n");
+  std::remove(path.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string torchfx_sizes = "1000,10000";
+  bool deep = false;
+  std::vector<char*> args;
+  for (int i = 0; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--torchfx_sizes=", 16) == 0) {
+      torchfx_sizes = argv[i] + 16;
+    } else if (std::strcmp(argv[i], "--torchfx_deep") == 0) {
+      deep = true;
+    } else {
+      args.push_back(argv[i]);
+    }
+  }
+  int n = static_cast<int>(args.size());
+  benchmark::Initialize(&n, args.data());
+  if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  if (torchfx_sizes != "0") run_torchfx(torchfx_sizes, deep);
+  return 0;
+}
