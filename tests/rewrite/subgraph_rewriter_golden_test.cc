@@ -16,6 +16,7 @@
 #include "fx_core/graph.h"
 #include "fx_core/graph_file.h"
 #include "fx_core/graph_module.h"
+#include "fx_core/rewrite/pattern_function.h"
 #include "fx_core/rewrite/subgraph_rewriter.h"
 #include "fx_core/torch_save.h"
 #include "tests/testing/reference.h"
@@ -155,6 +156,67 @@ GOLDEN_CASE(unused_args)
 GOLDEN_CASE(kwargs)
 GOLDEN_CASE(list_literal)
 GOLDEN_CASE(scalar_literal)
+
+// The same rewrites with the pattern and replacement written as C++
+// functions of fx::Value: they trace to torch.fx's pattern and replacement
+// graphs, and the rewrite gives torch.fx's code.
+template <typename P, typename R>
+void check_function_case(const std::string& dir, const std::string& name,
+                         const P& pattern, const R& replacement,
+                         const std::string& pattern_signature,
+                         const std::string& replacement_signature) {
+  SCOPED_TRACE(name);
+  const std::string d = dir + "/" + name;
+  EXPECT_EQ(trace_function(pattern, pattern_signature)->str(),
+            read_graph(d + "/pattern.fx.json")->str());
+  EXPECT_EQ(trace_function(replacement, replacement_signature)->str(),
+            read_graph(d + "/replacement.fx.json")->str());
+  std::shared_ptr<GraphModule> gm = read_original(d);
+  std::vector<ReplacedPatterns> matches =
+      replace_pattern(*gm, pattern, replacement);
+  std::istringstream expected(testing::read_file(d + "/matches.txt"));
+  size_t lines = 0;
+  for (std::string line; std::getline(expected, line);) ++lines;
+  EXPECT_EQ(matches.size(), lines);
+  EXPECT_EQ(gm->code(), testing::read_file(d + "/code.py"));
+}
+
+TEST_F(RewriteGolden, FunctionPatternsDocsBasicUsage) {
+  check_function_case(
+      dir_, "docs_basic_usage",
+      [](Value w1, Value w2) {
+        return th::cat({w1, w2}).sum();
+      },
+      [](Value w1, Value w2) {
+        return th::stack({w1, w2});
+      },
+      "w1, w2", "w1, w2");
+}
+
+TEST_F(RewriteGolden, FunctionPatternsOverlappingMatches) {
+  check_function_case(
+      dir_, "overlapping_matches",
+      [](Value x) { return th::sigmoid(th::sigmoid(x)); },
+      [](Value x) { return th::exp(x); }, "x", "x");
+}
+
+TEST_F(RewriteGolden, FunctionPatternsMultipleOutputs) {
+  check_function_case(
+      dir_, "multiple_outputs",
+      [](Value a) {
+        return Value::tuple({th::sigmoid(a), th::relu(a)});
+      },
+      [](Value x) {
+        return Value::tuple({th::exp(x), th::abs(x)});
+      },
+      "a", "x");
+}
+
+TEST_F(RewriteGolden, FunctionPatternsScalarLiteral) {
+  check_function_case(
+      dir_, "scalar_literal", [](Value x) { return th::relu(x + 1); },
+      [](Value x) { return th::sigmoid(x); }, "x", "x");
+}
 
 // Every case the script wrote has a test above.
 TEST_F(RewriteGolden, EveryScriptCaseIsChecked) {
