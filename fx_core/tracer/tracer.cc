@@ -401,6 +401,12 @@ Value Tracer::placeholder_for(const ForwardParam& p, const Value* concrete,
   if (concrete == nullptr) {
     Node* n = create_node(Opcode::kPlaceholder, p.name, std::move(defaults), {},
                           std::nullopt, p.type);
+    for (const auto& [name, shape] : placeholder_shapes) {
+      if (name != p.name) continue;
+      ArgumentList dims;
+      for (int64_t d : shape) dims.push_back(Argument(d));
+      n->set_meta("shape", Argument::list(std::move(dims)));
+    }
     return Value(Proxy{n, this});
   }
   // torch.fx: a specialised parameter keeps a placeholder `name_1` and

@@ -250,6 +250,10 @@ class Tracer {
   std::vector<std::string> autowrap_functions;
   bool should_autowrap(std::string_view target) const;
 
+  // Shapes of placeholders (by parameter name), recorded as their nodes'
+  // meta "shape"; custom ops' shape functions propagate them (extensions.h).
+  std::vector<std::pair<std::string, std::vector<int64_t>>> placeholder_shapes;
+
   Graph& graph() { return *graph_; }
   torch::nn::Module& root() { return *root_; }
   // Real tensors that became `_tensor_constantN` attributes.
