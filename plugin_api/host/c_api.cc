@@ -11,74 +11,10 @@
 #include "fx_core/graph.h"
 #include "fx_core/node.h"
 #include "fx_core/strings.h"
+#include "plugin_api/host/api_internal.h"
 
 namespace fx::host {
-namespace {
-
-// ------------------------------------------------------------ conversions
-
-Node* N(FxNode* n) { return reinterpret_cast<Node*>(n); }
-const Node* N(const FxNode* n) { return reinterpret_cast<const Node*>(n); }
-FxNode* H(Node* n) { return reinterpret_cast<FxNode*>(n); }
-Graph* G(FxGraph* g) { return reinterpret_cast<Graph*>(g); }
-const Graph* G(const FxGraph* g) { return reinterpret_cast<const Graph*>(g); }
-Argument* A(FxArg* a) { return reinterpret_cast<Argument*>(a); }
-const Argument* A(const FxArg* a) {
-  return reinterpret_cast<const Argument*>(a);
-}
-FxArg* H(Argument* a) { return reinterpret_cast<FxArg*>(a); }
-const FxArg* H(const Argument* a) { return reinterpret_cast<const FxArg*>(a); }
-
-FxStatus* make_status(FxStatusCode code, std::string message) {
-  return new (std::nothrow) FxStatus{code, std::move(message)};
-}
-
-// A failure raised inside an entry; becomes the returned status.
-struct ApiError {
-  FxStatusCode code;
-  std::string message;
-};
-
-[[noreturn]] void fail(FxStatusCode code, std::string message) {
-  throw ApiError{code, std::move(message)};
-}
-
-template <typename T>
-T* require(T* p, const char* what) {
-  if (p == nullptr) fail(FX_INVALID_ARGUMENT, cat(what, " must not be NULL"));
-  return p;
-}
-
-// Runs `body`, turning every exception into a status.
-template <typename Fn>
-FxStatus* guarded(const char* entry, Fn&& body) {
-  try {
-    body();
-    return nullptr;
-  } catch (const ApiError& e) {
-    return make_status(e.code, cat(entry, ": ", e.message));
-  } catch (const FxError& e) {
-    return make_status(FX_FAILED_PRECONDITION, cat(entry, ": ", e.what()));
-  } catch (const std::bad_alloc&) {
-    return make_status(FX_INTERNAL, cat(entry, ": out of memory"));
-  } catch (const std::exception& e) {
-    return make_status(FX_INTERNAL, cat(entry, ": ", e.what()));
-  } catch (...) {
-    return make_status(FX_INTERNAL, cat(entry, ": unknown exception"));
-  }
-}
-
-Argument copy_arg(const FxArg* a, const char* what) {
-  return *A(require(a, what));
-}
-
-char* c_string(std::string_view text) {
-  char* out = static_cast<char*>(std::malloc(text.size() + 1));
-  if (out == nullptr) throw std::bad_alloc();
-  std::memcpy(out, text.data(), text.size());
-  out[text.size()] = '\0';
-  return out;
-}
+namespace internal {
 
 // ---------------------------------------------------------- attributes
 
@@ -157,6 +93,8 @@ Opcode to_opcode(FxOpcode op) {
 FxApi make_api() {
   FxApi t{};
   t.version = FX_API_VERSION;
+  fill_runtime_entries(t);
+  fill_extension_entries(t);
 
   t.CreateStatus = [](FxStatusCode code, const char* message) {
     return make_status(code, message ? message : "");
@@ -654,10 +592,13 @@ FxApi make_api() {
   return t;
 }
 
-}  // namespace
+}  // namespace internal
+
+using internal::stores;
+using internal::stores_mutex;
 
 const FxApi* api() {
-  static const FxApi table = make_api();
+  static const FxApi table = internal::make_api();
   return &table;
 }
 

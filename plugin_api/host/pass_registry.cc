@@ -1,6 +1,7 @@
 #include "plugin_api/host/pass_registry.h"
 
 #include "fx_core/strings.h"
+#include "plugin_api/host/extensions.h"
 
 namespace fx::host {
 
@@ -15,6 +16,9 @@ absl::Status PassRegistry::add(std::shared_ptr<const Plugin> plugin) {
               "; load only one of them"));
     }
   }
+  absl::Status extended = register_extensions(
+      info, plugin->path().empty() ? "built in" : plugin->path(), plugin);
+  if (!extended.ok()) return extended;
   for (size_t i = 0; i < info.num_passes; ++i) {
     by_name_.emplace(info.passes[i].name,
                      RegisteredPass{&info.passes[i], plugin.get()});

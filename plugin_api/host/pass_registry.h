@@ -27,7 +27,8 @@ struct RegisteredPass {
 
 class PassRegistry {
  public:
-  // Adds every pass of `plugin`; refuses the whole plugin if one of its pass
+  // Adds every pass of `plugin`, after registering its tracer and runtime
+  // extensions (extensions.h); refuses the whole plugin if one of its pass
   // names is taken (nothing is added then).
   absl::Status add(std::shared_ptr<const Plugin> plugin);
 

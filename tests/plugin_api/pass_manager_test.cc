@@ -16,6 +16,7 @@
 #include "fx_core/graph_file.h"
 #include "fx_core/graph_module.h"
 #include "fx_core/node.h"
+#include "plugin_api/host/extensions.h"
 #include "plugin_api/host/plugin_loader.h"
 
 namespace fx::host {
@@ -124,7 +125,8 @@ TEST_F(PassManagerTest, ConfigErrorsNameThePassAndOption) {
             "unknown pass 'dce' (known passes: decompose_relu, "
             "fake_shape_prop, read_meta, echo_options, edit_then_fail, "
             "break_graph, zero_weights_then_fail, first, second, third, "
-            "cycle_a, cycle_b, throw_through_c, c_add_to_mul, retarget)");
+            "cycle_a, cycle_b, throw_through_c, record_shapes, c_add_to_mul, "
+            "retarget)");
   EXPECT_EQ(error_of(manager("echo_options{bits=8}")),
             "pass 'echo_options' has no option 'bits' (its options: flag, "
             "count, scale, dtype, rules)");
@@ -371,6 +373,38 @@ TEST_F(PassManagerTest, RollbackRestoresReplacedParameters) {
             "INTERNAL: zero_weights_then_fail gives up");
   EXPECT_TRUE(torch::equal(gm.get_attr("weight"), original));
   EXPECT_TRUE(torch::equal(gm.forward({torch::ones(4)}).toTensor(), before));
+}
+
+// A plugin's custom op runs (kernel) and propagates shapes (shape function);
+// GraphRun reports every node's value to the pass.
+TEST_F(PassManagerTest, CustomOpsOfAPluginRunAndPropagateShapes) {
+  auto graph = std::make_unique<Graph>();
+  Node* x = graph->placeholder("x");
+  Node* sum =
+      graph->call_function("test_vendor.scaled_add", {x, x}, {{"alpha", 2.0}});
+  Node* relu = graph->call_function("torch.relu", {sum});
+  graph->output(relu);
+  GraphModule gm(GraphModule::AttributeMap{}, std::move(graph));
+  ASSERT_TRUE(gm.check_executable().ok()) << gm.check_executable();
+  torch::Tensor in = torch::randn({2, 3});
+  EXPECT_TRUE(
+      torch::allclose(gm.forward({in}).toTensor(), torch::relu(in * 3)));
+
+  auto pm = manager("record_shapes{shape=4,5}");
+  ASSERT_TRUE(pm.ok());
+  GraphModuleTarget target(gm);
+  PipelineReport report = pm->run(target);
+  ASSERT_TRUE(report.ok()) << report.failure;
+  std::vector<std::string> seen;
+  for (const Node* n : gm.graph().nodes()) {
+    const Argument* s = n->meta_value("shape_seen");
+    seen.push_back(s ? s->as_string() : "-");
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{
+                      "4x5 torch.float32", "4x5 torch.float32",
+                      "4x5 torch.float32", "4x5 torch.float32"}));
+  EXPECT_EQ(host::leaf_module_rule("test_vendor.Block", "block"), true);
+  EXPECT_EQ(host::leaf_module_rule("torch.nn.Linear", "fc"), std::nullopt);
 }
 
 }  // namespace

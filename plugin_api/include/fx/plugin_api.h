@@ -151,6 +151,12 @@ typedef struct FxPassInfo {
   void* user_data;
 } FxPassInfo;
 
+/* Registers a plugin's tracer and runtime extensions (custom ops,
+ * leaf-module rules; see below). Called once when the plugin is loaded,
+ * before any of its passes. */
+typedef struct FxRegistrar FxRegistrar; /* borrowed during registration */
+typedef FxStatus* (*FxRegisterFn)(const FxApi* api, FxRegistrar* registrar);
+
 typedef struct FxPluginInfo {
   const char* name;         /* "fx_passes" */
   const char* version;      /* the plugin's own version, free form */
@@ -158,9 +164,93 @@ typedef struct FxPluginInfo {
   uint32_t min_api_version; /* the oldest host API it runs on */
   const FxPassInfo* passes;
   size_t num_passes;
+  /* Tracer and runtime extensions to register at load time, or NULL. */
+  FxRegisterFn register_extensions;
 } FxPluginInfo;
 
 typedef const FxPluginInfo* (*FxPluginGetInfoFn)(void);
+
+/* ------------------------------------------------------- runtime values
+ *
+ * What nodes compute when the host runs a graph (GraphRun) or evaluates a
+ * constant subgraph (GraphEvaluate). An FxValue is borrowed for the duration
+ * of the callback that receives it. */
+typedef struct FxValue FxValue;
+
+typedef enum FxValueKind {
+  FX_VALUE_NONE = 0,
+  FX_VALUE_TENSOR = 1,
+  FX_VALUE_BOOL = 2,
+  FX_VALUE_INT = 3,
+  FX_VALUE_FLOAT = 4,
+  FX_VALUE_STRING = 5,
+  FX_VALUE_SEQUENCE = 6, /* tuple, list, torch.Size: ValueSize / ValueItem */
+  FX_VALUE_OTHER = 7
+} FxValueKind;
+
+/* A tensor's metadata: torch.fx's TensorMetadata. Pointers are borrowed from
+ * the value they describe. */
+typedef struct FxTensorMeta {
+  int32_t ndim;
+  const int64_t* shape;
+  const int64_t* strides;
+  DLDataType dtype;          /* the storage type (int8 for torch.qint8) */
+  const char* dtype_name;    /* "torch.float32", "torch.qint8" */
+  const char* memory_format; /* "torch.contiguous_format",
+                                "torch.channels_last", ... or "" */
+  int requires_grad;
+  int is_quantized;
+  const char* qscheme; /* "torch.per_tensor_affine", ...; "" if none */
+  double scale;        /* per-tensor quantization */
+  int64_t zero_point;
+  int64_t axis;        /* per-channel quantization axis, or -1 */
+  size_t num_channels; /* per-channel scales and zero points */
+  const double* scales;
+  const int64_t* zero_points;
+} FxTensorMeta;
+
+/* Called with each node's value, in graph order. Return NULL to go on, or
+ * a status (owned by the host from then on) to stop the run with it. */
+typedef FxStatus* (*FxNodeValueFn)(FxNode* node, const FxValue* value,
+                                   void* user_data);
+
+/* ------------------------------------------------------ tracer extensions
+ *
+ * A plugin may extend the host's tracer and runtime when it is loaded:
+ * custom ops (recorded as call_function nodes, run by their kernel, shape
+ * propagated by their shape function) and leaf-module rules. */
+typedef struct FxOpCall FxOpCall; /* borrowed during a kernel call */
+
+/* A tensor's shape and dtype, written by a shape function. */
+#define FX_MAX_DIMS 16
+typedef struct FxTensorSpec {
+  int32_t ndim;
+  int64_t shape[FX_MAX_DIMS];
+  DLDataType dtype;
+} FxTensorSpec;
+
+/* The op's computation: reads its arguments from `call` and returns the
+ * result tensor (ownership moves to the host). */
+typedef FxStatus* (*FxOpKernelFn)(const FxApi* api, const FxOpCall* call,
+                                  void* user_data, DLManagedTensor** out);
+/* The op's shape function: the result's shape and dtype from the arguments'
+ * metadata (CallTensorMeta), without data. */
+typedef FxStatus* (*FxOpShapeFn)(const FxApi* api, const FxOpCall* call,
+                                 void* user_data, FxTensorSpec* out);
+
+typedef struct FxCustomOp {
+  const char* target;    /* the call_function target: "my_vendor.fused_gelu" */
+  const char* signature; /* Python style: "input, alpha=1.0" */
+  FxOpKernelFn kernel;
+  FxOpShapeFn shape; /* may be NULL: then meta runs call the kernel */
+  void* user_data;
+} FxCustomOp;
+
+/* Whether the module at `qualified_name`, of Python type `module_type`
+ * ("torch.nn.Conv2d", "my_vendor.FusedBlock"), is a leaf: 1, 0, or -1 for
+ * "no opinion" (the next rule, then the tracer's default, decides). */
+typedef int (*FxLeafModuleFn)(const char* module_type,
+                              const char* qualified_name, void* user_data);
 
 /* ------------------------------------------------------- the function table
  *
@@ -324,6 +414,66 @@ struct FxApi {
                                   size_t* out);
   FxStatus* (*OptionsGetListItem)(const FxOptions* options, const char* name,
                                   size_t index, const char** out);
+
+  /* Running the graph ------------------------------------------------------
+   * Both need the graph's owning module (a GraphModule). */
+  /* Runs the module on `inputs` (one per placeholder, borrowed) and calls
+   * `on_node` after each node. meta != 0: the inputs' data is ignored (it may
+   * be NULL) and the run uses meta tensors of their shape and dtype: shapes
+   * propagate, nothing is computed. The graph must not be changed from
+   * inside `on_node`. */
+  FxStatus* (*GraphRun)(FxGraph* graph, const DLTensor* const* inputs,
+                        size_t num_inputs, int meta, FxNodeValueFn on_node,
+                        void* user_data);
+  /* Computes `node` from the module's attributes and literals alone (every
+   * input must be a get_attr node or computed from them; placeholders are
+   * refused) and calls `on_value` once with the result. */
+  FxStatus* (*GraphEvaluate)(FxGraph* graph, FxNode* node,
+                             FxNodeValueFn on_value, void* user_data);
+
+  /* Values ------------------------------------------------------------------
+   */
+  FxValueKind (*ValueKind)(const FxValue* value);
+  /* The Python type: "torch.Tensor", "int", "tuple", "torch.Size", ... (what
+   * ShapeProp records in meta['type']). */
+  const char* (*ValueTypeName)(const FxValue* value);
+  FxStatus* (*ValueTensorMeta)(const FxValue* value, FxTensorMeta* out);
+  /* A DLPack view of a tensor value's data (shares memory, read only; the
+   * caller calls its deleter). Fails for meta tensors; quantized tensors
+   * come as their integer representation. */
+  FxStatus* (*ValueToDLPack)(const FxValue* value, DLManagedTensor** out);
+  FxStatus* (*ValueGetBool)(const FxValue* value, int* out);
+  FxStatus* (*ValueGetInt)(const FxValue* value, int64_t* out);
+  FxStatus* (*ValueGetFloat)(const FxValue* value, double* out);
+  size_t (*ValueSize)(const FxValue* value);
+  const FxValue* (*ValueItem)(const FxValue* value, size_t index);
+
+  /* Submodules -------------------------------------------------------------
+   */
+  /* Adds a GraphModule child at `qualified_name` (creating containers on the
+   * way) with an empty graph, which the pass fills through `*out` (borrowed
+   * for the pass); call_module nodes may then target it. Fails when the name
+   * is taken. */
+  FxStatus* (*GraphAddSubgraphModule)(FxGraph* graph,
+                                      const char* qualified_name,
+                                      FxGraph** out);
+
+  /* Registration (only inside register_extensions) ------------------------
+   */
+  FxStatus* (*RegisterCustomOp)(FxRegistrar* registrar, const FxCustomOp* op);
+  FxStatus* (*RegisterLeafModuleRule)(FxRegistrar* registrar,
+                                      FxLeafModuleFn is_leaf, void* user_data);
+
+  /* Inside a custom op's kernel or shape function: its bound arguments, by
+   * parameter name (as the signature spells it). */
+  int (*CallHasArg)(const FxOpCall* call, const char* name); /* not None */
+  FxStatus* (*CallTensorArg)(const FxOpCall* call, const char* name,
+                             DLManagedTensor** out); /* caller frees */
+  FxStatus* (*CallTensorMeta)(const FxOpCall* call, const char* name,
+                              FxTensorMeta* out);
+  FxStatus* (*CallIntArg)(const FxOpCall* call, const char* name, int64_t* out);
+  FxStatus* (*CallFloatArg)(const FxOpCall* call, const char* name,
+                            double* out);
 };
 
 /* The entry point every plugin defines. */

@@ -662,8 +662,10 @@ PassDef pass(const char* name, const char* description) {
 class PluginDef {
  public:
   PluginDef(const char* name, const char* version,
-            std::initializer_list<PassDef> passes)
+            std::initializer_list<PassDef> passes,
+            FxRegisterFn register_extensions = nullptr)
       : passes_(passes) {
+    info_.register_extensions = register_extensions;
     for (PassDef& p : passes_) infos_.push_back(p.info());
     info_.name = name;
     info_.version = version;
@@ -689,9 +691,15 @@ class PluginDef {
 //
 //   FXP_PLUGIN("my_passes", "1.0",
 //              fxp::pass<relu_to_mul>("relu_to_mul", "relu(x) -> (x > 0) * x"))
-#define FXP_PLUGIN(NAME, VERSION, ...)                                       \
+#define FXP_PLUGIN(NAME, VERSION, ...) \
+  FXP_PLUGIN_WITH_EXTENSIONS(NAME, VERSION, nullptr, __VA_ARGS__)
+
+// The same, with a function that registers tracer and runtime extensions
+// (custom ops, leaf-module rules) when the plugin is loaded.
+#define FXP_PLUGIN_WITH_EXTENSIONS(NAME, VERSION, REGISTER, ...)             \
   extern "C" FX_PLUGIN_EXPORT const FxPluginInfo* fx_plugin_get_info(void) { \
-    static const ::fxp::PluginDef plugin_def(NAME, VERSION, {__VA_ARGS__});  \
+    static const ::fxp::PluginDef plugin_def(NAME, VERSION, {__VA_ARGS__},   \
+                                             REGISTER);                      \
     return plugin_def.info();                                                \
   }
 

@@ -56,8 +56,8 @@ static const FxPassInfo kPasses[] = {
      add_to_mul,
      NULL}};
 
-static const FxPluginInfo kPlugin = {"c_plugin",     "1.0",   FX_API_VERSION,
-                                     FX_API_VERSION, kPasses, 1};
+static const FxPluginInfo kPlugin = {
+    "c_plugin", "1.0", FX_API_VERSION, FX_API_VERSION, kPasses, 1, NULL};
 
 FX_PLUGIN_EXPORT const FxPluginInfo* fx_plugin_get_info(void) {
   return &kPlugin;

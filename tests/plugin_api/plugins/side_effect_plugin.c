@@ -10,7 +10,7 @@ __attribute__((constructor)) static void mark_loaded(void) {
 }
 
 static const FxPluginInfo kPlugin = {
-    "side_effect_plugin", "1.0", FX_API_VERSION, FX_API_VERSION, NULL, 0};
+    "side_effect_plugin", "1.0", FX_API_VERSION, FX_API_VERSION, NULL, 0, NULL};
 
 FX_PLUGIN_EXPORT const FxPluginInfo* fx_plugin_get_info(void) {
   return &kPlugin;

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "fx/plugin_api.hpp"
 
@@ -110,6 +112,112 @@ bool zero_weights_then_fail(fxp::Graph& g, const fxp::Options& options) {
 
 bool noop(fxp::Graph&, const fxp::Options&) { return false; }
 
+// Runs the graph on meta inputs of the shape given as an option and records
+// each tensor's shape as meta['shape_seen'] ("2x3").
+bool record_shapes(fxp::Graph& g, const fxp::Options& options) {
+  std::vector<int64_t> shape;
+  for (const std::string& d : options.get_list("shape")) {
+    shape.push_back(std::stoll(d));
+  }
+  DLTensor input{};
+  input.ndim = static_cast<int32_t>(shape.size());
+  input.shape = shape.data();
+  input.dtype = DLDataType{kDLFloat, 32, 1};
+  const DLTensor* inputs[] = {&input};
+  std::vector<std::pair<FxNode*, std::string>> seen;
+  auto on_node = [](FxNode* node, const FxValue* value,
+                    void* user_data) -> FxStatus* {
+    auto* out =
+        static_cast<std::vector<std::pair<FxNode*, std::string>>*>(user_data);
+    if (fxp::api()->ValueKind(value) != FX_VALUE_TENSOR) return nullptr;
+    FxTensorMeta meta;
+    FxStatus* s = fxp::api()->ValueTensorMeta(value, &meta);
+    if (s) return s;
+    std::string text;
+    for (int32_t i = 0; i < meta.ndim; ++i) {
+      text += (i ? "x" : "") + std::to_string(meta.shape[i]);
+    }
+    out->emplace_back(node, text + " " + meta.dtype_name);
+    return nullptr;
+  };
+  fxp::check(
+      fxp::api()->GraphRun(g.get(), inputs, 1, /*meta=*/1, on_node, &seen));
+  for (auto& [node, text] : seen) {
+    fxp::Node(node).set_meta("shape_seen", fxp::Arg(text));
+  }
+  return !seen.empty();
+}
+
+// test_vendor.scaled_add(input, other, alpha=1.0) = input + alpha * other,
+// for contiguous float32 tensors of one shape.
+struct OwnedTensor {
+  DLManagedTensor managed;
+  std::vector<int64_t> shape;
+  std::vector<float> data;
+};
+
+FxStatus* scaled_add_kernel(const FxApi* api, const FxOpCall* call, void*,
+                            DLManagedTensor** out) {
+  DLManagedTensor* a = nullptr;
+  DLManagedTensor* b = nullptr;
+  double alpha = 1.0;
+  FxStatus* s = api->CallTensorArg(call, "input", &a);
+  if (!s) s = api->CallTensorArg(call, "other", &b);
+  if (!s) s = api->CallFloatArg(call, "alpha", &alpha);
+  if (!s) {
+    auto* result = new OwnedTensor();
+    const DLTensor& x = a->dl_tensor;
+    result->shape.assign(x.shape, x.shape + x.ndim);
+    int64_t count = 1;
+    for (int64_t d : result->shape) count *= d;
+    result->data.resize(count);
+    const float* xa = static_cast<const float*>(x.data);
+    const float* xb = static_cast<const float*>(b->dl_tensor.data);
+    for (int64_t i = 0; i < count; ++i) {
+      result->data[i] = xa[i] + static_cast<float>(alpha) * xb[i];
+    }
+    DLTensor& r = result->managed.dl_tensor;
+    r.data = result->data.data();
+    r.device = DLDevice{kDLCPU, 0};
+    r.ndim = x.ndim;
+    r.dtype = DLDataType{kDLFloat, 32, 1};
+    r.shape = result->shape.data();
+    result->managed.manager_ctx = result;
+    result->managed.deleter = [](DLManagedTensor* self) {
+      delete static_cast<OwnedTensor*>(self->manager_ctx);
+    };
+    *out = &result->managed;
+  }
+  if (a && a->deleter) a->deleter(a);
+  if (b && b->deleter) b->deleter(b);
+  return s;
+}
+
+FxStatus* scaled_add_shape(const FxApi* api, const FxOpCall* call, void*,
+                           FxTensorSpec* out) {
+  FxTensorMeta meta;
+  FxStatus* s = api->CallTensorMeta(call, "input", &meta);
+  if (s) return s;
+  out->ndim = meta.ndim;
+  for (int32_t i = 0; i < meta.ndim; ++i) out->shape[i] = meta.shape[i];
+  out->dtype = meta.dtype;
+  return nullptr;
+}
+
+// Modules of type test_vendor.Block are leaves; others: no opinion.
+int block_is_leaf(const char* module_type, const char*, void*) {
+  return std::string(module_type) == "test_vendor.Block" ? 1 : -1;
+}
+
+FxStatus* register_extensions(const FxApi* api, FxRegistrar* registrar) {
+  static const FxCustomOp scaled_add = {
+      "test_vendor.scaled_add", "input, other, alpha=1.0", scaled_add_kernel,
+      scaled_add_shape, nullptr};
+  FxStatus* s = api->RegisterCustomOp(registrar, &scaled_add);
+  if (s) return s;
+  return api->RegisterLeafModuleRule(registrar, block_is_leaf, nullptr);
+}
+
 // A pass body without the wrapper's trampoline: the exception crosses the C
 // boundary, which a correct plugin never lets happen; the host survives it.
 FxStatus* throw_through_c(const FxApi*, FxGraph*, const FxOptions*, void*,
@@ -119,8 +227,8 @@ FxStatus* throw_through_c(const FxApi*, FxGraph*, const FxOptions*, void*,
 
 }  // namespace
 
-FXP_PLUGIN(
-    "test_passes", "1.0",
+FXP_PLUGIN_WITH_EXTENSIONS(
+    "test_passes", "1.0", register_extensions,
     fxp::pass<decompose_relu>("decompose_relu", "relu(x) -> (x > 0) * x")
         .invalidates({"tensor_meta"}),
     fxp::pass<fake_shape_prop>("fake_shape_prop",
@@ -151,4 +259,6 @@ FXP_PLUGIN(
     fxp::pass<noop>("cycle_b", "declares run_after cycle_a")
         .run_after({"cycle_a"}),
     fxp::PassDef("throw_through_c", "throws across the C boundary",
-                 &throw_through_c))
+                 &throw_through_c),
+    fxp::pass<record_shapes>("record_shapes", "records shapes from a meta run")
+        .option("shape", FX_OPTION_STRING_LIST, "2,3", "the input's shape"))
