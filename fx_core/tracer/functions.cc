@@ -87,6 +87,21 @@ Value layer_norm(const Value& input, const Value& normalized_shape,
                          kw("bias", bias), kw("eps", eps)));
 }
 
+Value max_pool2d(const Value& input, const Value& kernel_size,
+                 const Value& stride, const Value& padding,
+                 const Value& dilation, bool ceil_mode, bool return_indices) {
+  return functional(
+      "max_pool2d",
+      pack(input, kernel_size, kw("stride", stride), kw("padding", padding),
+           kw("dilation", dilation), kw("ceil_mode", ceil_mode),
+           kw("return_indices", return_indices)));
+}
+Value leaky_relu(const Value& input, double negative_slope, bool inplace) {
+  return functional("leaky_relu",
+                    pack(input, kw("negative_slope", negative_slope),
+                         kw("inplace", inplace)));
+}
+
 }  // namespace F
 
 namespace builtins {

@@ -130,12 +130,28 @@ Value log_softmax(const Value& input, const Value& dim = {},
 Value layer_norm(const Value& input, const Value& normalized_shape,
                  const Value& weight = {}, const Value& bias = {},
                  double eps = 1e-5);
-// C functions: recorded as called.
-template <typename... A>
-Value linear(A&&... args) {
-  return call_function("torch.nn.functional.linear",
-                       pack(std::forward<A>(args)...));
-}
+Value max_pool2d(const Value& input, const Value& kernel_size,
+                 const Value& stride = {}, const Value& padding = 0,
+                 const Value& dilation = 1, bool ceil_mode = false,
+                 bool return_indices = false);
+Value leaky_relu(const Value& input, double negative_slope = 0.01,
+                 bool inplace = false);
+
+// torch.nn.functional's C functions are recorded as called, under the name
+// torch.fx gives them (F.linear is torch._C._nn.linear, F.conv2d is
+// torch.conv2d).
+#define FX_FUNCTIONAL_BUILTIN(NAME, TARGET)                       \
+  template <typename... A>                                        \
+  Value NAME(A&&... args) {                                       \
+    return call_function(TARGET, pack(std::forward<A>(args)...)); \
+  }
+FX_FUNCTIONAL_BUILTIN(linear, "torch._C._nn.linear")
+FX_FUNCTIONAL_BUILTIN(gelu, "torch._C._nn.gelu")
+FX_FUNCTIONAL_BUILTIN(avg_pool2d, "torch._C._nn.avg_pool2d")
+FX_FUNCTIONAL_BUILTIN(conv1d, "torch.conv1d")
+FX_FUNCTIONAL_BUILTIN(conv2d, "torch.conv2d")
+FX_FUNCTIONAL_BUILTIN(conv3d, "torch.conv3d")
+#undef FX_FUNCTIONAL_BUILTIN
 
 }  // namespace F
 

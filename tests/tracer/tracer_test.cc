@@ -93,6 +93,25 @@ struct Functions : fx::Module<Functions> {
   }
 };
 
+struct Functional : fx::Module<Functional> {
+  Functional() { w = register_parameter("w", at::rand({4, 4})); }
+  Value forward(Value x) {
+    Value a = F::linear(x, w);
+    Value b = F::relu6(a);
+    Value c = F::silu(b);
+    Value d = F::hardswish(c);
+    Value e = F::hardsigmoid(d);
+    Value f = F::log_softmax(e, 1);
+    Value g = F::layer_norm(f, fx::tuple({4}));
+    Value h = F::gelu(g);
+    Value i = F::max_pool2d(h.view(1, 1, 2, 8), 2);
+    Value j = F::avg_pool2d(i, 1);
+    Value k = F::conv2d(j, at::ones({1, 1, 1, 1}));
+    return F::leaky_relu(k, 0.1);
+  }
+  at::Tensor w;
+};
+
 struct Constants : fx::Module<Constants> {
   Constants() {
     weight = register_parameter("weight", at::rand({4}));
@@ -257,6 +276,13 @@ TEST_F(TorchFxTwins, TorchAndFunctionalCalls) {
   auto gm = symbolic_trace(m);
   expect_torch_fx("functions", gm->graph());
   expect_runs_like_eager(m, *gm, {at::rand({3, 4}), at::rand({3, 4})});
+}
+
+TEST_F(TorchFxTwins, FunctionalCallsWithTorchFxTargetsAndForms) {
+  Functional m;
+  auto gm = symbolic_trace(m);
+  expect_torch_fx("functional", gm->graph());
+  expect_runs_like_eager(m, *gm, {at::rand({4, 4})});
 }
 
 TEST_F(TorchFxTwins, ParametersBuffersAndTensorConstants) {

@@ -88,6 +88,26 @@ class Functions(torch.nn.Module):
         return b, values, indices, d, e, f + h
 
 
+class Functional(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.rand(4, 4))
+
+    def forward(self, x):
+        a = F.linear(x, self.w)
+        b = F.relu6(a)
+        c = F.silu(b)
+        d = F.hardswish(c)
+        e = F.hardsigmoid(d)
+        f = F.log_softmax(e, dim=1)
+        g = F.layer_norm(f, (4,))
+        h = F.gelu(g)
+        i = F.max_pool2d(h.view(1, 1, 2, 8), 2)
+        j = F.avg_pool2d(i, 1)
+        k = F.conv2d(j, torch.ones(1, 1, 1, 1))
+        return F.leaky_relu(k, 0.1)
+
+
 class Constants(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -184,6 +204,7 @@ CASES = {
     "indexing": lambda: fx.symbolic_trace(Indexing()),
     "methods": lambda: fx.symbolic_trace(Methods()),
     "functions": lambda: fx.symbolic_trace(Functions()),
+    "functional": lambda: fx.symbolic_trace(Functional()),
     "constants": lambda: fx.symbolic_trace(Constants()),
     "containers": lambda: fx.symbolic_trace(Containers()),
     "concrete": lambda: fx.symbolic_trace(
