@@ -59,7 +59,8 @@ std::unique_ptr<Graph> trace_function(const Fn& fn,
 namespace detail {
 template <typename Fn>
 constexpr bool kIsPatternFunction =
-    !std::is_convertible_v<const Fn&, const Graph&>;
+    !std::is_convertible_v<const Fn&, const Graph&> &&
+    !std::is_base_of_v<torch::nn::Module, Fn>;
 }  // namespace detail
 
 // replace_pattern / replace_pattern_with_filters with functions (see

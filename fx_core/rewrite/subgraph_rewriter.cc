@@ -328,4 +328,40 @@ std::vector<ReplacedPatterns> replace_pattern(GraphModule& gm,
   return replace_pattern_with_filters(gm, pattern, replacement, {}, options);
 }
 
+std::vector<ReplacedPatterns> replace_pattern(GraphModule& gm,
+                                              const GraphModule& pattern,
+                                              const GraphModule& replacement,
+                                              RewriteOptions options) {
+  options.pattern_module = &pattern;
+  std::vector<ReplacedPatterns> result = replace_pattern_in_graph(
+      gm.graph(), pattern.graph(), replacement.graph(), {}, options, &gm);
+  // torch.fx's _replace_submodules: what the replacement calls and gm lacks.
+  for (const Node* n : gm.graph().nodes()) {
+    if (n->op() != Opcode::kCallModule && n->op() != Opcode::kGetAttr) continue;
+    if (gm.resolve_attr(n->target()) != GraphOwner::AttrKind::kMissing) {
+      continue;
+    }
+    if (auto sub = replacement.get_submodule(n->target())) {
+      gm.add_submodule(n->target(), sub->clone());
+      continue;
+    }
+    at::Tensor t = replacement.get_attr(n->target());
+    if (t.defined()) {
+      const bool is_parameter = replacement.resolve_attr(n->target()) ==
+                                GraphOwner::AttrKind::kParameter;
+      gm.set_attr(n->target(), t.detach().clone(), is_parameter);
+      continue;
+    }
+    throw FxError(cat("Attempted to create a \"", opcode_name(n->op()),
+                      "\" node during subgraph rewriting with target ",
+                      n->target(),
+                      ", but the referenced submodule does not exist in "
+                      "either the original GraphModule `gm` or the "
+                      "replacement GraphModule `replacement`"));
+  }
+  gm.graph().lint();
+  gm.recompile();
+  return result;
+}
+
 }  // namespace fx

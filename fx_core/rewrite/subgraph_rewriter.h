@@ -30,6 +30,9 @@
 //    gets that node's meta entries it does not set itself;
 //  - a returned node without users gets its replacement after the match.
 //
+// Patterns and replacements written as C++ functions of fx::Value (traced)
+// are in pattern_function.h.
+//
 // Costs: O(graph + matches x (pattern + replacement + their users)); nothing
 // scans the graph per match.
 //
@@ -98,6 +101,18 @@ std::vector<ReplacedPatterns> replace_pattern_with_filters(
     GraphModule& gm, const Graph& pattern, const Graph& replacement,
     const std::vector<MatchFilter>& match_filters,
     const RewriteOptions& options = {});
+
+// Pattern and replacement as modules (torch.fx's replace_pattern with
+// nn.Module pattern and replacement): the pattern module tells the module
+// types for match_modules_by_type (options.pattern_module is set to it), and
+// after the rewrite every call_module / get_attr target gm lacks is copied
+// from the replacement module (a clone, as torch.fx's deepcopy). Throws
+// FxError (torch.fx's message) for a target neither has; the graph is then
+// rewritten already.
+std::vector<ReplacedPatterns> replace_pattern(GraphModule& gm,
+                                              const GraphModule& pattern,
+                                              const GraphModule& replacement,
+                                              RewriteOptions options = {});
 
 }  // namespace fx
 

@@ -5,8 +5,10 @@
 
 For every case below (ports of torch.fx's test_subgraph_rewriter.py and the
 docs' examples) writes OUT_DIR/CASE/:
-    original.fx.json (+ model.weights.pt)  the traced graph, before rewriting
+    original.fx.json                       the traced graph, before rewriting
     pattern.fx.json, replacement.fx.json   the traced pattern and replacement
+                                           (each with NAME.weights.pt when it
+                                           calls modules or reads attributes)
     code.py, graph.txt                     gm.code and print(gm.graph) after
                                            subgraph_rewriter.replace_pattern
     matches.txt                            one line per match: the graph
@@ -29,7 +31,7 @@ spec.loader.exec_module(export)
 
 
 def graph_json(gm, path):
-    nodes, weights = [], {}
+    nodes, weights, modules = [], {}, {}
     for node in gm.graph.nodes:
         where = f"node '{node.name}'"
         target = (export.qualified_function_name(node.target)
@@ -39,15 +41,27 @@ def graph_json(gm, path):
             "args": [export.encode(a, where) for a in node.args],
             "kwargs": {k: export.encode(v, where) for k, v in node.kwargs.items()},
         })
+        if node.op == "call_module" and node.target not in modules:
+            sub = gm.get_submodule(node.target)
+            modules[node.target] = {
+                "type": export.module_type_name(sub),
+                "config": export.module_config(sub),
+                "training": sub.training,
+            }
+            for key, tensor in sub.state_dict().items():
+                weights[node.target + "." + key] = tensor.detach().clone()
         if node.op == "get_attr":
             value = gm
             for atom in node.target.split("."):
                 value = getattr(value, atom)
             weights[node.target] = value.detach().clone()
     document = {"format": "fx-graph", "version": 1, "nodes": nodes}
+    if modules:
+        document["modules"] = modules
     if weights:
-        document["weights"] = "model.weights.pt"
-        torch.save(weights, os.path.join(os.path.dirname(path), "model.weights.pt"))
+        name = os.path.basename(path).split(".")[0] + ".weights.pt"
+        document["weights"] = name
+        torch.save(weights, os.path.join(os.path.dirname(path), name))
     with open(path, "w") as f:
         json.dump(document, f, indent=1)
 
@@ -341,6 +355,40 @@ def _():
     def replacement(x):
         return torch.sigmoid(x)
     return forward, pattern, replacement
+
+
+# Pattern and replacement as modules: the replacement's submodule that the
+# graph lacks (`id`) is copied into it.
+@case("replaces_referenced_submodules")
+def _():
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.sigmoid = torch.nn.Sigmoid()
+            self.submod = torch.nn.ReLU()
+
+        def forward(self, x):
+            x = x + 1
+            return self.submod(self.sigmoid(x))
+
+    class Pattern(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.sigmoid = torch.nn.Sigmoid()
+            self.submod = torch.nn.ReLU()
+
+        def forward(self, x):
+            return self.submod(self.sigmoid(x))
+
+    class Replacement(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.id = torch.nn.Identity()
+            self.submod = torch.nn.ReLU()
+
+        def forward(self, x):
+            return self.submod(self.id(x))
+    return M(), Pattern(), Replacement()
 
 
 def main():

@@ -16,6 +16,7 @@
 #include "fx_core/graph.h"
 #include "fx_core/graph_file.h"
 #include "fx_core/graph_module.h"
+#include "fx_core/graph_module_file.h"
 #include "fx_core/rewrite/pattern_function.h"
 #include "fx_core/rewrite/subgraph_rewriter.h"
 #include "fx_core/torch_save.h"
@@ -67,14 +68,21 @@ std::unique_ptr<Graph> read_graph(const std::string& path) {
   return std::move(file->graph);
 }
 
-// The original graph as a GraphModule, with its get_attr tensors.
-std::shared_ptr<GraphModule> read_original(const std::string& dir) {
-  absl::StatusOr<GraphFile> file = read_graph_file(dir + "/original.fx.json");
+// A graph file as a GraphModule: with its modules and weights when it has
+// modules (load_graph_module), else with just its get_attr tensors (so
+// graphs with targets the op registry lacks still load).
+std::shared_ptr<GraphModule> read_module(const std::string& path) {
+  absl::StatusOr<GraphFile> file = read_graph_file(path);
   if (!file.ok())
     throw std::runtime_error(std::string(file.status().message()));
+  if (!file->modules.empty()) {
+    auto gm = load_graph_module(std::move(*file));
+    if (!gm.ok()) throw std::runtime_error(std::string(gm.status().message()));
+    return *gm;
+  }
   GraphModule::AttributeMap attrs;
   if (!file->weights.empty()) {
-    auto weights = read_tensor_dict(dir + "/" + file->weights);
+    auto weights = read_tensor_dict(file->directory + "/" + file->weights);
     if (!weights.ok()) {
       throw std::runtime_error(std::string(weights.status().message()));
     }
@@ -86,6 +94,10 @@ std::shared_ptr<GraphModule> read_original(const std::string& dir) {
     }
   }
   return std::make_shared<GraphModule>(attrs, std::move(file->graph));
+}
+
+std::shared_ptr<GraphModule> read_original(const std::string& dir) {
+  return read_module(dir + "/original.fx.json");
 }
 
 std::string trim(std::string s) {
@@ -116,16 +128,21 @@ void check_case(const std::string& dir, const std::string& name) {
   SCOPED_TRACE(name);
   const std::string d = dir + "/" + name;
   std::shared_ptr<GraphModule> gm = read_original(d);
-  std::unique_ptr<Graph> pattern = read_graph(d + "/pattern.fx.json");
-  std::unique_ptr<Graph> replacement = read_graph(d + "/replacement.fx.json");
+  std::shared_ptr<GraphModule> pattern = read_module(d + "/pattern.fx.json");
+  std::shared_ptr<GraphModule> replacement =
+      read_module(d + "/replacement.fx.json");
   // The matcher finds what torch.fx's finds, in the same order.
   std::vector<InternalMatch> found =
-      SubgraphMatcher(*pattern).match(gm->graph());
+      SubgraphMatcher(pattern->graph()).match(gm->graph());
   const std::string expected = testing::read_file(d + "/matches.txt");
   EXPECT_EQ(matches_text(found), expected);
   const std::string found_compute = matches_text(found, true);
+  // Patterns with modules go in as modules (torch.fx copies what the
+  // replacement calls), the others as graphs.
   std::vector<ReplacedPatterns> matches =
-      replace_pattern(*gm, *pattern, *replacement);
+      pattern->named_children().is_empty()
+          ? replace_pattern(*gm, pattern->graph(), replacement->graph())
+          : replace_pattern(*gm, *pattern, *replacement);
   // The returned matches hold the same compute nodes (placeholders map to
   // their current value, as torch.fx 2 reports them, where torch.fx 1.13
   // keeps a node an earlier replacement erased).
@@ -134,6 +151,13 @@ void check_case(const std::string& dir, const std::string& name) {
   EXPECT_EQ(trim(gm->graph().str()),
             trim(testing::read_file(d + "/graph.txt")));
   gm->graph().lint();
+  // Every module the graph calls is there (copied from the replacement when
+  // the graph lacked it).
+  for (const Node* n : gm->graph().nodes()) {
+    if (n->op() == Opcode::kCallModule) {
+      EXPECT_NE(gm->get_submodule(n->target()), nullptr) << n->target();
+    }
+  }
 }
 
 #define GOLDEN_CASE(name) \
@@ -156,6 +180,7 @@ GOLDEN_CASE(unused_args)
 GOLDEN_CASE(kwargs)
 GOLDEN_CASE(list_literal)
 GOLDEN_CASE(scalar_literal)
+GOLDEN_CASE(replaces_referenced_submodules)
 
 // The same rewrites with the pattern and replacement written as C++
 // functions of fx::Value: they trace to torch.fx's pattern and replacement
@@ -226,7 +251,7 @@ TEST_F(RewriteGolden, EveryScriptCaseIsChecked) {
   while (std::getline(cases, name)) {
     if (!name.empty()) ++n;
   }
-  EXPECT_EQ(n, 17);
+  EXPECT_EQ(n, 18);
 }
 
 }  // namespace
