@@ -30,6 +30,7 @@ constexpr std::string_view kUsage =
     "  plugins [--plugin PATH]... [--plugin-dir DIR]...\n"
     "                             lists plugins, their passes and options\n"
     "  run FILE (--pipeline TEXT | --config CONF.json) -o OUT.fx.json\n"
+    "      [--inputs IN.pt]  (example inputs the passes may use)\n"
     "      [--plugin PATH]... [--plugin-dir DIR]... [--print-after PASS|all]\n"
     "      [--reproducer-dir DIR] [--on-failure stop|skip]\n"
     "      [--ordering explicit|auto] [--progress] [--time]\n"
@@ -53,7 +54,7 @@ const std::map<std::string_view, std::vector<std::string_view>>& options() {
           {"demo", {}},
           {"plugins", {"plugin", "plugin-dir"}},
           {"run",
-           {"pipeline", "config", "output", "plugin", "plugin-dir",
+           {"pipeline", "config", "output", "inputs", "plugin", "plugin-dir",
             "print-after", "reproducer-dir", "on-failure", "ordering"}},
       };
   return *table;
@@ -71,9 +72,8 @@ const std::map<std::string_view, std::vector<std::string_view>>& flags() {
 
 bool is_flag(std::string_view command, std::string_view key) {
   auto it = flags().find(command);
-  return it != flags().end() &&
-         std::find(it->second.begin(), it->second.end(), key) !=
-             it->second.end();
+  return it != flags().end() && std::find(it->second.begin(), it->second.end(),
+                                          key) != it->second.end();
 }
 
 struct Invocation {
@@ -244,6 +244,7 @@ int run_fx_command(const std::vector<std::string>& args, std::ostream& out,
     run.pipeline = inv.value("pipeline", "");
     run.config = inv.value("config", "");
     run.output = inv.value("output", "");
+    run.inputs = inv.value("inputs", "");
     run.print_after = inv.value("print-after", "");
     run.reproducer_dir = inv.value("reproducer-dir", "");
     run.on_failure = inv.value("on-failure", "");

@@ -11,6 +11,7 @@
 #include "fx_core/graph_module.h"
 #include "fx_core/graph_module_file.h"
 #include "fx_core/strings.h"
+#include "fx_core/torch_save.h"
 #include "plugin_api/host/pass_manager.h"
 #include "plugin_api/host/pass_options.h"
 #include "plugin_api/host/pass_registry.h"
@@ -158,13 +159,13 @@ int run_plugins_command(const PluginSources& sources, std::ostream& out,
                     : std::string())
             << "\n";
       }
-      for (auto [list, what] :
-           {std::pair{&pass.run_after, "run after"},
-            {&pass.run_before, "run before"},
-            {&pass.required, "requires"},
-            {&pass.produces, "produces"},
-            {&pass.invalidates, "invalidates"}}) {
-        if (list->count > 0) out << "    " << what << ": " << names(*list) << "\n";
+      for (auto [list, what] : {std::pair{&pass.run_after, "run after"},
+                                {&pass.run_before, "run before"},
+                                {&pass.required, "requires"},
+                                {&pass.produces, "produces"},
+                                {&pass.invalidates, "invalidates"}}) {
+        if (list->count > 0)
+          out << "    " << what << ": " << names(*list) << "\n";
       }
     }
   }
@@ -253,8 +254,35 @@ int run_pipeline_command(const RunArgs& args, std::ostream& out,
       return 1;
     }
     module = *std::move(gm);
-    target = std::make_unique<host::GraphModuleTarget>(*module);
+    std::vector<at::Tensor> examples;
+    if (!args.inputs.empty()) {
+      auto inputs = read_value_file(args.inputs);
+      if (!inputs.ok()) {
+        err << "fx run: " << inputs.status().message() << "\n";
+        return 1;
+      }
+      std::vector<c10::IValue> items =
+          inputs->isList()    ? inputs->toListRef().vec()
+          : inputs->isTuple() ? std::vector<c10::IValue>(
+                                    inputs->toTupleRef().elements().begin(),
+                                    inputs->toTupleRef().elements().end())
+                              : std::vector<c10::IValue>{*inputs};
+      for (const c10::IValue& v : items) {
+        if (!v.isTensor()) {
+          err << "fx run: " << args.inputs
+              << ": example inputs must be tensors (torch.save([x, ...]))\n";
+          return 1;
+        }
+        examples.push_back(v.toTensor());
+      }
+    }
+    target =
+        std::make_unique<host::GraphModuleTarget>(*module, std::move(examples));
   } else {
+    if (!args.inputs.empty()) {
+      err << "fx run: --inputs needs a graph file with weights (a bundle)\n";
+      return 2;
+    }
     target = std::make_unique<host::GraphFileTarget>(*file);
   }
 

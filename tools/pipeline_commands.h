@@ -28,10 +28,11 @@ int run_plugins_command(const PluginSources& sources, std::ostream& out,
                         std::ostream& err);
 
 struct RunArgs {
-  std::string input;      // FILE (an fx-graph JSON file, weights optional)
-  std::string pipeline;   // --pipeline TEXT
-  std::string config;     // --config CONF.json
-  std::string output;     // -o / --output OUT.fx.json
+  std::string input;           // FILE (an fx-graph JSON file, weights optional)
+  std::string pipeline;        // --pipeline TEXT
+  std::string config;          // --config CONF.json
+  std::string output;          // -o / --output OUT.fx.json
+  std::string inputs;          // --inputs IN.pt: example inputs for the passes
   std::string print_after;     // --print-after PASS[,PASS] | all
   std::string reproducer_dir;  // --reproducer-dir DIR
   std::string on_failure;      // --on-failure stop|skip

@@ -549,6 +549,23 @@ FxApi make_api() {
     });
   };
 
+  t.GraphNumExampleInputs = [](const FxGraph* g) -> size_t {
+    if (g == nullptr) return 0;
+    AttributeStore* s = store_for(G(g));
+    return s ? s->num_example_inputs() : 0;
+  };
+  t.GraphExampleInput = [](const FxGraph* g, size_t index,
+                           DLManagedTensor** out) {
+    return guarded("GraphExampleInput", [&] {
+      require(out, "out");
+      std::string error;
+      DLManagedTensor* t =
+          require_store(require(G(g), "graph"))->example_input(index, &error);
+      if (t == nullptr) fail(FX_NOT_FOUND, error);
+      *out = t;
+    });
+  };
+
   t.OptionsGetBool = [](const FxOptions* o, const char* name, int* out) {
     return guarded("OptionsGetBool", [&] {
       *require(out, "out") = find_option(o, name, FX_OPTION_BOOL)->second.b;

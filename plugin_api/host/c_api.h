@@ -44,6 +44,15 @@ class AttributeStore {
   // "torch.nn.Linear" for the module at `qualified_name`; false if none.
   virtual bool module_type(std::string_view qualified_name, std::string* type,
                            std::string* error) const = 0;
+  // Example inputs given for the graph (none by default): a DLPack view of
+  // input `index`, or nullptr with *error set.
+  virtual size_t num_example_inputs() const { return 0; }
+  virtual DLManagedTensor* example_input(size_t index,
+                                         std::string* error) const {
+    *error = "no example inputs were given for this graph";
+    (void)index;
+    return nullptr;
+  }
 };
 
 // Binds `store` to `graph` while in scope (nesting restores the previous).

@@ -40,7 +40,19 @@ bool PassTarget::changed() {
 // tensors a pass replaced so a rollback can put them back.
 class GraphModuleTarget::Attributes : public AttributeStore {
  public:
-  explicit Attributes(GraphModule& module) : module_(module) {}
+  Attributes(GraphModule& module, std::vector<at::Tensor> example_inputs)
+      : module_(module), example_inputs_(std::move(example_inputs)) {}
+
+  size_t num_example_inputs() const override { return example_inputs_.size(); }
+  DLManagedTensor* example_input(size_t index,
+                                 std::string* error) const override {
+    if (index >= example_inputs_.size()) {
+      *error = cat("there are ", example_inputs_.size(),
+                   " example inputs, no index ", index);
+      return nullptr;
+    }
+    return at::toDLPack(example_inputs_[index].detach());
+  }
 
   bool has_attr(std::string_view name) const override {
     return module_.get_attr(name).defined() ||
@@ -114,11 +126,15 @@ class GraphModuleTarget::Attributes : public AttributeStore {
     bool requires_grad;
   };
   GraphModule& module_;
+  std::vector<at::Tensor> example_inputs_;
   std::vector<Entry> journal_;
 };
 
-GraphModuleTarget::GraphModuleTarget(GraphModule& module)
-    : module_(module), attributes_(std::make_unique<Attributes>(module)) {}
+GraphModuleTarget::GraphModuleTarget(GraphModule& module,
+                                     std::vector<at::Tensor> example_inputs)
+    : module_(module),
+      attributes_(
+          std::make_unique<Attributes>(module, std::move(example_inputs))) {}
 GraphModuleTarget::~GraphModuleTarget() = default;
 
 Graph& GraphModuleTarget::graph() { return module_.graph(); }

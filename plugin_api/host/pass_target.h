@@ -18,9 +18,12 @@
 #ifndef PLUGIN_API_HOST_PASS_TARGET_H_
 #define PLUGIN_API_HOST_PASS_TARGET_H_
 
+#include <ATen/core/Tensor.h>
+
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "fx_core/graph.h"
@@ -68,7 +71,10 @@ class PassTarget {
 
 class GraphModuleTarget : public PassTarget {
  public:
-  explicit GraphModuleTarget(GraphModule& module);
+  // `example_inputs` (tensors, one per placeholder) are what passes get from
+  // GraphExampleInput.
+  explicit GraphModuleTarget(GraphModule& module,
+                             std::vector<at::Tensor> example_inputs = {});
   ~GraphModuleTarget() override;
   Graph& graph() override;
   AttributeStore* attributes() override;

@@ -458,6 +458,13 @@ struct FxApi {
                                       const char* qualified_name,
                                       FxGraph** out);
 
+  /* Example inputs the host holds for this graph (`fx run --inputs IN.pt`):
+   * how many, and a DLPack view of input `index` (read only; the caller
+   * calls its deleter). */
+  size_t (*GraphNumExampleInputs)(const FxGraph* graph);
+  FxStatus* (*GraphExampleInput)(const FxGraph* graph, size_t index,
+                                 DLManagedTensor** out);
+
   /* Registration (only inside register_extensions) ------------------------
    */
   FxStatus* (*RegisterCustomOp)(FxRegistrar* registrar, const FxCustomOp* op);
