@@ -1,0 +1,189 @@
+// `fx plugins` and `fx run`: plugins listed with their passes and options,
+// pipelines run on graph files, failures that leave no output file.
+#include <gtest/gtest.h>
+
+#include <boost/filesystem.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fx_core/graph_file.h"
+#include "plugin_api/host/sha256.h"
+#include "tests/testing/reference.h"
+#include "tools/fx_commands.h"
+
+namespace fx {
+namespace {
+
+const std::string kPlugins = "tests/plugin_api/plugins/";
+
+struct Result {
+  int status;
+  std::string out;
+  std::string err;
+};
+
+Result run(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  int status = tools::run_fx_command(args, out, err);
+  return {status, out.str(), err.str()};
+}
+
+std::string temp_path(const std::string& name) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  std::string dir = std::string(tmp ? tmp : "/tmp") + "/pipeline_command";
+  boost::filesystem::create_directories(dir);
+  return dir + "/" + name;
+}
+
+std::string mymodule() {
+  return testing::reference_dir() + "/seed_mymodule/graph.fx.json";
+}
+
+bool exists(const std::string& path) {
+  return boost::filesystem::exists(path);
+}
+
+TEST(FxPlugins, ListsPluginsPassesAndOptions) {
+  std::string path = kPlugins + "libc_plugin.so";
+  Result r = run({"plugins", "--no-default-plugins", "--plugin", path});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "plugin c_plugin 1.0 (API 1, runs on API >= 1)\n"
+            "  file:   " + path + "\n"
+            "  sha256: " + *host::sha256_file(path) + "\n"
+            "  pass c_add_to_mul: operator.add -> operator.mul, written in C\n"
+            "    option tag (string, default ''): written to meta['tag'] of "
+            "the output\n");
+}
+
+TEST(FxPlugins, ShowsConstraintsAndPropertiesOfPasses) {
+  Result r = run({"plugins", "--no-default-plugins", "--plugin",
+                  kPlugins + "libtest_passes.so"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("  pass read_meta: counts nodes with tensor_meta\n"
+                       "    requires: tensor_meta\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  pass third: declares run_after second\n"
+                       "    run after: second\n"),
+            std::string::npos);
+}
+
+TEST(FxPlugins, ABadPluginIsAnError) {
+  Result r = run({"plugins", "--no-default-plugins", "--plugin",
+                  kPlugins + "missing.so"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, "fx plugins: cannot load plugin: cannot read '" +
+                       kPlugins + "missing.so': No such file or directory\n");
+}
+
+TEST(FxRun, RunsAPipelineAndWritesTheBundle) {
+  std::string out = temp_path("run/out.fx.json");
+  Result r = run({"run", mymodule(), "--no-default-plugins", "--plugin",
+                  kPlugins + "libc_plugin.so", "--pipeline",
+                  "c_add_to_mul{tag=cli}", "-o", out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  auto file = read_graph_file(out);
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_EQ(file->graph->find_nodes(Opcode::kCallFunction, "operator.add")
+                .size(),
+            0u);
+  EXPECT_EQ(file->graph->find_nodes(Opcode::kCallFunction, "operator.mul")
+                .size(),
+            1u);
+  EXPECT_EQ(file->graph->output_node()->meta_value("tag")->as_string(), "cli");
+  EXPECT_TRUE(exists(temp_path("run/model.weights.pt")));
+}
+
+TEST(FxRun, AStoppedPipelineWritesNothingAndSaysWhy) {
+  std::string out = temp_path("failed/out.fx.json");
+  std::string repro = temp_path("failed/repro");
+  Result r = run({"run", mymodule(), "--no-default-plugins", "--plugin",
+                  kPlugins + "libtest_passes.so", "--pipeline",
+                  "decompose_relu,edit_then_fail", "-o", out,
+                  "--reproducer-dir", repro});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_FALSE(exists(out));
+  EXPECT_EQ(r.err.rfind("fx run: pass 'edit_then_fail' of plugin "
+                        "'test_passes' (" +
+                            kPlugins +
+                            "libtest_passes.so) failed and was rolled back: "
+                            "FAILED_PRECONDITION: edit_then_fail gives up\n"
+                            "fx run: reproducer written to " + repro + "/",
+                        0),
+            0u)
+      << r.err;
+  EXPECT_NE(r.err.find("fx run: the pipeline stopped; " + out +
+                       " was not written\n"),
+            std::string::npos);
+}
+
+TEST(FxRun, SkippingAFailedPassStillWritesTheResult) {
+  std::string out = temp_path("skipped/out.fx.json");
+  Result r = run({"run", mymodule(), "--no-default-plugins", "--plugin",
+                  kPlugins + "libtest_passes.so", "--pipeline",
+                  "edit_then_fail,fake_shape_prop", "--on-failure", "skip",
+                  "-o", out, "--time"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(exists(out));
+  EXPECT_NE(r.out.find("edit_then_fail   rolled back"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("fake_shape_prop  ran"), std::string::npos);
+}
+
+TEST(FxRun, PrintAfterWritesTheGraphText) {
+  Result r = run({"run", mymodule(), "--no-default-plugins", "--plugin",
+                  kPlugins + "libc_plugin.so", "--pipeline", "c_add_to_mul",
+                  "--print-after", "c_add_to_mul", "-o",
+                  temp_path("print/out.fx.json")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("// -----// graph after c_add_to_mul //----- //\n"
+                        "graph():\n",
+                        0),
+            0u)
+      << r.out;
+}
+
+TEST(FxRun, ConfigErrorsAreReportedBeforeAnythingRuns) {
+  std::string out = temp_path("config/out.fx.json");
+  Result unknown = run({"run", mymodule(), "--no-default-plugins", "--plugin",
+                        kPlugins + "libc_plugin.so", "--pipeline", "dce",
+                        "-o", out});
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_EQ(unknown.err,
+            "fx run: unknown pass 'dce' (known passes: c_add_to_mul)\n");
+  Result no_output = run({"run", mymodule(), "--pipeline", "dce"});
+  EXPECT_EQ(no_output.status, 2);
+  EXPECT_EQ(no_output.err, "fx run: -o OUT.fx.json is required\n");
+  Result both = run({"run", mymodule(), "--pipeline", "a", "--config",
+                     "c.json", "-o", out});
+  EXPECT_EQ(both.err,
+            "fx run: give exactly one of --pipeline TEXT and --config "
+            "CONF.json\n");
+  EXPECT_FALSE(exists(out));
+}
+
+TEST(FxRun, APinnedHashMismatchIsRefused) {
+  std::string config = temp_path("pinned.json");
+  std::string plugin =
+      boost::filesystem::absolute(kPlugins + "libc_plugin.so").string();
+  std::ofstream(config) << R"({"plugins": [{"path": ")" << plugin
+                        << R"(", "sha256": ")" << std::string(64, 'f')
+                        << R"("}], "pipeline": "c_add_to_mul"})";
+  Result r = run({"run", mymodule(), "--no-default-plugins", "--config",
+                  config, "-o", temp_path("pinned/out.fx.json")});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, "fx run: plugin '" + plugin +
+                       "' is refused: its sha256 is " +
+                       *host::sha256_file(plugin) +
+                       " but the configuration pins " + std::string(64, 'f') +
+                       ". The file changed since it was pinned; if the new "
+                       "file is trusted, update the pin\n");
+}
+
+}  // namespace
+}  // namespace fx
