@@ -42,7 +42,6 @@ namespace th {
 FX_TORCH_FUNCTION(sum)
 FX_TORCH_FUNCTION(mean)
 FX_TORCH_FUNCTION(topk)
-FX_TORCH_FUNCTION(flatten)
 FX_TORCH_FUNCTION(reshape)
 FX_TORCH_FUNCTION(permute)
 FX_TORCH_FUNCTION(transpose)
@@ -90,6 +89,17 @@ FX_TORCH_UNARY(sqrt)
 FX_TORCH_UNARY(sin)
 FX_TORCH_UNARY(cos)
 #undef FX_TORCH_UNARY
+
+// torch.flatten(x, start_dim[, end_dim]): inline eagerly with int dims.
+template <typename... A>
+Value flatten(const Value& x, A&&... args) {
+  if constexpr ((std::is_integral_v<std::decay_t<A>> && ...)) {
+    if (x.is_tensor()) {
+      return at::flatten(x.tensor(), static_cast<int64_t>(args)...);
+    }
+  }
+  return call_function("torch.flatten", pack(x, std::forward<A>(args)...));
+}
 
 // torch.cat / torch.stack take a list: th::cat({a, b}, 1).
 template <typename... A>

@@ -230,21 +230,53 @@ class Value {
   template <typename... A>
   Value call_method(std::string_view name, A&&... args) const;
 
+  // Inline eager paths for the shape methods with int arguments and clamp
+  // with number arguments (the common forms in model code).
+  template <typename... A>
+  Value clamp(A&&... args) const {
+    if constexpr (sizeof...(A) >= 1 && sizeof...(A) <= 2 &&
+                  (std::is_arithmetic_v<std::decay_t<A>> && ...)) {
+      if (is_tensor()) return tensor().clamp(at::Scalar(args)...);
+    }
+    return call_method("clamp", std::forward<A>(args)...);
+  }
+#define FX_VALUE_INT_LIST_METHOD(NAME)                            \
+  template <typename... A>                                        \
+  Value NAME(A&&... args) const {                                 \
+    if constexpr (sizeof...(A) >= 1 &&                            \
+                  (std::is_integral_v<std::decay_t<A>> && ...)) { \
+      if (is_tensor()) {                                          \
+        return tensor().NAME({static_cast<int64_t>(args)...});    \
+      }                                                           \
+    }                                                             \
+    return call_method(#NAME, std::forward<A>(args)...);          \
+  }
+  FX_VALUE_INT_LIST_METHOD(view)
+  FX_VALUE_INT_LIST_METHOD(reshape)
+  FX_VALUE_INT_LIST_METHOD(permute)
+#undef FX_VALUE_INT_LIST_METHOD
+#define FX_VALUE_INT_METHOD(NAME)                                           \
+  template <typename... A>                                                  \
+  Value NAME(A&&... args) const {                                           \
+    if constexpr (sizeof...(A) >= 1 &&                                      \
+                  (std::is_integral_v<std::decay_t<A>> && ...)) {           \
+      if (is_tensor()) return tensor().NAME(static_cast<int64_t>(args)...); \
+    }                                                                       \
+    return call_method(#NAME, std::forward<A>(args)...);                    \
+  }
+  FX_VALUE_INT_METHOD(flatten)
+  FX_VALUE_INT_METHOD(transpose)
+  FX_VALUE_INT_METHOD(unsqueeze)
+  FX_VALUE_INT_METHOD(size)
+#undef FX_VALUE_INT_METHOD
+
 #define FX_VALUE_METHOD(NAME)                            \
   template <typename... A>                               \
   Value NAME(A&&... args) const {                        \
     return call_method(#NAME, std::forward<A>(args)...); \
   }
-  FX_VALUE_METHOD(clamp)
-  FX_VALUE_METHOD(view)
-  FX_VALUE_METHOD(reshape)
-  FX_VALUE_METHOD(flatten)
-  FX_VALUE_METHOD(size)
   FX_VALUE_METHOD(dim)
   FX_VALUE_METHOD(numel)
-  FX_VALUE_METHOD(permute)
-  FX_VALUE_METHOD(transpose)
-  FX_VALUE_METHOD(unsqueeze)
   FX_VALUE_METHOD(squeeze)
   FX_VALUE_METHOD(expand)
   FX_VALUE_METHOD(expand_as)

@@ -355,6 +355,15 @@ TEST(Tracer, EagerValuesAreRealTensors) {
   EXPECT_TRUE(at::equal(v.relu().tensor(), x.relu()));
   EXPECT_TRUE(at::equal(v.clamp("min"_kw = 0.2).tensor(), x.clamp(0.2)));
   EXPECT_TRUE(at::equal(th::sum(v, "dim"_kw = -1).tensor(), x.sum(-1)));
+  EXPECT_TRUE(at::equal(v.clamp(0.2, 0.5).tensor(), x.clamp(0.2, 0.5)));
+  EXPECT_TRUE(at::equal(v.view(-1, 2).tensor(), x.view({-1, 2})));
+  EXPECT_TRUE(at::equal(v.permute(1, 0).tensor(), x.permute({1, 0})));
+  EXPECT_TRUE(at::equal(v.transpose(0, 1).tensor(), x.transpose(0, 1)));
+  EXPECT_TRUE(at::equal(v.unsqueeze(0).tensor(), x.unsqueeze(0)));
+  EXPECT_TRUE(at::equal(th::flatten(v, 0).tensor(), x.flatten(0)));
+  EXPECT_TRUE(at::equal(fx::matmul(v, v.t()).tensor(), x.matmul(x.t())));
+  EXPECT_TRUE(at::equal((2 - v).tensor(), 2 - x));
+  EXPECT_TRUE(at::equal(fx::pow(v, 2).tensor(), x.pow(2)));
   EXPECT_EQ(v.size(0).to_int(), 3);
   EXPECT_EQ(v.shape()[1].to_int(), 4);
   EXPECT_TRUE(at::equal(v[{fx::slice(), 1}].tensor(), x.select(1, 1)));
