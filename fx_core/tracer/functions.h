@@ -292,6 +292,52 @@ WrappedFunction<Fn> wrap(std::string target, Fn fn) {
   return WrappedFunction<Fn>(std::move(target), std::move(fn));
 }
 
+// ------------------------------------------------------ tracing functions
+
+namespace detail {
+// A free function as the root of a trace (torch.fx's symbolic_trace(fn)
+// roots a function in a fresh torch.nn.Module).
+template <typename Fn>
+class FunctionRoot : public TraceableModule {
+ public:
+  FunctionRoot(std::string name, std::string signature, Fn fn)
+      : TraceableModule(std::move(signature), std::move(name)),
+        fn_(std::move(fn)) {}
+  Value call_forward(const std::vector<Value>& args) override {
+    using Traits = FunctionTraits<Fn>;
+    if (args.size() != Traits::kArity) {
+      wrong_arity(name(), Traits::kArity, args.size());
+    }
+    return apply(args, static_cast<typename Traits::Params*>(nullptr),
+                 std::make_index_sequence<Traits::kArity>{});
+  }
+  size_t forward_arity() const override { return FunctionTraits<Fn>::kArity; }
+
+ private:
+  template <typename... P, size_t... I>
+  Value apply(const std::vector<Value>& args, std::tuple<P...>*,
+              std::index_sequence<I...>) {
+    return to_value(fn_(from_value<P>(args[I], *this, I)...));
+  }
+  Fn fn_;
+};
+}  // namespace detail
+
+// Traces a free function, as torch.fx's symbolic_trace(fn) does: `name` is
+// the GraphModule's class name (fn.__name__), `signature` its parameters
+// ("x, flag"); parameters of C++ types (bool, int, ...) need concrete_args.
+//
+//   auto gm = fx::symbolic_trace_function("f", "x, flag",
+//       [](fx::Value x, bool flag) { return flag ? x : x * 2; },
+//       {{"flag", true}});
+template <typename Fn>
+std::shared_ptr<GraphModule> symbolic_trace_function(
+    std::string name, std::string signature, Fn fn,
+    const ConcreteArgs& concrete_args = {}, Tracer* tracer = nullptr) {
+  detail::FunctionRoot<Fn> root(name, std::move(signature), std::move(fn));
+  return symbolic_trace(root, concrete_args, tracer, name);
+}
+
 }  // namespace fx
 
 #endif  // FX_CORE_TRACER_FUNCTIONS_H_

@@ -141,6 +141,10 @@ ForwardSignature ForwardSignature::parse(std::string_view text) {
 TraceableModule::TraceableModule(std::string signature)
     : signature_text_(std::move(signature)) {}
 
+TraceableModule::TraceableModule(std::string signature, std::string module_name)
+    : torch::nn::Module(std::move(module_name)),
+      signature_text_(std::move(signature)) {}
+
 TraceableModule::~TraceableModule() = default;
 
 const ForwardSignature& TraceableModule::signature() const {
@@ -615,16 +619,19 @@ void Tracer::iter(const Value& proxy, const char* file, int line) {
 
 std::shared_ptr<GraphModule> symbolic_trace(TraceableModule& root,
                                             const ConcreteArgs& concrete_args,
-                                            Tracer* tracer) {
+                                            Tracer* tracer,
+                                            std::string class_name) {
   std::unique_ptr<Tracer> owned;
   if (tracer == nullptr) {
     owned = std::make_unique<Tracer>();
     tracer = owned.get();
   }
   std::unique_ptr<Graph> graph = tracer->trace(root, concrete_args);
-  std::string class_name = root.name();
-  size_t colon = class_name.rfind("::");
-  if (colon != std::string::npos) class_name = class_name.substr(colon + 2);
+  if (class_name.empty()) {
+    class_name = root.name();
+    size_t colon = class_name.rfind("::");
+    if (colon != std::string::npos) class_name = class_name.substr(colon + 2);
+  }
   if (tracer->tensor_constants().empty()) {
     return std::make_shared<GraphModule>(root, std::move(graph), class_name);
   }

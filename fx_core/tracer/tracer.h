@@ -87,6 +87,8 @@ class TraceableModule : public torch::nn::Module {
   // `signature`: forward's parameters (see ForwardSignature); empty means
   // "x" for a one-parameter forward.
   explicit TraceableModule(std::string signature = {});
+  // Also names the module (torch::nn::Module::name()).
+  TraceableModule(std::string signature, std::string module_name);
   ~TraceableModule() override;
 
   // Calls forward with type-erased values (what the tracer and containers
@@ -294,9 +296,11 @@ bool is_registered_leaf_module(const torch::nn::Module& m);
 
 // Traces `root` with `tracer` (a default Tracer when null) and builds the
 // GraphModule, named after root's class, as torch.fx's symbolic_trace does.
+// `class_name` overrides the name (torch.fx names a traced function's
+// GraphModule after the function).
 std::shared_ptr<GraphModule> symbolic_trace(
     TraceableModule& root, const ConcreteArgs& concrete_args = {},
-    Tracer* tracer = nullptr);
+    Tracer* tracer = nullptr, std::string class_name = {});
 
 // ------------------------------------------------------ calling submodules
 

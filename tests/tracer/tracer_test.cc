@@ -324,6 +324,19 @@ TEST_F(TorchFxTwins, ConcreteArgsPlaceholder) {
   expect_torch_fx("concrete_ph", gm->graph());
 }
 
+TEST_F(TorchFxTwins, FreeFunctionWithConcreteArgs) {
+  auto gm = symbolic_trace_function("f", "x, flag",
+                                    [](Value x, bool flag) -> Value {
+                                      if (flag) return x;
+                                      return x * 2;
+                                    },
+                                    {{"flag", false}});
+  expect_torch_fx("function", gm->graph());
+  EXPECT_EQ(gm->class_name(), "f");
+  at::Tensor x = at::rand({3});
+  EXPECT_TRUE(at::equal(gm->forward({x, false}).toTensor(), x * 2));
+}
+
 TEST_F(TorchFxTwins, WrappedFunctionIsOneCall) {
   Wrapped m;
   auto gm = symbolic_trace(m);

@@ -199,7 +199,15 @@ class Unpack(torch.nn.Module):
         return values * 2, indices
 
 
+def f(x, flag):
+    if flag:
+        return x
+    else:
+        return x * 2
+
+
 CASES = {
+    "function": lambda: fx.symbolic_trace(f, concrete_args={"flag": False}),
     "operators": lambda: fx.symbolic_trace(Operators()),
     "indexing": lambda: fx.symbolic_trace(Indexing()),
     "methods": lambda: fx.symbolic_trace(Methods()),
