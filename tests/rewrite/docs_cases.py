@@ -136,6 +136,41 @@ def invert_case():
     write("invert", "transformed.code.py", inverted.code)
 
 
+# The docs' decompose: F.relu retraced as (x > 0) * x through a
+# GraphAppendingTracer.
+def relu_decomposition(x):
+    return (x > 0) * x
+
+
+decomposition_rules = {torch.nn.functional.relu: relu_decomposition}
+
+
+def decompose(model):
+    graph = fx.Tracer().trace(model)
+    new_graph = fx.Graph()
+    env = {}
+    tracer = torch.fx.proxy.GraphAppendingTracer(new_graph)
+    for node in graph.nodes:
+        if node.op == "call_function" and node.target in decomposition_rules:
+            proxy_args = [fx.Proxy(env[x.name], tracer)
+                          if isinstance(x, fx.Node) else x for x in node.args]
+            output_proxy = decomposition_rules[node.target](*proxy_args)
+            env[node.name] = output_proxy.node
+        else:
+            env[node.name] = new_graph.node_copy(node, lambda x: env[x.name])
+    return fx.GraphModule(model, new_graph)
+
+
+def decompose_case():
+    class M(torch.nn.Module):
+        def forward(self, x):
+            y = torch.nn.functional.relu(x)
+            return torch.neg(y) + torch.nn.functional.relu(y * 2)
+    model = M()
+    save_case("decompose", fx.symbolic_trace(model), [torch.randn(3, 4)],
+              decompose(model))
+
+
 # Conv/BatchNorm fusion (torch.fx.experimental.optimization.fuse, the docs'
 # fuser) and shape propagation, on a small net with random statistics and on
 # torchvision's resnet18.
@@ -187,6 +222,7 @@ def main():
     transformer_identity()
     replace_one_op()
     invert_case()
+    decompose_case()
     fusion_case("conv_bn_net", ConvBnNet(), (2, 3, 8, 8))
     if "--resnet18" in sys.argv:
         import torchvision
