@@ -162,8 +162,9 @@ std::vector<ReplacedPatterns> replace_pattern_in_graph(
   absl::flat_hash_map<std::string, const Node*> pattern_modules;
   if (options.match_modules_by_type) {
     for (const Node* n : pattern.nodes()) {
-      if (n->op() == Opcode::kCallModule)
+      if (n->op() == Opcode::kCallModule) {
         pattern_modules.emplace(n->target(), n);
+      }
     }
   }
 
@@ -232,7 +233,8 @@ std::vector<ReplacedPatterns> replace_pattern_in_graph(
           matched.push_back(v.as_node());
         }
       }
-      before = order.last(matched)->next();
+      Node* last = order.last(matched);
+      before = last != nullptr ? last->next() : nullptr;
     }
 
     auto lookup = [&](Node* n) -> Argument {
