@@ -130,11 +130,25 @@ T from_value(const Value& v, const TraceableModule& m, size_t index) {
   }
 }
 [[noreturn]] void wrong_arity(std::string_view module, size_t want, size_t got);
+template <typename T>
+struct IsTuple : std::false_type {};
+template <typename... T>
+struct IsTuple<std::tuple<T...>> : std::true_type {};
+template <typename R>
+Value to_value(R&& r);
+template <typename Tuple, size_t... I>
+Value tuple_to_value(const Tuple& t, std::index_sequence<I...>) {
+  return Value::tuple({to_value(std::get<I>(t))...});
+}
+// A C++ result as a Value: std::tuple (LibTorch modules returning several
+// tensors) becomes a Python tuple, std::vector<Value> a list.
 template <typename R>
 Value to_value(R&& r) {
   using D = std::decay_t<R>;
   if constexpr (std::is_same_v<D, Value>) {
     return std::forward<R>(r);
+  } else if constexpr (IsTuple<D>::value) {
+    return tuple_to_value(r, std::make_index_sequence<std::tuple_size_v<D>>{});
   } else if constexpr (std::is_same_v<D, std::vector<Value>>) {
     return Value::list(std::forward<R>(r));
   } else {

@@ -9,10 +9,16 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <torch/nn/modules/activation.h>
+#include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/container/moduledict.h>
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/container/sequential.h>
+#include <torch/nn/modules/conv.h>
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/normalization.h>
+#include <torch/nn/modules/pooling.h>
 
 #include <map>
 
@@ -163,6 +169,52 @@ struct Containers : fx::Module<Containers> {
   torch::nn::ModuleDict heads{nullptr};
 };
 
+namespace nn = torch::nn;
+
+struct Leaves : fx::Module<Leaves> {
+  Leaves() : fx::Module<Leaves>("x, idx") {
+    emb = register_module("emb", nn::Embedding(10, 8));
+    conv1 = register_module("conv1",
+                            nn::Conv1d(nn::Conv1dOptions(4, 8, 3).padding(1)));
+    bn = register_module("bn", nn::BatchNorm1d(8));
+    ln = register_module("ln", nn::LayerNorm(nn::LayerNormOptions({8})));
+    gn = register_module("gn", nn::GroupNorm(2, 8));
+    act = register_module("act", nn::GELU());
+    silu = register_module("silu", nn::SiLU());
+    drop = register_module("drop", nn::Dropout(0.1));
+    pool = register_module("pool", nn::MaxPool1d(2));
+    flat = register_module("flat", nn::Flatten());
+    conv2 = register_module("conv2", nn::Conv2d(1, 2, 3));
+    avg = register_module("avg", nn::AdaptiveAvgPool2d(1));
+  }
+  Value forward(Value x, Value idx) {
+    Value e = emb(idx);
+    Value h = conv1(x);
+    h = bn(h);
+    h = ln(h.transpose(1, 2)).transpose(1, 2);
+    h = gn(h);
+    h = silu(act(h));
+    Value dropped = drop(h);
+    h = dropped + e.transpose(1, 2);
+    h = pool(h);
+    h = flat(h);
+    Value img = avg(conv2(h.view(h.size(0), 1, 4, -1)));
+    return flat(img);
+  }
+  Submodule<nn::Embedding> emb;
+  Submodule<nn::Conv1d> conv1;
+  Submodule<nn::BatchNorm1d> bn;
+  Submodule<nn::LayerNorm> ln;
+  Submodule<nn::GroupNorm> gn;
+  Submodule<nn::GELU> act;
+  Submodule<nn::SiLU> silu;
+  Submodule<nn::Dropout> drop;
+  Submodule<nn::MaxPool1d> pool;
+  Submodule<nn::Flatten> flat;
+  Submodule<nn::Conv2d> conv2;
+  Submodule<nn::AdaptiveAvgPool2d> avg;
+};
+
 struct Concrete : fx::Module<Concrete> {
   Concrete() : fx::Module<Concrete>("x, flag=None, n=3") {}
   Value forward(Value x, Value flag, int64_t n) {
@@ -291,6 +343,15 @@ TEST_F(TorchFxTwins, ParametersBuffersAndTensorConstants) {
   expect_torch_fx("constants", gm->graph());
   EXPECT_TRUE(at::equal(gm->get_attr("_tensor_constant0"), at::ones({4})));
   expect_runs_like_eager(m, *gm, {at::rand({4})});
+}
+
+TEST_F(TorchFxTwins, StandardModulesAreLeaves) {
+  Leaves m;
+  m.eval();
+  auto gm = symbolic_trace(m);
+  expect_torch_fx("leaves", gm->graph());
+  expect_runs_like_eager(m, *gm,
+                         {at::rand({2, 4, 8}), at::randint(10, {2, 8})});
 }
 
 TEST_F(TorchFxTwins, SequentialModuleListAndModuleDict) {

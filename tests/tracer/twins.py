@@ -147,6 +147,36 @@ class Containers(torch.nn.Module):
         return self.heads["a"](self.heads["b"](x))
 
 
+class Leaves(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(10, 8)
+        self.conv1 = torch.nn.Conv1d(4, 8, 3, padding=1)
+        self.bn = torch.nn.BatchNorm1d(8)
+        self.ln = torch.nn.LayerNorm(8)
+        self.gn = torch.nn.GroupNorm(2, 8)
+        self.act = torch.nn.GELU()
+        self.silu = torch.nn.SiLU()
+        self.drop = torch.nn.Dropout(0.1)
+        self.pool = torch.nn.MaxPool1d(2)
+        self.flat = torch.nn.Flatten()
+        self.conv2 = torch.nn.Conv2d(1, 2, 3)
+        self.avg = torch.nn.AdaptiveAvgPool2d(1)
+
+    def forward(self, x, idx):
+        e = self.emb(idx)
+        h = self.conv1(x)
+        h = self.bn(h)
+        h = self.ln(h.transpose(1, 2)).transpose(1, 2)
+        h = self.gn(h)
+        h = self.silu(self.act(h))
+        h = self.drop(h) + e.transpose(1, 2)
+        h = self.pool(h)
+        h = self.flat(h)
+        img = self.avg(self.conv2(h.view(h.size(0), 1, 4, -1)))
+        return self.flat(img)
+
+
 class Concrete(torch.nn.Module):
     def forward(self, x, flag=None, n=3):
         if flag is None:
@@ -214,6 +244,7 @@ CASES = {
     "functions": lambda: fx.symbolic_trace(Functions()),
     "functional": lambda: fx.symbolic_trace(Functional()),
     "constants": lambda: fx.symbolic_trace(Constants()),
+    "leaves": lambda: fx.symbolic_trace(Leaves()),
     "containers": lambda: fx.symbolic_trace(Containers()),
     "concrete": lambda: fx.symbolic_trace(
         Concrete(), concrete_args={"flag": None, "n": 3}),
