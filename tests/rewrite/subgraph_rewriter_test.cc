@@ -186,6 +186,30 @@ TEST(SubgraphMatcher, RefusesEmptyPatternsAndDeadCode) {
             "code");
 }
 
+// A pattern parameter the pattern does not use is dead code to torch.fx's
+// matcher too (its placeholder has no users).
+TEST(SubgraphMatcher, RefusesAPatternWithAnUnusedParameter) {
+  Graph p;
+  Node* x = p.placeholder("x");
+  p.placeholder("unused");
+  p.output(p.call_function("torch.relu", {x}));
+  EXPECT_EQ(error_of([&] { SubgraphMatcher m(p); }),
+            "SubgraphMatcher cannot be initialized with an pattern with dead "
+            "code");
+}
+
+// The plain-graph entry point (what the C ABI calls): no GraphModule, no
+// recompile.
+TEST(ReplacePatternInGraph, RewritesABareGraph) {
+  auto g = sigmoid_chain(3);
+  std::vector<ReplacedPatterns> r = replace_pattern_in_graph(
+      *g, *unary("torch.sigmoid"), *unary("torch.tanh"));
+  EXPECT_EQ(r.size(), 3u);
+  EXPECT_EQ(graph_order(*g),
+            (Names{"x", "tanh", "tanh_1", "tanh_2", "output"}));
+  g->lint();
+}
+
 // torch.fx's test_replace_pattern_with_filters: the same op sequence twice,
 // the second add's input a node, not a scalar; the filter keeps the first.
 struct FilterCase {
