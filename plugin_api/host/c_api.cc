@@ -549,6 +549,12 @@ FxApi make_api() {
     });
   };
 
+  t.GraphNodeCopy = [](FxGraph* g, const FxNode* n, FxNode** out) {
+    return guarded("GraphNodeCopy", [&] {
+      require(out, "out");
+      *out = H(require(G(g), "graph")->node_copy(N(require(n, "node"))));
+    });
+  };
   t.GraphNumExampleInputs = [](const FxGraph* g) -> size_t {
     if (g == nullptr) return 0;
     AttributeStore* s = store_for(G(g));

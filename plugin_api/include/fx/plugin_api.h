@@ -465,6 +465,11 @@ struct FxApi {
   FxStatus* (*GraphExampleInput)(const FxGraph* graph, size_t index,
                                  DLManagedTensor** out);
 
+  /* Graph.node_copy: a copy of `node` (any graph's) at the insertion point,
+   * with the same opcode, target, args, kwargs, type and meta; node
+   * arguments are kept as they are (they must belong to `graph`). */
+  FxStatus* (*GraphNodeCopy)(FxGraph* graph, const FxNode* node, FxNode** out);
+
   /* Registration (only inside register_extensions) ------------------------
    */
   FxStatus* (*RegisterCustomOp)(FxRegistrar* registrar, const FxCustomOp* op);
@@ -481,6 +486,22 @@ struct FxApi {
   FxStatus* (*CallIntArg)(const FxOpCall* call, const char* name, int64_t* out);
   FxStatus* (*CallFloatArg)(const FxOpCall* call, const char* name,
                             double* out);
+
+  /* Appended ------------------------------------------------------------- */
+  /* The constructor keyword arguments of the module at `qualified_name`
+   * (what a graph file's `config` holds: {"in_features": 4, "eps": 1e-05,
+   * ...}) as a dict argument owned by the caller (ReleaseArg). Needs the
+   * graph's owning GraphModule; FX_NOT_FOUND when there is no such module,
+   * FX_UNIMPLEMENTED when its kind cannot describe itself. */
+  FxStatus* (*GraphModuleConfig)(const FxGraph* graph,
+                                 const char* qualified_name, FxArg** out);
+  /* Makes the submodule, parameter or buffer at `qualified_name` of
+   * `graph`'s module an attribute of `subgraph`'s module too, at the same
+   * path, shared rather than copied (what torch.fx's split_module does for
+   * the attributes a partition uses). `subgraph` is a graph returned by
+   * GraphAddSubgraphModule for `graph`. */
+  FxStatus* (*GraphShareAttr)(FxGraph* graph, FxGraph* subgraph,
+                              const char* qualified_name);
 };
 
 /* The entry point every plugin defines. */

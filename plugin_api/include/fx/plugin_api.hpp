@@ -28,6 +28,9 @@
 #define FX_PLUGIN_API_HPP_
 
 #include <cstdint>
+#include <cstring>
+#include <exception>
+#include <functional>
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
@@ -171,6 +174,9 @@ class Arg {
     return torch_value(FX_ARG_DEVICE, name);
   }
 
+  // Takes ownership of an argument the host returned.
+  static Arg adopt(FxArg* owned) { return Arg(owned); }
+
   Arg(const Arg& other) { check(api()->CloneArg(other.arg_, &arg_)); }
   Arg(Arg&& other) noexcept : arg_(std::exchange(other.arg_, nullptr)) {}
   Arg& operator=(Arg other) noexcept {
@@ -219,6 +225,8 @@ class Node {
   FxOpcode op() const { return api()->NodeOp(node_); }
   std::string_view name() const { return api()->NodeName(node_); }
   std::string_view target() const { return api()->NodeTarget(node_); }
+  // The target as a C string (borrowed, valid while the node is).
+  const char* target_cstr() const { return api()->NodeTarget(node_); }
   std::string_view type() const { return api()->NodeType(node_); }
   size_t num_args() const { return api()->NodeNumArgs(node_); }
   ArgView arg(size_t i) const { return ArgView(api()->NodeArg(node_, i)); }
@@ -398,6 +406,25 @@ class Graph {
                      const Kwargs& kwargs = {}) {
     return create_node(FX_OP_CALL_FUNCTION, target, args, kwargs);
   }
+  // Graph.node_copy: a copy of `n` at the insertion point.
+  Node node_copy(Node n) {
+    FxNode* out = nullptr;
+    check(api()->GraphNodeCopy(graph_, n.get(), &out));
+    return Node(out);
+  }
+  // A node whose args are borrowed views (another node's args()): nothing
+  // is copied on the plugin's side.
+  Node create_node_borrowing(FxOpcode op, const char* target,
+                             const std::vector<ArgView>& args) {
+    std::vector<const FxArg*> raw;
+    raw.reserve(args.size());
+    for (const ArgView& a : args) raw.push_back(a.get());
+    FxNode* out = nullptr;
+    check(api()->GraphCreateNode(graph_, op, target, raw.data(), raw.size(),
+                                 nullptr, nullptr, 0, nullptr, nullptr, &out));
+    return Node(out);
+  }
+
   Node call_method(const char* method, const std::vector<Arg>& args = {},
                    const Kwargs& kwargs = {}) {
     return create_node(FX_OP_CALL_METHOD, method, args, kwargs);
@@ -523,6 +550,252 @@ FXP_BINARY_OPERATOR(<=, "operator.le")
 
 inline Value operator-(const Value& a) {
   return a.graph().call_function("operator.neg", {Arg(a.node())});
+}
+
+// ------------------------------------------------------------------------
+// Tensors and runtime values (GraphRun, GraphEvaluate, attributes).
+
+// An owned DLManagedTensor: calls its deleter when destroyed. Views the host
+// hands out (GraphGetAttr, ValueToDLPack, GraphExampleInput) and tensors made
+// by make_tensor() both fit; release() gives ownership away (to
+// GraphSetAttr, a kernel's result).
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(DLManagedTensor* owned) : t_(owned) {}
+  Tensor(Tensor&& o) noexcept : t_(std::exchange(o.t_, nullptr)) {}
+  Tensor& operator=(Tensor&& o) noexcept {
+    if (this != &o) {
+      reset();
+      t_ = std::exchange(o.t_, nullptr);
+    }
+    return *this;
+  }
+  Tensor(const Tensor&) = delete;
+  Tensor& operator=(const Tensor&) = delete;
+  ~Tensor() { reset(); }
+
+  explicit operator bool() const { return t_ != nullptr; }
+  DLManagedTensor* get() const { return t_; }
+  DLManagedTensor* release() { return std::exchange(t_, nullptr); }
+  void reset() {
+    if (t_ && t_->deleter) t_->deleter(t_);
+    t_ = nullptr;
+  }
+  const DLTensor& dl() const { return t_->dl_tensor; }
+  int ndim() const { return t_->dl_tensor.ndim; }
+  std::vector<int64_t> shape() const {
+    return std::vector<int64_t>(dl().shape, dl().shape + dl().ndim);
+  }
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int i = 0; i < dl().ndim; ++i) n *= dl().shape[i];
+    return n;
+  }
+  bool is_contiguous() const {
+    if (dl().strides == nullptr) return true;
+    int64_t step = 1;
+    for (int i = dl().ndim - 1; i >= 0; --i) {
+      if (dl().shape[i] != 1 && dl().strides[i] != step) return false;
+      step *= dl().shape[i];
+    }
+    return true;
+  }
+  // The element data (contiguous tensors; byte_offset applied).
+  template <typename T>
+  const T* data() const {
+    return reinterpret_cast<const T*>(static_cast<const char*>(dl().data) +
+                                      dl().byte_offset);
+  }
+  template <typename T>
+  T* mutable_data() {
+    return reinterpret_cast<T*>(static_cast<char*>(t_->dl_tensor.data) +
+                                t_->dl_tensor.byte_offset);
+  }
+  // Element i of a contiguous float32 / float64 tensor as a double.
+  double float_at(int64_t i) const {
+    return dl().dtype.bits == 64 ? data<double>()[i] : data<float>()[i];
+  }
+
+ private:
+  DLManagedTensor* t_ = nullptr;
+};
+
+namespace detail {
+struct OwnedTensorStorage {
+  DLManagedTensor managed;
+  std::vector<int64_t> shape;
+  std::vector<unsigned char> bytes;
+};
+}  // namespace detail
+
+// A new zero-filled, contiguous CPU tensor owned by the plugin.
+inline Tensor make_tensor(const std::vector<int64_t>& shape, DLDataType dtype) {
+  auto* s = new detail::OwnedTensorStorage();
+  s->shape = shape;
+  int64_t count = 1;
+  for (int64_t d : shape) count *= d;
+  s->bytes.assign(
+      static_cast<size_t>(count) * ((dtype.bits + 7) / 8) * dtype.lanes + 1, 0);
+  DLTensor& t = s->managed.dl_tensor;
+  t.data = s->bytes.data();
+  t.device = DLDevice{kDLCPU, 0};
+  t.ndim = static_cast<int32_t>(shape.size());
+  t.dtype = dtype;
+  t.shape = s->shape.data();
+  t.strides = nullptr;
+  t.byte_offset = 0;
+  s->managed.manager_ctx = s;
+  s->managed.deleter = [](DLManagedTensor* self) {
+    delete static_cast<detail::OwnedTensorStorage*>(self->manager_ctx);
+  };
+  return Tensor(&s->managed);
+}
+inline constexpr DLDataType kFloat32{kDLFloat, 32, 1};
+inline constexpr DLDataType kFloat64{kDLFloat, 64, 1};
+inline constexpr DLDataType kInt8{kDLInt, 8, 1};
+inline constexpr DLDataType kInt64{kDLInt, 64, 1};
+
+// A borrowed runtime value (what a node computed), valid during the callback
+// that receives it.
+class RuntimeValue {
+ public:
+  explicit RuntimeValue(const FxValue* v) : v_(v) {}
+  const FxValue* get() const { return v_; }
+  FxValueKind kind() const { return api()->ValueKind(v_); }
+  bool is_tensor() const { return kind() == FX_VALUE_TENSOR; }
+  // The Python type name ShapeProp records as meta['type'].
+  std::string type_name() const { return api()->ValueTypeName(v_); }
+  FxTensorMeta tensor_meta() const {
+    FxTensorMeta m{};
+    check(api()->ValueTensorMeta(v_, &m));
+    return m;
+  }
+  // A read-only view of the data (fails for meta tensors).
+  Tensor to_dlpack() const {
+    DLManagedTensor* out = nullptr;
+    check(api()->ValueToDLPack(v_, &out));
+    return Tensor(out);
+  }
+  int64_t as_int() const {
+    int64_t out = 0;
+    check(api()->ValueGetInt(v_, &out));
+    return out;
+  }
+  double as_float() const {
+    double out = 0;
+    check(api()->ValueGetFloat(v_, &out));
+    return out;
+  }
+  bool as_bool() const {
+    int out = 0;
+    check(api()->ValueGetBool(v_, &out));
+    return out != 0;
+  }
+  size_t size() const { return api()->ValueSize(v_); }
+  RuntimeValue item(size_t i) const {
+    return RuntimeValue(api()->ValueItem(v_, i));
+  }
+
+ private:
+  const FxValue* v_;
+};
+
+namespace detail {
+// Carries a C++ exception from a callback across the host, which only sees
+// the status that stops the run; rethrown once the host has returned.
+struct CallbackState {
+  std::function<void(Node, RuntimeValue)> fn;
+  std::exception_ptr error;
+};
+inline FxStatus* callback_trampoline(FxNode* node, const FxValue* value,
+                                     void* user_data) {
+  auto* state = static_cast<CallbackState*>(user_data);
+  try {
+    state->fn(Node(node), RuntimeValue(value));
+    return nullptr;
+  } catch (...) {
+    state->error = std::current_exception();
+    return api()->CreateStatus(FX_INTERNAL, "stopped by the plugin");
+  }
+}
+inline void finish_callback(FxStatus* status, CallbackState& state) {
+  if (state.error) {
+    if (status) api()->ReleaseStatus(status);
+    std::rethrow_exception(state.error);
+  }
+  check(status);
+}
+}  // namespace detail
+
+// Runs the graph's module (GraphRun) on `inputs`, one per placeholder;
+// `on_node` sees every node's value in graph order. With `meta` the inputs'
+// data is ignored: shapes and dtypes propagate, nothing is computed.
+inline void run_graph(Graph& g, const std::vector<const DLTensor*>& inputs,
+                      bool meta,
+                      std::function<void(Node, RuntimeValue)> on_node) {
+  detail::CallbackState state{std::move(on_node), nullptr};
+  FxStatus* s =
+      api()->GraphRun(g.get(), inputs.data(), inputs.size(), meta ? 1 : 0,
+                      &detail::callback_trampoline, &state);
+  detail::finish_callback(s, state);
+}
+
+// Computes `node` from attributes and literals alone (GraphEvaluate).
+inline void evaluate(Graph& g, Node node,
+                     std::function<void(RuntimeValue)> on_value) {
+  detail::CallbackState state{
+      [&on_value](Node, RuntimeValue v) { on_value(v); }, nullptr};
+  FxStatus* s = api()->GraphEvaluate(g.get(), node.get(),
+                                     &detail::callback_trampoline, &state);
+  detail::finish_callback(s, state);
+}
+
+// The example inputs the host holds for the graph (GraphExampleInput).
+inline std::vector<Tensor> example_inputs(const Graph& g) {
+  std::vector<Tensor> out;
+  size_t n = api()->GraphNumExampleInputs(g.get());
+  for (size_t i = 0; i < n; ++i) {
+    DLManagedTensor* t = nullptr;
+    check(api()->GraphExampleInput(g.get(), i, &t));
+    out.emplace_back(t);
+  }
+  return out;
+}
+
+// A new child GraphModule at `name` with an empty graph to fill.
+inline Graph add_subgraph_module(Graph& g, const char* name) {
+  FxGraph* out = nullptr;
+  check(api()->GraphAddSubgraphModule(g.get(), name, &out));
+  return Graph(out);
+}
+
+// Shares the attribute or submodule `name` of g's module with `sub`'s.
+inline void share_attr(Graph& g, Graph& sub, const char* name) {
+  check(api()->GraphShareAttr(g.get(), sub.get(), name));
+}
+
+// The module's constructor keyword arguments ({"eps": 1e-05, ...}).
+inline Arg module_config(const Graph& g, const char* name) {
+  FxArg* out = nullptr;
+  check(api()->GraphModuleConfig(g.get(), name, &out));
+  return Arg::adopt(out);
+}
+
+// The value of `key` in a dict argument; an empty view when absent.
+inline ArgView dict_get(ArgView dict, std::string_view key) {
+  for (size_t i = 0; i < dict.size(); ++i) {
+    if (dict.key(i) == key) return dict[i];
+  }
+  return ArgView();
+}
+
+// Records `target(x, rest..., **kwargs)` in x's graph, for rewrites:
+// fxp::op("torch.erf", x), fxp::op("torch.clamp", x, {0, 6}).
+inline Value op(const char* target, const Value& x, std::vector<Arg> rest = {},
+                const Kwargs& kwargs = {}) {
+  rest.insert(rest.begin(), Arg(x.node()));
+  return x.graph().call_function(target, rest, kwargs);
 }
 
 // The running pass's options.
