@@ -1,6 +1,6 @@
 // Patterns and replacements written as C++ functions of fx::Value, traced
-// into Graphs (torch.fx's replace_pattern(gm, pattern_fn, replacement_fn),
-// which symbolic_traces both functions):
+// with fx::symbolic_trace_function (torch.fx's replace_pattern(gm,
+// pattern_fn, replacement_fn), which symbolic_traces both functions):
 //
 //   auto pattern = [](fx::Value w1, fx::Value w2) {
 //     return fx::th::cat({w1, w2}).sum();
@@ -15,12 +15,13 @@
 // placeholders, named by `signature` ("w1, w2"); without one they are named
 // x (one parameter) or x0, x1, ... . Everything fx::symbolic_trace records
 // can appear (torch.* and Tensor methods, operators, fx::F, fx::wrap-ped
-// functions); a real tensor in the body becomes a get_attr of a tensor
-// constant, which the matcher compares by name only.
+// functions). The traced functions are GraphModules, so what the
+// replacement's graph reads (a real tensor used in its body becomes a
+// `_tensor_constantN` attribute) is copied into the rewritten module, as
+// replace_pattern(gm, GraphModule, GraphModule) does.
 #ifndef FX_CORE_REWRITE_PATTERN_FUNCTION_H_
 #define FX_CORE_REWRITE_PATTERN_FUNCTION_H_
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -30,30 +31,25 @@
 #include "fx_core/graph.h"
 #include "fx_core/graph_module.h"
 #include "fx_core/rewrite/subgraph_rewriter.h"
+#include "fx_core/strings.h"
 #include "fx_core/tracer/functions.h"
 #include "fx_core/tracer/proxy.h"
 #include "fx_core/tracer/tracer.h"
 
 namespace fx {
 
-using ValueFunction = std::function<Value(const std::vector<Value>&)>;
-
-// Traces `body` (taking `arity` Values) into a Graph. Throws TraceError /
-// FxError as fx::symbolic_trace does.
-std::unique_ptr<Graph> trace_function(size_t arity, const ValueFunction& body,
-                                      std::string signature = {});
-
-// Traces a function or lambda of fx::Values.
+// Traces a pattern or replacement function (see above) into a GraphModule.
+// Throws TraceError / FxError as fx::symbolic_trace does.
 template <typename Fn>
-std::unique_ptr<Graph> trace_function(const Fn& fn,
-                                      std::string signature = {}) {
+std::shared_ptr<GraphModule> trace_pattern(const Fn& fn,
+                                           std::string signature = {}) {
   constexpr size_t arity = detail::FunctionTraits<Fn>::kArity;
-  return trace_function(
-      arity,
-      [&fn](const std::vector<Value>& args) {
-        return detail::call_with_values(fn, "pattern function", args);
-      },
-      std::move(signature));
+  if (signature.empty() && arity > 1) {
+    for (size_t i = 0; i < arity; ++i) {
+      fx::append(&signature, i ? ", " : "", "x", i);
+    }
+  }
+  return symbolic_trace_function("pattern", std::move(signature), fn);
 }
 
 namespace detail {
@@ -63,8 +59,21 @@ constexpr bool kIsPatternFunction =
     !std::is_base_of_v<torch::nn::Module, Fn>;
 }  // namespace detail
 
-// replace_pattern / replace_pattern_with_filters with functions (see
-// subgraph_rewriter.h for the rest).
+// replace_pattern with functions (see subgraph_rewriter.h for the rest).
+template <
+    typename PatternFn, typename ReplacementFn,
+    typename = std::enable_if_t<detail::kIsPatternFunction<PatternFn> &&
+                                detail::kIsPatternFunction<ReplacementFn>>>
+std::vector<ReplacedPatterns> replace_pattern(
+    GraphModule& gm, const PatternFn& pattern, const ReplacementFn& replacement,
+    const RewriteOptions& options = {}) {
+  std::shared_ptr<GraphModule> p = trace_pattern(pattern);
+  std::shared_ptr<GraphModule> r = trace_pattern(replacement);
+  return replace_pattern(gm, *p, *r, options);
+}
+
+// replace_pattern_with_filters with functions. Filters see the traced
+// pattern graph.
 template <
     typename PatternFn, typename ReplacementFn,
     typename = std::enable_if_t<detail::kIsPatternFunction<PatternFn> &&
@@ -73,19 +82,10 @@ std::vector<ReplacedPatterns> replace_pattern_with_filters(
     GraphModule& gm, const PatternFn& pattern, const ReplacementFn& replacement,
     const std::vector<MatchFilter>& match_filters,
     const RewriteOptions& options = {}) {
-  std::unique_ptr<Graph> p = trace_function(pattern);
-  std::unique_ptr<Graph> r = trace_function(replacement);
-  return replace_pattern_with_filters(gm, *p, *r, match_filters, options);
-}
-
-template <
-    typename PatternFn, typename ReplacementFn,
-    typename = std::enable_if_t<detail::kIsPatternFunction<PatternFn> &&
-                                detail::kIsPatternFunction<ReplacementFn>>>
-std::vector<ReplacedPatterns> replace_pattern(
-    GraphModule& gm, const PatternFn& pattern, const ReplacementFn& replacement,
-    const RewriteOptions& options = {}) {
-  return replace_pattern_with_filters(gm, pattern, replacement, {}, options);
+  std::shared_ptr<GraphModule> p = trace_pattern(pattern);
+  std::shared_ptr<GraphModule> r = trace_pattern(replacement);
+  return replace_pattern_with_filters(gm, p->graph(), r->graph(), match_filters,
+                                      options);
 }
 
 }  // namespace fx

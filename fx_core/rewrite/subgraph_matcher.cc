@@ -146,6 +146,20 @@ bool SubgraphMatcher::Search::match_nodes(const Node* pn, Node* gn) {
   add(pn, Argument(gn));
   if (pn->op() == Opcode::kPlaceholder) return true;
 
+  if (m_.options_.normalized_arguments &&
+      (pn->op() == Opcode::kCallFunction || pn->op() == Opcode::kCallMethod ||
+       pn->op() == Opcode::kCallModule)) {
+    std::optional<ArgumentList> pbound = m_.options_.normalized_arguments(*pn);
+    std::optional<ArgumentList> gbound =
+        pbound ? m_.options_.normalized_arguments(*gn) : std::nullopt;
+    if (pbound && gbound && pbound->size() == gbound->size()) {
+      for (size_t i = 0; i < pbound->size(); ++i) {
+        if (!match_args((*pbound)[i], (*gbound)[i])) return false;
+      }
+      return true;
+    }
+  }
+
   const Node::Args& pargs = pn->args();
   const Node::Args& gargs = gn->args();
   if (pargs.size() != gargs.size()) return false;

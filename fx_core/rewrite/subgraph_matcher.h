@@ -9,8 +9,10 @@
 //  - a pattern node matches a graph node with the same opcode and target
 //    (call_module optionally by module type, see MatcherOptions);
 //  - args match structurally (lists and tuples element by element), kwargs
-//    must have the same keys; literals must be equal and of the same kind
-//    (1 does not match 1.0), unless MatcherOptions::ignore_literals;
+//    must have the same keys (or, with MatcherOptions::normalized_arguments,
+//    the arguments bound to the target's signature must match); literals must
+//    be equal and of the same kind (1 does not match 1.0), unless
+//    MatcherOptions::ignore_literals;
 //  - two pattern nodes never match the same graph node.
 // A match is kept when it is self-contained (only placeholders and returned
 // nodes may be used outside it) and fusing it would not create a cycle; with
@@ -30,6 +32,7 @@
 #define FX_CORE_REWRITE_SUBGRAPH_MATCHER_H_
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -76,6 +79,12 @@ struct MatcherOptions {
   // An empty type from either callback falls back to comparing targets.
   std::function<std::string(const Node&)> pattern_module_type;
   std::function<std::string(const Node&)> graph_module_type;
+  // Beyond torch.fx: a node's arguments bound to its target's signature, one
+  // per parameter with defaults filled in, or std::nullopt when it has none
+  // or they do not bind. When it gives both nodes' arguments, those are
+  // compared instead of args and kwargs as written, so torch.add(x, y)
+  // matches torch.add(x, other=y) and torch.add(x, y, alpha=1).
+  std::function<std::optional<ArgumentList>(const Node&)> normalized_arguments;
 };
 
 class SubgraphMatcher {

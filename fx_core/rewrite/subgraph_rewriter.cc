@@ -11,6 +11,7 @@
 #include "fx_core/error.h"
 #include "fx_core/graph_module.h"
 #include "fx_core/module_registry.h"
+#include "fx_core/op_registry.h"
 #include "fx_core/strings.h"
 
 namespace fx {
@@ -33,6 +34,70 @@ std::function<std::string(const Node&)> cached_module_type(
     auto it = cache->find(&n);
     if (it != cache->end()) return it->second;
     return cache->emplace(&n, lookup(n)).first->second;
+  };
+}
+
+// A signature default as an Argument (the literals signatures use), or
+// std::nullopt for anything else.
+std::optional<Argument> default_argument(const c10::IValue& v) {
+  if (v.isNone()) return Argument();
+  if (v.isBool()) return Argument(v.toBool());
+  if (v.isInt()) return Argument(v.toInt());
+  if (v.isDouble()) return Argument(v.toDouble());
+  if (v.isString()) return Argument(v.toStringRef());
+  if (v.isList() || v.isTuple()) {
+    ArgumentList items;
+    const auto elements =
+        v.isList() ? v.toListRef().vec() : v.toTupleRef().elements().vec();
+    for (const c10::IValue& e : elements) {
+      std::optional<Argument> a = default_argument(e);
+      if (!a) return std::nullopt;
+      items.push_back(std::move(*a));
+    }
+    return v.isList() ? Argument::list(std::move(items))
+                      : Argument::tuple(std::move(items));
+  }
+  return std::nullopt;
+}
+
+// A call's arguments bound to its registered signature, defaults filled in.
+std::optional<ArgumentList> normalized_arguments(const Node& n) {
+  if (n.op() != Opcode::kCallFunction && n.op() != Opcode::kCallMethod) {
+    return std::nullopt;
+  }
+  const OpDef* def = OpRegistry::global().find(n.op(), n.target());
+  if (def == nullptr) return std::nullopt;
+  std::vector<std::optional<Argument>> bound;
+  std::string error;
+  if (!bind_node_arguments(def->schema, n.args(), n.kwargs(), &bound, &error)) {
+    return std::nullopt;
+  }
+  ArgumentList out;
+  out.reserve(bound.size());
+  for (size_t i = 0; i < bound.size(); ++i) {
+    if (bound[i]) {
+      out.push_back(std::move(*bound[i]));
+      continue;
+    }
+    const OpParam& param = def->schema.params()[i];
+    std::optional<Argument> d = param.has_default
+                                    ? default_argument(param.default_value)
+                                    : std::optional<Argument>(Argument());
+    if (!d) return std::nullopt;
+    out.push_back(std::move(*d));
+  }
+  return out;
+}
+
+// Remembers each node's normalized arguments.
+std::function<std::optional<ArgumentList>(const Node&)>
+cached_normalized_arguments() {
+  auto cache = std::make_shared<
+      absl::flat_hash_map<const Node*, std::optional<ArgumentList>>>();
+  return [cache](const Node& n) {
+    auto it = cache->find(&n);
+    if (it != cache->end()) return it->second;
+    return cache->emplace(&n, normalized_arguments(n)).first->second;
   };
 }
 
@@ -118,6 +183,9 @@ std::vector<ReplacedPatterns> replace_pattern_in_graph(
     const RewriteOptions& options, const GraphModule* owner) {
   MatcherOptions mo;
   mo.ignore_literals = options.ignore_literals;
+  if (options.normalize_arguments) {
+    mo.normalized_arguments = cached_normalized_arguments();
+  }
   if (options.match_modules_by_type && owner != nullptr) {
     mo.graph_module_type = cached_module_type(
         [owner](const Node& n) { return module_type(*owner, n.target()); });

@@ -26,6 +26,11 @@
 //    target itself ("torch.nn.Conv2d"). A replacement call_module or
 //    get_attr whose target is a pattern call_module's target is retargeted
 //    to the module the match found;
+//  - RewriteOptions::normalize_arguments: call_function and call_method
+//    nodes whose target the OpRegistry knows are compared by their arguments
+//    bound to its signature (defaults filled in): torch.add(x, y) matches
+//    torch.add(x, other=y) and torch.add(x, y, alpha=1), x.clamp(0.0)
+//    matches x.clamp(min=0.0);
 //  - RewriteOptions::propagate_meta: each node that replaces a returned node
 //    gets that node's meta entries it does not set itself;
 //  - a returned node without users gets its replacement after the match.
@@ -78,6 +83,7 @@ using MatchFilter = std::function<bool(
 struct RewriteOptions {
   bool ignore_literals = false;
   bool match_modules_by_type = false;
+  bool normalize_arguments = false;
   bool propagate_meta = true;
   // For match_modules_by_type: the module owning the pattern's call_module
   // targets (optional, see above).

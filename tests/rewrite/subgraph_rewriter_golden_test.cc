@@ -192,9 +192,9 @@ void check_function_case(const std::string& dir, const std::string& name,
                          const std::string& replacement_signature) {
   SCOPED_TRACE(name);
   const std::string d = dir + "/" + name;
-  EXPECT_EQ(trace_function(pattern, pattern_signature)->str(),
+  EXPECT_EQ(trace_pattern(pattern, pattern_signature)->graph().str(),
             read_graph(d + "/pattern.fx.json")->str());
-  EXPECT_EQ(trace_function(replacement, replacement_signature)->str(),
+  EXPECT_EQ(trace_pattern(replacement, replacement_signature)->graph().str(),
             read_graph(d + "/replacement.fx.json")->str());
   std::shared_ptr<GraphModule> gm = read_original(d);
   std::vector<ReplacedPatterns> matches =

@@ -337,6 +337,56 @@ TEST(ReplacePattern, LiteralsAreWildcardsWhenAsked) {
       1u);
 }
 
+// torch.add(x, y) written four ways; the last adds twice.
+std::unique_ptr<Graph> adds_graph() {
+  auto g = std::make_unique<Graph>();
+  Node* x = g->placeholder("x");
+  Node* y = g->placeholder("y");
+  Node* a = g->call_function("torch.add", {x, y});
+  Node* b = g->call_function("torch.add", {a}, {{"other", Argument(y)}});
+  Node* c = g->call_function("torch.add", {b, y}, {{"alpha", Argument(1)}});
+  Node* d = g->call_function("torch.add", {c, y}, {{"alpha", Argument(2)}});
+  Node* e = g->call_method("clamp", {d, Argument(0.0)});
+  g->output(g->call_method("clamp", {e}, {{"min", Argument(0.0)}}));
+  return g;
+}
+
+TEST(ReplacePattern, NormalizedArgumentsMatchWhateverTheCallSpelling) {
+  auto pattern = std::make_unique<Graph>();
+  Node* px = pattern->placeholder("x");
+  Node* py = pattern->placeholder("y");
+  pattern->output(pattern->call_function("torch.add", {px, py}));
+  auto replacement = std::make_unique<Graph>();
+  Node* rx = replacement->placeholder("x");
+  Node* ry = replacement->placeholder("y");
+  replacement->output(replacement->call_function("torch.sub", {rx, ry}));
+
+  // As written (torch.fx): only the call spelled like the pattern.
+  auto plain = module_of(adds_graph());
+  EXPECT_EQ(replace_pattern(*plain, *pattern, *replacement).size(), 1u);
+
+  // Bound to torch.add's signature: positional, keyword and default-valued
+  // alpha all match; alpha=2 does not.
+  auto normalized = module_of(adds_graph());
+  RewriteOptions options;
+  options.normalize_arguments = true;
+  EXPECT_EQ(
+      replace_pattern(*normalized, *pattern, *replacement, options).size(), 3u);
+  EXPECT_EQ(
+      normalized->graph().find_nodes(Opcode::kCallFunction, "torch.add").size(),
+      1u);
+
+  // Methods too: x.clamp(0.0) and x.clamp(min=0.0).
+  auto clamp = std::make_unique<Graph>();
+  clamp->output(clamp->call_method("clamp", {clamp->placeholder("x")},
+                                   {{"min", Argument(0.0)}}));
+  auto relu = unary("torch.relu");
+  auto g = module_of(adds_graph());
+  EXPECT_EQ(replace_pattern(*g, *clamp, *relu).size(), 1u);
+  auto h = module_of(adds_graph());
+  EXPECT_EQ(replace_pattern(*h, *clamp, *relu, options).size(), 2u);
+}
+
 TEST(ReplacePattern, CarriesTheReplacedNodesMetaToTheReplacement) {
   auto g = sigmoid_chain(1);
   Node* s = g->find_nodes(Opcode::kCallFunction, "torch.sigmoid")[0];
