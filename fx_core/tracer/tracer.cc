@@ -325,6 +325,10 @@ Tracer::~Tracer() = default;
 
 Tracer* Tracer::current() { return g_current_tracer; }
 
+GraphAppendingTracer::GraphAppendingTracer(Graph& graph) {
+  target_graph_ = &graph;
+}
+
 bool Tracer::should_autowrap(std::string_view target) const {
   for (const std::string& f : autowrap_functions) {
     if (f == target) return true;
@@ -341,6 +345,7 @@ bool Tracer::should_autowrap(std::string_view target) const {
 std::unique_ptr<Graph> Tracer::trace(TraceableModule& root,
                                      const ConcreteArgs& concrete_args) {
   graph_ = std::make_unique<Graph>();
+  target_graph_ = graph_.get();
   root_ = &root;
   module_paths_.clear();
   tensor_attrs_.clear();
@@ -395,6 +400,7 @@ std::unique_ptr<Graph> Tracer::trace(TraceableModule& root,
   create_node(Opcode::kOutput, "output", std::move(output_args), {},
               std::nullopt, sig.return_type);
   root_ = nullptr;
+  target_graph_ = nullptr;
   return std::move(graph_);
 }
 
@@ -487,8 +493,11 @@ Node* Tracer::create_node(Opcode op, std::string_view target, Node::Args args,
                           Node::Kwargs kwargs,
                           std::optional<std::string_view> name,
                           std::string_view type) {
-  return graph_->create_node(op, target, std::move(args), std::move(kwargs),
-                             name, type);
+  if (target_graph_ == nullptr) {
+    throw FxError("Tracer::create_node: the tracer is not tracing");
+  }
+  return target_graph_->create_node(op, target, std::move(args),
+                                    std::move(kwargs), name, type);
 }
 
 Value Tracer::create_proxy(Opcode op, std::string_view target,
@@ -566,6 +575,10 @@ Argument Tracer::create_arg(const Value& v) {
   }
   const c10::IValue& iv = v.ivalue();
   if (!iv.isTensor()) return constant_arg(iv);
+  if (root_ == nullptr) {
+    // torch.fx's TracerBase.create_arg: no module to hold a tensor.
+    throw FxError("argument of type: Tensor");
+  }
   const at::Tensor& t = iv.toTensor();
   const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
   auto it = tensor_attrs_.find(impl);

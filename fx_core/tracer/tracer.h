@@ -270,7 +270,8 @@ class Tracer {
   // meta "shape"; custom ops' shape functions propagate them (extensions.h).
   std::vector<std::pair<std::string, std::vector<int64_t>>> placeholder_shapes;
 
-  Graph& graph() { return *graph_; }
+  // The graph being recorded into.
+  Graph& graph() { return *target_graph_; }
   torch::nn::Module& root() { return *root_; }
   // Real tensors that became `_tensor_constantN` attributes.
   const std::vector<std::pair<std::string, at::Tensor>>& tensor_constants()
@@ -283,10 +284,12 @@ class Tracer {
 
  private:
   friend class ActiveTracer;
+  friend class GraphAppendingTracer;
   Value placeholder_for(const ForwardParam& p, const Value* concrete,
                         bool* substituted);
 
   std::unique_ptr<Graph> graph_;
+  Graph* target_graph_ = nullptr;  // graph_, or a GraphAppendingTracer's
   TraceableModule* root_ = nullptr;
   absl::flat_hash_map<const torch::nn::Module*, std::string> module_paths_;
   struct TensorAttr {
@@ -297,6 +300,18 @@ class Tracer {
   absl::flat_hash_map<const c10::TensorImpl*, TensorAttr> tensor_attrs_;
   std::vector<std::pair<std::string, at::Tensor>> tensor_constants_;
   std::string module_context_;  // the module whose forward is being traced
+};
+
+// torch.fx's GraphAppendingTracer: operations on Values wrapping nodes of an
+// existing graph append to that graph. For transforms written as Python-like
+// code (the docs' decomposition example):
+//   fx::GraphAppendingTracer tracer(new_graph);
+//   fx::Value x = fx::Proxy{node, &tracer};
+//   fx::Node* decomposed = ((x > 0) * x).node();
+// Real tensors cannot become arguments (there is no module to hold them).
+class GraphAppendingTracer : public Tracer {
+ public:
+  explicit GraphAppendingTracer(Graph& graph);
 };
 
 // Leaf module types registered by code outside fx_core (vendors): their

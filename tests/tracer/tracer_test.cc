@@ -385,6 +385,39 @@ TEST_F(TorchFxTwins, ConcreteArgsPlaceholder) {
   expect_torch_fx("concrete_ph", gm->graph());
 }
 
+struct ReluModule : fx::Module<ReluModule> {
+  Value forward(Value x) { return F::relu(x) + 1; }
+};
+
+// The docs' decomposition example: a transform written with Values over the
+// nodes of a new graph (GraphAppendingTracer).
+Value relu_decomposition(const Value& x) {
+  Value positive = x > 0;
+  return positive * x;
+}
+
+TEST_F(TorchFxTwins, DecompositionWithGraphAppendingTracer) {
+  ReluModule m;
+  std::unique_ptr<Graph> graph = Tracer().trace(m);
+  auto new_graph = std::make_unique<Graph>();
+  GraphAppendingTracer tracer(*new_graph);
+  std::map<const Node*, Node*> env;
+  for (Node* node : graph->nodes()) {
+    if (node->op() == Opcode::kCallFunction &&
+        node->target() == "torch.nn.functional.relu") {
+      Value x = Proxy{env.at(node->args()[0].as_node()), &tracer};
+      env[node] = relu_decomposition(x).node();
+    } else {
+      env[node] = new_graph->node_copy(
+          node, [&](Node* n) { return Argument(env.at(n)); });
+    }
+  }
+  expect_torch_fx("decomposition", *new_graph);
+  GraphModule gm(m, std::move(new_graph));
+  at::Tensor x = at::randn({5});
+  EXPECT_TRUE(at::equal(gm.forward({x}).toTensor(), at::relu(x) + 1));
+}
+
 TEST_F(TorchFxTwins, FreeFunctionWithConcreteArgs) {
   auto gm = symbolic_trace_function("f", "x, flag",
                                     [](Value x, bool flag) -> Value {

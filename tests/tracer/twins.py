@@ -229,6 +229,33 @@ class Unpack(torch.nn.Module):
         return values * 2, indices
 
 
+class ReluModule(torch.nn.Module):
+    def forward(self, x):
+        return F.relu(x) + 1
+
+
+def relu_decomposition(x):
+    return (x > 0) * x
+
+
+def decompose(model):
+    """The torch.fx docs' decomposition example (Proxy/Retracing)."""
+    decomposition_rules = {F.relu: relu_decomposition}
+    graph = fx.Tracer().trace(model)
+    new_graph = fx.Graph()
+    env = {}
+    tracer = torch.fx.proxy.GraphAppendingTracer(new_graph)
+    for node in graph.nodes:
+        if node.op == "call_function" and node.target in decomposition_rules:
+            proxy_args = [fx.Proxy(env[x.name], tracer)
+                          if isinstance(x, fx.Node) else x for x in node.args]
+            output_proxy = decomposition_rules[node.target](*proxy_args)
+            env[node.name] = output_proxy.node
+        else:
+            env[node.name] = new_graph.node_copy(node, lambda x: env[x.name])
+    return fx.GraphModule(model, new_graph)
+
+
 def f(x, flag):
     if flag:
         return x
@@ -237,6 +264,7 @@ def f(x, flag):
 
 
 CASES = {
+    "decomposition": lambda: decompose(ReluModule()),
     "function": lambda: fx.symbolic_trace(f, concrete_args={"flag": False}),
     "operators": lambda: fx.symbolic_trace(Operators()),
     "indexing": lambda: fx.symbolic_trace(Indexing()),
