@@ -614,6 +614,31 @@ void register_torch_ops(OpRegistry& r) {
                             o.has_dtype() ? o : o.dtype(at::kLong));
         });
 
+  // Quantization: quantized tensors and back (the reference quantized
+  // pattern quantize -> dequantize -> float op that the quantize plugin
+  // writes).
+  r.add(Opcode::kCallFunction, "torch.quantize_per_tensor",
+        "input, scale, zero_point, dtype", [](OpArgs& a) -> IValue {
+          return at::quantize_per_tensor(a.tensor(0), a.to_double(1),
+                                         a.to_int(2), *a.optional_dtype(3));
+        });
+  r.add(Opcode::kCallFunction, "torch.quantize_per_tensor_dynamic",
+        "input, dtype, reduce_range", [](OpArgs& a) -> IValue {
+          return at::quantize_per_tensor_dynamic(
+              a.tensor(0), *a.optional_dtype(1), a.to_bool(2));
+        });
+  r.add(Opcode::kCallFunction, "torch.quantize_per_channel",
+        "input, scales, zero_points, axis, dtype", [](OpArgs& a) -> IValue {
+          return at::quantize_per_channel(a.tensor(0), a.tensor(1),
+                                          a.tensor(2), a.to_int(3),
+                                          *a.optional_dtype(4));
+        });
+  both("dequantize", "", [](OpArgs& a) -> IValue {
+    return at::dequantize(a.tensor(0));
+  });
+  r.add(Opcode::kCallMethod, "int_repr", "self",
+        [](OpArgs& a) -> IValue { return a.tensor(0).int_repr(); });
+
   // Side effects (kept by dead code elimination).
   r.add(Opcode::kCallFunction, "torch._assert", "condition, message",
         [](OpArgs& a) -> IValue {

@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "fx_core/graph_module.h"
 #include "fx_core/interpreter.h"
+#include "fx_core/module_registry.h"
 #include "fx_core/value.h"
 #include "plugin_api/host/api_internal.h"
 
@@ -444,6 +445,55 @@ void fill_runtime_entries(FxApi& t) {
                                                  std::make_unique<Graph>());
       gm.add_submodule(name, child);
       *out = to_handle(&child->graph());
+    });
+  };
+
+  t.GraphModuleConfig = [](const FxGraph* g, const char* name, FxArg** out) {
+    return guarded("GraphModuleConfig", [&] {
+      GraphModule& gm = owning_module(const_cast<Graph*>(G(g)));
+      require(name, "qualified_name");
+      require(out, "out");
+      std::shared_ptr<torch::nn::Module> m = gm.get_submodule(name);
+      if (m == nullptr) {
+        fail(FX_NOT_FOUND, cat("the module has no submodule '", name, "'"));
+      }
+      const ModuleKind* kind = ModuleRegistry::global().find(*m);
+      if (kind == nullptr || !kind->describe) {
+        fail(FX_UNIMPLEMENTED,
+             cat("the module '", name, "' (", m->name(),
+                 ") cannot describe its configuration"));
+      }
+      *out = H(new Argument(Argument::dict(kind->describe(*m))));
+    });
+  };
+  t.GraphShareAttr = [](FxGraph* g, FxGraph* sub, const char* name) {
+    return guarded("GraphShareAttr", [&] {
+      GraphModule& gm = owning_module(G(g));
+      GraphModule& child = owning_module(G(require(sub, "subgraph")));
+      require(name, "qualified_name");
+      bool is_child = false;
+      for (const auto& c : gm.named_modules("", /*include_self=*/false)) {
+        if (c.value().get() == &child) is_child = true;
+      }
+      if (!is_child) {
+        fail(FX_INVALID_ARGUMENT,
+             "the subgraph's module is not a submodule of the graph's module");
+      }
+      if (std::shared_ptr<torch::nn::Module> m = gm.get_submodule(name)) {
+        child.add_submodule(name, std::move(m));
+        return;
+      }
+      at::Tensor t = gm.get_attr(name);
+      if (!t.defined()) {
+        fail(FX_NOT_FOUND,
+             cat("the module has no submodule, parameter or buffer '", name,
+                 "'"));
+      }
+      bool is_parameter = false;
+      for (const auto& p : gm.named_parameters(/*recurse=*/true)) {
+        if (p.key() == name) is_parameter = true;
+      }
+      child.set_attr(name, t, is_parameter);
     });
   };
 }

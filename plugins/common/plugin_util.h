@@ -1,0 +1,211 @@
+// Helpers shared by the first-party plugins: dtype names, torch.fx's
+// TensorMetadata as a meta argument, and argument keys. Header-only, built
+// from plugin_api/include alone like the plugins themselves.
+#ifndef PLUGINS_COMMON_PLUGIN_UTIL_H_
+#define PLUGINS_COMMON_PLUGIN_UTIL_H_
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fx/plugin_api.hpp"
+
+namespace fx_plugins {
+
+// "float32", "torch.float32", "float", "int64", ... -> DLPack dtype.
+inline DLDataType parse_dtype(std::string name) {
+  if (name.rfind("torch.", 0) == 0) name = name.substr(6);
+  struct Entry {
+    const char* name;
+    DLDataType type;
+  };
+  static const Entry kTypes[] = {
+      {"float32", {kDLFloat, 32, 1}},   {"float", {kDLFloat, 32, 1}},
+      {"float64", {kDLFloat, 64, 1}},   {"double", {kDLFloat, 64, 1}},
+      {"float16", {kDLFloat, 16, 1}},   {"half", {kDLFloat, 16, 1}},
+      {"bfloat16", {kDLBfloat, 16, 1}}, {"int64", {kDLInt, 64, 1}},
+      {"long", {kDLInt, 64, 1}},        {"int32", {kDLInt, 32, 1}},
+      {"int", {kDLInt, 32, 1}},         {"int16", {kDLInt, 16, 1}},
+      {"int8", {kDLInt, 8, 1}},         {"uint8", {kDLUInt, 8, 1}},
+      {"bool", {kDLUInt, 8, 1}},
+  };
+  for (const Entry& e : kTypes) {
+    if (name == e.name) return e.type;
+  }
+  throw fxp::Error(FX_INVALID_ARGUMENT, "unknown dtype '" + name + "'");
+}
+
+// "1x3x224x224" -> {1, 3, 224, 224}; "" -> {} (a scalar).
+inline std::vector<int64_t> parse_shape(const std::string& text) {
+  std::vector<int64_t> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('x', start);
+    if (end == std::string::npos) end = text.size();
+    std::string item = text.substr(start, end - start);
+    try {
+      size_t used = 0;
+      out.push_back(std::stoll(item, &used));
+      if (used != item.size()) throw std::invalid_argument(item);
+    } catch (const std::exception&) {
+      throw fxp::Error(
+          FX_INVALID_ARGUMENT,
+          "bad shape '" + text + "': expected sizes like 1x3x224x224");
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
+inline fxp::Arg int_tuple(const int64_t* values, int32_t n) {
+  std::vector<fxp::Arg> items;
+  for (int32_t i = 0; i < n; ++i) items.emplace_back(values[i]);
+  return fxp::Arg::tuple(items);
+}
+
+// Whether sizes/strides are contiguous when the dims are laid out in `order`
+// (innermost last), size-1 dims ignored: torch's is_contiguous.
+inline bool contiguous_in_order(const int64_t* shape, const int64_t* strides,
+                                const std::vector<int>& order) {
+  int64_t expected = 1;
+  for (size_t k = order.size(); k-- > 0;) {
+    int d = order[k];
+    if (shape[d] == 0) return true;
+    if (shape[d] == 1) continue;
+    if (strides[d] != expected) return false;
+    expected *= shape[d];
+  }
+  return true;
+}
+
+// The memory format ShapeProp records: the first format the tensor is
+// contiguous in. torch.fx 1.13 tries them in the order of a Python set, which
+// varies between processes for tensors contiguous in several formats (an
+// N x C x 1 x 1 tensor); this picks contiguous_format, then channels_last,
+// then channels_last_3d, or "" for none.
+inline std::string torch_fx_memory_format(const FxTensorMeta& m) {
+  std::vector<int> order;
+  for (int i = 0; i < m.ndim; ++i) order.push_back(i);
+  if (contiguous_in_order(m.shape, m.strides, order)) {
+    return "torch.contiguous_format";
+  }
+  if (m.ndim == 4 && contiguous_in_order(m.shape, m.strides, {0, 2, 3, 1})) {
+    return "torch.channels_last";
+  }
+  if (m.ndim == 5 && contiguous_in_order(m.shape, m.strides, {0, 2, 3, 4, 1})) {
+    return "torch.channels_last_3d";
+  }
+  return "";
+}
+
+// torch.fx's TensorMetadata as a dict argument: shape, dtype, requires_grad,
+// stride, memory_format, is_quantized, qparams.
+inline fxp::Arg tensor_meta_arg(const FxTensorMeta& m) {
+  FxArg* memory_format = nullptr;
+  std::string format = torch_fx_memory_format(m);
+  if (!format.empty()) {
+    fxp::check(fxp::api()->CreateTorchValue(FX_ARG_MEMORY_FORMAT,
+                                            format.c_str(), &memory_format));
+  } else {
+    fxp::check(fxp::api()->CreateNone(&memory_format));
+  }
+  std::vector<std::pair<std::string, fxp::Arg>> qparams;
+  if (m.is_quantized) {
+    qparams.emplace_back("qscheme", fxp::Arg(m.qscheme));
+    if (m.num_channels == 0) {
+      qparams.emplace_back("scale", fxp::Arg(m.scale));
+      qparams.emplace_back("zero_point", fxp::Arg(m.zero_point));
+    } else {
+      std::vector<fxp::Arg> scales, zero_points;
+      for (size_t i = 0; i < m.num_channels; ++i) {
+        scales.emplace_back(m.scales[i]);
+        zero_points.emplace_back(m.zero_points[i]);
+      }
+      qparams.emplace_back("scale", fxp::Arg::list(scales));
+      qparams.emplace_back("zero_point", fxp::Arg::list(zero_points));
+      qparams.emplace_back("axis", fxp::Arg(m.axis));
+    }
+  }
+  return fxp::Arg::dict({
+      {"shape", int_tuple(m.shape, m.ndim)},
+      {"dtype", fxp::Arg::dtype(m.dtype_name)},
+      {"requires_grad", fxp::Arg(m.requires_grad != 0)},
+      {"stride", int_tuple(m.strides, m.ndim)},
+      {"memory_format", fxp::Arg::adopt(memory_format)},
+      {"is_quantized", fxp::Arg(m.is_quantized != 0)},
+      {"qparams", fxp::Arg::dict(qparams)},
+  });
+}
+
+// An exact text key of an argument (nodes by name, floats bit-exact), so
+// equal keys mean ArgEqual arguments.
+inline void append_key(fxp::ArgView a, std::string& out) {
+  char buf[64];
+  switch (a.kind()) {
+    case FX_ARG_NONE:
+      out += "N";
+      return;
+    case FX_ARG_BOOL:
+      out += a.as_bool() ? "T" : "F";
+      return;
+    case FX_ARG_INT:
+      out += "i" + std::to_string(a.as_int());
+      return;
+    case FX_ARG_FLOAT:
+      std::snprintf(buf, sizeof(buf), "f%a", a.as_float());
+      out += buf;
+      return;
+    case FX_ARG_NODE:
+      out += "%";
+      out += a.node().name();
+      return;
+    case FX_ARG_ELLIPSIS:
+      out += "...";
+      return;
+    case FX_ARG_STRING:
+    case FX_ARG_DTYPE:
+    case FX_ARG_DEVICE:
+    case FX_ARG_MEMORY_FORMAT:
+    case FX_ARG_LAYOUT: {
+      std::string s = a.as_string();
+      out += "s" + std::to_string(a.kind()) + ":" + std::to_string(s.size()) +
+             ":" + s;
+      return;
+    }
+    case FX_ARG_LIST:
+    case FX_ARG_TUPLE:
+    case FX_ARG_SLICE:
+    case FX_ARG_DICT: {
+      out += a.kind() == FX_ARG_LIST    ? "["
+             : a.kind() == FX_ARG_TUPLE ? "("
+             : a.kind() == FX_ARG_SLICE ? "<"
+                                        : "{";
+      for (size_t i = 0; i < a.size(); ++i) {
+        if (a.kind() == FX_ARG_DICT) {
+          std::string k = a.key(i);
+          out += std::to_string(k.size()) + ":" + k + "=";
+        }
+        append_key(a[i], out);
+        out += ",";
+      }
+      out += "]";
+      return;
+    }
+  }
+  out += "?";
+}
+
+// All placeholders, in order.
+inline std::vector<fxp::Node> placeholders(const fxp::Graph& g) {
+  std::vector<fxp::Node> out;
+  for (fxp::Node n : g) {
+    if (n.op() == FX_OP_PLACEHOLDER) out.push_back(n);
+  }
+  return out;
+}
+
+}  // namespace fx_plugins
+
+#endif  // PLUGINS_COMMON_PLUGIN_UTIL_H_

@@ -1,0 +1,576 @@
+// libfx_passes.so: the usual graph passes, built from plugin_api/include
+// alone.
+//
+//   dce           torch.fx's Graph.eliminate_dead_code (impure nodes stay)
+//   cse           common subexpression elimination
+//   const_fold    get_attr-only subgraphs folded into new attributes
+//   dot           the graph as Graphviz DOT text
+//   split_module  torch.fx's split_module by a partition option
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "fx/plugin_api.hpp"
+#include "plugins/common/plugin_util.h"
+
+namespace {
+
+using fxp::Arg;
+using fxp::ArgView;
+using fxp::Graph;
+using fxp::Node;
+
+// ------------------------------------------------------------------- dce
+
+bool dce(Graph& g, const fxp::Options&) { return g.eliminate_dead_code(); }
+
+// ------------------------------------------------------------------- cse
+
+// Ops whose results differ between two calls with the same arguments, or
+// that mutate their inputs: never merged.
+bool is_nondeterministic_or_mutating(const Node& n) {
+  std::string_view t = n.target();
+  static const char* const kRandom[] = {"torch.rand",
+                                        "torch.randn",
+                                        "torch.randint",
+                                        "torch.randperm",
+                                        "torch.rand_like",
+                                        "torch.randn_like",
+                                        "torch.randint_like",
+                                        "torch.bernoulli",
+                                        "torch.normal",
+                                        "torch.multinomial",
+                                        "torch.poisson",
+                                        "torch.empty",
+                                        "torch.empty_like",
+                                        "torch.nn.functional.dropout",
+                                        "torch.dropout",
+                                        "torch.nn.functional.rrelu",
+                                        "operator.setitem",
+                                        "operator.iadd",
+                                        "operator.isub",
+                                        "operator.imul",
+                                        "operator.itruediv",
+                                        "bernoulli",
+                                        "random_",
+                                        "uniform_",
+                                        "normal_"};
+  for (const char* r : kRandom) {
+    if (t == r) return true;
+  }
+  // In-place Tensor methods (x.add_(y)) and inplace=True calls.
+  if (n.op() == FX_OP_CALL_METHOD && !t.empty() && t.back() == '_') {
+    return true;
+  }
+  ArgView inplace = n.kwarg("inplace");
+  return inplace && inplace.kind() == FX_ARG_BOOL && inplace.as_bool();
+}
+
+bool cse(Graph& g, const fxp::Options&) {
+  std::unordered_map<std::string, Node> seen;
+  bool changed = false;
+  for (Node n : g) {
+    FxOpcode op = n.op();
+    if (op == FX_OP_PLACEHOLDER || op == FX_OP_OUTPUT) continue;
+    if (n.is_impure() || is_nondeterministic_or_mutating(n)) continue;
+    std::string key = std::to_string(op) + "|" + std::string(n.target()) + "|";
+    for (size_t i = 0; i < n.num_args(); ++i) {
+      fx_plugins::append_key(n.arg(i), key);
+      key += ",";
+    }
+    key += "|";
+    for (size_t i = 0; i < n.num_kwargs(); ++i) {
+      std::string k = n.kwarg_key(i);
+      key += std::to_string(k.size()) + ":" + k + "=";
+      fx_plugins::append_key(n.kwarg_value(i), key);
+      key += ",";
+    }
+    auto [it, inserted] = seen.emplace(key, n);
+    if (inserted) continue;
+    n.replace_all_uses_with(it->second);
+    g.erase_node(n);
+    changed = true;
+  }
+  return changed;
+}
+
+// ------------------------------------------------------------ const_fold
+
+bool const_fold(Graph& g, const fxp::Options& options) {
+  std::string prefix = options.get_string("prefix");
+  std::unordered_set<FxNode*> constant;
+  std::vector<Node> order;
+  for (Node n : g) {
+    FxOpcode op = n.op();
+    if (op == FX_OP_GET_ATTR) {
+      // Tensor attributes only (a get_attr of a submodule is not a value).
+      DLManagedTensor* t = nullptr;
+      FxStatus* s = fxp::api()->GraphGetAttr(
+          g.get(), std::string(n.target()).c_str(), &t);
+      if (s) {
+        fxp::api()->ReleaseStatus(s);
+        continue;
+      }
+      fxp::Tensor(t).reset();
+      constant.insert(n.get());
+      order.push_back(n);
+      continue;
+    }
+    if (op != FX_OP_CALL_FUNCTION && op != FX_OP_CALL_METHOD &&
+        op != FX_OP_CALL_MODULE) {
+      continue;
+    }
+    if (n.is_impure() || is_nondeterministic_or_mutating(n)) continue;
+    std::vector<Node> inputs = n.all_input_nodes();
+    if (inputs.empty()) continue;  // not derived from attributes
+    bool all = std::all_of(inputs.begin(), inputs.end(), [&](const Node& i) {
+      return constant.count(i.get()) > 0;
+    });
+    if (all) {
+      constant.insert(n.get());
+      order.push_back(n);
+    }
+  }
+  // The frontier: computed constants some non-constant node uses.
+  std::vector<Node> frontier;
+  for (Node n : order) {
+    if (n.op() == FX_OP_GET_ATTR) continue;
+    for (Node u : n.users()) {
+      if (!constant.count(u.get())) {
+        frontier.push_back(n);
+        break;
+      }
+    }
+  }
+  std::vector<size_t> users_before;
+  for (Node n : order) users_before.push_back(n.num_users());
+  int index = 0;
+  bool changed = false;
+  for (Node n : frontier) {
+    fxp::Tensor value;
+    fxp::evaluate(g, n, [&](fxp::RuntimeValue v) {
+      if (v.is_tensor()) value = v.to_dlpack();
+    });
+    if (!value) continue;  // a non-tensor constant stays as it is
+    std::string name;
+    do {
+      name = prefix + std::to_string(index++);
+    } while (g.has_attr(name.c_str()));
+    g.set_attr_tensor(name.c_str(), value.release());
+    Node attr;
+    {
+      auto guard = g.inserting_before(n);
+      attr = g.get_attr(name.c_str());
+    }
+    // Uses by other constants stay with the original until it is erased.
+    for (Node u : n.users()) {
+      if (!constant.count(u.get())) u.replace_input_with(n, attr);
+    }
+    changed = true;
+  }
+  // Erase the constants left without users (they had some before).
+  for (size_t i = order.size(); i-- > 0;) {
+    Node n = order[i];
+    if (users_before[i] > 0 && n.num_users() == 0 && !n.is_impure()) {
+      g.erase_node(n);
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+// ------------------------------------------------------------------- dot
+
+std::string dot_escape(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '{' || c == '}' || c == '|' || c == '<' || c == '>' || c == '"' ||
+        c == '\\') {
+      out += '\\';
+    }
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+// "1x3x224x224 torch.float32" for a tensor_meta dict (or each of a tuple's).
+std::string describe_tensor_meta(ArgView m) {
+  if (!m) return "";
+  if (m.kind() == FX_ARG_TUPLE || m.kind() == FX_ARG_LIST) {
+    std::string out;
+    for (size_t i = 0; i < m.size(); ++i) {
+      std::string item = describe_tensor_meta(m[i]);
+      if (item.empty()) continue;
+      out += (out.empty() ? "" : ", ") + item;
+    }
+    return out;
+  }
+  if (m.kind() != FX_ARG_DICT) return "";
+  ArgView shape = fxp::dict_get(m, "shape");
+  ArgView dtype = fxp::dict_get(m, "dtype");
+  std::string out;
+  if (shape) {
+    out += "[";
+    for (size_t i = 0; i < shape.size(); ++i) {
+      out += (i ? "x" : "") + std::to_string(shape[i].as_int());
+    }
+    out += "]";
+  }
+  if (dtype) out += " " + dtype.as_string();
+  ArgView q = fxp::dict_get(m, "is_quantized");
+  if (q && q.as_bool()) out += " quantized";
+  return out;
+}
+
+const char* op_name(FxOpcode op) {
+  static const char* const kNames[] = {"placeholder",   "get_attr",
+                                       "call_function", "call_method",
+                                       "call_module",   "output"};
+  return kNames[op];
+}
+
+const char* op_color(FxOpcode op) {
+  static const char* const kColors[] = {"#c6e2ff", "#e0e0e0", "#fff2b3",
+                                        "#ffd9b3", "#d5f5d5", "#f5c6cb"};
+  return kColors[op];
+}
+
+std::string to_dot(const Graph& g, const std::string& name) {
+  std::ostringstream out;
+  out << "digraph \"" << dot_escape(name) << "\" {\n"
+      << "  rankdir=TB;\n"
+      << "  node [shape=record, style=filled, fontname=\"Helvetica\", "
+         "fontsize=10];\n";
+  for (Node n : g) {
+    std::string label = "{" + dot_escape(n.name()) + "|" + op_name(n.op());
+    if (n.op() != FX_OP_OUTPUT && n.op() != FX_OP_PLACEHOLDER) {
+      label += "|" + dot_escape(n.target());
+    }
+    std::string meta = describe_tensor_meta(n.meta("tensor_meta"));
+    if (!meta.empty()) label += "|" + dot_escape(meta);
+    label += "}";
+    out << "  \"" << dot_escape(n.name()) << "\" [label=\"" << label
+        << "\", fillcolor=\"" << op_color(n.op()) << "\"];\n";
+  }
+  for (Node n : g) {
+    for (Node input : n.all_input_nodes()) {
+      out << "  \"" << dot_escape(input.name()) << "\" -> \""
+          << dot_escape(n.name()) << "\";\n";
+    }
+  }
+  out << "}\n";
+  return out.str();
+}
+
+bool dot(Graph& g, const fxp::Options& options) {
+  std::string text = to_dot(g, options.get_string("name"));
+  std::string path = options.get_string("path");
+  if (path.empty() || path == "-") {
+    std::cout << text << std::flush;
+    return false;
+  }
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
+    file << text;
+    if (!file.flush()) {
+      throw fxp::Error(FX_INVALID_ARGUMENT, "cannot write '" + path + "'");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    throw fxp::Error(FX_INVALID_ARGUMENT, "cannot write '" + path + "'");
+  }
+  return false;
+}
+
+// ---------------------------------------------------------- split_module
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t end = text.find(sep, start);
+    out.push_back(text.substr(start, end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
+bool is_compute(const Node& n) {
+  return n.op() == FX_OP_CALL_FUNCTION || n.op() == FX_OP_CALL_METHOD ||
+         n.op() == FX_OP_CALL_MODULE;
+}
+
+// Copies `a`, mapping node references through `map` (which must hold them).
+Arg remap(ArgView a, const std::function<Node(Node)>& map) {
+  switch (a.kind()) {
+    case FX_ARG_NODE:
+      return Arg(map(a.node()));
+    case FX_ARG_LIST:
+    case FX_ARG_TUPLE: {
+      std::vector<Arg> items;
+      for (size_t i = 0; i < a.size(); ++i) items.push_back(remap(a[i], map));
+      return a.kind() == FX_ARG_LIST ? Arg::list(items) : Arg::tuple(items);
+    }
+    case FX_ARG_DICT: {
+      std::vector<std::pair<std::string, Arg>> items;
+      for (size_t i = 0; i < a.size(); ++i) {
+        items.emplace_back(a.key(i), remap(a[i], map));
+      }
+      return Arg::dict(items);
+    }
+    case FX_ARG_SLICE:
+      return Arg::slice(remap(a[0], map), remap(a[1], map), remap(a[2], map));
+    default:
+      return Arg(a);
+  }
+}
+
+bool split_module(Graph& g, const fxp::Options& options) {
+  std::vector<std::string> groups = options.get_list("partitions");
+  std::vector<std::string> split_at = options.get_list("split_at");
+  std::string meta_key = options.get_string("meta_key");
+  int given = !groups.empty() + !split_at.empty() + !meta_key.empty();
+  if (given != 1) {
+    throw fxp::Error(
+        FX_INVALID_ARGUMENT,
+        "split_module needs exactly one of partitions (groups of "
+        "node names joined by '+'), split_at (nodes that start a "
+        "partition) or meta_key (a meta key naming the partition)");
+  }
+  // Each compute node's partition label; unlabelled nodes join the partition
+  // of the nearest labelled node before them (the first one for leading
+  // nodes).
+  std::map<std::string, std::string> label_of_name;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    for (const std::string& name : split(groups[i], '+')) {
+      label_of_name[name] = std::to_string(i);
+    }
+  }
+  std::set<std::string> starts(split_at.begin(), split_at.end());
+  std::vector<Node> compute;
+  std::vector<std::string> labels;
+  int boundary = 0;
+  for (Node n : g) {
+    if (!is_compute(n)) continue;
+    std::string name(n.name());
+    std::string label;
+    if (!groups.empty()) {
+      auto it = label_of_name.find(name);
+      if (it != label_of_name.end()) label = it->second;
+    } else if (!split_at.empty()) {
+      if (starts.count(name) && !compute.empty()) ++boundary;
+      starts.erase(name);
+      label = std::to_string(boundary);
+    } else if (ArgView m = n.meta(meta_key.c_str())) {
+      label =
+          m.kind() == FX_ARG_INT ? std::to_string(m.as_int()) : m.as_string();
+    }
+    compute.push_back(n);
+    labels.push_back(label);
+  }
+  if (!starts.empty()) {
+    throw fxp::Error(FX_NOT_FOUND,
+                     "split_at names no node '" + *starts.begin() + "'");
+  }
+  std::string current;
+  for (const std::string& l : labels) {
+    if (!l.empty()) {
+      current = l;
+      break;
+    }
+  }
+  for (std::string& l : labels) {
+    if (l.empty()) l = current;
+    current = l;
+  }
+  // Partitions in order of first appearance.
+  std::vector<std::string> names;
+  std::unordered_map<FxNode*, size_t> part;
+  for (size_t i = 0; i < compute.size(); ++i) {
+    auto it = std::find(names.begin(), names.end(), labels[i]);
+    if (it == names.end()) it = names.insert(names.end(), labels[i]);
+    part[compute[i].get()] = it - names.begin();
+  }
+  size_t num = names.size();
+  if (num == 0) return false;
+  // Dependencies between partitions; topological order (Kahn, stable).
+  std::vector<std::set<size_t>> deps(num);
+  for (Node n : compute) {
+    for (Node i : n.all_input_nodes()) {
+      auto it = part.find(i.get());
+      if (it != part.end() && it->second != part[n.get()]) {
+        deps[part[n.get()]].insert(it->second);
+      }
+    }
+  }
+  std::vector<size_t> order;
+  std::vector<bool> done(num, false);
+  while (order.size() < num) {
+    bool progressed = false;
+    for (size_t p = 0; p < num; ++p) {
+      if (done[p]) continue;
+      bool ready = std::all_of(deps[p].begin(), deps[p].end(),
+                               [&](size_t d) { return done[d]; });
+      if (ready) {
+        done[p] = true;
+        order.push_back(p);
+        progressed = true;
+        break;
+      }
+    }
+    if (!progressed) {
+      throw fxp::Error(FX_INVALID_ARGUMENT,
+                       "the partitions depend on each other in a cycle");
+    }
+  }
+  std::string prefix = options.get_string("prefix");
+  std::unordered_map<FxNode*, Node> replaced;  // original -> parent value
+  auto parent_value = [&](Node n) {
+    auto it = replaced.find(n.get());
+    return it == replaced.end() ? n : it->second;
+  };
+  Node output = g.output_node();
+  for (size_t index = 0; index < order.size(); ++index) {
+    size_t p = order[index];
+    std::vector<Node> members;
+    for (Node n : compute) {
+      if (part[n.get()] == p) members.push_back(n);
+    }
+    // Inputs: values defined outside the partition (get_attr nodes are
+    // recreated inside); outputs: members used outside.
+    std::vector<Node> inputs, outputs;
+    std::unordered_set<FxNode*> member_set, input_set;
+    for (Node n : members) member_set.insert(n.get());
+    for (Node n : members) {
+      for (Node i : n.all_input_nodes()) {
+        if (member_set.count(i.get()) || i.op() == FX_OP_GET_ATTR) continue;
+        if (input_set.insert(i.get()).second) inputs.push_back(i);
+      }
+      for (Node u : n.users()) {
+        if (!member_set.count(u.get())) {
+          outputs.push_back(n);
+          break;
+        }
+      }
+    }
+    std::string sub_name = prefix + std::to_string(index);
+    Graph sub = fxp::add_subgraph_module(g, sub_name.c_str());
+    std::unordered_map<FxNode*, Node> env;
+    std::set<std::string> shared;
+    auto share = [&](std::string_view target) {
+      std::string t(target);
+      if (shared.insert(t).second) fxp::share_attr(g, sub, t.c_str());
+    };
+    for (Node i : inputs) {
+      std::string name(i.name());
+      env[i.get()] = sub.create_node(FX_OP_PLACEHOLDER, name.c_str(), {}, {},
+                                     name.c_str());
+    }
+    std::function<Node(Node)> map = [&](Node n) -> Node {
+      auto it = env.find(n.get());
+      if (it != env.end()) return it->second;
+      if (n.op() == FX_OP_GET_ATTR) {
+        std::string target(n.target()), name(n.name());
+        share(target);
+        Node attr = sub.create_node(FX_OP_GET_ATTR, target.c_str(), {}, {},
+                                    name.c_str());
+        env[n.get()] = attr;
+        return attr;
+      }
+      throw fxp::Error(FX_INTERNAL, "split_module: no value for '" +
+                                        std::string(n.name()) +
+                                        "' in its partition");
+    };
+    for (Node n : members) {
+      std::vector<Arg> args;
+      for (size_t i = 0; i < n.num_args(); ++i)
+        args.push_back(remap(n.arg(i), map));
+      fxp::Kwargs kwargs;
+      for (size_t i = 0; i < n.num_kwargs(); ++i) {
+        kwargs.emplace_back(n.kwarg_key(i), remap(n.kwarg_value(i), map));
+      }
+      std::string target(n.target()), name(n.name()), type(n.type());
+      if (n.op() == FX_OP_CALL_MODULE) share(target);
+      env[n.get()] =
+          sub.create_node(n.op(), target.c_str(), args, kwargs, name.c_str(),
+                          type.empty() ? nullptr : type.c_str());
+    }
+    if (outputs.size() == 1) {
+      sub.create_node(FX_OP_OUTPUT, "output", {Arg(env[outputs[0].get()])});
+    } else {
+      std::vector<Arg> items;
+      for (Node o : outputs) items.emplace_back(env[o.get()]);
+      sub.create_node(FX_OP_OUTPUT, "output", {Arg::tuple(items)});
+    }
+    // The call in the parent, before the output node.
+    auto guard = g.inserting_before(output);
+    std::vector<Arg> call_args;
+    for (Node i : inputs) call_args.emplace_back(parent_value(i));
+    Node call = g.call_module(sub_name.c_str(), call_args);
+    if (outputs.size() == 1) {
+      replaced[outputs[0].get()] = call;
+    } else {
+      for (size_t k = 0; k < outputs.size(); ++k) {
+        replaced[outputs[k].get()] = g.call_function(
+            "operator.getitem", {Arg(call), Arg(static_cast<int64_t>(k))});
+      }
+    }
+  }
+  for (auto& [original, value] : replaced)
+    Node(original).replace_all_uses_with(value);
+  for (size_t i = compute.size(); i-- > 0;) g.erase_node(compute[i]);
+  // get_attr nodes now used only inside the submodules.
+  for (Node n : g) {
+    if (n.op() == FX_OP_GET_ATTR && n.num_users() == 0) g.erase_node(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+FXP_PLUGIN(
+    "fx_passes", "1.0",
+    fxp::pass<dce>("dce",
+                   "dead code elimination (torch.fx eliminate_dead_code; "
+                   "impure nodes stay)"),
+    fxp::pass<cse>("cse",
+                   "common subexpression elimination: nodes with the same op, "
+                   "target, args and kwargs merge (impure, random and "
+                   "in-place ops excepted)"),
+    fxp::pass<const_fold>("const_fold",
+                          "folds get_attr-only subgraphs into new attributes "
+                          "read by get_attr")
+        .option("prefix", FX_OPTION_STRING, "_folded_constant",
+                "name prefix of the folded attributes"),
+    fxp::pass<dot>("dot",
+                   "writes the graph as Graphviz DOT (op, target, tensor_meta)")
+        .option("path", FX_OPTION_STRING, "",
+                "output file (stdout when empty or '-')")
+        .option("name", FX_OPTION_STRING, "GraphModule", "the digraph's name"),
+    fxp::pass<split_module>(
+        "split_module",
+        "splits the graph into submodules called in order (torch.fx "
+        "split_module)")
+        .option("partitions", FX_OPTION_STRING_LIST, "",
+                "groups of node names joined by '+'; unlisted nodes join the "
+                "group of the nearest listed node before them")
+        .option("split_at", FX_OPTION_STRING_LIST, "",
+                "nodes that start a new partition")
+        .option("meta_key", FX_OPTION_STRING, "",
+                "a node meta key whose value names the partition")
+        .option("prefix", FX_OPTION_STRING, "submod_",
+                "name prefix of the submodules"))

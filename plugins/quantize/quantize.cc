@@ -1,0 +1,480 @@
+// libfx_quantize.so: post-training int8 quantization.
+//
+//   quantize_weights   weight-only (or, with dynamic=true, dynamic)
+//                      quantization of Linear and Conv2d: each weight is
+//                      quantized here, from its float data, per output
+//                      channel (symmetric int8); the int8 weight and the
+//                      float scales become attributes and the graph
+//                      dequantizes them (int8 -> float * scale) before the
+//                      functional op. dynamic=true also quantizes the
+//                      activation per tensor at run time
+//                      (torch.quantize_per_tensor_dynamic -> dequantize).
+//   quantize_prepare   inserts an observer (the custom op fx_quant.observe,
+//                      registered by this plugin, which records min/max) on
+//                      the input of every Linear and Conv2d.
+//   quantize_calibrate runs the host's example inputs through the graph
+//                      (GraphRun) and stores what each observer saw in its
+//                      node's meta['observed'].
+//   quantize_convert   replaces each observed region with quantize ->
+//                      dequantize -> the op on dequantized int8 weights
+//                      (PyTorch's reference quantized pattern): activations
+//                      quint8 per tensor affine from the observed range,
+//                      weights int8 per channel.
+//
+// Calibration may also be run by the host itself (forward on the prepared
+// GraphModule): observers without meta['observed'] then use what this
+// plugin's observers recorded in the process.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fx/plugin_api.hpp"
+#include "plugins/common/plugin_util.h"
+
+namespace {
+
+using fxp::Arg;
+using fxp::ArgView;
+using fxp::Graph;
+using fxp::Node;
+using fxp::Value;
+
+constexpr const char* kObserve = "fx_quant.observe";
+
+// ------------------------------------------------------------- observers
+
+struct Range {
+  double min = 0, max = 0;
+  bool seen = false;
+};
+
+std::mutex& ranges_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<int64_t, Range>& ranges() {
+  static std::map<int64_t, Range> r;
+  return r;
+}
+
+// Visits every element of a float32 / float64 tensor, any strides.
+template <typename Fn>
+void for_each_float(const DLTensor& t, Fn&& fn) {
+  int64_t count = 1;
+  for (int i = 0; i < t.ndim; ++i) count *= t.shape[i];
+  if (count == 0) return;
+  std::vector<int64_t> index(t.ndim, 0);
+  const char* base = static_cast<const char*>(t.data) + t.byte_offset;
+  size_t bytes = t.dtype.bits / 8;
+  std::vector<int64_t> strides(t.ndim);
+  int64_t step = 1;
+  for (int i = t.ndim - 1; i >= 0; --i) {
+    strides[i] = t.strides ? t.strides[i] : step;
+    step *= t.shape[i];
+  }
+  for (int64_t k = 0; k < count; ++k) {
+    int64_t offset = 0;
+    for (int i = 0; i < t.ndim; ++i) offset += index[i] * strides[i];
+    const char* p = base + offset * static_cast<int64_t>(bytes);
+    fn(bytes == 8 ? *reinterpret_cast<const double*>(p)
+                  : *reinterpret_cast<const float*>(p));
+    for (int i = t.ndim - 1; i >= 0; --i) {
+      if (++index[i] < t.shape[i]) break;
+      index[i] = 0;
+    }
+  }
+}
+
+// fx_quant.observe(input, id): records input's min and max under `id` and
+// returns input.
+FxStatus* observe_kernel(const FxApi* api, const FxOpCall* call, void*,
+                         DLManagedTensor** out) {
+  DLManagedTensor* x = nullptr;
+  int64_t id = 0;
+  FxStatus* s = api->CallTensorArg(call, "input", &x);
+  if (!s) s = api->CallIntArg(call, "id", &id);
+  if (s) {
+    if (x && x->deleter) x->deleter(x);
+    return s;
+  }
+  const DLTensor& t = x->dl_tensor;
+  if (t.dtype.code == kDLFloat && (t.dtype.bits == 32 || t.dtype.bits == 64)) {
+    double lo = INFINITY, hi = -INFINITY;
+    for_each_float(t, [&](double v) {
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    });
+    std::lock_guard<std::mutex> lock(ranges_mutex());
+    Range& r = ranges()[id];
+    if (lo <= hi) {
+      r.min = r.seen ? std::min(r.min, lo) : lo;
+      r.max = r.seen ? std::max(r.max, hi) : hi;
+      r.seen = true;
+    }
+  }
+  *out = x;  // the input itself, passed through
+  return nullptr;
+}
+
+FxStatus* observe_shape(const FxApi* api, const FxOpCall* call, void*,
+                        FxTensorSpec* out) {
+  FxTensorMeta m;
+  FxStatus* s = api->CallTensorMeta(call, "input", &m);
+  if (s) return s;
+  out->ndim = m.ndim;
+  for (int32_t i = 0; i < m.ndim && i < FX_MAX_DIMS; ++i) {
+    out->shape[i] = m.shape[i];
+  }
+  out->dtype = m.dtype;
+  return nullptr;
+}
+
+FxStatus* register_extensions(const FxApi* api, FxRegistrar* registrar) {
+  static const FxCustomOp observe = {kObserve, "input, id", observe_kernel,
+                                     observe_shape, nullptr};
+  return api->RegisterCustomOp(registrar, &observe);
+}
+
+// ---------------------------------------------------- quantizable sites
+
+// A Linear or Conv2d call: module form or functional form with a get_attr
+// weight.
+struct Site {
+  Node node;
+  bool conv = false;
+  std::string weight;          // attribute path of the float weight
+  std::string bias;            // attribute path, or empty
+  std::string module;          // call_module target, or empty
+  std::vector<Arg> conv_args;  // stride, padding, dilation, groups
+  std::string name;            // base for new attribute names
+};
+
+std::string flat(std::string s) {
+  for (char& c : s) {
+    if (c == '.') c = '_';
+  }
+  return s;
+}
+
+ArgView call_param(const Node& n, size_t index, const char* name) {
+  if (ArgView k = n.kwarg(name)) return k;
+  return index < n.num_args() ? n.arg(index) : ArgView();
+}
+
+std::optional<Site> site_of(Graph& g, Node n) {
+  Site s;
+  s.node = n;
+  if (n.op() == FX_OP_CALL_MODULE) {
+    std::string target(n.target());
+    std::string type = g.module_type(target.c_str());
+    if (type != "torch.nn.Linear" && type != "torch.nn.Conv2d") {
+      return std::nullopt;
+    }
+    s.conv = type == "torch.nn.Conv2d";
+    s.module = target;
+    s.weight = target + ".weight";
+    if (!g.has_attr(s.weight.c_str())) return std::nullopt;
+    if (g.has_attr((target + ".bias").c_str())) s.bias = target + ".bias";
+    s.name = flat(target);
+    if (s.conv) {
+      Arg config = fxp::module_config(g, target.c_str());
+      ArgView mode = fxp::dict_get(config.view(), "padding_mode");
+      if (mode && mode.as_string() != "zeros") return std::nullopt;
+      for (const char* key : {"stride", "padding", "dilation", "groups"}) {
+        ArgView v = fxp::dict_get(config.view(), key);
+        if (!v) return std::nullopt;
+        s.conv_args.emplace_back(v);
+      }
+    }
+    return s;
+  }
+  if (n.op() != FX_OP_CALL_FUNCTION) return std::nullopt;
+  std::string_view t = n.target();
+  if (t == "torch.nn.functional.linear" || t == "torch._C._nn.linear") {
+    s.conv = false;
+  } else if (t == "torch.conv2d" || t == "torch.nn.functional.conv2d") {
+    s.conv = true;
+  } else {
+    return std::nullopt;
+  }
+  ArgView w = call_param(n, 1, "weight");
+  if (!w || !w.is_node() || w.node().op() != FX_OP_GET_ATTR) {
+    return std::nullopt;
+  }
+  s.weight = std::string(w.node().target());
+  ArgView b = call_param(n, 2, "bias");
+  if (b && b.is_node()) {
+    if (b.node().op() != FX_OP_GET_ATTR) return std::nullopt;
+    s.bias = std::string(b.node().target());
+  }
+  s.name = flat(std::string(n.name()));
+  if (s.conv) {
+    const char* keys[] = {"stride", "padding", "dilation", "groups"};
+    Arg defaults[] = {Arg(1), Arg(0), Arg(1), Arg(1)};
+    for (size_t i = 0; i < 4; ++i) {
+      ArgView v = call_param(n, 3 + i, keys[i]);
+      s.conv_args.push_back(v ? Arg(v) : defaults[i]);
+    }
+  }
+  return s;
+}
+
+std::vector<Site> sites(Graph& g) {
+  std::vector<Site> out;
+  for (Node n : g) {
+    if (n.op() != FX_OP_CALL_MODULE && n.op() != FX_OP_CALL_FUNCTION) continue;
+    if (std::optional<Site> s = site_of(g, n)) out.push_back(*s);
+  }
+  return out;
+}
+
+std::string fresh(const Graph& g, const std::string& base) {
+  std::string name = base;
+  for (int i = 1; g.has_attr(name.c_str()); ++i) {
+    name = base + "_" + std::to_string(i);
+  }
+  return name;
+}
+
+// Quantizes the float weight per output channel (axis 0, symmetric int8),
+// stores the int8 weight and the scales, and records the dequantized
+// weight in the graph at the insertion point. Returns nullopt when the
+// weight is not float.
+std::optional<Value> quantized_weight(Graph& g, const Site& s, int bits) {
+  fxp::Tensor w(g.get_attr_tensor(s.weight.c_str()));
+  if (w.dl().dtype.code != kDLFloat || w.ndim() < 1) return std::nullopt;
+  int64_t channels = w.dl().shape[0];
+  int64_t per = channels ? w.numel() / channels : 0;
+  std::vector<double> values;
+  values.reserve(w.numel());
+  for_each_float(w.dl(), [&](double v) { values.push_back(v); });
+  double qmax = std::pow(2.0, bits - 1) - 1;  // 127
+  std::vector<int64_t> scale_shape{channels};
+  for (int i = 1; i < w.ndim(); ++i) scale_shape.push_back(1);
+  fxp::Tensor q = fxp::make_tensor(w.shape(), fxp::kInt8);
+  fxp::Tensor scale = fxp::make_tensor(scale_shape, fxp::kFloat32);
+  for (int64_t c = 0; c < channels; ++c) {
+    double amax = 0;
+    for (int64_t i = 0; i < per; ++i) {
+      amax = std::max(amax, std::fabs(values[c * per + i]));
+    }
+    float sc = static_cast<float>(amax > 0 ? amax / qmax : 1.0);
+    scale.mutable_data<float>()[c] = sc;
+    for (int64_t i = 0; i < per; ++i) {
+      double v = std::nearbyint(values[c * per + i] / sc);
+      q.mutable_data<int8_t>()[c * per + i] =
+          static_cast<int8_t>(std::clamp(v, -qmax, qmax));
+    }
+  }
+  std::string q_name = fresh(g, s.name + "_weight_int8");
+  g.set_attr_tensor(q_name.c_str(), q.release());
+  std::string s_name = fresh(g, s.name + "_weight_scale");
+  g.set_attr_tensor(s_name.c_str(), scale.release());
+  Value wq = g.get_attr(q_name.c_str());
+  Value ws = g.get_attr(s_name.c_str());
+  return wq.call_method("to", {Arg::dtype("torch.float32")}) * ws;
+}
+
+// The op on `x` with the dequantized weight, replacing the site's node.
+Value float_op(Graph& g, const Site& s, const Value& x, const Value& w) {
+  Arg bias;
+  if (!s.bias.empty()) bias = Arg(g.get_attr(s.bias.c_str()));
+  if (!s.conv) {
+    return g.call_function("torch.nn.functional.linear",
+                           {Arg(x.node()), Arg(w.node()), bias});
+  }
+  std::vector<Arg> args{Arg(x.node()), Arg(w.node()), bias};
+  for (const Arg& a : s.conv_args) args.push_back(a);
+  return g.call_function("torch.nn.functional.conv2d", args);
+}
+
+Value input_of(const Site& s) { return call_param(s.node, 0, "input").node(); }
+
+void replace(Graph& g, Node old, const Value& with) {
+  old.replace_all_uses_with(with.node());
+  g.erase_node(old);
+}
+
+// get_attr nodes the rewrite left without users (the float weights).
+void erase_unused_attrs(Graph& g) {
+  for (Node n : g) {
+    if (n.op() == FX_OP_GET_ATTR && n.num_users() == 0) g.erase_node(n);
+  }
+}
+
+// -------------------------------------------------------------- passes
+
+bool quantize_weights(Graph& g, const fxp::Options& options) {
+  bool dynamic = options.get_bool("dynamic");
+  int bits = static_cast<int>(options.get_int("bits"));
+  if (bits < 2 || bits > 8) {
+    throw fxp::Error(FX_INVALID_ARGUMENT, "bits must be between 2 and 8");
+  }
+  bool changed = false;
+  for (const Site& s : sites(g)) {
+    auto guard = g.inserting_before(s.node);
+    std::optional<Value> w = quantized_weight(g, s, bits);
+    if (!w) continue;
+    Value x = input_of(s);
+    if (dynamic) {
+      x = g.call_function(
+          "torch.quantize_per_tensor_dynamic",
+          {Arg(x.node()), Arg::dtype("torch.quint8"), Arg(false)});
+      x = x.call_method("dequantize");
+    }
+    replace(g, s.node, float_op(g, s, x, *w));
+    changed = true;
+  }
+  erase_unused_attrs(g);
+  return changed;
+}
+
+bool quantize_prepare(Graph& g, const fxp::Options&) {
+  int64_t next_id = 0;
+  // Ids continue after observers already in the graph.
+  for (Node n : g.find_nodes(FX_OP_CALL_FUNCTION, kObserve)) {
+    next_id = std::max(next_id, n.arg(1).as_int() + 1);
+  }
+  bool changed = false;
+  for (const Site& s : sites(g)) {
+    Value x = input_of(s);
+    if (x.node().op() == FX_OP_CALL_FUNCTION && x.node().target() == kObserve) {
+      continue;
+    }
+    Node n = s.node;
+    auto guard = g.inserting_before(n);
+    Node obs = g.call_function(kObserve, {Arg(x.node()), Arg(next_id++)});
+    n.replace_input_with(x.node(), obs);
+    changed = true;
+  }
+  std::lock_guard<std::mutex> lock(ranges_mutex());
+  for (int64_t id = 0; id < next_id; ++id) ranges().erase(id);
+  return changed;
+}
+
+bool quantize_calibrate(Graph& g, const fxp::Options&) {
+  std::vector<fxp::Tensor> examples = fxp::example_inputs(g);
+  size_t num_inputs = fx_plugins::placeholders(g).size();
+  if (examples.size() < num_inputs) {
+    throw fxp::Error(FX_FAILED_PRECONDITION,
+                     "quantize_calibrate needs the host's example inputs "
+                     "(fx run --inputs IN.pt)");
+  }
+  std::vector<const DLTensor*> inputs;
+  for (size_t i = 0; i < num_inputs; ++i) inputs.push_back(&examples[i].dl());
+  std::map<FxNode*, std::pair<double, double>> seen;
+  fxp::run_graph(g, inputs, false, [&](Node n, fxp::RuntimeValue v) {
+    if (n.op() != FX_OP_CALL_FUNCTION || n.target() != kObserve) return;
+    if (!v.is_tensor()) return;
+    fxp::Tensor t = v.to_dlpack();
+    if (t.dl().dtype.code != kDLFloat) return;
+    double lo = INFINITY, hi = -INFINITY;
+    for_each_float(t.dl(), [&](double x) {
+      lo = std::min(lo, x);
+      hi = std::max(hi, x);
+    });
+    auto it = seen.find(n.get());
+    if (it != seen.end()) {
+      lo = std::min(lo, it->second.first);
+      hi = std::max(hi, it->second.second);
+    }
+    seen[n.get()] = {lo, hi};
+  });
+  for (auto& [node, range] : seen) {
+    Node n(node);
+    ArgView old = n.meta("observed");
+    double lo = range.first, hi = range.second;
+    if (old) {
+      lo = std::min(lo, fxp::dict_get(old, "min").as_float());
+      hi = std::max(hi, fxp::dict_get(old, "max").as_float());
+    }
+    n.set_meta("observed", Arg::dict({{"min", Arg(lo)}, {"max", Arg(hi)}}));
+  }
+  return !seen.empty();
+}
+
+bool quantize_convert(Graph& g, const fxp::Options& options) {
+  int bits = static_cast<int>(options.get_int("bits"));
+  bool changed = false;
+  for (Node obs : g.find_nodes(FX_OP_CALL_FUNCTION, kObserve)) {
+    double lo, hi;
+    if (ArgView m = obs.meta("observed")) {
+      lo = fxp::dict_get(m, "min").as_float();
+      hi = fxp::dict_get(m, "max").as_float();
+    } else {
+      std::lock_guard<std::mutex> lock(ranges_mutex());
+      auto it = ranges().find(obs.arg(1).as_int());
+      if (it == ranges().end() || !it->second.seen) {
+        throw fxp::Error(FX_FAILED_PRECONDITION,
+                         "observer '" + std::string(obs.name()) +
+                             "' saw no data: calibrate first "
+                             "(quantize_calibrate, or run the prepared "
+                             "module)");
+      }
+      lo = it->second.min;
+      hi = it->second.max;
+    }
+    // quint8 per-tensor affine over a range that includes 0.
+    lo = std::min(lo, 0.0);
+    hi = std::max(hi, 0.0);
+    double scale = (hi - lo) / 255.0;
+    if (scale <= 0) scale = 1.0;
+    int64_t zero_point = std::clamp<int64_t>(
+        static_cast<int64_t>(std::nearbyint(-lo / scale)), 0, 255);
+    Node x = obs.arg(0).node();
+    std::vector<Node> users = obs.users();
+    {
+      auto guard = g.inserting_before(obs);
+      Value q = g.call_function(
+          "torch.quantize_per_tensor",
+          {Arg(x), Arg(scale), Arg(zero_point), Arg::dtype("torch.quint8")});
+      Value dq = q.call_method("dequantize");
+      obs.replace_all_uses_with(dq.node());
+    }
+    g.erase_node(obs);
+    // The observed op itself: int8 weights.
+    for (Node u : users) {
+      std::optional<Site> s = site_of(g, u);
+      if (!s) continue;
+      auto guard = g.inserting_before(u);
+      std::optional<Value> w = quantized_weight(g, *s, bits);
+      if (!w) continue;
+      replace(g, u, float_op(g, *s, input_of(*s), *w));
+    }
+    changed = true;
+  }
+  erase_unused_attrs(g);
+  return changed;
+}
+
+}  // namespace
+
+FXP_PLUGIN_WITH_EXTENSIONS(
+    "fx_quantize", "1.0", register_extensions,
+    fxp::pass<quantize_weights>(
+        "quantize_weights",
+        "int8 weight-only (or dynamic) quantization of Linear and Conv2d, "
+        "per-channel scales")
+        .option("dynamic", FX_OPTION_BOOL, "false",
+                "also quantize activations per tensor at run time")
+        .option("bits", FX_OPTION_INT, "8", "weight bits (symmetric)")
+        .invalidates({"tensor_meta"}),
+    fxp::pass<quantize_prepare>(
+        "quantize_prepare",
+        "inserts min/max observers (fx_quant.observe) before Linear and "
+        "Conv2d")
+        .invalidates({"tensor_meta"}),
+    fxp::pass<quantize_calibrate>(
+        "quantize_calibrate",
+        "runs the example inputs; stores each observer's range in its meta")
+        .run_after({"quantize_prepare"}),
+    fxp::pass<quantize_convert>(
+        "quantize_convert",
+        "observed regions -> quantize, dequantize, op on int8 weights")
+        .option("bits", FX_OPTION_INT, "8", "weight bits (symmetric)")
+        .run_after({"quantize_prepare", "quantize_calibrate"})
+        .invalidates({"tensor_meta"}))

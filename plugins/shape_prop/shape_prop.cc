@@ -1,0 +1,155 @@
+// libfx_shape_prop.so: torch.fx's ShapeProp as a plugin.
+//
+// Runs the graph's module once and records, on every node (the output too, as
+// ShapeProp does), meta['type'] (the Python type of the value) and, for
+// tensors, meta['tensor_meta']: a dict mirroring torch.fx's TensorMetadata
+// (shape, dtype, requires_grad, stride, memory_format, is_quantized, qparams).
+// Tuples and lists of tensors get a tuple of them, as ShapeProp's
+// map_aggregate does.
+//
+// Inputs: the example inputs the host holds (`fx run --inputs IN.pt`), run
+// for real; otherwise shapes and dtypes from the options, run on meta tensors
+// (nothing is computed). `meta=true` forces a meta run of the example inputs'
+// shapes.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fx/plugin_api.hpp"
+#include "plugins/common/plugin_util.h"
+
+namespace {
+
+using fxp::Arg;
+
+// The tensor_meta of a value: a dict for a tensor, a tuple for a sequence
+// holding tensors; `found` says whether any tensor was seen.
+Arg value_meta(const fxp::RuntimeValue& v, bool* found) {
+  switch (v.kind()) {
+    case FX_VALUE_TENSOR:
+      *found = true;
+      return fx_plugins::tensor_meta_arg(v.tensor_meta());
+    case FX_VALUE_SEQUENCE: {
+      std::vector<Arg> items;
+      for (size_t i = 0; i < v.size(); ++i) {
+        items.push_back(value_meta(v.item(i), found));
+      }
+      return Arg::tuple(items);
+    }
+    case FX_VALUE_INT:
+      return Arg(v.as_int());
+    case FX_VALUE_FLOAT:
+      return Arg(v.as_float());
+    case FX_VALUE_BOOL:
+      return Arg(v.as_bool());
+    default:
+      return Arg();
+  }
+}
+
+// The Python type of a node's value: torch.return_types.NAME for the ops
+// that return one (a tuple to the host).
+std::string type_name(const fxp::Node& n, const fxp::RuntimeValue& v) {
+  std::string type = v.type_name();
+  if (type != "tuple") return type;
+  if (n.op() == FX_OP_OUTPUT && n.num_args() == 1 && n.arg(0).is_node()) {
+    fxp::Node returned = n.arg(0).node();
+    return type_name(returned, v);
+  }
+  std::string_view t = n.target();
+  if (n.op() == FX_OP_CALL_FUNCTION && t.rfind("torch.", 0) == 0) {
+    t.remove_prefix(6);
+  } else if (n.op() != FX_OP_CALL_METHOD) {
+    return type;
+  }
+  static const char* const kReturnTypes[] = {
+      "topk",      "sort",      "kthvalue", "mode",
+      "median",    "nanmedian", "max",      "min",
+      "cummax",    "cummin",    "aminmax",  "slogdet",
+      "qr",        "svd",       "geqrf",    "triangular_solve",
+      "lu_unpack", "frexp",     "histogram"};
+  for (const char* r : kReturnTypes) {
+    if (t == r) return std::string("torch.return_types.") + r;
+  }
+  return type;
+}
+
+bool shape_prop(fxp::Graph& g, const fxp::Options& options) {
+  size_t num_inputs = fx_plugins::placeholders(g).size();
+  std::vector<fxp::Tensor> examples;
+  if (options.get_bool("use_example_inputs")) examples = fxp::example_inputs(g);
+  std::vector<std::string> shapes = options.get_list("shapes");
+  std::vector<std::string> dtypes = options.get_list("dtypes");
+
+  // Inputs: DLTensor descriptions (data only for a real run).
+  std::vector<std::vector<int64_t>> shape_store;
+  std::vector<DLTensor> described;
+  bool meta = options.get_bool("meta");
+  if (!shapes.empty()) {
+    meta = true;
+    if (shapes.size() != num_inputs) {
+      throw fxp::Error(FX_INVALID_ARGUMENT,
+                       "shapes gives " + std::to_string(shapes.size()) +
+                           " inputs, the graph has " +
+                           std::to_string(num_inputs) + " placeholders");
+    }
+    shape_store.reserve(shapes.size());
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      shape_store.push_back(fx_plugins::parse_shape(shapes[i]));
+      DLTensor t{};
+      t.ndim = static_cast<int32_t>(shape_store.back().size());
+      t.shape = shape_store.back().data();
+      std::string dtype = dtypes.empty()      ? "float32"
+                          : i < dtypes.size() ? dtypes[i]
+                                              : dtypes.back();
+      t.dtype = fx_plugins::parse_dtype(dtype);
+      t.device = DLDevice{kDLCPU, 0};
+      described.push_back(t);
+    }
+  } else if (examples.size() >= num_inputs && num_inputs > 0) {
+    for (size_t i = 0; i < num_inputs; ++i) {
+      described.push_back(examples[i].dl());
+      // Contiguous inputs get the default strides (a size-1 dim's stride is
+      // arbitrary in a loaded tensor; torch.fx sees the default one).
+      if (examples[i].is_contiguous()) described.back().strides = nullptr;
+    }
+  } else if (num_inputs > 0) {
+    throw fxp::Error(FX_FAILED_PRECONDITION,
+                     "shape_prop needs inputs: example inputs from the host "
+                     "(fx run --inputs IN.pt) or the shapes option "
+                     "(shapes=1x3x224x224, dtypes=float32)");
+  }
+  std::vector<const DLTensor*> inputs;
+  for (const DLTensor& t : described) inputs.push_back(&t);
+
+  std::vector<std::pair<fxp::Node, Arg>> found_meta;
+  std::vector<std::pair<fxp::Node, std::string>> types;
+  fxp::run_graph(g, inputs, meta, [&](fxp::Node n, fxp::RuntimeValue v) {
+    types.emplace_back(n, type_name(n, v));
+    bool found = false;
+    Arg m = value_meta(v, &found);
+    if (found) found_meta.emplace_back(n, std::move(m));
+  });
+  // The graph may not change during the run: record afterwards.
+  for (auto& [n, type] : types) n.set_meta("type", Arg(type));
+  for (auto& [n, m] : found_meta) n.set_meta("tensor_meta", m);
+  return !types.empty();
+}
+
+}  // namespace
+
+FXP_PLUGIN(
+    "fx_shape_prop", "1.0",
+    fxp::pass<shape_prop>("shape_prop",
+                          "records meta['type'] and meta['tensor_meta'] on "
+                          "every node (torch.fx ShapeProp)")
+        .option("shapes", FX_OPTION_STRING_LIST, "",
+                "input shapes, one per placeholder (1x3x224x224); given, the "
+                "run uses meta tensors")
+        .option("dtypes", FX_OPTION_STRING_LIST, "float32",
+                "input dtypes, one per placeholder (the last repeats)")
+        .option("use_example_inputs", FX_OPTION_BOOL, "true",
+                "run on the host's example inputs when there are some")
+        .option("meta", FX_OPTION_BOOL, "false",
+                "run on meta tensors of the example inputs' shapes")
+        .produces({"tensor_meta"}))

@@ -1,0 +1,62 @@
+// Shared by the first-party plugin tests: the plugins loaded from the test's
+// runfiles, pipelines run on GraphModules through the pass manager, bundles
+// from ../shared/reference and torchvision exports, and Python torch.fx.
+#ifndef TESTS_PLUGINS_PLUGIN_TEST_UTIL_H_
+#define TESTS_PLUGINS_PLUGIN_TEST_UTIL_H_
+
+#include <ATen/ATen.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fx_core/graph_module.h"
+#include "plugin_api/host/pass_manager.h"
+#include "plugin_api/host/pass_registry.h"
+
+namespace fx::plugins_test {
+
+// Every first-party plugin (plugins/libfx_*.so), loaded once.
+const host::PassRegistry& registry();
+
+// A GraphModule with its example inputs and, when known, torch's output.
+struct Bundle {
+  std::string dir;
+  std::shared_ptr<GraphModule> gm;
+  std::vector<at::Tensor> inputs;
+  c10::IValue expected;  // None when the bundle has no expected.pt
+};
+
+// Reads DIR/graph.fx.json, DIR/input.pt and DIR/expected.pt.
+Bundle load_bundle(const std::string& dir);
+// ../shared/reference/NAME.
+Bundle load_reference(const std::string& name);
+
+// Runs `pipeline` (text, or a JSON config when it starts with '{') on `gm`
+// with example inputs; fails the test (ADD_FAILURE) on a config error.
+host::PipelineReport run_pipeline(GraphModule& gm, const std::string& pipeline,
+                                  std::vector<at::Tensor> inputs = {});
+
+// gm(inputs...).
+c10::IValue forward(GraphModule& gm, const std::vector<at::Tensor>& inputs);
+
+// Every tensor of a (possibly nested) value, in order.
+std::vector<at::Tensor> tensors_of(const c10::IValue& v);
+// Largest absolute difference between the tensors of two values (inf when
+// their structure differs).
+double max_abs_diff(const c10::IValue& a, const c10::IValue& b);
+
+// Empty when /usr/bin/python3 has torch and torchvision; else why not.
+std::string python_skip_reason();
+// A runfile's absolute path ("tools/torchfx_export.py").
+std::string runfile(const std::string& path);
+// Exports torchvision model `name` with torch.fx into TEST_TMPDIR (once per
+// process) and returns the bundle directory; throws with the log on
+// failure.
+std::string export_torchvision(const std::string& name);
+// Runs a shell command; returns its exit status, its output in *output.
+int run_command(const std::string& command, std::string* output);
+
+}  // namespace fx::plugins_test
+
+#endif  // TESTS_PLUGINS_PLUGIN_TEST_UTIL_H_
