@@ -292,6 +292,49 @@ WrappedFunction<Fn> wrap(std::string target, Fn fn) {
   return WrappedFunction<Fn>(std::move(target), std::move(fn));
 }
 
+// A free function written with Values that is traced through, unless the
+// tracer lists its target in autowrap_functions (torch.fx's
+// Tracer(autowrap_functions=(fn,))), which records it as one call_function.
+// Its kernel is registered too, so a GraphModule runs the recorded call.
+//   static const auto scale_add = fx::autowrappable("mylib.scale_add",
+//       [](fx::Value x, fx::Value y) { return x * 2 + y; });
+template <typename Fn>
+class AutowrappableFunction {
+ public:
+  AutowrappableFunction(std::string target, Fn fn)
+      : target_(std::move(target)), fn_(std::move(fn)) {}
+
+  template <typename... A>
+  Value operator()(A&&... a) const {
+    CallArgs c = pack(std::forward<A>(a)...);
+    Tracer* t = find_tracer(c);
+    if (t != nullptr && (t->should_autowrap(target_) || is_wrapped(target_))) {
+      return record_wrapped_call(*t, target_, c);
+    }
+    if (!c.kwargs.empty()) {
+      throw FxError(target_ + ": keyword arguments are not supported");
+    }
+    return detail::call_with_values(fn_, target_, c.args);
+  }
+  const std::string& target() const { return target_; }
+
+ private:
+  std::string target_;
+  Fn fn_;
+};
+
+template <typename Fn>
+AutowrappableFunction<Fn> autowrappable(std::string target, Fn fn) {
+  Fn copy = fn;
+  std::string t = target;
+  detail::register_wrapped_kernel(target, detail::FunctionTraits<Fn>::kArity,
+                                  [copy, t](const std::vector<Value>& args) {
+                                    return detail::call_with_values(copy, t,
+                                                                    args);
+                                  });
+  return AutowrappableFunction<Fn>(std::move(target), std::move(fn));
+}
+
 // ------------------------------------------------------ tracing functions
 
 namespace detail {

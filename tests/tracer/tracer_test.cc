@@ -245,6 +245,17 @@ struct Wrapped : fx::Module<Wrapped> {
   Value forward(Value x, Value y) { return my_custom_function(x, y) + 1; }
 };
 
+const auto scale_add =
+    fx::autowrappable("mylib.scale_add", [](Value x, Value y) -> Value {
+      Value doubled = x * 2;
+      return doubled + y;
+    });
+
+struct UsesScaleAdd : fx::Module<UsesScaleAdd> {
+  UsesScaleAdd() : fx::Module<UsesScaleAdd>("x, y") {}
+  Value forward(Value x, Value y) { return scale_add(x, y).relu(); }
+};
+
 struct SpecialLeafTracer : Tracer {
   bool is_leaf_module(const torch::nn::Module& m,
                       std::string_view qualified_name) const override {
@@ -436,6 +447,21 @@ TEST_F(TorchFxTwins, WrappedFunctionIsOneCall) {
   auto gm = symbolic_trace(m);
   expect_torch_fx("wrapped", gm->graph());
   expect_runs_like_eager(m, *gm, {at::rand({3}), at::rand({3})});
+}
+
+TEST_F(TorchFxTwins, AutowrapFunctionsOfTheTracer) {
+  UsesScaleAdd m;
+  auto traced = symbolic_trace(m);
+  expect_torch_fx("autowrap_traced_through", traced->graph());
+  Tracer tracer;
+  tracer.autowrap_functions = {"mylib.scale_add"};
+  auto recorded = symbolic_trace(m, {}, &tracer);
+  expect_torch_fx("autowrap_recorded", recorded->graph());
+  at::Tensor x = at::rand({3}), y = at::rand({3});
+  at::Tensor want = (x * 2 + y).relu();
+  EXPECT_TRUE(at::allclose(traced->forward({x, y}).toTensor(), want));
+  EXPECT_TRUE(at::allclose(recorded->forward({x, y}).toTensor(), want));
+  EXPECT_TRUE(at::allclose(m.forward(x, y).tensor(), want));
 }
 
 TEST_F(TorchFxTwins, CustomTracerLeafModule) {

@@ -23,6 +23,18 @@ my_custom_function.__module__ = "mylib"
 fx.wrap("my_custom_function")
 
 
+def scale_add(x, y):
+    return x * 2 + y
+
+
+scale_add.__module__ = "mylib"
+
+
+class UsesScaleAdd(torch.nn.Module):
+    def forward(self, x, y):
+        return scale_add(x, y).relu()
+
+
 class Operators(torch.nn.Module):
     def forward(self, x, y):
         a = x + y
@@ -264,6 +276,10 @@ def f(x, flag):
 
 
 CASES = {
+    "autowrap_traced_through": lambda: fx.symbolic_trace(UsesScaleAdd()),
+    "autowrap_recorded": lambda: fx.GraphModule(
+        UsesScaleAdd(),
+        fx.Tracer(autowrap_functions=(scale_add,)).trace(UsesScaleAdd())),
     "decomposition": lambda: decompose(ReluModule()),
     "function": lambda: fx.symbolic_trace(f, concrete_args={"flag": False}),
     "operators": lambda: fx.symbolic_trace(Operators()),
