@@ -214,6 +214,103 @@ TEST_F(DocsExamples, ReplaceOneOpThreeWays) {
   EXPECT_TRUE(at::allclose(first(gm3->forward(in)), expected));
 }
 
+// Arguments of the new graph as fx::Values of a GraphAppendingTracer
+// (proxies for nodes), and back.
+Value to_value(GraphAppendingTracer& tracer, const Argument& arg) {
+  switch (arg.kind()) {
+    case Argument::Kind::kNode:
+      return Value(Proxy{arg.as_node(), &tracer});
+    case Argument::Kind::kNone:
+      return Value();
+    case Argument::Kind::kBool:
+      return Value(arg.as_bool());
+    case Argument::Kind::kInt:
+      return Value(arg.as_int());
+    case Argument::Kind::kFloat:
+      return Value(arg.as_float());
+    default:
+      throw std::runtime_error("to_value: unsupported argument");
+  }
+}
+
+// The docs' Transformer again, written as Python writes it: the override
+// calls functions of fx::Value on proxies of the new graph's nodes.
+class NegSigmSwapRetraced : public Transformer {
+ public:
+  using Transformer::Transformer;
+  Argument call_function(const Node& n, std::string_view target,
+                         Node::Args args, Node::Kwargs kwargs) override {
+    if (target == "torch.sigmoid") {
+      return tracer_.create_arg(th::neg(to_value(tracer_, args[0])));
+    }
+    return Transformer::call_function(n, target, std::move(args),
+                                      std::move(kwargs));
+  }
+  Argument call_method(const Node& n, std::string_view target, Node::Args args,
+                       Node::Kwargs kwargs) override {
+    if (target == "neg") {
+      return tracer_.create_arg(to_value(tracer_, args[0]).sigmoid());
+    }
+    return Transformer::call_method(n, target, std::move(args),
+                                    std::move(kwargs));
+  }
+
+ private:
+  GraphAppendingTracer tracer_{graph()};
+};
+
+TEST_F(DocsExamples, NegSigmSwapWithRetracingMakesTorchFxsModule) {
+  auto gm = load("neg_sigm_swap");
+  ASSERT_NE(gm, nullptr);
+  std::shared_ptr<GraphModule> out = NegSigmSwapRetraced(*gm).transform();
+  EXPECT_EQ(out->code(),
+            testing::read_file(file("neg_sigm_swap", "transformed.code.py")));
+}
+
+// ---------------------------------------------------------------- decompose
+
+// The docs' decompose: F.relu replaced by (x > 0) * x, retraced onto the new
+// graph through a GraphAppendingTracer.
+Value relu_decomposition(Value x) { return (x > 0) * x; }
+
+std::shared_ptr<GraphModule> decompose(GraphModule& model) {
+  auto new_graph = std::make_unique<Graph>();
+  std::map<std::string, Node*> env;
+  GraphAppendingTracer tracer(*new_graph);
+  for (Node* node : model.graph().nodes()) {
+    if (node->op() == Opcode::kCallFunction &&
+        node->target() == "torch.nn.functional.relu") {
+      std::vector<Value> proxy_args;
+      for (const Argument& a : node->args()) {
+        proxy_args.push_back(
+            a.is_node() ? Value(Proxy{env.at(std::string(a.as_node()->name())),
+                                      &tracer})
+                        : to_value(tracer, a));
+      }
+      Value output_proxy = relu_decomposition(proxy_args[0]);
+      env[std::string(node->name())] = output_proxy.node();
+    } else {
+      env[std::string(node->name())] = new_graph->node_copy(
+          node,
+          [&](Node* x) -> Argument { return env.at(std::string(x->name())); });
+    }
+  }
+  return std::make_shared<GraphModule>(model, std::move(new_graph));
+}
+
+TEST_F(DocsExamples, DecomposeRetracesReluAsTorchFxDoes) {
+  auto gm = load("decompose");
+  ASSERT_NE(gm, nullptr);
+  std::shared_ptr<GraphModule> out = decompose(*gm);
+  EXPECT_EQ(out->code(),
+            testing::read_file(file("decompose", "transformed.code.py")));
+  std::vector<c10::IValue> in = inputs("decompose");
+  EXPECT_TRUE(at::allclose(out->forward(in).toTensor(),
+                           tensor("decompose", "transformed.pt")));
+  EXPECT_TRUE(at::allclose(out->forward(in).toTensor(),
+                           tensor("decompose", "expected.pt")));
+}
+
 // ------------------------------------------------------------------ invert
 
 void register_tan_ops() {
