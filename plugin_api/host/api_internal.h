@@ -98,6 +98,7 @@ AttributeStore* store_for(const Graph* g);
 // The parts of the table implemented outside c_api.cc.
 void fill_runtime_entries(FxApi& table);    // runtime_api.cc
 void fill_extension_entries(FxApi& table);  // extension_api.cc
+void fill_rewrite_entries(FxApi& table);    // rewrite_api.cc
 
 }  // namespace fx::host::internal
 

@@ -95,6 +95,7 @@ FxApi make_api() {
   t.version = FX_API_VERSION;
   fill_runtime_entries(t);
   fill_extension_entries(t);
+  fill_rewrite_entries(t);
 
   t.CreateStatus = [](FxStatusCode code, const char* message) {
     return make_status(code, message ? message : "");

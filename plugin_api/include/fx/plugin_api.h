@@ -214,6 +214,24 @@ typedef struct FxTensorMeta {
 typedef FxStatus* (*FxNodeValueFn)(FxNode* node, const FxValue* value,
                                    void* user_data);
 
+/* ------------------------------------------------------ subgraph rewriting
+ *
+ * torch.fx's SubgraphMatcher and replace_pattern, for patterns and
+ * replacements the plugin builds as standalone graphs (CreateGraph, then
+ * placeholders, ops and one output through GraphCreateNode or the C++
+ * wrapper's Values). */
+typedef struct FxMatch FxMatch; /* borrowed for the callback */
+
+/* Flags of GraphMatchPattern / GraphReplacePattern. */
+#define FX_REWRITE_IGNORE_LITERALS 1u /* `x + 1` matches `x + 3` */
+#define FX_REWRITE_MATCH_MODULES_BY_TYPE 2u /* call_module by module type */
+#define FX_REWRITE_NO_META 4u /* do not carry meta to replacement nodes */
+
+/* Keeps (1) or drops (0) a match before anything changes. */
+typedef int (*FxMatchFilterFn)(const FxMatch* match, void* user_data);
+/* Called with each match (or replacement made); a status stops. */
+typedef FxStatus* (*FxMatchFn)(const FxMatch* match, void* user_data);
+
 /* ------------------------------------------------------ tracer extensions
  *
  * A plugin may extend the host's tracer and runtime when it is loaded:
@@ -470,6 +488,40 @@ struct FxApi {
    * arguments are kept as they are (they must belong to `graph`). */
   FxStatus* (*GraphNodeCopy)(FxGraph* graph, const FxNode* node, FxNode** out);
 
+  /* Standalone graphs (patterns, replacements): owned by the caller. */
+  FxStatus* (*CreateGraph)(FxGraph** out);
+  void (*ReleaseGraph)(FxGraph* graph);
+  /* Every non-overlapping match of `pattern` in `graph`, in graph order. */
+  FxStatus* (*GraphMatchPattern)(const FxGraph* graph, const FxGraph* pattern,
+                                 uint32_t flags, FxMatchFn on_match,
+                                 void* user_data);
+  /* replace_pattern_with_filters: replaces each match `filter` keeps (NULL:
+   * all) with a copy of `replacement`; `on_replaced` (may be NULL) sees each
+   * replacement made; *num_replacements (may be NULL) gets their count.
+   * The graph is unchanged when the pattern or replacement is refused. */
+  FxStatus* (*GraphReplacePattern)(FxGraph* graph, const FxGraph* pattern,
+                                   const FxGraph* replacement, uint32_t flags,
+                                   FxMatchFilterFn filter, void* filter_data,
+                                   FxMatchFn on_replaced, void* replaced_data,
+                                   size_t* num_replacements);
+  /* A match: pattern node i and the graph value it matched (a node
+   * reference, or a literal for a placeholder), the graph node the first
+   * anchor matched, and (for a replacement) the nodes inserted. */
+  size_t (*MatchSize)(const FxMatch* match);
+  const FxNode* (*MatchPatternNode)(const FxMatch* match, size_t index);
+  const FxArg* (*MatchValue)(const FxMatch* match, size_t index);
+  FxNode* (*MatchAnchor)(const FxMatch* match);
+  size_t (*MatchNumReplacements)(const FxMatch* match);
+  FxNode* (*MatchReplacement)(const FxMatch* match, size_t index);
+
+  /* The constructor keyword arguments of the module at `qualified_name`
+   * (what a graph file's `config` holds: {"in_features": 4, "eps": 1e-05,
+   * ...}) as a dict argument owned by the caller (ReleaseArg). Needs the
+   * graph's owning GraphModule; FX_NOT_FOUND when there is no such module,
+   * FX_UNIMPLEMENTED when its kind cannot describe itself. */
+  FxStatus* (*GraphModuleConfig)(const FxGraph* graph,
+                                 const char* qualified_name, FxArg** out);
+
   /* Registration (only inside register_extensions) ------------------------
    */
   FxStatus* (*RegisterCustomOp)(FxRegistrar* registrar, const FxCustomOp* op);
@@ -488,13 +540,6 @@ struct FxApi {
                             double* out);
 
   /* Appended ------------------------------------------------------------- */
-  /* The constructor keyword arguments of the module at `qualified_name`
-   * (what a graph file's `config` holds: {"in_features": 4, "eps": 1e-05,
-   * ...}) as a dict argument owned by the caller (ReleaseArg). Needs the
-   * graph's owning GraphModule; FX_NOT_FOUND when there is no such module,
-   * FX_UNIMPLEMENTED when its kind cannot describe itself. */
-  FxStatus* (*GraphModuleConfig)(const FxGraph* graph,
-                                 const char* qualified_name, FxArg** out);
   /* Makes the submodule, parameter or buffer at `qualified_name` of
    * `graph`'s module an attribute of `subgraph`'s module too, at the same
    * path, shared rather than copied (what torch.fx's split_module does for

@@ -860,6 +860,131 @@ FxStatus* run_pass(const FxApi* table, FxGraph* graph, const FxOptions* options,
   }
 }
 
+// A standalone graph the plugin owns (a pattern or a replacement for
+// replace_pattern). Build it with placeholder(), Values and output():
+//
+//   fxp::OwnedGraph pattern;
+//   fxp::Value x = pattern.placeholder("x");
+//   pattern.output(x.call_method("relu"));
+class OwnedGraph {
+ public:
+  OwnedGraph() {
+    FxGraph* g = nullptr;
+    check(api()->CreateGraph(&g));
+    graph_ = g;
+  }
+  ~OwnedGraph() {
+    if (graph_) api()->ReleaseGraph(graph_);
+  }
+  OwnedGraph(OwnedGraph&& o) noexcept : graph_(std::exchange(o.graph_, nullptr)) {}
+  OwnedGraph(const OwnedGraph&) = delete;
+  OwnedGraph& operator=(const OwnedGraph&) = delete;
+
+  Graph view() const { return Graph(graph_); }
+  FxGraph* get() const { return graph_; }
+  Value placeholder(const char* name) {
+    return view().create_node(FX_OP_PLACEHOLDER, name);
+  }
+  void output(const Arg& value) {
+    view().create_node(FX_OP_OUTPUT, "output", {value});
+  }
+
+ private:
+  FxGraph* graph_ = nullptr;
+};
+
+// A match or replacement reported by match_pattern / replace_pattern.
+class Match {
+ public:
+  explicit Match(const FxMatch* m) : m_(m) {}
+  size_t size() const { return api()->MatchSize(m_); }
+  Node pattern_node(size_t i) const {
+    return Node(const_cast<FxNode*>(api()->MatchPatternNode(m_, i)));
+  }
+  ArgView value(size_t i) const { return ArgView(api()->MatchValue(m_, i)); }
+  // The graph node a pattern node matched (empty Node if none).
+  Node node_for(Node pattern_node) const {
+    for (size_t i = 0; i < size(); ++i) {
+      if (this->pattern_node(i) == pattern_node && value(i).is_node()) {
+        return value(i).node();
+      }
+    }
+    return Node();
+  }
+  Node anchor() const { return Node(api()->MatchAnchor(m_)); }
+  std::vector<Node> replacements() const {
+    std::vector<Node> out;
+    for (size_t i = 0, n = api()->MatchNumReplacements(m_); i < n; ++i) {
+      out.emplace_back(api()->MatchReplacement(m_, i));
+    }
+    return out;
+  }
+
+ private:
+  const FxMatch* m_;
+};
+
+namespace detail {
+template <typename Fn>
+struct MatchCallback {
+  Fn* fn;
+  std::string error;
+  static FxStatus* call(const FxMatch* m, void* self) {
+    auto* cb = static_cast<MatchCallback*>(self);
+    try {
+      (*cb->fn)(Match(m));
+      return nullptr;
+    } catch (const std::exception& e) {
+      return api()->CreateStatus(FX_INTERNAL, e.what());
+    }
+  }
+};
+template <typename Fn>
+struct FilterCallback {
+  Fn* fn;
+  static int call(const FxMatch* m, void* self) {
+    try {
+      return (*static_cast<FilterCallback*>(self)->fn)(Match(m)) ? 1 : 0;
+    } catch (...) {
+      return 0;
+    }
+  }
+};
+}  // namespace detail
+
+// Calls on_match(Match) for every non-overlapping match, in graph order.
+template <typename Fn>
+void match_pattern(const Graph& graph, const OwnedGraph& pattern, Fn on_match,
+                   uint32_t flags = 0) {
+  detail::MatchCallback<Fn> cb{&on_match, {}};
+  check(api()->GraphMatchPattern(graph.get(), pattern.get(), flags,
+                                 &detail::MatchCallback<Fn>::call, &cb));
+}
+
+// torch.fx's replace_pattern; returns the replacements made.
+inline size_t replace_pattern(Graph& graph, const OwnedGraph& pattern,
+                              const OwnedGraph& replacement,
+                              uint32_t flags = 0) {
+  size_t count = 0;
+  check(api()->GraphReplacePattern(graph.get(), pattern.get(),
+                                   replacement.get(), flags, nullptr, nullptr,
+                                   nullptr, nullptr, &count));
+  return count;
+}
+
+// replace_pattern_with_filters: keep(Match) decides before anything changes.
+template <typename Filter>
+size_t replace_pattern_with_filters(Graph& graph, const OwnedGraph& pattern,
+                                    const OwnedGraph& replacement, Filter keep,
+                                    uint32_t flags = 0) {
+  detail::FilterCallback<Filter> cb{&keep};
+  size_t count = 0;
+  check(api()->GraphReplacePattern(
+      graph.get(), pattern.get(), replacement.get(), flags,
+      &detail::FilterCallback<Filter>::call, &cb, nullptr, nullptr, &count));
+  return count;
+}
+
 // A pass's declaration, built fluently; the strings must be static (string
 // literals), the PassDef itself lives in the plugin's static PluginDef.
 //
