@@ -79,7 +79,11 @@ bool cse(Graph& g, const fxp::Options&) {
   bool changed = false;
   for (Node n : g) {
     FxOpcode op = n.op();
-    if (op == FX_OP_PLACEHOLDER || op == FX_OP_OUTPUT) continue;
+    // As torch.fx's CSEPass, placeholders, outputs and get_attr nodes are
+    // kept as they are.
+    if (op == FX_OP_PLACEHOLDER || op == FX_OP_OUTPUT || op == FX_OP_GET_ATTR) {
+      continue;
+    }
     if (n.is_impure() || is_nondeterministic_or_mutating(n)) continue;
     std::string key = std::to_string(op) + "|" + std::string(n.target()) + "|";
     for (size_t i = 0; i < n.num_args(); ++i) {
@@ -548,9 +552,9 @@ FXP_PLUGIN(
                    "dead code elimination (torch.fx eliminate_dead_code; "
                    "impure nodes stay)"),
     fxp::pass<cse>("cse",
-                   "common subexpression elimination: nodes with the same op, "
-                   "target, args and kwargs merge (impure, random and "
-                   "in-place ops excepted)"),
+                   "common subexpression elimination (torch.fx CSEPass): nodes "
+                   "with the same op, target, args and kwargs merge (impure, "
+                   "random and in-place ops excepted)"),
     fxp::pass<const_fold>("const_fold",
                           "folds get_attr-only subgraphs into new attributes "
                           "read by get_attr")

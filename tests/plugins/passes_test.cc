@@ -1,0 +1,288 @@
+// libfx_passes through the pass manager against torch.fx's own passes on the
+// same bundles (Python in the test): dce and cse give torch.fx's graph text,
+// const_fold and split_module its structure and numbers; dot draws every
+// node and edge.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fx_core/graph.h"
+#include "fx_core/module_registry.h"
+#include "fx_core/node.h"
+#include "fx_core/torch_save.h"
+#include "tests/plugins/plugin_test_util.h"
+#include "tests/testing/reference.h"
+
+namespace fx::plugins_test {
+namespace {
+
+std::string tmp(const std::string& name) {
+  return std::string(std::getenv("TEST_TMPDIR")) + "/" + name;
+}
+
+// Exports tests/plugins/golden_models.py:CLASS with torch.fx.
+std::string export_model(const std::string& cls, const std::string& shape) {
+  std::string dir = tmp("models/" + cls);
+  if (std::filesystem::exists(dir + "/graph.fx.json")) return dir;
+  std::string log;
+  int status =
+      run_command("/usr/bin/python3 " + runfile("tools/torchfx_export.py") +
+                      " --module " + runfile("tests/plugins/golden_models.py") +
+                      ":" + cls + " --input-shape " + shape + " -o " + dir,
+                  &log);
+  if (status != 0) throw std::runtime_error("export failed:\n" + log);
+  return dir;
+}
+
+// Runs passes_golden.py MODE on the bundle; returns its output directory.
+std::string torch_fx(const std::string& bundle, const std::string& mode,
+                     const std::string& arg = "") {
+  std::string out = tmp("golden/" + mode);
+  std::string log;
+  int status = run_command("/usr/bin/python3 " +
+                               runfile("tests/plugins/passes_golden.py") + " " +
+                               runfile("tools/torchfx_import.py") + " " +
+                               bundle + " " + mode + " " + out + " " + arg,
+                           &log);
+  if (status != 0) throw std::runtime_error("torch.fx golden failed:\n" + log);
+  return out;
+}
+
+c10::IValue read_output(const std::string& dir) {
+  auto v = read_value_file(dir + "/output.pt");
+  if (!v.ok()) throw std::runtime_error(std::string(v.status().message()));
+  return *v;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// "call_function operator.add" for each call node, as passes_golden.py.
+std::vector<std::string> call_targets(const Graph& g) {
+  std::vector<std::string> out;
+  for (const Node* n : g.nodes()) {
+    if (n->op() == Opcode::kCallFunction || n->op() == Opcode::kCallMethod ||
+        n->op() == Opcode::kCallModule) {
+      out.push_back(std::string(opcode_name(n->op())) + " " + n->target());
+    }
+  }
+  return out;
+}
+
+class PassesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!python_skip_reason().empty()) GTEST_SKIP() << python_skip_reason();
+  }
+};
+
+TEST_F(PassesTest, DceGivesTorchFxsGraphAndKeepsImpureNodes) {
+  std::string dir = export_model("DeadCode", "3,4");
+  Bundle b = load_bundle(dir);
+  std::string golden = torch_fx(dir, "dce");
+  host::PipelineReport report = run_pipeline(*b.gm, "dce", b.inputs);
+  ASSERT_TRUE(report.ok()) << report.failure;
+  EXPECT_TRUE(report.passes[0].changed);
+  EXPECT_EQ(b.gm->graph().str(), testing::read_file(golden + "/graph.txt"));
+  EXPECT_LE(max_abs_diff(forward(*b.gm, b.inputs), b.expected), 1e-6);
+}
+
+TEST_F(PassesTest, CseGivesTorchFxsCsePassGraph) {
+  std::string dir = export_model("Repeated", "3,4");
+  Bundle b = load_bundle(dir);
+  std::string golden = torch_fx(dir, "cse");
+  // torch.fx's CSEPass leaves the merged duplicates' users pointing at the
+  // first copy and drops the duplicates: cse then dce.
+  host::PipelineReport report = run_pipeline(*b.gm, "cse", b.inputs);
+  ASSERT_TRUE(report.ok()) << report.failure;
+  EXPECT_EQ(b.gm->graph().str(), testing::read_file(golden + "/graph.txt"));
+  EXPECT_LE(max_abs_diff(forward(*b.gm, b.inputs), read_output(golden)), 1e-6);
+}
+
+TEST_F(PassesTest, CseLeavesRandomAndImpureNodesAlone) {
+  auto graph = std::make_unique<Graph>();
+  Node* x = graph->placeholder("x");
+  Node* r1 = graph->call_function("torch.randn_like", {x});
+  Node* r2 = graph->call_function("torch.randn_like", {x});
+  Node* a1 = graph->call_function("torch._assert", {true, "a"});
+  Node* a2 = graph->call_function("torch._assert", {true, "a"});
+  (void)a1;
+  (void)a2;
+  graph->output(graph->call_function("operator.add", {r1, r2}));
+  GraphModule gm(GraphModule::AttributeMap{}, std::move(graph));
+  host::PipelineReport report = run_pipeline(gm, "cse");
+  ASSERT_TRUE(report.ok()) << report.failure;
+  EXPECT_FALSE(report.passes[0].changed);
+  EXPECT_EQ(gm.graph().size(), 7u);
+}
+
+TEST_F(PassesTest, ConstFoldFoldsAttributeOnlySubgraphsLikeTorchFx) {
+  std::string dir = export_model("ConstFold", "3,4");
+  Bundle b = load_bundle(dir);
+  std::string golden = torch_fx(dir, "const_fold");
+  host::PipelineReport report = run_pipeline(*b.gm, "const_fold", b.inputs);
+  ASSERT_TRUE(report.ok()) << report.failure;
+  // torch.fx keeps the same computations on the input (its folded
+  // attributes come back through getitem of one tuple).
+  std::vector<std::string> want;
+  for (const std::string& line :
+       lines_of(testing::read_file(golden + "/targets.txt"))) {
+    if (line != "call_function operator.getitem") want.push_back(line);
+  }
+  EXPECT_EQ(call_targets(b.gm->graph()), want) << b.gm->graph().str();
+  std::vector<std::string> folded;
+  for (const Node* n : b.gm->graph().nodes()) {
+    if (n->op() == Opcode::kGetAttr) folded.push_back(n->target());
+  }
+  EXPECT_EQ(folded,
+            (std::vector<std::string>{"_folded_constant0", "_folded_constant1",
+                                      "_folded_constant2"}));
+  EXPECT_LE(max_abs_diff(forward(*b.gm, b.inputs), read_output(golden)), 1e-5);
+  EXPECT_LE(max_abs_diff(forward(*b.gm, b.inputs), b.expected), 1e-5);
+}
+
+TEST_F(PassesTest, ConstFoldOnResnet18ComputesTheSame) {
+  Bundle b = load_bundle(export_torchvision("resnet18"));
+  size_t before = b.gm->graph().size();
+  host::PipelineReport report = run_pipeline(*b.gm, "const_fold", b.inputs);
+  ASSERT_TRUE(report.ok()) << report.failure;
+  // resnet18 has no attribute-only computation: nothing to fold.
+  EXPECT_EQ(b.gm->graph().size(), before);
+  EXPECT_LE(max_abs_diff(forward(*b.gm, b.inputs), b.expected), 1e-4);
+}
+
+// call_module on a GraphModule child (what split_module makes): fx_core has
+// no ModuleKind for GraphModule yet, so the test registers one that
+// recompiles the child (its graph was filled by the pass) and runs it.
+void register_graph_module_kind() {
+  static bool done = [] {
+    ModuleKind kind;
+    kind.type = "torch.fx.GraphModule";
+    kind.cpp_type = typeid(GraphModule);
+    kind.forward_schema = OpSchema::parse("*args");
+    kind.forward = [](torch::nn::Module& m, OpArgs& a) -> c10::IValue {
+      auto& gm = static_cast<GraphModule&>(m);
+      std::vector<c10::IValue> args;
+      for (const c10::IValue& v : a[0].toTupleRef().elements()) {
+        args.push_back(v);
+      }
+      if (!gm.check_executable().ok()) gm.recompile();
+      return gm.forward(std::move(args));
+    };
+    ModuleRegistry::global().add(std::move(kind));
+    return true;
+  }();
+  (void)done;
+}
+
+void recompile_children(GraphModule& gm) {
+  for (const auto& child : gm.named_children()) {
+    if (auto sub = std::dynamic_pointer_cast<GraphModule>(child.value())) {
+      sub->recompile();
+    }
+  }
+  gm.recompile();
+}
+
+TEST_F(PassesTest, SplitModuleMakesTorchFxsPartitionsAndComputesTheSame) {
+  register_graph_module_kind();
+  std::string dir = export_model("Split", "1,3,8,8");
+  Bundle b = load_bundle(dir);
+  std::string golden = torch_fx(dir, "split", "relu,adaptive_avg_pool2d");
+  host::PipelineReport report = run_pipeline(
+      *b.gm, "split_module{split_at=relu,adaptive_avg_pool2d}", b.inputs);
+  ASSERT_TRUE(report.ok()) << report.failure;
+  recompile_children(*b.gm);
+  std::vector<std::string> got;
+  for (const Node* n : b.gm->graph().nodes()) {
+    if (n->op() != Opcode::kCallModule) continue;
+    auto sub = std::dynamic_pointer_cast<GraphModule>(
+        b.gm->get_submodule(n->target()));
+    ASSERT_NE(sub, nullptr) << n->target();
+    EXPECT_NO_THROW(sub->graph().lint()) << sub->graph().str();
+    std::string line = n->target() + ":";
+    for (const std::string& t : call_targets(sub->graph())) line += " " + t;
+    got.push_back(line);
+  }
+  EXPECT_EQ(got, lines_of(testing::read_file(golden + "/targets.txt")))
+      << b.gm->graph().str();
+  EXPECT_LE(max_abs_diff(forward(*b.gm, b.inputs), read_output(golden)), 1e-5);
+}
+
+TEST_F(PassesTest, SplitModuleOnResnet18ByLayer) {
+  register_graph_module_kind();
+  Bundle b = load_bundle(export_torchvision("resnet18"));
+  host::PipelineReport report = run_pipeline(
+      *b.gm,
+      "split_module{split_at=layer1_0_conv1,layer2_0_conv1,layer3_0_conv1,"
+      "layer4_0_conv1,avgpool}",
+      b.inputs);
+  ASSERT_TRUE(report.ok()) << report.failure;
+  recompile_children(*b.gm);
+  EXPECT_EQ(call_targets(b.gm->graph()),
+            (std::vector<std::string>{
+                "call_module submod_0", "call_module submod_1",
+                "call_module submod_2", "call_module submod_3",
+                "call_module submod_4", "call_module submod_5"}));
+  EXPECT_LE(max_abs_diff(forward(*b.gm, b.inputs), b.expected), 1e-4);
+}
+
+TEST_F(PassesTest, SplitModuleByMetaKeyAndBadOptions) {
+  register_graph_module_kind();
+  Bundle b = load_reference("seed_mymodule");
+  EXPECT_NE(run_pipeline(*b.gm, "split_module")
+                .failure.find("split_module needs exactly one of"),
+            std::string::npos);
+  EXPECT_NE(run_pipeline(*b.gm, "split_module{split_at=nope}")
+                .failure.find("split_at names no node 'nope'"),
+            std::string::npos);
+  for (Node* n : b.gm->graph().nodes()) {
+    if (n->name() == "linear") n->set_meta("stage", Argument(int64_t{1}));
+  }
+  c10::IValue want = forward(*b.gm, b.inputs);
+  host::PipelineReport report =
+      run_pipeline(*b.gm, "split_module{meta_key=stage}", b.inputs);
+  ASSERT_TRUE(report.ok()) << report.failure;
+  recompile_children(*b.gm);
+  // add before linear (unlabelled: joins the first labelled partition).
+  EXPECT_EQ(call_targets(b.gm->graph()),
+            (std::vector<std::string>{"call_module submod_0"}));
+  EXPECT_LE(max_abs_diff(forward(*b.gm, b.inputs), want), 1e-6);
+}
+
+TEST_F(PassesTest, DotDrawsEveryNodeAndEdgeWithTensorMeta) {
+  Bundle b = load_reference("seed_mymodule");
+  std::string path = tmp("mymodule.dot");
+  host::PipelineReport report =
+      run_pipeline(*b.gm, "shape_prop,dot{path=" + path + "}", b.inputs);
+  ASSERT_TRUE(report.ok()) << report.failure;
+  std::string dot = testing::read_file(path);
+  EXPECT_EQ(dot.rfind("digraph \"GraphModule\" {", 0), 0u) << dot;
+  EXPECT_NE(dot.find("\"linear\" [label=\"{linear|call_module|linear|[3x5] "
+                     "torch.float32}\""),
+            std::string::npos)
+      << dot;
+  EXPECT_NE(dot.find("\"add\" [label=\"{add|call_function|operator.add|[3x4] "
+                     "torch.float32}\""),
+            std::string::npos)
+      << dot;
+  size_t edges = 0;
+  for (size_t p = dot.find(" -> "); p != std::string::npos;
+       p = dot.find(" -> ", p + 1)) {
+    ++edges;
+  }
+  EXPECT_EQ(edges, 5u);  // x, param -> add -> linear -> clamp -> output
+  EXPECT_FALSE(report.passes[1].changed);
+}
+
+}  // namespace
+}  // namespace fx::plugins_test
