@@ -13,6 +13,10 @@ docs' examples) writes OUT_DIR/CASE/:
                                            subgraph_rewriter.replace_pattern
     matches.txt                            one line per match: the graph
                                            nodes matched, as pattern=graph
+    matcher.txt                            SubgraphMatcher's match counts
+                                           with other options: `overlapping
+                                           N` (remove_overlapping_matches=
+                                           False), `match_output N`
 """
 
 import importlib.util
@@ -399,6 +403,13 @@ def main():
         os.makedirs(d, exist_ok=True)
         gm = symbolic_trace(forward)
         graph_json(gm, os.path.join(d, "original.fx.json"))
+        from torch.fx.passes.utils.matcher_utils import SubgraphMatcher
+        pattern_graph = symbolic_trace(pattern).graph
+        overlapping = SubgraphMatcher(
+            pattern_graph, remove_overlapping_matches=False).match(gm.graph)
+        whole = SubgraphMatcher(pattern_graph, match_output=True).match(gm.graph)
+        with open(os.path.join(d, "matcher.txt"), "w") as f:
+            f.write(f"overlapping {len(overlapping)}\nmatch_output {len(whole)}\n")
         graph_json(symbolic_trace(pattern), os.path.join(d, "pattern.fx.json"))
         graph_json(symbolic_trace(replacement), os.path.join(d, "replacement.fx.json"))
         matches = subgraph_rewriter.replace_pattern(gm, pattern, replacement)

@@ -19,6 +19,7 @@
 #include "fx_core/graph_module_file.h"
 #include "fx_core/rewrite/pattern_function.h"
 #include "fx_core/rewrite/subgraph_rewriter.h"
+#include "fx_core/strings.h"
 #include "fx_core/torch_save.h"
 #include "tests/testing/reference.h"
 
@@ -137,6 +138,20 @@ void check_case(const std::string& dir, const std::string& name) {
   const std::string expected = testing::read_file(d + "/matches.txt");
   EXPECT_EQ(matches_text(found), expected);
   const std::string found_compute = matches_text(found, true);
+  // And with torch.fx's other matcher options.
+  MatcherOptions overlapping;
+  overlapping.remove_overlapping_matches = false;
+  MatcherOptions whole;
+  whole.match_output = true;
+  EXPECT_EQ(
+      cat("overlapping ",
+          SubgraphMatcher(pattern->graph(), overlapping)
+              .match(gm->graph())
+              .size(),
+          "\nmatch_output ",
+          SubgraphMatcher(pattern->graph(), whole).match(gm->graph()).size(),
+          "\n"),
+      testing::read_file(d + "/matcher.txt"));
   // Patterns with modules go in as modules (torch.fx copies what the
   // replacement calls), the others as graphs.
   std::vector<ReplacedPatterns> matches =
