@@ -199,6 +199,27 @@ Value Value::method0(std::string_view name) const {
   return fx::call_method(name, pack(*this));
 }
 
+std::ostream& operator<<(std::ostream& out, const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::kProxy:
+      return out << "Proxy(" << v.node()->name() << ")";
+    case Value::Kind::kPlaceholder:
+      return out << "PH";
+    case Value::Kind::kList:
+    case Value::Kind::kTuple: {
+      bool list = v.kind() == Value::Kind::kList;
+      out << (list ? "[" : "(");
+      for (size_t i = 0; i < v.items().size(); ++i) {
+        out << (i ? ", " : "") << v.items()[i];
+      }
+      if (!list && v.items().size() == 1) out << ",";
+      return out << (list ? "]" : ")");
+    }
+    default:
+      return out << v.to_ivalue();
+  }
+}
+
 // ---------------------------------------------------------------- calls
 
 namespace {

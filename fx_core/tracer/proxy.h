@@ -39,6 +39,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -330,6 +331,9 @@ class Value {
   std::shared_ptr<const std::vector<Value>> items_;
   Kind kind_ = Kind::kConstant;
 };
+
+// Proxy(add) for a traced value (torch.fx's repr), else the real value.
+std::ostream& operator<<(std::ostream& out, const Value& v);
 
 inline Value list(std::vector<Value> items) {
   return Value::list(std::move(items));

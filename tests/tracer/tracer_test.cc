@@ -21,6 +21,7 @@
 #include <torch/nn/modules/pooling.h>
 
 #include <map>
+#include <sstream>
 
 #include "fx_core/codegen.h"
 #include "fx_core/graph_module.h"
@@ -507,6 +508,21 @@ TEST(Tracer, EagerValuesAreRealTensors) {
   }
   EXPECT_EQ(rows, 3);
   EXPECT_TRUE(static_cast<bool>(v.sum() > 0));
+}
+
+TEST(Tracer, ValuesPrintAsTorchFxProxies) {
+  struct Root : fx::Module<Root> {
+    Value forward(Value x) {
+      std::ostringstream out;
+      out << x << " " << fx::tuple({x, 1});
+      text = out.str();
+      return x;
+    }
+    std::string text;
+  };
+  Root root;
+  symbolic_trace(root);
+  EXPECT_EQ(root.text, "Proxy(x) (Proxy(x), 1)");
 }
 
 TEST(Tracer, ParameterNodeIsReusedBufferNodeIsNot) {
