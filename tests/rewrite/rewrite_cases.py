@@ -21,12 +21,15 @@ docs' examples) writes OUT_DIR/CASE/:
 
 import importlib.util
 import json
+import operator
 import os
+import random
 import re
 import sys
 
 import torch
 import torch.fx
+import torch.fx as fx
 from torch.fx import subgraph_rewriter, symbolic_trace
 
 spec = importlib.util.spec_from_file_location("torchfx_export", sys.argv[1])
@@ -395,8 +398,111 @@ def _():
     return M(), Pattern(), Replacement()
 
 
+# Random graphs of sigmoid / relu / add / mul with shared inputs, outside
+# uses and several outputs, and patterns that overlap, share inputs, return
+# several values or return their input: the rewrite must be torch.fx's on
+# every one (random_cases.txt lists them).
+def p_sigmoid2(x):
+    return torch.sigmoid(torch.sigmoid(x))
+
+
+def r_exp(x):
+    return torch.exp(x)
+
+
+def p_add_relu(x, y):
+    return torch.relu(x + y)
+
+
+def r_sub(x, y):
+    return x - y
+
+
+def p_pair(a):
+    return torch.sigmoid(a), torch.relu(a)
+
+
+def r_pair(a):
+    return torch.exp(a), torch.abs(a)
+
+
+def p_mul_relu(x):
+    return torch.relu(x * 2)
+
+
+def r_identity(x):
+    return x
+
+
+def p_add(x, y):
+    return x + y
+
+
+def r_add_swapped(x, y):
+    return y + x
+
+
+def p_shared(x):
+    return torch.sigmoid(x) + torch.relu(x)
+
+
+def r_tanh(x):
+    return torch.tanh(x)
+
+
+RANDOM_PATTERNS = [(p_sigmoid2, r_exp), (p_add_relu, r_sub), (p_pair, r_pair),
+                   (p_mul_relu, r_identity), (p_add, r_add_swapped),
+                   (p_shared, r_tanh)]
+
+
+def random_graph(rng):
+    g = fx.Graph()
+    nodes = [g.placeholder("x"), g.placeholder("y")]
+
+    def pick():
+        return rng.choice(nodes[-3:]) if rng.random() < 0.8 else rng.choice(nodes)
+    for _ in range(rng.randint(8, 24)):
+        op = rng.choice(["sigmoid", "relu", "add", "mul", "sigmoid", "relu"])
+        if op == "sigmoid":
+            n = g.call_function(torch.sigmoid, (pick(),))
+        elif op == "relu":
+            n = g.call_function(torch.relu, (pick(),))
+        elif op == "add":
+            n = g.call_function(operator.add, (pick(), pick()))
+        else:
+            n = g.call_function(operator.mul, (pick(), rng.choice([2, 3])))
+        nodes.append(n)
+    outs = [nodes[-1]] + rng.sample(nodes[2:-1], k=min(len(nodes) - 3, rng.randint(0, 2)))
+    g.output(tuple(outs) if len(outs) > 1 else outs[0])
+    g.eliminate_dead_code()
+    return fx.GraphModule(torch.nn.Module(), g)
+
+
+def random_cases(count):
+    names = []
+    seed = 0
+    while len(names) < count:
+        seed += 1
+        rng = random.Random(seed)
+        pattern, replacement = RANDOM_PATTERNS[len(names) % len(RANDOM_PATTERNS)]
+        gm = random_graph(rng)
+        probe = random_graph(random.Random(seed))
+        try:
+            found = subgraph_rewriter.replace_pattern(probe, pattern, replacement)
+            probe.graph.lint()
+        except Exception:  # torch.fx cannot rewrite this one: not a reference
+            continue
+        if not found and len(names) % 10 != 9:  # mostly graphs that match
+            continue
+        name = f"random_{len(names)}"
+        CASES[name] = (lambda gm=gm, p=pattern, r=replacement: (gm, p, r))
+        names.append(name)
+    return names
+
+
 def main():
     out = sys.argv[2]
+    random_names = random_cases(60)
     for name, make in CASES.items():
         forward, pattern, replacement = make()
         d = os.path.join(out, name)
@@ -422,7 +528,9 @@ def main():
         with open(os.path.join(d, "graph.txt"), "w") as f:
             f.write(re.sub(r"\[#users=", "[num_users=", str(gm.graph)) + "\n")
     with open(os.path.join(out, "cases.txt"), "w") as f:
-        f.write("\n".join(CASES) + "\n")
+        f.write("\n".join(n for n in CASES if n not in random_names) + "\n")
+    with open(os.path.join(out, "random_cases.txt"), "w") as f:
+        f.write("\n".join(random_names) + "\n")
 
 
 if __name__ == "__main__":

@@ -197,6 +197,20 @@ GOLDEN_CASE(list_literal)
 GOLDEN_CASE(scalar_literal)
 GOLDEN_CASE(replaces_referenced_submodules)
 
+// Random graphs (shared inputs, outside uses, several outputs) with patterns
+// that overlap, share inputs, return several values or their input: the
+// matches, the code and the graph text are torch.fx's on every one.
+TEST_F(RewriteGolden, RandomGraphs) {
+  std::istringstream cases(testing::read_file(dir_ + "/random_cases.txt"));
+  int n = 0;
+  for (std::string name; std::getline(cases, name);) {
+    if (name.empty()) continue;
+    check_case(dir_, name);
+    ++n;
+  }
+  EXPECT_EQ(n, 60);
+}
+
 // The same rewrites with the pattern and replacement written as C++
 // functions of fx::Value: they trace to torch.fx's pattern and replacement
 // graphs, and the rewrite gives torch.fx's code.
