@@ -86,7 +86,7 @@ struct Site {
     if (!v || v.is_none()) return std::nullopt;
     return Value(v.node());
   }
-  // The input's rank from tensor_meta, or `fallback`.
+  // The input's rank from tensor_meta, or `fallback` (0: unknown).
   int64_t input_rank(int64_t fallback) const {
     ArgView meta = input().node().meta("tensor_meta");
     if (meta && meta.kind() == FX_ARG_DICT) {
@@ -182,11 +182,21 @@ std::string fresh_attr(const Graph& g, std::string base) {
 }
 
 // The shape that broadcasts a per-channel vector of `c` against an input of
-// `rank` (N, C, ...): (C, 1, ...).
+// `rank` (N, C, ...): (C, 1, ...); (C) when the rank is unknown (0).
 std::vector<int64_t> channel_shape(int64_t c, int64_t rank) {
   std::vector<int64_t> shape{c};
   for (int64_t i = 2; i < rank; ++i) shape.push_back(1);
   return shape;
+}
+
+// x * scale + shift per channel (dim 1). With the rank known, scale and
+// shift broadcast as (C, 1, ...); otherwise the channel dim is moved last
+// for the (C) vectors and back.
+Value per_channel(const Value& x, const Value& scale, const Value& shift,
+                  bool rank_known) {
+  if (rank_known) return x * scale + shift;
+  Value t = x.call_method("transpose", {Arg(1), Arg(-1)});
+  return (t * scale + shift).call_method("transpose", {Arg(1), Arg(-1)});
 }
 
 std::optional<Value> batch_norm(Site& s, bool eval) {
@@ -203,7 +213,7 @@ std::optional<Value> batch_norm(Site& s, bool eval) {
     std::string type = s.g.module_type(s.module.c_str());
     int64_t rank = type == "torch.nn.BatchNorm2d"   ? 4
                    : type == "torch.nn.BatchNorm3d" ? 5
-                                                    : s.input_rank(2);
+                                                    : s.input_rank(0);
     std::vector<int64_t> shape = channel_shape(c, rank);
     fxp::Tensor scale = fxp::make_tensor(shape, fxp::kFloat32);
     fxp::Tensor shift = fxp::make_tensor(shape, fxp::kFloat32);
@@ -217,8 +227,8 @@ std::optional<Value> batch_norm(Site& s, bool eval) {
     s.g.set_attr_tensor(scale_name.c_str(), scale.release());
     std::string shift_name = fresh_attr(s.g, s.module + "_bn_shift");
     s.g.set_attr_tensor(shift_name.c_str(), shift.release());
-    return x * Value(s.g.get_attr(scale_name.c_str())) +
-           Value(s.g.get_attr(shift_name.c_str()));
+    return per_channel(x, s.g.get_attr(scale_name.c_str()),
+                       s.g.get_attr(shift_name.c_str()), rank > 0);
   }
   ArgView training = s.param("training");
   if (training && training.as_bool()) return std::nullopt;
@@ -228,16 +238,18 @@ std::optional<Value> batch_norm(Site& s, bool eval) {
   std::optional<Value> w = s.tensor_param("weight");
   std::optional<Value> b = s.tensor_param("bias");
   double eps = s.float_param("eps", "eps", 1e-5);
-  int64_t rank = s.input_rank(4);
-  std::vector<Arg> shape{Arg(int64_t{-1})};
-  for (int64_t i = 2; i < rank; ++i) shape.emplace_back(int64_t{1});
+  int64_t rank = s.input_rank(0);
   Value k = fxp::op("torch.rsqrt", *var + eps);
   if (w) k = k * *w;
   Value shift = -(*mean * k);
   if (b) shift = shift + *b;
-  k = k.call_method("reshape", shape);
-  shift = shift.call_method("reshape", shape);
-  return x * k + shift;
+  if (rank > 0) {
+    std::vector<Arg> shape{Arg(int64_t{-1})};
+    for (int64_t i = 2; i < rank; ++i) shape.emplace_back(int64_t{1});
+    k = k.call_method("reshape", shape);
+    shift = shift.call_method("reshape", shape);
+  }
+  return per_channel(x, k, shift, rank > 0);
 }
 
 std::optional<Value> layer_norm(Site& s) {
