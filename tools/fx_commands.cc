@@ -36,6 +36,9 @@ constexpr std::string_view kUsage =
     "      [--ordering explicit|auto] [--progress] [--time]\n"
     "                             runs a pipeline of plugin passes on FILE\n"
     "                             and writes the result atomically\n"
+    "  dot FILE [-o OUT.dot] [--pipeline TEXT]\n"
+    "                             the graph as Graphviz DOT (after TEXT's\n"
+    "                             passes, e.g. shape_prop for tensor_meta)\n"
     "  demo                       the seed docs' MyModule: built, printed, "
     "run\n"
     "\n"
@@ -53,6 +56,7 @@ const std::map<std::string_view, std::vector<std::string_view>>& options() {
           {"exec", {"inputs", "outputs"}},
           {"demo", {}},
           {"plugins", {"plugin", "plugin-dir"}},
+          {"dot", {"output", "pipeline", "plugin", "plugin-dir"}},
           {"run",
            {"pipeline", "config", "output", "inputs", "plugin", "plugin-dir",
             "print-after", "reproducer-dir", "on-failure", "ordering"}},
@@ -65,6 +69,7 @@ const std::map<std::string_view, std::vector<std::string_view>>& flags() {
   static const auto* table =
       new std::map<std::string_view, std::vector<std::string_view>>{
           {"plugins", {"no-default-plugins"}},
+          {"dot", {"no-default-plugins"}},
           {"run", {"progress", "time", "no-default-plugins"}},
       };
   return *table;
@@ -104,7 +109,9 @@ bool parse(const std::vector<std::string>& args, Invocation* inv,
   }
   for (size_t i = 1; i < args.size(); ++i) {
     std::string_view a = args[i];
-    if (a == "-o" && inv->command == "run") a = "--output";
+    if (a == "-o" && (inv->command == "run" || inv->command == "dot")) {
+      a = "--output";
+    }
     if (a.size() < 2 || a.substr(0, 2) != "--") {
       if (a.size() > 1 && a[0] == '-') {
         err << "fx " << inv->command << ": unknown option '" << a << "'\n"
@@ -238,6 +245,14 @@ int run_fx_command(const std::vector<std::string>& args, std::ostream& out,
     return 2;
   }
   if (command == "exec") return run_exec(inv, out, err);
+  if (command == "dot") {
+    DotArgs dot;
+    dot.input = inv.positional[0];
+    dot.output = inv.value("output", "");
+    dot.pipeline = inv.value("pipeline", "");
+    dot.sources = sources;
+    return run_dot_command(dot, out, err);
+  }
   if (command == "run") {
     RunArgs run;
     run.input = inv.positional[0];

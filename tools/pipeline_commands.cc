@@ -4,8 +4,10 @@
 
 #include <boost/filesystem.hpp>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <set>
+#include <sstream>
 
 #include "fx_core/graph_file.h"
 #include "fx_core/graph_module.h"
@@ -124,6 +126,9 @@ std::string names(const FxNameList& list) {
 
 }  // namespace
 
+int run_pipeline_command(const RunArgs& args, std::ostream& out,
+                         std::ostream& err, bool write_output);
+
 int run_plugins_command(const PluginSources& sources, std::ostream& out,
                         std::ostream& err) {
   PassRegistry registry;
@@ -174,12 +179,17 @@ int run_plugins_command(const PluginSources& sources, std::ostream& out,
 
 int run_pipeline_command(const RunArgs& args, std::ostream& out,
                          std::ostream& err) {
+  return run_pipeline_command(args, out, err, /*write_output=*/true);
+}
+
+int run_pipeline_command(const RunArgs& args, std::ostream& out,
+                         std::ostream& err, bool write_output) {
   if (args.pipeline.empty() == args.config.empty()) {
     err << "fx run: give exactly one of --pipeline TEXT and --config "
            "CONF.json\n";
     return 2;
   }
-  if (args.output.empty()) {
+  if (write_output && args.output.empty()) {
     err << "fx run: -o OUT.fx.json is required\n";
     return 2;
   }
@@ -306,12 +316,49 @@ int run_pipeline_command(const RunArgs& args, std::ostream& out,
       return 1;
     }
   }
+  if (!write_output) return 0;
   boost::system::error_code ec;
   fs::path parent = fs::path(args.output).parent_path();
   if (!parent.empty()) fs::create_directories(parent, ec);
   absl::Status written = target->write(args.output);
   if (!written.ok()) {
     err << "fx run: " << written.message() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+int run_dot_command(const DotArgs& args, std::ostream& out, std::ostream& err) {
+  // The dot pass writes a file; draw into a temporary one beside OUT (or in
+  // the temp directory) and hand it over whole.
+  boost::system::error_code ec;
+  fs::path tmp = fs::temp_directory_path(ec) /
+                 fs::unique_path("fx-dot-%%%%-%%%%-%%%%.dot", ec);
+  RunArgs run;
+  run.input = args.input;
+  run.pipeline = (args.pipeline.empty() ? "" : args.pipeline + ",") +
+                 "dot{path=" + tmp.string() + "}";
+  run.sources = args.sources;
+  run.output = "";
+  std::ostringstream ignored;
+  int status = run_pipeline_command(run, ignored, err, /*write_output=*/false);
+  if (status != 0) {
+    fs::remove(tmp, ec);
+    return status;
+  }
+  std::ifstream in(tmp.string(), std::ios::binary);
+  std::stringstream dot;
+  dot << in.rdbuf();
+  fs::remove(tmp, ec);
+  if (args.output.empty()) {
+    out << dot.str();
+    return out ? 0 : 1;
+  }
+  fs::path parent = fs::path(args.output).parent_path();
+  if (!parent.empty()) fs::create_directories(parent, ec);
+  absl::Status written = write_text_file_atomically(args.output, dot.str());
+  if (!written.ok()) {
+    err << "fx dot: " << written.message() << "\n";
     return 1;
   }
   return 0;

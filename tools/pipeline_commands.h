@@ -47,6 +47,17 @@ struct RunArgs {
 int run_pipeline_command(const RunArgs& args, std::ostream& out,
                          std::ostream& err);
 
+// fx dot: the graph as Graphviz DOT (the first-party `dot` pass), on stdout
+// or in OUT (written atomically). With `pipeline`, those passes run first
+// (e.g. "shape_prop{shapes=1x3x224x224}" so nodes show tensor_meta).
+struct DotArgs {
+  std::string input;
+  std::string output;    // -o OUT.dot; stdout when empty
+  std::string pipeline;  // --pipeline TEXT, run before drawing
+  PluginSources sources;
+};
+int run_dot_command(const DotArgs& args, std::ostream& out, std::ostream& err);
+
 }  // namespace fx::tools
 
 #endif  // TOOLS_PIPELINE_COMMANDS_H_

@@ -42,21 +42,24 @@ std::string mymodule() {
   return testing::reference_dir() + "/seed_mymodule/graph.fx.json";
 }
 
-bool exists(const std::string& path) {
-  return boost::filesystem::exists(path);
-}
+bool exists(const std::string& path) { return boost::filesystem::exists(path); }
 
 TEST(FxPlugins, ListsPluginsPassesAndOptions) {
   std::string path = kPlugins + "libc_plugin.so";
   Result r = run({"plugins", "--no-default-plugins", "--plugin", path});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out,
-            "plugin c_plugin 1.0 (API 1, runs on API >= 1)\n"
-            "  file:   " + path + "\n"
-            "  sha256: " + *host::sha256_file(path) + "\n"
-            "  pass c_add_to_mul: operator.add -> operator.mul, written in C\n"
-            "    option tag (string, default ''): written to meta['tag'] of "
-            "the output\n");
+  EXPECT_EQ(
+      r.out,
+      "plugin c_plugin 1.0 (API 1, runs on API >= 1)\n"
+      "  file:   " +
+          path +
+          "\n"
+          "  sha256: " +
+          *host::sha256_file(path) +
+          "\n"
+          "  pass c_add_to_mul: operator.add -> operator.mul, written in C\n"
+          "    option tag (string, default ''): written to meta['tag'] of "
+          "the output\n");
 }
 
 TEST(FxPlugins, ShowsConstraintsAndPropertiesOfPasses) {
@@ -73,11 +76,11 @@ TEST(FxPlugins, ShowsConstraintsAndPropertiesOfPasses) {
 }
 
 TEST(FxPlugins, ABadPluginIsAnError) {
-  Result r = run({"plugins", "--no-default-plugins", "--plugin",
-                  kPlugins + "missing.so"});
+  Result r = run(
+      {"plugins", "--no-default-plugins", "--plugin", kPlugins + "missing.so"});
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.err, "fx plugins: cannot load plugin: cannot read '" +
-                       kPlugins + "missing.so': No such file or directory\n");
+  EXPECT_EQ(r.err, "fx plugins: cannot load plugin: cannot read '" + kPlugins +
+                       "missing.so': No such file or directory\n");
 }
 
 TEST(FxRun, RunsAPipelineAndWritesTheBundle) {
@@ -89,12 +92,12 @@ TEST(FxRun, RunsAPipelineAndWritesTheBundle) {
   EXPECT_EQ(r.err, "");
   auto file = read_graph_file(out);
   ASSERT_TRUE(file.ok()) << file.status();
-  EXPECT_EQ(file->graph->find_nodes(Opcode::kCallFunction, "operator.add")
-                .size(),
-            0u);
-  EXPECT_EQ(file->graph->find_nodes(Opcode::kCallFunction, "operator.mul")
-                .size(),
-            1u);
+  EXPECT_EQ(
+      file->graph->find_nodes(Opcode::kCallFunction, "operator.add").size(),
+      0u);
+  EXPECT_EQ(
+      file->graph->find_nodes(Opcode::kCallFunction, "operator.mul").size(),
+      1u);
   EXPECT_EQ(file->graph->output_node()->meta_value("tag")->as_string(), "cli");
   EXPECT_TRUE(exists(temp_path("run/model.weights.pt")));
 }
@@ -113,13 +116,14 @@ TEST(FxRun, AStoppedPipelineWritesNothingAndSaysWhy) {
                             kPlugins +
                             "libtest_passes.so) failed and was rolled back: "
                             "FAILED_PRECONDITION: edit_then_fail gives up\n"
-                            "fx run: reproducer written to " + repro + "/",
+                            "fx run: reproducer written to " +
+                            repro + "/",
                         0),
             0u)
       << r.err;
-  EXPECT_NE(r.err.find("fx run: the pipeline stopped; " + out +
-                       " was not written\n"),
-            std::string::npos);
+  EXPECT_NE(
+      r.err.find("fx run: the pipeline stopped; " + out + " was not written\n"),
+      std::string::npos);
 }
 
 TEST(FxRun, SkippingAFailedPassStillWritesTheResult) {
@@ -150,17 +154,17 @@ TEST(FxRun, PrintAfterWritesTheGraphText) {
 
 TEST(FxRun, ConfigErrorsAreReportedBeforeAnythingRuns) {
   std::string out = temp_path("config/out.fx.json");
-  Result unknown = run({"run", mymodule(), "--no-default-plugins", "--plugin",
-                        kPlugins + "libc_plugin.so", "--pipeline", "dce",
-                        "-o", out});
+  Result unknown =
+      run({"run", mymodule(), "--no-default-plugins", "--plugin",
+           kPlugins + "libc_plugin.so", "--pipeline", "dce", "-o", out});
   EXPECT_EQ(unknown.status, 2);
   EXPECT_EQ(unknown.err,
             "fx run: unknown pass 'dce' (known passes: c_add_to_mul)\n");
   Result no_output = run({"run", mymodule(), "--pipeline", "dce"});
   EXPECT_EQ(no_output.status, 2);
   EXPECT_EQ(no_output.err, "fx run: -o OUT.fx.json is required\n");
-  Result both = run({"run", mymodule(), "--pipeline", "a", "--config",
-                     "c.json", "-o", out});
+  Result both = run(
+      {"run", mymodule(), "--pipeline", "a", "--config", "c.json", "-o", out});
   EXPECT_EQ(both.err,
             "fx run: give exactly one of --pipeline TEXT and --config "
             "CONF.json\n");
@@ -174,8 +178,8 @@ TEST(FxRun, APinnedHashMismatchIsRefused) {
   std::ofstream(config) << R"({"plugins": [{"path": ")" << plugin
                         << R"(", "sha256": ")" << std::string(64, 'f')
                         << R"("}], "pipeline": "c_add_to_mul"})";
-  Result r = run({"run", mymodule(), "--no-default-plugins", "--config",
-                  config, "-o", temp_path("pinned/out.fx.json")});
+  Result r = run({"run", mymodule(), "--no-default-plugins", "--config", config,
+                  "-o", temp_path("pinned/out.fx.json")});
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.err, "fx run: plugin '" + plugin +
                        "' is refused: its sha256 is " +
@@ -183,6 +187,34 @@ TEST(FxRun, APinnedHashMismatchIsRefused) {
                        " but the configuration pins " + std::string(64, 'f') +
                        ". The file changed since it was pinned; if the new "
                        "file is trusted, update the pin\n");
+}
+
+TEST(FxDot, DrawsTheGraphWithTensorMetaAndGraphvizRendersIt) {
+  std::string out = temp_path("dot/mymodule.dot");
+  Result r = run(
+      {"dot", mymodule(), "--pipeline", "shape_prop{shapes=3x4}", "-o", out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ifstream in(out);
+  std::stringstream dot;
+  dot << in.rdbuf();
+  EXPECT_EQ(dot.str().rfind("digraph \"GraphModule\" {\n", 0), 0u) << dot.str();
+  EXPECT_NE(dot.str().find("\"linear\" [label=\"{linear|call_module|linear|"
+                           "[3x5] torch.float32}\""),
+            std::string::npos)
+      << dot.str();
+  EXPECT_NE(dot.str().find("\"linear\" -> \"clamp\";"), std::string::npos);
+  if (std::system("command -v dot >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "Graphviz (dot) is not installed";
+  }
+  std::string svg = temp_path("dot/mymodule.svg");
+  EXPECT_EQ(std::system(("dot -Tsvg " + out + " -o " + svg).c_str()), 0);
+  EXPECT_TRUE(exists(svg));
+}
+
+TEST(FxDot, WritesToStdoutWithoutOutputFile) {
+  Result r = run({"dot", mymodule()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\"clamp\" -> \"output\";"), std::string::npos) << r.out;
 }
 
 }  // namespace
