@@ -450,9 +450,26 @@ def r_tanh(x):
     return torch.tanh(x)
 
 
+def p_clamp_sigmoid(x):
+    return torch.sigmoid(x.clamp(min=0.0))
+
+
+def r_relu(x):
+    return torch.relu(x)
+
+
+def p_cat(x, y):
+    return torch.cat([x, y], 1)
+
+
+def r_stack(x, y):
+    return torch.stack([y, x])
+
+
 RANDOM_PATTERNS = [(p_sigmoid2, r_exp), (p_add_relu, r_sub), (p_pair, r_pair),
                    (p_mul_relu, r_identity), (p_add, r_add_swapped),
-                   (p_shared, r_tanh)]
+                   (p_shared, r_tanh), (p_clamp_sigmoid, r_relu),
+                   (p_cat, r_stack)]
 
 
 def random_graph(rng):
@@ -462,8 +479,14 @@ def random_graph(rng):
     def pick():
         return rng.choice(nodes[-3:]) if rng.random() < 0.8 else rng.choice(nodes)
     for _ in range(rng.randint(8, 24)):
-        op = rng.choice(["sigmoid", "relu", "add", "mul", "sigmoid", "relu"])
-        if op == "sigmoid":
+        op = rng.choice(["sigmoid", "relu", "add", "mul", "sigmoid", "relu",
+                         "clamp", "cat"])
+        if op == "clamp":
+            n = g.call_method("clamp", (pick(),),
+                              {"min": rng.choice([0.0, 0.0, 1.0])})
+        elif op == "cat":
+            n = g.call_function(torch.cat, ([pick(), pick()], rng.choice([1, 1, 0])))
+        elif op == "sigmoid":
             n = g.call_function(torch.sigmoid, (pick(),))
         elif op == "relu":
             n = g.call_function(torch.relu, (pick(),))
@@ -502,7 +525,7 @@ def random_cases(count):
 
 def main():
     out = sys.argv[2]
-    random_names = random_cases(60)
+    random_names = random_cases(80)
     for name, make in CASES.items():
         forward, pattern, replacement = make()
         d = os.path.join(out, name)

@@ -208,7 +208,7 @@ TEST_F(RewriteGolden, RandomGraphs) {
     check_case(dir_, name);
     ++n;
   }
-  EXPECT_EQ(n, 60);
+  EXPECT_EQ(n, 80);
 }
 
 // The same rewrites with the pattern and replacement written as C++
