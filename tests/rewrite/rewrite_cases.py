@@ -398,10 +398,10 @@ def _():
     return M(), Pattern(), Replacement()
 
 
-# Random graphs of sigmoid / relu / add / mul with shared inputs, outside
-# uses and several outputs, and patterns that overlap, share inputs, return
-# several values or return their input: the rewrite must be torch.fx's on
-# every one (random_cases.txt lists them).
+# Random graphs of sigmoid / relu / add / mul / clamp / cat with shared
+# inputs, outside uses and several outputs, and patterns that overlap, share
+# inputs, return several values or their input, take kwargs or lists: the
+# rewrite must be torch.fx's on every one (random_cases.txt lists them).
 def p_sigmoid2(x):
     return torch.sigmoid(torch.sigmoid(x))
 
