@@ -3,6 +3,7 @@
 #include <map>
 #include <mutex>
 
+#include "fx_core/module_registry.h"
 #include "fx_core/strings.h"
 
 namespace fx {
@@ -79,6 +80,31 @@ const ShapeFunction* find_shape_function(std::string_view target) {
   auto it = r.shapes.find(target);
   return it == r.shapes.end() ? nullptr : it->second.get();
 }
+
+namespace detail {
+
+void add_leaf_module_kind(
+    std::string python_type, std::type_index cpp_type,
+    std::string forward_signature,
+    std::function<Value(torch::nn::Module&, const std::vector<Value>&)>
+        forward) {
+  ModuleKind kind;
+  kind.type = std::move(python_type);
+  kind.cpp_type = cpp_type;
+  kind.forward_schema = OpSchema::parse(forward_signature);
+  size_t n = kind.forward_schema.params().size();
+  kind.forward = [forward = std::move(forward), n](torch::nn::Module& m,
+                                                   OpArgs& a) -> c10::IValue {
+    std::vector<Value> args;
+    args.reserve(n);
+    for (size_t i = 0; i < n; ++i) args.emplace_back(a[i]);
+    return forward(m, args).to_ivalue();
+  };
+  kind.describe = [](const torch::nn::Module&) { return ArgumentDict{}; };
+  ModuleRegistry::global().add(std::move(kind));
+}
+
+}  // namespace detail
 
 void register_tracer_policy(std::string name, TracerFactory factory) {
   Registries& r = registries();

@@ -27,10 +27,12 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <typeindex>
 #include <utility>
 #include <vector>
 
 #include "fx_core/op_registry.h"
+#include "fx_core/tracer/functions.h"
 #include "fx_core/tracer/proxy.h"
 #include "fx_core/tracer/tracer.h"
 
@@ -74,6 +76,16 @@ CustomOp register_custom_op(CustomOpDef def);
 // The shape function registered for `target`, or nullptr.
 const ShapeFunction* find_shape_function(std::string_view target);
 
+// Registers M as a leaf module type (register_leaf_module) that GraphModules
+// can also run: its Python class name (`vendor.nn.FusedBlock`, as graph
+// files and to_folder spell it) and forward's Python signature ("input").
+// An fx::Module runs through call_forward; any other module M needs one
+// non-overloaded forward whose parameters are at::Tensor, numbers, bool or
+// std::string.
+template <typename M>
+void register_leaf_module_kind(std::string python_type,
+                               std::string forward_signature = "input");
+
 // Named tracer policies: factories of configured Tracers.
 using TracerFactory = std::function<std::unique_ptr<Tracer>()>;
 void register_tracer_policy(std::string name, TracerFactory factory);
@@ -81,6 +93,45 @@ void register_tracer_policy(std::string name, TracerFactory factory);
 // FxError naming the known policies for an unknown name.
 std::unique_ptr<Tracer> make_tracer(std::string_view name);
 std::vector<std::string> tracer_policies();
+
+namespace detail {
+void add_leaf_module_kind(
+    std::string python_type, std::type_index cpp_type,
+    std::string forward_signature,
+    std::function<Value(torch::nn::Module&, const std::vector<Value>&)>
+        forward);
+
+template <typename M, typename R, typename... P, size_t... I>
+Value call_typed_forward(M& m, R (M::*f)(P...), const std::vector<Value>& args,
+                         std::index_sequence<I...>) {
+  return to_value((m.*f)(value_as<std::decay_t<P>>(args[I])...));
+}
+template <typename M, typename R, typename... P>
+Value call_typed_forward(M& m, R (M::*f)(P...),
+                         const std::vector<Value>& args) {
+  if (args.size() != sizeof...(P)) {
+    throw FxError(cat_arity(m.name() + ".forward", sizeof...(P), args.size()));
+  }
+  return call_typed_forward(m, f, args, std::index_sequence_for<P...>{});
+}
+}  // namespace detail
+
+template <typename M>
+void register_leaf_module_kind(std::string python_type,
+                               std::string forward_signature) {
+  register_leaf_module<M>();
+  detail::add_leaf_module_kind(
+      std::move(python_type), std::type_index(typeid(M)),
+      std::move(forward_signature),
+      [](torch::nn::Module& m, const std::vector<Value>& args) -> Value {
+        if constexpr (std::is_base_of_v<TraceableModule, M>) {
+          return static_cast<M&>(m).call_forward(args);
+        } else {
+          return detail::call_typed_forward(static_cast<M&>(m), &M::forward,
+                                            args);
+        }
+      });
+}
 
 }  // namespace fx
 

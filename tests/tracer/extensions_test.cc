@@ -55,6 +55,42 @@ TEST(CustomOp, ShapeFunctionGivesTheNodeItsShape) {
   EXPECT_NE(find_shape_function("vendor.fused_bias_relu"), nullptr);
 }
 
+// A vendor block: traceable, but registered as a leaf module kind so it is
+// one call_module that GraphModules run.
+struct FusedBlock : fx::Module<FusedBlock> {
+  FusedBlock() { scale = register_parameter("scale", at::rand({4})); }
+  Value forward(Value x) {
+    Value y = x * scale;
+    return y.sigmoid();
+  }
+  at::Tensor scale;
+};
+// A LibTorch-style vendor module with a typed forward.
+struct ShiftImpl : torch::nn::Module {
+  at::Tensor forward(at::Tensor x, double by) { return x + by; }
+};
+struct UsesVendorModules : fx::Module<UsesVendorModules> {
+  UsesVendorModules() {
+    block = register_module("block", std::make_shared<FusedBlock>());
+    shift = register_module("shift", std::make_shared<ShiftImpl>());
+  }
+  Value forward(Value x) { return shift(block(x), 0.5); }
+  Submodule<std::shared_ptr<FusedBlock>> block;
+  Submodule<std::shared_ptr<ShiftImpl>> shift;
+};
+
+TEST(LeafModuleKind, VendorModulesAreCalledAndRun) {
+  register_leaf_module_kind<FusedBlock>("vendor.nn.FusedBlock");
+  register_leaf_module_kind<ShiftImpl>("vendor.nn.Shift", "input, by");
+  UsesVendorModules m;
+  auto gm = symbolic_trace(m);
+  EXPECT_EQ(gm->graph().find_nodes(Opcode::kCallModule, "block").size(), 1u);
+  EXPECT_EQ(gm->graph().find_nodes(Opcode::kCallModule, "shift").size(), 1u);
+  EXPECT_TRUE(gm->check_executable().ok()) << gm->check_executable().message();
+  at::Tensor x = at::rand({2, 4});
+  EXPECT_TRUE(at::allclose(gm->forward({x}).toTensor(), m.forward(x).tensor()));
+}
+
 struct VendorLinearTracer : Tracer {
   bool is_leaf_module(const torch::nn::Module& m,
                       std::string_view name) const override {
