@@ -33,13 +33,20 @@
 //    matches x.clamp(min=0.0);
 //  - RewriteOptions::propagate_meta: each node that replaces a returned node
 //    gets that node's meta entries it does not set itself;
-//  - a returned node without users gets its replacement after the match.
+//  - a returned node without users gets its replacement after the match
+//    (torch.fx asserts);
+//  - long graphs: torch.fx 1.13's cycle check recurses along every path out
+//    of a match (RecursionError at about 10k chained nodes, and quadratic
+//    time); here it is iterative and stops at the match's last node.
+// As torch.fx 2 (not 1.13), a returned match's placeholders map to their
+// current values when an earlier replacement replaced them.
 //
 // Patterns and replacements written as C++ functions of fx::Value (traced)
 // are in pattern_function.h.
 //
-// Costs: O(graph + matches x (pattern + replacement + their users)); nothing
-// scans the graph per match.
+// Costs: O(graph + matches x (pattern + replacement + their users)), plus
+// sorting the first anchor's candidates; nothing scans the graph per match
+// (tools/bench/rewrite_benchmark.cc).
 //
 // Errors (FxError, the graph unchanged unless said otherwise): a pattern the
 // matcher refuses, a replacement whose placeholder or output count does not
