@@ -36,8 +36,10 @@
 //  - a returned node without users gets its replacement after the match
 //    (torch.fx asserts);
 //  - long graphs: torch.fx 1.13's cycle check recurses along every path out
-//    of a match (RecursionError at about 10k chained nodes, and quadratic
-//    time); here it is iterative and stops at the match's last node.
+//    of a match to the end of the graph (RecursionError once such a path is
+//    longer than Python's recursion limit, e.g. 10k chained nodes, and
+//    quadratic time); here it is iterative and stops at the match's last
+//    node.
 // As torch.fx 2 (not 1.13), a returned match's placeholders map to their
 // current values when an earlier replacement replaced them.
 //
