@@ -27,6 +27,8 @@ namespace fs = boost::filesystem;
 using host::PassRegistry;
 using host::Plugin;
 
+}  // namespace
+
 std::vector<std::string> default_plugin_dirs() {
   std::vector<std::string> dirs;
   if (const char* path = std::getenv("FX_PLUGIN_PATH")) {
@@ -57,6 +59,8 @@ std::vector<std::string> default_plugin_dirs() {
   }
   return dirs;
 }
+
+namespace {
 
 // Loads plugins into `registry`, each file once (by its canonical path).
 class Loader {

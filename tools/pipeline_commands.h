@@ -17,6 +17,9 @@
 
 namespace fx::tools {
 
+// Step 3's directories, those that exist.
+std::vector<std::string> default_plugin_dirs();
+
 struct PluginSources {
   std::vector<std::string> plugins;      // --plugin
   std::vector<std::string> plugin_dirs;  // --plugin-dir

@@ -168,8 +168,9 @@ TEST(FxCommand, CodeCppNamesTheNodeWithoutCSpelling) {
   EXPECT_NE(r.err.find("node 'm'"), std::string::npos) << r.err;
 }
 
-// The demo builds MyModule with the Graph API; what it prints is what
-// torch.fx printed for the traced MyModule (../shared/reference).
+// The demo traces MyModule; what it prints is what torch.fx printed for the
+// traced MyModule (../shared/reference); then it runs a pipeline of plugins
+// loaded at runtime and checks the result against eager.
 TEST(FxCommand, DemoPrintsTorchFxsGraphAndCodeAndMatchesEager) {
   Result r = run({"demo"});
   ASSERT_EQ(r.status, 0) << r.err;
@@ -183,6 +184,11 @@ TEST(FxCommand, DemoPrintsTorchFxsGraphAndCodeAndMatchesEager) {
       << r.out;
   EXPECT_NE(r.out.find("max |difference| against eager: 0\n"),
             std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  fx_passes 1.0 (5 passes)\n"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("decompose   ran"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("call_function[target=torch.matmul]"), std::string::npos)
       << r.out;
 }
 
