@@ -73,7 +73,7 @@ std::vector<ReplacedPatterns> replace_pattern(
 }
 
 // replace_pattern_with_filters with functions. Filters see the traced
-// pattern graph.
+// pattern's graph.
 template <
     typename PatternFn, typename ReplacementFn,
     typename = std::enable_if_t<detail::kIsPatternFunction<PatternFn> &&

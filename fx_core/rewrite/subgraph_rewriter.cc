@@ -402,9 +402,17 @@ std::vector<ReplacedPatterns> replace_pattern(GraphModule& gm,
                                               const GraphModule& pattern,
                                               const GraphModule& replacement,
                                               RewriteOptions options) {
+  return replace_pattern_with_filters(gm, pattern, replacement, {},
+                                      std::move(options));
+}
+
+std::vector<ReplacedPatterns> replace_pattern_with_filters(
+    GraphModule& gm, const GraphModule& pattern, const GraphModule& replacement,
+    const std::vector<MatchFilter>& match_filters, RewriteOptions options) {
   options.pattern_module = &pattern;
-  std::vector<ReplacedPatterns> result = replace_pattern_in_graph(
-      gm.graph(), pattern.graph(), replacement.graph(), {}, options, &gm);
+  std::vector<ReplacedPatterns> result =
+      replace_pattern_in_graph(gm.graph(), pattern.graph(), replacement.graph(),
+                               match_filters, options, &gm);
   // torch.fx's _replace_submodules: what the replacement calls and gm lacks.
   for (const Node* n : gm.graph().nodes()) {
     if (n->op() != Opcode::kCallModule && n->op() != Opcode::kGetAttr) continue;

@@ -128,6 +128,9 @@ std::vector<ReplacedPatterns> replace_pattern(GraphModule& gm,
                                               const GraphModule& pattern,
                                               const GraphModule& replacement,
                                               RewriteOptions options = {});
+std::vector<ReplacedPatterns> replace_pattern_with_filters(
+    GraphModule& gm, const GraphModule& pattern, const GraphModule& replacement,
+    const std::vector<MatchFilter>& match_filters, RewriteOptions options = {});
 
 }  // namespace fx
 

@@ -272,6 +272,27 @@ TEST_F(RewriteGolden, FunctionPatternsScalarLiteral) {
       [](Value x) { return th::sigmoid(x); }, "x", "x");
 }
 
+TEST_F(RewriteGolden, FunctionPatternsWithFilters) {
+  const std::string d = dir_ + "/docs_basic_usage";
+  auto pattern = [](Value w1, Value w2) { return th::cat({w1, w2}).sum(); };
+  auto replacement = [](Value w1, Value w2) { return th::stack({w1, w2}); };
+  std::shared_ptr<GraphModule> gm = read_original(d);
+  const std::string before = gm->code();
+  MatchFilter none = [](const InternalMatch&, const Graph&, const Graph&) {
+    return false;
+  };
+  EXPECT_TRUE(
+      replace_pattern_with_filters(*gm, pattern, replacement, {none}).empty());
+  EXPECT_EQ(gm->code(), before);
+  MatchFilter all = [](const InternalMatch& m, const Graph&, const Graph& p) {
+    return m.placeholder_nodes.size() == 2 && p.size() == 5;
+  };
+  EXPECT_EQ(
+      replace_pattern_with_filters(*gm, pattern, replacement, {all}).size(),
+      2u);
+  EXPECT_EQ(gm->code(), testing::read_file(d + "/code.py"));
+}
+
 // Every case the script wrote has a test above.
 TEST_F(RewriteGolden, EveryScriptCaseIsChecked) {
   std::istringstream cases(testing::read_file(dir_ + "/cases.txt"));
