@@ -19,6 +19,7 @@ docs' examples) writes OUT_DIR/CASE/:
                                            False), `match_output N`
 """
 
+import copy
 import importlib.util
 import json
 import operator
@@ -466,21 +467,28 @@ def r_stack(x, y):
     return torch.stack([y, x])
 
 
-RANDOM_PATTERNS = [(p_sigmoid2, r_exp), (p_add_relu, r_sub), (p_pair, r_pair),
-                   (p_mul_relu, r_identity), (p_add, r_add_swapped),
-                   (p_shared, r_tanh), (p_clamp_sigmoid, r_relu),
-                   (p_cat, r_stack)]
+# Each pattern with the ops its random graphs are drawn from (so that most
+# of them match).
+RANDOM_PATTERNS = [
+    (p_sigmoid2, r_exp, ["sigmoid", "sigmoid", "relu", "add", "mul"]),
+    (p_add_relu, r_sub, ["add", "relu", "relu", "sigmoid", "mul"]),
+    (p_pair, r_pair, ["sigmoid", "relu", "add"]),
+    (p_mul_relu, r_identity, ["mul", "relu", "add", "sigmoid"]),
+    (p_add, r_add_swapped, ["add", "relu", "sigmoid", "mul", "clamp", "cat"]),
+    (p_shared, r_tanh, ["sigmoid", "relu", "add"]),
+    (p_clamp_sigmoid, r_relu, ["clamp", "sigmoid", "relu", "add"]),
+    (p_cat, r_stack, ["cat", "relu", "add", "sigmoid"]),
+]
 
 
-def random_graph(rng):
+def random_graph(rng, ops):
     g = fx.Graph()
     nodes = [g.placeholder("x"), g.placeholder("y")]
 
     def pick():
         return rng.choice(nodes[-3:]) if rng.random() < 0.8 else rng.choice(nodes)
     for _ in range(rng.randint(8, 24)):
-        op = rng.choice(["sigmoid", "relu", "add", "mul", "sigmoid", "relu",
-                         "clamp", "cat"])
+        op = rng.choice(ops)
         if op == "clamp":
             n = g.call_method("clamp", (pick(),),
                               {"min": rng.choice([0.0, 0.0, 1.0])})
@@ -493,7 +501,7 @@ def random_graph(rng):
         elif op == "add":
             n = g.call_function(operator.add, (pick(), pick()))
         else:
-            n = g.call_function(operator.mul, (pick(), rng.choice([2, 3])))
+            n = g.call_function(operator.mul, (pick(), rng.choice([2, 2, 3])))
         nodes.append(n)
     outs = [nodes[-1]] + rng.sample(nodes[2:-1], k=min(len(nodes) - 3, rng.randint(0, 2)))
     g.output(tuple(outs) if len(outs) > 1 else outs[0])
@@ -507,9 +515,9 @@ def random_cases(count):
     while len(names) < count:
         seed += 1
         rng = random.Random(seed)
-        pattern, replacement = RANDOM_PATTERNS[len(names) % len(RANDOM_PATTERNS)]
-        gm = random_graph(rng)
-        probe = random_graph(random.Random(seed))
+        pattern, replacement, ops = RANDOM_PATTERNS[len(names) % len(RANDOM_PATTERNS)]
+        gm = random_graph(rng, ops)
+        probe = copy.deepcopy(gm)
         try:
             found = subgraph_rewriter.replace_pattern(probe, pattern, replacement)
             probe.graph.lint()
