@@ -237,14 +237,36 @@ Value call_sequential(torch::nn::SequentialImpl& seq, const CallArgs& call) {
   if (Tracer* t = Tracer::current()) {
     return t->call_module(seq, chain, call.args, call.kwargs);
   }
-  return chain(call.args, call.kwargs);
+  if (call.args.size() != 1 || !call.kwargs.empty()) {
+    return chain(call.args, call.kwargs);  // raises Python's error
+  }
+  // Eagerly, LibTorch children run through their own forward.
+  Value v = call.args[0];
+  for (torch::nn::AnyModule& child : seq) {
+    torch::nn::Module& m = *child.ptr();
+    if (auto* traceable = dynamic_cast<TraceableModule*>(&m)) {
+      v = traceable->call_forward({v});
+    } else if (v.is_tensor()) {
+      v = child.forward(v.tensor());
+    } else {
+      v = fx::call(child.ptr(), v);
+    }
+  }
+  return v;
 }
 
 }  // namespace detail
 
 Value SequentialImpl::forward(Value x) {
+  bool eager = Tracer::current() == nullptr;
+  size_t i = 0;
   for (const std::shared_ptr<torch::nn::Module>& child : children()) {
-    x = fx::call(child, x);
+    if (eager && x.is_tensor() && i < eager_.size() && !eager_[i].is_empty()) {
+      x = eager_[i].forward(x.tensor());
+    } else {
+      x = fx::call(child, x);
+    }
+    ++i;
   }
   return x;
 }

@@ -458,13 +458,24 @@ class SequentialImpl : public Module<SequentialImpl> {
   // Appends a module (a ModuleHolder or a std::shared_ptr to a module).
   template <typename H>
   void push_back(const H& module) {
-    register_module(std::to_string(size_++), detail::module_ptr(module));
+    auto ptr = detail::module_ptr(module);
+    using M = typename decltype(ptr)::element_type;
+    register_module(std::to_string(size_++), ptr);
+    // LibTorch modules also run eagerly through their own forward (no op
+    // registry entry needed).
+    if constexpr (!std::is_base_of_v<TraceableModule, M> &&
+                  torch::detail::has_forward<M>::value) {
+      eager_.emplace_back(ptr);
+    } else {
+      eager_.emplace_back();
+    }
   }
   size_t size() const { return size_; }
   Value forward(Value x);
 
  private:
   size_t size_ = 0;
+  std::vector<torch::nn::AnyModule> eager_;
 };
 using Sequential = std::shared_ptr<SequentialImpl>;
 

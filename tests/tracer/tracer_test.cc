@@ -525,6 +525,33 @@ TEST(Tracer, ValuesPrintAsTorchFxProxies) {
   EXPECT_EQ(root.text, "Proxy(x) (Proxy(x), 1)");
 }
 
+TEST(Tracer, SequentialsRunModulesWithoutRegistryEntriesEagerly) {
+  // Softplus has no op registry module kind: eagerly it runs through its
+  // own forward; traced it is a leaf call_module.
+  struct Root : fx::Module<Root> {
+    Root() {
+      seq = register_module("seq",
+                            torch::nn::Sequential(torch::nn::Softplus(),
+                                                  std::make_shared<Block>()));
+      fxseq = register_module("fxseq", fx::sequential(torch::nn::Softplus()));
+    }
+    Value forward(Value x) {
+      Value h = seq(x);
+      return fxseq(h);
+    }
+    Submodule<torch::nn::Sequential> seq;
+    Submodule<fx::Sequential> fxseq;
+  };
+  Root root;
+  at::Tensor x = at::randn({2, 4});
+  at::Tensor h =
+      root.seq->ptr(1)->as<Block>()->forward(at::softplus(x)).tensor();
+  EXPECT_TRUE(at::allclose(root.forward(x).tensor(), at::softplus(h)));
+  std::unique_ptr<Graph> g = Tracer().trace(root);
+  EXPECT_EQ(g->find_nodes(Opcode::kCallModule, "seq.0").size(), 1u);
+  EXPECT_EQ(g->find_nodes(Opcode::kCallModule, "fxseq.0").size(), 1u);
+}
+
 TEST(Tracer, ParameterNodeIsReusedBufferNodeIsNot) {
   Constants m;
   auto gm = symbolic_trace(m);
