@@ -1,6 +1,7 @@
 // fx::Tracer and fx::symbolic_trace: torch.fx's symbolic tracer for C++
 // modules.
 //
+//   using namespace fx::literals;  // "min"_kw = 0.0
 //   struct MyModule : fx::Module<MyModule> {
 //     MyModule() {
 //       param = register_parameter("param", at::rand({3, 4}));
@@ -22,8 +23,9 @@
 //    signature ("x", "x, flag=None", "x : torch.Tensor -> torch.Tensor");
 //  - standard torch::nn modules (and any C++ module that is not an
 //    fx::Module) are leaves: call_module with their qualified path. fx::Module
-//    children, torch::nn::Sequential, ModuleList and ModuleDict are traced
-//    through;
+//    children, torch::nn::Sequential, fx::Sequential, ModuleList and
+//    ModuleDict are traced through (call children with fx::Submodule members
+//    or fx::call);
 //  - parameters and buffers used as values become get_attr (`linear.weight`
 //    named `linear_weight`; a parameter's node is reused, as torch.fx's
 //    parameter proxy cache does); other real tensors become
@@ -252,7 +254,8 @@ class Tracer {
   virtual Argument create_arg(const Value& v);
   // A traced value used as a condition / iterated: TraceError by default.
   virtual bool to_bool(const Value& proxy);
-  // `file` and `line` are where the loop is.
+  // `file` and `line` are where the loop is. Must throw (C++ range-for has
+  // no place for an iterator the tracer would make up).
   virtual void iter(const Value& proxy, const char* file, int line);
 
   // The qualified path of a submodule of root ("layer1.0.conv1"). Throws
