@@ -556,6 +556,19 @@ FxApi make_api() {
       *out = H(require(G(g), "graph")->node_copy(N(require(n, "node"))));
     });
   };
+  t.GraphAddModule = [](FxGraph* g, const char* name, const char* type,
+                        const FxArg* config) {
+    return guarded("GraphAddModule", [&] {
+      AttributeStore* s = require_store(require(G(g), "graph"));
+      const Argument& c = *A(require(config, "config"));
+      if (!c.is_dict()) fail(FX_INVALID_ARGUMENT, "config must be a dict");
+      std::string error;
+      if (!s->add_module(require(name, "qualified_name"),
+                         require(type, "module_type"), c.items(), &error)) {
+        fail(FX_INVALID_ARGUMENT, error);
+      }
+    });
+  };
   t.GraphNumExampleInputs = [](const FxGraph* g) -> size_t {
     if (g == nullptr) return 0;
     AttributeStore* s = store_for(G(g));

@@ -44,6 +44,15 @@ class AttributeStore {
   // "torch.nn.Linear" for the module at `qualified_name`; false if none.
   virtual bool module_type(std::string_view qualified_name, std::string* type,
                            std::string* error) const = 0;
+  // Adds or replaces the submodule at `qualified_name` with a new module of
+  // `type` built from `config`; false with *error set.
+  virtual bool add_module(std::string_view qualified_name,
+                          std::string_view type, const ArgumentDict& config,
+                          std::string* error) {
+    (void)qualified_name, (void)type, (void)config;
+    *error = "modules cannot be added to this graph's owner";
+    return false;
+  }
   // Example inputs given for the graph (none by default): a DLPack view of
   // input `index`, or nullptr with *error set.
   virtual size_t num_example_inputs() const { return 0; }

@@ -86,10 +86,12 @@ class GraphModuleTarget::Attributes : public AttributeStore {
     for (const auto& p : module_.named_parameters(/*recurse=*/true)) {
       if (p.key() == name) is_parameter = true;
     }
-    journal_.push_back(
-        {std::string(name),
-         current.defined() ? current.variable_data() : at::Tensor(),
-         is_parameter, current.defined() && current.requires_grad()});
+    Entry entry;
+    entry.name = std::string(name);
+    entry.previous = current.defined() ? current.variable_data() : at::Tensor();
+    entry.is_parameter = is_parameter;
+    entry.requires_grad = current.defined() && current.requires_grad();
+    journal_.push_back(std::move(entry));
     module_.set_attr(name, value, is_parameter);
     return true;
   }
@@ -106,11 +108,34 @@ class GraphModuleTarget::Attributes : public AttributeStore {
     return true;
   }
 
+  bool add_module(std::string_view name, std::string_view type,
+                  const ArgumentDict& config, std::string* error) override {
+    std::shared_ptr<torch::nn::Module> module;
+    try {
+      module = ModuleRegistry::global().create(type, config);
+    } catch (const std::exception& e) {
+      *error = cat("cannot build module '", name, "': ", e.what());
+      return false;
+    }
+    Entry entry;
+    entry.name = std::string(name);
+    entry.is_module = true;
+    entry.previous_module = module_.get_submodule(name);
+    journal_.push_back(std::move(entry));
+    module_.add_submodule(name, std::move(module));
+    return true;
+  }
+
   void clear() { journal_.clear(); }
   bool changed() const { return !journal_.empty(); }
+  // Undoes the pass's changes, newest first.
   void undo() {
     for (auto it = journal_.rbegin(); it != journal_.rend(); ++it) {
-      if (it->previous.defined()) {
+      if (it->is_module) {
+        if (it->previous_module) {
+          module_.add_submodule(it->name, it->previous_module);
+        }
+      } else if (it->previous.defined()) {
         it->previous.set_requires_grad(it->requires_grad);
         module_.set_attr(it->name, it->previous, it->is_parameter);
       }
@@ -119,11 +144,14 @@ class GraphModuleTarget::Attributes : public AttributeStore {
   }
 
  private:
+  // One change a pass made: a tensor replaced or a module added/replaced.
   struct Entry {
     std::string name;
     at::Tensor previous;  // undefined when the pass added the attribute
-    bool is_parameter;
-    bool requires_grad;
+    bool is_parameter = false;
+    bool requires_grad = false;
+    bool is_module = false;
+    std::shared_ptr<torch::nn::Module> previous_module;  // null: added
   };
   GraphModule& module_;
   std::vector<at::Tensor> example_inputs_;

@@ -547,6 +547,13 @@ struct FxApi {
    * GraphAddSubgraphModule for `graph`. */
   FxStatus* (*GraphShareAttr)(FxGraph* graph, FxGraph* subgraph,
                               const char* qualified_name);
+  /* Adds or replaces the submodule at `qualified_name` with a new module of
+   * Python type `module_type` ("torch.nn.Conv2d") built from `config` (a
+   * dict of constructor keyword arguments, as GraphModuleConfig returns;
+   * copied). Its parameters start as the constructor makes them; set them
+   * with GraphSetAttr. Rolled back with the pass when it fails. */
+  FxStatus* (*GraphAddModule)(FxGraph* graph, const char* qualified_name,
+                              const char* module_type, const FxArg* config);
 };
 
 /* The entry point every plugin defines. */

@@ -782,6 +782,13 @@ inline Arg module_config(const Graph& g, const char* name) {
   return Arg::adopt(out);
 }
 
+// Adds or replaces the submodule `name` with a new `type` module built from
+// `config` (a dict of constructor keyword arguments).
+inline void add_module(Graph& g, const char* name, const char* type,
+                       const Arg& config) {
+  check(api()->GraphAddModule(g.get(), name, type, config.get()));
+}
+
 // The value of `key` in a dict argument; an empty view when absent.
 inline ArgView dict_get(ArgView dict, std::string_view key) {
   for (size_t i = 0; i < dict.size(); ++i) {
