@@ -78,6 +78,28 @@ TEST(ReplacePattern, FourSigmoidsAndATwoSigmoidPatternMakeTwoReplacements) {
             "    return exp_1\n    ");
 }
 
+// Rewrites compose: a second rewrite sees the first one's nodes, before and
+// after the erased nodes are purged.
+TEST(ReplacePattern, RewritesCompose) {
+  auto gm = module_of(sigmoid_chain(8));
+  EXPECT_EQ(replace_pattern(*gm, *sigmoid_chain(2), *unary("torch.exp")).size(),
+            4u);
+  auto exp2 = std::make_unique<Graph>();
+  Node* x = exp2->placeholder("x");
+  exp2->output(exp2->call_function("torch.exp",
+                                   {exp2->call_function("torch.exp", {x})}));
+  EXPECT_EQ(replace_pattern(*gm, *exp2, *unary("torch.tanh")).size(), 2u);
+  gm->graph().purge_erased_nodes();
+  auto tanh2 = std::make_unique<Graph>();
+  Node* y = tanh2->placeholder("x");
+  tanh2->output(tanh2->call_function(
+      "torch.tanh", {tanh2->call_function("torch.tanh", {y})}));
+  EXPECT_EQ(replace_pattern(*gm, *tanh2, *unary("torch.relu")).size(), 1u);
+  EXPECT_EQ(graph_order(gm->graph()), (Names{"x", "relu", "output"}));
+  at::Tensor in = at::randn({4});
+  EXPECT_TRUE(at::allclose(gm->forward({in}).toTensor(), at::relu(in)));
+}
+
 TEST(SubgraphMatcher, KeepsOverlappingMatchesWhenAskedTo) {
   auto g = sigmoid_chain(4);
   auto pattern = sigmoid_chain(2);
