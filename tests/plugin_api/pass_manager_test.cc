@@ -125,8 +125,8 @@ TEST_F(PassManagerTest, ConfigErrorsNameThePassAndOption) {
             "unknown pass 'dce' (known passes: decompose_relu, "
             "fake_shape_prop, read_meta, echo_options, edit_then_fail, "
             "break_graph, zero_weights_then_fail, first, second, third, "
-            "cycle_a, cycle_b, throw_through_c, record_shapes, c_add_to_mul, "
-            "retarget)");
+            "cycle_a, cycle_b, throw_through_c, rebuild_module_then_fail, "
+            "record_shapes, c_add_to_mul, retarget)");
   EXPECT_EQ(error_of(manager("echo_options{bits=8}")),
             "pass 'echo_options' has no option 'bits' (its options: flag, "
             "count, scale, dtype, rules)");
@@ -373,6 +373,24 @@ TEST_F(PassManagerTest, RollbackRestoresReplacedParameters) {
             "INTERNAL: zero_weights_then_fail gives up");
   EXPECT_TRUE(torch::equal(gm.get_attr("weight"), original));
   EXPECT_TRUE(torch::equal(gm.forward({torch::ones(4)}).toTensor(), before));
+}
+
+// A module a failed pass replaced is put back (the same object).
+TEST_F(PassManagerTest, RollbackRestoresReplacedModules) {
+  auto graph = std::make_unique<Graph>();
+  Node* x = graph->placeholder("x");
+  graph->output(graph->call_module("lin", {x}));
+  auto lin = std::make_shared<torch::nn::LinearImpl>(4, 2);
+  GraphModule::AttributeMap attrs = {{"lin", {lin, {}, false}}};
+  GraphModule gm(attrs, std::move(graph));
+  std::shared_ptr<torch::nn::Module> before = gm.get_submodule("lin");
+  auto pm = manager("rebuild_module_then_fail{name=lin}");
+  ASSERT_TRUE(pm.ok()) << pm.status();
+  GraphModuleTarget target(gm);
+  PipelineReport report = pm->run(target);
+  EXPECT_EQ(report.passes[0].error,
+            "INTERNAL: rebuild_module_then_fail gives up");
+  EXPECT_EQ(gm.get_submodule("lin"), before);
 }
 
 // A plugin's custom op runs (kernel) and propagates shapes (shape function);

@@ -112,6 +112,14 @@ bool zero_weights_then_fail(fxp::Graph& g, const fxp::Options& options) {
 
 bool noop(fxp::Graph&, const fxp::Options&) { return false; }
 
+// Rebuilds module `name` from its own config, zeroes its weight, then fails.
+bool rebuild_module_then_fail(fxp::Graph& g, const fxp::Options& options) {
+  std::string name = options.get_string("name");
+  fxp::Arg config = fxp::module_config(g, name.c_str());
+  fxp::add_module(g, name.c_str(), g.module_type(name.c_str()).c_str(), config);
+  throw fxp::Error(FX_INTERNAL, "rebuild_module_then_fail gives up");
+}
+
 // Runs the graph on meta inputs of the shape given as an option and records
 // each tensor's shape as meta['shape_seen'] ("2x3").
 bool record_shapes(fxp::Graph& g, const fxp::Options& options) {
@@ -260,5 +268,8 @@ FXP_PLUGIN_WITH_EXTENSIONS(
         .run_after({"cycle_a"}),
     fxp::PassDef("throw_through_c", "throws across the C boundary",
                  &throw_through_c),
+    fxp::pass<rebuild_module_then_fail>("rebuild_module_then_fail",
+                                        "replaces a module, then fails")
+        .option("name", FX_OPTION_STRING, "", "the module"),
     fxp::pass<record_shapes>("record_shapes", "records shapes from a meta run")
         .option("shape", FX_OPTION_STRING_LIST, "2,3", "the input's shape"))
