@@ -1,37 +1,78 @@
-// The transform turns MyModule's `x + param` into `x * param`: the code says
-// so and the numbers are LibTorch's for the multiplied graph.
-#include "sdk_examples/replace_add_with_mul/replace_add_with_mul.h"
-
+// The plugin, loaded by the host and run through the pass manager on the
+// seed docs' MyModule (`x + param` -> `x * param`), against Python torch.fx
+// running the docs' transform on the same bundle: gm.code byte for byte and
+// the outputs.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
-#include <torch/nn/modules/linear.h>
 
-#include "fx_core/graph.h"
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "fx_core/graph_module.h"
+#include "fx_core/graph_module_file.h"
+#include "fx_core/torch_save.h"
+#include "plugin_api/host/pass_manager.h"
+#include "plugin_api/host/pass_registry.h"
+#include "plugin_api/host/pass_target.h"
+#include "plugin_api/host/pipeline.h"
+#include "plugin_api/host/plugin_loader.h"
 
 namespace {
 
-TEST(ReplaceAddWithMul, RetargetsOperatorAndTorchAddAndRecompiles) {
-  torch::nn::Module root;
-  root.register_parameter("param", at::rand({3, 4}));
-  auto linear = torch::nn::Linear(4, 5);
-  root.register_module("linear", linear);
-  auto graph = std::make_unique<fx::Graph>();
-  fx::Node* x = graph->placeholder("x");
-  fx::Node* param = graph->get_attr("param");
-  fx::Node* add = graph->call_function("operator.add", {x, param});
-  fx::Node* lin = graph->call_module("linear", {add});
-  fx::Node* add2 = graph->call_function("torch.add", {lin, fx::Argument(1.0)});
-  graph->output(add2);
-  fx::GraphModule gm(root, std::move(graph));
+std::string runfile(const std::string& path) {
+  return std::string(std::getenv("TEST_SRCDIR")) + "/fx_sdk/" + path;
+}
 
-  EXPECT_EQ(sdk_examples::replace_add_with_mul(gm), 2u);
-  EXPECT_NE(gm.code().find("add = x * param"), std::string::npos) << gm.code();
-  EXPECT_NE(gm.code().find("add_1 = torch.mul(linear, 1.0)"), std::string::npos)
-      << gm.code();
-  at::Tensor in = at::rand({3, 4});
-  at::Tensor want =
-      linear->forward(in * root.named_parameters()["param"]) * 1.0;
-  EXPECT_TRUE(at::allclose(gm(in).toTensor(), want));
+std::string read_file(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+TEST(ReplaceAddWithMul, TheLoadedPluginDoesWhatTorchFxsTransformDoes) {
+  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "python3-torch is not installed at /usr/bin/python3";
+  }
+  std::string bundle = std::string(std::getenv("TEST_SRCDIR")) +
+                       "/shared/reference/seed_mymodule";
+  std::string golden = std::string(std::getenv("TEST_TMPDIR")) + "/golden";
+  ASSERT_EQ(
+      std::system(("/usr/bin/python3 " +
+                   runfile("sdk_examples/replace_add_with_mul/golden.py") +
+                   " " + runfile("tools/torchfx_import.py") + " " + bundle +
+                   " " + golden)
+                      .c_str()),
+      0);
+
+  // Load the plugin and run its pass on the bundle's module.
+  auto plugin = fx::host::load_plugin(
+      "sdk_examples/replace_add_with_mul/libreplace_add_with_mul.so");
+  ASSERT_TRUE(plugin.ok()) << plugin.status();
+  fx::host::PassRegistry registry;
+  ASSERT_TRUE(registry.add(*plugin).ok());
+  auto spec = fx::host::parse_pipeline_text("replace_add_with_mul");
+  ASSERT_TRUE(spec.ok());
+  auto pm = fx::host::PassManager::create(registry, *spec);
+  ASSERT_TRUE(pm.ok()) << pm.status();
+  auto gm = fx::read_graph_module(bundle + "/graph.fx.json");
+  ASSERT_TRUE(gm.ok()) << gm.status();
+  fx::host::GraphModuleTarget target(**gm);
+  fx::host::PipelineReport report = pm->run(target);
+  target.finish();  // recompiles
+  ASSERT_TRUE(report.ok()) << report.failure;
+  EXPECT_TRUE(report.passes[0].changed);
+
+  EXPECT_EQ((*gm)->code(), read_file(golden + "/code.py"));
+  auto inputs = fx::read_value_file(bundle + "/input.pt");
+  auto want = fx::read_value_file(golden + "/output.pt");
+  ASSERT_TRUE(inputs.ok() && want.ok());
+  at::Tensor got = (*gm)->forward(inputs->toListRef().vec()).toTensor();
+  EXPECT_TRUE(at::allclose(got, want->toTensor(), 1e-5, 1e-6));
 }
 
 }  // namespace
