@@ -26,6 +26,7 @@
 #include "fx_core/graph_module_file.h"
 #include "fx_core/interpreter.h"
 #include "fx_core/op_registry.h"
+#include "fx_core/rewrite/retracing_transformer.h"
 #include "fx_core/rewrite/subgraph_rewriter.h"
 #include "fx_core/rewrite/transformer.h"
 #include "fx_core/torch_save.h"
@@ -241,28 +242,21 @@ Value to_value(GraphAppendingTracer& tracer, const Argument& arg) {
 
 // The docs' Transformer again, written as Python writes it: the override
 // calls functions of fx::Value on proxies of the new graph's nodes.
-class NegSigmSwapRetraced : public Transformer {
+class NegSigmSwapRetraced : public RetracingTransformer {
  public:
-  using Transformer::Transformer;
+  using RetracingTransformer::RetracingTransformer;
   Argument call_function(const Node& n, std::string_view target,
                          Node::Args args, Node::Kwargs kwargs) override {
-    if (target == "torch.sigmoid") {
-      return tracer_.create_arg(th::neg(to_value(tracer_, args[0])));
-    }
+    if (target == "torch.sigmoid") return argument(th::neg(value(args[0])));
     return Transformer::call_function(n, target, std::move(args),
                                       std::move(kwargs));
   }
   Argument call_method(const Node& n, std::string_view target, Node::Args args,
                        Node::Kwargs kwargs) override {
-    if (target == "neg") {
-      return tracer_.create_arg(to_value(tracer_, args[0]).sigmoid());
-    }
+    if (target == "neg") return argument(value(args[0]).sigmoid());
     return Transformer::call_method(n, target, std::move(args),
                                     std::move(kwargs));
   }
-
- private:
-  GraphAppendingTracer tracer_{graph()};
 };
 
 TEST_F(DocsExamples, NegSigmSwapWithRetracingMakesTorchFxsModule) {
@@ -302,6 +296,37 @@ std::shared_ptr<GraphModule> decompose(GraphModule& model) {
     }
   }
   return std::make_shared<GraphModule>(model, std::move(new_graph));
+}
+
+// The same decomposition as a RetracingTransformer: torch.fx's code again.
+struct DecomposeRelu : RetracingTransformer {
+  using RetracingTransformer::RetracingTransformer;
+  Argument call_function(const Node& n, std::string_view target,
+                         Node::Args args, Node::Kwargs kwargs) override {
+    if (target == "torch.nn.functional.relu") {
+      return argument(relu_decomposition(value(args[0])));
+    }
+    return Transformer::call_function(n, target, std::move(args),
+                                      std::move(kwargs));
+  }
+};
+
+TEST_F(DocsExamples, DecomposeAsARetracingTransformer) {
+  auto gm = load("decompose");
+  ASSERT_NE(gm, nullptr);
+  for (Node* n : gm->graph().nodes())
+    n->set_meta("from", std::string(n->name()));
+  std::shared_ptr<GraphModule> out = DecomposeRelu(*gm).transform();
+  EXPECT_EQ(out->code(),
+            testing::read_file(file("decompose", "transformed.code.py")));
+  EXPECT_TRUE(at::allclose(out->forward(inputs("decompose")).toTensor(),
+                           tensor("decompose", "expected.pt")));
+  // The nodes a decomposition made carry the decomposed node's meta.
+  for (const Node* n : out->graph().nodes()) {
+    if (n->name() == "gt" || n->name() == "mul") {
+      EXPECT_EQ(n->meta_value("from")->as_string(), "relu") << n->name();
+    }
+  }
 }
 
 TEST_F(DocsExamples, DecomposeRetracesReluAsTorchFxDoes) {
