@@ -459,9 +459,8 @@ void fill_runtime_entries(FxApi& t) {
       }
       const ModuleKind* kind = ModuleRegistry::global().find(*m);
       if (kind == nullptr || !kind->describe) {
-        fail(FX_UNIMPLEMENTED,
-             cat("the module '", name, "' (", m->name(),
-                 ") cannot describe its configuration"));
+        fail(FX_UNIMPLEMENTED, cat("the module '", name, "' (", m->name(),
+                                   ") cannot describe its configuration"));
       }
       *out = H(new Argument(Argument::dict(kind->describe(*m))));
     });
