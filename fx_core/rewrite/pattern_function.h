@@ -59,21 +59,10 @@ constexpr bool kIsPatternFunction =
     !std::is_base_of_v<torch::nn::Module, Fn>;
 }  // namespace detail
 
-// replace_pattern with functions (see subgraph_rewriter.h for the rest).
-template <
-    typename PatternFn, typename ReplacementFn,
-    typename = std::enable_if_t<detail::kIsPatternFunction<PatternFn> &&
-                                detail::kIsPatternFunction<ReplacementFn>>>
-std::vector<ReplacedPatterns> replace_pattern(
-    GraphModule& gm, const PatternFn& pattern, const ReplacementFn& replacement,
-    const RewriteOptions& options = {}) {
-  std::shared_ptr<GraphModule> p = trace_pattern(pattern);
-  std::shared_ptr<GraphModule> r = trace_pattern(replacement);
-  return replace_pattern(gm, *p, *r, options);
-}
-
-// replace_pattern_with_filters with functions. Filters see the traced
-// pattern's graph.
+// replace_pattern_with_filters with functions: the traced pattern and
+// replacement go in as GraphModules (what the replacement reads is copied
+// into gm), filters see the traced pattern's graph, and each result keeps the
+// traced pattern alive (ReplacedPatterns::pattern_owner).
 template <
     typename PatternFn, typename ReplacementFn,
     typename = std::enable_if_t<detail::kIsPatternFunction<PatternFn> &&
@@ -84,8 +73,21 @@ std::vector<ReplacedPatterns> replace_pattern_with_filters(
     const RewriteOptions& options = {}) {
   std::shared_ptr<GraphModule> p = trace_pattern(pattern);
   std::shared_ptr<GraphModule> r = trace_pattern(replacement);
-  return replace_pattern_with_filters(gm, p->graph(), r->graph(), match_filters,
-                                      options);
+  std::vector<ReplacedPatterns> result =
+      replace_pattern_with_filters(gm, *p, *r, match_filters, options);
+  for (ReplacedPatterns& rp : result) rp.pattern_owner = p;
+  return result;
+}
+
+// replace_pattern with functions (see subgraph_rewriter.h for the rest).
+template <
+    typename PatternFn, typename ReplacementFn,
+    typename = std::enable_if_t<detail::kIsPatternFunction<PatternFn> &&
+                                detail::kIsPatternFunction<ReplacementFn>>>
+std::vector<ReplacedPatterns> replace_pattern(
+    GraphModule& gm, const PatternFn& pattern, const ReplacementFn& replacement,
+    const RewriteOptions& options = {}) {
+  return replace_pattern_with_filters(gm, pattern, replacement, {}, options);
 }
 
 }  // namespace fx

@@ -58,6 +58,7 @@
 #define FX_CORE_REWRITE_SUBGRAPH_REWRITER_H_
 
 #include <functional>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -82,6 +83,10 @@ struct ReplacedPatterns {
   std::vector<std::pair<const Node*, Argument>> nodes_map;
   // The nodes copied from the replacement into the graph, in order.
   std::vector<Node*> replacements;
+  // Keeps a pattern the rewriter traced itself (pattern_function.h) alive
+  // for `anchor` and nodes_map's keys; empty when the caller owns the
+  // pattern.
+  std::shared_ptr<const void> pattern_owner;
 };
 
 // A match is replaced only when every filter accepts it (torch.fx's

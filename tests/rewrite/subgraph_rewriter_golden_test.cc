@@ -4,6 +4,7 @@
 // subgraph_rewriter.replace_pattern; here the same graphs are read and
 // rewritten in C++, and the code, the graph text and the matches must be
 // torch.fx's. Needs python3-torch at /usr/bin/python3 (skipped otherwise).
+#include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -291,6 +292,23 @@ TEST_F(RewriteGolden, FunctionPatternsWithFilters) {
       replace_pattern_with_filters(*gm, pattern, replacement, {all}).size(),
       2u);
   EXPECT_EQ(gm->code(), testing::read_file(d + "/code.py"));
+}
+
+// A tensor the replacement function uses becomes its `_tensor_constant0`,
+// copied into the rewritten module; the traced pattern outlives the call.
+TEST_F(RewriteGolden, FunctionPatternsCarryTheReplacementsTensors) {
+  std::shared_ptr<GraphModule> gm = read_original(dir_ + "/scalar_literal");
+  const at::Tensor scale = at::full({1}, 3.0);
+  std::vector<ReplacedPatterns> r = replace_pattern(
+      *gm, [](Value x) { return th::relu(x + 1); },
+      [&scale](Value x) { return x * scale; });
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].anchor->name(), "relu");  // a node of the traced pattern
+  EXPECT_TRUE(gm->get_attr("_tensor_constant0").equal(scale));
+  at::Tensor x = at::randn({5});
+  at::Tensor a = x * 3.0;
+  at::Tensor b = at::relu(a + 2);
+  EXPECT_TRUE(at::allclose(gm->forward({x}).toTensor(), at::relu(b + 1.0)));
 }
 
 // Every case the script wrote has a test above.
