@@ -164,6 +164,13 @@ const ForwardSignature& TraceableModule::signature() const {
   return *signature_;
 }
 
+Value TraceableModule::attr(const at::Tensor& tensor) const {
+  if (Tracer* t = Tracer::current()) {
+    if (std::optional<Value> p = t->parameter_proxy(tensor)) return *p;
+  }
+  return Value(tensor);
+}
+
 namespace detail {
 
 void wrong_arity(std::string_view module, size_t want, size_t got) {
@@ -629,6 +636,15 @@ Argument Tracer::create_arg(const Value& v) {
   tensor_constants_.emplace_back(name, t);
   tensor_attrs_.emplace(impl, TensorAttr{name, false, nullptr});
   return Argument(create_node(Opcode::kGetAttr, name, {}, {}));
+}
+
+std::optional<Value> Tracer::parameter_proxy(const at::Tensor& tensor) {
+  if (!tensor.defined()) return std::nullopt;
+  auto it = tensor_attrs_.find(tensor.unsafeGetTensorImpl());
+  if (it == tensor_attrs_.end() || !it->second.is_parameter) {
+    return std::nullopt;
+  }
+  return Value(Proxy{create_arg(Value(tensor)).as_node(), this});
 }
 
 bool Tracer::to_bool(const Value& proxy) {

@@ -101,6 +101,12 @@ class TraceableModule : public torch::nn::Module {
 
   const ForwardSignature& signature() const;
 
+  // `self.weight` as torch.fx sees it: while tracing, a parameter of the
+  // traced root becomes its get_attr proxy here, where it is read (torch.fx's
+  // module __getattr__ hook), rather than where it is first used; anything
+  // else (buffers, plain tensors, eager runs) stays the real tensor.
+  Value attr(const at::Tensor& tensor) const;
+
  private:
   std::string signature_text_;
   mutable std::unique_ptr<ForwardSignature> signature_;
@@ -276,6 +282,10 @@ class Tracer {
   // The graph being recorded into.
   Graph& graph() { return *target_graph_; }
   torch::nn::Module& root() { return *root_; }
+  // The get_attr proxy of a parameter of root (torch.fx's parameter proxy
+  // cache), or nullopt for a tensor that is not one.
+  std::optional<Value> parameter_proxy(const at::Tensor& tensor);
+
   // Real tensors that became `_tensor_constantN` attributes.
   const std::vector<std::pair<std::string, at::Tensor>>& tensor_constants()
       const {

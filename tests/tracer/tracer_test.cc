@@ -265,6 +265,21 @@ struct SpecialLeafTracer : Tracer {
   }
 };
 
+struct ParamOrder : fx::Module<ParamOrder> {
+  ParamOrder() {
+    weight = register_parameter("weight", at::rand({4}));
+    buf = register_buffer("buf", at::ones({4}));
+  }
+  Value forward(Value x) {
+    Value w = attr(weight);  // get_attr here, as `w = self.weight`
+    Value b = attr(buf);     // a buffer stays a tensor until used
+    Value y = x.relu();
+    Value yw = y * w;
+    return yw + b;
+  }
+  at::Tensor weight, buf;
+};
+
 struct Unpack : fx::Module<Unpack> {
   Value forward(Value x) {
     Value t = th::topk(x, 2);
@@ -470,6 +485,13 @@ TEST_F(TorchFxTwins, CustomTracerLeafModule) {
   SpecialLeafTracer tracer;
   std::unique_ptr<Graph> g = tracer.trace(m);
   expect_torch_fx("leaf_tracer", *g);
+}
+
+TEST_F(TorchFxTwins, ParameterReadBeforeUse) {
+  ParamOrder m;
+  auto gm = symbolic_trace(m);
+  expect_torch_fx("param_order", gm->graph());
+  expect_runs_like_eager(m, *gm, {at::randn({4})});
 }
 
 TEST_F(TorchFxTwins, UnpackingRecordsGetitems) {

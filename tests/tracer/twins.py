@@ -234,6 +234,19 @@ class SpecialLeafTracer(fx.Tracer):
             m, qualname)
 
 
+class ParamOrder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.rand(4))
+        self.register_buffer("buf", torch.ones(4))
+
+    def forward(self, x):
+        w = self.weight
+        b = self.buf
+        y = x.relu()
+        return y * w + b
+
+
 class Unpack(torch.nn.Module):
     def forward(self, x):
         t = torch.topk(x, 2)
@@ -299,6 +312,7 @@ CASES = {
     "wrapped": lambda: fx.symbolic_trace(Wrapped()),
     "leaf_tracer": lambda: fx.GraphModule(
         LeafTracerModule(), SpecialLeafTracer().trace(LeafTracerModule())),
+    "param_order": lambda: fx.symbolic_trace(ParamOrder()),
     "unpack": lambda: fx.symbolic_trace(Unpack()),
 }
 
