@@ -18,16 +18,14 @@
 #include "fx_core/node.h"
 #include "plugin_api/host/extensions.h"
 #include "plugin_api/host/plugin_loader.h"
+#include "tests/testing/status_matchers.h"
 
 namespace fx::host {
 namespace {
 
-const std::string kDir = "tests/plugin_api/plugins/";
+using ::fx::testing::error_of;
 
-template <typename T>
-std::string error_of(const absl::StatusOr<T>& s) {
-  return s.ok() ? "" : std::string(s.status().message());
-}
+const std::string kDir = "tests/plugin_api/plugins/";
 
 class PassManagerTest : public ::testing::Test {
  protected:

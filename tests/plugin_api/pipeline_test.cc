@@ -9,15 +9,12 @@
 
 #include "plugin_api/host/pass_options.h"
 #include "plugin_api/host/pass_ordering.h"
+#include "tests/testing/status_matchers.h"
 
 namespace fx::host {
 namespace {
 
-std::string error_of(const absl::Status& s) { return std::string(s.message()); }
-template <typename T>
-std::string error_of(const absl::StatusOr<T>& s) {
-  return s.ok() ? "" : std::string(s.status().message());
-}
+using ::fx::testing::error_of;
 
 std::vector<std::string> pass_names(const PipelineSpec& spec) {
   std::vector<std::string> out;

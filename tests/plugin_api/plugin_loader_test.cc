@@ -9,17 +9,14 @@
 
 #include "plugin_api/host/pass_registry.h"
 #include "plugin_api/host/sha256.h"
+#include "tests/testing/status_matchers.h"
 
 namespace fx::host {
 namespace {
 
-const std::string kDir = "tests/plugin_api/plugins/";
+using ::fx::testing::error_of;
 
-std::string error_of(const absl::Status& s) { return std::string(s.message()); }
-template <typename T>
-std::string error_of(const absl::StatusOr<T>& s) {
-  return s.ok() ? "" : std::string(s.status().message());
-}
+const std::string kDir = "tests/plugin_api/plugins/";
 
 TEST(Sha256, MatchesTheStandardTestVectors) {
   // FIPS 180-2 examples.

@@ -21,7 +21,9 @@
  *
  * Ownership, stated once for every handle kind
  *  - FxStatus*: owned by whoever receives it; ReleaseStatus.
- *  - FxGraph*: borrowed from the host for the duration of `run`.
+ *  - FxGraph*: borrowed from the host for the duration of `run` (as are the
+ *    subgraphs GraphAddSubgraphModule returns); one from CreateGraph is
+ *    owned by the caller, ReleaseGraph.
  *  - FxNode*: borrowed; valid while the node is in its graph, and an erased
  *    node stays readable until `run` returns.
  *  - FxArg*: returned by Create* / Clone*: owned by the caller, ReleaseArg.
@@ -34,6 +36,11 @@
  *  - DLManagedTensor*: ownership moves with the pointer; the receiver calls
  *    its deleter when done.
  *  - FxOptions*: borrowed for the duration of `run`.
+ *  - FxValue*, FxMatch*: borrowed for the duration of the callback that
+ *    receives them; FxTensorMeta pointers inside are borrowed from the value.
+ *  - FxRegistrar*: borrowed during register_extensions; FxOpCall*: during the
+ *    kernel or shape function call. Custom ops and leaf-module rules stay
+ *    registered, and their plugin loaded, for the life of the process.
  */
 #ifndef FX_PLUGIN_API_H_
 #define FX_PLUGIN_API_H_
