@@ -6,9 +6,6 @@
 //   ... rewrite_benchmark -- --benchmark_filter=Match   # one operation
 //   ... rewrite_benchmark -- --torchfx_sizes=1000,10000  # torch.fx's sizes
 //                                                       # (0 to skip it)
-//   ... rewrite_benchmark -- --torchfx_deep  # torch.fx with a raised
-//       recursion limit: at 10k nodes its validate_partition otherwise stops
-//       with RecursionError (it recurses along every path out of a match)
 //
 // The graph: a placeholder, then blocks of `add = x + 1; relu =
 // torch.relu(add); mul = relu * 2`, then the output. The pattern is
@@ -26,7 +23,10 @@
 //
 // torch.fx: the embedded script builds the same graph with torch.fx's Graph
 // API, times replace_pattern (median of 3, CPU time) and prints the match
-// count, which must equal ours. Skipped without python3-torch at
+// count, which must equal ours. torch.fx 1.13's cycle check recurses along
+// every path out of a match, so on these chains it stops with RecursionError
+// (from about 1k nodes); the script then measures again with the recursion
+// limit raised and says so. Skipped without python3-torch at
 // /usr/bin/python3.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
@@ -185,39 +185,36 @@ def pattern(x):
 def replacement(x):
     return torch.nn.functional.relu(x + 1)
 
-def measure(n):
+def measure(n, note):
     times = []
     for _ in range(3):
         gm = build(n)
         t0 = time.process_time()
-        try:
-            matches = subgraph_rewriter.replace_pattern(gm, pattern, replacement)
-        except RecursionError:
-            print(f"torch.fx replace_pattern n={n}: RecursionError (its "
-                  f"validate_partition recurses along the graph; rerun with "
-                  f"--torchfx_deep to raise the limit)", flush=True)
-            return
+        matches = subgraph_rewriter.replace_pattern(gm, pattern, replacement)
         times.append(time.process_time() - t0)
     times.sort()
     print(f"torch.fx replace_pattern n={n}: {times[1] * 1e3:.1f} ms CPU "
-          f"(median of 3), {len(matches)} matches", flush=True)
+          f"(median of 3), {len(matches)} matches{note}", flush=True)
 
-def main():
-    for n in map(int, sys.argv[1].split(",")):
-        measure(n)
-
-if len(sys.argv) > 2:  # deep: a large recursion limit on a large stack
+def deep(n):
+    # torch.fx's validate_partition recurses along every path out of a match:
+    # past Python's recursion limit it needs a raised limit on a large stack.
     import threading
     sys.setrecursionlimit(10**7)
     threading.stack_size(1 << 30)
-    t = threading.Thread(target=main)
+    t = threading.Thread(target=measure, args=(n, " (recursion limit raised: "
+                                                "RecursionError otherwise)"))
     t.start()
     t.join()
-else:
-    main()
+
+for n in map(int, sys.argv[1].split(",")):
+    try:
+        measure(n, "")
+    except RecursionError:
+        deep(n)
 )PY";
 
-void run_torchfx(const std::string& sizes, bool deep) {
+void run_torchfx(const std::string& sizes) {
   if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) {
     std::printf("torch.fx: skipped (python3-torch is not installed)\n");
     return;
@@ -228,8 +225,7 @@ void run_torchfx(const std::string& sizes, bool deep) {
   if (f == nullptr) return;
   std::fputs(kTorchFxScript, f);
   std::fclose(f);
-  std::string command =
-      "/usr/bin/python3 " + path + " " + sizes + (deep ? " deep" : "");
+  std::string command = "/usr/bin/python3 " + path + " " + sizes;
   std::fflush(stdout);
   if (std::system(command.c_str()) != 0) std::printf("torch.fx: failed\n");
   std::remove(path.c_str());
@@ -239,13 +235,10 @@ void run_torchfx(const std::string& sizes, bool deep) {
 
 int main(int argc, char** argv) {
   std::string torchfx_sizes = "1000,10000";
-  bool deep = false;
   std::vector<char*> args;
   for (int i = 0; i < argc; ++i) {
     if (std::strncmp(argv[i], "--torchfx_sizes=", 16) == 0) {
       torchfx_sizes = argv[i] + 16;
-    } else if (std::strcmp(argv[i], "--torchfx_deep") == 0) {
-      deep = true;
     } else {
       args.push_back(argv[i]);
     }
@@ -255,6 +248,6 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 1;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
-  if (torchfx_sizes != "0") run_torchfx(torchfx_sizes, deep);
+  if (torchfx_sizes != "0") run_torchfx(torchfx_sizes);
   return 0;
 }
