@@ -114,10 +114,49 @@ bool shape_prop(fxp::Graph& g, const fxp::Options& options) {
       if (examples[i].is_contiguous()) described.back().strides = nullptr;
     }
   } else if (num_inputs > 0) {
-    throw fxp::Error(FX_FAILED_PRECONDITION,
-                     "shape_prop needs inputs: example inputs from the host "
-                     "(fx run --inputs IN.pt) or the shapes option "
-                     "(shapes=1x3x224x224, dtypes=float32)");
+    // Shapes the placeholders already carry: the tracer's meta['shape']
+    // (Tracer::placeholder_shapes) or an earlier tensor_meta.
+    meta = true;
+    for (const fxp::Node& p : fx_plugins::placeholders(g)) {
+      std::vector<int64_t> shape;
+      std::string dtype = "float32";
+      fxp::ArgView known = p.meta("tensor_meta");
+      if (known && known.kind() == FX_ARG_DICT) {
+        fxp::ArgView sizes = fxp::dict_get(known, "shape");
+        for (size_t i = 0; sizes && i < sizes.size(); ++i) {
+          shape.push_back(sizes[i].as_int());
+        }
+        if (fxp::ArgView d = fxp::dict_get(known, "dtype")) {
+          dtype = d.as_string();
+        }
+        if (!sizes) known = fxp::ArgView();
+      }
+      if (!known) {
+        fxp::ArgView sizes = p.meta("shape");
+        if (!sizes ||
+            (sizes.kind() != FX_ARG_LIST && sizes.kind() != FX_ARG_TUPLE)) {
+          throw fxp::Error(
+              FX_FAILED_PRECONDITION,
+              "shape_prop needs inputs: example inputs from the host "
+              "(fx run --inputs IN.pt), the shapes option "
+              "(shapes=1x3x224x224, dtypes=float32), or placeholder "
+              "shapes; placeholder '" +
+                  std::string(p.name()) + "' has none");
+        }
+        for (size_t i = 0; i < sizes.size(); ++i) {
+          shape.push_back(sizes[i].as_int());
+        }
+      }
+      shape_store.push_back(shape);
+      DLTensor t{};
+      t.ndim = static_cast<int32_t>(shape.size());
+      t.dtype = fx_plugins::parse_dtype(dtype);
+      t.device = DLDevice{kDLCPU, 0};
+      described.push_back(t);
+    }
+    for (size_t i = 0; i < described.size(); ++i) {
+      described[i].shape = shape_store[i].data();
+    }
   }
   std::vector<const DLTensor*> inputs;
   for (const DLTensor& t : described) inputs.push_back(&t);

@@ -201,6 +201,21 @@ TEST(ShapeProp, WithoutInputsOrShapesSaysWhatItNeeds) {
       << report.failure;
 }
 
+TEST(ShapeProp, PlaceholderShapesFromTheTracerAreEnough) {
+  Bundle b = load_reference("seed_mymodule");
+  for (Node* n : b.gm->graph().nodes()) {
+    if (n->op() == Opcode::kPlaceholder) {
+      n->set_meta("shape",
+                  Argument::list({Argument(int64_t{3}), Argument(int64_t{4})}));
+    }
+  }
+  host::PipelineReport report = run_pipeline(*b.gm, "shape_prop");
+  ASSERT_TRUE(report.ok()) << report.failure;
+  const Argument* meta = b.gm->graph().output_node()->meta_value("tensor_meta");
+  ASSERT_NE(meta, nullptr);
+  EXPECT_EQ(ints(*meta->find("shape")), (std::vector<int64_t>{3, 5}));
+}
+
 TEST(ShapeProp, AWrongNumberOfShapesIsRefused) {
   Bundle b = load_reference("seed_mymodule");
   host::PipelineReport report =
