@@ -23,6 +23,10 @@
 //   };
 //   std::shared_ptr<fx::GraphModule> out = NegSigmSwap(gm).transform();
 //
+// To write overrides with fx::Value, as Python's are written with Proxies
+// (`return argument(fx::th::neg(value(args[0])))`), derive from
+// RetracingTransformer (retracing_transformer.h).
+//
 // Meta: unless Options::keep_meta is false, every node created while a node
 // runs (by the default methods or by an override) gets that node's meta
 // entries it does not set itself (nodes appended to the new graph while
