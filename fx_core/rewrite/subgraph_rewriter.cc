@@ -368,6 +368,17 @@ std::vector<ReplacedPatterns> replace_pattern_in_graph(
       gn->replace_all_uses_with(cn);
       changed[gn] = cn;
     }
+    // Where the code came from, onto the other replacement nodes.
+    if (options.propagate_meta && replaced.matched_anchor != nullptr) {
+      for (Node* copy : replaced.replacements) {
+        for (const std::string& key : options.shared_meta_keys) {
+          const Argument* v = replaced.matched_anchor->meta_value(key);
+          if (v != nullptr && copy->meta_value(key) == nullptr) {
+            copy->set_meta(key, *v);
+          }
+        }
+      }
+    }
     for (auto it = pattern_nodes.rbegin(); it != pattern_nodes.rend(); ++it) {
       const Node* pn = *it;
       if (pn->op() == Opcode::kPlaceholder || pn->op() == Opcode::kOutput) {

@@ -32,7 +32,9 @@
 //    torch.add(x, other=y) and torch.add(x, y, alpha=1), x.clamp(0.0)
 //    matches x.clamp(min=0.0);
 //  - RewriteOptions::propagate_meta: each node that replaces a returned node
-//    gets that node's meta entries it does not set itself;
+//    gets that node's meta entries it does not set itself, and every other
+//    replacement node the matched anchor's entries under `shared_meta_keys`
+//    (where the code came from: stack_trace, nn_module_stack, source_fn);
 //  - a returned node without users gets its replacement after the match
 //    (torch.fx asserts);
 //  - long graphs: torch.fx 1.13's cycle check recurses along every path out
@@ -59,6 +61,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -99,6 +102,8 @@ struct RewriteOptions {
   bool match_modules_by_type = false;
   bool normalize_arguments = false;
   bool propagate_meta = true;
+  std::vector<std::string> shared_meta_keys = {"stack_trace", "nn_module_stack",
+                                               "source_fn"};
   // For match_modules_by_type: the module owning the pattern's call_module
   // targets (optional, see above).
   const GraphModule* pattern_module = nullptr;

@@ -429,6 +429,24 @@ TEST(ReplacePattern, CarriesTheReplacedNodesMetaToTheReplacement) {
             Argument::dict({{"shape", Argument{2, 3}}}));
   EXPECT_EQ(*exp->meta_value("stack_trace"), Argument("replacement"));
 
+  // Every replacement node learns where the code came from (the anchor's
+  // stack_trace), not its shape.
+  auto g3 = sigmoid_chain(1);
+  Node* s3 = g3->find_nodes(Opcode::kCallFunction, "torch.sigmoid")[0];
+  s3->set_meta("stack_trace", "model.py:7");
+  s3->set_meta("tensor_meta", 1);
+  auto gm3 = module_of(std::move(g3));
+  auto two = std::make_unique<Graph>();
+  Node* tx = two->placeholder("x");
+  two->output(
+      two->call_function("torch.exp", {two->call_function("torch.neg", {tx})}));
+  r = replace_pattern(*gm3, *pattern, *two);
+  ASSERT_EQ(r[0].replacements.size(), 2u);
+  const Node* neg = r[0].replacements[0];
+  EXPECT_EQ(*neg->meta_value("stack_trace"), Argument("model.py:7"));
+  EXPECT_EQ(neg->meta_value("tensor_meta"), nullptr);
+  EXPECT_EQ(*r[0].replacements[1]->meta_value("tensor_meta"), Argument(1));
+
   auto g2 = sigmoid_chain(1);
   g2->find_nodes(Opcode::kCallFunction, "torch.sigmoid")[0]->set_meta("k", 1);
   auto gm2 = module_of(std::move(g2));
