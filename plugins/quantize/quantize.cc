@@ -421,8 +421,8 @@ bool quantize_convert(Graph& g, const fxp::Options& options) {
     // quint8 per-tensor affine over a range that includes 0.
     lo = std::min(lo, 0.0);
     hi = std::max(hi, 0.0);
-    double scale = (hi - lo) / 255.0;
-    if (scale <= 0) scale = 1.0;
+    // At least float32's epsilon, as torch.ao's observers clamp it.
+    double scale = std::max((hi - lo) / 255.0, 1.1920928955078125e-07);
     int64_t zero_point = std::clamp<int64_t>(
         static_cast<int64_t>(std::nearbyint(-lo / scale)), 0, 255);
     Node x = obs.arg(0).node();

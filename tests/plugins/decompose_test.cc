@@ -173,6 +173,7 @@ INSTANTIATE_TEST_SUITE_P(ReferenceAndTorchvision, DecomposeModelTest,
                          ::testing::Values("seed_leaf", "seed_mymodule",
                                            "seed_static_flow", "seed_topk",
                                            "seed_wrap", "resnet18",
+                                           "mobilenet_v2",
                                            "mobilenet_v3_small"));
 
 }  // namespace

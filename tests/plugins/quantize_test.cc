@@ -120,7 +120,7 @@ TEST_P(QuantizeTest, MatchesPyTorchsInt8Arithmetic) {
   // ulp in a deep network's convolution moves an activation across a
   // rounding boundary now and then (one quantum), so on resnet18 the two
   // int8 results differ by a fraction of the quantization error itself.
-  double vs_torch = relative_error(got, torch_q);
+  double vs_torch = ((got - torch_q).norm() / float_out.norm()).item<double>();
   double vs_float = relative_error(got, float_out);
   bool activations = std::string(c.mode) != "weights";
   bool deep = std::string(c.model) != "Quantizable";
@@ -159,7 +159,11 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"resnet18", "weights", "quantize_weights"},
         Case{"resnet18", "dynamic", "quantize_weights{dynamic=true}"},
         Case{"resnet18", "static",
-             "quantize_prepare,quantize_calibrate,quantize_convert"}),
+             "quantize_prepare,quantize_calibrate,quantize_convert"},
+        // torchvision's random initialisation leaves mobilenet_v2's
+        // activations near 1e-9: weight-only is meaningful, activation
+        // quantization is not.
+        Case{"mobilenet_v2", "weights", "quantize_weights"}),
     [](const ::testing::TestParamInfo<Case>& info) {
       return std::string(info.param.model) + "_" + info.param.mode;
     });
