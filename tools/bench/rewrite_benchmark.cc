@@ -200,12 +200,14 @@ def deep(n):
     # torch.fx's validate_partition recurses along every path out of a match:
     # past Python's recursion limit it needs a raised limit on a large stack.
     import threading
+    limit = sys.getrecursionlimit()
     sys.setrecursionlimit(10**7)
     threading.stack_size(1 << 30)
     t = threading.Thread(target=measure, args=(n, " (recursion limit raised: "
                                                 "RecursionError otherwise)"))
     t.start()
     t.join()
+    sys.setrecursionlimit(limit)
 
 for n in map(int, sys.argv[1].split(",")):
     try:
