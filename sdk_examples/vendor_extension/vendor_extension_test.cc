@@ -17,6 +17,7 @@
 #include "plugin_api/host/pass_target.h"
 #include "plugin_api/host/pipeline.h"
 #include "plugin_api/host/plugin_loader.h"
+#include "plugin_api/host/plugin_tracer.h"
 #include "sdk_examples/vendor_extension/vendor_model.h"
 
 namespace vendor_example {
@@ -83,7 +84,7 @@ TEST_F(VendorExtension, ThePluginsLeafRuleKeepsTheBlockACallModule) {
   }
   EXPECT_EQ(block_calls, 0u);
   // ... the plugin's rule makes it a leaf.
-  PluginRulesTracer tracer;
+  fx::host::PluginTracer tracer;
   auto gm = fx::symbolic_trace(*net_, {}, &tracer);
   EXPECT_EQ(gm->graph().str(),
             "graph():\n"
@@ -105,7 +106,7 @@ TEST_F(VendorExtension, ThePluginsLeafRuleKeepsTheBlockACallModule) {
 }
 
 TEST_F(VendorExtension, ShapePropUsesTheShapeFunctionOnMetaTensors) {
-  PluginRulesTracer tracer;
+  fx::host::PluginTracer tracer;
   auto gm = fx::symbolic_trace(*net_, {}, &tracer);
   fx::host::PipelineReport report = run(*gm, "shape_prop{shapes=16x4}");
   ASSERT_TRUE(report.ok()) << report.failure;
@@ -125,7 +126,7 @@ TEST_F(VendorExtension, ShapePropUsesTheShapeFunctionOnMetaTensors) {
 }
 
 TEST_F(VendorExtension, ThePassFusesTorchFxsGeluIntoTheVendorOp) {
-  PluginRulesTracer tracer;
+  fx::host::PluginTracer tracer;
   auto gm = fx::symbolic_trace(*net_, {}, &tracer);
   fx::host::PipelineReport report = run(*gm, "vendor_fuse_gelu");
   ASSERT_TRUE(report.ok()) << report.failure;

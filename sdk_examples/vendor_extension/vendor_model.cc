@@ -6,7 +6,6 @@
 #include "fx_core/module_registry.h"
 #include "fx_core/op_registry.h"
 #include "fx_core/tracer/extensions.h"
-#include "plugin_api/host/extensions.h"
 
 namespace vendor_example {
 
@@ -52,17 +51,6 @@ void register_vendor_modules() {
     return true;
   }();
   (void)done;
-}
-
-bool PluginRulesTracer::is_leaf_module(const torch::nn::Module& m,
-                                       std::string_view qualified_name) const {
-  if (const fx::ModuleKind* kind = fx::ModuleRegistry::global().find(m)) {
-    if (std::optional<bool> rule =
-            fx::host::leaf_module_rule(kind->type, qualified_name)) {
-      return *rule;
-    }
-  }
-  return fx::Tracer::is_leaf_module(m, qualified_name);
 }
 
 }  // namespace vendor_example

@@ -1,11 +1,10 @@
-// A model that uses the vendor plugin's extensions, and the host-side glue
-// that lets the tracer follow the plugin's leaf-module rules.
+// A model that uses the vendor plugin's extensions. Trace it with
+// fx::host::PluginTracer (plugin_api/host/plugin_tracer.h), which follows the
+// leaf-module rules plugins registered.
 #ifndef SDK_EXAMPLES_VENDOR_EXTENSION_VENDOR_MODEL_H_
 #define SDK_EXAMPLES_VENDOR_EXTENSION_VENDOR_MODEL_H_
 
 #include <torch/nn/modules/linear.h>
-
-#include <string_view>
 
 #include "fx_core/tracer/functions.h"
 #include "fx_core/tracer/proxy.h"
@@ -35,14 +34,6 @@ struct VendorNet : fx::Module<VendorNet> {
 // Registers FusedBlock's Python type (`my_vendor.FusedBlock`) so graph files
 // name it and GraphModules can run its call_module nodes. Idempotent.
 void register_vendor_modules();
-
-// A Tracer that asks the plugins' leaf-module rules first (by the module's
-// registered Python type), then falls back to the default.
-class PluginRulesTracer : public fx::Tracer {
- public:
-  bool is_leaf_module(const torch::nn::Module& m,
-                      std::string_view qualified_name) const override;
-};
 
 }  // namespace vendor_example
 
