@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# The unified benchmark suite: the SDK (C++) and Python torch.fx measured in
+# one run on this machine, printed as Markdown tables with the ratios.
+#
+#   bazel run --config=opt //tools:bench -- [options]     (or tools/bench/run_all.sh)
+#     --json              print the merged JSON instead of the tables
+#     --json-out FILE     also write the merged JSON to FILE
+#     --sizes LIST        SDK IR sizes (default 1000,10000,100000,1000000)
+#     --py-sizes LIST     torch.fx IR sizes (default 1000,10000; 100000 takes
+#                         torch 1.13 several minutes: its naming is quadratic)
+#     --repeat N          forward samples per round (default 20)
+#     --plot FILE.png     also plot time per IR operation against node count
+#                         (gnuplot; absolute paths, or relative to the repo)
+#     --quick             --sizes 1000,10000 --py-sizes 1000 --repeat 5
+#     --no-python         the SDK alone
+#
+# Parts: IR operations on a traced N-node chain (trace, copy, print, codegen,
+# lint, edit storm) and bytes per node (suite_benchmark.cc,
+# suite_bench.py); forward overhead on a 1k-op chain of small ops and on
+# resnet50 at batch 1 (compiled GraphModule, InferencePlan, Interpreter,
+# hand-written LibTorch, TorchScript, Python eager, torch.fx GraphModule and
+# Interpreter); a pass through the C ABI against the same pass on fx_core
+# (pass_benchmark.cc). See BENCHMARKS.md.
+set -euo pipefail
+
+if [[ -z "${BUILD_WORKSPACE_DIRECTORY:-}" ]]; then
+  # Not under `bazel run`: go through it, so the binaries are built at -O2.
+  cd "$(dirname "$0")/../.."
+  exec bazel run --config=opt //tools/bench:bench -- "$@"
+fi
+
+runfiles=$PWD  # bazel run: the runfiles root
+json=0
+plot=""
+json_out=""
+sizes=1000,10000,100000,1000000
+py_sizes=1000,10000
+repeat=20
+python=1
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --json) json=1 ;;
+    --sizes) sizes=$2; shift ;;
+    --py-sizes) py_sizes=$2; shift ;;
+    --repeat) repeat=$2; shift ;;
+    --plot) plot=$2; shift ;;
+    --json-out) json_out=$2; shift ;;
+    --quick) sizes=1000,10000; py_sizes=1000; repeat=5 ;;
+    --no-python) python=0 ;;
+    *) echo "run_all.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+if [[ -n "$plot" && "$plot" != /* ]]; then plot=$BUILD_WORKSPACE_DIRECTORY/$plot; fi
+if [[ -n "$json_out" && "$json_out" != /* ]]; then
+  json_out=$BUILD_WORKSPACE_DIRECTORY/$json_out
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+echo '{"ir": {}, "forward": {}}' > "$work/python.json"
+models_args=()
+if [[ $python -eq 1 ]] && /usr/bin/python3 -c 'import torch, torchvision' 2>/dev/null; then
+  echo "== torch.fx (Python) ==" >&2
+  /usr/bin/python3 "$runfiles/tools/bench/suite_bench.py" "$work/models" \
+    --sizes "$py_sizes" --repeat "$repeat" > "$work/python.json"
+  models_args=(--models "$work/models")
+elif [[ $python -eq 1 ]]; then
+  echo "python3-torch / python3-torchvision missing: the SDK alone" >&2
+fi
+echo "== SDK (C++) ==" >&2
+"$runfiles/tools/bench/suite_benchmark" --sizes "$sizes" --repeat "$repeat" \
+  "${models_args[@]}" > "$work/sdk.json"
+echo "== C ABI pass vs fx_core pass ==" >&2
+"$runfiles/tools/bench/pass_benchmark" --benchmark_filter='BM_Pass_|BM_Visit_' \
+  --benchmark_format=json > "$work/pass.json" 2>/dev/null
+
+/usr/bin/python3 - "$work" "$json" "$plot" "$json_out" <<'PY'
+import json, os, platform, shutil, subprocess, sys
+work, as_json, plot, json_out = sys.argv[1], sys.argv[2] == "1", sys.argv[3], sys.argv[4]
+py = json.load(open(os.path.join(work, "python.json")))
+sdk = json.load(open(os.path.join(work, "sdk.json")))
+passes = {b["name"]: b for b in json.load(open(os.path.join(work, "pass.json")))["benchmarks"]}
+merged = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+          "sdk": sdk, "torchfx": py,
+          "pass": {k: {"real_time": v["real_time"], "time_unit": v["time_unit"]} for k, v in passes.items()}}
+if json_out:
+    with open(json_out, "w") as f:
+        json.dump(merged, f, indent=1)
+        f.write("\n")
+if as_json:
+    print(json.dumps(merged, indent=1))
+    sys.exit(0)
+
+def t(us):
+    if us is None or us < 0:
+        return "—"
+    if us >= 1e6:
+        return f"{us / 1e6:.2f} s"
+    if us >= 1e3:
+        return f"{us / 1e3:.2f} ms"
+    return f"{us:.1f} us"
+
+def ratio(a, b):
+    return f"{a / b:.1f}x" if a and b and a > 0 and b > 0 else "—"
+
+ops = ["trace", "copy", "print", "codegen", "lint", "edit"]
+sizes = sorted(set(int(n) for n in sdk["ir"]) | set(int(n) for n in py["ir"]))
+print("### IR operations (traced chain, median wall time)\n")
+print("| operation | nodes | torch.fx | SDK | SDK ns/node | torch.fx / SDK |")
+print("| --- | ---: | ---: | ---: | ---: | ---: |")
+for op in ops:
+    for n in sizes:
+        s = sdk["ir"].get(str(n), {}).get(op + "_us")
+        p = py["ir"].get(str(n), {}).get(op + "_us")
+        per = f"{s * 1e3 / n:.0f}" if s else "—"
+        print(f"| {op} | {n:,} | {t(p)} | {t(s)} | {per} | {ratio(p, s)} |")
+print("\n| bytes per node (traced graph) | nodes | torch.fx (tracemalloc) | SDK (malloc) | torch.fx / SDK |")
+print("| --- | ---: | ---: | ---: | ---: |")
+for n in sizes:
+    s = sdk["ir"].get(str(n), {}).get("bytes_per_node")
+    p = py["ir"].get(str(n), {}).get("bytes_per_node")
+    print(f"| heap held | {n:,} | {f'{p:.0f}' if p else '—'} | {f'{s:.0f}' if s else '—'} | {ratio(p, s)} |")
+
+print("\n### Forward (median us per call, no grad)\n")
+print("| model | nodes | SDK GraphModule | SDK InferencePlan | SDK Interpreter | hand-written LibTorch | TorchScript (C++) | Python eager | torch.fx GraphModule | torch.fx Interpreter |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+for name, c in sdk["forward"].items():
+    p = py["forward"].get(name, {})
+    print(f"| {name} | {int(c['nodes'])} | {t(c['graph_module_us'])} | {t(c['inference_plan_us'])} | "
+          f"{t(c['interpreter_us'])} | {t(c['libtorch_us'])} | {t(c['torchscript_us'])} | "
+          f"{t(p.get('eager_us'))} | {t(p.get('torchfx_graph_module_us'))} | {t(p.get('torchfx_interpreter_us'))} |")
+print("\n| model | GraphModule / hand-written | TorchScript / hand-written | hand-written / InferencePlan | torch.fx GM / SDK GM | torch.fx GM / InferencePlan | torch.fx Interpreter / SDK Interpreter | per node: GM, plan, hand-written |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+for name, c in sdk["forward"].items():
+    p = py["forward"].get(name, {})
+    gm, plan, hand, ts = c["graph_module_us"], c["inference_plan_us"], c["libtorch_us"], c["torchscript_us"]
+    n = c["nodes"]
+    def r3(a, b):
+        return f"{a / b:.3f}x" if a > 0 and b > 0 else "—"
+    print(f"| {name} | {r3(gm, hand)} | {r3(ts, hand)} | {ratio(hand, plan)} | "
+          f"{ratio(p.get('torchfx_graph_module_us'), gm)} | {ratio(p.get('torchfx_graph_module_us'), plan)} | "
+          f"{ratio(p.get('torchfx_interpreter_us'), c['interpreter_us'])} | "
+          f"{gm / n:.2f}, {plan / n:.3f}, {hand / n:.2f} us |")
+
+print("\n### A pass through the C ABI against the same pass on fx_core\n")
+print("| benchmark (100k nodes) | fx_core | C ABI | C ABI / fx_core |")
+print("| --- | ---: | ---: | ---: |")
+for kind in ("Pass", "Visit"):
+    a = passes.get(f"BM_{kind}_fx_core/100000")
+    b = passes.get(f"BM_{kind}_c_abi/100000")
+    if a and b:
+        print(f"| {kind.lower()} | {a['real_time']:.2f} {a['time_unit']} | {b['real_time']:.2f} {b['time_unit']} | "
+              f"{b['real_time'] / a['real_time']:.2f}x |")
+
+if plot:
+    data = os.path.join(work, "plot.dat")
+    with open(data, "w") as f:
+        for n in sizes:
+            row = [str(n)]
+            for src in (sdk, py):
+                for op in ops:
+                    v = src["ir"].get(str(n), {}).get(op + "_us")
+                    row.append(f"{v / 1e3:.6f}" if v else "NaN")
+            f.write(" ".join(row) + "\n")
+    lines = []
+    for i, op in enumerate(ops):
+        lines.append(f"'{data}' using 1:{2 + i} with linespoints lw 2 pt 7 lc {i + 1} title 'SDK {op}'")
+        lines.append(f"'{data}' using 1:{8 + i} with linespoints lw 2 pt 5 dt 2 lc {i + 1} title 'torch.fx {op}'")
+    script = f"""set terminal pngcairo size 1000,650 font ',10'
+set output '{plot}'
+set logscale xy
+set xlabel 'nodes'
+set ylabel 'time (ms)'
+set key outside right
+set grid
+set title 'IR operations: SDK (C++) vs torch.fx 1.13 (Python), one run'
+set datafile missing 'NaN'
+plot {', '.join(lines)}
+"""
+    if shutil.which("gnuplot"):
+        subprocess.run(["gnuplot"], input=script.encode(), check=True)
+        print(f"\nplot: {plot}", file=sys.stderr)
+    else:
+        print("\ngnuplot not installed: no plot", file=sys.stderr)
+PY
