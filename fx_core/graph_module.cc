@@ -1,11 +1,13 @@
 #include "fx_core/graph_module.h"
 
+#include <mutex>
 #include <utility>
 
 #include "fx_core/codegen.h"
 #include "fx_core/error.h"
 #include "fx_core/execution_plan.h"
 #include "fx_core/module_path.h"
+#include "fx_core/module_registry.h"
 #include "fx_core/op_registry.h"
 #include "fx_core/strings.h"
 
@@ -102,8 +104,33 @@ GraphModule::GraphModule(const AttributeMap& root, std::unique_ptr<Graph> graph,
 
 GraphModule::~GraphModule() = default;
 
+namespace {
+
+// A GraphModule called from another graph (call_module: split_module's
+// submodules, a nested GraphModule) runs its own graph; its kind is
+// torch.fx.GraphModule, with forward(*args).
+void register_graph_module_kind() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    ModuleKind kind;
+    kind.type = "torch.fx.GraphModule";
+    kind.cpp_type = typeid(GraphModule);
+    kind.forward_schema = OpSchema::parse("*args");
+    kind.forward = [](torch::nn::Module& m, OpArgs& a) -> c10::IValue {
+      auto& gm = static_cast<GraphModule&>(m);
+      const auto& elements = a[0].toTupleRef().elements();
+      return gm.forward(
+          std::vector<c10::IValue>(elements.begin(), elements.end()));
+    };
+    ModuleRegistry::global().add(std::move(kind));
+  });
+}
+
+}  // namespace
+
 void GraphModule::copy_from(
     const std::function<Attribute(const Node&)>& lookup) {
+  register_graph_module_kind();
   if (!graph_) throw FxError("GraphModule: the graph is null");
   for (Node* n : graph_->nodes()) {
     if (n->op() != Opcode::kGetAttr && n->op() != Opcode::kCallModule) {

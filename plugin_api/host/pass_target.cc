@@ -24,6 +24,7 @@ void PassTarget::begin() {
 void PassTarget::commit() {
   snapshot_.reset();
   end_attributes();
+  committed();
 }
 
 void PassTarget::rollback() {
@@ -177,7 +178,21 @@ void GraphModuleTarget::rollback_attributes() { attributes_->undo(); }
 bool GraphModuleTarget::attributes_changed() const {
   return attributes_->changed();
 }
-void GraphModuleTarget::finish() { module_.recompile(); }
+namespace {
+void recompile_graph_submodules(GraphModule& gm) {
+  for (const auto& m : gm.named_modules("", /*include_self=*/false)) {
+    if (auto* sub = dynamic_cast<GraphModule*>(m.value().get())) {
+      sub->recompile();
+    }
+  }
+}
+}  // namespace
+
+void GraphModuleTarget::committed() { recompile_graph_submodules(module_); }
+void GraphModuleTarget::finish() {
+  recompile_graph_submodules(module_);
+  module_.recompile();
+}
 
 absl::Status GraphModuleTarget::write(const std::string& json_path) const {
   return write_graph_module(module_, json_path);

@@ -64,6 +64,9 @@ class PassTarget {
   virtual void end_attributes() {}
   virtual void rollback_attributes() {}
   virtual bool attributes_changed() const { return false; }
+  // After a pass was committed (a GraphModule recompiles the GraphModules
+  // among its submodules, so later passes run them as they now are).
+  virtual void committed() {}
 
  private:
   std::unique_ptr<Graph> snapshot_;
@@ -87,6 +90,7 @@ class GraphModuleTarget : public PassTarget {
   void end_attributes() override;
   void rollback_attributes() override;
   bool attributes_changed() const override;
+  void committed() override;
 
  private:
   class Attributes;

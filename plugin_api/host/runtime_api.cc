@@ -5,6 +5,8 @@
 #include <ATen/DLConvertor.h>
 
 #include <memory>
+#include <mutex>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -82,6 +84,27 @@ at::Tensor input_tensor(const DLTensor* t, bool meta, size_t index) {
       .clone();
 }
 
+// The ops that failed on meta tensors, process-wide ("call_method:relu",
+// "call_module:torch.nn.Conv2d").
+struct MetaFailures {
+  std::mutex mutex;
+  absl::flat_hash_set<std::string> keys;
+};
+MetaFailures& meta_failures() {
+  static auto* f = new MetaFailures();
+  return *f;
+}
+bool lacks_meta_kernel(const std::string& key) {
+  MetaFailures& f = meta_failures();
+  std::lock_guard<std::mutex> lock(f.mutex);
+  return f.keys.contains(key);
+}
+void remember_lacks_meta_kernel(std::string key) {
+  MetaFailures& f = meta_failures();
+  std::lock_guard<std::mutex> lock(f.mutex);
+  f.keys.insert(std::move(key));
+}
+
 // Meta tensors <-> uninitialised CPU tensors of the same shape and strides.
 c10::IValue map_tensors(const c10::IValue& v, bool to_meta) {
   if (v.isTensor()) {
@@ -133,10 +156,18 @@ class ReportingInterpreter : public Interpreter {
         n.op() == Opcode::kGetAttr) {
       v = Interpreter::run_node(n);
     } else {
-      try {
-        v = Interpreter::run_node(n);
-      } catch (const std::exception&) {
+      // Ops known to lack a meta kernel go straight to the CPU fallback: a
+      // failed attempt costs a c10::Error with its backtrace.
+      std::string key = meta_key(n);
+      if (lacks_meta_kernel(key)) {
         v = run_on_cpu(n);
+      } else {
+        try {
+          v = Interpreter::run_node(n);
+        } catch (const std::exception&) {
+          v = run_on_cpu(n);
+          remember_lacks_meta_kernel(std::move(key));
+        }
       }
     }
     if (on_node_ != nullptr) {
@@ -152,6 +183,17 @@ class ReportingInterpreter : public Interpreter {
   };
 
  private:
+  // What decides whether a node has a meta kernel: its target, or for a
+  // module call the module's type.
+  std::string meta_key(const Node& n) const {
+    if (n.op() == Opcode::kCallModule) {
+      std::shared_ptr<torch::nn::Module> m = module_.get_submodule(n.target());
+      const ModuleKind* kind = m ? ModuleRegistry::global().find(*m) : nullptr;
+      return cat("call_module:", kind ? kind->type : n.target());
+    }
+    return cat(opcode_name(n.op()), ":", n.target());
+  }
+
   c10::IValue run_on_cpu(const Node& n) {
     auto [args, kwargs] = fetch_args_kwargs_from_env(n);
     for (c10::IValue& a : args) a = map_tensors(a, /*to_meta=*/false);

@@ -160,48 +160,13 @@ TEST_F(PassesTest, ConstFoldOnResnet18ComputesTheSame) {
   EXPECT_LE(max_abs_diff(forward(*b.gm, b.inputs), b.expected), 1e-4);
 }
 
-// call_module on a GraphModule child (what split_module makes): fx_core has
-// no ModuleKind for GraphModule yet, so the test registers one that
-// recompiles the child (its graph was filled by the pass) and runs it.
-void register_graph_module_kind() {
-  static bool done = [] {
-    ModuleKind kind;
-    kind.type = "torch.fx.GraphModule";
-    kind.cpp_type = typeid(GraphModule);
-    kind.forward_schema = OpSchema::parse("*args");
-    kind.forward = [](torch::nn::Module& m, OpArgs& a) -> c10::IValue {
-      auto& gm = static_cast<GraphModule&>(m);
-      std::vector<c10::IValue> args;
-      for (const c10::IValue& v : a[0].toTupleRef().elements()) {
-        args.push_back(v);
-      }
-      if (!gm.check_executable().ok()) gm.recompile();
-      return gm.forward(std::move(args));
-    };
-    ModuleRegistry::global().add(std::move(kind));
-    return true;
-  }();
-  (void)done;
-}
-
-void recompile_children(GraphModule& gm) {
-  for (const auto& child : gm.named_children()) {
-    if (auto sub = std::dynamic_pointer_cast<GraphModule>(child.value())) {
-      sub->recompile();
-    }
-  }
-  gm.recompile();
-}
-
 TEST_F(PassesTest, SplitModuleMakesTorchFxsPartitionsAndComputesTheSame) {
-  register_graph_module_kind();
   std::string dir = export_model("Split", "1,3,8,8");
   Bundle b = load_bundle(dir);
   std::string golden = torch_fx(dir, "split", "relu,adaptive_avg_pool2d");
   host::PipelineReport report = run_pipeline(
       *b.gm, "split_module{split_at=relu,adaptive_avg_pool2d}", b.inputs);
   ASSERT_TRUE(report.ok()) << report.failure;
-  recompile_children(*b.gm);
   std::vector<std::string> got;
   for (const Node* n : b.gm->graph().nodes()) {
     if (n->op() != Opcode::kCallModule) continue;
@@ -219,7 +184,6 @@ TEST_F(PassesTest, SplitModuleMakesTorchFxsPartitionsAndComputesTheSame) {
 }
 
 TEST_F(PassesTest, SplitModuleOnResnet18ByLayer) {
-  register_graph_module_kind();
   Bundle b = load_bundle(export_torchvision("resnet18"));
   host::PipelineReport report = run_pipeline(
       *b.gm,
@@ -227,7 +191,6 @@ TEST_F(PassesTest, SplitModuleOnResnet18ByLayer) {
       "layer4_0_conv1,avgpool}",
       b.inputs);
   ASSERT_TRUE(report.ok()) << report.failure;
-  recompile_children(*b.gm);
   EXPECT_EQ(call_targets(b.gm->graph()),
             (std::vector<std::string>{
                 "call_module submod_0", "call_module submod_1",
@@ -237,7 +200,6 @@ TEST_F(PassesTest, SplitModuleOnResnet18ByLayer) {
 }
 
 TEST_F(PassesTest, SplitModuleByMetaKeyAndBadOptions) {
-  register_graph_module_kind();
   Bundle b = load_reference("seed_mymodule");
   EXPECT_NE(run_pipeline(*b.gm, "split_module")
                 .failure.find("split_module needs exactly one of"),
@@ -252,7 +214,6 @@ TEST_F(PassesTest, SplitModuleByMetaKeyAndBadOptions) {
   host::PipelineReport report =
       run_pipeline(*b.gm, "split_module{meta_key=stage}", b.inputs);
   ASSERT_TRUE(report.ok()) << report.failure;
-  recompile_children(*b.gm);
   // add before linear (unlabelled: joins the first labelled partition).
   EXPECT_EQ(call_targets(b.gm->graph()),
             (std::vector<std::string>{"call_module submod_0"}));
