@@ -88,13 +88,14 @@ def edit_storm(g):
         g.erase_node(neg)
 
 
-def median_us(fn, repeat, setup=None):
+def median_us(fn, repeat, setup=None, collect=True):
     state = setup() if setup else None
     fn(state)
     times = []
     for _ in range(repeat):
         state = setup() if setup else None
-        gc.collect()
+        if collect:  # IR cases: no garbage from the last repetition
+            gc.collect()
         start = time.perf_counter()
         fn(state)
         times.append(time.perf_counter() - start)
@@ -150,9 +151,10 @@ def forward(dir_, repeat, log):
             interp = torch.fx.Interpreter(gm)
             rounds = {"eager_us": [], "torchfx_graph_module_us": [], "torchfx_interpreter_us": []}
             for _ in range(5):
-                rounds["eager_us"].append(median_us(lambda _: model(x), reps))
-                rounds["torchfx_graph_module_us"].append(median_us(lambda _: gm(x), reps))
-                rounds["torchfx_interpreter_us"].append(median_us(lambda _: interp.run(x), reps))
+                rounds["eager_us"].append(median_us(lambda _: model(x), reps, collect=False))
+                rounds["torchfx_graph_module_us"].append(median_us(lambda _: gm(x), reps, collect=False))
+                rounds["torchfx_interpreter_us"].append(
+                    median_us(lambda _: interp.run(x), reps, collect=False))
             row = {k: statistics.median(v) for k, v in rounds.items()}
             row["nodes"] = len(gm.graph.nodes)
             out[name] = row
