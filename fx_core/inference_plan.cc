@@ -230,6 +230,8 @@ struct InferencePlan::Program {
   size_t buffer_bytes = 0;
   std::vector<at::Tensor> scratch;  // stand-in memory for variable operands
   size_t direct_fallbacks = 0;
+  bool diverged = false;  // this run left the plan (see run_direct)
+  bool stale = false;     // re-plan before the next run
 
   std::vector<c10::IValue> slots;
   std::vector<c10::IValue> buffer_args;
@@ -402,11 +404,19 @@ c10::IValue InferencePlan::Program::run_kernel(Step& step) {
 
 void InferencePlan::Program::run_direct(Step& step) {
   at::TensorIterator& it = *step.iter;
+  if (diverged) {
+    slots[step.slot] = run_kernel(step);
+    return;
+  }
   for (const Operand& op : step.variable) {
     const c10::IValue& v = slots[op.slot];
     if (!v.isTensor() || !op.meta.matches(v.toTensor())) {
-      // Not the planned layout: the registry's kernel decides.
+      // Not the planned layout: from here on this run takes the registries'
+      // kernels (later direct steps may read this step's planned buffer),
+      // and the next run re-plans.
       ++direct_fallbacks;
+      diverged = true;
+      stale = true;
       slots[step.slot] = run_kernel(step);
       return;
     }
@@ -458,6 +468,7 @@ void InferencePlan::Program::run_direct(Step& step) {
 c10::IValue InferencePlan::Program::execute(std::vector<c10::IValue> inputs,
                                             bool record) {
   if (record) slot_meta.assign(num_slots, TensorMeta());
+  diverged = false;
   if (inputs.size() != num_inputs) {
     throw FxError(cat("forward() takes ", num_inputs, " inputs but ",
                       inputs.size(), " were given"));
@@ -860,9 +871,10 @@ c10::IValue InferencePlan::run(std::vector<c10::IValue> inputs) {
   }
   const CodeGen& codegen = gm_.graph().codegen();
   std::vector<c10::IValue> in = codegen.process_inputs(inputs);
-  if (!program_->matches(in)) {
+  if (program_->stale || !program_->matches(in)) {
     // Re-plan for these inputs: the planning run computes the result.
     c10::IValue out;
+    direct_fallbacks_ += program_->direct_fallbacks;
     program_ = plan_for(std::move(in), &out);
     ++replans_;
     if (!program_->plannable) {
@@ -890,7 +902,7 @@ InferencePlan::Stats InferencePlan::stats() const {
   s.buffer_bytes = program_->buffer_bytes;
   s.replans = replans_;
   s.forward_calls = forward_calls_;
-  s.direct_fallbacks = program_->direct_fallbacks;
+  s.direct_fallbacks = direct_fallbacks_ + program_->direct_fallbacks;
   return s;
 }
 

@@ -26,7 +26,9 @@
 // mismatch it re-plans for the new inputs (the planning run computes the
 // result); with grad mode enabled it calls GraphModule::forward, since the
 // direct kernels record no autograd graph. A direct node whose operand
-// arrives with another layout than planned runs its registry kernel instead.
+// arrives with another layout than planned (a registry kernel whose result
+// layout varies) makes the rest of that run take the registries' kernels, and
+// the next run re-plan.
 //
 // The plan holds raw pointers into the GraphModule (modules, tensors): build
 // a new one after recompile() or after replacing an attribute. run() mutates
@@ -88,6 +90,7 @@ class InferencePlan {
   std::unique_ptr<Program> program_;
   size_t replans_ = 0;
   size_t forward_calls_ = 0;
+  size_t direct_fallbacks_ = 0;  // of replaced programs
 };
 
 }  // namespace fx

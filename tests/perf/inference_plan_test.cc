@@ -19,6 +19,7 @@
 #include "fx_core/graph.h"
 #include "fx_core/graph_module.h"
 #include "fx_core/graph_module_file.h"
+#include "fx_core/op_registry.h"
 #include "fx_core/torch_save.h"
 #include "tests/testing/reference.h"
 
@@ -306,6 +307,38 @@ TEST(InferencePlan, ReplansOnOtherInputLayouts) {
   // 7x16, transposed, double, back to 4x16 contiguous.
   EXPECT_EQ(plan->stats().replans, 4u);
   EXPECT_EQ(plan->stats().direct_steps, 30u);
+}
+
+// A registry kernel whose result layout changes from call to call: the
+// direct nodes after it leave the plan for that run (the next one re-plans),
+// and the values stay right.
+TEST(InferencePlan, VaryingLayoutsInsideARunLeaveThePlan) {
+  static int calls = 0;
+  OpRegistry::global().add(Opcode::kCallFunction, "test.alternating_layout",
+                           "input", [](OpArgs& a) -> c10::IValue {
+                             at::Tensor x = a.tensor(0);
+                             return calls++ % 2 == 0 ? x.clone()
+                                                     : x.t().contiguous().t();
+                           });
+  auto root = make_root();
+  auto g = std::make_unique<Graph>();
+  Node* x = g->placeholder("x");
+  Node* alt = g->call_function("test.alternating_layout", {x});
+  Node* r = g->call_function("torch.relu", {alt});
+  Node* m = g->call_function("operator.mul", {r, 2.0});
+  Node* o = g->call_function("operator.add", {m, 1.0});
+  g->output(o);
+  GraphModule gm(*root, std::move(g));
+  c10::AutoGradMode no_grad(false);
+  at::Tensor in = at::randn({4, 6});
+  at::Tensor want = at::add(at::mul(at::relu(in), 2.0), 1.0);
+  auto plan = InferencePlan::build(gm, {in});
+  EXPECT_EQ(plan->stats().direct_steps, 3u);
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_TRUE(at::equal(plan->run({in}).toTensor(), want)) << "run " << i;
+  }
+  EXPECT_GT(plan->stats().direct_fallbacks, 0u);
+  EXPECT_GT(plan->stats().replans, 0u);
 }
 
 TEST(InferencePlan, GradModeRunsGraphModuleForward) {
