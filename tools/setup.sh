@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   bazel-bootstrap bazel-rules-java g++
   libtorch-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libboost-dev libboost-filesystem-dev nlohmann-json3-dev libdlpack-dev libssl-dev graphviz
+  libboost-dev libboost-filesystem-dev nlohmann-json3-dev libdlpack-dev libssl-dev graphviz gnuplot-nox
   python3-torch python3-torchvision
 )
 
