@@ -3,9 +3,11 @@
 // owning GraphModule.
 #include <ATen/ATen.h>
 #include <ATen/DLConvertor.h>
+#include <torch/nn/modules/conv.h>
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -159,7 +161,9 @@ class ReportingInterpreter : public Interpreter {
       // Ops known to lack a meta kernel go straight to the CPU fallback: a
       // failed attempt costs a c10::Error with its backtrace.
       std::string key = meta_key(n);
-      if (lacks_meta_kernel(key)) {
+      if (std::optional<c10::IValue> shaped = meta_shape_rule(n, key)) {
+        v = *std::move(shaped);
+      } else if (lacks_meta_kernel(key)) {
         v = run_on_cpu(n);
       } else {
         try {
@@ -183,6 +187,78 @@ class ReportingInterpreter : public Interpreter {
   };
 
  private:
+  // The result of a node whose op LibTorch 1.13 has no meta kernel for,
+  // from its input's shape alone: shape-preserving ops (relu, hardswish,
+  // hardtanh, batch and layer norms) and convolution modules. std::nullopt
+  // for anything else (the CPU fallback handles it).
+  std::optional<c10::IValue> meta_shape_rule(const Node& n,
+                                             const std::string& key) const {
+    static const auto* same_shape = new absl::flat_hash_set<std::string>{
+        "call_function:torch.relu",
+        "call_function:torch.nn.functional.relu",
+        "call_method:relu",
+        "call_function:torch.nn.functional.hardswish",
+        "call_function:torch.nn.functional.hardtanh",
+        "call_function:torch.nn.functional.relu6",
+        "call_function:torch.nn.functional.batch_norm",
+        "call_function:torch.nn.functional.layer_norm",
+        "call_module:torch.nn.ReLU",
+        "call_module:torch.nn.ReLU6",
+        "call_module:torch.nn.Hardswish",
+        "call_module:torch.nn.Hardtanh",
+        "call_module:torch.nn.BatchNorm1d",
+        "call_module:torch.nn.BatchNorm2d",
+        "call_module:torch.nn.BatchNorm3d",
+        "call_module:torch.nn.LayerNorm",
+    };
+    bool conv = key == "call_module:torch.nn.Conv1d" ||
+                key == "call_module:torch.nn.Conv2d" ||
+                key == "call_module:torch.nn.Conv3d";
+    if (!conv && !same_shape->contains(key)) return std::nullopt;
+    if (n.args().empty() || !n.args()[0].is_node()) return std::nullopt;
+    auto it = env_.find(n.args()[0].as_node());
+    if (it == env_.end() || !it->second.isTensor()) return std::nullopt;
+    const at::Tensor& x = it->second.toTensor();
+    if (!x.is_meta()) return std::nullopt;
+    if (!conv) return c10::IValue(at::empty_like(x));
+    std::shared_ptr<torch::nn::Module> m = module_.get_submodule(n.target());
+    if (auto* c = dynamic_cast<torch::nn::Conv1dImpl*>(m.get())) {
+      return conv_shape<1>(x, *c);
+    }
+    if (auto* c = dynamic_cast<torch::nn::Conv2dImpl*>(m.get())) {
+      return conv_shape<2>(x, *c);
+    }
+    if (auto* c = dynamic_cast<torch::nn::Conv3dImpl*>(m.get())) {
+      return conv_shape<3>(x, *c);
+    }
+    return std::nullopt;
+  }
+
+  template <size_t D, typename Conv>
+  static std::optional<c10::IValue> conv_shape(const at::Tensor& x,
+                                               const Conv& conv) {
+    const auto& o = conv.options;
+    const int64_t spatial0 = x.dim() - static_cast<int64_t>(D);
+    if (spatial0 < 1) return std::nullopt;
+    std::vector<int64_t> out(x.sizes().begin(), x.sizes().begin() + spatial0);
+    out.back() = conv.weight.size(0);
+    for (size_t d = 0; d < D; ++d) {
+      int64_t in = x.size(spatial0 + d);
+      int64_t k = conv.weight.size(2 + d);
+      int64_t s = (*o.stride())[d], dil = (*o.dilation())[d];
+      int64_t p = 0;
+      if (const auto* pad =
+              c10::get_if<torch::ExpandingArray<D>>(&o.padding())) {
+        p = (**pad)[d];
+      } else if (c10::get_if<torch::enumtype::kSame>(&o.padding())) {
+        out.push_back(in);  // 'same' (stride 1)
+        continue;
+      }
+      out.push_back((in + 2 * p - dil * (k - 1) - 1) / s + 1);
+    }
+    return c10::IValue(at::empty(out, x.options()));
+  }
+
   // What decides whether a node has a meta kernel: its target, or for a
   // module call the module's type.
   std::string meta_key(const Node& n) const {
