@@ -15,8 +15,10 @@ passed=0
 failed=0
 skipped=0
 while IFS= read -r xml; do
-  # <testsuites tests="N" failures="F" disabled="D" errors="E" ...>
+  # GoogleTest: <testsuites tests="N" failures="F" disabled="D" errors="E" ...>;
+  # Bazel's own XML for other tests (sh_test): <testsuite tests="1" ...>.
   line=$(grep -m1 -o '<testsuites [^>]*>' "$xml" || true)
+  [ -n "$line" ] || line=$(grep -m1 -o '<testsuite [^>]*>' "$xml" || true)
   if [ -z "$line" ]; then
     failed=$((failed + 1))
     continue
