@@ -1,6 +1,7 @@
-// `fx demo`: the seed docs' MyModule, built with the Graph API around real
-// LibTorch modules, printed (graph, table, Python and C++ code) and run
-// against the eager module.
+// `fx demo`: the seed docs' MyModule, written against fx::Value and traced
+// with fx::symbolic_trace, printed (graph, table, Python and C++ code), run
+// against the eager module, then put through a pipeline of first-party
+// plugins loaded at runtime and run again.
 #ifndef TOOLS_DEMO_H_
 #define TOOLS_DEMO_H_
 
@@ -8,7 +9,8 @@
 
 namespace fx::tools {
 
-// Returns 0 when the GraphModule's output equals the eager module's.
+// Returns 0 when the traced module's output equals the eager module's and
+// the pipeline's result is allclose to it.
 int run_demo(std::ostream& out, std::ostream& err);
 
 }  // namespace fx::tools

@@ -4,7 +4,9 @@
 //   fx tabular FILE            graph.print_tabular()
 //   fx code [--lang=python|cpp] FILE
 //                              gm.code (Python), or the C++ (LibTorch) source
-//   fx demo                    the seed docs' MyModule, built and run
+//   fx plugins / run / dot     plugins, pipelines of their passes, Graphviz
+//   fx demo                    the seed docs' MyModule, traced, run, piped
+//                              through first-party plugins
 //
 // Output goes to stdout; errors go to stderr with a non-zero exit status.
 #include <iostream>
