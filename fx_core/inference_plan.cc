@@ -32,6 +32,7 @@
 #include "fx_core/op_registry.h"
 #include "fx_core/strings.h"
 #include "fx_core/value.h"
+#include "fx_core/value_source.h"
 
 // ATen/native/TensorCompare.h declares these too, but it cannot be included
 // with UnaryOps.h (both declare clamp_stub).
@@ -48,56 +49,7 @@ DECLARE_DISPATCH(void (*)(TensorIteratorBase&, c10::Scalar),
 namespace fx {
 namespace {
 
-// Where a value comes from when a step runs (as in execution_plan.cc).
-struct Source {
-  enum class Kind : uint8_t { kConstant, kSlot, kList, kTuple, kDict, kSlice };
-  Kind kind = Kind::kConstant;
-  int32_t slot = -1;
-  c10::IValue constant;
-  std::vector<Source> items;
-  std::vector<std::string> keys;  // kDict
-
-  c10::IValue get(const std::vector<c10::IValue>& slots) const {
-    switch (kind) {
-      case Kind::kConstant:
-        return constant;
-      case Kind::kSlot:
-        return slots[slot];
-      case Kind::kList:
-      case Kind::kTuple: {
-        std::vector<c10::IValue> values;
-        values.reserve(items.size());
-        for (const Source& s : items) values.push_back(s.get(slots));
-        return kind == Kind::kList ? make_list(std::move(values))
-                                   : make_tuple(std::move(values));
-      }
-      case Kind::kDict: {
-        c10::impl::GenericDict dict(c10::StringType::get(),
-                                    c10::AnyType::get());
-        for (size_t i = 0; i < items.size(); ++i) {
-          dict.insert_or_assign(keys[i], items[i].get(slots));
-        }
-        return dict;
-      }
-      case Kind::kSlice:
-        return make_slice(items[0].get(slots), items[1].get(slots),
-                          items[2].get(slots));
-    }
-    return c10::IValue();
-  }
-
-  template <typename Fn>
-  void for_each_slot(Fn&& fn) const {
-    if (kind == Kind::kSlot) fn(slot);
-    for (const Source& s : items) s.for_each_slot(fn);
-  }
-};
-
-bool references_nodes(const Argument& arg) {
-  bool found = false;
-  for_each_node(arg, [&](Node*) { found = true; });
-  return found;
-}
+using Source = ValueSource;
 
 // A tensor's layout as planned.
 struct TensorMeta {
@@ -254,55 +206,16 @@ void InferencePlan::Program::compile(const Graph& graph,
     return FxError(cat("cannot compile node '", n->name(), "' (",
                        opcode_name(n->op()), " ", n->target(), "): ", what));
   };
-  std::function<Source(const Argument&)> source_of =
-      [&](const Argument& arg) -> Source {
-    Source s;
-    if (!references_nodes(arg)) {
-      s.constant = constant_value(arg);
-      return s;
-    }
-    switch (arg.kind()) {
-      case Argument::Kind::kNode:
-        s.kind = Source::Kind::kSlot;
-        s.slot = slot_of.at(arg.as_node());
-        return s;
-      case Argument::Kind::kList:
-      case Argument::Kind::kTuple:
-      case Argument::Kind::kSlice:
-        s.kind = arg.is_list()    ? Source::Kind::kList
-                 : arg.is_tuple() ? Source::Kind::kTuple
-                                  : Source::Kind::kSlice;
-        for (const Argument& a : arg.elements())
-          s.items.push_back(source_of(a));
-        return s;
-      case Argument::Kind::kDict:
-        s.kind = Source::Kind::kDict;
-        for (const auto& [key, value] : arg.items()) {
-          s.keys.push_back(key);
-          s.items.push_back(source_of(value));
-        }
-        return s;
-      default:
-        throw FxError("unexpected argument kind");
-    }
+  auto source_of = [&slot_of](const Argument& arg) {
+    return fx::source_of(arg, slot_of);
   };
   auto bind = [&](const Node* n, const OpSchema& schema,
                   std::string_view callee) {
-    std::vector<std::optional<Argument>> bound;
-    std::string error;
-    if (!bind_node_arguments(schema, n->args(), n->kwargs(), &bound, &error)) {
-      throw fail(n, cat(callee, "() ", error));
-    }
     std::vector<Source> params;
-    params.reserve(bound.size());
-    for (size_t p = 0; p < bound.size(); ++p) {
-      if (bound[p]) {
-        params.push_back(source_of(*bound[p]));
-      } else {
-        Source s;
-        s.constant = schema.params()[p].default_value;
-        params.push_back(std::move(s));
-      }
+    std::string error;
+    if (!bind_sources(schema, n->args(), n->kwargs(), slot_of, &params,
+                      &error)) {
+      throw fail(n, cat(callee, "() ", error));
     }
     return params;
   };
