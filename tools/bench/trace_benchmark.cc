@@ -24,41 +24,14 @@
 #include "fx_core/tracer/functions.h"
 #include "fx_core/tracer/tracer.h"
 #include "sdk_examples/tracing/examples.h"
+#include "tools/bench/traced_chain.h"
 
 namespace {
 
 using fx::Value;
 using namespace fx::literals;  // NOLINT
 
-struct Chain : fx::Module<Chain> {
-  explicit Chain(int64_t n) : fx::Module<Chain>("x, y"), n(n) {
-    weight = register_parameter("weight", at::rand({4}));
-  }
-  Value forward(Value x, Value y) {
-    for (int64_t i = 0; i < n; ++i) {
-      switch (i % 5) {
-        case 0:
-          x = x + 1.0;
-          break;
-        case 1:
-          x = x * ((i % 4 == 1) ? Value(weight) : y);
-          break;
-        case 2:
-          x = x.relu();
-          break;
-        case 3:
-          x = fx::th::relu(x);
-          break;
-        default:
-          x = x.clamp("min"_kw = -1.0);
-          break;
-      }
-    }
-    return x;
-  }
-  int64_t n;
-  at::Tensor weight;
-};
+using fx::bench::Chain;
 
 void BM_Trace(benchmark::State& state) {
   Chain m(state.range(0));
