@@ -12,41 +12,9 @@
 namespace fx {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
-  return s;
-}
-
-// Splits on commas outside brackets and quotes.
-std::vector<std::string_view> split_top_level(std::string_view text) {
-  std::vector<std::string_view> parts;
-  int depth = 0;
-  char quote = 0;
-  size_t start = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (quote) {
-      if (c == quote) quote = 0;
-    } else if (c == '\'' || c == '"') {
-      quote = c;
-    } else if (c == '(' || c == '[') {
-      ++depth;
-    } else if (c == ')' || c == ']') {
-      --depth;
-    } else if (c == ',' && depth == 0) {
-      parts.push_back(trim(text.substr(start, i - start)));
-      start = i + 1;
-    }
-  }
-  std::string_view last = trim(text.substr(start));
-  if (!last.empty() || !parts.empty()) parts.push_back(last);
-  return parts;
-}
-
 // A default value written as a Python literal.
 c10::IValue parse_literal(std::string_view text, std::string_view signature) {
-  text = trim(text);
+  text = strip(text);
   auto bad = [&]() -> FxError {
     return FxError(cat("signature '", signature,
                        "': cannot read default value '", text, "'"));
@@ -107,11 +75,11 @@ OpSchema OpSchema::parse(std::string_view signature) {
             cat("signature '", signature, "': more than one * parameter"));
       }
       p.kind = OpParam::Kind::kVarPositional;
-      p.name = std::string(trim(part.substr(1)));
+      p.name = std::string(strip(part.substr(1)));
       keyword_only = true;
     } else {
       size_t eq = part.find('=');
-      p.name = std::string(trim(part.substr(0, eq)));
+      p.name = std::string(strip(part.substr(0, eq)));
       p.kind = keyword_only ? OpParam::Kind::kKeywordOnly
                             : OpParam::Kind::kPositional;
       if (eq != std::string_view::npos) {

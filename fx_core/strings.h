@@ -82,6 +82,34 @@ inline std::string_view strip(std::string_view text) {
   return text;
 }
 
+// Splits on commas outside brackets ((), [], {}) and quotes, each part
+// stripped: "a, b=(1, 2), c='x,y'" -> {"a", "b=(1, 2)", "c='x,y'"}. Python
+// signatures and literals; "" gives no parts.
+inline std::vector<std::string_view> split_top_level(std::string_view text) {
+  std::vector<std::string_view> parts;
+  int depth = 0;
+  char quote = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (quote) {
+      if (c == quote) quote = 0;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '(' || c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ')' || c == ']' || c == '}') {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      parts.push_back(strip(text.substr(start, i - start)));
+      start = i + 1;
+    }
+  }
+  std::string_view last = strip(text.substr(start));
+  if (!last.empty() || !parts.empty()) parts.push_back(last);
+  return parts;
+}
+
 inline std::vector<std::string_view> split(std::string_view text, char sep) {
   std::vector<std::string_view> out;
   size_t start = 0;

@@ -20,42 +20,6 @@ thread_local Tracer* g_current_tracer = nullptr;
 
 // ---------------------------------------------------------- signatures
 
-std::string_view strip_spaces(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
-// Splits at top-level commas (not inside brackets or quotes).
-std::vector<std::string_view> split_top_level(std::string_view s) {
-  std::vector<std::string_view> out;
-  int depth = 0;
-  char quote = 0;
-  size_t start = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (quote) {
-      if (c == quote) quote = 0;
-    } else if (c == '\'' || c == '"') {
-      quote = c;
-    } else if (c == '[' || c == '(' || c == '{') {
-      ++depth;
-    } else if (c == ']' || c == ')' || c == '}') {
-      --depth;
-    } else if (c == ',' && depth == 0) {
-      out.push_back(strip_spaces(s.substr(start, i - start)));
-      start = i + 1;
-    }
-  }
-  std::string_view last = strip_spaces(s.substr(start));
-  if (!last.empty() || !out.empty()) out.push_back(last);
-  return out;
-}
-
 Argument parse_literal(std::string_view text, std::string_view signature) {
   if (text == "None") return Argument();
   if (text == "True") return Argument(true);
@@ -92,7 +56,7 @@ ForwardSignature ForwardSignature::parse(std::string_view text) {
     }
   }
   if (arrow != std::string_view::npos) {
-    sig.return_type = std::string(strip_spaces(text.substr(arrow + 2)));
+    sig.return_type = std::string(strip(text.substr(arrow + 2)));
     params = text.substr(0, arrow);
   }
   for (std::string_view p : split_top_level(params)) {
@@ -114,14 +78,13 @@ ForwardSignature ForwardSignature::parse(std::string_view text) {
       }
     }
     if (eq != std::string_view::npos) {
-      param.default_value =
-          parse_literal(strip_spaces(rest.substr(eq + 1)), text);
-      rest = strip_spaces(rest.substr(0, eq));
+      param.default_value = parse_literal(strip(rest.substr(eq + 1)), text);
+      rest = strip(rest.substr(0, eq));
     }
     size_t colon = rest.find(':');
     if (colon != std::string_view::npos) {
-      param.type = std::string(strip_spaces(rest.substr(colon + 1)));
-      rest = strip_spaces(rest.substr(0, colon));
+      param.type = std::string(strip(rest.substr(colon + 1)));
+      rest = strip(rest.substr(0, colon));
     }
     if (!is_python_identifier(rest)) {
       throw FxError(cat("forward signature '", text, "': '", rest,
