@@ -13,7 +13,6 @@
 #include "plugin_api/host/pass_manager.h"
 #include "plugin_api/host/pass_registry.h"
 #include "plugin_api/host/pipeline.h"
-#include "plugin_api/host/plugin_loader.h"
 #include "sdk_examples/tracing/seed_examples.h"
 #include "tools/pipeline_commands.h"
 
@@ -33,19 +32,10 @@ double max_diff(const at::Tensor& a, const at::Tensor& b) {
 
 // Loads every first-party plugin; false (with a message) when none is found.
 bool load_first_party(host::PassRegistry& registry, std::ostream& err) {
-  for (const std::string& dir : default_plugin_dirs()) {
-    auto plugins = host::load_plugin_dir(dir);
-    if (!plugins.ok()) {
-      err << "fx demo: " << plugins.status().message() << "\n";
-      return false;
-    }
-    for (auto& plugin : *plugins) {
-      absl::Status added = registry.add(plugin);
-      if (!added.ok()) {
-        err << "fx demo: " << added.message() << "\n";
-        return false;
-      }
-    }
+  absl::Status loaded = load_plugins(PluginSources{}, registry);
+  if (!loaded.ok()) {
+    err << "fx demo: " << loaded.message() << "\n";
+    return false;
   }
   if (registry.plugins().empty()) {
     err << "fx demo: no first-party plugins found (run it with "

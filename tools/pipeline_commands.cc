@@ -78,21 +78,9 @@ class Loader {
   }
 
   absl::Status directory(const std::string& dir) {
-    boost::system::error_code ec;
-    if (!fs::is_directory(dir, ec)) {
-      return absl::NotFoundError(
-          cat("plugin directory '", dir, "' does not exist"));
-    }
-    std::vector<std::string> files;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end;
-         it.increment(ec)) {
-      std::string ext = it->path().extension().string();
-      if (ext == ".so" || ext == ".dylib" || ext == ".dll") {
-        files.push_back(it->path().string());
-      }
-    }
-    std::sort(files.begin(), files.end());
-    for (const std::string& f : files) {
+    absl::StatusOr<std::vector<std::string>> files = host::plugin_files(dir);
+    if (!files.ok()) return files.status();
+    for (const std::string& f : *files) {
       absl::Status s = file(f);
       if (!s.ok()) return s;
     }
@@ -121,6 +109,15 @@ class Loader {
   PassRegistry& registry_;
   std::set<std::string> seen_;
 };
+
+}  // namespace
+
+absl::Status load_plugins(const PluginSources& sources,
+                          host::PassRegistry& registry) {
+  return Loader(registry).sources(sources);
+}
+
+namespace {
 
 std::string names(const FxNameList& list) {
   std::vector<std::string> out;

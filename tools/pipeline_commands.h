@@ -15,6 +15,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+
+namespace fx::host {
+class PassRegistry;
+}  // namespace fx::host
+
 namespace fx::tools {
 
 // Step 3's directories, those that exist.
@@ -25,6 +31,10 @@ struct PluginSources {
   std::vector<std::string> plugin_dirs;  // --plugin-dir
   bool default_dirs = true;              // add step 3
 };
+
+// Loads the plugins `sources` names (steps 2 and 3) into `registry`.
+absl::Status load_plugins(const PluginSources& sources,
+                          host::PassRegistry& registry);
 
 // fx plugins: every plugin, its passes and their options.
 int run_plugins_command(const PluginSources& sources, std::ostream& out,

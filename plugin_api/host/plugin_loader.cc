@@ -216,7 +216,7 @@ absl::StatusOr<std::shared_ptr<const Plugin>> load_plugin(
   return std::shared_ptr<const Plugin>(std::move(plugin));
 }
 
-absl::StatusOr<std::vector<std::shared_ptr<const Plugin>>> load_plugin_dir(
+absl::StatusOr<std::vector<std::string>> plugin_files(
     const std::string& directory) {
   namespace fs = boost::filesystem;
   boost::system::error_code error;
@@ -239,8 +239,15 @@ absl::StatusOr<std::vector<std::shared_ptr<const Plugin>>> load_plugin_dir(
                                    "': ", std::string(error.message())));
   }
   std::sort(files.begin(), files.end());
+  return files;
+}
+
+absl::StatusOr<std::vector<std::shared_ptr<const Plugin>>> load_plugin_dir(
+    const std::string& directory) {
+  absl::StatusOr<std::vector<std::string>> files = plugin_files(directory);
+  if (!files.ok()) return files.status();
   std::vector<std::shared_ptr<const Plugin>> plugins;
-  for (const std::string& file : files) {
+  for (const std::string& file : *files) {
     absl::StatusOr<std::shared_ptr<const Plugin>> plugin = load_plugin(file);
     if (!plugin.ok()) return plugin.status();
     plugins.push_back(*std::move(plugin));

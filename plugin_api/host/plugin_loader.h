@@ -76,6 +76,11 @@ class Plugin {
 absl::StatusOr<std::shared_ptr<const Plugin>> load_plugin(
     const std::string& path, std::string_view expected_sha256 = {});
 
+// The shared libraries (`*.so`, `*.dylib`, `*.dll`) directly inside
+// `directory`, in file-name order; NotFound when it is not a directory.
+absl::StatusOr<std::vector<std::string>> plugin_files(
+    const std::string& directory);
+
 // Loads every shared library (`*.so`, `*.dylib`, `*.dll`) directly inside
 // `directory`, in file-name order. Fails on the first that does not load.
 absl::StatusOr<std::vector<std::shared_ptr<const Plugin>>> load_plugin_dir(
