@@ -255,23 +255,37 @@ void register_wrapped_kernel(
     std::function<Value(const std::vector<Value>&)> body);
 }  // namespace detail
 
-// A C++ leaf function: `static const auto my_fn = fx::wrap("mylib.my_fn",
-// [](at::Tensor x, at::Tensor y) { return x * x + y * y; });` then
-// `my_fn(x, y)` runs eagerly, or records `mylib.my_fn(x, y)` when traced.
-template <typename Fn>
-class WrappedFunction {
+namespace detail {
+
+// A C++ function recorded as one call_function when traced, and run
+// eagerly otherwise. kAlwaysRecorded: every tracer records it (wrap); else
+// only a tracer that autowraps its target (autowrappable). Its kernel is
+// registered, so a GraphModule runs the recorded call.
+template <typename Fn, bool kAlwaysRecorded>
+class LeafFunction {
  public:
-  WrappedFunction(std::string target, Fn fn)
-      : target_(std::move(target)), fn_(std::move(fn)) {}
+  LeafFunction(std::string target, Fn fn)
+      : target_(std::move(target)), fn_(std::move(fn)) {
+    Fn copy = fn_;
+    std::string t = target_;
+    register_wrapped_kernel(target_, FunctionTraits<Fn>::kArity,
+                            [copy, t](const std::vector<Value>& args) {
+                              return call_with_values(copy, t, args);
+                            });
+  }
 
   template <typename... A>
   Value operator()(A&&... a) const {
     CallArgs c = pack(std::forward<A>(a)...);
-    if (Tracer* t = find_tracer(c)) return record_wrapped_call(*t, target_, c);
+    Tracer* t = find_tracer(c);
+    if (t != nullptr && (kAlwaysRecorded || t->should_autowrap(target_) ||
+                         is_wrapped(target_))) {
+      return record_wrapped_call(*t, target_, c);
+    }
     if (!c.kwargs.empty()) {
       throw FxError(target_ + ": keyword arguments are not supported");
     }
-    return detail::call_with_values(fn_, target_, c.args);
+    return call_with_values(fn_, target_, c.args);
   }
   const std::string& target() const { return target_; }
 
@@ -280,58 +294,27 @@ class WrappedFunction {
   Fn fn_;
 };
 
+}  // namespace detail
+
+// A C++ leaf function: `static const auto my_fn = fx::wrap("mylib.my_fn",
+// [](at::Tensor x, at::Tensor y) { return x * x + y * y; });` then
+// `my_fn(x, y)` runs eagerly, or records `mylib.my_fn(x, y)` when traced.
+template <typename Fn>
+using WrappedFunction = detail::LeafFunction<Fn, true>;
 template <typename Fn>
 WrappedFunction<Fn> wrap(std::string target, Fn fn) {
-  Fn copy = fn;
-  std::string t = target;
-  detail::register_wrapped_kernel(target, detail::FunctionTraits<Fn>::kArity,
-                                  [copy, t](const std::vector<Value>& args) {
-                                    return detail::call_with_values(copy, t,
-                                                                    args);
-                                  });
   return WrappedFunction<Fn>(std::move(target), std::move(fn));
 }
 
 // A free function written with Values that is traced through, unless the
 // tracer lists its target in autowrap_functions (torch.fx's
 // Tracer(autowrap_functions=(fn,))), which records it as one call_function.
-// Its kernel is registered too, so a GraphModule runs the recorded call.
 //   static const auto scale_add = fx::autowrappable("mylib.scale_add",
 //       [](fx::Value x, fx::Value y) { return x * 2 + y; });
 template <typename Fn>
-class AutowrappableFunction {
- public:
-  AutowrappableFunction(std::string target, Fn fn)
-      : target_(std::move(target)), fn_(std::move(fn)) {}
-
-  template <typename... A>
-  Value operator()(A&&... a) const {
-    CallArgs c = pack(std::forward<A>(a)...);
-    Tracer* t = find_tracer(c);
-    if (t != nullptr && (t->should_autowrap(target_) || is_wrapped(target_))) {
-      return record_wrapped_call(*t, target_, c);
-    }
-    if (!c.kwargs.empty()) {
-      throw FxError(target_ + ": keyword arguments are not supported");
-    }
-    return detail::call_with_values(fn_, target_, c.args);
-  }
-  const std::string& target() const { return target_; }
-
- private:
-  std::string target_;
-  Fn fn_;
-};
-
+using AutowrappableFunction = detail::LeafFunction<Fn, false>;
 template <typename Fn>
 AutowrappableFunction<Fn> autowrappable(std::string target, Fn fn) {
-  Fn copy = fn;
-  std::string t = target;
-  detail::register_wrapped_kernel(target, detail::FunctionTraits<Fn>::kArity,
-                                  [copy, t](const std::vector<Value>& args) {
-                                    return detail::call_with_values(copy, t,
-                                                                    args);
-                                  });
   return AutowrappableFunction<Fn>(std::move(target), std::move(fn));
 }
 
