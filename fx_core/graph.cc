@@ -298,8 +298,10 @@ void Graph::erase_node(Node* node) {
   // torch.fx's checks, in its order: users first, then the graph.
   if (!node->users_.empty()) {
     std::string users = "{";
-    for (size_t i = 0; i < node->users_.size(); ++i) {
-      fx::append(&users, i ? ", " : "", node->users_[i]->name(), ": None");
+    const char* sep = "";
+    for (const Node* user : node->users_) {
+      fx::append(&users, sep, user->name(), ": None");
+      sep = ", ";
     }
     users += "}";
     throw FxError(cat("Tried to erase Node ", node->name(),
@@ -350,40 +352,70 @@ Node* Graph::node_copy(const Node* node,
   return result;
 }
 
-std::optional<Argument> Graph::graph_copy(const Graph& g, ValueMap& val_map,
+template <typename Find, typename Record>
+std::optional<Argument> Graph::copy_nodes(const Graph& g, const Find& find,
+                                          const Record& record,
                                           const Node** output_node) {
-  auto lookup = [&](Node* n) -> Argument {
-    auto it = val_map.find(n);
-    if (it == val_map.end()) {
+  const std::function<Argument(Node*)> lookup = [&](Node* n) -> Argument {
+    Node* copy = find(n);
+    if (copy == nullptr) {
       throw FxError(cat("graph_copy: Node '", n->name(),
                         "' is used before it is defined"));
     }
-    return Argument(it->second);
+    return Argument(copy);
   };
+  namespace_.reserve(g.size());
   for (Node* node : g.nodes()) {
-    if (val_map.contains(node)) continue;
+    if (find(node) != nullptr) continue;
     if (node->op_ == Opcode::kOutput) {
       if (output_node) *output_node = node;
       return node->args_.empty() ? Argument() : map_arg(node->args_[0], lookup);
     }
-    val_map[node] = node_copy(node, lookup);
+    record(node, node_copy(node, lookup));
   }
   return std::nullopt;
 }
 
+std::optional<Argument> Graph::graph_copy(const Graph& g, ValueMap& val_map,
+                                          const Node** output_node) {
+  val_map.reserve(val_map.size() + g.size());
+  return copy_nodes(
+      g,
+      [&](const Node* n) -> Node* {
+        auto it = val_map.find(n);
+        return it == val_map.end() ? nullptr : it->second;
+      },
+      [&](const Node* from, Node* to) { val_map[from] = to; }, output_node);
+}
+
 std::unique_ptr<Graph> Graph::deepcopy(ValueMap* memo) const {
-  ValueMap local;
-  ValueMap& val_map = memo ? *memo : local;
   auto g = std::make_unique<Graph>();
   const Node* old_output = nullptr;
-  std::optional<Argument> out = g->graph_copy(*this, val_map, &old_output);
+  std::optional<Argument> out;
+  if (memo != nullptr) {
+    out = g->graph_copy(*this, *memo, &old_output);
+  } else {
+    // No memo to fill: the copies sit in a vector by position, which at a
+    // million nodes is several times faster than a hash map.
+    if (!order_valid_) renumber();
+    std::vector<Node*> copies(size_ + 1, nullptr);
+    out = g->copy_nodes(
+        *this,
+        [&](const Node* n) -> Node* {
+          bool ours = n->graph() == this && !n->erased_ && !n->sentinel_ &&
+                      n->order_ < copies.size();
+          return ours ? copies[n->order_] : nullptr;
+        },
+        [&](const Node* from, Node* to) { copies[from->order_] = to; },
+        &old_output);
+  }
   g->codegen_ = codegen_->clone();
   if (out && old_output) {
     Node* new_output = g->output(std::move(*out), old_output->type());
     if (!old_output->meta().empty()) {
       new_output->mutable_meta() = old_output->meta();
     }
-    val_map[old_output] = new_output;
+    if (memo != nullptr) (*memo)[old_output] = new_output;
   }
   g->owner_ = nullptr;
   return g;
@@ -410,9 +442,11 @@ bool Graph::eliminate_dead_code() {
 // --------------------------------------------------------------------- lint
 
 void Graph::lint() const {
-  absl::flat_hash_set<const Node*> seen_values;
+  // "Defined before use" compares positions (one pass numbers the nodes)
+  // rather than filling a set of the nodes seen so far: at a million nodes
+  // the set's cache misses were most of lint's time.
+  if (!order_valid_) renumber();
   absl::flat_hash_set<std::string_view> seen_names;
-  seen_values.reserve(size_);
   seen_names.reserve(size_);
   for (Node* node : nodes()) {
     if (node->graph() != this) {
@@ -428,7 +462,7 @@ void Graph::lint() const {
             "``arg_transform`` on node_copy() to remap values\n",
             str()));
       }
-      if (!seen_values.contains(arg)) {
+      if (arg->erased_ || arg->order_ >= node->order_) {
         throw FxError(cat(
             "Argument '", arg->name(), "' of Node '", node->name(),
             "' was used before it has been defined! Please check that Nodes "
@@ -438,7 +472,6 @@ void Graph::lint() const {
     };
     for (const Argument& a : node->args_) for_each_node(a, check_arg);
     for (const auto& kv : node->kwargs()) for_each_node(kv.second, check_arg);
-    seen_values.insert(node);
     if (!seen_names.insert(node->name()).second) {
       throw FxError(cat("Node redefined name ", node->name(), "!"));
     }

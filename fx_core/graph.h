@@ -11,6 +11,10 @@
 //
 // A Graph is neither copyable nor movable (nodes point back to it); use
 // deepcopy() or graph_copy() to copy one.
+//
+// Threads: like torch.fx's, a Graph has no locks. Do not share one between
+// threads without synchronising, even for const calls: the ones that compare
+// positions (Node::is_before, lint, deepcopy) number the nodes lazily.
 #ifndef FX_CORE_GRAPH_H_
 #define FX_CORE_GRAPH_H_
 
@@ -233,6 +237,12 @@ class Graph {
   void index_node(Node* n, detail::TargetEntry* entry);
   void unindex_node(Node* n);
   void renumber() const;
+  // graph_copy's loop: copies g's nodes that `find` (g's node -> its copy or
+  // null) does not know yet, telling `record` each new copy.
+  template <typename Find, typename Record>
+  std::optional<Argument> copy_nodes(const Graph& g, const Find& find,
+                                     const Record& record,
+                                     const Node** output_node);
 
   std::unique_ptr<Node> sentinel_;
   // The sentinel's target entry: it only tells the sentinel (and a node being

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <string>
 
 #include "fx_core/strings.h"
@@ -265,7 +266,7 @@ void Namespace::merge_from(const Namespace& other) {
   if (&other == this) return;
   used_.reserve(used_.size() + other.used_.size());
   for (const char* name : other.used_) {
-    if (!used_.contains(name)) used_.insert(store(name).data());
+    if (!used_.contains(name)) used_.insert(store(stored_view(name)).data());
   }
   for (const auto& [base, mark] : other.watermark_) {
     auto it = watermark_.find(base);
@@ -278,21 +279,25 @@ void Namespace::merge_from(const Namespace& other) {
   for (const auto& [obj, name] : other.obj_to_name_) {
     if (obj_to_name_.contains(obj)) continue;
     auto it = used_.find(name);
-    std::string_view copied = it != used_.end() ? *it : store(name);
+    std::string_view copied = it != used_.end() ? stored_view(*it) : store(name);
     obj_to_name_.emplace(store(obj), copied);
   }
 }
 
 std::string_view Namespace::store(std::string_view name) {
-  // Each name is stored with a terminating NUL so it can be handed out as a
-  // C string (the plugin C API does).
-  const size_t need = name.size() + 1;
+  // Each name is stored after its length and with a terminating NUL, so it
+  // can be handed out as a C string (the plugin C API does) and hashed
+  // without strlen.
+  const uint32_t len = static_cast<uint32_t>(name.size());
+  const size_t need = sizeof(len) + name.size() + 1;
   if (blocks_.empty() || block_used_ + need > block_size_) {
     block_size_ = std::max<size_t>(need, 16 * 1024);
     blocks_.push_back(std::make_unique<char[]>(block_size_));
     block_used_ = 0;
   }
   char* dst = blocks_.back().get() + block_used_;
+  std::memcpy(dst, &len, sizeof(len));
+  dst += sizeof(len);
   std::copy(name.begin(), name.end(), dst);
   dst[name.size()] = '\0';
   block_used_ += need;

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -54,6 +55,9 @@ class Namespace {
   // stay valid (nodes hold views of them).
   void merge_from(const Namespace& other);
 
+  // Makes room for `n` more names without rehashing (Graph::graph_copy).
+  void reserve(size_t n) { used_.reserve(used_.size() + n); }
+
   // True when `name` has been handed out here or in a parent.
   bool is_used(std::string_view name) const;
 
@@ -74,21 +78,33 @@ class Namespace {
   std::deque<std::unique_ptr<char[]>> blocks_;
   size_t block_used_ = 0;
   size_t block_size_ = 0;
-  // Hashes and compares NUL-terminated names in the arena as string_views;
-  // looking up a string_view needs no copy.
+  // Every name in the arena is a uint32_t length, the chars, then a NUL, and
+  // the arena hands out a pointer to the chars: a C string that also knows
+  // its length. The set below hashes and compares such pointers by content
+  // without strlen, and looks up a string_view without a copy. Only arena
+  // pointers may be used as keys.
+  static std::string_view stored_view(const char* p) {
+    uint32_t len;
+    std::memcpy(&len, p - sizeof(len), sizeof(len));
+    return {p, len};
+  }
   struct CStrHash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const {
       return absl::Hash<std::string_view>{}(s);
     }
+    size_t operator()(const char* p) const { return (*this)(stored_view(p)); }
   };
   struct CStrEq {
     using is_transparent = void;
-    bool operator()(std::string_view a, std::string_view b) const {
-      return a == b;
+    static std::string_view view(std::string_view s) { return s; }
+    static std::string_view view(const char* p) { return stored_view(p); }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return view(a) == view(b);
     }
   };
-  // The used names, as C strings into the arena: a slot is 8 bytes, half a
+  // The used names, as arena pointers: a slot is 8 bytes, half a
   // string_view's, and a node name is in this set for the graph's lifetime.
   absl::flat_hash_set<const char*, CStrHash, CStrEq> used_;
   // For each base, every `base_K` with K below the watermark is used.

@@ -138,13 +138,9 @@ void Node::check_inputs(const Args& args, const Kwargs& kwargs) const {
   for (const auto& kv : kwargs) for_each_node(kv.second, check);
 }
 
-void Node::update_args_kwargs(Args args, Kwargs kwargs,
-                              const Node* keep_users_of) {
+void Node::update_args_kwargs(Args args, Kwargs kwargs) {
   for (Node* old_input : collect_inputs(args_, this->kwargs())) {
-    if (old_input == keep_users_of) continue;
-    auto& u = old_input->users_;
-    auto it = std::find(u.begin(), u.end(), this);
-    if (it != u.end()) u.erase(it);
+    old_input->users_.erase(this);
   }
   args_ = std::move(args);
   if (!kwargs.empty() || extras_) extras().kwargs = std::move(kwargs);
@@ -215,17 +211,8 @@ std::vector<Node*> Node::replace_all_uses_with(
     for (const auto& kv : use->kwargs()) {
       kwargs.emplace_back(kv.first, map_arg(kv.second, swap));
     }
-    // This node's users list is updated once below: erasing each user from
-    // it one by one would cost O(users) each.
-    use->update_args_kwargs(std::move(args), std::move(kwargs),
-                            replacement == this ? nullptr : this);
+    use->update_args_kwargs(std::move(args), std::move(kwargs));
     changed.push_back(use);
-  }
-  if (replacement != this && !changed.empty()) {
-    absl::flat_hash_set<const Node*> moved(changed.begin(), changed.end());
-    users_.erase(std::remove_if(users_.begin(), users_.end(),
-                                [&](Node* u) { return moved.contains(u); }),
-                 users_.end());
   }
   return changed;
 }

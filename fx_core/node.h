@@ -11,8 +11,8 @@
 // nodes or is destroyed, so iteration survives erasing the current node, as in
 // torch.fx.
 //
-// Costs: reading is O(1); setting args is O(number of inputs x their users);
-// replace_all_uses_with is O(uses); prepend/append are O(1).
+// Costs: reading is O(1); setting args is O(old + new inputs) amortised
+// (see UserList); replace_all_uses_with is O(uses); prepend/append are O(1).
 #ifndef FX_CORE_NODE_H_
 #define FX_CORE_NODE_H_
 
@@ -26,6 +26,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "fx_core/argument.h"
+#include "fx_core/user_list.h"
 
 namespace fx {
 
@@ -60,7 +61,7 @@ class Node {
  public:
   // Positional arguments: inline storage for the usual one or two.
   using Args = absl::InlinedVector<Argument, 2>;
-  using Users = absl::InlinedVector<Node*, 2>;
+  using Users = UserList;
   using Kwargs = ArgumentDict;
 
   Node(const Node&) = delete;
@@ -153,10 +154,8 @@ class Node {
     name_len_ = static_cast<uint32_t>(name.size());
   }
   // Replaces args and kwargs, moving this node to the end of each new input's
-  // users (torch.fx's __update_args_kwargs). `keep_users_of`, when given, is
-  // an old input whose users list the caller updates itself (in bulk).
-  void update_args_kwargs(Args args, Kwargs kwargs,
-                          const Node* keep_users_of = nullptr);
+  // users (torch.fx's __update_args_kwargs).
+  void update_args_kwargs(Args args, Kwargs kwargs);
   void check_inputs(const Args& args, const Kwargs& kwargs) const;
   void remove_from_list();
   void insert_before_this(Node* x);

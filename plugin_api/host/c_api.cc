@@ -303,6 +303,15 @@ FxApi make_api() {
   t.NodeUser = [](const FxNode* n, size_t i) -> FxNode* {
     return (n && i < N(n)->users().size()) ? H(N(n)->users()[i]) : nullptr;
   };
+  t.NodeUsers = [](const FxNode* n, FxNode** out, size_t capacity) -> size_t {
+    if (n == nullptr) return 0;
+    size_t i = 0;
+    for (Node* user : N(n)->users()) {
+      if (i < capacity && out != nullptr) out[i] = H(user);
+      ++i;
+    }
+    return i;
+  };
   t.NodeNumInputs = [](const FxNode* n) -> size_t {
     return n ? N(n)->all_input_nodes().size() : 0;
   };

@@ -344,6 +344,8 @@ struct FxApi {
   /* The kwarg named `key`, or NULL. */
   const FxArg* (*NodeFindKwarg)(const FxNode* node, const char* key);
   size_t (*NodeNumUsers)(const FxNode* node);
+  /* The index-th user. O(1) unless users were removed from a long list since
+   * it was last compacted; to read them all, NodeUsers is O(users). */
   FxNode* (*NodeUser)(const FxNode* node, size_t index);
   /* all_input_nodes: distinct nodes used by args then kwargs. */
   size_t (*NodeNumInputs)(const FxNode* node);
@@ -561,6 +563,9 @@ struct FxApi {
    * with GraphSetAttr. Rolled back with the pass when it fails. */
   FxStatus* (*GraphAddModule)(FxGraph* graph, const char* qualified_name,
                               const char* module_type, const FxArg* config);
+  /* Writes up to `capacity` users of `node`, in order, to `out` and returns
+   * how many it has (NodeNumUsers): one call reads them all in O(users). */
+  size_t (*NodeUsers)(const FxNode* node, FxNode** out, size_t capacity);
 };
 
 /* The entry point every plugin defines. */

@@ -247,10 +247,9 @@ class Node {
     return ArgView(api()->NodeFindKwarg(node_, key));
   }
   std::vector<Node> users() const {
-    std::vector<Node> out;
-    size_t n = api()->NodeNumUsers(node_);
-    for (size_t i = 0; i < n; ++i) out.emplace_back(api()->NodeUser(node_, i));
-    return out;
+    std::vector<FxNode*> handles(api()->NodeNumUsers(node_));
+    handles.resize(api()->NodeUsers(node_, handles.data(), handles.size()));
+    return std::vector<Node>(handles.begin(), handles.end());
   }
   size_t num_users() const { return api()->NodeNumUsers(node_); }
   std::vector<Node> all_input_nodes() const {
