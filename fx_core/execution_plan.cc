@@ -2,6 +2,7 @@
 
 #include <torch/nn/module.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -45,6 +46,27 @@ struct ExecutionPlan::Step {
   const OpSchema* schema = nullptr;
   std::vector<Source> params;    // one per schema parameter; kOutput: one
   std::vector<int32_t> release;  // slots whose last use is this step
+  // Bit i: params[i] is the last read of its slot, so running the step moves
+  // the value out of the slot instead of copying it (no reference count
+  // traffic: a chain of ops hands each tensor on as hand-written code does).
+  uint64_t move_params = 0;
+};
+
+// The part of a step run() reads on every call, packed into 48 bytes so a
+// chain of small ops walks a dense array instead of Steps and their
+// separately allocated parameter sources.
+struct ExecutionPlan::Call {
+  Step::Kind kind;
+  uint8_t num_params;
+  int32_t slot;
+  uint32_t first_arg;      // into arg_slots_
+  uint32_t first_release;  // into releases_
+  uint32_t num_releases;
+  uint64_t move_params;  // Step::move_params
+  const OpKernel* kernel;
+  const OpSchema* schema;
+  const ModuleKind* module_kind;
+  torch::nn::Module* module;
 };
 
 ExecutionPlan::ExecutionPlan() = default;
@@ -165,52 +187,88 @@ std::unique_ptr<ExecutionPlan> ExecutionPlan::compile(const Graph& graph,
     for (Node* user : n->users()) last = std::max(last, step_of.at(user));
     plan->steps_[last].release.push_back(slot_of.at(n));
   }
+  // A parameter that is its slot's last read takes the value over.
+  for (Step& step : plan->steps_) {
+    if (step.kind != Step::Kind::kCallOp &&
+        step.kind != Step::Kind::kCallModule) {
+      continue;
+    }
+    for (size_t i = 0; i < step.params.size() && i < 64; ++i) {
+      const Source& p = step.params[i];
+      if (p.kind != Source::Kind::kSlot) continue;
+      auto released = std::find(step.release.begin(), step.release.end(),
+                                p.slot);
+      if (released == step.release.end()) continue;
+      bool read_later = false;
+      for (size_t j = i + 1; j < step.params.size(); ++j) {
+        step.params[j].for_each_slot(
+            [&](int32_t slot) { read_later |= slot == p.slot; });
+      }
+      if (read_later) continue;
+      step.move_params |= uint64_t{1} << i;
+      step.release.erase(released);
+    }
+  }
+  plan->lay_out_calls();
   return plan;
+}
+
+void ExecutionPlan::lay_out_calls() {
+  calls_.reserve(steps_.size());
+  for (const Step& step : steps_) {
+    Call c{};
+    c.kind = step.kind;
+    c.slot = step.slot;
+    c.move_params = step.move_params;
+    c.first_arg = static_cast<uint32_t>(arg_slots_.size());
+    c.first_release = static_cast<uint32_t>(releases_.size());
+    c.num_releases = static_cast<uint32_t>(step.release.size());
+    releases_.insert(releases_.end(), step.release.begin(), step.release.end());
+    bool packed = step.params.size() <= 64;
+    for (const Source& p : step.params) {
+      arg_slots_.push_back(p.kind == Source::Kind::kSlot ? p.slot : -1);
+    }
+    c.num_params = static_cast<uint8_t>(packed ? step.params.size() : 0);
+    c.schema = step.schema;
+    if (step.kind == Step::Kind::kCallOp && packed) c.kernel = &step.op->kernel;
+    if (step.kind == Step::Kind::kCallModule && packed) {
+      c.module_kind = step.module_kind;
+      c.module = step.module;
+    }
+    calls_.push_back(c);
+  }
 }
 
 c10::IValue ExecutionPlan::run(std::vector<c10::IValue> inputs) const {
   std::vector<c10::IValue> slots(num_slots_);
   std::vector<c10::IValue> buffer(max_params_);
-  for (const Step& step : steps_) {
+  for (size_t k = 0; k < steps_.size(); ++k) {
+    const Call& c = calls_[k];
+    const Step& step = steps_[k];
     try {
-      switch (step.kind) {
-        case Step::Kind::kPlaceholder:
-          if (step.var_args) {
-            std::vector<c10::IValue> rest;
-            for (size_t i = step.input_index; i < inputs.size(); ++i) {
-              rest.push_back(std::move(inputs[i]));
-            }
-            slots[step.slot] = make_tuple(std::move(rest));
-          } else if (step.input_index < inputs.size()) {
-            slots[step.slot] = std::move(inputs[step.input_index]);
-          } else if (step.has_default) {
-            slots[step.slot] = step.constant;
+      if (c.kernel != nullptr || c.module_kind != nullptr) {
+        // The hot path: a call with its arguments in slots.
+        const int32_t* arg_slot = arg_slots_.data() + c.first_arg;
+        for (size_t i = 0; i < c.num_params; ++i) {
+          if (arg_slot[i] < 0) {
+            buffer[i] = step.params[i].get(slots);
+          } else if (c.move_params >> i & 1) {
+            buffer[i] = std::move(slots[arg_slot[i]]);
           } else {
-            throw FxError(cat("forward() missing required argument '",
-                              step.node->target(), "'"));
+            buffer[i] = slots[arg_slot[i]];
           }
-          break;
-        case Step::Kind::kConstant:
-          slots[step.slot] = step.constant;
-          break;
-        case Step::Kind::kCallOp:
-        case Step::Kind::kCallModule: {
-          for (size_t i = 0; i < step.params.size(); ++i) {
-            const Source& s = step.params[i];
-            buffer[i] =
-                s.kind == Source::Kind::kSlot ? slots[s.slot] : s.get(slots);
-          }
-          OpArgs args(*step.schema, buffer.data());
-          c10::IValue result =
-              step.kind == Step::Kind::kCallOp
-                  ? step.op->kernel(args)
-                  : step.module_kind->forward(*step.module, args);
-          for (size_t i = 0; i < step.params.size(); ++i) buffer[i] = {};
-          slots[step.slot] = std::move(result);
-          break;
         }
-        case Step::Kind::kOutput:
+        OpArgs args(*c.schema, buffer.data());
+        c10::IValue result = c.kernel != nullptr
+                                 ? (*c.kernel)(args)
+                                 : c.module_kind->forward(*c.module, args);
+        for (size_t i = 0; i < c.num_params; ++i) buffer[i] = c10::IValue();
+        slots[c.slot] = std::move(result);
+      } else {
+        run_step(step, slots, buffer, inputs);
+        if (step.kind == Step::Kind::kOutput) {
           return step.params[0].get(slots);
+        }
       }
     } catch (const FxError& e) {
       throw FxError(cat("while running node '", step.node->name(), "' (",
@@ -225,9 +283,62 @@ c10::IValue ExecutionPlan::run(std::vector<c10::IValue> inputs) const {
                         opcode_name(step.node->op()), " ", step.node->target(),
                         "): ", e.what()));
     }
-    for (int32_t slot : step.release) slots[slot] = c10::IValue();
+    const int32_t* release = releases_.data() + c.first_release;
+    for (uint32_t i = 0; i < c.num_releases; ++i) {
+      slots[release[i]] = c10::IValue();
+    }
   }
   return c10::IValue();
+}
+
+// Everything but a packed call: placeholders, attributes, the output (whose
+// value run() reads) and calls with more than 64 parameters.
+void ExecutionPlan::run_step(const Step& step, std::vector<c10::IValue>& slots,
+                             std::vector<c10::IValue>& buffer,
+                             std::vector<c10::IValue>& inputs) const {
+  switch (step.kind) {
+    case Step::Kind::kPlaceholder:
+      if (step.var_args) {
+        std::vector<c10::IValue> rest;
+        for (size_t i = step.input_index; i < inputs.size(); ++i) {
+          rest.push_back(std::move(inputs[i]));
+        }
+        slots[step.slot] = make_tuple(std::move(rest));
+      } else if (step.input_index < inputs.size()) {
+        slots[step.slot] = std::move(inputs[step.input_index]);
+      } else if (step.has_default) {
+        slots[step.slot] = step.constant;
+      } else {
+        throw FxError(cat("forward() missing required argument '",
+                          step.node->target(), "'"));
+      }
+      break;
+    case Step::Kind::kConstant:
+      slots[step.slot] = step.constant;
+      break;
+    case Step::Kind::kCallOp:
+    case Step::Kind::kCallModule: {
+      for (size_t i = 0; i < step.params.size(); ++i) {
+        const Source& s = step.params[i];
+        if (s.kind != Source::Kind::kSlot) {
+          buffer[i] = s.get(slots);
+        } else if (i < 64 && (step.move_params >> i & 1)) {
+          buffer[i] = std::move(slots[s.slot]);
+        } else {
+          buffer[i] = slots[s.slot];
+        }
+      }
+      OpArgs args(*step.schema, buffer.data());
+      c10::IValue result = step.kind == Step::Kind::kCallOp
+                               ? step.op->kernel(args)
+                               : step.module_kind->forward(*step.module, args);
+      for (size_t i = 0; i < step.params.size(); ++i) buffer[i] = {};
+      slots[step.slot] = std::move(result);
+      break;
+    }
+    case Step::Kind::kOutput:
+      break;
+  }
 }
 
 }  // namespace fx

@@ -54,9 +54,18 @@ class ExecutionPlan {
 
  private:
   struct Step;
+  struct Call;
   ExecutionPlan();
+  void lay_out_calls();
+  void run_step(const Step& step, std::vector<c10::IValue>& slots,
+                std::vector<c10::IValue>& buffer,
+                std::vector<c10::IValue>& inputs) const;
 
   std::vector<Step> steps_;
+  // What run() reads for a call, packed: one Call per step (see the .cc).
+  std::vector<Call> calls_;
+  std::vector<int32_t> arg_slots_;  // per call parameter: a slot, or -1
+  std::vector<int32_t> releases_;
   size_t num_slots_ = 0;
   size_t max_params_ = 0;
 };

@@ -279,6 +279,29 @@ TEST(GraphModule, ReleasesEachValueAfterItsLastUse) {
   tracked = nullptr;
 }
 
+// The plan hands a value over to its last reader instead of copying it; a
+// value read twice by one call, read again later, or read inside a list
+// must still reach every reader.
+TEST(GraphModule, ValueReadSeveralTimesReachesEveryRead) {
+  auto g = std::make_unique<Graph>();
+  Node* x = g->placeholder("x");
+  Node* a = g->call_function("operator.mul", {x, 2.0});
+  Node* b = g->call_function("operator.add", {a, a});
+  Node* c = g->call_function("operator.mul", {b, a});
+  Node* d = g->call_function("torch.cat", {Argument::list({c, c})});
+  Node* e = g->call_function("operator.add", {d, d});
+  g->output(Argument::tuple({e, x}));
+  torch::nn::Module root;
+  GraphModule gm(root, std::move(g));
+  at::Tensor in = torch::arange(3, at::kFloat);
+  c10::IValue out = gm(in);
+  at::Tensor c_eager = (in * 2 + in * 2) * (in * 2);
+  at::Tensor want = at::cat({c_eager, c_eager}) * 2;
+  EXPECT_TRUE(at::equal(out.toTupleRef().elements()[0].toTensor(), want));
+  EXPECT_TRUE(at::equal(out.toTupleRef().elements()[1].toTensor(), in));
+  EXPECT_TRUE(at::equal(gm(in).toTupleRef().elements()[0].toTensor(), want));
+}
+
 TEST(GraphModuleFile, UnknownModuleTypeIsNamedWithTheFix) {
   std::string json = R"({"format": "fx-graph", "version": 1, "nodes": [
     {"name": "x", "op": "placeholder", "target": "x", "args": [], "kwargs": {}},
