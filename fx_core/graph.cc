@@ -200,11 +200,13 @@ detail::TargetEntry* Graph::intern_target(std::string_view target) {
 
 void Graph::index_node(Node* n, detail::TargetEntry* entry) {
   n->target_ = entry;
+  if (!nodes_indexed_) return;
   n->target_slot_ = static_cast<uint32_t>(entry->nodes.size());
   entry->nodes.push_back(n);
 }
 
 void Graph::unindex_node(Node* n) {
+  if (!nodes_indexed_) return;
   auto& nodes = n->target_->nodes;
   Node* moved = nodes.back();
   nodes[n->target_slot_] = moved;
@@ -397,8 +399,10 @@ std::unique_ptr<Graph> Graph::deepcopy(ValueMap* memo) const {
   } else {
     // No memo to fill: the copies sit in a vector by position, which at a
     // million nodes is several times faster than a hash map.
+    // Positions grow along the graph (erasing leaves gaps): the last node's
+    // is the largest.
     if (!order_valid_) renumber();
-    std::vector<Node*> copies(size_ + 1, nullptr);
+    std::vector<Node*> copies(sentinel_->prev_->order_ + 1, nullptr);
     out = g->copy_nodes(
         *this,
         [&](const Node* n) -> Node* {
@@ -516,6 +520,14 @@ void Graph::lint() const {
 }
 
 std::vector<Node*> Graph::find_nodes(Opcode op, std::string_view target) const {
+  if (!nodes_indexed_) {
+    // The first call builds the index; every edit keeps it from then on.
+    nodes_indexed_ = true;
+    for (Node* n : nodes()) {
+      n->target_slot_ = static_cast<uint32_t>(n->target_->nodes.size());
+      n->target_->nodes.push_back(n);
+    }
+  }
   std::vector<Node*> out;
   auto it = targets_.find(target);
   if (it == targets_.end()) return out;

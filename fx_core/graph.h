@@ -4,7 +4,7 @@
 // new nodes go to the current insertion point (the end unless an
 // InsertPoint guard from inserting_before/inserting_after says otherwise).
 // Names follow torch.fx exactly (see graph_namespace.h). Nodes are found by
-// opcode and target through an index, without a scan.
+// opcode and target through an index (built on first use), without a scan.
 //
 // Text and code: str() is `print(graph)`, tabular() is print_tabular(),
 // python_code() is `graph.python_code("self").src` from the graph's CodeGen.
@@ -14,7 +14,8 @@
 //
 // Threads: like torch.fx's, a Graph has no locks. Do not share one between
 // threads without synchronising, even for const calls: the ones that compare
-// positions (Node::is_before, lint, deepcopy) number the nodes lazily.
+// positions (Node::is_before, lint, deepcopy) number the nodes lazily, and
+// the first find_nodes builds its index.
 #ifndef FX_CORE_GRAPH_H_
 #define FX_CORE_GRAPH_H_
 
@@ -205,7 +206,8 @@ class Graph {
   void lint() const;
 
   // Live nodes with this opcode and target, in graph order, found through the
-  // target index (no scan of the graph).
+  // target index (no scan of the graph). The first call builds the index
+  // (O(nodes)); edits keep it up to date from then on.
   std::vector<Node*> find_nodes(Opcode op, std::string_view target) const;
 
   // print(graph): "graph():\n    %x : [num_users=1] =
@@ -253,6 +255,9 @@ class Graph {
   bool insert_before_ = true;
   size_t size_ = 0;
   mutable bool order_valid_ = false;
+  // Whether each TargetEntry lists its nodes (find_nodes' index): built by
+  // the first find_nodes, so a graph nobody searches does not pay for it.
+  mutable bool nodes_indexed_ = false;
   Namespace namespace_;
   absl::flat_hash_map<std::string_view, std::unique_ptr<detail::TargetEntry>>
       targets_;

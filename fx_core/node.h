@@ -48,8 +48,8 @@ std::string_view opcode_name(Opcode op);
 std::optional<Opcode> parse_opcode(std::string_view name);
 
 namespace detail {
-// One interned target string and the live nodes that have it (the index
-// behind Graph::find_nodes). Owned by the Graph.
+// One interned target string and, once Graph::find_nodes has built its
+// index, the live nodes that have it. Owned by the Graph.
 struct TargetEntry {
   std::string text;
   std::vector<Node*> nodes;
@@ -168,7 +168,7 @@ class Node {
   Opcode op_ = Opcode::kPlaceholder;
   bool erased_ = false;
   bool sentinel_ = false;
-  uint32_t target_slot_ = 0;  // position in target_->nodes
+  uint32_t target_slot_ = 0;  // position in target_->nodes, once indexed
   mutable uint32_t order_ = 0;
   uint32_t name_len_ = 0;
   const char* name_ = "";  // NUL-terminated, name_len_ chars

@@ -669,6 +669,28 @@ TEST(GraphFindNodes, FollowsMoves) {
             (Names{"relu_1", "relu"}));
 }
 
+// The index is built by the first find_nodes; edits after it keep it right.
+TEST(GraphFindNodes, IndexBuiltByAFirstSearchFollowsLaterEdits) {
+  Graph g;
+  Node* x = g.placeholder("x");
+  Node* a = g.call_function("torch.relu", {x});
+  Node* b = g.call_function("torch.relu", {x});
+  EXPECT_EQ(names_of(g.find_nodes(Opcode::kCallFunction, "torch.relu")),
+            (Names{"relu", "relu_1"}));
+  Node* c = g.call_function("torch.relu", {x});
+  g.erase_node(a);
+  b->set_target("torch.neg");
+  EXPECT_EQ(names_of(g.find_nodes(Opcode::kCallFunction, "torch.relu")),
+            (Names{"relu_2"}));
+  EXPECT_EQ(names_of(g.find_nodes(Opcode::kCallFunction, "torch.neg")),
+            (Names{"relu_1"}));
+  g.erase_node(c);
+  EXPECT_TRUE(g.find_nodes(Opcode::kCallFunction, "torch.relu").empty());
+  std::unique_ptr<Graph> copy = g.deepcopy();
+  EXPECT_EQ(names_of(copy->find_nodes(Opcode::kCallFunction, "torch.neg")),
+            (Names{"relu_1"}));
+}
+
 // ------------------------------------------------------------ iteration
 
 TEST(GraphNodes, IterateForwardAndBackward) {
