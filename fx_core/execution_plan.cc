@@ -50,11 +50,15 @@ struct ExecutionPlan::Step {
   // the value out of the slot instead of copying it (no reference count
   // traffic: a chain of ops hands each tensor on as hand-written code does).
   uint64_t move_params = 0;
+  // Bit i: params[i] is a slot read once by this step and needed later, and
+  // the kernel keeps its args (OpDef::keeps_args): the value is lent to the
+  // kernel (moved out of its slot and back) instead of copied.
+  uint64_t lend_params = 0;
 };
 
-// The part of a step run() reads on every call, packed into 48 bytes so a
-// chain of small ops walks a dense array instead of Steps and their
-// separately allocated parameter sources.
+// The part of a step run() reads on every call, packed (72 bytes) so a chain
+// of small ops walks a dense array instead of Steps and their separately
+// allocated parameter sources.
 struct ExecutionPlan::Call {
   Step::Kind kind;
   uint8_t num_params;
@@ -63,6 +67,7 @@ struct ExecutionPlan::Call {
   uint32_t first_release;  // into releases_
   uint32_t num_releases;
   uint64_t move_params;  // Step::move_params
+  uint64_t lend_params;  // Step::lend_params
   const OpKernel* kernel;
   const OpSchema* schema;
   const ModuleKind* module_kind;
@@ -196,8 +201,8 @@ std::unique_ptr<ExecutionPlan> ExecutionPlan::compile(const Graph& graph,
     for (size_t i = 0; i < step.params.size() && i < 64; ++i) {
       const Source& p = step.params[i];
       if (p.kind != Source::Kind::kSlot) continue;
-      auto released = std::find(step.release.begin(), step.release.end(),
-                                p.slot);
+      auto released =
+          std::find(step.release.begin(), step.release.end(), p.slot);
       if (released == step.release.end()) continue;
       bool read_later = false;
       for (size_t j = i + 1; j < step.params.size(); ++j) {
@@ -207,6 +212,21 @@ std::unique_ptr<ExecutionPlan> ExecutionPlan::compile(const Graph& graph,
       if (read_later) continue;
       step.move_params |= uint64_t{1} << i;
       step.release.erase(released);
+    }
+    bool keeps_args = step.kind == Step::Kind::kCallOp
+                          ? step.op->keeps_args
+                          : step.module_kind->keeps_args;
+    if (!keeps_args) continue;
+    for (size_t i = 0; i < step.params.size() && i < 64; ++i) {
+      const Source& p = step.params[i];
+      if (p.kind != Source::Kind::kSlot || (step.move_params >> i & 1)) {
+        continue;
+      }
+      int reads = 0;
+      for (const Source& q : step.params) {
+        q.for_each_slot([&](int32_t slot) { reads += slot == p.slot; });
+      }
+      if (reads == 1) step.lend_params |= uint64_t{1} << i;
     }
   }
   plan->lay_out_calls();
@@ -220,6 +240,7 @@ void ExecutionPlan::lay_out_calls() {
     c.kind = step.kind;
     c.slot = step.slot;
     c.move_params = step.move_params;
+    c.lend_params = step.lend_params;
     c.first_arg = static_cast<uint32_t>(arg_slots_.size());
     c.first_release = static_cast<uint32_t>(releases_.size());
     c.num_releases = static_cast<uint32_t>(step.release.size());
@@ -252,7 +273,7 @@ c10::IValue ExecutionPlan::run(std::vector<c10::IValue> inputs) const {
         for (size_t i = 0; i < c.num_params; ++i) {
           if (arg_slot[i] < 0) {
             buffer[i] = step.params[i].get(slots);
-          } else if (c.move_params >> i & 1) {
+          } else if ((c.move_params | c.lend_params) >> i & 1) {
             buffer[i] = std::move(slots[arg_slot[i]]);
           } else {
             buffer[i] = slots[arg_slot[i]];
@@ -262,7 +283,13 @@ c10::IValue ExecutionPlan::run(std::vector<c10::IValue> inputs) const {
         c10::IValue result = c.kernel != nullptr
                                  ? (*c.kernel)(args)
                                  : c.module_kind->forward(*c.module, args);
-        for (size_t i = 0; i < c.num_params; ++i) buffer[i] = c10::IValue();
+        for (size_t i = 0; i < c.num_params; ++i) {
+          if (c.lend_params >> i & 1) {
+            slots[arg_slot[i]] = std::move(buffer[i]);  // given back
+          } else {
+            buffer[i] = c10::IValue();
+          }
+        }
         slots[c.slot] = std::move(result);
       } else {
         run_step(step, slots, buffer, inputs);

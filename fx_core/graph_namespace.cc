@@ -279,7 +279,8 @@ void Namespace::merge_from(const Namespace& other) {
   for (const auto& [obj, name] : other.obj_to_name_) {
     if (obj_to_name_.contains(obj)) continue;
     auto it = used_.find(name);
-    std::string_view copied = it != used_.end() ? stored_view(*it) : store(name);
+    std::string_view copied =
+        it != used_.end() ? stored_view(*it) : store(name);
     obj_to_name_.emplace(store(obj), copied);
   }
 }

@@ -20,9 +20,9 @@
 #define FX_CORE_GRAPH_NAMESPACE_H_
 
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <memory>
-#include <cstring>
 #include <string>
 #include <string_view>
 

@@ -15,6 +15,7 @@ ModuleRegistry& ModuleRegistry::global() {
   static ModuleRegistry* registry = [] {
     auto* r = new ModuleRegistry();
     register_builtin_modules(*r);
+    for (auto& kind : r->kinds_) kind->keeps_args = true;
     return r;
   }();
   return *registry;

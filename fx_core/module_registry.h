@@ -44,6 +44,9 @@ struct ModuleKind {
   std::type_index cpp_type = typeid(void);  // typeid(torch::nn::LinearImpl)
   OpSchema forward_schema;                  // "input"
   std::function<c10::IValue(torch::nn::Module&, OpArgs&)> forward;
+  // `forward` only reads its arguments (see OpDef::keeps_args). True for the
+  // built-in kinds.
+  bool keeps_args = false;
   // The constructor's Python signature and a factory from bound arguments;
   // empty `create` when the kind cannot be built from a config.
   OpSchema init_schema;

@@ -324,6 +324,7 @@ OpRegistry& OpRegistry::global() {
   static OpRegistry* registry = [] {
     auto* r = new OpRegistry();
     register_builtin_ops(*r);
+    for (auto& def : r->defs_) def->keeps_args = true;  // none moves its args
     return r;
   }();
   return *registry;

@@ -147,6 +147,11 @@ struct OpDef {
   std::string target;
   OpSchema schema;
   OpKernel kernel;
+  // The kernel only reads its arguments: it never moves from or assigns to
+  // them. Compiled plans then lend it a value held elsewhere instead of
+  // copying it (no reference counting). True for the built-in ops; false for
+  // kernels added with add(), which may do anything with their OpArgs.
+  bool keeps_args = false;
   // How the C++ code generator spells a call, with `{param}` placeholders
   // ("torch::relu({input})", "{self}.view({size})"); empty when the target
   // has no C++ spelling.

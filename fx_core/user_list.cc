@@ -73,7 +73,8 @@ bool UserList::erase(const Node* user) {
     // The first removal from a long list: index it from now on.
     h.index = std::make_unique<absl::flat_hash_map<const Node*, uint32_t>>();
     h.index->reserve(h.slots.size());
-    for (uint32_t i = 0; i < h.slots.size(); ++i) h.index->emplace(h.slots[i], i);
+    for (uint32_t i = 0; i < h.slots.size(); ++i)
+      h.index->emplace(h.slots[i], i);
   }
   if (!h.index) {
     auto it = std::find(h.slots.begin(), h.slots.end(), user);

@@ -102,7 +102,8 @@ TEST_F(UserListTest, MatchesAVectorUnderRandomEdits) {
         ASSERT_EQ(list.erase(n), it != model.end());
         if (it != model.end()) model.erase(it);
       }
-      ASSERT_EQ(list.size(), model.size()) << "seed " << seed << " step " << step;
+      ASSERT_EQ(list.size(), model.size())
+          << "seed " << seed << " step " << step;
       if (step % 17 == 0) {
         ASSERT_EQ(contents(list), model) << "seed " << seed << " step " << step;
         if (!model.empty()) {
@@ -146,9 +147,8 @@ std::string run_user_order_script(int num_nodes, int steps, uint64_t seed) {
       size_t k = rnd.next(i + 1);
       if (k == i) continue;
       size_t flag = rnd.next(2);
-      node->replace_all_uses_with(nodes[k], [&](Node* u) {
-        return u->name().size() % 2 == flag;
-      });
+      node->replace_all_uses_with(
+          nodes[k], [&](Node* u) { return u->name().size() % 2 == flag; });
     }
   }
   std::string out;
@@ -167,10 +167,10 @@ TEST(UserOrder, SameAsTorchFxAfterAnEditScript) {
     uint64_t seed;
   };
   for (Case c : {Case{12, 200, 3}, Case{80, 600, 7}, Case{300, 3000, 11}}) {
-    std::string expected = testing::run_python(
-        "tests/fx_core/user_order_script.py",
-        {std::to_string(c.nodes), std::to_string(c.steps),
-         std::to_string(c.seed)});
+    std::string expected =
+        testing::run_python("tests/fx_core/user_order_script.py",
+                            {std::to_string(c.nodes), std::to_string(c.steps),
+                             std::to_string(c.seed)});
     EXPECT_EQ(run_user_order_script(c.nodes, c.steps, c.seed), expected)
         << c.nodes << " nodes, " << c.steps << " steps, seed " << c.seed;
   }

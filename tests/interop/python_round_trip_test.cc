@@ -10,18 +10,14 @@
 
 #include "fx_core/graph.h"
 #include "fx_core/graph_module_file.h"
+#include "tests/testing/python.h"
 #include "tests/testing/reference.h"
 
 namespace fx {
 namespace {
 
-bool have_python_torch() {
-  return std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0;
-}
-
-std::string runfile(const std::string& path) {
-  return std::string(std::getenv("TEST_SRCDIR")) + "/fx_sdk/" + path;
-}
+using testing::have_python_torch;
+using testing::runfile;
 
 // Runs torchfx_import.py on `dir`; returns its exit status, output in *log.
 int import_in_python(const std::string& dir, std::string* log) {

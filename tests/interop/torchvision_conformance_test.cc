@@ -20,6 +20,7 @@
 #include "fx_core/codegen.h"
 #include "fx_core/graph_file.h"
 #include "fx_core/graph_module_file.h"
+#include "tests/testing/python.h"
 #include "tests/testing/reference.h"
 
 namespace fx {
@@ -111,9 +112,7 @@ const char* const kModels[] = {
     "wide_resnet50_2",
 };
 
-std::string runfile(const std::string& path) {
-  return std::string(std::getenv("TEST_SRCDIR")) + "/fx_sdk/" + path;
-}
+using testing::runfile;
 
 class TorchvisionModel : public ::testing::TestWithParam<std::string> {
  protected:

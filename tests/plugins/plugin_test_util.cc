@@ -152,12 +152,6 @@ std::string python_skip_reason() {
   return reason;
 }
 
-std::string runfile(const std::string& path) {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  if (srcdir == nullptr) return path;
-  return std::string(srcdir) + "/fx_sdk/" + path;
-}
-
 std::string export_torchvision(const std::string& name) {
   static std::map<std::string, std::string> done;
   auto it = done.find(name);

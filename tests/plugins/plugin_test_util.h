@@ -13,6 +13,7 @@
 #include "fx_core/graph_module.h"
 #include "plugin_api/host/pass_manager.h"
 #include "plugin_api/host/pass_registry.h"
+#include "tests/testing/python.h"
 
 namespace fx::plugins_test {
 
@@ -49,7 +50,7 @@ double max_abs_diff(const c10::IValue& a, const c10::IValue& b);
 // Empty when /usr/bin/python3 has torch and torchvision; else why not.
 std::string python_skip_reason();
 // A runfile's absolute path ("tools/torchfx_export.py").
-std::string runfile(const std::string& path);
+using testing::runfile;
 // Exports torchvision model `name` with torch.fx into TEST_TMPDIR (once per
 // process) and returns the bundle directory; throws with the log on
 // failure.

@@ -32,14 +32,13 @@
 #include "fx_core/torch_save.h"
 #include "fx_core/tracer/functions.h"
 #include "fx_core/tracer/tracer.h"
+#include "tests/testing/python.h"
 #include "tests/testing/reference.h"
 
 namespace fx {
 namespace {
 
-std::string runfile(const std::string& path) {
-  return std::string(std::getenv("TEST_SRCDIR")) + "/fx_sdk/" + path;
-}
+using testing::runfile;
 
 class DocsExamples : public ::testing::Test {
  protected:

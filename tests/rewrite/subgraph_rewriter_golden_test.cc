@@ -22,14 +22,13 @@
 #include "fx_core/rewrite/subgraph_rewriter.h"
 #include "fx_core/strings.h"
 #include "fx_core/torch_save.h"
+#include "tests/testing/python.h"
 #include "tests/testing/reference.h"
 
 namespace fx {
 namespace {
 
-std::string runfile(const std::string& path) {
-  return std::string(std::getenv("TEST_SRCDIR")) + "/fx_sdk/" + path;
-}
+using testing::runfile;
 
 // Runs rewrite_cases.py once for the whole suite.
 class RewriteGolden : public ::testing::Test {

@@ -302,6 +302,33 @@ TEST(GraphModule, ValueReadSeveralTimesReachesEveryRead) {
   EXPECT_TRUE(at::equal(gm(in).toTupleRef().elements()[0].toTensor(), want));
 }
 
+// Built-in kernels borrow values the graph still needs (OpDef::keeps_args);
+// a kernel added by a user may move from its arguments, so it gets copies.
+TEST(GraphModule, AUserKernelThatMovesFromItsArgumentsGetsCopies) {
+  OpRegistry::global().add(
+      Opcode::kCallFunction, "test.steal", "x",
+      [](OpArgs& a) -> c10::IValue { return std::move(a[0]); });
+  EXPECT_FALSE(OpRegistry::global()
+                   .find(Opcode::kCallFunction, "test.steal")
+                   ->keeps_args);
+  EXPECT_TRUE(OpRegistry::global()
+                  .find(Opcode::kCallFunction, "operator.add")
+                  ->keeps_args);
+  auto g = std::make_unique<Graph>();
+  Node* x = g->placeholder("x");
+  Node* stolen = g->call_function("test.steal", {x});
+  Node* later = g->call_function("operator.add", {x, 1});
+  g->output(Argument::tuple({stolen, later, x}));
+  torch::nn::Module root;
+  GraphModule gm(root, std::move(g));
+  at::Tensor in = torch::arange(3, at::kFloat);
+  c10::IValue out = gm(in);
+  const auto& items = out.toTupleRef().elements();
+  EXPECT_TRUE(at::equal(items[0].toTensor(), in));
+  EXPECT_TRUE(at::equal(items[1].toTensor(), in + 1));
+  EXPECT_TRUE(at::equal(items[2].toTensor(), in));
+}
+
 TEST(GraphModuleFile, UnknownModuleTypeIsNamedWithTheFix) {
   std::string json = R"({"format": "fx-graph", "version": 1, "nodes": [
     {"name": "x", "op": "placeholder", "target": "x", "args": [], "kwargs": {}},

@@ -18,8 +18,9 @@ bool have_python_torch(bool torchvision) {
                                 "/usr/bin/python3 -c 'import torch' "
                                 ">/dev/null 2>&1") == 0;
   static const bool vision =
-      torch && std::system("/usr/bin/python3 -c 'import torchvision' "
-                           ">/dev/null 2>&1") == 0;
+      torch && std::system(
+                   "/usr/bin/python3 -c 'import torchvision' "
+                   ">/dev/null 2>&1") == 0;
   return torchvision ? vision : torch;
 }
 
@@ -35,8 +36,8 @@ std::string run_python(const std::string& script,
   int status = std::system(command.c_str());
   if (status != 0) {
     throw std::runtime_error(script + " failed (status " +
-                             std::to_string(status) +
-                             "):\n" + read_file(base + ".err"));
+                             std::to_string(status) + "):\n" +
+                             read_file(base + ".err"));
   }
   return read_file(base + ".out");
 }

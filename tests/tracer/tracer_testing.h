@@ -13,22 +13,9 @@
 #include "fx_core/module_path.h"
 #include "fx_core/torch_save.h"
 #include "fx_core/tracer/proxy.h"
+#include "tests/testing/python.h"
 
 namespace fx::testing {
-
-// A file of the test's runfiles (the workspace is fx_sdk).
-inline std::string runfile(const std::string& path) {
-  return std::string(std::getenv("TEST_SRCDIR")) + "/fx_sdk/" + path;
-}
-
-// True when Debian's python3-torch (and torchvision) are installed.
-inline bool have_python_torch(bool torchvision = false) {
-  std::string cmd = torchvision ? "/usr/bin/python3 -c 'import torch, "
-                                  "torchvision' >/dev/null 2>&1"
-                                : "/usr/bin/python3 -c 'import torch' "
-                                  ">/dev/null 2>&1";
-  return std::system(cmd.c_str()) == 0;
-}
 
 // Copies a state dict written by torch.save into `module` by qualified
 // name. Every entry must name a parameter or buffer of `module`.
