@@ -59,7 +59,7 @@ if sys.argv[2] == "1":
                        "per_node": int(i) / int(n)} for op, n, i in rows]))
     sys.exit()
 sizes = sorted({int(n) for _, n, _ in rows})
-print("| operation | " + " | ".join(f"{n:,} nodes" for n in sizes) + " | largest / smallest |")
+print("| operation | " + " | ".join(f"{n:,} nodes" for n in sizes) + " | largest size / smallest size |")
 print("| --- |" + " ---: |" * (len(sizes) + 1))
 for op in dict.fromkeys(op for op, _, _ in rows):
     per = {int(n): int(i) / int(n) for o, n, i in rows if o == op}
