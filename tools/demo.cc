@@ -5,14 +5,14 @@
 #include <algorithm>
 #include <memory>
 
-#include "fx_core/cpp_codegen.h"
-#include "fx_core/graph.h"
-#include "fx_core/graph_module.h"
-#include "fx_core/interpreter.h"
+#include "fx_core/cppgen/cpp_codegen.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/interpreter.h"
 #include "fx_core/tracer/tracer.h"
-#include "plugin_api/host/pass_manager.h"
-#include "plugin_api/host/pass_registry.h"
-#include "plugin_api/host/pipeline.h"
+#include "plugin_api/pipeline/pass_manager.h"
+#include "plugin_api/pipeline/pass_registry.h"
+#include "plugin_api/pipeline/pipeline.h"
 #include "sdk_examples/tracing/seed_examples.h"
 #include "tools/pipeline_commands.h"
 

@@ -4,11 +4,11 @@
 #include <map>
 #include <string_view>
 
-#include "fx_core/codegen.h"
-#include "fx_core/cpp_codegen.h"
-#include "fx_core/error.h"
-#include "fx_core/graph_file.h"
-#include "fx_core/graph_module_file.h"
+#include "fx_core/cppgen/cpp_codegen.h"
+#include "fx_core/format/graph_json.h"
+#include "fx_core/ir/codegen.h"
+#include "fx_core/runtime/graph_module_file.h"
+#include "fx_core/support/error.h"
 #include "tools/demo.h"
 #include "tools/pipeline_commands.h"
 

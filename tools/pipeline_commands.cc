@@ -9,16 +9,17 @@
 #include <set>
 #include <sstream>
 
-#include "fx_core/graph_file.h"
-#include "fx_core/graph_module.h"
-#include "fx_core/graph_module_file.h"
-#include "fx_core/strings.h"
-#include "fx_core/torch_save.h"
-#include "plugin_api/host/pass_manager.h"
-#include "plugin_api/host/pass_options.h"
-#include "plugin_api/host/pass_registry.h"
-#include "plugin_api/host/pipeline.h"
-#include "plugin_api/host/plugin_loader.h"
+#include "fx_core/format/graph_json.h"
+#include "fx_core/io/atomic_file.h"
+#include "fx_core/io/torch_save.h"
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/graph_module_file.h"
+#include "fx_core/support/strings.h"
+#include "plugin_api/capi/pass_options.h"
+#include "plugin_api/loader/plugin_loader.h"
+#include "plugin_api/pipeline/pass_manager.h"
+#include "plugin_api/pipeline/pass_registry.h"
+#include "plugin_api/pipeline/pipeline.h"
 
 namespace fx::tools {
 namespace {
@@ -357,7 +358,7 @@ int run_dot_command(const DotArgs& args, std::ostream& out, std::ostream& err) {
   }
   fs::path parent = fs::path(args.output).parent_path();
   if (!parent.empty()) fs::create_directories(parent, ec);
-  absl::Status written = write_text_file_atomically(args.output, dot.str());
+  absl::Status written = write_file_atomically(args.output, dot.str());
   if (!written.ok()) {
     err << "fx dot: " << written.message() << "\n";
     return 1;

@@ -28,10 +28,10 @@
 #include <utility>
 #include <vector>
 
-#include "fx_core/graph.h"
-#include "fx_core/graph_module.h"
+#include "fx_core/ir/graph.h"
 #include "fx_core/rewrite/subgraph_rewriter.h"
-#include "fx_core/strings.h"
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/support/strings.h"
 #include "fx_core/tracer/functions.h"
 #include "fx_core/tracer/proxy.h"
 #include "fx_core/tracer/tracer.h"

@@ -2,8 +2,8 @@
 
 #include <utility>
 
-#include "fx_core/error.h"
-#include "fx_core/strings.h"
+#include "fx_core/support/error.h"
+#include "fx_core/support/strings.h"
 
 namespace fx {
 

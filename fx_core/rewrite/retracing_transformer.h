@@ -26,7 +26,7 @@
 
 #include <vector>
 
-#include "fx_core/argument.h"
+#include "fx_core/ir/argument.h"
 #include "fx_core/rewrite/transformer.h"
 #include "fx_core/tracer/proxy.h"
 #include "fx_core/tracer/tracer.h"

@@ -7,7 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "fx_core/error.h"
+#include "fx_core/support/error.h"
 
 namespace fx {
 

@@ -37,9 +37,9 @@
 #include <utility>
 #include <vector>
 
-#include "fx_core/argument.h"
-#include "fx_core/graph.h"
-#include "fx_core/node.h"
+#include "fx_core/ir/argument.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/ir/node.h"
 
 namespace fx {
 

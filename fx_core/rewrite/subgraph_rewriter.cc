@@ -8,11 +8,11 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "fx_core/error.h"
-#include "fx_core/graph_module.h"
-#include "fx_core/module_registry.h"
-#include "fx_core/op_registry.h"
-#include "fx_core/strings.h"
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/module_registry.h"
+#include "fx_core/runtime/op_registry.h"
+#include "fx_core/support/error.h"
+#include "fx_core/support/strings.h"
 
 namespace fx {
 namespace {

@@ -65,8 +65,8 @@
 #include <utility>
 #include <vector>
 
-#include "fx_core/argument.h"
-#include "fx_core/graph.h"
+#include "fx_core/ir/argument.h"
+#include "fx_core/ir/graph.h"
 #include "fx_core/rewrite/subgraph_matcher.h"
 
 namespace fx {

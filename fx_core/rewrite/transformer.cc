@@ -2,10 +2,10 @@
 
 #include <utility>
 
-#include "fx_core/codegen.h"
-#include "fx_core/error.h"
-#include "fx_core/graph_module.h"
-#include "fx_core/strings.h"
+#include "fx_core/ir/codegen.h"
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/support/error.h"
+#include "fx_core/support/strings.h"
 
 namespace fx {
 

@@ -43,9 +43,9 @@
 #include <string_view>
 
 #include "absl/container/flat_hash_map.h"
-#include "fx_core/argument.h"
-#include "fx_core/graph.h"
-#include "fx_core/node.h"
+#include "fx_core/ir/argument.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/ir/node.h"
 
 namespace fx {
 

@@ -3,8 +3,8 @@
 #include <map>
 #include <mutex>
 
-#include "fx_core/module_registry.h"
-#include "fx_core/strings.h"
+#include "fx_core/runtime/module_registry.h"
+#include "fx_core/support/strings.h"
 
 namespace fx {
 namespace {

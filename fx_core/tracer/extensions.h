@@ -31,7 +31,7 @@
 #include <utility>
 #include <vector>
 
-#include "fx_core/op_registry.h"
+#include "fx_core/runtime/op_registry.h"
 #include "fx_core/tracer/functions.h"
 #include "fx_core/tracer/proxy.h"
 #include "fx_core/tracer/tracer.h"

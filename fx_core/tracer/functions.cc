@@ -4,8 +4,8 @@
 #include <mutex>
 
 #include "absl/container/flat_hash_set.h"
-#include "fx_core/op_registry.h"
-#include "fx_core/strings.h"
+#include "fx_core/runtime/op_registry.h"
+#include "fx_core/support/strings.h"
 
 namespace fx {
 namespace {

@@ -1,9 +1,9 @@
 #include "fx_core/tracer/proxy.h"
 
-#include "fx_core/op_registry.h"
-#include "fx_core/strings.h"
+#include "fx_core/runtime/op_registry.h"
+#include "fx_core/runtime/value.h"
+#include "fx_core/support/strings.h"
 #include "fx_core/tracer/tracer.h"
-#include "fx_core/value.h"
 
 namespace fx {
 

@@ -46,8 +46,8 @@
 #include <utility>
 #include <vector>
 
-#include "fx_core/error.h"
-#include "fx_core/node.h"
+#include "fx_core/ir/node.h"
+#include "fx_core/support/error.h"
 
 namespace fx {
 
@@ -133,9 +133,9 @@ class Value {
     if (is_tensor()) return value_.toTensor();
     not_a_tensor();
   }
-  // The real value as the runtime holds it (fx_core/value.h's conventions:
-  // lists typed when homogeneous, dtypes as ints, slices as capsules).
-  // Throws TraceError for a traced value.
+  // The real value as the runtime holds it (fx_core/runtime/value.h's
+  // conventions: lists typed when homogeneous, dtypes as ints, slices as
+  // capsules). Throws TraceError for a traced value.
   c10::IValue to_ivalue() const;
   // The held constant (kConstant, kDtype, kMemoryFormat).
   const c10::IValue& ivalue() const { return value_; }

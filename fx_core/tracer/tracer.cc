@@ -2,13 +2,13 @@
 
 #include <mutex>
 
-#include "fx_core/graph_module.h"
-#include "fx_core/module_path.h"
-#include "fx_core/module_registry.h"
-#include "fx_core/op_registry.h"
-#include "fx_core/python_repr.h"
-#include "fx_core/strings.h"
-#include "fx_core/value.h"
+#include "fx_core/ir/python_repr.h"
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/module_path.h"
+#include "fx_core/runtime/module_registry.h"
+#include "fx_core/runtime/op_registry.h"
+#include "fx_core/runtime/value.h"
+#include "fx_core/support/strings.h"
 
 namespace fx {
 

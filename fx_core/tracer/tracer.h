@@ -56,8 +56,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "fx_core/graph.h"
-#include "fx_core/graph_module.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/runtime/graph_module.h"
 #include "fx_core/tracer/proxy.h"
 
 namespace fx {

@@ -8,12 +8,12 @@
 #include <cstdlib>
 #include <string>
 
-#include "fx_core/graph_module.h"
-#include "fx_core/graph_module_file.h"
-#include "fx_core/node.h"
-#include "fx_core/torch_save.h"
-#include "plugin_api/host/pass_manager.h"
-#include "plugin_api/host/plugin_loader.h"
+#include "fx_core/io/torch_save.h"
+#include "fx_core/ir/node.h"
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/graph_module_file.h"
+#include "plugin_api/loader/plugin_loader.h"
+#include "plugin_api/pipeline/pass_manager.h"
 
 namespace fx {
 namespace {

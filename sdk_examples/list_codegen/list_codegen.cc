@@ -2,7 +2,7 @@
 
 #include <ATen/core/ivalue.h>
 
-#include "fx_core/error.h"
+#include "fx_core/support/error.h"
 
 namespace sdk_examples {
 

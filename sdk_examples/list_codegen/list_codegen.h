@@ -1,8 +1,8 @@
 // The torch.fx CodeGen docs' ListCodeGen in C++: forward takes its inputs as
 // one list (`def forward(self, args_list: List[torch.Tensor])`), unpacked
 // into the placeholders. A custom code generator through fx::CodeGen's
-// extension points: generate_prologue (torch.fx's gen_fn_def),
-// additional_globals and process_inputs.
+// extension points (fx::RuntimeCodeGen for the runtime hook): generate_prologue
+// (torch.fx's gen_fn_def), additional_globals and process_inputs.
 #ifndef SDK_EXAMPLES_LIST_CODEGEN_LIST_CODEGEN_H_
 #define SDK_EXAMPLES_LIST_CODEGEN_LIST_CODEGEN_H_
 
@@ -12,11 +12,11 @@
 #include <utility>
 #include <vector>
 
-#include "fx_core/codegen.h"
+#include "fx_core/runtime/runtime_codegen.h"
 
 namespace sdk_examples {
 
-class ListCodeGen : public fx::CodeGen {
+class ListCodeGen : public fx::RuntimeCodeGen {
  public:
   std::unique_ptr<fx::CodeGen> clone() const override;
   // def forward(self, args_list: List[torch.Tensor]):

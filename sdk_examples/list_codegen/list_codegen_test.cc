@@ -11,10 +11,10 @@
 #include <sstream>
 #include <string>
 
-#include "fx_core/error.h"
-#include "fx_core/graph.h"
-#include "fx_core/graph_module.h"
-#include "fx_core/torch_save.h"
+#include "fx_core/io/torch_save.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/support/error.h"
 
 namespace {
 

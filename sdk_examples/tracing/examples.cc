@@ -1,6 +1,6 @@
 #include "sdk_examples/tracing/examples.h"
 
-#include "fx_core/error.h"
+#include "fx_core/support/error.h"
 #include "sdk_examples/tracing/seed_examples.h"
 #include "sdk_examples/tracing/torchvision_models.h"
 

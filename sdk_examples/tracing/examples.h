@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "fx_core/graph_module.h"
+#include "fx_core/runtime/graph_module.h"
 #include "fx_core/tracer/tracer.h"
 
 namespace fx::examples {

@@ -5,7 +5,7 @@
 #include <iostream>
 #include <string>
 
-#include "fx_core/error.h"
+#include "fx_core/support/error.h"
 #include "sdk_examples/tracing/examples.h"
 
 int main(int argc, char** argv) {

@@ -8,16 +8,16 @@
 
 #include <string>
 
-#include "fx_core/argument.h"
-#include "fx_core/graph_module.h"
-#include "fx_core/node.h"
+#include "fx_core/ir/argument.h"
+#include "fx_core/ir/node.h"
+#include "fx_core/runtime/graph_module.h"
 #include "fx_core/tracer/tracer.h"
-#include "plugin_api/host/pass_manager.h"
-#include "plugin_api/host/pass_registry.h"
-#include "plugin_api/host/pass_target.h"
-#include "plugin_api/host/pipeline.h"
-#include "plugin_api/host/plugin_loader.h"
-#include "plugin_api/host/plugin_tracer.h"
+#include "plugin_api/loader/plugin_loader.h"
+#include "plugin_api/loader/plugin_tracer.h"
+#include "plugin_api/pipeline/pass_manager.h"
+#include "plugin_api/pipeline/pass_registry.h"
+#include "plugin_api/pipeline/pass_target.h"
+#include "plugin_api/pipeline/pipeline.h"
 #include "sdk_examples/vendor_extension/vendor_model.h"
 
 namespace vendor_example {

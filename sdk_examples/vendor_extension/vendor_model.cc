@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "fx_core/module_registry.h"
-#include "fx_core/op_registry.h"
+#include "fx_core/runtime/module_registry.h"
+#include "fx_core/runtime/op_registry.h"
 #include "fx_core/tracer/extensions.h"
 
 namespace vendor_example {

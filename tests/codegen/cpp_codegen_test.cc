@@ -2,7 +2,7 @@
 // compiles (Bazel builds it from genrules) and computes what the graph
 // computes: the same values as GraphModule::forward and torch.fx's eager
 // output (expected.pt). Also: what has no C++ spelling is refused by name.
-#include "fx_core/cpp_codegen.h"
+#include "fx_core/cppgen/cpp_codegen.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -10,9 +10,9 @@
 #include <functional>
 #include <map>
 
-#include "fx_core/error.h"
-#include "fx_core/graph.h"
-#include "fx_core/graph_module_file.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/runtime/graph_module_file.h"
+#include "fx_core/support/error.h"
 #include "tests/testing/reference.h"
 
 // The generated functions (one namespace per reference graph).

@@ -2,7 +2,7 @@
 //
 // Every expected repr() / str() / _format_arg() string below is what
 // torch.fx 1.13 (Python 3.11) prints for the same Python value.
-#include "fx_core/argument.h"
+#include "fx_core/ir/argument.h"
 
 #include <gtest/gtest.h>
 
@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "fx_core/error.h"
-#include "fx_core/graph.h"
-#include "fx_core/python_repr.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/ir/python_repr.h"
+#include "fx_core/support/error.h"
 
 namespace fx {
 namespace {

@@ -4,9 +4,8 @@
 // `graph.python_code('self').src` for the same graph built with the
 // torch.fx.Graph API, byte for byte; expected globals are the keys of its
 // `.globals`, in order.
-#include "fx_core/codegen.h"
+#include "fx_core/ir/codegen.h"
 
-#include <ATen/core/ivalue.h>
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -15,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "fx_core/graph.h"
-#include "fx_core/python_repr.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/ir/python_repr.h"
 
 namespace fx {
 namespace {
@@ -446,10 +445,6 @@ class ListCodeGen : public CodeGen {
       const override {
     return {{"List", "typing.List"}};
   }
-  std::vector<c10::IValue> process_inputs(
-      std::vector<c10::IValue> inputs) const override {
-    return inputs.empty() ? inputs : inputs[0].toList().vec();
-  }
 };
 
 class CodeGenExtension : public ::testing::Test {
@@ -498,25 +493,6 @@ TEST_F(CodeGenExtension, SetCodegenWithNullKeepsTheCurrentOne) {
   g_.set_codegen(std::make_unique<ListCodeGen>());
   g_.set_codegen(nullptr);
   EXPECT_NE(dynamic_cast<ListCodeGen*>(&g_.codegen()), nullptr);
-}
-
-TEST_F(CodeGenExtension, RuntimeHooksDefaultToIdentity) {
-  CodeGen plain;
-  std::vector<c10::IValue> in = {c10::IValue(int64_t{1}),
-                                 c10::IValue(int64_t{2})};
-  std::vector<c10::IValue> out = plain.process_inputs(in);
-  ASSERT_EQ(out.size(), 2u);
-  EXPECT_EQ(out[1].toInt(), 2);
-  EXPECT_EQ(plain.process_outputs(c10::IValue(int64_t{7})).toInt(), 7);
-}
-
-TEST_F(CodeGenExtension, ProcessInputsCanBeOverridden) {
-  g_.set_codegen(std::make_unique<ListCodeGen>());
-  c10::List<int64_t> list({3, 4});
-  std::vector<c10::IValue> out =
-      g_.codegen().process_inputs({c10::IValue(list)});
-  ASSERT_EQ(out.size(), 2u);
-  EXPECT_EQ(out[0].toInt(), 3);
 }
 
 }  // namespace

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "fx_core/codegen.h"
-#include "fx_core/graph_file.h"
+#include "fx_core/format/graph_json.h"
+#include "fx_core/ir/codegen.h"
 #include "tests/testing/reference.h"
 
 namespace fx {

@@ -3,7 +3,7 @@
 // Every expected name below is what torch.fx 1.13's
 // `torch.fx.graph._Namespace().create_name(candidate, obj)` returns for the
 // same sequence of calls (Python 3.11's keywords and builtins).
-#include "fx_core/graph_namespace.h"
+#include "fx_core/ir/graph_namespace.h"
 
 #include <gtest/gtest.h>
 

@@ -4,15 +4,15 @@
 // for the same graph built with the torch.fx.Graph API (its `[#users=N]` is
 // spelled `[num_users=N]` here, the only allowed difference). Messages marked
 // "newer torch.fx" come from torch.fx releases after 1.13, which checks less.
-#include "fx_core/node.h"
+#include "fx_core/ir/node.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "fx_core/error.h"
-#include "fx_core/graph.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/support/error.h"
 #include "tests/testing/graph_helpers.h"
 
 namespace fx {

@@ -1,7 +1,7 @@
 // fx::UserList (a Node's users): the order and the removals of torch.fx's
 // users dict, checked against a plain vector model and against torch.fx
 // running the same edit script.
-#include "fx_core/user_list.h"
+#include "fx_core/ir/user_list.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "fx_core/graph.h"
+#include "fx_core/ir/graph.h"
 #include "tests/testing/python.h"
 
 namespace fx {

@@ -8,8 +8,9 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "fx_core/graph.h"
-#include "fx_core/graph_module_file.h"
+#include "fx_core/io/atomic_file.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/runtime/graph_module_file.h"
 #include "tests/testing/python.h"
 #include "tests/testing/reference.h"
 
@@ -68,7 +69,7 @@ TEST(PythonRoundTrip, ImportRefusesADanglingNodeReferenceByName) {
   if (!have_python_torch()) GTEST_SKIP() << "python3-torch is not installed";
   std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/dangling";
   std::filesystem::create_directories(dir);
-  ASSERT_TRUE(write_text_file_atomically(dir + "/graph.fx.json", R"({
+  ASSERT_TRUE(write_file_atomically(dir + "/graph.fx.json", R"({
  "format": "fx-graph", "version": 1, "nodes": [
   {"name": "x", "op": "placeholder", "target": "x", "args": [], "kwargs": {}},
   {"name": "y", "op": "call_function", "target": "torch.relu", "args": [{"node": "z"}], "kwargs": {}},

@@ -17,9 +17,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "fx_core/codegen.h"
-#include "fx_core/graph_file.h"
-#include "fx_core/graph_module_file.h"
+#include "fx_core/format/graph_json.h"
+#include "fx_core/ir/codegen.h"
+#include "fx_core/runtime/graph_module_file.h"
 #include "tests/testing/python.h"
 #include "tests/testing/reference.h"
 

@@ -3,7 +3,7 @@
 // using every directly bound kernel, on a 1k-op chain and on torchvision
 // models; re-plans on other input layouts; never overwrites a result the
 // caller holds.
-#include "fx_core/inference_plan.h"
+#include "fx_core/runtime/plan/inference_plan.h"
 
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "fx_core/graph.h"
-#include "fx_core/graph_module.h"
-#include "fx_core/graph_module_file.h"
-#include "fx_core/op_registry.h"
-#include "fx_core/torch_save.h"
+#include "fx_core/io/torch_save.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/graph_module_file.h"
+#include "fx_core/runtime/op_registry.h"
 #include "tests/testing/reference.h"
 
 namespace fx {

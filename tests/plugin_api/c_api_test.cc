@@ -1,11 +1,11 @@
 // The C ABI over fx_core, driven through the header-only C++ wrapper the way a
 // plugin drives it: every call crosses the FxApi table.
-#include "plugin_api/host/c_api.h"
+#include "plugin_api/capi/c_api.h"
 
 #include <gtest/gtest.h>
 
 #include "fx/plugin_api.hpp"
-#include "fx_core/graph.h"
+#include "fx_core/ir/graph.h"
 
 namespace fx {
 namespace {

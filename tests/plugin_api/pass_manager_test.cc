@@ -1,7 +1,7 @@
 // The pass manager running plugins loaded at runtime: options, ordering,
 // verification, rollback of every kind of failure (the graph's JSON is
 // byte-identical afterwards), skip/stop, reproducers and instrumentation.
-#include "plugin_api/host/pass_manager.h"
+#include "plugin_api/pipeline/pass_manager.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "fx_core/graph.h"
-#include "fx_core/graph_file.h"
-#include "fx_core/graph_module.h"
-#include "fx_core/node.h"
-#include "plugin_api/host/extensions.h"
-#include "plugin_api/host/plugin_loader.h"
+#include "fx_core/format/graph_json.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/ir/node.h"
+#include "fx_core/runtime/graph_module.h"
+#include "plugin_api/capi/extensions.h"
+#include "plugin_api/loader/plugin_loader.h"
 #include "tests/testing/status_matchers.h"
 
 namespace fx::host {

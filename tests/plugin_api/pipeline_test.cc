@@ -1,14 +1,14 @@
 // Pipelines from text and JSON, options checked against schemas, and
 // ordering by declared constraints: each error with its exact message.
-#include "plugin_api/host/pipeline.h"
+#include "plugin_api/pipeline/pipeline.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "plugin_api/host/pass_options.h"
-#include "plugin_api/host/pass_ordering.h"
+#include "plugin_api/capi/pass_options.h"
+#include "plugin_api/pipeline/pass_ordering.h"
 #include "tests/testing/status_matchers.h"
 
 namespace fx::host {

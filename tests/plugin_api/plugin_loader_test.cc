@@ -1,14 +1,14 @@
 // Loading plugins with Boost.DLL: the handshake, hash pinning, plugins in C
 // and with another C++ ABI, and the registry's refusal of duplicate passes.
-#include "plugin_api/host/plugin_loader.h"
+#include "plugin_api/loader/plugin_loader.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <string>
 
-#include "plugin_api/host/pass_registry.h"
-#include "plugin_api/host/sha256.h"
+#include "plugin_api/loader/sha256.h"
+#include "plugin_api/pipeline/pass_registry.h"
 #include "tests/testing/status_matchers.h"
 
 namespace fx::host {

@@ -1,19 +1,19 @@
 // Leaf-module rules registered by a plugin at load time decide what the
 // PluginTracer records as call_module.
-#include "plugin_api/host/plugin_tracer.h"
+#include "plugin_api/loader/plugin_tracer.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <memory>
 
-#include "fx_core/graph_module.h"
-#include "fx_core/module_registry.h"
-#include "fx_core/node.h"
+#include "fx_core/ir/node.h"
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/module_registry.h"
 #include "fx_core/tracer/extensions.h"
 #include "fx_core/tracer/proxy.h"
-#include "plugin_api/host/pass_registry.h"
-#include "plugin_api/host/plugin_loader.h"
+#include "plugin_api/loader/plugin_loader.h"
+#include "plugin_api/pipeline/pass_registry.h"
 
 namespace fx::host {
 namespace {

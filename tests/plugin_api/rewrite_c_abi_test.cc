@@ -9,11 +9,11 @@
 #include <sstream>
 #include <string>
 
-#include "fx_core/codegen.h"
-#include "fx_core/graph_file.h"
-#include "fx_core/node.h"
-#include "plugin_api/host/pass_manager.h"
-#include "plugin_api/host/plugin_loader.h"
+#include "fx_core/format/graph_json.h"
+#include "fx_core/ir/codegen.h"
+#include "fx_core/ir/node.h"
+#include "plugin_api/loader/plugin_loader.h"
+#include "plugin_api/pipeline/pass_manager.h"
 
 namespace fx::host {
 namespace {

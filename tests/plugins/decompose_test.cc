@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "fx_core/graph.h"
-#include "fx_core/node.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/ir/node.h"
 #include "tests/plugins/plugin_test_util.h"
 #include "tests/testing/reference.h"
 

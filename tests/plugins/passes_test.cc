@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "fx_core/graph.h"
-#include "fx_core/module_registry.h"
-#include "fx_core/node.h"
-#include "fx_core/torch_save.h"
+#include "fx_core/io/torch_save.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/ir/node.h"
+#include "fx_core/runtime/module_registry.h"
 #include "tests/plugins/plugin_test_util.h"
 #include "tests/testing/reference.h"
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "fx_core/graph_module.h"
-#include "plugin_api/host/pass_manager.h"
-#include "plugin_api/host/pass_registry.h"
+#include "fx_core/runtime/graph_module.h"
+#include "plugin_api/pipeline/pass_manager.h"
+#include "plugin_api/pipeline/pass_registry.h"
 #include "tests/testing/python.h"
 
 namespace fx::plugins_test {

@@ -11,10 +11,10 @@
 #include <iostream>
 #include <string>
 
-#include "fx_core/graph.h"
-#include "fx_core/graph_module_file.h"
-#include "fx_core/node.h"
-#include "fx_core/torch_save.h"
+#include "fx_core/io/torch_save.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/ir/node.h"
+#include "fx_core/runtime/graph_module_file.h"
 #include "tests/plugins/plugin_test_util.h"
 
 namespace fx::plugins_test {

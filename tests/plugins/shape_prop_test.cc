@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "fx_core/argument.h"
-#include "fx_core/node.h"
+#include "fx_core/ir/argument.h"
+#include "fx_core/ir/node.h"
 #include "tests/plugins/plugin_test_util.h"
 #include "tests/testing/reference.h"
 

@@ -21,15 +21,15 @@
 #include <string>
 #include <vector>
 
-#include "fx_core/graph.h"
-#include "fx_core/graph_module.h"
-#include "fx_core/graph_module_file.h"
-#include "fx_core/interpreter.h"
-#include "fx_core/op_registry.h"
+#include "fx_core/io/torch_save.h"
+#include "fx_core/ir/graph.h"
 #include "fx_core/rewrite/retracing_transformer.h"
 #include "fx_core/rewrite/subgraph_rewriter.h"
 #include "fx_core/rewrite/transformer.h"
-#include "fx_core/torch_save.h"
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/graph_module_file.h"
+#include "fx_core/runtime/interpreter.h"
+#include "fx_core/runtime/op_registry.h"
 #include "fx_core/tracer/functions.h"
 #include "fx_core/tracer/tracer.h"
 #include "tests/testing/python.h"

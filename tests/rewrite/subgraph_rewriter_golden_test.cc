@@ -14,14 +14,14 @@
 #include <string>
 #include <vector>
 
-#include "fx_core/graph.h"
-#include "fx_core/graph_file.h"
-#include "fx_core/graph_module.h"
-#include "fx_core/graph_module_file.h"
+#include "fx_core/format/graph_json.h"
+#include "fx_core/io/torch_save.h"
+#include "fx_core/ir/graph.h"
 #include "fx_core/rewrite/pattern_function.h"
 #include "fx_core/rewrite/subgraph_rewriter.h"
-#include "fx_core/strings.h"
-#include "fx_core/torch_save.h"
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/graph_module_file.h"
+#include "fx_core/support/strings.h"
 #include "tests/testing/python.h"
 #include "tests/testing/reference.h"
 

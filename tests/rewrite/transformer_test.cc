@@ -10,9 +10,9 @@
 #include <memory>
 #include <string>
 
-#include "fx_core/error.h"
-#include "fx_core/graph.h"
-#include "fx_core/graph_module.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/support/error.h"
 #include "tests/testing/graph_helpers.h"
 
 namespace fx {

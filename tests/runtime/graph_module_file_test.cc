@@ -1,7 +1,7 @@
 // Loading bundles refuses, at load time and by name, everything that could
 // not run: a missing or misshapen weight, an unknown target or module type, a
 // bad format or version, a node used before it is defined.
-#include "fx_core/graph_module_file.h"
+#include "fx_core/runtime/graph_module_file.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "fx_core/io/atomic_file.h"
 #include "tests/testing/reference.h"
 
 namespace fx {
@@ -19,7 +20,7 @@ std::string bundle(const std::string& name, const std::string& json,
                    std::vector<std::pair<std::string, at::Tensor>> weights) {
   std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/" + name;
   std::filesystem::create_directories(dir);
-  EXPECT_TRUE(write_text_file_atomically(dir + "/graph.fx.json", json).ok());
+  EXPECT_TRUE(write_file_atomically(dir + "/graph.fx.json", json).ok());
   if (!weights.empty()) {
     EXPECT_TRUE(write_tensor_dict(dir + "/model.weights.pt", weights).ok());
   }
@@ -66,11 +67,11 @@ TEST(GraphModuleFile, ShapeMismatchIsNamed) {
 
 TEST(GraphModuleFile, WeightsFileThatIsNotTorchSaveIsNamed) {
   std::string path = bundle("garbage", kLinearGraph, {});
-  ASSERT_TRUE(write_text_file_atomically(
-                  std::filesystem::path(path).parent_path().string() +
-                      "/model.weights.pt",
-                  "not a zip")
-                  .ok());
+  ASSERT_TRUE(
+      write_file_atomically(std::filesystem::path(path).parent_path().string() +
+                                "/model.weights.pt",
+                            "not a zip")
+          .ok());
   std::string msg = load_error(path);
   EXPECT_NE(msg.find("model.weights.pt: not a readable torch.save file"),
             std::string::npos)

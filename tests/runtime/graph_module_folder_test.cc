@@ -4,7 +4,7 @@
 // weights and computes torch.fx's outputs (skipped when /usr/bin/python3
 // cannot import torch). Nested paths, training modes, frozen parameters,
 // buffers, wrapped functions and the errors are covered too.
-#include "fx_core/graph_module_folder.h"
+#include "fx_core/runtime/graph_module_folder.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -22,11 +22,12 @@
 #include <string>
 #include <vector>
 
-#include "fx_core/graph.h"
-#include "fx_core/graph_file.h"
-#include "fx_core/graph_module.h"
-#include "fx_core/graph_module_file.h"
-#include "fx_core/torch_save.h"
+#include "fx_core/format/graph_json.h"
+#include "fx_core/io/atomic_file.h"
+#include "fx_core/io/torch_save.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/graph_module_file.h"
 #include "tests/testing/reference.h"
 
 namespace fx {
@@ -324,11 +325,12 @@ TEST(ToFolder, TypingGlobalsAreDefined) {
   EXPECT_EQ(py.find("int ="), std::string::npos) << py;
 }
 
-// Disabled: the Conv kinds' describe() (fx_core/builtin_modules.cc) gives
-// padding_mode as LibTorch's enum name 'kZeros' instead of Python's 'zeros',
-// which neither torch.nn.Conv2d nor ModuleRegistry::create accepts; so a
-// GraphModule holding a convolution cannot be written (to_folder or
-// write_graph_module) and read back. Enable once describe() is fixed.
+// Disabled: the Conv kinds' describe()
+// (fx_core/runtime/modules/builtin_modules.cc) gives padding_mode as LibTorch's
+// enum name 'kZeros' instead of Python's 'zeros', which neither torch.nn.Conv2d
+// nor ModuleRegistry::create accepts; so a GraphModule holding a convolution
+// cannot be written (to_folder or write_graph_module) and read back. Enable
+// once describe() is fixed.
 TEST(ToFolder, ConvolutionsAreDescribedWithPythonsPaddingMode) {
   torch::nn::Module root;
   root.register_module(
@@ -530,7 +532,7 @@ TEST(ToFolderPython, NestedModuleComputesWhatCppComputes) {
   const std::string code = tmpdir() + "/nested_code.py";
   ASSERT_TRUE(write_value_file(input, c10::List<at::Tensor>({in})).ok());
   ASSERT_TRUE(write_value_file(expected, gm->forward({in})).ok());
-  ASSERT_TRUE(write_text_file_atomically(code, gm->code()).ok());
+  ASSERT_TRUE(write_file_atomically(code, gm->code()).ok());
   PythonRun run = run_check(dir, input, expected, code);
   ASSERT_EQ(run.exit_status, 0) << run.output;
   EXPECT_TRUE(has_line(run.output, "state_dict: same")) << run.output;
@@ -548,7 +550,7 @@ TEST(ToFolderPython, AnnotatedModuleImportsAndTracesBack) {
   const std::string dir = tmpdir() + "/py_typing";
   ASSERT_TRUE(to_folder(*gm, dir).ok());
   const std::string code = tmpdir() + "/typing_code.py";
-  ASSERT_TRUE(write_text_file_atomically(code, gm->code()).ok());
+  ASSERT_TRUE(write_file_atomically(code, gm->code()).ok());
   PythonRun run = run_check(dir, "-", "-", code);
   ASSERT_EQ(run.exit_status, 0) << run.output;
   EXPECT_TRUE(has_line(run.output, "state_dict: same")) << run.output;

@@ -2,7 +2,7 @@
 // references, runs the graph through its compiled plan, computes what torch.fx
 // computed (the reference bundles' expected.pt), copies independently, and
 // reports what cannot run with the node's name.
-#include "fx_core/graph_module.h"
+#include "fx_core/runtime/graph_module.h"
 
 #include <ATen/ATen.h>
 #include <c10/util/intrusive_ptr.h>
@@ -11,11 +11,11 @@
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/linear.h>
 
-#include "fx_core/codegen.h"
-#include "fx_core/error.h"
-#include "fx_core/graph.h"
-#include "fx_core/graph_module_file.h"
-#include "fx_core/op_registry.h"
+#include "fx_core/ir/codegen.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/runtime/graph_module_file.h"
+#include "fx_core/runtime/op_registry.h"
+#include "fx_core/support/error.h"
 #include "tests/testing/my_module.h"
 #include "tests/testing/reference.h"
 

@@ -5,7 +5,7 @@
 // dropped after their last use exactly when torch.fx drops them, and errors
 // name the node. Expected values that are not computed here are torch 1.13's
 // (torch.fx.Interpreter run on the same graph), as the comments say.
-#include "fx_core/interpreter.h"
+#include "fx_core/runtime/interpreter.h"
 
 #include <ATen/ATen.h>
 #include <gmock/gmock.h>
@@ -18,13 +18,14 @@
 #include <string>
 #include <vector>
 
-#include "fx_core/codegen.h"
-#include "fx_core/error.h"
-#include "fx_core/graph.h"
-#include "fx_core/graph_module.h"
-#include "fx_core/graph_module_file.h"
-#include "fx_core/op_registry.h"
-#include "fx_core/value.h"
+#include "fx_core/ir/codegen.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/graph_module_file.h"
+#include "fx_core/runtime/op_registry.h"
+#include "fx_core/runtime/runtime_codegen.h"
+#include "fx_core/runtime/value.h"
+#include "fx_core/support/error.h"
 #include "tests/testing/my_module.h"
 #include "tests/testing/reference.h"
 
@@ -488,7 +489,7 @@ TEST(Interpreter, AnyExceptionFromAKernelNamesTheNode) {
 
 // A CodeGen whose process_inputs doubles a number input and whose
 // process_outputs wraps the result in a one-element tuple.
-class WrappingCodeGen : public CodeGen {
+class WrappingCodeGen : public RuntimeCodeGen {
  public:
   std::unique_ptr<CodeGen> clone() const override {
     return std::make_unique<WrappingCodeGen>();

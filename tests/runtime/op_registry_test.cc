@@ -5,7 +5,7 @@
 // type promotion), indexing, attributes, sizes, views and the seed topk path.
 // Literal expected values are torch 1.13's / Python's results, as the
 // comments say; "same as LibTorch" cases compute the reference with ATen.
-#include "fx_core/op_registry.h"
+#include "fx_core/runtime/op_registry.h"
 
 #include <ATen/ATen.h>
 #include <gmock/gmock.h>
@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "fx_core/error.h"
-#include "fx_core/graph.h"
-#include "fx_core/graph_module.h"
-#include "fx_core/value.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/value.h"
+#include "fx_core/support/error.h"
 
 namespace fx {
 namespace {

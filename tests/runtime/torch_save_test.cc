@@ -2,14 +2,15 @@
 // 1.13's unpickler rejects on its own (one-element lists and dicts, i.e.
 // pickle's APPEND and SETITEM, and torch.return_types), and what C++ writes
 // loads in Python. Python's side needs python3-torch (skipped without it).
-#include "fx_core/torch_save.h"
+#include "fx_core/io/torch_save.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 
-#include "fx_core/graph_file.h"
+#include "fx_core/format/graph_json.h"
+#include "fx_core/io/atomic_file.h"
 #include "tests/testing/reference.h"
 
 namespace fx {
@@ -84,7 +85,7 @@ TEST_F(TorchSave, WhatCppWritesLoadsInPython) {
 }
 
 TEST(TorchSaveFile, GarbageIsRefusedWithThePath) {
-  ASSERT_TRUE(write_text_file_atomically(tmp("garbage.pt"), "nope").ok());
+  ASSERT_TRUE(write_file_atomically(tmp("garbage.pt"), "nope").ok());
   auto v = read_value_file(tmp("garbage.pt"));
   ASSERT_FALSE(v.ok());
   EXPECT_NE(v.status().message().find("garbage.pt: not a readable torch.save"),

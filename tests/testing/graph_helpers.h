@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "fx_core/error.h"
-#include "fx_core/graph.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/support/error.h"
 
 namespace fx::testing {
 

@@ -15,7 +15,7 @@
 
 #include <memory>
 
-#include "fx_core/graph.h"
+#include "fx_core/ir/graph.h"
 
 namespace fx::testing {
 

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <string>
 
-#include "fx_core/torch_save.h"
+#include "fx_core/io/torch_save.h"
 #include "tests/testing/reference.h"
 #include "tools/fx_commands.h"
 

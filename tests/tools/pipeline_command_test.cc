@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "fx_core/graph_file.h"
-#include "plugin_api/host/sha256.h"
+#include "fx_core/format/graph_json.h"
+#include "plugin_api/loader/sha256.h"
 #include "tests/testing/reference.h"
 #include "tools/fx_commands.h"
 

@@ -12,8 +12,8 @@
 
 #include <filesystem>
 
-#include "fx_core/graph_module.h"
-#include "fx_core/torch_save.h"
+#include "fx_core/io/torch_save.h"
+#include "fx_core/runtime/graph_module.h"
 #include "fx_core/tracer/tracer.h"
 #include "sdk_examples/tracing/examples.h"
 #include "tests/testing/reference.h"

@@ -23,8 +23,8 @@
 #include <map>
 #include <sstream>
 
-#include "fx_core/codegen.h"
-#include "fx_core/graph_module.h"
+#include "fx_core/ir/codegen.h"
+#include "fx_core/runtime/graph_module.h"
 #include "fx_core/tracer/functions.h"
 #include "sdk_examples/tracing/seed_examples.h"
 #include "tests/testing/reference.h"

@@ -10,8 +10,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "fx_core/module_path.h"
-#include "fx_core/torch_save.h"
+#include "fx_core/io/torch_save.h"
+#include "fx_core/runtime/module_path.h"
 #include "fx_core/tracer/proxy.h"
 #include "tests/testing/python.h"
 

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "fx_core/graph_module_file.h"
-#include "fx_core/interpreter.h"
+#include "fx_core/runtime/graph_module_file.h"
+#include "fx_core/runtime/interpreter.h"
 
 namespace {
 

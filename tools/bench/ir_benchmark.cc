@@ -36,9 +36,9 @@
 #include <utility>
 #include <vector>
 
-#include "fx_core/codegen.h"
-#include "fx_core/graph.h"
-#include "fx_core/strings.h"
+#include "fx_core/ir/codegen.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/support/strings.h"
 
 // ------------------------------------------------------- counting allocator
 

@@ -15,12 +15,12 @@
 #include <memory>
 #include <string>
 
-#include "fx_core/graph.h"
-#include "fx_core/node.h"
-#include "plugin_api/host/c_api.h"
-#include "plugin_api/host/pass_manager.h"
-#include "plugin_api/host/pass_options.h"
-#include "plugin_api/host/plugin_loader.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/ir/node.h"
+#include "plugin_api/capi/c_api.h"
+#include "plugin_api/capi/pass_options.h"
+#include "plugin_api/loader/plugin_loader.h"
+#include "plugin_api/pipeline/pass_manager.h"
 
 namespace {
 

@@ -38,10 +38,10 @@
 #include <string>
 #include <vector>
 
-#include "fx_core/graph.h"
-#include "fx_core/graph_module.h"
+#include "fx_core/ir/graph.h"
 #include "fx_core/rewrite/subgraph_matcher.h"
 #include "fx_core/rewrite/subgraph_rewriter.h"
+#include "fx_core/runtime/graph_module.h"
 
 namespace {
 

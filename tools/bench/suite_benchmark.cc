@@ -46,13 +46,13 @@
 #include <string>
 #include <vector>
 
-#include "fx_core/codegen.h"
-#include "fx_core/graph.h"
-#include "fx_core/graph_module.h"
-#include "fx_core/graph_module_file.h"
-#include "fx_core/inference_plan.h"
-#include "fx_core/interpreter.h"
-#include "fx_core/torch_save.h"
+#include "fx_core/io/torch_save.h"
+#include "fx_core/ir/codegen.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/graph_module_file.h"
+#include "fx_core/runtime/interpreter.h"
+#include "fx_core/runtime/plan/inference_plan.h"
 #include "fx_core/tracer/functions.h"
 #include "fx_core/tracer/tracer.h"
 #include "tools/bench/traced_chain.h"

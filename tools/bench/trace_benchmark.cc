@@ -20,7 +20,7 @@
 
 #include <memory>
 
-#include "fx_core/graph_module.h"
+#include "fx_core/runtime/graph_module.h"
 #include "fx_core/tracer/functions.h"
 #include "fx_core/tracer/tracer.h"
 #include "sdk_examples/tracing/examples.h"

@@ -1,0 +1,678 @@
+#include "fx_core/format/graph_json.h"
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "absl/container/flat_hash_map.h"
+#include "fx_core/io/atomic_file.h"
+#include "fx_core/ir/python_repr.h"
+#include "fx_core/support/error.h"
+#include "fx_core/support/strings.h"
+
+namespace fx {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// ------------------------------------------------------------------ reading
+
+// A parse failure, carrying the place it happened.
+struct ParseError {
+  std::string message;
+};
+
+// Where an argument is read: its node or module, and the path of the field
+// inside it (`args[1]`, `kwargs.other[0]`, `args[0].tuple[1]`).
+struct Field {
+  std::string_view owner;
+  std::string path;
+
+  Field operator+(std::string_view suffix) const {
+    return Field{owner, cat(path, suffix)};
+  }
+  std::string where() const { return cat(owner, " field '", path, "'"); }
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string_view source) : source_(source) {}
+
+  absl::StatusOr<GraphFile> read(const Json& root) {
+    try {
+      return read_root(root);
+    } catch (const ParseError& e) {
+      return absl::InvalidArgumentError(cat(source_, ": ", e.message));
+    } catch (const FxError& e) {
+      return absl::InvalidArgumentError(cat(source_, ": ", e.what()));
+    }
+  }
+
+ private:
+  [[noreturn]] void fail(std::string_view where, std::string_view what) {
+    throw ParseError{cat(where, ": ", what)};
+  }
+
+  GraphFile read_root(const Json& root) {
+    if (!root.is_object()) fail("file", "the top level must be a JSON object");
+    for (auto it = root.begin(); it != root.end(); ++it) {
+      const std::string& k = it.key();
+      if (k != "format" && k != "version" && k != "nodes" && k != "modules" &&
+          k != "weights") {
+        fail("file", cat("unknown top-level field '", k, "'"));
+      }
+    }
+    auto format = root.find("format");
+    if (format == root.end() || !format->is_string() ||
+        format->get<std::string>() != "fx-graph") {
+      fail("file", "field 'format' must be \"fx-graph\"");
+    }
+    auto version = root.find("version");
+    if (version == root.end() || !version->is_number_integer()) {
+      fail("file", "field 'version' must be an integer");
+    }
+    if (version->get<int64_t>() != 1) {
+      fail("file", cat("unsupported version ", version->get<int64_t>(),
+                       " (this reader knows version 1)"));
+    }
+    auto nodes = root.find("nodes");
+    if (nodes == root.end() || !nodes->is_array()) {
+      fail("file", "field 'nodes' must be an array");
+    }
+
+    GraphFile file;
+    file.graph = std::make_unique<Graph>();
+    graph_ = file.graph.get();
+    size_t index = 0;
+    for (const Json& node : *nodes) {
+      read_node(node, index++, nodes->size());
+    }
+    if (graph_->output_node() == nullptr) {
+      fail("file",
+           "the graph has no output node (exactly one, last, is required)");
+    }
+
+    if (auto modules = root.find("modules"); modules != root.end()) {
+      if (!modules->is_object())
+        fail("file", "field 'modules' must be an object");
+      for (auto it = modules->begin(); it != modules->end(); ++it) {
+        file.modules.emplace_back(it.key(), read_module(it.key(), it.value()));
+      }
+    }
+    if (auto weights = root.find("weights"); weights != root.end()) {
+      if (!weights->is_string())
+        fail("file", "field 'weights' must be a string");
+      file.weights = weights->get<std::string>();
+    }
+    return file;
+  }
+
+  ModuleSpec read_module(const std::string& path, const Json& j) {
+    std::string where = cat("module '", path, "'");
+    if (!j.is_object()) fail(where, "must be an object");
+    ModuleSpec spec;
+    auto type = j.find("type");
+    if (type == j.end() || !type->is_string()) {
+      fail(where, "field 'type' must be a string");
+    }
+    spec.type = type->get<std::string>();
+    if (auto config = j.find("config"); config != j.end()) {
+      if (!config->is_object()) fail(where, "field 'config' must be an object");
+      for (auto it = config->begin(); it != config->end(); ++it) {
+        spec.config.emplace_back(
+            it.key(),
+            read_arg(it.value(), Field{where, cat("config.", it.key())}));
+      }
+    }
+    if (auto training = j.find("training"); training != j.end()) {
+      if (!training->is_boolean())
+        fail(where, "field 'training' must be a boolean");
+      spec.training = training->get<bool>();
+    }
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (it.key() != "type" && it.key() != "config" &&
+          it.key() != "training") {
+        fail(where, cat("unknown field '", it.key(), "'"));
+      }
+    }
+    return spec;
+  }
+
+  void read_node(const Json& j, size_t index, size_t count) {
+    std::string where = cat("node #", index);
+    if (!j.is_object()) fail(where, "must be an object");
+    auto name_it = j.find("name");
+    if (name_it == j.end() || !name_it->is_string() ||
+        name_it->get<std::string>().empty()) {
+      fail(where, "field 'name' must be a non-empty string");
+    }
+    std::string name = name_it->get<std::string>();
+    where = cat("node '", name, "'");
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      const std::string& k = it.key();
+      if (k != "name" && k != "op" && k != "target" && k != "args" &&
+          k != "kwargs" && k != "type" && k != "meta") {
+        fail(where, cat("unknown field '", k, "'"));
+      }
+    }
+    auto op_it = j.find("op");
+    if (op_it == j.end() || !op_it->is_string()) {
+      fail(where, "field 'op' must be a string");
+    }
+    std::optional<Opcode> op = parse_opcode(op_it->get<std::string>());
+    if (!op) {
+      fail(where, cat("field 'op': unknown opcode '", op_it->get<std::string>(),
+                      "' (expected placeholder, get_attr, call_function, "
+                      "call_method, call_module or output)"));
+    }
+    auto target_it = j.find("target");
+    if (target_it == j.end() || !target_it->is_string()) {
+      fail(where, "field 'target' must be a string");
+    }
+    std::string target = target_it->get<std::string>();
+    if (target.empty()) fail(where, "field 'target' must not be empty");
+
+    Node::Args args;
+    if (auto a = j.find("args"); a != j.end()) {
+      if (!a->is_array()) fail(where, "field 'args' must be an array");
+      for (size_t i = 0; i < a->size(); ++i) {
+        args.push_back(read_arg((*a)[i], Field{where, cat("args[", i, "]")}));
+      }
+    } else {
+      fail(where, "field 'args' is missing");
+    }
+    Node::Kwargs kwargs;
+    if (auto k = j.find("kwargs"); k != j.end()) {
+      if (!k->is_object()) fail(where, "field 'kwargs' must be an object");
+      for (auto it = k->begin(); it != k->end(); ++it) {
+        kwargs.emplace_back(
+            it.key(),
+            read_arg(it.value(), Field{where, cat("kwargs.", it.key())}));
+      }
+    } else {
+      fail(where, "field 'kwargs' is missing");
+    }
+    std::string type;
+    if (auto t = j.find("type"); t != j.end()) {
+      if (!t->is_string()) fail(where, "field 'type' must be a string");
+      type = t->get<std::string>();
+    }
+    ArgumentDict meta;
+    if (auto m = j.find("meta"); m != j.end()) {
+      if (!m->is_object()) fail(where, "field 'meta' must be an object");
+      for (auto it = m->begin(); it != m->end(); ++it) {
+        meta.emplace_back(
+            it.key(), read_arg(it.value(), Field{where, cat("meta.", it.key())},
+                               /*in_meta=*/true));
+      }
+    }
+
+    if (*op == Opcode::kOutput) {
+      if (index + 1 != count) {
+        fail(where, "the output node must be the last node");
+      }
+      if (args.size() != 1 || !kwargs.empty()) {
+        fail(where,
+             "an output node has exactly one arg (the returned value) and no "
+             "kwargs");
+      }
+    } else if (*op == Opcode::kPlaceholder && args.size() > 1) {
+      fail(where, "a placeholder has at most one arg (its default)");
+    } else if (*op == Opcode::kCallMethod && args.empty()) {
+      fail(where, "a call_method node needs the object as its first arg");
+    }
+    if (index + 1 == count && *op != Opcode::kOutput) {
+      fail(where, "the last node must be the output node");
+    }
+    if (by_name_.contains(name)) fail(where, "duplicate node name");
+
+    Node* node = graph_->create_node(*op, target, std::move(args),
+                                     std::move(kwargs), name, type);
+    if (node->name() != name) {
+      fail(where, cat("'", name,
+                      "' is not a legal Python name for a node (torch.fx would "
+                      "name it '",
+                      node->name(), "')"));
+    }
+    if (*op == Opcode::kCallFunction && is_wrapped_by_default(target) &&
+        find_item(meta, "is_wrapped") == nullptr) {
+      meta.emplace_back("is_wrapped", Argument(true));
+    }
+    if (!meta.empty()) node->mutable_meta() = std::move(meta);
+    by_name_.emplace(std::string(node->name()), node);
+  }
+
+  Argument read_arg(const Json& j, const Field& field, bool in_meta = false) {
+    switch (j.type()) {
+      case Json::value_t::null:
+        return Argument();
+      case Json::value_t::boolean:
+        return Argument(j.get<bool>());
+      case Json::value_t::number_integer:
+        return Argument(j.get<int64_t>());
+      case Json::value_t::number_unsigned: {
+        uint64_t u = j.get<uint64_t>();
+        if (u > static_cast<uint64_t>(INT64_MAX))
+          fail(field.where(), "integer out of range");
+        return Argument(static_cast<int64_t>(u));
+      }
+      case Json::value_t::number_float:
+        return Argument(j.get<double>());
+      case Json::value_t::string:
+        return Argument(j.get<std::string>());
+      case Json::value_t::array: {
+        ArgumentList items;
+        items.reserve(j.size());
+        for (size_t i = 0; i < j.size(); ++i) {
+          items.push_back(read_arg(j[i], field + cat("[", i, "]"), in_meta));
+        }
+        return Argument::list(std::move(items));
+      }
+      case Json::value_t::object:
+        return read_tagged(j, field, in_meta);
+      default:
+        fail(field.where(), "unsupported JSON value");
+    }
+  }
+
+  Argument read_tagged(const Json& j, const Field& field, bool in_meta) {
+    const std::string where = field.where();
+    if (j.size() != 1) {
+      fail(where,
+           "an object argument must have exactly one key (node, tuple, dict, "
+           "slice, ellipsis, dtype, device, memory_format, layout, float)");
+    }
+    const std::string& tag = j.begin().key();
+    const Json& v = j.begin().value();
+    auto need_string = [&]() -> std::string {
+      if (!v.is_string()) fail(where, cat("'", tag, "' must hold a string"));
+      return v.get<std::string>();
+    };
+    if (tag == "node") {
+      std::string ref = need_string();
+      auto it = by_name_.find(ref);
+      if (it == by_name_.end()) {
+        fail(where, cat("reference to node '", ref,
+                        "', which is not defined before this node"));
+      }
+      (void)in_meta;
+      return Argument(it->second);
+    }
+    if (tag == "tuple" || tag == "slice") {
+      if (!v.is_array()) fail(where, cat("'", tag, "' must hold an array"));
+      ArgumentList items;
+      for (size_t i = 0; i < v.size(); ++i) {
+        items.push_back(
+            read_arg(v[i], field + cat(".", tag, "[", i, "]"), in_meta));
+      }
+      if (tag == "tuple") return Argument::tuple(std::move(items));
+      if (items.size() != 3)
+        fail(where, "'slice' must hold [start, stop, step]");
+      return Argument::slice(items[0], items[1], items[2]);
+    }
+    if (tag == "dict") {
+      if (!v.is_object()) fail(where, "'dict' must hold an object");
+      ArgumentDict items;
+      for (auto it = v.begin(); it != v.end(); ++it) {
+        items.emplace_back(
+            it.key(),
+            read_arg(it.value(), field + cat(".", it.key()), in_meta));
+      }
+      return Argument::dict(std::move(items));
+    }
+    if (tag == "ellipsis") {
+      if (!v.is_null()) fail(where, "'ellipsis' must hold null");
+      return Argument::ellipsis();
+    }
+    if (tag == "dtype") return Argument::dtype(need_string());
+    if (tag == "device") return Argument::device(need_string());
+    if (tag == "memory_format") return Argument::memory_format(need_string());
+    if (tag == "layout") return Argument::layout(need_string());
+    if (tag == "float") {
+      std::string s = need_string();
+      if (s == "inf") return Argument(std::numeric_limits<double>::infinity());
+      if (s == "-inf")
+        return Argument(-std::numeric_limits<double>::infinity());
+      if (s == "nan") return Argument(std::numeric_limits<double>::quiet_NaN());
+      fail(where, cat("'float' must be \"inf\", \"-inf\" or \"nan\", not \"", s,
+                      "\""));
+    }
+    fail(where, cat("unknown argument tag '", tag, "'"));
+  }
+
+  std::string source_;
+  Graph* graph_ = nullptr;
+  absl::flat_hash_map<std::string, Node*> by_name_;
+};
+
+// ------------------------------------------------------------------ writing
+
+// Python's json.dumps(ensure_ascii=True) string form.
+void write_string(std::string& out, std::string_view s) {
+  out.push_back('"');
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        continue;
+      case '\\':
+        out += "\\\\";
+        continue;
+      case '\n':
+        out += "\\n";
+        continue;
+      case '\r':
+        out += "\\r";
+        continue;
+      case '\t':
+        out += "\\t";
+        continue;
+      case '\b':
+        out += "\\b";
+        continue;
+      case '\f':
+        out += "\\f";
+        continue;
+      default:
+        break;
+    }
+    char buf[16];
+    if (c < 0x20) {
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+    } else if (c < 0x80) {
+      out.push_back(static_cast<char>(c));
+    } else {
+      // Decode UTF-8 and escape as \uXXXX (surrogate pairs above U+FFFF).
+      uint32_t cp = 0;
+      size_t len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+      cp = len == 1 ? c : c & (0xff >> (len + 1));
+      for (size_t k = 1; k < len && i + k < s.size(); ++k) {
+        cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3f);
+      }
+      i += len - 1;
+      if (cp >= 0x10000) {
+        cp -= 0x10000;
+        std::snprintf(buf, sizeof(buf), "\\u%04x\\u%04x", 0xd800 + (cp >> 10),
+                      0xdc00 + (cp & 0x3ff));
+      } else {
+        std::snprintf(buf, sizeof(buf), "\\u%04x", cp);
+      }
+      out += buf;
+    }
+  }
+  out.push_back('"');
+}
+
+// Writes JSON the way Python's json.dump(indent=1) lays it out.
+class Writer {
+ public:
+  std::string& out() { return out_; }
+
+  void newline(int depth) {
+    out_.push_back('\n');
+    out_.append(static_cast<size_t>(depth), ' ');
+  }
+
+  // An object from (key, writer) pairs.
+  template <typename Fn>
+  void object(int depth, size_t count, Fn&& each) {
+    if (count == 0) {
+      out_ += "{}";
+      return;
+    }
+    out_ += "{";
+    for (size_t i = 0; i < count; ++i) {
+      if (i) out_ += ",";
+      newline(depth + 1);
+      each(i, depth + 1);
+    }
+    newline(depth);
+    out_ += "}";
+  }
+
+  template <typename Fn>
+  void array(int depth, size_t count, Fn&& each) {
+    if (count == 0) {
+      out_ += "[]";
+      return;
+    }
+    out_ += "[";
+    for (size_t i = 0; i < count; ++i) {
+      if (i) out_ += ",";
+      newline(depth + 1);
+      each(i, depth + 1);
+    }
+    newline(depth);
+    out_ += "]";
+  }
+
+  void key(std::string_view k) {
+    write_string(out_, k);
+    out_ += ": ";
+  }
+
+  void tagged(int depth, std::string_view tag,
+              const std::function<void(int)>& value) {
+    object(depth, 1, [&](size_t, int d) {
+      key(tag);
+      value(d);
+    });
+  }
+
+  void arg(const Argument& a, int depth) {
+    switch (a.kind()) {
+      case Argument::Kind::kNone:
+        out_ += "null";
+        return;
+      case Argument::Kind::kBool:
+        out_ += a.as_bool() ? "true" : "false";
+        return;
+      case Argument::Kind::kInt:
+        fx::append(&out_, a.as_int());
+        return;
+      case Argument::Kind::kFloat: {
+        double f = a.as_float();
+        if (std::isnan(f) || std::isinf(f)) {
+          tagged(depth, "float",
+                 [&](int) { write_string(out_, python_float_repr(f)); });
+        } else {
+          out_ += python_float_repr(f);
+        }
+        return;
+      }
+      case Argument::Kind::kString:
+        write_string(out_, a.as_string());
+        return;
+      case Argument::Kind::kNode:
+        tagged(depth, "node",
+               [&](int) { write_string(out_, a.as_node()->name()); });
+        return;
+      case Argument::Kind::kList:
+        list(a.elements(), depth);
+        return;
+      case Argument::Kind::kTuple:
+        tagged(depth, "tuple", [&](int d) { list(a.elements(), d); });
+        return;
+      case Argument::Kind::kSlice:
+        tagged(depth, "slice", [&](int d) { list(a.elements(), d); });
+        return;
+      case Argument::Kind::kDict:
+        tagged(depth, "dict", [&](int d) { dict(a.items(), d); });
+        return;
+      case Argument::Kind::kEllipsis:
+        tagged(depth, "ellipsis", [&](int) { out_ += "null"; });
+        return;
+      case Argument::Kind::kDtype:
+        tagged(depth, "dtype", [&](int) { write_string(out_, a.as_string()); });
+        return;
+      case Argument::Kind::kDevice:
+        tagged(depth, "device",
+               [&](int) { write_string(out_, a.as_string()); });
+        return;
+      case Argument::Kind::kMemoryFormat:
+        tagged(depth, "memory_format",
+               [&](int) { write_string(out_, a.as_string()); });
+        return;
+      case Argument::Kind::kLayout:
+        tagged(depth, "layout",
+               [&](int) { write_string(out_, a.as_string()); });
+        return;
+    }
+  }
+
+  template <typename Seq>
+  void list(const Seq& items, int depth) {
+    array(depth, items.size(), [&](size_t i, int d) { arg(items[i], d); });
+  }
+
+  void dict(const ArgumentDict& items, int depth) {
+    object(depth, items.size(), [&](size_t i, int d) {
+      key(items[i].first);
+      arg(items[i].second, d);
+    });
+  }
+
+ private:
+  std::string out_;
+};
+
+}  // namespace
+
+bool is_wrapped_by_default(std::string_view target) {
+  auto starts = [&](std::string_view p) {
+    return target.substr(0, p.size()) == p;
+  };
+  return !(starts("torch.") || starts("operator.") || starts("_operator.") ||
+           target == "builtins.getattr");
+}
+
+absl::StatusOr<GraphFile> parse_graph_json(std::string_view text,
+                                           std::string_view source) {
+  Json root;
+  try {
+    root = Json::parse(text.begin(), text.end());
+  } catch (const Json::parse_error& e) {
+    return absl::InvalidArgumentError(
+        cat(source, ": malformed JSON: ", e.what()));
+  }
+  return Reader(source).read(root);
+}
+
+absl::StatusOr<GraphFile> read_graph_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(cat(path, ": cannot open the file"));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  absl::StatusOr<GraphFile> file = parse_graph_json(buffer.str(), path);
+  if (file.ok()) {
+    size_t slash = path.rfind('/');
+    file->directory = slash == std::string::npos ? "." : path.substr(0, slash);
+  }
+  return file;
+}
+
+std::string to_graph_json(
+    const Graph& graph,
+    const std::vector<std::pair<std::string, ModuleSpec>>& modules,
+    std::string_view weights) {
+  Writer w;
+  std::vector<Node*> nodes = graph.nodes().to_vector();
+  size_t top = 3 + (modules.empty() ? 0 : 1) + (weights.empty() ? 0 : 1);
+  w.object(0, top, [&](size_t i, int d) {
+    if (i == 0) {
+      w.key("format");
+      write_string(w.out(), "fx-graph");
+    } else if (i == 1) {
+      w.key("version");
+      w.out() += "1";
+    } else if (i == 2) {
+      w.key("nodes");
+      w.array(d, nodes.size(), [&](size_t n, int nd) {
+        const Node* node = nodes[n];
+        ArgumentDict meta = node->meta();
+        if (node->op() == Opcode::kCallFunction &&
+            is_wrapped_by_default(node->target())) {
+          // Leave out what the reader infers.
+          for (auto it = meta.begin(); it != meta.end(); ++it) {
+            if (it->first == "is_wrapped" && it->second == Argument(true)) {
+              meta.erase(it);
+              break;
+            }
+          }
+        }
+        size_t fields =
+            5 + (node->type().empty() ? 0 : 1) + (meta.empty() ? 0 : 1);
+        w.object(nd, fields, [&](size_t f, int fd) {
+          switch (f) {
+            case 0:
+              w.key("name");
+              write_string(w.out(), node->name());
+              break;
+            case 1:
+              w.key("op");
+              write_string(w.out(), opcode_name(node->op()));
+              break;
+            case 2:
+              w.key("target");
+              write_string(w.out(), node->target());
+              break;
+            case 3:
+              w.key("args");
+              w.list(node->args(), fd);
+              break;
+            case 4:
+              w.key("kwargs");
+              w.dict(node->kwargs(), fd);
+              break;
+            default:
+              if (f == 5 && !node->type().empty()) {
+                w.key("type");
+                write_string(w.out(), node->type());
+              } else {
+                w.key("meta");
+                w.dict(meta, fd);
+              }
+          }
+        });
+      });
+    } else if (i == 3 && !modules.empty()) {
+      w.key("modules");
+      w.object(d, modules.size(), [&](size_t m, int md) {
+        w.key(modules[m].first);
+        const ModuleSpec& spec = modules[m].second;
+        w.object(md, 3, [&](size_t f, int fd) {
+          if (f == 0) {
+            w.key("type");
+            write_string(w.out(), spec.type);
+          }
+          if (f == 1) {
+            w.key("config");
+            w.dict(spec.config, fd);
+          }
+          if (f == 2) {
+            w.key("training");
+            w.out() += spec.training ? "true" : "false";
+          }
+        });
+      });
+    } else {
+      w.key("weights");
+      write_string(w.out(), weights);
+    }
+  });
+  return std::move(w.out());
+}
+
+std::string to_graph_json(const GraphFile& file) {
+  return to_graph_json(*file.graph, file.modules, file.weights);
+}
+
+absl::Status write_graph_file(const std::string& path, const GraphFile& file) {
+  return write_file_atomically(path, to_graph_json(file));
+}
+
+}  // namespace fx

@@ -1,0 +1,66 @@
+// Reading and writing `fx-graph` JSON files (../shared/spec/fx-graph-json.md,
+// version 1): the interchange format between torch.fx and this SDK.
+//
+// Reading validates everything and builds nothing on failure: a malformed
+// file gets an absl::Status that names the place (`node 'add' field
+// 'args[1]'`) and the problem. Writing produces the bytes Python's
+// `json.dump(obj, f, indent=1)` produces, so a file read and written again is
+// byte-identical, and replaces the destination atomically.
+//
+// torch.fx does not export `meta['is_wrapped']`; a call_function target
+// outside torch, operator and builtins.getattr can only come from `wrap`, so
+// the reader marks such nodes wrapped unless meta says otherwise, and the
+// writer leaves out what the reader would infer.
+#ifndef FX_CORE_FORMAT_GRAPH_JSON_H_
+#define FX_CORE_FORMAT_GRAPH_JSON_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "fx_core/ir/argument.h"
+#include "fx_core/ir/graph.h"
+
+namespace fx {
+
+// A `modules` entry: the Python class and its constructor arguments.
+struct ModuleSpec {
+  std::string type;     // "torch.nn.Conv2d"
+  ArgumentDict config;  // constructor keyword arguments
+  bool training = false;
+};
+
+struct GraphFile {
+  std::unique_ptr<Graph> graph;
+  // Qualified path -> module, in file order.
+  std::vector<std::pair<std::string, ModuleSpec>> modules;
+  // The weights path as written in the file (relative to the file), or empty.
+  std::string weights;
+  // The directory of the file that was read (for resolving `weights`).
+  std::string directory;
+};
+
+// Parses JSON text; `source` names it in messages (a path or "<string>").
+absl::StatusOr<GraphFile> parse_graph_json(std::string_view text,
+                                           std::string_view source);
+absl::StatusOr<GraphFile> read_graph_file(const std::string& path);
+
+// True when the reader infers is_wrapped for a call_function target.
+bool is_wrapped_by_default(std::string_view call_function_target);
+
+// Serialises a graph (and optional modules and weights path).
+std::string to_graph_json(
+    const Graph& graph,
+    const std::vector<std::pair<std::string, ModuleSpec>>& modules = {},
+    std::string_view weights = {});
+std::string to_graph_json(const GraphFile& file);
+// Writes to a temporary file beside `path` and renames it into place.
+absl::Status write_graph_file(const std::string& path, const GraphFile& file);
+
+}  // namespace fx
+
+#endif  // FX_CORE_FORMAT_GRAPH_JSON_H_

@@ -1,0 +1,424 @@
+#include "fx_core/ir/codegen.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/ir/graph_namespace.h"
+#include "fx_core/ir/python_repr.h"
+#include "fx_core/support/strings.h"
+
+namespace fx {
+namespace {
+
+struct OperatorForm {
+  std::string_view name;
+  std::string_view format;  // {} placeholders, filled with repr(arg)
+};
+
+// torch.fx's magic_methods (reflectable included).
+constexpr OperatorForm kMagicMethods[] = {
+    {"eq", "{} == {}"},       {"ne", "{} != {}"},     {"lt", "{} < {}"},
+    {"gt", "{} > {}"},        {"le", "{} <= {}"},     {"ge", "{} >= {}"},
+    {"pos", "+{}"},           {"neg", "-{}"},         {"invert", "~{}"},
+    {"add", "{} + {}"},       {"sub", "{} - {}"},     {"mul", "{} * {}"},
+    {"floordiv", "{} // {}"}, {"truediv", "{} / {}"}, {"div", "{} / {}"},
+    {"mod", "{} % {}"},       {"pow", "{} ** {}"},    {"lshift", "{} << {}"},
+    {"rshift", "{} >> {}"},   {"and_", "{} & {}"},    {"or_", "{} | {}"},
+    {"xor", "{} ^ {}"},       {"getitem", "{}[{}]"},  {"matmul", "{} @ {}"},
+};
+
+// torch.fx's inplace_methods.
+constexpr OperatorForm kInplaceMethods[] = {
+    {"iadd", "{} += {}"},       {"iand", "{} &= {}"},
+    {"ifloordiv", "{} //= {}"}, {"ilshift", "{} <<= {}"},
+    {"imod", "{} %= {}"},       {"imul", "{} *= {}"},
+    {"imatmul", "{} @= {}"},    {"ior", "{} |= {}"},
+    {"ipow", "{} **= {}"},      {"irshift", "{} >>= {}"},
+    {"isub", "{} -= {}"},       {"itruediv", "{} /= {}"},
+    {"ixor", "{} ^= {}"},       {"setitem", "{}[{}] = {}"},
+};
+
+const OperatorForm* find_form(const OperatorForm* begin,
+                              const OperatorForm* end, std::string_view name) {
+  for (const OperatorForm* f = begin; f != end; ++f) {
+    if (f->name == name) return f;
+  }
+  return nullptr;
+}
+
+void append_fill(std::string& out, std::string_view format,
+                 const Node::Args& args) {
+  size_t arg = 0;
+  for (size_t i = 0; i < format.size(); ++i) {
+    if (format[i] == '{' && i + 1 < format.size() && format[i + 1] == '}') {
+      if (arg < args.size()) append_repr(out, args[arg]);
+      ++arg;
+      ++i;
+    } else {
+      out.push_back(format[i]);
+    }
+  }
+}
+
+void append_args(std::string& out, const Argument* args, size_t n,
+                 const Node::Kwargs& kwargs) {
+  for (size_t i = 0; i < n; ++i) {
+    if (i) out += ", ";
+    append_repr(out, args[i]);
+  }
+  bool first = true;
+  for (const auto& kv : kwargs) {
+    if (n > 0 || !first) out += ", ";
+    first = false;
+    append(&out, kv.first, " = ");
+    append_repr(out, kv.second);
+  }
+}
+
+// torch.fx's _format_target, appended: each atom of `target` that is not an
+// identifier wraps the path so far in getattr(..., "atom"), so the
+// "getattr(" prefixes are written first.
+void append_target(std::string& out, std::string_view base,
+                   std::string_view target) {
+  auto for_each_atom = [&](auto&& fn) {
+    size_t start = 0;
+    while (true) {
+      size_t dot = target.find('.', start);
+      fn(target.substr(start,
+                       dot == std::string_view::npos ? dot : dot - start));
+      if (dot == std::string_view::npos) return;
+      start = dot + 1;
+    }
+  };
+  for_each_atom([&](std::string_view atom) {
+    if (!is_python_identifier(atom)) out += "getattr(";
+  });
+  out += base;
+  for_each_atom([&](std::string_view atom) {
+    if (is_python_identifier(atom)) {
+      append(&out, ".", atom);
+    } else {
+      append(&out, ", \"", atom, "\")");
+    }
+  });
+}
+
+// torch.fx's codegen globals, pre-registered in every generated module.
+constexpr std::pair<std::string_view, std::string_view> kCustomBuiltins[] = {
+    {"inf", "math.inf"},
+    {"nan", "math.nan"},
+    {"NoneType", "builtins.NoneType"},
+    {"torch", "torch"},
+    {"device", "torch.device"},
+    {"fx_pytree", "torch.fx._pytree"},
+    {"pytree", "torch.utils._pytree"},
+};
+
+class Globals {
+ public:
+  explicit Globals(const Namespace* graph_names) : ns_(graph_names) {
+    // Modules (torch, torch.fx._pytree, ...) are not "from torch" to
+    // add_global, so every custom builtin is a global.
+    for (const auto& [name, obj] : kCustomBuiltins) {
+      insert(std::string(ns_.create_name(name, obj)), obj);
+    }
+  }
+
+  // torch.fx's add_global: torch objects keep their qualified name; others
+  // get a fresh legal name from the code's namespace.
+  std::string add(std::string_view name_hint, std::string_view obj) {
+    if (obj.substr(0, 6) == "torch." && obj != "torch.device") {
+      return std::string(obj);
+    }
+    std::string name(ns_.create_name(name_hint, obj));
+    insert(name, obj);
+    return name;
+  }
+
+  std::vector<std::pair<std::string, std::string>> take() {
+    return std::move(globals_);
+  }
+
+ private:
+  void insert(const std::string& name, std::string_view obj) {
+    if (!index_.contains(name)) {
+      index_.emplace(name, globals_.size());
+      globals_.emplace_back(name, std::string(obj));
+    }
+  }
+
+  Namespace ns_;
+  absl::flat_hash_map<std::string, size_t> index_;
+  std::vector<std::pair<std::string, std::string>> globals_;
+};
+
+// The name torch.fx's codegen looks a call_function target up by
+// (_get_qualified_name), from the printed target: builtins lose their module,
+// operator functions live in _operator.
+std::string qualified_name(std::string_view target) {
+  if (target.substr(0, 9) == "builtins.") return std::string(target.substr(9));
+  if (target.substr(0, 9) == "operator.") {
+    return cat("_operator.", target.substr(9));
+  }
+  return std::string(target);
+}
+
+// Registers the globals an annotation in code form mentions, in the order
+// torch.fx's type_repr adds them: builtin types (int) as themselves, typing's
+// generics (typing_List) as typing.List; torch types and the custom builtins
+// (NoneType) need no entry.
+void add_type_globals(Globals& globals, std::string_view type) {
+  size_t i = 0;
+  while (i < type.size()) {
+    char c = type[i];
+    if (c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
+      size_t j = i;
+      while (j < type.size() && (type[j] == '_' || type[j] == '.' ||
+                                 (type[j] >= 'a' && type[j] <= 'z') ||
+                                 (type[j] >= 'A' && type[j] <= 'Z') ||
+                                 (type[j] >= '0' && type[j] <= '9'))) {
+        ++j;
+      }
+      std::string_view word = type.substr(i, j - i);
+      // torch.Tensor keeps its qualified name; NoneType is predefined.
+      if (word.find('.') == std::string_view::npos &&
+          Namespace::custom_builtin_object(word).empty()) {
+        std::string_view generic = word;
+        if (generic.substr(0, 7) == "typing_") generic.remove_prefix(7);
+        globals.add(word,
+                    cat(Namespace::is_builtin(word) ? "builtins." : "typing.",
+                        generic));
+      }
+      i = j;
+    } else {
+      ++i;
+    }
+  }
+}
+
+}  // namespace
+
+std::string format_target(std::string_view base, std::string_view target) {
+  std::string r;
+  append_target(r, base, target);
+  return r;
+}
+
+CodeGen::~CodeGen() = default;
+
+std::unique_ptr<CodeGen> CodeGen::clone() const {
+  return std::make_unique<CodeGen>(*this);
+}
+
+std::string CodeGen::generate_prologue(
+    std::vector<std::string> free_vars,
+    std::string_view return_annotation) const {
+  if (free_vars.empty() || free_vars[0] != "self") {
+    free_vars.insert(free_vars.begin(), "self");
+  }
+  return cat("def forward(", join(free_vars, ", "), ")", return_annotation,
+             ":");
+}
+
+std::string CodeGen::generate_output(const Argument& output_args) const {
+  return cat("return ", repr(output_args));
+}
+
+std::vector<std::pair<std::string, std::string>> CodeGen::additional_globals()
+    const {
+  return {};
+}
+
+PythonCode CodeGen::gen_python_code(const Graph& graph,
+                                    std::string_view root_module) const {
+  Globals globals(&graph.graph_namespace());
+  std::vector<std::string> free_vars;
+  std::vector<std::string> wrapped_fns;
+  std::string return_annotation;
+  std::string body;
+  body.reserve(graph.size() * 96);  // ~60 bytes a node is typical
+
+  // Each node's last use, found walking backwards (torch.fx's
+  // node_to_last_use / user_to_last_uses): (user position, value) pairs, in
+  // decreasing user position, each user's values in the order recorded.
+  std::vector<Node*> order = graph.nodes().to_vector();
+  std::vector<std::pair<size_t, const Node*>> frees;
+  frees.reserve(order.size());
+  absl::flat_hash_set<const Node*> has_last_use;
+  has_last_use.reserve(order.size());
+  for (size_t i = order.size(); i-- > 0;) {
+    auto record = [&](Node* n) {
+      if (has_last_use.insert(n).second) frees.emplace_back(i, n);
+    };
+    for (const Argument& a : order[i]->args()) for_each_node(a, record);
+    for (const auto& kv : order[i]->kwargs()) for_each_node(kv.second, record);
+  }
+  size_t frees_end = frees.size();  // frees[frees_end..) are consumed
+
+  auto type_repr = [&](std::string_view type) {
+    add_type_globals(globals, type);
+    return std::string(type);
+  };
+  // call_function targets' global names (add_global), computed once each.
+  absl::flat_hash_map<std::string_view, std::string> global_names;
+
+  bool emitted = false;
+  for (size_t pos = 0; pos < order.size(); ++pos) {
+    Node* node = order[pos];
+    std::string ann;
+    if (!node->type().empty() && node->op() != Opcode::kOutput) {
+      ann = cat(" : ", type_repr(node->type()));
+    }
+    std::string_view name = node->name();
+    const Node::Args& args = node->args();
+    const std::string& target = node->target();
+    switch (node->op()) {
+      case Opcode::kPlaceholder: {
+        std::string var = cat(target, ann);
+        if (!args.empty()) append(&var, " = ", repr(args[0]));
+        free_vars.push_back(std::move(var));
+        std::string raw_name = target;
+        raw_name.erase(std::remove(raw_name.begin(), raw_name.end(), '*'),
+                       raw_name.end());
+        if (raw_name != name) {
+          append(&body, name, " = ", raw_name, "\n");
+          emitted = true;
+        }
+        continue;  // placeholders free nothing
+      }
+      case Opcode::kCallMethod:
+        append(&body, name, ann, " = ");
+        if (args.empty()) {
+          append_target(body, "None", target);
+        } else if (args[0].is_node()) {
+          append_target(body, args[0].as_node()->name(), target);
+        } else {
+          append_target(body, repr(args[0]), target);
+        }
+        body += "(";
+        append_args(body, args.data() + (args.empty() ? 0 : 1),
+                    args.empty() ? 0 : args.size() - 1, node->kwargs());
+        body += ")";
+        break;
+      case Opcode::kCallFunction: {
+        std::string_view t = target;
+        if (t.substr(0, 9) == "operator.") {
+          std::string_view op = t.substr(9);
+          if (const OperatorForm* f = find_form(std::begin(kMagicMethods),
+                                                std::end(kMagicMethods), op)) {
+            append(&body, name, ann, " = ");
+            append_fill(body, f->format, args);
+            break;
+          }
+          if (const OperatorForm* f = find_form(
+                  std::begin(kInplaceMethods), std::end(kInplaceMethods), op)) {
+            append_fill(body, f->format, args);
+            append(&body, ";  ", name, ann, " = ");
+            if (args.empty()) {
+              body += "None";
+            } else {
+              append_repr(body, args[0]);
+            }
+            break;
+          }
+        }
+        auto [it, inserted] = global_names.try_emplace(t);
+        if (inserted) it->second = globals.add(qualified_name(target), target);
+        const std::string& global_name = it->second;
+        if (global_name == "getattr" && args.size() == 2 &&
+            args[1].is_string() && is_python_identifier(args[1].as_string())) {
+          append(&body, name, ann, " = ");
+          append_target(body, repr(args[0]), args[1].as_string());
+          break;
+        }
+        append(&body, name, ann, " = ", global_name, "(");
+        append_args(body, args.data(), args.size(), node->kwargs());
+        body += ")";
+        const Argument* wrapped = node->meta_value("is_wrapped");
+        if (wrapped && wrapped->is_bool() && wrapped->as_bool() &&
+            std::find(wrapped_fns.begin(), wrapped_fns.end(), global_name) ==
+                wrapped_fns.end()) {
+          wrapped_fns.push_back(global_name);
+        }
+        break;
+      }
+      case Opcode::kCallModule:
+        append(&body, name, ann, " = ");
+        append_target(body, root_module, target);
+        body += "(";
+        append_args(body, args.data(), args.size(), node->kwargs());
+        body += ")";
+        break;
+      case Opcode::kGetAttr:
+        append(&body, name, ann, " = ");
+        append_target(body, root_module, target);
+        break;
+      case Opcode::kOutput:
+        if (!node->type().empty()) {
+          return_annotation = cat(" -> ", type_repr(node->type()));
+        }
+        body += generate_output(args.empty() ? Argument() : args[0]);
+        body += "\n";
+        emitted = true;
+        continue;
+    }
+    emitted = true;
+    // Free the values whose last use this node was (users that emit no
+    // statement, such as placeholders, are skipped over).
+    while (frees_end > 0 && frees[frees_end - 1].first < pos) --frees_end;
+    size_t first_free = frees_end;
+    while (first_free > 0 && frees[first_free - 1].first == pos) --first_free;
+    if (first_free < frees_end) {
+      body += ";  ";
+      for (size_t k = first_free; k < frees_end; ++k) {
+        append(&body, frees[k].second->name(), " = ");
+      }
+      body += "None\n";
+    } else {
+      body += "\n";
+    }
+    frees_end = first_free;
+  }
+
+  if (!emitted) body = "pass\n";
+
+  std::string wrap_stmts;
+  if (!wrapped_fns.empty()) {
+    std::string wrap_name =
+        globals.add("wrap", "torch.fx._symbolic_trace.wrap");
+    for (size_t i = 0; i < wrapped_fns.size(); ++i) {
+      append(&wrap_stmts, i ? "\n" : "", wrap_name, "(\"", wrapped_fns[i],
+             "\")");
+    }
+  }
+  for (const auto& [n, obj] : additional_globals()) globals.add(n, obj);
+
+  std::string prologue =
+      generate_prologue(std::move(free_vars), return_annotation);
+
+  // The source: header, then the body with each line indented, written
+  // straight into one buffer (large temporaries cost page faults).
+  PythonCode result;
+  std::string& src = result.src;
+  const size_t lines = std::count(body.begin(), body.end(), '\n') + 1;
+  src.reserve(wrap_stmts.size() + prologue.size() + 4 + body.size() +
+              4 * lines);
+  append(&src, "\n", wrap_stmts, "\n\n", prologue, "\n");
+  size_t start = 0;
+  while (true) {
+    size_t nl = body.find('\n', start);
+    src += "    ";
+    if (nl == std::string::npos) {
+      src.append(body, start, std::string::npos);
+      break;
+    }
+    src.append(body, start, nl - start + 1);
+    start = nl + 1;
+  }
+  result.globals = globals.take();
+  return result;
+}
+
+}  // namespace fx

@@ -1,0 +1,336 @@
+#include "fx_core/ir/python_repr.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include "fx_core/ir/node.h"
+#include "fx_core/support/strings.h"
+
+namespace fx {
+
+std::string python_float_repr(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  // Whole numbers below 1e16 (1.0, -6.0, 1000.0): their digits and ".0".
+  if (std::fabs(value) < 1e16 && value == std::trunc(value)) {
+    char buf[32];
+    char* p = buf;
+    if (std::signbit(value)) *p++ = '-';
+    p = std::to_chars(p, buf + sizeof(buf),
+                      static_cast<int64_t>(std::fabs(value)))
+            .ptr;
+    *p++ = '.';
+    *p++ = '0';
+    return std::string(buf, p);
+  }
+  // Shortest round-trip digits in scientific form: "d.ddde[+-]XX".
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof(buf), value,
+                           std::chars_format::scientific);
+  std::string sci(buf, res.ptr);
+  bool negative = !sci.empty() && sci[0] == '-';
+  if (negative) sci.erase(0, 1);
+  size_t e = sci.find('e');
+  std::string mantissa = sci.substr(0, e);
+  int exponent = std::stoi(sci.substr(e + 1));
+  std::string digits;
+  for (char c : mantissa) {
+    if (c != '.') digits.push_back(c);
+  }
+  // Python's float_repr_style 'short' ('r' mode): scientific when the decimal
+  // exponent is below -4 or at least 16.
+  std::string out = negative ? "-" : "";
+  if (exponent < -4 || exponent >= 16) {
+    out += digits.substr(0, 1);
+    if (digits.size() > 1) {
+      out += ".";
+      out += digits.substr(1);
+    }
+    char ebuf[16];
+    std::snprintf(ebuf, sizeof(ebuf), "e%c%02d", exponent < 0 ? '-' : '+',
+                  exponent < 0 ? -exponent : exponent);
+    out += ebuf;
+    return out;
+  }
+  if (exponent < 0) {
+    out += "0.";
+    out.append(static_cast<size_t>(-exponent - 1), '0');
+    out += digits;
+    return out;
+  }
+  size_t int_len = static_cast<size_t>(exponent) + 1;
+  if (digits.size() <= int_len) {
+    out += digits;
+    out.append(int_len - digits.size(), '0');
+    out += ".0";
+  } else {
+    out += digits.substr(0, int_len);
+    out += ".";
+    out += digits.substr(int_len);
+  }
+  return out;
+}
+
+std::string python_string_repr(std::string_view text) {
+  bool has_single = text.find('\'') != std::string_view::npos;
+  bool has_double = text.find('"') != std::string_view::npos;
+  char quote = (has_single && !has_double) ? '"' : '\'';
+  std::string out;
+  out.reserve(text.size() + 2);
+  out.push_back(quote);
+  for (unsigned char c : text) {
+    if (c == static_cast<unsigned char>(quote) || c == '\\') {
+      out.push_back('\\');
+      out.push_back(static_cast<char>(c));
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out += buf;
+    } else {
+      // Printable ASCII and UTF-8 bytes (Python keeps printable non-ASCII).
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  out.push_back(quote);
+  return out;
+}
+
+bool is_python_identifier(std::string_view text) {
+  if (text.empty()) return false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    bool ok = c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (i > 0 && c >= '0' && c <= '9') || c >= 0x80;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+namespace {
+
+// typing's generics, which torch.fx's code names typing_List, ... and the
+// graph text prints as typing.List, ...
+bool is_typing_generic(std::string_view name) {
+  static constexpr std::string_view kTyping[] = {
+      "List", "Tuple",    "Dict",     "Optional", "Union",
+      "Any",  "Callable", "Sequence", "Set",      "FrozenSet",
+      "Type", "Iterable", "Iterator"};
+  for (std::string_view t : kTyping) {
+    if (name == t) return true;
+  }
+  return false;
+}
+
+std::string_view trim_spaces(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return s;
+}
+
+// Parses the annotation starting at `pos` (up to a top-level ',' or ']') and
+// returns its text form: repr() of the typing object it stands for.
+std::string type_text_at(std::string_view code, size_t& pos) {
+  size_t start = pos;
+  while (pos < code.size() && code[pos] != '[' && code[pos] != ',' &&
+         code[pos] != ']') {
+    ++pos;
+  }
+  std::string_view word = trim_spaces(code.substr(start, pos - start));
+  std::string_view generic = word;
+  if (generic.substr(0, 7) == "typing_") generic.remove_prefix(7);
+  std::string name =
+      is_typing_generic(generic) ? cat("typing.", generic) : std::string(word);
+  if (pos >= code.size() || code[pos] != '[') return name;
+
+  std::vector<std::string> args;
+  ++pos;  // '['
+  while (pos < code.size()) {
+    args.push_back(type_text_at(code, pos));
+    if (pos < code.size() && code[pos] == ',') {
+      ++pos;
+      continue;
+    }
+    if (pos < code.size() && code[pos] == ']') ++pos;
+    break;
+  }
+  // typing prints Union[X, None] as Optional[X].
+  if (generic == "Union" && args.size() == 2 &&
+      (args[0] == "NoneType" || args[1] == "NoneType")) {
+    return cat("typing.Optional[", args[0] == "NoneType" ? args[1] : args[0],
+               "]");
+  }
+  return cat(name, "[", join(args, ", "), "]");
+}
+
+}  // namespace
+
+std::string type_text_form(std::string_view code_form) {
+  size_t pos = 0;
+  std::string out = type_text_at(code_form, pos);
+  // Whatever does not parse as an annotation is kept as it is.
+  if (pos < code_form.size()) out.append(code_form.substr(pos));
+  return out;
+}
+
+namespace {
+
+void append_elements(std::string& out, const ArgumentList& items,
+                     void (*each)(std::string&, const Argument&)) {
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ", ";
+    each(out, items[i]);
+  }
+}
+
+void append_device_repr(std::string& out, const std::string& device) {
+  size_t colon = device.find(':');
+  if (colon == std::string::npos) {
+    append(&out, "device(type=", python_string_repr(device), ")");
+  } else {
+    append(&out, "device(type=", python_string_repr(device.substr(0, colon)),
+           ", index=", device.substr(colon + 1), ")");
+  }
+}
+
+// Leaves that print the same under repr() and str() (and _format_arg).
+bool append_plain_leaf(std::string& out, const Argument& arg) {
+  switch (arg.kind()) {
+    case Argument::Kind::kNone:
+      out += "None";
+      return true;
+    case Argument::Kind::kBool:
+      out += arg.as_bool() ? "True" : "False";
+      return true;
+    case Argument::Kind::kInt:
+      append(&out, arg.as_int());
+      return true;
+    case Argument::Kind::kFloat:
+      out += python_float_repr(arg.as_float());
+      return true;
+    case Argument::Kind::kNode:
+      out += arg.as_node()->name();
+      return true;
+    case Argument::Kind::kEllipsis:
+      out += "Ellipsis";
+      return true;
+    case Argument::Kind::kDtype:
+    case Argument::Kind::kMemoryFormat:
+    case Argument::Kind::kLayout:
+      out += arg.as_string();
+      return true;
+    case Argument::Kind::kSlice: {
+      // slice.__str__ is its repr: components in repr form.
+      out += "slice(";
+      append_elements(out, arg.elements(), append_repr);
+      out += ")";
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+void append_repr(std::string& out, const Argument& arg) {
+  if (append_plain_leaf(out, arg)) return;
+  switch (arg.kind()) {
+    case Argument::Kind::kString:
+      out += python_string_repr(arg.as_string());
+      return;
+    case Argument::Kind::kDevice:
+      append_device_repr(out, arg.as_string());
+      return;
+    case Argument::Kind::kList:
+      out += "[";
+      append_elements(out, arg.elements(), append_repr);
+      out += "]";
+      return;
+    case Argument::Kind::kTuple:
+      out += "(";
+      append_elements(out, arg.elements(), append_repr);
+      if (arg.elements().size() == 1) out += ",";
+      out += ")";
+      return;
+    case Argument::Kind::kDict: {
+      out += "{";
+      bool first = true;
+      for (const auto& kv : arg.items()) {
+        if (!first) out += ", ";
+        first = false;
+        out += python_string_repr(kv.first);
+        out += ": ";
+        append_repr(out, kv.second);
+      }
+      out += "}";
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+std::string repr(const Argument& arg) {
+  std::string out;
+  append_repr(out, arg);
+  return out;
+}
+
+std::string str(const Argument& arg) {
+  if (arg.is_string()) return arg.as_string();
+  if (arg.kind() == Argument::Kind::kDevice) return arg.as_string();
+  return repr(arg);
+}
+
+void append_format_arg(std::string& out, const Argument& arg) {
+  switch (arg.kind()) {
+    case Argument::Kind::kList:
+      out += "[";
+      append_elements(out, arg.elements(), append_format_arg);
+      out += "]";
+      return;
+    case Argument::Kind::kTuple:
+      out += "(";
+      append_elements(out, arg.elements(), append_format_arg);
+      if (arg.elements().size() == 1) out += ",";
+      out += ")";
+      return;
+    case Argument::Kind::kDict: {
+      out += "{";
+      bool first = true;
+      for (const auto& kv : arg.items()) {
+        if (!first) out += ", ";
+        first = false;
+        out += kv.first;
+        out += ": ";
+        append_format_arg(out, kv.second);
+      }
+      out += "}";
+      return;
+    }
+    case Argument::Kind::kNode:
+      out += "%";
+      out += arg.as_node()->name();
+      return;
+    default:
+      out += str(arg);
+      return;
+  }
+}
+
+std::string format_arg(const Argument& arg) {
+  std::string out;
+  append_format_arg(out, arg);
+  return out;
+}
+
+}  // namespace fx

@@ -1,0 +1,305 @@
+#include "fx_core/runtime/graph_module.h"
+
+#include <mutex>
+#include <utility>
+
+#include "fx_core/ir/codegen.h"
+#include "fx_core/runtime/module_path.h"
+#include "fx_core/runtime/module_registry.h"
+#include "fx_core/runtime/op_registry.h"
+#include "fx_core/runtime/plan/execution_plan.h"
+#include "fx_core/runtime/runtime_codegen.h"
+#include "fx_core/support/error.h"
+#include "fx_core/support/strings.h"
+
+namespace fx {
+namespace {
+
+// A plain container module (torch.fx uses torch.nn.Module() for the
+// intermediate levels of a qualified path).
+std::shared_ptr<torch::nn::Module> make_container() {
+  return std::make_shared<torch::nn::Module>("Module");
+}
+
+bool is_container(const torch::nn::Module& m) {
+  return typeid(m) == typeid(torch::nn::Module);
+}
+
+// Deep-copies a module tree: containers rebuilt, leaves cloned.
+std::shared_ptr<torch::nn::Module> clone_tree(const torch::nn::Module& m,
+                                              std::string_view path) {
+  if (!is_container(m)) {
+    try {
+      return m.clone();
+    } catch (const std::exception& e) {
+      throw FxError(cat("deepcopy: submodule '", path, "' (", m.name(),
+                        ") cannot be cloned: make it torch::nn::Cloneable"));
+    }
+  }
+  auto copy = make_container();
+  for (const auto& p : m.named_parameters(false)) {
+    copy->register_parameter(p.key(), p.value().detach().clone(),
+                             p.value().requires_grad());
+  }
+  for (const auto& b : m.named_buffers(false)) {
+    copy->register_buffer(b.key(), b.value().clone());
+  }
+  for (const auto& c : m.named_children()) {
+    std::string child_path = path.empty() ? c.key() : cat(path, ".", c.key());
+    copy->register_module(c.key(), clone_tree(*c.value(), child_path));
+  }
+  return copy;
+}
+
+}  // namespace
+
+GraphModule::GraphModule(torch::nn::Module& root, std::unique_ptr<Graph> graph,
+                         std::string class_name)
+    : torch::nn::Module(class_name),
+      graph_(std::move(graph)),
+      class_name_(std::move(class_name)) {
+  copy_from([&root](const Node& n) {
+    Attribute a;
+    if (n.op() == Opcode::kCallModule) {
+      a.module = submodule_at(root, n.target());
+    } else if (auto t = tensor_at(root, n.target())) {
+      a.tensor = t->tensor;
+      a.is_parameter = t->is_parameter;
+    } else {
+      a.module = submodule_at(root, n.target());
+    }
+    return a;
+  });
+}
+
+GraphModule::GraphModule(const AttributeMap& root, std::unique_ptr<Graph> graph,
+                         std::string class_name)
+    : torch::nn::Module(class_name),
+      graph_(std::move(graph)),
+      class_name_(std::move(class_name)) {
+  copy_from([&root](const Node& n) {
+    for (const auto& [path, attr] : root) {
+      if (path == n.target()) return attr;
+    }
+    // A get_attr of something inside a listed submodule (`linear.weight`).
+    for (const auto& [path, attr] : root) {
+      const std::string& target = n.target();
+      if (attr.module && target.size() > path.size() &&
+          target.compare(0, path.size(), path) == 0 &&
+          target[path.size()] == '.') {
+        std::string_view rest =
+            std::string_view(target).substr(path.size() + 1);
+        Attribute a;
+        if (auto t = tensor_at(*attr.module, rest)) {
+          a.tensor = t->tensor;
+          a.is_parameter = t->is_parameter;
+        } else {
+          a.module = submodule_at(*attr.module, rest);
+        }
+        return a;
+      }
+    }
+    return Attribute{};
+  });
+}
+
+GraphModule::~GraphModule() = default;
+
+namespace {
+
+// A GraphModule called from another graph (call_module: split_module's
+// submodules, a nested GraphModule) runs its own graph; its kind is
+// torch.fx.GraphModule, with forward(*args).
+void register_graph_module_kind() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    ModuleKind kind;
+    kind.type = "torch.fx.GraphModule";
+    kind.cpp_type = typeid(GraphModule);
+    kind.forward_schema = OpSchema::parse("*args");
+    kind.forward = [](torch::nn::Module& m, OpArgs& a) -> c10::IValue {
+      auto& gm = static_cast<GraphModule&>(m);
+      const auto& elements = a[0].toTupleRef().elements();
+      return gm.forward(
+          std::vector<c10::IValue>(elements.begin(), elements.end()));
+    };
+    ModuleRegistry::global().add(std::move(kind));
+  });
+}
+
+}  // namespace
+
+void GraphModule::copy_from(
+    const std::function<Attribute(const Node&)>& lookup) {
+  register_graph_module_kind();
+  if (!graph_) throw FxError("GraphModule: the graph is null");
+  for (Node* n : graph_->nodes()) {
+    if (n->op() != Opcode::kGetAttr && n->op() != Opcode::kCallModule) {
+      continue;
+    }
+    // As torch.fx's _copy_attr: a call_module target is always installed
+    // (replacing a container made for an earlier `linear.weight`); a
+    // get_attr target already present came with its submodule.
+    AttrKind present = resolve_attr(n->target());
+    if (n->op() == Opcode::kGetAttr && present != AttrKind::kMissing &&
+        present != AttrKind::kModule) {
+      continue;
+    }
+    Attribute a = lookup(*n);
+    if (a.module) {
+      add_submodule(n->target(), a.module);
+    } else if (a.tensor.defined()) {
+      set_attr(n->target(), a.tensor, a.is_parameter);
+    } else {
+      throw FxError(cat("node '", n->name(), "' (", opcode_name(n->op()),
+                        ") refers to '", n->target(),
+                        "', which the root module does not have"));
+    }
+  }
+  graph_->set_owning_module(this);
+  recompile();
+}
+
+void GraphModule::set_graph(std::unique_ptr<Graph> graph) {
+  if (!graph) throw FxError("GraphModule::set_graph: the graph is null");
+  graph_->set_owning_module(nullptr);
+  graph_ = std::move(graph);
+  graph_->set_owning_module(this);
+  recompile();
+}
+
+void GraphModule::recompile() {
+  code_ = graph_->python_code("self").src;
+  plan_.reset();
+  plan_error_.clear();
+  try {
+    plan_ = ExecutionPlan::compile(*graph_, *this);
+  } catch (const FxError& e) {
+    plan_error_ = e.what();
+  }
+}
+
+absl::Status GraphModule::check_executable() const {
+  if (plan_) return absl::OkStatus();
+  return absl::FailedPreconditionError(plan_error_);
+}
+
+c10::IValue GraphModule::forward(std::vector<c10::IValue> inputs) {
+  if (!plan_) throw FxError(plan_error_);
+  const CodeGen& codegen = graph_->codegen();
+  return process_outputs(
+      codegen, plan_->run(process_inputs(codegen, std::move(inputs))));
+}
+
+std::shared_ptr<GraphModule> GraphModule::deepcopy() const {
+  auto copy = std::make_shared<GraphModule>(
+      AttributeMap{}, std::make_unique<Graph>(), class_name_);
+  for (const auto& p : named_parameters(false)) {
+    copy->register_parameter(p.key(), p.value().detach().clone(),
+                             p.value().requires_grad());
+  }
+  for (const auto& b : named_buffers(false)) {
+    copy->register_buffer(b.key(), b.value().clone());
+  }
+  for (const auto& c : named_children()) {
+    copy->register_module(c.key(), clone_tree(*c.value(), c.key()));
+  }
+  copy->train(is_training());
+  copy->set_graph(graph_->deepcopy());
+  return copy;
+}
+
+std::shared_ptr<torch::nn::Module> GraphModule::get_submodule(
+    std::string_view qualified_name) const {
+  return submodule_at(*this, qualified_name);
+}
+
+at::Tensor GraphModule::get_attr(std::string_view qualified_name) const {
+  std::optional<TensorAttr> t = tensor_at(*this, qualified_name);
+  return t ? t->tensor : at::Tensor();
+}
+
+torch::nn::Module& GraphModule::container(std::string_view path,
+                                          std::string* leaf) {
+  std::string_view owner_path, last;
+  split_qualified_name(path, &owner_path, &last);
+  if (last.empty()) {
+    throw FxError(cat("'", path, "' is not a valid qualified name"));
+  }
+  *leaf = std::string(last);
+  torch::nn::Module* m = this;
+  if (owner_path.empty()) return *m;
+  for (std::string_view atom : split(owner_path, '.')) {
+    std::shared_ptr<torch::nn::Module> next = child_named(*m, atom);
+    if (!next) {
+      next = make_container();
+      m->register_module(std::string(atom), next);
+    }
+    m = next.get();
+  }
+  return *m;
+}
+
+void GraphModule::add_submodule(std::string_view qualified_name,
+                                std::shared_ptr<torch::nn::Module> module) {
+  std::string leaf;
+  torch::nn::Module& owner = container(qualified_name, &leaf);
+  if (child_named(owner, leaf)) {
+    owner.replace_module(leaf, std::move(module));
+  } else {
+    owner.register_module(leaf, std::move(module));
+  }
+}
+
+void GraphModule::set_attr(std::string_view qualified_name,
+                           const at::Tensor& tensor, bool is_parameter) {
+  std::string leaf;
+  torch::nn::Module& owner = container(qualified_name, &leaf);
+  if (std::optional<TensorAttr> existing = own_tensor(owner, leaf)) {
+    // LibTorch cannot unregister: replace the value in place.
+    if (existing->is_parameter != is_parameter) {
+      throw FxError(cat("set_attr: '", qualified_name, "' is a ",
+                        existing->is_parameter ? "parameter" : "buffer",
+                        ", not a ", is_parameter ? "parameter" : "buffer"));
+    }
+    torch::NoGradGuard no_grad;
+    existing->tensor.set_data(tensor);
+    if (is_parameter)
+      existing->tensor.set_requires_grad(tensor.requires_grad());
+    return;
+  }
+  if (is_parameter) {
+    owner.register_parameter(leaf, tensor, tensor.requires_grad());
+  } else {
+    owner.register_buffer(leaf, tensor);
+  }
+}
+
+GraphModule::AttributeMap GraphModule::referenced_attributes() const {
+  AttributeMap out;
+  for (Node* n : graph_->nodes()) {
+    if (n->op() == Opcode::kCallModule) {
+      out.push_back({n->target(), {get_submodule(n->target()), {}}});
+    } else if (n->op() == Opcode::kGetAttr) {
+      std::optional<TensorAttr> t = tensor_at(*this, n->target());
+      out.push_back(
+          {n->target(),
+           {nullptr, t ? t->tensor : at::Tensor(), t && t->is_parameter}});
+    }
+  }
+  return out;
+}
+
+GraphOwner::AttrKind GraphModule::resolve_attr(
+    std::string_view qualified_name) const {
+  if (get_submodule(qualified_name)) return AttrKind::kModule;
+  std::optional<TensorAttr> t = tensor_at(*this, qualified_name);
+  if (!t) return AttrKind::kMissing;
+  return t->is_parameter ? AttrKind::kParameter : AttrKind::kBuffer;
+}
+
+bool GraphModule::has_function(std::string_view target) const {
+  return OpRegistry::global().find(Opcode::kCallFunction, target) != nullptr;
+}
+
+}  // namespace fx

@@ -1,0 +1,115 @@
+// fx::GraphModule: a torch::nn::Module generated from a Graph (torch.fx's
+// `GraphModule`).
+//
+// Built from a root module and a Graph, it copies from the root only what
+// the graph references: the submodule of every call_module target and the
+// parameter or buffer of every get_attr target, at the same qualified path
+// (`layer1.0.conv1`), creating plain container modules on the way. As in
+// torch.fx the copied submodules are shared with the root, not cloned;
+// deepcopy() makes an independent copy.
+//
+// recompile() regenerates `code()` (torch.fx's `gm.code`, byte for byte) and
+// the executable form (ExecutionPlan); forward() runs that plan through the
+// graph's CodeGen process_inputs / process_outputs hooks. Call recompile()
+// after editing graph() or replacing an attribute, as in torch.fx. A graph
+// that cannot run (an unknown target) still prints and generates code;
+// forward() then throws FxError naming the node (check_executable() reports
+// it earlier).
+#ifndef FX_CORE_RUNTIME_GRAPH_MODULE_H_
+#define FX_CORE_RUNTIME_GRAPH_MODULE_H_
+
+#include <ATen/core/ivalue.h>
+#include <torch/nn/module.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "fx_core/ir/graph.h"
+
+namespace fx {
+
+class ExecutionPlan;
+
+class GraphModule : public torch::nn::Module, public GraphOwner {
+ public:
+  // What a GraphModule can be built from when there is no root module (a
+  // graph file, a pass that builds modules): qualified path -> a submodule
+  // or a tensor (a parameter or a buffer, as `is_parameter` says).
+  struct Attribute {
+    std::shared_ptr<torch::nn::Module> module;
+    at::Tensor tensor;
+    bool is_parameter = false;  // for a tensor: parameter or buffer
+  };
+  using AttributeMap = std::vector<std::pair<std::string, Attribute>>;
+
+  // Copies what `graph` references from `root` (see above). Throws FxError
+  // naming the node whose target `root` lacks.
+  GraphModule(torch::nn::Module& root, std::unique_ptr<Graph> graph,
+              std::string class_name = "GraphModule");
+  GraphModule(const AttributeMap& root, std::unique_ptr<Graph> graph,
+              std::string class_name = "GraphModule");
+  ~GraphModule() override;
+
+  Graph& graph() { return *graph_; }
+  const Graph& graph() const { return *graph_; }
+  // Replaces the graph (taking ownership) and recompiles.
+  void set_graph(std::unique_ptr<Graph> graph);
+  const std::string& class_name() const { return class_name_; }
+
+  // torch.fx's gm.code: the Python source of forward.
+  const std::string& code() const { return code_; }
+  // Regenerates code() and the executable form from graph().
+  void recompile();
+  // OK when forward() can run; otherwise the error naming the node.
+  absl::Status check_executable() const;
+
+  // Runs the graph on positional inputs.
+  c10::IValue forward(std::vector<c10::IValue> inputs);
+  template <typename... Inputs>
+  c10::IValue operator()(Inputs&&... inputs) {
+    return forward(
+        std::vector<c10::IValue>{c10::IValue(std::forward<Inputs>(inputs))...});
+  }
+
+  // An independent copy: a copy of the graph, clones of the submodules,
+  // parameters and buffers. Throws FxError for a submodule that cannot be
+  // cloned (a class that is not torch::nn::Cloneable).
+  std::shared_ptr<GraphModule> deepcopy() const;
+
+  // The submodule at a dotted path (`layer1.0.conv1`), or nullptr.
+  std::shared_ptr<torch::nn::Module> get_submodule(
+      std::string_view qualified_name) const;
+  // The parameter or buffer at a dotted path, or an undefined tensor.
+  at::Tensor get_attr(std::string_view qualified_name) const;
+  // Adds or replaces a submodule / tensor at a dotted path, creating
+  // containers on the way (torch.fx's add_submodule). Call recompile() after.
+  void add_submodule(std::string_view qualified_name,
+                     std::shared_ptr<torch::nn::Module> module);
+  void set_attr(std::string_view qualified_name, const at::Tensor& tensor,
+                bool is_parameter);
+  // Every submodule, parameter and buffer the graph references, in the
+  // order they are first used (what a graph file's modules/weights hold).
+  AttributeMap referenced_attributes() const;
+
+  // GraphOwner: lint and dead code elimination ask these.
+  AttrKind resolve_attr(std::string_view qualified_name) const override;
+  bool has_function(std::string_view target) const override;
+
+ private:
+  void copy_from(const std::function<Attribute(const Node&)>& lookup);
+  torch::nn::Module& container(std::string_view path, std::string* leaf);
+
+  std::unique_ptr<Graph> graph_;
+  std::string class_name_;
+  std::string code_;
+  std::unique_ptr<ExecutionPlan> plan_;
+  std::string plan_error_;
+};
+
+}  // namespace fx
+
+#endif  // FX_CORE_RUNTIME_GRAPH_MODULE_H_

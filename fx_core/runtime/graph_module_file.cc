@@ -1,0 +1,187 @@
+#include "fx_core/runtime/graph_module_file.h"
+
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "fx_core/io/atomic_file.h"
+#include "fx_core/runtime/module_path.h"
+#include "fx_core/runtime/module_registry.h"
+#include "fx_core/support/error.h"
+#include "fx_core/support/strings.h"
+
+namespace fx {
+namespace {
+
+std::string message_of(const std::exception& e) {
+  if (auto* c10_error = dynamic_cast<const c10::Error*>(&e)) {
+    return c10_error->what_without_backtrace();
+  }
+  return e.what();
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+// Copies `value` into the parameter or buffer `key` of `module` (a dotted
+// path inside it). False with *error set when missing or misshapen.
+bool load_into(torch::nn::Module& module, const std::string& key,
+               const at::Tensor& value, std::string* error) {
+  torch::NoGradGuard no_grad;
+  std::optional<TensorAttr> found = tensor_at(module, key);
+  if (!found) {
+    *error = "the module has no such parameter or buffer";
+    return false;
+  }
+  at::Tensor* target = &found->tensor;  // shares storage with the module's
+  if (target->sizes() != value.sizes()) {
+    *error =
+        cat("shape mismatch: the module expects ", c10::str(target->sizes()),
+            ", the weights hold ", c10::str(value.sizes()));
+    return false;
+  }
+  target->copy_(value);
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module(GraphFile file) {
+  if (!file.graph) return absl::InvalidArgumentError("the file has no graph");
+  GraphModule::AttributeMap attrs;
+  // Modules, from the registry.
+  for (const auto& [path, spec] : file.modules) {
+    std::shared_ptr<torch::nn::Module> module;
+    try {
+      module = ModuleRegistry::global().create(spec.type, spec.config);
+    } catch (const std::exception& e) {
+      return absl::InvalidArgumentError(
+          cat("module '", path, "': ", message_of(e)));
+    }
+    module->train(spec.training);
+    attrs.push_back({path, {module, {}}});
+  }
+  // Weights: into the modules, or top-level get_attr targets.
+  absl::flat_hash_set<std::string> loaded;
+  if (!file.weights.empty()) {
+    std::string weights_path = file.weights[0] == '/'
+                                   ? file.weights
+                                   : cat(file.directory, "/", file.weights);
+    auto weights = read_tensor_dict(weights_path);
+    if (!weights.ok()) return weights.status();
+    for (const auto& [key, tensor] : *weights) {
+      loaded.insert(key);
+      bool placed = false;
+      for (const auto& [path, attr] : attrs) {
+        if (attr.module && starts_with(key, path) && key.size() > path.size() &&
+            key[path.size()] == '.') {
+          std::string error;
+          if (!load_into(*attr.module, key.substr(path.size() + 1), tensor,
+                         &error)) {
+            return absl::InvalidArgumentError(
+                cat("weight '", key, "' for module '", path, "' (",
+                    ModuleRegistry::global().find(*attr.module)->type,
+                    "): ", error));
+          }
+          placed = true;
+          break;
+        }
+      }
+      if (!placed) {
+        // Parameters (only floating and complex tensors can be ones);
+        // torch.fx's tensor constants stay buffers.
+        bool is_parameter = !starts_with(key, "_tensor_constant") &&
+                            (tensor.is_floating_point() || tensor.is_complex());
+        at::Tensor t =
+            is_parameter ? tensor.detach().set_requires_grad(true) : tensor;
+        attrs.push_back({key, {nullptr, t, is_parameter}});
+      }
+    }
+  }
+  // Every parameter and buffer of every module must come from the weights.
+  for (const auto& [path, attr] : attrs) {
+    if (!attr.module) continue;
+    std::vector<std::string> keys;
+    for (const auto& p : attr.module->named_parameters(true)) {
+      keys.push_back(p.key());
+    }
+    for (const auto& b : attr.module->named_buffers(true)) {
+      keys.push_back(b.key());
+    }
+    for (const std::string& key : keys) {
+      if (!loaded.contains(cat(path, ".", key))) {
+        return absl::InvalidArgumentError(
+            cat("module '", path, "' (",
+                ModuleRegistry::global().find(*attr.module)->type, "): '", key,
+                "' is missing from the weights",
+                file.weights.empty() ? " (the file names no weights)"
+                                     : cat(" (", file.weights, ")")));
+      }
+    }
+  }
+  std::shared_ptr<GraphModule> module;
+  try {
+    module = std::make_shared<GraphModule>(attrs, std::move(file.graph));
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(message_of(e));
+  }
+  absl::Status executable = module->check_executable();
+  if (!executable.ok()) return executable;
+  return module;
+}
+
+absl::StatusOr<std::shared_ptr<GraphModule>> read_graph_module(
+    const std::string& path) {
+  absl::StatusOr<GraphFile> file = read_graph_file(path);
+  if (!file.ok()) return file.status();
+  return load_graph_module(std::move(*file));
+}
+
+absl::Status write_graph_module(const GraphModule& module,
+                                const std::string& json_path,
+                                const std::string& weights_name) {
+  std::vector<std::pair<std::string, ModuleSpec>> modules;
+  std::vector<std::pair<std::string, at::Tensor>> weights;
+  for (const auto& [path, attr] : module.referenced_attributes()) {
+    if (attr.module) {
+      bool seen = false;
+      for (const auto& m : modules) seen |= m.first == path;
+      if (seen) continue;
+      const ModuleKind* kind = ModuleRegistry::global().find(*attr.module);
+      if (kind == nullptr || !kind->describe) {
+        return absl::InvalidArgumentError(
+            cat("module '", path, "' (", attr.module->name(),
+                ") cannot be described: register its class with "
+                "fx::ModuleRegistry::global().add()"));
+      }
+      ModuleSpec spec;
+      spec.type = kind->type;
+      spec.config = kind->describe(*attr.module);
+      spec.training = attr.module->is_training();
+      modules.emplace_back(path, std::move(spec));
+      for (const auto& p : attr.module->named_parameters(true)) {
+        weights.emplace_back(cat(path, ".", p.key()), p.value());
+      }
+      for (const auto& b : attr.module->named_buffers(true)) {
+        weights.emplace_back(cat(path, ".", b.key()), b.value());
+      }
+    } else if (attr.tensor.defined()) {
+      bool seen = false;
+      for (const auto& w : weights) seen |= w.first == path;
+      if (!seen) weights.emplace_back(path, attr.tensor);
+    }
+  }
+  size_t slash = json_path.rfind('/');
+  std::string dir =
+      slash == std::string::npos ? "." : json_path.substr(0, slash);
+  if (!weights.empty()) {
+    absl::Status s = write_tensor_dict(cat(dir, "/", weights_name), weights);
+    if (!s.ok()) return s;
+  }
+  return write_file_atomically(
+      json_path,
+      to_graph_json(module.graph(), modules,
+                    weights.empty() ? std::string_view() : weights_name));
+}
+
+}  // namespace fx

@@ -1,0 +1,45 @@
+// GraphModules to and from fx-graph bundles (../shared/spec/fx-graph-json.md):
+// `graph.fx.json` plus the weights file it names (torch.save format).
+//
+// Loading builds every module of the file's `modules` section through the
+// ModuleRegistry (type and constructor config, training mode), loads the
+// weights into those modules' parameters and buffers and into the get_attr
+// targets, and compiles the graph. Everything is checked before a
+// GraphModule is returned: an unknown module type, a config that does not
+// bind, a missing or misshapen weight, a call_function target without a
+// kernel all fail with a status naming the module, weight or node (and how
+// to register what is unknown), never later at run time.
+//
+// get_attr targets outside any listed module become parameters, except
+// torch.fx's tensor constants (`_tensor_constant0`, ...), which become
+// buffers.
+#ifndef FX_CORE_RUNTIME_GRAPH_MODULE_FILE_H_
+#define FX_CORE_RUNTIME_GRAPH_MODULE_FILE_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "fx_core/format/graph_json.h"
+#include "fx_core/io/torch_save.h"
+#include "fx_core/runtime/graph_module.h"
+
+namespace fx {
+
+// Builds a GraphModule from a parsed file (consuming its graph).
+absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module(GraphFile file);
+// Reads and loads `path` (an fx-graph JSON file).
+absl::StatusOr<std::shared_ptr<GraphModule>> read_graph_module(
+    const std::string& path);
+
+// Writes `module` as a bundle: `json_path` and, beside it, `weights_name`
+// holding every parameter and buffer the graph references. Modules are
+// described through the ModuleRegistry. Files are replaced atomically.
+absl::Status write_graph_module(
+    const GraphModule& module, const std::string& json_path,
+    const std::string& weights_name = "model.weights.pt");
+
+}  // namespace fx
+
+#endif  // FX_CORE_RUNTIME_GRAPH_MODULE_FILE_H_

@@ -1,0 +1,74 @@
+// fx::to_folder: torch.fx's `GraphModule.to_folder(folder, module_name)` for
+// the C++ GraphModule. It writes a package that Python torch imports and C++
+// reloads:
+//
+//   folder/
+//     __init__.py       `from .module import *`
+//     module.py         `class FxModule(torch.nn.Module)` (see below)
+//     state_dict.pt     every parameter and buffer, keyed as torch.fx's
+//                       gm.state_dict() keys them (`linear.weight`, `param`,
+//                       `layer1.0.conv1.weight`); torch.load gives a dict
+//     graph.fx.json     the same module as an fx-graph bundle
+//     model.weights.pt  (../shared/spec/fx-graph-json.md), written by
+//                       write_graph_module: read_graph_module(
+//                       folder + "/graph.fx.json") rebuilds it in C++
+//                       (model.weights.pt only when there are weights)
+//
+// With the folder's parent on sys.path, Python does
+//   from folder import FxModule; m = FxModule(); m(x)
+//
+// module.py starts as torch.fx's does (`import torch`, the imports of
+// torch.fx's codegen builtins such as `from math import inf`,
+// `from torch.nn import *`), then defines what gm.code needs that is not in
+// scope (`import math` / `math_sqrt = math.sqrt`, `typing_List =
+// typing.List`; builtins such as `len` need nothing) and the modules of
+// non-torch module types. Then the class:
+//  - __init__ builds every submodule the graph references at its qualified
+//    path, from its ModuleKind's type and describe() kwargs
+//    (`self.linear = torch.nn.Linear(in_features=4, out_features=5,
+//    bias=True)`), with plain torch.nn.Module() containers on the way
+//    (`layer1.0.conv1`; atoms that are not identifiers go through
+//    add_module / register_parameter); it registers each get_attr target
+//    outside those modules as a torch.nn.Parameter or a buffer of the right
+//    shape and dtype (requires_grad as in C++), loads state_dict.pt from the
+//    directory of module.py (os.path.dirname(__file__), so the folder can be
+//    moved), then sets training mode as the C++ modules have it;
+//  - forward is gm.code() byte for byte, indented into the class as torch.fx
+//    does (_addindent). The exception: the `torch.fx._symbolic_trace.wrap(
+//    "fn")` lines of a graph with wrapped functions are moved to module
+//    level, before the class, because torch.fx.wrap must be called at the
+//    top level of a module; there they keep `fn` a leaf when the loaded
+//    module is traced again.
+// Unlike torch.fx, no module is pickled: every module must be describable
+// (registered with ModuleRegistry with a describe function).
+//
+// Everything is generated and checked before anything is written; files are
+// then replaced atomically, __init__.py last. Errors come back as a status
+// naming what failed: a module that cannot be described (its path and C++
+// class), a get_attr / call_module target the module lacks, a module_name
+// that is not a Python identifier, a folder that cannot be created or
+// written.
+//
+// Limitations: a wrapped function (or a CodeGen additional_globals entry) is
+// imported by its qualified name (`import pkg.mod` / `fn = pkg.mod.fn`), so
+// it must be importable from module.py (a function of `__main__` is not); a
+// non-torch module type (`vendor.FancyNorm`) is imported the same way; the
+// modules are rebuilt from their constructor arguments only, so a module's
+// own children keep the training mode its constructor gives them.
+#ifndef FX_CORE_RUNTIME_GRAPH_MODULE_FOLDER_H_
+#define FX_CORE_RUNTIME_GRAPH_MODULE_FOLDER_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "fx_core/runtime/graph_module.h"
+
+namespace fx {
+
+// Writes `gm` to `folder` (created with its parents) as described above.
+absl::Status to_folder(const GraphModule& gm, const std::string& folder,
+                       const std::string& module_name = "FxModule");
+
+}  // namespace fx
+
+#endif  // FX_CORE_RUNTIME_GRAPH_MODULE_FOLDER_H_

@@ -1,0 +1,51 @@
+// Qualified paths inside a torch::nn::Module tree ("layer1.0.conv1",
+// "linear.weight"), as torch.fx's get_submodule / get_parameter walk them.
+//
+// LibTorch's named_parameters() and named_buffers() return dicts by value,
+// so a pointer from their find() dangles once the statement ends; these
+// helpers return tensors and modules by (shared) value instead.
+#ifndef FX_CORE_RUNTIME_MODULE_PATH_H_
+#define FX_CORE_RUNTIME_MODULE_PATH_H_
+
+#include <torch/nn/module.h>
+
+#include <memory>
+#include <optional>
+#include <string_view>
+
+namespace fx {
+
+// The direct child `name` of `m`, or nullptr.
+std::shared_ptr<torch::nn::Module> child_named(const torch::nn::Module& m,
+                                               std::string_view name);
+
+// The module at `path` below `root` (`root` itself for an empty path), or
+// nullptr when a level is missing.
+torch::nn::Module* module_at(torch::nn::Module& root, std::string_view path);
+const torch::nn::Module* module_at(const torch::nn::Module& root,
+                                   std::string_view path);
+
+// The submodule at a non-empty `path` below `root`, shared, or nullptr.
+std::shared_ptr<torch::nn::Module> submodule_at(const torch::nn::Module& root,
+                                                std::string_view path);
+
+// A parameter or buffer found at a path.
+struct TensorAttr {
+  at::Tensor tensor;
+  bool is_parameter = false;
+};
+
+// The parameter or buffer `name` of `m` itself (not of its children).
+std::optional<TensorAttr> own_tensor(const torch::nn::Module& m,
+                                     std::string_view name);
+// The parameter or buffer at `path` below `root` ("layer1.0.bn1.weight").
+std::optional<TensorAttr> tensor_at(const torch::nn::Module& root,
+                                    std::string_view path);
+
+// Splits "a.b.c" into owner "a.b" and leaf "c" (owner empty for "c").
+void split_qualified_name(std::string_view path, std::string_view* owner,
+                          std::string_view* leaf);
+
+}  // namespace fx
+
+#endif  // FX_CORE_RUNTIME_MODULE_PATH_H_

@@ -1,0 +1,385 @@
+// Built-in ops, part 3: torch.nn.functional.* with the signatures of torch
+// 1.13 (some of which torch.fx prints under the names of the C builtins they
+// are: torch._C._nn.linear, torch._C._nn.gelu, torch.conv2d, ...).
+#include <ATen/ATen.h>
+
+#include "fx_core/runtime/ops/builtin_ops.h"
+#include "fx_core/runtime/value.h"
+#include "fx_core/support/error.h"
+#include "fx_core/support/strings.h"
+
+namespace fx::ops {
+namespace {
+
+using c10::IValue;
+
+constexpr const char* kF = "torch.nn.functional.";
+
+// An int or tuple parameter as a list of `n` ints (Python's _pair, _triple).
+std::vector<int64_t> expand_param(OpArgs& a, size_t i, size_t n) {
+  std::vector<int64_t> v = a.int_list(i);
+  if (v.size() == 1 && n > 1) v.assign(n, v[0]);
+  return v;
+}
+
+at::Tensor activation(OpArgs& a, at::Tensor (*out_of_place)(const at::Tensor&),
+                      at::Tensor& (*in_place)(at::Tensor&), size_t inplace) {
+  if (a.to_bool(inplace)) {
+    at::Tensor x = a.tensor(0);
+    return in_place(x);
+  }
+  return out_of_place(a.tensor(0));
+}
+
+IValue conv(OpArgs& a, size_t n) {
+  const at::Tensor& x = a.tensor(0);
+  c10::optional<at::Tensor> bias = a.optional_tensor(2);
+  std::vector<int64_t> stride = expand_param(a, 3, n);
+  std::vector<int64_t> dilation = expand_param(a, 5, n);
+  int64_t groups = a.to_int(6);
+  if (a[4].isString()) {  // padding='same' / 'valid'
+    return at::_convolution_mode(x, a.tensor(1), bias, stride, a.to_string(4),
+                                 dilation, groups);
+  }
+  std::vector<int64_t> padding = expand_param(a, 4, n);
+  std::vector<int64_t> output_padding(n, 0);
+  return at::convolution(x, a.tensor(1), bias, stride, padding, dilation, false,
+                         output_padding, groups);
+}
+
+IValue max_pool(OpArgs& a, size_t n) {
+  std::vector<int64_t> kernel = expand_param(a, 1, n);
+  std::vector<int64_t> stride = a.is_none(2) ? kernel : expand_param(a, 2, n);
+  std::vector<int64_t> padding = expand_param(a, 3, n);
+  std::vector<int64_t> dilation = expand_param(a, 4, n);
+  bool ceil_mode = a.to_bool(5);
+  if (a.to_bool(6)) {
+    auto r = n == 1 ? at::max_pool1d_with_indices(a.tensor(0), kernel, stride,
+                                                  padding, dilation, ceil_mode)
+             : n == 2
+                 ? at::max_pool2d_with_indices(a.tensor(0), kernel, stride,
+                                               padding, dilation, ceil_mode)
+                 : at::max_pool3d_with_indices(a.tensor(0), kernel, stride,
+                                               padding, dilation, ceil_mode);
+    return make_tuple({std::get<0>(r), std::get<1>(r)});
+  }
+  if (n == 1) {
+    return at::max_pool1d(a.tensor(0), kernel, stride, padding, dilation,
+                          ceil_mode);
+  }
+  if (n == 2) {
+    return at::max_pool2d(a.tensor(0), kernel, stride, padding, dilation,
+                          ceil_mode);
+  }
+  return at::max_pool3d(a.tensor(0), kernel, stride, padding, dilation,
+                        ceil_mode);
+}
+
+IValue avg_pool(OpArgs& a, size_t n) {
+  std::vector<int64_t> kernel = expand_param(a, 1, n);
+  std::vector<int64_t> stride = a.is_none(2) ? kernel : expand_param(a, 2, n);
+  std::vector<int64_t> padding = expand_param(a, 3, n);
+  bool ceil_mode = a.to_bool(4), count_include_pad = a.to_bool(5);
+  if (n == 1) {
+    return at::avg_pool1d(a.tensor(0), kernel, stride, padding, ceil_mode,
+                          count_include_pad);
+  }
+  c10::optional<int64_t> divisor = a.optional_int(6);
+  if (n == 2) {
+    return at::avg_pool2d(a.tensor(0), kernel, stride, padding, ceil_mode,
+                          count_include_pad, divisor);
+  }
+  return at::avg_pool3d(a.tensor(0), kernel, stride, padding, ceil_mode,
+                        count_include_pad, divisor);
+}
+
+// adaptive output sizes may hold None (keep that input dimension).
+std::vector<int64_t> adaptive_size(OpArgs& a, size_t n) {
+  const at::Tensor& x = a.tensor(0);
+  std::vector<IValue> items;
+  if (a[1].isInt()) {
+    items.assign(n, a[1]);
+  } else {
+    items = sequence_elements(a[1]);
+  }
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    out.push_back(items[i].isNone() ? x.size(x.dim() - items.size() + i)
+                                    : items[i].toInt());
+  }
+  return out;
+}
+
+IValue batch_norm(OpArgs& a) {
+  return at::batch_norm(a.tensor(0), a.optional_tensor(3), a.optional_tensor(4),
+                        a.optional_tensor(1), a.optional_tensor(2),
+                        a.to_bool(5), a.to_double(6), a.to_double(7),
+                        /*cudnn_enabled=*/true);
+}
+
+IValue pad(OpArgs& a) {
+  std::string mode = a.to_string(2);
+  std::vector<int64_t> p = a.int_list(1);
+  if (mode == "constant") {
+    return at::constant_pad_nd(a.tensor(0), p,
+                               a.is_none(3) ? at::Scalar(0) : a.scalar(3));
+  }
+  return at::pad(a.tensor(0), p, mode, a.optional_double(3));
+}
+
+IValue interpolate(OpArgs& a) {
+  const at::Tensor& x = a.tensor(0);
+  size_t spatial = x.dim() - 2;
+  std::string mode = a.to_string(3);
+  c10::optional<std::vector<int64_t>> size;
+  if (!a.is_none(1)) size = expand_param(a, 1, spatial);
+  std::vector<double> scales;
+  if (!a.is_none(2)) {
+    if (a[2].isDouble() || a[2].isInt()) {
+      scales.assign(spatial, a.to_double(2));
+    } else {
+      for (const IValue& v : sequence_elements(a[2])) {
+        scales.push_back(v.isDouble() ? v.toDouble()
+                                      : static_cast<double>(v.toInt()));
+      }
+    }
+  }
+  if (!size) {
+    size.emplace();
+    for (size_t i = 0; i < spatial; ++i) {
+      size->push_back(static_cast<int64_t>(
+          std::floor(static_cast<double>(x.size(i + 2)) * scales[i])));
+    }
+  }
+  bool recompute = !a.is_none(5) && a.to_bool(5);
+  auto scale = [&](size_t i) -> c10::optional<double> {
+    if (scales.empty() || recompute) return c10::nullopt;
+    return scales[i];
+  };
+  c10::optional<bool> align =
+      a.is_none(4) ? c10::nullopt : c10::optional<bool>(a.to_bool(4));
+  if (mode == "nearest") {
+    if (spatial == 1) return at::upsample_nearest1d(x, *size, scale(0));
+    if (spatial == 2) {
+      return at::upsample_nearest2d(x, *size, scale(0), scale(1));
+    }
+    return at::upsample_nearest3d(x, *size, scale(0), scale(1), scale(2));
+  }
+  if (mode == "bilinear") {
+    return at::upsample_bilinear2d(x, *size, align.value_or(false), scale(0),
+                                   scale(1));
+  }
+  if (mode == "linear") {
+    return at::upsample_linear1d(x, *size, align.value_or(false), scale(0));
+  }
+  if (mode == "bicubic") {
+    return at::upsample_bicubic2d(x, *size, align.value_or(false), scale(0),
+                                  scale(1));
+  }
+  throw FxError(cat("interpolate: unsupported mode '", mode, "'"));
+}
+
+}  // namespace
+
+void register_functional_ops(OpRegistry& r) {
+  // Registers torch.nn.functional.NAME and any alias targets.
+  auto f = [&](std::initializer_list<std::string_view> targets,
+               std::string_view signature, OpKernel kernel,
+               std::string_view cpp = {}) {
+    for (std::string_view t : targets) {
+      r.add(Opcode::kCallFunction, t, signature, kernel, cpp);
+    }
+  };
+  auto F = [](std::string_view name) { return cat(kF, name); };
+
+  f(
+      {F("relu")}, "input, inplace=False",
+      [](OpArgs& a) -> IValue { return activation(a, at::relu, at::relu_, 1); },
+      "at::relu({input})");
+  f({F("relu6")}, "input, inplace=False",
+    [](OpArgs& a) -> IValue { return at::hardtanh(a.tensor(0), 0, 6); });
+  f({F("hardtanh")}, "input, min_val=-1.0, max_val=1.0, inplace=False",
+    [](OpArgs& a) -> IValue {
+      return at::hardtanh(a.tensor(0), a.scalar(1), a.scalar(2));
+    });
+  f(
+      {F("silu")}, "input, inplace=False",
+      [](OpArgs& a) -> IValue { return activation(a, at::silu, at::silu_, 1); },
+      "at::silu({input})");
+  f({F("hardswish")}, "input, inplace=False", [](OpArgs& a) -> IValue {
+    return activation(a, at::hardswish, at::hardswish_, 1);
+  });
+  f({F("hardsigmoid")}, "input, inplace=False", [](OpArgs& a) -> IValue {
+    return activation(a, at::hardsigmoid, at::hardsigmoid_, 1);
+  });
+  f({F("mish")}, "input, inplace=False",
+    [](OpArgs& a) -> IValue { return activation(a, at::mish, at::mish_, 1); });
+  f(
+      {"torch._C._nn.gelu", F("gelu")}, "input, approximate='none'",
+      [](OpArgs& a) -> IValue { return at::gelu(a.tensor(0), a.to_string(1)); },
+      "at::gelu({input}, {approximate})");
+  f({F("elu")}, "input, alpha=1.0, inplace=False",
+    [](OpArgs& a) -> IValue { return at::elu(a.tensor(0), a.scalar(1)); });
+  f({F("leaky_relu")}, "input, negative_slope=0.01, inplace=False",
+    [](OpArgs& a) -> IValue {
+      return at::leaky_relu(a.tensor(0), a.scalar(1));
+    });
+  f({"torch._C._nn.softplus", F("softplus")}, "input, beta=1, threshold=20",
+    [](OpArgs& a) -> IValue {
+      return at::softplus(a.tensor(0), a.scalar(1), a.scalar(2));
+    });
+  f({"torch._C._nn.log_sigmoid", F("logsigmoid")}, "input",
+    [](OpArgs& a) -> IValue { return at::log_sigmoid(a.tensor(0)); });
+  f({F("sigmoid")}, "input",
+    [](OpArgs& a) -> IValue { return at::sigmoid(a.tensor(0)); });
+  f({F("tanh")}, "input",
+    [](OpArgs& a) -> IValue { return at::tanh(a.tensor(0)); });
+  f({F("glu")}, "input, dim=-1",
+    [](OpArgs& a) -> IValue { return at::glu(a.tensor(0), a.to_int(1)); });
+  f(
+      {F("softmax")}, "input, dim=None, _stacklevel=3, dtype=None",
+      [](OpArgs& a) -> IValue {
+        return at::softmax(a.tensor(0), a.to_int(1), a.optional_dtype(3));
+      },
+      "at::softmax({input}, {dim})");
+  f({F("log_softmax")}, "input, dim=None, _stacklevel=3, dtype=None",
+    [](OpArgs& a) -> IValue {
+      return at::log_softmax(a.tensor(0), a.to_int(1), a.optional_dtype(3));
+    });
+  f(
+      {F("dropout")}, "input, p=0.5, training=True, inplace=False",
+      [](OpArgs& a) -> IValue {
+        if (a.to_bool(3)) {
+          at::Tensor x = a.tensor(0);
+          return at::dropout_(x, a.to_double(1), a.to_bool(2));
+        }
+        return at::dropout(a.tensor(0), a.to_double(1), a.to_bool(2));
+      },
+      "at::dropout({input}, {p}, {training})");
+  f(
+      {"torch._C._nn.linear", F("linear")}, "input, weight, bias=None",
+      [](OpArgs& a) -> IValue {
+        return at::linear(a.tensor(0), a.tensor(1), a.optional_tensor(2));
+      },
+      "at::linear({input}, {weight}, {bias})");
+  for (int n = 1; n <= 3; ++n) {
+    std::string name = cat("conv", n, "d");
+    f({cat("torch.", name), F(name)},
+      "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1",
+      [n](OpArgs& a) { return conv(a, n); });
+    std::string mp = cat("max_pool", n, "d");
+    f({F(mp), cat("torch.", mp)},
+      "input, kernel_size, stride=None, padding=0, dilation=1, "
+      "ceil_mode=False, return_indices=False",
+      [n](OpArgs& a) { return max_pool(a, n); });
+    std::string ap = cat("avg_pool", n, "d");
+    f(
+        {F(ap), cat("torch._C._nn.", ap), cat("torch.", ap)},
+        n == 1 ? "input, kernel_size, stride=None, padding=0, ceil_mode=False, "
+                 "count_include_pad=True"
+               : "input, kernel_size, stride=None, padding=0, ceil_mode=False, "
+                 "count_include_pad=True, divisor_override=None",
+        [n](OpArgs& a) { return avg_pool(a, n); },
+        n == 2 ? "at::avg_pool2d({input}, {kernel_size:ints}, {stride:ints0}, "
+                 "{padding:ints}, {ceil_mode}, {count_include_pad}, "
+                 "{divisor_override})"
+               : "");
+  }
+  f({"torch.adaptive_avg_pool1d", F("adaptive_avg_pool1d")},
+    "input, output_size", [](OpArgs& a) -> IValue {
+      return at::adaptive_avg_pool1d(a.tensor(0), adaptive_size(a, 1));
+    });
+  f(
+      {F("adaptive_avg_pool2d")}, "input, output_size",
+      [](OpArgs& a) -> IValue {
+        return at::adaptive_avg_pool2d(a.tensor(0), adaptive_size(a, 2));
+      },
+      "at::adaptive_avg_pool2d({input}, {output_size:ints})");
+  f({F("adaptive_avg_pool3d")}, "input, output_size", [](OpArgs& a) -> IValue {
+    return at::adaptive_avg_pool3d(a.tensor(0), adaptive_size(a, 3));
+  });
+  f({F("adaptive_max_pool2d")}, "input, output_size, return_indices=False",
+    [](OpArgs& a) -> IValue {
+      auto r = at::adaptive_max_pool2d(a.tensor(0), adaptive_size(a, 2));
+      if (a.to_bool(2)) return make_tuple({std::get<0>(r), std::get<1>(r)});
+      return std::get<0>(r);
+    });
+  f({F("batch_norm")},
+    "input, running_mean, running_var, weight=None, bias=None, "
+    "training=False, momentum=0.1, eps=1e-05",
+    batch_norm);
+  f(
+      {F("layer_norm")},
+      "input, normalized_shape, weight=None, bias=None, "
+      "eps=1e-05",
+      [](OpArgs& a) -> IValue {
+        return at::layer_norm(a.tensor(0), a.int_list(1), a.optional_tensor(2),
+                              a.optional_tensor(3), a.to_double(4));
+      },
+      "at::layer_norm({input}, {normalized_shape:ints}, {weight}, {bias}, "
+      "{eps})");
+  f({F("group_norm")}, "input, num_groups, weight=None, bias=None, eps=1e-05",
+    [](OpArgs& a) -> IValue {
+      return at::group_norm(a.tensor(0), a.to_int(1), a.optional_tensor(2),
+                            a.optional_tensor(3), a.to_double(4));
+    });
+  f({F("instance_norm")},
+    "input, running_mean=None, running_var=None, weight=None, bias=None, "
+    "use_input_stats=True, momentum=0.1, eps=1e-05",
+    [](OpArgs& a) -> IValue {
+      return at::instance_norm(a.tensor(0), a.optional_tensor(3),
+                               a.optional_tensor(4), a.optional_tensor(1),
+                               a.optional_tensor(2), a.to_bool(5),
+                               a.to_double(6), a.to_double(7), true);
+    });
+  f({F("pad")}, "input, pad, mode='constant', value=None", pad);
+  f({F("interpolate")},
+    "input, size=None, scale_factor=None, mode='nearest', "
+    "align_corners=None, recompute_scale_factor=None, antialias=False",
+    interpolate);
+  f({F("embedding")},
+    "input, weight, padding_idx=None, max_norm=None, norm_type=2.0, "
+    "scale_grad_by_freq=False, sparse=False",
+    [](OpArgs& a) -> IValue {
+      return at::embedding(a.tensor(1), a.tensor(0),
+                           a.optional_int(2).value_or(-1), a.to_bool(5),
+                           a.to_bool(6));
+    });
+  f({F("normalize")}, "input, p=2.0, dim=1, eps=1e-12, out=None",
+    [](OpArgs& a) -> IValue {
+      const at::Tensor& x = a.tensor(0);
+      at::Tensor denom = at::norm(x, a.scalar(1), {a.to_int(2)}, true)
+                             .clamp_min(a.scalar(3))
+                             .expand_as(x);
+      return x / denom;
+    });
+  f({"torch._C._nn.one_hot", F("one_hot")}, "tensor, num_classes=-1",
+    [](OpArgs& a) -> IValue { return at::one_hot(a.tensor(0), a.to_int(1)); });
+  f({F("mse_loss")},
+    "input, target, size_average=None, reduce=None, reduction='mean'",
+    [](OpArgs& a) -> IValue {
+      std::string red = a.to_string(4);
+      int64_t mode = red == "none" ? 0 : red == "sum" ? 2 : 1;
+      return at::mse_loss(a.tensor(0), a.tensor(1), mode);
+    });
+  // torch.* spellings of the same kernels (torch.batch_norm, ...).
+  r.add(Opcode::kCallFunction, "torch.batch_norm",
+        "input, weight, bias, running_mean, running_var, training, momentum, "
+        "eps, cudnn_enabled",
+        [](OpArgs& a) -> IValue {
+          return at::batch_norm(a.tensor(0), a.optional_tensor(1),
+                                a.optional_tensor(2), a.optional_tensor(3),
+                                a.optional_tensor(4), a.to_bool(5),
+                                a.to_double(6), a.to_double(7), a.to_bool(8));
+        });
+  r.add(Opcode::kCallFunction, "torch.layer_norm",
+        "input, normalized_shape, weight=None, bias=None, eps=1e-05, "
+        "cudnn_enable=True",
+        [](OpArgs& a) -> IValue {
+          return at::layer_norm(a.tensor(0), a.int_list(1),
+                                a.optional_tensor(2), a.optional_tensor(3),
+                                a.to_double(4));
+        });
+}
+
+}  // namespace fx::ops

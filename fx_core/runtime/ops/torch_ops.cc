@@ -1,0 +1,649 @@
+// Built-in ops, part 2: torch.* functions and the Tensor methods that mirror
+// them. Most are registered twice from one kernel: as `torch.NAME` (first
+// parameter `input`) and as the method NAME (first parameter `self`), with
+// the rest of the Python signature shared.
+#include <ATen/ATen.h>
+#include <ATen/ScalarOps.h>
+
+#include "fx_core/runtime/ops/builtin_ops.h"
+#include "fx_core/runtime/value.h"
+#include "fx_core/support/error.h"
+#include "fx_core/support/strings.h"
+
+namespace fx::ops {
+namespace {
+
+using c10::IValue;
+
+// A Python number as the other operand of a tensor op: a wrapped-number
+// tensor, so that it promotes as Python's does (an int tensor compared with
+// 2.5 compares in float) rather than being cast to the tensor's dtype.
+at::Tensor number_operand(OpArgs& a, size_t i, const at::Tensor& like) {
+  return at::native::wrapped_scalar_tensor(a.scalar(i), like.device());
+}
+
+IValue tuple_of(std::vector<at::Tensor> tensors) {
+  std::vector<IValue> items(tensors.begin(), tensors.end());
+  return make_tuple(std::move(items));
+}
+
+IValue tuple_of(std::tuple<at::Tensor, at::Tensor> pair) {
+  return make_tuple({std::get<0>(pair), std::get<1>(pair)});
+}
+
+// Registers `torch.NAME(input, REST)` and, when `method`, `x.NAME(REST)`.
+// `cpp` uses {input}/{self} interchangeably: both names map to the first
+// parameter.
+struct Both {
+  OpRegistry& r;
+  void operator()(const char* name, std::string_view rest, OpKernel kernel,
+                  std::string_view cpp_function = {},
+                  std::string_view cpp_method = {}, bool method = true) {
+    std::string sep = rest.empty() ? "" : ", ";
+    r.add(Opcode::kCallFunction, cat("torch.", name), cat("input", sep, rest),
+          kernel, cpp_function);
+    if (method) {
+      r.add(Opcode::kCallMethod, name, cat("self", sep, rest), kernel,
+            cpp_method);
+    }
+  }
+};
+
+// Unary elementwise functions: torch.NAME(input) and x.NAME().
+#define FX_UNARY(NAME)                                                      \
+  both(                                                                     \
+      #NAME, "", [](OpArgs& a) -> IValue { return at::NAME(a.tensor(0)); }, \
+      "at::" #NAME "({input})", "{self}." #NAME "()")
+
+// Reductions over optional dims with keepdim and dtype.
+IValue reduce(OpArgs& a, bool mean) {
+  const at::Tensor& x = a.tensor(0);
+  c10::optional<std::vector<int64_t>> dim = a.optional_int_list(1);
+  bool keepdim = a.to_bool(2);
+  c10::optional<c10::ScalarType> dtype = a.optional_dtype(3);
+  if (!dim) {
+    return mean ? at::mean(x, dtype) : at::sum(x, dtype);
+  }
+  return mean ? at::mean(x, *dim, keepdim, dtype)
+              : at::sum(x, *dim, keepdim, dtype);
+}
+
+// max / min: whole-tensor, with a dim (values, indices), or elementwise.
+IValue max_min(OpArgs& a, bool is_max) {
+  const at::Tensor& x = a.tensor(0);
+  if (a.is_none(1)) return is_max ? at::max(x) : at::min(x);
+  if (a[1].isTensor()) {
+    return is_max ? at::maximum(x, a.tensor(1)) : at::minimum(x, a.tensor(1));
+  }
+  int64_t dim = a.to_int(1);
+  bool keepdim = a.to_bool(2);
+  return tuple_of(is_max ? at::max(x, dim, keepdim) : at::min(x, dim, keepdim));
+}
+
+at::TensorOptions creation_options(OpArgs& a, size_t dtype, size_t device) {
+  at::TensorOptions options;
+  if (auto t = a.optional_dtype(dtype)) options = options.dtype(*t);
+  if (!a.is_none(device)) {
+    options =
+        options.device(a[device].isString() ? c10::Device(a.to_string(device))
+                                            : a[device].toDevice());
+  }
+  return options;
+}
+
+// x.to(...): dtype, device, another tensor, or keywords.
+IValue tensor_to(OpArgs& a) {
+  const at::Tensor& x = a.tensor(0);
+  c10::optional<c10::ScalarType> dtype = a.optional_dtype(2);
+  c10::optional<c10::Device> device;
+  if (!a.is_none(3)) {
+    device = a[3].isString() ? c10::Device(a.to_string(3)) : a[3].toDevice();
+  }
+  for (const IValue& v : sequence_elements(a[1])) {
+    if (v.isInt()) {
+      dtype = static_cast<c10::ScalarType>(v.toInt());
+    } else if (v.isDevice()) {
+      device = v.toDevice();
+    } else if (v.isString()) {
+      device = c10::Device(v.toStringRef());
+    } else if (v.isTensor()) {
+      dtype = v.toTensor().scalar_type();
+      device = v.toTensor().device();
+    } else if (!v.isNone()) {
+      throw FxError(cat("to() received an invalid argument of type ",
+                        value_type_name(v)));
+    }
+  }
+  bool non_blocking = a.to_bool(4), copy = a.to_bool(5);
+  auto memory_format = a.optional_memory_format(6);
+  return x.to(x.options()
+                  .dtype(dtype.value_or(x.scalar_type()))
+                  .device(device.value_or(x.device())),
+              non_blocking, copy, memory_format);
+}
+
+}  // namespace
+
+void register_torch_ops(OpRegistry& r) {
+  Both both{r};
+
+  // Elementwise.
+  FX_UNARY(relu);
+  FX_UNARY(sigmoid);
+  FX_UNARY(tanh);
+  FX_UNARY(neg);
+  FX_UNARY(abs);
+  FX_UNARY(exp);
+  FX_UNARY(log);
+  FX_UNARY(sqrt);
+  FX_UNARY(rsqrt);
+  FX_UNARY(sin);
+  FX_UNARY(cos);
+  FX_UNARY(erf);
+  FX_UNARY(floor);
+  FX_UNARY(ceil);
+  FX_UNARY(round);
+  FX_UNARY(sign);
+  FX_UNARY(reciprocal);
+  FX_UNARY(logical_not);
+  FX_UNARY(isnan);
+  FX_UNARY(square);
+  FX_UNARY(t);
+  both(
+      "relu_", "",
+      [](OpArgs& a) -> IValue {
+        at::Tensor x = a.tensor(0);
+        return at::relu_(x);
+      },
+      "at::relu_({input})", "{self}.relu_()");
+  both(
+      "add", "other, *, alpha=1",
+      [](OpArgs& a) -> IValue {
+        if (a[1].isTensor()) {
+          return at::add(a.tensor(0), a.tensor(1), a.scalar(2));
+        }
+        return at::add(a.tensor(0), a.scalar(1), a.scalar(2));
+      },
+      "at::add({input}, {other}, {alpha})", "{self}.add({other}, {alpha})");
+  both(
+      "sub", "other, *, alpha=1",
+      [](OpArgs& a) -> IValue {
+        if (a[1].isTensor()) {
+          return at::sub(a.tensor(0), a.tensor(1), a.scalar(2));
+        }
+        return at::sub(a.tensor(0), a.scalar(1), a.scalar(2));
+      },
+      "at::sub({input}, {other}, {alpha})", "{self}.sub({other}, {alpha})");
+  both(
+      "mul", "other",
+      [](OpArgs& a) -> IValue {
+        if (a[1].isTensor()) return at::mul(a.tensor(0), a.tensor(1));
+        return at::mul(a.tensor(0), a.scalar(1));
+      },
+      "at::mul({input}, {other})", "{self}.mul({other})");
+  both(
+      "div", "other, *, rounding_mode=None",
+      [](OpArgs& a) -> IValue {
+        c10::optional<c10::string_view> mode;
+        std::string m;
+        if (!a.is_none(2)) {
+          m = a.to_string(2);
+          mode = m;
+        }
+        if (a[1].isTensor()) return at::div(a.tensor(0), a.tensor(1), mode);
+        return at::div(a.tensor(0), a.scalar(1), mode);
+      },
+      "at::div({input}, {other})", "{self}.div({other})");
+  both(
+      "pow", "exponent",
+      [](OpArgs& a) -> IValue {
+        if (a[1].isTensor()) return at::pow(a.tensor(0), a.tensor(1));
+        return at::pow(a.tensor(0), a.scalar(1));
+      },
+      "at::pow({input}, {exponent})", "{self}.pow({exponent})");
+  both(
+      "matmul", "other",
+      [](OpArgs& a) -> IValue { return at::matmul(a.tensor(0), a.tensor(1)); },
+      "at::matmul({input}, {other})", "{self}.matmul({other})");
+  both(
+      "mm", "mat2",
+      [](OpArgs& a) -> IValue { return at::mm(a.tensor(0), a.tensor(1)); },
+      "at::mm({input}, {mat2})", "{self}.mm({mat2})");
+  both(
+      "bmm", "mat2",
+      [](OpArgs& a) -> IValue { return at::bmm(a.tensor(0), a.tensor(1)); },
+      "at::bmm({input}, {mat2})", "{self}.bmm({mat2})");
+  both(
+      "addmm", "mat1, mat2, *, beta=1, alpha=1",
+      [](OpArgs& a) -> IValue {
+        return at::addmm(a.tensor(0), a.tensor(1), a.tensor(2), a.scalar(3),
+                         a.scalar(4));
+      },
+      "at::addmm({input}, {mat1}, {mat2}, {beta}, {alpha})");
+  both(
+      "clamp", "min=None, max=None",
+      [](OpArgs& a) -> IValue {
+        if (a[1].isTensor() || a[2].isTensor()) {
+          return at::clamp(a.tensor(0), a.optional_tensor(1),
+                           a.optional_tensor(2));
+        }
+        return at::clamp(a.tensor(0), a.optional_scalar(1),
+                         a.optional_scalar(2));
+      },
+      "at::clamp({input}, {min}, {max})", "{self}.clamp({min}, {max})");
+  r.add(Opcode::kCallMethod, "where", "self, condition, other",
+        [](OpArgs& a) -> IValue {
+          return at::where(a.tensor(1), a.tensor(0), a.tensor(2));
+        });
+  r.add(Opcode::kCallFunction, "torch.where", "condition, input, other",
+        [](OpArgs& a) -> IValue {
+          if (a[2].isTensor()) {
+            return at::where(a.tensor(0), a.tensor(1), a.tensor(2));
+          }
+          return at::where(a.tensor(0), a.tensor(1), a.scalar(2));
+        });
+  r.add(Opcode::kCallMethod, "masked_fill", "self, mask, value",
+        [](OpArgs& a) -> IValue {
+          if (a[2].isTensor()) {
+            return a.tensor(0).masked_fill(a.tensor(1), a.tensor(2));
+          }
+          return a.tensor(0).masked_fill(a.tensor(1), a.scalar(2));
+        });
+  for (auto [name, fn] : std::initializer_list<std::pair<
+           const char*, at::Tensor (*)(const at::Tensor&, const at::Tensor&)>>{
+           {"eq", [](const at::Tensor&x,
+                     const at::Tensor&y) { return at::eq(x, y); }},
+           {"ne", [](const at::Tensor&x,
+                     const at::Tensor&y) { return at::ne(x, y); }},
+           {"lt", [](const at::Tensor&x,
+                     const at::Tensor&y) { return at::lt(x, y); }},
+           {"le", [](const at::Tensor&x,
+                     const at::Tensor&y) { return at::le(x, y); }},
+           {"gt", [](const at::Tensor&x,
+                     const at::Tensor&y) { return at::gt(x, y); }},
+           {"ge", [](const at::Tensor&x,
+                     const at::Tensor&y) { return at::ge(x, y); }},
+           {"maximum", [](const at::Tensor&x,
+                          const at::Tensor&y) { return at::maximum(x, y); }},
+           {"minimum", [](const at::Tensor&x,
+                          const at::Tensor&y) { return at::minimum(x, y); }},
+       }) {
+    both(name, "other", [fn = fn](OpArgs& a) -> IValue {
+      at::Tensor other =
+          a[1].isTensor() ? a.tensor(1) : number_operand(a, 1, a.tensor(0));
+      return fn(a.tensor(0), other);
+    });
+  }
+
+  // Reductions.
+  both(
+      "sum", "dim=None, keepdim=False, *, dtype=None",
+      [](OpArgs& a) { return reduce(a, false); },
+      "at::sum({input}, {dim:ints}, {keepdim})",
+      "{self}.sum({dim:ints}, {keepdim})");
+  both(
+      "mean", "dim=None, keepdim=False, *, dtype=None",
+      [](OpArgs& a) { return reduce(a, true); },
+      "at::mean({input}, {dim:ints}, {keepdim})",
+      "{self}.mean({dim:ints}, {keepdim})");
+  both("max", "dim=None, keepdim=False",
+       [](OpArgs& a) { return max_min(a, true); });
+  both("min", "dim=None, keepdim=False",
+       [](OpArgs& a) { return max_min(a, false); });
+  both("argmax", "dim=None, keepdim=False", [](OpArgs& a) -> IValue {
+    return at::argmax(a.tensor(0), a.optional_int(1), a.to_bool(2));
+  });
+  both("argmin", "dim=None, keepdim=False", [](OpArgs& a) -> IValue {
+    return at::argmin(a.tensor(0), a.optional_int(1), a.to_bool(2));
+  });
+  both("amax", "dim=(), keepdim=False", [](OpArgs& a) -> IValue {
+    return at::amax(a.tensor(0), a.int_list(1), a.to_bool(2));
+  });
+  both(
+      "topk", "k, dim=-1, largest=True, sorted=True",
+      [](OpArgs& a) -> IValue {
+        return tuple_of(at::topk(a.tensor(0), a.to_int(1), a.to_int(2),
+                                 a.to_bool(3), a.to_bool(4)));
+      },
+      "at::topk({input}, {k}, {dim}, {largest}, {sorted})",
+      "{self}.topk({k}, {dim}, {largest}, {sorted})");
+  both(
+      "softmax", "dim, dtype=None",
+      [](OpArgs& a) -> IValue {
+        return at::softmax(a.tensor(0), a.to_int(1), a.optional_dtype(2));
+      },
+      "at::softmax({input}, {dim})", "{self}.softmax({dim})");
+  both(
+      "log_softmax", "dim, dtype=None",
+      [](OpArgs& a) -> IValue {
+        return at::log_softmax(a.tensor(0), a.to_int(1), a.optional_dtype(2));
+      },
+      "at::log_softmax({input}, {dim})", "{self}.log_softmax({dim})");
+  both("cumsum", "dim, *, dtype=None", [](OpArgs& a) -> IValue {
+    return at::cumsum(a.tensor(0), a.to_int(1), a.optional_dtype(2));
+  });
+  both("norm", "p='fro', dim=None, keepdim=False, dtype=None",
+       [](OpArgs& a) -> IValue {
+         const at::Tensor& x = a.tensor(0);
+         std::vector<int64_t> dim =
+             a.optional_int_list(2).value_or(std::vector<int64_t>{});
+         if (a[1].isString()) return at::frobenius_norm(x, dim, a.to_bool(3));
+         return at::norm(x, a.optional_scalar(1), dim, a.to_bool(3));
+       });
+
+  // Shapes and views.
+  both(
+      "flatten", "start_dim=0, end_dim=-1",
+      [](OpArgs& a) -> IValue {
+        return at::flatten(a.tensor(0), a.to_int(1), a.to_int(2));
+      },
+      "at::flatten({input}, {start_dim}, {end_dim})",
+      "{self}.flatten({start_dim}, {end_dim})");
+  r.add(
+      Opcode::kCallFunction, "torch.reshape", "input, shape",
+      [](OpArgs& a) -> IValue {
+        return at::reshape(a.tensor(0), a.int_list(1));
+      },
+      "at::reshape({input}, {shape:ints})");
+  r.add(
+      Opcode::kCallMethod, "reshape", "self, *shape",
+      [](OpArgs& a) -> IValue { return a.tensor(0).reshape(a.int_list(1)); },
+      "{self}.reshape({shape:ints})");
+  r.add(
+      Opcode::kCallMethod, "view", "self, *size",
+      [](OpArgs& a) -> IValue {
+        const std::vector<IValue> items = sequence_elements(a[1]);
+        if (items.size() == 1 && items[0].isInt() == false &&
+            !is_sequence(items[0])) {
+          // x.view(dtype)
+          return a.tensor(0).view(a.optional_dtype(1).value());
+        }
+        return a.tensor(0).view(a.int_list(1));
+      },
+      "{self}.view({size:ints})");
+  r.add(
+      Opcode::kCallFunction, "torch.permute", "input, dims",
+      [](OpArgs& a) -> IValue {
+        return at::permute(a.tensor(0), a.int_list(1));
+      },
+      "at::permute({input}, {dims:ints})");
+  r.add(
+      Opcode::kCallMethod, "permute", "self, *dims",
+      [](OpArgs& a) -> IValue { return a.tensor(0).permute(a.int_list(1)); },
+      "{self}.permute({dims:ints})");
+  both(
+      "transpose", "dim0, dim1",
+      [](OpArgs& a) -> IValue {
+        return at::transpose(a.tensor(0), a.to_int(1), a.to_int(2));
+      },
+      "at::transpose({input}, {dim0}, {dim1})",
+      "{self}.transpose({dim0}, {dim1})");
+  both(
+      "unsqueeze", "dim",
+      [](OpArgs& a) -> IValue {
+        return at::unsqueeze(a.tensor(0), a.to_int(1));
+      },
+      "at::unsqueeze({input}, {dim})", "{self}.unsqueeze({dim})");
+  both("squeeze", "dim=None", [](OpArgs& a) -> IValue {
+    if (a.is_none(1)) return at::squeeze(a.tensor(0));
+    return at::squeeze(a.tensor(0), a.to_int(1));
+  });
+  r.add(Opcode::kCallMethod, "expand", "self, *size",
+        [](OpArgs& a) -> IValue { return a.tensor(0).expand(a.int_list(1)); });
+  r.add(Opcode::kCallMethod, "expand_as", "self, other",
+        [](OpArgs& a) -> IValue { return a.tensor(0).expand_as(a.tensor(1)); });
+  r.add(Opcode::kCallMethod, "view_as", "self, other",
+        [](OpArgs& a) -> IValue { return a.tensor(0).view_as(a.tensor(1)); });
+  r.add(
+      Opcode::kCallMethod, "reshape_as", "self, other",
+      [](OpArgs& a) -> IValue { return a.tensor(0).reshape_as(a.tensor(1)); });
+  r.add(Opcode::kCallMethod, "repeat", "self, *sizes",
+        [](OpArgs& a) -> IValue { return a.tensor(0).repeat(a.int_list(1)); });
+  both("roll", "shifts, dims=None", [](OpArgs& a) -> IValue {
+    return at::roll(a.tensor(0), a.int_list(1),
+                    a.optional_int_list(2).value_or(std::vector<int64_t>{}));
+  });
+  both("narrow", "dim, start, length", [](OpArgs& a) -> IValue {
+    return at::narrow(a.tensor(0), a.to_int(1), a.to_int(2), a.to_int(3));
+  });
+  both("select", "dim, index", [](OpArgs& a) -> IValue {
+    return at::select(a.tensor(0), a.to_int(1), a.to_int(2));
+  });
+  both("index_select", "dim, index", [](OpArgs& a) -> IValue {
+    return at::index_select(a.tensor(0), a.to_int(1), a.tensor(2));
+  });
+  both("gather", "dim, index", [](OpArgs& a) -> IValue {
+    return at::gather(a.tensor(0), a.to_int(1), a.tensor(2));
+  });
+  both("chunk", "chunks, dim=0", [](OpArgs& a) -> IValue {
+    return tuple_of(at::chunk(a.tensor(0), a.to_int(1), a.to_int(2)));
+  });
+  both("split", "split_size_or_sections, dim=0", [](OpArgs& a) -> IValue {
+    if (a[1].isInt()) {
+      return tuple_of(at::split(a.tensor(0), a.to_int(1), a.to_int(2)));
+    }
+    return tuple_of(
+        at::split_with_sizes(a.tensor(0), a.int_list(1), a.to_int(2)));
+  });
+  both("unbind", "dim=0", [](OpArgs& a) -> IValue {
+    return tuple_of(at::unbind(a.tensor(0), a.to_int(1)));
+  });
+  both("tril", "diagonal=0",
+       [](OpArgs& a) -> IValue { return at::tril(a.tensor(0), a.to_int(1)); });
+  both("triu", "diagonal=0",
+       [](OpArgs& a) -> IValue { return at::triu(a.tensor(0), a.to_int(1)); });
+  r.add(
+      Opcode::kCallFunction, "torch.cat", "tensors, dim=0",
+      [](OpArgs& a) -> IValue {
+        return at::cat(a.tensor_list(0), a.to_int(1));
+      },
+      "at::cat({tensors}, {dim})");
+  r.add(
+      Opcode::kCallFunction, "torch.stack", "tensors, dim=0",
+      [](OpArgs& a) -> IValue {
+        return at::stack(a.tensor_list(0), a.to_int(1));
+      },
+      "at::stack({tensors}, {dim})");
+  r.add(Opcode::kCallFunction, "torch.broadcast_tensors", "*tensors",
+        [](OpArgs& a) -> IValue {
+          return tuple_of(at::broadcast_tensors(a.tensor_list(0)));
+        });
+
+  // Tensor-only methods.
+  r.add(
+      Opcode::kCallMethod, "size", "self, dim=None",
+      [](OpArgs& a) -> IValue {
+        if (a.is_none(1)) return c10::List<int64_t>(a.tensor(0).sizes());
+        return a.tensor(0).size(a.to_int(1));
+      },
+      "{self}.size({dim})");
+  r.add(Opcode::kCallMethod, "dim", "self",
+        [](OpArgs& a) -> IValue { return a.tensor(0).dim(); });
+  r.add(Opcode::kCallMethod, "numel", "self",
+        [](OpArgs& a) -> IValue { return a.tensor(0).numel(); });
+  r.add(Opcode::kCallFunction, "torch.numel", "input",
+        [](OpArgs& a) -> IValue { return a.tensor(0).numel(); });
+  r.add(
+      Opcode::kCallMethod, "contiguous",
+      "self, memory_format=torch.contiguous_format",
+      [](OpArgs& a) -> IValue {
+        return a.tensor(0).contiguous(*a.optional_memory_format(1));
+      },
+      "{self}.contiguous()");
+  r.add(
+      Opcode::kCallMethod, "clone", "self, *, memory_format=None",
+      [](OpArgs& a) -> IValue {
+        return a.tensor(0).clone(a.optional_memory_format(1));
+      },
+      "{self}.clone()");
+  r.add(Opcode::kCallFunction, "torch.clone", "input, *, memory_format=None",
+        [](OpArgs& a) -> IValue {
+          return a.tensor(0).clone(a.optional_memory_format(1));
+        });
+  r.add(
+      Opcode::kCallMethod, "detach", "self",
+      [](OpArgs& a) -> IValue { return a.tensor(0).detach(); },
+      "{self}.detach()");
+  r.add(Opcode::kCallMethod, "to",
+        "self, *args, dtype=None, device=None, non_blocking=False, "
+        "copy=False, memory_format=None",
+        tensor_to);
+  r.add(Opcode::kCallMethod, "type_as", "self, other",
+        [](OpArgs& a) -> IValue { return a.tensor(0).type_as(a.tensor(1)); });
+  for (auto [name, type] :
+       std::initializer_list<std::pair<const char*, c10::ScalarType>>{
+           {"float", c10::kFloat},
+           {"double", c10::kDouble},
+           {"half", c10::kHalf},
+           {"int", c10::kInt},
+           {"long", c10::kLong},
+           {"bool", c10::kBool}}) {
+    r.add(Opcode::kCallMethod, name, "self",
+          [type = type](OpArgs& a) -> IValue { return a.tensor(0).to(type); });
+  }
+  r.add(Opcode::kCallMethod, "item", "self", [](OpArgs& a) -> IValue {
+    at::Scalar s = a.tensor(0).item();
+    if (s.isFloatingPoint()) return s.toDouble();
+    if (s.isBoolean()) return s.toBool();
+    return s.toLong();
+  });
+  r.add(Opcode::kCallMethod, "tolist", "self", [](OpArgs& a) -> IValue {
+    const at::Tensor& x = a.tensor(0);
+    if (x.dim() != 1) throw FxError("tolist() supports 1-d tensors here");
+    std::vector<IValue> items;
+    for (int64_t i = 0; i < x.size(0); ++i) {
+      at::Scalar s = x[i].item();
+      items.push_back(s.isFloatingPoint() ? IValue(s.toDouble())
+                                          : IValue(s.toLong()));
+    }
+    return make_list(std::move(items));
+  });
+  for (auto [name, inplace] :
+       std::initializer_list<std::pair<const char*, int>>{
+           {"add_", 0}, {"sub_", 1}, {"mul_", 2}, {"div_", 3}}) {
+    r.add(Opcode::kCallMethod, name, "self, other",
+          [inplace = inplace](OpArgs& a) -> IValue {
+            at::Tensor x = a.tensor(0);
+            at::Tensor other =
+                a[1].isTensor() ? a.tensor(1) : number_operand(a, 1, x);
+            switch (inplace) {
+              case 0:
+                return x.add_(other);
+              case 1:
+                return x.sub_(other);
+              case 2:
+                return x.mul_(other);
+              default:
+                return x.div_(other);
+            }
+          });
+  }
+
+  // Creation.
+  auto sized = [&](const char* name,
+                   at::Tensor (*make)(at::IntArrayRef, at::TensorOptions)) {
+    r.add(Opcode::kCallFunction, cat("torch.", name),
+          "*size, out=None, dtype=None, layout=None, device=None, "
+          "requires_grad=False",
+          [make](OpArgs& a) -> IValue {
+            return make(a.int_list(0), creation_options(a, 2, 4))
+                .set_requires_grad(a.to_bool(5));
+          });
+  };
+  sized("zeros",
+        [](at::IntArrayRef s, at::TensorOptions o) { return at::zeros(s, o); });
+  sized("ones",
+        [](at::IntArrayRef s, at::TensorOptions o) { return at::ones(s, o); });
+  sized("empty",
+        [](at::IntArrayRef s, at::TensorOptions o) { return at::empty(s, o); });
+  sized("randn",
+        [](at::IntArrayRef s, at::TensorOptions o) { return at::randn(s, o); });
+  sized("rand",
+        [](at::IntArrayRef s, at::TensorOptions o) { return at::rand(s, o); });
+  auto like = [&](const char* name,
+                  at::Tensor (*make)(const at::Tensor&, at::TensorOptions)) {
+    r.add(Opcode::kCallFunction, cat("torch.", name),
+          "input, *, dtype=None, layout=None, device=None, "
+          "requires_grad=False, memory_format=torch.preserve_format",
+          [make](OpArgs& a) -> IValue {
+            at::TensorOptions o =
+                a.tensor(0).options().merge_in(creation_options(a, 1, 3));
+            return make(a.tensor(0), o).set_requires_grad(a.to_bool(4));
+          });
+  };
+  like("zeros_like", [](const at::Tensor& x, at::TensorOptions o) {
+    return at::zeros_like(x, o);
+  });
+  like("ones_like", [](const at::Tensor& x, at::TensorOptions o) {
+    return at::ones_like(x, o);
+  });
+  like("empty_like", [](const at::Tensor& x, at::TensorOptions o) {
+    return at::empty_like(x, o);
+  });
+  like("randn_like", [](const at::Tensor& x, at::TensorOptions o) {
+    return at::randn_like(x, o);
+  });
+  r.add(Opcode::kCallFunction, "torch.full",
+        "size, fill_value, *, out=None, dtype=None, layout=None, "
+        "device=None, requires_grad=False",
+        [](OpArgs& a) -> IValue {
+          return at::full(a.int_list(0), a.scalar(1),
+                          creation_options(a, 3, 5));
+        });
+  r.add(Opcode::kCallFunction, "torch.arange",
+        "start, end=None, step=1, *, out=None, dtype=None, layout=None, "
+        "device=None, requires_grad=False",
+        [](OpArgs& a) -> IValue {
+          at::TensorOptions o = creation_options(a, 4, 6);
+          if (a.is_none(1)) return at::arange(a.scalar(0), o);
+          return at::arange(a.scalar(0), a.scalar(1), a.scalar(2), o);
+        });
+  r.add(Opcode::kCallFunction, "torch.tensor",
+        "data, *, dtype=None, device=None, requires_grad=False",
+        [](OpArgs& a) -> IValue {
+          at::TensorOptions o = creation_options(a, 1, 2);
+          if (a[0].isDouble()) return at::scalar_tensor(a.to_double(0), o);
+          if (a[0].isInt()) {
+            return at::scalar_tensor(a.to_int(0),
+                                     o.has_dtype() ? o : o.dtype(at::kLong));
+          }
+          if (a[0].isDoubleList()) {
+            return at::tensor(a[0].toDoubleVector(), o);
+          }
+          return at::tensor(a.int_list(0),
+                            o.has_dtype() ? o : o.dtype(at::kLong));
+        });
+
+  // Quantization: quantized tensors and back (the reference quantized
+  // pattern quantize -> dequantize -> float op that the quantize plugin
+  // writes).
+  r.add(Opcode::kCallFunction, "torch.quantize_per_tensor",
+        "input, scale, zero_point, dtype", [](OpArgs& a) -> IValue {
+          return at::quantize_per_tensor(a.tensor(0), a.to_double(1),
+                                         a.to_int(2), *a.optional_dtype(3));
+        });
+  r.add(Opcode::kCallFunction, "torch.quantize_per_tensor_dynamic",
+        "input, dtype, reduce_range", [](OpArgs& a) -> IValue {
+          return at::quantize_per_tensor_dynamic(
+              a.tensor(0), *a.optional_dtype(1), a.to_bool(2));
+        });
+  r.add(Opcode::kCallFunction, "torch.quantize_per_channel",
+        "input, scales, zero_points, axis, dtype", [](OpArgs& a) -> IValue {
+          return at::quantize_per_channel(a.tensor(0), a.tensor(1), a.tensor(2),
+                                          a.to_int(3), *a.optional_dtype(4));
+        });
+  both("dequantize", "",
+       [](OpArgs& a) -> IValue { return at::dequantize(a.tensor(0)); });
+  r.add(Opcode::kCallMethod, "int_repr", "self",
+        [](OpArgs& a) -> IValue { return a.tensor(0).int_repr(); });
+
+  // Side effects (kept by dead code elimination).
+  r.add(Opcode::kCallFunction, "torch._assert", "condition, message",
+        [](OpArgs& a) -> IValue {
+          bool ok = a[0].isTensor() ? a.tensor(0).item<bool>() : a.to_bool(0);
+          if (!ok) throw FxError(a.to_string(1));
+          return IValue();
+        });
+}
+
+}  // namespace fx::ops

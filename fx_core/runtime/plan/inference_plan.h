@@ -1,0 +1,98 @@
+// fx::InferencePlan: a GraphModule planned for inference on inputs of known
+// shapes, dtypes and devices (issue 8, item 2).
+//
+// build() runs the graph once on example inputs (through the same kernels as
+// GraphModule::forward) and records every value's tensor metadata. Then:
+//  - Elementwise CPU ops (add, sub, mul, true div with tensors or numbers;
+//    relu, clamp with number bounds, sigmoid, tanh, neg; as operator.*,
+//    torch.*, torch.nn.functional.relu or Tensor methods) whose tensor
+//    operands share the result's dtype are bound directly to ATen's CPU
+//    kernels: a TensorIterator is built once per node, as the structured
+//    `at::cpu::*_out` kernel would build it, and each run only points it at
+//    the current operands and calls the kernel's DispatchStub (no dispatcher,
+//    no TensorIterator set-up, no allocation).
+//  - Their results go into buffers allocated ahead: liveness over the graph,
+//    a buffer reused once every value that may alias it is dead (any other
+//    node's result is assumed to alias its tensor arguments: views, in-place
+//    ops). Values that reach the graph's output get a fresh tensor each run,
+//    so a result the caller holds is never overwritten.
+//  - Everything else runs the op registry's / module registry's kernels, as
+//    ExecutionPlan does.
+// Results are bitwise identical to GraphModule::forward: the same kernels
+// run on the same operands with the same output layout (tests/perf).
+//
+// run() checks the inputs against the planned signature (count; each
+// tensor's sizes, strides, dtype and device; other values by equality). On a
+// mismatch it re-plans for the new inputs (the planning run computes the
+// result); with grad mode enabled it calls GraphModule::forward, since the
+// direct kernels record no autograd graph. A direct node whose operand
+// arrives with another layout than planned (a registry kernel whose result
+// layout varies) makes the rest of that run take the registries' kernels, and
+// the next run re-plan.
+//
+// The plan holds raw pointers into the GraphModule (modules, tensors): build
+// a new one after recompile() or after replacing an attribute. run() mutates
+// the plan's iterators: one plan is for one thread at a time.
+#ifndef FX_CORE_RUNTIME_PLAN_INFERENCE_PLAN_H_
+#define FX_CORE_RUNTIME_PLAN_INFERENCE_PLAN_H_
+
+#include <ATen/core/ivalue.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fx {
+
+class GraphModule;
+
+class InferencePlan {
+ public:
+  // Plans `gm` for inputs like `example_inputs`. Throws FxError when the
+  // graph cannot run on them (the error GraphModule::forward would give).
+  static std::unique_ptr<InferencePlan> build(
+      GraphModule& gm, std::vector<c10::IValue> example_inputs);
+  ~InferencePlan();
+  InferencePlan(const InferencePlan&) = delete;
+  InferencePlan& operator=(const InferencePlan&) = delete;
+
+  // Runs the graph (see above). Errors are FxError naming the node.
+  c10::IValue run(std::vector<c10::IValue> inputs);
+  template <typename... Inputs>
+  c10::IValue operator()(Inputs&&... inputs) {
+    return run(
+        std::vector<c10::IValue>{c10::IValue(std::forward<Inputs>(inputs))...});
+  }
+
+  // What the plan does (for tests, benchmarks and tuning).
+  struct Stats {
+    size_t steps = 0;           // graph nodes
+    size_t direct_steps = 0;    // bound to ATen CPU kernels
+    size_t fallback_steps = 0;  // call_function/method/module via registries
+    size_t buffers = 0;         // preallocated result buffers
+    size_t buffer_bytes = 0;
+    size_t fresh_outputs = 0;     // direct results allocated per run (outputs)
+    size_t replans = 0;           // re-plans after an input signature change
+    size_t forward_calls = 0;     // runs delegated to GraphModule::forward
+    size_t direct_fallbacks = 0;  // direct nodes run by their registry kernel
+  };
+  Stats stats() const;
+  // The names of the nodes bound directly, in graph order.
+  std::vector<std::string> direct_nodes() const;
+
+ private:
+  struct Program;
+  explicit InferencePlan(GraphModule& gm);
+  std::unique_ptr<Program> plan_for(std::vector<c10::IValue> inputs,
+                                    c10::IValue* out);
+
+  GraphModule& gm_;
+  std::unique_ptr<Program> program_;
+  size_t replans_ = 0;
+  size_t forward_calls_ = 0;
+  size_t direct_fallbacks_ = 0;  // of replaced programs
+};
+
+}  // namespace fx
+
+#endif  // FX_CORE_RUNTIME_PLAN_INFERENCE_PLAN_H_

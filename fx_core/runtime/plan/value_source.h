@@ -1,0 +1,55 @@
+// Where a value comes from when a compiled plan runs a node: a constant, a
+// slot holding an earlier node's value, or a container built from other
+// sources (a list argument holding nodes). Shared by the compiled plans
+// (execution_plan.cc, inference_plan.cc); resolved once when a plan
+// compiles, so running a step does no lookup.
+#ifndef FX_CORE_RUNTIME_PLAN_VALUE_SOURCE_H_
+#define FX_CORE_RUNTIME_PLAN_VALUE_SOURCE_H_
+
+#include <ATen/core/ivalue.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "fx_core/ir/argument.h"
+#include "fx_core/ir/node.h"
+#include "fx_core/runtime/op_registry.h"
+
+namespace fx {
+
+struct ValueSource {
+  enum class Kind : uint8_t { kConstant, kSlot, kList, kTuple, kDict, kSlice };
+  Kind kind = Kind::kConstant;
+  int32_t slot = -1;
+  c10::IValue constant;
+  std::vector<ValueSource> items;
+  std::vector<std::string> keys;  // kDict
+
+  // The value, from the plan's slots.
+  c10::IValue get(const std::vector<c10::IValue>& slots) const;
+
+  // Calls fn(slot) for every slot the value reads.
+  template <typename Fn>
+  void for_each_slot(Fn&& fn) const {
+    if (kind == Kind::kSlot) fn(slot);
+    for (const ValueSource& s : items) s.for_each_slot(fn);
+  }
+};
+
+using SlotMap = absl::flat_hash_map<const Node*, int32_t>;
+
+// The source of one argument; every node it references must have a slot.
+ValueSource source_of(const Argument& arg, const SlotMap& slot_of);
+
+// A call's args and kwargs bound to `schema` (Python's rules): one source
+// per parameter, defaults filled in. False with *error set when they do not
+// bind.
+bool bind_sources(const OpSchema& schema, const Node::Args& args,
+                  const Node::Kwargs& kwargs, const SlotMap& slot_of,
+                  std::vector<ValueSource>* params, std::string* error);
+
+}  // namespace fx
+
+#endif  // FX_CORE_RUNTIME_PLAN_VALUE_SOURCE_H_

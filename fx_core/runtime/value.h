@@ -1,0 +1,70 @@
+// Runtime values: how torch.fx's Python values are held as c10::IValue when a
+// graph runs (GraphModule, Interpreter, op kernels).
+//
+//   Python                    IValue
+//   None, bool, int, float    None, Bool, Int, Double
+//   str                       String
+//   Tensor                    Tensor
+//   list / tuple              a typed list (IntList, DoubleList, BoolList,
+//                             TensorList) when every element has that type,
+//                             else a GenericList / a Tuple
+//   torch.Size, x.size()      IntList
+//   dict (string keys)        GenericDict
+//   slice(a, b, c)            a capsule holding fx::SliceValue
+//   Ellipsis                  a capsule holding fx::EllipsisValue
+//   torch.float32 ...         Int (the c10::ScalarType), as TorchScript does
+//   torch.device('cpu')       Device
+//   torch.contiguous_format   Int (the c10::MemoryFormat)
+//   torch.strided             Int (the c10::Layout)
+//
+// Slices and Ellipsis have no IValue tag of their own; capsules carry them
+// without registering a TorchScript class.
+#ifndef FX_CORE_RUNTIME_VALUE_H_
+#define FX_CORE_RUNTIME_VALUE_H_
+
+#include <ATen/core/ivalue.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "fx_core/ir/argument.h"
+
+namespace fx {
+
+// slice(start, stop, step): each an Int, a Tensor or None.
+struct SliceValue : c10::intrusive_ptr_target {
+  c10::IValue start, stop, step;
+};
+struct EllipsisValue : c10::intrusive_ptr_target {};
+
+c10::IValue make_slice(c10::IValue start, c10::IValue stop, c10::IValue step);
+c10::IValue make_ellipsis();
+// The slice an IValue holds, or nullptr.
+const SliceValue* as_slice(const c10::IValue& v);
+bool is_ellipsis(const c10::IValue& v);
+
+// A list of values as Python would build it, typed when homogeneous.
+c10::IValue make_list(std::vector<c10::IValue> items);
+c10::IValue make_tuple(std::vector<c10::IValue> items);
+// The elements of any list or tuple IValue.
+std::vector<c10::IValue> sequence_elements(const c10::IValue& v);
+bool is_sequence(const c10::IValue& v);
+
+// The value of an Argument that references no Node (a constant). Throws
+// FxError naming the kind for a Node reference or an unknown torch name.
+c10::IValue constant_value(const Argument& arg);
+
+// "torch.float32" -> Float; std::nullopt for an unknown name.
+std::optional<c10::ScalarType> parse_dtype(std::string_view name);
+// Float -> "torch.float32".
+std::string dtype_name(c10::ScalarType type);
+std::optional<c10::MemoryFormat> parse_memory_format(std::string_view name);
+std::optional<c10::Layout> parse_layout(std::string_view name);
+
+// The Python type name of a value, for messages ("Tensor", "int", "tuple").
+std::string value_type_name(const c10::IValue& v);
+
+}  // namespace fx
+
+#endif  // FX_CORE_RUNTIME_VALUE_H_

@@ -1,0 +1,105 @@
+// Private to the host's implementation of the C ABI (c_api.cc and the files
+// that fill the rest of the table): handle conversions and the guard that
+// turns every C++ exception into an FxStatus.
+#ifndef PLUGIN_API_CAPI_API_INTERNAL_H_
+#define PLUGIN_API_CAPI_API_INTERNAL_H_
+
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+#include <string_view>
+
+#include "fx/plugin_api.h"
+#include "fx_core/ir/argument.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/ir/node.h"
+#include "fx_core/support/error.h"
+#include "fx_core/support/strings.h"
+#include "plugin_api/capi/c_api.h"
+
+namespace fx::host::internal {
+
+// ------------------------------------------------------------ conversions
+
+inline Node* N(FxNode* n) { return reinterpret_cast<Node*>(n); }
+inline const Node* N(const FxNode* n) {
+  return reinterpret_cast<const Node*>(n);
+}
+inline FxNode* H(Node* n) { return reinterpret_cast<FxNode*>(n); }
+inline Graph* G(FxGraph* g) { return reinterpret_cast<Graph*>(g); }
+inline const Graph* G(const FxGraph* g) {
+  return reinterpret_cast<const Graph*>(g);
+}
+inline Argument* A(FxArg* a) { return reinterpret_cast<Argument*>(a); }
+inline const Argument* A(const FxArg* a) {
+  return reinterpret_cast<const Argument*>(a);
+}
+inline FxArg* H(Argument* a) { return reinterpret_cast<FxArg*>(a); }
+inline const FxArg* H(const Argument* a) {
+  return reinterpret_cast<const FxArg*>(a);
+}
+
+inline FxStatus* make_status(FxStatusCode code, std::string message) {
+  return new (std::nothrow) FxStatus{code, std::move(message)};
+}
+
+// A failure raised inside an entry; becomes the returned status.
+struct ApiError {
+  FxStatusCode code;
+  std::string message;
+};
+
+[[noreturn]] inline void fail(FxStatusCode code, std::string message) {
+  throw ApiError{code, std::move(message)};
+}
+
+template <typename T>
+T* require(T* p, const char* what) {
+  if (p == nullptr) fail(FX_INVALID_ARGUMENT, cat(what, " must not be NULL"));
+  return p;
+}
+
+// Runs `body`, turning every exception into a status.
+template <typename Fn>
+FxStatus* guarded(const char* entry, Fn&& body) {
+  try {
+    body();
+    return nullptr;
+  } catch (const ApiError& e) {
+    return make_status(e.code, cat(entry, ": ", e.message));
+  } catch (const FxError& e) {
+    return make_status(FX_FAILED_PRECONDITION, cat(entry, ": ", e.what()));
+  } catch (const std::bad_alloc&) {
+    return make_status(FX_INTERNAL, cat(entry, ": out of memory"));
+  } catch (const std::exception& e) {
+    return make_status(FX_INTERNAL, cat(entry, ": ", e.what()));
+  } catch (...) {
+    return make_status(FX_INTERNAL, cat(entry, ": unknown exception"));
+  }
+}
+
+inline Argument copy_arg(const FxArg* a, const char* what) {
+  return *A(require(a, what));
+}
+
+inline char* c_string(std::string_view text) {
+  char* out = static_cast<char*>(std::malloc(text.size() + 1));
+  if (out == nullptr) throw std::bad_alloc();
+  std::memcpy(out, text.data(), text.size());
+  out[text.size()] = '\0';
+  return out;
+}
+
+// The attribute store bound to `g` (ScopedAttributeStore), or nullptr.
+AttributeStore* store_for(const Graph* g);
+
+// The parts of the table implemented outside c_api.cc.
+void fill_runtime_entries(FxApi& table);    // runtime_api.cc
+void fill_extension_entries(FxApi& table);  // extension_api.cc
+void fill_rewrite_entries(FxApi& table);    // rewrite_api.cc
+
+}  // namespace fx::host::internal
+
+#endif  // PLUGIN_API_CAPI_API_INTERNAL_H_

@@ -1,0 +1,673 @@
+#include "plugin_api/capi/c_api.h"
+
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <new>
+
+#include "absl/container/flat_hash_map.h"
+#include "fx_core/ir/codegen.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/ir/node.h"
+#include "fx_core/support/error.h"
+#include "fx_core/support/strings.h"
+#include "plugin_api/capi/api_internal.h"
+
+namespace fx::host {
+namespace internal {
+
+// ---------------------------------------------------------- attributes
+
+std::mutex& stores_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+absl::flat_hash_map<const Graph*, AttributeStore*>& stores() {
+  static auto* map = new absl::flat_hash_map<const Graph*, AttributeStore*>();
+  return *map;
+}
+
+AttributeStore* store_for(const Graph* g) {
+  std::lock_guard<std::mutex> lock(stores_mutex());
+  auto it = stores().find(g);
+  return it == stores().end() ? nullptr : it->second;
+}
+
+AttributeStore* require_store(const Graph* g) {
+  AttributeStore* s = store_for(g);
+  if (s == nullptr) {
+    fail(FX_FAILED_PRECONDITION,
+         "this graph has no owning module, so it has no attributes");
+  }
+  return s;
+}
+
+const std::pair<std::string, OptionValue>* find_option(const FxOptions* options,
+                                                       const char* name,
+                                                       FxOptionType type) {
+  require(options, "options");
+  require(name, "name");
+  for (const auto& kv : options->values) {
+    if (kv.first == name) {
+      if (kv.second.type != type) {
+        fail(FX_INVALID_ARGUMENT,
+             cat("option '", name, "' has another type than requested"));
+      }
+      return &kv;
+    }
+  }
+  fail(FX_NOT_FOUND, cat("no option '", name, "' in this pass's schema"));
+}
+
+Node::Kwargs make_kwargs(const char* const* keys, const FxArg* const* values,
+                         size_t count) {
+  Node::Kwargs kwargs;
+  if (count > 0) {
+    require(keys, "kwarg keys");
+    require(values, "kwarg values");
+  }
+  for (size_t i = 0; i < count; ++i) {
+    kwargs.emplace_back(require(keys[i], "kwarg key"),
+                        copy_arg(values[i], "kwarg value"));
+  }
+  return kwargs;
+}
+
+Node::Args make_args(const FxArg* const* args, size_t count) {
+  Node::Args out;
+  if (count > 0) require(args, "args");
+  for (size_t i = 0; i < count; ++i) out.push_back(copy_arg(args[i], "arg"));
+  return out;
+}
+
+Opcode to_opcode(FxOpcode op) {
+  if (op < FX_OP_PLACEHOLDER || op > FX_OP_OUTPUT) {
+    fail(FX_INVALID_ARGUMENT, cat("unknown opcode ", static_cast<int>(op)));
+  }
+  return static_cast<Opcode>(op);
+}
+
+// ------------------------------------------------------------ the table
+
+FxApi make_api() {
+  FxApi t{};
+  t.version = FX_API_VERSION;
+  fill_runtime_entries(t);
+  fill_extension_entries(t);
+  fill_rewrite_entries(t);
+
+  t.CreateStatus = [](FxStatusCode code, const char* message) {
+    return make_status(code, message ? message : "");
+  };
+  t.GetStatusCode = [](const FxStatus* s) { return s ? s->code : FX_OK; };
+  t.GetStatusMessage = [](const FxStatus* s) {
+    return s ? s->message.c_str() : "";
+  };
+  t.ReleaseStatus = [](FxStatus* s) { delete s; };
+  t.ReleaseString = [](char* text) { std::free(text); };
+
+  t.CreateNone = [](FxArg** out) {
+    return guarded("CreateNone",
+                   [&] { *require(out, "out") = H(new Argument()); });
+  };
+  t.CreateBool = [](int v, FxArg** out) {
+    return guarded("CreateBool",
+                   [&] { *require(out, "out") = H(new Argument(v != 0)); });
+  };
+  t.CreateInt = [](int64_t v, FxArg** out) {
+    return guarded("CreateInt",
+                   [&] { *require(out, "out") = H(new Argument(v)); });
+  };
+  t.CreateFloat = [](double v, FxArg** out) {
+    return guarded("CreateFloat",
+                   [&] { *require(out, "out") = H(new Argument(v)); });
+  };
+  t.CreateString = [](const char* v, FxArg** out) {
+    return guarded("CreateString", [&] {
+      *require(out, "out") = H(new Argument(std::string(require(v, "value"))));
+    });
+  };
+  t.CreateNodeRef = [](FxNode* node, FxArg** out) {
+    return guarded("CreateNodeRef", [&] {
+      *require(out, "out") = H(new Argument(N(require(node, "node"))));
+    });
+  };
+  t.CreateList = [](const FxArg* const* items, size_t count, FxArg** out) {
+    return guarded("CreateList", [&] {
+      ArgumentList list;
+      if (count) require(items, "items");
+      for (size_t i = 0; i < count; ++i)
+        list.push_back(copy_arg(items[i], "item"));
+      *require(out, "out") = H(new Argument(Argument::list(std::move(list))));
+    });
+  };
+  t.CreateTuple = [](const FxArg* const* items, size_t count, FxArg** out) {
+    return guarded("CreateTuple", [&] {
+      ArgumentList list;
+      if (count) require(items, "items");
+      for (size_t i = 0; i < count; ++i)
+        list.push_back(copy_arg(items[i], "item"));
+      *require(out, "out") = H(new Argument(Argument::tuple(std::move(list))));
+    });
+  };
+  t.CreateDict = [](const char* const* keys, const FxArg* const* values,
+                    size_t count, FxArg** out) {
+    return guarded("CreateDict", [&] {
+      *require(out, "out") =
+          H(new Argument(Argument::dict(make_kwargs(keys, values, count))));
+    });
+  };
+  t.CreateSlice = [](const FxArg* start, const FxArg* stop, const FxArg* step,
+                     FxArg** out) {
+    return guarded("CreateSlice", [&] {
+      *require(out, "out") = H(new Argument(
+          Argument::slice(copy_arg(start, "start"), copy_arg(stop, "stop"),
+                          copy_arg(step, "step"))));
+    });
+  };
+  t.CreateEllipsis = [](FxArg** out) {
+    return guarded("CreateEllipsis", [&] {
+      *require(out, "out") = H(new Argument(Argument::ellipsis()));
+    });
+  };
+  t.CreateTorchValue = [](FxArgKind kind, const char* name, FxArg** out) {
+    return guarded("CreateTorchValue", [&] {
+      std::string n = require(name, "name");
+      Argument a;
+      switch (kind) {
+        case FX_ARG_DTYPE:
+          a = Argument::dtype(n);
+          break;
+        case FX_ARG_DEVICE:
+          a = Argument::device(n);
+          break;
+        case FX_ARG_MEMORY_FORMAT:
+          a = Argument::memory_format(n);
+          break;
+        case FX_ARG_LAYOUT:
+          a = Argument::layout(n);
+          break;
+        default:
+          fail(FX_INVALID_ARGUMENT,
+               "kind must be a dtype, device, memory format or layout");
+      }
+      *require(out, "out") = H(new Argument(std::move(a)));
+    });
+  };
+  t.CloneArg = [](const FxArg* arg, FxArg** out) {
+    return guarded("CloneArg", [&] {
+      *require(out, "out") = H(new Argument(copy_arg(arg, "arg")));
+    });
+  };
+  t.ReleaseArg = [](FxArg* arg) { delete A(arg); };
+
+  t.ArgKind = [](const FxArg* a) {
+    return a ? static_cast<FxArgKind>(A(a)->kind()) : FX_ARG_NONE;
+  };
+  t.ArgGetBool = [](const FxArg* a, int* out) {
+    return guarded("ArgGetBool", [&] {
+      *require(out, "out") = require(A(a), "arg")->as_bool() ? 1 : 0;
+    });
+  };
+  t.ArgGetInt = [](const FxArg* a, int64_t* out) {
+    return guarded("ArgGetInt", [&] {
+      *require(out, "out") = require(A(a), "arg")->as_int();
+    });
+  };
+  t.ArgGetFloat = [](const FxArg* a, double* out) {
+    return guarded("ArgGetFloat", [&] {
+      *require(out, "out") = require(A(a), "arg")->as_float();
+    });
+  };
+  t.ArgGetString = [](const FxArg* a, const char** out) {
+    return guarded("ArgGetString", [&] {
+      *require(out, "out") = require(A(a), "arg")->as_string().c_str();
+    });
+  };
+  t.ArgGetNode = [](const FxArg* a, FxNode** out) {
+    return guarded("ArgGetNode", [&] {
+      *require(out, "out") = H(require(A(a), "arg")->as_node());
+    });
+  };
+  t.ArgSize = [](const FxArg* a) -> size_t {
+    if (a == nullptr) return 0;
+    const Argument& arg = *A(a);
+    if (arg.is_sequence() || arg.is_slice()) return arg.elements().size();
+    if (arg.is_dict()) return arg.items().size();
+    return 0;
+  };
+  t.ArgItem = [](const FxArg* a, size_t i) -> const FxArg* {
+    if (a == nullptr) return nullptr;
+    const Argument& arg = *A(a);
+    if (arg.is_sequence() || arg.is_slice()) {
+      return i < arg.elements().size() ? H(&arg.elements()[i]) : nullptr;
+    }
+    if (arg.is_dict()) {
+      return i < arg.items().size() ? H(&arg.items()[i].second) : nullptr;
+    }
+    return nullptr;
+  };
+  t.ArgKey = [](const FxArg* a, size_t i) -> const char* {
+    if (a == nullptr || !A(a)->is_dict() || i >= A(a)->items().size()) {
+      return nullptr;
+    }
+    return A(a)->items()[i].first.c_str();
+  };
+  t.ArgEqual = [](const FxArg* a, const FxArg* b) -> int {
+    if (a == nullptr || b == nullptr) return a == b;
+    return *A(a) == *A(b) ? 1 : 0;
+  };
+
+  t.NodeOp = [](const FxNode* n) {
+    return n ? static_cast<FxOpcode>(N(n)->op()) : FX_OP_PLACEHOLDER;
+  };
+  t.NodeName = [](const FxNode* n) -> const char* {
+    return n ? N(n)->name().data() : nullptr;
+  };
+  t.NodeTarget = [](const FxNode* n) -> const char* {
+    return n ? N(n)->target().c_str() : nullptr;
+  };
+  t.NodeType = [](const FxNode* n) -> const char* {
+    if (n == nullptr) return nullptr;
+    std::string_view type = N(n)->type();
+    return type.empty() ? "" : type.data();
+  };
+  t.NodeGraph = [](const FxNode* n) -> FxGraph* {
+    return n ? to_handle(N(n)->graph()) : nullptr;
+  };
+  t.NodeNumArgs = [](const FxNode* n) -> size_t {
+    return n ? N(n)->args().size() : 0;
+  };
+  t.NodeArg = [](const FxNode* n, size_t i) -> const FxArg* {
+    return (n && i < N(n)->args().size()) ? H(&N(n)->args()[i]) : nullptr;
+  };
+  t.NodeNumKwargs = [](const FxNode* n) -> size_t {
+    return n ? N(n)->kwargs().size() : 0;
+  };
+  t.NodeKwargKey = [](const FxNode* n, size_t i) -> const char* {
+    return (n && i < N(n)->kwargs().size()) ? N(n)->kwargs()[i].first.c_str()
+                                            : nullptr;
+  };
+  t.NodeKwargValue = [](const FxNode* n, size_t i) -> const FxArg* {
+    return (n && i < N(n)->kwargs().size()) ? H(&N(n)->kwargs()[i].second)
+                                            : nullptr;
+  };
+  t.NodeFindKwarg = [](const FxNode* n, const char* key) -> const FxArg* {
+    if (n == nullptr || key == nullptr) return nullptr;
+    return H(find_item(N(n)->kwargs(), key));
+  };
+  t.NodeNumUsers = [](const FxNode* n) -> size_t {
+    return n ? N(n)->num_users() : 0;
+  };
+  t.NodeUser = [](const FxNode* n, size_t i) -> FxNode* {
+    return (n && i < N(n)->users().size()) ? H(N(n)->users()[i]) : nullptr;
+  };
+  t.NodeUsers = [](const FxNode* n, FxNode** out, size_t capacity) -> size_t {
+    if (n == nullptr) return 0;
+    size_t i = 0;
+    for (Node* user : N(n)->users()) {
+      if (i < capacity && out != nullptr) out[i] = H(user);
+      ++i;
+    }
+    return i;
+  };
+  t.NodeNumInputs = [](const FxNode* n) -> size_t {
+    return n ? N(n)->all_input_nodes().size() : 0;
+  };
+  t.NodeInput = [](const FxNode* n, size_t i) -> FxNode* {
+    if (n == nullptr) return nullptr;
+    std::vector<Node*> inputs = N(n)->all_input_nodes();
+    return i < inputs.size() ? H(inputs[i]) : nullptr;
+  };
+  t.NodeNext = [](const FxNode* n) -> FxNode* {
+    if (n == nullptr) return nullptr;
+    Node* next = N(n)->next();
+    while (next != nullptr && next->erased()) next = next->next();
+    return H(next);
+  };
+  t.NodePrev = [](const FxNode* n) -> FxNode* {
+    if (n == nullptr) return nullptr;
+    Node* prev = N(n)->prev();
+    while (prev != nullptr && prev->erased()) prev = prev->prev();
+    return H(prev);
+  };
+  t.NodeIsErased = [](const FxNode* n) -> int { return n && N(n)->erased(); };
+  t.NodeIsImpure = [](const FxNode* n) -> int {
+    return n && N(n)->is_impure();
+  };
+  t.NodeNumMeta = [](const FxNode* n) -> size_t {
+    return n ? N(n)->meta().size() : 0;
+  };
+  t.NodeMetaKey = [](const FxNode* n, size_t i) -> const char* {
+    return (n && i < N(n)->meta().size()) ? N(n)->meta()[i].first.c_str()
+                                          : nullptr;
+  };
+  t.NodeGetMeta = [](const FxNode* n, const char* key) -> const FxArg* {
+    if (n == nullptr || key == nullptr) return nullptr;
+    return H(N(n)->meta_value(key));
+  };
+  t.NodeFormat = [](const FxNode* n, char** out) {
+    return guarded("NodeFormat", [&] {
+      *require(out, "out") = c_string(require(N(n), "node")->format_node());
+    });
+  };
+
+  t.NodeSetArgs = [](FxNode* n, const FxArg* const* args, size_t count) {
+    return guarded("NodeSetArgs", [&] {
+      require(N(n), "node")->set_args(make_args(args, count));
+    });
+  };
+  t.NodeSetArg = [](FxNode* n, size_t i, const FxArg* value) {
+    return guarded("NodeSetArg", [&] {
+      require(N(n), "node")->update_arg(i, copy_arg(value, "value"));
+    });
+  };
+  t.NodeSetKwargs = [](FxNode* n, const char* const* keys,
+                       const FxArg* const* values, size_t count) {
+    return guarded("NodeSetKwargs", [&] {
+      require(N(n), "node")->set_kwargs(make_kwargs(keys, values, count));
+    });
+  };
+  t.NodeSetKwarg = [](FxNode* n, const char* key, const FxArg* value) {
+    return guarded("NodeSetKwarg", [&] {
+      require(N(n), "node")
+          ->update_kwarg(require(key, "key"), copy_arg(value, "value"));
+    });
+  };
+  t.NodeSetTarget = [](FxNode* n, const char* target) {
+    return guarded("NodeSetTarget", [&] {
+      std::string_view tgt = require(target, "target");
+      if (tgt.empty()) fail(FX_INVALID_ARGUMENT, "target must not be empty");
+      require(N(n), "node")->set_target(tgt);
+    });
+  };
+  t.NodeSetType = [](FxNode* n, const char* type) {
+    return guarded("NodeSetType",
+                   [&] { require(N(n), "node")->set_type(type ? type : ""); });
+  };
+  t.NodeSetMeta = [](FxNode* n, const char* key, const FxArg* value) {
+    return guarded("NodeSetMeta", [&] {
+      require(N(n), "node")
+          ->set_meta(require(key, "key"), copy_arg(value, "value"));
+    });
+  };
+  t.NodeRemoveMeta = [](FxNode* n, const char* key) {
+    return guarded("NodeRemoveMeta", [&] {
+      ArgumentDict& meta = require(N(n), "node")->mutable_meta();
+      std::string_view k = require(key, "key");
+      for (auto it = meta.begin(); it != meta.end(); ++it) {
+        if (it->first == k) {
+          meta.erase(it);
+          return;
+        }
+      }
+      fail(FX_NOT_FOUND,
+           cat("node '", N(n)->name(), "' has no meta '", k, "'"));
+    });
+  };
+  t.NodeReplaceAllUsesWith = [](FxNode* n, FxNode* replacement,
+                                size_t* num_changed) {
+    return guarded("NodeReplaceAllUsesWith", [&] {
+      size_t changed =
+          require(N(n), "node")
+              ->replace_all_uses_with(N(require(replacement, "replacement")))
+              .size();
+      if (num_changed) *num_changed = changed;
+    });
+  };
+  t.NodeReplaceInputWith = [](FxNode* n, FxNode* old_input, FxNode* new_input) {
+    return guarded("NodeReplaceInputWith", [&] {
+      require(N(n), "node")
+          ->replace_input_with(N(require(old_input, "old_input")),
+                               N(require(new_input, "new_input")));
+    });
+  };
+  t.NodePrepend = [](FxNode* n, FxNode* x) {
+    return guarded("NodePrepend",
+                   [&] { require(N(n), "node")->prepend(N(require(x, "x"))); });
+  };
+  t.NodeAppend = [](FxNode* n, FxNode* x) {
+    return guarded("NodeAppend",
+                   [&] { require(N(n), "node")->append(N(require(x, "x"))); });
+  };
+
+  t.GraphNumNodes = [](const FxGraph* g) -> size_t {
+    return g ? G(g)->size() : 0;
+  };
+  t.GraphFirstNode = [](const FxGraph* g) -> FxNode* {
+    return g ? H(G(g)->first()) : nullptr;
+  };
+  t.GraphLastNode = [](const FxGraph* g) -> FxNode* {
+    return g ? H(G(g)->last()) : nullptr;
+  };
+  t.GraphOutputNode = [](const FxGraph* g) -> FxNode* {
+    return g ? H(G(g)->output_node()) : nullptr;
+  };
+  t.GraphFindNodes = [](const FxGraph* g, FxOpcode op, const char* target,
+                        FxNode** out, size_t capacity, size_t* count) {
+    return guarded("GraphFindNodes", [&] {
+      std::vector<Node*> found =
+          require(G(g), "graph")
+              ->find_nodes(to_opcode(op), require(target, "target"));
+      *require(count, "count") = found.size();
+      if (out == nullptr) return;
+      if (capacity < found.size()) {
+        fail(FX_INVALID_ARGUMENT,
+             cat("capacity ", capacity, " is less than the ", found.size(),
+                 " nodes found"));
+      }
+      for (size_t i = 0; i < found.size(); ++i) out[i] = H(found[i]);
+    });
+  };
+  t.GraphCreateNode = [](FxGraph* g, FxOpcode op, const char* target,
+                         const FxArg* const* args, size_t num_args,
+                         const char* const* kwarg_keys,
+                         const FxArg* const* kwarg_values, size_t num_kwargs,
+                         const char* name, const char* type, FxNode** out) {
+    return guarded("GraphCreateNode", [&] {
+      require(out, "out");
+      std::string_view tgt = require(target, "target");
+      if (tgt.empty()) fail(FX_INVALID_ARGUMENT, "target must not be empty");
+      Node* node =
+          require(G(g), "graph")
+              ->create_node(
+                  to_opcode(op), tgt, make_args(args, num_args),
+                  make_kwargs(kwarg_keys, kwarg_values, num_kwargs),
+                  name ? std::optional<std::string_view>(name) : std::nullopt,
+                  type ? type : "");
+      *out = H(node);
+    });
+  };
+  t.GraphSetInsertPoint = [](FxGraph* g, FxNode* anchor, int after) {
+    return guarded("GraphSetInsertPoint", [&] {
+      require(G(g), "graph")->set_insert_point(N(anchor), after != 0);
+    });
+  };
+  t.GraphGetInsertPoint = [](const FxGraph* g, FxNode** anchor, int* after) {
+    if (g == nullptr) return;
+    auto [node, is_after] = G(g)->insert_point();
+    if (anchor) *anchor = H(node);
+    if (after) *after = is_after ? 1 : 0;
+  };
+  t.GraphEraseNode = [](FxGraph* g, FxNode* n) {
+    return guarded("GraphEraseNode", [&] {
+      require(G(g), "graph")->erase_node(N(require(n, "node")));
+    });
+  };
+  t.GraphEliminateDeadCode = [](FxGraph* g, int* changed) {
+    return guarded("GraphEliminateDeadCode", [&] {
+      bool c = require(G(g), "graph")->eliminate_dead_code();
+      if (changed) *changed = c ? 1 : 0;
+    });
+  };
+  t.GraphLint = [](const FxGraph* g) {
+    return guarded("GraphLint", [&] { require(G(g), "graph")->lint(); });
+  };
+  t.GraphToText = [](const FxGraph* g, char** out) {
+    return guarded("GraphToText", [&] {
+      *require(out, "out") = c_string(require(G(g), "graph")->str());
+    });
+  };
+  t.GraphPythonCode = [](const FxGraph* g, char** out) {
+    return guarded("GraphPythonCode", [&] {
+      *require(out, "out") =
+          c_string(require(G(g), "graph")->python_code("self").src);
+    });
+  };
+
+  t.GraphHasAttr = [](const FxGraph* g, const char* name) -> int {
+    if (g == nullptr || name == nullptr) return 0;
+    AttributeStore* s = store_for(G(g));
+    return s != nullptr && s->has_attr(name);
+  };
+  t.GraphGetAttr = [](const FxGraph* g, const char* name,
+                      DLManagedTensor** out) {
+    return guarded("GraphGetAttr", [&] {
+      require(out, "out");
+      std::string error;
+      DLManagedTensor* t = require_store(require(G(g), "graph"))
+                               ->get_attr(require(name, "name"), &error);
+      if (t == nullptr) fail(FX_NOT_FOUND, error);
+      *out = t;
+    });
+  };
+  t.GraphSetAttr = [](FxGraph* g, const char* name, DLManagedTensor* tensor) {
+    return guarded("GraphSetAttr", [&] {
+      if (g == nullptr || name == nullptr || tensor == nullptr) {
+        if (tensor && tensor->deleter) tensor->deleter(tensor);
+        fail(FX_INVALID_ARGUMENT, "graph, name and tensor must not be NULL");
+      }
+      AttributeStore* s = store_for(G(g));
+      if (s == nullptr) {
+        if (tensor->deleter) tensor->deleter(tensor);
+        require_store(G(g));
+      }
+      std::string error;
+      if (!s->set_attr(name, tensor, &error)) fail(FX_INVALID_ARGUMENT, error);
+    });
+  };
+  t.GraphModuleType = [](const FxGraph* g, const char* name, char** out) {
+    return guarded("GraphModuleType", [&] {
+      require(out, "out");
+      std::string type, error;
+      if (!require_store(require(G(g), "graph"))
+               ->module_type(require(name, "name"), &type, &error)) {
+        fail(FX_NOT_FOUND, error);
+      }
+      *out = c_string(type);
+    });
+  };
+
+  t.GraphNodeCopy = [](FxGraph* g, const FxNode* n, FxNode** out) {
+    return guarded("GraphNodeCopy", [&] {
+      require(out, "out");
+      *out = H(require(G(g), "graph")->node_copy(N(require(n, "node"))));
+    });
+  };
+  t.GraphAddModule = [](FxGraph* g, const char* name, const char* type,
+                        const FxArg* config) {
+    return guarded("GraphAddModule", [&] {
+      AttributeStore* s = require_store(require(G(g), "graph"));
+      const Argument& c = *A(require(config, "config"));
+      if (!c.is_dict()) fail(FX_INVALID_ARGUMENT, "config must be a dict");
+      std::string error;
+      if (!s->add_module(require(name, "qualified_name"),
+                         require(type, "module_type"), c.items(), &error)) {
+        fail(FX_INVALID_ARGUMENT, error);
+      }
+    });
+  };
+  t.GraphNumExampleInputs = [](const FxGraph* g) -> size_t {
+    if (g == nullptr) return 0;
+    AttributeStore* s = store_for(G(g));
+    return s ? s->num_example_inputs() : 0;
+  };
+  t.GraphExampleInput = [](const FxGraph* g, size_t index,
+                           DLManagedTensor** out) {
+    return guarded("GraphExampleInput", [&] {
+      require(out, "out");
+      std::string error;
+      DLManagedTensor* t =
+          require_store(require(G(g), "graph"))->example_input(index, &error);
+      if (t == nullptr) fail(FX_NOT_FOUND, error);
+      *out = t;
+    });
+  };
+
+  t.OptionsGetBool = [](const FxOptions* o, const char* name, int* out) {
+    return guarded("OptionsGetBool", [&] {
+      *require(out, "out") = find_option(o, name, FX_OPTION_BOOL)->second.b;
+    });
+  };
+  t.OptionsGetInt = [](const FxOptions* o, const char* name, int64_t* out) {
+    return guarded("OptionsGetInt", [&] {
+      *require(out, "out") = find_option(o, name, FX_OPTION_INT)->second.i;
+    });
+  };
+  t.OptionsGetFloat = [](const FxOptions* o, const char* name, double* out) {
+    return guarded("OptionsGetFloat", [&] {
+      *require(out, "out") = find_option(o, name, FX_OPTION_FLOAT)->second.f;
+    });
+  };
+  t.OptionsGetString = [](const FxOptions* o, const char* name,
+                          const char** out) {
+    return guarded("OptionsGetString", [&] {
+      *require(out, "out") =
+          find_option(o, name, FX_OPTION_STRING)->second.s.c_str();
+    });
+  };
+  t.OptionsGetListSize = [](const FxOptions* o, const char* name, size_t* out) {
+    return guarded("OptionsGetListSize", [&] {
+      *require(out, "out") =
+          find_option(o, name, FX_OPTION_STRING_LIST)->second.list.size();
+    });
+  };
+  t.OptionsGetListItem = [](const FxOptions* o, const char* name, size_t i,
+                            const char** out) {
+    return guarded("OptionsGetListItem", [&] {
+      const auto& list =
+          find_option(o, name, FX_OPTION_STRING_LIST)->second.list;
+      if (i >= list.size()) {
+        fail(FX_INVALID_ARGUMENT, cat("option '", name, "' has ", list.size(),
+                                      " items, no index ", i));
+      }
+      *require(out, "out") = list[i].c_str();
+    });
+  };
+  return t;
+}
+
+}  // namespace internal
+
+using internal::stores;
+using internal::stores_mutex;
+
+const FxApi* api() {
+  static const FxApi table = internal::make_api();
+  return &table;
+}
+
+ScopedAttributeStore::ScopedAttributeStore(const Graph* graph,
+                                           AttributeStore* store)
+    : graph_(graph) {
+  std::lock_guard<std::mutex> lock(stores_mutex());
+  auto it = stores().find(graph);
+  previous_ = it == stores().end() ? nullptr : it->second;
+  if (store) {
+    stores()[graph] = store;
+  } else {
+    stores().erase(graph);
+  }
+}
+
+ScopedAttributeStore::~ScopedAttributeStore() {
+  std::lock_guard<std::mutex> lock(stores_mutex());
+  if (previous_) {
+    stores()[graph_] = previous_;
+  } else {
+    stores().erase(graph_);
+  }
+}
+
+}  // namespace fx::host

@@ -1,0 +1,103 @@
+// The host side of the C ABI: the FxApi table implemented over fx_core.
+//
+// Handles map onto fx_core objects: FxGraph* is an fx::Graph*, FxNode* an
+// fx::Node*, FxArg* an fx::Argument*. Every entry catches C++ exceptions and
+// returns them as FxStatus objects; nothing but C leaves this file.
+//
+// Attributes (GraphHasAttr/GetAttr/SetAttr/ModuleType) are answered by the
+// AttributeStore bound to the graph for the duration of a pass (a GraphModule
+// in practice); without one those calls fail with FX_FAILED_PRECONDITION.
+#ifndef PLUGIN_API_CAPI_C_API_H_
+#define PLUGIN_API_CAPI_C_API_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fx/plugin_api.h"
+#include "fx_core/ir/argument.h"
+
+namespace fx {
+class Graph;
+}  // namespace fx
+
+namespace fx::host {
+
+// The table handed to plugins (version FX_API_VERSION).
+const FxApi* api();
+
+inline FxGraph* to_handle(Graph* g) { return reinterpret_cast<FxGraph*>(g); }
+inline Graph* from_handle(FxGraph* g) { return reinterpret_cast<Graph*>(g); }
+
+// Tensor attributes of the module that owns a graph.
+class AttributeStore {
+ public:
+  virtual ~AttributeStore() = default;
+  virtual bool has_attr(std::string_view qualified_name) const = 0;
+  // A DLPack view (shares memory); nullptr with *error set when missing.
+  virtual DLManagedTensor* get_attr(std::string_view qualified_name,
+                                    std::string* error) const = 0;
+  // Adds or replaces a tensor attribute; takes ownership of `tensor` in all
+  // cases (calls its deleter on failure). Returns false with *error set.
+  virtual bool set_attr(std::string_view qualified_name,
+                        DLManagedTensor* tensor, std::string* error) = 0;
+  // "torch.nn.Linear" for the module at `qualified_name`; false if none.
+  virtual bool module_type(std::string_view qualified_name, std::string* type,
+                           std::string* error) const = 0;
+  // Adds or replaces the submodule at `qualified_name` with a new module of
+  // `type` built from `config`; false with *error set.
+  virtual bool add_module(std::string_view qualified_name,
+                          std::string_view type, const ArgumentDict& config,
+                          std::string* error) {
+    (void)qualified_name, (void)type, (void)config;
+    *error = "modules cannot be added to this graph's owner";
+    return false;
+  }
+  // Example inputs given for the graph (none by default): a DLPack view of
+  // input `index`, or nullptr with *error set.
+  virtual size_t num_example_inputs() const { return 0; }
+  virtual DLManagedTensor* example_input(size_t index,
+                                         std::string* error) const {
+    *error = "no example inputs were given for this graph";
+    (void)index;
+    return nullptr;
+  }
+};
+
+// Binds `store` to `graph` while in scope (nesting restores the previous).
+class ScopedAttributeStore {
+ public:
+  ScopedAttributeStore(const Graph* graph, AttributeStore* store);
+  ~ScopedAttributeStore();
+  ScopedAttributeStore(const ScopedAttributeStore&) = delete;
+  ScopedAttributeStore& operator=(const ScopedAttributeStore&) = delete;
+
+ private:
+  const Graph* graph_;
+  AttributeStore* previous_;
+};
+
+// Typed values of a pass's options, as the pass manager parsed them.
+struct OptionValue {
+  FxOptionType type = FX_OPTION_STRING;
+  bool b = false;
+  int64_t i = 0;
+  double f = 0;
+  std::string s;
+  std::vector<std::string> list;
+};
+
+}  // namespace fx::host
+
+// The host's definition of the opaque option set handed to a pass.
+struct FxOptions {
+  std::vector<std::pair<std::string, fx::host::OptionValue>> values;
+};
+
+// A status object: code and message.
+struct FxStatus {
+  FxStatusCode code;
+  std::string message;
+};
+
+#endif  // PLUGIN_API_CAPI_C_API_H_

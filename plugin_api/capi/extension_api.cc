@@ -1,0 +1,253 @@
+// Registration of plugins' tracer and runtime extensions, and the FxApi
+// entries custom ops use (Register*, Call*).
+#include <ATen/ATen.h>
+#include <ATen/DLConvertor.h>
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "fx_core/runtime/op_registry.h"
+#include "fx_core/runtime/value.h"
+#include "plugin_api/capi/api_internal.h"
+#include "plugin_api/capi/extensions.h"
+
+// Registration in progress: who registers (for messages).
+struct FxRegistrar {
+  std::string origin;
+  std::string plugin;
+};
+
+// A custom op call: its bound arguments.
+struct FxOpCall {
+  fx::OpArgs* args;
+  std::string target;
+  mutable std::vector<std::string> dtype_names;
+};
+
+namespace fx::host {
+namespace internal {
+namespace {
+
+struct LeafRule {
+  FxLeafModuleFn fn;
+  void* user_data;
+};
+
+struct Extensions {
+  std::mutex mutex;
+  std::vector<std::shared_ptr<const void>> resident;  // plugins kept loaded
+  absl::flat_hash_set<const FxPluginInfo*> registered;
+  std::vector<LeafRule> leaf_rules;
+};
+
+Extensions& extensions() {
+  static auto* e = new Extensions();
+  return *e;
+}
+
+size_t param_index(const FxOpCall* call, const char* name) {
+  require(call, "call");
+  require(name, "name");
+  for (size_t i = 0; i < call->args->size(); ++i) {
+    if (call->args->param_name(i) == name) return i;
+  }
+  fail(FX_NOT_FOUND,
+       cat("custom op '", call->target, "' has no parameter '", name, "'"));
+}
+
+const at::Tensor& tensor_param(const FxOpCall* call, const char* name) {
+  size_t i = param_index(call, name);
+  if (!(*call->args)[i].isTensor()) {
+    fail(FX_INVALID_ARGUMENT, cat("argument '", name, "' of custom op '",
+                                  call->target, "' is not a tensor"));
+  }
+  return (*call->args)[i].toTensor();
+}
+
+DLDataType dl_dtype(const at::Tensor& t) { return at::getDLDataType(t); }
+
+// The registered kernel of a plugin's custom op.
+c10::IValue run_custom_op(const FxCustomOp& op, OpArgs& args) {
+  FxOpCall call{&args, op.target, {}};
+  bool meta = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    meta = meta || (args[i].isTensor() && args[i].toTensor().is_meta());
+  }
+  if (meta) {
+    if (op.shape == nullptr) {
+      throw FxError(cat("custom op '", op.target,
+                        "' has no shape function, so it cannot run on meta "
+                        "tensors"));
+    }
+    FxTensorSpec spec{};
+    FxStatus* status = op.shape(api(), &call, op.user_data, &spec);
+    if (status != nullptr) {
+      std::string message = status->message;
+      delete status;
+      throw FxError(cat("the shape function of custom op '", op.target,
+                        "' failed: ", message));
+    }
+    if (spec.ndim < 0 || spec.ndim > FX_MAX_DIMS) {
+      throw FxError(cat("the shape function of custom op '", op.target,
+                        "' returned ", spec.ndim, " dimensions"));
+    }
+    return at::empty(std::vector<int64_t>(spec.shape, spec.shape + spec.ndim),
+                     at::TensorOptions()
+                         .dtype(at::toScalarType(spec.dtype))
+                         .device(at::kMeta));
+  }
+  DLManagedTensor* out = nullptr;
+  FxStatus* status = op.kernel(api(), &call, op.user_data, &out);
+  if (status != nullptr) {
+    std::string message = status->message;
+    delete status;
+    if (out != nullptr && out->deleter) out->deleter(out);
+    throw FxError(cat("custom op '", op.target, "' failed: ", message));
+  }
+  if (out == nullptr) {
+    throw FxError(cat("custom op '", op.target, "' returned no tensor"));
+  }
+  return at::fromDLPack(out);
+}
+
+}  // namespace
+
+void fill_extension_entries(FxApi& t) {
+  t.RegisterCustomOp = [](FxRegistrar* r, const FxCustomOp* op) {
+    return guarded("RegisterCustomOp", [&] {
+      require(r, "registrar");
+      require(op, "op");
+      if (op->target == nullptr || *op->target == '\0' ||
+          op->kernel == nullptr) {
+        fail(FX_INVALID_ARGUMENT,
+             cat("plugin '", r->plugin,
+                 "': a custom op needs a target and a kernel"));
+      }
+      if (OpRegistry::global().find(Opcode::kCallFunction, op->target)) {
+        fail(FX_FAILED_PRECONDITION,
+             cat("plugin '", r->plugin, "' registers custom op '", op->target,
+                 "', but that target already has a kernel"));
+      }
+      FxCustomOp copy = *op;
+      std::string target = op->target;
+      copy.target = nullptr;  // points into the plugin; keep our own copy
+      try {
+        OpRegistry::global().add(Opcode::kCallFunction, target,
+                                 op->signature ? op->signature : "",
+                                 [copy, target](OpArgs& args) mutable {
+                                   copy.target = target.c_str();
+                                   return run_custom_op(copy, args);
+                                 });
+      } catch (const FxError& e) {
+        fail(FX_INVALID_ARGUMENT, cat("plugin '", r->plugin, "', custom op '",
+                                      target, "': ", e.what()));
+      }
+    });
+  };
+  t.RegisterLeafModuleRule = [](FxRegistrar* r, FxLeafModuleFn fn,
+                                void* user_data) {
+    return guarded("RegisterLeafModuleRule", [&] {
+      require(r, "registrar");
+      require(fn, "is_leaf");
+      Extensions& e = extensions();
+      std::lock_guard<std::mutex> lock(e.mutex);
+      e.leaf_rules.push_back({fn, user_data});
+    });
+  };
+  t.CallHasArg = [](const FxOpCall* call, const char* name) -> int {
+    if (call == nullptr || name == nullptr) return 0;
+    for (size_t i = 0; i < call->args->size(); ++i) {
+      if (call->args->param_name(i) == name) return !call->args->is_none(i);
+    }
+    return 0;
+  };
+  t.CallTensorArg = [](const FxOpCall* call, const char* name,
+                       DLManagedTensor** out) {
+    return guarded("CallTensorArg", [&] {
+      const at::Tensor& x = tensor_param(call, name);
+      require(out, "out");
+      if (x.is_meta())
+        fail(FX_FAILED_PRECONDITION, "a meta tensor has no data");
+      *out = at::toDLPack(x.detach());
+    });
+  };
+  t.CallTensorMeta = [](const FxOpCall* call, const char* name,
+                        FxTensorMeta* out) {
+    return guarded("CallTensorMeta", [&] {
+      const at::Tensor& x = tensor_param(call, name);
+      require(out, "out");
+      *out = FxTensorMeta{};
+      out->ndim = static_cast<int32_t>(x.dim());
+      out->shape = x.sizes().data();
+      out->strides = x.strides().data();
+      out->dtype = dl_dtype(x);
+      call->dtype_names.push_back(dtype_name(x.scalar_type()));
+      out->dtype_name = call->dtype_names.back().c_str();
+      out->memory_format = "";
+      out->requires_grad = x.requires_grad();
+      out->qscheme = "";
+      out->axis = -1;
+    });
+  };
+  t.CallIntArg = [](const FxOpCall* call, const char* name, int64_t* out) {
+    return guarded("CallIntArg", [&] {
+      *require(out, "out") = call->args->to_int(param_index(call, name));
+    });
+  };
+  t.CallFloatArg = [](const FxOpCall* call, const char* name, double* out) {
+    return guarded("CallFloatArg", [&] {
+      *require(out, "out") = call->args->to_double(param_index(call, name));
+    });
+  };
+}
+
+}  // namespace internal
+
+absl::Status register_extensions(const FxPluginInfo& info,
+                                 std::string_view origin,
+                                 std::shared_ptr<const void> keep_alive) {
+  if (info.register_extensions == nullptr) return absl::OkStatus();
+  internal::Extensions& e = internal::extensions();
+  {
+    std::lock_guard<std::mutex> lock(e.mutex);
+    if (!e.registered.insert(&info).second) return absl::OkStatus();
+    e.resident.push_back(std::move(keep_alive));
+  }
+  FxRegistrar registrar{std::string(origin), info.name};
+  FxStatus* status = nullptr;
+  try {
+    status = info.register_extensions(api(), &registrar);
+  } catch (...) {
+    return absl::InternalError(cat("plugin '", info.name, "' (", origin,
+                                   "): an exception escaped "
+                                   "register_extensions"));
+  }
+  if (status != nullptr) {
+    std::string message = status->message;
+    delete status;
+    return absl::FailedPreconditionError(
+        cat("plugin '", info.name, "' (", origin,
+            ") failed to register its extensions: ", message));
+  }
+  return absl::OkStatus();
+}
+
+std::optional<bool> leaf_module_rule(std::string_view module_type,
+                                     std::string_view qualified_name) {
+  std::vector<internal::LeafRule> rules;
+  {
+    internal::Extensions& e = internal::extensions();
+    std::lock_guard<std::mutex> lock(e.mutex);
+    rules = e.leaf_rules;
+  }
+  std::string type(module_type), name(qualified_name);
+  for (const internal::LeafRule& rule : rules) {
+    int verdict = rule.fn(type.c_str(), name.c_str(), rule.user_data);
+    if (verdict >= 0) return verdict != 0;
+  }
+  return std::nullopt;
+}
+
+}  // namespace fx::host

@@ -1,0 +1,149 @@
+// The FxApi entries for subgraph rewriting (torch.fx's SubgraphMatcher and
+// replace_pattern over fx_core/rewrite).
+#include <torch/nn/module.h>
+
+#include <memory>
+#include <vector>
+
+#include "fx_core/rewrite/subgraph_matcher.h"
+#include "fx_core/rewrite/subgraph_rewriter.h"
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/module_registry.h"
+#include "plugin_api/capi/api_internal.h"
+
+// A match or a replacement made, as plugins see it.
+struct FxMatch {
+  const std::vector<std::pair<const fx::Node*, fx::Argument>>* nodes_map;
+  fx::Node* anchor;
+  const std::vector<fx::Node*>* replacements;
+};
+
+namespace fx::host::internal {
+namespace {
+
+const GraphModule* module_of(const Graph& g) {
+  return dynamic_cast<const GraphModule*>(g.owning_module());
+}
+
+std::string module_type(const GraphModule* gm, const Node& n) {
+  if (gm == nullptr) return "";
+  std::shared_ptr<torch::nn::Module> m = gm->get_submodule(n.target());
+  if (m == nullptr) return "";
+  const ModuleKind* kind = ModuleRegistry::global().find(*m);
+  return kind ? kind->type : m->name();
+}
+
+MatcherOptions matcher_options(const Graph& graph, const Graph& pattern,
+                               uint32_t flags) {
+  MatcherOptions o;
+  o.ignore_literals = (flags & FX_REWRITE_IGNORE_LITERALS) != 0;
+  if (flags & FX_REWRITE_MATCH_MODULES_BY_TYPE) {
+    const GraphModule* owner = module_of(graph);
+    const GraphModule* pattern_owner = module_of(pattern);
+    o.graph_module_type = [owner](const Node& n) {
+      return module_type(owner, n);
+    };
+    o.pattern_module_type = [pattern_owner](const Node& n) {
+      std::string t = module_type(pattern_owner, n);
+      return t.empty() ? n.target() : t;
+    };
+  }
+  return o;
+}
+
+Node* anchor_of(const std::vector<const Node*>& anchors,
+                const std::vector<std::pair<const Node*, Argument>>& map) {
+  if (anchors.empty()) return nullptr;
+  for (const auto& [pattern_node, value] : map) {
+    if (pattern_node == anchors.front() && value.is_node()) {
+      return value.as_node();
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void fill_rewrite_entries(FxApi& t) {
+  t.CreateGraph = [](FxGraph** out) {
+    return guarded("CreateGraph",
+                   [&] { *require(out, "out") = to_handle(new Graph()); });
+  };
+  t.ReleaseGraph = [](FxGraph* g) { delete G(g); };
+  t.GraphMatchPattern = [](const FxGraph* g, const FxGraph* p, uint32_t flags,
+                           FxMatchFn on_match, void* user_data) {
+    FxStatus* from_callback = nullptr;
+    FxStatus* status = guarded("GraphMatchPattern", [&] {
+      const Graph& graph = *require(G(g), "graph");
+      const Graph& pattern = *require(G(p), "pattern");
+      require(on_match, "on_match");
+      SubgraphMatcher matcher(pattern, matcher_options(graph, pattern, flags));
+      std::vector<Node*> none;
+      for (const InternalMatch& m : matcher.match(graph)) {
+        FxMatch match{&m.nodes_map, anchor_of(m.anchors, m.nodes_map), &none};
+        from_callback = on_match(&match, user_data);
+        if (from_callback != nullptr) return;
+      }
+    });
+    return from_callback != nullptr ? from_callback : status;
+  };
+  t.GraphReplacePattern = [](FxGraph* g, const FxGraph* p, const FxGraph* r,
+                             uint32_t flags, FxMatchFilterFn filter,
+                             void* filter_data, FxMatchFn on_replaced,
+                             void* replaced_data, size_t* num_replacements) {
+    FxStatus* from_callback = nullptr;
+    FxStatus* status = guarded("GraphReplacePattern", [&] {
+      Graph& graph = *require(G(g), "graph");
+      const Graph& pattern = *require(G(p), "pattern");
+      const Graph& replacement = *require(G(r), "replacement");
+      std::vector<MatchFilter> filters;
+      if (filter != nullptr) {
+        filters.push_back([filter, filter_data](const InternalMatch& m,
+                                                const Graph&, const Graph&) {
+          std::vector<Node*> none;
+          FxMatch match{&m.nodes_map, anchor_of(m.anchors, m.nodes_map), &none};
+          return filter(&match, filter_data) != 0;
+        });
+      }
+      RewriteOptions options;
+      options.ignore_literals = (flags & FX_REWRITE_IGNORE_LITERALS) != 0;
+      options.match_modules_by_type =
+          (flags & FX_REWRITE_MATCH_MODULES_BY_TYPE) != 0;
+      options.propagate_meta = (flags & FX_REWRITE_NO_META) == 0;
+      options.pattern_module = module_of(pattern);
+      std::vector<ReplacedPatterns> done = replace_pattern_in_graph(
+          graph, pattern, replacement, filters, options, module_of(graph));
+      if (num_replacements) *num_replacements = done.size();
+      if (on_replaced == nullptr) return;
+      for (const ReplacedPatterns& r : done) {
+        FxMatch match{&r.nodes_map, r.matched_anchor, &r.replacements};
+        from_callback = on_replaced(&match, replaced_data);
+        if (from_callback != nullptr) return;
+      }
+    });
+    return from_callback != nullptr ? from_callback : status;
+  };
+  t.MatchSize = [](const FxMatch* m) -> size_t {
+    return m ? m->nodes_map->size() : 0;
+  };
+  t.MatchPatternNode = [](const FxMatch* m, size_t i) -> const FxNode* {
+    if (m == nullptr || i >= m->nodes_map->size()) return nullptr;
+    return reinterpret_cast<const FxNode*>((*m->nodes_map)[i].first);
+  };
+  t.MatchValue = [](const FxMatch* m, size_t i) -> const FxArg* {
+    if (m == nullptr || i >= m->nodes_map->size()) return nullptr;
+    return H(&(*m->nodes_map)[i].second);
+  };
+  t.MatchAnchor = [](const FxMatch* m) -> FxNode* {
+    return m ? H(m->anchor) : nullptr;
+  };
+  t.MatchNumReplacements = [](const FxMatch* m) -> size_t {
+    return m ? m->replacements->size() : 0;
+  };
+  t.MatchReplacement = [](const FxMatch* m, size_t i) -> FxNode* {
+    if (m == nullptr || i >= m->replacements->size()) return nullptr;
+    return H((*m->replacements)[i]);
+  };
+}
+
+}  // namespace fx::host::internal

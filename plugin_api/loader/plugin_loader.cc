@@ -1,0 +1,258 @@
+#include "plugin_api/loader/plugin_loader.h"
+
+#include <algorithm>
+#include <boost/dll/shared_library.hpp>
+#include <boost/filesystem.hpp>
+#include <set>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "fx_core/support/strings.h"
+#include "plugin_api/capi/pass_options.h"
+#include "plugin_api/loader/sha256.h"
+
+namespace fx::host {
+
+struct Plugin::Library {
+  boost::dll::shared_library handle;
+};
+
+Plugin::~Plugin() = default;
+
+std::string Plugin::describe() const {
+  return cat("plugin '", name(), "' (", path_.empty() ? "built in" : path_,
+             ")");
+}
+
+namespace {
+
+bool is_identifier(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!absl::ascii_isalnum(c) && c != '_' && c != '.' && c != '-') {
+      return false;
+    }
+  }
+  return true;
+}
+
+absl::Status check_names(const FxNameList& list, std::string_view what,
+                         std::string_view where) {
+  if (list.count > 0 && list.names == nullptr) {
+    return absl::InvalidArgumentError(
+        cat(where, ": ", what, " has ", list.count, " names but no array"));
+  }
+  for (size_t i = 0; i < list.count; ++i) {
+    if (list.names[i] == nullptr || *list.names[i] == '\0') {
+      return absl::InvalidArgumentError(
+          cat(where, ": ", what, "[", i, "] is empty"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string lowercase(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = absl::ascii_tolower(c);
+  return out;
+}
+
+}  // namespace
+
+absl::Status check_plugin_info(const FxPluginInfo* info,
+                               std::string_view origin) {
+  if (info == nullptr) {
+    return absl::InvalidArgumentError(
+        cat("plugin ", origin, ": fx_plugin_get_info returned NULL"));
+  }
+  std::string who =
+      cat("plugin '", info->name ? info->name : "", "' (", origin, ")");
+  if (info->name == nullptr || !is_identifier(info->name)) {
+    return absl::InvalidArgumentError(
+        cat("plugin ", origin,
+            ": its name must be non-empty letters, digits, '_', '.' or '-'"));
+  }
+  if (info->api_version == 0 || info->min_api_version == 0 ||
+      info->min_api_version > info->api_version) {
+    return absl::InvalidArgumentError(
+        cat(who, " declares api_version ", info->api_version,
+            " and min_api_version ", info->min_api_version,
+            "; both must be at least 1 and min_api_version <= api_version (set "
+            "them to FX_API_VERSION from fx/plugin_api.h)"));
+  }
+  if (info->min_api_version > FX_API_VERSION) {
+    return absl::FailedPreconditionError(
+        cat(who, " requires fx plugin API version ", info->min_api_version,
+            " or later, but this host provides version ", FX_API_VERSION,
+            ". Fix: use an fx host that provides API version ",
+            info->min_api_version,
+            ", or rebuild the plugin with min_api_version "
+            "<= ",
+            FX_API_VERSION));
+  }
+  if (info->api_version < kOldestSupportedPluginApiVersion) {
+    return absl::FailedPreconditionError(
+        cat(who, " was built against fx plugin API version ", info->api_version,
+            ", older than the oldest this host supports (",
+            kOldestSupportedPluginApiVersion,
+            "). Fix: rebuild the plugin against "
+            "the fx/plugin_api.h of this host (API version ",
+            FX_API_VERSION, ")"));
+  }
+  if (info->num_passes > 0 && info->passes == nullptr) {
+    return absl::InvalidArgumentError(
+        cat(who, " declares ", info->num_passes, " passes but no array"));
+  }
+  std::set<std::string_view> names;
+  for (size_t p = 0; p < info->num_passes; ++p) {
+    const FxPassInfo& pass = info->passes[p];
+    if (pass.name == nullptr || !is_identifier(pass.name)) {
+      return absl::InvalidArgumentError(
+          cat(who, ": pass ", p,
+              " needs a name of letters, digits, '_', '.' or '-'"));
+    }
+    std::string where = cat(who, ", pass '", pass.name, "'");
+    if (!names.insert(pass.name).second) {
+      return absl::InvalidArgumentError(
+          cat(who, " declares pass '", pass.name, "' twice"));
+    }
+    if (pass.run == nullptr) {
+      return absl::InvalidArgumentError(
+          cat(where, ": its run function is NULL"));
+    }
+    if (pass.num_options > 0 && pass.options == nullptr) {
+      return absl::InvalidArgumentError(
+          cat(where, ": declares options but no array"));
+    }
+    std::set<std::string_view> option_names;
+    for (size_t o = 0; o < pass.num_options; ++o) {
+      const FxOptionSpec& spec = pass.options[o];
+      if (spec.name == nullptr || !is_identifier(spec.name)) {
+        return absl::InvalidArgumentError(
+            cat(where, ": option ", o, " needs a name"));
+      }
+      if (!option_names.insert(spec.name).second) {
+        return absl::InvalidArgumentError(
+            cat(where, ": declares option '", spec.name, "' twice"));
+      }
+      if (spec.type < FX_OPTION_BOOL || spec.type > FX_OPTION_STRING_LIST) {
+        return absl::InvalidArgumentError(cat(where, ": option '", spec.name,
+                                              "' has unknown type ",
+                                              static_cast<int>(spec.type)));
+      }
+      OptionValue value;
+      absl::Status parsed = parse_option_text(
+          spec.type, spec.default_value ? spec.default_value : "", &value);
+      if (!parsed.ok()) {
+        return absl::InvalidArgumentError(cat(
+            where, ": the default of option '", spec.name, "' is not a valid ",
+            option_type_name(spec.type), ": ", std::string(parsed.message())));
+      }
+    }
+    for (auto [list, what] : {std::pair{&pass.run_after, "run_after"},
+                              {&pass.run_before, "run_before"},
+                              {&pass.required, "required"},
+                              {&pass.produces, "produces"},
+                              {&pass.invalidates, "invalidates"}}) {
+      absl::Status s = check_names(*list, what, where);
+      if (!s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<const Plugin>> Plugin::from_info(
+    const FxPluginInfo* info, std::string_view origin) {
+  absl::Status ok = check_plugin_info(info, origin);
+  if (!ok.ok()) return ok;
+  std::shared_ptr<Plugin> plugin(new Plugin());
+  plugin->info_ = info;
+  return std::shared_ptr<const Plugin>(std::move(plugin));
+}
+
+absl::StatusOr<std::shared_ptr<const Plugin>> load_plugin(
+    const std::string& path, std::string_view expected_sha256) {
+  // 1. The hash, before any of the file's code can run.
+  absl::StatusOr<std::string> digest = sha256_file(path);
+  if (!digest.ok()) {
+    return absl::NotFoundError(
+        cat("cannot load plugin: ", std::string(digest.status().message())));
+  }
+  if (!expected_sha256.empty() && lowercase(expected_sha256) != *digest) {
+    return absl::PermissionDeniedError(cat(
+        "plugin '", path, "' is refused: its sha256 is ", *digest,
+        " but the configuration pins ", expected_sha256,
+        ". The file changed since it was pinned; if the new file is trusted, "
+        "update the pin"));
+  }
+  // 2. Open it and find the entry point.
+  std::shared_ptr<Plugin> plugin(new Plugin());
+  plugin->library_ = std::make_unique<Plugin::Library>();
+  boost::dll::shared_library& lib = plugin->library_->handle;
+  boost::system::error_code error;
+  lib.load(boost::dll::fs::path(path),
+           boost::dll::load_mode::rtld_local | boost::dll::load_mode::rtld_now,
+           error);
+  if (error) {
+    return absl::InvalidArgumentError(
+        cat("cannot load plugin '", path, "': ", std::string(error.message()),
+            " (is it a shared library built for this platform?)"));
+  }
+  if (!lib.has(FX_PLUGIN_ENTRY_POINT)) {
+    return absl::InvalidArgumentError(
+        cat("'", path, "' is not an fx plugin: it does not export ",
+            FX_PLUGIN_ENTRY_POINT,
+            " (define it with FXP_PLUGIN or as extern \"C\" "
+            "FX_PLUGIN_EXPORT const FxPluginInfo* fx_plugin_get_info(void))"));
+  }
+  auto& get_info = lib.get<const FxPluginInfo*()>(FX_PLUGIN_ENTRY_POINT);
+  // 3. What it declares.
+  const FxPluginInfo* info = get_info();
+  absl::Status ok = check_plugin_info(info, path);
+  if (!ok.ok()) return ok;
+  plugin->info_ = info;
+  plugin->path_ = path;
+  plugin->sha256_ = *std::move(digest);
+  return std::shared_ptr<const Plugin>(std::move(plugin));
+}
+
+absl::StatusOr<std::vector<std::string>> plugin_files(
+    const std::string& directory) {
+  namespace fs = boost::filesystem;
+  boost::system::error_code error;
+  if (!fs::is_directory(directory, error)) {
+    return absl::NotFoundError(
+        cat("plugin directory '", directory, "' does not exist"));
+  }
+  std::vector<std::string> files;
+  for (fs::directory_iterator it(directory, error), end; !error && it != end;
+       it.increment(error)) {
+    const fs::path& p = it->path();
+    std::string ext = p.extension().string();
+    if ((ext == ".so" || ext == ".dylib" || ext == ".dll") &&
+        fs::is_regular_file(p, error)) {
+      files.push_back(p.string());
+    }
+  }
+  if (error) {
+    return absl::InternalError(cat("cannot list plugin directory '", directory,
+                                   "': ", std::string(error.message())));
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+absl::StatusOr<std::vector<std::shared_ptr<const Plugin>>> load_plugin_dir(
+    const std::string& directory) {
+  absl::StatusOr<std::vector<std::string>> files = plugin_files(directory);
+  if (!files.ok()) return files.status();
+  std::vector<std::shared_ptr<const Plugin>> plugins;
+  for (const std::string& file : *files) {
+    absl::StatusOr<std::shared_ptr<const Plugin>> plugin = load_plugin(file);
+    if (!plugin.ok()) return plugin.status();
+    plugins.push_back(*std::move(plugin));
+  }
+  return plugins;
+}
+
+}  // namespace fx::host

@@ -1,0 +1,31 @@
+#include "plugin_api/loader/plugin_tracer.h"
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "fx_core/runtime/module_registry.h"
+#include "fx_core/tracer/extensions.h"
+#include "plugin_api/capi/extensions.h"
+
+namespace fx::host {
+
+bool PluginTracer::is_leaf_module(
+    const torch::nn::Module& m, std::string_view module_qualified_name) const {
+  const ModuleKind* kind = ModuleRegistry::global().find(m);
+  std::string type = kind ? kind->type : m.name();
+  std::optional<bool> verdict = leaf_module_rule(type, module_qualified_name);
+  if (verdict.has_value()) return *verdict;
+  return Tracer::is_leaf_module(m, module_qualified_name);
+}
+
+void register_plugin_tracer_policy() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    register_tracer_policy("plugins",
+                           [] { return std::make_unique<PluginTracer>(); });
+  });
+}
+
+}  // namespace fx::host

@@ -1,0 +1,119 @@
+// What a pipeline transforms: a graph, the attributes of the module that owns
+// it (if any), and how to put the graph back when a pass is rolled back.
+//
+//  - GraphModuleTarget: a GraphModule. Passes see its parameters, buffers and
+//    submodules through GraphHasAttr / GraphGetAttr / GraphSetAttr /
+//    GraphModuleType. Tensors handed to a pass are DLPack views that share
+//    memory with the module: the contract is that a pass never writes into
+//    them in place (it sets a new tensor with GraphSetAttr instead), since
+//    in-place writes cannot be rolled back.
+//  - GraphFileTarget: a graph file without weights (graph and `modules`
+//    section); attribute calls fail with FX_FAILED_PRECONDITION.
+//
+// Transactions: begin() before a pass, then commit() or rollback(). Rolling
+// back restores the graph exactly (nodes, names, meta, the namespace) and
+// every attribute the pass replaced. An attribute the pass added under a new
+// name stays in the module but is unreferenced by the restored graph, so a
+// written bundle is byte-identical to one written before the pass.
+#ifndef PLUGIN_API_PIPELINE_PASS_TARGET_H_
+#define PLUGIN_API_PIPELINE_PASS_TARGET_H_
+
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "fx_core/format/graph_json.h"
+#include "fx_core/ir/graph.h"
+
+namespace fx {
+class GraphModule;
+}  // namespace fx
+
+namespace fx::host {
+
+class AttributeStore;
+
+class PassTarget {
+ public:
+  virtual ~PassTarget();
+  virtual Graph& graph() = 0;
+  // The attributes a pass may use, or nullptr when there are none.
+  virtual AttributeStore* attributes() = 0;
+
+  // A transaction around one pass.
+  void begin();
+  void commit();
+  void rollback();
+  // Whether the graph or an attribute differs from what begin() saw.
+  bool changed();
+
+  // Called once after the pipeline (a GraphModule recompiles).
+  virtual void finish() {}
+
+  // Writes the current state as an fx-graph file at `json_path` (plus, for a
+  // GraphModule, the weights beside it). Atomic per file.
+  virtual absl::Status write(const std::string& json_path) const = 0;
+
+ protected:
+  virtual void replace_graph(std::unique_ptr<Graph> graph) = 0;
+  virtual void begin_attributes() {}
+  virtual void end_attributes() {}
+  virtual void rollback_attributes() {}
+  virtual bool attributes_changed() const { return false; }
+  // After a pass was committed (a GraphModule recompiles the GraphModules
+  // among its submodules, so later passes run them as they now are).
+  virtual void committed() {}
+
+ private:
+  std::unique_ptr<Graph> snapshot_;
+};
+
+class GraphModuleTarget : public PassTarget {
+ public:
+  // `example_inputs` (tensors, one per placeholder) are what passes get from
+  // GraphExampleInput.
+  explicit GraphModuleTarget(GraphModule& module,
+                             std::vector<at::Tensor> example_inputs = {});
+  ~GraphModuleTarget() override;
+  Graph& graph() override;
+  AttributeStore* attributes() override;
+  void finish() override;
+  absl::Status write(const std::string& json_path) const override;
+
+ protected:
+  void replace_graph(std::unique_ptr<Graph> graph) override;
+  void begin_attributes() override;
+  void end_attributes() override;
+  void rollback_attributes() override;
+  bool attributes_changed() const override;
+  void committed() override;
+
+ private:
+  class Attributes;
+  GraphModule& module_;
+  std::unique_ptr<Attributes> attributes_;
+};
+
+class GraphFileTarget : public PassTarget {
+ public:
+  explicit GraphFileTarget(GraphFile& file) : file_(file) {}
+  Graph& graph() override { return *file_.graph; }
+  AttributeStore* attributes() override { return nullptr; }
+  absl::Status write(const std::string& json_path) const override;
+
+ protected:
+  void replace_graph(std::unique_ptr<Graph> graph) override {
+    file_.graph = std::move(graph);
+  }
+
+ private:
+  GraphFile& file_;
+};
+
+}  // namespace fx::host
+
+#endif  // PLUGIN_API_PIPELINE_PASS_TARGET_H_

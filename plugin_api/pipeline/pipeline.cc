@@ -1,0 +1,451 @@
+#include "plugin_api/pipeline/pipeline.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "fx_core/support/strings.h"
+
+namespace fx::host {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+absl::Status text_error(std::string_view text, size_t column,
+                        std::string_view problem) {
+  return absl::InvalidArgumentError(
+      cat("pipeline '", text, "', column ", column + 1, ": ", problem));
+}
+
+bool is_name_char(char c) {
+  return absl::ascii_isalnum(c) || c == '_' || c == '.' || c == '-';
+}
+
+// Splits the inside of `{...}` into options; `offset` is its column.
+absl::Status parse_options_text(std::string_view text, std::string_view body,
+                                size_t offset, PassInvocation& pass) {
+  size_t pos = 0;
+  while (pos <= body.size()) {
+    size_t comma = body.find(',', pos);
+    if (comma == std::string_view::npos) comma = body.size();
+    std::string_view item = body.substr(pos, comma - pos);
+    size_t eq = item.find('=');
+    if (eq == std::string_view::npos) {
+      std::string_view value = strip(item);
+      if (pass.options.empty()) {
+        return text_error(text, offset + pos,
+                          cat("expected key=value in the options of "
+                              "pass '",
+                              pass.pass, "', got '", item, "'"));
+      }
+      // A list item continuing the previous option's value.
+      append(&pass.options.back().second.text, ",", value);
+    } else {
+      std::string_view key = strip(item.substr(0, eq));
+      bool valid = !key.empty();
+      for (char c : key) valid = valid && is_name_char(c);
+      if (!valid) {
+        return text_error(
+            text, offset + pos,
+            cat("bad option name '", key, "' for pass '", pass.pass, "'"));
+      }
+      OptionInput input;
+      input.text = std::string(strip(item.substr(eq + 1)));
+      pass.options.emplace_back(std::string(key), std::move(input));
+    }
+    pos = comma + 1;
+  }
+  return absl::OkStatus();
+}
+
+std::string_view failure_policy_name(FailurePolicy p) {
+  return p == FailurePolicy::kStop ? "stop" : "skip";
+}
+
+absl::StatusOr<FailurePolicy> parse_failure_policy(const json& j,
+                                                   std::string_view where) {
+  if (j.is_string() && j.get<std::string>() == "stop") {
+    return FailurePolicy::kStop;
+  }
+  if (j.is_string() && j.get<std::string>() == "skip") {
+    return FailurePolicy::kSkip;
+  }
+  return absl::InvalidArgumentError(
+      cat(where, ": expected \"stop\" or \"skip\", got ", j.dump()));
+}
+
+absl::StatusOr<std::vector<std::string>> string_list(const json& j,
+                                                     std::string_view where) {
+  if (!j.is_array()) {
+    return absl::InvalidArgumentError(
+        cat(where, ": expected an array of strings, got ", j.dump()));
+  }
+  std::vector<std::string> out;
+  for (size_t i = 0; i < j.size(); ++i) {
+    if (!j[i].is_string()) {
+      return absl::InvalidArgumentError(
+          cat(where, "[", i, "]: expected a string, got ", j[i].dump()));
+    }
+    out.push_back(j[i].get<std::string>());
+  }
+  return out;
+}
+
+absl::StatusOr<OptionInput> option_input(const json& j,
+                                         std::string_view where) {
+  OptionInput in;
+  if (j.is_boolean()) {
+    in.kind = OptionInput::Kind::kBool;
+    in.text = j.get<bool>() ? "true" : "false";
+  } else if (j.is_number_integer()) {
+    in.kind = OptionInput::Kind::kInt;
+    in.text = j.dump();
+  } else if (j.is_number()) {
+    in.kind = OptionInput::Kind::kFloat;
+    in.text = j.dump();
+  } else if (j.is_string()) {
+    in.kind = OptionInput::Kind::kString;
+    in.text = j.get<std::string>();
+  } else if (j.is_array()) {
+    absl::StatusOr<std::vector<std::string>> list = string_list(j, where);
+    if (!list.ok()) return list.status();
+    in.kind = OptionInput::Kind::kList;
+    in.list = *std::move(list);
+    in.text = j.dump();
+  } else {
+    return absl::InvalidArgumentError(cat(
+        where, ": expected a bool, number, string or array, got ", j.dump()));
+  }
+  return in;
+}
+
+std::string resolve(std::string_view base_dir, const std::string& path) {
+  if (base_dir.empty() || path.empty() || path[0] == '/') return path;
+  return cat(base_dir, "/", path);
+}
+
+absl::Status parse_pass_entry(const json& entry, std::string_view where,
+                              PipelineSpec& spec) {
+  if (entry.is_string()) {
+    absl::StatusOr<PipelineSpec> one =
+        parse_pipeline_text(entry.get<std::string>());
+    if (!one.ok()) {
+      return absl::InvalidArgumentError(
+          cat(where, ": ", std::string(one.status().message())));
+    }
+    for (PassInvocation& p : one->passes) spec.passes.push_back(std::move(p));
+    return absl::OkStatus();
+  }
+  if (!entry.is_object()) {
+    return absl::InvalidArgumentError(
+        cat(where, ": expected a pass name or {\"pass\": ...}, got ",
+            entry.dump()));
+  }
+  PassInvocation pass;
+  for (const auto& [key, value] : entry.items()) {
+    std::string at = cat(where, ".", key);
+    if (key == "pass") {
+      if (!value.is_string() || value.get<std::string>().empty()) {
+        return absl::InvalidArgumentError(
+            cat(at, ": expected a pass name, got ", value.dump()));
+      }
+      pass.pass = value.get<std::string>();
+    } else if (key == "options") {
+      if (!value.is_object()) {
+        return absl::InvalidArgumentError(
+            cat(at, ": expected an object, got ", value.dump()));
+      }
+      for (const auto& [name, v] : value.items()) {
+        absl::StatusOr<OptionInput> in = option_input(v, cat(at, ".", name));
+        if (!in.ok()) return in.status();
+        pass.options.emplace_back(name, *std::move(in));
+      }
+    } else if (key == "on_failure") {
+      absl::StatusOr<FailurePolicy> p = parse_failure_policy(value, at);
+      if (!p.ok()) return p.status();
+      pass.on_failure = *p;
+    } else {
+      return absl::InvalidArgumentError(
+          cat(at, ": unknown key (expected pass, options, on_failure)"));
+    }
+  }
+  if (pass.pass.empty()) {
+    return absl::InvalidArgumentError(cat(where, ": missing \"pass\""));
+  }
+  spec.passes.push_back(std::move(pass));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<PipelineSpec> parse_pipeline_text(std::string_view text) {
+  PipelineSpec spec;
+  size_t pos = 0;
+  const size_t n = text.size();
+  auto skip_spaces = [&] {
+    while (pos < n && absl::ascii_isspace(text[pos])) ++pos;
+  };
+  skip_spaces();
+  if (pos == n) {
+    return absl::InvalidArgumentError("the pipeline is empty");
+  }
+  while (true) {
+    skip_spaces();
+    size_t start = pos;
+    while (pos < n && is_name_char(text[pos])) ++pos;
+    if (pos == start) {
+      return text_error(
+          text, pos,
+          pos == n
+              ? std::string("expected a pass name at the end")
+              : cat("expected a pass name, got '", text.substr(pos, 1), "'"));
+    }
+    PassInvocation pass;
+    pass.pass = std::string(text.substr(start, pos - start));
+    skip_spaces();
+    if (pos < n && text[pos] == '{') {
+      size_t close = text.find('}', pos);
+      size_t nested = text.find('{', pos + 1);
+      if (close == std::string_view::npos) {
+        return text_error(text, pos,
+                          cat("the options of pass '", pass.pass,
+                              "' open here but never close"));
+      }
+      if (nested < close) {
+        return text_error(text, nested, "options cannot nest '{'");
+      }
+      absl::Status s = parse_options_text(
+          text, text.substr(pos + 1, close - pos - 1), pos + 1, pass);
+      if (!s.ok()) return s;
+      pos = close + 1;
+      skip_spaces();
+    }
+    spec.passes.push_back(std::move(pass));
+    if (pos == n) break;
+    if (text[pos] != ',') {
+      return text_error(
+          text, pos,
+          cat("expected ',' between passes, got '", text.substr(pos, 1), "'"));
+    }
+    ++pos;
+  }
+  return spec;
+}
+
+absl::StatusOr<PipelineSpec> parse_pipeline_config(std::string_view text,
+                                                   std::string_view source,
+                                                   std::string_view base_dir) {
+  json root = json::parse(text.begin(), text.end(), nullptr, false);
+  if (root.is_discarded()) {
+    // Parse again with exceptions for the position of the error.
+    try {
+      json again = json::parse(text.begin(), text.end());
+      (void)again;
+    } catch (const json::parse_error& e) {
+      return absl::InvalidArgumentError(
+          cat(source, ": not valid JSON: ", e.what()));
+    }
+    return absl::InvalidArgumentError(cat(source, ": not valid JSON"));
+  }
+  if (!root.is_object()) {
+    return absl::InvalidArgumentError(
+        cat(source, ": expected a JSON object at the top"));
+  }
+  PipelineSpec spec;
+  bool has_pipeline = false;
+  for (const auto& [key, value] : root.items()) {
+    std::string at = cat(source, ": '", key, "'");
+    if (key == "pipeline") {
+      has_pipeline = true;
+      if (value.is_string()) {
+        absl::Status s = parse_pass_entry(value, at, spec);
+        if (!s.ok()) return s;
+      } else if (value.is_array()) {
+        for (size_t i = 0; i < value.size(); ++i) {
+          absl::Status s = parse_pass_entry(
+              value[i], cat(source, ": 'pipeline[", i, "]'"), spec);
+          if (!s.ok()) return s;
+        }
+      } else {
+        return absl::InvalidArgumentError(cat(
+            at, ": expected pipeline text or an array, got ", value.dump()));
+      }
+    } else if (key == "plugins") {
+      if (!value.is_array()) {
+        return absl::InvalidArgumentError(
+            cat(at, ": expected an array, got ", value.dump()));
+      }
+      for (size_t i = 0; i < value.size(); ++i) {
+        const json& p = value[i];
+        std::string pat = cat(source, ": 'plugins[", i, "]'");
+        PluginReference ref;
+        if (p.is_string()) {
+          ref.path = p.get<std::string>();
+        } else if (p.is_object() && p.contains("path") &&
+                   p["path"].is_string()) {
+          ref.path = p["path"].get<std::string>();
+          for (const auto& [k, v] : p.items()) {
+            if (k == "path") continue;
+            if (k != "sha256" || !v.is_string() ||
+                v.get<std::string>().size() != 64) {
+              return absl::InvalidArgumentError(
+                  cat(pat, ".", k, ": expected \"sha256\": 64 hex digits"));
+            }
+            ref.sha256 = v.get<std::string>();
+          }
+        } else {
+          return absl::InvalidArgumentError(cat(
+              pat, ": expected a path or {\"path\": ..., \"sha256\": ...}"));
+        }
+        ref.path = resolve(base_dir, ref.path);
+        spec.plugins.push_back(std::move(ref));
+      }
+    } else if (key == "plugin_dirs") {
+      absl::StatusOr<std::vector<std::string>> dirs = string_list(value, at);
+      if (!dirs.ok()) return dirs.status();
+      for (const std::string& d : *dirs) {
+        spec.plugin_dirs.push_back(resolve(base_dir, d));
+      }
+    } else if (key == "ordering") {
+      if (value == "explicit") {
+        spec.ordering = Ordering::kExplicit;
+      } else if (value == "auto") {
+        spec.ordering = Ordering::kAuto;
+      } else {
+        return absl::InvalidArgumentError(
+            cat(at, ": expected \"explicit\" or \"auto\", got ", value.dump()));
+      }
+    } else if (key == "on_failure") {
+      absl::StatusOr<FailurePolicy> p = parse_failure_policy(value, at);
+      if (!p.ok()) return p.status();
+      spec.on_failure = *p;
+    } else if (key == "verify_each") {
+      if (!value.is_boolean()) {
+        return absl::InvalidArgumentError(
+            cat(at, ": expected true or false, got ", value.dump()));
+      }
+      spec.verify_each = value.get<bool>();
+    } else if (key == "print_after") {
+      if (value == "all") {
+        spec.print_after_all = true;
+      } else {
+        absl::StatusOr<std::vector<std::string>> l = string_list(value, at);
+        if (!l.ok()) return l.status();
+        spec.print_after = *std::move(l);
+      }
+    } else if (key == "assume") {
+      absl::StatusOr<std::vector<std::string>> l = string_list(value, at);
+      if (!l.ok()) return l.status();
+      spec.assume = *std::move(l);
+    } else if (key == "reproducer_dir") {
+      if (!value.is_string()) {
+        return absl::InvalidArgumentError(
+            cat(at, ": expected a directory, got ", value.dump()));
+      }
+      spec.reproducer_dir = resolve(base_dir, value.get<std::string>());
+    } else {
+      return absl::InvalidArgumentError(
+          cat(at,
+              ": unknown key (expected pipeline, plugins, plugin_dirs, "
+              "ordering, on_failure, verify_each, print_after, assume, "
+              "reproducer_dir)"));
+    }
+  }
+  if (!has_pipeline || spec.passes.empty()) {
+    return absl::InvalidArgumentError(
+        cat(source, ": no passes (add \"pipeline\")"));
+  }
+  return spec;
+}
+
+absl::StatusOr<PipelineSpec> read_pipeline_config(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::NotFoundError(cat("cannot read pipeline config '", path, "'"));
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "" : path.substr(0, slash);
+  return parse_pipeline_config(buffer.str(), path, dir);
+}
+
+std::string pipeline_text(const std::vector<PassInvocation>& passes) {
+  std::string out;
+  for (const PassInvocation& p : passes) {
+    if (!out.empty()) out += ',';
+    out += p.pass;
+    if (p.options.empty()) continue;
+    out += '{';
+    bool first = true;
+    for (const auto& [name, in] : p.options) {
+      if (!first) out += ',';
+      first = false;
+      append(
+          &out, name, "=",
+          in.kind == OptionInput::Kind::kList ? join(in.list, ",") : in.text);
+    }
+    out += '}';
+  }
+  return out;
+}
+
+std::string pipeline_config_json(const PipelineSpec& spec) {
+  json root = json::object();
+  if (!spec.plugins.empty()) {
+    json plugins = json::array();
+    for (const PluginReference& p : spec.plugins) {
+      if (p.sha256.empty()) {
+        plugins.push_back(p.path);
+      } else {
+        plugins.push_back({{"path", p.path}, {"sha256", p.sha256}});
+      }
+    }
+    root["plugins"] = plugins;
+  }
+  if (!spec.plugin_dirs.empty()) root["plugin_dirs"] = spec.plugin_dirs;
+  json passes = json::array();
+  for (const PassInvocation& p : spec.passes) {
+    json entry = {{"pass", p.pass}};
+    if (!p.options.empty()) {
+      json options = json::object();
+      for (const auto& [name, in] : p.options) {
+        switch (in.kind) {
+          case OptionInput::Kind::kText:
+          case OptionInput::Kind::kString:
+            options[name] = in.text;
+            break;
+          case OptionInput::Kind::kBool:
+            options[name] = in.text == "true";
+            break;
+          case OptionInput::Kind::kInt:
+          case OptionInput::Kind::kFloat:
+            options[name] = json::parse(in.text);
+            break;
+          case OptionInput::Kind::kList:
+            options[name] = in.list;
+            break;
+        }
+      }
+      entry["options"] = options;
+    }
+    if (p.on_failure) entry["on_failure"] = failure_policy_name(*p.on_failure);
+    passes.push_back(entry);
+  }
+  root["pipeline"] = passes;
+  root["ordering"] = spec.ordering == Ordering::kAuto ? "auto" : "explicit";
+  root["on_failure"] = failure_policy_name(spec.on_failure);
+  root["verify_each"] = spec.verify_each;
+  if (spec.print_after_all) {
+    root["print_after"] = "all";
+  } else if (!spec.print_after.empty()) {
+    root["print_after"] = spec.print_after;
+  }
+  if (!spec.assume.empty()) root["assume"] = spec.assume;
+  if (!spec.reproducer_dir.empty())
+    root["reproducer_dir"] = spec.reproducer_dir;
+  return root.dump(1) + "\n";
+}
+
+}  // namespace fx::host

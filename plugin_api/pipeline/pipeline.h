@@ -1,0 +1,84 @@
+// Pipelines as users write them: a one-line text form or a JSON config.
+//
+// Text form (LLVM's -passes= and MLIR's pass options, in one line):
+//   shape_prop,decompose{rules=relu,gelu},quantize{dtype=int8}
+// Passes are separated by commas; options go in braces as key=value pairs,
+// also separated by commas. Inside braces an item without '=' continues the
+// previous option's value, so `rules=relu,gelu` gives rules the list
+// "relu,gelu". Spaces around names and values are ignored.
+//
+// JSON config (every key but "pipeline" optional):
+//   {
+//     "plugins": ["libfx_passes.so", {"path": "vendor.so", "sha256": "ab.."}],
+//     "plugin_dirs": ["plugins/"],
+//     "pipeline": "shape_prop,decompose{rules=relu}"      (the text form)
+//              or [{"pass": "decompose", "options": {"rules": ["relu"]},
+//                   "on_failure": "skip"}, "dce"],
+//     "ordering": "explicit" | "auto",
+//     "on_failure": "stop" | "skip",
+//     "verify_each": true,
+//     "print_after": ["decompose"] | "all",
+//     "assume": ["tensor_meta"],          (properties the input already has)
+//     "reproducer_dir": "repro/"
+//   }
+// Relative plugin paths and directories are resolved against the config
+// file's directory. Errors name the key (`pipeline[2].options`) and problem.
+#ifndef PLUGIN_API_PIPELINE_PIPELINE_H_
+#define PLUGIN_API_PIPELINE_PIPELINE_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "plugin_api/capi/pass_options.h"
+
+namespace fx::host {
+
+// What happens after a pass fails (and has been rolled back).
+enum class FailurePolicy { kStop, kSkip };
+// Explicit: run in the order written, checked against the constraints.
+// Auto: reorder to satisfy them, keeping the written order where free.
+enum class Ordering { kExplicit, kAuto };
+
+struct PassInvocation {
+  std::string pass;
+  std::vector<std::pair<std::string, OptionInput>> options;
+  std::optional<FailurePolicy> on_failure;  // overrides the pipeline's
+};
+
+struct PluginReference {
+  std::string path;
+  std::string sha256;  // empty: not pinned
+};
+
+struct PipelineSpec {
+  std::vector<PassInvocation> passes;
+  Ordering ordering = Ordering::kExplicit;
+  FailurePolicy on_failure = FailurePolicy::kStop;
+  bool verify_each = true;
+  bool print_after_all = false;
+  std::vector<std::string> print_after;
+  std::vector<std::string> assume;
+  std::string reproducer_dir;
+  std::vector<PluginReference> plugins;
+  std::vector<std::string> plugin_dirs;
+};
+
+absl::StatusOr<PipelineSpec> parse_pipeline_text(std::string_view text);
+// `source` names the config in messages; `base_dir` resolves relative paths.
+absl::StatusOr<PipelineSpec> parse_pipeline_config(std::string_view json,
+                                                   std::string_view source,
+                                                   std::string_view base_dir);
+absl::StatusOr<PipelineSpec> read_pipeline_config(const std::string& path);
+
+// The passes in text form (parse_pipeline_text reads it back).
+std::string pipeline_text(const std::vector<PassInvocation>& passes);
+// The whole spec as a JSON config (parse_pipeline_config reads it back).
+std::string pipeline_config_json(const PipelineSpec& spec);
+
+}  // namespace fx::host
+
+#endif  // PLUGIN_API_PIPELINE_PIPELINE_H_
