@@ -19,7 +19,7 @@
 //  - Everything else runs the op registry's / module registry's kernels, as
 //    ExecutionPlan does.
 // Results are bitwise identical to GraphModule::forward: the same kernels
-// run on the same operands with the same output layout (tests/perf).
+// run on the same operands with the same output layout (tests/fx_core/runtime/plan).
 //
 // run() checks the inputs against the planned signature (count; each
 // tensor's sizes, strides, dtype and device; other values by equality). On a

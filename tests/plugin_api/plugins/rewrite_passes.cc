@@ -1,6 +1,6 @@
 // Subgraph rewriting through the C ABI: patterns and replacements written
 // with the wrapper's Values (the proxy API), as torch.fx's tests write them
-// in Python (tests/rewrite/rewrite_cases.py has the Python twins).
+// in Python (tests/fx_core/rewrite/rewrite_cases.py has the Python twins).
 #include <string>
 
 #include "fx/plugin_api.hpp"

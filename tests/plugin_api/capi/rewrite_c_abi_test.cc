@@ -1,7 +1,7 @@
 // replace_pattern through the C ABI: patterns and replacements written with
 // the proxy API in a plugin, run by the pass manager on the graphs torch.fx
 // traced; the code after each rewrite must equal torch.fx's for the same
-// rewrite (tests/rewrite/rewrite_cases.py, run here with Python torch.fx).
+// rewrite (tests/fx_core/rewrite/rewrite_cases.py, run here with Python torch.fx).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -37,7 +37,7 @@ class RewriteThroughCAbi : public ::testing::Test {
     cases_ = std::string(tmp ? tmp : "/tmp") + "/rewrite_cases";
     std::string command =
         "PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 "
-        "tests/rewrite/rewrite_cases.py tools/torchfx_export.py " +
+        "tests/fx_core/rewrite/rewrite_cases.py tools/torchfx_export.py " +
         cases_;
     if (std::system(command.c_str()) != 0) skip_ = "rewrite_cases.py failed";
   }

@@ -54,7 +54,7 @@ class DocsExamples : public ::testing::Test {
     dir_ = std::string(std::getenv("TEST_TMPDIR")) + "/docs_cases";
     std::string log = dir_ + ".log";
     std::string command = "PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 " +
-                          runfile("tests/rewrite/docs_cases.py") + " " +
+                          runfile("tests/fx_core/rewrite/docs_cases.py") + " " +
                           runfile("tools/torchfx_export.py") + " " + dir_ +
                           (have_torchvision_ ? " --resnet18" : "") + " > " +
                           log + " 2>&1";

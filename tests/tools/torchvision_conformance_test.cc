@@ -124,7 +124,7 @@ class TorchvisionModel : public ::testing::TestWithParam<std::string> {
     }
     dir_ = std::string(std::getenv("TEST_TMPDIR")) + "/torchvision";
     std::string command = "/usr/bin/python3 " +
-                          runfile("tests/interop/export_torchvision.py") + " " +
+                          runfile("tests/tools/export_torchvision.py") + " " +
                           dir_;
     for (const char* m : kModels) command += std::string(" ") + m;
     command += " > " + dir_ + ".log 2>&1";

@@ -17,7 +17,7 @@
 #include "fx_core/tracer/tracer.h"
 #include "sdk_examples/tracing/examples.h"
 #include "tests/testing/reference.h"
-#include "tests/tracer/tracer_testing.h"
+#include "tests/fx_core/tracer/tracer_testing.h"
 
 namespace fx {
 namespace {

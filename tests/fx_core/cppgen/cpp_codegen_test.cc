@@ -91,7 +91,7 @@ INSTANTIATE_TEST_SUITE_P(SharedReference, GeneratedCpp,
 TEST(CppCodegen, NormAndPoolingComputeWhatTheGraphComputes) {
   auto gm =
       read_graph_module(std::string(std::getenv("TEST_SRCDIR")) +
-                        "/fx_sdk/tests/codegen/testdata/norm_pool.fx.json");
+                        "/fx_sdk/tests/fx_core/cppgen/testdata/norm_pool.fx.json");
   ASSERT_TRUE(gm.ok()) << gm.status().message();
   at::Tensor x = at::rand({2, 3, 8, 8});
   at::Tensor want = (*gm)->forward({x}).toTensor();
@@ -105,7 +105,7 @@ TEST(CppCodegen, NormAndPoolingComputeWhatTheGraphComputes) {
 TEST(CppCodegen, TargetsWithoutCppSpellingRunThroughTheRegistry) {
   auto gm = read_graph_module(
       std::string(std::getenv("TEST_SRCDIR")) +
-      "/fx_sdk/tests/codegen/testdata/registry_fallback.fx.json");
+      "/fx_sdk/tests/fx_core/cppgen/testdata/registry_fallback.fx.json");
   ASSERT_TRUE(gm.ok()) << gm.status().message();
   at::Tensor x = at::rand({4, 6}) - 0.5;
   at::Tensor want = (*gm)->forward({x}).toTensor();

@@ -168,7 +168,7 @@ TEST(UserOrder, SameAsTorchFxAfterAnEditScript) {
   };
   for (Case c : {Case{12, 200, 3}, Case{80, 600, 7}, Case{300, 3000, 11}}) {
     std::string expected =
-        testing::run_python("tests/fx_core/user_order_script.py",
+        testing::run_python("tests/fx_core/ir/user_order_script.py",
                             {std::to_string(c.nodes), std::to_string(c.steps),
                              std::to_string(c.seed)});
     EXPECT_EQ(run_user_order_script(c.nodes, c.steps, c.seed), expected)

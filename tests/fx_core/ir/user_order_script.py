@@ -1,6 +1,6 @@
 """Runs the user-order edit script on torch.fx and prints every node's users.
 
-tests/fx_core/user_list_test.cc runs the same script on fx::Graph and
+tests/fx_core/ir/user_list_test.cc runs the same script on fx::Graph and
 compares the output: torch.fx is the reference for the order of Node.users
 after update_arg, replace_input_with and replace_all_uses_with.
 Usage: user_order_script.py NUM_NODES NUM_STEPS SEED

@@ -28,7 +28,7 @@
 #include "fx_core/tracer/functions.h"
 #include "sdk_examples/tracing/seed_examples.h"
 #include "tests/testing/reference.h"
-#include "tests/tracer/tracer_testing.h"
+#include "tests/fx_core/tracer/tracer_testing.h"
 
 namespace fx {
 namespace {
@@ -299,7 +299,7 @@ class TorchFxTwins : public ::testing::Test {
     }
     dir_ = std::string(std::getenv("TEST_TMPDIR")) + "/twins";
     std::string cmd = "/usr/bin/python3 " +
-                      testing::runfile("tests/tracer/twins.py") + " " + dir_ +
+                      testing::runfile("tests/fx_core/tracer/twins.py") + " " + dir_ +
                       " > " + dir_ + ".log 2>&1";
     if (std::system(cmd.c_str()) != 0) {
       failed_ = testing::read_file(dir_ + ".log");

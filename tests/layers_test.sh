@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The layer arrows of BUILD.bazel, checked on the real build graph with
+# `bazel query` (a second Bazel with its own output base, on the workspace
+# this test's runfiles point into):
+#   1. the IR (//fx_core/ir) and its support pull in no LibTorch, nothing but
+#      Abseil from the system;
+#   2. no fx_core or plugin_api layer depends on a layer above it;
+#   3. every plugin (a linkshared cc_binary anywhere in the tree) depends on
+#      plugin_api/include and first-party plugin helpers only: no fx_core, no
+#      host library, no LibTorch.
+set -uo pipefail
+
+readme="$(readlink -f "${TEST_SRCDIR}/${TEST_WORKSPACE}/README.md")"
+workspace="$(dirname "$readme")"
+[ -f "$workspace/WORKSPACE" ] || { echo "no workspace at $workspace"; exit 1; }
+base="${TEST_TMPDIR}/bazel"
+q() {
+  (cd "$workspace" && bazel --output_user_root="$base/root" \
+      --output_base="$base/out" query --noshow_progress --keep_going "$1" \
+      2>"$base/stderr") || { cat "$base/stderr"; return 1; }
+}
+mkdir -p "$base"
+failures=0
+expect_empty() {  # what, query
+  local found
+  found="$(q "$2")" || { echo "FAIL: query failed: $2"; failures=$((failures + 1)); return; }
+  if [ -n "$found" ]; then
+    echo "FAIL: $1:"
+    sed 's/^/  /' <<<"$found"
+    failures=$((failures + 1))
+  else
+    echo "ok: $1"
+  fi
+}
+
+expect_empty "the IR pulls in nothing from the system but Abseil" \
+  'filter("^@system", deps(//fx_core/ir/...)) except @system//:absl'
+expect_empty "the IR depends only on fx_core/support" \
+  'filter("^//", deps(//fx_core/ir/...)) except //fx_core/ir/... except //fx_core/support/...'
+
+# Bottom to top, as in BUILD.bazel's package groups.
+layers=(
+  //fx_core/support //fx_core/ir //fx_core/io //fx_core/format
+  //fx_core/runtime "//fx_core/cppgen + //fx_core/tracer" //fx_core/rewrite
+  //plugin_api/capi //plugin_api/loader //plugin_api/pipeline
+)
+pattern() {  # "//a + //b" -> "//a/... + //b/..."
+  sed 's|\(//[a-z_/]*\)|\1/...|g' <<<"$1"
+}
+for ((i = 0; i < ${#layers[@]} - 1; i++)); do
+  above=""
+  for ((j = i + 1; j < ${#layers[@]}; j++)); do
+    above="${above:+$above + }$(pattern "${layers[j]}")"
+  done
+  expect_empty "${layers[i]} depends on no layer above it" \
+    "deps($(pattern "${layers[i]}")) intersect ($above + //tools/... + //tests/... + //sdk_examples/...)"
+done
+
+plugins="$(q 'attr(linkshared, 1, kind("cc_binary", //...))')" || exit 1
+[ -n "$plugins" ] || { echo "FAIL: no plugins found"; exit 1; }
+echo "plugins: $(wc -l <<<"$plugins")"
+while IFS= read -r p; do
+  expect_empty "$p depends on plugin_api/include alone" \
+    "kind(rule, filter(\"^(//|@system)\", deps($p))) except $p except //plugin_api/include/... except //plugins:plugin_util"
+done <<<"$plugins"
+
+(cd "$workspace" && bazel --output_user_root="$base/root" \
+    --output_base="$base/out" shutdown) >/dev/null 2>&1
+[ "$failures" -eq 0 ] || { echo "$failures layer rule(s) broken"; exit 1; }
+echo "all layer rules hold"
