@@ -89,9 +89,9 @@ INSTANTIATE_TEST_SUITE_P(SharedReference, GeneratedCpp,
 // layer_norm and avg_pool2d (with and without a stride: None is the kernel
 // size) computed by the generated C++ as by the GraphModule.
 TEST(CppCodegen, NormAndPoolingComputeWhatTheGraphComputes) {
-  auto gm =
-      read_graph_module(std::string(std::getenv("TEST_SRCDIR")) +
-                        "/fx_sdk/tests/fx_core/cppgen/testdata/norm_pool.fx.json");
+  auto gm = read_graph_module(
+      std::string(std::getenv("TEST_SRCDIR")) +
+      "/fx_sdk/tests/fx_core/cppgen/testdata/norm_pool.fx.json");
   ASSERT_TRUE(gm.ok()) << gm.status().message();
   at::Tensor x = at::rand({2, 3, 8, 8});
   at::Tensor want = (*gm)->forward({x}).toTensor();

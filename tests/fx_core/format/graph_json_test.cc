@@ -4,6 +4,8 @@
 // Where a graph read from a file is printed or turned into code, the expected
 // text is torch.fx 1.13's output for the same graph built with the
 // torch.fx.Graph API (`[#users=N]` spelled `[num_users=N]`).
+#include "fx_core/format/graph_json.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -13,7 +15,6 @@
 #include <sstream>
 #include <string>
 
-#include "fx_core/format/graph_json.h"
 #include "fx_core/ir/codegen.h"
 #include "fx_core/ir/graph.h"
 

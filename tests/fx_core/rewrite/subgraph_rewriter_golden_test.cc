@@ -42,9 +42,9 @@ class RewriteGolden : public ::testing::Test {
     dir_ = std::string(std::getenv("TEST_TMPDIR")) + "/rewrite_cases";
     std::string log = dir_ + ".log";
     std::string command = "PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 " +
-                          runfile("tests/fx_core/rewrite/rewrite_cases.py") + " " +
-                          runfile("tools/torchfx_export.py") + " " + dir_ +
-                          " > " + log + " 2>&1";
+                          runfile("tests/fx_core/rewrite/rewrite_cases.py") +
+                          " " + runfile("tools/torchfx_export.py") + " " +
+                          dir_ + " > " + log + " 2>&1";
     if (std::system(command.c_str()) != 0) {
       failure_ = "rewrite_cases.py failed:\n" + testing::read_file(log);
     }

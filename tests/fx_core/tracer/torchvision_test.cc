@@ -16,8 +16,8 @@
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/tracer/tracer.h"
 #include "sdk_examples/tracing/examples.h"
-#include "tests/testing/reference.h"
 #include "tests/fx_core/tracer/tracer_testing.h"
+#include "tests/testing/reference.h"
 
 namespace fx {
 namespace {

@@ -27,8 +27,8 @@
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/tracer/functions.h"
 #include "sdk_examples/tracing/seed_examples.h"
-#include "tests/testing/reference.h"
 #include "tests/fx_core/tracer/tracer_testing.h"
+#include "tests/testing/reference.h"
 
 namespace fx {
 namespace {
@@ -299,8 +299,8 @@ class TorchFxTwins : public ::testing::Test {
     }
     dir_ = std::string(std::getenv("TEST_TMPDIR")) + "/twins";
     std::string cmd = "/usr/bin/python3 " +
-                      testing::runfile("tests/fx_core/tracer/twins.py") + " " + dir_ +
-                      " > " + dir_ + ".log 2>&1";
+                      testing::runfile("tests/fx_core/tracer/twins.py") + " " +
+                      dir_ + " > " + dir_ + ".log 2>&1";
     if (std::system(cmd.c_str()) != 0) {
       failed_ = testing::read_file(dir_ + ".log");
     }

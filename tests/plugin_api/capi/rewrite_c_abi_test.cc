@@ -1,7 +1,8 @@
 // replace_pattern through the C ABI: patterns and replacements written with
 // the proxy API in a plugin, run by the pass manager on the graphs torch.fx
 // traced; the code after each rewrite must equal torch.fx's for the same
-// rewrite (tests/fx_core/rewrite/rewrite_cases.py, run here with Python torch.fx).
+// rewrite (tests/fx_core/rewrite/rewrite_cases.py, run here with Python
+// torch.fx).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
