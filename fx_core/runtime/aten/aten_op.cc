@@ -1,0 +1,300 @@
+#include "fx_core/runtime/aten/aten_op.h"
+
+#include <ATen/core/function_schema.h>
+#include <torch/csrc/jit/runtime/operator.h>
+
+#include <algorithm>
+#include <mutex>
+#include <numeric>
+
+#include "absl/container/flat_hash_map.h"
+#include "fx_core/runtime/value.h"
+#include "fx_core/support/error.h"
+#include "fx_core/support/strings.h"
+
+namespace fx {
+namespace {
+
+using Overload = AtenOp::Overload;
+
+// The spelling sort_overloads compares ("Scalar", "int[]", "Tensor?[]").
+std::string order_type(const AtenParam& p, bool names) {
+  std::string base;
+  switch (p.type) {
+    case AtenType::kTensor:
+      base = "Tensor";
+      break;
+    case AtenType::kScalar:
+      base = "Scalar";
+      break;
+    case AtenType::kInt:
+      base = "int";
+      break;
+    case AtenType::kFloat:
+      base = "float";
+      break;
+    case AtenType::kBool:
+      base = "bool";
+      break;
+    case AtenType::kString:
+      base = names ? "Dimname" : "str";
+      break;
+    case AtenType::kIntList:
+      base = "int[]";
+      break;
+    case AtenType::kFloatList:
+      base = "float[]";
+      break;
+    case AtenType::kBoolList:
+      base = "bool[]";
+      break;
+    case AtenType::kTensorList:
+      base = "Tensor[]";
+      break;
+    case AtenType::kOptionalTensorList:
+      base = "Tensor?[]";
+      break;
+    case AtenType::kStringList:
+      base = names ? "Dimname[]" : "str[]";
+      break;
+    case AtenType::kScalarType:
+      base = "ScalarType";
+      break;
+    case AtenType::kLayout:
+      base = "Layout";
+      break;
+    case AtenType::kMemoryFormat:
+      base = "MemoryFormat";
+      break;
+    case AtenType::kDevice:
+      base = "Device";
+      break;
+    case AtenType::kGenerator:
+      base = "Generator";
+      break;
+    case AtenType::kUnsupported:
+      base = "?";
+      break;
+  }
+  return p.optional ? cat(base, "?") : base;
+}
+
+bool uses_names(const Overload& ov) {
+  return ov.overload_name.find("names") != std::string::npos ||
+         ov.overload_name.find("Dimname") != std::string::npos;
+}
+
+// sort_overloads' is_arg_smaller: t1 is tried after t2.
+bool arg_smaller(const std::string& t1, const std::string& t2) {
+  return (t1 == "Scalar" && t2 == "Tensor") ||
+         (t1 == "Scalar?" && t2 == "Tensor?") ||
+         (t1.find("Dimname") != std::string::npos &&
+          t2.find("Dimname") == std::string::npos) ||
+         (t1 == "int[]" && (t2 == "Tensor[]" || t2 == "Tensor?[]"));
+}
+
+std::vector<std::string> order_types(const Overload& ov) {
+  std::vector<std::string> out;
+  for (const AtenParam& p : ov.params) {
+    out.push_back(order_type(p, uses_names(ov)));
+  }
+  return out;
+}
+
+// sort_overloads' is_smaller: same arity, each argument equal or smaller,
+// not all equal.
+bool smaller(const std::vector<std::string>& a,
+             const std::vector<std::string>& b) {
+  if (a.size() != b.size() || a == b) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i] && !arg_smaller(a[i], b[i])) return false;
+  }
+  return true;
+}
+
+std::string signature_text(const Overload& ov) {
+  std::string out = "(";
+  bool star = false;
+  for (size_t i = 0; i < ov.params.size(); ++i) {
+    const AtenParam& p = ov.params[i];
+    if (i > 0) out += ", ";
+    if (p.keyword_only && !star) {
+      out += "*, ";
+      star = true;
+    }
+    append(&out, p.type_str, " ", p.name);
+  }
+  return out + ")";
+}
+
+// Python's order: by signature text, then a topological sort of the
+// "tried after" relation, keeping the text order among unrelated ones.
+void sort_python_order(std::vector<Overload>* overloads) {
+  std::stable_sort(overloads->begin(), overloads->end(),
+                   [](const Overload& a, const Overload& b) {
+                     return signature_text(a) < signature_text(b);
+                   });
+  size_t n = overloads->size();
+  std::vector<std::vector<std::string>> types;
+  for (const Overload& ov : *overloads) types.push_back(order_types(ov));
+  std::vector<bool> placed(n, false);
+  std::vector<Overload> sorted;
+  while (sorted.size() < n) {
+    for (size_t i = 0; i < n; ++i) {
+      if (placed[i]) continue;
+      bool blocked = false;
+      for (size_t j = 0; j < n && !blocked; ++j) {
+        blocked = !placed[j] && smaller(types[i], types[j]);
+      }
+      if (blocked) continue;
+      placed[i] = true;
+      sorted.push_back(std::move((*overloads)[i]));
+      break;
+    }
+  }
+  *overloads = std::move(sorted);
+}
+
+std::optional<Overload> callable_overload(
+    const std::shared_ptr<torch::jit::Operator>& op, const AtenTarget& t) {
+  const c10::FunctionSchema& schema = op->schema();
+  if (t.exact_overload && schema.overload_name() != t.overload) {
+    return std::nullopt;
+  }
+  if (schema.is_vararg() || schema.is_varret()) return std::nullopt;
+  Overload ov;
+  ov.op = op;
+  ov.overload_name = schema.overload_name();
+  ov.num_returns = schema.returns().size();
+  const std::vector<c10::Argument>& args = schema.arguments();
+  if (t.method && (args.empty() || args[0].name() != "self")) {
+    return std::nullopt;
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].is_out()) return std::nullopt;
+    bool input = i == 0 && !t.method && args[i].name() == "self";
+    ov.params.push_back(
+        make_aten_param(args[i], input ? "input" : args[i].name()));
+    if (ov.params.back().type == AtenType::kUnsupported) return std::nullopt;
+    if (!args[i].kwarg_only()) ++ov.num_positional;
+  }
+  size_t first = t.method ? 1 : 0;
+  ov.varargs_int_list = ov.num_positional == first + 1 &&
+                        ov.params[first].type == AtenType::kIntList;
+  return ov;
+}
+
+bool is_int_value(const c10::IValue& v) {
+  return v.isInt() || (v.isTensor() && v.toTensor().dim() == 0 &&
+                       !v.toTensor().is_floating_point());
+}
+
+// Binds the call to `ov`, as python_arg_parser's FunctionSignature::parse
+// does, onto `stack`; false when `ov` does not accept it.
+bool bind_overload(const Overload& ov, size_t first,
+                   const std::vector<c10::IValue>& args,
+                   const AtenOp::Kwargs& kwargs, bool numbers_as_tensors,
+                   torch::jit::Stack* stack) {
+  const std::vector<AtenParam>& params = ov.params;
+  std::vector<const c10::IValue*> given(params.size(), nullptr);
+  c10::IValue gathered;
+  size_t a = 0;
+  for (size_t p = 0; p < ov.num_positional && a < args.size(); ++p) {
+    if (ov.varargs_int_list && p == first && args.size() - a > 1 &&
+        is_int_value(args[a])) {
+      gathered =
+          make_tuple(std::vector<c10::IValue>(args.begin() + a, args.end()));
+      given[p] = &gathered;
+      a = args.size();
+      break;
+    }
+    given[p] = &args[a++];
+  }
+  if (a < args.size()) return false;
+  for (const auto& [name, value] : kwargs) {
+    size_t p = 0;
+    while (p < params.size() && params[p].name != name) ++p;
+    if (p == params.size() || given[p] != nullptr) return false;
+    given[p] = &value;
+  }
+  for (size_t p = 0; p < params.size(); ++p) {
+    if (given[p] == nullptr
+            ? !params[p].default_value.has_value()
+            : !aten_accepts(params[p], *given[p], numbers_as_tensors)) {
+      return false;
+    }
+  }
+  stack->clear();
+  stack->reserve(params.size());
+  for (size_t p = 0; p < params.size(); ++p) {
+    stack->push_back(given[p] ? aten_convert(params[p], *given[p])
+                              : *params[p].default_value);
+  }
+  return true;
+}
+
+std::string got_text(const std::vector<c10::IValue>& args,
+                     const AtenOp::Kwargs& kwargs) {
+  std::vector<std::string> parts;
+  for (const c10::IValue& v : args) parts.push_back(value_type_name(v));
+  for (const auto& [name, v] : kwargs) {
+    parts.push_back(cat(name, "=", value_type_name(v)));
+  }
+  return cat("(", join(parts, ", "), ")");
+}
+
+}  // namespace
+
+std::shared_ptr<const AtenOp> AtenOp::load(const AtenTarget& target) {
+  std::vector<Overload> overloads;
+  for (const auto& op : torch::jit::getAllOperatorsFor(
+           c10::Symbol::fromQualString(target.name))) {
+    if (std::optional<Overload> ov = callable_overload(op, target)) {
+      overloads.push_back(std::move(*ov));
+    }
+  }
+  if (overloads.empty()) return nullptr;
+  sort_python_order(&overloads);
+  return std::shared_ptr<const AtenOp>(
+      new AtenOp(target, std::move(overloads)));
+}
+
+std::shared_ptr<const AtenOp> AtenOp::find(const AtenTarget& target) {
+  static std::mutex mutex;
+  static auto* cache =
+      new absl::flat_hash_map<std::string, std::shared_ptr<const AtenOp>>();
+  std::string key = cat(target.method ? "method " : "function ", target.name,
+                        target.exact_overload ? "." : "", target.overload);
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache->find(key);
+  if (it == cache->end()) it = cache->emplace(key, load(target)).first;
+  return it->second;
+}
+
+c10::IValue AtenOp::call(std::vector<c10::IValue> args,
+                         const Kwargs& kwargs) const {
+  size_t first = target_.method ? 1 : 0;
+  torch::jit::Stack stack;
+  for (bool numbers_as_tensors : {false, true}) {
+    for (const Overload& ov : overloads_) {
+      if (!bind_overload(ov, first, args, kwargs, numbers_as_tensors, &stack))
+        continue;
+      ov.op->getOperation()(stack);
+      if (ov.num_returns == 0) return c10::IValue();
+      if (ov.num_returns == 1) return std::move(stack.back());
+      return c10::ivalue::Tuple::create(std::vector<c10::IValue>(
+          std::make_move_iterator(stack.end() - ov.num_returns),
+          std::make_move_iterator(stack.end())));
+    }
+  }
+  std::string expected;
+  for (const Overload& ov : overloads_) {
+    append(&expected, "\n * ", signature_text(ov));
+  }
+  throw FxError(cat(target_.python_name,
+                    "() received an invalid combination of arguments - got ",
+                    got_text(args, kwargs),
+                    ", but expected one of:", expected));
+}
+
+}  // namespace fx

@@ -1,0 +1,75 @@
+// fx::AtenOp: an ATen operator's overloads, called the way Python calls them.
+//
+// find() reads the overloads from LibTorch's operator registry (every
+// schema and boxed kernel LibTorch has, nothing retyped here), drops those a
+// graph cannot call (out= variants, TorchScript-only ones with list-generic
+// or Any types), and orders the rest as torch's Python bindings try them
+// (gen_python_functions.py's sort_overloads: Tensor before Scalar, int[]
+// before Tensor[], names last, ...). call() then binds a call as
+// python_arg_parser.cpp does: overloads in that order, positional and keyword
+// arguments by the schema's names (Python's `input` for a function's `self`),
+// defaults from the schema, `view(2, 3)` for a lone int[] parameter; the
+// first overload that accepts the call runs its boxed kernel. A second pass
+// accepts numbers for Tensor parameters (Python's `torch.add(x, 2)`).
+//
+// Results: one return as itself, several as a tuple, none as None.
+// Errors: FxError with Python's TypeError text ("std() received an invalid
+// combination of arguments - got (...), but expected one of: ..."); kernel
+// errors propagate (c10::Error).
+// Threads: find() is safe from any thread and caches per target for the
+// life of the process; an AtenOp is immutable.
+#ifndef FX_CORE_RUNTIME_ATEN_ATEN_OP_H_
+#define FX_CORE_RUNTIME_ATEN_ATEN_OP_H_
+
+#include <ATen/core/ivalue.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fx_core/runtime/aten/aten_argument.h"
+#include "fx_core/runtime/aten/aten_target.h"
+
+namespace torch::jit {
+struct Operator;
+}  // namespace torch::jit
+
+namespace fx {
+
+class AtenOp {
+ public:
+  using Kwargs = std::vector<std::pair<std::string, c10::IValue>>;
+
+  // One callable overload.
+  struct Overload {
+    std::shared_ptr<torch::jit::Operator> op;
+    std::string overload_name;
+    std::vector<AtenParam> params;  // schema order
+    size_t num_positional = 0;      // params that are not keyword-only
+    bool varargs_int_list = false;  // view(2, 3): ints gathered into int[]
+    size_t num_returns = 0;
+  };
+
+  // The operator `target` names, or nullptr when LibTorch has none (or no
+  // overload a graph can call). Cached.
+  static std::shared_ptr<const AtenOp> find(const AtenTarget& target);
+
+  // Calls the first overload that accepts `args` and `kwargs`.
+  c10::IValue call(std::vector<c10::IValue> args, const Kwargs& kwargs) const;
+
+  const std::vector<Overload>& overloads() const { return overloads_; }
+  const AtenTarget& target() const { return target_; }
+
+ private:
+  AtenOp(AtenTarget target, std::vector<Overload> overloads)
+      : target_(std::move(target)), overloads_(std::move(overloads)) {}
+  static std::shared_ptr<const AtenOp> load(const AtenTarget& target);
+
+  AtenTarget target_;
+  std::vector<Overload> overloads_;
+};
+
+}  // namespace fx
+
+#endif  // FX_CORE_RUNTIME_ATEN_ATEN_OP_H_
