@@ -117,23 +117,14 @@ c10::IValue Interpreter::get_attr(const Node& n, Args /*args*/,
 
 c10::IValue Interpreter::call_function(const Node& n, Args args,
                                        const Kwargs& kwargs) {
-  const OpDef* def =
-      OpRegistry::global().find(Opcode::kCallFunction, n.target());
-  if (def == nullptr) {
-    throw FxError(cat("no kernel for call_function target '", n.target(),
-                      "': register one with fx::OpRegistry::global().add()"));
-  }
-  return call_op(*def, std::move(args), kwargs);
+  return call_op(OpRegistry::global().get(Opcode::kCallFunction, n.target()),
+                 std::move(args), kwargs);
 }
 
 c10::IValue Interpreter::call_method(const Node& n, Args args,
                                      const Kwargs& kwargs) {
-  const OpDef* def = OpRegistry::global().find(Opcode::kCallMethod, n.target());
-  if (def == nullptr) {
-    throw FxError(cat("no kernel for call_method target '", n.target(),
-                      "': register one with fx::OpRegistry::global().add()"));
-  }
-  return call_op(*def, std::move(args), kwargs);
+  return call_op(OpRegistry::global().get(Opcode::kCallMethod, n.target()),
+                 std::move(args), kwargs);
 }
 
 c10::IValue Interpreter::call_module(const Node& n, Args args,

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <utility>
 
+#include "fx_core/runtime/aten/aten_op.h"
+#include "fx_core/runtime/aten/aten_target.h"
 #include "fx_core/runtime/ops/builtin_ops.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
@@ -53,6 +55,13 @@ c10::IValue parse_literal(std::string_view text, std::string_view signature) {
   throw bad();
 }
 
+// Whether a named parameter (not *args or **kwargs) takes keyword `name`.
+bool takes_keyword(const OpSchema& schema, std::string_view name) {
+  int p = schema.index_of(name);
+  return p >= 0 && (schema.params()[p].kind == OpParam::Kind::kPositional ||
+                    schema.params()[p].kind == OpParam::Kind::kKeywordOnly);
+}
+
 }  // namespace
 
 OpSchema OpSchema::parse(std::string_view signature) {
@@ -69,7 +78,15 @@ OpSchema OpSchema::parse(std::string_view signature) {
       continue;
     }
     OpParam p;
-    if (part.front() == '*') {
+    if (schema.params_.size() > 0 &&
+        schema.params_.back().kind == OpParam::Kind::kVarKeyword) {
+      throw FxError(
+          cat("signature '", signature, "': a parameter follows **kwargs"));
+    }
+    if (part.substr(0, 2) == "**") {
+      p.kind = OpParam::Kind::kVarKeyword;
+      p.name = std::string(strip(part.substr(2)));
+    } else if (part.front() == '*') {
       if (keyword_only) {
         throw FxError(
             cat("signature '", signature, "': more than one * parameter"));
@@ -116,7 +133,14 @@ bool bind_call(const OpSchema& schema, size_t num_args,
   size_t next_arg = 0;
   size_t num_positional = 0;
   bool has_var = false;
+  bool has_var_keyword = false;
   for (size_t p = 0; p < params.size(); ++p) {
+    if (params[p].kind == OpParam::Kind::kVarKeyword) {
+      has_var_keyword = true;
+      (*sources)[p] = {ParamSource::Kind::kVarKwargs, 0, 0};
+      bound[p] = true;
+      continue;
+    }
     if (params[p].kind == OpParam::Kind::kPositional) {
       ++num_positional;
       if (next_arg < num_args) {
@@ -137,7 +161,9 @@ bool bind_call(const OpSchema& schema, size_t num_args,
   size_t kwonly_given = 0;
   for (size_t k = 0; k < kwarg_names.size(); ++k) {
     int p = schema.index_of(kwarg_names[k]);
-    if (p < 0 || params[p].kind == OpParam::Kind::kVarPositional) {
+    if (p < 0 || params[p].kind == OpParam::Kind::kVarPositional ||
+        params[p].kind == OpParam::Kind::kVarKeyword) {
+      if (has_var_keyword) continue;  // collected by **kwargs
       *error = cat("got an unexpected keyword argument '", kwarg_names[k], "'");
       return false;
     }
@@ -362,6 +388,51 @@ const OpDef* OpRegistry::find(Opcode op, std::string_view target) const {
   return it == map.end() ? nullptr : it->second;
 }
 
+namespace {
+
+// An ATen operator as a registry entry: `*args, **kwargs`, bound per call.
+std::unique_ptr<OpDef> aten_def(Opcode op, std::string_view target,
+                                std::shared_ptr<const AtenOp> aten) {
+  auto def = std::make_unique<OpDef>();
+  def->op = op;
+  def->target = std::string(target);
+  def->schema = OpSchema::parse("*args, **kwargs");
+  def->kernel = [aten = std::move(aten)](OpArgs& a) {
+    AtenOp::Kwargs kwargs;
+    for (const auto& e : a[1].toGenericDict()) {
+      kwargs.emplace_back(e.key().toStringRef(), e.value());
+    }
+    return aten->call(sequence_elements(a[0]), kwargs);
+  };
+  def->keeps_args = true;  // call() copies what it passes on
+  return def;
+}
+
+}  // namespace
+
+const OpDef* OpRegistry::resolve(Opcode op, std::string_view target) {
+  if (const OpDef* def = find(op, target)) return def;
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto& cache = op == Opcode::kCallMethod ? aten_methods_ : aten_functions_;
+  auto it = cache.find(std::string(target));
+  if (it != cache.end()) return it->second;
+  const OpDef* resolved = nullptr;
+  if (std::optional<AtenTarget> t = aten_target(op, target)) {
+    if (std::shared_ptr<const AtenOp> aten = AtenOp::find(*t)) {
+      defs_.push_back(aten_def(op, target, std::move(aten)));
+      resolved = defs_.back().get();
+    }
+  }
+  cache.emplace(std::string(target), resolved);
+  return resolved;
+}
+
+const OpDef& OpRegistry::get(Opcode op, std::string_view target) {
+  if (const OpDef* def = resolve(op, target)) return *def;
+  throw FxError(cat("no kernel for ", opcode_name(op), " target '", target,
+                    "': register one with fx::OpRegistry::global().add()"));
+}
+
 std::vector<std::string> OpRegistry::targets(Opcode op) const {
   std::lock_guard<std::mutex> lock(mutex_);
   const auto& map = op == Opcode::kCallFunction ? functions_ : methods_;
@@ -397,6 +468,15 @@ bool bind_node_arguments(const OpSchema& schema, const Node::Args& args,
         (*bound)[p] = Argument::tuple(ArgumentList(
             args.begin() + s.index, args.begin() + s.index + s.count));
         break;
+      case ParamSource::Kind::kVarKwargs: {
+        ArgumentDict rest;
+        for (const auto& [name, value] : kwargs) {
+          if (takes_keyword(schema, name)) continue;
+          rest.emplace_back(name, value);
+        }
+        (*bound)[p] = Argument::dict(std::move(rest));
+        break;
+      }
     }
   }
   return true;
@@ -429,6 +509,15 @@ bool bind_values(const OpSchema& schema, std::vector<c10::IValue> args,
             std::make_move_iterator(args.begin() + s.index),
             std::make_move_iterator(args.begin() + s.index + s.count)));
         break;
+      case ParamSource::Kind::kVarKwargs: {
+        c10::impl::GenericDict rest(c10::StringType::get(),
+                                    c10::AnyType::get());
+        for (const auto& [name, value] : kwargs) {
+          if (!takes_keyword(schema, name)) rest.insert_or_assign(name, value);
+        }
+        (*values)[p] = rest;
+        break;
+      }
     }
   }
   return true;

@@ -43,6 +43,7 @@ struct OpParam {
     kPositional,     // may be given by position or keyword
     kVarPositional,  // *args: collects the remaining positionals in a tuple
     kKeywordOnly,    // after `*` or `*args`
+    kVarKeyword,     // **kwargs: collects the other keywords in a dict
   };
   std::string name;
   Kind kind = Kind::kPositional;
@@ -69,7 +70,8 @@ class OpSchema {
 
 // Where one parameter's value comes from in a call.
 struct ParamSource {
-  enum class Kind : uint8_t { kArg, kKwarg, kDefault, kVarArgs };
+  // kVarKwargs: every keyword no named parameter takes.
+  enum class Kind : uint8_t { kArg, kKwarg, kDefault, kVarArgs, kVarKwargs };
   Kind kind = Kind::kDefault;
   uint32_t index = 0;  // arg or kwarg index; first arg for kVarArgs
   uint32_t count = 0;  // number of args for kVarArgs
@@ -172,8 +174,16 @@ class OpRegistry {
   const OpDef& add(Opcode op, std::string_view target,
                    std::string_view signature, OpKernel kernel,
                    std::string_view cpp = {});
-  // The entry, or nullptr.
+  // The entry added for (op, target), or nullptr.
   const OpDef* find(Opcode op, std::string_view target) const;
+  // What running (op, target) calls: the added entry, else the ATen
+  // operator the target names (fx_core/runtime/aten: torch.NAME,
+  // torch._C._nn.NAME, torch.ops.aten.NAME.OVERLOAD, Tensor methods), as an
+  // entry with signature `*args, **kwargs` whose kernel binds each call to
+  // the operator's schemas as Python does. nullptr when neither exists.
+  const OpDef* resolve(Opcode op, std::string_view target);
+  // resolve(), or FxError naming the target (the one "no kernel" message).
+  const OpDef& get(Opcode op, std::string_view target);
   // Every registered target of `op`, sorted.
   std::vector<std::string> targets(Opcode op) const;
 
@@ -181,6 +191,9 @@ class OpRegistry {
   mutable std::mutex mutex_;
   absl::flat_hash_map<std::string, OpDef*> functions_;
   absl::flat_hash_map<std::string, OpDef*> methods_;
+  // resolve()'s ATen entries, per target (nullptr: no such operator).
+  absl::flat_hash_map<std::string, const OpDef*> aten_functions_;
+  absl::flat_hash_map<std::string, const OpDef*> aten_methods_;
   std::vector<std::unique_ptr<OpDef>> defs_;
 };
 

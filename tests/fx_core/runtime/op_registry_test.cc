@@ -289,6 +289,54 @@ TEST(BindValues, StarArgsBecomeATupleAndDefaultsAreFilledIn) {
   EXPECT_EQ(values[3].toStringRef(), "m");
 }
 
+TEST(OpSchema, StarStarKwargsCollectsKeywordsAndMustComeLast) {
+  OpSchema schema = OpSchema::parse("x, *args, **kwargs");
+  ASSERT_EQ(schema.params().size(), 3u);
+  EXPECT_EQ(schema.params()[2].kind, OpParam::Kind::kVarKeyword);
+  EXPECT_EQ(schema.params()[2].name, "kwargs");
+  EXPECT_THROW(OpSchema::parse("**kwargs, y"), FxError);
+}
+
+TEST(BindCall, StarStarKwargsTakesKeywordsNoParameterNames) {
+  OpSchema schema = OpSchema::parse("x, **kwargs");
+  std::vector<ParamSource> sources;
+  std::string error;
+  ASSERT_TRUE(bind_call(schema, 1, {"x2", "dim"}, &sources, &error)) << error;
+  EXPECT_EQ(sources[1].kind, ParamSource::Kind::kVarKwargs);
+  // A named parameter still takes its own keyword.
+  ASSERT_TRUE(bind_call(schema, 0, {"x", "dim"}, &sources, &error)) << error;
+  EXPECT_EQ(sources[0].kind, ParamSource::Kind::kKwarg);
+}
+
+TEST(BindValues, StarStarKwargsBecomeADictInCallOrder) {
+  OpSchema schema = OpSchema::parse("*args, **kwargs");
+  std::vector<c10::IValue> values;
+  std::string error;
+  ASSERT_TRUE(bind_values(schema, {int64_t{1}},
+                          {{"b", int64_t{2}}, {"a", int64_t{3}}}, &values,
+                          &error))
+      << error;
+  c10::impl::GenericDict dict = values[1].toGenericDict();
+  ASSERT_EQ(dict.size(), 2u);
+  EXPECT_EQ(dict.begin()->key().toStringRef(), "b");
+  EXPECT_EQ(dict.at("a").toInt(), 3);
+}
+
+TEST(BindNodeArguments, StarStarKwargsBecomeADictArgument) {
+  Graph g;
+  Node* x = g.placeholder("x");
+  Node* n = g.call_function("torch.std", {x}, {{"dim", Argument(int64_t{1})}});
+  OpSchema schema = OpSchema::parse("*args, **kwargs");
+  std::vector<std::optional<Argument>> bound;
+  std::string error;
+  ASSERT_TRUE(
+      bind_node_arguments(schema, n->args(), n->kwargs(), &bound, &error))
+      << error;
+  ASSERT_TRUE(bound[1].has_value());
+  ASSERT_TRUE(bound[1]->is_dict());
+  EXPECT_EQ(bound[1]->items().size(), 1u);
+}
+
 TEST(BindValues, NoExtraPositionalsMakeAnEmptyTuple) {
   OpSchema schema = OpSchema::parse("*tensors");
   std::vector<c10::IValue> values;
@@ -911,6 +959,54 @@ TEST(Topk, KeywordArgumentsBindByName) {
   auto [values, indices] = at::topk(x, 2, 0, false);
   EXPECT_TRUE(at::equal(r.toTupleRef().elements()[0].toTensor(), values));
   EXPECT_TRUE(at::equal(r.toTupleRef().elements()[1].toTensor(), indices));
+}
+
+}  // namespace
+}  // namespace fx
+
+namespace fx {
+namespace {
+
+// Targets no entry was added for resolve to the ATen operator they name.
+TEST(OpRegistryResolve, AnAtenTargetResolvesToItsOperator) {
+  OpRegistry& r = OpRegistry::global();
+  EXPECT_EQ(r.find(Opcode::kCallFunction, "torch.logsumexp"), nullptr);
+  const OpDef* def = r.resolve(Opcode::kCallFunction, "torch.logsumexp");
+  ASSERT_NE(def, nullptr);
+  EXPECT_EQ(def->schema.text(), "*args, **kwargs");
+  at::Tensor x = at::rand({3, 4});
+  c10::IValue got = call_op(*def, {x, int64_t{1}}, {{"keepdim", true}});
+  EXPECT_TRUE(at::equal(got.toTensor(), at::logsumexp(x, {1}, true)));
+  // Resolved once: the same entry each time.
+  EXPECT_EQ(r.resolve(Opcode::kCallFunction, "torch.logsumexp"), def);
+}
+
+TEST(OpRegistryResolve, AnAddedEntryWinsOverTheAtenOperator) {
+  OpRegistry& r = OpRegistry::global();
+  const OpDef* relu = r.find(Opcode::kCallFunction, "torch.relu");
+  ASSERT_NE(relu, nullptr);
+  EXPECT_EQ(r.resolve(Opcode::kCallFunction, "torch.relu"), relu);
+}
+
+TEST(OpRegistryResolve, MethodsResolveWithSelfFirst) {
+  const OpDef* def = OpRegistry::global().resolve(Opcode::kCallMethod, "std");
+  ASSERT_NE(def, nullptr);
+  at::Tensor x = at::rand({3, 4});
+  c10::IValue got = call_op(*def, {x}, {{"dim", int64_t{0}}});
+  EXPECT_TRUE(at::allclose(got.toTensor(), x.std(0)));
+}
+
+TEST(OpRegistryResolve, ATargetNamingNoOperatorHasTheOneNoKernelMessage) {
+  OpRegistry& r = OpRegistry::global();
+  EXPECT_EQ(r.resolve(Opcode::kCallFunction, "torch.no_such_op"), nullptr);
+  EXPECT_EQ(r.resolve(Opcode::kCallFunction, "mymodule.fn"), nullptr);
+  try {
+    r.get(Opcode::kCallFunction, "mymodule.fn");
+    FAIL() << "no error";
+  } catch (const FxError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("no kernel for call_function target "
+                                    "'mymodule.fn'"));
+  }
 }
 
 }  // namespace
