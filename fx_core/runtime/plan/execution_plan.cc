@@ -133,7 +133,7 @@ std::unique_ptr<ExecutionPlan> ExecutionPlan::compile(const Graph& graph,
         case Opcode::kCallFunction:
         case Opcode::kCallMethod: {
           step.kind = Step::Kind::kCallOp;
-          step.op = OpRegistry::global().find(n->op(), n->target());
+          step.op = OpRegistry::global().resolve(n->op(), n->target());
           if (step.op == nullptr) {
             throw fail(
                 n, cat("no kernel for ", opcode_name(n->op()), " target '",

@@ -375,3 +375,28 @@ TEST(GraphModuleFile, WriteThenReadComputesTheSame) {
 
 }  // namespace
 }  // namespace fx
+
+namespace fx {
+namespace {
+
+// Targets no kernel was written for run through ATen's schemas: torch.fx's
+// trace of `torch.logsumexp(x, 1) + x.std(dim=0, keepdim=True).sum()` and
+// torch.ops.aten spellings, against the same ATen calls.
+TEST(GraphModule, RunsAtenOperatorsNoKernelWasWrittenFor) {
+  torch::nn::Module root;
+  auto g = std::make_unique<Graph>();
+  Node* x = g->placeholder("x");
+  Node* lse = g->call_function("torch.logsumexp", {x, Argument(int64_t{1})});
+  Node* std = g->call_method("std", {x}, {{"dim", Argument(int64_t{0})},
+                                          {"keepdim", Argument(true)}});
+  Node* sum = g->call_method("sum", {std});
+  Node* add = g->call_function("torch.ops.aten.add.Tensor", {lse, sum});
+  g->output(add);
+  GraphModule gm(root, std::move(g));
+  at::Tensor in = at::rand({3, 4});
+  at::Tensor want = at::logsumexp(in, {1}) + in.std({0}, true, true).sum();
+  EXPECT_TRUE(at::allclose(gm(in).toTensor(), want));
+}
+
+}  // namespace
+}  // namespace fx
