@@ -17,13 +17,29 @@
 //     return changed;
 //   }
 //   FXP_PLUGIN("my_passes", "1.0",
-//              fxp::pass<relu_to_mul>("relu_to_mul", "relu(x) -> (x > 0) *
-//              x"));
+//              fxp::pass<relu_to_mul>("relu_to_mul",
+//                                     "relu(x) -> (x > 0) * x"));
 //
 // Exceptions stay on the plugin's side: the trampoline that fxp::pass<>
 // installs turns them into FxStatus objects before returning to the host. The
 // wrapper links nothing of fx_core; it only calls through the FxApi table the
 // host hands to each pass.
+//
+// Layout. This file is the wrapper's reference: its classes and functions
+// with their contracts. Their bodies are in fx/plugin_api_inline.hpp, which
+// this file includes at its end; plugins include only fx/plugin_api.hpp.
+// Bodies stay here, in the class, only when they are one statement over the
+// object's own members and call nothing of the host: handle getters (get(),
+// Arg::view(), OwnedGraph::view(), PluginDef::info()), explicit operator
+// bool, handle comparisons, constructors that store a handle, move
+// constructors, Arg::adopt, Tensor::release() / dl() / ndim(), the iterator's
+// operator* / == / !=, and Error. Tensor::data<T>() and mutable_data<T>() are
+// such accessors too (member templates, a cast each). Each says what the
+// object holds, which a separate definition would only hide. Everything that
+// calls the host through api() (directly or through another member),
+// allocates, loops or branches is defined in the inline header, as are the
+// function templates (match_pattern, replace_pattern_with_filters, pass,
+// run_pass, Arg::sequence) and namespace fxp::detail.
 #ifndef FX_PLUGIN_API_HPP_
 #define FX_PLUGIN_API_HPP_
 
@@ -43,10 +59,7 @@
 namespace fxp {
 
 // The host's table for the pass that is running (set by the trampoline).
-inline const FxApi*& api() {
-  static const FxApi* table = nullptr;
-  return table;
-}
+inline const FxApi*& api();
 
 // A failed call, carrying the host's status code and message.
 class Error : public std::runtime_error {
@@ -60,20 +73,10 @@ class Error : public std::runtime_error {
 };
 
 // Throws Error for a non-NULL status (and releases it).
-inline void check(FxStatus* status) {
-  if (status == nullptr) return;
-  FxStatusCode code = api()->GetStatusCode(status);
-  std::string message = api()->GetStatusMessage(status);
-  api()->ReleaseStatus(status);
-  throw Error(code, message);
-}
+inline void check(FxStatus* status);
 
 // A string the host allocated, copied and released.
-inline std::string take_string(char* text) {
-  std::string out = text ? text : "";
-  api()->ReleaseString(text);
-  return out;
-}
+inline std::string take_string(char* text);
 
 class Node;
 class Arg;
@@ -86,41 +89,25 @@ class ArgView {
   const FxArg* get() const { return arg_; }
   explicit operator bool() const { return arg_ != nullptr; }
 
-  FxArgKind kind() const { return api()->ArgKind(arg_); }
-  bool is_none() const { return kind() == FX_ARG_NONE; }
-  bool is_node() const { return kind() == FX_ARG_NODE; }
-  bool as_bool() const {
-    int v = 0;
-    check(api()->ArgGetBool(arg_, &v));
-    return v != 0;
-  }
-  int64_t as_int() const {
-    int64_t v = 0;
-    check(api()->ArgGetInt(arg_, &v));
-    return v;
-  }
-  double as_float() const {
-    double v = 0;
-    check(api()->ArgGetFloat(arg_, &v));
-    return v;
-  }
-  std::string as_string() const {
-    const char* v = nullptr;
-    check(api()->ArgGetString(arg_, &v));
-    return v;
-  }
-  inline Node node() const;
-  size_t size() const { return api()->ArgSize(arg_); }
-  ArgView operator[](size_t i) const {
-    return ArgView(api()->ArgItem(arg_, i));
-  }
-  std::string key(size_t i) const {
-    const char* k = api()->ArgKey(arg_, i);
-    return k ? k : "";
-  }
-  bool operator==(const ArgView& other) const {
-    return api()->ArgEqual(arg_, other.arg_) != 0;
-  }
+  FxArgKind kind() const;
+  bool is_none() const;
+  bool is_node() const;
+  // The value; Error when the argument is not of that kind. as_float accepts
+  // ints too; as_string reads strings, dtypes, devices, memory formats and
+  // layouts.
+  bool as_bool() const;
+  int64_t as_int() const;
+  double as_float() const;
+  std::string as_string() const;
+  Node node() const;
+  // The elements of a list, tuple or slice (3) or the values of a dict;
+  // size() is 0 for other kinds, operator[] is empty out of range.
+  size_t size() const;
+  ArgView operator[](size_t i) const;
+  // The key of dict item i ("" when not a dict or out of range).
+  std::string key(size_t i) const;
+  // Structural equality (nodes by identity).
+  bool operator==(const ArgView& other) const;
 
  private:
   const FxArg* arg_ = nullptr;
@@ -129,63 +116,36 @@ class ArgView {
 // An owned argument value.
 class Arg {
  public:
-  Arg() { check(api()->CreateNone(&arg_)); }
-  Arg(std::nullptr_t) : Arg() {}                                    // NOLINT
-  Arg(bool v) { check(api()->CreateBool(v ? 1 : 0, &arg_)); }       // NOLINT
-  Arg(int v) { check(api()->CreateInt(v, &arg_)); }                 // NOLINT
-  Arg(int64_t v) { check(api()->CreateInt(v, &arg_)); }             // NOLINT
-  Arg(double v) { check(api()->CreateFloat(v, &arg_)); }            // NOLINT
-  Arg(const char* v) { check(api()->CreateString(v, &arg_)); }      // NOLINT
-  Arg(const std::string& v) : Arg(v.c_str()) {}                     // NOLINT
-  inline Arg(const Node& node);                                     // NOLINT
-  Arg(ArgView view) { check(api()->CloneArg(view.get(), &arg_)); }  // NOLINT
+  // None, a literal, a reference to `node`, or a copy of `view`.
+  Arg();
+  Arg(std::nullptr_t);        // NOLINT
+  Arg(bool v);                // NOLINT
+  Arg(int v);                 // NOLINT
+  Arg(int64_t v);             // NOLINT
+  Arg(double v);              // NOLINT
+  Arg(const char* v);         // NOLINT
+  Arg(const std::string& v);  // NOLINT
+  Arg(const Node& node);      // NOLINT
+  Arg(ArgView view);          // NOLINT
   // A Python list: Arg{a, b}.
-  Arg(std::initializer_list<Arg> items) : Arg(sequence(items, false)) {}
+  Arg(std::initializer_list<Arg> items);
 
-  static Arg list(const std::vector<Arg>& items) {
-    return sequence(items, false);
-  }
-  static Arg tuple(const std::vector<Arg>& items) {
-    return sequence(items, true);
-  }
-  static Arg dict(const std::vector<std::pair<std::string, Arg>>& items) {
-    std::vector<const char*> keys;
-    std::vector<const FxArg*> values;
-    for (const auto& kv : items) {
-      keys.push_back(kv.first.c_str());
-      values.push_back(kv.second.get());
-    }
-    FxArg* out = nullptr;
-    check(api()->CreateDict(keys.data(), values.data(), items.size(), &out));
-    return Arg(out);
-  }
-  static Arg slice(const Arg& start, const Arg& stop, const Arg& step) {
-    FxArg* out = nullptr;
-    check(api()->CreateSlice(start.get(), stop.get(), step.get(), &out));
-    return Arg(out);
-  }
-  static Arg ellipsis() {
-    FxArg* out = nullptr;
-    check(api()->CreateEllipsis(&out));
-    return Arg(out);
-  }
-  static Arg dtype(const char* name) { return torch_value(FX_ARG_DTYPE, name); }
-  static Arg device(const char* name) {
-    return torch_value(FX_ARG_DEVICE, name);
-  }
+  static Arg list(const std::vector<Arg>& items);
+  static Arg tuple(const std::vector<Arg>& items);
+  static Arg dict(const std::vector<std::pair<std::string, Arg>>& items);
+  static Arg slice(const Arg& start, const Arg& stop, const Arg& step);
+  static Arg ellipsis();
+  // torch.float32 from "torch.float32"; a device from "cpu", "cuda:0".
+  static Arg dtype(const char* name);
+  static Arg device(const char* name);
 
   // Takes ownership of an argument the host returned.
   static Arg adopt(FxArg* owned) { return Arg(owned); }
 
-  Arg(const Arg& other) { check(api()->CloneArg(other.arg_, &arg_)); }
+  Arg(const Arg& other);
   Arg(Arg&& other) noexcept : arg_(std::exchange(other.arg_, nullptr)) {}
-  Arg& operator=(Arg other) noexcept {
-    std::swap(arg_, other.arg_);
-    return *this;
-  }
-  ~Arg() {
-    if (arg_) api()->ReleaseArg(arg_);
-  }
+  Arg& operator=(Arg other) noexcept;
+  ~Arg();
 
   const FxArg* get() const { return arg_; }
   ArgView view() const { return ArgView(arg_); }
@@ -194,25 +154,15 @@ class Arg {
  private:
   explicit Arg(FxArg* owned) : arg_(owned) {}
   template <typename Seq>
-  static Arg sequence(const Seq& items, bool tuple) {
-    std::vector<const FxArg*> raw;
-    for (const Arg& a : items) raw.push_back(a.get());
-    FxArg* out = nullptr;
-    check(tuple ? api()->CreateTuple(raw.data(), raw.size(), &out)
-                : api()->CreateList(raw.data(), raw.size(), &out));
-    return Arg(out);
-  }
-  static Arg torch_value(FxArgKind kind, const char* name) {
-    FxArg* out = nullptr;
-    check(api()->CreateTorchValue(kind, name, &out));
-    return Arg(out);
-  }
+  static Arg sequence(const Seq& items, bool tuple);
+  static Arg torch_value(FxArgKind kind, const char* name);
   FxArg* arg_ = nullptr;
 };
 
 using Kwargs = std::vector<std::pair<std::string, Arg>>;
 
-// A node handle (borrowed from the host; cheap to copy).
+// A node handle (borrowed from the host; cheap to copy). Valid while the node
+// is in its graph; an erased node stays readable until the pass returns.
 class Node {
  public:
   Node() = default;
@@ -222,116 +172,67 @@ class Node {
   bool operator==(const Node& o) const { return node_ == o.node_; }
   bool operator!=(const Node& o) const { return node_ != o.node_; }
 
-  FxOpcode op() const { return api()->NodeOp(node_); }
-  std::string_view name() const { return api()->NodeName(node_); }
-  std::string_view target() const { return api()->NodeTarget(node_); }
+  FxOpcode op() const;
+  // Borrowed from the host, valid while the node is.
+  std::string_view name() const;
+  std::string_view target() const;
   // The target as a C string (borrowed, valid while the node is).
-  const char* target_cstr() const { return api()->NodeTarget(node_); }
-  std::string_view type() const { return api()->NodeType(node_); }
-  size_t num_args() const { return api()->NodeNumArgs(node_); }
-  ArgView arg(size_t i) const { return ArgView(api()->NodeArg(node_, i)); }
-  std::vector<ArgView> args() const {
-    std::vector<ArgView> out;
-    for (size_t i = 0; i < num_args(); ++i) out.push_back(arg(i));
-    return out;
-  }
-  size_t num_kwargs() const { return api()->NodeNumKwargs(node_); }
-  std::string kwarg_key(size_t i) const {
-    return api()->NodeKwargKey(node_, i);
-  }
-  ArgView kwarg_value(size_t i) const {
-    return ArgView(api()->NodeKwargValue(node_, i));
-  }
+  const char* target_cstr() const;
+  // The type annotation ("torch.Tensor"), or "" for none.
+  std::string_view type() const;
+  size_t num_args() const;
+  ArgView arg(size_t i) const;
+  std::vector<ArgView> args() const;
+  size_t num_kwargs() const;
+  std::string kwarg_key(size_t i) const;
+  ArgView kwarg_value(size_t i) const;
   // The kwarg named `key`; an empty view when absent.
-  ArgView kwarg(const char* key) const {
-    return ArgView(api()->NodeFindKwarg(node_, key));
-  }
-  std::vector<Node> users() const {
-    std::vector<FxNode*> handles(api()->NodeNumUsers(node_));
-    handles.resize(api()->NodeUsers(node_, handles.data(), handles.size()));
-    return std::vector<Node>(handles.begin(), handles.end());
-  }
-  size_t num_users() const { return api()->NodeNumUsers(node_); }
-  std::vector<Node> all_input_nodes() const {
-    std::vector<Node> out;
-    size_t n = api()->NodeNumInputs(node_);
-    for (size_t i = 0; i < n; ++i) out.emplace_back(api()->NodeInput(node_, i));
-    return out;
-  }
-  Node next() const { return api()->NodeNext(node_); }
-  Node prev() const { return api()->NodePrev(node_); }
-  bool is_impure() const { return api()->NodeIsImpure(node_) != 0; }
-  ArgView meta(const char* key) const {
-    return ArgView(api()->NodeGetMeta(node_, key));
-  }
-  std::string format() const {
-    char* out = nullptr;
-    check(api()->NodeFormat(node_, &out));
-    return take_string(out);
-  }
+  ArgView kwarg(const char* key) const;
+  // The users, in order.
+  std::vector<Node> users() const;
+  size_t num_users() const;
+  // The distinct nodes used by args, then kwargs.
+  std::vector<Node> all_input_nodes() const;
+  // Neighbours in graph order; an empty Node at either end.
+  Node next() const;
+  Node prev() const;
+  bool is_impure() const;
+  // meta[key]; an empty view when absent.
+  ArgView meta(const char* key) const;
+  // One line of graph text (`%add : [num_users=1] = ...`).
+  std::string format() const;
 
-  void set_args(const std::vector<Arg>& args) {
-    std::vector<const FxArg*> raw;
-    for (const Arg& a : args) raw.push_back(a.get());
-    check(api()->NodeSetArgs(node_, raw.data(), raw.size()));
-  }
-  void update_arg(size_t i, const Arg& value) {
-    check(api()->NodeSetArg(node_, i, value.get()));
-  }
-  void update_kwarg(const char* key, const Arg& value) {
-    check(api()->NodeSetKwarg(node_, key, value.get()));
-  }
-  void set_target(const char* target) {
-    check(api()->NodeSetTarget(node_, target));
-  }
-  void set_meta(const char* key, const Arg& value) {
-    check(api()->NodeSetMeta(node_, key, value.get()));
-  }
-  size_t replace_all_uses_with(Node replacement) {
-    size_t changed = 0;
-    check(api()->NodeReplaceAllUsesWith(node_, replacement.node_, &changed));
-    return changed;
-  }
-  void replace_input_with(Node old_input, Node new_input) {
-    check(api()->NodeReplaceInputWith(node_, old_input.node_, new_input.node_));
-  }
-  void prepend(Node x) { check(api()->NodePrepend(node_, x.node_)); }
-  void append(Node x) { check(api()->NodeAppend(node_, x.node_)); }
+  // Changes: each either succeeds completely or throws and leaves the graph
+  // unchanged. Arguments are copied.
+  void set_args(const std::vector<Arg>& args);
+  void update_arg(size_t i, const Arg& value);
+  void update_kwarg(const char* key, const Arg& value);
+  void set_target(const char* target);
+  void set_meta(const char* key, const Arg& value);
+  // Every user of this node uses `replacement` instead; returns how many
+  // users changed.
+  size_t replace_all_uses_with(Node replacement);
+  void replace_input_with(Node old_input, Node new_input);
+  // Moves `x` to just before / after this node (Node.prepend / Node.append).
+  void prepend(Node x);
+  void append(Node x);
 
  private:
   FxNode* node_ = nullptr;
 };
 
-inline Node ArgView::node() const {
-  FxNode* n = nullptr;
-  check(api()->ArgGetNode(arg_, &n));
-  return Node(n);
-}
-
-inline Arg::Arg(const Node& node) {
-  check(api()->CreateNodeRef(node.get(), &arg_));
-}
-
 // Restores the graph's previous insertion point when destroyed.
 class InsertGuard {
  public:
-  InsertGuard(FxGraph* graph, FxNode* anchor, int after) : graph_(graph) {
-    api()->GraphGetInsertPoint(graph, &saved_anchor_, &saved_after_);
-    check(api()->GraphSetInsertPoint(graph, anchor, after));
-  }
+  // New nodes go just before `anchor` (after = 0) or just after it (1).
+  InsertGuard(FxGraph* graph, FxNode* anchor, int after);
   InsertGuard(InsertGuard&& o) noexcept
       : graph_(std::exchange(o.graph_, nullptr)),
         saved_anchor_(o.saved_anchor_),
         saved_after_(o.saved_after_) {}
   InsertGuard(const InsertGuard&) = delete;
   InsertGuard& operator=(const InsertGuard&) = delete;
-  ~InsertGuard() {
-    if (graph_) {
-      FxStatus* s =
-          api()->GraphSetInsertPoint(graph_, saved_anchor_, saved_after_);
-      if (s) api()->ReleaseStatus(s);
-    }
-  }
+  ~InsertGuard();
 
  private:
   FxGraph* graph_;
@@ -349,14 +250,9 @@ class Graph {
   // current node may be erased or moved.
   class iterator {
    public:
-    explicit iterator(FxNode* n)
-        : cur_(n), next_(n ? api()->NodeNext(n) : nullptr) {}
+    explicit iterator(FxNode* n);
     Node operator*() const { return Node(cur_); }
-    iterator& operator++() {
-      cur_ = next_;
-      next_ = cur_ ? api()->NodeNext(cur_) : nullptr;
-      return *this;
-    }
+    iterator& operator++();
     bool operator!=(const iterator& o) const { return cur_ != o.cur_; }
     bool operator==(const iterator& o) const { return cur_ == o.cur_; }
 
@@ -364,119 +260,56 @@ class Graph {
     FxNode* cur_;
     FxNode* next_;
   };
-  iterator begin() const { return iterator(api()->GraphFirstNode(graph_)); }
-  iterator end() const { return iterator(nullptr); }
-  std::vector<Node> nodes() const {
-    std::vector<Node> out;
-    for (Node n : *this) out.push_back(n);
-    return out;
-  }
+  iterator begin() const;
+  iterator end() const;
+  std::vector<Node> nodes() const;
 
-  size_t size() const { return api()->GraphNumNodes(graph_); }
-  Node output_node() const { return api()->GraphOutputNode(graph_); }
+  size_t size() const;
+  Node output_node() const;
 
-  std::vector<Node> find_nodes(FxOpcode op, const char* target) const {
-    size_t count = 0;
-    check(api()->GraphFindNodes(graph_, op, target, nullptr, 0, &count));
-    std::vector<FxNode*> raw(count);
-    check(api()->GraphFindNodes(graph_, op, target, raw.data(), raw.size(),
-                                &count));
-    return std::vector<Node>(raw.begin(), raw.begin() + count);
-  }
+  // The nodes with this opcode and target, in graph order.
+  std::vector<Node> find_nodes(FxOpcode op, const char* target) const;
 
+  // Creates a node at the insertion point (by default the end of the graph).
+  // `name` and `type` may be null.
   Node create_node(FxOpcode op, const char* target,
                    const std::vector<Arg>& args = {}, const Kwargs& kwargs = {},
-                   const char* name = nullptr, const char* type = nullptr) {
-    std::vector<const FxArg*> raw_args;
-    for (const Arg& a : args) raw_args.push_back(a.get());
-    std::vector<const char*> keys;
-    std::vector<const FxArg*> values;
-    for (const auto& kv : kwargs) {
-      keys.push_back(kv.first.c_str());
-      values.push_back(kv.second.get());
-    }
-    FxNode* out = nullptr;
-    check(api()->GraphCreateNode(graph_, op, target, raw_args.data(),
-                                 raw_args.size(), keys.data(), values.data(),
-                                 kwargs.size(), name, type, &out));
-    return Node(out);
-  }
+                   const char* name = nullptr, const char* type = nullptr);
   Node call_function(const char* target, const std::vector<Arg>& args = {},
-                     const Kwargs& kwargs = {}) {
-    return create_node(FX_OP_CALL_FUNCTION, target, args, kwargs);
-  }
+                     const Kwargs& kwargs = {});
   // Graph.node_copy: a copy of `n` at the insertion point.
-  Node node_copy(Node n) {
-    FxNode* out = nullptr;
-    check(api()->GraphNodeCopy(graph_, n.get(), &out));
-    return Node(out);
-  }
+  Node node_copy(Node n);
   // A node whose args are borrowed views (another node's args()): nothing
   // is copied on the plugin's side.
   Node create_node_borrowing(FxOpcode op, const char* target,
-                             const std::vector<ArgView>& args) {
-    std::vector<const FxArg*> raw;
-    raw.reserve(args.size());
-    for (const ArgView& a : args) raw.push_back(a.get());
-    FxNode* out = nullptr;
-    check(api()->GraphCreateNode(graph_, op, target, raw.data(), raw.size(),
-                                 nullptr, nullptr, 0, nullptr, nullptr, &out));
-    return Node(out);
-  }
+                             const std::vector<ArgView>& args);
 
   Node call_method(const char* method, const std::vector<Arg>& args = {},
-                   const Kwargs& kwargs = {}) {
-    return create_node(FX_OP_CALL_METHOD, method, args, kwargs);
-  }
+                   const Kwargs& kwargs = {});
   Node call_module(const char* target, const std::vector<Arg>& args = {},
-                   const Kwargs& kwargs = {}) {
-    return create_node(FX_OP_CALL_MODULE, target, args, kwargs);
-  }
-  Node get_attr(const char* target) {
-    return create_node(FX_OP_GET_ATTR, target);
-  }
+                   const Kwargs& kwargs = {});
+  Node get_attr(const char* target);
 
-  [[nodiscard]] InsertGuard inserting_before(Node n) {
-    return InsertGuard(graph_, n.get(), 0);
-  }
-  [[nodiscard]] InsertGuard inserting_after(Node n) {
-    return InsertGuard(graph_, n.get(), 1);
-  }
-  void erase_node(Node n) { check(api()->GraphEraseNode(graph_, n.get())); }
-  bool eliminate_dead_code() {
-    int changed = 0;
-    check(api()->GraphEliminateDeadCode(graph_, &changed));
-    return changed != 0;
-  }
-  void lint() const { check(api()->GraphLint(graph_)); }
-  std::string str() const {
-    char* out = nullptr;
-    check(api()->GraphToText(graph_, &out));
-    return take_string(out);
-  }
-  std::string python_code() const {
-    char* out = nullptr;
-    check(api()->GraphPythonCode(graph_, &out));
-    return take_string(out);
-  }
-  bool has_attr(const char* name) const {
-    return api()->GraphHasAttr(graph_, name) != 0;
-  }
+  // New nodes go just before / after `n` until the guard is destroyed.
+  [[nodiscard]] InsertGuard inserting_before(Node n);
+  [[nodiscard]] InsertGuard inserting_after(Node n);
+  // Error (FX_FAILED_PRECONDITION) when `n` still has users.
+  void erase_node(Node n);
+  // torch.fx's eliminate_dead_code; returns whether it removed anything.
+  bool eliminate_dead_code();
+  // Throws Error when the graph is malformed.
+  void lint() const;
+  // print(graph) and gm.code.
+  std::string str() const;
+  std::string python_code() const;
+  // Attributes of the owning module (parameters, buffers, constants).
+  bool has_attr(const char* name) const;
   // A DLPack view of the attribute; the caller calls its deleter.
-  DLManagedTensor* get_attr_tensor(const char* name) const {
-    DLManagedTensor* out = nullptr;
-    check(api()->GraphGetAttr(graph_, name, &out));
-    return out;
-  }
+  DLManagedTensor* get_attr_tensor(const char* name) const;
   // Adds or replaces a tensor attribute; ownership moves to the host.
-  void set_attr_tensor(const char* name, DLManagedTensor* tensor) {
-    check(api()->GraphSetAttr(graph_, name, tensor));
-  }
-  std::string module_type(const char* name) const {
-    char* out = nullptr;
-    check(api()->GraphModuleType(graph_, name, &out));
-    return take_string(out);
-  }
+  void set_attr_tensor(const char* name, DLManagedTensor* tensor);
+  // The type of the submodule `name` ("torch.nn.Linear").
+  std::string module_type(const char* name) const;
 
  private:
   FxGraph* graph_;
@@ -488,68 +321,46 @@ class Value {
  public:
   Value(Node node) : node_(node) {}  // NOLINT
   Node node() const { return node_; }
-  operator Arg() const { return Arg(node_); }  // NOLINT
+  operator Arg() const;  // NOLINT
 
+  // Records `self.method(args..., **kwargs)`.
   Value call_method(const char* method, std::vector<Arg> args = {},
-                    const Kwargs& kwargs = {}) const {
-    args.insert(args.begin(), Arg(node_));
-    return graph().call_method(method, args, kwargs);
-  }
-  Value relu() const { return call_method("relu"); }
-  Value sigmoid() const { return call_method("sigmoid"); }
-  Value tanh() const { return call_method("tanh"); }
+                    const Kwargs& kwargs = {}) const;
+  Value relu() const;
+  Value sigmoid() const;
+  Value tanh() const;
 
-  Graph graph() const { return Graph(api()->NodeGraph(node_.get())); }
+  Graph graph() const;
 
  private:
   Node node_;
 };
 
-// Records `target(args..., **kwargs)` in the graph of the first Value.
+// Records `target(args..., **kwargs)` in g, at its insertion point.
 inline Value call(Graph g, const char* target, const std::vector<Arg>& args,
-                  const Kwargs& kwargs = {}) {
-  return g.call_function(target, args, kwargs);
-}
+                  const Kwargs& kwargs = {});
 
-namespace detail {
-inline Value binary(const char* op, const Value& a, const Arg& b) {
-  return a.graph().call_function(op, {Arg(a.node()), b});
-}
-inline Value rbinary(const char* op, const Arg& a, const Value& b) {
-  return b.graph().call_function(op, {a, Arg(b.node())});
-}
-}  // namespace detail
+// Operators record operator.<name>(a, b) in the Value's graph, with a Value,
+// an int or a double on either side: + add, - sub, * mul, / truediv, > gt,
+// < lt, >= ge, <= le. Unary minus records operator.neg.
+#define FXP_DECLARE_BINARY_OPERATOR(OP)                     \
+  inline Value operator OP(const Value& a, const Value& b); \
+  inline Value operator OP(const Value& a, double b);       \
+  inline Value operator OP(const Value& a, int b);          \
+  inline Value operator OP(double a, const Value& b);       \
+  inline Value operator OP(int a, const Value& b);
 
-#define FXP_BINARY_OPERATOR(OP, TARGET)                      \
-  inline Value operator OP(const Value& a, const Value& b) { \
-    return detail::binary(TARGET, a, Arg(b.node()));         \
-  }                                                          \
-  inline Value operator OP(const Value& a, double b) {       \
-    return detail::binary(TARGET, a, Arg(b));                \
-  }                                                          \
-  inline Value operator OP(const Value& a, int b) {          \
-    return detail::binary(TARGET, a, Arg(b));                \
-  }                                                          \
-  inline Value operator OP(double a, const Value& b) {       \
-    return detail::rbinary(TARGET, Arg(a), b);               \
-  }                                                          \
-  inline Value operator OP(int a, const Value& b) {          \
-    return detail::rbinary(TARGET, Arg(a), b);               \
-  }
+FXP_DECLARE_BINARY_OPERATOR(+)
+FXP_DECLARE_BINARY_OPERATOR(-)
+FXP_DECLARE_BINARY_OPERATOR(*)
+FXP_DECLARE_BINARY_OPERATOR(/)
+FXP_DECLARE_BINARY_OPERATOR(>)
+FXP_DECLARE_BINARY_OPERATOR(<)
+FXP_DECLARE_BINARY_OPERATOR(>=)
+FXP_DECLARE_BINARY_OPERATOR(<=)
+#undef FXP_DECLARE_BINARY_OPERATOR
 
-FXP_BINARY_OPERATOR(+, "operator.add")
-FXP_BINARY_OPERATOR(-, "operator.sub")
-FXP_BINARY_OPERATOR(*, "operator.mul")
-FXP_BINARY_OPERATOR(/, "operator.truediv")
-FXP_BINARY_OPERATOR(>, "operator.gt")
-FXP_BINARY_OPERATOR(<, "operator.lt")
-FXP_BINARY_OPERATOR(>=, "operator.ge")
-FXP_BINARY_OPERATOR(<=, "operator.le")
-#undef FXP_BINARY_OPERATOR
-
-inline Value operator-(const Value& a) {
-  return a.graph().call_function("operator.neg", {Arg(a.node())});
-}
+inline Value operator-(const Value& a);
 
 // ------------------------------------------------------------------------
 // Tensors and runtime values (GraphRun, GraphEvaluate, attributes).
@@ -563,43 +374,22 @@ class Tensor {
   Tensor() = default;
   explicit Tensor(DLManagedTensor* owned) : t_(owned) {}
   Tensor(Tensor&& o) noexcept : t_(std::exchange(o.t_, nullptr)) {}
-  Tensor& operator=(Tensor&& o) noexcept {
-    if (this != &o) {
-      reset();
-      t_ = std::exchange(o.t_, nullptr);
-    }
-    return *this;
-  }
+  Tensor& operator=(Tensor&& o) noexcept;
   Tensor(const Tensor&) = delete;
   Tensor& operator=(const Tensor&) = delete;
-  ~Tensor() { reset(); }
+  ~Tensor();
 
   explicit operator bool() const { return t_ != nullptr; }
   DLManagedTensor* get() const { return t_; }
   DLManagedTensor* release() { return std::exchange(t_, nullptr); }
-  void reset() {
-    if (t_ && t_->deleter) t_->deleter(t_);
-    t_ = nullptr;
-  }
+  // Calls the deleter (if any) and holds nothing.
+  void reset();
   const DLTensor& dl() const { return t_->dl_tensor; }
   int ndim() const { return t_->dl_tensor.ndim; }
-  std::vector<int64_t> shape() const {
-    return std::vector<int64_t>(dl().shape, dl().shape + dl().ndim);
-  }
-  int64_t numel() const {
-    int64_t n = 1;
-    for (int i = 0; i < dl().ndim; ++i) n *= dl().shape[i];
-    return n;
-  }
-  bool is_contiguous() const {
-    if (dl().strides == nullptr) return true;
-    int64_t step = 1;
-    for (int i = dl().ndim - 1; i >= 0; --i) {
-      if (dl().shape[i] != 1 && dl().strides[i] != step) return false;
-      step *= dl().shape[i];
-    }
-    return true;
-  }
+  std::vector<int64_t> shape() const;
+  int64_t numel() const;
+  // Dense row-major strides (or none); size-1 dimensions' are ignored.
+  bool is_contiguous() const;
   // The element data (contiguous tensors; byte_offset applied).
   template <typename T>
   const T* data() const {
@@ -612,44 +402,14 @@ class Tensor {
                                 t_->dl_tensor.byte_offset);
   }
   // Element i of a contiguous float32 / float64 tensor as a double.
-  double float_at(int64_t i) const {
-    return dl().dtype.bits == 64 ? data<double>()[i] : data<float>()[i];
-  }
+  double float_at(int64_t i) const;
 
  private:
   DLManagedTensor* t_ = nullptr;
 };
 
-namespace detail {
-struct OwnedTensorStorage {
-  DLManagedTensor managed;
-  std::vector<int64_t> shape;
-  std::vector<unsigned char> bytes;
-};
-}  // namespace detail
-
 // A new zero-filled, contiguous CPU tensor owned by the plugin.
-inline Tensor make_tensor(const std::vector<int64_t>& shape, DLDataType dtype) {
-  auto* s = new detail::OwnedTensorStorage();
-  s->shape = shape;
-  int64_t count = 1;
-  for (int64_t d : shape) count *= d;
-  s->bytes.assign(
-      static_cast<size_t>(count) * ((dtype.bits + 7) / 8) * dtype.lanes + 1, 0);
-  DLTensor& t = s->managed.dl_tensor;
-  t.data = s->bytes.data();
-  t.device = DLDevice{kDLCPU, 0};
-  t.ndim = static_cast<int32_t>(shape.size());
-  t.dtype = dtype;
-  t.shape = s->shape.data();
-  t.strides = nullptr;
-  t.byte_offset = 0;
-  s->managed.manager_ctx = s;
-  s->managed.deleter = [](DLManagedTensor* self) {
-    delete static_cast<detail::OwnedTensorStorage*>(self->manager_ctx);
-  };
-  return Tensor(&s->managed);
-}
+inline Tensor make_tensor(const std::vector<int64_t>& shape, DLDataType dtype);
 inline constexpr DLDataType kFloat32{kDLFloat, 32, 1};
 inline constexpr DLDataType kFloat64{kDLFloat, 64, 1};
 inline constexpr DLDataType kInt8{kDLInt, 8, 1};
@@ -661,184 +421,72 @@ class RuntimeValue {
  public:
   explicit RuntimeValue(const FxValue* v) : v_(v) {}
   const FxValue* get() const { return v_; }
-  FxValueKind kind() const { return api()->ValueKind(v_); }
-  bool is_tensor() const { return kind() == FX_VALUE_TENSOR; }
+  FxValueKind kind() const;
+  bool is_tensor() const;
   // The Python type name ShapeProp records as meta['type'].
-  std::string type_name() const { return api()->ValueTypeName(v_); }
-  FxTensorMeta tensor_meta() const {
-    FxTensorMeta m{};
-    check(api()->ValueTensorMeta(v_, &m));
-    return m;
-  }
+  std::string type_name() const;
+  // torch.fx's TensorMetadata; its pointers are borrowed from the value.
+  FxTensorMeta tensor_meta() const;
   // A read-only view of the data (fails for meta tensors).
-  Tensor to_dlpack() const {
-    DLManagedTensor* out = nullptr;
-    check(api()->ValueToDLPack(v_, &out));
-    return Tensor(out);
-  }
-  int64_t as_int() const {
-    int64_t out = 0;
-    check(api()->ValueGetInt(v_, &out));
-    return out;
-  }
-  double as_float() const {
-    double out = 0;
-    check(api()->ValueGetFloat(v_, &out));
-    return out;
-  }
-  bool as_bool() const {
-    int out = 0;
-    check(api()->ValueGetBool(v_, &out));
-    return out != 0;
-  }
-  size_t size() const { return api()->ValueSize(v_); }
-  RuntimeValue item(size_t i) const {
-    return RuntimeValue(api()->ValueItem(v_, i));
-  }
+  Tensor to_dlpack() const;
+  int64_t as_int() const;
+  double as_float() const;
+  bool as_bool() const;
+  // The items of a sequence (tuple, list, torch.Size).
+  size_t size() const;
+  RuntimeValue item(size_t i) const;
 
  private:
   const FxValue* v_;
 };
 
-namespace detail {
-// Carries a C++ exception from a callback across the host, which only sees
-// the status that stops the run; rethrown once the host has returned.
-struct CallbackState {
-  std::function<void(Node, RuntimeValue)> fn;
-  std::exception_ptr error;
-};
-inline FxStatus* callback_trampoline(FxNode* node, const FxValue* value,
-                                     void* user_data) {
-  auto* state = static_cast<CallbackState*>(user_data);
-  try {
-    state->fn(Node(node), RuntimeValue(value));
-    return nullptr;
-  } catch (...) {
-    state->error = std::current_exception();
-    return api()->CreateStatus(FX_INTERNAL, "stopped by the plugin");
-  }
-}
-inline void finish_callback(FxStatus* status, CallbackState& state) {
-  if (state.error) {
-    if (status) api()->ReleaseStatus(status);
-    std::rethrow_exception(state.error);
-  }
-  check(status);
-}
-}  // namespace detail
-
 // Runs the graph's module (GraphRun) on `inputs`, one per placeholder;
 // `on_node` sees every node's value in graph order. With `meta` the inputs'
-// data is ignored: shapes and dtypes propagate, nothing is computed.
+// data is ignored: shapes and dtypes propagate, nothing is computed. An
+// exception from `on_node` stops the run and is rethrown here.
 inline void run_graph(Graph& g, const std::vector<const DLTensor*>& inputs,
                       bool meta,
-                      std::function<void(Node, RuntimeValue)> on_node) {
-  detail::CallbackState state{std::move(on_node), nullptr};
-  FxStatus* s =
-      api()->GraphRun(g.get(), inputs.data(), inputs.size(), meta ? 1 : 0,
-                      &detail::callback_trampoline, &state);
-  detail::finish_callback(s, state);
-}
+                      std::function<void(Node, RuntimeValue)> on_node);
 
 // Computes `node` from attributes and literals alone (GraphEvaluate).
 inline void evaluate(Graph& g, Node node,
-                     std::function<void(RuntimeValue)> on_value) {
-  detail::CallbackState state{
-      [&on_value](Node, RuntimeValue v) { on_value(v); }, nullptr};
-  FxStatus* s = api()->GraphEvaluate(g.get(), node.get(),
-                                     &detail::callback_trampoline, &state);
-  detail::finish_callback(s, state);
-}
+                     std::function<void(RuntimeValue)> on_value);
 
 // The example inputs the host holds for the graph (GraphExampleInput).
-inline std::vector<Tensor> example_inputs(const Graph& g) {
-  std::vector<Tensor> out;
-  size_t n = api()->GraphNumExampleInputs(g.get());
-  for (size_t i = 0; i < n; ++i) {
-    DLManagedTensor* t = nullptr;
-    check(api()->GraphExampleInput(g.get(), i, &t));
-    out.emplace_back(t);
-  }
-  return out;
-}
+inline std::vector<Tensor> example_inputs(const Graph& g);
 
 // A new child GraphModule at `name` with an empty graph to fill.
-inline Graph add_subgraph_module(Graph& g, const char* name) {
-  FxGraph* out = nullptr;
-  check(api()->GraphAddSubgraphModule(g.get(), name, &out));
-  return Graph(out);
-}
+inline Graph add_subgraph_module(Graph& g, const char* name);
 
 // Shares the attribute or submodule `name` of g's module with `sub`'s.
-inline void share_attr(Graph& g, Graph& sub, const char* name) {
-  check(api()->GraphShareAttr(g.get(), sub.get(), name));
-}
+inline void share_attr(Graph& g, Graph& sub, const char* name);
 
 // The module's constructor keyword arguments ({"eps": 1e-05, ...}).
-inline Arg module_config(const Graph& g, const char* name) {
-  FxArg* out = nullptr;
-  check(api()->GraphModuleConfig(g.get(), name, &out));
-  return Arg::adopt(out);
-}
+inline Arg module_config(const Graph& g, const char* name);
 
 // Adds or replaces the submodule `name` with a new `type` module built from
 // `config` (a dict of constructor keyword arguments).
 inline void add_module(Graph& g, const char* name, const char* type,
-                       const Arg& config) {
-  check(api()->GraphAddModule(g.get(), name, type, config.get()));
-}
+                       const Arg& config);
 
 // The value of `key` in a dict argument; an empty view when absent.
-inline ArgView dict_get(ArgView dict, std::string_view key) {
-  for (size_t i = 0; i < dict.size(); ++i) {
-    if (dict.key(i) == key) return dict[i];
-  }
-  return ArgView();
-}
+inline ArgView dict_get(ArgView dict, std::string_view key);
 
 // Records `target(x, rest..., **kwargs)` in x's graph, for rewrites:
 // fxp::op("torch.erf", x), fxp::op("torch.clamp", x, {0, 6}).
 inline Value op(const char* target, const Value& x, std::vector<Arg> rest = {},
-                const Kwargs& kwargs = {}) {
-  rest.insert(rest.begin(), Arg(x.node()));
-  return x.graph().call_function(target, rest, kwargs);
-}
+                const Kwargs& kwargs = {});
 
-// The running pass's options.
+// The running pass's options (declared in its schema); Error for an unknown
+// name or another type.
 class Options {
  public:
   explicit Options(const FxOptions* options) : options_(options) {}
-  bool get_bool(const char* name) const {
-    int v = 0;
-    check(api()->OptionsGetBool(options_, name, &v));
-    return v != 0;
-  }
-  int64_t get_int(const char* name) const {
-    int64_t v = 0;
-    check(api()->OptionsGetInt(options_, name, &v));
-    return v;
-  }
-  double get_float(const char* name) const {
-    double v = 0;
-    check(api()->OptionsGetFloat(options_, name, &v));
-    return v;
-  }
-  std::string get_string(const char* name) const {
-    const char* v = nullptr;
-    check(api()->OptionsGetString(options_, name, &v));
-    return v;
-  }
-  std::vector<std::string> get_list(const char* name) const {
-    size_t n = 0;
-    check(api()->OptionsGetListSize(options_, name, &n));
-    std::vector<std::string> out;
-    for (size_t i = 0; i < n; ++i) {
-      const char* v = nullptr;
-      check(api()->OptionsGetListItem(options_, name, i, &v));
-      out.emplace_back(v);
-    }
-    return out;
-  }
+  bool get_bool(const char* name) const;
+  int64_t get_int(const char* name) const;
+  double get_float(const char* name) const;
+  std::string get_string(const char* name) const;
+  std::vector<std::string> get_list(const char* name) const;
 
  private:
   const FxOptions* options_;
@@ -847,24 +495,11 @@ class Options {
 // A pass body: returns whether it changed the graph; throws to fail.
 using PassFn = bool (*)(Graph& graph, const Options& options);
 
+// The FxPassRunFn that pass<Fn> installs: sets api() to `table`, runs Fn and
+// turns an exception into a status for the host.
 template <PassFn Fn>
 FxStatus* run_pass(const FxApi* table, FxGraph* graph, const FxOptions* options,
-                   void* /*user_data*/, int* changed) {
-  api() = table;
-  try {
-    Graph g(graph);
-    Options o(options);
-    bool did = Fn(g, o);
-    if (changed) *changed = did ? 1 : 0;
-    return nullptr;
-  } catch (const Error& e) {
-    return table->CreateStatus(e.code(), e.what());
-  } catch (const std::exception& e) {
-    return table->CreateStatus(FX_INTERNAL, e.what());
-  } catch (...) {
-    return table->CreateStatus(FX_INTERNAL, "unknown exception in pass");
-  }
-}
+                   void* user_data, int* changed);
 
 // A standalone graph the plugin owns (a pattern or a replacement for
 // replace_pattern). Build it with placeholder(), Values and output():
@@ -874,26 +509,17 @@ FxStatus* run_pass(const FxApi* table, FxGraph* graph, const FxOptions* options,
 //   pattern.output(x.call_method("relu"));
 class OwnedGraph {
  public:
-  OwnedGraph() {
-    FxGraph* g = nullptr;
-    check(api()->CreateGraph(&g));
-    graph_ = g;
-  }
-  ~OwnedGraph() {
-    if (graph_) api()->ReleaseGraph(graph_);
-  }
-  OwnedGraph(OwnedGraph&& o) noexcept : graph_(std::exchange(o.graph_, nullptr)) {}
+  OwnedGraph();
+  ~OwnedGraph();
+  OwnedGraph(OwnedGraph&& o) noexcept
+      : graph_(std::exchange(o.graph_, nullptr)) {}
   OwnedGraph(const OwnedGraph&) = delete;
   OwnedGraph& operator=(const OwnedGraph&) = delete;
 
   Graph view() const { return Graph(graph_); }
   FxGraph* get() const { return graph_; }
-  Value placeholder(const char* name) {
-    return view().create_node(FX_OP_PLACEHOLDER, name);
-  }
-  void output(const Arg& value) {
-    view().create_node(FX_OP_OUTPUT, "output", {value});
-  }
+  Value placeholder(const char* name);
+  void output(const Arg& value);
 
  private:
   FxGraph* graph_ = nullptr;
@@ -903,93 +529,38 @@ class OwnedGraph {
 class Match {
  public:
   explicit Match(const FxMatch* m) : m_(m) {}
-  size_t size() const { return api()->MatchSize(m_); }
-  Node pattern_node(size_t i) const {
-    return Node(const_cast<FxNode*>(api()->MatchPatternNode(m_, i)));
-  }
-  ArgView value(size_t i) const { return ArgView(api()->MatchValue(m_, i)); }
+  // Pattern node i and the graph value it matched (a node reference, or a
+  // literal for a placeholder).
+  size_t size() const;
+  Node pattern_node(size_t i) const;
+  ArgView value(size_t i) const;
   // The graph node a pattern node matched (empty Node if none).
-  Node node_for(Node pattern_node) const {
-    for (size_t i = 0; i < size(); ++i) {
-      if (this->pattern_node(i) == pattern_node && value(i).is_node()) {
-        return value(i).node();
-      }
-    }
-    return Node();
-  }
-  Node anchor() const { return Node(api()->MatchAnchor(m_)); }
-  std::vector<Node> replacements() const {
-    std::vector<Node> out;
-    for (size_t i = 0, n = api()->MatchNumReplacements(m_); i < n; ++i) {
-      out.emplace_back(api()->MatchReplacement(m_, i));
-    }
-    return out;
-  }
+  Node node_for(Node pattern_node) const;
+  // The graph node the pattern's first anchor matched.
+  Node anchor() const;
+  // For a replacement: the nodes inserted.
+  std::vector<Node> replacements() const;
 
  private:
   const FxMatch* m_;
 };
 
-namespace detail {
-template <typename Fn>
-struct MatchCallback {
-  Fn* fn;
-  std::string error;
-  static FxStatus* call(const FxMatch* m, void* self) {
-    auto* cb = static_cast<MatchCallback*>(self);
-    try {
-      (*cb->fn)(Match(m));
-      return nullptr;
-    } catch (const std::exception& e) {
-      return api()->CreateStatus(FX_INTERNAL, e.what());
-    }
-  }
-};
-template <typename Fn>
-struct FilterCallback {
-  Fn* fn;
-  static int call(const FxMatch* m, void* self) {
-    try {
-      return (*static_cast<FilterCallback*>(self)->fn)(Match(m)) ? 1 : 0;
-    } catch (...) {
-      return 0;
-    }
-  }
-};
-}  // namespace detail
-
 // Calls on_match(Match) for every non-overlapping match, in graph order.
+// `flags`: FX_REWRITE_* of plugin_api.h.
 template <typename Fn>
 void match_pattern(const Graph& graph, const OwnedGraph& pattern, Fn on_match,
-                   uint32_t flags = 0) {
-  detail::MatchCallback<Fn> cb{&on_match, {}};
-  check(api()->GraphMatchPattern(graph.get(), pattern.get(), flags,
-                                 &detail::MatchCallback<Fn>::call, &cb));
-}
+                   uint32_t flags = 0);
 
 // torch.fx's replace_pattern; returns the replacements made.
 inline size_t replace_pattern(Graph& graph, const OwnedGraph& pattern,
                               const OwnedGraph& replacement,
-                              uint32_t flags = 0) {
-  size_t count = 0;
-  check(api()->GraphReplacePattern(graph.get(), pattern.get(),
-                                   replacement.get(), flags, nullptr, nullptr,
-                                   nullptr, nullptr, &count));
-  return count;
-}
+                              uint32_t flags = 0);
 
 // replace_pattern_with_filters: keep(Match) decides before anything changes.
 template <typename Filter>
 size_t replace_pattern_with_filters(Graph& graph, const OwnedGraph& pattern,
                                     const OwnedGraph& replacement, Filter keep,
-                                    uint32_t flags = 0) {
-  detail::FilterCallback<Filter> cb{&keep};
-  size_t count = 0;
-  check(api()->GraphReplacePattern(
-      graph.get(), pattern.get(), replacement.get(), flags,
-      &detail::FilterCallback<Filter>::call, &cb, nullptr, nullptr, &count));
-  return count;
-}
+                                    uint32_t flags = 0);
 
 // A pass's declaration, built fluently; the strings must be static (string
 // literals), the PassDef itself lives in the plugin's static PluginDef.
@@ -1001,55 +572,25 @@ size_t replace_pattern_with_filters(Graph& graph, const OwnedGraph& pattern,
 class PassDef {
  public:
   PassDef(const char* name, const char* description, FxPassRunFn run,
-          void* user_data = nullptr) {
-    info_.name = name;
-    info_.description = description;
-    info_.run = run;
-    info_.user_data = user_data;
-  }
+          void* user_data = nullptr);
+  // A typed option; `default_value` in text form ("true", "8", "relu,gelu").
   PassDef& option(const char* name, FxOptionType type,
-                  const char* default_value, const char* description) {
-    options_.push_back(FxOptionSpec{name, type, default_value, description});
-    return *this;
-  }
-  PassDef& run_after(std::initializer_list<const char*> names) {
-    run_after_.insert(run_after_.end(), names);
-    return *this;
-  }
-  PassDef& run_before(std::initializer_list<const char*> names) {
-    run_before_.insert(run_before_.end(), names);
-    return *this;
-  }
-  PassDef& requires_property(std::initializer_list<const char*> names) {
-    required_.insert(required_.end(), names);
-    return *this;
-  }
-  PassDef& produces(std::initializer_list<const char*> names) {
-    produces_.insert(produces_.end(), names);
-    return *this;
-  }
-  PassDef& invalidates(std::initializer_list<const char*> names) {
-    invalidates_.insert(invalidates_.end(), names);
-    return *this;
-  }
+                  const char* default_value, const char* description);
+  // When both run, `names` run before / after this pass.
+  PassDef& run_after(std::initializer_list<const char*> names);
+  PassDef& run_before(std::initializer_list<const char*> names);
+  // Properties ("tensor_meta") that must hold before the pass, that it
+  // establishes, that it destroys.
+  PassDef& requires_property(std::initializer_list<const char*> names);
+  PassDef& produces(std::initializer_list<const char*> names);
+  PassDef& invalidates(std::initializer_list<const char*> names);
 
   // The C declaration, pointing into this object (which must not move
   // afterwards).
-  const FxPassInfo& info() {
-    info_.options = options_.data();
-    info_.num_options = options_.size();
-    info_.run_after = list(run_after_);
-    info_.run_before = list(run_before_);
-    info_.required = list(required_);
-    info_.produces = list(produces_);
-    info_.invalidates = list(invalidates_);
-    return info_;
-  }
+  const FxPassInfo& info();
 
  private:
-  static FxNameList list(const std::vector<const char*>& names) {
-    return FxNameList{names.data(), names.size()};
-  }
+  static FxNameList list(const std::vector<const char*>& names);
   FxPassInfo info_{};
   std::vector<FxOptionSpec> options_;
   std::vector<const char*> run_after_, run_before_, required_, produces_,
@@ -1058,26 +599,16 @@ class PassDef {
 
 // A pass whose body is `Fn`, run through the exception-catching trampoline.
 template <PassFn Fn>
-PassDef pass(const char* name, const char* description) {
-  return PassDef(name, description, &run_pass<Fn>);
-}
+PassDef pass(const char* name, const char* description);
 
-// The plugin's declaration: what fx_plugin_get_info returns.
+// The plugin's declaration: what fx_plugin_get_info returns. It declares
+// FX_API_VERSION as both the API it was built against and the oldest it runs
+// on.
 class PluginDef {
  public:
   PluginDef(const char* name, const char* version,
             std::initializer_list<PassDef> passes,
-            FxRegisterFn register_extensions = nullptr)
-      : passes_(passes) {
-    info_.register_extensions = register_extensions;
-    for (PassDef& p : passes_) infos_.push_back(p.info());
-    info_.name = name;
-    info_.version = version;
-    info_.api_version = FX_API_VERSION;
-    info_.min_api_version = FX_API_VERSION;
-    info_.passes = infos_.data();
-    info_.num_passes = infos_.size();
-  }
+            FxRegisterFn register_extensions = nullptr);
   PluginDef(const PluginDef&) = delete;
   PluginDef& operator=(const PluginDef&) = delete;
   const FxPluginInfo* info() const { return &info_; }
@@ -1106,5 +637,7 @@ class PluginDef {
                                              REGISTER);                      \
     return plugin_def.info();                                                \
   }
+
+#include "fx/plugin_api_inline.hpp"  // IWYU pragma: export
 
 #endif  // FX_PLUGIN_API_HPP_

@@ -1,0 +1,953 @@
+// The inline bodies of the C++ plugin wrapper, declared (and documented) in
+// fx/plugin_api.hpp, which includes this file at its end. Include
+// fx/plugin_api.hpp, not this file.
+//
+// Every definition here is inline (or a template), as it was inside the
+// class, so the wrapper stays header-only: each plugin compiles its own copy
+// and links nothing.
+#ifndef FX_PLUGIN_API_INLINE_HPP_
+#define FX_PLUGIN_API_INLINE_HPP_
+
+// Makes this header self-contained for tools that parse it alone; when
+// plugin_api.hpp is the includer its guard makes this a no-op.
+#include "fx/plugin_api.hpp"
+
+namespace fxp {
+
+inline const FxApi*& api() {
+  static const FxApi* table = nullptr;
+  return table;
+}
+
+inline void check(FxStatus* status) {
+  if (status == nullptr) return;
+  FxStatusCode code = api()->GetStatusCode(status);
+  std::string message = api()->GetStatusMessage(status);
+  api()->ReleaseStatus(status);
+  throw Error(code, message);
+}
+
+inline std::string take_string(char* text) {
+  std::string out = text ? text : "";
+  api()->ReleaseString(text);
+  return out;
+}
+
+// ------------------------------------------------------------------ ArgView
+
+inline FxArgKind ArgView::kind() const { return api()->ArgKind(arg_); }
+inline bool ArgView::is_none() const { return kind() == FX_ARG_NONE; }
+inline bool ArgView::is_node() const { return kind() == FX_ARG_NODE; }
+
+inline bool ArgView::as_bool() const {
+  int v = 0;
+  check(api()->ArgGetBool(arg_, &v));
+  return v != 0;
+}
+
+inline int64_t ArgView::as_int() const {
+  int64_t v = 0;
+  check(api()->ArgGetInt(arg_, &v));
+  return v;
+}
+
+inline double ArgView::as_float() const {
+  double v = 0;
+  check(api()->ArgGetFloat(arg_, &v));
+  return v;
+}
+
+inline std::string ArgView::as_string() const {
+  const char* v = nullptr;
+  check(api()->ArgGetString(arg_, &v));
+  return v;
+}
+
+inline Node ArgView::node() const {
+  FxNode* n = nullptr;
+  check(api()->ArgGetNode(arg_, &n));
+  return Node(n);
+}
+
+inline size_t ArgView::size() const { return api()->ArgSize(arg_); }
+
+inline ArgView ArgView::operator[](size_t i) const {
+  return ArgView(api()->ArgItem(arg_, i));
+}
+
+inline std::string ArgView::key(size_t i) const {
+  const char* k = api()->ArgKey(arg_, i);
+  return k ? k : "";
+}
+
+inline bool ArgView::operator==(const ArgView& other) const {
+  return api()->ArgEqual(arg_, other.arg_) != 0;
+}
+
+// ---------------------------------------------------------------------- Arg
+
+template <typename Seq>
+inline Arg Arg::sequence(const Seq& items, bool tuple) {
+  std::vector<const FxArg*> raw;
+  for (const Arg& a : items) raw.push_back(a.get());
+  FxArg* out = nullptr;
+  check(tuple ? api()->CreateTuple(raw.data(), raw.size(), &out)
+              : api()->CreateList(raw.data(), raw.size(), &out));
+  return Arg(out);
+}
+
+inline Arg Arg::torch_value(FxArgKind kind, const char* name) {
+  FxArg* out = nullptr;
+  check(api()->CreateTorchValue(kind, name, &out));
+  return Arg(out);
+}
+
+inline Arg::Arg() { check(api()->CreateNone(&arg_)); }
+inline Arg::Arg(std::nullptr_t) : Arg() {}
+inline Arg::Arg(bool v) { check(api()->CreateBool(v ? 1 : 0, &arg_)); }
+inline Arg::Arg(int v) { check(api()->CreateInt(v, &arg_)); }
+inline Arg::Arg(int64_t v) { check(api()->CreateInt(v, &arg_)); }
+inline Arg::Arg(double v) { check(api()->CreateFloat(v, &arg_)); }
+inline Arg::Arg(const char* v) { check(api()->CreateString(v, &arg_)); }
+inline Arg::Arg(const std::string& v) : Arg(v.c_str()) {}
+inline Arg::Arg(const Node& node) {
+  check(api()->CreateNodeRef(node.get(), &arg_));
+}
+inline Arg::Arg(ArgView view) { check(api()->CloneArg(view.get(), &arg_)); }
+inline Arg::Arg(std::initializer_list<Arg> items)
+    : Arg(sequence(items, false)) {}
+
+inline Arg::Arg(const Arg& other) { check(api()->CloneArg(other.arg_, &arg_)); }
+
+inline Arg& Arg::operator=(Arg other) noexcept {
+  std::swap(arg_, other.arg_);
+  return *this;
+}
+
+inline Arg::~Arg() {
+  if (arg_) api()->ReleaseArg(arg_);
+}
+
+inline Arg Arg::list(const std::vector<Arg>& items) {
+  return sequence(items, false);
+}
+
+inline Arg Arg::tuple(const std::vector<Arg>& items) {
+  return sequence(items, true);
+}
+
+inline Arg Arg::dict(const std::vector<std::pair<std::string, Arg>>& items) {
+  std::vector<const char*> keys;
+  std::vector<const FxArg*> values;
+  for (const auto& kv : items) {
+    keys.push_back(kv.first.c_str());
+    values.push_back(kv.second.get());
+  }
+  FxArg* out = nullptr;
+  check(api()->CreateDict(keys.data(), values.data(), items.size(), &out));
+  return Arg(out);
+}
+
+inline Arg Arg::slice(const Arg& start, const Arg& stop, const Arg& step) {
+  FxArg* out = nullptr;
+  check(api()->CreateSlice(start.get(), stop.get(), step.get(), &out));
+  return Arg(out);
+}
+
+inline Arg Arg::ellipsis() {
+  FxArg* out = nullptr;
+  check(api()->CreateEllipsis(&out));
+  return Arg(out);
+}
+
+inline Arg Arg::dtype(const char* name) {
+  return torch_value(FX_ARG_DTYPE, name);
+}
+
+inline Arg Arg::device(const char* name) {
+  return torch_value(FX_ARG_DEVICE, name);
+}
+
+// --------------------------------------------------------------------- Node
+
+inline FxOpcode Node::op() const { return api()->NodeOp(node_); }
+inline std::string_view Node::name() const { return api()->NodeName(node_); }
+inline std::string_view Node::target() const {
+  return api()->NodeTarget(node_);
+}
+inline const char* Node::target_cstr() const {
+  return api()->NodeTarget(node_);
+}
+inline std::string_view Node::type() const { return api()->NodeType(node_); }
+inline size_t Node::num_args() const { return api()->NodeNumArgs(node_); }
+
+inline ArgView Node::arg(size_t i) const {
+  return ArgView(api()->NodeArg(node_, i));
+}
+
+inline std::vector<ArgView> Node::args() const {
+  std::vector<ArgView> out;
+  for (size_t i = 0; i < num_args(); ++i) out.push_back(arg(i));
+  return out;
+}
+
+inline size_t Node::num_kwargs() const { return api()->NodeNumKwargs(node_); }
+
+inline std::string Node::kwarg_key(size_t i) const {
+  return api()->NodeKwargKey(node_, i);
+}
+
+inline ArgView Node::kwarg_value(size_t i) const {
+  return ArgView(api()->NodeKwargValue(node_, i));
+}
+
+inline ArgView Node::kwarg(const char* key) const {
+  return ArgView(api()->NodeFindKwarg(node_, key));
+}
+
+inline std::vector<Node> Node::users() const {
+  std::vector<FxNode*> handles(api()->NodeNumUsers(node_));
+  handles.resize(api()->NodeUsers(node_, handles.data(), handles.size()));
+  return std::vector<Node>(handles.begin(), handles.end());
+}
+
+inline size_t Node::num_users() const { return api()->NodeNumUsers(node_); }
+
+inline std::vector<Node> Node::all_input_nodes() const {
+  std::vector<Node> out;
+  size_t n = api()->NodeNumInputs(node_);
+  for (size_t i = 0; i < n; ++i) out.emplace_back(api()->NodeInput(node_, i));
+  return out;
+}
+
+inline Node Node::next() const { return api()->NodeNext(node_); }
+inline Node Node::prev() const { return api()->NodePrev(node_); }
+inline bool Node::is_impure() const { return api()->NodeIsImpure(node_) != 0; }
+
+inline ArgView Node::meta(const char* key) const {
+  return ArgView(api()->NodeGetMeta(node_, key));
+}
+
+inline std::string Node::format() const {
+  char* out = nullptr;
+  check(api()->NodeFormat(node_, &out));
+  return take_string(out);
+}
+
+inline void Node::set_args(const std::vector<Arg>& args) {
+  std::vector<const FxArg*> raw;
+  for (const Arg& a : args) raw.push_back(a.get());
+  check(api()->NodeSetArgs(node_, raw.data(), raw.size()));
+}
+
+inline void Node::update_arg(size_t i, const Arg& value) {
+  check(api()->NodeSetArg(node_, i, value.get()));
+}
+
+inline void Node::update_kwarg(const char* key, const Arg& value) {
+  check(api()->NodeSetKwarg(node_, key, value.get()));
+}
+
+inline void Node::set_target(const char* target) {
+  check(api()->NodeSetTarget(node_, target));
+}
+
+inline void Node::set_meta(const char* key, const Arg& value) {
+  check(api()->NodeSetMeta(node_, key, value.get()));
+}
+
+inline size_t Node::replace_all_uses_with(Node replacement) {
+  size_t changed = 0;
+  check(api()->NodeReplaceAllUsesWith(node_, replacement.node_, &changed));
+  return changed;
+}
+
+inline void Node::replace_input_with(Node old_input, Node new_input) {
+  check(api()->NodeReplaceInputWith(node_, old_input.node_, new_input.node_));
+}
+
+inline void Node::prepend(Node x) { check(api()->NodePrepend(node_, x.node_)); }
+
+inline void Node::append(Node x) { check(api()->NodeAppend(node_, x.node_)); }
+
+// -------------------------------------------------------------- InsertGuard
+
+inline InsertGuard::InsertGuard(FxGraph* graph, FxNode* anchor, int after)
+    : graph_(graph) {
+  api()->GraphGetInsertPoint(graph, &saved_anchor_, &saved_after_);
+  check(api()->GraphSetInsertPoint(graph, anchor, after));
+}
+
+inline InsertGuard::~InsertGuard() {
+  if (graph_) {
+    FxStatus* s =
+        api()->GraphSetInsertPoint(graph_, saved_anchor_, saved_after_);
+    if (s) api()->ReleaseStatus(s);
+  }
+}
+
+// -------------------------------------------------------------------- Graph
+
+inline Graph::iterator::iterator(FxNode* n)
+    : cur_(n), next_(n ? api()->NodeNext(n) : nullptr) {}
+
+inline Graph::iterator& Graph::iterator::operator++() {
+  cur_ = next_;
+  next_ = cur_ ? api()->NodeNext(cur_) : nullptr;
+  return *this;
+}
+
+inline Graph::iterator Graph::begin() const {
+  return iterator(api()->GraphFirstNode(graph_));
+}
+
+inline Graph::iterator Graph::end() const { return iterator(nullptr); }
+
+inline std::vector<Node> Graph::nodes() const {
+  std::vector<Node> out;
+  for (Node n : *this) out.push_back(n);
+  return out;
+}
+
+inline size_t Graph::size() const { return api()->GraphNumNodes(graph_); }
+
+inline Node Graph::output_node() const {
+  return api()->GraphOutputNode(graph_);
+}
+
+inline std::vector<Node> Graph::find_nodes(FxOpcode op,
+                                           const char* target) const {
+  size_t count = 0;
+  check(api()->GraphFindNodes(graph_, op, target, nullptr, 0, &count));
+  std::vector<FxNode*> raw(count);
+  check(api()->GraphFindNodes(graph_, op, target, raw.data(), raw.size(),
+                              &count));
+  return std::vector<Node>(raw.begin(), raw.begin() + count);
+}
+
+inline Node Graph::create_node(FxOpcode op, const char* target,
+                               const std::vector<Arg>& args,
+                               const Kwargs& kwargs, const char* name,
+                               const char* type) {
+  std::vector<const FxArg*> raw_args;
+  for (const Arg& a : args) raw_args.push_back(a.get());
+  std::vector<const char*> keys;
+  std::vector<const FxArg*> values;
+  for (const auto& kv : kwargs) {
+    keys.push_back(kv.first.c_str());
+    values.push_back(kv.second.get());
+  }
+  FxNode* out = nullptr;
+  check(api()->GraphCreateNode(graph_, op, target, raw_args.data(),
+                               raw_args.size(), keys.data(), values.data(),
+                               kwargs.size(), name, type, &out));
+  return Node(out);
+}
+
+inline Node Graph::call_function(const char* target,
+                                 const std::vector<Arg>& args,
+                                 const Kwargs& kwargs) {
+  return create_node(FX_OP_CALL_FUNCTION, target, args, kwargs);
+}
+
+inline Node Graph::node_copy(Node n) {
+  FxNode* out = nullptr;
+  check(api()->GraphNodeCopy(graph_, n.get(), &out));
+  return Node(out);
+}
+
+inline Node Graph::create_node_borrowing(FxOpcode op, const char* target,
+                                         const std::vector<ArgView>& args) {
+  std::vector<const FxArg*> raw;
+  raw.reserve(args.size());
+  for (const ArgView& a : args) raw.push_back(a.get());
+  FxNode* out = nullptr;
+  check(api()->GraphCreateNode(graph_, op, target, raw.data(), raw.size(),
+                               nullptr, nullptr, 0, nullptr, nullptr, &out));
+  return Node(out);
+}
+
+inline Node Graph::call_method(const char* method, const std::vector<Arg>& args,
+                               const Kwargs& kwargs) {
+  return create_node(FX_OP_CALL_METHOD, method, args, kwargs);
+}
+
+inline Node Graph::call_module(const char* target, const std::vector<Arg>& args,
+                               const Kwargs& kwargs) {
+  return create_node(FX_OP_CALL_MODULE, target, args, kwargs);
+}
+
+inline Node Graph::get_attr(const char* target) {
+  return create_node(FX_OP_GET_ATTR, target);
+}
+
+inline InsertGuard Graph::inserting_before(Node n) {
+  return InsertGuard(graph_, n.get(), 0);
+}
+
+inline InsertGuard Graph::inserting_after(Node n) {
+  return InsertGuard(graph_, n.get(), 1);
+}
+
+inline void Graph::erase_node(Node n) {
+  check(api()->GraphEraseNode(graph_, n.get()));
+}
+
+inline bool Graph::eliminate_dead_code() {
+  int changed = 0;
+  check(api()->GraphEliminateDeadCode(graph_, &changed));
+  return changed != 0;
+}
+
+inline void Graph::lint() const { check(api()->GraphLint(graph_)); }
+
+inline std::string Graph::str() const {
+  char* out = nullptr;
+  check(api()->GraphToText(graph_, &out));
+  return take_string(out);
+}
+
+inline std::string Graph::python_code() const {
+  char* out = nullptr;
+  check(api()->GraphPythonCode(graph_, &out));
+  return take_string(out);
+}
+
+inline bool Graph::has_attr(const char* name) const {
+  return api()->GraphHasAttr(graph_, name) != 0;
+}
+
+inline DLManagedTensor* Graph::get_attr_tensor(const char* name) const {
+  DLManagedTensor* out = nullptr;
+  check(api()->GraphGetAttr(graph_, name, &out));
+  return out;
+}
+
+inline void Graph::set_attr_tensor(const char* name, DLManagedTensor* tensor) {
+  check(api()->GraphSetAttr(graph_, name, tensor));
+}
+
+inline std::string Graph::module_type(const char* name) const {
+  char* out = nullptr;
+  check(api()->GraphModuleType(graph_, name, &out));
+  return take_string(out);
+}
+
+// -------------------------------------------------------------------- Value
+
+inline Value::operator Arg() const { return Arg(node_); }
+
+inline Value Value::call_method(const char* method, std::vector<Arg> args,
+                                const Kwargs& kwargs) const {
+  args.insert(args.begin(), Arg(node_));
+  return graph().call_method(method, args, kwargs);
+}
+
+inline Value Value::relu() const { return call_method("relu"); }
+inline Value Value::sigmoid() const { return call_method("sigmoid"); }
+inline Value Value::tanh() const { return call_method("tanh"); }
+
+inline Graph Value::graph() const {
+  return Graph(api()->NodeGraph(node_.get()));
+}
+
+inline Value call(Graph g, const char* target, const std::vector<Arg>& args,
+                  const Kwargs& kwargs) {
+  return g.call_function(target, args, kwargs);
+}
+
+namespace detail {
+inline Value binary(const char* op, const Value& a, const Arg& b) {
+  return a.graph().call_function(op, {Arg(a.node()), b});
+}
+inline Value rbinary(const char* op, const Arg& a, const Value& b) {
+  return b.graph().call_function(op, {a, Arg(b.node())});
+}
+}  // namespace detail
+
+#define FXP_DEFINE_BINARY_OPERATOR(OP, TARGET)               \
+  inline Value operator OP(const Value& a, const Value& b) { \
+    return detail::binary(TARGET, a, Arg(b.node()));         \
+  }                                                          \
+  inline Value operator OP(const Value& a, double b) {       \
+    return detail::binary(TARGET, a, Arg(b));                \
+  }                                                          \
+  inline Value operator OP(const Value& a, int b) {          \
+    return detail::binary(TARGET, a, Arg(b));                \
+  }                                                          \
+  inline Value operator OP(double a, const Value& b) {       \
+    return detail::rbinary(TARGET, Arg(a), b);               \
+  }                                                          \
+  inline Value operator OP(int a, const Value& b) {          \
+    return detail::rbinary(TARGET, Arg(a), b);               \
+  }
+
+FXP_DEFINE_BINARY_OPERATOR(+, "operator.add")
+FXP_DEFINE_BINARY_OPERATOR(-, "operator.sub")
+FXP_DEFINE_BINARY_OPERATOR(*, "operator.mul")
+FXP_DEFINE_BINARY_OPERATOR(/, "operator.truediv")
+FXP_DEFINE_BINARY_OPERATOR(>, "operator.gt")
+FXP_DEFINE_BINARY_OPERATOR(<, "operator.lt")
+FXP_DEFINE_BINARY_OPERATOR(>=, "operator.ge")
+FXP_DEFINE_BINARY_OPERATOR(<=, "operator.le")
+#undef FXP_DEFINE_BINARY_OPERATOR
+
+inline Value operator-(const Value& a) {
+  return a.graph().call_function("operator.neg", {Arg(a.node())});
+}
+
+// ------------------------------------------------------------------- Tensor
+
+inline Tensor& Tensor::operator=(Tensor&& o) noexcept {
+  if (this != &o) {
+    reset();
+    t_ = std::exchange(o.t_, nullptr);
+  }
+  return *this;
+}
+
+inline Tensor::~Tensor() { reset(); }
+
+inline void Tensor::reset() {
+  if (t_ && t_->deleter) t_->deleter(t_);
+  t_ = nullptr;
+}
+
+inline std::vector<int64_t> Tensor::shape() const {
+  return std::vector<int64_t>(dl().shape, dl().shape + dl().ndim);
+}
+
+inline int64_t Tensor::numel() const {
+  int64_t n = 1;
+  for (int i = 0; i < dl().ndim; ++i) n *= dl().shape[i];
+  return n;
+}
+
+inline bool Tensor::is_contiguous() const {
+  if (dl().strides == nullptr) return true;
+  int64_t step = 1;
+  for (int i = dl().ndim - 1; i >= 0; --i) {
+    if (dl().shape[i] != 1 && dl().strides[i] != step) return false;
+    step *= dl().shape[i];
+  }
+  return true;
+}
+
+inline double Tensor::float_at(int64_t i) const {
+  return dl().dtype.bits == 64 ? data<double>()[i] : data<float>()[i];
+}
+
+namespace detail {
+struct OwnedTensorStorage {
+  DLManagedTensor managed;
+  std::vector<int64_t> shape;
+  std::vector<unsigned char> bytes;
+};
+}  // namespace detail
+
+inline Tensor make_tensor(const std::vector<int64_t>& shape, DLDataType dtype) {
+  auto* s = new detail::OwnedTensorStorage();
+  s->shape = shape;
+  int64_t count = 1;
+  for (int64_t d : shape) count *= d;
+  s->bytes.assign(
+      static_cast<size_t>(count) * ((dtype.bits + 7) / 8) * dtype.lanes + 1, 0);
+  DLTensor& t = s->managed.dl_tensor;
+  t.data = s->bytes.data();
+  t.device = DLDevice{kDLCPU, 0};
+  t.ndim = static_cast<int32_t>(shape.size());
+  t.dtype = dtype;
+  t.shape = s->shape.data();
+  t.strides = nullptr;
+  t.byte_offset = 0;
+  s->managed.manager_ctx = s;
+  s->managed.deleter = [](DLManagedTensor* self) {
+    delete static_cast<detail::OwnedTensorStorage*>(self->manager_ctx);
+  };
+  return Tensor(&s->managed);
+}
+
+// ------------------------------------------------------------- RuntimeValue
+
+inline FxValueKind RuntimeValue::kind() const { return api()->ValueKind(v_); }
+
+inline bool RuntimeValue::is_tensor() const {
+  return kind() == FX_VALUE_TENSOR;
+}
+
+inline std::string RuntimeValue::type_name() const {
+  return api()->ValueTypeName(v_);
+}
+
+inline FxTensorMeta RuntimeValue::tensor_meta() const {
+  FxTensorMeta m{};
+  check(api()->ValueTensorMeta(v_, &m));
+  return m;
+}
+
+inline Tensor RuntimeValue::to_dlpack() const {
+  DLManagedTensor* out = nullptr;
+  check(api()->ValueToDLPack(v_, &out));
+  return Tensor(out);
+}
+
+inline int64_t RuntimeValue::as_int() const {
+  int64_t out = 0;
+  check(api()->ValueGetInt(v_, &out));
+  return out;
+}
+
+inline double RuntimeValue::as_float() const {
+  double out = 0;
+  check(api()->ValueGetFloat(v_, &out));
+  return out;
+}
+
+inline bool RuntimeValue::as_bool() const {
+  int out = 0;
+  check(api()->ValueGetBool(v_, &out));
+  return out != 0;
+}
+
+inline size_t RuntimeValue::size() const { return api()->ValueSize(v_); }
+
+inline RuntimeValue RuntimeValue::item(size_t i) const {
+  return RuntimeValue(api()->ValueItem(v_, i));
+}
+
+// ------------------------------------------------ running and module access
+
+namespace detail {
+// Carries a C++ exception from a callback across the host, which only sees
+// the status that stops the run; rethrown once the host has returned.
+struct CallbackState {
+  std::function<void(Node, RuntimeValue)> fn;
+  std::exception_ptr error;
+};
+inline FxStatus* callback_trampoline(FxNode* node, const FxValue* value,
+                                     void* user_data) {
+  auto* state = static_cast<CallbackState*>(user_data);
+  try {
+    state->fn(Node(node), RuntimeValue(value));
+    return nullptr;
+  } catch (...) {
+    state->error = std::current_exception();
+    return api()->CreateStatus(FX_INTERNAL, "stopped by the plugin");
+  }
+}
+inline void finish_callback(FxStatus* status, CallbackState& state) {
+  if (state.error) {
+    if (status) api()->ReleaseStatus(status);
+    std::rethrow_exception(state.error);
+  }
+  check(status);
+}
+}  // namespace detail
+
+inline void run_graph(Graph& g, const std::vector<const DLTensor*>& inputs,
+                      bool meta,
+                      std::function<void(Node, RuntimeValue)> on_node) {
+  detail::CallbackState state{std::move(on_node), nullptr};
+  FxStatus* s =
+      api()->GraphRun(g.get(), inputs.data(), inputs.size(), meta ? 1 : 0,
+                      &detail::callback_trampoline, &state);
+  detail::finish_callback(s, state);
+}
+
+inline void evaluate(Graph& g, Node node,
+                     std::function<void(RuntimeValue)> on_value) {
+  detail::CallbackState state{
+      [&on_value](Node, RuntimeValue v) { on_value(v); }, nullptr};
+  FxStatus* s = api()->GraphEvaluate(g.get(), node.get(),
+                                     &detail::callback_trampoline, &state);
+  detail::finish_callback(s, state);
+}
+
+inline std::vector<Tensor> example_inputs(const Graph& g) {
+  std::vector<Tensor> out;
+  size_t n = api()->GraphNumExampleInputs(g.get());
+  for (size_t i = 0; i < n; ++i) {
+    DLManagedTensor* t = nullptr;
+    check(api()->GraphExampleInput(g.get(), i, &t));
+    out.emplace_back(t);
+  }
+  return out;
+}
+
+inline Graph add_subgraph_module(Graph& g, const char* name) {
+  FxGraph* out = nullptr;
+  check(api()->GraphAddSubgraphModule(g.get(), name, &out));
+  return Graph(out);
+}
+
+inline void share_attr(Graph& g, Graph& sub, const char* name) {
+  check(api()->GraphShareAttr(g.get(), sub.get(), name));
+}
+
+inline Arg module_config(const Graph& g, const char* name) {
+  FxArg* out = nullptr;
+  check(api()->GraphModuleConfig(g.get(), name, &out));
+  return Arg::adopt(out);
+}
+
+inline void add_module(Graph& g, const char* name, const char* type,
+                       const Arg& config) {
+  check(api()->GraphAddModule(g.get(), name, type, config.get()));
+}
+
+inline ArgView dict_get(ArgView dict, std::string_view key) {
+  for (size_t i = 0; i < dict.size(); ++i) {
+    if (dict.key(i) == key) return dict[i];
+  }
+  return ArgView();
+}
+
+inline Value op(const char* target, const Value& x, std::vector<Arg> rest,
+                const Kwargs& kwargs) {
+  rest.insert(rest.begin(), Arg(x.node()));
+  return x.graph().call_function(target, rest, kwargs);
+}
+
+// ------------------------------------------------------------------ Options
+
+inline bool Options::get_bool(const char* name) const {
+  int v = 0;
+  check(api()->OptionsGetBool(options_, name, &v));
+  return v != 0;
+}
+
+inline int64_t Options::get_int(const char* name) const {
+  int64_t v = 0;
+  check(api()->OptionsGetInt(options_, name, &v));
+  return v;
+}
+
+inline double Options::get_float(const char* name) const {
+  double v = 0;
+  check(api()->OptionsGetFloat(options_, name, &v));
+  return v;
+}
+
+inline std::string Options::get_string(const char* name) const {
+  const char* v = nullptr;
+  check(api()->OptionsGetString(options_, name, &v));
+  return v;
+}
+
+inline std::vector<std::string> Options::get_list(const char* name) const {
+  size_t n = 0;
+  check(api()->OptionsGetListSize(options_, name, &n));
+  std::vector<std::string> out;
+  for (size_t i = 0; i < n; ++i) {
+    const char* v = nullptr;
+    check(api()->OptionsGetListItem(options_, name, i, &v));
+    out.emplace_back(v);
+  }
+  return out;
+}
+
+template <PassFn Fn>
+FxStatus* run_pass(const FxApi* table, FxGraph* graph, const FxOptions* options,
+                   void* /*user_data*/, int* changed) {
+  api() = table;
+  try {
+    Graph g(graph);
+    Options o(options);
+    bool did = Fn(g, o);
+    if (changed) *changed = did ? 1 : 0;
+    return nullptr;
+  } catch (const Error& e) {
+    return table->CreateStatus(e.code(), e.what());
+  } catch (const std::exception& e) {
+    return table->CreateStatus(FX_INTERNAL, e.what());
+  } catch (...) {
+    return table->CreateStatus(FX_INTERNAL, "unknown exception in pass");
+  }
+}
+
+// ------------------------------------------------------ patterns, rewriting
+
+inline OwnedGraph::OwnedGraph() {
+  FxGraph* g = nullptr;
+  check(api()->CreateGraph(&g));
+  graph_ = g;
+}
+
+inline OwnedGraph::~OwnedGraph() {
+  if (graph_) api()->ReleaseGraph(graph_);
+}
+
+inline Value OwnedGraph::placeholder(const char* name) {
+  return view().create_node(FX_OP_PLACEHOLDER, name);
+}
+
+inline void OwnedGraph::output(const Arg& value) {
+  view().create_node(FX_OP_OUTPUT, "output", {value});
+}
+
+inline size_t Match::size() const { return api()->MatchSize(m_); }
+
+inline Node Match::pattern_node(size_t i) const {
+  return Node(const_cast<FxNode*>(api()->MatchPatternNode(m_, i)));
+}
+
+inline ArgView Match::value(size_t i) const {
+  return ArgView(api()->MatchValue(m_, i));
+}
+
+inline Node Match::node_for(Node pattern_node) const {
+  for (size_t i = 0; i < size(); ++i) {
+    if (this->pattern_node(i) == pattern_node && value(i).is_node()) {
+      return value(i).node();
+    }
+  }
+  return Node();
+}
+
+inline Node Match::anchor() const { return Node(api()->MatchAnchor(m_)); }
+
+inline std::vector<Node> Match::replacements() const {
+  std::vector<Node> out;
+  for (size_t i = 0, n = api()->MatchNumReplacements(m_); i < n; ++i) {
+    out.emplace_back(api()->MatchReplacement(m_, i));
+  }
+  return out;
+}
+
+namespace detail {
+template <typename Fn>
+struct MatchCallback {
+  Fn* fn;
+  std::string error;
+  static FxStatus* call(const FxMatch* m, void* self) {
+    auto* cb = static_cast<MatchCallback*>(self);
+    try {
+      (*cb->fn)(Match(m));
+      return nullptr;
+    } catch (const std::exception& e) {
+      return api()->CreateStatus(FX_INTERNAL, e.what());
+    }
+  }
+};
+template <typename Fn>
+struct FilterCallback {
+  Fn* fn;
+  static int call(const FxMatch* m, void* self) {
+    try {
+      return (*static_cast<FilterCallback*>(self)->fn)(Match(m)) ? 1 : 0;
+    } catch (...) {
+      return 0;
+    }
+  }
+};
+}  // namespace detail
+
+template <typename Fn>
+void match_pattern(const Graph& graph, const OwnedGraph& pattern, Fn on_match,
+                   uint32_t flags) {
+  detail::MatchCallback<Fn> cb{&on_match, {}};
+  check(api()->GraphMatchPattern(graph.get(), pattern.get(), flags,
+                                 &detail::MatchCallback<Fn>::call, &cb));
+}
+
+inline size_t replace_pattern(Graph& graph, const OwnedGraph& pattern,
+                              const OwnedGraph& replacement, uint32_t flags) {
+  size_t count = 0;
+  check(api()->GraphReplacePattern(graph.get(), pattern.get(),
+                                   replacement.get(), flags, nullptr, nullptr,
+                                   nullptr, nullptr, &count));
+  return count;
+}
+
+template <typename Filter>
+size_t replace_pattern_with_filters(Graph& graph, const OwnedGraph& pattern,
+                                    const OwnedGraph& replacement, Filter keep,
+                                    uint32_t flags) {
+  detail::FilterCallback<Filter> cb{&keep};
+  size_t count = 0;
+  check(api()->GraphReplacePattern(
+      graph.get(), pattern.get(), replacement.get(), flags,
+      &detail::FilterCallback<Filter>::call, &cb, nullptr, nullptr, &count));
+  return count;
+}
+
+// ------------------------------------------------ PassDef, pass, PluginDef
+
+inline PassDef::PassDef(const char* name, const char* description,
+                        FxPassRunFn run, void* user_data) {
+  info_.name = name;
+  info_.description = description;
+  info_.run = run;
+  info_.user_data = user_data;
+}
+
+inline PassDef& PassDef::option(const char* name, FxOptionType type,
+                                const char* default_value,
+                                const char* description) {
+  options_.push_back(FxOptionSpec{name, type, default_value, description});
+  return *this;
+}
+
+inline PassDef& PassDef::run_after(std::initializer_list<const char*> names) {
+  run_after_.insert(run_after_.end(), names);
+  return *this;
+}
+
+inline PassDef& PassDef::run_before(std::initializer_list<const char*> names) {
+  run_before_.insert(run_before_.end(), names);
+  return *this;
+}
+
+inline PassDef& PassDef::requires_property(
+    std::initializer_list<const char*> names) {
+  required_.insert(required_.end(), names);
+  return *this;
+}
+
+inline PassDef& PassDef::produces(std::initializer_list<const char*> names) {
+  produces_.insert(produces_.end(), names);
+  return *this;
+}
+
+inline PassDef& PassDef::invalidates(std::initializer_list<const char*> names) {
+  invalidates_.insert(invalidates_.end(), names);
+  return *this;
+}
+
+inline const FxPassInfo& PassDef::info() {
+  info_.options = options_.data();
+  info_.num_options = options_.size();
+  info_.run_after = list(run_after_);
+  info_.run_before = list(run_before_);
+  info_.required = list(required_);
+  info_.produces = list(produces_);
+  info_.invalidates = list(invalidates_);
+  return info_;
+}
+
+inline FxNameList PassDef::list(const std::vector<const char*>& names) {
+  return FxNameList{names.data(), names.size()};
+}
+
+template <PassFn Fn>
+PassDef pass(const char* name, const char* description) {
+  return PassDef(name, description, &run_pass<Fn>);
+}
+
+inline PluginDef::PluginDef(const char* name, const char* version,
+                            std::initializer_list<PassDef> passes,
+                            FxRegisterFn register_extensions)
+    : passes_(passes) {
+  info_.register_extensions = register_extensions;
+  for (PassDef& p : passes_) infos_.push_back(p.info());
+  info_.name = name;
+  info_.version = version;
+  info_.api_version = FX_API_VERSION;
+  info_.min_api_version = FX_API_VERSION;
+  info_.passes = infos_.data();
+  info_.num_passes = infos_.size();
+}
+
+}  // namespace fxp
+
+#endif  // FX_PLUGIN_API_INLINE_HPP_
