@@ -56,6 +56,14 @@ std::string cpp_double(double v) {
   return python_float_repr(v);
 }
 
+// The C++ type of a placeholder of Python type `type`.
+std::string_view placeholder_type(std::string_view type) {
+  return type == "int"     ? "int64_t"
+         : type == "float" ? "double"
+         : type == "bool"  ? "bool"
+                           : "at::Tensor";
+}
+
 class CppEmitter {
  public:
   CppEmitter(const Graph& graph,
@@ -83,6 +91,16 @@ class CppEmitter {
   // A target without a C++ spelling: a call through the OpRegistry kernel.
   std::string registry_call(const Node* n);
   std::string ivalue(const Argument& a, const Node* n);
+  // The statements for a call_function / call_method node, a call_module
+  // node and the output node, appended to `body`.
+  void emit_call(const Node* n, const std::string& name, std::string& body);
+  void emit_module_call(const Node* n, const std::string& name,
+                        std::string& body);
+  void emit_return(const Node* n, std::string& body);
+  // The file: includes, then forward(self, params) { body } in `ns`.
+  std::string source(std::string_view ns,
+                     const std::vector<std::string>& params,
+                     const std::string& body);
 
   const Graph& graph_;
   const std::vector<std::pair<std::string, std::string>>& modules_;
@@ -262,70 +280,80 @@ std::string CppEmitter::emit(std::string_view ns) {
   for (Node* n : graph_.nodes()) {
     std::string name = var(n);
     switch (n->op()) {
-      case Opcode::kPlaceholder: {
-        std::string_view type = n->type();
-        std::string cpp_type = type == "int"     ? "int64_t"
-                               : type == "float" ? "double"
-                               : type == "bool"  ? "bool"
-                                                 : "at::Tensor";
-        params.push_back(cat(cpp_type, " ", name));
+      case Opcode::kPlaceholder:
+        params.push_back(cat(placeholder_type(n->type()), " ", name));
         break;
-      }
       case Opcode::kGetAttr:
         append(&body, "  at::Tensor ", name, " = fx::cpp::attr(self, ",
                cpp_string_literal(n->target()), ");\n");
         break;
       case Opcode::kCallFunction:
-      case Opcode::kCallMethod: {
-        std::string expr = call_expression(n);
-        bool indexed = std::any_of(n->users().begin(), n->users().end(),
-                                   [](const Node* u) {
-                                     return u->op() == Opcode::kCallFunction &&
-                                            u->target() == "operator.getitem";
-                                   });
-        if (indexed) expr = cat("fx::cpp::as_list(", expr, ")");
-        append(&body, "  auto ", name, " = ", expr, ";\n");
+      case Opcode::kCallMethod:
+        emit_call(n, name, body);
         break;
-      }
-      case Opcode::kCallModule: {
-        std::string type;
-        for (const auto& [path, t] : modules_) {
-          if (path == n->target()) type = t;
-        }
-        if (type.empty()) fail(n, "the module's type is not known");
-        const ModuleKind* kind = ModuleRegistry::global().find(type);
-        if (kind == nullptr || kind->cpp_class.empty()) {
-          fail(n, cat("module type ", type, " has no C++ class"));
-        }
-        if (std::find(headers_.begin(), headers_.end(), kind->cpp_header) ==
-            headers_.end()) {
-          headers_.push_back(kind->cpp_header);
-        }
-        std::vector<std::string> args;
-        for (const Argument& a : n->args()) args.push_back(render(a, n, false));
-        if (!n->kwargs().empty()) fail(n, "keyword arguments to a module");
-        append(&body, "  auto ", name, " = fx::cpp::submodule<",
-               kind->cpp_class, ">(self, ", cpp_string_literal(n->target()),
-               ").forward(", join(args, ", "), ");\n");
+      case Opcode::kCallModule:
+        emit_module_call(n, name, body);
         break;
-      }
-      case Opcode::kOutput: {
-        const Argument& result = n->args().at(0);
-        if (result.is_sequence()) {
-          std::vector<std::string> items;
-          for (const Argument& a : result.elements()) {
-            items.push_back(cat("c10::IValue(", render(a, n, false), ")"));
-          }
-          append(&body, "  return c10::ivalue::Tuple::create({",
-                 join(items, ", "), "});\n");
-        } else {
-          append(&body, "  return c10::IValue(", render(result, n, false),
-                 ");\n");
-        }
+      case Opcode::kOutput:
+        emit_return(n, body);
         break;
-      }
     }
   }
+  return source(ns, params, body);
+}
+
+void CppEmitter::emit_call(const Node* n, const std::string& name,
+                           std::string& body) {
+  std::string expr = call_expression(n);
+  bool indexed =
+      std::any_of(n->users().begin(), n->users().end(), [](const Node* u) {
+        return u->op() == Opcode::kCallFunction &&
+               u->target() == "operator.getitem";
+      });
+  if (indexed) expr = cat("fx::cpp::as_list(", expr, ")");
+  append(&body, "  auto ", name, " = ", expr, ";\n");
+}
+
+void CppEmitter::emit_module_call(const Node* n, const std::string& name,
+                                  std::string& body) {
+  std::string type;
+  for (const auto& [path, t] : modules_) {
+    if (path == n->target()) type = t;
+  }
+  if (type.empty()) fail(n, "the module's type is not known");
+  const ModuleKind* kind = ModuleRegistry::global().find(type);
+  if (kind == nullptr || kind->cpp_class.empty()) {
+    fail(n, cat("module type ", type, " has no C++ class"));
+  }
+  if (std::find(headers_.begin(), headers_.end(), kind->cpp_header) ==
+      headers_.end()) {
+    headers_.push_back(kind->cpp_header);
+  }
+  std::vector<std::string> args;
+  for (const Argument& a : n->args()) args.push_back(render(a, n, false));
+  if (!n->kwargs().empty()) fail(n, "keyword arguments to a module");
+  append(&body, "  auto ", name, " = fx::cpp::submodule<", kind->cpp_class,
+         ">(self, ", cpp_string_literal(n->target()), ").forward(",
+         join(args, ", "), ");\n");
+}
+
+void CppEmitter::emit_return(const Node* n, std::string& body) {
+  const Argument& result = n->args().at(0);
+  if (result.is_sequence()) {
+    std::vector<std::string> items;
+    for (const Argument& a : result.elements()) {
+      items.push_back(cat("c10::IValue(", render(a, n, false), ")"));
+    }
+    append(&body, "  return c10::ivalue::Tuple::create({", join(items, ", "),
+           "});\n");
+  } else {
+    append(&body, "  return c10::IValue(", render(result, n, false), ");\n");
+  }
+}
+
+std::string CppEmitter::source(std::string_view ns,
+                               const std::vector<std::string>& params,
+                               const std::string& body) {
   std::sort(headers_.begin(), headers_.end());
   std::string out =
       "// Generated by fx-sdk (fx code --lang=cpp) from an fx graph.\n"

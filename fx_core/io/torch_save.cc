@@ -39,6 +39,68 @@ uint64_t little_endian(const std::string& p, size_t at, size_t n) {
   return v;
 }
 
+// The size of `code`'s fixed-size argument, or 0 (none, or not fixed).
+size_t fixed_argument_size(uint8_t code) {
+  switch (code) {
+    case 0x80:
+    case 'K':
+    case 'q':
+    case 'h':  // 1-byte argument
+      return 1;
+    case 'M':
+      return 2;
+    case 'J':
+    case 'r':
+    case 'j':
+      return 4;
+    case 'G':
+    case 0x95:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+// The size of the length before `code`'s counted argument, or 0.
+size_t length_prefix_size(uint8_t code) {
+  switch (code) {
+    case 0x8a:
+    case 0x8c:
+    case 'U':
+    case 'C':  // 1-byte length
+      return 1;
+    case 0x8b:
+    case 'X':
+    case 'T':
+    case 'B':  // 4-byte length
+      return 4;
+    case 0x8d:
+    case 0x8e:  // 8-byte length
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+// The number of newline-terminated lines `code`'s argument has.
+int argument_lines(uint8_t code) {
+  switch (code) {
+    case 'c':
+      return 2;
+    case 'I':
+    case 'L':
+    case 'F':
+    case 'S':
+    case 'V':
+    case 'P':
+    case 'p':
+    case 'g':
+      return 1;
+    default:
+      return 0;  // no argument, or a sized one
+  }
+}
+
 std::vector<PickleOp> parse_ops(const std::string& p) {
   std::vector<PickleOp> ops;
   size_t pos = 0;
@@ -55,73 +117,16 @@ std::vector<PickleOp> parse_ops(const std::string& p) {
   while (pos < p.size()) {
     size_t start = pos;
     uint8_t code = static_cast<uint8_t>(p[pos++]);
-    switch (code) {
-      case 0x80:
-      case 'K':
-      case 'q':
-      case 'h':  // 1-byte argument
-        need(1);
-        pos += 1;
-        break;
-      case 'M':
-        need(2);
-        pos += 2;
-        break;
-      case 'J':
-      case 'r':
-      case 'j':
-        need(4);
-        pos += 4;
-        break;
-      case 'G':
-      case 0x95:
-        need(8);
-        pos += 8;
-        break;
-      case 0x8a:
-      case 0x8c:
-      case 'U':
-      case 'C': {  // 1-byte length
-        need(1);
-        size_t n = static_cast<uint8_t>(p[pos]);
-        need(1 + n);
-        pos += 1 + n;
-        break;
-      }
-      case 0x8b:
-      case 'X':
-      case 'T':
-      case 'B': {  // 4-byte length
-        need(4);
-        size_t n = little_endian(p, pos, 4);
-        need(4 + n);
-        pos += 4 + n;
-        break;
-      }
-      case 0x8d:
-      case 0x8e: {  // 8-byte length
-        need(8);
-        size_t n = little_endian(p, pos, 8);
-        need(8 + n);
-        pos += 8 + n;
-        break;
-      }
-      case 'c':
-        line();
-        line();
-        break;
-      case 'I':
-      case 'L':
-      case 'F':
-      case 'S':
-      case 'V':
-      case 'P':
-      case 'p':
-      case 'g':
-        line();
-        break;
-      default:
-        break;  // no argument
+    if (size_t n = fixed_argument_size(code)) {
+      need(n);
+      pos += n;
+    } else if (size_t width = length_prefix_size(code)) {
+      need(width);
+      size_t n = little_endian(p, pos, width);
+      need(width + n);
+      pos += width + n;
+    } else {
+      for (int k = argument_lines(code); k > 0; --k) line();
     }
     ops.push_back({start, pos - start, code});
     if (code == '.') break;
@@ -129,10 +134,25 @@ std::vector<PickleOp> parse_ops(const std::string& p) {
   return ops;
 }
 
-}  // namespace
+// Rewrites a pickle program for LibTorch's unpickler: a model of the
+// unpickler's stack finds the ops to drop (torch.return_types calls), the
+// ops to replace (APPEND, SETITEM) and where marks go; then the program is
+// written again with those changes.
+class PickleRewriter {
+ public:
+  explicit PickleRewriter(const std::string& p)
+      : p_(p),
+        ops_(parse_ops(p)),
+        marks_before_(ops_.size() + 1, 0),
+        dropped_(ops_.size(), false),
+        replaced_(ops_.size(), -1) {}
 
-std::string rewrite_pickle_for_libtorch(const std::string& p) {
-  std::vector<PickleOp> ops = parse_ops(p);
+  std::string rewrite() {
+    for (size_t i = 0; i < ops_.size(); ++i) step(i);
+    return program();
+  }
+
+ private:
   // A stack model: for each element, the op where its value starts, the
   // GLOBAL it is (if any) and the op that built it.
   struct Elem {
@@ -142,84 +162,65 @@ std::string rewrite_pickle_for_libtorch(const std::string& p) {
     size_t built_by = SIZE_MAX;
     size_t last_item = SIZE_MAX;  // TUPLE2: where its second item starts
   };
-  auto elem_at = [](size_t start) {
+  static Elem elem_at(size_t start) {
     Elem e;
     e.start = start;
     return e;
-  };
-  std::vector<Elem> stack;
-  absl::flat_hash_map<uint64_t, std::string> memo_globals;
-  std::vector<int> marks_before(ops.size() + 1, 0);
-  std::vector<bool> dropped(ops.size(), false);
-  std::vector<int> replaced(ops.size(), -1);
-
-  auto pop = [&](size_t i) {
-    if (stack.empty())
+  }
+  Elem pop(size_t i) {
+    if (stack_.empty())
       throw FxError(cat("bad pickle: stack underflow at op ", i));
-    Elem e = stack.back();
-    stack.pop_back();
+    Elem e = stack_.back();
+    stack_.pop_back();
     return e;
-  };
-  auto pop_to_mark = [&](size_t i) {
-    while (!stack.empty() && !stack.back().mark) stack.pop_back();
-    if (stack.empty()) throw FxError(cat("bad pickle: no mark at op ", i));
-    Elem m = stack.back();
-    stack.pop_back();
+  }
+  Elem pop_to_mark(size_t i) {
+    while (!stack_.empty() && !stack_.back().mark) stack_.pop_back();
+    if (stack_.empty()) throw FxError(cat("bad pickle: no mark at op ", i));
+    Elem m = stack_.back();
+    stack_.pop_back();
     return m;
-  };
-  auto memo_index = [&](const PickleOp& op) -> uint64_t {
-    return little_endian(p, op.offset + 1,
+  }
+  uint64_t memo_index(const PickleOp& op) const {
+    return little_endian(p_, op.offset + 1,
                          op.code == 'q' || op.code == 'h' ? 1 : 4);
-  };
+  }
 
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const PickleOp& op = ops[i];
+  // Op i's effect on the stack model.
+  void step(size_t i) {
+    const PickleOp& op = ops_[i];
     switch (op.code) {
       case 0x80:
       case 0x95:
       case '.':
       case 'p':
+      case 0x94:  // MEMOIZE
         break;
       case 'q':
       case 'r':  // BINPUT, LONG_BINPUT
-        if (!stack.empty() && !stack.back().global.empty()) {
-          memo_globals[memo_index(op)] = stack.back().global;
+        if (!stack_.empty() && !stack_.back().global.empty()) {
+          memo_globals_[memo_index(op)] = stack_.back().global;
         }
         break;
-      case 0x94:  // MEMOIZE
-        break;
       case 'h':
-      case 'j': {  // BINGET, LONG_BINGET
-        Elem e = elem_at(i);
-        auto it = memo_globals.find(memo_index(op));
-        if (it != memo_globals.end()) e.global = it->second;
-        stack.push_back(e);
+      case 'j':  // BINGET, LONG_BINGET
+        push_memo_get(i);
         break;
-      }
-      case 'c': {
-        Elem e = elem_at(i);
-        std::string text = p.substr(op.offset + 1, op.size - 2);
-        std::replace(text.begin(), text.end(), '\n', ' ');
-        e.global = text;
-        stack.push_back(e);
+      case 'c':
+        push_global(i);
         break;
-      }
       case '(': {
         Elem e = elem_at(i);
         e.mark = true;
-        stack.push_back(e);
+        stack_.push_back(e);
         break;
       }
       case 't':
       case 'l':
       case 'd':
-      case 0x91: {
-        Elem m = pop_to_mark(i);
-        Elem e = elem_at(m.start);
-        e.built_by = i;
-        stack.push_back(e);
+      case 0x91:
+        push_built(i, pop_to_mark(i).start);
         break;
-      }
       case 'e':
       case 'u':
       case 0x90 /* ADDITEMS */:
@@ -228,91 +229,153 @@ std::string rewrite_pickle_for_libtorch(const std::string& p) {
         break;
       case 0x85:
       case 0x86:
-      case 0x87: {
-        size_t n = op.code - 0x84;
-        size_t start = i, last = SIZE_MAX;
-        for (size_t k = 0; k < n; ++k) {
-          start = pop(i).start;
-          if (k == 0) last = start;
-        }
-        Elem e = elem_at(start);
-        e.built_by = i;
-        e.last_item = last;
-        stack.push_back(e);
+      case 0x87:
+        push_tuple(i, op.code - 0x84);
         break;
-      }
-      case 'R': {
-        Elem args = pop(i);
-        Elem callable = pop(i);
-        if (callable.global.rfind("torch.return_types ", 0) == 0 &&
-            args.built_by != SIZE_MAX && ops[args.built_by].code == 0x86) {
-          // return_types.X((values, indices), {}) -> (values, indices):
-          // drop the callable (and its memo), the dict, the args tuple and
-          // the call. (LibTorch's unpickler has no POP either.)
-          dropped[callable.start] = true;
-          size_t next = callable.start + 1;
-          if (next < ops.size() &&
-              (ops[next].code == 'q' || ops[next].code == 'r')) {
-            dropped[next] = true;
-          } else if (next < ops.size() && ops[next].code == 0x94) {
-            throw FxError("unsupported pickle: MEMOIZE after return_types");
-          }
-          for (size_t k = args.last_item; k <= args.built_by; ++k) {
-            dropped[k] = true;
-          }
-          dropped[i] = true;
-        }
-        stack.push_back(elem_at(callable.start));
+      case 'R':
+        reduce(i);
         break;
-      }
+      default:
+        step_other(i);
+        break;
+    }
+  }
+
+  // The ops step() leaves: NEWOBJ, STACK_GLOBAL, the pops, SETITEM,
+  // BINPERSID, DUP, and every other opcode (which pushes one value).
+  void step_other(size_t i) {
+    const PickleOp& op = ops_[i];
+    switch (op.code) {
       case 0x81:
       case 0x93: {  // NEWOBJ, STACK_GLOBAL
         pop(i);
         Elem a = pop(i);
-        stack.push_back(elem_at(a.start));
+        stack_.push_back(elem_at(a.start));
         break;
       }
       case 'b':
       case 'a':
       case '0':
         if (op.code == 'a') {
-          marks_before[stack.back().start] += 1;
-          replaced[i] = 'e';
+          marks_before_[stack_.back().start] += 1;
+          replaced_[i] = 'e';
         }
         pop(i);
         break;
       case 's': {  // SETITEM -> MARK key value SETITEMS
         pop(i);
         Elem key = pop(i);
-        marks_before[key.start] += 1;
-        replaced[i] = 'u';
+        marks_before_[key.start] += 1;
+        replaced_[i] = 'u';
         break;
       }
       case 'Q':
-        stack.push_back(elem_at(pop(i).start));
+        stack_.push_back(elem_at(pop(i).start));
         break;
       case '2':
-        stack.push_back(stack.back());
+        stack_.push_back(stack_.back());
         break;
       default:  // every other opcode pushes one value
-        stack.push_back(elem_at(i));
+        stack_.push_back(elem_at(i));
         break;
     }
   }
 
-  std::string out;
-  out.reserve(p.size() + 16);
-  for (size_t i = 0; i < ops.size(); ++i) {
-    out.append(static_cast<size_t>(marks_before[i]), '(');
-    if (dropped[i]) continue;
-    if (replaced[i] >= 0) {
-      out.push_back(static_cast<char>(replaced[i]));
-      out.append(p, ops[i].offset + 1, ops[i].size - 1);
-    } else {
-      out.append(p, ops[i].offset, ops[i].size);
-    }
+  void push_memo_get(size_t i) {
+    Elem e = elem_at(i);
+    auto it = memo_globals_.find(memo_index(ops_[i]));
+    if (it != memo_globals_.end()) e.global = it->second;
+    stack_.push_back(e);
   }
-  return out;
+
+  void push_global(size_t i) {
+    const PickleOp& op = ops_[i];
+    Elem e = elem_at(i);
+    std::string text = p_.substr(op.offset + 1, op.size - 2);
+    std::replace(text.begin(), text.end(), '\n', ' ');
+    e.global = text;
+    stack_.push_back(e);
+  }
+
+  // A value starting at op `start`, built by op i.
+  void push_built(size_t i, size_t start) {
+    Elem e = elem_at(start);
+    e.built_by = i;
+    stack_.push_back(e);
+  }
+
+  // TUPLE1..3 (n items).
+  void push_tuple(size_t i, size_t n) {
+    size_t start = i, last = SIZE_MAX;
+    for (size_t k = 0; k < n; ++k) {
+      start = pop(i).start;
+      if (k == 0) last = start;
+    }
+    Elem e = elem_at(start);
+    e.built_by = i;
+    e.last_item = last;
+    stack_.push_back(e);
+  }
+
+  // REDUCE.
+  void reduce(size_t i) {
+    Elem args = pop(i);
+    Elem callable = pop(i);
+    if (callable.global.rfind("torch.return_types ", 0) == 0 &&
+        args.built_by != SIZE_MAX && ops_[args.built_by].code == 0x86) {
+      drop_return_types(i, callable, args);
+    }
+    stack_.push_back(elem_at(callable.start));
+  }
+
+  // return_types.X((values, indices), {}) -> (values, indices): drop the
+  // callable (and its memo), the dict, the args tuple and the call.
+  // (LibTorch's unpickler has no POP either.)
+  void drop_return_types(size_t i, const Elem& callable, const Elem& args) {
+    dropped_[callable.start] = true;
+    size_t next = callable.start + 1;
+    if (next < ops_.size() &&
+        (ops_[next].code == 'q' || ops_[next].code == 'r')) {
+      dropped_[next] = true;
+    } else if (next < ops_.size() && ops_[next].code == 0x94) {
+      throw FxError("unsupported pickle: MEMOIZE after return_types");
+    }
+    for (size_t k = args.last_item; k <= args.built_by; ++k) {
+      dropped_[k] = true;
+    }
+    dropped_[i] = true;
+  }
+
+  // The program with the marks added, the ops dropped and replaced.
+  std::string program() const {
+    std::string out;
+    out.reserve(p_.size() + 16);
+    for (size_t i = 0; i < ops_.size(); ++i) {
+      out.append(static_cast<size_t>(marks_before_[i]), '(');
+      if (dropped_[i]) continue;
+      if (replaced_[i] >= 0) {
+        out.push_back(static_cast<char>(replaced_[i]));
+        out.append(p_, ops_[i].offset + 1, ops_[i].size - 1);
+      } else {
+        out.append(p_, ops_[i].offset, ops_[i].size);
+      }
+    }
+    return out;
+  }
+
+  const std::string& p_;
+  std::vector<PickleOp> ops_;
+  std::vector<Elem> stack_;
+  absl::flat_hash_map<uint64_t, std::string> memo_globals_;
+  std::vector<int> marks_before_;
+  std::vector<bool> dropped_;
+  std::vector<int> replaced_;
+};
+
+}  // namespace
+
+std::string rewrite_pickle_for_libtorch(const std::string& p) {
+  return PickleRewriter(p).rewrite();
 }
 
 absl::StatusOr<c10::IValue> read_value_file(const std::string& path) {

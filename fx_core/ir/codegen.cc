@@ -198,6 +198,247 @@ void add_type_globals(Globals& globals, std::string_view type) {
   }
 }
 
+// Each node's last use, found walking backwards (torch.fx's
+// node_to_last_use / user_to_last_uses): (user position, value) pairs, in
+// decreasing user position, each user's values in the order recorded.
+std::vector<std::pair<size_t, const Node*>> last_uses(
+    const std::vector<Node*>& order) {
+  std::vector<std::pair<size_t, const Node*>> frees;
+  frees.reserve(order.size());
+  absl::flat_hash_set<const Node*> has_last_use;
+  has_last_use.reserve(order.size());
+  for (size_t i = order.size(); i-- > 0;) {
+    auto record = [&](Node* n) {
+      if (has_last_use.insert(n).second) frees.emplace_back(i, n);
+    };
+    for (const Argument& a : order[i]->args()) for_each_node(a, record);
+    for (const auto& kv : order[i]->kwargs()) for_each_node(kv.second, record);
+  }
+  return frees;
+}
+
+// The body of forward (torch.fx's emit_node for every node, one statement a
+// line, each followed by the frees of the values it used last), and what
+// the prologue and the wrap statements need.
+class BodyEmitter {
+ public:
+  BodyEmitter(const CodeGen& codegen, Globals& globals,
+              std::string_view root_module)
+      : codegen_(codegen), globals_(globals), root_module_(root_module) {}
+
+  void emit(const Graph& graph) {
+    body.reserve(graph.size() * 96);  // ~60 bytes a node is typical
+    std::vector<Node*> order = graph.nodes().to_vector();
+    frees_ = last_uses(order);
+    frees_end_ = frees_.size();
+    for (size_t pos = 0; pos < order.size(); ++pos) {
+      const Node& node = *order[pos];
+      std::string ann;
+      if (!node.type().empty() && node.op() != Opcode::kOutput) {
+        ann = cat(" : ", type_repr(node.type()));
+      }
+      switch (node.op()) {
+        case Opcode::kPlaceholder:
+          emit_placeholder(node, ann);
+          continue;  // placeholders free nothing
+        case Opcode::kCallMethod:
+          emit_call_method(node, ann);
+          break;
+        case Opcode::kCallFunction:
+          emit_call_function(node, ann);
+          break;
+        case Opcode::kCallModule:
+          emit_call_module(node, ann);
+          break;
+        case Opcode::kGetAttr:
+          append(&body, node.name(), ann, " = ");
+          append_target(body, root_module_, node.target());
+          break;
+        case Opcode::kOutput:
+          emit_output(node);
+          continue;
+      }
+      emitted_ = true;
+      free_last_uses(pos);
+    }
+    if (!emitted_) body = "pass\n";
+  }
+
+  std::vector<std::string> free_vars;
+  std::vector<std::string> wrapped_fns;
+  std::string return_annotation;
+  std::string body;
+
+ private:
+  std::string type_repr(std::string_view type) {
+    add_type_globals(globals_, type);
+    return std::string(type);
+  }
+
+  void emit_placeholder(const Node& node, const std::string& ann) {
+    const std::string& target = node.target();
+    std::string var = cat(target, ann);
+    if (!node.args().empty()) append(&var, " = ", repr(node.args()[0]));
+    free_vars.push_back(std::move(var));
+    std::string raw_name = target;
+    raw_name.erase(std::remove(raw_name.begin(), raw_name.end(), '*'),
+                   raw_name.end());
+    if (raw_name != node.name()) {
+      append(&body, node.name(), " = ", raw_name, "\n");
+      emitted_ = true;
+    }
+  }
+
+  void emit_call_method(const Node& node, const std::string& ann) {
+    const Node::Args& args = node.args();
+    append(&body, node.name(), ann, " = ");
+    if (args.empty()) {
+      append_target(body, "None", node.target());
+    } else if (args[0].is_node()) {
+      append_target(body, args[0].as_node()->name(), node.target());
+    } else {
+      append_target(body, repr(args[0]), node.target());
+    }
+    body += "(";
+    append_args(body, args.data() + (args.empty() ? 0 : 1),
+                args.empty() ? 0 : args.size() - 1, node.kwargs());
+    body += ")";
+  }
+
+  void emit_call_function(const Node& node, const std::string& ann) {
+    if (emit_operator(node, ann)) return;
+    const Node::Args& args = node.args();
+    const std::string& target = node.target();
+    auto [it, inserted] = global_names_.try_emplace(std::string_view(target));
+    if (inserted) it->second = globals_.add(qualified_name(target), target);
+    const std::string& global_name = it->second;
+    if (global_name == "getattr" && args.size() == 2 && args[1].is_string() &&
+        is_python_identifier(args[1].as_string())) {
+      append(&body, node.name(), ann, " = ");
+      append_target(body, repr(args[0]), args[1].as_string());
+      return;
+    }
+    append(&body, node.name(), ann, " = ", global_name, "(");
+    append_args(body, args.data(), args.size(), node.kwargs());
+    body += ")";
+    const Argument* wrapped = node.meta_value("is_wrapped");
+    if (wrapped && wrapped->is_bool() && wrapped->as_bool() &&
+        std::find(wrapped_fns.begin(), wrapped_fns.end(), global_name) ==
+            wrapped_fns.end()) {
+      wrapped_fns.push_back(global_name);
+    }
+  }
+
+  // operator.* targets written as Python operators; false for the others.
+  bool emit_operator(const Node& node, const std::string& ann) {
+    std::string_view t = node.target();
+    if (t.substr(0, 9) != "operator.") return false;
+    const Node::Args& args = node.args();
+    std::string_view op = t.substr(9);
+    if (const OperatorForm* f =
+            find_form(std::begin(kMagicMethods), std::end(kMagicMethods), op)) {
+      append(&body, node.name(), ann, " = ");
+      append_fill(body, f->format, args);
+      return true;
+    }
+    if (const OperatorForm* f = find_form(std::begin(kInplaceMethods),
+                                          std::end(kInplaceMethods), op)) {
+      append_fill(body, f->format, args);
+      append(&body, ";  ", node.name(), ann, " = ");
+      if (args.empty()) {
+        body += "None";
+      } else {
+        append_repr(body, args[0]);
+      }
+      return true;
+    }
+    return false;
+  }
+
+  void emit_call_module(const Node& node, const std::string& ann) {
+    append(&body, node.name(), ann, " = ");
+    append_target(body, root_module_, node.target());
+    body += "(";
+    append_args(body, node.args().data(), node.args().size(), node.kwargs());
+    body += ")";
+  }
+
+  void emit_output(const Node& node) {
+    if (!node.type().empty()) {
+      return_annotation = cat(" -> ", type_repr(node.type()));
+    }
+    const Node::Args& args = node.args();
+    body += codegen_.generate_output(args.empty() ? Argument() : args[0]);
+    body += "\n";
+    emitted_ = true;
+  }
+
+  // Free the values whose last use the node at `pos` was (users that emit
+  // no statement, such as placeholders, are skipped over); ends the line.
+  void free_last_uses(size_t pos) {
+    while (frees_end_ > 0 && frees_[frees_end_ - 1].first < pos) --frees_end_;
+    size_t first_free = frees_end_;
+    while (first_free > 0 && frees_[first_free - 1].first == pos) {
+      --first_free;
+    }
+    if (first_free < frees_end_) {
+      body += ";  ";
+      for (size_t k = first_free; k < frees_end_; ++k) {
+        append(&body, frees_[k].second->name(), " = ");
+      }
+      body += "None\n";
+    } else {
+      body += "\n";
+    }
+    frees_end_ = first_free;
+  }
+
+  const CodeGen& codegen_;
+  Globals& globals_;
+  std::string_view root_module_;
+  std::vector<std::pair<size_t, const Node*>> frees_;
+  size_t frees_end_ = 0;  // frees_[frees_end_..) are consumed
+  // call_function targets' global names (add_global), computed once each.
+  absl::flat_hash_map<std::string_view, std::string> global_names_;
+  bool emitted_ = false;
+};
+
+// torch.fx's wrap("fn") statements for the wrapped functions called.
+std::string wrap_statements(Globals& globals,
+                            const std::vector<std::string>& wrapped_fns) {
+  std::string wrap_stmts;
+  if (!wrapped_fns.empty()) {
+    std::string wrap_name =
+        globals.add("wrap", "torch.fx._symbolic_trace.wrap");
+    for (size_t i = 0; i < wrapped_fns.size(); ++i) {
+      append(&wrap_stmts, i ? "\n" : "", wrap_name, "(\"", wrapped_fns[i],
+             "\")");
+    }
+  }
+  return wrap_stmts;
+}
+
+// The source: header, then the body with each line indented, written
+// straight into one buffer (large temporaries cost page faults).
+void append_source(std::string& src, std::string_view wrap_stmts,
+                   std::string_view prologue, const std::string& body) {
+  const size_t lines = std::count(body.begin(), body.end(), '\n') + 1;
+  src.reserve(wrap_stmts.size() + prologue.size() + 4 + body.size() +
+              4 * lines);
+  append(&src, "\n", wrap_stmts, "\n\n", prologue, "\n");
+  size_t start = 0;
+  while (true) {
+    size_t nl = body.find('\n', start);
+    src += "    ";
+    if (nl == std::string::npos) {
+      src.append(body, start, std::string::npos);
+      break;
+    }
+    src.append(body, start, nl - start + 1);
+    start = nl + 1;
+  }
+}
+
 }  // namespace
 
 std::string format_target(std::string_view base, std::string_view target) {
@@ -234,189 +475,14 @@ std::vector<std::pair<std::string, std::string>> CodeGen::additional_globals()
 PythonCode CodeGen::gen_python_code(const Graph& graph,
                                     std::string_view root_module) const {
   Globals globals(&graph.graph_namespace());
-  std::vector<std::string> free_vars;
-  std::vector<std::string> wrapped_fns;
-  std::string return_annotation;
-  std::string body;
-  body.reserve(graph.size() * 96);  // ~60 bytes a node is typical
-
-  // Each node's last use, found walking backwards (torch.fx's
-  // node_to_last_use / user_to_last_uses): (user position, value) pairs, in
-  // decreasing user position, each user's values in the order recorded.
-  std::vector<Node*> order = graph.nodes().to_vector();
-  std::vector<std::pair<size_t, const Node*>> frees;
-  frees.reserve(order.size());
-  absl::flat_hash_set<const Node*> has_last_use;
-  has_last_use.reserve(order.size());
-  for (size_t i = order.size(); i-- > 0;) {
-    auto record = [&](Node* n) {
-      if (has_last_use.insert(n).second) frees.emplace_back(i, n);
-    };
-    for (const Argument& a : order[i]->args()) for_each_node(a, record);
-    for (const auto& kv : order[i]->kwargs()) for_each_node(kv.second, record);
-  }
-  size_t frees_end = frees.size();  // frees[frees_end..) are consumed
-
-  auto type_repr = [&](std::string_view type) {
-    add_type_globals(globals, type);
-    return std::string(type);
-  };
-  // call_function targets' global names (add_global), computed once each.
-  absl::flat_hash_map<std::string_view, std::string> global_names;
-
-  bool emitted = false;
-  for (size_t pos = 0; pos < order.size(); ++pos) {
-    Node* node = order[pos];
-    std::string ann;
-    if (!node->type().empty() && node->op() != Opcode::kOutput) {
-      ann = cat(" : ", type_repr(node->type()));
-    }
-    std::string_view name = node->name();
-    const Node::Args& args = node->args();
-    const std::string& target = node->target();
-    switch (node->op()) {
-      case Opcode::kPlaceholder: {
-        std::string var = cat(target, ann);
-        if (!args.empty()) append(&var, " = ", repr(args[0]));
-        free_vars.push_back(std::move(var));
-        std::string raw_name = target;
-        raw_name.erase(std::remove(raw_name.begin(), raw_name.end(), '*'),
-                       raw_name.end());
-        if (raw_name != name) {
-          append(&body, name, " = ", raw_name, "\n");
-          emitted = true;
-        }
-        continue;  // placeholders free nothing
-      }
-      case Opcode::kCallMethod:
-        append(&body, name, ann, " = ");
-        if (args.empty()) {
-          append_target(body, "None", target);
-        } else if (args[0].is_node()) {
-          append_target(body, args[0].as_node()->name(), target);
-        } else {
-          append_target(body, repr(args[0]), target);
-        }
-        body += "(";
-        append_args(body, args.data() + (args.empty() ? 0 : 1),
-                    args.empty() ? 0 : args.size() - 1, node->kwargs());
-        body += ")";
-        break;
-      case Opcode::kCallFunction: {
-        std::string_view t = target;
-        if (t.substr(0, 9) == "operator.") {
-          std::string_view op = t.substr(9);
-          if (const OperatorForm* f = find_form(std::begin(kMagicMethods),
-                                                std::end(kMagicMethods), op)) {
-            append(&body, name, ann, " = ");
-            append_fill(body, f->format, args);
-            break;
-          }
-          if (const OperatorForm* f = find_form(
-                  std::begin(kInplaceMethods), std::end(kInplaceMethods), op)) {
-            append_fill(body, f->format, args);
-            append(&body, ";  ", name, ann, " = ");
-            if (args.empty()) {
-              body += "None";
-            } else {
-              append_repr(body, args[0]);
-            }
-            break;
-          }
-        }
-        auto [it, inserted] = global_names.try_emplace(t);
-        if (inserted) it->second = globals.add(qualified_name(target), target);
-        const std::string& global_name = it->second;
-        if (global_name == "getattr" && args.size() == 2 &&
-            args[1].is_string() && is_python_identifier(args[1].as_string())) {
-          append(&body, name, ann, " = ");
-          append_target(body, repr(args[0]), args[1].as_string());
-          break;
-        }
-        append(&body, name, ann, " = ", global_name, "(");
-        append_args(body, args.data(), args.size(), node->kwargs());
-        body += ")";
-        const Argument* wrapped = node->meta_value("is_wrapped");
-        if (wrapped && wrapped->is_bool() && wrapped->as_bool() &&
-            std::find(wrapped_fns.begin(), wrapped_fns.end(), global_name) ==
-                wrapped_fns.end()) {
-          wrapped_fns.push_back(global_name);
-        }
-        break;
-      }
-      case Opcode::kCallModule:
-        append(&body, name, ann, " = ");
-        append_target(body, root_module, target);
-        body += "(";
-        append_args(body, args.data(), args.size(), node->kwargs());
-        body += ")";
-        break;
-      case Opcode::kGetAttr:
-        append(&body, name, ann, " = ");
-        append_target(body, root_module, target);
-        break;
-      case Opcode::kOutput:
-        if (!node->type().empty()) {
-          return_annotation = cat(" -> ", type_repr(node->type()));
-        }
-        body += generate_output(args.empty() ? Argument() : args[0]);
-        body += "\n";
-        emitted = true;
-        continue;
-    }
-    emitted = true;
-    // Free the values whose last use this node was (users that emit no
-    // statement, such as placeholders, are skipped over).
-    while (frees_end > 0 && frees[frees_end - 1].first < pos) --frees_end;
-    size_t first_free = frees_end;
-    while (first_free > 0 && frees[first_free - 1].first == pos) --first_free;
-    if (first_free < frees_end) {
-      body += ";  ";
-      for (size_t k = first_free; k < frees_end; ++k) {
-        append(&body, frees[k].second->name(), " = ");
-      }
-      body += "None\n";
-    } else {
-      body += "\n";
-    }
-    frees_end = first_free;
-  }
-
-  if (!emitted) body = "pass\n";
-
-  std::string wrap_stmts;
-  if (!wrapped_fns.empty()) {
-    std::string wrap_name =
-        globals.add("wrap", "torch.fx._symbolic_trace.wrap");
-    for (size_t i = 0; i < wrapped_fns.size(); ++i) {
-      append(&wrap_stmts, i ? "\n" : "", wrap_name, "(\"", wrapped_fns[i],
-             "\")");
-    }
-  }
+  BodyEmitter emitter(*this, globals, root_module);
+  emitter.emit(graph);
+  std::string wrap_stmts = wrap_statements(globals, emitter.wrapped_fns);
   for (const auto& [n, obj] : additional_globals()) globals.add(n, obj);
-
-  std::string prologue =
-      generate_prologue(std::move(free_vars), return_annotation);
-
-  // The source: header, then the body with each line indented, written
-  // straight into one buffer (large temporaries cost page faults).
+  std::string prologue = generate_prologue(std::move(emitter.free_vars),
+                                           emitter.return_annotation);
   PythonCode result;
-  std::string& src = result.src;
-  const size_t lines = std::count(body.begin(), body.end(), '\n') + 1;
-  src.reserve(wrap_stmts.size() + prologue.size() + 4 + body.size() +
-              4 * lines);
-  append(&src, "\n", wrap_stmts, "\n\n", prologue, "\n");
-  size_t start = 0;
-  while (true) {
-    size_t nl = body.find('\n', start);
-    src += "    ";
-    if (nl == std::string::npos) {
-      src.append(body, start, std::string::npos);
-      break;
-    }
-    src.append(body, start, nl - start + 1);
-    start = nl + 1;
-  }
+  append_source(result.src, wrap_stmts, prologue, emitter.body);
   result.globals = globals.take();
   return result;
 }

@@ -62,6 +62,44 @@ std::string tabular_target(const Node* n) {
   return t;
 }
 
+// lint's checks of a node's target against the graph's owning module: a
+// call_function target must be runnable, every atom of a get_attr or
+// call_module target must exist (and be a module for call_module).
+void lint_target(const GraphOwner& owner, const Node& node) {
+  const std::string& target = node.target();
+  if (node.op() == Opcode::kCallFunction) {
+    if (!owner.has_function(target)) {
+      throw FxError(cat("Node ", node.name(), " target ", target,
+                        " is not a known function: register it in "
+                        "the op registry"));
+    }
+    return;
+  }
+  if (node.op() != Opcode::kGetAttr && node.op() != Opcode::kCallModule) {
+    return;
+  }
+  std::vector<std::string_view> atoms = split(target, '.');
+  size_t prefix_len = 0;
+  for (size_t i = 0; i < atoms.size(); ++i) {
+    std::string_view seen_qualname =
+        std::string_view(target).substr(0, prefix_len ? prefix_len - 1 : 0);
+    prefix_len += atoms[i].size() + 1;
+    std::string_view path = std::string_view(target).substr(0, prefix_len - 1);
+    GraphOwner::AttrKind kind = owner.resolve_attr(path);
+    if (kind == GraphOwner::AttrKind::kMissing) {
+      throw FxError(cat("Node ", node.name(), " target ", target,
+                        " references nonexistent attribute ", atoms[i], " of ",
+                        seen_qualname));
+    }
+    if (node.op() == Opcode::kCallModule &&
+        kind != GraphOwner::AttrKind::kModule) {
+      throw FxError(cat("Node ", node.name(), " target ", target, " ", atoms[i],
+                        " of ", seen_qualname,
+                        " does not reference an nn.Module"));
+    }
+  }
+}
+
 }  // namespace
 
 bool is_side_effectful_function(std::string_view target) {
@@ -482,41 +520,7 @@ void Graph::lint() const {
   }
 
   if (owner_ == nullptr) return;
-  for (Node* node : nodes()) {
-    const std::string& target = node->target();
-    if (node->op_ == Opcode::kCallFunction) {
-      if (!owner_->has_function(target)) {
-        throw FxError(cat("Node ", node->name(), " target ", target,
-                          " is not a known function: register it in "
-                          "the op registry"));
-      }
-      continue;
-    }
-    if (node->op_ != Opcode::kGetAttr && node->op_ != Opcode::kCallModule) {
-      continue;
-    }
-    std::vector<std::string_view> atoms = split(target, '.');
-    size_t prefix_len = 0;
-    for (size_t i = 0; i < atoms.size(); ++i) {
-      std::string_view seen_qualname =
-          std::string_view(target).substr(0, prefix_len ? prefix_len - 1 : 0);
-      prefix_len += atoms[i].size() + 1;
-      std::string_view path =
-          std::string_view(target).substr(0, prefix_len - 1);
-      GraphOwner::AttrKind kind = owner_->resolve_attr(path);
-      if (kind == GraphOwner::AttrKind::kMissing) {
-        throw FxError(cat("Node ", node->name(), " target ", target,
-                          " references nonexistent attribute ", atoms[i],
-                          " of ", seen_qualname));
-      }
-      if (node->op_ == Opcode::kCallModule &&
-          kind != GraphOwner::AttrKind::kModule) {
-        throw FxError(cat("Node ", node->name(), " target ", target, " ",
-                          atoms[i], " of ", seen_qualname,
-                          " does not reference an nn.Module"));
-      }
-    }
-  }
+  for (const Node* node : nodes()) lint_target(*owner_, *node);
 }
 
 std::vector<Node*> Graph::find_nodes(Opcode op, std::string_view target) const {

@@ -11,20 +11,64 @@
 
 namespace fx {
 
+namespace {
+
+// A whole number's digits and ".0".
+std::string whole_float_repr(double value) {
+  char buf[32];
+  char* p = buf;
+  if (std::signbit(value)) *p++ = '-';
+  p = std::to_chars(p, buf + sizeof(buf),
+                    static_cast<int64_t>(std::fabs(value)))
+          .ptr;
+  *p++ = '.';
+  *p++ = '0';
+  return std::string(buf, p);
+}
+
+// Appends d.ddd x 10^exponent (`digits` without the point) as Python's
+// float_repr_style 'short' ('r' mode) writes it: scientific when the decimal
+// exponent is below -4 or at least 16.
+void append_short_repr(std::string& out, const std::string& digits,
+                       int exponent) {
+  if (exponent < -4 || exponent >= 16) {
+    out += digits.substr(0, 1);
+    if (digits.size() > 1) {
+      out += ".";
+      out += digits.substr(1);
+    }
+    char ebuf[16];
+    std::snprintf(ebuf, sizeof(ebuf), "e%c%02d", exponent < 0 ? '-' : '+',
+                  exponent < 0 ? -exponent : exponent);
+    out += ebuf;
+    return;
+  }
+  if (exponent < 0) {
+    out += "0.";
+    out.append(static_cast<size_t>(-exponent - 1), '0');
+    out += digits;
+    return;
+  }
+  size_t int_len = static_cast<size_t>(exponent) + 1;
+  if (digits.size() <= int_len) {
+    out += digits;
+    out.append(int_len - digits.size(), '0');
+    out += ".0";
+  } else {
+    out += digits.substr(0, int_len);
+    out += ".";
+    out += digits.substr(int_len);
+  }
+}
+
+}  // namespace
+
 std::string python_float_repr(double value) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
   // Whole numbers below 1e16 (1.0, -6.0, 1000.0): their digits and ".0".
   if (std::fabs(value) < 1e16 && value == std::trunc(value)) {
-    char buf[32];
-    char* p = buf;
-    if (std::signbit(value)) *p++ = '-';
-    p = std::to_chars(p, buf + sizeof(buf),
-                      static_cast<int64_t>(std::fabs(value)))
-            .ptr;
-    *p++ = '.';
-    *p++ = '0';
-    return std::string(buf, p);
+    return whole_float_repr(value);
   }
   // Shortest round-trip digits in scientific form: "d.ddde[+-]XX".
   char buf[64];
@@ -40,37 +84,8 @@ std::string python_float_repr(double value) {
   for (char c : mantissa) {
     if (c != '.') digits.push_back(c);
   }
-  // Python's float_repr_style 'short' ('r' mode): scientific when the decimal
-  // exponent is below -4 or at least 16.
   std::string out = negative ? "-" : "";
-  if (exponent < -4 || exponent >= 16) {
-    out += digits.substr(0, 1);
-    if (digits.size() > 1) {
-      out += ".";
-      out += digits.substr(1);
-    }
-    char ebuf[16];
-    std::snprintf(ebuf, sizeof(ebuf), "e%c%02d", exponent < 0 ? '-' : '+',
-                  exponent < 0 ? -exponent : exponent);
-    out += ebuf;
-    return out;
-  }
-  if (exponent < 0) {
-    out += "0.";
-    out.append(static_cast<size_t>(-exponent - 1), '0');
-    out += digits;
-    return out;
-  }
-  size_t int_len = static_cast<size_t>(exponent) + 1;
-  if (digits.size() <= int_len) {
-    out += digits;
-    out.append(int_len - digits.size(), '0');
-    out += ".0";
-  } else {
-    out += digits.substr(0, int_len);
-    out += ".";
-    out += digits.substr(int_len);
-  }
+  append_short_repr(out, digits, exponent);
   return out;
 }
 

@@ -175,12 +175,10 @@ class OrderKeys {
   bool valid_ = true;
 };
 
-}  // namespace
-
-std::vector<ReplacedPatterns> replace_pattern_in_graph(
-    Graph& graph, const Graph& pattern, const Graph& replacement,
-    const std::vector<MatchFilter>& match_filters,
-    const RewriteOptions& options, const GraphModule* owner) {
+// The matcher's options for `options` (`owner`: the module owning the
+// graph's call_module targets, or nullptr).
+MatcherOptions matcher_options(const RewriteOptions& options,
+                               const GraphModule* owner) {
   MatcherOptions mo;
   mo.ignore_literals = options.ignore_literals;
   if (options.normalize_arguments) {
@@ -198,9 +196,13 @@ std::vector<ReplacedPatterns> replace_pattern_in_graph(
       return n.target();
     };
   }
-  SubgraphMatcher matcher(pattern, mo);
+  return mo;
+}
 
-  // Check the replacement against the pattern before changing anything.
+// Checks the replacement against the pattern before changing anything;
+// returns the replacement's placeholders.
+std::vector<const Node*> checked_replacement_placeholders(
+    const Graph& replacement, const SubgraphMatcher& matcher) {
   std::vector<const Node*> rep_placeholders;
   for (const Node* n : replacement.nodes()) {
     if (n->op() == Opcode::kPlaceholder) rep_placeholders.push_back(n);
@@ -226,8 +228,16 @@ std::vector<ReplacedPatterns> replace_pattern_in_graph(
           "replace_pattern: the replacement's output must return nodes");
     }
   }
-  // Replacement call_module / get_attr targets naming a pattern module.
-  absl::flat_hash_map<std::string, const Node*> pattern_modules;
+  return rep_placeholders;
+}
+
+// Pattern call_module targets -> their pattern nodes (replacement
+// call_module / get_attr targets naming a pattern module are retargeted).
+using PatternModules = absl::flat_hash_map<std::string, const Node*>;
+
+PatternModules pattern_module_nodes(const Graph& pattern,
+                                    const RewriteOptions& options) {
+  PatternModules pattern_modules;
   if (options.match_modules_by_type) {
     for (const Node* n : pattern.nodes()) {
       if (n->op() == Opcode::kCallModule) {
@@ -235,7 +245,13 @@ std::vector<ReplacedPatterns> replace_pattern_in_graph(
       }
     }
   }
+  return pattern_modules;
+}
 
+// The matches of the pattern in `graph` every filter accepts.
+std::vector<InternalMatch> filtered_matches(
+    const SubgraphMatcher& matcher, const Graph& graph, const Graph& pattern,
+    const std::vector<MatchFilter>& match_filters) {
   std::vector<InternalMatch> matches = matcher.match(graph);
   if (!match_filters.empty()) {
     std::vector<InternalMatch> kept;
@@ -251,27 +267,51 @@ std::vector<ReplacedPatterns> replace_pattern_in_graph(
     }
     matches = std::move(kept);
   }
+  return matches;
+}
 
-  std::vector<ReplacedPatterns> result;
-  result.reserve(matches.size());
-  if (matches.empty()) return result;
+// Replaces matches one after the other, in graph order, remembering what
+// replaced each returned node for later matches' placeholders.
+class MatchReplacer {
+ public:
+  MatchReplacer(Graph& graph, const Graph& pattern, const Graph& replacement,
+                const RewriteOptions& options,
+                const std::vector<const Node*>& rep_placeholders,
+                const PatternModules& pattern_modules)
+      : graph_(graph),
+        replacement_(replacement),
+        options_(options),
+        rep_placeholders_(rep_placeholders),
+        pattern_modules_(pattern_modules),
+        order_(graph),
+        pattern_nodes_(pattern.nodes().to_vector()) {}
 
-  OrderKeys order(graph);
-  absl::flat_hash_map<Node*, Node*> changed;  // returned node -> replacement
-  std::vector<Node*> pattern_nodes = pattern.nodes().to_vector();
-
-  for (InternalMatch& match : matches) {
+  ReplacedPatterns replace(InternalMatch& match) {
     ReplacedPatterns replaced;
     replaced.anchor = match.anchors.empty() ? nullptr : match.anchors[0];
     replaced.matched_anchor = match.node_for(replaced.anchor);
+    ValueMap val_map = placeholder_values(match);
+    Node* before = insertion_point(match);
+    const Argument out = copy_replacement(match, before, val_map, replaced);
+    replace_returned_nodes(match, out);
+    propagate_shared_meta(replaced);
+    erase_matched_nodes(match);
+    replaced.nodes_map = std::move(match.nodes_map);
+    return replaced;
+  }
 
-    // Placeholders: the values they matched, or what replaced those values.
-    absl::flat_hash_map<const Node*, Argument> val_map;
-    for (size_t i = 0; i < rep_placeholders.size(); ++i) {
+ private:
+  // Replacement node -> its value in the graph.
+  using ValueMap = absl::flat_hash_map<const Node*, Argument>;
+
+  // Placeholders: the values they matched, or what replaced those values.
+  ValueMap placeholder_values(InternalMatch& match) const {
+    ValueMap val_map;
+    for (size_t i = 0; i < rep_placeholders_.size(); ++i) {
       Argument& value = match.placeholder_nodes[i];
       if (value.is_node()) {
-        auto it = changed.find(value.as_node());
-        if (it != changed.end()) {
+        auto it = changed_.find(value.as_node());
+        if (it != changed_.end()) {
           Node* old = value.as_node();
           for (auto& [pn, v] : match.nodes_map) {
             if (v.is_node() && v.as_node() == old) v = Argument(it->second);
@@ -279,11 +319,14 @@ std::vector<ReplacedPatterns> replace_pattern_in_graph(
           value = Argument(it->second);
         }
       }
-      val_map[rep_placeholders[i]] = value;
+      val_map[rep_placeholders_[i]] = value;
     }
+    return val_map;
+  }
 
-    // Insert before the first user of the returned nodes (after the match
-    // when they have none).
+  // Insert before the first user of the returned nodes (after the match
+  // when they have none). nullptr: at the end of the graph.
+  Node* insertion_point(const InternalMatch& match) {
     std::vector<Node*> users;
     absl::flat_hash_set<Node*> seen;
     for (Node* rn : match.returning_nodes) {
@@ -291,20 +334,21 @@ std::vector<ReplacedPatterns> replace_pattern_in_graph(
         if (seen.insert(u).second) users.push_back(u);
       }
     }
-    Node* before = nullptr;  // nullptr: at the end of the graph
-    if (!users.empty()) {
-      before = order.first(users);
-    } else {
-      std::vector<Node*> matched;
-      for (const auto& [pn, v] : match.nodes_map) {
-        if (pn->op() != Opcode::kPlaceholder && v.is_node()) {
-          matched.push_back(v.as_node());
-        }
+    if (!users.empty()) return order_.first(users);
+    std::vector<Node*> matched;
+    for (const auto& [pn, v] : match.nodes_map) {
+      if (pn->op() != Opcode::kPlaceholder && v.is_node()) {
+        matched.push_back(v.as_node());
       }
-      Node* last = order.last(matched);
-      before = last != nullptr ? last->next() : nullptr;
     }
+    Node* last = order_.last(matched);
+    return last != nullptr ? last->next() : nullptr;
+  }
 
+  // Copies the replacement's nodes before `before`; returns its output
+  // argument mapped to the graph.
+  Argument copy_replacement(const InternalMatch& match, Node* before,
+                            ValueMap& val_map, ReplacedPatterns& replaced) {
     auto lookup = [&](Node* n) -> Argument {
       auto it = val_map.find(n);
       if (it == val_map.end()) {
@@ -314,44 +358,52 @@ std::vector<ReplacedPatterns> replace_pattern_in_graph(
       return it->second;
     };
     Argument out;
-    {
-      std::optional<Graph::InsertPoint> ip;
-      if (before != nullptr) ip.emplace(graph.inserting_before(before));
-      for (const Node* rn : replacement.nodes()) {
-        if (val_map.contains(rn)) continue;
-        if (rn->op() == Opcode::kOutput) {
-          out = map_arg(rn->args()[0], lookup);
-          break;
+    std::optional<Graph::InsertPoint> ip;
+    if (before != nullptr) ip.emplace(graph_.inserting_before(before));
+    for (const Node* rn : replacement_.nodes()) {
+      if (val_map.contains(rn)) continue;
+      if (rn->op() == Opcode::kOutput) {
+        out = map_arg(rn->args()[0], lookup);
+        break;
+      }
+      Node::Args args;
+      for (const Argument& a : rn->args()) args.push_back(map_arg(a, lookup));
+      Node::Kwargs kwargs;
+      for (const auto& kv : rn->kwargs()) {
+        kwargs.emplace_back(kv.first, map_arg(kv.second, lookup));
+      }
+      std::string_view target = rn->target();
+      std::optional<std::string_view> name = rn->name();
+      retarget(*rn, match, target, name);
+      Node* copy = graph_.create_node(rn->op(), target, std::move(args),
+                                      std::move(kwargs), name, rn->type());
+      if (!rn->meta().empty()) copy->mutable_meta() = rn->meta();
+      order_.inserted(copy, before);
+      val_map[rn] = Argument(copy);
+      replaced.replacements.push_back(copy);
+    }
+    return out;
+  }
+
+  // The copy keeps the replacement node's name (torch.fx's node_copy)
+  // unless it was retargeted: then it is named from what it calls.
+  void retarget(const Node& rn, const InternalMatch& match,
+                std::string_view& target,
+                std::optional<std::string_view>& name) const {
+    if (!pattern_modules_.empty() &&
+        (rn.op() == Opcode::kCallModule || rn.op() == Opcode::kGetAttr)) {
+      auto pm = pattern_modules_.find(rn.target());
+      if (pm != pattern_modules_.end()) {
+        if (Node* gn = match.node_for(pm->second)) {
+          target = gn->target();
+          name = std::nullopt;
         }
-        Node::Args args;
-        for (const Argument& a : rn->args()) args.push_back(map_arg(a, lookup));
-        Node::Kwargs kwargs;
-        for (const auto& kv : rn->kwargs()) {
-          kwargs.emplace_back(kv.first, map_arg(kv.second, lookup));
-        }
-        // The copy keeps the replacement node's name (torch.fx's node_copy)
-        // unless it was retargeted: then it is named from what it calls.
-        std::string_view target = rn->target();
-        std::optional<std::string_view> name = rn->name();
-        if (!pattern_modules.empty() &&
-            (rn->op() == Opcode::kCallModule || rn->op() == Opcode::kGetAttr)) {
-          auto pm = pattern_modules.find(rn->target());
-          if (pm != pattern_modules.end()) {
-            if (Node* gn = match.node_for(pm->second)) {
-              target = gn->target();
-              name = std::nullopt;
-            }
-          }
-        }
-        Node* copy = graph.create_node(rn->op(), target, std::move(args),
-                                       std::move(kwargs), name, rn->type());
-        if (!rn->meta().empty()) copy->mutable_meta() = rn->meta();
-        order.inserted(copy, before);
-        val_map[rn] = Argument(copy);
-        replaced.replacements.push_back(copy);
       }
     }
+  }
 
+  // The uses of each returned node go to its replacement.
+  void replace_returned_nodes(const InternalMatch& match, const Argument& out) {
     ArgumentList copied = returned_values(out);
     for (size_t i = 0; i < match.returning_nodes.size(); ++i) {
       if (!copied[i].is_node()) {
@@ -360,34 +412,70 @@ std::vector<ReplacedPatterns> replace_pattern_in_graph(
       }
       Node* gn = match.returning_nodes[i];
       Node* cn = copied[i].as_node();
-      if (options.propagate_meta && cn != gn) {
+      if (options_.propagate_meta && cn != gn) {
         for (const auto& [key, value] : gn->meta()) {
           if (cn->meta_value(key) == nullptr) cn->set_meta(key, value);
         }
       }
       gn->replace_all_uses_with(cn);
-      changed[gn] = cn;
+      changed_[gn] = cn;
     }
-    // Where the code came from, onto the other replacement nodes.
-    if (options.propagate_meta && replaced.matched_anchor != nullptr) {
-      for (Node* copy : replaced.replacements) {
-        for (const std::string& key : options.shared_meta_keys) {
-          const Argument* v = replaced.matched_anchor->meta_value(key);
-          if (v != nullptr && copy->meta_value(key) == nullptr) {
-            copy->set_meta(key, *v);
-          }
+  }
+
+  // Where the code came from, onto the other replacement nodes.
+  void propagate_shared_meta(const ReplacedPatterns& replaced) const {
+    if (!options_.propagate_meta || replaced.matched_anchor == nullptr) return;
+    for (Node* copy : replaced.replacements) {
+      for (const std::string& key : options_.shared_meta_keys) {
+        const Argument* v = replaced.matched_anchor->meta_value(key);
+        if (v != nullptr && copy->meta_value(key) == nullptr) {
+          copy->set_meta(key, *v);
         }
       }
     }
-    for (auto it = pattern_nodes.rbegin(); it != pattern_nodes.rend(); ++it) {
+  }
+
+  // Erases the matched nodes, users first.
+  void erase_matched_nodes(const InternalMatch& match) {
+    for (auto it = pattern_nodes_.rbegin(); it != pattern_nodes_.rend(); ++it) {
       const Node* pn = *it;
       if (pn->op() == Opcode::kPlaceholder || pn->op() == Opcode::kOutput) {
         continue;
       }
-      if (Node* gn = match.node_for(pn)) graph.erase_node(gn);
+      if (Node* gn = match.node_for(pn)) graph_.erase_node(gn);
     }
-    replaced.nodes_map = std::move(match.nodes_map);
-    result.push_back(std::move(replaced));
+  }
+
+  Graph& graph_;
+  const Graph& replacement_;
+  const RewriteOptions& options_;
+  const std::vector<const Node*>& rep_placeholders_;
+  const PatternModules& pattern_modules_;
+  OrderKeys order_;
+  absl::flat_hash_map<Node*, Node*> changed_;  // returned node -> replacement
+  std::vector<Node*> pattern_nodes_;
+};
+
+}  // namespace
+
+std::vector<ReplacedPatterns> replace_pattern_in_graph(
+    Graph& graph, const Graph& pattern, const Graph& replacement,
+    const std::vector<MatchFilter>& match_filters,
+    const RewriteOptions& options, const GraphModule* owner) {
+  SubgraphMatcher matcher(pattern, matcher_options(options, owner));
+  const std::vector<const Node*> rep_placeholders =
+      checked_replacement_placeholders(replacement, matcher);
+  const PatternModules pattern_modules = pattern_module_nodes(pattern, options);
+  std::vector<InternalMatch> matches =
+      filtered_matches(matcher, graph, pattern, match_filters);
+
+  std::vector<ReplacedPatterns> result;
+  result.reserve(matches.size());
+  if (matches.empty()) return result;
+  MatchReplacer replacer(graph, pattern, replacement, options, rep_placeholders,
+                         pattern_modules);
+  for (InternalMatch& match : matches) {
+    result.push_back(replacer.replace(match));
   }
   return result;
 }

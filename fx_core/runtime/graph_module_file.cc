@@ -44,12 +44,9 @@ bool load_into(torch::nn::Module& module, const std::string& key,
   return true;
 }
 
-}  // namespace
-
-absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module(GraphFile file) {
-  if (!file.graph) return absl::InvalidArgumentError("the file has no graph");
-  GraphModule::AttributeMap attrs;
-  // Modules, from the registry.
+// Modules, from the registry.
+absl::Status create_modules(const GraphFile& file,
+                            GraphModule::AttributeMap& attrs) {
   for (const auto& [path, spec] : file.modules) {
     std::shared_ptr<torch::nn::Module> module;
     try {
@@ -61,44 +58,59 @@ absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module(GraphFile file) {
     module->train(spec.training);
     attrs.push_back({path, {module, {}}});
   }
-  // Weights: into the modules, or top-level get_attr targets.
-  absl::flat_hash_set<std::string> loaded;
-  if (!file.weights.empty()) {
-    std::string weights_path = file.weights[0] == '/'
-                                   ? file.weights
-                                   : cat(file.directory, "/", file.weights);
-    auto weights = read_tensor_dict(weights_path);
-    if (!weights.ok()) return weights.status();
-    for (const auto& [key, tensor] : *weights) {
-      loaded.insert(key);
-      bool placed = false;
-      for (const auto& [path, attr] : attrs) {
-        if (attr.module && starts_with(key, path) && key.size() > path.size() &&
-            key[path.size()] == '.') {
-          std::string error;
-          if (!load_into(*attr.module, key.substr(path.size() + 1), tensor,
-                         &error)) {
-            return absl::InvalidArgumentError(
-                cat("weight '", key, "' for module '", path, "' (",
-                    ModuleRegistry::global().find(*attr.module)->type,
-                    "): ", error));
-          }
-          placed = true;
-          break;
-        }
+  return absl::OkStatus();
+}
+
+// One weight: into the module whose path prefixes `key`, or a top-level
+// get_attr target.
+absl::Status place_weight(const std::string& key, const at::Tensor& tensor,
+                          GraphModule::AttributeMap& attrs) {
+  for (const auto& [path, attr] : attrs) {
+    if (attr.module && starts_with(key, path) && key.size() > path.size() &&
+        key[path.size()] == '.') {
+      std::string error;
+      if (!load_into(*attr.module, key.substr(path.size() + 1), tensor,
+                     &error)) {
+        return absl::InvalidArgumentError(cat(
+            "weight '", key, "' for module '", path, "' (",
+            ModuleRegistry::global().find(*attr.module)->type, "): ", error));
       }
-      if (!placed) {
-        // Parameters (only floating and complex tensors can be ones);
-        // torch.fx's tensor constants stay buffers.
-        bool is_parameter = !starts_with(key, "_tensor_constant") &&
-                            (tensor.is_floating_point() || tensor.is_complex());
-        at::Tensor t =
-            is_parameter ? tensor.detach().set_requires_grad(true) : tensor;
-        attrs.push_back({key, {nullptr, t, is_parameter}});
-      }
+      return absl::OkStatus();
     }
   }
-  // Every parameter and buffer of every module must come from the weights.
+  // Parameters (only floating and complex tensors can be ones);
+  // torch.fx's tensor constants stay buffers.
+  bool is_parameter = !starts_with(key, "_tensor_constant") &&
+                      (tensor.is_floating_point() || tensor.is_complex());
+  at::Tensor t =
+      is_parameter ? tensor.detach().set_requires_grad(true) : tensor;
+  attrs.push_back({key, {nullptr, t, is_parameter}});
+  return absl::OkStatus();
+}
+
+// Weights: into the modules, or top-level get_attr targets. Adds the keys
+// read to `loaded`.
+absl::Status load_weights(const GraphFile& file,
+                          GraphModule::AttributeMap& attrs,
+                          absl::flat_hash_set<std::string>& loaded) {
+  if (file.weights.empty()) return absl::OkStatus();
+  std::string weights_path = file.weights[0] == '/'
+                                 ? file.weights
+                                 : cat(file.directory, "/", file.weights);
+  auto weights = read_tensor_dict(weights_path);
+  if (!weights.ok()) return weights.status();
+  for (const auto& [key, tensor] : *weights) {
+    loaded.insert(key);
+    absl::Status placed = place_weight(key, tensor, attrs);
+    if (!placed.ok()) return placed;
+  }
+  return absl::OkStatus();
+}
+
+// Every parameter and buffer of every module must come from the weights.
+absl::Status check_weights_complete(
+    const GraphFile& file, const GraphModule::AttributeMap& attrs,
+    const absl::flat_hash_set<std::string>& loaded) {
   for (const auto& [path, attr] : attrs) {
     if (!attr.module) continue;
     std::vector<std::string> keys;
@@ -119,6 +131,21 @@ absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module(GraphFile file) {
       }
     }
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module(GraphFile file) {
+  if (!file.graph) return absl::InvalidArgumentError("the file has no graph");
+  GraphModule::AttributeMap attrs;
+  absl::Status s = create_modules(file, attrs);
+  if (!s.ok()) return s;
+  absl::flat_hash_set<std::string> loaded;
+  s = load_weights(file, attrs, loaded);
+  if (!s.ok()) return s;
+  s = check_weights_complete(file, attrs, loaded);
+  if (!s.ok()) return s;
   std::shared_ptr<GraphModule> module;
   try {
     module = std::make_shared<GraphModule>(attrs, std::move(file.graph));

@@ -121,22 +121,23 @@ at::Tensor tensor_at(const GraphModule& gm, std::string_view path) {
   return {};
 }
 
-// What the graph references (call_module and get_attr targets), as the tree
-// of attributes module.py creates. Targets inside a module that is rebuilt
-// from its constructor arguments are left to that module.
-absl::StatusOr<std::unique_ptr<Attr>> referenced_tree(const GraphModule& gm) {
-  struct Entry {
-    std::string path;
-    GraphOwner::AttrKind kind;
-  };
-  std::vector<Entry> entries;
+// A call_module or get_attr target and what it is.
+struct Reference {
+  std::string path;
+  GraphOwner::AttrKind kind;
+};
+
+// The graph's distinct call_module and get_attr targets, in graph order;
+// an error for a target that is not what its node needs.
+absl::StatusOr<std::vector<Reference>> graph_references(const GraphModule& gm) {
+  std::vector<Reference> entries;
   for (Node* n : gm.graph().nodes()) {
     if (n->op() != Opcode::kCallModule && n->op() != Opcode::kGetAttr) {
       continue;
     }
     const std::string& path = n->target();
     if (std::any_of(entries.begin(), entries.end(),
-                    [&](const Entry& e) { return e.path == path; })) {
+                    [&](const Reference& e) { return e.path == path; })) {
       continue;
     }
     GraphOwner::AttrKind kind = gm.resolve_attr(path);
@@ -155,73 +156,110 @@ absl::StatusOr<std::unique_ptr<Attr>> referenced_tree(const GraphModule& gm) {
     }
     entries.push_back({path, kind});
   }
+  return entries;
+}
+
+// The container the last atom of `path` goes in, creating the containers on
+// the way from `root`.
+absl::StatusOr<Attr*> parent_container(
+    const GraphModule& gm, Attr* root, const std::string& path,
+    const std::vector<std::string_view>& atoms) {
+  Attr* parent = root;
+  for (size_t i = 0; i + 1 < atoms.size(); ++i) {
+    Attr* next = parent->child(atoms[i]);
+    if (next == nullptr) {
+      std::string prefix(
+          path.substr(0, static_cast<size_t>(atoms[i].data() + atoms[i].size() -
+                                             path.data())));
+      auto container = std::make_unique<Attr>();
+      container->atom = std::string(atoms[i]);
+      container->module = gm.get_submodule(prefix).get();
+      if (container->module == nullptr) {
+        return absl::InvalidArgumentError(
+            cat("'", prefix, "' (on the path to '", path,
+                "') is not a submodule of the module"));
+      }
+      next = container.get();
+      parent->children.push_back(std::move(container));
+    }
+    parent = next;
+  }
+  return parent;
+}
+
+// Makes `attr` the module at `path`, rebuilt from its constructor arguments.
+absl::Status describe_module(const GraphModule& gm, const std::string& path,
+                             Attr& attr) {
+  attr.kind = Attr::Kind::kModule;
+  std::shared_ptr<torch::nn::Module> module = gm.get_submodule(path);
+  attr.module = module.get();
+  attr.module_kind = ModuleRegistry::global().find(*module);
+  if (attr.module_kind == nullptr || !attr.module_kind->describe) {
+    return absl::InvalidArgumentError(
+        cat("module '", path, "' (", module->name(),
+            ") cannot be described: register its class with a describe "
+            "function with fx::ModuleRegistry::global().add()"));
+  }
+  try {
+    attr.config = attr.module_kind->describe(*module);
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(
+        cat("module '", path, "' (", attr.module_kind->type,
+            ") cannot be described: ", message_of(e)));
+  }
+  return absl::OkStatus();
+}
+
+// The attribute a reference names.
+absl::StatusOr<std::unique_ptr<Attr>> referenced_attr(const GraphModule& gm,
+                                                      const Reference& entry,
+                                                      std::string_view atom) {
+  auto attr = std::make_unique<Attr>();
+  attr->atom = std::string(atom);
+  switch (entry.kind) {
+    case GraphOwner::AttrKind::kModule: {
+      absl::Status s = describe_module(gm, entry.path, *attr);
+      if (!s.ok()) return s;
+      break;
+    }
+    case GraphOwner::AttrKind::kParameter:
+    case GraphOwner::AttrKind::kBuffer:
+      attr->kind = entry.kind == GraphOwner::AttrKind::kParameter
+                       ? Attr::Kind::kParameter
+                       : Attr::Kind::kBuffer;
+      attr->tensor = tensor_at(gm, entry.path);
+      break;
+    case GraphOwner::AttrKind::kMissing:
+    case GraphOwner::AttrKind::kOther:
+      break;  // refused above
+  }
+  return attr;
+}
+
+// What the graph references (call_module and get_attr targets), as the tree
+// of attributes module.py creates. Targets inside a module that is rebuilt
+// from its constructor arguments are left to that module.
+absl::StatusOr<std::unique_ptr<Attr>> referenced_tree(const GraphModule& gm) {
+  absl::StatusOr<std::vector<Reference>> entries = graph_references(gm);
+  if (!entries.ok()) return entries.status();
 
   auto root = std::make_unique<Attr>();
   root->module = &gm;
-  for (const Entry& entry : entries) {
-    bool covered = std::any_of(entries.begin(), entries.end(), [&](auto& e) {
+  for (const Reference& entry : *entries) {
+    bool covered = std::any_of(entries->begin(), entries->end(), [&](auto& e) {
       return e.kind == GraphOwner::AttrKind::kModule &&
              is_inside(entry.path, e.path);
     });
     if (covered) continue;
     std::vector<std::string_view> atoms = split(entry.path, '.');
-    Attr* parent = root.get();
-    for (size_t i = 0; i + 1 < atoms.size(); ++i) {
-      Attr* next = parent->child(atoms[i]);
-      if (next == nullptr) {
-        std::string prefix(entry.path.substr(
-            0, static_cast<size_t>(atoms[i].data() + atoms[i].size() -
-                                   entry.path.data())));
-        auto container = std::make_unique<Attr>();
-        container->atom = std::string(atoms[i]);
-        container->module = gm.get_submodule(prefix).get();
-        if (container->module == nullptr) {
-          return absl::InvalidArgumentError(
-              cat("'", prefix, "' (on the path to '", entry.path,
-                  "') is not a submodule of the module"));
-        }
-        next = container.get();
-        parent->children.push_back(std::move(container));
-      }
-      parent = next;
-    }
-    if (parent->child(atoms.back()) != nullptr) continue;
-    auto attr = std::make_unique<Attr>();
-    attr->atom = std::string(atoms.back());
-    switch (entry.kind) {
-      case GraphOwner::AttrKind::kModule: {
-        attr->kind = Attr::Kind::kModule;
-        std::shared_ptr<torch::nn::Module> module =
-            gm.get_submodule(entry.path);
-        attr->module = module.get();
-        attr->module_kind = ModuleRegistry::global().find(*module);
-        if (attr->module_kind == nullptr || !attr->module_kind->describe) {
-          return absl::InvalidArgumentError(
-              cat("module '", entry.path, "' (", module->name(),
-                  ") cannot be described: register its class with a describe "
-                  "function with fx::ModuleRegistry::global().add()"));
-        }
-        try {
-          attr->config = attr->module_kind->describe(*module);
-        } catch (const std::exception& e) {
-          return absl::InvalidArgumentError(
-              cat("module '", entry.path, "' (", attr->module_kind->type,
-                  ") cannot be described: ", message_of(e)));
-        }
-        break;
-      }
-      case GraphOwner::AttrKind::kParameter:
-      case GraphOwner::AttrKind::kBuffer:
-        attr->kind = entry.kind == GraphOwner::AttrKind::kParameter
-                         ? Attr::Kind::kParameter
-                         : Attr::Kind::kBuffer;
-        attr->tensor = tensor_at(gm, entry.path);
-        break;
-      case GraphOwner::AttrKind::kMissing:
-      case GraphOwner::AttrKind::kOther:
-        break;  // refused above
-    }
-    parent->children.push_back(std::move(attr));
+    absl::StatusOr<Attr*> parent =
+        parent_container(gm, root.get(), entry.path, atoms);
+    if (!parent.ok()) return parent.status();
+    if ((*parent)->child(atoms.back()) != nullptr) continue;
+    absl::StatusOr<std::unique_ptr<Attr>> attr =
+        referenced_attr(gm, entry, atoms.back());
+    if (!attr.ok()) return attr.status();
+    (*parent)->children.push_back(*std::move(attr));
   }
   return root;
 }
@@ -419,21 +457,11 @@ absl::Status with_context(const absl::Status& status, std::string_view what) {
           std::string_view(status.message().data(), status.message().size())));
 }
 
-}  // namespace
-
-absl::Status to_folder(const GraphModule& gm, const std::string& folder,
-                       const std::string& module_name) {
-  if (!is_attribute_name(module_name)) {
-    return absl::InvalidArgumentError(cat("to_folder: module_name ",
-                                          python_string_repr(module_name),
-                                          " is not a Python identifier"));
-  }
-  absl::StatusOr<std::unique_ptr<Attr>> tree = referenced_tree(gm);
-  if (!tree.ok()) return with_context(tree.status(), "cannot write the module");
-
-  // What the code needs at module level.
+// What the code needs at module level.
+absl::StatusOr<GlobalDefinitions> module_definitions(
+    const GraphModule& gm, const Attr& tree, const std::string& module_name) {
   GlobalDefinitions defs;
-  collect_module_types(**tree, &defs);
+  collect_module_types(tree, &defs);
   for (const auto& [name, obj] : gm.graph().python_code("self").globals) {
     defs.add_global(name, obj);
   }
@@ -444,21 +472,32 @@ absl::Status to_folder(const GraphModule& gm, const std::string& folder,
         cat("to_folder: module_name '", module_name,
             "' is a name the generated code needs for something else"));
   }
-  // torch.fx.wrap must run at module level: the code's wrap lines go there.
+  return defs;
+}
+
+// torch.fx.wrap must run at module level: the code's wrap lines go there.
+// Sets `wraps` to those lines and `code` to the other lines.
+void split_wrap_lines(std::string_view gm_code, std::string& wraps,
+                      std::string& code) {
+  std::vector<std::string_view> lines = split(gm_code, '\n');
+  std::vector<std::string_view> kept;
+  for (std::string_view line : lines) {
+    if (starts_with(line, kWrapCall)) {
+      append(&wraps, line, "\n");
+    } else {
+      kept.push_back(line);
+    }
+  }
+  code = join(kept, "\n");
+}
+
+// module.py.
+std::string module_source(const GraphModule& gm, const Attr& tree,
+                          const GlobalDefinitions& defs,
+                          const std::string& module_name) {
   std::string wraps;
   std::string code;
-  {
-    std::vector<std::string_view> lines = split(gm.code(), '\n');
-    std::vector<std::string_view> kept;
-    for (std::string_view line : lines) {
-      if (starts_with(line, kWrapCall)) {
-        append(&wraps, line, "\n");
-      } else {
-        kept.push_back(line);
-      }
-    }
-    code = join(kept, "\n");
-  }
+  split_wrap_lines(gm.code(), wraps, code);
 
   std::string py = cat("\nimport torch\n", kCustomBuiltinImports,
                        "\nfrom torch.nn import *\n");
@@ -469,19 +508,20 @@ absl::Status to_folder(const GraphModule& gm, const std::string& folder,
          "(torch.nn.Module):\n"
          "    def __init__(self):\n"
          "        super().__init__()\n");
-  emit_attributes(**tree, "self", &py);
+  emit_attributes(tree, "self", &py);
   append(&py, kBody, "import os\n", kBody,
          "self.load_state_dict(torch.load(os.path.join(os.path.dirname("
          "os.path.abspath(__file__)), 'state_dict.pt')))\n");
   // Python modules start in training mode.
   if (!gm.is_training()) append(&py, kBody, "self.train(False)\n");
-  emit_training(**tree, gm.is_training(), "self", &py);
+  emit_training(tree, gm.is_training(), "self", &py);
   append(&py, add_indent(code, 4), "\n");
+  return py;
+}
 
-  TensorDict state;
-  tree_state(**tree, "", &state);
-
-  // Everything is generated: write.
+// Writes the folder's files (everything is generated).
+absl::Status write_folder(const GraphModule& gm, const std::string& folder,
+                          const std::string& py, const TensorDict& state) {
   std::error_code ec;
   std::filesystem::create_directories(folder.empty() ? "." : folder, ec);
   if (ec) {
@@ -499,6 +539,26 @@ absl::Status to_folder(const GraphModule& gm, const std::string& folder,
                             "from .module import *\n");
   if (!s.ok()) return with_context(s, "writing __init__.py");
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status to_folder(const GraphModule& gm, const std::string& folder,
+                       const std::string& module_name) {
+  if (!is_attribute_name(module_name)) {
+    return absl::InvalidArgumentError(cat("to_folder: module_name ",
+                                          python_string_repr(module_name),
+                                          " is not a Python identifier"));
+  }
+  absl::StatusOr<std::unique_ptr<Attr>> tree = referenced_tree(gm);
+  if (!tree.ok()) return with_context(tree.status(), "cannot write the module");
+  absl::StatusOr<GlobalDefinitions> defs =
+      module_definitions(gm, **tree, module_name);
+  if (!defs.ok()) return defs.status();
+  const std::string py = module_source(gm, **tree, *defs, module_name);
+  TensorDict state;
+  tree_state(**tree, "", &state);
+  return write_folder(gm, folder, py, state);
 }
 
 }  // namespace fx

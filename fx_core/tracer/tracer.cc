@@ -334,6 +334,30 @@ bool Tracer::should_autowrap(std::string_view target) const {
   return false;
 }
 
+namespace {
+
+// forward's signature must name its parameters, and concrete_args only
+// those.
+void check_forward_args(const TraceableModule& root,
+                        const ForwardSignature& sig,
+                        const ConcreteArgs& concrete_args) {
+  if (sig.params.size() != root.forward_arity()) {
+    throw FxError(cat(root.name(), ".forward takes ", root.forward_arity(),
+                      " parameters but its signature names ",
+                      sig.params.size()));
+  }
+  for (const auto& [name, value] : concrete_args) {
+    bool known = false;
+    for (const ForwardParam& p : sig.params) known = known || p.name == name;
+    if (!known) {
+      throw FxError(cat("concrete_args: ", root.name(),
+                        ".forward has no parameter '", name, "'"));
+    }
+  }
+}
+
+}  // namespace
+
 std::unique_ptr<Graph> Tracer::trace(TraceableModule& root,
                                      const ConcreteArgs& concrete_args) {
   graph_ = std::make_unique<Graph>();
@@ -363,19 +387,7 @@ std::unique_ptr<Graph> Tracer::trace(TraceableModule& root,
 
   ActiveTracer active(this);
   const ForwardSignature& sig = root.signature();
-  if (sig.params.size() != root.forward_arity()) {
-    throw FxError(cat(root.name(), ".forward takes ", root.forward_arity(),
-                      " parameters but its signature names ",
-                      sig.params.size()));
-  }
-  for (const auto& [name, value] : concrete_args) {
-    bool known = false;
-    for (const ForwardParam& p : sig.params) known = known || p.name == name;
-    if (!known) {
-      throw FxError(cat("concrete_args: ", root.name(),
-                        ".forward has no parameter '", name, "'"));
-    }
-  }
+  check_forward_args(root, sig, concrete_args);
   std::vector<Value> args;
   args.reserve(sig.params.size());
   for (const ForwardParam& p : sig.params) {
@@ -536,6 +548,23 @@ Argument constant_arg(const c10::IValue& v) {
   throw FxError(cat("argument of type: ", value_type_name(v)));
 }
 
+// The first _tensor_constantN, N from `first`, that names none of
+// `tensor_attrs` (the tracer's tensor -> attribute map).
+template <typename TensorAttrs>
+std::string tensor_constant_name(const TensorAttrs& tensor_attrs,
+                                 size_t first) {
+  std::string name;
+  for (size_t i = first;; ++i) {
+    name = cat("_tensor_constant", i);
+    bool taken = false;
+    for (const auto& [path, attr] : tensor_attrs) {
+      taken = taken || attr.name == name;
+    }
+    if (!taken) break;
+  }
+  return name;
+}
+
 }  // namespace
 
 Argument Tracer::create_arg(const Value& v) {
@@ -587,15 +616,8 @@ Argument Tracer::create_arg(const Value& v) {
   }
   // A tensor that is no attribute of root: stow it away as
   // _tensor_constantN.
-  std::string name;
-  for (size_t i = tensor_constants_.size();; ++i) {
-    name = cat("_tensor_constant", i);
-    bool taken = false;
-    for (const auto& [path, attr] : tensor_attrs_) {
-      taken = taken || attr.name == name;
-    }
-    if (!taken) break;
-  }
+  std::string name =
+      tensor_constant_name(tensor_attrs_, tensor_constants_.size());
   tensor_constants_.emplace_back(name, t);
   tensor_attrs_.emplace(impl, TensorAttr{name, false, nullptr});
   return Argument(create_node(Opcode::kGetAttr, name, {}, {}));

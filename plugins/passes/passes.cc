@@ -16,6 +16,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "fx/plugin_api.hpp"
@@ -108,24 +109,34 @@ bool cse(Graph& g, const fxp::Options&) {
 
 // ------------------------------------------------------------ const_fold
 
-bool const_fold(Graph& g, const fxp::Options& options) {
-  std::string prefix = options.get_string("prefix");
-  std::unordered_set<FxNode*> constant;
+// The nodes computed from tensor attributes alone, in graph order.
+struct Constants {
+  std::unordered_set<FxNode*> nodes;
   std::vector<Node> order;
+};
+
+// Tensor attributes only (a get_attr of a submodule is not a value).
+bool is_tensor_attr(Graph& g, const Node& n) {
+  DLManagedTensor* t = nullptr;
+  FxStatus* s =
+      fxp::api()->GraphGetAttr(g.get(), std::string(n.target()).c_str(), &t);
+  if (s) {
+    fxp::api()->ReleaseStatus(s);
+    return false;
+  }
+  fxp::Tensor(t).reset();
+  return true;
+}
+
+Constants find_constants(Graph& g) {
+  Constants constants;
+  std::unordered_set<FxNode*>& constant = constants.nodes;
   for (Node n : g) {
     FxOpcode op = n.op();
     if (op == FX_OP_GET_ATTR) {
-      // Tensor attributes only (a get_attr of a submodule is not a value).
-      DLManagedTensor* t = nullptr;
-      FxStatus* s = fxp::api()->GraphGetAttr(
-          g.get(), std::string(n.target()).c_str(), &t);
-      if (s) {
-        fxp::api()->ReleaseStatus(s);
-        continue;
-      }
-      fxp::Tensor(t).reset();
+      if (!is_tensor_attr(g, n)) continue;
       constant.insert(n.get());
-      order.push_back(n);
+      constants.order.push_back(n);
       continue;
     }
     if (op != FX_OP_CALL_FUNCTION && op != FX_OP_CALL_METHOD &&
@@ -140,22 +151,31 @@ bool const_fold(Graph& g, const fxp::Options& options) {
     });
     if (all) {
       constant.insert(n.get());
-      order.push_back(n);
+      constants.order.push_back(n);
     }
   }
-  // The frontier: computed constants some non-constant node uses.
+  return constants;
+}
+
+// The frontier: computed constants some non-constant node uses.
+std::vector<Node> constant_frontier(const Constants& constants) {
   std::vector<Node> frontier;
-  for (Node n : order) {
+  for (Node n : constants.order) {
     if (n.op() == FX_OP_GET_ATTR) continue;
     for (Node u : n.users()) {
-      if (!constant.count(u.get())) {
+      if (!constants.nodes.count(u.get())) {
         frontier.push_back(n);
         break;
       }
     }
   }
-  std::vector<size_t> users_before;
-  for (Node n : order) users_before.push_back(n.num_users());
+  return frontier;
+}
+
+// Evaluates each frontier node into a new attribute read by a get_attr node
+// its non-constant users use instead.
+bool fold_frontier(Graph& g, const std::vector<Node>& frontier,
+                   const Constants& constants, const std::string& prefix) {
   int index = 0;
   bool changed = false;
   for (Node n : frontier) {
@@ -176,11 +196,17 @@ bool const_fold(Graph& g, const fxp::Options& options) {
     }
     // Uses by other constants stay with the original until it is erased.
     for (Node u : n.users()) {
-      if (!constant.count(u.get())) u.replace_input_with(n, attr);
+      if (!constants.nodes.count(u.get())) u.replace_input_with(n, attr);
     }
     changed = true;
   }
-  // Erase the constants left without users (they had some before).
+  return changed;
+}
+
+// Erase the constants left without users (they had some before).
+bool erase_unused_constants(Graph& g, const std::vector<Node>& order,
+                            const std::vector<size_t>& users_before) {
+  bool changed = false;
   for (size_t i = order.size(); i-- > 0;) {
     Node n = order[i];
     if (users_before[i] > 0 && n.num_users() == 0 && !n.is_impure()) {
@@ -189,6 +215,17 @@ bool const_fold(Graph& g, const fxp::Options& options) {
     }
   }
   return changed;
+}
+
+bool const_fold(Graph& g, const fxp::Options& options) {
+  std::string prefix = options.get_string("prefix");
+  Constants constants = find_constants(g);
+  std::vector<Node> frontier = constant_frontier(constants);
+  std::vector<size_t> users_before;
+  for (Node n : constants.order) users_before.push_back(n.num_users());
+  const bool folded = fold_frontier(g, frontier, constants, prefix);
+  const bool erased = erase_unused_constants(g, constants.order, users_before);
+  return folded || erased;
 }
 
 // ------------------------------------------------------------------- dot
@@ -343,10 +380,9 @@ Arg remap(ArgView a, const std::function<Node(Node)>& map) {
   }
 }
 
-bool split_module(Graph& g, const fxp::Options& options) {
-  std::vector<std::string> groups = options.get_list("partitions");
-  std::vector<std::string> split_at = options.get_list("split_at");
-  std::string meta_key = options.get_string("meta_key");
+void check_one_split_option(const std::vector<std::string>& groups,
+                            const std::vector<std::string>& split_at,
+                            const std::string& meta_key) {
   int given = !groups.empty() + !split_at.empty() + !meta_key.empty();
   if (given != 1) {
     throw fxp::Error(
@@ -355,9 +391,20 @@ bool split_module(Graph& g, const fxp::Options& options) {
         "node names joined by '+'), split_at (nodes that start a "
         "partition) or meta_key (a meta key naming the partition)");
   }
-  // Each compute node's partition label; unlabelled nodes join the partition
-  // of the nearest labelled node before them (the first one for leading
-  // nodes).
+}
+
+// The compute nodes in graph order and their partition labels.
+struct LabelledNodes {
+  std::vector<Node> compute;
+  std::vector<std::string> labels;
+};
+
+// Each compute node's partition label, as the option gives it ("" for
+// unlabelled nodes).
+LabelledNodes label_compute_nodes(Graph& g,
+                                  const std::vector<std::string>& groups,
+                                  const std::vector<std::string>& split_at,
+                                  const std::string& meta_key) {
   std::map<std::string, std::string> label_of_name;
   for (size_t i = 0; i < groups.size(); ++i) {
     for (const std::string& name : split(groups[i], '+')) {
@@ -365,8 +412,7 @@ bool split_module(Graph& g, const fxp::Options& options) {
     }
   }
   std::set<std::string> starts(split_at.begin(), split_at.end());
-  std::vector<Node> compute;
-  std::vector<std::string> labels;
+  LabelledNodes out;
   int boundary = 0;
   for (Node n : g) {
     if (!is_compute(n)) continue;
@@ -376,20 +422,26 @@ bool split_module(Graph& g, const fxp::Options& options) {
       auto it = label_of_name.find(name);
       if (it != label_of_name.end()) label = it->second;
     } else if (!split_at.empty()) {
-      if (starts.count(name) && !compute.empty()) ++boundary;
+      if (starts.count(name) && !out.compute.empty()) ++boundary;
       starts.erase(name);
       label = std::to_string(boundary);
     } else if (ArgView m = n.meta(meta_key.c_str())) {
       label =
           m.kind() == FX_ARG_INT ? std::to_string(m.as_int()) : m.as_string();
     }
-    compute.push_back(n);
-    labels.push_back(label);
+    out.compute.push_back(n);
+    out.labels.push_back(label);
   }
   if (!starts.empty()) {
     throw fxp::Error(FX_NOT_FOUND,
                      "split_at names no node '" + *starts.begin() + "'");
   }
+  return out;
+}
+
+// Unlabelled nodes join the partition of the nearest labelled node before
+// them (the first one for leading nodes).
+void fill_unlabelled(std::vector<std::string>& labels) {
   std::string current;
   for (const std::string& l : labels) {
     if (!l.empty()) {
@@ -401,17 +453,25 @@ bool split_module(Graph& g, const fxp::Options& options) {
     if (l.empty()) l = current;
     current = l;
   }
-  // Partitions in order of first appearance.
+}
+
+// Partitions in order of first appearance: their number, and each compute
+// node's.
+size_t number_partitions(const LabelledNodes& nodes,
+                         std::unordered_map<FxNode*, size_t>& part) {
   std::vector<std::string> names;
-  std::unordered_map<FxNode*, size_t> part;
-  for (size_t i = 0; i < compute.size(); ++i) {
-    auto it = std::find(names.begin(), names.end(), labels[i]);
-    if (it == names.end()) it = names.insert(names.end(), labels[i]);
-    part[compute[i].get()] = it - names.begin();
+  for (size_t i = 0; i < nodes.compute.size(); ++i) {
+    auto it = std::find(names.begin(), names.end(), nodes.labels[i]);
+    if (it == names.end()) it = names.insert(names.end(), nodes.labels[i]);
+    part[nodes.compute[i].get()] = it - names.begin();
   }
-  size_t num = names.size();
-  if (num == 0) return false;
-  // Dependencies between partitions; topological order (Kahn, stable).
+  return names.size();
+}
+
+// Dependencies between partitions; topological order (Kahn, stable).
+std::vector<size_t> partition_order(const std::vector<Node>& compute,
+                                    std::unordered_map<FxNode*, size_t>& part,
+                                    size_t num) {
   std::vector<std::set<size_t>> deps(num);
   for (Node n : compute) {
     for (Node i : n.all_input_nodes()) {
@@ -441,22 +501,125 @@ bool split_module(Graph& g, const fxp::Options& options) {
                        "the partitions depend on each other in a cycle");
     }
   }
-  std::string prefix = options.get_string("prefix");
-  std::unordered_map<FxNode*, Node> replaced;  // original -> parent value
-  auto parent_value = [&](Node n) {
-    auto it = replaced.find(n.get());
-    return it == replaced.end() ? n : it->second;
-  };
-  Node output = g.output_node();
-  for (size_t index = 0; index < order.size(); ++index) {
-    size_t p = order[index];
-    std::vector<Node> members;
-    for (Node n : compute) {
-      if (part[n.get()] == p) members.push_back(n);
+  return order;
+}
+
+// Fills a submodule's graph with copies of a partition's nodes.
+class SubgraphBuilder {
+ public:
+  SubgraphBuilder(Graph& parent, Graph sub) : parent_(parent), sub_(sub) {}
+
+  void add_placeholders(const std::vector<Node>& inputs) {
+    for (Node i : inputs) {
+      std::string name(i.name());
+      env_[i.get()] = sub_.create_node(FX_OP_PLACEHOLDER, name.c_str(), {}, {},
+                                       name.c_str());
     }
-    // Inputs: values defined outside the partition (get_attr nodes are
-    // recreated inside); outputs: members used outside.
+  }
+
+  void copy_members(const std::vector<Node>& members) {
+    std::function<Node(Node)> map = [&](Node n) { return value_of(n); };
+    for (Node n : members) {
+      std::vector<Arg> args;
+      for (size_t i = 0; i < n.num_args(); ++i)
+        args.push_back(remap(n.arg(i), map));
+      fxp::Kwargs kwargs;
+      for (size_t i = 0; i < n.num_kwargs(); ++i) {
+        kwargs.emplace_back(n.kwarg_key(i), remap(n.kwarg_value(i), map));
+      }
+      std::string target(n.target()), name(n.name()), type(n.type());
+      if (n.op() == FX_OP_CALL_MODULE) share(target);
+      env_[n.get()] =
+          sub_.create_node(n.op(), target.c_str(), args, kwargs, name.c_str(),
+                           type.empty() ? nullptr : type.c_str());
+    }
+  }
+
+  void add_output(const std::vector<Node>& outputs) {
+    if (outputs.size() == 1) {
+      sub_.create_node(FX_OP_OUTPUT, "output", {Arg(env_[outputs[0].get()])});
+    } else {
+      std::vector<Arg> items;
+      for (Node o : outputs) items.emplace_back(env_[o.get()]);
+      sub_.create_node(FX_OP_OUTPUT, "output", {Arg::tuple(items)});
+    }
+  }
+
+ private:
+  void share(std::string_view target) {
+    std::string t(target);
+    if (shared_.insert(t).second) fxp::share_attr(parent_, sub_, t.c_str());
+  }
+
+  // The submodule's value for `n`: a copy made already, or a get_attr
+  // recreated inside.
+  Node value_of(Node n) {
+    auto it = env_.find(n.get());
+    if (it != env_.end()) return it->second;
+    if (n.op() == FX_OP_GET_ATTR) {
+      std::string target(n.target()), name(n.name());
+      share(target);
+      Node attr = sub_.create_node(FX_OP_GET_ATTR, target.c_str(), {}, {},
+                                   name.c_str());
+      env_[n.get()] = attr;
+      return attr;
+    }
+    throw fxp::Error(FX_INTERNAL, "split_module: no value for '" +
+                                      std::string(n.name()) +
+                                      "' in its partition");
+  }
+
+  Graph& parent_;
+  Graph sub_;
+  std::unordered_map<FxNode*, Node> env_;
+  std::set<std::string> shared_;
+};
+
+// Moves the partitions, in order, into submodules called from the parent.
+class PartitionExtractor {
+ public:
+  PartitionExtractor(Graph& g, const std::vector<Node>& compute,
+                     std::unordered_map<FxNode*, size_t>& part,
+                     std::string prefix)
+      : g_(g),
+        compute_(compute),
+        part_(part),
+        prefix_(std::move(prefix)),
+        output_(g.output_node()) {}
+
+  void extract(size_t index, size_t p) {
+    std::vector<Node> members;
+    for (Node n : compute_) {
+      if (part_[n.get()] == p) members.push_back(n);
+    }
     std::vector<Node> inputs, outputs;
+    find_boundary(members, inputs, outputs);
+    std::string sub_name = prefix_ + std::to_string(index);
+    SubgraphBuilder sub(g_, fxp::add_subgraph_module(g_, sub_name.c_str()));
+    sub.add_placeholders(inputs);
+    sub.copy_members(members);
+    sub.add_output(outputs);
+    call_submodule(sub_name, inputs, outputs);
+  }
+
+  // The uses of the partitioned nodes go to the submodules' values; the
+  // partitioned nodes are erased, and get_attr nodes now used only inside
+  // the submodules.
+  void finish() {
+    for (auto& [original, value] : replaced_)
+      Node(original).replace_all_uses_with(value);
+    for (size_t i = compute_.size(); i-- > 0;) g_.erase_node(compute_[i]);
+    for (Node n : g_) {
+      if (n.op() == FX_OP_GET_ATTR && n.num_users() == 0) g_.erase_node(n);
+    }
+  }
+
+ private:
+  // Inputs: values defined outside the partition (get_attr nodes are
+  // recreated inside); outputs: members used outside.
+  static void find_boundary(const std::vector<Node>& members,
+                            std::vector<Node>& inputs,
+                            std::vector<Node>& outputs) {
     std::unordered_set<FxNode*> member_set, input_set;
     for (Node n : members) member_set.insert(n.get());
     for (Node n : members) {
@@ -471,76 +634,56 @@ bool split_module(Graph& g, const fxp::Options& options) {
         }
       }
     }
-    std::string sub_name = prefix + std::to_string(index);
-    Graph sub = fxp::add_subgraph_module(g, sub_name.c_str());
-    std::unordered_map<FxNode*, Node> env;
-    std::set<std::string> shared;
-    auto share = [&](std::string_view target) {
-      std::string t(target);
-      if (shared.insert(t).second) fxp::share_attr(g, sub, t.c_str());
-    };
-    for (Node i : inputs) {
-      std::string name(i.name());
-      env[i.get()] = sub.create_node(FX_OP_PLACEHOLDER, name.c_str(), {}, {},
-                                     name.c_str());
-    }
-    std::function<Node(Node)> map = [&](Node n) -> Node {
-      auto it = env.find(n.get());
-      if (it != env.end()) return it->second;
-      if (n.op() == FX_OP_GET_ATTR) {
-        std::string target(n.target()), name(n.name());
-        share(target);
-        Node attr = sub.create_node(FX_OP_GET_ATTR, target.c_str(), {}, {},
-                                    name.c_str());
-        env[n.get()] = attr;
-        return attr;
-      }
-      throw fxp::Error(FX_INTERNAL, "split_module: no value for '" +
-                                        std::string(n.name()) +
-                                        "' in its partition");
-    };
-    for (Node n : members) {
-      std::vector<Arg> args;
-      for (size_t i = 0; i < n.num_args(); ++i)
-        args.push_back(remap(n.arg(i), map));
-      fxp::Kwargs kwargs;
-      for (size_t i = 0; i < n.num_kwargs(); ++i) {
-        kwargs.emplace_back(n.kwarg_key(i), remap(n.kwarg_value(i), map));
-      }
-      std::string target(n.target()), name(n.name()), type(n.type());
-      if (n.op() == FX_OP_CALL_MODULE) share(target);
-      env[n.get()] =
-          sub.create_node(n.op(), target.c_str(), args, kwargs, name.c_str(),
-                          type.empty() ? nullptr : type.c_str());
-    }
-    if (outputs.size() == 1) {
-      sub.create_node(FX_OP_OUTPUT, "output", {Arg(env[outputs[0].get()])});
-    } else {
-      std::vector<Arg> items;
-      for (Node o : outputs) items.emplace_back(env[o.get()]);
-      sub.create_node(FX_OP_OUTPUT, "output", {Arg::tuple(items)});
-    }
-    // The call in the parent, before the output node.
-    auto guard = g.inserting_before(output);
+  }
+
+  // The call in the parent, before the output node.
+  void call_submodule(const std::string& sub_name,
+                      const std::vector<Node>& inputs,
+                      const std::vector<Node>& outputs) {
+    auto guard = g_.inserting_before(output_);
     std::vector<Arg> call_args;
     for (Node i : inputs) call_args.emplace_back(parent_value(i));
-    Node call = g.call_module(sub_name.c_str(), call_args);
+    Node call = g_.call_module(sub_name.c_str(), call_args);
     if (outputs.size() == 1) {
-      replaced[outputs[0].get()] = call;
+      replaced_[outputs[0].get()] = call;
     } else {
       for (size_t k = 0; k < outputs.size(); ++k) {
-        replaced[outputs[k].get()] = g.call_function(
+        replaced_[outputs[k].get()] = g_.call_function(
             "operator.getitem", {Arg(call), Arg(static_cast<int64_t>(k))});
       }
     }
   }
-  for (auto& [original, value] : replaced)
-    Node(original).replace_all_uses_with(value);
-  for (size_t i = compute.size(); i-- > 0;) g.erase_node(compute[i]);
-  // get_attr nodes now used only inside the submodules.
-  for (Node n : g) {
-    if (n.op() == FX_OP_GET_ATTR && n.num_users() == 0) g.erase_node(n);
+
+  Node parent_value(Node n) const {
+    auto it = replaced_.find(n.get());
+    return it == replaced_.end() ? n : it->second;
   }
+
+  Graph& g_;
+  const std::vector<Node>& compute_;
+  std::unordered_map<FxNode*, size_t>& part_;
+  const std::string prefix_;
+  std::unordered_map<FxNode*, Node> replaced_;  // original -> parent value
+  Node output_;
+};
+
+bool split_module(Graph& g, const fxp::Options& options) {
+  std::vector<std::string> groups = options.get_list("partitions");
+  std::vector<std::string> split_at = options.get_list("split_at");
+  std::string meta_key = options.get_string("meta_key");
+  check_one_split_option(groups, split_at, meta_key);
+  LabelledNodes nodes = label_compute_nodes(g, groups, split_at, meta_key);
+  fill_unlabelled(nodes.labels);
+  std::unordered_map<FxNode*, size_t> part;
+  size_t num = number_partitions(nodes, part);
+  if (num == 0) return false;
+  std::vector<size_t> order = partition_order(nodes.compute, part, num);
+  PartitionExtractor extractor(g, nodes.compute, part,
+                               options.get_string("prefix"));
+  for (size_t index = 0; index < order.size(); ++index) {
+    extractor.extract(index, order[index]);
+  }
+  extractor.finish();
   return true;
 }
 

@@ -74,93 +74,107 @@ std::string type_name(const fxp::Node& n, const fxp::RuntimeValue& v) {
   return type;
 }
 
-bool shape_prop(fxp::Graph& g, const fxp::Options& options) {
-  size_t num_inputs = fx_plugins::placeholders(g).size();
-  std::vector<fxp::Tensor> examples;
-  if (options.get_bool("use_example_inputs")) examples = fxp::example_inputs(g);
-  std::vector<std::string> shapes = options.get_list("shapes");
-  std::vector<std::string> dtypes = options.get_list("dtypes");
-
-  // Inputs: DLTensor descriptions (data only for a real run).
+// The run's inputs: DLTensor descriptions (data only for a real run), the
+// shapes they point to, and whether the run is on meta tensors.
+struct InputDescriptions {
   std::vector<std::vector<int64_t>> shape_store;
   std::vector<DLTensor> described;
-  bool meta = options.get_bool("meta");
-  if (!shapes.empty()) {
-    meta = true;
-    if (shapes.size() != num_inputs) {
-      throw fxp::Error(FX_INVALID_ARGUMENT,
-                       "shapes gives " + std::to_string(shapes.size()) +
-                           " inputs, the graph has " +
-                           std::to_string(num_inputs) + " placeholders");
+  bool meta = false;
+};
+
+// Inputs from the shapes and dtypes options (a meta run).
+void describe_shapes(const std::vector<std::string>& shapes,
+                     const std::vector<std::string>& dtypes, size_t num_inputs,
+                     InputDescriptions& in) {
+  in.meta = true;
+  if (shapes.size() != num_inputs) {
+    throw fxp::Error(FX_INVALID_ARGUMENT,
+                     "shapes gives " + std::to_string(shapes.size()) +
+                         " inputs, the graph has " +
+                         std::to_string(num_inputs) + " placeholders");
+  }
+  in.shape_store.reserve(shapes.size());
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    in.shape_store.push_back(fx_plugins::parse_shape(shapes[i]));
+    DLTensor t{};
+    t.ndim = static_cast<int32_t>(in.shape_store.back().size());
+    t.shape = in.shape_store.back().data();
+    std::string dtype = dtypes.empty()      ? "float32"
+                        : i < dtypes.size() ? dtypes[i]
+                                            : dtypes.back();
+    t.dtype = fx_plugins::parse_dtype(dtype);
+    t.device = DLDevice{kDLCPU, 0};
+    in.described.push_back(t);
+  }
+}
+
+// Inputs from the host's example inputs.
+void describe_examples(const std::vector<fxp::Tensor>& examples,
+                       size_t num_inputs, InputDescriptions& in) {
+  for (size_t i = 0; i < num_inputs; ++i) {
+    in.described.push_back(examples[i].dl());
+    // Contiguous inputs get the default strides (a size-1 dim's stride is
+    // arbitrary in a loaded tensor; torch.fx sees the default one).
+    if (examples[i].is_contiguous()) in.described.back().strides = nullptr;
+  }
+}
+
+// The shape a placeholder already carries (its earlier tensor_meta, else the
+// tracer's meta['shape']); sets `dtype` from the tensor_meta.
+std::vector<int64_t> placeholder_shape(const fxp::Node& p, std::string& dtype) {
+  std::vector<int64_t> shape;
+  fxp::ArgView known = p.meta("tensor_meta");
+  if (known && known.kind() == FX_ARG_DICT) {
+    fxp::ArgView sizes = fxp::dict_get(known, "shape");
+    for (size_t i = 0; sizes && i < sizes.size(); ++i) {
+      shape.push_back(sizes[i].as_int());
     }
-    shape_store.reserve(shapes.size());
-    for (size_t i = 0; i < shapes.size(); ++i) {
-      shape_store.push_back(fx_plugins::parse_shape(shapes[i]));
-      DLTensor t{};
-      t.ndim = static_cast<int32_t>(shape_store.back().size());
-      t.shape = shape_store.back().data();
-      std::string dtype = dtypes.empty()      ? "float32"
-                          : i < dtypes.size() ? dtypes[i]
-                                              : dtypes.back();
-      t.dtype = fx_plugins::parse_dtype(dtype);
-      t.device = DLDevice{kDLCPU, 0};
-      described.push_back(t);
+    if (fxp::ArgView d = fxp::dict_get(known, "dtype")) {
+      dtype = d.as_string();
     }
-  } else if (examples.size() >= num_inputs && num_inputs > 0) {
-    for (size_t i = 0; i < num_inputs; ++i) {
-      described.push_back(examples[i].dl());
-      // Contiguous inputs get the default strides (a size-1 dim's stride is
-      // arbitrary in a loaded tensor; torch.fx sees the default one).
-      if (examples[i].is_contiguous()) described.back().strides = nullptr;
+    if (!sizes) known = fxp::ArgView();
+  }
+  if (!known) {
+    fxp::ArgView sizes = p.meta("shape");
+    if (!sizes ||
+        (sizes.kind() != FX_ARG_LIST && sizes.kind() != FX_ARG_TUPLE)) {
+      throw fxp::Error(FX_FAILED_PRECONDITION,
+                       "shape_prop needs inputs: example inputs from the host "
+                       "(fx run --inputs IN.pt), the shapes option "
+                       "(shapes=1x3x224x224, dtypes=float32), or placeholder "
+                       "shapes; placeholder '" +
+                           std::string(p.name()) + "' has none");
     }
-  } else if (num_inputs > 0) {
-    // Shapes the placeholders already carry: the tracer's meta['shape']
-    // (Tracer::placeholder_shapes) or an earlier tensor_meta.
-    meta = true;
-    for (const fxp::Node& p : fx_plugins::placeholders(g)) {
-      std::vector<int64_t> shape;
-      std::string dtype = "float32";
-      fxp::ArgView known = p.meta("tensor_meta");
-      if (known && known.kind() == FX_ARG_DICT) {
-        fxp::ArgView sizes = fxp::dict_get(known, "shape");
-        for (size_t i = 0; sizes && i < sizes.size(); ++i) {
-          shape.push_back(sizes[i].as_int());
-        }
-        if (fxp::ArgView d = fxp::dict_get(known, "dtype")) {
-          dtype = d.as_string();
-        }
-        if (!sizes) known = fxp::ArgView();
-      }
-      if (!known) {
-        fxp::ArgView sizes = p.meta("shape");
-        if (!sizes ||
-            (sizes.kind() != FX_ARG_LIST && sizes.kind() != FX_ARG_TUPLE)) {
-          throw fxp::Error(
-              FX_FAILED_PRECONDITION,
-              "shape_prop needs inputs: example inputs from the host "
-              "(fx run --inputs IN.pt), the shapes option "
-              "(shapes=1x3x224x224, dtypes=float32), or placeholder "
-              "shapes; placeholder '" +
-                  std::string(p.name()) + "' has none");
-        }
-        for (size_t i = 0; i < sizes.size(); ++i) {
-          shape.push_back(sizes[i].as_int());
-        }
-      }
-      shape_store.push_back(shape);
-      DLTensor t{};
-      t.ndim = static_cast<int32_t>(shape.size());
-      t.dtype = fx_plugins::parse_dtype(dtype);
-      t.device = DLDevice{kDLCPU, 0};
-      described.push_back(t);
-    }
-    for (size_t i = 0; i < described.size(); ++i) {
-      described[i].shape = shape_store[i].data();
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      shape.push_back(sizes[i].as_int());
     }
   }
-  std::vector<const DLTensor*> inputs;
-  for (const DLTensor& t : described) inputs.push_back(&t);
+  return shape;
+}
 
+// Shapes the placeholders already carry: the tracer's meta['shape']
+// (Tracer::placeholder_shapes) or an earlier tensor_meta (a meta run).
+void describe_placeholders(fxp::Graph& g, InputDescriptions& in) {
+  in.meta = true;
+  for (const fxp::Node& p : fx_plugins::placeholders(g)) {
+    std::string dtype = "float32";
+    std::vector<int64_t> shape = placeholder_shape(p, dtype);
+    in.shape_store.push_back(shape);
+    DLTensor t{};
+    t.ndim = static_cast<int32_t>(shape.size());
+    t.dtype = fx_plugins::parse_dtype(dtype);
+    t.device = DLDevice{kDLCPU, 0};
+    in.described.push_back(t);
+  }
+  for (size_t i = 0; i < in.described.size(); ++i) {
+    in.described[i].shape = in.shape_store[i].data();
+  }
+}
+
+// Runs the graph and records meta['type'] and meta['tensor_meta'] on every
+// node; false when no node ran.
+bool run_and_record(fxp::Graph& g, const std::vector<const DLTensor*>& inputs,
+                    bool meta) {
   std::vector<std::pair<fxp::Node, Arg>> found_meta;
   std::vector<std::pair<fxp::Node, std::string>> types;
   fxp::run_graph(g, inputs, meta, [&](fxp::Node n, fxp::RuntimeValue v) {
@@ -173,6 +187,27 @@ bool shape_prop(fxp::Graph& g, const fxp::Options& options) {
   for (auto& [n, type] : types) n.set_meta("type", Arg(type));
   for (auto& [n, m] : found_meta) n.set_meta("tensor_meta", m);
   return !types.empty();
+}
+
+bool shape_prop(fxp::Graph& g, const fxp::Options& options) {
+  size_t num_inputs = fx_plugins::placeholders(g).size();
+  std::vector<fxp::Tensor> examples;
+  if (options.get_bool("use_example_inputs")) examples = fxp::example_inputs(g);
+  std::vector<std::string> shapes = options.get_list("shapes");
+  std::vector<std::string> dtypes = options.get_list("dtypes");
+
+  InputDescriptions in;
+  in.meta = options.get_bool("meta");
+  if (!shapes.empty()) {
+    describe_shapes(shapes, dtypes, num_inputs, in);
+  } else if (examples.size() >= num_inputs && num_inputs > 0) {
+    describe_examples(examples, num_inputs, in);
+  } else if (num_inputs > 0) {
+    describe_placeholders(g, in);
+  }
+  std::vector<const DLTensor*> inputs;
+  for (const DLTensor& t : in.described) inputs.push_back(&t);
+  return run_and_record(g, inputs, in.meta);
 }
 
 }  // namespace
