@@ -212,23 +212,23 @@ int run_pipeline_command(const RunArgs& args, std::ostream& out,
     }
   }
   if (!args.reproducer_dir.empty()) spec->reproducer_dir = args.reproducer_dir;
-  if (args.on_failure == "skip") {
-    spec->on_failure = host::FailurePolicy::kSkip;
-  } else if (args.on_failure == "stop") {
-    spec->on_failure = host::FailurePolicy::kStop;
-  } else if (!args.on_failure.empty()) {
-    err << "fx run: --on-failure takes stop or skip, not '" << args.on_failure
-        << "'\n";
-    return 2;
+  if (!args.on_failure.empty()) {
+    absl::StatusOr<host::FailurePolicy> policy =
+        host::parse_failure_policy(args.on_failure);
+    if (!policy.ok()) {
+      err << "fx run: --on-failure: " << policy.status().message() << "\n";
+      return 2;
+    }
+    spec->on_failure = *policy;
   }
-  if (args.ordering == "auto") {
-    spec->ordering = host::Ordering::kAuto;
-  } else if (args.ordering == "explicit") {
-    spec->ordering = host::Ordering::kExplicit;
-  } else if (!args.ordering.empty()) {
-    err << "fx run: --ordering takes explicit or auto, not '" << args.ordering
-        << "'\n";
-    return 2;
+  if (!args.ordering.empty()) {
+    absl::StatusOr<host::Ordering> ordering =
+        host::parse_ordering(args.ordering);
+    if (!ordering.ok()) {
+      err << "fx run: --ordering: " << ordering.status().message() << "\n";
+      return 2;
+    }
+    spec->ordering = *ordering;
   }
 
   PassRegistry registry;
