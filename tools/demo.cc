@@ -10,11 +10,11 @@
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/interpreter.h"
 #include "fx_core/tracer/tracer.h"
+#include "plugin_api/loader/plugin_discovery.h"
 #include "plugin_api/pipeline/pass_manager.h"
 #include "plugin_api/pipeline/pass_registry.h"
 #include "plugin_api/pipeline/pipeline.h"
 #include "sdk_examples/tracing/seed_examples.h"
-#include "tools/pipeline_commands.h"
 
 namespace fx::tools {
 namespace {
@@ -32,7 +32,7 @@ double max_diff(const at::Tensor& a, const at::Tensor& b) {
 
 // Loads every first-party plugin; false (with a message) when none is found.
 bool load_first_party(host::PassRegistry& registry, std::ostream& err) {
-  absl::Status loaded = load_plugins(PluginSources{}, registry);
+  absl::Status loaded = host::load_plugins(host::PluginSources{}, registry);
   if (!loaded.ok()) {
     err << "fx demo: " << loaded.message() << "\n";
     return false;

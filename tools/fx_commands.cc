@@ -227,7 +227,7 @@ int run_fx_command(const std::vector<std::string>& args, std::ostream& out,
     }
     return run_demo(out, err);
   }
-  PluginSources sources;
+  host::PluginSources sources;
   sources.plugins = inv.all("plugin");
   sources.plugin_dirs = inv.all("plugin-dir");
   sources.default_dirs = !inv.flag("no-default-plugins");

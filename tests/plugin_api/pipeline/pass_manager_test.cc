@@ -419,6 +419,37 @@ TEST_F(PassManagerTest, StandardInstrumentationsCanBeRegistered) {
   EXPECT_GT(report.passes[1].verify_seconds, 0);
 }
 
+// A pipeline's plugins and the host's sources load together, each file once.
+TEST(LoadPlugins, ThePipelinesPluginsThenTheSources) {
+  auto spec = parse_pipeline_config(
+      R"({"pipeline": "c_add_to_mul", "plugins": ["libc_plugin.so"]})",
+      "c.json", "tests/plugin_api/plugins");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  PluginSources sources;
+  sources.plugins = {kDir + "libtest_passes.so", kDir + "libc_plugin.so"};
+  sources.default_dirs = false;
+  PassRegistry registry;
+  ASSERT_TRUE(load_plugins(*spec, sources, registry).ok());
+  ASSERT_EQ(registry.plugins().size(), 2u);
+  EXPECT_EQ(registry.plugins()[0]->name(), "c_plugin");
+  EXPECT_EQ(registry.plugins()[1]->name(), "test_passes");
+  // A registry's refusal stops loading and is returned.
+  std::string copy = ::testing::TempDir() + "/libtest_passes_copy.so";
+  boost::filesystem::copy_file(
+      kDir + "libtest_passes.so", copy,
+      boost::filesystem::copy_option::overwrite_if_exists);
+  PluginSources twice;
+  twice.plugins = {kDir + "libtest_passes.so", copy, kDir + "libc_plugin.so"};
+  twice.default_dirs = false;
+  PassRegistry refused;
+  EXPECT_EQ(error_of(load_plugins(twice, refused)),
+            "pass 'decompose_relu' is provided by both plugin 'test_passes' "
+            "(tests/plugin_api/plugins/libtest_passes.so) and plugin "
+            "'test_passes' (" +
+                copy + "); load only one of them");
+  EXPECT_EQ(refused.plugins().size(), 1u);
+}
+
 std::string read(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;
