@@ -509,6 +509,35 @@ std::string pipeline_text(const std::vector<PassInvocation>& passes) {
   return out;
 }
 
+namespace {
+
+// A pass's options as a config's "options" object, in JSON's own types.
+json options_json(
+    const std::vector<std::pair<std::string, OptionInput>>& options) {
+  json out = json::object();
+  for (const auto& [name, in] : options) {
+    switch (in.kind) {
+      case OptionInput::Kind::kText:
+      case OptionInput::Kind::kString:
+        out[name] = in.text;
+        break;
+      case OptionInput::Kind::kBool:
+        out[name] = in.text == "true";
+        break;
+      case OptionInput::Kind::kInt:
+      case OptionInput::Kind::kFloat:
+        out[name] = json::parse(in.text);
+        break;
+      case OptionInput::Kind::kList:
+        out[name] = in.list;
+        break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string pipeline_config_json(const PipelineSpec& spec) {
   json root = json::object();
   if (!spec.plugins.empty()) {
@@ -526,28 +555,7 @@ std::string pipeline_config_json(const PipelineSpec& spec) {
   json passes = json::array();
   for (const PassInvocation& p : spec.passes) {
     json entry = {{"pass", p.pass}};
-    if (!p.options.empty()) {
-      json options = json::object();
-      for (const auto& [name, in] : p.options) {
-        switch (in.kind) {
-          case OptionInput::Kind::kText:
-          case OptionInput::Kind::kString:
-            options[name] = in.text;
-            break;
-          case OptionInput::Kind::kBool:
-            options[name] = in.text == "true";
-            break;
-          case OptionInput::Kind::kInt:
-          case OptionInput::Kind::kFloat:
-            options[name] = json::parse(in.text);
-            break;
-          case OptionInput::Kind::kList:
-            options[name] = in.list;
-            break;
-        }
-      }
-      entry["options"] = options;
-    }
+    if (!p.options.empty()) entry["options"] = options_json(p.options);
     if (p.on_failure) entry["on_failure"] = failure_policy_name(*p.on_failure);
     passes.push_back(entry);
   }
