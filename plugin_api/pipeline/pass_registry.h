@@ -4,6 +4,9 @@
 // name (the second add is refused, naming both plugins). The registry keeps
 // the plugins alive, so the pass pointers it hands out stay valid as long as
 // the registry does.
+//
+// load_plugins fills a registry from plugin sources (plugin_discovery.h) and
+// from what a pipeline config names; hosts and the fx command share it.
 #ifndef PLUGIN_API_PIPELINE_PASS_REGISTRY_H_
 #define PLUGIN_API_PIPELINE_PASS_REGISTRY_H_
 
