@@ -10,11 +10,11 @@
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/interpreter.h"
 #include "fx_core/tracer/tracer.h"
+#include "plugin_api/loader/plugin_discovery.h"
 #include "plugin_api/pipeline/pass_manager.h"
 #include "plugin_api/pipeline/pass_registry.h"
 #include "plugin_api/pipeline/pipeline.h"
 #include "sdk_examples/tracing/seed_examples.h"
-#include "tools/pipeline_commands.h"
 
 namespace fx::tools {
 namespace {
@@ -32,7 +32,7 @@ double max_diff(const at::Tensor& a, const at::Tensor& b) {
 
 // Loads every first-party plugin; false (with a message) when none is found.
 bool load_first_party(host::PassRegistry& registry, std::ostream& err) {
-  absl::Status loaded = load_plugins(PluginSources{}, registry);
+  absl::Status loaded = host::load_plugins(host::PluginSources{}, registry);
   if (!loaded.ok()) {
     err << "fx demo: " << loaded.message() << "\n";
     return false;
@@ -45,25 +45,19 @@ bool load_first_party(host::PassRegistry& registry, std::ostream& err) {
   return true;
 }
 
-}  // namespace
-
-int run_demo(std::ostream& out, std::ostream& err) {
-  at::manual_seed(0);
-  // 1. The seed docs' MyModule, written against fx::Value, traced.
-  examples::MyModule root;
-  std::shared_ptr<GraphModule> traced = symbolic_trace(root);
-  GraphModule& gm = *traced;
-
+// 1. The traced graph as torch.fx shows it: graph, table, code, and C++.
+void print_traced(GraphModule& gm, std::ostream& out) {
   out << "# The seed docs' MyModule, traced with fx::symbolic_trace "
          "(print(gm.graph)):\n\n"
       << gm.graph().str() << "\n\n# gm.graph.print_tabular():\n\n"
       << gm.graph().tabular() << "\n# gm.code:\n"
       << gm.code() << "\n# The same graph as C++ (fx code --lang=cpp):\n\n"
       << gen_cpp_code(gm.graph(), {{"linear", "torch.nn.Linear"}}, "demo");
+}
 
-  // 2. The traced module computes what the eager module computes.
-  at::Tensor x = at::rand({3, 4});
-  at::Tensor eager = root.forward(Value(x)).tensor();
+// 2. The traced module computes what the eager module computes (`eager`).
+bool check_traced(GraphModule& gm, const at::Tensor& x, const at::Tensor& eager,
+                  std::ostream& out, std::ostream& err) {
   at::Tensor compiled = gm(x).toTensor();
   Interpreter interpreter(gm);
   at::Tensor interpreted = interpreter.run({x}).toTensor();
@@ -76,12 +70,15 @@ int run_demo(std::ostream& out, std::ostream& err) {
       << "max |difference| against eager: " << diff << "\n";
   if (diff != 0) {
     err << "fx demo: the graph's output differs from eager MyModule\n";
-    return 1;
+    return false;
   }
+  return true;
+}
 
-  // 3. A pipeline of passes from plugins loaded at runtime.
+// 3. A pipeline of passes from plugins loaded at runtime, run on `gm`.
+bool run_pipeline(GraphModule& gm, std::ostream& out, std::ostream& err) {
   host::PassRegistry registry;
-  if (!load_first_party(registry, err)) return 1;
+  if (!load_first_party(registry, err)) return false;
   out << "\n# Plugins loaded at runtime:\n\n";
   for (const auto& plugin : registry.plugins()) {
     out << "  " << plugin->name() << " " << plugin->version() << " ("
@@ -91,15 +88,31 @@ int run_demo(std::ostream& out, std::ostream& err) {
   auto pm = host::PassManager::create(registry, *std::move(spec));
   if (!pm.ok()) {
     err << "fx demo: " << pm.status().message() << "\n";
-    return 1;
+    return false;
   }
   host::GraphModuleTarget target(gm);
   host::PipelineReport report = pm->run(target);
   out << "\n# fx run --pipeline '" << kPipeline << "':\n\n" << report.summary();
   if (!report.ok()) {
     err << "fx demo: " << report.failure << "\n";
-    return 1;
+    return false;
   }
+  return true;
+}
+
+}  // namespace
+
+int run_demo(std::ostream& out, std::ostream& err) {
+  at::manual_seed(0);
+  examples::MyModule root;
+  std::shared_ptr<GraphModule> traced = symbolic_trace(root);
+  GraphModule& gm = *traced;
+  print_traced(gm, out);
+  at::Tensor x = at::rand({3, 4});
+  at::Tensor eager = root.forward(Value(x)).tensor();
+  if (!check_traced(gm, x, eager, out, err)) return 1;
+  if (!run_pipeline(gm, out, err)) return 1;
+  // 4. After the pipeline, the module still computes the same, to rounding.
   at::Tensor after = gm(x).toTensor();
   double pipeline_diff = max_diff(after, eager);
   out << "\n# The graph after the pipeline:\n\n"

@@ -208,68 +208,39 @@ int run_exec(Invocation& inv, std::ostream& out, std::ostream& err) {
   return 0;
 }
 
-}  // namespace
+// fx dot FILE [-o OUT.dot] [--pipeline TEXT]
+int run_dot(Invocation& inv, const host::PluginSources& sources,
+            std::ostream& out, std::ostream& err) {
+  DotArgs dot;
+  dot.input = inv.positional[0];
+  dot.output = inv.value("output", "");
+  dot.pipeline = inv.value("pipeline", "");
+  dot.sources = sources;
+  return run_dot_command(dot, out, err);
+}
 
-int run_fx_command(const std::vector<std::string>& args, std::ostream& out,
-                   std::ostream& err) {
-  if (args.empty() || args[0] == "-h" || args[0] == "--help" ||
-      args[0] == "help") {
-    (args.empty() ? err : out) << kUsage;
-    return args.empty() ? 2 : 0;
-  }
-  Invocation inv;
-  if (!parse(args, &inv, err)) return 2;
+// fx run FILE (--pipeline TEXT | --config CONF.json) -o OUT.fx.json ...
+int run_run(Invocation& inv, const host::PluginSources& sources,
+            std::ostream& out, std::ostream& err) {
+  RunArgs run;
+  run.input = inv.positional[0];
+  run.pipeline = inv.value("pipeline", "");
+  run.config = inv.value("config", "");
+  run.output = inv.value("output", "");
+  run.inputs = inv.value("inputs", "");
+  run.print_after = inv.value("print-after", "");
+  run.reproducer_dir = inv.value("reproducer-dir", "");
+  run.on_failure = inv.value("on-failure", "");
+  run.ordering = inv.value("ordering", "");
+  run.progress = inv.flag("progress");
+  run.timing = inv.flag("time");
+  run.sources = sources;
+  return run_pipeline_command(run, out, err);
+}
+
+// fx print / tabular / code FILE
+int run_graph_command(Invocation& inv, std::ostream& out, std::ostream& err) {
   const std::string& command = inv.command;
-  if (command == "demo") {
-    if (!inv.positional.empty()) {
-      err << "fx demo: takes no FILE\n" << kUsage;
-      return 2;
-    }
-    return run_demo(out, err);
-  }
-  PluginSources sources;
-  sources.plugins = inv.all("plugin");
-  sources.plugin_dirs = inv.all("plugin-dir");
-  sources.default_dirs = !inv.flag("no-default-plugins");
-  if (command == "plugins") {
-    if (!inv.positional.empty()) {
-      err << "fx plugins: takes no FILE\n" << kUsage;
-      return 2;
-    }
-    return run_plugins_command(sources, out, err);
-  }
-  if (inv.positional.size() != 1) {
-    err << "fx " << command << ": expected one FILE, got "
-        << inv.positional.size() << "\n"
-        << kUsage;
-    return 2;
-  }
-  if (command == "exec") return run_exec(inv, out, err);
-  if (command == "dot") {
-    DotArgs dot;
-    dot.input = inv.positional[0];
-    dot.output = inv.value("output", "");
-    dot.pipeline = inv.value("pipeline", "");
-    dot.sources = sources;
-    return run_dot_command(dot, out, err);
-  }
-  if (command == "run") {
-    RunArgs run;
-    run.input = inv.positional[0];
-    run.pipeline = inv.value("pipeline", "");
-    run.config = inv.value("config", "");
-    run.output = inv.value("output", "");
-    run.inputs = inv.value("inputs", "");
-    run.print_after = inv.value("print-after", "");
-    run.reproducer_dir = inv.value("reproducer-dir", "");
-    run.on_failure = inv.value("on-failure", "");
-    run.ordering = inv.value("ordering", "");
-    run.progress = inv.flag("progress");
-    run.timing = inv.flag("time");
-    run.sources = sources;
-    return run_pipeline_command(run, out, err);
-  }
-
   std::string lang = inv.value("lang", "python");
   if (command == "code" && lang != "python" && lang != "cpp") {
     err << "fx code: unknown language '" << lang
@@ -299,6 +270,40 @@ int run_fx_command(const std::vector<std::string>& args, std::ostream& out,
   }
   out.flush();
   return out ? 0 : 1;
+}
+
+}  // namespace
+
+int run_fx_command(const std::vector<std::string>& args, std::ostream& out,
+                   std::ostream& err) {
+  if (args.empty() || args[0] == "-h" || args[0] == "--help" ||
+      args[0] == "help") {
+    (args.empty() ? err : out) << kUsage;
+    return args.empty() ? 2 : 0;
+  }
+  Invocation inv;
+  if (!parse(args, &inv, err)) return 2;
+  const std::string& command = inv.command;
+  if ((command == "demo" || command == "plugins") && !inv.positional.empty()) {
+    err << "fx " << command << ": takes no FILE\n" << kUsage;
+    return 2;
+  }
+  if (command == "demo") return run_demo(out, err);
+  host::PluginSources sources;
+  sources.plugins = inv.all("plugin");
+  sources.plugin_dirs = inv.all("plugin-dir");
+  sources.default_dirs = !inv.flag("no-default-plugins");
+  if (command == "plugins") return run_plugins_command(sources, out, err);
+  if (inv.positional.size() != 1) {
+    err << "fx " << command << ": expected one FILE, got "
+        << inv.positional.size() << "\n"
+        << kUsage;
+    return 2;
+  }
+  if (command == "exec") return run_exec(inv, out, err);
+  if (command == "dot") return run_dot(inv, sources, out, err);
+  if (command == "run") return run_run(inv, sources, out, err);
+  return run_graph_command(inv, out, err);
 }
 
 }  // namespace fx::tools

@@ -1,13 +1,12 @@
 #include "tools/pipeline_commands.h"
 
-#include <unistd.h>
-
 #include <boost/filesystem.hpp>
-#include <cstdlib>
 #include <fstream>
 #include <memory>
-#include <set>
+#include <optional>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "fx_core/format/graph_json.h"
 #include "fx_core/io/atomic_file.h"
@@ -25,100 +24,8 @@ namespace fx::tools {
 namespace {
 
 namespace fs = boost::filesystem;
-using host::PassRegistry;
-using host::Plugin;
 
-}  // namespace
-
-std::vector<std::string> default_plugin_dirs() {
-  std::vector<std::string> dirs;
-  if (const char* path = std::getenv("FX_PLUGIN_PATH")) {
-    for (std::string_view d : split(path, ':')) {
-      if (!d.empty()) dirs.emplace_back(d);
-    }
-  }
-  // The first-party plugins beside the fx binary (bazel run / bazel-bin) or
-  // in a test's runfiles.
-  std::vector<std::string> candidates;
-  char exe[4096];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n > 0) {
-    candidates.push_back(std::string(exe, n) + ".runfiles/fx_sdk/plugins");
-  }
-  if (const char* runfiles = std::getenv("RUNFILES_DIR")) {
-    candidates.push_back(std::string(runfiles) + "/fx_sdk/plugins");
-  }
-  if (const char* srcdir = std::getenv("TEST_SRCDIR")) {
-    candidates.push_back(std::string(srcdir) + "/fx_sdk/plugins");
-  }
-  boost::system::error_code ec;
-  for (const std::string& c : candidates) {
-    if (fs::is_directory(c, ec)) {
-      dirs.push_back(c);
-      break;
-    }
-  }
-  return dirs;
-}
-
-namespace {
-
-// Loads plugins into `registry`, each file once (by its canonical path).
-class Loader {
- public:
-  explicit Loader(PassRegistry& registry) : registry_(registry) {}
-
-  absl::Status file(const std::string& path, const std::string& sha256 = "") {
-    boost::system::error_code ec;
-    std::string key = fs::canonical(path, ec).string();
-    if (ec) key = path;
-    if (!seen_.insert(key).second) return absl::OkStatus();
-    auto plugin = host::load_plugin(path, sha256);
-    if (!plugin.ok()) return plugin.status();
-    return registry_.add(*std::move(plugin));
-  }
-
-  absl::Status directory(const std::string& dir) {
-    absl::StatusOr<std::vector<std::string>> files = host::plugin_files(dir);
-    if (!files.ok()) return files.status();
-    for (const std::string& f : *files) {
-      absl::Status s = file(f);
-      if (!s.ok()) return s;
-    }
-    return absl::OkStatus();
-  }
-
-  absl::Status sources(const PluginSources& sources) {
-    for (const std::string& p : sources.plugins) {
-      absl::Status s = file(p);
-      if (!s.ok()) return s;
-    }
-    for (const std::string& d : sources.plugin_dirs) {
-      absl::Status s = directory(d);
-      if (!s.ok()) return s;
-    }
-    if (sources.default_dirs) {
-      for (const std::string& d : default_plugin_dirs()) {
-        absl::Status s = directory(d);
-        if (!s.ok()) return s;
-      }
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  PassRegistry& registry_;
-  std::set<std::string> seen_;
-};
-
-}  // namespace
-
-absl::Status load_plugins(const PluginSources& sources,
-                          host::PassRegistry& registry) {
-  return Loader(registry).sources(sources);
-}
-
-namespace {
+// ---------------------------------------------------------------- fx plugins
 
 std::string names(const FxNameList& list) {
   std::vector<std::string> out;
@@ -126,16 +33,224 @@ std::string names(const FxNameList& list) {
   return join(out, ", ");
 }
 
+void print_pass(const FxPassInfo& pass, std::ostream& out) {
+  out << "  pass " << pass.name << ": "
+      << (pass.description ? pass.description : "") << "\n";
+  for (size_t o = 0; o < pass.num_options; ++o) {
+    const FxOptionSpec& spec = pass.options[o];
+    out << "    option " << spec.name << " ("
+        << host::option_type_name(spec.type) << ", default '"
+        << (spec.default_value ? spec.default_value : "") << "')"
+        << (spec.description && *spec.description ? cat(": ", spec.description)
+                                                  : std::string())
+        << "\n";
+  }
+  for (auto [list, what] : {std::pair{&pass.run_after, "run after"},
+                            {&pass.run_before, "run before"},
+                            {&pass.required, "requires"},
+                            {&pass.produces, "produces"},
+                            {&pass.invalidates, "invalidates"}}) {
+    if (list->count > 0) out << "    " << what << ": " << names(*list) << "\n";
+  }
+}
+
+void print_plugin(const host::Plugin& plugin, std::ostream& out) {
+  const FxPluginInfo& info = plugin.info();
+  out << "plugin " << info.name << " " << info.version << " (API "
+      << info.api_version << ", runs on API >= " << info.min_api_version
+      << ")\n"
+      << "  file:   " << plugin.path() << "\n"
+      << "  sha256: " << plugin.sha256() << "\n";
+  for (size_t p = 0; p < info.num_passes; ++p) print_pass(info.passes[p], out);
+}
+
+// -------------------------------------------------------------------- fx run
+
+// The exit status when a step of fx run stops the command (after saying why
+// on stderr), or nullopt to go on.
+using Stop = std::optional<int>;
+
+template <typename Message>
+int fail(std::ostream& err, int status, const Message& message) {
+  err << "fx run: " << message << "\n";
+  return status;
+}
+
+Stop check_args(const RunArgs& args, bool write_output, std::ostream& err) {
+  if (args.pipeline.empty() == args.config.empty()) {
+    return fail(err, 2,
+                "give exactly one of --pipeline TEXT and --config CONF.json");
+  }
+  if (write_output && args.output.empty()) {
+    return fail(err, 2, "-o OUT.fx.json is required");
+  }
+  return std::nullopt;
+}
+
+// --on-failure and --ordering over the pipeline's own settings.
+Stop apply_policies(const RunArgs& args, host::PipelineSpec& spec,
+                    std::ostream& err) {
+  if (!args.on_failure.empty()) {
+    absl::StatusOr<host::FailurePolicy> policy =
+        host::parse_failure_policy(args.on_failure);
+    if (!policy.ok()) {
+      return fail(
+          err, 2,
+          cat("--on-failure: ", std::string(policy.status().message())));
+    }
+    spec.on_failure = *policy;
+  }
+  if (!args.ordering.empty()) {
+    absl::StatusOr<host::Ordering> ordering =
+        host::parse_ordering(args.ordering);
+    if (!ordering.ok()) {
+      return fail(
+          err, 2,
+          cat("--ordering: ", std::string(ordering.status().message())));
+    }
+    spec.ordering = *ordering;
+  }
+  return std::nullopt;
+}
+
+// The pipeline (--pipeline or --config), with the flags that override it.
+Stop read_spec(const RunArgs& args, host::PipelineSpec& spec,
+               std::ostream& err) {
+  absl::StatusOr<host::PipelineSpec> read =
+      args.config.empty() ? host::parse_pipeline_text(args.pipeline)
+                          : host::read_pipeline_config(args.config);
+  if (!read.ok()) return fail(err, 2, read.status().message());
+  spec = *std::move(read);
+  if (args.print_after == "all") {
+    spec.print_after_all = true;
+  } else if (!args.print_after.empty()) {
+    for (std::string_view p : split(args.print_after, ',')) {
+      spec.print_after.emplace_back(p);
+    }
+  }
+  if (!args.reproducer_dir.empty()) spec.reproducer_dir = args.reproducer_dir;
+  return apply_policies(args, spec, err);
+}
+
+// What the passes run on: a bundle's GraphModule or a bare graph file.
+struct Input {
+  GraphFile file;
+  std::shared_ptr<GraphModule> module;
+  std::unique_ptr<host::PassTarget> target;  // refers to file or module
+};
+
+// --inputs: a torch.save file of a tensor, or a list or tuple of tensors.
+Stop read_example_inputs(const std::string& path,
+                         std::vector<at::Tensor>& examples, std::ostream& err) {
+  auto inputs = read_value_file(path);
+  if (!inputs.ok()) return fail(err, 1, inputs.status().message());
+  std::vector<c10::IValue> items =
+      inputs->isList() ? inputs->toListRef().vec()
+      : inputs->isTuple()
+          ? std::vector<c10::IValue>(inputs->toTupleRef().elements().begin(),
+                                     inputs->toTupleRef().elements().end())
+          : std::vector<c10::IValue>{*inputs};
+  for (const c10::IValue& v : items) {
+    if (!v.isTensor()) {
+      return fail(err, 1,
+                  cat(path,
+                      ": example inputs must be tensors (torch.save([x, "
+                      "...]))"));
+    }
+    examples.push_back(v.toTensor());
+  }
+  return std::nullopt;
+}
+
+Stop open_input(const RunArgs& args, Input& input, std::ostream& err) {
+  absl::StatusOr<GraphFile> file = read_graph_file(args.input);
+  if (!file.ok()) return fail(err, 1, file.status().message());
+  if (file->weights.empty()) {
+    if (!args.inputs.empty()) {
+      return fail(err, 2,
+                  "--inputs needs a graph file with weights (a bundle)");
+    }
+    input.file = *std::move(file);
+    input.target = std::make_unique<host::GraphFileTarget>(input.file);
+    return std::nullopt;
+  }
+  auto gm = load_graph_module(*std::move(file));
+  if (!gm.ok()) {
+    return fail(err, 1,
+                cat(args.input, ": ", std::string(gm.status().message())));
+  }
+  input.module = *std::move(gm);
+  std::vector<at::Tensor> examples;
+  if (!args.inputs.empty()) {
+    if (Stop s = read_example_inputs(args.inputs, examples, err)) return s;
+  }
+  input.target = std::make_unique<host::GraphModuleTarget>(*input.module,
+                                                           std::move(examples));
+  return std::nullopt;
+}
+
+host::RunHooks run_hooks(const RunArgs& args, std::ostream& out,
+                         std::ostream& err) {
+  host::RunHooks hooks;
+  hooks.print_after = &out;
+  if (args.progress) {
+    hooks.progress = [&err](size_t i, size_t n, std::string_view pass) {
+      err << "[" << i << "/" << n << "] " << pass << "\n";
+    };
+  }
+  return hooks;
+}
+
+// --time's table, then the failure, if any; a stopped pipeline stops fx run.
+Stop print_report(const RunArgs& args, const host::PipelineReport& report,
+                  std::ostream& out, std::ostream& err) {
+  if (args.timing) out << report.summary();
+  if (report.ok()) return std::nullopt;
+  fail(err, 1, report.failure);
+  if (!report.reproducer.empty()) {
+    fail(err, 1, cat("reproducer written to ", report.reproducer));
+  }
+  if (!report.stopped) return std::nullopt;
+  return fail(err, 1,
+              cat("the pipeline stopped; ", args.output, " was not written"));
+}
+
+int write_output(const std::string& path, const host::PassTarget& target,
+                 std::ostream& err) {
+  boost::system::error_code ec;
+  fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty()) fs::create_directories(parent, ec);
+  absl::Status written = target.write(path);
+  if (!written.ok()) return fail(err, 1, written.message());
+  return 0;
+}
+
+// fx run, and fx dot's pipeline (which writes no output file).
+int run_pipeline(const RunArgs& args, std::ostream& out, std::ostream& err,
+                 bool write_result) {
+  if (Stop s = check_args(args, write_result, err)) return *s;
+  host::PipelineSpec spec;
+  if (Stop s = read_spec(args, spec, err)) return *s;
+  host::PassRegistry registry;
+  absl::Status loaded = host::load_plugins(spec, args.sources, registry);
+  if (!loaded.ok()) return fail(err, 1, loaded.message());
+  absl::StatusOr<host::PassManager> pm =
+      host::PassManager::create(registry, std::move(spec));
+  if (!pm.ok()) return fail(err, 2, pm.status().message());
+  Input input;
+  if (Stop s = open_input(args, input, err)) return *s;
+  host::PipelineReport report =
+      pm->run(*input.target, run_hooks(args, out, err));
+  if (Stop s = print_report(args, report, out, err)) return *s;
+  return write_result ? write_output(args.output, *input.target, err) : 0;
+}
+
 }  // namespace
 
-int run_pipeline_command(const RunArgs& args, std::ostream& out,
-                         std::ostream& err, bool write_output);
-
-int run_plugins_command(const PluginSources& sources, std::ostream& out,
+int run_plugins_command(const host::PluginSources& sources, std::ostream& out,
                         std::ostream& err) {
-  PassRegistry registry;
-  Loader loader(registry);
-  absl::Status loaded = loader.sources(sources);
+  host::PassRegistry registry;
+  absl::Status loaded = host::load_plugins(sources, registry);
   if (!loaded.ok()) {
     err << "fx plugins: " << loaded.message() << "\n";
     return 1;
@@ -145,189 +260,13 @@ int run_plugins_command(const PluginSources& sources, std::ostream& out,
            "FX_PLUGIN_PATH)\n";
     return 0;
   }
-  for (const auto& plugin : registry.plugins()) {
-    const FxPluginInfo& info = plugin->info();
-    out << "plugin " << info.name << " " << info.version << " (API "
-        << info.api_version << ", runs on API >= " << info.min_api_version
-        << ")\n"
-        << "  file:   " << plugin->path() << "\n"
-        << "  sha256: " << plugin->sha256() << "\n";
-    for (size_t p = 0; p < info.num_passes; ++p) {
-      const FxPassInfo& pass = info.passes[p];
-      out << "  pass " << pass.name << ": "
-          << (pass.description ? pass.description : "") << "\n";
-      for (size_t o = 0; o < pass.num_options; ++o) {
-        const FxOptionSpec& spec = pass.options[o];
-        out << "    option " << spec.name << " ("
-            << host::option_type_name(spec.type) << ", default '"
-            << (spec.default_value ? spec.default_value : "") << "')"
-            << (spec.description && *spec.description
-                    ? cat(": ", spec.description)
-                    : std::string())
-            << "\n";
-      }
-      for (auto [list, what] : {std::pair{&pass.run_after, "run after"},
-                                {&pass.run_before, "run before"},
-                                {&pass.required, "requires"},
-                                {&pass.produces, "produces"},
-                                {&pass.invalidates, "invalidates"}}) {
-        if (list->count > 0)
-          out << "    " << what << ": " << names(*list) << "\n";
-      }
-    }
-  }
+  for (const auto& plugin : registry.plugins()) print_plugin(*plugin, out);
   return 0;
 }
 
 int run_pipeline_command(const RunArgs& args, std::ostream& out,
                          std::ostream& err) {
-  return run_pipeline_command(args, out, err, /*write_output=*/true);
-}
-
-int run_pipeline_command(const RunArgs& args, std::ostream& out,
-                         std::ostream& err, bool write_output) {
-  if (args.pipeline.empty() == args.config.empty()) {
-    err << "fx run: give exactly one of --pipeline TEXT and --config "
-           "CONF.json\n";
-    return 2;
-  }
-  if (write_output && args.output.empty()) {
-    err << "fx run: -o OUT.fx.json is required\n";
-    return 2;
-  }
-  absl::StatusOr<host::PipelineSpec> spec =
-      args.config.empty() ? host::parse_pipeline_text(args.pipeline)
-                          : host::read_pipeline_config(args.config);
-  if (!spec.ok()) {
-    err << "fx run: " << spec.status().message() << "\n";
-    return 2;
-  }
-  if (!args.print_after.empty()) {
-    if (args.print_after == "all") {
-      spec->print_after_all = true;
-    } else {
-      for (std::string_view p : split(args.print_after, ',')) {
-        spec->print_after.emplace_back(p);
-      }
-    }
-  }
-  if (!args.reproducer_dir.empty()) spec->reproducer_dir = args.reproducer_dir;
-  if (args.on_failure == "skip") {
-    spec->on_failure = host::FailurePolicy::kSkip;
-  } else if (args.on_failure == "stop") {
-    spec->on_failure = host::FailurePolicy::kStop;
-  } else if (!args.on_failure.empty()) {
-    err << "fx run: --on-failure takes stop or skip, not '" << args.on_failure
-        << "'\n";
-    return 2;
-  }
-  if (args.ordering == "auto") {
-    spec->ordering = host::Ordering::kAuto;
-  } else if (args.ordering == "explicit") {
-    spec->ordering = host::Ordering::kExplicit;
-  } else if (!args.ordering.empty()) {
-    err << "fx run: --ordering takes explicit or auto, not '" << args.ordering
-        << "'\n";
-    return 2;
-  }
-
-  PassRegistry registry;
-  Loader loader(registry);
-  absl::Status loaded = absl::OkStatus();
-  for (const host::PluginReference& ref : spec->plugins) {
-    if (loaded.ok()) loaded = loader.file(ref.path, ref.sha256);
-  }
-  for (const std::string& dir : spec->plugin_dirs) {
-    if (loaded.ok()) loaded = loader.directory(dir);
-  }
-  if (loaded.ok()) loaded = loader.sources(args.sources);
-  if (!loaded.ok()) {
-    err << "fx run: " << loaded.message() << "\n";
-    return 1;
-  }
-  absl::StatusOr<host::PassManager> pm =
-      host::PassManager::create(registry, *std::move(spec));
-  if (!pm.ok()) {
-    err << "fx run: " << pm.status().message() << "\n";
-    return 2;
-  }
-
-  absl::StatusOr<GraphFile> file = read_graph_file(args.input);
-  if (!file.ok()) {
-    err << "fx run: " << file.status().message() << "\n";
-    return 1;
-  }
-  std::shared_ptr<GraphModule> module;
-  std::unique_ptr<host::PassTarget> target;
-  if (!file->weights.empty()) {
-    auto gm = load_graph_module(*std::move(file));
-    if (!gm.ok()) {
-      err << "fx run: " << args.input << ": " << gm.status().message() << "\n";
-      return 1;
-    }
-    module = *std::move(gm);
-    std::vector<at::Tensor> examples;
-    if (!args.inputs.empty()) {
-      auto inputs = read_value_file(args.inputs);
-      if (!inputs.ok()) {
-        err << "fx run: " << inputs.status().message() << "\n";
-        return 1;
-      }
-      std::vector<c10::IValue> items =
-          inputs->isList()    ? inputs->toListRef().vec()
-          : inputs->isTuple() ? std::vector<c10::IValue>(
-                                    inputs->toTupleRef().elements().begin(),
-                                    inputs->toTupleRef().elements().end())
-                              : std::vector<c10::IValue>{*inputs};
-      for (const c10::IValue& v : items) {
-        if (!v.isTensor()) {
-          err << "fx run: " << args.inputs
-              << ": example inputs must be tensors (torch.save([x, ...]))\n";
-          return 1;
-        }
-        examples.push_back(v.toTensor());
-      }
-    }
-    target =
-        std::make_unique<host::GraphModuleTarget>(*module, std::move(examples));
-  } else {
-    if (!args.inputs.empty()) {
-      err << "fx run: --inputs needs a graph file with weights (a bundle)\n";
-      return 2;
-    }
-    target = std::make_unique<host::GraphFileTarget>(*file);
-  }
-
-  host::RunHooks hooks;
-  hooks.print_after = &out;
-  if (args.progress) {
-    hooks.progress = [&err](size_t i, size_t n, std::string_view pass) {
-      err << "[" << i << "/" << n << "] " << pass << "\n";
-    };
-  }
-  host::PipelineReport report = pm->run(*target, hooks);
-  if (args.timing) out << report.summary();
-  if (!report.ok()) {
-    err << "fx run: " << report.failure << "\n";
-    if (!report.reproducer.empty()) {
-      err << "fx run: reproducer written to " << report.reproducer << "\n";
-    }
-    if (report.stopped) {
-      err << "fx run: the pipeline stopped; " << args.output
-          << " was not written\n";
-      return 1;
-    }
-  }
-  if (!write_output) return 0;
-  boost::system::error_code ec;
-  fs::path parent = fs::path(args.output).parent_path();
-  if (!parent.empty()) fs::create_directories(parent, ec);
-  absl::Status written = target->write(args.output);
-  if (!written.ok()) {
-    err << "fx run: " << written.message() << "\n";
-    return 1;
-  }
-  return 0;
+  return run_pipeline(args, out, err, /*write_result=*/true);
 }
 
 int run_dot_command(const DotArgs& args, std::ostream& out, std::ostream& err) {
@@ -343,7 +282,7 @@ int run_dot_command(const DotArgs& args, std::ostream& out, std::ostream& err) {
   run.sources = args.sources;
   run.output = "";
   std::ostringstream ignored;
-  int status = run_pipeline_command(run, ignored, err, /*write_output=*/false);
+  int status = run_pipeline(run, ignored, err, /*write_result=*/false);
   if (status != 0) {
     fs::remove(tmp, ec);
     return status;

@@ -1,43 +1,32 @@
-// `fx plugins` and `fx run`: listing plugins and running pipelines of their
-// passes on graph files (the C ABI issue's part of the fx command).
+// `fx plugins`, `fx run` and `fx dot`: listing plugins and running pipelines
+// of their passes on graph files. Argument handling and printing only: the
+// plugins are found by plugin_api/loader/plugin_discovery.h and loaded by
+// host::load_plugins (pass_registry.h), the pipeline is read by
+// plugin_api/pipeline/pipeline.h and run by the PassManager.
 //
 // Where plugins come from, in this order, each file loaded once:
 //  1. the config's "plugins" (sha256-pinned when the config says so) and
 //     "plugin_dirs";
 //  2. --plugin PATH and --plugin-dir DIR;
-//  3. the default directories: every entry of $FX_PLUGIN_PATH
-//     (colon-separated) and the first-party plugins shipped with the fx
-//     binary (its runfiles' plugins/ directory).
+//  3. the default directories (host::default_plugin_dirs): every entry of
+//     $FX_PLUGIN_PATH (colon-separated) and the first-party plugins shipped
+//     with the fx binary (its runfiles' plugins/ directory), unless
+//     --no-default-plugins.
+// Errors go to `err` prefixed with "fx plugins: ", "fx run: " or "fx dot: ";
+// the exit status is 2 for usage and pipeline errors found before anything
+// runs, 1 for everything else.
 #ifndef TOOLS_PIPELINE_COMMANDS_H_
 #define TOOLS_PIPELINE_COMMANDS_H_
 
 #include <ostream>
 #include <string>
-#include <vector>
 
-#include "absl/status/status.h"
-
-namespace fx::host {
-class PassRegistry;
-}  // namespace fx::host
+#include "plugin_api/loader/plugin_discovery.h"
 
 namespace fx::tools {
 
-// Step 3's directories, those that exist.
-std::vector<std::string> default_plugin_dirs();
-
-struct PluginSources {
-  std::vector<std::string> plugins;      // --plugin
-  std::vector<std::string> plugin_dirs;  // --plugin-dir
-  bool default_dirs = true;              // add step 3
-};
-
-// Loads the plugins `sources` names (steps 2 and 3) into `registry`.
-absl::Status load_plugins(const PluginSources& sources,
-                          host::PassRegistry& registry);
-
 // fx plugins: every plugin, its passes and their options.
-int run_plugins_command(const PluginSources& sources, std::ostream& out,
+int run_plugins_command(const host::PluginSources& sources, std::ostream& out,
                         std::ostream& err);
 
 struct RunArgs {
@@ -50,9 +39,9 @@ struct RunArgs {
   std::string reproducer_dir;  // --reproducer-dir DIR
   std::string on_failure;      // --on-failure stop|skip
   std::string ordering;        // --ordering explicit|auto
-  bool progress = false;       // --progress
+  bool progress = false;       // --progress: "[i/n] pass" on stderr
   bool timing = false;         // --time: the per-pass table on stdout
-  PluginSources sources;
+  host::PluginSources sources;
 };
 
 // fx run: runs the pipeline and writes OUT atomically; nothing is written
@@ -67,7 +56,7 @@ struct DotArgs {
   std::string input;
   std::string output;    // -o OUT.dot; stdout when empty
   std::string pipeline;  // --pipeline TEXT, run before drawing
-  PluginSources sources;
+  host::PluginSources sources;
 };
 int run_dot_command(const DotArgs& args, std::ostream& out, std::ostream& err);
 

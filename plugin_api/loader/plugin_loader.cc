@@ -59,6 +59,108 @@ std::string lowercase(std::string_view s) {
 
 }  // namespace
 
+namespace {
+
+// The version handshake (plugin_loader.h); `who` names the plugin.
+absl::Status check_handshake(const FxPluginInfo& info, const std::string& who) {
+  if (info.api_version == 0 || info.min_api_version == 0 ||
+      info.min_api_version > info.api_version) {
+    return absl::InvalidArgumentError(
+        cat(who, " declares api_version ", info.api_version,
+            " and min_api_version ", info.min_api_version,
+            "; both must be at least 1 and min_api_version <= api_version (set "
+            "them to FX_API_VERSION from fx/plugin_api.h)"));
+  }
+  if (info.min_api_version > FX_API_VERSION) {
+    return absl::FailedPreconditionError(
+        cat(who, " requires fx plugin API version ", info.min_api_version,
+            " or later, but this host provides version ", FX_API_VERSION,
+            ". Fix: use an fx host that provides API version ",
+            info.min_api_version,
+            ", or rebuild the plugin with min_api_version "
+            "<= ",
+            FX_API_VERSION));
+  }
+  if (info.api_version < kOldestSupportedPluginApiVersion) {
+    return absl::FailedPreconditionError(
+        cat(who, " was built against fx plugin API version ", info.api_version,
+            ", older than the oldest this host supports (",
+            kOldestSupportedPluginApiVersion,
+            "). Fix: rebuild the plugin against "
+            "the fx/plugin_api.h of this host (API version ",
+            FX_API_VERSION, ")"));
+  }
+  return absl::OkStatus();
+}
+
+// Option `o` of a pass: a unique name, a known type, a default of that type.
+absl::Status check_option(const FxOptionSpec& spec, size_t o,
+                          const std::string& where,
+                          std::set<std::string_view>& names) {
+  if (spec.name == nullptr || !is_identifier(spec.name)) {
+    return absl::InvalidArgumentError(
+        cat(where, ": option ", o, " needs a name"));
+  }
+  if (!names.insert(spec.name).second) {
+    return absl::InvalidArgumentError(
+        cat(where, ": declares option '", spec.name, "' twice"));
+  }
+  if (spec.type < FX_OPTION_BOOL || spec.type > FX_OPTION_STRING_LIST) {
+    return absl::InvalidArgumentError(cat(where, ": option '", spec.name,
+                                          "' has unknown type ",
+                                          static_cast<int>(spec.type)));
+  }
+  OptionValue value;
+  absl::Status parsed = parse_option_text(
+      spec.type, spec.default_value ? spec.default_value : "", &value);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(
+        cat(where, ": the default of option '", spec.name, "' is not a valid ",
+            option_type_name(spec.type), ": ", std::string(parsed.message())));
+  }
+  return absl::OkStatus();
+}
+
+// Pass `p` of the plugin `who`: a unique name, a run function, its options
+// and name lists; `names` are the pass names seen so far.
+absl::Status check_pass(const FxPassInfo& pass, size_t p,
+                        const std::string& who,
+                        std::set<std::string_view>& names) {
+  if (pass.name == nullptr || !is_identifier(pass.name)) {
+    return absl::InvalidArgumentError(
+        cat(who, ": pass ", p,
+            " needs a name of letters, digits, '_', '.' or '-'"));
+  }
+  std::string where = cat(who, ", pass '", pass.name, "'");
+  if (!names.insert(pass.name).second) {
+    return absl::InvalidArgumentError(
+        cat(who, " declares pass '", pass.name, "' twice"));
+  }
+  if (pass.run == nullptr) {
+    return absl::InvalidArgumentError(cat(where, ": its run function is NULL"));
+  }
+  if (pass.num_options > 0 && pass.options == nullptr) {
+    return absl::InvalidArgumentError(
+        cat(where, ": declares options but no array"));
+  }
+  std::set<std::string_view> option_names;
+  for (size_t o = 0; o < pass.num_options; ++o) {
+    absl::Status s = check_option(pass.options[o], o, where, option_names);
+    if (!s.ok()) return s;
+  }
+  for (auto [list, what] : {std::pair{&pass.run_after, "run_after"},
+                            {&pass.run_before, "run_before"},
+                            {&pass.required, "required"},
+                            {&pass.produces, "produces"},
+                            {&pass.invalidates, "invalidates"}}) {
+    absl::Status s = check_names(*list, what, where);
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status check_plugin_info(const FxPluginInfo* info,
                                std::string_view origin) {
   if (info == nullptr) {
@@ -72,91 +174,16 @@ absl::Status check_plugin_info(const FxPluginInfo* info,
         cat("plugin ", origin,
             ": its name must be non-empty letters, digits, '_', '.' or '-'"));
   }
-  if (info->api_version == 0 || info->min_api_version == 0 ||
-      info->min_api_version > info->api_version) {
-    return absl::InvalidArgumentError(
-        cat(who, " declares api_version ", info->api_version,
-            " and min_api_version ", info->min_api_version,
-            "; both must be at least 1 and min_api_version <= api_version (set "
-            "them to FX_API_VERSION from fx/plugin_api.h)"));
-  }
-  if (info->min_api_version > FX_API_VERSION) {
-    return absl::FailedPreconditionError(
-        cat(who, " requires fx plugin API version ", info->min_api_version,
-            " or later, but this host provides version ", FX_API_VERSION,
-            ". Fix: use an fx host that provides API version ",
-            info->min_api_version,
-            ", or rebuild the plugin with min_api_version "
-            "<= ",
-            FX_API_VERSION));
-  }
-  if (info->api_version < kOldestSupportedPluginApiVersion) {
-    return absl::FailedPreconditionError(
-        cat(who, " was built against fx plugin API version ", info->api_version,
-            ", older than the oldest this host supports (",
-            kOldestSupportedPluginApiVersion,
-            "). Fix: rebuild the plugin against "
-            "the fx/plugin_api.h of this host (API version ",
-            FX_API_VERSION, ")"));
-  }
+  absl::Status handshake = check_handshake(*info, who);
+  if (!handshake.ok()) return handshake;
   if (info->num_passes > 0 && info->passes == nullptr) {
     return absl::InvalidArgumentError(
         cat(who, " declares ", info->num_passes, " passes but no array"));
   }
   std::set<std::string_view> names;
   for (size_t p = 0; p < info->num_passes; ++p) {
-    const FxPassInfo& pass = info->passes[p];
-    if (pass.name == nullptr || !is_identifier(pass.name)) {
-      return absl::InvalidArgumentError(
-          cat(who, ": pass ", p,
-              " needs a name of letters, digits, '_', '.' or '-'"));
-    }
-    std::string where = cat(who, ", pass '", pass.name, "'");
-    if (!names.insert(pass.name).second) {
-      return absl::InvalidArgumentError(
-          cat(who, " declares pass '", pass.name, "' twice"));
-    }
-    if (pass.run == nullptr) {
-      return absl::InvalidArgumentError(
-          cat(where, ": its run function is NULL"));
-    }
-    if (pass.num_options > 0 && pass.options == nullptr) {
-      return absl::InvalidArgumentError(
-          cat(where, ": declares options but no array"));
-    }
-    std::set<std::string_view> option_names;
-    for (size_t o = 0; o < pass.num_options; ++o) {
-      const FxOptionSpec& spec = pass.options[o];
-      if (spec.name == nullptr || !is_identifier(spec.name)) {
-        return absl::InvalidArgumentError(
-            cat(where, ": option ", o, " needs a name"));
-      }
-      if (!option_names.insert(spec.name).second) {
-        return absl::InvalidArgumentError(
-            cat(where, ": declares option '", spec.name, "' twice"));
-      }
-      if (spec.type < FX_OPTION_BOOL || spec.type > FX_OPTION_STRING_LIST) {
-        return absl::InvalidArgumentError(cat(where, ": option '", spec.name,
-                                              "' has unknown type ",
-                                              static_cast<int>(spec.type)));
-      }
-      OptionValue value;
-      absl::Status parsed = parse_option_text(
-          spec.type, spec.default_value ? spec.default_value : "", &value);
-      if (!parsed.ok()) {
-        return absl::InvalidArgumentError(cat(
-            where, ": the default of option '", spec.name, "' is not a valid ",
-            option_type_name(spec.type), ": ", std::string(parsed.message())));
-      }
-    }
-    for (auto [list, what] : {std::pair{&pass.run_after, "run_after"},
-                              {&pass.run_before, "run_before"},
-                              {&pass.required, "required"},
-                              {&pass.produces, "produces"},
-                              {&pass.invalidates, "invalidates"}}) {
-      absl::Status s = check_names(*list, what, where);
-      if (!s.ok()) return s;
-    }
+    absl::Status s = check_pass(info->passes[p], p, who, names);
+    if (!s.ok()) return s;
   }
   return absl::OkStatus();
 }

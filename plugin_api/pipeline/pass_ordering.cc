@@ -111,13 +111,8 @@ std::string producers_hint(std::string_view property,
   return cat("passes that produce it: ", join(names, ", "));
 }
 
-}  // namespace
-
-absl::Status check_pass_order(const std::vector<const FxPassInfo*>& order,
-                              const std::vector<std::string>& assumed,
-                              const std::vector<const FxPassInfo*>& known) {
-  absl::Status cycle = find_cycle(order, constraint_edges(order));
-  if (!cycle.ok()) return cycle;
+// run_after / run_before between positions of an explicit order.
+absl::Status check_pairwise_order(const std::vector<const FxPassInfo*>& order) {
   const size_t n = order.size();
   for (size_t a = 0; a < n; ++a) {
     const FxPassInfo& A = *order[a];
@@ -137,35 +132,48 @@ absl::Status check_pass_order(const std::vector<const FxPassInfo*>& order,
       }
     }
   }
-  // Properties through the pipeline: which hold, and who last destroyed one.
+  return absl::OkStatus();
+}
+
+// Why property `p`, required by the pass at position `a`, does not hold:
+// `invalidated_by` lists (property, position) of earlier invalidations.
+absl::Status unmet_requirement(
+    const std::vector<const FxPassInfo*>& order, size_t a, std::string_view p,
+    const std::vector<std::pair<std::string, size_t>>& invalidated_by,
+    const std::vector<const FxPassInfo*>& known) {
+  std::string prefix = cat("pass ", quoted(order[a]->name), " (position ",
+                           a + 1, ") requires ", quoted(p));
+  for (auto it = invalidated_by.rbegin(); it != invalidated_by.rend(); ++it) {
+    if (it->first == p) {
+      return absl::FailedPreconditionError(cat(
+          prefix, ", which ", quoted(order[it->second]->name), " (position ",
+          it->second + 1, ") invalidates and no pass after it produces again"));
+    }
+  }
+  for (size_t later = a + 1; later < order.size(); ++later) {
+    if (contains(order[later]->produces, p)) {
+      return absl::FailedPreconditionError(
+          cat(prefix, ", but ", quoted(order[later]->name),
+              " that produces it runs later (position ", later + 1, ")"));
+    }
+  }
+  return absl::FailedPreconditionError(cat(prefix,
+                                           ", which no earlier pass produces (",
+                                           producers_hint(p, known), ")"));
+}
+
+// Properties through an explicit order: each requirement holds when needed.
+absl::Status check_requirements(const std::vector<const FxPassInfo*>& order,
+                                const std::vector<std::string>& assumed,
+                                const std::vector<const FxPassInfo*>& known) {
   absl::flat_hash_set<std::string> holds(assumed.begin(), assumed.end());
   std::vector<std::pair<std::string, size_t>> invalidated_by;
-  for (size_t a = 0; a < n; ++a) {
+  for (size_t a = 0; a < order.size(); ++a) {
     const FxPassInfo& A = *order[a];
     for (size_t r = 0; r < A.required.count; ++r) {
       std::string_view p = A.required.names[r];
       if (holds.contains(std::string(p))) continue;
-      std::string prefix = cat("pass ", quoted(A.name), " (position ", a + 1,
-                               ") requires ", quoted(p));
-      for (auto it = invalidated_by.rbegin(); it != invalidated_by.rend();
-           ++it) {
-        if (it->first == p) {
-          return absl::FailedPreconditionError(
-              cat(prefix, ", which ", quoted(order[it->second]->name),
-                  " (position ", it->second + 1,
-                  ") invalidates and no pass after it produces again"));
-        }
-      }
-      for (size_t later = a + 1; later < n; ++later) {
-        if (contains(order[later]->produces, p)) {
-          return absl::FailedPreconditionError(
-              cat(prefix, ", but ", quoted(order[later]->name),
-                  " that produces it runs later (position ", later + 1, ")"));
-        }
-      }
-      return absl::FailedPreconditionError(
-          cat(prefix, ", which no earlier pass produces (",
-              producers_hint(p, known), ")"));
+      return unmet_requirement(order, a, p, invalidated_by, known);
     }
     for (size_t i = 0; i < A.invalidates.count; ++i) {
       if (contains(A.produces, A.invalidates.names[i])) continue;
@@ -179,15 +187,11 @@ absl::Status check_pass_order(const std::vector<const FxPassInfo*>& order,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<size_t>> auto_pass_order(
-    const std::vector<const FxPassInfo*>& passes,
-    const std::vector<std::string>& assumed,
-    const std::vector<const FxPassInfo*>& known) {
+// Requirements that nothing in the pipeline (and nothing assumed) can meet.
+absl::Status check_producible(const std::vector<const FxPassInfo*>& passes,
+                              const std::vector<std::string>& assumed,
+                              const std::vector<const FxPassInfo*>& known) {
   const size_t n = passes.size();
-  std::vector<std::vector<Edge>> edges = constraint_edges(passes);
-  absl::Status cycle = find_cycle(passes, edges);
-  if (!cycle.ok()) return cycle;
-  // Requirements nothing in the pipeline can meet.
   for (size_t a = 0; a < n; ++a) {
     for (size_t r = 0; r < passes[a]->required.count; ++r) {
       std::string_view p = passes[a]->required.names[r];
@@ -206,8 +210,14 @@ absl::StatusOr<std::vector<size_t>> auto_pass_order(
       }
     }
   }
-  // Passes that destroy a property run after the passes that need it, when
-  // that adds no cycle.
+  return absl::OkStatus();
+}
+
+// Passes that destroy a property run after the passes that need it, when
+// that adds no cycle: adds those edges.
+void add_invalidation_edges(const std::vector<const FxPassInfo*>& passes,
+                            std::vector<std::vector<Edge>>& edges) {
+  const size_t n = passes.size();
   auto reaches = [&](size_t from, size_t to) {
     std::vector<bool> seen(n, false);
     std::vector<size_t> todo{from};
@@ -233,7 +243,12 @@ absl::StatusOr<std::vector<size_t>> auto_pass_order(
       }
     }
   }
-  // Kahn's algorithm, taking the earliest written pass among the ready ones.
+}
+
+// Kahn's algorithm, taking the earliest written pass among the ready ones.
+std::vector<size_t> topological_order(
+    const std::vector<std::vector<Edge>>& edges) {
+  const size_t n = edges.size();
   std::vector<size_t> indegree(n, 0);
   for (const auto& out : edges) {
     for (const Edge& e : out) ++indegree[e.to];
@@ -251,6 +266,32 @@ absl::StatusOr<std::vector<size_t>> auto_pass_order(
       if (--indegree[e.to] == 0) ready.push(e.to);
     }
   }
+  return order;
+}
+
+}  // namespace
+
+absl::Status check_pass_order(const std::vector<const FxPassInfo*>& order,
+                              const std::vector<std::string>& assumed,
+                              const std::vector<const FxPassInfo*>& known) {
+  absl::Status cycle = find_cycle(order, constraint_edges(order));
+  if (!cycle.ok()) return cycle;
+  absl::Status pairwise = check_pairwise_order(order);
+  if (!pairwise.ok()) return pairwise;
+  return check_requirements(order, assumed, known);
+}
+
+absl::StatusOr<std::vector<size_t>> auto_pass_order(
+    const std::vector<const FxPassInfo*>& passes,
+    const std::vector<std::string>& assumed,
+    const std::vector<const FxPassInfo*>& known) {
+  std::vector<std::vector<Edge>> edges = constraint_edges(passes);
+  absl::Status cycle = find_cycle(passes, edges);
+  if (!cycle.ok()) return cycle;
+  absl::Status producible = check_producible(passes, assumed, known);
+  if (!producible.ok()) return producible;
+  add_invalidation_edges(passes, edges);
+  std::vector<size_t> order = topological_order(edges);
   std::vector<const FxPassInfo*> ordered;
   for (size_t i : order) ordered.push_back(passes[i]);
   absl::Status ok = check_pass_order(ordered, assumed, known);

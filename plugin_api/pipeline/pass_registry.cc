@@ -2,6 +2,7 @@
 
 #include "fx_core/support/strings.h"
 #include "plugin_api/capi/extensions.h"
+#include "plugin_api/pipeline/pipeline.h"
 
 namespace fx::host {
 
@@ -51,6 +52,36 @@ std::vector<RegisteredPass> PassRegistry::passes() const {
     }
   }
   return out;
+}
+
+namespace {
+
+PluginDiscovery::Sink add_to(PassRegistry& registry) {
+  return [&registry](std::shared_ptr<const Plugin> plugin) {
+    return registry.add(std::move(plugin));
+  };
+}
+
+}  // namespace
+
+absl::Status load_plugins(const PluginSources& sources,
+                          PassRegistry& registry) {
+  return PluginDiscovery(add_to(registry)).load(sources);
+}
+
+absl::Status load_plugins(const PipelineSpec& spec,
+                          const PluginSources& sources,
+                          PassRegistry& registry) {
+  PluginDiscovery discovery(add_to(registry));
+  for (const PluginReference& ref : spec.plugins) {
+    absl::Status s = discovery.load_file(ref.path, ref.sha256);
+    if (!s.ok()) return s;
+  }
+  for (const std::string& dir : spec.plugin_dirs) {
+    absl::Status s = discovery.load_directory(dir);
+    if (!s.ok()) return s;
+  }
+  return discovery.load(sources);
 }
 
 }  // namespace fx::host

@@ -4,6 +4,9 @@
 // name (the second add is refused, naming both plugins). The registry keeps
 // the plugins alive, so the pass pointers it hands out stay valid as long as
 // the registry does.
+//
+// load_plugins fills a registry from plugin sources (plugin_discovery.h) and
+// from what a pipeline config names; hosts and the fx command share it.
 #ifndef PLUGIN_API_PIPELINE_PASS_REGISTRY_H_
 #define PLUGIN_API_PIPELINE_PASS_REGISTRY_H_
 
@@ -15,9 +18,12 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "fx/plugin_api.h"
+#include "plugin_api/loader/plugin_discovery.h"
 #include "plugin_api/loader/plugin_loader.h"
 
 namespace fx::host {
+
+struct PipelineSpec;
 
 // A pass and the plugin that provides it.
 struct RegisteredPass {
@@ -47,6 +53,17 @@ class PassRegistry {
   std::vector<std::shared_ptr<const Plugin>> plugins_;
   absl::flat_hash_map<std::string, RegisteredPass> by_name_;
 };
+
+// Loads the plugins `sources` names into `registry`, in discovery order
+// (plugin_discovery.h); the first plugin that does not load or is refused by
+// the registry stops it, and its error is returned.
+absl::Status load_plugins(const PluginSources& sources, PassRegistry& registry);
+
+// The same for a pipeline: first the plugins its config names ("plugins",
+// sha256-pinned where the config says so), then its "plugin_dirs", then
+// `sources`; a file named more than once is loaded once.
+absl::Status load_plugins(const PipelineSpec& spec,
+                          const PluginSources& sources, PassRegistry& registry);
 
 }  // namespace fx::host
 

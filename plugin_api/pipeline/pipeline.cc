@@ -59,20 +59,44 @@ absl::Status parse_options_text(std::string_view text, std::string_view body,
   return absl::OkStatus();
 }
 
-std::string_view failure_policy_name(FailurePolicy p) {
-  return p == FailurePolicy::kStop ? "stop" : "skip";
-}
+// A word of a keyed setting and what it means.
+template <typename E>
+struct Keyword {
+  std::string_view word;
+  E value;
+};
 
-absl::StatusOr<FailurePolicy> parse_failure_policy(const json& j,
-                                                   std::string_view where) {
-  if (j.is_string() && j.get<std::string>() == "stop") {
-    return FailurePolicy::kStop;
-  }
-  if (j.is_string() && j.get<std::string>() == "skip") {
-    return FailurePolicy::kSkip;
+constexpr Keyword<FailurePolicy> kFailurePolicies[] = {
+    {"stop", FailurePolicy::kStop}, {"skip", FailurePolicy::kSkip}};
+constexpr Keyword<Ordering> kOrderings[] = {{"explicit", Ordering::kExplicit},
+                                            {"auto", Ordering::kAuto}};
+
+// The one parser of such words. `value` is a config's JSON value, or a word
+// from the command line as a JSON string.
+template <typename E, size_t N>
+absl::StatusOr<E> parse_keyword(const json& value,
+                                const Keyword<E> (&keywords)[N]) {
+  std::vector<std::string> expected;
+  for (const Keyword<E>& k : keywords) {
+    if (value.is_string() && value.get<std::string>() == k.word) return k.value;
+    expected.push_back(cat("\"", k.word, "\""));
   }
   return absl::InvalidArgumentError(
-      cat(where, ": expected \"stop\" or \"skip\", got ", j.dump()));
+      cat("expected ", join(expected, " or "), ", got ", value.dump()));
+}
+
+template <typename E, size_t N>
+std::string_view keyword_name(E value, const Keyword<E> (&keywords)[N]) {
+  for (const Keyword<E>& k : keywords) {
+    if (k.value == value) return k.word;
+  }
+  return "";
+}
+
+// `status` (an error) with `where` in front of its message.
+absl::Status error_at(std::string_view where, const absl::Status& status) {
+  return absl::InvalidArgumentError(
+      cat(where, ": ", std::string(status.message())));
 }
 
 absl::StatusOr<std::vector<std::string>> string_list(const json& j,
@@ -125,23 +149,9 @@ std::string resolve(std::string_view base_dir, const std::string& path) {
   return cat(base_dir, "/", path);
 }
 
-absl::Status parse_pass_entry(const json& entry, std::string_view where,
-                              PipelineSpec& spec) {
-  if (entry.is_string()) {
-    absl::StatusOr<PipelineSpec> one =
-        parse_pipeline_text(entry.get<std::string>());
-    if (!one.ok()) {
-      return absl::InvalidArgumentError(
-          cat(where, ": ", std::string(one.status().message())));
-    }
-    for (PassInvocation& p : one->passes) spec.passes.push_back(std::move(p));
-    return absl::OkStatus();
-  }
-  if (!entry.is_object()) {
-    return absl::InvalidArgumentError(
-        cat(where, ": expected a pass name or {\"pass\": ...}, got ",
-            entry.dump()));
-  }
+// A pass given as {"pass": ..., "options": {...}, "on_failure": ...}.
+absl::StatusOr<PassInvocation> parse_pass_object(const json& entry,
+                                                 std::string_view where) {
   PassInvocation pass;
   for (const auto& [key, value] : entry.items()) {
     std::string at = cat(where, ".", key);
@@ -162,8 +172,8 @@ absl::Status parse_pass_entry(const json& entry, std::string_view where,
         pass.options.emplace_back(name, *std::move(in));
       }
     } else if (key == "on_failure") {
-      absl::StatusOr<FailurePolicy> p = parse_failure_policy(value, at);
-      if (!p.ok()) return p.status();
+      absl::StatusOr<FailurePolicy> p = parse_keyword(value, kFailurePolicies);
+      if (!p.ok()) return error_at(at, p.status());
       pass.on_failure = *p;
     } else {
       return absl::InvalidArgumentError(
@@ -173,11 +183,237 @@ absl::Status parse_pass_entry(const json& entry, std::string_view where,
   if (pass.pass.empty()) {
     return absl::InvalidArgumentError(cat(where, ": missing \"pass\""));
   }
-  spec.passes.push_back(std::move(pass));
+  return pass;
+}
+
+// One entry of "pipeline": pipeline text or a pass object.
+absl::Status parse_pass_entry(const json& entry, std::string_view where,
+                              PipelineSpec& spec) {
+  if (entry.is_string()) {
+    absl::StatusOr<PipelineSpec> one =
+        parse_pipeline_text(entry.get<std::string>());
+    if (!one.ok()) return error_at(where, one.status());
+    for (PassInvocation& p : one->passes) spec.passes.push_back(std::move(p));
+    return absl::OkStatus();
+  }
+  if (!entry.is_object()) {
+    return absl::InvalidArgumentError(
+        cat(where, ": expected a pass name or {\"pass\": ...}, got ",
+            entry.dump()));
+  }
+  absl::StatusOr<PassInvocation> pass = parse_pass_object(entry, where);
+  if (!pass.ok()) return pass.status();
+  spec.passes.push_back(*std::move(pass));
   return absl::OkStatus();
 }
 
+// The config's text as JSON; the error says where it stops being JSON.
+absl::StatusOr<json> parse_json(std::string_view text,
+                                std::string_view source) {
+  json root = json::parse(text.begin(), text.end(), nullptr, false);
+  if (root.is_discarded()) {
+    // Parse again with exceptions for the position of the error.
+    try {
+      json again = json::parse(text.begin(), text.end());
+      (void)again;
+    } catch (const json::parse_error& e) {
+      return absl::InvalidArgumentError(
+          cat(source, ": not valid JSON: ", e.what()));
+    }
+    return absl::InvalidArgumentError(cat(source, ": not valid JSON"));
+  }
+  if (!root.is_object()) {
+    return absl::InvalidArgumentError(
+        cat(source, ": expected a JSON object at the top"));
+  }
+  return root;
+}
+
+// Reads a config's top-level keys into a PipelineSpec, one method per key.
+class ConfigReader {
+ public:
+  ConfigReader(std::string_view source, std::string_view base_dir)
+      : source_(source), base_dir_(base_dir) {}
+
+  absl::StatusOr<PipelineSpec> read(const json& root) {
+    for (const auto& [key, value] : root.items()) {
+      absl::Status s = read_key(key, value);
+      if (!s.ok()) return s;
+    }
+    if (!has_pipeline_ || spec_.passes.empty()) {
+      return absl::InvalidArgumentError(
+          cat(source_, ": no passes (add \"pipeline\")"));
+    }
+    return std::move(spec_);
+  }
+
+ private:
+  using Reader = absl::Status (ConfigReader::*)(const json&,
+                                                const std::string&);
+  absl::Status read_key(const std::string& key, const json& value) {
+    std::string at = cat(source_, ": '", key, "'");
+    std::vector<std::string_view> names;
+    for (const Key& k : kKeys) {
+      if (k.name == key) return (this->*k.read)(value, at);
+      names.push_back(k.name);
+    }
+    return absl::InvalidArgumentError(
+        cat(at, ": unknown key (expected ", join(names, ", "), ")"));
+  }
+
+  absl::Status pipeline(const json& value, const std::string& at) {
+    has_pipeline_ = true;
+    if (value.is_string()) return parse_pass_entry(value, at, spec_);
+    if (!value.is_array()) {
+      return absl::InvalidArgumentError(
+          cat(at, ": expected pipeline text or an array, got ", value.dump()));
+    }
+    for (size_t i = 0; i < value.size(); ++i) {
+      absl::Status s = parse_pass_entry(
+          value[i], cat(source_, ": 'pipeline[", i, "]'"), spec_);
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status plugins(const json& value, const std::string& at) {
+    if (!value.is_array()) {
+      return absl::InvalidArgumentError(
+          cat(at, ": expected an array, got ", value.dump()));
+    }
+    for (size_t i = 0; i < value.size(); ++i) {
+      absl::StatusOr<PluginReference> ref =
+          plugin(value[i], cat(source_, ": 'plugins[", i, "]'"));
+      if (!ref.ok()) return ref.status();
+      spec_.plugins.push_back(*std::move(ref));
+    }
+    return absl::OkStatus();
+  }
+
+  // "path" or {"path": "path", "sha256": "64 hex digits"}.
+  absl::StatusOr<PluginReference> plugin(const json& p,
+                                         const std::string& at) const {
+    PluginReference ref;
+    if (p.is_string()) {
+      ref.path = p.get<std::string>();
+    } else if (p.is_object() && p.contains("path") && p["path"].is_string()) {
+      ref.path = p["path"].get<std::string>();
+      for (const auto& [k, v] : p.items()) {
+        if (k == "path") continue;
+        if (k != "sha256" || !v.is_string() ||
+            v.get<std::string>().size() != 64) {
+          return absl::InvalidArgumentError(
+              cat(at, ".", k, ": expected \"sha256\": 64 hex digits"));
+        }
+        ref.sha256 = v.get<std::string>();
+      }
+    } else {
+      return absl::InvalidArgumentError(
+          cat(at, ": expected a path or {\"path\": ..., \"sha256\": ...}"));
+    }
+    ref.path = resolve(base_dir_, ref.path);
+    return ref;
+  }
+
+  absl::Status plugin_dirs(const json& value, const std::string& at) {
+    absl::StatusOr<std::vector<std::string>> dirs = string_list(value, at);
+    if (!dirs.ok()) return dirs.status();
+    for (const std::string& d : *dirs) {
+      spec_.plugin_dirs.push_back(resolve(base_dir_, d));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ordering(const json& value, const std::string& at) {
+    absl::StatusOr<Ordering> o = parse_keyword(value, kOrderings);
+    if (!o.ok()) return error_at(at, o.status());
+    spec_.ordering = *o;
+    return absl::OkStatus();
+  }
+
+  absl::Status on_failure(const json& value, const std::string& at) {
+    absl::StatusOr<FailurePolicy> p = parse_keyword(value, kFailurePolicies);
+    if (!p.ok()) return error_at(at, p.status());
+    spec_.on_failure = *p;
+    return absl::OkStatus();
+  }
+
+  absl::Status verify_each(const json& value, const std::string& at) {
+    if (!value.is_boolean()) {
+      return absl::InvalidArgumentError(
+          cat(at, ": expected true or false, got ", value.dump()));
+    }
+    spec_.verify_each = value.get<bool>();
+    return absl::OkStatus();
+  }
+
+  absl::Status print_after(const json& value, const std::string& at) {
+    if (value == "all") {
+      spec_.print_after_all = true;
+      return absl::OkStatus();
+    }
+    absl::StatusOr<std::vector<std::string>> l = string_list(value, at);
+    if (!l.ok()) return l.status();
+    spec_.print_after = *std::move(l);
+    return absl::OkStatus();
+  }
+
+  absl::Status assume(const json& value, const std::string& at) {
+    absl::StatusOr<std::vector<std::string>> l = string_list(value, at);
+    if (!l.ok()) return l.status();
+    spec_.assume = *std::move(l);
+    return absl::OkStatus();
+  }
+
+  absl::Status reproducer_dir(const json& value, const std::string& at) {
+    if (!value.is_string()) {
+      return absl::InvalidArgumentError(
+          cat(at, ": expected a directory, got ", value.dump()));
+    }
+    spec_.reproducer_dir = resolve(base_dir_, value.get<std::string>());
+    return absl::OkStatus();
+  }
+
+  struct Key {
+    std::string_view name;
+    Reader read;
+  };
+  // Every key, in the order the unknown-key message lists them.
+  static constexpr Key kKeys[] = {
+      {"pipeline", &ConfigReader::pipeline},
+      {"plugins", &ConfigReader::plugins},
+      {"plugin_dirs", &ConfigReader::plugin_dirs},
+      {"ordering", &ConfigReader::ordering},
+      {"on_failure", &ConfigReader::on_failure},
+      {"verify_each", &ConfigReader::verify_each},
+      {"print_after", &ConfigReader::print_after},
+      {"assume", &ConfigReader::assume},
+      {"reproducer_dir", &ConfigReader::reproducer_dir},
+  };
+
+  std::string_view source_;
+  std::string_view base_dir_;
+  PipelineSpec spec_;
+  bool has_pipeline_ = false;
+};
+
 }  // namespace
+
+absl::StatusOr<FailurePolicy> parse_failure_policy(std::string_view word) {
+  return parse_keyword(json(std::string(word)), kFailurePolicies);
+}
+
+absl::StatusOr<Ordering> parse_ordering(std::string_view word) {
+  return parse_keyword(json(std::string(word)), kOrderings);
+}
+
+std::string_view failure_policy_name(FailurePolicy policy) {
+  return keyword_name(policy, kFailurePolicies);
+}
+
+std::string_view ordering_name(Ordering ordering) {
+  return keyword_name(ordering, kOrderings);
+}
 
 absl::StatusOr<PipelineSpec> parse_pipeline_text(std::string_view text) {
   PipelineSpec spec;
@@ -236,127 +472,9 @@ absl::StatusOr<PipelineSpec> parse_pipeline_text(std::string_view text) {
 absl::StatusOr<PipelineSpec> parse_pipeline_config(std::string_view text,
                                                    std::string_view source,
                                                    std::string_view base_dir) {
-  json root = json::parse(text.begin(), text.end(), nullptr, false);
-  if (root.is_discarded()) {
-    // Parse again with exceptions for the position of the error.
-    try {
-      json again = json::parse(text.begin(), text.end());
-      (void)again;
-    } catch (const json::parse_error& e) {
-      return absl::InvalidArgumentError(
-          cat(source, ": not valid JSON: ", e.what()));
-    }
-    return absl::InvalidArgumentError(cat(source, ": not valid JSON"));
-  }
-  if (!root.is_object()) {
-    return absl::InvalidArgumentError(
-        cat(source, ": expected a JSON object at the top"));
-  }
-  PipelineSpec spec;
-  bool has_pipeline = false;
-  for (const auto& [key, value] : root.items()) {
-    std::string at = cat(source, ": '", key, "'");
-    if (key == "pipeline") {
-      has_pipeline = true;
-      if (value.is_string()) {
-        absl::Status s = parse_pass_entry(value, at, spec);
-        if (!s.ok()) return s;
-      } else if (value.is_array()) {
-        for (size_t i = 0; i < value.size(); ++i) {
-          absl::Status s = parse_pass_entry(
-              value[i], cat(source, ": 'pipeline[", i, "]'"), spec);
-          if (!s.ok()) return s;
-        }
-      } else {
-        return absl::InvalidArgumentError(cat(
-            at, ": expected pipeline text or an array, got ", value.dump()));
-      }
-    } else if (key == "plugins") {
-      if (!value.is_array()) {
-        return absl::InvalidArgumentError(
-            cat(at, ": expected an array, got ", value.dump()));
-      }
-      for (size_t i = 0; i < value.size(); ++i) {
-        const json& p = value[i];
-        std::string pat = cat(source, ": 'plugins[", i, "]'");
-        PluginReference ref;
-        if (p.is_string()) {
-          ref.path = p.get<std::string>();
-        } else if (p.is_object() && p.contains("path") &&
-                   p["path"].is_string()) {
-          ref.path = p["path"].get<std::string>();
-          for (const auto& [k, v] : p.items()) {
-            if (k == "path") continue;
-            if (k != "sha256" || !v.is_string() ||
-                v.get<std::string>().size() != 64) {
-              return absl::InvalidArgumentError(
-                  cat(pat, ".", k, ": expected \"sha256\": 64 hex digits"));
-            }
-            ref.sha256 = v.get<std::string>();
-          }
-        } else {
-          return absl::InvalidArgumentError(cat(
-              pat, ": expected a path or {\"path\": ..., \"sha256\": ...}"));
-        }
-        ref.path = resolve(base_dir, ref.path);
-        spec.plugins.push_back(std::move(ref));
-      }
-    } else if (key == "plugin_dirs") {
-      absl::StatusOr<std::vector<std::string>> dirs = string_list(value, at);
-      if (!dirs.ok()) return dirs.status();
-      for (const std::string& d : *dirs) {
-        spec.plugin_dirs.push_back(resolve(base_dir, d));
-      }
-    } else if (key == "ordering") {
-      if (value == "explicit") {
-        spec.ordering = Ordering::kExplicit;
-      } else if (value == "auto") {
-        spec.ordering = Ordering::kAuto;
-      } else {
-        return absl::InvalidArgumentError(
-            cat(at, ": expected \"explicit\" or \"auto\", got ", value.dump()));
-      }
-    } else if (key == "on_failure") {
-      absl::StatusOr<FailurePolicy> p = parse_failure_policy(value, at);
-      if (!p.ok()) return p.status();
-      spec.on_failure = *p;
-    } else if (key == "verify_each") {
-      if (!value.is_boolean()) {
-        return absl::InvalidArgumentError(
-            cat(at, ": expected true or false, got ", value.dump()));
-      }
-      spec.verify_each = value.get<bool>();
-    } else if (key == "print_after") {
-      if (value == "all") {
-        spec.print_after_all = true;
-      } else {
-        absl::StatusOr<std::vector<std::string>> l = string_list(value, at);
-        if (!l.ok()) return l.status();
-        spec.print_after = *std::move(l);
-      }
-    } else if (key == "assume") {
-      absl::StatusOr<std::vector<std::string>> l = string_list(value, at);
-      if (!l.ok()) return l.status();
-      spec.assume = *std::move(l);
-    } else if (key == "reproducer_dir") {
-      if (!value.is_string()) {
-        return absl::InvalidArgumentError(
-            cat(at, ": expected a directory, got ", value.dump()));
-      }
-      spec.reproducer_dir = resolve(base_dir, value.get<std::string>());
-    } else {
-      return absl::InvalidArgumentError(
-          cat(at,
-              ": unknown key (expected pipeline, plugins, plugin_dirs, "
-              "ordering, on_failure, verify_each, print_after, assume, "
-              "reproducer_dir)"));
-    }
-  }
-  if (!has_pipeline || spec.passes.empty()) {
-    return absl::InvalidArgumentError(
-        cat(source, ": no passes (add \"pipeline\")"));
-  }
-  return spec;
+  absl::StatusOr<json> root = parse_json(text, source);
+  if (!root.ok()) return root.status();
+  return ConfigReader(source, base_dir).read(*root);
 }
 
 absl::StatusOr<PipelineSpec> read_pipeline_config(const std::string& path) {
@@ -391,6 +509,35 @@ std::string pipeline_text(const std::vector<PassInvocation>& passes) {
   return out;
 }
 
+namespace {
+
+// A pass's options as a config's "options" object, in JSON's own types.
+json options_json(
+    const std::vector<std::pair<std::string, OptionInput>>& options) {
+  json out = json::object();
+  for (const auto& [name, in] : options) {
+    switch (in.kind) {
+      case OptionInput::Kind::kText:
+      case OptionInput::Kind::kString:
+        out[name] = in.text;
+        break;
+      case OptionInput::Kind::kBool:
+        out[name] = in.text == "true";
+        break;
+      case OptionInput::Kind::kInt:
+      case OptionInput::Kind::kFloat:
+        out[name] = json::parse(in.text);
+        break;
+      case OptionInput::Kind::kList:
+        out[name] = in.list;
+        break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string pipeline_config_json(const PipelineSpec& spec) {
   json root = json::object();
   if (!spec.plugins.empty()) {
@@ -408,33 +555,12 @@ std::string pipeline_config_json(const PipelineSpec& spec) {
   json passes = json::array();
   for (const PassInvocation& p : spec.passes) {
     json entry = {{"pass", p.pass}};
-    if (!p.options.empty()) {
-      json options = json::object();
-      for (const auto& [name, in] : p.options) {
-        switch (in.kind) {
-          case OptionInput::Kind::kText:
-          case OptionInput::Kind::kString:
-            options[name] = in.text;
-            break;
-          case OptionInput::Kind::kBool:
-            options[name] = in.text == "true";
-            break;
-          case OptionInput::Kind::kInt:
-          case OptionInput::Kind::kFloat:
-            options[name] = json::parse(in.text);
-            break;
-          case OptionInput::Kind::kList:
-            options[name] = in.list;
-            break;
-        }
-      }
-      entry["options"] = options;
-    }
+    if (!p.options.empty()) entry["options"] = options_json(p.options);
     if (p.on_failure) entry["on_failure"] = failure_policy_name(*p.on_failure);
     passes.push_back(entry);
   }
   root["pipeline"] = passes;
-  root["ordering"] = spec.ordering == Ordering::kAuto ? "auto" : "explicit";
+  root["ordering"] = ordering_name(spec.ordering);
   root["on_failure"] = failure_policy_name(spec.on_failure);
   root["verify_each"] = spec.verify_each;
   if (spec.print_after_all) {

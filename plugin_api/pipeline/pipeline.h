@@ -43,6 +43,19 @@ enum class FailurePolicy { kStop, kSkip };
 // Auto: reorder to satisfy them, keeping the written order where free.
 enum class Ordering { kExplicit, kAuto };
 
+// The one reading of "stop" / "skip" and of "explicit" / "auto", shared by
+// the JSON config ("on_failure", "ordering", a pass's "on_failure") and the
+// command line (--on-failure, --ordering). Anything else is InvalidArgument
+// with one message, which callers prefix with where the word came from:
+//   expected "stop" or "skip", got "retry"
+//   expected "explicit" or "auto", got "random"
+// (the word is quoted as a JSON string).
+absl::StatusOr<FailurePolicy> parse_failure_policy(std::string_view word);
+absl::StatusOr<Ordering> parse_ordering(std::string_view word);
+// The words the parsers read: "stop", "skip", "explicit", "auto".
+std::string_view failure_policy_name(FailurePolicy policy);
+std::string_view ordering_name(Ordering ordering);
+
 struct PassInvocation {
   std::string pass;
   std::vector<std::pair<std::string, OptionInput>> options;

@@ -171,6 +171,25 @@ TEST(FxRun, ConfigErrorsAreReportedBeforeAnythingRuns) {
   EXPECT_FALSE(exists(out));
 }
 
+// --on-failure and --ordering are read by the pipeline's own parsers, with
+// their message.
+TEST(FxRun, PolicyFlagsAreReadLikeTheConfigKeys) {
+  std::string out = temp_path("flags/out.fx.json");
+  Result policy = run({"run", mymodule(), "--pipeline", "dce", "-o", out,
+                       "--on-failure", "retry"});
+  EXPECT_EQ(policy.status, 2);
+  EXPECT_EQ(policy.err,
+            "fx run: --on-failure: expected \"stop\" or \"skip\", got "
+            "\"retry\"\n");
+  Result ordering = run({"run", mymodule(), "--pipeline", "dce", "-o", out,
+                         "--ordering", "random"});
+  EXPECT_EQ(ordering.status, 2);
+  EXPECT_EQ(ordering.err,
+            "fx run: --ordering: expected \"explicit\" or \"auto\", got "
+            "\"random\"\n");
+  EXPECT_FALSE(exists(out));
+}
+
 TEST(FxRun, APinnedHashMismatchIsRefused) {
   std::string config = temp_path("pinned.json");
   std::string plugin =

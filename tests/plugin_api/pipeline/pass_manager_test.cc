@@ -1,6 +1,7 @@
 // The pass manager running plugins loaded at runtime: options, ordering,
 // verification, rollback of every kind of failure (the graph's JSON is
-// byte-identical afterwards), skip/stop, reproducers and instrumentation.
+// byte-identical afterwards), skip/stop, reproducers and instrumentation
+// (the hooks, their order, the standard instrumentations).
 #include "plugin_api/pipeline/pass_manager.h"
 
 #include <gtest/gtest.h>
@@ -8,16 +9,21 @@
 
 #include <boost/filesystem.hpp>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "fx_core/format/graph_json.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/ir/node.h"
 #include "fx_core/runtime/graph_module.h"
+#include "fx_core/support/strings.h"
 #include "plugin_api/capi/extensions.h"
 #include "plugin_api/loader/plugin_loader.h"
+#include "plugin_api/pipeline/standard_instrumentations.h"
 #include "tests/testing/status_matchers.h"
 
 namespace fx::host {
@@ -300,6 +306,148 @@ TEST_F(PassManagerTest, SummaryListsEveryPass) {
   EXPECT_NE(summary.find("    FAILED_PRECONDITION: edit_then_fail gives up"),
             std::string::npos);
   EXPECT_NE(summary.find("second          not run"), std::string::npos);
+}
+
+// Records every hook it sees as "tag:hook[:pass]"; in run_before_pass it
+// keeps the graph's JSON, so run_after_pass_failed can check the rollback.
+class Recorder : public PassInstrumentation {
+ public:
+  Recorder(std::string tag, std::vector<std::string>* log)
+      : tag_(std::move(tag)), log_(log) {}
+  void run_before_pipeline(const PipelineEvent& e) override {
+    add("before_pipeline", "");
+    EXPECT_EQ(e.report.passes.size(), e.schedule.size());
+  }
+  void run_before_pass(const PassEvent& e) override {
+    add("before_pass", e.name());
+    input_ = to_graph_json(e.target.graph());
+  }
+  void run_after_pass_call(const PassEvent& e) override {
+    add("after_pass_call", e.name());
+  }
+  void run_before_verification(const PassEvent& e) override {
+    add("before_verification", e.name());
+  }
+  void run_after_verification(const PassEvent& e) override {
+    add("after_verification", e.name());
+  }
+  void run_after_pass(const PassEvent& e) override {
+    add("after_pass", e.name());
+    EXPECT_EQ(e.record().outcome, PassRecord::Outcome::kRan);
+  }
+  void run_after_pass_failed(const PassEvent& e) override {
+    add("after_pass_failed", e.name());
+    EXPECT_EQ(e.record().outcome, PassRecord::Outcome::kRolledBack);
+    EXPECT_EQ(to_graph_json(e.target.graph()), input_);
+    EXPECT_NE(e.report.failure.find("failed and was rolled back"),
+              std::string::npos);
+  }
+  void run_after_pipeline(const PipelineEvent& e) override {
+    add("after_pipeline", "");
+  }
+
+ private:
+  void add(std::string_view hook, std::string_view pass) {
+    log_->push_back(cat(tag_, ":", hook, pass.empty() ? "" : ":", pass));
+  }
+  std::string tag_;
+  std::vector<std::string>* log_;
+  std::string input_;
+};
+
+TEST_F(PassManagerTest, InstrumentationsSeeEveryHookInOrder) {
+  auto pm = manager("decompose_relu,edit_then_fail,second");
+  ASSERT_TRUE(pm.ok()) << pm.status();
+  std::vector<std::string> log;
+  pm->add_instrumentation(std::make_unique<Recorder>("a", &log));
+  GraphFileTarget target(file_);
+  PipelineReport report = pm->run(target);
+  EXPECT_TRUE(report.stopped);
+  // The pass that is not run (the pipeline stopped) gets no hooks.
+  EXPECT_EQ(log, (std::vector<std::string>{
+                     "a:before_pipeline",
+                     "a:before_pass:decompose_relu",
+                     "a:after_pass_call:decompose_relu",
+                     "a:before_verification:decompose_relu",
+                     "a:after_verification:decompose_relu",
+                     "a:after_pass:decompose_relu",
+                     "a:before_pass:edit_then_fail",
+                     "a:after_pass_call:edit_then_fail",
+                     "a:after_pass_failed:edit_then_fail",
+                     "a:after_pipeline",
+                 }));
+}
+
+TEST_F(PassManagerTest, AfterHooksRunInReverseOrderOfRegistration) {
+  auto pm = manager("second");
+  ASSERT_TRUE(pm.ok()) << pm.status();
+  std::vector<std::string> log;
+  pm->add_instrumentation(std::make_unique<Recorder>("a", &log));
+  pm->add_instrumentation(std::make_unique<Recorder>("b", &log));
+  GraphFileTarget target(file_);
+  ASSERT_TRUE(pm->run(target).ok());
+  EXPECT_EQ(
+      log, (std::vector<std::string>{
+               "a:before_pipeline", "b:before_pipeline", "a:before_pass:second",
+               "b:before_pass:second", "b:after_pass_call:second",
+               "a:after_pass_call:second", "a:before_verification:second",
+               "b:before_verification:second", "b:after_verification:second",
+               "a:after_verification:second", "b:after_pass:second",
+               "a:after_pass:second", "b:after_pipeline", "a:after_pipeline"}));
+  // Registered instrumentations serve every later run.
+  log.clear();
+  ASSERT_TRUE(pm->run(target).ok());
+  EXPECT_EQ(log.size(), 14u);
+}
+
+// The standard instrumentations can be registered by hand too: print-after
+// into a stream of the host's, without the spec asking for it.
+TEST_F(PassManagerTest, StandardInstrumentationsCanBeRegistered) {
+  auto pm = manager("second,decompose_relu");
+  ASSERT_TRUE(pm.ok()) << pm.status();
+  std::ostringstream printed;
+  pm->add_instrumentation(std::make_unique<IrPrintingInstrumentation>(
+      printed, false, std::vector<std::string>{"decompose_relu"}));
+  GraphFileTarget target(file_);
+  PipelineReport report = pm->run(target);
+  ASSERT_TRUE(report.ok()) << report.failure;
+  EXPECT_EQ(printed.str(),
+            "// -----// graph after decompose_relu //----- //\n" +
+                file_.graph->str());
+  // Timing is always on.
+  EXPECT_GT(report.passes[1].run_seconds, 0);
+  EXPECT_GT(report.passes[1].verify_seconds, 0);
+}
+
+// A pipeline's plugins and the host's sources load together, each file once.
+TEST(LoadPlugins, ThePipelinesPluginsThenTheSources) {
+  auto spec = parse_pipeline_config(
+      R"({"pipeline": "c_add_to_mul", "plugins": ["libc_plugin.so"]})",
+      "c.json", "tests/plugin_api/plugins");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  PluginSources sources;
+  sources.plugins = {kDir + "libtest_passes.so", kDir + "libc_plugin.so"};
+  sources.default_dirs = false;
+  PassRegistry registry;
+  ASSERT_TRUE(load_plugins(*spec, sources, registry).ok());
+  ASSERT_EQ(registry.plugins().size(), 2u);
+  EXPECT_EQ(registry.plugins()[0]->name(), "c_plugin");
+  EXPECT_EQ(registry.plugins()[1]->name(), "test_passes");
+  // A registry's refusal stops loading and is returned.
+  std::string copy = ::testing::TempDir() + "/libtest_passes_copy.so";
+  boost::filesystem::copy_file(
+      kDir + "libtest_passes.so", copy,
+      boost::filesystem::copy_option::overwrite_if_exists);
+  PluginSources twice;
+  twice.plugins = {kDir + "libtest_passes.so", copy, kDir + "libc_plugin.so"};
+  twice.default_dirs = false;
+  PassRegistry refused;
+  EXPECT_EQ(error_of(load_plugins(twice, refused)),
+            "pass 'decompose_relu' is provided by both plugin 'test_passes' "
+            "(tests/plugin_api/plugins/libtest_passes.so) and plugin "
+            "'test_passes' (" +
+                copy + "); load only one of them");
+  EXPECT_EQ(refused.plugins().size(), 1u);
 }
 
 std::string read(const std::string& path) {

@@ -154,6 +154,31 @@ TEST(PipelineConfig, ErrorsNameTheKey) {
   EXPECT_EQ(broken.rfind("c.json: not valid JSON: ", 0), 0u) << broken;
 }
 
+// The config and the command line read these words with the same parser and
+// report the same message (callers add where the word came from).
+TEST(PipelineKeywords, OneParserEachWithOneMessage) {
+  EXPECT_EQ(*parse_failure_policy("stop"), FailurePolicy::kStop);
+  EXPECT_EQ(*parse_failure_policy("skip"), FailurePolicy::kSkip);
+  EXPECT_EQ(*parse_ordering("explicit"), Ordering::kExplicit);
+  EXPECT_EQ(*parse_ordering("auto"), Ordering::kAuto);
+  EXPECT_EQ(error_of(parse_failure_policy("retry")),
+            "expected \"stop\" or \"skip\", got \"retry\"");
+  EXPECT_EQ(error_of(parse_ordering("Auto")),
+            "expected \"explicit\" or \"auto\", got \"Auto\"");
+  EXPECT_EQ(parse_ordering("").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  for (FailurePolicy p : {FailurePolicy::kStop, FailurePolicy::kSkip}) {
+    EXPECT_EQ(*parse_failure_policy(failure_policy_name(p)), p);
+  }
+  for (Ordering o : {Ordering::kExplicit, Ordering::kAuto}) {
+    EXPECT_EQ(*parse_ordering(ordering_name(o)), o);
+  }
+  // A config's non-string value gets the same message, with the JSON value.
+  EXPECT_EQ(error_of(parse_pipeline_config(
+                R"({"pipeline": "a", "on_failure": 1})", "c.json", "")),
+            "c.json: 'on_failure': expected \"stop\" or \"skip\", got 1");
+}
+
 // ------------------------------------------------------------- options
 
 const FxOptionSpec kOptions[] = {

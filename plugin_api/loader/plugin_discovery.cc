@@ -1,0 +1,92 @@
+#include "plugin_api/loader/plugin_discovery.h"
+
+#include <unistd.h>
+
+#include <boost/filesystem.hpp>
+#include <cstdlib>
+#include <utility>
+
+#include "fx_core/support/strings.h"
+
+namespace fx::host {
+namespace {
+
+namespace fs = boost::filesystem;
+
+// The first-party plugin directory of the running program, if any.
+std::vector<std::string> runfiles_plugin_dirs() {
+  std::vector<std::string> candidates;
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    candidates.push_back(std::string(exe, n) + ".runfiles/fx_sdk/plugins");
+  }
+  if (const char* runfiles = std::getenv("RUNFILES_DIR")) {
+    candidates.push_back(std::string(runfiles) + "/fx_sdk/plugins");
+  }
+  if (const char* srcdir = std::getenv("TEST_SRCDIR")) {
+    candidates.push_back(std::string(srcdir) + "/fx_sdk/plugins");
+  }
+  boost::system::error_code ec;
+  for (const std::string& c : candidates) {
+    if (fs::is_directory(c, ec)) return {c};
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<std::string> default_plugin_dirs() {
+  std::vector<std::string> dirs;
+  if (const char* path = std::getenv("FX_PLUGIN_PATH")) {
+    for (std::string_view d : split(path, ':')) {
+      if (!d.empty()) dirs.emplace_back(d);
+    }
+  }
+  for (std::string& d : runfiles_plugin_dirs()) dirs.push_back(std::move(d));
+  return dirs;
+}
+
+PluginDiscovery::PluginDiscovery(Sink sink) : sink_(std::move(sink)) {}
+
+absl::Status PluginDiscovery::load_file(const std::string& path,
+                                        std::string_view sha256) {
+  boost::system::error_code ec;
+  std::string key = fs::canonical(path, ec).string();
+  if (ec) key = path;
+  if (!seen_.insert(key).second) return absl::OkStatus();
+  absl::StatusOr<std::shared_ptr<const Plugin>> plugin =
+      load_plugin(path, sha256);
+  if (!plugin.ok()) return plugin.status();
+  return sink_(*std::move(plugin));
+}
+
+absl::Status PluginDiscovery::load_directory(const std::string& directory) {
+  absl::StatusOr<std::vector<std::string>> files = plugin_files(directory);
+  if (!files.ok()) return files.status();
+  for (const std::string& f : *files) {
+    absl::Status s = load_file(f);
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PluginDiscovery::load(const PluginSources& sources) {
+  for (const std::string& p : sources.plugins) {
+    absl::Status s = load_file(p);
+    if (!s.ok()) return s;
+  }
+  for (const std::string& d : sources.plugin_dirs) {
+    absl::Status s = load_directory(d);
+    if (!s.ok()) return s;
+  }
+  if (sources.default_dirs) {
+    for (const std::string& d : default_plugin_dirs()) {
+      absl::Status s = load_directory(d);
+      if (!s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace fx::host

@@ -1,0 +1,67 @@
+// Where plugins come from: files, directories and the default search path,
+// each plugin file loaded once. Shared by library hosts and the fx command.
+//
+// The default directories (default_plugin_dirs), in order:
+//  1. every non-empty entry of $FX_PLUGIN_PATH (colon-separated);
+//  2. the first-party plugins shipped with the running program: the first
+//     of `<executable>.runfiles/fx_sdk/plugins`,
+//     `$RUNFILES_DIR/fx_sdk/plugins` and `$TEST_SRCDIR/fx_sdk/plugins` that
+//     is a directory (bazel-bin/tools/fx, `bazel run`, a test's runfiles).
+// A directory contributes its shared libraries in file-name order
+// (plugin_files in plugin_loader.h).
+//
+// PluginDiscovery hands each plugin to a sink as soon as it is loaded (a
+// PassRegistry's add, say), so plugins arrive in discovery order and the
+// first error, from loading or from the sink, stops discovery and is
+// returned unchanged. A file seen before (by canonical path) is skipped,
+// whichever way it was named, and is not hashed or opened again.
+#ifndef PLUGIN_API_LOADER_PLUGIN_DISCOVERY_H_
+#define PLUGIN_API_LOADER_PLUGIN_DISCOVERY_H_
+
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "plugin_api/loader/plugin_loader.h"
+
+namespace fx::host {
+
+// The default directories above, those that exist (FX_PLUGIN_PATH entries
+// are listed whether or not they exist; loading a missing one is an error).
+std::vector<std::string> default_plugin_dirs();
+
+// What a host asks for, loaded in this order: the files, the directories,
+// then (unless turned off) the default directories.
+struct PluginSources {
+  std::vector<std::string> plugins;      // plugin files (fx: --plugin)
+  std::vector<std::string> plugin_dirs;  // directories (fx: --plugin-dir)
+  bool default_dirs = true;              // fx: off with --no-default-plugins
+};
+
+class PluginDiscovery {
+ public:
+  // Receives each plugin loaded; an error stops discovery.
+  using Sink = std::function<absl::Status(std::shared_ptr<const Plugin>)>;
+  explicit PluginDiscovery(Sink sink);
+
+  // Loads the plugin at `path` (pinned when `sha256` is given, see
+  // load_plugin) unless that file was loaded already.
+  absl::Status load_file(const std::string& path, std::string_view sha256 = {});
+  // Loads every plugin file directly inside `directory`; NotFound when it is
+  // not a directory.
+  absl::Status load_directory(const std::string& directory);
+  // Loads what `sources` names, in its order.
+  absl::Status load(const PluginSources& sources);
+
+ private:
+  Sink sink_;
+  std::set<std::string> seen_;  // canonical paths
+};
+
+}  // namespace fx::host
+
+#endif  // PLUGIN_API_LOADER_PLUGIN_DISCOVERY_H_

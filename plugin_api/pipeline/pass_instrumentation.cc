@@ -1,0 +1,7 @@
+#include "plugin_api/pipeline/pass_instrumentation.h"
+
+namespace fx::host {
+
+PassInstrumentation::~PassInstrumentation() = default;
+
+}  // namespace fx::host

@@ -1,0 +1,47 @@
+// What a pipeline run reports: one PassRecord per scheduled pass, in run
+// order, and the run's first failure.
+//
+// The pass manager fills `pass`, `plugin`, `outcome`, `changed`,
+// `claimed_changed` and `error`; the timing instrumentation (always on, see
+// standard_instrumentations.h) fills `run_seconds` and `verify_seconds`; the
+// reproducer instrumentation fills `reproducer`. Other instrumentations may
+// read the report while it is being filled (pass_instrumentation.h).
+#ifndef PLUGIN_API_PIPELINE_PIPELINE_REPORT_H_
+#define PLUGIN_API_PIPELINE_PIPELINE_REPORT_H_
+
+#include <string>
+#include <vector>
+
+namespace fx::host {
+
+// What happened to one pass of a run.
+struct PassRecord {
+  enum class Outcome { kRan, kRolledBack, kNotRun };
+  std::string pass;
+  std::string plugin;
+  Outcome outcome = Outcome::kNotRun;
+  bool changed = false;          // the graph or an attribute differs
+  bool claimed_changed = false;  // what the pass said
+  double run_seconds = 0;
+  double verify_seconds = 0;
+  std::string error;  // why it was rolled back or not run
+};
+
+struct PipelineReport {
+  std::vector<PassRecord> passes;
+  // The first failure ("pass 'x' failed: ..."), empty when none.
+  std::string failure;
+  bool stopped = false;    // the pipeline stopped at the failure
+  std::string reproducer;  // the reproducer directory written, or empty
+
+  bool ok() const { return failure.empty(); }
+  bool changed() const;
+  // A table with one line per pass: name, outcome, run and verify wall time
+  // in milliseconds, whether it changed the graph ("-" unless it ran), and
+  // on the next line, indented, the pass's error when it has one.
+  std::string summary() const;
+};
+
+}  // namespace fx::host
+
+#endif  // PLUGIN_API_PIPELINE_PIPELINE_REPORT_H_

@@ -1,0 +1,160 @@
+#include "plugin_api/pipeline/standard_instrumentations.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/filesystem.hpp>
+#include <cmath>
+#include <ctime>
+#include <utility>
+
+#include "fx_core/io/atomic_file.h"
+#include "fx_core/support/strings.h"
+#include "plugin_api/capi/pass_options.h"
+
+namespace fx::host {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// A bound option as a typed pipeline input (for reproducer configs).
+OptionInput to_input(const OptionValue& value) {
+  OptionInput in;
+  in.text = option_value_text(value);
+  switch (value.type) {
+    case FX_OPTION_BOOL:
+      in.kind = OptionInput::Kind::kBool;
+      break;
+    case FX_OPTION_INT:
+      in.kind = OptionInput::Kind::kInt;
+      break;
+    case FX_OPTION_FLOAT:
+      // inf and nan are not JSON numbers; the text form reads them.
+      in.kind = std::isfinite(value.f) ? OptionInput::Kind::kFloat
+                                       : OptionInput::Kind::kString;
+      break;
+    case FX_OPTION_STRING:
+      in.kind = OptionInput::Kind::kString;
+      break;
+    case FX_OPTION_STRING_LIST:
+      in.kind = OptionInput::Kind::kList;
+      in.list = value.list;
+      break;
+  }
+  return in;
+}
+
+std::string timestamp() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y%m%d-%H%M%S", &tm);
+  return buffer;
+}
+
+// The config of a reproducer: the schedule from the failed pass on, with
+// options bound, every plugin loaded from a file pinned, `holding` assumed.
+PipelineSpec reproducer_spec(const PassEvent& event) {
+  namespace fs = boost::filesystem;
+  PipelineSpec repro;
+  for (const auto& plugin : event.registry.plugins()) {
+    if (!plugin->path().empty()) {
+      repro.plugins.push_back(
+          {fs::absolute(plugin->path()).string(), plugin->sha256()});
+    }
+  }
+  for (size_t i = event.index; i < event.schedule.size(); ++i) {
+    PassInvocation p;
+    p.pass = event.schedule[i].invocation.pass;
+    for (const auto& [name, value] : event.schedule[i].options.values) {
+      p.options.emplace_back(name, to_input(value));
+    }
+    repro.passes.push_back(std::move(p));
+  }
+  repro.verify_each = event.spec.verify_each;
+  repro.assume.assign(event.holding.begin(), event.holding.end());
+  return repro;
+}
+
+// Writes the reproducer of `event`'s pass into `dir` (which must exist).
+absl::Status write_reproducer(const PassEvent& event, const std::string& dir) {
+  absl::Status written = event.target.write(dir + "/graph.fx.json");
+  if (written.ok()) {
+    written = write_file_atomically(
+        dir + "/pipeline.json", pipeline_config_json(reproducer_spec(event)));
+  }
+  if (written.ok()) {
+    written = write_file_atomically(
+        dir + "/README.txt",
+        cat(event.report.failure,
+            "\n\ngraph.fx.json is the graph the pass received; "
+            "pipeline.json runs the rest of the pipeline from that "
+            "pass, with every plugin pinned by sha256. Reproduce "
+            "with:\n\n  fx run graph.fx.json --config pipeline.json "
+            "-o out.fx.json\n"));
+  }
+  return written;
+}
+
+}  // namespace
+
+void PassTimingInstrumentation::run_before_pass(const PassEvent&) {
+  start_ = Clock::now();
+}
+
+void PassTimingInstrumentation::run_after_pass_call(const PassEvent& event) {
+  event.record().run_seconds = seconds_since(start_);
+}
+
+void PassTimingInstrumentation::run_before_verification(const PassEvent&) {
+  start_ = Clock::now();
+}
+
+void PassTimingInstrumentation::run_after_verification(const PassEvent& event) {
+  event.record().verify_seconds = seconds_since(start_);
+}
+
+IrPrintingInstrumentation::IrPrintingInstrumentation(
+    std::ostream& out, bool all, std::vector<std::string> passes)
+    : out_(out), all_(all), passes_(std::move(passes)) {}
+
+void IrPrintingInstrumentation::run_after_pass(const PassEvent& event) {
+  if (!all_ && std::find(passes_.begin(), passes_.end(), event.name()) ==
+                   passes_.end()) {
+    return;
+  }
+  out_ << "// -----// graph after " << event.name() << " //----- //\n"
+       << event.target.graph().str();
+}
+
+ProgressInstrumentation::ProgressInstrumentation(Callback report)
+    : report_(std::move(report)) {}
+
+void ProgressInstrumentation::run_before_pass(const PassEvent& event) {
+  report_(event.index + 1, event.schedule.size(), event.name());
+}
+
+ReproducerInstrumentation::ReproducerInstrumentation(std::string dir)
+    : dir_(std::move(dir)) {}
+
+void ReproducerInstrumentation::run_before_pipeline(const PipelineEvent&) {
+  written_ = false;
+}
+
+void ReproducerInstrumentation::run_after_pass_failed(const PassEvent& event) {
+  if (written_) return;
+  written_ = true;
+  std::string dir = cat(dir_, "/", event.pass().invocation.pass, "-",
+                        timestamp(), "-", getpid());
+  boost::system::error_code ec;
+  boost::filesystem::create_directories(dir, ec);
+  if (ec) return;
+  if (write_reproducer(event, dir).ok()) event.report.reproducer = dir;
+}
+
+}  // namespace fx::host

@@ -1,0 +1,87 @@
+// The pass manager's own instrumentations (pass_instrumentation.h explains
+// the hooks). PassManager::run installs them from the pipeline's settings
+// and its RunHooks; hosts may also build and register them themselves, e.g.
+// to print the graph after some passes into a stream of their own.
+#ifndef PLUGIN_API_PIPELINE_STANDARD_INSTRUMENTATIONS_H_
+#define PLUGIN_API_PIPELINE_STANDARD_INSTRUMENTATIONS_H_
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "plugin_api/pipeline/pass_instrumentation.h"
+
+namespace fx::host {
+
+// Wall time of each pass into its PassRecord: `run_seconds` from
+// run_before_pass to run_after_pass_call (the call alone), `verify_seconds`
+// around verification. Always installed, innermost.
+class PassTimingInstrumentation : public PassInstrumentation {
+ public:
+  void run_before_pass(const PassEvent& event) override;
+  void run_after_pass_call(const PassEvent& event) override;
+  void run_before_verification(const PassEvent& event) override;
+  void run_after_verification(const PassEvent& event) override;
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+};
+
+// Print-after: after each pass that ran and is selected, writes
+//   // -----// graph after NAME //----- //
+// and the graph text (Graph::str()) to `out`, which must outlive it.
+// Installed when the pipeline sets print_after or print_after_all.
+class IrPrintingInstrumentation : public PassInstrumentation {
+ public:
+  // Every pass when `all`, else those named in `passes`.
+  IrPrintingInstrumentation(std::ostream& out, bool all,
+                            std::vector<std::string> passes);
+  void run_after_pass(const PassEvent& event) override;
+
+ private:
+  std::ostream& out_;
+  bool all_;
+  std::vector<std::string> passes_;
+};
+
+// Progress: before each pass, calls `report(i, n, name)`: its 1-based
+// position, the number of scheduled passes and its name. Installed when
+// RunHooks::progress is set.
+class ProgressInstrumentation : public PassInstrumentation {
+ public:
+  using Callback = std::function<void(size_t, size_t, std::string_view)>;
+  explicit ProgressInstrumentation(Callback report);
+  void run_before_pass(const PassEvent& event) override;
+
+ private:
+  Callback report_;
+};
+
+// Reproducers: when the first pass of a run fails, writes into a new
+// directory DIR/PASS-YYYYmmdd-HHMMSS-PID
+//   graph.fx.json  the graph the pass received (the rolled-back target);
+//   pipeline.json  the rest of the pipeline from that pass, options bound,
+//                  every plugin pinned by path and sha256, the properties
+//                  that held before it as "assume";
+//   README.txt     the failure and the command that reproduces it;
+// and sets PipelineReport::reproducer to the directory (it stays empty when
+// the directory could not be written). Installed when the pipeline sets
+// reproducer_dir.
+class ReproducerInstrumentation : public PassInstrumentation {
+ public:
+  explicit ReproducerInstrumentation(std::string dir);
+  void run_before_pipeline(const PipelineEvent& event) override;
+  void run_after_pass_failed(const PassEvent& event) override;
+
+ private:
+  std::string dir_;
+  bool written_ = false;  // only the first failure of a run
+};
+
+}  // namespace fx::host
+
+#endif  // PLUGIN_API_PIPELINE_STANDARD_INSTRUMENTATIONS_H_
