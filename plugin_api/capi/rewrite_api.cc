@@ -67,15 +67,15 @@ Node* anchor_of(const std::vector<const Node*>& anchors,
 void fill_rewrite_entries(FxApi& t) {
   t.CreateGraph = [](FxGraph** out) {
     return guarded("CreateGraph",
-                   [&] { *require(out, "out") = to_handle(new Graph()); });
+                   [&] { *require(out, "out") = wrap(new Graph()); });
   };
-  t.ReleaseGraph = [](FxGraph* g) { delete G(g); };
+  t.ReleaseGraph = [](FxGraph* g) { delete unwrap(g); };
   t.GraphMatchPattern = [](const FxGraph* g, const FxGraph* p, uint32_t flags,
                            FxMatchFn on_match, void* user_data) {
     FxStatus* from_callback = nullptr;
     FxStatus* status = guarded("GraphMatchPattern", [&] {
-      const Graph& graph = *require(G(g), "graph");
-      const Graph& pattern = *require(G(p), "pattern");
+      const Graph& graph = *require(unwrap(g), "graph");
+      const Graph& pattern = *require(unwrap(p), "pattern");
       require(on_match, "on_match");
       SubgraphMatcher matcher(pattern, matcher_options(graph, pattern, flags));
       std::vector<Node*> none;
@@ -93,9 +93,9 @@ void fill_rewrite_entries(FxApi& t) {
                              void* replaced_data, size_t* num_replacements) {
     FxStatus* from_callback = nullptr;
     FxStatus* status = guarded("GraphReplacePattern", [&] {
-      Graph& graph = *require(G(g), "graph");
-      const Graph& pattern = *require(G(p), "pattern");
-      const Graph& replacement = *require(G(r), "replacement");
+      Graph& graph = *require(unwrap(g), "graph");
+      const Graph& pattern = *require(unwrap(p), "pattern");
+      const Graph& replacement = *require(unwrap(r), "replacement");
       std::vector<MatchFilter> filters;
       if (filter != nullptr) {
         filters.push_back([filter, filter_data](const InternalMatch& m,
@@ -128,21 +128,21 @@ void fill_rewrite_entries(FxApi& t) {
   };
   t.MatchPatternNode = [](const FxMatch* m, size_t i) -> const FxNode* {
     if (m == nullptr || i >= m->nodes_map->size()) return nullptr;
-    return reinterpret_cast<const FxNode*>((*m->nodes_map)[i].first);
+    return wrap((*m->nodes_map)[i].first);
   };
   t.MatchValue = [](const FxMatch* m, size_t i) -> const FxArg* {
     if (m == nullptr || i >= m->nodes_map->size()) return nullptr;
-    return H(&(*m->nodes_map)[i].second);
+    return wrap(&(*m->nodes_map)[i].second);
   };
   t.MatchAnchor = [](const FxMatch* m) -> FxNode* {
-    return m ? H(m->anchor) : nullptr;
+    return m ? wrap(m->anchor) : nullptr;
   };
   t.MatchNumReplacements = [](const FxMatch* m) -> size_t {
     return m ? m->replacements->size() : 0;
   };
   t.MatchReplacement = [](const FxMatch* m, size_t i) -> FxNode* {
     if (m == nullptr || i >= m->replacements->size()) return nullptr;
-    return H((*m->replacements)[i]);
+    return wrap((*m->replacements)[i]);
   };
 }
 

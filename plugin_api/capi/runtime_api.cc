@@ -176,7 +176,8 @@ class ReportingInterpreter : public Interpreter {
     }
     if (on_node_ != nullptr) {
       FxValue value(v, &n);
-      FxStatus* status = on_node_(H(const_cast<Node*>(&n)), &value, user_data_);
+      FxStatus* status =
+          on_node_(wrap(const_cast<Node*>(&n)), &value, user_data_);
       if (status != nullptr) throw StatusFromCallback{status};
     }
     return v;
@@ -399,7 +400,7 @@ void fill_runtime_entries(FxApi& t) {
                   FxNodeValueFn on_node, void* user_data) {
     FxStatus* from_callback = nullptr;
     FxStatus* status = guarded("GraphRun", [&] {
-      GraphModule& gm = owning_module(G(g));
+      GraphModule& gm = owning_module(unwrap(g));
       if (n > 0) require(inputs, "inputs");
       std::vector<c10::IValue> args;
       for (size_t i = 0; i < n; ++i) {
@@ -423,8 +424,8 @@ void fill_runtime_entries(FxApi& t) {
                        void* user_data) {
     FxStatus* from_callback = nullptr;
     FxStatus* status = guarded("GraphEvaluate", [&] {
-      GraphModule& gm = owning_module(G(g));
-      Node* n = N(require(node, "node"));
+      GraphModule& gm = owning_module(unwrap(g));
+      Node* n = unwrap(require(node, "node"));
       require(on_value, "on_value");
       at::NoGradGuard no_grad;
       ConstantEvaluator evaluator(gm);
@@ -552,7 +553,7 @@ void fill_runtime_entries(FxApi& t) {
 
   t.GraphAddSubgraphModule = [](FxGraph* g, const char* name, FxGraph** out) {
     return guarded("GraphAddSubgraphModule", [&] {
-      GraphModule& gm = owning_module(G(g));
+      GraphModule& gm = owning_module(unwrap(g));
       require(name, "qualified_name");
       require(out, "out");
       if (gm.get_submodule(name) != nullptr || gm.get_attr(name).defined()) {
@@ -562,13 +563,13 @@ void fill_runtime_entries(FxApi& t) {
       auto child = std::make_shared<GraphModule>(GraphModule::AttributeMap{},
                                                  std::make_unique<Graph>());
       gm.add_submodule(name, child);
-      *out = to_handle(&child->graph());
+      *out = wrap(&child->graph());
     });
   };
 
   t.GraphModuleConfig = [](const FxGraph* g, const char* name, FxArg** out) {
     return guarded("GraphModuleConfig", [&] {
-      GraphModule& gm = owning_module(const_cast<Graph*>(G(g)));
+      GraphModule& gm = owning_module(const_cast<Graph*>(unwrap(g)));
       require(name, "qualified_name");
       require(out, "out");
       std::shared_ptr<torch::nn::Module> m = gm.get_submodule(name);
@@ -580,13 +581,13 @@ void fill_runtime_entries(FxApi& t) {
         fail(FX_UNIMPLEMENTED, cat("the module '", name, "' (", m->name(),
                                    ") cannot describe its configuration"));
       }
-      *out = H(new Argument(Argument::dict(kind->describe(*m))));
+      *out = wrap(new Argument(Argument::dict(kind->describe(*m))));
     });
   };
   t.GraphShareAttr = [](FxGraph* g, FxGraph* sub, const char* name) {
     return guarded("GraphShareAttr", [&] {
-      GraphModule& gm = owning_module(G(g));
-      GraphModule& child = owning_module(G(require(sub, "subgraph")));
+      GraphModule& gm = owning_module(unwrap(g));
+      GraphModule& child = owning_module(unwrap(require(sub, "subgraph")));
       require(name, "qualified_name");
       bool is_child = false;
       for (const auto& c : gm.named_modules("", /*include_self=*/false)) {
