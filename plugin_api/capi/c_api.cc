@@ -35,6 +35,8 @@ AttributeStore* store_for(const Graph* g) {
   return it == stores().end() ? nullptr : it->second;
 }
 
+namespace {
+
 AttributeStore* require_store(const Graph* g) {
   AttributeStore* s = store_for(g);
   if (s == nullptr) {
@@ -89,15 +91,9 @@ Opcode to_opcode(FxOpcode op) {
   return static_cast<Opcode>(op);
 }
 
-// ------------------------------------------------------------ the table
+// --------------------------------------------------------------- status
 
-FxApi make_api() {
-  FxApi t{};
-  t.version = FX_API_VERSION;
-  fill_runtime_entries(t);
-  fill_extension_entries(t);
-  fill_rewrite_entries(t);
-
+void fill_status_entries(FxApi& t) {
   t.CreateStatus = [](FxStatusCode code, const char* message) {
     return make_status(code, message ? message : "");
   };
@@ -107,105 +103,135 @@ FxApi make_api() {
   };
   t.ReleaseStatus = [](FxStatus* s) { delete s; };
   t.ReleaseString = [](char* text) { std::free(text); };
+}
 
+// ------------------------------------------------ arguments: construction
+
+// Stores a new argument, owned by the caller, in *out. Callers compute
+// `value` first, so its errors come before a NULL `out`'s.
+void give_arg(FxArg** out, Argument value) {
+  FxArg** slot = require(out, "out");
+  *slot = wrap(new Argument(std::move(value)));
+}
+
+ArgumentList copy_items(const FxArg* const* items, size_t count) {
+  ArgumentList list;
+  if (count) require(items, "items");
+  for (size_t i = 0; i < count; ++i) list.push_back(copy_arg(items[i], "item"));
+  return list;
+}
+
+Argument torch_value(FxArgKind kind, const char* name) {
+  std::string n = require(name, "name");
+  switch (kind) {
+    case FX_ARG_DTYPE:
+      return Argument::dtype(n);
+    case FX_ARG_DEVICE:
+      return Argument::device(n);
+    case FX_ARG_MEMORY_FORMAT:
+      return Argument::memory_format(n);
+    case FX_ARG_LAYOUT:
+      return Argument::layout(n);
+    default:
+      fail(FX_INVALID_ARGUMENT,
+           "kind must be a dtype, device, memory format or layout");
+  }
+}
+
+// CreateNone .. CreateNodeRef.
+void fill_scalar_arg_entries(FxApi& t) {
   t.CreateNone = [](FxArg** out) {
-    return guarded("CreateNone",
-                   [&] { *require(out, "out") = wrap(new Argument()); });
+    return guarded("CreateNone", [&] { give_arg(out, Argument()); });
   };
   t.CreateBool = [](int v, FxArg** out) {
-    return guarded("CreateBool",
-                   [&] { *require(out, "out") = wrap(new Argument(v != 0)); });
+    return guarded("CreateBool", [&] { give_arg(out, Argument(v != 0)); });
   };
   t.CreateInt = [](int64_t v, FxArg** out) {
-    return guarded("CreateInt",
-                   [&] { *require(out, "out") = wrap(new Argument(v)); });
+    return guarded("CreateInt", [&] { give_arg(out, Argument(v)); });
   };
   t.CreateFloat = [](double v, FxArg** out) {
-    return guarded("CreateFloat",
-                   [&] { *require(out, "out") = wrap(new Argument(v)); });
+    return guarded("CreateFloat", [&] { give_arg(out, Argument(v)); });
   };
   t.CreateString = [](const char* v, FxArg** out) {
     return guarded("CreateString", [&] {
-      *require(out, "out") =
-          wrap(new Argument(std::string(require(v, "value"))));
+      give_arg(out, Argument(std::string(require(v, "value"))));
     });
   };
   t.CreateNodeRef = [](FxNode* node, FxArg** out) {
     return guarded("CreateNodeRef", [&] {
-      *require(out, "out") = wrap(new Argument(unwrap(require(node, "node"))));
+      give_arg(out, Argument(unwrap(require(node, "node"))));
     });
   };
+}
+
+// CreateList .. ReleaseArg.
+void fill_compound_arg_entries(FxApi& t) {
   t.CreateList = [](const FxArg* const* items, size_t count, FxArg** out) {
     return guarded("CreateList", [&] {
-      ArgumentList list;
-      if (count) require(items, "items");
-      for (size_t i = 0; i < count; ++i)
-        list.push_back(copy_arg(items[i], "item"));
-      *require(out, "out") =
-          wrap(new Argument(Argument::list(std::move(list))));
+      ArgumentList list = copy_items(items, count);
+      give_arg(out, Argument::list(std::move(list)));
     });
   };
   t.CreateTuple = [](const FxArg* const* items, size_t count, FxArg** out) {
     return guarded("CreateTuple", [&] {
-      ArgumentList list;
-      if (count) require(items, "items");
-      for (size_t i = 0; i < count; ++i)
-        list.push_back(copy_arg(items[i], "item"));
-      *require(out, "out") =
-          wrap(new Argument(Argument::tuple(std::move(list))));
+      ArgumentList list = copy_items(items, count);
+      give_arg(out, Argument::tuple(std::move(list)));
     });
   };
   t.CreateDict = [](const char* const* keys, const FxArg* const* values,
                     size_t count, FxArg** out) {
     return guarded("CreateDict", [&] {
-      *require(out, "out") =
-          wrap(new Argument(Argument::dict(make_kwargs(keys, values, count))));
+      give_arg(out, Argument::dict(make_kwargs(keys, values, count)));
     });
   };
   t.CreateSlice = [](const FxArg* start, const FxArg* stop, const FxArg* step,
                      FxArg** out) {
     return guarded("CreateSlice", [&] {
-      *require(out, "out") = wrap(new Argument(
-          Argument::slice(copy_arg(start, "start"), copy_arg(stop, "stop"),
-                          copy_arg(step, "step"))));
+      give_arg(out,
+               Argument::slice(copy_arg(start, "start"), copy_arg(stop, "stop"),
+                               copy_arg(step, "step")));
     });
   };
   t.CreateEllipsis = [](FxArg** out) {
-    return guarded("CreateEllipsis", [&] {
-      *require(out, "out") = wrap(new Argument(Argument::ellipsis()));
-    });
+    return guarded("CreateEllipsis",
+                   [&] { give_arg(out, Argument::ellipsis()); });
   };
   t.CreateTorchValue = [](FxArgKind kind, const char* name, FxArg** out) {
     return guarded("CreateTorchValue", [&] {
-      std::string n = require(name, "name");
-      Argument a;
-      switch (kind) {
-        case FX_ARG_DTYPE:
-          a = Argument::dtype(n);
-          break;
-        case FX_ARG_DEVICE:
-          a = Argument::device(n);
-          break;
-        case FX_ARG_MEMORY_FORMAT:
-          a = Argument::memory_format(n);
-          break;
-        case FX_ARG_LAYOUT:
-          a = Argument::layout(n);
-          break;
-        default:
-          fail(FX_INVALID_ARGUMENT,
-               "kind must be a dtype, device, memory format or layout");
-      }
-      *require(out, "out") = wrap(new Argument(std::move(a)));
+      Argument value = torch_value(kind, name);
+      give_arg(out, std::move(value));
     });
   };
   t.CloneArg = [](const FxArg* arg, FxArg** out) {
-    return guarded("CloneArg", [&] {
-      *require(out, "out") = wrap(new Argument(copy_arg(arg, "arg")));
-    });
+    return guarded("CloneArg", [&] { give_arg(out, copy_arg(arg, "arg")); });
   };
   t.ReleaseArg = [](FxArg* arg) { delete unwrap(arg); };
+}
 
+// -------------------------------------------------- arguments: inspection
+
+size_t arg_size(const FxArg* a) {
+  if (a == nullptr) return 0;
+  const Argument& arg = *unwrap(a);
+  if (arg.is_sequence() || arg.is_slice()) return arg.elements().size();
+  if (arg.is_dict()) return arg.items().size();
+  return 0;
+}
+
+const FxArg* arg_item(const FxArg* a, size_t i) {
+  if (a == nullptr) return nullptr;
+  const Argument& arg = *unwrap(a);
+  if (arg.is_sequence() || arg.is_slice()) {
+    return i < arg.elements().size() ? wrap(&arg.elements()[i]) : nullptr;
+  }
+  if (arg.is_dict()) {
+    return i < arg.items().size() ? wrap(&arg.items()[i].second) : nullptr;
+  }
+  return nullptr;
+}
+
+// ArgKind .. ArgEqual.
+void fill_arg_inspection_entries(FxApi& t) {
   t.ArgKind = [](const FxArg* a) {
     return a ? static_cast<FxArgKind>(unwrap(a)->kind()) : FX_ARG_NONE;
   };
@@ -234,24 +260,8 @@ FxApi make_api() {
       *require(out, "out") = wrap(require(unwrap(a), "arg")->as_node());
     });
   };
-  t.ArgSize = [](const FxArg* a) -> size_t {
-    if (a == nullptr) return 0;
-    const Argument& arg = *unwrap(a);
-    if (arg.is_sequence() || arg.is_slice()) return arg.elements().size();
-    if (arg.is_dict()) return arg.items().size();
-    return 0;
-  };
-  t.ArgItem = [](const FxArg* a, size_t i) -> const FxArg* {
-    if (a == nullptr) return nullptr;
-    const Argument& arg = *unwrap(a);
-    if (arg.is_sequence() || arg.is_slice()) {
-      return i < arg.elements().size() ? wrap(&arg.elements()[i]) : nullptr;
-    }
-    if (arg.is_dict()) {
-      return i < arg.items().size() ? wrap(&arg.items()[i].second) : nullptr;
-    }
-    return nullptr;
-  };
+  t.ArgSize = arg_size;
+  t.ArgItem = arg_item;
   t.ArgKey = [](const FxArg* a, size_t i) -> const char* {
     if (a == nullptr || !unwrap(a)->is_dict() ||
         i >= unwrap(a)->items().size()) {
@@ -263,7 +273,12 @@ FxApi make_api() {
     if (a == nullptr || b == nullptr) return a == b;
     return *unwrap(a) == *unwrap(b) ? 1 : 0;
   };
+}
 
+// ------------------------------------------------------ nodes: inspection
+
+// NodeOp .. NodeFindKwarg: the node's own fields.
+void fill_node_field_entries(FxApi& t) {
   t.NodeOp = [](const FxNode* n) {
     return n ? static_cast<FxOpcode>(unwrap(n)->op()) : FX_OP_PLACEHOLDER;
   };
@@ -285,42 +300,56 @@ FxApi make_api() {
     return n ? unwrap(n)->args().size() : 0;
   };
   t.NodeArg = [](const FxNode* n, size_t i) -> const FxArg* {
-    return (n && i < unwrap(n)->args().size()) ? wrap(&unwrap(n)->args()[i])
-                                               : nullptr;
+    if (n == nullptr || i >= unwrap(n)->args().size()) return nullptr;
+    return wrap(&unwrap(n)->args()[i]);
   };
   t.NodeNumKwargs = [](const FxNode* n) -> size_t {
     return n ? unwrap(n)->kwargs().size() : 0;
   };
   t.NodeKwargKey = [](const FxNode* n, size_t i) -> const char* {
-    return (n && i < unwrap(n)->kwargs().size())
-               ? unwrap(n)->kwargs()[i].first.c_str()
-               : nullptr;
+    if (n == nullptr || i >= unwrap(n)->kwargs().size()) return nullptr;
+    return unwrap(n)->kwargs()[i].first.c_str();
   };
   t.NodeKwargValue = [](const FxNode* n, size_t i) -> const FxArg* {
-    return (n && i < unwrap(n)->kwargs().size())
-               ? wrap(&unwrap(n)->kwargs()[i].second)
-               : nullptr;
+    if (n == nullptr || i >= unwrap(n)->kwargs().size()) return nullptr;
+    return wrap(&unwrap(n)->kwargs()[i].second);
   };
   t.NodeFindKwarg = [](const FxNode* n, const char* key) -> const FxArg* {
     if (n == nullptr || key == nullptr) return nullptr;
     return wrap(find_item(unwrap(n)->kwargs(), key));
   };
+}
+
+size_t node_users(const FxNode* n, FxNode** out, size_t capacity) {
+  if (n == nullptr) return 0;
+  size_t i = 0;
+  for (Node* user : unwrap(n)->users()) {
+    if (i < capacity && out != nullptr) out[i] = wrap(user);
+    ++i;
+  }
+  return i;
+}
+
+// The neighbour in graph order that is not erased, or nullptr.
+FxNode* live_neighbour(const FxNode* n, bool forward) {
+  if (n == nullptr) return nullptr;
+  Node* next = forward ? unwrap(n)->next() : unwrap(n)->prev();
+  while (next != nullptr && next->erased()) {
+    next = forward ? next->next() : next->prev();
+  }
+  return wrap(next);
+}
+
+// NodeNumUsers .. NodeFormat: users, inputs, neighbours, flags, meta, text.
+void fill_node_link_entries(FxApi& t) {
   t.NodeNumUsers = [](const FxNode* n) -> size_t {
     return n ? unwrap(n)->num_users() : 0;
   };
   t.NodeUser = [](const FxNode* n, size_t i) -> FxNode* {
-    return (n && i < unwrap(n)->users().size()) ? wrap(unwrap(n)->users()[i])
-                                                : nullptr;
+    if (n == nullptr || i >= unwrap(n)->users().size()) return nullptr;
+    return wrap(unwrap(n)->users()[i]);
   };
-  t.NodeUsers = [](const FxNode* n, FxNode** out, size_t capacity) -> size_t {
-    if (n == nullptr) return 0;
-    size_t i = 0;
-    for (Node* user : unwrap(n)->users()) {
-      if (i < capacity && out != nullptr) out[i] = wrap(user);
-      ++i;
-    }
-    return i;
-  };
+  t.NodeUsers = node_users;
   t.NodeNumInputs = [](const FxNode* n) -> size_t {
     return n ? unwrap(n)->all_input_nodes().size() : 0;
   };
@@ -329,18 +358,8 @@ FxApi make_api() {
     std::vector<Node*> inputs = unwrap(n)->all_input_nodes();
     return i < inputs.size() ? wrap(inputs[i]) : nullptr;
   };
-  t.NodeNext = [](const FxNode* n) -> FxNode* {
-    if (n == nullptr) return nullptr;
-    Node* next = unwrap(n)->next();
-    while (next != nullptr && next->erased()) next = next->next();
-    return wrap(next);
-  };
-  t.NodePrev = [](const FxNode* n) -> FxNode* {
-    if (n == nullptr) return nullptr;
-    Node* prev = unwrap(n)->prev();
-    while (prev != nullptr && prev->erased()) prev = prev->prev();
-    return wrap(prev);
-  };
+  t.NodeNext = [](const FxNode* n) { return live_neighbour(n, true); };
+  t.NodePrev = [](const FxNode* n) { return live_neighbour(n, false); };
   t.NodeIsErased = [](const FxNode* n) -> int {
     return n && unwrap(n)->erased();
   };
@@ -351,9 +370,8 @@ FxApi make_api() {
     return n ? unwrap(n)->meta().size() : 0;
   };
   t.NodeMetaKey = [](const FxNode* n, size_t i) -> const char* {
-    return (n && i < unwrap(n)->meta().size())
-               ? unwrap(n)->meta()[i].first.c_str()
-               : nullptr;
+    if (n == nullptr || i >= unwrap(n)->meta().size()) return nullptr;
+    return unwrap(n)->meta()[i].first.c_str();
   };
   t.NodeGetMeta = [](const FxNode* n, const char* key) -> const FxArg* {
     if (n == nullptr || key == nullptr) return nullptr;
@@ -365,7 +383,25 @@ FxApi make_api() {
           c_string(require(unwrap(n), "node")->format_node());
     });
   };
+}
 
+// --------------------------------------------------------- nodes: changes
+
+void remove_meta(FxNode* n, const char* key) {
+  ArgumentDict& meta = require(unwrap(n), "node")->mutable_meta();
+  std::string_view k = require(key, "key");
+  for (auto it = meta.begin(); it != meta.end(); ++it) {
+    if (it->first == k) {
+      meta.erase(it);
+      return;
+    }
+  }
+  fail(FX_NOT_FOUND,
+       cat("node '", unwrap(n)->name(), "' has no meta '", k, "'"));
+}
+
+// NodeSetArgs .. NodeRemoveMeta: the node's own fields.
+void fill_node_update_entries(FxApi& t) {
   t.NodeSetArgs = [](FxNode* n, const FxArg* const* args, size_t count) {
     return guarded("NodeSetArgs", [&] {
       require(unwrap(n), "node")->set_args(make_args(args, count));
@@ -407,19 +443,12 @@ FxApi make_api() {
     });
   };
   t.NodeRemoveMeta = [](FxNode* n, const char* key) {
-    return guarded("NodeRemoveMeta", [&] {
-      ArgumentDict& meta = require(unwrap(n), "node")->mutable_meta();
-      std::string_view k = require(key, "key");
-      for (auto it = meta.begin(); it != meta.end(); ++it) {
-        if (it->first == k) {
-          meta.erase(it);
-          return;
-        }
-      }
-      fail(FX_NOT_FOUND,
-           cat("node '", unwrap(n)->name(), "' has no meta '", k, "'"));
-    });
+    return guarded("NodeRemoveMeta", [&] { remove_meta(n, key); });
   };
+}
+
+// NodeReplaceAllUsesWith .. NodeAppend: the node's place among the others.
+void fill_node_rewire_entries(FxApi& t) {
   t.NodeReplaceAllUsesWith = [](FxNode* n, FxNode* replacement,
                                 size_t* num_changed) {
     return guarded("NodeReplaceAllUsesWith", [&] {
@@ -447,7 +476,28 @@ FxApi make_api() {
       require(unwrap(n), "node")->append(unwrap(require(x, "x")));
     });
   };
+}
 
+// ------------------------------------------------------------------ graphs
+
+FxStatus* find_nodes(const FxGraph* g, FxOpcode op, const char* target,
+                     FxNode** out, size_t capacity, size_t* count) {
+  return guarded("GraphFindNodes", [&] {
+    std::vector<Node*> found =
+        require(unwrap(g), "graph")
+            ->find_nodes(to_opcode(op), require(target, "target"));
+    *require(count, "count") = found.size();
+    if (out == nullptr) return;
+    if (capacity < found.size()) {
+      fail(FX_INVALID_ARGUMENT, cat("capacity ", capacity, " is less than the ",
+                                    found.size(), " nodes found"));
+    }
+    for (size_t i = 0; i < found.size(); ++i) out[i] = wrap(found[i]);
+  });
+}
+
+// GraphNumNodes .. GraphFindNodes.
+void fill_graph_query_entries(FxApi& t) {
   t.GraphNumNodes = [](const FxGraph* g) -> size_t {
     return g ? unwrap(g)->size() : 0;
   };
@@ -460,41 +510,32 @@ FxApi make_api() {
   t.GraphOutputNode = [](const FxGraph* g) -> FxNode* {
     return g ? wrap(unwrap(g)->output_node()) : nullptr;
   };
-  t.GraphFindNodes = [](const FxGraph* g, FxOpcode op, const char* target,
-                        FxNode** out, size_t capacity, size_t* count) {
-    return guarded("GraphFindNodes", [&] {
-      std::vector<Node*> found =
-          require(unwrap(g), "graph")
-              ->find_nodes(to_opcode(op), require(target, "target"));
-      *require(count, "count") = found.size();
-      if (out == nullptr) return;
-      if (capacity < found.size()) {
-        fail(FX_INVALID_ARGUMENT,
-             cat("capacity ", capacity, " is less than the ", found.size(),
-                 " nodes found"));
-      }
-      for (size_t i = 0; i < found.size(); ++i) out[i] = wrap(found[i]);
-    });
-  };
-  t.GraphCreateNode = [](FxGraph* g, FxOpcode op, const char* target,
-                         const FxArg* const* args, size_t num_args,
-                         const char* const* kwarg_keys,
-                         const FxArg* const* kwarg_values, size_t num_kwargs,
-                         const char* name, const char* type, FxNode** out) {
-    return guarded("GraphCreateNode", [&] {
-      require(out, "out");
-      std::string_view tgt = require(target, "target");
-      if (tgt.empty()) fail(FX_INVALID_ARGUMENT, "target must not be empty");
-      Node* node =
-          require(unwrap(g), "graph")
-              ->create_node(
-                  to_opcode(op), tgt, make_args(args, num_args),
-                  make_kwargs(kwarg_keys, kwarg_values, num_kwargs),
-                  name ? std::optional<std::string_view>(name) : std::nullopt,
-                  type ? type : "");
-      *out = wrap(node);
-    });
-  };
+  t.GraphFindNodes = find_nodes;
+}
+
+FxStatus* create_node(FxGraph* g, FxOpcode op, const char* target,
+                      const FxArg* const* args, size_t num_args,
+                      const char* const* kwarg_keys,
+                      const FxArg* const* kwarg_values, size_t num_kwargs,
+                      const char* name, const char* type, FxNode** out) {
+  return guarded("GraphCreateNode", [&] {
+    require(out, "out");
+    std::string_view tgt = require(target, "target");
+    if (tgt.empty()) fail(FX_INVALID_ARGUMENT, "target must not be empty");
+    Node* node =
+        require(unwrap(g), "graph")
+            ->create_node(
+                to_opcode(op), tgt, make_args(args, num_args),
+                make_kwargs(kwarg_keys, kwarg_values, num_kwargs),
+                name ? std::optional<std::string_view>(name) : std::nullopt,
+                type ? type : "");
+    *out = wrap(node);
+  });
+}
+
+// GraphCreateNode .. GraphPythonCode.
+void fill_graph_edit_entries(FxApi& t) {
+  t.GraphCreateNode = create_node;
   t.GraphSetInsertPoint = [](FxGraph* g, FxNode* anchor, int after) {
     return guarded("GraphSetInsertPoint", [&] {
       require(unwrap(g), "graph")->set_insert_point(unwrap(anchor), after != 0);
@@ -531,7 +572,27 @@ FxApi make_api() {
           c_string(require(unwrap(g), "graph")->python_code("self").src);
     });
   };
+}
 
+// -------------------------------------------------- the owning module
+
+// GraphSetAttr takes ownership of `tensor` in all cases.
+void set_attr(FxGraph* g, const char* name, DLManagedTensor* tensor) {
+  if (g == nullptr || name == nullptr || tensor == nullptr) {
+    if (tensor && tensor->deleter) tensor->deleter(tensor);
+    fail(FX_INVALID_ARGUMENT, "graph, name and tensor must not be NULL");
+  }
+  AttributeStore* s = store_for(unwrap(g));
+  if (s == nullptr) {
+    if (tensor->deleter) tensor->deleter(tensor);
+    require_store(unwrap(g));
+  }
+  std::string error;
+  if (!s->set_attr(name, tensor, &error)) fail(FX_INVALID_ARGUMENT, error);
+}
+
+// GraphHasAttr .. GraphModuleType.
+void fill_attribute_entries(FxApi& t) {
   t.GraphHasAttr = [](const FxGraph* g, const char* name) -> int {
     if (g == nullptr || name == nullptr) return 0;
     AttributeStore* s = store_for(unwrap(g));
@@ -542,26 +603,14 @@ FxApi make_api() {
     return guarded("GraphGetAttr", [&] {
       require(out, "out");
       std::string error;
-      DLManagedTensor* t = require_store(require(unwrap(g), "graph"))
-                               ->get_attr(require(name, "name"), &error);
-      if (t == nullptr) fail(FX_NOT_FOUND, error);
-      *out = t;
+      DLManagedTensor* tensor = require_store(require(unwrap(g), "graph"))
+                                    ->get_attr(require(name, "name"), &error);
+      if (tensor == nullptr) fail(FX_NOT_FOUND, error);
+      *out = tensor;
     });
   };
   t.GraphSetAttr = [](FxGraph* g, const char* name, DLManagedTensor* tensor) {
-    return guarded("GraphSetAttr", [&] {
-      if (g == nullptr || name == nullptr || tensor == nullptr) {
-        if (tensor && tensor->deleter) tensor->deleter(tensor);
-        fail(FX_INVALID_ARGUMENT, "graph, name and tensor must not be NULL");
-      }
-      AttributeStore* s = store_for(unwrap(g));
-      if (s == nullptr) {
-        if (tensor->deleter) tensor->deleter(tensor);
-        require_store(unwrap(g));
-      }
-      std::string error;
-      if (!s->set_attr(name, tensor, &error)) fail(FX_INVALID_ARGUMENT, error);
-    });
+    return guarded("GraphSetAttr", [&] { set_attr(g, name, tensor); });
   };
   t.GraphModuleType = [](const FxGraph* g, const char* name, char** out) {
     return guarded("GraphModuleType", [&] {
@@ -574,7 +623,22 @@ FxApi make_api() {
       *out = c_string(type);
     });
   };
+}
 
+void add_module(FxGraph* g, const char* name, const char* type,
+                const FxArg* config) {
+  AttributeStore* s = require_store(require(unwrap(g), "graph"));
+  const Argument& c = *unwrap(require(config, "config"));
+  if (!c.is_dict()) fail(FX_INVALID_ARGUMENT, "config must be a dict");
+  std::string error;
+  if (!s->add_module(require(name, "qualified_name"),
+                     require(type, "module_type"), c.items(), &error)) {
+    fail(FX_INVALID_ARGUMENT, error);
+  }
+}
+
+// GraphNodeCopy .. GraphExampleInput.
+void fill_module_entries(FxApi& t) {
   t.GraphNodeCopy = [](FxGraph* g, const FxNode* n, FxNode** out) {
     return guarded("GraphNodeCopy", [&] {
       require(out, "out");
@@ -584,16 +648,8 @@ FxApi make_api() {
   };
   t.GraphAddModule = [](FxGraph* g, const char* name, const char* type,
                         const FxArg* config) {
-    return guarded("GraphAddModule", [&] {
-      AttributeStore* s = require_store(require(unwrap(g), "graph"));
-      const Argument& c = *unwrap(require(config, "config"));
-      if (!c.is_dict()) fail(FX_INVALID_ARGUMENT, "config must be a dict");
-      std::string error;
-      if (!s->add_module(require(name, "qualified_name"),
-                         require(type, "module_type"), c.items(), &error)) {
-        fail(FX_INVALID_ARGUMENT, error);
-      }
-    });
+    return guarded("GraphAddModule",
+                   [&] { add_module(g, name, type, config); });
   };
   t.GraphNumExampleInputs = [](const FxGraph* g) -> size_t {
     if (g == nullptr) return 0;
@@ -605,13 +661,18 @@ FxApi make_api() {
     return guarded("GraphExampleInput", [&] {
       require(out, "out");
       std::string error;
-      DLManagedTensor* t = require_store(require(unwrap(g), "graph"))
-                               ->example_input(index, &error);
-      if (t == nullptr) fail(FX_NOT_FOUND, error);
-      *out = t;
+      DLManagedTensor* tensor = require_store(require(unwrap(g), "graph"))
+                                    ->example_input(index, &error);
+      if (tensor == nullptr) fail(FX_NOT_FOUND, error);
+      *out = tensor;
     });
   };
+}
 
+// ----------------------------------------------------------------- options
+
+// OptionsGetBool .. OptionsGetListItem.
+void fill_option_entries(FxApi& t) {
   t.OptionsGetBool = [](const FxOptions* o, const char* name, int* out) {
     return guarded("OptionsGetBool", [&] {
       *require(out, "out") = find_option(o, name, FX_OPTION_BOOL)->second.b;
@@ -652,6 +713,33 @@ FxApi make_api() {
       *require(out, "out") = list[i].c_str();
     });
   };
+}
+
+}  // namespace
+
+// --------------------------------------------------------------- the table
+
+// Fills every entry of version FX_API_VERSION; the parts in the order the
+// table has always been filled.
+FxApi make_api() {
+  FxApi t{};
+  t.version = FX_API_VERSION;
+  fill_runtime_entries(t);
+  fill_extension_entries(t);
+  fill_rewrite_entries(t);
+  fill_status_entries(t);
+  fill_scalar_arg_entries(t);
+  fill_compound_arg_entries(t);
+  fill_arg_inspection_entries(t);
+  fill_node_field_entries(t);
+  fill_node_link_entries(t);
+  fill_node_update_entries(t);
+  fill_node_rewire_entries(t);
+  fill_graph_query_entries(t);
+  fill_graph_edit_entries(t);
+  fill_attribute_entries(t);
+  fill_module_entries(t);
+  fill_option_entries(t);
   return t;
 }
 
