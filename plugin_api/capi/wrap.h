@@ -3,10 +3,13 @@
 // mlir/CAPI/Wrap.h). One wrap() / unwrap() pair per handle kind:
 //
 //   C handle  fx_core object  who owns it
-//   FxGraph   fx::Graph       its GraphModule, or the plugin (CreateGraph)
+//   FxGraph   fx::Graph       the host (a GraphModule's graph, a pass's
+//                             graph), or the plugin (CreateGraph/ReleaseGraph)
 //   FxNode    fx::Node        its graph
-//   FxArg     fx::Argument    the plugin when created or cloned (ReleaseArg);
-//                             otherwise the node, match or argument it is in
+//   FxArg     fx::Argument    the caller when an entry creates one (Create*,
+//                             CloneArg, GraphModuleConfig; ReleaseArg);
+//                             otherwise the node, match or argument that
+//                             holds it, and borrowed
 //
 // wrap() gives the handle of an object, unwrap() the object of a handle;
 // both keep const-ness and map nullptr to nullptr. Neither checks anything:
