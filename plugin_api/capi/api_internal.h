@@ -1,6 +1,7 @@
 // Private to the host's implementation of the C ABI (c_api.cc and the files
-// that fill the rest of the table): handle conversions and the guard that
-// turns every C++ exception into an FxStatus.
+// that fill the rest of the table): the guard that turns every C++ exception
+// into an FxStatus, argument checks, and the table's parts. Handles are
+// converted by wrap() / unwrap() (wrap.h), nowhere else.
 #ifndef PLUGIN_API_CAPI_API_INTERNAL_H_
 #define PLUGIN_API_CAPI_API_INTERNAL_H_
 
@@ -18,28 +19,9 @@
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 #include "plugin_api/capi/c_api.h"
+#include "plugin_api/capi/wrap.h"
 
 namespace fx::host::internal {
-
-// ------------------------------------------------------------ conversions
-
-inline Node* N(FxNode* n) { return reinterpret_cast<Node*>(n); }
-inline const Node* N(const FxNode* n) {
-  return reinterpret_cast<const Node*>(n);
-}
-inline FxNode* H(Node* n) { return reinterpret_cast<FxNode*>(n); }
-inline Graph* G(FxGraph* g) { return reinterpret_cast<Graph*>(g); }
-inline const Graph* G(const FxGraph* g) {
-  return reinterpret_cast<const Graph*>(g);
-}
-inline Argument* A(FxArg* a) { return reinterpret_cast<Argument*>(a); }
-inline const Argument* A(const FxArg* a) {
-  return reinterpret_cast<const Argument*>(a);
-}
-inline FxArg* H(Argument* a) { return reinterpret_cast<FxArg*>(a); }
-inline const FxArg* H(const Argument* a) {
-  return reinterpret_cast<const FxArg*>(a);
-}
 
 inline FxStatus* make_status(FxStatusCode code, std::string message) {
   return new (std::nothrow) FxStatus{code, std::move(message)};
@@ -81,7 +63,7 @@ FxStatus* guarded(const char* entry, Fn&& body) {
 }
 
 inline Argument copy_arg(const FxArg* a, const char* what) {
-  return *A(require(a, what));
+  return *unwrap(require(a, what));
 }
 
 inline char* c_string(std::string_view text) {

@@ -12,6 +12,7 @@
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 #include "plugin_api/capi/api_internal.h"
+#include "plugin_api/capi/wrap.h"
 
 namespace fx::host {
 namespace internal {
@@ -33,6 +34,8 @@ AttributeStore* store_for(const Graph* g) {
   auto it = stores().find(g);
   return it == stores().end() ? nullptr : it->second;
 }
+
+namespace {
 
 AttributeStore* require_store(const Graph* g) {
   AttributeStore* s = store_for(g);
@@ -88,15 +91,9 @@ Opcode to_opcode(FxOpcode op) {
   return static_cast<Opcode>(op);
 }
 
-// ------------------------------------------------------------ the table
+// --------------------------------------------------------------- status
 
-FxApi make_api() {
-  FxApi t{};
-  t.version = FX_API_VERSION;
-  fill_runtime_entries(t);
-  fill_extension_entries(t);
-  fill_rewrite_entries(t);
-
+void fill_status_entries(FxApi& t) {
   t.CreateStatus = [](FxStatusCode code, const char* message) {
     return make_status(code, message ? message : "");
   };
@@ -106,272 +103,324 @@ FxApi make_api() {
   };
   t.ReleaseStatus = [](FxStatus* s) { delete s; };
   t.ReleaseString = [](char* text) { std::free(text); };
+}
 
+// ------------------------------------------------ arguments: construction
+
+// Stores a new argument, owned by the caller, in *out. Callers compute
+// `value` first, so its errors come before a NULL `out`'s.
+void give_arg(FxArg** out, Argument value) {
+  FxArg** slot = require(out, "out");
+  *slot = wrap(new Argument(std::move(value)));
+}
+
+ArgumentList copy_items(const FxArg* const* items, size_t count) {
+  ArgumentList list;
+  if (count) require(items, "items");
+  for (size_t i = 0; i < count; ++i) list.push_back(copy_arg(items[i], "item"));
+  return list;
+}
+
+Argument torch_value(FxArgKind kind, const char* name) {
+  std::string n = require(name, "name");
+  switch (kind) {
+    case FX_ARG_DTYPE:
+      return Argument::dtype(n);
+    case FX_ARG_DEVICE:
+      return Argument::device(n);
+    case FX_ARG_MEMORY_FORMAT:
+      return Argument::memory_format(n);
+    case FX_ARG_LAYOUT:
+      return Argument::layout(n);
+    default:
+      fail(FX_INVALID_ARGUMENT,
+           "kind must be a dtype, device, memory format or layout");
+  }
+}
+
+// CreateNone .. CreateNodeRef.
+void fill_scalar_arg_entries(FxApi& t) {
   t.CreateNone = [](FxArg** out) {
-    return guarded("CreateNone",
-                   [&] { *require(out, "out") = H(new Argument()); });
+    return guarded("CreateNone", [&] { give_arg(out, Argument()); });
   };
   t.CreateBool = [](int v, FxArg** out) {
-    return guarded("CreateBool",
-                   [&] { *require(out, "out") = H(new Argument(v != 0)); });
+    return guarded("CreateBool", [&] { give_arg(out, Argument(v != 0)); });
   };
   t.CreateInt = [](int64_t v, FxArg** out) {
-    return guarded("CreateInt",
-                   [&] { *require(out, "out") = H(new Argument(v)); });
+    return guarded("CreateInt", [&] { give_arg(out, Argument(v)); });
   };
   t.CreateFloat = [](double v, FxArg** out) {
-    return guarded("CreateFloat",
-                   [&] { *require(out, "out") = H(new Argument(v)); });
+    return guarded("CreateFloat", [&] { give_arg(out, Argument(v)); });
   };
   t.CreateString = [](const char* v, FxArg** out) {
     return guarded("CreateString", [&] {
-      *require(out, "out") = H(new Argument(std::string(require(v, "value"))));
+      give_arg(out, Argument(std::string(require(v, "value"))));
     });
   };
   t.CreateNodeRef = [](FxNode* node, FxArg** out) {
     return guarded("CreateNodeRef", [&] {
-      *require(out, "out") = H(new Argument(N(require(node, "node"))));
+      give_arg(out, Argument(unwrap(require(node, "node"))));
     });
   };
+}
+
+// CreateList .. ReleaseArg.
+void fill_compound_arg_entries(FxApi& t) {
   t.CreateList = [](const FxArg* const* items, size_t count, FxArg** out) {
     return guarded("CreateList", [&] {
-      ArgumentList list;
-      if (count) require(items, "items");
-      for (size_t i = 0; i < count; ++i)
-        list.push_back(copy_arg(items[i], "item"));
-      *require(out, "out") = H(new Argument(Argument::list(std::move(list))));
+      ArgumentList list = copy_items(items, count);
+      give_arg(out, Argument::list(std::move(list)));
     });
   };
   t.CreateTuple = [](const FxArg* const* items, size_t count, FxArg** out) {
     return guarded("CreateTuple", [&] {
-      ArgumentList list;
-      if (count) require(items, "items");
-      for (size_t i = 0; i < count; ++i)
-        list.push_back(copy_arg(items[i], "item"));
-      *require(out, "out") = H(new Argument(Argument::tuple(std::move(list))));
+      ArgumentList list = copy_items(items, count);
+      give_arg(out, Argument::tuple(std::move(list)));
     });
   };
   t.CreateDict = [](const char* const* keys, const FxArg* const* values,
                     size_t count, FxArg** out) {
     return guarded("CreateDict", [&] {
-      *require(out, "out") =
-          H(new Argument(Argument::dict(make_kwargs(keys, values, count))));
+      give_arg(out, Argument::dict(make_kwargs(keys, values, count)));
     });
   };
   t.CreateSlice = [](const FxArg* start, const FxArg* stop, const FxArg* step,
                      FxArg** out) {
     return guarded("CreateSlice", [&] {
-      *require(out, "out") = H(new Argument(
-          Argument::slice(copy_arg(start, "start"), copy_arg(stop, "stop"),
-                          copy_arg(step, "step"))));
+      give_arg(out,
+               Argument::slice(copy_arg(start, "start"), copy_arg(stop, "stop"),
+                               copy_arg(step, "step")));
     });
   };
   t.CreateEllipsis = [](FxArg** out) {
-    return guarded("CreateEllipsis", [&] {
-      *require(out, "out") = H(new Argument(Argument::ellipsis()));
-    });
+    return guarded("CreateEllipsis",
+                   [&] { give_arg(out, Argument::ellipsis()); });
   };
   t.CreateTorchValue = [](FxArgKind kind, const char* name, FxArg** out) {
     return guarded("CreateTorchValue", [&] {
-      std::string n = require(name, "name");
-      Argument a;
-      switch (kind) {
-        case FX_ARG_DTYPE:
-          a = Argument::dtype(n);
-          break;
-        case FX_ARG_DEVICE:
-          a = Argument::device(n);
-          break;
-        case FX_ARG_MEMORY_FORMAT:
-          a = Argument::memory_format(n);
-          break;
-        case FX_ARG_LAYOUT:
-          a = Argument::layout(n);
-          break;
-        default:
-          fail(FX_INVALID_ARGUMENT,
-               "kind must be a dtype, device, memory format or layout");
-      }
-      *require(out, "out") = H(new Argument(std::move(a)));
+      Argument value = torch_value(kind, name);
+      give_arg(out, std::move(value));
     });
   };
   t.CloneArg = [](const FxArg* arg, FxArg** out) {
-    return guarded("CloneArg", [&] {
-      *require(out, "out") = H(new Argument(copy_arg(arg, "arg")));
-    });
+    return guarded("CloneArg", [&] { give_arg(out, copy_arg(arg, "arg")); });
   };
-  t.ReleaseArg = [](FxArg* arg) { delete A(arg); };
+  t.ReleaseArg = [](FxArg* arg) { delete unwrap(arg); };
+}
 
+// -------------------------------------------------- arguments: inspection
+
+size_t arg_size(const FxArg* a) {
+  if (a == nullptr) return 0;
+  const Argument& arg = *unwrap(a);
+  if (arg.is_sequence() || arg.is_slice()) return arg.elements().size();
+  if (arg.is_dict()) return arg.items().size();
+  return 0;
+}
+
+const FxArg* arg_item(const FxArg* a, size_t i) {
+  if (a == nullptr) return nullptr;
+  const Argument& arg = *unwrap(a);
+  if (arg.is_sequence() || arg.is_slice()) {
+    return i < arg.elements().size() ? wrap(&arg.elements()[i]) : nullptr;
+  }
+  if (arg.is_dict()) {
+    return i < arg.items().size() ? wrap(&arg.items()[i].second) : nullptr;
+  }
+  return nullptr;
+}
+
+// ArgKind .. ArgEqual.
+void fill_arg_inspection_entries(FxApi& t) {
   t.ArgKind = [](const FxArg* a) {
-    return a ? static_cast<FxArgKind>(A(a)->kind()) : FX_ARG_NONE;
+    return a ? static_cast<FxArgKind>(unwrap(a)->kind()) : FX_ARG_NONE;
   };
   t.ArgGetBool = [](const FxArg* a, int* out) {
     return guarded("ArgGetBool", [&] {
-      *require(out, "out") = require(A(a), "arg")->as_bool() ? 1 : 0;
+      *require(out, "out") = require(unwrap(a), "arg")->as_bool() ? 1 : 0;
     });
   };
   t.ArgGetInt = [](const FxArg* a, int64_t* out) {
     return guarded("ArgGetInt", [&] {
-      *require(out, "out") = require(A(a), "arg")->as_int();
+      *require(out, "out") = require(unwrap(a), "arg")->as_int();
     });
   };
   t.ArgGetFloat = [](const FxArg* a, double* out) {
     return guarded("ArgGetFloat", [&] {
-      *require(out, "out") = require(A(a), "arg")->as_float();
+      *require(out, "out") = require(unwrap(a), "arg")->as_float();
     });
   };
   t.ArgGetString = [](const FxArg* a, const char** out) {
     return guarded("ArgGetString", [&] {
-      *require(out, "out") = require(A(a), "arg")->as_string().c_str();
+      *require(out, "out") = require(unwrap(a), "arg")->as_string().c_str();
     });
   };
   t.ArgGetNode = [](const FxArg* a, FxNode** out) {
     return guarded("ArgGetNode", [&] {
-      *require(out, "out") = H(require(A(a), "arg")->as_node());
+      *require(out, "out") = wrap(require(unwrap(a), "arg")->as_node());
     });
   };
-  t.ArgSize = [](const FxArg* a) -> size_t {
-    if (a == nullptr) return 0;
-    const Argument& arg = *A(a);
-    if (arg.is_sequence() || arg.is_slice()) return arg.elements().size();
-    if (arg.is_dict()) return arg.items().size();
-    return 0;
-  };
-  t.ArgItem = [](const FxArg* a, size_t i) -> const FxArg* {
-    if (a == nullptr) return nullptr;
-    const Argument& arg = *A(a);
-    if (arg.is_sequence() || arg.is_slice()) {
-      return i < arg.elements().size() ? H(&arg.elements()[i]) : nullptr;
-    }
-    if (arg.is_dict()) {
-      return i < arg.items().size() ? H(&arg.items()[i].second) : nullptr;
-    }
-    return nullptr;
-  };
+  t.ArgSize = arg_size;
+  t.ArgItem = arg_item;
   t.ArgKey = [](const FxArg* a, size_t i) -> const char* {
-    if (a == nullptr || !A(a)->is_dict() || i >= A(a)->items().size()) {
+    if (a == nullptr || !unwrap(a)->is_dict() ||
+        i >= unwrap(a)->items().size()) {
       return nullptr;
     }
-    return A(a)->items()[i].first.c_str();
+    return unwrap(a)->items()[i].first.c_str();
   };
   t.ArgEqual = [](const FxArg* a, const FxArg* b) -> int {
     if (a == nullptr || b == nullptr) return a == b;
-    return *A(a) == *A(b) ? 1 : 0;
+    return *unwrap(a) == *unwrap(b) ? 1 : 0;
   };
+}
 
+// ------------------------------------------------------ nodes: inspection
+
+// NodeOp .. NodeFindKwarg: the node's own fields.
+void fill_node_field_entries(FxApi& t) {
   t.NodeOp = [](const FxNode* n) {
-    return n ? static_cast<FxOpcode>(N(n)->op()) : FX_OP_PLACEHOLDER;
+    return n ? static_cast<FxOpcode>(unwrap(n)->op()) : FX_OP_PLACEHOLDER;
   };
   t.NodeName = [](const FxNode* n) -> const char* {
-    return n ? N(n)->name().data() : nullptr;
+    return n ? unwrap(n)->name().data() : nullptr;
   };
   t.NodeTarget = [](const FxNode* n) -> const char* {
-    return n ? N(n)->target().c_str() : nullptr;
+    return n ? unwrap(n)->target().c_str() : nullptr;
   };
   t.NodeType = [](const FxNode* n) -> const char* {
     if (n == nullptr) return nullptr;
-    std::string_view type = N(n)->type();
+    std::string_view type = unwrap(n)->type();
     return type.empty() ? "" : type.data();
   };
   t.NodeGraph = [](const FxNode* n) -> FxGraph* {
-    return n ? to_handle(N(n)->graph()) : nullptr;
+    return n ? wrap(unwrap(n)->graph()) : nullptr;
   };
   t.NodeNumArgs = [](const FxNode* n) -> size_t {
-    return n ? N(n)->args().size() : 0;
+    return n ? unwrap(n)->args().size() : 0;
   };
   t.NodeArg = [](const FxNode* n, size_t i) -> const FxArg* {
-    return (n && i < N(n)->args().size()) ? H(&N(n)->args()[i]) : nullptr;
+    if (n == nullptr || i >= unwrap(n)->args().size()) return nullptr;
+    return wrap(&unwrap(n)->args()[i]);
   };
   t.NodeNumKwargs = [](const FxNode* n) -> size_t {
-    return n ? N(n)->kwargs().size() : 0;
+    return n ? unwrap(n)->kwargs().size() : 0;
   };
   t.NodeKwargKey = [](const FxNode* n, size_t i) -> const char* {
-    return (n && i < N(n)->kwargs().size()) ? N(n)->kwargs()[i].first.c_str()
-                                            : nullptr;
+    if (n == nullptr || i >= unwrap(n)->kwargs().size()) return nullptr;
+    return unwrap(n)->kwargs()[i].first.c_str();
   };
   t.NodeKwargValue = [](const FxNode* n, size_t i) -> const FxArg* {
-    return (n && i < N(n)->kwargs().size()) ? H(&N(n)->kwargs()[i].second)
-                                            : nullptr;
+    if (n == nullptr || i >= unwrap(n)->kwargs().size()) return nullptr;
+    return wrap(&unwrap(n)->kwargs()[i].second);
   };
   t.NodeFindKwarg = [](const FxNode* n, const char* key) -> const FxArg* {
     if (n == nullptr || key == nullptr) return nullptr;
-    return H(find_item(N(n)->kwargs(), key));
+    return wrap(find_item(unwrap(n)->kwargs(), key));
   };
+}
+
+size_t node_users(const FxNode* n, FxNode** out, size_t capacity) {
+  if (n == nullptr) return 0;
+  size_t i = 0;
+  for (Node* user : unwrap(n)->users()) {
+    if (i < capacity && out != nullptr) out[i] = wrap(user);
+    ++i;
+  }
+  return i;
+}
+
+// The neighbour in graph order that is not erased, or nullptr.
+FxNode* live_neighbour(const FxNode* n, bool forward) {
+  if (n == nullptr) return nullptr;
+  Node* next = forward ? unwrap(n)->next() : unwrap(n)->prev();
+  while (next != nullptr && next->erased()) {
+    next = forward ? next->next() : next->prev();
+  }
+  return wrap(next);
+}
+
+// NodeNumUsers .. NodeFormat: users, inputs, neighbours, flags, meta, text.
+void fill_node_link_entries(FxApi& t) {
   t.NodeNumUsers = [](const FxNode* n) -> size_t {
-    return n ? N(n)->num_users() : 0;
+    return n ? unwrap(n)->num_users() : 0;
   };
   t.NodeUser = [](const FxNode* n, size_t i) -> FxNode* {
-    return (n && i < N(n)->users().size()) ? H(N(n)->users()[i]) : nullptr;
+    if (n == nullptr || i >= unwrap(n)->users().size()) return nullptr;
+    return wrap(unwrap(n)->users()[i]);
   };
-  t.NodeUsers = [](const FxNode* n, FxNode** out, size_t capacity) -> size_t {
-    if (n == nullptr) return 0;
-    size_t i = 0;
-    for (Node* user : N(n)->users()) {
-      if (i < capacity && out != nullptr) out[i] = H(user);
-      ++i;
-    }
-    return i;
-  };
+  t.NodeUsers = node_users;
   t.NodeNumInputs = [](const FxNode* n) -> size_t {
-    return n ? N(n)->all_input_nodes().size() : 0;
+    return n ? unwrap(n)->all_input_nodes().size() : 0;
   };
   t.NodeInput = [](const FxNode* n, size_t i) -> FxNode* {
     if (n == nullptr) return nullptr;
-    std::vector<Node*> inputs = N(n)->all_input_nodes();
-    return i < inputs.size() ? H(inputs[i]) : nullptr;
+    std::vector<Node*> inputs = unwrap(n)->all_input_nodes();
+    return i < inputs.size() ? wrap(inputs[i]) : nullptr;
   };
-  t.NodeNext = [](const FxNode* n) -> FxNode* {
-    if (n == nullptr) return nullptr;
-    Node* next = N(n)->next();
-    while (next != nullptr && next->erased()) next = next->next();
-    return H(next);
+  t.NodeNext = [](const FxNode* n) { return live_neighbour(n, true); };
+  t.NodePrev = [](const FxNode* n) { return live_neighbour(n, false); };
+  t.NodeIsErased = [](const FxNode* n) -> int {
+    return n && unwrap(n)->erased();
   };
-  t.NodePrev = [](const FxNode* n) -> FxNode* {
-    if (n == nullptr) return nullptr;
-    Node* prev = N(n)->prev();
-    while (prev != nullptr && prev->erased()) prev = prev->prev();
-    return H(prev);
-  };
-  t.NodeIsErased = [](const FxNode* n) -> int { return n && N(n)->erased(); };
   t.NodeIsImpure = [](const FxNode* n) -> int {
-    return n && N(n)->is_impure();
+    return n && unwrap(n)->is_impure();
   };
   t.NodeNumMeta = [](const FxNode* n) -> size_t {
-    return n ? N(n)->meta().size() : 0;
+    return n ? unwrap(n)->meta().size() : 0;
   };
   t.NodeMetaKey = [](const FxNode* n, size_t i) -> const char* {
-    return (n && i < N(n)->meta().size()) ? N(n)->meta()[i].first.c_str()
-                                          : nullptr;
+    if (n == nullptr || i >= unwrap(n)->meta().size()) return nullptr;
+    return unwrap(n)->meta()[i].first.c_str();
   };
   t.NodeGetMeta = [](const FxNode* n, const char* key) -> const FxArg* {
     if (n == nullptr || key == nullptr) return nullptr;
-    return H(N(n)->meta_value(key));
+    return wrap(unwrap(n)->meta_value(key));
   };
   t.NodeFormat = [](const FxNode* n, char** out) {
     return guarded("NodeFormat", [&] {
-      *require(out, "out") = c_string(require(N(n), "node")->format_node());
+      *require(out, "out") =
+          c_string(require(unwrap(n), "node")->format_node());
     });
   };
+}
 
+// --------------------------------------------------------- nodes: changes
+
+void remove_meta(FxNode* n, const char* key) {
+  ArgumentDict& meta = require(unwrap(n), "node")->mutable_meta();
+  std::string_view k = require(key, "key");
+  for (auto it = meta.begin(); it != meta.end(); ++it) {
+    if (it->first == k) {
+      meta.erase(it);
+      return;
+    }
+  }
+  fail(FX_NOT_FOUND,
+       cat("node '", unwrap(n)->name(), "' has no meta '", k, "'"));
+}
+
+// NodeSetArgs .. NodeRemoveMeta: the node's own fields.
+void fill_node_update_entries(FxApi& t) {
   t.NodeSetArgs = [](FxNode* n, const FxArg* const* args, size_t count) {
     return guarded("NodeSetArgs", [&] {
-      require(N(n), "node")->set_args(make_args(args, count));
+      require(unwrap(n), "node")->set_args(make_args(args, count));
     });
   };
   t.NodeSetArg = [](FxNode* n, size_t i, const FxArg* value) {
     return guarded("NodeSetArg", [&] {
-      require(N(n), "node")->update_arg(i, copy_arg(value, "value"));
+      require(unwrap(n), "node")->update_arg(i, copy_arg(value, "value"));
     });
   };
   t.NodeSetKwargs = [](FxNode* n, const char* const* keys,
                        const FxArg* const* values, size_t count) {
     return guarded("NodeSetKwargs", [&] {
-      require(N(n), "node")->set_kwargs(make_kwargs(keys, values, count));
+      require(unwrap(n), "node")->set_kwargs(make_kwargs(keys, values, count));
     });
   };
   t.NodeSetKwarg = [](FxNode* n, const char* key, const FxArg* value) {
     return guarded("NodeSetKwarg", [&] {
-      require(N(n), "node")
+      require(unwrap(n), "node")
           ->update_kwarg(require(key, "key"), copy_arg(value, "value"));
     });
   };
@@ -379,146 +428,174 @@ FxApi make_api() {
     return guarded("NodeSetTarget", [&] {
       std::string_view tgt = require(target, "target");
       if (tgt.empty()) fail(FX_INVALID_ARGUMENT, "target must not be empty");
-      require(N(n), "node")->set_target(tgt);
+      require(unwrap(n), "node")->set_target(tgt);
     });
   };
   t.NodeSetType = [](FxNode* n, const char* type) {
-    return guarded("NodeSetType",
-                   [&] { require(N(n), "node")->set_type(type ? type : ""); });
+    return guarded("NodeSetType", [&] {
+      require(unwrap(n), "node")->set_type(type ? type : "");
+    });
   };
   t.NodeSetMeta = [](FxNode* n, const char* key, const FxArg* value) {
     return guarded("NodeSetMeta", [&] {
-      require(N(n), "node")
+      require(unwrap(n), "node")
           ->set_meta(require(key, "key"), copy_arg(value, "value"));
     });
   };
   t.NodeRemoveMeta = [](FxNode* n, const char* key) {
-    return guarded("NodeRemoveMeta", [&] {
-      ArgumentDict& meta = require(N(n), "node")->mutable_meta();
-      std::string_view k = require(key, "key");
-      for (auto it = meta.begin(); it != meta.end(); ++it) {
-        if (it->first == k) {
-          meta.erase(it);
-          return;
-        }
-      }
-      fail(FX_NOT_FOUND,
-           cat("node '", N(n)->name(), "' has no meta '", k, "'"));
-    });
+    return guarded("NodeRemoveMeta", [&] { remove_meta(n, key); });
   };
+}
+
+// NodeReplaceAllUsesWith .. NodeAppend: the node's place among the others.
+void fill_node_rewire_entries(FxApi& t) {
   t.NodeReplaceAllUsesWith = [](FxNode* n, FxNode* replacement,
                                 size_t* num_changed) {
     return guarded("NodeReplaceAllUsesWith", [&] {
-      size_t changed =
-          require(N(n), "node")
-              ->replace_all_uses_with(N(require(replacement, "replacement")))
-              .size();
+      size_t changed = require(unwrap(n), "node")
+                           ->replace_all_uses_with(
+                               unwrap(require(replacement, "replacement")))
+                           .size();
       if (num_changed) *num_changed = changed;
     });
   };
   t.NodeReplaceInputWith = [](FxNode* n, FxNode* old_input, FxNode* new_input) {
     return guarded("NodeReplaceInputWith", [&] {
-      require(N(n), "node")
-          ->replace_input_with(N(require(old_input, "old_input")),
-                               N(require(new_input, "new_input")));
+      require(unwrap(n), "node")
+          ->replace_input_with(unwrap(require(old_input, "old_input")),
+                               unwrap(require(new_input, "new_input")));
     });
   };
   t.NodePrepend = [](FxNode* n, FxNode* x) {
-    return guarded("NodePrepend",
-                   [&] { require(N(n), "node")->prepend(N(require(x, "x"))); });
+    return guarded("NodePrepend", [&] {
+      require(unwrap(n), "node")->prepend(unwrap(require(x, "x")));
+    });
   };
   t.NodeAppend = [](FxNode* n, FxNode* x) {
-    return guarded("NodeAppend",
-                   [&] { require(N(n), "node")->append(N(require(x, "x"))); });
+    return guarded("NodeAppend", [&] {
+      require(unwrap(n), "node")->append(unwrap(require(x, "x")));
+    });
   };
+}
 
+// ------------------------------------------------------------------ graphs
+
+FxStatus* find_nodes(const FxGraph* g, FxOpcode op, const char* target,
+                     FxNode** out, size_t capacity, size_t* count) {
+  return guarded("GraphFindNodes", [&] {
+    std::vector<Node*> found =
+        require(unwrap(g), "graph")
+            ->find_nodes(to_opcode(op), require(target, "target"));
+    *require(count, "count") = found.size();
+    if (out == nullptr) return;
+    if (capacity < found.size()) {
+      fail(FX_INVALID_ARGUMENT, cat("capacity ", capacity, " is less than the ",
+                                    found.size(), " nodes found"));
+    }
+    for (size_t i = 0; i < found.size(); ++i) out[i] = wrap(found[i]);
+  });
+}
+
+// GraphNumNodes .. GraphFindNodes.
+void fill_graph_query_entries(FxApi& t) {
   t.GraphNumNodes = [](const FxGraph* g) -> size_t {
-    return g ? G(g)->size() : 0;
+    return g ? unwrap(g)->size() : 0;
   };
   t.GraphFirstNode = [](const FxGraph* g) -> FxNode* {
-    return g ? H(G(g)->first()) : nullptr;
+    return g ? wrap(unwrap(g)->first()) : nullptr;
   };
   t.GraphLastNode = [](const FxGraph* g) -> FxNode* {
-    return g ? H(G(g)->last()) : nullptr;
+    return g ? wrap(unwrap(g)->last()) : nullptr;
   };
   t.GraphOutputNode = [](const FxGraph* g) -> FxNode* {
-    return g ? H(G(g)->output_node()) : nullptr;
+    return g ? wrap(unwrap(g)->output_node()) : nullptr;
   };
-  t.GraphFindNodes = [](const FxGraph* g, FxOpcode op, const char* target,
-                        FxNode** out, size_t capacity, size_t* count) {
-    return guarded("GraphFindNodes", [&] {
-      std::vector<Node*> found =
-          require(G(g), "graph")
-              ->find_nodes(to_opcode(op), require(target, "target"));
-      *require(count, "count") = found.size();
-      if (out == nullptr) return;
-      if (capacity < found.size()) {
-        fail(FX_INVALID_ARGUMENT,
-             cat("capacity ", capacity, " is less than the ", found.size(),
-                 " nodes found"));
-      }
-      for (size_t i = 0; i < found.size(); ++i) out[i] = H(found[i]);
-    });
-  };
-  t.GraphCreateNode = [](FxGraph* g, FxOpcode op, const char* target,
-                         const FxArg* const* args, size_t num_args,
-                         const char* const* kwarg_keys,
-                         const FxArg* const* kwarg_values, size_t num_kwargs,
-                         const char* name, const char* type, FxNode** out) {
-    return guarded("GraphCreateNode", [&] {
-      require(out, "out");
-      std::string_view tgt = require(target, "target");
-      if (tgt.empty()) fail(FX_INVALID_ARGUMENT, "target must not be empty");
-      Node* node =
-          require(G(g), "graph")
-              ->create_node(
-                  to_opcode(op), tgt, make_args(args, num_args),
-                  make_kwargs(kwarg_keys, kwarg_values, num_kwargs),
-                  name ? std::optional<std::string_view>(name) : std::nullopt,
-                  type ? type : "");
-      *out = H(node);
-    });
-  };
+  t.GraphFindNodes = find_nodes;
+}
+
+FxStatus* create_node(FxGraph* g, FxOpcode op, const char* target,
+                      const FxArg* const* args, size_t num_args,
+                      const char* const* kwarg_keys,
+                      const FxArg* const* kwarg_values, size_t num_kwargs,
+                      const char* name, const char* type, FxNode** out) {
+  return guarded("GraphCreateNode", [&] {
+    require(out, "out");
+    std::string_view tgt = require(target, "target");
+    if (tgt.empty()) fail(FX_INVALID_ARGUMENT, "target must not be empty");
+    Node* node =
+        require(unwrap(g), "graph")
+            ->create_node(
+                to_opcode(op), tgt, make_args(args, num_args),
+                make_kwargs(kwarg_keys, kwarg_values, num_kwargs),
+                name ? std::optional<std::string_view>(name) : std::nullopt,
+                type ? type : "");
+    *out = wrap(node);
+  });
+}
+
+// GraphCreateNode .. GraphPythonCode.
+void fill_graph_edit_entries(FxApi& t) {
+  t.GraphCreateNode = create_node;
   t.GraphSetInsertPoint = [](FxGraph* g, FxNode* anchor, int after) {
     return guarded("GraphSetInsertPoint", [&] {
-      require(G(g), "graph")->set_insert_point(N(anchor), after != 0);
+      require(unwrap(g), "graph")->set_insert_point(unwrap(anchor), after != 0);
     });
   };
   t.GraphGetInsertPoint = [](const FxGraph* g, FxNode** anchor, int* after) {
     if (g == nullptr) return;
-    auto [node, is_after] = G(g)->insert_point();
-    if (anchor) *anchor = H(node);
+    auto [node, is_after] = unwrap(g)->insert_point();
+    if (anchor) *anchor = wrap(node);
     if (after) *after = is_after ? 1 : 0;
   };
   t.GraphEraseNode = [](FxGraph* g, FxNode* n) {
     return guarded("GraphEraseNode", [&] {
-      require(G(g), "graph")->erase_node(N(require(n, "node")));
+      require(unwrap(g), "graph")->erase_node(unwrap(require(n, "node")));
     });
   };
   t.GraphEliminateDeadCode = [](FxGraph* g, int* changed) {
     return guarded("GraphEliminateDeadCode", [&] {
-      bool c = require(G(g), "graph")->eliminate_dead_code();
+      bool c = require(unwrap(g), "graph")->eliminate_dead_code();
       if (changed) *changed = c ? 1 : 0;
     });
   };
   t.GraphLint = [](const FxGraph* g) {
-    return guarded("GraphLint", [&] { require(G(g), "graph")->lint(); });
+    return guarded("GraphLint", [&] { require(unwrap(g), "graph")->lint(); });
   };
   t.GraphToText = [](const FxGraph* g, char** out) {
     return guarded("GraphToText", [&] {
-      *require(out, "out") = c_string(require(G(g), "graph")->str());
+      *require(out, "out") = c_string(require(unwrap(g), "graph")->str());
     });
   };
   t.GraphPythonCode = [](const FxGraph* g, char** out) {
     return guarded("GraphPythonCode", [&] {
       *require(out, "out") =
-          c_string(require(G(g), "graph")->python_code("self").src);
+          c_string(require(unwrap(g), "graph")->python_code("self").src);
     });
   };
+}
 
+// -------------------------------------------------- the owning module
+
+// GraphSetAttr takes ownership of `tensor` in all cases.
+void set_attr(FxGraph* g, const char* name, DLManagedTensor* tensor) {
+  if (g == nullptr || name == nullptr || tensor == nullptr) {
+    if (tensor && tensor->deleter) tensor->deleter(tensor);
+    fail(FX_INVALID_ARGUMENT, "graph, name and tensor must not be NULL");
+  }
+  AttributeStore* s = store_for(unwrap(g));
+  if (s == nullptr) {
+    if (tensor->deleter) tensor->deleter(tensor);
+    require_store(unwrap(g));
+  }
+  std::string error;
+  if (!s->set_attr(name, tensor, &error)) fail(FX_INVALID_ARGUMENT, error);
+}
+
+// GraphHasAttr .. GraphModuleType.
+void fill_attribute_entries(FxApi& t) {
   t.GraphHasAttr = [](const FxGraph* g, const char* name) -> int {
     if (g == nullptr || name == nullptr) return 0;
-    AttributeStore* s = store_for(G(g));
+    AttributeStore* s = store_for(unwrap(g));
     return s != nullptr && s->has_attr(name);
   };
   t.GraphGetAttr = [](const FxGraph* g, const char* name,
@@ -526,61 +603,57 @@ FxApi make_api() {
     return guarded("GraphGetAttr", [&] {
       require(out, "out");
       std::string error;
-      DLManagedTensor* t = require_store(require(G(g), "graph"))
-                               ->get_attr(require(name, "name"), &error);
-      if (t == nullptr) fail(FX_NOT_FOUND, error);
-      *out = t;
+      DLManagedTensor* tensor = require_store(require(unwrap(g), "graph"))
+                                    ->get_attr(require(name, "name"), &error);
+      if (tensor == nullptr) fail(FX_NOT_FOUND, error);
+      *out = tensor;
     });
   };
   t.GraphSetAttr = [](FxGraph* g, const char* name, DLManagedTensor* tensor) {
-    return guarded("GraphSetAttr", [&] {
-      if (g == nullptr || name == nullptr || tensor == nullptr) {
-        if (tensor && tensor->deleter) tensor->deleter(tensor);
-        fail(FX_INVALID_ARGUMENT, "graph, name and tensor must not be NULL");
-      }
-      AttributeStore* s = store_for(G(g));
-      if (s == nullptr) {
-        if (tensor->deleter) tensor->deleter(tensor);
-        require_store(G(g));
-      }
-      std::string error;
-      if (!s->set_attr(name, tensor, &error)) fail(FX_INVALID_ARGUMENT, error);
-    });
+    return guarded("GraphSetAttr", [&] { set_attr(g, name, tensor); });
   };
   t.GraphModuleType = [](const FxGraph* g, const char* name, char** out) {
     return guarded("GraphModuleType", [&] {
       require(out, "out");
       std::string type, error;
-      if (!require_store(require(G(g), "graph"))
+      if (!require_store(require(unwrap(g), "graph"))
                ->module_type(require(name, "name"), &type, &error)) {
         fail(FX_NOT_FOUND, error);
       }
       *out = c_string(type);
     });
   };
+}
 
+void add_module(FxGraph* g, const char* name, const char* type,
+                const FxArg* config) {
+  AttributeStore* s = require_store(require(unwrap(g), "graph"));
+  const Argument& c = *unwrap(require(config, "config"));
+  if (!c.is_dict()) fail(FX_INVALID_ARGUMENT, "config must be a dict");
+  std::string error;
+  if (!s->add_module(require(name, "qualified_name"),
+                     require(type, "module_type"), c.items(), &error)) {
+    fail(FX_INVALID_ARGUMENT, error);
+  }
+}
+
+// GraphNodeCopy .. GraphExampleInput.
+void fill_module_entries(FxApi& t) {
   t.GraphNodeCopy = [](FxGraph* g, const FxNode* n, FxNode** out) {
     return guarded("GraphNodeCopy", [&] {
       require(out, "out");
-      *out = H(require(G(g), "graph")->node_copy(N(require(n, "node"))));
+      *out = wrap(
+          require(unwrap(g), "graph")->node_copy(unwrap(require(n, "node"))));
     });
   };
   t.GraphAddModule = [](FxGraph* g, const char* name, const char* type,
                         const FxArg* config) {
-    return guarded("GraphAddModule", [&] {
-      AttributeStore* s = require_store(require(G(g), "graph"));
-      const Argument& c = *A(require(config, "config"));
-      if (!c.is_dict()) fail(FX_INVALID_ARGUMENT, "config must be a dict");
-      std::string error;
-      if (!s->add_module(require(name, "qualified_name"),
-                         require(type, "module_type"), c.items(), &error)) {
-        fail(FX_INVALID_ARGUMENT, error);
-      }
-    });
+    return guarded("GraphAddModule",
+                   [&] { add_module(g, name, type, config); });
   };
   t.GraphNumExampleInputs = [](const FxGraph* g) -> size_t {
     if (g == nullptr) return 0;
-    AttributeStore* s = store_for(G(g));
+    AttributeStore* s = store_for(unwrap(g));
     return s ? s->num_example_inputs() : 0;
   };
   t.GraphExampleInput = [](const FxGraph* g, size_t index,
@@ -588,13 +661,18 @@ FxApi make_api() {
     return guarded("GraphExampleInput", [&] {
       require(out, "out");
       std::string error;
-      DLManagedTensor* t =
-          require_store(require(G(g), "graph"))->example_input(index, &error);
-      if (t == nullptr) fail(FX_NOT_FOUND, error);
-      *out = t;
+      DLManagedTensor* tensor = require_store(require(unwrap(g), "graph"))
+                                    ->example_input(index, &error);
+      if (tensor == nullptr) fail(FX_NOT_FOUND, error);
+      *out = tensor;
     });
   };
+}
 
+// ----------------------------------------------------------------- options
+
+// OptionsGetBool .. OptionsGetListItem.
+void fill_option_entries(FxApi& t) {
   t.OptionsGetBool = [](const FxOptions* o, const char* name, int* out) {
     return guarded("OptionsGetBool", [&] {
       *require(out, "out") = find_option(o, name, FX_OPTION_BOOL)->second.b;
@@ -635,6 +713,33 @@ FxApi make_api() {
       *require(out, "out") = list[i].c_str();
     });
   };
+}
+
+}  // namespace
+
+// --------------------------------------------------------------- the table
+
+// Fills every entry of version FX_API_VERSION; the parts in the order the
+// table has always been filled.
+FxApi make_api() {
+  FxApi t{};
+  t.version = FX_API_VERSION;
+  fill_runtime_entries(t);
+  fill_extension_entries(t);
+  fill_rewrite_entries(t);
+  fill_status_entries(t);
+  fill_scalar_arg_entries(t);
+  fill_compound_arg_entries(t);
+  fill_arg_inspection_entries(t);
+  fill_node_field_entries(t);
+  fill_node_link_entries(t);
+  fill_node_update_entries(t);
+  fill_node_rewire_entries(t);
+  fill_graph_query_entries(t);
+  fill_graph_edit_entries(t);
+  fill_attribute_entries(t);
+  fill_module_entries(t);
+  fill_option_entries(t);
   return t;
 }
 
@@ -647,6 +752,11 @@ const FxApi* api() {
   static const FxApi table = internal::make_api();
   return &table;
 }
+
+FxGraph* to_handle(Graph* g) { return internal::wrap(g); }
+Graph* from_handle(FxGraph* g) { return internal::unwrap(g); }
+FxNode* to_handle(Node* n) { return internal::wrap(n); }
+Node* from_handle(FxNode* n) { return internal::unwrap(n); }
 
 ScopedAttributeStore::ScopedAttributeStore(const Graph* graph,
                                            AttributeStore* store)

@@ -1,8 +1,10 @@
 // The host side of the C ABI: the FxApi table implemented over fx_core.
 //
 // Handles map onto fx_core objects: FxGraph* is an fx::Graph*, FxNode* an
-// fx::Node*, FxArg* an fx::Argument*. Every entry catches C++ exceptions and
-// returns them as FxStatus objects; nothing but C leaves this file.
+// fx::Node*, FxArg* an fx::Argument* (converted only by wrap.h, and by
+// to_handle / from_handle below for host code). Every entry catches C++
+// exceptions and returns them as FxStatus objects; nothing but C leaves the
+// table.
 //
 // Attributes (GraphHasAttr/GetAttr/SetAttr/ModuleType) are answered by the
 // AttributeStore bound to the graph for the duration of a pass (a GraphModule
@@ -19,6 +21,7 @@
 
 namespace fx {
 class Graph;
+class Node;
 }  // namespace fx
 
 namespace fx::host {
@@ -26,8 +29,13 @@ namespace fx::host {
 // The table handed to plugins (version FX_API_VERSION).
 const FxApi* api();
 
-inline FxGraph* to_handle(Graph* g) { return reinterpret_cast<FxGraph*>(g); }
-inline Graph* from_handle(FxGraph* g) { return reinterpret_cast<Graph*>(g); }
+// Host code outside plugin_api/capi (the pass manager, tools, tests) hands
+// graphs and nodes to the table through these; they never fail, and map
+// nullptr to nullptr.
+FxGraph* to_handle(Graph* g);
+Graph* from_handle(FxGraph* g);
+FxNode* to_handle(Node* n);
+Node* from_handle(FxNode* n);
 
 // Tensor attributes of the module that owns a graph.
 class AttributeStore {

@@ -68,6 +68,32 @@ const at::Tensor& tensor_param(const FxOpCall* call, const char* name) {
 
 DLDataType dl_dtype(const at::Tensor& t) { return at::getDLDataType(t); }
 
+// A custom op on meta tensors: an empty meta tensor of the shape and dtype
+// its shape function gives.
+c10::IValue run_shape_function(const FxCustomOp& op, FxOpCall& call) {
+  if (op.shape == nullptr) {
+    throw FxError(cat("custom op '", op.target,
+                      "' has no shape function, so it cannot run on meta "
+                      "tensors"));
+  }
+  FxTensorSpec spec{};
+  FxStatus* status = op.shape(api(), &call, op.user_data, &spec);
+  if (status != nullptr) {
+    std::string message = status->message;
+    delete status;
+    throw FxError(cat("the shape function of custom op '", op.target,
+                      "' failed: ", message));
+  }
+  if (spec.ndim < 0 || spec.ndim > FX_MAX_DIMS) {
+    throw FxError(cat("the shape function of custom op '", op.target,
+                      "' returned ", spec.ndim, " dimensions"));
+  }
+  return at::empty(std::vector<int64_t>(spec.shape, spec.shape + spec.ndim),
+                   at::TensorOptions()
+                       .dtype(at::toScalarType(spec.dtype))
+                       .device(at::kMeta));
+}
+
 // The registered kernel of a plugin's custom op.
 c10::IValue run_custom_op(const FxCustomOp& op, OpArgs& args) {
   FxOpCall call{&args, op.target, {}};
@@ -75,29 +101,7 @@ c10::IValue run_custom_op(const FxCustomOp& op, OpArgs& args) {
   for (size_t i = 0; i < args.size(); ++i) {
     meta = meta || (args[i].isTensor() && args[i].toTensor().is_meta());
   }
-  if (meta) {
-    if (op.shape == nullptr) {
-      throw FxError(cat("custom op '", op.target,
-                        "' has no shape function, so it cannot run on meta "
-                        "tensors"));
-    }
-    FxTensorSpec spec{};
-    FxStatus* status = op.shape(api(), &call, op.user_data, &spec);
-    if (status != nullptr) {
-      std::string message = status->message;
-      delete status;
-      throw FxError(cat("the shape function of custom op '", op.target,
-                        "' failed: ", message));
-    }
-    if (spec.ndim < 0 || spec.ndim > FX_MAX_DIMS) {
-      throw FxError(cat("the shape function of custom op '", op.target,
-                        "' returned ", spec.ndim, " dimensions"));
-    }
-    return at::empty(std::vector<int64_t>(spec.shape, spec.shape + spec.ndim),
-                     at::TensorOptions()
-                         .dtype(at::toScalarType(spec.dtype))
-                         .device(at::kMeta));
-  }
+  if (meta) return run_shape_function(op, call);
   DLManagedTensor* out = nullptr;
   FxStatus* status = op.kernel(api(), &call, op.user_data, &out);
   if (status != nullptr) {
@@ -112,39 +116,39 @@ c10::IValue run_custom_op(const FxCustomOp& op, OpArgs& args) {
   return at::fromDLPack(out);
 }
 
-}  // namespace
+void register_custom_op(FxRegistrar* r, const FxCustomOp* op) {
+  require(r, "registrar");
+  require(op, "op");
+  if (op->target == nullptr || *op->target == '\0' || op->kernel == nullptr) {
+    fail(FX_INVALID_ARGUMENT,
+         cat("plugin '", r->plugin,
+             "': a custom op needs a target and a kernel"));
+  }
+  if (OpRegistry::global().find(Opcode::kCallFunction, op->target)) {
+    fail(FX_FAILED_PRECONDITION,
+         cat("plugin '", r->plugin, "' registers custom op '", op->target,
+             "', but that target already has a kernel"));
+  }
+  FxCustomOp copy = *op;
+  std::string target = op->target;
+  copy.target = nullptr;  // points into the plugin; keep our own copy
+  try {
+    OpRegistry::global().add(Opcode::kCallFunction, target,
+                             op->signature ? op->signature : "",
+                             [copy, target](OpArgs& args) mutable {
+                               copy.target = target.c_str();
+                               return run_custom_op(copy, args);
+                             });
+  } catch (const FxError& e) {
+    fail(FX_INVALID_ARGUMENT,
+         cat("plugin '", r->plugin, "', custom op '", target, "': ", e.what()));
+  }
+}
 
-void fill_extension_entries(FxApi& t) {
+// RegisterCustomOp, RegisterLeafModuleRule.
+void fill_registration_entries(FxApi& t) {
   t.RegisterCustomOp = [](FxRegistrar* r, const FxCustomOp* op) {
-    return guarded("RegisterCustomOp", [&] {
-      require(r, "registrar");
-      require(op, "op");
-      if (op->target == nullptr || *op->target == '\0' ||
-          op->kernel == nullptr) {
-        fail(FX_INVALID_ARGUMENT,
-             cat("plugin '", r->plugin,
-                 "': a custom op needs a target and a kernel"));
-      }
-      if (OpRegistry::global().find(Opcode::kCallFunction, op->target)) {
-        fail(FX_FAILED_PRECONDITION,
-             cat("plugin '", r->plugin, "' registers custom op '", op->target,
-                 "', but that target already has a kernel"));
-      }
-      FxCustomOp copy = *op;
-      std::string target = op->target;
-      copy.target = nullptr;  // points into the plugin; keep our own copy
-      try {
-        OpRegistry::global().add(Opcode::kCallFunction, target,
-                                 op->signature ? op->signature : "",
-                                 [copy, target](OpArgs& args) mutable {
-                                   copy.target = target.c_str();
-                                   return run_custom_op(copy, args);
-                                 });
-      } catch (const FxError& e) {
-        fail(FX_INVALID_ARGUMENT, cat("plugin '", r->plugin, "', custom op '",
-                                      target, "': ", e.what()));
-      }
-    });
+    return guarded("RegisterCustomOp", [&] { register_custom_op(r, op); });
   };
   t.RegisterLeafModuleRule = [](FxRegistrar* r, FxLeafModuleFn fn,
                                 void* user_data) {
@@ -156,6 +160,29 @@ void fill_extension_entries(FxApi& t) {
       e.leaf_rules.push_back({fn, user_data});
     });
   };
+}
+
+FxStatus* call_tensor_meta(const FxOpCall* call, const char* name,
+                           FxTensorMeta* out) {
+  return guarded("CallTensorMeta", [&] {
+    const at::Tensor& x = tensor_param(call, name);
+    require(out, "out");
+    *out = FxTensorMeta{};
+    out->ndim = static_cast<int32_t>(x.dim());
+    out->shape = x.sizes().data();
+    out->strides = x.strides().data();
+    out->dtype = dl_dtype(x);
+    call->dtype_names.push_back(dtype_name(x.scalar_type()));
+    out->dtype_name = call->dtype_names.back().c_str();
+    out->memory_format = "";
+    out->requires_grad = x.requires_grad();
+    out->qscheme = "";
+    out->axis = -1;
+  });
+}
+
+// CallHasArg .. CallFloatArg.
+void fill_call_entries(FxApi& t) {
   t.CallHasArg = [](const FxOpCall* call, const char* name) -> int {
     if (call == nullptr || name == nullptr) return 0;
     for (size_t i = 0; i < call->args->size(); ++i) {
@@ -168,29 +195,13 @@ void fill_extension_entries(FxApi& t) {
     return guarded("CallTensorArg", [&] {
       const at::Tensor& x = tensor_param(call, name);
       require(out, "out");
-      if (x.is_meta())
+      if (x.is_meta()) {
         fail(FX_FAILED_PRECONDITION, "a meta tensor has no data");
+      }
       *out = at::toDLPack(x.detach());
     });
   };
-  t.CallTensorMeta = [](const FxOpCall* call, const char* name,
-                        FxTensorMeta* out) {
-    return guarded("CallTensorMeta", [&] {
-      const at::Tensor& x = tensor_param(call, name);
-      require(out, "out");
-      *out = FxTensorMeta{};
-      out->ndim = static_cast<int32_t>(x.dim());
-      out->shape = x.sizes().data();
-      out->strides = x.strides().data();
-      out->dtype = dl_dtype(x);
-      call->dtype_names.push_back(dtype_name(x.scalar_type()));
-      out->dtype_name = call->dtype_names.back().c_str();
-      out->memory_format = "";
-      out->requires_grad = x.requires_grad();
-      out->qscheme = "";
-      out->axis = -1;
-    });
-  };
+  t.CallTensorMeta = call_tensor_meta;
   t.CallIntArg = [](const FxOpCall* call, const char* name, int64_t* out) {
     return guarded("CallIntArg", [&] {
       *require(out, "out") = call->args->to_int(param_index(call, name));
@@ -201,6 +212,13 @@ void fill_extension_entries(FxApi& t) {
       *require(out, "out") = call->args->to_double(param_index(call, name));
     });
   };
+}
+
+}  // namespace
+
+void fill_extension_entries(FxApi& t) {
+  fill_registration_entries(t);
+  fill_call_entries(t);
 }
 
 }  // namespace internal

@@ -150,72 +150,95 @@ std::string option_value_text(const OptionValue& value) {
   return "";
 }
 
+namespace {
+
+// The index of option `name` in the pass's schema; an error listing the
+// pass's options when it has none of that name.
+absl::StatusOr<size_t> option_index(const FxPassInfo& pass,
+                                    const std::string& name) {
+  size_t index = pass.num_options;
+  for (size_t i = 0; i < pass.num_options; ++i) {
+    if (name == pass.options[i].name) index = i;
+  }
+  if (index < pass.num_options) return index;
+  std::vector<std::string> known;
+  for (size_t i = 0; i < pass.num_options; ++i) {
+    known.emplace_back(pass.options[i].name);
+  }
+  return absl::InvalidArgumentError(
+      cat("pass '", pass.name, "' has no option '", name,
+          "' (its options: ", known.empty() ? "none" : join(known, ", "), ")"));
+}
+
+// A given value as the option's type; the error says what was expected.
+absl::Status parse_option_input(const FxOptionSpec& spec,
+                                const OptionInput& input, OptionValue* value) {
+  if (input.kind == OptionInput::Kind::kText ||
+      input.kind == OptionInput::Kind::kString) {
+    return parse_option_text(spec.type, input.text, value);
+  }
+  if (!json_kind_fits(input.kind, spec.type)) {
+    return absl::InvalidArgumentError(
+        cat("expected ", option_type_name(spec.type), ", got ",
+            input_kind_name(input.kind), " (", input.text, ")"));
+  }
+  if (input.kind == OptionInput::Kind::kList) {
+    value->type = spec.type;
+    value->list = input.list;
+    return absl::OkStatus();
+  }
+  return parse_option_text(spec.type, input.text, value);
+}
+
+// The schema's default for an option not given.
+absl::StatusOr<OptionValue> default_option_value(const FxPassInfo& pass,
+                                                 const FxOptionSpec& spec) {
+  OptionValue value;
+  absl::Status status = parse_option_text(
+      spec.type, spec.default_value ? spec.default_value : "", &value);
+  if (!status.ok()) {
+    return absl::InvalidArgumentError(
+        cat("the default of option '", spec.name, "' of pass '", pass.name,
+            "' is not a valid ", option_type_name(spec.type), ": ",
+            std::string(status.message())));
+  }
+  return value;
+}
+
+}  // namespace
+
 absl::StatusOr<FxOptions> bind_pass_options(
     const FxPassInfo& pass,
     const std::vector<std::pair<std::string, OptionInput>>& given) {
   // Values in schema order, whatever order they were given in.
   std::vector<std::optional<OptionValue>> values(pass.num_options);
-  std::vector<bool> seen(pass.num_options, false);
   for (const auto& [name, input] : given) {
-    size_t index = pass.num_options;
-    for (size_t i = 0; i < pass.num_options; ++i) {
-      if (name == pass.options[i].name) index = i;
-    }
-    if (index == pass.num_options) {
-      std::vector<std::string> known;
-      for (size_t i = 0; i < pass.num_options; ++i) {
-        known.emplace_back(pass.options[i].name);
-      }
-      return absl::InvalidArgumentError(cat(
-          "pass '", pass.name, "' has no option '", name,
-          "' (its options: ", known.empty() ? "none" : join(known, ", "), ")"));
-    }
-    if (seen[index]) {
+    absl::StatusOr<size_t> index = option_index(pass, name);
+    if (!index.ok()) return index.status();
+    if (values[*index].has_value()) {
       return absl::InvalidArgumentError(
           cat("option '", name, "' of pass '", pass.name, "' is given twice"));
     }
-    seen[index] = true;
-    const FxOptionSpec& spec = pass.options[index];
+    const FxOptionSpec& spec = pass.options[*index];
     OptionValue value;
-    absl::Status status;
-    if (input.kind == OptionInput::Kind::kText ||
-        input.kind == OptionInput::Kind::kString) {
-      status = parse_option_text(spec.type, input.text, &value);
-    } else if (!json_kind_fits(input.kind, spec.type)) {
-      status = absl::InvalidArgumentError(
-          cat("expected ", option_type_name(spec.type), ", got ",
-              input_kind_name(input.kind), " (", input.text, ")"));
-    } else if (input.kind == OptionInput::Kind::kList) {
-      value.type = spec.type;
-      value.list = input.list;
-    } else {
-      status = parse_option_text(spec.type, input.text, &value);
-    }
+    absl::Status status = parse_option_input(spec, input, &value);
     if (!status.ok()) {
       return absl::InvalidArgumentError(cat(
           "option '", name, "' of pass '", pass.name, "' is a ",
           option_type_name(spec.type), ": ", std::string(status.message())));
     }
-    values[index] = std::move(value);
+    values[*index] = std::move(value);
   }
   FxOptions options;
   options.values.reserve(pass.num_options);
   for (size_t i = 0; i < pass.num_options; ++i) {
-    if (seen[i]) {
-      options.values.emplace_back(pass.options[i].name, *std::move(values[i]));
-      continue;
+    if (!values[i].has_value()) {
+      absl::StatusOr<OptionValue> value =
+          default_option_value(pass, pass.options[i]);
+      if (!value.ok()) return value.status();
+      values[i] = *std::move(value);
     }
-    const FxOptionSpec& spec = pass.options[i];
-    OptionValue value;
-    absl::Status status = parse_option_text(
-        spec.type, spec.default_value ? spec.default_value : "", &value);
-    if (!status.ok()) {
-      return absl::InvalidArgumentError(
-          cat("the default of option '", spec.name, "' of pass '", pass.name,
-              "' is not a valid ", option_type_name(spec.type), ": ",
-              std::string(status.message())));
-    }
-    options.values.emplace_back(spec.name, std::move(value));
+    options.values.emplace_back(pass.options[i].name, *std::move(values[i]));
   }
   return options;
 }

@@ -10,6 +10,7 @@
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/module_registry.h"
 #include "plugin_api/capi/api_internal.h"
+#include "plugin_api/capi/wrap.h"
 
 // A match or a replacement made, as plugins see it.
 struct FxMatch {
@@ -62,88 +63,110 @@ Node* anchor_of(const std::vector<const Node*>& anchors,
   return nullptr;
 }
 
-}  // namespace
+RewriteOptions rewrite_options(const Graph& pattern, uint32_t flags) {
+  RewriteOptions options;
+  options.ignore_literals = (flags & FX_REWRITE_IGNORE_LITERALS) != 0;
+  options.match_modules_by_type =
+      (flags & FX_REWRITE_MATCH_MODULES_BY_TYPE) != 0;
+  options.propagate_meta = (flags & FX_REWRITE_NO_META) == 0;
+  options.pattern_module = module_of(pattern);
+  return options;
+}
 
-void fill_rewrite_entries(FxApi& t) {
-  t.CreateGraph = [](FxGraph** out) {
-    return guarded("CreateGraph",
-                   [&] { *require(out, "out") = to_handle(new Graph()); });
-  };
-  t.ReleaseGraph = [](FxGraph* g) { delete G(g); };
-  t.GraphMatchPattern = [](const FxGraph* g, const FxGraph* p, uint32_t flags,
-                           FxMatchFn on_match, void* user_data) {
-    FxStatus* from_callback = nullptr;
-    FxStatus* status = guarded("GraphMatchPattern", [&] {
-      const Graph& graph = *require(G(g), "graph");
-      const Graph& pattern = *require(G(p), "pattern");
-      require(on_match, "on_match");
-      SubgraphMatcher matcher(pattern, matcher_options(graph, pattern, flags));
+// The plugin's filter as a MatchFilter (none when it is NULL).
+std::vector<MatchFilter> match_filters(FxMatchFilterFn filter,
+                                       void* filter_data) {
+  std::vector<MatchFilter> filters;
+  if (filter != nullptr) {
+    filters.push_back([filter, filter_data](const InternalMatch& m,
+                                            const Graph&, const Graph&) {
       std::vector<Node*> none;
-      for (const InternalMatch& m : matcher.match(graph)) {
-        FxMatch match{&m.nodes_map, anchor_of(m.anchors, m.nodes_map), &none};
-        from_callback = on_match(&match, user_data);
-        if (from_callback != nullptr) return;
-      }
+      FxMatch match{&m.nodes_map, anchor_of(m.anchors, m.nodes_map), &none};
+      return filter(&match, filter_data) != 0;
     });
-    return from_callback != nullptr ? from_callback : status;
-  };
-  t.GraphReplacePattern = [](FxGraph* g, const FxGraph* p, const FxGraph* r,
-                             uint32_t flags, FxMatchFilterFn filter,
-                             void* filter_data, FxMatchFn on_replaced,
-                             void* replaced_data, size_t* num_replacements) {
-    FxStatus* from_callback = nullptr;
-    FxStatus* status = guarded("GraphReplacePattern", [&] {
-      Graph& graph = *require(G(g), "graph");
-      const Graph& pattern = *require(G(p), "pattern");
-      const Graph& replacement = *require(G(r), "replacement");
-      std::vector<MatchFilter> filters;
-      if (filter != nullptr) {
-        filters.push_back([filter, filter_data](const InternalMatch& m,
-                                                const Graph&, const Graph&) {
-          std::vector<Node*> none;
-          FxMatch match{&m.nodes_map, anchor_of(m.anchors, m.nodes_map), &none};
-          return filter(&match, filter_data) != 0;
-        });
-      }
-      RewriteOptions options;
-      options.ignore_literals = (flags & FX_REWRITE_IGNORE_LITERALS) != 0;
-      options.match_modules_by_type =
-          (flags & FX_REWRITE_MATCH_MODULES_BY_TYPE) != 0;
-      options.propagate_meta = (flags & FX_REWRITE_NO_META) == 0;
-      options.pattern_module = module_of(pattern);
-      std::vector<ReplacedPatterns> done = replace_pattern_in_graph(
-          graph, pattern, replacement, filters, options, module_of(graph));
-      if (num_replacements) *num_replacements = done.size();
-      if (on_replaced == nullptr) return;
-      for (const ReplacedPatterns& r : done) {
-        FxMatch match{&r.nodes_map, r.matched_anchor, &r.replacements};
-        from_callback = on_replaced(&match, replaced_data);
-        if (from_callback != nullptr) return;
-      }
-    });
-    return from_callback != nullptr ? from_callback : status;
-  };
+  }
+  return filters;
+}
+
+FxStatus* match_pattern(const FxGraph* g, const FxGraph* p, uint32_t flags,
+                        FxMatchFn on_match, void* user_data) {
+  FxStatus* from_callback = nullptr;
+  FxStatus* status = guarded("GraphMatchPattern", [&] {
+    const Graph& graph = *require(unwrap(g), "graph");
+    const Graph& pattern = *require(unwrap(p), "pattern");
+    require(on_match, "on_match");
+    SubgraphMatcher matcher(pattern, matcher_options(graph, pattern, flags));
+    std::vector<Node*> none;
+    for (const InternalMatch& m : matcher.match(graph)) {
+      FxMatch match{&m.nodes_map, anchor_of(m.anchors, m.nodes_map), &none};
+      from_callback = on_match(&match, user_data);
+      if (from_callback != nullptr) return;
+    }
+  });
+  return from_callback != nullptr ? from_callback : status;
+}
+
+FxStatus* replace_pattern(FxGraph* g, const FxGraph* p, const FxGraph* r,
+                          uint32_t flags, FxMatchFilterFn filter,
+                          void* filter_data, FxMatchFn on_replaced,
+                          void* replaced_data, size_t* num_replacements) {
+  FxStatus* from_callback = nullptr;
+  FxStatus* status = guarded("GraphReplacePattern", [&] {
+    Graph& graph = *require(unwrap(g), "graph");
+    const Graph& pattern = *require(unwrap(p), "pattern");
+    const Graph& replacement = *require(unwrap(r), "replacement");
+    std::vector<ReplacedPatterns> done = replace_pattern_in_graph(
+        graph, pattern, replacement, match_filters(filter, filter_data),
+        rewrite_options(pattern, flags), module_of(graph));
+    if (num_replacements) *num_replacements = done.size();
+    if (on_replaced == nullptr) return;
+    for (const ReplacedPatterns& r : done) {
+      FxMatch match{&r.nodes_map, r.matched_anchor, &r.replacements};
+      from_callback = on_replaced(&match, replaced_data);
+      if (from_callback != nullptr) return;
+    }
+  });
+  return from_callback != nullptr ? from_callback : status;
+}
+
+// MatchSize .. MatchReplacement.
+void fill_match_entries(FxApi& t) {
   t.MatchSize = [](const FxMatch* m) -> size_t {
     return m ? m->nodes_map->size() : 0;
   };
   t.MatchPatternNode = [](const FxMatch* m, size_t i) -> const FxNode* {
     if (m == nullptr || i >= m->nodes_map->size()) return nullptr;
-    return reinterpret_cast<const FxNode*>((*m->nodes_map)[i].first);
+    return wrap((*m->nodes_map)[i].first);
   };
   t.MatchValue = [](const FxMatch* m, size_t i) -> const FxArg* {
     if (m == nullptr || i >= m->nodes_map->size()) return nullptr;
-    return H(&(*m->nodes_map)[i].second);
+    return wrap(&(*m->nodes_map)[i].second);
   };
   t.MatchAnchor = [](const FxMatch* m) -> FxNode* {
-    return m ? H(m->anchor) : nullptr;
+    return m ? wrap(m->anchor) : nullptr;
   };
   t.MatchNumReplacements = [](const FxMatch* m) -> size_t {
     return m ? m->replacements->size() : 0;
   };
   t.MatchReplacement = [](const FxMatch* m, size_t i) -> FxNode* {
     if (m == nullptr || i >= m->replacements->size()) return nullptr;
-    return H((*m->replacements)[i]);
+    return wrap((*m->replacements)[i]);
   };
+}
+
+}  // namespace
+
+void fill_rewrite_entries(FxApi& t) {
+  t.CreateGraph = [](FxGraph** out) {
+    return guarded("CreateGraph", [&] {
+      FxGraph** slot = require(out, "out");
+      *slot = wrap(new Graph());
+    });
+  };
+  t.ReleaseGraph = [](FxGraph* g) { delete unwrap(g); };
+  t.GraphMatchPattern = match_pattern;
+  t.GraphReplacePattern = replace_pattern;
+  fill_match_entries(t);
 }
 
 }  // namespace fx::host::internal

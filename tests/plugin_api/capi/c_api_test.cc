@@ -73,7 +73,7 @@ TEST_F(CApi, ProxyOperatorsRecordTheDocsDecomposition) {
 TEST_F(CApi, ErasingANodeWithUsersFailsWithTorchFxMessage) {
   fxp::Graph g = wrapped();
   try {
-    g.erase_node(fxp::Node(reinterpret_cast<FxNode*>(x_)));
+    g.erase_node(fxp::Node(host::to_handle(x_)));
     FAIL() << "expected an error";
   } catch (const fxp::Error& e) {
     EXPECT_EQ(e.code(), FX_FAILED_PRECONDITION);
@@ -152,9 +152,8 @@ TEST_F(CApi, SetsMetaAndKwargs) {
 TEST_F(CApi, InsertGuardRestoresThePreviousPoint) {
   fxp::Graph g = wrapped();
   {
-    auto guard = g.inserting_after(fxp::Node(reinterpret_cast<FxNode*>(x_)));
-    g.call_function("torch.neg",
-                    {fxp::Arg(fxp::Node(reinterpret_cast<FxNode*>(x_)))});
+    auto guard = g.inserting_after(fxp::Node(host::to_handle(x_)));
+    g.call_function("torch.neg", {fxp::Arg(fxp::Node(host::to_handle(x_)))});
   }
   fxp::Node last = g.call_function("torch.sin", {fxp::Arg(1)});
   std::vector<std::string> names;
