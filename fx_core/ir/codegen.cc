@@ -105,23 +105,12 @@ void append_target(std::string& out, std::string_view base,
   });
 }
 
-// torch.fx's codegen globals, pre-registered in every generated module.
-constexpr std::pair<std::string_view, std::string_view> kCustomBuiltins[] = {
-    {"inf", "math.inf"},
-    {"nan", "math.nan"},
-    {"NoneType", "builtins.NoneType"},
-    {"torch", "torch"},
-    {"device", "torch.device"},
-    {"fx_pytree", "torch.fx._pytree"},
-    {"pytree", "torch.utils._pytree"},
-};
-
 class Globals {
  public:
   explicit Globals(const Namespace* graph_names) : ns_(graph_names) {
     // Modules (torch, torch.fx._pytree, ...) are not "from torch" to
     // add_global, so every custom builtin is a global.
-    for (const auto& [name, obj] : kCustomBuiltins) {
+    for (const auto& [name, obj] : Namespace::custom_builtins()) {
       insert(std::string(ns_.create_name(name, obj)), obj);
     }
   }

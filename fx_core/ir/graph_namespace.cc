@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <iterator>
 #include <string>
 
 #include "fx_core/support/strings.h"
@@ -178,7 +179,7 @@ constexpr std::string_view kBuiltins[] = {"__name__",
                                           "help"};
 
 // torch.fx's _custom_builtins: name -> the object it stands for.
-constexpr std::pair<std::string_view, std::string_view> kCustomBuiltins[] = {
+constexpr Namespace::CustomBuiltin kCustomBuiltins[] = {
     {"inf", "math.inf"},
     {"nan", "math.nan"},
     {"NoneType", "builtins.NoneType"},
@@ -226,6 +227,12 @@ bool Namespace::is_keyword(std::string_view name) {
 
 bool Namespace::is_builtin(std::string_view name) {
   return builtin_set().contains(name);
+}
+
+const std::vector<Namespace::CustomBuiltin>& Namespace::custom_builtins() {
+  static const auto* all = new std::vector<CustomBuiltin>(
+      std::begin(kCustomBuiltins), std::end(kCustomBuiltins));
+  return *all;
 }
 
 std::string_view Namespace::custom_builtin_object(std::string_view name) {

@@ -25,6 +25,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -67,6 +69,10 @@ class Namespace {
   // The object a codegen global stands for ("torch" -> "torch",
   // "inf" -> "math.inf"), or empty when `name` is not one.
   static std::string_view custom_builtin_object(std::string_view name);
+  // torch.fx's _custom_builtins, in its order: (name, object) pairs every
+  // generated module has in scope.
+  using CustomBuiltin = std::pair<std::string_view, std::string_view>;
+  static const std::vector<CustomBuiltin>& custom_builtins();
 
  private:
   bool is_illegal(std::string_view name, std::string_view obj) const;
