@@ -119,13 +119,14 @@ c10::IValue ExecutionPlan::run(std::vector<c10::IValue> inputs) const {
   std::vector<c10::IValue> buffer(max_params_);
   for (size_t k = 0; k < steps_.size(); ++k) {
     const Call& c = calls_[k];
+    const CompiledStep& step = steps_[k];
     try {
       if (c.kernel != nullptr || c.module_kind != nullptr) {
         // The hot path: a call with its arguments in slots.
         const int32_t* arg_slot = arg_slots_.data() + c.first_arg;
         for (size_t i = 0; i < c.num_params; ++i) {
           if (arg_slot[i] < 0) {
-            buffer[i] = steps_[k].params[i].get(slots);
+            buffer[i] = step.params[i].get(slots);
           } else if ((c.move_params | c.lend_params) >> i & 1) {
             buffer[i] = std::move(slots[arg_slot[i]]);
           } else {
@@ -144,13 +145,12 @@ c10::IValue ExecutionPlan::run(std::vector<c10::IValue> inputs) const {
           }
         }
         slots[c.slot] = std::move(result);
-      } else if (c.kind == Kind::kOutput) {
-        return steps_[k].params[0].get(slots);
       } else {
-        run_step(k, slots, buffer, inputs);
+        run_step(step, c, slots, buffer, inputs);
+        if (step.kind == Kind::kOutput) return step.params[0].get(slots);
       }
     } catch (const std::exception& e) {
-      throw node_error(*steps_[k].node, e);
+      throw node_error(*step.node, e);
     }
     const int32_t* release = releases_.data() + c.first_release;
     for (uint32_t i = 0; i < c.num_releases; ++i) {
@@ -160,12 +160,12 @@ c10::IValue ExecutionPlan::run(std::vector<c10::IValue> inputs) const {
   return c10::IValue();
 }
 
-// Everything but a packed call and the output: placeholders, attributes and
-// calls with more than 64 parameters.
-void ExecutionPlan::run_step(size_t k, std::vector<c10::IValue>& slots,
+// Everything but a packed call: placeholders, attributes, the output (whose
+// value run() reads) and calls with more than 64 parameters.
+void ExecutionPlan::run_step(const CompiledStep& step, const Call& c,
+                             std::vector<c10::IValue>& slots,
                              std::vector<c10::IValue>& buffer,
                              std::vector<c10::IValue>& inputs) const {
-  const CompiledStep& step = steps_[k];
   switch (step.kind) {
     case Kind::kPlaceholder:
       if (step.var_args) {
@@ -188,7 +188,7 @@ void ExecutionPlan::run_step(size_t k, std::vector<c10::IValue>& slots,
       break;
     case Kind::kCallOp:
     case Kind::kCallModule:
-      slots[step.slot] = call_step(step, calls_[k].move_params, slots, buffer);
+      slots[step.slot] = call_step(step, c.move_params, slots, buffer);
       break;
     case Kind::kOutput:
       break;

@@ -59,9 +59,9 @@ class ExecutionPlan {
  private:
   struct Call;
   ExecutionPlan();
-  void take_over_and_lend();
   void lay_out_calls();
-  void run_step(size_t k, std::vector<c10::IValue>& slots,
+  void run_step(const CompiledStep& step, const Call& c,
+                std::vector<c10::IValue>& slots,
                 std::vector<c10::IValue>& buffer,
                 std::vector<c10::IValue>& inputs) const;
 

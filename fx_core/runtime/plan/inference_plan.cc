@@ -387,10 +387,12 @@ struct InferencePlan::Program {
     int32_t slot = -1;
     TensorMeta meta;
   };
-  // What a step bound to an ATen kernel adds to its compiled step.
-  struct Direct {
-    bool bound = false;
-    DirectOp op = DirectOp::kAdd;
+  // A compiled step and what binding it to an ATen kernel adds.
+  struct Step : CompiledStep {
+    explicit Step(CompiledStep&& compiled)
+        : CompiledStep(std::move(compiled)) {}
+    bool direct = false;
+    DirectOp direct_op = DirectOp::kAdd;
     c10::Scalar s1, s2;  // alpha; clamp bounds
     std::optional<at::TensorIterator> iter;
     std::vector<Operand> variable;  // operands re-pointed each run
@@ -407,8 +409,10 @@ struct InferencePlan::Program {
     std::vector<bool> escapes;
   };
 
-  CompiledSteps compiled;              // the step compiler's output
-  std::vector<Direct> direct;          // per step
+  std::vector<Step> steps;  // compile_steps' steps, in graph order
+  size_t num_slots = 0;
+  size_t num_inputs = 0;
+  std::vector<size_t> last_use;        // per slot (CompiledSteps::last_use)
   std::vector<c10::IValue> input_sig;  // tensors: unused; else the value
   std::vector<TensorMeta> input_meta;
   bool plannable = true;  // false: inputs we cannot compare (lists...)
@@ -425,32 +429,34 @@ struct InferencePlan::Program {
 
   void compile(const Graph& graph, torch::nn::Module& root);
   c10::IValue execute(std::vector<c10::IValue> inputs, bool record);
-  void run_step(size_t k, std::vector<c10::IValue>& inputs);
-  c10::IValue run_kernel(const CompiledStep& step);
-  void run_direct(const CompiledStep& step, Direct& d);
-  bool point_at_operands(Direct& d);
+  c10::IValue run_kernel(const Step& step);
+  void run_direct(Step& step);
   bool matches(const std::vector<c10::IValue>& inputs) const;
 
   void plan_direct();
   std::vector<bool> find_candidates(AliasGroups& groups);
   GroupLiveness group_liveness(AliasGroups& groups) const;
-  void place_direct(size_t i, AliasGroups& groups, const GroupLiveness& live,
+  void place_direct(Step& step, AliasGroups& groups, const GroupLiveness& live,
                     BufferPool& pool);
-  bool bind_direct(const CompiledStep& step, Direct& d);
-  bool operands_fit(const CompiledStep& step, size_t num_operands) const;
-  void make_operands(const CompiledStep& step, Direct& d);
-  at::Tensor stand_in(size_t i, int32_t slot, Direct& d);
+  bool bind_direct(Step& step);
+  bool operands_fit(const Step& step, size_t num_operands) const;
+  void make_operands(Step& step);
+  at::Tensor stand_in(size_t i, int32_t slot, Step& step);
 };
 
 void InferencePlan::Program::compile(const Graph& graph,
                                      torch::nn::Module& root) {
-  compiled = compile_steps(graph, root);
-  direct.assign(compiled.steps.size(), Direct());
-  for (const CompiledStep& step : compiled.steps) {
+  CompiledSteps compiled = compile_steps(graph, root);
+  steps.reserve(compiled.steps.size());
+  for (CompiledStep& step : compiled.steps) {
     // `*args` and defaults: planned only when given explicitly.
     if (step.var_args || step.has_default) plannable = false;
+    steps.emplace_back(std::move(step));
   }
-  slots.assign(compiled.num_slots, c10::IValue());
+  num_slots = compiled.num_slots;
+  num_inputs = compiled.num_inputs;
+  last_use = std::move(compiled.last_use);
+  slots.assign(num_slots, c10::IValue());
   buffer_args.assign(compiled.max_params, c10::IValue());
 }
 
@@ -458,21 +464,35 @@ void InferencePlan::Program::compile(const Graph& graph,
 
 c10::IValue InferencePlan::Program::execute(std::vector<c10::IValue> inputs,
                                             bool record) {
-  if (record) slot_meta.assign(compiled.num_slots, TensorMeta());
+  if (record) slot_meta.assign(num_slots, TensorMeta());
   diverged = false;
-  if (inputs.size() != compiled.num_inputs) {
-    throw FxError(cat("forward() takes ", compiled.num_inputs, " inputs but ",
+  if (inputs.size() != num_inputs) {
+    throw FxError(cat("forward() takes ", num_inputs, " inputs but ",
                       inputs.size(), " were given"));
   }
-  for (size_t k = 0; k < compiled.steps.size(); ++k) {
-    const CompiledStep& step = compiled.steps[k];
+  for (Step& step : steps) {
     try {
-      if (step.kind == CompiledStep::Kind::kOutput) {
-        c10::IValue out = step.params[0].get(slots);
-        for (c10::IValue& s : slots) s = c10::IValue();
-        return out;
+      switch (step.kind) {
+        case Step::Kind::kPlaceholder:
+          slots[step.slot] = std::move(inputs[step.input_index]);
+          break;
+        case Step::Kind::kConstant:
+          slots[step.slot] = step.constant;
+          break;
+        case Step::Kind::kCallOp:
+        case Step::Kind::kCallModule:
+          if (step.direct) {
+            run_direct(step);
+          } else {
+            slots[step.slot] = run_kernel(step);
+          }
+          break;
+        case Step::Kind::kOutput: {
+          c10::IValue out = step.params[0].get(slots);
+          for (c10::IValue& s : slots) s = c10::IValue();
+          return out;
+        }
       }
-      run_step(k, inputs);
     } catch (const std::exception& e) {
       for (c10::IValue& s : slots) s = c10::IValue();
       throw node_error(*step.node, e);
@@ -485,74 +505,46 @@ c10::IValue InferencePlan::Program::execute(std::vector<c10::IValue> inputs,
   return c10::IValue();
 }
 
-// Step k but the output: its value into its slot.
-void InferencePlan::Program::run_step(size_t k,
-                                      std::vector<c10::IValue>& inputs) {
-  const CompiledStep& step = compiled.steps[k];
-  switch (step.kind) {
-    case CompiledStep::Kind::kPlaceholder:
-      slots[step.slot] = std::move(inputs[step.input_index]);
-      break;
-    case CompiledStep::Kind::kConstant:
-      slots[step.slot] = step.constant;
-      break;
-    case CompiledStep::Kind::kCallOp:
-    case CompiledStep::Kind::kCallModule:
-      if (direct[k].bound) {
-        run_direct(step, direct[k]);
-      } else {
-        slots[step.slot] = run_kernel(step);
-      }
-      break;
-    case CompiledStep::Kind::kOutput:
-      break;
-  }
-}
-
 // The registry's kernel; the step's last reads take their values over.
-c10::IValue InferencePlan::Program::run_kernel(const CompiledStep& step) {
+c10::IValue InferencePlan::Program::run_kernel(const Step& step) {
   return call_step(step, step.last_reads, slots, buffer_args);
 }
 
-void InferencePlan::Program::run_direct(const CompiledStep& step, Direct& d) {
-  if (!diverged && !point_at_operands(d)) {
-    // Not the planned layout: from here on this run takes the registries'
-    // kernels (later direct steps may read this step's planned buffer), and
-    // the next run re-plans.
-    ++direct_fallbacks;
-    diverged = true;
-    stale = true;
-  }
+void InferencePlan::Program::run_direct(Step& step) {
+  at::TensorIterator& it = *step.iter;
   if (diverged) {
     slots[step.slot] = run_kernel(step);
     return;
   }
-  at::TensorIterator& it = *d.iter;
-  at::Tensor out = d.buffer;
-  if (d.fresh) {
-    out = at::empty_strided(
-        d.out_meta.sizes, d.out_meta.strides,
-        at::TensorOptions().dtype(d.out_meta.dtype).device(d.out_meta.device));
+  for (const Operand& op : step.variable) {
+    const c10::IValue& v = slots[op.slot];
+    if (!v.isTensor() || !op.meta.matches(v.toTensor())) {
+      // Not the planned layout: from here on this run takes the registries'
+      // kernels (later direct steps may read this step's planned buffer),
+      // and the next run re-plans.
+      ++direct_fallbacks;
+      diverged = true;
+      stale = true;
+      slots[step.slot] = run_kernel(step);
+      return;
+    }
+    it.unsafe_replace_operand(op.iter_index, v.toTensor().data_ptr());
+  }
+  at::Tensor out = step.buffer;
+  if (step.fresh) {
+    out = at::empty_strided(step.out_meta.sizes, step.out_meta.strides,
+                            at::TensorOptions()
+                                .dtype(step.out_meta.dtype)
+                                .device(step.out_meta.device));
     it.unsafe_replace_operand(0, out.data_ptr());
   }
-  run_stub(d.op, it, d.s1, d.s2);
+  run_stub(step.direct_op, it, step.s1, step.s2);
   slots[step.slot] = std::move(out);
-}
-
-// Points the iterator at this run's variable operands; false when one has
-// another layout than planned.
-bool InferencePlan::Program::point_at_operands(Direct& d) {
-  for (const Operand& op : d.variable) {
-    const c10::IValue& v = slots[op.slot];
-    if (!v.isTensor() || !op.meta.matches(v.toTensor())) return false;
-    d.iter->unsafe_replace_operand(op.iter_index, v.toTensor().data_ptr());
-  }
-  return true;
 }
 
 bool InferencePlan::Program::matches(
     const std::vector<c10::IValue>& inputs) const {
-  if (inputs.size() != compiled.num_inputs) return false;
+  if (inputs.size() != num_inputs) return false;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const c10::IValue& v = inputs[i];
     if (input_meta[i].is_tensor) {
@@ -576,19 +568,19 @@ bool InferencePlan::Program::matches(
 // Binds direct candidates in graph order (operands may come from earlier
 // candidates' buffers), giving them buffers planned from liveness.
 void InferencePlan::Program::plan_direct() {
-  AliasGroups groups(compiled.num_slots);
+  AliasGroups groups(num_slots);
   std::vector<bool> candidate = find_candidates(groups);
   GroupLiveness live = group_liveness(groups);
   // The groups whose last use is each step; escaping groups keep theirs.
-  std::vector<std::vector<int32_t>> groups_ending(compiled.steps.size());
-  for (size_t s = 0; s < compiled.num_slots; ++s) {
+  std::vector<std::vector<int32_t>> groups_ending(steps.size());
+  for (size_t s = 0; s < num_slots; ++s) {
     if (groups.is_root(s) && !live.escapes[s]) {
       groups_ending[live.last[s]].push_back(static_cast<int32_t>(s));
     }
   }
-  BufferPool pool(compiled.num_slots);
-  for (size_t i = 0; i < compiled.steps.size(); ++i) {
-    if (candidate[i]) place_direct(i, groups, live, pool);
+  BufferPool pool(num_slots);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (candidate[i]) place_direct(steps[i], groups, live, pool);
     for (int32_t r : groups_ending[i]) pool.release_group(r);
   }
   buffers = pool.tensors();
@@ -597,10 +589,10 @@ void InferencePlan::Program::plan_direct() {
 // The steps a direct kernel may run. Any other call's result may alias its
 // tensor arguments (views, in-place modules): one group.
 std::vector<bool> InferencePlan::Program::find_candidates(AliasGroups& groups) {
-  std::vector<bool> candidate(compiled.steps.size(), false);
-  for (size_t i = 0; i < compiled.steps.size(); ++i) {
-    const CompiledStep& step = compiled.steps[i];
-    candidate[i] = bind_direct(step, direct[i]);
+  std::vector<bool> candidate(steps.size(), false);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    Step& step = steps[i];
+    candidate[i] = bind_direct(step);
     if (!candidate[i] && step.is_call()) {
       for (const Source& s : step.params) {
         s.for_each_slot([&](int32_t slot) { groups.unite(step.slot, slot); });
@@ -612,81 +604,81 @@ std::vector<bool> InferencePlan::Program::find_candidates(AliasGroups& groups) {
 
 InferencePlan::Program::GroupLiveness InferencePlan::Program::group_liveness(
     AliasGroups& groups) const {
-  const size_t n = compiled.num_slots;
-  std::vector<bool> escapes(n, false);
-  for (const CompiledStep& step : compiled.steps) {
-    if (step.kind != CompiledStep::Kind::kOutput) continue;
+  std::vector<bool> escapes(num_slots, false);
+  for (const Step& step : steps) {
+    if (step.kind != Step::Kind::kOutput) continue;
     for (const Source& s : step.params) {
       s.for_each_slot([&](int32_t slot) { escapes[slot] = true; });
     }
   }
-  GroupLiveness live{std::vector<size_t>(n, 0), std::vector<bool>(n, false)};
-  for (size_t s = 0; s < n; ++s) {
+  GroupLiveness live{std::vector<size_t>(num_slots, 0),
+                     std::vector<bool>(num_slots, false)};
+  for (size_t s = 0; s < num_slots; ++s) {
     int32_t r = groups.find(static_cast<int32_t>(s));
-    live.last[r] = std::max(live.last[r], compiled.last_use[s]);
+    live.last[r] = std::max(live.last[r], last_use[s]);
     if (escapes[s]) live.escapes[r] = true;
   }
   return live;
 }
 
-// Step i's result buffer (fresh each run when its group escapes) and its
+// The step's result buffer (fresh each run when its group escapes) and its
 // TensorIterator; on failure the step is left to the registry (its group
 // keeps the buffer taken until the group's end).
-void InferencePlan::Program::place_direct(size_t i, AliasGroups& groups,
+void InferencePlan::Program::place_direct(Step& step, AliasGroups& groups,
                                           const GroupLiveness& live,
                                           BufferPool& pool) {
-  const CompiledStep& step = compiled.steps[i];
-  Direct& d = direct[i];
   const int32_t r = groups.find(step.slot);
-  d.fresh = live.escapes[r];
+  step.fresh = live.escapes[r];
   at::Tensor out;
-  if (d.fresh) {
-    out = at::empty_strided(d.out_meta.sizes, d.out_meta.strides,
-                            at::TensorOptions().dtype(d.out_meta.dtype));
+  if (step.fresh) {
+    out = at::empty_strided(step.out_meta.sizes, step.out_meta.strides,
+                            at::TensorOptions().dtype(step.out_meta.dtype));
   } else {
-    out = pool.take(d.out_meta, r, &buffer_bytes);
-    d.buffer = out;
+    out = pool.take(step.out_meta, r, &buffer_bytes);
+    step.buffer = out;
   }
-  make_operands(step, d);
+  make_operands(step);
   bool ok = true;
   try {
-    at::TensorIterator it = make_iterator(d.op, out, d.operands);
-    ok = iterates_in_place(it, out, d.operands);
-    if (ok) d.iter.emplace(std::move(it));
+    at::TensorIterator it = make_iterator(step.direct_op, out, step.operands);
+    ok = iterates_in_place(it, out, step.operands);
+    if (ok) step.iter.emplace(std::move(it));
   } catch (const c10::Error&) {
     ok = false;
   }
   if (!ok) {
-    d.variable.clear();
-    d.operands.clear();
-    d.buffer = at::Tensor();
+    step.variable.clear();
+    step.operands.clear();
+    step.buffer = at::Tensor();
     return;
   }
-  d.bound = true;
-  if (d.fresh) d.buffer = at::Tensor();
+  step.direct = true;
+  if (step.fresh) step.buffer = at::Tensor();
 }
 
-// Whether `step` maps to a direct kernel; sets d's op, s1, s2, num_operands
-// and out_meta (tensor operands come first; numbers are wrapped).
-bool InferencePlan::Program::bind_direct(const CompiledStep& step, Direct& d) {
-  if (step.kind != CompiledStep::Kind::kCallOp) return false;
+// Whether `step` maps to a direct kernel; sets direct_op, s1, s2,
+// num_operands and out_meta (tensor operands come first; numbers are
+// wrapped).
+bool InferencePlan::Program::bind_direct(Step& step) {
+  if (step.kind != Step::Kind::kCallOp) return false;
   std::optional<DirectMatch> match = match_target(*step.op);
   if (!match) return false;
-  d.op = match->op;
-  if (!bind_scalars(step.op->target, step.params, &d.op, &d.s1, &d.s2)) {
+  step.direct_op = match->op;
+  if (!bind_scalars(step.op->target, step.params, &step.direct_op, &step.s1,
+                    &step.s2)) {
     return false;
   }
   if (step.params.size() < match->num_operands) return false;
-  if (!result_fits(d.op, slot_meta[step.slot])) return false;
+  if (!result_fits(step.direct_op, slot_meta[step.slot])) return false;
   if (!operands_fit(step, match->num_operands)) return false;
-  d.num_operands = match->num_operands;
-  d.out_meta = slot_meta[step.slot];
+  step.num_operands = match->num_operands;
+  step.out_meta = slot_meta[step.slot];
   return true;
 }
 
 // The tensor operands are plain CPU tensors of the result's dtype; operands
 // after the first may also be numbers (not bools).
-bool InferencePlan::Program::operands_fit(const CompiledStep& step,
+bool InferencePlan::Program::operands_fit(const Step& step,
                                           size_t num_operands) const {
   const TensorMeta& out = slot_meta[step.slot];
   for (size_t i = 0; i < num_operands; ++i) {
@@ -704,38 +696,36 @@ bool InferencePlan::Program::operands_fit(const CompiledStep& step,
 
 // The operands of a direct step: numbers wrapped, constants and earlier
 // buffers as they are, stand-ins (in scratch memory) for the rest.
-void InferencePlan::Program::make_operands(const CompiledStep& step,
-                                           Direct& d) {
-  d.operands.clear();
-  d.variable.clear();
-  for (size_t i = 0; i < d.num_operands; ++i) {
+void InferencePlan::Program::make_operands(Step& step) {
+  step.operands.clear();
+  step.variable.clear();
+  for (size_t i = 0; i < step.num_operands; ++i) {
     const Source& s = step.params[i];
     if (s.kind == Source::Kind::kConstant) {
-      d.operands.push_back(wrap_number(s.constant));
+      step.operands.push_back(wrap_number(s.constant));
       continue;
     }
-    // Slot i is step i's result.
-    const CompiledStep& producer = compiled.steps[s.slot];
-    const Direct& producer_direct = direct[s.slot];
-    if (producer.kind == CompiledStep::Kind::kConstant) {
-      d.operands.push_back(producer.constant.toTensor());
-    } else if (producer_direct.bound && !producer_direct.fresh) {
-      d.operands.push_back(producer_direct.buffer);
+    const Step& producer = steps[s.slot];  // slot i is step i's result
+    if (producer.kind == Step::Kind::kConstant) {
+      step.operands.push_back(producer.constant.toTensor());
+    } else if (producer.direct && !producer.fresh) {
+      step.operands.push_back(producer.buffer);
     } else {
-      d.operands.push_back(stand_in(i, s.slot, d));
+      step.operands.push_back(stand_in(i, s.slot, step));
     }
   }
 }
 
 // A variable operand (re-pointed each run) for operand i, reading `slot`:
 // a tensor of the planned layout over scratch memory.
-at::Tensor InferencePlan::Program::stand_in(size_t i, int32_t slot, Direct& d) {
+at::Tensor InferencePlan::Program::stand_in(size_t i, int32_t slot,
+                                            Step& step) {
   const TensorMeta& m = slot_meta[slot];
   Operand op;
   op.iter_index = static_cast<int>(i + 1);
   op.slot = slot;
   op.meta = m;
-  d.variable.push_back(op);
+  step.variable.push_back(op);
   size_t need = std::max<size_t>(m.nbytes(), 64);
   if (scratch.empty() || static_cast<size_t>(scratch.back().numel()) < need) {
     scratch.push_back(at::empty({static_cast<int64_t>(need)}, at::kByte));
@@ -764,9 +754,7 @@ std::unique_ptr<InferencePlan::Program> InferencePlan::plan_for(
   c10::AutoGradMode no_grad(false);
   auto program = std::make_unique<Program>();
   program->compile(gm_.graph(), gm_);
-  if (inputs.size() != program->compiled.num_inputs) {
-    program->plannable = false;
-  }
+  if (inputs.size() != program->num_inputs) program->plannable = false;
   for (const c10::IValue& v : inputs) {
     program->input_meta.push_back(TensorMeta::of(v));
     const bool tensor = program->input_meta.back().is_tensor;
@@ -812,13 +800,12 @@ c10::IValue InferencePlan::run(std::vector<c10::IValue> inputs) {
 
 InferencePlan::Stats InferencePlan::stats() const {
   Stats s;
-  for (size_t k = 0; k < program_->compiled.steps.size(); ++k) {
-    const Program::Direct& d = program_->direct[k];
+  for (const Program::Step& step : program_->steps) {
     ++s.steps;
-    if (d.bound) {
+    if (step.direct) {
       ++s.direct_steps;
-      if (d.fresh) ++s.fresh_outputs;
-    } else if (program_->compiled.steps[k].is_call()) {
+      if (step.fresh) ++s.fresh_outputs;
+    } else if (step.is_call()) {
       ++s.fallback_steps;
     }
   }
@@ -832,10 +819,8 @@ InferencePlan::Stats InferencePlan::stats() const {
 
 std::vector<std::string> InferencePlan::direct_nodes() const {
   std::vector<std::string> names;
-  for (size_t k = 0; k < program_->compiled.steps.size(); ++k) {
-    if (program_->direct[k].bound) {
-      names.emplace_back(program_->compiled.steps[k].node->name());
-    }
+  for (const Program::Step& step : program_->steps) {
+    if (step.direct) names.emplace_back(step.node->name());
   }
   return names;
 }
