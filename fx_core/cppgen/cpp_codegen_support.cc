@@ -11,12 +11,7 @@ namespace {
 c10::IValue call(
     Opcode op, const std::string& target, std::vector<c10::IValue> args,
     const std::vector<std::pair<std::string, c10::IValue>>& kwargs) {
-  const OpDef* def = OpRegistry::global().find(op, target);
-  if (def == nullptr) {
-    throw FxError(cat("no kernel for ", opcode_name(op), " target '", target,
-                      "': register one with fx::OpRegistry::global().add()"));
-  }
-  return call_op(*def, std::move(args), kwargs);
+  return call_op(OpRegistry::global().get(op, target), std::move(args), kwargs);
 }
 
 at::Tensor tensor_result(const std::string& target, c10::IValue v) {

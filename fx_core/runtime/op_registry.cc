@@ -429,8 +429,12 @@ const OpDef* OpRegistry::resolve(Opcode op, std::string_view target) {
 
 const OpDef& OpRegistry::get(Opcode op, std::string_view target) {
   if (const OpDef* def = resolve(op, target)) return *def;
-  throw FxError(cat("no kernel for ", opcode_name(op), " target '", target,
-                    "': register one with fx::OpRegistry::global().add()"));
+  throw FxError(no_kernel_message(op, target));
+}
+
+std::string no_kernel_message(Opcode op, std::string_view target) {
+  return cat("no kernel for ", opcode_name(op), " target '", target,
+             "': register one with fx::OpRegistry::global().add()");
 }
 
 std::vector<std::string> OpRegistry::targets(Opcode op) const {

@@ -182,7 +182,7 @@ class OpRegistry {
   // entry with signature `*args, **kwargs` whose kernel binds each call to
   // the operator's schemas as Python does. nullptr when neither exists.
   const OpDef* resolve(Opcode op, std::string_view target);
-  // resolve(), or FxError naming the target (the one "no kernel" message).
+  // resolve(), or FxError with no_kernel_message().
   const OpDef& get(Opcode op, std::string_view target);
   // Every registered target of `op`, sorted.
   std::vector<std::string> targets(Opcode op) const;
@@ -196,6 +196,10 @@ class OpRegistry {
   absl::flat_hash_map<std::string, const OpDef*> aten_methods_;
   std::vector<std::unique_ptr<OpDef>> defs_;
 };
+
+// The one message for a target nothing resolves: "no kernel for
+// call_function target 'T': register one with fx::OpRegistry::global().add()".
+std::string no_kernel_message(Opcode op, std::string_view target);
 
 // Registers the built-in ops (builtin_ops.cc); global() calls it once.
 void register_builtin_ops(OpRegistry& registry);

@@ -1,13 +1,16 @@
 // fx::ExecutionPlan: the executable form of a Graph, what
 // GraphModule::recompile() builds next to the Python code.
 //
-// Compiling resolves everything torch.fx's generated code looks up by name
-// on every call: call_function / call_method targets become OpRegistry
-// kernels with their arguments already bound to the kernel's parameters,
-// call_module targets become module pointers with their ModuleKind, get_attr
-// targets become the tensors themselves. Values live in numbered slots, and
-// each slot is released right after its last use, as the generated code does
-// with `x = None`.
+// Compiling (the step compiler, compiled_steps.h) resolves everything
+// torch.fx's generated code looks up by name on every call: call_function /
+// call_method targets become OpRegistry kernels with their arguments already
+// bound to the kernel's parameters, call_module targets become module
+// pointers with their ModuleKind, get_attr targets become the tensors
+// themselves. Values live in numbered slots, and each slot is released right
+// after its last use, as the generated code does with `x = None`. On top of
+// that the plan's strategy: a value's last reader takes it over, a built-in
+// kernel is lent a value the graph still needs, and run() walks a packed
+// array of calls.
 //
 // Compiling fails (FxError naming the node, the target and how to register
 // it) on anything that could not run: an unknown target, arguments that do
@@ -34,6 +37,7 @@ class Module;
 namespace fx {
 
 class Graph;
+struct CompiledStep;
 
 class ExecutionPlan {
  public:
@@ -53,15 +57,16 @@ class ExecutionPlan {
   size_t num_steps() const;
 
  private:
-  struct Step;
   struct Call;
   ExecutionPlan();
   void lay_out_calls();
-  void run_step(const Step& step, std::vector<c10::IValue>& slots,
+  void run_step(const CompiledStep& step, const Call& c,
+                std::vector<c10::IValue>& slots,
                 std::vector<c10::IValue>& buffer,
                 std::vector<c10::IValue>& inputs) const;
 
-  std::vector<Step> steps_;
+  // The compiled steps (compiled_steps.h), in graph order.
+  std::vector<CompiledStep> steps_;
   // What run() reads for a call, packed: one Call per step (see the .cc).
   std::vector<Call> calls_;
   std::vector<int32_t> arg_slots_;  // per call parameter: a slot, or -1

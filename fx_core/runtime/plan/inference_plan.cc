@@ -17,19 +17,17 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <initializer_list>
 #include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "fx_core/ir/codegen.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/runtime/graph_module.h"
-#include "fx_core/runtime/module_path.h"
-#include "fx_core/runtime/module_registry.h"
 #include "fx_core/runtime/op_registry.h"
-#include "fx_core/runtime/plan/value_source.h"
+#include "fx_core/runtime/plan/compiled_steps.h"
 #include "fx_core/runtime/runtime_codegen.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
@@ -131,6 +129,256 @@ at::Tensor wrap_number(const c10::IValue& v) {
   return t;
 }
 
+// The direct kernel a call target names and its tensor operand count, before
+// its other arguments are checked (clamp becomes kClampMin / kClampMax once
+// its bounds are known).
+struct DirectMatch {
+  DirectOp op;
+  size_t num_operands;
+};
+
+std::optional<DirectMatch> match_target(const OpDef& def) {
+  const std::string& t = def.target;
+  const bool method = def.op == Opcode::kCallMethod;
+  auto is = [&](std::initializer_list<const char*> functions,
+                const char* method_name) {
+    if (method) return t == method_name;
+    for (const char* f : functions) {
+      if (t == f) return true;
+    }
+    return false;
+  };
+  if (is({"operator.add", "torch.add"}, "add")) return {{DirectOp::kAdd, 2}};
+  if (is({"operator.sub", "torch.sub"}, "sub")) return {{DirectOp::kSub, 2}};
+  if (is({"operator.mul", "torch.mul"}, "mul")) return {{DirectOp::kMul, 2}};
+  if (is({"operator.truediv", "torch.div"}, "div")) {
+    return {{DirectOp::kDiv, 2}};
+  }
+  if (is({"torch.relu", "torch.nn.functional.relu"}, "relu")) {
+    return {{DirectOp::kClampMin, 1}};
+  }
+  if (is({"torch.clamp"}, "clamp")) return {{DirectOp::kClamp, 1}};
+  if (is({"torch.sigmoid"}, "sigmoid")) return {{DirectOp::kSigmoid, 1}};
+  if (is({"torch.tanh"}, "tanh")) return {{DirectOp::kTanh, 1}};
+  if (is({"torch.neg", "operator.neg"}, "neg")) return {{DirectOp::kNeg, 1}};
+  return std::nullopt;
+}
+
+// Parameter i's value when it is a constant, else null.
+const c10::IValue* constant_param(const std::vector<Source>& p, size_t i) {
+  return i < p.size() && p[i].kind == Source::Kind::kConstant ? &p[i].constant
+                                                              : nullptr;
+}
+
+// clamp's bounds: numbers (not NaN) or None, not both None. Sets *op to the
+// kernel the bounds call for.
+bool bind_clamp_bounds(const std::vector<Source>& p, DirectOp* op,
+                       c10::Scalar* s1, c10::Scalar* s2) {
+  const c10::IValue* lo = constant_param(p, 1);
+  const c10::IValue* hi = constant_param(p, 2);
+  if (lo == nullptr || hi == nullptr) return false;
+  if (!(lo->isNone() || is_number(*lo)) || !(hi->isNone() || is_number(*hi))) {
+    return false;
+  }
+  if (lo->isNone() && hi->isNone()) return false;
+  if (!lo->isNone()) *s1 = to_scalar(*lo);
+  if (!hi->isNone()) *s2 = to_scalar(*hi);
+  for (const c10::IValue* b : {lo, hi}) {
+    if (b->isDouble() && std::isnan(b->toDouble())) return false;
+  }
+  *op = lo->isNone()   ? DirectOp::kClampMax
+        : hi->isNone() ? DirectOp::kClampMin
+                       : DirectOp::kClamp;
+  return true;
+}
+
+// The arguments a direct kernel takes besides its tensor operands, which
+// must be constants it supports: add/sub's alpha (a number), div's
+// rounding_mode (None), F.relu's inplace (False), clamp's bounds. Sets *op
+// (clamp), *s1 (alpha; relu's and clamp's lower bound) and *s2 (clamp's
+// upper bound).
+bool bind_scalars(const std::string& t, const std::vector<Source>& p,
+                  DirectOp* op, c10::Scalar* s1, c10::Scalar* s2) {
+  switch (*op) {
+    case DirectOp::kAdd:
+    case DirectOp::kSub: {
+      *s1 = c10::Scalar(int64_t{1});
+      if (t == "operator.add" || t == "operator.sub") return true;
+      const c10::IValue* alpha = constant_param(p, 2);
+      if (alpha == nullptr || !is_number(*alpha)) return false;
+      *s1 = to_scalar(*alpha);
+      return true;
+    }
+    case DirectOp::kDiv: {
+      if (t == "operator.truediv") return true;
+      const c10::IValue* mode = constant_param(p, 2);
+      return mode != nullptr && mode->isNone();
+    }
+    case DirectOp::kClampMin: {  // relu
+      *s1 = c10::Scalar(int64_t{0});
+      if (t != "torch.nn.functional.relu") return true;
+      const c10::IValue* inplace = constant_param(p, 1);
+      return inplace != nullptr && inplace->isBool() && !inplace->toBool();
+    }
+    case DirectOp::kClamp:
+      return bind_clamp_bounds(p, op, s1, s2);
+    default:
+      return true;
+  }
+}
+
+// Whether a direct kernel can write `out`: a plain CPU tensor of a dtype
+// the kernel computes in place of ATen's own (floating point for div,
+// sigmoid, tanh; bool only for add and mul; no complex).
+bool result_fits(DirectOp op, const TensorMeta& out) {
+  if (!out.is_tensor || !out.plain) return false;
+  const bool float_op =
+      op == DirectOp::kDiv || op == DirectOp::kSigmoid || op == DirectOp::kTanh;
+  if (float_op && !c10::isFloatingType(out.dtype)) return false;
+  if (out.dtype == c10::kBool && op != DirectOp::kAdd && op != DirectOp::kMul) {
+    return false;
+  }
+  return !c10::isComplexType(out.dtype);
+}
+
+// The TensorIterator ATen's structured kernel builds for `op`.
+at::TensorIterator make_iterator(DirectOp op, at::Tensor& out,
+                                 const std::vector<at::Tensor>& operands) {
+  switch (op) {
+    case DirectOp::kAdd:
+    case DirectOp::kSub:
+    case DirectOp::kMul:
+      return at::TensorIterator::binary_op(out, operands[0], operands[1]);
+    case DirectOp::kDiv:
+      return at::TensorIterator::binary_float_op(out, operands[0], operands[1]);
+    case DirectOp::kSigmoid:
+    case DirectOp::kTanh:
+      return at::TensorIterator::unary_float_op(out, operands[0]);
+    default:
+      return at::TensorIterator::unary_op(out, operands[0]);
+  }
+}
+
+// Whether `it` works on `out` and `operands` themselves: no operand replaced
+// by a cast copy, nothing resized.
+bool iterates_in_place(const at::TensorIterator& it, const at::Tensor& out,
+                       const std::vector<at::Tensor>& operands) {
+  if (it.noutputs() != 1 ||
+      it.ntensors() != static_cast<int>(1 + operands.size()) ||
+      !it.output_base(0).is_same(out)) {
+    return false;
+  }
+  for (size_t j = 0; j < operands.size(); ++j) {
+    if (operands[j].unsafeGetTensorImpl()->is_wrapped_number()) continue;
+    if (!it.input_base(static_cast<int>(j)).is_same(operands[j])) return false;
+  }
+  return true;
+}
+
+// Runs `op`'s DispatchStub on the iterator's current operands.
+void run_stub(DirectOp op, at::TensorIterator& it, const c10::Scalar& s1,
+              const c10::Scalar& s2) {
+  switch (op) {
+    case DirectOp::kAdd:
+      at::native::add_stub(c10::kCPU, it, s1);
+      break;
+    case DirectOp::kSub:
+      at::native::add_stub(c10::kCPU, it, -s1);
+      break;
+    case DirectOp::kMul:
+      at::native::mul_stub(c10::kCPU, it);
+      break;
+    case DirectOp::kDiv:
+      at::native::div_true_stub(c10::kCPU, it);
+      break;
+    case DirectOp::kClampMin:
+      at::native::clamp_min_scalar_stub(c10::kCPU, it, s1);
+      break;
+    case DirectOp::kClampMax:
+      at::native::clamp_max_scalar_stub(c10::kCPU, it, s2);
+      break;
+    case DirectOp::kClamp:
+      at::native::clamp_scalar_stub(c10::kCPU, it, s1, s2);
+      break;
+    case DirectOp::kSigmoid:
+      at::native::sigmoid_stub(c10::kCPU, it);
+      break;
+    case DirectOp::kTanh:
+      at::native::tanh_stub(c10::kCPU, it);
+      break;
+    case DirectOp::kNeg:
+      at::native::neg_stub(c10::kCPU, it);
+      break;
+  }
+}
+
+// Union-find over slots: the values that may share memory.
+class AliasGroups {
+ public:
+  explicit AliasGroups(size_t num_slots) : parent_(num_slots) {
+    for (size_t i = 0; i < num_slots; ++i) {
+      parent_[i] = static_cast<int32_t>(i);
+    }
+  }
+  int32_t find(int32_t x) {
+    while (parent_[x] != x) x = parent_[x] = parent_[parent_[x]];
+    return x;
+  }
+  void unite(int32_t a, int32_t b) {
+    const int32_t root_b = find(b);
+    parent_[find(a)] = root_b;
+  }
+  bool is_root(size_t x) const { return parent_[x] == static_cast<int32_t>(x); }
+
+ private:
+  std::vector<int32_t> parent_;
+};
+
+// The planned result buffers: one free list over every layout; the buffers
+// an alias group took go back on it after the group's last use.
+class BufferPool {
+ public:
+  explicit BufferPool(size_t num_groups) : group_buffers_(num_groups) {}
+
+  // A buffer of `meta`'s layout for `group`: a free one, or a new one
+  // (adding its bytes to *bytes).
+  at::Tensor take(const TensorMeta& meta, int32_t group, size_t* bytes) {
+    auto it = std::find_if(free_.begin(), free_.end(), [&](size_t b) {
+      return pool_[b].meta.same_layout(meta);
+    });
+    size_t b;
+    if (it != free_.end()) {
+      b = *it;
+      free_.erase(it);
+    } else {
+      b = pool_.size();
+      pool_.push_back(
+          {meta, at::empty_strided(meta.sizes, meta.strides,
+                                   at::TensorOptions().dtype(meta.dtype))});
+      *bytes += meta.nbytes();
+    }
+    group_buffers_[group].push_back(b);
+    return pool_[b].tensor;
+  }
+  void release_group(int32_t group) {
+    for (size_t b : group_buffers_[group]) free_.push_back(b);
+  }
+  std::vector<at::Tensor> tensors() const {
+    std::vector<at::Tensor> all;
+    for (const Buffer& b : pool_) all.push_back(b.tensor);
+    return all;
+  }
+
+ private:
+  struct Buffer {
+    TensorMeta meta;
+    at::Tensor tensor;
+  };
+  std::vector<Buffer> pool_;
+  std::vector<size_t> free_;  // indices into pool_
+  std::vector<std::vector<size_t>> group_buffers_;
+};
+
 }  // namespace
 
 struct InferencePlan::Program {
@@ -139,26 +387,10 @@ struct InferencePlan::Program {
     int32_t slot = -1;
     TensorMeta meta;
   };
-  struct Step {
-    enum class Kind : uint8_t {
-      kPlaceholder,
-      kConstant,
-      kCallOp,
-      kCallModule,
-      kOutput
-    };
-    Kind kind = Kind::kConstant;
-    int32_t slot = -1;
-    const Node* node = nullptr;
-    size_t input_index = 0;
-    c10::IValue constant;
-    const OpDef* op = nullptr;
-    torch::nn::Module* module = nullptr;
-    const ModuleKind* module_kind = nullptr;
-    const OpSchema* schema = nullptr;
-    std::vector<Source> params;
-    std::vector<int32_t> release;
-    // Direct binding.
+  // A compiled step and what binding it to an ATen kernel adds.
+  struct Step : CompiledStep {
+    explicit Step(CompiledStep&& compiled)
+        : CompiledStep(std::move(compiled)) {}
     bool direct = false;
     DirectOp direct_op = DirectOp::kAdd;
     c10::Scalar s1, s2;  // alpha; clamp bounds
@@ -170,11 +402,17 @@ struct InferencePlan::Program {
     size_t num_operands = 0;
     std::vector<at::Tensor> operands;  // as the iterator was built on
   };
+  // Per alias group (indexed by its root slot): the last step reading any
+  // of its values, and whether one of them reaches the output.
+  struct GroupLiveness {
+    std::vector<size_t> last;
+    std::vector<bool> escapes;
+  };
 
-  std::vector<Step> steps;
+  std::vector<Step> steps;  // compile_steps' steps, in graph order
   size_t num_slots = 0;
-  size_t max_params = 0;
   size_t num_inputs = 0;
+  std::vector<size_t> last_use;        // per slot (CompiledSteps::last_use)
   std::vector<c10::IValue> input_sig;  // tensors: unused; else the value
   std::vector<TensorMeta> input_meta;
   bool plannable = true;  // false: inputs we cannot compare (lists...)
@@ -191,193 +429,38 @@ struct InferencePlan::Program {
 
   void compile(const Graph& graph, torch::nn::Module& root);
   c10::IValue execute(std::vector<c10::IValue> inputs, bool record);
-  void plan_direct();
-  bool bind_direct(Step& step);
-  bool matches(const std::vector<c10::IValue>& inputs) const;
+  c10::IValue run_kernel(const Step& step);
   void run_direct(Step& step);
-  c10::IValue run_kernel(Step& step);
+  bool matches(const std::vector<c10::IValue>& inputs) const;
+
+  void plan_direct();
+  std::vector<bool> find_candidates(AliasGroups& groups);
+  GroupLiveness group_liveness(AliasGroups& groups) const;
+  void place_direct(Step& step, AliasGroups& groups, const GroupLiveness& live,
+                    BufferPool& pool);
+  bool bind_direct(Step& step);
+  bool operands_fit(const Step& step, size_t num_operands) const;
   void make_operands(Step& step);
+  at::Tensor stand_in(size_t i, int32_t slot, Step& step);
 };
 
 void InferencePlan::Program::compile(const Graph& graph,
                                      torch::nn::Module& root) {
-  absl::flat_hash_map<const Node*, int32_t> slot_of;
-  absl::flat_hash_map<const Node*, size_t> step_of;
-  auto fail = [](const Node* n, std::string_view what) -> FxError {
-    return FxError(cat("cannot compile node '", n->name(), "' (",
-                       opcode_name(n->op()), " ", n->target(), "): ", what));
-  };
-  auto source_of = [&slot_of](const Argument& arg) {
-    return fx::source_of(arg, slot_of);
-  };
-  auto bind = [&](const Node* n, const OpSchema& schema,
-                  std::string_view callee) {
-    std::vector<Source> params;
-    std::string error;
-    if (!bind_sources(schema, n->args(), n->kwargs(), slot_of, &params,
-                      &error)) {
-      throw fail(n, cat(callee, "() ", error));
-    }
-    return params;
-  };
-
-  for (Node* n : graph.nodes()) {
-    Step step;
-    step.node = n;
-    try {
-      switch (n->op()) {
-        case Opcode::kPlaceholder:
-          step.kind = Step::Kind::kPlaceholder;
-          step.input_index = num_inputs++;
-          // `*args` and defaults: planned only when given explicitly.
-          if ((!n->target().empty() && n->target()[0] == '*') ||
-              !n->args().empty()) {
-            plannable = false;
-          }
-          break;
-        case Opcode::kGetAttr: {
-          step.kind = Step::Kind::kConstant;
-          std::optional<TensorAttr> found = tensor_at(root, n->target());
-          if (!found) {
-            throw fail(n, cat("the module has no parameter or buffer '",
-                              n->target(), "'"));
-          }
-          step.constant = found->tensor;
-          break;
-        }
-        case Opcode::kCallFunction:
-        case Opcode::kCallMethod:
-          step.kind = Step::Kind::kCallOp;
-          step.op = OpRegistry::global().resolve(n->op(), n->target());
-          if (step.op == nullptr) {
-            throw fail(n, cat("no kernel for ", opcode_name(n->op()),
-                              " target '", n->target(), "'"));
-          }
-          step.schema = &step.op->schema;
-          step.params = bind(n, *step.schema, step.op->target);
-          break;
-        case Opcode::kCallModule:
-          step.kind = Step::Kind::kCallModule;
-          step.module = module_at(root, n->target());
-          if (step.module == nullptr) {
-            throw fail(n,
-                       cat("the module has no submodule '", n->target(), "'"));
-          }
-          step.module_kind = ModuleRegistry::global().find(*step.module);
-          if (step.module_kind == nullptr) {
-            throw fail(n, cat("module class ", step.module->name(),
-                              " cannot be called"));
-          }
-          step.schema = &step.module_kind->forward_schema;
-          step.params = bind(n, *step.schema, cat(n->target(), ".forward"));
-          break;
-        case Opcode::kOutput:
-          step.kind = Step::Kind::kOutput;
-          if (n->args().size() != 1) {
-            throw fail(n, "the output node must have exactly one argument");
-          }
-          step.params.push_back(source_of(n->args()[0]));
-          break;
-      }
-    } catch (const FxError&) {
-      throw;
-    } catch (const std::exception& e) {
-      throw fail(n, e.what());
-    }
-    if (n->op() != Opcode::kOutput) {
-      step.slot = static_cast<int32_t>(num_slots++);
-      slot_of[n] = step.slot;
-    }
-    max_params = std::max(max_params, step.params.size());
-    step_of[n] = steps.size();
-    steps.push_back(std::move(step));
+  CompiledSteps compiled = compile_steps(graph, root);
+  steps.reserve(compiled.steps.size());
+  for (CompiledStep& step : compiled.steps) {
+    // `*args` and defaults: planned only when given explicitly.
+    if (step.var_args || step.has_default) plannable = false;
+    steps.emplace_back(std::move(step));
   }
-  for (Node* n : graph.nodes()) {
-    if (n->op() == Opcode::kOutput) continue;
-    size_t last = step_of.at(n);
-    for (Node* user : n->users()) last = std::max(last, step_of.at(user));
-    steps[last].release.push_back(slot_of.at(n));
-  }
+  num_slots = compiled.num_slots;
+  num_inputs = compiled.num_inputs;
+  last_use = std::move(compiled.last_use);
   slots.assign(num_slots, c10::IValue());
-  buffer_args.assign(max_params, c10::IValue());
+  buffer_args.assign(compiled.max_params, c10::IValue());
 }
 
-c10::IValue InferencePlan::Program::run_kernel(Step& step) {
-  for (size_t i = 0; i < step.params.size(); ++i) {
-    const Source& s = step.params[i];
-    buffer_args[i] =
-        s.kind == Source::Kind::kSlot ? slots[s.slot] : s.get(slots);
-  }
-  OpArgs args(*step.schema, buffer_args.data());
-  c10::IValue result = step.kind == Step::Kind::kCallOp
-                           ? step.op->kernel(args)
-                           : step.module_kind->forward(*step.module, args);
-  for (size_t i = 0; i < step.params.size(); ++i) buffer_args[i] = {};
-  return result;
-}
-
-void InferencePlan::Program::run_direct(Step& step) {
-  at::TensorIterator& it = *step.iter;
-  if (diverged) {
-    slots[step.slot] = run_kernel(step);
-    return;
-  }
-  for (const Operand& op : step.variable) {
-    const c10::IValue& v = slots[op.slot];
-    if (!v.isTensor() || !op.meta.matches(v.toTensor())) {
-      // Not the planned layout: from here on this run takes the registries'
-      // kernels (later direct steps may read this step's planned buffer),
-      // and the next run re-plans.
-      ++direct_fallbacks;
-      diverged = true;
-      stale = true;
-      slots[step.slot] = run_kernel(step);
-      return;
-    }
-    it.unsafe_replace_operand(op.iter_index, v.toTensor().data_ptr());
-  }
-  at::Tensor out = step.buffer;
-  if (step.fresh) {
-    out = at::empty_strided(step.out_meta.sizes, step.out_meta.strides,
-                            at::TensorOptions()
-                                .dtype(step.out_meta.dtype)
-                                .device(step.out_meta.device));
-    it.unsafe_replace_operand(0, out.data_ptr());
-  }
-  switch (step.direct_op) {
-    case DirectOp::kAdd:
-      at::native::add_stub(c10::kCPU, it, step.s1);
-      break;
-    case DirectOp::kSub:
-      at::native::add_stub(c10::kCPU, it, -step.s1);
-      break;
-    case DirectOp::kMul:
-      at::native::mul_stub(c10::kCPU, it);
-      break;
-    case DirectOp::kDiv:
-      at::native::div_true_stub(c10::kCPU, it);
-      break;
-    case DirectOp::kClampMin:
-      at::native::clamp_min_scalar_stub(c10::kCPU, it, step.s1);
-      break;
-    case DirectOp::kClampMax:
-      at::native::clamp_max_scalar_stub(c10::kCPU, it, step.s2);
-      break;
-    case DirectOp::kClamp:
-      at::native::clamp_scalar_stub(c10::kCPU, it, step.s1, step.s2);
-      break;
-    case DirectOp::kSigmoid:
-      at::native::sigmoid_stub(c10::kCPU, it);
-      break;
-    case DirectOp::kTanh:
-      at::native::tanh_stub(c10::kCPU, it);
-      break;
-    case DirectOp::kNeg:
-      at::native::neg_stub(c10::kCPU, it);
-      break;
-  }
-  slots[step.slot] = std::move(out);
-}
+// ------------------------------------------------------------------ running
 
 c10::IValue InferencePlan::Program::execute(std::vector<c10::IValue> inputs,
                                             bool record) {
@@ -412,13 +495,7 @@ c10::IValue InferencePlan::Program::execute(std::vector<c10::IValue> inputs,
       }
     } catch (const std::exception& e) {
       for (c10::IValue& s : slots) s = c10::IValue();
-      const char* what = e.what();
-      if (auto* c10e = dynamic_cast<const c10::Error*>(&e)) {
-        what = c10e->what_without_backtrace();
-      }
-      throw FxError(cat("while running node '", step.node->name(), "' (",
-                        opcode_name(step.node->op()), " ", step.node->target(),
-                        "): ", what));
+      throw node_error(*step.node, e);
     }
     if (record && step.slot >= 0) {
       slot_meta[step.slot] = TensorMeta::of(slots[step.slot]);
@@ -428,293 +505,41 @@ c10::IValue InferencePlan::Program::execute(std::vector<c10::IValue> inputs,
   return c10::IValue();
 }
 
-// Whether `step` maps to a direct kernel; sets direct_op, s1, s2 and the
-// operand sources (tensor operands first; numbers are wrapped).
-bool InferencePlan::Program::bind_direct(Step& step) {
-  if (step.kind != Step::Kind::kCallOp) return false;
-  const std::string& t = step.op->target;
-  const bool method = step.op->op == Opcode::kCallMethod;
-  auto is = [&](std::initializer_list<const char*> functions,
-                const char* method_name) {
-    if (method) return method_name != nullptr && t == method_name;
-    for (const char* f : functions) {
-      if (t == f) return true;
-    }
-    return false;
-  };
-  const auto& p = step.params;
-  auto constant = [&](size_t i) -> const c10::IValue* {
-    return i < p.size() && p[i].kind == Source::Kind::kConstant ? &p[i].constant
-                                                                : nullptr;
-  };
-  size_t num_operands = 0;
-  if (is({"operator.add", "torch.add"}, "add")) {
-    step.direct_op = DirectOp::kAdd;
-    num_operands = 2;
-  } else if (is({"operator.sub", "torch.sub"}, "sub")) {
-    step.direct_op = DirectOp::kSub;
-    num_operands = 2;
-  } else if (is({"operator.mul", "torch.mul"}, "mul")) {
-    step.direct_op = DirectOp::kMul;
-    num_operands = 2;
-  } else if (is({"operator.truediv", "torch.div"}, "div")) {
-    step.direct_op = DirectOp::kDiv;
-    num_operands = 2;
-    if (t != "operator.truediv") {
-      const c10::IValue* mode = constant(2);
-      if (mode == nullptr || !mode->isNone()) return false;
-    }
-  } else if (is({"torch.relu", "torch.nn.functional.relu"}, "relu")) {
-    step.direct_op = DirectOp::kClampMin;
-    step.s1 = c10::Scalar(int64_t{0});
-    num_operands = 1;
-    if (t == "torch.nn.functional.relu") {
-      const c10::IValue* inplace = constant(1);
-      if (inplace == nullptr || !inplace->isBool() || inplace->toBool()) {
-        return false;
-      }
-    }
-  } else if (is({"torch.clamp"}, "clamp")) {
-    num_operands = 1;
-    const c10::IValue* lo = constant(1);
-    const c10::IValue* hi = constant(2);
-    if (lo == nullptr || hi == nullptr) return false;
-    if (!(lo->isNone() || is_number(*lo)) || !(hi->isNone() || is_number(*hi)))
-      return false;
-    if (lo->isNone() && hi->isNone()) return false;
-    if (!lo->isNone()) step.s1 = to_scalar(*lo);
-    if (!hi->isNone()) step.s2 = to_scalar(*hi);
-    for (const c10::IValue* b : {lo, hi}) {
-      if (b->isDouble() && std::isnan(b->toDouble())) return false;
-    }
-    step.direct_op = lo->isNone()   ? DirectOp::kClampMax
-                     : hi->isNone() ? DirectOp::kClampMin
-                                    : DirectOp::kClamp;
-  } else if (is({"torch.sigmoid"}, "sigmoid")) {
-    step.direct_op = DirectOp::kSigmoid;
-    num_operands = 1;
-  } else if (is({"torch.tanh"}, "tanh")) {
-    step.direct_op = DirectOp::kTanh;
-    num_operands = 1;
-  } else if (is({"torch.neg", "operator.neg"}, "neg")) {
-    step.direct_op = DirectOp::kNeg;
-    num_operands = 1;
-  } else {
-    return false;
-  }
-  // add/sub: alpha (parameter 2 of torch.add / Tensor.add) must be a number.
-  if ((step.direct_op == DirectOp::kAdd || step.direct_op == DirectOp::kSub)) {
-    step.s1 = c10::Scalar(int64_t{1});
-    if (t != "operator.add" && t != "operator.sub") {
-      const c10::IValue* alpha = constant(2);
-      if (alpha == nullptr || !is_number(*alpha)) return false;
-      step.s1 = to_scalar(*alpha);
-    }
-  }
-  if (p.size() < num_operands) return false;
-
-  // The result and the tensor operands: plain CPU tensors of one dtype.
-  const TensorMeta& out = slot_meta[step.slot];
-  if (!out.is_tensor || !out.plain) return false;
-  const bool float_op = step.direct_op == DirectOp::kDiv ||
-                        step.direct_op == DirectOp::kSigmoid ||
-                        step.direct_op == DirectOp::kTanh;
-  if (float_op && !c10::isFloatingType(out.dtype)) return false;
-  if (out.dtype == c10::kBool &&
-      (step.direct_op != DirectOp::kAdd && step.direct_op != DirectOp::kMul)) {
-    return false;
-  }
-  if (c10::isComplexType(out.dtype)) return false;
-
-  for (size_t i = 0; i < num_operands; ++i) {
-    const Source& s = p[i];
-    if (s.kind == Source::Kind::kConstant && i > 0 && is_number(s.constant) &&
-        !s.constant.isBool()) {
-      continue;
-    }
-    if (s.kind != Source::Kind::kSlot) return false;
-    const TensorMeta& m = slot_meta[s.slot];
-    if (!m.is_tensor || !m.plain || m.dtype != out.dtype) return false;
-  }
-  step.num_operands = num_operands;
-  step.out_meta = out;
-  return true;
+// The registry's kernel; the step's last reads take their values over.
+c10::IValue InferencePlan::Program::run_kernel(const Step& step) {
+  return call_step(step, step.last_reads, slots, buffer_args);
 }
 
-// The operands of a direct step: numbers wrapped, constants and earlier
-// buffers as they are, stand-ins (in scratch memory) for the rest.
-void InferencePlan::Program::make_operands(Step& step) {
-  step.operands.clear();
-  step.variable.clear();
-  for (size_t i = 0; i < step.num_operands; ++i) {
-    const Source& s = step.params[i];
-    if (s.kind == Source::Kind::kConstant) {
-      step.operands.push_back(wrap_number(s.constant));
-      continue;
-    }
-    const Step& producer = steps[s.slot];  // slot i is step i's result
-    if (producer.kind == Step::Kind::kConstant) {
-      step.operands.push_back(producer.constant.toTensor());
-      continue;
-    }
-    if (producer.direct && !producer.fresh) {
-      step.operands.push_back(producer.buffer);
-      continue;
-    }
-    const TensorMeta& m = slot_meta[s.slot];
-    Operand op;
-    op.iter_index = static_cast<int>(i + 1);
-    op.slot = s.slot;
-    op.meta = m;
-    step.variable.push_back(op);
-    size_t need = std::max<size_t>(m.nbytes(), 64);
-    if (scratch.empty() || static_cast<size_t>(scratch.back().numel()) < need) {
-      scratch.push_back(at::empty({static_cast<int64_t>(need)}, at::kByte));
-    }
-    step.operands.push_back(at::from_blob(scratch.back().data_ptr(), m.sizes,
-                                          m.strides,
-                                          at::TensorOptions().dtype(m.dtype)));
+void InferencePlan::Program::run_direct(Step& step) {
+  at::TensorIterator& it = *step.iter;
+  if (diverged) {
+    slots[step.slot] = run_kernel(step);
+    return;
   }
-}
-
-void InferencePlan::Program::plan_direct() {
-  // Candidates first (operands may come from earlier candidates' buffers,
-  // decided in graph order below).
-  // Alias groups: a non-direct node's result may alias its tensor arguments.
-  std::vector<int32_t> parent(num_slots);
-  for (size_t i = 0; i < num_slots; ++i) parent[i] = static_cast<int32_t>(i);
-  std::function<int32_t(int32_t)> find = [&](int32_t x) {
-    while (parent[x] != x) x = parent[x] = parent[parent[x]];
-    return x;
-  };
-  auto unite = [&](int32_t a, int32_t b) { parent[find(a)] = find(b); };
-
-  std::vector<bool> candidate(steps.size(), false);
-  for (size_t i = 0; i < steps.size(); ++i) {
-    Step& step = steps[i];
-    candidate[i] = bind_direct(step);
-    if (!candidate[i] && (step.kind == Step::Kind::kCallOp ||
-                          step.kind == Step::Kind::kCallModule)) {
-      for (const Source& s : step.params) {
-        s.for_each_slot([&](int32_t slot) { unite(step.slot, slot); });
-      }
+  for (const Operand& op : step.variable) {
+    const c10::IValue& v = slots[op.slot];
+    if (!v.isTensor() || !op.meta.matches(v.toTensor())) {
+      // Not the planned layout: from here on this run takes the registries'
+      // kernels (later direct steps may read this step's planned buffer),
+      // and the next run re-plans.
+      ++direct_fallbacks;
+      diverged = true;
+      stale = true;
+      slots[step.slot] = run_kernel(step);
+      return;
     }
+    it.unsafe_replace_operand(op.iter_index, v.toTensor().data_ptr());
   }
-  // Last use of each slot, per group; groups reaching the output escape.
-  std::vector<size_t> last_use(num_slots, 0);
-  std::vector<bool> escapes(num_slots, false);
-  for (size_t i = 0; i < steps.size(); ++i) {
-    Step& step = steps[i];
-    if (step.slot >= 0) last_use[step.slot] = std::max(last_use[step.slot], i);
-    for (const Source& s : step.params) {
-      s.for_each_slot([&](int32_t slot) {
-        last_use[slot] = std::max(last_use[slot], i);
-        if (step.kind == Step::Kind::kOutput) escapes[slot] = true;
-      });
-    }
+  at::Tensor out = step.buffer;
+  if (step.fresh) {
+    out = at::empty_strided(step.out_meta.sizes, step.out_meta.strides,
+                            at::TensorOptions()
+                                .dtype(step.out_meta.dtype)
+                                .device(step.out_meta.device));
+    it.unsafe_replace_operand(0, out.data_ptr());
   }
-  std::vector<size_t> group_last(num_slots, 0);
-  std::vector<bool> group_escapes(num_slots, false);
-  for (size_t s = 0; s < num_slots; ++s) {
-    int32_t r = find(static_cast<int32_t>(s));
-    group_last[r] = std::max(group_last[r], last_use[s]);
-    if (escapes[s]) group_escapes[r] = true;
-  }
-
-  // Buffers: a free list per layout; a group's buffers are freed after its
-  // last use.
-  struct Buffer {
-    TensorMeta meta;
-    at::Tensor tensor;
-  };
-  std::vector<Buffer> pool;       // all buffers
-  std::vector<size_t> free_list;  // indices into pool
-  std::vector<std::vector<size_t>> group_buffers(num_slots);
-  std::vector<std::vector<int32_t>> groups_ending(steps.size());
-  for (size_t s = 0; s < num_slots; ++s) {
-    if (find(static_cast<int32_t>(s)) == static_cast<int32_t>(s) &&
-        !group_escapes[s]) {
-      groups_ending[group_last[s]].push_back(static_cast<int32_t>(s));
-    }
-  }
-  for (size_t i = 0; i < steps.size(); ++i) {
-    Step& step = steps[i];
-    if (candidate[i]) {
-      int32_t r = find(step.slot);
-      step.fresh = group_escapes[r];
-      at::Tensor out;
-      if (step.fresh) {
-        out = at::empty_strided(step.out_meta.sizes, step.out_meta.strides,
-                                at::TensorOptions().dtype(step.out_meta.dtype));
-      } else {
-        auto it = std::find_if(
-            free_list.begin(), free_list.end(),
-            [&](size_t b) { return pool[b].meta.same_layout(step.out_meta); });
-        size_t b;
-        if (it != free_list.end()) {
-          b = *it;
-          free_list.erase(it);
-        } else {
-          b = pool.size();
-          pool.push_back({step.out_meta,
-                          at::empty_strided(
-                              step.out_meta.sizes, step.out_meta.strides,
-                              at::TensorOptions().dtype(step.out_meta.dtype))});
-          buffer_bytes += step.out_meta.nbytes();
-        }
-        group_buffers[r].push_back(b);
-        out = pool[b].tensor;
-        step.buffer = out;
-      }
-      make_operands(step);
-      bool ok = true;
-      try {
-        const auto& ops = step.operands;
-        auto make = [&]() {
-          switch (step.direct_op) {
-            case DirectOp::kAdd:
-            case DirectOp::kSub:
-            case DirectOp::kMul:
-              return at::TensorIterator::binary_op(out, ops[0], ops[1]);
-            case DirectOp::kDiv:
-              return at::TensorIterator::binary_float_op(out, ops[0], ops[1]);
-            case DirectOp::kSigmoid:
-            case DirectOp::kTanh:
-              return at::TensorIterator::unary_float_op(out, ops[0]);
-            default:
-              return at::TensorIterator::unary_op(out, ops[0]);
-          }
-        };
-        at::TensorIterator it = make();
-        // No operand replaced by a cast copy, nothing resized.
-        ok = it.noutputs() == 1 &&
-             it.ntensors() == static_cast<int>(1 + ops.size()) &&
-             it.output_base(0).is_same(out);
-        for (size_t j = 0; ok && j < ops.size(); ++j) {
-          if (ops[j].unsafeGetTensorImpl()->is_wrapped_number()) continue;
-          ok = it.input_base(static_cast<int>(j)).is_same(ops[j]);
-        }
-        if (ok) step.iter.emplace(std::move(it));
-      } catch (const c10::Error&) {
-        ok = false;
-      }
-      if (!ok) {
-        // Not bound after all: its result may alias its arguments. Its
-        // group keeps the buffer taken above until the group's end.
-        candidate[i] = false;
-        step.variable.clear();
-        step.operands.clear();
-        step.buffer = at::Tensor();
-      } else {
-        step.direct = true;
-        if (step.fresh) step.buffer = at::Tensor();
-      }
-    }
-    for (int32_t r : groups_ending[i]) {
-      for (size_t b : group_buffers[r]) free_list.push_back(b);
-    }
-  }
-  for (Buffer& b : pool) buffers.push_back(b.tensor);
+  run_stub(step.direct_op, it, step.s1, step.s2);
+  slots[step.slot] = std::move(out);
 }
 
 bool InferencePlan::Program::matches(
@@ -737,6 +562,179 @@ bool InferencePlan::Program::matches(
   }
   return true;
 }
+
+// ----------------------------------------------------------------- planning
+
+// Binds direct candidates in graph order (operands may come from earlier
+// candidates' buffers), giving them buffers planned from liveness.
+void InferencePlan::Program::plan_direct() {
+  AliasGroups groups(num_slots);
+  std::vector<bool> candidate = find_candidates(groups);
+  GroupLiveness live = group_liveness(groups);
+  // The groups whose last use is each step; escaping groups keep theirs.
+  std::vector<std::vector<int32_t>> groups_ending(steps.size());
+  for (size_t s = 0; s < num_slots; ++s) {
+    if (groups.is_root(s) && !live.escapes[s]) {
+      groups_ending[live.last[s]].push_back(static_cast<int32_t>(s));
+    }
+  }
+  BufferPool pool(num_slots);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (candidate[i]) place_direct(steps[i], groups, live, pool);
+    for (int32_t r : groups_ending[i]) pool.release_group(r);
+  }
+  buffers = pool.tensors();
+}
+
+// The steps a direct kernel may run. Any other call's result may alias its
+// tensor arguments (views, in-place modules): one group.
+std::vector<bool> InferencePlan::Program::find_candidates(AliasGroups& groups) {
+  std::vector<bool> candidate(steps.size(), false);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    Step& step = steps[i];
+    candidate[i] = bind_direct(step);
+    if (!candidate[i] && step.is_call()) {
+      for (const Source& s : step.params) {
+        s.for_each_slot([&](int32_t slot) { groups.unite(step.slot, slot); });
+      }
+    }
+  }
+  return candidate;
+}
+
+InferencePlan::Program::GroupLiveness InferencePlan::Program::group_liveness(
+    AliasGroups& groups) const {
+  std::vector<bool> escapes(num_slots, false);
+  for (const Step& step : steps) {
+    if (step.kind != Step::Kind::kOutput) continue;
+    for (const Source& s : step.params) {
+      s.for_each_slot([&](int32_t slot) { escapes[slot] = true; });
+    }
+  }
+  GroupLiveness live{std::vector<size_t>(num_slots, 0),
+                     std::vector<bool>(num_slots, false)};
+  for (size_t s = 0; s < num_slots; ++s) {
+    int32_t r = groups.find(static_cast<int32_t>(s));
+    live.last[r] = std::max(live.last[r], last_use[s]);
+    if (escapes[s]) live.escapes[r] = true;
+  }
+  return live;
+}
+
+// The step's result buffer (fresh each run when its group escapes) and its
+// TensorIterator; on failure the step is left to the registry (its group
+// keeps the buffer taken until the group's end).
+void InferencePlan::Program::place_direct(Step& step, AliasGroups& groups,
+                                          const GroupLiveness& live,
+                                          BufferPool& pool) {
+  const int32_t r = groups.find(step.slot);
+  step.fresh = live.escapes[r];
+  at::Tensor out;
+  if (step.fresh) {
+    out = at::empty_strided(step.out_meta.sizes, step.out_meta.strides,
+                            at::TensorOptions().dtype(step.out_meta.dtype));
+  } else {
+    out = pool.take(step.out_meta, r, &buffer_bytes);
+    step.buffer = out;
+  }
+  make_operands(step);
+  bool ok = true;
+  try {
+    at::TensorIterator it = make_iterator(step.direct_op, out, step.operands);
+    ok = iterates_in_place(it, out, step.operands);
+    if (ok) step.iter.emplace(std::move(it));
+  } catch (const c10::Error&) {
+    ok = false;
+  }
+  if (!ok) {
+    step.variable.clear();
+    step.operands.clear();
+    step.buffer = at::Tensor();
+    return;
+  }
+  step.direct = true;
+  if (step.fresh) step.buffer = at::Tensor();
+}
+
+// Whether `step` maps to a direct kernel; sets direct_op, s1, s2,
+// num_operands and out_meta (tensor operands come first; numbers are
+// wrapped).
+bool InferencePlan::Program::bind_direct(Step& step) {
+  if (step.kind != Step::Kind::kCallOp) return false;
+  std::optional<DirectMatch> match = match_target(*step.op);
+  if (!match) return false;
+  step.direct_op = match->op;
+  if (!bind_scalars(step.op->target, step.params, &step.direct_op, &step.s1,
+                    &step.s2)) {
+    return false;
+  }
+  if (step.params.size() < match->num_operands) return false;
+  if (!result_fits(step.direct_op, slot_meta[step.slot])) return false;
+  if (!operands_fit(step, match->num_operands)) return false;
+  step.num_operands = match->num_operands;
+  step.out_meta = slot_meta[step.slot];
+  return true;
+}
+
+// The tensor operands are plain CPU tensors of the result's dtype; operands
+// after the first may also be numbers (not bools).
+bool InferencePlan::Program::operands_fit(const Step& step,
+                                          size_t num_operands) const {
+  const TensorMeta& out = slot_meta[step.slot];
+  for (size_t i = 0; i < num_operands; ++i) {
+    const Source& s = step.params[i];
+    if (s.kind == Source::Kind::kConstant && i > 0 && is_number(s.constant) &&
+        !s.constant.isBool()) {
+      continue;
+    }
+    if (s.kind != Source::Kind::kSlot) return false;
+    const TensorMeta& m = slot_meta[s.slot];
+    if (!m.is_tensor || !m.plain || m.dtype != out.dtype) return false;
+  }
+  return true;
+}
+
+// The operands of a direct step: numbers wrapped, constants and earlier
+// buffers as they are, stand-ins (in scratch memory) for the rest.
+void InferencePlan::Program::make_operands(Step& step) {
+  step.operands.clear();
+  step.variable.clear();
+  for (size_t i = 0; i < step.num_operands; ++i) {
+    const Source& s = step.params[i];
+    if (s.kind == Source::Kind::kConstant) {
+      step.operands.push_back(wrap_number(s.constant));
+      continue;
+    }
+    const Step& producer = steps[s.slot];  // slot i is step i's result
+    if (producer.kind == Step::Kind::kConstant) {
+      step.operands.push_back(producer.constant.toTensor());
+    } else if (producer.direct && !producer.fresh) {
+      step.operands.push_back(producer.buffer);
+    } else {
+      step.operands.push_back(stand_in(i, s.slot, step));
+    }
+  }
+}
+
+// A variable operand (re-pointed each run) for operand i, reading `slot`:
+// a tensor of the planned layout over scratch memory.
+at::Tensor InferencePlan::Program::stand_in(size_t i, int32_t slot,
+                                            Step& step) {
+  const TensorMeta& m = slot_meta[slot];
+  Operand op;
+  op.iter_index = static_cast<int>(i + 1);
+  op.slot = slot;
+  op.meta = m;
+  step.variable.push_back(op);
+  size_t need = std::max<size_t>(m.nbytes(), 64);
+  if (scratch.empty() || static_cast<size_t>(scratch.back().numel()) < need) {
+    scratch.push_back(at::empty({static_cast<int64_t>(need)}, at::kByte));
+  }
+  return at::from_blob(scratch.back().data_ptr(), m.sizes, m.strides,
+                       at::TensorOptions().dtype(m.dtype));
+}
+
+// ------------------------------------------------------------ InferencePlan
 
 InferencePlan::InferencePlan(GraphModule& gm) : gm_(gm) {}
 InferencePlan::~InferencePlan() = default;
@@ -807,8 +805,7 @@ InferencePlan::Stats InferencePlan::stats() const {
     if (step.direct) {
       ++s.direct_steps;
       if (step.fresh) ++s.fresh_outputs;
-    } else if (step.kind == Program::Step::Kind::kCallOp ||
-               step.kind == Program::Step::Kind::kCallModule) {
+    } else if (step.is_call()) {
       ++s.fallback_steps;
     }
   }

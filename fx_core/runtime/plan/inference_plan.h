@@ -1,8 +1,10 @@
 // fx::InferencePlan: a GraphModule planned for inference on inputs of known
 // shapes, dtypes and devices (issue 8, item 2).
 //
-// build() runs the graph once on example inputs (through the same kernels as
-// GraphModule::forward) and records every value's tensor metadata. Then:
+// build() compiles the graph with the step compiler ExecutionPlan uses
+// (compiled_steps.h: the same kernels, bindings, slots and releases, and the
+// same compile errors), runs it once on example inputs and records every
+// value's tensor metadata. Then:
 //  - Elementwise CPU ops (add, sub, mul, true div with tensors or numbers;
 //    relu, clamp with number bounds, sigmoid, tanh, neg; as operator.*,
 //    torch.*, torch.nn.functional.relu or Tensor methods) whose tensor
@@ -19,7 +21,8 @@
 //  - Everything else runs the op registry's / module registry's kernels, as
 //    ExecutionPlan does.
 // Results are bitwise identical to GraphModule::forward: the same kernels
-// run on the same operands with the same output layout (tests/fx_core/runtime/plan).
+// run on the same operands with the same output layout
+// (tests/fx_core/runtime/plan).
 //
 // run() checks the inputs against the planned signature (count; each
 // tensor's sizes, strides, dtype and device; other values by equality). On a

@@ -1,8 +1,16 @@
 // Where a value comes from when a compiled plan runs a node: a constant, a
 // slot holding an earlier node's value, or a container built from other
-// sources (a list argument holding nodes). Shared by the compiled plans
-// (execution_plan.cc, inference_plan.cc); resolved once when a plan
-// compiles, so running a step does no lookup.
+// sources (a list argument holding nodes). Built by the step compiler
+// (compiled_steps.h) for both plans; resolved once when a plan compiles, so
+// running a step does no lookup.
+//
+// A ValueSource holds its constants as IValues (a tensor constant is shared,
+// not copied) and refers to slots by index only; it is immutable once built,
+// so any number of threads may call get() at once on their own slots.
+// source_of throws FxError on an argument kind a graph cannot hold and
+// std::out_of_range when a referenced node has no slot (compile_steps words
+// the latter as "cannot compile node ..."); bind_sources reports arguments
+// that do not bind through *error.
 #ifndef FX_CORE_RUNTIME_PLAN_VALUE_SOURCE_H_
 #define FX_CORE_RUNTIME_PLAN_VALUE_SOURCE_H_
 

@@ -1,0 +1,246 @@
+#include "fx_core/runtime/plan/compiled_steps.h"
+
+#include <c10/util/Exception.h>
+#include <torch/nn/module.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/runtime/module_path.h"
+#include "fx_core/runtime/module_registry.h"
+#include "fx_core/runtime/value.h"
+#include "fx_core/support/strings.h"
+
+namespace fx {
+namespace {
+
+// The one wording of "this node cannot run".
+FxError compile_error(const Node* n, std::string_view what) {
+  return FxError(cat("cannot compile node '", n->name(), "' (",
+                     opcode_name(n->op()), " ", n->target(), "): ", what));
+}
+
+// Resolves and binds nodes one at a time, in graph order, giving each node
+// but the output the next slot.
+class StepCompiler {
+ public:
+  StepCompiler(torch::nn::Module& root, CompiledSteps& out)
+      : root_(root), out_(out) {}
+
+  void add(const Node* n) {
+    CompiledStep step = compile_node(n);
+    if (n->op() != Opcode::kOutput) {
+      step.slot = static_cast<int32_t>(out_.num_slots++);
+      slot_of_[n] = step.slot;
+    }
+    out_.max_params = std::max(out_.max_params, step.params.size());
+    step_of_[n] = out_.steps.size();
+    out_.steps.push_back(std::move(step));
+  }
+
+  const SlotMap& slot_of() const { return slot_of_; }
+  size_t step_of(const Node* n) const { return step_of_.at(n); }
+
+ private:
+  // One node's step; any failure becomes compile_error naming the node.
+  CompiledStep compile_node(const Node* n) {
+    CompiledStep step;
+    step.node = n;
+    try {
+      switch (n->op()) {
+        case Opcode::kPlaceholder:
+          resolve_placeholder(n, step);
+          break;
+        case Opcode::kGetAttr:
+          resolve_attribute(n, step);
+          break;
+        case Opcode::kCallFunction:
+        case Opcode::kCallMethod:
+          resolve_op(n, step);
+          break;
+        case Opcode::kCallModule:
+          resolve_module(n, step);
+          break;
+        case Opcode::kOutput:
+          bind_output(n, step);
+          break;
+      }
+    } catch (const FxError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw compile_error(n, e.what());
+    }
+    return step;
+  }
+
+  void resolve_placeholder(const Node* n, CompiledStep& step) {
+    step.kind = CompiledStep::Kind::kPlaceholder;
+    step.input_index = out_.num_inputs++;
+    step.var_args = !n->target().empty() && n->target()[0] == '*';
+    if (!n->args().empty()) {
+      step.has_default = true;
+      step.constant = constant_value(n->args()[0]);
+    }
+  }
+
+  void resolve_attribute(const Node* n, CompiledStep& step) {
+    step.kind = CompiledStep::Kind::kConstant;
+    std::optional<TensorAttr> found = tensor_at(root_, n->target());
+    if (!found) {
+      throw compile_error(
+          n, cat("the module has no parameter or buffer '", n->target(), "'"));
+    }
+    step.constant = found->tensor;
+  }
+
+  void resolve_op(const Node* n, CompiledStep& step) {
+    step.kind = CompiledStep::Kind::kCallOp;
+    step.op = OpRegistry::global().resolve(n->op(), n->target());
+    if (step.op == nullptr) {
+      throw compile_error(n, no_kernel_message(n->op(), n->target()));
+    }
+    step.schema = &step.op->schema;
+    step.params = bind(n, *step.schema, step.op->target);
+  }
+
+  void resolve_module(const Node* n, CompiledStep& step) {
+    step.kind = CompiledStep::Kind::kCallModule;
+    step.module = module_at(root_, n->target());
+    if (step.module == nullptr) {
+      throw compile_error(
+          n, cat("the module has no submodule '", n->target(), "'"));
+    }
+    step.module_kind = ModuleRegistry::global().find(*step.module);
+    if (step.module_kind == nullptr) {
+      throw compile_error(n, cat("module class ", step.module->name(),
+                                 " cannot be called: register it with "
+                                 "fx::ModuleRegistry::global().add()"));
+    }
+    step.schema = &step.module_kind->forward_schema;
+    step.params = bind(n, *step.schema, cat(n->target(), ".forward"));
+  }
+
+  void bind_output(const Node* n, CompiledStep& step) {
+    step.kind = CompiledStep::Kind::kOutput;
+    if (n->args().size() != 1) {
+      throw compile_error(n, "the output node must have exactly one argument");
+    }
+    step.params.push_back(source_of(n->args()[0], slot_of_));
+  }
+
+  // The node's args and kwargs bound to `schema`: one source per parameter.
+  std::vector<ValueSource> bind(const Node* n, const OpSchema& schema,
+                                std::string_view callee) {
+    std::vector<ValueSource> params;
+    std::string error;
+    if (!bind_sources(schema, n->args(), n->kwargs(), slot_of_, &params,
+                      &error)) {
+      throw compile_error(n, cat(callee, "() ", error));
+    }
+    return params;
+  }
+
+  torch::nn::Module& root_;
+  CompiledSteps& out_;
+  SlotMap slot_of_;
+  absl::flat_hash_map<const Node*, size_t> step_of_;
+};
+
+// Each value's last use (its last user's step, or its own when unused), and
+// the release after that step.
+void assign_releases(const Graph& graph, const StepCompiler& compiler,
+                     CompiledSteps& out) {
+  out.last_use.assign(out.num_slots, 0);
+  for (Node* n : graph.nodes()) {
+    if (n->op() == Opcode::kOutput) continue;
+    size_t last = compiler.step_of(n);
+    for (Node* user : n->users()) last = std::max(last, compiler.step_of(user));
+    const int32_t slot = compiler.slot_of().at(n);
+    out.last_use[slot] = last;
+    out.steps[last].release.push_back(slot);
+  }
+}
+
+// A call's parameters that are the last read of a slot the step releases.
+void mark_last_reads(CompiledStep& step) {
+  const std::vector<ValueSource>& params = step.params;
+  for (size_t i = 0; i < params.size() && i < 64; ++i) {
+    const ValueSource& p = params[i];
+    if (p.kind != ValueSource::Kind::kSlot) continue;
+    if (std::find(step.release.begin(), step.release.end(), p.slot) ==
+        step.release.end()) {
+      continue;
+    }
+    bool read_later = false;
+    for (size_t j = i + 1; j < params.size(); ++j) {
+      params[j].for_each_slot(
+          [&](int32_t slot) { read_later |= slot == p.slot; });
+    }
+    if (!read_later) step.last_reads |= uint64_t{1} << i;
+  }
+}
+
+}  // namespace
+
+bool CompiledStep::keeps_args() const {
+  switch (kind) {
+    case Kind::kCallOp:
+      return op->keeps_args;
+    case Kind::kCallModule:
+      return module_kind->keeps_args;
+    default:
+      return false;
+  }
+}
+
+c10::IValue CompiledStep::call(OpArgs& args) const {
+  return kind == Kind::kCallOp ? op->kernel(args)
+                               : module_kind->forward(*module, args);
+}
+
+CompiledSteps compile_steps(const Graph& graph, torch::nn::Module& root) {
+  CompiledSteps out;
+  StepCompiler compiler(root, out);
+  for (Node* n : graph.nodes()) compiler.add(n);
+  assign_releases(graph, compiler, out);
+  for (CompiledStep& step : out.steps) {
+    if (step.is_call()) mark_last_reads(step);
+  }
+  return out;
+}
+
+c10::IValue call_step(const CompiledStep& step, uint64_t move,
+                      std::vector<c10::IValue>& slots,
+                      std::vector<c10::IValue>& buffer) {
+  const size_t n = step.params.size();
+  for (size_t i = 0; i < n; ++i) {
+    const ValueSource& s = step.params[i];
+    if (s.kind != ValueSource::Kind::kSlot) {
+      buffer[i] = s.get(slots);
+    } else if (i < 64 && (move >> i & 1)) {
+      buffer[i] = std::move(slots[s.slot]);
+    } else {
+      buffer[i] = slots[s.slot];
+    }
+  }
+  OpArgs args(*step.schema, buffer.data());
+  c10::IValue result = step.call(args);
+  for (size_t i = 0; i < n; ++i) buffer[i] = c10::IValue();
+  return result;
+}
+
+FxError node_error(const Node& node, const std::exception& e) {
+  const char* what = e.what();
+  if (auto* c10_error = dynamic_cast<const c10::Error*>(&e)) {
+    what = c10_error->what_without_backtrace();
+  }
+  return FxError(cat("while running node '", node.name(), "' (",
+                     opcode_name(node.op()), " ", node.target(), "): ", what));
+}
+
+}  // namespace fx
