@@ -390,20 +390,31 @@ const OpDef* OpRegistry::find(Opcode op, std::string_view target) const {
 
 namespace {
 
-// An ATen operator as a registry entry: `*args, **kwargs`, bound per call.
+using Candidates = std::vector<const AtenOp::Overload*>;
+
+// An ATen operator as a registry entry: `*args, **kwargs`, bound per call,
+// among `candidates` when a plan specialised it for a node.
 std::unique_ptr<OpDef> aten_def(Opcode op, std::string_view target,
-                                std::shared_ptr<const AtenOp> aten) {
+                                std::shared_ptr<const AtenOp> aten,
+                                std::shared_ptr<const Candidates> candidates) {
   auto def = std::make_unique<OpDef>();
   def->op = op;
   def->target = std::string(target);
   def->schema = OpSchema::parse("*args, **kwargs");
-  def->kernel = [aten = std::move(aten)](OpArgs& a) {
+  def->kernel = [aten, candidates](OpArgs& a) {
     AtenOp::Kwargs kwargs;
     for (const auto& e : a[1].toGenericDict()) {
       kwargs.emplace_back(e.key().toStringRef(), e.value());
     }
-    return aten->call(sequence_elements(a[0]), kwargs);
+    return candidates ? aten->call(sequence_elements(a[0]), kwargs, *candidates)
+                      : aten->call(sequence_elements(a[0]), kwargs);
   };
+  if (!candidates) {
+    def->specialize = [op, target = def->target, aten](const Node& node) {
+      return aten_def(op, target, aten,
+                      std::make_shared<Candidates>(aten->candidates(node)));
+    };
+  }
   def->keeps_args = true;  // call() copies what it passes on
   return def;
 }
@@ -419,7 +430,7 @@ const OpDef* OpRegistry::resolve(Opcode op, std::string_view target) {
   const OpDef* resolved = nullptr;
   if (std::optional<AtenTarget> t = aten_target(op, target)) {
     if (std::shared_ptr<const AtenOp> aten = AtenOp::find(*t)) {
-      defs_.push_back(aten_def(op, target, std::move(aten)));
+      defs_.push_back(aten_def(op, target, std::move(aten), nullptr));
       resolved = defs_.back().get();
     }
   }

@@ -154,6 +154,11 @@ struct OpDef {
   // copying it (no reference counting). True for the built-in ops; false for
   // kernels added with add(), which may do anything with their OpArgs.
   bool keeps_args = false;
+  // Set for entries whose binding depends on the call (ATen operators): a
+  // copy of this entry bound to `node`'s arguments, made once when a plan
+  // compiles the node (its kernel then tries only the overloads that can
+  // accept the node's call). Throws FxError when none can.
+  std::function<std::unique_ptr<OpDef>(const Node& node)> specialize;
   // How the C++ code generator spells a call, with `{param}` placeholders
   // ("torch::relu({input})", "{self}.view({size})"); empty when the target
   // has no C++ spelling.

@@ -189,56 +189,124 @@ bool is_int_value(const c10::IValue& v) {
                        !v.toTensor().is_floating_point());
 }
 
-// Binds the call to `ov`, as python_arg_parser's FunctionSignature::parse
-// does, onto `stack`; false when `ov` does not accept it.
-bool bind_overload(const Overload& ov, size_t first,
-                   const std::vector<c10::IValue>& args,
-                   const AtenOp::Kwargs& kwargs, bool numbers_as_tensors,
-                   torch::jit::Stack* stack) {
+// A Node's value while compiling: not known until the graph runs.
+struct UnknownValue : torch::CustomClassHolder {};
+
+const c10::IValue& unknown_value() {
+  static const auto* v = new c10::IValue(
+      c10::IValue::make_capsule(c10::make_intrusive<UnknownValue>()));
+  return *v;
+}
+
+bool is_unknown(const c10::IValue& v) {
+  if (v.isCapsule()) {
+    return v.toCapsule().get() == unknown_value().toCapsule().get();
+  }
+  if (!is_sequence(v)) return false;
+  for (const c10::IValue& item : sequence_elements(v)) {
+    if (is_unknown(item)) return true;
+  }
+  return false;
+}
+
+// Which value each of `ov`'s parameters gets, by position and keyword, as
+// python_arg_parser's FunctionSignature::parse assigns them (no type
+// checks); false when the arity or a keyword does not fit.
+struct Assignment {
+  std::vector<const c10::IValue*> given;  // per parameter; nullptr: default
+  c10::IValue gathered;                   // view(2, 3)'s (2, 3)
+};
+
+bool assign(const Overload& ov, size_t first,
+            const std::vector<c10::IValue>& args, const AtenOp::Kwargs& kwargs,
+            Assignment* out) {
   const std::vector<AtenParam>& params = ov.params;
-  std::vector<const c10::IValue*> given(params.size(), nullptr);
-  c10::IValue gathered;
+  out->given.assign(params.size(), nullptr);
   size_t a = 0;
   for (size_t p = 0; p < ov.num_positional && a < args.size(); ++p) {
     if (ov.varargs_int_list && p == first && args.size() - a > 1 &&
-        is_int_value(args[a])) {
-      gathered =
+        (is_int_value(args[a]) || is_unknown(args[a]))) {
+      out->gathered =
           make_tuple(std::vector<c10::IValue>(args.begin() + a, args.end()));
-      given[p] = &gathered;
+      out->given[p] = &out->gathered;
       a = args.size();
       break;
     }
-    given[p] = &args[a++];
+    out->given[p] = &args[a++];
   }
   if (a < args.size()) return false;
   for (const auto& [name, value] : kwargs) {
     size_t p = 0;
     while (p < params.size() && params[p].name != name) ++p;
-    if (p == params.size() || given[p] != nullptr) return false;
-    given[p] = &value;
-  }
-  for (size_t p = 0; p < params.size(); ++p) {
-    if (given[p] == nullptr
-            ? !params[p].default_value.has_value()
-            : !aten_accepts(params[p], *given[p], numbers_as_tensors)) {
-      return false;
-    }
-  }
-  stack->clear();
-  stack->reserve(params.size());
-  for (size_t p = 0; p < params.size(); ++p) {
-    stack->push_back(given[p] ? aten_convert(params[p], *given[p])
-                              : *params[p].default_value);
+    if (p == params.size() || out->given[p] != nullptr) return false;
+    out->given[p] = &value;
   }
   return true;
 }
 
+// Python's type checks on an assignment; unknown values pass.
+bool accepts(const Overload& ov, const Assignment& a, bool numbers_as_tensors) {
+  for (size_t p = 0; p < ov.params.size(); ++p) {
+    const c10::IValue* v = a.given[p];
+    if (v == nullptr ? !ov.params[p].default_value.has_value()
+                     : !is_unknown(*v) && !aten_accepts(ov.params[p], *v,
+                                                        numbers_as_tensors)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Binds the call to `ov` onto `stack`; false when `ov` does not accept it.
+bool bind_overload(const Overload& ov, size_t first,
+                   const std::vector<c10::IValue>& args,
+                   const AtenOp::Kwargs& kwargs, bool numbers_as_tensors,
+                   torch::jit::Stack* stack) {
+  Assignment a;
+  if (!assign(ov, first, args, kwargs, &a) ||
+      !accepts(ov, a, numbers_as_tensors)) {
+    return false;
+  }
+  stack->clear();
+  stack->reserve(ov.params.size());
+  for (size_t p = 0; p < ov.params.size(); ++p) {
+    stack->push_back(a.given[p] ? aten_convert(ov.params[p], *a.given[p])
+                                : *ov.params[p].default_value);
+  }
+  return true;
+}
+
+// A node argument as a value: the constant it is, or unknown where it
+// references a Node.
+c10::IValue static_value(const Argument& arg) {
+  switch (arg.kind()) {
+    case Argument::Kind::kNode:
+      return unknown_value();
+    case Argument::Kind::kList:
+    case Argument::Kind::kTuple: {
+      std::vector<c10::IValue> items;
+      for (const Argument& e : arg.elements()) items.push_back(static_value(e));
+      return arg.is_list() ? make_list(std::move(items))
+                           : make_tuple(std::move(items));
+    }
+    default:
+      try {
+        return constant_value(arg);
+      } catch (const FxError&) {
+        return unknown_value();
+      }
+  }
+}
+
 std::string got_text(const std::vector<c10::IValue>& args,
                      const AtenOp::Kwargs& kwargs) {
+  auto type_of = [](const c10::IValue& v) {
+    return is_unknown(v) ? std::string("Node") : value_type_name(v);
+  };
   std::vector<std::string> parts;
-  for (const c10::IValue& v : args) parts.push_back(value_type_name(v));
+  for (const c10::IValue& v : args) parts.push_back(type_of(v));
   for (const auto& [name, v] : kwargs) {
-    parts.push_back(cat(name, "=", value_type_name(v)));
+    parts.push_back(cat(name, "=", type_of(v)));
   }
   return cat("(", join(parts, ", "), ")");
 }
@@ -271,12 +339,40 @@ std::shared_ptr<const AtenOp> AtenOp::find(const AtenTarget& target) {
   return it->second;
 }
 
+std::vector<const AtenOp::Overload*> AtenOp::candidates(
+    const Node& node) const {
+  std::vector<c10::IValue> values;
+  for (const Argument& a : node.args()) values.push_back(static_value(a));
+  Kwargs named;
+  for (const auto& [name, a] : node.kwargs()) {
+    named.emplace_back(name, static_value(a));
+  }
+  std::vector<const Overload*> out;
+  for (const Overload& ov : overloads_) {
+    Assignment a;
+    if (assign(ov, target_.method ? 1 : 0, values, named, &a) &&
+        accepts(ov, a, /*numbers_as_tensors=*/true)) {
+      out.push_back(&ov);
+    }
+  }
+  if (out.empty()) throw FxError(invalid_call_message(values, named));
+  return out;
+}
+
 c10::IValue AtenOp::call(std::vector<c10::IValue> args,
                          const Kwargs& kwargs) const {
+  std::vector<const Overload*> all;
+  for (const Overload& ov : overloads_) all.push_back(&ov);
+  return call(std::move(args), kwargs, all);
+}
+
+c10::IValue AtenOp::call(std::vector<c10::IValue> args, const Kwargs& kwargs,
+                         const std::vector<const Overload*>& among) const {
   size_t first = target_.method ? 1 : 0;
   torch::jit::Stack stack;
   for (bool numbers_as_tensors : {false, true}) {
-    for (const Overload& ov : overloads_) {
+    for (const Overload* candidate : among) {
+      const Overload& ov = *candidate;
       if (!bind_overload(ov, first, args, kwargs, numbers_as_tensors, &stack))
         continue;
       ov.op->getOperation()(stack);
@@ -287,14 +383,18 @@ c10::IValue AtenOp::call(std::vector<c10::IValue> args,
           std::make_move_iterator(stack.end())));
     }
   }
+  throw FxError(invalid_call_message(args, kwargs));
+}
+
+std::string AtenOp::invalid_call_message(const std::vector<c10::IValue>& args,
+                                         const Kwargs& kwargs) const {
   std::string expected;
   for (const Overload& ov : overloads_) {
     append(&expected, "\n * ", signature_text(ov));
   }
-  throw FxError(cat(target_.python_name,
-                    "() received an invalid combination of arguments - got ",
-                    got_text(args, kwargs),
-                    ", but expected one of:", expected));
+  return cat(target_.python_name,
+             "() received an invalid combination of arguments - got ",
+             got_text(args, kwargs), ", but expected one of:", expected);
 }
 
 }  // namespace fx

@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "fx_core/ir/node.h"
 #include "fx_core/runtime/aten/aten_argument.h"
 #include "fx_core/runtime/aten/aten_target.h"
 
@@ -55,8 +56,17 @@ class AtenOp {
   // overload a graph can call). Cached.
   static std::shared_ptr<const AtenOp> find(const AtenTarget& target);
 
-  // Calls the first overload that accepts `args` and `kwargs`.
+  // The overloads that can accept a node's call whatever values its Node
+  // arguments turn out to hold: arity, keyword names and constant arguments
+  // checked once, when a plan compiles the node. Throws FxError (Python's
+  // message, Node arguments shown as `Node`) when none can.
+  std::vector<const Overload*> candidates(const Node& node) const;
+
+  // Calls the first overload that accepts `args` and `kwargs`: among all, or
+  // among `candidates` (a plan's node; then no other overload is looked at).
   c10::IValue call(std::vector<c10::IValue> args, const Kwargs& kwargs) const;
+  c10::IValue call(std::vector<c10::IValue> args, const Kwargs& kwargs,
+                   const std::vector<const Overload*>& among) const;
 
   const std::vector<Overload>& overloads() const { return overloads_; }
   const AtenTarget& target() const { return target_; }
@@ -65,6 +75,8 @@ class AtenOp {
   AtenOp(AtenTarget target, std::vector<Overload> overloads)
       : target_(std::move(target)), overloads_(std::move(overloads)) {}
   static std::shared_ptr<const AtenOp> load(const AtenTarget& target);
+  std::string invalid_call_message(const std::vector<c10::IValue>& args,
+                                   const Kwargs& kwargs) const;
 
   AtenTarget target_;
   std::vector<Overload> overloads_;

@@ -104,6 +104,14 @@ class StepCompiler {
     if (step.op == nullptr) {
       throw compile_error(n, no_kernel_message(n->op(), n->target()));
     }
+    if (step.op->specialize) {
+      try {
+        step.node_op = step.op->specialize(*n);
+      } catch (const FxError& e) {
+        throw compile_error(n, e.what());
+      }
+      step.op = step.node_op.get();
+    }
     step.schema = &step.op->schema;
     step.params = bind(n, *step.schema, step.op->target);
   }

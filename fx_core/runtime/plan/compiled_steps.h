@@ -31,6 +31,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <vector>
 
 #include "fx_core/runtime/op_registry.h"
@@ -67,6 +68,8 @@ struct CompiledStep {
   c10::IValue constant;
   // kCallOp: op and schema; kCallModule: module, module_kind and schema.
   const OpDef* op = nullptr;
+  // When `op` was specialised for this node (OpDef::specialize): owns it.
+  std::shared_ptr<const OpDef> node_op;
   torch::nn::Module* module = nullptr;
   const ModuleKind* module_kind = nullptr;
   const OpSchema* schema = nullptr;

@@ -400,3 +400,46 @@ TEST(GraphModule, RunsAtenOperatorsNoKernelWasWrittenFor) {
 
 }  // namespace
 }  // namespace fx
+
+namespace fx {
+namespace {
+
+// A call no overload of the ATen operator can accept fails when the graph
+// compiles, naming the node and every overload, not when it runs.
+TEST(GraphModule, AnAtenCallNoOverloadAcceptsFailsAtCompileNamingTheNode) {
+  torch::nn::Module root;
+  auto g = std::make_unique<Graph>();
+  Node* x = g->placeholder("x");
+  Node* bad = g->call_function("torch.logsumexp", {x},
+                               {{"foo", Argument(int64_t{1})}});
+  g->output(bad);
+  GraphModule gm(root, std::move(g));
+  absl::Status s = gm.check_executable();
+  ASSERT_FALSE(s.ok());
+  std::string what(s.message());
+  EXPECT_NE(what.find("cannot compile node 'logsumexp'"), std::string::npos)
+      << what;
+  EXPECT_NE(what.find("logsumexp() received an invalid combination of "
+                      "arguments - got (Node, foo=int), but expected one of:"),
+            std::string::npos)
+      << what;
+}
+
+// Constants decide the overload at compile time; Node arguments at run time
+// among the overloads left (torch.add with a tensor, then a number).
+TEST(GraphModule, NodeArgumentsPickTheOverloadWhenTheGraphRuns) {
+  torch::nn::Module root;
+  auto g = std::make_unique<Graph>();
+  Node* x = g->placeholder("x");
+  Node* y = g->placeholder("y");
+  Node* add = g->call_function("torch.ops.aten.add", {x, y},
+                               {{"alpha", Argument(int64_t{2})}});
+  g->output(add);
+  GraphModule gm(root, std::move(g));
+  at::Tensor in = at::rand({3});
+  EXPECT_TRUE(at::allclose(gm.forward({in, at::ones({3})}).toTensor(), in + 2));
+  EXPECT_TRUE(at::allclose(gm.forward({in, c10::IValue(1.5)}).toTensor(), in + 3));
+}
+
+}  // namespace
+}  // namespace fx
