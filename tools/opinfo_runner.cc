@@ -42,10 +42,8 @@ std::string cause(std::string line) {
     size_t end = line.find("): ");
     if (end != std::string::npos) line = line.substr(end + 3);
   }
-  for (std::string_view advice : {": register one with"}) {
-    size_t at = line.find(advice);
-    if (at != std::string::npos) line = line.substr(0, at);
-  }
+  size_t advice = line.find(": register one with");
+  if (advice != std::string::npos) line = line.substr(0, advice);
   return line;
 }
 
@@ -357,16 +355,15 @@ CaseResult run_case(const std::string& base_dir, const std::string& dir,
     fail(Status::kLoadError, std::string(gm.status().message()));
     return finish();
   }
+  // The reader's messages name the file (the case's directory left out).
   absl::StatusOr<c10::IValue> inputs = read_value_file(path + "/input.pt");
   if (!inputs.ok()) {
-    fail(Status::kLoadError,
-         "input.pt: " + std::string(inputs.status().message()));
+    fail(Status::kLoadError, std::string(inputs.status().message()));
     return finish();
   }
   absl::StatusOr<c10::IValue> expected = read_value_file(path + "/expected.pt");
   if (!expected.ok()) {
-    fail(Status::kLoadError,
-         "expected.pt: " + std::string(expected.status().message()));
+    fail(Status::kLoadError, std::string(expected.status().message()));
     return finish();
   }
   c10::IValue got;
