@@ -181,7 +181,9 @@ AtenParam make_aten_param(const c10::Argument& arg, std::string python_name) {
   p.type = scalar_type(type);
   p.size = arg.N().value_or(0);
   p.keyword_only = arg.kwarg_only();
-  p.default_value = arg.default_value();
+  // Not `p.default_value = arg.default_value()`: an empty c10::optional
+  // converts to an IValue (None), which would give every argument a default.
+  if (arg.default_value().has_value()) p.default_value = *arg.default_value();
   return p;
 }
 

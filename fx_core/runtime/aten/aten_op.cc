@@ -166,6 +166,9 @@ std::optional<Overload> callable_overload(
   ov.op = op;
   ov.overload_name = schema.overload_name();
   ov.num_returns = schema.returns().size();
+  ov.returns_tensor_list =
+      ov.num_returns == 1 &&
+      schema.returns()[0].type()->kind() == c10::TypeKind::ListType;
   const std::vector<c10::Argument>& args = schema.arguments();
   if (t.method && (args.empty() || args[0].name() != "self")) {
     return std::nullopt;
@@ -377,6 +380,9 @@ c10::IValue AtenOp::call(std::vector<c10::IValue> args, const Kwargs& kwargs,
         continue;
       ov.op->getOperation()(stack);
       if (ov.num_returns == 0) return c10::IValue();
+      if (ov.num_returns == 1 && ov.returns_tensor_list) {
+        return make_tuple(sequence_elements(stack.back()));
+      }
       if (ov.num_returns == 1) return std::move(stack.back());
       return c10::ivalue::Tuple::create(std::vector<c10::IValue>(
           std::make_move_iterator(stack.end() - ov.num_returns),

@@ -50,6 +50,7 @@ class AtenOp {
     size_t num_positional = 0;      // params that are not keyword-only
     bool varargs_int_list = false;  // view(2, 3): ints gathered into int[]
     size_t num_returns = 0;
+    bool returns_tensor_list = false;  // Tensor[]: Python gives a tuple
   };
 
   // The operator `target` names, or nullptr when LibTorch has none (or no

@@ -44,6 +44,12 @@ cases = {
     "clamp_min": torch.clamp(x, min=0.1),
     "sum_dtype": torch.sum(x, dtype=torch.float64),
     "mean_dims": x.mean((0, 1), keepdim=True),
+    "diagonal": torch.diagonal(x),
+    "sort": tuple(torch.sort(x)),
+    "argsort": torch.argsort(x),
+    "count_nonzero": torch.count_nonzero(x),
+    "split": torch.split(x, 2, 1),
+    "unbind": x.unbind(1),
 }
 torch.save({"inputs": {"x": x, "y": y, "m": m, "cond": cond}, "cases": cases},
            sys.argv[1])

@@ -131,6 +131,25 @@ std::map<std::string, Case> cases() {
   c["mean_dims"] = [](const Inputs& i) {
     return method("mean", {i.at("x"), make_tuple({0, 1})}, {{"keepdim", true}});
   };
+  // Only `self` given: overloads whose required keyword-only arguments are
+  // missing (diagonal.Dimname, sort.stable) are not candidates.
+  c["diagonal"] = [](const Inputs& i) {
+    return fn("torch.diagonal", {i.at("x")});
+  };
+  c["sort"] = [](const Inputs& i) { return fn("torch.sort", {i.at("x")}); };
+  c["argsort"] = [](const Inputs& i) {
+    return fn("torch.argsort", {i.at("x")});
+  };
+  c["count_nonzero"] = [](const Inputs& i) {
+    return fn("torch.count_nonzero", {i.at("x")});
+  };
+  // Tensor[] results are tuples, as in Python.
+  c["split"] = [](const Inputs& i) {
+    return fn("torch.split", {i.at("x"), 2, 1});
+  };
+  c["unbind"] = [](const Inputs& i) {
+    return method("unbind", {i.at("x"), 1});
+  };
   return c;
 }
 
@@ -145,6 +164,7 @@ void expect_same(const c10::IValue& got, const c10::IValue& want,
     EXPECT_TRUE(at::allclose(g, w, 1e-4, 1e-5)) << where;
   } else if (is_sequence(want)) {
     ASSERT_TRUE(is_sequence(got)) << where << ": got " << value_type_name(got);
+    EXPECT_EQ(got.isTuple(), want.isTuple()) << where << ": tuple or list";
     std::vector<c10::IValue> g = sequence_elements(got);
     std::vector<c10::IValue> w = sequence_elements(want);
     ASSERT_EQ(g.size(), w.size()) << where;
