@@ -543,6 +543,7 @@ void register_builtin_ops(OpRegistry& registry) {
   ops::register_torch_ops(registry);
   ops::register_functional_ops(registry);
   ops::register_torchvision_ops(registry);
+  ops::register_python_wrapper_ops(registry);
 }
 
 c10::IValue call_op(

@@ -35,10 +35,12 @@ namespace fs = std::filesystem;
 using opinfo::CaseResult;
 using opinfo::compare_results;
 
-// The ratchet. Measured at 3547c11: 11321 of 18927 exported cases match
-// (59.81%), the same on repeated exports. Raise it as the runtime covers
-// more; never lower it to make a change pass.
-constexpr double kMatchFloor = 0.595;
+// The ratchet. Measured: 11321 of 18927 exported cases matched (59.81%) at
+// 3547c11, 14713 (77.74%) once the Python wrappers over single ATen
+// operators (max_poolNd_with_indices, unfold, fold, unique) and factories'
+// requires_grad= were bound; the same on repeated exports. Raise it as the
+// runtime covers more; never lower it to make a change pass.
+constexpr double kMatchFloor = 0.775;
 // Measured: 18927 cases exported (19048 in the index, 121 not exportable).
 constexpr int kMinExported = 18000;
 // OpInfo entries whose every exported case must match.
@@ -77,6 +79,14 @@ const char* const kCoreOps[] = {
     "nn.functional.prelu",
     "nn.functional.pad.reflect",
     "nn.functional.interpolate.nearest",
+    "nn.functional.max_pool1d",
+    "nn.functional.max_pool2d",
+    "nn.functional.max_pool3d",
+    "nn.functional.unfold",
+    "nn.functional.fold",
+    "unique",
+    "unique_consecutive",
+    "eye",
 };
 
 std::string output_dir() {

@@ -218,7 +218,17 @@ bool is_unknown(const c10::IValue& v) {
 struct Assignment {
   std::vector<const c10::IValue*> given;  // per parameter; nullptr: default
   c10::IValue gathered;                   // view(2, 3)'s (2, 3)
+  // A factory function's `requires_grad=`, which Python's bindings take
+  // beside the schema's TensorOptions (dtype, layout, device, pin_memory).
+  const c10::IValue* requires_grad = nullptr;
 };
+
+bool is_factory(const Overload& ov) {
+  for (const AtenParam& p : ov.params) {
+    if (p.name == "pin_memory") return true;
+  }
+  return false;
+}
 
 bool assign(const Overload& ov, size_t first,
             const std::vector<c10::IValue>& args, const AtenOp::Kwargs& kwargs,
@@ -241,6 +251,11 @@ bool assign(const Overload& ov, size_t first,
   for (const auto& [name, value] : kwargs) {
     size_t p = 0;
     while (p < params.size() && params[p].name != name) ++p;
+    if (p == params.size() && name == "requires_grad" && is_factory(ov) &&
+        (value.isBool() || is_unknown(value))) {
+      out->requires_grad = &value;
+      continue;
+    }
     if (p == params.size() || out->given[p] != nullptr) return false;
     out->given[p] = &value;
   }
@@ -264,12 +279,13 @@ bool accepts(const Overload& ov, const Assignment& a, bool numbers_as_tensors) {
 bool bind_overload(const Overload& ov, size_t first,
                    const std::vector<c10::IValue>& args,
                    const AtenOp::Kwargs& kwargs, bool numbers_as_tensors,
-                   torch::jit::Stack* stack) {
+                   torch::jit::Stack* stack, bool* requires_grad) {
   Assignment a;
   if (!assign(ov, first, args, kwargs, &a) ||
       !accepts(ov, a, numbers_as_tensors)) {
     return false;
   }
+  *requires_grad = a.requires_grad != nullptr && a.requires_grad->toBool();
   stack->clear();
   stack->reserve(ov.params.size());
   for (size_t p = 0; p < ov.params.size(); ++p) {
@@ -376,9 +392,13 @@ c10::IValue AtenOp::call(std::vector<c10::IValue> args, const Kwargs& kwargs,
   for (bool numbers_as_tensors : {false, true}) {
     for (const Overload* candidate : among) {
       const Overload& ov = *candidate;
-      if (!bind_overload(ov, first, args, kwargs, numbers_as_tensors, &stack))
+      bool requires_grad = false;
+      if (!bind_overload(ov, first, args, kwargs, numbers_as_tensors, &stack,
+                         &requires_grad)) {
         continue;
+      }
       ov.op->getOperation()(stack);
+      if (requires_grad) stack.back().toTensor().requires_grad_(true);
       if (ov.num_returns == 0) return c10::IValue();
       if (ov.num_returns == 1 && ov.returns_tensor_list) {
         return make_tuple(sequence_elements(stack.back()));

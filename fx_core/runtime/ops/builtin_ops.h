@@ -13,6 +13,9 @@ void register_python_ops(OpRegistry& registry);
 void register_torch_ops(OpRegistry& registry);
 // torch.nn.functional.*, torch._C._nn.*.
 void register_functional_ops(OpRegistry& registry);
+// Python functions over one ATen operator (F.max_pool2d_with_indices,
+// F.unfold, torch.functional.unique, ...).
+void register_python_wrapper_ops(OpRegistry& registry);
 // The functions torchvision wraps for torch.fx (stochastic_depth, Swin's).
 void register_torchvision_ops(OpRegistry& registry);
 

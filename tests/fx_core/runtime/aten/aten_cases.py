@@ -50,6 +50,7 @@ cases = {
     "count_nonzero": torch.count_nonzero(x),
     "split": torch.split(x, 2, 1),
     "unbind": x.unbind(1),
+    "eye_requires_grad": torch.eye(3, 2, device="cpu", requires_grad=True),
 }
 torch.save({"inputs": {"x": x, "y": y, "m": m, "cond": cond}, "cases": cases},
            sys.argv[1])

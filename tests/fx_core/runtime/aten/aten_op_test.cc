@@ -147,6 +147,14 @@ std::map<std::string, Case> cases() {
   c["split"] = [](const Inputs& i) {
     return fn("torch.split", {i.at("x"), 2, 1});
   };
+  // Factories take Python's requires_grad= beside the schema.
+  c["eye_requires_grad"] = [](const Inputs&) {
+    c10::IValue t =
+        fn("torch.eye", {3, 2},
+           {{"device", std::string("cpu")}, {"requires_grad", true}});
+    EXPECT_TRUE(t.toTensor().requires_grad());
+    return c10::IValue(t.toTensor().detach());
+  };
   c["unbind"] = [](const Inputs& i) {
     return method("unbind", {i.at("x"), 1});
   };
