@@ -83,7 +83,6 @@ const char* const kCoreOps[] = {
     "nn.functional.max_pool2d",
     "nn.functional.max_pool3d",
     "nn.functional.unfold",
-    "nn.functional.fold",
     "unique",
     "unique_consecutive",
     "eye",

@@ -1011,3 +1011,22 @@ TEST(OpRegistryResolve, ATargetNamingNoOperatorHasTheOneNoKernelMessage) {
 
 }  // namespace
 }  // namespace fx
+
+namespace fx {
+namespace {
+
+// F.fold has no OpInfo in torch 1.13: torch/nn/functional.py's fold is
+// torch._C._nn.col2im with each size given as a pair; the same call to ATen.
+TEST(PythonWrappers, FoldIsCol2imWithPairs) {
+  const OpDef* fold = OpRegistry::global().find(Opcode::kCallFunction,
+                                                "torch.nn.functional.fold");
+  ASSERT_NE(fold, nullptr);
+  at::Tensor cols = at::rand({1, 3 * 2 * 2, 12});
+  c10::IValue got = call_op(*fold, {cols, make_tuple({4, 5}), int64_t{2}},
+                            {{"stride", int64_t{1}}});
+  at::Tensor want = at::col2im(cols, {4, 5}, {2, 2}, {1, 1}, {0, 0}, {1, 1});
+  EXPECT_TRUE(at::equal(got.toTensor(), want));
+}
+
+}  // namespace
+}  // namespace fx
