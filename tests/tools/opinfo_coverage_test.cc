@@ -38,9 +38,10 @@ using opinfo::compare_results;
 // The ratchet. Measured: 11321 of 18927 exported cases matched (59.81%) at
 // 3547c11, 14713 (77.74%) once the Python wrappers over single ATen
 // operators (max_poolNd_with_indices, unfold, fold, unique) and factories'
-// requires_grad= were bound; the same on repeated exports. Raise it as the
-// runtime covers more; never lower it to make a change pass.
-constexpr double kMatchFloor = 0.775;
+// requires_grad= were bound, 15606 (82.45%) with max_unpoolNd and
+// gaussian_nll_loss; the same on repeated exports. Raise it as the runtime
+// covers more; never lower it to make a change pass.
+constexpr double kMatchFloor = 0.82;
 // Measured: 18927 cases exported (19048 in the index, 121 not exportable).
 constexpr int kMinExported = 18000;
 // OpInfo entries whose every exported case must match.
@@ -83,6 +84,10 @@ const char* const kCoreOps[] = {
     "nn.functional.max_pool2d",
     "nn.functional.max_pool3d",
     "nn.functional.unfold",
+    "nn.functional.max_unpool1d",
+    "nn.functional.max_unpool2d",
+    "nn.functional.max_unpool3d",
+    "nn.functional.gaussian_nll_loss",
     "unique",
     "unique_consecutive",
     "eye",

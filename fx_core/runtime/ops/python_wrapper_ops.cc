@@ -1,14 +1,18 @@
 // Python functions over one ATen operator (torch.nn.functional's *_with_indices
-// pools, unfold and fold; torch.functional.unique and unique_consecutive).
+// pools, unfold and fold, max_unpoolNd, gaussian_nll_loss;
+// torch.functional.unique and unique_consecutive).
 //
 // Most are the operator under Python's own parameter names and defaults:
 // they are bound by their Python signature and forwarded by keyword to the
 // operator's schemas (fx_core/runtime/aten), so all that is written here is
-// the signature and the renaming. unique and unique_consecutive choose which
-// of the operator's three results to return, as torch/functional.py does.
+// the signature and the renaming. The others follow their Python source
+// (torch 1.13's torch/functional.py and torch/nn/functional.py) step for
+// step: which of unique's three results to return, max_unpool's output size,
+// gaussian_nll_loss's checks and clamping.
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <string>
@@ -97,6 +101,96 @@ IValue unique_consecutive(OpArgs& a) {
       inverse, counts);
 }
 
+// _single / _pair / _triple: an int repeated n times, or n ints.
+std::vector<int64_t> n_tuple(OpArgs& a, size_t i, size_t n) {
+  std::vector<int64_t> v = a.int_list(i);
+  if (v.size() == 1) v.assign(n, v[0]);
+  return v;
+}
+
+// torch/nn/functional.py's _unpool_output_size.
+std::vector<int64_t> unpool_output_size(
+    const at::Tensor& input, const std::vector<int64_t>& kernel,
+    const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+    c10::optional<std::vector<int64_t>> given) {
+  size_t n = kernel.size();
+  std::vector<int64_t> size;
+  for (size_t d = 0; d < n; ++d) {
+    size.push_back((input.size(-static_cast<int64_t>(n) + d) - 1) * stride[d] +
+                   kernel[d] - 2 * padding[d]);
+  }
+  if (!given) return size;
+  std::vector<int64_t> out = *given;
+  if (out.size() == n + 2) out.erase(out.begin(), out.begin() + 2);
+  if (out.size() != n) {
+    throw FxError(cat("output_size should be a sequence containing ", n, " or ",
+                      n + 2, " elements, but it has a length of '", out.size(),
+                      "'"));
+  }
+  for (size_t d = 0; d < n; ++d) {
+    if (!(size[d] - stride[d] < out[d] && out[d] < size[d] + stride[d])) {
+      throw FxError(cat("invalid output_size (dim ", d, " must be between ",
+                        size[d] - stride[d], " and ", size[d] + stride[d],
+                        ")"));
+    }
+  }
+  return out;
+}
+
+// max_unpoolNd(input, indices, kernel_size, stride=None, padding=0,
+// output_size=None); 1d runs the 2d operator on a trailing unit dimension.
+IValue max_unpool(OpArgs& a, size_t n) {
+  const at::Tensor& input = a.tensor(0);
+  const at::Tensor& indices = a.tensor(1);
+  std::vector<int64_t> kernel = n_tuple(a, 2, n);
+  std::vector<int64_t> stride = a.is_none(3) ? kernel : n_tuple(a, 3, n);
+  std::vector<int64_t> padding = n_tuple(a, 4, n);
+  std::vector<int64_t> size = unpool_output_size(input, kernel, stride, padding,
+                                                 a.optional_int_list(5));
+  if (n == 1) {
+    size.push_back(1);
+    return at::max_unpool2d(input.unsqueeze(-1), indices.unsqueeze(-1), size)
+        .squeeze(-1);
+  }
+  if (n == 2) return at::max_unpool2d(input, indices, size);
+  return at::max_unpool3d(input, indices, size, stride, padding);
+}
+
+// gaussian_nll_loss(input, target, var, full=False, eps=1e-06,
+// reduction='mean')
+IValue gaussian_nll_loss(OpArgs& a) {
+  const at::Tensor& input = a.tensor(0);
+  at::Tensor var = a.tensor(2);
+  if (var.sizes() != input.sizes()) {
+    auto leading =
+        input.sizes().slice(0, std::max<int64_t>(input.dim() - 1, 0));
+    if (leading == var.sizes()) {
+      var = var.unsqueeze(-1);
+    } else if (var.dim() == 0 || var.size(-1) != 1 ||
+               leading != var.sizes().slice(0, var.dim() - 1)) {
+      throw FxError("var is of incorrect size");
+    }
+  }
+  std::string reduction = a.to_string(5);
+  if (reduction != "none" && reduction != "mean" && reduction != "sum") {
+    throw FxError(cat(reduction, " is not valid"));
+  }
+  if (at::any(var < 0).item<bool>()) {
+    throw FxError("var has negative entry/entries");
+  }
+  var = var.clone();
+  {
+    at::NoGradGuard no_grad;
+    var.clamp_min_(a.to_double(4));
+  }
+  at::Tensor loss =
+      (at::log(var) + (input - a.tensor(1)).pow(2) / var).mul(0.5);
+  if (a.to_bool(3)) loss.add_(0.5 * std::log(2 * M_PI));
+  if (reduction == "mean") return loss.mean();
+  if (reduction == "sum") return loss.sum();
+  return loss;
+}
+
 }  // namespace
 
 void register_python_wrapper_ops(OpRegistry& r) {
@@ -117,6 +211,15 @@ void register_python_wrapper_ops(OpRegistry& r) {
                   "stride=1",
                   "col2im",
                   {}});
+  const char* unpool =
+      "input, indices, kernel_size, stride=None, padding=0, output_size=None";
+  for (size_t n : {1, 2, 3}) {
+    r.add(Opcode::kCallFunction, cat("torch.nn.functional.max_unpool", n, "d"),
+          unpool, [n](OpArgs& a) { return max_unpool(a, n); });
+  }
+  r.add(Opcode::kCallFunction, "torch.nn.functional.gaussian_nll_loss",
+        "input, target, var, full=False, eps=1e-06, reduction='mean'",
+        gaussian_nll_loss);
   const char* unique_args =
       "sorted=True, return_inverse=False, return_counts=False, dim=None";
   r.add(Opcode::kCallFunction, "torch.functional.unique",
