@@ -251,3 +251,31 @@ TEST(EvaluateConstant, RefusesNodesOfAnotherGraph) {
 
 }  // namespace
 }  // namespace fx
+
+namespace fx {
+namespace {
+
+// Targets bound to ATen's schemas run on meta tensors like any other (the
+// binding shape_prop's meta runs go through): the shapes of a real run.
+TEST(MetaExecution, AtenBoundTargetsGiveTheShapesOfARealRun) {
+  torch::nn::Module root;
+  auto g = std::make_unique<Graph>();
+  Node* x = g->placeholder("x");
+  Node* lse = g->call_function("torch.logsumexp", {x, Argument(int64_t{1})},
+                               {{"keepdim", Argument(true)}});
+  Node* erf = g->call_function("torch._C._special.special_erf", {lse});
+  g->output(erf);
+  GraphModule gm(root, std::move(g));
+  at::Tensor real =
+      run_and_report(gm, {at::rand({4, 5})}, ExecutionMode::kReal).toTensor();
+  at::Tensor meta =
+      run_and_report(gm, {at::empty({4, 5}, at::kMeta)}, ExecutionMode::kMeta)
+          .toTensor();
+  EXPECT_TRUE(meta.is_meta());
+  EXPECT_EQ(meta.sizes(), real.sizes());
+  EXPECT_EQ(meta.sizes(), (std::vector<int64_t>{4, 1}));
+  EXPECT_EQ(meta.scalar_type(), real.scalar_type());
+}
+
+}  // namespace
+}  // namespace fx
