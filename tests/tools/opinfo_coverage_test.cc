@@ -39,9 +39,11 @@ using opinfo::compare_results;
 // 3547c11, 14713 (77.74%) once the Python wrappers over single ATen
 // operators (max_poolNd_with_indices, unfold, fold, unique) and factories'
 // requires_grad= were bound, 15606 (82.45%) with max_unpoolNd and
-// gaussian_nll_loss; the same on repeated exports. Raise it as the runtime
-// covers more; never lower it to make a change pass.
-constexpr double kMatchFloor = 0.82;
+// gaussian_nll_loss, 15761 (83.27%) with einsum, nonzero(as_tuple=), a
+// method's self anywhere in the schema (polygamma) and bfloat16(); the same
+// on repeated exports. Raise it as the runtime covers more; never lower it
+// to make a change pass.
+constexpr double kMatchFloor = 0.83;
 // Measured: 18927 cases exported (19048 in the index, 121 not exportable).
 constexpr int kMinExported = 18000;
 // OpInfo entries whose every exported case must match.
@@ -90,6 +92,9 @@ const char* const kCoreOps[] = {
     "nn.functional.gaussian_nll_loss",
     "unique",
     "unique_consecutive",
+    "einsum",
+    "nonzero",
+    "bfloat16",
     "eye",
 };
 

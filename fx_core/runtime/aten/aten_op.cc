@@ -170,20 +170,24 @@ std::optional<Overload> callable_overload(
       ov.num_returns == 1 &&
       schema.returns()[0].type()->kind() == c10::TypeKind::ListType;
   const std::vector<c10::Argument>& args = schema.arguments();
-  if (t.method && (args.empty() || args[0].name() != "self")) {
-    return std::nullopt;
-  }
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i].is_out()) return std::nullopt;
     bool input = i == 0 && !t.method && args[i].name() == "self";
     ov.params.push_back(
         make_aten_param(args[i], input ? "input" : args[i].name()));
     if (ov.params.back().type == AtenType::kUnsupported) return std::nullopt;
-    if (!args[i].kwarg_only()) ++ov.num_positional;
+    bool receiver = t.method && args[i].name() == "self";
+    if (receiver) ov.positional.insert(ov.positional.begin(), i);
+    if (!receiver && !args[i].kwarg_only()) ov.positional.push_back(i);
   }
   size_t first = t.method ? 1 : 0;
-  ov.varargs_int_list = ov.num_positional == first + 1 &&
-                        ov.params[first].type == AtenType::kIntList;
+  if (t.method &&
+      (ov.positional.empty() || args[ov.positional[0]].name() != "self")) {
+    return std::nullopt;  // a method needs a `self`
+  }
+  ov.varargs_int_list =
+      ov.positional.size() == first + 1 &&
+      ov.params[ov.positional[first]].type == AtenType::kIntList;
   return ov;
 }
 
@@ -236,8 +240,9 @@ bool assign(const Overload& ov, size_t first,
   const std::vector<AtenParam>& params = ov.params;
   out->given.assign(params.size(), nullptr);
   size_t a = 0;
-  for (size_t p = 0; p < ov.num_positional && a < args.size(); ++p) {
-    if (ov.varargs_int_list && p == first && args.size() - a > 1 &&
+  for (size_t k = 0; k < ov.positional.size() && a < args.size(); ++k) {
+    size_t p = ov.positional[k];
+    if (ov.varargs_int_list && k == first && args.size() - a > 1 &&
         (is_int_value(args[a]) || is_unknown(args[a]))) {
       out->gathered =
           make_tuple(std::vector<c10::IValue>(args.begin() + a, args.end()));

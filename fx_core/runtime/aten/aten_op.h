@@ -47,7 +47,10 @@ class AtenOp {
     std::shared_ptr<torch::jit::Operator> op;
     std::string overload_name;
     std::vector<AtenParam> params;  // schema order
-    size_t num_positional = 0;      // params that are not keyword-only
+    // The params positional arguments fill, in order: those that are not
+    // keyword-only, a method's `self` first wherever the schema has it
+    // (polygamma(int n, Tensor self) is x.polygamma(n)).
+    std::vector<size_t> positional;
     bool varargs_int_list = false;  // view(2, 3): ints gathered into int[]
     size_t num_returns = 0;
     bool returns_tensor_list = false;  // Tensor[]: Python gives a tuple

@@ -1,6 +1,7 @@
 // Python functions over one ATen operator (torch.nn.functional's *_with_indices
 // pools, unfold and fold, max_unpoolNd, gaussian_nll_loss;
-// torch.functional.unique and unique_consecutive).
+// torch.functional.unique, unique_consecutive and einsum; nonzero's
+// as_tuple=).
 //
 // Most are the operator under Python's own parameter names and defaults:
 // they are bound by their Python signature and forwarded by keyword to the
@@ -191,6 +192,65 @@ IValue gaussian_nll_loss(OpArgs& a) {
   return loss;
 }
 
+// nonzero(input, *, as_tuple=False): as_tuple is Python's, nonzero_numpy.
+IValue nonzero(OpArgs& a) {
+  if (a.to_bool(1)) {
+    std::vector<at::Tensor> parts = at::nonzero_numpy(a.tensor(0));
+    return make_tuple(std::vector<IValue>(parts.begin(), parts.end()));
+  }
+  return at::nonzero(a.tensor(0));
+}
+
+// torch/functional.py's einsum sublist format: operand, subscripts, ...,
+// [output subscripts], with 0..51 for A..Z, a..z and Ellipsis for '...'.
+std::string subscripts(const IValue& list) {
+  std::string out;
+  for (const IValue& s : sequence_elements(list)) {
+    if (is_ellipsis(s)) {
+      out += "...";
+      continue;
+    }
+    int64_t n = s.toInt();
+    if (n < 0 || n >= 52) {
+      throw FxError(
+          "einsum(): subscript in subscript list is not within the valid "
+          "range [0, 52)");
+    }
+    out += static_cast<char>(n < 26 ? 'A' + n : 'a' + n - 26);
+  }
+  return out;
+}
+
+// einsum(*args): (equation, *operands), (equation, [operands]), or the
+// sublist format.
+IValue einsum(OpArgs& a) {
+  std::vector<IValue> args = sequence_elements(a[0]);
+  if (args.size() < 2) {
+    throw FxError(
+        "einsum(): must specify the equation string and at least one "
+        "operand, or at least one operand and its subscripts list");
+  }
+  std::string equation;
+  std::vector<at::Tensor> operands;
+  if (args[0].isTensor()) {
+    std::vector<std::string> inputs;
+    for (size_t i = 0; i + 1 < args.size(); i += 2) {
+      operands.push_back(args[i].toTensor());
+      inputs.push_back(subscripts(args[i + 1]));
+    }
+    equation = join(inputs, ",");
+    if (args.size() % 2 == 1) append(&equation, "->", subscripts(args.back()));
+  } else {
+    equation = args[0].toStringRef();
+    std::vector<IValue> rest(args.begin() + 1, args.end());
+    if (rest.size() == 1 && is_sequence(rest[0])) {
+      rest = sequence_elements(rest[0]);
+    }
+    for (const IValue& t : rest) operands.push_back(t.toTensor());
+  }
+  return at::einsum(equation, operands);
+}
+
 }  // namespace
 
 void register_python_wrapper_ops(OpRegistry& r) {
@@ -220,6 +280,10 @@ void register_python_wrapper_ops(OpRegistry& r) {
   r.add(Opcode::kCallFunction, "torch.nn.functional.gaussian_nll_loss",
         "input, target, var, full=False, eps=1e-06, reduction='mean'",
         gaussian_nll_loss);
+  r.add(Opcode::kCallFunction, "torch.nonzero", "input, *, as_tuple=False",
+        nonzero);
+  r.add(Opcode::kCallMethod, "nonzero", "self, *, as_tuple=False", nonzero);
+  r.add(Opcode::kCallFunction, "torch.functional.einsum", "*args", einsum);
   const char* unique_args =
       "sorted=True, return_inverse=False, return_counts=False, dim=None";
   r.add(Opcode::kCallFunction, "torch.functional.unique",

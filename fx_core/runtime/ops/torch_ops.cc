@@ -495,11 +495,15 @@ void register_torch_ops(OpRegistry& r) {
            {"float", c10::kFloat},
            {"double", c10::kDouble},
            {"half", c10::kHalf},
+           {"bfloat16", c10::kBFloat16},
            {"int", c10::kInt},
            {"long", c10::kLong},
            {"bool", c10::kBool}}) {
-    r.add(Opcode::kCallMethod, name, "self",
-          [type = type](OpArgs& a) -> IValue { return a.tensor(0).to(type); });
+    r.add(Opcode::kCallMethod, name, "self, memory_format=None",
+          [type = type](OpArgs& a) -> IValue {
+            return a.tensor(0).to(type, /*non_blocking=*/false,
+                                  /*copy=*/false, a.optional_memory_format(1));
+          });
   }
   r.add(Opcode::kCallMethod, "item", "self", [](OpArgs& a) -> IValue {
     at::Scalar s = a.tensor(0).item();
