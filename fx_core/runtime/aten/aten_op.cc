@@ -267,15 +267,19 @@ bool assign(const Overload& ov, size_t first,
   return true;
 }
 
-// Python's type checks on an assignment; unknown values pass.
-bool accepts(const Overload& ov, const Assignment& a, bool numbers_as_tensors) {
+// Python's type checks on an assignment. When `compiling`, values that hold
+// a Node's (unknown) value pass; at run time there are none, so the hot path
+// does not look for them.
+bool accepts(const Overload& ov, const Assignment& a, bool numbers_as_tensors,
+             bool compiling) {
   for (size_t p = 0; p < ov.params.size(); ++p) {
     const c10::IValue* v = a.given[p];
-    if (v == nullptr ? !ov.params[p].default_value.has_value()
-                     : !is_unknown(*v) && !aten_accepts(ov.params[p], *v,
-                                                        numbers_as_tensors)) {
-      return false;
+    if (v == nullptr) {
+      if (!ov.params[p].default_value.has_value()) return false;
+      continue;
     }
+    if (compiling && is_unknown(*v)) continue;
+    if (!aten_accepts(ov.params[p], *v, numbers_as_tensors)) return false;
   }
   return true;
 }
@@ -287,7 +291,7 @@ bool bind_overload(const Overload& ov, size_t first,
                    torch::jit::Stack* stack, bool* requires_grad) {
   Assignment a;
   if (!assign(ov, first, args, kwargs, &a) ||
-      !accepts(ov, a, numbers_as_tensors)) {
+      !accepts(ov, a, numbers_as_tensors, /*compiling=*/false)) {
     return false;
   }
   *requires_grad = a.requires_grad != nullptr && a.requires_grad->toBool();
@@ -375,7 +379,7 @@ std::vector<const AtenOp::Overload*> AtenOp::candidates(
   for (const Overload& ov : overloads_) {
     Assignment a;
     if (assign(ov, target_.method ? 1 : 0, values, named, &a) &&
-        accepts(ov, a, /*numbers_as_tensors=*/true)) {
+        accepts(ov, a, /*numbers_as_tensors=*/true, /*compiling=*/true)) {
       out.push_back(&ov);
     }
   }
@@ -385,9 +389,7 @@ std::vector<const AtenOp::Overload*> AtenOp::candidates(
 
 c10::IValue AtenOp::call(std::vector<c10::IValue> args,
                          const Kwargs& kwargs) const {
-  std::vector<const Overload*> all;
-  for (const Overload& ov : overloads_) all.push_back(&ov);
-  return call(std::move(args), kwargs, all);
+  return call(std::move(args), kwargs, all_);
 }
 
 c10::IValue AtenOp::call(std::vector<c10::IValue> args, const Kwargs& kwargs,

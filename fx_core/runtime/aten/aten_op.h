@@ -77,13 +77,17 @@ class AtenOp {
 
  private:
   AtenOp(AtenTarget target, std::vector<Overload> overloads)
-      : target_(std::move(target)), overloads_(std::move(overloads)) {}
+      : target_(std::move(target)), overloads_(std::move(overloads)) {
+    for (const Overload& ov : overloads_) all_.push_back(&ov);
+  }
   static std::shared_ptr<const AtenOp> load(const AtenTarget& target);
   std::string invalid_call_message(const std::vector<c10::IValue>& args,
                                    const Kwargs& kwargs) const;
 
   AtenTarget target_;
   std::vector<Overload> overloads_;
+  std::vector<const Overload*> all_;  // every overload, for call() without
+                                      // a node's candidates
 };
 
 }  // namespace fx
