@@ -544,6 +544,8 @@ void register_builtin_ops(OpRegistry& registry) {
   ops::register_functional_ops(registry);
   ops::register_torchvision_ops(registry);
   ops::register_python_wrapper_ops(registry);
+  ops::register_masked_ops(registry);
+  ops::register_loss_ops(registry);
 }
 
 c10::IValue call_op(

@@ -3,9 +3,20 @@
 #ifndef FX_CORE_RUNTIME_OPS_BUILTIN_OPS_H_
 #define FX_CORE_RUNTIME_OPS_BUILTIN_OPS_H_
 
+#include <memory>
+#include <string_view>
+
 #include "fx_core/runtime/op_registry.h"
 
+namespace fx {
+class AtenOp;
+}  // namespace fx
+
 namespace fx::ops {
+
+// The ATen operator aten::NAME (every overload a graph can call), for
+// kernels that forward to it by name. Throws FxError when LibTorch has none.
+std::shared_ptr<const AtenOp> aten_operator(std::string_view name);
 
 // operator.*, builtins.getattr/len/int/float, math.*.
 void register_python_ops(OpRegistry& registry);
@@ -16,6 +27,10 @@ void register_functional_ops(OpRegistry& registry);
 // Python functions over one ATen operator (F.max_pool2d_with_indices,
 // F.unfold, torch.functional.unique, ...).
 void register_python_wrapper_ops(OpRegistry& registry);
+// torch.masked's reductions and normalizations (torch.masked._ops.*).
+void register_masked_ops(OpRegistry& registry);
+// torch.nn.functional's losses.
+void register_loss_ops(OpRegistry& registry);
 // The functions torchvision wraps for torch.fx (stochastic_depth, Swin's).
 void register_torchvision_ops(OpRegistry& registry);
 

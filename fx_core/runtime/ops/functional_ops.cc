@@ -355,13 +355,6 @@ void register_functional_ops(OpRegistry& r) {
     });
   f({"torch._C._nn.one_hot", F("one_hot")}, "tensor, num_classes=-1",
     [](OpArgs& a) -> IValue { return at::one_hot(a.tensor(0), a.to_int(1)); });
-  f({F("mse_loss")},
-    "input, target, size_average=None, reduce=None, reduction='mean'",
-    [](OpArgs& a) -> IValue {
-      std::string red = a.to_string(4);
-      int64_t mode = red == "none" ? 0 : red == "sum" ? 2 : 1;
-      return at::mse_loss(a.tensor(0), a.tensor(1), mode);
-    });
   // torch.* spellings of the same kernels (torch.batch_norm, ...).
   r.add(Opcode::kCallFunction, "torch.batch_norm",
         "input, weight, bias, running_mean, running_var, training, momentum, "

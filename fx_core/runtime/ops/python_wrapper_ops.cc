@@ -43,17 +43,8 @@ struct Forward {
   std::vector<std::string_view> dropped;
 };
 
-std::shared_ptr<const AtenOp> aten_op(std::string_view name) {
-  std::optional<AtenTarget> t =
-      aten_target(Opcode::kCallFunction, cat("torch.ops.aten.", name));
-  std::shared_ptr<const AtenOp> op = t ? AtenOp::find(*t) : nullptr;
-  if (op == nullptr)
-    throw FxError(cat("LibTorch has no operator aten::", name));
-  return op;
-}
-
 void add_forward(OpRegistry& r, const Forward& f) {
-  std::shared_ptr<const AtenOp> op = aten_op(f.aten);
+  std::shared_ptr<const AtenOp> op = aten_operator(f.aten);
   std::vector<std::string> dropped(f.dropped.begin(), f.dropped.end());
   r.add(Opcode::kCallFunction, f.target, f.signature,
         [op, dropped](OpArgs& a) -> IValue {
@@ -252,6 +243,15 @@ IValue einsum(OpArgs& a) {
 }
 
 }  // namespace
+
+std::shared_ptr<const AtenOp> aten_operator(std::string_view name) {
+  std::optional<AtenTarget> t =
+      aten_target(Opcode::kCallFunction, cat("torch.ops.aten.", name));
+  std::shared_ptr<const AtenOp> op = t ? AtenOp::find(*t) : nullptr;
+  if (op == nullptr)
+    throw FxError(cat("LibTorch has no operator aten::", name));
+  return op;
+}
 
 void register_python_wrapper_ops(OpRegistry& r) {
   const std::string pool =
