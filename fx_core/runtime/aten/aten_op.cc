@@ -411,9 +411,15 @@ c10::IValue AtenOp::call(std::vector<c10::IValue> args, const Kwargs& kwargs,
         return make_tuple(sequence_elements(stack.back()));
       }
       if (ov.num_returns == 1) return std::move(stack.back());
-      return c10::ivalue::Tuple::create(std::vector<c10::IValue>(
+      // Python wraps every Tensor[] it returns as a tuple, also inside a
+      // multi-result tuple (histogramdd's bin_edges).
+      std::vector<c10::IValue> results(
           std::make_move_iterator(stack.end() - ov.num_returns),
-          std::make_move_iterator(stack.end())));
+          std::make_move_iterator(stack.end()));
+      for (c10::IValue& r : results) {
+        if (r.isTensorList()) r = make_tuple(sequence_elements(r));
+      }
+      return c10::ivalue::Tuple::create(std::move(results));
     }
   }
   throw FxError(invalid_call_message(args, kwargs));

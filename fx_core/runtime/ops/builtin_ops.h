@@ -29,6 +29,9 @@ void register_functional_ops(OpRegistry& registry);
 void register_python_wrapper_ops(OpRegistry& registry);
 // torch.masked's reductions and normalizations (torch.masked._ops.*).
 void register_masked_ops(OpRegistry& registry);
+// torch/functional.py, torch/_lowrank.py and Python-defined Tensor methods
+// (cdist, norm, lu, meshgrid, stft, svd_lowrank, ...).
+void register_torch_functional_ops(OpRegistry& registry);
 // torch.nn.functional's losses.
 void register_loss_ops(OpRegistry& registry);
 // The functions torchvision wraps for torch.fx (stochastic_depth, Swin's).
