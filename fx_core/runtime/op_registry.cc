@@ -546,6 +546,7 @@ void register_builtin_ops(OpRegistry& registry) {
   ops::register_python_wrapper_ops(registry);
   ops::register_masked_ops(registry);
   ops::register_loss_ops(registry);
+  ops::register_nn_functional_wrapper_ops(registry);
   ops::register_torch_functional_ops(registry);
 }
 

@@ -32,6 +32,9 @@ void register_masked_ops(OpRegistry& registry);
 // torch/functional.py, torch/_lowrank.py and Python-defined Tensor methods
 // (cdist, norm, lu, meshgrid, stft, svd_lowrank, ...).
 void register_torch_functional_ops(OpRegistry& registry);
+// torch.nn.functional's channel dropouts, adaptive and fractional max pools,
+// grid_sample, local_response_norm, embedding, embedding_bag.
+void register_nn_functional_wrapper_ops(OpRegistry& registry);
 // torch.nn.functional's losses.
 void register_loss_ops(OpRegistry& registry);
 // The functions torchvision wraps for torch.fx (stochastic_depth, Swin's).

@@ -31,20 +31,27 @@ at::Tensor activation(OpArgs& a, at::Tensor (*out_of_place)(const at::Tensor&),
   return out_of_place(a.tensor(0));
 }
 
+// torch.conv1d/2d/3d: ATen's conv operators, which also take unbatched
+// inputs and padding='same' / 'valid'.
 IValue conv(OpArgs& a, size_t n) {
   const at::Tensor& x = a.tensor(0);
+  const at::Tensor& w = a.tensor(1);
   c10::optional<at::Tensor> bias = a.optional_tensor(2);
   std::vector<int64_t> stride = expand_param(a, 3, n);
   std::vector<int64_t> dilation = expand_param(a, 5, n);
   int64_t groups = a.to_int(6);
-  if (a[4].isString()) {  // padding='same' / 'valid'
-    return at::_convolution_mode(x, a.tensor(1), bias, stride, a.to_string(4),
-                                 dilation, groups);
+  if (a[4].isString()) {
+    std::string padding = a.to_string(4);
+    if (n == 1)
+      return at::conv1d(x, w, bias, stride, padding, dilation, groups);
+    if (n == 2)
+      return at::conv2d(x, w, bias, stride, padding, dilation, groups);
+    return at::conv3d(x, w, bias, stride, padding, dilation, groups);
   }
   std::vector<int64_t> padding = expand_param(a, 4, n);
-  std::vector<int64_t> output_padding(n, 0);
-  return at::convolution(x, a.tensor(1), bias, stride, padding, dilation, false,
-                         output_padding, groups);
+  if (n == 1) return at::conv1d(x, w, bias, stride, padding, dilation, groups);
+  if (n == 2) return at::conv2d(x, w, bias, stride, padding, dilation, groups);
+  return at::conv3d(x, w, bias, stride, padding, dilation, groups);
 }
 
 IValue max_pool(OpArgs& a, size_t n) {
@@ -165,9 +172,40 @@ IValue interpolate(OpArgs& a) {
     }
     return at::upsample_nearest3d(x, *size, scale(0), scale(1), scale(2));
   }
+  if (mode == "nearest-exact") {
+    if (spatial == 1) return at::_upsample_nearest_exact1d(x, *size, scale(0));
+    if (spatial == 2) {
+      return at::_upsample_nearest_exact2d(x, *size, scale(0), scale(1));
+    }
+    return at::_upsample_nearest_exact3d(x, *size, scale(0), scale(1),
+                                         scale(2));
+  }
+  if (mode == "area") {
+    if (spatial == 1) return at::adaptive_avg_pool1d(x, *size);
+    if (spatial == 2) return at::adaptive_avg_pool2d(x, *size);
+    return at::adaptive_avg_pool3d(x, *size);
+  }
+  bool antialias = a.to_bool(6);
+  if (antialias &&
+      !((mode == "bilinear" || mode == "bicubic") && x.dim() == 4)) {
+    throw FxError(
+        "Anti-alias option is only supported for bilinear and bicubic modes");
+  }
+  if (mode == "bilinear" && antialias) {
+    return at::_upsample_bilinear2d_aa(x, *size, align.value_or(false),
+                                       scale(0), scale(1));
+  }
+  if (mode == "bicubic" && antialias) {
+    return at::_upsample_bicubic2d_aa(x, *size, align.value_or(false), scale(0),
+                                      scale(1));
+  }
   if (mode == "bilinear") {
     return at::upsample_bilinear2d(x, *size, align.value_or(false), scale(0),
                                    scale(1));
+  }
+  if (mode == "trilinear") {
+    return at::upsample_trilinear3d(x, *size, align.value_or(false), scale(0),
+                                    scale(1), scale(2));
   }
   if (mode == "linear") {
     return at::upsample_linear1d(x, *size, align.value_or(false), scale(0));
@@ -298,12 +336,6 @@ void register_functional_ops(OpRegistry& r) {
   f({F("adaptive_avg_pool3d")}, "input, output_size", [](OpArgs& a) -> IValue {
     return at::adaptive_avg_pool3d(a.tensor(0), adaptive_size(a, 3));
   });
-  f({F("adaptive_max_pool2d")}, "input, output_size, return_indices=False",
-    [](OpArgs& a) -> IValue {
-      auto r = at::adaptive_max_pool2d(a.tensor(0), adaptive_size(a, 2));
-      if (a.to_bool(2)) return make_tuple({std::get<0>(r), std::get<1>(r)});
-      return std::get<0>(r);
-    });
   f({F("batch_norm")},
     "input, running_mean, running_var, weight=None, bias=None, "
     "training=False, momentum=0.1, eps=1e-05",
@@ -337,14 +369,6 @@ void register_functional_ops(OpRegistry& r) {
     "input, size=None, scale_factor=None, mode='nearest', "
     "align_corners=None, recompute_scale_factor=None, antialias=False",
     interpolate);
-  f({F("embedding")},
-    "input, weight, padding_idx=None, max_norm=None, norm_type=2.0, "
-    "scale_grad_by_freq=False, sparse=False",
-    [](OpArgs& a) -> IValue {
-      return at::embedding(a.tensor(1), a.tensor(0),
-                           a.optional_int(2).value_or(-1), a.to_bool(5),
-                           a.to_bool(6));
-    });
   f({F("normalize")}, "input, p=2.0, dim=1, eps=1e-12, out=None",
     [](OpArgs& a) -> IValue {
       const at::Tensor& x = a.tensor(0);

@@ -4,6 +4,7 @@
 // concatenation, on tensors torch's add with type promotion).
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "fx_core/runtime/ops/builtin_ops.h"
@@ -372,8 +373,18 @@ void append_tensor_index(std::vector<at::indexing::TensorIndex>* out,
     };
     out->emplace_back(Slice(part(s->start), part(s->stop), part(s->step)));
   } else if (v.isList()) {
-    // Advanced indexing with a list of ints.
+    // Advanced indexing with a list of ints (or of bools: a mask).
     std::vector<int64_t> ints;
+    bool bools = !v.toListRef().empty();
+    for (const IValue& item : v.toListRef()) bools = bools && item.isBool();
+    if (bools) {
+      std::vector<IValue> items = sequence_elements(v);
+      at::Tensor mask =
+          at::empty({static_cast<int64_t>(items.size())}, at::kBool);
+      for (size_t i = 0; i < items.size(); ++i) mask[i] = items[i].toBool();
+      out->emplace_back(mask);
+      return;
+    }
     for (const IValue& item : v.toListRef()) {
       if (!item.isInt()) {
         throw FxError(cat("unsupported index list element of type ",
@@ -387,11 +398,24 @@ void append_tensor_index(std::vector<at::indexing::TensorIndex>* out,
   }
 }
 
+// Python (treatSequenceAsTuple) reads a short list holding a tensor, a
+// sequence, a slice, Ellipsis or None as a tuple: x[[slice(0, 3), 1]] is
+// x[0:3, 1]. A list of ints or bools stays one advanced index.
+bool sequence_as_tuple(const IValue& index) {
+  if (!index.isList()) return false;
+  std::vector<IValue> items = sequence_elements(index);
+  if (items.size() >= 32) return false;
+  return std::any_of(items.begin(), items.end(), [](const IValue& v) {
+    return v.isTensor() || is_sequence(v) || as_slice(v) != nullptr ||
+           is_ellipsis(v) || v.isNone();
+  });
+}
+
 // The TensorIndex list for `index` (a tuple indexes several dimensions).
 std::vector<at::indexing::TensorIndex> tensor_indices(const IValue& index) {
   std::vector<at::indexing::TensorIndex> indices;
-  if (index.isTuple()) {
-    const auto& parts = index.toTupleRef().elements();
+  if (index.isTuple() || sequence_as_tuple(index)) {
+    std::vector<IValue> parts = sequence_elements(index);
     indices.reserve(parts.size());  // no reallocation: no moves
     for (const IValue& part : parts) append_tensor_index(&indices, part);
   } else {

@@ -99,8 +99,14 @@ IValue tensor_to(OpArgs& a) {
   if (!a.is_none(3)) {
     device = a[3].isString() ? c10::Device(a.to_string(3)) : a[3].toDevice();
   }
+  bool non_blocking = a.to_bool(4), copy = a.to_bool(5);
+  // Python's overloads: to(device, dtype, non_blocking, copy),
+  // to(dtype, non_blocking, copy), to(tensor, non_blocking, copy).
+  int flags = 0;
   for (const IValue& v : sequence_elements(a[1])) {
-    if (v.isInt()) {
+    if (v.isBool() && flags < 2) {
+      (flags++ == 0 ? non_blocking : copy) = v.toBool();
+    } else if (v.isInt()) {
       dtype = static_cast<c10::ScalarType>(v.toInt());
     } else if (v.isDevice()) {
       device = v.toDevice();
@@ -114,7 +120,6 @@ IValue tensor_to(OpArgs& a) {
                         value_type_name(v)));
     }
   }
-  bool non_blocking = a.to_bool(4), copy = a.to_bool(5);
   auto memory_format = a.optional_memory_format(6);
   return x.to(x.options()
                   .dtype(dtype.value_or(x.scalar_type()))
@@ -498,7 +503,12 @@ void register_torch_ops(OpRegistry& r) {
            {"bfloat16", c10::kBFloat16},
            {"int", c10::kInt},
            {"long", c10::kLong},
-           {"bool", c10::kBool}}) {
+           {"bool", c10::kBool},
+           {"byte", c10::kByte},
+           {"char", c10::kChar},
+           {"short", c10::kShort},
+           {"cfloat", c10::kComplexFloat},
+           {"cdouble", c10::kComplexDouble}}) {
     r.add(Opcode::kCallMethod, name, "self, memory_format=None",
           [type = type](OpArgs& a) -> IValue {
             return a.tensor(0).to(type, /*non_blocking=*/false,
