@@ -33,6 +33,21 @@ at::Tensor activation(OpArgs& a, at::Tensor (*out_of_place)(const at::Tensor&),
 
 // torch.conv1d/2d/3d: ATen's conv operators, which also take unbatched
 // inputs and padding='same' / 'valid'.
+// An activation's result; with inplace=True (parameter `inplace`) written
+// into the input, which is returned, as Python's in-place variants do.
+IValue maybe_inplace(OpArgs& a, size_t inplace, const at::Tensor& out) {
+  if (!a.to_bool(inplace)) return out;
+  at::Tensor x = a.tensor(0);
+  return x.copy_(out);
+}
+
+// _get_softmax_dim: softmax's implicit dim (0 for 0-, 1- and 3-d inputs).
+int64_t softmax_dim(OpArgs& a) {
+  if (!a.is_none(1)) return a.to_int(1);
+  int64_t n = a.tensor(0).dim();
+  return n == 0 || n == 1 || n == 3 ? 0 : 1;
+}
+
 IValue conv(OpArgs& a, size_t n) {
   const at::Tensor& x = a.tensor(0);
   const at::Tensor& w = a.tensor(1);
@@ -234,11 +249,13 @@ void register_functional_ops(OpRegistry& r) {
       {F("relu")}, "input, inplace=False",
       [](OpArgs& a) -> IValue { return activation(a, at::relu, at::relu_, 1); },
       "at::relu({input})");
-  f({F("relu6")}, "input, inplace=False",
-    [](OpArgs& a) -> IValue { return at::hardtanh(a.tensor(0), 0, 6); });
+  f({F("relu6")}, "input, inplace=False", [](OpArgs& a) -> IValue {
+    return maybe_inplace(a, 1, at::hardtanh(a.tensor(0), 0, 6));
+  });
   f({F("hardtanh")}, "input, min_val=-1.0, max_val=1.0, inplace=False",
     [](OpArgs& a) -> IValue {
-      return at::hardtanh(a.tensor(0), a.scalar(1), a.scalar(2));
+      return maybe_inplace(a, 3,
+                           at::hardtanh(a.tensor(0), a.scalar(1), a.scalar(2)));
     });
   f(
       {F("silu")}, "input, inplace=False",
@@ -256,11 +273,41 @@ void register_functional_ops(OpRegistry& r) {
       {"torch._C._nn.gelu", F("gelu")}, "input, approximate='none'",
       [](OpArgs& a) -> IValue { return at::gelu(a.tensor(0), a.to_string(1)); },
       "at::gelu({input}, {approximate})");
-  f({F("elu")}, "input, alpha=1.0, inplace=False",
-    [](OpArgs& a) -> IValue { return at::elu(a.tensor(0), a.scalar(1)); });
+  f({F("elu")}, "input, alpha=1.0, inplace=False", [](OpArgs& a) -> IValue {
+    return maybe_inplace(a, 2, at::elu(a.tensor(0), a.scalar(1)));
+  });
+  f({F("celu")}, "input, alpha=1.0, inplace=False", [](OpArgs& a) -> IValue {
+    return maybe_inplace(a, 2, at::celu(a.tensor(0), a.scalar(1)));
+  });
+  f({F("selu")}, "input, inplace=False", [](OpArgs& a) -> IValue {
+    return maybe_inplace(a, 1, at::selu(a.tensor(0)));
+  });
+  f({F("rrelu")},
+    "input, lower=0.125, upper=0.3333333333333333, training=False, "
+    "inplace=False",
+    [](OpArgs& a) -> IValue {
+      if (a.to_bool(4)) {
+        at::Tensor x = a.tensor(0);
+        return at::rrelu_(x, a.scalar(1), a.scalar(2), a.to_bool(3));
+      }
+      return at::rrelu(a.tensor(0), a.scalar(1), a.scalar(2), a.to_bool(3));
+    });
+  f({F("_threshold"), F("threshold")}, "input, threshold, value, inplace=False",
+    [](OpArgs& a) -> IValue {
+      return maybe_inplace(
+          a, 3, at::threshold(a.tensor(0), a.scalar(1), a.scalar(2)));
+    });
+  f({F("softsign")}, "input", [](OpArgs& a) -> IValue {
+    const at::Tensor& x = a.tensor(0);
+    return x / (x.abs() + 1);
+  });
+  f({F("tanhshrink")}, "input", [](OpArgs& a) -> IValue {
+    const at::Tensor& x = a.tensor(0);
+    return x - x.tanh();
+  });
   f({F("leaky_relu")}, "input, negative_slope=0.01, inplace=False",
     [](OpArgs& a) -> IValue {
-      return at::leaky_relu(a.tensor(0), a.scalar(1));
+      return maybe_inplace(a, 2, at::leaky_relu(a.tensor(0), a.scalar(1)));
     });
   f({"torch._C._nn.softplus", F("softplus")}, "input, beta=1, threshold=20",
     [](OpArgs& a) -> IValue {
@@ -277,12 +324,16 @@ void register_functional_ops(OpRegistry& r) {
   f(
       {F("softmax")}, "input, dim=None, _stacklevel=3, dtype=None",
       [](OpArgs& a) -> IValue {
-        return at::softmax(a.tensor(0), a.to_int(1), a.optional_dtype(3));
+        return at::softmax(a.tensor(0), softmax_dim(a), a.optional_dtype(3));
       },
       "at::softmax({input}, {dim})");
   f({F("log_softmax")}, "input, dim=None, _stacklevel=3, dtype=None",
     [](OpArgs& a) -> IValue {
-      return at::log_softmax(a.tensor(0), a.to_int(1), a.optional_dtype(3));
+      return at::log_softmax(a.tensor(0), softmax_dim(a), a.optional_dtype(3));
+    });
+  f({F("softmin")}, "input, dim=None, _stacklevel=3, dtype=None",
+    [](OpArgs& a) -> IValue {
+      return at::softmax(-a.tensor(0), softmax_dim(a), a.optional_dtype(3));
     });
   f(
       {F("dropout")}, "input, p=0.5, training=True, inplace=False",

@@ -464,6 +464,16 @@ IValue getitem(const IValue& obj, const IValue& index) {
       cat("'", value_type_name(obj), "' object is not subscriptable"));
 }
 
+// Tensor.H: the conjugate transpose of a matrix (a 0-d tensor's conjugate).
+at::Tensor matrix_h(const at::Tensor& t) {
+  if (t.dim() == 0) return t.conj();
+  if (t.dim() == 2) return t.transpose(0, 1).conj();
+  throw FxError(cat(
+      "tensor.H is only supported on matrices (2-D tensors). Got ", t.dim(),
+      "-D tensor.",
+      t.dim() > 2 ? " For batches of matrices, consider using tensor.mH" : ""));
+}
+
 IValue tensor_attribute(const at::Tensor& t, const std::string& name) {
   if (name == "shape") return c10::List<int64_t>(t.sizes());
   if (name == "dtype") return static_cast<int64_t>(t.scalar_type());
@@ -471,6 +481,8 @@ IValue tensor_attribute(const at::Tensor& t, const std::string& name) {
   if (name == "ndim") return t.dim();
   if (name == "T") return t.numpy_T();
   if (name == "mT") return t.mT();
+  if (name == "mH") return t.mH();
+  if (name == "H") return matrix_h(t);
   if (name == "is_cuda") return t.is_cuda();
   if (name == "requires_grad") return t.requires_grad();
   if (name == "data") return t.detach();

@@ -185,6 +185,73 @@ IValue stft(OpArgs& a) {
                   a.optional_tensor(4), a.to_bool(7), onesided, return_complex);
 }
 
+// The tensors of a var-positional parameter (one list or tuple argument is
+// the list itself).
+std::vector<at::Tensor> tensors_of(const IValue& args) {
+  std::vector<IValue> items = sequence_elements(args);
+  if (items.size() == 1 && is_sequence(items[0])) {
+    items = sequence_elements(items[0]);
+  }
+  std::vector<at::Tensor> out;
+  for (const IValue& t : items) out.push_back(t.toTensor());
+  return out;
+}
+
+IValue tuple_of(const std::vector<at::Tensor>& tensors) {
+  return make_tuple(std::vector<IValue>(tensors.begin(), tensors.end()));
+}
+
+// atleast_Nd(*tensors): one tensor gives a tensor, several a tuple.
+IValue atleast(OpArgs& a, int n) {
+  std::vector<IValue> items = sequence_elements(a[0]);
+  auto one = [n](const at::Tensor& t) {
+    return n == 1   ? at::atleast_1d(t)
+           : n == 2 ? at::atleast_2d(t)
+                    : at::atleast_3d(t);
+  };
+  if (items.size() == 1 && items[0].isTensor()) return one(items[0].toTensor());
+  std::vector<at::Tensor> out;
+  for (const at::Tensor& t : tensors_of(a[0])) out.push_back(one(t));
+  return tuple_of(out);
+}
+
+// tensordot(a, b, dims=2, out=None)
+IValue tensordot(OpArgs& a) {
+  if (!a.is_none(3))
+    throw FxError("tensordot: out= cannot be given in a graph");
+  std::vector<int64_t> dims_a, dims_b;
+  const IValue& dims = a[2];
+  if (dims.isInt() || (dims.isTensor() && dims.toTensor().numel() <= 1)) {
+    int64_t n = dims.isInt() ? dims.toInt() : dims.toTensor().item<int64_t>();
+    if (n < 0) {
+      throw FxError(cat("tensordot expects dims >= 0, but got dims=", n));
+    }
+    for (int64_t i = -n; i < 0; ++i) dims_a.push_back(i);
+    for (int64_t i = 0; i < n; ++i) dims_b.push_back(i);
+  } else if (dims.isTensor()) {
+    const at::Tensor& t = dims.toTensor();
+    for (int64_t i = 0; i < t.size(1); ++i) {
+      dims_a.push_back(t[0][i].item<int64_t>());
+      dims_b.push_back(t[1][i].item<int64_t>());
+    }
+  } else if (is_sequence(dims) && sequence_elements(dims).size() == 2) {
+    std::vector<IValue> pair = sequence_elements(dims);
+    auto ints = [](const IValue& v) {
+      std::vector<int64_t> out;
+      if (v.isInt()) return std::vector<int64_t>{v.toInt()};
+      for (const IValue& d : sequence_elements(v)) out.push_back(d.toInt());
+      return out;
+    };
+    dims_a = ints(pair[0]);
+    dims_b = ints(pair[1]);
+  } else {
+    throw FxError(
+        "tensordot expects dims to be int or Tuple[List[int], List[int]] or "
+        "List[List[int]] containing two lists");
+  }
+  return at::tensordot(a.tensor(0), a.tensor(1), dims_a, dims_b);
+}
+
 // torch/_linalg_utils.py's helpers, for dense tensors.
 at::Tensor transpose(const at::Tensor& x) { return x.transpose(-2, -1); }
 at::Tensor conjugate(const at::Tensor& x) {
@@ -296,6 +363,21 @@ void register_torch_functional_ops(OpRegistry& r) {
         "center=True, pad_mode='reflect', normalized=False, onesided=None, "
         "return_complex=None",
         stft);
+  for (int n : {1, 2, 3}) {
+    function(cat("torch.functional.atleast_", n, "d").c_str(), "*tensors",
+             [n](OpArgs& a) { return atleast(a, n); });
+  }
+  function("torch.functional.block_diag", "*tensors", [](OpArgs& a) -> IValue {
+    return at::block_diag(tensors_of(a[0]));
+  });
+  function(
+      "torch.functional.cartesian_prod", "*tensors",
+      [](OpArgs& a) -> IValue { return at::cartesian_prod(tensors_of(a[0])); });
+  function("torch.functional.broadcast_tensors", "*tensors",
+           [](OpArgs& a) -> IValue {
+             return tuple_of(at::broadcast_tensors(tensors_of(a[0])));
+           });
+  function("torch.functional.tensordot", "a, b, dims=2, out=None", tensordot);
   function("torch._lowrank.svd_lowrank", "A, q=6, niter=2, M=None",
            svd_lowrank_function);
   function("torch._lowrank.pca_lowrank", "A, q=None, center=True, niter=2",

@@ -147,7 +147,14 @@ void register_torch_ops(OpRegistry& r) {
   FX_UNARY(erf);
   FX_UNARY(floor);
   FX_UNARY(ceil);
-  FX_UNARY(round);
+  both(
+      "round", "*, decimals=0",
+      [](OpArgs& a) -> IValue {
+        int64_t decimals = a.to_int(1);
+        return decimals == 0 ? at::round(a.tensor(0))
+                             : at::round(a.tensor(0), decimals);
+      },
+      "at::round({input}, {decimals})", "{self}.round({decimals})");
   FX_UNARY(sign);
   FX_UNARY(reciprocal);
   FX_UNARY(logical_not);
@@ -423,13 +430,17 @@ void register_torch_ops(OpRegistry& r) {
   both("chunk", "chunks, dim=0", [](OpArgs& a) -> IValue {
     return tuple_of(at::chunk(a.tensor(0), a.to_int(1), a.to_int(2)));
   });
-  both("split", "split_size_or_sections, dim=0", [](OpArgs& a) -> IValue {
+  auto split = [](OpArgs& a) -> IValue {
     if (a[1].isInt()) {
       return tuple_of(at::split(a.tensor(0), a.to_int(1), a.to_int(2)));
     }
     return tuple_of(
         at::split_with_sizes(a.tensor(0), a.int_list(1), a.to_int(2)));
-  });
+  };
+  both("split", "split_size_or_sections, dim=0", split);
+  // What torch.fx records for torch.split (a Python function there).
+  r.add(Opcode::kCallFunction, "torch.functional.split",
+        "tensor, split_size_or_sections, dim=0", split);
   both("unbind", "dim=0", [](OpArgs& a) -> IValue {
     return tuple_of(at::unbind(a.tensor(0), a.to_int(1)));
   });
