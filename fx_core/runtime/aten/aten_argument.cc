@@ -19,6 +19,8 @@ AtenType list_type(const c10::TypePtr& element) {
       return AtenType::kIntList;
     case c10::TypeKind::FloatType:
       return AtenType::kFloatList;
+    case c10::TypeKind::NumberType:
+      return AtenType::kScalarList;
     case c10::TypeKind::BoolType:
       return AtenType::kBoolList;
     case c10::TypeKind::TensorType:
@@ -96,6 +98,7 @@ bool accepts_list(const AtenParam& p, const c10::IValue& v) {
     case AtenType::kIntList:
       return (p.size > 0 && is_python_int(v)) || all_elements(v, is_python_int);
     case AtenType::kFloatList:
+    case AtenType::kScalarList:
       return all_elements(v, [](const c10::IValue& i) {
         return i.isDouble() || i.isInt() || i.isBool();
       });
@@ -138,6 +141,13 @@ c10::IValue convert_list(const AtenParam& p, const c10::IValue& v) {
                    ? i.toDouble()
                    : static_cast<double>(i.isInt() ? i.toInt() : i.toBool());
       });
+    case AtenType::kScalarList: {
+      c10::impl::GenericList out(c10::NumberType::get());
+      for (const c10::IValue& i : sequence_elements(v)) {
+        out.push_back(i);
+      }
+      return out;
+    }
     case AtenType::kBoolList:
       return typed_list<bool>(v,
                               [](const c10::IValue& i) { return i.toBool(); });
@@ -245,6 +255,7 @@ c10::IValue aten_convert(const AtenParam& p, c10::IValue v) {
       return v;
     case AtenType::kIntList:
     case AtenType::kFloatList:
+    case AtenType::kScalarList:
     case AtenType::kBoolList:
     case AtenType::kTensorList:
     case AtenType::kOptionalTensorList:

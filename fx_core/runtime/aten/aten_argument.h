@@ -44,6 +44,7 @@ enum class AtenType : uint8_t {
   kString,
   kIntList,
   kFloatList,
+  kScalarList,  // Scalar[]: numbers
   kBoolList,
   kTensorList,
   kOptionalTensorList,

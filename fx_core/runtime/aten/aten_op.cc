@@ -45,6 +45,9 @@ std::string order_type(const AtenParam& p, bool names) {
     case AtenType::kFloatList:
       base = "float[]";
       break;
+    case AtenType::kScalarList:
+      base = "Scalar[]";
+      break;
     case AtenType::kBoolList:
       base = "bool[]";
       break;
@@ -242,7 +245,7 @@ bool assign(const Overload& ov, size_t first,
   size_t a = 0;
   for (size_t k = 0; k < ov.positional.size() && a < args.size(); ++k) {
     size_t p = ov.positional[k];
-    if (ov.varargs_int_list && k == first && args.size() - a > 1 &&
+    if (ov.varargs_int_list && k == first && args.size() - a >= 1 &&
         (is_int_value(args[a]) || is_unknown(args[a]))) {
       out->gathered =
           make_tuple(std::vector<c10::IValue>(args.begin() + a, args.end()));

@@ -58,9 +58,9 @@ std::optional<AtenTarget> aten_target(Opcode op, std::string_view target) {
   if (op != Opcode::kCallFunction) return std::nullopt;
   std::string_view rest = target;
   if (consume_prefix(&rest, "torch.ops.aten.")) return ops_aten(rest);
-  static constexpr std::array<std::string_view, 4> kBindingModules = {
-      "torch._C._nn.", "torch._C._linalg.", "torch._C._special.",
-      "torch._C._fft."};
+  static constexpr std::array<std::string_view, 6> kBindingModules = {
+      "torch._C._nn.",  "torch._C._linalg.", "torch._C._special.",
+      "torch._C._fft.", "torch._C._sparse.", "torch._C._nested."};
   for (std::string_view module : kBindingModules) {
     std::string_view name = rest;
     if (consume_prefix(&name, module) && is_identifier(name)) {

@@ -5,7 +5,8 @@
 //   call_function torch._C._nn.NAME           aten::NAME  (torch.nn.functional
 //                 torch._C._linalg.NAME                    builtins, linalg_*,
 //                 torch._C._special.NAME                   special_*, fft_*:
-//                 torch._C._fft.NAME                       NAME is the ATen
+//                 torch._C._fft.NAME, torch._C._sparse.NAME,
+//                 torch._C._nested.NAME                    NAME is the ATen
 //                 name)
 //   call_function torch.ops.aten.NAME         aten::NAME, every overload
 //   call_function torch.ops.aten.NAME.OVL     aten::NAME, overload OVL only
