@@ -93,7 +93,8 @@ bool arg_smaller(const std::string& t1, const std::string& t2) {
          (t1 == "Scalar?" && t2 == "Tensor?") ||
          (t1.find("Dimname") != std::string::npos &&
           t2.find("Dimname") == std::string::npos) ||
-         (t1 == "int[]" && (t2 == "Tensor[]" || t2 == "Tensor?[]"));
+         (t1 == "int[]" && (t2 == "int" || t2 == "int?")) ||
+         (t1 == "Tensor[]" && t2 != t1 && t2.find("[]") != std::string::npos);
 }
 
 std::vector<std::string> order_types(const Overload& ov) {
