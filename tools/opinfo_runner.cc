@@ -368,7 +368,8 @@ CaseResult run_case(const std::string& base_dir, const std::string& dir,
   }
   c10::IValue got;
   try {
-    (*gm)->eval();
+    // Each module keeps the training mode the bundle records for it, as
+    // the exporter ran it.
     at::manual_seed(seed);
     at::NoGradGuard no_grad;  // as the exporter's torch.no_grad()
     got = (*gm)->forward(positional(*inputs));

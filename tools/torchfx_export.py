@@ -92,11 +92,20 @@ def encode(value, where):
     raise ValueError(f"{where}: cannot encode a {type(value).__name__}")
 
 
+# Constructor arguments a torch.nn class keeps under another attribute name.
+ATTRIBUTE_ALIASES = {"PairwiseDistance": {"p": "norm"}}
+
+
 def module_config(module):
     """The constructor keyword arguments that rebuild `module`."""
     config = {}
     signature = inspect.signature(type(module).__init__)
+    aliases = ATTRIBUTE_ALIASES.get(type(module).__name__, {})
     for name, param in signature.parameters.items():
+        if name in aliases:
+            config[name] = encode(getattr(module, aliases[name]),
+                                  f"module {type(module).__name__} {name}")
+            continue
         if name in ("self", "device", "dtype") or param.kind in (
                 param.VAR_POSITIONAL, param.VAR_KEYWORD):
             continue

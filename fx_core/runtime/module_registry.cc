@@ -15,6 +15,7 @@ ModuleRegistry& ModuleRegistry::global() {
   static ModuleRegistry* registry = [] {
     auto* r = new ModuleRegistry();
     register_builtin_modules(*r);
+    register_functional_modules(*r);
     for (auto& kind : r->kinds_) kind->keeps_args = true;
     return r;
   }();
@@ -40,7 +41,13 @@ const ModuleKind& ModuleRegistry::add(ModuleKind kind) {
 const ModuleKind* ModuleRegistry::find(const torch::nn::Module& module) const {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = by_cpp_type_.find(std::type_index(typeid(module)));
-  return it == by_cpp_type_.end() ? nullptr : it->second;
+  if (it != by_cpp_type_.end()) return it->second;
+  auto named = by_type_.find(module.name());
+  if (named != by_type_.end() &&
+      named->second->cpp_type == std::type_index(typeid(void))) {
+    return named->second;
+  }
+  return nullptr;
 }
 
 const ModuleKind* ModuleRegistry::find(std::string_view type) const {

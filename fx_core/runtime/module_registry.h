@@ -70,7 +70,10 @@ class ModuleRegistry {
 
   // Adds or replaces a kind (keyed by both its C++ type and Python name).
   const ModuleKind& add(ModuleKind kind);
-  // The kind of `module`'s dynamic type, or nullptr.
+  // The kind of `module`'s dynamic type; for a kind registered without a C++
+  // type (cpp_type void: one generic class standing for many Python ones,
+  // fx::nn::FunctionalModuleImpl), the kind whose `type` is module.name().
+  // nullptr when neither exists.
   const ModuleKind* find(const torch::nn::Module& module) const;
   const ModuleKind* find(std::string_view type) const;
   std::vector<std::string> types() const;
@@ -88,8 +91,11 @@ class ModuleRegistry {
   std::vector<std::unique_ptr<ModuleKind>> kinds_;
 };
 
-// Registers the built-in kinds (builtin_modules.cc); global() calls it once.
+// Registers the built-in kinds: LibTorch's classes (builtin_modules.cc) and
+// the modules rebuilt from their Python definitions (functional_modules.cc).
+// global() calls both once.
 void register_builtin_modules(ModuleRegistry& registry);
+void register_functional_modules(ModuleRegistry& registry);
 
 // Calls `module` with runtime arguments bound to its kind's forward
 // signature. Throws FxError naming `qualified_name` when the module's type

@@ -130,6 +130,30 @@ std::vector<c10::IValue> sequence_elements(const c10::IValue& v) {
   throw FxError(cat("expected a list or tuple but got ", value_type_name(v)));
 }
 
+Argument constant_argument(const c10::IValue& v) {
+  if (v.isNone()) return Argument();
+  if (v.isBool()) return Argument(v.toBool());
+  if (v.isInt()) return Argument(v.toInt());
+  if (v.isDouble()) return Argument(v.toDouble());
+  if (v.isString()) return Argument(v.toStringRef());
+  if (v.isDevice()) return Argument::device(v.toDevice().str());
+  if (const SliceValue* s = as_slice(v)) {
+    return Argument::slice(constant_argument(s->start),
+                           constant_argument(s->stop),
+                           constant_argument(s->step));
+  }
+  if (is_ellipsis(v)) return Argument::ellipsis();
+  if (v.isTuple() || v.isList()) {
+    ArgumentList items;
+    for (const c10::IValue& e : sequence_elements(v)) {
+      items.push_back(constant_argument(e));
+    }
+    return v.isTuple() ? Argument::tuple(std::move(items))
+                       : Argument::list(std::move(items));
+  }
+  throw FxError(cat("argument of type: ", value_type_name(v)));
+}
+
 c10::IValue constant_value(const Argument& arg) {
   switch (arg.kind()) {
     case Argument::Kind::kNone:

@@ -54,6 +54,10 @@ bool is_sequence(const c10::IValue& v);
 // The value of an Argument that references no Node (a constant). Throws
 // FxError naming the kind for a Node reference or an unknown torch name.
 c10::IValue constant_value(const Argument& arg);
+// The constant Argument spelling `v` (None, numbers, strings, devices,
+// slices, Ellipsis, lists and tuples of those): constant_value's inverse.
+// Throws FxError naming the type of anything else (a tensor).
+Argument constant_argument(const c10::IValue& v);
 
 // "torch.float32" -> Float; std::nullopt for an unknown name.
 std::optional<c10::ScalarType> parse_dtype(std::string_view name);

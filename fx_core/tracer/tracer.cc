@@ -525,29 +525,6 @@ Value Tracer::create_proxy(Opcode op, std::string_view target,
 
 namespace {
 
-Argument constant_arg(const c10::IValue& v) {
-  if (v.isNone()) return Argument();
-  if (v.isBool()) return Argument(v.toBool());
-  if (v.isInt()) return Argument(v.toInt());
-  if (v.isDouble()) return Argument(v.toDouble());
-  if (v.isString()) return Argument(v.toStringRef());
-  if (v.isDevice()) return Argument::device(v.toDevice().str());
-  if (const SliceValue* s = as_slice(v)) {
-    return Argument::slice(constant_arg(s->start), constant_arg(s->stop),
-                           constant_arg(s->step));
-  }
-  if (is_ellipsis(v)) return Argument::ellipsis();
-  if (v.isTuple() || v.isList()) {
-    ArgumentList items;
-    for (const c10::IValue& e : sequence_elements(v)) {
-      items.push_back(constant_arg(e));
-    }
-    return v.isTuple() ? Argument::tuple(std::move(items))
-                       : Argument::list(std::move(items));
-  }
-  throw FxError(cat("argument of type: ", value_type_name(v)));
-}
-
 // The first _tensor_constantN, N from `first`, that names none of
 // `tensor_attrs` (the tracer's tensor -> attribute map).
 template <typename TensorAttrs>
@@ -595,7 +572,7 @@ Argument Tracer::create_arg(const Value& v) {
       break;
   }
   const c10::IValue& iv = v.ivalue();
-  if (!iv.isTensor()) return constant_arg(iv);
+  if (!iv.isTensor()) return constant_argument(iv);
   if (root_ == nullptr) {
     // torch.fx's TracerBase.create_arg: no module to hold a tensor.
     throw FxError("argument of type: Tensor");

@@ -1,5 +1,5 @@
 // torch.nn.functional's Python functions around ATen operators, part 2
-// (torch 1.13's torch/nn/functional.py): the channel dropouts, adaptive and
+// (torch 1.13's torch/nn/functional.py): the dropouts, LP pools, adaptive and
 // fractional max pools (with and without indices), grid_sample,
 // local_response_norm, embedding and embedding_bag.
 //
@@ -33,26 +33,61 @@ void check_probability(double p) {
   }
 }
 
-// dropout2d / dropout3d / feature_alpha_dropout(input, p=0.5, training,
-// inplace=False). dropout3d treats any input but a 5-d one as one unbatched
-// sample (batched_dim 5); the others take the input as it is (0).
-IValue feature_dropout(OpArgs& a, int batched_dim, bool alpha) {
+enum class Dropout { kFeature, kFeatureAlpha, kAlpha };
+
+// dropout1d / dropout2d / dropout3d / feature_alpha_dropout / alpha_dropout
+// (input, p=0.5, training, inplace=False). dropout1d and dropout3d treat an
+// input without its batch dimension (any rank but `batched_dim`) as one
+// sample; the others take the input as it is (batched_dim 0).
+IValue dropout(OpArgs& a, int batched_dim, Dropout kind) {
   double p = a.to_double(1);
   check_probability(p);
   at::Tensor x = a.tensor(0);
   bool training = a.to_bool(2), inplace = a.to_bool(3);
+  if (batched_dim == 3 && x.dim() != 2 && x.dim() != 3) {
+    throw FxError(cat("dropout1d: Expected 2D or 3D input, but received a ",
+                      x.dim(), "D input."));
+  }
   bool unsqueeze = batched_dim > 0 && x.dim() != batched_dim;
   if (unsqueeze) x = inplace ? x.unsqueeze_(0) : x.unsqueeze(0);
   at::Tensor out;
-  if (alpha) {
-    out = inplace ? at::feature_alpha_dropout_(x, p, training)
-                  : at::feature_alpha_dropout(x, p, training);
-  } else {
-    out = inplace ? at::feature_dropout_(x, p, training)
-                  : at::feature_dropout(x, p, training);
+  switch (kind) {
+    case Dropout::kFeature:
+      out = inplace ? at::feature_dropout_(x, p, training)
+                    : at::feature_dropout(x, p, training);
+      break;
+    case Dropout::kFeatureAlpha:
+      out = inplace ? at::feature_alpha_dropout_(x, p, training)
+                    : at::feature_alpha_dropout(x, p, training);
+      break;
+    case Dropout::kAlpha:
+      out = inplace ? at::alpha_dropout_(x, p, training)
+                    : at::alpha_dropout(x, p, training);
+      break;
   }
   if (unsqueeze) out = inplace ? out.squeeze_(0) : out.squeeze(0);
   return out;
+}
+
+// lp_pool1d / lp_pool2d(input, norm_type, kernel_size, stride=None,
+// ceil_mode=False)
+IValue lp_pool(OpArgs& a, size_t n) {
+  const at::Tensor& x = a.tensor(0);
+  at::Scalar norm_type = a.scalar(1);
+  std::vector<int64_t> kernel = a.int_list(2);
+  if (kernel.size() == 1) kernel.assign(n, kernel[0]);
+  std::vector<int64_t> stride = a.is_none(3) ? kernel : a.int_list(3);
+  if (stride.size() == 1) stride.assign(n, stride[0]);
+  bool ceil_mode = a.to_bool(4);
+  at::Tensor powered = x.pow(norm_type);
+  at::Tensor out =
+      n == 1 ? at::avg_pool1d(powered, kernel, stride, {0}, ceil_mode)
+             : at::avg_pool2d(powered, kernel, stride, {0, 0}, ceil_mode);
+  int64_t window = 1;
+  for (int64_t k : kernel) window *= k;
+  return (at::sign(out) * at::relu(at::abs(out)))
+      .mul(window)
+      .pow(1.0 / norm_type.toDouble());
 }
 
 IValue values_or_both(std::tuple<at::Tensor, at::Tensor> r,
@@ -290,13 +325,23 @@ void register_nn_functional_wrapper_ops(OpRegistry& r) {
     r.add(Opcode::kCallFunction, cat("torch.nn.functional.", name), signature,
           std::move(kernel));
   };
-  const char* dropout = "input, p=0.5, training=True, inplace=False";
-  add("dropout2d", dropout,
-      [](OpArgs& a) { return feature_dropout(a, 0, false); });
-  add("dropout3d", dropout,
-      [](OpArgs& a) { return feature_dropout(a, 5, false); });
-  add("feature_alpha_dropout", "input, p=0.5, training=False, inplace=False",
-      [](OpArgs& a) { return feature_dropout(a, 0, true); });
+  const char* train = "input, p=0.5, training=True, inplace=False";
+  const char* eval = "input, p=0.5, training=False, inplace=False";
+  add("dropout1d", train,
+      [](OpArgs& a) { return dropout(a, 3, Dropout::kFeature); });
+  add("dropout2d", train,
+      [](OpArgs& a) { return dropout(a, 0, Dropout::kFeature); });
+  add("dropout3d", train,
+      [](OpArgs& a) { return dropout(a, 5, Dropout::kFeature); });
+  add("feature_alpha_dropout", eval,
+      [](OpArgs& a) { return dropout(a, 0, Dropout::kFeatureAlpha); });
+  add("alpha_dropout", eval,
+      [](OpArgs& a) { return dropout(a, 0, Dropout::kAlpha); });
+  for (size_t n : {1, 2}) {
+    add(cat("lp_pool", n, "d"),
+        "input, norm_type, kernel_size, stride=None, ceil_mode=False",
+        [n](OpArgs& a) { return lp_pool(a, n); });
+  }
   for (size_t n : {1, 2, 3}) {
     std::string pool = cat("adaptive_max_pool", n, "d");
     add(pool, "input, output_size, return_indices=False",
