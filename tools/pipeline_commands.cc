@@ -61,7 +61,8 @@ void print_plugin(const host::Plugin& plugin, std::ostream& out) {
       << ")\n"
       << "  file:   " << plugin.path() << "\n"
       << "  sha256: " << plugin.sha256() << "\n";
-  for (size_t p = 0; p < info.num_passes; ++p) print_pass(info.passes[p], out);
+  for (size_t p = 0; p < plugin.num_passes(); ++p)
+    print_pass(plugin.pass(p), out);
 }
 
 // -------------------------------------------------------------------- fx run
