@@ -40,7 +40,7 @@ struct LeafRule {
 struct Extensions {
   std::mutex mutex;
   std::vector<std::shared_ptr<const void>> resident;  // plugins kept loaded
-  absl::flat_hash_set<const FxPluginInfo*> registered;
+  absl::flat_hash_set<std::string> registered;        // sha256 or address
   std::vector<LeafRule> leaf_rules;
 };
 
@@ -246,12 +246,16 @@ void fill_extension_entries(FxApi& t) {
 
 absl::Status register_extensions(const FxPluginInfo& info,
                                  std::string_view origin,
+                                 std::string_view sha256,
                                  std::shared_ptr<const void> keep_alive) {
   if (info.register_extensions == nullptr) return absl::OkStatus();
   internal::Extensions& e = internal::extensions();
   {
     std::lock_guard<std::mutex> lock(e.mutex);
-    if (!e.registered.insert(&info).second) return absl::OkStatus();
+    std::string key = sha256.empty()
+                          ? cat("built in ", reinterpret_cast<uintptr_t>(&info))
+                          : std::string(sha256);
+    if (!e.registered.insert(std::move(key)).second) return absl::OkStatus();
     e.resident.push_back(std::move(keep_alive));
   }
   FxRegistrar registrar{std::string(origin), info.name, info.api_version};

@@ -18,7 +18,8 @@ absl::Status PassRegistry::add(std::shared_ptr<const Plugin> plugin) {
     }
   }
   absl::Status extended = register_extensions(
-      info, plugin->path().empty() ? "built in" : plugin->path(), plugin);
+      info, plugin->path().empty() ? "built in" : plugin->path(),
+      plugin->sha256(), plugin);
   if (!extended.ok()) return extended;
   for (size_t i = 0; i < info.num_passes; ++i) {
     by_name_.emplace(plugin->pass(i).name,
