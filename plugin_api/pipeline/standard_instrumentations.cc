@@ -68,15 +68,15 @@ namespace fs = boost::filesystem;
 absl::StatusOr<std::vector<PluginReference>> copy_plugins(
     const PassEvent& event, const std::string& dir) {
   std::vector<PluginReference> copies;
-  std::set<std::string> names;
+  std::set<std::string> taken;
+  boost::system::error_code ec;
   for (const auto& plugin : event.registry.plugins()) {
     if (plugin->path().empty()) continue;
     std::string name = fs::path(plugin->path()).filename().string();
-    if (!names.insert(name).second) name = cat(names.size(), "-", name);
-    names.insert(name);
+    if (taken.count(name) > 0) name = cat(copies.size(), "-", name);
+    taken.insert(name);
     std::string relative = "plugins/" + name;
-    boost::system::error_code ec;
-    fs::create_directories(dir + "/plugins", ec);
+    if (copies.empty()) fs::create_directories(dir + "/plugins", ec);
     if (!ec) {
       fs::copy_file(plugin->path(), dir + "/" + relative,
                     fs::copy_option::overwrite_if_exists, ec);
