@@ -61,7 +61,8 @@ void print_plugin(const host::Plugin& plugin, std::ostream& out) {
       << ")\n"
       << "  file:   " << plugin.path() << "\n"
       << "  sha256: " << plugin.sha256() << "\n";
-  for (size_t p = 0; p < info.num_passes; ++p) print_pass(info.passes[p], out);
+  for (size_t p = 0; p < plugin.num_passes(); ++p)
+    print_pass(plugin.pass(p), out);
 }
 
 // -------------------------------------------------------------------- fx run
@@ -162,22 +163,33 @@ Stop read_example_inputs(const std::string& path,
   return std::nullopt;
 }
 
+// A graph file as a GraphModule, as `fx exec` runs it: with its weights,
+// or without any when it has no parameters. A file without weights that
+// does not load (a target without a kernel, a parameter it lacks) is still
+// a graph to transform: then `graph` keeps it and the status says why.
+absl::StatusOr<std::shared_ptr<GraphModule>> load_module(GraphFile& file) {
+  if (!file.weights.empty()) return load_graph_module(std::move(file));
+  GraphFile copy;
+  copy.graph = file.graph->snapshot();
+  copy.modules = file.modules;
+  copy.directory = file.directory;
+  return load_graph_module(std::move(copy));
+}
+
 Stop open_input(const RunArgs& args, Input& input, std::ostream& err) {
   absl::StatusOr<GraphFile> file = read_graph_file(args.input);
   if (!file.ok()) return fail(err, 1, file.status().message());
-  if (file->weights.empty()) {
-    if (!args.inputs.empty()) {
-      return fail(err, 2,
-                  "--inputs needs a graph file with weights (a bundle)");
-    }
+  bool bare = file->weights.empty();
+  auto gm = load_module(*file);
+  if (!gm.ok() && bare && args.inputs.empty()) {
     input.file = *std::move(file);
     input.target = std::make_unique<host::GraphFileTarget>(input.file);
     return std::nullopt;
   }
-  auto gm = load_graph_module(*std::move(file));
   if (!gm.ok()) {
     return fail(err, 1,
-                cat(args.input, ": ", std::string(gm.status().message())));
+                cat(args.input, ": ", std::string(gm.status().message()),
+                    bare ? " (--inputs needs a graph that runs)" : ""));
   }
   input.module = *std::move(gm);
   std::vector<at::Tensor> examples;
@@ -215,6 +227,27 @@ Stop print_report(const RunArgs& args, const host::PipelineReport& report,
               cat("the pipeline stopped; ", args.output, " was not written"));
 }
 
+// After a run that went on past failed passes: names them and says what was
+// written; kSkippedPassesStatus (0 when none failed).
+int report_skipped(const RunArgs& args, const host::PipelineReport& report,
+                   std::ostream& err) {
+  std::vector<std::string> skipped;
+  for (const host::PassRecord& record : report.passes) {
+    if (record.outcome == host::PassRecord::Outcome::kRolledBack) {
+      skipped.push_back(cat("'", record.pass, "'"));
+    }
+  }
+  if (skipped.empty()) return 0;
+  fail(err, kSkippedPassesStatus,
+       cat(skipped.size(), skipped.size() == 1 ? " pass" : " passes",
+           " failed and skipped (rolled back): ", join(skipped, ", "), "; ",
+           args.output.empty() ? std::string("the result")
+                               : cat(args.output, " was written"),
+           " without ", skipped.size() == 1 ? "its" : "their",
+           " changes (exit status ", kSkippedPassesStatus, ")"));
+  return kSkippedPassesStatus;
+}
+
 int write_output(const std::string& path, const host::PassTarget& target,
                  std::ostream& err) {
   boost::system::error_code ec;
@@ -242,7 +275,12 @@ int run_pipeline(const RunArgs& args, std::ostream& out, std::ostream& err,
   host::PipelineReport report =
       pm->run(*input.target, run_hooks(args, out, err));
   if (Stop s = print_report(args, report, out, err)) return *s;
-  return write_result ? write_output(args.output, *input.target, err) : 0;
+  if (write_result) {
+    if (int status = write_output(args.output, *input.target, err)) {
+      return status;
+    }
+  }
+  return report_skipped(args, report, err);
 }
 
 }  // namespace

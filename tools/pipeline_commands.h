@@ -12,9 +12,22 @@
 //     $FX_PLUGIN_PATH (colon-separated) and the first-party plugins shipped
 //     with the fx binary (its runfiles' plugins/ directory), unless
 //     --no-default-plugins.
-// Errors go to `err` prefixed with "fx plugins: ", "fx run: " or "fx dot: ";
-// the exit status is 2 for usage and pipeline errors found before anything
-// runs, 1 for everything else.
+// Errors go to `err` prefixed with "fx plugins: ", "fx run: " or "fx dot: ".
+// Exit status, as LLVM's and MLIR's tools have it, non-zero whenever a pass
+// failed:
+//   0  every pass ran (or had nothing to do) and the output was written;
+//   1  an error, or the pipeline stopped at a failed pass: nothing written;
+//   2  usage and pipeline errors found before anything runs;
+//   3  (kSkippedPassesStatus) passes failed and were skipped
+//      (`--on-failure skip`, a pass's "on_failure": "skip"): each was
+//      rolled back and is named on stderr, the rest of the pipeline ran and
+//      the output was written without their changes.
+//
+// FILE may be a bundle (weights) or a bare graph file. A bare file that
+// loads as a GraphModule without weights (a graph without parameters, as
+// `fx exec` runs it) is run as one, so passes that run the graph
+// (shape_prop) and --inputs work on it; one that does not load is still
+// transformed as a graph, but --inputs then refuses it with the reason.
 #ifndef TOOLS_PIPELINE_COMMANDS_H_
 #define TOOLS_PIPELINE_COMMANDS_H_
 
@@ -24,6 +37,9 @@
 #include "plugin_api/loader/plugin_discovery.h"
 
 namespace fx::tools {
+
+// The exit status of a run whose failed passes were skipped (see above).
+inline constexpr int kSkippedPassesStatus = 3;
 
 // fx plugins: every plugin, its passes and their options.
 int run_plugins_command(const host::PluginSources& sources, std::ostream& out,
@@ -45,7 +61,8 @@ struct RunArgs {
 };
 
 // fx run: runs the pipeline and writes OUT atomically; nothing is written
-// when the pipeline stops at a failure (exit status 1).
+// when the pipeline stops at a failure (exit status 1), OUT is written and
+// the status is kSkippedPassesStatus when failed passes were skipped.
 int run_pipeline_command(const RunArgs& args, std::ostream& out,
                          std::ostream& err);
 

@@ -5,6 +5,7 @@
 #ifndef PLUGIN_API_CAPI_API_INTERNAL_H_
 #define PLUGIN_API_CAPI_API_INTERNAL_H_
 
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -76,6 +77,16 @@ inline char* c_string(std::string_view text) {
 
 // The attribute store bound to `g` (ScopedAttributeStore), or nullptr.
 AttributeStore* store_for(const Graph* g);
+
+// FxTensorMeta as the host fills it, and into the caller's struct: version-1
+// entries write exactly the version-1 fields (kTensorMetaV1Size bytes), the
+// version-2 entries the fields that fit in the caller's `struct_size`.
+inline constexpr size_t kTensorMetaV1Size = offsetof(FxTensorMeta, struct_size);
+void write_tensor_meta(const FxTensorMeta& meta, FxTensorMeta* out,
+                       size_t size);
+// The size a version-2 caller declares in out->struct_size (checked: at
+// least the version-1 fields); the host writes at most sizeof(FxTensorMeta).
+size_t declared_tensor_meta_size(const FxTensorMeta* out);
 
 // The parts of the table implemented outside c_api.cc.
 void fill_runtime_entries(FxApi& table);    // runtime_api.cc

@@ -1,9 +1,12 @@
 #include "plugin_api/capi/c_api.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <exception>
 #include <mutex>
 #include <new>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "fx_core/ir/codegen.h"
@@ -748,9 +751,38 @@ FxApi make_api() {
 using internal::stores;
 using internal::stores_mutex;
 
-const FxApi* api() {
-  static const FxApi table = internal::make_api();
-  return &table;
+namespace {
+
+// Where the entries of each version end: the offset of the first entry of
+// the next version (appended with it), or the table's end.
+constexpr size_t entries_end(uint32_t version) {
+  return version == 1 ? offsetof(FxApi, ValueTensorMeta2) : sizeof(FxApi);
+}
+static_assert(FX_API_VERSION == 2,
+              "a new API version: add where its entries end to entries_end");
+
+// The whole table cut down to `version`: later entries zeroed.
+FxApi table_of_version(const FxApi& full, uint32_t version) {
+  FxApi t = full;
+  t.version = version;
+  size_t end = entries_end(version);
+  std::memset(reinterpret_cast<char*>(&t) + end, 0, sizeof(FxApi) - end);
+  return t;
+}
+
+}  // namespace
+
+const FxApi* api(uint32_t version) {
+  static const auto* tables = [] {
+    const FxApi full = internal::make_api();
+    auto* all = new std::vector<FxApi>();
+    for (uint32_t v = 1; v <= FX_API_VERSION; ++v) {
+      all->push_back(table_of_version(full, v));
+    }
+    return all;
+  }();
+  uint32_t v = std::clamp<uint32_t>(version, 1, FX_API_VERSION);
+  return &(*tables)[v - 1];
 }
 
 FxGraph* to_handle(Graph* g) { return internal::wrap(g); }

@@ -12,6 +12,7 @@
 #ifndef PLUGIN_API_CAPI_C_API_H_
 #define PLUGIN_API_CAPI_C_API_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,8 +27,12 @@ class Node;
 
 namespace fx::host {
 
-// The table handed to plugins (version FX_API_VERSION).
-const FxApi* api();
+// The table handed to a plugin built against API `version`: version
+// min(version, FX_API_VERSION), with the entries of later versions NULL, so
+// a plugin sees no table newer than it asked for (plugin_api.h,
+// "Negotiation"). The default is this host's whole table. Versions below 1
+// get version 1.
+const FxApi* api(uint32_t version = FX_API_VERSION);
 
 // Host code outside plugin_api/capi (the pass manager, tools, tests) hands
 // graphs and nodes to the table through these; they never fail, and map

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <ATen/DLConvertor.h>
 
+#include <deque>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -17,13 +18,14 @@
 struct FxRegistrar {
   std::string origin;
   std::string plugin;
+  uint32_t api_version;  // of the table the plugin's functions are handed
 };
 
 // A custom op call: its bound arguments.
 struct FxOpCall {
   fx::OpArgs* args;
   std::string target;
-  mutable std::vector<std::string> dtype_names;
+  mutable std::deque<std::string> dtype_names;  // stable c_str()s
 };
 
 namespace fx::host {
@@ -38,7 +40,7 @@ struct LeafRule {
 struct Extensions {
   std::mutex mutex;
   std::vector<std::shared_ptr<const void>> resident;  // plugins kept loaded
-  absl::flat_hash_set<const FxPluginInfo*> registered;
+  absl::flat_hash_set<std::string> registered;        // sha256 or address
   std::vector<LeafRule> leaf_rules;
 };
 
@@ -70,14 +72,16 @@ DLDataType dl_dtype(const at::Tensor& t) { return at::getDLDataType(t); }
 
 // A custom op on meta tensors: an empty meta tensor of the shape and dtype
 // its shape function gives.
-c10::IValue run_shape_function(const FxCustomOp& op, FxOpCall& call) {
+c10::IValue run_shape_function(const FxCustomOp& op, FxOpCall& call,
+                               uint32_t version) {
   if (op.shape == nullptr) {
     throw FxError(cat("custom op '", op.target,
                       "' has no shape function, so it cannot run on meta "
                       "tensors"));
   }
   FxTensorSpec spec{};
-  FxStatus* status = op.shape(api(), &call, op.user_data, &spec);
+  spec.struct_size = sizeof(FxTensorSpec);
+  FxStatus* status = op.shape(api(version), &call, op.user_data, &spec);
   if (status != nullptr) {
     std::string message = status->message;
     delete status;
@@ -95,15 +99,17 @@ c10::IValue run_shape_function(const FxCustomOp& op, FxOpCall& call) {
 }
 
 // The registered kernel of a plugin's custom op.
-c10::IValue run_custom_op(const FxCustomOp& op, OpArgs& args) {
+// `version`: the table version the op's plugin is handed.
+c10::IValue run_custom_op(const FxCustomOp& op, OpArgs& args,
+                          uint32_t version) {
   FxOpCall call{&args, op.target, {}};
   bool meta = false;
   for (size_t i = 0; i < args.size(); ++i) {
     meta = meta || (args[i].isTensor() && args[i].toTensor().is_meta());
   }
-  if (meta) return run_shape_function(op, call);
+  if (meta) return run_shape_function(op, call, version);
   DLManagedTensor* out = nullptr;
-  FxStatus* status = op.kernel(api(), &call, op.user_data, &out);
+  FxStatus* status = op.kernel(api(version), &call, op.user_data, &out);
   if (status != nullptr) {
     std::string message = status->message;
     delete status;
@@ -133,12 +139,12 @@ void register_custom_op(FxRegistrar* r, const FxCustomOp* op) {
   std::string target = op->target;
   copy.target = nullptr;  // points into the plugin; keep our own copy
   try {
-    OpRegistry::global().add(Opcode::kCallFunction, target,
-                             op->signature ? op->signature : "",
-                             [copy, target](OpArgs& args) mutable {
-                               copy.target = target.c_str();
-                               return run_custom_op(copy, args);
-                             });
+    OpRegistry::global().add(
+        Opcode::kCallFunction, target, op->signature ? op->signature : "",
+        [copy, target, version = r->api_version](OpArgs& args) mutable {
+          copy.target = target.c_str();
+          return run_custom_op(copy, args, version);
+        });
   } catch (const FxError& e) {
     fail(FX_INVALID_ARGUMENT,
          cat("plugin '", r->plugin, "', custom op '", target, "': ", e.what()));
@@ -162,22 +168,36 @@ void fill_registration_entries(FxApi& t) {
   };
 }
 
+// The metadata of a tensor argument (its dtype name kept alive by `call`).
+FxTensorMeta call_meta_of(const FxOpCall* call, const char* name) {
+  const at::Tensor& x = tensor_param(call, name);
+  FxTensorMeta meta{};
+  meta.ndim = static_cast<int32_t>(x.dim());
+  meta.shape = x.sizes().data();
+  meta.strides = x.strides().data();
+  meta.dtype = dl_dtype(x);
+  call->dtype_names.push_back(dtype_name(x.scalar_type()));
+  meta.dtype_name = call->dtype_names.back().c_str();
+  meta.memory_format = "";
+  meta.requires_grad = x.requires_grad();
+  meta.qscheme = "";
+  meta.axis = -1;
+  return meta;
+}
+
 FxStatus* call_tensor_meta(const FxOpCall* call, const char* name,
                            FxTensorMeta* out) {
   return guarded("CallTensorMeta", [&] {
-    const at::Tensor& x = tensor_param(call, name);
-    require(out, "out");
-    *out = FxTensorMeta{};
-    out->ndim = static_cast<int32_t>(x.dim());
-    out->shape = x.sizes().data();
-    out->strides = x.strides().data();
-    out->dtype = dl_dtype(x);
-    call->dtype_names.push_back(dtype_name(x.scalar_type()));
-    out->dtype_name = call->dtype_names.back().c_str();
-    out->memory_format = "";
-    out->requires_grad = x.requires_grad();
-    out->qscheme = "";
-    out->axis = -1;
+    FxTensorMeta meta = call_meta_of(call, name);
+    write_tensor_meta(meta, require(out, "out"), kTensorMetaV1Size);
+  });
+}
+
+FxStatus* call_tensor_meta2(const FxOpCall* call, const char* name,
+                            FxTensorMeta* out) {
+  return guarded("CallTensorMeta2", [&] {
+    size_t size = declared_tensor_meta_size(out);
+    write_tensor_meta(call_meta_of(call, name), out, size);
   });
 }
 
@@ -202,6 +222,7 @@ void fill_call_entries(FxApi& t) {
     });
   };
   t.CallTensorMeta = call_tensor_meta;
+  t.CallTensorMeta2 = call_tensor_meta2;
   t.CallIntArg = [](const FxOpCall* call, const char* name, int64_t* out) {
     return guarded("CallIntArg", [&] {
       *require(out, "out") = call->args->to_int(param_index(call, name));
@@ -225,18 +246,22 @@ void fill_extension_entries(FxApi& t) {
 
 absl::Status register_extensions(const FxPluginInfo& info,
                                  std::string_view origin,
+                                 std::string_view sha256,
                                  std::shared_ptr<const void> keep_alive) {
   if (info.register_extensions == nullptr) return absl::OkStatus();
   internal::Extensions& e = internal::extensions();
   {
     std::lock_guard<std::mutex> lock(e.mutex);
-    if (!e.registered.insert(&info).second) return absl::OkStatus();
+    std::string key = sha256.empty()
+                          ? cat("built in ", reinterpret_cast<uintptr_t>(&info))
+                          : std::string(sha256);
+    if (!e.registered.insert(std::move(key)).second) return absl::OkStatus();
     e.resident.push_back(std::move(keep_alive));
   }
-  FxRegistrar registrar{std::string(origin), info.name};
+  FxRegistrar registrar{std::string(origin), info.name, info.api_version};
   FxStatus* status = nullptr;
   try {
-    status = info.register_extensions(api(), &registrar);
+    status = info.register_extensions(api(info.api_version), &registrar);
   } catch (...) {
     return absl::InternalError(cat("plugin '", info.name, "' (", origin,
                                    "): an exception escaped "

@@ -17,10 +17,14 @@
 
 namespace fx::host {
 
-// Calls info.register_extensions (when set) once per plugin library. Errors
-// name the plugin (`origin`) and what it tried to register.
+// Calls info.register_extensions (when set) once per plugin: per library
+// content (`sha256` of its file) when given, so a copy of a library loaded
+// from another path (a reproducer's plugins/) does not register its custom
+// ops twice; per declaration (a plugin compiled into the host) otherwise.
+// Errors name the plugin (`origin`) and what it tried to register.
 absl::Status register_extensions(const FxPluginInfo& info,
                                  std::string_view origin,
+                                 std::string_view sha256,
                                  std::shared_ptr<const void> keep_alive);
 
 // The registered leaf-module rules, in registration order: the first that

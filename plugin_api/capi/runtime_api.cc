@@ -5,6 +5,8 @@
 #include <ATen/ATen.h>
 #include <ATen/DLConvertor.h>
 
+#include <algorithm>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -281,23 +283,36 @@ void fill_quantization(const at::Tensor& x, const FxValue* v,
   out->zero_points = v->zero_points.data();
 }
 
+// The metadata of a tensor value (its strings kept alive by `v`).
+FxTensorMeta tensor_meta_of(const FxValue* v) {
+  const at::Tensor& x = require_tensor(v);
+  FxTensorMeta meta{};
+  meta.ndim = static_cast<int32_t>(x.dim());
+  meta.shape = x.sizes().data();
+  meta.strides = x.strides().data();
+  meta.dtype = storage_dtype(x);
+  v->dtype_name = dtype_name(x.scalar_type());
+  meta.dtype_name = v->dtype_name.c_str();
+  meta.memory_format = memory_format_of(x).data();
+  meta.requires_grad = x.requires_grad() ? 1 : 0;
+  meta.is_quantized = x.is_quantized() ? 1 : 0;
+  meta.qscheme = "";
+  meta.axis = -1;
+  if (x.is_quantized() && !x.is_meta()) fill_quantization(x, v, &meta);
+  return meta;
+}
+
 FxStatus* value_tensor_meta(const FxValue* v, FxTensorMeta* out) {
   return guarded("ValueTensorMeta", [&] {
-    const at::Tensor& x = require_tensor(v);
-    require(out, "out");
-    *out = FxTensorMeta{};
-    out->ndim = static_cast<int32_t>(x.dim());
-    out->shape = x.sizes().data();
-    out->strides = x.strides().data();
-    out->dtype = storage_dtype(x);
-    v->dtype_name = dtype_name(x.scalar_type());
-    out->dtype_name = v->dtype_name.c_str();
-    out->memory_format = memory_format_of(x).data();
-    out->requires_grad = x.requires_grad() ? 1 : 0;
-    out->is_quantized = x.is_quantized() ? 1 : 0;
-    out->qscheme = "";
-    out->axis = -1;
-    if (x.is_quantized() && !x.is_meta()) fill_quantization(x, v, out);
+    FxTensorMeta meta = tensor_meta_of(v);
+    write_tensor_meta(meta, require(out, "out"), kTensorMetaV1Size);
+  });
+}
+
+FxStatus* value_tensor_meta2(const FxValue* v, FxTensorMeta* out) {
+  return guarded("ValueTensorMeta2", [&] {
+    size_t size = declared_tensor_meta_size(out);
+    write_tensor_meta(tensor_meta_of(v), out, size);
   });
 }
 
@@ -335,6 +350,7 @@ void fill_value_entries(FxApi& t) {
   t.ValueKind = value_kind;
   t.ValueTypeName = value_type_name;
   t.ValueTensorMeta = value_tensor_meta;
+  t.ValueTensorMeta2 = value_tensor_meta2;
   t.ValueToDLPack = [](const FxValue* v, DLManagedTensor** out) {
     return guarded("ValueToDLPack", [&] {
       const at::Tensor& x = require_tensor(v);
@@ -439,6 +455,28 @@ void fill_submodule_entries(FxApi& t) {
 }
 
 }  // namespace
+
+void write_tensor_meta(const FxTensorMeta& meta, FxTensorMeta* out,
+                       size_t size) {
+  // A version-1 caller's struct ends where struct_size would begin: nothing
+  // past kTensorMetaV1Size is read or written then.
+  bool sized = size > kTensorMetaV1Size;
+  uint32_t declared = sized ? out->struct_size : 0;
+  std::memcpy(out, &meta, std::min(size, sizeof(FxTensorMeta)));
+  if (sized) out->struct_size = declared;
+}
+
+size_t declared_tensor_meta_size(const FxTensorMeta* out) {
+  require(out, "out");
+  if (out->struct_size < kTensorMetaV1Size + sizeof(out->struct_size)) {
+    fail(FX_INVALID_ARGUMENT,
+         cat("out->struct_size is ", out->struct_size,
+             ", smaller than an FxTensorMeta of version 2 (",
+             kTensorMetaV1Size + sizeof(out->struct_size),
+             "); set it to sizeof(FxTensorMeta) (FX_TENSOR_META_INIT)"));
+  }
+  return out->struct_size;
+}
 
 void fill_runtime_entries(FxApi& t) {
   fill_run_entries(t);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/dll/shared_library.hpp>
 #include <boost/filesystem.hpp>
+#include <cstddef>
 #include <set>
 #include <utility>
 
@@ -60,6 +61,51 @@ std::string lowercase(std::string_view s) {
 }  // namespace
 
 namespace {
+
+// FxPassInfo's size in the header of `api_version` (plugin_api.h): it has
+// not grown since version 1.
+constexpr size_t kPassInfoSize = sizeof(FxPassInfo);
+// The FxPluginInfo fields of version 2 end with pass_info_size.
+constexpr size_t kPluginInfoV2Size =
+    offsetof(FxPluginInfo, pass_info_size) + sizeof(uint32_t);
+
+// The stride of `passes`: what the plugin declared, or its header's size.
+size_t pass_stride(const FxPluginInfo& info) {
+  if (info.api_version >= 2 && info.pass_info_size != 0) {
+    return info.pass_info_size;
+  }
+  return kPassInfoSize;
+}
+
+// The declared sizes (plugin_loader.h), for api_version >= 2 only: a
+// version-1 plugin's FxPluginInfo ends before them.
+absl::Status check_sizes(const FxPluginInfo& info, const std::string& who) {
+  if (info.api_version < 2) return absl::OkStatus();
+  const char* fix =
+      ". Fix: set struct_size = sizeof(FxPluginInfo) and pass_info_size = "
+      "sizeof(FxPassInfo) (FXP_PLUGIN does)";
+  if (info.struct_size != 0 && info.struct_size < kPluginInfoV2Size) {
+    return absl::InvalidArgumentError(
+        cat(who, " declares struct_size ", info.struct_size,
+            ", smaller than the FxPluginInfo of API version 2 (",
+            kPluginInfoV2Size, " bytes)", fix));
+  }
+  if (info.pass_info_size != 0 && info.pass_info_size < kPassInfoSize) {
+    return absl::InvalidArgumentError(
+        cat(who, " declares pass_info_size ", info.pass_info_size,
+            ", smaller than an FxPassInfo (", kPassInfoSize, " bytes)", fix));
+  }
+  if (info.api_version > FX_API_VERSION && info.pass_info_size == 0 &&
+      info.num_passes > 1) {
+    return absl::InvalidArgumentError(
+        cat(who, " was built against fx plugin API version ", info.api_version,
+            ", newer than this host's ", FX_API_VERSION,
+            ", and does not declare pass_info_size, so its passes cannot be "
+            "found",
+            fix));
+  }
+  return absl::OkStatus();
+}
 
 // The version handshake (plugin_loader.h); `who` names the plugin.
 absl::Status check_handshake(const FxPluginInfo& info, const std::string& who) {
@@ -161,6 +207,15 @@ absl::Status check_pass(const FxPassInfo& pass, size_t p,
 
 }  // namespace
 
+const FxPassInfo& plugin_pass(const FxPluginInfo& info, size_t index) {
+  const char* base = reinterpret_cast<const char*>(info.passes);
+  return *reinterpret_cast<const FxPassInfo*>(base + index * pass_stride(info));
+}
+
+const FxPassInfo& Plugin::pass(size_t index) const {
+  return plugin_pass(*info_, index);
+}
+
 absl::Status check_plugin_info(const FxPluginInfo* info,
                                std::string_view origin) {
   if (info == nullptr) {
@@ -175,6 +230,7 @@ absl::Status check_plugin_info(const FxPluginInfo* info,
             ": its name must be non-empty letters, digits, '_', '.' or '-'"));
   }
   absl::Status handshake = check_handshake(*info, who);
+  if (handshake.ok()) handshake = check_sizes(*info, who);
   if (!handshake.ok()) return handshake;
   if (info->num_passes > 0 && info->passes == nullptr) {
     return absl::InvalidArgumentError(
@@ -182,7 +238,7 @@ absl::Status check_plugin_info(const FxPluginInfo* info,
   }
   std::set<std::string_view> names;
   for (size_t p = 0; p < info->num_passes; ++p) {
-    absl::Status s = check_pass(info->passes[p], p, who, names);
+    absl::Status s = check_pass(plugin_pass(*info, p), p, who, names);
     if (!s.ok()) return s;
   }
   return absl::OkStatus();

@@ -17,7 +17,16 @@
 //                                                     older than we support)
 // A plugin built against newer headers still loads when it declares that it
 // runs on this host's version; it must then check `FxApi.version` before
-// using newer entries.
+// using newer entries. A refused plugin has had none of its passes or
+// registrations run (only fx_plugin_get_info, which returns static data).
+// Each plugin's passes and extensions are handed the table of version
+// min(api_version, FX_API_VERSION) (capi/c_api.h api(version)).
+//
+// The declaration's sizes (plugin_api.h, "Rules of the structs"): from
+// api_version 2 on, FxPluginInfo.struct_size and pass_info_size (0: the
+// sizes of that version's header) must cover the fields this host reads; a
+// plugin newer than the host must declare pass_info_size when it has more
+// than one pass, or its passes cannot be found.
 #ifndef PLUGIN_API_LOADER_PLUGIN_LOADER_H_
 #define PLUGIN_API_LOADER_PLUGIN_LOADER_H_
 
@@ -46,6 +55,9 @@ class Plugin {
 
   // The FxPluginInfo the plugin returned (static data inside the library).
   const FxPluginInfo& info() const { return *info_; }
+  // Its passes (read at the stride it declared; see plugin_pass).
+  size_t num_passes() const { return info_->num_passes; }
+  const FxPassInfo& pass(size_t index) const;
   std::string_view name() const { return info_->name; }
   std::string_view version() const { return info_->version; }
   // The file it came from (empty for an in-process plugin) and its SHA-256.
@@ -85,6 +97,10 @@ absl::StatusOr<std::vector<std::string>> plugin_files(
 // `directory`, in file-name order. Fails on the first that does not load.
 absl::StatusOr<std::vector<std::shared_ptr<const Plugin>>> load_plugin_dir(
     const std::string& directory);
+
+// Pass `index` (< num_passes) of a checked declaration: the element of
+// `passes` at the stride the plugin declared, not sizeof(FxPassInfo).
+const FxPassInfo& plugin_pass(const FxPluginInfo& info, size_t index);
 
 // The handshake and structural checks of step 3; `origin` names the plugin
 // in messages (its path).

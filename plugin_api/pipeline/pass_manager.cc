@@ -225,8 +225,9 @@ class PipelineRun {
     std::string error;
     int changed = 0;
     FxStatus* status = nullptr;
+    const FxApi* table = api(event.pass().pass->plugin->info().api_version);
     try {
-      status = info.run(api(), to_handle(&graph), &event.pass().options,
+      status = info.run(table, to_handle(&graph), &event.pass().options,
                         info.user_data, &changed);
     } catch (const std::exception& e) {
       error = cat("an exception escaped the plugin: ", e.what());

@@ -9,20 +9,21 @@ namespace fx::host {
 absl::Status PassRegistry::add(std::shared_ptr<const Plugin> plugin) {
   const FxPluginInfo& info = plugin->info();
   for (size_t i = 0; i < info.num_passes; ++i) {
-    auto it = by_name_.find(info.passes[i].name);
+    auto it = by_name_.find(plugin->pass(i).name);
     if (it != by_name_.end()) {
       return absl::AlreadyExistsError(
-          cat("pass '", info.passes[i].name, "' is provided by both ",
+          cat("pass '", plugin->pass(i).name, "' is provided by both ",
               it->second.plugin->describe(), " and ", plugin->describe(),
               "; load only one of them"));
     }
   }
   absl::Status extended = register_extensions(
-      info, plugin->path().empty() ? "built in" : plugin->path(), plugin);
+      info, plugin->path().empty() ? "built in" : plugin->path(),
+      plugin->sha256(), plugin);
   if (!extended.ok()) return extended;
   for (size_t i = 0; i < info.num_passes; ++i) {
-    by_name_.emplace(info.passes[i].name,
-                     RegisteredPass{&info.passes[i], plugin.get()});
+    by_name_.emplace(plugin->pass(i).name,
+                     RegisteredPass{&plugin->pass(i), plugin.get()});
   }
   plugins_.push_back(std::move(plugin));
   return absl::OkStatus();
@@ -48,7 +49,7 @@ std::vector<RegisteredPass> PassRegistry::passes() const {
   for (const auto& plugin : plugins_) {
     const FxPluginInfo& info = plugin->info();
     for (size_t i = 0; i < info.num_passes; ++i) {
-      out.push_back(RegisteredPass{&info.passes[i], plugin.get()});
+      out.push_back(RegisteredPass{&plugin->pass(i), plugin.get()});
     }
   }
   return out;

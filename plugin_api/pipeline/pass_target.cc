@@ -46,6 +46,9 @@ class GraphModuleTarget::Attributes : public AttributeStore {
       : module_(module), example_inputs_(std::move(example_inputs)) {}
 
   size_t num_example_inputs() const override { return example_inputs_.size(); }
+  const std::vector<at::Tensor>& example_inputs() const {
+    return example_inputs_;
+  }
   DLManagedTensor* example_input(size_t index,
                                  std::string* error) const override {
     if (index >= example_inputs_.size()) {
@@ -169,6 +172,9 @@ GraphModuleTarget::~GraphModuleTarget() = default;
 
 Graph& GraphModuleTarget::graph() { return module_.graph(); }
 AttributeStore* GraphModuleTarget::attributes() { return attributes_.get(); }
+std::vector<at::Tensor> GraphModuleTarget::example_inputs() const {
+  return attributes_->example_inputs();
+}
 
 void GraphModuleTarget::replace_graph(std::unique_ptr<Graph> graph) {
   module_.set_graph(std::move(graph));

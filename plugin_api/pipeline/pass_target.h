@@ -54,6 +54,10 @@ class PassTarget {
   // Called once after the pipeline (a GraphModule recompiles).
   virtual void finish() {}
 
+  // The example inputs passes see (GraphExampleInput), one per placeholder;
+  // none by default.
+  virtual std::vector<at::Tensor> example_inputs() const { return {}; }
+
   // Writes the current state as an fx-graph file at `json_path` (plus, for a
   // GraphModule, the weights beside it). Atomic per file.
   virtual absl::Status write(const std::string& json_path) const = 0;
@@ -82,6 +86,7 @@ class GraphModuleTarget : public PassTarget {
   Graph& graph() override;
   AttributeStore* attributes() override;
   void finish() override;
+  std::vector<at::Tensor> example_inputs() const override;
   absl::Status write(const std::string& json_path) const override;
 
  protected:

@@ -6,9 +6,13 @@
 #include <boost/filesystem.hpp>
 #include <cmath>
 #include <ctime>
+#include <set>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "fx_core/io/atomic_file.h"
+#include "fx_core/io/torch_save.h"
 #include "fx_core/support/strings.h"
 #include "plugin_api/capi/pass_options.h"
 
@@ -57,17 +61,41 @@ std::string timestamp() {
   return buffer;
 }
 
-// The config of a reproducer: the schedule from the failed pass on, with
-// options bound, every plugin loaded from a file pinned, `holding` assumed.
-PipelineSpec reproducer_spec(const PassEvent& event) {
-  namespace fs = boost::filesystem;
-  PipelineSpec repro;
+namespace fs = boost::filesystem;
+
+// Copies every plugin loaded from a file into `dir`/plugins and returns
+// them pinned, at paths relative to `dir` (file names made unique).
+absl::StatusOr<std::vector<PluginReference>> copy_plugins(
+    const PassEvent& event, const std::string& dir) {
+  std::vector<PluginReference> copies;
+  std::set<std::string> taken;
+  boost::system::error_code ec;
   for (const auto& plugin : event.registry.plugins()) {
-    if (!plugin->path().empty()) {
-      repro.plugins.push_back(
-          {fs::absolute(plugin->path()).string(), plugin->sha256()});
+    if (plugin->path().empty()) continue;
+    std::string name = fs::path(plugin->path()).filename().string();
+    if (taken.count(name) > 0) name = cat(copies.size(), "-", name);
+    taken.insert(name);
+    std::string relative = "plugins/" + name;
+    if (copies.empty()) fs::create_directories(dir + "/plugins", ec);
+    if (!ec) {
+      fs::copy_file(plugin->path(), dir + "/" + relative,
+                    fs::copy_option::overwrite_if_exists, ec);
     }
+    if (ec) {
+      return absl::InternalError(cat("cannot copy ", plugin->path(),
+                                     " into the reproducer: ", ec.message()));
+    }
+    copies.push_back({relative, plugin->sha256()});
   }
+  return copies;
+}
+
+// The config of a reproducer: the schedule from the failed pass on, with
+// options bound, `plugins` pinned, `holding` assumed.
+PipelineSpec reproducer_spec(const PassEvent& event,
+                             std::vector<PluginReference> plugins) {
+  PipelineSpec repro;
+  repro.plugins = std::move(plugins);
   for (size_t i = event.index; i < event.schedule.size(); ++i) {
     PassInvocation p;
     p.pass = event.schedule[i].invocation.pass;
@@ -81,24 +109,43 @@ PipelineSpec reproducer_spec(const PassEvent& event) {
   return repro;
 }
 
+// inputs.pt, when the passes had example inputs; whether it was written.
+absl::StatusOr<bool> write_inputs(const PassEvent& event,
+                                  const std::string& dir) {
+  std::vector<at::Tensor> inputs = event.target.example_inputs();
+  if (inputs.empty()) return false;
+  absl::Status s = write_value_file(dir + "/inputs.pt",
+                                    c10::List<at::Tensor>(std::move(inputs)));
+  if (!s.ok()) return s;
+  return true;
+}
+
+std::string reproducer_readme(const PassEvent& event, bool inputs) {
+  return cat(
+      event.report.failure, "\n\ngraph.fx.json is the graph the pass received",
+      inputs ? ", inputs.pt the example inputs the passes saw" : "",
+      "; pipeline.json runs the rest of the pipeline from that pass, with "
+      "every plugin pinned by sha256 (copies in plugins/). Reproduce in "
+      "this directory with:\n\n  fx run graph.fx.json --config pipeline.json",
+      inputs ? " --inputs inputs.pt" : "",
+      " --no-default-plugins -o out.fx.json\n");
+}
+
 // Writes the reproducer of `event`'s pass into `dir` (which must exist).
 absl::Status write_reproducer(const PassEvent& event, const std::string& dir) {
   absl::Status written = event.target.write(dir + "/graph.fx.json");
-  if (written.ok()) {
-    written = write_file_atomically(
-        dir + "/pipeline.json", pipeline_config_json(reproducer_spec(event)));
-  }
-  if (written.ok()) {
-    written = write_file_atomically(
-        dir + "/README.txt",
-        cat(event.report.failure,
-            "\n\ngraph.fx.json is the graph the pass received; "
-            "pipeline.json runs the rest of the pipeline from that "
-            "pass, with every plugin pinned by sha256. Reproduce "
-            "with:\n\n  fx run graph.fx.json --config pipeline.json "
-            "-o out.fx.json\n"));
-  }
-  return written;
+  if (!written.ok()) return written;
+  absl::StatusOr<bool> inputs = write_inputs(event, dir);
+  if (!inputs.ok()) return inputs.status();
+  absl::StatusOr<std::vector<PluginReference>> plugins =
+      copy_plugins(event, dir);
+  if (!plugins.ok()) return plugins.status();
+  written = write_file_atomically(
+      dir + "/pipeline.json",
+      pipeline_config_json(reproducer_spec(event, *std::move(plugins))));
+  if (!written.ok()) return written;
+  return write_file_atomically(dir + "/README.txt",
+                               reproducer_readme(event, *inputs));
 }
 
 }  // namespace

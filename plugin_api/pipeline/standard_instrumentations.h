@@ -63,11 +63,18 @@ class ProgressInstrumentation : public PassInstrumentation {
 
 // Reproducers: when the first pass of a run fails, writes into a new
 // directory DIR/PASS-YYYYmmdd-HHMMSS-PID
-//   graph.fx.json  the graph the pass received (the rolled-back target);
+//   graph.fx.json  the graph the pass received (the rolled-back target),
+//                  with its weights file beside it;
+//   inputs.pt      the example inputs the passes saw, when there were any;
+//   plugins/       a copy of every plugin loaded from a file;
 //   pipeline.json  the rest of the pipeline from that pass, options bound,
-//                  every plugin pinned by path and sha256, the properties
-//                  that held before it as "assume";
-//   README.txt     the failure and the command that reproduces it;
+//                  every plugin pinned by sha256 at its copy's path
+//                  relative to the directory, the properties that held
+//                  before it as "assume";
+//   README.txt     the failure and the command that reproduces it, run in
+//                  the directory (`--no-default-plugins`: the copies are
+//                  the plugins);
+// Nothing in it names a path outside it, so it can be moved or sent.
 // and sets PipelineReport::reproducer to the directory (it stays empty when
 // the directory could not be written). Installed when the pipeline sets
 // reproducer_dir.

@@ -105,7 +105,9 @@ static const FxPassInfo kPasses[] = {
      NULL}};
 
 static const FxPluginInfo kPlugin = {
-    "c_simplify", "1.0", FX_API_VERSION, FX_API_VERSION, kPasses, 1, NULL};
+    "c_simplify",      "1.0", FX_API_VERSION, FX_API_VERSION,
+    kPasses,           1,     NULL,           sizeof(FxPluginInfo),
+    sizeof(FxPassInfo)};
 
 FX_PLUGIN_EXPORT const FxPluginInfo* fx_plugin_get_info(void) {
   return &kPlugin;

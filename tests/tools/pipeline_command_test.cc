@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "fx_core/format/graph_json.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/ir/node.h"
 #include "plugin_api/loader/sha256.h"
 #include "tests/testing/reference.h"
 #include "tools/fx_commands.h"
@@ -50,7 +52,7 @@ TEST(FxPlugins, ListsPluginsPassesAndOptions) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(
       r.out,
-      "plugin c_plugin 1.0 (API 1, runs on API >= 1)\n"
+      "plugin c_plugin 1.0 (API 2, runs on API >= 2)\n"
       "  file:   " +
           path +
           "\n"
@@ -126,14 +128,25 @@ TEST(FxRun, AStoppedPipelineWritesNothingAndSaysWhy) {
       std::string::npos);
 }
 
-TEST(FxRun, SkippingAFailedPassStillWritesTheResult) {
+// Skipping writes the result but, as LLVM's and MLIR's tools do after a
+// failed pass, exits non-zero: kSkippedPassesStatus, naming what failed.
+TEST(FxRun, SkippingAFailedPassWritesTheResultAndExitsNonZero) {
   std::string out = temp_path("skipped/out.fx.json");
   Result r = run({"run", mymodule(), "--no-default-plugins", "--plugin",
                   kPlugins + "libtest_passes.so", "--pipeline",
                   "edit_then_fail,fake_shape_prop", "--on-failure", "skip",
                   "-o", out, "--time"});
-  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.status, 3) << r.err;  // kSkippedPassesStatus
   EXPECT_TRUE(exists(out));
+  EXPECT_NE(r.err.find("fx run: pass 'edit_then_fail' of plugin"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(
+      r.err.find("fx run: 1 pass failed and skipped (rolled back): "
+                 "'edit_then_fail'; " +
+                 out + " was written without its changes (exit status 3)\n"),
+      std::string::npos)
+      << r.err;
   EXPECT_NE(r.out.find("edit_then_fail   rolled back"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("fake_shape_prop  ran"), std::string::npos);
@@ -206,6 +219,128 @@ TEST(FxRun, APinnedHashMismatchIsRefused) {
                        " but the configuration pins " + std::string(64, 'f') +
                        ". The file changed since it was pinned; if the new "
                        "file is trusted, update the pin\n");
+}
+
+std::string reference(const std::string& name, const std::string& file) {
+  return testing::reference_dir() + "/" + name + "/" + file;
+}
+
+bool has_tensor_meta(const std::string& path) {
+  auto file = read_graph_file(path);
+  EXPECT_TRUE(file.ok()) << file.status();
+  if (!file.ok()) return false;
+  for (const Node* n : file->graph->nodes()) {
+    if (n->op() != Opcode::kOutput && !n->meta_value("tensor_meta")) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// seed_dropout has no parameters, so no weights: `fx exec` runs it, and so
+// do `fx run --inputs` and shape_prop.
+TEST(FxRun, AGraphWithoutParametersTakesInputsAndRunsShapeProp) {
+  std::string out = temp_path("weightless/out.fx.json");
+  Result r = run({"run", reference("seed_dropout", "graph.fx.json"), "--inputs",
+                  reference("seed_dropout", "input.pt"), "--pipeline",
+                  "shape_prop", "-o", out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(has_tensor_meta(out));
+  Result shapes = run({"run", reference("seed_dropout", "graph.fx.json"),
+                       "--pipeline", "shape_prop{shapes=2x3}", "-o", out});
+  ASSERT_EQ(shapes.status, 0) << shapes.err;
+  EXPECT_TRUE(has_tensor_meta(out));
+}
+
+// fx run's output is an input of fx run again, --inputs included, with or
+// without weights.
+TEST(FxRun, ItsOwnOutputFeedsBackIntoIt) {
+  for (const char* name : {"seed_dropout", "seed_mymodule"}) {
+    std::string first = temp_path(std::string("again/") + name + "/1.fx.json");
+    std::string second = temp_path(std::string("again/") + name + "/2.fx.json");
+    std::string inputs = reference(name, "input.pt");
+    Result r = run({"run", reference(name, "graph.fx.json"), "--inputs", inputs,
+                    "--pipeline", "shape_prop", "-o", first});
+    ASSERT_EQ(r.status, 0) << name << ": " << r.err;
+    Result again = run({"run", first, "--inputs", inputs, "--pipeline",
+                        "shape_prop", "-o", second});
+    ASSERT_EQ(again.status, 0) << name << ": " << again.err;
+    Result exec = run({"exec", second, "--inputs", inputs, "--outputs",
+                       temp_path(std::string("again/") + name + "/out.pt")});
+    EXPECT_EQ(exec.status, 0) << name << ": " << exec.err;
+  }
+}
+
+// A graph that does not load as a module is still transformed as a graph;
+// only --inputs, which needs one that runs, refuses it with the reason.
+TEST(FxRun, AGraphThatDoesNotRunIsTransformedButRefusesInputs) {
+  std::string graph = temp_path("unknown_op.fx.json");
+  Graph g;
+  Node* x = g.placeholder("x");
+  g.output(g.call_function("vendor.unknown_op", {x}));
+  std::ofstream(graph) << to_graph_json(g);
+  std::string out = temp_path("unknown_op/out.fx.json");
+  Result r = run({"run", graph, "--no-default-plugins", "--plugin",
+                  kPlugins + "libc_plugin.so", "--pipeline", "c_add_to_mul",
+                  "-o", out});
+  EXPECT_EQ(r.status, 0) << r.err;
+  Result inputs =
+      run({"run", graph, "--inputs", reference("seed_dropout", "input.pt"),
+           "--pipeline", "shape_prop", "-o", out});
+  EXPECT_EQ(inputs.status, 1);
+  EXPECT_NE(inputs.err.find("vendor.unknown_op"), std::string::npos)
+      << inputs.err;
+  EXPECT_NE(inputs.err.find("(--inputs needs a graph that runs)"),
+            std::string::npos)
+      << inputs.err;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A reproducer holds the example inputs and copies of the plugins, names no
+// path outside itself, and still reproduces the failure once moved.
+TEST(FxRun, AReproducerIsRelocatableAndHoldsTheInputs) {
+  namespace fs = boost::filesystem;
+  std::string dir = temp_path("relocate");
+  fs::remove_all(dir);
+  Result r = run(
+      {"run", mymodule(), "--inputs", reference("seed_mymodule", "input.pt"),
+       "--no-default-plugins", "--plugin", kPlugins + "libtest_passes.so",
+       "--pipeline", "decompose_relu,edit_then_fail", "-o",
+       dir + "/out.fx.json", "--reproducer-dir", dir + "/repro"});
+  ASSERT_EQ(r.status, 1);
+  std::vector<fs::path> written;
+  for (fs::directory_iterator it(dir + "/repro"), end; it != end; ++it) {
+    written.push_back(it->path());
+  }
+  ASSERT_EQ(written.size(), 1u);
+  std::string moved = dir + "/elsewhere";
+  fs::rename(written[0], moved);
+
+  std::string config = read_text(moved + "/pipeline.json");
+  EXPECT_EQ(config.find(dir), std::string::npos) << config;
+  EXPECT_NE(config.find("\"plugins/libtest_passes.so\""), std::string::npos)
+      << config;
+  EXPECT_TRUE(exists(moved + "/inputs.pt"));
+  EXPECT_TRUE(exists(moved + "/model.weights.pt"));
+  std::string readme = read_text(moved + "/README.txt");
+  EXPECT_NE(readme.find("fx run graph.fx.json --config pipeline.json --inputs "
+                        "inputs.pt --no-default-plugins -o out.fx.json"),
+            std::string::npos)
+      << readme;
+
+  Result again =
+      run({"run", moved + "/graph.fx.json", "--config",
+           moved + "/pipeline.json", "--inputs", moved + "/inputs.pt",
+           "--no-default-plugins", "-o", moved + "/out.fx.json"});
+  EXPECT_EQ(again.status, 1);
+  EXPECT_NE(again.err.find("edit_then_fail gives up"), std::string::npos)
+      << again.err;
 }
 
 TEST(FxDot, DrawsTheGraphWithTensorMetaAndGraphvizRendersIt) {

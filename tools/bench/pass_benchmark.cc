@@ -88,7 +88,7 @@ void BM_Pass_fx_core(benchmark::State& state) {
 }
 
 void BM_Pass_c_abi(benchmark::State& state) {
-  const FxPassInfo& pass = bench_plugin().info().passes[0];
+  const FxPassInfo& pass = bench_plugin().pass(0);
   FxOptions options = *fx::host::bind_pass_options(pass, {});
   for (auto _ : state) {
     state.PauseTiming();
@@ -113,7 +113,7 @@ void BM_Visit_fx_core(benchmark::State& state) {
 }
 
 void BM_Visit_c_abi(benchmark::State& state) {
-  const FxPassInfo& pass = bench_plugin().info().passes[0];
+  const FxPassInfo& pass = bench_plugin().pass(0);
   fx::host::OptionInput zero;
   zero.text = "0";
   FxOptions options = *fx::host::bind_pass_options(pass, {{"every", zero}});

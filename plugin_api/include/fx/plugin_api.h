@@ -13,7 +13,41 @@
  * Rules of the table
  *  - FxApi only grows: new functions are appended, none is removed or
  *    reordered, so a plugin built against version N runs on any host >= N.
- *    `FxApi.version` says how many entries the host filled in.
+ *    Every addition bumps FX_API_VERSION; the layout of each released version
+ *    is frozen by the test suite (an offsetof check per entry and an ABI
+ *    baseline, tests/plugin_api/abi).
+ *  - Negotiation. The host loads a plugin when its `min_api_version` is at
+ *    most the host's FX_API_VERSION, and refuses it (naming the plugin and
+ *    both versions) before calling any of its passes or registrations
+ *    otherwise. Each plugin is handed a table of version
+ *    min(plugin's api_version, host's FX_API_VERSION): `FxApi.version` says
+ *    which entries are filled in; entries of later versions are NULL. A
+ *    plugin that runs on older hosts than it was built for checks
+ *    `api->version` before calling an entry newer than its min_api_version
+ *    (the C++ wrapper does, and fails with FX_UNIMPLEMENTED otherwise).
+ *
+ * Rules of the structs (how a struct grows without breaking old binaries)
+ *  - A field is only ever appended, never inserted or removed, and each
+ *    appended field comes with the version that added it.
+ *  - Structs the plugin fills and the host reads are sized by the plugin:
+ *    FxPluginInfo.struct_size and FxPluginInfo.pass_info_size (version 2).
+ *    FxPluginInfo.api_version sits at an offset every version shares, so the
+ *    host reads it first and reads the size fields only from plugins built
+ *    against version 2 or later; a version-1 plugin has the version-1
+ *    layouts. FxPassInfo's size is in FxPluginInfo rather than in FxPassInfo
+ *    because `passes` is an array: the host needs its element size before it
+ *    can find any element (and an appended field of FxPassInfo itself could
+ *    not be found without it). A size of 0 means "the layout of the header
+ *    of `api_version`", so a plugin that does not set them keeps loading on
+ *    every host at least as new as its api_version.
+ *  - Structs the host writes into memory the plugin owns are sized by the
+ *    plugin too: FxTensorMeta.struct_size (version 2), read by the version-2
+ *    entries ValueTensorMeta2 / CallTensorMeta2, which write only the fields
+ *    that fit. The version-1 entries ValueTensorMeta / CallTensorMeta write
+ *    exactly the version-1 fields forever.
+ *  - Structs the host allocates and the plugin writes (FxTensorSpec) carry
+ *    the host's size (struct_size, version 2), set before the plugin's
+ *    function is called; a plugin reads it only when `api->version >= 2`.
  *  - Every call that can fail returns FxStatus*: NULL means success; otherwise
  *    the caller owns the status and frees it with ReleaseStatus. Getters that
  *    cannot fail on valid handles return their value directly (NULL / 0 for a
@@ -48,13 +82,14 @@
 #include <dlpack/dlpack.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h> /* memset, for FX_TENSOR_META_INIT */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* The API version this header describes. */
-#define FX_API_VERSION 1
+#define FX_API_VERSION 2
 
 #if defined(_WIN32)
 #define FX_PLUGIN_EXPORT __declspec(dllexport)
@@ -173,6 +208,11 @@ typedef struct FxPluginInfo {
   size_t num_passes;
   /* Tracer and runtime extensions to register at load time, or NULL. */
   FxRegisterFn register_extensions;
+
+  /* Version 2 (read only when api_version >= 2; 0: the sizes of the header
+   * of api_version, see "Rules of the structs" above). */
+  uint32_t struct_size;    /* sizeof(FxPluginInfo) */
+  uint32_t pass_info_size; /* sizeof(FxPassInfo): the stride of `passes` */
 } FxPluginInfo;
 
 typedef const FxPluginInfo* (*FxPluginGetInfoFn)(void);
@@ -214,7 +254,19 @@ typedef struct FxTensorMeta {
   size_t num_channels; /* per-channel scales and zero points */
   const double* scales;
   const int64_t* zero_points;
+
+  /* Version 2: sizeof(FxTensorMeta), set by the caller before calling
+   * ValueTensorMeta2 / CallTensorMeta2 (FX_TENSOR_META_INIT does). The
+   * version-1 entries neither read nor write it. */
+  uint32_t struct_size;
 } FxTensorMeta;
+
+/* An FxTensorMeta ready for ValueTensorMeta2 / CallTensorMeta2. */
+#define FX_TENSOR_META_INIT(meta)      \
+  do {                                 \
+    memset(&(meta), 0, sizeof(meta));  \
+    (meta).struct_size = sizeof(meta); \
+  } while (0)
 
 /* Called with each node's value, in graph order. Return NULL to go on, or
  * a status (owned by the host from then on) to stop the run with it. */
@@ -230,7 +282,7 @@ typedef FxStatus* (*FxNodeValueFn)(FxNode* node, const FxValue* value,
 typedef struct FxMatch FxMatch; /* borrowed for the callback */
 
 /* Flags of GraphMatchPattern / GraphReplacePattern. */
-#define FX_REWRITE_IGNORE_LITERALS 1u /* `x + 1` matches `x + 3` */
+#define FX_REWRITE_IGNORE_LITERALS 1u       /* `x + 1` matches `x + 3` */
 #define FX_REWRITE_MATCH_MODULES_BY_TYPE 2u /* call_module by module type */
 #define FX_REWRITE_NO_META 4u /* do not carry meta to replacement nodes */
 
@@ -252,6 +304,9 @@ typedef struct FxTensorSpec {
   int32_t ndim;
   int64_t shape[FX_MAX_DIMS];
   DLDataType dtype;
+  /* Version 2: sizeof(FxTensorSpec) as the host knows it, set by the host
+   * before the shape function runs; read it only when api->version >= 2. */
+  uint32_t struct_size;
 } FxTensorSpec;
 
 /* The op's computation: reads its arguments from `call` and returns the
@@ -279,7 +334,8 @@ typedef int (*FxLeafModuleFn)(const char* module_type,
 
 /* ------------------------------------------------------- the function table
  *
- * Version 1. Append new entries at the end only. */
+ * Append new entries at the end only, under a "Version N" heading, and bump
+ * FX_API_VERSION. Version 1 is every entry up to NodeUsers. */
 struct FxApi {
   uint32_t version; /* how many versions of entries below are filled in */
 
@@ -566,6 +622,16 @@ struct FxApi {
   /* Writes up to `capacity` users of `node`, in order, to `out` and returns
    * how many it has (NodeNumUsers): one call reads them all in O(users). */
   size_t (*NodeUsers)(const FxNode* node, FxNode** out, size_t capacity);
+
+  /* Version 2 ------------------------------------------------------------- */
+  /* ValueTensorMeta and CallTensorMeta for an FxTensorMeta of any version:
+   * `out->struct_size` (set by the caller, FX_TENSOR_META_INIT) says how
+   * big it is; the host writes the fields that fit and leaves struct_size
+   * as it was. FX_INVALID_ARGUMENT when struct_size is smaller than the
+   * version-1 fields. */
+  FxStatus* (*ValueTensorMeta2)(const FxValue* value, FxTensorMeta* out);
+  FxStatus* (*CallTensorMeta2)(const FxOpCall* call, const char* name,
+                               FxTensorMeta* out);
 };
 
 /* The entry point every plugin defines. */

@@ -72,6 +72,14 @@ class Error : public std::runtime_error {
   FxStatusCode code_;
 };
 
+// Versions. The table a host hands over may be older than this header
+// (FxApi.version, plugin_api.h "Negotiation"). Every wrapper function that
+// calls an entry newer than version 1 checks api()->version first: it uses
+// an older entry where one does the same job, and otherwise calls this,
+// which throws Error(FX_UNIMPLEMENTED) naming the entry and both versions
+// unless the host's table is at least `version`.
+inline void require_api_version(uint32_t version, const char* entry);
+
 // Throws Error for a non-NULL status (and releases it).
 inline void check(FxStatus* status);
 
@@ -603,7 +611,7 @@ PassDef pass(const char* name, const char* description);
 
 // The plugin's declaration: what fx_plugin_get_info returns. It declares
 // FX_API_VERSION as both the API it was built against and the oldest it runs
-// on.
+// on, and this header's struct sizes (struct_size, pass_info_size).
 class PluginDef {
  public:
   PluginDef(const char* name, const char* version,

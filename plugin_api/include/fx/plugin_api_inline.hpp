@@ -19,6 +19,16 @@ inline const FxApi*& api() {
   return table;
 }
 
+inline void require_api_version(uint32_t version, const char* entry) {
+  uint32_t host = api()->version;
+  if (host >= version) return;
+  throw Error(FX_UNIMPLEMENTED,
+              std::string(entry) + " needs fx plugin API version " +
+                  std::to_string(version) +
+                  ", but the host's table is version " + std::to_string(host) +
+                  " (use a newer fx host)");
+}
+
 inline void check(FxStatus* status) {
   if (status == nullptr) return;
   FxStatusCode code = api()->GetStatusCode(status);
@@ -580,8 +590,11 @@ inline std::string RuntimeValue::type_name() const {
 }
 
 inline FxTensorMeta RuntimeValue::tensor_meta() const {
-  FxTensorMeta m{};
-  check(api()->ValueTensorMeta(v_, &m));
+  FxTensorMeta m;
+  FX_TENSOR_META_INIT(m);
+  // Version 1 hosts fill the same fields through the version-1 entry.
+  check(api()->version >= 2 ? api()->ValueTensorMeta2(v_, &m)
+                            : api()->ValueTensorMeta(v_, &m));
   return m;
 }
 
@@ -944,6 +957,8 @@ inline PluginDef::PluginDef(const char* name, const char* version,
   info_.version = version;
   info_.api_version = FX_API_VERSION;
   info_.min_api_version = FX_API_VERSION;
+  info_.struct_size = sizeof(FxPluginInfo);
+  info_.pass_info_size = sizeof(FxPassInfo);
   info_.passes = infos_.data();
   info_.num_passes = infos_.size();
 }

@@ -9,8 +9,15 @@ __attribute__((constructor)) static void mark_loaded(void) {
   setenv("FX_SIDE_EFFECT_PLUGIN_LOADED", "1", 1);
 }
 
-static const FxPluginInfo kPlugin = {
-    "side_effect_plugin", "1.0", FX_API_VERSION, FX_API_VERSION, NULL, 0, NULL};
+static const FxPluginInfo kPlugin = {"side_effect_plugin",
+                                     "1.0",
+                                     FX_API_VERSION,
+                                     FX_API_VERSION,
+                                     NULL,
+                                     0,
+                                     NULL,
+                                     sizeof(FxPluginInfo),
+                                     sizeof(FxPassInfo)};
 
 FX_PLUGIN_EXPORT const FxPluginInfo* fx_plugin_get_info(void) {
   return &kPlugin;

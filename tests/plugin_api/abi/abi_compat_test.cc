@@ -1,0 +1,235 @@
+// The version negotiation of plugin_api.h on real binaries: a plugin built
+// against the frozen version-1 header loads and runs on this host and is
+// handed a version-1 table; a plugin built against a newer header is handed
+// this host's table and read at the struct sizes it declares; a plugin that
+// needs a newer host is refused before any of its code runs; the C++
+// wrapper checks the table's version before newer entries.
+#include <ATen/DLConvertor.h>
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fx/plugin_api.hpp"
+#include "fx_core/ir/graph.h"
+#include "fx_core/ir/node.h"
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/op_registry.h"
+#include "plugin_api/capi/c_api.h"
+#include "plugin_api/loader/plugin_loader.h"
+#include "plugin_api/pipeline/pass_manager.h"
+#include "plugin_api/pipeline/pass_registry.h"
+#include "tests/testing/status_matchers.h"
+
+namespace fx::host {
+namespace {
+
+using ::fx::testing::error_of;
+
+const std::string kDir = "tests/plugin_api/abi/plugins/";
+
+PipelineReport run_pipeline(const PassRegistry& registry,
+                            const std::string& text, PassTarget& target) {
+  auto spec = parse_pipeline_text(text);
+  EXPECT_TRUE(spec.ok()) << spec.status();
+  auto pm = PassManager::create(registry, *std::move(spec));
+  EXPECT_TRUE(pm.ok()) << pm.status();
+  return pm->run(target);
+}
+
+int64_t int_meta(const Node& n, const std::string& key) {
+  const Argument* value = n.meta_value(key);
+  return value ? value->as_int() : -1;
+}
+
+// x -> relu -> v1_plugin.identity -> output, on the version-1 plugin's
+// custom op; the v1 pass renames relu to sigmoid.
+TEST(AbiCompat, AVersionOnePluginBinaryLoadsAndRunsOnThisHost) {
+  auto plugin = load_plugin(kDir + "libv1_plugin.so");
+  ASSERT_TRUE(plugin.ok()) << plugin.status();
+  EXPECT_EQ((*plugin)->info().api_version, 1u);
+  PassRegistry registry;
+  ASSERT_TRUE(registry.add(*plugin).ok());  // registers with a v1 table
+  EXPECT_NE(
+      OpRegistry::global().find(Opcode::kCallFunction, "v1_plugin.identity"),
+      nullptr);
+
+  auto graph = std::make_unique<Graph>();
+  Node* x = graph->placeholder("x");
+  Node* relu = graph->call_function("torch.relu", {x});
+  graph->output(graph->call_function("v1_plugin.identity", {relu}));
+  GraphModule gm(GraphModule::AttributeMap{}, std::move(graph));
+  torch::Tensor in = torch::randn({2, 3});
+  EXPECT_TRUE(torch::equal(gm.forward({in}).toTensor(), torch::relu(in)));
+
+  GraphModuleTarget target(gm, {in});
+  PipelineReport report = run_pipeline(registry, "v1_mark", target);
+  ASSERT_TRUE(report.ok()) << report.failure;
+  EXPECT_EQ(relu->target(), "torch.sigmoid");
+  EXPECT_EQ(int_meta(*x, "v1_users"), 1);
+  EXPECT_EQ(int_meta(*gm.graph().output_node(), "v1_example_inputs"), 1);
+  EXPECT_TRUE(torch::allclose(gm.forward({in}).toTensor(), torch::sigmoid(in)));
+}
+
+TEST(AbiCompat, EachPluginIsHandedNoTableNewerThanItAskedFor) {
+  EXPECT_EQ(api(1)->version, 1u);
+  EXPECT_NE(api(1)->NodeUsers, nullptr);  // the last entry of version 1
+  EXPECT_EQ(api(1)->ValueTensorMeta2, nullptr);
+  EXPECT_EQ(api(1)->CallTensorMeta2, nullptr);
+  EXPECT_EQ(api(0)->version, 1u);
+  EXPECT_EQ(api(2)->version, 2u);
+  EXPECT_NE(api(2)->ValueTensorMeta2, nullptr);
+  EXPECT_EQ(api(FX_API_VERSION + 5), api());
+  EXPECT_EQ(api()->version, static_cast<uint32_t>(FX_API_VERSION));
+}
+
+// Its passes check that they got this host's whole table; the second is
+// only found at the plugin's declared pass_info_size.
+TEST(AbiCompat, ANewerPluginIsReadAtItsDeclaredSizesAndGetsThisHostsTable) {
+  auto plugin = load_plugin(kDir + "libnewer_plugin.so");
+  ASSERT_TRUE(plugin.ok()) << plugin.status();
+  ASSERT_EQ((*plugin)->num_passes(), 2u);
+  EXPECT_STREQ((*plugin)->pass(1).name, "newer_second");
+  PassRegistry registry;
+  ASSERT_TRUE(registry.add(*plugin).ok());
+  GraphFile file;
+  file.graph = std::make_unique<Graph>();
+  file.graph->output(file.graph->placeholder("x"));
+  GraphFileTarget target(file);
+  PipelineReport report =
+      run_pipeline(registry, "newer_first,newer_second", target);
+  EXPECT_TRUE(report.ok()) << report.failure;
+}
+
+TEST(AbiCompat, APluginNeedingANewerHostIsRefusedBeforeItsCodeRuns) {
+  unsetenv("FX_FUTURE_PLUGIN_RAN");
+  const std::string path = "tests/plugin_api/plugins/libfuture_plugin.so";
+  EXPECT_EQ(error_of(load_plugin(path)),
+            "plugin 'future_plugin' (" + path +
+                ") requires fx plugin API version 3 or later, but this host "
+                "provides version 2. Fix: use an fx host that provides API "
+                "version 3, or rebuild the plugin with min_api_version <= 2");
+  EXPECT_EQ(std::getenv("FX_FUTURE_PLUGIN_RAN"), nullptr);
+}
+
+TEST(AbiCompat, DeclaredSizesAreChecked) {
+  FxPassInfo passes[2] = {};
+  FxPluginInfo info{};
+  info.name = "sized";
+  info.version = "1";
+  info.api_version = info.min_api_version = FX_API_VERSION;
+  info.passes = passes;
+  info.num_passes = 0;
+  info.struct_size = 8;
+  EXPECT_EQ(error_of(check_plugin_info(&info, "x.so")),
+            "plugin 'sized' (x.so) declares struct_size 8, smaller than the "
+            "FxPluginInfo of API version 2 (56 bytes). Fix: set struct_size "
+            "= sizeof(FxPluginInfo) and pass_info_size = sizeof(FxPassInfo) "
+            "(FXP_PLUGIN does)");
+  info.struct_size = 0;  // the header's sizes
+  EXPECT_TRUE(check_plugin_info(&info, "x.so").ok());
+  info.api_version = FX_API_VERSION + 1;  // newer, several passes, no size
+  info.num_passes = 2;
+  EXPECT_EQ(
+      error_of(check_plugin_info(&info, "x.so"))
+          .rfind("plugin 'sized' (x.so) was built against fx plugin API "
+                 "version 3, newer than this host's 2, and does not declare "
+                 "pass_info_size",
+                 0),
+      0u);
+}
+
+// The tensor-meta entries of both versions, on a value of a real run: the
+// version-1 entry writes exactly the version-1 fields (a version-1 plugin's
+// struct ends there), the version-2 entry as many as the caller declares.
+class TensorMetaEntries : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto graph = std::make_unique<Graph>();
+    Node* x = graph->placeholder("x");
+    graph->output(graph->call_function("torch.relu", {x}));
+    gm_ = std::make_unique<GraphModule>(GraphModule::AttributeMap{},
+                                        std::move(graph));
+  }
+
+  // Calls `check` with the value of the placeholder.
+  template <typename Fn>
+  void with_value(Fn check) {
+    torch::Tensor in = torch::randn({2, 3});
+    DLManagedTensor* dl = at::toDLPack(in);
+    const DLTensor* inputs[] = {&dl->dl_tensor};
+    auto on_node = [](FxNode* node, const FxValue* value, void* data) {
+      if (api()->NodeOp(node) == FX_OP_PLACEHOLDER) {
+        (*static_cast<Fn*>(data))(value);
+      }
+      return static_cast<FxStatus*>(nullptr);
+    };
+    FxStatus* s = api()->GraphRun(to_handle(&gm_->graph()), inputs, 1, 0,
+                                  on_node, &check);
+    EXPECT_EQ(s, nullptr) << (s ? api()->GetStatusMessage(s) : "");
+    dl->deleter(dl);
+  }
+
+  std::unique_ptr<GraphModule> gm_;
+};
+
+TEST_F(TensorMetaEntries, VersionOneWritesOnlyVersionOneFields) {
+  with_value([](const FxValue* v) {
+    FxTensorMeta meta;
+    std::memset(&meta, 0xAB, sizeof meta);
+    ASSERT_EQ(api(1)->ValueTensorMeta(v, &meta), nullptr);
+    EXPECT_EQ(meta.ndim, 2);
+    EXPECT_EQ(meta.struct_size, 0xABABABABu);  // past a v1 struct: untouched
+  });
+}
+
+TEST_F(TensorMetaEntries, VersionTwoWritesWhatTheCallerDeclares) {
+  with_value([](const FxValue* v) {
+    FxTensorMeta meta;
+    FX_TENSOR_META_INIT(meta);
+    ASSERT_EQ(api()->ValueTensorMeta2(v, &meta), nullptr);
+    EXPECT_EQ(meta.ndim, 2);
+    EXPECT_EQ(meta.shape[1], 3);
+    EXPECT_EQ(meta.struct_size, sizeof(FxTensorMeta));
+    meta.struct_size = 4;
+    FxStatus* s = api()->ValueTensorMeta2(v, &meta);
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(api()->GetStatusCode(s), FX_INVALID_ARGUMENT);
+    api()->ReleaseStatus(s);
+  });
+}
+
+// The wrapper reads tensor meta through whichever entry the table has.
+TEST_F(TensorMetaEntries, TheWrapperUsesTheEntryTheTableHas) {
+  for (uint32_t version : {1u, 2u}) {
+    fxp::api() = api(version);
+    with_value([](const FxValue* v) {
+      EXPECT_EQ(fxp::RuntimeValue(v).tensor_meta().ndim, 2);
+    });
+  }
+  fxp::api() = api();
+}
+
+TEST(AbiCompat, TheWrapperRefusesEntriesNewerThanTheTable) {
+  fxp::api() = api(1);
+  try {
+    fxp::require_api_version(2, "ValueTensorMeta2");
+    ADD_FAILURE() << "no error";
+  } catch (const fxp::Error& e) {
+    EXPECT_EQ(e.code(), FX_UNIMPLEMENTED);
+    EXPECT_STREQ(e.what(),
+                 "ValueTensorMeta2 needs fx plugin API version 2, but the "
+                 "host's table is version 1 (use a newer fx host)");
+  }
+  fxp::api() = api(2);
+  EXPECT_NO_THROW(fxp::require_api_version(2, "ValueTensorMeta2"));
+  fxp::api() = api();
+}
+
+}  // namespace
+}  // namespace fx::host

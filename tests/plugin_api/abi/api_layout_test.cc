@@ -1,0 +1,193 @@
+// The frozen layout of the FxApi table (plugin_api.h): every entry of every
+// released version at the offset it was released at. Checked at compile
+// time, so inserting, removing or reordering an entry fails the build of
+// this test (and `bazel test //tests/plugin_api/...`).
+//
+// Each version's entries are listed in table order, once, when the version
+// is released; a release appends a list and never edits an earlier one. An
+// entry's expected offset is derived from its position: the table is the
+// `version` field followed by one function pointer per entry, so entry i
+// (counting every version's entries in order) sits at
+// offsetof(FxApi, CreateStatus) + i * sizeof(void (*)(void)).
+#include <gtest/gtest.h>
+
+#include <cstddef>
+
+#include "fx/plugin_api.h"
+
+namespace {
+
+// Version 1: the 123 entries released as FX_API_VERSION 1.
+#define FX_API_V1_ENTRIES(X) \
+  X(CreateStatus)            \
+  X(GetStatusCode)           \
+  X(GetStatusMessage)        \
+  X(ReleaseStatus)           \
+  X(ReleaseString)           \
+  X(CreateNone)              \
+  X(CreateBool)              \
+  X(CreateInt)               \
+  X(CreateFloat)             \
+  X(CreateString)            \
+  X(CreateNodeRef)           \
+  X(CreateList)              \
+  X(CreateTuple)             \
+  X(CreateDict)              \
+  X(CreateSlice)             \
+  X(CreateEllipsis)          \
+  X(CreateTorchValue)        \
+  X(CloneArg)                \
+  X(ReleaseArg)              \
+  X(ArgKind)                 \
+  X(ArgGetBool)              \
+  X(ArgGetInt)               \
+  X(ArgGetFloat)             \
+  X(ArgGetString)            \
+  X(ArgGetNode)              \
+  X(ArgSize)                 \
+  X(ArgItem)                 \
+  X(ArgKey)                  \
+  X(ArgEqual)                \
+  X(NodeOp)                  \
+  X(NodeName)                \
+  X(NodeTarget)              \
+  X(NodeType)                \
+  X(NodeGraph)               \
+  X(NodeNumArgs)             \
+  X(NodeArg)                 \
+  X(NodeNumKwargs)           \
+  X(NodeKwargKey)            \
+  X(NodeKwargValue)          \
+  X(NodeFindKwarg)           \
+  X(NodeNumUsers)            \
+  X(NodeUser)                \
+  X(NodeNumInputs)           \
+  X(NodeInput)               \
+  X(NodeNext)                \
+  X(NodePrev)                \
+  X(NodeIsErased)            \
+  X(NodeIsImpure)            \
+  X(NodeNumMeta)             \
+  X(NodeMetaKey)             \
+  X(NodeGetMeta)             \
+  X(NodeFormat)              \
+  X(NodeSetArgs)             \
+  X(NodeSetArg)              \
+  X(NodeSetKwargs)           \
+  X(NodeSetKwarg)            \
+  X(NodeSetTarget)           \
+  X(NodeSetType)             \
+  X(NodeSetMeta)             \
+  X(NodeRemoveMeta)          \
+  X(NodeReplaceAllUsesWith)  \
+  X(NodeReplaceInputWith)    \
+  X(NodePrepend)             \
+  X(NodeAppend)              \
+  X(GraphNumNodes)           \
+  X(GraphFirstNode)          \
+  X(GraphLastNode)           \
+  X(GraphOutputNode)         \
+  X(GraphFindNodes)          \
+  X(GraphCreateNode)         \
+  X(GraphSetInsertPoint)     \
+  X(GraphGetInsertPoint)     \
+  X(GraphEraseNode)          \
+  X(GraphEliminateDeadCode)  \
+  X(GraphLint)               \
+  X(GraphToText)             \
+  X(GraphPythonCode)         \
+  X(GraphHasAttr)            \
+  X(GraphGetAttr)            \
+  X(GraphSetAttr)            \
+  X(GraphModuleType)         \
+  X(OptionsGetBool)          \
+  X(OptionsGetInt)           \
+  X(OptionsGetFloat)         \
+  X(OptionsGetString)        \
+  X(OptionsGetListSize)      \
+  X(OptionsGetListItem)      \
+  X(GraphRun)                \
+  X(GraphEvaluate)           \
+  X(ValueKind)               \
+  X(ValueTypeName)           \
+  X(ValueTensorMeta)         \
+  X(ValueToDLPack)           \
+  X(ValueGetBool)            \
+  X(ValueGetInt)             \
+  X(ValueGetFloat)           \
+  X(ValueSize)               \
+  X(ValueItem)               \
+  X(GraphAddSubgraphModule)  \
+  X(GraphNumExampleInputs)   \
+  X(GraphExampleInput)       \
+  X(GraphNodeCopy)           \
+  X(CreateGraph)             \
+  X(ReleaseGraph)            \
+  X(GraphMatchPattern)       \
+  X(GraphReplacePattern)     \
+  X(MatchSize)               \
+  X(MatchPatternNode)        \
+  X(MatchValue)              \
+  X(MatchAnchor)             \
+  X(MatchNumReplacements)    \
+  X(MatchReplacement)        \
+  X(GraphModuleConfig)       \
+  X(RegisterCustomOp)        \
+  X(RegisterLeafModuleRule)  \
+  X(CallHasArg)              \
+  X(CallTensorArg)           \
+  X(CallTensorMeta)          \
+  X(CallIntArg)              \
+  X(CallFloatArg)            \
+  X(GraphShareAttr)          \
+  X(GraphAddModule)          \
+  X(NodeUsers)
+
+// Version 2.
+#define FX_API_V2_ENTRIES(X) \
+  X(ValueTensorMeta2)        \
+  X(CallTensorMeta2)
+
+// Every entry's position: kIndex_<name>, counted over all versions.
+#define FX_ENTRY_INDEX(name) kIndex_##name,
+// (kV1Continue only makes the numbering of version 2 go on from kV1Entries.)
+enum EntryIndex : size_t {
+  FX_API_V1_ENTRIES(FX_ENTRY_INDEX) kV1Entries,
+  kV1Continue = kV1Entries - 1,
+  FX_API_V2_ENTRIES(FX_ENTRY_INDEX) kEntries
+};
+#undef FX_ENTRY_INDEX
+
+constexpr size_t kEntrySize = sizeof(void (*)(void));
+constexpr size_t kFirstEntry = offsetof(FxApi, CreateStatus);
+
+static_assert(offsetof(FxApi, version) == 0, "FxApi.version moved");
+static_assert(kFirstEntry == kEntrySize,
+              "the first entry follows the version field, pointer-aligned");
+static_assert(kV1Entries == 123, "version 1 has 123 entries");
+
+#define FX_CHECK_OFFSET(name)                                            \
+  static_assert(                                                         \
+      offsetof(FxApi, name) == kFirstEntry + kIndex_##name * kEntrySize, \
+      "FxApi." #name                                                     \
+      " is not where its version released it: "                          \
+      "entries are only appended (plugin_api.h)");
+FX_API_V1_ENTRIES(FX_CHECK_OFFSET)
+FX_API_V2_ENTRIES(FX_CHECK_OFFSET)
+#undef FX_CHECK_OFFSET
+
+// Version 2 ends the table: an appended entry needs a "Version 3" list here
+// (and FX_API_VERSION 3).
+static_assert(sizeof(FxApi) == kFirstEntry + kEntries * kEntrySize,
+              "FxApi has entries this file does not list: list them under "
+              "their version");
+static_assert(FX_API_VERSION == 2,
+              "a new FX_API_VERSION: list its entries above");
+
+TEST(ApiLayout, EveryReleasedEntryIsWhereItWasReleased) {
+  // The checks are the static_asserts above; this records their scope.
+  EXPECT_EQ(static_cast<size_t>(kV1Entries), 123u);
+  EXPECT_EQ(sizeof(FxApi), kFirstEntry + 125 * kEntrySize);
+}
+
+}  // namespace
