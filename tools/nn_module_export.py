@@ -106,6 +106,112 @@ CASES = [
     ("nn.EmbeddingBag(10, 4, mode='sum')", [("long", (3, 5), 10)], False),
     ("nn.EmbeddingBag(10, 4, mode='max', padding_idx=2)",
      [("long", (2, 6), 10)], False),
+    # Rebuilt with a forward of their own.
+    ("nn.InstanceNorm1d(3)", [(2, 3, 6)], False),
+    ("nn.InstanceNorm2d(3, affine=True)", [(2, 3, 4, 5)], False),
+    ("nn.InstanceNorm2d(3, affine=True, track_running_stats=True)",
+     [(2, 3, 4, 5)], False),
+    ("nn.InstanceNorm3d(2, affine=True)", [(2, 3, 4, 5)], False),
+    ("nn.ConvTranspose1d(3, 4, 3, stride=2)", [(2, 3, 5)], False),
+    ("nn.ConvTranspose2d(4, 6, (3, 2), stride=2, padding=1, "
+     "output_padding=1, groups=2, dilation=1)", [(1, 4, 5, 5)], False),
+    ("nn.ConvTranspose2d(3, 2, 3, stride=2, bias=False)", [(3, 4, 4)], False),
+    ("nn.ConvTranspose3d(2, 3, 2, stride=2)", [(1, 2, 2, 3, 3)], False),
+    ("nn.MaxUnpool1d(2)", ["torch.nn.functional.max_pool1d(torch.randn("
+                           "1, 2, 6, generator=g), 2, return_indices=True)"],
+     False),
+    ("nn.MaxUnpool2d(2)", ["torch.nn.functional.max_pool2d(torch.randn("
+                           "1, 2, 4, 4, generator=g), 2, return_indices=True)"
+                           ], False),
+    ("nn.MaxUnpool3d(2, stride=2)",
+     ["torch.nn.functional.max_pool3d(torch.randn(1, 2, 4, 4, 4, "
+      "generator=g), 2, return_indices=True)"], False),
+    # Losses.
+    ("nn.L1Loss()", [(3, 4), (3, 4)], False),
+    ("nn.MSELoss(reduction='sum')", [(3, 4), (3, 4)], False),
+    ("nn.NLLLoss()", ["torch.randn(4, 5, generator=g).log_softmax(1)",
+                      ("long", (4,), 5)], False),
+    ("nn.NLLLoss(weight=torch.rand(5), ignore_index=1, reduction='sum')",
+     ["torch.randn(4, 5, generator=g).log_softmax(1)", ("long", (4,), 5)],
+     False),
+    ("nn.NLLLoss2d()", ["torch.randn(2, 3, 4, 4, generator=g).log_softmax(1)",
+                        ("long", (2, 4, 4), 3)], False),
+    ("nn.CrossEntropyLoss(label_smoothing=0.1)", [(4, 5), ("long", (4,), 5)],
+     False),
+    ("nn.PoissonNLLLoss(full=True)", [(3, 4), "torch.rand(3, 4, generator=g)"],
+     False),
+    ("nn.GaussianNLLLoss(full=True)",
+     [(3, 4), (3, 4), "torch.rand(3, 4, generator=g) + 0.1"], False),
+    ("nn.KLDivLoss(reduction='batchmean')",
+     ["torch.randn(3, 4, generator=g).log_softmax(1)",
+      "torch.rand(3, 4, generator=g)"], False),
+    ("nn.BCELoss(weight=torch.rand(4))",
+     ["torch.rand(3, 4, generator=g)", "torch.rand(3, 4, generator=g)"], False),
+    ("nn.BCEWithLogitsLoss(pos_weight=torch.rand(4))",
+     [(3, 4), "torch.rand(3, 4, generator=g)"], False),
+    ("nn.HingeEmbeddingLoss(margin=0.5)",
+     [(3, 4), "torch.randint(0, 2, (3, 4), generator=g).float() * 2 - 1"],
+     False),
+    ("nn.MultiLabelMarginLoss()", [(3, 4), "torch.tensor([[3, 0, -1, 1], "
+                                   "[0, 1, 2, 3], [1, -1, 0, 0]])"], False),
+    ("nn.SmoothL1Loss(beta=0.5)", [(3, 4), (3, 4)], False),
+    ("nn.HuberLoss(delta=0.7)", [(3, 4), (3, 4)], False),
+    ("nn.SoftMarginLoss()",
+     [(3, 4), "torch.randint(0, 2, (3, 4), generator=g).float() * 2 - 1"],
+     False),
+    ("nn.MultiLabelSoftMarginLoss(weight=torch.rand(4))",
+     [(3, 4), "torch.randint(0, 2, (3, 4), generator=g).float()"], False),
+    ("nn.CosineEmbeddingLoss(margin=0.2)",
+     [(3, 4), (3, 4), "torch.tensor([1.0, -1.0, 1.0])"], False),
+    ("nn.MarginRankingLoss(margin=0.1)",
+     [(5,), (5,), "torch.randint(0, 2, (5,), generator=g).float() * 2 - 1"],
+     False),
+    ("nn.MultiMarginLoss(p=2, margin=0.5, weight=torch.rand(4))",
+     [(3, 4), ("long", (3,), 4)], False),
+    ("nn.TripletMarginLoss(margin=0.5, swap=True)", [(3, 4), (3, 4), (3, 4)],
+     False),
+    ("nn.TripletMarginWithDistanceLoss(margin=0.5)", [(3, 4), (3, 4), (3, 4)],
+     False),
+    ("nn.CTCLoss()", ["torch.randn(6, 2, 5, generator=g).log_softmax(2)",
+                      "torch.randint(1, 5, (2, 3), generator=g)",
+                      "torch.tensor([6, 5])", "torch.tensor([3, 2])"], False),
+    # LibTorch's own classes.
+    ("nn.Linear(4, 3)", [(2, 4)], False),
+    ("nn.Linear(4, 3, bias=False)", [(2, 5, 4)], False),
+    ("nn.Conv1d(3, 4, 3, padding=1, padding_mode='reflect')", [(2, 3, 6)],
+     False),
+    ("nn.Conv2d(4, 6, 3, stride=2, groups=2, bias=False)", [(1, 4, 7, 7)],
+     False),
+    ("nn.Conv2d(3, 4, 3, padding='same', dilation=2)", [(1, 3, 6, 6)], False),
+    ("nn.Conv3d(2, 3, 2)", [(1, 2, 3, 4, 4)], False),
+    ("nn.BatchNorm1d(3)", [(4, 3)], False),
+    ("nn.BatchNorm1d(3)", [(4, 3, 5)], True),
+    ("nn.BatchNorm2d(3, momentum=None)", [(2, 3, 4, 4)], True),
+    ("nn.BatchNorm3d(2, affine=False)", [(2, 2, 2, 3, 3)], False),
+    ("nn.LayerNorm((4, 5), eps=1e-3)", [(2, 3, 4, 5)], False),
+    ("nn.GroupNorm(2, 4)", [(2, 4, 3)], False),
+    ("nn.Dropout(0.3)", [(3, 4)], True),
+    ("nn.Embedding(10, 3, padding_idx=0)", [("long", (2, 4), 10)], False),
+    ("nn.Flatten(0, 1)", [(2, 3, 4)], False),
+    ("nn.Identity()", [(2, 3)], False),
+    ("nn.GELU(approximate='tanh')", [(2, 3)], False),
+    ("nn.Hardsigmoid()", [(2, 3)], False),
+    ("nn.Hardswish()", [(2, 3)], False),
+    ("nn.LeakyReLU(0.2)", [(2, 3)], False),
+    ("nn.Mish()", [(2, 3)], False),
+    ("nn.ReLU()", [(2, 3)], False),
+    ("nn.ReLU6()", [(2, 3)], False),
+    ("nn.SiLU()", [(2, 3)], False),
+    ("nn.Sigmoid()", [(2, 3)], False),
+    ("nn.Tanh()", [(2, 3)], False),
+    ("nn.Softmax(dim=0)", [(2, 3)], False),
+    ("nn.MaxPool1d(2)", [(2, 3, 6)], False),
+    ("nn.MaxPool2d(3, stride=2, padding=1, ceil_mode=True)", [(1, 2, 7, 7)],
+     False),
+    ("nn.AvgPool1d(3, stride=2)", [(2, 3, 7)], False),
+    ("nn.AvgPool2d(2, divisor_override=3)", [(1, 2, 4, 4)], False),
+    ("nn.AdaptiveAvgPool1d(3)", [(2, 3, 7)], False),
+    ("nn.AdaptiveAvgPool2d((2, 3))", [(1, 2, 5, 7)], False),
 ]
 
 
@@ -124,6 +230,10 @@ def module_class_names():
 
 
 def make_input(spec, generator):
+    """A shape (randn), ("long", shape, high), or a Python expression over
+    torch and the generator g (a tuple result gives several inputs)."""
+    if isinstance(spec, str):
+        return eval(spec, {"torch": torch, "g": generator})  # noqa: S307
     if isinstance(spec, tuple) and spec and spec[0] == "long":
         _, shape, high = spec
         return torch.randint(0, high, shape, generator=generator)
@@ -155,7 +265,10 @@ def export_case(constructor, input_specs, training, out_dir, seed):
     module = eval(constructor, {"nn": nn, "torch": torch})  # noqa: S307
     randomize(module, generator)
     module.train(training)
-    inputs = [make_input(s, generator) for s in input_specs]
+    inputs = []
+    for spec in input_specs:
+        made = make_input(spec, generator)
+        inputs.extend(made if isinstance(made, tuple) else [made])
     gm = one_module_graph(module, len(inputs))
     torch.manual_seed(seed)
     export(gm, inputs, out_dir)

@@ -96,12 +96,27 @@ def encode(value, where):
 ATTRIBUTE_ALIASES = {"PairwiseDistance": {"p": "norm"}}
 
 
+def is_default_distance(value):
+    """TripletMarginWithDistanceLoss stores PairwiseDistance() for None."""
+    return (type(value) is torch.nn.PairwiseDistance and value.norm == 2.0
+            and value.eps == 1e-6 and not value.keepdim)
+
+
+# Constructor arguments whose stored value stands for the default None.
+STORED_DEFAULTS = {"TripletMarginWithDistanceLoss": {
+    "distance_function": is_default_distance}}
+
+
 def module_config(module):
     """The constructor keyword arguments that rebuild `module`."""
     config = {}
     signature = inspect.signature(type(module).__init__)
     aliases = ATTRIBUTE_ALIASES.get(type(module).__name__, {})
     for name, param in signature.parameters.items():
+        if STORED_DEFAULTS.get(type(module).__name__, {}).get(
+                name, lambda v: False)(getattr(module, name, None)):
+            config[name] = None
+            continue
         if name in aliases:
             config[name] = encode(getattr(module, aliases[name]),
                                   f"module {type(module).__name__} {name}")

@@ -6,6 +6,7 @@
 #include "fx_core/io/atomic_file.h"
 #include "fx_core/runtime/module_path.h"
 #include "fx_core/runtime/module_registry.h"
+#include "fx_core/runtime/modules/functional_module.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 
@@ -29,6 +30,8 @@ bool load_into(torch::nn::Module& module, const std::string& key,
                const at::Tensor& value, std::string* error) {
   torch::NoGradGuard no_grad;
   std::optional<TensorAttr> found = tensor_at(module, key);
+  auto* generic = dynamic_cast<nn::FunctionalModuleImpl*>(&module);
+  if (!found && generic != nullptr && generic->adopt(key, value)) return true;
   if (!found) {
     *error = "the module has no such parameter or buffer";
     return false;

@@ -1,5 +1,7 @@
 #include "fx_core/runtime/modules/functional_module.h"
 
+#include <algorithm>
+
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 
@@ -14,6 +16,19 @@ const c10::IValue& FunctionalModuleImpl::config(std::string_view name) const {
     if (key == name) return value;
   }
   throw FxError(cat(this->name(), " has no constructor argument '", name, "'"));
+}
+
+void FunctionalModuleImpl::declare_optional_buffer(std::string name) {
+  optional_buffers_.push_back(std::move(name));
+}
+
+bool FunctionalModuleImpl::adopt(const std::string& name,
+                                 const at::Tensor& value) {
+  bool declared = std::find(optional_buffers_.begin(), optional_buffers_.end(),
+                            name) != optional_buffers_.end();
+  if (!declared || named_buffers(false).contains(name)) return false;
+  register_buffer(name, value.clone());
+  return true;
 }
 
 }  // namespace fx::nn

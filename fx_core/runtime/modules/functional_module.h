@@ -41,8 +41,18 @@ class FunctionalModuleImpl : public torch::nn::Cloneable<FunctionalModuleImpl> {
   // when it has none.
   const c10::IValue& config(std::string_view name) const;
 
+  // A tensor the Python class holds only when its constructor was given one
+  // (nn.NLLLoss's `weight` buffer, BCEWithLogitsLoss's `pos_weight`): its
+  // shape is unknown until the weights are read, so it is registered then,
+  // by adopt().
+  void declare_optional_buffer(std::string name);
+  // Registers `value` as buffer `name` when `name` was declared optional and
+  // is not registered yet. False otherwise.
+  bool adopt(const std::string& name, const at::Tensor& value);
+
  private:
   Config config_;
+  std::vector<std::string> optional_buffers_;
 };
 
 }  // namespace fx::nn

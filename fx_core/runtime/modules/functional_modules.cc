@@ -26,6 +26,7 @@
 
 #include "fx_core/runtime/module_registry.h"
 #include "fx_core/runtime/modules/functional_module.h"
+#include "fx_core/runtime/modules/module_spec.h"
 #include "fx_core/runtime/op_registry.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
@@ -37,166 +38,14 @@ namespace {
 using c10::IValue;
 using nn::FunctionalModuleImpl;
 
-// Registers parameters and buffers from the constructor's arguments.
-using MakeParameters = std::function<void(FunctionalModuleImpl&, OpArgs&)>;
-// A forward that is more than one functional call.
-using CustomForward = std::function<IValue(FunctionalModuleImpl&, OpArgs&)>;
-
-struct Spec {
-  Spec(std::string type, std::string init, std::string forward,
-       std::string target, std::vector<std::string> args,
-       std::vector<std::pair<std::string, std::string>> kwargs = {})
-      : type(std::move(type)),
-        init(std::move(init)),
-        forward(std::move(forward)),
-        target(std::move(target)),
-        args(std::move(args)),
-        kwargs(std::move(kwargs)) {}
-  std::string type;  // "ELU": torch.nn.ELU
-  std::string init;  // the constructor's signature
-  std::string forward;
-  std::string target;             // the functional the forward calls
-  std::vector<std::string> args;  // its arguments, as tokens
-  std::vector<std::pair<std::string, std::string>> kwargs;
-  MakeParameters parameters;
-  CustomForward custom;
-  // > 0: an int `padding` means that many copies (_pair, _quadruple, ...).
-  size_t padding_ints = 0;
-};
-
-// Where one argument of the forward's call comes from.
-struct Source {
-  enum class Kind { kForward, kConfig, kSelf, kTraining, kLiteral };
-  Kind kind = Kind::kLiteral;
-  size_t index = 0;  // forward or config parameter
-  std::string name;  // kSelf: the parameter or buffer
-  IValue literal;
-};
-
-Source resolve_token(const OpSchema& forward, const OpSchema& init,
-                     const std::string& token) {
-  Source s;
-  if (int i = forward.index_of(token); i >= 0) {
-    s.kind = Source::Kind::kForward;
-    s.index = static_cast<size_t>(i);
-  } else if (token.rfind("self.", 0) == 0) {
-    s.kind = Source::Kind::kSelf;
-    s.name = token.substr(5);
-  } else if (token == "training") {
-    s.kind = Source::Kind::kTraining;
-  } else if (int j = init.index_of(token); j >= 0) {
-    s.kind = Source::Kind::kConfig;
-    s.index = static_cast<size_t>(j);
-  } else {
-    OpSchema literal = OpSchema::parse(cat("x=", token));
-    s.literal = literal.params()[0].default_value;
-  }
-  return s;
-}
-
-IValue source_value(const Source& s, FunctionalModuleImpl& m, OpArgs& a) {
-  switch (s.kind) {
-    case Source::Kind::kForward:
-      return a[s.index];
-    case Source::Kind::kConfig:
-      return m.config()[s.index].second;
-    case Source::Kind::kTraining:
-      return m.is_training();
-    case Source::Kind::kLiteral:
-      return s.literal;
-    case Source::Kind::kSelf:
-      break;
-  }
-  if (const at::Tensor* p = m.named_parameters(false).find(s.name)) {
-    return p->defined() ? IValue(*p) : IValue();
-  }
-  if (const at::Tensor* b = m.named_buffers(false).find(s.name)) {
-    return b->defined() ? IValue(*b) : IValue();
-  }
-  return IValue();  // a parameter the module does not have (bias=False)
-}
-
-// The forward of a one-call row.
-decltype(ModuleKind::forward) call_forward(const Spec& spec,
-                                           const OpSchema& forward,
-                                           const OpSchema& init) {
-  std::vector<Source> args;
-  std::vector<std::pair<std::string, Source>> kwargs;
-  for (const std::string& t : spec.args) {
-    args.push_back(resolve_token(forward, init, t));
-  }
-  for (const auto& [name, t] : spec.kwargs) {
-    kwargs.emplace_back(name, resolve_token(forward, init, t));
-  }
-  std::string target = spec.target;
-  return [args, kwargs, target](torch::nn::Module& module, OpArgs& a) {
-    auto& m = dynamic_cast<FunctionalModuleImpl&>(module);
-    std::vector<IValue> call_args;
-    call_args.reserve(args.size());
-    for (const Source& s : args) call_args.push_back(source_value(s, m, a));
-    std::vector<std::pair<std::string, IValue>> call_kwargs;
-    for (const auto& [name, s] : kwargs) {
-      call_kwargs.emplace_back(name, source_value(s, m, a));
-    }
-    const OpDef& def = OpRegistry::global().get(Opcode::kCallFunction, target);
-    return call_op(def, std::move(call_args), call_kwargs);
-  };
-}
-
-// A Python tuple of `n` copies of an int, or the sequence itself
-// (_pair / _quadruple / _ntuple).
-IValue ntuple(const IValue& v, size_t n) {
-  if (!v.isInt()) return v;
-  return make_tuple(std::vector<IValue>(n, v));
-}
-
-void add_spec(ModuleRegistry& r, const Spec& spec) {
-  ModuleKind kind;
-  kind.type = cat("torch.nn.", spec.type);
-  kind.forward_schema = OpSchema::parse(spec.forward);
-  kind.init_schema = OpSchema::parse(spec.init);
-  if (spec.custom) {
-    CustomForward custom = spec.custom;
-    kind.forward = [custom](torch::nn::Module& m, OpArgs& a) {
-      return custom(dynamic_cast<FunctionalModuleImpl&>(m), a);
-    };
-  } else {
-    kind.forward = call_forward(spec, kind.forward_schema, kind.init_schema);
-  }
-  std::string type = kind.type;
-  MakeParameters parameters = spec.parameters;
-  size_t padding_ints = spec.padding_ints;
-  kind.create = [type, parameters, padding_ints](OpArgs& a) {
-    FunctionalModuleImpl::Config config;
-    for (size_t i = 0; i < a.size(); ++i) {
-      bool expand = padding_ints > 0 && a.param_name(i) == "padding";
-      config.emplace_back(a.param_name(i),
-                          expand ? ntuple(a[i], padding_ints) : a[i]);
-    }
-    auto m = std::make_shared<FunctionalModuleImpl>(type, std::move(config));
-    if (parameters) parameters(*m, a);
-    return m;
-  };
-  kind.describe = [](const torch::nn::Module& module) {
-    ArgumentDict out;
-    for (const auto& [name, value] :
-         dynamic_cast<const FunctionalModuleImpl&>(module).config()) {
-      if (name == "device" || name == "dtype" || value.isTensor()) continue;
-      out.emplace_back(name, constant_argument(value));
-    }
-    return out;
-  };
-  r.add(std::move(kind));
-}
-
 const char* const kF = "torch.nn.functional.";
 
 std::string F(const char* name) { return cat(kF, name); }
 
-void add_activations(std::vector<Spec>* specs) {
+void add_activations(std::vector<ModuleSpec>* specs) {
   auto inplace = [](const char* type, const char* init, const char* fn,
                     std::vector<std::string> args) {
-    return Spec{type, init, "input", F(fn), std::move(args)};
+    return ModuleSpec{type, init, "input", F(fn), std::move(args)};
   };
   specs->push_back(inplace("CELU", "alpha=1.0, inplace=False", "celu",
                            {"input", "alpha", "inplace"}));
@@ -239,11 +88,11 @@ void add_activations(std::vector<Spec>* specs) {
   specs->push_back(
       inplace("RReLU", "lower=0.125, upper=0.3333333333333333, inplace=False",
               "rrelu", {"input", "lower", "upper", "training", "inplace"}));
-  Spec prelu{"PReLU",
-             "num_parameters=1, init=0.25, device=None, dtype=None",
-             "input",
-             "torch.prelu",
-             {"input", "self.weight"}};
+  ModuleSpec prelu{"PReLU",
+                   "num_parameters=1, init=0.25, device=None, dtype=None",
+                   "input",
+                   "torch.prelu",
+                   {"input", "self.weight"}};
   prelu.parameters = [](FunctionalModuleImpl& m, OpArgs& a) {
     m.register_parameter("weight",
                          at::full({a.to_int(0)}, a.scalar(1), at::kFloat));
@@ -251,7 +100,7 @@ void add_activations(std::vector<Spec>* specs) {
   specs->push_back(prelu);
 }
 
-void add_dropouts(std::vector<Spec>* specs) {
+void add_dropouts(std::vector<ModuleSpec>* specs) {
   for (const char* n : {"1", "2", "3"}) {
     specs->push_back({cat("Dropout", n, "d"),
                       "p=0.5, inplace=False",
@@ -271,38 +120,38 @@ void add_dropouts(std::vector<Spec>* specs) {
                     {"input", "p", "training"}});
 }
 
-void add_padding(std::vector<Spec>* specs) {
+void add_padding(std::vector<ModuleSpec>* specs) {
   for (size_t n : {1, 2, 3}) {
     for (const char* mode : {"reflect", "replicate"}) {
       std::string name =
           cat(mode == std::string("reflect") ? "Reflection" : "Replication",
               "Pad", n, "d");
-      Spec s{name,
-             "padding",
-             "input",
-             F("pad"),
-             {"input", "padding", cat("'", mode, "'")}};
+      ModuleSpec s{name,
+                   "padding",
+                   "input",
+                   F("pad"),
+                   {"input", "padding", cat("'", mode, "'")}};
       s.padding_ints = 2 * n;
       specs->push_back(s);
     }
-    Spec constant{cat("ConstantPad", n, "d"),
-                  "padding, value",
-                  "input",
-                  F("pad"),
-                  {"input", "padding", "'constant'", "value"}};
+    ModuleSpec constant{cat("ConstantPad", n, "d"),
+                        "padding, value",
+                        "input",
+                        F("pad"),
+                        {"input", "padding", "'constant'", "value"}};
     constant.padding_ints = 2 * n;
     specs->push_back(constant);
   }
-  Spec zero{"ZeroPad2d",
-            "padding, value=0.0",
-            "input",
-            F("pad"),
-            {"input", "padding", "'constant'", "value"}};
+  ModuleSpec zero{"ZeroPad2d",
+                  "padding, value=0.0",
+                  "input",
+                  F("pad"),
+                  {"input", "padding", "'constant'", "value"}};
   zero.padding_ints = 4;
   specs->push_back(zero);
 }
 
-void add_pooling(std::vector<Spec>* specs) {
+void add_pooling(std::vector<ModuleSpec>* specs) {
   specs->push_back(
       {"MaxPool3d",
        "kernel_size, stride=None, padding=0, dilation=1, "
@@ -356,7 +205,7 @@ void add_pooling(std::vector<Spec>* specs) {
   }
 }
 
-void add_shape_ops(std::vector<Spec>* specs) {
+void add_shape_ops(std::vector<ModuleSpec>* specs) {
   const char* upsample =
       "size=None, scale_factor=None, mode='nearest', align_corners=None, "
       "recompute_scale_factor=None";
@@ -424,29 +273,29 @@ void add_shape_ops(std::vector<Spec>* specs) {
                     {"input", "size", "alpha", "beta", "k"}});
 }
 
-void add_weighted(std::vector<Spec>* specs) {
-  Spec bilinear{"Bilinear",
-                "in1_features, in2_features, out_features, bias=True, "
-                "device=None, dtype=None",
-                "input1, input2",
-                "torch.bilinear",
-                {"input1", "input2", "self.weight", "self.bias"}};
+void add_weighted(std::vector<ModuleSpec>* specs) {
+  ModuleSpec bilinear{"Bilinear",
+                      "in1_features, in2_features, out_features, bias=True, "
+                      "device=None, dtype=None",
+                      "input1, input2",
+                      "torch.bilinear",
+                      {"input1", "input2", "self.weight", "self.bias"}};
   bilinear.parameters = [](FunctionalModuleImpl& m, OpArgs& a) {
     m.register_parameter("weight",
                          at::zeros({a.to_int(2), a.to_int(0), a.to_int(1)}));
     if (a.to_bool(3)) m.register_parameter("bias", at::zeros({a.to_int(2)}));
   };
   specs->push_back(bilinear);
-  Spec bag{"EmbeddingBag",
-           "num_embeddings, embedding_dim, max_norm=None, norm_type=2.0, "
-           "scale_grad_by_freq=False, mode='mean', sparse=False, "
-           "_weight=None, include_last_offset=False, padding_idx=None, "
-           "device=None, dtype=None",
-           "input, offsets=None, per_sample_weights=None",
-           F("embedding_bag"),
-           {"input", "self.weight", "offsets", "max_norm", "norm_type",
-            "scale_grad_by_freq", "mode", "sparse", "per_sample_weights",
-            "include_last_offset", "padding_idx"}};
+  ModuleSpec bag{"EmbeddingBag",
+                 "num_embeddings, embedding_dim, max_norm=None, norm_type=2.0, "
+                 "scale_grad_by_freq=False, mode='mean', sparse=False, "
+                 "_weight=None, include_last_offset=False, padding_idx=None, "
+                 "device=None, dtype=None",
+                 "input, offsets=None, per_sample_weights=None",
+                 F("embedding_bag"),
+                 {"input", "self.weight", "offsets", "max_norm", "norm_type",
+                  "scale_grad_by_freq", "mode", "sparse", "per_sample_weights",
+                  "include_last_offset", "padding_idx"}};
   bag.parameters = [](FunctionalModuleImpl& m, OpArgs& a) {
     m.register_parameter("weight", a.is_none(7)
                                        ? at::zeros({a.to_int(0), a.to_int(1)})
@@ -455,17 +304,323 @@ void add_weighted(std::vector<Spec>* specs) {
   specs->push_back(bag);
 }
 
+// _InstanceNorm.forward: F.instance_norm on a batch (an unbatched input is
+// made one).
+c10::IValue instance_norm_forward(FunctionalModuleImpl& m, OpArgs& a,
+                                  int64_t n) {
+  at::Tensor input = a.tensor(0);
+  if (input.dim() != n + 1 && input.dim() != n + 2) {
+    throw FxError(cat("expected ", n + 1, "D or ", n + 2, "D input (got ",
+                      input.dim(), "D input)"));
+  }
+  bool unbatched = input.dim() == n + 1;
+  if (unbatched) input = input.unsqueeze(0);
+  auto tensor = [&m](const char* name) -> IValue {
+    if (const at::Tensor* t = m.named_parameters(false).find(name)) return *t;
+    if (const at::Tensor* t = m.named_buffers(false).find(name)) return *t;
+    return IValue();
+  };
+  bool track = m.config("track_running_stats").toBool();
+  at::Tensor out = call_function(F("instance_norm"),
+                                 {input, tensor("running_mean"),
+                                  tensor("running_var"), tensor("weight"),
+                                  tensor("bias"), m.is_training() || !track,
+                                  m.config("momentum"), m.config("eps")})
+                       .toTensor();
+  return unbatched ? out.squeeze(0) : out;
+}
+
+void add_instance_norms(std::vector<ModuleSpec>* specs) {
+  for (int64_t n : {1, 2, 3}) {
+    ModuleSpec spec{cat("InstanceNorm", n, "d"),
+                    "num_features, eps=1e-05, momentum=0.1, affine=False, "
+                    "track_running_stats=False, device=None, dtype=None",
+                    "input",
+                    "",
+                    {}};
+    spec.parameters = [](FunctionalModuleImpl& m, OpArgs& a) {
+      int64_t c = a.to_int(0);
+      if (a.to_bool(3)) {
+        m.register_parameter("weight", at::ones({c}));
+        m.register_parameter("bias", at::zeros({c}));
+      }
+      if (a.to_bool(4)) {
+        m.register_buffer("running_mean", at::zeros({c}));
+        m.register_buffer("running_var", at::ones({c}));
+        m.register_buffer("num_batches_tracked", at::zeros({}, at::kLong));
+      }
+    };
+    spec.custom = [n](FunctionalModuleImpl& m, OpArgs& a) {
+      return instance_norm_forward(m, a, n);
+    };
+    specs->push_back(std::move(spec));
+  }
+}
+
+std::vector<int64_t> n_ints(const IValue& v, size_t n) {
+  if (v.isInt()) return std::vector<int64_t>(n, v.toInt());
+  std::vector<int64_t> out;
+  for (const IValue& x : sequence_elements(v)) out.push_back(x.toInt());
+  return out;
+}
+
+// _ConvTransposeNd._output_padding: the configured output_padding, or what
+// makes the result `output_size`.
+std::vector<int64_t> output_padding(FunctionalModuleImpl& m,
+                                    const at::Tensor& input,
+                                    const IValue& output_size, size_t n) {
+  if (output_size.isNone()) return n_ints(m.config("output_padding"), n);
+  std::vector<int64_t> size = n_ints(output_size, n);
+  size_t non_spatial = input.dim() == static_cast<int64_t>(n) + 2 ? 2 : 1;
+  if (size.size() == non_spatial + n) {
+    size.erase(size.begin(), size.begin() + non_spatial);
+  }
+  if (size.size() != n) {
+    throw FxError(cat("ConvTranspose", n, "D: for ", input.dim(),
+                      "D input, output_size must have ", n, " or ",
+                      non_spatial + n, " elements (got ", size.size(), ")"));
+  }
+  std::vector<int64_t> stride = n_ints(m.config("stride"), n);
+  std::vector<int64_t> padding = n_ints(m.config("padding"), n);
+  std::vector<int64_t> kernel = n_ints(m.config("kernel_size"), n);
+  std::vector<int64_t> dilation = n_ints(m.config("dilation"), n);
+  std::vector<int64_t> out;
+  for (size_t d = 0; d < n; ++d) {
+    int64_t min_size = (input.size(d + non_spatial) - 1) * stride[d] -
+                       2 * padding[d] + dilation[d] * (kernel[d] - 1) + 1;
+    int64_t max_size = min_size + stride[d] - 1;
+    if (size[d] < min_size || size[d] > max_size) {
+      throw FxError(cat("requested an output size of ", c10::str(size),
+                        ", but valid sizes range from ", min_size, " to ",
+                        max_size, " (for an input of ",
+                        c10::str(input.sizes().slice(non_spatial)), ")"));
+    }
+    out.push_back(size[d] - min_size);
+  }
+  return out;
+}
+
+void add_conv_transposes(std::vector<ModuleSpec>* specs) {
+  for (size_t n : {1, 2, 3}) {
+    ModuleSpec spec{cat("ConvTranspose", n, "d"),
+                    "in_channels, out_channels, kernel_size, stride=1, "
+                    "padding=0, output_padding=0, groups=1, bias=True, "
+                    "dilation=1, padding_mode='zeros', device=None, "
+                    "dtype=None",
+                    "input, output_size=None",
+                    "",
+                    {}};
+    spec.parameters = [n](FunctionalModuleImpl& m, OpArgs& a) {
+      if (a.to_string(9) != "zeros") {
+        throw FxError(cat("Only \"zeros\" padding mode is supported for ",
+                          "ConvTranspose", n, "d"));
+      }
+      std::vector<int64_t> shape = {a.to_int(0), a.to_int(1) / a.to_int(6)};
+      for (int64_t k : n_ints(a[2], n)) shape.push_back(k);
+      m.register_parameter("weight", at::zeros(shape));
+      if (a.to_bool(7)) m.register_parameter("bias", at::zeros({a.to_int(1)}));
+    };
+    spec.custom = [n](FunctionalModuleImpl& m, OpArgs& a) -> IValue {
+      const at::Tensor& input = a.tensor(0);
+      std::vector<int64_t> out_pad = output_padding(m, input, a[1], n);
+      const at::Tensor* bias = m.named_parameters(false).find("bias");
+      return call_function(
+          cat("torch.conv_transpose", n, "d"),
+          {input, *m.named_parameters(false).find("weight"),
+           bias ? IValue(*bias) : IValue(), ntuple(m.config("stride"), n),
+           ntuple(m.config("padding"), n), c10::List<int64_t>(out_pad),
+           m.config("groups"), ntuple(m.config("dilation"), n)});
+    };
+    specs->push_back(std::move(spec));
+  }
+}
+
+// The losses: F.<loss>(inputs..., option=self.option, ...). `weight` and
+// `pos_weight` are buffers the module holds only when given one.
+void add_losses(std::vector<ModuleSpec>* specs) {
+  const std::string legacy = "size_average=None, reduce=None, ";
+  struct Loss {
+    const char* type;
+    std::string init;
+    const char* forward;
+    const char* function;
+    std::vector<const char*> options;  // passed by keyword, same name
+    std::vector<const char*> buffers;  // optional tensors, as self.NAME
+  };
+  const std::vector<Loss> losses = {
+      {"L1Loss",
+       legacy + "reduction='mean'",
+       "input, target",
+       "l1_loss",
+       {"reduction"},
+       {}},
+      {"MSELoss",
+       legacy + "reduction='mean'",
+       "input, target",
+       "mse_loss",
+       {"reduction"},
+       {}},
+      {"NLLLoss",
+       "weight=None, size_average=None, ignore_index=-100, reduce=None, "
+       "reduction='mean'",
+       "input, target",
+       "nll_loss",
+       {"ignore_index", "reduction"},
+       {"weight"}},
+      {"NLLLoss2d",
+       "weight=None, size_average=None, ignore_index=-100, reduce=None, "
+       "reduction='mean'",
+       "input, target",
+       "nll_loss",
+       {"ignore_index", "reduction"},
+       {"weight"}},
+      {"CrossEntropyLoss",
+       "weight=None, size_average=None, ignore_index=-100, reduce=None, "
+       "reduction='mean', label_smoothing=0.0",
+       "input, target",
+       "cross_entropy",
+       {"ignore_index", "reduction", "label_smoothing"},
+       {"weight"}},
+      {"PoissonNLLLoss",
+       "log_input=True, full=False, size_average=None, eps=1e-08, "
+       "reduce=None, reduction='mean'",
+       "log_input, target",
+       "poisson_nll_loss",
+       {"log_input", "full", "eps", "reduction"},
+       {}},
+      {"GaussianNLLLoss",
+       "*, full=False, eps=1e-06, reduction='mean'",
+       "input, target, var",
+       "gaussian_nll_loss",
+       {"full", "eps", "reduction"},
+       {}},
+      {"KLDivLoss",
+       legacy + "reduction='mean', log_target=False",
+       "input, target",
+       "kl_div",
+       {"reduction", "log_target"},
+       {}},
+      {"BCELoss",
+       "weight=None, " + legacy + "reduction='mean'",
+       "input, target",
+       "binary_cross_entropy",
+       {"reduction"},
+       {"weight"}},
+      {"BCEWithLogitsLoss",
+       "weight=None, " + legacy + "reduction='mean', pos_weight=None",
+       "input, target",
+       "binary_cross_entropy_with_logits",
+       {"reduction"},
+       {"weight", "pos_weight"}},
+      {"HingeEmbeddingLoss",
+       "margin=1.0, " + legacy + "reduction='mean'",
+       "input, target",
+       "hinge_embedding_loss",
+       {"margin", "reduction"},
+       {}},
+      {"MultiLabelMarginLoss",
+       legacy + "reduction='mean'",
+       "input, target",
+       "multilabel_margin_loss",
+       {"reduction"},
+       {}},
+      {"SmoothL1Loss",
+       legacy + "reduction='mean', beta=1.0",
+       "input, target",
+       "smooth_l1_loss",
+       {"reduction", "beta"},
+       {}},
+      {"HuberLoss",
+       "reduction='mean', delta=1.0",
+       "input, target",
+       "huber_loss",
+       {"reduction", "delta"},
+       {}},
+      {"SoftMarginLoss",
+       legacy + "reduction='mean'",
+       "input, target",
+       "soft_margin_loss",
+       {"reduction"},
+       {}},
+      {"MultiLabelSoftMarginLoss",
+       "weight=None, " + legacy + "reduction='mean'",
+       "input, target",
+       "multilabel_soft_margin_loss",
+       {"reduction"},
+       {"weight"}},
+      {"CosineEmbeddingLoss",
+       "margin=0.0, " + legacy + "reduction='mean'",
+       "input1, input2, target",
+       "cosine_embedding_loss",
+       {"margin", "reduction"},
+       {}},
+      {"MarginRankingLoss",
+       "margin=0.0, " + legacy + "reduction='mean'",
+       "input1, input2, target",
+       "margin_ranking_loss",
+       {"margin", "reduction"},
+       {}},
+      {"MultiMarginLoss",
+       "p=1, margin=1.0, weight=None, " + legacy + "reduction='mean'",
+       "input, target",
+       "multi_margin_loss",
+       {"p", "margin", "reduction"},
+       {"weight"}},
+      {"TripletMarginLoss",
+       "margin=1.0, p=2.0, eps=1e-06, swap=False, " + legacy +
+           "reduction='mean'",
+       "anchor, positive, negative",
+       "triplet_margin_loss",
+       {"margin", "p", "eps", "swap", "reduction"},
+       {}},
+      {"TripletMarginWithDistanceLoss",
+       "*, distance_function=None, margin=1.0, swap=False, reduction='mean'",
+       "anchor, positive, negative",
+       "triplet_margin_with_distance_loss",
+       {"distance_function", "margin", "swap", "reduction"},
+       {}},
+      {"CTCLoss",
+       "blank=0, reduction='mean', zero_infinity=False",
+       "log_probs, targets, input_lengths, target_lengths",
+       "ctc_loss",
+       {"blank", "reduction", "zero_infinity"},
+       {}},
+  };
+  for (const Loss& loss : losses) {
+    std::vector<std::string> args;
+    OpSchema forward = OpSchema::parse(loss.forward);
+    for (const OpParam& p : forward.params()) {
+      args.push_back(p.name);
+    }
+    std::vector<std::pair<std::string, std::string>> kwargs;
+    for (const char* b : loss.buffers) kwargs.emplace_back(b, cat("self.", b));
+    for (const char* o : loss.options) kwargs.emplace_back(o, cat("init.", o));
+    ModuleSpec spec{loss.type,        loss.init,       loss.forward,
+                    F(loss.function), std::move(args), std::move(kwargs)};
+    std::vector<std::string> buffers(loss.buffers.begin(), loss.buffers.end());
+    if (!buffers.empty()) {
+      spec.parameters = [buffers](FunctionalModuleImpl& m, OpArgs&) {
+        for (const std::string& b : buffers) m.declare_optional_buffer(b);
+      };
+    }
+    specs->push_back(std::move(spec));
+  }
+}
+
 }  // namespace
 
 void register_functional_modules(ModuleRegistry& r) {
-  std::vector<Spec> specs;
+  std::vector<ModuleSpec> specs;
   add_activations(&specs);
   add_dropouts(&specs);
   add_padding(&specs);
   add_pooling(&specs);
   add_shape_ops(&specs);
   add_weighted(&specs);
-  for (const Spec& spec : specs) add_spec(r, spec);
+  add_losses(&specs);
+  add_instance_norms(&specs);
+  add_conv_transposes(&specs);
+  for (const ModuleSpec& spec : specs) add_module_spec(r, spec);
 }
 
 }  // namespace fx

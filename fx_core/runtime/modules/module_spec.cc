@@ -1,0 +1,157 @@
+#include "fx_core/runtime/modules/module_spec.h"
+
+#include <ATen/ATen.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fx_core/runtime/value.h"
+#include "fx_core/support/error.h"
+#include "fx_core/support/strings.h"
+
+namespace fx {
+namespace {
+
+using c10::IValue;
+using nn::FunctionalModuleImpl;
+
+// Where one argument of the forward's call comes from.
+struct Source {
+  enum class Kind { kForward, kConfig, kSelf, kTraining, kLiteral };
+  Kind kind = Kind::kLiteral;
+  size_t index = 0;  // forward or config parameter
+  std::string name;  // kSelf: the parameter or buffer
+  IValue literal;
+};
+
+Source resolve_token(const OpSchema& forward, const OpSchema& init,
+                     const std::string& token) {
+  Source s;
+  if (int i = forward.index_of(token); i >= 0) {
+    s.kind = Source::Kind::kForward;
+    s.index = static_cast<size_t>(i);
+  } else if (token.rfind("self.", 0) == 0) {
+    s.kind = Source::Kind::kSelf;
+    s.name = token.substr(5);
+  } else if (token.rfind("init.", 0) == 0) {
+    s.kind = Source::Kind::kConfig;
+    int j = init.index_of(token.substr(5));
+    if (j < 0) throw FxError(cat("no constructor argument '", token, "'"));
+    s.index = static_cast<size_t>(j);
+  } else if (token == "training") {
+    s.kind = Source::Kind::kTraining;
+  } else if (int j = init.index_of(token); j >= 0) {
+    s.kind = Source::Kind::kConfig;
+    s.index = static_cast<size_t>(j);
+  } else {
+    OpSchema literal = OpSchema::parse(cat("x=", token));
+    s.literal = literal.params()[0].default_value;
+  }
+  return s;
+}
+
+IValue source_value(const Source& s, FunctionalModuleImpl& m, OpArgs& a) {
+  switch (s.kind) {
+    case Source::Kind::kForward:
+      return a[s.index];
+    case Source::Kind::kConfig:
+      return m.config()[s.index].second;
+    case Source::Kind::kTraining:
+      return m.is_training();
+    case Source::Kind::kLiteral:
+      return s.literal;
+    case Source::Kind::kSelf:
+      break;
+  }
+  if (const at::Tensor* p = m.named_parameters(false).find(s.name)) {
+    return p->defined() ? IValue(*p) : IValue();
+  }
+  if (const at::Tensor* b = m.named_buffers(false).find(s.name)) {
+    return b->defined() ? IValue(*b) : IValue();
+  }
+  return IValue();  // a parameter the module does not have (bias=False)
+}
+
+// The forward of a one-call row.
+decltype(ModuleKind::forward) call_forward(const ModuleSpec& spec,
+                                           const OpSchema& forward,
+                                           const OpSchema& init) {
+  std::vector<Source> args;
+  std::vector<std::pair<std::string, Source>> kwargs;
+  for (const std::string& t : spec.args) {
+    args.push_back(resolve_token(forward, init, t));
+  }
+  for (const auto& [name, t] : spec.kwargs) {
+    kwargs.emplace_back(name, resolve_token(forward, init, t));
+  }
+  std::string target = spec.target;
+  return [args, kwargs, target](torch::nn::Module& module, OpArgs& a) {
+    auto& m = dynamic_cast<FunctionalModuleImpl&>(module);
+    std::vector<IValue> call_args;
+    call_args.reserve(args.size());
+    for (const Source& s : args) call_args.push_back(source_value(s, m, a));
+    std::vector<std::pair<std::string, IValue>> call_kwargs;
+    for (const auto& [name, s] : kwargs) {
+      call_kwargs.emplace_back(name, source_value(s, m, a));
+    }
+    const OpDef& def = OpRegistry::global().get(Opcode::kCallFunction, target);
+    return call_op(def, std::move(call_args), call_kwargs);
+  };
+}
+
+}  // namespace
+
+IValue ntuple(const IValue& v, size_t n) {
+  if (!v.isInt()) return v;
+  return make_tuple(std::vector<IValue>(n, v));
+}
+
+c10::IValue call_function(
+    std::string_view target, std::vector<c10::IValue> args,
+    const std::vector<std::pair<std::string, c10::IValue>>& kwargs) {
+  const OpDef& def = OpRegistry::global().get(Opcode::kCallFunction, target);
+  return call_op(def, std::move(args), kwargs);
+}
+
+void add_module_spec(ModuleRegistry& r, const ModuleSpec& spec) {
+  ModuleKind kind;
+  kind.type = cat("torch.nn.", spec.type);
+  kind.forward_schema = OpSchema::parse(spec.forward);
+  kind.init_schema = OpSchema::parse(spec.init);
+  if (spec.custom) {
+    CustomForward custom = spec.custom;
+    kind.forward = [custom](torch::nn::Module& m, OpArgs& a) {
+      return custom(dynamic_cast<FunctionalModuleImpl&>(m), a);
+    };
+  } else {
+    kind.forward = call_forward(spec, kind.forward_schema, kind.init_schema);
+  }
+  std::string type = kind.type;
+  MakeParameters parameters = spec.parameters;
+  size_t padding_ints = spec.padding_ints;
+  kind.create = [type, parameters, padding_ints](OpArgs& a) {
+    FunctionalModuleImpl::Config config;
+    for (size_t i = 0; i < a.size(); ++i) {
+      bool expand = padding_ints > 0 && a.param_name(i) == "padding";
+      config.emplace_back(a.param_name(i),
+                          expand ? ntuple(a[i], padding_ints) : a[i]);
+    }
+    auto m = std::make_shared<FunctionalModuleImpl>(type, std::move(config));
+    if (parameters) parameters(*m, a);
+    return m;
+  };
+  kind.describe = [](const torch::nn::Module& module) {
+    ArgumentDict out;
+    for (const auto& [name, value] :
+         dynamic_cast<const FunctionalModuleImpl&>(module).config()) {
+      if (name == "device" || name == "dtype" || value.isTensor()) continue;
+      out.emplace_back(name, constant_argument(value));
+    }
+    return out;
+  };
+  r.add(std::move(kind));
+}
+
+}  // namespace fx

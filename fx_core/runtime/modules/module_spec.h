@@ -1,0 +1,81 @@
+// fx::ModuleSpec: one torch.nn class rebuilt from its Python definition as
+// an fx::nn::FunctionalModuleImpl kind, and add_module_spec() to register it.
+//
+// A spec is what the Python class is: its constructor signature, the
+// parameters and buffers the constructor creates (under Python's names and
+// shapes, so a bundle's weights load into them), and its forward. Most
+// forwards are one functional call, written as Python writes it
+// (nn.ELU: F.elu(input, self.alpha, self.inplace) is target
+// "torch.nn.functional.elu" with args {"input", "alpha", "inplace"}). An
+// argument token names a forward parameter, a constructor argument
+// (`init.NAME` when a forward parameter has the same name),
+// `self.NAME` (a parameter or buffer; None when the module has none),
+// `training` (the module's mode), or is a Python literal ('reflect', -3,
+// None). The call goes through OpRegistry, so the module computes what the
+// call_function node of that functional computes. Forwards that are more
+// than one call are `custom`.
+//
+// Internal to fx_core/runtime: the module tables (functional_modules.cc,
+// recurrent_modules.cc, ...) use it.
+#ifndef FX_CORE_RUNTIME_MODULES_MODULE_SPEC_H_
+#define FX_CORE_RUNTIME_MODULES_MODULE_SPEC_H_
+
+#include <ATen/core/ivalue.h>
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "fx_core/runtime/module_registry.h"
+#include "fx_core/runtime/modules/functional_module.h"
+#include "fx_core/runtime/op_registry.h"
+
+namespace fx {
+
+// Registers parameters and buffers from the constructor's arguments.
+using MakeParameters =
+    std::function<void(nn::FunctionalModuleImpl&, OpArgs& init)>;
+// A forward that is more than one functional call.
+using CustomForward =
+    std::function<c10::IValue(nn::FunctionalModuleImpl&, OpArgs& forward)>;
+
+struct ModuleSpec {
+  ModuleSpec(std::string type, std::string init, std::string forward,
+             std::string target, std::vector<std::string> args,
+             std::vector<std::pair<std::string, std::string>> kwargs = {})
+      : type(std::move(type)),
+        init(std::move(init)),
+        forward(std::move(forward)),
+        target(std::move(target)),
+        args(std::move(args)),
+        kwargs(std::move(kwargs)) {}
+  std::string type;               // "ELU": torch.nn.ELU
+  std::string init;               // the constructor's Python signature
+  std::string forward;            // the forward's Python signature
+  std::string target;             // the functional the forward calls
+  std::vector<std::string> args;  // its arguments, as tokens
+  std::vector<std::pair<std::string, std::string>> kwargs;
+  MakeParameters parameters;
+  CustomForward custom;  // set: forward is this, target/args unused
+  // > 0: an int `padding` is that many copies (_pair, _quadruple, ...).
+  size_t padding_ints = 0;
+};
+
+// Registers `spec` as the kind torch.nn.<type>. Throws FxError for a bad
+// signature.
+void add_module_spec(ModuleRegistry& registry, const ModuleSpec& spec);
+
+// Calls the registered call_function `target` (OpRegistry::get) on runtime
+// values, for custom forwards.
+c10::IValue call_function(
+    std::string_view target, std::vector<c10::IValue> args,
+    const std::vector<std::pair<std::string, c10::IValue>>& kwargs = {});
+
+// Python's _ntuple: `n` copies of an int, or the sequence itself.
+c10::IValue ntuple(const c10::IValue& v, size_t n);
+
+}  // namespace fx
+
+#endif  // FX_CORE_RUNTIME_MODULES_MODULE_SPEC_H_
