@@ -126,6 +126,20 @@ CASES = [
     ("nn.MaxUnpool3d(2, stride=2)",
      ["torch.nn.functional.max_pool3d(torch.randn(1, 2, 4, 4, 4, "
       "generator=g), 2, return_indices=True)"], False),
+    # Recurrent layers and cells.
+    ("nn.LSTM(4, 6)", [(5, 3, 4)], False),
+    ("nn.LSTM(4, 6, num_layers=2, batch_first=True, bidirectional=True)",
+     [(3, 5, 4)], False),
+    ("nn.LSTM(4, 6, proj_size=3)", [(5, 4)], False),
+    ("nn.LSTM(4, 6, num_layers=2, dropout=0.5)", [(5, 3, 4)], True),
+    ("nn.GRU(4, 6, num_layers=2, bias=False)", [(5, 3, 4), (2, 3, 6)], False),
+    ("nn.GRU(4, 6, bidirectional=True, batch_first=True)", [(2, 5, 4)],
+     False),
+    ("nn.RNN(4, 6, nonlinearity='relu')", [(5, 4)], False),
+    ("nn.RNN(4, 6, num_layers=3)", [(5, 3, 4)], False),
+    ("nn.LSTMCell(4, 6)", [(3, 4)], False),
+    ("nn.GRUCell(4, 6, bias=False)", [(4,), (6,)], False),
+    ("nn.RNNCell(4, 6, nonlinearity='relu')", [(3, 4)], False),
     # Losses.
     ("nn.L1Loss()", [(3, 4), (3, 4)], False),
     ("nn.MSELoss(reduction='sum')", [(3, 4), (3, 4)], False),
@@ -260,6 +274,13 @@ def randomize(module, generator):
                              + 0.5)
 
 
+def flatten(value):
+    """The tensors of a result, nested tuples included."""
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in flatten(v)]
+    return [value]
+
+
 def export_case(constructor, input_specs, training, out_dir, seed):
     generator = torch.Generator().manual_seed(seed)
     module = eval(constructor, {"nn": nn, "torch": torch})  # noqa: S307
@@ -279,8 +300,7 @@ def export_case(constructor, input_specs, training, out_dir, seed):
     torch.manual_seed(seed)
     second = gm(*inputs)
     reproducible = all(torch.equal(a, b) for a, b in zip(
-        first if isinstance(first, tuple) else (first,),
-        second if isinstance(second, tuple) else (second,)))
+        flatten(first), flatten(second)))
     return {"how": "call_module", "nodes": 1, "opcode": "call_module",
             "target": "m", "reproducible": reproducible}
 

@@ -102,36 +102,54 @@ def is_default_distance(value):
             and value.eps == 1e-6 and not value.keepdim)
 
 
+# Constructor arguments a class takes through **kwargs (nn.RNN's
+# nonlinearity), read from the attribute of the same name.
+EXTRA_ATTRIBUTES = {"RNN": ["nonlinearity"]}
+
 # Constructor arguments whose stored value stands for the default None.
 STORED_DEFAULTS = {"TripletMarginWithDistanceLoss": {
     "distance_function": is_default_distance}}
 
 
+def init_parameters(cls):
+    """The named parameters of cls's constructor. nn.LSTM and its siblings
+    take (*args, **kwargs) and pass them on: the names are those of the
+    first class up the MRO that names any."""
+    for klass in cls.__mro__:
+        if "__init__" not in vars(klass):
+            continue
+        params = [p for n, p in inspect.signature(klass.__init__)
+                  .parameters.items() if n != "self"
+                  and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        if params:
+            return params
+    return []
+
+
 def module_config(module):
     """The constructor keyword arguments that rebuild `module`."""
     config = {}
-    signature = inspect.signature(type(module).__init__)
-    aliases = ATTRIBUTE_ALIASES.get(type(module).__name__, {})
-    for name, param in signature.parameters.items():
-        if STORED_DEFAULTS.get(type(module).__name__, {}).get(
-                name, lambda v: False)(getattr(module, name, None)):
+    cls = type(module).__name__
+    aliases = ATTRIBUTE_ALIASES.get(cls, {})
+    defaults = STORED_DEFAULTS.get(cls, {})
+    names = [p.name for p in init_parameters(type(module))]
+    names += EXTRA_ATTRIBUTES.get(cls, [])
+    for name in names:
+        where = f"module {cls} {name}"
+        if name in ("device", "dtype") or (
+                name == "mode" and isinstance(module, torch.nn.RNNBase)):
+            continue  # RNNBase's mode is fixed by the subclass
+        if name in defaults and defaults[name](getattr(module, name, None)):
             config[name] = None
-            continue
-        if name in aliases:
-            config[name] = encode(getattr(module, aliases[name]),
-                                  f"module {type(module).__name__} {name}")
-            continue
-        if name in ("self", "device", "dtype") or param.kind in (
-                param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            continue
-        if name == "bias" and isinstance(getattr(module, "bias", None),
-                                         (torch.Tensor, type(None))):
+        elif name in aliases:
+            config[name] = encode(getattr(module, aliases[name]), where)
+        elif name == "bias" and isinstance(getattr(module, "bias", None),
+                                           (torch.Tensor, type(None))):
             config["bias"] = module.bias is not None
         elif hasattr(module, name):
             value = getattr(module, name)
-            if isinstance(value, torch.Tensor):
-                continue
-            config[name] = encode(value, f"module {type(module).__name__} {name}")
+            if not isinstance(value, torch.Tensor):
+                config[name] = encode(value, where)
     return config
 
 

@@ -73,6 +73,9 @@ c10::IValue call_function(
     std::string_view target, std::vector<c10::IValue> args,
     const std::vector<std::pair<std::string, c10::IValue>>& kwargs = {});
 
+// The recurrent layers and cells (recurrent_modules.cc).
+void add_recurrent_specs(std::vector<ModuleSpec>* specs);
+
 // Python's _ntuple: `n` copies of an int, or the sequence itself.
 c10::IValue ntuple(const c10::IValue& v, size_t n);
 
