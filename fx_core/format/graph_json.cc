@@ -6,7 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "fx_core/format/json_text.h"
-#include "fx_core/format/torch_names.h"
+#include "fx_core/ir/torch_names.h"
 #include "fx_core/io/atomic_file.h"
 #include "fx_core/io/regular_file.h"
 #include "fx_core/ir/python_repr.h"

@@ -1,5 +1,5 @@
 // torch 1.13's dtype, device, layout and memory_format names.
-#include "fx_core/format/torch_names.h"
+#include "fx_core/ir/torch_names.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "fx_core/format/torch_names.h"
+#include "fx_core/ir/torch_names.h"
 
 #include <algorithm>
 #include <initializer_list>
