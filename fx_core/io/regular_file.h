@@ -29,6 +29,10 @@ absl::StatusOr<int> open_regular_file(const std::string& path);
 absl::StatusOr<std::string> read_regular_file(
     const std::string& path, uint64_t max_bytes = kNoSizeLimit);
 
+// Whether `a` and `b` both exist and are the same file (device and inode:
+// links and different spellings of one path included).
+bool same_file(const std::string& a, const std::string& b);
+
 }  // namespace fx
 
 #endif  // FX_CORE_IO_REGULAR_FILE_H_
