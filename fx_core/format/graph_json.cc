@@ -6,10 +6,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "fx_core/format/json_text.h"
-#include "fx_core/ir/torch_names.h"
 #include "fx_core/io/atomic_file.h"
 #include "fx_core/io/regular_file.h"
 #include "fx_core/ir/python_repr.h"
+#include "fx_core/ir/torch_names.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 
@@ -36,6 +36,29 @@ struct Field {
   }
   std::string where() const { return cat(owner, " field '", path, "'"); }
 };
+
+// A placeholder's target: a Python identifier, maybe after `*` or `**`.
+bool is_parameter_name(std::string_view target) {
+  size_t stars = 0;
+  while (stars < 2 && stars < target.size() && target[stars] == '*') ++stars;
+  return is_python_identifier(target.substr(stars));
+}
+
+// A node's `type` as code writes it: dotted names, `[`, `]`, `,`, spaces
+// (`typing.List[torch.Tensor]`, `Tuple[int, ...]`); nothing that could end
+// the annotation.
+bool is_type_expression(std::string_view type) {
+  int depth = 0;
+  for (char c : type) {
+    unsigned char u = static_cast<unsigned char>(c);
+    bool name = u >= 0x80 || c == '_' || c == '.' || (c >= 'a' && c <= 'z') ||
+                (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (c == '[') ++depth;
+    if (c == ']' && --depth < 0) return false;
+    if (!name && c != '[' && c != ']' && c != ',' && c != ' ') return false;
+  }
+  return depth == 0;
+}
 
 class Reader {
  public:
@@ -175,6 +198,10 @@ class Reader {
     std::string target = target_it->get<std::string>();
     if (target.empty()) fail(where, "field 'target' must not be empty");
 
+    if (*op == Opcode::kPlaceholder && !is_parameter_name(target)) {
+      fail(where, cat("field 'target': '", target,
+                      "' is not a parameter name (x, *args or **kwargs)"));
+    }
     Node::Args args;
     if (auto a = j.find("args"); a != j.end()) {
       if (!a->is_array()) fail(where, "field 'args' must be an array");
@@ -188,6 +215,10 @@ class Reader {
     if (auto k = j.find("kwargs"); k != j.end()) {
       if (!k->is_object()) fail(where, "field 'kwargs' must be an object");
       for (auto it = k->begin(); it != k->end(); ++it) {
+        if (!is_python_identifier(it.key())) {
+          fail(where, cat("field 'kwargs': '", it.key(),
+                          "' is not a Python identifier"));
+        }
         kwargs.emplace_back(
             it.key(),
             read_arg(it.value(), Field{where, cat("kwargs.", it.key())}));
@@ -199,6 +230,11 @@ class Reader {
     if (auto t = j.find("type"); t != j.end()) {
       if (!t->is_string()) fail(where, "field 'type' must be a string");
       type = t->get<std::string>();
+      if (!is_type_expression(type)) {
+        fail(where, cat("field 'type': '", type,
+                        "' is not a type expression (dotted names, [ ] and "
+                        "commas)"));
+      }
     }
     ArgumentDict meta;
     if (auto m = j.find("meta"); m != j.end()) {

@@ -135,5 +135,39 @@ TEST(GraphFileLimits, OnlyRegularFilesAreRead) {
               HasSubstr("not a regular file (a directory)"));
 }
 
+// Issue 22: text that generated code writes as is must be what it claims.
+TEST(GraphFileLimits, TextThatCodeWritesAsIsIsChecked) {
+  auto with_x = [](const std::string& x_fields) {
+    return R"({"format": "fx-graph", "version": 1, "nodes": [
+      {"name": "x", "op": "placeholder", )" +
+           x_fields + R"(},
+      {"name": "output", "op": "output", "target": "output",
+       "args": [{"node": "x"}], "kwargs": {}}]})";
+  };
+  EXPECT_EQ(parse_error(with_x(
+                R"("target": "x):\n import os #", "args": [], "kwargs": {})")),
+            "g.json: node 'x': field 'target': 'x):\n import os #' is not a "
+            "parameter name (x, *args or **kwargs)");
+  EXPECT_EQ(
+      parse_error(with_x(R"("target": "**kw", "args": [], "kwargs": {})")), "");
+  EXPECT_EQ(
+      parse_error(with_x(
+          R"("target": "x", "args": [], "kwargs": {}, "type": "int) -> None: pass\n#")")),
+      "g.json: node 'x': field 'type': 'int) -> None: pass\n#' is not a "
+      "type expression (dotted names, [ ] and commas)");
+  EXPECT_EQ(
+      parse_error(with_x(
+          R"("target": "x", "args": [], "kwargs": {}, "type": "typing.Tuple[torch.Tensor, int]")")),
+      "");
+  EXPECT_THAT(parse_error(R"({"format": "fx-graph", "version": 1, "nodes": [
+    {"name": "x", "op": "placeholder", "target": "x", "args": [], "kwargs": {}},
+    {"name": "r", "op": "call_function", "target": "torch.relu",
+     "args": [{"node": "x"}], "kwargs": {"a=print(1),b": 1}},
+    {"name": "output", "op": "output", "target": "output",
+     "args": [{"node": "r"}], "kwargs": {}}]})"),
+              HasSubstr("node 'r': field 'kwargs': 'a=print(1),b' is not a "
+                        "Python identifier"));
+}
+
 }  // namespace
 }  // namespace fx
