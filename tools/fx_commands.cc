@@ -6,6 +6,7 @@
 
 #include "fx_core/cppgen/cpp_codegen.h"
 #include "fx_core/format/graph_json.h"
+#include "fx_core/io/regular_file.h"
 #include "fx_core/ir/codegen.h"
 #include "fx_core/runtime/graph_module_file.h"
 #include "fx_core/support/error.h"
@@ -171,6 +172,13 @@ int run_exec(Invocation& inv, std::ostream& out, std::ostream& err) {
   if (inputs_path.empty() || outputs_path.empty()) {
     err << "fx exec: --inputs IN.pt and --outputs OUT.pt are required\n";
     return 2;
+  }
+  for (const std::string& read : {inv.positional[0], inputs_path}) {
+    if (same_file(outputs_path, read)) {
+      err << "fx exec: --outputs " << outputs_path << " would overwrite "
+          << read << ", which this run reads; write the output elsewhere\n";
+      return 2;
+    }
   }
   auto gm = read_graph_module(inv.positional[0]);
   if (!gm.ok()) {

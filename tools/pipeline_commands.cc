@@ -10,6 +10,7 @@
 
 #include "fx_core/format/graph_json.h"
 #include "fx_core/io/atomic_file.h"
+#include "fx_core/io/regular_file.h"
 #include "fx_core/io/torch_save.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/graph_module_file.h"
@@ -135,6 +136,7 @@ Stop read_spec(const RunArgs& args, host::PipelineSpec& spec,
 
 // What the passes run on: a bundle's GraphModule or a bare graph file.
 struct Input {
+  std::vector<std::string> read_paths;  // every file fx run read
   GraphFile file;
   std::shared_ptr<GraphModule> module;
   std::unique_ptr<host::PassTarget> target;  // refers to file or module
@@ -179,6 +181,12 @@ absl::StatusOr<std::shared_ptr<GraphModule>> load_module(GraphFile& file) {
 Stop open_input(const RunArgs& args, Input& input, std::ostream& err) {
   absl::StatusOr<GraphFile> file = read_graph_file(args.input);
   if (!file.ok()) return fail(err, 1, file.status().message());
+  input.read_paths = {args.input, args.inputs, args.config};
+  if (!file->weights.empty()) {
+    input.read_paths.push_back(file->weights[0] == '/'
+                                   ? file->weights
+                                   : cat(file->directory, "/", file->weights));
+  }
   bool bare = file->weights.empty();
   auto gm = load_module(*file);
   if (!gm.ok() && bare && args.inputs.empty()) {
@@ -248,6 +256,30 @@ int report_skipped(const RunArgs& args, const host::PipelineReport& report,
   return kSkippedPassesStatus;
 }
 
+// OUT and the weights beside it must not be any file fx run read.
+Stop check_output(const std::string& path, const Input& input,
+                  std::ostream& err) {
+  fs::path out(path);
+  std::string weights = (out.parent_path() / weights_file_for(path)).string();
+  for (const std::string& read : input.read_paths) {
+    if (read.empty()) continue;
+    if (same_file(path, read)) {
+      return fail(err, 2,
+                  cat("-o ", path, " would overwrite ", read,
+                      ", an input of this run; write the output elsewhere"));
+    }
+    if (same_file(weights, read)) {
+      return fail(
+          err, 2,
+          cat("-o ", path, " would overwrite ", read, " (its weights file ",
+              weights, "), an input of this run; write the output elsewhere"));
+    }
+  }
+  absl::Status replaceable = check_replaceable(path);
+  if (!replaceable.ok()) return fail(err, 2, replaceable.message());
+  return std::nullopt;
+}
+
 int write_output(const std::string& path, const host::PassTarget& target,
                  std::ostream& err) {
   boost::system::error_code ec;
@@ -272,6 +304,9 @@ int run_pipeline(const RunArgs& args, std::ostream& out, std::ostream& err,
   if (!pm.ok()) return fail(err, 2, pm.status().message());
   Input input;
   if (Stop s = open_input(args, input, err)) return *s;
+  if (write_result) {
+    if (Stop s = check_output(args.output, input, err)) return *s;
+  }
   host::PipelineReport report =
       pm->run(*input.target, run_hooks(args, out, err));
   if (Stop s = print_report(args, report, out, err)) return *s;

@@ -33,15 +33,26 @@ bool is_cpp_keyword(std::string_view name) {
   return kKeywords.contains(name);
 }
 
+// A C++ string literal of `s`: quotes, backslashes and every control
+// character escaped (octal, three digits: a hex escape would take the digits
+// after it), so no text from a graph file ends the literal or the line.
 std::string cpp_string_literal(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {
-    if (c == '"' || c == '\\') out.push_back('\\');
-    if (c == '\n') {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(c);
+    } else if (c == '\n') {
       out += "\\n";
-      continue;
+    } else if (u < 0x20 || u == 0x7f) {
+      out += '\\';
+      out.push_back(static_cast<char>('0' + (u >> 6)));
+      out.push_back(static_cast<char>('0' + ((u >> 3) & 7)));
+      out.push_back(static_cast<char>('0' + (u & 7)));
+    } else {
+      out.push_back(c);
     }
-    out.push_back(c);
   }
   out.push_back('"');
   return out;

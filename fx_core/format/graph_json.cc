@@ -1,14 +1,15 @@
 #include "fx_core/format/graph_json.h"
 
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "absl/container/flat_hash_map.h"
+#include "fx_core/format/json_text.h"
 #include "fx_core/io/atomic_file.h"
+#include "fx_core/io/regular_file.h"
 #include "fx_core/ir/python_repr.h"
+#include "fx_core/ir/torch_names.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 
@@ -35,6 +36,29 @@ struct Field {
   }
   std::string where() const { return cat(owner, " field '", path, "'"); }
 };
+
+// A placeholder's target: a Python identifier, maybe after `*` or `**`.
+bool is_parameter_name(std::string_view target) {
+  size_t stars = 0;
+  while (stars < 2 && stars < target.size() && target[stars] == '*') ++stars;
+  return is_python_identifier(target.substr(stars));
+}
+
+// A node's `type` as code writes it: dotted names, `[`, `]`, `,`, spaces
+// (`typing.List[torch.Tensor]`, `Tuple[int, ...]`); nothing that could end
+// the annotation.
+bool is_type_expression(std::string_view type) {
+  int depth = 0;
+  for (char c : type) {
+    unsigned char u = static_cast<unsigned char>(c);
+    bool name = u >= 0x80 || c == '_' || c == '.' || (c >= 'a' && c <= 'z') ||
+                (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (c == '[') ++depth;
+    if (c == ']' && --depth < 0) return false;
+    if (!name && c != '[' && c != ']' && c != ',' && c != ' ') return false;
+  }
+  return depth == 0;
+}
 
 class Reader {
  public:
@@ -174,6 +198,10 @@ class Reader {
     std::string target = target_it->get<std::string>();
     if (target.empty()) fail(where, "field 'target' must not be empty");
 
+    if (*op == Opcode::kPlaceholder && !is_parameter_name(target)) {
+      fail(where, cat("field 'target': '", target,
+                      "' is not a parameter name (x, *args or **kwargs)"));
+    }
     Node::Args args;
     if (auto a = j.find("args"); a != j.end()) {
       if (!a->is_array()) fail(where, "field 'args' must be an array");
@@ -187,6 +215,10 @@ class Reader {
     if (auto k = j.find("kwargs"); k != j.end()) {
       if (!k->is_object()) fail(where, "field 'kwargs' must be an object");
       for (auto it = k->begin(); it != k->end(); ++it) {
+        if (!is_python_identifier(it.key())) {
+          fail(where, cat("field 'kwargs': '", it.key(),
+                          "' is not a Python identifier"));
+        }
         kwargs.emplace_back(
             it.key(),
             read_arg(it.value(), Field{where, cat("kwargs.", it.key())}));
@@ -198,6 +230,11 @@ class Reader {
     if (auto t = j.find("type"); t != j.end()) {
       if (!t->is_string()) fail(where, "field 'type' must be a string");
       type = t->get<std::string>();
+      if (!is_type_expression(type)) {
+        fail(where, cat("field 'type': '", type,
+                        "' is not a type expression (dotted names, [ ] and "
+                        "commas)"));
+      }
     }
     ArgumentDict meta;
     if (auto m = j.find("meta"); m != j.end()) {
@@ -254,8 +291,11 @@ class Reader {
         return Argument(j.get<int64_t>());
       case Json::value_t::number_unsigned: {
         uint64_t u = j.get<uint64_t>();
-        if (u > static_cast<uint64_t>(INT64_MAX))
-          fail(field.where(), "integer out of range");
+        if (u > static_cast<uint64_t>(INT64_MAX)) {
+          fail(
+              field.where(),
+              cat("integer ", u, " out of range (beyond a 64-bit signed int)"));
+        }
         return Argument(static_cast<int64_t>(u));
       }
       case Json::value_t::number_float:
@@ -277,8 +317,20 @@ class Reader {
     }
   }
 
+  // `name` when `known(name)`; otherwise the error names the field.
+  std::string known_name(const std::string& where, std::string name,
+                         std::string_view tag, bool (*known)(std::string_view),
+                         std::string_view example) {
+    if (!known(name)) {
+      fail(where, cat("unknown ", tag, " '", name, "' (torch 1.13 has no such ",
+                      tag, "; expected e.g. ", example, ")"));
+    }
+    return name;
+  }
+
   Argument read_tagged(const Json& j, const Field& field, bool in_meta) {
     const std::string where = field.where();
+
     if (j.size() != 1) {
       fail(where,
            "an object argument must have exactly one key (node, tuple, dict, "
@@ -326,10 +378,23 @@ class Reader {
       if (!v.is_null()) fail(where, "'ellipsis' must hold null");
       return Argument::ellipsis();
     }
-    if (tag == "dtype") return Argument::dtype(need_string());
-    if (tag == "device") return Argument::device(need_string());
-    if (tag == "memory_format") return Argument::memory_format(need_string());
-    if (tag == "layout") return Argument::layout(need_string());
+    if (tag == "dtype") {
+      return Argument::dtype(known_name(where, need_string(), tag,
+                                        is_dtype_name, "\"torch.float32\""));
+    }
+    if (tag == "device") {
+      return Argument::device(known_name(
+          where, need_string(), tag, is_device_name, "\"cpu\" or \"cuda:0\""));
+    }
+    if (tag == "memory_format") {
+      return Argument::memory_format(known_name(where, need_string(), tag,
+                                                is_memory_format_name,
+                                                "\"torch.contiguous_format\""));
+    }
+    if (tag == "layout") {
+      return Argument::layout(known_name(where, need_string(), tag,
+                                         is_layout_name, "\"torch.strided\""));
+    }
     if (tag == "float") {
       std::string s = need_string();
       if (s == "inf") return Argument(std::numeric_limits<double>::infinity());
@@ -552,22 +617,15 @@ bool is_wrapped_by_default(std::string_view target) {
 
 absl::StatusOr<GraphFile> parse_graph_json(std::string_view text,
                                            std::string_view source) {
-  Json root;
-  try {
-    root = Json::parse(text.begin(), text.end());
-  } catch (const Json::parse_error& e) {
-    return absl::InvalidArgumentError(
-        cat(source, ": malformed JSON: ", e.what()));
-  }
-  return Reader(source).read(root);
+  absl::StatusOr<Json> root = parse_json_text(text, source);
+  if (!root.ok()) return root.status();
+  return Reader(source).read(*root);
 }
 
 absl::StatusOr<GraphFile> read_graph_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(cat(path, ": cannot open the file"));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  absl::StatusOr<GraphFile> file = parse_graph_json(buffer.str(), path);
+  absl::StatusOr<std::string> text = read_regular_file(path);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<GraphFile> file = parse_graph_json(*text, path);
   if (file.ok()) {
     size_t slash = path.rfind('/');
     file->directory = slash == std::string::npos ? "." : path.substr(0, slash);

@@ -1,5 +1,6 @@
 #include "fx_core/io/atomic_file.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -20,8 +21,18 @@ std::string temporary_beside(const std::string& path) {
 
 }  // namespace
 
+absl::Status check_replaceable(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    return absl::InvalidArgumentError(
+        cat(path, ": not a regular file; refusing to replace it"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status write_file_atomically(const std::string& path,
                                    std::string_view contents) {
+  if (absl::Status s = check_replaceable(path); !s.ok()) return s;
   std::string tmp = temporary_beside(path);
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);

@@ -20,10 +20,17 @@
 namespace fx {
 
 // Replaces (or creates) `path` with `contents`, text or binary. Errors name
-// `path`: PermissionDenied when the temporary cannot be created or renamed,
+// `path`: InvalidArgument when `path` exists and is not a regular file (a
+// device such as /dev/full, a FIFO, a directory: never replaced),
+// PermissionDenied when the temporary cannot be created or renamed,
 // DataLoss when writing it fails (disk full).
 absl::Status write_file_atomically(const std::string& path,
                                    std::string_view contents);
+
+// OK when `path` does not exist or is a regular file (what
+// write_file_atomically may replace); for writers of several files that
+// check every target before writing the first.
+absl::Status check_replaceable(const std::string& path);
 
 }  // namespace fx
 

@@ -2,13 +2,12 @@
 // writes with torch.save (inputs, outputs, weights), read and written with
 // LibTorch's pickler so that `torch.load` reads what we write.
 //
-// LibTorch 1.13's C++ unpickler does not know three things Python's pickler
-// writes: the APPEND and SETITEM opcodes (a list or dict of exactly one
-// element) and the `torch.return_types.*` named tuples (the result of
-// torch.topk, torch.max, ...). Before unpickling, the pickle program is
-// rewritten: APPEND becomes MARK ... APPENDS, SETITEM MARK ... SETITEMS, and a
-// return_types value the plain tuple it holds. Everything else goes to
-// LibTorch unchanged.
+// Reading trusts nothing in the file: only a regular file is read, its pickle
+// program is checked and rewritten for LibTorch 1.13's unpickler
+// (pickle_rewriter.h), each storage must fit in its zip record, and each
+// tensor (storage offset, sizes, strides) inside its storage
+// (tensor_bounds.h). A refusal is an InvalidArgument status naming the file
+// and the place ("tensor ['w']: storage offset 1000000, ...").
 #ifndef FX_CORE_IO_TORCH_SAVE_H_
 #define FX_CORE_IO_TORCH_SAVE_H_
 
@@ -34,10 +33,6 @@ read_tensor_dict(const std::string& path);
 absl::Status write_tensor_dict(
     const std::string& path,
     const std::vector<std::pair<std::string, at::Tensor>>& tensors);
-
-// The rewrite described above, on a bare pickle program (data.pkl). Throws
-// FxError on a truncated or unknown program.
-std::string rewrite_pickle_for_libtorch(const std::string& pickle);
 
 }  // namespace fx
 

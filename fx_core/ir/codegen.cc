@@ -77,9 +77,42 @@ void append_args(std::string& out, const Argument* args, size_t n,
   }
 }
 
+// An atom written as `.atom`: an ASCII identifier and no keyword. (Python
+// also takes non-ASCII letters, which torch.fx writes as `.atom`; getattr is
+// the same attribute, and needs no Unicode tables to be safe.)
+bool is_attribute_name(std::string_view atom) {
+  for (char c : atom) {
+    if (static_cast<unsigned char>(c) >= 0x80) return false;
+  }
+  return is_python_identifier(atom) && !Namespace::is_keyword(atom);
+}
+
+// `"atom"`: a double-quoted Python literal, with quotes, backslashes and
+// control characters escaped, so no text ends it early.
+void append_quoted(std::string& out, std::string_view atom) {
+  static const char kDigits[] = "0123456789abcdef";
+  out += '"';
+  for (char ch : atom) {
+    unsigned char c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c < 0x20 || c == 0x7f) {
+      append(&out, "\\x", kDigits[c >> 4], kDigits[c & 15]);
+    } else {
+      out += ch;
+    }
+  }
+  out += '"';
+}
+
 // torch.fx's _format_target, appended: each atom of `target` that is not an
 // identifier wraps the path so far in getattr(..., "atom"), so the
-// "getattr(" prefixes are written first.
+// "getattr(" prefixes are written first. Unlike torch.fx, the atom is an
+// escaped literal (torch.fx 1.13 writes it unescaped: a target holding
+// `x"), print("` runs code).
 void append_target(std::string& out, std::string_view base,
                    std::string_view target) {
   auto for_each_atom = [&](auto&& fn) {
@@ -93,14 +126,16 @@ void append_target(std::string& out, std::string_view base,
     }
   };
   for_each_atom([&](std::string_view atom) {
-    if (!is_python_identifier(atom)) out += "getattr(";
+    if (!is_attribute_name(atom)) out += "getattr(";
   });
   out += base;
   for_each_atom([&](std::string_view atom) {
-    if (is_python_identifier(atom)) {
+    if (is_attribute_name(atom)) {
       append(&out, ".", atom);
     } else {
-      append(&out, ", \"", atom, "\")");
+      out += ", ";
+      append_quoted(out, atom);
+      out += ")";
     }
   });
 }
@@ -302,7 +337,7 @@ class BodyEmitter {
     if (inserted) it->second = globals_.add(qualified_name(target), target);
     const std::string& global_name = it->second;
     if (global_name == "getattr" && args.size() == 2 && args[1].is_string() &&
-        is_python_identifier(args[1].as_string())) {
+        is_attribute_name(args[1].as_string())) {
       append(&body, node.name(), ann, " = ");
       append_target(body, repr(args[0]), args[1].as_string());
       return;

@@ -167,9 +167,27 @@ absl::StatusOr<std::shared_ptr<GraphModule>> read_graph_module(
   return load_graph_module(std::move(*file));
 }
 
+std::string weights_file_for(const std::string& json_path) {
+  size_t slash = json_path.rfind('/');
+  std::string name =
+      slash == std::string::npos ? json_path : json_path.substr(slash + 1);
+  if (name == "graph.fx.json") return "model.weights.pt";
+  auto strip = [&](std::string_view suffix) {
+    if (name.size() > suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      name.resize(name.size() - suffix.size());
+    }
+  };
+  strip(".json");
+  strip(".fx");
+  return name + ".weights.pt";
+}
+
 absl::Status write_graph_module(const GraphModule& module,
                                 const std::string& json_path,
-                                const std::string& weights_name) {
+                                const std::string& weights_file) {
+  const std::string weights_name =
+      weights_file.empty() ? weights_file_for(json_path) : weights_file;
   std::vector<std::pair<std::string, ModuleSpec>> modules;
   std::vector<std::pair<std::string, at::Tensor>> weights;
   for (const auto& [path, attr] : module.referenced_attributes()) {
@@ -204,8 +222,11 @@ absl::Status write_graph_module(const GraphModule& module,
   size_t slash = json_path.rfind('/');
   std::string dir =
       slash == std::string::npos ? "." : json_path.substr(0, slash);
+  const std::string weights_path = cat(dir, "/", weights_name);
+  if (absl::Status s = check_replaceable(json_path); !s.ok()) return s;
   if (!weights.empty()) {
-    absl::Status s = write_tensor_dict(cat(dir, "/", weights_name), weights);
+    if (absl::Status s = check_replaceable(weights_path); !s.ok()) return s;
+    absl::Status s = write_tensor_dict(weights_path, weights);
     if (!s.ok()) return s;
   }
   return write_file_atomically(

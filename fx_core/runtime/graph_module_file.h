@@ -33,12 +33,19 @@ absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module(GraphFile file);
 absl::StatusOr<std::shared_ptr<GraphModule>> read_graph_module(
     const std::string& path);
 
+// The weights file a bundle written to `json_path` names, derived from its
+// name so that two bundles in one directory never share one: `OUT.json`,
+// `OUT.fx.json` and `OUT` -> `OUT.weights.pt`; `graph.fx.json` (the bundle
+// layout torchfx_export.py and to_folder write) -> `model.weights.pt`.
+std::string weights_file_for(const std::string& json_path);
+
 // Writes `module` as a bundle: `json_path` and, beside it, `weights_name`
-// holding every parameter and buffer the graph references. Modules are
-// described through the ModuleRegistry. Files are replaced atomically.
-absl::Status write_graph_module(
-    const GraphModule& module, const std::string& json_path,
-    const std::string& weights_name = "model.weights.pt");
+// (weights_file_for(json_path) when empty) holding every parameter and
+// buffer the graph references. Modules are described through the
+// ModuleRegistry. Files are replaced atomically.
+absl::Status write_graph_module(const GraphModule& module,
+                                const std::string& json_path,
+                                const std::string& weights_name = "");
 
 }  // namespace fx
 

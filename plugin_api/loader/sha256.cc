@@ -1,14 +1,15 @@
 #include "plugin_api/loader/sha256.h"
 
 #include <openssl/evp.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "fx_core/io/regular_file.h"
 #include "fx_core/support/strings.h"
 
 namespace fx::host {
@@ -39,24 +40,28 @@ std::string sha256_hex(std::string_view bytes) {
 }
 
 absl::StatusOr<std::string> sha256_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(
-        cat("cannot read '", path, "': ", std::strerror(errno)));
-  }
+  // A FIFO or a device would block or never end: regular files only.
+  absl::StatusOr<int> fd = open_regular_file(path);
+  if (!fd.ok()) return fd.status();
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{*fd};
   DigestContext digest;
   if (digest.ctx == nullptr ||
       EVP_DigestInit_ex(digest.ctx, EVP_sha256(), nullptr) != 1) {
     return absl::InternalError("cannot initialise SHA-256");
   }
   std::vector<char> buffer(1 << 16);
-  while (in) {
-    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    EVP_DigestUpdate(digest.ctx, buffer.data(),
-                     static_cast<size_t>(in.gcount()));
-  }
-  if (in.bad()) {
-    return absl::InternalError(cat("error while reading '", path, "'"));
+  while (true) {
+    ssize_t n = ::read(*fd, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      return absl::InternalError(
+          cat("error while reading '", path, "': ", std::strerror(errno)));
+    }
+    if (n == 0) break;
+    EVP_DigestUpdate(digest.ctx, buffer.data(), static_cast<size_t>(n));
   }
   unsigned char out[EVP_MAX_MD_SIZE];
   unsigned int size = 0;

@@ -1,16 +1,19 @@
 #include "plugin_api/pipeline/pipeline.h"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "absl/strings/ascii.h"
+#include "fx_core/format/json_text.h"
+#include "fx_core/io/regular_file.h"
 #include "fx_core/support/strings.h"
 
 namespace fx::host {
 namespace {
 
 using json = nlohmann::ordered_json;
+
+// A pipeline config larger than this is refused (real ones are a few KB).
+constexpr uint64_t kMaxPipelineConfigBytes = 16 << 20;
 
 absl::Status text_error(std::string_view text, size_t column,
                         std::string_view problem) {
@@ -207,22 +210,13 @@ absl::Status parse_pass_entry(const json& entry, std::string_view where,
   return absl::OkStatus();
 }
 
-// The config's text as JSON; the error says where it stops being JSON.
+// The config's text as JSON, within fx::parse_json_text's limits; the error
+// says where it stops being JSON.
 absl::StatusOr<json> parse_json(std::string_view text,
                                 std::string_view source) {
-  json root = json::parse(text.begin(), text.end(), nullptr, false);
-  if (root.is_discarded()) {
-    // Parse again with exceptions for the position of the error.
-    try {
-      json again = json::parse(text.begin(), text.end());
-      (void)again;
-    } catch (const json::parse_error& e) {
-      return absl::InvalidArgumentError(
-          cat(source, ": not valid JSON: ", e.what()));
-    }
-    return absl::InvalidArgumentError(cat(source, ": not valid JSON"));
-  }
-  if (!root.is_object()) {
+  absl::StatusOr<json> root = parse_json_text(text, source);
+  if (!root.ok()) return root.status();
+  if (!root->is_object()) {
     return absl::InvalidArgumentError(
         cat(source, ": expected a JSON object at the top"));
   }
@@ -478,15 +472,12 @@ absl::StatusOr<PipelineSpec> parse_pipeline_config(std::string_view text,
 }
 
 absl::StatusOr<PipelineSpec> read_pipeline_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(cat("cannot read pipeline config '", path, "'"));
-  }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
+  absl::StatusOr<std::string> text =
+      read_regular_file(path, kMaxPipelineConfigBytes);
+  if (!text.ok()) return text.status();
   size_t slash = path.rfind('/');
   std::string dir = slash == std::string::npos ? "" : path.substr(0, slash);
-  return parse_pipeline_config(buffer.str(), path, dir);
+  return parse_pipeline_config(*text, path, dir);
 }
 
 std::string pipeline_text(const std::vector<PassInvocation>& passes) {

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -223,6 +224,41 @@ TEST(FxCommand, ExecNamesAnUnreadableInputsFile) {
                   "--inputs=" + bad, "--outputs=" + bad + ".out"});
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("bad_inputs.pt"), std::string::npos) << r.err;
+}
+
+// Issue 22: fx exec never replaces a file it reads.
+TEST(FxCommand, ExecNeverOverwritesItsInputs) {
+  std::string inputs = write_temp("exec_inputs.pt", "");
+  std::remove(inputs.c_str());
+  {
+    std::ifstream from(reference("seed_leaf", "input.pt"), std::ios::binary);
+    std::ofstream to(inputs, std::ios::binary);
+    to << from.rdbuf();
+  }
+  std::string before = testing::read_file(inputs);
+  Result r = run({"exec", reference("seed_leaf", "graph.fx.json"), "--inputs",
+                  inputs, "--outputs", inputs});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "fx exec: --outputs " + inputs + " would overwrite " +
+                       inputs +
+                       ", which this run reads; write the output "
+                       "elsewhere\n");
+  EXPECT_EQ(testing::read_file(inputs), before);
+}
+
+// Issue 22: `"weights": "/dev/zero"` read forever; now refused at once.
+TEST(FxCommand, ExecRefusesWeightsThatAreNoRegularFile) {
+  std::string text =
+      testing::read_file(reference("seed_mymodule", "graph.fx.json"));
+  text.replace(text.find("\"model.weights.pt\""), 18, "\"/dev/zero\"");
+  std::string graph = write_temp("dev_zero_weights.json", text);
+  Result r =
+      run({"exec", graph, "--inputs", reference("seed_mymodule", "input.pt"),
+           "--outputs", graph + ".out.pt"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, "fx exec: " + graph +
+                       ": cannot read '/dev/zero': not a regular file (a "
+                       "character device)\n");
 }
 
 TEST(FxCommand, OptionOfAnotherCommandIsRefused) {

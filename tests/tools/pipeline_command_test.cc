@@ -101,7 +101,86 @@ TEST(FxRun, RunsAPipelineAndWritesTheBundle) {
       file->graph->find_nodes(Opcode::kCallFunction, "operator.mul").size(),
       1u);
   EXPECT_EQ(file->graph->output_node()->meta_value("tag")->as_string(), "cli");
-  EXPECT_TRUE(exists(temp_path("run/model.weights.pt")));
+  EXPECT_EQ(file->weights, "out.weights.pt");
+  EXPECT_TRUE(exists(temp_path("run/out.weights.pt")));
+}
+
+// Issue 22, data loss: every output names its own weights file.
+TEST(FxRunOutputs, EachOutputNamesItsOwnWeights) {
+  namespace fs = boost::filesystem;
+  std::string dir = temp_path("own_weights");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::string ref = testing::reference_dir() + "/seed_mymodule/";
+  for (const char* name : {"graph.fx.json", "model.weights.pt", "input.pt"}) {
+    fs::copy_file(ref + name, dir + "/" + name);
+  }
+  std::string weights_before = testing::read_file(dir + "/model.weights.pt");
+  for (const char* out : {"a.fx.json", "b.json", "c"}) {
+    Result r = run({"run", dir + "/graph.fx.json", "--pipeline", "dce", "-o",
+                    dir + "/" + out});
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  EXPECT_EQ(read_graph_file(dir + "/a.fx.json")->weights, "a.weights.pt");
+  EXPECT_EQ(read_graph_file(dir + "/b.json")->weights, "b.weights.pt");
+  EXPECT_EQ(read_graph_file(dir + "/c")->weights, "c.weights.pt");
+  EXPECT_EQ(testing::read_file(dir + "/model.weights.pt"), weights_before);
+  for (const char* out : {"graph.fx.json", "a.fx.json", "b.json", "c"}) {
+    Result r = run({"exec", dir + "/" + out, "--inputs", dir + "/input.pt",
+                    "--outputs", dir + "/" + out + ".out.pt"});
+    EXPECT_EQ(r.status, 0) << out << ": " << r.err;
+  }
+}
+
+TEST(FxRunOutputs, AnInputIsNeverOverwritten) {
+  namespace fs = boost::filesystem;
+  std::string dir = temp_path("inputs_kept");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::string ref = testing::reference_dir() + "/seed_mymodule/";
+  for (const char* name : {"graph.fx.json", "model.weights.pt"}) {
+    fs::copy_file(ref + name, dir + "/" + name);
+  }
+  std::string in = dir + "/graph.fx.json";
+  Result r = run({"run", in, "--pipeline", "dce", "-o", in});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "fx run: -o " + in + " would overwrite " + in +
+                       ", an input of this run; write the output elsewhere\n");
+  r = run({"run", in, "--pipeline", "dce", "-o", dir + "/model.weights.pt"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "fx run: -o " + dir + "/model.weights.pt would overwrite " +
+                       dir +
+                       "/model.weights.pt, an input of this run; write the "
+                       "output elsewhere\n");
+  // in.json names out.weights.pt; -o out.json would write its weights there.
+  std::string text = testing::read_file(in);
+  text.replace(text.find("\"model.weights.pt\""), 18, "\"out.weights.pt\"");
+  std::ofstream(dir + "/in.json") << text;
+  fs::copy_file(dir + "/model.weights.pt", dir + "/out.weights.pt");
+  r = run(
+      {"run", dir + "/in.json", "--pipeline", "dce", "-o", dir + "/out.json"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "fx run: -o " + dir + "/out.json would overwrite " + dir +
+                       "/out.weights.pt (its weights file " + dir +
+                       "/out.weights.pt), an input of this run; write the "
+                       "output elsewhere\n");
+  EXPECT_FALSE(exists(dir + "/out.json"));
+  EXPECT_EQ(testing::read_file(dir + "/model.weights.pt"),
+            testing::read_file(ref + "model.weights.pt"));
+}
+
+TEST(FxRunOutputs, ATargetThatIsNoRegularFileIsRefused) {
+  Result r = run({"run", mymodule(), "--pipeline", "dce", "-o", "/dev/full"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err,
+            "fx run: /dev/full: not a regular file; refusing to replace it\n");
+  EXPECT_FALSE(exists("/dev/full.weights.pt"));
+  std::string dir = temp_path("a_directory.json");
+  boost::filesystem::create_directories(dir);
+  r = run({"run", mymodule(), "--pipeline", "dce", "-o", dir});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "fx run: " + dir +
+                       ": not a regular file; refusing to replace it\n");
 }
 
 TEST(FxRun, AStoppedPipelineWritesNothingAndSaysWhy) {

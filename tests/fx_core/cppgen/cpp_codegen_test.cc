@@ -115,6 +115,26 @@ TEST(CppCodegen, TargetsWithoutCppSpellingRunThroughTheRegistry) {
   EXPECT_TRUE(at::equal(registry_fallback::forward(**gm, x).toTensor(), want));
 }
 
+// Issue 22: text from a graph file is only ever an escaped string literal.
+TEST(CppCodegen, AttributeTargetsAreEscapedLiterals) {
+  Graph g;
+  g.placeholder("x");
+  Node* a = g.get_attr("training\"), print(\"pwned\n\r\x01");
+  Node* b = g.get_attr(
+      "sub.\xc3\xa9\xe4\xb8\xad"
+      "0");
+  g.output(Argument::list({a, b}));
+  std::string code = gen_cpp_code(g, {});
+  EXPECT_NE(code.find("fx::cpp::attr(self, \"training\\\"), "
+                      "print(\\\"pwned\\n\\015\\001\");"),
+            std::string::npos)
+      << code;
+  EXPECT_NE(code.find("fx::cpp::attr(self, \"sub.\xc3\xa9\xe4\xb8\xad"
+                      "0\");"),
+            std::string::npos)
+      << code;
+}
+
 TEST(CppCodegen, TargetWithoutKernelIsRefusedByName) {
   Graph g;
   Node* x = g.placeholder("x");

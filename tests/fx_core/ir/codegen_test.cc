@@ -495,5 +495,34 @@ TEST_F(CodeGenExtension, SetCodegenWithNullKeepsTheCurrentOne) {
   EXPECT_NE(dynamic_cast<ListCodeGen*>(&g_.codegen()), nullptr);
 }
 
+// Issue 22: a target is `.name` only when it is a plain identifier; any
+// other text is an escaped literal in torch.fx's getattr form, so the code
+// parses and runs nothing it names.
+TEST(CodeGenInjection, AttributeAndMethodTargetsNeverRunCode) {
+  Graph g;
+  Node* x = g.placeholder("x");
+  Node* a = g.get_attr("training\"), print(\"pwned");
+  Node* b = g.get_attr(
+      "sub.\xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80"
+      "0");
+  Node* c = g.call_method("relu\"); print(\"x", {x});
+  Node* d = g.get_attr("class");
+  Node* e = g.get_attr("a\\b\nc");
+  g.output(Argument::list({a, b, c, d, e}));
+  EXPECT_EQ(code_of(g),
+            "\n\n\ndef forward(self, x):\n"
+            "    training_print_pwned = getattr(self, "
+            "\"training\\\"), print(\\\"pwned\")\n"
+            "    sub_0 = getattr(self.sub, "
+            "\"\xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80"
+            "0\")\n"
+            "    relu_print_x = getattr(x, \"relu\\\"); print(\\\"x\")();  "
+            "x = None\n"
+            "    class_1 = getattr(self, \"class\")\n"
+            "    a_b_c = getattr(self, \"a\\\\b\\nc\")\n"
+            "    return [training_print_pwned, sub_0, relu_print_x, class_1, "
+            "a_b_c]\n    ");
+}
+
 }  // namespace
 }  // namespace fx

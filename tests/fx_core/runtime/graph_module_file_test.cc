@@ -123,5 +123,14 @@ TEST(GraphModuleFile, GetAttrWithoutAWeightIsNamed) {
   EXPECT_NE(msg.find("'p'"), std::string::npos) << msg;
 }
 
+TEST(GraphModuleFile, WeightsAreNamedAfterTheOutput) {
+  EXPECT_EQ(weights_file_for("dir/out.fx.json"), "out.weights.pt");
+  EXPECT_EQ(weights_file_for("out.json"), "out.weights.pt");
+  EXPECT_EQ(weights_file_for("/a/b/OUT"), "OUT.weights.pt");
+  EXPECT_EQ(weights_file_for("dir/model.weights.pt"),
+            "model.weights.pt.weights.pt");
+  EXPECT_EQ(weights_file_for("dir/graph.fx.json"), "model.weights.pt");
+}
+
 }  // namespace
 }  // namespace fx

@@ -3,7 +3,9 @@
 #include "plugin_api/loader/plugin_loader.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -78,6 +80,22 @@ TEST(PluginLoader, RefusesAMissingFile) {
   EXPECT_EQ(error_of(load_plugin(kDir + "libnothing.so")),
             "cannot load plugin: cannot read '" + kDir +
                 "libnothing.so': No such file or directory");
+}
+
+// Issue 22: a FIFO or /dev/zero hung in sha256_file; now refused at once.
+TEST(PluginLoader, RefusesWhatIsNotARegularFile) {
+  EXPECT_EQ(error_of(load_plugin("/dev/zero")),
+            "cannot load plugin: cannot read '/dev/zero': not a regular file "
+            "(a character device)");
+  const std::string fifo = ::testing::TempDir() + "libfifo_plugin.so";
+  std::remove(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(error_of(load_plugin(fifo)), "cannot load plugin: cannot read '" +
+                                             fifo +
+                                             "': not a regular file (a FIFO)");
+  EXPECT_EQ(sha256_file(fifo).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  std::remove(fifo.c_str());
 }
 
 TEST(PluginLoader, APinMismatchIsRefusedBeforeAnyPluginCodeRuns) {

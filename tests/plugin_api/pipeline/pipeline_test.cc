@@ -151,7 +151,36 @@ TEST(PipelineConfig, ErrorsNameTheKey) {
             "c.json: 'pipeline[0]'.options.x: expected a bool, number, string "
             "or array, got null");
   std::string broken = error_of(parse_pipeline_config("{", "c.json", ""));
-  EXPECT_EQ(broken.rfind("c.json: not valid JSON: ", 0), 0u) << broken;
+  EXPECT_EQ(broken.rfind("c.json: malformed JSON: ", 0), 0u) << broken;
+}
+
+// Hostile configs (issue 22): each a clear error naming the file and place.
+TEST(PipelineConfigLimits, NumbersKeysAndNestingAreChecked) {
+  EXPECT_EQ(error_of(parse_pipeline_config(
+                R"({"pipeline": [{"pass": "a", "options": {"n": 1e999}}]})",
+                "c.json", "")),
+            "c.json: number 1e999 out of range (beyond a double) at "
+            "pipeline[0].options.n");
+  EXPECT_EQ(error_of(parse_pipeline_config(
+                R"({"pipeline": [{"pass": "a", "options": {"n": )"
+                R"(99999999999999999999999}}]})",
+                "c.json", "")),
+            "c.json: integer 99999999999999999999999 out of range (beyond 64 "
+            "bits) at pipeline[0].options.n");
+  EXPECT_EQ(error_of(parse_pipeline_config(
+                R"({"pipeline": "a", "pipeline": "b"})", "c.json", "")),
+            "c.json: duplicate key 'pipeline' at the top level");
+  std::string deep = std::string(50000, '[') + std::string(50000, ']');
+  EXPECT_EQ(
+      error_of(
+          parse_pipeline_config(R"({"pipeline": )" + deep + "}", "c.json", ""))
+          .rfind("c.json: nested deeper than 1000 levels at pipeline[0]", 0),
+      0u);
+}
+
+TEST(PipelineConfigLimits, OnlyRegularFilesAreRead) {
+  EXPECT_EQ(error_of(read_pipeline_config("/dev/zero")),
+            "cannot read '/dev/zero': not a regular file (a character device)");
 }
 
 // The config and the command line read these words with the same parser and

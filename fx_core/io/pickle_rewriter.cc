@@ -1,0 +1,562 @@
+#include "fx_core/io/pickle_rewriter.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "fx_core/ir/torch_names.h"
+#include "fx_core/support/error.h"
+#include "fx_core/support/strings.h"
+
+namespace fx {
+namespace {
+
+// One instruction of a pickle program: its opcode and argument bytes.
+struct PickleOp {
+  size_t offset;
+  size_t size;  // opcode included
+  uint8_t code;
+};
+
+std::string hex_byte(uint8_t code) {
+  static const char kDigits[] = "0123456789abcdef";
+  return cat("0x", kDigits[code >> 4], kDigits[code & 15]);
+}
+
+[[noreturn]] void refuse(size_t offset, std::string_view what) {
+  throw FxError(cat("bad pickle at byte ", offset, ": ", what));
+}
+
+uint64_t little_endian(const std::string& p, size_t at, size_t n) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < n; ++i) {
+    v |= static_cast<uint64_t>(static_cast<uint8_t>(p[at + i])) << (8 * i);
+  }
+  return v;
+}
+
+// How an opcode's argument is laid out.
+enum class ArgKind { kNone, kFixed, kCounted, kLines, kRefused };
+struct ArgLayout {
+  ArgKind kind;
+  size_t n;  // fixed size, width of the length, or number of lines
+};
+
+// Opcodes that build arbitrary objects or that LibTorch cannot read: INST,
+// OBJ, EXT1/2/4, NEWOBJ_EX, PERSID, text GET/PUT, BYTEARRAY8, buffers.
+bool is_refused_opcode(uint8_t code) {
+  switch (code) {
+    case 'i':
+    case 'o':
+    case 0x82:
+    case 0x83:
+    case 0x84:
+    case 0x92:
+    case 'P':
+    case 'g':
+    case 'p':
+    case 0x96:
+    case 0x97:
+    case 0x98:
+      return true;
+    default:
+      return false;
+  }
+}
+
+ArgLayout fixed_or_counted(uint8_t code) {
+  switch (code) {
+    case 0x80:
+    case 'K':
+    case 'q':
+    case 'h':
+      return {ArgKind::kFixed, 1};
+    case 'M':
+      return {ArgKind::kFixed, 2};
+    case 'J':
+    case 'r':
+    case 'j':
+      return {ArgKind::kFixed, 4};
+    case 'G':
+    case 0x95:
+      return {ArgKind::kFixed, 8};
+    case 0x8a:
+    case 0x8c:
+    case 'U':
+    case 'C':
+      return {ArgKind::kCounted, 1};
+    case 0x8b:
+    case 'X':
+    case 'T':
+    case 'B':
+      return {ArgKind::kCounted, 4};
+    case 0x8d:
+    case 0x8e:
+      return {ArgKind::kCounted, 8};
+    default:
+      return {ArgKind::kNone, 0};
+  }
+}
+
+ArgLayout argument_layout(uint8_t code) {
+  if (is_refused_opcode(code)) return {ArgKind::kRefused, 0};
+  ArgLayout sized = fixed_or_counted(code);
+  if (sized.kind != ArgKind::kNone) return sized;
+  switch (code) {
+    case 'c':
+      return {ArgKind::kLines, 2};
+    case 'I':
+    case 'L':
+    case 'F':
+    case 'S':
+    case 'V':
+      return {ArgKind::kLines, 1};
+    case '(':
+    case '.':
+    case '0':
+    case '1':
+    case '2':
+    case 'N':
+    case 'Q':
+    case 'R':
+    case 'a':
+    case 'b':
+    case 'd':
+    case '}':
+    case 'e':
+    case 'l':
+    case ']':
+    case 's':
+    case 't':
+    case ')':
+    case 'u':
+    case 0x81:
+    case 0x85:
+    case 0x86:
+    case 0x87:
+    case 0x88:
+    case 0x89:
+    case 0x8f:
+    case 0x90:
+    case 0x91:
+    case 0x93:
+    case 0x94:
+      return {ArgKind::kNone, 0};
+    default:
+      return {ArgKind::kRefused, 0};
+  }
+}
+
+// Splits the program into instructions, every length checked against the
+// bytes left (no sum that can wrap). Stops after STOP.
+std::vector<PickleOp> parse_ops(const std::string& p) {
+  std::vector<PickleOp> ops;
+  size_t pos = 0;
+  while (pos < p.size()) {
+    size_t start = pos;
+    uint8_t code = static_cast<uint8_t>(p[pos++]);
+    ArgLayout arg = argument_layout(code);
+    size_t left = p.size() - pos;
+    if (arg.kind == ArgKind::kRefused) {
+      refuse(start, cat("unsupported opcode ", hex_byte(code)));
+    } else if (arg.kind == ArgKind::kFixed) {
+      if (arg.n > left) refuse(start, "truncated argument");
+      pos += arg.n;
+    } else if (arg.kind == ArgKind::kCounted) {
+      if (arg.n > left) refuse(start, "truncated length");
+      uint64_t n = little_endian(p, pos, arg.n);
+      if (n > left - arg.n) {
+        refuse(start,
+               cat("length ", n, " beyond the ", left - arg.n, " bytes left"));
+      }
+      pos += arg.n + static_cast<size_t>(n);
+    } else {
+      for (size_t k = 0; k < arg.n; ++k) {
+        size_t nl = p.find('\n', pos);
+        if (nl == std::string::npos) refuse(start, "truncated line");
+        pos = nl + 1;
+      }
+    }
+    ops.push_back({start, pos - start, code});
+    if (code == '.') return ops;
+  }
+  refuse(p.size(), "the program has no STOP");
+}
+
+}  // namespace
+
+bool is_allowed_pickle_global(const std::string& global) {
+  size_t space = global.find(' ');
+  if (space == std::string::npos) return false;
+  std::string_view module(global.data(), space);
+  std::string_view name = std::string_view(global).substr(space + 1);
+  auto one_of = [&](std::initializer_list<std::string_view> names) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  if (module == "collections") return name == "OrderedDict";
+  if (module == "torch._utils") {
+    return one_of({"_rebuild_tensor", "_rebuild_tensor_v2",
+                   "_rebuild_parameter", "_rebuild_qtensor"});
+  }
+  if (module == "torch.jit._pickle") {
+    return one_of({"restore_type_tag", "build_intlist", "build_tensorlist",
+                   "build_doublelist", "build_boollist"});
+  }
+  if (module == "torch.return_types") {
+    return !name.empty() && name.find_first_of(" .") == std::string::npos;
+  }
+  if (module != "torch") return false;
+  if (one_of({"Size", "device"})) return true;
+  if (is_dtype_name(cat("torch.", name))) return true;
+  return one_of({"FloatStorage", "DoubleStorage", "HalfStorage",
+                 "BFloat16Storage", "LongStorage", "IntStorage", "ShortStorage",
+                 "CharStorage", "ByteStorage", "BoolStorage",
+                 "ComplexFloatStorage", "ComplexDoubleStorage", "QInt8Storage",
+                 "QUInt8Storage", "QInt32Storage", "QUInt4x2Storage",
+                 "QUInt2x4Storage"});
+}
+
+namespace {
+
+// Rewrites a pickle program for LibTorch's unpickler: a model of the
+// unpickler's stack checks every op and finds the ops to drop
+// (torch.return_types calls), the ops to replace (APPEND, SETITEM) and where
+// marks go; then the program is written again with those changes.
+class PickleRewriter {
+ public:
+  explicit PickleRewriter(const std::string& p)
+      : p_(p),
+        ops_(parse_ops(p)),
+        marks_before_(ops_.size() + 1, 0),
+        dropped_(ops_.size(), false),
+        replaced_(ops_.size(), -1) {}
+
+  std::string rewrite() {
+    for (size_t i = 0; i < ops_.size(); ++i) step(i);
+    return program();
+  }
+
+ private:
+  // What the model knows of one object: how deep its contents nest, and
+  // whether it is inside a container already (then nothing is added to it:
+  // torch.save fills every container before storing it, and adding later
+  // is how a container comes to hold itself).
+  struct Object {
+    size_t depth = 0;
+    bool inside = false;
+  };
+  // A stack element: the op where its value starts, the GLOBAL or string it
+  // is (if any), the op that built it, and its object.
+  struct Elem {
+    size_t start = 0;
+    bool mark = false;
+    std::string global;
+    std::string text;  // a string's value
+    size_t built_by = SIZE_MAX;
+    size_t last_item = SIZE_MAX;  // TUPLE2: where its second item starts
+    std::shared_ptr<Object> object = std::make_shared<Object>();
+  };
+
+  [[noreturn]] void fail(size_t i, std::string_view what) const {
+    refuse(ops_[i].offset, cat(what, " (opcode ", hex_byte(ops_[i].code), ")"));
+  }
+
+  static Elem elem_at(size_t start) {
+    Elem e;
+    e.start = start;
+    return e;
+  }
+
+  Elem& top(size_t i) {
+    if (stack_.empty()) fail(i, "the stack is empty");
+    if (stack_.back().mark) fail(i, "a value expected, a MARK found");
+    return stack_.back();
+  }
+  Elem pop(size_t i) {
+    Elem e = top(i);
+    stack_.pop_back();
+    return e;
+  }
+  // The items above the last MARK, and the MARK.
+  std::vector<Elem> pop_to_mark(size_t i, Elem* mark) {
+    auto it = std::find_if(stack_.rbegin(), stack_.rend(),
+                           [](const Elem& e) { return e.mark; });
+    if (it == stack_.rend()) fail(i, "no MARK on the stack");
+    std::vector<Elem> items(it.base(), stack_.end());
+    *mark = *it;
+    stack_.erase(std::prev(it.base()), stack_.end());
+    return items;
+  }
+
+  // `item` goes inside `container`.
+  void insert(size_t i, Elem& container, const Elem& item) {
+    item.object->inside = true;
+    if (container.object->inside) {
+      fail(i, "adds to a container that is inside another one already");
+    }
+    container.object->depth =
+        std::max(container.object->depth, item.object->depth + 1);
+    if (container.object->depth > kMaxPickleDepth) {
+      fail(i, cat("containers nested deeper than ", kMaxPickleDepth));
+    }
+  }
+  void insert_all(size_t i, Elem& container, const std::vector<Elem>& items) {
+    for (const Elem& item : items) insert(i, container, item);
+  }
+
+  // Op i's effect on the stack model.
+  void step(size_t i) {
+    const PickleOp& op = ops_[i];
+    switch (op.code) {
+      case 0x80:
+      case 0x95:
+        break;
+      case '.':
+        pop(i);
+        break;
+      case 0x94:
+        put(i, memo_.size());
+        break;
+      case 'q':
+      case 'r':
+        put(i, memo_index(op));
+        break;
+      case 'h':
+      case 'j':
+        get(i, memo_index(op));
+        break;
+      case 'c':
+        push_global(i, p_.substr(op.offset + 1, op.size - 2));
+        break;
+      case '(': {
+        Elem e = elem_at(i);
+        e.mark = true;
+        stack_.push_back(e);
+        break;
+      }
+      default:
+        step_built(i);
+    }
+  }
+
+  // Ops that build from MARKs or from the top of the stack.
+  void step_built(size_t i) {
+    const PickleOp& op = ops_[i];
+    Elem mark;
+    switch (op.code) {
+      case 't':
+      case 'l':
+      case 'd':
+      case 0x91: {  // TUPLE, LIST, DICT, FROZENSET
+        std::vector<Elem> items = pop_to_mark(i, &mark);
+        Elem e = elem_at(mark.start);
+        e.built_by = i;
+        insert_all(i, e, items);
+        stack_.push_back(e);
+        break;
+      }
+      case 'e':
+      case 'u':
+      case 0x90: {  // APPENDS, SETITEMS, ADDITEMS
+        std::vector<Elem> items = pop_to_mark(i, &mark);
+        insert_all(i, top(i), items);
+        break;
+      }
+      case '1':
+        pop_to_mark(i, &mark);
+        break;
+      case 0x85:
+      case 0x86:
+      case 0x87:
+        push_tuple(i, op.code - 0x84);
+        break;
+      case 'R':
+      case 0x81:
+        call(i);
+        break;
+      default:
+        step_other(i);
+    }
+  }
+
+  // The pops, APPEND, SETITEM, BUILD, BINPERSID, DUP, STACK_GLOBAL and every
+  // opcode that pushes one value.
+  void step_other(size_t i) {
+    const PickleOp& op = ops_[i];
+    switch (op.code) {
+      case '0':
+        pop(i);
+        break;
+      case 'a': {  // APPEND -> MARK item APPENDS
+        Elem item = pop(i);
+        insert(i, top(i), item);
+        marks_before_[item.start] += 1;
+        replaced_[i] = 'e';
+        break;
+      }
+      case 's': {  // SETITEM -> MARK key value SETITEMS
+        Elem value = pop(i);
+        Elem key = pop(i);
+        insert(i, top(i), key);
+        insert(i, top(i), value);
+        marks_before_[key.start] += 1;
+        replaced_[i] = 'u';
+        break;
+      }
+      case 'b': {  // BUILD: state into the object below it
+        Elem state = pop(i);
+        insert(i, top(i), state);
+        break;
+      }
+      case 'Q':
+        stack_.push_back(elem_at(pop(i).start));
+        break;
+      case '2':
+        stack_.push_back(top(i));
+        break;
+      case 0x93:
+        stack_global(i);
+        break;
+      default: {  // every other opcode pushes one value
+        Elem e = elem_at(i);
+        if (op.code == 0x8c || op.code == 'X' || op.code == 0x8d) {
+          size_t width = fixed_or_counted(op.code).n;
+          e.text = p_.substr(op.offset + 1 + width, op.size - 1 - width);
+        }
+        stack_.push_back(e);
+      }
+    }
+  }
+
+  uint64_t memo_index(const PickleOp& op) const {
+    return little_endian(p_, op.offset + 1,
+                         op.code == 'q' || op.code == 'h' ? 1 : 4);
+  }
+
+  // BINPUT, LONG_BINPUT, MEMOIZE: indices are given out in order.
+  void put(size_t i, uint64_t index) {
+    const Elem& value = top(i);
+    if (index > memo_.size()) {
+      fail(i, cat("memo index ", index, " skips ahead of the ", memo_.size(),
+                  " stored"));
+    }
+    if (index == memo_.size()) {
+      memo_.push_back(value);
+    } else {
+      memo_[index] = value;
+    }
+  }
+
+  void get(size_t i, uint64_t index) {
+    if (index >= memo_.size()) {
+      fail(i, cat("memo index ", index, " was never stored"));
+    }
+    Elem e = memo_[index];
+    e.start = i;
+    e.built_by = SIZE_MAX;
+    e.last_item = SIZE_MAX;
+    stack_.push_back(e);
+  }
+
+  // GLOBAL and STACK_GLOBAL: only the globals torch.save writes.
+  void push_global(size_t i, std::string text) {
+    std::replace(text.begin(), text.end(), '\n', ' ');
+    if (!text.empty() && text.back() == ' ') text.pop_back();
+    if (!is_allowed_pickle_global(text)) {
+      fail(i, cat("refused global '", text,
+                  "' (torch.save files hold only tensors, storages, "
+                  "OrderedDict, torch.Size, dtypes and devices)"));
+    }
+    Elem e = elem_at(i);
+    e.global = std::move(text);
+    stack_.push_back(e);
+  }
+
+  void stack_global(size_t i) {
+    Elem name = pop(i);
+    Elem module = pop(i);
+    if (name.text.empty() || module.text.empty()) {
+      fail(i, "STACK_GLOBAL needs two strings");
+    }
+    push_global(i, cat(module.text, " ", name.text));
+    stack_.back().start = module.start;
+  }
+
+  // TUPLE1..3 (n items).
+  void push_tuple(size_t i, size_t n) {
+    std::vector<Elem> items;
+    for (size_t k = 0; k < n; ++k) items.push_back(pop(i));
+    Elem e = elem_at(items.back().start);
+    e.built_by = i;
+    e.last_item = items.front().start;
+    insert_all(i, e, items);
+    stack_.push_back(e);
+  }
+
+  // REDUCE, NEWOBJ: a global called with a tuple.
+  void call(size_t i) {
+    Elem args = pop(i);
+    Elem callable = pop(i);
+    if (callable.global.empty()) fail(i, "calls something that is no global");
+    if (ops_[i].code == 'R' &&
+        callable.global.rfind("torch.return_types ", 0) == 0 &&
+        args.built_by != SIZE_MAX && ops_[args.built_by].code == 0x86) {
+      drop_return_types(i, callable, args);
+    }
+    Elem result = elem_at(callable.start);
+    result.object->depth = args.object->depth;
+    stack_.push_back(result);
+  }
+
+  // return_types.X((values, indices), {}) -> (values, indices): drop the
+  // callable (and its memo), the dict, the args tuple and the call.
+  // (LibTorch's unpickler has no POP either.)
+  void drop_return_types(size_t i, const Elem& callable, const Elem& args) {
+    dropped_[callable.start] = true;
+    size_t next = callable.start + 1;
+    if (next < ops_.size() &&
+        (ops_[next].code == 'q' || ops_[next].code == 'r')) {
+      dropped_[next] = true;
+    } else if (next < ops_.size() && ops_[next].code == 0x94) {
+      fail(next, "MEMOIZE after return_types is not supported");
+    }
+    for (size_t k = args.last_item; k <= args.built_by; ++k) {
+      dropped_[k] = true;
+    }
+    dropped_[i] = true;
+  }
+
+  // The program with the marks added, the ops dropped and replaced.
+  std::string program() const {
+    std::string out;
+    out.reserve(p_.size() + 16);
+    for (size_t i = 0; i < ops_.size(); ++i) {
+      out.append(static_cast<size_t>(marks_before_[i]), '(');
+      if (dropped_[i]) continue;
+      if (replaced_[i] >= 0) {
+        out.push_back(static_cast<char>(replaced_[i]));
+        out.append(p_, ops_[i].offset + 1, ops_[i].size - 1);
+      } else {
+        out.append(p_, ops_[i].offset, ops_[i].size);
+      }
+    }
+    return out;
+  }
+
+  const std::string& p_;
+  std::vector<PickleOp> ops_;
+  std::vector<Elem> stack_;
+  std::vector<Elem> memo_;
+  std::vector<int> marks_before_;
+  std::vector<bool> dropped_;
+  std::vector<int> replaced_;
+};
+
+}  // namespace
+
+std::string rewrite_pickle_for_libtorch(const std::string& p) {
+  return PickleRewriter(p).rewrite();
+}
+
+}  // namespace fx

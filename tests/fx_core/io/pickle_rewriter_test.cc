@@ -1,0 +1,151 @@
+// The pickle checks before LibTorch's unpickler (issue 22): every opcode's
+// stack and length, memo indices, nesting, and the globals torch.save
+// writes. Programs are written byte by byte here.
+#include "fx_core/io/pickle_rewriter.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "fx_core/support/error.h"
+
+namespace fx {
+namespace {
+
+using ::testing::HasSubstr;
+
+// The refusal of `program` ("" when it is accepted).
+std::string refusal(const std::string& program) {
+  try {
+    rewrite_pickle_for_libtorch(program);
+    return "";
+  } catch (const FxError& e) {
+    return e.what();
+  }
+}
+
+std::string bytes(std::initializer_list<int> values) {
+  std::string out;
+  for (int v : values) out.push_back(static_cast<char>(v));
+  return out;
+}
+
+TEST(PickleRewriter, AppendAndSetitemBecomeTheirBatchForms) {
+  EXPECT_EQ(rewrite_pickle_for_libtorch("]K\x01"
+                                        "a."),
+            "](K\x01"
+            "e.");
+  EXPECT_EQ(rewrite_pickle_for_libtorch("}K\x01K\x02s."), "}(K\x01K\x02u.");
+}
+
+TEST(PickleRewriter, PopsOnAnEmptyStackAreRefused) {
+  EXPECT_EQ(refusal("\x80\x02"
+                    "a."),
+            "bad pickle at byte 2: the stack is empty (opcode 0x61)");
+  EXPECT_EQ(refusal("\x80\x02"
+                    "2."),
+            "bad pickle at byte 2: the stack is empty (opcode 0x32)");
+  EXPECT_EQ(refusal("K\x01s."),
+            "bad pickle at byte 2: the stack is empty (opcode 0x73)");
+  EXPECT_EQ(refusal("R."),
+            "bad pickle at byte 0: the stack is empty (opcode 0x52)");
+  EXPECT_EQ(refusal("."),
+            "bad pickle at byte 0: the stack is empty (opcode 0x2e)");
+  EXPECT_EQ(refusal("t."),
+            "bad pickle at byte 0: no MARK on the stack (opcode 0x74)");
+}
+
+TEST(PickleRewriter, PopsAcrossAMarkAreRefused) {
+  EXPECT_EQ(refusal("](a."),
+            "bad pickle at byte 2: a value expected, a MARK found (opcode "
+            "0x61)");
+  EXPECT_EQ(refusal("(."),
+            "bad pickle at byte 1: a value expected, a MARK found (opcode "
+            "0x2e)");
+}
+
+TEST(PickleRewriter, LengthsThatWouldWrapAreRefused) {
+  // BINUNICODE8 of 2^64 - 9 bytes.
+  EXPECT_EQ(refusal(bytes(
+                {0x8d, 0xf7, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, '.'})),
+            "bad pickle at byte 0: length 18446744073709551607 beyond the 1 "
+            "bytes left");
+  EXPECT_EQ(refusal(bytes({'X', 0xff, 0xff, 0xff, 0xff, 'a', 'b', '.'})),
+            "bad pickle at byte 0: length 4294967295 beyond the 3 bytes left");
+  EXPECT_EQ(refusal("X\x01"), "bad pickle at byte 0: truncated length");
+  EXPECT_EQ(refusal("J\x01"), "bad pickle at byte 0: truncated argument");
+  EXPECT_EQ(refusal("\x80\x02N"),
+            "bad pickle at byte 3: the program has no STOP");
+}
+
+TEST(PickleRewriter, MemoIndicesAreDenseAndWrittenBeforeRead) {
+  EXPECT_EQ(refusal(bytes({']', 'r', 0xff, 0xff, 0xff, 0xff, '.'})),
+            "bad pickle at byte 1: memo index 4294967295 skips ahead of the 0 "
+            "stored (opcode 0x72)");
+  EXPECT_EQ(refusal("h\x05."),
+            "bad pickle at byte 0: memo index 5 was never stored (opcode "
+            "0x68)");
+  EXPECT_EQ(refusal(std::string("]q\x00h\x00\x30.", 7)), "");
+}
+
+TEST(PickleRewriter, ContainersNestAtMost1000DeepAndNeverInThemselves) {
+  auto nested = [](int n) {
+    std::string p;
+    for (int i = 0; i < n; ++i) p += "](";
+    return p + "]" + std::string(n, 'e') + ".";
+  };
+  // nested(n): n + 1 lists, the outermost n deep.
+  EXPECT_EQ(refusal(nested(1000)), "");
+  EXPECT_THAT(refusal(nested(1001)),
+              HasSubstr("containers nested deeper than 1000"));
+  EXPECT_THAT(refusal(nested(50000)),
+              HasSubstr("containers nested deeper than 1000"));
+  // l = []; l.append(l)
+  EXPECT_EQ(refusal(std::string("]q\x00h\x00"
+                                "a.",
+                                7)),
+            "bad pickle at byte 5: adds to a container that is inside another "
+            "one already (opcode 0x61)");
+}
+
+TEST(PickleRewriter, OnlyTorchSaveGlobalsAreAccepted) {
+  EXPECT_EQ(refusal("cos\nsystem\n(S'echo hi'\ntR."),
+            "bad pickle at byte 0: refused global 'os system' (torch.save "
+            "files hold only tensors, storages, OrderedDict, torch.Size, "
+            "dtypes and devices) (opcode 0x63)");
+  // STACK_GLOBAL builtins.eval
+  EXPECT_THAT(refusal(bytes({0x8c, 8, 'b', 'u', 'i', 'l', 't', 'i', 'n', 's',
+                             0x8c, 4, 'e', 'v', 'a', 'l', 0x93, '.'})),
+              HasSubstr("refused global 'builtins eval'"));
+  EXPECT_EQ(refusal("ctorch._utils\n_rebuild_tensor_v2\n."), "");
+  EXPECT_TRUE(is_allowed_pickle_global("torch FloatStorage"));
+  EXPECT_TRUE(is_allowed_pickle_global("torch float32"));
+  EXPECT_TRUE(is_allowed_pickle_global("collections OrderedDict"));
+  EXPECT_TRUE(is_allowed_pickle_global("torch.jit._pickle restore_type_tag"));
+  EXPECT_TRUE(is_allowed_pickle_global("torch.return_types topk"));
+  EXPECT_FALSE(is_allowed_pickle_global("torch load"));
+  EXPECT_FALSE(is_allowed_pickle_global("torch.jit._pickle eval"));
+  EXPECT_FALSE(is_allowed_pickle_global("collections namedtuple"));
+  EXPECT_FALSE(is_allowed_pickle_global("torch"));
+}
+
+TEST(PickleRewriter, OpcodesThatBuildArbitraryObjectsAreRefused) {
+  EXPECT_EQ(refusal("(ios\nsystem\n."),
+            "bad pickle at byte 1: unsupported opcode 0x69");
+  EXPECT_EQ(refusal("(o."), "bad pickle at byte 1: unsupported opcode 0x6f");
+  EXPECT_EQ(refusal(bytes({0x82, 1, '.'})),
+            "bad pickle at byte 0: unsupported opcode 0x82");
+  EXPECT_EQ(refusal("Pid\n."), "bad pickle at byte 0: unsupported opcode 0x50");
+  EXPECT_EQ(refusal("\xff."), "bad pickle at byte 0: unsupported opcode 0xff");
+  EXPECT_EQ(refusal("]c__builtin__\nlist\n]R."),
+            "bad pickle at byte 1: refused global '__builtin__ list' "
+            "(torch.save files hold only tensors, storages, OrderedDict, "
+            "torch.Size, dtypes and devices) (opcode 0x63)");
+  EXPECT_EQ(refusal("]]R."),
+            "bad pickle at byte 2: calls something that is no global (opcode "
+            "0x52)");
+}
+
+}  // namespace
+}  // namespace fx

@@ -1,0 +1,146 @@
+// Hostile torch.save files (issue 22): tensors reaching outside their
+// storage, storages larger than their records, pickles refused by the
+// checks, paths that are not regular files. Each is a clear error naming the
+// file and the tensor, never an out-of-bounds read. The files are made here
+// by patching the pickle of real ones (the seed example's input.pt, files
+// LibTorch writes).
+#include <ATen/ATen.h>
+#include <caffe2/serialize/inline_container.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+
+#include "fx_core/io/torch_save.h"
+#include "tests/testing/reference.h"
+
+namespace fx {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string tmp(const std::string& name) {
+  return ::testing::TempDir() + name;
+}
+
+// Copies the archive at `in` to `out` with its data.pkl passed through
+// `patch`.
+void patch_archive(const std::string& in, const std::string& out,
+                   const std::function<void(std::string&)>& patch) {
+  std::ifstream file(in, std::ios::binary);
+  ASSERT_TRUE(file) << in;
+  caffe2::serialize::PyTorchStreamReader reader(&file);
+  std::ofstream dest(out, std::ios::binary | std::ios::trunc);
+  caffe2::serialize::PyTorchStreamWriter writer(
+      [&](const void* data, size_t n) {
+        dest.write(static_cast<const char*>(data), n);
+        return n;
+      });
+  for (const std::string& name : reader.getAllRecords()) {
+    if (name == "version" || name == ".data/version") continue;
+    auto [data, size] = reader.getRecord(name);
+    std::string bytes(static_cast<const char*>(data.get()), size);
+    if (name == "data.pkl") patch(bytes);
+    writer.writeRecord(name, bytes.data(), bytes.size());
+  }
+  writer.writeEndOfFile();
+}
+
+// Replaces the first `from` in `s` by `to`.
+void replace(std::string& s, const std::string& from, const std::string& to) {
+  size_t at = s.find(from);
+  ASSERT_NE(at, std::string::npos);
+  s.replace(at, from.size(), to);
+}
+
+std::string error_of(const std::string& path) {
+  absl::StatusOr<c10::IValue> v = read_value_file(path);
+  if (v.ok()) return "";
+  EXPECT_EQ(v.status().code(), absl::StatusCode::kInvalidArgument);
+  return std::string(v.status().message());
+}
+
+TEST(TorchSaveLimits, TheSeedInputWithStorageOffsetAMillionIsRefused) {
+  std::string input = fx::testing::reference_dir() + "/seed_mymodule/input.pt";
+  ASSERT_TRUE(read_value_file(input).ok());
+  std::string bad = tmp("offset.pt");
+  // BINPERSID, then the storage offset as BININT1 0 -> BININT 1000000.
+  patch_archive(input, bad, [](std::string& p) {
+    replace(p, std::string("QK\x00", 3), std::string("QJ\x40\x42\x0f\x00", 6));
+  });
+  EXPECT_EQ(error_of(bad),
+            bad +
+                ": not a readable torch.save file: tensor [0]: storage "
+                "offset 1000000, sizes [3, 4] and strides [4, 1] of 4-byte "
+                "elements need 4000048 bytes; the storage holds 48");
+}
+
+TEST(TorchSaveLimits, AStorageLargerThanItsRecordIsRefused) {
+  std::string good = tmp("two_doubles.pt");
+  ASSERT_TRUE(
+      write_tensor_dict(good, {{"w", at::zeros({2}, at::kDouble)}}).ok());
+  std::string bad = tmp("claims_4096.pt");
+  // The storage's element count in its persistent id: 2 -> 4096.
+  patch_archive(good, bad, [](std::string& p) {
+    replace(p, "K\x02t", std::string("M\x00\x10t", 4));
+  });
+  EXPECT_EQ(error_of(bad),
+            bad +
+                ": not a readable torch.save file: tensor ['w']: its "
+                "storage claims 32768 bytes; record 'data/0' holds 16");
+}
+
+TEST(TorchSaveLimits, SizesAndStridesBeyondTheStorageAreRefused) {
+  std::string good = tmp("six_floats.pt");
+  ASSERT_TRUE(write_tensor_dict(good, {{"w", at::zeros({2, 3})}}).ok());
+  std::string sizes = tmp("sizes.pt");
+  // sizes (2, 3) -> (2, 4) in the rebuild call's arguments.
+  patch_archive(good, sizes, [](std::string& p) {
+    replace(p, "(K\x02K\x03t", "(K\x02K\x04t");
+  });
+  EXPECT_THAT(error_of(sizes),
+              HasSubstr("tensor ['w']: storage offset 0, sizes [2, 4] and "
+                        "strides [3, 1] of 4-byte elements need 28 bytes; "
+                        "the storage holds 24"));
+  std::string strides = tmp("strides.pt");
+  patch_archive(good, strides, [](std::string& p) {
+    replace(p, "(K\x03K\x01t", "(K\x09K\x01t");
+  });
+  EXPECT_THAT(error_of(strides),
+              HasSubstr("sizes [2, 3] and strides [9, 1] of 4-byte elements "
+                        "need 48 bytes; the storage holds 24"));
+}
+
+TEST(TorchSaveLimits, RefusedPicklesNameTheProblem) {
+  std::string good = tmp("one.pt");
+  ASSERT_TRUE(write_tensor_dict(good, {{"w", at::zeros({1})}}).ok());
+  std::string bad = tmp("os_system.pt");
+  patch_archive(good, bad, [](std::string& p) {
+    replace(p, "ctorch._utils\n_rebuild_tensor_v2\n",
+            "cos\nsystem\n" + std::string(21, 'N') + "0");
+  });
+  EXPECT_THAT(error_of(bad),
+              HasSubstr("os_system.pt: not a readable torch.save file: bad "
+                        "pickle at byte "));
+  EXPECT_THAT(error_of(bad), HasSubstr("refused global 'os system'"));
+}
+
+TEST(TorchSaveLimits, OnlyRegularFilesAreRead) {
+  absl::StatusOr<c10::IValue> zero = read_value_file("/dev/zero");
+  EXPECT_EQ(zero.status().message(),
+            "cannot read '/dev/zero': not a regular file (a character device)");
+  std::string fifo = tmp("weights_fifo");
+  std::remove(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_THAT(std::string(read_tensor_dict(fifo).status().message()),
+              HasSubstr("not a regular file (a FIFO)"));
+  std::remove(fifo.c_str());
+}
+
+}  // namespace
+}  // namespace fx
