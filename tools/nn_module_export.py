@@ -140,6 +140,27 @@ CASES = [
     ("nn.LSTMCell(4, 6)", [(3, 4)], False),
     ("nn.GRUCell(4, 6, bias=False)", [(4,), (6,)], False),
     ("nn.RNNCell(4, 6, nonlinearity='relu')", [(3, 4)], False),
+    # Attention.
+    ("nn.MultiheadAttention(8, 2)", ["(lambda x: (x, x, x))(torch.randn("
+                                     "5, 3, 8, generator=g))"], False),
+    ("nn.MultiheadAttention(8, 2, batch_first=True)",
+     ["(lambda x: (x, x, x))(torch.randn(3, 5, 8, generator=g))"], False),
+    ("nn.MultiheadAttention(8, 4, kdim=6, vdim=5, bias=False)",
+     [(4, 2, 8), (7, 2, 6), (7, 2, 5)], False),
+    ("nn.MultiheadAttention(8, 2, add_bias_kv=True, add_zero_attn=True)",
+     [(4, 8), (6, 8), (6, 8)], False),
+    ("nn.MultiheadAttention(8, 2, dropout=0.3)", [(4, 2, 8), (6, 2, 8),
+                                                  (6, 2, 8)], True),
+    ("nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0)",
+     [(5, 3, 8)], False),
+    ("nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True, "
+     "activation='gelu')", [(3, 5, 8)], False),
+    ("nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, norm_first=True)",
+     [(5, 3, 8)], True),
+    ("nn.TransformerDecoderLayer(8, 2, dim_feedforward=16)",
+     [(4, 3, 8), (6, 3, 8)], False),
+    ("nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, batch_first=True, "
+     "norm_first=True)", [(3, 4, 8), (3, 6, 8)], False),
     # Losses.
     ("nn.L1Loss()", [(3, 4), (3, 4)], False),
     ("nn.MSELoss(reduction='sum')", [(3, 4), (3, 4)], False),
@@ -299,8 +320,11 @@ def export_case(constructor, input_specs, training, out_dir, seed):
     first = gm(*inputs)
     torch.manual_seed(seed)
     second = gm(*inputs)
-    reproducible = all(torch.equal(a, b) for a, b in zip(
-        flatten(first), flatten(second)))
+    reproducible = all(
+        torch.allclose(a, b, rtol=0, atol=0, equal_nan=True)
+        if isinstance(a, torch.Tensor) and a.is_floating_point()
+        else torch.equal(a, b) if isinstance(a, torch.Tensor) else a == b
+        for a, b in zip(flatten(first), flatten(second)))
     return {"how": "call_module", "nodes": 1, "opcode": "call_module",
             "target": "m", "reproducible": reproducible}
 

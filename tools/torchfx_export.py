@@ -106,6 +106,36 @@ def is_default_distance(value):
 # nonlinearity), read from the attribute of the same name.
 EXTRA_ATTRIBUTES = {"RNN": ["nonlinearity"]}
 
+# Constructor arguments a class does not keep, derived from what it keeps.
+TRANSFORMER_LAYER = {
+    "d_model": lambda m: m.self_attn.embed_dim,
+    "nhead": lambda m: m.self_attn.num_heads,
+    "dim_feedforward": lambda m: m.linear1.out_features,
+    "dropout": lambda m: m.dropout.p,
+    "layer_norm_eps": lambda m: m.norm1.eps,
+    "batch_first": lambda m: m.self_attn.batch_first,
+}
+DERIVED = {
+    "MultiheadAttention": {
+        "bias": lambda m: m.in_proj_bias is not None,
+        "add_bias_kv": lambda m: m.bias_k is not None,
+    },
+    "TransformerEncoderLayer": TRANSFORMER_LAYER,
+    "TransformerDecoderLayer": TRANSFORMER_LAYER,
+}
+
+
+def activation_name(fn):
+    """The string a Transformer layer's activation callable was made from."""
+    F = torch.nn.functional
+    if fn is F.relu or isinstance(fn, torch.nn.ReLU):
+        return "relu"
+    if fn is F.gelu or isinstance(fn, torch.nn.GELU):
+        return "gelu"
+    raise ValueError(f"cannot encode the activation {fn!r} (only relu and "
+                     "gelu have a name)")
+
+
 # Constructor arguments whose stored value stands for the default None.
 STORED_DEFAULTS = {"TripletMarginWithDistanceLoss": {
     "distance_function": is_default_distance}}
@@ -139,7 +169,11 @@ def module_config(module):
         if name in ("device", "dtype") or (
                 name == "mode" and isinstance(module, torch.nn.RNNBase)):
             continue  # RNNBase's mode is fixed by the subclass
-        if name in defaults and defaults[name](getattr(module, name, None)):
+        if name in DERIVED.get(cls, {}):
+            config[name] = DERIVED[cls][name](module)
+        elif name == "activation" and cls.startswith("Transformer"):
+            config[name] = activation_name(module.activation)
+        elif name in defaults and defaults[name](getattr(module, name, None)):
             config[name] = None
         elif name in aliases:
             config[name] = encode(getattr(module, aliases[name]), where)

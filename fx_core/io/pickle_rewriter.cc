@@ -230,7 +230,9 @@ class PickleRewriter {
         ops_(parse_ops(p)),
         marks_before_(ops_.size() + 1, 0),
         dropped_(ops_.size(), false),
-        replaced_(ops_.size(), -1) {}
+        replaced_(ops_.size(), -1),
+        prefix_(ops_.size() + 1),
+        text_(ops_.size()) {}
 
   std::string rewrite() {
     for (size_t i = 0; i < ops_.size(); ++i) step(i);
@@ -254,7 +256,8 @@ class PickleRewriter {
     std::string global;
     std::string text;  // a string's value
     size_t built_by = SIZE_MAX;
-    size_t last_item = SIZE_MAX;  // TUPLE2: where its second item starts
+    size_t last_item = SIZE_MAX;      // TUPLE2: where its second item starts
+    size_t item_built_by = SIZE_MAX;  // TUPLE1: the op that built its item
     std::shared_ptr<Object> object = std::make_shared<Object>();
   };
 
@@ -490,6 +493,7 @@ class PickleRewriter {
     Elem e = elem_at(items.back().start);
     e.built_by = i;
     e.last_item = items.front().start;
+    e.item_built_by = items.front().built_by;
     insert_all(i, e, items);
     stack_.push_back(e);
   }
@@ -503,6 +507,10 @@ class PickleRewriter {
         callable.global.rfind("torch.return_types ", 0) == 0 &&
         args.built_by != SIZE_MAX && ops_[args.built_by].code == 0x86) {
       drop_return_types(i, callable, args);
+    }
+    if (ops_[i].code == 'R' && callable.global == "torch Size" &&
+        args.built_by != SIZE_MAX && ops_[args.built_by].code == 0x85) {
+      size_to_int_list(i, callable, args);
     }
     Elem result = elem_at(callable.start);
     result.object->depth = args.object->depth;
@@ -527,14 +535,45 @@ class PickleRewriter {
     dropped_[i] = true;
   }
 
+  // torch.Size((d0, d1, ...)) -> torch.jit._pickle.build_intlist([d0, ...]):
+  // LibTorch's unpickler knows no torch.Size; an int list is what a size is
+  // at run time (fx::IntList).
+  void size_to_int_list(size_t i, const Elem& callable, const Elem& args) {
+    const PickleOp& global = ops_[callable.start];
+    if (global.code == 'c') {
+      text_[callable.start] = "ctorch.jit._pickle\nbuild_intlist\n";
+    } else if (global.code != 'h' && global.code != 'j') {
+      fail(i, "torch.Size named other than by GLOBAL is not supported");
+    }
+    size_t built = args.item_built_by;
+    if (built == SIZE_MAX && ops_[args.last_item].code == ')') {
+      built = args.last_item;  // EMPTY_TUPLE pushes a value of its own
+    }
+    int code = built == SIZE_MAX ? -1 : ops_[built].code;
+    if (code == ')') {
+      replaced_[built] = ']';
+    } else if (code >= 0x85 && code <= 0x87) {
+      prefix_[args.last_item] += "](";
+      replaced_[built] = 'e';
+    } else if (code == 't') {
+      prefix_[args.last_item] += "]";
+      replaced_[built] = 'e';
+    } else {
+      fail(i, "torch.Size of something other than a tuple");
+    }
+  }
+
   // The program with the marks added, the ops dropped and replaced.
   std::string program() const {
     std::string out;
     out.reserve(p_.size() + 16);
     for (size_t i = 0; i < ops_.size(); ++i) {
+      out.append(prefix_[i]);
       out.append(static_cast<size_t>(marks_before_[i]), '(');
       if (dropped_[i]) continue;
-      if (replaced_[i] >= 0) {
+      if (!text_[i].empty()) {
+        out.append(text_[i]);
+      } else if (replaced_[i] >= 0) {
         out.push_back(static_cast<char>(replaced_[i]));
         out.append(p_, ops_[i].offset + 1, ops_[i].size - 1);
       } else {
@@ -551,6 +590,8 @@ class PickleRewriter {
   std::vector<int> marks_before_;
   std::vector<bool> dropped_;
   std::vector<int> replaced_;
+  std::vector<std::string> prefix_;  // ops inserted before op i
+  std::vector<std::string> text_;    // op i written as this instead
 };
 
 }  // namespace

@@ -4,8 +4,11 @@
 // The unpickler does not know three things Python's pickler writes: the
 // APPEND and SETITEM opcodes (a list or dict of exactly one element) and the
 // `torch.return_types.*` named tuples (the result of torch.topk, torch.max,
-// ...). The program is rewritten: APPEND becomes MARK ... APPENDS, SETITEM
-// MARK ... SETITEMS, and a return_types value the plain tuple it holds.
+// ...) and torch.Size. The program is rewritten: APPEND becomes MARK ...
+// APPENDS, SETITEM MARK ... SETITEMS, a return_types value the plain tuple
+// it holds, and torch.Size((d, ...)) LibTorch's own int list
+// (torch.jit._pickle.build_intlist([d, ...])), which is how a size is held
+// at run time.
 //
 // The unpickler also trusts its input (an APPEND on an empty stack reads
 // before its stack; a memo index of 2^32-1 allocates 64 GB). So the program

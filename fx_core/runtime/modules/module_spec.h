@@ -73,6 +73,8 @@ c10::IValue call_function(
     std::string_view target, std::vector<c10::IValue> args,
     const std::vector<std::pair<std::string, c10::IValue>>& kwargs = {});
 
+// MultiheadAttention and the Transformer layers (attention_modules.cc).
+void add_attention_specs(std::vector<ModuleSpec>* specs);
 // The recurrent layers and cells (recurrent_modules.cc).
 void add_recurrent_specs(std::vector<ModuleSpec>* specs);
 

@@ -5,6 +5,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <torch/csrc/jit/serialization/pickle.h>
 
 #include <string>
 
@@ -37,6 +38,25 @@ TEST(PickleRewriter, AppendAndSetitemBecomeTheirBatchForms) {
             "](K\x01"
             "e.");
   EXPECT_EQ(rewrite_pickle_for_libtorch("}K\x01K\x02s."), "}(K\x01K\x02u.");
+}
+
+// Python's pickle.dumps([torch.Size([2, 3]), torch.Size([]),
+// torch.Size([7])], protocol=2): the GLOBAL is memoized and fetched again,
+// the inner tuples built by TUPLE2, EMPTY_TUPLE and TUPLE1.
+TEST(PickleRewriter, TorchSizeBecomesLibTorchsIntList) {
+  const std::string python(
+      "\x80\x02]q\x00(ctorch\nSize\nq\x01K\x02K\x03\x86q\x02\x85q\x03Rq\x04"
+      "h\x01)\x85q\x05Rq\x06h\x01K\x07\x85q\x07\x85q\x08Rq\te.",
+      57);
+  std::string program = rewrite_pickle_for_libtorch(python);
+  c10::IValue value = torch::jit::unpickle(program.data(), program.size());
+  ASSERT_TRUE(value.isList());
+  c10::List<c10::IValue> sizes = value.toList();
+  ASSERT_EQ(sizes.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(sizes.get(i).isIntList()) << i;
+  EXPECT_EQ(sizes.get(0).toIntVector(), (std::vector<int64_t>{2, 3}));
+  EXPECT_TRUE(sizes.get(1).toIntVector().empty());
+  EXPECT_EQ(sizes.get(2).toIntVector(), (std::vector<int64_t>{7}));
 }
 
 TEST(PickleRewriter, PopsOnAnEmptyStackAreRefused) {
