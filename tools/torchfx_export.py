@@ -236,8 +236,10 @@ def export(gm, example_inputs, out_dir, reference=False):
             "args": [encode(a, where) for a in node.args],
             "kwargs": {k: encode(v, where) for k, v in node.kwargs.items()},
         }
-        if node.op == "placeholder" and node.name in annotations:
-            entry["type"] = annotations[node.name]
+        if node.op == "placeholder" and node.target in annotations:
+            # The code's parameter is the target ("input"); the node may be
+            # named apart from it ("input_1").
+            entry["type"] = annotations[node.target]
         elif node.op == "output" and return_annotation:
             entry["type"] = return_annotation
         elif node.type is not None and node.op not in ("placeholder", "output"):

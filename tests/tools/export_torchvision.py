@@ -1,10 +1,15 @@
 #!/usr/bin/python3
-"""Exports torchvision classification models for the conformance test.
+"""Exports models for the conformance tests.
 
     export_torchvision.py OUT_DIR NAME...
 
-For each NAME, traces torchvision.models.NAME() with torch.fx and writes the
-bundle and torch.fx's own text (graph.txt, code.py) to OUT_DIR/NAME via
+NAME is a torchvision classification model (resnet50), a model of another
+torchvision family (video.r3d_18, segmentation.fcn_resnet50,
+quantization.googlenet: built untrained, with no pretrained backbone and,
+for the quantizable ones, quantize=False), or sample.CLASS, a model of
+tests/tools/sample_models.py (run on its example_inputs()). Each is traced
+with torch.fx in eval mode, and the bundle and torch.fx's own text
+(graph.txt, code.py) are written to OUT_DIR/NAME via
 tools/torchfx_export.py. A model torch.fx cannot trace gets
 OUT_DIR/NAME/untraceable.txt with torch.fx's error instead. Prints one line
 per model with the seconds it took.
@@ -24,8 +29,36 @@ import torchfx_export  # noqa: E402
 
 warnings.filterwarnings("ignore")
 
-# Inputs the models accept (Inception needs 299x299).
-INPUT_SIZE = {"inception_v3": 299}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sample_models  # noqa: E402
+
+# Inputs the models accept (Inception needs 299x299; S3D's final pooling
+# needs 16 frames of 224x224); small where the model allows it.
+INPUT_SHAPE = {
+    "inception_v3": (1, 3, 299, 299),
+    "quantization.inception_v3": (1, 3, 299, 299),
+    "video.s3d": (1, 3, 16, 224, 224),
+}
+FAMILY_SHAPE = {"video": (1, 3, 4, 64, 64), "segmentation": (1, 3, 96, 96)}
+
+
+def build(name):
+    """The model NAME and its example inputs."""
+    family, _, short = name.rpartition(".")
+    if family == "sample":
+        model = getattr(sample_models, short)()
+        return model, model.example_inputs()
+    if not family:
+        model = getattr(torchvision.models, name)()
+    else:
+        kwargs = {"weights": None}
+        if family == "segmentation":
+            kwargs["weights_backbone"] = None
+        if family == "quantization":
+            kwargs["quantize"] = False
+        model = getattr(getattr(torchvision.models, family), short)(**kwargs)
+    shape = INPUT_SHAPE.get(name, FAMILY_SHAPE.get(family, (1, 3, 224, 224)))
+    return model, [torch.rand(*shape)]
 
 
 def main(out_dir, names):
@@ -34,7 +67,8 @@ def main(out_dir, names):
         target = os.path.join(out_dir, name)
         os.makedirs(target, exist_ok=True)
         torch.manual_seed(0)
-        model = getattr(torchvision.models, name)().eval()
+        model, inputs = build(name)
+        model.eval()
         try:
             gm = torch.fx.symbolic_trace(model)
         except Exception as e:  # torch.fx's TraceError and friends
@@ -42,9 +76,7 @@ def main(out_dir, names):
                 f.write(f"{type(e).__name__}: {str(e).splitlines()[0]}\n")
             print(f"{name}: untraceable ({time.time() - start:.1f} s)")
             continue
-        size = INPUT_SIZE.get(name, 224)
-        torchfx_export.export(gm, [torch.rand(1, 3, size, size)], target,
-                              reference=True)
+        torchfx_export.export(gm, inputs, target, reference=True)
         print(f"{name}: exported ({time.time() - start:.1f} s)", flush=True)
 
 
