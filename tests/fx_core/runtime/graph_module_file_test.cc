@@ -90,6 +90,61 @@ TEST(GraphModuleFile, UnknownFunctionTargetIsRefusedAtLoad) {
   EXPECT_NE(msg.find("OpRegistry::global().add()"), std::string::npos) << msg;
 }
 
+// A one-module bundle of `type` built from `config` (JSON text).
+std::string module_bundle(const std::string& name, const std::string& type,
+                          const std::string& config) {
+  return bundle(name,
+                R"({"format": "fx-graph", "version": 1, "nodes": [
+  {"name": "x", "op": "placeholder", "target": "x", "args": [], "kwargs": {}},
+  {"name": "m", "op": "call_module", "target": "m", "args": [{"node": "x"}], "kwargs": {}},
+  {"name": "output", "op": "output", "target": "output", "args": [{"node": "m"}], "kwargs": {}}],
+ "modules": {"m": {"type": ")" +
+                    type + R"(", "config": )" + config +
+                    R"(, "training": false}}})",
+                {});
+}
+
+TEST(GraphModuleFile, ModulesRebuiltFromPythonLoadWithoutWeights) {
+  auto gm = read_graph_module(
+      module_bundle("elu", "torch.nn.ELU", R"({"alpha": 0.5})"));
+  ASSERT_TRUE(gm.ok()) << gm.status().message();
+  at::Tensor x = at::randn({3, 4});
+  EXPECT_TRUE(at::allclose((**gm)(x).toTensor(), at::elu(x, 0.5)));
+  gm = read_graph_module(
+      module_bundle("pad", "torch.nn.ReflectionPad2d", R"({"padding": 1})"));
+  ASSERT_TRUE(gm.ok()) << gm.status().message();
+  x = at::randn({1, 2, 3, 3});
+  EXPECT_TRUE(
+      at::equal((**gm)(x).toTensor(), at::reflection_pad2d(x, {1, 1, 1, 1})));
+}
+
+TEST(GraphModuleFile, ModuleConfigsThatCannotBuildAreNamed) {
+  std::string msg = load_error(module_bundle(
+      "transformer", "torch.nn.TransformerEncoder", R"({"num_layers": 2})"));
+  EXPECT_NE(msg.find("module 'm'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("unknown module type 'torch.nn.TransformerEncoder'"),
+            std::string::npos)
+      << msg;
+  msg = load_error(
+      module_bundle("bad_arg", "torch.nn.ELU", R"({"alpha": 0.5, "beta": 2})"));
+  EXPECT_NE(msg.find("module 'm'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("unexpected keyword argument 'beta'"), std::string::npos)
+      << msg;
+  msg = load_error(module_bundle("missing_arg", "torch.nn.PReLU",
+                                 R"({"num_parameters": "three"})"));
+  EXPECT_NE(msg.find("torch.nn.PReLU"), std::string::npos) << msg;
+  msg = load_error(module_bundle("bad_rnn", "torch.nn.GRU",
+                                 R"({"input_size": 4, "hidden_size": 6,
+                                     "proj_size": 2})"));
+  EXPECT_NE(msg.find("proj_size argument is only supported for LSTM"),
+            std::string::npos)
+      << msg;
+  msg = load_error(module_bundle("missing_weights", "torch.nn.PReLU", "{}"));
+  EXPECT_NE(msg.find("module 'm' (torch.nn.PReLU): 'weight' is missing"),
+            std::string::npos)
+      << msg;
+}
+
 TEST(GraphModuleFile, BadFormatAndVersionAreRefused) {
   std::string msg = load_error(bundle("bad_format", R"({
  "format": "onnx", "version": 1, "nodes": []})",
