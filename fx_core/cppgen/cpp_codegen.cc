@@ -107,6 +107,8 @@ class CppEmitter {
   void emit_call(const Node* n, const std::string& name, std::string& body);
   void emit_module_call(const Node* n, const std::string& name,
                         std::string& body);
+  void emit_registry_module_call(const Node* n, const std::string& name,
+                                 std::string& body);
   void emit_return(const Node* n, std::string& body);
   // The file: includes, then forward(self, params) { body } in `ns`.
   std::string source(std::string_view ns,
@@ -241,7 +243,9 @@ std::string CppEmitter::registry_call(const Node* n) {
 }
 
 std::string CppEmitter::call_expression(const Node* n) {
-  const OpDef* def = OpRegistry::global().find(n->op(), n->target());
+  // resolve(): hand-written entries and the ATen operators bound to their
+  // schemas alike (the latter have no C++ spelling: a registry call).
+  const OpDef* def = OpRegistry::global().resolve(n->op(), n->target());
   if (def == nullptr) fail(n, "no kernel is registered for this target");
   if (def->cpp.empty()) return registry_call(n);
   std::vector<std::optional<Argument>> bound;
@@ -333,8 +337,12 @@ void CppEmitter::emit_module_call(const Node* n, const std::string& name,
   }
   if (type.empty()) fail(n, "the module's type is not known");
   const ModuleKind* kind = ModuleRegistry::global().find(type);
-  if (kind == nullptr || kind->cpp_class.empty()) {
-    fail(n, cat("module type ", type, " has no C++ class"));
+  if (kind == nullptr) fail(n, cat("module type ", type, " is not registered"));
+  if (kind->cpp_class.empty()) {
+    // A module without a C++ class of its own (a torch.nn module rebuilt
+    // from Python, a vendor's): called through the module registry.
+    emit_registry_module_call(n, name, body);
+    return;
   }
   if (std::find(headers_.begin(), headers_.end(), kind->cpp_header) ==
       headers_.end()) {
@@ -346,6 +354,23 @@ void CppEmitter::emit_module_call(const Node* n, const std::string& name,
   append(&body, "  auto ", name, " = fx::cpp::submodule<", kind->cpp_class,
          ">(self, ", cpp_string_literal(n->target()), ").forward(",
          join(args, ", "), ");\n");
+}
+
+void CppEmitter::emit_registry_module_call(const Node* n,
+                                           const std::string& name,
+                                           std::string& body) {
+  std::vector<std::string> args, kwargs;
+  for (const Argument& a : n->args()) args.push_back(ivalue(a, n));
+  for (const auto& [key, value] : n->kwargs()) {
+    kwargs.push_back(
+        cat("{", cpp_string_literal(key), ", ", ivalue(value, n), "}"));
+  }
+  bool indexed = std::any_of(
+      n->users().begin(), n->users().end(),
+      [](const Node* u) { return u->target() == "operator.getitem"; });
+  append(&body, "  auto ", name, " = fx::cpp::call_module",
+         indexed ? "_value" : "", "(self, ", cpp_string_literal(n->target()),
+         ", {", join(args, ", "), "}, {", join(kwargs, ", "), "});\n");
 }
 
 void CppEmitter::emit_return(const Node* n, std::string& body) {

@@ -1,5 +1,6 @@
 #include "fx_core/cppgen/cpp_codegen_support.h"
 
+#include "fx_core/runtime/module_registry.h"
 #include "fx_core/runtime/op_registry.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
@@ -48,6 +49,21 @@ c10::IValue call_method_value(
     const std::string& target, std::vector<c10::IValue> args,
     std::vector<std::pair<std::string, c10::IValue>> kwargs) {
   return call(Opcode::kCallMethod, target, std::move(args), kwargs);
+}
+
+c10::IValue call_module_value(
+    torch::nn::Module& self, const std::string& path,
+    std::vector<c10::IValue> args,
+    std::vector<std::pair<std::string, c10::IValue>> kwargs) {
+  return fx::call_module(module_at(self, path), path, std::move(args), kwargs);
+}
+
+at::Tensor call_module(
+    torch::nn::Module& self, const std::string& path,
+    std::vector<c10::IValue> args,
+    std::vector<std::pair<std::string, c10::IValue>> kwargs) {
+  return tensor_result(
+      path, call_module_value(self, path, std::move(args), std::move(kwargs)));
 }
 
 c10::IValue list(std::vector<c10::IValue> items) {

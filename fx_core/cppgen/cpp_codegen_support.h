@@ -75,6 +75,15 @@ c10::IValue call_function_value(
 c10::IValue call_method_value(
     const std::string& target, std::vector<c10::IValue> args,
     std::vector<std::pair<std::string, c10::IValue>> kwargs);
+// Calls the submodule at `path` through fx::ModuleRegistry (modules with no
+// C++ class of their own: torch.nn modules rebuilt from Python, vendors').
+at::Tensor call_module(torch::nn::Module& self, const std::string& path,
+                       std::vector<c10::IValue> args,
+                       std::vector<std::pair<std::string, c10::IValue>> kwargs);
+c10::IValue call_module_value(
+    torch::nn::Module& self, const std::string& path,
+    std::vector<c10::IValue> args,
+    std::vector<std::pair<std::string, c10::IValue>> kwargs);
 c10::IValue list(std::vector<c10::IValue> items);
 c10::IValue tuple(std::vector<c10::IValue> items);
 

@@ -26,6 +26,7 @@ FX_DECLARE_GENERATED(seed_mymodule)
 FX_DECLARE_GENERATED(seed_static_flow)
 FX_DECLARE_GENERATED(seed_topk)
 FX_DECLARE_GENERATED(seed_wrap)
+FX_DECLARE_GENERATED(aten_and_modules)
 FX_DECLARE_GENERATED(norm_pool)
 FX_DECLARE_GENERATED(registry_fallback)
 
@@ -113,6 +114,23 @@ TEST(CppCodegen, TargetsWithoutCppSpellingRunThroughTheRegistry) {
       at::hardswish(std::get<0>(at::max(x.chunk(2, -1)[1], 1)));
   EXPECT_TRUE(at::equal(want, by_hand));
   EXPECT_TRUE(at::equal(registry_fallback::forward(**gm, x).toTensor(), want));
+}
+
+// Targets bound to ATen's schemas (torch.logsumexp, torch.ops.aten.sort)
+// and torch.nn modules rebuilt from Python (no C++ class of their own) run
+// through the registries from generated C++ too.
+TEST(CppCodegen, AtenTargetsAndRebuiltModulesRunThroughTheRegistries) {
+  auto gm = read_graph_module(
+      std::string(std::getenv("TEST_SRCDIR")) +
+      "/fx_sdk/tests/fx_core/cppgen/testdata/aten_and_modules.fx.json");
+  ASSERT_TRUE(gm.ok()) << gm.status().message();
+  at::Tensor x = at::rand({2, 3, 4, 5}) - 0.5;
+  at::Tensor want = (*gm)->forward({x}).toTensor();
+  at::Tensor by_hand = std::get<0>(at::sort(
+      at::logsumexp(at::celu(at::reflection_pad2d(x, {1, 2, 0, 1}), 0.7), -1),
+      -1, true));
+  EXPECT_TRUE(at::equal(want, by_hand));
+  EXPECT_TRUE(at::equal(aten_and_modules::forward(**gm, x).toTensor(), want));
 }
 
 // Issue 22: text from a graph file is only ever an escaped string literal.
