@@ -5,8 +5,11 @@
 //  1. every non-empty entry of $FX_PLUGIN_PATH (colon-separated);
 //  2. the first-party plugins shipped with the running program: the first
 //     of `<executable>.runfiles/fx_sdk/plugins`,
+//     `<executable's directory>/../lib/fx-sdk/plugins` (kInstalledPluginDir),
 //     `$RUNFILES_DIR/fx_sdk/plugins` and `$TEST_SRCDIR/fx_sdk/plugins` that
-//     is a directory (bazel-bin/tools/fx, `bazel run`, a test's runfiles).
+//     is a directory (bazel-bin/tools/fx, an installed PREFIX/bin/fx,
+//     `bazel run`, a test's runfiles). The executable is /proc/self/exe, so
+//     symbolic links to it do not change what is found.
 // A directory contributes its shared libraries in file-name order
 // (plugin_files in plugin_loader.h).
 //
@@ -29,6 +32,10 @@
 #include "plugin_api/loader/plugin_loader.h"
 
 namespace fx::host {
+
+// Where an installed SDK keeps the first-party plugins, relative to its
+// prefix (tools/install/install.sh lays it out).
+inline constexpr std::string_view kInstalledPluginDir = "lib/fx-sdk/plugins";
 
 // The default directories above, those that exist (FX_PLUGIN_PATH entries
 // are listed whether or not they exist; loading a missing one is an error).
