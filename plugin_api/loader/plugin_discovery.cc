@@ -54,7 +54,8 @@ std::vector<std::string> default_plugin_dirs() {
   return dirs;
 }
 
-PluginDiscovery::PluginDiscovery(Sink sink) : sink_(std::move(sink)) {}
+PluginDiscovery::PluginDiscovery(Sink sink, Skip skip)
+    : sink_(std::move(sink)), skip_(std::move(skip)) {}
 
 absl::Status PluginDiscovery::load_file(const std::string& path,
                                         std::string_view sha256) {
@@ -73,7 +74,9 @@ absl::Status PluginDiscovery::load_directory(const std::string& directory) {
   if (!files.ok()) return files.status();
   for (const std::string& f : *files) {
     absl::Status s = load_file(f);
-    if (!s.ok()) return s;
+    if (s.ok()) continue;
+    if (!skip_) return s;
+    skip_(f, std::move(s));
   }
   return absl::OkStatus();
 }
