@@ -19,6 +19,7 @@
 #include "plugin_api/pipeline/pass_manager.h"
 #include "plugin_api/pipeline/pass_registry.h"
 #include "plugin_api/pipeline/pipeline.h"
+#include "plugin_api/pipeline/standard_instrumentations.h"
 
 namespace fx::tools {
 namespace {
@@ -287,6 +288,9 @@ int run_pipeline(const RunArgs& args, std::ostream& out, std::ostream& err,
   absl::StatusOr<host::PassManager> pm =
       host::PassManager::create(registry, std::move(spec));
   if (!pm.ok()) return fail(err, 2, pm.status().message());
+  // A plugin that crashes the process is named before it dies.
+  pm->add_instrumentation(
+      std::make_unique<host::FatalSignalInstrumentation>("fx run"));
   Input input;
   if (Stop s = open_input(args, input, err)) return *s;
   host::PipelineReport report =

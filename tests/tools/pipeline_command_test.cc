@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/filesystem.hpp>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -180,6 +181,26 @@ TEST(FxRun, BrokenLibrariesInAPluginDirectoryAreReportedAndSkipped) {
       run({"run", mymodule(), "--no-default-plugins", "--plugin",
            dir + "/libtruncated.so", "--pipeline", "c_add_to_mul", "-o", out});
   EXPECT_EQ(named.status, 1);
+}
+
+// A pass that kills the process: fx run names it (and its plugin) on stderr
+// before the process dies of the signal, and writes no output.
+TEST(FxRunDeathTest, APassThatCrashesTheProcessIsNamed) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  std::string crash = kPlugins + "libcrash_plugin.so";
+  std::string out = temp_path("crash/out.fx.json");
+  EXPECT_EXIT(run({"run", mymodule(), "--no-default-plugins", "--plugin", crash,
+                   "--pipeline", "segfault", "-o", out}),
+              ::testing::KilledBySignal(SIGSEGV),
+              "fx run: fatal signal SIGSEGV in pass 'segfault' of plugin "
+              "'crash' \\(" +
+                  crash +
+                  "\\); the process ends here and no output is written");
+  EXPECT_EXIT(run({"run", mymodule(), "--no-default-plugins", "--plugin", crash,
+                   "--pipeline", "abort", "-o", out}),
+              ::testing::KilledBySignal(SIGABRT),
+              "fx run: fatal signal SIGABRT in pass 'abort' of plugin 'crash'");
+  EXPECT_FALSE(exists(out));
 }
 
 TEST(FxRun, RunsAPipelineAndWritesTheBundle) {
