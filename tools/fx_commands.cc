@@ -10,6 +10,7 @@
 #include "fx_core/ir/codegen.h"
 #include "fx_core/runtime/graph_module_file.h"
 #include "fx_core/support/error.h"
+#include "plugin_api/pipeline/pass_registry.h"
 #include "tools/demo.h"
 #include "tools/pipeline_commands.h"
 
@@ -25,9 +26,12 @@ constexpr std::string_view kUsage =
     "  code [--lang=python|cpp] [--name=NAMESPACE] FILE\n"
     "                             generated code: Python (gm.code, the\n"
     "                             default) or C++ (LibTorch) in NAMESPACE\n"
-    "  exec FILE --inputs IN.pt --outputs OUT.pt\n"
-    "                             runs the bundle on the inputs (a torch.save\n"
-    "                             list) and writes the output with torch.save\n"
+    "  exec FILE --inputs IN.pt --outputs OUT.pt [--plugin PATH]...\n"
+    "      [--plugin-dir DIR]...  runs the bundle on the inputs (a torch.save\n"
+    "                             list) and writes the output with "
+    "torch.save;\n"
+    "                             plugins' custom ops and module rules are\n"
+    "                             registered first\n"
     "  plugins [--plugin PATH]... [--plugin-dir DIR]...\n"
     "                             lists plugins, their passes and options\n"
     "  run FILE (--pipeline TEXT | --config CONF.json) -o OUT.fx.json\n"
@@ -56,7 +60,7 @@ const std::map<std::string_view, std::vector<std::string_view>>& options() {
           {"print", {}},
           {"tabular", {}},
           {"code", {"lang", "name"}},
-          {"exec", {"inputs", "outputs"}},
+          {"exec", {"inputs", "outputs", "plugin", "plugin-dir"}},
           {"demo", {}},
           {"plugins", {"plugin", "plugin-dir"}},
           {"dot", {"output", "pipeline", "plugin", "plugin-dir"}},
@@ -72,6 +76,7 @@ const std::map<std::string_view, std::vector<std::string_view>>& flags() {
   static const auto* table =
       new std::map<std::string_view, std::vector<std::string_view>>{
           {"plugins", {"no-default-plugins"}},
+          {"exec", {"no-default-plugins"}},
           {"dot", {"no-default-plugins"}},
           {"run", {"progress", "time", "no-default-plugins"}},
       };
@@ -166,7 +171,10 @@ bool load(const std::string& path, GraphFile* file, std::ostream& err) {
   return true;
 }
 
-int run_exec(Invocation& inv, std::ostream& out, std::ostream& err) {
+// fx exec FILE --inputs IN.pt --outputs OUT.pt: the plugins are loaded
+// first, so targets a plugin registers (custom ops) resolve when FILE loads.
+int run_exec(Invocation& inv, const host::PluginSources& sources,
+             std::ostream& out, std::ostream& err) {
   std::string inputs_path = inv.value("inputs", "");
   std::string outputs_path = inv.value("outputs", "");
   if (inputs_path.empty() || outputs_path.empty()) {
@@ -179,6 +187,14 @@ int run_exec(Invocation& inv, std::ostream& out, std::ostream& err) {
           << read << ", which this run reads; write the output elsewhere\n";
       return 2;
     }
+  }
+  // Custom ops stay registered (and their plugins loaded) for the life of
+  // the process; the registry only has to outlive the run.
+  host::PassRegistry plugins;
+  absl::Status loaded = load_plugins_for("exec", sources, plugins, err);
+  if (!loaded.ok()) {
+    err << "fx exec: " << loaded.message() << "\n";
+    return 1;
   }
   auto gm = read_graph_module(inv.positional[0]);
   if (!gm.ok()) {
@@ -310,7 +326,7 @@ int run_fx_command(const std::vector<std::string>& args, std::ostream& out,
         << kUsage;
     return 2;
   }
-  if (command == "exec") return run_exec(inv, out, err);
+  if (command == "exec") return run_exec(inv, sources, out, err);
   if (command == "dot") return run_dot(inv, sources, out, err);
   if (command == "run") return run_run(inv, sources, out, err);
   return run_graph_command(inv, out, err);

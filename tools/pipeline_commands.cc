@@ -20,6 +20,7 @@
 #include "plugin_api/pipeline/pass_manager.h"
 #include "plugin_api/pipeline/pass_registry.h"
 #include "plugin_api/pipeline/pipeline.h"
+#include "plugin_api/pipeline/standard_instrumentations.h"
 
 namespace fx::tools {
 namespace {
@@ -34,9 +35,14 @@ std::string names(const FxNameList& list) {
   return join(out, ", ");
 }
 
-void print_pass(const FxPassInfo& pass, std::ostream& out) {
-  out << "  pass " << pass.name << ": "
-      << (pass.description ? pass.description : "") << "\n";
+// A pass by its own name, or by its qualified name when another plugin's
+// pass has the same name (pass_registry.h).
+void print_pass(const host::Plugin& plugin, const FxPassInfo& pass,
+                const host::PassRegistry& registry, std::ostream& out) {
+  out << "  pass "
+      << (registry.ambiguous(pass.name) ? cat(plugin.name(), ".", pass.name)
+                                        : std::string(pass.name))
+      << ": " << (pass.description ? pass.description : "") << "\n";
   for (size_t o = 0; o < pass.num_options; ++o) {
     const FxOptionSpec& spec = pass.options[o];
     out << "    option " << spec.name << " ("
@@ -55,15 +61,26 @@ void print_pass(const FxPassInfo& pass, std::ostream& out) {
   }
 }
 
-void print_plugin(const host::Plugin& plugin, std::ostream& out) {
+void print_plugin(const host::Plugin& plugin,
+                  const host::PassRegistry& registry, std::ostream& out) {
   const FxPluginInfo& info = plugin.info();
   out << "plugin " << info.name << " " << info.version << " (API "
       << info.api_version << ", runs on API >= " << info.min_api_version
       << ")\n"
       << "  file:   " << plugin.path() << "\n"
       << "  sha256: " << plugin.sha256() << "\n";
-  for (size_t p = 0; p < plugin.num_passes(); ++p)
-    print_pass(plugin.pass(p), out);
+  for (size_t p = 0; p < plugin.num_passes(); ++p) {
+    print_pass(plugin, plugin.pass(p), registry, out);
+  }
+}
+
+// Broken libraries of plugin directories, skipped (pass_registry.h).
+void warn_skipped(std::string_view command, const host::PassRegistry& registry,
+                  std::ostream& err) {
+  for (const host::SkippedPlugin& s : registry.skipped()) {
+    err << "fx " << command << ": warning: skipped plugin " << s.path << ": "
+        << s.reason.message() << "\n";
+  }
 }
 
 // -------------------------------------------------------------------- fx run
@@ -299,9 +316,13 @@ int run_pipeline(const RunArgs& args, std::ostream& out, std::ostream& err,
   host::PassRegistry registry;
   absl::Status loaded = host::load_plugins(spec, args.sources, registry);
   if (!loaded.ok()) return fail(err, 1, loaded.message());
+  warn_skipped("run", registry, err);
   absl::StatusOr<host::PassManager> pm =
       host::PassManager::create(registry, std::move(spec));
   if (!pm.ok()) return fail(err, 2, pm.status().message());
+  // A plugin that crashes the process is named before it dies.
+  pm->add_instrumentation(
+      std::make_unique<host::FatalSignalInstrumentation>("fx run"));
   Input input;
   if (Stop s = open_input(args, input, err)) return *s;
   if (write_result) {
@@ -320,10 +341,18 @@ int run_pipeline(const RunArgs& args, std::ostream& out, std::ostream& err,
 
 }  // namespace
 
+absl::Status load_plugins_for(std::string_view command,
+                              const host::PluginSources& sources,
+                              host::PassRegistry& registry, std::ostream& err) {
+  absl::Status loaded = host::load_plugins(sources, registry);
+  if (loaded.ok()) warn_skipped(command, registry, err);
+  return loaded;
+}
+
 int run_plugins_command(const host::PluginSources& sources, std::ostream& out,
                         std::ostream& err) {
   host::PassRegistry registry;
-  absl::Status loaded = host::load_plugins(sources, registry);
+  absl::Status loaded = load_plugins_for("plugins", sources, registry, err);
   if (!loaded.ok()) {
     err << "fx plugins: " << loaded.message() << "\n";
     return 1;
@@ -333,7 +362,9 @@ int run_plugins_command(const host::PluginSources& sources, std::ostream& out,
            "FX_PLUGIN_PATH)\n";
     return 0;
   }
-  for (const auto& plugin : registry.plugins()) print_plugin(*plugin, out);
+  for (const auto& plugin : registry.plugins()) {
+    print_plugin(*plugin, registry, out);
+  }
   return 0;
 }
 

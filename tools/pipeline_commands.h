@@ -10,8 +10,15 @@
 //  2. --plugin PATH and --plugin-dir DIR;
 //  3. the default directories (host::default_plugin_dirs): every entry of
 //     $FX_PLUGIN_PATH (colon-separated) and the first-party plugins shipped
-//     with the fx binary (its runfiles' plugins/ directory), unless
-//     --no-default-plugins.
+//     with the fx binary (its runfiles' plugins/ directory, or an installed
+//     SDK's lib/fx-sdk/plugins), unless --no-default-plugins.
+// A library found in a directory that does not load is skipped with a
+// warning on stderr ("fx run: warning: skipped plugin PATH: why"); a pass
+// the pipeline names that no loaded plugin provides is then an error naming
+// the skipped libraries. A file named by --plugin or a config's "plugins"
+// that does not load is an error. When two plugins provide passes of the
+// same name, the pipeline names them qualified ("acme.dce", "fx_passes.dce";
+// `fx plugins` lists them so) and the bare name is an error.
 // Errors go to `err` prefixed with "fx plugins: ", "fx run: " or "fx dot: ".
 // Exit status, as LLVM's and MLIR's tools have it, non-zero whenever a pass
 // failed:
@@ -33,13 +40,22 @@
 
 #include <ostream>
 #include <string>
+#include <string_view>
 
+#include "absl/status/status.h"
 #include "plugin_api/loader/plugin_discovery.h"
+#include "plugin_api/pipeline/pass_registry.h"
 
 namespace fx::tools {
 
 // The exit status of a run whose failed passes were skipped (see above).
 inline constexpr int kSkippedPassesStatus = 3;
+
+// Loads `sources` into `registry` (host::load_plugins) and warns on `err`
+// ("fx COMMAND: warning: ...") of every library a directory scan skipped.
+absl::Status load_plugins_for(std::string_view command,
+                              const host::PluginSources& sources,
+                              host::PassRegistry& registry, std::ostream& err);
 
 // fx plugins: every plugin, its passes and their options.
 int run_plugins_command(const host::PluginSources& sources, std::ostream& out,

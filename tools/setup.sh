@@ -9,6 +9,7 @@ packages=(
   libboost-dev libboost-filesystem-dev nlohmann-json3-dev libdlpack-dev libssl-dev graphviz gnuplot-nox
   python3-torch python3-torchvision
   abigail-tools  # abidw/abidiff: the plugin ABI baseline check (tests/plugin_api/abi)
+  cmake pkgconf make  # the SDK install test builds the plugin template out of tree
 )
 
 missing=()

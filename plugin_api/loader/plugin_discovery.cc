@@ -19,7 +19,14 @@ std::vector<std::string> runfiles_plugin_dirs() {
   char exe[4096];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n > 0) {
-    candidates.push_back(std::string(exe, n) + ".runfiles/fx_sdk/plugins");
+    std::string self(exe, n);
+    candidates.push_back(self + ".runfiles/fx_sdk/plugins");
+    // An installed SDK (bazel run //:install -- PREFIX): PREFIX/bin/fx and
+    // PREFIX/lib/fx-sdk/plugins.
+    fs::path bin = fs::path(self).parent_path();
+    candidates.push_back((bin.parent_path() / std::string(kInstalledPluginDir))
+                             .lexically_normal()
+                             .string());
   }
   if (const char* runfiles = std::getenv("RUNFILES_DIR")) {
     candidates.push_back(std::string(runfiles) + "/fx_sdk/plugins");
@@ -47,7 +54,8 @@ std::vector<std::string> default_plugin_dirs() {
   return dirs;
 }
 
-PluginDiscovery::PluginDiscovery(Sink sink) : sink_(std::move(sink)) {}
+PluginDiscovery::PluginDiscovery(Sink sink, Skip skip)
+    : sink_(std::move(sink)), skip_(std::move(skip)) {}
 
 absl::Status PluginDiscovery::load_file(const std::string& path,
                                         std::string_view sha256) {
@@ -66,7 +74,9 @@ absl::Status PluginDiscovery::load_directory(const std::string& directory) {
   if (!files.ok()) return files.status();
   for (const std::string& f : *files) {
     absl::Status s = load_file(f);
-    if (!s.ok()) return s;
+    if (s.ok()) continue;
+    if (!skip_) return s;
+    skip_(f, std::move(s));
   }
   return absl::OkStatus();
 }

@@ -5,16 +5,22 @@
 //  1. every non-empty entry of $FX_PLUGIN_PATH (colon-separated);
 //  2. the first-party plugins shipped with the running program: the first
 //     of `<executable>.runfiles/fx_sdk/plugins`,
+//     `<executable's directory>/../lib/fx-sdk/plugins` (kInstalledPluginDir),
 //     `$RUNFILES_DIR/fx_sdk/plugins` and `$TEST_SRCDIR/fx_sdk/plugins` that
-//     is a directory (bazel-bin/tools/fx, `bazel run`, a test's runfiles).
+//     is a directory (bazel-bin/tools/fx, an installed PREFIX/bin/fx,
+//     `bazel run`, a test's runfiles). The executable is /proc/self/exe, so
+//     symbolic links to it do not change what is found.
 // A directory contributes its shared libraries in file-name order
 // (plugin_files in plugin_loader.h).
 //
 // PluginDiscovery hands each plugin to a sink as soon as it is loaded (a
 // PassRegistry's add, say), so plugins arrive in discovery order and the
 // first error, from loading or from the sink, stops discovery and is
-// returned unchanged. A file seen before (by canonical path) is skipped,
-// whichever way it was named, and is not hashed or opened again.
+// returned unchanged; with a skip handler, an error about a file found by
+// scanning a directory is handed to it instead and discovery goes on (one
+// broken library in a plugin directory does not take the others down). A file
+// seen before (by canonical path) is skipped, whichever way it was named, and
+// is not hashed or opened again.
 #ifndef PLUGIN_API_LOADER_PLUGIN_DISCOVERY_H_
 #define PLUGIN_API_LOADER_PLUGIN_DISCOVERY_H_
 
@@ -29,6 +35,10 @@
 #include "plugin_api/loader/plugin_loader.h"
 
 namespace fx::host {
+
+// Where an installed SDK keeps the first-party plugins, relative to its
+// prefix (tools/install/install.sh lays it out).
+inline constexpr std::string_view kInstalledPluginDir = "lib/fx-sdk/plugins";
 
 // The default directories above, those that exist (FX_PLUGIN_PATH entries
 // are listed whether or not they exist; loading a missing one is an error).
@@ -46,19 +56,23 @@ class PluginDiscovery {
  public:
   // Receives each plugin loaded; an error stops discovery.
   using Sink = std::function<absl::Status(std::shared_ptr<const Plugin>)>;
-  explicit PluginDiscovery(Sink sink);
+  // Receives a file of a directory that did not load or that the sink
+  // refused, with the error.
+  using Skip = std::function<void(const std::string& path, absl::Status)>;
+  explicit PluginDiscovery(Sink sink, Skip skip = nullptr);
 
   // Loads the plugin at `path` (pinned when `sha256` is given, see
   // load_plugin) unless that file was loaded already.
   absl::Status load_file(const std::string& path, std::string_view sha256 = {});
   // Loads every plugin file directly inside `directory`; NotFound when it is
-  // not a directory.
+  // not a directory. A file that fails goes to the skip handler, if any.
   absl::Status load_directory(const std::string& directory);
   // Loads what `sources` names, in its order.
   absl::Status load(const PluginSources& sources);
 
  private:
   Sink sink_;
+  Skip skip_;
   std::set<std::string> seen_;  // canonical paths
 };
 

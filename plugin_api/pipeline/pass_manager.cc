@@ -47,8 +47,10 @@ absl::StatusOr<std::vector<ScheduledPass>> bind_passes(
     const PassRegistry& registry, const PipelineSpec& spec) {
   std::vector<ScheduledPass> bound;
   for (const PassInvocation& invocation : spec.passes) {
-    const RegisteredPass* pass = registry.find(invocation.pass);
-    if (pass == nullptr) return registry.unknown_pass_error(invocation.pass);
+    absl::StatusOr<const RegisteredPass*> found =
+        registry.lookup(invocation.pass);
+    if (!found.ok()) return found.status();
+    const RegisteredPass* pass = *found;
     absl::StatusOr<FxOptions> options =
         bind_pass_options(*pass->info, invocation.options);
     if (!options.ok()) return options.status();

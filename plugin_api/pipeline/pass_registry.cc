@@ -6,11 +6,16 @@
 
 namespace fx::host {
 
+std::string RegisteredPass::qualified_name() const {
+  return cat(plugin->name(), ".", info->name);
+}
+
 absl::Status PassRegistry::add(std::shared_ptr<const Plugin> plugin) {
   const FxPluginInfo& info = plugin->info();
   for (size_t i = 0; i < info.num_passes; ++i) {
-    auto it = by_name_.find(plugin->pass(i).name);
-    if (it != by_name_.end()) {
+    RegisteredPass pass{&plugin->pass(i), plugin.get()};
+    auto it = by_qualified_name_.find(pass.qualified_name());
+    if (it != by_qualified_name_.end()) {
       return absl::AlreadyExistsError(
           cat("pass '", plugin->pass(i).name, "' is provided by both ",
               it->second.plugin->describe(), " and ", plugin->describe(),
@@ -22,26 +27,68 @@ absl::Status PassRegistry::add(std::shared_ptr<const Plugin> plugin) {
       plugin->sha256(), plugin);
   if (!extended.ok()) return extended;
   for (size_t i = 0; i < info.num_passes; ++i) {
-    by_name_.emplace(plugin->pass(i).name,
-                     RegisteredPass{&plugin->pass(i), plugin.get()});
+    RegisteredPass pass{&plugin->pass(i), plugin.get()};
+    by_qualified_name_.emplace(pass.qualified_name(), pass);
+    by_name_[pass.info->name].push_back(pass);
   }
   plugins_.push_back(std::move(plugin));
   return absl::OkStatus();
 }
 
 const RegisteredPass* PassRegistry::find(std::string_view name) const {
+  auto q = by_qualified_name_.find(std::string(name));
+  if (q != by_qualified_name_.end()) return &q->second;
   auto it = by_name_.find(std::string(name));
-  return it == by_name_.end() ? nullptr : &it->second;
+  if (it == by_name_.end() || it->second.size() != 1) return nullptr;
+  return &it->second.front();
+}
+
+bool PassRegistry::ambiguous(std::string_view name) const {
+  auto it = by_name_.find(std::string(name));
+  return it != by_name_.end() && it->second.size() > 1;
+}
+
+absl::StatusOr<const RegisteredPass*> PassRegistry::lookup(
+    std::string_view name) const {
+  if (const RegisteredPass* pass = find(name)) return pass;
+  if (!ambiguous(name)) return unknown_pass_error(name);
+  std::vector<std::string> plugins, qualified;
+  for (const RegisteredPass& p : by_name_.find(std::string(name))->second) {
+    plugins.push_back(
+        cat("'", p.plugin->name(), "' (",
+            p.plugin->path().empty() ? "built in" : p.plugin->path(), ")"));
+    qualified.push_back(p.qualified_name());
+  }
+  return absl::InvalidArgumentError(
+      cat("pass '", name, "' is provided by plugins ", join(plugins, " and "),
+          "; name one of ", join(qualified, ", ")));
 }
 
 absl::Status PassRegistry::unknown_pass_error(std::string_view name) const {
   std::vector<std::string> known;
-  for (const RegisteredPass& p : passes()) known.emplace_back(p.info->name);
-  return absl::NotFoundError(cat("unknown pass '", name, "' (",
-                                 known.empty()
-                                     ? std::string("no plugin is loaded")
-                                     : cat("known passes: ", join(known, ", ")),
-                                 ")"));
+  for (const RegisteredPass& p : passes()) {
+    known.push_back(ambiguous(p.info->name) ? p.qualified_name()
+                                            : std::string(p.info->name));
+  }
+  std::string message =
+      cat("unknown pass '", name, "' (",
+          known.empty() ? std::string("no plugin is loaded")
+                        : cat("known passes: ", join(known, ", ")),
+          ")");
+  if (!skipped_.empty()) {
+    std::vector<std::string> why;
+    for (const SkippedPlugin& s : skipped_) {
+      why.push_back(cat(s.path, ": ", std::string(s.reason.message())));
+    }
+    append(&message, "; ", skipped_.size(),
+           skipped_.size() == 1 ? " plugin was" : " plugins were",
+           " skipped as broken and may provide it: ", join(why, "; "));
+  }
+  return absl::NotFoundError(message);
+}
+
+void PassRegistry::add_skipped(std::string path, absl::Status reason) {
+  skipped_.push_back(SkippedPlugin{std::move(path), std::move(reason)});
 }
 
 std::vector<RegisteredPass> PassRegistry::passes() const {
@@ -57,23 +104,27 @@ std::vector<RegisteredPass> PassRegistry::passes() const {
 
 namespace {
 
-PluginDiscovery::Sink add_to(PassRegistry& registry) {
-  return [&registry](std::shared_ptr<const Plugin> plugin) {
-    return registry.add(std::move(plugin));
-  };
+PluginDiscovery discovery_into(PassRegistry& registry) {
+  return PluginDiscovery(
+      [&registry](std::shared_ptr<const Plugin> plugin) {
+        return registry.add(std::move(plugin));
+      },
+      [&registry](const std::string& path, absl::Status why) {
+        registry.add_skipped(path, std::move(why));
+      });
 }
 
 }  // namespace
 
 absl::Status load_plugins(const PluginSources& sources,
                           PassRegistry& registry) {
-  return PluginDiscovery(add_to(registry)).load(sources);
+  return discovery_into(registry).load(sources);
 }
 
 absl::Status load_plugins(const PipelineSpec& spec,
                           const PluginSources& sources,
                           PassRegistry& registry) {
-  PluginDiscovery discovery(add_to(registry));
+  PluginDiscovery discovery = discovery_into(registry);
   for (const PluginReference& ref : spec.plugins) {
     absl::Status s = discovery.load_file(ref.path, ref.sha256);
     if (!s.ok()) return s;

@@ -1,10 +1,12 @@
 #include "plugin_api/pipeline/standard_instrumentations.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <boost/filesystem.hpp>
 #include <cmath>
+#include <cstring>
 #include <ctime>
 #include <set>
 #include <string>
@@ -202,6 +204,104 @@ void ReproducerInstrumentation::run_after_pass_failed(const PassEvent& event) {
   boost::filesystem::create_directories(dir, ec);
   if (ec) return;
   if (write_reproducer(event, dir).ok()) event.report.reproducer = dir;
+}
+
+// ------------------------------------------------------------ fatal signals
+
+namespace {
+
+// What the handler writes: prepared before each pass, so the handler only
+// reads a fixed buffer. `armed` says whether a pass is running.
+char fatal_prefix[128];
+char fatal_message[1024];
+volatile sig_atomic_t fatal_armed = 0;
+constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+struct sigaction previous_actions[NSIG];
+
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGILL:
+      return "SIGILL";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGABRT:
+      return "SIGABRT";
+  }
+  return "signal";
+}
+
+void write_all(const char* s) {
+  size_t n = std::strlen(s);
+  while (n > 0) {
+    ssize_t w = ::write(2, s, n);
+    if (w <= 0) return;
+    s += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+void on_fatal_signal(int sig) {
+  if (fatal_armed) {
+    fatal_armed = 0;
+    write_all(fatal_prefix);
+    write_all(": fatal signal ");
+    write_all(signal_name(sig));
+    write_all(fatal_message);
+  }
+  // The previous disposition (usually the default: die of the signal); the
+  // signal raised again is delivered when this handler returns.
+  sigaction(sig, &previous_actions[sig], nullptr);
+  raise(sig);
+}
+
+void install_fatal_signal_handlers() {
+  static bool installed = [] {
+    static std::vector<char> stack(std::max<size_t>(SIGSTKSZ, 64 * 1024));
+    stack_t alt{};
+    alt.ss_sp = stack.data();
+    alt.ss_size = stack.size();
+    sigaltstack(&alt, nullptr);
+    struct sigaction action {};
+    action.sa_handler = on_fatal_signal;
+    action.sa_flags = SA_ONSTACK;
+    sigemptyset(&action.sa_mask);
+    for (int sig : kFatalSignals) {
+      sigaction(sig, &action, &previous_actions[sig]);
+    }
+    return true;
+  }();
+  (void)installed;
+}
+
+void copy_to(char* buffer, size_t size, const std::string& text) {
+  size_t n = std::min(size - 1, text.size());
+  std::memcpy(buffer, text.data(), n);
+  buffer[n] = '\0';
+}
+
+}  // namespace
+
+FatalSignalInstrumentation::FatalSignalInstrumentation(
+    std::string_view prefix) {
+  copy_to(fatal_prefix, sizeof fatal_prefix, std::string(prefix));
+  install_fatal_signal_handlers();
+}
+
+void FatalSignalInstrumentation::run_before_pass(const PassEvent& event) {
+  const Plugin& plugin = *event.pass().pass->plugin;
+  copy_to(fatal_message, sizeof fatal_message,
+          cat(" in pass '", event.pass().invocation.pass, "' of ",
+              plugin.describe(),
+              "; the process ends here and no output is written\n"));
+  fatal_armed = 1;
+}
+
+void FatalSignalInstrumentation::run_after_pass_call(const PassEvent&) {
+  fatal_armed = 0;
 }
 
 }  // namespace fx::host

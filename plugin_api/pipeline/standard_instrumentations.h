@@ -89,6 +89,28 @@ class ReproducerInstrumentation : public PassInstrumentation {
   bool written_ = false;  // only the first failure of a run
 };
 
+// Fatal signals inside a pass, named. While a pass's run function is being
+// called (run_before_pass to run_after_pass_call), a SIGSEGV, SIGBUS,
+// SIGILL, SIGFPE or SIGABRT in the process writes
+//   PREFIX: fatal signal SIGSEGV in pass 'NAME' of plugin 'P' (FILE); ...
+// to stderr (fd 2, async-signal-safe writes only), then the signal takes
+// its previous disposition (the process dies of it, as it would have). The
+// pass runs in-process, so nothing else can be saved: the graph and its
+// output file are left as they were (fx run writes only after the
+// pipeline). Outside passes the handler only passes the signal on.
+// Process-wide: the handlers are installed (on an alternate stack, so a
+// stack overflow is named too) by the first instance and stay; with several
+// pass managers running at once, the message names the last pass begun.
+// Not installed by PassManager::run: a host opts in (fx run does), as
+// signal handlers belong to the program.
+class FatalSignalInstrumentation : public PassInstrumentation {
+ public:
+  // `prefix` starts the message ("fx run").
+  explicit FatalSignalInstrumentation(std::string_view prefix);
+  void run_before_pass(const PassEvent& event) override;
+  void run_after_pass_call(const PassEvent& event) override;
+};
+
 }  // namespace fx::host
 
 #endif  // PLUGIN_API_PIPELINE_STANDARD_INSTRUMENTATIONS_H_

@@ -261,6 +261,50 @@ TEST(FxCommand, ExecRefusesWeightsThatAreNoRegularFile) {
                        "character device)\n");
 }
 
+// A graph calling a vendor's custom op (my_vendor.fused_gelu, registered by
+// sdk_examples/vendor_extension's plugin) runs from the CLI once the plugin
+// is loaded. One test: the op stays registered for the rest of the process.
+TEST(FxCommand, ExecLoadsTheCustomOpsOfPlugins) {
+  std::string graph = write_temp("vendor_op.fx.json", R"({
+    "format": "fx-graph", "version": 1, "modules": {},
+    "nodes": [
+      {"name": "x", "op": "placeholder", "target": "x", "args": [], "kwargs": {}},
+      {"name": "fused_gelu", "op": "call_function",
+       "target": "my_vendor.fused_gelu", "args": [{"node": "x"}],
+       "kwargs": {"alpha": 2.0}},
+      {"name": "output", "op": "output", "target": "output",
+       "args": [{"node": "fused_gelu"}], "kwargs": {}}]})");
+  at::Tensor x = at::linspace(-3, 3, 12).reshape({3, 4});
+  std::string inputs = write_temp("vendor_op_in.pt", "");
+  ASSERT_TRUE(write_value_file(inputs, c10::List<at::Tensor>({x})).ok());
+  std::string outputs = write_temp("vendor_op_out.pt", "");
+  std::string plugin = "sdk_examples/vendor_extension/libvendor_extension.so";
+
+  Result without = run({"exec", graph, "--no-default-plugins", "--inputs",
+                        inputs, "--outputs", outputs});
+  EXPECT_EQ(without.status, 1);
+  EXPECT_NE(without.err.find("my_vendor.fused_gelu"), std::string::npos)
+      << without.err;
+
+  Result r = run({"exec", graph, "--plugin", plugin, "--inputs", inputs,
+                  "--outputs", outputs});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto got = read_value_file(outputs);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_TRUE(at::allclose(got->toTensor(), 2.0 * at::gelu(x), 1e-5, 1e-6))
+      << got->toTensor();
+}
+
+TEST(FxCommand, ExecNamesAPluginThatDoesNotLoad) {
+  Result r = run({"exec", reference("seed_leaf", "graph.fx.json"), "--plugin",
+                  "missing.so", "--inputs", reference("seed_leaf", "input.pt"),
+                  "--outputs", write_temp("unused.pt", "")});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("fx exec: cannot load plugin: cannot read 'missing.so'"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST(FxCommand, OptionOfAnotherCommandIsRefused) {
   Result r =
       run({"print", "--inputs=x", reference("seed_leaf", "graph.fx.json")});

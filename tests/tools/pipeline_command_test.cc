@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/filesystem.hpp>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -83,6 +84,123 @@ TEST(FxPlugins, ABadPluginIsAnError) {
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.err, "fx plugins: cannot load plugin: cannot read '" + kPlugins +
                        "missing.so': No such file or directory\n");
+}
+
+// Plugin 'acme' provides a pass 'dce', as the first-party fx_passes does:
+// both load, the bare name is refused, the qualified names run.
+TEST(FxRun, PassNamesThatClashAreQualifiedByPlugin) {
+  std::string acme = kPlugins + "libacme_plugin.so";
+  Result listed = run({"plugins", "--plugin", acme});
+  ASSERT_EQ(listed.status, 0) << listed.err;
+  EXPECT_NE(listed.out.find("  pass acme.dce: acme's dce"), std::string::npos)
+      << listed.out;
+  EXPECT_NE(listed.out.find("  pass fx_passes.dce: "), std::string::npos);
+  EXPECT_NE(listed.out.find("  pass cse: "), std::string::npos);
+
+  std::string out = temp_path("clash/out.fx.json");
+  Result bare = run(
+      {"run", mymodule(), "--plugin", acme, "--pipeline", "dce", "-o", out});
+  EXPECT_EQ(bare.status, 2);
+  EXPECT_NE(bare.err.find("fx run: pass 'dce' is provided by plugins 'acme' (" +
+                          acme + ") and 'fx_passes' ("),
+            std::string::npos)
+      << bare.err;
+  EXPECT_NE(bare.err.find("/libfx_passes.so); name one of acme.dce, "
+                          "fx_passes.dce\n"),
+            std::string::npos)
+      << bare.err;
+  EXPECT_FALSE(exists(out));
+
+  Result r = run({"run", mymodule(), "--plugin", acme, "--pipeline",
+                  "acme.dce,fx_passes.dce,cse", "-o", out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto file = read_graph_file(out);
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_EQ(
+      file->graph->find_nodes(Opcode::kCallFunction, "operator.sub").size(),
+      1u);
+  EXPECT_EQ(
+      file->graph->find_nodes(Opcode::kCallFunction, "operator.add").size(),
+      0u);
+}
+
+// A plugin directory holding a library that is no plugin, and a file that
+// is no library at all: both are skipped with a warning, the others load.
+TEST(FxRun, BrokenLibrariesInAPluginDirectoryAreReportedAndSkipped) {
+  namespace fs = boost::filesystem;
+  std::string dir = temp_path("mixed_plugins");
+  fs::create_directories(dir);
+  for (const char* lib : {"libc_plugin.so", "libnot_a_plugin.so"}) {
+    fs::copy_file(kPlugins + lib, dir + "/" + lib,
+                  fs::copy_option::overwrite_if_exists);
+  }
+  std::ofstream(dir + "/libtruncated.so") << "\x7f"
+                                             "ELF, cut short";
+  std::string out = temp_path("mixed_plugins_out/out.fx.json");
+  Result r = run({"run", mymodule(), "--no-default-plugins", "--plugin-dir",
+                  dir, "--pipeline", "c_add_to_mul", "-o", out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(exists(out));
+  EXPECT_NE(r.err.find("fx run: warning: skipped plugin " + dir +
+                       "/libnot_a_plugin.so: "),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("fx run: warning: skipped plugin " + dir +
+                       "/libtruncated.so: "),
+            std::string::npos)
+      << r.err;
+
+  // The same through $FX_PLUGIN_PATH, and for fx plugins.
+  setenv("FX_PLUGIN_PATH", dir.c_str(), 1);
+  Result listed = run({"plugins"});
+  unsetenv("FX_PLUGIN_PATH");
+  ASSERT_EQ(listed.status, 0) << listed.err;
+  EXPECT_NE(listed.out.find("plugin c_plugin 1.0"), std::string::npos);
+  EXPECT_NE(listed.out.find("plugin fx_passes 1.0"), std::string::npos);
+  EXPECT_NE(listed.err.find("fx plugins: warning: skipped plugin " + dir +
+                            "/libtruncated.so: "),
+            std::string::npos)
+      << listed.err;
+
+  // A pass no loaded plugin provides: the skipped libraries may have, so
+  // the error names them.
+  Result missing = run({"run", mymodule(), "--no-default-plugins",
+                        "--plugin-dir", dir, "--pipeline", "vendor_pass", "-o",
+                        temp_path("mixed_plugins_out/missing.fx.json")});
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.err.find("fx run: unknown pass 'vendor_pass' (known "
+                             "passes: c_add_to_mul); 2 plugins were skipped "
+                             "as broken and may provide it: " +
+                             dir + "/libnot_a_plugin.so: "),
+            std::string::npos)
+      << missing.err;
+  EXPECT_FALSE(exists(temp_path("mixed_plugins_out/missing.fx.json")));
+
+  // A broken file named with --plugin is still an error.
+  Result named =
+      run({"run", mymodule(), "--no-default-plugins", "--plugin",
+           dir + "/libtruncated.so", "--pipeline", "c_add_to_mul", "-o", out});
+  EXPECT_EQ(named.status, 1);
+}
+
+// A pass that kills the process: fx run names it (and its plugin) on stderr
+// before the process dies of the signal, and writes no output.
+TEST(FxRunDeathTest, APassThatCrashesTheProcessIsNamed) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  std::string crash = kPlugins + "libcrash_plugin.so";
+  std::string out = temp_path("crash/out.fx.json");
+  EXPECT_EXIT(run({"run", mymodule(), "--no-default-plugins", "--plugin", crash,
+                   "--pipeline", "segfault", "-o", out}),
+              ::testing::KilledBySignal(SIGSEGV),
+              "fx run: fatal signal SIGSEGV in pass 'segfault' of plugin "
+              "'crash' \\(" +
+                  crash +
+                  "\\); the process ends here and no output is written");
+  EXPECT_EXIT(run({"run", mymodule(), "--no-default-plugins", "--plugin", crash,
+                   "--pipeline", "abort", "-o", out}),
+              ::testing::KilledBySignal(SIGABRT),
+              "fx run: fatal signal SIGABRT in pass 'abort' of plugin 'crash'");
+  EXPECT_FALSE(exists(out));
 }
 
 TEST(FxRun, RunsAPipelineAndWritesTheBundle) {

@@ -71,6 +71,30 @@ TEST(PluginDiscovery, TheFirstErrorStopsIt) {
             "plugin directory '" + dir + "/missing' does not exist");
 }
 
+TEST(PluginDiscovery, WithASkipHandlerABrokenFileOfADirectoryIsSkipped) {
+  std::string dir = plugin_dir(
+      "skip", {"libc_plugin.so", "libnot_a_plugin.so", "libtest_passes.so"});
+  std::vector<std::string> names, skipped;
+  PluginDiscovery discovery(
+      [&names](std::shared_ptr<const Plugin> plugin) {
+        names.emplace_back(plugin->name());
+        return absl::OkStatus();
+      },
+      [&skipped](const std::string& path, absl::Status why) {
+        skipped.push_back(path + ": " + std::string(why.message()));
+      });
+  ASSERT_TRUE(discovery.load_directory(dir).ok());
+  EXPECT_EQ(names, (std::vector<std::string>{"c_plugin", "test_passes"}));
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_EQ(skipped[0].rfind(dir + "/libnot_a_plugin.so: '" + dir +
+                                 "/libnot_a_plugin.so' is not an fx plugin",
+                             0),
+            0u)
+      << skipped[0];
+  // A file named on its own is still an error.
+  EXPECT_FALSE(discovery.load_file(kDir + "libfuture_plugin.so").ok());
+}
+
 TEST(PluginDiscovery, TheSinksErrorIsReturnedUnchanged) {
   int calls = 0;
   PluginDiscovery discovery([&calls](std::shared_ptr<const Plugin>) {

@@ -196,5 +196,43 @@ TEST(PassRegistry, UnknownPassListsTheKnownOnes) {
             "unknown pass 'dce' (known passes: c_add_to_mul)");
 }
 
+// Two plugins of different names with a pass of the same name: both load,
+// each pass is found by its qualified name, the bare name is ambiguous.
+TEST(PassRegistry, PassNamesThatClashAreQualifiedByPlugin) {
+  PassRegistry registry;
+  auto acme = load_plugin(kDir + "libacme_plugin.so");
+  ASSERT_TRUE(acme.ok()) << acme.status();
+  ASSERT_TRUE(registry.add(*acme).ok());
+  ASSERT_NE(registry.find("dce"), nullptr);
+  EXPECT_FALSE(registry.ambiguous("dce"));
+  static FxPluginInfo other = (*acme)->info();
+  other.name = "other";
+  auto copy = Plugin::from_info(&other, "");
+  ASSERT_TRUE(copy.ok()) << copy.status();
+  ASSERT_TRUE(registry.add(*copy).ok());
+  EXPECT_TRUE(registry.ambiguous("dce"));
+  EXPECT_EQ(registry.find("dce"), nullptr);
+  EXPECT_EQ(error_of(registry.lookup("dce").status()),
+            "pass 'dce' is provided by plugins 'acme' (" + kDir +
+                "libacme_plugin.so) and 'other' (built in); name one of "
+                "acme.dce, other.dce");
+  ASSERT_NE(registry.find("acme.dce"), nullptr);
+  EXPECT_EQ(registry.find("acme.dce")->plugin->name(), "acme");
+  EXPECT_EQ(registry.find("other.dce")->plugin->name(), "other");
+  EXPECT_EQ(registry.find("other.dce")->qualified_name(), "other.dce");
+  EXPECT_EQ(error_of(registry.unknown_pass_error("x")),
+            "unknown pass 'x' (known passes: acme.dce, other.dce)");
+  // The same plugin again: its qualified names are taken.
+  EXPECT_EQ(registry.add(*acme).code(), absl::StatusCode::kAlreadyExists);
+}
+
+TEST(PassRegistry, AnUnknownPassNamesTheSkippedPlugins) {
+  PassRegistry registry;
+  registry.add_skipped("dir/libbroken.so", absl::InternalError("bad ELF"));
+  EXPECT_EQ(error_of(registry.unknown_pass_error("p")),
+            "unknown pass 'p' (no plugin is loaded); 1 plugin was skipped as "
+            "broken and may provide it: dir/libbroken.so: bad ELF");
+}
+
 }  // namespace
 }  // namespace fx::host

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# The installed SDK (bazel run //:install -- PREFIX), used as a plugin author
+# outside the tree would:
+#   1. install into a prefix, then move the prefix elsewhere (relocatable);
+#   2. the installed bin/fx runs from / with no Bazel runfiles in sight and
+#      finds its first-party plugins in PREFIX/lib/fx-sdk/plugins;
+#   3. the plugin template (PREFIX/share/fx-sdk/plugin_template) configures,
+#      builds and passes its tests with Debian's CMake against the prefix;
+#   4. the same plugin built with make + pkg-config exports
+#      fx_plugin_get_info alone and runs in the installed fx.
+# Prints the install's size and the template's configure+build time.
+set -euo pipefail
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+step() { echo "== $*"; }
+
+installer="$TEST_SRCDIR/fx_sdk/tools/install/install"
+[ -x "$installer" ] || fail "no installer at $installer"
+work="$TEST_TMPDIR/work"
+rm -rf "$work"
+mkdir -p "$work"
+
+step "install"
+"$installer" "$work/staging/prefix" >"$work/install.log" 2>&1 || {
+  cat "$work/install.log"
+  fail "install failed"
+}
+for f in bin/fx include/fx/plugin_api.h include/fx/plugin_api.hpp \
+  include/fx/plugin_api_inline.hpp include/dlpack/dlpack.h \
+  lib/cmake/FxSdk/FxSdkConfig.cmake lib/cmake/FxSdk/FxSdkConfigVersion.cmake \
+  lib/pkgconfig/fx-plugin.pc lib/fx-sdk/fx_plugin.map \
+  lib/fx-sdk/plugins/libfx_passes.so lib/fx-sdk/plugins/libfx_shape_prop.so \
+  share/fx-sdk/plugin_template/CMakeLists.txt share/fx-sdk/runtime-libraries.txt; do
+  [ -f "$work/staging/prefix/$f" ] || fail "install left out $f"
+done
+if grep -rlI -- "$work/staging" "$work/staging/prefix"; then
+  fail "installed files name the install prefix (not relocatable)"
+fi
+echo "install size: $(du -sb "$work/staging/prefix" | cut -f1) bytes" \
+  "($(du -sh "$work/staging/prefix" | cut -f1)); bin/fx $(stat -c %s "$work/staging/prefix/bin/fx") bytes"
+
+step "relocate"
+sdk="$work/elsewhere/fx-sdk"
+mkdir -p "$(dirname "$sdk")"
+mv "$work/staging/prefix" "$sdk"
+rm -rf "$work/staging"
+
+# As a user's shell would run it: no Bazel runfiles variables, from /.
+clean_env=(env -u RUNFILES_DIR -u TEST_SRCDIR -u RUNFILES_MANIFEST_FILE
+  -u JAVA_RUNFILES -u PYTHON_RUNFILES -u FX_PLUGIN_PATH)
+fx() { (cd / && "${clean_env[@]}" "$sdk/bin/fx" "$@"); }
+
+step "installed fx from /"
+fx plugins >"$work/plugins.txt" 2>&1 || { cat "$work/plugins.txt"; fail "fx plugins"; }
+grep -q "file:   $sdk/lib/fx-sdk/plugins/libfx_passes.so" "$work/plugins.txt" ||
+  { cat "$work/plugins.txt"; fail "fx did not find its first-party plugins in the prefix"; }
+grep -q "pass shape_prop" "$work/plugins.txt" || fail "no shape_prop"
+
+step "template: cmake configure, build, ctest"
+template="$work/my_plugin"
+cp -r "$sdk/share/fx-sdk/plugin_template" "$template"
+start=$(date +%s.%N)
+(cd "$template" && "${clean_env[@]}" cmake -S . -B build -DCMAKE_PREFIX_PATH="$sdk" \
+  -DCMAKE_BUILD_TYPE=Release >"$work/cmake.log" 2>&1 &&
+  "${clean_env[@]}" cmake --build build >>"$work/cmake.log" 2>&1) ||
+  { cat "$work/cmake.log"; fail "the template does not build"; }
+end=$(date +%s.%N)
+echo "template configure + build: $(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.1f", b - a}') s"
+(cd "$template/build" && "${clean_env[@]}" ctest --output-on-failure) ||
+  fail "the template's tests fail"
+nm -D --defined-only "$template/build/librelu_to_mul.so" | awk '{print $3}' >"$work/exports.txt"
+[ "$(cat "$work/exports.txt")" = "fx_plugin_get_info" ] ||
+  { cat "$work/exports.txt"; fail "the CMake plugin exports more than fx_plugin_get_info"; }
+
+step "find_package(FxSdk 3) is refused (the SDK is API version 2)"
+mkdir -p "$work/too_new"
+cat >"$work/too_new/CMakeLists.txt" <<'EOF'
+cmake_minimum_required(VERSION 3.16)
+project(too_new LANGUAGES NONE)
+find_package(FxSdk 3 REQUIRED)
+EOF
+if "${clean_env[@]}" cmake -S "$work/too_new" -B "$work/too_new/build" \
+  -DCMAKE_PREFIX_PATH="$sdk" >"$work/too_new.log" 2>&1; then
+  fail "find_package(FxSdk 3) succeeded"
+fi
+
+step "make + pkg-config"
+export PKG_CONFIG_PATH="$sdk/lib/pkgconfig"
+cflags="$(pkg-config --cflags fx-plugin)"
+echo "pkg-config --cflags fx-plugin: $cflags"
+echo "pkg-config --libs fx-plugin: $(pkg-config --libs fx-plugin)"
+[ "$(readlink -f "$(sed -n 's/.*-I\([^ ]*\).*/\1/p' <<<"$cflags")")" = "$(readlink -f "$sdk/include")" ] ||
+  fail "pkg-config's include directory is not $sdk/include"
+make_dir="$work/make_plugin"
+cp -r "$sdk/share/fx-sdk/plugin_template" "$make_dir"
+make -C "$make_dir" >"$work/make.log" 2>&1 || { cat "$work/make.log"; fail "make"; }
+nm -D --defined-only "$make_dir/librelu_to_mul.so" | awk '{print $3}' >"$work/exports.txt"
+[ "$(cat "$work/exports.txt")" = "fx_plugin_get_info" ] ||
+  { cat "$work/exports.txt"; fail "the make plugin exports more than fx_plugin_get_info"; }
+fx run "$make_dir/tests/relu.fx.json" --plugin "$make_dir/librelu_to_mul.so" \
+  --pipeline relu_to_mul,dce -o "$work/make_out/out.fx.json" ||
+  fail "fx run with the make-built plugin"
+fx code "$work/make_out/out.fx.json" >"$work/make_out/code.py"
+cmp "$work/make_out/code.py" "$make_dir/tests/relu_to_mul.expected.py" ||
+  fail "the make-built plugin's output differs from the golden"
+
+echo "PASS"

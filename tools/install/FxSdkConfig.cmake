@@ -1,0 +1,74 @@
+# FxSdkConfig.cmake: the fx SDK for plugin authors, find_package(FxSdk).
+#
+# Installed by `bazel run //:install -- PREFIX` into PREFIX/lib/cmake/FxSdk;
+# the prefix is found from this file's location, so the tree is relocatable.
+# Point CMake at it with -DCMAKE_PREFIX_PATH=PREFIX (or -DFxSdk_DIR=...).
+#
+# Provides
+#   FxSdk::plugin_api   INTERFACE target: the plugin contract's include
+#                       directory (fx/plugin_api.h, the C++ wrapper
+#                       fx/plugin_api.hpp, dlpack/dlpack.h). A plugin links
+#                       nothing else of the SDK: no fx_core, no LibTorch.
+#   FxSdk::fx           IMPORTED executable: PREFIX/bin/fx, to run passes in
+#                       tests (fx run FILE --plugin $<TARGET_FILE:p> ...).
+#   FX_EXECUTABLE, FX_PLUGIN_DIR (first-party plugins), FX_API_VERSION,
+#   FxSdk_INCLUDE_DIR, FxSdk_PREFIX
+#   fx_add_plugin(NAME SOURCES src... [LINK_LIBRARIES lib...])
+#       builds lib<NAME>.so, a module library with the flags a plugin needs:
+#       C++17 (C99 for C sources), position-independent code, hidden
+#       visibility, a version script exporting fx_plugin_get_info alone, and
+#       no undefined symbols (a plugin needs nothing from the host's symbols:
+#       everything comes through the FxApi table).
+get_filename_component(FxSdk_PREFIX "${CMAKE_CURRENT_LIST_DIR}/../../.." ABSOLUTE)
+set(FxSdk_INCLUDE_DIR "${FxSdk_PREFIX}/include")
+set(FX_EXECUTABLE "${FxSdk_PREFIX}/bin/fx")
+set(FX_PLUGIN_DIR "${FxSdk_PREFIX}/lib/fx-sdk/plugins")
+set(FX_PLUGIN_VERSION_SCRIPT "${FxSdk_PREFIX}/lib/fx-sdk/fx_plugin.map")
+
+file(STRINGS "${FxSdk_INCLUDE_DIR}/fx/plugin_api.h" _fx_api_line
+     REGEX "^#define FX_API_VERSION [0-9]+")
+string(REGEX REPLACE "^#define FX_API_VERSION ([0-9]+).*" "\\1" FX_API_VERSION
+       "${_fx_api_line}")
+unset(_fx_api_line)
+
+if(NOT TARGET FxSdk::plugin_api)
+  add_library(FxSdk::plugin_api INTERFACE IMPORTED)
+  set_target_properties(FxSdk::plugin_api PROPERTIES
+    INTERFACE_INCLUDE_DIRECTORIES "${FxSdk_INCLUDE_DIR}")
+endif()
+
+if(NOT TARGET FxSdk::fx AND EXISTS "${FX_EXECUTABLE}")
+  add_executable(FxSdk::fx IMPORTED)
+  set_target_properties(FxSdk::fx PROPERTIES IMPORTED_LOCATION "${FX_EXECUTABLE}")
+endif()
+
+function(fx_add_plugin name)
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "" "SOURCES;LINK_LIBRARIES")
+  if(NOT ARG_SOURCES)
+    message(FATAL_ERROR "fx_add_plugin(${name}): no SOURCES")
+  endif()
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "fx_add_plugin(${name}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
+  endif()
+  add_library(${name} MODULE ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE FxSdk::plugin_api ${ARG_LINK_LIBRARIES})
+  set_target_properties(${name} PROPERTIES
+    PREFIX "lib"
+    CXX_STANDARD 17
+    CXX_STANDARD_REQUIRED ON
+    CXX_EXTENSIONS OFF
+    C_STANDARD 99
+    C_STANDARD_REQUIRED ON
+    POSITION_INDEPENDENT_CODE ON
+    C_VISIBILITY_PRESET hidden
+    CXX_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON)
+  if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
+    target_link_options(${name} PRIVATE
+      "LINKER:--version-script=${FX_PLUGIN_VERSION_SCRIPT}"
+      "LINKER:--no-undefined")
+    set_property(TARGET ${name} APPEND PROPERTY LINK_DEPENDS "${FX_PLUGIN_VERSION_SCRIPT}")
+  endif()
+endfunction()
+
+set(FxSdk_FOUND TRUE)

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Installs the fx SDK into PREFIX:   bazel run //:install -- PREFIX
+#
+#   PREFIX/bin/fx                           the fx command
+#   PREFIX/lib/fx-sdk/plugins/libfx_*.so    the first-party plugins (fx finds
+#                                           them here, plugin_discovery.h)
+#   PREFIX/include/fx/plugin_api.h          the plugin contract: the C header,
+#   PREFIX/include/fx/plugin_api{,_inline}.hpp   the C++ wrapper,
+#   PREFIX/include/dlpack/dlpack.h          and DLPack, which the header uses
+#   PREFIX/lib/cmake/FxSdk/                 find_package(FxSdk): the targets
+#                                           FxSdk::plugin_api and FxSdk::fx,
+#                                           fx_add_plugin(NAME SOURCES ...)
+#   PREFIX/lib/pkgconfig/fx-plugin.pc       pkg-config --cflags --libs fx-plugin
+#   PREFIX/lib/fx-sdk/fx_plugin.map         linker version script: a plugin
+#                                           exports fx_plugin_get_info alone
+#   PREFIX/share/fx-sdk/plugin_template/    a CMake plugin project to copy
+#   PREFIX/share/fx-sdk/runtime-libraries.txt   what bin/fx loads from the
+#                                           system, and the Debian packages
+#                                           that provide it
+#
+# No file names PREFIX: the tree may be moved or copied anywhere (the CMake
+# package and the .pc file find the prefix from their own location). bin/fx
+# links LibTorch, Abseil, Boost.Filesystem and OpenSSL from the system library
+# path (tools/setup.sh's Debian packages; runtime-libraries.txt lists them),
+# so it needs no rpath and runs from any directory without the source tree.
+#
+# Re-installing into the same PREFIX replaces the SDK's own directories
+# (include/fx, lib/fx-sdk, lib/cmake/FxSdk, share/fx-sdk) and files.
+set -euo pipefail
+
+usage() { echo "usage: bazel run //:install -- PREFIX" >&2; exit 2; }
+[ $# -eq 1 ] && [ -n "$1" ] || usage
+prefix="$1"
+# bazel run starts in the runfiles; a relative PREFIX means the caller's cwd.
+if [[ "$prefix" != /* ]]; then
+  prefix="${BUILD_WORKING_DIRECTORY:-$PWD}/$prefix"
+fi
+
+# The runfiles: bazel run and bazel-bin/tools/install/install, or a test's.
+runfiles=""
+for r in "${RUNFILES_DIR:-}" "$0.runfiles" "${TEST_SRCDIR:-}"; do
+  if [ -n "$r" ] && [ -f "$r/fx_sdk/tools/install/fx-plugin.pc.in" ]; then
+    runfiles="$r"
+    break
+  fi
+done
+[ -n "$runfiles" ] || { echo "install: runfiles not found (run it with bazel run //:install -- PREFIX)" >&2; exit 1; }
+src="$runfiles/fx_sdk"
+dlpack=""
+for d in "$runfiles/system/include/dlpack/dlpack.h" "$src/external/system/include/dlpack/dlpack.h"; do
+  [ -f "$d" ] && { dlpack="$d"; break; }
+done
+[ -n "$dlpack" ] || { echo "install: dlpack.h not in the runfiles" >&2; exit 1; }
+
+api_version="$(sed -n 's/^#define FX_API_VERSION \([0-9]*\).*/\1/p' "$src/plugin_api/include/fx/plugin_api.h")"
+[ -n "$api_version" ] || { echo "install: FX_API_VERSION not found" >&2; exit 1; }
+
+mkdir -p "$prefix"
+rm -rf "$prefix/include/fx" "$prefix/lib/fx-sdk" "$prefix/lib/cmake/FxSdk" "$prefix/share/fx-sdk"
+install -d "$prefix/bin" "$prefix/include/fx" "$prefix/include/dlpack" \
+  "$prefix/lib/fx-sdk/plugins" "$prefix/lib/cmake/FxSdk" "$prefix/lib/pkgconfig" \
+  "$prefix/share/fx-sdk"
+
+install -m 755 "$src/tools/fx" "$prefix/bin/fx"
+for p in "$src"/plugins/libfx_*.so; do
+  install -m 755 "$p" "$prefix/lib/fx-sdk/plugins/"
+done
+for h in plugin_api.h plugin_api.hpp plugin_api_inline.hpp; do
+  install -m 644 "$src/plugin_api/include/fx/$h" "$prefix/include/fx/"
+done
+install -m 644 "$dlpack" "$prefix/include/dlpack/dlpack.h"
+install -m 644 "$src/tools/install/fx_plugin.map" "$prefix/lib/fx-sdk/"
+install -m 644 "$src/tools/install/FxSdkConfig.cmake" "$prefix/lib/cmake/FxSdk/"
+sed "s/@FX_API_VERSION@/$api_version/g" "$src/tools/install/FxSdkConfigVersion.cmake.in" \
+  >"$prefix/lib/cmake/FxSdk/FxSdkConfigVersion.cmake"
+sed "s/@FX_API_VERSION@/$api_version/g" "$src/tools/install/fx-plugin.pc.in" \
+  >"$prefix/lib/pkgconfig/fx-plugin.pc"
+chmod 644 "$prefix/lib/cmake/FxSdk/FxSdkConfigVersion.cmake" "$prefix/lib/pkgconfig/fx-plugin.pc"
+
+# The template, without its Bazel glue (it builds with CMake or Make).
+template="$src/sdk_examples/plugin_template"
+(cd "$template" && find -L . -type f ! -name BUILD.bazel ! -name '*_test.sh') | while read -r f; do
+  install -D -m 644 "$template/$f" "$prefix/share/fx-sdk/plugin_template/$f"
+done
+
+# What bin/fx loads from the system (its direct dependencies) and from which
+# Debian packages, for whoever copies PREFIX to another machine.
+{
+  echo "# Shared libraries bin/fx needs from the system library path, and the"
+  echo "# Debian packages that provide them (install those on another machine)."
+  readelf -d "$prefix/bin/fx" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | while read -r lib; do
+    path="$(ldconfig -p 2>/dev/null | awk -v l="$lib" '$1 == l && /x86-64|x86_64/ {print $NF}' | head -1)" || true
+    pkg=""
+    if [ -n "$path" ] && command -v dpkg >/dev/null; then
+      # dpkg knows a file by the path its package installed it at, which a
+      # merged /usr may have turned into a link: try both spellings.
+      for p in "$path" "$(readlink -f "$path")" "/usr$path"; do
+        pkg="$(dpkg -S "$p" 2>/dev/null | head -1 | cut -d: -f1)" || true
+        [ -z "$pkg" ] || break
+      done
+    fi
+    echo "$lib ${path:-?} ${pkg:-?}"
+  done
+} >"$prefix/share/fx-sdk/runtime-libraries.txt"
+
+echo "installed the fx SDK (plugin API $api_version) in $prefix"
+echo "  fx:      $prefix/bin/fx"
+echo "  CMake:   find_package(FxSdk) with CMAKE_PREFIX_PATH=$prefix"
+echo "  pkg-config: PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs fx-plugin"
+echo "  template: $prefix/share/fx-sdk/plugin_template"
