@@ -241,7 +241,9 @@ std::string CppEmitter::registry_call(const Node* n) {
 }
 
 std::string CppEmitter::call_expression(const Node* n) {
-  const OpDef* def = OpRegistry::global().find(n->op(), n->target());
+  // Hand-written entries may declare a C++ spelling; ATen-bound targets
+  // (resolve()) are called through the registry.
+  const OpDef* def = OpRegistry::global().resolve(n->op(), n->target());
   if (def == nullptr) fail(n, "no kernel is registered for this target");
   if (def->cpp.empty()) return registry_call(n);
   std::vector<std::optional<Argument>> bound;

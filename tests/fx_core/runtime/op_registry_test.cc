@@ -28,17 +28,19 @@ namespace {
 using ::testing::HasSubstr;
 using Kwargs = std::vector<std::pair<std::string, c10::IValue>>;
 
-// Runs a registered call_function target on runtime values.
+// Runs a call_function target on runtime values, as a graph runs it: its
+// hand-written entry or the ATen operator it names (resolve()).
 c10::IValue call(std::string_view target, std::vector<c10::IValue> args,
                  const Kwargs& kwargs = {}) {
-  const OpDef* def = OpRegistry::global().find(Opcode::kCallFunction, target);
+  const OpDef* def =
+      OpRegistry::global().resolve(Opcode::kCallFunction, target);
   if (def == nullptr) throw FxError("no target " + std::string(target));
   return call_op(*def, std::move(args), kwargs);
 }
 
 c10::IValue call_method(std::string_view name, std::vector<c10::IValue> args,
                         const Kwargs& kwargs = {}) {
-  const OpDef* def = OpRegistry::global().find(Opcode::kCallMethod, name);
+  const OpDef* def = OpRegistry::global().resolve(Opcode::kCallMethod, name);
   if (def == nullptr) throw FxError("no method " + std::string(name));
   return call_op(*def, std::move(args), kwargs);
 }
