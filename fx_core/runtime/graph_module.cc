@@ -299,7 +299,7 @@ GraphOwner::AttrKind GraphModule::resolve_attr(
 }
 
 bool GraphModule::has_function(std::string_view target) const {
-  return OpRegistry::global().find(Opcode::kCallFunction, target) != nullptr;
+  return OpRegistry::global().resolve(Opcode::kCallFunction, target) != nullptr;
 }
 
 }  // namespace fx

@@ -12,9 +12,12 @@
 // running a node does no name lookup.
 //
 // The registry is open: code outside fx_core (plugins' hosts, vendors, tests)
-// adds targets with add(). The built-in entries cover torch.*,
-// torch.nn.functional.*, operator.*, builtins.getattr/len, the Tensor methods
-// torchvision's classification models use, and more (builtin_ops.cc).
+// adds targets with add(). The built-in entries (fx_core/runtime/ops) are the
+// Python-level functions (operator.*, builtins.*, math.*,
+// torch.nn.functional.*, torch.functional.*, torch.masked.*, ...) and the
+// torch.* functions and Tensor methods that need a hand-written kernel (a
+// C++ spelling for the code generator, Python semantics ATen's schema lacks);
+// resolve() binds every other target naming an ATen operator.
 //
 // Thread safety: add() and find() may be called from any thread; an OpDef
 // found stays valid for the life of the process (a replaced entry is kept).
@@ -179,7 +182,8 @@ class OpRegistry {
   const OpDef& add(Opcode op, std::string_view target,
                    std::string_view signature, OpKernel kernel,
                    std::string_view cpp = {});
-  // The entry added for (op, target), or nullptr.
+  // The entry added for (op, target), or nullptr. Only added entries: what a
+  // graph runs is resolve()'s.
   const OpDef* find(Opcode op, std::string_view target) const;
   // What running (op, target) calls: the added entry, else the ATen
   // operator the target names (fx_core/runtime/aten: torch.NAME,

@@ -260,7 +260,7 @@ Tracer* find_tracer(const CallArgs& call) {
 }
 
 Value run_eager(Opcode op, std::string_view target, const CallArgs& call) {
-  const OpDef* def = OpRegistry::global().find(op, target);
+  const OpDef* def = OpRegistry::global().resolve(op, target);
   if (def == nullptr) {
     throw FxError(cat("fx: no kernel for ", opcode_name(op), " '", target,
                       "' to run it eagerly; register one with "

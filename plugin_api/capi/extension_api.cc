@@ -130,7 +130,8 @@ void register_custom_op(FxRegistrar* r, const FxCustomOp* op) {
          cat("plugin '", r->plugin,
              "': a custom op needs a target and a kernel"));
   }
-  if (OpRegistry::global().find(Opcode::kCallFunction, op->target)) {
+  // A hand-written entry or the ATen operator the target names.
+  if (OpRegistry::global().resolve(Opcode::kCallFunction, op->target)) {
     fail(FX_FAILED_PRECONDITION,
          cat("plugin '", r->plugin, "' registers custom op '", op->target,
              "', but that target already has a kernel"));

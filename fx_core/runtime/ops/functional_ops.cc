@@ -1,7 +1,15 @@
 // Built-in ops, part 3: torch.nn.functional.* with the signatures of torch
-// 1.13 (some of which torch.fx prints under the names of the C builtins they
-// are: torch._C._nn.linear, torch._C._nn.gelu, torch.conv2d, ...).
+// 1.13. Every target here is Python-level: torch.nn.functional's Python
+// functions (relu's inplace=, softmax's implicit dim, pad, interpolate, ...),
+// and the F.NAME spelling of the C builtins torch.fx records under their own
+// names (F.conv2d is torch.conv2d), which nothing binds to ATen. The C
+// builtins' own spellings (torch._C._nn.NAME, torch.NAME) resolve to ATen's
+// schemas; those kept here have a C++ spelling for fx_core/cppgen
+// (torch._C._nn.linear, torch._C._nn.gelu, torch._C._nn.avg_pool2d).
 #include <ATen/ATen.h>
+
+#include <string>
+#include <vector>
 
 #include "fx_core/runtime/ops/builtin_ops.h"
 #include "fx_core/runtime/value.h"
@@ -236,10 +244,10 @@ IValue interpolate(OpArgs& a) {
 
 void register_functional_ops(OpRegistry& r) {
   // Registers torch.nn.functional.NAME and any alias targets.
-  auto f = [&](std::initializer_list<std::string_view> targets,
+  auto f = [&](const std::vector<std::string>& targets,
                std::string_view signature, OpKernel kernel,
                std::string_view cpp = {}) {
-    for (std::string_view t : targets) {
+    for (const std::string& t : targets) {
       r.add(Opcode::kCallFunction, t, signature, kernel, cpp);
     }
   };
@@ -309,11 +317,10 @@ void register_functional_ops(OpRegistry& r) {
     [](OpArgs& a) -> IValue {
       return maybe_inplace(a, 2, at::leaky_relu(a.tensor(0), a.scalar(1)));
     });
-  f({"torch._C._nn.softplus", F("softplus")}, "input, beta=1, threshold=20",
-    [](OpArgs& a) -> IValue {
-      return at::softplus(a.tensor(0), a.scalar(1), a.scalar(2));
-    });
-  f({"torch._C._nn.log_sigmoid", F("logsigmoid")}, "input",
+  f({F("softplus")}, "input, beta=1, threshold=20", [](OpArgs& a) -> IValue {
+    return at::softplus(a.tensor(0), a.scalar(1), a.scalar(2));
+  });
+  f({F("logsigmoid")}, "input",
     [](OpArgs& a) -> IValue { return at::log_sigmoid(a.tensor(0)); });
   f({F("sigmoid")}, "input",
     [](OpArgs& a) -> IValue { return at::sigmoid(a.tensor(0)); });
@@ -353,17 +360,23 @@ void register_functional_ops(OpRegistry& r) {
       "at::linear({input}, {weight}, {bias})");
   for (int n = 1; n <= 3; ++n) {
     std::string name = cat("conv", n, "d");
-    f({cat("torch.", name), F(name)},
+    f({F(name)},
       "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1",
       [n](OpArgs& a) { return conv(a, n); });
     std::string mp = cat("max_pool", n, "d");
-    f({F(mp), cat("torch.", mp)},
+    f({F(mp)},
       "input, kernel_size, stride=None, padding=0, dilation=1, "
       "ceil_mode=False, return_indices=False",
       [n](OpArgs& a) { return max_pool(a, n); });
     std::string ap = cat("avg_pool", n, "d");
+    // avg_pool2d: every spelling shares the C++ one.
+    std::vector<std::string> ap_targets = {F(ap)};
+    if (n == 2) {
+      ap_targets.push_back(cat("torch._C._nn.", ap));
+      ap_targets.push_back(cat("torch.", ap));
+    }
     f(
-        {F(ap), cat("torch._C._nn.", ap), cat("torch.", ap)},
+        ap_targets,
         n == 1 ? "input, kernel_size, stride=None, padding=0, ceil_mode=False, "
                  "count_include_pad=True"
                : "input, kernel_size, stride=None, padding=0, ceil_mode=False, "
@@ -374,10 +387,9 @@ void register_functional_ops(OpRegistry& r) {
                  "{divisor_override})"
                : "");
   }
-  f({"torch.adaptive_avg_pool1d", F("adaptive_avg_pool1d")},
-    "input, output_size", [](OpArgs& a) -> IValue {
-      return at::adaptive_avg_pool1d(a.tensor(0), adaptive_size(a, 1));
-    });
+  f({F("adaptive_avg_pool1d")}, "input, output_size", [](OpArgs& a) -> IValue {
+    return at::adaptive_avg_pool1d(a.tensor(0), adaptive_size(a, 1));
+  });
   f(
       {F("adaptive_avg_pool2d")}, "input, output_size",
       [](OpArgs& a) -> IValue {
@@ -428,26 +440,8 @@ void register_functional_ops(OpRegistry& r) {
                              .expand_as(x);
       return x / denom;
     });
-  f({"torch._C._nn.one_hot", F("one_hot")}, "tensor, num_classes=-1",
+  f({F("one_hot")}, "tensor, num_classes=-1",
     [](OpArgs& a) -> IValue { return at::one_hot(a.tensor(0), a.to_int(1)); });
-  // torch.* spellings of the same kernels (torch.batch_norm, ...).
-  r.add(Opcode::kCallFunction, "torch.batch_norm",
-        "input, weight, bias, running_mean, running_var, training, momentum, "
-        "eps, cudnn_enabled",
-        [](OpArgs& a) -> IValue {
-          return at::batch_norm(a.tensor(0), a.optional_tensor(1),
-                                a.optional_tensor(2), a.optional_tensor(3),
-                                a.optional_tensor(4), a.to_bool(5),
-                                a.to_double(6), a.to_double(7), a.to_bool(8));
-        });
-  r.add(Opcode::kCallFunction, "torch.layer_norm",
-        "input, normalized_shape, weight=None, bias=None, eps=1e-05, "
-        "cudnn_enable=True",
-        [](OpArgs& a) -> IValue {
-          return at::layer_norm(a.tensor(0), a.int_list(1),
-                                a.optional_tensor(2), a.optional_tensor(3),
-                                a.to_double(4));
-        });
 }
 
 }  // namespace fx::ops

@@ -280,6 +280,8 @@ void register_python_wrapper_ops(OpRegistry& r) {
   r.add(Opcode::kCallFunction, "torch.nn.functional.gaussian_nll_loss",
         "input, target, var, full=False, eps=1e-06, reduction='mean'",
         gaussian_nll_loss);
+  // Semantics differ: as_tuple= is Python's binding, not aten::nonzero's
+  // schema, so these stay although the ATen operator has the same name.
   r.add(Opcode::kCallFunction, "torch.nonzero", "input, *, as_tuple=False",
         nonzero);
   r.add(Opcode::kCallMethod, "nonzero", "self, *, as_tuple=False", nonzero);

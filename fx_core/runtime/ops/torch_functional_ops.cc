@@ -343,9 +343,15 @@ void register_torch_functional_ops(OpRegistry& r) {
   function("torch.functional.cdist",
            "x1, x2, p=2.0, compute_mode='use_mm_for_euclid_dist_if_necessary'",
            cdist);
-  function("torch.functional.norm",
-           "input, p='fro', dim=None, keepdim=False, out=None, dtype=None",
-           norm_function);
+  // torch.norm and torch.broadcast_tensors are these Python functions too
+  // (torch/__init__.py imports them from torch.functional), not the ATen
+  // operators of the same names: norm's 'fro' / 'nuc', broadcast_tensors'
+  // *tensors.
+  for (const char* target : {"torch.functional.norm", "torch.norm"}) {
+    function(target,
+             "input, p='fro', dim=None, keepdim=False, out=None, dtype=None",
+             norm_function);
+  }
   r.add(Opcode::kCallMethod, "norm",
         "self, p='fro', dim=None, keepdim=False, dtype=None", norm_method);
   function("torch.functional.lu", "A, pivot=True, get_infos=False, out=None",
@@ -373,10 +379,12 @@ void register_torch_functional_ops(OpRegistry& r) {
   function(
       "torch.functional.cartesian_prod", "*tensors",
       [](OpArgs& a) -> IValue { return at::cartesian_prod(tensors_of(a[0])); });
-  function("torch.functional.broadcast_tensors", "*tensors",
-           [](OpArgs& a) -> IValue {
-             return tuple_of(at::broadcast_tensors(tensors_of(a[0])));
-           });
+  for (const char* target :
+       {"torch.functional.broadcast_tensors", "torch.broadcast_tensors"}) {
+    function(target, "*tensors", [](OpArgs& a) -> IValue {
+      return tuple_of(at::broadcast_tensors(tensors_of(a[0])));
+    });
+  }
   function("torch.functional.tensordot", "a, b, dims=2, out=None", tensordot);
   function("torch._lowrank.svd_lowrank", "A, q=6, niter=2, M=None",
            svd_lowrank_function);

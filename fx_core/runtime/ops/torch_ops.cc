@@ -1,9 +1,19 @@
-// Built-in ops, part 2: torch.* functions and the Tensor methods that mirror
-// them. Most are registered twice from one kernel: as `torch.NAME` (first
-// parameter `input`) and as the method NAME (first parameter `self`), with
-// the rest of the Python signature shared.
+// Built-in ops, part 2: the torch.* functions and Tensor methods that are
+// still written by hand. Any other torch.NAME or Tensor method naming an ATen
+// operator needs no entry: OpRegistry::resolve() binds it to LibTorch's
+// schemas (fx_core/runtime/aten). An entry stays here only for a reason, given
+// at each family:
+//  - C++ spelling: `cpp` says how fx_core/cppgen writes the call (at::relu,
+//    x.view(...)); some are also InferencePlan's direct kernels
+//    (plan/inference_plan.cc: add, sub, mul, div, relu, clamp, sigmoid, tanh,
+//    neg) and torch.relu is on the 1k-op chain benchmark's hot path;
+//  - Python-level: Python's callable is a Python function or a hand-written
+//    binding with no ATen operator behind its name (torch.split, Tensor.to,
+//    Tensor.float, torch.tensor, torch._assert).
+// Most are registered twice from one kernel: as `torch.NAME` (first parameter
+// `input`) and as the method NAME (first parameter `self`), with the rest of
+// the Python signature shared.
 #include <ATen/ATen.h>
-#include <ATen/ScalarOps.h>
 
 #include "fx_core/runtime/ops/builtin_ops.h"
 #include "fx_core/runtime/value.h"
@@ -14,13 +24,6 @@ namespace fx::ops {
 namespace {
 
 using c10::IValue;
-
-// A Python number as the other operand of a tensor op: a wrapped-number
-// tensor, so that it promotes as Python's does (an int tensor compared with
-// 2.5 compares in float) rather than being cast to the tensor's dtype.
-at::Tensor number_operand(OpArgs& a, size_t i, const at::Tensor& like) {
-  return at::native::wrapped_scalar_tensor(a.scalar(i), like.device());
-}
 
 IValue tuple_of(std::vector<at::Tensor> tensors) {
   std::vector<IValue> items(tensors.begin(), tensors.end());
@@ -66,18 +69,6 @@ IValue reduce(OpArgs& a, bool mean) {
   }
   return mean ? at::mean(x, *dim, keepdim, dtype)
               : at::sum(x, *dim, keepdim, dtype);
-}
-
-// max / min: whole-tensor, with a dim (values, indices), or elementwise.
-IValue max_min(OpArgs& a, bool is_max) {
-  const at::Tensor& x = a.tensor(0);
-  if (a.is_none(1)) return is_max ? at::max(x) : at::min(x);
-  if (a[1].isTensor()) {
-    return is_max ? at::maximum(x, a.tensor(1)) : at::minimum(x, a.tensor(1));
-  }
-  int64_t dim = a.to_int(1);
-  bool keepdim = a.to_bool(2);
-  return tuple_of(is_max ? at::max(x, dim, keepdim) : at::min(x, dim, keepdim));
 }
 
 at::TensorOptions creation_options(OpArgs& a, size_t dtype, size_t device) {
@@ -132,7 +123,9 @@ IValue tensor_to(OpArgs& a) {
 void register_torch_ops(OpRegistry& r) {
   Both both{r};
 
-  // Elementwise.
+  // C++ spelling. Elementwise (relu, add, sub, mul, div, clamp, sigmoid, tanh,
+  // neg are also InferencePlan's direct kernels, which read these entries'
+  // parameters: add's alpha, div's rounding_mode, clamp's bounds).
   FX_UNARY(relu);
   FX_UNARY(sigmoid);
   FX_UNARY(tanh);
@@ -231,7 +224,8 @@ void register_torch_ops(OpRegistry& r) {
         return at::addmm(a.tensor(0), a.tensor(1), a.tensor(2), a.scalar(3),
                          a.scalar(4));
       },
-      "at::addmm({input}, {mat1}, {mat2}, {beta}, {alpha})");
+      "at::addmm({input}, {mat1}, {mat2}, {beta}, {alpha})", {},
+      /*method=*/false);  // Tensor.addmm: ATen
   both(
       "clamp", "min=None, max=None",
       [](OpArgs& a) -> IValue {
@@ -243,51 +237,8 @@ void register_torch_ops(OpRegistry& r) {
                          a.optional_scalar(2));
       },
       "at::clamp({input}, {min}, {max})", "{self}.clamp({min}, {max})");
-  r.add(Opcode::kCallMethod, "where", "self, condition, other",
-        [](OpArgs& a) -> IValue {
-          return at::where(a.tensor(1), a.tensor(0), a.tensor(2));
-        });
-  r.add(Opcode::kCallFunction, "torch.where", "condition, input, other",
-        [](OpArgs& a) -> IValue {
-          if (a[2].isTensor()) {
-            return at::where(a.tensor(0), a.tensor(1), a.tensor(2));
-          }
-          return at::where(a.tensor(0), a.tensor(1), a.scalar(2));
-        });
-  r.add(Opcode::kCallMethod, "masked_fill", "self, mask, value",
-        [](OpArgs& a) -> IValue {
-          if (a[2].isTensor()) {
-            return a.tensor(0).masked_fill(a.tensor(1), a.tensor(2));
-          }
-          return a.tensor(0).masked_fill(a.tensor(1), a.scalar(2));
-        });
-  for (auto [name, fn] : std::initializer_list<std::pair<
-           const char*, at::Tensor (*)(const at::Tensor&, const at::Tensor&)>>{
-           {"eq", [](const at::Tensor&x,
-                     const at::Tensor&y) { return at::eq(x, y); }},
-           {"ne", [](const at::Tensor&x,
-                     const at::Tensor&y) { return at::ne(x, y); }},
-           {"lt", [](const at::Tensor&x,
-                     const at::Tensor&y) { return at::lt(x, y); }},
-           {"le", [](const at::Tensor&x,
-                     const at::Tensor&y) { return at::le(x, y); }},
-           {"gt", [](const at::Tensor&x,
-                     const at::Tensor&y) { return at::gt(x, y); }},
-           {"ge", [](const at::Tensor&x,
-                     const at::Tensor&y) { return at::ge(x, y); }},
-           {"maximum", [](const at::Tensor&x,
-                          const at::Tensor&y) { return at::maximum(x, y); }},
-           {"minimum", [](const at::Tensor&x,
-                          const at::Tensor&y) { return at::minimum(x, y); }},
-       }) {
-    both(name, "other", [fn = fn](OpArgs& a) -> IValue {
-      at::Tensor other =
-          a[1].isTensor() ? a.tensor(1) : number_operand(a, 1, a.tensor(0));
-      return fn(a.tensor(0), other);
-    });
-  }
 
-  // Reductions.
+  // C++ spelling. Reductions.
   both(
       "sum", "dim=None, keepdim=False, *, dtype=None",
       [](OpArgs& a) { return reduce(a, false); },
@@ -298,19 +249,6 @@ void register_torch_ops(OpRegistry& r) {
       [](OpArgs& a) { return reduce(a, true); },
       "at::mean({input}, {dim:ints}, {keepdim})",
       "{self}.mean({dim:ints}, {keepdim})");
-  both("max", "dim=None, keepdim=False",
-       [](OpArgs& a) { return max_min(a, true); });
-  both("min", "dim=None, keepdim=False",
-       [](OpArgs& a) { return max_min(a, false); });
-  both("argmax", "dim=None, keepdim=False", [](OpArgs& a) -> IValue {
-    return at::argmax(a.tensor(0), a.optional_int(1), a.to_bool(2));
-  });
-  both("argmin", "dim=None, keepdim=False", [](OpArgs& a) -> IValue {
-    return at::argmin(a.tensor(0), a.optional_int(1), a.to_bool(2));
-  });
-  both("amax", "dim=(), keepdim=False", [](OpArgs& a) -> IValue {
-    return at::amax(a.tensor(0), a.int_list(1), a.to_bool(2));
-  });
   both(
       "topk", "k, dim=-1, largest=True, sorted=True",
       [](OpArgs& a) -> IValue {
@@ -331,19 +269,8 @@ void register_torch_ops(OpRegistry& r) {
         return at::log_softmax(a.tensor(0), a.to_int(1), a.optional_dtype(2));
       },
       "at::log_softmax({input}, {dim})", "{self}.log_softmax({dim})");
-  both("cumsum", "dim, *, dtype=None", [](OpArgs& a) -> IValue {
-    return at::cumsum(a.tensor(0), a.to_int(1), a.optional_dtype(2));
-  });
-  both("norm", "p='fro', dim=None, keepdim=False, dtype=None",
-       [](OpArgs& a) -> IValue {
-         const at::Tensor& x = a.tensor(0);
-         std::vector<int64_t> dim =
-             a.optional_int_list(2).value_or(std::vector<int64_t>{});
-         if (a[1].isString()) return at::frobenius_norm(x, dim, a.to_bool(3));
-         return at::norm(x, a.optional_scalar(1), dim, a.to_bool(3));
-       });
 
-  // Shapes and views.
+  // C++ spelling. Shapes and views.
   both(
       "flatten", "start_dim=0, end_dim=-1",
       [](OpArgs& a) -> IValue {
@@ -396,40 +323,8 @@ void register_torch_ops(OpRegistry& r) {
         return at::unsqueeze(a.tensor(0), a.to_int(1));
       },
       "at::unsqueeze({input}, {dim})", "{self}.unsqueeze({dim})");
-  both("squeeze", "dim=None", [](OpArgs& a) -> IValue {
-    if (a.is_none(1)) return at::squeeze(a.tensor(0));
-    return at::squeeze(a.tensor(0), a.to_int(1));
-  });
-  r.add(Opcode::kCallMethod, "expand", "self, *size",
-        [](OpArgs& a) -> IValue { return a.tensor(0).expand(a.int_list(1)); });
-  r.add(Opcode::kCallMethod, "expand_as", "self, other",
-        [](OpArgs& a) -> IValue { return a.tensor(0).expand_as(a.tensor(1)); });
-  r.add(Opcode::kCallMethod, "view_as", "self, other",
-        [](OpArgs& a) -> IValue { return a.tensor(0).view_as(a.tensor(1)); });
-  r.add(
-      Opcode::kCallMethod, "reshape_as", "self, other",
-      [](OpArgs& a) -> IValue { return a.tensor(0).reshape_as(a.tensor(1)); });
-  r.add(Opcode::kCallMethod, "repeat", "self, *sizes",
-        [](OpArgs& a) -> IValue { return a.tensor(0).repeat(a.int_list(1)); });
-  both("roll", "shifts, dims=None", [](OpArgs& a) -> IValue {
-    return at::roll(a.tensor(0), a.int_list(1),
-                    a.optional_int_list(2).value_or(std::vector<int64_t>{}));
-  });
-  both("narrow", "dim, start, length", [](OpArgs& a) -> IValue {
-    return at::narrow(a.tensor(0), a.to_int(1), a.to_int(2), a.to_int(3));
-  });
-  both("select", "dim, index", [](OpArgs& a) -> IValue {
-    return at::select(a.tensor(0), a.to_int(1), a.to_int(2));
-  });
-  both("index_select", "dim, index", [](OpArgs& a) -> IValue {
-    return at::index_select(a.tensor(0), a.to_int(1), a.tensor(2));
-  });
-  both("gather", "dim, index", [](OpArgs& a) -> IValue {
-    return at::gather(a.tensor(0), a.to_int(1), a.tensor(2));
-  });
-  both("chunk", "chunks, dim=0", [](OpArgs& a) -> IValue {
-    return tuple_of(at::chunk(a.tensor(0), a.to_int(1), a.to_int(2)));
-  });
+  // Python-level: torch.split is torch.functional.split and Tensor.split is
+  // defined in torch/_tensor.py (an int or a list of sizes).
   auto split = [](OpArgs& a) -> IValue {
     if (a[1].isInt()) {
       return tuple_of(at::split(a.tensor(0), a.to_int(1), a.to_int(2)));
@@ -438,16 +333,10 @@ void register_torch_ops(OpRegistry& r) {
         at::split_with_sizes(a.tensor(0), a.int_list(1), a.to_int(2)));
   };
   both("split", "split_size_or_sections, dim=0", split);
-  // What torch.fx records for torch.split (a Python function there).
+  // What torch.fx records for torch.split. Also on the IR benchmark's graph.
   r.add(Opcode::kCallFunction, "torch.functional.split",
         "tensor, split_size_or_sections, dim=0", split);
-  both("unbind", "dim=0", [](OpArgs& a) -> IValue {
-    return tuple_of(at::unbind(a.tensor(0), a.to_int(1)));
-  });
-  both("tril", "diagonal=0",
-       [](OpArgs& a) -> IValue { return at::tril(a.tensor(0), a.to_int(1)); });
-  both("triu", "diagonal=0",
-       [](OpArgs& a) -> IValue { return at::triu(a.tensor(0), a.to_int(1)); });
+  // C++ spelling.
   r.add(
       Opcode::kCallFunction, "torch.cat", "tensors, dim=0",
       [](OpArgs& a) -> IValue {
@@ -460,12 +349,8 @@ void register_torch_ops(OpRegistry& r) {
         return at::stack(a.tensor_list(0), a.to_int(1));
       },
       "at::stack({tensors}, {dim})");
-  r.add(Opcode::kCallFunction, "torch.broadcast_tensors", "*tensors",
-        [](OpArgs& a) -> IValue {
-          return tuple_of(at::broadcast_tensors(a.tensor_list(0)));
-        });
 
-  // Tensor-only methods.
+  // C++ spelling. Tensor-only methods.
   r.add(
       Opcode::kCallMethod, "size", "self, dim=None",
       [](OpArgs& a) -> IValue {
@@ -473,12 +358,6 @@ void register_torch_ops(OpRegistry& r) {
         return a.tensor(0).size(a.to_int(1));
       },
       "{self}.size({dim})");
-  r.add(Opcode::kCallMethod, "dim", "self",
-        [](OpArgs& a) -> IValue { return a.tensor(0).dim(); });
-  r.add(Opcode::kCallMethod, "numel", "self",
-        [](OpArgs& a) -> IValue { return a.tensor(0).numel(); });
-  r.add(Opcode::kCallFunction, "torch.numel", "input",
-        [](OpArgs& a) -> IValue { return a.tensor(0).numel(); });
   r.add(
       Opcode::kCallMethod, "contiguous",
       "self, memory_format=torch.contiguous_format",
@@ -492,20 +371,19 @@ void register_torch_ops(OpRegistry& r) {
         return a.tensor(0).clone(a.optional_memory_format(1));
       },
       "{self}.clone()");
-  r.add(Opcode::kCallFunction, "torch.clone", "input, *, memory_format=None",
-        [](OpArgs& a) -> IValue {
-          return a.tensor(0).clone(a.optional_memory_format(1));
-        });
   r.add(
       Opcode::kCallMethod, "detach", "self",
       [](OpArgs& a) -> IValue { return a.tensor(0).detach(); },
       "{self}.detach()");
+  // Python-level: Tensor.to is a hand-written binding
+  // (python_variable_methods.cpp: to(device), to(dtype), to(tensor),
+  // positional non_blocking/copy, device strings), not ATen's `to` schemas.
   r.add(Opcode::kCallMethod, "to",
         "self, *args, dtype=None, device=None, non_blocking=False, "
         "copy=False, memory_format=None",
         tensor_to);
-  r.add(Opcode::kCallMethod, "type_as", "self, other",
-        [](OpArgs& a) -> IValue { return a.tensor(0).type_as(a.tensor(1)); });
+  // Python-level: Tensor.float() ... and tolist() are bindings with no ATen
+  // operator (python_variable_methods.cpp).
   for (auto [name, type] :
        std::initializer_list<std::pair<const char*, c10::ScalarType>>{
            {"float", c10::kFloat},
@@ -526,12 +404,6 @@ void register_torch_ops(OpRegistry& r) {
                                   /*copy=*/false, a.optional_memory_format(1));
           });
   }
-  r.add(Opcode::kCallMethod, "item", "self", [](OpArgs& a) -> IValue {
-    at::Scalar s = a.tensor(0).item();
-    if (s.isFloatingPoint()) return s.toDouble();
-    if (s.isBoolean()) return s.toBool();
-    return s.toLong();
-  });
   r.add(Opcode::kCallMethod, "tolist", "self", [](OpArgs& a) -> IValue {
     const at::Tensor& x = a.tensor(0);
     if (x.dim() != 1) throw FxError("tolist() supports 1-d tensors here");
@@ -543,86 +415,7 @@ void register_torch_ops(OpRegistry& r) {
     }
     return make_list(std::move(items));
   });
-  for (auto [name, inplace] :
-       std::initializer_list<std::pair<const char*, int>>{
-           {"add_", 0}, {"sub_", 1}, {"mul_", 2}, {"div_", 3}}) {
-    r.add(Opcode::kCallMethod, name, "self, other",
-          [inplace = inplace](OpArgs& a) -> IValue {
-            at::Tensor x = a.tensor(0);
-            at::Tensor other =
-                a[1].isTensor() ? a.tensor(1) : number_operand(a, 1, x);
-            switch (inplace) {
-              case 0:
-                return x.add_(other);
-              case 1:
-                return x.sub_(other);
-              case 2:
-                return x.mul_(other);
-              default:
-                return x.div_(other);
-            }
-          });
-  }
-
-  // Creation.
-  auto sized = [&](const char* name,
-                   at::Tensor (*make)(at::IntArrayRef, at::TensorOptions)) {
-    r.add(Opcode::kCallFunction, cat("torch.", name),
-          "*size, out=None, dtype=None, layout=None, device=None, "
-          "requires_grad=False",
-          [make](OpArgs& a) -> IValue {
-            return make(a.int_list(0), creation_options(a, 2, 4))
-                .set_requires_grad(a.to_bool(5));
-          });
-  };
-  sized("zeros",
-        [](at::IntArrayRef s, at::TensorOptions o) { return at::zeros(s, o); });
-  sized("ones",
-        [](at::IntArrayRef s, at::TensorOptions o) { return at::ones(s, o); });
-  sized("empty",
-        [](at::IntArrayRef s, at::TensorOptions o) { return at::empty(s, o); });
-  sized("randn",
-        [](at::IntArrayRef s, at::TensorOptions o) { return at::randn(s, o); });
-  sized("rand",
-        [](at::IntArrayRef s, at::TensorOptions o) { return at::rand(s, o); });
-  auto like = [&](const char* name,
-                  at::Tensor (*make)(const at::Tensor&, at::TensorOptions)) {
-    r.add(Opcode::kCallFunction, cat("torch.", name),
-          "input, *, dtype=None, layout=None, device=None, "
-          "requires_grad=False, memory_format=torch.preserve_format",
-          [make](OpArgs& a) -> IValue {
-            at::TensorOptions o =
-                a.tensor(0).options().merge_in(creation_options(a, 1, 3));
-            return make(a.tensor(0), o).set_requires_grad(a.to_bool(4));
-          });
-  };
-  like("zeros_like", [](const at::Tensor& x, at::TensorOptions o) {
-    return at::zeros_like(x, o);
-  });
-  like("ones_like", [](const at::Tensor& x, at::TensorOptions o) {
-    return at::ones_like(x, o);
-  });
-  like("empty_like", [](const at::Tensor& x, at::TensorOptions o) {
-    return at::empty_like(x, o);
-  });
-  like("randn_like", [](const at::Tensor& x, at::TensorOptions o) {
-    return at::randn_like(x, o);
-  });
-  r.add(Opcode::kCallFunction, "torch.full",
-        "size, fill_value, *, out=None, dtype=None, layout=None, "
-        "device=None, requires_grad=False",
-        [](OpArgs& a) -> IValue {
-          return at::full(a.int_list(0), a.scalar(1),
-                          creation_options(a, 3, 5));
-        });
-  r.add(Opcode::kCallFunction, "torch.arange",
-        "start, end=None, step=1, *, out=None, dtype=None, layout=None, "
-        "device=None, requires_grad=False",
-        [](OpArgs& a) -> IValue {
-          at::TensorOptions o = creation_options(a, 4, 6);
-          if (a.is_none(1)) return at::arange(a.scalar(0), o);
-          return at::arange(a.scalar(0), a.scalar(1), a.scalar(2), o);
-        });
+  // Python-level: torch.tensor reads Python data (no ATen operator).
   r.add(Opcode::kCallFunction, "torch.tensor",
         "data, *, dtype=None, device=None, requires_grad=False",
         [](OpArgs& a) -> IValue {
@@ -639,30 +432,8 @@ void register_torch_ops(OpRegistry& r) {
                             o.has_dtype() ? o : o.dtype(at::kLong));
         });
 
-  // Quantization: quantized tensors and back (the reference quantized
-  // pattern quantize -> dequantize -> float op that the quantize plugin
-  // writes).
-  r.add(Opcode::kCallFunction, "torch.quantize_per_tensor",
-        "input, scale, zero_point, dtype", [](OpArgs& a) -> IValue {
-          return at::quantize_per_tensor(a.tensor(0), a.to_double(1),
-                                         a.to_int(2), *a.optional_dtype(3));
-        });
-  r.add(Opcode::kCallFunction, "torch.quantize_per_tensor_dynamic",
-        "input, dtype, reduce_range", [](OpArgs& a) -> IValue {
-          return at::quantize_per_tensor_dynamic(
-              a.tensor(0), *a.optional_dtype(1), a.to_bool(2));
-        });
-  r.add(Opcode::kCallFunction, "torch.quantize_per_channel",
-        "input, scales, zero_points, axis, dtype", [](OpArgs& a) -> IValue {
-          return at::quantize_per_channel(a.tensor(0), a.tensor(1), a.tensor(2),
-                                          a.to_int(3), *a.optional_dtype(4));
-        });
-  both("dequantize", "",
-       [](OpArgs& a) -> IValue { return at::dequantize(a.tensor(0)); });
-  r.add(Opcode::kCallMethod, "int_repr", "self",
-        [](OpArgs& a) -> IValue { return a.tensor(0).int_repr(); });
-
-  // Side effects (kept by dead code elimination).
+  // Python-level: torch._assert is a Python function. Side effects (kept by
+  // dead code elimination).
   r.add(Opcode::kCallFunction, "torch._assert", "condition, message",
         [](OpArgs& a) -> IValue {
           bool ok = a[0].isTensor() ? a.tensor(0).item<bool>() : a.to_bool(0);

@@ -100,9 +100,9 @@ TEST(CppCodegen, NormAndPoolingComputeWhatTheGraphComputes) {
   EXPECT_TRUE(at::equal(norm_pool::forward(**gm, x).toTensor(), want));
 }
 
-// Targets without a C++ spelling (torchvision's stochastic_depth, chunk,
-// torch.max with a dim, hardswish) go through their OpRegistry kernels, tuple
-// results included.
+// Targets without a C++ spelling (torchvision's stochastic_depth, hardswish;
+// chunk and torch.max with a dim, bound to ATen's schemas) go through the
+// OpRegistry, tuple results included.
 TEST(CppCodegen, TargetsWithoutCppSpellingRunThroughTheRegistry) {
   auto gm = read_graph_module(
       std::string(std::getenv("TEST_SRCDIR")) +

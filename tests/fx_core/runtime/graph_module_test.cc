@@ -388,8 +388,8 @@ TEST(GraphModule, RunsAtenOperatorsNoKernelWasWrittenFor) {
   auto g = std::make_unique<Graph>();
   Node* x = g->placeholder("x");
   Node* lse = g->call_function("torch.logsumexp", {x, Argument(int64_t{1})});
-  Node* std = g->call_method("std", {x}, {{"dim", Argument(int64_t{0})},
-                                          {"keepdim", Argument(true)}});
+  Node* std = g->call_method(
+      "std", {x}, {{"dim", Argument(int64_t{0})}, {"keepdim", Argument(true)}});
   Node* sum = g->call_method("sum", {std});
   Node* add = g->call_function("torch.ops.aten.add.Tensor", {lse, sum});
   g->output(add);
@@ -397,6 +397,8 @@ TEST(GraphModule, RunsAtenOperatorsNoKernelWasWrittenFor) {
   at::Tensor in = at::rand({3, 4});
   at::Tensor want = at::logsumexp(in, {1}) + in.std({0}, true, true).sum();
   EXPECT_TRUE(at::allclose(gm(in).toTensor(), want));
+  // lint knows the targets it can run.
+  EXPECT_NO_THROW(gm.graph().lint());
 }
 
 }  // namespace
@@ -411,8 +413,8 @@ TEST(GraphModule, AnAtenCallNoOverloadAcceptsFailsAtCompileNamingTheNode) {
   torch::nn::Module root;
   auto g = std::make_unique<Graph>();
   Node* x = g->placeholder("x");
-  Node* bad = g->call_function("torch.logsumexp", {x},
-                               {{"foo", Argument(int64_t{1})}});
+  Node* bad =
+      g->call_function("torch.logsumexp", {x}, {{"foo", Argument(int64_t{1})}});
   g->output(bad);
   GraphModule gm(root, std::move(g));
   absl::Status s = gm.check_executable();
@@ -439,7 +441,8 @@ TEST(GraphModule, NodeArgumentsPickTheOverloadWhenTheGraphRuns) {
   GraphModule gm(root, std::move(g));
   at::Tensor in = at::rand({3});
   EXPECT_TRUE(at::allclose(gm.forward({in, at::ones({3})}).toTensor(), in + 2));
-  EXPECT_TRUE(at::allclose(gm.forward({in, c10::IValue(1.5)}).toTensor(), in + 3));
+  EXPECT_TRUE(
+      at::allclose(gm.forward({in, c10::IValue(1.5)}).toTensor(), in + 3));
 }
 
 }  // namespace

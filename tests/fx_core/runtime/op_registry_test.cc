@@ -28,17 +28,19 @@ namespace {
 using ::testing::HasSubstr;
 using Kwargs = std::vector<std::pair<std::string, c10::IValue>>;
 
-// Runs a registered call_function target on runtime values.
+// Runs a call_function target on runtime values, as a graph runs it: its
+// hand-written entry or the ATen operator it names (resolve()).
 c10::IValue call(std::string_view target, std::vector<c10::IValue> args,
                  const Kwargs& kwargs = {}) {
-  const OpDef* def = OpRegistry::global().find(Opcode::kCallFunction, target);
+  const OpDef* def =
+      OpRegistry::global().resolve(Opcode::kCallFunction, target);
   if (def == nullptr) throw FxError("no target " + std::string(target));
   return call_op(*def, std::move(args), kwargs);
 }
 
 c10::IValue call_method(std::string_view name, std::vector<c10::IValue> args,
                         const Kwargs& kwargs = {}) {
-  const OpDef* def = OpRegistry::global().find(Opcode::kCallMethod, name);
+  const OpDef* def = OpRegistry::global().resolve(Opcode::kCallMethod, name);
   if (def == nullptr) throw FxError("no method " + std::string(name));
   return call_op(*def, std::move(args), kwargs);
 }
@@ -1026,6 +1028,69 @@ TEST(PythonWrappers, FoldIsCol2imWithPairs) {
                             {{"stride", int64_t{1}}});
   at::Tensor want = at::col2im(cols, {4, 5}, {2, 2}, {1, 1}, {0, 0}, {1, 1});
   EXPECT_TRUE(at::equal(got.toTensor(), want));
+}
+
+}  // namespace
+}  // namespace fx
+
+namespace fx {
+namespace {
+
+// Targets whose hand-written kernels were deleted because ATen's schemas
+// bind them as Python does, where the OpInfo suite has no case: factories
+// (requires_grad=, full's dtype from its value), quantization, Tensor-only
+// methods, in-place methods with a number, the torch.* spellings of F.*'s
+// C builtins. Values are torch 1.13's.
+TEST(OpRegistryResolve, DeletedHandWrittenTargetsRunThroughAten) {
+  EXPECT_EQ(OpRegistry::global().find(Opcode::kCallFunction, "torch.zeros"),
+            nullptr);
+  at::Tensor z =
+      call("torch.zeros", {int64_t{2}, int64_t{3}}, {{"requires_grad", true}})
+          .toTensor();
+  EXPECT_EQ(z.sizes(), (std::vector<int64_t>{2, 3}));
+  EXPECT_TRUE(z.requires_grad());
+  // torch.full((2,), 7).dtype is torch.int64.
+  at::Tensor f =
+      call("torch.full", {make_tuple({int64_t{2}}), int64_t{7}}).toTensor();
+  EXPECT_EQ(f.scalar_type(), at::kLong);
+  EXPECT_EQ(call("torch.arange", {int64_t{5}}).toTensor().scalar_type(),
+            at::kLong);
+
+  at::Tensor x = at::tensor({0.5f, -1.0f, 2.25f});
+  at::Tensor q = call("torch.quantize_per_tensor",
+                      {x, 0.25, int64_t{10}, static_cast<int64_t>(at::kQUInt8)})
+                     .toTensor();
+  EXPECT_TRUE(at::equal(call_method("int_repr", {q}).toTensor(),
+                        at::tensor({12, 6, 19}, at::kByte)));
+  EXPECT_TRUE(at::equal(call("torch.dequantize", {q}).toTensor(), x));
+
+  EXPECT_EQ(call_method("dim", {x}).toInt(), 1);
+  EXPECT_EQ(call_method("numel", {x}).toInt(), 3);
+  EXPECT_EQ(call("torch.numel", {x}).toInt(), 3);
+  EXPECT_EQ(call_method("item", {at::tensor({2.5})}).toDouble(), 2.5);
+  EXPECT_EQ(call_method("item", {at::tensor({int64_t{4}})}).toInt(), 4);
+  EXPECT_EQ(call_method("type_as", {x, at::ones({1}, at::kLong)})
+                .toTensor()
+                .scalar_type(),
+            at::kLong);
+  at::Tensor y = x.clone();
+  EXPECT_TRUE(call_method("add_", {y, 1.5}).toTensor().is_same(y));
+  EXPECT_TRUE(at::equal(y, x + 1.5));
+
+  at::Tensor img = at::rand({1, 2, 4, 4});
+  EXPECT_TRUE(at::equal(call("torch.max_pool2d", {img, int64_t{2}}).toTensor(),
+                        at::max_pool2d(img, {2, 2})));
+  EXPECT_TRUE(at::equal(
+      call("torch.layer_norm", {img, make_tuple({int64_t{4}})}).toTensor(),
+      at::layer_norm(img, {4})));
+  EXPECT_TRUE(at::equal(
+      call("torch._C._nn.one_hot", {at::tensor({int64_t{0}, int64_t{2}})})
+          .toTensor(),
+      at::tensor({1, 0, 0, 0, 0, 1}, at::kLong).view({2, 3})));
+  // torch.max(x, 0): (values, indices).
+  c10::IValue m = call("torch.max", {x, int64_t{0}});
+  ASSERT_TRUE(m.isTuple());
+  EXPECT_EQ(m.toTupleRef().elements()[1].toTensor().item<int64_t>(), 2);
 }
 
 }  // namespace

@@ -520,6 +520,8 @@ TEST(Tracer, EagerValuesAreRealTensors) {
   EXPECT_TRUE(at::equal(fx::matmul(v, v.t()).tensor(), x.matmul(x.t())));
   EXPECT_TRUE(at::equal((2 - v).tensor(), 2 - x));
   EXPECT_TRUE(at::equal(fx::pow(v, 2).tensor(), x.pow(2)));
+  // Targets bound to ATen's schemas (no hand-written kernel) run too.
+  EXPECT_TRUE(at::equal(th::narrow(v, 1, 0, 2).tensor(), x.narrow(1, 0, 2)));
   EXPECT_EQ(v.size(0).to_int(), 3);
   EXPECT_EQ(v.shape()[1].to_int(), 4);
   EXPECT_TRUE(at::equal(v[{fx::slice(), 1}].tensor(), x.select(1, 1)));
