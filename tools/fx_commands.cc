@@ -1,7 +1,14 @@
 #include "tools/fx_commands.h"
 
+#include <torch/csrc/autograd/grad_mode.h>
+
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <map>
+#include <memory>
 #include <string_view>
 
 #include "fx_core/cppgen/cpp_codegen.h"
@@ -9,6 +16,9 @@
 #include "fx_core/io/regular_file.h"
 #include "fx_core/ir/codegen.h"
 #include "fx_core/runtime/graph_module_file.h"
+#include "fx_core/runtime/interpreter.h"
+#include "fx_core/runtime/parallel.h"
+#include "fx_core/runtime/plan/inference_plan.h"
 #include "fx_core/support/error.h"
 #include "plugin_api/pipeline/pass_registry.h"
 #include "tools/demo.h"
@@ -26,12 +36,17 @@ constexpr std::string_view kUsage =
     "  code [--lang=python|cpp] [--name=NAMESPACE] FILE\n"
     "                             generated code: Python (gm.code, the\n"
     "                             default) or C++ (LibTorch) in NAMESPACE\n"
-    "  exec FILE --inputs IN.pt --outputs OUT.pt [--plugin PATH]...\n"
-    "      [--plugin-dir DIR]...  runs the bundle on the inputs (a torch.save\n"
-    "                             list) and writes the output with "
-    "torch.save;\n"
-    "                             plugins' custom ops and module rules are\n"
-    "                             registered first\n"
+    "  exec FILE --inputs IN.pt --outputs OUT.pt\n"
+    "      [--engine graph_module|inference_plan|interpreter]\n"
+    "      [--threads N] [--repeat N] [--plugin PATH]... [--plugin-dir "
+    "DIR]...\n"
+    "                             runs the bundle on the inputs (a torch.save\n"
+    "                             list), without autograd, and writes the\n"
+    "                             output with torch.save; plugins' custom ops\n"
+    "                             and module rules are registered first;\n"
+    "                             --repeat N times N runs after a warm-up and\n"
+    "                             prints min and median (--outputs is then\n"
+    "                             optional)\n"
     "  plugins [--plugin PATH]... [--plugin-dir DIR]...\n"
     "                             lists plugins, their passes and options\n"
     "  run FILE (--pipeline TEXT | --config CONF.json) -o OUT.fx.json\n"
@@ -49,6 +64,9 @@ constexpr std::string_view kUsage =
     "  demo                       the seed docs' MyModule: traced, printed,\n"
     "                             run, put through first-party plugins\n"
     "\n"
+    "Threads: every CPU the process may use ($OMP_NUM_THREADS when set),\n"
+    "for LibTorch and OpenBLAS alike; fx exec --threads N sets another count.\n"
+    "\n"
     "Plugins are also found in $FX_PLUGIN_PATH (colon-separated directories)\n"
     "and among the first-party plugins shipped with fx\n"
     "(--no-default-plugins turns both off).\n";
@@ -60,7 +78,9 @@ const std::map<std::string_view, std::vector<std::string_view>>& options() {
           {"print", {}},
           {"tabular", {}},
           {"code", {"lang", "name"}},
-          {"exec", {"inputs", "outputs", "plugin", "plugin-dir"}},
+          {"exec",
+           {"inputs", "outputs", "plugin", "plugin-dir", "engine", "threads",
+            "repeat"}},
           {"demo", {}},
           {"plugins", {"plugin", "plugin-dir"}},
           {"dot", {"output", "pipeline", "plugin", "plugin-dir"}},
@@ -171,18 +191,48 @@ bool load(const std::string& path, GraphFile* file, std::ostream& err) {
   return true;
 }
 
-// fx exec FILE --inputs IN.pt --outputs OUT.pt: the plugins are loaded
-// first, so targets a plugin registers (custom ops) resolve when FILE loads.
+// A positive integer option, or false with a message.
+bool positive_int(Invocation& inv, const std::string& key, int* value,
+                  std::ostream& err) {
+  if (!inv.values.count(key)) return true;
+  std::string text = inv.value(key, "");
+  char* end = nullptr;
+  long n = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || n < 1 || n > 1000000) {
+    err << "fx " << inv.command << ": --" << key
+        << " expects a positive integer, got '" << text << "'\n";
+    return false;
+  }
+  *value = static_cast<int>(n);
+  return true;
+}
+
+// fx exec FILE --inputs IN.pt [--outputs OUT.pt] [--engine E] [--threads N]
+//     [--repeat N]: the plugins are loaded first, so targets a plugin
+// registers (custom ops) resolve when FILE loads.
 int run_exec(Invocation& inv, const host::PluginSources& sources,
              std::ostream& out, std::ostream& err) {
   std::string inputs_path = inv.value("inputs", "");
   std::string outputs_path = inv.value("outputs", "");
-  if (inputs_path.empty() || outputs_path.empty()) {
-    err << "fx exec: --inputs IN.pt and --outputs OUT.pt are required\n";
+  std::string engine = inv.value("engine", "graph_module");
+  int threads = 0, repeat = 0;
+  if (!positive_int(inv, "threads", &threads, err) ||
+      !positive_int(inv, "repeat", &repeat, err)) {
+    return 2;
+  }
+  if (engine != "graph_module" && engine != "inference_plan" &&
+      engine != "interpreter") {
+    err << "fx exec: unknown engine '" << engine
+        << "' (expected graph_module, inference_plan or interpreter)\n";
+    return 2;
+  }
+  if (inputs_path.empty() || (outputs_path.empty() && repeat == 0)) {
+    err << "fx exec: --inputs IN.pt and --outputs OUT.pt are required "
+           "(--outputs may be left out with --repeat N)\n";
     return 2;
   }
   for (const std::string& read : {inv.positional[0], inputs_path}) {
-    if (same_file(outputs_path, read)) {
+    if (!outputs_path.empty() && same_file(outputs_path, read)) {
       err << "fx exec: --outputs " << outputs_path << " would overwrite "
           << read << ", which this run reads; write the output elsewhere\n";
       return 2;
@@ -217,18 +267,55 @@ int run_exec(Invocation& inv, const host::PluginSources& sources,
           ? inputs->toListRef().vec()
           : std::vector<c10::IValue>(inputs->toTupleRef().elements().begin(),
                                      inputs->toTupleRef().elements().end());
+  if (threads > 0) set_num_threads(threads);
   c10::IValue result;
+  std::vector<double> times_ms;
   try {
-    (*gm)->eval();
-    result = (*gm)->forward(std::move(args));
+    torch::NoGradGuard no_grad;
+    GraphModule& m = **gm;
+    m.eval();
+    std::function<c10::IValue()> run_once;
+    std::unique_ptr<InferencePlan> plan;
+    std::unique_ptr<Interpreter> interpreter;
+    if (engine == "inference_plan") {
+      plan = InferencePlan::build(m, args);  // runs the graph once
+      run_once = [&] { return plan->run(args); };
+    } else if (engine == "interpreter") {
+      interpreter = std::make_unique<Interpreter>(m);
+      run_once = [&] { return interpreter->run(args); };
+    } else {
+      run_once = [&] { return m.forward(args); };
+    }
+    result = run_once();  // the output; with --repeat, the warm-up too
+    for (int i = 0; i < repeat; ++i) {
+      auto start = std::chrono::steady_clock::now();
+      c10::IValue r = run_once();
+      times_ms.push_back(std::chrono::duration<double, std::milli>(
+                             std::chrono::steady_clock::now() - start)
+                             .count());
+    }
   } catch (const std::exception& e) {
     err << "fx exec: " << e.what() << "\n";
     return 1;
   }
-  absl::Status written = write_value_file(outputs_path, result);
-  if (!written.ok()) {
-    err << "fx exec: " << written.message() << "\n";
-    return 1;
+  if (!outputs_path.empty()) {
+    absl::Status written = write_value_file(outputs_path, result);
+    if (!written.ok()) {
+      err << "fx exec: " << written.message() << "\n";
+      return 1;
+    }
+  }
+  if (repeat > 0) {
+    std::sort(times_ms.begin(), times_ms.end());
+    size_t n = times_ms.size();
+    double median =
+        n % 2 ? times_ms[n / 2] : (times_ms[n / 2 - 1] + times_ms[n / 2]) / 2;
+    char line[256];
+    std::snprintf(line, sizeof(line),
+                  "%s: %d runs, %d threads: min %.3f ms, median %.3f ms\n",
+                  engine.c_str(), repeat, num_threads(), times_ms.front(),
+                  median);
+    out << line;
   }
   out.flush();
   return 0;

@@ -4,19 +4,27 @@
 //   fx tabular FILE            graph.print_tabular()
 //   fx code [--lang=python|cpp] FILE
 //                              gm.code (Python), or the C++ (LibTorch) source
+//   fx exec FILE --inputs IN.pt [--outputs OUT.pt] [--engine E]
+//           [--threads N] [--repeat N]
+//                              runs a bundle (and times it)
 //   fx plugins / run / dot     plugins, pipelines of their passes, Graphviz
 //   fx demo                    the seed docs' MyModule, traced, run, piped
 //                              through first-party plugins
 //
 // Output goes to stdout; errors go to stderr with a non-zero exit status.
+// Threads: every CPU the process may run on ($OMP_NUM_THREADS when set), for
+// LibTorch and OpenBLAS (fx_core/runtime/parallel.h); `fx exec --threads N`
+// sets another count.
 #include <iostream>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "fx_core/runtime/parallel.h"
 #include "tools/fx_commands.h"
 
 int main(int argc, char** argv) {
+  fx::set_num_threads();  // the SDK's default: all available cores
   std::vector<std::string> args(argv + 1, argv + argc);
   return fx::tools::run_fx_command(args, std::cout, std::cerr);
 }

@@ -1,6 +1,7 @@
 // The `fx` command: output on stdout, errors that name the file, node and
 // field on stderr with a non-zero status, for every subcommand.
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -303,6 +304,77 @@ TEST(FxCommand, ExecNamesAPluginThatDoesNotLoad) {
   EXPECT_NE(r.err.find("fx exec: cannot load plugin: cannot read 'missing.so'"),
             std::string::npos)
       << r.err;
+}
+
+// Issue 17: every engine computes the output torch.fx computed.
+TEST(FxCommand, ExecRunsEveryEngine) {
+  auto want = read_value_file(reference("seed_mymodule", "expected.pt"));
+  ASSERT_TRUE(want.ok()) << want.status().message();
+  for (std::string engine : {"graph_module", "inference_plan", "interpreter"}) {
+    std::string out_path = write_temp("exec_" + engine + ".pt", "");
+    Result r = run({"exec", reference("seed_mymodule", "graph.fx.json"),
+                    "--inputs", reference("seed_mymodule", "input.pt"),
+                    "--outputs", out_path, "--engine", engine});
+    ASSERT_EQ(r.status, 0) << engine << ": " << r.err;
+    EXPECT_EQ(r.out, "") << engine;
+    auto got = read_value_file(out_path);
+    ASSERT_TRUE(got.ok()) << engine << ": " << got.status().message();
+    EXPECT_TRUE(at::allclose(got->toTensor(), want->toTensor(), 1e-5, 1e-6))
+        << engine;
+  }
+}
+
+TEST(FxCommand, ExecRepeatPrintsMinAndMedianWithTheThreadCount) {
+  Result r =
+      run({"exec", reference("seed_mymodule", "graph.fx.json"), "--inputs",
+           reference("seed_mymodule", "input.pt"), "--engine=inference_plan",
+           "--threads", "1", "--repeat", "5"});
+  ASSERT_EQ(r.status, 0) << r.err;  // --outputs may be left out with --repeat
+  EXPECT_EQ(at::get_num_threads(), 1);
+  std::string prefix = "inference_plan: 5 runs, 1 threads: min ";
+  ASSERT_EQ(r.out.substr(0, prefix.size()), prefix) << r.out;
+  double min_ms = -1, median_ms = -1;
+  ASSERT_EQ(std::sscanf(r.out.c_str() + prefix.size(), "%lf ms, median %lf ms",
+                        &min_ms, &median_ms),
+            2)
+      << r.out;
+  EXPECT_GE(min_ms, 0);
+  EXPECT_LE(min_ms, median_ms);
+  EXPECT_EQ(r.out.back(), '\n');
+
+  r = run({"exec", reference("seed_mymodule", "graph.fx.json"), "--inputs",
+           reference("seed_mymodule", "input.pt"), "--threads=2",
+           "--repeat=2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("graph_module: 2 runs, 2 threads: min ", 0), 0)
+      << r.out;
+  EXPECT_EQ(at::get_num_threads(), 2);
+  at::set_num_threads(1);
+}
+
+TEST(FxCommand, ExecRefusesAnUnknownEngineAndBadCounts) {
+  std::vector<std::string> base = {
+      "exec",      reference("seed_mymodule", "graph.fx.json"),
+      "--inputs",  reference("seed_mymodule", "input.pt"),
+      "--outputs", write_temp("exec_refused.pt", "")};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run(args);
+  };
+  Result r = with({"--engine", "jit"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err,
+            "fx exec: unknown engine 'jit' (expected graph_module, "
+            "inference_plan or interpreter)\n");
+  for (std::string key : {"threads", "repeat"}) {
+    for (std::string bad : {"0", "-1", "two", "3x", ""}) {
+      r = with({"--" + key + "=" + bad});
+      EXPECT_EQ(r.status, 2) << key << "=" << bad;
+      EXPECT_EQ(r.err, "fx exec: --" + key +
+                           " expects a positive integer, got '" + bad + "'\n");
+    }
+  }
 }
 
 TEST(FxCommand, OptionOfAnotherCommandIsRefused) {

@@ -12,15 +12,23 @@
 #     --plot FILE.png     also plot time per IR operation against node count
 #                         (gnuplot; absolute paths, or relative to the repo)
 #     --quick             --sizes 1000,10000 --py-sizes 1000 --repeat 5
+#     --threads LIST      thread counts for every forward row (default 1 and
+#                         every CPU in the affinity mask, e.g. 1,2)
+#     --forward-only      the forward and model rows alone (no IR, no pass)
 #     --no-python         the SDK alone
 #
 # Parts: IR operations on a traced N-node chain (trace, copy, print, codegen,
 # lint, edit storm) and bytes per node (suite_benchmark.cc,
-# suite_bench.py); forward overhead on a 1k-op chain of small ops and on
-# resnet50 at batch 1 (compiled GraphModule, InferencePlan, Interpreter,
-# hand-written LibTorch, TorchScript, Python eager, torch.fx GraphModule and
+# suite_bench.py), single-threaded code run at 1 thread; forward overhead on
+# a 1k-op chain of small ops (compiled GraphModule, InferencePlan,
+# Interpreter, hand-written LibTorch, TorchScript, Python eager, torch.fx
+# GraphModule and Interpreter); resnet50, mobilenet_v3_large, efficientnet_b0
+# and a small transformer at batch 1 (TorchScript frozen + optimized for
+# inference, eager LibTorch, Python eager, GraphModule, InferencePlan,
 # Interpreter); a pass through the C ABI against the same pass on fx_core
-# (pass_benchmark.cc). See BENCHMARKS.md.
+# (pass_benchmark.cc). Forward rows run at every --threads count (LibTorch's
+# and OpenBLAS's threads, set alike in C++ and Python); every row states its
+# count and the tables state the BLAS. See BENCHMARKS.md.
 set -euo pipefail
 
 if [[ -z "${BUILD_WORKSPACE_DIRECTORY:-}" ]]; then
@@ -37,6 +45,8 @@ sizes=1000,10000,100000,1000000
 py_sizes=1000,10000
 repeat=20
 python=1
+threads=""
+forward_only=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --json) json=1 ;;
@@ -47,6 +57,8 @@ while [[ $# -gt 0 ]]; do
     --json-out) json_out=$2; shift ;;
     --quick) sizes=1000,10000; py_sizes=1000; repeat=5 ;;
     --no-python) python=0 ;;
+    --threads) threads=$2; shift ;;
+    --forward-only) forward_only=1 ;;
     *) echo "run_all.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -58,22 +70,28 @@ fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-echo '{"ir": {}, "forward": {}}' > "$work/python.json"
+echo '{"ir": {}, "forward": {}, "models": {}}' > "$work/python.json"
+echo '{"benchmarks": []}' > "$work/pass.json"
 models_args=()
+common=(--repeat "$repeat")
+[[ -n "$threads" ]] && common+=(--threads "$threads")
+[[ $forward_only -eq 1 ]] && common+=(--skip-ir)
 if [[ $python -eq 1 ]] && /usr/bin/python3 -c 'import torch, torchvision' 2>/dev/null; then
   echo "== torch.fx (Python) ==" >&2
   /usr/bin/python3 "$runfiles/tools/bench/suite_bench.py" "$work/models" \
-    --sizes "$py_sizes" --repeat "$repeat" > "$work/python.json"
+    --sizes "$py_sizes" "${common[@]}" > "$work/python.json"
   models_args=(--models "$work/models")
 elif [[ $python -eq 1 ]]; then
   echo "python3-torch / python3-torchvision missing: the SDK alone" >&2
 fi
 echo "== SDK (C++) ==" >&2
-"$runfiles/tools/bench/suite_benchmark" --sizes "$sizes" --repeat "$repeat" \
+"$runfiles/tools/bench/suite_benchmark" --sizes "$sizes" "${common[@]}" \
   "${models_args[@]}" > "$work/sdk.json"
-echo "== C ABI pass vs fx_core pass ==" >&2
-"$runfiles/tools/bench/pass_benchmark" --benchmark_filter='BM_Pass_|BM_Visit_' \
-  --benchmark_format=json > "$work/pass.json" 2>/dev/null
+if [[ $forward_only -eq 0 ]]; then
+  echo "== C ABI pass vs fx_core pass ==" >&2
+  "$runfiles/tools/bench/pass_benchmark" --benchmark_filter='BM_Pass_|BM_Visit_' \
+    --benchmark_format=json > "$work/pass.json" 2>/dev/null
+fi
 
 /usr/bin/python3 - "$work" "$json" "$plot" "$json_out" <<'PY'
 import json, os, platform, shutil, subprocess, sys
@@ -81,7 +99,8 @@ work, as_json, plot, json_out = sys.argv[1], sys.argv[2] == "1", sys.argv[3], sy
 py = json.load(open(os.path.join(work, "python.json")))
 sdk = json.load(open(os.path.join(work, "sdk.json")))
 passes = {b["name"]: b for b in json.load(open(os.path.join(work, "pass.json")))["benchmarks"]}
-merged = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+merged = {"machine": {"cpus": len(os.sched_getaffinity(0)), "python": platform.python_version(),
+                      "blas": sdk.get("blas"), "threads": sdk.get("threads")},
           "sdk": sdk, "torchfx": py,
           "pass": {k: {"real_time": v["real_time"], "time_unit": v["time_unit"]} for k, v in passes.items()}}
 if json_out:
@@ -104,56 +123,89 @@ def t(us):
 def ratio(a, b):
     return f"{a / b:.1f}x" if a and b and a > 0 and b > 0 else "—"
 
+def r2(a, b):
+    return f"{a / b:.2f}x" if a and b and a > 0 and b > 0 else "—"
+
+blas = sdk.get("blas", "unknown")
+models = sdk.get("models", {})
+if models:
+    print(f"### Headline: batch 1, median wall time per call (BLAS: {blas})\n")
+    print("| model | threads | TorchScript frozen + optimized (C++) | eager LibTorch | Python eager | "
+          "SDK GraphModule | SDK InferencePlan | InferencePlan / best of TorchScript-optimized and eager "
+          "LibTorch (goal <= 0.90x) | GraphModule / eager LibTorch |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for threads in sorted(models, key=int):
+        for name, c in models[threads].items():
+            p = py.get("models", {}).get(threads, {}).get(name, {})
+            ts, hand = c["torchscript_optimized_us"], c["libtorch_us"]
+            best = min(v for v in (ts, hand) if v > 0) if max(ts, hand) > 0 else -1
+            print(f"| {name} | {threads} | {t(ts)} | {t(hand)} | {t(p.get('eager_us'))} | "
+                  f"{t(c['graph_module_us'])} | {t(c['inference_plan_us'])} | "
+                  f"{r2(c['inference_plan_us'], best)} | {r2(c['graph_module_us'], hand)} |")
+    print("\n| model | threads | nodes | SDK Interpreter | Interpreter / GraphModule | "
+          "nodes the plan binds to ATen kernels | TorchScript-optimized max abs diff |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for threads in sorted(models, key=int):
+        for name, c in models[threads].items():
+            print(f"| {name} | {threads} | {int(c['nodes'])} | {t(c['interpreter_us'])} | "
+                  f"{r2(c['interpreter_us'], c['graph_module_us'])} | {c['plan_direct_nodes']} | "
+                  f"{c['torchscript_max_abs_diff']:.2g} |")
+    print()
+
 ops = ["trace", "copy", "print", "codegen", "lint", "edit"]
 sizes = sorted(set(int(n) for n in sdk["ir"]) | set(int(n) for n in py["ir"]))
-print("### IR operations (traced chain, median wall time)\n")
-print("| operation | nodes | torch.fx | SDK | SDK ns/node | torch.fx / SDK |")
-print("| --- | ---: | ---: | ---: | ---: | ---: |")
-for op in ops:
+if sizes:
+    print("### IR operations (traced chain, median wall time, 1 thread)\n")
+    print("| operation | nodes | torch.fx | SDK | SDK ns/node | torch.fx / SDK |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for op in ops:
+        for n in sizes:
+            s = sdk["ir"].get(str(n), {}).get(op + "_us")
+            p = py["ir"].get(str(n), {}).get(op + "_us")
+            per = f"{s * 1e3 / n:.0f}" if s else "—"
+            print(f"| {op} | {n:,} | {t(p)} | {t(s)} | {per} | {ratio(p, s)} |")
+    print("\n| bytes per node (traced graph) | nodes | torch.fx (tracemalloc) | SDK (malloc) | torch.fx / SDK |")
+    print("| --- | ---: | ---: | ---: | ---: |")
     for n in sizes:
-        s = sdk["ir"].get(str(n), {}).get(op + "_us")
-        p = py["ir"].get(str(n), {}).get(op + "_us")
-        per = f"{s * 1e3 / n:.0f}" if s else "—"
-        print(f"| {op} | {n:,} | {t(p)} | {t(s)} | {per} | {ratio(p, s)} |")
-print("\n| bytes per node (traced graph) | nodes | torch.fx (tracemalloc) | SDK (malloc) | torch.fx / SDK |")
-print("| --- | ---: | ---: | ---: | ---: |")
-for n in sizes:
-    s = sdk["ir"].get(str(n), {}).get("bytes_per_node")
-    p = py["ir"].get(str(n), {}).get("bytes_per_node")
-    print(f"| heap held | {n:,} | {f'{p:.0f}' if p else '—'} | {f'{s:.0f}' if s else '—'} | {ratio(p, s)} |")
+        s = sdk["ir"].get(str(n), {}).get("bytes_per_node")
+        p = py["ir"].get(str(n), {}).get("bytes_per_node")
+        print(f"| heap held | {n:,} | {f'{p:.0f}' if p else '—'} | {f'{s:.0f}' if s else '—'} | {ratio(p, s)} |")
 
-print("\n### Forward (median us per call, no grad)\n")
-print("| model | nodes | SDK GraphModule | SDK InferencePlan | SDK Interpreter | hand-written LibTorch | TorchScript (C++) | Python eager | torch.fx GraphModule | torch.fx Interpreter |")
-print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-for name, c in sdk["forward"].items():
-    p = py["forward"].get(name, {})
-    print(f"| {name} | {int(c['nodes'])} | {t(c['graph_module_us'])} | {t(c['inference_plan_us'])} | "
-          f"{t(c['interpreter_us'])} | {t(c['libtorch_us'])} | {t(c['torchscript_us'])} | "
-          f"{t(p.get('eager_us'))} | {t(p.get('torchfx_graph_module_us'))} | {t(p.get('torchfx_interpreter_us'))} |")
-print("\n| model | GraphModule / hand-written | TorchScript / hand-written | hand-written / InferencePlan | torch.fx GM / SDK GM | torch.fx GM / InferencePlan | torch.fx Interpreter / SDK Interpreter | per node: GM, plan, hand-written |")
-print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
-for name, c in sdk["forward"].items():
-    p = py["forward"].get(name, {})
-    gm, plan, hand, ts = c["graph_module_us"], c["inference_plan_us"], c["libtorch_us"], c["torchscript_us"]
-    n = c["nodes"]
-    def r3(a, b):
-        return f"{a / b:.3f}x" if a > 0 and b > 0 else "—"
-    print(f"| {name} | {r3(gm, hand)} | {r3(ts, hand)} | {ratio(hand, plan)} | "
-          f"{ratio(p.get('torchfx_graph_module_us'), gm)} | {ratio(p.get('torchfx_graph_module_us'), plan)} | "
-          f"{ratio(p.get('torchfx_interpreter_us'), c['interpreter_us'])} | "
-          f"{gm / n:.2f}, {plan / n:.3f}, {hand / n:.2f} us |")
+print(f"\n### Forward: the 1k-op chain (median us per call, no grad, BLAS: {blas})\n")
+print("| model | threads | nodes | SDK GraphModule | SDK InferencePlan | SDK Interpreter | hand-written LibTorch | TorchScript (C++) | Python eager | torch.fx GraphModule | torch.fx Interpreter |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+for threads in sorted(sdk["forward"], key=int):
+    for name, c in sdk["forward"][threads].items():
+        p = py["forward"].get(threads, {}).get(name, {})
+        print(f"| {name} | {threads} | {int(c['nodes'])} | {t(c['graph_module_us'])} | {t(c['inference_plan_us'])} | "
+              f"{t(c['interpreter_us'])} | {t(c['libtorch_us'])} | {t(c['torchscript_us'])} | "
+              f"{t(p.get('eager_us'))} | {t(p.get('torchfx_graph_module_us'))} | {t(p.get('torchfx_interpreter_us'))} |")
+print("\n| model | threads | GraphModule / hand-written | TorchScript / hand-written | hand-written / InferencePlan | torch.fx GM / SDK GM | torch.fx GM / InferencePlan | torch.fx Interpreter / SDK Interpreter | per node: GM, plan, hand-written |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+for threads in sorted(sdk["forward"], key=int):
+    for name, c in sdk["forward"][threads].items():
+        p = py["forward"].get(threads, {}).get(name, {})
+        gm, plan, hand, ts = c["graph_module_us"], c["inference_plan_us"], c["libtorch_us"], c["torchscript_us"]
+        n = c["nodes"]
+        def r3(a, b):
+            return f"{a / b:.3f}x" if a > 0 and b > 0 else "—"
+        print(f"| {name} | {threads} | {r3(gm, hand)} | {r3(ts, hand)} | {ratio(hand, plan)} | "
+              f"{ratio(p.get('torchfx_graph_module_us'), gm)} | {ratio(p.get('torchfx_graph_module_us'), plan)} | "
+              f"{ratio(p.get('torchfx_interpreter_us'), c['interpreter_us'])} | "
+              f"{gm / n:.2f}, {plan / n:.3f}, {hand / n:.2f} us |")
 
-print("\n### A pass through the C ABI against the same pass on fx_core\n")
-print("| benchmark (100k nodes) | fx_core | C ABI | C ABI / fx_core |")
-print("| --- | ---: | ---: | ---: |")
-for kind in ("Pass", "Visit"):
-    a = passes.get(f"BM_{kind}_fx_core/100000")
-    b = passes.get(f"BM_{kind}_c_abi/100000")
-    if a and b:
-        print(f"| {kind.lower()} | {a['real_time']:.2f} {a['time_unit']} | {b['real_time']:.2f} {b['time_unit']} | "
-              f"{b['real_time'] / a['real_time']:.2f}x |")
+if passes:
+    print("\n### A pass through the C ABI against the same pass on fx_core\n")
+    print("| benchmark (100k nodes) | fx_core | C ABI | C ABI / fx_core |")
+    print("| --- | ---: | ---: | ---: |")
+    for kind in ("Pass", "Visit"):
+        a = passes.get(f"BM_{kind}_fx_core/100000")
+        b = passes.get(f"BM_{kind}_c_abi/100000")
+        if a and b:
+            print(f"| {kind.lower()} | {a['real_time']:.2f} {a['time_unit']} | {b['real_time']:.2f} {b['time_unit']} | "
+                  f"{b['real_time'] / a['real_time']:.2f}x |")
 
-if plot:
+if plot and sizes:
     data = os.path.join(work, "plot.dat")
     with open(data, "w") as f:
         for n in sizes:

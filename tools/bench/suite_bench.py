@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Python torch.fx's side of the unified benchmark suite (run_all.sh).
 
-    suite_bench.py DIR [--sizes 1000,10000] [--repeat N] [--skip-ir]
-                       [--skip-forward]
+    suite_bench.py DIR [--sizes 1000,10000] [--repeat N] [--threads 1,2]
+                       [--models resnet50,...] [--skip-ir] [--skip-forward]
+                       [--skip-models]
 
 IR: the chain tools/bench/suite_benchmark.cc traces (N nodes cycling
 x + 1.0, x * w / x * y, x.relu(), torch.relu(x), x.clamp(min=-1.0)), traced
@@ -11,16 +12,27 @@ with torch.fx.Tracer; copy (copy.deepcopy of the graph), print (str), codegen
 traced graph (tracemalloc). Median wall time (time.perf_counter, as the C++
 side).
 
-Forward, under torch.no_grad(): the 1k-op chain (torch.relu, + w, * w on a
-4x16 tensor) and torchvision's resnet50 at batch 1: eager, torch.fx's
-GraphModule and torch.fx's Interpreter. Writes DIR/chain and DIR/resnet50 as
-fx-graph bundles (tools/torchfx_export.py) plus script.pt (torch.jit.script
-of the GraphModule) for the C++ side.
+Forward, under torch.no_grad(), at each thread count of --threads (default
+1 and every available CPU; torch.set_num_threads, and OpenBLAS's own pool
+through openblas_set_num_threads when it is the BLAS):
+ - "forward": the 1k-op chain (torch.relu, + w, * w on a 4x16 tensor): eager,
+   torch.fx's GraphModule and torch.fx's Interpreter. Writes DIR/chain as an
+   fx-graph bundle (tools/torchfx_export.py) plus script.pt (torch.jit.script
+   of the GraphModule) for the C++ side.
+ - "models": resnet50, mobilenet_v3_large, efficientnet_b0 (torchvision,
+   random init with seed 0) at 1x3x224x224 and SmallTransformer below (128
+   tokens), batch 1: Python eager. Writes DIR/NAME as a bundle plus
+   script_frozen.pt: torch.jit.freeze(torch.jit.script(model)), which the C++
+   side loads and puts through torch::jit::optimize_for_inference (the pass
+   torch.jit.optimize_for_inference runs; the oneDNN module it makes cannot
+   be saved and loaded again in torch 1.13).
 
-Prints one JSON object: {"ir": {N: {...}}, "forward": {name: {...}}}.
+Prints one JSON object: {"ir": {N: {...}}, "forward": {THREADS: {name: {...}}},
+"models": {THREADS: {name: {...}}}, "threads": [...], "blas": PATH}.
 """
 import argparse
 import copy
+import ctypes
 import gc
 import json
 import os
@@ -74,6 +86,81 @@ class SmallChain(torch.nn.Module):
             else:
                 x = x * self.w
         return x
+
+
+class TransformerBlock(torch.nn.Module):
+    """Pre-norm encoder block, attention written out (traceable by torch.fx,
+    scriptable; the C++ hand-written twin is in suite_benchmark.cc)."""
+
+    def __init__(self, dim, heads, ff):
+        super().__init__()
+        self.heads = heads
+        self.head_dim = dim // heads
+        self.scale = float(self.head_dim) ** -0.5
+        self.ln1 = torch.nn.LayerNorm(dim)
+        self.qkv = torch.nn.Linear(dim, 3 * dim)
+        self.proj = torch.nn.Linear(dim, dim)
+        self.ln2 = torch.nn.LayerNorm(dim)
+        self.fc1 = torch.nn.Linear(dim, ff)
+        self.fc2 = torch.nn.Linear(ff, dim)
+
+    def forward(self, x):
+        b = x.size(0)
+        t = x.size(1)
+        qkv = self.qkv(self.ln1(x)).view(b, t, 3, self.heads, self.head_dim)
+        qkv = qkv.permute(2, 0, 3, 1, 4)
+        q = qkv[0]
+        k = qkv[1]
+        v = qkv[2]
+        att = (q @ k.transpose(-2, -1)) * self.scale
+        att = att.softmax(-1)
+        y = (att @ v).transpose(1, 2).reshape(b, t, -1)
+        x = x + self.proj(y)
+        x = x + self.fc2(torch.nn.functional.gelu(self.fc1(self.ln2(x))))
+        return x
+
+
+class SmallTransformer(torch.nn.Module):
+    """A small BERT-style encoder: 4 blocks, width 256, 4 heads, MLP 1024,
+    vocabulary 1000, 128 positions; logits for every token."""
+
+    def __init__(self, vocab=1000, dim=256, heads=4, ff=1024, layers=4, context=128):
+        super().__init__()
+        self.tok = torch.nn.Embedding(vocab, dim)
+        self.pos = torch.nn.Parameter(torch.randn(context, dim) * 0.02)
+        self.blocks = torch.nn.ModuleList(TransformerBlock(dim, heads, ff) for _ in range(layers))
+        self.ln = torch.nn.LayerNorm(dim)
+        self.head = torch.nn.Linear(dim, vocab)
+
+    def forward(self, idx):
+        x = self.tok(idx) + self.pos[: idx.size(1)]
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.ln(x))
+
+
+def set_threads(n):
+    """torch's intra-op threads and, when the BLAS is OpenBLAS, its own
+    pool (the pthread build ignores torch.set_num_threads)."""
+    torch.set_num_threads(n)
+    for name in ("libopenblas.so.0", "libblas.so.3"):
+        try:
+            lib = ctypes.CDLL(name)
+            lib.openblas_set_num_threads(ctypes.c_int(n))
+            return
+        except (OSError, AttributeError):
+            pass
+
+
+def blas_library():
+    """The libblas.so.3 this process loaded, symbolic links resolved."""
+    torch.mm(torch.ones(2, 2), torch.ones(2, 2))
+    with open("/proc/self/maps") as f:
+        for line in f:
+            path = line.split()[-1]
+            if "libblas" in path or "openblas" in path:
+                return os.path.realpath(path)
+    return "unknown"
 
 
 def edit_storm(g):
@@ -132,23 +219,20 @@ def ir(sizes, log):
     return out
 
 
-def forward(dir_, repeat, log):
-    import torchvision.models
-
+def forward(dir_, repeat, threads, log):
     torch.manual_seed(0)
-    out = {}
-    models = {
-        "chain_1k": (SmallChain().eval(), [4, 16], repeat * 10),
-        "resnet50": (torchvision.models.resnet50().eval(), [1, 3, 224, 224], max(3, repeat // 4)),
-    }
+    out = {str(t): {} for t in threads}
+    model = SmallChain().eval()
     with torch.no_grad():
-        for name, (model, shape, reps) in models.items():
-            gm = torch.fx.symbolic_trace(model)
-            x = torch.randn(*shape)
-            bundle = os.path.join(dir_, "chain" if name == "chain_1k" else name)
-            torchfx_export.export(gm, [x], bundle)
-            torch.jit.script(gm).save(os.path.join(bundle, "script.pt"))
-            interp = torch.fx.Interpreter(gm)
+        gm = torch.fx.symbolic_trace(model)
+        x = torch.randn(4, 16)
+        bundle = os.path.join(dir_, "chain")
+        torchfx_export.export(gm, [x], bundle)
+        torch.jit.script(gm).save(os.path.join(bundle, "script.pt"))
+        interp = torch.fx.Interpreter(gm)
+        reps = repeat * 10
+        for t in threads:
+            set_threads(t)
             rounds = {"eager_us": [], "torchfx_graph_module_us": [], "torchfx_interpreter_us": []}
             for _ in range(5):
                 rounds["eager_us"].append(median_us(lambda _: model(x), reps, collect=False))
@@ -157,8 +241,43 @@ def forward(dir_, repeat, log):
                     median_us(lambda _: interp.run(x), reps, collect=False))
             row = {k: statistics.median(v) for k, v in rounds.items()}
             row["nodes"] = len(gm.graph.nodes)
-            out[name] = row
-            log(f"torch.fx forward {name} done")
+            row["threads"] = t
+            out[str(t)]["chain_1k"] = row
+        log("torch.fx forward chain_1k done")
+    return out
+
+
+MODELS = ("resnet50", "mobilenet_v3_large", "efficientnet_b0", "transformer")
+
+
+def make_model(name):
+    import torchvision.models
+
+    torch.manual_seed(0)
+    if name == "transformer":
+        return SmallTransformer().eval(), torch.randint(0, 1000, (1, 128))
+    return getattr(torchvision.models, name)().eval(), torch.randn(1, 3, 224, 224)
+
+
+def models(dir_, names, repeat, threads, log):
+    """Exports every model (bundle, frozen TorchScript) and times Python eager
+    at every thread count."""
+    out = {str(t): {} for t in threads}
+    for name in names:
+        model, x = make_model(name)
+        bundle = os.path.join(dir_, name)
+        with torch.no_grad():
+            gm = torch.fx.symbolic_trace(model)
+            torchfx_export.export(gm, [x], bundle)
+            frozen = torch.jit.freeze(torch.jit.script(model))
+            frozen.save(os.path.join(bundle, "script_frozen.pt"))
+            reps = max(3, repeat // 4)
+            for t in threads:
+                set_threads(t)
+                times = [median_us(lambda _: model(x), reps, collect=False) for _ in range(5)]
+                out[str(t)][name] = {"eager_us": statistics.median(times), "threads": t,
+                                     "nodes": len(gm.graph.nodes)}
+        log(f"python models {name} done")
     return out
 
 
@@ -169,16 +288,25 @@ def main(argv):
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--skip-ir", action="store_true")
     parser.add_argument("--skip-forward", action="store_true")
+    parser.add_argument("--skip-models", action="store_true")
+    parser.add_argument("--threads", default="",
+                        help="thread counts, e.g. 1,2 (default: 1 and every available CPU)")
+    parser.add_argument("--models", default=",".join(MODELS))
     args = parser.parse_args(argv)
-    torch.set_num_threads(torch.get_num_threads())
+    cores = len(os.sched_getaffinity(0))
+    threads = [int(t) for t in args.threads.split(",") if t] or sorted({1, cores})
 
     def log(line):
         print(line, file=sys.stderr, flush=True)
 
-    result = {"ir": {}, "forward": {}}
+    result = {"ir": {}, "forward": {}, "models": {}, "threads": threads, "blas": blas_library()}
     if not args.skip_forward:
-        result["forward"] = forward(args.dir, args.repeat, log)
+        result["forward"] = forward(args.dir, args.repeat, threads, log)
+    if not args.skip_models:
+        names = [n for n in args.models.split(",") if n]
+        result["models"] = models(args.dir, names, args.repeat, threads, log)
     if not args.skip_ir:
+        set_threads(1)  # graph operations are single-threaded code
         result["ir"] = ir([int(s) for s in args.sizes.split(",") if s], log)
     print(json.dumps(result))
 

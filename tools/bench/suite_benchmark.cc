@@ -2,7 +2,10 @@
 // `bazel run --config=opt //tools:bench`). Prints one JSON object.
 //
 //   suite_benchmark [--sizes 1000,10000,100000,1000000] [--models DIR]
-//                   [--repeat N] [--skip-ir] [--skip-forward]
+//                   [--repeat N] [--threads 1,2] [--skip-ir]
+//                   [--skip-forward] [--skip-models] [--check]
+//   --check: load every model and compare every engine's output, time
+//   nothing
 //   suite_benchmark --once OP --sizes N     (for count_instructions.sh)
 //
 // IR ("ir"): a chain of N traced operations (cycling x + 1.0, x * w / x * y,
@@ -13,24 +16,46 @@
 // back, erase it), plus the heap bytes per node the traced graph holds
 // (glibc mallinfo2 before and after tracing). Median wall time.
 //
-// Forward ("forward"), median microseconds per call under NoGradGuard:
-//  - chain: 1000 ops cycling torch.relu, + w, * w on a 4x16 tensor (w: 16),
-//    built as a Graph: compiled GraphModule, InferencePlan, the virtual
-//    Interpreter, hand-written LibTorch (at::relu / at::add / at::mul in a
-//    loop) and, with --models, TorchScript (DIR/chain/script.pt, written by
-//    suite_bench.py from torch.jit.script of torch.fx's GraphModule);
-//  - resnet50 (with --models: DIR/resnet50, a torchfx_export bundle, batch
-//    1): the same four, hand-written = the ResNet-50 forward written out over
-//    the bundle's own modules, and TorchScript.
-// Every variant's output is checked against GraphModule::forward first
-// (bitwise for the inference plan).
+// Threads: every forward row is measured at each count of --threads
+// (default 1 and every available CPU), set with fx::set_num_threads (LibTorch
+// and OpenBLAS's own pool); the IR part is single-threaded code, run at 1.
+// The JSON states the counts and the BLAS (fx::blas_library()).
+//
+// Forward ("forward": {THREADS: {name: row}}), median microseconds per call
+// under NoGradGuard: a chain of 1000 ops cycling torch.relu, + w, * w on a
+// 4x16 tensor (w: 16), built as a Graph (or, with --models, DIR/chain from
+// suite_bench.py): compiled GraphModule, InferencePlan, the virtual
+// Interpreter, hand-written LibTorch (at::relu / at::add / at::mul in a loop)
+// and, with --models, TorchScript (DIR/chain/script.pt, torch.jit.script of
+// torch.fx's GraphModule).
+//
+// Models ("models": {THREADS: {name: row}}, with --models DIR): the bundles
+// suite_bench.py writes, batch 1: resnet50, mobilenet_v3_large,
+// efficientnet_b0 (1x3x224x224) and a small transformer (128 tokens). Per
+// model: TorchScript as deployed for inference (DIR/NAME/script_frozen.pt,
+// torch.jit.freeze of torch.jit.script in Python, loaded here and put through
+// torch::jit::optimize_for_inference: conv/BN folding, oneDNN weights and
+// fused ops), eager LibTorch (the model's forward written out over the
+// bundle's modules, as a LibTorch user writes it), GraphModule, InferencePlan
+// and Interpreter.
+//
+// Every variant's output is checked against GraphModule::forward first:
+// bitwise for the inference plan, allclose 1e-4/1e-5 for eager LibTorch and
+// the plain TorchScript, and for the optimized TorchScript a largest
+// difference under 1e-3 of the output's largest magnitude (its BatchNorm
+// folding rounds differently; the difference is in the JSON). Engines run in
+// interleaved rounds (5 rounds of `repeat` runs each, the median of the rounds'
+// medians), so load on the machine hits all alike.
 #include <ATen/ATen.h>
 #include <malloc.h>
 #include <torch/csrc/autograd/grad_mode.h>
 #include <torch/nn/modules/activation.h>
 #include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/conv.h>
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/normalization.h>
 #include <torch/nn/modules/pooling.h>
 #include <torch/script.h>
 
@@ -42,6 +67,8 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -52,6 +79,8 @@
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/graph_module_file.h"
 #include "fx_core/runtime/interpreter.h"
+#include "fx_core/runtime/modules/activation.h"
+#include "fx_core/runtime/parallel.h"
 #include "fx_core/runtime/plan/inference_plan.h"
 #include "fx_core/tracer/functions.h"
 #include "fx_core/tracer/tracer.h"
@@ -271,65 +300,227 @@ at::Tensor resnet50_by_hand(fx::GraphModule& gm, const at::Tensor& input) {
   return module_as<LinearImpl>(gm, "fc").forward(x);
 }
 
+template <typename T>
+bool is(fx::GraphModule& gm, const std::string& path) {
+  auto m = gm.get_submodule(path);
+  return m && m->as<T>() != nullptr;
+}
+
+// torchvision's activation modules, called as functions.
+at::Tensor activation(fx::GraphModule& gm, const std::string& p, at::Tensor x) {
+  if (is<torch::nn::ReLUImpl>(gm, p)) return at::relu_(x);
+  if (is<fx::nn::HardswishImpl>(gm, p)) return at::hardswish_(x);
+  if (is<torch::nn::SiLUImpl>(gm, p)) return at::silu_(x);
+  if (is<fx::nn::HardsigmoidImpl>(gm, p)) return at::hardsigmoid(x);
+  if (is<torch::nn::SigmoidImpl>(gm, p)) return at::sigmoid(x);
+  throw std::runtime_error("no activation module " + p);
+}
+
+// mobilenet_v3_large and efficientnet_b0 written out over the bundle's
+// modules: torchvision's Conv2dNormActivation (conv, batch norm, activation),
+// SqueezeExcitation and InvertedResidual / MBConv blocks (a residual add
+// where the block keeps the shape; stochastic depth is the identity in eval).
+at::Tensor mobile_by_hand(fx::GraphModule& gm, const at::Tensor& input) {
+  using namespace torch::nn;  // NOLINT
+  auto cna = [&](const std::string& p, const at::Tensor& x) {
+    at::Tensor y = module_as<BatchNorm2dImpl>(gm, p + ".1")
+                       .forward(module_as<Conv2dImpl>(gm, p + ".0").forward(x));
+    return is<Module>(gm, p + ".2") ? activation(gm, p + ".2", y) : y;
+  };
+  auto se = [&](const std::string& p, const at::Tensor& x) {
+    at::Tensor s = at::adaptive_avg_pool2d(x, {1, 1});
+    s = module_as<Conv2dImpl>(gm, p + ".fc1").forward(s);
+    s = activation(gm, p + ".activation", s);
+    s = module_as<Conv2dImpl>(gm, p + ".fc2").forward(s);
+    s = activation(gm, p + ".scale_activation", s);
+    return s * x;
+  };
+  auto block = [&](const std::string& p, const at::Tensor& x) {
+    at::Tensor y = x;
+    for (int k = 0;; ++k) {
+      std::string q = p + ".block." + std::to_string(k);
+      if (is<Conv2dImpl>(gm, q + ".0")) {
+        y = cna(q, y);
+      } else if (is<Conv2dImpl>(gm, q + ".fc1")) {
+        y = se(q, y);
+      } else {
+        break;
+      }
+    }
+    return y.sizes() == x.sizes() ? y.add_(x) : y;
+  };
+  at::Tensor x = input;
+  for (int i = 0;; ++i) {
+    std::string p = "features." + std::to_string(i);
+    if (is<Conv2dImpl>(gm, p + ".0")) {
+      x = cna(p, x);
+    } else if (is<Conv2dImpl>(gm, p + ".block.0.0")) {
+      x = block(p, x);
+    } else if (is<Conv2dImpl>(gm, p + ".0.block.0.0")) {
+      for (int j = 0;
+           is<Conv2dImpl>(gm, p + "." + std::to_string(j) + ".block.0.0");
+           ++j) {
+        x = block(p + "." + std::to_string(j), x);
+      }
+    } else {
+      break;
+    }
+  }
+  x = at::flatten(at::adaptive_avg_pool2d(x, {1, 1}), 1);
+  for (int k = 0;; ++k) {
+    std::string p = "classifier." + std::to_string(k);
+    if (is<LinearImpl>(gm, p)) {
+      x = module_as<LinearImpl>(gm, p).forward(x);
+    } else if (is<DropoutImpl>(gm, p)) {
+      continue;  // eval
+    } else if (is<Module>(gm, p)) {
+      x = activation(gm, p, x);
+    } else {
+      break;
+    }
+  }
+  return x;
+}
+
+// suite_bench.py's SmallTransformer written out (4 heads).
+at::Tensor transformer_by_hand(fx::GraphModule& gm, const at::Tensor& idx) {
+  using namespace torch::nn;  // NOLINT
+  constexpr int64_t kHeads = 4;
+  auto linear = [&](const std::string& p, const at::Tensor& x) {
+    return module_as<LinearImpl>(gm, p).forward(x);
+  };
+  auto norm = [&](const std::string& p, const at::Tensor& x) {
+    return module_as<LayerNormImpl>(gm, p).forward(x);
+  };
+  const int64_t b = idx.size(0), t = idx.size(1);
+  at::Tensor x = module_as<EmbeddingImpl>(gm, "tok").forward(idx) +
+                 gm.get_attr("pos").slice(0, 0, t);
+  for (int l = 0; is<LinearImpl>(gm, "blocks." + std::to_string(l) + ".qkv");
+       ++l) {
+    std::string p = "blocks." + std::to_string(l) + ".";
+    at::Tensor qkv = linear(p + "qkv", norm(p + "ln1", x));
+    const int64_t head_dim = qkv.size(-1) / 3 / kHeads;
+    qkv = qkv.view({b, t, 3, kHeads, head_dim}).permute({2, 0, 3, 1, 4});
+    at::Tensor att = at::matmul(qkv[0], qkv[1].transpose(-2, -1)) *
+                     std::pow(static_cast<double>(head_dim), -0.5);
+    att = att.softmax(-1);
+    at::Tensor y = at::matmul(att, qkv[2]).transpose(1, 2).reshape({b, t, -1});
+    x = x + linear(p + "proj", y);
+    x = x + linear(p + "fc2", at::gelu(linear(p + "fc1", norm(p + "ln2", x))));
+  }
+  return linear("head", norm("ln", x));
+}
+
 struct ForwardRow {
   std::string name;
+  int threads = 1;
   double nodes = 0;
   double graph_module = 0, plan = 0, interpreter = 0, by_hand = -1,
          torchscript = -1;
+  double torchscript_max_diff = -1;
   size_t direct = 0;
 };
 
-std::string row_json(const ForwardRow& r) {
+std::string row_json(const ForwardRow& r, bool optimized_script) {
   std::ostringstream out;
-  out << "\"" << r.name << "\": {\"nodes\": " << r.nodes
+  out << "\"" << r.name << "\": {\"threads\": " << r.threads
+      << ", \"nodes\": " << r.nodes
       << ", \"graph_module_us\": " << r.graph_module
       << ", \"inference_plan_us\": " << r.plan
       << ", \"interpreter_us\": " << r.interpreter
-      << ", \"libtorch_us\": " << r.by_hand
-      << ", \"torchscript_us\": " << r.torchscript
-      << ", \"plan_direct_nodes\": " << r.direct << "}";
+      << ", \"libtorch_us\": " << r.by_hand << ", \""
+      << (optimized_script ? "torchscript_optimized_us" : "torchscript_us")
+      << "\": " << r.torchscript;
+  if (optimized_script) {
+    out << ", \"torchscript_max_abs_diff\": " << r.torchscript_max_diff;
+  }
+  out << ", \"plan_direct_nodes\": " << r.direct << "}";
   return out.str();
 }
 
-ForwardRow measure(const std::string& name, fx::GraphModule& gm,
-                   const at::Tensor& x,
-                   const std::function<at::Tensor(const at::Tensor&)>& by_hand,
-                   const std::string& script, int repeat) {
+double max_abs_diff(const at::Tensor& a, const at::Tensor& b) {
+  return (a - b).abs().max().item<double>();
+}
+
+// One model, ready to measure at any thread count.
+struct Subject {
+  std::string name;
+  std::shared_ptr<fx::GraphModule> gm;
+  std::vector<c10::IValue> in;
+  std::function<at::Tensor(const at::Tensor&)> by_hand;
+  std::unique_ptr<torch::jit::Module> script;
+  bool optimized_script = false;  // frozen + optimize_for_inference
+  int repeat = 5;
+};
+
+// LibTorch warnings, each printed once. oneDNN's ops in the optimized
+// TorchScript mobilenet_v3_large warn on every call (resize_output_check), and
+// printing that each time would time the terminal, not the model (Python
+// shows a warning once too).
+class WarnOnce : public c10::WarningHandler {
+ public:
+  void process(const c10::SourceLocation& where, const std::string& msg,
+               const bool verbatim) override {
+    if (seen_.insert(msg).second) {
+      c10::WarningHandler::process(where, msg, verbatim);
+    }
+  }
+
+ private:
+  std::set<std::string> seen_;
+};
+
+// --check: outputs compared, nothing timed.
+bool check_only = false;
+
+ForwardRow measure(Subject& s, int threads) {
+  fx::set_num_threads(threads);
   ForwardRow r;
-  r.name = name;
+  r.name = s.name;
+  r.threads = fx::num_threads();
+  fx::GraphModule& gm = *s.gm;
+  const std::vector<c10::IValue>& in = s.in;
+  const at::Tensor x = in[0].toTensor();
   r.nodes = static_cast<double>(gm.graph().size());
-  std::vector<c10::IValue> in{x};
   at::Tensor want = gm.forward(in).toTensor();
   auto plan = fx::InferencePlan::build(gm, in);
   if (!same_bits(plan->run(in).toTensor(), want)) {
-    throw std::runtime_error(name + ": inference plan differs");
+    throw std::runtime_error(s.name + ": inference plan differs");
   }
   r.direct = plan->stats().direct_steps;
   fx::Interpreter interpreter(gm);
   if (!at::equal(interpreter.run(in).toTensor(), want)) {
-    throw std::runtime_error(name + ": interpreter differs");
+    throw std::runtime_error(s.name + ": interpreter differs");
   }
-  // Interleaved rounds, so load on the machine hits every variant alike.
-  std::vector<double> gm_t, plan_t, interp_t, hand_t, ts_t;
-  torch::jit::Module ts;
-  bool have_ts = !script.empty() && std::filesystem::exists(script);
-  if (have_ts) {
-    ts = torch::jit::load(script);
-    ts.eval();
-    if (!at::allclose(ts.forward(in).toTensor(), want, 1e-4, 1e-5)) {
-      throw std::runtime_error(name + ": TorchScript differs");
+  if (s.script) {
+    // The profiling executor specialises over the first runs.
+    for (int i = 0; i < 3; ++i) s.script->forward(in);
+    at::Tensor got = s.script->forward(in).toTensor();
+    r.torchscript_max_diff = max_abs_diff(got, want);
+    // Folding BatchNorm into the convolutions rounds differently.
+    double scale = std::max(1.0, want.abs().max().item<double>());
+    if (r.torchscript_max_diff > 1e-3 * scale) {
+      throw std::runtime_error(s.name + ": TorchScript differs by " +
+                               std::to_string(r.torchscript_max_diff));
     }
   }
-  if (by_hand && !at::allclose(by_hand(x), want, 1e-4, 1e-5)) {
-    throw std::runtime_error(name + ": hand-written differs");
+  if (s.by_hand && !at::allclose(s.by_hand(x), want, 1e-4, 1e-5)) {
+    throw std::runtime_error(s.name + ": hand-written differs");
   }
-  const int rounds = 5;
+  if (check_only) {
+    std::cerr << "checked " << s.name << " at " << r.threads << " threads\n";
+    return r;
+  }
+  std::vector<double> gm_t, plan_t, interp_t, hand_t, ts_t;
+  const int rounds = 5, repeat = s.repeat;
   for (int k = 0; k < rounds; ++k) {
     gm_t.push_back(median_us(repeat, [&] { gm.forward(in); }));
     plan_t.push_back(median_us(repeat, [&] { plan->run(in); }));
     interp_t.push_back(median_us(repeat, [&] { interpreter.run(in); }));
-    if (by_hand) hand_t.push_back(median_us(repeat, [&] { by_hand(x); }));
-    if (have_ts) ts_t.push_back(median_us(repeat, [&] { ts.forward(in); }));
+    if (s.by_hand) hand_t.push_back(median_us(repeat, [&] { s.by_hand(x); }));
+    if (s.script) {
+      ts_t.push_back(median_us(repeat, [&] { s.script->forward(in); }));
+    }
   }
   auto med = [](std::vector<double> v) {
     if (v.empty()) return -1.0;
@@ -341,72 +532,138 @@ ForwardRow measure(const std::string& name, fx::GraphModule& gm,
   r.interpreter = med(interp_t);
   r.by_hand = med(hand_t);
   r.torchscript = med(ts_t);
-  std::cerr << "forward " << name << " done\n";
+  std::cerr << "forward " << s.name << " at " << r.threads << " threads done\n";
   return r;
 }
 
-std::string forward_json(const std::string& models, int repeat) {
-  std::vector<ForwardRow> rows;
-  {
-    torch::nn::Module root;
-    at::Tensor w = root.register_parameter("w", at::rand({16}));
-    auto gm = make_small_chain(root, 1000);
-    auto by_hand = [&](const at::Tensor& x) {
-      at::Tensor v = x;
-      for (int i = 0; i < 1000; ++i) {
-        switch (i % 3) {
-          case 0:
-            v = at::relu(v);
-            break;
-          case 1:
-            v = at::add(v, w);
-            break;
-          default:
-            v = at::mul(v, w);
-            break;
-        }
-      }
-      return v;
-    };
-    std::string script = models.empty() ? "" : models + "/chain/script.pt";
-    at::Tensor x = at::randn({4, 16});
-    if (!models.empty() &&
-        std::filesystem::exists(models + "/chain/graph.fx.json")) {
-      // torch.fx's chain, with its weight and input: same numbers as Python.
-      auto loaded = fx::read_graph_module(models + "/chain/graph.fx.json");
-      auto inputs = fx::read_value_file(models + "/chain/input.pt");
-      if (loaded.ok() && inputs.ok()) {
-        at::Tensor lw = (*loaded)->get_attr("w");
-        w.set_data(lw);
-        x = inputs->toListRef()[0].toTensor();
-        rows.push_back(
-            measure("chain_1k", **loaded, x, by_hand, script, repeat * 10));
-      }
-    }
-    if (rows.empty()) {
-      rows.push_back(measure("chain_1k", *gm, x, by_hand, script, repeat * 10));
-    }
-  }
-  if (!models.empty() &&
-      std::filesystem::exists(models + "/resnet50/graph.fx.json")) {
-    auto gm = fx::read_graph_module(models + "/resnet50/graph.fx.json");
-    auto inputs = fx::read_value_file(models + "/resnet50/input.pt");
-    if (!gm.ok() || !inputs.ok()) {
-      throw std::runtime_error("cannot read the resnet50 bundle");
-    }
-    fx::GraphModule& m = **gm;
-    rows.push_back(measure(
-        "resnet50", m, inputs->toListRef()[0].toTensor(),
-        [&m](const at::Tensor& x) { return resnet50_by_hand(m, x); },
-        models + "/resnet50/script.pt", std::max(3, repeat / 4)));
-  }
+std::unique_ptr<torch::jit::Module> load_script(const std::string& path,
+                                                bool optimize) {
+  if (!std::filesystem::exists(path)) return nullptr;
+  auto m = std::make_unique<torch::jit::Module>(torch::jit::load(path));
+  m->eval();
+  if (optimize) *m = torch::jit::optimize_for_inference(*m);
+  return m;
+}
+
+// {THREADS: {name: row}, ...}
+std::string rows_json(const std::map<int, std::vector<ForwardRow>>& rows,
+                      bool optimized_script) {
   std::ostringstream out;
   out << "{";
-  for (size_t i = 0; i < rows.size(); ++i) {
-    out << (i ? ", " : "") << row_json(rows[i]);
+  bool first = true;
+  for (const auto& [threads, list] : rows) {
+    out << (first ? "" : ", ") << "\"" << threads << "\": {";
+    for (size_t i = 0; i < list.size(); ++i) {
+      out << (i ? ", " : "") << row_json(list[i], optimized_script);
+    }
+    out << "}";
+    first = false;
   }
   out << "}";
   return out.str();
+}
+
+std::string forward_json(const std::string& models,
+                         const std::vector<int>& threads, int repeat) {
+  torch::nn::Module root;
+  at::Tensor w = root.register_parameter("w", at::rand({16}));
+  Subject s;
+  s.name = "chain_1k";
+  s.repeat = repeat * 10;
+  s.gm = make_small_chain(root, 1000);
+  at::Tensor x = at::randn({4, 16});
+  if (!models.empty() &&
+      std::filesystem::exists(models + "/chain/graph.fx.json")) {
+    // torch.fx's chain, with its weight and input: same numbers as Python.
+    auto loaded = fx::read_graph_module(models + "/chain/graph.fx.json");
+    auto inputs = fx::read_value_file(models + "/chain/input.pt");
+    if (loaded.ok() && inputs.ok()) {
+      w.set_data((*loaded)->get_attr("w"));
+      x = inputs->toListRef()[0].toTensor();
+      s.gm = std::move(*loaded);
+    }
+  }
+  s.in = {x};
+  s.by_hand = [&](const at::Tensor& x) {
+    at::Tensor v = x;
+    for (int i = 0; i < 1000; ++i) {
+      switch (i % 3) {
+        case 0:
+          v = at::relu(v);
+          break;
+        case 1:
+          v = at::add(v, w);
+          break;
+        default:
+          v = at::mul(v, w);
+          break;
+      }
+    }
+    return v;
+  };
+  if (!models.empty())
+    s.script = load_script(models + "/chain/script.pt", false);
+  std::map<int, std::vector<ForwardRow>> rows;
+  for (int t : threads) rows[t].push_back(measure(s, t));
+  return rows_json(rows, false);
+}
+
+std::string models_json(const std::string& models,
+                        const std::vector<int>& threads, int repeat) {
+  std::vector<Subject> subjects;
+  for (std::string name :
+       {"resnet50", "mobilenet_v3_large", "efficientnet_b0", "transformer"}) {
+    std::string dir = models + "/" + name;
+    if (!std::filesystem::exists(dir + "/graph.fx.json")) continue;
+    auto gm = fx::read_graph_module(dir + "/graph.fx.json");
+    auto inputs = fx::read_value_file(dir + "/input.pt");
+    if (!gm.ok() || !inputs.ok()) {
+      throw std::runtime_error("cannot read the " + name + " bundle");
+    }
+    Subject s;
+    s.name = name;
+    s.gm = std::move(*gm);
+    s.gm->eval();
+    s.in = inputs->toListRef().vec();
+    fx::GraphModule* m = s.gm.get();
+    if (name == "resnet50") {
+      s.by_hand = [m](const at::Tensor& x) { return resnet50_by_hand(*m, x); };
+    } else if (name == "transformer") {
+      s.by_hand = [m](const at::Tensor& x) {
+        return transformer_by_hand(*m, x);
+      };
+    } else {
+      s.by_hand = [m](const at::Tensor& x) { return mobile_by_hand(*m, x); };
+    }
+    s.script = load_script(dir + "/script_frozen.pt", true);
+    s.optimized_script = true;
+    s.repeat = std::max(3, repeat / 4);
+    subjects.push_back(std::move(s));
+  }
+  std::map<int, std::vector<ForwardRow>> rows;
+  for (int t : threads) {
+    for (Subject& s : subjects) rows[t].push_back(measure(s, t));
+  }
+  return rows_json(rows, true);
+}
+
+std::vector<int> parse_ints(const std::string& list) {
+  std::vector<int> out;
+  std::stringstream ss(list);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (!item.empty()) out.push_back(std::stoi(item));
+  }
+  return out;
+}
+
+std::string json_string(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
 }
 
 }  // namespace
@@ -415,7 +672,8 @@ int main(int argc, char** argv) {
   std::vector<int64_t> sizes = {1000, 10000, 100000, 1000000};
   std::string models;
   int repeat = 20;
-  bool ir = true, forward = true;
+  bool ir = true, forward = true, model_rows = true;
+  std::vector<int> threads;
   std::string once;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -428,25 +686,49 @@ int main(int argc, char** argv) {
       models = argv[++i];
     } else if (a == "--repeat" && i + 1 < argc) {
       repeat = std::atoi(argv[++i]);
+    } else if (a == "--threads" && i + 1 < argc) {
+      threads = parse_ints(argv[++i]);
     } else if (a == "--skip-ir") {
       ir = false;
     } else if (a == "--skip-forward") {
       forward = false;
+    } else if (a == "--skip-models") {
+      model_rows = false;
+    } else if (a == "--check") {
+      check_only = true;
     } else if (a == "--once" && i + 1 < argc) {
       once = argv[++i];
     } else {
       std::cerr << "usage: suite_benchmark [--sizes N,N] [--models DIR] "
-                   "[--repeat N] [--skip-ir] [--skip-forward] [--once OP]\n";
+                   "[--repeat N] [--threads N,N] [--skip-ir] [--skip-forward] "
+                   "[--skip-models] [--check] [--once OP]\n";
       return 2;
     }
   }
+  if (threads.empty()) {
+    threads = {1};
+    if (fx::available_cores() > 1) threads.push_back(fx::available_cores());
+  }
+  static WarnOnce warn_once;  // outlives main: LibTorch may warn at exit
+  c10::Warning::set_warning_handler(&warn_once);
   try {
+    fx::set_num_threads(1);  // the IR is single-threaded code
     if (!once.empty()) return run_once(once, sizes.front());
     std::string ir_part = ir ? ir_json(sizes) : "{}";
     torch::NoGradGuard no_grad;
-    std::string fwd_part = forward ? forward_json(models, repeat) : "{}";
-    std::cout << "{\"ir\": " << ir_part << ", \"forward\": " << fwd_part
-              << "}\n";
+    std::string fwd_part =
+        forward ? forward_json(models, threads, repeat) : "{}";
+    std::string models_part = model_rows && !models.empty()
+                                  ? models_json(models, threads, repeat)
+                                  : "{}";
+    std::ostringstream counts;
+    for (size_t i = 0; i < threads.size(); ++i) {
+      counts << (i ? ", " : "") << threads[i];
+    }
+    std::cout << "{\"threads\": [" << counts.str()
+              << "], \"blas\": " << json_string(fx::blas_library())
+              << ", \"ir\": " << ir_part << ", \"forward\": " << fwd_part
+              << ", \"models\": " << models_part << "}\n";
   } catch (const std::exception& e) {
     std::cerr << "suite_benchmark: " << e.what() << "\n";
     return 1;
