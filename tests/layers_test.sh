@@ -5,7 +5,8 @@
 #   1. the IR (//fx_core/ir) and its support pull in no LibTorch, nothing but
 #      Abseil from the system;
 #   2. no fx_core or plugin_api layer depends on a layer above it;
-#   3. every plugin (a linkshared cc_binary anywhere in the tree) depends on
+#   3. every plugin (a linkshared cc_binary anywhere in the tree but the
+#      Python extension module) depends on
 #      plugin_api/include and first-party plugin helpers only: no fx_core, no
 #      host library, no LibTorch.
 set -uo pipefail
@@ -53,12 +54,13 @@ for ((i = 0; i < ${#layers[@]} - 1; i++)); do
     above="${above:+$above + }$(pattern "${layers[j]}")"
   done
   expect_empty "${layers[i]} depends on no layer above it" \
-    "kind(rule, deps($(pattern "${layers[i]}"))) intersect ($above + //tools/... + //tests/... + //sdk_examples/...)"
+    "kind(rule, deps($(pattern "${layers[i]}"))) intersect ($above + //tools/... + //python/... + //tests/... + //sdk_examples/...)"
 done
 
 # The tree's own packages (not //..., which would walk the bazel-* links).
-tree='//fx_core/... + //plugin_api/... + //plugins/... + //sdk_examples/... + //tests/... + //tools/...'
-plugins="$(q "attr(linkshared, 1, kind(cc_binary, $tree))")" || exit 1
+tree='//fx_core/... + //plugin_api/... + //plugins/... + //python/... + //sdk_examples/... + //tests/... + //tools/...'
+# The Python extension module (//python:_C.so) is a host, not a plugin.
+plugins="$(q "attr(linkshared, 1, kind(cc_binary, $tree)) except //python:_C.so")" || exit 1
 [ -n "$plugins" ] || { echo "FAIL: no plugins found"; exit 1; }
 echo "plugins: $(wc -l <<<"$plugins")"
 while IFS= read -r p; do

@@ -8,6 +8,7 @@ packages=(
   libtorch-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   libboost-dev libboost-filesystem-dev nlohmann-json3-dev libdlpack-dev libssl-dev graphviz gnuplot-nox
   python3-torch python3-torchvision
+  python3-dev pybind11-dev python3-pytest  # the Python package fx_sdk (//python) and its tests
   abigail-tools  # abidw/abidiff: the plugin ABI baseline check (tests/plugin_api/abi)
   cmake pkgconf make  # the SDK install test builds the plugin template out of tree
   # LibTorch (C++ and Python) calls the system libblas.so.3, which is the

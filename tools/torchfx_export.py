@@ -43,6 +43,13 @@ def qualified_function_name(fn):
     return torch.fx.node._get_qualified_name(fn)
 
 
+def is_wrapped_by_default(target):
+    """True when a reader of the file takes a call_function target for a
+    torch.fx.wrap'ed function unless meta says otherwise (the spec)."""
+    return not (target.startswith(("torch.", "operator.", "_operator."))
+                or target == "builtins.getattr")
+
+
 def module_type_name(module):
     cls = type(module)
     if getattr(torch.nn, cls.__name__, None) is cls:
@@ -217,8 +224,11 @@ def code_form_annotations(gm):
     return annotations, match.group(3)
 
 
-def export(gm, example_inputs, out_dir, reference=False):
-    os.makedirs(out_dir, exist_ok=True)
+def graph_document(gm, copy_weights=True):
+    """gm as an fx-graph document (a dict, ready for json.dump) and the
+    weights it names (qualified name -> tensor): clones, or with
+    copy_weights=False gm's own tensors. Raises ValueError naming the node
+    or module that cannot be encoded."""
     nodes = []
     modules = {}
     weights = {}
@@ -236,6 +246,10 @@ def export(gm, example_inputs, out_dir, reference=False):
             "args": [encode(a, where) for a in node.args],
             "kwargs": {k: encode(v, where) for k, v in node.kwargs.items()},
         }
+        if (node.op == "call_function" and is_wrapped_by_default(target)
+                and not node.meta.get("is_wrapped", False)):
+            # The reader would take it for a torch.fx.wrap'ed function.
+            entry["meta"] = {"is_wrapped": False}
         if node.op == "placeholder" and node.target in annotations:
             # The code's parameter is the target ("input"); the node may be
             # named apart from it ("input_1").
@@ -252,17 +266,25 @@ def export(gm, example_inputs, out_dir, reference=False):
                 "config": module_config(sub),
                 "training": sub.training,
             }
-            for key, tensor in sub.state_dict(keep_vars=False).items():
-                weights[node.target + "." + key] = tensor.detach().clone()
+            for key, tensor in sub.state_dict(keep_vars=not copy_weights).items():
+                weights[node.target + "." + key] = (
+                    tensor.detach().clone() if copy_weights else tensor)
         elif node.op == "get_attr":
             value = gm
             for atom in node.target.split("."):
                 value = getattr(value, atom)
             if isinstance(value, torch.Tensor):
-                weights[node.target] = value.detach().clone()
+                weights[node.target] = (
+                    value.detach().clone() if copy_weights else value)
     document = {"format": "fx-graph", "version": 1, "nodes": nodes}
     if modules:
         document["modules"] = modules
+    return document, weights
+
+
+def export(gm, example_inputs, out_dir, reference=False):
+    os.makedirs(out_dir, exist_ok=True)
+    document, weights = graph_document(gm)
     if weights:
         document["weights"] = "model.weights.pt"
         torch.save(weights, os.path.join(out_dir, "model.weights.pt"))

@@ -105,28 +105,91 @@ def load_bundle(directory):
         raise BundleError(f"{path}: {e}")
     if doc.get("format") != "fx-graph" or doc.get("version") != 1:
         raise BundleError(f"{path}: not an fx-graph version 1 file")
+    weights = {}
+    if "weights" in doc:
+        weights = torch.load(os.path.join(directory, doc["weights"]))
+    return build_graph_module(doc, weights)
+
+
+def is_wrapped_by_default(target):
+    """As the spec says: a call_function target outside torch, operator and
+    builtins.getattr comes from torch.fx.wrap unless meta says otherwise."""
+    return not (target.startswith(("torch.", "operator.", "_operator."))
+                or target == "builtins.getattr")
+
+
+def new_module(cls, config, share):
+    """cls(**config); with share, without initialising weights that are
+    about to be replaced (torch.nn.utils.skip_init) where cls allows it."""
+    if share:
+        try:
+            return torch.nn.utils.skip_init(cls, **config)
+        except (TypeError, ValueError, RuntimeError):
+            pass
+    return cls(**config)
+
+
+def share_tensor(root, key, tensor):
+    """Makes `tensor` itself the parameter or buffer `key` of root."""
+    owner_path, _, leaf = key.rpartition(".")
+    owner = root.get_submodule(owner_path)
+    old = owner._parameters.get(leaf)
+    if old is not None or leaf in owner._parameters:
+        requires_grad = old.requires_grad if old is not None else True
+        if not isinstance(tensor, torch.nn.Parameter):
+            tensor = torch.nn.Parameter(tensor, requires_grad=requires_grad)
+        owner._parameters[leaf] = tensor
+    else:
+        owner._buffers[leaf] = tensor
+
+
+def node_type(entry, types):
+    """The Python type an entry's "type" names: from `types` (name -> type,
+    those seen when the graph was exported), else resolved; None if
+    neither."""
+    name = entry.get("type")
+    if name is None:
+        return None
+    if types and name in types:
+        return types[name]
+    try:
+        return resolve(name, f"node '{entry['name']}' type")
+    except BundleError:
+        return None
+
+
+def build_graph_module(doc, weights, share=False, types=None):
+    """A torch.fx GraphModule from an fx-graph document (a dict) and its
+    weights (qualified name -> tensor). Module weights are copied into
+    modules built from their configs; with share=True the given tensors
+    become the parameters and buffers themselves (no copies), and the
+    nodes' types are set from `types` or resolved from their names."""
     root = torch.nn.Module()
     for qualified, spec in doc.get("modules", {}).items():
         cls = resolve(spec["type"], f"module '{qualified}'")
         config = {k: decode(v, {}, f"module '{qualified}' config '{k}'")
                   for k, v in spec.get("config", {}).items()}
-        module = cls(**config)
+        module = new_module(cls, config, share)
         module.train(spec.get("training", False))
         set_path(root, qualified, module)
-    if "weights" in doc:
-        weights = torch.load(os.path.join(directory, doc["weights"]))
-        state = root.state_dict()
-        for key, tensor in weights.items():
-            if key in state:
-                if state[key].shape != tensor.shape:
-                    raise BundleError(f"weight '{key}': shape {tuple(tensor.shape)}"
-                                      f" but the module has {tuple(state[key].shape)}")
+    state = root.state_dict()
+    for key, tensor in weights.items():
+        if key in state:
+            if state[key].shape != tensor.shape:
+                raise BundleError(f"weight '{key}': shape {tuple(tensor.shape)}"
+                                  f" but the module has {tuple(state[key].shape)}")
+            if share:
+                share_tensor(root, key, tensor)
+            else:
                 with torch.no_grad():
                     state[key].copy_(tensor)
-            elif key.startswith("_tensor_constant") or not tensor.is_floating_point():
-                set_path(root, key, tensor)
-            else:
-                set_path(root, key, torch.nn.Parameter(tensor))
+        elif key.startswith("_tensor_constant") or not tensor.is_floating_point():
+            set_path(root, key, tensor)
+        elif isinstance(tensor, torch.nn.Parameter):
+            set_path(root, key, tensor)
+        else:
+            set_path(root, key, torch.nn.Parameter(
+                tensor, requires_grad=tensor.requires_grad or not share))
     graph = torch.fx.Graph()
     nodes = {}
     for entry in doc["nodes"]:
@@ -135,14 +198,21 @@ def load_bundle(directory):
         args = tuple(decode(a, nodes, where + " args") for a in entry.get("args", []))
         kwargs = {k: decode(v, nodes, where + " kwargs")
                   for k, v in entry.get("kwargs", {}).items()}
+        type_expr = node_type(entry, types) if share else None
         if op == "call_function":
             target = resolve(target, where)
         if op == "output":
-            node = graph.output(args[0])
+            node = graph.output(args[0], type_expr=type_expr)
         else:
-            node = graph.create_node(op, target, args, kwargs, name=name)
+            node = graph.create_node(op, target, args, kwargs, name=name,
+                                     type_expr=type_expr)
             if node.name != name:
                 raise BundleError(f"{where}: torch.fx renamed it '{node.name}'")
+            if op == "call_function":
+                wrapped = entry.get("meta", {}).get(
+                    "is_wrapped", is_wrapped_by_default(entry["target"]))
+                if wrapped is True:
+                    node.meta["is_wrapped"] = True
         nodes[name] = node
     graph.lint()
     return torch.fx.GraphModule(root, graph)

@@ -1,5 +1,6 @@
 #include "fx_core/runtime/graph_module_file.h"
 
+#include <functional>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -26,8 +27,9 @@ bool starts_with(std::string_view s, std::string_view prefix) {
 
 // Copies `value` into the parameter or buffer `key` of `module` (a dotted
 // path inside it). False with *error set when missing or misshapen.
+// With `share`, the parameter or buffer takes `value`'s data instead.
 bool load_into(torch::nn::Module& module, const std::string& key,
-               const at::Tensor& value, std::string* error) {
+               const at::Tensor& value, bool share, std::string* error) {
   torch::NoGradGuard no_grad;
   std::optional<TensorAttr> found = tensor_at(module, key);
   auto* generic = dynamic_cast<nn::FunctionalModuleImpl*>(&module);
@@ -43,7 +45,11 @@ bool load_into(torch::nn::Module& module, const std::string& key,
             ", the weights hold ", c10::str(value.sizes()));
     return false;
   }
-  target->copy_(value);
+  if (share) {
+    target->set_data(value);
+  } else {
+    target->copy_(value);
+  }
   return true;
 }
 
@@ -67,12 +73,12 @@ absl::Status create_modules(const GraphFile& file,
 // One weight: into the module whose path prefixes `key`, or a top-level
 // get_attr target.
 absl::Status place_weight(const std::string& key, const at::Tensor& tensor,
-                          GraphModule::AttributeMap& attrs) {
+                          bool share, GraphModule::AttributeMap& attrs) {
   for (const auto& [path, attr] : attrs) {
     if (attr.module && starts_with(key, path) && key.size() > path.size() &&
         key[path.size()] == '.') {
       std::string error;
-      if (!load_into(*attr.module, key.substr(path.size() + 1), tensor,
+      if (!load_into(*attr.module, key.substr(path.size() + 1), tensor, share,
                      &error)) {
         return absl::InvalidArgumentError(cat(
             "weight '", key, "' for module '", path, "' (",
@@ -104,7 +110,7 @@ absl::Status load_weights(const GraphFile& file,
   if (!weights.ok()) return weights.status();
   for (const auto& [key, tensor] : *weights) {
     loaded.insert(key);
-    absl::Status placed = place_weight(key, tensor, attrs);
+    absl::Status placed = place_weight(key, tensor, /*share=*/false, attrs);
     if (!placed.ok()) return placed;
   }
   return absl::OkStatus();
@@ -139,13 +145,21 @@ absl::Status check_weights_complete(
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module(GraphFile file) {
+namespace {
+
+// Builds the modules, places the weights (`place` adds the keys it read to
+// `loaded`) and compiles.
+absl::StatusOr<std::shared_ptr<GraphModule>> build_graph_module(
+    GraphFile file,
+    const std::function<absl::Status(GraphModule::AttributeMap&,
+                                     absl::flat_hash_set<std::string>&)>&
+        place) {
   if (!file.graph) return absl::InvalidArgumentError("the file has no graph");
   GraphModule::AttributeMap attrs;
   absl::Status s = create_modules(file, attrs);
   if (!s.ok()) return s;
   absl::flat_hash_set<std::string> loaded;
-  s = load_weights(file, attrs, loaded);
+  s = place(attrs, loaded);
   if (!s.ok()) return s;
   s = check_weights_complete(file, attrs, loaded);
   if (!s.ok()) return s;
@@ -158,6 +172,36 @@ absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module(GraphFile file) {
   absl::Status executable = module->check_executable();
   if (!executable.ok()) return executable;
   return module;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module(GraphFile file) {
+  // load_weights needs only where the weights are (`file` itself is moved).
+  GraphFile where;
+  where.weights = file.weights;
+  where.directory = file.directory;
+  return build_graph_module(std::move(file),
+                            [&where](GraphModule::AttributeMap& attrs,
+                                     absl::flat_hash_set<std::string>& loaded) {
+                              return load_weights(where, attrs, loaded);
+                            });
+}
+
+absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module_shared(
+    GraphFile file, const TensorList& weights) {
+  file.weights = "in memory";  // named in messages about missing weights
+  return build_graph_module(
+      std::move(file), [&weights](GraphModule::AttributeMap& attrs,
+                                  absl::flat_hash_set<std::string>& loaded) {
+        for (const auto& [key, tensor] : weights) {
+          loaded.insert(key);
+          absl::Status placed =
+              place_weight(key, tensor, /*share=*/true, attrs);
+          if (!placed.ok()) return placed;
+        }
+        return absl::OkStatus();
+      });
 }
 
 absl::StatusOr<std::shared_ptr<GraphModule>> read_graph_module(
@@ -183,13 +227,11 @@ std::string weights_file_for(const std::string& json_path) {
   return name + ".weights.pt";
 }
 
-absl::Status write_graph_module(const GraphModule& module,
-                                const std::string& json_path,
-                                const std::string& weights_file) {
-  const std::string weights_name =
-      weights_file.empty() ? weights_file_for(json_path) : weights_file;
+absl::StatusOr<GraphBundle> describe_graph_module(
+    const GraphModule& module, std::string_view weights_name) {
   std::vector<std::pair<std::string, ModuleSpec>> modules;
-  std::vector<std::pair<std::string, at::Tensor>> weights;
+  GraphBundle bundle;
+  TensorList& weights = bundle.weights;
   for (const auto& [path, attr] : module.referenced_attributes()) {
     if (attr.module) {
       bool seen = false;
@@ -219,20 +261,31 @@ absl::Status write_graph_module(const GraphModule& module,
       if (!seen) weights.emplace_back(path, attr.tensor);
     }
   }
+  bundle.json =
+      to_graph_json(module.graph(), modules,
+                    weights.empty() ? std::string_view() : weights_name);
+  return bundle;
+}
+
+absl::Status write_graph_module(const GraphModule& module,
+                                const std::string& json_path,
+                                const std::string& weights_file) {
+  const std::string weights_name =
+      weights_file.empty() ? weights_file_for(json_path) : weights_file;
+  absl::StatusOr<GraphBundle> bundle =
+      describe_graph_module(module, weights_name);
+  if (!bundle.ok()) return bundle.status();
   size_t slash = json_path.rfind('/');
   std::string dir =
       slash == std::string::npos ? "." : json_path.substr(0, slash);
   const std::string weights_path = cat(dir, "/", weights_name);
   if (absl::Status s = check_replaceable(json_path); !s.ok()) return s;
-  if (!weights.empty()) {
+  if (!bundle->weights.empty()) {
     if (absl::Status s = check_replaceable(weights_path); !s.ok()) return s;
-    absl::Status s = write_tensor_dict(weights_path, weights);
+    absl::Status s = write_tensor_dict(weights_path, bundle->weights);
     if (!s.ok()) return s;
   }
-  return write_file_atomically(
-      json_path,
-      to_graph_json(module.graph(), modules,
-                    weights.empty() ? std::string_view() : weights_name));
+  return write_file_atomically(json_path, bundle->json);
 }
 
 }  // namespace fx

@@ -18,6 +18,9 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -29,6 +32,17 @@ namespace fx {
 
 // Builds a GraphModule from a parsed file (consuming its graph).
 absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module(GraphFile file);
+// The weights of a bundle in memory: key -> tensor, in file order.
+using TensorList = std::vector<std::pair<std::string, at::Tensor>>;
+
+// Builds a GraphModule from a parsed file and weights given in memory (the
+// file's `weights` name is ignored), checked as load_graph_module checks.
+// No weight is copied: every parameter and buffer of a module, and every
+// get_attr tensor, shares the storage of the given tensor (the module's
+// parameter takes the given tensor's data, as Python's `p.data = t`), so an
+// in-place change on either side is seen by the other.
+absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module_shared(
+    GraphFile file, const TensorList& weights);
 // Reads and loads `path` (an fx-graph JSON file).
 absl::StatusOr<std::shared_ptr<GraphModule>> read_graph_module(
     const std::string& path);
@@ -38,6 +52,16 @@ absl::StatusOr<std::shared_ptr<GraphModule>> read_graph_module(
 // `OUT.fx.json` and `OUT` -> `OUT.weights.pt`; `graph.fx.json` (the bundle
 // layout torchfx_export.py and to_folder write) -> `model.weights.pt`.
 std::string weights_file_for(const std::string& json_path);
+
+// A GraphModule as a bundle in memory: the fx-graph JSON text (naming
+// `weights_name` when there are weights) and every parameter and buffer
+// the graph references, the module's own tensors (not copies).
+struct GraphBundle {
+  std::string json;
+  TensorList weights;
+};
+absl::StatusOr<GraphBundle> describe_graph_module(
+    const GraphModule& module, std::string_view weights_name);
 
 // Writes `module` as a bundle: `json_path` and, beside it, `weights_name`
 // (weights_file_for(json_path) when empty) holding every parameter and

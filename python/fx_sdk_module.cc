@@ -1,0 +1,155 @@
+// fx_sdk._C: the C++ half of the Python package fx_sdk (python/fx_sdk.py
+// is the other half and the public API). Bindings only: the work lives in
+// fx_core and plugin_api.
+//
+// Graphs cross as fx-graph JSON text in memory (../shared/spec), tensors as
+// torch.Tensor objects (the same LibTorch as Python's torch: no copies).
+// An error in the SDK's input (a graph, a config, a pipeline) raises
+// ValueError; a failing pipeline raises RuntimeError.
+#include <torch/csrc/jit/python/pybind_utils.h>
+#include <torch/extension.h>
+
+#include <memory>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "fx_core/format/graph_json.h"
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/graph_module_file.h"
+#include "plugin_api/loader/plugin_discovery.h"
+#include "plugin_api/pipeline/pass_manager.h"
+#include "plugin_api/pipeline/pass_registry.h"
+#include "plugin_api/pipeline/pass_target.h"
+#include "plugin_api/pipeline/pipeline.h"
+#include "plugin_api/pipeline/pipeline_report.h"
+
+namespace py = pybind11;
+
+namespace {
+
+[[noreturn]] void raise_value_error(const absl::Status& status) {
+  throw py::value_error(std::string(status.message()));
+}
+
+// JSON text and weights -> GraphModule, the weights shared.
+std::shared_ptr<fx::GraphModule> from_bundle(const std::string& json,
+                                             const fx::TensorList& weights) {
+  absl::StatusOr<fx::GraphFile> file = fx::parse_graph_json(json, "<memory>");
+  if (!file.ok()) raise_value_error(file.status());
+  absl::StatusOr<std::shared_ptr<fx::GraphModule>> gm;
+  {
+    py::gil_scoped_release released;
+    gm = fx::load_graph_module_shared(std::move(*file), weights);
+  }
+  if (!gm.ok()) raise_value_error(gm.status());
+  return *std::move(gm);
+}
+
+// GraphModule -> (JSON text, [(key, tensor)]), the tensors the module's own.
+py::tuple to_bundle(const fx::GraphModule& gm) {
+  absl::StatusOr<fx::GraphBundle> bundle =
+      fx::describe_graph_module(gm, "in-memory");
+  if (!bundle.ok()) raise_value_error(bundle.status());
+  return py::make_tuple(bundle->json, bundle->weights);
+}
+
+py::object call(fx::GraphModule& gm, const py::args& args) {
+  std::vector<c10::IValue> inputs;
+  inputs.reserve(args.size());
+  for (const py::handle& arg : args) {
+    inputs.push_back(torch::jit::toTypeInferredIValue(arg));
+  }
+  c10::IValue out;
+  {
+    py::gil_scoped_release released;
+    out = gm.forward(std::move(inputs));
+  }
+  return torch::jit::toPyObject(std::move(out));
+}
+
+const char* outcome_name(fx::host::PassRecord::Outcome outcome) {
+  switch (outcome) {
+    case fx::host::PassRecord::Outcome::kRan:
+      return "ran";
+    case fx::host::PassRecord::Outcome::kRolledBack:
+      return "rolled_back";
+    case fx::host::PassRecord::Outcome::kNotRun:
+      return "not_run";
+  }
+  return "not_run";
+}
+
+// Runs `pipeline` on `gm` in place; returns the report as a list of dicts.
+// Raises ValueError for a pipeline that does not parse, plugins that do not
+// load or passes that do not resolve, RuntimeError when the pipeline stops.
+py::list run_pipeline(fx::GraphModule& gm, const std::string& pipeline,
+                      const std::vector<std::string>& plugins,
+                      const std::vector<std::string>& plugin_dirs,
+                      bool default_dirs,
+                      const std::vector<at::Tensor>& example_inputs) {
+  absl::StatusOr<fx::host::PipelineSpec> spec =
+      fx::host::parse_pipeline_text(pipeline);
+  if (!spec.ok()) raise_value_error(spec.status());
+  fx::host::PluginSources sources;
+  sources.plugins = plugins;
+  sources.plugin_dirs = plugin_dirs;
+  sources.default_dirs = default_dirs;
+  fx::host::PassRegistry registry;
+  absl::Status loaded = fx::host::load_plugins(*spec, sources, registry);
+  if (!loaded.ok()) raise_value_error(loaded);
+  absl::StatusOr<fx::host::PassManager> pm =
+      fx::host::PassManager::create(registry, *std::move(spec));
+  if (!pm.ok()) raise_value_error(pm.status());
+  fx::host::PipelineReport report;
+  std::ostringstream printed;
+  {
+    py::gil_scoped_release released;
+    fx::host::GraphModuleTarget target(gm, example_inputs);
+    fx::host::RunHooks hooks;
+    hooks.print_after = &printed;
+    report = pm->run(target, hooks);
+  }
+  if (report.stopped) throw std::runtime_error(report.failure);
+  py::list records;
+  for (const fx::host::PassRecord& r : report.passes) {
+    py::dict record;
+    record["pass"] = r.pass;
+    record["plugin"] = r.plugin;
+    record["outcome"] = outcome_name(r.outcome);
+    record["changed"] = r.changed;
+    record["seconds"] = r.run_seconds;
+    record["verify_seconds"] = r.verify_seconds;
+    record["error"] = r.error;
+    records.append(std::move(record));
+  }
+  return records;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "The C++ half of fx_sdk; use the fx_sdk module.";
+  py::class_<fx::GraphModule, std::shared_ptr<fx::GraphModule>>(
+      m, "GraphModule",
+      "The SDK's GraphModule (fx::GraphModule), made by "
+      "fx_sdk.from_torch_fx.")
+      .def_property_readonly(
+          "code", [](const fx::GraphModule& gm) { return gm.code(); },
+          "The generated Python code, as torch.fx's gm.code.")
+      .def_property_readonly(
+          "graph_text",
+          [](const fx::GraphModule& gm) { return gm.graph().str(); },
+          "The graph as print(gm.graph) prints it (num_users form).")
+      .def("__call__", &call, "Runs the compiled plan on the inputs.")
+      .def("__repr__", [](const fx::GraphModule& gm) {
+        return "<fx_sdk.GraphModule " + gm.class_name() + ">";
+      });
+  m.def("_from_bundle", &from_bundle, py::arg("json"), py::arg("weights"));
+  m.def("_to_bundle", &to_bundle, py::arg("gm"));
+  m.def("_run_pipeline", &run_pipeline, py::arg("gm"), py::arg("pipeline"),
+        py::arg("plugins"), py::arg("plugin_dirs"), py::arg("default_dirs"),
+        py::arg("example_inputs"));
+}
