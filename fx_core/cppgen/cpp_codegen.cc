@@ -101,6 +101,7 @@ class CppEmitter {
   std::string call_expression(const Node* n);
   // A target without a C++ spelling: a call through the OpRegistry kernel.
   std::string registry_call(const Node* n);
+  std::string registry_arguments(const Node* n);
   std::string ivalue(const Argument& a, const Node* n);
   // The statements for a call_function / call_method node, a call_module
   // node and the output node, appended to `body`.
@@ -224,22 +225,33 @@ std::string CppEmitter::ivalue(const Argument& a, const Node* n) {
   }
 }
 
-std::string CppEmitter::registry_call(const Node* n) {
+// "{args...}, {{"key", value}...}": a node's arguments as the registry
+// calls (fx::cpp::call_function, call_module) take them.
+std::string CppEmitter::registry_arguments(const Node* n) {
   std::vector<std::string> args, kwargs;
   for (const Argument& a : n->args()) args.push_back(ivalue(a, n));
   for (const auto& [key, value] : n->kwargs()) {
     kwargs.push_back(
         cat("{", cpp_string_literal(key), ", ", ivalue(value, n), "}"));
   }
-  // A result the graph indexes is kept as a value (a tuple of tensors).
+  return cat("{", join(args, ", "), "}, {", join(kwargs, ", "), "}");
+}
+
+// A result the graph indexes is kept as a value (a tuple of tensors): the
+// registry call's _value form.
+const char* value_suffix(const Node* n) {
   bool indexed = std::any_of(
       n->users().begin(), n->users().end(),
       [](const Node* u) { return u->target() == "operator.getitem"; });
+  return indexed ? "_value" : "";
+}
+
+std::string CppEmitter::registry_call(const Node* n) {
   std::string fn =
       cat(n->op() == Opcode::kCallMethod ? "call_method" : "call_function",
-          indexed ? "_value" : "");
-  return cat("fx::cpp::", fn, "(", cpp_string_literal(n->target()), ", {",
-             join(args, ", "), "}, {", join(kwargs, ", "), "})");
+          value_suffix(n));
+  return cat("fx::cpp::", fn, "(", cpp_string_literal(n->target()), ", ",
+             registry_arguments(n), ")");
 }
 
 std::string CppEmitter::call_expression(const Node* n) {
@@ -359,18 +371,9 @@ void CppEmitter::emit_module_call(const Node* n, const std::string& name,
 void CppEmitter::emit_registry_module_call(const Node* n,
                                            const std::string& name,
                                            std::string& body) {
-  std::vector<std::string> args, kwargs;
-  for (const Argument& a : n->args()) args.push_back(ivalue(a, n));
-  for (const auto& [key, value] : n->kwargs()) {
-    kwargs.push_back(
-        cat("{", cpp_string_literal(key), ", ", ivalue(value, n), "}"));
-  }
-  bool indexed = std::any_of(
-      n->users().begin(), n->users().end(),
-      [](const Node* u) { return u->target() == "operator.getitem"; });
-  append(&body, "  auto ", name, " = fx::cpp::call_module",
-         indexed ? "_value" : "", "(self, ", cpp_string_literal(n->target()),
-         ", {", join(args, ", "), "}, {", join(kwargs, ", "), "});\n");
+  append(&body, "  auto ", name, " = fx::cpp::call_module", value_suffix(n),
+         "(self, ", cpp_string_literal(n->target()), ", ",
+         registry_arguments(n), ");\n");
 }
 
 void CppEmitter::emit_return(const Node* n, std::string& body) {
