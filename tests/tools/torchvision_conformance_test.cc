@@ -16,11 +16,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
-#include "fx_core/format/graph_json.h"
-#include "fx_core/ir/codegen.h"
 #include "fx_core/runtime/graph_module_file.h"
-#include "tests/testing/python.h"
+#include "tests/testing/conformance.h"
 #include "tests/testing/reference.h"
 
 namespace fx {
@@ -112,27 +112,14 @@ const char* const kModels[] = {
     "wide_resnet50_2",
 };
 
-using testing::runfile;
-
 class TorchvisionModel : public ::testing::TestWithParam<std::string> {
  protected:
   static void SetUpTestSuite() {
-    if (std::system("/usr/bin/python3 -c 'import torch, torchvision' "
-                    ">/dev/null 2>&1") != 0) {
-      skip_reason_ = "python3-torch / python3-torchvision are not installed";
-      return;
-    }
+    skip_reason_ = testing::conformance_skip_reason();
+    if (!skip_reason_.empty()) return;
     dir_ = std::string(std::getenv("TEST_TMPDIR")) + "/torchvision";
-    std::string command = "/usr/bin/python3 " +
-                          runfile("tests/tools/export_torchvision.py") + " " +
-                          dir_;
-    for (const char* m : kModels) command += std::string(" ") + m;
-    command += " > " + dir_ + ".log 2>&1";
-    fs::create_directories(dir_);
-    if (std::system(command.c_str()) != 0) {
-      skip_reason_ = "";
-      export_failed_ = testing::read_file(dir_ + ".log");
-    }
+    export_failed_ = testing::export_models(
+        dir_, std::vector<std::string>(std::begin(kModels), std::end(kModels)));
   }
   std::string path(const std::string& file) const {
     return dir_ + "/" + GetParam() + "/" + file;
@@ -152,14 +139,7 @@ TEST_P(TorchvisionModel, MatchesTorchFx) {
     GTEST_SKIP() << "torch.fx cannot trace it: "
                  << testing::read_file(path("untraceable.txt"));
   }
-  std::string json = testing::read_file(path("graph.fx.json"));
-  absl::StatusOr<GraphFile> file =
-      parse_graph_json(json, path("graph.fx.json"));
-  ASSERT_TRUE(file.ok()) << file.status().message();
-  EXPECT_EQ(file->graph->str() + "\n", testing::read_file(path("graph.txt")));
-  EXPECT_EQ(file->graph->python_code("self").src,
-            testing::read_file(path("code.py")));
-  EXPECT_EQ(to_graph_json(*file), json);
+  testing::expect_text_and_code_as_torch_fx(dir_ + "/" + GetParam());
 
   auto gm = read_graph_module(path("graph.fx.json"));
   ASSERT_TRUE(gm.ok()) << gm.status().message();

@@ -1,0 +1,47 @@
+#include "tests/testing/conformance.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "absl/status/statusor.h"
+#include "fx_core/format/graph_json.h"
+#include "fx_core/ir/codegen.h"
+#include "tests/testing/python.h"
+#include "tests/testing/reference.h"
+
+namespace fx::testing {
+
+std::string conformance_skip_reason() {
+  if (std::system("/usr/bin/python3 -c 'import torch, torchvision' "
+                  ">/dev/null 2>&1") != 0) {
+    return "python3-torch / python3-torchvision are not installed";
+  }
+  return "";
+}
+
+std::string export_models(const std::string& dir,
+                          const std::vector<std::string>& models) {
+  std::string command = "/usr/bin/python3 " +
+                        runfile("tests/tools/export_torchvision.py") + " " +
+                        dir;
+  for (const std::string& m : models) command += " " + m;
+  command += " > " + dir + ".log 2>&1";
+  std::filesystem::create_directories(dir);
+  if (std::system(command.c_str()) != 0) return read_file(dir + ".log");
+  return "";
+}
+
+void expect_text_and_code_as_torch_fx(const std::string& model_dir) {
+  std::string json = read_file(model_dir + "/graph.fx.json");
+  absl::StatusOr<GraphFile> file =
+      parse_graph_json(json, model_dir + "/graph.fx.json");
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  EXPECT_EQ(file->graph->str() + "\n", read_file(model_dir + "/graph.txt"));
+  EXPECT_EQ(file->graph->python_code("self").src,
+            read_file(model_dir + "/code.py"));
+  EXPECT_EQ(to_graph_json(*file), json);
+}
+
+}  // namespace fx::testing
