@@ -1,0 +1,441 @@
+#include "fx_core/capture/make_fx.h"
+
+#include <ATen/Functions.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/SafePyObject.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <c10/core/impl/PyInterpreter.h>
+#include <c10/core/impl/TorchDispatchModeTLS.h>
+#include <torch/nn/module.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "fx_core/ir/argument.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/value.h"
+#include "fx_core/support/error.h"
+
+namespace fx {
+namespace {
+
+using c10::DispatchKey;
+using c10::DispatchKeySet;
+using c10::TensorImpl;
+
+// The keys a torch_dispatch mode needs included: the snapshot key (highest)
+// records the thread's dispatch state on entry; the Python key (just above
+// the backends, below autograd) is where the mode is called.
+const DispatchKeySet kPythonKeys =
+    DispatchKeySet({DispatchKey::Python, DispatchKey::PythonTLSSnapshot});
+
+std::string layout_name(c10::Layout layout) {
+  switch (layout) {
+    case c10::kStrided:
+      return "torch.strided";
+    case c10::kSparse:
+      return "torch.sparse_coo";
+    case c10::kSparseCsr:
+      return "torch.sparse_csr";
+    case c10::kMkldnn:
+      return "torch._mkldnn";
+    default:
+      throw FxError("make_fx: cannot record layout " +
+                    std::string(c10::toString(layout)));
+  }
+}
+
+std::string memory_format_name(c10::MemoryFormat format) {
+  switch (format) {
+    case c10::MemoryFormat::Contiguous:
+      return "torch.contiguous_format";
+    case c10::MemoryFormat::Preserve:
+      return "torch.preserve_format";
+    case c10::MemoryFormat::ChannelsLast:
+      return "torch.channels_last";
+    case c10::MemoryFormat::ChannelsLast3d:
+      return "torch.channels_last_3d";
+    default:
+      throw FxError("make_fx: cannot record this memory format");
+  }
+}
+
+// True when the schema argument's type (or its Optional's element) is `kind`.
+bool has_kind(const c10::Argument& arg, c10::TypeKind kind) {
+  const auto& type = arg.real_type();
+  if (type->kind() == kind) return true;
+  if (auto optional = type->cast<c10::OptionalType>()) {
+    return optional->getElementType()->kind() == kind;
+  }
+  return false;
+}
+
+// One capture: the graph being built and what each tensor is in it.
+class Recorder {
+ public:
+  Recorder(Graph& graph, const torch::nn::Module* module) : graph_(graph) {
+    if (module != nullptr) {
+      has_module_ = true;
+      for (const auto& p : module->parameters(/*recurse=*/true)) {
+        parameters_.insert(p.unsafeGetTensorImpl());
+      }
+    }
+  }
+
+  void track(const at::Tensor& tensor, Node* node) {
+    nodes_[tensor.unsafeGetTensorImpl()] = node;
+    // Kept alive for the capture, so no later tensor reuses the address.
+    alive_.push_back(tensor);
+  }
+
+  // The node standing for `tensor`: the one that produced it, or a new
+  // get_attr of the attribute holding it (created at first use).
+  Node* node_for(const at::Tensor& tensor) {
+    auto found = nodes_.find(tensor.unsafeGetTensorImpl());
+    if (found != nodes_.end()) return found->second;
+    auto& name = attribute_names_[tensor.unsafeGetTensorImpl()];
+    if (name.empty()) {
+      bool parameter = is_parameter(tensor);
+      name = (parameter ? "_param_constant" : "_tensor_constant") +
+             std::to_string(parameter ? params_++ : tensors_++);
+      GraphModule::Attribute attribute;
+      attribute.tensor = tensor;
+      attribute.is_parameter = parameter;
+      attributes_.emplace_back(name, std::move(attribute));
+      alive_.push_back(tensor);
+    }
+    return graph_.get_attr(name);
+  }
+
+  // The torch_dispatch mode's body: decompose or record, then run.
+  void dispatch(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+    if (op.hasKernelForDispatchKey(DispatchKey::CompositeImplicitAutograd)) {
+      // As make_fx's func.decompose(): the composite kernel runs with the
+      // mode still on, so the operators it calls are recorded.
+      op.callBoxedForDispatchKey(DispatchKey::CompositeImplicitAutograd,
+                                 *stack);
+      return;
+    }
+    const auto& schema = op.schema();
+    const auto& params = schema.arguments();
+    const size_t n = params.size();
+    const size_t base = stack->size() - n;
+    // As Python's argument parser spells them: an `int[N]` given as one
+    // int (C++'s `padding = 0` default reaches the kernel as [0]) is N ints.
+    for (size_t i = 0; i < n; ++i) {
+      expand_int_list((*stack)[base + i], params[i]);
+    }
+    auto argument = [&](size_t i) -> const c10::IValue& {
+      return (*stack)[base + i];
+    };
+    // Python's parseIValuesToPyArgsKwargs: keyword-only arguments start at
+    // the first trailing kwarg_only one; positional arguments end before
+    // the trailing ones equal to their defaults.
+    auto is_default = [&](size_t i) {
+      const auto& def = params[i].default_value();
+      return def.has_value() && *def == argument(i);
+    };
+    size_t kwarg_only_start = n;
+    while (kwarg_only_start > 0 && params[kwarg_only_start - 1].kwarg_only()) {
+      --kwarg_only_start;
+    }
+    size_t positional_end = kwarg_only_start;
+    while (positional_end > 0 && is_default(positional_end - 1)) {
+      --positional_end;
+    }
+    Node::Args args;
+    for (size_t i = 0; i < positional_end; ++i) {
+      args.push_back(to_argument(argument(i), params[i]));
+    }
+    Node::Kwargs kwargs;
+    for (size_t i = kwarg_only_start; i < n; ++i) {
+      if (is_default(i)) continue;
+      kwargs.emplace_back(params[i].name(),
+                          to_argument(argument(i), params[i]));
+    }
+    const auto& full_name = schema.name();  // "aten::add"
+    auto colons = full_name.find("::");
+    std::string ns = full_name.substr(0, colons);
+    std::string name = full_name.substr(colons + 2);
+    const auto& overload = schema.overload_name();
+    std::string target = "torch.ops." + ns + "." + name + "." +
+                         (overload.empty() ? "default" : overload);
+    Node* node = graph_.create_node(Opcode::kCallFunction, target,
+                                    std::move(args), std::move(kwargs), name);
+    run_below_mode(op, stack);
+    const size_t returns = schema.returns().size();
+    const size_t out_base = stack->size() - returns;
+    if (returns == 1) {
+      track_value((*stack)[out_base], node);
+    } else {
+      for (size_t i = 0; i < returns; ++i) {
+        Node* item = getitem(node, static_cast<int64_t>(i));
+        track_value((*stack)[out_base + i], item);
+      }
+    }
+  }
+
+  // The mode's detach (autograd saving an output): make_fx records a
+  // detach.default node for it.
+  c10::intrusive_ptr<TensorImpl> detach(const TensorImpl* self) {
+    at::Tensor tensor(
+        c10::intrusive_ptr<TensorImpl>::unsafe_reclaim_from_nonowning(
+            const_cast<TensorImpl*>(self)));
+    Node::Args args;
+    args.push_back(node_for(tensor));
+    Node* node = graph_.create_node(Opcode::kCallFunction,
+                                    "torch.ops.aten.detach.default",
+                                    std::move(args), {}, "detach");
+    at::Tensor result;
+    {
+      c10::impl::ExcludeDispatchKeyGuard below(kPythonKeys);
+      result = at::_ops::detach::call(tensor);
+    }
+    track(result, node);
+    return result.getIntrusivePtr();
+  }
+
+  const GraphModule::AttributeMap& attributes() const { return attributes_; }
+
+  static void run_below_mode(const c10::OperatorHandle& op,
+                             torch::jit::Stack* stack) {
+    c10::impl::ExcludeDispatchKeyGuard below(kPythonKeys);
+    op.callBoxed(stack);
+  }
+
+ private:
+  bool is_parameter(const at::Tensor& tensor) const {
+    if (has_module_) return parameters_.contains(tensor.unsafeGetTensorImpl());
+    return tensor.requires_grad() && tensor.is_leaf();
+  }
+
+  Node* getitem(Node* of, int64_t index) {
+    Node::Args args;
+    args.push_back(of);
+    args.push_back(index);
+    return graph_.create_node(Opcode::kCallFunction, "operator.getitem",
+                              std::move(args), {}, "getitem");
+  }
+
+  // Python's track_tensor_tree: a tensor is the node's value; a list gets
+  // one getitem per element.
+  void track_value(const c10::IValue& value, Node* node) {
+    if (value.isTensor()) {
+      track(value.toTensor(), node);
+    } else if (value.isTensorList()) {
+      auto list = value.toTensorList();
+      for (size_t i = 0; i < list.size(); ++i) {
+        track(list.get(i), getitem(node, static_cast<int64_t>(i)));
+      }
+    }
+  }
+
+  static void expand_int_list(c10::IValue& value, const c10::Argument& param) {
+    if (!param.N().has_value() || *param.N() < 2 || !value.isIntList()) return;
+    auto list = value.toIntList();
+    if (list.size() != 1) return;
+    std::vector<int64_t> expanded(static_cast<size_t>(*param.N()), list.get(0));
+    value = c10::IValue(std::move(expanded));
+  }
+
+  Argument to_argument(const c10::IValue& value, const c10::Argument& param) {
+    if (value.isNone()) return Argument();
+    if (has_kind(param, c10::TypeKind::ScalarTypeType)) {
+      return Argument::dtype(
+          dtype_name(static_cast<c10::ScalarType>(value.toInt())));
+    }
+    if (has_kind(param, c10::TypeKind::LayoutType)) {
+      return Argument::layout(
+          layout_name(static_cast<c10::Layout>(value.toInt())));
+    }
+    if (has_kind(param, c10::TypeKind::MemoryFormatType)) {
+      return Argument::memory_format(
+          memory_format_name(static_cast<c10::MemoryFormat>(value.toInt())));
+    }
+    return to_argument(value, param.name());
+  }
+
+  Argument to_argument(const c10::IValue& value, const std::string& what) {
+    if (value.isNone()) return Argument();
+    if (value.isTensor()) return Argument(node_for(value.toTensor()));
+    if (value.isBool()) return Argument(value.toBool());
+    if (value.isInt()) return Argument(value.toInt());
+    if (value.isDouble()) return Argument(value.toDouble());
+    if (value.isSymInt()) {
+      return Argument(value.toSymInt().expect_int());
+    }
+    if (value.isString()) return Argument(value.toStringRef());
+    if (value.isDevice()) return Argument::device(value.toDevice().str());
+    if (value.isList()) {
+      ArgumentList items;
+      for (const auto& item : value.toListRef()) {
+        items.push_back(to_argument(item, what));
+      }
+      return Argument::list(std::move(items));
+    }
+    throw FxError("make_fx: cannot record argument `" + what + "` of type " +
+                  value.tagKind());
+  }
+
+  Graph& graph_;
+  bool has_module_ = false;
+  absl::flat_hash_set<const TensorImpl*> parameters_;
+  absl::flat_hash_map<const TensorImpl*, Node*> nodes_;
+  absl::flat_hash_map<const TensorImpl*, std::string> attribute_names_;
+  GraphModule::AttributeMap attributes_;
+  std::vector<at::Tensor> alive_;
+  int params_ = 0;
+  int tensors_ = 0;
+};
+
+thread_local Recorder* tls_recorder = nullptr;
+
+// The torch_dispatch hooks LibTorch's Python-key fallback and
+// TensorImpl::shallow_copy_and_detach call; no Python object is involved.
+class CaptureVTable final : public c10::impl::PyInterpreterVTable {
+ public:
+  std::string name() const override { return "fx::make_fx"; }
+  void decref(PyObject*, bool) const override {}
+  c10::intrusive_ptr<TensorImpl> detach(const TensorImpl* self) const override {
+    if (tls_recorder != nullptr) return tls_recorder->detach(self);
+    // Another thread that inherited the mode: not recorded.
+    at::Tensor tensor(
+        c10::intrusive_ptr<TensorImpl>::unsafe_reclaim_from_nonowning(
+            const_cast<TensorImpl*>(self)));
+    c10::impl::ExcludeDispatchKeyGuard below(kPythonKeys);
+    return at::_ops::detach::call(tensor).getIntrusivePtr();
+  }
+  void dispatch(const c10::OperatorHandle& op,
+                torch::jit::Stack* stack) const override {
+    if (tls_recorder != nullptr) {
+      tls_recorder->dispatch(op, stack);
+    } else {
+      Recorder::run_below_mode(op, stack);
+    }
+  }
+  void python_dispatcher(const c10::OperatorHandle& op, DispatchKeySet,
+                         torch::jit::Stack*) const override {
+    unsupported(op.schema().name().c_str());
+  }
+  // Only called for tensors with Python-defined metadata; make_fx makes none.
+  bool is_contiguous(const TensorImpl*, at::MemoryFormat) const override {
+    unsupported("is_contiguous");
+  }
+  bool is_strides_like(const TensorImpl*, at::MemoryFormat) const override {
+    unsupported("is_strides_like");
+  }
+  bool is_non_overlapping_and_dense(const TensorImpl*) const override {
+    unsupported("is_non_overlapping_and_dense");
+  }
+  c10::Device device(const TensorImpl*) const override {
+    unsupported("device");
+  }
+  int64_t dim(const TensorImpl*) const override { unsupported("dim"); }
+  c10::IntArrayRef strides(const TensorImpl*) const override {
+    unsupported("strides");
+  }
+  c10::IntArrayRef sizes(const TensorImpl*) const override {
+    unsupported("sizes");
+  }
+  c10::SymIntArrayRef sym_sizes(const TensorImpl*) const override {
+    unsupported("sym_sizes");
+  }
+  c10::Layout layout(const TensorImpl*) const override {
+    unsupported("layout");
+  }
+  c10::SymInt sym_numel(const TensorImpl*) const override {
+    unsupported("sym_numel");
+  }
+  c10::SymIntArrayRef sym_strides(const TensorImpl*) const override {
+    unsupported("sym_strides");
+  }
+  c10::SymInt sym_storage_offset(const TensorImpl*) const override {
+    unsupported("sym_storage_offset");
+  }
+  void trace_gpu_event_creation(uintptr_t) const override {}
+  void trace_gpu_event_deletion(uintptr_t) const override {}
+  void trace_gpu_event_record(uintptr_t, uintptr_t) const override {}
+  void trace_gpu_event_wait(uintptr_t, uintptr_t) const override {}
+  void trace_gpu_memory_allocation(uintptr_t) const override {}
+  void trace_gpu_memory_deallocation(uintptr_t) const override {}
+  void trace_gpu_stream_creation(uintptr_t) const override {}
+  void trace_gpu_device_synchronization() const override {}
+  void trace_gpu_stream_synchronization(uintptr_t) const override {}
+  void trace_gpu_event_synchronization(uintptr_t) const override {}
+
+ private:
+  [[noreturn]] static void unsupported(const char* what) {
+    throw FxError(std::string("make_fx: unsupported dispatch hook ") + what);
+  }
+};
+
+c10::impl::PyInterpreter* capture_interpreter() {
+  // Leaked, as LibTorch expects interpreters to outlive every tensor.
+  static auto* interpreter =
+      new c10::impl::PyInterpreter(new CaptureVTable());  // NOLINT
+  return interpreter;
+}
+
+// Installs the recorder and the mode on this thread; restores both.
+class CaptureScope {
+ public:
+  explicit CaptureScope(Recorder* recorder) {
+    if (tls_recorder != nullptr) {
+      throw FxError("make_fx: a capture is already running on this thread");
+    }
+    if (c10::impl::TorchDispatchModeTLS::get_mode()) {
+      throw FxError("make_fx: a torch_dispatch mode is already active");
+    }
+    static char token;  // the mode's "PyObject": never dereferenced
+    mode_ = std::make_shared<c10::SafePyObject>(
+        reinterpret_cast<PyObject*>(&token), capture_interpreter());
+    c10::impl::TorchDispatchModeTLS::swap_mode(mode_);
+    tls_recorder = recorder;
+  }
+  ~CaptureScope() {
+    tls_recorder = nullptr;
+    c10::impl::TorchDispatchModeTLS::swap_mode(mode_);
+  }
+  CaptureScope(const CaptureScope&) = delete;
+  CaptureScope& operator=(const CaptureScope&) = delete;
+
+ private:
+  std::shared_ptr<c10::SafePyObject> mode_;
+};
+
+}  // namespace
+
+std::shared_ptr<GraphModule> make_fx(
+    const TensorFunction& fn, const std::vector<at::Tensor>& example_inputs,
+    const MakeFxOptions& options) {
+  auto graph = std::make_unique<Graph>();
+  Recorder recorder(*graph, options.module);
+  for (size_t i = 0; i < example_inputs.size(); ++i) {
+    recorder.track(example_inputs[i],
+                   graph->placeholder("arg" + std::to_string(i) + "_1"));
+  }
+  std::vector<at::Tensor> outputs;
+  {
+    CaptureScope scope(&recorder);
+    c10::impl::IncludeDispatchKeyGuard include(kPythonKeys);
+    outputs = fn(example_inputs);
+  }
+  ArgumentList results;
+  for (const auto& out : outputs) {
+    if (!out.defined()) {
+      results.emplace_back();
+      continue;
+    }
+    results.emplace_back(recorder.node_for(out));
+  }
+  graph->output(Argument::list(std::move(results)));
+  return std::make_shared<GraphModule>(recorder.attributes(), std::move(graph),
+                                       options.class_name);
+}
+
+}  // namespace fx

@@ -1,0 +1,94 @@
+// fx::make_fx: records the ATen operators that plain LibTorch C++ code calls
+// (no fx::Value) into a GraphModule, as Python's
+// torch.fx.experimental.proxy_tensor.make_fx (1.13, tracing_mode="real")
+// records them for the same code written in Python.
+//
+//   auto gm = fx::make_fx(
+//       [&](const std::vector<at::Tensor>& in) -> std::vector<at::Tensor> {
+//         return {model->forward(in[0]).relu()};
+//       },
+//       {at::randn({1, 3, 8, 8})});
+//   std::cout << gm->graph().str() << gm->code();
+//
+// What is recorded (make_fx's conventions):
+//   - one placeholder per example input, named arg0_1, arg1_1, ...;
+//   - every ATen operator call that reaches the dispatcher below autograd,
+//     as call_function `torch.ops.aten.NAME.OVERLOAD` (`.default` for the
+//     unnamed overload), the node named NAME; arguments as Python's
+//     dispatcher hands them to __torch_dispatch__ (trailing defaulted
+//     positional arguments and defaulted keyword-only arguments left out);
+//   - an operator with a CompositeImplicitAutograd kernel is not recorded
+//     but run through that kernel, whose calls are recorded (linear -> t +
+//     addmm, flatten -> _reshape_alias, batch_norm -> native_batch_norm);
+//   - an operator returning a tuple or a list gets one operator.getitem node
+//     per element, made right after it;
+//   - an in-place operator's node becomes its first argument's node;
+//   - with grad enabled, a `detach` node wherever autograd saves an output
+//     for backward (after relu, ...), as make_fx records them;
+//   - a tensor the graph did not produce (a parameter, a buffer, a tensor
+//     made outside the function) becomes a get_attr at its first use:
+//     parameters `_param_constantN`, other tensors `_tensor_constantN`, one
+//     attribute per tensor, one get_attr node per use;
+//   - the output: a list of the returned tensors' nodes (`return [a, b]`, as
+//     for a Python function returning a list).
+//
+// The function runs eagerly on the example inputs (real tensors), so the
+// numbers are eager's. Capture is per thread: only calls made on the calling
+// thread while make_fx runs are recorded (intra-op worker threads never
+// are); a second make_fx on the same thread during a capture throws.
+//
+// Mechanism and limits: the capture is a torch_dispatch mode installed on
+// the Python dispatch key through c10::impl::TorchDispatchModeTLS with a
+// c10::impl::PyInterpreterVTable of our own (no Python interpreter), the same
+// place in the dispatcher where Python's make_fx sits; it therefore cannot
+// run in a process whose Python interpreter has a dispatch mode active, and
+// relies on LibTorch 1.13's c10::impl internals. Not yet done: meta tensors,
+// the C++ front end's spellings that differ from Python's (`x + 2` records
+// add.Scalar where Python records add.Tensor; factories lack Python's
+// device/pin_memory keyword arguments; `2 - x`; torch::tensor), decomposition
+// tables, data-dependent operators (item() records _local_scalar_dense and
+// bakes the value in, as make_fx 1.13 does).
+#ifndef FX_CORE_CAPTURE_MAKE_FX_H_
+#define FX_CORE_CAPTURE_MAKE_FX_H_
+
+#include <ATen/core/Tensor.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace torch::nn {
+class Module;
+}  // namespace torch::nn
+
+namespace fx {
+
+class GraphModule;
+
+// The code to capture: example inputs in, tensors out.
+using TensorFunction =
+    std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)>;
+
+struct MakeFxOptions {
+  // The GraphModule's class name (Python: the function's __name__).
+  std::string class_name = "GraphModule";
+  // When set, exactly this module's parameters are recorded as
+  // `_param_constantN` (Python: instances of torch.nn.Parameter). When not,
+  // a leaf tensor that requires grad is taken for a parameter.
+  const torch::nn::Module* module = nullptr;
+};
+
+// Runs `fn` on `example_inputs` and returns what it called as a GraphModule
+// whose attributes hold the parameters and constants the graph uses (shared
+// with the originals, not copied). Throws fx::FxError when the function
+// returns a value the graph cannot express, or when a capture is already
+// running on this thread; exceptions from `fn` propagate, the thread's
+// dispatch state restored.
+std::shared_ptr<GraphModule> make_fx(
+    const TensorFunction& fn, const std::vector<at::Tensor>& example_inputs,
+    const MakeFxOptions& options = {});
+
+}  // namespace fx
+
+#endif  // FX_CORE_CAPTURE_MAKE_FX_H_

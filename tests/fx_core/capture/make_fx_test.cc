@@ -1,0 +1,235 @@
+// fx::make_fx against Python's make_fx on the Python twins of the same code
+// (make_fx_twins.py, run at test time): graph text and code, under grad and
+// no_grad, and the captured GraphModule run against eager.
+#include "fx_core/capture/make_fx.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <torch/nn.h>
+
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/support/error.h"
+#include "tests/fx_core/tracer/tracer_testing.h"
+#include "tests/testing/python.h"
+#include "tests/testing/reference.h"
+
+namespace fx {
+namespace {
+
+using Tensors = std::vector<at::Tensor>;
+
+// The C++ twins of make_fx_twins.py's functions.
+Tensors relu_add(const Tensors& in) {
+  at::Tensor c = at::add(in[0], in[1]);
+  at::Tensor d = at::relu(c);
+  return {at::mul(d, in[1]), c};
+}
+
+struct SmallCnnImpl : torch::nn::Module {
+  SmallCnnImpl() {
+    conv = register_module("conv", torch::nn::Conv2d(3, 4, 3));
+    bn = register_module("bn", torch::nn::BatchNorm2d(4));
+    fc = register_module("fc", torch::nn::Linear(4 * 3 * 3, 5));
+  }
+  at::Tensor forward(at::Tensor x) {
+    x = at::relu(bn(conv(x)));
+    x = at::max_pool2d(x, {2, 2}, {2, 2});
+    x = at::flatten(x, 1);
+    return fc(x);
+  }
+  torch::nn::Conv2d conv{nullptr};
+  torch::nn::BatchNorm2d bn{nullptr};
+  torch::nn::Linear fc{nullptr};
+};
+TORCH_MODULE(SmallCnn);
+
+Tensors split_unbind(const Tensors& in) {
+  auto s = at::split(in[0], 2, 1);
+  auto u = at::unbind(in[0], 0);
+  return {s[1], u[0], at::add(s[0], s[2])};
+}
+
+Tensors in_place(const Tensors& in) {
+  at::Tensor y = at::mul(in[0], in[1]);
+  y.add_(in[1]);
+  y.relu_();
+  return {y};
+}
+
+// A parameter used twice and a buffer used directly.
+struct AttributesImpl : torch::nn::Module {
+  AttributesImpl() {
+    linear = register_module("linear", torch::nn::Linear(4, 4));
+    scale = register_buffer("scale", at::ones({4}));
+  }
+  Tensors forward(const Tensors& in) {
+    at::Tensor w = at::add(linear->weight, linear->weight);
+    at::Tensor y = at::mul(at::matmul(in[0], w), scale);
+    return {y, at::mul(scale, scale)};
+  }
+  torch::nn::Linear linear{nullptr};
+  at::Tensor scale;
+};
+TORCH_MODULE(Attributes);
+
+Tensors scalar_add(const Tensors& in) { return {in[0] + 2}; }
+
+class MakeFxTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!testing::have_python_torch()) {
+      skip_ = "python3-torch is not installed";
+      return;
+    }
+    dir_ = std::string(std::getenv("TEST_TMPDIR")) + "/make_fx_twins";
+    std::string cmd =
+        "/usr/bin/python3 " +
+        testing::runfile("tests/fx_core/capture/make_fx_twins.py") + " " +
+        dir_ + " > " + dir_ + ".log 2>&1";
+    if (std::system(cmd.c_str()) != 0) {
+      failed_ = testing::read_file(dir_ + ".log");
+    }
+  }
+  void SetUp() override {
+    if (!skip_.empty()) GTEST_SKIP() << skip_;
+    ASSERT_TRUE(failed_.empty()) << failed_;
+  }
+
+  // Captures `fn` under grad, no_grad and InferenceMode and compares each with
+  // Python's make_fx of the twin CASE; `python_to_cpp` rewrites a known
+  // front-end difference in Python's text first.
+  static void expect_make_fx(
+      const std::string& name, const TensorFunction& fn, const Tensors& inputs,
+      const MakeFxOptions& options = {},
+      std::pair<std::string, std::string> python_to_cpp = {}) {
+    for (std::string mode : {"grad", "no_grad", "inference_mode"}) {
+      SCOPED_TRACE(name + "." + mode);
+      std::shared_ptr<GraphModule> gm;
+      if (mode == "inference_mode") {
+        c10::InferenceMode inference;
+        gm = make_fx(fn, inputs, options);
+      } else {
+        at::AutoGradMode grad_mode(mode == "grad");
+        gm = make_fx(fn, inputs, options);
+      }
+      std::string dir = dir_ + "/" + name + "." + mode;
+      std::string graph = testing::read_file(dir + "/graph.txt");
+      std::string code = testing::read_file(dir + "/code.py");
+      if (!python_to_cpp.first.empty()) {
+        graph = replace_all(graph, python_to_cpp.first, python_to_cpp.second);
+        code = replace_all(code, python_to_cpp.first, python_to_cpp.second);
+      }
+      EXPECT_EQ(gm->graph().str() + "\n", graph);
+      EXPECT_EQ(gm->code(), code);
+      // The captured graph computes eager's numbers.
+      std::vector<c10::IValue> ivalues(inputs.begin(), inputs.end());
+      at::NoGradGuard no_grad;
+      Tensors expected = fn(inputs);
+      testing::expect_same(gm->forward(ivalues),
+                           c10::IValue(c10::List<at::Tensor>(expected)));
+    }
+  }
+
+  static std::string replace_all(std::string text, const std::string& from,
+                                 const std::string& to) {
+    for (size_t at = text.find(from); at != std::string::npos;
+         at = text.find(from, at + to.size())) {
+      text.replace(at, from.size(), to);
+    }
+    return text;
+  }
+
+  static std::string dir_, skip_, failed_;
+};
+std::string MakeFxTest::dir_, MakeFxTest::skip_, MakeFxTest::failed_;
+
+TEST_F(MakeFxTest, ReluAddChain) {
+  expect_make_fx("relu_add", relu_add, {at::randn({3, 4}), at::randn({3, 4})});
+}
+
+TEST_F(MakeFxTest, LinearRecordsParametersAndDetach) {
+  torch::nn::Linear linear(4, 3);
+  expect_make_fx(
+      "linear",
+      [&](const Tensors& in) -> Tensors { return {at::relu(linear(in[0]))}; },
+      {at::randn({2, 4})});
+}
+
+TEST_F(MakeFxTest, SmallCnnInEval) {
+  SmallCnn cnn;
+  cnn->eval();
+  MakeFxOptions options;
+  options.module = cnn.get();
+  expect_make_fx(
+      "cnn", [&](const Tensors& in) -> Tensors { return {cnn(in[0])}; },
+      {at::randn({1, 3, 8, 8})}, options);
+}
+
+TEST_F(MakeFxTest, SplitAndUnbind) {
+  expect_make_fx("split_unbind", split_unbind, {at::randn({3, 6})});
+}
+
+TEST_F(MakeFxTest, InPlaceOps) {
+  expect_make_fx("in_place", in_place, {at::randn({3, 4}), at::randn({3, 4})});
+}
+
+TEST_F(MakeFxTest, SharedParameterAndBuffer) {
+  Attributes m;
+  MakeFxOptions options;
+  options.module = m.get();
+  expect_make_fx(
+      "attributes", [&](const Tensors& in) { return m->forward(in); },
+      {at::randn({2, 4})}, options);
+}
+
+// A documented front-end difference: C++'s `x + 2` calls add.Scalar where
+// Python's calls add.Tensor with the number; otherwise the same graph.
+TEST_F(MakeFxTest, ScalarAddRecordsTheScalarOverload) {
+  expect_make_fx("scalar_add", scalar_add, {at::randn({3, 4})}, {},
+                 {"torch.ops.aten.add.Tensor", "torch.ops.aten.add.Scalar"});
+}
+
+// Without Python: the capture is per thread and leaves no state behind.
+TEST(MakeFx, OtherThreadsAreNotRecorded) {
+  at::Tensor other = at::randn({2, 2});
+  auto gm = make_fx(
+      [&](const Tensors& in) -> Tensors {
+        std::thread worker([&] { other = at::relu(other); });
+        worker.join();
+        return {at::neg(in[0])};
+      },
+      {at::randn({2, 2})});
+  EXPECT_EQ(gm->graph().str(),
+            "graph():\n"
+            "    %arg0_1 : [num_users=1] = placeholder[target=arg0_1]\n"
+            "    %neg : [num_users=1] = call_function[target=torch.ops.aten."
+            "neg.default](args = (%arg0_1,), kwargs = {})\n"
+            "    return [neg]");
+  // After the capture nothing is recorded or intercepted.
+  at::Tensor x = at::randn({2});
+  EXPECT_TRUE(at::equal(at::relu(x), at::clamp_min(x, 0)));
+}
+
+TEST(MakeFx, NestedCaptureThrowsAndRestores) {
+  EXPECT_THROW(make_fx(
+                   [](const Tensors& in) -> Tensors {
+                     make_fx([](const Tensors& i) { return i; }, in);
+                     return in;
+                   },
+                   {at::randn({2})}),
+               FxError);
+  // The thread can capture again.
+  auto gm = make_fx([](const Tensors& in) -> Tensors { return {in[0].exp()}; },
+                    {at::randn({2})});
+  EXPECT_NE(gm->code().find("torch.ops.aten.exp.default(arg0_1)"),
+            std::string::npos)
+      << gm->code();
+}
+
+}  // namespace
+}  // namespace fx
