@@ -6,6 +6,7 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <c10/core/impl/PyInterpreter.h>
 #include <c10/core/impl/TorchDispatchModeTLS.h>
+#include <torch/library.h>
 #include <torch/nn/module.h>
 
 #include <cstdint>
@@ -33,6 +34,30 @@ using c10::TensorImpl;
 // the backends, below autograd) is where the mode is called.
 const DispatchKeySet kPythonKeys =
     DispatchKeySet({DispatchKey::Python, DispatchKey::PythonTLSSnapshot});
+// Above autograd: sees the calls the user's code makes, before autograd's
+// composite kernels decompose them (make_fx's spelling of those calls).
+constexpr DispatchKey kUserCallKey = DispatchKey::TESTING_ONLY_GenericMode;
+const DispatchKeySet kCaptureKeys = kPythonKeys | DispatchKeySet(kUserCallKey);
+
+// The C++-only overloads (native_functions.yaml: "For C++ only") a number
+// reaches from C++ (`x + 2`), and the overload Python's argument parser
+// picks for the same call (a number wrapped as a tensor).
+const absl::flat_hash_map<std::string, std::string>& python_overloads() {
+  static const auto* overloads =
+      new absl::flat_hash_map<std::string, std::string>{
+          {"aten::add.Scalar", "Tensor"},
+          {"aten::add_.Scalar", "Tensor"},
+          {"aten::sub.Scalar", "Tensor"},
+          {"aten::sub_.Scalar", "Tensor"},
+          {"aten::mul.Scalar", "Tensor"},
+          {"aten::mul_.Scalar", "Tensor"},
+          {"aten::div.Scalar", "Tensor"},
+          {"aten::div_.Scalar", "Tensor"},
+          {"aten::div.Scalar_mode", "Tensor_mode"},
+          {"aten::div_.Scalar_mode", "Tensor_mode"},
+      };
+  return *overloads;
+}
 
 std::string layout_name(c10::Layout layout) {
   switch (layout) {
@@ -103,10 +128,7 @@ class Recorder {
       bool parameter = is_parameter(tensor);
       name = (parameter ? "_param_constant" : "_tensor_constant") +
              std::to_string(parameter ? params_++ : tensors_++);
-      GraphModule::Attribute attribute;
-      attribute.tensor = tensor;
-      attribute.is_parameter = parameter;
-      attributes_.emplace_back(name, std::move(attribute));
+      constants_.push_back({name, tensor, parameter});
       alive_.push_back(tensor);
     }
     return graph_.get_attr(name);
@@ -122,16 +144,28 @@ class Recorder {
       return;
     }
     const auto& schema = op.schema();
-    const auto& params = schema.arguments();
+    const size_t base = stack->size() - schema.arguments().size();
+    // The schema whose spelling is recorded: the operator's own, or for a
+    // user's call of a C++-only overload the one Python would have called,
+    // its arguments taken by name.
+    const c10::FunctionSchema* spelled = &schema;
+    std::vector<size_t> index;  // spelled argument i is stack[base + index[i]]
+    if (&schema == user_schema_ && user_depth_ == 1) {
+      spelled = python_spelling(schema, &index);
+    }
+    if (spelled == &schema) {
+      index.resize(schema.arguments().size());
+      for (size_t i = 0; i < index.size(); ++i) index[i] = i;
+    }
+    const auto& params = spelled->arguments();
     const size_t n = params.size();
-    const size_t base = stack->size() - n;
     // As Python's argument parser spells them: an `int[N]` given as one
     // int (C++'s `padding = 0` default reaches the kernel as [0]) is N ints.
     for (size_t i = 0; i < n; ++i) {
-      expand_int_list((*stack)[base + i], params[i]);
+      expand_int_list((*stack)[base + index[i]], params[i]);
     }
     auto argument = [&](size_t i) -> const c10::IValue& {
-      return (*stack)[base + i];
+      return (*stack)[base + index[i]];
     };
     // Python's parseIValuesToPyArgsKwargs: keyword-only arguments start at
     // the first trailing kwarg_only one; positional arguments end before
@@ -158,11 +192,11 @@ class Recorder {
       kwargs.emplace_back(params[i].name(),
                           to_argument(argument(i), params[i]));
     }
-    const auto& full_name = schema.name();  // "aten::add"
+    const auto& full_name = spelled->name();  // "aten::add"
     auto colons = full_name.find("::");
     std::string ns = full_name.substr(0, colons);
     std::string name = full_name.substr(colons + 2);
-    const auto& overload = schema.overload_name();
+    const auto& overload = spelled->overload_name();
     std::string target = "torch.ops." + ns + "." + name + "." +
                          (overload.empty() ? "default" : overload);
     Node* node = graph_.create_node(Opcode::kCallFunction, target,
@@ -193,22 +227,56 @@ class Recorder {
                                     std::move(args), {}, "detach");
     at::Tensor result;
     {
-      c10::impl::ExcludeDispatchKeyGuard below(kPythonKeys);
+      c10::impl::ExcludeDispatchKeyGuard below(kCaptureKeys);
       result = at::_ops::detach::call(tensor);
     }
     track(result, node);
     return result.getIntrusivePtr();
   }
 
-  const GraphModule::AttributeMap& attributes() const { return attributes_; }
+  std::vector<CapturedGraph::Constant> take_constants() {
+    return std::move(constants_);
+  }
+
+  // Brackets an operator call as the user-call key sees it: depth 1 is a
+  // call made by the captured code itself.
+  const c10::FunctionSchema* enter_call(const c10::FunctionSchema* schema) {
+    const c10::FunctionSchema* saved = user_schema_;
+    if (++user_depth_ == 1) user_schema_ = schema;
+    return saved;
+  }
+  void exit_call(const c10::FunctionSchema* saved) {
+    --user_depth_;
+    user_schema_ = saved;
+  }
 
   static void run_below_mode(const c10::OperatorHandle& op,
                              torch::jit::Stack* stack) {
-    c10::impl::ExcludeDispatchKeyGuard below(kPythonKeys);
+    c10::impl::ExcludeDispatchKeyGuard below(kCaptureKeys);
     op.callBoxed(stack);
   }
 
  private:
+  // For a C++-only overload, the schema Python's parser would have picked
+  // and where each of its arguments is in `schema`'s; else `&schema`.
+  static const c10::FunctionSchema* python_spelling(
+      const c10::FunctionSchema& schema, std::vector<size_t>* index) {
+    const auto& overloads = python_overloads();
+    auto found = overloads.find(schema.name() + "." + schema.overload_name());
+    if (found == overloads.end()) return &schema;
+    auto handle =
+        c10::Dispatcher::singleton().findOp({schema.name(), found->second});
+    if (!handle.has_value()) return &schema;
+    const auto& python = handle->schema();
+    index->clear();
+    for (const auto& param : python.arguments()) {
+      auto at = schema.argumentIndexWithName(param.name());
+      if (!at.has_value()) return &schema;
+      index->push_back(static_cast<size_t>(*at));
+    }
+    return &python;
+  }
+
   bool is_parameter(const at::Tensor& tensor) const {
     if (has_module_) return parameters_.contains(tensor.unsafeGetTensorImpl());
     return tensor.requires_grad() && tensor.is_leaf();
@@ -287,10 +355,12 @@ class Recorder {
   absl::flat_hash_set<const TensorImpl*> parameters_;
   absl::flat_hash_map<const TensorImpl*, Node*> nodes_;
   absl::flat_hash_map<const TensorImpl*, std::string> attribute_names_;
-  GraphModule::AttributeMap attributes_;
+  std::vector<CapturedGraph::Constant> constants_;
   std::vector<at::Tensor> alive_;
   int params_ = 0;
   int tensors_ = 0;
+  int user_depth_ = 0;
+  const c10::FunctionSchema* user_schema_ = nullptr;
 };
 
 thread_local Recorder* tls_recorder = nullptr;
@@ -307,7 +377,7 @@ class CaptureVTable final : public c10::impl::PyInterpreterVTable {
     at::Tensor tensor(
         c10::intrusive_ptr<TensorImpl>::unsafe_reclaim_from_nonowning(
             const_cast<TensorImpl*>(self)));
-    c10::impl::ExcludeDispatchKeyGuard below(kPythonKeys);
+    c10::impl::ExcludeDispatchKeyGuard below(kCaptureKeys);
     return at::_ops::detach::call(tensor).getIntrusivePtr();
   }
   void dispatch(const c10::OperatorHandle& op,
@@ -374,6 +444,26 @@ class CaptureVTable final : public c10::impl::PyInterpreterVTable {
   }
 };
 
+// The user-call key's fallback: notes the call, then goes on below the key.
+void user_call_fallback(const c10::OperatorHandle& op, DispatchKeySet keys,
+                        torch::jit::Stack* stack) {
+  const DispatchKeySet below =
+      keys & DispatchKeySet(DispatchKeySet::FULL_AFTER, kUserCallKey);
+  Recorder* recorder = tls_recorder;
+  if (recorder == nullptr) {
+    op.redispatchBoxed(below, stack);
+    return;
+  }
+  const c10::FunctionSchema* saved = recorder->enter_call(&op.schema());
+  try {
+    op.redispatchBoxed(below, stack);
+  } catch (...) {
+    recorder->exit_call(saved);
+    throw;
+  }
+  recorder->exit_call(saved);
+}
+
 c10::impl::PyInterpreter* capture_interpreter() {
   // Leaked, as LibTorch expects interpreters to outlive every tensor.
   static auto* interpreter =
@@ -410,19 +500,27 @@ class CaptureScope {
 
 }  // namespace
 
-std::shared_ptr<GraphModule> make_fx(
-    const TensorFunction& fn, const std::vector<at::Tensor>& example_inputs,
-    const MakeFxOptions& options) {
-  auto graph = std::make_unique<Graph>();
-  Recorder recorder(*graph, options.module);
+// One fallback per key per process: no other library may register one on
+// TESTING_ONLY_GenericMode alongside fx::make_fx.
+TORCH_LIBRARY_IMPL(_, TESTING_ONLY_GenericMode, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&user_call_fallback>());
+}
+
+CapturedGraph capture_graph(const TensorFunction& fn,
+                            const std::vector<at::Tensor>& example_inputs,
+                            const MakeFxOptions& options) {
+  CapturedGraph captured;
+  captured.graph = std::make_unique<Graph>();
+  Graph& graph = *captured.graph;
+  Recorder recorder(graph, options.module);
   for (size_t i = 0; i < example_inputs.size(); ++i) {
     recorder.track(example_inputs[i],
-                   graph->placeholder("arg" + std::to_string(i) + "_1"));
+                   graph.placeholder("arg" + std::to_string(i) + "_1"));
   }
   std::vector<at::Tensor> outputs;
   {
     CaptureScope scope(&recorder);
-    c10::impl::IncludeDispatchKeyGuard include(kPythonKeys);
+    c10::impl::IncludeDispatchKeyGuard include(kCaptureKeys);
     outputs = fn(example_inputs);
   }
   ArgumentList results;
@@ -433,8 +531,23 @@ std::shared_ptr<GraphModule> make_fx(
     }
     results.emplace_back(recorder.node_for(out));
   }
-  graph->output(Argument::list(std::move(results)));
-  return std::make_shared<GraphModule>(recorder.attributes(), std::move(graph),
+  graph.output(Argument::list(std::move(results)));
+  captured.constants = recorder.take_constants();
+  return captured;
+}
+
+std::shared_ptr<GraphModule> make_fx(
+    const TensorFunction& fn, const std::vector<at::Tensor>& example_inputs,
+    const MakeFxOptions& options) {
+  CapturedGraph captured = capture_graph(fn, example_inputs, options);
+  GraphModule::AttributeMap attributes;
+  for (auto& constant : captured.constants) {
+    GraphModule::Attribute attribute;
+    attribute.tensor = std::move(constant.tensor);
+    attribute.is_parameter = constant.is_parameter;
+    attributes.emplace_back(std::move(constant.name), std::move(attribute));
+  }
+  return std::make_shared<GraphModule>(attributes, std::move(captured.graph),
                                        options.class_name);
 }
 

@@ -30,7 +30,12 @@
 //     parameters `_param_constantN`, other tensors `_tensor_constantN`, one
 //     attribute per tensor, one get_attr node per use;
 //   - the output: a list of the returned tensors' nodes (`return [a, b]`, as
-//     for a Python function returning a list).
+//     for a Python function returning a list);
+//   - a number passed by the captured code itself to add, sub, mul or div
+//     (and their in-place forms) reaches a C++-only `.Scalar` overload; it
+//     is recorded as the `.Tensor` overload with the number, as Python's
+//     parser calls it (`x + 2` -> add.Tensor(x, 2)). Calls made inside
+//     ATen keep their own overload, as in make_fx.
 //
 // The function runs eagerly on the example inputs (real tensors), so the
 // numbers are eager's. Capture is per thread: only calls made on the calling
@@ -42,12 +47,15 @@
 // c10::impl::PyInterpreterVTable of our own (no Python interpreter), the same
 // place in the dispatcher where Python's make_fx sits; it therefore cannot
 // run in a process whose Python interpreter has a dispatch mode active, and
-// relies on LibTorch 1.13's c10::impl internals. Not yet done: meta tensors,
-// the C++ front end's spellings that differ from Python's (`x + 2` records
-// add.Scalar where Python records add.Tensor; factories lack Python's
-// device/pin_memory keyword arguments; `2 - x`; torch::tensor), decomposition
-// tables, data-dependent operators (item() records _local_scalar_dense and
-// bakes the value in, as make_fx 1.13 does).
+// relies on LibTorch 1.13's c10::impl internals. Which calls the captured
+// code made itself is seen by a boxed fallback on TESTING_ONLY_GenericMode
+// (above autograd), registered by this library: no other library in the
+// process may register one. Not yet done: meta tensors, the other C++
+// front-end spellings that differ from Python's (factories lack Python's
+// device/pin_memory keyword arguments; `2 - x`; torch::tensor; see the
+// README), decomposition tables and leaf operators, data-dependent operators
+// (item() records _local_scalar_dense and bakes the value in, as make_fx
+// 1.13 does).
 #ifndef FX_CORE_CAPTURE_MAKE_FX_H_
 #define FX_CORE_CAPTURE_MAKE_FX_H_
 
@@ -57,6 +65,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "fx_core/ir/graph.h"
 
 namespace torch::nn {
 class Module;
@@ -78,6 +88,24 @@ struct MakeFxOptions {
   // a leaf tensor that requires grad is taken for a parameter.
   const torch::nn::Module* module = nullptr;
 };
+
+// What a capture records, before it becomes a GraphModule: the graph and
+// the tensors its get_attr nodes name, in order of first use.
+struct CapturedGraph {
+  struct Constant {
+    std::string name;  // "_param_constant0", "_tensor_constant0"
+    at::Tensor tensor;
+    bool is_parameter = false;
+  };
+  std::unique_ptr<Graph> graph;
+  std::vector<Constant> constants;
+};
+
+// make_fx without building the GraphModule (no code generation, no plan):
+// for passes and exports that only need the graph. Same contract otherwise.
+CapturedGraph capture_graph(const TensorFunction& fn,
+                            const std::vector<at::Tensor>& example_inputs,
+                            const MakeFxOptions& options = {});
 
 // Runs `fn` on `example_inputs` and returns what it called as a GraphModule
 // whose attributes hold the parameters and constants the graph uses (shared

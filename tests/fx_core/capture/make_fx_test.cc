@@ -77,7 +77,18 @@ struct AttributesImpl : torch::nn::Module {
 };
 TORCH_MODULE(Attributes);
 
-Tensors scalar_add(const Tensors& in) { return {in[0] + 2}; }
+// Numbers reach C++-only Scalar overloads (add.Scalar); make_fx records
+// the overload Python's parser picks (add.Tensor with the number).
+Tensors scalars(const Tensors& in) {
+  at::Tensor y = at::relu(in[0]);
+  y.mul_(3);
+  return {in[0] + 2,
+          in[0] * 0.5,
+          at::sub(in[0], 1, 2),
+          at::div(in[0], 2, "floor"),
+          y,
+          at::add(in[0], in[0], 2)};
+}
 
 class MakeFxTest : public ::testing::Test {
  protected:
@@ -185,13 +196,22 @@ TEST_F(MakeFxTest, SharedParameterAndBuffer) {
   expect_make_fx(
       "attributes", [&](const Tensors& in) { return m->forward(in); },
       {at::randn({2, 4})}, options);
+  // The graph alone: one constant per tensor, in order of first use, shared
+  // with the module.
+  CapturedGraph captured =
+      capture_graph([&](const Tensors& in) { return m->forward(in); },
+                    {at::randn({2, 4})}, options);
+  ASSERT_EQ(captured.constants.size(), 2u);
+  EXPECT_EQ(captured.constants[0].name, "_param_constant0");
+  EXPECT_TRUE(captured.constants[0].is_parameter);
+  EXPECT_TRUE(captured.constants[0].tensor.is_same(m->linear->weight));
+  EXPECT_EQ(captured.constants[1].name, "_tensor_constant0");
+  EXPECT_FALSE(captured.constants[1].is_parameter);
+  EXPECT_TRUE(captured.constants[1].tensor.is_same(m->scale));
 }
 
-// A documented front-end difference: C++'s `x + 2` calls add.Scalar where
-// Python's calls add.Tensor with the number; otherwise the same graph.
-TEST_F(MakeFxTest, ScalarAddRecordsTheScalarOverload) {
-  expect_make_fx("scalar_add", scalar_add, {at::randn({3, 4})}, {},
-                 {"torch.ops.aten.add.Tensor", "torch.ops.aten.add.Scalar"});
+TEST_F(MakeFxTest, ScalarsAsPythonSpellsThem) {
+  expect_make_fx("scalars", scalars, {at::randn({3, 4})});
 }
 
 // Without Python: the capture is per thread and leaves no state behind.

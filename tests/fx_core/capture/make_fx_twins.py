@@ -74,8 +74,12 @@ def attributes(arg0):
     return [y, torch.mul(ATTRS.scale, ATTRS.scale)]
 
 
-def scalar_add(arg0):
-    return [arg0 + 2]
+def scalars(arg0):
+    y = torch.relu(arg0)
+    y.mul_(3)
+    return [arg0 + 2, arg0 * 0.5, torch.sub(arg0, 1, alpha=2),
+            torch.div(arg0, 2, rounding_mode="floor"), y,
+            torch.add(arg0, arg0, alpha=2)]
 
 
 CASES = {
@@ -85,7 +89,7 @@ CASES = {
     "split_unbind": (split_unbind, lambda: [torch.randn(3, 6)]),
     "in_place": (in_place, lambda: [torch.randn(3, 4), torch.randn(3, 4)]),
     "attributes": (attributes, lambda: [torch.randn(2, 4)]),
-    "scalar_add": (scalar_add, lambda: [torch.randn(3, 4)]),
+    "scalars": (scalars, lambda: [torch.randn(3, 4)]),
 }
 
 
