@@ -2,6 +2,7 @@
 
 #include <ATen/Functions.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/stack.h>
 #include <c10/core/SafePyObject.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <c10/core/impl/PyInterpreter.h>
@@ -103,7 +104,14 @@ bool has_kind(const c10::Argument& arg, c10::TypeKind kind) {
 // One capture: the graph being built and what each tensor is in it.
 class Recorder {
  public:
-  Recorder(Graph& graph, const torch::nn::Module* module) : graph_(graph) {
+  Recorder(Graph& graph, const MakeFxOptions& options) : graph_(graph) {
+    for (const auto& [name, decomposition] : options.decompositions) {
+      decompositions_[&find_schema(name)] = decomposition;
+    }
+    for (const auto& name : options.leaf_ops) {
+      leaf_ops_.insert(&find_schema(name));
+    }
+    const torch::nn::Module* module = options.module;
     if (module != nullptr) {
       has_module_ = true;
       for (const auto& p : module->parameters(/*recurse=*/true)) {
@@ -136,6 +144,13 @@ class Recorder {
 
   // The torch_dispatch mode's body: decompose or record, then run.
   void dispatch(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+    if (!decompositions_.empty()) {
+      auto found = decompositions_.find(&op.schema());
+      if (found != decompositions_.end()) {
+        decompose(op, found->second, stack);
+        return;
+      }
+    }
     if (op.hasKernelForDispatchKey(DispatchKey::CompositeImplicitAutograd)) {
       // As make_fx's func.decompose(): the composite kernel runs with the
       // mode still on, so the operators it calls are recorded.
@@ -143,6 +158,16 @@ class Recorder {
                                  *stack);
       return;
     }
+    record(op, stack, /*spell_as_python=*/true);
+  }
+
+  bool is_leaf(const c10::FunctionSchema* schema) const {
+    return !leaf_ops_.empty() && leaf_ops_.contains(schema);
+  }
+
+  // Records `op` as one node and runs it with nothing below recorded.
+  void record(const c10::OperatorHandle& op, torch::jit::Stack* stack,
+              bool spell_as_python) {
     const auto& schema = op.schema();
     const size_t base = stack->size() - schema.arguments().size();
     // The schema whose spelling is recorded: the operator's own, or for a
@@ -150,7 +175,7 @@ class Recorder {
     // its arguments taken by name.
     const c10::FunctionSchema* spelled = &schema;
     std::vector<size_t> index;  // spelled argument i is stack[base + index[i]]
-    if (&schema == user_schema_ && user_depth_ == 1) {
+    if (spell_as_python && &schema == user_schema_ && user_depth_ == 1) {
       spelled = python_spelling(schema, &index);
     }
     if (spelled == &schema) {
@@ -240,6 +265,35 @@ class Recorder {
 
   // Brackets an operator call as the user-call key sees it: depth 1 is a
   // call made by the captured code itself.
+  static const c10::FunctionSchema& find_schema(const std::string& name) {
+    auto colons = name.find("::");
+    auto dot = name.find('.', colons == std::string::npos ? 0 : colons);
+    c10::OperatorName op_name{name.substr(0, dot), dot == std::string::npos
+                                                       ? ""
+                                                       : name.substr(dot + 1)};
+    auto handle = c10::Dispatcher::singleton().findOp(op_name);
+    if (!handle.has_value()) {
+      throw FxError("make_fx: no operator " + name +
+                    " (spell it aten::NAME or aten::NAME.OVERLOAD)");
+    }
+    return handle->schema();
+  }
+
+  void decompose(const c10::OperatorHandle& op,
+                 const Decomposition& decomposition, torch::jit::Stack* stack) {
+    const auto& schema = op.schema();
+    std::vector<c10::IValue> args =
+        torch::jit::pop(*stack, schema.arguments().size());
+    std::vector<c10::IValue> results = decomposition(args);
+    if (results.size() != schema.returns().size()) {
+      throw FxError("make_fx: the decomposition of " + schema.name() + "." +
+                    schema.overload_name() + " returned " +
+                    std::to_string(results.size()) + " values, not " +
+                    std::to_string(schema.returns().size()));
+    }
+    for (auto& result : results) stack->push_back(std::move(result));
+  }
+
   const c10::FunctionSchema* enter_call(const c10::FunctionSchema* schema) {
     const c10::FunctionSchema* saved = user_schema_;
     if (++user_depth_ == 1) user_schema_ = schema;
@@ -361,6 +415,9 @@ class Recorder {
   int tensors_ = 0;
   int user_depth_ = 0;
   const c10::FunctionSchema* user_schema_ = nullptr;
+  absl::flat_hash_map<const c10::FunctionSchema*, Decomposition>
+      decompositions_;
+  absl::flat_hash_set<const c10::FunctionSchema*> leaf_ops_;
 };
 
 thread_local Recorder* tls_recorder = nullptr;
@@ -454,6 +511,10 @@ void user_call_fallback(const c10::OperatorHandle& op, DispatchKeySet keys,
     op.redispatchBoxed(below, stack);
     return;
   }
+  if (recorder->is_leaf(&op.schema())) {
+    recorder->record(op, stack, /*spell_as_python=*/false);
+    return;
+  }
   const c10::FunctionSchema* saved = recorder->enter_call(&op.schema());
   try {
     op.redispatchBoxed(below, stack);
@@ -512,7 +573,7 @@ CapturedGraph capture_graph(const TensorFunction& fn,
   CapturedGraph captured;
   captured.graph = std::make_unique<Graph>();
   Graph& graph = *captured.graph;
-  Recorder recorder(graph, options.module);
+  Recorder recorder(graph, options);
   for (size_t i = 0; i < example_inputs.size(); ++i) {
     recorder.track(example_inputs[i],
                    graph.placeholder("arg" + std::to_string(i) + "_1"));

@@ -53,15 +53,17 @@
 // process may register one. Not yet done: meta tensors, the other C++
 // front-end spellings that differ from Python's (factories lack Python's
 // device/pin_memory keyword arguments; `2 - x`; torch::tensor; see the
-// README), decomposition tables and leaf operators, data-dependent operators
+// README), a built-in decomposition table, data-dependent operators
 // (item() records _local_scalar_dense and bakes the value in, as make_fx
 // 1.13 does).
 #ifndef FX_CORE_CAPTURE_MAKE_FX_H_
 #define FX_CORE_CAPTURE_MAKE_FX_H_
 
 #include <ATen/core/Tensor.h>
+#include <ATen/core/ivalue.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -80,6 +82,12 @@ class GraphModule;
 using TensorFunction =
     std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)>;
 
+// A decomposition: an operator's arguments (all of them, in schema order,
+// defaults filled in) in, its results out, computed with ATen calls that
+// are recorded in the operator's place.
+using Decomposition =
+    std::function<std::vector<c10::IValue>(const std::vector<c10::IValue>&)>;
+
 struct MakeFxOptions {
   // The GraphModule's class name (Python: the function's __name__).
   std::string class_name = "GraphModule";
@@ -87,6 +95,17 @@ struct MakeFxOptions {
   // `_param_constantN` (Python: instances of torch.nn.Parameter). When not,
   // a leaf tensor that requires grad is taken for a parameter.
   const torch::nn::Module* module = nullptr;
+  // Operators are named as c10 prints them: "aten::relu" (the unnamed
+  // overload), "aten::add.Tensor". An unknown name throws fx::FxError.
+  //
+  // make_fx's decomposition_table: applied where make_fx applies it, to the
+  // calls that reach the dispatcher below autograd (under grad a composite
+  // operator such as linear is already decomposed by then).
+  std::map<std::string, Decomposition> decompositions;
+  // Operators recorded whole wherever they are called, composite ones
+  // included (a vendor's fused kernel stays one node): seen above autograd,
+  // and nothing they call is recorded, autograd's detach calls included.
+  std::vector<std::string> leaf_ops;
 };
 
 // What a capture records, before it becomes a GraphModule: the graph and

@@ -214,6 +214,58 @@ TEST_F(MakeFxTest, ScalarsAsPythonSpellsThem) {
   expect_make_fx("scalars", scalars, {at::randn({3, 4})});
 }
 
+// make_fx's decomposition_table: relu's calls recorded in its place.
+TEST_F(MakeFxTest, DecompositionTable) {
+  MakeFxOptions options;
+  options.decompositions["aten::relu"] =
+      [](const std::vector<c10::IValue>& args) -> std::vector<c10::IValue> {
+    return {at::clamp_min(args[0].toTensor(), 0)};
+  };
+  expect_make_fx(
+      "decomposed",
+      [](const Tensors& in) -> Tensors {
+        return {at::relu(at::add(in[0], in[1])), at::relu(in[1])};
+      },
+      {at::randn({3, 4}), at::randn({3, 4})}, options);
+}
+
+// Leaf operators stay one node, composite ones included (Python's make_fx
+// has no such option: the expected text is written out).
+TEST(MakeFx, LeafOpsStayWhole) {
+  torch::nn::Linear linear(4, 3);
+  MakeFxOptions options;
+  options.leaf_ops = {"aten::linear"};
+  // at::linear itself: torch::nn::Linear's forward (F::linear) calls
+  // addmm(bias, x, weight.t()) for 2-d inputs, not at::linear.
+  auto fn = [&](const Tensors& in) -> Tensors {
+    return {at::relu(at::linear(in[0], linear->weight, linear->bias))};
+  };
+  Tensors inputs = {at::randn({2, 4})};
+  std::shared_ptr<GraphModule> gm;
+  {
+    at::NoGradGuard no_grad;
+    gm = make_fx(fn, inputs, options);
+  }
+  EXPECT_EQ(gm->graph().str(),
+            "graph():\n"
+            "    %arg0_1 : [num_users=1] = placeholder[target=arg0_1]\n"
+            "    %_param_constant0 : [num_users=1] = "
+            "get_attr[target=_param_constant0]\n"
+            "    %_param_constant1 : [num_users=1] = "
+            "get_attr[target=_param_constant1]\n"
+            "    %linear : [num_users=1] = call_function[target=torch.ops.aten."
+            "linear.default](args = (%arg0_1, %_param_constant0, "
+            "%_param_constant1), kwargs = {})\n"
+            "    %relu : [num_users=1] = call_function[target=torch.ops.aten."
+            "relu.default](args = (%linear,), kwargs = {})\n"
+            "    return [relu]");
+  at::NoGradGuard no_grad;
+  testing::expect_same(gm->forward({inputs[0]}),
+                       c10::IValue(c10::List<at::Tensor>(fn(inputs))));
+  options.leaf_ops = {"aten::no_such_op"};
+  EXPECT_THROW(make_fx(fn, inputs, options), FxError);
+}
+
 // Without Python: the capture is per thread and leaves no state behind.
 TEST(MakeFx, OtherThreadsAreNotRecorded) {
   at::Tensor other = at::randn({2, 2});

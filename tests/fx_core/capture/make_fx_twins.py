@@ -82,6 +82,12 @@ def scalars(arg0):
             torch.add(arg0, arg0, alpha=2)]
 
 
+def decomposed(arg0, arg1):
+    return [torch.relu(torch.add(arg0, arg1)), torch.relu(arg1)]
+
+
+DECOMPOSED = {torch.ops.aten.relu.default: lambda x: torch.clamp_min(x, 0)}
+
 CASES = {
     "relu_add": (relu_add, lambda: [torch.randn(3, 4), torch.randn(3, 4)]),
     "linear": (linear, lambda: [torch.randn(2, 4)]),
@@ -90,6 +96,7 @@ CASES = {
     "in_place": (in_place, lambda: [torch.randn(3, 4), torch.randn(3, 4)]),
     "attributes": (attributes, lambda: [torch.randn(2, 4)]),
     "scalars": (scalars, lambda: [torch.randn(3, 4)]),
+    "decomposed": (decomposed, lambda: [torch.randn(3, 4), torch.randn(3, 4)]),
 }
 
 
@@ -99,7 +106,8 @@ def main(out_dir):
                             ("no_grad", torch.no_grad),
                             ("inference_mode", torch.inference_mode)):
             with guard():
-                gm = make_fx(fn)(*inputs())
+                table = DECOMPOSED if name == "decomposed" else None
+                gm = make_fx(fn, decomposition_table=table)(*inputs())
             case_dir = os.path.join(out_dir, name + "." + mode)
             os.makedirs(case_dir, exist_ok=True)
             with open(os.path.join(case_dir, "graph.txt"), "w") as f:
