@@ -12,7 +12,9 @@
 #include <thread>
 #include <vector>
 
+#include "fx_core/io/torch_save.h"
 #include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/graph_module_file.h"
 #include "fx_core/support/error.h"
 #include "tests/fx_core/tracer/tracer_testing.h"
 #include "tests/testing/python.h"
@@ -264,6 +266,43 @@ TEST(MakeFx, LeafOpsStayWhole) {
                        c10::IValue(c10::List<at::Tensor>(fn(inputs))));
   options.leaf_ops = {"aten::no_such_op"};
   EXPECT_THROW(make_fx(fn, inputs, options), FxError);
+}
+
+// Downstream: a captured graph survives the fx-graph JSON bundle both ways,
+// in C++ (text, code, numbers) and in Python (tools/torchfx_import.py
+// rebuilds it with torch.ops.aten targets and matches eager).
+TEST_F(MakeFxTest, BundleRoundTripAndPythonImport) {
+  SmallCnn cnn;
+  cnn->eval();
+  MakeFxOptions options;
+  options.module = cnn.get();
+  Tensors inputs = {at::randn({1, 3, 8, 8})};
+  auto gm = make_fx([&](const Tensors& in) -> Tensors { return {cnn(in[0])}; },
+                    inputs, options);
+  std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/cnn_bundle";
+  ASSERT_EQ(std::system(("mkdir -p " + dir).c_str()), 0);
+  ASSERT_TRUE(write_graph_module(*gm, dir + "/graph.fx.json").ok());
+  auto loaded = read_graph_module(dir + "/graph.fx.json");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ((*loaded)->graph().str(), gm->graph().str());
+  EXPECT_EQ((*loaded)->code(), gm->code());
+  at::Tensor expected;
+  {
+    at::NoGradGuard no_grad;
+    expected = cnn(inputs[0]);
+    testing::expect_same((*loaded)->forward({inputs[0]}),
+                         c10::IValue(c10::List<at::Tensor>({expected})));
+  }
+  ASSERT_TRUE(write_value_file(dir + "/input.pt",
+                               c10::IValue(c10::List<at::Tensor>({inputs[0]})))
+                  .ok());
+  ASSERT_TRUE(write_value_file(dir + "/expected.pt",
+                               c10::IValue(c10::List<at::Tensor>({expected})))
+                  .ok());
+  std::string out =
+      testing::run_python("tools/torchfx_import.py", {dir, "--print"});
+  EXPECT_NE(out.find(gm->code()), std::string::npos) << out;
+  EXPECT_NE(out.find("torchfx_import: allclose"), std::string::npos) << out;
 }
 
 // Without Python: the capture is per thread and leaves no state behind.
