@@ -1,8 +1,10 @@
 #include "fx_core/capture/make_fx.h"
 
+#include <ATen/AccumulateType.h>
 #include <ATen/Functions.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
+#include <c10/core/InferenceMode.h>
 #include <c10/core/SafePyObject.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <c10/core/impl/PyInterpreter.h>
@@ -104,7 +106,8 @@ bool has_kind(const c10::Argument& arg, c10::TypeKind kind) {
 // One capture: the graph being built and what each tensor is in it.
 class Recorder {
  public:
-  Recorder(Graph& graph, const MakeFxOptions& options) : graph_(graph) {
+  Recorder(Graph& graph, const MakeFxOptions& options)
+      : graph_(graph), meta_(options.meta) {
     for (const auto& [name, decomposition] : options.decompositions) {
       decompositions_[&find_schema(name)] = decomposition;
     }
@@ -226,7 +229,11 @@ class Recorder {
                          (overload.empty() ? "default" : overload);
     Node* node = graph_.create_node(Opcode::kCallFunction, target,
                                     std::move(args), std::move(kwargs), name);
-    run_below_mode(op, stack);
+    if (meta_) {
+      run_on_meta(op, stack);
+    } else {
+      run_below_mode(op, stack);
+    }
     const size_t returns = schema.returns().size();
     const size_t out_base = stack->size() - returns;
     if (returns == 1) {
@@ -308,6 +315,118 @@ class Recorder {
                              torch::jit::Stack* stack) {
     c10::impl::ExcludeDispatchKeyGuard below(kCaptureKeys);
     op.callBoxed(stack);
+  }
+
+  // A meta tensor standing for `tensor` (itself when it is one already).
+  at::Tensor meta_of(const at::Tensor& tensor) {
+    if (!tensor.defined() || tensor.is_meta()) return tensor;
+    auto& shadow = meta_shadows_[tensor.unsafeGetTensorImpl()];
+    if (!shadow.defined()) {
+      // A normal tensor even under InferenceMode, as `tensor` is: views of
+      // it are made by autograd's view tracking above the mode.
+      c10::InferenceMode normal(tensor.is_inference());
+      c10::impl::ExcludeDispatchKeyGuard below(kCaptureKeys);
+      shadow = at::empty_strided(tensor.sizes(), tensor.strides(),
+                                 tensor.options().device(at::kMeta));
+      alive_.push_back(tensor);
+    }
+    return shadow;
+  }
+
+  c10::IValue meta_of(const c10::IValue& value) {
+    if (value.isTensor()) return meta_of(value.toTensor());
+    if (value.isTensorList()) {
+      c10::List<at::Tensor> list;
+      for (const at::Tensor& t : value.toTensorList())
+        list.push_back(meta_of(t));
+      return list;
+    }
+    if (value.isList() && !value.isIntList() && !value.isDoubleList() &&
+        !value.isBoolList()) {
+      auto list = value.toList();
+      bool tensors = false;
+      for (const c10::IValue& item : list) tensors |= item.isTensor();
+      if (!tensors) return value;
+      c10::List<c10::optional<at::Tensor>> out;
+      for (const c10::IValue& item : list) {
+        out.push_back(item.isTensor()
+                          ? c10::optional<at::Tensor>(meta_of(item.toTensor()))
+                          : c10::nullopt);
+      }
+      return out;
+    }
+    return value;
+  }
+
+  // Runs `op` on meta tensors: LibTorch's meta kernel, or a shape rule here
+  // for the operators its C++ build lacks one for.
+  void run_on_meta(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+    const size_t n = op.schema().arguments().size();
+    for (size_t i = stack->size() - n; i < stack->size(); ++i) {
+      (*stack)[i] = meta_of((*stack)[i]);
+    }
+    c10::impl::ExcludeDispatchKeyGuard below(kCaptureKeys);
+    at::AutoDispatchBelowADInplaceOrView no_autograd;
+    const auto& schema = op.schema();
+    const std::string& name = schema.name();
+    const std::string& overload = schema.overload_name();
+    if (overload.empty() && name == "aten::relu") {
+      auto args = torch::jit::pop(*stack, n);
+      stack->push_back(at::empty_like(args[0].toTensor()));
+    } else if (overload.empty() && name == "aten::relu_") {
+      // The result is `self`, already on the stack.
+      stack->resize(stack->size() - n + 1);
+    } else if (overload.empty() && name == "aten::convolution") {
+      auto args = torch::jit::pop(*stack, n);
+      stack->push_back(meta_convolution(args));
+    } else if (overload.empty() && name == "aten::native_batch_norm") {
+      auto args = torch::jit::pop(*stack, n);
+      const at::Tensor& input = args[0].toTensor();
+      const bool training = args[5].toBool();
+      const int64_t channels = input.dim() > 1 ? input.size(1) : 1;
+      auto stats = input.options().dtype(
+          at::toAccumulateType(input.scalar_type(), /*is_cuda=*/false));
+      at::Tensor mean = at::empty({training ? channels : 0}, stats);
+      at::Tensor invstd = at::empty({training ? channels : 0}, stats);
+      stack->push_back(at::empty_like(input));
+      stack->push_back(mean);
+      stack->push_back(invstd);
+    } else {
+      op.callBoxed(stack);
+    }
+  }
+
+  // convolution's output shape (ATen's conv_output_size and its transposed
+  // form).
+  static at::Tensor meta_convolution(const std::vector<c10::IValue>& args) {
+    const at::Tensor& input = args[0].toTensor();
+    const at::Tensor& weight = args[1].toTensor();
+    auto stride = args[3].toIntVector();
+    auto padding = args[4].toIntVector();
+    auto dilation = args[5].toIntVector();
+    const bool transposed = args[6].toBool();
+    auto output_padding = args[7].toIntVector();
+    const int64_t groups = args[8].toInt();
+    const int64_t spatial = input.dim() - 2;
+    auto at_or_last = [](const std::vector<int64_t>& v, int64_t i) {
+      return v[std::min<size_t>(static_cast<size_t>(i), v.size() - 1)];
+    };
+    std::vector<int64_t> sizes = {
+        input.size(0), transposed ? weight.size(1) * groups : weight.size(0)};
+    for (int64_t d = 0; d < spatial; ++d) {
+      const int64_t in = input.size(d + 2);
+      const int64_t k = weight.size(d + 2);
+      const int64_t s = at_or_last(stride, d);
+      const int64_t p = at_or_last(padding, d);
+      const int64_t dl = at_or_last(dilation, d);
+      if (transposed) {
+        sizes.push_back((in - 1) * s - 2 * p + dl * (k - 1) +
+                        at_or_last(output_padding, d) + 1);
+      } else {
+        sizes.push_back((in + 2 * p - dl * (k - 1) - 1) / s + 1);
+      }
+    }
+    return at::empty(sizes, input.options());
   }
 
  private:
@@ -413,6 +532,8 @@ class Recorder {
   std::vector<at::Tensor> alive_;
   int params_ = 0;
   int tensors_ = 0;
+  bool meta_ = false;
+  absl::flat_hash_map<const TensorImpl*, at::Tensor> meta_shadows_;
   int user_depth_ = 0;
   const c10::FunctionSchema* user_schema_ = nullptr;
   absl::flat_hash_map<const c10::FunctionSchema*, Decomposition>
@@ -574,15 +695,25 @@ CapturedGraph capture_graph(const TensorFunction& fn,
   captured.graph = std::make_unique<Graph>();
   Graph& graph = *captured.graph;
   Recorder recorder(graph, options);
+  std::vector<Node*> placeholders;
   for (size_t i = 0; i < example_inputs.size(); ++i) {
-    recorder.track(example_inputs[i],
-                   graph.placeholder("arg" + std::to_string(i) + "_1"));
+    placeholders.push_back(graph.placeholder("arg" + std::to_string(i) + "_1"));
+    if (!options.meta) recorder.track(example_inputs[i], placeholders.back());
   }
   std::vector<at::Tensor> outputs;
   {
     CaptureScope scope(&recorder);
     c10::impl::IncludeDispatchKeyGuard include(kCaptureKeys);
-    outputs = fn(example_inputs);
+    if (options.meta) {
+      std::vector<at::Tensor> meta_inputs;
+      for (size_t i = 0; i < example_inputs.size(); ++i) {
+        meta_inputs.push_back(recorder.meta_of(example_inputs[i]));
+        recorder.track(meta_inputs.back(), placeholders[i]);
+      }
+      outputs = fn(meta_inputs);
+    } else {
+      outputs = fn(example_inputs);
+    }
   }
   ArgumentList results;
   for (const auto& out : outputs) {

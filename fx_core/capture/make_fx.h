@@ -50,7 +50,8 @@
 // relies on LibTorch 1.13's c10::impl internals. Which calls the captured
 // code made itself is seen by a boxed fallback on TESTING_ONLY_GenericMode
 // (above autograd), registered by this library: no other library in the
-// process may register one. Not yet done: meta tensors, the other C++
+// process may register one. Not yet done: meta shape rules beyond those
+// above, the other C++
 // front-end spellings that differ from Python's (factories lack Python's
 // device/pin_memory keyword arguments; `2 - x`; torch::tensor; see the
 // README), a built-in decomposition table, data-dependent operators
@@ -91,6 +92,15 @@ using Decomposition =
 struct MakeFxOptions {
   // The GraphModule's class name (Python: the function's __name__).
   std::string class_name = "GraphModule";
+  // Meta mode: shapes only, no data. `fn` gets meta copies of the example
+  // inputs, and every recorded operator runs on meta tensors (a parameter
+  // or other real tensor it is given is replaced by a meta tensor of the
+  // same shape), so nothing is computed; the GraphModule keeps the real
+  // parameters and runs on real inputs. Operators LibTorch's C++ build has
+  // no meta kernel for get shape rules here (convolution, native_batch_norm,
+  // relu, relu_); any other such operator throws. The graph is make_fx's on
+  // meta tensors (device=meta in factory arguments).
+  bool meta = false;
   // When set, exactly this module's parameters are recorded as
   // `_param_constantN` (Python: instances of torch.nn.Parameter). When not,
   // a leaf tensor that requires grad is taken for a parameter.

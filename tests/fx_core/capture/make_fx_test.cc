@@ -183,6 +183,27 @@ TEST_F(MakeFxTest, SmallCnnInEval) {
       {at::randn({1, 3, 8, 8})}, options);
 }
 
+// Meta mode: the function runs on meta tensors (shape rules for the
+// operators LibTorch's C++ build has no meta kernel for); the graph is
+// make_fx's on a meta module and meta inputs, and the GraphModule, which
+// keeps the real parameters, runs to eager's numbers.
+TEST_F(MakeFxTest, SmallCnnOnMeta) {
+  SmallCnn cnn;
+  cnn->eval();
+  MakeFxOptions options;
+  options.module = cnn.get();
+  options.meta = true;
+  bool saw_meta = false;
+  expect_make_fx(
+      "cnn_meta",
+      [&](const Tensors& in) -> Tensors {
+        saw_meta = saw_meta || in[0].is_meta();
+        return {cnn(in[0])};
+      },
+      {at::randn({1, 3, 8, 8})}, options);
+  EXPECT_TRUE(saw_meta);
+}
+
 TEST_F(MakeFxTest, SplitAndUnbind) {
   expect_make_fx("split_unbind", split_unbind, {at::randn({3, 6})});
 }

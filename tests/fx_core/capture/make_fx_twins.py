@@ -44,10 +44,15 @@ class SmallCnn(torch.nn.Module):
 
 
 CNN = SmallCnn().eval()
+CNN_META = SmallCnn().eval().to("meta")
 
 
 def cnn(arg0):
     return [CNN(arg0)]
+
+
+def cnn_meta(arg0):
+    return [CNN_META(arg0)]
 
 
 def split_unbind(arg0):
@@ -92,6 +97,7 @@ CASES = {
     "relu_add": (relu_add, lambda: [torch.randn(3, 4), torch.randn(3, 4)]),
     "linear": (linear, lambda: [torch.randn(2, 4)]),
     "cnn": (cnn, lambda: [torch.randn(1, 3, 8, 8)]),
+    "cnn_meta": (cnn_meta, lambda: [torch.randn(1, 3, 8, 8, device="meta")]),
     "split_unbind": (split_unbind, lambda: [torch.randn(3, 6)]),
     "in_place": (in_place, lambda: [torch.randn(3, 4), torch.randn(3, 4)]),
     "attributes": (attributes, lambda: [torch.randn(2, 4)]),
