@@ -51,12 +51,11 @@
 // code made itself is seen by a boxed fallback on TESTING_ONLY_GenericMode
 // (above autograd), registered by this library: no other library in the
 // process may register one. Not yet done: meta shape rules beyond those
-// above, the other C++
-// front-end spellings that differ from Python's (factories lack Python's
-// device/pin_memory keyword arguments; `2 - x`; torch::tensor; see the
-// README), a built-in decomposition table, data-dependent operators
-// (item() records _local_scalar_dense and bakes the value in, as make_fx
-// 1.13 does).
+// of MakeFxOptions::meta, the other C++ front-end spellings that differ
+// from Python's (factories lack Python's device/pin_memory keyword
+// arguments; `2 - x`; torch::tensor; see the README), a built-in
+// decomposition table, data-dependent operators (item() records
+// _local_scalar_dense and bakes the value in, as make_fx 1.13 does).
 #ifndef FX_CORE_CAPTURE_MAKE_FX_H_
 #define FX_CORE_CAPTURE_MAKE_FX_H_
 
