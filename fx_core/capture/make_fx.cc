@@ -180,6 +180,7 @@ class Recorder {
     std::vector<size_t> index;  // spelled argument i is stack[base + index[i]]
     if (spell_as_python && &schema == user_schema_ && user_depth_ == 1) {
       spelled = python_spelling(schema, &index);
+      fill_tensor_options(schema, stack, base);
     }
     if (spelled == &schema) {
       index.resize(schema.arguments().size());
@@ -430,6 +431,38 @@ class Recorder {
   }
 
  private:
+  // A factory's TensorOptions as Python's bindings pass them: `device`
+  // (the default device, CPU) and `pin_memory` (False) always; for a
+  // `*_like` factory also `dtype` and `layout`, and `device` from `self`.
+  // C++ leaves them None. The values are the kernel's own defaults, so the
+  // call computes the same.
+  static void fill_tensor_options(const c10::FunctionSchema& schema,
+                                  torch::jit::Stack* stack, size_t base) {
+    const auto& params = schema.arguments();
+    auto at = [&](const char* name) -> c10::IValue* {
+      auto i = schema.argumentIndexWithName(name);
+      if (!i.has_value() || !params[*i].kwarg_only()) return nullptr;
+      return &(*stack)[base + static_cast<size_t>(*i)];
+    };
+    c10::IValue* dtype = at("dtype");
+    c10::IValue* layout = at("layout");
+    c10::IValue* device = at("device");
+    c10::IValue* pin_memory = at("pin_memory");
+    if (!dtype || !layout || !device || !pin_memory) return;
+    const c10::IValue& first = (*stack)[base];
+    const bool like =
+        !params.empty() && params[0].name() == "self" && first.isTensor();
+    if (like) {
+      const at::Tensor& self = first.toTensor();
+      if (dtype->isNone()) *dtype = static_cast<int64_t>(self.scalar_type());
+      if (layout->isNone()) *layout = static_cast<int64_t>(self.layout());
+      if (device->isNone()) *device = self.device();
+    } else if (device->isNone()) {
+      *device = c10::Device(c10::kCPU);
+    }
+    if (pin_memory->isNone()) *pin_memory = false;
+  }
+
   // For a C++-only overload, the schema Python's parser would have picked
   // and where each of its arguments is in `schema`'s; else `&schema`.
   static const c10::FunctionSchema* python_spelling(

@@ -237,6 +237,18 @@ TEST_F(MakeFxTest, ScalarsAsPythonSpellsThem) {
   expect_make_fx("scalars", scalars, {at::randn({3, 4})});
 }
 
+// Factories called by the code get the TensorOptions Python's bindings
+// pass (device, pin_memory; dtype and layout too for *_like).
+TEST_F(MakeFxTest, FactoriesAsPythonSpellsThem) {
+  expect_make_fx("factories",
+                 [](const Tensors& in) -> Tensors {
+                   return {at::zeros({2, 2}), at::ones({3}, at::kDouble),
+                           at::full({2}, 1.5), at::zeros_like(in[0]),
+                           at::add(at::ones_like(in[0]), in[0])};
+                 },
+                 {at::randn({2})});
+}
+
 // make_fx's decomposition_table: relu's calls recorded in its place.
 TEST_F(MakeFxTest, DecompositionTable) {
   MakeFxOptions options;

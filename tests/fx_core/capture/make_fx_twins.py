@@ -91,6 +91,12 @@ def decomposed(arg0, arg1):
     return [torch.relu(torch.add(arg0, arg1)), torch.relu(arg1)]
 
 
+def factories(arg0):
+    return [torch.zeros(2, 2), torch.ones(3, dtype=torch.float64),
+            torch.full((2,), 1.5), torch.zeros_like(arg0),
+            torch.add(torch.ones_like(arg0), arg0)]
+
+
 DECOMPOSED = {torch.ops.aten.relu.default: lambda x: torch.clamp_min(x, 0)}
 
 CASES = {
@@ -102,6 +108,7 @@ CASES = {
     "in_place": (in_place, lambda: [torch.randn(3, 4), torch.randn(3, 4)]),
     "attributes": (attributes, lambda: [torch.randn(2, 4)]),
     "scalars": (scalars, lambda: [torch.randn(3, 4)]),
+    "factories": (factories, lambda: [torch.randn(2)]),
     "decomposed": (decomposed, lambda: [torch.randn(3, 4), torch.randn(3, 4)]),
 }
 
