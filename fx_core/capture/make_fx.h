@@ -34,8 +34,10 @@
 //   - a number passed by the captured code itself to add, sub, mul or div
 //     (and their in-place forms) reaches a C++-only `.Scalar` overload; it
 //     is recorded as the `.Tensor` overload with the number, as Python's
-//     parser calls it (`x + 2` -> add.Tensor(x, 2)). Calls made inside
-//     ATen keep their own overload, as in make_fx.
+//     parser calls it (`x + 2` -> add.Tensor(x, 2)); a factory it calls
+//     gets the device / pin_memory (and for *_like dtype / layout) Python's
+//     bindings pass. Calls made inside ATen keep their own spelling, as in
+//     make_fx.
 //
 // The function runs eagerly on the example inputs (real tensors), so the
 // numbers are eager's. Capture is per thread: only calls made on the calling
@@ -52,8 +54,7 @@
 // (above autograd), registered by this library: no other library in the
 // process may register one. Not yet done: meta shape rules beyond those
 // of MakeFxOptions::meta, the other C++ front-end spellings that differ
-// from Python's (factories lack Python's device/pin_memory keyword
-// arguments; `2 - x`; torch::tensor; see the README), a built-in
+// from Python's (`2 - x`; torch::tensor; see the README), a built-in
 // decomposition table, data-dependent operators (item() records
 // _local_scalar_dense and bakes the value in, as make_fx 1.13 does).
 #ifndef FX_CORE_CAPTURE_MAKE_FX_H_
