@@ -183,6 +183,18 @@ TEST_F(MakeFxTest, SmallCnnInEval) {
       {at::randn({1, 3, 8, 8})}, options);
 }
 
+// Batch norm in training: num_batches_tracked += 1 (add_.Scalar in C++)
+// recorded as Python's add_(1), then native_batch_norm with training=True.
+TEST_F(MakeFxTest, SmallCnnInTraining) {
+  SmallCnn cnn;
+  cnn->train();
+  MakeFxOptions options;
+  options.module = cnn.get();
+  expect_make_fx(
+      "cnn_train", [&](const Tensors& in) -> Tensors { return {cnn(in[0])}; },
+      {at::randn({2, 3, 8, 8})}, options);
+}
+
 // Meta mode: the function runs on meta tensors (shape rules for the
 // operators LibTorch's C++ build has no meta kernel for); the graph is
 // make_fx's on a meta module and meta inputs, and the GraphModule, which

@@ -45,6 +45,7 @@ class SmallCnn(torch.nn.Module):
 
 CNN = SmallCnn().eval()
 CNN_META = SmallCnn().eval().to("meta")
+CNN_TRAIN = SmallCnn().train()
 
 
 def cnn(arg0):
@@ -53,6 +54,10 @@ def cnn(arg0):
 
 def cnn_meta(arg0):
     return [CNN_META(arg0)]
+
+
+def cnn_train(arg0):
+    return [CNN_TRAIN(arg0)]
 
 
 def split_unbind(arg0):
@@ -103,6 +108,7 @@ CASES = {
     "relu_add": (relu_add, lambda: [torch.randn(3, 4), torch.randn(3, 4)]),
     "linear": (linear, lambda: [torch.randn(2, 4)]),
     "cnn": (cnn, lambda: [torch.randn(1, 3, 8, 8)]),
+    "cnn_train": (cnn_train, lambda: [torch.randn(2, 3, 8, 8)]),
     "cnn_meta": (cnn_meta, lambda: [torch.randn(1, 3, 8, 8, device="meta")]),
     "split_unbind": (split_unbind, lambda: [torch.randn(3, 6)]),
     "in_place": (in_place, lambda: [torch.randn(3, 4), torch.randn(3, 4)]),
