@@ -107,7 +107,9 @@ bool has_kind(const c10::Argument& arg, c10::TypeKind kind) {
 class Recorder {
  public:
   Recorder(Graph& graph, const MakeFxOptions& options)
-      : graph_(graph), meta_(options.meta) {
+      : graph_(graph),
+        meta_(options.meta),
+        allow_data_dependent_(options.allow_data_dependent) {
     for (const auto& [name, decomposition] : options.decompositions) {
       decompositions_[&find_schema(name)] = decomposition;
     }
@@ -173,6 +175,20 @@ class Recorder {
               bool spell_as_python) {
     const auto& schema = op.schema();
     const size_t base = stack->size() - schema.arguments().size();
+    if (!allow_data_dependent_ && reads_data(schema)) {
+      for (size_t i = base; i < stack->size(); ++i) {
+        const c10::IValue& value = (*stack)[i];
+        if (value.isTensor() &&
+            nodes_.contains(value.toTensor().unsafeGetTensorImpl())) {
+          throw FxError(
+              "make_fx: " + schema.name() +
+              " reads the value of a captured tensor (item(), a comparison "
+              "used as a bool, ...): the graph would bake it in, and any "
+              "branch taken on it. Set MakeFxOptions::allow_data_dependent "
+              "to record it as make_fx 1.13 does.");
+        }
+      }
+    }
     // The schema whose spelling is recorded: the operator's own, or for a
     // user's call of a C++-only overload the one Python would have called,
     // its arguments taken by name.
@@ -316,6 +332,12 @@ class Recorder {
                              torch::jit::Stack* stack) {
     c10::impl::ExcludeDispatchKeyGuard below(kCaptureKeys);
     op.callBoxed(stack);
+  }
+
+  // Operators whose result is a tensor's value in C++.
+  static bool reads_data(const c10::FunctionSchema& schema) {
+    const std::string& name = schema.name();
+    return name == "aten::_local_scalar_dense" || name == "aten::equal";
   }
 
   // A meta tensor standing for `tensor` (itself when it is one already).
@@ -566,6 +588,7 @@ class Recorder {
   int params_ = 0;
   int tensors_ = 0;
   bool meta_ = false;
+  bool allow_data_dependent_ = false;
   absl::flat_hash_map<const TensorImpl*, at::Tensor> meta_shadows_;
   int user_depth_ = 0;
   const c10::FunctionSchema* user_schema_ = nullptr;

@@ -55,8 +55,7 @@
 // process may register one. Not yet done: meta shape rules beyond those
 // of MakeFxOptions::meta, the other C++ front-end spellings that differ
 // from Python's (`2 - x`; torch::tensor; see the README), a built-in
-// decomposition table, data-dependent operators (item() records
-// _local_scalar_dense and bakes the value in, as make_fx 1.13 does).
+// decomposition table.
 #ifndef FX_CORE_CAPTURE_MAKE_FX_H_
 #define FX_CORE_CAPTURE_MAKE_FX_H_
 
@@ -101,6 +100,13 @@ struct MakeFxOptions {
   // relu, relu_); any other such operator throws. The graph is make_fx's on
   // meta tensors (device=meta in factory arguments).
   bool meta = false;
+  // A call that reads a captured tensor's value into C++ (item() reaches
+  // aten::_local_scalar_dense; aten::equal) makes whatever the code does
+  // with it a constant of the graph. By default that throws fx::FxError
+  // naming the operator; true records it, as make_fx 1.13 does in real mode
+  // (the value, and any branch taken on it, baked in). A tensor the graph
+  // holds as a constant may always be read.
+  bool allow_data_dependent = false;
   // When set, exactly this module's parameters are recorded as
   // `_param_constantN` (Python: instances of torch.nn.Parameter). When not,
   // a leaf tensor that requires grad is taken for a parameter.

@@ -350,6 +350,42 @@ TEST_F(MakeFxTest, BundleRoundTripAndPythonImport) {
   EXPECT_NE(out.find("torchfx_import: allclose"), std::string::npos) << out;
 }
 
+// Reading a captured tensor's value throws by default, naming the operator;
+// make_fx 1.13's recording is an option; constants may be read.
+TEST(MakeFx, DataDependentCallsThrowUnlessAllowed) {
+  auto branchy = [](const Tensors& in) -> Tensors {
+    if (in[0].sum().item<double>() > 0) return {in[0].neg()};
+    return {in[0].exp()};
+  };
+  Tensors inputs = {at::ones({2})};
+  try {
+    make_fx(branchy, inputs);
+    FAIL() << "no error";
+  } catch (const FxError& e) {
+    EXPECT_NE(std::string(e.what()).find("aten::_local_scalar_dense"),
+              std::string::npos)
+        << e.what();
+  }
+  MakeFxOptions options;
+  options.allow_data_dependent = true;
+  auto gm = make_fx(branchy, inputs, options);
+  EXPECT_NE(
+      gm->code().find("torch.ops.aten._local_scalar_dense.default(sum_1)"),
+      std::string::npos)
+      << gm->code();
+  EXPECT_NE(gm->code().find("neg"), std::string::npos) << gm->code();
+  // A constant's value is known when the graph is made.
+  at::Tensor scale = at::full({1}, 3.0);
+  auto constant = make_fx(
+      [&](const Tensors& in) -> Tensors {
+        return {at::mul(in[0], scale.item<double>())};
+      },
+      inputs);
+  EXPECT_NE(constant->code().find("torch.ops.aten.mul.Tensor(arg0_1, 3.0)"),
+            std::string::npos)
+      << constant->code();
+}
+
 // Without Python: the capture is per thread and leaves no state behind.
 TEST(MakeFx, OtherThreadsAreNotRecorded) {
   at::Tensor other = at::randn({2, 2});
