@@ -287,8 +287,7 @@ class Recorder {
     return std::move(constants_);
   }
 
-  // Brackets an operator call as the user-call key sees it: depth 1 is a
-  // call made by the captured code itself.
+  // The schema of an operator named "aten::NAME" or "aten::NAME.OVERLOAD".
   static const c10::FunctionSchema& find_schema(const std::string& name) {
     auto colons = name.find("::");
     auto dot = name.find('.', colons == std::string::npos ? 0 : colons);
@@ -318,6 +317,8 @@ class Recorder {
     for (auto& result : results) stack->push_back(std::move(result));
   }
 
+  // Brackets an operator call as the user-call key sees it: depth 1 is a
+  // call made by the captured code itself.
   const c10::FunctionSchema* enter_call(const c10::FunctionSchema* schema) {
     const c10::FunctionSchema* saved = user_schema_;
     if (++user_depth_ == 1) user_schema_ = schema;
@@ -336,8 +337,10 @@ class Recorder {
 
   // Operators whose result is a tensor's value in C++.
   static bool reads_data(const c10::FunctionSchema& schema) {
-    const std::string& name = schema.name();
-    return name == "aten::_local_scalar_dense" || name == "aten::equal";
+    static const c10::FunctionSchema* local_scalar_dense =
+        &find_schema("aten::_local_scalar_dense");
+    static const c10::FunctionSchema* equal = &find_schema("aten::equal");
+    return &schema == local_scalar_dense || &schema == equal;
   }
 
   // A meta tensor standing for `tensor` (itself when it is one already).
