@@ -249,6 +249,21 @@ TEST_F(MakeFxTest, ScalarsAsPythonSpellsThem) {
   expect_make_fx("scalars", scalars, {at::randn({3, 4})});
 }
 
+// Views, and an in-place op on a view of a clone.
+TEST_F(MakeFxTest, Views) {
+  expect_make_fx("views",
+                 [](const Tensors& in) -> Tensors {
+                   const at::Tensor& x = in[0];
+                   at::Tensor y = at::clone(x);
+                   y.select(0, 0).mul_(2);
+                   return {x.view({-1}),        x.transpose(0, 1),
+                           x.select(0, 1),      x.narrow(1, 1, 2),
+                           x.unsqueeze(0),      y,
+                           x.expand({2, 3, 4}), x.reshape({4, 3})};
+                 },
+                 {at::randn({3, 4})});
+}
+
 // Factories called by the code get the TensorOptions Python's bindings
 // pass (device, pin_memory; dtype and layout too for *_like).
 TEST_F(MakeFxTest, FactoriesAsPythonSpellsThem) {

@@ -96,6 +96,14 @@ def decomposed(arg0, arg1):
     return [torch.relu(torch.add(arg0, arg1)), torch.relu(arg1)]
 
 
+def views(arg0):
+    y = torch.clone(arg0)
+    y.select(0, 0).mul_(2)
+    return [arg0.view(-1), arg0.transpose(0, 1), arg0.select(0, 1),
+            arg0.narrow(1, 1, 2), arg0.unsqueeze(0), y,
+            arg0.expand(2, 3, 4), arg0.reshape(4, 3)]
+
+
 def factories(arg0):
     return [torch.zeros(2, 2), torch.ones(3, dtype=torch.float64),
             torch.full((2,), 1.5), torch.zeros_like(arg0),
@@ -114,6 +122,7 @@ CASES = {
     "in_place": (in_place, lambda: [torch.randn(3, 4), torch.randn(3, 4)]),
     "attributes": (attributes, lambda: [torch.randn(2, 4)]),
     "scalars": (scalars, lambda: [torch.randn(3, 4)]),
+    "views": (views, lambda: [torch.randn(3, 4)]),
     "factories": (factories, lambda: [torch.randn(2)]),
     "decomposed": (decomposed, lambda: [torch.randn(3, 4), torch.randn(3, 4)]),
 }
