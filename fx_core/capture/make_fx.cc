@@ -206,8 +206,15 @@ class Recorder {
     const size_t n = params.size();
     // As Python's argument parser spells them: an `int[N]` given as one
     // int (C++'s `padding = 0` default reaches the kernel as [0]) is N ints.
+    // An undefined tensor for a `Tensor?` (C++'s way of leaving out a bias)
+    // is None, as Python passes it.
     for (size_t i = 0; i < n; ++i) {
-      expand_int_list((*stack)[base + index[i]], params[i]);
+      c10::IValue& value = (*stack)[base + index[i]];
+      expand_int_list(value, params[i]);
+      if (value.isTensor() && !value.toTensor().defined() &&
+          params[i].real_type()->cast<c10::OptionalType>()) {
+        value = c10::IValue();
+      }
     }
     auto argument = [&](size_t i) -> const c10::IValue& {
       return (*stack)[base + index[i]];
@@ -561,7 +568,10 @@ class Recorder {
 
   Argument to_argument(const c10::IValue& value, const std::string& what) {
     if (value.isNone()) return Argument();
-    if (value.isTensor()) return Argument(node_for(value.toTensor()));
+    if (value.isTensor()) {
+      if (!value.toTensor().defined()) return Argument();
+      return Argument(node_for(value.toTensor()));
+    }
     if (value.isBool()) return Argument(value.toBool());
     if (value.isInt()) return Argument(value.toInt());
     if (value.isDouble()) return Argument(value.toDouble());

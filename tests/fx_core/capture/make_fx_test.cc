@@ -216,6 +216,19 @@ TEST_F(MakeFxTest, SmallCnnOnMeta) {
   EXPECT_TRUE(saw_meta);
 }
 
+// Modules without bias: C++ passes an undefined tensor where Python passes
+// None; both are recorded as None.
+TEST_F(MakeFxTest, NoBias) {
+  torch::nn::Conv2d conv(
+      torch::nn::Conv2dOptions(3, 4, 3).stride(2).padding(1).bias(false));
+  torch::nn::Linear linear(torch::nn::LinearOptions(4, 2).bias(false));
+  expect_make_fx("no_bias",
+                 [&](const Tensors& in) -> Tensors {
+                   return {linear(conv(in[0]).mean({2, 3}))};
+                 },
+                 {at::randn({1, 3, 8, 8})});
+}
+
 TEST_F(MakeFxTest, SplitAndUnbind) {
   expect_make_fx("split_unbind", split_unbind, {at::randn({3, 6})});
 }

@@ -60,6 +60,15 @@ def cnn_train(arg0):
     return [CNN_TRAIN(arg0)]
 
 
+NO_BIAS_CONV = torch.nn.Conv2d(3, 4, 3, stride=2, padding=1, bias=False)
+NO_BIAS_LINEAR = torch.nn.Linear(4, 2, bias=False)
+
+
+def no_bias(arg0):
+    y = NO_BIAS_CONV(arg0)
+    return [NO_BIAS_LINEAR(y.mean([2, 3]))]
+
+
 def split_unbind(arg0):
     s = torch.split(arg0, 2, 1)
     u = torch.unbind(arg0, 0)
@@ -118,6 +127,7 @@ CASES = {
     "cnn": (cnn, lambda: [torch.randn(1, 3, 8, 8)]),
     "cnn_train": (cnn_train, lambda: [torch.randn(2, 3, 8, 8)]),
     "cnn_meta": (cnn_meta, lambda: [torch.randn(1, 3, 8, 8, device="meta")]),
+    "no_bias": (no_bias, lambda: [torch.randn(1, 3, 8, 8)]),
     "split_unbind": (split_unbind, lambda: [torch.randn(3, 6)]),
     "in_place": (in_place, lambda: [torch.randn(3, 4), torch.randn(3, 4)]),
     "attributes": (attributes, lambda: [torch.randn(2, 4)]),
