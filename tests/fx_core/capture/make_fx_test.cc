@@ -16,6 +16,7 @@
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/graph_module_file.h"
 #include "fx_core/support/error.h"
+#include "tests/fx_core/capture/plain_resnet.h"
 #include "tests/fx_core/tracer/tracer_testing.h"
 #include "tests/testing/python.h"
 #include "tests/testing/reference.h"
@@ -260,6 +261,20 @@ TEST_F(MakeFxTest, SharedParameterAndBuffer) {
 
 TEST_F(MakeFxTest, ScalarsAsPythonSpellsThem) {
   expect_make_fx("scalars", scalars, {at::randn({3, 4})});
+}
+
+// resnet18 in plain LibTorch against make_fx of torchvision's resnet18.
+TEST_F(MakeFxTest, PlainResNet18) {
+  if (!testing::have_python_torch(/*torchvision=*/true)) {
+    GTEST_SKIP() << "python3-torchvision is not installed";
+  }
+  testing::PlainResNet18 model;
+  model->eval();
+  MakeFxOptions options;
+  options.module = model.get();
+  expect_make_fx(
+      "resnet18", [&](const Tensors& in) -> Tensors { return {model(in[0])}; },
+      {at::randn({1, 3, 64, 64})}, options);
 }
 
 // Views, and an in-place op on a view of a clone.

@@ -138,7 +138,19 @@ CASES = {
 }
 
 
+def resnet18_cases():
+    """torchvision's resnet18 (eval), when torchvision is installed."""
+    try:
+        import torchvision
+    except ImportError:
+        return {}
+    model = torchvision.models.resnet18().eval()
+    return {"resnet18": (lambda arg0: [model(arg0)],
+                         lambda: [torch.randn(1, 3, 64, 64)])}
+
+
 def main(out_dir):
+    CASES.update(resnet18_cases())
     for name, (fn, inputs) in CASES.items():
         for mode, guard in (("grad", torch.enable_grad),
                             ("no_grad", torch.no_grad),
