@@ -39,8 +39,8 @@
 //     bindings pass. Calls made inside ATen keep their own spelling, as in
 //     make_fx.
 //
-// The function runs eagerly on the example inputs (real tensors), so the
-// numbers are eager's. Capture is per thread: only calls made on the calling
+// The function runs eagerly on the example inputs (real tensors, unless
+// MakeFxOptions::meta), so the numbers are eager's. Capture is per thread: only calls made on the calling
 // thread while make_fx runs are recorded (intra-op worker threads never
 // are); a second make_fx on the same thread during a capture throws.
 //
