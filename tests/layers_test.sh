@@ -42,7 +42,7 @@ expect_empty "the IR depends only on fx_core/support" \
 # Bottom to top, as in BUILD.bazel's package groups.
 layers=(
   //fx_core/support //fx_core/ir //fx_core/io //fx_core/format
-  //fx_core/runtime "//fx_core/cppgen + //fx_core/tracer" //fx_core/rewrite
+  //fx_core/runtime "//fx_core/capture + //fx_core/cppgen + //fx_core/tracer" //fx_core/rewrite
   //plugin_api/capi //plugin_api/loader //plugin_api/pipeline
 )
 pattern() {  # "//a + //b" -> "//a/... + //b/..."

@@ -1,0 +1,815 @@
+#include "fx_core/capture/make_fx.h"
+
+#include <ATen/AccumulateType.h>
+#include <ATen/Functions.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/stack.h>
+#include <c10/core/InferenceMode.h>
+#include <c10/core/SafePyObject.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <c10/core/impl/PyInterpreter.h>
+#include <c10/core/impl/TorchDispatchModeTLS.h>
+#include <torch/library.h>
+#include <torch/nn/module.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "fx_core/ir/argument.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/value.h"
+#include "fx_core/support/error.h"
+
+namespace fx {
+namespace {
+
+using c10::DispatchKey;
+using c10::DispatchKeySet;
+using c10::TensorImpl;
+
+// The keys a torch_dispatch mode needs included: the snapshot key (highest)
+// records the thread's dispatch state on entry; the Python key (just above
+// the backends, below autograd) is where the mode is called.
+const DispatchKeySet kPythonKeys =
+    DispatchKeySet({DispatchKey::Python, DispatchKey::PythonTLSSnapshot});
+// Above autograd: sees the calls the user's code makes, before autograd's
+// composite kernels decompose them (make_fx's spelling of those calls).
+constexpr DispatchKey kUserCallKey = DispatchKey::TESTING_ONLY_GenericMode;
+const DispatchKeySet kCaptureKeys = kPythonKeys | DispatchKeySet(kUserCallKey);
+
+// The C++-only overloads (native_functions.yaml: "For C++ only") a number
+// reaches from C++ (`x + 2`), and the overload Python's argument parser
+// picks for the same call (a number wrapped as a tensor).
+const absl::flat_hash_map<std::string, std::string>& python_overloads() {
+  static const auto* overloads =
+      new absl::flat_hash_map<std::string, std::string>{
+          {"aten::add.Scalar", "Tensor"},
+          {"aten::add_.Scalar", "Tensor"},
+          {"aten::sub.Scalar", "Tensor"},
+          {"aten::sub_.Scalar", "Tensor"},
+          {"aten::mul.Scalar", "Tensor"},
+          {"aten::mul_.Scalar", "Tensor"},
+          {"aten::div.Scalar", "Tensor"},
+          {"aten::div_.Scalar", "Tensor"},
+          {"aten::div.Scalar_mode", "Tensor_mode"},
+          {"aten::div_.Scalar_mode", "Tensor_mode"},
+      };
+  return *overloads;
+}
+
+std::string layout_name(c10::Layout layout) {
+  switch (layout) {
+    case c10::kStrided:
+      return "torch.strided";
+    case c10::kSparse:
+      return "torch.sparse_coo";
+    case c10::kSparseCsr:
+      return "torch.sparse_csr";
+    case c10::kMkldnn:
+      return "torch._mkldnn";
+    default:
+      throw FxError("make_fx: cannot record layout " +
+                    std::string(c10::toString(layout)));
+  }
+}
+
+std::string memory_format_name(c10::MemoryFormat format) {
+  switch (format) {
+    case c10::MemoryFormat::Contiguous:
+      return "torch.contiguous_format";
+    case c10::MemoryFormat::Preserve:
+      return "torch.preserve_format";
+    case c10::MemoryFormat::ChannelsLast:
+      return "torch.channels_last";
+    case c10::MemoryFormat::ChannelsLast3d:
+      return "torch.channels_last_3d";
+    default:
+      throw FxError("make_fx: cannot record this memory format");
+  }
+}
+
+// True when the schema argument's type (or its Optional's element) is `kind`.
+bool has_kind(const c10::Argument& arg, c10::TypeKind kind) {
+  const auto& type = arg.real_type();
+  if (type->kind() == kind) return true;
+  if (auto optional = type->cast<c10::OptionalType>()) {
+    return optional->getElementType()->kind() == kind;
+  }
+  return false;
+}
+
+// One capture: the graph being built and what each tensor is in it.
+class Recorder {
+ public:
+  Recorder(Graph& graph, const MakeFxOptions& options)
+      : graph_(graph),
+        meta_(options.meta),
+        allow_data_dependent_(options.allow_data_dependent) {
+    for (const auto& [name, decomposition] : options.decompositions) {
+      decompositions_[&find_schema(name)] = decomposition;
+    }
+    for (const auto& name : options.leaf_ops) {
+      leaf_ops_.insert(&find_schema(name));
+    }
+    const torch::nn::Module* module = options.module;
+    if (module != nullptr) {
+      has_module_ = true;
+      for (const auto& p : module->parameters(/*recurse=*/true)) {
+        parameters_.insert(p.unsafeGetTensorImpl());
+      }
+    }
+  }
+
+  void track(const at::Tensor& tensor, Node* node) {
+    nodes_[tensor.unsafeGetTensorImpl()] = node;
+    // Kept alive for the capture, so no later tensor reuses the address.
+    alive_.push_back(tensor);
+  }
+
+  // The node standing for `tensor`: the one that produced it, or a new
+  // get_attr of the attribute holding it (created at first use).
+  Node* node_for(const at::Tensor& tensor) {
+    auto found = nodes_.find(tensor.unsafeGetTensorImpl());
+    if (found != nodes_.end()) return found->second;
+    auto& name = attribute_names_[tensor.unsafeGetTensorImpl()];
+    if (name.empty()) {
+      bool parameter = is_parameter(tensor);
+      name = (parameter ? "_param_constant" : "_tensor_constant") +
+             std::to_string(parameter ? params_++ : tensors_++);
+      constants_.push_back({name, tensor, parameter});
+      alive_.push_back(tensor);
+    }
+    return graph_.get_attr(name);
+  }
+
+  // The torch_dispatch mode's body: decompose or record, then run.
+  void dispatch(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+    if (!decompositions_.empty()) {
+      auto found = decompositions_.find(&op.schema());
+      if (found != decompositions_.end()) {
+        decompose(op, found->second, stack);
+        return;
+      }
+    }
+    if (op.hasKernelForDispatchKey(DispatchKey::CompositeImplicitAutograd)) {
+      // As make_fx's func.decompose(): the composite kernel runs with the
+      // mode still on, so the operators it calls are recorded.
+      op.callBoxedForDispatchKey(DispatchKey::CompositeImplicitAutograd,
+                                 *stack);
+      return;
+    }
+    record(op, stack, /*spell_as_python=*/true);
+  }
+
+  bool is_leaf(const c10::FunctionSchema* schema) const {
+    return !leaf_ops_.empty() && leaf_ops_.contains(schema);
+  }
+
+  // Records `op` as one node and runs it with nothing below recorded.
+  void record(const c10::OperatorHandle& op, torch::jit::Stack* stack,
+              bool spell_as_python) {
+    const auto& schema = op.schema();
+    const size_t base = stack->size() - schema.arguments().size();
+    if (!allow_data_dependent_ && reads_data(schema)) {
+      for (size_t i = base; i < stack->size(); ++i) {
+        const c10::IValue& value = (*stack)[i];
+        if (value.isTensor() &&
+            nodes_.contains(value.toTensor().unsafeGetTensorImpl())) {
+          throw FxError(
+              "make_fx: " + schema.name() +
+              " reads the value of a captured tensor (item(), a comparison "
+              "used as a bool, ...): the graph would bake it in, and any "
+              "branch taken on it. Set MakeFxOptions::allow_data_dependent "
+              "to record it as make_fx 1.13 does.");
+        }
+      }
+    }
+    // The schema whose spelling is recorded: the operator's own, or for a
+    // user's call of a C++-only overload the one Python would have called,
+    // its arguments taken by name.
+    const c10::FunctionSchema* spelled = &schema;
+    std::vector<size_t> index;  // spelled argument i is stack[base + index[i]]
+    if (spell_as_python && &schema == user_schema_ && user_depth_ == 1) {
+      spelled = python_spelling(schema, &index);
+      fill_tensor_options(schema, stack, base);
+    }
+    if (spelled == &schema) {
+      index.resize(schema.arguments().size());
+      for (size_t i = 0; i < index.size(); ++i) index[i] = i;
+    }
+    const auto& params = spelled->arguments();
+    const size_t n = params.size();
+    // As Python's argument parser spells them: an `int[N]` given as one
+    // int (C++'s `padding = 0` default reaches the kernel as [0]) is N ints.
+    // An undefined tensor for a `Tensor?` (C++'s way of leaving out a bias)
+    // is None, as Python passes it.
+    for (size_t i = 0; i < n; ++i) {
+      c10::IValue& value = (*stack)[base + index[i]];
+      expand_int_list(value, params[i]);
+      if (value.isTensor() && !value.toTensor().defined() &&
+          params[i].real_type()->cast<c10::OptionalType>()) {
+        value = c10::IValue();
+      }
+    }
+    auto argument = [&](size_t i) -> const c10::IValue& {
+      return (*stack)[base + index[i]];
+    };
+    // Python's parseIValuesToPyArgsKwargs: keyword-only arguments start at
+    // the first trailing kwarg_only one; positional arguments end before
+    // the trailing ones equal to their defaults.
+    auto is_default = [&](size_t i) {
+      const auto& def = params[i].default_value();
+      return def.has_value() && *def == argument(i);
+    };
+    size_t kwarg_only_start = n;
+    while (kwarg_only_start > 0 && params[kwarg_only_start - 1].kwarg_only()) {
+      --kwarg_only_start;
+    }
+    size_t positional_end = kwarg_only_start;
+    while (positional_end > 0 && is_default(positional_end - 1)) {
+      --positional_end;
+    }
+    Node::Args args;
+    for (size_t i = 0; i < positional_end; ++i) {
+      args.push_back(to_argument(argument(i), params[i]));
+    }
+    Node::Kwargs kwargs;
+    for (size_t i = kwarg_only_start; i < n; ++i) {
+      if (is_default(i)) continue;
+      kwargs.emplace_back(params[i].name(),
+                          to_argument(argument(i), params[i]));
+    }
+    const auto& full_name = spelled->name();  // "aten::add"
+    auto colons = full_name.find("::");
+    std::string ns = full_name.substr(0, colons);
+    std::string name = full_name.substr(colons + 2);
+    const auto& overload = spelled->overload_name();
+    std::string target = "torch.ops." + ns + "." + name + "." +
+                         (overload.empty() ? "default" : overload);
+    Node* node = graph_.create_node(Opcode::kCallFunction, target,
+                                    std::move(args), std::move(kwargs), name);
+    if (meta_) {
+      run_on_meta(op, stack);
+    } else {
+      run_below_mode(op, stack);
+    }
+    const size_t returns = schema.returns().size();
+    const size_t out_base = stack->size() - returns;
+    if (returns == 1) {
+      track_value((*stack)[out_base], node);
+    } else {
+      for (size_t i = 0; i < returns; ++i) {
+        Node* item = getitem(node, static_cast<int64_t>(i));
+        track_value((*stack)[out_base + i], item);
+      }
+    }
+  }
+
+  // The mode's detach (autograd saving an output): make_fx records a
+  // detach.default node for it.
+  c10::intrusive_ptr<TensorImpl> detach(const TensorImpl* self) {
+    at::Tensor tensor(
+        c10::intrusive_ptr<TensorImpl>::unsafe_reclaim_from_nonowning(
+            const_cast<TensorImpl*>(self)));
+    Node::Args args;
+    args.push_back(node_for(tensor));
+    Node* node = graph_.create_node(Opcode::kCallFunction,
+                                    "torch.ops.aten.detach.default",
+                                    std::move(args), {}, "detach");
+    at::Tensor result;
+    {
+      c10::impl::ExcludeDispatchKeyGuard below(kCaptureKeys);
+      result = at::_ops::detach::call(tensor);
+    }
+    track(result, node);
+    return result.getIntrusivePtr();
+  }
+
+  std::vector<CapturedGraph::Constant> take_constants() {
+    return std::move(constants_);
+  }
+
+  // The schema of an operator named "aten::NAME" or "aten::NAME.OVERLOAD".
+  static const c10::FunctionSchema& find_schema(const std::string& name) {
+    auto colons = name.find("::");
+    auto dot = name.find('.', colons == std::string::npos ? 0 : colons);
+    c10::OperatorName op_name{name.substr(0, dot), dot == std::string::npos
+                                                       ? ""
+                                                       : name.substr(dot + 1)};
+    auto handle = c10::Dispatcher::singleton().findOp(op_name);
+    if (!handle.has_value()) {
+      throw FxError("make_fx: no operator " + name +
+                    " (spell it aten::NAME or aten::NAME.OVERLOAD)");
+    }
+    return handle->schema();
+  }
+
+  void decompose(const c10::OperatorHandle& op,
+                 const Decomposition& decomposition, torch::jit::Stack* stack) {
+    const auto& schema = op.schema();
+    std::vector<c10::IValue> args =
+        torch::jit::pop(*stack, schema.arguments().size());
+    std::vector<c10::IValue> results = decomposition(args);
+    if (results.size() != schema.returns().size()) {
+      throw FxError("make_fx: the decomposition of " + schema.name() + "." +
+                    schema.overload_name() + " returned " +
+                    std::to_string(results.size()) + " values, not " +
+                    std::to_string(schema.returns().size()));
+    }
+    for (auto& result : results) stack->push_back(std::move(result));
+  }
+
+  // Brackets an operator call as the user-call key sees it: depth 1 is a
+  // call made by the captured code itself.
+  const c10::FunctionSchema* enter_call(const c10::FunctionSchema* schema) {
+    const c10::FunctionSchema* saved = user_schema_;
+    if (++user_depth_ == 1) user_schema_ = schema;
+    return saved;
+  }
+  void exit_call(const c10::FunctionSchema* saved) {
+    --user_depth_;
+    user_schema_ = saved;
+  }
+
+  static void run_below_mode(const c10::OperatorHandle& op,
+                             torch::jit::Stack* stack) {
+    c10::impl::ExcludeDispatchKeyGuard below(kCaptureKeys);
+    op.callBoxed(stack);
+  }
+
+  // Operators whose result is a tensor's value in C++.
+  static bool reads_data(const c10::FunctionSchema& schema) {
+    static const c10::FunctionSchema* local_scalar_dense =
+        &find_schema("aten::_local_scalar_dense");
+    static const c10::FunctionSchema* equal = &find_schema("aten::equal");
+    return &schema == local_scalar_dense || &schema == equal;
+  }
+
+  // A meta tensor standing for `tensor` (itself when it is one already).
+  at::Tensor meta_of(const at::Tensor& tensor) {
+    if (!tensor.defined() || tensor.is_meta()) return tensor;
+    auto& shadow = meta_shadows_[tensor.unsafeGetTensorImpl()];
+    if (!shadow.defined()) {
+      // A normal tensor even under InferenceMode, as `tensor` is: views of
+      // it are made by autograd's view tracking above the mode.
+      c10::InferenceMode normal(tensor.is_inference());
+      c10::impl::ExcludeDispatchKeyGuard below(kCaptureKeys);
+      shadow = at::empty_strided(tensor.sizes(), tensor.strides(),
+                                 tensor.options().device(at::kMeta));
+      alive_.push_back(tensor);
+    }
+    return shadow;
+  }
+
+  c10::IValue meta_of(const c10::IValue& value) {
+    if (value.isTensor()) return meta_of(value.toTensor());
+    if (value.isTensorList()) {
+      c10::List<at::Tensor> list;
+      for (const at::Tensor& t : value.toTensorList())
+        list.push_back(meta_of(t));
+      return list;
+    }
+    if (value.isList() && !value.isIntList() && !value.isDoubleList() &&
+        !value.isBoolList()) {
+      auto list = value.toList();
+      bool tensors = false;
+      for (const c10::IValue& item : list) tensors |= item.isTensor();
+      if (!tensors) return value;
+      c10::List<c10::optional<at::Tensor>> out;
+      for (const c10::IValue& item : list) {
+        out.push_back(item.isTensor()
+                          ? c10::optional<at::Tensor>(meta_of(item.toTensor()))
+                          : c10::nullopt);
+      }
+      return out;
+    }
+    return value;
+  }
+
+  // Runs `op` on meta tensors: LibTorch's meta kernel, or a shape rule here
+  // for the operators its C++ build lacks one for.
+  void run_on_meta(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+    const size_t n = op.schema().arguments().size();
+    for (size_t i = stack->size() - n; i < stack->size(); ++i) {
+      (*stack)[i] = meta_of((*stack)[i]);
+    }
+    c10::impl::ExcludeDispatchKeyGuard below(kCaptureKeys);
+    at::AutoDispatchBelowADInplaceOrView no_autograd;
+    const auto& schema = op.schema();
+    const std::string& name = schema.name();
+    const std::string& overload = schema.overload_name();
+    if (overload.empty() && name == "aten::relu") {
+      auto args = torch::jit::pop(*stack, n);
+      stack->push_back(at::empty_like(args[0].toTensor()));
+    } else if (overload.empty() && name == "aten::relu_") {
+      // The result is `self`, already on the stack.
+      stack->resize(stack->size() - n + 1);
+    } else if (overload.empty() && name == "aten::convolution") {
+      auto args = torch::jit::pop(*stack, n);
+      stack->push_back(meta_convolution(args));
+    } else if (overload.empty() && name == "aten::native_batch_norm") {
+      auto args = torch::jit::pop(*stack, n);
+      const at::Tensor& input = args[0].toTensor();
+      const bool training = args[5].toBool();
+      const int64_t channels = input.dim() > 1 ? input.size(1) : 1;
+      auto stats = input.options().dtype(
+          at::toAccumulateType(input.scalar_type(), /*is_cuda=*/false));
+      at::Tensor mean = at::empty({training ? channels : 0}, stats);
+      at::Tensor invstd = at::empty({training ? channels : 0}, stats);
+      stack->push_back(at::empty_like(input));
+      stack->push_back(mean);
+      stack->push_back(invstd);
+    } else {
+      op.callBoxed(stack);
+    }
+  }
+
+  // convolution's output shape (ATen's conv_output_size and its transposed
+  // form).
+  static at::Tensor meta_convolution(const std::vector<c10::IValue>& args) {
+    const at::Tensor& input = args[0].toTensor();
+    const at::Tensor& weight = args[1].toTensor();
+    auto stride = args[3].toIntVector();
+    auto padding = args[4].toIntVector();
+    auto dilation = args[5].toIntVector();
+    const bool transposed = args[6].toBool();
+    auto output_padding = args[7].toIntVector();
+    const int64_t groups = args[8].toInt();
+    const int64_t spatial = input.dim() - 2;
+    auto at_or_last = [](const std::vector<int64_t>& v, int64_t i) {
+      return v[std::min<size_t>(static_cast<size_t>(i), v.size() - 1)];
+    };
+    std::vector<int64_t> sizes = {
+        input.size(0), transposed ? weight.size(1) * groups : weight.size(0)};
+    for (int64_t d = 0; d < spatial; ++d) {
+      const int64_t in = input.size(d + 2);
+      const int64_t k = weight.size(d + 2);
+      const int64_t s = at_or_last(stride, d);
+      const int64_t p = at_or_last(padding, d);
+      const int64_t dl = at_or_last(dilation, d);
+      if (transposed) {
+        sizes.push_back((in - 1) * s - 2 * p + dl * (k - 1) +
+                        at_or_last(output_padding, d) + 1);
+      } else {
+        sizes.push_back((in + 2 * p - dl * (k - 1) - 1) / s + 1);
+      }
+    }
+    return at::empty(sizes, input.options());
+  }
+
+ private:
+  // A factory's TensorOptions as Python's bindings pass them: `device`
+  // (the default device, CPU) and `pin_memory` (False) always; for a
+  // `*_like` factory also `dtype` and `layout`, and `device` from `self`.
+  // C++ leaves them None. The values are the kernel's own defaults, so the
+  // call computes the same.
+  static void fill_tensor_options(const c10::FunctionSchema& schema,
+                                  torch::jit::Stack* stack, size_t base) {
+    const auto& params = schema.arguments();
+    auto at = [&](const char* name) -> c10::IValue* {
+      auto i = schema.argumentIndexWithName(name);
+      if (!i.has_value() || !params[*i].kwarg_only()) return nullptr;
+      return &(*stack)[base + static_cast<size_t>(*i)];
+    };
+    c10::IValue* dtype = at("dtype");
+    c10::IValue* layout = at("layout");
+    c10::IValue* device = at("device");
+    c10::IValue* pin_memory = at("pin_memory");
+    if (!dtype || !layout || !device || !pin_memory) return;
+    const c10::IValue& first = (*stack)[base];
+    const bool like =
+        !params.empty() && params[0].name() == "self" && first.isTensor();
+    if (like) {
+      const at::Tensor& self = first.toTensor();
+      if (dtype->isNone()) *dtype = static_cast<int64_t>(self.scalar_type());
+      if (layout->isNone()) *layout = static_cast<int64_t>(self.layout());
+      if (device->isNone()) *device = self.device();
+    } else if (device->isNone()) {
+      *device = c10::Device(c10::kCPU);
+    }
+    if (pin_memory->isNone()) *pin_memory = false;
+  }
+
+  // For a C++-only overload, the schema Python's parser would have picked
+  // and where each of its arguments is in `schema`'s; else `&schema`.
+  static const c10::FunctionSchema* python_spelling(
+      const c10::FunctionSchema& schema, std::vector<size_t>* index) {
+    const auto& overloads = python_overloads();
+    auto found = overloads.find(schema.name() + "." + schema.overload_name());
+    if (found == overloads.end()) return &schema;
+    auto handle =
+        c10::Dispatcher::singleton().findOp({schema.name(), found->second});
+    if (!handle.has_value()) return &schema;
+    const auto& python = handle->schema();
+    index->clear();
+    for (const auto& param : python.arguments()) {
+      auto at = schema.argumentIndexWithName(param.name());
+      if (!at.has_value()) return &schema;
+      index->push_back(static_cast<size_t>(*at));
+    }
+    return &python;
+  }
+
+  bool is_parameter(const at::Tensor& tensor) const {
+    if (has_module_) return parameters_.contains(tensor.unsafeGetTensorImpl());
+    return tensor.requires_grad() && tensor.is_leaf();
+  }
+
+  Node* getitem(Node* of, int64_t index) {
+    Node::Args args;
+    args.push_back(of);
+    args.push_back(index);
+    return graph_.create_node(Opcode::kCallFunction, "operator.getitem",
+                              std::move(args), {}, "getitem");
+  }
+
+  // Python's track_tensor_tree: a tensor is the node's value; a list gets
+  // one getitem per element.
+  void track_value(const c10::IValue& value, Node* node) {
+    if (value.isTensor()) {
+      track(value.toTensor(), node);
+    } else if (value.isTensorList()) {
+      auto list = value.toTensorList();
+      for (size_t i = 0; i < list.size(); ++i) {
+        track(list.get(i), getitem(node, static_cast<int64_t>(i)));
+      }
+    }
+  }
+
+  static void expand_int_list(c10::IValue& value, const c10::Argument& param) {
+    if (!param.N().has_value() || *param.N() < 2 || !value.isIntList()) return;
+    auto list = value.toIntList();
+    if (list.size() != 1) return;
+    std::vector<int64_t> expanded(static_cast<size_t>(*param.N()), list.get(0));
+    value = c10::IValue(std::move(expanded));
+  }
+
+  Argument to_argument(const c10::IValue& value, const c10::Argument& param) {
+    if (value.isNone()) return Argument();
+    if (has_kind(param, c10::TypeKind::ScalarTypeType)) {
+      return Argument::dtype(
+          dtype_name(static_cast<c10::ScalarType>(value.toInt())));
+    }
+    if (has_kind(param, c10::TypeKind::LayoutType)) {
+      return Argument::layout(
+          layout_name(static_cast<c10::Layout>(value.toInt())));
+    }
+    if (has_kind(param, c10::TypeKind::MemoryFormatType)) {
+      return Argument::memory_format(
+          memory_format_name(static_cast<c10::MemoryFormat>(value.toInt())));
+    }
+    return to_argument(value, param.name());
+  }
+
+  Argument to_argument(const c10::IValue& value, const std::string& what) {
+    if (value.isNone()) return Argument();
+    if (value.isTensor()) {
+      if (!value.toTensor().defined()) return Argument();
+      return Argument(node_for(value.toTensor()));
+    }
+    if (value.isBool()) return Argument(value.toBool());
+    if (value.isInt()) return Argument(value.toInt());
+    if (value.isDouble()) return Argument(value.toDouble());
+    if (value.isSymInt()) {
+      return Argument(value.toSymInt().expect_int());
+    }
+    if (value.isString()) return Argument(value.toStringRef());
+    if (value.isDevice()) return Argument::device(value.toDevice().str());
+    if (value.isList()) {
+      ArgumentList items;
+      for (const auto& item : value.toListRef()) {
+        items.push_back(to_argument(item, what));
+      }
+      return Argument::list(std::move(items));
+    }
+    throw FxError("make_fx: cannot record argument `" + what + "` of type " +
+                  value.tagKind());
+  }
+
+  Graph& graph_;
+  bool has_module_ = false;
+  absl::flat_hash_set<const TensorImpl*> parameters_;
+  absl::flat_hash_map<const TensorImpl*, Node*> nodes_;
+  absl::flat_hash_map<const TensorImpl*, std::string> attribute_names_;
+  std::vector<CapturedGraph::Constant> constants_;
+  std::vector<at::Tensor> alive_;
+  int params_ = 0;
+  int tensors_ = 0;
+  bool meta_ = false;
+  bool allow_data_dependent_ = false;
+  absl::flat_hash_map<const TensorImpl*, at::Tensor> meta_shadows_;
+  int user_depth_ = 0;
+  const c10::FunctionSchema* user_schema_ = nullptr;
+  absl::flat_hash_map<const c10::FunctionSchema*, Decomposition>
+      decompositions_;
+  absl::flat_hash_set<const c10::FunctionSchema*> leaf_ops_;
+};
+
+thread_local Recorder* tls_recorder = nullptr;
+
+// The torch_dispatch hooks LibTorch's Python-key fallback and
+// TensorImpl::shallow_copy_and_detach call; no Python object is involved.
+class CaptureVTable final : public c10::impl::PyInterpreterVTable {
+ public:
+  std::string name() const override { return "fx::make_fx"; }
+  void decref(PyObject*, bool) const override {}
+  c10::intrusive_ptr<TensorImpl> detach(const TensorImpl* self) const override {
+    if (tls_recorder != nullptr) return tls_recorder->detach(self);
+    // Another thread that inherited the mode: not recorded.
+    at::Tensor tensor(
+        c10::intrusive_ptr<TensorImpl>::unsafe_reclaim_from_nonowning(
+            const_cast<TensorImpl*>(self)));
+    c10::impl::ExcludeDispatchKeyGuard below(kCaptureKeys);
+    return at::_ops::detach::call(tensor).getIntrusivePtr();
+  }
+  void dispatch(const c10::OperatorHandle& op,
+                torch::jit::Stack* stack) const override {
+    if (tls_recorder != nullptr) {
+      tls_recorder->dispatch(op, stack);
+    } else {
+      Recorder::run_below_mode(op, stack);
+    }
+  }
+  void python_dispatcher(const c10::OperatorHandle& op, DispatchKeySet,
+                         torch::jit::Stack*) const override {
+    unsupported(op.schema().name().c_str());
+  }
+  // Only called for tensors with Python-defined metadata; make_fx makes none.
+  bool is_contiguous(const TensorImpl*, at::MemoryFormat) const override {
+    unsupported("is_contiguous");
+  }
+  bool is_strides_like(const TensorImpl*, at::MemoryFormat) const override {
+    unsupported("is_strides_like");
+  }
+  bool is_non_overlapping_and_dense(const TensorImpl*) const override {
+    unsupported("is_non_overlapping_and_dense");
+  }
+  c10::Device device(const TensorImpl*) const override {
+    unsupported("device");
+  }
+  int64_t dim(const TensorImpl*) const override { unsupported("dim"); }
+  c10::IntArrayRef strides(const TensorImpl*) const override {
+    unsupported("strides");
+  }
+  c10::IntArrayRef sizes(const TensorImpl*) const override {
+    unsupported("sizes");
+  }
+  c10::SymIntArrayRef sym_sizes(const TensorImpl*) const override {
+    unsupported("sym_sizes");
+  }
+  c10::Layout layout(const TensorImpl*) const override {
+    unsupported("layout");
+  }
+  c10::SymInt sym_numel(const TensorImpl*) const override {
+    unsupported("sym_numel");
+  }
+  c10::SymIntArrayRef sym_strides(const TensorImpl*) const override {
+    unsupported("sym_strides");
+  }
+  c10::SymInt sym_storage_offset(const TensorImpl*) const override {
+    unsupported("sym_storage_offset");
+  }
+  void trace_gpu_event_creation(uintptr_t) const override {}
+  void trace_gpu_event_deletion(uintptr_t) const override {}
+  void trace_gpu_event_record(uintptr_t, uintptr_t) const override {}
+  void trace_gpu_event_wait(uintptr_t, uintptr_t) const override {}
+  void trace_gpu_memory_allocation(uintptr_t) const override {}
+  void trace_gpu_memory_deallocation(uintptr_t) const override {}
+  void trace_gpu_stream_creation(uintptr_t) const override {}
+  void trace_gpu_device_synchronization() const override {}
+  void trace_gpu_stream_synchronization(uintptr_t) const override {}
+  void trace_gpu_event_synchronization(uintptr_t) const override {}
+
+ private:
+  [[noreturn]] static void unsupported(const char* what) {
+    throw FxError(std::string("make_fx: unsupported dispatch hook ") + what);
+  }
+};
+
+// The user-call key's fallback: notes the call, then goes on below the key.
+void user_call_fallback(const c10::OperatorHandle& op, DispatchKeySet keys,
+                        torch::jit::Stack* stack) {
+  const DispatchKeySet below =
+      keys & DispatchKeySet(DispatchKeySet::FULL_AFTER, kUserCallKey);
+  Recorder* recorder = tls_recorder;
+  if (recorder == nullptr) {
+    op.redispatchBoxed(below, stack);
+    return;
+  }
+  if (recorder->is_leaf(&op.schema())) {
+    recorder->record(op, stack, /*spell_as_python=*/false);
+    return;
+  }
+  const c10::FunctionSchema* saved = recorder->enter_call(&op.schema());
+  try {
+    op.redispatchBoxed(below, stack);
+  } catch (...) {
+    recorder->exit_call(saved);
+    throw;
+  }
+  recorder->exit_call(saved);
+}
+
+c10::impl::PyInterpreter* capture_interpreter() {
+  // Leaked, as LibTorch expects interpreters to outlive every tensor.
+  static auto* interpreter =
+      new c10::impl::PyInterpreter(new CaptureVTable());  // NOLINT
+  return interpreter;
+}
+
+// Installs the recorder and the mode on this thread; restores both.
+class CaptureScope {
+ public:
+  explicit CaptureScope(Recorder* recorder) {
+    if (tls_recorder != nullptr) {
+      throw FxError("make_fx: a capture is already running on this thread");
+    }
+    if (c10::impl::TorchDispatchModeTLS::get_mode()) {
+      throw FxError("make_fx: a torch_dispatch mode is already active");
+    }
+    static char token;  // the mode's "PyObject": never dereferenced
+    mode_ = std::make_shared<c10::SafePyObject>(
+        reinterpret_cast<PyObject*>(&token), capture_interpreter());
+    c10::impl::TorchDispatchModeTLS::swap_mode(mode_);
+    tls_recorder = recorder;
+  }
+  ~CaptureScope() {
+    tls_recorder = nullptr;
+    c10::impl::TorchDispatchModeTLS::swap_mode(mode_);
+  }
+  CaptureScope(const CaptureScope&) = delete;
+  CaptureScope& operator=(const CaptureScope&) = delete;
+
+ private:
+  std::shared_ptr<c10::SafePyObject> mode_;
+};
+
+}  // namespace
+
+// One fallback per key per process: no other library may register one on
+// TESTING_ONLY_GenericMode alongside fx::make_fx.
+TORCH_LIBRARY_IMPL(_, TESTING_ONLY_GenericMode, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&user_call_fallback>());
+}
+
+CapturedGraph capture_graph(const TensorFunction& fn,
+                            const std::vector<at::Tensor>& example_inputs,
+                            const MakeFxOptions& options) {
+  CapturedGraph captured;
+  captured.graph = std::make_unique<Graph>();
+  Graph& graph = *captured.graph;
+  Recorder recorder(graph, options);
+  std::vector<Node*> placeholders;
+  for (size_t i = 0; i < example_inputs.size(); ++i) {
+    placeholders.push_back(graph.placeholder("arg" + std::to_string(i) + "_1"));
+    if (!options.meta) recorder.track(example_inputs[i], placeholders.back());
+  }
+  std::vector<at::Tensor> outputs;
+  {
+    CaptureScope scope(&recorder);
+    c10::impl::IncludeDispatchKeyGuard include(kCaptureKeys);
+    if (options.meta) {
+      std::vector<at::Tensor> meta_inputs;
+      for (size_t i = 0; i < example_inputs.size(); ++i) {
+        meta_inputs.push_back(recorder.meta_of(example_inputs[i]));
+        recorder.track(meta_inputs.back(), placeholders[i]);
+      }
+      outputs = fn(meta_inputs);
+    } else {
+      outputs = fn(example_inputs);
+    }
+  }
+  ArgumentList results;
+  for (const auto& out : outputs) {
+    if (!out.defined()) {
+      results.emplace_back();
+      continue;
+    }
+    results.emplace_back(recorder.node_for(out));
+  }
+  graph.output(Argument::list(std::move(results)));
+  captured.constants = recorder.take_constants();
+  return captured;
+}
+
+std::shared_ptr<GraphModule> make_fx(
+    const TensorFunction& fn, const std::vector<at::Tensor>& example_inputs,
+    const MakeFxOptions& options) {
+  CapturedGraph captured = capture_graph(fn, example_inputs, options);
+  GraphModule::AttributeMap attributes;
+  for (auto& constant : captured.constants) {
+    GraphModule::Attribute attribute;
+    attribute.tensor = std::move(constant.tensor);
+    attribute.is_parameter = constant.is_parameter;
+    attributes.emplace_back(std::move(constant.name), std::move(attribute));
+  }
+  return std::make_shared<GraphModule>(attributes, std::move(captured.graph),
+                                       options.class_name);
+}
+
+}  // namespace fx

@@ -1,0 +1,157 @@
+// fx::make_fx: records the ATen operators that plain LibTorch C++ code calls
+// (no fx::Value) into a GraphModule, as Python's
+// torch.fx.experimental.proxy_tensor.make_fx (1.13, tracing_mode="real")
+// records them for the same code written in Python.
+//
+//   auto gm = fx::make_fx(
+//       [&](const std::vector<at::Tensor>& in) -> std::vector<at::Tensor> {
+//         return {model->forward(in[0]).relu()};
+//       },
+//       {at::randn({1, 3, 8, 8})});
+//   std::cout << gm->graph().str() << gm->code();
+//
+// What is recorded (make_fx's conventions):
+//   - one placeholder per example input, named arg0_1, arg1_1, ...;
+//   - every ATen operator call that reaches the dispatcher below autograd,
+//     as call_function `torch.ops.aten.NAME.OVERLOAD` (`.default` for the
+//     unnamed overload), the node named NAME; arguments as Python's
+//     dispatcher hands them to __torch_dispatch__ (trailing defaulted
+//     positional arguments and defaulted keyword-only arguments left out);
+//   - an operator with a CompositeImplicitAutograd kernel is not recorded
+//     but run through that kernel, whose calls are recorded (linear -> t +
+//     addmm, flatten -> _reshape_alias, batch_norm -> native_batch_norm);
+//   - an operator returning a tuple or a list gets one operator.getitem node
+//     per element, made right after it;
+//   - an in-place operator's node becomes its first argument's node;
+//   - with grad enabled, a `detach` node wherever autograd saves an output
+//     for backward (after relu, ...), as make_fx records them;
+//   - a tensor the graph did not produce (a parameter, a buffer, a tensor
+//     made outside the function) becomes a get_attr at its first use:
+//     parameters `_param_constantN`, other tensors `_tensor_constantN`, one
+//     attribute per tensor, one get_attr node per use;
+//   - the output: a list of the returned tensors' nodes (`return [a, b]`, as
+//     for a Python function returning a list);
+//   - a number passed by the captured code itself to add, sub, mul or div
+//     (and their in-place forms) reaches a C++-only `.Scalar` overload; it
+//     is recorded as the `.Tensor` overload with the number, as Python's
+//     parser calls it (`x + 2` -> add.Tensor(x, 2)); a factory it calls
+//     gets the device / pin_memory (and for *_like dtype / layout) Python's
+//     bindings pass. Calls made inside ATen keep their own spelling, as in
+//     make_fx.
+//
+// The function runs eagerly on the example inputs (real tensors, unless
+// MakeFxOptions::meta), so the numbers are eager's. Capture is per thread: only calls made on the calling
+// thread while make_fx runs are recorded (intra-op worker threads never
+// are); a second make_fx on the same thread during a capture throws.
+//
+// Mechanism and limits: the capture is a torch_dispatch mode installed on
+// the Python dispatch key through c10::impl::TorchDispatchModeTLS with a
+// c10::impl::PyInterpreterVTable of our own (no Python interpreter), the same
+// place in the dispatcher where Python's make_fx sits; it therefore cannot
+// run in a process whose Python interpreter has a dispatch mode active, and
+// relies on LibTorch 1.13's c10::impl internals. Which calls the captured
+// code made itself is seen by a boxed fallback on TESTING_ONLY_GenericMode
+// (above autograd), registered by this library: no other library in the
+// process may register one. Not yet done: meta shape rules beyond those
+// of MakeFxOptions::meta, the other C++ front-end spellings that differ
+// from Python's (`2 - x`; torch::tensor; see the README), a built-in
+// decomposition table.
+#ifndef FX_CORE_CAPTURE_MAKE_FX_H_
+#define FX_CORE_CAPTURE_MAKE_FX_H_
+
+#include <ATen/core/Tensor.h>
+#include <ATen/core/ivalue.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fx_core/ir/graph.h"
+
+namespace torch::nn {
+class Module;
+}  // namespace torch::nn
+
+namespace fx {
+
+class GraphModule;
+
+// The code to capture: example inputs in, tensors out.
+using TensorFunction =
+    std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)>;
+
+// A decomposition: an operator's arguments (all of them, in schema order,
+// defaults filled in) in, its results out, computed with ATen calls that
+// are recorded in the operator's place.
+using Decomposition =
+    std::function<std::vector<c10::IValue>(const std::vector<c10::IValue>&)>;
+
+struct MakeFxOptions {
+  // The GraphModule's class name (Python: the function's __name__).
+  std::string class_name = "GraphModule";
+  // Meta mode: shapes only, no data. `fn` gets meta copies of the example
+  // inputs, and every recorded operator runs on meta tensors (a parameter
+  // or other real tensor it is given is replaced by a meta tensor of the
+  // same shape), so nothing is computed; the GraphModule keeps the real
+  // parameters and runs on real inputs. Operators LibTorch's C++ build has
+  // no meta kernel for get shape rules here (convolution, native_batch_norm,
+  // relu, relu_); any other such operator throws. The graph is make_fx's on
+  // meta tensors (device=meta in factory arguments).
+  bool meta = false;
+  // A call that reads a captured tensor's value into C++ (item() reaches
+  // aten::_local_scalar_dense; aten::equal) makes whatever the code does
+  // with it a constant of the graph. By default that throws fx::FxError
+  // naming the operator; true records it, as make_fx 1.13 does in real mode
+  // (the value, and any branch taken on it, baked in). A tensor the graph
+  // holds as a constant may always be read.
+  bool allow_data_dependent = false;
+  // When set, exactly this module's parameters are recorded as
+  // `_param_constantN` (Python: instances of torch.nn.Parameter). When not,
+  // a leaf tensor that requires grad is taken for a parameter.
+  const torch::nn::Module* module = nullptr;
+  // Operators are named as c10 prints them: "aten::relu" (the unnamed
+  // overload), "aten::add.Tensor". An unknown name throws fx::FxError.
+  //
+  // make_fx's decomposition_table: applied where make_fx applies it, to the
+  // calls that reach the dispatcher below autograd (under grad a composite
+  // operator such as linear is already decomposed by then).
+  std::map<std::string, Decomposition> decompositions;
+  // Operators recorded whole wherever they are called, composite ones
+  // included (a vendor's fused kernel stays one node): seen above autograd,
+  // and nothing they call is recorded, autograd's detach calls included.
+  std::vector<std::string> leaf_ops;
+};
+
+// What a capture records, before it becomes a GraphModule: the graph and
+// the tensors its get_attr nodes name, in order of first use.
+struct CapturedGraph {
+  struct Constant {
+    std::string name;  // "_param_constant0", "_tensor_constant0"
+    at::Tensor tensor;
+    bool is_parameter = false;
+  };
+  std::unique_ptr<Graph> graph;
+  std::vector<Constant> constants;
+};
+
+// make_fx without building the GraphModule (no code generation, no plan):
+// for passes and exports that only need the graph. Same contract otherwise.
+CapturedGraph capture_graph(const TensorFunction& fn,
+                            const std::vector<at::Tensor>& example_inputs,
+                            const MakeFxOptions& options = {});
+
+// Runs `fn` on `example_inputs` and returns what it called as a GraphModule
+// whose attributes hold the parameters and constants the graph uses (shared
+// with the originals, not copied). Throws fx::FxError when the function
+// returns a value the graph cannot express, or when a capture is already
+// running on this thread; exceptions from `fn` propagate, the thread's
+// dispatch state restored.
+std::shared_ptr<GraphModule> make_fx(
+    const TensorFunction& fn, const std::vector<at::Tensor>& example_inputs,
+    const MakeFxOptions& options = {});
+
+}  // namespace fx
+
+#endif  // FX_CORE_CAPTURE_MAKE_FX_H_
