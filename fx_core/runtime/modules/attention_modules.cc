@@ -40,9 +40,7 @@ using nn::FunctionalModuleImpl;
 using MaybeTensor = c10::optional<at::Tensor>;
 
 MaybeTensor tensor_named(FunctionalModuleImpl& m, const std::string& name) {
-  if (const at::Tensor* p = m.named_parameters(true).find(name)) return *p;
-  if (const at::Tensor* b = m.named_buffers(true).find(name)) return *b;
-  return c10::nullopt;
+  return m.tensor(name);
 }
 
 // What one attention call uses, read from the module once.

@@ -18,6 +18,16 @@ const c10::IValue& FunctionalModuleImpl::config(std::string_view name) const {
   throw FxError(cat(this->name(), " has no constructor argument '", name, "'"));
 }
 
+c10::optional<at::Tensor> FunctionalModuleImpl::tensor(
+    const std::string& name) const {
+  // named_parameters() returns its dict by value: keep it while reading.
+  auto parameters = named_parameters(true);
+  if (const at::Tensor* p = parameters.find(name)) return *p;
+  auto buffers = named_buffers(true);
+  if (const at::Tensor* b = buffers.find(name)) return *b;
+  return c10::nullopt;
+}
+
 void FunctionalModuleImpl::declare_optional_buffer(std::string name) {
   optional_buffers_.push_back(std::move(name));
 }

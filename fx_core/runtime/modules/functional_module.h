@@ -41,6 +41,10 @@ class FunctionalModuleImpl : public torch::nn::Cloneable<FunctionalModuleImpl> {
   // when it has none.
   const c10::IValue& config(std::string_view name) const;
 
+  // The parameter or buffer `name` ("weight", "out_proj.bias" inside a
+  // child), or nullopt when the module has none (bias=False).
+  c10::optional<at::Tensor> tensor(const std::string& name) const;
+
   // A tensor the Python class holds only when its constructor was given one
   // (nn.NLLLoss's `weight` buffer, BCEWithLogitsLoss's `pos_weight`): its
   // shape is unknown until the weights are read, so it is registered then,

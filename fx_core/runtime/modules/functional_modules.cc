@@ -316,9 +316,8 @@ c10::IValue instance_norm_forward(FunctionalModuleImpl& m, OpArgs& a,
   bool unbatched = input.dim() == n + 1;
   if (unbatched) input = input.unsqueeze(0);
   auto tensor = [&m](const char* name) -> IValue {
-    if (const at::Tensor* t = m.named_parameters(false).find(name)) return *t;
-    if (const at::Tensor* t = m.named_buffers(false).find(name)) return *t;
-    return IValue();
+    c10::optional<at::Tensor> t = m.tensor(name);
+    return t ? IValue(*t) : IValue();
   };
   bool track = m.config("track_running_stats").toBool();
   at::Tensor out = call_function(F("instance_norm"),
@@ -423,13 +422,13 @@ void add_conv_transposes(std::vector<ModuleSpec>* specs) {
     spec.custom = [n](FunctionalModuleImpl& m, OpArgs& a) -> IValue {
       const at::Tensor& input = a.tensor(0);
       std::vector<int64_t> out_pad = output_padding(m, input, a[1], n);
-      const at::Tensor* bias = m.named_parameters(false).find("bias");
+      c10::optional<at::Tensor> bias = m.tensor("bias");
       return call_function(
           cat("torch.conv_transpose", n, "d"),
-          {input, *m.named_parameters(false).find("weight"),
-           bias ? IValue(*bias) : IValue(), ntuple(m.config("stride"), n),
-           ntuple(m.config("padding"), n), c10::List<int64_t>(out_pad),
-           m.config("groups"), ntuple(m.config("dilation"), n)});
+          {input, *m.tensor("weight"), bias ? IValue(*bias) : IValue(),
+           ntuple(m.config("stride"), n), ntuple(m.config("padding"), n),
+           c10::List<int64_t>(out_pad), m.config("groups"),
+           ntuple(m.config("dilation"), n)});
     };
     specs->push_back(std::move(spec));
   }

@@ -65,12 +65,8 @@ IValue source_value(const Source& s, FunctionalModuleImpl& m, OpArgs& a) {
     case Source::Kind::kSelf:
       break;
   }
-  if (const at::Tensor* p = m.named_parameters(false).find(s.name)) {
-    return p->defined() ? IValue(*p) : IValue();
-  }
-  if (const at::Tensor* b = m.named_buffers(false).find(s.name)) {
-    return b->defined() ? IValue(*b) : IValue();
-  }
+  c10::optional<at::Tensor> t = m.tensor(s.name);
+  if (t && t->defined()) return *t;
   return IValue();  // a parameter the module does not have (bias=False)
 }
 

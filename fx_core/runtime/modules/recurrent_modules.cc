@@ -88,8 +88,8 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> flat_weights(
 }
 
 at::Tensor parameter(FunctionalModuleImpl& m, const std::string& name) {
-  const at::Tensor* p = m.named_parameters(false).find(name);
-  if (p == nullptr) throw FxError(cat(m.name(), " has no parameter ", name));
+  c10::optional<at::Tensor> p = m.tensor(name);
+  if (!p) throw FxError(cat(m.name(), " has no parameter ", name));
   return *p;
 }
 
