@@ -20,10 +20,26 @@ const c10::IValue& FunctionalModuleImpl::config(std::string_view name) const {
 
 c10::optional<at::Tensor> FunctionalModuleImpl::tensor(
     const std::string& name) const {
-  // named_parameters() returns its dict by value: keep it while reading.
-  auto parameters = named_parameters(true);
-  if (const at::Tensor* p = parameters.find(name)) return *p;
-  auto buffers = named_buffers(true);
+  // Forwards call this for every parameter they read: direct parameters are
+  // found in place; only buffers and children's tensors go through the
+  // copying named_*() accessors.
+  size_t dot = name.find('.');
+  if (dot != std::string::npos) {
+    auto children = named_children();
+    const std::shared_ptr<torch::nn::Module>* child =
+        children.find(name.substr(0, dot));
+    if (child == nullptr) return c10::nullopt;
+    std::string rest = name.substr(dot + 1);
+    auto parameters = (*child)->named_parameters(true);
+    if (const at::Tensor* p = parameters.find(rest)) return *p;
+    auto buffers = (*child)->named_buffers(true);
+    if (const at::Tensor* b = buffers.find(rest)) return *b;
+    return c10::nullopt;
+  }
+  if (const at::Tensor* p = parameters_.find(name)) {
+    return p->defined() ? c10::optional<at::Tensor>(*p) : c10::nullopt;
+  }
+  auto buffers = named_buffers(false);
   if (const at::Tensor* b = buffers.find(name)) return *b;
   return c10::nullopt;
 }

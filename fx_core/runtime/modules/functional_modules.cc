@@ -320,8 +320,8 @@ c10::IValue instance_norm_forward(FunctionalModuleImpl& m, OpArgs& a,
     return t ? IValue(*t) : IValue();
   };
   bool track = m.config("track_running_stats").toBool();
-  at::Tensor out = call_function(F("instance_norm"),
-                                 {input, tensor("running_mean"),
+  static const FunctionTarget instance_norm(F("instance_norm"));
+  at::Tensor out = instance_norm({input, tensor("running_mean"),
                                   tensor("running_var"), tensor("weight"),
                                   tensor("bias"), m.is_training() || !track,
                                   m.config("momentum"), m.config("eps")})
@@ -419,16 +419,15 @@ void add_conv_transposes(std::vector<ModuleSpec>* specs) {
       m.register_parameter("weight", at::zeros(shape));
       if (a.to_bool(7)) m.register_parameter("bias", at::zeros({a.to_int(1)}));
     };
-    spec.custom = [n](FunctionalModuleImpl& m, OpArgs& a) -> IValue {
+    FunctionTarget conv(cat("torch.conv_transpose", n, "d"));
+    spec.custom = [n, conv](FunctionalModuleImpl& m, OpArgs& a) -> IValue {
       const at::Tensor& input = a.tensor(0);
       std::vector<int64_t> out_pad = output_padding(m, input, a[1], n);
       c10::optional<at::Tensor> bias = m.tensor("bias");
-      return call_function(
-          cat("torch.conv_transpose", n, "d"),
-          {input, *m.tensor("weight"), bias ? IValue(*bias) : IValue(),
-           ntuple(m.config("stride"), n), ntuple(m.config("padding"), n),
-           c10::List<int64_t>(out_pad), m.config("groups"),
-           ntuple(m.config("dilation"), n)});
+      return conv({input, *m.tensor("weight"), bias ? IValue(*bias) : IValue(),
+                   ntuple(m.config("stride"), n),
+                   ntuple(m.config("padding"), n), c10::List<int64_t>(out_pad),
+                   m.config("groups"), ntuple(m.config("dilation"), n)});
     };
     specs->push_back(std::move(spec));
   }

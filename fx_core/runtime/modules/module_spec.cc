@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -82,8 +83,8 @@ decltype(ModuleKind::forward) call_forward(const ModuleSpec& spec,
   for (const auto& [name, t] : spec.kwargs) {
     kwargs.emplace_back(name, resolve_token(forward, init, t));
   }
-  std::string target = spec.target;
-  return [args, kwargs, target](torch::nn::Module& module, OpArgs& a) {
+  FunctionTarget call(spec.target);
+  return [args, kwargs, call](torch::nn::Module& module, OpArgs& a) {
     auto& m = dynamic_cast<FunctionalModuleImpl&>(module);
     std::vector<IValue> call_args;
     call_args.reserve(args.size());
@@ -92,8 +93,7 @@ decltype(ModuleKind::forward) call_forward(const ModuleSpec& spec,
     for (const auto& [name, s] : kwargs) {
       call_kwargs.emplace_back(name, source_value(s, m, a));
     }
-    const OpDef& def = OpRegistry::global().get(Opcode::kCallFunction, target);
-    return call_op(def, std::move(call_args), call_kwargs);
+    return call(std::move(call_args), call_kwargs);
   };
 }
 
@@ -104,11 +104,26 @@ IValue ntuple(const IValue& v, size_t n) {
   return make_tuple(std::vector<IValue>(n, v));
 }
 
-c10::IValue call_function(
-    std::string_view target, std::vector<c10::IValue> args,
-    const std::vector<std::pair<std::string, c10::IValue>>& kwargs) {
-  const OpDef& def = OpRegistry::global().get(Opcode::kCallFunction, target);
-  return call_op(def, std::move(args), kwargs);
+struct FunctionTarget::State {
+  std::string target;
+  std::once_flag once;
+  const OpDef* def = nullptr;
+};
+
+FunctionTarget::FunctionTarget(std::string target)
+    : state_(std::make_shared<State>()) {
+  state_->target = std::move(target);
+}
+
+c10::IValue FunctionTarget::operator()(
+    std::vector<c10::IValue> args,
+    const std::vector<std::pair<std::string, c10::IValue>>& kwargs) const {
+  State& s = *state_;
+  // A throwing lookup leaves the flag unset: the next call tries again.
+  std::call_once(s.once, [&s] {
+    s.def = &OpRegistry::global().get(Opcode::kCallFunction, s.target);
+  });
+  return call_op(*s.def, std::move(args), kwargs);
 }
 
 void add_module_spec(ModuleRegistry& r, const ModuleSpec& spec) {

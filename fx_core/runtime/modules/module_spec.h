@@ -23,6 +23,7 @@
 #include <ATen/core/ivalue.h>
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -67,11 +68,21 @@ struct ModuleSpec {
 // signature.
 void add_module_spec(ModuleRegistry& registry, const ModuleSpec& spec);
 
-// Calls the registered call_function `target` (OpRegistry::get) on runtime
-// values, for custom forwards.
-c10::IValue call_function(
-    std::string_view target, std::vector<c10::IValue> args,
-    const std::vector<std::pair<std::string, c10::IValue>>& kwargs = {});
+// A call_function target a module's forward calls, looked up in OpRegistry
+// on its first call and then kept (OpDefs live as long as the process), so
+// neither start-up nor each forward pays for the lookup. Copies share it.
+// A target nothing resolves throws FxError at each call, naming it.
+class FunctionTarget {
+ public:
+  explicit FunctionTarget(std::string target);
+  c10::IValue operator()(std::vector<c10::IValue> args,
+                         const std::vector<std::pair<std::string, c10::IValue>>&
+                             kwargs = {}) const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
 
 // MultiheadAttention and the Transformer layers (attention_modules.cc).
 void add_attention_specs(std::vector<ModuleSpec>* specs);
