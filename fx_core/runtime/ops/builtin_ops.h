@@ -4,6 +4,7 @@
 #define FX_CORE_RUNTIME_OPS_BUILTIN_OPS_H_
 
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "fx_core/runtime/op_registry.h"
@@ -15,8 +16,20 @@ class AtenOp;
 namespace fx::ops {
 
 // The ATen operator aten::NAME (every overload a graph can call), for
-// kernels that forward to it by name. Throws FxError when LibTorch has none.
-std::shared_ptr<const AtenOp> aten_operator(std::string_view name);
+// kernels that forward to it by name. Found on first use, so registering
+// the built-in ops builds no overload tables for operators a process never
+// calls; copies share the lookup. Using it throws FxError when LibTorch has
+// no such operator.
+class AtenOperator {
+ public:
+  explicit AtenOperator(std::string name);
+  const AtenOp& operator*() const;
+  const AtenOp* operator->() const { return &**this; }
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
 
 // operator.*, builtins.getattr/len/int/float, math.*.
 void register_python_ops(OpRegistry& registry);

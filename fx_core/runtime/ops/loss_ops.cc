@@ -73,7 +73,7 @@ void add_loss(OpRegistry& r, const Loss& loss) {
   ReductionParams reduction(schema);
   std::vector<int> passed;
   for (std::string_view p : loss.passed) passed.push_back(schema.index_of(p));
-  std::shared_ptr<const AtenOp> op = aten_operator(loss.aten);
+  AtenOperator op{std::string(loss.aten)};
   bool broadcast = loss.broadcast;
   r.add(Opcode::kCallFunction, cat("torch.nn.functional.", loss.name),
         loss.signature, [=](OpArgs& a) -> IValue {

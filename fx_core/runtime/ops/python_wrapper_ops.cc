@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,7 +45,7 @@ struct Forward {
 };
 
 void add_forward(OpRegistry& r, const Forward& f) {
-  std::shared_ptr<const AtenOp> op = aten_operator(f.aten);
+  AtenOperator op{std::string(f.aten)};
   std::vector<std::string> dropped(f.dropped.begin(), f.dropped.end());
   r.add(Opcode::kCallFunction, f.target, f.signature,
         [op, dropped](OpArgs& a) -> IValue {
@@ -244,13 +245,30 @@ IValue einsum(OpArgs& a) {
 
 }  // namespace
 
-std::shared_ptr<const AtenOp> aten_operator(std::string_view name) {
-  std::optional<AtenTarget> t =
-      aten_target(Opcode::kCallFunction, cat("torch.ops.aten.", name));
-  std::shared_ptr<const AtenOp> op = t ? AtenOp::find(*t) : nullptr;
-  if (op == nullptr)
-    throw FxError(cat("LibTorch has no operator aten::", name));
-  return op;
+struct AtenOperator::State {
+  std::string name;
+  std::once_flag once;
+  std::shared_ptr<const AtenOp> op;
+};
+
+AtenOperator::AtenOperator(std::string name)
+    : state_(std::make_shared<State>()) {
+  state_->name = std::move(name);
+}
+
+const AtenOp& AtenOperator::operator*() const {
+  State& s = *state_;
+  // A throwing lookup leaves the flag unset: each use says so again.
+  std::call_once(s.once, [&s] {
+    std::optional<AtenTarget> t =
+        aten_target(Opcode::kCallFunction, cat("torch.ops.aten.", s.name));
+    std::shared_ptr<const AtenOp> op = t ? AtenOp::find(*t) : nullptr;
+    if (op == nullptr) {
+      throw FxError(cat("LibTorch has no operator aten::", s.name));
+    }
+    s.op = std::move(op);
+  });
+  return *s.op;
 }
 
 void register_python_wrapper_ops(OpRegistry& r) {
