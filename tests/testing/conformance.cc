@@ -2,8 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <filesystem>
+#include <stdexcept>
 
 #include "absl/status/statusor.h"
 #include "fx_core/format/graph_json.h"
@@ -14,22 +13,19 @@
 namespace fx::testing {
 
 std::string conformance_skip_reason() {
-  if (std::system("/usr/bin/python3 -c 'import torch, torchvision' "
-                  ">/dev/null 2>&1") != 0) {
-    return "python3-torch / python3-torchvision are not installed";
-  }
-  return "";
+  if (have_python_torch(/*torchvision=*/true)) return "";
+  return "python3-torch / python3-torchvision are not installed";
 }
 
 std::string export_models(const std::string& dir,
                           const std::vector<std::string>& models) {
-  std::string command = "/usr/bin/python3 " +
-                        runfile("tests/tools/export_torchvision.py") + " " +
-                        dir;
-  for (const std::string& m : models) command += " " + m;
-  command += " > " + dir + ".log 2>&1";
-  std::filesystem::create_directories(dir);
-  if (std::system(command.c_str()) != 0) return read_file(dir + ".log");
+  std::vector<std::string> args = {dir};
+  args.insert(args.end(), models.begin(), models.end());
+  try {
+    run_python("tests/tools/export_torchvision.py", args);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
   return "";
 }
 

@@ -8,6 +8,7 @@
 #include <torch/nn.h>
 
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -101,12 +102,10 @@ class MakeFxTest : public ::testing::Test {
       return;
     }
     dir_ = std::string(std::getenv("TEST_TMPDIR")) + "/make_fx_twins";
-    std::string cmd =
-        "/usr/bin/python3 " +
-        testing::runfile("tests/fx_core/capture/make_fx_twins.py") + " " +
-        dir_ + " > " + dir_ + ".log 2>&1";
-    if (std::system(cmd.c_str()) != 0) {
-      failed_ = testing::read_file(dir_ + ".log");
+    try {
+      testing::run_python("tests/fx_core/capture/make_fx_twins.py", {dir_});
+    } catch (const std::runtime_error& e) {
+      failed_ = e.what();
     }
   }
   void SetUp() override {
