@@ -18,25 +18,7 @@
 
 #include "fx_core/runtime/graph_module_file.h"
 #include "fx_core/runtime/interpreter.h"
-
-namespace {
-
-template <typename Fn>
-double median_us(Fn&& fn, int repeat) {
-  fn();  // warm up
-  std::vector<double> times;
-  for (int i = 0; i < repeat; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    fn();
-    times.push_back(std::chrono::duration<double, std::micro>(
-                        std::chrono::steady_clock::now() - start)
-                        .count());
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
-
-}  // namespace
+#include "tools/bench/timing.h"
 
 int main(int argc, char** argv) {
   if (argc < 3) {
@@ -77,11 +59,11 @@ int main(int argc, char** argv) {
     }
     // Small graphs run many times per sample (timer resolution).
     int scale = (*gm)->graph().size() > 300 && out.numel() < 1000 ? 20 : 1;
-    double sdk =
-        median_us([&] { (*gm)->forward(in); }, std::max(3, repeat * scale / 2));
+    double sdk = fx::bench::median_us([&] { (*gm)->forward(in); },
+                                      std::max(3, repeat * scale / 2));
     fx::Interpreter interpreter(**gm);
-    double interp = median_us([&] { interpreter.run(in); },
-                              std::max(3, repeat * scale / 2));
+    double interp = fx::bench::median_us([&] { interpreter.run(in); },
+                                         std::max(3, repeat * scale / 2));
     std::cout << (k ? ", " : "") << "\"" << names[k]
               << "\": {\"sdk_us\": " << sdk
               << ", \"interpreter_us\": " << interp << "}";

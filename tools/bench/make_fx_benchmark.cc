@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fx_core/capture/make_fx.h"
+#include "tools/bench/timing.h"
 
 namespace {
 
@@ -25,20 +26,6 @@ Tensors chain(const Tensors& in, int ops) {
   return {x};
 }
 
-template <typename F>
-double median_us(F&& f, int repeats) {
-  std::vector<double> times;
-  for (int r = 0; r < repeats; ++r) {
-    auto start = std::chrono::steady_clock::now();
-    f();
-    times.push_back(std::chrono::duration<double, std::micro>(
-                        std::chrono::steady_clock::now() - start)
-                        .count());
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -50,9 +37,11 @@ int main(int argc, char** argv) {
   for (int ops : sizes) {
     int repeats = ops >= 100000 ? 3 : 11;
     auto fn = [ops](const Tensors& in) { return chain(in, ops); };
-    double eager = median_us([&] { chain(inputs, ops); }, repeats);
-    double capture = median_us([&] { fx::capture_graph(fn, inputs); }, repeats);
-    double total = median_us([&] { fx::make_fx(fn, inputs); }, repeats);
+    double eager = fx::bench::median_us([&] { chain(inputs, ops); }, repeats);
+    double capture =
+        fx::bench::median_us([&] { fx::capture_graph(fn, inputs); }, repeats);
+    double total =
+        fx::bench::median_us([&] { fx::make_fx(fn, inputs); }, repeats);
     std::printf(
         "%d ops: eager %.2f us/op; capture_graph %.2f us/op (+%.2f over "
         "eager); make_fx with the GraphModule %.2f us/op; 1 thread\n",
