@@ -378,11 +378,9 @@ void append_tensor_index(std::vector<at::indexing::TensorIndex>* out,
     bool bools = !v.toListRef().empty();
     for (const IValue& item : v.toListRef()) bools = bools && item.isBool();
     if (bools) {
-      std::vector<IValue> items = sequence_elements(v);
-      at::Tensor mask =
-          at::empty({static_cast<int64_t>(items.size())}, at::kBool);
-      for (size_t i = 0; i < items.size(); ++i) mask[i] = items[i].toBool();
-      out->emplace_back(mask);
+      std::vector<uint8_t> mask;
+      for (const IValue& item : v.toListRef()) mask.push_back(item.toBool());
+      out->emplace_back(at::tensor(mask).to(at::kBool));
       return;
     }
     for (const IValue& item : v.toListRef()) {

@@ -747,6 +747,18 @@ TEST(Getitem, TensorIndexingMatchesTorch) {
        },
        {},
        {6}},
+      {"x[[True, False]]",
+       [] {
+         return make_list({true, false});
+       },
+       {1, 3, 4},
+       {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}},
+      {"x[[slice(0, 1), 2]] (a list holding a slice is a tuple)",
+       [] {
+         return make_list({slice(int64_t{0}, int64_t{1}), int64_t{2}});
+       },
+       {1, 4},
+       {8, 9, 10, 11}},
   };
   at::Tensor x = at::arange(24).view({2, 3, 4});
   for (const TensorIndexCase& c : cases) {
