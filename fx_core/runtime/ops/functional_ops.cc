@@ -41,13 +41,6 @@ at::Tensor activation(OpArgs& a, at::Tensor (*out_of_place)(const at::Tensor&),
 
 // torch.conv1d/2d/3d: ATen's conv operators, which also take unbatched
 // inputs and padding='same' / 'valid'.
-// An activation's result; with inplace=True (parameter `inplace`) written
-// into the input, which is returned, as Python's in-place variants do.
-IValue maybe_inplace(OpArgs& a, size_t inplace, const at::Tensor& out) {
-  if (!a.to_bool(inplace)) return out;
-  at::Tensor x = a.tensor(0);
-  return x.copy_(out);
-}
 
 // _get_softmax_dim: softmax's implicit dim (0 for 0-, 1- and 3-d inputs).
 int64_t softmax_dim(OpArgs& a) {
@@ -258,12 +251,14 @@ void register_functional_ops(OpRegistry& r) {
       [](OpArgs& a) -> IValue { return activation(a, at::relu, at::relu_, 1); },
       "at::relu({input})");
   f({F("relu6")}, "input, inplace=False", [](OpArgs& a) -> IValue {
-    return maybe_inplace(a, 1, at::hardtanh(a.tensor(0), 0, 6));
+    at::Tensor x = a.tensor(0);
+    return a.to_bool(1) ? at::hardtanh_(x, 0, 6) : at::hardtanh(x, 0, 6);
   });
   f({F("hardtanh")}, "input, min_val=-1.0, max_val=1.0, inplace=False",
     [](OpArgs& a) -> IValue {
-      return maybe_inplace(a, 3,
-                           at::hardtanh(a.tensor(0), a.scalar(1), a.scalar(2)));
+      at::Tensor x = a.tensor(0);
+      return a.to_bool(3) ? at::hardtanh_(x, a.scalar(1), a.scalar(2))
+                          : at::hardtanh(x, a.scalar(1), a.scalar(2));
     });
   f(
       {F("silu")}, "input, inplace=False",
@@ -282,14 +277,15 @@ void register_functional_ops(OpRegistry& r) {
       [](OpArgs& a) -> IValue { return at::gelu(a.tensor(0), a.to_string(1)); },
       "at::gelu({input}, {approximate})");
   f({F("elu")}, "input, alpha=1.0, inplace=False", [](OpArgs& a) -> IValue {
-    return maybe_inplace(a, 2, at::elu(a.tensor(0), a.scalar(1)));
+    at::Tensor x = a.tensor(0);
+    return a.to_bool(2) ? at::elu_(x, a.scalar(1)) : at::elu(x, a.scalar(1));
   });
   f({F("celu")}, "input, alpha=1.0, inplace=False", [](OpArgs& a) -> IValue {
-    return maybe_inplace(a, 2, at::celu(a.tensor(0), a.scalar(1)));
+    at::Tensor x = a.tensor(0);
+    return a.to_bool(2) ? at::celu_(x, a.scalar(1)) : at::celu(x, a.scalar(1));
   });
-  f({F("selu")}, "input, inplace=False", [](OpArgs& a) -> IValue {
-    return maybe_inplace(a, 1, at::selu(a.tensor(0)));
-  });
+  f({F("selu")}, "input, inplace=False",
+    [](OpArgs& a) -> IValue { return activation(a, at::selu, at::selu_, 1); });
   f({F("rrelu")},
     "input, lower=0.125, upper=0.3333333333333333, training=False, "
     "inplace=False",
@@ -302,8 +298,9 @@ void register_functional_ops(OpRegistry& r) {
     });
   f({F("_threshold"), F("threshold")}, "input, threshold, value, inplace=False",
     [](OpArgs& a) -> IValue {
-      return maybe_inplace(
-          a, 3, at::threshold(a.tensor(0), a.scalar(1), a.scalar(2)));
+      at::Tensor x = a.tensor(0);
+      return a.to_bool(3) ? at::threshold_(x, a.scalar(1), a.scalar(2))
+                          : at::threshold(x, a.scalar(1), a.scalar(2));
     });
   f({F("softsign")}, "input", [](OpArgs& a) -> IValue {
     const at::Tensor& x = a.tensor(0);
@@ -315,7 +312,9 @@ void register_functional_ops(OpRegistry& r) {
   });
   f({F("leaky_relu")}, "input, negative_slope=0.01, inplace=False",
     [](OpArgs& a) -> IValue {
-      return maybe_inplace(a, 2, at::leaky_relu(a.tensor(0), a.scalar(1)));
+      at::Tensor x = a.tensor(0);
+      return a.to_bool(2) ? at::leaky_relu_(x, a.scalar(1))
+                          : at::leaky_relu(x, a.scalar(1));
     });
   f({F("softplus")}, "input, beta=1, threshold=20", [](OpArgs& a) -> IValue {
     return at::softplus(a.tensor(0), a.scalar(1), a.scalar(2));

@@ -679,6 +679,25 @@ TEST(TensorOperators, InPlaceMulOfAnIntTensorByAFloatIsRefused) {
   EXPECT_TRUE(at::equal(f, at::tensor({2.0f, 3.0f})));
 }
 
+// F.elu(x, inplace=True) and its siblings write into x and return it, as
+// Python's in-place variants do; without inplace x is left alone.
+TEST(Functional, InplaceActivationsWriteIntoTheirInput) {
+  for (const char* name : {"elu", "celu", "selu", "leaky_relu", "hardtanh",
+                           "relu6", "_threshold"}) {
+    std::string target = std::string("torch.nn.functional.") + name;
+    at::Tensor x = at::randn({3, 4});
+    at::Tensor original = x.clone();
+    Kwargs inplace = {{"inplace", true}};
+    std::vector<c10::IValue> args = {x};
+    if (std::string(name) == "_threshold") args = {x, 0.1, 20.0};
+    at::Tensor out = call(target, args).toTensor();
+    EXPECT_TRUE(at::equal(x, original)) << name;
+    at::Tensor same = call(target, args, inplace).toTensor();
+    EXPECT_TRUE(same.is_same(x)) << name;
+    EXPECT_TRUE(at::equal(x, out)) << name;
+  }
+}
+
 // ======================================================= getitem: tensors
 
 // x = torch.arange(24).view(2, 3, 4); each case's shape and flattened values
