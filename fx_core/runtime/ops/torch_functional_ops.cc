@@ -69,7 +69,9 @@ at::Tensor norm(const at::Tensor& x, const IValue& p, const Dims& dim,
                       kind == "fro" ? "frobenius" : "nuclear", " norm"));
   }
   if (kind == "fro") {
-    return at::frobenius_norm(x, dim.value_or(all_dims(x)), keepdim);
+    // Without dim Python passes dim=() (every dimension; out= aside, the
+    // only case it spells differently).
+    return at::frobenius_norm(x, dim.value_or(std::vector<int64_t>{}), keepdim);
   }
   if (!dim) return at::nuclear_norm(x, keepdim);
   return at::nuclear_norm(x, *dim, keepdim);
@@ -81,23 +83,13 @@ IValue norm_function(OpArgs& a) {
   const at::Tensor& x = a.tensor(0);
   bool keepdim = a.to_bool(3);
   c10::optional<c10::ScalarType> dtype = a.optional_dtype(5);
-  Dims dim = a.optional_int_list(2);
-  // With only p given, 'fro' reduces over dim=() (all dimensions).
-  if (!dim && !dtype && a[1].isString() && a.to_string(1) == "fro") {
-    return at::frobenius_norm(x, {}, keepdim);
-  }
-  return norm(x, a[1], dim, keepdim, dtype);
+  return norm(x, a[1], a.optional_int_list(2), keepdim, dtype);
 }
 
 // Tensor.norm(self, p='fro', dim=None, keepdim=False, dtype=None)
 IValue norm_method(OpArgs& a) {
-  const at::Tensor& x = a.tensor(0);
-  Dims dim = a.optional_int_list(2);
-  c10::optional<c10::ScalarType> dtype = a.optional_dtype(4);
-  if (!dim && !dtype && a[1].isString() && a.to_string(1) == "fro") {
-    return at::frobenius_norm(x, {}, a.to_bool(3));
-  }
-  return norm(x, a[1], dim, a.to_bool(3), dtype);
+  return norm(a.tensor(0), a[1], a.optional_int_list(2), a.to_bool(3),
+              a.optional_dtype(4));
 }
 
 // lu(A, pivot=True, get_infos=False): (LU, pivots[, infos]).
