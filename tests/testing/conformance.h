@@ -5,8 +5,14 @@
 #ifndef TESTS_TESTING_CONFORMANCE_H_
 #define TESTS_TESTING_CONFORMANCE_H_
 
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
+
+#include "tests/testing/reference.h"
 
 namespace fx::testing {
 
@@ -23,6 +29,41 @@ std::string export_models(const std::string& dir,
 // torch.fx printed it (graph.txt), generates exactly gm.code (code.py) and
 // round-trips JSON -> SDK -> JSON byte for byte.
 void expect_text_and_code_as_torch_fx(const std::string& model_dir);
+
+// A test over exported models, one parameter per model. `Models` provides
+// `static std::vector<std::string> names()` and `static const char* dir()`
+// (a directory under $TEST_TMPDIR). The suite exports them
+// once; each test is skipped (with the reason) without Python, fails when
+// the export failed, and is skipped with torch.fx's error when torch.fx
+// cannot trace its model.
+template <typename Models>
+class ExportedModelTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  static void SetUpTestSuite() {
+    skip_reason_ = conformance_skip_reason();
+    if (!skip_reason_.empty()) return;
+    dir_ = std::string(std::getenv("TEST_TMPDIR")) + "/" + Models::dir();
+    export_failed_ = export_models(dir_, Models::names());
+  }
+  void SetUp() override {
+    if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
+    ASSERT_TRUE(export_failed_.empty()) << export_failed_;
+    if (std::ifstream(path("untraceable.txt")).good()) {
+      GTEST_SKIP() << "torch.fx cannot trace it: "
+                   << read_file(path("untraceable.txt"));
+    }
+  }
+  // The model's directory, or a file in it.
+  std::string model_dir() const { return dir_ + "/" + GetParam(); }
+  std::string path(const std::string& file) const {
+    return model_dir() + "/" + file;
+  }
+
+ private:
+  static inline std::string dir_;
+  static inline std::string skip_reason_;
+  static inline std::string export_failed_;
+};
 
 }  // namespace fx::testing
 

@@ -18,7 +18,6 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -30,8 +29,6 @@
 
 namespace fx {
 namespace {
-
-namespace fs = std::filesystem;
 
 const char* const kModels[] = {
     "sample.GptDecoder",
@@ -66,34 +63,17 @@ const char* const kModels[] = {
     "quantization.shufflenet_v2_x2_0",
 };
 
-class Model : public ::testing::TestWithParam<std::string> {
- protected:
-  static void SetUpTestSuite() {
-    skip_reason_ = testing::conformance_skip_reason();
-    if (!skip_reason_.empty()) return;
-    dir_ = std::string(std::getenv("TEST_TMPDIR")) + "/models";
-    export_failed_ = testing::export_models(
-        dir_, std::vector<std::string>(std::begin(kModels), std::end(kModels)));
+struct ModelList {
+  static std::vector<std::string> names() {
+    return std::vector<std::string>(std::begin(kModels), std::end(kModels));
   }
-  std::string path(const std::string& file) const {
-    return dir_ + "/" + GetParam() + "/" + file;
-  }
-  static std::string dir_;
-  static std::string skip_reason_;
-  static std::string export_failed_;
+  static const char* dir() { return "models"; }
 };
-std::string Model::dir_;
-std::string Model::skip_reason_;
-std::string Model::export_failed_;
+
+class Model : public testing::ExportedModelTest<ModelList> {};
 
 TEST_P(Model, MatchesTorchFxAndEager) {
-  if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
-  ASSERT_TRUE(export_failed_.empty()) << export_failed_;
-  if (fs::exists(path("untraceable.txt"))) {
-    GTEST_SKIP() << "torch.fx cannot trace it: "
-                 << testing::read_file(path("untraceable.txt"));
-  }
-  testing::expect_text_and_code_as_torch_fx(dir_ + "/" + GetParam());
+  testing::expect_text_and_code_as_torch_fx(model_dir());
 
   auto gm = read_graph_module(path("graph.fx.json"));
   ASSERT_TRUE(gm.ok()) << gm.status().message();

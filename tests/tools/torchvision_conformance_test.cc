@@ -14,7 +14,6 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -25,8 +24,6 @@
 
 namespace fx {
 namespace {
-
-namespace fs = std::filesystem;
 
 // torchvision 0.14's classification models (torchvision.models.list_models).
 const char* const kModels[] = {
@@ -112,34 +109,18 @@ const char* const kModels[] = {
     "wide_resnet50_2",
 };
 
-class TorchvisionModel : public ::testing::TestWithParam<std::string> {
- protected:
-  static void SetUpTestSuite() {
-    skip_reason_ = testing::conformance_skip_reason();
-    if (!skip_reason_.empty()) return;
-    dir_ = std::string(std::getenv("TEST_TMPDIR")) + "/torchvision";
-    export_failed_ = testing::export_models(
-        dir_, std::vector<std::string>(std::begin(kModels), std::end(kModels)));
+struct TorchvisionModelList {
+  static std::vector<std::string> names() {
+    return std::vector<std::string>(std::begin(kModels), std::end(kModels));
   }
-  std::string path(const std::string& file) const {
-    return dir_ + "/" + GetParam() + "/" + file;
-  }
-  static std::string dir_;
-  static std::string skip_reason_;
-  static std::string export_failed_;
+  static const char* dir() { return "torchvision"; }
 };
-std::string TorchvisionModel::dir_;
-std::string TorchvisionModel::skip_reason_;
-std::string TorchvisionModel::export_failed_;
+
+class TorchvisionModel
+    : public testing::ExportedModelTest<TorchvisionModelList> {};
 
 TEST_P(TorchvisionModel, MatchesTorchFx) {
-  if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
-  ASSERT_TRUE(export_failed_.empty()) << export_failed_;
-  if (fs::exists(path("untraceable.txt"))) {
-    GTEST_SKIP() << "torch.fx cannot trace it: "
-                 << testing::read_file(path("untraceable.txt"));
-  }
-  testing::expect_text_and_code_as_torch_fx(dir_ + "/" + GetParam());
+  testing::expect_text_and_code_as_torch_fx(model_dir());
 
   auto gm = read_graph_module(path("graph.fx.json"));
   ASSERT_TRUE(gm.ok()) << gm.status().message();
