@@ -354,7 +354,7 @@ void register_torch_ops(OpRegistry& r) {
   r.add(
       Opcode::kCallMethod, "size", "self, dim=None",
       [](OpArgs& a) -> IValue {
-        if (a.is_none(1)) return c10::List<int64_t>(a.tensor(0).sizes());
+        if (a.is_none(1)) return make_torch_size(a.tensor(0).sizes());
         return a.tensor(0).size(a.to_int(1));
       },
       "{self}.size({dim})");
