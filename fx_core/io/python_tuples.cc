@@ -136,6 +136,15 @@ std::optional<c10::IValue> named_tuple_field(const c10::IValue& v,
   return std::nullopt;
 }
 
+c10::IValue tuple_like(const c10::IValue& like,
+                        std::vector<c10::IValue> items) {
+  if (python_tuple_name(like).empty()) {
+    return c10::ivalue::Tuple::create(std::move(items));
+  }
+  return c10::ivalue::Tuple::createNamed(std::move(items),
+                                         like.toTupleRef().type());
+}
+
 c10::IValue same_tuple_type(const c10::IValue& like,
                             std::vector<c10::IValue> items) {
   if (is_torch_size(like)) return make_torch_size(std::move(items));

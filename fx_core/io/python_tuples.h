@@ -54,8 +54,12 @@ std::string python_tuple_name(const c10::IValue& v);
 // named tuple or has no such field.
 std::optional<c10::IValue> named_tuple_field(const c10::IValue& v,
                                              const std::string& field);
-// A tuple of `items` of the same Python type as `like` (a torch.Size stays
-// one; a return_types value does not: Python's slices of it are tuples).
+// A tuple of `items` with the same Python type as the tuple `like` (named or
+// not): for functions that map a tuple's elements.
+c10::IValue tuple_like(const c10::IValue& like, std::vector<c10::IValue> items);
+// A tuple of `items` of the same Python type as `like` for Python's sequence
+// operations (a torch.Size stays one; a return_types value does not: its
+// slices and sums are tuples).
 c10::IValue same_tuple_type(const c10::IValue& like,
                             std::vector<c10::IValue> items);
 
