@@ -100,7 +100,7 @@ OperatorSupport target_support(const SupportedTargets& targets,
         return methods.contains(canonical_method_name(n.target()));
       case Opcode::kCallModule: {
         if (!module_type || modules.empty()) return false;
-        std::string type = module_type(n.target());
+        std::string type = module_type(n);
         return !type.empty() && modules.contains(canonical_module_type(type));
       }
       default:

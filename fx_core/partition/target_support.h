@@ -39,8 +39,9 @@ struct SupportedTargets {
 };
 
 // The Python type of the module a call_module node calls ("torch.nn.Conv2d"),
-// or "" when there is none. Throws FxError when it cannot tell.
-using ModuleTypeFn = std::function<std::string(std::string_view target)>;
+// or "" when there is none (typically looked up in the module that owns the
+// node's graph). Throws FxError when it cannot tell.
+using ModuleTypeFn = std::function<std::string(const Node& call_module)>;
 
 // Nodes whose target is listed. call_module nodes need `module_type` (without
 // it, or when it returns "", they are not supported).

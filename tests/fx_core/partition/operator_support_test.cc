@@ -112,8 +112,9 @@ TEST_F(Support, MethodsAndModuleTypes) {
     EXPECT_TRUE(
         target_support(methods({spelling})).is_node_supported(*method_));
   }
-  ModuleTypeFn types = [](std::string_view target) {
-    return target == "conv" ? std::string("torch.nn.Conv2d") : std::string();
+  ModuleTypeFn types = [](const Node& call) {
+    return call.target() == "conv" ? std::string("torch.nn.Conv2d")
+                                   : std::string();
   };
   for (const char* spelling :
        {"torch.nn.Conv2d", "torch.nn.modules.conv.Conv2d"}) {

@@ -34,9 +34,9 @@ OperatorSupport rule_support(const nlohmann::ordered_json& rule,
   SupportedTargets targets{strings(rule["functions"]), strings(rule["methods"]),
                            strings(rule["module_types"])};
   auto modules = file.modules;
-  ModuleTypeFn module_type = [modules](std::string_view target) {
+  ModuleTypeFn module_type = [modules](const Node& call) {
     for (const auto& [path, spec] : modules) {
-      if (path == target) return spec.type;
+      if (path == call.target()) return spec.type;
     }
     return std::string();
   };

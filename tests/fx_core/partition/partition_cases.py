@@ -5,7 +5,8 @@ for capability_partitioner_test and fuse_partitions_test.
     /usr/bin/python3 partition_cases.py TORCHFX_EXPORT_PY OUT_DIR [CASE...]
 
 For every case (torchvision's resnet18 traced and captured by make_fx, a
-transformer-like block, random DAGs made from a seed) writes OUT_DIR/CASE/:
+transformer-like model
+(transformer_block.py), random DAGs made from a seed) writes OUT_DIR/CASE/:
     graph.fx.json     the graph (tools/torchfx_export.py's format)
     rule.json         the support rule: supported call_function targets (as
                       torch.fx's get_node_target names them; an aten packet
@@ -36,9 +37,18 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 from torch.fx.passes.tools_common import CALLABLE_NODE_OPS, get_node_target
 from torch.fx.passes.utils.fuser_utils import fuse_by_partitions
 
-spec = importlib.util.spec_from_file_location("torchfx_export", sys.argv[1])
-export = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(export)
+
+
+def load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+export = load("torchfx_export", sys.argv[1])
+blocks = load("transformer_block", os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "transformer_block.py"))
 
 
 class Rule(OperatorSupportBase):
@@ -164,46 +174,13 @@ def resnet_aten_cases(out_dir):
          "torch.ops.aten.add_", "_operator.getitem"], get_attr=True))
 
 
-class Block(torch.nn.Module):
-    """A transformer-like encoder block: attention with q, k, v from one
-    projection (chunk and getitem), softmax, residuals, layer norms, an MLP."""
-
-    def __init__(self, d=16, heads=2):
-        super().__init__()
-        self.heads = heads
-        self.qkv = torch.nn.Linear(d, 3 * d)
-        self.proj = torch.nn.Linear(d, d)
-        self.norm1 = torch.nn.LayerNorm(d)
-        self.norm2 = torch.nn.LayerNorm(d)
-        self.fc1 = torch.nn.Linear(d, 4 * d)
-        self.fc2 = torch.nn.Linear(4 * d, d)
-
-    def forward(self, x):
-        qkv = self.qkv(self.norm1(x)).chunk(3, dim=-1)
-        q, k, v = qkv[0], qkv[1], qkv[2]
-        scores = torch.matmul(q, k.transpose(-2, -1)) / 4.0
-        attn = torch.softmax(scores, dim=-1)
-        x = x + self.proj(torch.matmul(attn, v))
-        h = torch.nn.functional.gelu(self.fc1(self.norm2(x)))
-        return x + self.fc2(h)
-
-
-class Transformer(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.blocks = torch.nn.Sequential(Block(), Block(), Block())
-
-    def forward(self, x):
-        return self.blocks(x)
-
-
 def transformer_cases(out_dir):
     torch.manual_seed(0)
-    gm = torch.fx.symbolic_trace(Transformer().eval())
+    gm = torch.fx.symbolic_trace(blocks.Transformer().eval())
     linear = "torch.nn.modules.linear.Linear"
     norm = "torch.nn.modules.normalization.LayerNorm"
     write_case(out_dir, "transformer_no_softmax", torch.fx.symbolic_trace(
-        Transformer().eval()), rule(
+        blocks.Transformer().eval()), rule(
         ["torch.matmul", "_operator.add", "_operator.truediv",
          "_operator.getitem", "torch._C._nn.gelu"],
         ["chunk", "transpose"], [linear, norm]))

@@ -111,9 +111,9 @@ TEST(AbiCompat, APluginNeedingANewerHostIsRefusedBeforeItsCodeRuns) {
   const std::string path = "tests/plugin_api/plugins/libfuture_plugin.so";
   EXPECT_EQ(error_of(load_plugin(path)),
             "plugin 'future_plugin' (" + path +
-                ") requires fx plugin API version 3 or later, but this host "
-                "provides version 2. Fix: use an fx host that provides API "
-                "version 3, or rebuild the plugin with min_api_version <= 2");
+                ") requires fx plugin API version 4 or later, but this host "
+                "provides version 3. Fix: use an fx host that provides API "
+                "version 4, or rebuild the plugin with min_api_version <= 3");
   EXPECT_EQ(std::getenv("FX_FUTURE_PLUGIN_RAN"), nullptr);
 }
 
