@@ -138,7 +138,7 @@ TEST(AbiCompat, DeclaredSizesAreChecked) {
   EXPECT_EQ(
       error_of(check_plugin_info(&info, "x.so"))
           .rfind("plugin 'sized' (x.so) was built against fx plugin API "
-                 "version 3, newer than this host's 2, and does not declare "
+                 "version 4, newer than this host's 3, and does not declare "
                  "pass_info_size",
                  0),
       0u);
