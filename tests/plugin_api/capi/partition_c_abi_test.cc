@@ -6,6 +6,7 @@
 // (fxp::Support) are checked on a small graph.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -170,6 +171,67 @@ TEST_F(PartitionThroughCAbi, FusionRefusesATakenNameAndChangesNothing) {
             std::string::npos)
       << report.failure;
   EXPECT_EQ(b.gm->graph().str(), before);
+}
+
+TEST_F(PartitionThroughCAbi, FusionRefusesPartitionsTorchFxFindsCyclic) {
+  int refused = 0;
+  for (const std::string& name : testing::partition_case_names()) {
+    testing::PartitionCase c = testing::load_partition_case(name);
+    if (c.ambiguous || !std::filesystem::exists(c.dir + "/fuse_error.txt")) {
+      continue;
+    }
+    SCOPED_TRACE(name);
+    auto gm = read_graph_module(c.dir + "/graph.fx.json");
+    ASSERT_TRUE(gm.ok()) << gm.status();
+    std::string before = (*gm)->graph().str();
+    PipelineReport report = run(
+        **gm, {{"pass", "fuse_partitions"}, {"options", options_of(c.dir)}});
+    EXPECT_FALSE(report.ok());
+    EXPECT_NE(report.failure.find("the graph would have a cycle"),
+              std::string::npos)
+        << report.failure;
+    EXPECT_EQ((*gm)->graph().str(), before);
+    ++refused;
+  }
+  EXPECT_GE(refused, 3);
+}
+
+TEST(PartitionEntries, RefuseBadArguments) {
+  const FxApi* t = api();
+  FxSupport* out = nullptr;
+  auto message = [&](FxStatus* status) {
+    std::string text = status ? t->GetStatusMessage(status) : "";
+    EXPECT_NE(status, nullptr);
+    if (status) {
+      EXPECT_EQ(t->GetStatusCode(status), FX_INVALID_ARGUMENT);
+      t->ReleaseStatus(status);
+    }
+    return text;
+  };
+  const char* names[] = {"operator.add"};
+  EXPECT_EQ(message(t->SupportTargets(FX_OP_PLACEHOLDER, names, 1, &out)),
+            "SupportTargets: op 0 is not call_function, call_method or "
+            "call_module");
+  FxTensorRule rule{};
+  rule.struct_size = 4;
+  EXPECT_EQ(message(t->SupportTensorMeta(&rule, &out)),
+            "SupportTensorMeta: rule->struct_size is 4, expected " +
+                std::to_string(sizeof(FxTensorRule)) +
+                " (sizeof(FxTensorRule))");
+  const char* bad_dtype[] = {"torch.float33"};
+  rule.struct_size = sizeof(rule);
+  rule.dtypes = bad_dtype;
+  rule.num_dtypes = 1;
+  FxStatus* status = t->SupportTensorMeta(&rule, &out);
+  ASSERT_NE(status, nullptr);
+  EXPECT_NE(std::string(t->GetStatusMessage(status))
+                .find("'torch.float33' is not a torch dtype"),
+            std::string::npos);
+  t->ReleaseStatus(status);
+  EXPECT_EQ(message(t->SupportAllOf(nullptr, 2, &out)),
+            "SupportAllOf: rules must not be NULL");
+  EXPECT_EQ(t->PartitionsCount(nullptr), 0u);
+  EXPECT_EQ(t->PartitionNode(nullptr, 0, 0), nullptr);
 }
 
 // The C++ wrapper's rules, on x -> relu -> sigmoid -> add(sigmoid, relu).
