@@ -65,18 +65,16 @@ class Grouping {
     int node;
   };
 
+  // The groups of v's users, each once, in users order.
   void collect_user_groups(int v) {
     groups_.clear();
+    bucket_stamp_.resize(buckets_.size(), 0);
     ++stamp_;
     for (int u : index_.users(v)) {
       int b = bucket_of_[u];
       if (b < 0) {
         groups_.push_back({-1, u});
-      } else if (bucket_stamp_.size() <= static_cast<size_t>(b) ||
-                 bucket_stamp_[b] != stamp_) {
-        if (bucket_stamp_.size() <= static_cast<size_t>(b)) {
-          bucket_stamp_.resize(buckets_.size(), 0);
-        }
+      } else if (bucket_stamp_[b] != stamp_) {
         bucket_stamp_[b] = stamp_;
         groups_.push_back({b, u});
       }

@@ -39,62 +39,89 @@ std::vector<int> partition_of(const GraphIndex& index,
   return part;
 }
 
-// Throws when a partition has no user outside it, or when contracting every
-// partition to one node would make a cycle.
-void check_fusable(const GraphIndex& index, const std::vector<int>& part,
-                   size_t num_parts) {
-  std::vector<char> has_output(num_parts, 0);
-  int groups = static_cast<int>(num_parts) + index.size();
-  auto group = [&](int n) {
-    return part[n] >= 0 ? part[n] : static_cast<int>(num_parts) + n;
-  };
-  std::vector<int> indegree(groups, 0);
-  for (int n = 0; n < index.size(); ++n) {
-    for (int u : index.users(n)) {
-      if (group(u) == group(n)) continue;
-      ++indegree[group(u)];
-      if (part[n] >= 0) has_output[part[n]] = 1;
+// The partitions contracted to one node each: every other node is a group
+// of its own (num_parts + its index).
+struct Contraction {
+  const GraphIndex& index;
+  const std::vector<int>& part;
+  int num_parts;
+  int group(int n) const { return part[n] >= 0 ? part[n] : num_parts + n; }
+  int size() const { return num_parts + index.size(); }
+};
+
+// Throws when a partition has no user outside it.
+void check_outputs(const Contraction& c) {
+  std::vector<char> has_output(c.num_parts, 0);
+  for (int n = 0; n < c.index.size(); ++n) {
+    if (c.part[n] < 0) continue;
+    for (int u : c.index.users(n)) {
+      if (c.group(u) != c.group(n)) has_output[c.part[n]] = 1;
     }
   }
-  for (size_t k = 0; k < num_parts; ++k) {
+  for (int k = 0; k < c.num_parts; ++k) {
     if (!has_output[k]) {
       throw FxError(cat("partition ", k, " has no user outside it"));
     }
   }
-  std::vector<std::vector<int>> members(num_parts);
-  for (int n = 0; n < index.size(); ++n) {
-    if (part[n] >= 0) members[part[n]].push_back(n);
+}
+
+// The in-degree each group has left after Kahn's algorithm on the
+// contracted graph: all zero when it has no cycle.
+std::vector<int> contracted_indegrees(const Contraction& c) {
+  std::vector<int> indegree(c.size(), 0);
+  for (int n = 0; n < c.index.size(); ++n) {
+    for (int u : c.index.users(n)) {
+      if (c.group(u) != c.group(n)) ++indegree[c.group(u)];
+    }
+  }
+  std::vector<std::vector<int>> members(c.num_parts);
+  for (int n = 0; n < c.index.size(); ++n) {
+    if (c.part[n] >= 0) members[c.part[n]].push_back(n);
   }
   std::vector<int> ready;
-  for (int g = 0; g < groups; ++g) {
-    if (indegree[g] == 0) ready.push_back(g);
+  for (int g = 0; g < c.size(); ++g) {
+    bool in_partition = g >= c.num_parts && c.part[g - c.num_parts] >= 0;
+    if (indegree[g] == 0 && !in_partition) ready.push_back(g);
   }
-  int done = 0;
+  auto release = [&](int n, int g) {
+    for (int u : c.index.users(n)) {
+      if (c.group(u) != g && --indegree[c.group(u)] == 0) {
+        ready.push_back(c.group(u));
+      }
+    }
+  };
   while (!ready.empty()) {
     int g = ready.back();
     ready.pop_back();
-    ++done;
-    auto release = [&](int n) {
-      for (int u : index.users(n)) {
-        if (group(u) != g && --indegree[group(u)] == 0)
-          ready.push_back(group(u));
-      }
-    };
-    if (g < static_cast<int>(num_parts)) {
-      for (int n : members[g]) release(n);
-    } else if (part[g - num_parts] < 0) {
-      release(g - static_cast<int>(num_parts));
+    if (g < c.num_parts) {
+      for (int n : members[g]) release(n, g);
+    } else {
+      release(g - c.num_parts, g);
     }
   }
-  if (done == groups) return;
-  for (size_t k = 0; k < num_parts; ++k) {
-    if (indegree[k] > 0) {
+  return indegree;
+}
+
+// Throws when a partition has no user outside it, or when contracting every
+// partition to one node would make a cycle.
+void check_fusable(const GraphIndex& index, const std::vector<int>& part,
+                   size_t num_parts) {
+  Contraction c{index, part, static_cast<int>(num_parts)};
+  check_outputs(c);
+  std::vector<int> left = contracted_indegrees(c);
+  for (int k = 0; k < c.num_parts; ++k) {
+    if (left[k] > 0) {
       throw FxError(cat("partition ", k,
                         " cannot be fused: the graph would have a cycle "
                         "through nodes outside it"));
     }
   }
-  throw FxError("the partitions cannot be fused: the graph would have a cycle");
+  for (int g = c.num_parts; g < c.size(); ++g) {
+    if (left[g] > 0) {
+      throw FxError(
+          "the partitions cannot be fused: the graph would have a cycle");
+    }
+  }
 }
 
 // torch.fx's topo_sort: Kahn's algorithm, first-in first-out, from the
