@@ -161,6 +161,27 @@ CASES = [
      [(4, 3, 8), (6, 3, 8)], False),
     ("nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, batch_first=True, "
      "norm_first=True)", [(3, 4, 8), (3, 6, 8)], False),
+    # Stacks of layers: their constructors take the layer (and norm) modules.
+    ("nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, "
+     "dim_feedforward=16), 2)", [(5, 3, 8)], False),
+    # batch_first, a key padding mask, eval: torch 1.13's nested-tensor path.
+    ("nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, "
+     "dim_feedforward=16, batch_first=True), 2, norm=nn.LayerNorm(8))",
+     [(3, 5, 8), "None", "torch.arange(5).expand(3, 5) >= "
+      "torch.tensor([[5], [3], [4]])"], False),
+    ("nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, "
+     "dim_feedforward=16, dropout=0.0, norm_first=True), 2, "
+     "enable_nested_tensor=False)", [(5, 3, 8)], True),
+    ("nn.TransformerDecoder(nn.TransformerDecoderLayer(8, 2, "
+     "dim_feedforward=16), 2, norm=nn.LayerNorm(8))",
+     [(4, 3, 8), (6, 3, 8)], False),
+    ("nn.Transformer(d_model=8, nhead=2, num_encoder_layers=2, "
+     "num_decoder_layers=1, dim_feedforward=16)", [(5, 3, 8), (4, 3, 8)],
+     False),
+    ("nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, "
+     "num_decoder_layers=2, dim_feedforward=16, batch_first=True, "
+     "norm_first=True, activation='gelu', layer_norm_eps=1e-6)",
+     [(3, 5, 8), (3, 4, 8)], False),
     # Losses.
     ("nn.L1Loss()", [(3, 4), (3, 4)], False),
     ("nn.MSELoss(reduction='sum')", [(3, 4), (3, 4)], False),

@@ -96,6 +96,12 @@ def encode(value, where):
         return {"memory_format": str(value)}
     if isinstance(value, torch.layout):
         return {"layout": str(value)}
+    if isinstance(value, torch.nn.Module):
+        # A constructor argument that is a module (TransformerEncoder's
+        # layer): described as the file describes modules, as a dict ARG.
+        return {"dict": {"type": module_type_name(value),
+                         "config": {"dict": module_config(value)},
+                         "training": value.training}}
     raise ValueError(f"{where}: cannot encode a {type(value).__name__}")
 
 
@@ -122,7 +128,31 @@ TRANSFORMER_LAYER = {
     "layer_norm_eps": lambda m: m.norm1.eps,
     "batch_first": lambda m: m.self_attn.batch_first,
 }
+def transformer_layer(stack):
+    """The first layer of a Transformer's encoder or decoder."""
+    return stack.layers[0]
+
+
+TRANSFORMER = {
+    "num_encoder_layers": lambda m: len(m.encoder.layers),
+    "num_decoder_layers": lambda m: len(m.decoder.layers),
+    "dim_feedforward": lambda m: transformer_layer(m.encoder).linear1.out_features,
+    "dropout": lambda m: transformer_layer(m.encoder).dropout.p,
+    "activation": lambda m: activation_name(
+        transformer_layer(m.encoder).activation),
+    "layer_norm_eps": lambda m: m.encoder.norm.eps,
+    "norm_first": lambda m: transformer_layer(m.encoder).norm_first,
+    # Transformer keeps no custom encoder apart from its `encoder`: the
+    # stacks its own constructor builds from the arguments above.
+    "custom_encoder": lambda m: None,
+    "custom_decoder": lambda m: None,
+}
 DERIVED = {
+    "TransformerEncoder": {"encoder_layer": lambda m: encode(
+        m.layers[0], "module TransformerEncoder encoder_layer")},
+    "TransformerDecoder": {"decoder_layer": lambda m: encode(
+        m.layers[0], "module TransformerDecoder decoder_layer")},
+    "Transformer": TRANSFORMER,
     "MultiheadAttention": {
         "bias": lambda m: m.in_proj_bias is not None,
         "add_bias_kv": lambda m: m.bias_k is not None,
@@ -178,7 +208,7 @@ def module_config(module):
             continue  # RNNBase's mode is fixed by the subclass
         if name in DERIVED.get(cls, {}):
             config[name] = DERIVED[cls][name](module)
-        elif name == "activation" and cls.startswith("Transformer"):
+        elif name == "activation" and cls.endswith("Layer"):
             config[name] = activation_name(module.activation)
         elif name in defaults and defaults[name](getattr(module, name, None)):
             config[name] = None

@@ -151,6 +151,18 @@ Argument constant_argument(const c10::IValue& v) {
     return v.isTuple() ? Argument::tuple(std::move(items))
                        : Argument::list(std::move(items));
   }
+  if (v.isGenericDict()) {
+    ArgumentDict items;
+    for (const auto& entry : v.toGenericDict()) {
+      if (!entry.key().isString()) {
+        throw FxError(cat("a dict key of type ", value_type_name(entry.key()),
+                          " (only str keys have a constant spelling)"));
+      }
+      items.emplace_back(entry.key().toStringRef(),
+                         constant_argument(entry.value()));
+    }
+    return Argument::dict(std::move(items));
+  }
   throw FxError(cat("argument of type: ", value_type_name(v)));
 }
 

@@ -58,7 +58,8 @@ bool is_sequence(const c10::IValue& v);
 // FxError naming the kind for a Node reference or an unknown torch name.
 c10::IValue constant_value(const Argument& arg);
 // The constant Argument spelling `v` (None, numbers, strings, devices,
-// slices, Ellipsis, lists and tuples of those): constant_value's inverse.
+// slices, Ellipsis, lists, tuples and str-keyed dicts of those):
+// constant_value's inverse.
 // Throws FxError naming the type of anything else (a tensor).
 Argument constant_argument(const c10::IValue& v);
 

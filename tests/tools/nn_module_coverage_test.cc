@@ -31,11 +31,6 @@ using opinfo::CaseResult;
 
 // torch.nn classes a graph file cannot describe, and why.
 const std::set<std::string> kNotBuildable = {
-    // Holds another module (its layers) as a constructor argument, which the
-    // fx-graph format's `config` cannot encode.
-    "TransformerEncoder",
-    "TransformerDecoder",
-    "Transformer",
     // Returns a named tuple of Python's own (_ASMoutput) and splits its
     // input by cutoffs at run time with a Python loop.
     "AdaptiveLogSoftmaxWithLoss",
