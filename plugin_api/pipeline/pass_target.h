@@ -15,6 +15,12 @@
 // every attribute the pass replaced. An attribute the pass added under a new
 // name stays in the module but is unreferenced by the restored graph, so a
 // written bundle is byte-identical to one written before the pass.
+//
+// Isolation (isolated_pass.h): a pass run in a worker process changes the
+// worker's copy of the target; encode_changes() there turns what the pass
+// made of it into bytes, and apply_changes() in the host puts them into the
+// host's target, inside the transaction begun before the worker started, so
+// commit() and rollback() then work as if the pass had run in the host.
 #ifndef PLUGIN_API_PIPELINE_PASS_TARGET_H_
 #define PLUGIN_API_PIPELINE_PASS_TARGET_H_
 
@@ -22,6 +28,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -51,6 +58,17 @@ class PassTarget {
   // Whether the graph or an attribute differs from what begin() saw.
   bool changed();
 
+  // In the worker, after the pass: the graph as an fx-graph JSON text (the
+  // modules the pass added in its `modules` section) and the attributes the
+  // pass set or added, with their values.
+  std::string encode_changes();
+  // In the host, between begin() and commit()/rollback(): makes this target
+  // what encode_changes() described (attributes through the journal, so a
+  // rollback undoes them; the graph keeps the names it had handed out). An
+  // error (unreadable bytes, an attribute that cannot be set) leaves the
+  // transaction to be rolled back.
+  absl::Status apply_changes(std::string_view bytes);
+
   // Called once after the pipeline (a GraphModule recompiles).
   virtual void finish() {}
 
@@ -68,6 +86,20 @@ class PassTarget {
   virtual void end_attributes() {}
   virtual void rollback_attributes() {}
   virtual bool attributes_changed() const { return false; }
+  // The attribute part of encode_changes() / apply_changes(): the modules
+  // the pass added go into `added` (the JSON's `modules`), the rest into the
+  // returned bytes. Nothing by default.
+  virtual std::string encode_attribute_changes(
+      std::vector<std::pair<std::string, ModuleSpec>>* added) {
+    (void)added;
+    return {};
+  }
+  virtual absl::Status apply_attribute_changes(
+      const std::vector<std::pair<std::string, ModuleSpec>>& added,
+      std::string_view bytes) {
+    (void)added, (void)bytes;
+    return absl::OkStatus();
+  }
   // After a pass was committed (a GraphModule recompiles the GraphModules
   // among its submodules, so later passes run them as they now are).
   virtual void committed() {}
@@ -95,6 +127,11 @@ class GraphModuleTarget : public PassTarget {
   void end_attributes() override;
   void rollback_attributes() override;
   bool attributes_changed() const override;
+  std::string encode_attribute_changes(
+      std::vector<std::pair<std::string, ModuleSpec>>* added) override;
+  absl::Status apply_attribute_changes(
+      const std::vector<std::pair<std::string, ModuleSpec>>& added,
+      std::string_view bytes) override;
   void committed() override;
 
  private:
