@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "absl/status/status.h"
+#include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 #include "plugin_api/capi/c_api.h"
 
@@ -52,11 +53,19 @@ bool decode_result(std::string_view bytes, PassCallResult* result,
   return true;
 }
 
-// What the worker does: the call, then its result and the target's changes.
+// What the worker does: the call, then its result and the target's
+// changes. A graph that does not lint cannot be written as a file, so the
+// worker says so as the host's verification would.
 std::string work_in_worker(const ScheduledPass& pass, PassTarget& target) {
   PassCallResult result = call_pass(pass, target);
   std::string changes;
   if (result.error.empty()) {
+    try {
+      target.graph().lint();
+    } catch (const FxError& e) {
+      result.error = cat("it left an invalid graph: ", e.what());
+      return encode_result(result, changes);
+    }
     try {
       changes = target.encode_changes();
     } catch (const std::exception& e) {

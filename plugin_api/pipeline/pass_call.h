@@ -9,7 +9,10 @@
 // encode_changes), which the host applies to its own target. A crash, an
 // abort, a hang past the timeout or an allocation past the memory limit
 // ends the worker only: the host's target is untouched and the error says
-// what ended the worker ("the worker process was killed by SIGSEGV").
+// what ended the worker ("the worker process was killed by SIGSEGV"). The
+// graph travels as fx-graph JSON, which only a valid graph can be: the
+// worker lints it first, and a graph that does not lint is the pass's
+// failure ("it left an invalid graph: ..."), verify_each or not.
 #ifndef PLUGIN_API_PIPELINE_PASS_CALL_H_
 #define PLUGIN_API_PIPELINE_PASS_CALL_H_
 
