@@ -275,6 +275,9 @@ host::RunHooks run_hooks(const RunArgs& args, std::ostream& out,
 Stop print_report(const RunArgs& args, const host::PipelineReport& report,
                   std::ostream& out, std::ostream& err) {
   if (args.timing) out << report.summary();
+  for (const std::string& warning : report.warnings()) {
+    err << "fx run: warning: " << warning << "\n";
+  }
   if (report.ok()) return std::nullopt;
   fail(err, 1, report.failure);
   if (!report.reproducer.empty()) {

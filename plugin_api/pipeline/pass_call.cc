@@ -100,6 +100,7 @@ PassCallResult call_pass(const ScheduledPass& pass, PassTarget& target) {
     result.error = cat(status_code_name(status->code), ": ", status->message);
     api()->ReleaseStatus(status);
   }
+  free_released_graphs();
   result.claimed_changed = changed != 0;
   return result;
 }

@@ -244,6 +244,10 @@ class PipelineRun {
     PassRecord& record = event.record();
     record.outcome = PassRecord::Outcome::kRan;
     record.changed = target_.changed();
+    if (record.changed && !record.claimed_changed) {
+      record.warning =
+          "it reported changed=0 but changed the graph or its attributes";
+    }
     target_.commit();
     const FxPassInfo& info = event.info();
     for (size_t p = 0; p < info.invalidates.count; ++p) {

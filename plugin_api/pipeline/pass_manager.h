@@ -23,7 +23,9 @@
 //  4. on failure, rollback: the graph is exactly what it was before the
 //     pass; the pipeline then stops or skips the pass (FailurePolicy);
 //     on success, commit: whether the graph changed is measured (compared,
-//     not taken from the pass's word) and the properties are updated.
+//     not taken from the pass's word; a pass that said changed=0 and
+//     changed something gets a warning in its record) and the properties
+//     are updated.
 // Failures are reported in the PipelineReport (pipeline_report.h), never
 // thrown.
 //

@@ -98,7 +98,8 @@ class GraphModuleTarget::Attributes : public AttributeStore {
                    " example inputs, no index ", index);
       return nullptr;
     }
-    return at::toDLPack(example_inputs_[index].detach());
+    // A copy: a pass that writes into it cannot change the inputs.
+    return at::toDLPack(example_inputs_[index].detach().clone());
   }
 
   bool has_attr(std::string_view name) const override {
@@ -113,6 +114,7 @@ class GraphModuleTarget::Attributes : public AttributeStore {
       *error = cat("the module has no parameter or buffer '", name, "'");
       return nullptr;
     }
+    remember(std::string(name), t);
     return at::toDLPack(t.detach());
   }
 
@@ -176,9 +178,17 @@ class GraphModuleTarget::Attributes : public AttributeStore {
 
   // The journal with today's values: (name, tensor) for a tensor set,
   // (name, {parameter or buffer: tensor}) for a module added, whose spec
-  // goes into `added`.
+  // goes into `added`; first, (name, tensor, true) for each tensor the pass
+  // wrote in place (into the tensor it read, before any replacement).
   std::string encode(std::vector<std::pair<std::string, ModuleSpec>>* added) {
     c10::impl::GenericList entries(c10::AnyType::get());
+    for (const auto& [name, read] : read_) {
+      if (!read.unchanged()) {
+        entries.push_back(c10::ivalue::Tuple::create(
+            {c10::IValue(name), c10::IValue(read.tensor.detach()),
+             c10::IValue(true)}));
+      }
+    }
     for (const Entry& e : journal_) {
       if (e.is_module) {
         added->emplace_back(e.name, e.spec);
@@ -210,6 +220,8 @@ class GraphModuleTarget::Attributes : public AttributeStore {
       bool done = true;
       if (fields.size() == 5) {
         adopt_module(name, decode_subgraph_module(module_, item));
+      } else if (fields.size() == 3) {
+        done = write_in_place(name, fields[1].toTensor(), &error);
       } else if (fields[1].isTensor()) {
         done = set_attr(name, at::toDLPack(fields[1].toTensor()), &error);
       } else if (next_module >= added.size()) {
@@ -227,15 +239,34 @@ class GraphModuleTarget::Attributes : public AttributeStore {
   // Before a pass: the journal emptied, the submodules noted.
   void begin() {
     journal_.clear();
+    read_.clear();
     modules_at_begin_.clear();
     for (const auto& m : module_.named_modules("", /*include_self=*/false)) {
       modules_at_begin_.emplace(m.key(), m.value().get());
     }
   }
-  void clear() { journal_.clear(); }
-  bool changed() const { return !journal_.empty(); }
-  // Undoes the pass's changes, newest first.
+  void clear() {
+    journal_.clear();
+    read_.clear();
+  }
+  // Whether the pass replaced, added or wrote into an attribute.
+  bool changed() const {
+    if (!journal_.empty()) return true;
+    for (const auto& entry : read_) {
+      if (!entry.second.unchanged()) return true;
+    }
+    return false;
+  }
+  // Undoes the pass's changes: what it wrote into tensors it read, then
+  // its replacements, newest first.
   void undo() {
+    torch::NoGradGuard no_grad;
+    for (auto& entry : read_) {
+      if (!entry.second.unchanged()) {
+        entry.second.tensor.detach().copy_(entry.second.copy);
+      }
+    }
+    read_.clear();
     for (auto it = journal_.rbegin(); it != journal_.rend(); ++it) {
       if (it->is_module) {
         if (it->previous_module) {
@@ -260,6 +291,38 @@ class GraphModuleTarget::Attributes : public AttributeStore {
     std::shared_ptr<torch::nn::Module> previous_module;  // null: added
     ModuleSpec spec;  // what the module was built from
   };
+  // A tensor a pass read (GraphGetAttr hands out a view of it) and a copy
+  // of what it held then: in-place writes through the view roll back.
+  struct Read {
+    at::Tensor tensor;
+    at::Tensor copy;
+    bool unchanged() const {
+      return tensor.sizes() == copy.sizes() && tensor.dtype() == copy.dtype() &&
+             torch::equal(tensor, copy);
+    }
+  };
+  // Notes `tensor`, read under `name`, the first time in a pass.
+  void remember(const std::string& name, const at::Tensor& tensor) const {
+    if (read_.count(name) == 0) {
+      read_.emplace(name, Read{tensor, tensor.detach().clone()});
+    }
+  }
+
+  // Writes `value` into the tensor at `name` in place, as the pass did in
+  // the worker (remembered first, so a rollback undoes it).
+  bool write_in_place(const std::string& name, const at::Tensor& value,
+                      std::string* error) {
+    at::Tensor t = module_.get_attr(name);
+    if (!t.defined() || t.sizes() != value.sizes()) {
+      *error = cat("the tensor '", name, "' the pass wrote into is not there");
+      return false;
+    }
+    remember(name, t);
+    torch::NoGradGuard no_grad;
+    t.detach().copy_(value);
+    return true;
+  }
+
   // GraphModules the pass added as submodules behind the journal's back
   // (GraphAddSubgraphModule), outermost only, in module order.
   std::vector<std::pair<std::string, const GraphModule*>> new_graph_modules() {
@@ -330,6 +393,7 @@ class GraphModuleTarget::Attributes : public AttributeStore {
   std::vector<at::Tensor> example_inputs_;
   std::vector<Entry> journal_;
   std::map<std::string, const torch::nn::Module*> modules_at_begin_;
+  mutable std::map<std::string, Read> read_;  // by the name it was read as
 };
 
 GraphModuleTarget::GraphModuleTarget(GraphModule& module,

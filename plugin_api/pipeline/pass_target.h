@@ -4,9 +4,11 @@
 //  - GraphModuleTarget: a GraphModule. Passes see its parameters, buffers and
 //    submodules through GraphHasAttr / GraphGetAttr / GraphSetAttr /
 //    GraphModuleType. Tensors handed to a pass are DLPack views that share
-//    memory with the module: the contract is that a pass never writes into
-//    them in place (it sets a new tensor with GraphSetAttr instead), since
-//    in-place writes cannot be rolled back.
+//    memory with the module; a pass should set a new tensor with
+//    GraphSetAttr rather than write into them, but one that writes in place
+//    is rolled back too: each tensor read is copied (once per pass) and put
+//    back on rollback, and a write is a change (changed()). Example inputs
+//    are handed out as copies.
 //  - GraphFileTarget: a graph file without weights (graph and `modules`
 //    section); attribute calls fail with FX_FAILED_PRECONDITION.
 //

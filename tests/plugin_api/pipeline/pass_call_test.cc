@@ -225,5 +225,20 @@ TEST_F(PassCallTest, AttributesAndSubmodulesComeBackFromTheWorker) {
   EXPECT_NE(code.find("# submod_1"), std::string::npos) << code;
 }
 
+// What the pass wrote into a parameter in place in the worker reaches the
+// host, and rolls back there when a later check fails.
+TEST_F(PassCallTest, InPlaceWritesComeBackFromTheWorkerAndRollBack) {
+  std::shared_ptr<GraphModule> gm = weighted_module();
+  torch::Tensor w = gm->get_attr("w").clone();
+  GraphModuleTarget target(*gm);
+  PipelineReport report = manager("double_in_place{names=w}", true).run(target);
+  ASSERT_TRUE(report.ok()) << report.failure;
+  EXPECT_TRUE(report.passes[0].changed);
+  EXPECT_TRUE(torch::equal(gm->get_attr("w"), w * 2));
+  report = manager("double_in_place{names=w,fail=true}", true).run(target);
+  EXPECT_EQ(report.passes[0].error, "INTERNAL: double_in_place gives up");
+  EXPECT_TRUE(torch::equal(gm->get_attr("w"), w * 2));
+}
+
 }  // namespace
 }  // namespace fx::host

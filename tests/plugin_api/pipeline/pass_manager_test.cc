@@ -128,7 +128,8 @@ TEST_F(PassManagerTest, ConfigErrorsNameThePassAndOption) {
   EXPECT_EQ(error_of(manager("dce")),
             "unknown pass 'dce' (known passes: decompose_relu, "
             "fake_shape_prop, read_meta, echo_options, edit_then_fail, "
-            "break_graph, zero_weights_then_fail, first, second, third, "
+            "break_graph, zero_weights_then_fail, double_in_place, first, "
+            "second, third, "
             "cycle_a, cycle_b, throw_through_c, rebuild_module_then_fail, "
             "record_shapes, c_add_to_mul, retarget)");
   EXPECT_EQ(error_of(manager("echo_options{bits=8}")),
@@ -519,6 +520,40 @@ TEST_F(PassManagerTest, RollbackRestoresReplacedParameters) {
             "INTERNAL: zero_weights_then_fail gives up");
   EXPECT_TRUE(torch::equal(gm.get_attr("weight"), original));
   EXPECT_TRUE(torch::equal(gm.forward({torch::ones(4)}).toTensor(), before));
+}
+
+// A pass that writes into a parameter through GraphGetAttr's view: rolled
+// back when it fails; counted as a change (it says changed=0) when not.
+TEST_F(PassManagerTest, InPlaceWritesToParametersRollBack) {
+  auto graph = std::make_unique<Graph>();
+  Node* x = graph->placeholder("x");
+  Node* w = graph->get_attr("weight");
+  graph->output(graph->call_function("operator.mul", {x, w}));
+  torch::Tensor original = torch::arange(4, torch::kFloat);
+  GraphModule::AttributeMap attrs = {
+      {"weight", {nullptr, original.clone(), true}}};
+  GraphModule gm(attrs, std::move(graph));
+
+  auto failing = manager("double_in_place{names=weight,fail=true}");
+  ASSERT_TRUE(failing.ok()) << failing.status();
+  GraphModuleTarget target(gm);
+  PipelineReport report = failing->run(target);
+  EXPECT_EQ(report.passes[0].error, "INTERNAL: double_in_place gives up");
+  EXPECT_TRUE(torch::equal(gm.get_attr("weight"), original));
+
+  auto passing = manager("double_in_place{names=weight}");
+  ASSERT_TRUE(passing.ok()) << passing.status();
+  report = passing->run(target);
+  ASSERT_TRUE(report.ok()) << report.failure;
+  EXPECT_TRUE(torch::equal(gm.get_attr("weight"), original * 2));
+  EXPECT_TRUE(report.passes[0].changed);
+  EXPECT_FALSE(report.passes[0].claimed_changed);
+  EXPECT_EQ(report.warnings(),
+            std::vector<std::string>{
+                "pass 'double_in_place': it reported changed=0 but changed "
+                "the graph or its attributes"});
+  EXPECT_NE(report.summary().find("    warning: it reported changed=0"),
+            std::string::npos);
 }
 
 // A module a failed pass replaced is put back (the same object).
