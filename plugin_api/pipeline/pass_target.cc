@@ -45,6 +45,9 @@ constexpr size_t kSizeBytes = sizeof(uint64_t);
 }  // namespace
 
 std::string PassTarget::encode_changes() {
+  // Nothing changed (an analysis, a pass with nothing to do): no bytes, so
+  // the host parses nothing.
+  if (!changed()) return {};
   std::vector<std::pair<std::string, ModuleSpec>> added;
   std::string attributes = encode_attribute_changes(&added);
   std::string json = to_graph_json(graph(), added);
@@ -54,6 +57,7 @@ std::string PassTarget::encode_changes() {
 }
 
 absl::Status PassTarget::apply_changes(std::string_view bytes) {
+  if (bytes.empty()) return absl::OkStatus();  // the pass changed nothing
   uint64_t size = 0;
   if (bytes.size() >= kSizeBytes) std::memcpy(&size, bytes.data(), kSizeBytes);
   if (bytes.size() < kSizeBytes || bytes.size() - kSizeBytes < size) {

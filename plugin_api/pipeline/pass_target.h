@@ -62,7 +62,8 @@ class PassTarget {
 
   // In the worker, after the pass: the graph as an fx-graph JSON text (the
   // modules the pass added in its `modules` section) and the attributes the
-  // pass set or added, with their values.
+  // pass set or added, with their values; empty when nothing changed
+  // (changed()), so an unchanged graph costs no JSON.
   std::string encode_changes();
   // In the host, between begin() and commit()/rollback(): makes this target
   // what encode_changes() described (attributes through the journal, so a
