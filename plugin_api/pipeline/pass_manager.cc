@@ -12,6 +12,7 @@
 #include "plugin_api/pipeline/pass_ordering.h"
 #include "plugin_api/pipeline/property_checks.h"
 #include "plugin_api/pipeline/standard_instrumentations.h"
+#include "plugin_api/pipeline/tensor_meta_check.h"
 
 namespace fx::host {
 namespace {
@@ -227,7 +228,28 @@ class PipelineRun {
                    std::string(ok.message()));
       }
     }
-    return "";
+    return check_kept_tensor_meta(event);
+  }
+
+  // A pass that neither invalidates nor produces tensor_meta, run while it
+  // holds, must leave every node computing what its tensor_meta says
+  // (checked on a GraphModule by shape propagation run again).
+  std::string check_kept_tensor_meta(const PassEvent& event) {
+    constexpr std::string_view kTensorMeta = "tensor_meta";
+    const FxPassInfo& info = event.info();
+    GraphModule* module = target_.module();
+    if (module == nullptr ||
+        event.holding.count(std::string(kTensorMeta)) == 0 ||
+        contains(info.invalidates, kTensorMeta) ||
+        contains(info.produces, kTensorMeta)) {
+      return "";
+    }
+    absl::Status ok = check_tensor_meta_current(*module);
+    if (ok.ok()) return "";
+    return cat(
+        "it changed what a node computes without declaring that it "
+        "invalidates 'tensor_meta': ",
+        std::string(ok.message()));
   }
 
   void roll_back(const PassEvent& event, std::string error) {

@@ -19,7 +19,11 @@
 //     process: a crash, abort, timeout or exhausted memory limit there is a
 //     failure of the pass, and the host's graph is untouched;
 //  3. validation (unless verify_each is off): lint the graph, then check
-//     every property the pass declares it produces (property_checks.h);
+//     every property the pass declares it produces (property_checks.h),
+//     then the contract of a pass that keeps tensor_meta (declares neither
+//     invalidates nor produces it while it holds): on a GraphModule, shape
+//     propagation is run again and every node must still compute what its
+//     tensor_meta says (tensor_meta_check.h);
 //  4. on failure, rollback: the graph is exactly what it was before the
 //     pass; the pipeline then stops or skips the pass (FailurePolicy);
 //     on success, commit: whether the graph changed is measured (compared,

@@ -52,6 +52,8 @@ class PassTarget {
   virtual Graph& graph() = 0;
   // The attributes a pass may use, or nullptr when there are none.
   virtual AttributeStore* attributes() = 0;
+  // The GraphModule whose graph this is, or nullptr (a bare graph file).
+  virtual GraphModule* module() { return nullptr; }
 
   // A transaction around one pass.
   void begin();
@@ -120,6 +122,7 @@ class GraphModuleTarget : public PassTarget {
   ~GraphModuleTarget() override;
   Graph& graph() override;
   AttributeStore* attributes() override;
+  GraphModule* module() override { return &module_; }
   void finish() override;
   std::vector<at::Tensor> example_inputs() const override;
   absl::Status write(const std::string& json_path) const override;

@@ -556,6 +556,54 @@ TEST_F(PassManagerTest, InPlaceWritesToParametersRollBack) {
             std::string::npos);
 }
 
+// tensor_meta as shape_prop records it (shape and dtype are what counts).
+Argument tensor_meta(std::vector<int64_t> shape) {
+  ArgumentList dims(shape.begin(), shape.end());
+  return Argument::dict({{"shape", Argument::tuple(dims)},
+                         {"dtype", Argument::dtype("torch.float32")}});
+}
+
+// A pass that changes what a node computes without declaring that it
+// invalidates tensor_meta breaks its contract: with verify_each, shape
+// propagation runs again and the pass is rolled back; passes that declare
+// it, or change nothing a tensor_meta describes, pass.
+TEST_F(PassManagerTest, AStaleTensorMetaIsAContractFailure) {
+  auto graph = std::make_unique<Graph>();
+  Node* x = graph->placeholder("x");
+  Node* relu = graph->call_function("torch.relu", {x});
+  Node* add = graph->call_function("operator.add", {relu, 1});
+  graph->output(add);
+  for (Node* n : {x, relu, add})
+    n->set_meta("tensor_meta", tensor_meta({2, 3}));
+  GraphModule gm(GraphModule::AttributeMap{}, std::move(graph));
+  GraphModuleTarget target(gm);
+  auto run_assuming_meta = [&](const std::string& text, bool verify) {
+    auto spec = parse_pipeline_text(text);
+    EXPECT_TRUE(spec.ok());
+    spec->assume = {"tensor_meta"};
+    spec->verify_each = verify;
+    auto pm = PassManager::create(registry_, *std::move(spec));
+    EXPECT_TRUE(pm.ok()) << pm.status();
+    return pm->run(target);
+  };
+  std::string before = to_graph_json(gm.graph());
+  PipelineReport report =
+      run_assuming_meta("retarget{from=torch.relu,to=torch.flatten}", true);
+  EXPECT_EQ(report.passes[0].error,
+            "it changed what a node computes without declaring that it "
+            "invalidates 'tensor_meta': node 'relu' computes [6] "
+            "torch.float32 but its tensor_meta says [2, 3] torch.float32");
+  EXPECT_EQ(to_graph_json(gm.graph()), before);
+  // Same shapes: no failure.
+  EXPECT_TRUE(run_assuming_meta("c_add_to_mul", true).ok());
+  // Declared (decompose_relu invalidates tensor_meta), or not verifying.
+  EXPECT_TRUE(run_assuming_meta("decompose_relu", true).ok());
+  PipelineReport unchecked =
+      run_assuming_meta("retarget{from=operator.mul,to=torch.flatten}", false);
+  EXPECT_TRUE(unchecked.ok()) << unchecked.failure;
+  EXPECT_TRUE(unchecked.passes[0].changed);
+}
+
 // A module a failed pass replaced is put back (the same object).
 TEST_F(PassManagerTest, RollbackRestoresReplacedModules) {
   auto graph = std::make_unique<Graph>();
