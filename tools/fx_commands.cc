@@ -54,10 +54,15 @@ constexpr std::string_view kUsage =
     "      [--plugin PATH]... [--plugin-dir DIR]... [--print-after PASS|all]\n"
     "      [--reproducer-dir DIR] [--on-failure stop|skip]\n"
     "      [--ordering explicit|auto] [--progress] [--time]\n"
+    "      [--isolate] [--pass-timeout SECONDS] [--pass-memory-limit MIB]\n"
     "                             runs a pipeline of plugin passes on FILE\n"
     "                             and writes the result atomically; exit\n"
     "                             status 3 when failed passes were skipped\n"
-    "                             (the result is written without them)\n"
+    "                             (the result is written without them);\n"
+    "                             --isolate runs each pass in a worker\n"
+    "                             process that a crash, a hang past the\n"
+    "                             timeout or the memory limit (MiB beyond\n"
+    "                             the host's) ends instead of fx\n"
     "  dot FILE [-o OUT.dot] [--pipeline TEXT]\n"
     "                             the graph as Graphviz DOT (after TEXT's\n"
     "                             passes, e.g. shape_prop for tensor_meta)\n"
@@ -86,7 +91,8 @@ const std::map<std::string_view, std::vector<std::string_view>>& options() {
           {"dot", {"output", "pipeline", "plugin", "plugin-dir"}},
           {"run",
            {"pipeline", "config", "output", "inputs", "plugin", "plugin-dir",
-            "print-after", "reproducer-dir", "on-failure", "ordering"}},
+            "print-after", "reproducer-dir", "on-failure", "ordering",
+            "pass-timeout", "pass-memory-limit"}},
       };
   return *table;
 }
@@ -98,7 +104,7 @@ const std::map<std::string_view, std::vector<std::string_view>>& flags() {
           {"plugins", {"no-default-plugins"}},
           {"exec", {"no-default-plugins"}},
           {"dot", {"no-default-plugins"}},
-          {"run", {"progress", "time", "no-default-plugins"}},
+          {"run", {"progress", "time", "no-default-plugins", "isolate"}},
       };
   return *table;
 }
@@ -345,6 +351,9 @@ int run_run(Invocation& inv, const host::PluginSources& sources,
   run.reproducer_dir = inv.value("reproducer-dir", "");
   run.on_failure = inv.value("on-failure", "");
   run.ordering = inv.value("ordering", "");
+  run.isolate = inv.flag("isolate");
+  run.pass_timeout = inv.value("pass-timeout", "");
+  run.pass_memory_limit = inv.value("pass-memory-limit", "");
   run.progress = inv.flag("progress");
   run.timing = inv.flag("time");
   run.sources = sources;

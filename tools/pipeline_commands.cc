@@ -1,6 +1,7 @@
 #include "tools/pipeline_commands.h"
 
 #include <boost/filesystem.hpp>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -132,6 +133,37 @@ Stop apply_policies(const RunArgs& args, host::PipelineSpec& spec,
   return std::nullopt;
 }
 
+// --isolate, --pass-timeout SECONDS, --pass-memory-limit MIB over the
+// pipeline's own settings.
+Stop apply_isolation(const RunArgs& args, host::PipelineSpec& spec,
+                     std::ostream& err) {
+  if (args.isolate) spec.isolate = true;
+  if (!args.pass_timeout.empty()) {
+    char* end = nullptr;
+    double seconds = std::strtod(args.pass_timeout.c_str(), &end);
+    if (*end != '\0' || !(seconds > 0) || seconds > 1e9) {
+      return fail(err, 2,
+                  cat("--pass-timeout expects seconds (a number > 0), got '",
+                      args.pass_timeout, "'"));
+    }
+    spec.pass_timeout_seconds = seconds;
+  }
+  if (!args.pass_memory_limit.empty()) {
+    char* end = nullptr;
+    unsigned long long mib =
+        std::strtoull(args.pass_memory_limit.c_str(), &end, 10);
+    if (*end != '\0' || args.pass_memory_limit[0] == '-' || mib == 0 ||
+        mib > host::kMaxMemoryLimitMib) {
+      return fail(err, 2,
+                  cat("--pass-memory-limit expects MiB (an integer from 1 to ",
+                      host::kMaxMemoryLimitMib, "), got '",
+                      args.pass_memory_limit, "'"));
+    }
+    spec.pass_memory_limit_mib = mib;
+  }
+  return std::nullopt;
+}
+
 // The pipeline (--pipeline or --config), with the flags that override it.
 Stop read_spec(const RunArgs& args, host::PipelineSpec& spec,
                std::ostream& err) {
@@ -148,6 +180,7 @@ Stop read_spec(const RunArgs& args, host::PipelineSpec& spec,
     }
   }
   if (!args.reproducer_dir.empty()) spec.reproducer_dir = args.reproducer_dir;
+  if (Stop s = apply_isolation(args, spec, err)) return s;
   return apply_policies(args, spec, err);
 }
 
@@ -242,6 +275,9 @@ host::RunHooks run_hooks(const RunArgs& args, std::ostream& out,
 Stop print_report(const RunArgs& args, const host::PipelineReport& report,
                   std::ostream& out, std::ostream& err) {
   if (args.timing) out << report.summary();
+  for (const std::string& warning : report.warnings()) {
+    err << "fx run: warning: " << warning << "\n";
+  }
   if (report.ok()) return std::nullopt;
   fail(err, 1, report.failure);
   if (!report.reproducer.empty()) {

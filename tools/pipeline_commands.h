@@ -30,6 +30,13 @@
 //      rolled back and is named on stderr, the rest of the pipeline ran and
 //      the output was written without their changes.
 //
+// Isolation (--isolate, --pass-timeout, --pass-memory-limit, or the
+// config's "isolate", "pass_timeout", "pass_memory_limit"): each pass runs in
+// a worker process (plugin_api/pipeline/pass_call.h); a pass that crashes,
+// aborts, runs past the timeout or past the memory limit fails like one
+// that returned an error (rolled back, named with what ended its worker,
+// a reproducer written when asked), and fx run goes on as --on-failure says.
+//
 // FILE may be a bundle (weights) or a bare graph file. A bare file that
 // loads as a GraphModule without weights (a graph without parameters, as
 // `fx exec` runs it) is run as one, so passes that run the graph
@@ -71,8 +78,11 @@ struct RunArgs {
   std::string reproducer_dir;  // --reproducer-dir DIR
   std::string on_failure;      // --on-failure stop|skip
   std::string ordering;        // --ordering explicit|auto
-  bool progress = false;       // --progress: "[i/n] pass" on stderr
-  bool timing = false;         // --time: the per-pass table on stdout
+  bool isolate = false;        // --isolate: each pass in a worker process
+  std::string pass_timeout;    // --pass-timeout SECONDS (implies --isolate)
+  std::string pass_memory_limit;  // --pass-memory-limit MIB (implies it too)
+  bool progress = false;          // --progress: "[i/n] pass" on stderr
+  bool timing = false;            // --time: the per-pass table on stdout
   host::PluginSources sources;
 };
 

@@ -469,6 +469,10 @@ std::unique_ptr<Graph> Graph::snapshot() const {
   return copy;
 }
 
+void Graph::reserve_names_of(const Graph& other) {
+  namespace_.merge_from(other.namespace_);
+}
+
 bool Graph::eliminate_dead_code() {
   lint();
   bool changed = false;

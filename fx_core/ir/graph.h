@@ -194,6 +194,10 @@ class Graph {
   // aside: nodes created in the copy get exactly the names they would get
   // here. The pass manager restores a graph from one when a pass fails.
   std::unique_ptr<Graph> snapshot() const;
+  // Marks every name `other`'s namespace has handed out as used here too, so
+  // a graph rebuilt from a file names new nodes as `other` would (the pass
+  // manager's isolated passes send their result back as a file).
+  void reserve_names_of(const Graph& other);
 
   // Erases nodes without users that are not impure, last to first. Lints
   // first. Returns whether anything changed.

@@ -79,6 +79,22 @@ inline char* c_string(std::string_view text) {
   return out;
 }
 
+// Graphs from CreateGraph, and what ReleaseGraph does with them: a released
+// graph stays allocated, marked, until the host frees it between passes
+// (free_released_graphs, c_api.h), so that a handle into it is refused with
+// a status instead of being read after it was freed.
+void note_created_graph(Graph* g);
+void release_graph(Graph* g);
+bool is_released(const Graph* g);
+
+// The graph an entry works on: not NULL, not released (FX_FAILED_PRECONDITION).
+Graph* live_graph(FxGraph* g);
+const Graph* live_graph(const FxGraph* g);
+// A node an entry changes or links: not NULL, of a graph not released, not
+// erased (FX_FAILED_PRECONDITION: an erased node can only be read).
+Node* live_node(FxNode* n, const char* what);
+const Node* live_node(const FxNode* n, const char* what);
+
 // The attribute store bound to `g` (ScopedAttributeStore), or nullptr.
 AttributeStore* store_for(const Graph* g);
 

@@ -1,6 +1,7 @@
 #include "plugin_api/capi/c_api.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstring>
 #include <exception>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "fx_core/ir/codegen.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/ir/node.h"
@@ -36,6 +38,80 @@ AttributeStore* store_for(const Graph* g) {
   std::lock_guard<std::mutex> lock(stores_mutex());
   auto it = stores().find(g);
   return it == stores().end() ? nullptr : it->second;
+}
+
+// ------------------------------------------- released graphs, erased nodes
+
+namespace {
+
+struct GraphsOfPlugins {
+  std::mutex mutex;
+  absl::flat_hash_set<const Graph*> created;  // by CreateGraph, not freed
+  absl::flat_hash_set<const Graph*> released;
+  std::atomic<size_t> num_released{0};  // read without the lock
+};
+
+GraphsOfPlugins& graphs_of_plugins() {
+  static auto* graphs = new GraphsOfPlugins();
+  return *graphs;
+}
+
+}  // namespace
+
+void note_created_graph(Graph* g) {
+  GraphsOfPlugins& all = graphs_of_plugins();
+  std::lock_guard<std::mutex> lock(all.mutex);
+  all.created.insert(g);
+}
+
+// Only a graph from CreateGraph is released, once; any other is left alone.
+void release_graph(Graph* g) {
+  GraphsOfPlugins& all = graphs_of_plugins();
+  std::lock_guard<std::mutex> lock(all.mutex);
+  if (all.created.count(g) == 0 || !all.released.insert(g).second) return;
+  all.num_released.store(all.released.size(), std::memory_order_release);
+}
+
+bool is_released(const Graph* g) {
+  GraphsOfPlugins& all = graphs_of_plugins();
+  if (all.num_released.load(std::memory_order_acquire) == 0) return false;
+  std::lock_guard<std::mutex> lock(all.mutex);
+  return all.released.count(g) > 0;
+}
+
+namespace {
+[[noreturn]] void fail_released() {
+  fail(FX_FAILED_PRECONDITION,
+       "the graph was released (ReleaseGraph); it and its nodes can no longer "
+       "be used");
+}
+}  // namespace
+
+Graph* live_graph(FxGraph* g) {
+  Graph* graph = require(unwrap(g), "graph");
+  if (is_released(graph)) fail_released();
+  return graph;
+}
+
+const Graph* live_graph(const FxGraph* g) {
+  const Graph* graph = require(unwrap(g), "graph");
+  if (is_released(graph)) fail_released();
+  return graph;
+}
+
+Node* live_node(FxNode* n, const char* what) {
+  return const_cast<Node*>(live_node(static_cast<const FxNode*>(n), what));
+}
+
+const Node* live_node(const FxNode* n, const char* what) {
+  const Node* node = require(unwrap(n), what);
+  if (is_released(node->graph())) fail_released();
+  if (node->erased()) {
+    fail(FX_FAILED_PRECONDITION,
+         cat(what, " '", node->name(),
+             "' was erased; an erased node can only be read"));
+  }
+  return node;
 }
 
 namespace {
@@ -391,7 +467,7 @@ void fill_node_link_entries(FxApi& t) {
 // --------------------------------------------------------- nodes: changes
 
 void remove_meta(FxNode* n, const char* key) {
-  ArgumentDict& meta = require(unwrap(n), "node")->mutable_meta();
+  ArgumentDict& meta = live_node(n, "node")->mutable_meta();
   std::string_view k = require(key, "key");
   for (auto it = meta.begin(); it != meta.end(); ++it) {
     if (it->first == k) {
@@ -407,42 +483,41 @@ void remove_meta(FxNode* n, const char* key) {
 void fill_node_update_entries(FxApi& t) {
   t.NodeSetArgs = [](FxNode* n, const FxArg* const* args, size_t count) {
     return guarded("NodeSetArgs", [&] {
-      require(unwrap(n), "node")->set_args(make_args(args, count));
+      live_node(n, "node")->set_args(make_args(args, count));
     });
   };
   t.NodeSetArg = [](FxNode* n, size_t i, const FxArg* value) {
     return guarded("NodeSetArg", [&] {
-      require(unwrap(n), "node")->update_arg(i, copy_arg(value, "value"));
+      live_node(n, "node")->update_arg(i, copy_arg(value, "value"));
     });
   };
   t.NodeSetKwargs = [](FxNode* n, const char* const* keys,
                        const FxArg* const* values, size_t count) {
     return guarded("NodeSetKwargs", [&] {
-      require(unwrap(n), "node")->set_kwargs(make_kwargs(keys, values, count));
+      live_node(n, "node")->set_kwargs(make_kwargs(keys, values, count));
     });
   };
   t.NodeSetKwarg = [](FxNode* n, const char* key, const FxArg* value) {
     return guarded("NodeSetKwarg", [&] {
-      require(unwrap(n), "node")
-          ->update_kwarg(require(key, "key"), copy_arg(value, "value"));
+      live_node(n, "node")->update_kwarg(require(key, "key"),
+                                         copy_arg(value, "value"));
     });
   };
   t.NodeSetTarget = [](FxNode* n, const char* target) {
     return guarded("NodeSetTarget", [&] {
       std::string_view tgt = require(target, "target");
       if (tgt.empty()) fail(FX_INVALID_ARGUMENT, "target must not be empty");
-      require(unwrap(n), "node")->set_target(tgt);
+      live_node(n, "node")->set_target(tgt);
     });
   };
   t.NodeSetType = [](FxNode* n, const char* type) {
-    return guarded("NodeSetType", [&] {
-      require(unwrap(n), "node")->set_type(type ? type : "");
-    });
+    return guarded("NodeSetType",
+                   [&] { live_node(n, "node")->set_type(type ? type : ""); });
   };
   t.NodeSetMeta = [](FxNode* n, const char* key, const FxArg* value) {
     return guarded("NodeSetMeta", [&] {
-      require(unwrap(n), "node")
-          ->set_meta(require(key, "key"), copy_arg(value, "value"));
+      live_node(n, "node")->set_meta(require(key, "key"),
+                                     copy_arg(value, "value"));
     });
   };
   t.NodeRemoveMeta = [](FxNode* n, const char* key) {
@@ -455,29 +530,26 @@ void fill_node_rewire_entries(FxApi& t) {
   t.NodeReplaceAllUsesWith = [](FxNode* n, FxNode* replacement,
                                 size_t* num_changed) {
     return guarded("NodeReplaceAllUsesWith", [&] {
-      size_t changed = require(unwrap(n), "node")
-                           ->replace_all_uses_with(
-                               unwrap(require(replacement, "replacement")))
-                           .size();
+      size_t changed =
+          live_node(n, "node")
+              ->replace_all_uses_with(live_node(replacement, "replacement"))
+              .size();
       if (num_changed) *num_changed = changed;
     });
   };
   t.NodeReplaceInputWith = [](FxNode* n, FxNode* old_input, FxNode* new_input) {
     return guarded("NodeReplaceInputWith", [&] {
-      require(unwrap(n), "node")
-          ->replace_input_with(unwrap(require(old_input, "old_input")),
-                               unwrap(require(new_input, "new_input")));
+      live_node(n, "node")->replace_input_with(
+          live_node(old_input, "old_input"), live_node(new_input, "new_input"));
     });
   };
   t.NodePrepend = [](FxNode* n, FxNode* x) {
-    return guarded("NodePrepend", [&] {
-      require(unwrap(n), "node")->prepend(unwrap(require(x, "x")));
-    });
+    return guarded("NodePrepend",
+                   [&] { live_node(n, "node")->prepend(live_node(x, "x")); });
   };
   t.NodeAppend = [](FxNode* n, FxNode* x) {
-    return guarded("NodeAppend", [&] {
-      require(unwrap(n), "node")->append(unwrap(require(x, "x")));
-    });
+    return guarded("NodeAppend",
+                   [&] { live_node(n, "node")->append(live_node(x, "x")); });
   };
 }
 
@@ -525,13 +597,11 @@ FxStatus* create_node(FxGraph* g, FxOpcode op, const char* target,
     require(out, "out");
     std::string_view tgt = require(target, "target");
     if (tgt.empty()) fail(FX_INVALID_ARGUMENT, "target must not be empty");
-    Node* node =
-        require(unwrap(g), "graph")
-            ->create_node(
-                to_opcode(op), tgt, make_args(args, num_args),
-                make_kwargs(kwarg_keys, kwarg_values, num_kwargs),
-                name ? std::optional<std::string_view>(name) : std::nullopt,
-                type ? type : "");
+    Node* node = live_graph(g)->create_node(
+        to_opcode(op), tgt, make_args(args, num_args),
+        make_kwargs(kwarg_keys, kwarg_values, num_kwargs),
+        name ? std::optional<std::string_view>(name) : std::nullopt,
+        type ? type : "");
     *out = wrap(node);
   });
 }
@@ -541,7 +611,8 @@ void fill_graph_edit_entries(FxApi& t) {
   t.GraphCreateNode = create_node;
   t.GraphSetInsertPoint = [](FxGraph* g, FxNode* anchor, int after) {
     return guarded("GraphSetInsertPoint", [&] {
-      require(unwrap(g), "graph")->set_insert_point(unwrap(anchor), after != 0);
+      live_graph(g)->set_insert_point(
+          anchor ? live_node(anchor, "anchor") : nullptr, after != 0);
     });
   };
   t.GraphGetInsertPoint = [](const FxGraph* g, FxNode** anchor, int* after) {
@@ -551,28 +622,26 @@ void fill_graph_edit_entries(FxApi& t) {
     if (after) *after = is_after ? 1 : 0;
   };
   t.GraphEraseNode = [](FxGraph* g, FxNode* n) {
-    return guarded("GraphEraseNode", [&] {
-      require(unwrap(g), "graph")->erase_node(unwrap(require(n, "node")));
-    });
+    return guarded("GraphEraseNode",
+                   [&] { live_graph(g)->erase_node(live_node(n, "node")); });
   };
   t.GraphEliminateDeadCode = [](FxGraph* g, int* changed) {
     return guarded("GraphEliminateDeadCode", [&] {
-      bool c = require(unwrap(g), "graph")->eliminate_dead_code();
+      bool c = live_graph(g)->eliminate_dead_code();
       if (changed) *changed = c ? 1 : 0;
     });
   };
   t.GraphLint = [](const FxGraph* g) {
-    return guarded("GraphLint", [&] { require(unwrap(g), "graph")->lint(); });
+    return guarded("GraphLint", [&] { live_graph(g)->lint(); });
   };
   t.GraphToText = [](const FxGraph* g, char** out) {
     return guarded("GraphToText", [&] {
-      *require(out, "out") = c_string(require(unwrap(g), "graph")->str());
+      *require(out, "out") = c_string(live_graph(g)->str());
     });
   };
   t.GraphPythonCode = [](const FxGraph* g, char** out) {
     return guarded("GraphPythonCode", [&] {
-      *require(out, "out") =
-          c_string(require(unwrap(g), "graph")->python_code("self").src);
+      *require(out, "out") = c_string(live_graph(g)->python_code("self").src);
     });
   };
 }
@@ -606,8 +675,8 @@ void fill_attribute_entries(FxApi& t) {
     return guarded("GraphGetAttr", [&] {
       require(out, "out");
       std::string error;
-      DLManagedTensor* tensor = require_store(require(unwrap(g), "graph"))
-                                    ->get_attr(require(name, "name"), &error);
+      DLManagedTensor* tensor =
+          require_store(live_graph(g))->get_attr(require(name, "name"), &error);
       if (tensor == nullptr) fail(FX_NOT_FOUND, error);
       *out = tensor;
     });
@@ -619,7 +688,7 @@ void fill_attribute_entries(FxApi& t) {
     return guarded("GraphModuleType", [&] {
       require(out, "out");
       std::string type, error;
-      if (!require_store(require(unwrap(g), "graph"))
+      if (!require_store(live_graph(g))
                ->module_type(require(name, "name"), &type, &error)) {
         fail(FX_NOT_FOUND, error);
       }
@@ -630,7 +699,7 @@ void fill_attribute_entries(FxApi& t) {
 
 void add_module(FxGraph* g, const char* name, const char* type,
                 const FxArg* config) {
-  AttributeStore* s = require_store(require(unwrap(g), "graph"));
+  AttributeStore* s = require_store(live_graph(g));
   const Argument& c = *unwrap(require(config, "config"));
   if (!c.is_dict()) fail(FX_INVALID_ARGUMENT, "config must be a dict");
   std::string error;
@@ -645,8 +714,7 @@ void fill_module_entries(FxApi& t) {
   t.GraphNodeCopy = [](FxGraph* g, const FxNode* n, FxNode** out) {
     return guarded("GraphNodeCopy", [&] {
       require(out, "out");
-      *out = wrap(
-          require(unwrap(g), "graph")->node_copy(unwrap(require(n, "node"))));
+      *out = wrap(live_graph(g)->node_copy(live_node(n, "node")));
     });
   };
   t.GraphAddModule = [](FxGraph* g, const char* name, const char* type,
@@ -664,8 +732,8 @@ void fill_module_entries(FxApi& t) {
     return guarded("GraphExampleInput", [&] {
       require(out, "out");
       std::string error;
-      DLManagedTensor* tensor = require_store(require(unwrap(g), "graph"))
-                                    ->example_input(index, &error);
+      DLManagedTensor* tensor =
+          require_store(live_graph(g))->example_input(index, &error);
       if (tensor == nullptr) fail(FX_NOT_FOUND, error);
       *out = tensor;
     });
@@ -791,6 +859,17 @@ const FxApi* api(uint32_t version) {
   }();
   uint32_t v = std::clamp<uint32_t>(version, 1, FX_API_VERSION);
   return &(*tables)[v - 1];
+}
+
+void free_released_graphs() {
+  internal::GraphsOfPlugins& all = internal::graphs_of_plugins();
+  std::lock_guard<std::mutex> lock(all.mutex);
+  for (const Graph* g : all.released) {
+    all.created.erase(g);
+    delete g;
+  }
+  all.released.clear();
+  all.num_released.store(0, std::memory_order_release);
 }
 
 FxGraph* to_handle(Graph* g) { return internal::wrap(g); }

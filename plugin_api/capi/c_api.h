@@ -42,6 +42,12 @@ Graph* from_handle(FxGraph* g);
 FxNode* to_handle(Node* n);
 Node* from_handle(FxNode* n);
 
+// Frees the graphs plugins released with ReleaseGraph since the last call.
+// Until then a released graph is kept, marked, so every entry refuses it
+// (and its nodes) with a status. The pass manager calls this after each
+// pass; call it only when no plugin code runs.
+void free_released_graphs();
+
 // Tensor attributes of the module that owns a graph.
 class AttributeStore {
  public:

@@ -92,7 +92,7 @@ FxStatus* match_pattern(const FxGraph* g, const FxGraph* p, uint32_t flags,
                         FxMatchFn on_match, void* user_data) {
   FxStatus* from_callback = nullptr;
   FxStatus* status = guarded("GraphMatchPattern", [&] {
-    const Graph& graph = *require(unwrap(g), "graph");
+    const Graph& graph = *live_graph(g);
     const Graph& pattern = *require(unwrap(p), "pattern");
     require(on_match, "on_match");
     SubgraphMatcher matcher(pattern, matcher_options(graph, pattern, flags));
@@ -112,7 +112,7 @@ FxStatus* replace_pattern(FxGraph* g, const FxGraph* p, const FxGraph* r,
                           void* replaced_data, size_t* num_replacements) {
   FxStatus* from_callback = nullptr;
   FxStatus* status = guarded("GraphReplacePattern", [&] {
-    Graph& graph = *require(unwrap(g), "graph");
+    Graph& graph = *live_graph(g);
     const Graph& pattern = *require(unwrap(p), "pattern");
     const Graph& replacement = *require(unwrap(r), "replacement");
     std::vector<ReplacedPatterns> done = replace_pattern_in_graph(
@@ -160,10 +160,15 @@ void fill_rewrite_entries(FxApi& t) {
   t.CreateGraph = [](FxGraph** out) {
     return guarded("CreateGraph", [&] {
       FxGraph** slot = require(out, "out");
-      *slot = wrap(new Graph());
+      auto graph = std::make_unique<Graph>();
+      note_created_graph(graph.get());
+      *slot = wrap(graph.release());
     });
   };
-  t.ReleaseGraph = [](FxGraph* g) { delete unwrap(g); };
+  // Kept until free_released_graphs(), so later uses are refused.
+  t.ReleaseGraph = [](FxGraph* g) {
+    if (g != nullptr) release_graph(unwrap(g));
+  };
   t.GraphMatchPattern = match_pattern;
   t.GraphReplacePattern = replace_pattern;
   fill_match_entries(t);

@@ -8,30 +8,14 @@
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 #include "plugin_api/capi/pass_options.h"
+#include "plugin_api/pipeline/pass_call.h"
 #include "plugin_api/pipeline/pass_ordering.h"
 #include "plugin_api/pipeline/property_checks.h"
 #include "plugin_api/pipeline/standard_instrumentations.h"
+#include "plugin_api/pipeline/tensor_meta_check.h"
 
 namespace fx::host {
 namespace {
-
-std::string_view status_code_name(FxStatusCode code) {
-  switch (code) {
-    case FX_OK:
-      return "OK";
-    case FX_INVALID_ARGUMENT:
-      return "INVALID_ARGUMENT";
-    case FX_NOT_FOUND:
-      return "NOT_FOUND";
-    case FX_FAILED_PRECONDITION:
-      return "FAILED_PRECONDITION";
-    case FX_UNIMPLEMENTED:
-      return "UNIMPLEMENTED";
-    case FX_INTERNAL:
-      return "INTERNAL";
-  }
-  return "UNKNOWN";
-}
 
 bool contains(const FxNameList& list, std::string_view name) {
   for (size_t i = 0; i < list.count; ++i) {
@@ -215,33 +199,18 @@ class PipelineRun {
     return true;
   }
 
-  // The call through the C ABI; the error, or empty.
+  // The call through the C ABI, in this process or (isolation) in a worker;
+  // the error, or empty.
   std::string call(const PassEvent& event) {
-    const FxPassInfo& info = event.info();
-    Graph& graph = target_.graph();
-    std::unique_ptr<ScopedAttributeStore> scope;
-    if (target_.attributes() != nullptr) {
-      scope =
-          std::make_unique<ScopedAttributeStore>(&graph, target_.attributes());
-    }
-    std::string error;
-    int changed = 0;
-    FxStatus* status = nullptr;
-    const FxApi* table = api(event.pass().pass->plugin->info().api_version);
-    try {
-      status = info.run(table, to_handle(&graph), &event.pass().options,
-                        info.user_data, &changed);
-    } catch (const std::exception& e) {
-      error = cat("an exception escaped the plugin: ", e.what());
-    } catch (...) {
-      error = "an exception escaped the plugin";
-    }
-    if (status != nullptr) {
-      error = cat(status_code_name(status->code), ": ", status->message);
-      api()->ReleaseStatus(status);
-    }
-    event.record().claimed_changed = changed != 0;
-    return error;
+    const PipelineSpec& spec = pm_.spec();
+    PassCallResult result =
+        spec.isolated()
+            ? call_pass_isolated(event.pass(), target_,
+                                 WorkerLimits{spec.pass_timeout_seconds,
+                                              spec.pass_memory_limit_mib})
+            : call_pass(event.pass(), target_);
+    event.record().claimed_changed = result.claimed_changed;
+    return result.error;
   }
 
   // Validation: lint, then every property the pass declares it produces.
@@ -259,7 +228,28 @@ class PipelineRun {
                    std::string(ok.message()));
       }
     }
-    return "";
+    return check_kept_tensor_meta(event);
+  }
+
+  // A pass that neither invalidates nor produces tensor_meta, run while it
+  // holds, must leave every node computing what its tensor_meta says
+  // (checked on a GraphModule by shape propagation run again).
+  std::string check_kept_tensor_meta(const PassEvent& event) {
+    constexpr std::string_view kTensorMeta = "tensor_meta";
+    const FxPassInfo& info = event.info();
+    GraphModule* module = target_.module();
+    if (module == nullptr ||
+        event.holding.count(std::string(kTensorMeta)) == 0 ||
+        contains(info.invalidates, kTensorMeta) ||
+        contains(info.produces, kTensorMeta)) {
+      return "";
+    }
+    absl::Status ok = check_tensor_meta_current(*module);
+    if (ok.ok()) return "";
+    return cat(
+        "it changed what a node computes without declaring that it "
+        "invalidates 'tensor_meta': ",
+        std::string(ok.message()));
   }
 
   void roll_back(const PassEvent& event, std::string error) {
@@ -276,6 +266,10 @@ class PipelineRun {
     PassRecord& record = event.record();
     record.outcome = PassRecord::Outcome::kRan;
     record.changed = target_.changed();
+    if (record.changed && !record.claimed_changed) {
+      record.warning =
+          "it reported changed=0 but changed the graph or its attributes";
+    }
     target_.commit();
     const FxPassInfo& info = event.info();
     for (size_t p = 0; p < info.invalidates.count; ++p) {

@@ -14,13 +14,22 @@
 //     is recorded as not run, and an unmet requirement is a failure;
 //  2. the call: take a snapshot of the graph (and start the attribute
 //     journal), then call the pass through the C ABI; a returned status or
-//     an exception that escaped the plugin is a failure;
+//     an exception that escaped the plugin is a failure. With isolation
+//     (PipelineSpec::isolated(), pass_call.h) the call runs in a worker
+//     process: a crash, abort, timeout or exhausted memory limit there is a
+//     failure of the pass, and the host's graph is untouched;
 //  3. validation (unless verify_each is off): lint the graph, then check
-//     every property the pass declares it produces (property_checks.h);
+//     every property the pass declares it produces (property_checks.h),
+//     then the contract of a pass that keeps tensor_meta (declares neither
+//     invalidates nor produces it while it holds): on a GraphModule, shape
+//     propagation is run again and every node must still compute what its
+//     tensor_meta says (tensor_meta_check.h);
 //  4. on failure, rollback: the graph is exactly what it was before the
 //     pass; the pipeline then stops or skips the pass (FailurePolicy);
 //     on success, commit: whether the graph changed is measured (compared,
-//     not taken from the pass's word) and the properties are updated.
+//     not taken from the pass's word; a pass that said changed=0 and
+//     changed something gets a warning in its record) and the properties
+//     are updated.
 // Failures are reported in the PipelineReport (pipeline_report.h), never
 // thrown.
 //

@@ -1,7 +1,12 @@
 #include "plugin_api/pipeline/pass_target.h"
 
 #include <ATen/DLConvertor.h>
+#include <torch/csrc/jit/serialization/pickle.h>
+#include <torch/torch.h>
 
+#include <cstring>
+#include <map>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -12,6 +17,7 @@
 #include "fx_core/support/strings.h"
 #include "plugin_api/capi/c_api.h"
 #include "plugin_api/pipeline/graph_equality.h"
+#include "plugin_api/pipeline/subgraph_module_transfer.h"
 
 namespace fx::host {
 
@@ -31,6 +37,46 @@ void PassTarget::commit() {
 void PassTarget::rollback() {
   rollback_attributes();
   if (snapshot_) replace_graph(std::move(snapshot_));
+}
+
+namespace {
+// encode_changes() bytes: the JSON text's size, the text, the attributes.
+constexpr size_t kSizeBytes = sizeof(uint64_t);
+}  // namespace
+
+std::string PassTarget::encode_changes() {
+  // Nothing changed (an analysis, a pass with nothing to do): no bytes, so
+  // the host parses nothing.
+  if (!changed()) return {};
+  std::vector<std::pair<std::string, ModuleSpec>> added;
+  std::string attributes = encode_attribute_changes(&added);
+  std::string json = to_graph_json(graph(), added);
+  uint64_t size = json.size();
+  std::string bytes(reinterpret_cast<const char*>(&size), kSizeBytes);
+  return bytes + json + attributes;
+}
+
+absl::Status PassTarget::apply_changes(std::string_view bytes) {
+  if (bytes.empty()) return absl::OkStatus();  // the pass changed nothing
+  uint64_t size = 0;
+  if (bytes.size() >= kSizeBytes) std::memcpy(&size, bytes.data(), kSizeBytes);
+  if (bytes.size() < kSizeBytes || bytes.size() - kSizeBytes < size) {
+    return absl::InternalError("the worker's result is truncated");
+  }
+  absl::StatusOr<GraphFile> file =
+      parse_graph_json(bytes.substr(kSizeBytes, size), "<worker result>");
+  if (!file.ok()) return file.status();
+  try {
+    absl::Status applied =
+        apply_attribute_changes(file->modules, bytes.substr(kSizeBytes + size));
+    if (!applied.ok()) return applied;
+    file->graph->reserve_names_of(graph());
+    replace_graph(std::move(file->graph));
+  } catch (const std::exception& e) {
+    return absl::InternalError(
+        cat("the worker's result cannot be applied: ", e.what()));
+  }
+  return absl::OkStatus();
 }
 
 bool PassTarget::changed() {
@@ -56,7 +102,8 @@ class GraphModuleTarget::Attributes : public AttributeStore {
                    " example inputs, no index ", index);
       return nullptr;
     }
-    return at::toDLPack(example_inputs_[index].detach());
+    // A copy: a pass that writes into it cannot change the inputs.
+    return at::toDLPack(example_inputs_[index].detach().clone());
   }
 
   bool has_attr(std::string_view name) const override {
@@ -71,6 +118,7 @@ class GraphModuleTarget::Attributes : public AttributeStore {
       *error = cat("the module has no parameter or buffer '", name, "'");
       return nullptr;
     }
+    remember(std::string(name), t);
     return at::toDLPack(t.detach());
   }
 
@@ -125,16 +173,104 @@ class GraphModuleTarget::Attributes : public AttributeStore {
     Entry entry;
     entry.name = std::string(name);
     entry.is_module = true;
+    entry.spec = ModuleSpec{std::string(type), config, false};
     entry.previous_module = module_.get_submodule(name);
     journal_.push_back(std::move(entry));
     module_.add_submodule(name, std::move(module));
     return true;
   }
 
-  void clear() { journal_.clear(); }
-  bool changed() const { return !journal_.empty(); }
-  // Undoes the pass's changes, newest first.
+  // The journal with today's values: (name, tensor) for a tensor set,
+  // (name, {parameter or buffer: tensor}) for a module added, whose spec
+  // goes into `added`; first, (name, tensor, true) for each tensor the pass
+  // wrote in place (into the tensor it read, before any replacement).
+  std::string encode(std::vector<std::pair<std::string, ModuleSpec>>* added) {
+    c10::impl::GenericList entries(c10::AnyType::get());
+    for (const auto& [name, read] : read_) {
+      if (!read.unchanged()) {
+        entries.push_back(c10::ivalue::Tuple::create(
+            {c10::IValue(name), c10::IValue(read.tensor.detach()),
+             c10::IValue(true)}));
+      }
+    }
+    for (const Entry& e : journal_) {
+      if (e.is_module) {
+        added->emplace_back(e.name, e.spec);
+        entries.push_back(c10::ivalue::Tuple::create(
+            {c10::IValue(e.name), c10::IValue(module_state(e.name))}));
+      } else {
+        entries.push_back(c10::ivalue::Tuple::create(
+            {c10::IValue(e.name), c10::IValue(module_.get_attr(e.name))}));
+      }
+    }
+    for (const auto& [name, child] : new_graph_modules()) {
+      entries.push_back(encode_subgraph_module(module_, name, *child));
+    }
+    std::vector<char> bytes = torch::jit::pickle_save(entries);
+    return std::string(bytes.begin(), bytes.end());
+  }
+
+  // Replays encode()'s entries through set_attr / add_module (journaled).
+  absl::Status apply(
+      const std::vector<std::pair<std::string, ModuleSpec>>& added,
+      std::string_view bytes) {
+    c10::IValue entries =
+        torch::jit::pickle_load(std::vector<char>(bytes.begin(), bytes.end()));
+    size_t next_module = 0;
+    std::string error;
+    for (const c10::IValue& item : entries.toListRef()) {
+      const auto& fields = item.toTupleRef().elements();
+      std::string name = fields[0].toStringRef();
+      bool done = true;
+      if (fields.size() == 5) {
+        adopt_module(name, decode_subgraph_module(module_, item));
+      } else if (fields.size() == 3) {
+        done = write_in_place(name, fields[1].toTensor(), &error);
+      } else if (fields[1].isTensor()) {
+        done = set_attr(name, at::toDLPack(fields[1].toTensor()), &error);
+      } else if (next_module >= added.size()) {
+        return absl::InternalError(cat("module '", name, "' has no spec"));
+      } else {
+        const ModuleSpec& spec = added[next_module++].second;
+        done = add_module(name, spec.type, spec.config, &error) &&
+               load_state(name, fields[1].toGenericDict(), &error);
+      }
+      if (!done) return absl::InternalError(error);
+    }
+    return absl::OkStatus();
+  }
+
+  // Before a pass: the journal emptied, the submodules noted.
+  void begin() {
+    journal_.clear();
+    read_.clear();
+    modules_at_begin_.clear();
+    for (const auto& m : module_.named_modules("", /*include_self=*/false)) {
+      modules_at_begin_.emplace(m.key(), m.value().get());
+    }
+  }
+  void clear() {
+    journal_.clear();
+    read_.clear();
+  }
+  // Whether the pass replaced, added or wrote into an attribute.
+  bool changed() const {
+    if (!journal_.empty()) return true;
+    for (const auto& entry : read_) {
+      if (!entry.second.unchanged()) return true;
+    }
+    return false;
+  }
+  // Undoes the pass's changes: what it wrote into tensors it read, then
+  // its replacements, newest first.
   void undo() {
+    torch::NoGradGuard no_grad;
+    for (auto& entry : read_) {
+      if (!entry.second.unchanged()) {
+        entry.second.tensor.detach().copy_(entry.second.copy);
+      }
+    }
+    read_.clear();
     for (auto it = journal_.rbegin(); it != journal_.rend(); ++it) {
       if (it->is_module) {
         if (it->previous_module) {
@@ -157,10 +293,111 @@ class GraphModuleTarget::Attributes : public AttributeStore {
     bool requires_grad = false;
     bool is_module = false;
     std::shared_ptr<torch::nn::Module> previous_module;  // null: added
+    ModuleSpec spec;  // what the module was built from
   };
+  // A tensor a pass read (GraphGetAttr hands out a view of it) and a copy
+  // of what it held then: in-place writes through the view roll back.
+  struct Read {
+    at::Tensor tensor;
+    at::Tensor copy;
+    bool unchanged() const {
+      return tensor.sizes() == copy.sizes() && tensor.dtype() == copy.dtype() &&
+             torch::equal(tensor, copy);
+    }
+  };
+  // Notes `tensor`, read under `name`, the first time in a pass.
+  void remember(const std::string& name, const at::Tensor& tensor) const {
+    if (read_.count(name) == 0) {
+      read_.emplace(name, Read{tensor, tensor.detach().clone()});
+    }
+  }
+
+  // Writes `value` into the tensor at `name` in place, as the pass did in
+  // the worker (remembered first, so a rollback undoes it).
+  bool write_in_place(const std::string& name, const at::Tensor& value,
+                      std::string* error) {
+    at::Tensor t = module_.get_attr(name);
+    if (!t.defined() || t.sizes() != value.sizes()) {
+      *error = cat("the tensor '", name, "' the pass wrote into is not there");
+      return false;
+    }
+    remember(name, t);
+    torch::NoGradGuard no_grad;
+    t.detach().copy_(value);
+    return true;
+  }
+
+  // GraphModules the pass added as submodules behind the journal's back
+  // (GraphAddSubgraphModule), outermost only, in module order.
+  std::vector<std::pair<std::string, const GraphModule*>> new_graph_modules() {
+    std::vector<std::pair<std::string, const GraphModule*>> found;
+    std::set<std::string> journaled;
+    for (const Entry& e : journal_) journaled.insert(e.name);
+    for (const auto& m : module_.named_modules("", /*include_self=*/false)) {
+      auto* gm = dynamic_cast<const GraphModule*>(m.value().get());
+      auto before = modules_at_begin_.find(m.key());
+      if (gm == nullptr || journaled.count(m.key()) > 0 ||
+          (before != modules_at_begin_.end() && before->second == gm)) {
+        continue;
+      }
+      bool nested = false;
+      for (const auto& f : found) {
+        nested = nested || m.key().rfind(f.first + ".", 0) == 0;
+      }
+      if (!nested) found.emplace_back(m.key(), gm);
+    }
+    return found;
+  }
+
+  // Adds `module` at `name` as add_module does (journaled).
+  void adopt_module(const std::string& name,
+                    std::shared_ptr<torch::nn::Module> module) {
+    Entry entry;
+    entry.name = name;
+    entry.is_module = true;
+    entry.previous_module = module_.get_submodule(name);
+    journal_.push_back(std::move(entry));
+    module_.add_submodule(name, std::move(module));
+  }
+
+  // The parameters and buffers of submodule `name`, by their names in it.
+  c10::Dict<std::string, at::Tensor> module_state(const std::string& name) {
+    c10::Dict<std::string, at::Tensor> state;
+    std::shared_ptr<torch::nn::Module> m = module_.get_submodule(name);
+    if (m == nullptr) return state;
+    for (const auto& p : m->named_parameters())
+      state.insert(p.key(), p.value());
+    for (const auto& b : m->named_buffers()) state.insert(b.key(), b.value());
+    return state;
+  }
+
+  // Copies `state` into submodule `name` (built by add_module just before).
+  bool load_state(const std::string& name, const c10::impl::GenericDict& state,
+                  std::string* error) {
+    std::shared_ptr<torch::nn::Module> m = module_.get_submodule(name);
+    // named_parameters() returns a copy: keep it while pointing into it.
+    auto parameters = m->named_parameters();
+    auto buffers = m->named_buffers();
+    torch::NoGradGuard no_grad;
+    for (const auto& item : state) {
+      std::string key = item.key().toStringRef();
+      at::Tensor* mine = parameters.find(key);
+      if (mine == nullptr) mine = buffers.find(key);
+      if (mine == nullptr) {
+        *error = cat("module '", name, "' has no parameter or buffer '", key,
+                     "' to receive");
+        return false;
+      }
+      mine->set_data(item.value().toTensor());
+    }
+    return true;
+  }
+
   GraphModule& module_;
   std::vector<at::Tensor> example_inputs_;
   std::vector<Entry> journal_;
+  std::map<std::string, const torch::nn::Module*> modules_at_begin_;
+  mutable std::map<std::string, Read> read_;  // by the name it was read as
 };
 
 GraphModuleTarget::GraphModuleTarget(GraphModule& module,
@@ -179,11 +416,20 @@ std::vector<at::Tensor> GraphModuleTarget::example_inputs() const {
 void GraphModuleTarget::replace_graph(std::unique_ptr<Graph> graph) {
   module_.set_graph(std::move(graph));
 }
-void GraphModuleTarget::begin_attributes() { attributes_->clear(); }
+void GraphModuleTarget::begin_attributes() { attributes_->begin(); }
 void GraphModuleTarget::end_attributes() { attributes_->clear(); }
 void GraphModuleTarget::rollback_attributes() { attributes_->undo(); }
 bool GraphModuleTarget::attributes_changed() const {
   return attributes_->changed();
+}
+std::string GraphModuleTarget::encode_attribute_changes(
+    std::vector<std::pair<std::string, ModuleSpec>>* added) {
+  return attributes_->encode(added);
+}
+absl::Status GraphModuleTarget::apply_attribute_changes(
+    const std::vector<std::pair<std::string, ModuleSpec>>& added,
+    std::string_view bytes) {
+  return attributes_->apply(added, bytes);
 }
 namespace {
 void recompile_graph_submodules(GraphModule& gm) {

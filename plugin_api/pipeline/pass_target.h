@@ -4,9 +4,11 @@
 //  - GraphModuleTarget: a GraphModule. Passes see its parameters, buffers and
 //    submodules through GraphHasAttr / GraphGetAttr / GraphSetAttr /
 //    GraphModuleType. Tensors handed to a pass are DLPack views that share
-//    memory with the module: the contract is that a pass never writes into
-//    them in place (it sets a new tensor with GraphSetAttr instead), since
-//    in-place writes cannot be rolled back.
+//    memory with the module; a pass should set a new tensor with
+//    GraphSetAttr rather than write into them, but one that writes in place
+//    is rolled back too: each tensor read is copied (once per pass) and put
+//    back on rollback, and a write is a change (changed()). Example inputs
+//    are handed out as copies.
 //  - GraphFileTarget: a graph file without weights (graph and `modules`
 //    section); attribute calls fail with FX_FAILED_PRECONDITION.
 //
@@ -15,6 +17,12 @@
 // every attribute the pass replaced. An attribute the pass added under a new
 // name stays in the module but is unreferenced by the restored graph, so a
 // written bundle is byte-identical to one written before the pass.
+//
+// Isolation (isolated_pass.h): a pass run in a worker process changes the
+// worker's copy of the target; encode_changes() there turns what the pass
+// made of it into bytes, and apply_changes() in the host puts them into the
+// host's target, inside the transaction begun before the worker started, so
+// commit() and rollback() then work as if the pass had run in the host.
 #ifndef PLUGIN_API_PIPELINE_PASS_TARGET_H_
 #define PLUGIN_API_PIPELINE_PASS_TARGET_H_
 
@@ -22,6 +30,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -43,6 +52,8 @@ class PassTarget {
   virtual Graph& graph() = 0;
   // The attributes a pass may use, or nullptr when there are none.
   virtual AttributeStore* attributes() = 0;
+  // The GraphModule whose graph this is, or nullptr (a bare graph file).
+  virtual GraphModule* module() { return nullptr; }
 
   // A transaction around one pass.
   void begin();
@@ -50,6 +61,18 @@ class PassTarget {
   void rollback();
   // Whether the graph or an attribute differs from what begin() saw.
   bool changed();
+
+  // In the worker, after the pass: the graph as an fx-graph JSON text (the
+  // modules the pass added in its `modules` section) and the attributes the
+  // pass set or added, with their values; empty when nothing changed
+  // (changed()), so an unchanged graph costs no JSON.
+  std::string encode_changes();
+  // In the host, between begin() and commit()/rollback(): makes this target
+  // what encode_changes() described (attributes through the journal, so a
+  // rollback undoes them; the graph keeps the names it had handed out). An
+  // error (unreadable bytes, an attribute that cannot be set) leaves the
+  // transaction to be rolled back.
+  absl::Status apply_changes(std::string_view bytes);
 
   // Called once after the pipeline (a GraphModule recompiles).
   virtual void finish() {}
@@ -68,6 +91,20 @@ class PassTarget {
   virtual void end_attributes() {}
   virtual void rollback_attributes() {}
   virtual bool attributes_changed() const { return false; }
+  // The attribute part of encode_changes() / apply_changes(): the modules
+  // the pass added go into `added` (the JSON's `modules`), the rest into the
+  // returned bytes. Nothing by default.
+  virtual std::string encode_attribute_changes(
+      std::vector<std::pair<std::string, ModuleSpec>>* added) {
+    (void)added;
+    return {};
+  }
+  virtual absl::Status apply_attribute_changes(
+      const std::vector<std::pair<std::string, ModuleSpec>>& added,
+      std::string_view bytes) {
+    (void)added, (void)bytes;
+    return absl::OkStatus();
+  }
   // After a pass was committed (a GraphModule recompiles the GraphModules
   // among its submodules, so later passes run them as they now are).
   virtual void committed() {}
@@ -85,6 +122,7 @@ class GraphModuleTarget : public PassTarget {
   ~GraphModuleTarget() override;
   Graph& graph() override;
   AttributeStore* attributes() override;
+  GraphModule* module() override { return &module_; }
   void finish() override;
   std::vector<at::Tensor> example_inputs() const override;
   absl::Status write(const std::string& json_path) const override;
@@ -95,6 +133,11 @@ class GraphModuleTarget : public PassTarget {
   void end_attributes() override;
   void rollback_attributes() override;
   bool attributes_changed() const override;
+  std::string encode_attribute_changes(
+      std::vector<std::pair<std::string, ModuleSpec>>* added) override;
+  absl::Status apply_attribute_changes(
+      const std::vector<std::pair<std::string, ModuleSpec>>& added,
+      std::string_view bytes) override;
   void committed() override;
 
  private:

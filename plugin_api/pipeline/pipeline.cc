@@ -368,6 +368,35 @@ class ConfigReader {
     return absl::OkStatus();
   }
 
+  absl::Status isolate(const json& value, const std::string& at) {
+    if (!value.is_boolean()) {
+      return absl::InvalidArgumentError(
+          cat(at, ": expected true or false, got ", value.dump()));
+    }
+    spec_.isolate = value.get<bool>();
+    return absl::OkStatus();
+  }
+
+  absl::Status pass_timeout(const json& value, const std::string& at) {
+    if (!value.is_number() || !(value.get<double>() > 0)) {
+      return absl::InvalidArgumentError(
+          cat(at, ": expected seconds (a number > 0), got ", value.dump()));
+    }
+    spec_.pass_timeout_seconds = value.get<double>();
+    return absl::OkStatus();
+  }
+
+  absl::Status pass_memory_limit(const json& value, const std::string& at) {
+    if (!value.is_number_unsigned() || value.get<uint64_t>() == 0 ||
+        value.get<uint64_t>() > kMaxMemoryLimitMib) {
+      return absl::InvalidArgumentError(
+          cat(at, ": expected MiB (an integer from 1 to ", kMaxMemoryLimitMib,
+              "), got ", value.dump()));
+    }
+    spec_.pass_memory_limit_mib = value.get<uint64_t>();
+    return absl::OkStatus();
+  }
+
   struct Key {
     std::string_view name;
     Reader read;
@@ -383,6 +412,9 @@ class ConfigReader {
       {"print_after", &ConfigReader::print_after},
       {"assume", &ConfigReader::assume},
       {"reproducer_dir", &ConfigReader::reproducer_dir},
+      {"isolate", &ConfigReader::isolate},
+      {"pass_timeout", &ConfigReader::pass_timeout},
+      {"pass_memory_limit", &ConfigReader::pass_memory_limit},
   };
 
   std::string_view source_;
@@ -562,6 +594,13 @@ std::string pipeline_config_json(const PipelineSpec& spec) {
   if (!spec.assume.empty()) root["assume"] = spec.assume;
   if (!spec.reproducer_dir.empty())
     root["reproducer_dir"] = spec.reproducer_dir;
+  if (spec.isolate) root["isolate"] = true;
+  if (spec.pass_timeout_seconds > 0) {
+    root["pass_timeout"] = spec.pass_timeout_seconds;
+  }
+  if (spec.pass_memory_limit_mib > 0) {
+    root["pass_memory_limit"] = spec.pass_memory_limit_mib;
+  }
   return root.dump(1) + "\n";
 }
 

@@ -19,13 +19,17 @@
 //     "verify_each": true,
 //     "print_after": ["decompose"] | "all",
 //     "assume": ["tensor_meta"],          (properties the input already has)
-//     "reproducer_dir": "repro/"
+//     "reproducer_dir": "repro/",
+//     "isolate": true,           (each pass in a worker process)
+//     "pass_timeout": 30,        (seconds; implies isolate)
+//     "pass_memory_limit": 2048  (MiB a worker may grow by; implies isolate)
 //   }
 // Relative plugin paths and directories are resolved against the config
 // file's directory. Errors name the key (`pipeline[2].options`) and problem.
 #ifndef PLUGIN_API_PIPELINE_PIPELINE_H_
 #define PLUGIN_API_PIPELINE_PIPELINE_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -78,7 +82,20 @@ struct PipelineSpec {
   std::string reproducer_dir;
   std::vector<PluginReference> plugins;
   std::vector<std::string> plugin_dirs;
+  // Isolation (pass_call.h): each pass runs in a worker process, which a
+  // crash, an abort, a timeout or the memory limit ends instead of the
+  // host. A timeout or a memory limit implies it (see isolated()).
+  bool isolate = false;
+  double pass_timeout_seconds = 0;     // 0: none
+  uint64_t pass_memory_limit_mib = 0;  // 0: none
+
+  bool isolated() const {
+    return isolate || pass_timeout_seconds > 0 || pass_memory_limit_mib > 0;
+  }
 };
+
+// The largest pass_memory_limit accepted (1 TiB).
+inline constexpr uint64_t kMaxMemoryLimitMib = uint64_t{1} << 20;
 
 absl::StatusOr<PipelineSpec> parse_pipeline_text(std::string_view text);
 // `source` names the config in messages; `base_dir` resolves relative paths.

@@ -22,6 +22,15 @@ const char* outcome_name(PassRecord::Outcome outcome) {
 
 }  // namespace
 
+std::vector<std::string> PipelineReport::warnings() const {
+  std::vector<std::string> out;
+  for (const PassRecord& r : passes) {
+    if (!r.warning.empty())
+      out.push_back(cat("pass '", r.pass, "': ", r.warning));
+  }
+  return out;
+}
+
 bool PipelineReport::changed() const {
   for (const PassRecord& r : passes) {
     if (r.changed) return true;
@@ -45,6 +54,7 @@ std::string PipelineReport::summary() const {
                                      ? (r.changed ? "yes" : "no")
                                      : "-"));
     if (!r.error.empty()) append(&out, "    ", r.error, "\n");
+    if (!r.warning.empty()) append(&out, "    warning: ", r.warning, "\n");
   }
   return out;
 }

@@ -25,6 +25,9 @@ struct PassRecord {
   double run_seconds = 0;
   double verify_seconds = 0;
   std::string error;  // why it was rolled back or not run
+  // A contract the pass broke without failing, e.g. "it reported changed=0
+  // but changed the graph or its attributes"; empty when none.
+  std::string warning;
 };
 
 struct PipelineReport {
@@ -36,9 +39,12 @@ struct PipelineReport {
 
   bool ok() const { return failure.empty(); }
   bool changed() const;
+  // "pass 'NAME': WARNING" for every pass with a warning, in run order.
+  std::vector<std::string> warnings() const;
   // A table with one line per pass: name, outcome, run and verify wall time
   // in milliseconds, whether it changed the graph ("-" unless it ran), and
-  // on the next line, indented, the pass's error when it has one.
+  // on the next line, indented, the pass's error when it has one, and its
+  // warning ("warning: ...") when it has one.
   std::string summary() const;
 };
 

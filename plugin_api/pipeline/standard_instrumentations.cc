@@ -107,6 +107,9 @@ PipelineSpec reproducer_spec(const PassEvent& event,
     repro.passes.push_back(std::move(p));
   }
   repro.verify_each = event.spec.verify_each;
+  repro.isolate = event.spec.isolate;
+  repro.pass_timeout_seconds = event.spec.pass_timeout_seconds;
+  repro.pass_memory_limit_mib = event.spec.pass_memory_limit_mib;
   repro.assume.assign(event.holding.begin(), event.holding.end());
   return repro;
 }

@@ -540,6 +540,114 @@ TEST(FxRun, AReproducerIsRelocatableAndHoldsTheInputs) {
       << again.err;
 }
 
+// --isolate: a pass that crashes, aborts or edits and then crashes ends its
+// worker, not fx run; the output is the input, byte for byte (a bare graph
+// file, or a bundle's graph and weights); stderr names the pass and the
+// signal; a reproducer is written.
+TEST(FxRunIsolated, ACrashingPassLeavesTheGraphByteIdentical) {
+  namespace fs = boost::filesystem;
+  std::string dir = temp_path("isolated");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // A bare graph file as fx writes it, and a bundle as fx writes it.
+  auto file = read_graph_file(mymodule());
+  ASSERT_TRUE(file.ok()) << file.status();
+  std::string bare = dir + "/bare.fx.json";
+  std::ofstream(bare) << to_graph_json(*file->graph, file->modules);
+  std::string bundle = dir + "/bundle.fx.json";
+  ASSERT_EQ(run({"run", mymodule(), "--pipeline", "dce", "-o", bundle}).status,
+            0);
+  std::string crash = kPlugins + "libcrash_plugin.so";
+  for (std::string pass : {"segfault", "abort", "edit_then_segfault"}) {
+    std::string out = dir + "/" + pass + ".fx.json";
+    Result r = run({"run", bare, "--isolate", "--no-default-plugins",
+                    "--plugin", crash, "--pipeline", pass, "--on-failure",
+                    "skip", "-o", out, "--reproducer-dir", dir + "/repro"});
+    EXPECT_EQ(r.status, 3) << r.err;
+    EXPECT_EQ(read_text(out), read_text(bare)) << pass;
+    std::string signal = pass == "abort" ? "SIGABRT" : "SIGSEGV";
+    EXPECT_NE(
+        r.err.find("fx run: pass '" + pass + "' of plugin 'crash' (" + crash +
+                   ") failed and was rolled back: the worker process "
+                   "was killed by " +
+                   signal),
+        std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("fx run: reproducer written to " + dir + "/repro/" +
+                         pass + "-"),
+              std::string::npos)
+        << r.err;
+
+    out = dir + "/bundle-" + pass + ".fx.json";
+    r = run({"run", bundle, "--isolate", "--no-default-plugins", "--plugin",
+             crash, "--pipeline", pass, "--on-failure", "skip", "-o", out});
+    EXPECT_EQ(r.status, 3) << r.err;
+    std::string expected = read_text(bundle);
+    std::string own = "\"weights\": \"bundle-" + pass + ".weights.pt\"";
+    std::string json = read_text(out);
+    ASSERT_NE(json.find(own), std::string::npos) << json;
+    json.replace(json.find(own), own.size(),
+                 "\"weights\": \"bundle.weights.pt\"");
+    EXPECT_EQ(json, expected) << pass;
+    EXPECT_EQ(read_text(dir + "/bundle-" + pass + ".weights.pt"),
+              read_text(dir + "/bundle.weights.pt"));
+  }
+}
+
+// A pass that hangs is killed at --pass-timeout; one that eats memory fails
+// at --pass-memory-limit; both imply --isolate; fx run stops and says why.
+TEST(FxRunIsolated, TimeoutAndMemoryLimitEndTheWorker) {
+  std::string crash = kPlugins + "libcrash_plugin.so";
+  std::string out = temp_path("isolated-limits/out.fx.json");
+  Result r =
+      run({"run", mymodule(), "--pass-timeout", "0.5", "--no-default-plugins",
+           "--plugin", crash, "--pipeline", "hang", "-o", out});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("pass 'hang' of plugin 'crash'"), std::string::npos);
+  EXPECT_NE(r.err.find("the worker process did not finish within 0.5 s and "
+                       "was killed"),
+            std::string::npos)
+      << r.err;
+#ifdef __SANITIZE_ADDRESS__
+  GTEST_SKIP() << "ASan's allocator reports a failed allocation and exits";
+#endif
+  r = run({"run", mymodule(), "--pass-memory-limit", "128",
+           "--no-default-plugins", "--plugin", crash, "--pipeline", "hog", "-o",
+           out});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("pass 'hog' of plugin 'crash'"), std::string::npos);
+  EXPECT_NE(r.err.find("the worker process was killed by SIGABRT (its memory "
+                       "limit: 128 MiB beyond the host's"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(exists(out));
+}
+
+TEST(FxRunIsolated, TheConfigKeyIsolatesAndTheFlagsAreChecked) {
+  std::string dir = temp_path("isolated-config");
+  boost::filesystem::create_directories(dir);
+  std::string config = dir + "/pipeline.json";
+  std::ofstream(config) << R"({"pipeline": "segfault,dce", "isolate": true,
+                               "on_failure": "skip"})";
+  Result r = run({"run", mymodule(), "--config", config, "--plugin",
+                  kPlugins + "libcrash_plugin.so", "-o", dir + "/out.fx.json"});
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_NE(r.err.find("killed by SIGSEGV"), std::string::npos) << r.err;
+
+  r = run({"run", mymodule(), "--pipeline", "dce", "--pass-timeout", "soon",
+           "-o", dir + "/out.fx.json"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err,
+            "fx run: --pass-timeout expects seconds (a number > 0), got "
+            "'soon'\n");
+  r = run({"run", mymodule(), "--pipeline", "dce", "--pass-memory-limit", "-1",
+           "-o", dir + "/out.fx.json"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err,
+            "fx run: --pass-memory-limit expects MiB (an integer from 1 to "
+            "1048576), got '-1'\n");
+}
+
 TEST(FxDot, DrawsTheGraphWithTensorMetaAndGraphvizRendersIt) {
   std::string out = temp_path("dot/mymodule.dot");
   Result r = run(

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "fx/plugin_api.hpp"
 #include "fx_core/ir/graph.h"
 
@@ -82,6 +84,84 @@ TEST_F(CApi, ErasingANodeWithUsersFailsWithTorchFxMessage) {
                  "users in the graph: {relu: None}!");
   }
   EXPECT_EQ(graph_.size(), 3u);
+}
+
+// The status of `s` as "CODE message" (and released), or "OK".
+std::string status_text(FxStatus* s) {
+  if (s == nullptr) return "OK";
+  std::string text = std::to_string(host::api()->GetStatusCode(s)) + " " +
+                     host::api()->GetStatusMessage(s);
+  host::api()->ReleaseStatus(s);
+  return text;
+}
+
+// An erased node stays readable but every change through it is refused.
+TEST_F(CApi, AnErasedNodeCanOnlyBeRead) {
+  const FxApi* api = host::api();
+  FxNode* output = host::to_handle(graph_.output_node());
+  FxNode* relu = host::to_handle(relu_);
+  ASSERT_EQ(status_text(api->NodeReplaceAllUsesWith(relu, host::to_handle(x_),
+                                                    nullptr)),
+            "OK");
+  ASSERT_EQ(status_text(api->GraphEraseNode(host::to_handle(&graph_), relu)),
+            "OK");
+  const std::string erased =
+      std::to_string(FX_FAILED_PRECONDITION) +
+      " %s: node 'relu' was erased; an erased node can only be read";
+  auto expect = [&](const char* entry, FxStatus* s) {
+    std::string want = erased;
+    want.replace(want.find("%s"), 2, entry);
+    EXPECT_EQ(status_text(s), want);
+  };
+  expect("GraphEraseNode", api->GraphEraseNode(host::to_handle(&graph_), relu));
+  expect("NodeSetTarget", api->NodeSetTarget(relu, "torch.sigmoid"));
+  expect("NodeSetType", api->NodeSetType(relu, "torch.Tensor"));
+  EXPECT_EQ(status_text(api->NodeAppend(output, relu)),
+            std::to_string(FX_FAILED_PRECONDITION) +
+                " NodeAppend: x 'relu' was erased; an erased node can only "
+                "be read");
+  EXPECT_EQ(status_text(api->NodeReplaceAllUsesWith(host::to_handle(x_), relu,
+                                                    nullptr)),
+            std::to_string(FX_FAILED_PRECONDITION) +
+                " NodeReplaceAllUsesWith: replacement 'relu' was erased; an "
+                "erased node can only be read");
+  EXPECT_STREQ(api->NodeName(relu), "relu");
+  EXPECT_EQ(api->NodeIsErased(relu), 1);
+  EXPECT_STREQ(graph_.output_node()->args()[0].as_node()->name().data(), "x");
+}
+
+// A released graph is kept until the host frees it between passes, and
+// every use of it or of its nodes until then is refused.
+TEST_F(CApi, AReleasedGraphAndItsNodesAreRefused) {
+  const FxApi* api = host::api();
+  FxGraph* g = nullptr;
+  ASSERT_EQ(status_text(api->CreateGraph(&g)), "OK");
+  FxNode* x = nullptr;
+  ASSERT_EQ(status_text(api->GraphCreateNode(g, FX_OP_PLACEHOLDER, "x", nullptr,
+                                             0, nullptr, nullptr, 0, nullptr,
+                                             nullptr, &x)),
+            "OK");
+  api->ReleaseGraph(g);
+  api->ReleaseGraph(g);  // twice: still one release
+  const std::string released =
+      std::to_string(FX_FAILED_PRECONDITION) +
+      " %s: the graph was released (ReleaseGraph); it and its nodes can no "
+      "longer be used";
+  auto expect = [&](const char* entry, FxStatus* s) {
+    std::string want = released;
+    want.replace(want.find("%s"), 2, entry);
+    EXPECT_EQ(status_text(s), want);
+  };
+  expect("NodeSetTarget", api->NodeSetTarget(x, "y"));
+  expect("GraphLint", api->GraphLint(g));
+  FxNode* out = nullptr;
+  expect("GraphCreateNode",
+         api->GraphCreateNode(g, FX_OP_PLACEHOLDER, "y", nullptr, 0, nullptr,
+                              nullptr, 0, nullptr, nullptr, &out));
+  // The host's own graphs cannot be released by a plugin.
+  api->ReleaseGraph(host::to_handle(&graph_));
+  EXPECT_EQ(status_text(api->GraphLint(host::to_handle(&graph_))), "OK");
+  host::free_released_graphs();
 }
 
 TEST_F(CApi, NullHandlesAreRefusedNotDereferenced) {

@@ -128,7 +128,8 @@ TEST_F(PassManagerTest, ConfigErrorsNameThePassAndOption) {
   EXPECT_EQ(error_of(manager("dce")),
             "unknown pass 'dce' (known passes: decompose_relu, "
             "fake_shape_prop, read_meta, echo_options, edit_then_fail, "
-            "break_graph, zero_weights_then_fail, first, second, third, "
+            "break_graph, zero_weights_then_fail, double_in_place, first, "
+            "second, third, "
             "cycle_a, cycle_b, throw_through_c, rebuild_module_then_fail, "
             "record_shapes, c_add_to_mul, retarget)");
   EXPECT_EQ(error_of(manager("echo_options{bits=8}")),
@@ -519,6 +520,88 @@ TEST_F(PassManagerTest, RollbackRestoresReplacedParameters) {
             "INTERNAL: zero_weights_then_fail gives up");
   EXPECT_TRUE(torch::equal(gm.get_attr("weight"), original));
   EXPECT_TRUE(torch::equal(gm.forward({torch::ones(4)}).toTensor(), before));
+}
+
+// A pass that writes into a parameter through GraphGetAttr's view: rolled
+// back when it fails; counted as a change (it says changed=0) when not.
+TEST_F(PassManagerTest, InPlaceWritesToParametersRollBack) {
+  auto graph = std::make_unique<Graph>();
+  Node* x = graph->placeholder("x");
+  Node* w = graph->get_attr("weight");
+  graph->output(graph->call_function("operator.mul", {x, w}));
+  torch::Tensor original = torch::arange(4, torch::kFloat);
+  GraphModule::AttributeMap attrs = {
+      {"weight", {nullptr, original.clone(), true}}};
+  GraphModule gm(attrs, std::move(graph));
+
+  auto failing = manager("double_in_place{names=weight,fail=true}");
+  ASSERT_TRUE(failing.ok()) << failing.status();
+  GraphModuleTarget target(gm);
+  PipelineReport report = failing->run(target);
+  EXPECT_EQ(report.passes[0].error, "INTERNAL: double_in_place gives up");
+  EXPECT_TRUE(torch::equal(gm.get_attr("weight"), original));
+
+  auto passing = manager("double_in_place{names=weight}");
+  ASSERT_TRUE(passing.ok()) << passing.status();
+  report = passing->run(target);
+  ASSERT_TRUE(report.ok()) << report.failure;
+  EXPECT_TRUE(torch::equal(gm.get_attr("weight"), original * 2));
+  EXPECT_TRUE(report.passes[0].changed);
+  EXPECT_FALSE(report.passes[0].claimed_changed);
+  EXPECT_EQ(report.warnings(),
+            std::vector<std::string>{
+                "pass 'double_in_place': it reported changed=0 but changed "
+                "the graph or its attributes"});
+  EXPECT_NE(report.summary().find("    warning: it reported changed=0"),
+            std::string::npos);
+}
+
+// tensor_meta as shape_prop records it (shape and dtype are what counts).
+Argument tensor_meta(std::vector<int64_t> shape) {
+  ArgumentList dims(shape.begin(), shape.end());
+  return Argument::dict({{"shape", Argument::tuple(dims)},
+                         {"dtype", Argument::dtype("torch.float32")}});
+}
+
+// A pass that changes what a node computes without declaring that it
+// invalidates tensor_meta breaks its contract: with verify_each, shape
+// propagation runs again and the pass is rolled back; passes that declare
+// it, or change nothing a tensor_meta describes, pass.
+TEST_F(PassManagerTest, AStaleTensorMetaIsAContractFailure) {
+  auto graph = std::make_unique<Graph>();
+  Node* x = graph->placeholder("x");
+  Node* relu = graph->call_function("torch.relu", {x});
+  Node* add = graph->call_function("operator.add", {relu, 1});
+  graph->output(add);
+  for (Node* n : {x, relu, add})
+    n->set_meta("tensor_meta", tensor_meta({2, 3}));
+  GraphModule gm(GraphModule::AttributeMap{}, std::move(graph));
+  GraphModuleTarget target(gm);
+  auto run_assuming_meta = [&](const std::string& text, bool verify) {
+    auto spec = parse_pipeline_text(text);
+    EXPECT_TRUE(spec.ok());
+    spec->assume = {"tensor_meta"};
+    spec->verify_each = verify;
+    auto pm = PassManager::create(registry_, *std::move(spec));
+    EXPECT_TRUE(pm.ok()) << pm.status();
+    return pm->run(target);
+  };
+  std::string before = to_graph_json(gm.graph());
+  PipelineReport report =
+      run_assuming_meta("retarget{from=torch.relu,to=torch.flatten}", true);
+  EXPECT_EQ(report.passes[0].error,
+            "it changed what a node computes without declaring that it "
+            "invalidates 'tensor_meta': node 'relu' computes [6] "
+            "torch.float32 but its tensor_meta says [2, 3] torch.float32");
+  EXPECT_EQ(to_graph_json(gm.graph()), before);
+  // Same shapes: no failure.
+  EXPECT_TRUE(run_assuming_meta("c_add_to_mul", true).ok());
+  // Declared (decompose_relu invalidates tensor_meta), or not verifying.
+  EXPECT_TRUE(run_assuming_meta("decompose_relu", true).ok());
+  PipelineReport unchecked =
+      run_assuming_meta("retarget{from=operator.mul,to=torch.flatten}", false);
+  EXPECT_TRUE(unchecked.ok()) << unchecked.failure;
+  EXPECT_TRUE(unchecked.passes[0].changed);
 }
 
 // A module a failed pass replaced is put back (the same object).

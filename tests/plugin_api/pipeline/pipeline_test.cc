@@ -118,6 +118,38 @@ TEST(PipelineConfig, WrittenConfigReadsBack) {
   EXPECT_EQ(pipeline_config_json(*again), json);
 }
 
+// Isolation: "isolate", and a timeout or memory limit, which imply it.
+TEST(PipelineConfig, IsolationKeysAreReadCheckedAndWritten) {
+  auto spec = parse_pipeline_config(R"({"pipeline": "a", "isolate": true})",
+                                    "c.json", "");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_TRUE(spec->isolated());
+  spec = parse_pipeline_config(
+      R"({"pipeline": "a", "pass_timeout": 2.5, "pass_memory_limit": 512})",
+      "c.json", "");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_FALSE(spec->isolate);
+  EXPECT_TRUE(spec->isolated());
+  EXPECT_EQ(spec->pass_timeout_seconds, 2.5);
+  EXPECT_EQ(spec->pass_memory_limit_mib, 512u);
+  auto again = parse_pipeline_config(pipeline_config_json(*spec), "r", "");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->pass_timeout_seconds, 2.5);
+  EXPECT_EQ(again->pass_memory_limit_mib, 512u);
+  EXPECT_FALSE(parse_pipeline_text("a")->isolated());
+
+  EXPECT_EQ(error_of(parse_pipeline_config(
+                R"({"pipeline": "a", "isolate": "yes"})", "c.json", "")),
+            "c.json: 'isolate': expected true or false, got \"yes\"");
+  EXPECT_EQ(error_of(parse_pipeline_config(
+                R"({"pipeline": "a", "pass_timeout": 0})", "c.json", "")),
+            "c.json: 'pass_timeout': expected seconds (a number > 0), got 0");
+  EXPECT_EQ(error_of(parse_pipeline_config(
+                R"({"pipeline": "a", "pass_memory_limit": -5})", "c.json", "")),
+            "c.json: 'pass_memory_limit': expected MiB (an integer from 1 to "
+            "1048576), got -5");
+}
+
 TEST(PipelineConfig, ErrorsNameTheKey) {
   EXPECT_EQ(error_of(parse_pipeline_config("[]", "c.json", "")),
             "c.json: expected a JSON object at the top");
@@ -127,7 +159,8 @@ TEST(PipelineConfig, ErrorsNameTheKey) {
                                            "c.json", "")),
             "c.json: 'colour': unknown key (expected pipeline, plugins, "
             "plugin_dirs, ordering, on_failure, verify_each, print_after, "
-            "assume, reproducer_dir)");
+            "assume, reproducer_dir, isolate, pass_timeout, "
+            "pass_memory_limit)");
   EXPECT_EQ(error_of(parse_pipeline_config(
                 R"({"pipeline": ["a", {"options": {}}]})", "c.json", "")),
             "c.json: 'pipeline[1]': missing \"pass\"");

@@ -110,6 +110,26 @@ bool zero_weights_then_fail(fxp::Graph& g, const fxp::Options& options) {
   throw fxp::Error(FX_INTERNAL, "zero_weights_then_fail gives up");
 }
 
+// Doubles each named float parameter in place, through GraphGetAttr's view
+// (what a pass should not do; the host rolls it back all the same), then
+// fails when `fail` is set. Says it changed nothing.
+bool double_in_place(fxp::Graph& g, const fxp::Options& options) {
+  for (const std::string& name : options.get_list("names")) {
+    DLManagedTensor* t = g.get_attr_tensor(name.c_str());
+    DLTensor& d = t->dl_tensor;
+    int64_t count = 1;
+    for (int i = 0; i < d.ndim; ++i) count *= d.shape[i];
+    float* data =
+        reinterpret_cast<float*>(static_cast<char*>(d.data) + d.byte_offset);
+    for (int64_t i = 0; i < count; ++i) data[i] *= 2;
+    if (t->deleter) t->deleter(t);
+  }
+  if (options.get_bool("fail")) {
+    throw fxp::Error(FX_INTERNAL, "double_in_place gives up");
+  }
+  return false;
+}
+
 bool noop(fxp::Graph&, const fxp::Options&) { return false; }
 
 // Rebuilds module `name` from its own config, zeroes its weight, then fails.
@@ -258,6 +278,10 @@ FXP_PLUGIN_WITH_EXTENSIONS(
     fxp::pass<zero_weights_then_fail>("zero_weights_then_fail",
                                       "replaces weights, then fails")
         .option("names", FX_OPTION_STRING_LIST, "", "parameters to replace"),
+    fxp::pass<double_in_place>("double_in_place",
+                               "doubles parameters in place; may then fail")
+        .option("names", FX_OPTION_STRING_LIST, "", "float parameters")
+        .option("fail", FX_OPTION_BOOL, "false", "fail afterwards"),
     fxp::pass<noop>("first", "declares run_before second")
         .run_before({"second"}),
     fxp::pass<noop>("second", "declares nothing"),

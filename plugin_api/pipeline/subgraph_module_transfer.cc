@@ -1,0 +1,113 @@
+#include "plugin_api/pipeline/subgraph_module_transfer.h"
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fx_core/format/graph_json.h"
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/support/error.h"
+#include "fx_core/support/strings.h"
+
+namespace fx::host {
+namespace {
+
+bool under(const std::string& name, const std::string& prefix) {
+  return name.size() > prefix.size() &&
+         name.compare(0, prefix.size(), prefix) == 0 &&
+         name[prefix.size()] == '.';
+}
+
+bool under_any(const std::string& name, const std::vector<std::string>& all) {
+  for (const std::string& p : all) {
+    if (under(name, p)) return true;
+  }
+  return false;
+}
+
+// Every module of `root` outside `skip` (and its subtree), by address.
+std::map<const torch::nn::Module*, std::string> root_modules(
+    const GraphModule& root, const std::string& skip) {
+  std::map<const torch::nn::Module*, std::string> found;
+  for (const auto& m : root.named_modules("", /*include_self=*/false)) {
+    if (m.key() == skip || under(m.key(), skip)) continue;
+    found.emplace(m.value().get(), m.key());
+  }
+  return found;
+}
+
+// (name in child, name in root) of each module `child` shares with `root`.
+c10::List<std::string> shared_modules(const GraphModule& root,
+                                      const std::string& name,
+                                      const GraphModule& child,
+                                      std::vector<std::string>* shared_names) {
+  auto in_root = root_modules(root, name);
+  c10::List<std::string> shared;
+  for (const auto& m : child.named_modules("", /*include_self=*/false)) {
+    if (under_any(m.key(), *shared_names)) continue;
+    auto found = in_root.find(m.value().get());
+    if (found != in_root.end()) {
+      shared.push_back(m.key());
+      shared.push_back(found->second);
+      shared_names->push_back(m.key());
+    } else if (!m.value()->named_parameters(false).is_empty() ||
+               !m.value()->named_buffers(false).is_empty()) {
+      throw FxError(cat("submodule '", name, ".", m.key(),
+                        "' is not one of the root module's and cannot be "
+                        "sent back from the worker"));
+    }
+  }
+  return shared;
+}
+
+}  // namespace
+
+c10::IValue encode_subgraph_module(const GraphModule& root,
+                                   const std::string& name,
+                                   const GraphModule& child) {
+  std::vector<std::string> shared_names;
+  c10::List<std::string> shared =
+      shared_modules(root, name, child, &shared_names);
+  c10::Dict<std::string, at::Tensor> parameters, buffers;
+  for (const auto& p : child.named_parameters(/*recurse=*/true)) {
+    if (!under_any(p.key(), shared_names))
+      parameters.insert(p.key(), p.value());
+  }
+  for (const auto& b : child.named_buffers(/*recurse=*/true)) {
+    if (!under_any(b.key(), shared_names)) buffers.insert(b.key(), b.value());
+  }
+  return c10::ivalue::Tuple::create(
+      {c10::IValue(name), c10::IValue(to_graph_json(child.graph())),
+       c10::IValue(shared), c10::IValue(parameters), c10::IValue(buffers)});
+}
+
+std::shared_ptr<GraphModule> decode_subgraph_module(const GraphModule& root,
+                                                    const c10::IValue& value) {
+  const auto& fields = value.toTupleRef().elements();
+  auto child = std::make_shared<GraphModule>(GraphModule::AttributeMap{},
+                                             std::make_unique<Graph>());
+  c10::ArrayRef<c10::IValue> shared = fields[2].toListRef();
+  for (size_t i = 0; i + 1 < shared.size(); i += 2) {
+    const std::string& in_root = shared[i + 1].toStringRef();
+    std::shared_ptr<torch::nn::Module> m = root.get_submodule(in_root);
+    if (m == nullptr) {
+      throw FxError(
+          cat("the root module has no submodule '", in_root, "' to share"));
+    }
+    child->add_submodule(shared[i].toStringRef(), std::move(m));
+  }
+  for (const auto& p : fields[3].toGenericDict()) {
+    child->set_attr(p.key().toStringRef(), p.value().toTensor(), true);
+  }
+  for (const auto& b : fields[4].toGenericDict()) {
+    child->set_attr(b.key().toStringRef(), b.value().toTensor(), false);
+  }
+  absl::StatusOr<GraphFile> file =
+      parse_graph_json(fields[1].toStringRef(), "<worker submodule>");
+  if (!file.ok()) throw FxError(std::string(file.status().message()));
+  child->set_graph(std::move(file->graph));
+  return child;
+}
+
+}  // namespace fx::host
