@@ -182,6 +182,13 @@ CASES = [
      "num_decoder_layers=2, dim_feedforward=16, batch_first=True, "
      "norm_first=True, activation='gelu', layer_norm_eps=1e-6)",
      [(3, 5, 8), (3, 4, 8)], False),
+    ("nn.CrossMapLRN2d(3, alpha=1e-3, beta=0.5, k=2)", [(2, 5, 4, 4)], False),
+    # (LibTorch's constructor cannot initialise a cluster of in_features //
+    # div_value**k == 0 features, which Python leaves empty: 16 features.)
+    ("nn.AdaptiveLogSoftmaxWithLoss(16, 10, [4, 8])",
+     [(6, 16), ("long", (6,), 10)], False),
+    ("nn.AdaptiveLogSoftmaxWithLoss(8, 12, [3, 6, 9], div_value=2.0, "
+     "head_bias=True)", [(5, 8), ("long", (5,), 12)], False),
     # Losses.
     ("nn.L1Loss()", [(3, 4), (3, 4)], False),
     ("nn.MSELoss(reduction='sum')", [(3, 4), (3, 4)], False),

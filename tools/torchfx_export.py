@@ -153,6 +153,8 @@ DERIVED = {
     "TransformerDecoder": {"decoder_layer": lambda m: encode(
         m.layers[0], "module TransformerDecoder decoder_layer")},
     "Transformer": TRANSFORMER,
+    # It keeps its cutoffs with n_classes appended.
+    "AdaptiveLogSoftmaxWithLoss": {"cutoffs": lambda m: m.cutoffs[:-1]},
     "MultiheadAttention": {
         "bias": lambda m: m.in_proj_bias is not None,
         "add_bias_kv": lambda m: m.bias_k is not None,

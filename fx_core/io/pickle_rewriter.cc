@@ -201,6 +201,7 @@ bool is_allowed_pickle_global(const std::string& global) {
                    "_rebuild_sparse_tensor", "_rebuild_sparse_csr_tensor"});
   }
   if (module == "torch.serialization") return name == "_get_layout";
+  if (module == "torch.nn.modules.adaptive") return name == "_ASMoutput";
   if (module == "torch.jit._pickle") {
     return one_of({"restore_type_tag", "build_intlist", "build_tensorlist",
                    "build_doublelist", "build_boollist"});
@@ -228,6 +229,8 @@ int tagged_call_args(const std::string& global) {
   if (global == "torch Size") return 0x85;                       // ((d, ...),)
   if (global.rfind("torch.return_types ", 0) == 0) return 0x86;  // (t, {})
   if (global == "torch.serialization _get_layout") return 0x85;  // (name,)
+  // AdaptiveLogSoftmaxWithLoss's namedtuple, built by NEWOBJ.
+  if (global == "torch.nn.modules.adaptive _ASMoutput") return 0x86;
   if (global == "torch._utils _rebuild_sparse_tensor" ||
       global == "torch._utils _rebuild_sparse_csr_tensor") {
     return 0x86;  // (layout, (indices..., values, size))
@@ -530,7 +533,7 @@ class PickleRewriter {
     Elem callable = pop(i);
     if (callable.global.empty()) fail(i, "calls something that is no global");
     int args_op = tagged_call_args(callable.global);
-    if (ops_[i].code == 'R' && args_op != 0) {
+    if (args_op != 0) {
       tag_python_tuple(i, callable, args, args_op);
     }
     Elem result = elem_at(callable.start);

@@ -116,6 +116,13 @@ c10::IValue make_return_type(const std::string& name,
   return c10::ivalue::Tuple::createNamed(std::move(elements), std::move(type));
 }
 
+c10::IValue make_asm_output(const at::Tensor& output, const at::Tensor& loss) {
+  static const c10::TupleTypePtr type =
+      named_type(kAsmOutputName, {"output", "loss"},
+                 {c10::TensorType::get(), c10::TensorType::get()});
+  return c10::ivalue::Tuple::createNamed({output, loss}, type);
+}
+
 std::string python_tuple_name(const c10::IValue& v) {
   return v.isTuple() ? qualified_tuple_name(v.toTupleRef()) : "";
 }
@@ -126,7 +133,7 @@ std::optional<c10::IValue> named_tuple_field(const c10::IValue& v,
   const c10::ivalue::Tuple& t = v.toTupleRef();
   const c10::TupleTypePtr type = t.type();
   if (!type->schema() || !type->name() ||
-      type->name()->prefix() != "torch.return_types") {
+      type->name()->qualifiedName() == kTorchSizeName) {
     return std::nullopt;
   }
   const std::vector<c10::Argument>& fields = type->schema()->arguments();
@@ -137,7 +144,7 @@ std::optional<c10::IValue> named_tuple_field(const c10::IValue& v,
 }
 
 c10::IValue tuple_like(const c10::IValue& like,
-                        std::vector<c10::IValue> items) {
+                       std::vector<c10::IValue> items) {
   if (python_tuple_name(like).empty()) {
     return c10::ivalue::Tuple::create(std::move(items));
   }

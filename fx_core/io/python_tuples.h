@@ -6,6 +6,8 @@
 //   torch.return_types.max(values=..,   Tuple(v, i), type named
 //     indices=..)                         "torch.return_types.max" with the
 //                                         fields of the ATen schema's returns
+//   torch.nn.modules.adaptive           Tuple(output, loss), type named so
+//     ._ASMoutput(output, loss)
 //
 // Both behave as tuples everywhere a tuple is accepted (indexing, unpacking,
 // int[] arguments); the name is what makes `torch.load` give back the same
@@ -27,6 +29,8 @@ namespace fx {
 
 inline constexpr char kTorchSizeName[] = "torch.Size";
 inline constexpr char kReturnTypesPrefix[] = "torch.return_types.";
+// nn.AdaptiveLogSoftmaxWithLoss's result, a collections.namedtuple.
+inline constexpr char kAsmOutputName[] = "torch.nn.modules.adaptive._ASMoutput";
 
 // torch.Size(dims).
 c10::IValue make_torch_size(c10::IntArrayRef dims);
@@ -46,6 +50,9 @@ c10::TupleTypePtr find_return_type(const std::string& name, size_t count);
 // "field0", ... (Tensor-typed) when ATen has no such schema.
 c10::IValue make_return_type(const std::string& name,
                              std::vector<c10::IValue> elements);
+
+// _ASMoutput(output, loss).
+c10::IValue make_asm_output(const at::Tensor& output, const at::Tensor& loss);
 
 // "torch.Size", "torch.return_types.max", or "" for a plain tuple and any
 // value that is not a tuple.

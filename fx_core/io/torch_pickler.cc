@@ -177,6 +177,10 @@ class Pickler {
       push_tuple_of(items, place, depth);
       op('\x85');
       op('R');
+    } else if (name == kAsmOutputName) {
+      push_global("torch.nn.modules.adaptive", "_ASMoutput");
+      push_tuple_of(items, place, depth);
+      op('\x81');  // NEWOBJ, as Python pickles a namedtuple
     } else if (name.rfind(kReturnTypesPrefix, 0) == 0) {
       std::string short_name = name.substr(sizeof(kReturnTypesPrefix) - 1);
       push_global("torch.return_types", short_name.c_str());

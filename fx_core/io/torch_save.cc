@@ -190,6 +190,10 @@ c10::IValue call_tagged(const std::string& name,
     return make_return_type(name.substr(std::strlen(kReturnTypesPrefix)),
                             arg_tuple(0));
   }
+  if (name == kAsmOutputName && args.size() == 2 && args[0].isTensor() &&
+      args[1].isTensor()) {
+    return make_asm_output(args[0].toTensor(), args[1].toTensor());
+  }
   if (name == "torch.serialization._get_layout" && args.size() == 1 &&
       args[0].isString()) {
     return args[0];

@@ -31,13 +31,8 @@ using opinfo::CaseResult;
 
 // torch.nn classes a graph file cannot describe, and why.
 const std::set<std::string> kNotBuildable = {
-    // Returns a named tuple of Python's own (_ASMoutput) and splits its
-    // input by cutoffs at run time with a Python loop.
-    "AdaptiveLogSoftmaxWithLoss",
     // Needs a process group (distributed); on CPU it raises in Python too.
     "SyncBatchNorm",
-    // A Python autograd.Function (_cross_map_lrn2d) with no ATen operator.
-    "CrossMapLRN2d",
 };
 
 TEST(NnModuleCoverage, EveryModuleClassMatchesEager) {

@@ -2,6 +2,7 @@
 // C++ frontend, with the Python constructor signatures of torch 1.13 (the
 // `config` of an fx-graph file binds to them by keyword).
 #include <torch/nn/modules/activation.h>
+#include <torch/nn/modules/adaptive.h>
 #include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/dropout.h>
@@ -9,6 +10,9 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/modules/pooling.h>
+
+#include <type_traits>
+#include <utility>
 
 #include "fx_core/runtime/module_registry.h"
 #include "fx_core/runtime/modules/activation.h"
@@ -79,6 +83,14 @@ constexpr CppName kCppNames[] = {
      "fx_core/runtime/modules/activation.h"},
 };
 
+// Whether Impl has forward(Tensor) (the default forward of a kind).
+template <typename Impl, typename = void>
+struct HasTensorForward : std::false_type {};
+template <typename Impl>
+struct HasTensorForward<Impl,
+                        std::void_t<decltype(std::declval<Impl&>().forward(
+                            std::declval<at::Tensor>()))>> : std::true_type {};
+
 template <typename Impl>
 struct KindBuilder {
   ModuleRegistry& r;
@@ -90,9 +102,11 @@ struct KindBuilder {
     kind.type = std::move(type);
     kind.cpp_type = typeid(Impl);
     kind.forward_schema = OpSchema::parse("input");
-    kind.forward = [](torch::nn::Module& m, OpArgs& a) -> IValue {
-      return dynamic_cast<Impl&>(m).forward(a.tensor(0));
-    };
+    if constexpr (HasTensorForward<Impl>::value) {
+      kind.forward = [](torch::nn::Module& m, OpArgs& a) -> IValue {
+        return dynamic_cast<Impl&>(m).forward(a.tensor(0));
+      };
+    }
     kind.init_schema = OpSchema::parse(init_signature);
     for (const CppName& name : kCppNames) {
       if (kind.type == name.type) {
@@ -301,7 +315,53 @@ void add_simple(ModuleRegistry& r, const char* type, const char* signature) {
 
 }  // namespace
 
+namespace {
+
+// nn.CrossMapLRN2d(size, alpha=1e-4, beta=0.75, k=1): LibTorch's class
+// computes what Python's _cross_map_lrn2d does; its k is an integer.
+void add_cross_map_lrn2d(ModuleRegistry& r) {
+  KindBuilder<torch::nn::CrossMapLRN2dImpl>(
+      r, "torch.nn.CrossMapLRN2d", "size, alpha=0.0001, beta=0.75, k=1")
+      .create([](OpArgs& a) {
+        double k = a.to_double(3);
+        if (k != static_cast<double>(static_cast<int64_t>(k))) {
+          throw FxError(cat("k=", a[3].isDouble() ? a[3].toDouble() : 0.0,
+                            ": LibTorch's CrossMapLRN2d takes an integer k"));
+        }
+        return std::make_shared<torch::nn::CrossMapLRN2dImpl>(
+            torch::nn::CrossMapLRN2dOptions(a.to_int(0))
+                .alpha(a.to_double(1))
+                .beta(a.to_double(2))
+                .k(static_cast<int64_t>(k)));
+      });
+}
+
+// nn.AdaptiveLogSoftmaxWithLoss: LibTorch's class (head, tail.N.M under
+// Python's names); forward(input, target) gives Python's _ASMoutput.
+void add_adaptive_log_softmax(ModuleRegistry& r) {
+  using Impl = torch::nn::AdaptiveLogSoftmaxWithLossImpl;
+  KindBuilder<Impl>(r, "torch.nn.AdaptiveLogSoftmaxWithLoss",
+                    "in_features, n_classes, cutoffs, div_value=4.0, "
+                    "head_bias=False, device=None, dtype=None")
+      .create([](OpArgs& a) {
+        return std::make_shared<Impl>(
+            torch::nn::AdaptiveLogSoftmaxWithLossOptions(
+                a.to_int(0), a.to_int(1), a.int_list(2))
+                .div_value(a.to_double(3))
+                .head_bias(a.to_bool(4)));
+      })
+      .forward("input, target", [](Impl& m, OpArgs& a) -> IValue {
+        torch::nn::ASMoutput out = m.forward(a.tensor(0), a.tensor(1));
+        return make_asm_output(
+            out.output, at::scalar_tensor(out.loss, out.output.options()));
+      });
+}
+
+}  // namespace
+
 void register_builtin_modules(ModuleRegistry& r) {
+  add_cross_map_lrn2d(r);
+  add_adaptive_log_softmax(r);
   KindBuilder<torch::nn::LinearImpl>(
       r, "torch.nn.Linear",
       "in_features, out_features, bias=True, device=None, dtype=None")

@@ -30,9 +30,6 @@ IValue tuple_of(std::vector<at::Tensor> tensors) {
   return make_tuple(std::move(items));
 }
 
-IValue tuple_of(std::tuple<at::Tensor, at::Tensor> pair) {
-  return make_tuple({std::get<0>(pair), std::get<1>(pair)});
-}
 
 // Registers `torch.NAME(input, REST)` and, when `method`, `x.NAME(REST)`.
 // `cpp` uses {input}/{self} interchangeably: both names map to the first
