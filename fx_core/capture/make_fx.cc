@@ -19,6 +19,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "fx_core/capture/python_kernels.h"
 #include "fx_core/ir/argument.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/runtime/graph_module.h"
@@ -155,6 +156,12 @@ class Recorder {
         decompose(op, found->second, stack);
         return;
       }
+    }
+    if (const capture::PythonKernel* kernel =
+            capture::find_python_kernel(op.schema())) {
+      // Python's own composite kernel, as make_fx's func.decompose() runs.
+      run_kernel(op, *kernel, stack);
+      return;
     }
     if (op.hasKernelForDispatchKey(DispatchKey::CompositeImplicitAutograd)) {
       // As make_fx's func.decompose(): the composite kernel runs with the
@@ -311,13 +318,20 @@ class Recorder {
 
   void decompose(const c10::OperatorHandle& op,
                  const Decomposition& decomposition, torch::jit::Stack* stack) {
+    run_kernel(op, decomposition, stack);
+  }
+
+  // Pops the operator's arguments, pushes `kernel`'s results.
+  static void run_kernel(const c10::OperatorHandle& op,
+                         const Decomposition& kernel,
+                         torch::jit::Stack* stack) {
     const auto& schema = op.schema();
     std::vector<c10::IValue> args =
         torch::jit::pop(*stack, schema.arguments().size());
-    std::vector<c10::IValue> results = decomposition(args);
+    std::vector<c10::IValue> results = kernel(args);
     if (results.size() != schema.returns().size()) {
-      throw FxError("make_fx: the decomposition of " + schema.name() + "." +
-                    schema.overload_name() + " returned " +
+      throw FxError("make_fx: the kernel or decomposition of " + schema.name() +
+                    "." + schema.overload_name() + " returned " +
                     std::to_string(results.size()) + " values, not " +
                     std::to_string(schema.returns().size()));
     }

@@ -40,9 +40,10 @@
 //     make_fx.
 //
 // The function runs eagerly on the example inputs (real tensors, unless
-// MakeFxOptions::meta), so the numbers are eager's. Capture is per thread: only calls made on the calling
-// thread while make_fx runs are recorded (intra-op worker threads never
-// are); a second make_fx on the same thread during a capture throws.
+// MakeFxOptions::meta), so the numbers are eager's. Capture is per thread: only
+// calls made on the calling thread while make_fx runs are recorded (intra-op
+// worker threads never are); a second make_fx on the same thread during a
+// capture throws.
 //
 // Mechanism and limits: the capture is a torch_dispatch mode installed on
 // the Python dispatch key through c10::impl::TorchDispatchModeTLS with a

@@ -17,7 +17,7 @@
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/graph_module_file.h"
 #include "fx_core/support/error.h"
-#include "tests/fx_core/capture/plain_resnet.h"
+#include "sdk_examples/capture/plain_models.h"
 #include "tests/fx_core/tracer/tracer_testing.h"
 #include "tests/testing/python.h"
 #include "tests/testing/reference.h"
@@ -267,7 +267,7 @@ TEST_F(MakeFxTest, PlainResNet18) {
   if (!testing::have_python_torch(/*torchvision=*/true)) {
     GTEST_SKIP() << "python3-torchvision is not installed";
   }
-  testing::PlainResNet18 model;
+  examples::PlainResNet18 model;
   model->eval();
   MakeFxOptions options;
   options.module = model.get();
