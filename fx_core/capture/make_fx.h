@@ -31,13 +31,14 @@
 //     attribute per tensor, one get_attr node per use;
 //   - the output: a list of the returned tensors' nodes (`return [a, b]`, as
 //     for a Python function returning a list);
-//   - a number passed by the captured code itself to add, sub, mul or div
-//     (and their in-place forms) reaches a C++-only `.Scalar` overload; it
-//     is recorded as the `.Tensor` overload with the number, as Python's
-//     parser calls it (`x + 2` -> add.Tensor(x, 2)); a factory it calls
-//     gets the device / pin_memory (and for *_like dtype / layout) Python's
-//     bindings pass. Calls made inside ATen keep their own spelling, as in
-//     make_fx.
+//   - calls the captured code makes itself are spelled as Python's
+//     bindings call ATen: a number reaching a C++-only `.Scalar` overload
+//     (`x + 2`) is recorded as the `.Tensor` overload with the number; a
+//     factory gets the device / pin_memory (and for *_like dtype / layout)
+//     Python passes; `2 - x`, `2 / x`, `2 % x`, torch::tensor and the
+//     torch:: factories are recorded as Python's calls (front_end.h). Calls
+//     made inside ATen keep their own spelling, as in make_fx. What cannot
+//     be normalised is listed in README.md.
 //
 // The function runs eagerly on the example inputs (real tensors, unless
 // MakeFxOptions::meta), so the numbers are eager's. Capture is per thread: only
@@ -53,10 +54,7 @@
 // relies on LibTorch 1.13's c10::impl internals. Which calls the captured
 // code made itself is seen by a boxed fallback on TESTING_ONLY_GenericMode
 // (above autograd), registered by this library: no other library in the
-// process may register one. Not yet done: meta shape rules beyond those
-// of MakeFxOptions::meta, the other C++ front-end spellings that differ
-// from Python's (`2 - x`; torch::tensor; see the README), a built-in
-// decomposition table.
+// process may register one.
 #ifndef FX_CORE_CAPTURE_MAKE_FX_H_
 #define FX_CORE_CAPTURE_MAKE_FX_H_
 

@@ -303,6 +303,45 @@ TEST_F(MakeFxTest, FactoriesAsPythonSpellsThem) {
                  {at::randn({2})});
 }
 
+// The C++ front end's multi-call spellings recorded as Python's calls:
+// `2 - x` (empty_like, fill_, sub_) as rsub, `2 / x` as reciprocal * 2,
+// `2 % x` as remainder.Scalar_Tensor, torch::tensor as a constant and
+// lift_fresh_copy, torch::ones without make_variable's detach; an
+// empty_like + fill_ the user continues otherwise is recorded as called.
+TEST_F(MakeFxTest, FrontEndSpellingsAsPython) {
+  expect_make_fx("front_end",
+                 [](const Tensors& in) -> Tensors {
+                   const at::Tensor& x = in[0];
+                   return {2 - x,
+                           2 / x,
+                           2 % x,
+                           x + torch::tensor({1.0, 2.0}),
+                           x * torch::tensor({{1.0, 2.0}, {3.0, 4.0}}),
+                           x + torch::tensor(3.0),
+                           torch::ones({2, 2}) * x,
+                           x - torch::tensor(std::vector<float>{5, 6}),
+                           at::empty_like(x, at::MemoryFormat::Preserve)
+                               .fill_(2)
+                               .mul_(x)};
+                 },
+                 {at::randn({2, 2})});
+}
+
+// Pooling strides: torch::nn's pooling modules spell the default stride
+// out, as Python's modules do; at::max_pool2d / at::avg_pool2d leave it out,
+// as F.max_pool2d(x, 2) does (C++'s F::max_pool2d spells it: see README).
+TEST_F(MakeFxTest, PoolingStrides) {
+  torch::nn::MaxPool2d max_pool(2);
+  torch::nn::AvgPool2d avg_pool(2);
+  expect_make_fx("pooling",
+                 [&](const Tensors& in) -> Tensors {
+                   const at::Tensor& x = in[0];
+                   return {at::max_pool2d(x, {2, 2}), max_pool(x),
+                           at::avg_pool2d(x, {2, 2}), avg_pool(x)};
+                 },
+                 {at::randn({1, 2, 4, 4})});
+}
+
 // make_fx's decomposition_table: relu's calls recorded in its place.
 TEST_F(MakeFxTest, DecompositionTable) {
   MakeFxOptions options;

@@ -119,6 +119,21 @@ def factories(arg0):
             torch.add(torch.ones_like(arg0), arg0)]
 
 
+def front_end(arg0):
+    # What C++ spells with several calls: `2 - x`, torch::tensor(...).
+    return [2 - arg0, 2 / arg0, 2 % arg0, arg0 + torch.tensor([1.0, 2.0]),
+            arg0 * torch.tensor([[1.0, 2.0], [3.0, 4.0]]),
+            arg0 + torch.tensor(3.0), torch.ones(2, 2) * arg0,
+            arg0 - torch.tensor([5.0, 6.0]),
+            torch.empty_like(arg0, memory_format=torch.preserve_format)
+            .fill_(2).mul_(arg0)]
+
+
+def pooling(arg0):
+    return [F.max_pool2d(arg0, 2), torch.nn.MaxPool2d(2)(arg0),
+            F.avg_pool2d(arg0, 2), torch.nn.AvgPool2d(2)(arg0)]
+
+
 DECOMPOSED = {torch.ops.aten.relu.default: lambda x: torch.clamp_min(x, 0)}
 
 CASES = {
@@ -134,6 +149,8 @@ CASES = {
     "scalars": (scalars, lambda: [torch.randn(3, 4)]),
     "views": (views, lambda: [torch.randn(3, 4)]),
     "factories": (factories, lambda: [torch.randn(2)]),
+    "front_end": (front_end, lambda: [torch.randn(2, 2)]),
+    "pooling": (pooling, lambda: [torch.randn(1, 2, 4, 4)]),
     "decomposed": (decomposed, lambda: [torch.randn(3, 4), torch.randn(3, 4)]),
 }
 
