@@ -154,15 +154,13 @@ class Recorder {
     if (!decompositions_.empty()) {
       auto found = decompositions_.find(&op.schema());
       if (found != decompositions_.end()) {
-        decompose(op, found->second, stack);
-        return;
+        if (run_kernel(op, found->second, stack)) return;
       }
     }
     if (const capture::PythonKernel* kernel =
             capture::find_python_kernel(op.schema())) {
       // Python's own composite kernel, as make_fx's func.decompose() runs.
-      run_kernel(op, *kernel, stack);
-      return;
+      if (run_kernel(op, *kernel, stack)) return;
     }
     if (op.hasKernelForDispatchKey(DispatchKey::CompositeImplicitAutograd)) {
       // As make_fx's func.decompose(): the composite kernel runs with the
@@ -377,26 +375,48 @@ class Recorder {
     return handle->schema();
   }
 
-  void decompose(const c10::OperatorHandle& op,
-                 const Decomposition& decomposition, torch::jit::Stack* stack) {
-    run_kernel(op, decomposition, stack);
-  }
-
-  // Pops the operator's arguments, pushes `kernel`'s results.
-  static void run_kernel(const c10::OperatorHandle& op,
-                         const Decomposition& kernel,
-                         torch::jit::Stack* stack) {
+  // Runs `kernel` (a decomposition, or Python's own composite kernel) in
+  // the operator's place. Its calls are Python code's calls in make_fx, so
+  // they are spelled as the captured code's own calls are. False, the stack
+  // untouched, when the kernel declines (returns no values).
+  bool run_kernel(const c10::OperatorHandle& op, const Decomposition& kernel,
+                  torch::jit::Stack* stack) {
     const auto& schema = op.schema();
-    std::vector<c10::IValue> args =
-        torch::jit::pop(*stack, schema.arguments().size());
-    std::vector<c10::IValue> results = kernel(args);
+    const size_t n = schema.arguments().size();
+    std::vector<c10::IValue> args(stack->end() - n, stack->end());
+    std::vector<c10::IValue> results;
+    {
+      const int depth = user_depth_;
+      const c10::FunctionSchema* schema_at_depth = user_schema_;
+      user_depth_ = 0;
+      user_schema_ = nullptr;
+      try {
+        // Below autograd the user-call key is excluded with the autograd
+        // keys; the kernel's calls are user calls again.
+        c10::impl::LocalDispatchKeySet tls =
+            c10::impl::tls_local_dispatch_key_set();
+        tls.excluded_ = tls.excluded_.remove(kUserCallKey);
+        tls.included_ = tls.included_.add(kUserCallKey);
+        c10::impl::ForceDispatchKeyGuard user_calls(tls);
+        results = kernel(args);
+      } catch (...) {
+        user_depth_ = depth;
+        user_schema_ = schema_at_depth;
+        throw;
+      }
+      user_depth_ = depth;
+      user_schema_ = schema_at_depth;
+    }
+    if (results.empty() && !schema.returns().empty()) return false;
     if (results.size() != schema.returns().size()) {
       throw FxError("make_fx: the kernel or decomposition of " + schema.name() +
                     "." + schema.overload_name() + " returned " +
                     std::to_string(results.size()) + " values, not " +
                     std::to_string(schema.returns().size()));
     }
+    torch::jit::drop(*stack, n);
     for (auto& result : results) stack->push_back(std::move(result));
+    return true;
   }
 
   // Brackets an operator call as the user-call key sees it: depth 1 is a

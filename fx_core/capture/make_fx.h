@@ -115,7 +115,11 @@ struct MakeFxOptions {
   //
   // make_fx's decomposition_table: applied where make_fx applies it, to the
   // calls that reach the dispatcher below autograd (under grad a composite
-  // operator such as linear is already decomposed by then).
+  // operator such as linear is already decomposed by then). A
+  // decomposition's own calls are spelled as the captured code's are (in
+  // make_fx it is Python code) and decomposed further by the table; one
+  // returning no values declines (the operator is recorded whole). Built-in
+  // ones: decompositions.h.
   std::map<std::string, Decomposition> decompositions;
   // Operators recorded whole wherever they are called, composite ones
   // included (a vendor's fused kernel stays one node): seen above autograd,

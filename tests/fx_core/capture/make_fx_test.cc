@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "fx_core/capture/decompositions.h"
 #include "fx_core/io/torch_save.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/graph_module_file.h"
@@ -309,22 +310,21 @@ TEST_F(MakeFxTest, FactoriesAsPythonSpellsThem) {
 // lift_fresh_copy, torch::ones without make_variable's detach; an
 // empty_like + fill_ the user continues otherwise is recorded as called.
 TEST_F(MakeFxTest, FrontEndSpellingsAsPython) {
-  expect_make_fx("front_end",
-                 [](const Tensors& in) -> Tensors {
-                   const at::Tensor& x = in[0];
-                   return {2 - x,
-                           2 / x,
-                           2 % x,
-                           x + torch::tensor({1.0, 2.0}),
-                           x * torch::tensor({{1.0, 2.0}, {3.0, 4.0}}),
-                           x + torch::tensor(3.0),
-                           torch::ones({2, 2}) * x,
-                           x - torch::tensor(std::vector<float>{5, 6}),
-                           at::empty_like(x, at::MemoryFormat::Preserve)
-                               .fill_(2)
-                               .mul_(x)};
-                 },
-                 {at::randn({2, 2})});
+  expect_make_fx(
+      "front_end",
+      [](const Tensors& in) -> Tensors {
+        const at::Tensor& x = in[0];
+        return {2 - x,
+                2 / x,
+                2 % x,
+                x + torch::tensor({1.0, 2.0}),
+                x * torch::tensor({{1.0, 2.0}, {3.0, 4.0}}),
+                x + torch::tensor(3.0),
+                torch::ones({2, 2}) * x,
+                x - torch::tensor(std::vector<float>{5, 6}),
+                at::empty_like(x, at::MemoryFormat::Preserve).fill_(2).mul_(x)};
+      },
+      {at::randn({2, 2})});
 }
 
 // Pooling strides: torch::nn's pooling modules spell the default stride
@@ -355,6 +355,36 @@ TEST_F(MakeFxTest, DecompositionTable) {
         return {at::relu(at::add(in[0], in[1])), at::relu(in[1])};
       },
       {at::randn({3, 4}), at::randn({3, 4})}, options);
+}
+
+// The built-in table against torch._decomp.get_decompositions of the same
+// operators.
+TEST_F(MakeFxTest, CoreAtenDecompositions) {
+  torch::nn::Linear linear(4, 4);
+  MakeFxOptions options;
+  options.decompositions = core_aten_decompositions();
+  expect_make_fx(
+      "core",
+      [&](const Tensors& in) -> Tensors {
+        at::Tensor y = linear(in[0]);
+        return {at::gelu(y),
+                at::gelu(y, "tanh"),
+                at::silu(y),
+                at::hardtanh(y, 0.0, 6.0),
+                at::hardswish(y),
+                at::hardsigmoid(y),
+                at::leaky_relu(y, 0.1),
+                at::elu(y, 1.0),
+                at::softmax(y, -1),
+                at::log_softmax(y, -1),
+                at::mish(y),
+                at::softplus(y),
+                at::softplus(y, 2),
+                at::relu(y)};
+      },
+      {at::randn({3, 4})}, options);
+  EXPECT_EQ(get_decompositions({"aten::gelu", "aten::t"}).size(), 2u);
+  EXPECT_THROW(get_decompositions({"aten::conv2d"}), FxError);
 }
 
 // Leaf operators stay one node, composite ones included (Python's make_fx

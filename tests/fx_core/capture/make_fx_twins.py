@@ -13,6 +13,7 @@ import sys
 
 import torch
 import torch.nn.functional as F
+from torch._decomp import get_decompositions
 from torch.fx.experimental.proxy_tensor import make_fx
 
 
@@ -134,6 +135,23 @@ def pooling(arg0):
             F.avg_pool2d(arg0, 2), torch.nn.AvgPool2d(2)(arg0)]
 
 
+CORE_LINEAR = torch.nn.Linear(4, 4)
+
+
+def core(arg0):
+    y = CORE_LINEAR(arg0)
+    return [F.gelu(y), F.gelu(y, approximate="tanh"), F.silu(y),
+            F.hardtanh(y, 0.0, 6.0), F.hardswish(y), F.hardsigmoid(y),
+            F.leaky_relu(y, 0.1), F.elu(y), torch.softmax(y, -1),
+            torch.log_softmax(y, -1), F.mish(y), F.softplus(y),
+            F.softplus(y, beta=2), torch.relu(y)]
+
+
+aten = torch.ops.aten
+CORE_OPS = [aten.addmm, aten.gelu, aten.silu, aten.hardtanh, aten.hardswish,
+            aten.hardsigmoid, aten.leaky_relu, aten.elu, aten._softmax,
+            aten._log_softmax, aten.t, aten.mish, aten.softplus, aten.relu]
+
 DECOMPOSED = {torch.ops.aten.relu.default: lambda x: torch.clamp_min(x, 0)}
 
 CASES = {
@@ -149,6 +167,7 @@ CASES = {
     "scalars": (scalars, lambda: [torch.randn(3, 4)]),
     "views": (views, lambda: [torch.randn(3, 4)]),
     "factories": (factories, lambda: [torch.randn(2)]),
+    "core": (core, lambda: [torch.randn(3, 4)]),
     "front_end": (front_end, lambda: [torch.randn(2, 2)]),
     "pooling": (pooling, lambda: [torch.randn(1, 2, 4, 4)]),
     "decomposed": (decomposed, lambda: [torch.randn(3, 4), torch.randn(3, 4)]),
@@ -173,7 +192,8 @@ def main(out_dir):
                             ("no_grad", torch.no_grad),
                             ("inference_mode", torch.inference_mode)):
             with guard():
-                table = DECOMPOSED if name == "decomposed" else None
+                table = {"decomposed": DECOMPOSED,
+                         "core": get_decompositions(CORE_OPS)}.get(name)
                 gm = make_fx(fn, decomposition_table=table)(*inputs())
             case_dir = os.path.join(out_dir, name + "." + mode)
             os.makedirs(case_dir, exist_ok=True)
