@@ -1,6 +1,5 @@
 #include "fx_core/capture/make_fx.h"
 
-#include <ATen/AccumulateType.h>
 #include <ATen/Functions.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
@@ -20,6 +19,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "fx_core/capture/front_end.h"
+#include "fx_core/capture/meta_rules.h"
 #include "fx_core/capture/python_kernels.h"
 #include "fx_core/ir/argument.h"
 #include "fx_core/ir/graph.h"
@@ -496,66 +496,7 @@ class Recorder {
     }
     c10::impl::ExcludeDispatchKeyGuard below(kCaptureKeys);
     at::AutoDispatchBelowADInplaceOrView no_autograd;
-    const auto& schema = op.schema();
-    const std::string& name = schema.name();
-    const std::string& overload = schema.overload_name();
-    if (overload.empty() && name == "aten::relu") {
-      auto args = torch::jit::pop(*stack, n);
-      stack->push_back(at::empty_like(args[0].toTensor()));
-    } else if (overload.empty() && name == "aten::relu_") {
-      // The result is `self`, already on the stack.
-      stack->resize(stack->size() - n + 1);
-    } else if (overload.empty() && name == "aten::convolution") {
-      auto args = torch::jit::pop(*stack, n);
-      stack->push_back(meta_convolution(args));
-    } else if (overload.empty() && name == "aten::native_batch_norm") {
-      auto args = torch::jit::pop(*stack, n);
-      const at::Tensor& input = args[0].toTensor();
-      const bool training = args[5].toBool();
-      const int64_t channels = input.dim() > 1 ? input.size(1) : 1;
-      auto stats = input.options().dtype(
-          at::toAccumulateType(input.scalar_type(), /*is_cuda=*/false));
-      at::Tensor mean = at::empty({training ? channels : 0}, stats);
-      at::Tensor invstd = at::empty({training ? channels : 0}, stats);
-      stack->push_back(at::empty_like(input));
-      stack->push_back(mean);
-      stack->push_back(invstd);
-    } else {
-      op.callBoxed(stack);
-    }
-  }
-
-  // convolution's output shape (ATen's conv_output_size and its transposed
-  // form).
-  static at::Tensor meta_convolution(const std::vector<c10::IValue>& args) {
-    const at::Tensor& input = args[0].toTensor();
-    const at::Tensor& weight = args[1].toTensor();
-    auto stride = args[3].toIntVector();
-    auto padding = args[4].toIntVector();
-    auto dilation = args[5].toIntVector();
-    const bool transposed = args[6].toBool();
-    auto output_padding = args[7].toIntVector();
-    const int64_t groups = args[8].toInt();
-    const int64_t spatial = input.dim() - 2;
-    auto at_or_last = [](const std::vector<int64_t>& v, int64_t i) {
-      return v[std::min<size_t>(static_cast<size_t>(i), v.size() - 1)];
-    };
-    std::vector<int64_t> sizes = {
-        input.size(0), transposed ? weight.size(1) * groups : weight.size(0)};
-    for (int64_t d = 0; d < spatial; ++d) {
-      const int64_t in = input.size(d + 2);
-      const int64_t k = weight.size(d + 2);
-      const int64_t s = at_or_last(stride, d);
-      const int64_t p = at_or_last(padding, d);
-      const int64_t dl = at_or_last(dilation, d);
-      if (transposed) {
-        sizes.push_back((in - 1) * s - 2 * p + dl * (k - 1) +
-                        at_or_last(output_padding, d) + 1);
-      } else {
-        sizes.push_back((in + 2 * p - dl * (k - 1) - 1) / s + 1);
-      }
-    }
-    return at::empty(sizes, input.options());
+    if (!capture::run_meta_rule(op.schema(), stack)) op.callBoxed(stack);
   }
 
  private:
