@@ -95,10 +95,10 @@ struct MakeFxOptions {
   // or other real tensor it is given is replaced by a meta tensor of the
   // same shape), so nothing is computed; the GraphModule keeps the real
   // parameters and runs on real inputs. Operators LibTorch's C++ build has
-  // no meta kernel for get shape rules (meta_rules.h: convolution,
-  // native_batch_norm, native_layer_norm, embedding, relu, relu_); any other
-  // such operator throws. The graph is make_fx's on meta tensors
-  // (device=meta in factory arguments).
+  // no meta kernel for get shape rules (meta_rules.h: convolution, batch,
+  // layer and group norm, embedding, index_select, where, adaptive pooling,
+  // relu, hardtanh, hardswish); any other such operator throws. The graph is
+  // make_fx's on meta tensors (device=meta in factory arguments).
   bool meta = false;
   // A call that reads a captured tensor's value into C++ (item() reaches
   // aten::_local_scalar_dense; aten::equal) makes whatever the code does

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/AccumulateType.h>
+#include <ATen/ExpandUtils.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include <algorithm>
@@ -25,6 +26,7 @@ int64_t at_or_last(const std::vector<int64_t>& v, int64_t i) {
   return v[std::min<size_t>(static_cast<size_t>(i), v.size() - 1)];
 }
 
+// An elementwise operator of one tensor (relu, hardtanh, hardswish).
 Results relu(const Args& args) { return {at::empty_like(args[0].toTensor())}; }
 
 Results self(const Args& args) { return {args[0]}; }
@@ -76,6 +78,46 @@ Results native_layer_norm(const Args& args) {
           at::empty(stats, input.options())};
 }
 
+// native_group_norm(input, weight, bias, N, C, HxW, group, eps): the
+// output, and mean and rstd of shape [N, group].
+Results native_group_norm(const Args& args) {
+  const at::Tensor& input = args[0].toTensor();
+  const int64_t n = args[3].toInt(), group = args[6].toInt();
+  return {at::empty_like(input), at::empty({n, group}, input.options()),
+          at::empty({n, group}, input.options())};
+}
+
+// _adaptive_avg_pool2d(self, output_size): the last two sizes replaced.
+Results adaptive_avg_pool2d(const Args& args) {
+  const at::Tensor& self = args[0].toTensor();
+  std::vector<int64_t> sizes = self.sizes().vec();
+  auto output_size = args[1].toIntVector();
+  sizes[sizes.size() - 2] = output_size.at(0);
+  sizes[sizes.size() - 1] = output_size.at(1);
+  return {at::empty(sizes, self.options())};
+}
+
+Results index_select(const Args& args) {
+  const at::Tensor& self = args[0].toTensor();
+  std::vector<int64_t> sizes = self.sizes().vec();
+  if (!sizes.empty()) {
+    const int64_t dim = c10::maybe_wrap_dim(args[1].toInt(), self.dim());
+    sizes[static_cast<size_t>(dim)] = args[2].toTensor().numel();
+  }
+  return {at::empty(sizes, self.options())};
+}
+
+// where.self(condition, self, other): the broadcast shape, the promoted
+// dtype.
+Results where(const Args& args) {
+  const at::Tensor& condition = args[0].toTensor();
+  const at::Tensor& self = args[1].toTensor();
+  const at::Tensor& other = args[2].toTensor();
+  auto sizes = at::infer_size(at::infer_size(condition.sizes(), self.sizes()),
+                              other.sizes());
+  return {at::empty(sizes, self.options().dtype(at::result_type(self, other)))};
+}
+
 // embedding(weight, indices, ...): indices' shape + the embedding size.
 Results embedding(const Args& args) {
   const at::Tensor& weight = args[0].toTensor();
@@ -93,6 +135,12 @@ const absl::flat_hash_map<const c10::FunctionSchema*, Rule>& rules() {
         {{"aten::native_batch_norm", ""}, native_batch_norm},
         {{"aten::native_layer_norm", ""}, native_layer_norm},
         {{"aten::embedding", ""}, embedding},
+        {{"aten::hardtanh", ""}, relu},
+        {{"aten::hardswish", ""}, relu},
+        {{"aten::native_group_norm", ""}, native_group_norm},
+        {{"aten::_adaptive_avg_pool2d", ""}, adaptive_avg_pool2d},
+        {{"aten::index_select", ""}, index_select},
+        {{"aten::where", "self"}, where},
     };
     auto* map = new absl::flat_hash_map<const c10::FunctionSchema*, Rule>();
     for (const auto& [name, rule] : entries) {

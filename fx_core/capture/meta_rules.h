@@ -3,10 +3,11 @@
 // meta mode can run them: each makes empty meta results of the shapes and
 // dtypes the real kernel would return.
 //
-// Covered: relu, relu_, convolution, native_batch_norm, native_layer_norm,
-// embedding (what resnet18, mobilenet_v2 and a transformer need beyond
-// LibTorch's meta kernels); _local_scalar_dense is refused, naming the
-// operator.
+// Covered (every common operator found without a meta kernel in 1.13's C++
+// build, bar native_dropout): relu, relu_, hardtanh, hardswish,
+// convolution, native_batch_norm, native_layer_norm, native_group_norm,
+// _adaptive_avg_pool2d, embedding, index_select, where.self;
+// _local_scalar_dense is refused, naming the operator.
 #ifndef FX_CORE_CAPTURE_META_RULES_H_
 #define FX_CORE_CAPTURE_META_RULES_H_
 

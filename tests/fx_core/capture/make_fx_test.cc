@@ -217,6 +217,29 @@ TEST_F(MakeFxTest, SmallCnnOnMeta) {
   EXPECT_TRUE(saw_meta);
 }
 
+// Meta mode through the shape rules for the other common operators
+// LibTorch's C++ build has no meta kernel for.
+TEST_F(MakeFxTest, MetaShapeRules) {
+  torch::nn::GroupNorm group_norm(torch::nn::GroupNormOptions(2, 4));
+  MakeFxOptions options;
+  options.module = group_norm.get();
+  options.meta = true;
+  expect_make_fx(
+      "meta_ops",
+      [&](const Tensors& in) -> Tensors {
+        const at::Tensor& x = in[0];
+        at::Tensor positive = x > 0;
+        at::Tensor doubled = x * 2;
+        return {at::hardtanh(x, 0.0, 6.0),
+                at::hardswish(x),
+                group_norm(x),
+                at::adaptive_avg_pool2d(x, {3, 3}),
+                at::index_select(x, 1, in[1]),
+                at::where(positive, x, doubled)};
+      },
+      {at::randn({2, 4, 8, 8}), at::tensor({0, 2}, at::kLong)}, options);
+}
+
 // Modules without bias: C++ passes an undefined tensor where Python passes
 // None; both are recorded as None.
 TEST_F(MakeFxTest, NoBias) {

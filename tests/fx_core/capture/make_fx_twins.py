@@ -120,6 +120,19 @@ def factories(arg0):
             torch.add(torch.ones_like(arg0), arg0)]
 
 
+GROUP_NORM_META = torch.nn.GroupNorm(2, 4).to("meta")
+
+
+def meta_ops(arg0, arg1):
+    # Operators LibTorch's C++ build has no meta kernel for.
+    positive = arg0 > 0
+    doubled = arg0 * 2
+    return [F.hardtanh(arg0, 0.0, 6.0), F.hardswish(arg0),
+            GROUP_NORM_META(arg0), F.adaptive_avg_pool2d(arg0, 3),
+            torch.index_select(arg0, 1, arg1),
+            torch.where(positive, arg0, doubled)]
+
+
 def front_end(arg0):
     # What C++ spells with several calls: `2 - x`, torch::tensor(...).
     return [2 - arg0, 2 / arg0, 2 % arg0, arg0 + torch.tensor([1.0, 2.0]),
@@ -168,6 +181,8 @@ CASES = {
     "views": (views, lambda: [torch.randn(3, 4)]),
     "factories": (factories, lambda: [torch.randn(2)]),
     "core": (core, lambda: [torch.randn(3, 4)]),
+    "meta_ops": (meta_ops, lambda: [torch.randn(2, 4, 8, 8, device="meta"),
+                                    torch.tensor([0, 2], device="meta")]),
     "front_end": (front_end, lambda: [torch.randn(2, 2)]),
     "pooling": (pooling, lambda: [torch.randn(1, 2, 4, 4)]),
     "decomposed": (decomposed, lambda: [torch.randn(3, 4), torch.randn(3, 4)]),
