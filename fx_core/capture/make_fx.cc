@@ -496,7 +496,33 @@ class Recorder {
     }
     c10::impl::ExcludeDispatchKeyGuard below(kCaptureKeys);
     at::AutoDispatchBelowADInplaceOrView no_autograd;
-    if (!capture::run_meta_rule(op.schema(), stack)) op.callBoxed(stack);
+    if (capture::run_meta_rule(op.schema(), stack)) return;
+    try {
+      op.callBoxed(stack);
+    } catch (const c10::Error& e) {
+      throw FxError(meta_error(op.schema(), e));
+    }
+  }
+
+  // Why `schema` could not run on meta tensors, naming it.
+  static std::string meta_error(const c10::FunctionSchema& schema,
+                                const c10::Error& e) {
+    static const absl::flat_hash_set<std::string> data_dependent = {
+        "aten::nonzero",  "aten::masked_select", "aten::_unique",
+        "aten::_unique2", "aten::unique_dim",    "aten::unique_consecutive"};
+    std::string name =
+        schema.name() +
+        (schema.overload_name().empty() ? "" : "." + schema.overload_name());
+    if (data_dependent.contains(schema.name())) {
+      return "make_fx (meta mode): " + name +
+             "'s output shape depends on the values of its input, which meta "
+             "tensors do not have: data-dependent code cannot be captured in "
+             "meta mode";
+    }
+    return "make_fx (meta mode): " + name +
+           " cannot run on meta tensors (no meta kernel in LibTorch's C++ "
+           "build, no shape rule in fx_core/capture/meta_rules.cc): " +
+           e.what_without_backtrace();
   }
 
  private:

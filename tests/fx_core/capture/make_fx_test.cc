@@ -520,6 +520,23 @@ TEST(MakeFx, DataDependentCallsThrowUnlessAllowed) {
       << constant->code();
 }
 
+// Meta mode: an operator whose output shape depends on data is refused,
+// naming it, as is one without a meta kernel or shape rule.
+TEST(MakeFx, MetaModeRefusesDataDependentShapes) {
+  MakeFxOptions options;
+  options.meta = true;
+  try {
+    make_fx([](const Tensors& in) -> Tensors { return {in[0].nonzero()}; },
+            {at::randn({4})}, options);
+    FAIL() << "no error";
+  } catch (const FxError& e) {
+    EXPECT_NE(std::string(e.what()).find("aten::nonzero's output shape "
+                                         "depends on the values"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // Without Python: the capture is per thread and leaves no state behind.
 TEST(MakeFx, OtherThreadsAreNotRecorded) {
   at::Tensor other = at::randn({2, 2});
