@@ -56,8 +56,13 @@ FrontEndCall classify(const c10::FunctionSchema& schema) {
 }
 
 bool below_autograd_outside_inference() {
+  // at::AutoDispatchBelowAutograd excludes autograd alone; the torch::
+  // factories' AutoDispatchBelowADInplaceOrView and InferenceMode exclude
+  // ADInplaceOrView too.
   return c10::impl::tls_is_dispatch_key_excluded(
              c10::DispatchKey::AutogradFunctionality) &&
+         !c10::impl::tls_is_dispatch_key_excluded(
+             c10::DispatchKey::ADInplaceOrView) &&
          !c10::InferenceMode::is_enabled();
 }
 

@@ -40,9 +40,10 @@ enum class FrontEndCall {
 // What a call of `schema` may be in the sequences above.
 FrontEndCall classify(const c10::FunctionSchema& schema);
 
-// True when the thread runs below autograd without inference mode: inside
-// torch::tensor's construction (at::AutoDispatchBelowAutograd), not in the
-// user's own code.
+// True when the thread runs below autograd alone
+// (at::AutoDispatchBelowAutograd, as inside torch::tensor's construction): not
+// in the user's own code, the torch:: factories (below ADInplaceOrView too) or
+// InferenceMode.
 bool below_autograd_outside_inference();
 
 // `scalar OP tensor` as Python calls it (`op` one of the kReverse* calls),

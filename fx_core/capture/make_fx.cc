@@ -307,12 +307,21 @@ class Recorder {
   // Records what a sequence left unfinished did, as its calls spell it.
   void finish_pending() {
     if (pending_ == Pending::kNone) return;
-    if (pending_ == Pending::kBuild && pending_wrapped_) {
+    // A constant when make_variable wrapped it and it was made inside
+    // torch::tensor (below autograd) or written element by element there.
+    if (pending_ == Pending::kBuild && pending_wrapped_ &&
+        (pending_inside_tensor_ || pending_written_)) {
       record_constant(pending_tensor_);
     } else {
       for (auto& call : deferred_) {
         track(call.result,
               add_node(*call.schema, &call.args, 0, /*as_python=*/true));
+      }
+      if (pending_ == Pending::kBuild && !deferred_.empty() &&
+          !pending_tensor_.is_same(deferred_.front().result)) {
+        // The tensor make_variable (or to()) handed on stands for the
+        // factory's result.
+        track(pending_tensor_, node_for(deferred_.front().result));
       }
     }
     pending_ = Pending::kNone;
@@ -571,6 +580,8 @@ class Recorder {
       // where that cannot be told: a constant if make_variable wraps it.
       pending_ = Pending::kBuild;
       pending_wrapped_ = false;
+      pending_inside_tensor_ = capture::below_autograd_outside_inference();
+      pending_written_ = kind == FrontEndCall::kScalarTensor;
     } else {
       return false;
     }
@@ -589,12 +600,16 @@ class Recorder {
     const c10::IValue& self = (*stack)[base];
     if (kind == FrontEndCall::kOther || !is_pending(self)) return false;
     if (pending_ == Pending::kBuild) {
+      // torch::tensor writes before make_variable wraps; a call after that
+      // is the code's own.
+      if (pending_wrapped_) return false;
       if (kind == FrontEndCall::kTo &&
           self.toTensor().is_same(pending_tensor_)) {
         // torch::tensor's move to the requested device: the constant is
         // the result.
         run_below_mode(op, stack);
         set_built(stack->back().toTensor());
+        pending_written_ = true;  // torch::tensor's convert_to_tensor
         return true;
       }
       if (kind == FrontEndCall::kDetachInPlace) {
@@ -607,6 +622,7 @@ class Recorder {
         return false;
       }
       defer(op, stack);
+      if (kind == FrontEndCall::kFill) pending_written_ = true;
       pending_views_.insert(stack->back().toTensor().unsafeGetTensorImpl());
       alive_.push_back(stack->back().toTensor());
       return true;
@@ -851,6 +867,11 @@ class Recorder {
   // kBuild: torch::autograd::make_variable wrapped the tensor, as
   // torch::tensor does.
   bool pending_wrapped_ = false;
+  // kBuild: made below autograd outside InferenceMode (inside
+  // torch::tensor); written by fill_ calls or moved by to() as
+  // torch::tensor does (or a scalar_tensor).
+  bool pending_inside_tensor_ = false;
+  bool pending_written_ = false;
   // The pending tensor and (kBuild) its views.
   absl::flat_hash_set<const TensorImpl*> pending_views_;
   // The deferred calls and their arguments, recorded if the sequence breaks.

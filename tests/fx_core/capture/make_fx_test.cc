@@ -330,7 +330,8 @@ TEST_F(MakeFxTest, FactoriesAsPythonSpellsThem) {
 // The C++ front end's multi-call spellings recorded as Python's calls:
 // `2 - x` (empty_like, fill_, sub_) as rsub, `2 / x` as reciprocal * 2,
 // `2 % x` as remainder.Scalar_Tensor, torch::tensor as a constant and
-// lift_fresh_copy, torch::ones without make_variable's detach; an
+// lift_fresh_copy, torch::ones and torch::empty (filled by the code) without
+// make_variable's detach; an
 // empty_like + fill_ the user continues otherwise is recorded as called.
 TEST_F(MakeFxTest, FrontEndSpellingsAsPython) {
   expect_make_fx(
@@ -345,6 +346,7 @@ TEST_F(MakeFxTest, FrontEndSpellingsAsPython) {
                 x + torch::tensor(3.0),
                 torch::ones({2, 2}) * x,
                 x - torch::tensor(std::vector<float>{5, 6}),
+                torch::empty({2, 2}).fill_(1.5) * x,
                 at::empty_like(x, at::MemoryFormat::Preserve).fill_(2).mul_(x)};
       },
       {at::randn({2, 2})});

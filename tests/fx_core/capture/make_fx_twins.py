@@ -139,6 +139,7 @@ def front_end(arg0):
             arg0 * torch.tensor([[1.0, 2.0], [3.0, 4.0]]),
             arg0 + torch.tensor(3.0), torch.ones(2, 2) * arg0,
             arg0 - torch.tensor([5.0, 6.0]),
+            torch.empty(2, 2).fill_(1.5) * arg0,
             torch.empty_like(arg0, memory_format=torch.preserve_format)
             .fill_(2).mul_(arg0)]
 
