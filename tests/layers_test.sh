@@ -39,10 +39,13 @@ expect_empty "the IR pulls in nothing from the system but Abseil" \
 expect_empty "the IR depends only on fx_core/support" \
   'kind(rule, filter("^//", deps(//fx_core/ir/...))) except //fx_core/ir/... except //fx_core/support/...'
 
+expect_empty "fx_core/partition pulls in nothing from the system but Abseil" \
+  'filter("^@system", deps(//fx_core/partition/...)) except @system//:absl'
+
 # Bottom to top, as in BUILD.bazel's package groups.
 layers=(
   //fx_core/support //fx_core/ir //fx_core/io //fx_core/format
-  //fx_core/runtime "//fx_core/capture + //fx_core/cppgen + //fx_core/tracer" //fx_core/rewrite
+  //fx_core/partition //fx_core/runtime "//fx_core/capture + //fx_core/cppgen + //fx_core/tracer" //fx_core/rewrite
   //plugin_api/capi //plugin_api/loader //plugin_api/pipeline
 )
 pattern() {  # "//a + //b" -> "//a/... + //b/..."

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <utility>
 
+#include "fx_core/io/python_tuples.h"
 #include "fx_core/io/torch_save.h"
 #include "fx_core/runtime/graph_module_file.h"
 
@@ -69,7 +70,10 @@ std::string without(std::string text, const std::string& path) {
 
 std::string kind_name(const c10::IValue& v) {
   if (v.isTensor()) return "Tensor";
-  if (v.isTuple()) return "tuple";
+  if (v.isTuple()) {
+    std::string name = python_tuple_name(v);  // torch.Size, return_types
+    return name.empty() ? "tuple" : name;
+  }
   if (v.isList()) return "list";
   if (v.isInt()) return "int";
   if (v.isDouble()) return "float";
@@ -152,7 +156,7 @@ std::string compare_values(const c10::IValue& got, const c10::IValue& want,
     return compare_tensors(got.toTensor(), want.toTensor(), values, path);
   }
   if (want.isTuple() || want.isList()) {
-    if (want.isTuple() != got.isTuple() || want.isList() != got.isList()) {
+    if (kind_name(want) != kind_name(got)) {
       return type_differs();
     }
     std::vector<c10::IValue> a = got.isTuple()

@@ -197,8 +197,10 @@ bool is_allowed_pickle_global(const std::string& global) {
   if (module == "collections") return name == "OrderedDict";
   if (module == "torch._utils") {
     return one_of({"_rebuild_tensor", "_rebuild_tensor_v2",
-                   "_rebuild_parameter", "_rebuild_qtensor"});
+                   "_rebuild_parameter", "_rebuild_qtensor",
+                   "_rebuild_sparse_tensor", "_rebuild_sparse_csr_tensor"});
   }
+  if (module == "torch.serialization") return name == "_get_layout";
   if (module == "torch.jit._pickle") {
     return one_of({"restore_type_tag", "build_intlist", "build_tensorlist",
                    "build_doublelist", "build_boollist"});
@@ -219,6 +221,20 @@ bool is_allowed_pickle_global(const std::string& global) {
 
 namespace {
 
+// The calls LibTorch's unpickler cannot make, which the reader makes after
+// it (tagged tuples): the tuple opcode Python builds their arguments with,
+// or 0 for any other global.
+int tagged_call_args(const std::string& global) {
+  if (global == "torch Size") return 0x85;                       // ((d, ...),)
+  if (global.rfind("torch.return_types ", 0) == 0) return 0x86;  // (t, {})
+  if (global == "torch.serialization _get_layout") return 0x85;  // (name,)
+  if (global == "torch._utils _rebuild_sparse_tensor" ||
+      global == "torch._utils _rebuild_sparse_csr_tensor") {
+    return 0x86;  // (layout, (indices..., values, size))
+  }
+  return 0;
+}
+
 // Rewrites a pickle program for LibTorch's unpickler: a model of the
 // unpickler's stack checks every op and finds the ops to drop
 // (torch.return_types calls), the ops to replace (APPEND, SETITEM) and where
@@ -229,9 +245,7 @@ class PickleRewriter {
       : p_(p),
         ops_(parse_ops(p)),
         marks_before_(ops_.size() + 1, 0),
-        dropped_(ops_.size(), false),
         replaced_(ops_.size(), -1),
-        prefix_(ops_.size() + 1),
         text_(ops_.size()) {}
 
   std::string rewrite() {
@@ -256,8 +270,6 @@ class PickleRewriter {
     std::string global;
     std::string text;  // a string's value
     size_t built_by = SIZE_MAX;
-    size_t last_item = SIZE_MAX;      // TUPLE2: where its second item starts
-    size_t item_built_by = SIZE_MAX;  // TUPLE1: the op that built its item
     std::shared_ptr<Object> object = std::make_shared<Object>();
   };
 
@@ -421,6 +433,10 @@ class PickleRewriter {
       case 0x93:
         stack_global(i);
         break;
+      case 0x8a:
+        widen_long1(i);
+        stack_.push_back(elem_at(i));
+        break;
       default: {  // every other opcode pushes one value
         Elem e = elem_at(i);
         if (op.code == 0x8c || op.code == 'X' || op.code == 0x8d) {
@@ -430,6 +446,19 @@ class PickleRewriter {
         stack_.push_back(e);
       }
     }
+  }
+
+  // LONG1 of n bytes: LibTorch reads only n = 8, Python writes the fewest
+  // bytes. Widened to 8 (sign-extended); more than 8 is refused.
+  void widen_long1(size_t i) {
+    const PickleOp& op = ops_[i];
+    size_t n = static_cast<uint8_t>(p_[op.offset + 1]);
+    if (n > 8) fail(i, cat("an integer of ", n, " bytes is beyond 64 bits"));
+    if (n == 8) return;
+    std::string bytes = p_.substr(op.offset + 2, n);
+    bool negative = n > 0 && (static_cast<uint8_t>(bytes.back()) & 0x80);
+    bytes.resize(8, negative ? '\xff' : '\0');
+    text_[i] = cat(std::string(1, '\x8a'), std::string(1, '\x08'), bytes);
   }
 
   uint64_t memo_index(const PickleOp& op) const {
@@ -458,7 +487,6 @@ class PickleRewriter {
     Elem e = memo_[index];
     e.start = i;
     e.built_by = SIZE_MAX;
-    e.last_item = SIZE_MAX;
     stack_.push_back(e);
   }
 
@@ -492,8 +520,6 @@ class PickleRewriter {
     for (size_t k = 0; k < n; ++k) items.push_back(pop(i));
     Elem e = elem_at(items.back().start);
     e.built_by = i;
-    e.last_item = items.front().start;
-    e.item_built_by = items.front().built_by;
     insert_all(i, e, items);
     stack_.push_back(e);
   }
@@ -503,64 +529,42 @@ class PickleRewriter {
     Elem args = pop(i);
     Elem callable = pop(i);
     if (callable.global.empty()) fail(i, "calls something that is no global");
-    if (ops_[i].code == 'R' &&
-        callable.global.rfind("torch.return_types ", 0) == 0 &&
-        args.built_by != SIZE_MAX && ops_[args.built_by].code == 0x86) {
-      drop_return_types(i, callable, args);
-    }
-    if (ops_[i].code == 'R' && callable.global == "torch Size" &&
-        args.built_by != SIZE_MAX && ops_[args.built_by].code == 0x85) {
-      size_to_int_list(i, callable, args);
+    int args_op = tagged_call_args(callable.global);
+    if (ops_[i].code == 'R' && args_op != 0) {
+      tag_python_tuple(i, callable, args, args_op);
     }
     Elem result = elem_at(callable.start);
     result.object->depth = args.object->depth;
     stack_.push_back(result);
   }
 
-  // return_types.X((values, indices), {}) -> (values, indices): drop the
-  // callable (and its memo), the dict, the args tuple and the call.
-  // (LibTorch's unpickler has no POP either.)
-  void drop_return_types(size_t i, const Elem& callable, const Elem& args) {
-    dropped_[callable.start] = true;
-    size_t next = callable.start + 1;
-    if (next < ops_.size() &&
-        (ops_[next].code == 'q' || ops_[next].code == 'r')) {
-      dropped_[next] = true;
-    } else if (next < ops_.size() && ops_[next].code == 0x94) {
-      fail(next, "MEMOIZE after return_types is not supported");
+  // torch.Size((d, ...)), torch.return_types.X(((v, ...), {})) and the
+  // other tagged_call_args calls: the global becomes the string
+  // kPythonTupleTag + its dotted name and the call a TUPLE2, so LibTorch's
+  // unpickler builds (tag, args) for the reader to make the call on. `args`
+  // must be the tuple Python writes.
+  void tag_python_tuple(size_t i, const Elem& callable, const Elem& args,
+                        int args_op) {
+    if (args.built_by == SIZE_MAX || ops_[args.built_by].code != args_op) {
+      fail(i, cat(callable.global,
+                  " called with something other than the "
+                  "arguments torch.save writes"));
     }
-    for (size_t k = args.last_item; k <= args.built_by; ++k) {
-      dropped_[k] = true;
-    }
-    dropped_[i] = true;
-  }
-
-  // torch.Size((d0, d1, ...)) -> torch.jit._pickle.build_intlist([d0, ...]):
-  // LibTorch's unpickler knows no torch.Size; an int list is what a size is
-  // at run time (fx::IntList).
-  void size_to_int_list(size_t i, const Elem& callable, const Elem& args) {
     const PickleOp& global = ops_[callable.start];
     if (global.code == 'c') {
-      text_[callable.start] = "ctorch.jit._pickle\nbuild_intlist\n";
+      std::string name = callable.global;
+      name[name.find(' ')] = '.';
+      std::string tag = cat(kPythonTupleTag, name);
+      std::string text = "X";
+      for (int k = 0; k < 4; ++k) {
+        text.push_back(static_cast<char>((tag.size() >> (8 * k)) & 0xff));
+      }
+      text_[callable.start] = text + tag;
     } else if (global.code != 'h' && global.code != 'j') {
-      fail(i, "torch.Size named other than by GLOBAL is not supported");
+      fail(i, cat(callable.global,
+                  " named other than by GLOBAL is not supported"));
     }
-    size_t built = args.item_built_by;
-    if (built == SIZE_MAX && ops_[args.last_item].code == ')') {
-      built = args.last_item;  // EMPTY_TUPLE pushes a value of its own
-    }
-    int code = built == SIZE_MAX ? -1 : ops_[built].code;
-    if (code == ')') {
-      replaced_[built] = ']';
-    } else if (code >= 0x85 && code <= 0x87) {
-      prefix_[args.last_item] += "](";
-      replaced_[built] = 'e';
-    } else if (code == 't') {
-      prefix_[args.last_item] += "]";
-      replaced_[built] = 'e';
-    } else {
-      fail(i, "torch.Size of something other than a tuple");
-    }
+    replaced_[i] = 0x86;
   }
 
   // The program with the marks added, the ops dropped and replaced.
@@ -568,9 +572,7 @@ class PickleRewriter {
     std::string out;
     out.reserve(p_.size() + 16);
     for (size_t i = 0; i < ops_.size(); ++i) {
-      out.append(prefix_[i]);
       out.append(static_cast<size_t>(marks_before_[i]), '(');
-      if (dropped_[i]) continue;
       if (!text_[i].empty()) {
         out.append(text_[i]);
       } else if (replaced_[i] >= 0) {
@@ -588,10 +590,8 @@ class PickleRewriter {
   std::vector<Elem> stack_;
   std::vector<Elem> memo_;
   std::vector<int> marks_before_;
-  std::vector<bool> dropped_;
   std::vector<int> replaced_;
-  std::vector<std::string> prefix_;  // ops inserted before op i
-  std::vector<std::string> text_;    // op i written as this instead
+  std::vector<std::string> text_;  // op i written as this instead
 };
 
 }  // namespace

@@ -5,10 +5,12 @@
 // APPEND and SETITEM opcodes (a list or dict of exactly one element) and the
 // `torch.return_types.*` named tuples (the result of torch.topk, torch.max,
 // ...) and torch.Size. The program is rewritten: APPEND becomes MARK ...
-// APPENDS, SETITEM MARK ... SETITEMS, a return_types value the plain tuple
-// it holds, and torch.Size((d, ...)) LibTorch's own int list
-// (torch.jit._pickle.build_intlist([d, ...])), which is how a size is held
-// at run time.
+// APPENDS, SETITEM MARK ... SETITEMS, and a call of torch.Size, of a
+// return_types class, of torch.serialization._get_layout or of
+// torch._utils._rebuild_sparse(_csr)_tensor the tuple
+// (kPythonTupleTag + "torch.Size", args) (the dotted name of what is called):
+// the reader makes those calls on such tagged tuples (the named tuples of
+// python_tuples.h, sparse tensors).
 //
 // The unpickler also trusts its input (an APPEND on an empty stack reads
 // before its stack; a memo index of 2^32-1 allocates 64 GB). So the program
@@ -18,7 +20,8 @@
 // memo read of an index written before, containers nested at most
 // kMaxPickleDepth deep and never inside themselves, and only the globals
 // torch.save writes (tensors, storages, OrderedDict, torch.Size, dtypes,
-// torch.device, LibTorch's torch.jit._pickle helpers, torch.return_types).
+// torch.device, LibTorch's torch.jit._pickle helpers, torch.return_types,
+// sparse tensors and their layouts).
 // A refusal throws FxError naming the byte offset and, for a global, its
 // name.
 #ifndef FX_CORE_IO_PICKLE_REWRITER_H_
@@ -26,10 +29,15 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 namespace fx {
 
 inline constexpr size_t kMaxPickleDepth = 1000;
+
+// The first element of a rewritten torch.Size / return_types call (a NUL,
+// so no text a Python program saves is mistaken for it by accident).
+inline constexpr std::string_view kPythonTupleTag("\0fx.python_tuple:", 17);
 
 // Whether torch.save files may name `global` ("torch._utils
 // _rebuild_tensor_v2": module, space, name, as GLOBAL writes it).

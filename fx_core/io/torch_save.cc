@@ -1,8 +1,8 @@
 #include "fx_core/io/torch_save.h"
 
+#include <ATen/ATen.h>
 #include <caffe2/serialize/inline_container.h>
 #include <torch/csrc/jit/serialization/unpickler.h>
-#include <torch/serialize.h>
 
 #include <algorithm>
 #include <cstring>
@@ -12,8 +12,10 @@
 #include "absl/container/flat_hash_set.h"
 #include "fx_core/io/atomic_file.h"
 #include "fx_core/io/pickle_rewriter.h"
+#include "fx_core/io/python_tuples.h"
 #include "fx_core/io/regular_file.h"
 #include "fx_core/io/tensor_bounds.h"
+#include "fx_core/io/torch_pickler.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 
@@ -134,8 +136,112 @@ class LoadedValueCheck {
   absl::flat_hash_set<const void*> done_;
 };
 
+// torch._utils._rebuild_sparse_tensor(layout, (indices, values, size)) and
+// _rebuild_sparse_csr_tensor(layout, (crow, col, values, size)), checked as
+// torch.load checks them (indices inside the size, compressed indices
+// well-formed) before anyone can use the tensor.
+at::Tensor rebuild_sparse(const std::string& layout,
+                          const std::vector<c10::IValue>& data) {
+  auto size = [&](const c10::IValue& v) {
+    if (!v.isTuple()) throw FxError("a sparse tensor's size is not a tuple");
+    std::vector<int64_t> dims;
+    for (const c10::IValue& d : v.toTupleRef().elements()) {
+      if (!d.isInt()) throw FxError("a sparse tensor's size holds a non-int");
+      dims.push_back(d.toInt());
+    }
+    return dims;
+  };
+  auto tensor = [&](size_t i) {
+    if (i >= data.size() || !data[i].isTensor()) {
+      throw FxError(
+          cat("a ", layout, " tensor's part ", i, " is not a tensor"));
+    }
+    return data[i].toTensor();
+  };
+  if (layout == "torch.sparse_coo" && data.size() == 3) {
+    std::vector<int64_t> dims = size(data[2]);
+    at::_validate_sparse_coo_tensor_args(tensor(0), tensor(1), dims);
+    return at::_sparse_coo_tensor_unsafe(tensor(0), tensor(1), dims);
+  }
+  if (layout == "torch.sparse_csr" && data.size() == 4) {
+    std::vector<int64_t> dims = size(data[3]);
+    at::_validate_sparse_csr_tensor_args(tensor(0), tensor(1), tensor(2), dims);
+    return at::_sparse_csr_tensor_unsafe(
+        tensor(0), tensor(1), tensor(2), dims,
+        tensor(2).options().layout(at::kSparseCsr));
+  }
+  throw FxError(cat("cannot rebuild a sparse tensor of layout '", layout,
+                    "' from ", data.size(), " parts"));
+}
+
+// What a tagged call (tag + name, args) the pickle rewriter made stands
+// for: torch.Size, torch.return_types.NAME, a layout's name, a sparse
+// tensor.
+c10::IValue call_tagged(const std::string& name,
+                        const std::vector<c10::IValue>& args) {
+  auto arg_tuple = [&](size_t i) {
+    if (i >= args.size() || !args[i].isTuple()) {
+      throw FxError(cat(name, "() argument ", i, " is not a tuple"));
+    }
+    return args[i].toTupleRef().elements().vec();
+  };
+  if (name == kTorchSizeName) return make_torch_size(arg_tuple(0));
+  if (name.rfind(kReturnTypesPrefix, 0) == 0) {
+    return make_return_type(name.substr(std::strlen(kReturnTypesPrefix)),
+                            arg_tuple(0));
+  }
+  if (name == "torch.serialization._get_layout" && args.size() == 1 &&
+      args[0].isString()) {
+    return args[0];
+  }
+  if (name.rfind("torch._utils._rebuild_sparse", 0) == 0 && args.size() == 2 &&
+      args[0].isString()) {
+    return rebuild_sparse(args[0].toStringRef(), arg_tuple(1));
+  }
+  throw FxError(cat("unexpected arguments for ", name, "()"));
+}
+
+// The tagged tuple (tag + "torch.Size", ((d, ...),)) the pickle rewriter
+// makes of a call, as the value of that call; any other value as is.
+c10::IValue untag(const c10::IValue& v) {
+  if (!v.isTuple() || v.toTupleRef().elements().size() != 2) return v;
+  const c10::IValue& tag = v.toTupleRef().elements()[0];
+  const c10::IValue& args = v.toTupleRef().elements()[1];
+  if (!tag.isString() || !args.isTuple()) return v;
+  std::string_view text = tag.toStringRef();
+  if (text.substr(0, kPythonTupleTag.size()) != kPythonTupleTag) return v;
+  return call_tagged(std::string(text.substr(kPythonTupleTag.size())),
+                     args.toTupleRef().elements().vec());
+}
+
+// Every tagged tuple inside `v` (already checked: no cycles, bounded depth)
+// replaced by its named tuple; lists and dicts are changed in place.
+c10::IValue restore_python_tuples(const c10::IValue& v) {
+  if (v.isTuple()) {
+    std::vector<c10::IValue> items;
+    for (const c10::IValue& e : v.toTupleRef().elements()) {
+      items.push_back(restore_python_tuples(e));
+    }
+    c10::IValue rebuilt = c10::ivalue::Tuple::create(std::move(items));
+    return untag(rebuilt);
+  }
+  if (v.isList() && !v.isTensorList() && !v.isIntList() && !v.isDoubleList() &&
+      !v.isBoolList()) {
+    c10::List<c10::IValue> list = v.toList();
+    for (size_t i = 0; i < list.size(); ++i) {
+      list.set(i, restore_python_tuples(list.get(i)));
+    }
+  } else if (v.isGenericDict()) {
+    for (const auto& entry : v.toGenericDict()) {
+      entry.setValue(restore_python_tuples(entry.value()));
+    }
+  }
+  return v;
+}
+
 // Unpickles a torch.save archive: the pickle checked and rewritten, the
-// storages read from their records (sizes kept), every tensor checked.
+// storages read from their records (sizes kept), every tensor checked,
+// torch.Size and torch.return_types values made named tuples again.
 c10::IValue load_archive(const std::string& bytes) {
   std::istringstream stream(bytes);
   caffe2::serialize::PyTorchStreamReader reader(&stream);
@@ -161,7 +267,7 @@ c10::IValue load_archive(const std::string& bytes) {
   unpickler.set_version(reader.version());
   c10::IValue value = unpickler.parse_ivalue();
   LoadedValueCheck(records).run(value);
-  return value;
+  return restore_python_tuples(value);
 }
 
 }  // namespace
@@ -179,15 +285,14 @@ absl::StatusOr<c10::IValue> read_value_file(const std::string& path) {
 
 absl::Status write_value_file(const std::string& path,
                               const c10::IValue& value) {
-  std::vector<char> bytes;
+  std::string bytes;
   try {
-    bytes = torch::pickle_save(value);
+    bytes = torch_save_bytes(value);
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(
         cat(path, ": cannot serialise: ", message_of(e)));
   }
-  return write_file_atomically(path,
-                               std::string_view(bytes.data(), bytes.size()));
+  return write_file_atomically(path, bytes);
 }
 
 absl::StatusOr<std::vector<std::pair<std::string, at::Tensor>>>

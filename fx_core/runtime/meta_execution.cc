@@ -16,6 +16,7 @@
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/interpreter.h"
 #include "fx_core/runtime/module_registry.h"
+#include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 
@@ -76,7 +77,7 @@ c10::IValue map_tensors(const c10::IValue& v, bool to_meta) {
     for (const c10::IValue& e : v.toTupleRef().elements()) {
       items.push_back(map_tensors(e, to_meta));
     }
-    return c10::ivalue::Tuple::create(std::move(items));
+    return tuple_like(v, std::move(items));
   }
   if (v.isList() && !v.isIntList() && !v.isDoubleList() && !v.isBoolList()) {
     c10::impl::GenericList out(c10::AnyType::get());

@@ -259,7 +259,10 @@ std::string value_type_name(const c10::IValue& v) {
   if (v.isInt()) return "int";
   if (v.isDouble()) return "float";
   if (v.isString()) return "str";
-  if (v.isTuple()) return "tuple";
+  if (v.isTuple()) {
+    std::string name = python_tuple_name(v);
+    return name.empty() ? "tuple" : name;
+  }
   if (v.isList()) return "list";
   if (v.isGenericDict()) return "dict";
   if (v.isDevice()) return "device";

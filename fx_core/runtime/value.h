@@ -8,7 +8,9 @@
 //   list / tuple              a typed list (IntList, DoubleList, BoolList,
 //                             TensorList) when every element has that type,
 //                             else a GenericList / a Tuple
-//   torch.Size, x.size()      IntList
+//   torch.Size, x.size()      a Tuple named "torch.Size" (python_tuples.h)
+//   torch.return_types.max    a Tuple named "torch.return_types.max" with
+//                             its fields (python_tuples.h)
 //   dict (string keys)        GenericDict
 //   slice(a, b, c)            a capsule holding fx::SliceValue
 //   Ellipsis                  a capsule holding fx::EllipsisValue
@@ -28,6 +30,7 @@
 #include <string>
 #include <string_view>
 
+#include "fx_core/io/python_tuples.h"
 #include "fx_core/ir/argument.h"
 
 namespace fx {

@@ -22,6 +22,10 @@
 #include "plugin_api/capi/c_api.h"
 #include "plugin_api/capi/wrap.h"
 
+namespace fx {
+class GraphModule;
+}  // namespace fx
+
 namespace fx::host::internal {
 
 inline FxStatus* make_status(FxStatusCode code, std::string message) {
@@ -88,10 +92,15 @@ void write_tensor_meta(const FxTensorMeta& meta, FxTensorMeta* out,
 // least the version-1 fields); the host writes at most sizeof(FxTensorMeta).
 size_t declared_tensor_meta_size(const FxTensorMeta* out);
 
+// The GraphModule that owns `g` (runtime_api.cc); fails with
+// FX_FAILED_PRECONDITION when there is none.
+GraphModule& owning_module(const Graph* g);
+
 // The parts of the table implemented outside c_api.cc.
 void fill_runtime_entries(FxApi& table);    // runtime_api.cc
 void fill_extension_entries(FxApi& table);  // extension_api.cc
 void fill_rewrite_entries(FxApi& table);    // rewrite_api.cc
+void fill_partition_entries(FxApi& table);  // partition_api.cc
 
 }  // namespace fx::host::internal
 

@@ -743,6 +743,7 @@ FxApi make_api() {
   fill_attribute_entries(t);
   fill_module_entries(t);
   fill_option_entries(t);
+  fill_partition_entries(t);
   return t;
 }
 
@@ -756,9 +757,16 @@ namespace {
 // Where the entries of each version end: the offset of the first entry of
 // the next version (appended with it), or the table's end.
 constexpr size_t entries_end(uint32_t version) {
-  return version == 1 ? offsetof(FxApi, ValueTensorMeta2) : sizeof(FxApi);
+  switch (version) {
+    case 1:
+      return offsetof(FxApi, ValueTensorMeta2);
+    case 2:
+      return offsetof(FxApi, SupportTargets);
+    default:
+      return sizeof(FxApi);
+  }
 }
-static_assert(FX_API_VERSION == 2,
+static_assert(FX_API_VERSION == 3,
               "a new API version: add where its entries end to entries_end");
 
 // The whole table cut down to `version`: later entries zeroed.

@@ -32,7 +32,6 @@ struct FxValue {
 };
 
 namespace fx::host::internal {
-namespace {
 
 GraphModule& owning_module(const Graph* g) {
   const GraphOwner* owner = require(g, "graph")->owning_module();
@@ -43,6 +42,8 @@ GraphModule& owning_module(const Graph* g) {
   }
   return const_cast<GraphModule&>(*gm);
 }
+
+namespace {
 
 // A tensor input from DLPack: a view of real data, or a meta tensor.
 at::Tensor input_tensor(const DLTensor* t, bool meta, size_t index) {

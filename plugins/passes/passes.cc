@@ -288,7 +288,21 @@ const char* op_color(FxOpcode op) {
   return kColors[op];
 }
 
-std::string to_dot(const Graph& g, const std::string& name) {
+// The fill colour of a node: by opcode, or with `color_by` by the int its
+// meta holds under that key (a partition index: 12 colours, then again;
+// white for nodes without one).
+std::string fill_color(const Node& n, const std::string& color_by) {
+  if (color_by.empty()) return op_color(n.op());
+  static const char* const kPalette[] = {
+      "#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462",
+      "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f"};
+  fxp::ArgView v = n.meta(color_by.c_str());
+  if (!v || v.kind() != FX_ARG_INT || v.as_int() < 0) return "#ffffff";
+  return kPalette[v.as_int() % 12];
+}
+
+std::string to_dot(const Graph& g, const std::string& name,
+                   const std::string& color_by) {
   std::ostringstream out;
   out << "digraph \"" << dot_escape(name) << "\" {\n"
       << "  rankdir=TB;\n"
@@ -303,7 +317,7 @@ std::string to_dot(const Graph& g, const std::string& name) {
     if (!meta.empty()) label += "|" + dot_escape(meta);
     label += "}";
     out << "  \"" << dot_escape(n.name()) << "\" [label=\"" << label
-        << "\", fillcolor=\"" << op_color(n.op()) << "\"];\n";
+        << "\", fillcolor=\"" << fill_color(n, color_by) << "\"];\n";
   }
   for (Node n : g) {
     for (Node input : n.all_input_nodes()) {
@@ -316,7 +330,8 @@ std::string to_dot(const Graph& g, const std::string& name) {
 }
 
 bool dot(Graph& g, const fxp::Options& options) {
-  std::string text = to_dot(g, options.get_string("name"));
+  std::string text =
+      to_dot(g, options.get_string("name"), options.get_string("color_by"));
   std::string path = options.get_string("path");
   if (path.empty() || path == "-") {
     std::cout << text << std::flush;
@@ -707,7 +722,10 @@ FXP_PLUGIN(
                    "writes the graph as Graphviz DOT (op, target, tensor_meta)")
         .option("path", FX_OPTION_STRING, "",
                 "output file (stdout when empty or '-')")
-        .option("name", FX_OPTION_STRING, "GraphModule", "the digraph's name"),
+        .option("name", FX_OPTION_STRING, "GraphModule", "the digraph's name")
+        .option("color_by", FX_OPTION_STRING, "",
+                "a node meta key holding an int (a partition index) that "
+                "picks each node's colour; by opcode when empty"),
     fxp::pass<split_module>(
         "split_module",
         "splits the graph into submodules called in order (torch.fx "

@@ -245,5 +245,27 @@ TEST_F(PassesTest, DotDrawsEveryNodeAndEdgeWithTensorMeta) {
   EXPECT_FALSE(report.passes[1].changed);
 }
 
+TEST_F(PassesTest, DotColoursNodesByPartition) {
+  Bundle b = load_reference("seed_mymodule");
+  for (Node* n : b.gm->graph().nodes()) {
+    if (n->name() == "linear") n->set_meta("partition", Argument(0));
+    if (n->name() == "add") n->set_meta("partition", Argument(13));
+  }
+  std::string path = tmp("partitions.dot");
+  host::PipelineReport report =
+      run_pipeline(*b.gm, "dot{path=" + path + ",color_by=partition}");
+  ASSERT_TRUE(report.ok()) << report.failure;
+  std::string dot = testing::read_file(path);
+  auto fill_of = [&](const std::string& node) {
+    size_t p = dot.find("  \"" + node + "\" [label=");
+    if (p == std::string::npos) return std::string("missing");
+    size_t f = dot.find("fillcolor=\"", p) + 11;
+    return dot.substr(f, 7);
+  };
+  EXPECT_EQ(fill_of("linear"), "#8dd3c7");
+  EXPECT_EQ(fill_of("add"), "#ffffb3");  // 13 wraps to the second colour
+  EXPECT_EQ(fill_of("x"), "#ffffff");
+}
+
 }  // namespace
 }  // namespace fx::plugins_test

@@ -53,7 +53,7 @@ TEST(FxPlugins, ListsPluginsPassesAndOptions) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(
       r.out,
-      "plugin c_plugin 1.0 (API 2, runs on API >= 2)\n"
+      "plugin c_plugin 1.0 (API 3, runs on API >= 3)\n"
       "  file:   " +
           path +
           "\n"

@@ -159,6 +159,19 @@ void sort_python_order(std::vector<Overload>* overloads) {
   *overloads = std::move(sorted);
 }
 
+// torch.return_types.NAME for a schema whose several returns all have names
+// (`max.dim -> (Tensor values, Tensor indices)`), called through Python's
+// bindings; nullptr otherwise.
+c10::TupleTypePtr python_return_type(const c10::FunctionSchema& schema,
+                                     const AtenTarget& t) {
+  if (t.ops_namespace || schema.returns().size() < 2) return nullptr;
+  for (const c10::Argument& r : schema.returns()) {
+    if (r.name().empty()) return nullptr;
+  }
+  std::string name = schema.name();
+  return return_type(name.substr(name.find("::") + 2), schema.returns());
+}
+
 std::optional<Overload> callable_overload(
     const std::shared_ptr<torch::jit::Operator>& op, const AtenTarget& t) {
   const c10::FunctionSchema& schema = op->schema();
@@ -173,6 +186,7 @@ std::optional<Overload> callable_overload(
   ov.returns_tensor_list =
       ov.num_returns == 1 &&
       schema.returns()[0].type()->kind() == c10::TypeKind::ListType;
+  ov.return_type = python_return_type(schema, t);
   const std::vector<c10::Argument>& args = schema.arguments();
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i].is_out()) return std::nullopt;
@@ -422,6 +436,10 @@ c10::IValue AtenOp::call(std::vector<c10::IValue> args, const Kwargs& kwargs,
           std::make_move_iterator(stack.end()));
       for (c10::IValue& r : results) {
         if (r.isTensorList()) r = make_tuple(sequence_elements(r));
+      }
+      if (ov.return_type) {
+        return c10::ivalue::Tuple::createNamed(std::move(results),
+                                               ov.return_type);
       }
       return c10::ivalue::Tuple::create(std::move(results));
     }

@@ -12,7 +12,9 @@
 // first overload that accepts the call runs its boxed kernel. A second pass
 // accepts numbers for Tensor parameters (Python's `torch.add(x, 2)`).
 //
-// Results: one return as itself, several as a tuple, none as None.
+// Results: one return as itself, several as a tuple (a named tuple
+// torch.return_types.NAME when the schema names every return and the target
+// is not a torch.ops.aten spelling, as in Python), none as None.
 // Errors: FxError with Python's TypeError text ("std() received an invalid
 // combination of arguments - got (...), but expected one of: ..."); kernel
 // errors propagate (c10::Error).
@@ -54,6 +56,9 @@ class AtenOp {
     bool varargs_int_list = false;  // view(2, 3): ints gathered into int[]
     size_t num_returns = 0;
     bool returns_tensor_list = false;  // Tensor[]: Python gives a tuple
+    // Several named returns through torch's Python bindings: the results
+    // are a torch.return_types.NAME named tuple of this type.
+    c10::TupleTypePtr return_type;
   };
 
   // The operator `target` names, or nullptr when LibTorch has none (or no

@@ -36,6 +36,7 @@ std::optional<AtenTarget> ops_aten(std::string_view rest) {
   std::string_view name = rest.substr(0, dot);
   if (!is_identifier(name)) return std::nullopt;
   AtenTarget t = named(name);
+  t.ops_namespace = true;
   if (dot == std::string_view::npos) return t;
   std::string_view overload = rest.substr(dot + 1);
   if (!is_identifier(overload)) return std::nullopt;

@@ -33,6 +33,9 @@ struct AtenTarget {
   std::string overload;  // with exact_overload: "dim", or "" for default
   bool exact_overload = false;
   bool method = false;      // call_method: the receiver is args[0]
+  // torch.ops.aten.*: results as the operator returns them (plain tuples,
+  // not Python's torch.return_types).
+  bool ops_namespace = false;
   std::string python_name;  // for messages: "std", "linalg_det"
 };
 

@@ -620,6 +620,7 @@ void register_functional_modules(ModuleRegistry& r) {
   add_conv_transposes(&specs);
   add_recurrent_specs(&specs);
   add_attention_specs(&specs);
+  add_transformer_specs(&specs);
   for (const ModuleSpec& spec : specs) add_module_spec(r, spec);
 }
 

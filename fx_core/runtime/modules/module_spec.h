@@ -86,6 +86,9 @@ class FunctionTarget {
 
 // MultiheadAttention and the Transformer layers (attention_modules.cc).
 void add_attention_specs(std::vector<ModuleSpec>* specs);
+// TransformerEncoder, TransformerDecoder and Transformer
+// (transformer_modules.cc).
+void add_transformer_specs(std::vector<ModuleSpec>* specs);
 // The recurrent layers and cells (recurrent_modules.cc).
 void add_recurrent_specs(std::vector<ModuleSpec>* specs);
 

@@ -241,9 +241,10 @@ IValue number_binary(Binary op, std::string_view name, const IValue& a,
   }
 }
 
-// Rebuilds a sequence of the same kind as `like` (tuple, list).
+// Rebuilds a sequence of the same kind as `like` (list, tuple, torch.Size:
+// Python's slices, sums and repeats of a torch.Size are torch.Size).
 IValue same_kind(const IValue& like, std::vector<IValue> items) {
-  return like.isTuple() ? make_tuple(std::move(items))
+  return like.isTuple() ? same_tuple_type(like, std::move(items))
                         : make_list(std::move(items));
 }
 
@@ -473,7 +474,7 @@ at::Tensor matrix_h(const at::Tensor& t) {
 }
 
 IValue tensor_attribute(const at::Tensor& t, const std::string& name) {
-  if (name == "shape") return c10::List<int64_t>(t.sizes());
+  if (name == "shape") return make_torch_size(t.sizes());
   if (name == "dtype") return static_cast<int64_t>(t.scalar_type());
   if (name == "device") return t.device();
   if (name == "ndim") return t.dim();
@@ -621,6 +622,7 @@ void register_python_ops(OpRegistry& r) {
           }
           try {
             if (a[0].isTensor()) return tensor_attribute(a.tensor(0), name);
+            if (auto field = named_tuple_field(a[0], name)) return *field;
             throw FxError(cat("'", value_type_name(a[0]),
                               "' object has no attribute '", name, "'"));
           } catch (const FxError&) {

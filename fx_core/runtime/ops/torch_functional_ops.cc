@@ -100,7 +100,10 @@ IValue lu(OpArgs& a) {
   bool get_infos = a.to_bool(2);
   auto [factors, pivots, infos] =
       at::_lu_with_info(a.tensor(0), a.to_bool(1), !get_infos);
-  if (get_infos) return make_tuple({factors, pivots, infos});
+  // _lu_with_infos returns torch._lu_with_info's named tuple as it is;
+  // _lu_no_infos builds a plain tuple of its first two items.
+  if (get_infos)
+    return make_return_type("_lu_with_info", {factors, pivots, infos});
   return make_tuple({factors, pivots});
 }
 
@@ -153,7 +156,7 @@ IValue broadcast_shapes(OpArgs& a) {
       r = d;
     }
   }
-  return c10::List<int64_t>(result);
+  return make_torch_size(result);
 }
 
 // stft(input, n_fft, hop_length=None, win_length=None, window=None,

@@ -252,8 +252,9 @@ void register_torch_ops(OpRegistry& r) {
   both(
       "topk", "k, dim=-1, largest=True, sorted=True",
       [](OpArgs& a) -> IValue {
-        return tuple_of(at::topk(a.tensor(0), a.to_int(1), a.to_int(2),
-                                 a.to_bool(3), a.to_bool(4)));
+        auto [values, indices] = at::topk(a.tensor(0), a.to_int(1), a.to_int(2),
+                                          a.to_bool(3), a.to_bool(4));
+        return make_return_type("topk", {values, indices});
       },
       "at::topk({input}, {k}, {dim}, {largest}, {sorted})",
       "{self}.topk({k}, {dim}, {largest}, {sorted})");
@@ -354,7 +355,7 @@ void register_torch_ops(OpRegistry& r) {
   r.add(
       Opcode::kCallMethod, "size", "self, dim=None",
       [](OpArgs& a) -> IValue {
-        if (a.is_none(1)) return c10::List<int64_t>(a.tensor(0).sizes());
+        if (a.is_none(1)) return make_torch_size(a.tensor(0).sizes());
         return a.tensor(0).size(a.to_int(1));
       },
       "{self}.size({dim})");

@@ -72,6 +72,12 @@
  *  - FxOptions*: borrowed for the duration of `run`.
  *  - FxValue*, FxMatch*: borrowed for the duration of the callback that
  *    receives them; FxTensorMeta pointers inside are borrowed from the value.
+ *  - FxSupport*, FxPartitions* (version 3): owned by the caller,
+ *    ReleaseSupport / ReleasePartitions. A rule made from others copies
+ *    what it needs: the parts may be released at once. A callback's
+ *    user_data is borrowed until the rule (and every rule made from it) is
+ *    released. FxNode* read from an FxPartitions are borrowed from the graph
+ *    and valid while their nodes are.
  *  - FxRegistrar*: borrowed during register_extensions; FxOpCall*: during the
  *    kernel or shape function call. Custom ops and leaf-module rules stay
  *    registered, and their plugin loaded, for the life of the process.
@@ -89,7 +95,7 @@ extern "C" {
 #endif
 
 /* The API version this header describes. */
-#define FX_API_VERSION 2
+#define FX_API_VERSION 3
 
 #if defined(_WIN32)
 #define FX_PLUGIN_EXPORT __declspec(dllexport)
@@ -331,6 +337,45 @@ typedef struct FxCustomOp {
  * "no opinion" (the next rule, then the tracer's default, decides). */
 typedef int (*FxLeafModuleFn)(const char* module_type,
                               const char* qualified_name, void* user_data);
+
+/* ------------------------------------------------ partitioning (version 3)
+ *
+ * torch.fx's OperatorSupport, CapabilityBasedPartitioner and
+ * fuse_by_partitions: a plugin declares which nodes its backend runs (a
+ * support rule, FxSupport), asks the host for the largest partitions of
+ * supported nodes that fuse without a cycle (FxPartitions), and fuses each
+ * into a call_module of a child GraphModule. */
+typedef struct FxSupport FxSupport;
+typedef struct FxPartitions FxPartitions;
+
+/* A plugin's own support test: 1 supported, 0 not, -1 to stop partitioning
+ * with an error (FX_INTERNAL naming the node). */
+typedef int (*FxIsNodeSupportedFn)(const FxNode* node, void* user_data);
+
+/* Which tensors an FxTensorRule looks at (flags). */
+#define FX_TENSOR_RULE_OUTPUT 1u    /* the node's own tensor_meta */
+#define FX_TENSOR_RULE_INPUTS 2u    /* its input nodes' (not get_attr inputs) */
+#define FX_TENSOR_RULE_ANY_INPUT 4u /* one passing input suffices */
+
+/* Limits on meta['tensor_meta'] (a node returning several tensors: every
+ * one). A node looked at without tensor_meta is not supported. */
+typedef struct FxTensorRule {
+  uint32_t struct_size;      /* sizeof(FxTensorRule) */
+  uint32_t flags;            /* FX_TENSOR_RULE_*; 0 means OUTPUT */
+  const char* const* dtypes; /* "torch.float32", ...; none: any dtype */
+  size_t num_dtypes;
+  int64_t min_rank;
+  int64_t max_rank;     /* < 0: no limit */
+  int64_t max_dim_size; /* < 0: no limit */
+} FxTensorRule;
+
+typedef struct FxPartitionOptions {
+  uint32_t struct_size; /* sizeof(FxPartitionOptions) */
+  /* Keep partitions with a single compute node (torch.fx's option). */
+  int allows_single_node_partition;
+  /* Drop partitions of fewer nodes (0: keep all). */
+  size_t min_partition_size;
+} FxPartitionOptions;
 
 /* ------------------------------------------------------- the function table
  *
@@ -632,6 +677,59 @@ struct FxApi {
   FxStatus* (*ValueTensorMeta2)(const FxValue* value, FxTensorMeta* out);
   FxStatus* (*CallTensorMeta2)(const FxOpCall* call, const char* name,
                                FxTensorMeta* out);
+
+  /* Version 3: partitioning ---------------------------------------------- */
+  /* Nodes of opcode `op` whose target is listed: FX_OP_CALL_FUNCTION targets
+   * in any of torch's spellings (operator.add = _operator.add;
+   * torch.ops.aten.add = aten::add names every overload, aten::add.Tensor
+   * one), FX_OP_CALL_METHOD names, FX_OP_CALL_MODULE module types
+   * (torch.nn.Conv2d = torch.nn.modules.conv.Conv2d, looked up in the
+   * module owning the node's graph). Other opcodes: FX_INVALID_ARGUMENT. */
+  FxStatus* (*SupportTargets)(FxOpcode op, const char* const* targets,
+                              size_t count, FxSupport** out);
+  /* Nodes whose tensor_meta is within `rule`'s limits. */
+  FxStatus* (*SupportTensorMeta)(const FxTensorRule* rule, FxSupport** out);
+  /* Nodes `fn` accepts. */
+  FxStatus* (*SupportCallback)(FxIsNodeSupportedFn fn, void* user_data,
+                               FxSupport** out);
+  /* Nodes of these opcodes (get_attr, for partitions that read weights). */
+  FxStatus* (*SupportOpcodes)(const FxOpcode* ops, size_t count,
+                              FxSupport** out);
+  /* Nodes with these names. */
+  FxStatus* (*SupportNodeNames)(const char* const* names, size_t count,
+                                FxSupport** out);
+  /* Every rule (torch.fx's chain; true for none) / some rule / not. */
+  FxStatus* (*SupportAllOf)(const FxSupport* const* rules, size_t count,
+                            FxSupport** out);
+  FxStatus* (*SupportAnyOf)(const FxSupport* const* rules, size_t count,
+                            FxSupport** out);
+  FxStatus* (*SupportNot)(const FxSupport* rule, FxSupport** out);
+  void (*ReleaseSupport)(FxSupport* rule);
+  FxStatus* (*SupportIsNodeSupported)(const FxSupport* rule, const FxNode* node,
+                                      int* out);
+  /* torch.fx's CapabilityBasedPartitioner.propose_partitions: partitions in
+   * its order, each with its nodes in graph order. `options` may be NULL
+   * (torch.fx's defaults). Placeholders and the output never join. */
+  FxStatus* (*GraphProposePartitions)(const FxGraph* graph,
+                                      const FxSupport* rule,
+                                      const FxPartitionOptions* options,
+                                      FxPartitions** out);
+  size_t (*PartitionsCount)(const FxPartitions* partitions);
+  size_t (*PartitionSize)(const FxPartitions* partitions, size_t index);
+  /* Node `node_index` of partition `index`, or NULL out of range. */
+  FxNode* (*PartitionNode)(const FxPartitions* partitions, size_t index,
+                           size_t node_index);
+  void (*ReleasePartitions)(FxPartitions* partitions);
+  /* torch.fx's fuse_by_partitions: partition k becomes a call_module of a
+   * new child GraphModule PREFIX k (`prefix` NULL: "fused_") that shares
+   * the attributes its nodes read; the graph is then put in topological
+   * order. Needs the graph's owning GraphModule. Checked first (nodes of
+   * this graph, no placeholder or output, disjoint, each used outside, no
+   * cycle once fused, names free): on failure nothing changes. The
+   * partitions' nodes are erased: release or forget `partitions` after. */
+  FxStatus* (*GraphFusePartitions)(FxGraph* graph,
+                                   const FxPartitions* partitions,
+                                   const char* prefix);
 };
 
 /* The entry point every plugin defines. */

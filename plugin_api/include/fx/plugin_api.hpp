@@ -48,6 +48,7 @@
 #include <exception>
 #include <functional>
 #include <initializer_list>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -626,6 +627,69 @@ class PluginDef {
   std::vector<FxPassInfo> infos_;
   FxPluginInfo info_{};
 };
+
+// A support rule (FxSupport, API version 3): which nodes a backend runs, as
+// torch.fx's OperatorSupport says it. Rules compose; a rule keeps alive the
+// C++ predicates it was made from.
+//
+//   fxp::Support rule = fxp::Support::any_of(
+//       {fxp::Support::functions({"aten::convolution", "operator.add"}),
+//        fxp::Support::opcodes({FX_OP_GET_ATTR})});
+class Support {
+ public:
+  // By target (plugin_api.h SupportTargets): call_function targets in any
+  // spelling, call_method names, call_module types.
+  static Support functions(const std::vector<std::string>& targets);
+  static Support methods(const std::vector<std::string>& names);
+  static Support module_types(const std::vector<std::string>& types);
+  // meta['tensor_meta'] within `rule`'s limits (struct_size is set here).
+  static Support tensor_meta(FxTensorRule rule);
+  static Support opcodes(const std::vector<FxOpcode>& ops);
+  static Support node_names(const std::vector<std::string>& names);
+  // The plugin's own test; an exception it throws stops partitioning.
+  static Support predicate(std::function<bool(Node)> fn);
+  // torch.fx's chain (every rule), the union, the negation.
+  static Support all_of(const std::vector<Support>& rules);
+  static Support any_of(const std::vector<Support>& rules);
+  Support operator!() const;
+
+  bool is_node_supported(Node node) const;
+  const FxSupport* get() const { return rule_.get(); }
+
+ private:
+  Support(FxSupport* rule, std::vector<std::shared_ptr<void>> keep);
+  static Support targets(FxOpcode op, const std::vector<std::string>& names);
+  static Support combined(const std::vector<Support>& rules, bool all);
+
+  std::shared_ptr<FxSupport> rule_;
+  std::vector<std::shared_ptr<void>> keep_;  // predicates the rule calls
+};
+
+// torch.fx's CapabilityBasedPartitioner options.
+struct PartitionOptions {
+  bool allows_single_node_partition = false;
+  size_t min_partition_size = 0;
+};
+
+// Partitions proposed by propose_partitions (FxPartitions, owned): each a
+// list of nodes in graph order, in torch.fx's order.
+class Partitions {
+ public:
+  explicit Partitions(FxPartitions* p);
+  size_t size() const;
+  std::vector<Node> operator[](size_t index) const;
+  const FxPartitions* get() const { return partitions_.get(); }
+
+ private:
+  std::shared_ptr<FxPartitions> partitions_;
+};
+
+// torch.fx's propose_partitions and fuse_by_partitions (plugin_api.h
+// GraphProposePartitions / GraphFusePartitions; `prefix` null: "fused_").
+Partitions propose_partitions(const Graph& graph, const Support& rule,
+                              const PartitionOptions& options = {});
+void fuse_partitions(Graph& graph, const Partitions& partitions,
+                     const char* prefix = nullptr);
 
 }  // namespace fxp
 

@@ -42,8 +42,9 @@ TEST(PickleRewriter, AppendAndSetitemBecomeTheirBatchForms) {
 
 // Python's pickle.dumps([torch.Size([2, 3]), torch.Size([]),
 // torch.Size([7])], protocol=2): the GLOBAL is memoized and fetched again,
-// the inner tuples built by TUPLE2, EMPTY_TUPLE and TUPLE1.
-TEST(PickleRewriter, TorchSizeBecomesLibTorchsIntList) {
+// the inner tuples built by TUPLE2, EMPTY_TUPLE and TUPLE1. Each call
+// becomes the tuple (tag + "torch.Size", args) for the reader to untag.
+TEST(PickleRewriter, TorchSizeBecomesATaggedTuple) {
   const std::string python(
       "\x80\x02]q\x00(ctorch\nSize\nq\x01K\x02K\x03\x86q\x02\x85q\x03Rq\x04"
       "h\x01)\x85q\x05Rq\x06h\x01K\x07\x85q\x07\x85q\x08Rq\te.",
@@ -53,10 +54,49 @@ TEST(PickleRewriter, TorchSizeBecomesLibTorchsIntList) {
   ASSERT_TRUE(value.isList());
   c10::List<c10::IValue> sizes = value.toList();
   ASSERT_EQ(sizes.size(), 3u);
-  for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(sizes.get(i).isIntList()) << i;
-  EXPECT_EQ(sizes.get(0).toIntVector(), (std::vector<int64_t>{2, 3}));
-  EXPECT_TRUE(sizes.get(1).toIntVector().empty());
-  EXPECT_EQ(sizes.get(2).toIntVector(), (std::vector<int64_t>{7}));
+  std::vector<std::vector<int64_t>> want = {{2, 3}, {}, {7}};
+  for (size_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(sizes.get(i).isTuple()) << i;
+    const auto& tagged = sizes.get(i).toTupleRef().elements();
+    ASSERT_EQ(tagged.size(), 2u);
+    EXPECT_EQ(tagged[0].toStringRef(),
+              std::string(kPythonTupleTag) + "torch.Size");
+    std::vector<int64_t> dims;
+    for (const auto& d :
+         tagged[1].toTupleRef().elements()[0].toTupleRef().elements()) {
+      dims.push_back(d.toInt());
+    }
+    EXPECT_EQ(dims, want[i]) << i;
+  }
+}
+
+// torch.return_types.max(((values, indices), {})) with its arguments built
+// by TUPLE2: tagged the same way; anything else a refusal.
+TEST(PickleRewriter, ReturnTypesCalledOtherwiseAreRefused) {
+  EXPECT_EQ(refusal("\x80\x02"
+                    "ctorch.return_types\nmax\nK\x01\x85R."),
+            "bad pickle at byte 29: torch.return_types max called with "
+            "something other than the arguments torch.save writes (opcode "
+            "0x52)");
+}
+
+// Python writes LONG1 with the fewest bytes (2**40: 6), LibTorch reads 8.
+TEST(PickleRewriter, ShortLongsAreWidenedAndHugeOnesRefused) {
+  std::string program = rewrite_pickle_for_libtorch(
+      std::string("\x80\x02](\x8a\x06\x00\x00\x00\x00\x00\x01"
+                  "\x8a\x06\x00\x00\x00\x00\x00\xff\x8a\x00"
+                  "e.",
+                  27));
+  c10::IValue value = torch::jit::unpickle(program.data(), program.size());
+  std::vector<int64_t> ints;
+  for (const c10::IValue& v : value.toListRef()) ints.push_back(v.toInt());
+  EXPECT_EQ(ints,
+            (std::vector<int64_t>{int64_t{1} << 40, -(int64_t{1} << 40), 0}));
+  EXPECT_EQ(refusal(std::string("\x80\x02\x8a\x09"
+                                "\x00\x00\x00\x00\x00\x00\x00\x00\x01.",
+                                14)),
+            "bad pickle at byte 2: an integer of 9 bytes is beyond 64 bits "
+            "(opcode 0x8a)");
 }
 
 TEST(PickleRewriter, PopsOnAnEmptyStackAreRefused) {

@@ -24,9 +24,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string tmp(const std::string& name) {
-  return ::testing::TempDir() + name;
-}
+std::string tmp(const std::string& name) { return ::testing::TempDir() + name; }
 
 // Copies the archive at `in` to `out` with its data.pkl passed through
 // `patch`.

@@ -8,13 +8,26 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <vector>
 
 #include "fx_core/format/graph_json.h"
 #include "fx_core/io/atomic_file.h"
+#include "fx_core/io/python_tuples.h"
 #include "tests/testing/reference.h"
 
 namespace fx {
 namespace {
+
+std::vector<int64_t> sequence_ints(const c10::IValue& tuple) {
+  std::vector<int64_t> out;
+  for (const c10::IValue& v : tuple.toTupleRef().elements()) {
+    out.push_back(v.toInt());
+  }
+  return out;
+}
 
 std::string tmp(const std::string& name) {
   return std::string(std::getenv("TEST_TMPDIR")) + "/" + name;
@@ -22,6 +35,15 @@ std::string tmp(const std::string& name) {
 
 bool python(const std::string& code) {
   std::string command = "/usr/bin/python3 -c \"" + code + "\" 2>&1";
+  return std::system(command.c_str()) == 0;
+}
+
+// Runs a Python script given as text with one argument; true when it exits
+// with 0 (its output, an assertion's message, goes to the test's log).
+bool python_script(const std::string& code, const std::string& arg) {
+  std::string path = tmp("script.py");
+  if (!write_file_atomically(path, code).ok()) return false;
+  std::string command = "/usr/bin/python3 " + path + " " + arg + " 2>&1";
   return std::system(command.c_str()) == 0;
 }
 
@@ -53,35 +75,170 @@ TEST_F(TorchSave, OneEntryDictFromPythonLoads) {
   EXPECT_TRUE(at::equal((*d)[0].second, at::arange(4)));
 }
 
-TEST_F(TorchSave, ReturnTypesBecomeTuples) {
+TEST_F(TorchSave, ReturnTypesKeepTheirNameAndFields) {
   ASSERT_TRUE(
       python("import torch; torch.save(torch.topk(torch.arange(5.), 2), '" +
              tmp("topk.pt") + "')"));
   auto v = read_value_file(tmp("topk.pt"));
   ASSERT_TRUE(v.ok()) << v.status().message();
   ASSERT_TRUE(v->isTuple());
+  EXPECT_EQ(python_tuple_name(*v), "torch.return_types.topk");
+  std::optional<c10::IValue> indices_field = named_tuple_field(*v, "indices");
+  ASSERT_TRUE(indices_field.has_value());
   auto [values, indices] = at::topk(at::arange(5.0), 2);
   EXPECT_TRUE(at::equal(v->toTupleRef().elements()[0].toTensor(), values));
   EXPECT_TRUE(at::equal(v->toTupleRef().elements()[1].toTensor(), indices));
+  EXPECT_TRUE(at::equal(indices_field->toTensor(), indices));
 }
 
-TEST_F(TorchSave, NestedContainersFromPythonLoad) {
+TEST_F(TorchSave, TorchSizeFromPythonIsATorchSize) {
   ASSERT_TRUE(
-      python("import torch; torch.save({'a': [torch.ones(1)], 'b': {'c': "
-             "torch.zeros(2)}}, '" +
-             tmp("nested.pt") + "')"));
-  auto v = read_value_file(tmp("nested.pt"));
+      python("import torch; torch.save([torch.Size([2, 3]), "
+             "torch.Size([]), (torch.Size([7]),)], '" +
+             tmp("sizes.pt") + "')"));
+  auto v = read_value_file(tmp("sizes.pt"));
   ASSERT_TRUE(v.ok()) << v.status().message();
-  auto dict = v->toGenericDict();
-  EXPECT_TRUE(at::equal(dict.at("a").toListRef()[0].toTensor(), at::ones(1)));
-  EXPECT_TRUE(
-      at::equal(dict.at("b").toGenericDict().at("c").toTensor(), at::zeros(2)));
+  const auto& items = v->toListRef();
+  ASSERT_EQ(items.size(), 3u);
+  EXPECT_TRUE(is_torch_size(items[0]));
+  EXPECT_EQ(sequence_ints(items[0]), (std::vector<int64_t>{2, 3}));
+  EXPECT_TRUE(is_torch_size(items[1]));
+  EXPECT_TRUE(items[1].toTupleRef().elements().empty());
+  ASSERT_TRUE(items[2].isTuple());
+  EXPECT_EQ(python_tuple_name(items[2]), "");
+  EXPECT_TRUE(is_torch_size(items[2].toTupleRef().elements()[0]));
 }
 
-TEST_F(TorchSave, WhatCppWritesLoadsInPython) {
-  ASSERT_TRUE(write_tensor_dict(tmp("cpp.pt"), {{"x", at::arange(3)}}).ok());
-  EXPECT_TRUE(python("import torch; d = torch.load('" + tmp("cpp.pt") +
-                     "'); assert torch.equal(d['x'], torch.arange(3)), d"));
+// Every kind of value fx writes, loaded by Python's torch.load and compared
+// (types included: tuple vs list, torch.Size, return_types) with the same
+// value built in Python.
+TEST_F(TorchSave, WrittenValuesLoadInPythonWithPythonsTypes) {
+  at::Tensor base = at::arange(12.0).view({3, 4});
+  auto [max_values, max_indices] = at::max(base, 1);
+  c10::impl::GenericDict dict(c10::StringType::get(), c10::AnyType::get());
+  dict.insert("view", base.select(1, 2));
+  dict.insert("base", base);
+  dict.insert("empty", c10::impl::GenericList(c10::AnyType::get()));
+  c10::impl::GenericList list(c10::AnyType::get());
+  for (c10::IValue v : std::vector<c10::IValue>{
+           int64_t{0}, int64_t{255}, int64_t{256}, int64_t{70000}, int64_t{-3},
+           int64_t{1} << 40, -(int64_t{1} << 40),
+           std::numeric_limits<int64_t>::min(), 1.5, -0.0, true, false,
+           c10::IValue(), std::string("a b\n\"c'"), c10::Device("cpu")}) {
+    list.push_back(v);
+  }
+  c10::IValue value = c10::ivalue::Tuple::create(std::vector<c10::IValue>{
+      make_torch_size(std::vector<int64_t>{2, 3}),
+      make_torch_size(std::vector<int64_t>{}),
+      make_return_type("max", {max_values, max_indices}), dict, list,
+      c10::ivalue::Tuple::create(std::vector<c10::IValue>{}),
+      at::scalar_tensor(7, at::kLong), base.t(),
+      at::ones({2}).requires_grad_(true), at::zeros({0, 3}),
+      at::ones({2}, at::kBool), at::ones({2}, at::kHalf)});
+  ASSERT_TRUE(write_value_file(tmp("values.pt"), value).ok());
+  EXPECT_TRUE(python_script(R"PY(
+import sys, torch
+def same(a, b):
+    assert type(a) is type(b), (type(a), type(b))
+    if isinstance(a, torch.Tensor):
+        assert a.dtype == b.dtype and a.shape == b.shape, (a, b)
+        assert a.stride() == b.stride() and torch.equal(a, b), (a, b)
+        assert a.requires_grad == b.requires_grad
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), (a, b)
+        for x, y in zip(a, b): same(x, y)
+    elif isinstance(a, dict):
+        assert list(a) == list(b), (a, b)
+        for k in a: same(a[k], b[k])
+    else:
+        assert repr(a) == repr(b), (a, b)
+base = torch.arange(12.).view(3, 4)
+want = (torch.Size([2, 3]), torch.Size([]), torch.max(base, 1),
+        {'view': base[:, 2], 'base': base, 'empty': []},
+        [0, 255, 256, 70000, -3, 2**40, -2**40, -2**63, 1.5, -0.0,
+         True, False, None, 'a b\n"c\'', torch.device('cpu')],
+        (), torch.tensor(7), base.t(), torch.ones(2, requires_grad=True),
+        torch.zeros(0, 3), torch.ones(2, dtype=torch.bool),
+        torch.ones(2, dtype=torch.half))
+got = torch.load(sys.argv[1])
+same(got, want)
+view, whole = got[3]['view'], got[3]['base']
+assert view.storage().data_ptr() == whole.storage().data_ptr()
+)PY",
+                            tmp("values.pt")));
+  // ... and read back here as the same value.
+  auto back = read_value_file(tmp("values.pt"));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  const auto& items = back->toTupleRef().elements();
+  EXPECT_TRUE(is_torch_size(items[0]));
+  EXPECT_EQ(python_tuple_name(items[2]), "torch.return_types.max");
+  EXPECT_TRUE(at::equal(items[7].toTensor(), base.t()));
+}
+
+TEST_F(TorchSave, WeightsLoadWithWeightsOnly) {
+  ASSERT_TRUE(write_tensor_dict(tmp("weights.pt"),
+                                {{"conv.weight", at::ones({2, 3})},
+                                 {"conv.bias", at::zeros({2}, at::kDouble)},
+                                 {"bn.num_batches_tracked", at::tensor(3)}})
+                  .ok());
+  EXPECT_TRUE(python("import torch; d = torch.load('" + tmp("weights.pt") +
+                     "', weights_only=True); "
+                     "assert list(d) == ['conv.weight', 'conv.bias', "
+                     "'bn.num_batches_tracked'], d; "
+                     "assert torch.equal(d['conv.weight'], torch.ones(2, 3))"));
+}
+
+TEST(TorchSaveWrite, ValuesWithoutAPythonSpellingAreRefusedByPlace) {
+  c10::impl::GenericDict dict(c10::StringType::get(), c10::AnyType::get());
+  dict.insert("w", at::quantize_per_tensor(at::ones({2}), 0.1, 0, at::kQUInt8));
+  auto written = write_value_file(
+      tmp("quantized.pt"),
+      c10::ivalue::Tuple::create(std::vector<c10::IValue>{at::ones(1), dict}));
+  ASSERT_FALSE(written.ok());
+  EXPECT_EQ(written.message(),
+            tmp("quantized.pt") +
+                ": cannot serialise: [1]['w']: cannot save a quantized tensor");
+  EXPECT_FALSE(std::ifstream(tmp("quantized.pt")).good());
+}
+
+// Sparse COO and CSR tensors both ways: Python's files load here (checked
+// as torch.load checks them), ours load in Python.
+TEST_F(TorchSave, SparseTensorsRoundTripWithPython) {
+  ASSERT_TRUE(
+      python("import torch; x = torch.tensor([[0, 1.5], [2, 0]]); "
+             "torch.save([x.to_sparse(), x.to_sparse_csr()], '" +
+             tmp("sparse_py.pt") + "')"));
+  auto v = read_value_file(tmp("sparse_py.pt"));
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  at::Tensor dense = at::tensor({0.0, 1.5, 2.0, 0.0}).view({2, 2});
+  at::Tensor coo = v->toListRef()[0].toTensor();
+  at::Tensor csr = v->toListRef()[1].toTensor();
+  EXPECT_EQ(coo.layout(), at::kSparse);
+  EXPECT_EQ(csr.layout(), at::kSparseCsr);
+  EXPECT_TRUE(at::equal(coo.to_dense(), dense));
+  EXPECT_TRUE(at::equal(csr.to_dense(), dense));
+  ASSERT_TRUE(write_value_file(tmp("sparse_cpp.pt"), *v).ok());
+  EXPECT_TRUE(python(
+      "import torch; a, b = torch.load('" + tmp("sparse_cpp.pt") +
+      "'); x = torch.tensor([[0, 1.5], [2, 0]]); "
+      "assert a.layout == torch.sparse_coo and torch.equal(a.to_dense(), x); "
+      "assert b.layout == torch.sparse_csr and torch.equal(b.to_dense(), x)"));
+}
+
+TEST_F(TorchSave, SparseIndicesOutsideTheSizeAreRefused) {
+  ASSERT_TRUE(
+      python("import torch; i = torch.tensor([[0, 5], [0, 0]]); "
+             "x = torch.sparse_coo_tensor(i, torch.ones(2), (2, 2), "
+             "check_invariants=False) if False else "
+             "torch._sparse_coo_tensor_unsafe(i, torch.ones(2), (2, 2)); "
+             "torch.save(x, '" +
+             tmp("bad_sparse.pt") + "')"));
+  auto v = read_value_file(tmp("bad_sparse.pt"));
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.status().message().find("bad_sparse.pt: not a readable "
+                                      "torch.save file"),
+            std::string::npos)
+      << v.status().message();
 }
 
 TEST(TorchSaveFile, GarbageIsRefusedWithThePath) {

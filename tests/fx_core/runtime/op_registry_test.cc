@@ -884,11 +884,62 @@ TEST(Getitem, IndexOutOfRangeIsPythonsMessage) {
 
 // ============================================ attributes, sizes and views
 
-TEST(Attributes, GetattrShapeIsAnIntList) {
+std::vector<int64_t> int_values(const c10::IValue& sequence) {
+  std::vector<int64_t> out;
+  for (const c10::IValue& v : sequence_elements(sequence)) {
+    out.push_back(v.toInt());
+  }
+  return out;
+}
+
+TEST(Attributes, GetattrShapeIsATorchSize) {
   c10::IValue shape =
       call("builtins.getattr", {at::ones({2, 3}), std::string("shape")});
-  ASSERT_TRUE(shape.isIntList());
-  EXPECT_EQ(shape.toIntVector(), (std::vector<int64_t>{2, 3}));
+  ASSERT_TRUE(is_torch_size(shape));
+  EXPECT_EQ(int_values(shape), (std::vector<int64_t>{2, 3}));
+}
+
+// torch 1.13: s[1:], s + (1,) and 2 * s are torch.Size; (1,) + s is a
+// tuple; s == (2, 3) but s != [2, 3].
+TEST(Attributes, TorchSizeArithmeticKeepsPythonsTypes) {
+  c10::IValue s = make_torch_size(std::vector<int64_t>{2, 3});
+  c10::IValue one = make_tuple({int64_t{1}});
+  c10::IValue tail =
+      call("operator.getitem", {s, make_slice(int64_t{1}, {}, {})});
+  EXPECT_TRUE(is_torch_size(tail));
+  EXPECT_EQ(int_values(tail), (std::vector<int64_t>{3}));
+  EXPECT_TRUE(is_torch_size(call("operator.add", {s, one})));
+  EXPECT_TRUE(is_torch_size(call("operator.mul", {int64_t{2}, s})));
+  c10::IValue front = call("operator.add", {one, s});
+  EXPECT_TRUE(front.isTuple() && !is_torch_size(front));
+  EXPECT_TRUE(
+      call("operator.eq", {s, make_tuple({int64_t{2}, int64_t{3}})}).toBool());
+  EXPECT_FALSE(
+      call("operator.eq", {s, make_list({int64_t{2}, int64_t{3}})}).toBool());
+  // ... and a torch.Size is an int[] argument.
+  at::Tensor viewed = call_method("view", {at::ones({6}), s}).toTensor();
+  EXPECT_EQ(viewed.sizes().vec(), (std::vector<int64_t>{2, 3}));
+}
+
+// torch.max(x, 1) is torch.return_types.max: fields by name, indexable;
+// torch.ops.aten.max.dim returns a plain tuple (make_fx's spelling).
+TEST(Attributes, ReturnTypesHaveTheirFieldsAndOpsAtenHasPlainTuples) {
+  at::Tensor x = at::tensor({1.0, 5.0, 2.0, 0.0}).view({2, 2});
+  c10::IValue m = call("torch.max", {x, int64_t{1}});
+  EXPECT_EQ(python_tuple_name(m), "torch.return_types.max");
+  c10::IValue values = call("builtins.getattr", {m, std::string("values")});
+  c10::IValue indices = call("operator.getitem", {m, int64_t{1}});
+  EXPECT_TRUE(at::equal(values.toTensor(), at::tensor({5.0, 2.0})));
+  EXPECT_TRUE(at::equal(indices.toTensor(), at::tensor({1, 0})));
+  EXPECT_EQ(error_of([&] {
+              call("builtins.getattr", {m, std::string("nope")});
+            }),
+            "'torch.return_types.max' object has no attribute 'nope'");
+  c10::IValue plain = call("torch.ops.aten.max.dim", {x, int64_t{1}});
+  EXPECT_TRUE(plain.isTuple());
+  EXPECT_EQ(python_tuple_name(plain), "");
+  EXPECT_EQ(python_tuple_name(call_method("sort", {x})),
+            "torch.return_types.sort");
 }
 
 TEST(Attributes, GetattrOfAMissingAttributeIsPythonsError) {
@@ -913,11 +964,11 @@ TEST(Attributes, GetattrWithADefaultReturnsItForAMissingAttribute) {
             2);
 }
 
-TEST(Attributes, SizeIsAnIntListAndSizeOfADimIsAnInt) {
+TEST(Attributes, SizeIsATorchSizeAndSizeOfADimIsAnInt) {
   at::Tensor x = at::ones({2, 3});
   c10::IValue size = call_method("size", {x});
-  ASSERT_TRUE(size.isIntList());
-  EXPECT_EQ(size.toIntVector(), (std::vector<int64_t>{2, 3}));
+  ASSERT_TRUE(is_torch_size(size));
+  EXPECT_EQ(int_values(size), (std::vector<int64_t>{2, 3}));
   c10::IValue last = call_method("size", {x, int64_t{-1}});
   ASSERT_TRUE(last.isInt());
   EXPECT_EQ(last.toInt(), 3);

@@ -1,0 +1,278 @@
+// torch.nn.TransformerEncoder, TransformerDecoder and Transformer: stacks of
+// the Transformer layers of attention_modules.cc, as torch 1.13 defines them
+// (torch/nn/modules/transformer.py).
+//
+// Their constructors take modules (the layer to clone, the final norm, a
+// custom encoder or decoder). A graph file's `config` holds such an argument
+// as the module's own description in ARG encoding, a dict
+// {"type": "torch.nn.TransformerEncoderLayer", "config": {...},
+// "training": false} (what tools/torchfx_export.py writes), built here
+// through the module registry like any other module.
+#include <ATen/ATen.h>
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/modules/normalization.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fx_core/runtime/modules/module_spec.h"
+#include "fx_core/runtime/value.h"
+#include "fx_core/support/error.h"
+#include "fx_core/support/strings.h"
+
+namespace fx {
+namespace {
+
+using c10::IValue;
+using nn::FunctionalModuleImpl;
+using MaybeTensor = c10::optional<at::Tensor>;
+using ModulePtr = std::shared_ptr<torch::nn::Module>;
+
+// The module a config argument describes; `what` names the argument.
+ModulePtr module_from_config(const IValue& v, const std::string& what) {
+  if (!v.isGenericDict()) {
+    throw FxError(cat(what,
+                      " must describe a module as {\"type\": ..., "
+                      "\"config\": {...}}, not a ",
+                      value_type_name(v)));
+  }
+  c10::impl::GenericDict dict = v.toGenericDict();
+  auto type = dict.find(std::string("type"));
+  auto config = dict.find(std::string("config"));
+  if (type == dict.end() || !type->value().isString() || config == dict.end() ||
+      !config->value().isGenericDict()) {
+    throw FxError(cat(what,
+                      " must have a string \"type\" and a dict "
+                      "\"config\""));
+  }
+  ArgumentDict arguments;
+  for (const auto& entry : config->value().toGenericDict()) {
+    arguments.emplace_back(entry.key().toStringRef(),
+                           constant_argument(entry.value()));
+  }
+  ModulePtr module =
+      ModuleRegistry::global().create(type->value().toStringRef(), arguments);
+  auto training = dict.find(std::string("training"));
+  if (training != dict.end() && training->value().isBool()) {
+    module->train(training->value().toBool());
+  }
+  return module;
+}
+
+// Python's _get_clones: `n` copies of the layer `layer` describes, as
+// children "0" .. "n-1" of a ModuleList registered as "layers".
+void make_layers(FunctionalModuleImpl& m, const IValue& layer, int64_t n,
+                 const std::string& what) {
+  if (n < 0) throw FxError(cat("num_layers must be >= 0, got ", n));
+  torch::nn::ModuleList layers;
+  for (int64_t i = 0; i < n; ++i) {
+    layers->push_back(module_from_config(layer, what));
+  }
+  m.register_module("layers", layers.ptr());
+}
+
+void make_norm(FunctionalModuleImpl& m, const IValue& norm) {
+  if (!norm.isNone())
+    m.register_module("norm", module_from_config(norm, "norm"));
+}
+
+std::vector<ModulePtr> layers_of(FunctionalModuleImpl& m) {
+  return m.named_children()["layers"]->children();
+}
+
+IValue call_child(torch::nn::Module& child, const std::string& name,
+                  std::vector<IValue> args) {
+  return call_module(child, name, std::move(args), {});
+}
+
+IValue optional_value(const MaybeTensor& t) {
+  return t ? IValue(*t) : IValue();
+}
+
+// TransformerEncoder's "sparsity fast path": the reasons torch 1.13 checks,
+// in its order, for running the layers on a nested tensor built from the
+// key padding mask. True when none applies.
+bool nested_fast_path(FunctionalModuleImpl& m, const at::Tensor& src,
+                      const MaybeTensor& mask, const MaybeTensor& kpm) {
+  std::vector<ModulePtr> layers = layers_of(m);
+  if (layers.empty() || !kpm || mask || src.dim() != 3 || src.is_nested()) {
+    return false;
+  }
+  auto* first = dynamic_cast<FunctionalModuleImpl*>(layers[0].get());
+  if (first == nullptr || first->name() != "torch.nn.TransformerEncoderLayer" ||
+      first->config("norm_first").toBool() || first->is_training() ||
+      !first->config("batch_first").toBool() ||
+      !m.config("enable_nested_tensor").toBool()) {
+    return false;
+  }
+  const auto& ln = first->named_children();
+  if (ln["norm1"]->as<torch::nn::LayerNormImpl>()->options.eps() !=
+          ln["norm2"]->as<torch::nn::LayerNormImpl>()->options.eps() ||
+      first->config("nhead").toInt() % 2 == 1) {
+    return false;
+  }
+  if (m.config("mask_check").toBool() &&
+      !at::_nested_tensor_from_mask_left_aligned(src, kpm->logical_not())) {
+    return false;
+  }
+  if (at::GradMode::is_enabled()) {
+    if (src.requires_grad()) return false;
+    for (const at::Tensor& p : first->parameters()) {
+      if (p.requires_grad()) return false;
+    }
+  }
+  return true;
+}
+
+// TransformerEncoder.forward(src, mask=None, src_key_padding_mask=None)
+IValue encoder_forward(FunctionalModuleImpl& m, OpArgs& args) {
+  at::Tensor output = args.tensor(0);
+  MaybeTensor mask = args.optional_tensor(1), kpm = args.optional_tensor(2);
+  if (kpm && kpm->scalar_type() != at::kBool && !kpm->is_floating_point()) {
+    throw FxError(
+        "only bool and floating types of key_padding_mask are supported");
+  }
+  bool nested = nested_fast_path(m, output, mask, kpm);
+  if (nested) {
+    output = at::_nested_tensor_from_mask(output, kpm->logical_not(), false);
+    kpm.reset();
+  }
+  std::vector<ModulePtr> layers = layers_of(m);
+  for (size_t i = 0; i < layers.size(); ++i) {
+    output = call_child(*layers[i], cat("layers.", i),
+                        {output, optional_value(mask), optional_value(kpm)})
+                 .toTensor();
+  }
+  if (nested) output = output.to_padded_tensor(0.0);
+  auto norm = m.named_children().find("norm");
+  if (norm != nullptr) output = call_child(**norm, "norm", {output}).toTensor();
+  return output;
+}
+
+// TransformerDecoder.forward(tgt, memory, tgt_mask=None, memory_mask=None,
+// tgt_key_padding_mask=None, memory_key_padding_mask=None)
+IValue decoder_forward(FunctionalModuleImpl& m, OpArgs& args) {
+  IValue output = args[0];
+  std::vector<ModulePtr> layers = layers_of(m);
+  for (size_t i = 0; i < layers.size(); ++i) {
+    output = call_child(*layers[i], cat("layers.", i),
+                        {output, args[1], args[2], args[3], args[4], args[5]});
+  }
+  auto norm = m.named_children().find("norm");
+  if (norm != nullptr) output = call_child(**norm, "norm", {output});
+  return output;
+}
+
+// The description of a Transformer layer or LayerNorm Transformer's
+// constructor makes, in the form module_from_config reads.
+IValue described(const std::string& type,
+                 std::vector<std::pair<std::string, IValue>> config) {
+  c10::impl::GenericDict args(c10::StringType::get(), c10::AnyType::get());
+  for (auto& [k, v] : config) args.insert(k, std::move(v));
+  c10::impl::GenericDict d(c10::StringType::get(), c10::AnyType::get());
+  d.insert("type", type);
+  d.insert("config", args);
+  return d;
+}
+
+// Transformer's encoder or decoder: custom, or a stack of `n` layers with a
+// LayerNorm after them.
+ModulePtr make_stack(FunctionalModuleImpl& m, bool decoder) {
+  const IValue& custom =
+      m.config(decoder ? "custom_decoder" : "custom_encoder");
+  if (!custom.isNone()) {
+    return module_from_config(custom,
+                              decoder ? "custom_decoder" : "custom_encoder");
+  }
+  std::vector<std::pair<std::string, IValue>> layer;
+  for (const char* name :
+       {"d_model", "nhead", "dim_feedforward", "dropout", "activation",
+        "layer_norm_eps", "batch_first", "norm_first"}) {
+    layer.emplace_back(name, m.config(name));
+  }
+  IValue norm = described("torch.nn.LayerNorm",
+                          {{"normalized_shape", m.config("d_model")},
+                           {"eps", m.config("layer_norm_eps")}});
+  const char* kind = decoder ? "Decoder" : "Encoder";
+  return module_from_config(
+      described(cat("torch.nn.Transformer", kind),
+                {{cat(decoder ? "decoder" : "encoder", "_layer"),
+                  described(cat("torch.nn.Transformer", kind, "Layer"), layer)},
+                 {"num_layers", m.config(decoder ? "num_decoder_layers"
+                                                 : "num_encoder_layers")},
+                 {"norm", norm}}),
+      kind);
+}
+
+// Transformer.forward(src, tgt, src_mask=None, tgt_mask=None,
+// memory_mask=None, src_key_padding_mask=None, tgt_key_padding_mask=None,
+// memory_key_padding_mask=None)
+IValue transformer_forward(FunctionalModuleImpl& m, OpArgs& args) {
+  at::Tensor src = args.tensor(0), tgt = args.tensor(1);
+  bool batched = src.dim() == 3;
+  int64_t batch_dim = m.config("batch_first").toBool() ? 0 : 1;
+  if (batched && src.size(batch_dim) != tgt.size(batch_dim)) {
+    throw FxError("the batch number of src and tgt must be equal");
+  }
+  int64_t d_model = m.config("d_model").toInt();
+  if (src.size(-1) != d_model || tgt.size(-1) != d_model) {
+    throw FxError("the feature number of src and tgt must be equal to d_model");
+  }
+  auto children = m.named_children();
+  IValue memory =
+      call_child(*children["encoder"], "encoder", {src, args[2], args[5]});
+  return call_child(*children["decoder"], "decoder",
+                    {tgt, memory, args[3], args[4], args[6], args[7]});
+}
+
+}  // namespace
+
+void add_transformer_specs(std::vector<ModuleSpec>* specs) {
+  ModuleSpec encoder{"TransformerEncoder",
+                     "encoder_layer, num_layers, norm=None, "
+                     "enable_nested_tensor=True, mask_check=True",
+                     "src, mask=None, src_key_padding_mask=None",
+                     "",
+                     {}};
+  encoder.parameters = [](FunctionalModuleImpl& m, OpArgs& a) {
+    make_layers(m, a[0], a.to_int(1), "encoder_layer");
+    make_norm(m, a[2]);
+  };
+  encoder.custom = encoder_forward;
+  specs->push_back(std::move(encoder));
+
+  ModuleSpec decoder{"TransformerDecoder",
+                     "decoder_layer, num_layers, norm=None",
+                     "tgt, memory, tgt_mask=None, memory_mask=None, "
+                     "tgt_key_padding_mask=None, memory_key_padding_mask=None",
+                     "",
+                     {}};
+  decoder.parameters = [](FunctionalModuleImpl& m, OpArgs& a) {
+    make_layers(m, a[0], a.to_int(1), "decoder_layer");
+    make_norm(m, a[2]);
+  };
+  decoder.custom = decoder_forward;
+  specs->push_back(std::move(decoder));
+
+  ModuleSpec transformer{
+      "Transformer",
+      "d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6, "
+      "dim_feedforward=2048, dropout=0.1, activation='relu', "
+      "custom_encoder=None, custom_decoder=None, layer_norm_eps=1e-05, "
+      "batch_first=False, norm_first=False, device=None, dtype=None",
+      "src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, "
+      "src_key_padding_mask=None, tgt_key_padding_mask=None, "
+      "memory_key_padding_mask=None",
+      "",
+      {}};
+  transformer.parameters = [](FunctionalModuleImpl& m, OpArgs&) {
+    m.register_module("encoder", make_stack(m, false));
+    m.register_module("decoder", make_stack(m, true));
+  };
+  transformer.custom = transformer_forward;
+  specs->push_back(std::move(transformer));
+}
+
+}  // namespace fx
