@@ -1,6 +1,5 @@
 #include "fx_core/capture/make_fx.h"
 
-#include <ATen/AccumulateType.h>
 #include <ATen/Functions.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
@@ -19,6 +18,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "fx_core/capture/front_end.h"
+#include "fx_core/capture/meta_rules.h"
+#include "fx_core/capture/python_kernels.h"
 #include "fx_core/ir/argument.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/runtime/graph_module.h"
@@ -152,9 +154,13 @@ class Recorder {
     if (!decompositions_.empty()) {
       auto found = decompositions_.find(&op.schema());
       if (found != decompositions_.end()) {
-        decompose(op, found->second, stack);
-        return;
+        if (run_kernel(op, found->second, stack)) return;
       }
+    }
+    if (const capture::PythonKernel* kernel =
+            capture::find_python_kernel(op.schema())) {
+      // Python's own composite kernel, as make_fx's func.decompose() runs.
+      if (run_kernel(op, *kernel, stack)) return;
     }
     if (op.hasKernelForDispatchKey(DispatchKey::CompositeImplicitAutograd)) {
       // As make_fx's func.decompose(): the composite kernel runs with the
@@ -189,12 +195,28 @@ class Recorder {
         }
       }
     }
+    Node* node = add_node(
+        schema, stack, base,
+        spell_as_python && &schema == user_schema_ && user_depth_ == 1);
+    if (meta_) {
+      run_on_meta(op, stack);
+    } else {
+      run_below_mode(op, stack);
+    }
+    track_results(schema, *stack, node);
+  }
+
+  // The node for a call of `schema` whose arguments are on `stack` from
+  // `base`, spelled as Python's bindings call it when `as_python` (the
+  // user's own call). Rewrites the arguments as the node spells them.
+  Node* add_node(const c10::FunctionSchema& schema, torch::jit::Stack* stack,
+                 size_t base, bool as_python) {
     // The schema whose spelling is recorded: the operator's own, or for a
     // user's call of a C++-only overload the one Python would have called,
     // its arguments taken by name.
     const c10::FunctionSchema* spelled = &schema;
     std::vector<size_t> index;  // spelled argument i is stack[base + index[i]]
-    if (spell_as_python && &schema == user_schema_ && user_depth_ == 1) {
+    if (as_python) {
       spelled = python_spelling(schema, &index);
       fill_tensor_options(schema, stack, base);
     }
@@ -251,23 +273,62 @@ class Recorder {
     const auto& overload = spelled->overload_name();
     std::string target = "torch.ops." + ns + "." + name + "." +
                          (overload.empty() ? "default" : overload);
-    Node* node = graph_.create_node(Opcode::kCallFunction, target,
-                                    std::move(args), std::move(kwargs), name);
-    if (meta_) {
-      run_on_meta(op, stack);
-    } else {
-      run_below_mode(op, stack);
-    }
+    return graph_.create_node(Opcode::kCallFunction, target, std::move(args),
+                              std::move(kwargs), name);
+  }
+
+  // The results of `schema`'s call, on top of `stack`, become `node`'s.
+  void track_results(const c10::FunctionSchema& schema,
+                     const torch::jit::Stack& stack, Node* node) {
     const size_t returns = schema.returns().size();
-    const size_t out_base = stack->size() - returns;
+    const size_t out_base = stack.size() - returns;
     if (returns == 1) {
-      track_value((*stack)[out_base], node);
+      track_value(stack[out_base], node);
     } else {
       for (size_t i = 0; i < returns; ++i) {
         Node* item = getitem(node, static_cast<int64_t>(i));
-        track_value((*stack)[out_base + i], item);
+        track_value(stack[out_base + i], item);
       }
     }
+  }
+
+  // A call the user's code makes itself (front_end.h's sequences). True when
+  // it was consumed: run with its recording deferred, or replaced by the
+  // calls Python makes for the same source.
+  bool front_end_call(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+    const capture::FrontEndCall kind = capture::classify(op.schema());
+    if (pending_ != Pending::kNone) {
+      if (continue_pending(kind, op, stack)) return true;
+      finish_pending();
+    }
+    return start_pending(kind, op, stack);
+  }
+
+  // Records what a sequence left unfinished did, as its calls spell it.
+  void finish_pending() {
+    if (pending_ == Pending::kNone) return;
+    // A constant when make_variable wrapped it and it was made inside
+    // torch::tensor (below autograd) or written element by element there.
+    if (pending_ == Pending::kBuild && pending_wrapped_ &&
+        (pending_inside_tensor_ || pending_written_)) {
+      record_constant(pending_tensor_);
+    } else {
+      for (auto& call : deferred_) {
+        track(call.result,
+              add_node(*call.schema, &call.args, 0, /*as_python=*/true));
+      }
+      if (pending_ == Pending::kBuild && !deferred_.empty() &&
+          !pending_tensor_.is_same(deferred_.front().result)) {
+        // The tensor make_variable (or to()) handed on stands for the
+        // factory's result.
+        track(pending_tensor_, node_for(deferred_.front().result));
+      }
+    }
+    pending_ = Pending::kNone;
+    pending_tensor_ = at::Tensor();
+    pending_of_ = at::Tensor();
+    pending_views_.clear();
+    deferred_.clear();
   }
 
   // The mode's detach (autograd saving an output): make_fx records a
@@ -276,6 +337,20 @@ class Recorder {
     at::Tensor tensor(
         c10::intrusive_ptr<TensorImpl>::unsafe_reclaim_from_nonowning(
             const_cast<TensorImpl*>(self)));
+    if (user_depth_ == 0) {
+      // Not autograd saving an output (that happens inside an operator
+      // call) but the C++ front end wrapping a result
+      // (torch::autograd::make_variable in torch::tensor, torch::zeros, ...),
+      // which Python does not do: the result stands for the same node.
+      at::Tensor alias = user_level_alias(tensor);
+      if (pending_ == Pending::kBuild && tensor.is_same(pending_tensor_)) {
+        set_built(alias);
+        pending_wrapped_ = true;
+      } else if (auto found = nodes_.find(self); found != nodes_.end()) {
+        track(alias, found->second);
+      }
+      return alias.getIntrusivePtr();
+    }
     Node::Args args;
     args.push_back(node_for(tensor));
     Node* node = graph_.create_node(Opcode::kCallFunction,
@@ -309,19 +384,48 @@ class Recorder {
     return handle->schema();
   }
 
-  void decompose(const c10::OperatorHandle& op,
-                 const Decomposition& decomposition, torch::jit::Stack* stack) {
+  // Runs `kernel` (a decomposition, or Python's own composite kernel) in
+  // the operator's place. Its calls are Python code's calls in make_fx, so
+  // they are spelled as the captured code's own calls are. False, the stack
+  // untouched, when the kernel declines (returns no values).
+  bool run_kernel(const c10::OperatorHandle& op, const Decomposition& kernel,
+                  torch::jit::Stack* stack) {
     const auto& schema = op.schema();
-    std::vector<c10::IValue> args =
-        torch::jit::pop(*stack, schema.arguments().size());
-    std::vector<c10::IValue> results = decomposition(args);
+    const size_t n = schema.arguments().size();
+    std::vector<c10::IValue> args(stack->end() - n, stack->end());
+    std::vector<c10::IValue> results;
+    {
+      const int depth = user_depth_;
+      const c10::FunctionSchema* schema_at_depth = user_schema_;
+      user_depth_ = 0;
+      user_schema_ = nullptr;
+      try {
+        // Below autograd the user-call key is excluded with the autograd
+        // keys; the kernel's calls are user calls again.
+        c10::impl::LocalDispatchKeySet tls =
+            c10::impl::tls_local_dispatch_key_set();
+        tls.excluded_ = tls.excluded_.remove(kUserCallKey);
+        tls.included_ = tls.included_.add(kUserCallKey);
+        c10::impl::ForceDispatchKeyGuard user_calls(tls);
+        results = kernel(args);
+      } catch (...) {
+        user_depth_ = depth;
+        user_schema_ = schema_at_depth;
+        throw;
+      }
+      user_depth_ = depth;
+      user_schema_ = schema_at_depth;
+    }
+    if (results.empty() && !schema.returns().empty()) return false;
     if (results.size() != schema.returns().size()) {
-      throw FxError("make_fx: the decomposition of " + schema.name() + "." +
-                    schema.overload_name() + " returned " +
+      throw FxError("make_fx: the kernel or decomposition of " + schema.name() +
+                    "." + schema.overload_name() + " returned " +
                     std::to_string(results.size()) + " values, not " +
                     std::to_string(schema.returns().size()));
     }
+    torch::jit::drop(*stack, n);
     for (auto& result : results) stack->push_back(std::move(result));
+    return true;
   }
 
   // Brackets an operator call as the user-call key sees it: depth 1 is a
@@ -331,6 +435,7 @@ class Recorder {
     if (++user_depth_ == 1) user_schema_ = schema;
     return saved;
   }
+  bool at_user_level() const { return user_depth_ == 0; }
   void exit_call(const c10::FunctionSchema* saved) {
     --user_depth_;
     user_schema_ = saved;
@@ -400,69 +505,216 @@ class Recorder {
     }
     c10::impl::ExcludeDispatchKeyGuard below(kCaptureKeys);
     at::AutoDispatchBelowADInplaceOrView no_autograd;
-    const auto& schema = op.schema();
-    const std::string& name = schema.name();
-    const std::string& overload = schema.overload_name();
-    if (overload.empty() && name == "aten::relu") {
-      auto args = torch::jit::pop(*stack, n);
-      stack->push_back(at::empty_like(args[0].toTensor()));
-    } else if (overload.empty() && name == "aten::relu_") {
-      // The result is `self`, already on the stack.
-      stack->resize(stack->size() - n + 1);
-    } else if (overload.empty() && name == "aten::convolution") {
-      auto args = torch::jit::pop(*stack, n);
-      stack->push_back(meta_convolution(args));
-    } else if (overload.empty() && name == "aten::native_batch_norm") {
-      auto args = torch::jit::pop(*stack, n);
-      const at::Tensor& input = args[0].toTensor();
-      const bool training = args[5].toBool();
-      const int64_t channels = input.dim() > 1 ? input.size(1) : 1;
-      auto stats = input.options().dtype(
-          at::toAccumulateType(input.scalar_type(), /*is_cuda=*/false));
-      at::Tensor mean = at::empty({training ? channels : 0}, stats);
-      at::Tensor invstd = at::empty({training ? channels : 0}, stats);
-      stack->push_back(at::empty_like(input));
-      stack->push_back(mean);
-      stack->push_back(invstd);
-    } else {
+    if (capture::run_meta_rule(op.schema(), stack)) return;
+    try {
       op.callBoxed(stack);
+    } catch (const c10::Error& e) {
+      throw FxError(meta_error(op.schema(), e));
     }
   }
 
-  // convolution's output shape (ATen's conv_output_size and its transposed
-  // form).
-  static at::Tensor meta_convolution(const std::vector<c10::IValue>& args) {
-    const at::Tensor& input = args[0].toTensor();
-    const at::Tensor& weight = args[1].toTensor();
-    auto stride = args[3].toIntVector();
-    auto padding = args[4].toIntVector();
-    auto dilation = args[5].toIntVector();
-    const bool transposed = args[6].toBool();
-    auto output_padding = args[7].toIntVector();
-    const int64_t groups = args[8].toInt();
-    const int64_t spatial = input.dim() - 2;
-    auto at_or_last = [](const std::vector<int64_t>& v, int64_t i) {
-      return v[std::min<size_t>(static_cast<size_t>(i), v.size() - 1)];
-    };
-    std::vector<int64_t> sizes = {
-        input.size(0), transposed ? weight.size(1) * groups : weight.size(0)};
-    for (int64_t d = 0; d < spatial; ++d) {
-      const int64_t in = input.size(d + 2);
-      const int64_t k = weight.size(d + 2);
-      const int64_t s = at_or_last(stride, d);
-      const int64_t p = at_or_last(padding, d);
-      const int64_t dl = at_or_last(dilation, d);
-      if (transposed) {
-        sizes.push_back((in - 1) * s - 2 * p + dl * (k - 1) +
-                        at_or_last(output_padding, d) + 1);
-      } else {
-        sizes.push_back((in + 2 * p - dl * (k - 1) - 1) / s + 1);
-      }
+  // Why `schema` could not run on meta tensors, naming it.
+  static std::string meta_error(const c10::FunctionSchema& schema,
+                                const c10::Error& e) {
+    static const absl::flat_hash_set<std::string> data_dependent = {
+        "aten::nonzero",  "aten::masked_select", "aten::_unique",
+        "aten::_unique2", "aten::unique_dim",    "aten::unique_consecutive"};
+    std::string name =
+        schema.name() +
+        (schema.overload_name().empty() ? "" : "." + schema.overload_name());
+    if (data_dependent.contains(schema.name())) {
+      return "make_fx (meta mode): " + name +
+             "'s output shape depends on the values of its input, which meta "
+             "tensors do not have: data-dependent code cannot be captured in "
+             "meta mode";
     }
-    return at::empty(sizes, input.options());
+    return "make_fx (meta mode): " + name +
+           " cannot run on meta tensors (no meta kernel in LibTorch's C++ "
+           "build, no shape rule in fx_core/capture/meta_rules.cc): " +
+           e.what_without_backtrace();
   }
 
  private:
+  // The sequences of front_end.h being followed: `2 - x`'s empty_like (kLike)
+  // and fill_ (kLikeFilled); torch::tensor's empty or scalar_tensor and the
+  // select / fill_ calls writing it (kBuild).
+  enum class Pending { kNone, kLike, kLikeFilled, kBuild };
+
+  bool is_pending(const c10::IValue& value) const {
+    return value.isTensor() &&
+           pending_views_.contains(value.toTensor().unsafeGetTensorImpl());
+  }
+
+  // Runs the call below the mode, its recording deferred.
+  void defer(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+    const size_t n = op.schema().arguments().size();
+    DeferredCall call{&op.schema(),
+                      std::vector<c10::IValue>(stack->end() - n, stack->end()),
+                      at::Tensor()};
+    run_below_mode(op, stack);
+    call.result = stack->back().toTensor();
+    deferred_.push_back(std::move(call));
+  }
+
+  bool start_pending(capture::FrontEndCall kind, const c10::OperatorHandle& op,
+                     torch::jit::Stack* stack) {
+    using capture::FrontEndCall;
+    const size_t base = stack->size() - op.schema().arguments().size();
+    if (kind == FrontEndCall::kEmptyLike) {
+      // at::empty_like(y, MemoryFormat::Preserve): no options given.
+      for (size_t i = 1; i < 5; ++i) {
+        if (!(*stack)[base + i].isNone()) return false;
+      }
+      const c10::IValue& format = (*stack)[base + 5];
+      if (!format.isInt() ||
+          format.toInt() != static_cast<int64_t>(c10::MemoryFormat::Preserve)) {
+        return false;
+      }
+      pending_ = Pending::kLike;
+      pending_of_ = (*stack)[base].toTensor();
+    } else if ((kind == FrontEndCall::kEmpty ||
+                kind == FrontEndCall::kScalarTensor) &&
+               (capture::below_autograd_outside_inference() ||
+                c10::InferenceMode::is_enabled())) {
+      // Made inside torch::tensor (below autograd), or under InferenceMode
+      // where that cannot be told: a constant if make_variable wraps it.
+      pending_ = Pending::kBuild;
+      pending_wrapped_ = false;
+      pending_inside_tensor_ = capture::below_autograd_outside_inference();
+      pending_written_ = kind == FrontEndCall::kScalarTensor;
+    } else {
+      return false;
+    }
+    defer(op, stack);
+    pending_tensor_ = stack->back().toTensor();
+    pending_views_.insert(pending_tensor_.unsafeGetTensorImpl());
+    return true;
+  }
+
+  // Follows the pending sequence one call on; false when `op` breaks it.
+  bool continue_pending(capture::FrontEndCall kind,
+                        const c10::OperatorHandle& op,
+                        torch::jit::Stack* stack) {
+    using capture::FrontEndCall;
+    const size_t base = stack->size() - op.schema().arguments().size();
+    const c10::IValue& self = (*stack)[base];
+    if (kind == FrontEndCall::kOther || !is_pending(self)) return false;
+    if (pending_ == Pending::kBuild) {
+      // torch::tensor writes before make_variable wraps; a call after that
+      // is the code's own.
+      if (pending_wrapped_) return false;
+      if (kind == FrontEndCall::kTo &&
+          self.toTensor().is_same(pending_tensor_)) {
+        // torch::tensor's move to the requested device: the constant is
+        // the result.
+        run_below_mode(op, stack);
+        set_built(stack->back().toTensor());
+        pending_written_ = true;  // torch::tensor's convert_to_tensor
+        return true;
+      }
+      if (kind == FrontEndCall::kDetachInPlace) {
+        // make_variable under InferenceMode.
+        run_below_mode(op, stack);
+        pending_wrapped_ = true;
+        return true;
+      }
+      if (kind != FrontEndCall::kSelect && kind != FrontEndCall::kFill) {
+        return false;
+      }
+      defer(op, stack);
+      if (kind == FrontEndCall::kFill) pending_written_ = true;
+      pending_views_.insert(stack->back().toTensor().unsafeGetTensorImpl());
+      alive_.push_back(stack->back().toTensor());
+      return true;
+    }
+    if (pending_ == Pending::kLike) {
+      if (kind != FrontEndCall::kFill) return false;
+      pending_scalar_ = (*stack)[base + 1].toScalar();
+      defer(op, stack);
+      pending_ = Pending::kLikeFilled;
+      return true;
+    }
+    // kLikeFilled: `scalar OP y` completes when OP takes y (and sub_ no
+    // alpha).
+    if (kind != FrontEndCall::kReverseSub &&
+        kind != FrontEndCall::kReverseDiv &&
+        kind != FrontEndCall::kReverseRemainder) {
+      return false;
+    }
+    const c10::IValue& other = (*stack)[base + 1];
+    if (!other.isTensor() || !other.toTensor().is_same(pending_of_) ||
+        (kind == FrontEndCall::kReverseSub &&
+         !((*stack)[base + 2].toScalar().equal(1)))) {
+      return false;
+    }
+    at::Tensor result_of = pending_tensor_;
+    at::Tensor y = pending_of_;
+    c10::Scalar scalar = pending_scalar_;
+    pending_ = Pending::kNone;
+    pending_tensor_ = at::Tensor();
+    pending_of_ = at::Tensor();
+    pending_views_.clear();
+    deferred_.clear();
+    torch::jit::drop(*stack, op.schema().arguments().size());
+    // Python's calls, recorded as the user's; the C++ result tensor takes
+    // their value and node.
+    at::Tensor python = capture::python_reverse_scalar(kind, y, scalar);
+    {
+      c10::impl::ExcludeDispatchKeyGuard below(kCaptureKeys);
+      result_of.copy_(python);
+    }
+    track(result_of, node_for(python));
+    stack->push_back(result_of);
+    return true;
+  }
+
+  // A tensor sharing `tensor`'s data and metadata, not an inference tensor
+  // (its caller sets a version counter, which inference tensors refuse).
+  static at::Tensor user_level_alias(const at::Tensor& tensor) {
+    c10::impl::ExcludeDispatchKeyGuard below(kCaptureKeys);
+    if (!tensor.is_inference()) return at::_ops::detach::call(tensor);
+    c10::InferenceMode normal(false);
+    at::Tensor alias = at::empty({0}, tensor.options());
+    alias.set_(tensor.storage(), tensor.storage_offset(), tensor.sizes(),
+               tensor.strides());
+    return alias;
+  }
+
+  // The tensor a kBuild sequence hands on (after to(), or the detach of
+  // torch::autograd::make_variable) instead of the one it had.
+  void set_built(const at::Tensor& tensor) {
+    pending_tensor_ = tensor;
+    pending_views_.insert(tensor.unsafeGetTensorImpl());
+    alive_.push_back(tensor);
+  }
+
+  // A tensor torch::tensor built: a constant of the graph, copied before
+  // use (make_fx's _tensor_constantN + lift_fresh_copy).
+  void record_constant(const at::Tensor& tensor) {
+    at::Tensor value;
+    {
+      c10::impl::ExcludeDispatchKeyGuard below(kCaptureKeys);
+      value = tensor.clone();
+    }
+    std::string name = "_tensor_constant" + std::to_string(tensors_++);
+    constants_.push_back({name, value, false});
+    alive_.push_back(value);
+    Node::Args args;
+    args.push_back(graph_.get_attr(name));
+    Node* node = graph_.create_node(Opcode::kCallFunction,
+                                    "torch.ops.aten.lift_fresh_copy.default",
+                                    std::move(args), {}, "lift_fresh_copy");
+    if (c10::InferenceMode::is_enabled()) {
+      // Python's torch.tensor detaches its result in place there.
+      Node::Args self;
+      self.push_back(node);
+      node = graph_.create_node(Opcode::kCallFunction,
+                                "torch.ops.aten.detach_.default",
+                                std::move(self), {}, "detach_");
+    }
+    track(tensor, node);
+  }
+
   // A factory's TensorOptions as Python's bindings pass them: `device`
   // (the default device, CPU) and `pin_memory` (False) always; for a
   // `*_like` factory also `dtype` and `layout`, and `device` from `self`.
@@ -608,6 +860,27 @@ class Recorder {
   absl::flat_hash_map<const c10::FunctionSchema*, Decomposition>
       decompositions_;
   absl::flat_hash_set<const c10::FunctionSchema*> leaf_ops_;
+  Pending pending_ = Pending::kNone;
+  at::Tensor pending_tensor_;  // the tensor the sequence makes
+  at::Tensor pending_of_;      // kLike: the `y` of empty_like(y)
+  c10::Scalar pending_scalar_;
+  // kBuild: torch::autograd::make_variable wrapped the tensor, as
+  // torch::tensor does.
+  bool pending_wrapped_ = false;
+  // kBuild: made below autograd outside InferenceMode (inside
+  // torch::tensor); written by fill_ calls or moved by to() as
+  // torch::tensor does (or a scalar_tensor).
+  bool pending_inside_tensor_ = false;
+  bool pending_written_ = false;
+  // The pending tensor and (kBuild) its views.
+  absl::flat_hash_set<const TensorImpl*> pending_views_;
+  // The deferred calls and their arguments, recorded if the sequence breaks.
+  struct DeferredCall {
+    const c10::FunctionSchema* schema;
+    std::vector<c10::IValue> args;
+    at::Tensor result;
+  };
+  std::vector<DeferredCall> deferred_;
 };
 
 thread_local Recorder* tls_recorder = nullptr;
@@ -705,6 +978,9 @@ void user_call_fallback(const c10::OperatorHandle& op, DispatchKeySet keys,
     recorder->record(op, stack, /*spell_as_python=*/false);
     return;
   }
+  if (recorder->at_user_level() && recorder->front_end_call(op, stack)) {
+    return;
+  }
   const c10::FunctionSchema* saved = recorder->enter_call(&op.schema());
   try {
     op.redispatchBoxed(below, stack);
@@ -784,6 +1060,7 @@ CapturedGraph capture_graph(const TensorFunction& fn,
       outputs = fn(example_inputs);
     }
   }
+  recorder.finish_pending();
   ArgumentList results;
   for (const auto& out : outputs) {
     if (!out.defined()) {

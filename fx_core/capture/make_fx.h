@@ -31,18 +31,20 @@
 //     attribute per tensor, one get_attr node per use;
 //   - the output: a list of the returned tensors' nodes (`return [a, b]`, as
 //     for a Python function returning a list);
-//   - a number passed by the captured code itself to add, sub, mul or div
-//     (and their in-place forms) reaches a C++-only `.Scalar` overload; it
-//     is recorded as the `.Tensor` overload with the number, as Python's
-//     parser calls it (`x + 2` -> add.Tensor(x, 2)); a factory it calls
-//     gets the device / pin_memory (and for *_like dtype / layout) Python's
-//     bindings pass. Calls made inside ATen keep their own spelling, as in
-//     make_fx.
+//   - calls the captured code makes itself are spelled as Python's
+//     bindings call ATen: a number reaching a C++-only `.Scalar` overload
+//     (`x + 2`) is recorded as the `.Tensor` overload with the number; a
+//     factory gets the device / pin_memory (and for *_like dtype / layout)
+//     Python passes; `2 - x`, `2 / x`, `2 % x`, torch::tensor and the
+//     torch:: factories are recorded as Python's calls (front_end.h). Calls
+//     made inside ATen keep their own spelling, as in make_fx. What cannot
+//     be normalised is listed in README.md.
 //
 // The function runs eagerly on the example inputs (real tensors, unless
-// MakeFxOptions::meta), so the numbers are eager's. Capture is per thread: only calls made on the calling
-// thread while make_fx runs are recorded (intra-op worker threads never
-// are); a second make_fx on the same thread during a capture throws.
+// MakeFxOptions::meta), so the numbers are eager's. Capture is per thread: only
+// calls made on the calling thread while make_fx runs are recorded (intra-op
+// worker threads never are); a second make_fx on the same thread during a
+// capture throws.
 //
 // Mechanism and limits: the capture is a torch_dispatch mode installed on
 // the Python dispatch key through c10::impl::TorchDispatchModeTLS with a
@@ -52,10 +54,7 @@
 // relies on LibTorch 1.13's c10::impl internals. Which calls the captured
 // code made itself is seen by a boxed fallback on TESTING_ONLY_GenericMode
 // (above autograd), registered by this library: no other library in the
-// process may register one. Not yet done: meta shape rules beyond those
-// of MakeFxOptions::meta, the other C++ front-end spellings that differ
-// from Python's (`2 - x`; torch::tensor; see the README), a built-in
-// decomposition table.
+// process may register one.
 #ifndef FX_CORE_CAPTURE_MAKE_FX_H_
 #define FX_CORE_CAPTURE_MAKE_FX_H_
 
@@ -96,9 +95,10 @@ struct MakeFxOptions {
   // or other real tensor it is given is replaced by a meta tensor of the
   // same shape), so nothing is computed; the GraphModule keeps the real
   // parameters and runs on real inputs. Operators LibTorch's C++ build has
-  // no meta kernel for get shape rules here (convolution, native_batch_norm,
-  // relu, relu_); any other such operator throws. The graph is make_fx's on
-  // meta tensors (device=meta in factory arguments).
+  // no meta kernel for get shape rules (meta_rules.h: convolution, batch,
+  // layer and group norm, embedding, index_select, where, adaptive pooling,
+  // relu, hardtanh, hardswish); any other such operator throws. The graph is
+  // make_fx's on meta tensors (device=meta in factory arguments).
   bool meta = false;
   // A call that reads a captured tensor's value into C++ (item() reaches
   // aten::_local_scalar_dense; aten::equal) makes whatever the code does
@@ -116,7 +116,11 @@ struct MakeFxOptions {
   //
   // make_fx's decomposition_table: applied where make_fx applies it, to the
   // calls that reach the dispatcher below autograd (under grad a composite
-  // operator such as linear is already decomposed by then).
+  // operator such as linear is already decomposed by then). A
+  // decomposition's own calls are spelled as the captured code's are (in
+  // make_fx it is Python code) and decomposed further by the table; one
+  // returning no values declines (the operator is recorded whole). Built-in
+  // ones: decompositions.h.
   std::map<std::string, Decomposition> decompositions;
   // Operators recorded whole wherever they are called, composite ones
   // included (a vendor's fused kernel stays one node): seen above autograd,

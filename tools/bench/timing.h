@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <vector>
 
 namespace fx::bench {
@@ -23,6 +24,15 @@ double median_us(Fn&& fn, int repeat) {
   }
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
+}
+
+// The calling thread's CPU time in microseconds: unlike wall time, not
+// inflated when other processes take the cores.
+inline double thread_cpu_us() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e6 +
+         static_cast<double>(t.tv_nsec) / 1e3;
 }
 
 }  // namespace fx::bench

@@ -13,11 +13,12 @@
 #include <thread>
 #include <vector>
 
+#include "fx_core/capture/decompositions.h"
 #include "fx_core/io/torch_save.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/graph_module_file.h"
 #include "fx_core/support/error.h"
-#include "tests/fx_core/capture/plain_resnet.h"
+#include "sdk_examples/capture/plain_models.h"
 #include "tests/fx_core/tracer/tracer_testing.h"
 #include "tests/testing/python.h"
 #include "tests/testing/reference.h"
@@ -216,6 +217,29 @@ TEST_F(MakeFxTest, SmallCnnOnMeta) {
   EXPECT_TRUE(saw_meta);
 }
 
+// Meta mode through the shape rules for the other common operators
+// LibTorch's C++ build has no meta kernel for.
+TEST_F(MakeFxTest, MetaShapeRules) {
+  torch::nn::GroupNorm group_norm(torch::nn::GroupNormOptions(2, 4));
+  MakeFxOptions options;
+  options.module = group_norm.get();
+  options.meta = true;
+  expect_make_fx(
+      "meta_ops",
+      [&](const Tensors& in) -> Tensors {
+        const at::Tensor& x = in[0];
+        at::Tensor positive = x > 0;
+        at::Tensor doubled = x * 2;
+        return {at::hardtanh(x, 0.0, 6.0),
+                at::hardswish(x),
+                group_norm(x),
+                at::adaptive_avg_pool2d(x, {3, 3}),
+                at::index_select(x, 1, in[1]),
+                at::where(positive, x, doubled)};
+      },
+      {at::randn({2, 4, 8, 8}), at::tensor({0, 2}, at::kLong)}, options);
+}
+
 // Modules without bias: C++ passes an undefined tensor where Python passes
 // None; both are recorded as None.
 TEST_F(MakeFxTest, NoBias) {
@@ -267,7 +291,7 @@ TEST_F(MakeFxTest, PlainResNet18) {
   if (!testing::have_python_torch(/*torchvision=*/true)) {
     GTEST_SKIP() << "python3-torchvision is not installed";
   }
-  testing::PlainResNet18 model;
+  examples::PlainResNet18 model;
   model->eval();
   MakeFxOptions options;
   options.module = model.get();
@@ -303,6 +327,46 @@ TEST_F(MakeFxTest, FactoriesAsPythonSpellsThem) {
                  {at::randn({2})});
 }
 
+// The C++ front end's multi-call spellings recorded as Python's calls:
+// `2 - x` (empty_like, fill_, sub_) as rsub, `2 / x` as reciprocal * 2,
+// `2 % x` as remainder.Scalar_Tensor, torch::tensor as a constant and
+// lift_fresh_copy, torch::ones and torch::empty (filled by the code) without
+// make_variable's detach; an
+// empty_like + fill_ the user continues otherwise is recorded as called.
+TEST_F(MakeFxTest, FrontEndSpellingsAsPython) {
+  expect_make_fx(
+      "front_end",
+      [](const Tensors& in) -> Tensors {
+        const at::Tensor& x = in[0];
+        return {2 - x,
+                2 / x,
+                2 % x,
+                x + torch::tensor({1.0, 2.0}),
+                x * torch::tensor({{1.0, 2.0}, {3.0, 4.0}}),
+                x + torch::tensor(3.0),
+                torch::ones({2, 2}) * x,
+                x - torch::tensor(std::vector<float>{5, 6}),
+                torch::empty({2, 2}).fill_(1.5) * x,
+                at::empty_like(x, at::MemoryFormat::Preserve).fill_(2).mul_(x)};
+      },
+      {at::randn({2, 2})});
+}
+
+// Pooling strides: torch::nn's pooling modules spell the default stride
+// out, as Python's modules do; at::max_pool2d / at::avg_pool2d leave it out,
+// as F.max_pool2d(x, 2) does (C++'s F::max_pool2d spells it: see README).
+TEST_F(MakeFxTest, PoolingStrides) {
+  torch::nn::MaxPool2d max_pool(2);
+  torch::nn::AvgPool2d avg_pool(2);
+  expect_make_fx("pooling",
+                 [&](const Tensors& in) -> Tensors {
+                   const at::Tensor& x = in[0];
+                   return {at::max_pool2d(x, {2, 2}), max_pool(x),
+                           at::avg_pool2d(x, {2, 2}), avg_pool(x)};
+                 },
+                 {at::randn({1, 2, 4, 4})});
+}
+
 // make_fx's decomposition_table: relu's calls recorded in its place.
 TEST_F(MakeFxTest, DecompositionTable) {
   MakeFxOptions options;
@@ -316,6 +380,36 @@ TEST_F(MakeFxTest, DecompositionTable) {
         return {at::relu(at::add(in[0], in[1])), at::relu(in[1])};
       },
       {at::randn({3, 4}), at::randn({3, 4})}, options);
+}
+
+// The built-in table against torch._decomp.get_decompositions of the same
+// operators.
+TEST_F(MakeFxTest, CoreAtenDecompositions) {
+  torch::nn::Linear linear(4, 4);
+  MakeFxOptions options;
+  options.decompositions = core_aten_decompositions();
+  expect_make_fx(
+      "core",
+      [&](const Tensors& in) -> Tensors {
+        at::Tensor y = linear(in[0]);
+        return {at::gelu(y),
+                at::gelu(y, "tanh"),
+                at::silu(y),
+                at::hardtanh(y, 0.0, 6.0),
+                at::hardswish(y),
+                at::hardsigmoid(y),
+                at::leaky_relu(y, 0.1),
+                at::elu(y, 1.0),
+                at::softmax(y, -1),
+                at::log_softmax(y, -1),
+                at::mish(y),
+                at::softplus(y),
+                at::softplus(y, 2),
+                at::relu(y)};
+      },
+      {at::randn({3, 4})}, options);
+  EXPECT_EQ(get_decompositions({"aten::gelu", "aten::t"}).size(), 2u);
+  EXPECT_THROW(get_decompositions({"aten::conv2d"}), FxError);
 }
 
 // Leaf operators stay one node, composite ones included (Python's make_fx
@@ -426,6 +520,23 @@ TEST(MakeFx, DataDependentCallsThrowUnlessAllowed) {
   EXPECT_NE(constant->code().find("torch.ops.aten.mul.Tensor(arg0_1, 3.0)"),
             std::string::npos)
       << constant->code();
+}
+
+// Meta mode: an operator whose output shape depends on data is refused,
+// naming it, as is one without a meta kernel or shape rule.
+TEST(MakeFx, MetaModeRefusesDataDependentShapes) {
+  MakeFxOptions options;
+  options.meta = true;
+  try {
+    make_fx([](const Tensors& in) -> Tensors { return {in[0].nonzero()}; },
+            {at::randn({4})}, options);
+    FAIL() << "no error";
+  } catch (const FxError& e) {
+    EXPECT_NE(std::string(e.what()).find("aten::nonzero's output shape "
+                                         "depends on the values"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // Without Python: the capture is per thread and leaves no state behind.

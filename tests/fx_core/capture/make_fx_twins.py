@@ -13,6 +13,7 @@ import sys
 
 import torch
 import torch.nn.functional as F
+from torch._decomp import get_decompositions
 from torch.fx.experimental.proxy_tensor import make_fx
 
 
@@ -119,6 +120,52 @@ def factories(arg0):
             torch.add(torch.ones_like(arg0), arg0)]
 
 
+GROUP_NORM_META = torch.nn.GroupNorm(2, 4).to("meta")
+
+
+def meta_ops(arg0, arg1):
+    # Operators LibTorch's C++ build has no meta kernel for.
+    positive = arg0 > 0
+    doubled = arg0 * 2
+    return [F.hardtanh(arg0, 0.0, 6.0), F.hardswish(arg0),
+            GROUP_NORM_META(arg0), F.adaptive_avg_pool2d(arg0, 3),
+            torch.index_select(arg0, 1, arg1),
+            torch.where(positive, arg0, doubled)]
+
+
+def front_end(arg0):
+    # What C++ spells with several calls: `2 - x`, torch::tensor(...).
+    return [2 - arg0, 2 / arg0, 2 % arg0, arg0 + torch.tensor([1.0, 2.0]),
+            arg0 * torch.tensor([[1.0, 2.0], [3.0, 4.0]]),
+            arg0 + torch.tensor(3.0), torch.ones(2, 2) * arg0,
+            arg0 - torch.tensor([5.0, 6.0]),
+            torch.empty(2, 2).fill_(1.5) * arg0,
+            torch.empty_like(arg0, memory_format=torch.preserve_format)
+            .fill_(2).mul_(arg0)]
+
+
+def pooling(arg0):
+    return [F.max_pool2d(arg0, 2), torch.nn.MaxPool2d(2)(arg0),
+            F.avg_pool2d(arg0, 2), torch.nn.AvgPool2d(2)(arg0)]
+
+
+CORE_LINEAR = torch.nn.Linear(4, 4)
+
+
+def core(arg0):
+    y = CORE_LINEAR(arg0)
+    return [F.gelu(y), F.gelu(y, approximate="tanh"), F.silu(y),
+            F.hardtanh(y, 0.0, 6.0), F.hardswish(y), F.hardsigmoid(y),
+            F.leaky_relu(y, 0.1), F.elu(y), torch.softmax(y, -1),
+            torch.log_softmax(y, -1), F.mish(y), F.softplus(y),
+            F.softplus(y, beta=2), torch.relu(y)]
+
+
+aten = torch.ops.aten
+CORE_OPS = [aten.addmm, aten.gelu, aten.silu, aten.hardtanh, aten.hardswish,
+            aten.hardsigmoid, aten.leaky_relu, aten.elu, aten._softmax,
+            aten._log_softmax, aten.t, aten.mish, aten.softplus, aten.relu]
+
 DECOMPOSED = {torch.ops.aten.relu.default: lambda x: torch.clamp_min(x, 0)}
 
 CASES = {
@@ -134,6 +181,11 @@ CASES = {
     "scalars": (scalars, lambda: [torch.randn(3, 4)]),
     "views": (views, lambda: [torch.randn(3, 4)]),
     "factories": (factories, lambda: [torch.randn(2)]),
+    "core": (core, lambda: [torch.randn(3, 4)]),
+    "meta_ops": (meta_ops, lambda: [torch.randn(2, 4, 8, 8, device="meta"),
+                                    torch.tensor([0, 2], device="meta")]),
+    "front_end": (front_end, lambda: [torch.randn(2, 2)]),
+    "pooling": (pooling, lambda: [torch.randn(1, 2, 4, 4)]),
     "decomposed": (decomposed, lambda: [torch.randn(3, 4), torch.randn(3, 4)]),
 }
 
@@ -156,7 +208,8 @@ def main(out_dir):
                             ("no_grad", torch.no_grad),
                             ("inference_mode", torch.inference_mode)):
             with guard():
-                table = DECOMPOSED if name == "decomposed" else None
+                table = {"decomposed": DECOMPOSED,
+                         "core": get_decompositions(CORE_OPS)}.get(name)
                 gm = make_fx(fn, decomposition_table=table)(*inputs())
             case_dir = os.path.join(out_dir, name + "." + mode)
             os.makedirs(case_dir, exist_ok=True)
