@@ -39,10 +39,23 @@ __all__ = ["GraphModule", "from_torch_fx", "to_torch_fx", "run_pipeline",
 
 GraphModule = _C.GraphModule
 
-# The first-party plugins (dce, cse, shape_prop, decompose, ...), shipped
-# inside the package.
-PLUGIN_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                          "plugins")
+
+
+def _plugin_dir():
+    """The first-party plugins (dce, cse, shape_prop, decompose, ...): inside
+    the package as Bazel builds it (bazel-bin/python/fx_sdk/plugins), or where
+    `bazel run //:install -- PREFIX` puts them beside the installed package
+    (PREFIX/lib/python/fx_sdk -> PREFIX/lib/fx-sdk/plugins)."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    inside = os.path.join(package, "plugins")
+    installed = os.path.join(package, os.pardir, os.pardir, "fx-sdk",
+                             "plugins")
+    if not os.path.isdir(inside) and os.path.isdir(installed):
+        return os.path.normpath(installed)
+    return inside
+
+
+PLUGIN_DIR = _plugin_dir()
 
 # Type names seen in graphs converted from torch.fx -> the Python types, so
 # that to_torch_fx gives nodes back the types they had (torch.Tensor,
