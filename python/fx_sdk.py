@@ -7,6 +7,9 @@
     y = sdk_gm(x)                           # runs the SDK's compiled plan
     back = fx_sdk.to_torch_fx(sdk_gm)       # a torch.fx GraphModule again
     out, report = fx_sdk.run_pipeline(gm, "dce,cse")
+    fast = fx_sdk.compile(gm, [x])          # the SDK's InferencePlan
+    y = fast(x)
+    f = functorch.compile.aot_function(fn, fw_compiler=fx_sdk.compile)
 
 Graphs cross as the fx-graph interchange format (../shared/spec) in memory,
 never as files; parameters, buffers and get_attr tensors are shared, not
@@ -34,10 +37,11 @@ from . import _C
 from . import torchfx_export as _export
 from . import torchfx_import as _import
 
-__all__ = ["GraphModule", "from_torch_fx", "to_torch_fx", "run_pipeline",
-           "PLUGIN_DIR"]
+__all__ = ["GraphModule", "CompiledGraph", "from_torch_fx", "to_torch_fx",
+           "run_pipeline", "compile", "PLUGIN_DIR"]
 
 GraphModule = _C.GraphModule
+CompiledGraph = _C.CompiledGraph
 
 
 
@@ -123,3 +127,18 @@ def run_pipeline(gm, pipeline, plugins=(), example_inputs=(),
     report = _C._run_pipeline(sdk_gm, pipeline, files, dirs, default_plugins,
                               list(example_inputs))
     return to_torch_fx(sdk_gm), report
+
+
+def compile(gm, example_inputs):  # noqa: A001 (torch.compile's name)
+    """A callable that runs the SDK's InferencePlan
+    (fx_core/runtime/plan/inference_plan.h) for `gm`, a torch.fx
+    GraphModule or an fx_sdk.GraphModule, planned on `example_inputs`.
+    Call it as gm: compiled(*inputs) returns what gm returns.
+
+    It has the signature of a functorch.compile.aot_function fw_compiler
+    (or bw_compiler): aot_function(fn, fw_compiler=fx_sdk.compile). Inputs
+    of other shapes re-plan; with grad mode on the plan runs the SDK's
+    GraphModule.forward. Raises ValueError naming the node the SDK cannot
+    take or run on the example inputs."""
+    sdk_gm = gm if isinstance(gm, GraphModule) else from_torch_fx(gm)
+    return _C._compile(sdk_gm, list(example_inputs))
