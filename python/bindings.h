@@ -11,9 +11,11 @@
 #include <ATen/core/ivalue.h>
 #include <pybind11/pybind11.h>
 
+#include <memory>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "fx_core/runtime/graph_module.h"
 
 namespace fx_sdk {
 
@@ -24,8 +26,15 @@ namespace fx_sdk {
 // takes (tensors shared, not copied).
 std::vector<c10::IValue> to_ivalues(const pybind11::handle& sequence);
 
-// fx_sdk._C.Graph, Node and the insertion-point guard (graph_api.cc).
-void bind_graph(pybind11::module_& m);
+using GraphModuleClass =
+    pybind11::class_<fx::GraphModule, std::shared_ptr<fx::GraphModule>>;
+
+// fx_sdk._C.Graph and Node, and GraphModule's graph and recompile
+// (graph_api.cc).
+void bind_graph(pybind11::module_& m, GraphModuleClass& graph_module);
+// Tells the graph API that gm's graph was replaced (a pipeline rolled a pass
+// back): Graph and Node handles read before then raise from now on.
+void graph_replaced(const fx::GraphModule& gm);
 // fx_sdk._C.CompiledGraph and _compile (compiled_graph.cc).
 void bind_compiled_graph(pybind11::module_& m);
 

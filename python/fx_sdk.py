@@ -6,6 +6,8 @@
     sdk_gm.graph_text, sdk_gm.code         # print(gm.graph), gm.code
     y = sdk_gm(x)                           # runs the SDK's compiled plan
     back = fx_sdk.to_torch_fx(sdk_gm)       # a torch.fx GraphModule again
+    for node in sdk_gm.graph.nodes: ...     # torch.fx's graph API (graph.py)
+    sdk_gm.recompile()
     out, report = fx_sdk.run_pipeline(gm, "dce,cse")
     fast = fx_sdk.compile(gm, [x])          # the SDK's InferencePlan
     y = fast(x)
@@ -34,14 +36,17 @@ import torch
 import torch.fx
 
 from . import _C
+from . import graph as _graph
 from . import torchfx_export as _export
 from . import torchfx_import as _import
 
-__all__ = ["GraphModule", "CompiledGraph", "from_torch_fx", "to_torch_fx",
-           "run_pipeline", "compile", "PLUGIN_DIR"]
+__all__ = ["GraphModule", "Graph", "Node", "CompiledGraph", "from_torch_fx",
+           "to_torch_fx", "run_pipeline", "compile", "PLUGIN_DIR"]
 
 GraphModule = _C.GraphModule
 CompiledGraph = _C.CompiledGraph
+Graph = _graph.Graph  # sdk_gm.graph: torch.fx's Graph API (graph.py)
+Node = _graph.Node
 
 
 
@@ -82,7 +87,8 @@ def from_torch_fx(gm):
     if not isinstance(gm, torch.fx.GraphModule):
         raise TypeError(f"from_torch_fx takes a torch.fx.GraphModule, not "
                         f"{type(gm).__name__}")
-    document, weights = _export.graph_document(gm, copy_weights=False)
+    document, weights = _export.graph_document(gm, copy_weights=False,
+                                               meta=True)
     _record_types(gm, document)
     if weights:
         document["weights"] = "in-memory"

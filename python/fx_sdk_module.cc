@@ -120,6 +120,12 @@ py::list run_pipeline(fx::GraphModule& gm, const std::string& pipeline,
     hooks.print_after = &printed;
     report = pm->run(target, hooks);
   }
+  // A rollback puts a snapshot in the graph's place.
+  bool replaced = report.stopped;
+  for (const fx::host::PassRecord& r : report.passes) {
+    replaced |= r.outcome == fx::host::PassRecord::Outcome::kRolledBack;
+  }
+  if (replaced) graph_replaced(gm);
   if (report.stopped) throw std::runtime_error(report.failure);
   py::list records;
   for (const fx::host::PassRecord& r : report.passes) {
@@ -142,11 +148,11 @@ py::list run_pipeline(fx::GraphModule& gm, const std::string& pipeline,
 PYBIND11_MODULE(_C, m) {
   using namespace fx_sdk;  // NOLINT: the bindings below
   m.doc() = "The C++ half of fx_sdk; use the fx_sdk module.";
-  bind_graph(m);
-  py::class_<fx::GraphModule, std::shared_ptr<fx::GraphModule>>(
+  GraphModuleClass graph_module(
       m, "GraphModule",
       "The SDK's GraphModule (fx::GraphModule), made by "
-      "fx_sdk.from_torch_fx.")
+      "fx_sdk.from_torch_fx.");
+  graph_module
       .def_property_readonly(
           "code", [](const fx::GraphModule& gm) { return gm.code(); },
           "The generated Python code, as torch.fx's gm.code.")
@@ -158,6 +164,7 @@ PYBIND11_MODULE(_C, m) {
       .def("__repr__", [](const fx::GraphModule& gm) {
         return "<fx_sdk.GraphModule " + gm.class_name() + ">";
       });
+  bind_graph(m, graph_module);
   bind_compiled_graph(m);
   m.def("_from_bundle", &from_bundle, py::arg("json"), py::arg("weights"));
   m.def("_to_bundle", &to_bundle, py::arg("gm"));

@@ -220,3 +220,27 @@ def test_type_errors():
         fx_sdk.from_torch_fx(torch.nn.ReLU())
     with pytest.raises(TypeError):
         fx_sdk.to_torch_fx(torch.fx.symbolic_trace(torch.nn.ReLU()))
+
+
+def test_meta_crosses_both_ways():
+    """shape_prop's tensor_meta and other representable meta survive the
+    round trip; what the format has no form for (a tensor, a type) is left
+    out."""
+    from torch.fx.passes.shape_prop import ShapeProp
+    torch.manual_seed(0)
+    gm = torch.fx.symbolic_trace(torch.nn.Sequential(
+        torch.nn.Linear(4, 3), torch.nn.ReLU()).eval())
+    ShapeProp(gm).propagate(torch.rand(2, 4))
+    nodes = list(gm.graph.nodes)
+    nodes[1].meta["note"] = {"stage": 2, "tags": ["a", "b"]}
+    nodes[1].meta["tensor"] = torch.zeros(2)
+    nodes[1].meta["cls"] = torch.nn.Linear
+    sdk_gm = fx_sdk.from_torch_fx(gm)
+    sdk_node = sdk_gm.graph.nodes[1]
+    assert sdk_node.meta["note"] == {"stage": 2, "tags": ["a", "b"]}
+    assert sdk_node.meta["tensor_meta"]["shape"] == [2, 3]
+    assert "tensor" not in sdk_node.meta and "cls" not in sdk_node.meta
+    back = fx_sdk.to_torch_fx(sdk_gm)
+    for original, copy in zip(nodes, back.graph.nodes):
+        assert copy.meta.get("tensor_meta") == original.meta.get("tensor_meta")
+    assert list(back.graph.nodes)[1].meta["note"] == nodes[1].meta["note"]

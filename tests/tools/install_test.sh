@@ -35,7 +35,7 @@ for f in bin/fx include/fx/plugin_api.h include/fx/plugin_api.hpp \
   lib/pkgconfig/fx-plugin.pc lib/fx-sdk/fx_plugin.map \
   lib/fx-sdk/plugins/libfx_passes.so lib/fx-sdk/plugins/libfx_shape_prop.so \
   share/fx-sdk/plugin_template/CMakeLists.txt share/fx-sdk/runtime-libraries.txt \
-  lib/python/fx_sdk/__init__.py lib/python/fx_sdk/_C.so \
+  lib/python/fx_sdk/__init__.py lib/python/fx_sdk/graph.py lib/python/fx_sdk/_C.so \
   lib/python/fx_sdk/torchfx_export.py lib/python/fx_sdk/torchfx_import.py; do
   [ -f "$work/staging/prefix/$f" ] || fail "install left out $f"
 done

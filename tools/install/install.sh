@@ -88,7 +88,7 @@ chmod 644 "$prefix/lib/cmake/FxSdk/FxSdkConfigVersion.cmake" "$prefix/lib/pkgcon
 # The Python package, without its copy of the plugins (it finds them in
 # lib/fx-sdk/plugins).
 install -m 755 "$src/python/fx_sdk/_C.so" "$prefix/lib/python/fx_sdk/"
-for f in __init__.py torchfx_export.py torchfx_import.py; do
+for f in __init__.py graph.py torchfx_export.py torchfx_import.py; do
   install -m 644 "$src/python/fx_sdk/$f" "$prefix/lib/python/fx_sdk/"
 done
 
