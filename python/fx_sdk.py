@@ -19,13 +19,17 @@ copied: the SDK's modules hold the same storage as the torch.fx
 GraphModule's, and so does the GraphModule to_torch_fx returns. Submodules
 cross by type and constructor config (tools/torchfx_export.py's
 module_config), so a call_module target must be a module kind the SDK
-knows (torch.nn's).
+knows (torch.nn's). Node meta crosses both ways where the format can hold
+it (ARG values; shape_prop's TensorMetadata as the spec's tensor_meta);
+the rest (tensors, types, other objects) is left out.
 
 Errors: a graph the SDK cannot represent or load (an unsupported argument
 value, module or target) raises ValueError naming the node or module; a
 pipeline that does not parse or names an unknown pass raises ValueError; one
 that stops at a failing pass raises RuntimeError naming it.
 
+Installed with `bazel run //:install -- PREFIX`, the package is
+PREFIX/lib/python/fx_sdk and finds its plugins in PREFIX/lib/fx-sdk/plugins.
 Import torch before this module (it links the same LibTorch).
 """
 

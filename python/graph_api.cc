@@ -315,7 +315,7 @@ py::list replace_all_uses_with(const PyNode& n, const PyNode& replacement,
   std::function<bool(fx::Node*)> filter;
   if (!delete_user_cb.is_none()) {
     filter = [&](fx::Node* user) {
-      return delete_user_cb(wrap_node(n.ref, user)).cast<bool>();
+      return py::bool_(delete_user_cb(wrap_node(n.ref, user))).cast<bool>();
     };
   }
   fx::Node* with =

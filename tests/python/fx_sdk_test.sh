@@ -16,4 +16,7 @@ export PYTHONPATH="${runfiles}/python"
 export FX_SDK_REFERENCE="${TEST_SRCDIR}/shared/reference"
 [ -d "$FX_SDK_REFERENCE" ] || FX_SDK_REFERENCE="${runfiles}/external/shared/reference"
 cd "${TEST_TMPDIR}" || exit 1
-exec /usr/bin/python3 -m pytest -q -p no:cacheprovider "${runfiles}/$1"
+# Each pytest case in Bazel's test.xml, so tools/test.sh counts them.
+junit=()
+[ -z "${XML_OUTPUT_FILE:-}" ] || junit=(--junitxml="$XML_OUTPUT_FILE")
+exec /usr/bin/python3 -m pytest -q -p no:cacheprovider "${junit[@]}" "${runfiles}/$1"
