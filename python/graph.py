@@ -30,6 +30,7 @@ None at the ends; graph.nodes is a list (a snapshot).
 
 import collections.abc
 import importlib
+import inspect
 
 import torch
 import torch.fx
@@ -153,8 +154,11 @@ def _create_node(graph, op, target, args=None, kwargs=None, name=None,
     return node
 
 
-def _placeholder(graph, name, type_expr=None):
-    return graph._placeholder(name, _type_name(type_expr))
+def _placeholder(graph, name, type_expr=None,
+                 default_value=inspect.Signature.empty):
+    if default_value is inspect.Signature.empty:
+        return graph._placeholder(name, _type_name(type_expr))
+    return graph._placeholder(name, _type_name(type_expr), default_value)
 
 
 def _get_attr(graph, qualified_name, type_expr=None):

@@ -21,6 +21,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -508,8 +509,15 @@ void bind_graph_class(py::module_& m) {
            py::arg("args"), py::arg("kwargs"), py::arg("name"), py::arg("type"))
       .def("_placeholder",
            [](const PyGraph& g, const std::string& name,
-              const std::string& type) {
-             return wrap_node(g.ref, g.ref.get().placeholder(name, type));
+              const std::string& type, py::args default_value) {
+             // default_value: empty, or the one default (which may be None).
+             std::optional<fx::Argument> value;
+             if (!default_value.empty()) {
+               value = from_python(default_value[0], g.ref,
+                                   "placeholder '" + name + "' default");
+             }
+             return wrap_node(g.ref,
+                              g.ref.get().placeholder(name, type, value));
            })
       .def("_output",
            [](const PyGraph& g, py::handle result, const std::string& type) {

@@ -15,6 +15,12 @@ fi
 export PYTHONPATH="${runfiles}/python"
 export FX_SDK_REFERENCE="${TEST_SRCDIR}/shared/reference"
 [ -d "$FX_SDK_REFERENCE" ] || FX_SDK_REFERENCE="${runfiles}/external/shared/reference"
+# Under --config=asan the extension links the sanitizer runtimes, which must
+# come first in the process: preload them into Python.
+if readelf -d "${runfiles}/python/fx_sdk/_C.so" | grep -q 'NEEDED.*libasan'; then
+  export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
+  export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:detect_odr_violation=0}"
+fi
 cd "${TEST_TMPDIR}" || exit 1
 # Each pytest case in Bazel's test.xml, so tools/test.sh counts them.
 junit=()

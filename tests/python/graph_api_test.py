@@ -144,6 +144,9 @@ def test_insertion_points():
             graph.call_function(operator.mul, (nodes[0], 2))
         with graph.inserting_before(None):
             graph.placeholder("z", type_expr=torch.Tensor)
+        with graph.inserting_after(nodes[1]):
+            graph.placeholder("scale_by", default_value=2.0)
+            graph.placeholder("opt", default_value=None)
         with graph.inserting_before(nodes[-1]):
             graph.get_attr("scale")
         graph.eliminate_dead_code()

@@ -136,8 +136,12 @@ assert report[0]["plugin"] == "fx_passes", report
 assert out.code == gm.code
 print("fx_sdk from", os.path.dirname(fx_sdk.__file__))
 EOF
-  (cd / && "${clean_env[@]}" PYTHONPATH="$sdk/lib/python" /usr/bin/python3 \
-    "$work/use_fx_sdk.py" "$sdk") || fail "fx_sdk from the prefix"
+  preload=()  # --config=asan: the sanitizer runtimes must come first
+  if readelf -d "$ext" | grep -q 'NEEDED.*libasan'; then
+    preload=(LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)")
+  fi
+  (cd / && "${clean_env[@]}" "${preload[@]}" PYTHONPATH="$sdk/lib/python" \
+    /usr/bin/python3 "$work/use_fx_sdk.py" "$sdk") || fail "fx_sdk from the prefix"
 fi
 
 echo "PASS"
