@@ -17,7 +17,10 @@ export FX_SDK_REFERENCE="${TEST_SRCDIR}/shared/reference"
 [ -d "$FX_SDK_REFERENCE" ] || FX_SDK_REFERENCE="${runfiles}/external/shared/reference"
 # Under --config=asan the extension links the sanitizer runtimes, which must
 # come first in the process: preload them into Python.
-if readelf -d "${runfiles}/python/fx_sdk/_C.so" | grep -q 'NEEDED.*libasan'; then
+# (readelf's output read whole: grep -q would stop early, and with pipefail
+# readelf's SIGPIPE would make the test think otherwise now and then.)
+needed="$(readelf -d "${runfiles}/python/fx_sdk/_C.so")"
+if [[ "$needed" == *"[libasan"* ]]; then
   export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
   export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:detect_odr_violation=0}"
 fi

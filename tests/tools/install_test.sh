@@ -137,7 +137,7 @@ assert out.code == gm.code
 print("fx_sdk from", os.path.dirname(fx_sdk.__file__))
 EOF
   preload=()  # --config=asan: the sanitizer runtimes must come first
-  if readelf -d "$ext" | grep -q 'NEEDED.*libasan'; then
+  if [[ "$(readelf -d "$ext")" == *"[libasan"* ]]; then  # not grep -q: pipefail
     preload=(LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)")
   fi
   (cd / && "${clean_env[@]}" "${preload[@]}" PYTHONPATH="$sdk/lib/python" \
