@@ -1,6 +1,7 @@
 // fx_sdk._C: the C++ half of the Python package fx_sdk (python/fx_sdk.py
-// is the other half and the public API). Bindings only: the work lives in
-// fx_core and plugin_api.
+// is the other half and the public API). This file assembles the module: the
+// GraphModule class, the in-memory bundles and the pipeline; the graph API
+// and compiled plans are in their own files (bindings.h).
 //
 // Graphs cross as fx-graph JSON text in memory (../shared/spec), tensors as
 // torch.Tensor objects (the same LibTorch as Python's torch: no copies).
@@ -25,14 +26,25 @@
 #include "plugin_api/pipeline/pass_target.h"
 #include "plugin_api/pipeline/pipeline.h"
 #include "plugin_api/pipeline/pipeline_report.h"
+#include "python/bindings.h"
 
 namespace py = pybind11;
 
-namespace {
+namespace fx_sdk {
 
-[[noreturn]] void raise_value_error(const absl::Status& status) {
+void raise_value_error(const absl::Status& status) {
   throw py::value_error(std::string(status.message()));
 }
+
+std::vector<c10::IValue> to_ivalues(const py::handle& sequence) {
+  std::vector<c10::IValue> values;
+  for (const py::handle& value : sequence) {
+    values.push_back(torch::jit::toTypeInferredIValue(value));
+  }
+  return values;
+}
+
+namespace {
 
 // JSON text and weights -> GraphModule, the weights shared.
 std::shared_ptr<fx::GraphModule> from_bundle(const std::string& json,
@@ -57,11 +69,7 @@ py::tuple to_bundle(const fx::GraphModule& gm) {
 }
 
 py::object call(fx::GraphModule& gm, const py::args& args) {
-  std::vector<c10::IValue> inputs;
-  inputs.reserve(args.size());
-  for (const py::handle& arg : args) {
-    inputs.push_back(torch::jit::toTypeInferredIValue(arg));
-  }
+  std::vector<c10::IValue> inputs = to_ivalues(args);
   c10::IValue out;
   {
     py::gil_scoped_release released;
@@ -112,6 +120,12 @@ py::list run_pipeline(fx::GraphModule& gm, const std::string& pipeline,
     hooks.print_after = &printed;
     report = pm->run(target, hooks);
   }
+  // A rollback puts a snapshot in the graph's place.
+  bool replaced = report.stopped;
+  for (const fx::host::PassRecord& r : report.passes) {
+    replaced |= r.outcome == fx::host::PassRecord::Outcome::kRolledBack;
+  }
+  if (replaced) graph_replaced(gm);
   if (report.stopped) throw std::runtime_error(report.failure);
   py::list records;
   for (const fx::host::PassRecord& r : report.passes) {
@@ -129,13 +143,16 @@ py::list run_pipeline(fx::GraphModule& gm, const std::string& pipeline,
 }
 
 }  // namespace
+}  // namespace fx_sdk
 
 PYBIND11_MODULE(_C, m) {
+  using namespace fx_sdk;  // NOLINT: the bindings below
   m.doc() = "The C++ half of fx_sdk; use the fx_sdk module.";
-  py::class_<fx::GraphModule, std::shared_ptr<fx::GraphModule>>(
+  GraphModuleClass graph_module(
       m, "GraphModule",
       "The SDK's GraphModule (fx::GraphModule), made by "
-      "fx_sdk.from_torch_fx.")
+      "fx_sdk.from_torch_fx.");
+  graph_module
       .def_property_readonly(
           "code", [](const fx::GraphModule& gm) { return gm.code(); },
           "The generated Python code, as torch.fx's gm.code.")
@@ -147,6 +164,8 @@ PYBIND11_MODULE(_C, m) {
       .def("__repr__", [](const fx::GraphModule& gm) {
         return "<fx_sdk.GraphModule " + gm.class_name() + ">";
       });
+  bind_graph(m, graph_module);
+  bind_compiled_graph(m);
   m.def("_from_bundle", &from_bundle, py::arg("json"), py::arg("weights"));
   m.def("_to_bundle", &to_bundle, py::arg("gm"));
   m.def("_run_pipeline", &run_pipeline, py::arg("gm"), py::arg("pipeline"),

@@ -256,11 +256,46 @@ def code_form_annotations(gm):
     return annotations, match.group(3)
 
 
-def graph_document(gm, copy_weights=True):
+def tensor_meta(value):
+    """shape_prop's TensorMetadata in the spec's tensor_meta form, or None
+    (quantized tensors have no form there)."""
+    if getattr(value, "is_quantized", True):
+        return None
+    return {"dict": {
+        "shape": [int(d) for d in value.shape],
+        "dtype": encode(value.dtype, "tensor_meta"),
+        "stride": [int(d) for d in value.stride],
+        "requires_grad": bool(value.requires_grad),
+        "memory_format": encode(value.memory_format, "tensor_meta"),
+    }}
+
+
+def node_meta(node):
+    """The node's meta entries the format can hold (ARG values, and
+    tensor_meta in the spec's form); the rest (tensors, types, arbitrary
+    objects) are left out."""
+    meta = {}
+    for key, value in node.meta.items():
+        if key == "is_wrapped" or not isinstance(key, str):
+            continue
+        try:
+            if key == "tensor_meta" and type(value).__name__ == "TensorMetadata":
+                encoded = tensor_meta(value)
+            else:
+                encoded = encode(value, key)
+        except ValueError:
+            continue
+        if encoded is not None:
+            meta[key] = encoded
+    return meta
+
+
+def graph_document(gm, copy_weights=True, meta=False):
     """gm as an fx-graph document (a dict, ready for json.dump) and the
     weights it names (qualified name -> tensor): clones, or with
-    copy_weights=False gm's own tensors. Raises ValueError naming the node
-    or module that cannot be encoded."""
+    copy_weights=False gm's own tensors. With meta=True each node's meta
+    goes too, what the format can hold of it (node_meta). Raises ValueError
+    naming the node or module that cannot be encoded."""
     nodes = []
     modules = {}
     weights = {}
@@ -278,10 +313,13 @@ def graph_document(gm, copy_weights=True):
             "args": [encode(a, where) for a in node.args],
             "kwargs": {k: encode(v, where) for k, v in node.kwargs.items()},
         }
+        entry_meta = node_meta(node) if meta else {}
         if (node.op == "call_function" and is_wrapped_by_default(target)
                 and not node.meta.get("is_wrapped", False)):
             # The reader would take it for a torch.fx.wrap'ed function.
-            entry["meta"] = {"is_wrapped": False}
+            entry_meta["is_wrapped"] = False
+        if entry_meta:
+            entry["meta"] = entry_meta
         if node.op == "placeholder" and node.target in annotations:
             # The code's parameter is the target ("input"); the node may be
             # named apart from it ("input_1").

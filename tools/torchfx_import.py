@@ -82,6 +82,20 @@ def decode(value, nodes, where):
     raise BundleError(f"{where}: unknown value kind '{kind}'")
 
 
+def decode_meta(key, value, nodes, where):
+    """A meta value; tensor_meta in the spec's form becomes shape_prop's
+    TensorMetadata, as torch.fx's ShapeProp leaves it."""
+    decoded = decode(value, nodes, where)
+    if key == "tensor_meta" and isinstance(decoded, dict) and {
+            "shape", "dtype", "stride"} <= decoded.keys():
+        from torch.fx.passes.shape_prop import TensorMetadata
+        return TensorMetadata(
+            torch.Size(decoded["shape"]), decoded["dtype"],
+            decoded.get("requires_grad", False), tuple(decoded["stride"]),
+            decoded.get("memory_format"), False, {})
+    return decoded
+
+
 def set_path(root, path, value):
     *parents, leaf = path.split(".")
     for atom in parents:
@@ -214,6 +228,10 @@ def build_graph_module(doc, weights, share=False, types=None):
                 if wrapped is True:
                     node.meta["is_wrapped"] = True
         nodes[name] = node
+        for key, value in entry.get("meta", {}).items():
+            if key != "is_wrapped":
+                node.meta[key] = decode_meta(key, value, nodes,
+                                             f"{where} meta '{key}'")
     graph.lint()
     return torch.fx.GraphModule(root, graph)
 

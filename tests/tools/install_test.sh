@@ -7,7 +7,11 @@
 #   3. the plugin template (PREFIX/share/fx-sdk/plugin_template) configures,
 #      builds and passes its tests with Debian's CMake against the prefix;
 #   4. the same plugin built with make + pkg-config exports
-#      fx_plugin_get_info alone and runs in the installed fx.
+#      fx_plugin_get_info alone and runs in the installed fx;
+#   5. the Python package imports from PREFIX/lib/python under Debian's
+#      /usr/bin/python3 (skipped when it lacks torch), its extension module
+#      has no rpath naming the build and finds every library it needs, and it
+#      converts a traced module and runs a first-party pass found in the prefix.
 # Prints the install's size and the template's configure+build time.
 set -euo pipefail
 
@@ -30,7 +34,9 @@ for f in bin/fx include/fx/plugin_api.h include/fx/plugin_api.hpp \
   lib/cmake/FxSdk/FxSdkConfig.cmake lib/cmake/FxSdk/FxSdkConfigVersion.cmake \
   lib/pkgconfig/fx-plugin.pc lib/fx-sdk/fx_plugin.map \
   lib/fx-sdk/plugins/libfx_passes.so lib/fx-sdk/plugins/libfx_shape_prop.so \
-  share/fx-sdk/plugin_template/CMakeLists.txt share/fx-sdk/runtime-libraries.txt; do
+  share/fx-sdk/plugin_template/CMakeLists.txt share/fx-sdk/runtime-libraries.txt \
+  lib/python/fx_sdk/__init__.py lib/python/fx_sdk/graph.py lib/python/fx_sdk/_C.so \
+  lib/python/fx_sdk/torchfx_export.py lib/python/fx_sdk/torchfx_import.py; do
   [ -f "$work/staging/prefix/$f" ] || fail "install left out $f"
 done
 if grep -rlI -- "$work/staging" "$work/staging/prefix"; then
@@ -103,5 +109,39 @@ fx run "$make_dir/tests/relu.fx.json" --plugin "$make_dir/librelu_to_mul.so" \
 fx code "$work/make_out/out.fx.json" >"$work/make_out/code.py"
 cmp "$work/make_out/code.py" "$make_dir/tests/relu_to_mul.expected.py" ||
   fail "the make-built plugin's output differs from the golden"
+
+step "Python: import fx_sdk from PREFIX/lib/python"
+ext="$sdk/lib/python/fx_sdk/_C.so"
+if readelf -d "$ext" | grep -E "RPATH|RUNPATH"; then
+  fail "_C.so has an rpath (it must find its libraries on the system path)"
+fi
+if ldd "$ext" | grep "not found"; then
+  fail "_C.so needs libraries the system does not have"
+fi
+grep -q "^libtorch_python" "$sdk/share/fx-sdk/runtime-libraries.txt" ||
+  fail "runtime-libraries.txt leaves out _C.so's libtorch_python"
+if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+  echo "SKIPPED the Python step: /usr/bin/python3 lacks torch"
+else
+  cat >"$work/use_fx_sdk.py" <<'EOF'
+import os, sys, torch, torch.fx, fx_sdk
+prefix = sys.argv[1]
+assert fx_sdk.__file__.startswith(prefix), fx_sdk.__file__
+assert fx_sdk.PLUGIN_DIR == os.path.join(prefix, "lib/fx-sdk/plugins"), fx_sdk.PLUGIN_DIR
+gm = torch.fx.symbolic_trace(torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU()))
+x = torch.rand(2, 4)
+torch.testing.assert_close(fx_sdk.from_torch_fx(gm)(x), gm(x))
+out, report = fx_sdk.run_pipeline(gm, "dce")
+assert report[0]["plugin"] == "fx_passes", report
+assert out.code == gm.code
+print("fx_sdk from", os.path.dirname(fx_sdk.__file__))
+EOF
+  preload=()  # --config=asan: the sanitizer runtimes must come first
+  if [[ "$(readelf -d "$ext")" == *"[libasan"* ]]; then  # not grep -q: pipefail
+    preload=(LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)")
+  fi
+  (cd / && "${clean_env[@]}" "${preload[@]}" PYTHONPATH="$sdk/lib/python" \
+    /usr/bin/python3 "$work/use_fx_sdk.py" "$sdk") || fail "fx_sdk from the prefix"
+fi
 
 echo "PASS"

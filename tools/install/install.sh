@@ -14,8 +14,11 @@
 #   PREFIX/lib/fx-sdk/fx_plugin.map         linker version script: a plugin
 #                                           exports fx_plugin_get_info alone
 #   PREFIX/share/fx-sdk/plugin_template/    a CMake plugin project to copy
-#   PREFIX/share/fx-sdk/runtime-libraries.txt   what bin/fx loads from the
-#                                           system, and the Debian packages
+#   PREFIX/lib/python/fx_sdk/               the Python package (import fx_sdk
+#                                           with PYTHONPATH=PREFIX/lib/python);
+#                                           it loads the plugins above
+#   PREFIX/share/fx-sdk/runtime-libraries.txt   what bin/fx and _C.so load
+#                                           from the system, and the packages
 #                                           that provide it
 #
 # No file names PREFIX: the tree may be moved or copied anywhere (the CMake
@@ -23,9 +26,13 @@
 # links LibTorch, Abseil, Boost.Filesystem and OpenSSL from the system library
 # path (tools/setup.sh's Debian packages; runtime-libraries.txt lists them),
 # so it needs no rpath and runs from any directory without the source tree.
+# So does the package's extension module fx_sdk/_C.so: the SDK is linked into
+# it, and LibTorch (with libtorch_python, which Debian's python3-torch uses)
+# comes from the system library path.
 #
 # Re-installing into the same PREFIX replaces the SDK's own directories
-# (include/fx, lib/fx-sdk, lib/cmake/FxSdk, share/fx-sdk) and files.
+# (include/fx, lib/fx-sdk, lib/cmake/FxSdk, lib/python/fx_sdk, share/fx-sdk)
+# and files.
 set -euo pipefail
 
 usage() { echo "usage: bazel run //:install -- PREFIX" >&2; exit 2; }
@@ -56,10 +63,11 @@ api_version="$(sed -n 's/^#define FX_API_VERSION \([0-9]*\).*/\1/p' "$src/plugin
 [ -n "$api_version" ] || { echo "install: FX_API_VERSION not found" >&2; exit 1; }
 
 mkdir -p "$prefix"
-rm -rf "$prefix/include/fx" "$prefix/lib/fx-sdk" "$prefix/lib/cmake/FxSdk" "$prefix/share/fx-sdk"
+rm -rf "$prefix/include/fx" "$prefix/lib/fx-sdk" "$prefix/lib/cmake/FxSdk" \
+  "$prefix/lib/python/fx_sdk" "$prefix/share/fx-sdk"
 install -d "$prefix/bin" "$prefix/include/fx" "$prefix/include/dlpack" \
   "$prefix/lib/fx-sdk/plugins" "$prefix/lib/cmake/FxSdk" "$prefix/lib/pkgconfig" \
-  "$prefix/share/fx-sdk"
+  "$prefix/lib/python/fx_sdk" "$prefix/share/fx-sdk"
 
 install -m 755 "$src/tools/fx" "$prefix/bin/fx"
 for p in "$src"/plugins/libfx_*.so; do
@@ -77,6 +85,13 @@ sed "s/@FX_API_VERSION@/$api_version/g" "$src/tools/install/fx-plugin.pc.in" \
   >"$prefix/lib/pkgconfig/fx-plugin.pc"
 chmod 644 "$prefix/lib/cmake/FxSdk/FxSdkConfigVersion.cmake" "$prefix/lib/pkgconfig/fx-plugin.pc"
 
+# The Python package, without its copy of the plugins (it finds them in
+# lib/fx-sdk/plugins).
+install -m 755 "$src/python/fx_sdk/_C.so" "$prefix/lib/python/fx_sdk/"
+for f in __init__.py graph.py torchfx_export.py torchfx_import.py; do
+  install -m 644 "$src/python/fx_sdk/$f" "$prefix/lib/python/fx_sdk/"
+done
+
 # The template, without its Bazel glue (it builds with CMake or Make).
 template="$src/sdk_examples/plugin_template"
 (cd "$template" && find -L . -type f ! -name BUILD.bazel ! -name '*_test.sh') | while read -r f; do
@@ -86,9 +101,11 @@ done
 # What bin/fx loads from the system (its direct dependencies) and from which
 # Debian packages, for whoever copies PREFIX to another machine.
 {
-  echo "# Shared libraries bin/fx needs from the system library path, and the"
-  echo "# Debian packages that provide them (install those on another machine)."
-  readelf -d "$prefix/bin/fx" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | while read -r lib; do
+  echo "# Shared libraries bin/fx and lib/python/fx_sdk/_C.so need from the system"
+  echo "# library path, and the Debian packages that provide them (install those"
+  echo "# on another machine)."
+  readelf -d "$prefix/bin/fx" "$prefix/lib/python/fx_sdk/_C.so" 2>/dev/null |
+    sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort -u | while read -r lib; do
     path="$(ldconfig -p 2>/dev/null | awk -v l="$lib" '$1 == l && /x86-64|x86_64/ {print $NF}' | head -1)" || true
     pkg=""
     if [ -n "$path" ] && command -v dpkg >/dev/null; then
@@ -108,3 +125,4 @@ echo "  fx:      $prefix/bin/fx"
 echo "  CMake:   find_package(FxSdk) with CMAKE_PREFIX_PATH=$prefix"
 echo "  pkg-config: PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs fx-plugin"
 echo "  template: $prefix/share/fx-sdk/plugin_template"
+echo "  Python:  PYTHONPATH=$prefix/lib/python /usr/bin/python3 -c 'import torch, fx_sdk'"

@@ -1,0 +1,43 @@
+// The parts of fx_sdk._C, one per file; fx_sdk_module.cc assembles them into
+// the module. Bindings only: the work lives in fx_core and plugin_api.
+//
+// Errors cross as Python exceptions: an input the SDK cannot take (a graph,
+// an argument value, a pipeline) raises ValueError; a misuse of a handle
+// (a node of another graph, a graph replaced since it was read) raises
+// RuntimeError or ValueError with the SDK's message.
+#ifndef PYTHON_BINDINGS_H_
+#define PYTHON_BINDINGS_H_
+
+#include <ATen/core/ivalue.h>
+#include <pybind11/pybind11.h>
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "fx_core/runtime/graph_module.h"
+
+namespace fx_sdk {
+
+// Raises ValueError with the status's message.
+[[noreturn]] void raise_value_error(const absl::Status& status);
+
+// Python values (call arguments, a list) as the IValues GraphModule::forward
+// takes (tensors shared, not copied).
+std::vector<c10::IValue> to_ivalues(const pybind11::handle& sequence);
+
+using GraphModuleClass =
+    pybind11::class_<fx::GraphModule, std::shared_ptr<fx::GraphModule>>;
+
+// fx_sdk._C.Graph and Node, and GraphModule's graph and recompile
+// (graph_api.cc).
+void bind_graph(pybind11::module_& m, GraphModuleClass& graph_module);
+// Tells the graph API that gm's graph was replaced (a pipeline rolled a pass
+// back): Graph and Node handles read before then raise from now on.
+void graph_replaced(const fx::GraphModule& gm);
+// fx_sdk._C.CompiledGraph and _compile (compiled_graph.cc).
+void bind_compiled_graph(pybind11::module_& m);
+
+}  // namespace fx_sdk
+
+#endif  // PYTHON_BINDINGS_H_

@@ -1,0 +1,100 @@
+// fx_sdk._C.CompiledGraph: an SDK GraphModule planned for inference
+// (fx::InferencePlan, fx_core/runtime/plan) on example inputs, called as a
+// function: fx_sdk.compile returns one, and functorch.compile.aot_function
+// takes fx_sdk.compile as its fw_compiler.
+//
+// The plan points into the GraphModule, so a CompiledGraph holds it; one
+// runs at a time (the plan reuses its buffers), the GIL released meanwhile.
+// Calls with inputs of other shapes re-plan; with grad mode on they run
+// GraphModule::forward (inference_plan.h).
+#include <torch/csrc/jit/python/pybind_utils.h>
+#include <torch/extension.h>
+
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/plan/inference_plan.h"
+#include "fx_core/support/error.h"
+#include "python/bindings.h"
+
+namespace py = pybind11;
+
+namespace fx_sdk {
+namespace {
+
+class CompiledGraph {
+ public:
+  // Plans `gm` for inputs like `example_inputs`; ValueError naming the node
+  // when the graph cannot run on them.
+  CompiledGraph(std::shared_ptr<fx::GraphModule> gm,
+                std::vector<c10::IValue> example_inputs)
+      : gm_(std::move(gm)) {
+    try {
+      py::gil_scoped_release released;
+      plan_ = fx::InferencePlan::build(*gm_, std::move(example_inputs));
+    } catch (const fx::FxError& e) {
+      throw py::value_error(e.what());
+    }
+  }
+
+  py::object call(const py::args& args) {
+    std::vector<c10::IValue> inputs = to_ivalues(args);
+    c10::IValue out;
+    {
+      py::gil_scoped_release released;
+      std::lock_guard<std::mutex> lock(mutex_);
+      out = plan_->run(std::move(inputs));
+    }
+    return torch::jit::toPyObject(std::move(out));
+  }
+
+  const std::shared_ptr<fx::GraphModule>& graph_module() const { return gm_; }
+
+  py::dict stats() const {
+    fx::InferencePlan::Stats s = plan_->stats();
+    py::dict d;
+    d["steps"] = s.steps;
+    d["direct_steps"] = s.direct_steps;
+    d["fallback_steps"] = s.fallback_steps;
+    d["buffers"] = s.buffers;
+    d["buffer_bytes"] = s.buffer_bytes;
+    d["replans"] = s.replans;
+    d["forward_calls"] = s.forward_calls;
+    return d;
+  }
+
+ private:
+  std::shared_ptr<fx::GraphModule> gm_;
+  std::unique_ptr<fx::InferencePlan> plan_;
+  std::mutex mutex_;
+};
+
+}  // namespace
+
+void bind_compiled_graph(py::module_& m) {
+  py::class_<CompiledGraph>(
+      m, "CompiledGraph",
+      "An SDK GraphModule planned for inference (fx::InferencePlan): call it "
+      "as the GraphModule.")
+      .def("__call__", &CompiledGraph::call,
+           "Runs the plan on the inputs (positional, as gm.forward's).")
+      .def_property_readonly("graph_module", &CompiledGraph::graph_module,
+                             "The SDK GraphModule the plan runs.")
+      .def_property_readonly(
+          "stats", &CompiledGraph::stats,
+          "What the plan does: steps, direct_steps (bound to ATen CPU "
+          "kernels), fallback_steps, buffers, buffer_bytes, replans, "
+          "forward_calls.");
+  m.def(
+      "_compile",
+      [](std::shared_ptr<fx::GraphModule> gm, const py::list& example_inputs) {
+        return std::make_unique<CompiledGraph>(std::move(gm),
+                                               to_ivalues(example_inputs));
+      },
+      py::arg("gm"), py::arg("example_inputs"));
+}
+
+}  // namespace fx_sdk

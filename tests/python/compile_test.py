@@ -1,0 +1,168 @@
+"""fx_sdk.compile (python/fx_sdk.py, python/compiled_graph.cc): the SDK's
+InferencePlan as a callable, directly and as functorch.compile.aot_function's
+fw_compiler / bw_compiler, against eager PyTorch on resnet18 and a small
+transformer. Run by fx_sdk_test.sh under /usr/bin/python3."""
+
+import math
+
+import pytest
+import torch
+import torch.fx
+from functorch.compile import aot_function
+
+import fx_sdk
+
+# aot_function warns that an unboxed compiler keeps its inputs alive.
+pytestmark = pytest.mark.filterwarnings("ignore:Your compiler for AOTAutograd")
+
+
+class Block(torch.nn.Module):
+    """A pre-norm transformer block written out (torch.fx traces through it:
+    attention as matmul and softmax)."""
+
+    def __init__(self, d=32, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.qkv = torch.nn.Linear(d, 3 * d)
+        self.proj = torch.nn.Linear(d, d)
+        self.ln1 = torch.nn.LayerNorm(d)
+        self.ln2 = torch.nn.LayerNorm(d)
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(d, 4 * d),
+                                       torch.nn.GELU(),
+                                       torch.nn.Linear(4 * d, d))
+
+    def forward(self, x):
+        b, t, d = x.size(0), x.size(1), x.size(2)
+        qkv = self.qkv(self.ln1(x)).chunk(3, dim=-1)
+        q, k, v = [qkv[i].view(b, t, self.heads, 8).transpose(1, 2)
+                   for i in range(3)]
+        att = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(8), dim=-1)
+        y = (att @ v).transpose(1, 2).reshape(b, t, d)
+        x = x + self.proj(y)
+        return x + self.mlp(self.ln2(x))
+
+
+class TinyTransformer(torch.nn.Module):
+    def __init__(self, vocab=100, d=32):
+        super().__init__()
+        self.embedding = torch.nn.Embedding(vocab, d)
+        self.blocks = torch.nn.Sequential(Block(d), Block(d))
+        self.head = torch.nn.Linear(d, vocab)
+
+    def forward(self, ids):
+        return self.head(self.blocks(self.embedding(ids)))
+
+
+def resnet18():
+    import torchvision.models
+    return torchvision.models.resnet18().eval(), [torch.rand(1, 3, 224, 224)]
+
+
+def transformer():
+    return TinyTransformer().eval(), [torch.randint(0, 100, (2, 7))]
+
+
+def nn_transformer():
+    def layer():
+        return torch.nn.TransformerEncoderLayer(
+            d_model=32, nhead=4, dim_feedforward=64, batch_first=True)
+    # torch.fx keeps each layer as a call_module leaf.
+    model = torch.nn.Sequential(layer(), layer()).eval()
+    return model, [torch.rand(2, 5, 32)]
+
+
+MODELS = {"resnet18": resnet18, "transformer": transformer,
+          "nn_transformer": nn_transformer}
+
+
+def functional(model):
+    """model as fn(flat_parameters, *inputs) for aot_function, and its
+    parameters and buffers in that order."""
+    state = dict(model.named_parameters())
+    state.update(model.named_buffers())
+    names = list(state)
+
+    def fn(flat, *inputs):
+        return torch.nn.utils.stateless.functional_call(
+            model, dict(zip(names, flat)), inputs)
+    return fn, list(state.values())
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_compile_directly(name):
+    torch.manual_seed(0)
+    model, inputs = MODELS[name]()
+    compiled = fx_sdk.compile(torch.fx.symbolic_trace(model), inputs)
+    assert isinstance(compiled, fx_sdk.CompiledGraph)
+    with torch.no_grad():
+        want = model(*inputs)
+        torch.testing.assert_close(compiled(*inputs), want, rtol=1e-4,
+                                   atol=1e-5)
+        # Other inputs of the same shapes: the plan runs again.
+        other = [torch.rand_like(x) if x.is_floating_point()
+                 else torch.randint_like(x, 100) for x in inputs]
+        torch.testing.assert_close(compiled(*other), model(*other),
+                                   rtol=1e-4, atol=1e-5)
+    assert compiled.stats["replans"] == 0
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_aot_function_fw_compiler(name):
+    torch.manual_seed(0)
+    model, inputs = MODELS[name]()
+    fn, flat = functional(model)
+    compiled = []
+
+    def fw_compiler(gm, example_inputs):
+        compiled.append(fx_sdk.compile(gm, example_inputs))
+        return compiled[-1]
+    aot = aot_function(fn, fw_compiler=fw_compiler)
+    with torch.no_grad():
+        got = aot(flat, *inputs)
+        want = model(*inputs)
+    assert len(compiled) == 1
+    # The aten-level graph aot_function traced ran in the SDK.
+    assert compiled[0].stats["steps"] > 20
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_aot_function_passes_fx_sdk_compile_itself_for_both_passes():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(),
+                                torch.nn.Linear(16, 4))
+    fn, flat = functional(model)
+    x = torch.rand(5, 8)
+    aot = aot_function(fn, fw_compiler=fx_sdk.compile,
+                       bw_compiler=fx_sdk.compile)
+    torch.testing.assert_close(aot(flat, x), fn(flat, x))
+    want = torch.autograd.grad(fn(flat, x).sum(), flat)
+    got = torch.autograd.grad(aot(flat, x).sum(), flat)
+    assert len(got) == len(want) == 4
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w)
+
+
+def test_compile_takes_an_sdk_graph_module():
+    gm = torch.fx.symbolic_trace(torch.nn.Sequential(torch.nn.Linear(4, 3),
+                                                     torch.nn.ReLU()).eval())
+    sdk_gm = fx_sdk.from_torch_fx(gm)
+    x = torch.rand(2, 4)
+    compiled = fx_sdk.compile(sdk_gm, [x])
+    assert compiled.graph_module is sdk_gm
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), gm(x))
+        # Another batch size: re-planned, same numbers.
+        y = torch.rand(6, 4)
+        torch.testing.assert_close(compiled(y), gm(y))
+    assert compiled.stats["replans"] == 1
+
+
+def test_compile_errors_name_the_node():
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    graph.output(graph.call_function(torch.matmul, (x, x)))
+    gm = torch.fx.GraphModule(torch.nn.Module(), graph)
+    with pytest.raises(ValueError, match="matmul"):
+        fx_sdk.compile(gm, [torch.rand(2, 3)])  # (2,3) @ (2,3)
+    with pytest.raises(TypeError):
+        fx_sdk.compile(torch.nn.ReLU(), [torch.rand(2)])

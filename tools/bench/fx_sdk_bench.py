@@ -1,0 +1,146 @@
+#!/usr/bin/python3
+"""fx_sdk in process against the file path (BENCHMARKS.md, "Python").
+
+    bazel run --config=opt //tools/bench:fx_sdk_bench [-- --repeat 5]
+
+For torchvision's resnet50 and a 10k-node graph (a chain cycling
+torch.add and torch.mul with a 4x16 buffer, and torch.relu; built with
+torch.fx's Graph API):
+ - in process: fx_sdk.from_torch_fx + to_torch_fx (the round trip alone),
+   and fx_sdk.run_pipeline(gm, "dce") (the round trip with a pass run);
+ - the file path: the bundle tools/torchfx_export.py writes (graph and
+   weights), `fx run BUNDLE --pipeline dce -o OUT` (a process),
+   torchfx_import.load_bundle(OUT).
+Also from_torch_fx alone, and torch.fx's own cost of building the same
+GraphModule (graph_copy, then GraphModule(root, graph)): the floor of any
+path that returns a torch.fx GraphModule. Best of --repeat runs, wall time
+(time.perf_counter), one thread. Checks that the graphs coming back have
+the original's nodes. Prints one JSON object.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+import torch.fx
+
+import fx_sdk
+from fx_sdk import torchfx_export, torchfx_import
+
+
+def resnet50():
+    import torchvision.models
+    torch.manual_seed(0)
+    model = torchvision.models.resnet50().eval()
+    return torch.fx.symbolic_trace(model)
+
+
+def chain(nodes=10000):
+    """A graph of `nodes` call_function nodes (and one placeholder, one
+    get_attr, the output)."""
+    root = torch.nn.Module()
+    root.register_buffer("w", torch.rand(4, 16))
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    w = graph.get_attr("w")
+    ops = [(torch.relu, lambda v: (v,)),
+           (torch.add, lambda v: (v, w)),
+           (torch.mul, lambda v: (v, w))]
+    for i in range(nodes):
+        fn, args = ops[i % 3]
+        x = graph.call_function(fn, args(x))
+    graph.output(x)
+    return torch.fx.GraphModule(root, graph)
+
+
+def write_bundle(gm, directory):
+    """What tools/torchfx_export.py writes of a graph (the graph and its
+    weights; not the example inputs and eager outputs it also saves)."""
+    os.makedirs(directory, exist_ok=True)
+    document, weights = torchfx_export.graph_document(gm)
+    if weights:
+        document["weights"] = "model.weights.pt"
+        torch.save(weights, os.path.join(directory, "model.weights.pt"))
+    with open(os.path.join(directory, "graph.fx.json"), "w") as f:
+        json.dump(document, f, indent=1)
+
+
+def best(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return min(times), result
+
+
+def same_graph(a, b):
+    """The same nodes (the file path's import leaves out type annotations,
+    so the printed graphs may differ there)."""
+    def nodes(gm):
+        return [(n.name, n.op, str(n.target), str(n.args), str(n.kwargs))
+                for n in gm.graph.nodes]
+    return nodes(a) == nodes(b)
+
+
+def measure(name, gm, fx, repeat, work):
+    def round_trip():
+        return fx_sdk.to_torch_fx(fx_sdk.from_torch_fx(gm))
+
+    def in_process():
+        return fx_sdk.run_pipeline(gm, "dce")[0]
+
+    def file_path():
+        bundle = os.path.join(work, name)
+        out = os.path.join(work, name + "_out")
+        write_bundle(gm, bundle)
+        subprocess.run([fx, "run", os.path.join(bundle, "graph.fx.json"),
+                        "--pipeline", "dce", "--plugin-dir", fx_sdk.PLUGIN_DIR,
+                        "-o", os.path.join(out, "graph.fx.json")],
+                       check=True, stdout=subprocess.DEVNULL)
+        return torchfx_import.load_bundle(out)
+
+    def torch_fx_floor():
+        # What building the returned GraphModule costs torch.fx itself (its
+        # nodes, then its code): any path that ends in a torch.fx
+        # GraphModule pays it.
+        graph = torch.fx.Graph()
+        graph.graph_copy(gm.graph, {})
+        return torch.fx.GraphModule(gm, graph)
+
+    result = {"nodes": len(gm.graph.nodes)}
+    result["from_torch_fx_s"] = round(
+        best(lambda: fx_sdk.from_torch_fx(gm), repeat)[0], 4)
+    result["torch_fx_floor_s"] = round(best(torch_fx_floor, repeat)[0], 4)
+    for label, fn in (("round_trip_s", round_trip),
+                      ("in_process_dce_s", in_process),
+                      ("file_path_dce_s", file_path)):
+        seconds, back = best(fn, repeat)
+        if not same_graph(back, gm):
+            raise SystemExit(f"{name}: {label} changed the graph")
+        result[label] = round(seconds, 4)
+    result["speedup"] = round(result["file_path_dce_s"]
+                              / result["in_process_dce_s"], 1)
+    return result
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--fx", required=True, help="the fx command")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    results = {}
+    with tempfile.TemporaryDirectory() as work:
+        for name, make in (("resnet50", resnet50), ("chain_10k", chain)):
+            results[name] = measure(name, make(), args.fx, args.repeat, work)
+    print(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
