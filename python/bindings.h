@@ -26,6 +26,11 @@ namespace fx_sdk {
 // takes (tensors shared, not copied).
 std::vector<c10::IValue> to_ivalues(const pybind11::handle& sequence);
 
+// A run's result as Python's own types: torch.Size, torch.return_types.*
+// and the other named tuples of fx_core/io/python_tuples.h become those
+// classes (not TorchScript's ad-hoc namedtuples); containers recursively.
+pybind11::object to_python(c10::IValue value);
+
 using GraphModuleClass =
     pybind11::class_<fx::GraphModule, std::shared_ptr<fx::GraphModule>>;
 

@@ -48,7 +48,7 @@ class CompiledGraph {
       std::lock_guard<std::mutex> lock(mutex_);
       out = plan_->run(std::move(inputs));
     }
-    return torch::jit::toPyObject(std::move(out));
+    return to_python(std::move(out));
   }
 
   const std::shared_ptr<fx::GraphModule>& graph_module() const { return gm_; }

@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "fx_core/format/graph_json.h"
+#include "fx_core/io/python_tuples.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/graph_module_file.h"
 #include "plugin_api/loader/plugin_discovery.h"
@@ -68,6 +69,45 @@ py::tuple to_bundle(const fx::GraphModule& gm) {
   return py::make_tuple(bundle->json, bundle->weights);
 }
 
+// The Python class a named tuple stands for ("torch.return_types.max").
+py::object python_class(const std::string& qualified) {
+  size_t dot = qualified.rfind('.');
+  return py::module_::import(qualified.substr(0, dot).c_str())
+      .attr(qualified.substr(dot + 1).c_str());
+}
+
+}  // namespace
+
+py::object to_python(c10::IValue value) {
+  if (value.isTuple()) {
+    const auto& elements = value.toTupleRef().elements();
+    py::tuple items(elements.size());
+    for (size_t i = 0; i < elements.size(); ++i) {
+      items[i] = to_python(elements[i]);
+    }
+    std::string name = fx::python_tuple_name(value);
+    if (name.empty()) return std::move(items);
+    if (name == fx::kAsmOutputName) return python_class(name)(*items);
+    return python_class(name)(items);  // torch.Size, torch.return_types.*
+  }
+  if (value.isList() && !value.isTensorList() && !value.isIntList() &&
+      !value.isDoubleList() && !value.isBoolList()) {
+    py::list items;
+    for (const c10::IValue& e : value.toListRef()) items.append(to_python(e));
+    return std::move(items);
+  }
+  if (value.isGenericDict()) {
+    py::dict items;
+    for (const auto& entry : value.toGenericDict()) {
+      items[to_python(entry.key())] = to_python(entry.value());
+    }
+    return std::move(items);
+  }
+  return torch::jit::toPyObject(std::move(value));
+}
+
+namespace {
+
 py::object call(fx::GraphModule& gm, const py::args& args) {
   std::vector<c10::IValue> inputs = to_ivalues(args);
   c10::IValue out;
@@ -75,7 +115,7 @@ py::object call(fx::GraphModule& gm, const py::args& args) {
     py::gil_scoped_release released;
     out = gm.forward(std::move(inputs));
   }
-  return torch::jit::toPyObject(std::move(out));
+  return to_python(std::move(out));
 }
 
 const char* outcome_name(fx::host::PassRecord::Outcome outcome) {

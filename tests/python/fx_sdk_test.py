@@ -258,3 +258,32 @@ def test_meta_crosses_both_ways():
     for original, copy in zip(nodes, back.graph.nodes):
         assert copy.meta.get("tensor_meta") == original.meta.get("tensor_meta")
     assert list(back.graph.nodes)[1].meta["note"] == nodes[1].meta["note"]
+
+
+class ResultTypes(torch.nn.Module):
+    def forward(self, x):
+        s = x.size()
+        m = torch.max(x, 1)
+        return (s, x.shape[1:], m, m.values, x.sort(1),
+                torch.ops.aten.max.dim(x, 1), {"s": [s]})
+
+
+def python_types(value):
+    if isinstance(value, (tuple, list)):
+        return (type(value), [python_types(v) for v in value])
+    if isinstance(value, dict):
+        return (dict, {k: python_types(v) for k, v in value.items()})
+    return type(value)
+
+
+def test_results_have_pythons_types():
+    """torch.Size and torch.return_types come back as those classes."""
+    gm = torch.fx.symbolic_trace(ResultTypes())
+    x = torch.randn(3, 4)
+    want = gm(x)
+    got = fx_sdk.from_torch_fx(gm)(x)
+    assert python_types(got) == python_types(want)
+    assert got[0] == want[0] and got[1] == want[1]
+    assert torch.equal(got[2].indices, want[2].indices)
+    compiled = fx_sdk.compile(gm, [x])
+    assert python_types(compiled(x)) == python_types(want)
