@@ -239,14 +239,6 @@ FxValueKind value_kind(const FxValue* v) {
   return FX_VALUE_OTHER;
 }
 
-// x.size() and getattr(x, "shape") give a torch.Size.
-bool gives_size(const Node* n) {
-  return n != nullptr &&
-         ((n->op() == Opcode::kCallMethod && n->target() == "size") ||
-          (n->op() == Opcode::kCallFunction &&
-           n->target() == "builtins.getattr"));
-}
-
 const char* value_type_name(const FxValue* v) {
   if (v == nullptr) return "";
   const c10::IValue& x = v->value;
@@ -256,8 +248,12 @@ const char* value_type_name(const FxValue* v) {
   if (x.isInt()) return "int";
   if (x.isDouble()) return "float";
   if (x.isString()) return "str";
-  if (x.isTuple()) return "tuple";
-  if (x.isIntList() && gives_size(v->node)) return "torch.Size";
+  if (x.isTuple()) {
+    // torch.Size, torch.return_types.*: the name lives in the named tuple
+    // type, which is cached for the life of the process.
+    const c10::TupleTypePtr type = x.toTupleRef().type();
+    return type->name() ? type->name()->qualifiedName().c_str() : "tuple";
+  }
   if (x.isList()) return "list";
   return "object";
 }

@@ -92,8 +92,10 @@ IValue norm_method(OpArgs& a) {
               a.optional_dtype(4));
 }
 
-// lu(A, pivot=True, get_infos=False): (LU, pivots[, infos]).
-IValue lu(OpArgs& a) {
+// torch.functional.lu(A, pivot=True, get_infos=False): (LU, pivots[,
+// infos]); Tensor.lu (torch/_tensor.py) unpacks the result and always
+// returns a plain tuple.
+IValue lu_call(OpArgs& a, bool method) {
   if (a.size() > 3 && !a.is_none(3)) {
     throw FxError("lu: out= cannot be given in a graph");
   }
@@ -102,10 +104,13 @@ IValue lu(OpArgs& a) {
       at::_lu_with_info(a.tensor(0), a.to_bool(1), !get_infos);
   // _lu_with_infos returns torch._lu_with_info's named tuple as it is;
   // _lu_no_infos builds a plain tuple of its first two items.
-  if (get_infos)
-    return make_return_type("_lu_with_info", {factors, pivots, infos});
-  return make_tuple({factors, pivots});
+  if (!get_infos) return make_tuple({factors, pivots});
+  if (method) return make_tuple({factors, pivots, infos});
+  return make_return_type("_lu_with_info", {factors, pivots, infos});
 }
+
+IValue lu(OpArgs& a) { return lu_call(a, false); }
+IValue lu_method(OpArgs& a) { return lu_call(a, true); }
 
 // meshgrid(*tensors, indexing=None): one list or tuple argument is unpacked.
 IValue meshgrid(OpArgs& a) {
@@ -351,7 +356,8 @@ void register_torch_functional_ops(OpRegistry& r) {
         "self, p='fro', dim=None, keepdim=False, dtype=None", norm_method);
   function("torch.functional.lu", "A, pivot=True, get_infos=False, out=None",
            lu);
-  r.add(Opcode::kCallMethod, "lu", "self, pivot=True, get_infos=False", lu);
+  r.add(Opcode::kCallMethod, "lu", "self, pivot=True, get_infos=False",
+        lu_method);
   function("torch.functional.meshgrid", "*tensors, indexing=None", meshgrid);
   function("torch.functional.broadcast_shapes", "*shapes", broadcast_shapes);
   function("torch.functional.stft",

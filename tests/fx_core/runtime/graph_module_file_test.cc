@@ -120,9 +120,17 @@ TEST(GraphModuleFile, ModulesRebuiltFromPythonLoadWithoutWeights) {
 
 TEST(GraphModuleFile, ModuleConfigsThatCannotBuildAreNamed) {
   std::string msg = load_error(module_bundle(
-      "transformer", "torch.nn.TransformerEncoder", R"({"num_layers": 2})"));
+      "sync_bn", "torch.nn.SyncBatchNorm", R"({"num_features": 2})"));
   EXPECT_NE(msg.find("module 'm'"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("unknown module type 'torch.nn.TransformerEncoder'"),
+  EXPECT_NE(msg.find("unknown module type 'torch.nn.SyncBatchNorm'"),
+            std::string::npos)
+      << msg;
+  // A module argument must describe a module.
+  msg = load_error(module_bundle("transformer", "torch.nn.TransformerEncoder",
+                                 R"({"encoder_layer": 3, "num_layers": 2})"));
+  EXPECT_NE(msg.find("module 'm'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("encoder_layer must describe a module as {\"type\": "
+                     "..., \"config\": {...}}, not a int"),
             std::string::npos)
       << msg;
   msg = load_error(

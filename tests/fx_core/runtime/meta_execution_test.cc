@@ -107,8 +107,15 @@ TEST(MetaExecution, MetaShapesAreTheShapesOfARealRun) {
   // The output: (fc, fc.size()), the size a list of ints in both runs.
   EXPECT_EQ(meta_out.toTupleRef().elements()[0].toTensor().sizes(),
             (at::IntArrayRef{2, 5}));
-  EXPECT_EQ(meta_out.toTupleRef().elements()[1].toIntVector(),
-            real_out.toTupleRef().elements()[1].toIntVector());
+  const c10::IValue& meta_size = meta_out.toTupleRef().elements()[1];
+  const c10::IValue& real_size = real_out.toTupleRef().elements()[1];
+  EXPECT_TRUE(is_torch_size(meta_size));
+  auto ints = [](const c10::IValue& v) {
+    std::vector<int64_t> out;
+    for (const c10::IValue& d : sequence_elements(v)) out.push_back(d.toInt());
+    return out;
+  };
+  EXPECT_EQ(ints(meta_size), ints(real_size));
 }
 
 TEST(MetaExecution, RealRunComputesWhatForwardComputes) {
