@@ -2,11 +2,11 @@
 
 #include <ATen/ATen.h>
 #include <caffe2/serialize/inline_container.h>
+#include <caffe2/serialize/read_adapter_interface.h>
 #include <torch/csrc/jit/serialization/unpickler.h>
 
 #include <algorithm>
 #include <cstring>
-#include <sstream>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -28,6 +28,23 @@ std::string message_of(const std::exception& e) {
   }
   return e.what();
 }
+
+// The archive's bytes, read in place (PyTorchStreamReader's source).
+class BytesAdapter : public caffe2::serialize::ReadAdapterInterface {
+ public:
+  explicit BytesAdapter(std::string_view bytes) : bytes_(bytes) {}
+  size_t size() const override { return bytes_.size(); }
+  size_t read(uint64_t pos, void* buf, size_t n,
+              const char* /*what*/) const override {
+    if (pos >= bytes_.size()) return 0;
+    n = std::min<uint64_t>(n, bytes_.size() - pos);
+    std::memcpy(buf, bytes_.data() + pos, n);
+    return n;
+  }
+
+ private:
+  std::string_view bytes_;
+};
 
 // Where storages' bytes came from: a data pointer's zip record and size.
 struct Record {
@@ -242,9 +259,9 @@ c10::IValue restore_python_tuples(const c10::IValue& v) {
 // Unpickles a torch.save archive: the pickle checked and rewritten, the
 // storages read from their records (sizes kept), every tensor checked,
 // torch.Size and torch.return_types values made named tuples again.
-c10::IValue load_archive(const std::string& bytes) {
-  std::istringstream stream(bytes);
-  caffe2::serialize::PyTorchStreamReader reader(&stream);
+c10::IValue load_archive(std::string_view bytes) {
+  caffe2::serialize::PyTorchStreamReader reader(
+      std::make_shared<BytesAdapter>(bytes));
   auto [pickle, pickle_size] = reader.getRecord("data.pkl");
   std::string program = rewrite_pickle_for_libtorch(
       std::string(static_cast<const char*>(pickle.get()), pickle_size));
@@ -272,15 +289,20 @@ c10::IValue load_archive(const std::string& bytes) {
 
 }  // namespace
 
+absl::StatusOr<c10::IValue> parse_value(std::string_view bytes,
+                                        std::string_view source) {
+  try {
+    return load_archive(bytes);
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(
+        cat(source, ": not a readable torch.save file: ", message_of(e)));
+  }
+}
+
 absl::StatusOr<c10::IValue> read_value_file(const std::string& path) {
   absl::StatusOr<std::string> bytes = read_regular_file(path);
   if (!bytes.ok()) return bytes.status();
-  try {
-    return load_archive(*bytes);
-  } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(
-        cat(path, ": not a readable torch.save file: ", message_of(e)));
-  }
+  return parse_value(*bytes, path);
 }
 
 absl::Status write_value_file(const std::string& path,
@@ -296,24 +318,31 @@ absl::Status write_value_file(const std::string& path,
 }
 
 absl::StatusOr<std::vector<std::pair<std::string, at::Tensor>>>
-read_tensor_dict(const std::string& path) {
-  absl::StatusOr<c10::IValue> value = read_value_file(path);
+parse_tensor_dict(std::string_view bytes, std::string_view source) {
+  absl::StatusOr<c10::IValue> value = parse_value(bytes, source);
   if (!value.ok()) return value.status();
   if (!value->isGenericDict()) {
     return absl::InvalidArgumentError(cat(
-        path, ": expected a dict of str -> Tensor, got ", value->tagKind()));
+        source, ": expected a dict of str -> Tensor, got ", value->tagKind()));
   }
   std::vector<std::pair<std::string, at::Tensor>> out;
   for (const auto& item : value->toGenericDict()) {
     if (!item.key().isString() || !item.value().isTensor()) {
       return absl::InvalidArgumentError(
-          cat(path, ": expected a dict of str -> Tensor; entry '",
+          cat(source, ": expected a dict of str -> Tensor; entry '",
               item.key().isString() ? item.key().toStringRef() : "?", "' is a ",
               item.value().tagKind()));
     }
     out.emplace_back(item.key().toStringRef(), item.value().toTensor());
   }
   return out;
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, at::Tensor>>>
+read_tensor_dict(const std::string& path) {
+  absl::StatusOr<std::string> bytes = read_regular_file(path);
+  if (!bytes.ok()) return bytes.status();
+  return parse_tensor_dict(*bytes, path);
 }
 
 absl::Status write_tensor_dict(
