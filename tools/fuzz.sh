@@ -64,7 +64,10 @@ for t in "${targets[@]}"; do
   dict=$(dict_of "$t")
   [ -z "$dict" ] || args+=(-dict="$dict")
   echo "fuzz: $t for ${seconds}s (log: $dir/log)"
-  ASAN_OPTIONS=detect_leaks=1:detect_odr_violation=0 UBSAN_OPTIONS=print_stacktrace=1 \
+  # Leaks checked, less the known LibTorch ones (tests/fuzz/lsan.supp).
+  ASAN_OPTIONS=detect_leaks=1:detect_odr_violation=0:fast_unwind_on_malloc=0 \
+    LSAN_OPTIONS=suppressions=tests/fuzz/lsan.supp:print_suppressions=0 \
+    UBSAN_OPTIONS=print_stacktrace=1 \
     "$bin/tests/fuzz/${t}_fuzzer" "${args[@]}" "$dir/corpus" "tests/fuzz/corpus/$t" \
     >"$dir/log" 2>&1
   crashes=$(find "$dir/crashes" -type f | wc -l)

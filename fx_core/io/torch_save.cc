@@ -1,6 +1,8 @@
 #include "fx_core/io/torch_save.h"
 
 #include <ATen/ATen.h>
+#include <ATen/quantized/QTensorImpl.h>
+#include <ATen/quantized/Quantizer.h>
 #include <caffe2/serialize/inline_container.h>
 #include <caffe2/serialize/read_adapter_interface.h>
 #include <torch/csrc/jit/serialization/unpickler.h>
@@ -142,6 +144,14 @@ class LoadedValueCheck {
                           " bytes; record '", it->second.name, "' holds ",
                           it->second.size));
       }
+    }
+    // A quantized storage rebuilt as a plain tensor (_rebuild_tensor_v2, not
+    // _rebuild_qtensor) has no quantizer: every use of it throws.
+    if (t.is_quantized() &&
+        dynamic_cast<const at::UnknownQuantizer*>(
+            at::get_qtensorimpl(t)->quantizer().get()) != nullptr) {
+      throw FxError(cat(where, ": a ", c10::toString(t.scalar_type()),
+                        " tensor without quantization parameters"));
     }
     std::string outside = tensor_outside_storage(t);
     if (!outside.empty()) throw FxError(cat(where, ": ", outside));

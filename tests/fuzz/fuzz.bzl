@@ -35,7 +35,7 @@ def fx_fuzz_target(name, srcs, deps):
         size = "small",
         srcs = ["replay_test.sh"],
         args = ["$(rootpath :%s_fuzzer)" % name, corpus, crashes],
-        data = [":%s_fuzzer" % name] + native.glob([
+        data = [":%s_fuzzer" % name, "lsan.supp"] + native.glob([
             "corpus/%s/**" % name,
             "crashes/%s/**" % name,
         ]),

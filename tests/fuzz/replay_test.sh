@@ -10,4 +10,8 @@ for d in "$@"; do
   [ -d "$d" ] && dirs+=("$d")
 done
 [ "${#dirs[@]}" -gt 0 ] || { echo "no input directory among: $*" >&2; exit 1; }
+# Under the sanitizers: the known LibTorch leaks are suppressed (lsan.supp),
+# which needs stacks unwound through LibTorch's frames.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}:fast_unwind_on_malloc=0"
+export LSAN_OPTIONS="suppressions=$(dirname "$0")/lsan.supp:print_suppressions=0"
 exec "$fuzzer" -runs=0 "${dirs[@]}"
