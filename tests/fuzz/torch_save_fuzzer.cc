@@ -3,15 +3,18 @@
 // against their storages), as `fx exec` reads inputs and weights. What it
 // accepts must be safe to use: every tensor is copied element by element (a
 // tensor reaching outside its storage would read out of bounds), and the
-// value written back with LibTorch's pickler reads back.
+// value written back by the SDK's writer (fx::torch_save_bytes, what fx
+// writes) reads back.
 #include <ATen/ATen.h>
-#include <torch/serialize.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <string>
 #include <string_view>
 #include <vector>
 
+#include "fx_core/io/torch_pickler.h"
 #include "fx_core/io/torch_save.h"
 #include "tests/fuzz/fuzz_check.h"
 
@@ -53,14 +56,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!value.ok()) return 0;
   touch_tensors(*value);
 
-  std::vector<char> written;
+  std::string written;
   try {
-    written = torch::pickle_save(*value);
+    written = fx::torch_save_bytes(*value);
   } catch (const std::exception&) {
-    return 0;  // not every value read can be written (LibTorch's choice)
+    return 0;  // a value with no Python spelling (sparse, quantized) is refused
   }
-  absl::StatusOr<c10::IValue> again = fx::parse_value(
-      std::string_view(written.data(), written.size()), "<written>");
+  absl::StatusOr<c10::IValue> again = fx::parse_value(written, "<written>");
   if (!again.ok()) {
     std::fprintf(stderr, "%s\n", std::string(again.status().message()).c_str());
   }
