@@ -11,6 +11,9 @@ packages=(
   python3-dev pybind11-dev python3-pytest  # the Python package fx_sdk (//python) and its tests
   abigail-tools  # abidw/abidiff: the plugin ABI baseline check (tests/plugin_api/abi)
   cmake pkgconf make  # the SDK install test builds the plugin template out of tree
+  # The fuzz targets' libFuzzer builds (bazel --config=fuzz, tools/fuzz.sh):
+  # clang, its libFuzzer and sanitizer runtimes, its linker.
+  clang-14 libclang-rt-14-dev lld-14
   # LibTorch (C++ and Python) calls the system libblas.so.3, which is the
   # reference BLAS unless an optimized one is installed: OpenBLAS makes a
   # 512x512 matmul and resnet50 about 10x faster (README, "Threads and BLAS").

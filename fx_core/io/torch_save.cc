@@ -1,12 +1,14 @@
 #include "fx_core/io/torch_save.h"
 
 #include <ATen/ATen.h>
+#include <ATen/quantized/QTensorImpl.h>
+#include <ATen/quantized/Quantizer.h>
 #include <caffe2/serialize/inline_container.h>
+#include <caffe2/serialize/read_adapter_interface.h>
 #include <torch/csrc/jit/serialization/unpickler.h>
 
 #include <algorithm>
 #include <cstring>
-#include <sstream>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -28,6 +30,23 @@ std::string message_of(const std::exception& e) {
   }
   return e.what();
 }
+
+// The archive's bytes, read in place (PyTorchStreamReader's source).
+class BytesAdapter : public caffe2::serialize::ReadAdapterInterface {
+ public:
+  explicit BytesAdapter(std::string_view bytes) : bytes_(bytes) {}
+  size_t size() const override { return bytes_.size(); }
+  size_t read(uint64_t pos, void* buf, size_t n,
+              const char* /*what*/) const override {
+    if (pos >= bytes_.size()) return 0;
+    n = std::min<uint64_t>(n, bytes_.size() - pos);
+    std::memcpy(buf, bytes_.data() + pos, n);
+    return n;
+  }
+
+ private:
+  std::string_view bytes_;
+};
 
 // Where storages' bytes came from: a data pointer's zip record and size.
 struct Record {
@@ -125,6 +144,14 @@ class LoadedValueCheck {
                           " bytes; record '", it->second.name, "' holds ",
                           it->second.size));
       }
+    }
+    // A quantized storage rebuilt as a plain tensor (_rebuild_tensor_v2, not
+    // _rebuild_qtensor) has no quantizer: every use of it throws.
+    if (t.is_quantized() &&
+        dynamic_cast<const at::UnknownQuantizer*>(
+            at::get_qtensorimpl(t)->quantizer().get()) != nullptr) {
+      throw FxError(cat(where, ": a ", c10::toString(t.scalar_type()),
+                        " tensor without quantization parameters"));
     }
     std::string outside = tensor_outside_storage(t);
     if (!outside.empty()) throw FxError(cat(where, ": ", outside));
@@ -246,9 +273,9 @@ c10::IValue restore_python_tuples(const c10::IValue& v) {
 // Unpickles a torch.save archive: the pickle checked and rewritten, the
 // storages read from their records (sizes kept), every tensor checked,
 // torch.Size and torch.return_types values made named tuples again.
-c10::IValue load_archive(const std::string& bytes) {
-  std::istringstream stream(bytes);
-  caffe2::serialize::PyTorchStreamReader reader(&stream);
+c10::IValue load_archive(std::string_view bytes) {
+  caffe2::serialize::PyTorchStreamReader reader(
+      std::make_shared<BytesAdapter>(bytes));
   auto [pickle, pickle_size] = reader.getRecord("data.pkl");
   std::string program = rewrite_pickle_for_libtorch(
       std::string(static_cast<const char*>(pickle.get()), pickle_size));
@@ -276,15 +303,20 @@ c10::IValue load_archive(const std::string& bytes) {
 
 }  // namespace
 
+absl::StatusOr<c10::IValue> parse_value(std::string_view bytes,
+                                        std::string_view source) {
+  try {
+    return load_archive(bytes);
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(
+        cat(source, ": not a readable torch.save file: ", message_of(e)));
+  }
+}
+
 absl::StatusOr<c10::IValue> read_value_file(const std::string& path) {
   absl::StatusOr<std::string> bytes = read_regular_file(path);
   if (!bytes.ok()) return bytes.status();
-  try {
-    return load_archive(*bytes);
-  } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(
-        cat(path, ": not a readable torch.save file: ", message_of(e)));
-  }
+  return parse_value(*bytes, path);
 }
 
 absl::Status write_value_file(const std::string& path,
@@ -300,24 +332,31 @@ absl::Status write_value_file(const std::string& path,
 }
 
 absl::StatusOr<std::vector<std::pair<std::string, at::Tensor>>>
-read_tensor_dict(const std::string& path) {
-  absl::StatusOr<c10::IValue> value = read_value_file(path);
+parse_tensor_dict(std::string_view bytes, std::string_view source) {
+  absl::StatusOr<c10::IValue> value = parse_value(bytes, source);
   if (!value.ok()) return value.status();
   if (!value->isGenericDict()) {
     return absl::InvalidArgumentError(cat(
-        path, ": expected a dict of str -> Tensor, got ", value->tagKind()));
+        source, ": expected a dict of str -> Tensor, got ", value->tagKind()));
   }
   std::vector<std::pair<std::string, at::Tensor>> out;
   for (const auto& item : value->toGenericDict()) {
     if (!item.key().isString() || !item.value().isTensor()) {
       return absl::InvalidArgumentError(
-          cat(path, ": expected a dict of str -> Tensor; entry '",
+          cat(source, ": expected a dict of str -> Tensor; entry '",
               item.key().isString() ? item.key().toStringRef() : "?", "' is a ",
               item.value().tagKind()));
     }
     out.emplace_back(item.key().toStringRef(), item.value().toTensor());
   }
   return out;
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, at::Tensor>>>
+read_tensor_dict(const std::string& path) {
+  absl::StatusOr<std::string> bytes = read_regular_file(path);
+  if (!bytes.ok()) return bytes.status();
+  return parse_tensor_dict(*bytes, path);
 }
 
 absl::Status write_tensor_dict(

@@ -14,6 +14,7 @@
 #include <ATen/core/ivalue.h>
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -23,6 +24,9 @@ namespace fx {
 
 // Reads a torch.save file holding any value.
 absl::StatusOr<c10::IValue> read_value_file(const std::string& path);
+// The same from the file's bytes; `source` names them in messages.
+absl::StatusOr<c10::IValue> parse_value(std::string_view bytes,
+                                        std::string_view source);
 // Writes one, atomically.
 absl::Status write_value_file(const std::string& path,
                               const c10::IValue& value);
@@ -30,6 +34,8 @@ absl::Status write_value_file(const std::string& path,
 // A torch.save file holding a dict of str -> Tensor (a state dict).
 absl::StatusOr<std::vector<std::pair<std::string, at::Tensor>>>
 read_tensor_dict(const std::string& path);
+absl::StatusOr<std::vector<std::pair<std::string, at::Tensor>>>
+parse_tensor_dict(std::string_view bytes, std::string_view source);
 absl::Status write_tensor_dict(
     const std::string& path,
     const std::vector<std::pair<std::string, at::Tensor>>& tensors);

@@ -45,10 +45,17 @@ bool load_into(torch::nn::Module& module, const std::string& key,
             ", the weights hold ", c10::str(value.sizes()));
     return false;
   }
-  if (share) {
-    target->set_data(value);
-  } else {
-    target->copy_(value);
+  // LibTorch refuses some weights here (an integer tensor as the data of a
+  // parameter that requires grad, a complex one copied into a float one).
+  try {
+    if (share) {
+      target->set_data(value);
+    } else {
+      target->copy_(value);
+    }
+  } catch (const c10::Error& e) {
+    *error = e.what_without_backtrace();
+    return false;
   }
   return true;
 }

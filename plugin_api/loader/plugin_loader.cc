@@ -4,6 +4,7 @@
 #include <boost/dll/shared_library.hpp>
 #include <boost/filesystem.hpp>
 #include <cstddef>
+#include <cstring>
 #include <set>
 #include <utility>
 
@@ -95,6 +96,14 @@ absl::Status check_sizes(const FxPluginInfo& info, const std::string& who) {
         cat(who, " declares pass_info_size ", info.pass_info_size,
             ", smaller than an FxPassInfo (", kPassInfoSize, " bytes)", fix));
   }
+  // A stride that is not a multiple of the alignment cannot come from a C
+  // array (sizeof always is one), and would read passes misaligned.
+  if (info.pass_info_size % alignof(FxPassInfo) != 0) {
+    return absl::InvalidArgumentError(
+        cat(who, " declares pass_info_size ", info.pass_info_size,
+            ", not a multiple of FxPassInfo's alignment (", alignof(FxPassInfo),
+            " bytes)", fix));
+  }
   if (info.api_version > FX_API_VERSION && info.pass_info_size == 0 &&
       info.num_passes > 1) {
     return absl::InvalidArgumentError(
@@ -139,6 +148,16 @@ absl::Status check_handshake(const FxPluginInfo& info, const std::string& who) {
   return absl::OkStatus();
 }
 
+// The option's type as the int the plugin stored. A C enum holds any int,
+// but loading one outside FxOptionType's range as the enum is undefined in
+// C++ (UBSan: "not a valid value for type 'FxOptionType'").
+int stored_option_type(const FxOptionSpec& spec) {
+  static_assert(sizeof(FxOptionType) == sizeof(int));
+  int type;
+  std::memcpy(&type, &spec.type, sizeof(type));
+  return type;
+}
+
 // Option `o` of a pass: a unique name, a known type, a default of that type.
 absl::Status check_option(const FxOptionSpec& spec, size_t o,
                           const std::string& where,
@@ -151,10 +170,10 @@ absl::Status check_option(const FxOptionSpec& spec, size_t o,
     return absl::InvalidArgumentError(
         cat(where, ": declares option '", spec.name, "' twice"));
   }
-  if (spec.type < FX_OPTION_BOOL || spec.type > FX_OPTION_STRING_LIST) {
-    return absl::InvalidArgumentError(cat(where, ": option '", spec.name,
-                                          "' has unknown type ",
-                                          static_cast<int>(spec.type)));
+  int type = stored_option_type(spec);
+  if (type < FX_OPTION_BOOL || type > FX_OPTION_STRING_LIST) {
+    return absl::InvalidArgumentError(
+        cat(where, ": option '", spec.name, "' has unknown type ", type));
   }
   OptionValue value;
   absl::Status parsed = parse_option_text(

@@ -471,15 +471,16 @@ void make_layer_children(FunctionalModuleImpl& m, OpArgs& args, bool decoder) {
 
 }  // namespace
 
-void add_attention_specs(std::vector<ModuleSpec>* specs) {
-  ModuleSpec mha{"MultiheadAttention",
-                 "embed_dim, num_heads, dropout=0.0, bias=True, "
-                 "add_bias_kv=False, add_zero_attn=False, kdim=None, "
-                 "vdim=None, batch_first=False, device=None, dtype=None",
-                 "query, key, value, key_padding_mask=None, need_weights=True, "
-                 "attn_mask=None, average_attn_weights=True",
-                 "",
-                 {}};
+void add_attention_specs(std::vector<FunctionalModuleSpec>* specs) {
+  FunctionalModuleSpec mha{
+      "MultiheadAttention",
+      "embed_dim, num_heads, dropout=0.0, bias=True, "
+      "add_bias_kv=False, add_zero_attn=False, kdim=None, "
+      "vdim=None, batch_first=False, device=None, dtype=None",
+      "query, key, value, key_padding_mask=None, need_weights=True, "
+      "attn_mask=None, average_attn_weights=True",
+      "",
+      {}};
   mha.parameters = make_multihead_parameters;
   mha.custom = multihead_forward;
   specs->push_back(std::move(mha));
@@ -487,22 +488,23 @@ void add_attention_specs(std::vector<ModuleSpec>* specs) {
       "d_model, nhead, dim_feedforward=2048, dropout=0.1, activation='relu', "
       "layer_norm_eps=1e-05, batch_first=False, norm_first=False, "
       "device=None, dtype=None";
-  ModuleSpec encoder{"TransformerEncoderLayer",
-                     layer,
-                     "src, src_mask=None, src_key_padding_mask=None",
-                     "",
-                     {}};
+  FunctionalModuleSpec encoder{"TransformerEncoderLayer",
+                               layer,
+                               "src, src_mask=None, src_key_padding_mask=None",
+                               "",
+                               {}};
   encoder.parameters = [](FunctionalModuleImpl& m, OpArgs& a) {
     make_layer_children(m, a, false);
   };
   encoder.custom = encoder_layer_forward;
   specs->push_back(std::move(encoder));
-  ModuleSpec decoder{"TransformerDecoderLayer",
-                     layer,
-                     "tgt, memory, tgt_mask=None, memory_mask=None, "
-                     "tgt_key_padding_mask=None, memory_key_padding_mask=None",
-                     "",
-                     {}};
+  FunctionalModuleSpec decoder{
+      "TransformerDecoderLayer",
+      layer,
+      "tgt, memory, tgt_mask=None, memory_mask=None, "
+      "tgt_key_padding_mask=None, memory_key_padding_mask=None",
+      "",
+      {}};
   decoder.parameters = [](FunctionalModuleImpl& m, OpArgs& a) {
     make_layer_children(m, a, true);
   };

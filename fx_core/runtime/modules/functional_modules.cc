@@ -42,10 +42,10 @@ const char* const kF = "torch.nn.functional.";
 
 std::string F(const char* name) { return cat(kF, name); }
 
-void add_activations(std::vector<ModuleSpec>* specs) {
+void add_activations(std::vector<FunctionalModuleSpec>* specs) {
   auto inplace = [](const char* type, const char* init, const char* fn,
                     std::vector<std::string> args) {
-    return ModuleSpec{type, init, "input", F(fn), std::move(args)};
+    return FunctionalModuleSpec{type, init, "input", F(fn), std::move(args)};
   };
   specs->push_back(inplace("CELU", "alpha=1.0, inplace=False", "celu",
                            {"input", "alpha", "inplace"}));
@@ -88,11 +88,12 @@ void add_activations(std::vector<ModuleSpec>* specs) {
   specs->push_back(
       inplace("RReLU", "lower=0.125, upper=0.3333333333333333, inplace=False",
               "rrelu", {"input", "lower", "upper", "training", "inplace"}));
-  ModuleSpec prelu{"PReLU",
-                   "num_parameters=1, init=0.25, device=None, dtype=None",
-                   "input",
-                   "torch.prelu",
-                   {"input", "self.weight"}};
+  FunctionalModuleSpec prelu{
+      "PReLU",
+      "num_parameters=1, init=0.25, device=None, dtype=None",
+      "input",
+      "torch.prelu",
+      {"input", "self.weight"}};
   prelu.parameters = [](FunctionalModuleImpl& m, OpArgs& a) {
     m.register_parameter("weight",
                          at::full({a.to_int(0)}, a.scalar(1), at::kFloat));
@@ -100,7 +101,7 @@ void add_activations(std::vector<ModuleSpec>* specs) {
   specs->push_back(prelu);
 }
 
-void add_dropouts(std::vector<ModuleSpec>* specs) {
+void add_dropouts(std::vector<FunctionalModuleSpec>* specs) {
   for (const char* n : {"1", "2", "3"}) {
     specs->push_back({cat("Dropout", n, "d"),
                       "p=0.5, inplace=False",
@@ -120,38 +121,38 @@ void add_dropouts(std::vector<ModuleSpec>* specs) {
                     {"input", "p", "training"}});
 }
 
-void add_padding(std::vector<ModuleSpec>* specs) {
+void add_padding(std::vector<FunctionalModuleSpec>* specs) {
   for (size_t n : {1, 2, 3}) {
     for (const char* mode : {"reflect", "replicate"}) {
       std::string name =
           cat(mode == std::string("reflect") ? "Reflection" : "Replication",
               "Pad", n, "d");
-      ModuleSpec s{name,
-                   "padding",
-                   "input",
-                   F("pad"),
-                   {"input", "padding", cat("'", mode, "'")}};
+      FunctionalModuleSpec s{name,
+                             "padding",
+                             "input",
+                             F("pad"),
+                             {"input", "padding", cat("'", mode, "'")}};
       s.padding_ints = 2 * n;
       specs->push_back(s);
     }
-    ModuleSpec constant{cat("ConstantPad", n, "d"),
-                        "padding, value",
-                        "input",
-                        F("pad"),
-                        {"input", "padding", "'constant'", "value"}};
+    FunctionalModuleSpec constant{cat("ConstantPad", n, "d"),
+                                  "padding, value",
+                                  "input",
+                                  F("pad"),
+                                  {"input", "padding", "'constant'", "value"}};
     constant.padding_ints = 2 * n;
     specs->push_back(constant);
   }
-  ModuleSpec zero{"ZeroPad2d",
-                  "padding, value=0.0",
-                  "input",
-                  F("pad"),
-                  {"input", "padding", "'constant'", "value"}};
+  FunctionalModuleSpec zero{"ZeroPad2d",
+                            "padding, value=0.0",
+                            "input",
+                            F("pad"),
+                            {"input", "padding", "'constant'", "value"}};
   zero.padding_ints = 4;
   specs->push_back(zero);
 }
 
-void add_pooling(std::vector<ModuleSpec>* specs) {
+void add_pooling(std::vector<FunctionalModuleSpec>* specs) {
   specs->push_back(
       {"MaxPool3d",
        "kernel_size, stride=None, padding=0, dilation=1, "
@@ -205,7 +206,7 @@ void add_pooling(std::vector<ModuleSpec>* specs) {
   }
 }
 
-void add_shape_ops(std::vector<ModuleSpec>* specs) {
+void add_shape_ops(std::vector<FunctionalModuleSpec>* specs) {
   const char* upsample =
       "size=None, scale_factor=None, mode='nearest', align_corners=None, "
       "recompute_scale_factor=None";
@@ -273,29 +274,31 @@ void add_shape_ops(std::vector<ModuleSpec>* specs) {
                     {"input", "size", "alpha", "beta", "k"}});
 }
 
-void add_weighted(std::vector<ModuleSpec>* specs) {
-  ModuleSpec bilinear{"Bilinear",
-                      "in1_features, in2_features, out_features, bias=True, "
-                      "device=None, dtype=None",
-                      "input1, input2",
-                      "torch.bilinear",
-                      {"input1", "input2", "self.weight", "self.bias"}};
+void add_weighted(std::vector<FunctionalModuleSpec>* specs) {
+  FunctionalModuleSpec bilinear{
+      "Bilinear",
+      "in1_features, in2_features, out_features, bias=True, "
+      "device=None, dtype=None",
+      "input1, input2",
+      "torch.bilinear",
+      {"input1", "input2", "self.weight", "self.bias"}};
   bilinear.parameters = [](FunctionalModuleImpl& m, OpArgs& a) {
     m.register_parameter("weight",
                          at::zeros({a.to_int(2), a.to_int(0), a.to_int(1)}));
     if (a.to_bool(3)) m.register_parameter("bias", at::zeros({a.to_int(2)}));
   };
   specs->push_back(bilinear);
-  ModuleSpec bag{"EmbeddingBag",
-                 "num_embeddings, embedding_dim, max_norm=None, norm_type=2.0, "
-                 "scale_grad_by_freq=False, mode='mean', sparse=False, "
-                 "_weight=None, include_last_offset=False, padding_idx=None, "
-                 "device=None, dtype=None",
-                 "input, offsets=None, per_sample_weights=None",
-                 F("embedding_bag"),
-                 {"input", "self.weight", "offsets", "max_norm", "norm_type",
-                  "scale_grad_by_freq", "mode", "sparse", "per_sample_weights",
-                  "include_last_offset", "padding_idx"}};
+  FunctionalModuleSpec bag{
+      "EmbeddingBag",
+      "num_embeddings, embedding_dim, max_norm=None, norm_type=2.0, "
+      "scale_grad_by_freq=False, mode='mean', sparse=False, "
+      "_weight=None, include_last_offset=False, padding_idx=None, "
+      "device=None, dtype=None",
+      "input, offsets=None, per_sample_weights=None",
+      F("embedding_bag"),
+      {"input", "self.weight", "offsets", "max_norm", "norm_type",
+       "scale_grad_by_freq", "mode", "sparse", "per_sample_weights",
+       "include_last_offset", "padding_idx"}};
   bag.parameters = [](FunctionalModuleImpl& m, OpArgs& a) {
     m.register_parameter("weight", a.is_none(7)
                                        ? at::zeros({a.to_int(0), a.to_int(1)})
@@ -329,14 +332,15 @@ c10::IValue instance_norm_forward(FunctionalModuleImpl& m, OpArgs& a,
   return unbatched ? out.squeeze(0) : out;
 }
 
-void add_instance_norms(std::vector<ModuleSpec>* specs) {
+void add_instance_norms(std::vector<FunctionalModuleSpec>* specs) {
   for (int64_t n : {1, 2, 3}) {
-    ModuleSpec spec{cat("InstanceNorm", n, "d"),
-                    "num_features, eps=1e-05, momentum=0.1, affine=False, "
-                    "track_running_stats=False, device=None, dtype=None",
-                    "input",
-                    "",
-                    {}};
+    FunctionalModuleSpec spec{
+        cat("InstanceNorm", n, "d"),
+        "num_features, eps=1e-05, momentum=0.1, affine=False, "
+        "track_running_stats=False, device=None, dtype=None",
+        "input",
+        "",
+        {}};
     spec.parameters = [](FunctionalModuleImpl& m, OpArgs& a) {
       int64_t c = a.to_int(0);
       if (a.to_bool(3)) {
@@ -399,16 +403,17 @@ std::vector<int64_t> output_padding(FunctionalModuleImpl& m,
   return out;
 }
 
-void add_conv_transposes(std::vector<ModuleSpec>* specs) {
+void add_conv_transposes(std::vector<FunctionalModuleSpec>* specs) {
   for (size_t n : {1, 2, 3}) {
-    ModuleSpec spec{cat("ConvTranspose", n, "d"),
-                    "in_channels, out_channels, kernel_size, stride=1, "
-                    "padding=0, output_padding=0, groups=1, bias=True, "
-                    "dilation=1, padding_mode='zeros', device=None, "
-                    "dtype=None",
-                    "input, output_size=None",
-                    "",
-                    {}};
+    FunctionalModuleSpec spec{
+        cat("ConvTranspose", n, "d"),
+        "in_channels, out_channels, kernel_size, stride=1, "
+        "padding=0, output_padding=0, groups=1, bias=True, "
+        "dilation=1, padding_mode='zeros', device=None, "
+        "dtype=None",
+        "input, output_size=None",
+        "",
+        {}};
     spec.parameters = [n](FunctionalModuleImpl& m, OpArgs& a) {
       if (a.to_string(9) != "zeros") {
         throw FxError(cat("Only \"zeros\" padding mode is supported for ",
@@ -435,7 +440,7 @@ void add_conv_transposes(std::vector<ModuleSpec>* specs) {
 
 // The losses: F.<loss>(inputs..., option=self.option, ...). `weight` and
 // `pos_weight` are buffers the module holds only when given one.
-void add_losses(std::vector<ModuleSpec>* specs) {
+void add_losses(std::vector<FunctionalModuleSpec>* specs) {
   const std::string legacy = "size_average=None, reduce=None, ";
   struct Loss {
     const char* type;
@@ -593,8 +598,9 @@ void add_losses(std::vector<ModuleSpec>* specs) {
     std::vector<std::pair<std::string, std::string>> kwargs;
     for (const char* b : loss.buffers) kwargs.emplace_back(b, cat("self.", b));
     for (const char* o : loss.options) kwargs.emplace_back(o, cat("init.", o));
-    ModuleSpec spec{loss.type,        loss.init,       loss.forward,
-                    F(loss.function), std::move(args), std::move(kwargs)};
+    FunctionalModuleSpec spec{loss.type,       loss.init,
+                              loss.forward,    F(loss.function),
+                              std::move(args), std::move(kwargs)};
     std::vector<std::string> buffers(loss.buffers.begin(), loss.buffers.end());
     if (!buffers.empty()) {
       spec.parameters = [buffers](FunctionalModuleImpl& m, OpArgs&) {
@@ -608,7 +614,7 @@ void add_losses(std::vector<ModuleSpec>* specs) {
 }  // namespace
 
 void register_functional_modules(ModuleRegistry& r) {
-  std::vector<ModuleSpec> specs;
+  std::vector<FunctionalModuleSpec> specs;
   add_activations(&specs);
   add_dropouts(&specs);
   add_padding(&specs);
@@ -621,7 +627,7 @@ void register_functional_modules(ModuleRegistry& r) {
   add_recurrent_specs(&specs);
   add_attention_specs(&specs);
   add_transformer_specs(&specs);
-  for (const ModuleSpec& spec : specs) add_module_spec(r, spec);
+  for (const FunctionalModuleSpec& spec : specs) add_module_spec(r, spec);
 }
 
 }  // namespace fx

@@ -72,7 +72,7 @@ IValue source_value(const Source& s, FunctionalModuleImpl& m, OpArgs& a) {
 }
 
 // The forward of a one-call row.
-decltype(ModuleKind::forward) call_forward(const ModuleSpec& spec,
+decltype(ModuleKind::forward) call_forward(const FunctionalModuleSpec& spec,
                                            const OpSchema& forward,
                                            const OpSchema& init) {
   std::vector<Source> args;
@@ -126,7 +126,7 @@ c10::IValue FunctionTarget::operator()(
   return call_op(*s.def, std::move(args), kwargs);
 }
 
-void add_module_spec(ModuleRegistry& r, const ModuleSpec& spec) {
+void add_module_spec(ModuleRegistry& r, const FunctionalModuleSpec& spec) {
   ModuleKind kind;
   kind.type = cat("torch.nn.", spec.type);
   kind.forward_schema = OpSchema::parse(spec.forward);

@@ -1,5 +1,6 @@
-// fx::ModuleSpec: one torch.nn class rebuilt from its Python definition as
-// an fx::nn::FunctionalModuleImpl kind, and add_module_spec() to register it.
+// fx::FunctionalModuleSpec: one torch.nn class rebuilt from its Python
+// definition as an fx::nn::FunctionalModuleImpl kind, and add_module_spec() to
+// register it.
 //
 // A spec is what the Python class is: its constructor signature, the
 // parameters and buffers the constructor creates (under Python's names and
@@ -42,10 +43,11 @@ using MakeParameters =
 using CustomForward =
     std::function<c10::IValue(nn::FunctionalModuleImpl&, OpArgs& forward)>;
 
-struct ModuleSpec {
-  ModuleSpec(std::string type, std::string init, std::string forward,
-             std::string target, std::vector<std::string> args,
-             std::vector<std::pair<std::string, std::string>> kwargs = {})
+struct FunctionalModuleSpec {
+  FunctionalModuleSpec(
+      std::string type, std::string init, std::string forward,
+      std::string target, std::vector<std::string> args,
+      std::vector<std::pair<std::string, std::string>> kwargs = {})
       : type(std::move(type)),
         init(std::move(init)),
         forward(std::move(forward)),
@@ -66,7 +68,8 @@ struct ModuleSpec {
 
 // Registers `spec` as the kind torch.nn.<type>. Throws FxError for a bad
 // signature.
-void add_module_spec(ModuleRegistry& registry, const ModuleSpec& spec);
+void add_module_spec(ModuleRegistry& registry,
+                     const FunctionalModuleSpec& spec);
 
 // A call_function target a module's forward calls, looked up in OpRegistry
 // on its first call and then kept (OpDefs live as long as the process), so
@@ -85,12 +88,12 @@ class FunctionTarget {
 };
 
 // MultiheadAttention and the Transformer layers (attention_modules.cc).
-void add_attention_specs(std::vector<ModuleSpec>* specs);
+void add_attention_specs(std::vector<FunctionalModuleSpec>* specs);
 // TransformerEncoder, TransformerDecoder and Transformer
 // (transformer_modules.cc).
-void add_transformer_specs(std::vector<ModuleSpec>* specs);
+void add_transformer_specs(std::vector<FunctionalModuleSpec>* specs);
 // The recurrent layers and cells (recurrent_modules.cc).
-void add_recurrent_specs(std::vector<ModuleSpec>* specs);
+void add_recurrent_specs(std::vector<FunctionalModuleSpec>* specs);
 
 // Python's _ntuple: `n` copies of an int, or the sequence itself.
 c10::IValue ntuple(const c10::IValue& v, size_t n);

@@ -217,13 +217,13 @@ Cell configured_cell(const FunctionalModuleImpl& m, Cell fixed) {
   return rnn_cell(m.config("nonlinearity").toStringRef());
 }
 
-ModuleSpec layer_spec(const char* type, Cell cell) {
+FunctionalModuleSpec layer_spec(const char* type, Cell cell) {
   std::string init =
       "input_size, hidden_size, num_layers=1, bias=True, batch_first=False, "
       "dropout=0.0, bidirectional=False, proj_size=0, device=None, "
       "dtype=None";
   if (cell == Cell::kRnnTanh) init += ", nonlinearity='tanh'";
-  ModuleSpec spec{type, init, "input, hx=None", "", {}};
+  FunctionalModuleSpec spec{type, init, "input, hx=None", "", {}};
   spec.parameters = [cell, type](FunctionalModuleImpl& m, OpArgs&) {
     Cell c = configured_cell(m, cell);
     Layers l = layers_of(m);
@@ -248,11 +248,11 @@ ModuleSpec layer_spec(const char* type, Cell cell) {
   return spec;
 }
 
-ModuleSpec cell_spec(const char* type, Cell cell) {
+FunctionalModuleSpec cell_spec(const char* type, Cell cell) {
   std::string init = "input_size, hidden_size, bias=True";
   if (cell == Cell::kRnnTanh) init += ", nonlinearity='tanh'";
   init += ", device=None, dtype=None";
-  ModuleSpec spec{type, init, "input, hx=None", "", {}};
+  FunctionalModuleSpec spec{type, init, "input, hx=None", "", {}};
   spec.parameters = [cell](FunctionalModuleImpl& m, OpArgs&) {
     Cell c = configured_cell(m, cell);
     int64_t input = m.config("input_size").toInt();
@@ -273,7 +273,7 @@ ModuleSpec cell_spec(const char* type, Cell cell) {
 
 }  // namespace
 
-void add_recurrent_specs(std::vector<ModuleSpec>* specs) {
+void add_recurrent_specs(std::vector<FunctionalModuleSpec>* specs) {
   specs->push_back(layer_spec("RNN", Cell::kRnnTanh));
   specs->push_back(layer_spec("LSTM", Cell::kLstm));
   specs->push_back(layer_spec("GRU", Cell::kGru));

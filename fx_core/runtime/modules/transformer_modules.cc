@@ -229,13 +229,13 @@ IValue transformer_forward(FunctionalModuleImpl& m, OpArgs& args) {
 
 }  // namespace
 
-void add_transformer_specs(std::vector<ModuleSpec>* specs) {
-  ModuleSpec encoder{"TransformerEncoder",
-                     "encoder_layer, num_layers, norm=None, "
-                     "enable_nested_tensor=True, mask_check=True",
-                     "src, mask=None, src_key_padding_mask=None",
-                     "",
-                     {}};
+void add_transformer_specs(std::vector<FunctionalModuleSpec>* specs) {
+  FunctionalModuleSpec encoder{"TransformerEncoder",
+                               "encoder_layer, num_layers, norm=None, "
+                               "enable_nested_tensor=True, mask_check=True",
+                               "src, mask=None, src_key_padding_mask=None",
+                               "",
+                               {}};
   encoder.parameters = [](FunctionalModuleImpl& m, OpArgs& a) {
     make_layers(m, a[0], a.to_int(1), "encoder_layer");
     make_norm(m, a[2]);
@@ -243,12 +243,13 @@ void add_transformer_specs(std::vector<ModuleSpec>* specs) {
   encoder.custom = encoder_forward;
   specs->push_back(std::move(encoder));
 
-  ModuleSpec decoder{"TransformerDecoder",
-                     "decoder_layer, num_layers, norm=None",
-                     "tgt, memory, tgt_mask=None, memory_mask=None, "
-                     "tgt_key_padding_mask=None, memory_key_padding_mask=None",
-                     "",
-                     {}};
+  FunctionalModuleSpec decoder{
+      "TransformerDecoder",
+      "decoder_layer, num_layers, norm=None",
+      "tgt, memory, tgt_mask=None, memory_mask=None, "
+      "tgt_key_padding_mask=None, memory_key_padding_mask=None",
+      "",
+      {}};
   decoder.parameters = [](FunctionalModuleImpl& m, OpArgs& a) {
     make_layers(m, a[0], a.to_int(1), "decoder_layer");
     make_norm(m, a[2]);
@@ -256,7 +257,7 @@ void add_transformer_specs(std::vector<ModuleSpec>* specs) {
   decoder.custom = decoder_forward;
   specs->push_back(std::move(decoder));
 
-  ModuleSpec transformer{
+  FunctionalModuleSpec transformer{
       "Transformer",
       "d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6, "
       "dim_feedforward=2048, dropout=0.1, activation='relu', "

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <sstream>
 #include <string>
 
@@ -138,6 +139,33 @@ TEST(TorchSaveLimits, OnlyRegularFilesAreRead) {
   EXPECT_THAT(std::string(read_tensor_dict(fifo).status().message()),
               HasSubstr("not a regular file (a FIFO)"));
   std::remove(fifo.c_str());
+}
+
+// Found by tests/fuzz:torch_save (crashes/torch_save/stream_reader_leak):
+// an archive LibTorch's PyTorchStreamReader opens and then refuses (its
+// version record unreadable). The refusal is a clear error, in memory as
+// from the file; LibTorch leaks the opened archive's state (FUZZING.md,
+// "Known leaks"), which the sanitizer replay suppresses by name.
+TEST(TorchSaveLimits, AnArchiveTheStreamReaderRefusesIsAnError) {
+  const std::string path = "tests/fuzz/crashes/torch_save/stream_reader_leak";
+  EXPECT_THAT(error_of(path),
+              HasSubstr(path + ": not a readable torch.save file: "));
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)),
+                    std::istreambuf_iterator<char>());
+  ASSERT_FALSE(bytes.empty());
+  absl::StatusOr<c10::IValue> parsed = parse_value(bytes, "<bytes>");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_THAT(std::string(parsed.status().message()),
+              HasSubstr("<bytes>: not a readable torch.save file: "));
+}
+
+// Found by tests/fuzz:torch_save (crashes/torch_save/qint8_without_quantizer):
+// a QInt8Storage rebuilt by _rebuild_tensor_v2 is a quantized tensor with no
+// quantizer, which LibTorch accepted and every use of it aborted on.
+TEST(TorchSaveLimits, AQuantizedStorageWithoutQuantizerIsRefused) {
+  EXPECT_THAT(error_of("tests/fuzz/crashes/torch_save/qint8_without_quantizer"),
+              HasSubstr("a QInt8 tensor without quantization parameters"));
 }
 
 }  // namespace

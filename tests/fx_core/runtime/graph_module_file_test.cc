@@ -8,6 +8,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
 
 #include "fx_core/io/atomic_file.h"
 #include "tests/testing/reference.h"
@@ -193,6 +196,28 @@ TEST(GraphModuleFile, WeightsAreNamedAfterTheOutput) {
   EXPECT_EQ(weights_file_for("dir/model.weights.pt"),
             "model.weights.pt.weights.pt");
   EXPECT_EQ(weights_file_for("dir/graph.fx.json"), "model.weights.pt");
+}
+
+// Found by tests/fuzz:bundle (crashes/bundle/int_weight_for_parameter): an
+// integer weight for a parameter (which requires grad) made LibTorch throw
+// out of the loader, and the process abort; it is an error naming the weight.
+TEST(GraphModuleFile, AWeightLibTorchRefusesIsNamed) {
+  std::ifstream in("tests/fuzz/crashes/bundle/int_weight_for_parameter",
+                   std::ios::binary);
+  std::string input((std::istreambuf_iterator<char>(in)),
+                    std::istreambuf_iterator<char>());
+  size_t nul = input.find('\0');
+  ASSERT_NE(nul, std::string::npos);
+  auto file = parse_graph_json(input.substr(0, nul), "bundle");
+  ASSERT_TRUE(file.ok()) << file.status();
+  auto weights = parse_tensor_dict(input.substr(nul + 1), "weights");
+  ASSERT_TRUE(weights.ok()) << weights.status();
+  auto module = load_graph_module_shared(*std::move(file), *weights);
+  ASSERT_FALSE(module.ok());
+  EXPECT_NE(std::string(module.status().message())
+                .find("must be floating point or complex dtype"),
+            std::string::npos)
+      << module.status();
 }
 
 }  // namespace

@@ -7,8 +7,10 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
+#include "fx_core/support/strings.h"
 #include "plugin_api/loader/sha256.h"
 #include "plugin_api/pipeline/pass_registry.h"
 #include "tests/testing/status_matchers.h"
@@ -161,6 +163,46 @@ TEST(PluginInfoCheck, RefusesMalformedDeclarations) {
   pass.run = nullptr;
   EXPECT_EQ(error_of(check_plugin_info(&with_pass, "x.so")),
             "plugin 'p' (x.so), pass 'q': its run function is NULL");
+}
+
+// Found by tests/fuzz:plugin_info (crashes/plugin_info/option_type_minus_one):
+// a C plugin may store any int in an FxOptionType; the check reads it as an
+// int (reading it as the enum was undefined behaviour, UBSan's report).
+TEST(PluginInfoCheck, RefusesAnOptionTypeOutsideTheEnum) {
+  for (int stored : {-1, 5, 7, 1000}) {
+    FxOptionSpec option{"rules", FX_OPTION_BOOL, "true", ""};
+    std::memcpy(&option.type, &stored, sizeof(stored));
+    FxPassInfo pass{};
+    pass.name = "decompose";
+    pass.options = &option;
+    pass.num_options = 1;
+    pass.run = [](const FxApi*, FxGraph*, const FxOptions*, void*,
+                  int*) -> FxStatus* { return nullptr; };
+    FxPluginInfo info = declared(2, 1);
+    info.passes = &pass;
+    info.num_passes = 1;
+    EXPECT_EQ(error_of(check_plugin_info(&info, "x.so")),
+              cat("plugin 'p' (x.so), pass 'decompose': option 'rules' has "
+                  "unknown type ",
+                  stored));
+  }
+}
+
+// Found by tests/fuzz:plugin_info (crashes/plugin_info/misaligned_stride):
+// a declared stride off the alignment read every pass after the first
+// misaligned (UBSan); it is refused before any pass is read.
+TEST(PluginInfoCheck, RefusesAPassStrideOffTheAlignment) {
+  FxPassInfo passes[2] = {};
+  FxPluginInfo info = declared(2, 1);
+  info.passes = passes;
+  info.num_passes = 2;
+  info.pass_info_size = sizeof(FxPassInfo) + 2;
+  EXPECT_EQ(
+      error_of(check_plugin_info(&info, "x.so")),
+      cat("plugin 'p' (x.so) declares pass_info_size ", sizeof(FxPassInfo) + 2,
+          ", not a multiple of FxPassInfo's alignment (", alignof(FxPassInfo),
+          " bytes). Fix: set struct_size = sizeof(FxPluginInfo) and "
+          "pass_info_size = sizeof(FxPassInfo) (FXP_PLUGIN does)"));
 }
 
 TEST(PluginInfoCheck, APluginBuiltAgainstNewerHeadersLoadsIfItAcceptsThisHost) {

@@ -1,0 +1,243 @@
+#!/usr/bin/python3
+"""Writes the seed corpora of the fuzz targets (tests/fuzz/corpus/TARGET).
+
+    make_seeds.py SHARED_DIR [TORCHVISION_EXPORT_DIR]
+
+Seeds are small on purpose (the CI replays them under ASan): the reference
+bundles of SHARED_DIR/reference (torch.fx's own exports), graphs of a few
+torchvision models exported by tests/tools/export_torchvision.py (when a
+directory of exports is given; their weights are left out of the bundle
+seeds, too large), torch.save files Python writes for the values the SDK
+reads (tensors of each dtype, views, nested containers, torch.Size,
+OrderedDict), the unit tests' pipelines and configs, and fake plugin
+declarations in the byte layout plugin_info_fuzzer.cc reads. Run with
+/usr/bin/python3 (it needs torch); it replaces the seed files it writes.
+"""
+import collections
+import io
+import os
+import struct
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.path.join(HERE, "corpus")
+MAX_SEED = 64 * 1024  # bytes: larger files are left out
+
+
+def write(target, name, data):
+    if isinstance(data, str):
+        data = data.encode()
+    if len(data) > MAX_SEED:
+        return
+    os.makedirs(os.path.join(CORPUS, target), exist_ok=True)
+    with open(os.path.join(CORPUS, target, name), "wb") as f:
+        f.write(data)
+
+
+def saved(value):
+    buffer = io.BytesIO()
+    torch.save(value, buffer)
+    return buffer.getvalue()
+
+
+def reference_seeds(shared):
+    root = os.path.join(shared, "reference")
+    for name in sorted(os.listdir(root)):
+        folder = os.path.join(root, name)
+        with open(os.path.join(folder, "graph.fx.json"), "rb") as f:
+            graph = f.read()
+        write("graph_json", name + ".json", graph)
+        bundle = graph
+        weights = os.path.join(folder, "model.weights.pt")
+        if os.path.exists(weights) and os.path.getsize(weights) < MAX_SEED:
+            with open(weights, "rb") as f:
+                bundle = graph + b"\0" + f.read()
+        write("bundle", name + ".bundle", bundle)
+        for pt in ("input.pt", "expected.pt", "model.weights.pt"):
+            path = os.path.join(folder, pt)
+            if os.path.exists(path):
+                with open(path, "rb") as f:
+                    write("torch_save", name + "_" + pt, f.read())
+
+
+def torchvision_seeds(exports):
+    for name in sorted(os.listdir(exports)):
+        path = os.path.join(exports, name, "graph.fx.json")
+        if os.path.exists(path):
+            with open(path, "rb") as f:
+                graph = f.read()
+            write("graph_json", "tv_" + name + ".json", graph)
+
+
+def graph_kinds_seed():
+    """One graph using every ARG kind of the format, and tensor_meta."""
+    import json
+    meta = {"tensor_meta": {"dict": {
+        "shape": {"tuple": [2, 3]}, "dtype": {"dtype": "torch.float32"},
+        "stride": {"tuple": [3, 1]}, "requires_grad": False,
+        "memory_format": {"memory_format": "torch.contiguous_format"}}}}
+    kinds = [None, True, 3, -2.5, {"float": "inf"}, {"float": "nan"}, "s",
+             {"tuple": [1, {"node": "x"}]}, {"dict": {"k": [1, 2]}},
+             {"slice": [None, 2, None]}, {"ellipsis": None},
+             {"dtype": "torch.int64"}, {"device": "cpu"},
+             {"memory_format": "torch.channels_last"},
+             {"layout": "torch.strided"}]
+    graph = {"format": "fx-graph", "version": 1, "nodes": [
+        {"name": "x", "op": "placeholder", "target": "x", "args": [],
+         "kwargs": {}, "type": "torch.Tensor", "meta": meta},
+        {"name": "y", "op": "placeholder", "target": "y", "args": [1.0],
+         "kwargs": {}},
+        {"name": "getitem", "op": "call_function",
+         "target": "operator.getitem",
+         "args": [{"node": "x"}, {"tuple": [{"slice": [None, None, None]},
+                                            {"ellipsis": None}]}],
+         "kwargs": {}},
+        {"name": "f", "op": "call_function", "target": "my.wrapped_fn",
+         "args": kinds, "kwargs": {"k": {"node": "y"}},
+         "meta": {"is_wrapped": True}},
+        {"name": "to", "op": "call_method", "target": "to",
+         "args": [{"node": "getitem"}], "kwargs": {
+             "dtype": {"dtype": "torch.float64"}}},
+        {"name": "output", "op": "output", "target": "output",
+         "args": [{"tuple": [{"node": "to"}, {"node": "f"}]}], "kwargs": {},
+         "type": "typing.Tuple[torch.Tensor, typing.Any]"}]}
+    write("graph_json", "all_kinds.json", json.dumps(graph, indent=1))
+
+
+def torch_save_seeds():
+    t = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    values = {
+        "float_tensor": t,
+        "dtypes": {str(d): torch.ones(2, dtype=d) for d in (
+            torch.float64, torch.float16, torch.bfloat16, torch.int8,
+            torch.uint8, torch.int16, torch.int32, torch.int64, torch.bool,
+            torch.complex64)},
+        "views": [t[1:], t.t(), t[:, ::2], t.expand(2, 3, 4), t[0, 0]],
+        "shared_storage": (t, t.view(-1), t[2]),
+        "nested": [1, 2.5, True, None, "s", (3, [4, {"k": t}]), [[], ()]],
+        "state_dict": collections.OrderedDict(
+            [("linear.weight", torch.randn(2, 3)), ("linear.bias", torch.zeros(2)),
+             ("bn.num_batches_tracked", torch.tensor(0))]),
+        "size": {"shape": torch.Size([2, 3]), "empty": torch.empty(0, 3)},
+        "return_types": torch.max(t, 1),
+        "scalars": [torch.tensor(1.5), torch.tensor(7), -1, 2 ** 62, 1e300],
+        "grad": torch.nn.Parameter(torch.ones(2)),
+    }
+    for name, value in values.items():
+        write("torch_save", name + ".pt", saved(value))
+
+
+def torch_save_bundle_seed():
+    graph = {
+        "format": "fx-graph", "version": 1,
+        "nodes": [
+            {"name": "x", "op": "placeholder", "target": "x", "args": [],
+             "kwargs": {}},
+            {"name": "lin", "op": "call_module", "target": "lin",
+             "args": [{"node": "x"}], "kwargs": {}},
+            {"name": "p", "op": "get_attr", "target": "p", "args": [],
+             "kwargs": {}},
+            {"name": "add", "op": "call_function", "target": "operator.add",
+             "args": [{"node": "lin"}, {"node": "p"}], "kwargs": {}},
+            {"name": "output", "op": "output", "target": "output",
+             "args": [{"node": "add"}], "kwargs": {}},
+        ],
+        "modules": {"lin": {"type": "torch.nn.Linear",
+                            "config": {"in_features": 3, "out_features": 2,
+                                       "bias": True}, "training": False}},
+        "weights": "model.weights.pt",
+    }
+    import json
+    weights = collections.OrderedDict(
+        [("lin.weight", torch.randn(2, 3)), ("lin.bias", torch.zeros(2)),
+         ("p", torch.ones(2))])
+    write("bundle", "linear_get_attr.bundle",
+          json.dumps(graph, indent=1).encode() + b"\0" + saved(weights))
+
+
+def pipeline_seeds():
+    texts = [
+        "shape_prop,decompose{rules=relu,gelu},quantize{dtype=int8}",
+        " a { x = 1 , rules = r1 , r2 , y=z } , b ",
+        "dce",
+        "const_fold{prefix=_folded_constant},cse,dot{path=g.dot,name=G}",
+        "split_module{partitions=a,b,split_at=,meta_key=part}",
+    ]
+    for i, text in enumerate(texts):
+        write("pipeline_text", "text%d.txt" % i, text)
+    configs = [
+        '{"plugins": ["libp.so", {"path": "/abs/v.so", "sha256": "' + "a" * 64 +
+        '"}], "plugin_dirs": ["dir"], "pipeline": [{"pass": "decompose", '
+        '"options": {"rules": ["relu", "gelu"], "n": 3, "f": 0.5, "b": true, '
+        '"s": "x"}, "on_failure": "skip"}, "dce,cse"], "ordering": "auto", '
+        '"on_failure": "stop", "verify_each": false, "print_after": "all", '
+        '"assume": ["tensor_meta"], "reproducer_dir": "r"}',
+        '{"pipeline": [{"pass": "q", "options": {"bits": 8, "names": ["a"]}}],'
+        ' "on_failure": "skip", "assume": ["tensor_meta"]}',
+        '{"pipeline": "shape_prop,decompose{rules=relu}", '
+        '"print_after": ["decompose"]}',
+    ]
+    for i, text in enumerate(configs):
+        write("pipeline_config", "config%d.json" % i, text)
+    sample = os.path.join(HERE, "..", "..", "sdk_examples", "pipeline_config",
+                          "shape_prop_decompose_quantize.json")
+    with open(sample, "rb") as f:
+        write("pipeline_config", "sdk_example.json", f.read())
+
+
+def text(s):
+    s = s.encode()
+    return bytes([len(s)]) + s
+
+
+def plugin_info_seeds():
+    """The byte layout of plugin_info_fuzzer.cc's FakePlugin."""
+    def names(*items):
+        if not items:
+            return b"\0"
+        return bytes([len(items), 1]) + b"".join(b"\1" + text(n) for n in items)
+
+    def option(name, type_, default):
+        return b"\1" + text(name) + bytes([type_]) + b"\1" + text(default) + \
+            b"\1" + text("an option")
+
+    def pass_(name, options=(), after=(), required=(), produces=()):
+        out = b"\1" + text(name) + b"\1" + text("a pass") + b"\1"
+        out += bytes([len(options)]) + (b"\1" if options else b"")
+        out += b"".join(option(*o) for o in options)
+        return out + names(*after) + names() + names(*required) + \
+            names(*produces) + names()
+
+    def plugin(passes, api=2, tail=b""):
+        out = b"\1" + text("fuzz_plugin") + b"\1" + text("1.0")
+        out += bytes([api, 1]) + b"\1\1" + bytes([len(passes), 1])
+        return out + b"".join(passes) + tail
+
+    write("plugin_info", "one_pass", plugin([pass_("dce")], tail=b"dce"))
+    write("plugin_info", "options", plugin(
+        [pass_("decompose", [("rules", 4, "relu,gelu"), ("n", 1, "8"), ("f", 2, "0.5")],
+               after=("shape_prop",), required=("tensor_meta",)),
+         pass_("flags", [("b", 0, "true"), ("s", 3, "x")])],
+        tail=b"decompose{rules=relu,n=3,f=1e3},flags{b=false,s=y}"))
+    write("plugin_info", "three_passes_v1", plugin(
+        [pass_("a"), pass_("b", produces=("p",)), pass_("c")], api=1,
+        tail=b"fuzz_plugin.a,b,c"))
+
+
+def main():
+    if len(sys.argv) not in (2, 3):
+        sys.exit(__doc__)
+    reference_seeds(sys.argv[1])
+    if len(sys.argv) == 3:
+        torchvision_seeds(sys.argv[2])
+    graph_kinds_seed()
+    torch_save_seeds()
+    torch_save_bundle_seed()
+    pipeline_seeds()
+    plugin_info_seeds()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Fuzz campaigns on the libFuzzer targets of tests/fuzz (FUZZING.md).
+#
+#   tools/fuzz.sh [-t SECONDS] [-n RUNS] [-w WORK_DIR] [TARGET...]
+#
+# Builds the targets with clang, libFuzzer, ASan and UBSan (bazel
+# --config=fuzz), then runs each TARGET (default: all) for SECONDS (default
+# 60; with -n, until RUNS executions if that comes first), one after the
+# other in one process each, starting from its seed corpus
+# tests/fuzz/corpus/TARGET and from what earlier campaigns kept in
+# WORK_DIR/TARGET/corpus (default WORK_DIR: /tmp/fx-fuzz). Crashing inputs go
+# to WORK_DIR/TARGET/crashes, the log to WORK_DIR/TARGET/log. Ends with a
+# table: executions, executions per second, coverage (libFuzzer's edge and
+# feature counts), corpus size, crashes. Exits 1 when any target crashed.
+#
+# A crash reproduces with `bazel-bin-of-fuzz/tests/fuzz/TARGET_fuzzer FILE`;
+# its input then belongs in tests/fuzz/crashes/TARGET (replayed by CI) and
+# in a unit test of the code that crashed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+targets_all=(graph_json torch_save bundle pipeline_text pipeline_config plugin_info)
+seconds=60
+runs=-1
+work=/tmp/fx-fuzz
+while getopts "t:n:w:h" opt; do
+  case "$opt" in
+    t) seconds=$OPTARG ;;
+    n) runs=$OPTARG ;;
+    w) work=$OPTARG ;;
+    *) sed -n '2,21p' "$0"; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+targets=("$@")
+[ "${#targets[@]}" -gt 0 ] || targets=("${targets_all[@]}")
+
+dict_of() {
+  case "$1" in
+    graph_json | bundle) echo tests/fuzz/dict/graph_json.dict ;;
+    pipeline_text | pipeline_config | plugin_info) echo tests/fuzz/dict/pipeline.dict ;;
+  esac
+}
+
+labels=()
+for t in "${targets[@]}"; do
+  [ -d "tests/fuzz/corpus/$t" ] || { echo "fuzz: unknown target '$t' (${targets_all[*]})" >&2; exit 2; }
+  labels+=("//tests/fuzz:${t}_fuzzer")
+done
+bazel build --config=fuzz --jobs=2 --local_ram_resources=3500 "${labels[@]}" || exit 1
+bin=$(bazel info --config=fuzz bazel-bin 2>/dev/null)
+
+# The last libFuzzer status line's field (`cov: 123`), and a final stat.
+field() { grep -o "$2: [0-9]*" "$1" | tail -1 | awk '{print $2}'; }
+stat() { sed -n "s/^stat::$2: *//p" "$1" | tail -1; }
+
+rows=()
+status=0
+for t in "${targets[@]}"; do
+  dir=$work/$t
+  mkdir -p "$dir/corpus" "$dir/crashes"
+  args=(-max_total_time="$seconds" -runs="$runs" -timeout=10 -rss_limit_mb=4096
+    -malloc_limit_mb=4096 -print_final_stats=1 -print_funcs=0 -artifact_prefix="$dir/crashes/")
+  dict=$(dict_of "$t")
+  [ -z "$dict" ] || args+=(-dict="$dict")
+  echo "fuzz: $t for ${seconds}s (log: $dir/log)"
+  # Leaks checked, less the known LibTorch ones (tests/fuzz/lsan.supp): the
+  # targets reading torch.save archives unwind through LibTorch to match them
+  # (slower), and check leaks at exit only (per input, LibTorch's caches
+  # make it check after nearly every input).
+  asan=detect_leaks=1:detect_odr_violation=0
+  case "$t" in
+    torch_save | bundle) asan+=:fast_unwind_on_malloc=0; args+=(-detect_leaks=0) ;;
+  esac
+  ASAN_OPTIONS=$asan \
+    LSAN_OPTIONS=suppressions=tests/fuzz/lsan.supp:print_suppressions=0 \
+    UBSAN_OPTIONS=print_stacktrace=1 \
+    "$bin/tests/fuzz/${t}_fuzzer" "${args[@]}" "$dir/corpus" "tests/fuzz/corpus/$t" \
+    >"$dir/log" 2>&1
+  crashes=$(find "$dir/crashes" -type f | wc -l)
+  [ "$crashes" -eq 0 ] || status=1
+  rows+=("$(printf '%-16s %12s %8s %7s %8s %7s %8s' "$t" \
+    "$(stat "$dir/log" number_of_executed_units)" "$(stat "$dir/log" average_exec_per_sec)" \
+    "$(field "$dir/log" cov)" "$(field "$dir/log" ft)" \
+    "$(find "$dir/corpus" -type f | wc -l)" "$crashes")")
+done
+
+printf '%-16s %12s %8s %7s %8s %7s %8s\n' target executions exec/s cov ft corpus crashes
+printf '%s\n' "${rows[@]}"
+[ "$status" -eq 0 ] || echo "fuzz: crashing inputs are in $work/TARGET/crashes"
+exit "$status"
