@@ -4,8 +4,10 @@
 
 #include <cmath>
 #include <exception>
+#include <iomanip>
 #include <limits>
 #include <memory>
+#include <sstream>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -246,6 +248,17 @@ absl::StatusOr<MinimizerResult> minimize(GraphModule& module,
   }
 }
 
+namespace {
+
+// "0.713", "1e-05", "inf": three significant digits.
+std::string number(double x) {
+  std::ostringstream out;
+  out << std::setprecision(3) << x;
+  return out.str();
+}
+
+}  // namespace
+
 std::string describe(const MinimizerStep& step) {
   std::string nodes = step.nodes.size() <= 4
                           ? join(step.nodes, ", ")
@@ -256,7 +269,8 @@ std::string describe(const MinimizerStep& step) {
       return cat("[", nodes, "] match",
                  step.detail.empty() ? "" : cat(": ", step.detail));
     case Outcome::kMismatch:
-      return cat("[", nodes, "] mismatch, max |a-b| ", step.max_abs_diff);
+      return cat("[", nodes, "] mismatch, max |a-b| ",
+                 number(step.max_abs_diff));
     case Outcome::kBackendError:
       return cat("[", nodes, "] backend failed: ", step.detail);
   }
