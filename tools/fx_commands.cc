@@ -22,6 +22,7 @@
 #include "fx_core/support/error.h"
 #include "plugin_api/pipeline/pass_registry.h"
 #include "tools/demo.h"
+#include "tools/minimize_command.h"
 #include "tools/pipeline_commands.h"
 
 namespace fx::tools {
@@ -63,6 +64,13 @@ constexpr std::string_view kUsage =
     "                             process that a crash, a hang past the\n"
     "                             timeout or the memory limit (MiB beyond\n"
     "                             the host's) ends instead of fx\n"
+    "  minimize FILE --inputs IN.pt (--pipeline TEXT | --config CONF.json)\n"
+    "      [--plugin PATH]... [--plugin-dir DIR]... [--mode "
+    "bisect|sequential]\n"
+    "      [--atol X] [--rtol X] [--find-all]\n"
+    "                             the smallest subgraph whose outputs differ\n"
+    "                             beyond tolerance when the pipeline is\n"
+    "                             applied to it (torch.fx's net minimizer)\n"
     "  dot FILE [-o OUT.dot] [--pipeline TEXT]\n"
     "                             the graph as Graphviz DOT (after TEXT's\n"
     "                             passes, e.g. shape_prop for tensor_meta)\n"
@@ -93,6 +101,9 @@ const std::map<std::string_view, std::vector<std::string_view>>& options() {
            {"pipeline", "config", "output", "inputs", "plugin", "plugin-dir",
             "print-after", "reproducer-dir", "on-failure", "ordering",
             "pass-timeout", "pass-memory-limit"}},
+          {"minimize",
+           {"inputs", "pipeline", "config", "plugin", "plugin-dir", "mode",
+            "atol", "rtol"}},
       };
   return *table;
 }
@@ -105,6 +116,7 @@ const std::map<std::string_view, std::vector<std::string_view>>& flags() {
           {"exec", {"no-default-plugins"}},
           {"dot", {"no-default-plugins"}},
           {"run", {"progress", "time", "no-default-plugins", "isolate"}},
+          {"minimize", {"find-all", "no-default-plugins"}},
       };
   return *table;
 }
@@ -394,6 +406,22 @@ int run_graph_command(Invocation& inv, std::ostream& out, std::ostream& err) {
   return out ? 0 : 1;
 }
 
+// fx minimize FILE --inputs IN.pt (--pipeline TEXT | --config CONF.json) ...
+int run_minimize(Invocation& inv, const host::PluginSources& sources,
+                 std::ostream& out, std::ostream& err) {
+  MinimizeArgs m;
+  m.input = inv.positional[0];
+  m.inputs = inv.value("inputs", "");
+  m.pipeline = inv.value("pipeline", "");
+  m.config = inv.value("config", "");
+  m.mode = inv.value("mode", "");
+  m.atol = inv.value("atol", "");
+  m.rtol = inv.value("rtol", "");
+  m.find_all = inv.flag("find-all");
+  m.sources = sources;
+  return run_minimize_command(m, out, err);
+}
+
 }  // namespace
 
 int run_fx_command(const std::vector<std::string>& args, std::ostream& out,
@@ -425,6 +453,7 @@ int run_fx_command(const std::vector<std::string>& args, std::ostream& out,
   if (command == "exec") return run_exec(inv, sources, out, err);
   if (command == "dot") return run_dot(inv, sources, out, err);
   if (command == "run") return run_run(inv, sources, out, err);
+  if (command == "minimize") return run_minimize(inv, sources, out, err);
   return run_graph_command(inv, out, err);
 }
 

@@ -7,7 +7,9 @@
 //   fx exec FILE --inputs IN.pt [--outputs OUT.pt] [--engine E]
 //           [--threads N] [--repeat N]
 //                              runs a bundle (and times it)
-//   fx plugins / run / dot     plugins, pipelines of their passes, Graphviz
+//   fx plugins / run / dot / minimize
+//                              plugins, pipelines of their passes, Graphviz,
+//                              the net minimizer
 //   fx demo                    the seed docs' MyModule, traced, run, piped
 //                              through first-party plugins
 //
