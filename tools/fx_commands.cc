@@ -23,6 +23,7 @@
 #include "plugin_api/pipeline/pass_registry.h"
 #include "tools/demo.h"
 #include "tools/pipeline_commands.h"
+#include "tools/plugin_check_command.h"
 
 namespace fx::tools {
 namespace {
@@ -63,6 +64,13 @@ constexpr std::string_view kUsage =
     "                             process that a crash, a hang past the\n"
     "                             timeout or the memory limit (MiB beyond\n"
     "                             the host's) ends instead of fx\n"
+    "  plugin-check LIB.so [--graphs DIR] [--rtol X] [--atol X]\n"
+    "      [--pass-timeout SECONDS]\n"
+    "                             runs every pass of LIB.so on the graph\n"
+    "                             bundles under DIR ($FX_REFERENCE_DIR by\n"
+    "                             default) and checks lint, numbers,\n"
+    "                             determinism, rollback and contracts; a\n"
+    "                             table, exit status 1 on any FAIL\n"
     "  dot FILE [-o OUT.dot] [--pipeline TEXT]\n"
     "                             the graph as Graphviz DOT (after TEXT's\n"
     "                             passes, e.g. shape_prop for tensor_meta)\n"
@@ -88,6 +96,7 @@ const std::map<std::string_view, std::vector<std::string_view>>& options() {
             "repeat"}},
           {"demo", {}},
           {"plugins", {"plugin", "plugin-dir"}},
+          {"plugin-check", {"graphs", "rtol", "atol", "pass-timeout"}},
           {"dot", {"output", "pipeline", "plugin", "plugin-dir"}},
           {"run",
            {"pipeline", "config", "output", "inputs", "plugin", "plugin-dir",
@@ -360,6 +369,17 @@ int run_run(Invocation& inv, const host::PluginSources& sources,
   return run_pipeline_command(run, out, err);
 }
 
+// fx plugin-check LIB.so
+int run_plugin_check(Invocation& inv, std::ostream& out, std::ostream& err) {
+  PluginCheckArgs args;
+  args.library = inv.positional[0];
+  args.graphs = inv.value("graphs", "");
+  args.rtol = inv.value("rtol", "");
+  args.atol = inv.value("atol", "");
+  args.pass_timeout = inv.value("pass-timeout", "");
+  return run_plugin_check_command(args, out, err);
+}
+
 // fx print / tabular / code FILE
 int run_graph_command(Invocation& inv, std::ostream& out, std::ostream& err) {
   const std::string& command = inv.command;
@@ -425,6 +445,7 @@ int run_fx_command(const std::vector<std::string>& args, std::ostream& out,
   if (command == "exec") return run_exec(inv, sources, out, err);
   if (command == "dot") return run_dot(inv, sources, out, err);
   if (command == "run") return run_run(inv, sources, out, err);
+  if (command == "plugin-check") return run_plugin_check(inv, out, err);
   return run_graph_command(inv, out, err);
 }
 

@@ -8,6 +8,7 @@
 //           [--threads N] [--repeat N]
 //                              runs a bundle (and times it)
 //   fx plugins / run / dot     plugins, pipelines of their passes, Graphviz
+//   fx plugin-check LIB.so     every pass of a plugin checked on graphs
 //   fx demo                    the seed docs' MyModule, traced, run, piped
 //                              through first-party plugins
 //
