@@ -65,7 +65,7 @@ constexpr std::string_view kUsage =
     "                             timeout or the memory limit (MiB beyond\n"
     "                             the host's) ends instead of fx\n"
     "  plugin-check LIB.so [--graphs DIR] [--rtol X] [--atol X]\n"
-    "      [--pass-timeout SECONDS]\n"
+    "      [--pass-timeout SECONDS] [--pass-memory-limit MIB]\n"
     "                             runs every pass of LIB.so on the graph\n"
     "                             bundles under DIR ($FX_REFERENCE_DIR by\n"
     "                             default) and checks lint, numbers,\n"
@@ -96,7 +96,8 @@ const std::map<std::string_view, std::vector<std::string_view>>& options() {
             "repeat"}},
           {"demo", {}},
           {"plugins", {"plugin", "plugin-dir"}},
-          {"plugin-check", {"graphs", "rtol", "atol", "pass-timeout"}},
+          {"plugin-check",
+           {"graphs", "rtol", "atol", "pass-timeout", "pass-memory-limit"}},
           {"dot", {"output", "pipeline", "plugin", "plugin-dir"}},
           {"run",
            {"pipeline", "config", "output", "inputs", "plugin", "plugin-dir",
@@ -377,6 +378,7 @@ int run_plugin_check(Invocation& inv, std::ostream& out, std::ostream& err) {
   args.rtol = inv.value("rtol", "");
   args.atol = inv.value("atol", "");
   args.pass_timeout = inv.value("pass-timeout", "");
+  args.pass_memory_limit = inv.value("pass-memory-limit", "");
   return run_plugin_check_command(args, out, err);
 }
 

@@ -1,11 +1,13 @@
 #include "tools/plugin_check_command.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <optional>
 #include <tuple>
 #include <vector>
 
 #include "fx_core/support/strings.h"
+#include "plugin_api/pipeline/pipeline.h"
 #include "plugin_api/pipeline/plugin_check.h"
 
 namespace fx::tools {
@@ -17,8 +19,8 @@ int usage_error(std::ostream& err, const std::string& message) {
 }
 
 // A number > 0 from `flag`'s value, or nullopt (after saying why).
-std::optional<double> positive(const std::string& flag,
-                               const std::string& text, std::ostream& err) {
+std::optional<double> positive(const std::string& flag, const std::string& text,
+                               std::ostream& err) {
   char* end = nullptr;
   double value = std::strtod(text.c_str(), &end);
   if (text.empty() || *end != '\0' || !(value > 0) || value > 1e9) {
@@ -42,6 +44,20 @@ std::optional<host::PluginCheckOptions> read_options(
     std::optional<double> value = positive(flag, *text, err);
     if (!value) return std::nullopt;
     *field = *value;
+  }
+  if (!args.pass_memory_limit.empty()) {
+    std::optional<double> mib =
+        positive("pass-memory-limit", args.pass_memory_limit, err);
+    if (!mib) return std::nullopt;
+    if (*mib != static_cast<double>(static_cast<uint64_t>(*mib)) ||
+        *mib > static_cast<double>(host::kMaxMemoryLimitMib)) {
+      usage_error(err, cat("--pass-memory-limit expects MiB (an integer from "
+                           "1 to ",
+                           host::kMaxMemoryLimitMib, "), got '",
+                           args.pass_memory_limit, "'"));
+      return std::nullopt;
+    }
+    options.pass_memory_limit_mib = static_cast<uint64_t>(*mib);
   }
   return options;
 }

@@ -141,8 +141,8 @@ std::string value_difference(const c10::IValue& want, const c10::IValue& got,
     const at::Tensor& g = got.toTensor();
     if (w.sizes() != g.sizes() || w.scalar_type() != g.scalar_type()) {
       return cat(where, ": expected ", c10::str(w.sizes()), " ",
-                 c10::toString(w.scalar_type()), ", got ",
-                 c10::str(g.sizes()), " ", c10::toString(g.scalar_type()));
+                 c10::toString(w.scalar_type()), ", got ", c10::str(g.sizes()),
+                 " ", c10::toString(g.scalar_type()));
     }
     bool close = w.is_floating_point() || w.is_complex()
                      ? at::allclose(g, w, options.rtol, options.atol, true)
@@ -152,21 +152,21 @@ std::string value_difference(const c10::IValue& want, const c10::IValue& got,
   bool want_seq = want.isList() || want.isTuple();
   if (want_seq && (got.isList() || got.isTuple())) {
     std::vector<c10::IValue> w =
-        want.isList() ? want.toListRef().vec()
-                      : std::vector<c10::IValue>(
-                            want.toTupleRef().elements().begin(),
-                            want.toTupleRef().elements().end());
+        want.isList()
+            ? want.toListRef().vec()
+            : std::vector<c10::IValue>(want.toTupleRef().elements().begin(),
+                                       want.toTupleRef().elements().end());
     std::vector<c10::IValue> g =
-        got.isList() ? got.toListRef().vec()
-                     : std::vector<c10::IValue>(
-                           got.toTupleRef().elements().begin(),
-                           got.toTupleRef().elements().end());
+        got.isList()
+            ? got.toListRef().vec()
+            : std::vector<c10::IValue>(got.toTupleRef().elements().begin(),
+                                       got.toTupleRef().elements().end());
     if (w.size() != g.size()) {
       return cat(where, ": expected ", w.size(), " items, got ", g.size());
     }
     for (size_t i = 0; i < w.size(); ++i) {
-      std::string d = value_difference(w[i], g[i], options,
-                                       cat(where, "[", i, "]"));
+      std::string d =
+          value_difference(w[i], g[i], options, cat(where, "[", i, "]"));
       if (!d.empty()) return d;
     }
     return "";
@@ -256,7 +256,10 @@ class PassChecker {
     spec.passes.push_back(PassInvocation{pass_.qualified_name(), {}, {}});
     spec.verify_each = false;
     spec.isolate = isolated;
-    if (isolated) spec.pass_timeout_seconds = options_.pass_timeout_seconds;
+    if (isolated) {
+      spec.pass_timeout_seconds = options_.pass_timeout_seconds;
+      spec.pass_memory_limit_mib = options_.pass_memory_limit_mib;
+    }
     const FxNameList& required = pass_.info->required;
     for (size_t r = 0; r < required.count; ++r) {
       spec.assume.emplace_back(required.names[r]);
@@ -274,8 +277,8 @@ class PassChecker {
     auto module = load_fresh(bundle);
     absl::StatusOr<PassManager> pm = manager(isolated);
     if (!module.ok() || !pm.ok()) {
-      result.error = std::string(
-          (module.ok() ? pm.status() : module.status()).message());
+      result.error =
+          std::string((module.ok() ? pm.status() : module.status()).message());
       return result;
     }
     result.module = *module;
@@ -363,8 +366,8 @@ class PassChecker {
     auto module = load_fresh(bundle);
     absl::StatusOr<PassManager> pm = manager(/*isolated=*/false);
     if (!module.ok() || !pm.ok()) {
-      return failed(std::string(
-          (module.ok() ? pm.status() : module.status()).message()));
+      return failed(
+          std::string((module.ok() ? pm.status() : module.status()).message()));
     }
     auto before = state_of(**module);
     if (!before.ok()) return failed(std::string(before.status().message()));
@@ -391,10 +394,10 @@ class PassChecker {
     }
     absl::Status current = check_tensor_meta_current(*first.module);
     if (current.ok()) return ok();
-    return failed(cat(
-        "it changed what a node computes without declaring that it "
-        "invalidates 'tensor_meta': ",
-        std::string(current.message())));
+    return failed(
+        cat("it changed what a node computes without declaring that it "
+            "invalidates 'tensor_meta': ",
+            std::string(current.message())));
   }
 
   static bool contains(const FxNameList& list, std::string_view name) {
@@ -465,7 +468,11 @@ std::string PluginCheckReport::table() const {
       const CheckResult& r = row.results[c];
       out << pad(row.pass, width) << "  " << pad(kPluginChecks[c], 13) << "  "
           << pad(outcome_word(r.outcome), 4);
-      if (!r.reason.empty()) out << "  " << r.reason;
+      // One line per check: a multi-line reason (lint's) keeps its first.
+      if (!r.reason.empty()) {
+        out << "  "
+            << std::string_view(r.reason).substr(0, r.reason.find('\n'));
+      }
       out << "\n";
     }
   }

@@ -3,8 +3,9 @@
 // holding graph.fx.json and, optionally, input.pt: torch.save of the example
 // inputs), and these checks are made on each graph:
 //
-//   runs           the pass succeeds in a worker process (a crash, an abort
-//                  or a hang past the timeout is this check's failure; a
+//   runs           the pass succeeds in a worker process (a crash, an abort,
+//                  a hang past the timeout or memory past the limit is this
+//                  check's failure; a
 //                  status INVALID_ARGUMENT, FAILED_PRECONDITION or
 //                  UNIMPLEMENTED it returns declines the graph: skip);
 //   lint           the graph it leaves passes Graph::lint;
@@ -32,6 +33,7 @@
 #define PLUGIN_API_PIPELINE_PLUGIN_CHECK_H_
 
 #include <array>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,8 +47,10 @@ struct PluginCheckOptions {
   std::vector<std::string> graphs;
   double rtol = 1e-5;
   double atol = 1e-6;
-  // Seconds a pass may take in the `runs` check (0: no limit).
+  // Seconds a pass may take in the `runs` check (0: no limit), and MiB its
+  // worker may grow by (0: no limit), so a runaway pass ends its worker.
   double pass_timeout_seconds = 60;
+  uint64_t pass_memory_limit_mib = 4096;
 };
 
 enum class CheckOutcome { kOk, kFail, kSkip };
@@ -58,7 +62,7 @@ struct CheckResult {
 
 // The checks, in the table's column order.
 inline constexpr std::array<std::string_view, 7> kPluginChecks = {
-    "runs",     "lint",     "numbers", "deterministic",
+    "runs",       "lint",     "numbers", "deterministic",
     "idempotent", "rollback", "contract"};
 
 struct PassCheckRow {
@@ -71,7 +75,8 @@ struct PluginCheckReport {
   std::vector<PassCheckRow> rows;
   // False when any check of any pass failed.
   bool ok() const;
-  // One line per pass and check: "PASS  CHECK  ok|FAIL|skip  REASON".
+  // One line per pass and check: "PASS  CHECK  ok|FAIL|skip  REASON" (the
+  // reason's first line).
   std::string table() const;
 };
 
