@@ -9,6 +9,7 @@
 //                              runs a bundle (and times it)
 //   fx plugins / run / dot     plugins, pipelines of their passes, Graphviz
 //   fx plugin-check LIB.so     every pass of a plugin checked on graphs
+//   fx reduce FILE             a failing graph shrunk to a reproducer
 //   fx demo                    the seed docs' MyModule, traced, run, piped
 //                              through first-party plugins
 //
