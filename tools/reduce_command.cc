@@ -47,8 +47,7 @@ std::string default_reduce_output(const std::string& input) {
   std::string base = input;
   for (std::string_view suffix : {".fx.json", ".json"}) {
     if (base.size() > suffix.size() &&
-        base.compare(base.size() - suffix.size(), suffix.size(), suffix) ==
-            0) {
+        base.compare(base.size() - suffix.size(), suffix.size(), suffix) == 0) {
       base.resize(base.size() - suffix.size());
       break;
     }
@@ -77,15 +76,15 @@ int run_reduce_command(const ReduceArgs& args, std::ostream& out,
   absl::StatusOr<GraphFile> file = read_graph_file(args.input);
   if (!file.ok()) return fail(err, 1, file.status().message());
   absl::StatusOr<host::ReduceResult> reduced = host::reduce_graph(
-      *file,
-      [&](const GraphFile& f) { return host::probe_pipeline(*pm, f); });
+      *file, [&](const GraphFile& f) { return host::probe_pipeline(*pm, f); });
   if (!reduced.ok()) {
-    return fail(err, 1, cat(args.input, ": ", std::string(reduced.status().message())));
+    return fail(err, 1,
+                cat(args.input, ": ", std::string(reduced.status().message())));
   }
   absl::Status written = write_reduced(reduced->file, output);
   if (!written.ok()) return fail(err, 1, written.message());
-  out << "reduced " << args.input << " from " << reduced->nodes_before
-      << " to " << reduced->nodes_after << " nodes (" << reduced->attempts
+  out << "reduced " << args.input << " from " << reduced->nodes_before << " to "
+      << reduced->nodes_after << " nodes (" << reduced->attempts
       << " candidates tried); the failure: " << reduced->failure << "\n"
       << "written to " << output << "\n";
   return 0;

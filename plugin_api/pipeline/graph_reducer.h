@@ -25,11 +25,11 @@ namespace fx::host {
 using FailureProbe = std::function<std::string(const GraphFile& file)>;
 
 struct ReduceResult {
-  GraphFile file;          // the smallest graph found (same modules)
-  std::string failure;     // the category that persisted
+  GraphFile file;       // the smallest graph found (same modules)
+  std::string failure;  // the category that persisted
   size_t nodes_before = 0;
   size_t nodes_after = 0;
-  size_t attempts = 0;     // candidates probed
+  size_t attempts = 0;  // candidates probed
 };
 
 // FailedPrecondition when `file` does not fail to begin with.

@@ -25,8 +25,8 @@ GraphFile copy_of(const GraphFile& file) {
 std::string failure_category(const PipelineReport& report) {
   for (const PassRecord& record : report.passes) {
     if (record.error.empty()) continue;
-    return cat("pass '", record.pass, "': ",
-               record.error.substr(0, record.error.find(':')));
+    return cat("pass '", record.pass,
+               "': ", record.error.substr(0, record.error.find(':')));
   }
   return report.failure.empty() ? "" : report.failure;
 }
