@@ -24,6 +24,8 @@
 #include "tools/demo.h"
 #include "tools/minimize_command.h"
 #include "tools/pipeline_commands.h"
+#include "tools/plugin_check_command.h"
+#include "tools/reduce_command.h"
 
 namespace fx::tools {
 namespace {
@@ -71,6 +73,19 @@ constexpr std::string_view kUsage =
     "                             the smallest subgraph whose outputs differ\n"
     "                             beyond tolerance when the pipeline is\n"
     "                             applied to it (torch.fx's net minimizer)\n"
+    "  plugin-check LIB.so [--graphs DIR] [--rtol X] [--atol X]\n"
+    "      [--pass-timeout SECONDS] [--pass-memory-limit MIB]\n"
+    "                             runs every pass of LIB.so on the graph\n"
+    "                             bundles under DIR ($FX_REFERENCE_DIR by\n"
+    "                             default) and checks lint, numbers,\n"
+    "                             determinism, rollback and contracts; a\n"
+    "                             table, exit status 1 on any FAIL\n"
+    "  reduce FILE --pipeline TEXT [-o OUT.fx.json] [--isolate]\n"
+    "      [--plugin PATH]... [--plugin-dir DIR]...\n"
+    "                             shrinks FILE while the pipeline fails the\n"
+    "                             same way (pass and error kind) and writes\n"
+    "                             the smallest graph (default\n"
+    "                             FILE.reduced.fx.json)\n"
     "  dot FILE [-o OUT.dot] [--pipeline TEXT]\n"
     "                             the graph as Graphviz DOT (after TEXT's\n"
     "                             passes, e.g. shape_prop for tensor_meta)\n"
@@ -96,6 +111,9 @@ const std::map<std::string_view, std::vector<std::string_view>>& options() {
             "repeat"}},
           {"demo", {}},
           {"plugins", {"plugin", "plugin-dir"}},
+          {"reduce", {"pipeline", "output", "plugin", "plugin-dir"}},
+          {"plugin-check",
+           {"graphs", "rtol", "atol", "pass-timeout", "pass-memory-limit"}},
           {"dot", {"output", "pipeline", "plugin", "plugin-dir"}},
           {"run",
            {"pipeline", "config", "output", "inputs", "plugin", "plugin-dir",
@@ -113,6 +131,7 @@ const std::map<std::string_view, std::vector<std::string_view>>& flags() {
   static const auto* table =
       new std::map<std::string_view, std::vector<std::string_view>>{
           {"plugins", {"no-default-plugins"}},
+          {"reduce", {"no-default-plugins", "isolate"}},
           {"exec", {"no-default-plugins"}},
           {"dot", {"no-default-plugins"}},
           {"run", {"progress", "time", "no-default-plugins", "isolate"}},
@@ -155,7 +174,8 @@ bool parse(const std::vector<std::string>& args, Invocation* inv,
   }
   for (size_t i = 1; i < args.size(); ++i) {
     std::string_view a = args[i];
-    if (a == "-o" && (inv->command == "run" || inv->command == "dot")) {
+    if (a == "-o" && (inv->command == "run" || inv->command == "dot" ||
+                      inv->command == "reduce")) {
       a = "--output";
     }
     if (a.size() < 2 || a.substr(0, 2) != "--") {
@@ -372,6 +392,30 @@ int run_run(Invocation& inv, const host::PluginSources& sources,
   return run_pipeline_command(run, out, err);
 }
 
+// fx plugin-check LIB.so
+int run_plugin_check(Invocation& inv, std::ostream& out, std::ostream& err) {
+  PluginCheckArgs args;
+  args.library = inv.positional[0];
+  args.graphs = inv.value("graphs", "");
+  args.rtol = inv.value("rtol", "");
+  args.atol = inv.value("atol", "");
+  args.pass_timeout = inv.value("pass-timeout", "");
+  args.pass_memory_limit = inv.value("pass-memory-limit", "");
+  return run_plugin_check_command(args, out, err);
+}
+
+// fx reduce FILE --pipeline TEXT
+int run_reduce(Invocation& inv, const host::PluginSources& sources,
+               std::ostream& out, std::ostream& err) {
+  ReduceArgs args;
+  args.input = inv.positional[0];
+  args.pipeline = inv.value("pipeline", "");
+  args.output = inv.value("output", "");
+  args.isolate = inv.flag("isolate");
+  args.sources = sources;
+  return run_reduce_command(args, out, err);
+}
+
 // fx print / tabular / code FILE
 int run_graph_command(Invocation& inv, std::ostream& out, std::ostream& err) {
   const std::string& command = inv.command;
@@ -454,6 +498,8 @@ int run_fx_command(const std::vector<std::string>& args, std::ostream& out,
   if (command == "dot") return run_dot(inv, sources, out, err);
   if (command == "run") return run_run(inv, sources, out, err);
   if (command == "minimize") return run_minimize(inv, sources, out, err);
+  if (command == "plugin-check") return run_plugin_check(inv, out, err);
+  if (command == "reduce") return run_reduce(inv, sources, out, err);
   return run_graph_command(inv, out, err);
 }
 

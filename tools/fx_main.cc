@@ -10,6 +10,8 @@
 //   fx plugins / run / dot / minimize
 //                              plugins, pipelines of their passes, Graphviz,
 //                              the net minimizer
+//   fx plugin-check LIB.so     every pass of a plugin checked on graphs
+//   fx reduce FILE             a failing graph shrunk to a reproducer
 //   fx demo                    the seed docs' MyModule, traced, run, piped
 //                              through first-party plugins
 //

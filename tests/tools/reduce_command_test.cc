@@ -1,0 +1,112 @@
+// `fx reduce`: resnet18 (exported by Python torch.fx at test time), whose
+// pipeline fails while one node is there, shrinks to that node, its input
+// and the output; the reproducer still fails the same way under `fx run`.
+#include "tools/reduce_command.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/filesystem.hpp>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fx_core/format/graph_json.h"
+#include "tests/testing/python.h"
+#include "tools/fx_commands.h"
+
+namespace fx {
+namespace {
+
+struct Result {
+  int status;
+  std::string out;
+  std::string err;
+};
+
+Result run(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  int status = tools::run_fx_command(args, out, err);
+  return {status, out.str(), err.str()};
+}
+
+std::string temp_dir(const std::string& name) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  std::string dir = std::string(tmp ? tmp : "/tmp") + "/reduce/" + name;
+  boost::filesystem::create_directories(dir);
+  return dir;
+}
+
+const std::string kPicky = "tests/plugin_api/plugins/libpicky_plugin.so";
+
+std::string resnet18() {
+  static const std::string dir = [] {
+    std::string d = temp_dir("resnet18");
+    testing::run_python("tools/torchfx_export.py",
+                        {"--torchvision", "resnet18", "-o", d});
+    return d;
+  }();
+  return dir + "/graph.fx.json";
+}
+
+TEST(FxReduce, ShrinksResnet18ToTheNodeThatFails) {
+  if (!testing::have_python_torch(/*torchvision=*/true)) {
+    GTEST_SKIP() << "needs Python torch and torchvision";
+  }
+  std::string out = temp_dir("out") + "/small.fx.json";
+  const std::string pipeline = "refuse_target{target=layer3.1.conv2}";
+  Result r = run({"reduce", resnet18(), "--no-default-plugins", "--plugin",
+                  kPicky, "--pipeline", pipeline, "-o", out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("to 3 nodes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the failure: pass 'refuse_target': INTERNAL"),
+            std::string::npos)
+      << r.out;
+  auto reduced = read_graph_file(out);
+  ASSERT_TRUE(reduced.ok()) << reduced.status();
+  auto original = read_graph_file(resnet18());
+  ASSERT_TRUE(original.ok());
+  EXPECT_GT(original->graph->size(), 60u);
+  EXPECT_EQ(reduced->graph->size(), 3u);
+  // The reproducer fails the same way, and only its own weights came along.
+  Result again = run({"run", out, "--no-default-plugins", "--plugin", kPicky,
+                      "--pipeline", pipeline, "-o", out + ".again.fx.json"});
+  EXPECT_EQ(again.status, 1);
+  EXPECT_NE(again.err.find("refusing layer3.1.conv2"), std::string::npos)
+      << again.err;
+  EXPECT_LT(boost::filesystem::file_size(temp_dir("out") + "/small.weights.pt"),
+            boost::filesystem::file_size(
+                boost::filesystem::path(resnet18()).parent_path() /
+                "model.weights.pt") /
+                4);
+}
+
+TEST(FxReduce, AGraphThatDoesNotFailIsAnError) {
+  if (!testing::have_python_torch(/*torchvision=*/true)) {
+    GTEST_SKIP() << "needs Python torch and torchvision";
+  }
+  std::string out = temp_dir("none") + "/none.fx.json";
+  Result r =
+      run({"reduce", resnet18(), "--no-default-plugins", "--plugin", kPicky,
+           "--pipeline", "refuse_target{target=no.such}", "-o", out});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("does not fail"), std::string::npos) << r.err;
+  EXPECT_FALSE(boost::filesystem::exists(out));
+}
+
+TEST(FxReduce, UsageErrors) {
+  Result none = run({"reduce", "x.fx.json"});
+  EXPECT_EQ(none.status, 2);
+  EXPECT_NE(none.err.find("--pipeline TEXT is required"), std::string::npos);
+  Result missing = run({"reduce", "no/such.fx.json", "--no-default-plugins",
+                        "--plugin", kPicky, "--pipeline", "refuse_target"});
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.err.find("no/such.fx.json"), std::string::npos)
+      << missing.err;
+  EXPECT_EQ(tools::default_reduce_output("d/graph.fx.json"),
+            "d/graph.reduced.fx.json");
+  EXPECT_EQ(tools::default_reduce_output("g"), "g.reduced.fx.json");
+}
+
+}  // namespace
+}  // namespace fx

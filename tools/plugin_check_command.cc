@@ -1,0 +1,102 @@
+#include "tools/plugin_check_command.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "fx_core/support/strings.h"
+#include "plugin_api/pipeline/pipeline.h"
+#include "plugin_api/pipeline/plugin_check.h"
+
+namespace fx::tools {
+namespace {
+
+int usage_error(std::ostream& err, const std::string& message) {
+  err << "fx plugin-check: " << message << "\n";
+  return 2;
+}
+
+// A number > 0 from `flag`'s value, or nullopt (after saying why).
+std::optional<double> positive(const std::string& flag, const std::string& text,
+                               std::ostream& err) {
+  char* end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !(value > 0) || value > 1e9) {
+    usage_error(err,
+                cat("--", flag, " expects a number > 0, got '", text, "'"));
+    return std::nullopt;
+  }
+  return value;
+}
+
+// The options from the flags; nullopt on a usage error.
+std::optional<host::PluginCheckOptions> read_options(
+    const PluginCheckArgs& args, std::ostream& err) {
+  host::PluginCheckOptions options;
+  for (auto [flag, text, field] :
+       {std::tuple{"rtol", &args.rtol, &options.rtol},
+        std::tuple{"atol", &args.atol, &options.atol},
+        std::tuple{"pass-timeout", &args.pass_timeout,
+                   &options.pass_timeout_seconds}}) {
+    if (text->empty()) continue;
+    std::optional<double> value = positive(flag, *text, err);
+    if (!value) return std::nullopt;
+    *field = *value;
+  }
+  if (!args.pass_memory_limit.empty()) {
+    std::optional<double> mib =
+        positive("pass-memory-limit", args.pass_memory_limit, err);
+    if (!mib) return std::nullopt;
+    if (*mib != static_cast<double>(static_cast<uint64_t>(*mib)) ||
+        *mib > static_cast<double>(host::kMaxMemoryLimitMib)) {
+      usage_error(err, cat("--pass-memory-limit expects MiB (an integer from "
+                           "1 to ",
+                           host::kMaxMemoryLimitMib, "), got '",
+                           args.pass_memory_limit, "'"));
+      return std::nullopt;
+    }
+    options.pass_memory_limit_mib = static_cast<uint64_t>(*mib);
+  }
+  return options;
+}
+
+}  // namespace
+
+int run_plugin_check_command(const PluginCheckArgs& args, std::ostream& out,
+                             std::ostream& err) {
+  std::optional<host::PluginCheckOptions> options = read_options(args, err);
+  if (!options) return 2;
+  std::string dir = args.graphs;
+  if (dir.empty()) {
+    const char* reference = std::getenv("FX_REFERENCE_DIR");
+    if (reference == nullptr || *reference == '\0') {
+      return usage_error(err,
+                         "no graphs: give --graphs DIR (graph bundles) or set "
+                         "FX_REFERENCE_DIR");
+    }
+    dir = reference;
+  }
+  absl::StatusOr<std::vector<std::string>> bundles =
+      host::find_graph_bundles(dir);
+  if (!bundles.ok()) {
+    err << "fx plugin-check: " << bundles.status().message() << "\n";
+    return 1;
+  }
+  options->graphs = *std::move(bundles);
+  absl::StatusOr<host::PluginCheckReport> report =
+      host::check_plugin(args.library, *options);
+  if (!report.ok()) {
+    err << "fx plugin-check: " << report.status().message() << "\n";
+    return 1;
+  }
+  out << report->plugin << " on " << options->graphs.size() << " graph"
+      << (options->graphs.size() == 1 ? "" : "s") << " under " << dir << "\n"
+      << report->table();
+  if (report->ok()) return 0;
+  err << "fx plugin-check: some checks failed (FAIL above)\n";
+  return 1;
+}
+
+}  // namespace fx::tools
