@@ -18,6 +18,7 @@
 
 #include "fx_core/ir/graph.h"
 #include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
 
 namespace fx {
