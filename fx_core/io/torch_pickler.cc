@@ -265,7 +265,7 @@ class Pickler {
     push_call("torch.serialization", "_get_layout", {"torch.sparse_coo"});
     push_tensor(t._indices(), place + " (indices)");
     push_tensor(t._values(), place + " (values)");
-    push_size(t.sizes());
+    push(make_torch_size(t.sizes()), place + " (size)", 0);
     op('\x87');
     op('\x86');
     op('R');
@@ -280,16 +280,9 @@ class Pickler {
     push_tensor(t.crow_indices(), place + " (crow_indices)");
     push_tensor(t.col_indices(), place + " (col_indices)");
     push_tensor(t.values(), place + " (values)");
-    push_size(t.sizes());
+    push(make_torch_size(t.sizes()), place + " (size)", 0);
     op('t');
     op('\x86');
-    op('R');
-  }
-
-  void push_size(c10::IntArrayRef dims) {
-    push_global("torch", "Size");
-    push_ints(dims);
-    op('\x85');
     op('R');
   }
 

@@ -250,11 +250,13 @@ c10::IValue untag(const c10::IValue& v) {
 c10::IValue restore_python_tuples(const c10::IValue& v) {
   if (v.isTuple()) {
     std::vector<c10::IValue> items;
+    bool changed = false;
     for (const c10::IValue& e : v.toTupleRef().elements()) {
       items.push_back(restore_python_tuples(e));
+      changed |= !items.back().isSameIdentity(e);
     }
-    c10::IValue rebuilt = c10::ivalue::Tuple::create(std::move(items));
-    return untag(rebuilt);
+    if (!changed) return untag(v);  // most tuples: nothing inside to untag
+    return untag(c10::ivalue::Tuple::create(std::move(items)));
   }
   if (v.isList() && !v.isTensorList() && !v.isIntList() && !v.isDoubleList() &&
       !v.isBoolList()) {

@@ -138,7 +138,7 @@ void describe(const WorkerLimits& limits, WorkerOutcome& outcome) {
 
 }  // namespace
 
-std::string signal_name(int signal) {
+const char* known_signal_name(int signal) {
   switch (signal) {
     case SIGSEGV:
       return "SIGSEGV";
@@ -161,7 +161,12 @@ std::string signal_name(int signal) {
     case SIGXCPU:
       return "SIGXCPU";
   }
-  return cat("signal ", signal);
+  return nullptr;
+}
+
+std::string signal_name(int signal) {
+  const char* name = known_signal_name(signal);
+  return name != nullptr ? name : cat("signal ", signal);
 }
 
 WorkerOutcome run_in_worker(const std::function<std::string()>& work,

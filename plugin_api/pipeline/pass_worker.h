@@ -55,7 +55,10 @@ inline constexpr int kWorkThrewStatus = 125;
 WorkerOutcome run_in_worker(const std::function<std::string()>& work,
                             const WorkerLimits& limits);
 
-// "SIGSEGV", "SIGKILL", ... ("signal N" for one without a name).
+// "SIGSEGV", "SIGKILL", ..., or nullptr for a signal without a name here.
+// Async-signal-safe: fatal-signal handlers call it.
+const char* known_signal_name(int signal);
+// known_signal_name, or "signal N".
 std::string signal_name(int signal);
 
 }  // namespace fx::host

@@ -17,6 +17,7 @@
 #include "fx_core/io/torch_save.h"
 #include "fx_core/support/strings.h"
 #include "plugin_api/capi/pass_options.h"
+#include "plugin_api/pipeline/pass_worker.h"
 
 namespace fx::host {
 namespace {
@@ -221,22 +222,6 @@ volatile sig_atomic_t fatal_armed = 0;
 constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 struct sigaction previous_actions[NSIG];
 
-const char* signal_name(int sig) {
-  switch (sig) {
-    case SIGSEGV:
-      return "SIGSEGV";
-    case SIGBUS:
-      return "SIGBUS";
-    case SIGILL:
-      return "SIGILL";
-    case SIGFPE:
-      return "SIGFPE";
-    case SIGABRT:
-      return "SIGABRT";
-  }
-  return "signal";
-}
-
 void write_all(const char* s) {
   size_t n = std::strlen(s);
   while (n > 0) {
@@ -252,7 +237,8 @@ void on_fatal_signal(int sig) {
     fatal_armed = 0;
     write_all(fatal_prefix);
     write_all(": fatal signal ");
-    write_all(signal_name(sig));
+    const char* name = known_signal_name(sig);
+    write_all(name != nullptr ? name : "signal");
     write_all(fatal_message);
   }
   // The previous disposition (usually the default: die of the signal); the
