@@ -126,6 +126,10 @@ struct MakeFxOptions {
   // included (a vendor's fused kernel stays one node): seen above autograd,
   // and nothing they call is recorded, autograd's detach calls included.
   std::vector<std::string> leaf_ops;
+  // Also apply the decompositions and leaf operators plugins registered
+  // (capture_extensions.h); those above take precedence for the same
+  // operator.
+  bool registered_extensions = true;
 };
 
 // What a capture records, before it becomes a GraphModule: the graph and
