@@ -38,8 +38,8 @@ Decomposition naming_errors(const std::string& op, Decomposition decomposition,
                     "' failed: " + e.what_without_backtrace());
     } catch (const std::exception& e) {
       throw FxError("make_fx: the decomposition of " + op +
-                    " registered by plugin '" + origin + "' failed: " +
-                    e.what());
+                    " registered by plugin '" + origin +
+                    "' failed: " + e.what());
     }
   };
 }
@@ -71,8 +71,9 @@ std::string canonical_op_name(const std::string& op) {
   return overload.empty() ? base : base + "." + overload;
 }
 
-void register_capture_extensions(const std::vector<CaptureExtension>& extensions,
-                                 const std::string& origin) {
+void register_capture_extensions(
+    const std::vector<CaptureExtension>& extensions,
+    const std::string& origin) {
   std::vector<std::string> names;
   for (const CaptureExtension& e : extensions) {
     names.push_back(canonical_op_name(e.op));
@@ -107,7 +108,8 @@ void check_unregistered(const std::string& op, const std::string& origin) {
 void register_decomposition(const std::string& op, Decomposition decomposition,
                             const std::string& origin) {
   if (!decomposition) {
-    throw FxError("plugin '" + origin + "' registers an empty decomposition of " + op);
+    throw FxError("plugin '" + origin +
+                  "' registers an empty decomposition of " + op);
   }
   register_capture_extensions({{op, std::move(decomposition)}}, origin);
 }

@@ -38,8 +38,8 @@ struct CaptureExtension {
 // decomposition or leaf rule. Errors from a decomposition (c10::Error,
 // fx::FxError, ...) reach the capture as fx::FxError naming the operator
 // and `origin`.
-void register_capture_extensions(const std::vector<CaptureExtension>& extensions,
-                                 const std::string& origin);
+void register_capture_extensions(
+    const std::vector<CaptureExtension>& extensions, const std::string& origin);
 
 // Throws fx::FxError naming `op` and who registered it when it is taken.
 void check_unregistered(const std::string& op, const std::string& origin);

@@ -17,11 +17,12 @@ namespace {
 
 const c10::FunctionSchema& schema_of(const std::string& name) {
   auto dot = name.find('.', name.find("::"));
-  c10::OperatorName op_name{
-      name.substr(0, dot),
-      dot == std::string::npos ? "" : name.substr(dot + 1)};
-  return c10::Dispatcher::singleton().findSchemaOrThrow(
-      op_name.name.c_str(), op_name.overload_name.c_str()).schema();
+  c10::OperatorName op_name{name.substr(0, dot), dot == std::string::npos
+                                                     ? ""
+                                                     : name.substr(dot + 1)};
+  return c10::Dispatcher::singleton()
+      .findSchemaOrThrow(op_name.name.c_str(), op_name.overload_name.c_str())
+      .schema();
 }
 
 std::string argument_names(const c10::FunctionSchema& schema) {
@@ -41,7 +42,8 @@ std::string argument_names(const c10::FunctionSchema& schema) {
 int64_t output_arity(const Node& output) {
   if (output.args().empty()) return 0;
   const Argument& result = output.args()[0];
-  if (result.is_sequence()) return static_cast<int64_t>(result.elements().size());
+  if (result.is_sequence())
+    return static_cast<int64_t>(result.elements().size());
   return -1;
 }
 
@@ -75,8 +77,9 @@ void check_replacement(const std::string& op, const c10::FunctionSchema& schema,
   const size_t arguments = schema.arguments().size();
   if (placeholders != arguments) {
     refuse(op, "has " + std::to_string(placeholders) + " placeholders, but " +
-                   op + " takes " + std::to_string(arguments) +
-                   " arguments (" + argument_names(schema) + ")");
+                   op + "'s schema has " + std::to_string(arguments) +
+                   " arguments (" + argument_names(schema) +
+                   "): one placeholder each");
   }
   if (output == nullptr) refuse(op, "has no output node");
   const int64_t returns = static_cast<int64_t>(schema.returns().size());

@@ -132,8 +132,7 @@ class Recorder {
   // The plugins' decompositions and leaf operators, where the options give
   // the operator neither.
   void add_registered_extensions() {
-    capture::RegisteredExtensions registered =
-        capture::registered_extensions();
+    capture::RegisteredExtensions registered = capture::registered_extensions();
     for (auto& [name, decomposition] : registered.decompositions) {
       const c10::FunctionSchema* schema = &find_schema(name);
       if (leaf_ops_.contains(schema)) continue;

@@ -164,9 +164,8 @@ std::string capture_op_name(const FxRegistrar* r, const char* op,
   try {
     return capture::canonical_op_name(op);
   } catch (const FxError& e) {
-    fail(FX_NOT_FOUND,
-         cat("plugin '", r->plugin, "' registers ", what, " '", op, "': ",
-             e.what()));
+    fail(FX_NOT_FOUND, cat("plugin '", r->plugin, "' registers ", what, " '",
+                           op, "': ", e.what()));
   }
 }
 
@@ -197,9 +196,9 @@ void register_decomposition(FxRegistrar* r, const char* op,
   try {
     decomposition = capture::graph_decomposition(name, *graph);
   } catch (const FxError& e) {
-    fail(FX_INVALID_ARGUMENT, cat("plugin '", r->plugin,
-                                  "' registers a decomposition of '", name,
-                                  "': ", e.what()));
+    fail(FX_INVALID_ARGUMENT,
+         cat("plugin '", r->plugin, "' registers a decomposition of '", name,
+             "': ", e.what()));
   }
   stage_capture_extension(r, std::move(name), std::move(decomposition));
 }

@@ -48,8 +48,7 @@ class CaptureVendor : public ::testing::Test {
 
 TEST_F(CaptureVendor, LoadingRegistersBothExtensions) {
   EXPECT_EQ(capture::registered_origin("aten::silu"), "capture_vendor");
-  EXPECT_EQ(capture::registered_origin("aten::silu.default"),
-            "capture_vendor");
+  EXPECT_EQ(capture::registered_origin("aten::silu.default"), "capture_vendor");
   EXPECT_EQ(capture::registered_origin("aten::layer_norm"), "capture_vendor");
   EXPECT_EQ(capture::registered_origin("aten::relu"), "");
 }
@@ -60,8 +59,8 @@ TEST_F(CaptureVendor, DecompositionRecordsWhatPythonRecords) {
   if (!testing::have_python_torch()) GTEST_SKIP() << "no python3-torch";
   const std::string dir =
       std::string(std::getenv("TEST_TMPDIR")) + "/capture_vendor_twins";
-  testing::run_python("tests/sdk_examples/capture_vendor/capture_vendor_twins.py",
-                      {dir});
+  testing::run_python(
+      "tests/sdk_examples/capture_vendor/capture_vendor_twins.py", {dir});
   torch::nn::Linear linear(4, 8);
   TensorFunction fn = [&](const Tensors& in) -> Tensors {
     at::Tensor y = at::linear(in[0], linear->weight, linear->bias);
@@ -147,8 +146,8 @@ TEST_F(CaptureVendor, ACaptureMayLeaveTheRegisteredExtensionsOut) {
     return {at::mul(args[0].toTensor(), at::sigmoid(args[0].toTensor()))};
   };
   options.leaf_ops = {"aten::linear"};
-  gm = make_fx(capture_vendor::vendor_block_function(block), {at::randn({3, 4})},
-               options);
+  gm = make_fx(capture_vendor::vendor_block_function(block),
+               {at::randn({3, 4})}, options);
   t = targets(*gm);
   EXPECT_EQ(count(t, "torch.ops.aten.linear.default"), 2);
   EXPECT_EQ(count(t, "torch.ops.aten.layer_norm.default"), 1);
