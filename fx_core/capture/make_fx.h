@@ -97,7 +97,8 @@ struct MakeFxOptions {
   // parameters and runs on real inputs. Operators LibTorch's C++ build has
   // no meta kernel for get shape rules (meta_rules.h: convolution, batch,
   // layer and group norm, embedding, index_select, where, adaptive pooling,
-  // relu, hardtanh, hardswish); any other such operator throws. The graph is
+  // relu, hardtanh, hardswish, native_dropout); any other such operator
+  // throws. The graph is
   // make_fx's on meta tensors (device=meta in factory arguments).
   bool meta = false;
   // A call that reads a captured tensor's value into C++ (item() reaches
