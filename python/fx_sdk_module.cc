@@ -62,9 +62,10 @@ std::shared_ptr<fx::GraphModule> from_bundle(const std::string& json,
 }
 
 // GraphModule -> (JSON text, [(key, tensor)]), the tensors the module's own.
-py::tuple to_bundle(const fx::GraphModule& gm) {
+// With include_nodes false the JSON has the modules and no nodes.
+py::tuple to_bundle(const fx::GraphModule& gm, bool include_nodes) {
   absl::StatusOr<fx::GraphBundle> bundle =
-      fx::describe_graph_module(gm, "in-memory");
+      fx::describe_graph_module(gm, "in-memory", include_nodes);
   if (!bundle.ok()) raise_value_error(bundle.status());
   return py::make_tuple(bundle->json, bundle->weights);
 }
@@ -206,8 +207,11 @@ PYBIND11_MODULE(_C, m) {
       });
   bind_graph(m, graph_module);
   bind_compiled_graph(m);
+  bind_torch_fx_builder(m);
+  bind_torch_fx_reader(m);
   m.def("_from_bundle", &from_bundle, py::arg("json"), py::arg("weights"));
-  m.def("_to_bundle", &to_bundle, py::arg("gm"));
+  m.def("_to_bundle", &to_bundle, py::arg("gm"),
+        py::arg("include_nodes") = true);
   m.def("_run_pipeline", &run_pipeline, py::arg("gm"), py::arg("pipeline"),
         py::arg("plugins"), py::arg("plugin_dirs"), py::arg("default_dirs"),
         py::arg("example_inputs"));

@@ -235,7 +235,8 @@ std::string weights_file_for(const std::string& json_path) {
 }
 
 absl::StatusOr<GraphBundle> describe_graph_module(
-    const GraphModule& module, std::string_view weights_name) {
+    const GraphModule& module, std::string_view weights_name,
+    bool include_nodes) {
   std::vector<std::pair<std::string, ModuleSpec>> modules;
   GraphBundle bundle;
   TensorList& weights = bundle.weights;
@@ -268,9 +269,10 @@ absl::StatusOr<GraphBundle> describe_graph_module(
       if (!seen) weights.emplace_back(path, attr.tensor);
     }
   }
-  bundle.json =
-      to_graph_json(module.graph(), modules,
-                    weights.empty() ? std::string_view() : weights_name);
+  std::string_view weights_ref =
+      weights.empty() ? std::string_view() : weights_name;
+  bundle.json = include_nodes ? to_graph_json(module.graph(), modules, weights_ref)
+                              : to_graph_json(Graph(), modules, weights_ref);
   return bundle;
 }
 

@@ -55,13 +55,16 @@ std::string weights_file_for(const std::string& json_path);
 
 // A GraphModule as a bundle in memory: the fx-graph JSON text (naming
 // `weights_name` when there are weights) and every parameter and buffer
-// the graph references, the module's own tensors (not copies).
+// the graph references, the module's own tensors (not copies). With
+// include_nodes false the JSON's node list is left empty (for a reader that
+// takes the nodes another way: fx_sdk.to_torch_fx).
 struct GraphBundle {
   std::string json;
   TensorList weights;
 };
 absl::StatusOr<GraphBundle> describe_graph_module(
-    const GraphModule& module, std::string_view weights_name);
+    const GraphModule& module, std::string_view weights_name,
+    bool include_nodes = true);
 
 // Writes `module` as a bundle: `json_path` and, beside it, `weights_name`
 // (weights_file_for(json_path) when empty) holding every parameter and
