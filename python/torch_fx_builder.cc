@@ -73,6 +73,7 @@ class TorchFxBuilder {
         })) {
     py::module_ fx = py::module_::import("torch.fx");
     node_class_ = fx.attr("Node");
+    new_node_ = node_class_.attr("__new__");
     py::module_ immutable = py::module_::import("torch.fx.immutable_collections");
     immutable_list_ = immutable.attr("immutable_list");
     immutable_dict_ = immutable.attr("immutable_dict");
@@ -84,25 +85,28 @@ class TorchFxBuilder {
     py::dict used = namespace_.attr("_used_names");
     py::dict object_names = namespace_.attr("_obj_to_name");
     py::object prev = root;
+    py::dict prev_attrs = root.attr("__dict__");
+    py::int_ zero(0);
     size_t count = 0;
     for (const fx::Node* node : graph.nodes()) {
-      py::object py_node = make_node(*node);
-      py::str name(std::string(node->name()));
-      used[name] = py::int_(0);
-      object_names[py_node] = name;
-      prev.attr("_next") = py_node;
-      py_node.attr("_prev") = prev;
+      auto [py_node, attrs] = make_node(*node);
+      used[attrs["name"]] = zero;
+      object_names[py_node] = attrs["name"];
+      prev_attrs["_next"] = py_node;
+      attrs["_prev"] = prev;
       prev = py_node;
+      prev_attrs = attrs;
       ++count;
     }
-    prev.attr("_next") = root;
+    prev_attrs["_next"] = root;
     root.attr("_prev") = prev;
     graph_.attr("_len") = py::int_(graph_.attr("_len")) + py::int_(count);
   }
 
  private:
-  py::object make_node(const fx::Node& node) {
-    py::object py_node = node_class_.attr("__new__")(node_class_);
+  // The Node and its attribute dict.
+  std::pair<py::object, py::dict> make_node(const fx::Node& node) {
+    py::object py_node = new_node_(node_class_);
     py::dict input_nodes;
     py::object args = to_python_args(node, input_nodes);
     py::object kwargs = to_python_kwargs(node, input_nodes);
@@ -129,7 +133,7 @@ class TorchFxBuilder {
       users[py_node] = py::none();
     }
     nodes_.emplace(&node, py_node);
-    return py_node;
+    return {py_node, attrs};
   }
 
   py::object to_python_args(const fx::Node& node, py::dict& input_nodes) {
@@ -241,6 +245,7 @@ class TorchFxBuilder {
   py::module_ torch_;
   ObjectCache torch_names_;
   py::object node_class_;
+  py::object new_node_;  // Node.__new__: a Node without __init__'s work
   py::object immutable_list_;
   py::object immutable_dict_;
   std::unordered_map<const fx::Node*, py::object> nodes_;
