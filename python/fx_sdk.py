@@ -33,6 +33,8 @@ PREFIX/lib/python/fx_sdk and finds its plugins in PREFIX/lib/fx-sdk/plugins.
 Import torch before this module (it links the same LibTorch).
 """
 
+import contextlib
+import gc
 import importlib
 import json
 import os
@@ -96,10 +98,11 @@ def from_torch_fx(gm):
                                    copy_weights=False)
     annotations, return_annotation = _export.code_form_annotations(gm)
     _record_annotation_types(gm, annotations, return_annotation)
-    return _C._from_torch_fx(gm.graph, annotations, return_annotation or "",
-                             json.dumps(modules), list(weights.items()),
-                             _export.qualified_function_name, _type_name,
-                             _node_meta)
+    with _no_gc():
+        return _C._from_torch_fx(
+            gm.graph, annotations, return_annotation or "",
+            json.dumps(modules), list(weights.items()),
+            _export.qualified_function_name, _type_name, _node_meta)
 
 
 def _record_annotation_types(gm, annotations, return_annotation):
@@ -170,10 +173,25 @@ def to_torch_fx(sdk_gm, lazy=True):
     except _import.BundleError as e:
         raise ValueError(str(e)) from None
     graph = torch.fx.Graph()
-    code, names = _C._build_torch_fx_graph(
-        sdk_gm, graph, _call_function_target, _node_type,
-        _import.tensor_metadata)
+    with _no_gc():
+        code, names = _C._build_torch_fx_graph(
+            sdk_gm, graph, _call_function_target, _node_type,
+            _import.tensor_metadata)
     return _graph_module(root, graph, code, names, lazy)
+
+
+@contextlib.contextmanager
+def _no_gc():
+    """Python's cycle collector paused while many objects are made at once
+    (every few hundred new objects it would walk all the young ones,
+    the new graph's included, to find no garbage)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _call_function_target(name):

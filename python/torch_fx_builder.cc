@@ -68,13 +68,15 @@ class TorchFxBuilder {
         torch_(py::module_::import("torch")),
         torch_names_(py::cpp_function([](const std::string& dotted) {
           // "torch.float32" -> torch.float32
-          return py::module_::import("operator").attr("attrgetter")(
-              dotted.substr(dotted.find('.') + 1))(py::module_::import("torch"));
+          return py::module_::import("operator")
+              .attr("attrgetter")(dotted.substr(dotted.find('.') + 1))(
+                  py::module_::import("torch"));
         })) {
     py::module_ fx = py::module_::import("torch.fx");
     node_class_ = fx.attr("Node");
     new_node_ = node_class_.attr("__new__");
-    py::module_ immutable = py::module_::import("torch.fx.immutable_collections");
+    py::module_ immutable =
+        py::module_::import("torch.fx.immutable_collections");
     immutable_list_ = immutable.attr("immutable_list");
     immutable_dict_ = immutable.attr("immutable_dict");
   }
@@ -221,10 +223,10 @@ class TorchFxBuilder {
       }
       case Kind::kSlice: {
         const fx::ArgumentList& e = arg.elements();
-        return py::reinterpret_steal<py::object>(PySlice_New(
-            to_python(e[0], input_nodes).ptr(),
-            to_python(e[1], input_nodes).ptr(),
-            to_python(e[2], input_nodes).ptr()));
+        return py::reinterpret_steal<py::object>(
+            PySlice_New(to_python(e[0], input_nodes).ptr(),
+                        to_python(e[1], input_nodes).ptr(),
+                        to_python(e[2], input_nodes).ptr()));
       }
       case Kind::kEllipsis:
         return py::ellipsis();

@@ -105,19 +105,21 @@ class TorchFxReader {
       kwargs.emplace_back(key.cast<std::string>(),
                           from_python(value, where + " kwargs"));
     }
-    std::string type = node_type(node, *op, target, annotations,
-                                 return_annotation);
+    std::string type =
+        node_type(node, *op, target, annotations, return_annotation);
     fx::Node* made = out.create_node(*op, target, std::move(args),
                                      std::move(kwargs), name, type);
     if (made->name() != name) {
-      throw py::value_error(where + ": not a legal node name (the SDK would "
-                            "name it '" + std::string(made->name()) + "')");
+      throw py::value_error(where +
+                            ": not a legal node name (the SDK would "
+                            "name it '" +
+                            std::string(made->name()) + "')");
     }
     fx::ArgumentDict meta = read_meta(node, where);
     if (*op == fx::Opcode::kCallFunction && fx::is_wrapped_by_default(target)) {
       py::object wrapped = node.attr("meta").attr("get")("is_wrapped", false);
-      meta.emplace_back("is_wrapped", fx::Argument(py::bool_(wrapped)
-                                                       .cast<bool>()));
+      meta.emplace_back("is_wrapped",
+                        fx::Argument(py::bool_(wrapped).cast<bool>()));
     }
     if (!meta.empty()) made->mutable_meta() = std::move(meta);
     nodes_.emplace(node.ptr(), made);
@@ -242,8 +244,8 @@ std::vector<std::pair<std::string, fx::ModuleSpec>> read_modules(
 std::shared_ptr<fx::GraphModule> from_torch_fx(
     py::handle graph, const py::dict& annotations,
     const std::string& return_annotation, const std::string& modules_json,
-    const fx::TensorList& weights, py::object target_name,
-    py::object type_name, py::object node_meta) {
+    const fx::TensorList& weights, py::object target_name, py::object type_name,
+    py::object node_meta) {
   fx::GraphFile file;
   file.modules = read_modules(modules_json);
   file.graph = std::make_unique<fx::Graph>();

@@ -234,9 +234,9 @@ std::string weights_file_for(const std::string& json_path) {
   return name + ".weights.pt";
 }
 
-absl::StatusOr<GraphBundle> describe_graph_module(
-    const GraphModule& module, std::string_view weights_name,
-    bool include_nodes) {
+absl::StatusOr<GraphBundle> describe_graph_module(const GraphModule& module,
+                                                  std::string_view weights_name,
+                                                  bool include_nodes) {
   std::vector<std::pair<std::string, ModuleSpec>> modules;
   GraphBundle bundle;
   TensorList& weights = bundle.weights;
@@ -271,8 +271,9 @@ absl::StatusOr<GraphBundle> describe_graph_module(
   }
   std::string_view weights_ref =
       weights.empty() ? std::string_view() : weights_name;
-  bundle.json = include_nodes ? to_graph_json(module.graph(), modules, weights_ref)
-                              : to_graph_json(Graph(), modules, weights_ref);
+  bundle.json = include_nodes
+                    ? to_graph_json(module.graph(), modules, weights_ref)
+                    : to_graph_json(Graph(), modules, weights_ref);
   return bundle;
 }
 

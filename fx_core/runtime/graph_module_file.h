@@ -62,9 +62,9 @@ struct GraphBundle {
   std::string json;
   TensorList weights;
 };
-absl::StatusOr<GraphBundle> describe_graph_module(
-    const GraphModule& module, std::string_view weights_name,
-    bool include_nodes = true);
+absl::StatusOr<GraphBundle> describe_graph_module(const GraphModule& module,
+                                                  std::string_view weights_name,
+                                                  bool include_nodes = true);
 
 // Writes `module` as a bundle: `json_path` and, beside it, `weights_name`
 // (weights_file_for(json_path) when empty) holding every parameter and
