@@ -18,6 +18,9 @@
 // object. A value the SDK cannot hold raises ValueError naming the node.
 #include <Python.h>
 #include <pybind11/stl.h>
+// torch.Tensor <-> at::Tensor for the weights (pybind11's casters must be the
+// same in every file that binds a type).
+#include <torch/extension.h>
 
 #include <memory>
 #include <string>

@@ -40,7 +40,9 @@ using TensorList = std::vector<std::pair<std::string, at::Tensor>>;
 // No weight is copied: every parameter and buffer of a module, and every
 // get_attr tensor, shares the storage of the given tensor (the module's
 // parameter takes the given tensor's data, as Python's `p.data = t`), so an
-// in-place change on either side is seen by the other.
+// in-place change on either side is seen by the other. Since every weight is
+// replaced, the modules are built without LibTorch's random initialisation
+// (skip_init.h).
 absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module_shared(
     GraphFile file, const TensorList& weights);
 // Reads and loads `path` (an fx-graph JSON file).
