@@ -53,10 +53,14 @@ asan_targets=(
   //tests/tools:torchvision_conformance_test
   //tests/tools:model_conformance_test
 )
+torchvision_models=resnet18,mobilenet_v3_small,squeezenet1_1,efficientnet_b0
+torchvision_models+=,convnext_tiny,googlenet,regnet_x_400mf,swin_t
+other_models=sample.GptDecoder,sample.StatsConvNet,sample.MixedNet
+other_models+=,segmentation.lraspp_mobilenet_v3_large
 bazel test --config=asan --test_tag_filters= \
   --test_env=ASAN_OPTIONS=detect_leaks=1:detect_odr_violation=0 \
-  --test_env=FX_TORCHVISION_MODELS=resnet18,mobilenet_v3_small,squeezenet1_1,shufflenet_v2_x0_5,efficientnet_b0,swin_t,vit_b_32 \
-  --test_env=FX_OTHER_MODELS=sample.GptDecoder,sample.StatsConvNet,sample.MixedNet,segmentation.lraspp_mobilenet_v3_large \
+  --test_env=FX_TORCHVISION_MODELS="$torchvision_models" \
+  --test_env=FX_OTHER_MODELS="$other_models" \
   "${asan_targets[@]}"
 asan_status=$?
 asan_logs=$(bazel info --config=asan bazel-testlogs 2>/dev/null)

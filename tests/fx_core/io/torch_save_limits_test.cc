@@ -168,5 +168,19 @@ TEST(TorchSaveLimits, AQuantizedStorageWithoutQuantizerIsRefused) {
               HasSubstr("a QInt8 tensor without quantization parameters"));
 }
 
+// Found by tests/fuzz:torch_save (crashes/torch_save/empty_record_null_buffer):
+// a stored record declared empty (the version record: 235 bytes stored, size
+// 0). LibTorch allocates nothing for it and miniz reads its 0 bytes into the
+// null buffer; our read adapter passed the null pointer on to memcpy (UBSan:
+// "null pointer passed as argument 1"). It now reads nothing, and the empty
+// version record is refused as Python's torch.load refuses it.
+TEST(TorchSaveLimits, AnEmptyStoredRecordIsReadWithoutANullBuffer) {
+  const std::string path =
+      "tests/fuzz/crashes/torch_save/empty_record_null_buffer";
+  std::string error = error_of(path);
+  EXPECT_THAT(error, HasSubstr(path + ": not a readable torch.save file: "));
+  EXPECT_THAT(error, HasSubstr("Couldn't parse the version  as Long Long"));
+}
+
 }  // namespace
 }  // namespace fx
