@@ -18,6 +18,11 @@ torch computes for it):
                 then 995 lists around {"node": "x"}), read by
                 operator.getitem(ARG, 0), whose 994-deep result is the output.
   deep_100k     the same with lists nested N deep (default 100,000): refused.
+  deep_runtime  200 such getitem nodes in a chain, each argument the previous
+                node's value inside 995 lists: every argument is within the
+                reader's limit, the value built at run time is 198,800 lists
+                deep (open, BENCHMARKS.md: fx exec overflows the stack
+                freeing it).
   deep_input_limit
                 an identity graph fed a list nested as deep as a torch.save
                 file may nest it (the pickle reader's limit of 1000 levels:
@@ -162,6 +167,24 @@ def deep_graph(folder, lists, with_expected):
             folder, "expected.pt")))
 
 
+def deep_chain(folder, nodes, lists):
+    """`nodes` getitem nodes, each getitem(ARG, 0) with ARG `lists` lists
+    around the previous node: the output nests (lists - 1) * nodes deep."""
+    x = torch.arange(3.0)
+    texts = [json.dumps(placeholder("x"))]
+    prev = "x"
+    for i in range(nodes):
+        name = f"getitem_{i}"
+        arg = "[" * lists + json.dumps({"node": prev}) + "]" * lists
+        texts.append('{"name": "' + name + '", "op": "call_function", '
+                     '"target": "operator.getitem", "args": [' + arg +
+                     ', 0], "kwargs": {}}')
+        prev = name
+    texts.append(output(json.dumps({"node": prev})))
+    write_graph(folder, texts)
+    torch.save([x], os.path.join(folder, "input.pt"))
+
+
 def on_big_stack(fn):
     """Runs fn() on a thread with a 1 GB stack (deep pickling recurses)."""
     sys.setrecursionlimit(10_000_000)
@@ -211,6 +234,7 @@ def main():
         # file, nodes, node, args: 4 levels; the {"node"} object is one more.
         "deep_limit": lambda d: deep_graph(d, JSON_LIMIT - 5, True),
         "deep_100k": lambda d: deep_graph(d, deep, False),
+        "deep_runtime": lambda d: deep_chain(d, 200, JSON_LIMIT - 5),
         # The tensor's rebuild call and its argument tuple nest two levels.
         "deep_input_limit": lambda d: deep_input(d, PICKLE_LIMIT - 2, True),
         "deep_input_100k": lambda d: deep_input(d, deep, False),

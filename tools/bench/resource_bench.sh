@@ -28,7 +28,7 @@ if [ -z "$fx" ]; then
   bazel build --config=opt --jobs=2 --local_ram_resources=3500 //tools:fx || exit 1
   fx=$(bazel info --config=opt bazel-bin 2>/dev/null)/tools/fx
 fi
-if [ ! -f "$dir/deep_input_100k/input.pt" ]; then
+if [ ! -f "$dir/deep_input_100k/input.pt" ] || [ ! -d "$dir/deep_runtime" ]; then
   /usr/bin/python3 tools/bench/make_resource_inputs.py "$dir" || exit 1
 fi
 
@@ -100,6 +100,8 @@ for c in chain_1m weights_200m deep_limit deep_100k; do
   run "$c" print
   run "$c" exec --inputs "$dir/$c/input.pt" --outputs "$dir/$c/out.pt" --threads 1
 done
+run deep_runtime exec --inputs "$dir/deep_runtime/input.pt" \
+  --outputs "$dir/deep_runtime/out.pt" --threads 1
 for c in deep_input_limit deep_input_100k; do
   run "$c" exec --inputs "$dir/$c/input.pt" --outputs "$dir/$c/out.pt" --threads 1
 done
