@@ -168,15 +168,19 @@ c10::IValue Interpreter::map_nodes_to_values(const Argument& arg,
       for (const Argument& a : arg.elements()) {
         items.push_back(map_nodes_to_values(a, n));
       }
-      return arg.is_list() ? make_list(std::move(items))
-                           : make_tuple(std::move(items));
+      c10::IValue list = arg.is_list() ? make_list(std::move(items))
+                                       : make_tuple(std::move(items));
+      check_value_depth(list);
+      return list;
     }
     case Argument::Kind::kDict: {
       c10::impl::GenericDict dict(c10::StringType::get(), c10::AnyType::get());
       for (const auto& [key, value] : arg.items()) {
         dict.insert_or_assign(key, map_nodes_to_values(value, n));
       }
-      return dict;
+      c10::IValue value(std::move(dict));
+      check_value_depth(value);
+      return value;
     }
     case Argument::Kind::kSlice: {
       const ArgumentList& e = arg.elements();

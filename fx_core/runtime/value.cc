@@ -119,6 +119,43 @@ c10::IValue make_tuple(std::vector<c10::IValue> items) {
   return c10::ivalue::Tuple::create(std::move(items));
 }
 
+namespace {
+
+bool is_container(const c10::IValue& v) {
+  return v.isList() || v.isTuple() || v.isGenericDict();
+}
+
+// Whether `v` nests containers more than `limit` deep (`v` itself counts).
+bool deeper_than(const c10::IValue& v, size_t limit) {
+  if (!is_container(v)) return false;
+  if (limit == 0) return true;
+  auto deeper = [&](const c10::IValue& e) { return deeper_than(e, limit - 1); };
+  if (v.isList()) {
+    for (const c10::IValue& e : v.toListRef()) {
+      if (deeper(e)) return true;
+    }
+  } else if (v.isTuple()) {
+    for (const c10::IValue& e : v.toTupleRef().elements()) {
+      if (deeper(e)) return true;
+    }
+  } else {
+    for (const auto& entry : v.toGenericDict()) {
+      if (deeper(entry.value())) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+void check_value_depth(const c10::IValue& v) {
+  if (deeper_than(v, kMaxValueDepth)) {
+    throw FxError(cat("a value nested deeper than ", kMaxValueDepth,
+                      " levels of lists, tuples and dicts (the depth graph "
+                      "files may nest arguments)"));
+  }
+}
+
 bool is_sequence(const c10::IValue& v) { return v.isList() || v.isTuple(); }
 
 std::vector<c10::IValue> sequence_elements(const c10::IValue& v) {

@@ -50,6 +50,15 @@ bool is_ellipsis(const c10::IValue& v);
 // A list of values as Python would build it, typed when homogeneous.
 c10::IValue make_list(std::vector<c10::IValue> items);
 c10::IValue make_tuple(std::vector<c10::IValue> items);
+// How deep lists, tuples and dicts may nest in a value the runtime builds
+// from a node's arguments: the depth the graph and torch.save readers allow.
+// LibTorch frees nested containers recursively, so a deeper value (built up
+// node by node, each level within the readers' limit) would overflow the
+// stack when freed.
+inline constexpr size_t kMaxValueDepth = 1000;
+// Throws FxError when `v` nests containers deeper than kMaxValueDepth. Costs
+// one pass over the containers inside `v` (none for a flat list).
+void check_value_depth(const c10::IValue& v);
 // The elements of any list or tuple IValue.
 std::vector<c10::IValue> sequence_elements(const c10::IValue& v);
 bool is_sequence(const c10::IValue& v);

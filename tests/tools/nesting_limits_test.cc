@@ -4,8 +4,9 @@
 // computes; inputs nested as deep as a torch.save file may nest them (the
 // pickle reader's 1000 levels) run and are written back as Python wrote
 // them; 100,000 levels are an error naming the file and the place, not a
-// stack overflow. The files and goldens are written by Python torch at test
-// time (tools/bench/make_resource_inputs.py, the generator of BENCHMARKS.md's
+// stack overflow, and so is a value a run would build deeper than that. The
+// files and goldens are written by Python torch at test time
+// (tools/bench/make_resource_inputs.py, the generator of BENCHMARKS.md's
 // resource measurements); without python3-torch every case is skipped.
 #include <ATen/ATen.h>
 #include <gmock/gmock.h>
@@ -64,10 +65,10 @@ class NestingLimits : public ::testing::Test {
   static void SetUpTestSuite() {
     if (!testing::have_python_torch()) return;
     dir_ = std::string(std::getenv("TEST_TMPDIR")) + "/nesting";
-    testing::run_python(
-        "tools/bench/make_resource_inputs.py",
-        {dir_, "--only",
-         "deep_limit,deep_100k,deep_input_limit,deep_input_100k"});
+    testing::run_python("tools/bench/make_resource_inputs.py",
+                        {dir_, "--only",
+                         "deep_limit,deep_100k,deep_runtime,deep_input_limit,"
+                         "deep_input_100k"});
   }
   void SetUp() override {
     if (!testing::have_python_torch()) {
@@ -120,6 +121,18 @@ TEST_F(NestingLimits, GraphArgumentNestedAHundredThousandDeepIsAnError) {
   EXPECT_EQ(ran.status, 1);
   EXPECT_THAT(ran.err, HasSubstr("fx exec: " + where));
   EXPECT_EQ(ran.err.find(file), ran.err.rfind(file));  // named once
+}
+
+// Each node's argument is within the reader's limit, but nests the previous
+// node's value 995 lists deeper: the value the run would build is refused
+// where it passes 1000 levels, naming the node, instead of overflowing the
+// stack when LibTorch frees it (recursively, one frame per level).
+TEST_F(NestingLimits, ValueBuiltDeeperThanTheLimitAtRunTimeIsAnError) {
+  Result ran = exec("deep_runtime");
+  EXPECT_EQ(ran.status, 1);
+  EXPECT_THAT(ran.err, HasSubstr("getitem_1"));
+  EXPECT_THAT(ran.err, HasSubstr("a value nested deeper than 1000 levels of "
+                                 "lists, tuples and dicts"));
 }
 
 TEST_F(NestingLimits, InputsAtTheLimitRunAndAreWrittenBack) {

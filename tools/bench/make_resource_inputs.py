@@ -21,8 +21,8 @@ torch computes for it):
   deep_runtime  200 such getitem nodes in a chain, each argument the previous
                 node's value inside 995 lists: every argument is within the
                 reader's limit, the value built at run time is 198,800 lists
-                deep (open, BENCHMARKS.md: fx exec overflows the stack
-                freeing it).
+                deep: fx exec refuses it, naming the node, where it passes
+                1000 levels.
   deep_input_limit
                 an identity graph fed a list nested as deep as a torch.save
                 file may nest it (the pickle reader's limit of 1000 levels:

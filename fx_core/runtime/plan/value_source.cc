@@ -28,15 +28,19 @@ c10::IValue ValueSource::get(const std::vector<c10::IValue>& slots) const {
       std::vector<c10::IValue> values;
       values.reserve(items.size());
       for (const ValueSource& s : items) values.push_back(s.get(slots));
-      return kind == Kind::kList ? make_list(std::move(values))
-                                 : make_tuple(std::move(values));
+      c10::IValue list = kind == Kind::kList ? make_list(std::move(values))
+                                             : make_tuple(std::move(values));
+      check_value_depth(list);
+      return list;
     }
     case Kind::kDict: {
       c10::impl::GenericDict dict(c10::StringType::get(), c10::AnyType::get());
       for (size_t i = 0; i < items.size(); ++i) {
         dict.insert_or_assign(keys[i], items[i].get(slots));
       }
-      return dict;
+      c10::IValue value(std::move(dict));
+      check_value_depth(value);
+      return value;
     }
     case Kind::kSlice:
       return make_slice(items[0].get(slots), items[1].get(slots),
