@@ -319,7 +319,13 @@ absl::StatusOr<ModuleSpec> describe_module(const std::string& path,
     return spec;
   }
   const ModuleKind* kind = ModuleRegistry::global().find(module);
-  if (kind == nullptr || !kind->describe) {
+  if (kind != nullptr && !kind->describe) {
+    return absl::InvalidArgumentError(
+        cat("module '", path, "' (", kind->type,
+            ") cannot be written to a file: its kind cannot describe itself "
+            "(a module delegated to a backend exists only in this process)"));
+  }
+  if (kind == nullptr) {
     return absl::InvalidArgumentError(
         cat("module '", path, "' (", module.name(),
             ") cannot be described: register its class with "

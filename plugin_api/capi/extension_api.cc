@@ -14,13 +14,6 @@
 #include "plugin_api/capi/api_internal.h"
 #include "plugin_api/capi/extensions.h"
 
-// Registration in progress: who registers (for messages).
-struct FxRegistrar {
-  std::string origin;
-  std::string plugin;
-  uint32_t api_version;  // of the table the plugin's functions are handed
-};
-
 // A custom op call: its bound arguments.
 struct FxOpCall {
   fx::OpArgs* args;
