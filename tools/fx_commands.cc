@@ -245,6 +245,14 @@ bool positive_int(Invocation& inv, const std::string& key, int* value,
   return true;
 }
 
+// `message` naming `path` once: the graph reader's messages start with the
+// path already, those about what the graph refers to (its weights) do not.
+std::string naming_file(const std::string& path, const std::string& message) {
+  const std::string prefix = path + ": ";
+  if (message.compare(0, prefix.size(), prefix) == 0) return message;
+  return prefix + message;
+}
+
 // fx exec FILE --inputs IN.pt [--outputs OUT.pt] [--engine E] [--threads N]
 //     [--repeat N]: the plugins are loaded first, so targets a plugin
 // registers (custom ops) resolve when FILE loads.
@@ -286,7 +294,8 @@ int run_exec(Invocation& inv, const host::PluginSources& sources,
   }
   auto gm = read_graph_module(inv.positional[0]);
   if (!gm.ok()) {
-    err << "fx exec: " << inv.positional[0] << ": " << gm.status().message()
+    err << "fx exec: "
+        << naming_file(inv.positional[0], std::string(gm.status().message()))
         << "\n";
     return 1;
   }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite from a fresh Debian 12 machine: installs what is missing,
-# replays every fuzz corpus and regression input under ASan/UBSan with leak
-# checking on (the tests/fuzz replay tests, built with --config=asan), runs
+# replays every fuzz corpus and regression input and runs the conformance
+# tests under ASan/UBSan with leak checking on (built with --config=asan), runs
 # `bazel test //...`, and closes with one line "N passed, N failed" counted
 # from the GoogleTest cases of every test target of both runs (a target that
 # fails without a result file counts as one failure).
@@ -39,12 +39,36 @@ count_results() {
   done < <(find -L "$1" -name test.xml 2>/dev/null | sort)
 }
 
-# The fuzz corpora under the sanitizers, leaks included: only the loaders
-# build with ASan (tools/test.sh's arguments are for the main run).
-bazel test --config=asan \
-  --test_env=ASAN_OPTIONS=detect_leaks=1:detect_odr_violation=0 //tests/fuzz:all
+# Under ASan/UBSan with leak checking on (tools/test.sh's arguments are for
+# the main run): every fuzz corpus and regression input (the tests/fuzz
+# replay tests), and the conformance tests, which check graph text, code and
+# numbers against torch.fx's: the reference bundles (golden_test,
+# graph_module_test) and models exported by torch.fx at test time, bounded to
+# a few that cover the model families' operators (FUZZING.md, "In CI": the
+# cost). Only these targets build with ASan.
+asan_targets=(
+  //tests/fuzz:all
+  //tests/fx_core/format:golden_test
+  //tests/fx_core/runtime:graph_module_test
+  //tests/tools:torchvision_conformance_test
+  //tests/tools:model_conformance_test
+)
+torchvision_models=resnet18,mobilenet_v3_small,squeezenet1_1,efficientnet_b0
+torchvision_models+=,convnext_tiny,googlenet,regnet_x_400mf,swin_t
+other_models=sample.GptDecoder,sample.StatsConvNet,sample.MixedNet
+other_models+=,segmentation.lraspp_mobilenet_v3_large
+bazel test --config=asan --test_tag_filters= \
+  --test_env=ASAN_OPTIONS=detect_leaks=1:detect_odr_violation=0 \
+  --test_env=FX_TORCHVISION_MODELS="$torchvision_models" \
+  --test_env=FX_OTHER_MODELS="$other_models" \
+  "${asan_targets[@]}"
 asan_status=$?
-count_results "$(bazel info --config=asan bazel-testlogs 2>/dev/null)/tests/fuzz"
+asan_logs=$(bazel info --config=asan bazel-testlogs 2>/dev/null)
+for t in "${asan_targets[@]}"; do
+  t=${t#//}
+  t=${t%:all}
+  count_results "$asan_logs/${t/://}"
+done
 
 bazel test //... "$@"
 status=$?

@@ -366,6 +366,27 @@ def module_entry(module, meta):
             "training": module.training}
 
 
+def add_attributes(gm, node, modules, weights, copy_weights, meta=False):
+    """What a call_module or get_attr node refers to: the module's entry in
+    `modules` (module_entry; a child GraphModule's nodes with their meta
+    when `meta`) and its parameters and buffers in `weights`, or the
+    get_attr tensor in `weights` (clones, or with copy_weights=False gm's
+    own tensors)."""
+    if node.op == "call_module" and node.target not in modules:
+        sub = gm.get_submodule(node.target)
+        modules[node.target] = module_entry(sub, meta)
+        for key, tensor in sub.state_dict(keep_vars=not copy_weights).items():
+            weights[node.target + "." + key] = (
+                tensor.detach().clone() if copy_weights else tensor)
+    elif node.op == "get_attr":
+        value = gm
+        for atom in node.target.split("."):
+            value = getattr(value, atom)
+        if isinstance(value, torch.Tensor):
+            weights[node.target] = (
+                value.detach().clone() if copy_weights else value)
+
+
 def graph_document(gm, copy_weights=True, meta=False):
     """gm as an fx-graph document (a dict, ready for json.dump) and the
     weights it names (qualified name -> tensor): clones, or with
@@ -375,19 +396,7 @@ def graph_document(gm, copy_weights=True, meta=False):
     modules = {}
     weights = {}
     for node in gm.graph.nodes:
-        if node.op == "call_module" and node.target not in modules:
-            sub = gm.get_submodule(node.target)
-            modules[node.target] = module_entry(sub, meta)
-            for key, tensor in sub.state_dict(keep_vars=not copy_weights).items():
-                weights[node.target + "." + key] = (
-                    tensor.detach().clone() if copy_weights else tensor)
-        elif node.op == "get_attr":
-            value = gm
-            for atom in node.target.split("."):
-                value = getattr(value, atom)
-            if isinstance(value, torch.Tensor):
-                weights[node.target] = (
-                    value.detach().clone() if copy_weights else value)
+        add_attributes(gm, node, modules, weights, copy_weights, meta)
     document = {"format": "fx-graph", "version": 1,
                 "nodes": graph_nodes(gm, meta)}
     if modules:

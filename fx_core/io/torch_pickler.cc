@@ -73,7 +73,12 @@ class Pickler {
  private:
   void push(const c10::IValue& v, const std::string& place, size_t depth) {
     if (depth > kMaxDepth) {
-      fail(place, cat("nested deeper than ", kMaxDepth, " containers"));
+      // The place has a step per level: its start is enough to find it.
+      constexpr size_t kShown = 60;
+      fail(place.size() <= kShown
+               ? place
+               : cat(place.substr(0, kShown), "... (", depth, " levels)"),
+           cat("nested deeper than ", kMaxDepth, " containers"));
     }
     if (v.isNone()) return op('N');
     if (v.isBool()) return op(v.toBool() ? '\x88' : '\x89');

@@ -40,6 +40,9 @@ class BytesAdapter : public caffe2::serialize::ReadAdapterInterface {
               const char* /*what*/) const override {
     if (pos >= bytes_.size()) return 0;
     n = std::min<uint64_t>(n, bytes_.size() - pos);
+    // miniz reads an empty record (stored, declared size 0) into a null
+    // buffer; memcpy must not see a null pointer even for 0 bytes.
+    if (n == 0) return 0;
     std::memcpy(buf, bytes_.data() + pos, n);
     return n;
   }

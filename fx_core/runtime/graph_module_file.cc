@@ -1,6 +1,7 @@
 #include "fx_core/runtime/graph_module_file.h"
 
 #include <functional>
+#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -8,6 +9,7 @@
 #include "fx_core/runtime/module_path.h"
 #include "fx_core/runtime/module_registry.h"
 #include "fx_core/runtime/modules/functional_module.h"
+#include "fx_core/runtime/skip_init.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 
@@ -229,12 +231,19 @@ absl::Status check_weights_complete(
 
 namespace {
 
-// Builds the modules, places the weights and compiles.
+// Builds the modules, places the weights and compiles. With `share` every
+// module's weights are replaced by the given tensors (or the build fails),
+// so LibTorch's random initialisation is skipped (skip_init.h).
 absl::StatusOr<std::shared_ptr<GraphModule>> build_graph_module(
     GraphFile file, const TensorList& weights, bool share) {
   if (!file.graph) return absl::InvalidArgumentError("the file has no graph");
   GraphModule::AttributeMap attrs;
-  absl::Status s = create_modules("", file.modules, weights, attrs);
+  absl::Status s;
+  {
+    std::optional<SkipInitGuard> no_init;
+    if (share) no_init.emplace();
+    s = create_modules("", file.modules, weights, attrs);
+  }
   if (!s.ok()) return s;
   absl::flat_hash_set<std::string> loaded;
   s = place_weights(weights, share, attrs, loaded);
@@ -356,8 +365,9 @@ absl::Status describe_modules(
 
 }  // namespace
 
-absl::StatusOr<GraphBundle> describe_graph_module(
-    const GraphModule& module, std::string_view weights_name) {
+absl::StatusOr<GraphBundle> describe_graph_module(const GraphModule& module,
+                                                  std::string_view weights_name,
+                                                  bool include_nodes) {
   std::vector<std::pair<std::string, ModuleSpec>> modules;
   absl::Status s = describe_modules("", module, modules);
   if (!s.ok()) return s;
@@ -379,9 +389,11 @@ absl::StatusOr<GraphBundle> describe_graph_module(
       add(path, attr.tensor);
     }
   }
-  bundle.json =
-      to_graph_json(module.graph(), modules,
-                    weights.empty() ? std::string_view() : weights_name);
+  std::string_view weights_ref =
+      weights.empty() ? std::string_view() : weights_name;
+  bundle.json = include_nodes
+                    ? to_graph_json(module.graph(), modules, weights_ref)
+                    : to_graph_json(Graph(), modules, weights_ref);
   return bundle;
 }
 

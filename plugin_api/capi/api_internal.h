@@ -23,13 +23,6 @@
 #include "plugin_api/capi/c_api.h"
 #include "plugin_api/capi/wrap.h"
 
-// Registration in progress: who registers (for messages).
-struct FxRegistrar {
-  std::string origin;
-  std::string plugin;
-  uint32_t api_version;  // of the table the plugin's functions are handed
-};
-
 namespace fx {
 class GraphModule;
 }  // namespace fx
@@ -119,6 +112,11 @@ size_t declared_tensor_meta_size(const FxTensorMeta* out);
 // The GraphModule that owns `g` (runtime_api.cc); fails with
 // FX_FAILED_PRECONDITION when there is none.
 GraphModule& owning_module(const Graph* g);
+
+// Who registers (extension_api.cc defines FxRegistrar): the plugin's name
+// and the table version its functions are handed.
+const std::string& registrar_plugin(const FxRegistrar* r);
+uint32_t registrar_api_version(const FxRegistrar* r);
 
 // GraphFusePartitions' checks (names PREFIX k free in `gm`, every get_attr
 // and call_module target of the partitions' nodes present) and the

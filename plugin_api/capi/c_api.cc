@@ -832,12 +832,14 @@ constexpr size_t entries_end(uint32_t version) {
     case 2:
       return offsetof(FxApi, SupportTargets);
     case 3:
+      return offsetof(FxApi, RegisterDecomposition);
+    case 4:
       return offsetof(FxApi, RegisterBackend);
     default:
       return sizeof(FxApi);
   }
 }
-static_assert(FX_API_VERSION == 4,
+static_assert(FX_API_VERSION == 5,
               "a new API version: add where its entries end to entries_end");
 
 // The whole table cut down to `version`: later entries zeroed.

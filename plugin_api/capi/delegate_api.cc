@@ -1,4 +1,4 @@
-// The FxApi entries of version 4 that delegate partitions to vendor
+// The FxApi entries of version 5 that delegate partitions to vendor
 // backends: RegisterBackend (the process-wide table of backends) and
 // GraphDelegatePartitions (fusion, then one DelegatedModule per partition,
 // compiled before the graph changes).
@@ -39,13 +39,13 @@ void register_backend(FxRegistrar* r, const FxBackendInfo* info) {
   if (info->name == nullptr || *info->name == '\0' ||
       info->compile == nullptr || info->run == nullptr) {
     fail(FX_INVALID_ARGUMENT,
-         cat("plugin '", r->plugin,
+         cat("plugin '", registrar_plugin(r),
              "': a backend needs a name, compile and run"));
   }
   auto backend = std::make_shared<Backend>();
   backend->name = info->name;
-  backend->plugin = r->plugin;
-  backend->api_version = r->api_version;
+  backend->plugin = registrar_plugin(r);
+  backend->api_version = registrar_api_version(r);
   backend->info = *info;
   backend->info.name = nullptr;  // points into the plugin; `name` is ours
   Backends& all = backends();
@@ -53,8 +53,9 @@ void register_backend(FxRegistrar* r, const FxBackendInfo* info) {
   auto [it, added] = all.by_name.emplace(backend->name, backend);
   if (!added) {
     fail(FX_FAILED_PRECONDITION,
-         cat("plugin '", r->plugin, "' registers backend '", backend->name,
-             "', which plugin '", it->second->plugin, "' registered"));
+         cat("plugin '", registrar_plugin(r), "' registers backend '",
+             backend->name, "', which plugin '", it->second->plugin,
+             "' registered"));
   }
 }
 

@@ -1,5 +1,5 @@
 // fx::host::DelegatedModule: a partition handed to a vendor backend
-// (FxBackendInfo, C ABI version 4), as the call_module target that replaces
+// (FxBackendInfo, C ABI version 5), as the call_module target that replaces
 // the partition. Made once per partition (GraphDelegatePartitions): the
 // constructor calls the backend's `compile` with the partition's graph, and
 // every call runs the backend's `run` on the compiled object; the destructor

@@ -216,9 +216,9 @@ void release(void* compiled, void* user_data) {
 }
 
 FxStatus* register_backend(const FxApi* api, FxRegistrar* registrar) {
-  if (api->version < 4) {
+  if (api->version < 5) {
     return api->CreateStatus(FX_UNIMPLEMENTED,
-                             "the accelerator backend needs API version 4");
+                             "the accelerator backend needs API version 5");
   }
   FxBackendInfo info{};
   info.struct_size = sizeof(info);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <sstream>
 #include <stdexcept>
 
 #include "absl/status/statusor.h"
@@ -15,6 +17,18 @@ namespace fx::testing {
 std::string conformance_skip_reason() {
   if (have_python_torch(/*torchvision=*/true)) return "";
   return "python3-torch / python3-torchvision are not installed";
+}
+
+std::vector<std::string> selected_models(const std::vector<std::string>& all,
+                                         const char* env) {
+  const char* listed = std::getenv(env);
+  if (listed == nullptr) return all;
+  std::vector<std::string> names;
+  std::stringstream in(listed);
+  for (std::string name; std::getline(in, name, ',');) {
+    if (!name.empty()) names.push_back(name);
+  }
+  return names;
 }
 
 std::string export_models(const std::string& dir,

@@ -20,6 +20,14 @@ namespace fx::testing {
 // python3-torchvision are installed).
 std::string conformance_skip_reason();
 
+// The models a conformance test runs: `all`, or, when the environment
+// variable `env` is set (a comma-separated list, as tools/test.sh sets it to
+// bound the run under the sanitizers), the names it lists, in its order. A
+// listed name that `all` lacks is kept, so the test fails naming it (the
+// export refuses it) instead of silently running fewer models.
+std::vector<std::string> selected_models(const std::vector<std::string>& all,
+                                         const char* env);
+
 // Exports `models` (export_torchvision.py's NAMEs) into `dir`, one
 // sub-directory each. Returns "" on success, else the exporter's log.
 std::string export_models(const std::string& dir,

@@ -13,6 +13,9 @@
 // Needs Debian's python3-torch and python3-torchvision at /usr/bin/python3;
 // without them every case is skipped with a message. Models torch.fx cannot
 // trace are skipped with torch.fx's error.
+//
+// FX_OTHER_MODELS=NAME,NAME... runs only the models named (tools/test.sh's
+// bounded run under ASan).
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
@@ -65,7 +68,9 @@ const char* const kModels[] = {
 
 struct ModelList {
   static std::vector<std::string> names() {
-    return std::vector<std::string>(std::begin(kModels), std::end(kModels));
+    return testing::selected_models(
+        std::vector<std::string>(std::begin(kModels), std::end(kModels)),
+        "FX_OTHER_MODELS");
   }
   static const char* dir() { return "models"; }
 };
@@ -92,9 +97,7 @@ TEST_P(Model, MatchesTorchFxAndEager) {
   EXPECT_EQ(opinfo::compare_results(out, *expected, true), "");
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, Model,
-                         ::testing::ValuesIn(std::vector<std::string>(
-                             std::begin(kModels), std::end(kModels))),
+INSTANTIATE_TEST_SUITE_P(Models, Model, ::testing::ValuesIn(ModelList::names()),
                          [](const auto& info) {
                            std::string name = info.param;
                            for (char& c : name) {

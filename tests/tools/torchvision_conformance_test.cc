@@ -9,6 +9,9 @@
 // Needs Debian's python3-torch and python3-torchvision at /usr/bin/python3
 // (tools/setup.sh installs them); without them every case is skipped with a
 // message. Models torch.fx cannot trace are skipped with torch.fx's error.
+//
+// FX_TORCHVISION_MODELS=NAME,NAME... runs only the models named
+// (tools/test.sh's bounded run under ASan).
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
@@ -111,7 +114,9 @@ const char* const kModels[] = {
 
 struct TorchvisionModelList {
   static std::vector<std::string> names() {
-    return std::vector<std::string>(std::begin(kModels), std::end(kModels));
+    return testing::selected_models(
+        std::vector<std::string>(std::begin(kModels), std::end(kModels)),
+        "FX_TORCHVISION_MODELS");
   }
   static const char* dir() { return "torchvision"; }
 };
@@ -141,8 +146,7 @@ TEST_P(TorchvisionModel, MatchesTorchFx) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Torchvision, TorchvisionModel,
-                         ::testing::ValuesIn(std::vector<std::string>(
-                             std::begin(kModels), std::end(kModels))),
+                         ::testing::ValuesIn(TorchvisionModelList::names()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

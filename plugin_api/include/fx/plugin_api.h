@@ -79,9 +79,10 @@
  *    released. FxNode* read from an FxPartitions are borrowed from the graph
  *    and valid while their nodes are.
  *  - FxRegistrar*: borrowed during register_extensions; FxOpCall*: during the
- *    kernel or shape function call. Custom ops and leaf-module rules stay
- *    registered, and their plugin loaded, for the life of the process.
- *  - Backends (version 4): registered for the life of the process. A
+ *    kernel or shape function call. Custom ops, leaf-module rules and
+ *    (version 4) capture decompositions and leaf ops stay registered, and
+ *    their plugin loaded, for the life of the process.
+ *  - Backends (version 5): registered for the life of the process. A
  *    compiled object is the backend's, from its `compile` until the host
  *    calls its `release` (once, when the delegated module goes); the
  *    partition graph handed to `compile` is borrowed for as long (read it,
@@ -100,7 +101,7 @@ extern "C" {
 #endif
 
 /* The API version this header describes. */
-#define FX_API_VERSION 4
+#define FX_API_VERSION 5
 
 #if defined(_WIN32)
 #define FX_PLUGIN_EXPORT __declspec(dllexport)
@@ -382,7 +383,7 @@ typedef struct FxPartitionOptions {
   size_t min_partition_size;
 } FxPartitionOptions;
 
-/* -------------------------------------------------- delegation (version 4)
+/* -------------------------------------------------- delegation (version 5)
  *
  * A vendor backend, registered by a plugin at load time (RegisterBackend in
  * register_extensions), runs partitions of graphs. GraphDelegatePartitions
@@ -780,8 +781,32 @@ struct FxApi {
                                    const FxPartitions* partitions,
                                    const char* prefix);
 
-  /* Version 4: delegation (issue 20's block, numbered 5 in the plan of
-   * versions) ------------------------------------------------------------ */
+  /* Version 4: capture extensions (only inside register_extensions) ------
+   * What fx::make_fx (fx_core/capture, ATen-level capture of LibTorch code)
+   * does with an ATen operator, for every capture in the process (a
+   * capture's own MakeFxOptions take precedence). `op` is "aten::NAME" or
+   * "aten::NAME.OVERLOAD" ("aten::silu", "aten::add.Tensor"). Each fails,
+   * registering nothing, with FX_NOT_FOUND for an operator LibTorch does not
+   * have and FX_FAILED_PRECONDITION for one a plugin registered already.
+   *
+   * A decomposition (make_fx's decomposition_table): the capture records
+   * the calls `replacement` makes in the operator's place. `replacement` is
+   * a standalone graph (CreateGraph; copied, the caller keeps it) with one
+   * placeholder per argument of the operator's schema, in schema order
+   * (defaults filled in), call_function nodes whose targets the runtime
+   * calls (torch.ops.aten.NAME.OVERLOAD, operator.getitem, ...) and an
+   * output: the result, or a list of as many values as the operator
+   * returns. FX_INVALID_ARGUMENT, naming the node, when it does not fit.
+   * A replacement that fails while a capture runs it fails the capture with
+   * an error naming the plugin and the operator. */
+  FxStatus* (*RegisterDecomposition)(FxRegistrar* registrar, const char* op,
+                                     const FxGraph* replacement);
+  /* A leaf operator: recorded as one node wherever it is called, composite
+   * operators included (a vendor's fused kernel stays whole); nothing it
+   * calls is recorded. */
+  FxStatus* (*RegisterLeafOp)(FxRegistrar* registrar, const char* op);
+
+  /* Version 5: delegation ----------------------------------------------- */
   /* Registers a backend (only inside register_extensions); the info is
    * copied. FX_FAILED_PRECONDITION when the name is taken. */
   FxStatus* (*RegisterBackend)(FxRegistrar* registrar,

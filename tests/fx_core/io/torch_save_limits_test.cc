@@ -168,5 +168,41 @@ TEST(TorchSaveLimits, AQuantizedStorageWithoutQuantizerIsRefused) {
               HasSubstr("a QInt8 tensor without quantization parameters"));
 }
 
+// Found by tests/fuzz:torch_save (crashes/torch_save/empty_record_null_buffer):
+// a stored record declared empty (the version record: 235 bytes stored, size
+// 0). LibTorch allocates nothing for it and miniz reads its 0 bytes into the
+// null buffer; our read adapter passed the null pointer on to memcpy (UBSan:
+// "null pointer passed as argument 1"). It now reads nothing, and the empty
+// version record is refused as Python's torch.load refuses it.
+TEST(TorchSaveLimits, AnEmptyStoredRecordIsReadWithoutANullBuffer) {
+  const std::string path =
+      "tests/fuzz/crashes/torch_save/empty_record_null_buffer";
+  std::string error = error_of(path);
+  EXPECT_THAT(error, HasSubstr(path + ": not a readable torch.save file: "));
+  EXPECT_THAT(error, HasSubstr("Couldn't parse the version  as Long Long"));
+}
+
+// Writing: a value nested past the writer's 1000 containers (a graph can
+// build one at run time from arguments within the readers' limits) is an
+// error naming the start of its place, not a message a step per level long,
+// and leaves no file.
+TEST(TorchSaveLimits, AValueNestedTooDeepToWriteIsAShortError) {
+  c10::IValue value = at::ones({2});
+  for (int i = 0; i < 1001; ++i) {
+    c10::impl::GenericList list(c10::AnyType::get());
+    list.push_back(value);
+    value = list;
+  }
+  const std::string path = ::testing::TempDir() + "too_deep.pt";
+  absl::Status written = write_value_file(path, value);
+  ASSERT_FALSE(written.ok());
+  std::string steps;
+  for (int i = 0; i < 20; ++i) steps += "[0]";  // the 60 characters shown
+  EXPECT_EQ(std::string(written.message()),
+            path + ": cannot serialise: " + steps +
+                "... (1001 levels): nested deeper than 1000 containers");
+  EXPECT_FALSE(std::ifstream(path).good());
+}
+
 }  // namespace
 }  // namespace fx

@@ -1,4 +1,4 @@
-// Delegation through the C ABI (version 4): backends registered as a
+// Delegation through the C ABI (version 5): backends registered as a
 // plugin's register_extensions registers them (RegisterBackend), partitions
 // handed to them by GraphDelegatePartitions. A backend compiles each
 // partition once, when it is delegated, and runs it on every call; an
@@ -111,7 +111,7 @@ void register_once() {
     i.name = "test_backends";
     i.version = "1";
     i.api_version = FX_API_VERSION;
-    i.min_api_version = 4;
+    i.min_api_version = 5;
     i.register_extensions = register_backends;
     return i;
   }();
