@@ -290,18 +290,91 @@ def node_meta(node):
     return meta
 
 
-def add_attributes(gm, node, modules, weights, copy_weights):
+GRAPH_MODULE_TYPE = "torch.fx.graph_module.GraphModule"
+
+
+def node_entry(node, annotations, return_annotation, meta):
+    """One NODE of the file (a dict, ready for json.dump)."""
+    where = f"node '{node.name}'"
+    if node.op == "call_function":
+        target = qualified_function_name(node.target)
+    else:
+        target = node.target
+    entry = {
+        "name": node.name,
+        "op": node.op,
+        "target": target,
+        "args": [encode(a, where) for a in node.args],
+        "kwargs": {k: encode(v, where) for k, v in node.kwargs.items()},
+    }
+    entry_meta = node_meta(node) if meta else {}
+    if (node.op == "call_function" and is_wrapped_by_default(target)
+            and not node.meta.get("is_wrapped", False)):
+        # The reader would take it for a torch.fx.wrap'ed function.
+        entry_meta["is_wrapped"] = False
+    if node.op == "placeholder" and node.target in annotations:
+        # The code's parameter is the target ("input"); the node may be
+        # named apart from it ("input_1").
+        entry["type"] = annotations[node.target]
+    elif node.op == "output" and return_annotation:
+        entry["type"] = return_annotation
+    elif node.type is not None and node.op not in ("placeholder", "output"):
+        entry["type"] = torch.fx.node._type_repr(node.type)
+    if entry_meta:
+        entry["meta"] = entry_meta
+    return entry
+
+
+def graph_nodes(gm, meta):
+    annotations, return_annotation = code_form_annotations(gm)
+    return [node_entry(n, annotations, return_annotation, meta)
+            for n in gm.graph.nodes]
+
+
+def called_modules(gm):
+    """The modules gm's call_module nodes call, by path, in first-use
+    order."""
+    modules = {}
+    for node in gm.graph.nodes:
+        if node.op == "call_module" and node.target not in modules:
+            modules[node.target] = gm.get_submodule(node.target)
+    return modules
+
+
+def as_dict_arg(entry, keys):
+    """entry as a dict ARG, its objects under `keys` dict ARGs too."""
+    return {"dict": {k: {"dict": v} if k in keys else v
+                     for k, v in entry.items()}}
+
+
+def module_entry(module, meta):
+    """A MODULE of the file. A GraphModule (fuse_by_partitions' and
+    split_module's children) is described by its constructor's arguments:
+    root (the modules it calls, each a dict ARG), graph (its NODEs as dict
+    ARGs) and class_name; its tensors go to the weights."""
+    if not isinstance(module, torch.fx.GraphModule):
+        return {"type": module_type_name(module),
+                "config": module_config(module),
+                "training": module.training}
+    root = {path: as_dict_arg(module_entry(sub, meta), {"config"})
+            for path, sub in called_modules(module).items()}
+    graph = [as_dict_arg(n, {"kwargs", "meta"})
+             for n in graph_nodes(module, meta)]
+    return {"type": GRAPH_MODULE_TYPE,
+            "config": {"root": {"dict": root}, "graph": graph,
+                       "class_name": type(module).__name__},
+            "training": module.training}
+
+
+def add_attributes(gm, node, modules, weights, copy_weights, meta=False):
     """What a call_module or get_attr node refers to: the module's entry in
-    `modules` (type, config, training) and its parameters and buffers in
-    `weights`, or the get_attr tensor in `weights` (clones, or with
-    copy_weights=False gm's own tensors)."""
+    `modules` (module_entry; a child GraphModule's nodes with their meta
+    when `meta`) and its parameters and buffers in `weights`, or the
+    get_attr tensor in `weights` (clones, or with copy_weights=False gm's
+    own tensors)."""
     if node.op == "call_module" and node.target not in modules:
         sub = gm.get_submodule(node.target)
-        modules[node.target] = {
-            "type": module_type_name(sub),
-            "config": module_config(sub),
-            "training": sub.training,
-        }
+        modules[node.target] = module_entry(sub, meta)
         for key, tensor in sub.state_dict(keep_vars=not copy_weights).items():
             weights[node.target + "." + key] = (
                 tensor.detach().clone() if copy_weights else tensor)
@@ -320,41 +393,12 @@ def graph_document(gm, copy_weights=True, meta=False):
     copy_weights=False gm's own tensors. With meta=True each node's meta
     goes too, what the format can hold of it (node_meta). Raises ValueError
     naming the node or module that cannot be encoded."""
-    nodes = []
     modules = {}
     weights = {}
-    annotations, return_annotation = code_form_annotations(gm)
     for node in gm.graph.nodes:
-        where = f"node '{node.name}'"
-        if node.op == "call_function":
-            target = qualified_function_name(node.target)
-        else:
-            target = node.target
-        entry = {
-            "name": node.name,
-            "op": node.op,
-            "target": target,
-            "args": [encode(a, where) for a in node.args],
-            "kwargs": {k: encode(v, where) for k, v in node.kwargs.items()},
-        }
-        entry_meta = node_meta(node) if meta else {}
-        if (node.op == "call_function" and is_wrapped_by_default(target)
-                and not node.meta.get("is_wrapped", False)):
-            # The reader would take it for a torch.fx.wrap'ed function.
-            entry_meta["is_wrapped"] = False
-        if entry_meta:
-            entry["meta"] = entry_meta
-        if node.op == "placeholder" and node.target in annotations:
-            # The code's parameter is the target ("input"); the node may be
-            # named apart from it ("input_1").
-            entry["type"] = annotations[node.target]
-        elif node.op == "output" and return_annotation:
-            entry["type"] = return_annotation
-        elif node.type is not None and node.op not in ("placeholder", "output"):
-            entry["type"] = torch.fx.node._type_repr(node.type)
-        nodes.append(entry)
-        add_attributes(gm, node, modules, weights, copy_weights)
-    document = {"format": "fx-graph", "version": 1, "nodes": nodes}
+        add_attributes(gm, node, modules, weights, copy_weights, meta)
+    document = {"format": "fx-graph", "version": 1,
+                "nodes": graph_nodes(gm, meta)}
     if modules:
         document["modules"] = modules
     return document, weights

@@ -177,19 +177,126 @@ def node_type(entry, types):
         return None
 
 
-def build_root(doc, weights, share=False):
-    """The module holding a document's modules and weights, as the
-    GraphModule's constructor copies them: modules built from their types
-    and configs, the weights copied into them (with share=True the given
-    tensors themselves). Raises BundleError."""
-    root = torch.nn.Module()
-    for qualified, spec in doc.get("modules", {}).items():
+GRAPH_MODULE_TYPE = "torch.fx.graph_module.GraphModule"
+
+
+def dict_arg(value, where):
+    """The object a dict ARG ({"dict": {...}}) holds."""
+    if not (isinstance(value, dict) and list(value) == ["dict"]
+            and isinstance(value["dict"], dict)):
+        raise BundleError(f"{where}: must be a dict ARG ({{\"dict\": ...}})")
+    return value["dict"]
+
+
+def unwrapped(entry, keys, where):
+    """A copy of entry (a dict ARG) with the dict ARGs under `keys`
+    unwrapped."""
+    out = dict(dict_arg(entry, where))
+    for key in keys:
+        if key in out:
+            out[key] = dict_arg(out[key], f"{where} field '{key}'")
+    return out
+
+
+def is_within(target, path):
+    return target == path or target.startswith(path + ".")
+
+
+def build_child(qualified, config, weights, share, types):
+    """A child GraphModule from its constructor's arguments (root, graph,
+    class_name); its get_attr tensors come from the weights under
+    `qualified`."""
+    where = f"module '{qualified}'"
+    unknown = set(config) - {"root", "graph", "class_name"}
+    if unknown:
+        raise BundleError(f"{where}: config: unknown GraphModule argument "
+                          f"'{sorted(unknown)[0]}'")
+    if not isinstance(config.get("graph"), list):
+        raise BundleError(f"{where}: config.graph must be an array of nodes")
+    root = {}
+    for path, entry in dict_arg(config.get("root", {"dict": {}}),
+                                f"{where} config.root").items():
+        at = f"{where} config.root.{path}"
+        root[path] = build_module(f"{qualified}.{path}",
+                                  unwrapped(entry, ["config"], at),
+                                  weights, share, types)
+    nodes = [unwrapped(entry, ["kwargs", "meta"], f"{where} config.graph[{i}]")
+             for i, entry in enumerate(config["graph"])]
+    graph = build_graph(nodes, share, types, f"{where} config.graph ")
+    for node in graph.nodes:
+        if node.op != "get_attr" or any(is_within(node.target, p) for p in root):
+            continue
+        key = f"{qualified}.{node.target}"
+        if key not in weights:
+            raise BundleError(f"{where}: node '{node.name}' reads "
+                              f"'{node.target}', but the weights lack '{key}'")
+        root[node.target] = weights[key]
+    return torch.fx.GraphModule(root, graph,
+                                config.get("class_name", "GraphModule"))
+
+
+def build_module(qualified, spec, weights, share, types):
+    """The module a MODULE entry describes."""
+    if spec.get("type") == GRAPH_MODULE_TYPE:
+        module = build_child(qualified, spec.get("config", {}), weights,
+                             share, types)
+        # Its own mode only: its modules keep theirs (fuse_by_partitions'
+        # children are in training mode around modules in eval mode).
+        module.training = spec.get("training", False)
+        return module
+    else:
         cls = resolve(spec["type"], f"module '{qualified}'")
         config = {k: decode(v, {}, f"module '{qualified}' config '{k}'")
                   for k, v in spec.get("config", {}).items()}
         module = new_module(cls, config, share)
-        module.train(spec.get("training", False))
-        set_path(root, qualified, module)
+    module.train(spec.get("training", False))
+    return module
+
+
+def build_graph(entries, share, types, where_prefix=""):
+    """A torch.fx Graph from NODE entries."""
+    graph = torch.fx.Graph()
+    nodes = {}
+    for entry in entries:
+        name, op, target = entry["name"], entry["op"], entry["target"]
+        where = f"{where_prefix}node '{name}'"
+        args = tuple(decode(a, nodes, where + " args") for a in entry.get("args", []))
+        kwargs = {k: decode(v, nodes, where + " kwargs")
+                  for k, v in entry.get("kwargs", {}).items()}
+        type_expr = node_type(entry, types) if share else None
+        if op == "call_function":
+            target = resolve(target, where)
+        if op == "output":
+            node = graph.output(args[0], type_expr=type_expr)
+        else:
+            node = graph.create_node(op, target, args, kwargs, name=name,
+                                     type_expr=type_expr)
+            if node.name != name:
+                raise BundleError(f"{where}: torch.fx renamed it '{node.name}'")
+            if op == "call_function":
+                wrapped = entry.get("meta", {}).get(
+                    "is_wrapped", is_wrapped_by_default(entry["target"]))
+                if wrapped is True:
+                    node.meta["is_wrapped"] = True
+        nodes[name] = node
+        for key, value in entry.get("meta", {}).items():
+            if key != "is_wrapped":
+                node.meta[key] = decode_meta(key, value, nodes,
+                                             f"{where} meta '{key}'")
+    graph.lint()
+    return graph
+
+
+def build_root(doc, weights, share=False, types=None):
+    """The module holding a document's modules and weights, as the
+    GraphModule's constructor copies them: modules built from their types
+    and configs (child GraphModules from their graphs), the weights copied
+    into them (with share=True the given tensors themselves). Raises
+    BundleError."""
+    root = torch.nn.Module()
+    for qualified, spec in doc.get("modules", {}).items():
+        set_path(root, qualified,
+                 build_module(qualified, spec, weights, share, types))
     state = root.state_dict()
     for key, tensor in weights.items():
         if key in state:
@@ -217,36 +324,8 @@ def build_graph_module(doc, weights, share=False, types=None):
     modules built from their configs; with share=True the given tensors
     become the parameters and buffers themselves (no copies), and the
     nodes' types are set from `types` or resolved from their names."""
-    root = build_root(doc, weights, share)
-    graph = torch.fx.Graph()
-    nodes = {}
-    for entry in doc["nodes"]:
-        name, op, target = entry["name"], entry["op"], entry["target"]
-        where = f"node '{name}'"
-        args = tuple(decode(a, nodes, where + " args") for a in entry.get("args", []))
-        kwargs = {k: decode(v, nodes, where + " kwargs")
-                  for k, v in entry.get("kwargs", {}).items()}
-        type_expr = node_type(entry, types) if share else None
-        if op == "call_function":
-            target = resolve(target, where)
-        if op == "output":
-            node = graph.output(args[0], type_expr=type_expr)
-        else:
-            node = graph.create_node(op, target, args, kwargs, name=name,
-                                     type_expr=type_expr)
-            if node.name != name:
-                raise BundleError(f"{where}: torch.fx renamed it '{node.name}'")
-            if op == "call_function":
-                wrapped = entry.get("meta", {}).get(
-                    "is_wrapped", is_wrapped_by_default(entry["target"]))
-                if wrapped is True:
-                    node.meta["is_wrapped"] = True
-        nodes[name] = node
-        for key, value in entry.get("meta", {}).items():
-            if key != "is_wrapped":
-                node.meta[key] = decode_meta(key, value, nodes,
-                                             f"{where} meta '{key}'")
-    graph.lint()
+    root = build_root(doc, weights, share, types)
+    graph = build_graph(doc["nodes"], share, types)
     return torch.fx.GraphModule(root, graph)
 
 

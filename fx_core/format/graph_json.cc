@@ -144,11 +144,13 @@ class Reader {
     spec.type = type->get<std::string>();
     if (auto config = j.find("config"); config != j.end()) {
       if (!config->is_object()) fail(where, "field 'config' must be an object");
-      for (auto it = config->begin(); it != config->end(); ++it) {
-        spec.config.emplace_back(
-            it.key(),
-            read_arg(it.value(), Field{where, cat("config.", it.key())}));
+      if (spec.type == kGraphModuleType) {
+        spec.graph_module = read_child(where, *config);
+      } else {
+        read_config(where, *config, spec);
       }
+    } else if (spec.type == kGraphModuleType) {
+      fail(where, "a GraphModule needs 'config' with its 'graph'");
     }
     if (auto training = j.find("training"); training != j.end()) {
       if (!training->is_boolean())
@@ -162,6 +164,100 @@ class Reader {
       }
     }
     return spec;
+  }
+
+  void read_config(const std::string& where, const Json& config,
+                   ModuleSpec& spec) {
+    for (auto it = config.begin(); it != config.end(); ++it) {
+      spec.config.emplace_back(
+          it.key(),
+          read_arg(it.value(), Field{where, cat("config.", it.key())}));
+    }
+  }
+
+  // The object a dict ARG (`{"dict": {..}}`) holds.
+  const Json& dict_arg(const Json& j, const std::string& where) {
+    if (!j.is_object() || j.size() != 1 || j.begin().key() != "dict" ||
+        !j.begin().value().is_object()) {
+      fail(where, "must be a dict ARG ({\"dict\": {...}})");
+    }
+    return j.begin().value();
+  }
+
+  // A copy of `j` (an object) with the dict ARGs under `keys` unwrapped.
+  Json unwrapped(const Json& j, std::initializer_list<const char*> keys,
+                 const std::string& where) {
+    Json out = j;
+    for (const char* key : keys) {
+      if (auto it = j.find(key); it != j.end()) {
+        out[key] = dict_arg(*it, cat(where, " field '", key, "'"));
+      }
+    }
+    return out;
+  }
+
+  // A child GraphModule's config (ChildGraphModule in the header), read by
+  // a reader of its own: its node names are its own.
+  std::shared_ptr<ChildGraphModule> read_child(const std::string& where,
+                                               const Json& config) {
+    auto child = std::make_shared<ChildGraphModule>();
+    for (auto it = config.begin(); it != config.end(); ++it) {
+      if (it.key() != "root" && it.key() != "graph" &&
+          it.key() != "class_name") {
+        fail(where, cat("config: unknown GraphModule argument '", it.key(),
+                        "' (expected root, graph, class_name)"));
+      }
+    }
+    auto graph = config.find("graph");
+    if (graph == config.end() || !graph->is_array()) {
+      fail(where, "config.graph must be an array of nodes");
+    }
+    if (auto name = config.find("class_name"); name != config.end()) {
+      if (!name->is_string() ||
+          !is_python_identifier(name->get<std::string>())) {
+        fail(where, "config.class_name must be a Python identifier");
+      }
+      child->class_name = name->get<std::string>();
+    }
+    Reader nested(source_);
+    child->graph = std::make_shared<Graph>();
+    nested.graph_ = child->graph.get();
+    try {
+      nested.read_child_nodes(*graph);
+    } catch (const ParseError& e) {
+      fail(where, cat("config.graph: ", e.message));
+    }
+    if (auto root = config.find("root"); root != config.end()) {
+      try {
+        nested.read_child_modules(*root, child->modules);
+      } catch (const ParseError& e) {
+        fail(where, cat("config.root: ", e.message));
+      }
+    }
+    return child;
+  }
+
+  void read_child_modules(
+      const Json& root,
+      std::vector<std::pair<std::string, ModuleSpec>>& modules) {
+    const Json& entries = dict_arg(root, "root");
+    for (auto it = entries.begin(); it != entries.end(); ++it) {
+      std::string at = cat("module '", it.key(), "'");
+      modules.emplace_back(
+          it.key(), read_module(it.key(), unwrapped(dict_arg(it.value(), at),
+                                                    {"config"}, at)));
+    }
+  }
+
+  void read_child_nodes(const Json& nodes) {
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      std::string at = cat("node #", i);
+      read_node(unwrapped(dict_arg(nodes[i], at), {"kwargs", "meta"}, at), i,
+                nodes.size());
+    }
+    if (graph_->output_node() == nullptr) {
+      fail("graph", "no output node (exactly one, last, is required)");
+    }
   }
 
   void read_node(const Json& j, size_t index, size_t count) {
@@ -589,6 +685,129 @@ class Writer {
     }
   }
 
+  // The graph's nodes as an array of NODE objects; `as_arg`: each written as
+  // a dict ARG (a child GraphModule's config).
+  void nodes(const Graph& graph, int depth, bool as_arg) {
+    std::vector<Node*> all = graph.nodes().to_vector();
+    array(depth, all.size(), [&](size_t n, int d) {
+      if (as_arg) {
+        tagged(d, "dict", [&](int dd) { node(*all[n], dd, true); });
+      } else {
+        node(*all[n], d, false);
+      }
+    });
+  }
+
+  // Modules by path: a `modules` object, or with `as_arg` a child
+  // GraphModule's `root` (each MODULE a dict ARG).
+  void modules(const std::vector<std::pair<std::string, ModuleSpec>>& specs,
+               int depth, bool as_arg) {
+    object(depth, specs.size(), [&](size_t m, int d) {
+      key(specs[m].first);
+      if (as_arg) {
+        tagged(d, "dict", [&](int dd) { module(specs[m].second, dd, true); });
+      } else {
+        module(specs[m].second, d, false);
+      }
+    });
+  }
+
+ private:
+  // Wraps what `body` writes in a dict ARG when `as_arg`.
+  void maybe_dict(int depth, bool as_arg,
+                  const std::function<void(int)>& body) {
+    if (as_arg) {
+      tagged(depth, "dict", body);
+    } else {
+      body(depth);
+    }
+  }
+
+  void node(const Node& node, int depth, bool as_arg) {
+    ArgumentDict meta = node.meta();
+    if (node.op() == Opcode::kCallFunction &&
+        is_wrapped_by_default(node.target())) {
+      // Leave out what the reader infers.
+      for (auto it = meta.begin(); it != meta.end(); ++it) {
+        if (it->first == "is_wrapped" && it->second == Argument(true)) {
+          meta.erase(it);
+          break;
+        }
+      }
+    }
+    size_t fields = 5 + (node.type().empty() ? 0 : 1) + (meta.empty() ? 0 : 1);
+    object(depth, fields, [&](size_t f, int fd) {
+      switch (f) {
+        case 0:
+          key("name");
+          write_string(out_, node.name());
+          break;
+        case 1:
+          key("op");
+          write_string(out_, opcode_name(node.op()));
+          break;
+        case 2:
+          key("target");
+          write_string(out_, node.target());
+          break;
+        case 3:
+          key("args");
+          list(node.args(), fd);
+          break;
+        case 4:
+          key("kwargs");
+          maybe_dict(fd, as_arg, [&](int d) { dict(node.kwargs(), d); });
+          break;
+        default:
+          if (f == 5 && !node.type().empty()) {
+            key("type");
+            write_string(out_, node.type());
+          } else {
+            key("meta");
+            maybe_dict(fd, as_arg, [&](int d) { dict(meta, d); });
+          }
+      }
+    });
+  }
+
+  void module(const ModuleSpec& spec, int depth, bool as_arg) {
+    object(depth, 3, [&](size_t f, int fd) {
+      if (f == 0) {
+        key("type");
+        write_string(out_, spec.type);
+      } else if (f == 1) {
+        key("config");
+        maybe_dict(fd, as_arg, [&](int d) {
+          if (spec.graph_module) {
+            child_config(*spec.graph_module, d);
+          } else {
+            dict(spec.config, d);
+          }
+        });
+      } else {
+        key("training");
+        out_ += spec.training ? "true" : "false";
+      }
+    });
+  }
+
+  void child_config(const ChildGraphModule& child, int depth) {
+    object(depth, 3, [&](size_t f, int fd) {
+      if (f == 0) {
+        key("root");
+        tagged(fd, "dict",
+               [&](int d) { modules(child.modules, d, /*as_arg=*/true); });
+      } else if (f == 1) {
+        key("graph");
+        nodes(*child.graph, fd, /*as_arg=*/true);
+      } else {
+        key("class_name");
+        write_string(out_, child.class_name);
+      }
+    });
+  }
+
+ public:
   template <typename Seq>
   void list(const Seq& items, int depth) {
     array(depth, items.size(), [&](size_t i, int d) { arg(items[i], d); });
@@ -638,7 +857,6 @@ std::string to_graph_json(
     const std::vector<std::pair<std::string, ModuleSpec>>& modules,
     std::string_view weights) {
   Writer w;
-  std::vector<Node*> nodes = graph.nodes().to_vector();
   size_t top = 3 + (modules.empty() ? 0 : 1) + (weights.empty() ? 0 : 1);
   w.object(0, top, [&](size_t i, int d) {
     if (i == 0) {
@@ -649,74 +867,10 @@ std::string to_graph_json(
       w.out() += "1";
     } else if (i == 2) {
       w.key("nodes");
-      w.array(d, nodes.size(), [&](size_t n, int nd) {
-        const Node* node = nodes[n];
-        ArgumentDict meta = node->meta();
-        if (node->op() == Opcode::kCallFunction &&
-            is_wrapped_by_default(node->target())) {
-          // Leave out what the reader infers.
-          for (auto it = meta.begin(); it != meta.end(); ++it) {
-            if (it->first == "is_wrapped" && it->second == Argument(true)) {
-              meta.erase(it);
-              break;
-            }
-          }
-        }
-        size_t fields =
-            5 + (node->type().empty() ? 0 : 1) + (meta.empty() ? 0 : 1);
-        w.object(nd, fields, [&](size_t f, int fd) {
-          switch (f) {
-            case 0:
-              w.key("name");
-              write_string(w.out(), node->name());
-              break;
-            case 1:
-              w.key("op");
-              write_string(w.out(), opcode_name(node->op()));
-              break;
-            case 2:
-              w.key("target");
-              write_string(w.out(), node->target());
-              break;
-            case 3:
-              w.key("args");
-              w.list(node->args(), fd);
-              break;
-            case 4:
-              w.key("kwargs");
-              w.dict(node->kwargs(), fd);
-              break;
-            default:
-              if (f == 5 && !node->type().empty()) {
-                w.key("type");
-                write_string(w.out(), node->type());
-              } else {
-                w.key("meta");
-                w.dict(meta, fd);
-              }
-          }
-        });
-      });
+      w.nodes(graph, d, /*as_arg=*/false);
     } else if (i == 3 && !modules.empty()) {
       w.key("modules");
-      w.object(d, modules.size(), [&](size_t m, int md) {
-        w.key(modules[m].first);
-        const ModuleSpec& spec = modules[m].second;
-        w.object(md, 3, [&](size_t f, int fd) {
-          if (f == 0) {
-            w.key("type");
-            write_string(w.out(), spec.type);
-          }
-          if (f == 1) {
-            w.key("config");
-            w.dict(spec.config, fd);
-          }
-          if (f == 2) {
-            w.key("training");
-            w.out() += spec.training ? "true" : "false";
-          }
-        });
-      });
+      w.modules(modules, d, /*as_arg=*/false);
     } else {
       w.key("weights");
       write_string(w.out(), weights);

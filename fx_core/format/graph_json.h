@@ -27,11 +27,40 @@
 
 namespace fx {
 
+// The `type` of a child GraphModule (fuse_by_partitions' and split_module's
+// submodules) in a `modules` entry.
+inline constexpr std::string_view kGraphModuleType =
+    "torch.fx.graph_module.GraphModule";
+
+struct ChildGraphModule;
+
 // A `modules` entry: the Python class and its constructor arguments.
 struct ModuleSpec {
   std::string type;     // "torch.nn.Conv2d"
   ArgumentDict config;  // constructor keyword arguments
   bool training = false;
+  // Set exactly when `type` is kGraphModuleType; `config` is then empty.
+  std::shared_ptr<ChildGraphModule> graph_module;
+};
+
+// A child GraphModule, described by GraphModule's constructor arguments
+// (`GraphModule(root, graph, class_name)`) in ARG encoding:
+//   "config": {"root": {"dict": {"PATH": {"dict": {"type": .., "config":
+//                {"dict": {..}}, "training": ..}}}},
+//              "graph": [{"dict": {"name": .., "op": .., "target": ..,
+//                "args": [..], "kwargs": {"dict": {..}}, "type"?: ..,
+//                "meta"?: {"dict": {..}}}}, ..],
+//              "class_name": "fused_0"}
+// `root` holds the modules the child's call_module nodes call, by path
+// inside the child, in the form of a module-valued config (nested
+// GraphModules the same way); `graph` its nodes as NODE entries written as
+// dict ARGs, whose {"node": NAME} references name the child's own nodes.
+// Its parameters, buffers and get_attr tensors are in the file's weights
+// under the child's path (`fused_0.conv1.weight`).
+struct ChildGraphModule {
+  std::shared_ptr<Graph> graph;
+  std::vector<std::pair<std::string, ModuleSpec>> modules;
+  std::string class_name = "GraphModule";
 };
 
 struct GraphFile {

@@ -62,24 +62,109 @@ bool load_into(torch::nn::Module& module, const std::string& key,
   return true;
 }
 
-// Modules, from the registry; with `skip_init`, without LibTorch's random
-// initialisation of weights that will all be replaced (skip_init.h).
-absl::Status create_modules(const GraphFile& file,
-                            GraphModule::AttributeMap& attrs, bool skip_init) {
-  std::optional<SkipInitGuard> no_init;
-  if (skip_init) no_init.emplace();
-  for (const auto& [path, spec] : file.modules) {
-    std::shared_ptr<torch::nn::Module> module;
-    try {
-      module = ModuleRegistry::global().create(spec.type, spec.config);
-    } catch (const std::exception& e) {
-      return absl::InvalidArgumentError(
-          cat("module '", path, "': ", message_of(e)));
+// A top-level get_attr tensor outside every module: a parameter (only
+// floating and complex tensors can be ones); torch.fx's tensor constants
+// stay buffers.
+GraphModule::Attribute loose_tensor(const std::string& key,
+                                    const at::Tensor& tensor) {
+  bool is_parameter = !starts_with(key, "_tensor_constant") &&
+                      (tensor.is_floating_point() || tensor.is_complex());
+  at::Tensor t =
+      is_parameter ? tensor.detach().set_requires_grad(true) : tensor;
+  return {nullptr, t, is_parameter};
+}
+
+// True when `target` is `path` or inside it.
+bool within(std::string_view target, std::string_view path) {
+  return starts_with(target, path) &&
+         (target.size() == path.size() || target[path.size()] == '.');
+}
+
+// Sets the mode of `module` and of everything below it as `spec` says:
+// LibTorch's train() reaches every descendant, and a child GraphModule's
+// mode (fuse_by_partitions makes them in training mode) is not its
+// modules'.
+void set_training(torch::nn::Module& module, const ModuleSpec& spec) {
+  module.train(spec.training);
+  if (!spec.graph_module) return;
+  for (const auto& [path, sub] : spec.graph_module->modules) {
+    if (auto m = submodule_at(module, path)) set_training(*m, sub);
+  }
+}
+
+absl::Status create_modules(
+    const std::string& prefix,
+    const std::vector<std::pair<std::string, ModuleSpec>>& specs,
+    const TensorList& weights, GraphModule::AttributeMap& attrs);
+
+// A child GraphModule: its modules, its get_attr tensors from the weights
+// under its path, then its graph.
+absl::StatusOr<std::shared_ptr<torch::nn::Module>> create_child(
+    const std::string& path, const ChildGraphModule& child,
+    const TensorList& weights) {
+  GraphModule::AttributeMap attrs;
+  absl::Status s =
+      create_modules(cat(path, "."), child.modules, weights, attrs);
+  if (!s.ok()) return s;
+  for (const Node* n : child.graph->nodes()) {
+    if (n->op() != Opcode::kGetAttr) continue;
+    bool in_module = false;
+    for (const auto& [p, attr] : attrs) in_module |= within(n->target(), p);
+    if (in_module) continue;
+    std::string key = cat(path, ".", n->target());
+    const at::Tensor* found = nullptr;
+    for (const auto& [k, t] : weights) {
+      if (k == key) found = &t;
     }
-    module->train(spec.training);
+    if (found == nullptr) {
+      return absl::InvalidArgumentError(
+          cat("module '", path, "' (GraphModule): node '", n->name(),
+              "' reads '", n->target(), "', but the weights lack '", key, "'"));
+    }
+    attrs.push_back({n->target(), loose_tensor(n->target(), *found)});
+  }
+  try {
+    return std::shared_ptr<torch::nn::Module>(std::make_shared<GraphModule>(
+        attrs, child.graph->deepcopy(), child.class_name));
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(
+        cat("module '", path, "' (GraphModule): ", message_of(e)));
+  }
+}
+
+// Modules, from the registry (child GraphModules built here); `prefix` is
+// the path of the GraphModule holding them, for messages and weights.
+absl::Status create_modules(
+    const std::string& prefix,
+    const std::vector<std::pair<std::string, ModuleSpec>>& specs,
+    const TensorList& weights, GraphModule::AttributeMap& attrs) {
+  for (const auto& [path, spec] : specs) {
+    std::shared_ptr<torch::nn::Module> module;
+    if (spec.graph_module) {
+      auto child = create_child(cat(prefix, path), *spec.graph_module, weights);
+      if (!child.ok()) return child.status();
+      module = *child;
+    } else {
+      try {
+        module = ModuleRegistry::global().create(spec.type, spec.config);
+      } catch (const std::exception& e) {
+        return absl::InvalidArgumentError(
+            cat("module '", prefix, path, "': ", message_of(e)));
+      }
+    }
+    set_training(*module, spec);
     attrs.push_back({path, {module, {}}});
   }
   return absl::OkStatus();
+}
+
+// The Python type of a module built from a file, for messages.
+std::string type_of(const torch::nn::Module& module) {
+  if (dynamic_cast<const GraphModule*>(&module)) {
+    return std::string(kGraphModuleType);
+  }
+  const ModuleKind* kind = ModuleRegistry::global().find(module);
+  return kind ? kind->type : module.name();
 }
 
 // One weight: into the module whose path prefixes `key`, or a top-level
@@ -92,37 +177,25 @@ absl::Status place_weight(const std::string& key, const at::Tensor& tensor,
       std::string error;
       if (!load_into(*attr.module, key.substr(path.size() + 1), tensor, share,
                      &error)) {
-        return absl::InvalidArgumentError(cat(
-            "weight '", key, "' for module '", path, "' (",
-            ModuleRegistry::global().find(*attr.module)->type, "): ", error));
+        return absl::InvalidArgumentError(
+            cat("weight '", key, "' for module '", path, "' (",
+                type_of(*attr.module), "): ", error));
       }
       return absl::OkStatus();
     }
   }
-  // Parameters (only floating and complex tensors can be ones);
-  // torch.fx's tensor constants stay buffers.
-  bool is_parameter = !starts_with(key, "_tensor_constant") &&
-                      (tensor.is_floating_point() || tensor.is_complex());
-  at::Tensor t =
-      is_parameter ? tensor.detach().set_requires_grad(true) : tensor;
-  attrs.push_back({key, {nullptr, t, is_parameter}});
+  attrs.push_back({key, loose_tensor(key, tensor)});
   return absl::OkStatus();
 }
 
 // Weights: into the modules, or top-level get_attr targets. Adds the keys
 // read to `loaded`.
-absl::Status load_weights(const GraphFile& file,
-                          GraphModule::AttributeMap& attrs,
-                          absl::flat_hash_set<std::string>& loaded) {
-  if (file.weights.empty()) return absl::OkStatus();
-  std::string weights_path = file.weights[0] == '/'
-                                 ? file.weights
-                                 : cat(file.directory, "/", file.weights);
-  auto weights = read_tensor_dict(weights_path);
-  if (!weights.ok()) return weights.status();
-  for (const auto& [key, tensor] : *weights) {
+absl::Status place_weights(const TensorList& weights, bool share,
+                           GraphModule::AttributeMap& attrs,
+                           absl::flat_hash_set<std::string>& loaded) {
+  for (const auto& [key, tensor] : weights) {
     loaded.insert(key);
-    absl::Status placed = place_weight(key, tensor, /*share=*/false, attrs);
+    absl::Status placed = place_weight(key, tensor, share, attrs);
     if (!placed.ok()) return placed;
   }
   return absl::OkStatus();
@@ -144,8 +217,7 @@ absl::Status check_weights_complete(
     for (const std::string& key : keys) {
       if (!loaded.contains(cat(path, ".", key))) {
         return absl::InvalidArgumentError(
-            cat("module '", path, "' (",
-                ModuleRegistry::global().find(*attr.module)->type, "): '", key,
+            cat("module '", path, "' (", type_of(*attr.module), "): '", key,
                 "' is missing from the weights",
                 file.weights.empty() ? " (the file names no weights)"
                                      : cat(" (", file.weights, ")")));
@@ -159,21 +231,22 @@ absl::Status check_weights_complete(
 
 namespace {
 
-// Builds the modules, places the weights (`place` adds the keys it read to
-// `loaded`) and compiles. `skip_init`: `place` shares tensors it is given
-// (every weight is replaced, or the build fails), so the modules' own are
-// left uninitialised.
+// Builds the modules, places the weights and compiles. With `share` every
+// module's weights are replaced by the given tensors (or the build fails),
+// so LibTorch's random initialisation is skipped (skip_init.h).
 absl::StatusOr<std::shared_ptr<GraphModule>> build_graph_module(
-    GraphFile file,
-    const std::function<absl::Status(GraphModule::AttributeMap&,
-                                     absl::flat_hash_set<std::string>&)>& place,
-    bool skip_init = false) {
+    GraphFile file, const TensorList& weights, bool share) {
   if (!file.graph) return absl::InvalidArgumentError("the file has no graph");
   GraphModule::AttributeMap attrs;
-  absl::Status s = create_modules(file, attrs, skip_init);
+  absl::Status s;
+  {
+    std::optional<SkipInitGuard> no_init;
+    if (share) no_init.emplace();
+    s = create_modules("", file.modules, weights, attrs);
+  }
   if (!s.ok()) return s;
   absl::flat_hash_set<std::string> loaded;
-  s = place(attrs, loaded);
+  s = place_weights(weights, share, attrs, loaded);
   if (!s.ok()) return s;
   s = check_weights_complete(file, attrs, loaded);
   if (!s.ok()) return s;
@@ -191,33 +264,22 @@ absl::StatusOr<std::shared_ptr<GraphModule>> build_graph_module(
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module(GraphFile file) {
-  // load_weights needs only where the weights are (`file` itself is moved).
-  GraphFile where;
-  where.weights = file.weights;
-  where.directory = file.directory;
-  return build_graph_module(std::move(file),
-                            [&where](GraphModule::AttributeMap& attrs,
-                                     absl::flat_hash_set<std::string>& loaded) {
-                              return load_weights(where, attrs, loaded);
-                            });
+  TensorList weights;
+  if (!file.weights.empty()) {
+    std::string path = file.weights[0] == '/'
+                           ? file.weights
+                           : cat(file.directory, "/", file.weights);
+    auto read = read_tensor_dict(path);
+    if (!read.ok()) return read.status();
+    weights = std::move(*read);
+  }
+  return build_graph_module(std::move(file), weights, /*share=*/false);
 }
 
 absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module_shared(
     GraphFile file, const TensorList& weights) {
   file.weights = "in memory";  // named in messages about missing weights
-  return build_graph_module(
-      std::move(file),
-      [&weights](GraphModule::AttributeMap& attrs,
-                 absl::flat_hash_set<std::string>& loaded) {
-        for (const auto& [key, tensor] : weights) {
-          loaded.insert(key);
-          absl::Status placed =
-              place_weight(key, tensor, /*share=*/true, attrs);
-          if (!placed.ok()) return placed;
-        }
-        return absl::OkStatus();
-      },
-      /*skip_init=*/true);
+  return build_graph_module(std::move(file), weights, /*share=*/true);
 }
 
 absl::StatusOr<std::shared_ptr<GraphModule>> read_graph_module(
@@ -243,39 +305,88 @@ std::string weights_file_for(const std::string& json_path) {
   return name + ".weights.pt";
 }
 
+namespace {
+
+absl::Status describe_modules(
+    const std::string& prefix, const GraphModule& module,
+    std::vector<std::pair<std::string, ModuleSpec>>& modules);
+
+// One module's MODULE entry: through the registry, a child GraphModule by
+// its graph and modules.
+absl::StatusOr<ModuleSpec> describe_module(const std::string& path,
+                                           const torch::nn::Module& module) {
+  ModuleSpec spec;
+  spec.training = module.is_training();
+  if (auto* child = dynamic_cast<const GraphModule*>(&module)) {
+    spec.type = std::string(kGraphModuleType);
+    spec.graph_module = std::make_shared<ChildGraphModule>();
+    spec.graph_module->graph = child->graph().deepcopy();
+    spec.graph_module->class_name = child->class_name();
+    absl::Status s =
+        describe_modules(cat(path, "."), *child, spec.graph_module->modules);
+    if (!s.ok()) return s;
+    return spec;
+  }
+  const ModuleKind* kind = ModuleRegistry::global().find(module);
+  if (kind != nullptr && !kind->describe) {
+    return absl::InvalidArgumentError(
+        cat("module '", path, "' (", kind->type,
+            ") cannot be written to a file: its kind cannot describe itself "
+            "(a module delegated to a backend exists only in this process)"));
+  }
+  if (kind == nullptr) {
+    return absl::InvalidArgumentError(
+        cat("module '", path, "' (", module.name(),
+            ") cannot be described: register its class with "
+            "fx::ModuleRegistry::global().add()"));
+  }
+  spec.type = kind->type;
+  spec.config = kind->describe(module);
+  return spec;
+}
+
+// The modules `module`'s graph calls, by path inside it; `prefix` is its
+// own path, for messages.
+absl::Status describe_modules(
+    const std::string& prefix, const GraphModule& module,
+    std::vector<std::pair<std::string, ModuleSpec>>& modules) {
+  for (const auto& [path, attr] : module.referenced_attributes()) {
+    if (!attr.module) continue;
+    bool seen = false;
+    for (const auto& m : modules) seen |= m.first == path;
+    if (seen) continue;
+    absl::StatusOr<ModuleSpec> spec =
+        describe_module(cat(prefix, path), *attr.module);
+    if (!spec.ok()) return spec.status();
+    modules.emplace_back(path, std::move(*spec));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<GraphBundle> describe_graph_module(const GraphModule& module,
                                                   std::string_view weights_name,
                                                   bool include_nodes) {
   std::vector<std::pair<std::string, ModuleSpec>> modules;
+  absl::Status s = describe_modules("", module, modules);
+  if (!s.ok()) return s;
   GraphBundle bundle;
   TensorList& weights = bundle.weights;
+  absl::flat_hash_set<std::string> keys;
+  auto add = [&](const std::string& key, const at::Tensor& t) {
+    if (keys.insert(key).second) weights.emplace_back(key, t);
+  };
   for (const auto& [path, attr] : module.referenced_attributes()) {
     if (attr.module) {
-      bool seen = false;
-      for (const auto& m : modules) seen |= m.first == path;
-      if (seen) continue;
-      const ModuleKind* kind = ModuleRegistry::global().find(*attr.module);
-      if (kind == nullptr || !kind->describe) {
-        return absl::InvalidArgumentError(
-            cat("module '", path, "' (", attr.module->name(),
-                ") cannot be described: register its class with "
-                "fx::ModuleRegistry::global().add()"));
-      }
-      ModuleSpec spec;
-      spec.type = kind->type;
-      spec.config = kind->describe(*attr.module);
-      spec.training = attr.module->is_training();
-      modules.emplace_back(path, std::move(spec));
       for (const auto& p : attr.module->named_parameters(true)) {
-        weights.emplace_back(cat(path, ".", p.key()), p.value());
+        add(cat(path, ".", p.key()), p.value());
       }
       for (const auto& b : attr.module->named_buffers(true)) {
-        weights.emplace_back(cat(path, ".", b.key()), b.value());
+        add(cat(path, ".", b.key()), b.value());
       }
     } else if (attr.tensor.defined()) {
-      bool seen = false;
-      for (const auto& w : weights) seen |= w.first == path;
-      if (!seen) weights.emplace_back(path, attr.tensor);
+      add(path, attr.tensor);
     }
   }
   std::string_view weights_ref =

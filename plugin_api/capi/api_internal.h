@@ -12,6 +12,7 @@
 #include <new>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "fx/plugin_api.h"
 #include "fx_core/ir/argument.h"
@@ -112,11 +113,23 @@ size_t declared_tensor_meta_size(const FxTensorMeta* out);
 // FX_FAILED_PRECONDITION when there is none.
 GraphModule& owning_module(const Graph* g);
 
+// Who registers (extension_api.cc defines FxRegistrar): the plugin's name
+// and the table version its functions are handed.
+const std::string& registrar_plugin(const FxRegistrar* r);
+uint32_t registrar_api_version(const FxRegistrar* r);
+
+// GraphFusePartitions' checks (names PREFIX k free in `gm`, every get_attr
+// and call_module target of the partitions' nodes present) and the
+// partitions' node lists (partition_api.cc).
+std::vector<std::vector<Node*>> checked_partition_lists(
+    GraphModule& gm, const FxPartitions* partitions, const std::string& prefix);
+
 // The parts of the table implemented outside c_api.cc.
 void fill_runtime_entries(FxApi& table);    // runtime_api.cc
 void fill_extension_entries(FxApi& table);  // extension_api.cc
 void fill_rewrite_entries(FxApi& table);    // rewrite_api.cc
 void fill_partition_entries(FxApi& table);  // partition_api.cc
+void fill_delegate_entries(FxApi& table);   // delegate_api.cc
 
 }  // namespace fx::host::internal
 

@@ -812,6 +812,7 @@ FxApi make_api() {
   fill_module_entries(t);
   fill_option_entries(t);
   fill_partition_entries(t);
+  fill_delegate_entries(t);
   return t;
 }
 
@@ -832,11 +833,13 @@ constexpr size_t entries_end(uint32_t version) {
       return offsetof(FxApi, SupportTargets);
     case 3:
       return offsetof(FxApi, RegisterDecomposition);
+    case 4:
+      return offsetof(FxApi, RegisterBackend);
     default:
       return sizeof(FxApi);
   }
 }
-static_assert(FX_API_VERSION == 4,
+static_assert(FX_API_VERSION == 5,
               "a new API version: add where its entries end to entries_end");
 
 // The whole table cut down to `version`: later entries zeroed.

@@ -35,6 +35,10 @@ struct FxOpCall {
 
 namespace fx::host {
 namespace internal {
+
+const std::string& registrar_plugin(const FxRegistrar* r) { return r->plugin; }
+uint32_t registrar_api_version(const FxRegistrar* r) { return r->api_version; }
+
 namespace {
 
 struct LeafRule {

@@ -189,15 +189,10 @@ void check_attribute(const GraphModule& gm, const Node& n) {
 
 void fuse(FxGraph* g, const FxPartitions* partitions, const char* prefix) {
   Graph& graph = *require(unwrap(g), "graph");
-  require(partitions, "partitions");
   GraphModule& gm = owning_module(&graph);
   std::string p = prefix ? prefix : "fused_";
-  check_names_free(gm, p, partitions->partitions.size());
-  std::vector<std::vector<Node*>> lists;
-  for (const Partition& part : partitions->partitions) {
-    for (const Node* n : part.nodes) check_attribute(gm, *n);
-    lists.push_back(part.nodes);
-  }
+  std::vector<std::vector<Node*>> lists =
+      checked_partition_lists(gm, partitions, p);
   std::vector<FusedSubgraph> fused = fuse_by_partitions(graph, lists, p);
   for (FusedSubgraph& f : fused) {
     // torch.fx's lift_subgraph_as_module: the child shares what it reads.
@@ -207,6 +202,19 @@ void fuse(FxGraph* g, const FxPartitions* partitions, const char* prefix) {
 }
 
 }  // namespace
+
+std::vector<std::vector<Node*>> checked_partition_lists(
+    GraphModule& gm, const FxPartitions* partitions,
+    const std::string& prefix) {
+  require(partitions, "partitions");
+  check_names_free(gm, prefix, partitions->partitions.size());
+  std::vector<std::vector<Node*>> lists;
+  for (const Partition& part : partitions->partitions) {
+    for (const Node* n : part.nodes) check_attribute(gm, *n);
+    lists.push_back(part.nodes);
+  }
+  return lists;
+}
 
 void fill_partition_entries(FxApi& t) {
   t.SupportTargets = [](FxOpcode op, const char* const* targets, size_t count,

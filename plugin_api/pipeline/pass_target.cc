@@ -173,7 +173,7 @@ class GraphModuleTarget::Attributes : public AttributeStore {
     Entry entry;
     entry.name = std::string(name);
     entry.is_module = true;
-    entry.spec = ModuleSpec{std::string(type), config, false};
+    entry.spec = ModuleSpec{std::string(type), config, false, nullptr};
     entry.previous_module = module_.get_submodule(name);
     journal_.push_back(std::move(entry));
     module_.add_submodule(name, std::move(module));

@@ -1,11 +1,15 @@
 // The toy accelerator (accelerator.cc) on resnet18 and a small transformer,
-// both exported with Python torch.fx at test time: the pipeline
-// shape_prop,accelerator_delegate (what `fx run` runs) fuses the accelerator's
-// partitions into child GraphModules holding only what it supports, and the
-// delegated model computes eager PyTorch's numbers (the bundle's expected.pt).
-// The partition picture (accelerator_mark, dot{color_by=partition}) is drawn
-// too.
+// both exported with Python torch.fx at test time:
+//  - shape_prop,accelerator_fuse (what `fx run` runs) fuses the accelerator's
+//    partitions into child GraphModules holding only what it supports; the
+//    fused model computes eager PyTorch's numbers (the bundle's expected.pt)
+//    and saves, reloads and computes them again;
+//  - shape_prop,accelerator_delegate hands each partition to the
+//    accelerator's backend, which compiles each exactly once, when it is
+//    delegated, and runs it on every call with eager's numbers;
+//  - the partition picture (accelerator_mark, dot{color_by=partition}).
 #include <ATen/ATen.h>
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -18,6 +22,7 @@
 #include "fx_core/io/torch_save.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/graph_module_file.h"
+#include "fx_core/runtime/module_registry.h"
 #include "plugin_api/loader/plugin_loader.h"
 #include "plugin_api/pipeline/pass_manager.h"
 #include "plugin_api/pipeline/pass_registry.h"
@@ -146,20 +151,92 @@ class Accelerator : public ::testing::TestWithParam<std::string> {
   }
 };
 
-TEST_P(Accelerator, DelegatedModelComputesEagerNumbers) {
+void expect_expected(GraphModule& gm, const std::string& dir) {
+  auto expected = read_value_file(dir + "/expected.pt");
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  c10::IValue got = gm.forward(read_inputs(dir));
+  ASSERT_TRUE(got.isTensor() && expected->isTensor());
+  EXPECT_TRUE(at::allclose(got.toTensor(), expected->toTensor(), 1e-5, 1e-5))
+      << (got.toTensor() - expected->toTensor()).abs().max();
+}
+
+TEST_P(Accelerator, FusedModelComputesEagerNumbersAndSaves) {
   std::string dir = model_dir(GetParam());
   std::shared_ptr<GraphModule> gm;
-  run_pipeline(dir, "shape_prop,accelerator_delegate", &gm);
+  run_pipeline(dir, "shape_prop,accelerator_fuse", &gm);
   if (HasFatalFailure()) return;
   size_t children = 0;
   expect_only_supported(*gm, &children);
   EXPECT_GE(children, 3u);
-  auto expected = read_value_file(dir + "/expected.pt");
-  ASSERT_TRUE(expected.ok()) << expected.status();
-  c10::IValue got = gm->forward(read_inputs(dir));
-  ASSERT_TRUE(got.isTensor() && expected->isTensor());
-  EXPECT_TRUE(at::allclose(got.toTensor(), expected->toTensor(), 1e-5, 1e-5))
-      << (got.toTensor() - expected->toTensor()).abs().max();
+  expect_expected(*gm, dir);
+  // Saved (children as GraphModule entries), reloaded, run again.
+  std::string saved = tmp(GetParam() + "_fused.fx.json");
+  ASSERT_TRUE(write_graph_module(*gm, saved).ok());
+  auto again = read_graph_module(saved);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ((*again)->code(), gm->code());
+  EXPECT_EQ((*again)->graph().str(), gm->graph().str());
+  expect_expected(**again, dir);
+}
+
+// The accelerator backend's counters (accelerator.cc exports them).
+int backend_counter(const char* name) {
+  void* lib = dlopen("sdk_examples/accelerator/libaccelerator.so",
+                     RTLD_NOW | RTLD_NOLOAD);
+  if (lib == nullptr) return -1;
+  auto* fn = reinterpret_cast<int (*)()>(dlsym(lib, name));
+  int value = fn ? fn() : -1;
+  dlclose(lib);
+  return value;
+}
+
+TEST_P(Accelerator, BackendCompilesEachPartitionOnceAndRunsIt) {
+  std::string dir = model_dir(GetParam());
+  registry();  // loads the plugin, which registers its backend
+  int compiled = backend_counter("accelerator_compile_count");
+  int released = backend_counter("accelerator_release_count");
+  ASSERT_GE(compiled, 0);
+  std::shared_ptr<GraphModule> gm;
+  run_pipeline(dir, "shape_prop,accelerator_delegate", &gm);
+  if (HasFatalFailure()) return;
+  int delegated = 0;
+  for (const Node* n : gm->graph().nodes()) {
+    if (n->op() != Opcode::kCallModule) continue;
+    auto m = gm->get_submodule(n->target());
+    const ModuleKind* kind = ModuleRegistry::global().find(*m);
+    if (kind && kind->type == "fx.host.DelegatedModule") ++delegated;
+  }
+  EXPECT_GE(delegated, 3);
+  EXPECT_EQ(backend_counter("accelerator_compile_count") - compiled, delegated);
+  expect_expected(*gm, dir);
+  expect_expected(*gm, dir);
+  EXPECT_EQ(backend_counter("accelerator_compile_count") - compiled, delegated);
+  gm.reset();
+  EXPECT_EQ(backend_counter("accelerator_release_count") - released, delegated);
+}
+
+TEST_P(Accelerator, AnUnknownBackendIsNamedAndTheGraphKept) {
+  std::string dir = model_dir(GetParam());
+  auto read = read_graph_module(dir + "/graph.fx.json");
+  ASSERT_TRUE(read.ok()) << read.status();
+  std::string before = (*read)->graph().str();
+  auto pm = host::PassManager::create(
+      registry(), *host::parse_pipeline_text(
+                      "shape_prop,accelerator_delegate{backend=nosuch}"));
+  ASSERT_TRUE(pm.ok()) << pm.status();
+  std::vector<at::Tensor> examples;
+  for (const c10::IValue& v : read_inputs(dir)) {
+    examples.push_back(v.toTensor());
+  }
+  host::GraphModuleTarget target(**read, examples);
+  host::PipelineReport report = pm->run(target);
+  target.finish();
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.failure.find("no backend 'nosuch' is registered "
+                                "(registered: accelerator"),
+            std::string::npos)
+      << report.failure;
+  EXPECT_EQ((*read)->graph().str(), before);
 }
 
 TEST_P(Accelerator, DrawsThePartitionPicture) {

@@ -78,16 +78,16 @@ nm -D --defined-only "$template/build/librelu_to_mul.so" | awk '{print $3}' >"$w
 [ "$(cat "$work/exports.txt")" = "fx_plugin_get_info" ] ||
   { cat "$work/exports.txt"; fail "the CMake plugin exports more than fx_plugin_get_info"; }
 
-step "find_package(FxSdk 5) is refused (the SDK is API version 4)"
+step "find_package(FxSdk 6) is refused (the SDK is API version 5)"
 mkdir -p "$work/too_new"
 cat >"$work/too_new/CMakeLists.txt" <<'EOF'
 cmake_minimum_required(VERSION 3.16)
 project(too_new LANGUAGES NONE)
-find_package(FxSdk 5 REQUIRED)
+find_package(FxSdk 6 REQUIRED)
 EOF
 if "${clean_env[@]}" cmake -S "$work/too_new" -B "$work/too_new/build" \
   -DCMAKE_PREFIX_PATH="$sdk" >"$work/too_new.log" 2>&1; then
-  fail "find_package(FxSdk 5) succeeded"
+  fail "find_package(FxSdk 6) succeeded"
 fi
 
 step "make + pkg-config"

@@ -82,6 +82,11 @@
  *    kernel or shape function call. Custom ops, leaf-module rules and
  *    (version 4) capture decompositions and leaf ops stay registered, and
  *    their plugin loaded, for the life of the process.
+ *  - Backends (version 5): registered for the life of the process. A
+ *    compiled object is the backend's, from its `compile` until the host
+ *    calls its `release` (once, when the delegated module goes); the
+ *    partition graph handed to `compile` is borrowed for as long (read it,
+ *    run it with GraphRun; never change it).
  */
 #ifndef FX_PLUGIN_API_H_
 #define FX_PLUGIN_API_H_
@@ -96,7 +101,7 @@ extern "C" {
 #endif
 
 /* The API version this header describes. */
-#define FX_API_VERSION 4
+#define FX_API_VERSION 5
 
 #if defined(_WIN32)
 #define FX_PLUGIN_EXPORT __declspec(dllexport)
@@ -377,6 +382,50 @@ typedef struct FxPartitionOptions {
   /* Drop partitions of fewer nodes (0: keep all). */
   size_t min_partition_size;
 } FxPartitionOptions;
+
+/* -------------------------------------------------- delegation (version 5)
+ *
+ * A vendor backend, registered by a plugin at load time (RegisterBackend in
+ * register_extensions), runs partitions of graphs. GraphDelegatePartitions
+ * fuses each partition into a child GraphModule (as GraphFusePartitions
+ * does) and hands it to the backend's `compile` once, when the delegated
+ * module is made (not per call); the call_module node of the partition then
+ * runs the backend's `run` on the compiled object. The host runs the rest of
+ * the graph. */
+
+/* Compiles one partition: `partition` is its graph (owned by a child
+ * GraphModule: GraphGetAttr, GraphModuleType and GraphModuleConfig read its
+ * weights and modules; GraphRun runs it), `name` its call_module target
+ * ("accelerator_0"), `graph_json` the same graph as fx-graph JSON text
+ * (../shared/spec/fx-graph-json.md, without weights), `inputs` the shape
+ * and dtype of each placeholder (from its meta['tensor_meta']). Sets
+ * *compiled (the backend's own object, passed back to run and release) or
+ * returns a status saying why the partition cannot be compiled. */
+typedef FxStatus* (*FxBackendCompileFn)(const FxApi* api, FxGraph* partition,
+                                        const char* name,
+                                        const char* graph_json,
+                                        const FxTensorSpec* inputs,
+                                        size_t num_inputs, void* user_data,
+                                        void** compiled);
+/* Runs a compiled partition on `inputs` (borrowed for the call, one per
+ * placeholder) and sets `outputs[0 .. num_outputs)` (one per value the
+ * partition returns; ownership moves to the host). */
+typedef FxStatus* (*FxBackendRunFn)(const FxApi* api, void* compiled,
+                                    const DLTensor* const* inputs,
+                                    size_t num_inputs,
+                                    DLManagedTensor** outputs,
+                                    size_t num_outputs, void* user_data);
+/* Frees a compiled object. */
+typedef void (*FxBackendReleaseFn)(void* compiled, void* user_data);
+
+typedef struct FxBackendInfo {
+  uint32_t struct_size; /* sizeof(FxBackendInfo) */
+  const char* name;     /* unique in the process: "accelerator" */
+  FxBackendCompileFn compile;
+  FxBackendRunFn run;
+  FxBackendReleaseFn release; /* may be NULL: nothing to free */
+  void* user_data;
+} FxBackendInfo;
 
 /* ------------------------------------------------------- the function table
  *
@@ -756,6 +805,23 @@ struct FxApi {
    * operators included (a vendor's fused kernel stays whole); nothing it
    * calls is recorded. */
   FxStatus* (*RegisterLeafOp)(FxRegistrar* registrar, const char* op);
+
+  /* Version 5: delegation ----------------------------------------------- */
+  /* Registers a backend (only inside register_extensions); the info is
+   * copied. FX_FAILED_PRECONDITION when the name is taken. */
+  FxStatus* (*RegisterBackend)(FxRegistrar* registrar,
+                               const FxBackendInfo* backend);
+  /* GraphFusePartitions, then each child GraphModule PREFIX k (`prefix`
+   * NULL: "<backend>_") is compiled by `backend` and replaced by a delegated
+   * module whose call runs the backend. Every partition is fused and
+   * compiled before anything changes: an unknown backend (FX_NOT_FOUND), a
+   * partition the fusion refuses, an input without tensor_meta or a failed
+   * compile (FX_FAILED_PRECONDITION naming the backend and the partition)
+   * leaves the graph and its module as they were. A run that fails later
+   * throws an error naming the backend and the partition. */
+  FxStatus* (*GraphDelegatePartitions)(FxGraph* graph,
+                                       const FxPartitions* partitions,
+                                       const char* backend, const char* prefix);
 };
 
 /* The entry point every plugin defines. */

@@ -729,6 +729,10 @@ Partitions propose_partitions(const Graph& graph, const Support& rule,
                               const PartitionOptions& options = {});
 void fuse_partitions(Graph& graph, const Partitions& partitions,
                      const char* prefix = nullptr);
+// GraphDelegatePartitions (version 5): each partition fused, compiled by
+// `backend` and run by it; `prefix` null: "<backend>_".
+void delegate_partitions(Graph& graph, const Partitions& partitions,
+                         const char* backend, const char* prefix = nullptr);
 
 }  // namespace fxp
 

@@ -1137,6 +1137,13 @@ inline void fuse_partitions(Graph& graph, const Partitions& partitions,
   check(api()->GraphFusePartitions(graph.get(), partitions.get(), prefix));
 }
 
+inline void delegate_partitions(Graph& graph, const Partitions& partitions,
+                                const char* backend, const char* prefix) {
+  require_api_version(5, "GraphDelegatePartitions");
+  check(api()->GraphDelegatePartitions(graph.get(), partitions.get(), backend,
+                                       prefix));
+}
+
 }  // namespace fxp
 
 #endif  // FX_PLUGIN_API_INLINE_HPP_

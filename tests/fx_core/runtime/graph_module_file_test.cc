@@ -237,5 +237,61 @@ TEST(GraphModuleFile, AWeightLibTorchRefusesIsNamed) {
       << module.status();
 }
 
+// fused_0(x) = lin(x) + c, lin a module and c a get_attr tensor of the child
+// GraphModule fused_0 (`lin_type` its module type).
+std::string child_bundle_json(const std::string& lin_type) {
+  return R"({"format": "fx-graph", "version": 1, "nodes": [
+  {"name": "x", "op": "placeholder", "target": "x", "args": [], "kwargs": {}},
+  {"name": "fused_0", "op": "call_module", "target": "fused_0", "args": [{"node": "x"}], "kwargs": {}},
+  {"name": "output", "op": "output", "target": "output", "args": [{"node": "fused_0"}], "kwargs": {}}],
+ "modules": {"fused_0": {"type": "torch.fx.graph_module.GraphModule", "config": {
+   "root": {"dict": {"lin": {"dict": {"type": ")" +
+         lin_type +
+         R"(", "config": {"dict": {"in_features": 4, "out_features": 2}}, "training": false}}}},
+   "graph": [
+    {"dict": {"name": "x", "op": "placeholder", "target": "x", "args": [], "kwargs": {"dict": {}}}},
+    {"dict": {"name": "lin", "op": "call_module", "target": "lin", "args": [{"node": "x"}], "kwargs": {"dict": {}}}},
+    {"dict": {"name": "c", "op": "get_attr", "target": "c", "args": [], "kwargs": {"dict": {}}}},
+    {"dict": {"name": "add", "op": "call_function", "target": "operator.add", "args": [{"node": "lin"}, {"node": "c"}], "kwargs": {"dict": {}}}},
+    {"dict": {"name": "output", "op": "output", "target": "output", "args": [{"node": "add"}], "kwargs": {"dict": {}}}}],
+   "class_name": "fused_0"}, "training": true}},
+ "weights": "model.weights.pt"})";
+}
+
+TEST(GraphModuleFile, ChildGraphModulesLoadWithTheirWeights) {
+  at::Tensor w = at::rand({2, 4}), b = at::rand({2}), c = at::rand({2});
+  auto gm = read_graph_module(bundle(
+      "child", child_bundle_json("torch.nn.Linear"),
+      {{"fused_0.lin.weight", w}, {"fused_0.lin.bias", b}, {"fused_0.c", c}}));
+  ASSERT_TRUE(gm.ok()) << gm.status().message();
+  at::Tensor x = at::rand({3, 4});
+  EXPECT_TRUE(at::allclose((**gm)(x).toTensor(), at::linear(x, w, b) + c));
+  // Only the child itself is in training mode; its Linear keeps eval.
+  auto child = (*gm)->get_submodule("fused_0");
+  EXPECT_TRUE(child->is_training());
+  EXPECT_FALSE((*gm)->get_submodule("fused_0.lin")->is_training());
+}
+
+TEST(GraphModuleFile, ChildGraphModuleErrorsNameThePath) {
+  at::Tensor w = at::rand({2, 4}), b = at::rand({2});
+  EXPECT_NE(
+      load_error(bundle("child_no_c", child_bundle_json("torch.nn.Linear"),
+                        {{"fused_0.lin.weight", w}, {"fused_0.lin.bias", b}}))
+          .find("module 'fused_0' (GraphModule): node 'c' reads 'c', "
+                "but the weights lack 'fused_0.c'"),
+      std::string::npos);
+  EXPECT_NE(
+      load_error(bundle("child_no_bias", child_bundle_json("torch.nn.Linear"),
+                        {{"fused_0.lin.weight", w}, {"fused_0.c", b}}))
+          .find("module 'fused_0' (torch.fx.graph_module.GraphModule): "
+                "'lin.bias' is missing"),
+      std::string::npos);
+  EXPECT_NE(load_error(bundle("child_bad_type",
+                              child_bundle_json("torch.nn.Nonesuch"),
+                              {{"fused_0.c", b}}))
+                .find("module 'fused_0.lin': "),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace fx

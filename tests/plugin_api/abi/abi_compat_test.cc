@@ -111,9 +111,9 @@ TEST(AbiCompat, APluginNeedingANewerHostIsRefusedBeforeItsCodeRuns) {
   const std::string path = "tests/plugin_api/plugins/libfuture_plugin.so";
   EXPECT_EQ(error_of(load_plugin(path)),
             "plugin 'future_plugin' (" + path +
-                ") requires fx plugin API version 5 or later, but this host "
-                "provides version 4. Fix: use an fx host that provides API "
-                "version 5, or rebuild the plugin with min_api_version <= 4");
+                ") requires fx plugin API version 6 or later, but this host "
+                "provides version 5. Fix: use an fx host that provides API "
+                "version 6, or rebuild the plugin with min_api_version <= 5");
   EXPECT_EQ(std::getenv("FX_FUTURE_PLUGIN_RAN"), nullptr);
 }
 
@@ -138,7 +138,7 @@ TEST(AbiCompat, DeclaredSizesAreChecked) {
   EXPECT_EQ(
       error_of(check_plugin_info(&info, "x.so"))
           .rfind("plugin 'sized' (x.so) was built against fx plugin API "
-                 "version 5, newer than this host's 4, and does not declare "
+                 "version 6, newer than this host's 5, and does not declare "
                  "pass_info_size",
                  0),
       0u);

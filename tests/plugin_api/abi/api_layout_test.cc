@@ -172,9 +172,14 @@ namespace {
   X(RegisterDecomposition)   \
   X(RegisterLeafOp)
 
+// Version 5: delegation.
+#define FX_API_V5_ENTRIES(X) \
+  X(RegisterBackend)         \
+  X(GraphDelegatePartitions)
+
 // Every entry's position: kIndex_<name>, counted over all versions.
 #define FX_ENTRY_INDEX(name) kIndex_##name,
-// (kV1Continue, kV2Continue and kV3Continue only make the numbering of the
+// (kV1Continue .. kV4Continue only make the numbering of the
 // next version go on from the previous one's count.)
 enum EntryIndex : size_t {
   FX_API_V1_ENTRIES(FX_ENTRY_INDEX) kV1Entries,
@@ -183,7 +188,9 @@ enum EntryIndex : size_t {
   kV2Continue = kV2Entries - 1,
   FX_API_V3_ENTRIES(FX_ENTRY_INDEX) kV3Entries,
   kV3Continue = kV3Entries - 1,
-  FX_API_V4_ENTRIES(FX_ENTRY_INDEX) kEntries
+  FX_API_V4_ENTRIES(FX_ENTRY_INDEX) kV4Entries,
+  kV4Continue = kV4Entries - 1,
+  FX_API_V5_ENTRIES(FX_ENTRY_INDEX) kEntries
 };
 #undef FX_ENTRY_INDEX
 
@@ -205,16 +212,18 @@ FX_API_V1_ENTRIES(FX_CHECK_OFFSET)
 FX_API_V2_ENTRIES(FX_CHECK_OFFSET)
 FX_API_V3_ENTRIES(FX_CHECK_OFFSET)
 FX_API_V4_ENTRIES(FX_CHECK_OFFSET)
+FX_API_V5_ENTRIES(FX_CHECK_OFFSET)
 #undef FX_CHECK_OFFSET
 
-// Version 4 ends the table: an appended entry needs a "Version 5" list here
-// (and FX_API_VERSION 5).
+// Version 5 ends the table: an appended entry needs a "Version 6" list here
+// (and FX_API_VERSION 6).
 static_assert(sizeof(FxApi) == kFirstEntry + kEntries * kEntrySize,
               "FxApi has entries this file does not list: list them under "
               "their version");
 static_assert(kV2Entries == 125, "versions 1 and 2 have 125 entries");
 static_assert(kV3Entries == 141, "versions 1 to 3 have 141 entries");
-static_assert(FX_API_VERSION == 4,
+static_assert(kV4Entries == 143, "versions 1 to 4 have 143 entries");
+static_assert(FX_API_VERSION == 5,
               "a new FX_API_VERSION: list its entries above");
 
 TEST(ApiLayout, EveryReleasedEntryIsWhereItWasReleased) {
@@ -222,7 +231,8 @@ TEST(ApiLayout, EveryReleasedEntryIsWhereItWasReleased) {
   EXPECT_EQ(static_cast<size_t>(kV1Entries), 123u);
   EXPECT_EQ(static_cast<size_t>(kV2Entries), 125u);
   EXPECT_EQ(static_cast<size_t>(kV3Entries), 141u);
-  EXPECT_EQ(sizeof(FxApi), kFirstEntry + 143 * kEntrySize);
+  EXPECT_EQ(static_cast<size_t>(kV4Entries), 143u);
+  EXPECT_EQ(sizeof(FxApi), kFirstEntry + 145 * kEntrySize);
 }
 
 }  // namespace
