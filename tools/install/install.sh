@@ -14,6 +14,8 @@
 #   PREFIX/lib/fx-sdk/fx_plugin.map         linker version script: a plugin
 #                                           exports fx_plugin_get_info alone
 #   PREFIX/share/fx-sdk/plugin_template/    a CMake plugin project to copy
+#   PREFIX/share/fx-sdk/torchfx_export.py   the torch.fx exporter fx
+#                                           plugin-check --torchvision runs
 #   PREFIX/lib/python/fx_sdk/               the Python package (import fx_sdk
 #                                           with PYTHONPATH=PREFIX/lib/python);
 #                                           it loads the plugins above
@@ -70,6 +72,7 @@ install -d "$prefix/bin" "$prefix/include/fx" "$prefix/include/dlpack" \
   "$prefix/lib/python/fx_sdk" "$prefix/share/fx-sdk"
 
 install -m 755 "$src/tools/fx" "$prefix/bin/fx"
+install -m 644 "$src/tools/torchfx_export.py" "$prefix/share/fx-sdk/"
 for p in "$src"/plugins/libfx_*.so; do
   install -m 755 "$p" "$prefix/lib/fx-sdk/plugins/"
 done
