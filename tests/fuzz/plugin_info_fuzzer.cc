@@ -75,8 +75,9 @@ class FakePlugin {
                         ? info_.pass_info_size
                         : sizeof(FxPassInfo);
     if (info_.num_passes > 0 && in_.byte() % 8 != 0) {
-      // A stride below sizeof(FxPassInfo) is refused before any pass is
-      // read; the passes then overlap, the last one whole.
+      // A stride below version 1's FxPassInfo is refused before any pass
+      // is read; below sizeof(FxPassInfo) the passes overlap, the last one
+      // whole.
       pass_memory_.assign((info_.num_passes - 1) * stride + sizeof(FxPassInfo),
                           0);
       for (size_t p = 0; p < info_.num_passes; ++p) {
@@ -142,6 +143,12 @@ class FakePlugin {
     pass.required = names();
     pass.produces = names();
     pass.invalidates = names();
+    // Version 6: any bit pattern of tolerance (negative, NaN, inf) and flag.
+    uint64_t rtol = uint64_t{in_.u32()} << 32 | in_.u32();
+    uint64_t atol = uint64_t{in_.u32()} << 32 | in_.u32();
+    std::memcpy(&pass.tolerance.rtol, &rtol, sizeof(rtol));
+    std::memcpy(&pass.tolerance.atol, &atol, sizeof(atol));
+    pass.idempotent = static_cast<int32_t>(in_.u32());
     return pass;
   }
 
