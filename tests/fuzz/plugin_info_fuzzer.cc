@@ -71,9 +71,14 @@ class FakePlugin {
     info_.struct_size = size_choice(sizeof(FxPluginInfo));
     info_.pass_info_size = size_choice(sizeof(FxPassInfo));
     info_.num_passes = in_.byte() % 4;
+    // A declared size, else the FxPassInfo of the header of api_version:
+    // version 6 appended tolerance and idempotent to version 1's fields.
+    size_t header_size = info_.api_version >= 6
+                             ? sizeof(FxPassInfo)
+                             : offsetof(FxPassInfo, tolerance);
     size_t stride = info_.api_version >= 2 && info_.pass_info_size != 0
                         ? info_.pass_info_size
-                        : sizeof(FxPassInfo);
+                        : header_size;
     if (info_.num_passes > 0 && in_.byte() % 8 != 0) {
       // A stride below version 1's FxPassInfo is refused before any pass
       // is read; below sizeof(FxPassInfo) the passes overlap, the last one
