@@ -42,6 +42,10 @@ void bind_graph(pybind11::module_& m, GraphModuleClass& graph_module);
 void graph_replaced(const fx::GraphModule& gm);
 // fx_sdk._C.CompiledGraph and _compile (compiled_graph.cc).
 void bind_compiled_graph(pybind11::module_& m);
+// fx_sdk._C._build_torch_fx_graph (torch_fx_builder.cc).
+void bind_torch_fx_builder(pybind11::module_& m);
+// fx_sdk._C._from_torch_fx (torch_fx_reader.cc).
+void bind_torch_fx_reader(pybind11::module_& m);
 
 }  // namespace fx_sdk
 

@@ -33,6 +33,9 @@ PREFIX/lib/python/fx_sdk and finds its plugins in PREFIX/lib/fx-sdk/plugins.
 Import torch before this module (it links the same LibTorch).
 """
 
+import contextlib
+import gc
+import importlib
 import json
 import os
 
@@ -76,51 +79,207 @@ PLUGIN_DIR = _plugin_dir()
 _types = {}
 
 
-def _record_types(gm, document):
-    by_name = {node.name: node for node in gm.graph.nodes}
-    for entry in document["nodes"]:
-        node = by_name.get(entry["name"])
-        if "type" in entry and node is not None and node.type is not None:
-            _types.setdefault(entry["type"], node.type)
-
-
 def from_torch_fx(gm):
     """The SDK's GraphModule for a torch.fx GraphModule `gm` (parameters,
     buffers and get_attr tensors shared). Raises ValueError naming the node
-    or module the SDK cannot take."""
+    or module the SDK cannot take.
+
+    The nodes are read straight into the SDK's graph
+    (python/torch_fx_reader.cc), as the fx-graph reader would read what
+    tools/torchfx_export.py writes for them; the modules' specs still go
+    through the format."""
     if not isinstance(gm, torch.fx.GraphModule):
         raise TypeError(f"from_torch_fx takes a torch.fx.GraphModule, not "
                         f"{type(gm).__name__}")
-    document, weights = _export.graph_document(gm, copy_weights=False,
-                                               meta=True)
-    _record_types(gm, document)
-    if weights:
-        document["weights"] = "in-memory"
-    return _C._from_bundle(json.dumps(document), list(weights.items()))
+    modules, weights = {}, {}
+    for node in gm.graph.nodes:
+        if node.op == "call_module" or node.op == "get_attr":
+            _export.add_attributes(gm, node, modules, weights,
+                                   copy_weights=False)
+    annotations, return_annotation = _export.code_form_annotations(gm)
+    _record_annotation_types(gm, annotations, return_annotation)
+    with _no_gc():
+        return _C._from_torch_fx(
+            gm.graph, annotations, return_annotation or "",
+            json.dumps(modules), list(weights.items()),
+            _export.qualified_function_name, _type_name, _node_meta)
 
 
-def to_torch_fx(sdk_gm):
+def _record_annotation_types(gm, annotations, return_annotation):
+    """The types behind the placeholders' and output's annotations."""
+    for node in gm.graph.nodes:
+        if node.op != "placeholder":
+            break
+        if node.type is not None and node.target in annotations:
+            _types.setdefault(annotations[node.target], node.type)
+    output = next(iter(reversed(gm.graph.nodes)), None)
+    if output is not None and output.type is not None and return_annotation:
+        _types.setdefault(return_annotation, output.type)
+
+
+def _type_name(type_expr):
+    """A node's type as the code spells it; remembered for to_torch_fx."""
+    name = torch.fx.node._type_repr(type_expr)
+    _types.setdefault(name, type_expr)
+    return name
+
+
+def _node_meta(node):
+    """node.meta's entries the SDK's graphs can hold (those
+    tools/torchfx_export.py's node_meta keeps), as Python values;
+    shape_prop's TensorMetadata as a dict of its fields."""
+    meta = {}
+    for key, value in node.meta.items():
+        if key == "is_wrapped" or not isinstance(key, str) or value is None:
+            continue
+        if key == "tensor_meta" and type(value).__name__ == "TensorMetadata":
+            if getattr(value, "is_quantized", True):
+                continue
+            value = {"shape": [int(d) for d in value.shape],
+                     "dtype": value.dtype,
+                     "stride": [int(d) for d in value.stride],
+                     "requires_grad": bool(value.requires_grad),
+                     "memory_format": value.memory_format}
+        elif isinstance(value, torch.nn.Module):
+            continue
+        else:
+            try:
+                _export.encode(value, key)
+            except ValueError:
+                continue
+        meta[key] = value
+    return meta
+
+
+def to_torch_fx(sdk_gm, lazy=True):
     """A torch.fx GraphModule for the SDK's GraphModule `sdk_gm`: the same
-    graph text and code, its parameters and buffers shared with sdk_gm's."""
+    graph text and code, its parameters and buffers shared with sdk_gm's.
+    gm.code is set at once; with lazy (the default) Python compiles the
+    code into gm.forward on first use of forward instead of now (compiling
+    is most of the time a large graph takes here).
+
+    Built in bulk, not node by node through torch.fx's Graph API: the SDK
+    makes the torch.fx Nodes (python/torch_fx_builder.cc) and the code
+    (byte-identical to torch.fx's python_code), and torch.fx's own
+    GraphModule constructor installs that code as recompile() would. The
+    result is an ordinary torch.fx GraphModule (later edits and
+    recompile() work as on any other)."""
     if not isinstance(sdk_gm, GraphModule):
         raise TypeError(f"to_torch_fx takes an fx_sdk.GraphModule, not "
                         f"{type(sdk_gm).__name__}")
-    text, weights = _C._to_bundle(sdk_gm)
+    text, weights = _C._to_bundle(sdk_gm, include_nodes=False)
     try:
-        return _import.build_graph_module(json.loads(text), dict(weights),
-                                          share=True, types=_types)
+        root = _import.build_root(json.loads(text), dict(weights), share=True)
+    except _import.BundleError as e:
+        raise ValueError(str(e)) from None
+    graph = torch.fx.Graph()
+    with _no_gc():
+        code, names = _C._build_torch_fx_graph(
+            sdk_gm, graph, _call_function_target, _node_type,
+            _import.tensor_metadata)
+    return _graph_module(root, graph, code, names, lazy)
+
+
+@contextlib.contextmanager
+def _no_gc():
+    """Python's cycle collector paused while many objects are made at once
+    (every few hundred new objects it would walk all the young ones,
+    the new graph's included, to find no garbage)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _call_function_target(name):
+    try:
+        return _import.resolve(name, "call_function target")
     except _import.BundleError as e:
         raise ValueError(str(e)) from None
 
 
+def _node_type(name):
+    """node.type for a type string: the type seen when the graph came from
+    torch.fx, else the type the name resolves to, else None."""
+    if name in _types:
+        return _types[name]
+    try:
+        return _import.resolve(name, "type")
+    except (_import.BundleError, ValueError):
+        return None
+
+
+def _global_object(name, qualified):
+    """The object a global of generated code stands for."""
+    builtin = torch.fx.graph._custom_builtins.get(name)
+    if builtin is not None:
+        return builtin.obj
+    if name in _types:  # a type the graph's annotations name by its global
+        return _types[name]
+    try:
+        return importlib.import_module(qualified)
+    except ImportError:
+        return _call_function_target(qualified)
+
+
+def _graph_module(root, graph, code, names, lazy):
+    """torch.fx.GraphModule(root, graph) with `code` (graph.python_code's
+    src, generated by the SDK) as its code. The constructor's recompile()
+    takes the code from graph.python_code, here answered with the given
+    code instead of generating it again; it compiles and installs it, or
+    with `lazy` installs a forward that compiles it on first use."""
+    code_globals = {name: _global_object(name, qualified)
+                    for name, qualified in names}
+    # With lazy, recompile() compiles a stand-in and forward is replaced.
+    given = _STAND_IN if lazy else code
+
+    def python_code(root_module, *args, **kwargs):
+        return torch.fx.graph.PythonCode(given, code_globals)
+
+    graph.python_code = python_code  # the instance's, for this call only
+    try:
+        gm = torch.fx.GraphModule(root, graph)
+    finally:
+        del graph.python_code
+    if lazy:
+        gm._code = code
+        type(gm).forward = _CompileOnFirstUse(code, code_globals)
+    return gm
+
+
+_STAND_IN = "\n\n\ndef forward(self, *args, **kwargs):\n    pass\n"
+
+
+class _CompileOnFirstUse:
+    """A GraphModule's forward until it is first looked up (a call,
+    inspect.signature, symbolic_trace): then the code is compiled as
+    GraphModule.recompile() compiles it and the function takes this
+    descriptor's place in the GraphModule's class. recompile() before
+    then replaces it as usual. (PyTorch 2's _LazyGraphModule defers the
+    same work the same way.)"""
+
+    def __init__(self, code, code_globals):
+        self._code = code
+        self._globals = code_globals
+
+    def __get__(self, gm, cls):
+        if cls.__dict__.get("forward") is self:
+            cls.forward = torch.fx.graph_module._forward_from_src(
+                self._code, self._globals)
+        return cls.__dict__["forward"].__get__(gm, cls)
+
+
 def run_pipeline(gm, pipeline, plugins=(), example_inputs=(),
-                 default_plugins=True):
+                 default_plugins=True, lazy=True):
     """Runs the SDK's pass pipeline `pipeline` (fx run's text form:
     "shape_prop{shapes=1x3x224x224},decompose{rules=relu},dce") on a
     torch.fx GraphModule. `plugins` are plugin files or directories, loaded
     before the first-party plugins (PLUGIN_DIR) and $FX_PLUGIN_PATH
     (default_plugins=False leaves those out). `example_inputs` are the
-    tensors passes get as example inputs.
+    tensors passes get as example inputs. `lazy` is to_torch_fx's.
 
     Returns (GraphModule, report): a new torch.fx GraphModule (parameters
     shared with gm's unless a pass replaced them) and one dict per pass:
@@ -136,7 +295,7 @@ def run_pipeline(gm, pipeline, plugins=(), example_inputs=(),
         dirs.append(PLUGIN_DIR)
     report = _C._run_pipeline(sdk_gm, pipeline, files, dirs, default_plugins,
                               list(example_inputs))
-    return to_torch_fx(sdk_gm), report
+    return to_torch_fx(sdk_gm, lazy=lazy), report
 
 
 def compile(gm, example_inputs):  # noqa: A001 (torch.compile's name)

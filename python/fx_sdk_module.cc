@@ -1,10 +1,13 @@
 // fx_sdk._C: the C++ half of the Python package fx_sdk (python/fx_sdk.py
 // is the other half and the public API). This file assembles the module: the
-// GraphModule class, the in-memory bundles and the pipeline; the graph API
-// and compiled plans are in their own files (bindings.h).
+// GraphModule class, the in-memory bundle of modules and weights and the
+// pipeline; the graph API, compiled plans and the bulk conversions from and
+// to torch.fx are in their own files (bindings.h).
 //
-// Graphs cross as fx-graph JSON text in memory (../shared/spec), tensors as
-// torch.Tensor objects (the same LibTorch as Python's torch: no copies).
+// Graphs cross node by node in memory (torch_fx_reader.cc,
+// torch_fx_builder.cc), module specs as fx-graph JSON text
+// (../shared/spec), tensors as torch.Tensor objects (the same LibTorch as
+// Python's torch: no copies).
 // An error in the SDK's input (a graph, a config, a pipeline) raises
 // ValueError; a failing pipeline raises RuntimeError.
 #include <torch/csrc/jit/python/pybind_utils.h>
@@ -17,7 +20,6 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "fx_core/format/graph_json.h"
 #include "fx_core/io/python_tuples.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/graph_module_file.h"
@@ -47,24 +49,10 @@ std::vector<c10::IValue> to_ivalues(const py::handle& sequence) {
 
 namespace {
 
-// JSON text and weights -> GraphModule, the weights shared.
-std::shared_ptr<fx::GraphModule> from_bundle(const std::string& json,
-                                             const fx::TensorList& weights) {
-  absl::StatusOr<fx::GraphFile> file = fx::parse_graph_json(json, "<memory>");
-  if (!file.ok()) raise_value_error(file.status());
-  absl::StatusOr<std::shared_ptr<fx::GraphModule>> gm;
-  {
-    py::gil_scoped_release released;
-    gm = fx::load_graph_module_shared(std::move(*file), weights);
-  }
-  if (!gm.ok()) raise_value_error(gm.status());
-  return *std::move(gm);
-}
-
-// GraphModule -> (JSON text, [(key, tensor)]), the tensors the module's own.
-py::tuple to_bundle(const fx::GraphModule& gm) {
+// With include_nodes false the JSON has the modules and no nodes.
+py::tuple to_bundle(const fx::GraphModule& gm, bool include_nodes) {
   absl::StatusOr<fx::GraphBundle> bundle =
-      fx::describe_graph_module(gm, "in-memory");
+      fx::describe_graph_module(gm, "in-memory", include_nodes);
   if (!bundle.ok()) raise_value_error(bundle.status());
   return py::make_tuple(bundle->json, bundle->weights);
 }
@@ -206,8 +194,10 @@ PYBIND11_MODULE(_C, m) {
       });
   bind_graph(m, graph_module);
   bind_compiled_graph(m);
-  m.def("_from_bundle", &from_bundle, py::arg("json"), py::arg("weights"));
-  m.def("_to_bundle", &to_bundle, py::arg("gm"));
+  bind_torch_fx_builder(m);
+  bind_torch_fx_reader(m);
+  m.def("_to_bundle", &to_bundle, py::arg("gm"),
+        py::arg("include_nodes") = true);
   m.def("_run_pipeline", &run_pipeline, py::arg("gm"), py::arg("pipeline"),
         py::arg("plugins"), py::arg("plugin_dirs"), py::arg("default_dirs"),
         py::arg("example_inputs"));

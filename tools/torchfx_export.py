@@ -290,6 +290,30 @@ def node_meta(node):
     return meta
 
 
+def add_attributes(gm, node, modules, weights, copy_weights):
+    """What a call_module or get_attr node refers to: the module's entry in
+    `modules` (type, config, training) and its parameters and buffers in
+    `weights`, or the get_attr tensor in `weights` (clones, or with
+    copy_weights=False gm's own tensors)."""
+    if node.op == "call_module" and node.target not in modules:
+        sub = gm.get_submodule(node.target)
+        modules[node.target] = {
+            "type": module_type_name(sub),
+            "config": module_config(sub),
+            "training": sub.training,
+        }
+        for key, tensor in sub.state_dict(keep_vars=not copy_weights).items():
+            weights[node.target + "." + key] = (
+                tensor.detach().clone() if copy_weights else tensor)
+    elif node.op == "get_attr":
+        value = gm
+        for atom in node.target.split("."):
+            value = getattr(value, atom)
+        if isinstance(value, torch.Tensor):
+            weights[node.target] = (
+                value.detach().clone() if copy_weights else value)
+
+
 def graph_document(gm, copy_weights=True, meta=False):
     """gm as an fx-graph document (a dict, ready for json.dump) and the
     weights it names (qualified name -> tensor): clones, or with
@@ -329,23 +353,7 @@ def graph_document(gm, copy_weights=True, meta=False):
         elif node.type is not None and node.op not in ("placeholder", "output"):
             entry["type"] = torch.fx.node._type_repr(node.type)
         nodes.append(entry)
-        if node.op == "call_module" and node.target not in modules:
-            sub = gm.get_submodule(node.target)
-            modules[node.target] = {
-                "type": module_type_name(sub),
-                "config": module_config(sub),
-                "training": sub.training,
-            }
-            for key, tensor in sub.state_dict(keep_vars=not copy_weights).items():
-                weights[node.target + "." + key] = (
-                    tensor.detach().clone() if copy_weights else tensor)
-        elif node.op == "get_attr":
-            value = gm
-            for atom in node.target.split("."):
-                value = getattr(value, atom)
-            if isinstance(value, torch.Tensor):
-                weights[node.target] = (
-                    value.detach().clone() if copy_weights else value)
+        add_attributes(gm, node, modules, weights, copy_weights)
     document = {"format": "fx-graph", "version": 1, "nodes": nodes}
     if modules:
         document["modules"] = modules

@@ -86,14 +86,19 @@ def decode_meta(key, value, nodes, where):
     """A meta value; tensor_meta in the spec's form becomes shape_prop's
     TensorMetadata, as torch.fx's ShapeProp leaves it."""
     decoded = decode(value, nodes, where)
-    if key == "tensor_meta" and isinstance(decoded, dict) and {
-            "shape", "dtype", "stride"} <= decoded.keys():
+    return tensor_metadata(decoded) if key == "tensor_meta" else decoded
+
+
+def tensor_metadata(value):
+    """A decoded tensor_meta value: shape_prop's TensorMetadata when it has
+    the spec's form, else the value itself."""
+    if isinstance(value, dict) and {"shape", "dtype", "stride"} <= value.keys():
         from torch.fx.passes.shape_prop import TensorMetadata
         return TensorMetadata(
-            torch.Size(decoded["shape"]), decoded["dtype"],
-            decoded.get("requires_grad", False), tuple(decoded["stride"]),
-            decoded.get("memory_format"), False, {})
-    return decoded
+            torch.Size(value["shape"]), value["dtype"],
+            value.get("requires_grad", False), tuple(value["stride"]),
+            value.get("memory_format"), False, {})
+    return value
 
 
 def set_path(root, path, value):
@@ -172,12 +177,11 @@ def node_type(entry, types):
         return None
 
 
-def build_graph_module(doc, weights, share=False, types=None):
-    """A torch.fx GraphModule from an fx-graph document (a dict) and its
-    weights (qualified name -> tensor). Module weights are copied into
-    modules built from their configs; with share=True the given tensors
-    become the parameters and buffers themselves (no copies), and the
-    nodes' types are set from `types` or resolved from their names."""
+def build_root(doc, weights, share=False):
+    """The module holding a document's modules and weights, as the
+    GraphModule's constructor copies them: modules built from their types
+    and configs, the weights copied into them (with share=True the given
+    tensors themselves). Raises BundleError."""
     root = torch.nn.Module()
     for qualified, spec in doc.get("modules", {}).items():
         cls = resolve(spec["type"], f"module '{qualified}'")
@@ -204,6 +208,16 @@ def build_graph_module(doc, weights, share=False, types=None):
         else:
             set_path(root, key, torch.nn.Parameter(
                 tensor, requires_grad=tensor.requires_grad or not share))
+    return root
+
+
+def build_graph_module(doc, weights, share=False, types=None):
+    """A torch.fx GraphModule from an fx-graph document (a dict) and its
+    weights (qualified name -> tensor). Module weights are copied into
+    modules built from their configs; with share=True the given tensors
+    become the parameters and buffers themselves (no copies), and the
+    nodes' types are set from `types` or resolved from their names."""
+    root = build_root(doc, weights, share)
     graph = torch.fx.Graph()
     nodes = {}
     for entry in doc["nodes"]:

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <cmath>
+#include <functional>
 #include <utility>
 
 #include "fx_core/support/error.h"
@@ -13,10 +14,36 @@ namespace {
 
 using Values = std::vector<c10::IValue>;
 
-// Decompositions wrapped in pw_cast_for_opmath in Python compute half and
-// bfloat16 in float (more recorded calls): only float and double here.
-bool opmath_is_self(const at::Tensor& t) {
-  return t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble;
+// pw_cast_for_opmath (torch._decomp): a decomposition computing half and
+// bfloat16 in float. Every tensor argument, in order, is converted with
+// `x.to(torch.float32)` (recorded as _to_copy), `body` runs, and its results
+// go back to the arguments' dtype; float and double run `body` as they are.
+// Other dtypes decline (the operator is recorded whole).
+Values with_opmath(const Values& args,
+                   const std::function<Values(const Values&)>& body) {
+  at::ScalarType dtype = at::ScalarType::Undefined;
+  for (const c10::IValue& arg : args) {
+    if (arg.isTensor()) {
+      dtype = arg.toTensor().scalar_type();
+      break;
+    }
+  }
+  if (dtype == at::kFloat || dtype == at::kDouble) return body(args);
+  if (dtype != at::kHalf && dtype != at::kBFloat16) return {};
+  Values in = args;
+  for (c10::IValue& arg : in) {
+    if (arg.isTensor()) arg = arg.toTensor().to(at::kFloat);
+  }
+  Values out = body(in);
+  for (c10::IValue& result : out) result = result.toTensor().to(dtype);
+  return out;
+}
+
+// Python's ports of these compute half and bfloat16 in float through
+// prims.convert_element_type, which LibTorch's C++ build does not have:
+// they decline those dtypes (the operator is recorded whole).
+bool needs_prims(const at::Tensor& t) {
+  return t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16;
 }
 
 // Python's number arithmetic on two Scalars (int * int stays int).
@@ -26,9 +53,8 @@ c10::Scalar multiply(const c10::Scalar& a, const c10::Scalar& b) {
   return a.toDouble() * b.toDouble();
 }
 
-Values addmm(const Values& args) {
+Values addmm_opmath(const Values& args) {
   const at::Tensor& self = args[0].toTensor();
-  if (!opmath_is_self(self)) return {};
   c10::Scalar beta = args[3].toScalar(), alpha = args[4].toScalar();
   at::Tensor out = at::mul(at::mm(args[1].toTensor(), args[2].toTensor()),
                            alpha);  // alpha * torch.mm(mat1, mat2)
@@ -36,8 +62,11 @@ Values addmm(const Values& args) {
   return {at::add(at::mul(self, beta), out)};
 }
 
+Values addmm(const Values& args) { return with_opmath(args, addmm_opmath); }
+
 Values gelu(const Values& args) {
   const at::Tensor& a = args[0].toTensor();
+  if (needs_prims(a)) return {};
   const std::string approximate = args[1].toStringRef();
   if (approximate == "tanh") {
     const double k_beta = 1.41421356237309504880 * 1.12837916709551257390 * 0.5;
@@ -51,15 +80,15 @@ Values gelu(const Values& args) {
   return {at::mul(half, at::add(at::erf(at::mul(a, k_alpha)), 1))};
 }
 
-Values silu(const Values& args) {
+Values silu_opmath(const Values& args) {
   const at::Tensor& self = args[0].toTensor();
-  if (!opmath_is_self(self)) return {};
   at::Tensor sigmoid = at::sigmoid(self);
   return {at::mul(self, sigmoid)};
 }
 
 Values hardtanh(const Values& args) {
   const at::Tensor& a = args[0].toTensor();
+  if (needs_prims(a)) return {};
   c10::Scalar min_val = args[1].toScalar(), max_val = args[2].toScalar();
   if (at::isIntegralType(a.scalar_type(), /*includeBool=*/false)) {
     min_val = min_val.toLong();
@@ -74,29 +103,27 @@ at::Tensor relu6_of_plus3(const at::Tensor& self) {
   return at::clamp(low, c10::nullopt, 6);
 }
 
-Values hardswish(const Values& args) {
+Values hardswish_opmath(const Values& args) {
   const at::Tensor& self = args[0].toTensor();
-  if (!opmath_is_self(self)) return {};
   at::Tensor clamped = relu6_of_plus3(self);
   return {at::div(at::mul(self, clamped), 6)};
 }
 
-Values hardsigmoid(const Values& args) {
+Values hardsigmoid_opmath(const Values& args) {
   const at::Tensor& self = args[0].toTensor();
-  if (!opmath_is_self(self)) return {};
   return {at::div(relu6_of_plus3(self), 6)};
 }
 
 Values leaky_relu(const Values& args) {
   const at::Tensor& a = args[0].toTensor();
+  if (needs_prims(a)) return {};
   at::Tensor positive = at::gt(a, 0);
   at::Tensor scaled = at::mul(a, args[1].toScalar());
   return {at::where(positive, a, scaled)};
 }
 
-Values elu(const Values& args) {
+Values elu_opmath(const Values& args) {
   const at::Tensor& self = args[0].toTensor();
-  if (!opmath_is_self(self)) return {};
   const c10::Scalar alpha = args[1].toScalar(), scale = args[2].toScalar(),
                     input_scale = args[3].toScalar();
   const c10::Scalar negcoef = multiply(alpha, scale);
@@ -147,12 +174,14 @@ Values t(const Values& args) {
 
 Values mish(const Values& args) {
   const at::Tensor& a = args[0].toTensor();
+  if (needs_prims(a)) return {};
   at::Tensor softplus = at::softplus(a);
   return {at::mul(a, at::tanh(softplus))};
 }
 
 Values softplus(const Values& args) {
   const at::Tensor& a = args[0].toTensor();
+  if (needs_prims(a)) return {};
   const c10::Scalar beta = args[1].toScalar(), threshold = args[2].toScalar();
   // Python's decomposition sees beta only when the call passed it: not
   // when it and threshold are trailing defaults (1, 20).
@@ -170,6 +199,7 @@ Values softplus(const Values& args) {
 
 Values relu(const Values& args) {
   const at::Tensor& a = args[0].toTensor();
+  if (needs_prims(a)) return {};
   at::Tensor negative = at::le(a, 0);
   return {at::where(negative, c10::Scalar(0), a)};
 }
@@ -180,12 +210,15 @@ DecompositionTable core_aten_decompositions() {
   return {
       {"aten::addmm", addmm},
       {"aten::gelu", gelu},
-      {"aten::silu", silu},
+      {"aten::silu",
+       [](const Values& a) { return with_opmath(a, silu_opmath); }},
       {"aten::hardtanh", hardtanh},
-      {"aten::hardswish", hardswish},
-      {"aten::hardsigmoid", hardsigmoid},
+      {"aten::hardswish",
+       [](const Values& a) { return with_opmath(a, hardswish_opmath); }},
+      {"aten::hardsigmoid",
+       [](const Values& a) { return with_opmath(a, hardsigmoid_opmath); }},
       {"aten::leaky_relu", leaky_relu},
-      {"aten::elu", elu},
+      {"aten::elu", [](const Values& a) { return with_opmath(a, elu_opmath); }},
       {"aten::_softmax", [](const Values& a) { return softmax(a, false); }},
       {"aten::_log_softmax", [](const Values& a) { return softmax(a, true); }},
       {"aten::t", t},

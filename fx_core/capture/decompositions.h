@@ -12,9 +12,15 @@
 // Operators: aten::addmm, aten::gelu, aten::silu, aten::hardtanh,
 // aten::hardswish, aten::hardsigmoid, aten::leaky_relu, aten::elu,
 // aten::_softmax, aten::_log_softmax, aten::t, aten::mish, aten::softplus,
-// aten::relu. Python wraps several in pw_cast_for_opmath (half and bfloat16
-// computed in float); these ports decompose float and double tensors and
-// leave other dtypes whole (the operator is recorded).
+// aten::relu. Python wraps addmm, silu, hardswish, hardsigmoid and elu in
+// pw_cast_for_opmath: half and bfloat16 computed in float, converted with
+// `_to_copy` both ways, as these ports do too. Python's other ports convert
+// half and bfloat16 with prims.convert_element_type, which LibTorch's C++
+// build does not have: gelu, hardtanh, leaky_relu, mish, softplus and relu
+// leave half and bfloat16 tensors whole (the operator is recorded, where
+// make_fx records convert_element_type and the decomposition).
+// _softmax and _log_softmax convert as Python does; t has no dtype.
+// The opmath ports leave integer tensors whole.
 #ifndef FX_CORE_CAPTURE_DECOMPOSITIONS_H_
 #define FX_CORE_CAPTURE_DECOMPOSITIONS_H_
 

@@ -18,6 +18,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "fx_core/capture/capture_extensions.h"
 #include "fx_core/capture/front_end.h"
 #include "fx_core/capture/meta_rules.h"
 #include "fx_core/capture/python_kernels.h"
@@ -118,12 +119,28 @@ class Recorder {
     for (const auto& name : options.leaf_ops) {
       leaf_ops_.insert(&find_schema(name));
     }
+    if (options.registered_extensions) add_registered_extensions();
     const torch::nn::Module* module = options.module;
     if (module != nullptr) {
       has_module_ = true;
       for (const auto& p : module->parameters(/*recurse=*/true)) {
         parameters_.insert(p.unsafeGetTensorImpl());
       }
+    }
+  }
+
+  // The plugins' decompositions and leaf operators, where the options give
+  // the operator neither.
+  void add_registered_extensions() {
+    capture::RegisteredExtensions registered = capture::registered_extensions();
+    for (auto& [name, decomposition] : registered.decompositions) {
+      const c10::FunctionSchema* schema = &find_schema(name);
+      if (leaf_ops_.contains(schema)) continue;
+      decompositions_.try_emplace(schema, std::move(decomposition));
+    }
+    for (const auto& name : registered.leaf_ops) {
+      const c10::FunctionSchema* schema = &find_schema(name);
+      if (!decompositions_.contains(schema)) leaf_ops_.insert(schema);
     }
   }
 

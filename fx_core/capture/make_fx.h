@@ -97,7 +97,8 @@ struct MakeFxOptions {
   // parameters and runs on real inputs. Operators LibTorch's C++ build has
   // no meta kernel for get shape rules (meta_rules.h: convolution, batch,
   // layer and group norm, embedding, index_select, where, adaptive pooling,
-  // relu, hardtanh, hardswish); any other such operator throws. The graph is
+  // relu, hardtanh, hardswish, native_dropout); any other such operator
+  // throws. The graph is
   // make_fx's on meta tensors (device=meta in factory arguments).
   bool meta = false;
   // A call that reads a captured tensor's value into C++ (item() reaches
@@ -126,6 +127,10 @@ struct MakeFxOptions {
   // included (a vendor's fused kernel stays one node): seen above autograd,
   // and nothing they call is recorded, autograd's detach calls included.
   std::vector<std::string> leaf_ops;
+  // Also apply the decompositions and leaf operators plugins registered
+  // (capture_extensions.h); those above take precedence for the same
+  // operator.
+  bool registered_extensions = true;
 };
 
 // What a capture records, before it becomes a GraphModule: the graph and

@@ -126,6 +126,13 @@ Results embedding(const Args& args) {
   return {at::empty(sizes, weight.options())};
 }
 
+// native_dropout(input, p, train): the output, and the mask (bool), both
+// of the input's shape.
+Results native_dropout(const Args& args) {
+  const at::Tensor& input = args[0].toTensor();
+  return {at::empty_like(input), at::empty_like(input, at::kBool)};
+}
+
 const absl::flat_hash_map<const c10::FunctionSchema*, Rule>& rules() {
   static const auto* table = [] {
     const std::pair<std::pair<const char*, const char*>, Rule> entries[] = {
@@ -141,6 +148,7 @@ const absl::flat_hash_map<const c10::FunctionSchema*, Rule>& rules() {
         {{"aten::_adaptive_avg_pool2d", ""}, adaptive_avg_pool2d},
         {{"aten::index_select", ""}, index_select},
         {{"aten::where", "self"}, where},
+        {{"aten::native_dropout", ""}, native_dropout},
     };
     auto* map = new absl::flat_hash_map<const c10::FunctionSchema*, Rule>();
     for (const auto& [name, rule] : entries) {

@@ -4,9 +4,9 @@
 // dtypes the real kernel would return.
 //
 // Covered (every common operator found without a meta kernel in 1.13's C++
-// build, bar native_dropout): relu, relu_, hardtanh, hardswish,
-// convolution, native_batch_norm, native_layer_norm, native_group_norm,
-// _adaptive_avg_pool2d, embedding, index_select, where.self;
+// build): relu, relu_, hardtanh, hardswish, convolution, native_batch_norm,
+// native_layer_norm, native_group_norm, _adaptive_avg_pool2d, embedding,
+// index_select, where.self, native_dropout;
 // _local_scalar_dense is refused, naming the operator.
 #ifndef FX_CORE_CAPTURE_META_RULES_H_
 #define FX_CORE_CAPTURE_META_RULES_H_

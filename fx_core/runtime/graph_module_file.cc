@@ -1,6 +1,7 @@
 #include "fx_core/runtime/graph_module_file.h"
 
 #include <functional>
+#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -8,6 +9,7 @@
 #include "fx_core/runtime/module_path.h"
 #include "fx_core/runtime/module_registry.h"
 #include "fx_core/runtime/modules/functional_module.h"
+#include "fx_core/runtime/skip_init.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 
@@ -60,9 +62,12 @@ bool load_into(torch::nn::Module& module, const std::string& key,
   return true;
 }
 
-// Modules, from the registry.
+// Modules, from the registry; with `skip_init`, without LibTorch's random
+// initialisation of weights that will all be replaced (skip_init.h).
 absl::Status create_modules(const GraphFile& file,
-                            GraphModule::AttributeMap& attrs) {
+                            GraphModule::AttributeMap& attrs, bool skip_init) {
+  std::optional<SkipInitGuard> no_init;
+  if (skip_init) no_init.emplace();
   for (const auto& [path, spec] : file.modules) {
     std::shared_ptr<torch::nn::Module> module;
     try {
@@ -155,15 +160,17 @@ absl::Status check_weights_complete(
 namespace {
 
 // Builds the modules, places the weights (`place` adds the keys it read to
-// `loaded`) and compiles.
+// `loaded`) and compiles. `skip_init`: `place` shares tensors it is given
+// (every weight is replaced, or the build fails), so the modules' own are
+// left uninitialised.
 absl::StatusOr<std::shared_ptr<GraphModule>> build_graph_module(
     GraphFile file,
     const std::function<absl::Status(GraphModule::AttributeMap&,
-                                     absl::flat_hash_set<std::string>&)>&
-        place) {
+                                     absl::flat_hash_set<std::string>&)>& place,
+    bool skip_init = false) {
   if (!file.graph) return absl::InvalidArgumentError("the file has no graph");
   GraphModule::AttributeMap attrs;
-  absl::Status s = create_modules(file, attrs);
+  absl::Status s = create_modules(file, attrs, skip_init);
   if (!s.ok()) return s;
   absl::flat_hash_set<std::string> loaded;
   s = place(attrs, loaded);
@@ -199,8 +206,9 @@ absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module_shared(
     GraphFile file, const TensorList& weights) {
   file.weights = "in memory";  // named in messages about missing weights
   return build_graph_module(
-      std::move(file), [&weights](GraphModule::AttributeMap& attrs,
-                                  absl::flat_hash_set<std::string>& loaded) {
+      std::move(file),
+      [&weights](GraphModule::AttributeMap& attrs,
+                 absl::flat_hash_set<std::string>& loaded) {
         for (const auto& [key, tensor] : weights) {
           loaded.insert(key);
           absl::Status placed =
@@ -208,7 +216,8 @@ absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module_shared(
           if (!placed.ok()) return placed;
         }
         return absl::OkStatus();
-      });
+      },
+      /*skip_init=*/true);
 }
 
 absl::StatusOr<std::shared_ptr<GraphModule>> read_graph_module(
@@ -234,8 +243,9 @@ std::string weights_file_for(const std::string& json_path) {
   return name + ".weights.pt";
 }
 
-absl::StatusOr<GraphBundle> describe_graph_module(
-    const GraphModule& module, std::string_view weights_name) {
+absl::StatusOr<GraphBundle> describe_graph_module(const GraphModule& module,
+                                                  std::string_view weights_name,
+                                                  bool include_nodes) {
   std::vector<std::pair<std::string, ModuleSpec>> modules;
   GraphBundle bundle;
   TensorList& weights = bundle.weights;
@@ -268,9 +278,11 @@ absl::StatusOr<GraphBundle> describe_graph_module(
       if (!seen) weights.emplace_back(path, attr.tensor);
     }
   }
-  bundle.json =
-      to_graph_json(module.graph(), modules,
-                    weights.empty() ? std::string_view() : weights_name);
+  std::string_view weights_ref =
+      weights.empty() ? std::string_view() : weights_name;
+  bundle.json = include_nodes
+                    ? to_graph_json(module.graph(), modules, weights_ref)
+                    : to_graph_json(Graph(), modules, weights_ref);
   return bundle;
 }
 

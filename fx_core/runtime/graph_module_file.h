@@ -40,7 +40,9 @@ using TensorList = std::vector<std::pair<std::string, at::Tensor>>;
 // No weight is copied: every parameter and buffer of a module, and every
 // get_attr tensor, shares the storage of the given tensor (the module's
 // parameter takes the given tensor's data, as Python's `p.data = t`), so an
-// in-place change on either side is seen by the other.
+// in-place change on either side is seen by the other. Since every weight is
+// replaced, the modules are built without LibTorch's random initialisation
+// (skip_init.h).
 absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module_shared(
     GraphFile file, const TensorList& weights);
 // Reads and loads `path` (an fx-graph JSON file).
@@ -55,13 +57,16 @@ std::string weights_file_for(const std::string& json_path);
 
 // A GraphModule as a bundle in memory: the fx-graph JSON text (naming
 // `weights_name` when there are weights) and every parameter and buffer
-// the graph references, the module's own tensors (not copies).
+// the graph references, the module's own tensors (not copies). With
+// include_nodes false the JSON's node list is left empty (for a reader that
+// takes the nodes another way: fx_sdk.to_torch_fx).
 struct GraphBundle {
   std::string json;
   TensorList weights;
 };
-absl::StatusOr<GraphBundle> describe_graph_module(
-    const GraphModule& module, std::string_view weights_name);
+absl::StatusOr<GraphBundle> describe_graph_module(const GraphModule& module,
+                                                  std::string_view weights_name,
+                                                  bool include_nodes = true);
 
 // Writes `module` as a bundle: `json_path` and, beside it, `weights_name`
 // (weights_file_for(json_path) when empty) holding every parameter and

@@ -830,7 +830,9 @@ constexpr size_t entries_end(uint32_t version) {
       return offsetof(FxApi, ValueTensorMeta2);
     case 2:
       return offsetof(FxApi, SupportTargets);
-    default:  // versions 4 to 6 add no entries on this branch
+    case 3:
+      return offsetof(FxApi, RegisterDecomposition);
+    default:  // versions 5 and 6 add no entries on this branch
       return sizeof(FxApi);
   }
 }

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "fx_core/capture/capture_extensions.h"
+#include "fx_core/capture/graph_decomposition.h"
 #include "fx_core/runtime/op_registry.h"
 #include "fx_core/runtime/value.h"
 #include "plugin_api/capi/api_internal.h"
@@ -19,6 +21,9 @@ struct FxRegistrar {
   std::string origin;
   std::string plugin;
   uint32_t api_version;  // of the table the plugin's functions are handed
+  // make_fx's decompositions and leaf ops, registered together when
+  // register_extensions succeeds (none when it fails).
+  std::vector<fx::capture::CaptureExtension> capture = {};
 };
 
 // A custom op call: its bound arguments.
@@ -152,8 +157,69 @@ void register_custom_op(FxRegistrar* r, const FxCustomOp* op) {
   }
 }
 
-// RegisterCustomOp, RegisterLeafModuleRule.
+// The canonical name of the operator a plugin names, or FX_NOT_FOUND.
+std::string capture_op_name(const FxRegistrar* r, const char* op,
+                            const char* what) {
+  require(op, "op");
+  try {
+    return capture::canonical_op_name(op);
+  } catch (const FxError& e) {
+    fail(FX_NOT_FOUND, cat("plugin '", r->plugin, "' registers ", what, " '",
+                           op, "': ", e.what()));
+  }
+}
+
+// Stages `op` for make_fx: FX_FAILED_PRECONDITION when it is taken (by
+// another plugin, or by this one already).
+void stage_capture_extension(FxRegistrar* r, std::string name,
+                             Decomposition decomposition) {
+  for (const auto& staged : r->capture) {
+    if (staged.op == name) {
+      fail(FX_FAILED_PRECONDITION, cat("plugin '", r->plugin, "' registers ",
+                                       name, " for make_fx twice"));
+    }
+  }
+  try {
+    capture::check_unregistered(name, r->plugin);
+  } catch (const FxError& e) {
+    fail(FX_FAILED_PRECONDITION, e.what());
+  }
+  r->capture.push_back({std::move(name), std::move(decomposition)});
+}
+
+void register_decomposition(FxRegistrar* r, const char* op,
+                            const FxGraph* replacement) {
+  require(r, "registrar");
+  std::string name = capture_op_name(r, op, "a decomposition of");
+  const Graph* graph = unwrap(require(replacement, "replacement"));
+  Decomposition decomposition;
+  try {
+    decomposition = capture::graph_decomposition(name, *graph);
+  } catch (const FxError& e) {
+    fail(FX_INVALID_ARGUMENT,
+         cat("plugin '", r->plugin, "' registers a decomposition of '", name,
+             "': ", e.what()));
+  }
+  stage_capture_extension(r, std::move(name), std::move(decomposition));
+}
+
+void register_leaf_op(FxRegistrar* r, const char* op) {
+  require(r, "registrar");
+  stage_capture_extension(r, capture_op_name(r, op, "the leaf operator"),
+                          nullptr);
+}
+
+// RegisterCustomOp, RegisterLeafModuleRule; RegisterDecomposition,
+// RegisterLeafOp (version 4).
 void fill_registration_entries(FxApi& t) {
+  t.RegisterDecomposition = [](FxRegistrar* r, const char* op,
+                               const FxGraph* replacement) {
+    return guarded("RegisterDecomposition",
+                   [&] { register_decomposition(r, op, replacement); });
+  };
+  t.RegisterLeafOp = [](FxRegistrar* r, const char* op) {
+    return guarded("RegisterLeafOp", [&] { register_leaf_op(r, op); });
+  };
   t.RegisterCustomOp = [](FxRegistrar* r, const FxCustomOp* op) {
     return guarded("RegisterCustomOp", [&] { register_custom_op(r, op); });
   };
@@ -274,6 +340,13 @@ absl::Status register_extensions(const FxPluginInfo& info,
     return absl::FailedPreconditionError(
         cat("plugin '", info.name, "' (", origin,
             ") failed to register its extensions: ", message));
+  }
+  try {
+    capture::register_capture_extensions(registrar.capture, info.name);
+  } catch (const FxError& e) {
+    return absl::FailedPreconditionError(
+        cat("plugin '", info.name, "' (", origin,
+            ") failed to register its extensions: ", e.what()));
   }
   return absl::OkStatus();
 }

@@ -11,6 +11,8 @@
 #     --repeat N          forward samples per round (default 20)
 #     --plot FILE.png     also plot time per IR operation against node count
 #                         (gnuplot; absolute paths, or relative to the repo)
+#     --model-plot FILE.png  also plot each engine's achieved GFLOP/s per
+#                         model and thread count against the measured peak
 #     --quick             --sizes 1000,10000 --py-sizes 1000 --repeat 5
 #     --threads LIST      thread counts for every forward row (default 1 and
 #                         every CPU in the affinity mask, e.g. 1,2)
@@ -40,6 +42,7 @@ fi
 runfiles=$PWD  # bazel run: the runfiles root
 json=0
 plot=""
+model_plot=""
 json_out=""
 sizes=1000,10000,100000,1000000
 py_sizes=1000,10000
@@ -54,6 +57,7 @@ while [[ $# -gt 0 ]]; do
     --py-sizes) py_sizes=$2; shift ;;
     --repeat) repeat=$2; shift ;;
     --plot) plot=$2; shift ;;
+    --model-plot) model_plot=$2; shift ;;
     --json-out) json_out=$2; shift ;;
     --quick) sizes=1000,10000; py_sizes=1000; repeat=5 ;;
     --no-python) python=0 ;;
@@ -64,6 +68,9 @@ while [[ $# -gt 0 ]]; do
   shift
 done
 if [[ -n "$plot" && "$plot" != /* ]]; then plot=$BUILD_WORKSPACE_DIRECTORY/$plot; fi
+if [[ -n "$model_plot" && "$model_plot" != /* ]]; then
+  model_plot=$BUILD_WORKSPACE_DIRECTORY/$model_plot
+fi
 if [[ -n "$json_out" && "$json_out" != /* ]]; then
   json_out=$BUILD_WORKSPACE_DIRECTORY/$json_out
 fi
@@ -93,9 +100,10 @@ if [[ $forward_only -eq 0 ]]; then
     --benchmark_format=json > "$work/pass.json" 2>/dev/null
 fi
 
-/usr/bin/python3 - "$work" "$json" "$plot" "$json_out" <<'PY'
+/usr/bin/python3 - "$work" "$json" "$plot" "$json_out" "$model_plot" <<'PY'
 import json, os, platform, shutil, subprocess, sys
 work, as_json, plot, json_out = sys.argv[1], sys.argv[2] == "1", sys.argv[3], sys.argv[4]
+model_plot = sys.argv[5]
 py = json.load(open(os.path.join(work, "python.json")))
 sdk = json.load(open(os.path.join(work, "sdk.json")))
 passes = {b["name"]: b for b in json.load(open(os.path.join(work, "pass.json")))["benchmarks"]}
@@ -152,6 +160,37 @@ if models:
                   f"{c['torchscript_max_abs_diff']:.2g} |")
     print()
 
+# Achieved GFLOP/s: the model's flops (PyTorch's profiler) over each engine's
+# median time, against the peak suite_bench.py measured (best 2048^2 sgemm).
+ENGINES = (("TorchScript-optimized", "torchscript_optimized_us"), ("eager LibTorch", "libtorch_us"),
+           ("Python eager", "eager_us"), ("SDK GraphModule", "graph_module_us"),
+           ("SDK InferencePlan", "inference_plan_us"))
+peak = py.get("peak_gflops", {})
+
+def gflops(threads, name, key):
+    c = models[threads][name]
+    p = py.get("models", {}).get(threads, {}).get(name, {})
+    us = p.get(key) if key == "eager_us" else c.get(key)
+    flops = p.get("flops")
+    return flops / us / 1e3 if flops and us and us > 0 else None
+
+if models and peak:
+    print("### Achieved GFLOP/s (flops: PyTorch's profiler; peak: best 2048x2048 sgemm, same run)\n")
+    print("| model | GFLOP per forward | threads | peak | " +
+          " | ".join(e for e, _ in ENGINES) + " | InferencePlan, % of peak |")
+    print("| --- | ---: | ---: | ---: | " + " | ".join("---:" for _ in ENGINES) + " | ---: |")
+    for threads in sorted(models, key=int):
+        for name in models[threads]:
+            flops = py.get("models", {}).get(threads, {}).get(name, {}).get("flops")
+            if not flops:
+                continue
+            vals = [gflops(threads, name, k) for _, k in ENGINES]
+            pk = peak.get(threads)
+            share = f"{100 * vals[-1] / pk:.0f}%" if vals[-1] and pk else "—"
+            print(f"| {name} | {flops / 1e9:.2f} | {threads} | {f'{pk:.0f}' if pk else '—'} | " +
+                  " | ".join(f"{v:.1f}" if v else "—" for v in vals) + f" | {share} |")
+    print()
+
 ops = ["trace", "copy", "print", "codegen", "lint", "edit"]
 sizes = sorted(set(int(n) for n in sdk["ir"]) | set(int(n) for n in py["ir"]))
 if sizes:
@@ -204,6 +243,38 @@ if passes:
         if a and b:
             print(f"| {kind.lower()} | {a['real_time']:.2f} {a['time_unit']} | {b['real_time']:.2f} {b['time_unit']} | "
                   f"{b['real_time'] / a['real_time']:.2f}x |")
+
+if model_plot and models and peak:
+    data = os.path.join(work, "models.dat")
+    labels = []
+    with open(data, "w") as f:
+        for threads in sorted(models, key=int):
+            for name in models[threads]:
+                vals = [gflops(threads, name, k) for _, k in ENGINES]
+                pk = peak.get(threads)
+                f.write(f'"{name}\\n{threads} thr" ' +
+                        " ".join(f"{v:.3f}" if v else "NaN" for v in vals) +
+                        f" {100 * vals[-1] / pk if vals[-1] and pk else float('nan'):.1f}\n")
+    bars = [f"'{data}' using {2 + i}:xtic(1) title '{e}'" for i, (e, _) in enumerate(ENGINES)]
+    peaks = ", ".join(f"{t} thread{'s' if int(t) > 1 else ''}: {v:.0f}" for t, v in sorted(peak.items()))
+    script = f"""set terminal pngcairo size 1100,540 font ',10' noenhanced
+set bmargin 5
+set output '{model_plot}'
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set ylabel 'achieved GFLOP/s (higher is better)'
+set key top left
+set grid ytics
+set datafile missing 'NaN'
+set title 'Batch-1 inference, one run: achieved GFLOP/s per engine (measured sgemm peak, GFLOP/s: {peaks})'
+plot {', '.join(bars)}
+"""
+    if shutil.which("gnuplot"):
+        subprocess.run(["gnuplot"], input=script.encode(), check=True)
+        print(f"\nmodel plot: {model_plot}", file=sys.stderr)
+    else:
+        print("\ngnuplot not installed: no model plot", file=sys.stderr)
 
 if plot and sizes:
     data = os.path.join(work, "plot.dat")

@@ -26,9 +26,19 @@ through openblas_set_num_threads when it is the BLAS):
    side loads and puts through torch::jit::optimize_for_inference (the pass
    torch.jit.optimize_for_inference runs; the oneDNN module it makes cannot
    be saved and loaded again in torch 1.13).
+   Each model's floating-point operations per forward are counted once by
+   PyTorch's own profiler (torch.profiler.profile(with_flops=True): the sum
+   over conv2d, addmm, mm, bmm, ... of its per-op formulas), so achieved
+   GFLOP/s = flops / median time for every engine.
+ - "peak_gflops": the machine's achievable peak at each thread count,
+   measured rather than derived from a data sheet: the best of 5 single-
+   precision 2048x2048 matrix products (torch.mm through the BLAS) in GFLOP/s.
+   A dense sgemm that size runs the FMA units at their limit, so it is the
+   roof a convolution or linear layer can reach on this machine.
 
 Prints one JSON object: {"ir": {N: {...}}, "forward": {THREADS: {name: {...}}},
-"models": {THREADS: {name: {...}}}, "threads": [...], "blas": PATH}.
+"models": {THREADS: {name: {...}}}, "peak_gflops": {THREADS: GFLOP/s},
+"threads": [...], "blas": PATH}.
 """
 import argparse
 import copy
@@ -259,6 +269,33 @@ def make_model(name):
     return getattr(torchvision.models, name)().eval(), torch.randn(1, 3, 224, 224)
 
 
+def count_flops(model, x):
+    """Floating-point operations of one forward, as PyTorch's profiler counts
+    them (with_flops=True)."""
+    with torch.no_grad(), torch.profiler.profile(with_flops=True) as prof:
+        model(x)
+    return sum(event.flops for event in prof.key_averages())
+
+
+def peak_gflops(threads, n=2048):
+    """The best of 5 n x n single-precision matrix products, in GFLOP/s, at
+    each thread count: the achievable floating-point peak (see the docstring)."""
+    a, b, c = torch.randn(n, n), torch.randn(n, n), torch.empty(n, n)
+    out = {}
+    for t in threads:
+        set_threads(t)
+        torch.mm(a, b, out=c)  # warm-up: the BLAS's threads and buffers
+        best = min(timed(lambda: torch.mm(a, b, out=c)) for _ in range(5))
+        out[str(t)] = 2.0 * n ** 3 / best / 1e9
+    return out
+
+
+def timed(fn):
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
 def models(dir_, names, repeat, threads, log):
     """Exports every model (bundle, frozen TorchScript) and times Python eager
     at every thread count."""
@@ -271,12 +308,13 @@ def models(dir_, names, repeat, threads, log):
             torchfx_export.export(gm, [x], bundle)
             frozen = torch.jit.freeze(torch.jit.script(model))
             frozen.save(os.path.join(bundle, "script_frozen.pt"))
+            flops = count_flops(model, x)
             reps = max(3, repeat // 4)
             for t in threads:
                 set_threads(t)
                 times = [median_us(lambda _: model(x), reps, collect=False) for _ in range(5)]
                 out[str(t)][name] = {"eager_us": statistics.median(times), "threads": t,
-                                     "nodes": len(gm.graph.nodes)}
+                                     "nodes": len(gm.graph.nodes), "flops": flops}
         log(f"python models {name} done")
     return out
 
@@ -305,6 +343,7 @@ def main(argv):
     if not args.skip_models:
         names = [n for n in args.models.split(",") if n]
         result["models"] = models(args.dir, names, args.repeat, threads, log)
+        result["peak_gflops"] = peak_gflops(threads)
     if not args.skip_ir:
         set_threads(1)  # graph operations are single-threaded code
         result["ir"] = ir([int(s) for s in args.sizes.split(",") if s], log)

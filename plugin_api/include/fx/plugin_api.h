@@ -81,8 +81,9 @@
  *    released. FxNode* read from an FxPartitions are borrowed from the graph
  *    and valid while their nodes are.
  *  - FxRegistrar*: borrowed during register_extensions; FxOpCall*: during the
- *    kernel or shape function call. Custom ops and leaf-module rules stay
- *    registered, and their plugin loaded, for the life of the process.
+ *    kernel or shape function call. Custom ops, leaf-module rules and
+ *    (version 4) capture decompositions and leaf ops stay registered, and
+ *    their plugin loaded, for the life of the process.
  */
 #ifndef FX_PLUGIN_API_H_
 #define FX_PLUGIN_API_H_
@@ -750,8 +751,33 @@ struct FxApi {
                                    const FxPartitions* partitions,
                                    const char* prefix);
 
-  /* Versions 4 and 5: assigned to other changes (ATen capture, delegation);
-   * their entries go here, in order, when they are merged. */
+  /* Version 4: capture extensions (only inside register_extensions) ------
+   * What fx::make_fx (fx_core/capture, ATen-level capture of LibTorch code)
+   * does with an ATen operator, for every capture in the process (a
+   * capture's own MakeFxOptions take precedence). `op` is "aten::NAME" or
+   * "aten::NAME.OVERLOAD" ("aten::silu", "aten::add.Tensor"). Each fails,
+   * registering nothing, with FX_NOT_FOUND for an operator LibTorch does not
+   * have and FX_FAILED_PRECONDITION for one a plugin registered already.
+   *
+   * A decomposition (make_fx's decomposition_table): the capture records
+   * the calls `replacement` makes in the operator's place. `replacement` is
+   * a standalone graph (CreateGraph; copied, the caller keeps it) with one
+   * placeholder per argument of the operator's schema, in schema order
+   * (defaults filled in), call_function nodes whose targets the runtime
+   * calls (torch.ops.aten.NAME.OVERLOAD, operator.getitem, ...) and an
+   * output: the result, or a list of as many values as the operator
+   * returns. FX_INVALID_ARGUMENT, naming the node, when it does not fit.
+   * A replacement that fails while a capture runs it fails the capture with
+   * an error naming the plugin and the operator. */
+  FxStatus* (*RegisterDecomposition)(FxRegistrar* registrar, const char* op,
+                                     const FxGraph* replacement);
+  /* A leaf operator: recorded as one node wherever it is called, composite
+   * operators included (a vendor's fused kernel stays whole); nothing it
+   * calls is recorded. */
+  FxStatus* (*RegisterLeafOp)(FxRegistrar* registrar, const char* op);
+
+  /* Version 5: assigned to another change (delegation); its entries go
+   * here when it is merged. */
 
   /* Version 6: no entries; FxPassInfo gained `tolerance` and `idempotent`. */
 };

@@ -618,6 +618,45 @@ class PassDef {
 template <PassFn Fn>
 PassDef pass(const char* name, const char* description);
 
+// What a plugin registers when it is loaded (FxPluginInfo.
+// register_extensions), wrapping the registrar the host hands over:
+//
+//   void register_vendor(fxp::Registrar& r) {
+//     fxp::OwnedGraph silu;  // aten::silu(self) -> self * sigmoid(self)
+//     fxp::Value x = silu.placeholder("self");
+//     silu.output(fxp::call(silu.view(), "torch.ops.aten.mul.Tensor",
+//                           {x, fxp::call(silu.view(),
+//                                         "torch.ops.aten.sigmoid.default",
+//                                         {x})}));
+//     r.decomposition("aten::silu", silu);
+//     r.leaf_op("aten::layer_norm");
+//   }
+//   FXP_PLUGIN_WITH_EXTENSIONS("vendor", "1.0",
+//                              fxp::registration<register_vendor>, ...)
+class Registrar {
+ public:
+  explicit Registrar(FxRegistrar* r) : r_(r) {}
+  FxRegistrar* get() const { return r_; }
+
+  // A custom op (plugin_api.h FxCustomOp) and a leaf-module rule.
+  void custom_op(const FxCustomOp& op);
+  void leaf_module_rule(FxLeafModuleFn is_leaf, void* user_data = nullptr);
+  // API version 4 (plugin_api.h RegisterDecomposition / RegisterLeafOp):
+  // fx::make_fx records `replacement`'s calls in place of ATen operator
+  // `op`; records `op` whole.
+  void decomposition(const char* op, const OwnedGraph& replacement);
+  void leaf_op(const char* op);
+
+ private:
+  FxRegistrar* r_;
+};
+
+// A registration function, run through an exception-catching trampoline
+// (fxp::registration<Fn>, an FxRegisterFn).
+using RegisterFn = void (*)(Registrar& registrar);
+template <RegisterFn Fn>
+FxStatus* registration(const FxApi* table, FxRegistrar* registrar);
+
 // The plugin's declaration: what fx_plugin_get_info returns. It declares
 // FX_API_VERSION as both the API it was built against and the oldest it runs
 // on, and this header's struct sizes (struct_size, pass_info_size).

@@ -957,6 +957,42 @@ PassDef pass(const char* name, const char* description) {
   return PassDef(name, description, &run_pass<Fn>);
 }
 
+inline void Registrar::custom_op(const FxCustomOp& op) {
+  check(api()->RegisterCustomOp(r_, &op));
+}
+
+inline void Registrar::leaf_module_rule(FxLeafModuleFn is_leaf,
+                                        void* user_data) {
+  check(api()->RegisterLeafModuleRule(r_, is_leaf, user_data));
+}
+
+inline void Registrar::decomposition(const char* op,
+                                     const OwnedGraph& replacement) {
+  require_api_version(4, "RegisterDecomposition");
+  check(api()->RegisterDecomposition(r_, op, replacement.get()));
+}
+
+inline void Registrar::leaf_op(const char* op) {
+  require_api_version(4, "RegisterLeafOp");
+  check(api()->RegisterLeafOp(r_, op));
+}
+
+template <RegisterFn Fn>
+FxStatus* registration(const FxApi* table, FxRegistrar* registrar) {
+  api() = table;
+  try {
+    Registrar r(registrar);
+    Fn(r);
+    return nullptr;
+  } catch (const Error& e) {
+    return table->CreateStatus(e.code(), e.what());
+  } catch (const std::exception& e) {
+    return table->CreateStatus(FX_INTERNAL, e.what());
+  } catch (...) {
+    return table->CreateStatus(FX_INTERNAL, "unknown exception");
+  }
+}
+
 inline PluginDef::PluginDef(const char* name, const char* version,
                             std::initializer_list<PassDef> passes,
                             FxRegisterFn register_extensions)

@@ -412,6 +412,102 @@ TEST_F(MakeFxTest, CoreAtenDecompositions) {
   EXPECT_THROW(get_decompositions({"aten::conv2d"}), FxError);
 }
 
+// Captures `fn` under grad, no_grad and InferenceMode, compared with the
+// Python twin's text and code only (for functions eager cannot run, or whose
+// numbers are random).
+void expect_text(const std::string& dir, const std::string& name,
+                 const TensorFunction& fn, const Tensors& inputs,
+                 const MakeFxOptions& options) {
+  for (std::string mode : {"grad", "no_grad", "inference_mode"}) {
+    SCOPED_TRACE(name + "." + mode);
+    std::shared_ptr<GraphModule> gm;
+    if (mode == "inference_mode") {
+      c10::InferenceMode inference;
+      gm = make_fx(fn, inputs, options);
+    } else {
+      at::AutoGradMode grad_mode(mode == "grad");
+      gm = make_fx(fn, inputs, options);
+    }
+    const std::string golden = dir + "/" + name + "." + mode;
+    EXPECT_EQ(gm->graph().str() + "\n",
+              testing::read_file(golden + "/graph.txt"));
+    EXPECT_EQ(gm->code(), testing::read_file(golden + "/code.py"));
+  }
+}
+
+Tensors opmath(const Tensors& in) {
+  const at::Tensor& x = in[0];
+  return {at::addmm(x, x, in[1]), at::silu(x),
+          at::hardswish(x),       at::hardsigmoid(x),
+          at::elu(x, 1.0),        at::softmax(x, -1),
+          at::log_softmax(x, -1), x.t()};
+}
+
+// Half and bfloat16 through the built-in table: the pw_cast_for_opmath
+// ports convert to float and back as Python's do (eager LibTorch has no CPU
+// half kernels for most of these; the captured graph, computing in float,
+// runs and matches eager's float computation rounded to the dtype).
+TEST_F(MakeFxTest, CoreAtenDecompositionsInHalfAndBfloat16) {
+  MakeFxOptions options;
+  options.decompositions = core_aten_decompositions();
+  for (auto [name, dtype] : {std::pair{"opmath_half", at::kHalf},
+                             std::pair{"opmath_bf16", at::kBFloat16}}) {
+    Tensors inputs = {at::randn({3, 3}).to(dtype), at::randn({3, 3}).to(dtype)};
+    expect_text(dir_, name, opmath, inputs, options);
+    at::NoGradGuard no_grad;
+    auto gm = make_fx(opmath, inputs, options);
+    Tensors in_float = {inputs[0].to(at::kFloat), inputs[1].to(at::kFloat)};
+    Tensors expected = opmath(in_float);
+    auto got = gm->forward({inputs[0], inputs[1]}).toTensorList();
+    ASSERT_EQ(got.size(), expected.size());
+    for (size_t i = 0; i < expected.size(); ++i) {
+      at::Tensor value = got.get(i);
+      EXPECT_EQ(value.scalar_type(), dtype) << name << " output " << i;
+      EXPECT_TRUE(at::allclose(value.to(at::kFloat),
+                               expected[i].to(dtype).to(at::kFloat), 1e-2,
+                               1e-2))
+          << name << " output " << i;
+    }
+  }
+  // The ports Python computes through prims.convert_element_type leave
+  // half and bfloat16 whole.
+  // (mish too, which LibTorch's CPU build cannot run in bfloat16.)
+  auto prims = [](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in[0];
+    return {at::gelu(x), at::hardtanh(x, 0.0, 6.0), at::leaky_relu(x, 0.1),
+            at::softplus(x), at::relu(x)};
+  };
+  at::NoGradGuard no_grad;
+  auto gm = make_fx(prims, {at::randn({3, 3}).to(at::kBFloat16)}, options);
+  std::string code = gm->code();
+  for (const char* whole :
+       {"aten.gelu.default", "aten.hardtanh.default", "aten.leaky_relu.default",
+        "aten.softplus.default", "aten.relu.default"}) {
+    EXPECT_NE(code.find(whole), std::string::npos) << whole << "\n" << code;
+  }
+}
+
+// native_dropout on meta tensors (its shape rule) and dropout's composite
+// kernel, as Python's make_fx records them on meta inputs; on real inputs
+// the captured graph draws eager's random numbers from the same seed.
+TEST_F(MakeFxTest, DropoutOnMeta) {
+  auto dropout = [](const Tensors& in) -> Tensors {
+    auto [a, mask] = at::native_dropout(in[0], 0.5, true);
+    return {a, mask, at::dropout(in[0], 0.5, true)};
+  };
+  MakeFxOptions options;
+  options.meta = true;
+  Tensors inputs = {at::randn({2, 3})};
+  expect_text(dir_, "dropout_meta", dropout, inputs, options);
+  at::NoGradGuard no_grad;
+  auto gm = make_fx(dropout, inputs, options);
+  at::manual_seed(7);
+  Tensors expected = dropout(inputs);
+  at::manual_seed(7);
+  testing::expect_same(gm->forward({inputs[0]}),
+                       c10::IValue(c10::List<at::Tensor>(expected)));
+}
+
 // Leaf operators stay one node, composite ones included (Python's make_fx
 // has no such option: the expected text is written out).
 TEST(MakeFx, LeafOpsStayWhole) {

@@ -166,9 +166,27 @@ CORE_OPS = [aten.addmm, aten.gelu, aten.silu, aten.hardtanh, aten.hardswish,
             aten.hardsigmoid, aten.leaky_relu, aten.elu, aten._softmax,
             aten._log_softmax, aten.t, aten.mish, aten.softplus, aten.relu]
 
+def opmath(arg0, arg1):
+    # The decompositions pw_cast_for_opmath wraps (half and bfloat16 computed
+    # in float), and _softmax / _log_softmax's own conversions.
+    return [torch.addmm(arg0, arg0, arg1), F.silu(arg0), F.hardswish(arg0),
+            F.hardsigmoid(arg0), F.elu(arg0), torch.softmax(arg0, -1),
+            torch.log_softmax(arg0, -1), arg0.t()]
+
+
+def dropout_meta(arg0):
+    a, m = torch.native_dropout(arg0, 0.5, True)
+    return [a, m, F.dropout(arg0, 0.5, True)]
+
+
 DECOMPOSED = {torch.ops.aten.relu.default: lambda x: torch.clamp_min(x, 0)}
 
 CASES = {
+    "opmath_half": (opmath, lambda: [torch.randn(3, 3, dtype=torch.float16),
+                                     torch.randn(3, 3, dtype=torch.float16)]),
+    "opmath_bf16": (opmath, lambda: [torch.randn(3, 3, dtype=torch.bfloat16),
+                                     torch.randn(3, 3, dtype=torch.bfloat16)]),
+    "dropout_meta": (dropout_meta, lambda: [torch.randn(2, 3, device="meta")]),
     "relu_add": (relu_add, lambda: [torch.randn(3, 4), torch.randn(3, 4)]),
     "linear": (linear, lambda: [torch.randn(2, 4)]),
     "cnn": (cnn, lambda: [torch.randn(1, 3, 8, 8)]),
@@ -209,7 +227,9 @@ def main(out_dir):
                             ("inference_mode", torch.inference_mode)):
             with guard():
                 table = {"decomposed": DECOMPOSED,
-                         "core": get_decompositions(CORE_OPS)}.get(name)
+                         "core": get_decompositions(CORE_OPS),
+                         "opmath_half": get_decompositions(CORE_OPS),
+                         "opmath_bf16": get_decompositions(CORE_OPS)}.get(name)
                 gm = make_fx(fn, decomposition_table=table)(*inputs())
             case_dir = os.path.join(out_dir, name + "." + mode)
             os.makedirs(case_dir, exist_ok=True)

@@ -52,6 +52,23 @@ TEST(GraphModuleFile, CompleteBundleLoadsAndRuns) {
   EXPECT_TRUE(at::allclose((**gm)(x).toTensor(), at::linear(x, w, b)));
 }
 
+TEST(GraphModuleFile, DescribedWithoutNodesKeepsModulesAndWeights) {
+  at::Tensor w = at::rand({2, 4}), b = at::rand({2});
+  auto gm = read_graph_module(
+      bundle("describe", kLinearGraph, {{"fc.weight", w}, {"fc.bias", b}}));
+  ASSERT_TRUE(gm.ok()) << gm.status().message();
+  auto full = describe_graph_module(**gm, "w.pt");
+  auto bare = describe_graph_module(**gm, "w.pt", /*include_nodes=*/false);
+  ASSERT_TRUE(full.ok() && bare.ok());
+  EXPECT_NE(full->json.find("\"fc\""), std::string::npos);
+  EXPECT_NE(bare->json.find("torch.nn.Linear"), std::string::npos);
+  EXPECT_NE(bare->json.find("\"nodes\": []"), std::string::npos)
+      << bare->json;
+  EXPECT_EQ(bare->json.find("placeholder"), std::string::npos);
+  ASSERT_EQ(bare->weights.size(), 2u);
+  EXPECT_TRUE(bare->weights[0].second.is_same(full->weights[0].second));
+}
+
 TEST(GraphModuleFile, MissingWeightIsNamed) {
   std::string msg = load_error(
       bundle("missing", kLinearGraph, {{"fc.weight", at::rand({2, 4})}}));

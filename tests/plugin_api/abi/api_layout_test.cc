@@ -167,16 +167,23 @@ namespace {
   X(ReleasePartitions)       \
   X(GraphFusePartitions)
 
+// Version 4.
+#define FX_API_V4_ENTRIES(X) \
+  X(RegisterDecomposition)   \
+  X(RegisterLeafOp)
+
 // Every entry's position: kIndex_<name>, counted over all versions.
 #define FX_ENTRY_INDEX(name) kIndex_##name,
-// (kV1Continue and kV2Continue only make the numbering of the next version
-// go on from the previous one's count.)
+// (kV1Continue, kV2Continue and kV3Continue only make the numbering of the
+// next version go on from the previous one's count.)
 enum EntryIndex : size_t {
   FX_API_V1_ENTRIES(FX_ENTRY_INDEX) kV1Entries,
   kV1Continue = kV1Entries - 1,
   FX_API_V2_ENTRIES(FX_ENTRY_INDEX) kV2Entries,
   kV2Continue = kV2Entries - 1,
-  FX_API_V3_ENTRIES(FX_ENTRY_INDEX) kEntries
+  FX_API_V3_ENTRIES(FX_ENTRY_INDEX) kV3Entries,
+  kV3Continue = kV3Entries - 1,
+  FX_API_V4_ENTRIES(FX_ENTRY_INDEX) kEntries
 };
 #undef FX_ENTRY_INDEX
 
@@ -197,15 +204,17 @@ static_assert(kV1Entries == 123, "version 1 has 123 entries");
 FX_API_V1_ENTRIES(FX_CHECK_OFFSET)
 FX_API_V2_ENTRIES(FX_CHECK_OFFSET)
 FX_API_V3_ENTRIES(FX_CHECK_OFFSET)
+FX_API_V4_ENTRIES(FX_CHECK_OFFSET)
 #undef FX_CHECK_OFFSET
 
-// Version 3 ends the table: versions 4 and 5 are assigned to changes not
-// merged here, and version 6 extends FxPassInfo only (below). An appended
-// entry needs a list here under its version.
+// Version 4 ends the table: version 5 is assigned to a change not merged
+// here, and version 6 extends FxPassInfo only (below). An appended entry
+// needs a list here under its version.
 static_assert(sizeof(FxApi) == kFirstEntry + kEntries * kEntrySize,
               "FxApi has entries this file does not list: list them under "
               "their version");
 static_assert(kV2Entries == 125, "versions 1 and 2 have 125 entries");
+static_assert(kV3Entries == 141, "versions 1 to 3 have 141 entries");
 static_assert(FX_API_VERSION == 6,
               "a new FX_API_VERSION: list its entries above");
 
@@ -232,7 +241,8 @@ TEST(ApiLayout, EveryReleasedEntryIsWhereItWasReleased) {
   // The checks are the static_asserts above; this records their scope.
   EXPECT_EQ(static_cast<size_t>(kV1Entries), 123u);
   EXPECT_EQ(static_cast<size_t>(kV2Entries), 125u);
-  EXPECT_EQ(sizeof(FxApi), kFirstEntry + 141 * kEntrySize);
+  EXPECT_EQ(static_cast<size_t>(kV3Entries), 141u);
+  EXPECT_EQ(sizeof(FxApi), kFirstEntry + 143 * kEntrySize);
   // Version 1's FxPassInfo on LP64: 6 pointer-sized words and 5 name lists
   // of 2 words each; version 6 adds 16 bytes of tolerance and the flag.
   EXPECT_EQ(kPassInfoV1Size, 128u);
