@@ -73,13 +73,20 @@ constexpr std::string_view kUsage =
     "                             the smallest subgraph whose outputs differ\n"
     "                             beyond tolerance when the pipeline is\n"
     "                             applied to it (torch.fx's net minimizer)\n"
-    "  plugin-check LIB.so [--graphs DIR] [--rtol X] [--atol X]\n"
-    "      [--pass-timeout SECONDS] [--pass-memory-limit MIB]\n"
+    "  plugin-check LIB.so [--graphs DIR] [--torchvision MODELS]\n"
+    "      [--rtol X] [--atol X] [--pass-timeout SECONDS]\n"
+    "      [--pass-memory-limit MIB]\n"
     "                             runs every pass of LIB.so on the graph\n"
     "                             bundles under DIR ($FX_REFERENCE_DIR by\n"
-    "                             default) and checks lint, numbers,\n"
-    "                             determinism, rollback and contracts; a\n"
-    "                             table, exit status 1 on any FAIL\n"
+    "                             default) and torchvision MODELS (names,\n"
+    "                             or 'default': resnet18,mobilenet_v2,\n"
+    "                             squeezenet1_1; exported by Python torch.fx\n"
+    "                             into $FX_CACHE_DIR or ~/.cache/fx) and\n"
+    "                             checks lint, numbers (within a pass's\n"
+    "                             declared tolerance), determinism,\n"
+    "                             idempotence (where declared), rollback\n"
+    "                             and contracts; a table, exit status 1 on\n"
+    "                             any FAIL\n"
     "  reduce FILE --pipeline TEXT [-o OUT.fx.json] [--isolate]\n"
     "      [--plugin PATH]... [--plugin-dir DIR]...\n"
     "                             shrinks FILE while the pipeline fails the\n"
@@ -113,7 +120,8 @@ const std::map<std::string_view, std::vector<std::string_view>>& options() {
           {"plugins", {"plugin", "plugin-dir"}},
           {"reduce", {"pipeline", "output", "plugin", "plugin-dir"}},
           {"plugin-check",
-           {"graphs", "rtol", "atol", "pass-timeout", "pass-memory-limit"}},
+           {"graphs", "torchvision", "rtol", "atol", "pass-timeout",
+            "pass-memory-limit"}},
           {"dot", {"output", "pipeline", "plugin", "plugin-dir"}},
           {"run",
            {"pipeline", "config", "output", "inputs", "plugin", "plugin-dir",
@@ -406,6 +414,7 @@ int run_plugin_check(Invocation& inv, std::ostream& out, std::ostream& err) {
   PluginCheckArgs args;
   args.library = inv.positional[0];
   args.graphs = inv.value("graphs", "");
+  args.torchvision = inv.value("torchvision", "");
   args.rtol = inv.value("rtol", "");
   args.atol = inv.value("atol", "");
   args.pass_timeout = inv.value("pass-timeout", "");

@@ -9,6 +9,7 @@
 #include "fx_core/support/strings.h"
 #include "plugin_api/pipeline/pipeline.h"
 #include "plugin_api/pipeline/plugin_check.h"
+#include "tools/torchvision_graphs.h"
 
 namespace fx::tools {
 namespace {
@@ -16,6 +17,12 @@ namespace {
 int usage_error(std::ostream& err, const std::string& message) {
   err << "fx plugin-check: " << message << "\n";
   return 2;
+}
+
+// A failure that is not a usage error: exit status 1.
+int failure(std::ostream& err, const absl::Status& status) {
+  err << "fx plugin-check: " << status.message() << "\n";
+  return 1;
 }
 
 // A number > 0 from `flag`'s value, or nullopt (after saying why).
@@ -68,31 +75,47 @@ int run_plugin_check_command(const PluginCheckArgs& args, std::ostream& out,
                              std::ostream& err) {
   std::optional<host::PluginCheckOptions> options = read_options(args, err);
   if (!options) return 2;
+  std::optional<std::vector<std::string>> models;
+  if (!args.torchvision.empty()) {
+    absl::StatusOr<std::vector<std::string>> parsed =
+        parse_torchvision_models(args.torchvision);
+    if (!parsed.ok()) {
+      return usage_error(err, std::string(parsed.status().message()));
+    }
+    models = *std::move(parsed);
+  }
   std::string dir = args.graphs;
-  if (dir.empty()) {
+  if (dir.empty() && !models) {
     const char* reference = std::getenv("FX_REFERENCE_DIR");
     if (reference == nullptr || *reference == '\0') {
       return usage_error(err,
-                         "no graphs: give --graphs DIR (graph bundles) or set "
-                         "FX_REFERENCE_DIR");
+                         "no graphs: give --graphs DIR (graph bundles), "
+                         "--torchvision MODELS or set FX_REFERENCE_DIR");
     }
     dir = reference;
   }
-  absl::StatusOr<std::vector<std::string>> bundles =
-      host::find_graph_bundles(dir);
-  if (!bundles.ok()) {
-    err << "fx plugin-check: " << bundles.status().message() << "\n";
-    return 1;
+  std::vector<std::string> where;
+  if (!dir.empty()) {
+    absl::StatusOr<std::vector<std::string>> bundles =
+        host::find_graph_bundles(dir);
+    if (!bundles.ok()) return failure(err, bundles.status());
+    options->graphs = *std::move(bundles);
+    where.push_back("under " + dir);
   }
-  options->graphs = *std::move(bundles);
+  if (models) {
+    absl::StatusOr<std::vector<std::string>> exported =
+        torchvision_bundles(*models);
+    if (!exported.ok()) return failure(err, exported.status());
+    options->graphs.insert(options->graphs.end(), exported->begin(),
+                           exported->end());
+    where.push_back("torchvision " + join(*models, ","));
+  }
   absl::StatusOr<host::PluginCheckReport> report =
       host::check_plugin(args.library, *options);
-  if (!report.ok()) {
-    err << "fx plugin-check: " << report.status().message() << "\n";
-    return 1;
-  }
+  if (!report.ok()) return failure(err, report.status());
   out << report->plugin << " on " << options->graphs.size() << " graph"
-      << (options->graphs.size() == 1 ? "" : "s") << " under " << dir << "\n"
+      << (options->graphs.size() == 1 ? "" : "s") << " " << join(where, " and ")
+      << "\n"
       << report->table();
   if (report->ok()) return 0;
   err << "fx plugin-check: some checks failed (FAIL above)\n";

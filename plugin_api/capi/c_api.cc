@@ -835,11 +835,11 @@ constexpr size_t entries_end(uint32_t version) {
       return offsetof(FxApi, RegisterDecomposition);
     case 4:
       return offsetof(FxApi, RegisterBackend);
-    default:
+    default:  // version 6 adds no entries: versions 5 and 6 end here
       return sizeof(FxApi);
   }
 }
-static_assert(FX_API_VERSION == 5,
+static_assert(FX_API_VERSION == 6,
               "a new API version: add where its entries end to entries_end");
 
 // The whole table cut down to `version`: later entries zeroed.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <boost/dll/shared_library.hpp>
 #include <boost/filesystem.hpp>
+#include <charconv>
+#include <cmath>
 #include <cstddef>
 #include <cstring>
 #include <set>
@@ -63,19 +65,32 @@ std::string lowercase(std::string_view s) {
 
 namespace {
 
-// FxPassInfo's size in the header of `api_version` (plugin_api.h): it has
-// not grown since version 1.
-constexpr size_t kPassInfoSize = sizeof(FxPassInfo);
+// FxPassInfo's fields of version 1, which every plugin has (version 6
+// appended `tolerance` and `idempotent`).
+constexpr size_t kPassInfoV1Size = offsetof(FxPassInfo, tolerance);
+// The end of the version-6 fields (without the struct's tail padding).
+constexpr size_t kPassInfoV6End =
+    offsetof(FxPassInfo, idempotent) + sizeof(int32_t);
 // The FxPluginInfo fields of version 2 end with pass_info_size.
 constexpr size_t kPluginInfoV2Size =
     offsetof(FxPluginInfo, pass_info_size) + sizeof(uint32_t);
+
+// sizeof(FxPassInfo) in the header of `api_version` (plugin_api.h).
+size_t pass_info_size_of_version(uint32_t api_version) {
+  return api_version >= 6 ? sizeof(FxPassInfo) : kPassInfoV1Size;
+}
 
 // The stride of `passes`: what the plugin declared, or its header's size.
 size_t pass_stride(const FxPluginInfo& info) {
   if (info.api_version >= 2 && info.pass_info_size != 0) {
     return info.pass_info_size;
   }
-  return kPassInfoSize;
+  return pass_info_size_of_version(info.api_version);
+}
+
+// Whether the plugin's FxPassInfo has the fields of version 6.
+bool has_v6_pass_fields(const FxPluginInfo& info) {
+  return info.api_version >= 6 && pass_stride(info) >= kPassInfoV6End;
 }
 
 // The declared sizes (plugin_loader.h), for api_version >= 2 only: a
@@ -91,10 +106,11 @@ absl::Status check_sizes(const FxPluginInfo& info, const std::string& who) {
             ", smaller than the FxPluginInfo of API version 2 (",
             kPluginInfoV2Size, " bytes)", fix));
   }
-  if (info.pass_info_size != 0 && info.pass_info_size < kPassInfoSize) {
+  if (info.pass_info_size != 0 && info.pass_info_size < kPassInfoV1Size) {
     return absl::InvalidArgumentError(
         cat(who, " declares pass_info_size ", info.pass_info_size,
-            ", smaller than an FxPassInfo (", kPassInfoSize, " bytes)", fix));
+            ", smaller than the FxPassInfo of API version 1 (", kPassInfoV1Size,
+            " bytes)", fix));
   }
   // A stride that is not a multiple of the alignment cannot come from a C
   // array (sizeof always is one), and would read passes misaligned.
@@ -186,11 +202,39 @@ absl::Status check_option(const FxOptionSpec& spec, size_t o,
   return absl::OkStatus();
 }
 
+// `value` in its shortest round-trip form ("0.0001", "1e-06", "nan"):
+// fx::cat takes no floating-point numbers.
+std::string number_text(double value) {
+  char buf[32];
+  auto res = std::to_chars(buf, buf + sizeof(buf), value);
+  return std::string(buf, res.ptr);
+}
+
+// The version-6 declarations of a pass (`where`): a finite, non-negative
+// tolerance and an idempotent flag of 0 or 1.
+absl::Status check_declarations(const PassDeclaration& declared,
+                                int32_t idempotent, const std::string& where) {
+  for (auto [value, what] : {std::pair{declared.tolerance.rtol, "rtol"},
+                             {declared.tolerance.atol, "atol"}}) {
+    if (!std::isfinite(value) || value < 0) {
+      return absl::InvalidArgumentError(cat(
+          where, ": its tolerance declares ", what, " = ", number_text(value),
+          "; it must be a finite number >= 0 (0 and 0: none declared)"));
+    }
+  }
+  if (idempotent != 0 && idempotent != 1) {
+    return absl::InvalidArgumentError(
+        cat(where, ": idempotent is ", idempotent, "; it must be 0 or 1"));
+  }
+  return absl::OkStatus();
+}
+
 // Pass `p` of the plugin `who`: a unique name, a run function, its options
 // and name lists; `names` are the pass names seen so far.
-absl::Status check_pass(const FxPassInfo& pass, size_t p,
+absl::Status check_pass(const FxPluginInfo& info, size_t p,
                         const std::string& who,
                         std::set<std::string_view>& names) {
+  const FxPassInfo& pass = plugin_pass(info, p);
   if (pass.name == nullptr || !is_identifier(pass.name)) {
     return absl::InvalidArgumentError(
         cat(who, ": pass ", p,
@@ -221,7 +265,9 @@ absl::Status check_pass(const FxPassInfo& pass, size_t p,
     absl::Status s = check_names(*list, what, where);
     if (!s.ok()) return s;
   }
-  return absl::OkStatus();
+  if (!has_v6_pass_fields(info)) return absl::OkStatus();
+  return check_declarations(pass_declaration(info, pass), pass.idempotent,
+                            where);
 }
 
 }  // namespace
@@ -233,6 +279,19 @@ const FxPassInfo& plugin_pass(const FxPluginInfo& info, size_t index) {
 
 const FxPassInfo& Plugin::pass(size_t index) const {
   return plugin_pass(*info_, index);
+}
+
+PassDeclaration pass_declaration(const FxPluginInfo& info,
+                                 const FxPassInfo& pass) {
+  PassDeclaration declared;
+  if (!has_v6_pass_fields(info)) return declared;
+  declared.tolerance = pass.tolerance;
+  declared.idempotent = pass.idempotent == 1;
+  return declared;
+}
+
+PassDeclaration Plugin::declaration(size_t index) const {
+  return pass_declaration(*info_, pass(index));
 }
 
 absl::Status check_plugin_info(const FxPluginInfo* info,
@@ -257,7 +316,7 @@ absl::Status check_plugin_info(const FxPluginInfo* info,
   }
   std::set<std::string_view> names;
   for (size_t p = 0; p < info->num_passes; ++p) {
-    absl::Status s = check_pass(plugin_pass(*info, p), p, who, names);
+    absl::Status s = check_pass(*info, p, who, names);
     if (!s.ok()) return s;
   }
   return absl::OkStatus();

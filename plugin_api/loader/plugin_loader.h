@@ -26,7 +26,9 @@
 // api_version 2 on, FxPluginInfo.struct_size and pass_info_size (0: the
 // sizes of that version's header) must cover the fields this host reads; a
 // plugin newer than the host must declare pass_info_size when it has more
-// than one pass, or its passes cannot be found.
+// than one pass, or its passes cannot be found. The version-6 fields of
+// FxPassInfo (a declared tolerance: finite, >= 0; idempotent: 0 or 1) are
+// checked and read only where the plugin's FxPassInfo has them.
 #ifndef PLUGIN_API_LOADER_PLUGIN_LOADER_H_
 #define PLUGIN_API_LOADER_PLUGIN_LOADER_H_
 
@@ -41,6 +43,18 @@
 #include "fx/plugin_api.h"
 
 namespace fx::host {
+
+// What a pass declares in the FxPassInfo fields appended after version 1
+// (plugin_api.h, version 6). A plugin whose FxPassInfo ends before them (an
+// api_version below 6, or a pass_info_size that does not cover them) gets
+// these defaults: no tolerance declared ({0, 0}), not declared idempotent.
+struct PassDeclaration {
+  FxTolerance tolerance{0, 0};
+  bool idempotent = false;
+  bool declares_tolerance() const {
+    return tolerance.rtol != 0 || tolerance.atol != 0;
+  }
+};
 
 // The oldest plugin API version this host still accepts.
 inline constexpr uint32_t kOldestSupportedPluginApiVersion = 1;
@@ -58,6 +72,8 @@ class Plugin {
   // Its passes (read at the stride it declared; see plugin_pass).
   size_t num_passes() const { return info_->num_passes; }
   const FxPassInfo& pass(size_t index) const;
+  // Its version-6 declarations (defaults for older plugins).
+  PassDeclaration declaration(size_t index) const;
   std::string_view name() const { return info_->name; }
   std::string_view version() const { return info_->version; }
   // The file it came from (empty for an in-process plugin) and its SHA-256.
@@ -101,6 +117,12 @@ absl::StatusOr<std::vector<std::shared_ptr<const Plugin>>> load_plugin_dir(
 // Pass `index` (< num_passes) of a checked declaration: the element of
 // `passes` at the stride the plugin declared, not sizeof(FxPassInfo).
 const FxPassInfo& plugin_pass(const FxPluginInfo& info, size_t index);
+
+// The version-6 declarations of `pass`, an element of `info.passes` read
+// through plugin_pass: its fields when `info`'s FxPassInfo has them, else
+// the defaults. Never reads past the plugin's declared stride.
+PassDeclaration pass_declaration(const FxPluginInfo& info,
+                                 const FxPassInfo& pass);
 
 // The handshake and structural checks of step 3; `origin` names the plugin
 // in messages (its path).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <boost/filesystem.hpp>
+#include <charconv>
 #include <memory>
 #include <sstream>
 #include <utility>
@@ -132,9 +133,17 @@ std::string state_difference(const State& a, const State& b) {
   return "";
 }
 
+// `value` in its shortest round-trip form ("0.0001", "1e-06", "nan"):
+// fx::cat takes no floating-point numbers.
+std::string number_text(double value) {
+  char buf[32];
+  auto res = std::to_chars(buf, buf + sizeof(buf), value);
+  return std::string(buf, res.ptr);
+}
+
 // Empty when `got` matches `want` within the tolerances; else where not.
 std::string value_difference(const c10::IValue& want, const c10::IValue& got,
-                             const PluginCheckOptions& options,
+                             const FxTolerance& tolerance,
                              const std::string& where) {
   if (want.isTensor() && got.isTensor()) {
     const at::Tensor& w = want.toTensor();
@@ -145,7 +154,7 @@ std::string value_difference(const c10::IValue& want, const c10::IValue& got,
                  " ", c10::toString(g.scalar_type()));
     }
     bool close = w.is_floating_point() || w.is_complex()
-                     ? at::allclose(g, w, options.rtol, options.atol, true)
+                     ? at::allclose(g, w, tolerance.rtol, tolerance.atol, true)
                      : at::equal(g, w);
     return close ? "" : cat(where, ": values differ beyond the tolerance");
   }
@@ -166,7 +175,7 @@ std::string value_difference(const c10::IValue& want, const c10::IValue& got,
     }
     for (size_t i = 0; i < w.size(); ++i) {
       std::string d =
-          value_difference(w[i], g[i], options, cat(where, "[", i, "]"));
+          value_difference(w[i], g[i], tolerance, cat(where, "[", i, "]"));
       if (!d.empty()) return d;
     }
     return "";
@@ -193,7 +202,10 @@ class PassChecker {
  public:
   PassChecker(const PassRegistry& registry, const RegisteredPass& pass,
               const PluginCheckOptions& options)
-      : registry_(registry), pass_(pass), options_(options) {}
+      : registry_(registry),
+        pass_(pass),
+        options_(options),
+        declared_(pass_declaration(pass.plugin->info(), *pass.info)) {}
 
   Results check(const Bundle& bundle) const {
     Results results;
@@ -273,15 +285,25 @@ class PassChecker {
   }
 
   Run run(const Bundle& bundle, bool isolated) const {
-    Run result;
     auto module = load_fresh(bundle);
-    absl::StatusOr<PassManager> pm = manager(isolated);
-    if (!module.ok() || !pm.ok()) {
-      result.error =
-          std::string((module.ok() ? pm.status() : module.status()).message());
+    if (!module.ok()) {
+      Run result;
+      result.error = std::string(module.status().message());
       return result;
     }
-    result.module = *module;
+    return run_on(*std::move(module), bundle, isolated);
+  }
+
+  // The pass once more on `module` (which it may already have transformed).
+  Run run_on(std::shared_ptr<GraphModule> module, const Bundle& bundle,
+             bool isolated) const {
+    Run result;
+    absl::StatusOr<PassManager> pm = manager(isolated);
+    if (!pm.ok()) {
+      result.error = std::string(pm.status().message());
+      return result;
+    }
+    result.module = std::move(module);
     GraphModuleTarget target(*result.module, example_tensors(bundle));
     PipelineReport report = pm->run(target);
     result.record = report.passes.at(0);
@@ -322,6 +344,7 @@ class PassChecker {
     }
     results[kNumbers] = check_numbers(bundle, original, *first.module);
     results[kDeterministic] = check_deterministic(bundle, *first.module);
+    results[kIdempotent] = check_idempotent(bundle);
     results[kRollback] = check_rollback(bundle);
     results[kContract] = check_contract(original, first);
   }
@@ -341,8 +364,48 @@ class PassChecker {
       return failed(cat("the transformed graph does not run: ",
                         std::string(got.status().message())));
     }
-    std::string d = value_difference(*want, *got, options_, "output");
-    return d.empty() ? ok() : failed(d);
+    std::string d = value_difference(*want, *got, tolerance(), "output");
+    if (d.empty()) return ok();
+    return failed(
+        declared_.declares_tolerance()
+            ? cat(d, " (the pass declares rtol=", number_text(tolerance().rtol),
+                  ", atol=", number_text(tolerance().atol), ")")
+            : d);
+  }
+
+  // The pass's declared tolerance, or the options' when it declares none.
+  FxTolerance tolerance() const {
+    if (declared_.declares_tolerance()) return declared_.tolerance;
+    return FxTolerance{options_.rtol, options_.atol};
+  }
+
+  // Only for a pass that declares it: the pass run again on its own output
+  // leaves the graph and weights exactly as its first run left them.
+  CheckResult check_idempotent(const Bundle& bundle) const {
+    if (!declared_.idempotent) {
+      return skipped("the pass does not declare itself idempotent");
+    }
+    Run once = run(bundle, /*isolated=*/false);
+    if (!once.error.empty()) {
+      return failed(cat("the first run failed: ", once.error));
+    }
+    auto after_once = state_of(*once.module);
+    if (!after_once.ok()) {
+      return failed(std::string(after_once.status().message()));
+    }
+    Run twice = run_on(once.module, bundle, /*isolated=*/false);
+    if (!twice.error.empty()) {
+      return failed(cat("running it on its own output failed: ", twice.error));
+    }
+    auto after_twice = state_of(*twice.module);
+    if (!after_twice.ok()) {
+      return failed(std::string(after_twice.status().message()));
+    }
+    std::string d = state_difference(*after_once, *after_twice);
+    return d.empty() ? ok()
+                     : failed(cat("declared idempotent, but a second run "
+                                  "changed its output: ",
+                                  d));
   }
 
   CheckResult check_deterministic(const Bundle& bundle,
@@ -417,6 +480,7 @@ class PassChecker {
   const PassRegistry& registry_;
   const RegisteredPass& pass_;
   const PluginCheckOptions& options_;
+  const PassDeclaration declared_;
 };
 
 // Folds one graph's result into the pass's: a failure wins, then ok.
@@ -521,13 +585,10 @@ absl::StatusOr<PluginCheckReport> check_plugin(
   report.plugin = (*plugin)->describe();
   for (const RegisteredPass& pass : registry.passes()) {
     PassCheckRow row{pass.info->name, {}};
-    row.results[kIdempotent] =
-        skipped("FxPassInfo declares no idempotence to check");
     PassChecker checker(registry, pass, options);
     for (const Bundle& bundle : bundles) {
       Results results = checker.check(bundle);
       for (size_t c = 0; c < results.size(); ++c) {
-        if (c == kIdempotent) continue;
         merge(row.results[c], results[c], bundle.name);
       }
     }

@@ -10,11 +10,15 @@
 //                  UNIMPLEMENTED it returns declines the graph: skip);
 //   lint           the graph it leaves passes Graph::lint;
 //   numbers        the module computes on the example inputs what the
-//                  unchanged module computes, within rtol/atol (FxPassInfo
-//                  declares no tolerance, so the options' values apply);
+//                  unchanged module computes, within the tolerance the pass
+//                  declares (FxPassInfo.tolerance, API version 6) or, when
+//                  it declares none, the options' rtol/atol;
 //   deterministic  two runs on fresh copies give byte-identical fx-graph
 //                  JSON and equal weights;
-//   idempotent     skipped: FxPassInfo has no flag declaring it;
+//   idempotent     only for a pass that declares it (FxPassInfo.idempotent,
+//                  API version 6; otherwise skipped): the pass run again on
+//                  its own output leaves byte-identical JSON and equal
+//                  weights;
 //   rollback       after the pass ran in a transaction that is then rolled
 //                  back (a forced failure), the graph's JSON and weights are
 //                  exactly those before it (pass_target.h);

@@ -469,4 +469,5 @@ FXP_PLUGIN("fx_decompose", "1.0",
                        "relu,gelu,silu,hardswish,hardsigmoid,linear,batch_norm,"
                        "layer_norm,softmax,addmm",
                        "the rules to apply (or all)")
-               .invalidates({"tensor_meta"}))
+               .invalidates({"tensor_meta"})
+               .idempotent())

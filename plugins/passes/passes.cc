@@ -708,16 +708,19 @@ FXP_PLUGIN(
     "fx_passes", "1.0",
     fxp::pass<dce>("dce",
                    "dead code elimination (torch.fx eliminate_dead_code; "
-                   "impure nodes stay)"),
+                   "impure nodes stay)")
+        .idempotent(),
     fxp::pass<cse>("cse",
                    "common subexpression elimination (torch.fx CSEPass): nodes "
                    "with the same op, target, args and kwargs merge (impure, "
-                   "random and in-place ops excepted)"),
+                   "random and in-place ops excepted)")
+        .idempotent(),
     fxp::pass<const_fold>("const_fold",
                           "folds get_attr-only subgraphs into new attributes "
                           "read by get_attr")
         .option("prefix", FX_OPTION_STRING, "_folded_constant",
-                "name prefix of the folded attributes"),
+                "name prefix of the folded attributes")
+        .idempotent(),
     fxp::pass<dot>("dot",
                    "writes the graph as Graphviz DOT (op, target, tensor_meta)")
         .option("path", FX_OPTION_STRING, "",

@@ -462,7 +462,12 @@ FXP_PLUGIN_WITH_EXTENSIONS(
         .option("dynamic", FX_OPTION_BOOL, "false",
                 "also quantize activations per tensor at run time")
         .option("bits", FX_OPTION_INT, "8", "weight bits (symmetric)")
-        .invalidates({"tensor_meta"}),
+        .invalidates({"tensor_meta"})
+        // int8 weights move the outputs: fx plugin-check measured them within
+        // 0.05 (not 0.01) on resnet18, mobilenet_v2, squeezenet1_1 and the
+        // reference graphs; declared with a margin of 2. Fewer bits move
+        // them further.
+        .tolerance(0.1, 0.1),
     fxp::pass<quantize_prepare>(
         "quantize_prepare",
         "inserts min/max observers (fx_quant.observe) before Linear and "

@@ -226,4 +226,5 @@ FXP_PLUGIN(
                 "run on the host's example inputs when there are some")
         .option("meta", FX_OPTION_BOOL, "false",
                 "run on meta tensors of the example inputs' shapes")
-        .produces({"tensor_meta"}))
+        .produces({"tensor_meta"})
+        .idempotent())

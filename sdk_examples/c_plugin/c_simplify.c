@@ -102,7 +102,9 @@ static const FxPassInfo kPasses[] = {
      {NULL, 0},
      {NULL, 0},
      simplify,
-     NULL}};
+     NULL,
+     {0, 0}, /* tolerance: none declared (the numbers stay exact) */
+     1}};    /* idempotent: a second run finds nothing to simplify */
 
 static const FxPluginInfo kPlugin = {
     "c_simplify",      "1.0", FX_API_VERSION, FX_API_VERSION,

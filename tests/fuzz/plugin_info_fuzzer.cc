@@ -71,12 +71,18 @@ class FakePlugin {
     info_.struct_size = size_choice(sizeof(FxPluginInfo));
     info_.pass_info_size = size_choice(sizeof(FxPassInfo));
     info_.num_passes = in_.byte() % 4;
+    // A declared size, else the FxPassInfo of the header of api_version:
+    // version 6 appended tolerance and idempotent to version 1's fields.
+    size_t header_size = info_.api_version >= 6
+                             ? sizeof(FxPassInfo)
+                             : offsetof(FxPassInfo, tolerance);
     size_t stride = info_.api_version >= 2 && info_.pass_info_size != 0
                         ? info_.pass_info_size
-                        : sizeof(FxPassInfo);
+                        : header_size;
     if (info_.num_passes > 0 && in_.byte() % 8 != 0) {
-      // A stride below sizeof(FxPassInfo) is refused before any pass is
-      // read; the passes then overlap, the last one whole.
+      // A stride below version 1's FxPassInfo is refused before any pass
+      // is read; below sizeof(FxPassInfo) the passes overlap, the last one
+      // whole.
       pass_memory_.assign((info_.num_passes - 1) * stride + sizeof(FxPassInfo),
                           0);
       for (size_t p = 0; p < info_.num_passes; ++p) {
@@ -142,6 +148,12 @@ class FakePlugin {
     pass.required = names();
     pass.produces = names();
     pass.invalidates = names();
+    // Version 6: any bit pattern of tolerance (negative, NaN, inf) and flag.
+    uint64_t rtol = uint64_t{in_.u32()} << 32 | in_.u32();
+    uint64_t atol = uint64_t{in_.u32()} << 32 | in_.u32();
+    std::memcpy(&pass.tolerance.rtol, &rtol, sizeof(rtol));
+    std::memcpy(&pass.tolerance.atol, &atol, sizeof(atol));
+    pass.idempotent = static_cast<int32_t>(in_.u32());
     return pass;
   }
 

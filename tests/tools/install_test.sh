@@ -36,7 +36,11 @@ for f in bin/fx include/fx/plugin_api.h include/fx/plugin_api.hpp \
   lib/fx-sdk/plugins/libfx_passes.so lib/fx-sdk/plugins/libfx_shape_prop.so \
   share/fx-sdk/plugin_template/CMakeLists.txt share/fx-sdk/runtime-libraries.txt \
   lib/python/fx_sdk/__init__.py lib/python/fx_sdk/graph.py lib/python/fx_sdk/_C.so \
-  lib/python/fx_sdk/torchfx_export.py lib/python/fx_sdk/torchfx_import.py; do
+  lib/python/fx_sdk/torchfx_export.py lib/python/fx_sdk/torchfx_import.py \
+  share/fx-sdk/torchfx_export.py share/fx-sdk/bazel/fx_sdk.BUILD \
+  share/fx-sdk/bazel/fx_plugin.bzl share/fx-sdk/bazel/BUILD.bazel \
+  share/fx-sdk/plugin_template/BUILD.bazel \
+  share/fx-sdk/plugin_template/WORKSPACE.example; do
   [ -f "$work/staging/prefix/$f" ] || fail "install left out $f"
 done
 if grep -rlI -- "$work/staging" "$work/staging/prefix"; then
@@ -78,16 +82,16 @@ nm -D --defined-only "$template/build/librelu_to_mul.so" | awk '{print $3}' >"$w
 [ "$(cat "$work/exports.txt")" = "fx_plugin_get_info" ] ||
   { cat "$work/exports.txt"; fail "the CMake plugin exports more than fx_plugin_get_info"; }
 
-step "find_package(FxSdk 6) is refused (the SDK is API version 5)"
+api="$(sed -n 's/^#define FX_API_VERSION \([0-9]*\).*/\1/p' "$sdk/include/fx/plugin_api.h")"
+newer=$((api + 1))
+step "find_package(FxSdk $newer) is refused (the SDK is API version $api)"
 mkdir -p "$work/too_new"
-cat >"$work/too_new/CMakeLists.txt" <<'EOF'
-cmake_minimum_required(VERSION 3.16)
-project(too_new LANGUAGES NONE)
-find_package(FxSdk 6 REQUIRED)
-EOF
+printf '%s\n' "cmake_minimum_required(VERSION 3.16)" \
+  "project(too_new LANGUAGES NONE)" "find_package(FxSdk $newer REQUIRED)" \
+  >"$work/too_new/CMakeLists.txt"
 if "${clean_env[@]}" cmake -S "$work/too_new" -B "$work/too_new/build" \
   -DCMAKE_PREFIX_PATH="$sdk" >"$work/too_new.log" 2>&1; then
-  fail "find_package(FxSdk 6) succeeded"
+  fail "find_package(FxSdk $newer) succeeded"
 fi
 
 step "make + pkg-config"

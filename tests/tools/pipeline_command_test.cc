@@ -53,7 +53,7 @@ TEST(FxPlugins, ListsPluginsPassesAndOptions) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(
       r.out,
-      "plugin c_plugin 1.0 (API 5, runs on API >= 5)\n"
+      "plugin c_plugin 1.0 (API 6, runs on API >= 6)\n"
       "  file:   " +
           path +
           "\n"

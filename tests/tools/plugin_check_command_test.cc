@@ -38,8 +38,8 @@ TEST(FxPluginCheck, ASoundPluginPrintsItsTableAndExitsZero) {
   EXPECT_TRUE(has(r.out, "shape_prop  numbers        ok")) << r.out;
   EXPECT_TRUE(has(r.out, "shape_prop  deterministic  ok")) << r.out;
   EXPECT_TRUE(has(r.out, "shape_prop  rollback       ok")) << r.out;
-  EXPECT_TRUE(has(r.out, "shape_prop  idempotent     skip  FxPassInfo"))
-      << r.out;
+  // shape_prop declares itself idempotent (FxPassInfo, API version 6).
+  EXPECT_TRUE(has(r.out, "shape_prop  idempotent     ok")) << r.out;
   EXPECT_FALSE(has(r.out, "FAIL")) << r.out;
 }
 
@@ -76,6 +76,11 @@ TEST(FxPluginCheck, UsageAndLoadErrorsAreNamed) {
                        testing::reference_dir(), "--pass-memory-limit", "1.5"});
   EXPECT_EQ(memory.status, 2);
   EXPECT_TRUE(has(memory.err, "--pass-memory-limit expects MiB")) << memory.err;
+  Result models = run({"plugin-check", "plugins/libfx_passes.so",
+                       "--torchvision", "resnet18,../x"});
+  EXPECT_EQ(models.status, 2);
+  EXPECT_TRUE(has(models.err, "--torchvision expects model names"))
+      << models.err;
   Result missing = run(
       {"plugin-check", "plugins/libfx_passes.so", "--graphs", "no/such/dir"});
   EXPECT_EQ(missing.status, 1);

@@ -13,7 +13,16 @@
 #   PREFIX/lib/pkgconfig/fx-plugin.pc       pkg-config --cflags --libs fx-plugin
 #   PREFIX/lib/fx-sdk/fx_plugin.map         linker version script: a plugin
 #                                           exports fx_plugin_get_info alone
-#   PREFIX/share/fx-sdk/plugin_template/    a CMake plugin project to copy
+#   PREFIX/share/fx-sdk/bazel/              the SDK as a Bazel repository:
+#                                           fx_sdk.BUILD (new_local_repository's
+#                                           build_file: @fx_sdk//:plugin_api)
+#                                           fx_plugin.bzl (fx_plugin macro) and
+#                                           rules_cc/ (offline Bazel 4)
+#   PREFIX/share/fx-sdk/plugin_template/    a plugin project to copy (CMake,
+#                                           make + pkg-config, or Bazel:
+#                                           BUILD.bazel, WORKSPACE.example)
+#   PREFIX/share/fx-sdk/torchfx_export.py   the torch.fx exporter fx
+#                                           plugin-check --torchvision runs
 #   PREFIX/lib/python/fx_sdk/               the Python package (import fx_sdk
 #                                           with PYTHONPATH=PREFIX/lib/python);
 #                                           it loads the plugins above
@@ -70,6 +79,7 @@ install -d "$prefix/bin" "$prefix/include/fx" "$prefix/include/dlpack" \
   "$prefix/lib/python/fx_sdk" "$prefix/share/fx-sdk"
 
 install -m 755 "$src/tools/fx" "$prefix/bin/fx"
+install -m 644 "$src/tools/torchfx_export.py" "$prefix/share/fx-sdk/"
 for p in "$src"/plugins/libfx_*.so; do
   install -m 755 "$p" "$prefix/lib/fx-sdk/plugins/"
 done
@@ -92,11 +102,29 @@ for f in __init__.py graph.py torchfx_export.py torchfx_import.py; do
   install -m 644 "$src/python/fx_sdk/$f" "$prefix/lib/python/fx_sdk/"
 done
 
-# The template, without its Bazel glue (it builds with CMake or Make).
+# The SDK as a Bazel repository (fx_sdk.BUILD says how to declare it).
+install -d "$prefix/share/fx-sdk/bazel"
+install -m 644 "$src/tools/install/fx_sdk.BUILD" "$src/tools/install/fx_plugin.bzl" \
+  "$prefix/share/fx-sdk/bazel/"
+echo 'exports_files(["fx_plugin.bzl"])' >"$prefix/share/fx-sdk/bazel/BUILD.bazel"
+# A rules_cc stand-in for offline Bazel 4 (third_party/rules_cc's): its own
+# workspace, so not a package of @fx_sdk.
+shim="$prefix/share/fx-sdk/bazel/rules_cc"
+install -d "$shim/cc"
+install -m 644 "$runfiles/rules_cc/cc/defs.bzl" "$shim/cc/defs.bzl"
+echo 'workspace(name = "rules_cc")' >"$shim/WORKSPACE"
+: >"$shim/BUILD.bazel"
+echo 'exports_files(["defs.bzl"])' >"$shim/cc/BUILD.bazel"
+chmod 644 "$prefix/share/fx-sdk/bazel/BUILD.bazel" "$shim/WORKSPACE" \
+  "$shim/BUILD.bazel" "$shim/cc/BUILD.bazel"
+
+# The template, without the monorepo's Bazel glue (BUILD.bazel); its
+# out-of-tree Bazel BUILD (plugin.BUILD) becomes its BUILD.bazel.
 template="$src/sdk_examples/plugin_template"
-(cd "$template" && find -L . -type f ! -name BUILD.bazel ! -name '*_test.sh') | while read -r f; do
+(cd "$template" && find -L . -type f ! -name BUILD.bazel ! -name plugin.BUILD ! -name '*_test.sh') | while read -r f; do
   install -D -m 644 "$template/$f" "$prefix/share/fx-sdk/plugin_template/$f"
 done
+install -m 644 "$template/plugin.BUILD" "$prefix/share/fx-sdk/plugin_template/BUILD.bazel"
 
 # What bin/fx loads from the system (its direct dependencies) and from which
 # Debian packages, for whoever copies PREFIX to another machine.

@@ -39,7 +39,9 @@
  *    can find any element (and an appended field of FxPassInfo itself could
  *    not be found without it). A size of 0 means "the layout of the header
  *    of `api_version`", so a plugin that does not set them keeps loading on
- *    every host at least as new as its api_version.
+ *    every host at least as new as its api_version. FxPassInfo grew in
+ *    version 6 (tolerance, idempotent): the host reads those fields only
+ *    from plugins with api_version >= 6 whose pass_info_size covers them.
  *  - Structs the host writes into memory the plugin owns are sized by the
  *    plugin too: FxTensorMeta.struct_size (version 2), read by the version-2
  *    entries ValueTensorMeta2 / CallTensorMeta2, which write only the fields
@@ -101,7 +103,7 @@ extern "C" {
 #endif
 
 /* The API version this header describes. */
-#define FX_API_VERSION 5
+#define FX_API_VERSION 6
 
 #if defined(_WIN32)
 #define FX_PLUGIN_EXPORT __declspec(dllexport)
@@ -191,6 +193,16 @@ typedef struct FxNameList {
   size_t count;
 } FxNameList;
 
+/* How far a pass may move the numbers (version 6): on the same inputs, each
+ * floating-point element the transformed graph computes is within
+ * atol + rtol * |expected| of what the unchanged graph computes (torch's
+ * allclose). {0, 0} declares nothing: a checker applies its own tolerance.
+ * Both must be finite and >= 0. */
+typedef struct FxTolerance {
+  double rtol;
+  double atol;
+} FxTolerance;
+
 typedef struct FxPassInfo {
   const char* name;        /* unique within the plugin: "shape_prop" */
   const char* description; /* one line */
@@ -203,6 +215,13 @@ typedef struct FxPassInfo {
   FxNameList invalidates; /* properties this pass destroys */
   FxPassRunFn run;
   void* user_data;
+
+  /* Version 6 (read only from plugins with api_version >= 6 whose
+   * pass_info_size covers them; every other plugin gets the zero values:
+   * no tolerance declared, not declared idempotent). */
+  FxTolerance tolerance; /* see FxTolerance; {0, 0}: none declared */
+  int32_t idempotent;    /* 1: running the pass on its own output changes
+                            nothing (twice equals once); 0: not declared */
 } FxPassInfo;
 
 /* Registers a plugin's tracer and runtime extensions (custom ops,
@@ -822,6 +841,8 @@ struct FxApi {
   FxStatus* (*GraphDelegatePartitions)(FxGraph* graph,
                                        const FxPartitions* partitions,
                                        const char* backend, const char* prefix);
+
+  /* Version 6: no entries; FxPassInfo gained `tolerance` and `idempotent`. */
 };
 
 /* The entry point every plugin defines. */

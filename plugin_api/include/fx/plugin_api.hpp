@@ -578,6 +578,8 @@ size_t replace_pattern_with_filters(Graph& graph, const OwnedGraph& pattern,
 //       .option("rules", FX_OPTION_STRING_LIST, "relu,gelu", "rules to apply")
 //       .run_after({"shape_prop"})
 //       .invalidates({"tensor_meta"})
+//       .tolerance(1e-4, 1e-5)  // its numbers within these of the original's
+//       .idempotent()           // a second run changes nothing
 class PassDef {
  public:
   PassDef(const char* name, const char* description, FxPassRunFn run,
@@ -593,6 +595,12 @@ class PassDef {
   PassDef& requires_property(std::initializer_list<const char*> names);
   PassDef& produces(std::initializer_list<const char*> names);
   PassDef& invalidates(std::initializer_list<const char*> names);
+  // How far it may move the numbers against the unchanged graph
+  // (FxTolerance, API version 6): finite and >= 0; not called, or both 0,
+  // declares none.
+  PassDef& tolerance(double rtol, double atol);
+  // Running it on its own output changes nothing (API version 6).
+  PassDef& idempotent(bool idempotent = true);
 
   // The C declaration, pointing into this object (which must not move
   // afterwards).

@@ -927,6 +927,16 @@ inline PassDef& PassDef::invalidates(std::initializer_list<const char*> names) {
   return *this;
 }
 
+inline PassDef& PassDef::tolerance(double rtol, double atol) {
+  info_.tolerance = FxTolerance{rtol, atol};
+  return *this;
+}
+
+inline PassDef& PassDef::idempotent(bool idempotent) {
+  info_.idempotent = idempotent ? 1 : 0;
+  return *this;
+}
+
 inline const FxPassInfo& PassDef::info() {
   info_.options = options_.data();
   info_.num_options = options_.size();

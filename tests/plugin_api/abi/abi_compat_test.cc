@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -111,9 +113,9 @@ TEST(AbiCompat, APluginNeedingANewerHostIsRefusedBeforeItsCodeRuns) {
   const std::string path = "tests/plugin_api/plugins/libfuture_plugin.so";
   EXPECT_EQ(error_of(load_plugin(path)),
             "plugin 'future_plugin' (" + path +
-                ") requires fx plugin API version 6 or later, but this host "
-                "provides version 5. Fix: use an fx host that provides API "
-                "version 6, or rebuild the plugin with min_api_version <= 5");
+                ") requires fx plugin API version 7 or later, but this host "
+                "provides version 6. Fix: use an fx host that provides API "
+                "version 7, or rebuild the plugin with min_api_version <= 6");
   EXPECT_EQ(std::getenv("FX_FUTURE_PLUGIN_RAN"), nullptr);
 }
 
@@ -138,10 +140,105 @@ TEST(AbiCompat, DeclaredSizesAreChecked) {
   EXPECT_EQ(
       error_of(check_plugin_info(&info, "x.so"))
           .rfind("plugin 'sized' (x.so) was built against fx plugin API "
-                 "version 6, newer than this host's 5, and does not declare "
+                 "version 7, newer than this host's 6, and does not declare "
                  "pass_info_size",
                  0),
       0u);
+}
+
+// FxPassInfo's version-6 fields (tolerance, idempotent) are read only from
+// plugins whose FxPassInfo has them.
+TEST(AbiCompat, AVersionOnePluginGetsTheDefaultDeclarations) {
+  auto plugin = load_plugin(kDir + "libv1_plugin.so");
+  ASSERT_TRUE(plugin.ok()) << plugin.status();
+  PassDeclaration declared = (*plugin)->declaration(0);
+  EXPECT_FALSE(declared.declares_tolerance());
+  EXPECT_EQ(declared.tolerance.rtol, 0.0);
+  EXPECT_EQ(declared.tolerance.atol, 0.0);
+  EXPECT_FALSE(declared.idempotent);
+}
+
+constexpr size_t kPassInfoV1Size = offsetof(FxPassInfo, tolerance);
+
+// A plugin built against versions 2 to 5 declares the version-1 size; the
+// bytes where version 6 has its fields belong to the next pass (or lie past
+// the array), so the host must neither read nor check them.
+TEST(AbiCompat, APluginOlderThanVersionSixIsReadWithoutTheNewFields) {
+  alignas(FxPassInfo) unsigned char passes[2 * kPassInfoV1Size];
+  const char* names[] = {"first", "second"};
+  for (size_t p = 0; p < 2; ++p) {
+    FxPassInfo head{};
+    head.name = names[p];
+    head.run = [](const FxApi*, FxGraph*, const FxOptions*, void*,
+                  int* changed) -> FxStatus* {
+      *changed = 0;
+      return nullptr;
+    };
+    std::memcpy(passes + p * kPassInfoV1Size, &head, kPassInfoV1Size);
+  }
+  FxPluginInfo info{};
+  info.name = "five";
+  info.version = "1";
+  info.api_version = info.min_api_version = 5;
+  info.passes = reinterpret_cast<const FxPassInfo*>(passes);
+  info.num_passes = 2;
+  info.struct_size = sizeof(FxPluginInfo);
+  info.pass_info_size = kPassInfoV1Size;
+  ASSERT_TRUE(check_plugin_info(&info, "five.so").ok());
+  EXPECT_STREQ(plugin_pass(info, 1).name, "second");
+  PassDeclaration declared = pass_declaration(info, plugin_pass(info, 0));
+  EXPECT_FALSE(declared.declares_tolerance());
+  EXPECT_FALSE(declared.idempotent);
+  // pass_info_size 0 means version 5's own (version-1) size too.
+  info.pass_info_size = 0;
+  ASSERT_TRUE(check_plugin_info(&info, "five.so").ok());
+  EXPECT_STREQ(plugin_pass(info, 1).name, "second");
+}
+
+// A version-6 plugin's declarations: what the wrapper wrote, and refused
+// when out of range.
+TEST(AbiCompat, VersionSixDeclarationsAreReadAndChecked) {
+  fxp::PassDef def("declares", "d",
+                   [](const FxApi*, FxGraph*, const FxOptions*, void*,
+                      int* changed) -> FxStatus* {
+                     *changed = 0;
+                     return nullptr;
+                   });
+  def.tolerance(1e-3, 1e-4).idempotent();
+  FxPassInfo pass = def.info();
+  FxPluginInfo info{};
+  info.name = "six";
+  info.version = "1";
+  info.api_version = info.min_api_version = 6;
+  info.passes = &pass;
+  info.num_passes = 1;
+  info.struct_size = sizeof(FxPluginInfo);
+  info.pass_info_size = sizeof(FxPassInfo);
+  ASSERT_TRUE(check_plugin_info(&info, "six.so").ok());
+  PassDeclaration declared = pass_declaration(info, pass);
+  EXPECT_TRUE(declared.declares_tolerance());
+  EXPECT_EQ(declared.tolerance.rtol, 1e-3);
+  EXPECT_EQ(declared.tolerance.atol, 1e-4);
+  EXPECT_TRUE(declared.idempotent);
+
+  pass.tolerance.rtol = -1;
+  EXPECT_EQ(error_of(check_plugin_info(&info, "six.so")),
+            "plugin 'six' (six.so), pass 'declares': its tolerance declares "
+            "rtol = -1; it must be a finite number >= 0 (0 and 0: none "
+            "declared)");
+  pass.tolerance.rtol = 0;
+  pass.tolerance.atol = std::nan("");
+  EXPECT_NE(error_of(check_plugin_info(&info, "six.so")).find("atol = nan"),
+            std::string::npos);
+  pass.tolerance.atol = 0;
+  pass.idempotent = 2;
+  EXPECT_EQ(error_of(check_plugin_info(&info, "six.so")),
+            "plugin 'six' (six.so), pass 'declares': idempotent is 2; it "
+            "must be 0 or 1");
+  // The same bytes behind a version-5 declaration are never looked at.
+  info.api_version = info.min_api_version = 5;
+  EXPECT_TRUE(check_plugin_info(&info, "six.so").ok());
+  EXPECT_FALSE(pass_declaration(info, pass).idempotent);
 }
 
 // The tensor-meta entries of both versions, on a value of a real run: the

@@ -215,16 +215,35 @@ FX_API_V4_ENTRIES(FX_CHECK_OFFSET)
 FX_API_V5_ENTRIES(FX_CHECK_OFFSET)
 #undef FX_CHECK_OFFSET
 
-// Version 5 ends the table: an appended entry needs a "Version 6" list here
-// (and FX_API_VERSION 6).
+// Version 5 ends the table; version 6 extends FxPassInfo only (below). An
+// appended entry needs a "Version 7" list here (and FX_API_VERSION 7).
 static_assert(sizeof(FxApi) == kFirstEntry + kEntries * kEntrySize,
               "FxApi has entries this file does not list: list them under "
               "their version");
 static_assert(kV2Entries == 125, "versions 1 and 2 have 125 entries");
 static_assert(kV3Entries == 141, "versions 1 to 3 have 141 entries");
 static_assert(kV4Entries == 143, "versions 1 to 4 have 143 entries");
-static_assert(FX_API_VERSION == 5,
+static_assert(FX_API_VERSION == 6,
               "a new FX_API_VERSION: list its entries above");
+
+// FxPassInfo: version 1's fields end with user_data (the size a version-1
+// to -5 plugin's array has per pass); version 6 appended `tolerance` and
+// `idempotent` right after it.
+constexpr size_t kPassInfoV1Size =
+    offsetof(FxPassInfo, user_data) + sizeof(void*);
+static_assert(offsetof(FxPassInfo, tolerance) == kPassInfoV1Size,
+              "FxPassInfo.tolerance (version 6) follows version 1's fields");
+static_assert(offsetof(FxPassInfo, idempotent) ==
+                  kPassInfoV1Size + sizeof(FxTolerance),
+              "FxPassInfo.idempotent (version 6) follows tolerance");
+static_assert(sizeof(FxPassInfo) ==
+                  kPassInfoV1Size + sizeof(FxTolerance) + sizeof(double),
+              "FxPassInfo ends with version 6's fields: list appended ones "
+              "under their version");
+static_assert(offsetof(FxTolerance, rtol) == 0 &&
+                  offsetof(FxTolerance, atol) == sizeof(double) &&
+                  sizeof(FxTolerance) == 2 * sizeof(double),
+              "FxTolerance (version 6) is rtol then atol");
 
 TEST(ApiLayout, EveryReleasedEntryIsWhereItWasReleased) {
   // The checks are the static_asserts above; this records their scope.
@@ -233,6 +252,10 @@ TEST(ApiLayout, EveryReleasedEntryIsWhereItWasReleased) {
   EXPECT_EQ(static_cast<size_t>(kV3Entries), 141u);
   EXPECT_EQ(static_cast<size_t>(kV4Entries), 143u);
   EXPECT_EQ(sizeof(FxApi), kFirstEntry + 145 * kEntrySize);
+  // Version 1's FxPassInfo on LP64: 6 pointer-sized words and 5 name lists
+  // of 2 words each; version 6 adds 16 bytes of tolerance and the flag.
+  EXPECT_EQ(kPassInfoV1Size, 128u);
+  EXPECT_EQ(sizeof(FxPassInfo), 152u);
 }
 
 }  // namespace

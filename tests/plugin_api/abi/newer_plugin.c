@@ -10,7 +10,7 @@
 #include "fx/plugin_api.h"
 
 typedef struct NewerPassInfo {
-  FxPassInfo v2;
+  FxPassInfo current;
   const char* appended_later; /* a field a later version might add */
 } NewerPassInfo;
 
@@ -35,7 +35,8 @@ static FxStatus* check_table(const FxApi* api, FxGraph* graph,
      {NULL, 0}, {NULL, 0},                       \
      {NULL, 0}, {NULL, 0},                       \
      {NULL, 0}, check_table,                     \
-     NULL},                                      \
+     NULL,      {0, 0},                          \
+     0},                                         \
         "ignored by older hosts"                 \
   }
 
@@ -46,7 +47,7 @@ static const FxPluginInfo kPlugin = {"newer_plugin",
                                      "1.0",
                                      FX_API_VERSION + 1,
                                      FX_API_VERSION,
-                                     &kPasses[0].v2,
+                                     &kPasses[0].current,
                                      2,
                                      NULL,
                                      sizeof(FxPluginInfo),

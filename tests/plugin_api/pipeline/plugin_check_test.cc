@@ -63,16 +63,26 @@ TEST(FindGraphBundles, RefusesADirectoryWithoutBundles) {
   EXPECT_FALSE(find_graph_bundles(dir + "/missing").ok());
 }
 
-// Every check ok but idempotence, which no pass can declare.
+// Every check ok (the first-party passes checked here declare themselves
+// idempotent, so that check runs too).
 void expect_all_ok(const PluginCheckReport& report, const std::string& pass) {
   const PassCheckRow* r = row(report, pass);
   ASSERT_NE(r, nullptr) << pass;
   for (size_t c = 0; c < kPluginChecks.size(); ++c) {
-    CheckOutcome want = kPluginChecks[c] == "idempotent" ? CheckOutcome::kSkip
-                                                         : CheckOutcome::kOk;
-    EXPECT_EQ(r->results[c].outcome, want)
+    EXPECT_EQ(r->results[c].outcome, CheckOutcome::kOk)
         << pass << " " << kPluginChecks[c] << ": " << r->results[c].reason;
   }
+}
+
+// The outcome of one check of one pass, and its reason.
+CheckResult result(const PluginCheckReport& report, const std::string& pass,
+                   std::string_view check) {
+  const PassCheckRow* r = row(report, pass);
+  if (r == nullptr) {
+    ADD_FAILURE() << "no row for " << pass << "\n" << report.table();
+    return {};
+  }
+  return r->results[column(check)];
 }
 
 TEST(CheckPlugin, FirstPartyShapePropPassesEveryCheck) {
@@ -126,6 +136,68 @@ TEST(CheckPlugin, EachUnsoundPassFailsItsOwnCheck) {
                 ->results[column("contract")]
                 .reason.find("changed=0"),
             std::string::npos);
+}
+
+// API version 6: a declared tolerance replaces the options' for that pass,
+// and idempotence is checked where declared (the passes are described in
+// declaring_plugin.cc).
+TEST(CheckPlugin, DeclaredToleranceAndIdempotenceAreHonoured) {
+  PluginCheckOptions options;
+  // MyModule returns one tensor, which the scaling passes scale.
+  options.graphs = {testing::reference_dir() + "/seed_mymodule"};
+  options.rtol = 1e-9;  // far below scale_output's 1e-3 change
+  options.atol = 1e-12;
+  auto checked =
+      check_plugin("tests/plugin_api/plugins/libdeclaring_plugin.so", options);
+  ASSERT_TRUE(checked.ok()) << checked.status();
+  const PluginCheckReport& report = *checked;
+  EXPECT_EQ(result(report, "scale_output", "numbers").outcome,
+            CheckOutcome::kOk)
+      << report.table();
+  CheckResult too_far = result(report, "scale_too_far", "numbers");
+  EXPECT_EQ(too_far.outcome, CheckOutcome::kFail) << report.table();
+  EXPECT_NE(too_far.reason.find("the pass declares rtol=1e-04, atol=1e-06"),
+            std::string::npos)
+      << too_far.reason;
+  EXPECT_EQ(result(report, "stamp_once", "idempotent").outcome,
+            CheckOutcome::kOk)
+      << report.table();
+  CheckResult again = result(report, "stamp_again", "idempotent");
+  EXPECT_EQ(again.outcome, CheckOutcome::kFail) << report.table();
+  EXPECT_NE(again.reason.find("declared idempotent, but a second run changed "
+                              "its output: the fx-graph JSON differs"),
+            std::string::npos)
+      << again.reason;
+  // Undeclared: not checked.
+  CheckResult undeclared = result(report, "scale_output", "idempotent");
+  EXPECT_EQ(undeclared.outcome, CheckOutcome::kSkip);
+  EXPECT_NE(undeclared.reason.find("does not declare itself idempotent"),
+            std::string::npos)
+      << undeclared.reason;
+  // Each pass breaks at most what it declares.
+  for (const char* pass : {"scale_output", "stamp_once"}) {
+    const PassCheckRow* r = row(report, pass);
+    ASSERT_NE(r, nullptr);
+    for (const CheckResult& c : r->results) {
+      EXPECT_NE(c.outcome, CheckOutcome::kFail) << pass << ": " << c.reason;
+    }
+  }
+}
+
+// A plugin built against the version-1 header has no declarations: the
+// options' tolerance applies and idempotence is not checked. Its pass turns
+// relu into sigmoid, so the numbers differ on graphs with a relu.
+TEST(CheckPlugin, AVersionOnePluginIsCheckedWithTheDefaults) {
+  PluginCheckReport report =
+      check("tests/plugin_api/abi/plugins/libv1_plugin.so");
+  EXPECT_EQ(result(report, "v1_mark", "runs").outcome, CheckOutcome::kOk)
+      << report.table();
+  EXPECT_EQ(result(report, "v1_mark", "idempotent").outcome,
+            CheckOutcome::kSkip);
+  CheckResult numbers = result(report, "v1_mark", "numbers");
+  EXPECT_EQ(numbers.outcome, CheckOutcome::kFail) << report.table();
+  EXPECT_EQ(numbers.reason.find("declares"), std::string::npos)
+      << numbers.reason;
 }
 
 TEST(CheckPlugin, ACrashingPassFailsRunsAndPluginCheckSurvives) {

@@ -54,7 +54,9 @@ static const FxPassInfo kPasses[] = {
      {NULL, 0},
      {NULL, 0},
      add_to_mul,
-     NULL}};
+     NULL,
+     {0, 0},
+     0}};
 
 static const FxPluginInfo kPlugin = {
     "c_plugin", "1.0", FX_API_VERSION,       FX_API_VERSION,    kPasses,

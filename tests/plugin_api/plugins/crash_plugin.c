@@ -45,16 +45,15 @@ static FxStatus* edit_then_segfault(const FxApi* api, FxGraph* graph,
 }
 
 static FxStatus* hang(const FxApi* api, FxGraph* graph,
-                      const FxOptions* options, void* user_data,
-                      int* changed) {
+                      const FxOptions* options, void* user_data, int* changed) {
   volatile unsigned long spins = 0;
   UNUSED_PASS_ARGS;
   for (;;) ++spins;
   return NULL; /* not reached */
 }
 
-static FxStatus* hog(const FxApi* api, FxGraph* graph,
-                     const FxOptions* options, void* user_data, int* changed) {
+static FxStatus* hog(const FxApi* api, FxGraph* graph, const FxOptions* options,
+                     void* user_data, int* changed) {
   const size_t chunk = (size_t)16 << 20;
   UNUSED_PASS_ARGS;
   for (;;) {
@@ -76,7 +75,7 @@ static FxStatus* do_exit(const FxApi* api, FxGraph* graph,
 #define PASS(name, description, run)                                    \
   {                                                                     \
     name, description, NULL, 0, NO_NAMES, NO_NAMES, NO_NAMES, NO_NAMES, \
-        NO_NAMES, run, NULL                                             \
+        NO_NAMES, run, NULL, {0, 0}, 0                                  \
   }
 static const FxPassInfo kPasses[] = {
     PASS("segfault", "writes through a NULL pointer", segfault),

@@ -30,7 +30,9 @@ static const FxPassInfo kPasses[] = {{"future_pass",
                                       {NULL, 0},
                                       {NULL, 0},
                                       must_not_run,
-                                      NULL}};
+                                      NULL,
+                                      {0, 0},
+                                      0}};
 
 static const FxPluginInfo kPlugin = {
     "future_plugin",   "9.0", FX_API_VERSION + 1, FX_API_VERSION + 1,

@@ -173,7 +173,9 @@ static const FxPassInfo kPasses[] = {
      {NULL, 0},
      {NULL, 0},
      mark,
-     NULL},
+     NULL,
+     {0, 0},
+     0},
     {"fuse_partitions",
      "fuses each proposed partition into a child GraphModule",
      kOptions,
@@ -184,7 +186,9 @@ static const FxPassInfo kPasses[] = {
      {NULL, 0},
      {NULL, 0},
      fuse,
-     NULL}};
+     NULL,
+     {0, 0},
+     0}};
 
 static const FxPluginInfo kPlugin = {"partition_plugin",
                                      "1.0",

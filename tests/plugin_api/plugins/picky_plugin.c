@@ -42,7 +42,9 @@ static const FxPassInfo kPasses[] = {{"refuse_target",
                                       {NULL, 0},
                                       {NULL, 0},
                                       refuse_target,
-                                      NULL}};
+                                      NULL,
+                                      {0, 0},
+                                      0}};
 
 static const FxPluginInfo kPlugin = {"picky",
                                      "1.0",

@@ -99,7 +99,9 @@ static const FxPassInfo kPasses[] = {
      {NULL, 0},
      {NULL, 0},
      planted_fault,
-     NULL},
+     NULL,
+     {0, 0},
+     0},
     {"planted_failure",
      "fails on a graph holding one of the named nodes",
      kOptions,
@@ -110,7 +112,9 @@ static const FxPassInfo kPasses[] = {
      {NULL, 0},
      {NULL, 0},
      planted_failure,
-     NULL}};
+     NULL,
+     {0, 0},
+     0}};
 
 static const FxPluginInfo kPlugin = {"planted_fault_plugin",
                                      "1.0",

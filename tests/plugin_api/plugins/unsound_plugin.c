@@ -90,7 +90,7 @@ static FxStatus* breaks_lint(const FxApi* api, FxGraph* graph,
 #define PASS(name, description, run)                                    \
   {                                                                     \
     name, description, NULL, 0, NO_NAMES, NO_NAMES, NO_NAMES, NO_NAMES, \
-        NO_NAMES, run, NULL                                             \
+        NO_NAMES, run, NULL, {0, 0}, 0                                  \
   }
 
 static const FxPassInfo kPasses[] = {
