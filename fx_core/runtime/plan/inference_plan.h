@@ -70,7 +70,8 @@ class InferencePlan {
   // What the plan does (for tests, benchmarks and tuning).
   struct Stats {
     size_t steps = 0;           // graph nodes
-    size_t direct_steps = 0;    // bound to ATen CPU kernels
+    size_t direct_steps = 0;    // bound to ATen CPU kernels or oneDNN
+    size_t onednn_steps = 0;    // of which fx_inference.conv2d on oneDNN
     size_t fallback_steps = 0;  // call_function/method/module via registries
     size_t buffers = 0;         // preallocated result buffers
     size_t buffer_bytes = 0;
