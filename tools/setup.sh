@@ -19,6 +19,10 @@ packages=(
   # 512x512 matmul and resnet50 about 10x faster (README, "Threads and BLAS").
   # Installing it switches Debian's libblas.so.3 alternative by priority.
   libopenblas0-pthread
+  # oneDNN's headers for the libdnnl.so.2 LibTorch already links: the
+  # InferencePlan calls its convolutions directly (prepacked weights, fused
+  # post-ops; fx_core/runtime/plan/onednn_conv).
+  libdnnl-dev
 )
 
 # Which BLAS LibTorch will load (Debian's libblas.so.3 alternative).

@@ -543,6 +543,7 @@ void register_builtin_ops(OpRegistry& registry) {
   ops::register_torch_ops(registry);
   ops::register_functional_ops(registry);
   ops::register_torchvision_ops(registry);
+  ops::register_inference_ops(registry);
   ops::register_python_wrapper_ops(registry);
   ops::register_masked_ops(registry);
   ops::register_loss_ops(registry);

@@ -37,13 +37,17 @@
 // torch::jit::optimize_for_inference: conv/BN folding, oneDNN weights and
 // fused ops), eager LibTorch (the model's forward written out over the
 // bundle's modules, as a LibTorch user writes it), GraphModule, InferencePlan
-// and Interpreter.
+// and Interpreter. When DIR/NAME/graph.opt.fx.json exists (run_all.sh writes
+// it with `fx run --pipeline shape_prop,fold_bn,fuse_conv`), the
+// InferencePlan plans that graph: BatchNorm folded, convolutions with their
+// tails on oneDNN.
 //
 // Every variant's output is checked against GraphModule::forward first:
-// bitwise for the inference plan, allclose 1e-4/1e-5 for eager LibTorch and
-// the plain TorchScript, and for the optimized TorchScript a largest
-// difference under 1e-3 of the output's largest magnitude (its BatchNorm
-// folding rounds differently; the difference is in the JSON). Engines run in
+// bitwise for the inference plan of the original graph, allclose 1e-4/1e-5
+// for eager LibTorch and the plain TorchScript, and for the optimized
+// TorchScript and the plan of the optimized graph a largest difference under
+// 1e-3 of the output's largest magnitude (BatchNorm folding rounds
+// differently; the differences are in the JSON). Engines run in
 // interleaved rounds (5 rounds of `repeat` runs each, the median of the rounds'
 // medians), so load on the machine hits all alike.
 #include <ATen/ATen.h>
@@ -419,6 +423,9 @@ struct ForwardRow {
          torchscript = -1;
   double torchscript_max_diff = -1;
   size_t direct = 0;
+  size_t onednn = 0;            // plan steps on oneDNN
+  bool plan_optimized = false;  // planned after fold_bn, fuse_conv
+  double plan_max_diff = 0;     // plan vs GraphModule
 };
 
 std::string row_json(const ForwardRow& r, bool optimized_script) {
@@ -434,7 +441,10 @@ std::string row_json(const ForwardRow& r, bool optimized_script) {
   if (optimized_script) {
     out << ", \"torchscript_max_abs_diff\": " << r.torchscript_max_diff;
   }
-  out << ", \"plan_direct_nodes\": " << r.direct << "}";
+  out << ", \"plan_direct_nodes\": " << r.direct
+      << ", \"plan_onednn_nodes\": " << r.onednn << ", \"plan_passes\": \""
+      << (r.plan_optimized ? "shape_prop,fold_bn,fuse_conv" : "") << "\""
+      << ", \"plan_max_abs_diff\": " << r.plan_max_diff << "}";
   return out.str();
 }
 
@@ -450,6 +460,9 @@ struct Subject {
   std::function<at::Tensor(const at::Tensor&)> by_hand;
   std::unique_ptr<torch::jit::Module> script;
   bool optimized_script = false;  // frozen + optimize_for_inference
+  // The graph after the inference passes (DIR/NAME/graph.opt.fx.json), which
+  // the InferencePlan row plans when present.
+  std::shared_ptr<fx::GraphModule> optimized;
   int repeat = 5;
 };
 
@@ -483,11 +496,21 @@ ForwardRow measure(Subject& s, int threads) {
   const at::Tensor x = in[0].toTensor();
   r.nodes = static_cast<double>(gm.graph().size());
   at::Tensor want = gm.forward(in).toTensor();
-  auto plan = fx::InferencePlan::build(gm, in);
-  if (!same_bits(plan->run(in).toTensor(), want)) {
+  auto plan = fx::InferencePlan::build(s.optimized ? *s.optimized : gm, in);
+  const at::Tensor planned = plan->run(in).toTensor();
+  r.plan_optimized = s.optimized != nullptr;
+  r.plan_max_diff = max_abs_diff(planned, want);
+  if (!r.plan_optimized && !same_bits(planned, want)) {
     throw std::runtime_error(s.name + ": inference plan differs");
   }
+  // Folding BatchNorm rounds differently (as TorchScript's, below).
+  if (r.plan_optimized &&
+      r.plan_max_diff > 1e-3 * std::max(1.0, want.abs().max().item<double>())) {
+    throw std::runtime_error(s.name + ": inference plan differs by " +
+                             std::to_string(r.plan_max_diff));
+  }
   r.direct = plan->stats().direct_steps;
+  r.onednn = plan->stats().onednn_steps;
   fx::Interpreter interpreter(gm);
   if (!at::equal(interpreter.run(in).toTensor(), want)) {
     throw std::runtime_error(s.name + ": interpreter differs");
@@ -637,6 +660,15 @@ std::string models_json(const std::string& models,
     }
     s.script = load_script(dir + "/script_frozen.pt", true);
     s.optimized_script = true;
+    if (std::filesystem::exists(dir + "/graph.opt.fx.json")) {
+      auto opt = fx::read_graph_module(dir + "/graph.opt.fx.json");
+      if (!opt.ok()) {
+        throw std::runtime_error("cannot read the optimized " + name +
+                                 " bundle");
+      }
+      s.optimized = std::move(*opt);
+      s.optimized->eval();
+    }
     s.repeat = std::max(3, repeat / 4);
     subjects.push_back(std::move(s));
   }

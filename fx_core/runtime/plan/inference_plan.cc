@@ -28,6 +28,7 @@
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/op_registry.h"
 #include "fx_core/runtime/plan/compiled_steps.h"
+#include "fx_core/runtime/plan/onednn_conv.h"
 #include "fx_core/runtime/runtime_codegen.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
@@ -401,6 +402,9 @@ struct InferencePlan::Program {
     TensorMeta out_meta;
     size_t num_operands = 0;
     std::vector<at::Tensor> operands;  // as the iterator was built on
+    // fx_inference.conv2d on oneDNN: its input and residual slots (-1: none).
+    std::shared_ptr<OnednnConv> conv;
+    int32_t conv_input = -1, conv_residual = -1;
   };
   // Per alias group (indexed by its root slot): the last step reading any
   // of its values, and whether one of them reaches the output.
@@ -434,10 +438,15 @@ struct InferencePlan::Program {
   bool matches(const std::vector<c10::IValue>& inputs) const;
 
   void plan_direct();
+  bool bind_convs();
+  bool bind_conv(Step& step);
+  void run_conv(Step& step);
   std::vector<bool> find_candidates(AliasGroups& groups);
   GroupLiveness group_liveness(AliasGroups& groups) const;
   void place_direct(Step& step, AliasGroups& groups, const GroupLiveness& live,
                     BufferPool& pool);
+  void place_conv(Step& step, AliasGroups& groups, const GroupLiveness& live,
+                  BufferPool& pool);
   bool bind_direct(Step& step);
   bool operands_fit(const Step& step, size_t num_operands) const;
   void make_operands(Step& step);
@@ -481,7 +490,9 @@ c10::IValue InferencePlan::Program::execute(std::vector<c10::IValue> inputs,
           break;
         case Step::Kind::kCallOp:
         case Step::Kind::kCallModule:
-          if (step.direct) {
+          if (step.conv) {
+            run_conv(step);
+          } else if (step.direct) {
             run_direct(step);
           } else {
             slots[step.slot] = run_kernel(step);
@@ -580,7 +591,11 @@ void InferencePlan::Program::plan_direct() {
   }
   BufferPool pool(num_slots);
   for (size_t i = 0; i < steps.size(); ++i) {
-    if (candidate[i]) place_direct(steps[i], groups, live, pool);
+    if (candidate[i] && steps[i].conv) {
+      place_conv(steps[i], groups, live, pool);
+    } else if (candidate[i]) {
+      place_direct(steps[i], groups, live, pool);
+    }
     for (int32_t r : groups_ending[i]) pool.release_group(r);
   }
   buffers = pool.tensors();
@@ -592,7 +607,7 @@ std::vector<bool> InferencePlan::Program::find_candidates(AliasGroups& groups) {
   std::vector<bool> candidate(steps.size(), false);
   for (size_t i = 0; i < steps.size(); ++i) {
     Step& step = steps[i];
-    candidate[i] = bind_direct(step);
+    candidate[i] = step.conv != nullptr || bind_direct(step);
     if (!candidate[i] && step.is_call()) {
       for (const Source& s : step.params) {
         s.for_each_slot([&](int32_t slot) { groups.unite(step.slot, slot); });
@@ -654,6 +669,158 @@ void InferencePlan::Program::place_direct(Step& step, AliasGroups& groups,
   }
   step.direct = true;
   if (step.fresh) step.buffer = at::Tensor();
+}
+
+// ------------------------------------------------------ oneDNN convolutions
+
+namespace {
+
+constexpr const char* kFusedConv = "fx_inference.conv2d";
+
+// An int or a sequence of ints as two values (conv2d's stride, ...).
+bool int_pair(const c10::IValue& v, std::vector<int64_t>* out) {
+  if (v.isInt()) {
+    out->assign(2, v.toInt());
+    return true;
+  }
+  std::vector<c10::IValue> items;
+  if (v.isList()) {
+    for (const c10::IValue& e : v.toListRef()) items.push_back(e);
+  } else if (v.isTuple()) {
+    for (const c10::IValue& e : v.toTupleRef().elements()) items.push_back(e);
+  } else {
+    return false;
+  }
+  if (items.size() == 1) items.push_back(items[0]);
+  if (items.size() != 2) return false;
+  out->clear();
+  for (const c10::IValue& e : items) {
+    if (!e.isInt()) return false;
+    out->push_back(e.toInt());
+  }
+  return true;
+}
+
+// fx_inference.conv2d's non-tensor arguments (parameters 3..6 and 8..10),
+// when all are constants of the right types.
+bool conv_params(const std::vector<Source>& p, FusedConvParams* out) {
+  for (size_t i : {3, 4, 5, 6, 8, 9, 10}) {
+    if (constant_param(p, i) == nullptr) return false;
+  }
+  if (!int_pair(p[3].constant, &out->stride) ||
+      !int_pair(p[4].constant, &out->padding) ||
+      !int_pair(p[5].constant, &out->dilation) || !p[6].constant.isInt() ||
+      !p[8].constant.isString() || !is_number(p[9].constant) ||
+      !is_number(p[10].constant)) {
+    return false;
+  }
+  out->groups = p[6].constant.toInt();
+  out->activation = p[8].constant.toStringRef();
+  out->min_val = to_scalar(p[9].constant).toDouble();
+  out->max_val = to_scalar(p[10].constant).toDouble();
+  return true;
+}
+
+bool is_float_cpu(const TensorMeta& m) {
+  return m.is_tensor && m.plain && m.dtype == c10::kFloat && m.device.is_cpu();
+}
+
+}  // namespace
+
+// Binds every fx_inference.conv2d oneDNN can run as planned (float32 CPU
+// values, attribute weights); returns whether any was.
+bool InferencePlan::Program::bind_convs() {
+  bool any = false;
+  for (Step& step : steps) any = bind_conv(step) || any;
+  return any;
+}
+
+bool InferencePlan::Program::bind_conv(Step& step) {
+  if (step.kind != Step::Kind::kCallOp || step.op->target != kFusedConv ||
+      step.params.size() != 11) {
+    return false;
+  }
+  const std::vector<Source>& p = step.params;
+  FusedConvParams params;
+  if (!conv_params(p, &params)) return false;
+  auto attribute = [&](size_t i) -> const at::Tensor* {
+    if (p[i].kind != Source::Kind::kSlot) return nullptr;
+    const Step& producer = steps[p[i].slot];
+    if (producer.kind != Step::Kind::kConstant ||
+        !producer.constant.isTensor()) {
+      return nullptr;
+    }
+    return &producer.constant.toTensor();
+  };
+  const at::Tensor* weight = attribute(1);
+  const at::Tensor* bias = attribute(2);
+  const bool no_bias = constant_param(p, 2) && p[2].constant.isNone();
+  const bool no_residual = constant_param(p, 7) && p[7].constant.isNone();
+  if (weight == nullptr || (bias == nullptr && !no_bias)) return false;
+  if (p[0].kind != Source::Kind::kSlot) return false;
+  if (!no_residual && p[7].kind != Source::Kind::kSlot) return false;
+  const TensorMeta& in = slot_meta[p[0].slot];
+  const TensorMeta& out = slot_meta[step.slot];
+  if (!is_float_cpu(in) || !is_float_cpu(out)) return false;
+  if (!no_residual) {
+    const TensorMeta& r = slot_meta[p[7].slot];
+    if (!is_float_cpu(r) || r.sizes != out.sizes) return false;
+  }
+  params.has_residual = !no_residual;
+  std::unique_ptr<OnednnConv> conv = OnednnConv::create(
+      *weight, bias ? *bias : at::Tensor(), params, in.sizes);
+  if (conv == nullptr || conv->output_sizes() != out.sizes) return false;
+  step.conv = std::move(conv);
+  step.conv_input = p[0].slot;
+  step.conv_residual = no_residual ? -1 : p[7].slot;
+  return true;
+}
+
+// The convolution on oneDNN into its planned buffer (a fresh channels_last
+// tensor when it has none); operands of other sizes or dtypes than planned
+// leave the plan as run_direct does.
+void InferencePlan::Program::run_conv(Step& step) {
+  const c10::IValue& x = slots[step.conv_input];
+  const c10::IValue* r =
+      step.conv_residual >= 0 ? &slots[step.conv_residual] : nullptr;
+  auto fits = [](const c10::IValue& v, const std::vector<int64_t>& sizes) {
+    if (!v.isTensor()) return false;
+    const at::Tensor& t = v.toTensor();
+    return t.defined() && t.scalar_type() == at::kFloat &&
+           t.device().is_cpu() && t.layout() == c10::kStrided && !t.is_conj() &&
+           !t.is_neg() && t.sizes() == c10::IntArrayRef(sizes);
+  };
+  if (diverged || !fits(x, step.conv->input_sizes()) ||
+      (r != nullptr && !fits(*r, step.conv->output_sizes()))) {
+    if (!diverged) {
+      ++direct_fallbacks;
+      diverged = true;
+      stale = true;
+    }
+    slots[step.slot] = run_kernel(step);
+    return;
+  }
+  at::Tensor out = step.buffer;
+  if (!out.defined()) {
+    out = at::empty(step.conv->output_sizes(),
+                    at::TensorOptions()
+                        .dtype(at::kFloat)
+                        .memory_format(at::MemoryFormat::ChannelsLast));
+  }
+  step.conv->run(x.toTensor(), r ? &r->toTensor() : nullptr, out);
+  slots[step.slot] = std::move(out);
+}
+
+// A conv step's result buffer (none when its group escapes: a fresh tensor
+// each run).
+void InferencePlan::Program::place_conv(Step& step, AliasGroups& groups,
+                                        const GroupLiveness& live,
+                                        BufferPool& pool) {
+  const int32_t r = groups.find(step.slot);
+  step.out_meta = slot_meta[step.slot];
+  step.fresh = live.escapes[r];
+  step.direct = true;
+  if (!step.fresh) step.buffer = pool.take(step.out_meta, r, &buffer_bytes);
 }
 
 // Whether `step` maps to a direct kernel; sets direct_op, s1, s2,
@@ -762,7 +929,13 @@ std::unique_ptr<InferencePlan::Program> InferencePlan::plan_for(
     program->input_sig.push_back(tensor ? c10::IValue() : v);
   }
   if (!program->plannable) return program;
+  std::vector<c10::IValue> again = inputs;
   *out = program->execute(std::move(inputs), /*record=*/true);
+  // oneDNN convolutions write channels_last: record the layouts they give
+  // before planning the rest around them.
+  if (program->bind_convs()) {
+    *out = program->execute(std::move(again), /*record=*/true);
+  }
   program->plan_direct();
   return program;
 }
@@ -802,6 +975,7 @@ InferencePlan::Stats InferencePlan::stats() const {
   Stats s;
   for (const Program::Step& step : program_->steps) {
     ++s.steps;
+    if (step.conv) ++s.onednn_steps;
     if (step.direct) {
       ++s.direct_steps;
       if (step.fresh) ++s.fresh_outputs;

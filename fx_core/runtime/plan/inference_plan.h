@@ -18,11 +18,20 @@
 //    node's result is assumed to alias its tensor arguments: views, in-place
 //    ops). Values that reach the graph's output get a fresh tensor each run,
 //    so a result the caller holds is never overwritten.
+//  - fx_inference.conv2d nodes (written by the fold_bn / fuse_conv passes,
+//    plugins/inference) on float32 CPU values with attribute weights run on
+//    oneDNN (plan/onednn_conv.h): weights reordered once, residual add and
+//    activation as post-ops, results channels_last (NHWC) in planned
+//    buffers, inputs of another layout reordered on the way in. Since these
+//    results are laid out differently from the reference kernel's, the
+//    plan records the graph's layouts a second time with them bound before
+//    planning the elementwise steps.
 //  - Everything else runs the op registry's / module registry's kernels, as
 //    ExecutionPlan does.
-// Results are bitwise identical to GraphModule::forward: the same kernels
-// run on the same operands with the same output layout
-// (tests/fx_core/runtime/plan).
+// Results are bitwise identical to GraphModule::forward on graphs without
+// fx_inference.conv2d: the same kernels run on the same operands with the
+// same output layout (tests/fx_core/runtime/plan); oneDNN's convolutions
+// equal the reference within float32 rounding (tests/plugins:inference_test).
 //
 // run() checks the inputs against the planned signature (count; each
 // tensor's sizes, strides, dtype and device; other values by equality). On a
@@ -70,7 +79,8 @@ class InferencePlan {
   // What the plan does (for tests, benchmarks and tuning).
   struct Stats {
     size_t steps = 0;           // graph nodes
-    size_t direct_steps = 0;    // bound to ATen CPU kernels
+    size_t direct_steps = 0;    // bound to ATen CPU kernels or oneDNN
+    size_t onednn_steps = 0;    // of which fx_inference.conv2d on oneDNN
     size_t fallback_steps = 0;  // call_function/method/module via registries
     size_t buffers = 0;         // preallocated result buffers
     size_t buffer_bytes = 0;

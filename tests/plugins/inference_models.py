@@ -1,0 +1,131 @@
+"""Models for tests/plugins/inference_test.cc, exported with
+tools/torchfx_export.py (--module tests/plugins/inference_models.py:CLASS).
+
+The torchvision networks get BatchNorm statistics measured on random batches
+(train mode, cumulative averages) and random affine parameters, so folding
+moves real numbers and the outputs are not vanishingly small."""
+
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+import torchvision.models
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "tools", "bench"))
+
+
+def calibrated(model, size=96):
+    g = torch.Generator().manual_seed(1)
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.reset_running_stats()
+            m.momentum = None
+            with torch.no_grad():
+                m.weight.uniform_(0.5, 1.5, generator=g)
+                m.bias.normal_(0.0, 0.1, generator=g)
+    model.train()
+    with torch.no_grad():
+        for _ in range(2):
+            model(torch.rand(2, 3, size, size, generator=g))
+    return model.eval()
+
+
+class ResNet18(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = calibrated(torchvision.models.resnet18())
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class ResNet50(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = calibrated(torchvision.models.resnet50())
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class MobileNetV3Large(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = calibrated(torchvision.models.mobilenet_v3_large())
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class EfficientNetB0(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = calibrated(torchvision.models.efficientnet_b0())
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class Transformer(torch.nn.Module):
+    """The suite's small transformer on token ids made from a float input."""
+
+    def __init__(self):
+        super().__init__()
+        import suite_bench
+        self.net = suite_bench.SmallTransformer()
+
+    def forward(self, x):
+        return self.net((x * 999).to(torch.long))
+
+
+class ConvTails(torch.nn.Module):
+    """Every tail fuse_conv knows, every form of convolution, and the cases
+    it must leave alone."""
+
+    def __init__(self):
+        super().__init__()
+        c = 8
+        self.stem = torch.nn.Conv2d(3, c, 3, padding=1, bias=False)
+        self.stem_bn = torch.nn.BatchNorm2d(c)
+        self.relu6 = torch.nn.ReLU6(inplace=True)
+        self.a = torch.nn.Conv2d(c, c, 3, padding=1, groups=c)
+        self.a_bn = torch.nn.BatchNorm2d(c)
+        self.hardswish = torch.nn.Hardswish()
+        self.b = torch.nn.Conv2d(c, c, 3, padding=2, dilation=2)
+        self.silu = torch.nn.SiLU()
+        self.w = torch.nn.Parameter(torch.randn(c, c, 1, 1) * 0.3)
+        self.c = torch.nn.Conv2d(c, c, 3, stride=2, padding=1)
+        self.c_bn = torch.nn.BatchNorm2d(c)
+        self.d = torch.nn.Conv2d(c, c, 1)
+        self.hardsigmoid = torch.nn.Hardsigmoid()
+        self.e = torch.nn.Conv2d(c, c, 1, groups=2)
+        self.e_bn = torch.nn.BatchNorm2d(c)
+        self.shared = torch.nn.Conv2d(c, c, 1)
+        self.shared_bn = torch.nn.BatchNorm2d(c)
+        self.same = torch.nn.Conv2d(c, c, 3, padding="same")
+        self.hardtanh = torch.nn.Hardtanh(-0.5, 0.5)
+        g = torch.Generator().manual_seed(2)
+        for m in self.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                with torch.no_grad():
+                    m.running_mean.normal_(0.0, 0.2, generator=g)
+                    m.running_var.uniform_(0.5, 2.0, generator=g)
+                    m.weight.uniform_(0.5, 1.5, generator=g)
+                    m.bias.normal_(0.0, 0.1, generator=g)
+
+    def forward(self, x):
+        x = self.relu6(self.stem_bn(self.stem(x)))
+        x = self.hardswish(self.a_bn(self.a(x)))
+        y = self.silu(self.b(x))
+        y = F.hardtanh(F.conv2d(y, self.w), -0.5, 0.5)
+        t = self.c_bn(self.c(y)).sigmoid().mean()  # a tail fuse_conv stops at
+        z = self.c_bn(self.c(y)) + self.d(F.max_pool2d(y, 2))
+        z = torch.relu(z)
+        s = self.hardsigmoid(self.d(z))
+        z = F.relu(self.e_bn(self.e(z)) + z)
+        u = self.shared(z)
+        v = self.shared_bn(u) + u  # u has two users: not folded
+        w = self.hardtanh(self.same(v))  # padding='same': not fused
+        return w * s + torch.sigmoid(z) + t
