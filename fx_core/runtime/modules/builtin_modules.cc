@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "fx_core/ir/python_repr.h"
 #include "fx_core/runtime/module_registry.h"
 #include "fx_core/runtime/modules/activation.h"
 #include "fx_core/runtime/value.h"
@@ -325,7 +326,7 @@ void add_cross_map_lrn2d(ModuleRegistry& r) {
       .create([](OpArgs& a) {
         double k = a.to_double(3);
         if (k != static_cast<double>(static_cast<int64_t>(k))) {
-          throw FxError(cat("k=", a[3].isDouble() ? a[3].toDouble() : 0.0,
+          throw FxError(cat("k=", python_float_repr(k),
                             ": LibTorch's CrossMapLRN2d takes an integer k"));
         }
         return std::make_shared<torch::nn::CrossMapLRN2dImpl>(
