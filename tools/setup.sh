@@ -23,6 +23,10 @@ packages=(
   # InferencePlan calls its convolutions directly (prepacked weights, fused
   # post-ops; fx_core/runtime/plan/onednn_conv).
   libdnnl-dev
+  # SLEEF's header for the libsleef.so.3 LibTorch already links: ATen's AVX2
+  # vector class calls it in the InferencePlan's fused pointwise loop
+  # (fx_core/runtime/plan/pointwise_loop.cc).
+  libsleef-dev
 )
 
 # Which BLAS LibTorch will load (Debian's libblas.so.3 alternative).

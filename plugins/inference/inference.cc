@@ -16,7 +16,11 @@
 //    node (fx_core/runtime/ops/inference_ops.cc), which the host runs with
 //    ATen's kernels and the InferencePlan binds to oneDNN with the tail as
 //    post-ops.
-// Both keep meta['tensor_meta'] (the replaced chain's last value's).
+//  - fuse_pointwise (fuse_pointwise.h): what fuse_conv leaves of the
+//    elementwise tails (chains and DAGs of float elementwise nodes, operands
+//    broadcasting) becomes one fx_inference.pointwise node each, which the
+//    InferencePlan runs in one TensorIterator pass.
+// All keep meta['tensor_meta'] (the replaced chain's last value's).
 #include <cmath>
 #include <optional>
 #include <string>
@@ -25,6 +29,7 @@
 
 #include "fx/plugin_api.hpp"
 #include "plugins/common/plugin_util.h"
+#include "plugins/inference/fuse_pointwise.h"
 
 namespace {
 
@@ -449,4 +454,11 @@ FXP_PLUGIN(
         "fuse_conv",
         "Conv2d + residual add + activation -> one fx_inference.conv2d "
         "(oneDNN post-ops in the InferencePlan)")
-        .run_after({"shape_prop", "fold_bn"}))
+        .run_after({"shape_prop", "fold_bn"}),
+    fxp::pass<fx_inference::fuse_pointwise>(
+        "fuse_pointwise",
+        "chains of elementwise ops -> one fx_inference.pointwise (one "
+        "TensorIterator pass in the InferencePlan)")
+        .run_after({"shape_prop", "fuse_conv"})
+        .tolerance(1e-6, 1e-6)
+        .idempotent())

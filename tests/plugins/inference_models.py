@@ -129,3 +129,37 @@ class ConvTails(torch.nn.Module):
         v = self.shared_bn(u) + u  # u has two users: not folded
         w = self.hardtanh(self.same(v))  # padding='same': not fused
         return w * s + torch.sigmoid(z) + t
+
+
+class PointwiseTails(torch.nn.Module):
+    """Every elementwise form fuse_pointwise fuses (functions, methods,
+    modules, numbers on either side, in-place forms, a DAG, a broadcast
+    squeeze-excitation scale) and the values it must leave outside a group
+    (other users, other shapes)."""
+
+    def __init__(self):
+        super().__init__()
+        c = 8
+        self.conv = torch.nn.Conv2d(3, c, 3, padding=1)
+        self.se = torch.nn.Conv2d(c, c, 1)
+        self.hardswish = torch.nn.Hardswish()
+        self.gelu = torch.nn.GELU()
+        self.relu_ = torch.nn.ReLU(inplace=True)
+        self.hardtanh = torch.nn.Hardtanh(-0.7, 0.9)
+        self.tanh = torch.nn.Tanh()
+        self.sigmoid = torch.nn.Sigmoid()
+
+    def forward(self, x):
+        y = self.conv(x)
+        s = self.se(F.adaptive_avg_pool2d(y, 1))
+        a = y * torch.sigmoid(s)  # sigmoid(s) is s's shape: not in a's group
+        b = self.hardswish(a) + 0.5 * a  # a used twice inside the group
+        c = F.silu(b) - 1.0
+        d = self.gelu(c) / 3.0
+        e = 2.0 - self.relu_(d * 1.5)
+        f = self.hardtanh(e).clamp(min=-0.5)
+        g = F.relu6(f) + torch.tanh(y).neg()  # y has other users
+        h = F.hardsigmoid(g, inplace=True).clamp(max=0.8) * torch.relu(y)
+        k = torch.clamp(h.sub(b), -1.0, 1.0).div(1.7) + self.tanh(c)
+        m = F.hardtanh(k, -0.3, 0.6) - self.sigmoid(y).mul(0.25)
+        return m * 3 + b.mean() + F.relu(k).tanh().sum()  # b, k: other users

@@ -1,19 +1,22 @@
-// fold_bn and fuse_conv (plugins/inference) and the InferencePlan that binds
-// their fx_inference.conv2d nodes to oneDNN. Golden numbers are PyTorch's
-// eager outputs (expected.pt, written by tools/torchfx_export.py); every
-// model is compared at allclose(rtol=1e-4, atol=1e-5):
+// fold_bn, fuse_conv and fuse_pointwise (plugins/inference) and the
+// InferencePlan that binds their fx_inference.conv2d nodes to oneDNN and their
+// fx_inference.pointwise nodes to one TensorIterator pass each. Golden numbers
+// are PyTorch's eager outputs (expected.pt, written by
+// tools/torchfx_export.py); every model is compared at allclose(rtol=1e-4,
+// atol=1e-5):
 //  - the graph after the passes: lints, round-trips through the fx-graph
 //    JSON, runs with GraphModule::forward and with `fx exec`;
 //  - the InferencePlan on it (oneDNN convolutions) and on the original graph;
 //  - the plan's fallbacks: another input shape (re-plan), double weights and
 //    inputs (no oneDNN step), grad mode (GraphModule::forward), another input
-//    layout (channels_last: re-plan).
+//    layout (channels_last: re-plan), for every model with fused nodes.
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -27,7 +30,7 @@
 namespace fx::plugins_test {
 namespace {
 
-constexpr const char* kPipeline = "shape_prop,fold_bn,fuse_conv";
+constexpr const char* kPipeline = "shape_prop,fold_bn,fuse_conv,fuse_pointwise";
 
 std::string export_model(const std::string& cls, const std::string& shape) {
   std::string dir =
@@ -76,8 +79,9 @@ std::shared_ptr<GraphModule> optimized(const Bundle& b, double rtol = 1e-4,
   // Without example inputs, shape_prop runs on meta tensors of a made-up
   // shape.
   const std::string pipeline =
-      b.inputs.empty() ? "shape_prop{shapes=4x4,meta=true},fold_bn,fuse_conv"
-                       : kPipeline;
+      b.inputs.empty()
+          ? "shape_prop{shapes=4x4,meta=true},fold_bn,fuse_conv,fuse_pointwise"
+          : kPipeline;
   host::PipelineReport report = run_pipeline(*gm, pipeline, b.inputs);
   EXPECT_TRUE(report.ok()) << report.summary();
   gm->graph().lint();
@@ -97,6 +101,7 @@ struct Case {
   std::string cls, shape;
   size_t fused;  // fx_inference.conv2d nodes after the passes
   size_t batch_norms_left;
+  size_t pointwise;  // fx_inference.pointwise nodes after the passes
   double rtol = 1e-4, atol = 1e-5;
 };
 
@@ -109,6 +114,7 @@ TEST_P(InferenceModels, PassesAndPlanMatchEager) {
   expect_close(forward(*b.gm, b.inputs), b.expected, "original graph");
   std::shared_ptr<GraphModule> gm = optimized(b, c.rtol, c.atol);
   EXPECT_EQ(count_target(*gm, "fx_inference.conv2d"), c.fused);
+  EXPECT_EQ(count_target(*gm, "fx_inference.pointwise"), c.pointwise);
   EXPECT_EQ(count_modules(*gm, "BatchNorm2d"), c.batch_norms_left);
   expect_close(forward(*gm, b.inputs), b.expected, "after the passes", c.rtol,
                c.atol);
@@ -124,8 +130,13 @@ TEST_P(InferenceModels, PassesAndPlanMatchEager) {
     for (const std::string& n : plan->direct_nodes()) names += n + " ";
     return "direct nodes: " + names;
   }();
+  EXPECT_EQ(s.pointwise_steps, c.pointwise);
   EXPECT_EQ(s.replans, 0u);
   EXPECT_EQ(s.direct_fallbacks, 0u);
+  std::cout << "[ plan ] " << c.cls << ": " << s.direct_steps << " direct ("
+            << s.onednn_steps << " oneDNN, " << s.pointwise_steps
+            << " fused pointwise, " << s.in_place_steps << " in place), "
+            << s.buffers << " buffers, " << s.buffer_bytes << " bytes\n";
   auto plain = InferencePlan::build(*b.gm, in);
   expect_close(plain->run(in), b.expected, "plan of the original graph");
 }
@@ -136,12 +147,13 @@ INSTANTIATE_TEST_SUITE_P(
     // PyTorch's own folding misses 1e-4 / 1e-5 too (torch.fx's
     // experimental.optimization.fuse: max |diff| 1.3e-4, 5.8x the allowed
     // error; TorchScript frozen + optimize_for_inference: 1.0e-4, 5.7x).
-    ::testing::Values(Case{"ConvTails", "1,3,16,16", 10, 1},
-                      Case{"ResNet18", "1,3,96,96", 20, 0},
-                      Case{"ResNet50", "1,3,96,96", 53, 0, 1e-3, 1e-4},
-                      Case{"MobileNetV3Large", "1,3,96,96", 62, 0},
-                      Case{"EfficientNetB0", "1,3,96,96", 81, 0},
-                      Case{"Transformer", "1,128", 0, 0}),
+    ::testing::Values(Case{"ConvTails", "1,3,16,16", 10, 1, 1},
+                      Case{"PointwiseTails", "1,3,16,16", 2, 0, PW_COUNT},
+                      Case{"ResNet18", "1,3,96,96", 20, 0, 0},
+                      Case{"ResNet50", "1,3,96,96", 53, 0, 0, 1e-3, 1e-4},
+                      Case{"MobileNetV3Large", "1,3,96,96", 62, 0, MB_COUNT},
+                      Case{"EfficientNetB0", "1,3,96,96", 81, 0, EF_COUNT},
+                      Case{"Transformer", "1,128", 0, 0, TR_COUNT}),
     [](const auto& info) { return info.param.cls; });
 
 // The fallbacks, each forced and compared with GraphModule::forward of the
@@ -151,8 +163,8 @@ class PlanFallbacks : public ::testing::TestWithParam<std::string> {};
 TEST_P(PlanFallbacks, EachFallbackMatchesEager) {
   if (std::string why = python_skip_reason(); !why.empty()) GTEST_SKIP() << why;
   const std::string cls = GetParam();
-  Bundle b = load_bundle(
-      export_model(cls, cls == "ConvTails" ? "1,3,16,16" : "1,3,96,96"));
+  const bool small = cls == "ConvTails" || cls == "PointwiseTails";
+  Bundle b = load_bundle(export_model(cls, small ? "1,3,16,16" : "1,3,96,96"));
   std::shared_ptr<GraphModule> gm = optimized(b);
   c10::AutoGradMode no_grad(false);
   std::vector<c10::IValue> in(b.inputs.begin(), b.inputs.end());
@@ -181,11 +193,14 @@ TEST_P(PlanFallbacks, EachFallbackMatchesEager) {
   at::Tensor got = tensors_of(plan64->run({x64})).at(0);
   EXPECT_EQ(got.scalar_type(), at::kDouble);
   EXPECT_EQ(plan64->stats().onednn_steps, 0u);
+  EXPECT_EQ(plan64->stats().pointwise_steps, 0u);
   expect_close(got, b.gm->forward({x64}), "double");
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, PlanFallbacks,
-                         ::testing::Values("ConvTails", "ResNet18"));
+                         ::testing::Values("ConvTails", "PointwiseTails",
+                                           "ResNet18", "MobileNetV3Large",
+                                           "EfficientNetB0"));
 
 // Every reference bundle (../shared/reference): the passes run and keep the
 // graph valid, and where the bundle has torch's output, the result and its
@@ -242,6 +257,46 @@ TEST(InferenceCli, PrintAfterAndExec) {
     ASSERT_TRUE(got.ok()) << got.status();
     expect_close(*got, b.expected, engine);
   }
+}
+
+// fuse_pointwise from the command line: --print-after shows the programs,
+// the written graph runs with `fx exec` on both engines, and a second run of
+// the pass changes nothing (idempotent).
+TEST(InferenceCli, FusePointwisePrintAfterAndExec) {
+  if (std::string why = python_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const std::string dir = export_model("PointwiseTails", "1,3,16,16");
+  const std::string fx = runfile("tools/fx");
+  std::string log;
+  ASSERT_EQ(run_command(fx + " run " + dir + "/graph.fx.json --pipeline " +
+                            kPipeline + " --inputs " + dir +
+                            "/input.pt --print-after fuse_pointwise -o " + dir +
+                            "/pw.fx.json",
+                        &log),
+            0)
+      << log;
+  EXPECT_NE(log.find("graph after fuse_pointwise"), std::string::npos) << log;
+  EXPECT_NE(log.find("fx_inference.pointwise"), std::string::npos) << log;
+  EXPECT_NE(log.find("hardswish i0"), std::string::npos) << log;
+  Bundle b = load_bundle(dir);
+  for (const char* engine : {"graph_module", "inference_plan"}) {
+    const std::string out = dir + "/pw_" + engine + ".pt";
+    ASSERT_EQ(
+        run_command(fx + " exec " + dir + "/pw.fx.json --inputs " + dir +
+                        "/input.pt --outputs " + out + " --engine " + engine,
+                    &log),
+        0)
+        << log;
+    auto got = read_value_file(out);
+    ASSERT_TRUE(got.ok()) << got.status();
+    expect_close(*got, b.expected, engine);
+  }
+  auto once = read_graph_module(dir + "/pw.fx.json");
+  ASSERT_TRUE(once.ok()) << once.status();
+  const std::string before = (*once)->graph().python_code().src;
+  host::PipelineReport again =
+      run_pipeline(**once, "shape_prop,fuse_pointwise", b.inputs);
+  EXPECT_TRUE(again.ok()) << again.summary();
+  EXPECT_EQ((*once)->graph().python_code().src, before);
 }
 
 }  // namespace

@@ -29,6 +29,7 @@
 #include "fx_core/runtime/op_registry.h"
 #include "fx_core/runtime/plan/compiled_steps.h"
 #include "fx_core/runtime/plan/onednn_conv.h"
+#include "fx_core/runtime/plan/pointwise_kernel.h"
 #include "fx_core/runtime/runtime_codegen.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
@@ -109,6 +110,7 @@ enum class DirectOp : uint8_t {
   kSigmoid,
   kTanh,
   kNeg,
+  kPointwise,  // fx_inference.pointwise (pointwise_kernel.h)
 };
 
 bool is_number(const c10::IValue& v) {
@@ -162,6 +164,7 @@ std::optional<DirectMatch> match_target(const OpDef& def) {
   if (is({"torch.sigmoid"}, "sigmoid")) return {{DirectOp::kSigmoid, 1}};
   if (is({"torch.tanh"}, "tanh")) return {{DirectOp::kTanh, 1}};
   if (is({"torch.neg", "operator.neg"}, "neg")) return {{DirectOp::kNeg, 1}};
+  if (is({"fx_inference.pointwise"}, "")) return {{DirectOp::kPointwise, 0}};
   return std::nullopt;
 }
 
@@ -169,6 +172,13 @@ std::optional<DirectMatch> match_target(const OpDef& def) {
 const c10::IValue* constant_param(const std::vector<Source>& p, size_t i) {
   return i < p.size() && p[i].kind == Source::Kind::kConstant ? &p[i].constant
                                                               : nullptr;
+}
+
+// Where a direct step's operand i comes from (fx_inference.pointwise: the
+// items of its `inputs` list).
+const ValueSource& operand_source(const CompiledStep& step, size_t i,
+                                  bool pointwise) {
+  return pointwise ? step.params[0].items[i] : step.params[i];
 }
 
 // clamp's bounds: numbers (not NaN) or None, not both None. Sets *op to the
@@ -233,6 +243,7 @@ bool bind_scalars(const std::string& t, const std::vector<Source>& p,
 // sigmoid, tanh; bool only for add and mul; no complex).
 bool result_fits(DirectOp op, const TensorMeta& out) {
   if (!out.is_tensor || !out.plain) return false;
+  if (op == DirectOp::kPointwise) return out.dtype == c10::kFloat;
   const bool float_op =
       op == DirectOp::kDiv || op == DirectOp::kSigmoid || op == DirectOp::kTanh;
   if (float_op && !c10::isFloatingType(out.dtype)) return false;
@@ -310,6 +321,8 @@ void run_stub(DirectOp op, at::TensorIterator& it, const c10::Scalar& s1,
     case DirectOp::kNeg:
       at::native::neg_stub(c10::kCPU, it);
       break;
+    case DirectOp::kPointwise:  // run by its PointwiseKernel
+      break;
   }
 }
 
@@ -361,6 +374,18 @@ class BufferPool {
     group_buffers_[group].push_back(b);
     return pool_[b].tensor;
   }
+  // Hands `buffer`, taken by group `from`, over to group `to` (a result
+  // written in place of a dead operand).
+  void transfer(const at::Tensor& buffer, int32_t from, int32_t to) {
+    std::vector<size_t>& owned = group_buffers_[from];
+    for (auto it = owned.begin(); it != owned.end(); ++it) {
+      if (pool_[*it].tensor.is_same(buffer)) {
+        group_buffers_[to].push_back(*it);
+        owned.erase(it);
+        return;
+      }
+    }
+  }
   void release_group(int32_t group) {
     for (size_t b : group_buffers_[group]) free_.push_back(b);
   }
@@ -405,6 +430,10 @@ struct InferencePlan::Program {
     // fx_inference.conv2d on oneDNN: its input and residual slots (-1: none).
     std::shared_ptr<OnednnConv> conv;
     int32_t conv_input = -1, conv_residual = -1;
+    // fx_inference.pointwise in one pass: the kernel (operands: the
+    // `inputs` list's items).
+    std::shared_ptr<PointwiseKernel> pointwise;
+    bool in_place = false;  // the result overwrites a dead operand's buffer
   };
   // Per alias group (indexed by its root slot): the last step reading any
   // of its values, and whether one of them reaches the output.
@@ -443,8 +472,14 @@ struct InferencePlan::Program {
   void run_conv(Step& step);
   std::vector<bool> find_candidates(AliasGroups& groups);
   GroupLiveness group_liveness(AliasGroups& groups) const;
-  void place_direct(Step& step, AliasGroups& groups, const GroupLiveness& live,
-                    BufferPool& pool);
+  void place_direct(Step& step, size_t index, AliasGroups& groups,
+                    const GroupLiveness& live, BufferPool& pool);
+  bool take_dead_operand(Step& step, size_t index, AliasGroups& groups,
+                         const GroupLiveness& live, BufferPool& pool,
+                         at::Tensor* out);
+  bool only_reader_of_group(const Step& step, int32_t slot,
+                            AliasGroups& groups) const;
+  bool bind_pointwise(Step& step);
   void place_conv(Step& step, AliasGroups& groups, const GroupLiveness& live,
                   BufferPool& pool);
   bool bind_direct(Step& step);
@@ -549,7 +584,11 @@ void InferencePlan::Program::run_direct(Step& step) {
                                 .device(step.out_meta.device));
     it.unsafe_replace_operand(0, out.data_ptr());
   }
-  run_stub(step.direct_op, it, step.s1, step.s2);
+  if (step.pointwise) {
+    step.pointwise->run(it);
+  } else {
+    run_stub(step.direct_op, it, step.s1, step.s2);
+  }
   slots[step.slot] = std::move(out);
 }
 
@@ -594,7 +633,7 @@ void InferencePlan::Program::plan_direct() {
     if (candidate[i] && steps[i].conv) {
       place_conv(steps[i], groups, live, pool);
     } else if (candidate[i]) {
-      place_direct(steps[i], groups, live, pool);
+      place_direct(steps[i], i, groups, live, pool);
     }
     for (int32_t r : groups_ending[i]) pool.release_group(r);
   }
@@ -636,10 +675,12 @@ InferencePlan::Program::GroupLiveness InferencePlan::Program::group_liveness(
   return live;
 }
 
-// The step's result buffer (fresh each run when its group escapes) and its
-// TensorIterator; on failure the step is left to the registry (its group
-// keeps the buffer taken until the group's end).
-void InferencePlan::Program::place_direct(Step& step, AliasGroups& groups,
+// The step's result buffer (fresh each run when its group escapes; a dead
+// operand's, else one from the pool) and its TensorIterator; on failure the
+// step is left to the registry (its group keeps the buffer taken until the
+// group's end).
+void InferencePlan::Program::place_direct(Step& step, size_t index,
+                                          AliasGroups& groups,
                                           const GroupLiveness& live,
                                           BufferPool& pool) {
   const int32_t r = groups.find(step.slot);
@@ -649,13 +690,16 @@ void InferencePlan::Program::place_direct(Step& step, AliasGroups& groups,
     out = at::empty_strided(step.out_meta.sizes, step.out_meta.strides,
                             at::TensorOptions().dtype(step.out_meta.dtype));
   } else {
-    out = pool.take(step.out_meta, r, &buffer_bytes);
+    step.in_place = take_dead_operand(step, index, groups, live, pool, &out);
+    if (!step.in_place) out = pool.take(step.out_meta, r, &buffer_bytes);
     step.buffer = out;
   }
   make_operands(step);
   bool ok = true;
   try {
-    at::TensorIterator it = make_iterator(step.direct_op, out, step.operands);
+    at::TensorIterator it =
+        step.pointwise ? step.pointwise->make_iterator(out, step.operands)
+                       : make_iterator(step.direct_op, out, step.operands);
     ok = iterates_in_place(it, out, step.operands);
     if (ok) step.iter.emplace(std::move(it));
   } catch (const c10::Error&) {
@@ -665,10 +709,59 @@ void InferencePlan::Program::place_direct(Step& step, AliasGroups& groups,
     step.variable.clear();
     step.operands.clear();
     step.buffer = at::Tensor();
+    step.pointwise.reset();
+    step.in_place = false;
     return;
   }
   step.direct = true;
   if (step.fresh) step.buffer = at::Tensor();
+}
+
+// In place: an operand held in a planned buffer (a direct or oneDNN step's,
+// not fresh) whose alias group is dead after step `index` and whose layout
+// is the result's gives the result its buffer (handed over to the result's
+// group). Elementwise kernels read each element before writing it at the
+// same offset, so out may be that operand.
+bool InferencePlan::Program::take_dead_operand(Step& step, size_t index,
+                                               AliasGroups& groups,
+                                               const GroupLiveness& live,
+                                               BufferPool& pool,
+                                               at::Tensor* out) {
+  const bool pointwise = step.direct_op == DirectOp::kPointwise;
+  for (size_t i = 0; i < step.num_operands; ++i) {
+    const Source& s = operand_source(step, i, pointwise);
+    if (s.kind != Source::Kind::kSlot) continue;
+    const Step& producer = steps[s.slot];
+    const int32_t g = groups.find(s.slot);
+    if (!producer.direct || producer.fresh || !producer.buffer.defined() ||
+        live.escapes[g] || live.last[g] != index ||
+        !producer.out_meta.same_layout(step.out_meta) ||
+        producer.out_meta.device != step.out_meta.device) {
+      continue;
+    }
+    if (!only_reader_of_group(step, s.slot, groups)) continue;
+    pool.transfer(producer.buffer, g, groups.find(step.slot));
+    *out = producer.buffer;
+    return true;
+  }
+  return false;
+}
+
+// Whether no operand of `step` but `slot` itself may alias `slot` (a view of
+// it read at other offsets would see the result being written).
+bool InferencePlan::Program::only_reader_of_group(const Step& step,
+                                                  int32_t slot,
+                                                  AliasGroups& groups) const {
+  const bool pointwise = step.direct_op == DirectOp::kPointwise;
+  const int32_t g = groups.find(slot);
+  for (size_t i = 0; i < step.num_operands; ++i) {
+    const Source& s = operand_source(step, i, pointwise);
+    if (s.kind == Source::Kind::kSlot && s.slot != slot &&
+        groups.find(s.slot) == g) {
+      return false;
+    }
+  }
+  return true;
 }
 
 // ------------------------------------------------------ oneDNN convolutions
@@ -831,6 +924,7 @@ bool InferencePlan::Program::bind_direct(Step& step) {
   std::optional<DirectMatch> match = match_target(*step.op);
   if (!match) return false;
   step.direct_op = match->op;
+  if (match->op == DirectOp::kPointwise) return bind_pointwise(step);
   if (!bind_scalars(step.op->target, step.params, &step.direct_op, &step.s1,
                     &step.s2)) {
     return false;
@@ -843,13 +937,47 @@ bool InferencePlan::Program::bind_direct(Step& step) {
   return true;
 }
 
+// fx_inference.pointwise(inputs, program, scalars) with constant program
+// and scalars and float32 inputs: its PointwiseKernel.
+bool InferencePlan::Program::bind_pointwise(Step& step) {
+  const std::vector<Source>& p = step.params;
+  if (p.size() != 3 || p[0].kind != Source::Kind::kList ||
+      p[1].kind != Source::Kind::kConstant || !p[1].constant.isList() ||
+      p[2].kind != Source::Kind::kConstant || !p[2].constant.isList()) {
+    return false;
+  }
+  std::vector<std::string> program;
+  for (const c10::IValue& v : p[1].constant.toListRef()) {
+    if (!v.isString()) return false;
+    program.push_back(v.toStringRef());
+  }
+  std::vector<double> scalars;
+  for (const c10::IValue& v : p[2].constant.toListRef()) {
+    if (!v.isDouble() && !v.isInt()) return false;
+    scalars.push_back(v.isDouble() ? v.toDouble()
+                                   : static_cast<double>(v.toInt()));
+  }
+  const size_t n = p[0].items.size();
+  if (!result_fits(DirectOp::kPointwise, slot_meta[step.slot])) return false;
+  for (const Source& s : p[0].items) {
+    if (s.kind != Source::Kind::kSlot) return false;
+  }
+  if (!operands_fit(step, n)) return false;
+  step.pointwise = PointwiseKernel::create(program, std::move(scalars), n);
+  if (step.pointwise == nullptr) return false;
+  step.num_operands = n;
+  step.out_meta = slot_meta[step.slot];
+  return true;
+}
+
 // The tensor operands are plain CPU tensors of the result's dtype; operands
 // after the first may also be numbers (not bools).
 bool InferencePlan::Program::operands_fit(const Step& step,
                                           size_t num_operands) const {
   const TensorMeta& out = slot_meta[step.slot];
+  const bool pointwise = step.direct_op == DirectOp::kPointwise;
   for (size_t i = 0; i < num_operands; ++i) {
-    const Source& s = step.params[i];
+    const Source& s = operand_source(step, i, pointwise);
     if (s.kind == Source::Kind::kConstant && i > 0 && is_number(s.constant) &&
         !s.constant.isBool()) {
       continue;
@@ -867,7 +995,7 @@ void InferencePlan::Program::make_operands(Step& step) {
   step.operands.clear();
   step.variable.clear();
   for (size_t i = 0; i < step.num_operands; ++i) {
-    const Source& s = step.params[i];
+    const Source& s = operand_source(step, i, step.pointwise != nullptr);
     if (s.kind == Source::Kind::kConstant) {
       step.operands.push_back(wrap_number(s.constant));
       continue;
@@ -976,6 +1104,8 @@ InferencePlan::Stats InferencePlan::stats() const {
   for (const Program::Step& step : program_->steps) {
     ++s.steps;
     if (step.conv) ++s.onednn_steps;
+    if (step.pointwise) ++s.pointwise_steps;
+    if (step.in_place) ++s.in_place_steps;
     if (step.direct) {
       ++s.direct_steps;
       if (step.fresh) ++s.fresh_outputs;

@@ -26,12 +26,21 @@
 //    results are laid out differently from the reference kernel's, the
 //    plan records the graph's layouts a second time with them bound before
 //    planning the elementwise steps.
+//  - fx_inference.pointwise nodes (written by fuse_pointwise) on float32 CPU
+//    values run in one TensorIterator pass (plan/pointwise_kernel.h), as
+//    direct steps do (iterator built once, planned buffers).
+//  - In place: a direct step whose operand sits in a planned buffer of the
+//    result's layout, dead after the step (its whole alias group) and read
+//    by no other operand of the step through an alias, writes its result
+//    into that buffer instead of taking another.
 //  - Everything else runs the op registry's / module registry's kernels, as
 //    ExecutionPlan does.
 // Results are bitwise identical to GraphModule::forward on graphs without
-// fx_inference.conv2d: the same kernels run on the same operands with the
-// same output layout (tests/fx_core/runtime/plan); oneDNN's convolutions
-// equal the reference within float32 rounding (tests/plugins:inference_test).
+// fx_inference.conv2d or fx_inference.pointwise: the same kernels run on the
+// same operands with the same output layout (tests/fx_core/runtime/plan);
+// oneDNN's convolutions equal the reference within float32 rounding
+// (tests/plugins:inference_test), fused pointwise steps within 1e-6 relative
+// (transcendental functions).
 //
 // run() checks the inputs against the planned signature (count; each
 // tensor's sizes, strides, dtype and device; other values by equality). On a
@@ -78,11 +87,13 @@ class InferencePlan {
 
   // What the plan does (for tests, benchmarks and tuning).
   struct Stats {
-    size_t steps = 0;           // graph nodes
-    size_t direct_steps = 0;    // bound to ATen CPU kernels or oneDNN
-    size_t onednn_steps = 0;    // of which fx_inference.conv2d on oneDNN
-    size_t fallback_steps = 0;  // call_function/method/module via registries
-    size_t buffers = 0;         // preallocated result buffers
+    size_t steps = 0;            // graph nodes
+    size_t direct_steps = 0;     // bound to ATen CPU kernels or oneDNN
+    size_t onednn_steps = 0;     // of which fx_inference.conv2d on oneDNN
+    size_t pointwise_steps = 0;  // of which fx_inference.pointwise fused
+    size_t in_place_steps = 0;   // results written over a dead operand
+    size_t fallback_steps = 0;   // call_function/method/module via registries
+    size_t buffers = 0;          // preallocated result buffers
     size_t buffer_bytes = 0;
     size_t fresh_outputs = 0;     // direct results allocated per run (outputs)
     size_t replans = 0;           // re-plans after an input signature change

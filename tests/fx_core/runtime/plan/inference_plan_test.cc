@@ -212,7 +212,7 @@ TEST(InferencePlan, ThousandOpChainIsBoundDirectlyWithTwoBuffers) {
   EXPECT_EQ(stats.direct_steps, 1000u);
   EXPECT_EQ(stats.fallback_steps, 0u);
   EXPECT_EQ(stats.fresh_outputs, 1u);  // the last op: the caller's result
-  EXPECT_EQ(stats.buffers, 2u);        // ping-pong
+  EXPECT_EQ(stats.buffers, 1u);        // each op over its dead operand
 }
 
 // Every direct kernel, with numbers, kwargs, broadcasting, method and

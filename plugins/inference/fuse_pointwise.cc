@@ -1,0 +1,360 @@
+#include "plugins/inference/fuse_pointwise.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "plugins/common/plugin_util.h"
+
+namespace fx_inference {
+namespace {
+
+using fxp::Arg;
+using fxp::ArgView;
+using fxp::Graph;
+using fxp::Node;
+
+// An operand of an elementwise node: a node, or a number.
+struct Operand {
+  Node node;  // empty for a number
+  double value = 0.0;
+};
+
+// One elementwise node as a program instruction: its op and operands
+// (clamp: the input and its bounds, clamp_min / clamp_max one bound).
+struct Elementwise {
+  std::string op;
+  std::vector<Operand> operands;
+  bool plan_binds_alone = false;  // the InferencePlan binds it directly
+};
+
+ArgView param(const Node& n, size_t index, const char* name) {
+  if (ArgView k = n.kwarg(name)) return k;
+  return index < n.num_args() ? n.arg(index) : ArgView();
+}
+
+bool is_number(const ArgView& v) {
+  return v && (v.kind() == FX_ARG_INT || v.kind() == FX_ARG_FLOAT);
+}
+
+Operand operand(const ArgView& v) {
+  return v.is_node() ? Operand{v.node(), 0.0} : Operand{Node(), v.as_float()};
+}
+
+// a OP b with tensors or numbers (at least one node; no number / tensor).
+std::optional<Elementwise> binary(const Node& n, const char* op) {
+  if (n.num_args() != 2 || n.num_kwargs() != 0) return std::nullopt;
+  ArgView a = n.arg(0), b = n.arg(1);
+  if (!(a.is_node() || is_number(a)) || !(b.is_node() || is_number(b))) {
+    return std::nullopt;
+  }
+  if (!a.is_node() && (!b.is_node() || std::string_view(op) == "div")) {
+    return std::nullopt;
+  }
+  return Elementwise{op, {operand(a), operand(b)}, true};
+}
+
+// f(x[, inplace]): the input, with `inplace` (positional index 1 or kwarg)
+// false, or true while x has no other user.
+std::optional<Elementwise> unary(const Node& n, const char* op,
+                                 bool plan_binds) {
+  if (n.num_args() == 0 || !n.arg(0).is_node() || n.num_args() > 2) {
+    return std::nullopt;
+  }
+  for (size_t i = 0; i < n.num_kwargs(); ++i) {
+    if (n.kwarg_key(i) != "inplace") return std::nullopt;
+  }
+  ArgView inplace = param(n, 1, "inplace");
+  if (inplace && inplace.kind() != FX_ARG_BOOL) return std::nullopt;
+  if (inplace && inplace.as_bool() && n.arg(0).node().num_users() != 1) {
+    return std::nullopt;
+  }
+  return Elementwise{op, {operand(n.arg(0))}, plan_binds};
+}
+
+// clamp(x, lo, hi) with number bounds (None for no bound, not both).
+std::optional<Elementwise> clamp(const Node& x, const ArgView& lo,
+                                 const ArgView& hi, bool plan_binds) {
+  const bool has_lo = lo && !lo.is_none(), has_hi = hi && !hi.is_none();
+  if ((has_lo && !is_number(lo)) || (has_hi && !is_number(hi))) {
+    return std::nullopt;
+  }
+  if (!has_lo && !has_hi) return std::nullopt;
+  Elementwise e{has_lo ? (has_hi ? "clamp" : "clamp_min") : "clamp_max",
+                {Operand{x, 0.0}},
+                plan_binds};
+  if (has_lo) e.operands.push_back(Operand{Node(), lo.as_float()});
+  if (has_hi) e.operands.push_back(Operand{Node(), hi.as_float()});
+  return e;
+}
+
+std::optional<Elementwise> clamp_call(const Node& n, size_t first_bound,
+                                      const char* lo_name,
+                                      const char* hi_name) {
+  if (n.num_args() == 0 || !n.arg(0).is_node()) return std::nullopt;
+  for (size_t i = 0; i < n.num_kwargs(); ++i) {
+    const std::string k = n.kwarg_key(i);
+    if (k != lo_name && k != hi_name) return std::nullopt;
+  }
+  if (n.num_args() > first_bound + 2) return std::nullopt;
+  return clamp(n.arg(0).node(), param(n, first_bound, lo_name),
+               param(n, first_bound + 1, hi_name), true);
+}
+
+std::optional<Elementwise> function_elementwise(const Node& n) {
+  const std::string_view t = n.target();
+  if (t == "operator.add" || t == "torch.add") return binary(n, "add");
+  if (t == "operator.sub" || t == "torch.sub") return binary(n, "sub");
+  if (t == "operator.mul" || t == "torch.mul") return binary(n, "mul");
+  if (t == "operator.truediv" || t == "torch.div") return binary(n, "div");
+  if (n.num_args() == 1 && n.num_kwargs() == 0) {
+    if (t == "operator.neg" || t == "torch.neg") return unary(n, "neg", true);
+    if (t == "torch.relu") return unary(n, "relu", true);
+    if (t == "torch.sigmoid") return unary(n, "sigmoid", true);
+    if (t == "torch.tanh") return unary(n, "tanh", true);
+  }
+  if (t == "torch.nn.functional.relu") return unary(n, "relu", true);
+  if (t == "torch.nn.functional.silu") return unary(n, "silu", false);
+  if (t == "torch.nn.functional.hardswish") return unary(n, "hardswish", false);
+  if (t == "torch.nn.functional.hardsigmoid") {
+    return unary(n, "hardsigmoid", false);
+  }
+  if (t == "torch.nn.functional.relu6") {
+    auto e = unary(n, "clamp", false);
+    if (e)
+      e->operands.insert(e->operands.end(), {{Node(), 0.0}, {Node(), 6.0}});
+    return e;
+  }
+  if (t == "torch.nn.functional.gelu") {
+    ArgView approximate = param(n, 1, "approximate");
+    if (n.num_args() != 1 || n.num_kwargs() > 1 || !n.arg(0).is_node() ||
+        (approximate && approximate.as_string() != "none")) {
+      return std::nullopt;
+    }
+    return Elementwise{"gelu", {operand(n.arg(0))}, false};
+  }
+  if (t == "torch.nn.functional.hardtanh") {
+    ArgView inplace = param(n, 3, "inplace");
+    if (inplace && (inplace.kind() != FX_ARG_BOOL || inplace.as_bool())) {
+      return std::nullopt;
+    }
+    if (n.num_args() == 0 || !n.arg(0).is_node() || n.num_args() > 4) {
+      return std::nullopt;
+    }
+    Arg lo = param(n, 1, "min_val") ? Arg(param(n, 1, "min_val")) : Arg(-1.0);
+    Arg hi = param(n, 2, "max_val") ? Arg(param(n, 2, "max_val")) : Arg(1.0);
+    return clamp(n.arg(0).node(), lo.view(), hi.view(), false);
+  }
+  if (t == "torch.clamp") return clamp_call(n, 1, "min", "max");
+  return std::nullopt;
+}
+
+std::optional<Elementwise> method_elementwise(const Node& n) {
+  const std::string_view t = n.target();
+  if (n.num_args() == 0 || !n.arg(0).is_node()) return std::nullopt;
+  if (t == "add") return binary(n, "add");
+  if (t == "sub") return binary(n, "sub");
+  if (t == "mul") return binary(n, "mul");
+  if (t == "div") return binary(n, "div");
+  if (t == "clamp") return clamp_call(n, 1, "min", "max");
+  if (n.num_args() != 1 || n.num_kwargs() != 0) return std::nullopt;
+  for (const char* op : {"neg", "relu", "sigmoid", "tanh"}) {
+    if (t == op) return unary(n, op, true);
+  }
+  return std::nullopt;
+}
+
+std::optional<Elementwise> module_elementwise(Graph& g, const Node& n) {
+  if (n.num_args() != 1 || n.num_kwargs() != 0 || !n.arg(0).is_node()) {
+    return std::nullopt;
+  }
+  const std::string target(n.target());
+  const std::string type = g.module_type(target.c_str());
+  Arg config = fxp::module_config(g, target.c_str());
+  ArgView inplace = fxp::dict_get(config.view(), "inplace");
+  if (inplace && inplace.kind() == FX_ARG_BOOL && inplace.as_bool() &&
+      n.arg(0).node().num_users() != 1) {
+    return std::nullopt;
+  }
+  const Node x = n.arg(0).node();
+  auto one = [&](const char* op) {
+    return Elementwise{op, {Operand{x, 0.0}}, false};
+  };
+  if (type == "torch.nn.ReLU") return one("relu");
+  if (type == "torch.nn.Sigmoid") return one("sigmoid");
+  if (type == "torch.nn.Tanh") return one("tanh");
+  if (type == "torch.nn.SiLU") return one("silu");
+  if (type == "torch.nn.Hardswish") return one("hardswish");
+  if (type == "torch.nn.Hardsigmoid") return one("hardsigmoid");
+  if (type == "torch.nn.GELU") {
+    ArgView approximate = fxp::dict_get(config.view(), "approximate");
+    if (approximate && approximate.as_string() != "none") return std::nullopt;
+    return one("gelu");
+  }
+  if (type == "torch.nn.ReLU6")
+    return clamp(x, Arg(0.0).view(), Arg(6.0).view(), false);
+  if (type == "torch.nn.Hardtanh") {
+    return clamp(x, fxp::dict_get(config.view(), "min_val"),
+                 fxp::dict_get(config.view(), "max_val"), false);
+  }
+  return std::nullopt;
+}
+
+// meta['tensor_meta']'s shape and dtype ("" when absent).
+struct Meta {
+  std::vector<int64_t> shape;
+  std::string dtype;
+};
+
+Meta meta_of(const Node& n) {
+  Meta m;
+  ArgView t = n.meta("tensor_meta");
+  if (!t || t.kind() != FX_ARG_DICT) return m;
+  ArgView s = fxp::dict_get(t, "shape");
+  ArgView d = fxp::dict_get(t, "dtype");
+  if (!s || !d) return m;
+  for (size_t i = 0; i < s.size(); ++i) m.shape.push_back(s[i].as_int());
+  m.dtype = d.as_string();
+  return m;
+}
+
+bool float_dtype(const std::string& d) {
+  return d == "torch.float32" || d == "torch.float64" || d == "torch.float16" ||
+         d == "torch.bfloat16";
+}
+
+std::optional<Elementwise> elementwise_of(Graph& g, const Node& n) {
+  std::optional<Elementwise> e;
+  if (n.op() == FX_OP_CALL_FUNCTION) e = function_elementwise(n);
+  if (n.op() == FX_OP_CALL_METHOD) e = method_elementwise(n);
+  if (n.op() == FX_OP_CALL_MODULE) e = module_elementwise(g, n);
+  if (!e) return std::nullopt;
+  // A float result, and tensor operands of its dtype.
+  const Meta m = meta_of(n);
+  if (!float_dtype(m.dtype)) return std::nullopt;
+  for (const Operand& o : e->operands) {
+    if (!o.node) continue;
+    const Meta om = meta_of(o.node);
+    if (om.dtype != m.dtype || om.shape.size() > m.shape.size()) {
+      return std::nullopt;
+    }
+  }
+  if (n.op() != FX_OP_CALL_FUNCTION && n.op() != FX_OP_CALL_METHOD) {
+    e->plan_binds_alone = false;
+  }
+  return e;
+}
+
+using NodeMap = std::unordered_map<FxNode*, Elementwise>;
+using NodeSet = std::unordered_set<FxNode*>;
+
+// The group grown from `root` (see the header), in no particular order.
+std::vector<Node> grow(const Node& root, const NodeMap& elementwise,
+                       const NodeSet& taken) {
+  const Meta root_meta = meta_of(root);
+  std::vector<Node> group{root};
+  NodeSet in_group{root.get()};
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (size_t i = 0; i < group.size(); ++i) {
+      for (const Operand& o : elementwise.at(group[i].get()).operands) {
+        if (!o.node || in_group.count(o.node.get()) ||
+            taken.count(o.node.get()) || !elementwise.count(o.node.get())) {
+          continue;
+        }
+        const Meta m = meta_of(o.node);
+        if (m.shape != root_meta.shape || m.dtype != root_meta.dtype) continue;
+        const std::vector<Node> users = o.node.users();
+        if (!std::all_of(users.begin(), users.end(), [&](const Node& u) {
+              return in_group.count(u.get()) != 0;
+            })) {
+          continue;
+        }
+        group.push_back(o.node);
+        in_group.insert(o.node.get());
+        grew = true;
+      }
+    }
+  }
+  return group;
+}
+
+// The fx_inference.pointwise node computing `group` (in graph order, the
+// root last), inserted before the root.
+Node fused_node(Graph& g, const std::vector<Node>& group,
+                const NodeMap& elementwise) {
+  std::vector<Arg> inputs, program, scalars;
+  std::vector<FxNode*> input_nodes;
+  std::unordered_map<FxNode*, size_t> temp;
+  for (size_t k = 0; k < group.size(); ++k) {
+    const Elementwise& e = elementwise.at(group[k].get());
+    std::string text = e.op;
+    for (const Operand& o : e.operands) {
+      if (!o.node) {
+        text += " s" + std::to_string(scalars.size());
+        scalars.emplace_back(o.value);
+      } else if (auto t = temp.find(o.node.get()); t != temp.end()) {
+        text += " t" + std::to_string(t->second);
+      } else {
+        auto it =
+            std::find(input_nodes.begin(), input_nodes.end(), o.node.get());
+        text += " i" + std::to_string(it - input_nodes.begin());
+        if (it == input_nodes.end()) {
+          input_nodes.push_back(o.node.get());
+          inputs.emplace_back(o.node);
+        }
+      }
+    }
+    program.emplace_back(text);
+    temp[group[k].get()] = k;
+  }
+  auto guard = g.inserting_before(group.back());
+  return g.call_function(
+      "fx_inference.pointwise",
+      {Arg::list(inputs), Arg::list(program), Arg::list(scalars)});
+}
+
+}  // namespace
+
+bool fuse_pointwise(Graph& g, const fxp::Options&) {
+  const std::vector<Node> nodes = g.nodes();
+  std::unordered_map<FxNode*, size_t> position;
+  NodeMap elementwise;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    position[nodes[i].get()] = i;
+    if (auto e = elementwise_of(g, nodes[i])) {
+      elementwise.emplace(nodes[i].get(), std::move(*e));
+    }
+  }
+  NodeSet taken;
+  bool changed = false;
+  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+    // Erased members leave `elementwise`: a stale handle is skipped.
+    if (!elementwise.count(it->get()) || taken.count(it->get())) continue;
+    std::vector<Node> group = grow(*it, elementwise, taken);
+    if (group.size() == 1 && elementwise.at(it->get()).plan_binds_alone) {
+      continue;
+    }
+    std::sort(group.begin(), group.end(), [&](const Node& a, const Node& b) {
+      return position.at(a.get()) < position.at(b.get());
+    });
+    Node fused = fused_node(g, group, elementwise);
+    if (ArgView m = group.back().meta("tensor_meta")) {
+      fused.set_meta("tensor_meta", Arg(m));
+    }
+    group.back().replace_all_uses_with(fused);
+    for (auto m = group.rbegin(); m != group.rend(); ++m) {
+      taken.insert(m->get());
+      elementwise.erase(m->get());
+      g.erase_node(*m);
+    }
+    changed = true;
+  }
+  return changed;
+}
+
+}  // namespace fx_inference
