@@ -424,7 +424,7 @@ struct ForwardRow {
   double torchscript_max_diff = -1;
   size_t direct = 0;
   size_t onednn = 0;            // plan steps on oneDNN
-  bool plan_optimized = false;  // planned after fold_bn, fuse_conv
+  bool plan_optimized = false;  // planned after the inference passes
   double plan_max_diff = 0;     // plan vs GraphModule
 };
 
@@ -443,7 +443,8 @@ std::string row_json(const ForwardRow& r, bool optimized_script) {
   }
   out << ", \"plan_direct_nodes\": " << r.direct
       << ", \"plan_onednn_nodes\": " << r.onednn << ", \"plan_passes\": \""
-      << (r.plan_optimized ? "shape_prop,fold_bn,fuse_conv,fuse_pointwise" : "") << "\""
+      << (r.plan_optimized ? "shape_prop,fold_bn,fuse_conv,fuse_pointwise" : "")
+      << "\""
       << ", \"plan_max_abs_diff\": " << r.plan_max_diff << "}";
   return out.str();
 }
