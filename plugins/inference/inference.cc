@@ -20,6 +20,11 @@
 //    the same tail (residual add, then one activation, gelu included)
 //    become one fx_inference.linear node, which the InferencePlan binds to
 //    oneDNN's matmul with the tail as post-ops.
+//  - fuse_matmul: a matmul of two tensors (operator.matmul, torch.matmul,
+//    torch.bmm, Tensor.matmul) and a multiplication of its only use by a
+//    number (attention's q @ k^T * scale) become one fx_inference.matmul
+//    node, which the InferencePlan runs on oneDNN's matmul reading strided
+//    (permuted, transposed) operands in place.
 // All keep meta['tensor_meta'] (the replaced chain's last value's).
 #include <cmath>
 #include <optional>
@@ -39,6 +44,7 @@ using fxp::Node;
 
 constexpr const char* kFusedConv = "fx_inference.conv2d";
 constexpr const char* kFusedLinear = "fx_inference.linear";
+constexpr const char* kFusedMatmul = "fx_inference.matmul";
 
 // ------------------------------------------------------------ conv sites
 
@@ -559,6 +565,60 @@ bool fuse_linear(Graph& g, const fxp::Options&) {
   return changed;
 }
 
+// ---------------------------------------------------------- fuse_matmul
+
+bool is_matmul(const Node& n) {
+  std::string_view t = n.target();
+  const bool target =
+      (n.op() == FX_OP_CALL_FUNCTION &&
+       (t == "operator.matmul" || t == "torch.matmul" || t == "torch.bmm")) ||
+      (n.op() == FX_OP_CALL_METHOD && t == "matmul");
+  return target && n.num_args() == 2 && n.num_kwargs() == 0 &&
+         n.arg(0).is_node() && n.arg(1).is_node();
+}
+
+// The number `mul` multiplies `value` by (either order, no out=), or nullopt.
+std::optional<double> scale_of(const Node& mul, const Node& value) {
+  std::string_view t = mul.target();
+  const bool is_mul = (mul.op() == FX_OP_CALL_FUNCTION &&
+                       (t == "operator.mul" || t == "torch.mul")) ||
+                      (mul.op() == FX_OP_CALL_METHOD && t == "mul");
+  if (!is_mul || mul.num_args() != 2 || mul.num_kwargs() != 0) {
+    return std::nullopt;
+  }
+  for (size_t i = 0; i < 2; ++i) {
+    ArgView v = mul.arg(i), other = mul.arg(1 - i);
+    if (!v.is_node() || v.node() != value) continue;
+    if (other.kind() == FX_ARG_FLOAT || other.kind() == FX_ARG_INT) {
+      return other.as_float();
+    }
+  }
+  return std::nullopt;
+}
+
+bool fuse_matmul(Graph& g, const fxp::Options&) {
+  bool changed = false;
+  for (Node n : g.nodes()) {  // a copy: the chains erase later nodes
+    if (!is_matmul(n)) continue;
+    Chain c;
+    c.nodes.push_back(n);
+    double scale = 1.0;
+    if (n.num_users() == 1) {
+      if (auto s = scale_of(n.users()[0], n)) {
+        scale = *s;
+        c.nodes.push_back(n.users()[0]);
+      }
+    }
+    replace_chain(g, c, [&] {
+      return g.call_function(kFusedMatmul,
+                             {Arg(n.arg(0).node()), Arg(n.arg(1).node())},
+                             {{"scale", Arg(scale)}});
+    });
+    changed = true;
+  }
+  return changed;
+}
+
 }  // namespace
 
 FXP_PLUGIN(
@@ -575,6 +635,13 @@ FXP_PLUGIN(
         "fuse_linear",
         "Linear + residual add + activation (gelu included) -> one "
         "fx_inference.linear (oneDNN matmul post-ops in the InferencePlan)")
+        .run_after({"shape_prop"})
+        .tolerance(1e-4, 1e-5)
+        .idempotent(),
+    fxp::pass<fuse_matmul>(
+        "fuse_matmul",
+        "matmul [* number] -> one fx_inference.matmul (oneDNN's matmul on "
+        "strided operands, the scale as a post-op, in the InferencePlan)")
         .run_after({"shape_prop"})
         .tolerance(1e-4, 1e-5)
         .idempotent())

@@ -93,7 +93,7 @@ if [[ $python -eq 1 ]] && /usr/bin/python3 -c 'import torch, torchvision' 2>/dev
   # DIR/NAME/graph.opt.fx.json.
   for dir in "$work"/models/*/; do
     [[ -f "$dir/graph.fx.json" && -f "$dir/input.pt" ]] || continue
-    "$runfiles/tools/fx" run "$dir/graph.fx.json" --pipeline shape_prop,fold_bn,fuse_conv,fuse_linear \
+    "$runfiles/tools/fx" run "$dir/graph.fx.json" --pipeline shape_prop,fold_bn,fuse_conv,fuse_linear,fuse_matmul \
       --inputs "$dir/input.pt" --plugin "$runfiles/plugins/libfx_shape_prop.so" \
       --plugin "$runfiles/plugins/libfx_inference.so" -o "$dir/graph.opt.fx.json" >/dev/null
   done

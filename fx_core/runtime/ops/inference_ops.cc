@@ -1,6 +1,6 @@
 // Built-in ops, part 5: the fused ops the inference passes write
-// (plugins/inference: fold_bn, fuse_conv, fuse_linear) and the InferencePlan
-// binds to
+// (plugins/inference: fold_bn, fuse_conv, fuse_linear, fuse_matmul) and the
+// InferencePlan binds to
 // oneDNN. Each kernel here is the reference: the unfused ATen ops, in the
 // order the pass found them, so a graph after the passes stays runnable
 // anywhere (GraphModule, Interpreter, fx exec) and computes what the
@@ -14,6 +14,8 @@
 // fx_inference.linear(input, weight, bias=None, residual=None,
 //                     activation='none', min_val=0.0, max_val=0.0)
 //   = act(torch.nn.functional.linear(input, weight, bias) [+ residual])
+// fx_inference.matmul(input, other, scale=1.0)
+//   = torch.matmul(input, other) [* scale, when scale != 1]
 // activation: 'none', 'relu', 'hardtanh' (clamp to [min_val, max_val]; relu6
 // is hardtanh(0, 6)), 'hardswish', 'silu', 'sigmoid', 'hardsigmoid', 'gelu'
 // (F.gelu's default, with erf) and 'gelu_tanh' (F.gelu(approximate='tanh')).
@@ -68,6 +70,12 @@ IValue fused_linear(OpArgs& a) {
                   a.to_double(6));
 }
 
+IValue fused_matmul(OpArgs& a) {
+  at::Tensor y = at::matmul(a.tensor(0), a.tensor(1));
+  const double scale = a.to_double(2);
+  return scale == 1.0 ? y : at::mul(y, scale);
+}
+
 }  // namespace
 
 void register_inference_ops(OpRegistry& r) {
@@ -80,6 +88,8 @@ void register_inference_ops(OpRegistry& r) {
         "input, weight, bias=None, residual=None, activation='none', "
         "min_val=0.0, max_val=0.0",
         fused_linear);
+  r.add(Opcode::kCallFunction, "fx_inference.matmul", "input, other, scale=1.0",
+        fused_matmul);
 }
 
 }  // namespace fx::ops

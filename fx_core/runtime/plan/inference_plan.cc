@@ -29,7 +29,7 @@
 #include "fx_core/runtime/op_registry.h"
 #include "fx_core/runtime/plan/compiled_steps.h"
 #include "fx_core/runtime/plan/onednn_conv.h"
-#include "fx_core/runtime/plan/onednn_linear.h"
+#include "fx_core/runtime/plan/onednn_steps.h"
 #include "fx_core/runtime/runtime_codegen.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
@@ -406,9 +406,8 @@ struct InferencePlan::Program {
     // fx_inference.conv2d on oneDNN: its input and residual slots (-1: none).
     std::shared_ptr<OnednnConv> conv;
     int32_t conv_input = -1, conv_residual = -1;
-    // fx_inference.linear on oneDNN: its input and residual slots.
-    std::shared_ptr<OnednnLinear> linear;
-    int32_t linear_input = -1, linear_residual = -1;
+    // fx_inference.linear / matmul on oneDNN.
+    std::shared_ptr<OnednnStep> onednn;
   };
   // Per alias group (indexed by its root slot): the last step reading any
   // of its values, and whether one of them reaches the output.
@@ -445,9 +444,9 @@ struct InferencePlan::Program {
   bool bind_convs();
   bool bind_conv(Step& step);
   void run_conv(Step& step);
-  void bind_linears();
-  bool bind_linear(Step& step);
-  void run_linear(Step& step);
+  void bind_onednn_steps();
+  PlannedParam planned_param(const Source& s) const;
+  void run_onednn(Step& step);
   std::vector<bool> find_candidates(AliasGroups& groups);
   GroupLiveness group_liveness(AliasGroups& groups) const;
   void place_direct(Step& step, AliasGroups& groups, const GroupLiveness& live,
@@ -499,8 +498,8 @@ c10::IValue InferencePlan::Program::execute(std::vector<c10::IValue> inputs,
         case Step::Kind::kCallModule:
           if (step.conv) {
             run_conv(step);
-          } else if (step.linear) {
-            run_linear(step);
+          } else if (step.onednn) {
+            run_onednn(step);
           } else if (step.direct) {
             run_direct(step);
           } else {
@@ -600,7 +599,7 @@ void InferencePlan::Program::plan_direct() {
   }
   BufferPool pool(num_slots);
   for (size_t i = 0; i < steps.size(); ++i) {
-    if (candidate[i] && (steps[i].conv || steps[i].linear)) {
+    if (candidate[i] && (steps[i].conv || steps[i].onednn)) {
       place_conv(steps[i], groups, live, pool);
     } else if (candidate[i]) {
       place_direct(steps[i], groups, live, pool);
@@ -616,7 +615,7 @@ std::vector<bool> InferencePlan::Program::find_candidates(AliasGroups& groups) {
   std::vector<bool> candidate(steps.size(), false);
   for (size_t i = 0; i < steps.size(); ++i) {
     Step& step = steps[i];
-    candidate[i] = step.conv || step.linear || bind_direct(step);
+    candidate[i] = step.conv || step.onednn || bind_direct(step);
     if (!candidate[i] && step.is_call()) {
       for (const Source& s : step.params) {
         s.for_each_slot([&](int32_t slot) { groups.unite(step.slot, slot); });
@@ -820,7 +819,7 @@ void InferencePlan::Program::run_conv(Step& step) {
   slots[step.slot] = std::move(out);
 }
 
-// A conv or linear step's result buffer (none when its group escapes: a
+// A conv or other oneDNN step's result buffer (none when its group escapes: a
 // fresh tensor each run).
 void InferencePlan::Program::place_conv(Step& step, AliasGroups& groups,
                                         const GroupLiveness& live,
@@ -832,109 +831,57 @@ void InferencePlan::Program::place_conv(Step& step, AliasGroups& groups,
   if (!step.fresh) step.buffer = pool.take(step.out_meta, r, &buffer_bytes);
 }
 
-// --------------------------------------------------------- oneDNN linears
+// ------------------------------------------- other oneDNN steps (linears)
 
-namespace {
-
-constexpr const char* kFusedLinear = "fx_inference.linear";
-
-// fx_inference.linear's non-tensor arguments (parameters 4..6), when all are
-// constants of the right types.
-bool linear_params(const std::vector<Source>& p, FusedLinearParams* out) {
-  for (size_t i : {4, 5, 6}) {
-    if (constant_param(p, i) == nullptr) return false;
+// Binds every fx_inference.linear / matmul oneDNN can run as planned
+// (plan/onednn_steps.h).
+void InferencePlan::Program::bind_onednn_steps() {
+  for (Step& step : steps) {
+    if (step.kind != Step::Kind::kCallOp || step.slot < 0) continue;
+    std::vector<PlannedParam> params;
+    for (const Source& s : step.params) params.push_back(planned_param(s));
+    Source result;
+    result.kind = Source::Kind::kSlot;
+    result.slot = step.slot;
+    step.onednn =
+        bind_onednn_step(step.op->target, params, planned_param(result));
   }
-  if (!p[4].constant.isString() || !is_number(p[5].constant) ||
-      !is_number(p[6].constant)) {
-    return false;
-  }
-  out->activation = p[4].constant.toStringRef();
-  out->min_val = to_scalar(p[5].constant).toDouble();
-  out->max_val = to_scalar(p[6].constant).toDouble();
-  return true;
 }
 
-// Whether `m` is laid out row-major (strides of size-1 dimensions aside).
-bool row_major(const TensorMeta& m) {
-  int64_t expected = 1;
-  for (size_t i = m.sizes.size(); i-- > 0;) {
-    if (m.sizes[i] == 1) continue;
-    if (m.strides[i] != expected) return false;
-    expected *= m.sizes[i];
-  }
-  return true;
-}
-
-}  // namespace
-
-// Binds every fx_inference.linear oneDNN can run as planned (float32 CPU
-// values, attribute weights).
-void InferencePlan::Program::bind_linears() {
-  for (Step& step : steps) bind_linear(step);
-}
-
-bool InferencePlan::Program::bind_linear(Step& step) {
-  if (step.kind != Step::Kind::kCallOp || step.op->target != kFusedLinear ||
-      step.params.size() != 7) {
-    return false;
-  }
-  const std::vector<Source>& p = step.params;
-  FusedLinearParams params;
-  if (!linear_params(p, &params)) return false;
-  auto attribute = [&](size_t i) -> const at::Tensor* {
-    if (p[i].kind != Source::Kind::kSlot) return nullptr;
-    const Step& producer = steps[p[i].slot];
-    if (producer.kind != Step::Kind::kConstant ||
-        !producer.constant.isTensor()) {
-      return nullptr;
+// What the planner knows of one parameter.
+PlannedParam InferencePlan::Program::planned_param(const Source& s) const {
+  PlannedParam p;
+  if (s.kind == Source::Kind::kConstant) {
+    p.kind = PlannedParam::Kind::kConstant;
+    p.constant = s.constant;
+  } else if (s.kind == Source::Kind::kSlot &&
+             steps[s.slot].kind == Step::Kind::kConstant) {
+    const c10::IValue& c = steps[s.slot].constant;
+    if (c.isTensor()) {
+      p.kind = PlannedParam::Kind::kAttribute;
+      p.attribute = &c.toTensor();
     }
-    return &producer.constant.toTensor();
-  };
-  const at::Tensor* weight = attribute(1);
-  const at::Tensor* bias = attribute(2);
-  const bool no_bias = constant_param(p, 2) && p[2].constant.isNone();
-  const bool no_residual = constant_param(p, 3) && p[3].constant.isNone();
-  if (weight == nullptr || (bias == nullptr && !no_bias)) return false;
-  if (p[0].kind != Source::Kind::kSlot) return false;
-  if (!no_residual && p[3].kind != Source::Kind::kSlot) return false;
-  const TensorMeta& in = slot_meta[p[0].slot];
-  const TensorMeta& out = slot_meta[step.slot];
-  if (!is_float_cpu(in) || !is_float_cpu(out)) return false;
-  if (!no_residual) {
-    const TensorMeta& r = slot_meta[p[3].slot];
-    if (!is_float_cpu(r) || r.sizes != out.sizes) return false;
+  } else if (s.kind == Source::Kind::kSlot) {
+    const TensorMeta& m = slot_meta[s.slot];
+    p.kind = PlannedParam::Kind::kValue;
+    p.slot = s.slot;
+    p.float_cpu = is_float_cpu(m);
+    p.sizes = m.sizes;
+    p.strides = m.strides;
   }
-  params.has_residual = !no_residual;
-  std::unique_ptr<OnednnLinear> linear = OnednnLinear::create(
-      *weight, bias ? *bias : at::Tensor(), params, in.sizes);
-  // The planned buffer takes the reference's layout: it must be the
-  // contiguous one oneDNN writes.
-  if (linear == nullptr || linear->output_sizes() != out.sizes ||
-      !row_major(out)) {
-    return false;
-  }
-  step.linear = std::move(linear);
-  step.linear_input = p[0].slot;
-  step.linear_residual = no_residual ? -1 : p[3].slot;
-  return true;
+  return p;
 }
 
-// The linear on oneDNN into its planned buffer (a fresh contiguous tensor
-// when it has none); operands of other sizes or dtypes than planned leave
-// the plan as run_direct does.
-void InferencePlan::Program::run_linear(Step& step) {
-  const c10::IValue& x = slots[step.linear_input];
-  const c10::IValue* r =
-      step.linear_residual >= 0 ? &slots[step.linear_residual] : nullptr;
-  auto fits = [](const c10::IValue& v, const std::vector<int64_t>& sizes) {
-    if (!v.isTensor()) return false;
-    const at::Tensor& t = v.toTensor();
-    return t.defined() && t.scalar_type() == at::kFloat &&
-           t.device().is_cpu() && t.layout() == c10::kStrided && !t.is_conj() &&
-           !t.is_neg() && t.sizes() == c10::IntArrayRef(sizes);
-  };
-  if (diverged || !fits(x, step.linear->input_sizes()) ||
-      (r != nullptr && !fits(*r, step.linear->output_sizes()))) {
+// The step on oneDNN into its planned buffer (a fresh contiguous tensor
+// when it has none); operands of other layouts than planned leave the plan
+// as run_direct does.
+void InferencePlan::Program::run_onednn(Step& step) {
+  std::vector<const at::Tensor*> operands;
+  for (int32_t slot : step.onednn->inputs()) {
+    operands.push_back(slots[slot].isTensor() ? &slots[slot].toTensor()
+                                              : nullptr);
+  }
+  if (diverged || !step.onednn->fits(operands)) {
     if (!diverged) {
       ++direct_fallbacks;
       diverged = true;
@@ -944,10 +891,8 @@ void InferencePlan::Program::run_linear(Step& step) {
     return;
   }
   at::Tensor out = step.buffer;
-  if (!out.defined()) {
-    out = at::empty(step.linear->output_sizes(), at::kFloat);
-  }
-  step.linear->run(x.toTensor(), r ? &r->toTensor() : nullptr, out);
+  if (!out.defined()) out = at::empty(step.onednn->output_sizes(), at::kFloat);
+  step.onednn->run(operands, out);
   slots[step.slot] = std::move(out);
 }
 
@@ -1064,7 +1009,7 @@ std::unique_ptr<InferencePlan::Program> InferencePlan::plan_for(
   if (program->bind_convs()) {
     *out = program->execute(std::move(again), /*record=*/true);
   }
-  program->bind_linears();  // their results keep the reference's layout
+  program->bind_onednn_steps();  // results in the reference's layout
   program->plan_direct();
   return program;
 }
@@ -1104,7 +1049,7 @@ InferencePlan::Stats InferencePlan::stats() const {
   Stats s;
   for (const Program::Step& step : program_->steps) {
     ++s.steps;
-    if (step.conv || step.linear) ++s.onednn_steps;
+    if (step.conv || step.onednn) ++s.onednn_steps;
     if (step.direct) {
       ++s.direct_steps;
       if (step.fresh) ++s.fresh_outputs;
