@@ -294,21 +294,27 @@ INSTANTIATE_TEST_SUITE_P(Reference, ReferenceBundles,
 
 // The passes from the command line: --print-after shows the fused nodes and
 // `fx exec` runs the written graph (plan and GraphModule) to eager's values.
-TEST(InferenceCli, PrintAfterAndExec) {
+struct CliCase {
+  std::string cls, shape, pass, shown;  // `shown`: in the printed graph
+};
+
+class InferenceCli : public ::testing::TestWithParam<CliCase> {};
+
+TEST_P(InferenceCli, PrintAfterAndExec) {
   if (std::string why = python_skip_reason(); !why.empty()) GTEST_SKIP() << why;
-  const std::string dir = export_model("ConvTails", "1,3,16,16");
+  const CliCase& c = GetParam();
+  const std::string dir = export_model(c.cls, c.shape);
   const std::string fx = runfile("tools/fx");
   std::string log;
   ASSERT_EQ(run_command(fx + " run " + dir + "/graph.fx.json --pipeline " +
                             kPipeline + " --inputs " + dir +
-                            "/input.pt --print-after fuse_conv -o " + dir +
+                            "/input.pt --print-after " + c.pass + " -o " + dir +
                             "/cli.fx.json",
                         &log),
             0)
       << log;
-  EXPECT_NE(log.find("graph after fuse_conv"), std::string::npos) << log;
-  EXPECT_NE(log.find("fx_inference.conv2d"), std::string::npos) << log;
-  EXPECT_NE(log.find("activation: hardswish"), std::string::npos) << log;
+  EXPECT_NE(log.find("graph after " + c.pass), std::string::npos) << log;
+  EXPECT_NE(log.find(c.shown), std::string::npos) << log;
   for (const char* engine : {"graph_module", "inference_plan"}) {
     const std::string out = dir + "/cli_" + engine + ".pt";
     ASSERT_EQ(
@@ -323,6 +329,15 @@ TEST(InferenceCli, PrintAfterAndExec) {
     expect_close(*got, b.expected, engine);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Passes, InferenceCli,
+    ::testing::Values(
+        CliCase{"ConvTails", "1,3,16,16", "fuse_conv", "activation: hardswish"},
+        CliCase{"LinearTails", "2,6,16", "fuse_linear",
+                "activation: gelu_tanh"},
+        CliCase{"MatmulTails", "2,6,24", "fuse_matmul", "fx_inference.matmul"}),
+    [](const auto& info) { return info.param.cls; });
 
 }  // namespace
 }  // namespace fx::plugins_test
