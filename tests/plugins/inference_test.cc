@@ -298,9 +298,9 @@ struct CliCase {
   std::string cls, shape, pass, shown;  // `shown`: in the printed graph
 };
 
-class InferenceCli : public ::testing::TestWithParam<CliCase> {};
+class InferencePassCli : public ::testing::TestWithParam<CliCase> {};
 
-TEST_P(InferenceCli, PrintAfterAndExec) {
+TEST_P(InferencePassCli, PrintAfterAndExec) {
   if (std::string why = python_skip_reason(); !why.empty()) GTEST_SKIP() << why;
   const CliCase& c = GetParam();
   const std::string dir = export_model(c.cls, c.shape);
@@ -331,13 +331,45 @@ TEST_P(InferenceCli, PrintAfterAndExec) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Passes, InferenceCli,
+    Passes, InferencePassCli,
     ::testing::Values(
         CliCase{"ConvTails", "1,3,16,16", "fuse_conv", "activation: hardswish"},
         CliCase{"LinearTails", "2,6,16", "fuse_linear",
                 "activation: gelu_tanh"},
         CliCase{"MatmulTails", "2,6,24", "fuse_matmul", "fx_inference.matmul"}),
     [](const auto& info) { return info.param.cls; });
+
+// `fx exec --pipeline` optimizes in memory what `fx run` would write: the
+// plan computes bitwise what it computes on the written graph.
+TEST(InferenceCli, ExecRunsThePipelineItself) {
+  if (std::string why = python_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const std::string dir = export_model("ConvTails", "1,3,16,16");
+  const std::string fx = runfile("tools/fx");
+  std::string log;
+  ASSERT_EQ(run_command(fx + " run " + dir + "/graph.fx.json --pipeline " +
+                            kPipeline + " --inputs " + dir + "/input.pt -o " +
+                            dir + "/written.fx.json",
+                        &log),
+            0)
+      << log;
+  auto exec = [&](const std::string& graph, const std::string& extra,
+                  const std::string& out) {
+    std::string command = fx + " exec " + dir + "/" + graph + " --inputs " +
+                          dir + "/input.pt --outputs " + out +
+                          " --engine inference_plan " + extra;
+    EXPECT_EQ(run_command(command, &log), 0) << command << "\n" << log;
+    auto got = read_value_file(out);
+    EXPECT_TRUE(got.ok()) << got.status();
+    return got.ok() ? *got : c10::IValue();
+  };
+  c10::IValue in_memory =
+      exec("graph.fx.json", std::string("--pipeline ") + kPipeline,
+           dir + "/in_memory.pt");
+  c10::IValue written = exec("written.fx.json", "", dir + "/written.pt");
+  ASSERT_TRUE(in_memory.isTensor() && written.isTensor());
+  EXPECT_TRUE(at::equal(in_memory.toTensor(), written.toTensor()));
+  expect_close(in_memory, load_bundle(dir).expected, "exec --pipeline");
+}
 
 }  // namespace
 }  // namespace fx::plugins_test
