@@ -158,15 +158,6 @@ absl::Status create_modules(
   return absl::OkStatus();
 }
 
-// The Python type of a module built from a file, for messages.
-std::string type_of(const torch::nn::Module& module) {
-  if (dynamic_cast<const GraphModule*>(&module)) {
-    return std::string(kGraphModuleType);
-  }
-  const ModuleKind* kind = ModuleRegistry::global().find(module);
-  return kind ? kind->type : module.name();
-}
-
 // One weight: into the module whose path prefixes `key`, or a top-level
 // get_attr target.
 absl::Status place_weight(const std::string& key, const at::Tensor& tensor,
@@ -179,7 +170,7 @@ absl::Status place_weight(const std::string& key, const at::Tensor& tensor,
                      &error)) {
         return absl::InvalidArgumentError(
             cat("weight '", key, "' for module '", path, "' (",
-                type_of(*attr.module), "): ", error));
+                module_type_name(*attr.module), "): ", error));
       }
       return absl::OkStatus();
     }
@@ -217,7 +208,7 @@ absl::Status check_weights_complete(
     for (const std::string& key : keys) {
       if (!loaded.contains(cat(path, ".", key))) {
         return absl::InvalidArgumentError(
-            cat("module '", path, "' (", type_of(*attr.module), "): '", key,
+            cat("module '", path, "' (", module_type_name(*attr.module), "): '", key,
                 "' is missing from the weights",
                 file.weights.empty() ? " (the file names no weights)"
                                      : cat(" (", file.weights, ")")));
@@ -280,6 +271,14 @@ absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module_shared(
     GraphFile file, const TensorList& weights) {
   file.weights = "in memory";  // named in messages about missing weights
   return build_graph_module(std::move(file), weights, /*share=*/true);
+}
+
+std::string module_type_name(const torch::nn::Module& module) {
+  if (dynamic_cast<const GraphModule*>(&module)) {
+    return std::string(kGraphModuleType);
+  }
+  const ModuleKind* kind = ModuleRegistry::global().find(module);
+  return kind ? kind->type : module.name();
 }
 
 absl::StatusOr<std::shared_ptr<GraphModule>> read_graph_module(

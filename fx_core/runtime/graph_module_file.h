@@ -45,6 +45,11 @@ using TensorList = std::vector<std::pair<std::string, at::Tensor>>;
 // (skip_init.h).
 absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module_shared(
     GraphFile file, const TensorList& weights);
+// The Python type a bundle names `module` by: its ModuleRegistry kind's
+// ("torch.nn.Conv2d"), torch.fx.graph_module.GraphModule for a GraphModule,
+// else LibTorch's class name (module.name()) for a module no kind covers.
+std::string module_type_name(const torch::nn::Module& module);
+
 // Reads and loads `path` (an fx-graph JSON file).
 absl::StatusOr<std::shared_ptr<GraphModule>> read_graph_module(
     const std::string& path);

@@ -31,6 +31,12 @@ void append_one(std::string& out, T value) {
   out.append(buf, res.ptr);
 }
 
+// No floating-point or bool pieces: they would convert to char. Format a
+// float as the context needs it (e.g. Python's repr, fx_core/ir/python_repr.h).
+template <typename T, typename = std::enable_if_t<std::is_floating_point_v<T> ||
+                                                  std::is_same_v<T, bool>>>
+void append_one(std::string& out, const T& value) = delete;
+
 inline size_t size_one(std::string_view s) { return s.size(); }
 inline size_t size_one(const char* s) {
   return std::char_traits<char>::length(s);

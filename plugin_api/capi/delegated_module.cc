@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "fx_core/format/graph_json.h"
+#include "fx_core/runtime/graph_module_file.h"
 #include "fx_core/runtime/module_registry.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
@@ -88,8 +89,7 @@ class PartitionAttributes : public AttributeStore {
       *error = cat("the partition has no submodule '", name, "'");
       return false;
     }
-    const ModuleKind* kind = ModuleRegistry::global().find(*m);
-    *type = kind ? kind->type : m->name();
+    *type = module_type_name(*m);
     return true;
   }
 

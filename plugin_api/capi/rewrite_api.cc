@@ -8,7 +8,7 @@
 #include "fx_core/rewrite/subgraph_matcher.h"
 #include "fx_core/rewrite/subgraph_rewriter.h"
 #include "fx_core/runtime/graph_module.h"
-#include "fx_core/runtime/module_registry.h"
+#include "fx_core/runtime/graph_module_file.h"
 #include "plugin_api/capi/api_internal.h"
 #include "plugin_api/capi/wrap.h"
 
@@ -30,8 +30,7 @@ std::string module_type(const GraphModule* gm, const Node& n) {
   if (gm == nullptr) return "";
   std::shared_ptr<torch::nn::Module> m = gm->get_submodule(n.target());
   if (m == nullptr) return "";
-  const ModuleKind* kind = ModuleRegistry::global().find(*m);
-  return kind ? kind->type : m->name();
+  return module_type_name(*m);
 }
 
 MatcherOptions matcher_options(const Graph& graph, const Graph& pattern,

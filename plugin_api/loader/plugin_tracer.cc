@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "fx_core/runtime/module_registry.h"
+#include "fx_core/runtime/graph_module_file.h"
 #include "fx_core/tracer/extensions.h"
 #include "plugin_api/capi/extensions.h"
 
@@ -13,8 +13,7 @@ namespace fx::host {
 
 bool PluginTracer::is_leaf_module(
     const torch::nn::Module& m, std::string_view module_qualified_name) const {
-  const ModuleKind* kind = ModuleRegistry::global().find(m);
-  std::string type = kind ? kind->type : m.name();
+  std::string type = module_type_name(m);
   std::optional<bool> verdict = leaf_module_rule(type, module_qualified_name);
   if (verdict.has_value()) return *verdict;
   return Tracer::is_leaf_module(m, module_qualified_name);

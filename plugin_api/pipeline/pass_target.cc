@@ -156,8 +156,7 @@ class GraphModuleTarget::Attributes : public AttributeStore {
       *error = cat("the module has no submodule '", name, "'");
       return false;
     }
-    const ModuleKind* kind = ModuleRegistry::global().find(*m);
-    *type = kind ? kind->type : m->name();
+    *type = module_type_name(*m);
     return true;
   }
 

@@ -16,6 +16,15 @@
 //    node (fx_core/runtime/ops/inference_ops.cc), which the host runs with
 //    ATen's kernels and the InferencePlan binds to oneDNN with the tail as
 //    post-ops.
+//  - fuse_linear: a Linear (module or F.linear with attribute weights) and
+//    the same tail (residual add, then one activation, gelu included)
+//    become one fx_inference.linear node, which the InferencePlan binds to
+//    oneDNN's matmul with the tail as post-ops.
+//  - fuse_matmul: a matmul of two tensors (operator.matmul, torch.matmul,
+//    torch.bmm, Tensor.matmul) and a multiplication of its only use by a
+//    number (attention's q @ k^T * scale) become one fx_inference.matmul
+//    node, which the InferencePlan runs on oneDNN's matmul reading strided
+//    (permuted, transposed) operands in place.
 //  - fuse_pointwise (fuse_pointwise.h): what fuse_conv leaves of the
 //    elementwise tails (chains and DAGs of float elementwise nodes, operands
 //    broadcasting) becomes one fx_inference.pointwise node each, which the
@@ -39,6 +48,8 @@ using fxp::Graph;
 using fxp::Node;
 
 constexpr const char* kFusedConv = "fx_inference.conv2d";
+constexpr const char* kFusedLinear = "fx_inference.linear";
+constexpr const char* kFusedMatmul = "fx_inference.matmul";
 
 // ------------------------------------------------------------ conv sites
 
@@ -118,6 +129,57 @@ std::optional<ConvSite> function_conv(const Node& n) {
 std::optional<ConvSite> conv_site(Graph& g, const Node& n) {
   if (n.op() == FX_OP_CALL_MODULE) return module_conv(g, n);
   if (n.op() == FX_OP_CALL_FUNCTION) return function_conv(n);
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------- linear sites
+
+// A linear layer whose weight (and bias) are attributes.
+struct LinearSite {
+  Node node;
+  Node input;
+  std::string weight;  // attribute path
+  std::string bias;    // attribute path, or empty
+};
+
+std::optional<LinearSite> module_linear(Graph& g, const Node& n) {
+  std::string target(n.target());
+  if (g.module_type(target.c_str()) != "torch.nn.Linear") return std::nullopt;
+  if (n.num_args() != 1 || n.num_kwargs() != 0 || !n.arg(0).is_node()) {
+    return std::nullopt;
+  }
+  LinearSite s{n, n.arg(0).node(), target + ".weight", ""};
+  if (!g.has_attr(s.weight.c_str())) return std::nullopt;
+  if (g.has_attr((target + ".bias").c_str())) s.bias = target + ".bias";
+  return s;
+}
+
+std::optional<LinearSite> function_linear(const Node& n) {
+  std::string_view t = n.target();
+  if (t != "torch._C._nn.linear" && t != "torch.nn.functional.linear") {
+    return std::nullopt;
+  }
+  if (n.num_args() + n.num_kwargs() > 3) return std::nullopt;
+  ArgView x = call_param(n, 0, "input");
+  ArgView w = call_param(n, 1, "weight");
+  if (!x || !x.is_node() || !w || !w.is_node() ||
+      w.node().op() != FX_OP_GET_ATTR) {
+    return std::nullopt;
+  }
+  LinearSite s{n, x.node(), std::string(w.node().target()), ""};
+  ArgView b = call_param(n, 2, "bias");
+  if (b && b.is_node()) {
+    if (b.node().op() != FX_OP_GET_ATTR) return std::nullopt;
+    s.bias = std::string(b.node().target());
+  } else if (b && !b.is_none()) {
+    return std::nullopt;
+  }
+  return s;
+}
+
+std::optional<LinearSite> linear_site(Graph& g, const Node& n) {
+  if (n.op() == FX_OP_CALL_MODULE) return module_linear(g, n);
+  if (n.op() == FX_OP_CALL_FUNCTION) return function_linear(n);
   return std::nullopt;
 }
 
@@ -282,6 +344,20 @@ bool only_input(const Node& n) {
   return true;
 }
 
+// F.gelu's approximation ('none' when absent) as an activation name.
+std::optional<Activation> gelu_activation(const ArgView& approximate) {
+  if (!approximate) return Activation{"gelu"};
+  if (approximate.kind() != FX_ARG_STRING) return std::nullopt;
+  const std::string a = approximate.as_string();
+  if (a == "none") return Activation{"gelu"};
+  if (a == "tanh") return Activation{"gelu_tanh"};
+  return std::nullopt;
+}
+
+bool is_gelu(const Activation& a) {
+  return a.name == "gelu" || a.name == "gelu_tanh";
+}
+
 std::optional<Activation> module_activation(Graph& g, const Node& n) {
   if (n.num_args() != 1 || n.num_kwargs() != 0) return std::nullopt;
   std::string target(n.target());
@@ -292,6 +368,11 @@ std::optional<Activation> module_activation(Graph& g, const Node& n) {
   if (type == "torch.nn.SiLU") return Activation{"silu"};
   if (type == "torch.nn.Sigmoid") return Activation{"sigmoid"};
   if (type == "torch.nn.Hardsigmoid") return Activation{"hardsigmoid"};
+  if (type == "torch.nn.GELU") {
+    Arg config = fxp::module_config(g, target.c_str());
+    ArgView approximate = fxp::dict_get(config.view(), "approximate");
+    return gelu_activation(approximate);
+  }
   if (type == "torch.nn.Hardtanh") {
     Arg config = fxp::module_config(g, target.c_str());
     ArgView lo = fxp::dict_get(config.view(), "min_val");
@@ -321,6 +402,15 @@ std::optional<Activation> function_activation(const Node& n) {
     }
     return Activation{"hardtanh", lo ? lo.as_float() : -1.0,
                       hi ? hi.as_float() : 1.0};
+  }
+  if (t == "torch._C._nn.gelu" || t == "torch.nn.functional.gelu") {
+    if (n.num_args() + n.num_kwargs() > 2 || !n.arg(0).is_node()) {
+      return std::nullopt;
+    }
+    if (n.num_kwargs() == 1 && n.kwarg_key(0) != "approximate") {
+      return std::nullopt;
+    }
+    return gelu_activation(call_param(n, 1, "approximate"));
   }
   if (!only_input(n)) return std::nullopt;
   if (t == "torch.relu" || t == "torch.nn.functional.relu") {
@@ -372,16 +462,18 @@ std::optional<Node> residual_of(const Node& add, const Node& value) {
   return other;
 }
 
-// The conv, its tail and what the fused node takes.
+// The conv or linear, its tail and what the fused node takes.
 struct Chain {
-  std::vector<Node> nodes;  // conv first, the chain's last value last
+  std::vector<Node> nodes;  // the conv / linear first, the last value last
   std::optional<Node> residual;
   Activation act{"none"};
 };
 
-Chain chain_after(Graph& g, const Node& conv) {
+// `head`'s tail; gelu only when `gelu` (oneDNN's convolutions here do not
+// take it).
+Chain chain_after(Graph& g, const Node& head, bool gelu) {
   Chain c;
-  c.nodes.push_back(conv);
+  c.nodes.push_back(head);
   auto sole_user = [&]() -> std::optional<Node> {
     const Node& last = c.nodes.back();
     if (last.num_users() != 1) return std::nullopt;
@@ -394,12 +486,30 @@ Chain chain_after(Graph& g, const Node& conv) {
     }
   }
   if (auto u = sole_user()) {
-    if (auto a = activation_of(g, *u)) {
+    if (auto a = activation_of(g, *u); a && (gelu || !is_gelu(*a))) {
       c.act = *a;
       c.nodes.push_back(*u);
     }
   }
   return c;
+}
+
+// Replaces the chain's nodes with the node `make` inserts (after the
+// chain's last node, so the new nodes keep their order).
+template <typename Make>
+void replace_chain(Graph& g, const Chain& c, Make make) {
+  Node last = c.nodes.back();
+  Node fused;
+  {
+    // Before the node after the chain (an output node always follows).
+    auto guard = g.inserting_before(last.next());
+    fused = make();
+  }
+  copy_tensor_meta(last, fused);
+  last.replace_all_uses_with(fused);
+  for (auto it = c.nodes.rbegin(); it != c.nodes.rend(); ++it) {
+    g.erase_node(*it);
+  }
 }
 
 Node fused_node(Graph& g, const ConvSite& conv, const Chain& c) {
@@ -423,23 +533,94 @@ bool fuse_conv(Graph& g, const fxp::Options&) {
   for (Node n : g.nodes()) {
     std::optional<ConvSite> conv = conv_site(g, n);
     if (!conv) continue;
-    Chain c = chain_after(g, n);
-    Node last = c.nodes.back();
-    Node fused;
-    {
-      // Before the node after the chain (an output node always follows),
-      // so the new nodes keep their order.
-      auto guard = g.inserting_before(last.next());
-      fused = fused_node(g, *conv, c);
-    }
-    copy_tensor_meta(last, fused);
-    last.replace_all_uses_with(fused);
-    for (auto it = c.nodes.rbegin(); it != c.nodes.rend(); ++it) {
-      g.erase_node(*it);
-    }
+    Chain c = chain_after(g, n, /*gelu=*/false);
+    replace_chain(g, c, [&] { return fused_node(g, *conv, c); });
     changed = true;
   }
   erase_unused_attrs(g);
+  return changed;
+}
+
+// ---------------------------------------------------------- fuse_linear
+
+Node fused_linear_node(Graph& g, const LinearSite& linear, const Chain& c) {
+  std::vector<Arg> args{
+      Arg(linear.input), Arg(g.get_attr(linear.weight.c_str())),
+      linear.bias.empty() ? Arg() : Arg(g.get_attr(linear.bias.c_str()))};
+  fxp::Kwargs kwargs;
+  if (c.residual) kwargs.emplace_back("residual", Arg(*c.residual));
+  kwargs.emplace_back("activation", Arg(c.act.name));
+  if (c.act.name == "hardtanh") {
+    kwargs.emplace_back("min_val", Arg(c.act.min_val));
+    kwargs.emplace_back("max_val", Arg(c.act.max_val));
+  }
+  return g.call_function(kFusedLinear, args, kwargs);
+}
+
+bool fuse_linear(Graph& g, const fxp::Options&) {
+  bool changed = false;
+  for (Node n : g.nodes()) {  // a copy: the chains erase later nodes
+    std::optional<LinearSite> linear = linear_site(g, n);
+    if (!linear) continue;
+    Chain c = chain_after(g, n, /*gelu=*/true);
+    replace_chain(g, c, [&] { return fused_linear_node(g, *linear, c); });
+    changed = true;
+  }
+  erase_unused_attrs(g);
+  return changed;
+}
+
+// ---------------------------------------------------------- fuse_matmul
+
+bool is_matmul(const Node& n) {
+  std::string_view t = n.target();
+  const bool target =
+      (n.op() == FX_OP_CALL_FUNCTION &&
+       (t == "operator.matmul" || t == "torch.matmul" || t == "torch.bmm")) ||
+      (n.op() == FX_OP_CALL_METHOD && t == "matmul");
+  return target && n.num_args() == 2 && n.num_kwargs() == 0 &&
+         n.arg(0).is_node() && n.arg(1).is_node();
+}
+
+// The number `mul` multiplies `value` by (either order, no out=), or nullopt.
+std::optional<double> scale_of(const Node& mul, const Node& value) {
+  std::string_view t = mul.target();
+  const bool is_mul = (mul.op() == FX_OP_CALL_FUNCTION &&
+                       (t == "operator.mul" || t == "torch.mul")) ||
+                      (mul.op() == FX_OP_CALL_METHOD && t == "mul");
+  if (!is_mul || mul.num_args() != 2 || mul.num_kwargs() != 0) {
+    return std::nullopt;
+  }
+  for (size_t i = 0; i < 2; ++i) {
+    ArgView v = mul.arg(i), other = mul.arg(1 - i);
+    if (!v.is_node() || v.node() != value) continue;
+    if (other.kind() == FX_ARG_FLOAT || other.kind() == FX_ARG_INT) {
+      return other.as_float();
+    }
+  }
+  return std::nullopt;
+}
+
+bool fuse_matmul(Graph& g, const fxp::Options&) {
+  bool changed = false;
+  for (Node n : g.nodes()) {  // a copy: the chains erase later nodes
+    if (!is_matmul(n)) continue;
+    Chain c;
+    c.nodes.push_back(n);
+    double scale = 1.0;
+    if (n.num_users() == 1) {
+      if (auto s = scale_of(n.users()[0], n)) {
+        scale = *s;
+        c.nodes.push_back(n.users()[0]);
+      }
+    }
+    replace_chain(g, c, [&] {
+      return g.call_function(kFusedMatmul,
+                             {Arg(n.arg(0).node()), Arg(n.arg(1).node())},
+                             {{"scale", Arg(scale)}});
+    });
+    changed = true;
+  }
   return changed;
 }
 
@@ -455,10 +636,24 @@ FXP_PLUGIN(
         "Conv2d + residual add + activation -> one fx_inference.conv2d "
         "(oneDNN post-ops in the InferencePlan)")
         .run_after({"shape_prop", "fold_bn"}),
+    fxp::pass<fuse_linear>(
+        "fuse_linear",
+        "Linear + residual add + activation (gelu included) -> one "
+        "fx_inference.linear (oneDNN matmul post-ops in the InferencePlan)")
+        .run_after({"shape_prop"})
+        .tolerance(1e-4, 1e-5)
+        .idempotent(),
+    fxp::pass<fuse_matmul>(
+        "fuse_matmul",
+        "matmul [* number] -> one fx_inference.matmul (oneDNN's matmul on "
+        "strided operands, the scale as a post-op, in the InferencePlan)")
+        .run_after({"shape_prop"})
+        .tolerance(1e-4, 1e-5)
+        .idempotent(),
     fxp::pass<fx_inference::fuse_pointwise>(
         "fuse_pointwise",
         "chains of elementwise ops -> one fx_inference.pointwise (one "
         "TensorIterator pass in the InferencePlan)")
-        .run_after({"shape_prop", "fuse_conv"})
+        .run_after({"shape_prop", "fuse_conv", "fuse_linear", "fuse_matmul"})
         .tolerance(1e-6, 1e-6)
         .idempotent())

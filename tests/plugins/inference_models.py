@@ -131,6 +131,62 @@ class ConvTails(torch.nn.Module):
         return w * s + torch.sigmoid(z) + t
 
 
+class LinearTails(torch.nn.Module):
+    """Every tail fuse_linear knows, every form of linear layer, and the
+    cases it must leave alone (input: 2 x 6 x 16)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(16, 32)
+        self.gelu = torch.nn.GELU()
+        self.b = torch.nn.Linear(32, 16, bias=False)
+        self.w = torch.nn.Parameter(torch.randn(16, 16) * 0.3)
+        self.bias = torch.nn.Parameter(torch.randn(16) * 0.1)
+        self.c = torch.nn.Linear(16, 16)
+        self.hardswish = torch.nn.Hardswish()
+        self.d = torch.nn.Linear(16, 16)
+        self.tanh_gelu = torch.nn.GELU(approximate="tanh")
+        self.e = torch.nn.Linear(16, 8)
+
+    def forward(self, x):
+        y = self.gelu(self.a(x))                              # module + GELU
+        z = self.b(y) + x                                     # no bias, residual
+        z = F.gelu(F.linear(z, self.w, self.bias), approximate="tanh")
+        u = torch.relu(x + F.linear(z, self.w))               # residual first
+        v = F.hardtanh(self.c(u) + u, -0.5, 0.5)              # residual + hardtanh
+        s = self.hardswish(self.d(v)).sigmoid()               # stops at sigmoid
+        shared = self.d(s)                                    # two users: no tail
+        t = torch.relu(shared) + shared * 0.5
+        r = self.c(t) + self.bias                             # broadcast: no residual
+        flat = self.tanh_gelu(self.e(r[0, 0]))                # 1-d input
+        return self.e(r).mean() + flat.sum() + F.linear(r, self.w * 2.0)
+
+
+class MatmulTails(torch.nn.Module):
+    """Every matmul form fuse_matmul knows, attention's strided operands,
+    and the cases the plan leaves to torch.matmul (input: 2 x 6 x 24)."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(24, 24) * 0.2)
+
+    def forward(self, x):
+        b, t = x.size(0), x.size(1)
+        qkv = x.view(b, t, 3, 2, 4).permute(2, 0, 3, 1, 4)       # 3, b, 2, t, 4
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        att = (q @ k.transpose(-2, -1)) * 0.5                      # strided 4-d
+        y = torch.matmul(att.softmax(-1), v)                       # no scale
+        y = y.transpose(1, 2).reshape(b, t, -1)                    # b, t, 8
+        z = 0.25 * torch.bmm(x, x.transpose(1, 2))                 # 3-d, scale first
+        u = z.matmul(x)                                            # method
+        w = x @ self.w                                             # batch broadcast: ATen
+        r = x[0] @ x[0].t()                                        # 2-d
+        s = torch.matmul(x[0, 0], self.w)                          # 1-d: ATen
+        two = torch.matmul(u, self.w)                              # two users
+        return torch.cat([y.flatten(), u.flatten(), w.flatten(), r.flatten(),
+                          s, (two * two).flatten(), (z * x.sum()).flatten()])
+
+
 class PointwiseTails(torch.nn.Module):
     """Every elementwise form fuse_pointwise fuses (functions, methods,
     modules, numbers on either side, in-place forms, a DAG, a broadcast

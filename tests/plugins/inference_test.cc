@@ -1,5 +1,6 @@
-// fold_bn, fuse_conv and fuse_pointwise (plugins/inference) and the
-// InferencePlan that binds their fx_inference.conv2d nodes to oneDNN and their
+// fold_bn, fuse_conv, fuse_linear, fuse_matmul and fuse_pointwise
+// (plugins/inference) and the InferencePlan that binds their
+// fx_inference.conv2d / linear / matmul nodes to oneDNN and their
 // fx_inference.pointwise nodes to one TensorIterator pass each. Golden numbers
 // are PyTorch's eager outputs (expected.pt, written by
 // tools/torchfx_export.py); every model is compared at allclose(rtol=1e-4,
@@ -9,7 +10,8 @@
 //  - the InferencePlan on it (oneDNN convolutions) and on the original graph;
 //  - the plan's fallbacks: another input shape (re-plan), double weights and
 //    inputs (no oneDNN step), grad mode (GraphModule::forward), another input
-//    layout (channels_last: re-plan), for every model with fused nodes.
+//    layout (channels_last, or a strided view for the linear models:
+//    re-plan).
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
@@ -31,7 +33,8 @@
 namespace fx::plugins_test {
 namespace {
 
-constexpr const char* kPipeline = "shape_prop,fold_bn,fuse_conv,fuse_pointwise";
+constexpr const char* kPipeline =
+    "shape_prop,fold_bn,fuse_conv,fuse_linear,fuse_matmul,fuse_pointwise";
 
 std::string export_model(const std::string& cls, const std::string& shape) {
   std::string dir =
@@ -81,7 +84,8 @@ std::shared_ptr<GraphModule> optimized(const Bundle& b, double rtol = 1e-4,
   // shape.
   const std::string pipeline =
       b.inputs.empty()
-          ? "shape_prop{shapes=4x4,meta=true},fold_bn,fuse_conv,fuse_pointwise"
+          ? "shape_prop{shapes=4x4,meta=true},fold_bn,fuse_conv,fuse_linear,"
+            "fuse_matmul,fuse_pointwise"
           : kPipeline;
   host::PipelineReport report = run_pipeline(*gm, pipeline, b.inputs);
   EXPECT_TRUE(report.ok()) << report.summary();
@@ -102,7 +106,10 @@ struct Case {
   std::string cls, shape;
   size_t fused;  // fx_inference.conv2d nodes after the passes
   size_t batch_norms_left;
-  size_t pointwise;  // fx_inference.pointwise nodes after the passes
+  size_t linears = 0;    // fx_inference.linear nodes after the passes
+  size_t matmuls = 0;    // fx_inference.matmul nodes after the passes
+  int onednn = -1;       // plan steps on oneDNN; -1: every fused node
+  size_t pointwise = 0;  // fx_inference.pointwise nodes after the passes
   double rtol = 1e-4, atol = 1e-5;
 };
 
@@ -117,6 +124,8 @@ TEST_P(InferenceModels, PassesAndPlanMatchEager) {
   EXPECT_EQ(count_target(*gm, "fx_inference.conv2d"), c.fused);
   EXPECT_EQ(count_target(*gm, "fx_inference.pointwise"), c.pointwise);
   EXPECT_EQ(count_modules(*gm, "BatchNorm2d"), c.batch_norms_left);
+  EXPECT_EQ(count_target(*gm, "fx_inference.linear"), c.linears);
+  EXPECT_EQ(count_target(*gm, "fx_inference.matmul"), c.matmuls);
   expect_close(forward(*gm, b.inputs), b.expected, "after the passes", c.rtol,
                c.atol);
 
@@ -126,7 +135,9 @@ TEST_P(InferenceModels, PassesAndPlanMatchEager) {
   expect_close(plan->run(in), b.expected, "plan, first run", c.rtol, c.atol);
   expect_close(plan->run(in), b.expected, "plan, second run", c.rtol, c.atol);
   InferencePlan::Stats s = plan->stats();
-  EXPECT_EQ(s.onednn_steps, c.fused) << [&] {
+  const size_t onednn = c.onednn >= 0 ? static_cast<size_t>(c.onednn)
+                                      : c.fused + c.linears + c.matmuls;
+  EXPECT_EQ(s.onednn_steps, onednn) << [&] {
     std::string names;
     for (const std::string& n : plan->direct_nodes()) names += n + " ";
     return "direct nodes: " + names;
@@ -148,13 +159,20 @@ INSTANTIATE_TEST_SUITE_P(
     // PyTorch's own folding misses 1e-4 / 1e-5 too (torch.fx's
     // experimental.optimization.fuse: max |diff| 1.3e-4, 5.8x the allowed
     // error; TorchScript frozen + optimize_for_inference: 1.0e-4, 5.7x).
-    ::testing::Values(Case{"ConvTails", "1,3,16,16", 10, 1, 1},
-                      Case{"PointwiseTails", "1,3,16,16", 2, 0, 4},
-                      Case{"ResNet18", "1,3,96,96", 20, 0, 0},
-                      Case{"ResNet50", "1,3,96,96", 53, 0, 0, 1e-3, 1e-4},
-                      Case{"MobileNetV3Large", "1,3,96,96", 62, 0, 1},
-                      Case{"EfficientNetB0", "1,3,96,96", 81, 0, 0},
-                      Case{"Transformer", "1,128", 0, 0, 0}),
+    // Linears: the classifiers', the transformer's 4 x (qkv, proj + residual,
+    // fc1 + gelu, fc2 + residual) and its head; its matmuls: 4 x (q @ k^T *
+    // scale, att @ v).
+    ::testing::Values(
+        Case{"ConvTails", "1,3,16,16", 10, 1, 0, 0, -1, 1},
+        Case{"PointwiseTails", "1,3,16,16", 2, 0, 0, 0, -1, 4},
+        Case{"ResNet18", "1,3,96,96", 20, 0, 1},
+        Case{"ResNet50", "1,3,96,96", 53, 0, 1, 0, -1, 0, 1e-3, 1e-4},
+        Case{"MobileNetV3Large", "1,3,96,96", 62, 0, 2, 0, -1, 99},
+        Case{"EfficientNetB0", "1,3,96,96", 81, 0, 1},
+        Case{"Transformer", "1,128", 0, 0, 17, 8, -1, 99},
+        Case{"LinearTails", "2,6,16", 0, 0, 10, 0, -1, 99},
+        // 3 of its 8 matmuls mix ranks or are 1-d: ATen's.
+        Case{"MatmulTails", "2,6,24", 0, 0, 0, 8, 5, 99}),
     [](const auto& info) { return info.param.cls; });
 
 // The fallbacks, each forced and compared with GraphModule::forward of the
@@ -203,6 +221,67 @@ INSTANTIATE_TEST_SUITE_P(Models, PlanFallbacks,
                                            "ResNet18", "MobileNetV3Large",
                                            "EfficientNetB0"));
 
+// The same fallbacks on the models whose oneDNN steps are linears and
+// matmuls.
+struct LinearCase {
+  std::string cls, shape;
+  std::vector<int64_t> other_shape;
+};
+
+class LinearMatmulFallbacks : public ::testing::TestWithParam<LinearCase> {};
+
+TEST_P(LinearMatmulFallbacks, EachFallbackMatchesEager) {
+  if (std::string why = python_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const LinearCase& c = GetParam();
+  Bundle b = load_bundle(export_model(c.cls, c.shape));
+  std::shared_ptr<GraphModule> gm = optimized(b);
+  c10::AutoGradMode no_grad(false);
+  std::vector<c10::IValue> in(b.inputs.begin(), b.inputs.end());
+  auto plan = InferencePlan::build(*gm, in);
+  const size_t onednn = plan->stats().onednn_steps;
+  EXPECT_GT(onednn, 0u);
+  EXPECT_LE(onednn, count_target(*gm, "fx_inference.linear") +
+                        count_target(*gm, "fx_inference.matmul"));
+
+  // Another shape: re-planned for it, still on oneDNN.
+  at::Tensor other = at::rand(c.other_shape);
+  expect_close(plan->run({other}), b.gm->forward({other}), "other shape");
+  EXPECT_EQ(plan->stats().replans, 1u);
+  EXPECT_EQ(plan->stats().onednn_steps, onednn);
+  // The same sizes through a strided view: re-planned (the linears copy
+  // their input to contiguous memory).
+  const at::Tensor& x = b.inputs[0];
+  std::vector<int64_t> wide = x.sizes().vec();
+  wide.back() *= 2;
+  at::Tensor strided = at::empty(wide).narrow(-1, 0, x.size(-1));
+  strided.copy_(x);
+  ASSERT_NE(strided.strides(), x.strides());
+  expect_close(plan->run({strided}), b.expected, "strided input");
+  EXPECT_EQ(plan->stats().replans, 2u);
+  // Grad mode: GraphModule::forward.
+  {
+    c10::AutoGradMode grad(true);
+    expect_close(plan->run(in), b.expected, "grad mode");
+    EXPECT_EQ(plan->stats().forward_calls, 1u);
+  }
+  // Double: no oneDNN step, the reference kernels.
+  gm->to(at::kDouble);
+  b.gm->to(at::kDouble);
+  at::Tensor x64 = x.to(at::kDouble);
+  auto plan64 = InferencePlan::build(*gm, {x64});
+  at::Tensor got = tensors_of(plan64->run({x64})).at(0);
+  EXPECT_EQ(got.scalar_type(), at::kDouble);
+  EXPECT_EQ(plan64->stats().onednn_steps, 0u);
+  expect_close(got, b.gm->forward({x64}), "double");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Models, LinearMatmulFallbacks,
+    ::testing::Values(LinearCase{"LinearTails", "2,6,16", {3, 5, 16}},
+                      LinearCase{"Transformer", "1,128", {1, 64}},
+                      LinearCase{"MatmulTails", "2,6,24", {3, 5, 24}}),
+    [](const auto& info) { return info.param.cls; });
+
 // Every reference bundle (../shared/reference): the passes run and keep the
 // graph valid, and where the bundle has torch's output, the result and its
 // plan compute it.
@@ -230,21 +309,27 @@ INSTANTIATE_TEST_SUITE_P(Reference, ReferenceBundles,
 
 // The passes from the command line: --print-after shows the fused nodes and
 // `fx exec` runs the written graph (plan and GraphModule) to eager's values.
-TEST(InferenceCli, PrintAfterAndExec) {
+struct CliCase {
+  std::string cls, shape, pass, shown;  // `shown`: in the printed graph
+};
+
+class InferencePassCli : public ::testing::TestWithParam<CliCase> {};
+
+TEST_P(InferencePassCli, PrintAfterAndExec) {
   if (std::string why = python_skip_reason(); !why.empty()) GTEST_SKIP() << why;
-  const std::string dir = export_model("ConvTails", "1,3,16,16");
+  const CliCase& c = GetParam();
+  const std::string dir = export_model(c.cls, c.shape);
   const std::string fx = runfile("tools/fx");
   std::string log;
   ASSERT_EQ(run_command(fx + " run " + dir + "/graph.fx.json --pipeline " +
                             kPipeline + " --inputs " + dir +
-                            "/input.pt --print-after fuse_conv -o " + dir +
+                            "/input.pt --print-after " + c.pass + " -o " + dir +
                             "/cli.fx.json",
                         &log),
             0)
       << log;
-  EXPECT_NE(log.find("graph after fuse_conv"), std::string::npos) << log;
-  EXPECT_NE(log.find("fx_inference.conv2d"), std::string::npos) << log;
-  EXPECT_NE(log.find("activation: hardswish"), std::string::npos) << log;
+  EXPECT_NE(log.find("graph after " + c.pass), std::string::npos) << log;
+  EXPECT_NE(log.find(c.shown), std::string::npos) << log;
   for (const char* engine : {"graph_module", "inference_plan"}) {
     const std::string out = dir + "/cli_" + engine + ".pt";
     ASSERT_EQ(
@@ -259,6 +344,17 @@ TEST(InferenceCli, PrintAfterAndExec) {
     expect_close(*got, b.expected, engine);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Passes, InferencePassCli,
+    ::testing::Values(
+        CliCase{"ConvTails", "1,3,16,16", "fuse_conv", "activation: hardswish"},
+        CliCase{"LinearTails", "2,6,16", "fuse_linear",
+                "activation: gelu_tanh"},
+        CliCase{"MatmulTails", "2,6,24", "fuse_matmul", "fx_inference.matmul"},
+        CliCase{"PointwiseTails", "1,3,16,16", "fuse_pointwise",
+                "hardswish t0"}),
+    [](const auto& info) { return info.param.cls; });
 
 // fuse_pointwise from the command line: --print-after shows the programs,
 // the written graph runs with `fx exec` on both engines, and a second run of

@@ -89,10 +89,11 @@ if [[ $python -eq 1 ]] && /usr/bin/python3 -c 'import torch, torchvision' 2>/dev
     --sizes "$py_sizes" "${common[@]}" > "$work/python.json"
   models_args=(--models "$work/models")
   # The InferencePlan rows plan each model after the inference passes
-  # (BatchNorm folded, convolutions fused for oneDNN): DIR/NAME/graph.opt.fx.json.
+  # (BatchNorm folded, convolutions and linears fused for oneDNN):
+  # DIR/NAME/graph.opt.fx.json.
   for dir in "$work"/models/*/; do
     [[ -f "$dir/graph.fx.json" && -f "$dir/input.pt" ]] || continue
-    "$runfiles/tools/fx" run "$dir/graph.fx.json" --pipeline shape_prop,fold_bn,fuse_conv,fuse_pointwise \
+    "$runfiles/tools/fx" run "$dir/graph.fx.json" --pipeline shape_prop,fold_bn,fuse_conv,fuse_linear,fuse_matmul,fuse_pointwise \
       --inputs "$dir/input.pt" --plugin "$runfiles/plugins/libfx_shape_prop.so" \
       --plugin "$runfiles/plugins/libfx_inference.so" -o "$dir/graph.opt.fx.json" >/dev/null
   done

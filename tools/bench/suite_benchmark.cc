@@ -38,9 +38,9 @@
 // fused ops), eager LibTorch (the model's forward written out over the
 // bundle's modules, as a LibTorch user writes it), GraphModule, InferencePlan
 // and Interpreter. When DIR/NAME/graph.opt.fx.json exists (run_all.sh writes
-// it with `fx run --pipeline shape_prop,fold_bn,fuse_conv,fuse_pointwise`), the
-// InferencePlan plans that graph: BatchNorm folded, convolutions with their
-// tails on oneDNN.
+// it with `fx run --pipeline` shape_prop, fold_bn, fuse_conv, fuse_linear,
+// fuse_matmul, fuse_pointwise), the InferencePlan plans that graph: BatchNorm
+// folded, convolutions, linears and matmuls with their tails on oneDNN.
 //
 // Every variant's output is checked against GraphModule::forward first:
 // bitwise for the inference plan of the original graph, allclose 1e-4/1e-5
@@ -443,7 +443,9 @@ std::string row_json(const ForwardRow& r, bool optimized_script) {
   }
   out << ", \"plan_direct_nodes\": " << r.direct
       << ", \"plan_onednn_nodes\": " << r.onednn << ", \"plan_passes\": \""
-      << (r.plan_optimized ? "shape_prop,fold_bn,fuse_conv,fuse_pointwise" : "")
+      << (r.plan_optimized ? "shape_prop,fold_bn,fuse_conv,fuse_linear,fuse_"
+                             "matmul,fuse_pointwise"
+                           : "")
       << "\""
       << ", \"plan_max_abs_diff\": " << r.plan_max_diff << "}";
   return out.str();

@@ -1,5 +1,6 @@
 // Built-in ops, part 5: the fused ops the inference passes write
-// (plugins/inference: fold_bn, fuse_conv) and the InferencePlan binds to
+// (plugins/inference: fold_bn, fuse_conv, fuse_linear, fuse_matmul) and the
+// InferencePlan binds to
 // oneDNN. Each kernel here is the reference: the unfused ATen ops, in the
 // order the pass found them, so a graph after the passes stays runnable
 // anywhere (GraphModule, Interpreter, fx exec) and computes what the
@@ -10,8 +11,14 @@
 //                     activation='none', min_val=0.0, max_val=0.0)
 //   = act(torch.conv2d(input, weight, bias, stride, padding, dilation,
 //                      groups) [+ residual])
+// fx_inference.linear(input, weight, bias=None, residual=None,
+//                     activation='none', min_val=0.0, max_val=0.0)
+//   = act(torch.nn.functional.linear(input, weight, bias) [+ residual])
+// fx_inference.matmul(input, other, scale=1.0)
+//   = torch.matmul(input, other) [* scale, when scale != 1]
 // activation: 'none', 'relu', 'hardtanh' (clamp to [min_val, max_val]; relu6
-// is hardtanh(0, 6)), 'hardswish', 'silu', 'sigmoid', 'hardsigmoid'.
+// is hardtanh(0, 6)), 'hardswish', 'silu', 'sigmoid', 'hardsigmoid', 'gelu'
+// (F.gelu's default, with erf) and 'gelu_tanh' (F.gelu(approximate='tanh')).
 //
 // fx_inference.pointwise(inputs, program, scalars=None)
 //   = the program's instructions (plan/pointwise_program.h), each the ATen
@@ -33,8 +40,8 @@ namespace {
 using c10::IValue;
 
 // `x` through the activation named `name` (not in place: x may be shared).
-at::Tensor activate(const at::Tensor& x, const std::string& name,
-                    double min_val, double max_val) {
+at::Tensor activate(const char* op, const at::Tensor& x,
+                    const std::string& name, double min_val, double max_val) {
   if (name == "none") return x;
   if (name == "relu") return at::relu(x);
   if (name == "hardtanh") return at::hardtanh(x, min_val, max_val);
@@ -42,9 +49,11 @@ at::Tensor activate(const at::Tensor& x, const std::string& name,
   if (name == "silu") return at::silu(x);
   if (name == "sigmoid") return at::sigmoid(x);
   if (name == "hardsigmoid") return at::hardsigmoid(x);
-  throw FxError(cat("fx_inference.conv2d: unknown activation '", name,
+  if (name == "gelu") return at::gelu(x, "none");
+  if (name == "gelu_tanh") return at::gelu(x, "tanh");
+  throw FxError(cat(op, ": unknown activation '", name,
                     "' (expected none, relu, hardtanh, hardswish, silu, "
-                    "sigmoid or hardsigmoid)"));
+                    "sigmoid, hardsigmoid, gelu or gelu_tanh)"));
 }
 
 IValue fused_conv2d(OpArgs& a) {
@@ -54,7 +63,23 @@ IValue fused_conv2d(OpArgs& a) {
   if (c10::optional<at::Tensor> residual = a.optional_tensor(7)) {
     y = at::add(y, *residual);
   }
-  return activate(y, a.to_string(8), a.to_double(9), a.to_double(10));
+  return activate("fx_inference.conv2d", y, a.to_string(8), a.to_double(9),
+                  a.to_double(10));
+}
+
+IValue fused_linear(OpArgs& a) {
+  at::Tensor y = at::linear(a.tensor(0), a.tensor(1), a.optional_tensor(2));
+  if (c10::optional<at::Tensor> residual = a.optional_tensor(3)) {
+    y = at::add(y, *residual);
+  }
+  return activate("fx_inference.linear", y, a.to_string(4), a.to_double(5),
+                  a.to_double(6));
+}
+
+IValue fused_matmul(OpArgs& a) {
+  at::Tensor y = at::matmul(a.tensor(0), a.tensor(1));
+  const double scale = a.to_double(2);
+  return scale == 1.0 ? y : at::mul(y, scale);
 }
 
 // An instruction's operand: a tensor, or a number.
@@ -198,6 +223,12 @@ void register_inference_ops(OpRegistry& r) {
         fused_conv2d);
   r.add(Opcode::kCallFunction, "fx_inference.pointwise",
         "inputs, program, scalars=None", fused_pointwise);
+  r.add(Opcode::kCallFunction, "fx_inference.linear",
+        "input, weight, bias=None, residual=None, activation='none', "
+        "min_val=0.0, max_val=0.0",
+        fused_linear);
+  r.add(Opcode::kCallFunction, "fx_inference.matmul", "input, other, scale=1.0",
+        fused_matmul);
 }
 
 }  // namespace fx::ops

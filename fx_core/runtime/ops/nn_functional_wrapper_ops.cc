@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "fx_core/ir/python_repr.h"
 #include "fx_core/runtime/ops/builtin_ops.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
@@ -28,8 +29,8 @@ using c10::IValue;
 
 void check_probability(double p) {
   if (p < 0.0 || p > 1.0) {
-    throw FxError(
-        cat("dropout probability has to be between 0 and 1, but got ", p));
+    throw FxError(cat("dropout probability has to be between 0 and 1, but got ",
+                      python_float_repr(p)));
   }
 }
 

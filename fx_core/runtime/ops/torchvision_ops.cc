@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "fx_core/ir/python_repr.h"
 #include "fx_core/runtime/ops/builtin_ops.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
@@ -23,8 +24,8 @@ IValue stochastic_depth(OpArgs& a) {
   double p = a.to_double(1);
   std::string mode = a.to_string(2);
   if (p < 0.0 || p > 1.0) {
-    throw FxError(
-        cat("drop probability has to be between 0 and 1, but got ", p));
+    throw FxError(cat("drop probability has to be between 0 and 1, but got ",
+                      python_float_repr(p)));
   }
   if (mode != "batch" && mode != "row") {
     throw FxError(

@@ -29,6 +29,7 @@
 #include "fx_core/runtime/op_registry.h"
 #include "fx_core/runtime/plan/compiled_steps.h"
 #include "fx_core/runtime/plan/onednn_conv.h"
+#include "fx_core/runtime/plan/onednn_steps.h"
 #include "fx_core/runtime/plan/pointwise_kernel.h"
 #include "fx_core/runtime/runtime_codegen.h"
 #include "fx_core/runtime/value.h"
@@ -434,6 +435,8 @@ struct InferencePlan::Program {
     // `inputs` list's items).
     std::shared_ptr<PointwiseKernel> pointwise;
     bool in_place = false;  // the result overwrites a dead operand's buffer
+    // fx_inference.linear / matmul on oneDNN.
+    std::shared_ptr<OnednnStep> onednn;
   };
   // Per alias group (indexed by its root slot): the last step reading any
   // of its values, and whether one of them reaches the output.
@@ -470,6 +473,9 @@ struct InferencePlan::Program {
   bool bind_convs();
   bool bind_conv(Step& step);
   void run_conv(Step& step);
+  void bind_onednn_steps();
+  PlannedParam planned_param(const Source& s) const;
+  void run_onednn(Step& step);
   std::vector<bool> find_candidates(AliasGroups& groups);
   GroupLiveness group_liveness(AliasGroups& groups) const;
   void place_direct(Step& step, size_t index, AliasGroups& groups,
@@ -527,6 +533,8 @@ c10::IValue InferencePlan::Program::execute(std::vector<c10::IValue> inputs,
         case Step::Kind::kCallModule:
           if (step.conv) {
             run_conv(step);
+          } else if (step.onednn) {
+            run_onednn(step);
           } else if (step.direct) {
             run_direct(step);
           } else {
@@ -630,7 +638,7 @@ void InferencePlan::Program::plan_direct() {
   }
   BufferPool pool(num_slots);
   for (size_t i = 0; i < steps.size(); ++i) {
-    if (candidate[i] && steps[i].conv) {
+    if (candidate[i] && (steps[i].conv || steps[i].onednn)) {
       place_conv(steps[i], groups, live, pool);
     } else if (candidate[i]) {
       place_direct(steps[i], i, groups, live, pool);
@@ -646,7 +654,7 @@ std::vector<bool> InferencePlan::Program::find_candidates(AliasGroups& groups) {
   std::vector<bool> candidate(steps.size(), false);
   for (size_t i = 0; i < steps.size(); ++i) {
     Step& step = steps[i];
-    candidate[i] = step.conv != nullptr || bind_direct(step);
+    candidate[i] = step.conv || step.onednn || bind_direct(step);
     if (!candidate[i] && step.is_call()) {
       for (const Source& s : step.params) {
         s.for_each_slot([&](int32_t slot) { groups.unite(step.slot, slot); });
@@ -904,8 +912,8 @@ void InferencePlan::Program::run_conv(Step& step) {
   slots[step.slot] = std::move(out);
 }
 
-// A conv step's result buffer (none when its group escapes: a fresh tensor
-// each run).
+// A conv or other oneDNN step's result buffer (none when its group escapes: a
+// fresh tensor each run).
 void InferencePlan::Program::place_conv(Step& step, AliasGroups& groups,
                                         const GroupLiveness& live,
                                         BufferPool& pool) {
@@ -914,6 +922,71 @@ void InferencePlan::Program::place_conv(Step& step, AliasGroups& groups,
   step.fresh = live.escapes[r];
   step.direct = true;
   if (!step.fresh) step.buffer = pool.take(step.out_meta, r, &buffer_bytes);
+}
+
+// ------------------------------------------- other oneDNN steps (linears)
+
+// Binds every fx_inference.linear / matmul oneDNN can run as planned
+// (plan/onednn_steps.h).
+void InferencePlan::Program::bind_onednn_steps() {
+  for (Step& step : steps) {
+    if (step.kind != Step::Kind::kCallOp || step.slot < 0) continue;
+    std::vector<PlannedParam> params;
+    for (const Source& s : step.params) params.push_back(planned_param(s));
+    Source result;
+    result.kind = Source::Kind::kSlot;
+    result.slot = step.slot;
+    step.onednn =
+        bind_onednn_step(step.op->target, params, planned_param(result));
+  }
+}
+
+// What the planner knows of one parameter.
+PlannedParam InferencePlan::Program::planned_param(const Source& s) const {
+  PlannedParam p;
+  if (s.kind == Source::Kind::kConstant) {
+    p.kind = PlannedParam::Kind::kConstant;
+    p.constant = s.constant;
+  } else if (s.kind == Source::Kind::kSlot &&
+             steps[s.slot].kind == Step::Kind::kConstant) {
+    const c10::IValue& c = steps[s.slot].constant;
+    if (c.isTensor()) {
+      p.kind = PlannedParam::Kind::kAttribute;
+      p.attribute = &c.toTensor();
+    }
+  } else if (s.kind == Source::Kind::kSlot) {
+    const TensorMeta& m = slot_meta[s.slot];
+    p.kind = PlannedParam::Kind::kValue;
+    p.slot = s.slot;
+    p.float_cpu = is_float_cpu(m);
+    p.sizes = m.sizes;
+    p.strides = m.strides;
+  }
+  return p;
+}
+
+// The step on oneDNN into its planned buffer (a fresh contiguous tensor
+// when it has none); operands of other layouts than planned leave the plan
+// as run_direct does.
+void InferencePlan::Program::run_onednn(Step& step) {
+  std::vector<const at::Tensor*> operands;
+  for (int32_t slot : step.onednn->inputs()) {
+    operands.push_back(slots[slot].isTensor() ? &slots[slot].toTensor()
+                                              : nullptr);
+  }
+  if (diverged || !step.onednn->fits(operands)) {
+    if (!diverged) {
+      ++direct_fallbacks;
+      diverged = true;
+      stale = true;
+    }
+    slots[step.slot] = run_kernel(step);
+    return;
+  }
+  at::Tensor out = step.buffer;
+  if (!out.defined()) out = at::empty(step.onednn->output_sizes(), at::kFloat);
+  step.onednn->run(operands, out);
+  slots[step.slot] = std::move(out);
 }
 
 // Whether `step` maps to a direct kernel; sets direct_op, s1, s2,
@@ -1064,6 +1137,7 @@ std::unique_ptr<InferencePlan::Program> InferencePlan::plan_for(
   if (program->bind_convs()) {
     *out = program->execute(std::move(again), /*record=*/true);
   }
+  program->bind_onednn_steps();  // results in the reference's layout
   program->plan_direct();
   return program;
 }
@@ -1103,7 +1177,7 @@ InferencePlan::Stats InferencePlan::stats() const {
   Stats s;
   for (const Program::Step& step : program_->steps) {
     ++s.steps;
-    if (step.conv) ++s.onednn_steps;
+    if (step.conv || step.onednn) ++s.onednn_steps;
     if (step.pointwise) ++s.pointwise_steps;
     if (step.in_place) ++s.in_place_steps;
     if (step.direct) {

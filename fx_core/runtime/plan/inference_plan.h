@@ -26,6 +26,10 @@
 //    results are laid out differently from the reference kernel's, the
 //    plan records the graph's layouts a second time with them bound before
 //    planning the elementwise steps.
+//  - fx_inference.linear nodes (the fuse_linear pass) on float32 CPU values
+//    with attribute weights run on oneDNN's matmul (plan/onednn_linear.h):
+//    weights reordered once, residual add and activation (gelu included) as
+//    post-ops, results contiguous as the reference's, in planned buffers.
 //  - fx_inference.pointwise nodes (written by fuse_pointwise) on float32 CPU
 //    values run in one TensorIterator pass (plan/pointwise_kernel.h), as
 //    direct steps do (iterator built once, planned buffers).
@@ -36,11 +40,11 @@
 //  - Everything else runs the op registry's / module registry's kernels, as
 //    ExecutionPlan does.
 // Results are bitwise identical to GraphModule::forward on graphs without
-// fx_inference.conv2d or fx_inference.pointwise: the same kernels run on the
-// same operands with the same output layout (tests/fx_core/runtime/plan);
-// oneDNN's convolutions equal the reference within float32 rounding
-// (tests/plugins:inference_test), fused pointwise steps within 1e-6 relative
-// (transcendental functions).
+// fx_inference.conv2d / linear / pointwise: the same kernels run on the same
+// operands with the same output layout (tests/fx_core/runtime/plan); oneDNN's
+// convolutions and linears equal the reference within float32 rounding
+// (tests/plugins:inference_test), fused pointwise steps within 1e-6
+// relative (transcendental functions).
 //
 // run() checks the inputs against the planned signature (count; each
 // tensor's sizes, strides, dtype and device; other values by equality). On a
@@ -89,7 +93,7 @@ class InferencePlan {
   struct Stats {
     size_t steps = 0;            // graph nodes
     size_t direct_steps = 0;     // bound to ATen CPU kernels or oneDNN
-    size_t onednn_steps = 0;     // of which fx_inference.conv2d on oneDNN
+    size_t onednn_steps = 0;     // of which on oneDNN (conv2d, linear)
     size_t pointwise_steps = 0;  // of which fx_inference.pointwise fused
     size_t in_place_steps = 0;   // results written over a dead operand
     size_t fallback_steps = 0;   // call_function/method/module via registries

@@ -1175,5 +1175,20 @@ TEST(OpRegistryResolve, DeletedHandWrittenTargetsRunThroughAten) {
   EXPECT_EQ(m.toTupleRef().elements()[1].toTensor().item<int64_t>(), 2);
 }
 
+// A probability out of range is named as Python prints it (torch 1.13's and
+// torchvision's messages for these calls).
+TEST(Kernels, ProbabilityErrorsPrintTheFloatAsPython) {
+  at::Tensor x = at::ones({2});
+  EXPECT_EQ(error_of([&] {
+              call("torch.nn.functional.dropout", {x, 1.5});
+            }),
+            "dropout probability has to be between 0 and 1, but got 1.5");
+  EXPECT_EQ(error_of([&] {
+              call("torchvision.ops.stochastic_depth.stochastic_depth",
+                   {x, -0.25, std::string("row")});
+            }),
+            "drop probability has to be between 0 and 1, but got -0.25");
+}
+
 }  // namespace
 }  // namespace fx

@@ -1,0 +1,156 @@
+#include "fx_core/runtime/plan/onednn_steps.h"
+
+#include <ATen/ATen.h>
+
+#include <utility>
+
+#include "fx_core/runtime/plan/onednn_linear.h"
+#include "fx_core/runtime/plan/onednn_matmul.h"
+
+namespace fx {
+namespace {
+
+using Kind = PlannedParam::Kind;
+
+bool is_number(const PlannedParam& p) {
+  return p.kind == Kind::kConstant &&
+         (p.constant.isDouble() || p.constant.isInt()) && !p.constant.isBool();
+}
+
+double number(const PlannedParam& p) {
+  return p.constant.isDouble() ? p.constant.toDouble()
+                               : static_cast<double>(p.constant.toInt());
+}
+
+bool is_none(const PlannedParam& p) {
+  return p.kind == Kind::kConstant && p.constant.isNone();
+}
+
+bool float_value(const PlannedParam& p) {
+  return p.kind == Kind::kValue && p.float_cpu;
+}
+
+// Laid out row-major (strides of size-1 dimensions aside).
+bool row_major(const PlannedParam& m) {
+  int64_t expected = 1;
+  for (size_t i = m.sizes.size(); i-- > 0;) {
+    if (m.sizes[i] == 1) continue;
+    if (m.strides[i] != expected) return false;
+    expected *= m.sizes[i];
+  }
+  return true;
+}
+
+// A float32 CPU tensor of `sizes`, any strides.
+bool has_sizes(const at::Tensor* t, const std::vector<int64_t>& sizes) {
+  return t != nullptr && t->defined() && t->scalar_type() == at::kFloat &&
+         t->device().is_cpu() && t->layout() == at::kStrided && !t->is_conj() &&
+         !t->is_neg() && t->sizes() == c10::IntArrayRef(sizes);
+}
+
+// ---------------------------------------------------- fx_inference.linear
+
+class LinearStep : public OnednnStep {
+ public:
+  LinearStep(std::unique_ptr<OnednnLinear> linear, int32_t input,
+             int32_t residual)
+      : linear_(std::move(linear)) {
+    inputs_.push_back(input);
+    if (residual >= 0) inputs_.push_back(residual);
+  }
+  const std::vector<int64_t>& output_sizes() const override {
+    return linear_->output_sizes();
+  }
+  bool fits(const std::vector<const at::Tensor*>& x) const override {
+    return has_sizes(x[0], linear_->input_sizes()) &&
+           (x.size() < 2 || has_sizes(x[1], linear_->output_sizes()));
+  }
+  void run(const std::vector<const at::Tensor*>& x,
+           const at::Tensor& out) override {
+    linear_->run(*x[0], x.size() > 1 ? x[1] : nullptr, out);
+  }
+
+ private:
+  std::unique_ptr<OnednnLinear> linear_;
+};
+
+// fx_inference.linear(input, weight, bias, residual, activation, min_val,
+// max_val): attribute weights, float32 values.
+std::unique_ptr<OnednnStep> bind_linear(const std::vector<PlannedParam>& p,
+                                        const PlannedParam& out) {
+  if (p.size() != 7 || !float_value(p[0]) || p[1].kind != Kind::kAttribute ||
+      (p[2].kind != Kind::kAttribute && !is_none(p[2])) ||
+      (!float_value(p[3]) && !is_none(p[3])) || p[4].kind != Kind::kConstant ||
+      !p[4].constant.isString() || !is_number(p[5]) || !is_number(p[6])) {
+    return nullptr;
+  }
+  FusedLinearParams params;
+  params.has_residual = !is_none(p[3]);
+  params.activation = p[4].constant.toStringRef();
+  params.min_val = number(p[5]);
+  params.max_val = number(p[6]);
+  if (params.has_residual && p[3].sizes != out.sizes) return nullptr;
+  std::unique_ptr<OnednnLinear> linear = OnednnLinear::create(
+      *p[1].attribute, p[2].attribute ? *p[2].attribute : at::Tensor(), params,
+      p[0].sizes);
+  // The planned buffer takes the reference's layout: it must be the
+  // contiguous one oneDNN writes.
+  if (linear == nullptr || linear->output_sizes() != out.sizes ||
+      !row_major(out)) {
+    return nullptr;
+  }
+  return std::make_unique<LinearStep>(std::move(linear), p[0].slot,
+                                      params.has_residual ? p[3].slot : -1);
+}
+
+// ---------------------------------------------------- fx_inference.matmul
+
+class MatmulStep : public OnednnStep {
+ public:
+  MatmulStep(std::unique_ptr<OnednnMatmul> matmul, int32_t a, int32_t b)
+      : matmul_(std::move(matmul)) {
+    inputs_ = {a, b};
+  }
+  const std::vector<int64_t>& output_sizes() const override {
+    return matmul_->output_sizes();
+  }
+  bool fits(const std::vector<const at::Tensor*>& x) const override {
+    return x[0] != nullptr && x[1] != nullptr && matmul_->fits(*x[0], *x[1]);
+  }
+  void run(const std::vector<const at::Tensor*>& x,
+           const at::Tensor& out) override {
+    matmul_->run(*x[0], *x[1], out);
+  }
+
+ private:
+  std::unique_ptr<OnednnMatmul> matmul_;
+};
+
+// fx_inference.matmul(input, other, scale): float32 values of one rank.
+std::unique_ptr<OnednnStep> bind_matmul(const std::vector<PlannedParam>& p,
+                                        const PlannedParam& out) {
+  if (p.size() != 3 || !float_value(p[0]) || !float_value(p[1]) ||
+      !is_number(p[2])) {
+    return nullptr;
+  }
+  std::unique_ptr<OnednnMatmul> matmul = OnednnMatmul::create(
+      {p[0].sizes, p[0].strides}, {p[1].sizes, p[1].strides}, number(p[2]));
+  if (matmul == nullptr || matmul->output_sizes() != out.sizes ||
+      !row_major(out)) {
+    return nullptr;
+  }
+  return std::make_unique<MatmulStep>(std::move(matmul), p[0].slot, p[1].slot);
+}
+
+}  // namespace
+
+std::unique_ptr<OnednnStep> bind_onednn_step(
+    const std::string& target, const std::vector<PlannedParam>& params,
+    const PlannedParam& out) {
+  if (!float_value(out)) return nullptr;
+  if (target == "fx_inference.linear") return bind_linear(params, out);
+  if (target == "fx_inference.matmul") return bind_matmul(params, out);
+  return nullptr;
+}
+
+}  // namespace fx
