@@ -194,16 +194,20 @@ TEST_P(ConvAlgorithms, MatchEager) {
   EXPECT_EQ(s.direct_fallbacks, 0u);
 }
 
+// Residuals not summed in place: ResNet18's first block's (the max-pool's
+// result, not a planned buffer) and both ResNets' last block's (its result
+// flows through avgpool and flatten into the linear layer, module calls the
+// plan assumes may alias their inputs, and so reaches the output).
 INSTANTIATE_TEST_SUITE_P(
     Models, ConvAlgorithms,
     ::testing::Values(
         AlgorithmCase{"ResidualChains", "1,16,20,20", ConvPolicy::kDirect, 2},
         AlgorithmCase{"ResidualChains", "1,16,20,20", ConvPolicy::kWinograd, 2},
         AlgorithmCase{"ResidualChains", "1,16,20,20", ConvPolicy::kMeasure, 2},
-        AlgorithmCase{"ResNet18", "1,3,96,96", ConvPolicy::kWinograd, 8},
-        AlgorithmCase{"ResNet50", "1,3,96,96", ConvPolicy::kWinograd, 16, 1e-3,
+        AlgorithmCase{"ResNet18", "1,3,96,96", ConvPolicy::kWinograd, 6},
+        AlgorithmCase{"ResNet50", "1,3,96,96", ConvPolicy::kWinograd, 15, 1e-3,
                       1e-4},
-        AlgorithmCase{"ResNet50", "1,3,96,96", ConvPolicy::kDirect, 16, 1e-3,
+        AlgorithmCase{"ResNet50", "1,3,96,96", ConvPolicy::kDirect, 15, 1e-3,
                       1e-4}),
     [](const auto& info) {
       return info.param.cls + policy_name(info.param.policy);
