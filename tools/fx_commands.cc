@@ -1,27 +1,18 @@
 #include "tools/fx_commands.h"
 
-#include <torch/csrc/autograd/grad_mode.h>
-
 #include <algorithm>
-#include <chrono>
-#include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <map>
 #include <memory>
 #include <string_view>
 
 #include "fx_core/cppgen/cpp_codegen.h"
 #include "fx_core/format/graph_json.h"
-#include "fx_core/io/regular_file.h"
 #include "fx_core/ir/codegen.h"
-#include "fx_core/runtime/graph_module_file.h"
-#include "fx_core/runtime/interpreter.h"
-#include "fx_core/runtime/parallel.h"
-#include "fx_core/runtime/plan/inference_plan.h"
 #include "fx_core/support/error.h"
 #include "plugin_api/pipeline/pass_registry.h"
 #include "tools/demo.h"
+#include "tools/exec_command.h"
 #include "tools/minimize_command.h"
 #include "tools/pipeline_commands.h"
 #include "tools/plugin_check_command.h"
@@ -39,7 +30,7 @@ constexpr std::string_view kUsage =
     "  code [--lang=python|cpp] [--name=NAMESPACE] FILE\n"
     "                             generated code: Python (gm.code, the\n"
     "                             default) or C++ (LibTorch) in NAMESPACE\n"
-    "  exec FILE --inputs IN.pt --outputs OUT.pt\n"
+    "  exec FILE --inputs IN.pt --outputs OUT.pt [--pipeline TEXT]\n"
     "      [--engine graph_module|inference_plan|interpreter]\n"
     "      [--threads N] [--repeat N] [--plugin PATH]... [--plugin-dir "
     "DIR]...\n"
@@ -47,6 +38,9 @@ constexpr std::string_view kUsage =
     "                             list), without autograd, and writes the\n"
     "                             output with torch.save; plugins' custom ops\n"
     "                             and module rules are registered first;\n"
+    "                             --pipeline runs passes on it in memory\n"
+    "                             first (e.g. shape_prop,fold_bn,fuse_conv\n"
+    "                             for --engine inference_plan);\n"
     "                             --repeat N times N runs after a warm-up and\n"
     "                             prints min and median (--outputs is then\n"
     "                             optional)\n"
@@ -114,8 +108,8 @@ const std::map<std::string_view, std::vector<std::string_view>>& options() {
           {"tabular", {}},
           {"code", {"lang", "name"}},
           {"exec",
-           {"inputs", "outputs", "plugin", "plugin-dir", "engine", "threads",
-            "repeat"}},
+           {"inputs", "outputs", "pipeline", "plugin", "plugin-dir", "engine",
+            "threads", "repeat"}},
           {"demo", {}},
           {"plugins", {"plugin", "plugin-dir"}},
           {"reduce", {"pipeline", "output", "plugin", "plugin-dir"}},
@@ -253,127 +247,21 @@ bool positive_int(Invocation& inv, const std::string& key, int* value,
   return true;
 }
 
-// `message` naming `path` once: the graph reader's messages start with the
-// path already, those about what the graph refers to (its weights) do not.
-std::string naming_file(const std::string& path, const std::string& message) {
-  const std::string prefix = path + ": ";
-  if (message.compare(0, prefix.size(), prefix) == 0) return message;
-  return prefix + message;
-}
-
-// fx exec FILE --inputs IN.pt [--outputs OUT.pt] [--engine E] [--threads N]
-//     [--repeat N]: the plugins are loaded first, so targets a plugin
-// registers (custom ops) resolve when FILE loads.
+// fx exec FILE --inputs IN.pt [--outputs OUT.pt] [--pipeline TEXT] ...
 int run_exec(Invocation& inv, const host::PluginSources& sources,
              std::ostream& out, std::ostream& err) {
-  std::string inputs_path = inv.value("inputs", "");
-  std::string outputs_path = inv.value("outputs", "");
-  std::string engine = inv.value("engine", "graph_module");
-  int threads = 0, repeat = 0;
-  if (!positive_int(inv, "threads", &threads, err) ||
-      !positive_int(inv, "repeat", &repeat, err)) {
+  ExecArgs e;
+  e.input = inv.positional[0];
+  e.inputs = inv.value("inputs", "");
+  e.outputs = inv.value("outputs", "");
+  e.pipeline = inv.value("pipeline", "");
+  e.engine = inv.value("engine", e.engine);
+  if (!positive_int(inv, "threads", &e.threads, err) ||
+      !positive_int(inv, "repeat", &e.repeat, err)) {
     return 2;
   }
-  if (engine != "graph_module" && engine != "inference_plan" &&
-      engine != "interpreter") {
-    err << "fx exec: unknown engine '" << engine
-        << "' (expected graph_module, inference_plan or interpreter)\n";
-    return 2;
-  }
-  if (inputs_path.empty() || (outputs_path.empty() && repeat == 0)) {
-    err << "fx exec: --inputs IN.pt and --outputs OUT.pt are required "
-           "(--outputs may be left out with --repeat N)\n";
-    return 2;
-  }
-  for (const std::string& read : {inv.positional[0], inputs_path}) {
-    if (!outputs_path.empty() && same_file(outputs_path, read)) {
-      err << "fx exec: --outputs " << outputs_path << " would overwrite "
-          << read << ", which this run reads; write the output elsewhere\n";
-      return 2;
-    }
-  }
-  // Custom ops stay registered (and their plugins loaded) for the life of
-  // the process; the registry only has to outlive the run.
-  host::PassRegistry plugins;
-  absl::Status loaded = load_plugins_for("exec", sources, plugins, err);
-  if (!loaded.ok()) {
-    err << "fx exec: " << loaded.message() << "\n";
-    return 1;
-  }
-  auto gm = read_graph_module(inv.positional[0]);
-  if (!gm.ok()) {
-    err << "fx exec: "
-        << naming_file(inv.positional[0], std::string(gm.status().message()))
-        << "\n";
-    return 1;
-  }
-  auto inputs = read_value_file(inputs_path);
-  if (!inputs.ok()) {
-    err << "fx exec: " << inputs.status().message() << "\n";
-    return 1;
-  }
-  if (!inputs->isList() && !inputs->isTuple()) {
-    err << "fx exec: " << inputs_path
-        << ": expected a list of inputs (torch.save([x, ...]))\n";
-    return 1;
-  }
-  std::vector<c10::IValue> args =
-      inputs->isList()
-          ? inputs->toListRef().vec()
-          : std::vector<c10::IValue>(inputs->toTupleRef().elements().begin(),
-                                     inputs->toTupleRef().elements().end());
-  if (threads > 0) set_num_threads(threads);
-  c10::IValue result;
-  std::vector<double> times_ms;
-  try {
-    torch::NoGradGuard no_grad;
-    GraphModule& m = **gm;
-    m.eval();
-    std::function<c10::IValue()> run_once;
-    std::unique_ptr<InferencePlan> plan;
-    std::unique_ptr<Interpreter> interpreter;
-    if (engine == "inference_plan") {
-      plan = InferencePlan::build(m, args);  // runs the graph once
-      run_once = [&] { return plan->run(args); };
-    } else if (engine == "interpreter") {
-      interpreter = std::make_unique<Interpreter>(m);
-      run_once = [&] { return interpreter->run(args); };
-    } else {
-      run_once = [&] { return m.forward(args); };
-    }
-    result = run_once();  // the output; with --repeat, the warm-up too
-    for (int i = 0; i < repeat; ++i) {
-      auto start = std::chrono::steady_clock::now();
-      c10::IValue r = run_once();
-      times_ms.push_back(std::chrono::duration<double, std::milli>(
-                             std::chrono::steady_clock::now() - start)
-                             .count());
-    }
-  } catch (const std::exception& e) {
-    err << "fx exec: " << e.what() << "\n";
-    return 1;
-  }
-  if (!outputs_path.empty()) {
-    absl::Status written = write_value_file(outputs_path, result);
-    if (!written.ok()) {
-      err << "fx exec: " << written.message() << "\n";
-      return 1;
-    }
-  }
-  if (repeat > 0) {
-    std::sort(times_ms.begin(), times_ms.end());
-    size_t n = times_ms.size();
-    double median =
-        n % 2 ? times_ms[n / 2] : (times_ms[n / 2 - 1] + times_ms[n / 2]) / 2;
-    char line[256];
-    std::snprintf(line, sizeof(line),
-                  "%s: %d runs, %d threads: min %.3f ms, median %.3f ms\n",
-                  engine.c_str(), repeat, num_threads(), times_ms.front(),
-                  median);
-    out << line;
-  }
-  out.flush();
-  return 0;
+  e.sources = sources;
+  return run_exec_command(e, out, err);
 }
 
 // fx dot FILE [-o OUT.dot] [--pipeline TEXT]

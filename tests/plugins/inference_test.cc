@@ -313,5 +313,37 @@ TEST(InferenceCli, PrintAfterAndExec) {
   }
 }
 
+// `fx exec --pipeline` optimizes in memory what `fx run` would write: the
+// plan computes bitwise what it computes on the written graph.
+TEST(InferenceCli, ExecRunsThePipelineItself) {
+  if (std::string why = python_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const std::string dir = export_model("ConvTails", "1,3,16,16");
+  const std::string fx = runfile("tools/fx");
+  std::string log;
+  ASSERT_EQ(run_command(fx + " run " + dir + "/graph.fx.json --pipeline " +
+                            kPipeline + " --inputs " + dir + "/input.pt -o " +
+                            dir + "/written.fx.json",
+                        &log),
+            0)
+      << log;
+  auto exec = [&](const std::string& graph, const std::string& extra,
+                  const std::string& out) {
+    std::string command = fx + " exec " + dir + "/" + graph + " --inputs " +
+                          dir + "/input.pt --outputs " + out +
+                          " --engine inference_plan " + extra;
+    EXPECT_EQ(run_command(command, &log), 0) << command << "\n" << log;
+    auto got = read_value_file(out);
+    EXPECT_TRUE(got.ok()) << got.status();
+    return got.ok() ? *got : c10::IValue();
+  };
+  c10::IValue in_memory =
+      exec("graph.fx.json", std::string("--pipeline ") + kPipeline,
+           dir + "/in_memory.pt");
+  c10::IValue written = exec("written.fx.json", "", dir + "/written.pt");
+  ASSERT_TRUE(in_memory.isTensor() && written.isTensor());
+  EXPECT_TRUE(at::equal(in_memory.toTensor(), written.toTensor()));
+  expect_close(in_memory, load_bundle(dir).expected, "exec --pipeline");
+}
+
 }  // namespace
 }  // namespace fx::plugins_test

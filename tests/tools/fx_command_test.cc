@@ -377,6 +377,30 @@ TEST(FxCommand, ExecRefusesAnUnknownEngineAndBadCounts) {
   }
 }
 
+// fx exec --pipeline: the passes run on the loaded module before it runs;
+// a pipeline that cannot be built is a usage error found before FILE is read.
+TEST(FxCommand, ExecRunsAPipelineFirst) {
+  auto want = read_value_file(reference("seed_mymodule", "expected.pt"));
+  ASSERT_TRUE(want.ok()) << want.status().message();
+  std::string out_path = write_temp("exec_pipeline.pt", "");
+  Result r =
+      run({"exec", reference("seed_mymodule", "graph.fx.json"), "--inputs",
+           reference("seed_mymodule", "input.pt"), "--outputs", out_path,
+           "--pipeline", "shape_prop,cse,dce", "--engine", "inference_plan"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto got = read_value_file(out_path);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_TRUE(at::allclose(got->toTensor(), want->toTensor(), 1e-5, 1e-6));
+
+  for (std::string pipeline : {"no_such_pass", "dce{", "dce{nope=1}"}) {
+    r = run({"exec", "missing.fx.json", "--inputs", "missing.pt", "--outputs",
+             write_temp("exec_pipeline_bad.pt", ""), "--pipeline", pipeline});
+    EXPECT_EQ(r.status, 2) << pipeline << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("fx exec: ", 0), 0) << r.err;
+    EXPECT_EQ(r.err.find("missing"), std::string::npos) << r.err;
+  }
+}
+
 TEST(FxCommand, OptionOfAnotherCommandIsRefused) {
   Result r =
       run({"print", "--inputs=x", reference("seed_leaf", "graph.fx.json")});

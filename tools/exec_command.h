@@ -1,0 +1,51 @@
+// `fx exec FILE --inputs IN.pt [--outputs OUT.pt] [--pipeline TEXT]
+// [--engine graph_module|inference_plan|interpreter] [--threads N]
+// [--repeat N]`: runs a bundle (or a graph file without parameters) on the
+// inputs, a torch.save list, without autograd, and writes the output with
+// torch.save, atomically.
+//
+//  - Plugins (--plugin, --plugin-dir, the default directories as for fx run)
+//    are loaded first, so the custom ops and module rules they register
+//    resolve when FILE loads.
+//  - --pipeline TEXT runs those passes on the loaded module, in memory, with
+//    the inputs as the passes' example inputs, before anything executes:
+//    `--pipeline shape_prop,fold_bn,fuse_conv --engine inference_plan` runs
+//    the plan on the graph the inference plugin optimized, as `fx run` would
+//    write it. A failing pass is an error (exit status 1) naming it.
+//  - --engine chooses what executes: GraphModule::forward (the default), the
+//    InferencePlan (built on the inputs, which runs the graph once) or the
+//    Interpreter.
+//  - --repeat N runs N more times after the first run (the warm-up) and
+//    prints "ENGINE: N runs, T threads: min X ms, median Y ms"; --outputs
+//    may then be left out. --threads N sets LibTorch's and OpenBLAS's
+//    thread count (default: every CPU the process may use).
+// Exit status: 0 on success, 1 when something does not load, run or write
+// (or a pass fails), 2 for a usage error: a bad option or pipeline (found
+// before FILE is read).
+#ifndef TOOLS_EXEC_COMMAND_H_
+#define TOOLS_EXEC_COMMAND_H_
+
+#include <ostream>
+#include <string>
+
+#include "plugin_api/loader/plugin_discovery.h"
+
+namespace fx::tools {
+
+struct ExecArgs {
+  std::string input;                    // FILE
+  std::string inputs;                   // --inputs IN.pt
+  std::string outputs;                  // --outputs OUT.pt (may be empty)
+  std::string pipeline;                 // --pipeline TEXT (may be empty)
+  std::string engine = "graph_module";  // --engine
+  int threads = 0;                      // --threads N; 0: the default
+  int repeat = 0;                       // --repeat N; 0: run once
+  host::PluginSources sources;
+};
+
+int run_exec_command(const ExecArgs& args, std::ostream& out,
+                     std::ostream& err);
+
+}  // namespace fx::tools
+
+#endif  // TOOLS_EXEC_COMMAND_H_
