@@ -92,10 +92,8 @@ def from_torch_fx(gm):
         raise TypeError(f"from_torch_fx takes a torch.fx.GraphModule, not "
                         f"{type(gm).__name__}")
     modules, weights = {}, {}
-    for node in gm.graph.nodes:
-        if node.op == "call_module" or node.op == "get_attr":
-            _export.add_attributes(gm, node, modules, weights,
-                                   copy_weights=False)
+    for node in _C._attribute_nodes(gm.graph):
+        _export.add_attributes(gm, node, modules, weights, copy_weights=False)
     annotations, return_annotation = _export.code_form_annotations(gm)
     _record_annotation_types(gm, annotations, return_annotation)
     with _no_gc():
