@@ -291,8 +291,10 @@ def run_pipeline(gm, pipeline, plugins=(), example_inputs=(),
         (dirs if os.path.isdir(p) else files).append(os.fspath(p))
     if default_plugins and os.path.isdir(PLUGIN_DIR):
         dirs.append(PLUGIN_DIR)
+    # sdk_gm is only converted and dropped: its code and compiled plan are
+    # not regenerated after the passes (to_torch_fx reads the graph).
     report = _C._run_pipeline(sdk_gm, pipeline, files, dirs, default_plugins,
-                              list(example_inputs))
+                              list(example_inputs), recompile=False)
     return to_torch_fx(sdk_gm, lazy=lazy), report
 
 
