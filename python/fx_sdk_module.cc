@@ -200,6 +200,7 @@ PYBIND11_MODULE(_C, m) {
   bind_compiled_graph(m);
   bind_torch_fx_builder(m);
   bind_torch_fx_reader(m);
+  bind_forward_bytecode(m);
   m.def("_to_bundle", &to_bundle, py::arg("gm"),
         py::arg("include_nodes") = true);
   m.def("_run_pipeline", &run_pipeline, py::arg("gm"), py::arg("pipeline"),
