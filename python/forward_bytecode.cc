@@ -396,8 +396,13 @@ bool parse_header(std::string_view text, std::vector<std::string>* params) {
 // constants, names, locals and stack depth as the compiler does.
 class Assembler {
  public:
-  Assembler(int first_line, const std::vector<std::string>& params)
+  Assembler(int first_line, const std::vector<std::string>& params,
+            size_t num_lines)
       : table_line_(first_line) {
+    code_.reserve(num_lines * 64);
+    table_.reserve(num_lines * 24);
+    varnames_.reserve(num_lines);
+    varname_index_.reserve(num_lines);
     add_const(py::none());  // no docstring: None is the first constant
     for (const std::string& p : params) varname(p);
   }
@@ -642,6 +647,8 @@ py::object forward_code(const std::string& src, py::str filename) {
   int first_line = static_cast<int>(i) + 1;
   std::vector<Stmt> body;
   std::unordered_map<std::string, bool> locals;
+  locals.reserve(2 * lines.size());
+  body.reserve(lines.size());
   for (const std::string& p : params) locals.emplace(p, true);
   for (++i; i < lines.size(); ++i) {
     std::string_view line = lines[i];
@@ -662,7 +669,7 @@ py::object forward_code(const std::string& src, py::str filename) {
     return py::none();
   }
 
-  Assembler a(first_line, params);
+  Assembler a(first_line, params, lines.size());
   a.emit(opcodes().resume, 0, Loc{first_line, 0, 0}, 0);
   Emitter e(a, locals);
   for (const Stmt& s : body) {
