@@ -154,14 +154,15 @@ def _node_meta(node):
 def to_torch_fx(sdk_gm, lazy=True):
     """A torch.fx GraphModule for the SDK's GraphModule `sdk_gm`: the same
     graph text and code, its parameters and buffers shared with sdk_gm's.
-    gm.code is set at once; with lazy (the default) Python compiles the
-    code into gm.forward on first use of forward instead of now (compiling
-    is most of the time a large graph takes here).
+    gm.code is set at once; with lazy (the default) gm.forward is made
+    from it on first use of forward instead of now.
 
     Built in bulk, not node by node through torch.fx's Graph API: the SDK
     makes the torch.fx Nodes (python/torch_fx_builder.cc) and the code
-    (byte-identical to torch.fx's python_code), and torch.fx's own
-    GraphModule constructor installs that code as recompile() would. The
+    (byte-identical to torch.fx's python_code); torch.fx's own GraphModule
+    constructor builds the module, and forward is the function
+    recompile() would install, its code object made by the SDK without
+    compiling where the code's forms allow (_forward_from_src). The
     result is an ordinary torch.fx GraphModule (later edits and
     recompile() work as on any other)."""
     if not isinstance(sdk_gm, GraphModule):
