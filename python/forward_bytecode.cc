@@ -206,6 +206,8 @@ class LineParser {
            (s_[p_] == '.' || s_[p_] == '(' || s_[p_] == '[')) {
       if (s_[p_] == '[') {
         // value[index]: an index that is a name or a constant.
+        // (A constant's subscript the compiler would fold.)
+        if (e->kind == Expr::Kind::kConst) return false;
         ++p_;
         Expr sub{Expr::Kind::kSubscript, {}, {}, {}, {}, {}, {}};
         sub.base = std::make_unique<Expr>(std::move(*e));
@@ -585,7 +587,9 @@ class Emitter {
       if (!expr(*callee.base)) return false;
       a_.emit(ops_.load_method, a_.name(callee.name), callee.loc, 1);
     } else if (callee.kind == Expr::Kind::kName &&
-               locals_.count(callee.name) == 0) {
+               locals_.count(callee.name) == 0 &&
+               e.args.size() + 2 * e.kwargs.size() <= kStackUseGuideline) {
+      // (Past the guideline the compiler calls through CALL_FUNCTION_EX.)
       // PUSH_NULL folded into LOAD_GLOBAL's low bit.
       a_.emit(ops_.load_global, (a_.name(callee.name) << 1) | 1, callee.loc, 2);
     } else {

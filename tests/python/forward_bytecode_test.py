@@ -94,6 +94,10 @@ SOURCES = {
     "long_line": "\n\n\ndef forward(self, x):\n"
                  "    cat = torch.cat(" + ", ".join(["x"] * 25) +
                  ", torch.add(x, x), dim=0)\n    return cat\n    ",
+    "call_at_the_stack_guideline": "\n\n\ndef forward(self, x):\n"
+                                   "    a = foo(" + "x, " * 10 +
+                                   ", ".join("k%d=1" % i for i in range(10)) +
+                                   ")\n    return a\n    ",
     "no_parameters": "\n\n\ndef forward(self):\n"
                      "    w = self.w\n    return w\n    ",
 }
@@ -134,6 +138,9 @@ def test_more_args_than_the_method_call_form_takes():
     "\n\n\ndef forward(self, x):\n    a = x\n    ",  # no return
     "\n\n\ndef forward(self, x):\n    return x\n    y = x\n    ",
     "\n\n\ndef forward(self, x):\n    a = 0x10\n    return a\n    ",
+    "\n\n\ndef forward(self, x):\n    a = 'abc'[0]\n    return a\n    ",
+    "\n\n\ndef forward(self, x):\n    a = foo(" + "x, " * 11 +
+    ", ".join("k%d=1" % i for i in range(10)) + ")\n    return a\n    ",
     "\n\n\ndef forward(self, x):\n    a = getattr(self, 'f')(x)\n"
     "    return a\n    ",
     "import torch\n\ndef forward(self, x):\n    return x\n    ",
