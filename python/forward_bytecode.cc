@@ -242,7 +242,8 @@ class LineParser {
     while (true) {
       size_t save = p_;
       std::string key;
-      if (name(&key) && literal("=")) {
+      // torch.fx writes keyword arguments as `key = value`.
+      if (name(&key) && (literal(" = ") || literal("="))) {
         if (is_keyword(key)) return false;
         Expr v;
         if (!expr(&v)) return false;

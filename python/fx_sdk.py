@@ -35,6 +35,7 @@ Import torch before this module (it links the same LibTorch).
 
 import builtins
 import contextlib
+import functools
 import gc
 import importlib
 import json
@@ -250,6 +251,45 @@ def _graph_module(root, graph, code, names, lazy):
     return gm
 
 
+# A forward of every form _C._forward_code takes (its header lists them).
+_BYTECODE_PROBE = """
+
+
+def forward(self, x, y):
+    conv = self.conv(x, stride = 2);  x = None
+    getitem = y[0]
+    add = conv + getitem;  conv = getitem = None
+    view = add.view(-1, 3.5, 'a', None, True);  add = None
+    relu = torch.nn.functional.relu(view, inplace = False);  view = None
+    return relu
+    """
+
+_CODE_FIELDS = ("co_argcount", "co_posonlyargcount", "co_kwonlyargcount",
+                "co_nlocals", "co_stacksize", "co_flags", "co_code",
+                "co_consts", "co_names", "co_varnames", "co_freevars",
+                "co_cellvars", "co_filename", "co_name", "co_qualname",
+                "co_firstlineno", "co_linetable", "co_exceptiontable")
+
+
+@functools.lru_cache(maxsize=None)
+def _bytecode_agrees():
+    """Whether _C._forward_code makes what this interpreter's compile()
+    makes, checked once per process on a probe of every form it takes; the
+    fast path is used only then (and never with FX_SDK_FORWARD=compile)."""
+    if os.environ.get("FX_SDK_FORWARD") == "compile":
+        return False
+    made = _C._forward_code(_BYTECODE_PROBE, "<fx_sdk probe>")
+    if made is None:
+        return False
+    scope = {}
+    exec(builtins.compile(_BYTECODE_PROBE, "<fx_sdk probe>", "exec"), scope)
+    want = scope["forward"].__code__
+    same_types = ([type(c) for c in made.co_consts] ==
+                  [type(c) for c in want.co_consts])
+    return same_types and all(
+        getattr(made, f, None) == getattr(want, f, None) for f in _CODE_FIELDS)
+
+
 def _forward_from_src(src, code_globals):
     """torch.fx.graph_module._forward_from_src(src, code_globals): the
     forward function that torch.fx's generated code `src` defines, its
@@ -260,7 +300,7 @@ def _forward_from_src(src, code_globals):
     compiled and run as torch.fx does."""
     globals_copy = dict(code_globals)
     key = torch.fx.graph_module._loader.cache(src, globals_copy)
-    code = _C._forward_code(src, key)
+    code = _C._forward_code(src, key) if _bytecode_agrees() else None
     if code is None:
         exec(builtins.compile(src, key, "exec"), globals_copy)
         return globals_copy.pop("forward")

@@ -180,3 +180,21 @@ def test_torchvision_code_in_other_forms_still_round_trips():
     with torch.no_grad():
         assert torch.equal(back(x), gm(x))
     assert back.code == gm.code
+
+
+def test_the_fast_path_checks_itself_once_per_process(monkeypatch):
+    """fx_sdk uses the emitter only after it made, for a probe of every form
+    it takes, what this interpreter's compile() makes; FX_SDK_FORWARD=compile
+    turns it off, and the round trip still gives a working forward."""
+    fx_sdk._bytecode_agrees.cache_clear()
+    assert fx_sdk._bytecode_agrees()
+    monkeypatch.setenv("FX_SDK_FORWARD", "compile")
+    fx_sdk._bytecode_agrees.cache_clear()
+    try:
+        assert not fx_sdk._bytecode_agrees()
+        gm = torch.fx.symbolic_trace(torch.nn.Sequential(torch.nn.ReLU()))
+        back = fx_sdk.to_torch_fx(fx_sdk.from_torch_fx(gm), lazy=False)
+        x = torch.randn(3)
+        assert torch.equal(back(x), gm(x))
+    finally:
+        fx_sdk._bytecode_agrees.cache_clear()
