@@ -44,8 +44,10 @@ void graph_replaced(const fx::GraphModule& gm);
 void bind_compiled_graph(pybind11::module_& m);
 // fx_sdk._C._build_torch_fx_graph (torch_fx_builder.cc).
 void bind_torch_fx_builder(pybind11::module_& m);
-// fx_sdk._C._from_torch_fx (torch_fx_reader.cc).
+// fx_sdk._C._from_torch_fx and _attribute_nodes (torch_fx_reader.cc).
 void bind_torch_fx_reader(pybind11::module_& m);
+// fx_sdk._C._forward_code (forward_bytecode.cc).
+void bind_forward_bytecode(pybind11::module_& m);
 
 }  // namespace fx_sdk
 

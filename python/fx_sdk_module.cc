@@ -119,13 +119,17 @@ const char* outcome_name(fx::host::PassRecord::Outcome outcome) {
 }
 
 // Runs `pipeline` on `gm` in place; returns the report as a list of dicts.
+// With `recompile` false gm's code and compiled plan are left as they were
+// (GraphModuleTarget's recompile_at_finish): for a caller that converts the
+// graph and drops gm.
 // Raises ValueError for a pipeline that does not parse, plugins that do not
 // load or passes that do not resolve, RuntimeError when the pipeline stops.
 py::list run_pipeline(fx::GraphModule& gm, const std::string& pipeline,
                       const std::vector<std::string>& plugins,
                       const std::vector<std::string>& plugin_dirs,
                       bool default_dirs,
-                      const std::vector<at::Tensor>& example_inputs) {
+                      const std::vector<at::Tensor>& example_inputs,
+                      bool recompile) {
   absl::StatusOr<fx::host::PipelineSpec> spec =
       fx::host::parse_pipeline_text(pipeline);
   if (!spec.ok()) raise_value_error(spec.status());
@@ -143,7 +147,7 @@ py::list run_pipeline(fx::GraphModule& gm, const std::string& pipeline,
   std::ostringstream printed;
   {
     py::gil_scoped_release released;
-    fx::host::GraphModuleTarget target(gm, example_inputs);
+    fx::host::GraphModuleTarget target(gm, example_inputs, recompile);
     fx::host::RunHooks hooks;
     hooks.print_after = &printed;
     report = pm->run(target, hooks);
@@ -196,9 +200,10 @@ PYBIND11_MODULE(_C, m) {
   bind_compiled_graph(m);
   bind_torch_fx_builder(m);
   bind_torch_fx_reader(m);
+  bind_forward_bytecode(m);
   m.def("_to_bundle", &to_bundle, py::arg("gm"),
         py::arg("include_nodes") = true);
   m.def("_run_pipeline", &run_pipeline, py::arg("gm"), py::arg("pipeline"),
         py::arg("plugins"), py::arg("plugin_dirs"), py::arg("default_dirs"),
-        py::arg("example_inputs"));
+        py::arg("example_inputs"), py::arg("recompile") = true);
 }

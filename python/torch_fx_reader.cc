@@ -1,6 +1,9 @@
 // fx_sdk._C._from_torch_fx: a torch.fx Graph read straight into the SDK's
 // Graph (fx_sdk.from_torch_fx's fast path; bindings.h), without the
-// interchange format's JSON text in between.
+// interchange format's JSON text in between; and _attribute_nodes, the
+// graph's call_module and get_attr nodes. Both walk torch.fx's node list
+// in C (as iterating graph.nodes would) and read a node's attributes by
+// interned names.
 //
 // Each torch.fx Node becomes the fx::Node the fx-graph reader
 // (fx_core/format/graph_json.cc) would make of what tools/torchfx_export.py
@@ -62,6 +65,62 @@ class NameCache {
   std::unordered_map<PyObject*, std::string> names_;
 };
 
+// The attribute names the reader asks for, interned once per process.
+struct Names {
+  PyObject* name = intern("name");
+  PyObject* op = intern("op");
+  PyObject* target = intern("target");
+  PyObject* args = intern("_args");
+  PyObject* kwargs = intern("_kwargs");
+  PyObject* type = intern("type");
+  PyObject* meta = intern("meta");
+  PyObject* next = intern("_next");
+  PyObject* erased = intern("_erased");
+  PyObject* root = intern("_root");
+  PyObject* is_wrapped = intern("is_wrapped");
+
+  static PyObject* intern(const char* s) {
+    PyObject* str = PyUnicode_InternFromString(s);
+    if (str == nullptr) throw py::error_already_set();
+    return str;  // kept for the life of the process
+  }
+};
+
+const Names& names() {
+  static const Names* const kNames = new Names();
+  return *kNames;
+}
+
+py::object get(py::handle object, PyObject* name) {
+  PyObject* value = PyObject_GetAttr(object.ptr(), name);
+  if (value == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(value);
+}
+
+std::string utf8(py::handle str, const char* what) {
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_Check(str.ptr())
+                         ? PyUnicode_AsUTF8AndSize(str.ptr(), &size)
+                         : nullptr;
+  if (data == nullptr) {
+    PyErr_Clear();
+    throw py::value_error(std::string(what) + " is not a str");
+  }
+  return std::string(data, size);
+}
+
+// Calls fn(node) for each node of a torch.fx.Graph in order, as iterating
+// graph.nodes would (erased nodes skipped), walking the list in C.
+template <typename Fn>
+void for_each_node(py::handle graph, Fn&& fn) {
+  const Names& n = names();
+  py::object root = get(graph, n.root);
+  for (py::object node = get(root, n.next); !node.is(root);
+       node = get(node, n.next)) {
+    if (!PyObject_IsTrue(get(node, n.erased).ptr())) fn(node);
+  }
+}
+
 class TorchFxReader {
  public:
   TorchFxReader(py::object target_name, py::object type_name,
@@ -82,50 +141,71 @@ class TorchFxReader {
   // (parameter -> annotation), `return_annotation` the output's.
   void read(py::handle graph, const py::dict& annotations,
             const std::string& return_annotation, fx::Graph& out) {
-    for (py::handle node : graph.attr("nodes")) {
+    for_each_node(graph, [&](py::handle node) {
       read_node(node, annotations, return_annotation, out);
-    }
+    });
   }
 
  private:
   void read_node(py::handle node, const py::dict& annotations,
                  const std::string& return_annotation, fx::Graph& out) {
-    std::string name = node.attr("name").cast<std::string>();
-    std::string op_name = node.attr("op").cast<std::string>();
-    std::string where = "node '" + name + "'";
+    const Names& n = names();
+    std::string name = utf8(get(node, n.name), "a node's name");
+    std::string op_name = utf8(get(node, n.op), "a node's op");
     std::optional<fx::Opcode> op = fx::parse_opcode(op_name);
-    if (!op) throw py::value_error(where + ": unknown op '" + op_name + "'");
-    py::object target_object = node.attr("target");
+    if (!op) {
+      throw py::value_error(where(name) + ": unknown op '" + op_name + "'");
+    }
+    py::object target_object = get(node, n.target);
     std::string target = *op == fx::Opcode::kCallFunction
                              ? targets_.get(target_object)
-                             : target_object.cast<std::string>();
+                             : utf8(target_object, "a node's target");
     fx::Node::Args args;
-    for (py::handle a : node.attr("_args")) {
-      args.push_back(from_python(a, where + " args"));
+    py::object py_args = get(node, n.args);
+    for (py::handle a : py_args) {
+      args.push_back(from_python(a, name, "args"));
     }
     fx::Node::Kwargs kwargs;
-    for (auto [key, value] : py::dict(node.attr("_kwargs"))) {
-      kwargs.emplace_back(key.cast<std::string>(),
-                          from_python(value, where + " kwargs"));
+    py::object py_kwargs = get(node, n.kwargs);
+    if (!PyDict_Check(py_kwargs.ptr())) {
+      throw py::value_error(where(name) + ": kwargs is not a dict");
+    }
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(py_kwargs.ptr(), &pos, &key, &value)) {
+      kwargs.emplace_back(utf8(key, "a kwargs key"),
+                          from_python(value, name, "kwargs"));
     }
     std::string type =
         node_type(node, *op, target, annotations, return_annotation);
     fx::Node* made = out.create_node(*op, target, std::move(args),
                                      std::move(kwargs), name, type);
     if (made->name() != name) {
-      throw py::value_error(where +
+      throw py::value_error(where(name) +
                             ": not a legal node name (the SDK would "
                             "name it '" +
                             std::string(made->name()) + "')");
     }
-    fx::ArgumentDict meta = read_meta(node, where);
+    py::object py_meta = get(node, n.meta);
+    fx::ArgumentDict meta = read_meta(node, py_meta, name);
     if (*op == fx::Opcode::kCallFunction && fx::is_wrapped_by_default(target)) {
-      py::object wrapped = node.attr("meta").attr("get")("is_wrapped", false);
-      meta.emplace_back("is_wrapped",
-                        fx::Argument(py::bool_(wrapped).cast<bool>()));
+      PyObject* wrapped =
+          PyDict_Check(py_meta.ptr())
+              ? PyDict_GetItemWithError(py_meta.ptr(), n.is_wrapped)
+              : nullptr;
+      if (wrapped == nullptr && PyErr_Occurred()) {
+        throw py::error_already_set();
+      }
+      meta.emplace_back(
+          "is_wrapped",
+          fx::Argument(wrapped != nullptr && PyObject_IsTrue(wrapped) == 1));
     }
     if (!meta.empty()) made->mutable_meta() = std::move(meta);
     nodes_.emplace(node.ptr(), made);
+  }
+
+  static std::string where(const std::string& name) {
+    return "node '" + name + "'";
   }
 
   // As tools/torchfx_export.py's graph_document: a placeholder's and the
@@ -134,72 +214,85 @@ class TorchFxReader {
                         const std::string& target, const py::dict& annotations,
                         const std::string& return_annotation) {
     if (op == fx::Opcode::kPlaceholder) {
+      if (PyDict_Size(annotations.ptr()) == 0) return std::string();
       py::str key(target);
       return annotations.contains(key) ? annotations[key].cast<std::string>()
                                        : std::string();
     }
     if (op == fx::Opcode::kOutput) return return_annotation;
-    py::object type = node.attr("type");
+    py::object type = get(node, names().type);
     return type.is_none() ? std::string() : types_.get(type);
   }
 
-  fx::ArgumentDict read_meta(py::handle node, const std::string& where) {
+  fx::ArgumentDict read_meta(py::handle node, const py::object& py_meta,
+                             const std::string& name) {
     fx::ArgumentDict meta;
-    if (py::len(node.attr("meta")) == 0) return meta;
+    if (py::len(py_meta) == 0) return meta;
     for (auto [key, value] : py::dict(node_meta_(node))) {
       std::string k = key.cast<std::string>();
-      meta.emplace_back(k, from_python(value, where + " meta '" + k + "'"));
+      meta.emplace_back(k, from_python(value, name, "meta '" + k + "'"));
     }
     return meta;
   }
 
-  fx::Argument from_python(py::handle value, const std::string& where) {
-    if (value.is_none()) return fx::Argument();
-    if (PyBool_Check(value.ptr())) return value.ptr() == Py_True;
-    if (PyLong_Check(value.ptr())) {
+  // A value of node `name`'s `part` (args, kwargs, a meta entry) as
+  // argument.h holds it; raises ValueError naming both when the SDK cannot.
+  fx::Argument from_python(py::handle value, const std::string& name,
+                           const std::string& part) {
+    PyObject* v = value.ptr();
+    if (v == Py_None) return fx::Argument();
+    if (PyBool_Check(v)) return v == Py_True;
+    if (PyLong_Check(v)) {
       int overflow = 0;
-      int64_t i = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+      int64_t i = PyLong_AsLongLongAndOverflow(v, &overflow);
       if (overflow != 0) {
-        throw py::value_error(where + ": the int does not fit in 64 bits");
+        throw py::value_error(where(name) + " " + part +
+                              ": the int does not fit in 64 bits");
       }
       return i;
     }
-    if (PyFloat_Check(value.ptr())) return PyFloat_AsDouble(value.ptr());
-    if (PyUnicode_Check(value.ptr())) return value.cast<std::string>();
-    if (py::isinstance(value, node_class_)) {
-      auto it = nodes_.find(value.ptr());
+    if (PyFloat_Check(v)) return PyFloat_AsDouble(v);
+    if (PyUnicode_Check(v)) return utf8(value, "a str");
+    if (Py_IS_TYPE(v, reinterpret_cast<PyTypeObject*>(node_class_.ptr())) ||
+        py::isinstance(value, node_class_)) {
+      auto it = nodes_.find(v);
       if (it == nodes_.end()) {
-        throw py::value_error(where + ": node '" +
+        throw py::value_error(where(name) + " " + part + ": node '" +
                               py::str(value.attr("name")).cast<std::string>() +
                               "' is not defined before");
       }
       return it->second;
     }
-    if (PyTuple_Check(value.ptr()) || PyList_Check(value.ptr())) {
+    if (PyTuple_Check(v) || PyList_Check(v)) {
       fx::ArgumentList items;
       items.reserve(py::len(value));
-      for (py::handle item : value) items.push_back(from_python(item, where));
+      for (py::handle item : value) {
+        items.push_back(from_python(item, name, part));
+      }
       // torch.Size is a tuple; a NamedTuple too (as the format writes it).
-      return PyList_Check(value.ptr()) ? fx::Argument::list(std::move(items))
-                                       : fx::Argument::tuple(std::move(items));
+      return PyList_Check(v) ? fx::Argument::list(std::move(items))
+                             : fx::Argument::tuple(std::move(items));
     }
-    if (PyDict_Check(value.ptr())) return dict_from_python(value, where);
-    if (PySlice_Check(value.ptr())) {
-      return fx::Argument::slice(from_python(value.attr("start"), where),
-                                 from_python(value.attr("stop"), where),
-                                 from_python(value.attr("step"), where));
+    if (PyDict_Check(v)) return dict_from_python(value, name, part);
+    if (PySlice_Check(v)) {
+      return fx::Argument::slice(from_python(value.attr("start"), name, part),
+                                 from_python(value.attr("stop"), name, part),
+                                 from_python(value.attr("step"), name, part));
     }
-    if (value.ptr() == Py_Ellipsis) return fx::Argument::ellipsis();
-    return torch_value(value, where);
+    if (v == Py_Ellipsis) return fx::Argument::ellipsis();
+    return torch_value(value, where(name) + " " + part);
   }
 
-  fx::Argument dict_from_python(py::handle value, const std::string& where) {
+  fx::Argument dict_from_python(py::handle value, const std::string& name,
+                                const std::string& part) {
     fx::ArgumentDict items;
     for (auto [key, item] : py::reinterpret_borrow<py::dict>(value)) {
       if (!PyUnicode_Check(key.ptr())) {
-        throw py::value_error(where + ": dict with non-string keys");
+        throw py::value_error(where(name) + " " + part +
+                              ": dict with non-string keys");
       }
-      items.emplace_back(key.cast<std::string>(), from_python(item, where));
+      items.emplace_back(key.cast<std::string>(),
+                         from_python(item, name, part));
     }
     return fx::Argument::dict(std::move(items));
   }
@@ -268,9 +361,23 @@ std::shared_ptr<fx::GraphModule> from_torch_fx(
   return *std::move(gm);
 }
 
+// The call_module and get_attr nodes of a torch.fx.Graph, in order (the
+// nodes whose modules and tensors from_torch_fx passes on).
+py::list attribute_nodes(py::handle graph) {
+  py::object call_module = py::str("call_module");
+  py::object get_attr = py::str("get_attr");
+  py::list found;
+  for_each_node(graph, [&](py::handle node) {
+    py::object op = get(node, names().op);
+    if (op.equal(call_module) || op.equal(get_attr)) found.append(node);
+  });
+  return found;
+}
+
 }  // namespace
 
 void bind_torch_fx_reader(py::module_& m) {
+  m.def("_attribute_nodes", &attribute_nodes, py::arg("graph"));
   m.def("_from_torch_fx", &from_torch_fx, py::arg("graph"),
         py::arg("annotations"), py::arg("return_annotation"),
         py::arg("modules_json"), py::arg("weights"), py::arg("target_name"),

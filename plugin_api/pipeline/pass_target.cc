@@ -400,10 +400,12 @@ class GraphModuleTarget::Attributes : public AttributeStore {
 };
 
 GraphModuleTarget::GraphModuleTarget(GraphModule& module,
-                                     std::vector<at::Tensor> example_inputs)
+                                     std::vector<at::Tensor> example_inputs,
+                                     bool recompile_at_finish)
     : module_(module),
       attributes_(
-          std::make_unique<Attributes>(module, std::move(example_inputs))) {}
+          std::make_unique<Attributes>(module, std::move(example_inputs))),
+      recompile_at_finish_(recompile_at_finish) {}
 GraphModuleTarget::~GraphModuleTarget() = default;
 
 Graph& GraphModuleTarget::graph() { return module_.graph(); }
@@ -443,7 +445,7 @@ void recompile_graph_submodules(GraphModule& gm) {
 void GraphModuleTarget::committed() { recompile_graph_submodules(module_); }
 void GraphModuleTarget::finish() {
   recompile_graph_submodules(module_);
-  module_.recompile();
+  if (recompile_at_finish_) module_.recompile();
 }
 
 absl::Status GraphModuleTarget::write(const std::string& json_path) const {

@@ -116,9 +116,14 @@ class PassTarget {
 class GraphModuleTarget : public PassTarget {
  public:
   // `example_inputs` (tensors, one per placeholder) are what passes get from
-  // GraphExampleInput.
+  // GraphExampleInput. With `recompile_at_finish` false, finish() leaves the
+  // module's code() and executable form as they were before the pipeline
+  // (for a caller that reads only the graph and attributes afterwards and
+  // drops the module, as fx_sdk.run_pipeline does; recompiling a large
+  // graph is about half a dce run).
   explicit GraphModuleTarget(GraphModule& module,
-                             std::vector<at::Tensor> example_inputs = {});
+                             std::vector<at::Tensor> example_inputs = {},
+                             bool recompile_at_finish = true);
   ~GraphModuleTarget() override;
   Graph& graph() override;
   AttributeStore* attributes() override;
@@ -144,6 +149,7 @@ class GraphModuleTarget : public PassTarget {
   class Attributes;
   GraphModule& module_;
   std::unique_ptr<Attributes> attributes_;
+  bool recompile_at_finish_;
 };
 
 class GraphFileTarget : public PassTarget {

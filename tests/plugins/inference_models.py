@@ -187,6 +187,29 @@ class MatmulTails(torch.nn.Module):
                           s, (two * two).flatten(), (z * x.sum()).flatten()])
 
 
+class ResidualChains(torch.nn.Module):
+    """Residual adds fused into convolutions: residuals dead after their
+    convolution (the plan sums into their buffers, one after another) and
+    one read again later (it must keep its value)."""
+
+    def __init__(self):
+        super().__init__()
+        c = 16
+        self.convs = torch.nn.ModuleList(
+            torch.nn.Conv2d(c, c, 3 if i % 2 else 1, padding=i % 2)
+            for i in range(7))
+
+    def forward(self, x):
+        a = torch.relu(self.convs[0](x))
+        b = torch.relu(self.convs[1](a))
+        c = torch.relu(self.convs[2](b) + a)  # a is read again below
+        d = torch.relu(self.convs[3](c))
+        e = torch.relu(self.convs[4](d) + c)  # c dead after: in place
+        f = torch.relu(self.convs[5](e))
+        g = self.convs[6](f) + e  # e (in c's buffer) dead after: in place
+        return g + a
+
+
 class PointwiseTails(torch.nn.Module):
     """Every elementwise form fuse_pointwise fuses (functions, methods,
     modules, numbers on either side, in-place forms, a DAG, a broadcast

@@ -11,7 +11,9 @@
 //  - the plan's fallbacks: another input shape (re-plan), double weights and
 //    inputs (no oneDNN step), grad mode (GraphModule::forward), another input
 //    layout (channels_last, or a strided view for the linear models:
-//    re-plan).
+//    re-plan);
+//  - each convolution algorithm forced (direct, Winograd) and measured, with
+//    residuals summed in place where dead and kept where read again.
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
@@ -27,6 +29,7 @@
 #include "fx_core/ir/graph.h"
 #include "fx_core/ir/node.h"
 #include "fx_core/runtime/graph_module_file.h"
+#include "fx_core/runtime/plan/conv_choice.h"
 #include "fx_core/runtime/plan/inference_plan.h"
 #include "tests/plugins/plugin_test_util.h"
 
@@ -174,6 +177,72 @@ INSTANTIATE_TEST_SUITE_P(
                       // 3 of its 8 matmuls mix ranks or are 1-d: ATen's.
                       Case{"MatmulTails", "2,6,24", 0, 0, 0, 8, 5}),
     [](const auto& info) { return info.param.cls; });
+
+// Each convolution algorithm the plan may choose (plan/conv_choice.h),
+// forced, and the residuals summed in place: results equal eager.
+struct AlgorithmCase {
+  std::string cls, shape;
+  ConvPolicy policy;
+  size_t in_place;  // convolutions summing into their residual's buffer
+  double rtol = 1e-4, atol = 1e-5;
+};
+
+std::string policy_name(ConvPolicy p) {
+  switch (p) {
+    case ConvPolicy::kDirect:
+      return "Direct";
+    case ConvPolicy::kMeasure:
+      return "Measure";
+    case ConvPolicy::kWinograd:
+      return "Winograd";
+  }
+  return "";
+}
+
+class ConvAlgorithms : public ::testing::TestWithParam<AlgorithmCase> {};
+
+TEST_P(ConvAlgorithms, MatchEager) {
+  if (std::string why = python_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const AlgorithmCase& c = GetParam();
+  Bundle b = load_bundle(export_model(c.cls, c.shape));
+  std::shared_ptr<GraphModule> gm = optimized(b, c.rtol, c.atol);
+  c10::AutoGradMode no_grad(false);
+  std::vector<c10::IValue> in(b.inputs.begin(), b.inputs.end());
+  const ConvPolicy before = conv_policy();
+  set_conv_policy(c.policy);
+  auto plan = InferencePlan::build(*gm, in);
+  set_conv_policy(before);
+  for (int run = 0; run < 2; ++run) {
+    expect_close(plan->run(in), b.expected, "plan", c.rtol, c.atol);
+  }
+  InferencePlan::Stats s = plan->stats();
+  EXPECT_EQ(s.residuals_in_place, c.in_place);
+  if (c.policy == ConvPolicy::kWinograd) {
+    EXPECT_GT(s.winograd_steps, 0u);
+  } else if (c.policy == ConvPolicy::kDirect) {
+    EXPECT_EQ(s.winograd_steps, 0u);
+  }
+  EXPECT_EQ(s.direct_fallbacks, 0u);
+}
+
+// Residuals not summed in place: ResNet18's first block's (the max-pool's
+// result, not a planned buffer) and both ResNets' last block's (its result
+// flows through avgpool and flatten into the linear layer, module calls the
+// plan assumes may alias their inputs, and so reaches the output).
+INSTANTIATE_TEST_SUITE_P(
+    Models, ConvAlgorithms,
+    ::testing::Values(
+        AlgorithmCase{"ResidualChains", "1,16,20,20", ConvPolicy::kDirect, 2},
+        AlgorithmCase{"ResidualChains", "1,16,20,20", ConvPolicy::kWinograd, 2},
+        AlgorithmCase{"ResidualChains", "1,16,20,20", ConvPolicy::kMeasure, 2},
+        AlgorithmCase{"ResNet18", "1,3,96,96", ConvPolicy::kWinograd, 6},
+        AlgorithmCase{"ResNet50", "1,3,96,96", ConvPolicy::kWinograd, 15, 1e-3,
+                      1e-4},
+        AlgorithmCase{"ResNet50", "1,3,96,96", ConvPolicy::kDirect, 15, 1e-3,
+                      1e-4}),
+    [](const auto& info) {
+      return info.param.cls + policy_name(info.param.policy);
+    });
 
 // The fallbacks, each forced and compared with GraphModule::forward of the
 // original graph on the same inputs.

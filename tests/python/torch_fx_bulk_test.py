@@ -92,6 +92,16 @@ def test_same_graph_code_and_numbers_as_torch_fx(lazy):
     assert back.code == code
 
 
+def test_nodes_have_node_init_s_attributes_in_its_order():
+    # The builder stores them as Node.__init__ does (object.__setattr__,
+    # in its order), so the Nodes are laid out as torch.fx's own.
+    gm = mixed_graph(repeat=2)
+    back = round_trip(gm)
+    assert ([list(vars(n)) for n in back.graph.nodes] ==
+            [list(vars(n)) for n in gm.graph.nodes])
+    assert type(back.graph._root._next) is torch.fx.Node
+
+
 def test_lists_and_dicts_are_torch_fxs_immutable_ones():
     gm = mixed_graph(repeat=1)
     back = round_trip(gm)

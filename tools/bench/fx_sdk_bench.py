@@ -14,16 +14,19 @@ torch.fx's Graph API):
  - the file path: the bundle tools/torchfx_export.py writes (graph and
    weights), `fx run BUNDLE --pipeline dce -o OUT` (a process),
    torchfx_import.load_bundle(OUT).
-Also from_torch_fx alone, and torch.fx's own cost of building the same
-GraphModule (graph_copy, then GraphModule(root, graph)): the floor of any
-path that returns a torch.fx GraphModule. Best of --repeat runs, wall time
-(time.perf_counter), one thread. Checks that the graphs coming back have
+Also from_torch_fx alone, torch.fx's own cost of building the same
+GraphModule (graph_copy, then GraphModule(root, graph)) and Python's
+compile() of gm.code alone. Best of --repeat runs, wall time
+(time.perf_counter) and, for the round trips, CPU time (this process's and
+fx run's: on a loaded machine the figure time slicing does not inflate),
+one thread. Checks that the graphs coming back have
 the original's nodes. Prints one JSON object.
 """
 
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -73,12 +76,24 @@ def write_bundle(gm, directory):
         json.dump(document, f, indent=1)
 
 
-def best(fn, repeat):
-    times = []
+def cpu_seconds():
+    """CPU time of this process and of its finished children (fx run)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+def best(fn, repeat, cpu=None):
+    """The best wall time of `repeat` calls, and the result; with a `cpu`
+    dict also the best CPU time, under cpu["s"] (what a loaded machine's
+    time slicing does not inflate)."""
+    times, cpu_times = [], []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), cpu_seconds()
         result = fn()
         times.append(time.perf_counter() - start)
+        cpu_times.append(cpu_seconds() - start_cpu)
+    if cpu is not None:
+        cpu["s"] = min(cpu_times)
     return min(times), result
 
 
@@ -120,26 +135,38 @@ def measure(name, gm, fx, repeat, work):
     result["from_torch_fx_s"] = round(
         best(lambda: fx_sdk.from_torch_fx(gm), repeat)[0], 4)
     result["torch_fx_floor_s"] = round(best(torch_fx_floor, repeat)[0], 4)
+    # Python's compile() of gm.code: what a forward made from the source
+    # costs (to_torch_fx makes the same code object without it for code in
+    # the forms python/forward_bytecode.cc takes).
+    result["python_compile_s"] = round(
+        best(lambda: compile(gm.code, "<fx_sdk_bench>", "exec"), repeat)[0], 4)
     for label, fn in (("round_trip_s", round_trip),
                       ("round_trip_compiled_s", lambda: round_trip(False)),
                       ("in_process_dce_s", in_process),
                       ("in_process_dce_compiled_s", lambda: in_process(False)),
                       ("file_path_dce_s", file_path)):
-        seconds, back = best(fn, repeat)
+        cpu = {}
+        seconds, back = best(fn, repeat, cpu)
         in_process_path = not label.startswith("file_path")
         if not same_graph(back, gm) or (in_process_path
                                         and back.code != gm.code):
             raise SystemExit(f"{name}: {label} changed the graph")
         result[label] = round(seconds, 4)
+        result[label[:-2] + "_cpu_s"] = round(cpu["s"], 4)
     for lazy, suffix in ((True, ""), (False, "_compiled")):
         result["speedup" + suffix] = round(
             result["file_path_dce_s"] / result[f"in_process_dce{suffix}_s"], 1)
+        result["speedup_cpu" + suffix] = round(
+            result["file_path_dce_cpu_s"] /
+            result[f"in_process_dce{suffix}_cpu_s"], 1)
     check_outputs(name, gm, in_process())
+    check_outputs(name, gm, in_process(lazy=False))
     return result
 
 
 def check_outputs(name, gm, back):
-    """The lazily compiled GraphModule computes the original's numbers."""
+    """The returned GraphModule (lazily compiled or compiled) computes the
+    original's numbers."""
     if name == "resnet50":
         inputs = (torch.rand(1, 3, 224, 224),)
     else:

@@ -28,6 +28,7 @@
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/op_registry.h"
 #include "fx_core/runtime/plan/compiled_steps.h"
+#include "fx_core/runtime/plan/conv_choice.h"
 #include "fx_core/runtime/plan/onednn_conv.h"
 #include "fx_core/runtime/plan/onednn_steps.h"
 #include "fx_core/runtime/plan/pointwise_kernel.h"
@@ -376,16 +377,17 @@ class BufferPool {
     return pool_[b].tensor;
   }
   // Hands `buffer`, taken by group `from`, over to group `to` (a result
-  // written in place of a dead operand).
-  void transfer(const at::Tensor& buffer, int32_t from, int32_t to) {
+  // written in place of a dead operand); false when `from` does not hold it.
+  bool transfer(const at::Tensor& buffer, int32_t from, int32_t to) {
     std::vector<size_t>& owned = group_buffers_[from];
     for (auto it = owned.begin(); it != owned.end(); ++it) {
       if (pool_[*it].tensor.is_same(buffer)) {
         group_buffers_[to].push_back(*it);
         owned.erase(it);
-        return;
+        return true;
       }
     }
+    return false;
   }
   void release_group(int32_t group) {
     for (size_t b : group_buffers_[group]) free_.push_back(b);
@@ -437,6 +439,7 @@ struct InferencePlan::Program {
     bool in_place = false;  // the result overwrites a dead operand's buffer
     // fx_inference.linear / matmul on oneDNN.
     std::shared_ptr<OnednnStep> onednn;
+    bool conv_in_place = false;  // writes into the (dead) residual's buffer
   };
   // Per alias group (indexed by its root slot): the last step reading any
   // of its values, and whether one of them reaches the output.
@@ -488,6 +491,8 @@ struct InferencePlan::Program {
   bool bind_pointwise(Step& step);
   void place_conv(Step& step, AliasGroups& groups, const GroupLiveness& live,
                   BufferPool& pool);
+  void residuals_in_place(const std::vector<bool>& candidate,
+                          AliasGroups& groups, GroupLiveness* live);
   bool bind_direct(Step& step);
   bool operands_fit(const Step& step, size_t num_operands) const;
   void make_operands(Step& step);
@@ -629,6 +634,7 @@ void InferencePlan::Program::plan_direct() {
   AliasGroups groups(num_slots);
   std::vector<bool> candidate = find_candidates(groups);
   GroupLiveness live = group_liveness(groups);
+  residuals_in_place(candidate, groups, &live);
   // The groups whose last use is each step; escaping groups keep theirs.
   std::vector<std::vector<int32_t>> groups_ending(steps.size());
   for (size_t s = 0; s < num_slots; ++s) {
@@ -747,8 +753,10 @@ bool InferencePlan::Program::take_dead_operand(Step& step, size_t index,
         producer.out_meta.device != step.out_meta.device) {
       continue;
     }
-    if (!only_reader_of_group(step, s.slot, groups)) continue;
-    pool.transfer(producer.buffer, g, groups.find(step.slot));
+    if (!only_reader_of_group(step, s.slot, groups) ||
+        !pool.transfer(producer.buffer, g, groups.find(step.slot))) {
+      continue;
+    }
     *out = producer.buffer;
     return true;
   }
@@ -868,7 +876,7 @@ bool InferencePlan::Program::bind_conv(Step& step) {
     if (!is_float_cpu(r) || r.sizes != out.sizes) return false;
   }
   params.has_residual = !no_residual;
-  std::unique_ptr<OnednnConv> conv = OnednnConv::create(
+  std::unique_ptr<OnednnConv> conv = choose_onednn_conv(
       *weight, bias ? *bias : at::Tensor(), params, in.sizes);
   if (conv == nullptr || conv->output_sizes() != out.sizes) return false;
   step.conv = std::move(conv);
@@ -921,7 +929,43 @@ void InferencePlan::Program::place_conv(Step& step, AliasGroups& groups,
   step.out_meta = slot_meta[step.slot];
   step.fresh = live.escapes[r];
   step.direct = true;
-  if (!step.fresh) step.buffer = pool.take(step.out_meta, r, &buffer_bytes);
+  if (step.fresh) return;
+  if (step.conv_in_place) {
+    const Step& producer = steps[step.conv_residual];
+    if (producer.direct && !producer.fresh && producer.buffer.defined() &&
+        producer.out_meta.same_layout(step.out_meta)) {
+      step.buffer = producer.buffer;
+      return;
+    }
+    step.conv_in_place = false;
+  }
+  step.buffer = pool.take(step.out_meta, r, &buffer_bytes);
+}
+
+// Convolutions whose residual is dead after them write into its buffer (the
+// sum post-op accumulates there; no copy): the residual comes from a direct
+// step, has the result's layout, is not the convolution's input and neither
+// group escapes. Their groups are united so the buffer lives on with the
+// result (*live is updated: a chain of residual blocks shares one buffer).
+void InferencePlan::Program::residuals_in_place(
+    const std::vector<bool>& candidate, AliasGroups& groups,
+    GroupLiveness* live_groups) {
+  const GroupLiveness& live = *live_groups;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    Step& step = steps[i];
+    if (!step.conv || step.conv_residual < 0) continue;
+    const int32_t res = groups.find(step.conv_residual);
+    const int32_t self = groups.find(step.slot);
+    if (!candidate[step.conv_residual] || live.last[res] != i ||
+        live.escapes[res] || live.escapes[self] || res == self ||
+        res == groups.find(step.conv_input) ||
+        !slot_meta[step.conv_residual].same_layout(slot_meta[step.slot])) {
+      continue;
+    }
+    groups.unite(step.slot, step.conv_residual);
+    step.conv_in_place = true;
+    *live_groups = group_liveness(groups);
+  }
 }
 
 // ------------------------------------------- other oneDNN steps (linears)
@@ -1178,6 +1222,10 @@ InferencePlan::Stats InferencePlan::stats() const {
   for (const Program::Step& step : program_->steps) {
     ++s.steps;
     if (step.conv || step.onednn) ++s.onednn_steps;
+    if (step.conv && step.conv->algorithm() == ConvAlgorithm::kWinograd) {
+      ++s.winograd_steps;
+    }
+    if (step.conv_in_place) ++s.residuals_in_place;
     if (step.pointwise) ++s.pointwise_steps;
     if (step.in_place) ++s.in_place_steps;
     if (step.direct) {

@@ -22,7 +22,12 @@
 //    plugins/inference) on float32 CPU values with attribute weights run on
 //    oneDNN (plan/onednn_conv.h): weights reordered once, residual add and
 //    activation as post-ops, results channels_last (NHWC) in planned
-//    buffers, inputs of another layout reordered on the way in. Since these
+//    buffers, inputs of another layout reordered on the way in. The
+//    algorithm (direct or Winograd) is chosen by measurement at plan build
+//    (plan/conv_choice.h). A convolution whose residual is dead after it
+//    (liveness over alias groups; the residual a planned buffer of the same
+//    layout, not the convolution's input, not reaching the output) writes
+//    its result into the residual's buffer. Since these
 //    results are laid out differently from the reference kernel's, the
 //    plan records the graph's layouts a second time with them bound before
 //    planning the elementwise steps.
@@ -91,13 +96,15 @@ class InferencePlan {
 
   // What the plan does (for tests, benchmarks and tuning).
   struct Stats {
-    size_t steps = 0;            // graph nodes
-    size_t direct_steps = 0;     // bound to ATen CPU kernels or oneDNN
-    size_t onednn_steps = 0;     // of which on oneDNN (conv2d, linear)
-    size_t pointwise_steps = 0;  // of which fx_inference.pointwise fused
-    size_t in_place_steps = 0;   // results written over a dead operand
-    size_t fallback_steps = 0;   // call_function/method/module via registries
-    size_t buffers = 0;          // preallocated result buffers
+    size_t steps = 0;           // graph nodes
+    size_t direct_steps = 0;    // bound to ATen CPU kernels or oneDNN
+    size_t onednn_steps = 0;    // of which on oneDNN (conv2d, linear, matmul)
+    size_t winograd_steps = 0;  // of which on oneDNN's Winograd kernel
+    size_t residuals_in_place = 0;  // convolutions summing into the residual
+    size_t pointwise_steps = 0;     // fx_inference.pointwise fused in one pass
+    size_t in_place_steps = 0;  // direct results written over a dead operand
+    size_t fallback_steps = 0;  // call_function/method/module via registries
+    size_t buffers = 0;         // preallocated result buffers
     size_t buffer_bytes = 0;
     size_t fresh_outputs = 0;     // direct results allocated per run (outputs)
     size_t replans = 0;           // re-plans after an input signature change

@@ -80,91 +80,160 @@ bool supported(const at::Tensor& w, const at::Tensor& bias,
   return true;
 }
 
+// The convolution's dims and attributes, as oneDNN takes them.
+struct ConvShape {
+  memory::dims src, dst, weights, bias, strides, dilates, pad;
+  bool grouped = false;
+};
+
+ConvShape conv_shape(const at::Tensor& w, const FusedConvParams& p,
+                     const std::vector<int64_t>& in) {
+  ConvShape s;
+  s.src.assign(in.begin(), in.end());
+  s.dst = output_dims(s.src, w, p);
+  const int64_t g = p.groups;
+  s.grouped = g > 1;
+  s.weights = {w.size(0), w.size(1), w.size(2), w.size(3)};
+  if (s.grouped) {
+    s.weights = {g, w.size(0) / g, w.size(1), w.size(2), w.size(3)};
+  }
+  s.bias = {w.size(0)};
+  s.strides = {p.stride[0], p.stride[1]};
+  s.dilates = {p.dilation[0] - 1, p.dilation[1] - 1};
+  s.pad = {p.padding[0], p.padding[1]};
+  return s;
+}
+
+// The primitive descriptor: NHWC activations for kDirect, whatever oneDNN
+// asks for (nChw16c) for kWinograd; weights in oneDNN's preferred layout.
+// Throws dnnl::error when oneDNN has no kernel for it.
+dnnl::convolution_forward::primitive_desc make_pd(const ConvShape& s,
+                                                  bool has_bias,
+                                                  ConvAlgorithm choice,
+                                                  const dnnl::post_ops& ops) {
+  const bool wino = choice == ConvAlgorithm::kWinograd;
+  const Tag act = wino ? Tag::any : Tag::nhwc;
+  const memory::desc src_md(s.src, Dt::f32, act);
+  const memory::desc dst_md(s.dst, Dt::f32, act);
+  const memory::desc w_any(s.weights, Dt::f32, Tag::any);
+  const algorithm alg =
+      wino ? algorithm::convolution_winograd : algorithm::convolution_direct;
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(ops);
+  const auto kind = dnnl::prop_kind::forward_inference;
+  if (has_bias) {
+    const memory::desc b_md(s.bias, Dt::f32, Tag::a);
+    return {{kind, alg, src_md, w_any, b_md, dst_md, s.strides, s.dilates,
+             s.pad, s.pad},
+            attr,
+            cpu_engine()};
+  }
+  return {
+      {kind, alg, src_md, w_any, dst_md, s.strides, s.dilates, s.pad, s.pad},
+      attr,
+      cpu_engine()};
+}
+
 }  // namespace
 
 struct OnednnConv::Impl {
   std::vector<int64_t> in_sizes, out_sizes;
+  ConvAlgorithm algorithm = ConvAlgorithm::kDirect;
+  std::string implementation;
   at::Tensor bias;  // contiguous; kept alive for its memory
   dnnl::convolution_forward prim;
-  memory src, dst, weights, bias_mem, residual;
+  memory src, dst, weights, bias_mem;
   std::unordered_map<int, memory> args;
   dnnl::stream stream{cpu_engine()};
   bool has_residual = false;
+  // kWinograd: the NHWC tensors the plan passes, and the reorders between
+  // them and the primitive's blocked src / dst (owned memory).
+  memory user_src, user_dst;
+  dnnl::reorder to_blocked, from_blocked;
+
+  void set_weights(const at::Tensor& weight, const ConvShape& s,
+                   const memory::desc& want);
+  void set_activations(const dnnl::convolution_forward::primitive_desc& pd,
+                       const ConvShape& s);
 };
+
+// The weights, reordered once into the primitive's layout.
+void OnednnConv::Impl::set_weights(const at::Tensor& weight, const ConvShape& s,
+                                   const memory::desc& want) {
+  at::Tensor w = weight.contiguous();
+  memory user_w({s.weights, Dt::f32, s.grouped ? Tag::goihw : Tag::oihw},
+                cpu_engine(), w.data_ptr());
+  weights = memory(want, cpu_engine());
+  dnnl::reorder(user_w, weights).execute(stream, user_w, weights);
+  stream.wait();
+}
+
+// src / dst: the caller's NHWC memory (re-pointed each run), or for
+// kWinograd blocked memory of our own with reorders from and to NHWC.
+void OnednnConv::Impl::set_activations(
+    const dnnl::convolution_forward::primitive_desc& pd, const ConvShape& s) {
+  dnnl::engine& engine = cpu_engine();
+  const memory::desc src_nhwc(s.src, Dt::f32, Tag::nhwc);
+  const memory::desc dst_nhwc(s.dst, Dt::f32, Tag::nhwc);
+  if (algorithm == ConvAlgorithm::kDirect) {
+    src = memory(src_nhwc, engine, DNNL_MEMORY_NONE);
+    dst = memory(dst_nhwc, engine, DNNL_MEMORY_NONE);
+    return;
+  }
+  src = memory(pd.src_desc(), engine);
+  dst = memory(pd.dst_desc(), engine);
+  user_src = memory(src_nhwc, engine, DNNL_MEMORY_NONE);
+  user_dst = memory(dst_nhwc, engine, DNNL_MEMORY_NONE);
+  to_blocked = dnnl::reorder(user_src, src);
+  from_blocked = dnnl::reorder(dst, user_dst);
+}
+
+bool OnednnConv::winograd_applies(const at::Tensor& w,
+                                  const FusedConvParams& p) {
+  return w.dim() == 4 && w.size(2) == 3 && w.size(3) == 3 && p.groups == 1 &&
+         p.stride == std::vector<int64_t>{1, 1} &&
+         p.dilation == std::vector<int64_t>{1, 1} && !p.has_residual;
+}
 
 std::unique_ptr<OnednnConv> OnednnConv::create(const at::Tensor& weight,
                                                const at::Tensor& bias,
                                                const FusedConvParams& p,
-                                               std::vector<int64_t> in) {
+                                               std::vector<int64_t> in,
+                                               ConvAlgorithm algorithm) {
   if (!supported(weight, bias, p, in)) return nullptr;
+  if (algorithm == ConvAlgorithm::kWinograd && !winograd_applies(weight, p)) {
+    return nullptr;
+  }
+  const ConvShape s = conv_shape(weight, p, in);
+  if (s.dst[2] < 1 || s.dst[3] < 1) return nullptr;
   dnnl::post_ops ops;
-  auto impl = std::make_unique<Impl>();
-  const memory::dims src_dims(in.begin(), in.end());
-  const memory::dims dst_dims = output_dims(src_dims, weight, p);
-  if (dst_dims[2] < 1 || dst_dims[3] < 1) return nullptr;
-  const memory::desc src_md(src_dims, Dt::f32, Tag::nhwc);
-  const memory::desc dst_md(dst_dims, Dt::f32, Tag::nhwc);
   // The residual is added before the activation, as the reference does.
-  if (p.has_residual) ops.append_binary(algorithm::binary_add, dst_md);
+  if (p.has_residual) ops.append_sum(1.f);
   if (!append_activation(p, &ops)) return nullptr;
-  const int64_t g = p.groups;
-  memory::dims w_dims{weight.size(0), weight.size(1), weight.size(2),
-                      weight.size(3)};
-  if (g > 1)
-    w_dims = {g, weight.size(0) / g, weight.size(1), weight.size(2),
-              weight.size(3)};
-  const memory::desc w_any(w_dims, Dt::f32, Tag::any);
-  const memory::dims strides{p.stride[0], p.stride[1]};
-  const memory::dims dilates{p.dilation[0] - 1, p.dilation[1] - 1};
-  const memory::dims pad{p.padding[0], p.padding[1]};
-  dnnl::primitive_attr attr;
-  attr.set_post_ops(ops);
-  dnnl::engine& engine = cpu_engine();
   dnnl::convolution_forward::primitive_desc pd;
   try {
-    if (bias.defined()) {
-      const memory::desc b_md({weight.size(0)}, Dt::f32, Tag::a);
-      pd = {{dnnl::prop_kind::forward_inference, algorithm::convolution_direct,
-             src_md, w_any, b_md, dst_md, strides, dilates, pad, pad},
-            attr,
-            engine};
-    } else {
-      pd = {{dnnl::prop_kind::forward_inference, algorithm::convolution_direct,
-             src_md, w_any, dst_md, strides, dilates, pad, pad},
-            attr,
-            engine};
-    }
+    pd = make_pd(s, bias.defined(), algorithm, ops);
   } catch (const dnnl::error&) {
     return nullptr;
   }
-  // The weights, reordered once into the primitive's layout.
-  at::Tensor w = weight.contiguous();
-  memory user_w({w_dims, Dt::f32, g > 1 ? Tag::goihw : Tag::oihw}, engine,
-                w.data_ptr());
-  impl->weights = memory(pd.weights_desc(), engine);
-  dnnl::reorder(user_w, impl->weights)
-      .execute(impl->stream, user_w, impl->weights);
-  impl->stream.wait();
+  auto impl = std::make_unique<Impl>();
+  impl->algorithm = algorithm;
+  impl->implementation = pd.impl_info_str();
+  impl->set_weights(weight, s, pd.weights_desc());
   impl->prim = dnnl::convolution_forward(pd);
-  impl->src = memory(src_md, engine, DNNL_MEMORY_NONE);
-  impl->dst = memory(dst_md, engine, DNNL_MEMORY_NONE);
+  impl->set_activations(pd, s);
   impl->args = {{DNNL_ARG_SRC, impl->src},
                 {DNNL_ARG_WEIGHTS, impl->weights},
                 {DNNL_ARG_DST, impl->dst}};
   if (bias.defined()) {
     impl->bias = bias.contiguous();
-    impl->bias_mem = memory({{weight.size(0)}, Dt::f32, Tag::a}, engine,
-                            impl->bias.data_ptr());
+    impl->bias_mem =
+        memory({s.bias, Dt::f32, Tag::a}, cpu_engine(), impl->bias.data_ptr());
     impl->args.emplace(DNNL_ARG_BIAS, impl->bias_mem);
   }
-  if (p.has_residual) {
-    impl->has_residual = true;
-    impl->residual = memory(dst_md, engine, DNNL_MEMORY_NONE);
-    impl->args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
-                       impl->residual);
-  }
+  impl->has_residual = p.has_residual;
   impl->in_sizes = std::move(in);
-  impl->out_sizes.assign(dst_dims.begin(), dst_dims.end());
+  impl->out_sizes.assign(s.dst.begin(), s.dst.end());
   return std::unique_ptr<OnednnConv>(new OnednnConv(std::move(impl)));
 }
 
@@ -177,20 +246,31 @@ const std::vector<int64_t>& OnednnConv::input_sizes() const {
 const std::vector<int64_t>& OnednnConv::output_sizes() const {
   return impl_->out_sizes;
 }
+ConvAlgorithm OnednnConv::algorithm() const { return impl_->algorithm; }
+std::string OnednnConv::implementation() const { return impl_->implementation; }
 
 void OnednnConv::run(const at::Tensor& input, const at::Tensor* residual,
                      const at::Tensor& out) {
   constexpr auto kNhwc = at::MemoryFormat::ChannelsLast;
   at::Tensor x = input.contiguous(kNhwc);
-  impl_->src.set_data_handle(x.data_ptr());
-  impl_->dst.set_data_handle(out.data_ptr());
-  at::Tensor r;
-  if (impl_->has_residual) {
-    r = residual->contiguous(kNhwc);
-    impl_->residual.set_data_handle(r.data_ptr());
+  // The sum post-op accumulates into the destination: the residual first.
+  if (impl_->has_residual && (residual->data_ptr() != out.data_ptr() ||
+                              residual->strides() != out.strides())) {
+    out.copy_(*residual);
   }
-  impl_->prim.execute(impl_->stream, impl_->args);
-  impl_->stream.wait();
+  Impl& m = *impl_;
+  if (m.algorithm == ConvAlgorithm::kWinograd) {
+    m.user_src.set_data_handle(x.data_ptr());
+    m.user_dst.set_data_handle(out.data_ptr());
+    m.to_blocked.execute(m.stream, m.user_src, m.src);
+    m.prim.execute(m.stream, m.args);
+    m.from_blocked.execute(m.stream, m.dst, m.user_dst);
+  } else {
+    m.src.set_data_handle(x.data_ptr());
+    m.dst.set_data_handle(out.data_ptr());
+    m.prim.execute(m.stream, m.args);
+  }
+  m.stream.wait();
 }
 
 }  // namespace fx
