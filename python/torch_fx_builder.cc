@@ -40,6 +40,7 @@
 #include "fx_core/ir/node.h"
 #include "fx_core/runtime/graph_module.h"
 #include "python/bindings.h"
+#include "python/node_names.h"
 
 namespace py = pybind11;
 
@@ -59,38 +60,6 @@ void check(int status) {
 // object.__setattr__(obj, name, value).
 void set_attr(PyObject* obj, PyObject* name, PyObject* value) {
   check(PyObject_GenericSetAttr(obj, name, value));
-}
-
-// The attribute names, interned once per process (as Python interns the
-// names in Node.__init__'s code).
-struct Names {
-  PyObject* graph = intern("graph");
-  PyObject* name = intern("name");
-  PyObject* op = intern("op");
-  PyObject* target = intern("target");
-  PyObject* input_nodes = intern("_input_nodes");
-  PyObject* args = intern("_args");
-  PyObject* kwargs = intern("_kwargs");
-  PyObject* users = intern("users");
-  PyObject* type = intern("type");
-  PyObject* prev = intern("_prev");
-  PyObject* next = intern("_next");
-  PyObject* erased = intern("_erased");
-  PyObject* repr_fn = intern("_repr_fn");
-  PyObject* meta = intern("meta");
-  PyObject* is_wrapped = intern("is_wrapped");
-  PyObject* tensor_meta = intern("tensor_meta");
-
-  static PyObject* intern(const char* s) {
-    PyObject* str = PyUnicode_InternFromString(s);
-    if (str == nullptr) throw py::error_already_set();
-    return str;  // kept for the life of the process
-  }
-};
-
-const Names& names() {
-  static const Names* const kNames = new Names();
-  return *kNames;
 }
 
 // Python objects for strings, each made once: call_function targets, type
@@ -141,7 +110,7 @@ class TorchFxBuilder {
   }
 
   void build(const fx::Graph& graph) {
-    const Names& n = names();
+    const NodeNames& n = node_names();
     py::object root = graph_.attr("_root");
     py::object namespace_ = graph_.attr("_graph_namespace");
     py::object used = namespace_.attr("_used_names");
@@ -171,7 +140,7 @@ class TorchFxBuilder {
 
   // The Node (owned by nodes_) and its name.
   std::pair<PyObject*, py::object> make_node(const fx::Node& node) {
-    const Names& n = names();
+    const NodeNames& n = node_names();
     // Node.__new__(Node): the object without __init__'s work.
     py::object py_node =
         own(node_class_->tp_new(node_class_, no_args_.ptr(), nullptr));
@@ -248,7 +217,7 @@ class TorchFxBuilder {
   // torch.fx's meta: is_wrapped as torchfx_import sets it (True only), the
   // rest as plain Python values, tensor_meta as TensorMetadata.
   py::object to_python_meta(const fx::Node& node) {
-    const Names& n = names();
+    const NodeNames& n = node_names();
     py::object meta = own(PyDict_New());
     if (node.op() == fx::Opcode::kCallFunction) {
       const fx::Argument* wrapped = node.meta_value("is_wrapped");

@@ -38,6 +38,7 @@
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/graph_module_file.h"
 #include "python/bindings.h"
+#include "python/node_names.h"
 
 namespace py = pybind11;
 
@@ -65,32 +66,6 @@ class NameCache {
   std::unordered_map<PyObject*, std::string> names_;
 };
 
-// The attribute names the reader asks for, interned once per process.
-struct Names {
-  PyObject* name = intern("name");
-  PyObject* op = intern("op");
-  PyObject* target = intern("target");
-  PyObject* args = intern("_args");
-  PyObject* kwargs = intern("_kwargs");
-  PyObject* type = intern("type");
-  PyObject* meta = intern("meta");
-  PyObject* next = intern("_next");
-  PyObject* erased = intern("_erased");
-  PyObject* root = intern("_root");
-  PyObject* is_wrapped = intern("is_wrapped");
-
-  static PyObject* intern(const char* s) {
-    PyObject* str = PyUnicode_InternFromString(s);
-    if (str == nullptr) throw py::error_already_set();
-    return str;  // kept for the life of the process
-  }
-};
-
-const Names& names() {
-  static const Names* const kNames = new Names();
-  return *kNames;
-}
-
 py::object get(py::handle object, PyObject* name) {
   PyObject* value = PyObject_GetAttr(object.ptr(), name);
   if (value == nullptr) throw py::error_already_set();
@@ -113,7 +88,7 @@ std::string utf8(py::handle str, const char* what) {
 // graph.nodes would (erased nodes skipped), walking the list in C.
 template <typename Fn>
 void for_each_node(py::handle graph, Fn&& fn) {
-  const Names& n = names();
+  const NodeNames& n = node_names();
   py::object root = get(graph, n.root);
   for (py::object node = get(root, n.next); !node.is(root);
        node = get(node, n.next)) {
@@ -149,7 +124,7 @@ class TorchFxReader {
  private:
   void read_node(py::handle node, const py::dict& annotations,
                  const std::string& return_annotation, fx::Graph& out) {
-    const Names& n = names();
+    const NodeNames& n = node_names();
     std::string name = utf8(get(node, n.name), "a node's name");
     std::string op_name = utf8(get(node, n.op), "a node's op");
     std::optional<fx::Opcode> op = fx::parse_opcode(op_name);
@@ -220,7 +195,7 @@ class TorchFxReader {
                                        : std::string();
     }
     if (op == fx::Opcode::kOutput) return return_annotation;
-    py::object type = get(node, names().type);
+    py::object type = get(node, node_names().type);
     return type.is_none() ? std::string() : types_.get(type);
   }
 
@@ -368,7 +343,7 @@ py::list attribute_nodes(py::handle graph) {
   py::object get_attr = py::str("get_attr");
   py::list found;
   for_each_node(graph, [&](py::handle node) {
-    py::object op = get(node, names().op);
+    py::object op = get(node, node_names().op);
     if (op.equal(call_module) || op.equal(get_attr)) found.append(node);
   });
   return found;

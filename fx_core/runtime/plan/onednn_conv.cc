@@ -2,9 +2,10 @@
 
 #include <ATen/ATen.h>
 
-#include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 #include <utility>
+
+#include "fx_core/runtime/plan/onednn_common.h"
 
 namespace fx {
 namespace {
@@ -13,36 +14,6 @@ using dnnl::algorithm;
 using dnnl::memory;
 using Dt = dnnl::memory::data_type;
 using Tag = dnnl::memory::format_tag;
-
-dnnl::engine& cpu_engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-
-// The activation as eltwise post-ops; false for an unknown name.
-bool append_activation(const FusedConvParams& p, dnnl::post_ops* ops) {
-  const std::string& a = p.activation;
-  if (a == "none") return true;
-  if (a == "relu") {
-    ops->append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
-  } else if (a == "hardtanh") {
-    ops->append_eltwise(1.f, algorithm::eltwise_clip,
-                        static_cast<float>(p.min_val),
-                        static_cast<float>(p.max_val));
-  } else if (a == "hardswish") {
-    ops->append_eltwise(1.f, algorithm::eltwise_hardswish, 0.f, 0.f);
-  } else if (a == "silu") {
-    ops->append_eltwise(1.f, algorithm::eltwise_swish, 1.f, 0.f);
-  } else if (a == "sigmoid") {
-    ops->append_eltwise(1.f, algorithm::eltwise_logistic, 0.f, 0.f);
-  } else if (a == "hardsigmoid") {  // clamp(x / 6 + 1 / 2, 0, 1)
-    ops->append_eltwise(1.f, algorithm::eltwise_linear, 1.f / 6.f, 0.5f);
-    ops->append_eltwise(1.f, algorithm::eltwise_clip, 0.f, 1.f);
-  } else {
-    return false;
-  }
-  return true;
-}
 
 memory::dims output_dims(const memory::dims& in, const at::Tensor& w,
                          const FusedConvParams& p) {
@@ -126,12 +97,12 @@ dnnl::convolution_forward::primitive_desc make_pd(const ConvShape& s,
     return {{kind, alg, src_md, w_any, b_md, dst_md, s.strides, s.dilates,
              s.pad, s.pad},
             attr,
-            cpu_engine()};
+            onednn_engine()};
   }
   return {
       {kind, alg, src_md, w_any, dst_md, s.strides, s.dilates, s.pad, s.pad},
       attr,
-      cpu_engine()};
+      onednn_engine()};
 }
 
 }  // namespace
@@ -144,7 +115,7 @@ struct OnednnConv::Impl {
   dnnl::convolution_forward prim;
   memory src, dst, weights, bias_mem;
   std::unordered_map<int, memory> args;
-  dnnl::stream stream{cpu_engine()};
+  dnnl::stream stream{onednn_engine()};
   bool has_residual = false;
   // kWinograd: the NHWC tensors the plan passes, and the reorders between
   // them and the primitive's blocked src / dst (owned memory).
@@ -162,8 +133,8 @@ void OnednnConv::Impl::set_weights(const at::Tensor& weight, const ConvShape& s,
                                    const memory::desc& want) {
   at::Tensor w = weight.contiguous();
   memory user_w({s.weights, Dt::f32, s.grouped ? Tag::goihw : Tag::oihw},
-                cpu_engine(), w.data_ptr());
-  weights = memory(want, cpu_engine());
+                onednn_engine(), w.data_ptr());
+  weights = memory(want, onednn_engine());
   dnnl::reorder(user_w, weights).execute(stream, user_w, weights);
   stream.wait();
 }
@@ -172,7 +143,7 @@ void OnednnConv::Impl::set_weights(const at::Tensor& weight, const ConvShape& s,
 // kWinograd blocked memory of our own with reorders from and to NHWC.
 void OnednnConv::Impl::set_activations(
     const dnnl::convolution_forward::primitive_desc& pd, const ConvShape& s) {
-  dnnl::engine& engine = cpu_engine();
+  dnnl::engine& engine = onednn_engine();
   const memory::desc src_nhwc(s.src, Dt::f32, Tag::nhwc);
   const memory::desc dst_nhwc(s.dst, Dt::f32, Tag::nhwc);
   if (algorithm == ConvAlgorithm::kDirect) {
@@ -209,7 +180,8 @@ std::unique_ptr<OnednnConv> OnednnConv::create(const at::Tensor& weight,
   dnnl::post_ops ops;
   // The residual is added before the activation, as the reference does.
   if (p.has_residual) ops.append_sum(1.f);
-  if (!append_activation(p, &ops)) return nullptr;
+  if (!append_onednn_activation(p.activation, p.min_val, p.max_val, &ops))
+    return nullptr;
   dnnl::convolution_forward::primitive_desc pd;
   try {
     pd = make_pd(s, bias.defined(), algorithm, ops);
@@ -227,8 +199,8 @@ std::unique_ptr<OnednnConv> OnednnConv::create(const at::Tensor& weight,
                 {DNNL_ARG_DST, impl->dst}};
   if (bias.defined()) {
     impl->bias = bias.contiguous();
-    impl->bias_mem =
-        memory({s.bias, Dt::f32, Tag::a}, cpu_engine(), impl->bias.data_ptr());
+    impl->bias_mem = memory({s.bias, Dt::f32, Tag::a}, onednn_engine(),
+                            impl->bias.data_ptr());
     impl->args.emplace(DNNL_ARG_BIAS, impl->bias_mem);
   }
   impl->has_residual = p.has_residual;

@@ -2,9 +2,10 @@
 
 #include <ATen/ATen.h>
 
-#include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 #include <utility>
+
+#include "fx_core/runtime/plan/onednn_common.h"
 
 namespace fx {
 namespace {
@@ -13,42 +14,6 @@ using dnnl::algorithm;
 using dnnl::memory;
 using Dt = dnnl::memory::data_type;
 using Tag = dnnl::memory::format_tag;
-
-dnnl::engine& cpu_engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-
-// The activation as eltwise post-ops; false for an unknown name.
-bool append_activation(const FusedLinearParams& p, dnnl::post_ops* ops) {
-  const std::string& a = p.activation;
-  auto eltwise = [&](algorithm alg, float alpha, float beta) {
-    ops->append_eltwise(1.f, alg, alpha, beta);
-  };
-  if (a == "none") return true;
-  if (a == "relu") {
-    eltwise(algorithm::eltwise_relu, 0.f, 0.f);
-  } else if (a == "gelu") {
-    eltwise(algorithm::eltwise_gelu_erf, 0.f, 0.f);
-  } else if (a == "gelu_tanh") {
-    eltwise(algorithm::eltwise_gelu_tanh, 0.f, 0.f);
-  } else if (a == "hardtanh") {
-    eltwise(algorithm::eltwise_clip, static_cast<float>(p.min_val),
-            static_cast<float>(p.max_val));
-  } else if (a == "hardswish") {
-    eltwise(algorithm::eltwise_hardswish, 0.f, 0.f);
-  } else if (a == "silu") {
-    eltwise(algorithm::eltwise_swish, 1.f, 0.f);
-  } else if (a == "sigmoid") {
-    eltwise(algorithm::eltwise_logistic, 0.f, 0.f);
-  } else if (a == "hardsigmoid") {  // clamp(x / 6 + 1 / 2, 0, 1)
-    eltwise(algorithm::eltwise_linear, 1.f / 6.f, 0.5f);
-    eltwise(algorithm::eltwise_clip, 0.f, 1.f);
-  } else {
-    return false;
-  }
-  return true;
-}
 
 bool supported(const at::Tensor& w, const at::Tensor& bias,
                const std::vector<int64_t>& in) {
@@ -75,7 +40,7 @@ struct OnednnLinear::Impl {
   dnnl::matmul prim;
   memory src, dst, weights, bias_mem, residual;
   std::unordered_map<int, memory> args;
-  dnnl::stream stream{cpu_engine()};
+  dnnl::stream stream{onednn_engine()};
   bool has_residual = false;
 };
 
@@ -94,10 +59,11 @@ std::unique_ptr<OnednnLinear> OnednnLinear::create(const at::Tensor& weight,
   dnnl::post_ops ops;
   // The residual is added before the activation, as the reference does.
   if (p.has_residual) ops.append_binary(algorithm::binary_add, dst_md);
-  if (!append_activation(p, &ops)) return nullptr;
+  if (!append_onednn_activation(p.activation, p.min_val, p.max_val, &ops))
+    return nullptr;
   dnnl::primitive_attr attr;
   attr.set_post_ops(ops);
-  dnnl::engine& engine = cpu_engine();
+  dnnl::engine& engine = onednn_engine();
   dnnl::matmul::primitive_desc pd;
   try {
     pd =

@@ -2,19 +2,15 @@
 
 #include <ATen/ATen.h>
 
-#include <oneapi/dnnl/dnnl.hpp>
 #include <utility>
+
+#include "fx_core/runtime/plan/onednn_common.h"
 
 namespace fx {
 namespace {
 
 using dnnl::memory;
 using Dt = dnnl::memory::data_type;
-
-dnnl::engine& cpu_engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
 
 bool valid(const StridedLayout& l) {
   if (l.sizes.size() < 2 || l.sizes.size() > 6 ||
@@ -46,7 +42,7 @@ struct OnednnMatmul::Impl {
   std::vector<int64_t> out_sizes;
   dnnl::matmul prim;
   memory src, weights, dst;
-  dnnl::stream stream{cpu_engine()};
+  dnnl::stream stream{onednn_engine()};
 };
 
 std::unique_ptr<OnednnMatmul> OnednnMatmul::create(const StridedLayout& a,
@@ -78,7 +74,7 @@ std::unique_ptr<OnednnMatmul> OnednnMatmul::create(const StridedLayout& a,
                        static_cast<float>(scale), 0.f);
     attr.set_post_ops(ops);
   }
-  dnnl::engine& engine = cpu_engine();
+  dnnl::engine& engine = onednn_engine();
   const memory::desc a_md = strided_desc(a), b_md = strided_desc(b),
                      out_md = strided_desc(out);
   try {

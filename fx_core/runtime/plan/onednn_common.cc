@@ -1,0 +1,41 @@
+#include "fx_core/runtime/plan/onednn_common.h"
+
+namespace fx {
+
+dnnl::engine& onednn_engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+bool append_onednn_activation(std::string_view a, double min_val,
+                              double max_val, dnnl::post_ops* ops) {
+  using dnnl::algorithm;
+  auto eltwise = [&](algorithm alg, float alpha, float beta) {
+    ops->append_eltwise(1.f, alg, alpha, beta);
+  };
+  if (a == "none") return true;
+  if (a == "relu") {
+    eltwise(algorithm::eltwise_relu, 0.f, 0.f);
+  } else if (a == "gelu") {
+    eltwise(algorithm::eltwise_gelu_erf, 0.f, 0.f);
+  } else if (a == "gelu_tanh") {
+    eltwise(algorithm::eltwise_gelu_tanh, 0.f, 0.f);
+  } else if (a == "hardtanh") {
+    eltwise(algorithm::eltwise_clip, static_cast<float>(min_val),
+            static_cast<float>(max_val));
+  } else if (a == "hardswish") {
+    eltwise(algorithm::eltwise_hardswish, 0.f, 0.f);
+  } else if (a == "silu") {
+    eltwise(algorithm::eltwise_swish, 1.f, 0.f);
+  } else if (a == "sigmoid") {
+    eltwise(algorithm::eltwise_logistic, 0.f, 0.f);
+  } else if (a == "hardsigmoid") {  // clamp(x / 6 + 1 / 2, 0, 1)
+    eltwise(algorithm::eltwise_linear, 1.f / 6.f, 0.5f);
+    eltwise(algorithm::eltwise_clip, 0.f, 1.f);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace fx

@@ -1,0 +1,24 @@
+// What the InferencePlan's oneDNN steps (onednn_conv, onednn_linear,
+// onednn_matmul) share: the CPU engine and the fused ops' activations as
+// oneDNN post-ops. Included by those .cc files only (it pulls in dnnl.hpp).
+#ifndef FX_CORE_RUNTIME_PLAN_ONEDNN_COMMON_H_
+#define FX_CORE_RUNTIME_PLAN_ONEDNN_COMMON_H_
+
+#include <oneapi/dnnl/dnnl.hpp>
+#include <string_view>
+
+namespace fx {
+
+// The process's oneDNN CPU engine (made on first use).
+dnnl::engine& onednn_engine();
+
+// Appends `activation`, as fx_inference.conv2d / linear name it ("none",
+// "relu", "hardtanh" with min_val / max_val, "hardswish", "silu", "sigmoid",
+// "hardsigmoid", "gelu", "gelu_tanh"), to `ops` as eltwise post-ops; false
+// for any other name.
+bool append_onednn_activation(std::string_view activation, double min_val,
+                              double max_val, dnnl::post_ops* ops);
+
+}  // namespace fx
+
+#endif  // FX_CORE_RUNTIME_PLAN_ONEDNN_COMMON_H_
