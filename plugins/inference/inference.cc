@@ -512,11 +512,18 @@ void replace_chain(Graph& g, const Chain& c, Make make) {
   }
 }
 
-Node fused_node(Graph& g, const ConvSite& conv, const Chain& c) {
-  std::vector<Arg> args{
-      Arg(conv.input), Arg(g.get_attr(conv.weight.c_str())),
-      conv.bias.empty() ? Arg() : Arg(g.get_attr(conv.bias.c_str()))};
-  for (const Arg& a : conv.config) args.push_back(a);
+// A fused node's leading arguments: input, weight and bias (None when
+// `bias` is empty), the parameters as get_attr nodes.
+std::vector<Arg> input_weight_bias(Graph& g, Node input,
+                                   const std::string& weight,
+                                   const std::string& bias) {
+  return {Arg(input), Arg(g.get_attr(weight.c_str())),
+          bias.empty() ? Arg() : Arg(g.get_attr(bias.c_str()))};
+}
+
+// A fused node's keyword arguments for its tail: residual=, activation=
+// and hardtanh's bounds.
+fxp::Kwargs tail_kwargs(const Chain& c) {
   fxp::Kwargs kwargs;
   if (c.residual) kwargs.emplace_back("residual", Arg(*c.residual));
   kwargs.emplace_back("activation", Arg(c.act.name));
@@ -524,7 +531,14 @@ Node fused_node(Graph& g, const ConvSite& conv, const Chain& c) {
     kwargs.emplace_back("min_val", Arg(c.act.min_val));
     kwargs.emplace_back("max_val", Arg(c.act.max_val));
   }
-  return g.call_function(kFusedConv, args, kwargs);
+  return kwargs;
+}
+
+Node fused_node(Graph& g, const ConvSite& conv, const Chain& c) {
+  std::vector<Arg> args =
+      input_weight_bias(g, conv.input, conv.weight, conv.bias);
+  for (const Arg& a : conv.config) args.push_back(a);
+  return g.call_function(kFusedConv, args, tail_kwargs(c));
 }
 
 bool fuse_conv(Graph& g, const fxp::Options&) {
@@ -544,17 +558,10 @@ bool fuse_conv(Graph& g, const fxp::Options&) {
 // ---------------------------------------------------------- fuse_linear
 
 Node fused_linear_node(Graph& g, const LinearSite& linear, const Chain& c) {
-  std::vector<Arg> args{
-      Arg(linear.input), Arg(g.get_attr(linear.weight.c_str())),
-      linear.bias.empty() ? Arg() : Arg(g.get_attr(linear.bias.c_str()))};
-  fxp::Kwargs kwargs;
-  if (c.residual) kwargs.emplace_back("residual", Arg(*c.residual));
-  kwargs.emplace_back("activation", Arg(c.act.name));
-  if (c.act.name == "hardtanh") {
-    kwargs.emplace_back("min_val", Arg(c.act.min_val));
-    kwargs.emplace_back("max_val", Arg(c.act.max_val));
-  }
-  return g.call_function(kFusedLinear, args, kwargs);
+  return g.call_function(
+      kFusedLinear,
+      input_weight_bias(g, linear.input, linear.weight, linear.bias),
+      tail_kwargs(c));
 }
 
 bool fuse_linear(Graph& g, const fxp::Options&) {
