@@ -1,23 +1,11 @@
-// The DispatchStub declarations must match how LibTorch was built: on x86-64
-// its kernels come in DEFAULT, AVX2 and AVX512 variants, and
-// DispatchStubImpl::get_call_ptr takes one pointer per variant.
-#if defined(__x86_64__) && !defined(HAVE_AVX2_CPU_DEFINITION)
-#define HAVE_AVX512_CPU_DEFINITION
-#define HAVE_AVX2_CPU_DEFINITION
-#endif
-
 #include "fx_core/runtime/plan/inference_plan.h"
 
 #include <ATen/ATen.h>
 #include <ATen/TensorIterator.h>
-#include <ATen/native/BinaryOps.h>
-#include <ATen/native/UnaryOps.h>
 #include <c10/core/GradMode.h>
 #include <torch/nn/module.h>
 
 #include <algorithm>
-#include <cmath>
-#include <initializer_list>
 #include <optional>
 #include <string>
 #include <utility>
@@ -27,154 +15,21 @@
 #include "fx_core/ir/graph.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/op_registry.h"
+#include "fx_core/runtime/plan/buffer_pool.h"
 #include "fx_core/runtime/plan/compiled_steps.h"
-#include "fx_core/runtime/plan/conv_choice.h"
-#include "fx_core/runtime/plan/onednn_conv.h"
+#include "fx_core/runtime/plan/direct_kernels.h"
 #include "fx_core/runtime/plan/onednn_steps.h"
 #include "fx_core/runtime/plan/pointwise_kernel.h"
+#include "fx_core/runtime/plan/tensor_meta.h"
 #include "fx_core/runtime/runtime_codegen.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 
-// ATen/native/TensorCompare.h declares these too, but it cannot be included
-// with UnaryOps.h (both declare clamp_stub).
-namespace at::native {
-DECLARE_DISPATCH(void (*)(TensorIteratorBase&, const c10::Scalar&,
-                          const c10::Scalar&),
-                 clamp_scalar_stub);
-DECLARE_DISPATCH(void (*)(TensorIteratorBase&, c10::Scalar),
-                 clamp_min_scalar_stub);
-DECLARE_DISPATCH(void (*)(TensorIteratorBase&, c10::Scalar),
-                 clamp_max_scalar_stub);
-}  // namespace at::native
-
 namespace fx {
 namespace {
 
 using Source = ValueSource;
-
-// A tensor's layout as planned.
-struct TensorMeta {
-  bool is_tensor = false;
-  std::vector<int64_t> sizes, strides;
-  c10::ScalarType dtype = c10::ScalarType::Undefined;
-  c10::Device device = c10::kCPU;
-  bool plain = false;  // defined, strided, dense CPU data, no conj/neg bit
-
-  static TensorMeta of(const c10::IValue& v) {
-    TensorMeta m;
-    if (!v.isTensor()) return m;
-    const at::Tensor& t = v.toTensor();
-    if (!t.defined()) return m;
-    m.is_tensor = true;
-    m.sizes = t.sizes().vec();
-    m.strides = t.layout() == c10::kStrided ? t.strides().vec()
-                                            : std::vector<int64_t>{};
-    m.dtype = t.scalar_type();
-    m.device = t.device();
-    m.plain = t.layout() == c10::kStrided && t.device().is_cpu() &&
-              !t.is_quantized() && !t.is_conj() && !t.is_neg() &&
-              !t.is_sparse() && !t.is_mkldnn() && t.numel() > 0 &&
-              !t.unsafeGetTensorImpl()->is_wrapped_number();
-    return m;
-  }
-  // Same sizes, strides, dtype and device as `t`.
-  bool matches(const at::Tensor& t) const {
-    return t.defined() && t.scalar_type() == dtype && t.device() == device &&
-           t.layout() == c10::kStrided &&
-           t.sizes() == c10::IntArrayRef(sizes) &&
-           t.strides() == c10::IntArrayRef(strides) && !t.is_conj() &&
-           !t.is_neg();
-  }
-  bool same_layout(const TensorMeta& o) const {
-    return sizes == o.sizes && strides == o.strides && dtype == o.dtype;
-  }
-  size_t nbytes() const {
-    int64_t span = 1;
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      if (sizes[i] == 0) return 0;
-      span += (sizes[i] - 1) * strides[i];
-    }
-    return static_cast<size_t>(span) * c10::elementSize(dtype);
-  }
-};
-
-// The direct kernels.
-enum class DirectOp : uint8_t {
-  kAdd,
-  kSub,
-  kMul,
-  kDiv,
-  kClampMin,  // relu is clamp_min(x, 0) in ATen
-  kClampMax,
-  kClamp,
-  kSigmoid,
-  kTanh,
-  kNeg,
-  kPointwise,  // fx_inference.pointwise (pointwise_kernel.h)
-};
-
-bool is_number(const c10::IValue& v) {
-  return v.isDouble() || v.isInt() || v.isBool();
-}
-
-c10::Scalar to_scalar(const c10::IValue& v) {
-  if (v.isDouble()) return v.toDouble();
-  if (v.isBool()) return v.toBool();
-  return v.toInt();
-}
-
-// ATen's wrapped_scalar_tensor, as the registry's kernels build it.
-at::Tensor wrap_number(const c10::IValue& v) {
-  at::Tensor t = v.isDouble() ? at::scalar_tensor(v.toDouble(), at::kDouble)
-                 : v.isBool() ? at::scalar_tensor(v.toBool(), at::kBool)
-                              : at::scalar_tensor(v.toInt(), at::kLong);
-  t.unsafeGetTensorImpl()->set_wrapped_number(true);
-  return t;
-}
-
-// The direct kernel a call target names and its tensor operand count, before
-// its other arguments are checked (clamp becomes kClampMin / kClampMax once
-// its bounds are known).
-struct DirectMatch {
-  DirectOp op;
-  size_t num_operands;
-};
-
-std::optional<DirectMatch> match_target(const OpDef& def) {
-  const std::string& t = def.target;
-  const bool method = def.op == Opcode::kCallMethod;
-  auto is = [&](std::initializer_list<const char*> functions,
-                const char* method_name) {
-    if (method) return t == method_name;
-    for (const char* f : functions) {
-      if (t == f) return true;
-    }
-    return false;
-  };
-  if (is({"operator.add", "torch.add"}, "add")) return {{DirectOp::kAdd, 2}};
-  if (is({"operator.sub", "torch.sub"}, "sub")) return {{DirectOp::kSub, 2}};
-  if (is({"operator.mul", "torch.mul"}, "mul")) return {{DirectOp::kMul, 2}};
-  if (is({"operator.truediv", "torch.div"}, "div")) {
-    return {{DirectOp::kDiv, 2}};
-  }
-  if (is({"torch.relu", "torch.nn.functional.relu"}, "relu")) {
-    return {{DirectOp::kClampMin, 1}};
-  }
-  if (is({"torch.clamp"}, "clamp")) return {{DirectOp::kClamp, 1}};
-  if (is({"torch.sigmoid"}, "sigmoid")) return {{DirectOp::kSigmoid, 1}};
-  if (is({"torch.tanh"}, "tanh")) return {{DirectOp::kTanh, 1}};
-  if (is({"torch.neg", "operator.neg"}, "neg")) return {{DirectOp::kNeg, 1}};
-  if (is({"fx_inference.pointwise"}, "")) return {{DirectOp::kPointwise, 0}};
-  return std::nullopt;
-}
-
-// Parameter i's value when it is a constant, else null.
-const c10::IValue* constant_param(const std::vector<Source>& p, size_t i) {
-  return i < p.size() && p[i].kind == Source::Kind::kConstant ? &p[i].constant
-                                                              : nullptr;
-}
 
 // Where a direct step's operand i comes from (fx_inference.pointwise: the
 // items of its `inputs` list).
@@ -183,232 +38,8 @@ const ValueSource& operand_source(const CompiledStep& step, size_t i,
   return pointwise ? step.params[0].items[i] : step.params[i];
 }
 
-// clamp's bounds: numbers (not NaN) or None, not both None. Sets *op to the
-// kernel the bounds call for.
-bool bind_clamp_bounds(const std::vector<Source>& p, DirectOp* op,
-                       c10::Scalar* s1, c10::Scalar* s2) {
-  const c10::IValue* lo = constant_param(p, 1);
-  const c10::IValue* hi = constant_param(p, 2);
-  if (lo == nullptr || hi == nullptr) return false;
-  if (!(lo->isNone() || is_number(*lo)) || !(hi->isNone() || is_number(*hi))) {
-    return false;
-  }
-  if (lo->isNone() && hi->isNone()) return false;
-  if (!lo->isNone()) *s1 = to_scalar(*lo);
-  if (!hi->isNone()) *s2 = to_scalar(*hi);
-  for (const c10::IValue* b : {lo, hi}) {
-    if (b->isDouble() && std::isnan(b->toDouble())) return false;
-  }
-  *op = lo->isNone()   ? DirectOp::kClampMax
-        : hi->isNone() ? DirectOp::kClampMin
-                       : DirectOp::kClamp;
-  return true;
-}
-
-// The arguments a direct kernel takes besides its tensor operands, which
-// must be constants it supports: add/sub's alpha (a number), div's
-// rounding_mode (None), F.relu's inplace (False), clamp's bounds. Sets *op
-// (clamp), *s1 (alpha; relu's and clamp's lower bound) and *s2 (clamp's
-// upper bound).
-bool bind_scalars(const std::string& t, const std::vector<Source>& p,
-                  DirectOp* op, c10::Scalar* s1, c10::Scalar* s2) {
-  switch (*op) {
-    case DirectOp::kAdd:
-    case DirectOp::kSub: {
-      *s1 = c10::Scalar(int64_t{1});
-      if (t == "operator.add" || t == "operator.sub") return true;
-      const c10::IValue* alpha = constant_param(p, 2);
-      if (alpha == nullptr || !is_number(*alpha)) return false;
-      *s1 = to_scalar(*alpha);
-      return true;
-    }
-    case DirectOp::kDiv: {
-      if (t == "operator.truediv") return true;
-      const c10::IValue* mode = constant_param(p, 2);
-      return mode != nullptr && mode->isNone();
-    }
-    case DirectOp::kClampMin: {  // relu
-      *s1 = c10::Scalar(int64_t{0});
-      if (t != "torch.nn.functional.relu") return true;
-      const c10::IValue* inplace = constant_param(p, 1);
-      return inplace != nullptr && inplace->isBool() && !inplace->toBool();
-    }
-    case DirectOp::kClamp:
-      return bind_clamp_bounds(p, op, s1, s2);
-    default:
-      return true;
-  }
-}
-
-// Whether a direct kernel can write `out`: a plain CPU tensor of a dtype
-// the kernel computes in place of ATen's own (floating point for div,
-// sigmoid, tanh; bool only for add and mul; no complex).
-bool result_fits(DirectOp op, const TensorMeta& out) {
-  if (!out.is_tensor || !out.plain) return false;
-  if (op == DirectOp::kPointwise) return out.dtype == c10::kFloat;
-  const bool float_op =
-      op == DirectOp::kDiv || op == DirectOp::kSigmoid || op == DirectOp::kTanh;
-  if (float_op && !c10::isFloatingType(out.dtype)) return false;
-  if (out.dtype == c10::kBool && op != DirectOp::kAdd && op != DirectOp::kMul) {
-    return false;
-  }
-  return !c10::isComplexType(out.dtype);
-}
-
-// The TensorIterator ATen's structured kernel builds for `op`.
-at::TensorIterator make_iterator(DirectOp op, at::Tensor& out,
-                                 const std::vector<at::Tensor>& operands) {
-  switch (op) {
-    case DirectOp::kAdd:
-    case DirectOp::kSub:
-    case DirectOp::kMul:
-      return at::TensorIterator::binary_op(out, operands[0], operands[1]);
-    case DirectOp::kDiv:
-      return at::TensorIterator::binary_float_op(out, operands[0], operands[1]);
-    case DirectOp::kSigmoid:
-    case DirectOp::kTanh:
-      return at::TensorIterator::unary_float_op(out, operands[0]);
-    default:
-      return at::TensorIterator::unary_op(out, operands[0]);
-  }
-}
-
-// Whether `it` works on `out` and `operands` themselves: no operand replaced
-// by a cast copy, nothing resized.
-bool iterates_in_place(const at::TensorIterator& it, const at::Tensor& out,
-                       const std::vector<at::Tensor>& operands) {
-  if (it.noutputs() != 1 ||
-      it.ntensors() != static_cast<int>(1 + operands.size()) ||
-      !it.output_base(0).is_same(out)) {
-    return false;
-  }
-  for (size_t j = 0; j < operands.size(); ++j) {
-    if (operands[j].unsafeGetTensorImpl()->is_wrapped_number()) continue;
-    if (!it.input_base(static_cast<int>(j)).is_same(operands[j])) return false;
-  }
-  return true;
-}
-
-// Runs `op`'s DispatchStub on the iterator's current operands.
-void run_stub(DirectOp op, at::TensorIterator& it, const c10::Scalar& s1,
-              const c10::Scalar& s2) {
-  switch (op) {
-    case DirectOp::kAdd:
-      at::native::add_stub(c10::kCPU, it, s1);
-      break;
-    case DirectOp::kSub:
-      at::native::add_stub(c10::kCPU, it, -s1);
-      break;
-    case DirectOp::kMul:
-      at::native::mul_stub(c10::kCPU, it);
-      break;
-    case DirectOp::kDiv:
-      at::native::div_true_stub(c10::kCPU, it);
-      break;
-    case DirectOp::kClampMin:
-      at::native::clamp_min_scalar_stub(c10::kCPU, it, s1);
-      break;
-    case DirectOp::kClampMax:
-      at::native::clamp_max_scalar_stub(c10::kCPU, it, s2);
-      break;
-    case DirectOp::kClamp:
-      at::native::clamp_scalar_stub(c10::kCPU, it, s1, s2);
-      break;
-    case DirectOp::kSigmoid:
-      at::native::sigmoid_stub(c10::kCPU, it);
-      break;
-    case DirectOp::kTanh:
-      at::native::tanh_stub(c10::kCPU, it);
-      break;
-    case DirectOp::kNeg:
-      at::native::neg_stub(c10::kCPU, it);
-      break;
-    case DirectOp::kPointwise:  // run by its PointwiseKernel
-      break;
-  }
-}
-
-// Union-find over slots: the values that may share memory.
-class AliasGroups {
- public:
-  explicit AliasGroups(size_t num_slots) : parent_(num_slots) {
-    for (size_t i = 0; i < num_slots; ++i) {
-      parent_[i] = static_cast<int32_t>(i);
-    }
-  }
-  int32_t find(int32_t x) {
-    while (parent_[x] != x) x = parent_[x] = parent_[parent_[x]];
-    return x;
-  }
-  void unite(int32_t a, int32_t b) {
-    const int32_t root_b = find(b);
-    parent_[find(a)] = root_b;
-  }
-  bool is_root(size_t x) const { return parent_[x] == static_cast<int32_t>(x); }
-
- private:
-  std::vector<int32_t> parent_;
-};
-
-// The planned result buffers: one free list over every layout; the buffers
-// an alias group took go back on it after the group's last use.
-class BufferPool {
- public:
-  explicit BufferPool(size_t num_groups) : group_buffers_(num_groups) {}
-
-  // A buffer of `meta`'s layout for `group`: a free one, or a new one
-  // (adding its bytes to *bytes).
-  at::Tensor take(const TensorMeta& meta, int32_t group, size_t* bytes) {
-    auto it = std::find_if(free_.begin(), free_.end(), [&](size_t b) {
-      return pool_[b].meta.same_layout(meta);
-    });
-    size_t b;
-    if (it != free_.end()) {
-      b = *it;
-      free_.erase(it);
-    } else {
-      b = pool_.size();
-      pool_.push_back(
-          {meta, at::empty_strided(meta.sizes, meta.strides,
-                                   at::TensorOptions().dtype(meta.dtype))});
-      *bytes += meta.nbytes();
-    }
-    group_buffers_[group].push_back(b);
-    return pool_[b].tensor;
-  }
-  // Hands `buffer`, taken by group `from`, over to group `to` (a result
-  // written in place of a dead operand); false when `from` does not hold it.
-  bool transfer(const at::Tensor& buffer, int32_t from, int32_t to) {
-    std::vector<size_t>& owned = group_buffers_[from];
-    for (auto it = owned.begin(); it != owned.end(); ++it) {
-      if (pool_[*it].tensor.is_same(buffer)) {
-        group_buffers_[to].push_back(*it);
-        owned.erase(it);
-        return true;
-      }
-    }
-    return false;
-  }
-  void release_group(int32_t group) {
-    for (size_t b : group_buffers_[group]) free_.push_back(b);
-  }
-  std::vector<at::Tensor> tensors() const {
-    std::vector<at::Tensor> all;
-    for (const Buffer& b : pool_) all.push_back(b.tensor);
-    return all;
-  }
-
- private:
-  struct Buffer {
-    TensorMeta meta;
-    at::Tensor tensor;
-  };
-  std::vector<Buffer> pool_;
-  std::vector<size_t> free_;  // indices into pool_
-  std::vector<std::vector<size_t>> group_buffers_;
-};
-
 }  // namespace
+
 
 struct InferencePlan::Program {
   struct Operand {
@@ -430,16 +61,13 @@ struct InferencePlan::Program {
     TensorMeta out_meta;
     size_t num_operands = 0;
     std::vector<at::Tensor> operands;  // as the iterator was built on
-    // fx_inference.conv2d on oneDNN: its input and residual slots (-1: none).
-    std::shared_ptr<OnednnConv> conv;
-    int32_t conv_input = -1, conv_residual = -1;
     // fx_inference.pointwise in one pass: the kernel (operands: the
     // `inputs` list's items).
     std::shared_ptr<PointwiseKernel> pointwise;
     bool in_place = false;  // the result overwrites a dead operand's buffer
-    // fx_inference.linear / matmul on oneDNN.
+    // fx_inference.conv2d / linear / matmul on oneDNN.
     std::shared_ptr<OnednnStep> onednn;
-    bool conv_in_place = false;  // writes into the (dead) residual's buffer
+    bool residual_in_place = false;  // sums into the dead residual's buffer
   };
   // Per alias group (indexed by its root slot): the last step reading any
   // of its values, and whether one of them reaches the output.
@@ -473,10 +101,7 @@ struct InferencePlan::Program {
   bool matches(const std::vector<c10::IValue>& inputs) const;
 
   void plan_direct();
-  bool bind_convs();
-  bool bind_conv(Step& step);
-  void run_conv(Step& step);
-  void bind_onednn_steps();
+  bool bind_onednn_steps(bool layout_setting);
   PlannedParam planned_param(const Source& s) const;
   void run_onednn(Step& step);
   std::vector<bool> find_candidates(AliasGroups& groups);
@@ -489,8 +114,8 @@ struct InferencePlan::Program {
   bool only_reader_of_group(const Step& step, int32_t slot,
                             AliasGroups& groups) const;
   bool bind_pointwise(Step& step);
-  void place_conv(Step& step, AliasGroups& groups, const GroupLiveness& live,
-                  BufferPool& pool);
+  void place_onednn(Step& step, AliasGroups& groups, const GroupLiveness& live,
+                    BufferPool& pool);
   void residuals_in_place(const std::vector<bool>& candidate,
                           AliasGroups& groups, GroupLiveness* live);
   bool bind_direct(Step& step);
@@ -536,9 +161,7 @@ c10::IValue InferencePlan::Program::execute(std::vector<c10::IValue> inputs,
           break;
         case Step::Kind::kCallOp:
         case Step::Kind::kCallModule:
-          if (step.conv) {
-            run_conv(step);
-          } else if (step.onednn) {
+          if (step.onednn) {
             run_onednn(step);
           } else if (step.direct) {
             run_direct(step);
@@ -644,8 +267,8 @@ void InferencePlan::Program::plan_direct() {
   }
   BufferPool pool(num_slots);
   for (size_t i = 0; i < steps.size(); ++i) {
-    if (candidate[i] && (steps[i].conv || steps[i].onednn)) {
-      place_conv(steps[i], groups, live, pool);
+    if (candidate[i] && steps[i].onednn) {
+      place_onednn(steps[i], groups, live, pool);
     } else if (candidate[i]) {
       place_direct(steps[i], i, groups, live, pool);
     }
@@ -660,7 +283,7 @@ std::vector<bool> InferencePlan::Program::find_candidates(AliasGroups& groups) {
   std::vector<bool> candidate(steps.size(), false);
   for (size_t i = 0; i < steps.size(); ++i) {
     Step& step = steps[i];
-    candidate[i] = step.conv || step.onednn || bind_direct(step);
+    candidate[i] = step.onednn || bind_direct(step);
     if (!candidate[i] && step.is_call()) {
       for (const Source& s : step.params) {
         s.for_each_slot([&](int32_t slot) { groups.unite(step.slot, slot); });
@@ -780,172 +403,34 @@ bool InferencePlan::Program::only_reader_of_group(const Step& step,
   return true;
 }
 
-// ------------------------------------------------------ oneDNN convolutions
+// ------------------------------------------------------------ oneDNN steps
 
-namespace {
-
-constexpr const char* kFusedConv = "fx_inference.conv2d";
-
-// An int or a sequence of ints as two values (conv2d's stride, ...).
-bool int_pair(const c10::IValue& v, std::vector<int64_t>* out) {
-  if (v.isInt()) {
-    out->assign(2, v.toInt());
-    return true;
-  }
-  std::vector<c10::IValue> items;
-  if (v.isList()) {
-    for (const c10::IValue& e : v.toListRef()) items.push_back(e);
-  } else if (v.isTuple()) {
-    for (const c10::IValue& e : v.toTupleRef().elements()) items.push_back(e);
-  } else {
-    return false;
-  }
-  if (items.size() == 1) items.push_back(items[0]);
-  if (items.size() != 2) return false;
-  out->clear();
-  for (const c10::IValue& e : items) {
-    if (!e.isInt()) return false;
-    out->push_back(e.toInt());
-  }
-  return true;
-}
-
-// fx_inference.conv2d's non-tensor arguments (parameters 3..6 and 8..10),
-// when all are constants of the right types.
-bool conv_params(const std::vector<Source>& p, FusedConvParams* out) {
-  for (size_t i : {3, 4, 5, 6, 8, 9, 10}) {
-    if (constant_param(p, i) == nullptr) return false;
-  }
-  if (!int_pair(p[3].constant, &out->stride) ||
-      !int_pair(p[4].constant, &out->padding) ||
-      !int_pair(p[5].constant, &out->dilation) || !p[6].constant.isInt() ||
-      !p[8].constant.isString() || !is_number(p[9].constant) ||
-      !is_number(p[10].constant)) {
-    return false;
-  }
-  out->groups = p[6].constant.toInt();
-  out->activation = p[8].constant.toStringRef();
-  out->min_val = to_scalar(p[9].constant).toDouble();
-  out->max_val = to_scalar(p[10].constant).toDouble();
-  return true;
-}
-
-bool is_float_cpu(const TensorMeta& m) {
-  return m.is_tensor && m.plain && m.dtype == c10::kFloat && m.device.is_cpu();
-}
-
-}  // namespace
-
-// Binds every fx_inference.conv2d oneDNN can run as planned (float32 CPU
-// values, attribute weights); returns whether any was.
-bool InferencePlan::Program::bind_convs() {
-  bool any = false;
-  for (Step& step : steps) any = bind_conv(step) || any;
-  return any;
-}
-
-bool InferencePlan::Program::bind_conv(Step& step) {
-  if (step.kind != Step::Kind::kCallOp || step.op->target != kFusedConv ||
-      step.params.size() != 11) {
-    return false;
-  }
-  const std::vector<Source>& p = step.params;
-  FusedConvParams params;
-  if (!conv_params(p, &params)) return false;
-  auto attribute = [&](size_t i) -> const at::Tensor* {
-    if (p[i].kind != Source::Kind::kSlot) return nullptr;
-    const Step& producer = steps[p[i].slot];
-    if (producer.kind != Step::Kind::kConstant ||
-        !producer.constant.isTensor()) {
-      return nullptr;
-    }
-    return &producer.constant.toTensor();
-  };
-  const at::Tensor* weight = attribute(1);
-  const at::Tensor* bias = attribute(2);
-  const bool no_bias = constant_param(p, 2) && p[2].constant.isNone();
-  const bool no_residual = constant_param(p, 7) && p[7].constant.isNone();
-  if (weight == nullptr || (bias == nullptr && !no_bias)) return false;
-  if (p[0].kind != Source::Kind::kSlot) return false;
-  if (!no_residual && p[7].kind != Source::Kind::kSlot) return false;
-  const TensorMeta& in = slot_meta[p[0].slot];
-  const TensorMeta& out = slot_meta[step.slot];
-  if (!is_float_cpu(in) || !is_float_cpu(out)) return false;
-  if (!no_residual) {
-    const TensorMeta& r = slot_meta[p[7].slot];
-    if (!is_float_cpu(r) || r.sizes != out.sizes) return false;
-  }
-  params.has_residual = !no_residual;
-  std::unique_ptr<OnednnConv> conv = choose_onednn_conv(
-      *weight, bias ? *bias : at::Tensor(), params, in.sizes);
-  if (conv == nullptr || conv->output_sizes() != out.sizes) return false;
-  step.conv = std::move(conv);
-  step.conv_input = p[0].slot;
-  step.conv_residual = no_residual ? -1 : p[7].slot;
-  return true;
-}
-
-// The convolution on oneDNN into its planned buffer (a fresh channels_last
-// tensor when it has none); operands of other sizes or dtypes than planned
-// leave the plan as run_direct does.
-void InferencePlan::Program::run_conv(Step& step) {
-  const c10::IValue& x = slots[step.conv_input];
-  const c10::IValue* r =
-      step.conv_residual >= 0 ? &slots[step.conv_residual] : nullptr;
-  auto fits = [](const c10::IValue& v, const std::vector<int64_t>& sizes) {
-    if (!v.isTensor()) return false;
-    const at::Tensor& t = v.toTensor();
-    return t.defined() && t.scalar_type() == at::kFloat &&
-           t.device().is_cpu() && t.layout() == c10::kStrided && !t.is_conj() &&
-           !t.is_neg() && t.sizes() == c10::IntArrayRef(sizes);
-  };
-  if (diverged || !fits(x, step.conv->input_sizes()) ||
-      (r != nullptr && !fits(*r, step.conv->output_sizes()))) {
-    if (!diverged) {
-      ++direct_fallbacks;
-      diverged = true;
-      stale = true;
-    }
-    slots[step.slot] = run_kernel(step);
-    return;
-  }
-  at::Tensor out = step.buffer;
-  if (!out.defined()) {
-    out = at::empty(step.conv->output_sizes(),
-                    at::TensorOptions()
-                        .dtype(at::kFloat)
-                        .memory_format(at::MemoryFormat::ChannelsLast));
-  }
-  step.conv->run(x.toTensor(), r ? &r->toTensor() : nullptr, out);
-  slots[step.slot] = std::move(out);
-}
-
-// A conv or other oneDNN step's result buffer (none when its group escapes: a
-// fresh tensor each run).
-void InferencePlan::Program::place_conv(Step& step, AliasGroups& groups,
-                                        const GroupLiveness& live,
-                                        BufferPool& pool) {
+// A oneDNN step's result buffer: its residual's when it sums in place, none
+// when its group escapes (a fresh tensor each run), else one from the pool.
+void InferencePlan::Program::place_onednn(Step& step, AliasGroups& groups,
+                                          const GroupLiveness& live,
+                                          BufferPool& pool) {
   const int32_t r = groups.find(step.slot);
   step.out_meta = slot_meta[step.slot];
   step.fresh = live.escapes[r];
   step.direct = true;
   if (step.fresh) return;
-  if (step.conv_in_place) {
-    const Step& producer = steps[step.conv_residual];
+  if (step.residual_in_place) {
+    const Step& producer = steps[step.onednn->residual()];
     if (producer.direct && !producer.fresh && producer.buffer.defined() &&
         producer.out_meta.same_layout(step.out_meta)) {
       step.buffer = producer.buffer;
       return;
     }
-    step.conv_in_place = false;
+    step.residual_in_place = false;
   }
   step.buffer = pool.take(step.out_meta, r, &buffer_bytes);
 }
 
-// Convolutions whose residual is dead after them write into its buffer (the
-// sum post-op accumulates there; no copy): the residual comes from a direct
-// step, has the result's layout, is not the convolution's input and neither
-// group escapes. Their groups are united so the buffer lives on with the
+// oneDNN steps summing in place (convolutions) whose residual is dead after
+// them write into its buffer (the sum post-op accumulates there; no copy):
+// the residual comes from a direct step, has the result's layout, is not the
+// step's input and neither group escapes. Their groups are united so the buffer lives on with the
 // result (*live is updated: a chain of residual blocks shares one buffer).
 void InferencePlan::Program::residuals_in_place(
     const std::vector<bool>& candidate, AliasGroups& groups,
@@ -953,28 +438,33 @@ void InferencePlan::Program::residuals_in_place(
   const GroupLiveness& live = *live_groups;
   for (size_t i = 0; i < steps.size(); ++i) {
     Step& step = steps[i];
-    if (!step.conv || step.conv_residual < 0) continue;
-    const int32_t res = groups.find(step.conv_residual);
+    if (!step.onednn || !step.onednn->sums_in_place()) continue;
+    const int32_t residual = step.onednn->residual();
+    if (residual < 0) continue;
+    const int32_t res = groups.find(residual);
     const int32_t self = groups.find(step.slot);
-    if (!candidate[step.conv_residual] || live.last[res] != i ||
-        live.escapes[res] || live.escapes[self] || res == self ||
-        res == groups.find(step.conv_input) ||
-        !slot_meta[step.conv_residual].same_layout(slot_meta[step.slot])) {
+    if (!candidate[residual] || live.last[res] != i || live.escapes[res] ||
+        live.escapes[self] || res == self ||
+        res == groups.find(step.onednn->inputs()[0]) ||
+        !slot_meta[residual].same_layout(slot_meta[step.slot])) {
       continue;
     }
-    groups.unite(step.slot, step.conv_residual);
-    step.conv_in_place = true;
+    groups.unite(step.slot, residual);
+    step.residual_in_place = true;
     *live_groups = group_liveness(groups);
   }
 }
 
-// ------------------------------------------- other oneDNN steps (linears)
-
-// Binds every fx_inference.linear / matmul oneDNN can run as planned
-// (plan/onednn_steps.h).
-void InferencePlan::Program::bind_onednn_steps() {
+// Binds the calls oneDNN can run as planned (plan/onednn_steps.h): those
+// whose result layout is oneDNN's own (convolutions) or the others; returns
+// whether any was.
+bool InferencePlan::Program::bind_onednn_steps(bool layout_setting) {
+  bool any = false;
   for (Step& step : steps) {
-    if (step.kind != Step::Kind::kCallOp || step.slot < 0) continue;
+    if (step.kind != Step::Kind::kCallOp || step.slot < 0 || step.onednn ||
+        onednn_sets_layout(step.op->target) != layout_setting) {
+      continue;
+    }
     std::vector<PlannedParam> params;
     for (const Source& s : step.params) params.push_back(planned_param(s));
     Source result;
@@ -982,7 +472,9 @@ void InferencePlan::Program::bind_onednn_steps() {
     result.slot = step.slot;
     step.onednn =
         bind_onednn_step(step.op->target, params, planned_param(result));
+    any = any || step.onednn != nullptr;
   }
+  return any;
 }
 
 // What the planner knows of one parameter.
@@ -1002,16 +494,16 @@ PlannedParam InferencePlan::Program::planned_param(const Source& s) const {
     const TensorMeta& m = slot_meta[s.slot];
     p.kind = PlannedParam::Kind::kValue;
     p.slot = s.slot;
-    p.float_cpu = is_float_cpu(m);
+    p.float_cpu = m.float_cpu();
     p.sizes = m.sizes;
     p.strides = m.strides;
   }
   return p;
 }
 
-// The step on oneDNN into its planned buffer (a fresh contiguous tensor
-// when it has none); operands of other layouts than planned leave the plan
-// as run_direct does.
+// The step on oneDNN into its planned buffer (a fresh one when it has
+// none); operands of other sizes than planned leave the plan as run_direct
+// does.
 void InferencePlan::Program::run_onednn(Step& step) {
   std::vector<const at::Tensor*> operands;
   for (int32_t slot : step.onednn->inputs()) {
@@ -1028,7 +520,7 @@ void InferencePlan::Program::run_onednn(Step& step) {
     return;
   }
   at::Tensor out = step.buffer;
-  if (!out.defined()) out = at::empty(step.onednn->output_sizes(), at::kFloat);
+  if (!out.defined()) out = step.onednn->empty_output();
   step.onednn->run(operands, out);
   slots[step.slot] = std::move(out);
 }
@@ -1038,7 +530,7 @@ void InferencePlan::Program::run_onednn(Step& step) {
 // wrapped).
 bool InferencePlan::Program::bind_direct(Step& step) {
   if (step.kind != Step::Kind::kCallOp) return false;
-  std::optional<DirectMatch> match = match_target(*step.op);
+  std::optional<DirectMatch> match = match_direct_target(*step.op);
   if (!match) return false;
   step.direct_op = match->op;
   if (match->op == DirectOp::kPointwise) return bind_pointwise(step);
@@ -1178,10 +670,10 @@ std::unique_ptr<InferencePlan::Program> InferencePlan::plan_for(
   *out = program->execute(std::move(inputs), /*record=*/true);
   // oneDNN convolutions write channels_last: record the layouts they give
   // before planning the rest around them.
-  if (program->bind_convs()) {
+  if (program->bind_onednn_steps(/*layout_setting=*/true)) {
     *out = program->execute(std::move(again), /*record=*/true);
   }
-  program->bind_onednn_steps();  // results in the reference's layout
+  program->bind_onednn_steps(/*layout_setting=*/false);
   program->plan_direct();
   return program;
 }
@@ -1221,11 +713,9 @@ InferencePlan::Stats InferencePlan::stats() const {
   Stats s;
   for (const Program::Step& step : program_->steps) {
     ++s.steps;
-    if (step.conv || step.onednn) ++s.onednn_steps;
-    if (step.conv && step.conv->algorithm() == ConvAlgorithm::kWinograd) {
-      ++s.winograd_steps;
-    }
-    if (step.conv_in_place) ++s.residuals_in_place;
+    if (step.onednn) ++s.onednn_steps;
+    if (step.onednn && step.onednn->winograd()) ++s.winograd_steps;
+    if (step.residual_in_place) ++s.residuals_in_place;
     if (step.pointwise) ++s.pointwise_steps;
     if (step.in_place) ++s.in_place_steps;
     if (step.direct) {

@@ -1,0 +1,66 @@
+#include "fx_core/runtime/plan/buffer_pool.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+
+namespace fx {
+
+AliasGroups::AliasGroups(size_t num_slots) : parent_(num_slots) {
+  for (size_t i = 0; i < num_slots; ++i) parent_[i] = static_cast<int32_t>(i);
+}
+
+int32_t AliasGroups::find(int32_t x) {
+  while (parent_[x] != x) x = parent_[x] = parent_[parent_[x]];
+  return x;
+}
+
+void AliasGroups::unite(int32_t a, int32_t b) {
+  const int32_t root_b = find(b);
+  parent_[find(a)] = root_b;
+}
+
+at::Tensor BufferPool::take(const TensorMeta& meta, int32_t group,
+                            size_t* bytes) {
+  auto it = std::find_if(free_.begin(), free_.end(), [&](size_t b) {
+    return pool_[b].meta.same_layout(meta);
+  });
+  size_t b;
+  if (it != free_.end()) {
+    b = *it;
+    free_.erase(it);
+  } else {
+    b = pool_.size();
+    pool_.push_back(
+        {meta, at::empty_strided(meta.sizes, meta.strides,
+                                 at::TensorOptions().dtype(meta.dtype))});
+    *bytes += meta.nbytes();
+  }
+  group_buffers_[group].push_back(b);
+  return pool_[b].tensor;
+}
+
+bool BufferPool::transfer(const at::Tensor& buffer, int32_t from, int32_t to) {
+  std::vector<size_t>& owned = group_buffers_[from];
+  for (auto it = owned.begin(); it != owned.end(); ++it) {
+    if (pool_[*it].tensor.is_same(buffer)) {
+      group_buffers_[to].push_back(*it);
+      owned.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+void BufferPool::release_group(int32_t group) {
+  for (size_t b : group_buffers_[group]) free_.push_back(b);
+}
+
+std::vector<at::Tensor> BufferPool::tensors() const {
+  std::vector<at::Tensor> all;
+  all.reserve(pool_.size());
+  for (const Buffer& b : pool_) all.push_back(b.tensor);
+  return all;
+}
+
+}  // namespace fx
