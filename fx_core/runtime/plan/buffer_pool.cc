@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "fx_core/runtime/plan/huge_pages.h"
+
 namespace fx {
 
 AliasGroups::AliasGroups(size_t num_slots) : parent_(num_slots) {
@@ -32,8 +34,7 @@ at::Tensor BufferPool::take(const TensorMeta& meta, int32_t group,
   } else {
     b = pool_.size();
     pool_.push_back(
-        {meta, at::empty_strided(meta.sizes, meta.strides,
-                                 at::TensorOptions().dtype(meta.dtype))});
+        {meta, empty_on_huge_pages(meta.sizes, meta.strides, meta.dtype)});
     *bytes += meta.nbytes();
   }
   group_buffers_[group].push_back(b);

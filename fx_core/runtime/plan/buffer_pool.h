@@ -8,7 +8,8 @@
 // until the last step reading any of its values.
 //
 // BufferPool hands out buffers by layout: take() reuses a free buffer of the
-// same sizes, strides and dtype or allocates one; the buffers a group took
+// same sizes, strides and dtype or allocates one (on huge pages,
+// huge_pages.h); the buffers a group took
 // return to the free list when release_group() is called after the group's
 // last use; transfer() hands one over to another group (a result written
 // into a dead operand's buffer). Planning only: nothing here runs per

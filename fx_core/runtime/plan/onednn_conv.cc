@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "fx_core/runtime/plan/huge_pages.h"
 #include "fx_core/runtime/plan/onednn_common.h"
 
 namespace fx {
@@ -114,6 +115,7 @@ struct OnednnConv::Impl {
   at::Tensor bias;  // contiguous; kept alive for its memory
   dnnl::convolution_forward prim;
   memory src, dst, weights, bias_mem;
+  std::shared_ptr<void> weights_block;  // the weights' memory (huge pages)
   std::unordered_map<int, memory> args;
   dnnl::stream stream{onednn_engine()};
   bool has_residual = false;
@@ -134,7 +136,8 @@ void OnednnConv::Impl::set_weights(const at::Tensor& weight, const ConvShape& s,
   at::Tensor w = weight.contiguous();
   memory user_w({s.weights, Dt::f32, s.grouped ? Tag::goihw : Tag::oihw},
                 onednn_engine(), w.data_ptr());
-  weights = memory(want, onednn_engine());
+  weights_block = allocate_on_huge_pages(want.get_size());
+  weights = memory(want, onednn_engine(), weights_block.get());
   dnnl::reorder(user_w, weights).execute(stream, user_w, weights);
   stream.wait();
 }

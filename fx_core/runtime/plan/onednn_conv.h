@@ -4,17 +4,17 @@
 //
 // create() builds the oneDNN primitive for one input shape and algorithm,
 // with the weights reordered once into the layout oneDNN prefers for it
-// (format any) and the tail as post-ops: the residual as a `sum` post-op
-// (oneDNN accumulates into the destination, which must hold the residual
-// first), then the eltwise activation. A binary-add post-op would compute
-// the same, but oneDNN 2.6 has no brgemm kernel for it and falls back to
-// its older 1x1 kernel, up to 2x slower at 7x7 (measured on resnet50's
-// shapes). Activations are NHWC (torch.channels_last): run() takes any
-// strided float32 input of the planned sizes (others are copied to
-// channels_last first) and writes `out`, a channels_last-contiguous
-// float32 tensor of output_sizes(). When the residual is `out` itself (the
-// plan writes into a dead residual's buffer) nothing is copied; otherwise
-// it is copied into `out` before the convolution.
+// (format any; in memory on huge pages, huge_pages.h) and the tail as post-ops:
+// the residual as a `sum` post-op (oneDNN accumulates into the destination,
+// which must hold the residual first), then the eltwise activation. A
+// binary-add post-op would compute the same, but oneDNN 2.6 has no brgemm
+// kernel for it and falls back to its older 1x1 kernel, up to 2x slower at 7x7
+// (measured on resnet50's shapes). Activations are NHWC (torch.channels_last):
+// run() takes any strided float32 input of the planned sizes (others are copied
+// to channels_last first) and writes `out`, a channels_last-contiguous float32
+// tensor of output_sizes(). When the residual is `out` itself (the plan writes
+// into a dead residual's buffer) nothing is copied; otherwise it is copied into
+// `out` before the convolution.
 //
 // Algorithms: kDirect (oneDNN's direct kernels, brgemm on AVX-512, NHWC
 // throughout) and kWinograd (3x3, stride 1, no dilation or groups, no

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "fx_core/runtime/plan/huge_pages.h"
 #include "fx_core/runtime/plan/onednn_common.h"
 
 namespace fx {
@@ -39,6 +40,7 @@ struct OnednnLinear::Impl {
   at::Tensor bias;  // contiguous; kept alive for its memory
   dnnl::matmul prim;
   memory src, dst, weights, bias_mem, residual;
+  std::shared_ptr<void> weights_block;  // the weights' memory (huge pages)
   std::unordered_map<int, memory> args;
   dnnl::stream stream{onednn_engine()};
   bool has_residual = false;
@@ -80,7 +82,8 @@ std::unique_ptr<OnednnLinear> OnednnLinear::create(const at::Tensor& weight,
   // in column-major order (ba).
   at::Tensor w = weight.contiguous();
   memory user_w({{k, n}, Dt::f32, Tag::ba}, engine, w.data_ptr());
-  impl->weights = memory(pd.weights_desc(), engine);
+  impl->weights_block = allocate_on_huge_pages(pd.weights_desc().get_size());
+  impl->weights = memory(pd.weights_desc(), engine, impl->weights_block.get());
   dnnl::reorder(user_w, impl->weights)
       .execute(impl->stream, user_w, impl->weights);
   impl->stream.wait();

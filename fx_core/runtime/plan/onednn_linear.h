@@ -4,7 +4,8 @@
 //
 // create() builds oneDNN's matmul primitive for one input shape (the leading
 // dimensions flattened into rows: [..., K] x [K, N]), with the weights
-// reordered once into the layout oneDNN prefers for that shape (format any)
+// reordered once into the layout oneDNN prefers for that shape (format any;
+// in memory on huge pages, huge_pages.h)
 // and the tail as post-ops (binary add of the residual, then the eltwise
 // activation: gelu is gelu_erf, gelu_tanh gelu_tanh). run() takes a float32
 // input of the planned sizes (copied to contiguous first when it is not)
