@@ -109,11 +109,10 @@ struct Case {
   std::string cls, shape;
   size_t fused;  // fx_inference.conv2d nodes after the passes
   size_t batch_norms_left;
-  size_t linears = 0;  // fx_inference.linear nodes after the passes
-  size_t matmuls = 0;  // fx_inference.matmul nodes after the passes
-  int onednn = -1;  // plan steps on oneDNN or BLAS's gemv; -1: every fused node
+  size_t linears = 0;    // fx_inference.linear nodes after the passes
+  size_t matmuls = 0;    // fx_inference.matmul nodes after the passes
+  int onednn = -1;       // plan steps on oneDNN; -1: every fused node
   size_t pointwise = 0;  // fx_inference.pointwise nodes after the passes
-  size_t gemv = 0;       // of those steps, one-row linears on BLAS's gemv
   double rtol = 1e-4, atol = 1e-5;
 };
 
@@ -141,8 +140,7 @@ TEST_P(InferenceModels, PassesAndPlanMatchEager) {
   InferencePlan::Stats s = plan->stats();
   const size_t onednn = c.onednn >= 0 ? static_cast<size_t>(c.onednn)
                                       : c.fused + c.linears + c.matmuls;
-  EXPECT_EQ(s.gemv_steps, c.gemv);
-  EXPECT_EQ(s.onednn_steps + s.gemv_steps, onednn) << [&] {
+  EXPECT_EQ(s.onednn_steps, onednn) << [&] {
     std::string names;
     for (const std::string& n : plan->direct_nodes()) names += n + " ";
     return "direct nodes: " + names;
@@ -151,10 +149,9 @@ TEST_P(InferenceModels, PassesAndPlanMatchEager) {
   EXPECT_EQ(s.replans, 0u);
   EXPECT_EQ(s.direct_fallbacks, 0u);
   std::cout << "[ plan ] " << c.cls << ": " << s.direct_steps << " direct ("
-            << s.onednn_steps << " oneDNN, " << s.gemv_steps << " gemv, "
-            << s.pointwise_steps << " fused pointwise, " << s.in_place_steps
-            << " in place), " << s.buffers << " buffers, " << s.buffer_bytes
-            << " bytes\n";
+            << s.onednn_steps << " oneDNN, " << s.pointwise_steps
+            << " fused pointwise, " << s.in_place_steps << " in place), "
+            << s.buffers << " buffers, " << s.buffer_bytes << " bytes\n";
   auto plain = InferencePlan::build(*b.gm, in);
   expect_close(plain->run(in), b.expected, "plan of the original graph");
 }
@@ -165,21 +162,20 @@ INSTANTIATE_TEST_SUITE_P(
     // PyTorch's own folding misses 1e-4 / 1e-5 too (torch.fx's
     // experimental.optimization.fuse: max |diff| 1.3e-4, 5.8x the allowed
     // error; TorchScript frozen + optimize_for_inference: 1.0e-4, 5.7x).
-    // Linears: the classifiers' (one row at batch 1: on BLAS's gemv), the
-    // transformer's 4 x (qkv, proj + residual, fc1 + gelu, fc2 + residual)
-    // and its head; its matmuls: 4 x (q @ k^T * scale, att @ v).
-    ::testing::Values(
-        Case{"ConvTails", "1,3,16,16", 10, 1, 0, 0, -1, 1},
-        Case{"PointwiseTails", "1,3,16,16", 2, 0, 0, 0, -1, 4},
-        Case{"ResNet18", "1,3,96,96", 20, 0, 1, 0, -1, 0, 1},
-        Case{"ResNet50", "1,3,96,96", 53, 0, 1, 0, -1, 0, 1, 1e-3, 1e-4},
-        Case{"MobileNetV3Large", "1,3,96,96", 62, 0, 2, 0, -1, 0, 2},
-        Case{"EfficientNetB0", "1,3,96,96", 81, 0, 1, 0, -1, 0, 1},
-        Case{"Transformer", "1,128", 0, 0, 17, 8},
-        // Its linear on a 1-d input runs on gemv.
-        Case{"LinearTails", "2,6,16", 0, 0, 10, 0, -1, 1, 1},
-        // 3 of its 8 matmuls mix ranks or are 1-d: ATen's.
-        Case{"MatmulTails", "2,6,24", 0, 0, 0, 8, 5}),
+    // Linears: the classifiers', the transformer's 4 x (qkv, proj + residual,
+    // fc1 + gelu, fc2 + residual) and its head; its matmuls: 4 x (q @ k^T *
+    // scale, att @ v).
+    ::testing::Values(Case{"ConvTails", "1,3,16,16", 10, 1, 0, 0, -1, 1},
+                      Case{"PointwiseTails", "1,3,16,16", 2, 0, 0, 0, -1, 4},
+                      Case{"ResNet18", "1,3,96,96", 20, 0, 1},
+                      Case{"ResNet50", "1,3,96,96", 53, 0, 1, 0, -1, 0, 1e-3,
+                           1e-4},
+                      Case{"MobileNetV3Large", "1,3,96,96", 62, 0, 2},
+                      Case{"EfficientNetB0", "1,3,96,96", 81, 0, 1},
+                      Case{"Transformer", "1,128", 0, 0, 17, 8},
+                      Case{"LinearTails", "2,6,16", 0, 0, 10, 0, -1, 1},
+                      // 3 of its 8 matmuls mix ranks or are 1-d: ATen's.
+                      Case{"MatmulTails", "2,6,24", 0, 0, 0, 8, 5}),
     [](const auto& info) { return info.param.cls; });
 
 // Each convolution algorithm the plan may choose (plan/conv_choice.h),

@@ -1,14 +1,16 @@
 // Memory on transparent huge pages for what the InferencePlan keeps for its
-// lifetime and reads on every run: oneDNN's prepacked weights, the gemv
-// linears' weights and the planned result buffers.
+// lifetime and reads on every run: oneDNN's prepacked weights and the
+// planned result buffers.
 //
 // Why: at batch 1 a forward streams every weight once (resnet50: 100 MB)
 // and walks megabytes of activations, so with 4 KiB pages it misses the TLB
 // tens of thousands of times per run. Debian leaves transparent huge pages
 // to programs that ask (`madvise` in /sys/kernel/mm/transparent_hugepage/
-// enabled); measured on this machine, resnet50's plan at 1 thread ran 4%
-// faster (median 52.2 against 54.5 ms, six alternating runs each) with
-// every allocation on huge pages.
+// enabled). Measured on this machine (fx exec --engine inference_plan,
+// FX_HUGE_PAGES=1 and =0 alternating, median of 40 runs each): resnet50
+// 52.6-53.2 against 57.1-58.8 ms at 1 thread (five pairs) and 27.7-27.9
+// against 28.8-30.7 ms at 2 threads; mobilenet_v3_large at 2 threads
+// 2.69-2.86 against 2.83-3.05 ms.
 //
 // Blocks are carved from slabs of at least 32 MiB, 2 MiB-aligned, mapped
 // with mmap and advised MADV_HUGEPAGE (the kernel may still back them with

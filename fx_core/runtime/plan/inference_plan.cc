@@ -40,6 +40,7 @@ const ValueSource& operand_source(const CompiledStep& step, size_t i,
 
 }  // namespace
 
+
 struct InferencePlan::Program {
   struct Operand {
     int iter_index = 0;  // operand index in the TensorIterator
@@ -429,9 +430,8 @@ void InferencePlan::Program::place_onednn(Step& step, AliasGroups& groups,
 // oneDNN steps summing in place (convolutions) whose residual is dead after
 // them write into its buffer (the sum post-op accumulates there; no copy):
 // the residual comes from a direct step, has the result's layout, is not the
-// step's input and neither group escapes. Their groups are united so the buffer
-// lives on with the result (*live is updated: a chain of residual blocks shares
-// one buffer).
+// step's input and neither group escapes. Their groups are united so the buffer lives on with the
+// result (*live is updated: a chain of residual blocks shares one buffer).
 void InferencePlan::Program::residuals_in_place(
     const std::vector<bool>& candidate, AliasGroups& groups,
     GroupLiveness* live_groups) {
@@ -713,8 +713,7 @@ InferencePlan::Stats InferencePlan::stats() const {
   Stats s;
   for (const Program::Step& step : program_->steps) {
     ++s.steps;
-    if (step.onednn && step.onednn->gemv()) ++s.gemv_steps;
-    if (step.onednn && !step.onednn->gemv()) ++s.onednn_steps;
+    if (step.onednn) ++s.onednn_steps;
     if (step.onednn && step.onednn->winograd()) ++s.winograd_steps;
     if (step.residual_in_place) ++s.residuals_in_place;
     if (step.pointwise) ++s.pointwise_steps;

@@ -35,8 +35,6 @@
 //    with attribute weights run on oneDNN's matmul (plan/onednn_linear.h):
 //    weights reordered once, residual add and activation (gelu included) as
 //    post-ops, results contiguous as the reference's, in planned buffers.
-//    A linear on a single row (a classifier head at batch 1) runs BLAS's
-//    matrix-vector product instead (plan/gemv_linear.h: faster there).
 //  - fx_inference.pointwise nodes (written by fuse_pointwise) on float32 CPU
 //    values run in one TensorIterator pass (plan/pointwise_kernel.h), as
 //    direct steps do (iterator built once, planned buffers).
@@ -101,7 +99,6 @@ class InferencePlan {
     size_t steps = 0;           // graph nodes
     size_t direct_steps = 0;    // bound to ATen CPU kernels or oneDNN
     size_t onednn_steps = 0;    // of which on oneDNN (conv2d, linear, matmul)
-    size_t gemv_steps = 0;      // of which one-row linears on BLAS's gemv
     size_t winograd_steps = 0;  // of which on oneDNN's Winograd kernel
     size_t residuals_in_place = 0;  // convolutions summing into the residual
     size_t pointwise_steps = 0;     // fx_inference.pointwise fused in one pass

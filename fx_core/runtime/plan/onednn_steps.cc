@@ -2,11 +2,9 @@
 
 #include <ATen/ATen.h>
 
-#include <type_traits>
 #include <utility>
 
 #include "fx_core/runtime/plan/conv_choice.h"
-#include "fx_core/runtime/plan/gemv_linear.h"
 #include "fx_core/runtime/plan/onednn_conv.h"
 #include "fx_core/runtime/plan/onednn_linear.h"
 #include "fx_core/runtime/plan/onednn_matmul.h"
@@ -154,11 +152,10 @@ std::unique_ptr<OnednnStep> bind_conv(const std::vector<PlannedParam>& p,
 
 // ---------------------------------------------------- fx_inference.linear
 
-// Kernel: OnednnLinear or GemvLinear.
-template <typename Kernel>
 class LinearStep : public OnednnStep {
  public:
-  LinearStep(std::unique_ptr<Kernel> linear, int32_t input, int32_t residual)
+  LinearStep(std::unique_ptr<OnednnLinear> linear, int32_t input,
+             int32_t residual)
       : linear_(std::move(linear)) {
     inputs_.push_back(input);
     if (residual >= 0) inputs_.push_back(residual);
@@ -175,27 +172,10 @@ class LinearStep : public OnednnStep {
            const at::Tensor& out) override {
     linear_->run(*x[0], x.size() > 1 ? x[1] : nullptr, out);
   }
-  bool gemv() const override { return std::is_same_v<Kernel, GemvLinear>; }
 
  private:
-  std::unique_ptr<Kernel> linear_;
+  std::unique_ptr<OnednnLinear> linear_;
 };
-
-// The step for `linear` reading `input` (and `residual`, unless -1); nullptr
-// when `linear` is, or when its result is not `out`'s (the planned buffer
-// takes the reference's layout: it must be the contiguous one both kernels
-// write).
-template <typename Kernel>
-std::unique_ptr<OnednnStep> linear_step(std::unique_ptr<Kernel> linear,
-                                        const PlannedParam& out, int32_t input,
-                                        int32_t residual) {
-  if (linear == nullptr || linear->output_sizes() != out.sizes ||
-      !row_major(out)) {
-    return nullptr;
-  }
-  return std::make_unique<LinearStep<Kernel>>(std::move(linear), input,
-                                              residual);
-}
 
 // fx_inference.linear(input, weight, bias, residual, activation, min_val,
 // max_val): attribute weights, float32 values.
@@ -213,16 +193,17 @@ std::unique_ptr<OnednnStep> bind_linear(const std::vector<PlannedParam>& p,
   params.min_val = number(p[5]);
   params.max_val = number(p[6]);
   if (params.has_residual && p[3].sizes != out.sizes) return nullptr;
-  const at::Tensor bias = p[2].attribute ? *p[2].attribute : at::Tensor();
-  const int32_t residual = params.has_residual ? p[3].slot : -1;
-  // One row: BLAS's matrix-vector product (gemv_linear.h says why).
-  if (std::unique_ptr<GemvLinear> gemv =
-          GemvLinear::create(*p[1].attribute, bias, params, p[0].sizes)) {
-    return linear_step(std::move(gemv), out, p[0].slot, residual);
+  std::unique_ptr<OnednnLinear> linear = OnednnLinear::create(
+      *p[1].attribute, p[2].attribute ? *p[2].attribute : at::Tensor(), params,
+      p[0].sizes);
+  // The planned buffer takes the reference's layout: it must be the
+  // contiguous one oneDNN writes.
+  if (linear == nullptr || linear->output_sizes() != out.sizes ||
+      !row_major(out)) {
+    return nullptr;
   }
-  return linear_step(
-      OnednnLinear::create(*p[1].attribute, bias, params, p[0].sizes), out,
-      p[0].slot, residual);
+  return std::make_unique<LinearStep>(std::move(linear), p[0].slot,
+                                      params.has_residual ? p[3].slot : -1);
 }
 
 // ---------------------------------------------------- fx_inference.matmul

@@ -1,9 +1,8 @@
 // fx::OnednnStep: a graph node the InferencePlan runs on oneDNN:
 // fx_inference.conv2d (plan/onednn_conv.h, the algorithm chosen by
-// plan/conv_choice.h), fx_inference.linear (plan/onednn_linear.h; a linear
-// on a single row runs BLAS's matrix-vector product instead,
-// plan/gemv_linear.h) and fx_inference.matmul (plan/onednn_matmul.h), all
-// written by the plugins/inference passes.
+// plan/conv_choice.h), fx_inference.linear (plan/onednn_linear.h) and
+// fx_inference.matmul (plan/onednn_matmul.h), all written by the
+// plugins/inference passes.
 //
 // bind_onednn_step() looks at one call as planned (its target, what each
 // parameter is: a constant, an attribute tensor, or a value computed at run
@@ -60,10 +59,8 @@ class OnednnStep {
   virtual bool fits(const std::vector<const at::Tensor*>& operands) const = 0;
   virtual void run(const std::vector<const at::Tensor*>& operands,
                    const at::Tensor& out) = 0;
-  // Whether it runs oneDNN's Winograd kernel, or BLAS's gemv instead of
-  // oneDNN (for the plan's statistics).
+  // Whether it runs oneDNN's Winograd kernel (for the plan's statistics).
   virtual bool winograd() const { return false; }
-  virtual bool gemv() const { return false; }
 
  protected:
   std::vector<int32_t> inputs_;

@@ -1,12 +1,11 @@
-// fx::OnednnLinear and fx::GemvLinear (one-row linears on BLAS's gemv)
-// against ATen's unfused kernels (torch.nn.functional.linear, add, then the
-// activation: what fx_inference.linear's reference computes) at the suite
-// transformer's and classifiers' shapes and small ones, for every
-// activation, with and without bias and residual, on strided and 1-d
-// inputs; create() refuses what they would compute differently. And the
-// InferencePlan on a graph of fx_inference.linear nodes: allclose to
-// GraphModule::forward, bound to oneDNN (or gemv on one row), and each
-// fallback forced (other shape, strided input, double, grad mode).
+// fx::OnednnLinear against ATen's unfused kernels (torch.nn.functional.linear,
+// add, then the activation: what fx_inference.linear's reference computes)
+// at the suite transformer's shapes and small ones, for every activation,
+// with and without bias and residual, on strided and 1-d inputs; create()
+// refuses what oneDNN would compute differently. And the InferencePlan on a
+// graph of fx_inference.linear nodes: allclose to GraphModule::forward,
+// bound to oneDNN, and each fallback forced (other shape, strided input,
+// double, grad mode).
 #include "fx_core/runtime/plan/onednn_linear.h"
 
 #include <ATen/ATen.h>
@@ -20,7 +19,6 @@
 
 #include "fx_core/ir/graph.h"
 #include "fx_core/runtime/graph_module.h"
-#include "fx_core/runtime/plan/gemv_linear.h"
 #include "fx_core/runtime/plan/inference_plan.h"
 
 namespace fx {
@@ -52,8 +50,7 @@ void expect_close(const at::Tensor& got, const at::Tensor& want,
       << ": max |got - want| = " << (got - want).abs().max().item<double>();
 }
 
-// One Kernel (OnednnLinear, GemvLinear) on `x`, compared with the reference.
-template <typename Kernel = OnednnLinear>
+// One primitive on `x`, compared with the reference.
 void check(const at::Tensor& x, int64_t n, bool bias, bool residual,
            FusedLinearParams p, const std::string& what) {
   const int64_t k = x.size(-1);
@@ -63,7 +60,7 @@ void check(const at::Tensor& x, int64_t n, bool bias, bool residual,
   out_sizes.back() = n;
   at::Tensor r = at::randn(out_sizes);
   p.has_residual = residual;
-  auto linear = Kernel::create(w, b, p, x.sizes().vec());
+  auto linear = OnednnLinear::create(w, b, p, x.sizes().vec());
   ASSERT_NE(linear, nullptr) << what;
   EXPECT_EQ(linear->output_sizes(), out_sizes) << what;
   at::Tensor out = at::empty(out_sizes);
@@ -131,59 +128,6 @@ TEST(OnednnLinear, RefusesWhatItCannotComputeAlike) {
   EXPECT_EQ(OnednnLinear::create(w, at::Tensor(), p, {2, 4}), nullptr);
 }
 
-TEST(GemvLinear, ClassifierHeadsAndEveryActivationMatchATen) {
-  at::manual_seed(4);
-  FusedLinearParams none;
-  check<GemvLinear>(at::randn({1, 2048}), 1000, true, false, none,
-                    "resnet50 head 1x2048x1000");
-  check<GemvLinear>(at::randn({1, 1280}), 1000, true, false, none,
-                    "efficientnet_b0 head 1x1280x1000");
-  for (const char* a : {"none", "relu", "gelu", "gelu_tanh", "hardtanh",
-                        "hardswish", "silu", "sigmoid", "hardsigmoid"}) {
-    FusedLinearParams p;
-    p.activation = a;
-    p.min_val = -0.5;
-    p.max_val = 0.25;
-    for (bool residual : {false, true}) {
-      check<GemvLinear>(
-          at::randn({1, 1, 24}), 40, true, residual, p,
-          std::string("gemv ") + a + (residual ? " + residual" : ""));
-    }
-  }
-}
-
-TEST(GemvLinear, NoBiasStridedAndOneDimensionalInputs) {
-  at::manual_seed(5);
-  FusedLinearParams relu;
-  relu.activation = "relu";
-  check<GemvLinear>(at::randn({1, 33}), 9, false, true, relu, "no bias");
-  check<GemvLinear>(at::randn({33}), 9, true, true, relu, "1-d");
-  at::Tensor strided = at::randn({1, 66}).narrow(1, 0, 33);
-  check<GemvLinear>(strided, 17, true, false, relu, "strided row");
-  check<GemvLinear>(at::randn({66}).slice(0, 0, 66, 2), 5, true, true, relu,
-                    "1-d, stride 2");
-}
-
-TEST(GemvLinear, RefusesMoreThanOneRowAndWhatItCannotComputeAlike) {
-  FusedLinearParams p;
-  at::Tensor w = at::randn({8, 4});
-  EXPECT_NE(GemvLinear::create(w, at::randn({8}), p, {1, 4}), nullptr);
-  EXPECT_NE(GemvLinear::create(w, at::Tensor(), p, {1, 1, 4}), nullptr);
-  EXPECT_EQ(GemvLinear::create(w, at::Tensor(), p, {2, 4}), nullptr);
-  EXPECT_EQ(GemvLinear::create(w, at::Tensor(), p, {0, 4}), nullptr);
-  EXPECT_EQ(GemvLinear::create(w, at::Tensor(), p, {}), nullptr);
-  EXPECT_EQ(GemvLinear::create(w, at::Tensor(), p, {1, 5}), nullptr);
-  EXPECT_EQ(GemvLinear::create(w.to(at::kDouble), at::Tensor(), p, {1, 4}),
-            nullptr);
-  EXPECT_EQ(GemvLinear::create(w, at::randn({8}, at::kDouble), p, {1, 4}),
-            nullptr);
-  EXPECT_EQ(GemvLinear::create(w, at::randn({7}), p, {1, 4}), nullptr);
-  EXPECT_EQ(GemvLinear::create(at::randn({8, 4, 1}), at::Tensor(), p, {1, 4}),
-            nullptr);
-  p.activation = "softplus";
-  EXPECT_EQ(GemvLinear::create(w, at::Tensor(), p, {1, 4}), nullptr);
-}
-
 // x -> linear + gelu -> linear + residual(x) -> linear (no bias) + relu,
 // the middle value also an output (a fresh result each run).
 std::unique_ptr<GraphModule> linear_graph(torch::nn::Module& root) {
@@ -244,15 +188,6 @@ TEST(OnednnLinear, PlanBindsLinearsAndEachFallbackMatchesForward) {
     expect_outputs_close(plan->run({x}), gm->forward({x}), "grad mode");
     EXPECT_EQ(plan->stats().forward_calls, 1u);
   }
-  // One row: the linears run BLAS's gemv.
-  at::Tensor row = at::randn({1, 16});
-  auto row_plan = InferencePlan::build(*gm, {row});
-  for (int run = 0; run < 2; ++run) {
-    expect_outputs_close(row_plan->run({row}), gm->forward({row}), "one row");
-  }
-  EXPECT_EQ(row_plan->stats().gemv_steps, 3u);
-  EXPECT_EQ(row_plan->stats().onednn_steps, 0u);
-  EXPECT_EQ(row_plan->stats().direct_fallbacks, 0u);
   // Double: the reference kernel, no oneDNN step.
   gm->to(at::kDouble);
   at::Tensor x64 = x.to(at::kDouble);
