@@ -31,6 +31,7 @@
 //    InferencePlan runs in one TensorIterator pass.
 // All keep meta['tensor_meta'] (the replaced chain's last value's).
 #include <cmath>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -443,14 +444,24 @@ std::vector<int64_t> meta_shape(const Node& n) {
   return shape;
 }
 
+// Whether `n` calls one of `functions` or the Tensor method `method`, with
+// two positional arguments and no keywords.
+bool binary_call(const Node& n,
+                 std::initializer_list<std::string_view> functions,
+                 std::string_view method) {
+  if (n.num_args() != 2 || n.num_kwargs() != 0) return false;
+  if (n.op() == FX_OP_CALL_METHOD) return n.target() == method;
+  if (n.op() != FX_OP_CALL_FUNCTION) return false;
+  for (std::string_view f : functions) {
+    if (n.target() == f) return true;
+  }
+  return false;
+}
+
 // The other operand when `add` is `value + other` (either order, no alpha)
 // and other is a tensor of the same shape (by tensor_meta).
 std::optional<Node> residual_of(const Node& add, const Node& value) {
-  std::string_view t = add.target();
-  const bool is_add = (add.op() == FX_OP_CALL_FUNCTION &&
-                       (t == "operator.add" || t == "torch.add")) ||
-                      (add.op() == FX_OP_CALL_METHOD && t == "add");
-  if (!is_add || add.num_args() != 2 || add.num_kwargs() != 0) {
+  if (!binary_call(add, {"operator.add", "torch.add"}, "add")) {
     return std::nullopt;
   }
   if (!add.arg(0).is_node() || !add.arg(1).is_node()) return std::nullopt;
@@ -541,18 +552,29 @@ Node fused_node(Graph& g, const ConvSite& conv, const Chain& c) {
   return g.call_function(kFusedConv, args, tail_kwargs(c));
 }
 
-bool fuse_conv(Graph& g, const fxp::Options&) {
+// Replaces every site `site_of` finds (a conv or a linear) and its tail
+// with the node `make(site, chain)` builds; `gelu`: whether the tail may
+// end in gelu.
+template <typename SiteOf, typename Make>
+bool fuse_sites(Graph& g, SiteOf site_of, bool gelu, Make make) {
   bool changed = false;
   // The chains erase nodes after the one being visited: walk a copy.
   for (Node n : g.nodes()) {
-    std::optional<ConvSite> conv = conv_site(g, n);
-    if (!conv) continue;
-    Chain c = chain_after(g, n, /*gelu=*/false);
-    replace_chain(g, c, [&] { return fused_node(g, *conv, c); });
+    auto site = site_of(g, n);
+    if (!site) continue;
+    Chain c = chain_after(g, n, gelu);
+    replace_chain(g, c, [&] { return make(*site, c); });
     changed = true;
   }
   erase_unused_attrs(g);
   return changed;
+}
+
+bool fuse_conv(Graph& g, const fxp::Options&) {
+  return fuse_sites(g, conv_site, /*gelu=*/false,
+                    [&](const ConvSite& conv, const Chain& c) {
+                      return fused_node(g, conv, c);
+                    });
 }
 
 // ---------------------------------------------------------- fuse_linear
@@ -565,37 +587,23 @@ Node fused_linear_node(Graph& g, const LinearSite& linear, const Chain& c) {
 }
 
 bool fuse_linear(Graph& g, const fxp::Options&) {
-  bool changed = false;
-  for (Node n : g.nodes()) {  // a copy: the chains erase later nodes
-    std::optional<LinearSite> linear = linear_site(g, n);
-    if (!linear) continue;
-    Chain c = chain_after(g, n, /*gelu=*/true);
-    replace_chain(g, c, [&] { return fused_linear_node(g, *linear, c); });
-    changed = true;
-  }
-  erase_unused_attrs(g);
-  return changed;
+  return fuse_sites(g, linear_site, /*gelu=*/true,
+                    [&](const LinearSite& linear, const Chain& c) {
+                      return fused_linear_node(g, linear, c);
+                    });
 }
 
 // ---------------------------------------------------------- fuse_matmul
 
 bool is_matmul(const Node& n) {
-  std::string_view t = n.target();
-  const bool target =
-      (n.op() == FX_OP_CALL_FUNCTION &&
-       (t == "operator.matmul" || t == "torch.matmul" || t == "torch.bmm")) ||
-      (n.op() == FX_OP_CALL_METHOD && t == "matmul");
-  return target && n.num_args() == 2 && n.num_kwargs() == 0 &&
+  return binary_call(n, {"operator.matmul", "torch.matmul", "torch.bmm"},
+                     "matmul") &&
          n.arg(0).is_node() && n.arg(1).is_node();
 }
 
 // The number `mul` multiplies `value` by (either order, no out=), or nullopt.
 std::optional<double> scale_of(const Node& mul, const Node& value) {
-  std::string_view t = mul.target();
-  const bool is_mul = (mul.op() == FX_OP_CALL_FUNCTION &&
-                       (t == "operator.mul" || t == "torch.mul")) ||
-                      (mul.op() == FX_OP_CALL_METHOD && t == "mul");
-  if (!is_mul || mul.num_args() != 2 || mul.num_kwargs() != 0) {
+  if (!binary_call(mul, {"operator.mul", "torch.mul"}, "mul")) {
     return std::nullopt;
   }
   for (size_t i = 0; i < 2; ++i) {

@@ -245,6 +245,29 @@ INSTANTIATE_TEST_SUITE_P(
       return info.param.cls + policy_name(info.param.policy);
     });
 
+// The fallbacks every plan shares, forced on `plan` (built on `in`, the
+// bundle's inputs, for `gm`, the optimized graph): grad mode runs
+// GraphModule::forward; double inputs run the reference kernels (no oneDNN
+// or pointwise step), compared with the original graph in double.
+void expect_grad_and_double_fallbacks(InferencePlan& plan, GraphModule& gm,
+                                      Bundle& b,
+                                      const std::vector<c10::IValue>& in) {
+  {
+    c10::AutoGradMode grad(true);
+    expect_close(plan.run(in), b.expected, "grad mode");
+    EXPECT_EQ(plan.stats().forward_calls, 1u);
+  }
+  gm.to(at::kDouble);
+  b.gm->to(at::kDouble);
+  at::Tensor x64 = b.inputs[0].to(at::kDouble);
+  auto plan64 = InferencePlan::build(gm, {x64});
+  at::Tensor got = tensors_of(plan64->run({x64})).at(0);
+  EXPECT_EQ(got.scalar_type(), at::kDouble);
+  EXPECT_EQ(plan64->stats().onednn_steps, 0u);
+  EXPECT_EQ(plan64->stats().pointwise_steps, 0u);
+  expect_close(got, b.gm->forward({x64}), "double");
+}
+
 // The fallbacks, each forced and compared with GraphModule::forward of the
 // original graph on the same inputs.
 class PlanFallbacks : public ::testing::TestWithParam<std::string> {};
@@ -268,22 +291,7 @@ TEST_P(PlanFallbacks, EachFallbackMatchesEager) {
   at::Tensor nhwc = b.inputs[0].contiguous(at::MemoryFormat::ChannelsLast);
   expect_close(plan->run({nhwc}), b.expected, "channels_last input");
   EXPECT_EQ(plan->stats().replans, 2u);
-  // Grad mode: GraphModule::forward.
-  {
-    c10::AutoGradMode grad(true);
-    expect_close(plan->run(in), b.expected, "grad mode");
-    EXPECT_EQ(plan->stats().forward_calls, 1u);
-  }
-  // Double: no oneDNN step, the reference kernels.
-  gm->to(at::kDouble);
-  b.gm->to(at::kDouble);
-  at::Tensor x64 = b.inputs[0].to(at::kDouble);
-  auto plan64 = InferencePlan::build(*gm, {x64});
-  at::Tensor got = tensors_of(plan64->run({x64})).at(0);
-  EXPECT_EQ(got.scalar_type(), at::kDouble);
-  EXPECT_EQ(plan64->stats().onednn_steps, 0u);
-  EXPECT_EQ(plan64->stats().pointwise_steps, 0u);
-  expect_close(got, b.gm->forward({x64}), "double");
+  expect_grad_and_double_fallbacks(*plan, *gm, b, in);
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, PlanFallbacks,
@@ -328,21 +336,7 @@ TEST_P(LinearMatmulFallbacks, EachFallbackMatchesEager) {
   ASSERT_NE(strided.strides(), x.strides());
   expect_close(plan->run({strided}), b.expected, "strided input");
   EXPECT_EQ(plan->stats().replans, 2u);
-  // Grad mode: GraphModule::forward.
-  {
-    c10::AutoGradMode grad(true);
-    expect_close(plan->run(in), b.expected, "grad mode");
-    EXPECT_EQ(plan->stats().forward_calls, 1u);
-  }
-  // Double: no oneDNN step, the reference kernels.
-  gm->to(at::kDouble);
-  b.gm->to(at::kDouble);
-  at::Tensor x64 = x.to(at::kDouble);
-  auto plan64 = InferencePlan::build(*gm, {x64});
-  at::Tensor got = tensors_of(plan64->run({x64})).at(0);
-  EXPECT_EQ(got.scalar_type(), at::kDouble);
-  EXPECT_EQ(plan64->stats().onednn_steps, 0u);
-  expect_close(got, b.gm->forward({x64}), "double");
+  expect_grad_and_double_fallbacks(*plan, *gm, b, in);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -33,8 +33,7 @@ at::Tensor BufferPool::take(const TensorMeta& meta, int32_t group,
     free_.erase(it);
   } else {
     b = pool_.size();
-    pool_.push_back(
-        {meta, empty_on_huge_pages(meta.sizes, meta.strides, meta.dtype)});
+    pool_.push_back({meta, empty_on_huge_pages(meta)});
     *bytes += meta.nbytes();
   }
   group_buffers_[group].push_back(b);

@@ -77,23 +77,17 @@ std::shared_ptr<void> allocate_on_huge_pages(size_t bytes) {
   return std::shared_ptr<void>(p, std::free);
 }
 
-at::Tensor empty_on_huge_pages(const std::vector<int64_t>& sizes,
-                               const std::vector<int64_t>& strides,
-                               c10::ScalarType dtype) {
-  int64_t span = 1;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    if (sizes[i] == 0) span = 0;
-    if (span > 0) span += (sizes[i] - 1) * strides[i];
-  }
-  const size_t bytes = static_cast<size_t>(span) * c10::elementSize(dtype);
+at::Tensor empty_on_huge_pages(const TensorMeta& meta) {
+  const size_t bytes = meta.nbytes();
+  const auto options = at::TensorOptions().dtype(meta.dtype);
   if (bytes < kSmall || !huge_pages_enabled()) {
-    return at::empty_strided(sizes, strides, at::TensorOptions().dtype(dtype));
+    return at::empty_strided(meta.sizes, meta.strides, options);
   }
   std::shared_ptr<void> block = allocate_on_huge_pages(bytes);
   void* data = block.get();
   return at::from_blob(
-      data, sizes, strides, [block](void*) mutable { block.reset(); },
-      at::TensorOptions().dtype(dtype));
+      data, meta.sizes, meta.strides, [block](void*) mutable { block.reset(); },
+      options);
 }
 
 }  // namespace fx

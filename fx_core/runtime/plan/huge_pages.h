@@ -29,17 +29,17 @@
 #include <memory>
 #include <vector>
 
+#include "fx_core/runtime/plan/tensor_meta.h"
+
 namespace fx {
 
 // `bytes` of uninitialized memory, freed when the last copy is dropped.
 // Throws std::bad_alloc when none can be mapped.
 std::shared_ptr<void> allocate_on_huge_pages(size_t bytes);
 
-// An uninitialized CPU tensor of this layout whose memory comes from
+// An uninitialized CPU tensor of `meta`'s layout whose memory comes from
 // allocate_on_huge_pages (at::empty_strided's for small ones).
-at::Tensor empty_on_huge_pages(const std::vector<int64_t>& sizes,
-                               const std::vector<int64_t>& strides,
-                               c10::ScalarType dtype);
+at::Tensor empty_on_huge_pages(const TensorMeta& meta);
 
 // Whether blocks go on huge pages in this process (FX_HUGE_PAGES).
 bool huge_pages_enabled();

@@ -40,7 +40,6 @@ const ValueSource& operand_source(const CompiledStep& step, size_t i,
 
 }  // namespace
 
-
 struct InferencePlan::Program {
   struct Operand {
     int iter_index = 0;  // operand index in the TensorIterator
@@ -65,8 +64,10 @@ struct InferencePlan::Program {
     // `inputs` list's items).
     std::shared_ptr<PointwiseKernel> pointwise;
     bool in_place = false;  // the result overwrites a dead operand's buffer
-    // fx_inference.conv2d / linear / matmul on oneDNN.
+    // fx_inference.conv2d / linear / matmul on oneDNN, and its operands
+    // (re-filled each run: no allocation).
     std::shared_ptr<OnednnStep> onednn;
+    std::vector<const at::Tensor*> onednn_operands;
     bool residual_in_place = false;  // sums into the dead residual's buffer
   };
   // Per alias group (indexed by its root slot): the last step reading any
@@ -430,8 +431,9 @@ void InferencePlan::Program::place_onednn(Step& step, AliasGroups& groups,
 // oneDNN steps summing in place (convolutions) whose residual is dead after
 // them write into its buffer (the sum post-op accumulates there; no copy):
 // the residual comes from a direct step, has the result's layout, is not the
-// step's input and neither group escapes. Their groups are united so the buffer lives on with the
-// result (*live is updated: a chain of residual blocks shares one buffer).
+// step's input and neither group escapes. Their groups are united so the buffer
+// lives on with the result (*live is updated: a chain of residual blocks shares
+// one buffer).
 void InferencePlan::Program::residuals_in_place(
     const std::vector<bool>& candidate, AliasGroups& groups,
     GroupLiveness* live_groups) {
@@ -505,7 +507,8 @@ PlannedParam InferencePlan::Program::planned_param(const Source& s) const {
 // none); operands of other sizes than planned leave the plan as run_direct
 // does.
 void InferencePlan::Program::run_onednn(Step& step) {
-  std::vector<const at::Tensor*> operands;
+  std::vector<const at::Tensor*>& operands = step.onednn_operands;
+  operands.clear();
   for (int32_t slot : step.onednn->inputs()) {
     operands.push_back(slots[slot].isTensor() ? &slots[slot].toTensor()
                                               : nullptr);

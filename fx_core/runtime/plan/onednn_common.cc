@@ -1,5 +1,7 @@
 #include "fx_core/runtime/plan/onednn_common.h"
 
+#include "fx_core/runtime/plan/huge_pages.h"
+
 namespace fx {
 
 dnnl::engine& onednn_engine() {
@@ -36,6 +38,16 @@ bool append_onednn_activation(std::string_view a, double min_val,
     return false;
   }
   return true;
+}
+
+PackedWeights pack_weights(dnnl::memory user, const dnnl::memory::desc& want) {
+  PackedWeights w;
+  w.block = allocate_on_huge_pages(want.get_size());
+  w.memory = dnnl::memory(want, onednn_engine(), w.block.get());
+  dnnl::stream stream(onednn_engine());
+  dnnl::reorder(user, w.memory).execute(stream, user, w.memory);
+  stream.wait();
+  return w;
 }
 
 }  // namespace fx

@@ -4,6 +4,7 @@
 #ifndef FX_CORE_RUNTIME_PLAN_ONEDNN_COMMON_H_
 #define FX_CORE_RUNTIME_PLAN_ONEDNN_COMMON_H_
 
+#include <memory>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string_view>
 
@@ -18,6 +19,14 @@ dnnl::engine& onednn_engine();
 // for any other name.
 bool append_onednn_activation(std::string_view activation, double min_val,
                               double max_val, dnnl::post_ops* ops);
+
+// Weights reordered once into the layout a primitive wants, in memory on
+// huge pages (huge_pages.h) that `block` keeps alive.
+struct PackedWeights {
+  std::shared_ptr<void> block;
+  dnnl::memory memory;
+};
+PackedWeights pack_weights(dnnl::memory user, const dnnl::memory::desc& want);
 
 }  // namespace fx
 

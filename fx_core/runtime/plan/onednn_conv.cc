@@ -5,7 +5,6 @@
 #include <unordered_map>
 #include <utility>
 
-#include "fx_core/runtime/plan/huge_pages.h"
 #include "fx_core/runtime/plan/onednn_common.h"
 
 namespace fx {
@@ -114,8 +113,8 @@ struct OnednnConv::Impl {
   std::string implementation;
   at::Tensor bias;  // contiguous; kept alive for its memory
   dnnl::convolution_forward prim;
-  memory src, dst, weights, bias_mem;
-  std::shared_ptr<void> weights_block;  // the weights' memory (huge pages)
+  memory src, dst, bias_mem;
+  PackedWeights weights;
   std::unordered_map<int, memory> args;
   dnnl::stream stream{onednn_engine()};
   bool has_residual = false;
@@ -136,10 +135,7 @@ void OnednnConv::Impl::set_weights(const at::Tensor& weight, const ConvShape& s,
   at::Tensor w = weight.contiguous();
   memory user_w({s.weights, Dt::f32, s.grouped ? Tag::goihw : Tag::oihw},
                 onednn_engine(), w.data_ptr());
-  weights_block = allocate_on_huge_pages(want.get_size());
-  weights = memory(want, onednn_engine(), weights_block.get());
-  dnnl::reorder(user_w, weights).execute(stream, user_w, weights);
-  stream.wait();
+  weights = pack_weights(user_w, want);
 }
 
 // src / dst: the caller's NHWC memory (re-pointed each run), or for
@@ -198,7 +194,7 @@ std::unique_ptr<OnednnConv> OnednnConv::create(const at::Tensor& weight,
   impl->prim = dnnl::convolution_forward(pd);
   impl->set_activations(pd, s);
   impl->args = {{DNNL_ARG_SRC, impl->src},
-                {DNNL_ARG_WEIGHTS, impl->weights},
+                {DNNL_ARG_WEIGHTS, impl->weights.memory},
                 {DNNL_ARG_DST, impl->dst}};
   if (bias.defined()) {
     impl->bias = bias.contiguous();

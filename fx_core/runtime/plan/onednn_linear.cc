@@ -5,7 +5,6 @@
 #include <unordered_map>
 #include <utility>
 
-#include "fx_core/runtime/plan/huge_pages.h"
 #include "fx_core/runtime/plan/onednn_common.h"
 
 namespace fx {
@@ -39,8 +38,8 @@ struct OnednnLinear::Impl {
   std::vector<int64_t> in_sizes, out_sizes;
   at::Tensor bias;  // contiguous; kept alive for its memory
   dnnl::matmul prim;
-  memory src, dst, weights, bias_mem, residual;
-  std::shared_ptr<void> weights_block;  // the weights' memory (huge pages)
+  memory src, dst, bias_mem, residual;
+  PackedWeights weights;
   std::unordered_map<int, memory> args;
   dnnl::stream stream{onednn_engine()};
   bool has_residual = false;
@@ -82,16 +81,12 @@ std::unique_ptr<OnednnLinear> OnednnLinear::create(const at::Tensor& weight,
   // in column-major order (ba).
   at::Tensor w = weight.contiguous();
   memory user_w({{k, n}, Dt::f32, Tag::ba}, engine, w.data_ptr());
-  impl->weights_block = allocate_on_huge_pages(pd.weights_desc().get_size());
-  impl->weights = memory(pd.weights_desc(), engine, impl->weights_block.get());
-  dnnl::reorder(user_w, impl->weights)
-      .execute(impl->stream, user_w, impl->weights);
-  impl->stream.wait();
+  impl->weights = pack_weights(user_w, pd.weights_desc());
   impl->prim = dnnl::matmul(pd);
   impl->src = memory(src_md, engine, DNNL_MEMORY_NONE);
   impl->dst = memory(dst_md, engine, DNNL_MEMORY_NONE);
   impl->args = {{DNNL_ARG_SRC, impl->src},
-                {DNNL_ARG_WEIGHTS, impl->weights},
+                {DNNL_ARG_WEIGHTS, impl->weights.memory},
                 {DNNL_ARG_DST, impl->dst}};
   if (bias.defined()) {
     impl->bias = bias.contiguous();

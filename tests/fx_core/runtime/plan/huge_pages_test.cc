@@ -46,8 +46,7 @@ TEST(HugePages, LargeTensorsHaveTheirLayoutAndAdvisedMemory) {
   // 1x256x56x56 float32, channels_last: 3.2 MB.
   at::Tensor like =
       at::empty({1, 256, 56, 56}).contiguous(at::MemoryFormat::ChannelsLast);
-  at::Tensor t =
-      empty_on_huge_pages(like.sizes().vec(), like.strides().vec(), at::kFloat);
+  at::Tensor t = empty_on_huge_pages(TensorMeta::of(like));
   EXPECT_EQ(t.sizes(), like.sizes());
   EXPECT_EQ(t.strides(), like.strides());
   EXPECT_EQ(t.scalar_type(), at::kFloat);
@@ -59,11 +58,12 @@ TEST(HugePages, LargeTensorsHaveTheirLayoutAndAdvisedMemory) {
 }
 
 TEST(HugePages, SmallTensorsComeFromTheOrdinaryAllocator) {
-  at::Tensor t = empty_on_huge_pages({4, 8}, {8, 1}, at::kDouble);
+  at::Tensor t =
+      empty_on_huge_pages(TensorMeta::of(at::empty({4, 8}, at::kDouble)));
   EXPECT_EQ(t.sizes(), (std::vector<int64_t>{4, 8}));
   EXPECT_EQ(t.scalar_type(), at::kDouble);
   EXPECT_FALSE(advised_huge(t.data_ptr()));
-  at::Tensor empty = empty_on_huge_pages({0, 3}, {3, 1}, at::kFloat);
+  at::Tensor empty = empty_on_huge_pages(TensorMeta::of(at::empty({0, 3})));
   EXPECT_EQ(empty.numel(), 0);
 }
 
