@@ -860,6 +860,7 @@ const FxApi* api(uint32_t version) {
     for (uint32_t v = 1; v <= FX_API_VERSION; ++v) {
       all->push_back(table_of_version(full, v));
     }
+    internal::forward_first_release_slots(all->front());
     return all;
   }();
   uint32_t v = std::clamp<uint32_t>(version, 1, FX_API_VERSION);

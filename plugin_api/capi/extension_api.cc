@@ -90,6 +90,7 @@ c10::IValue run_shape_function(const FxCustomOp& op, FxOpCall& call,
   }
   FxTensorSpec spec{};
   spec.struct_size = sizeof(FxTensorSpec);
+  ScopedV1Handle live(&call, V1HandleKind::kOpCall, version);
   FxStatus* status = op.shape(api(version), &call, op.user_data, &spec);
   if (status != nullptr) {
     std::string message = status->message;
@@ -118,6 +119,7 @@ c10::IValue run_custom_op(const FxCustomOp& op, OpArgs& args,
   }
   if (meta) return run_shape_function(op, call, version);
   DLManagedTensor* out = nullptr;
+  ScopedV1Handle live(&call, V1HandleKind::kOpCall, version);
   FxStatus* status = op.kernel(api(version), &call, op.user_data, &out);
   if (status != nullptr) {
     std::string message = status->message;
@@ -330,6 +332,8 @@ absl::Status register_extensions(const FxPluginInfo& info,
     e.resident.push_back(std::move(keep_alive));
   }
   FxRegistrar registrar{std::string(origin), info.name, info.api_version};
+  internal::ScopedV1Handle live(&registrar, internal::V1HandleKind::kRegistrar,
+                                info.api_version);
   FxStatus* status = nullptr;
   try {
     status = info.register_extensions(api(info.api_version), &registrar);

@@ -102,7 +102,16 @@
 extern "C" {
 #endif
 
-/* The API version this header describes. */
+/* The API version this header describes.
+ *
+ * A release is a header that landed on the project's main branch: from then
+ * on plugins may be built against it, so its entries and struct fields stay
+ * where they are forever, and any change is appended under a new version
+ * number. Each released header is kept frozen, byte for byte, in
+ * tests/plugin_api/abi/released/, and the ABI tests serve every one of them.
+ * Version 1 was released twice with different tables (106 entries, then 123
+ * with fourteen inserted before RegisterCustomOp); the host serves both
+ * (released/README.md, "Version 1, twice"). */
 #define FX_API_VERSION 6
 
 #if defined(_WIN32)
@@ -449,7 +458,10 @@ typedef struct FxBackendInfo {
 /* ------------------------------------------------------- the function table
  *
  * Append new entries at the end only, under a "Version N" heading, and bump
- * FX_API_VERSION. Version 1 is every entry up to NodeUsers. */
+ * FX_API_VERSION. Version 1 is every entry up to NodeUsers (its second
+ * release; the first had RegisterCustomOp .. CallFloatArg at the slots
+ * GraphNumExampleInputs .. GraphReplacePattern hold here, and the host still
+ * serves it). */
 struct FxApi {
   uint32_t version; /* how many versions of entries below are filled in */
 

@@ -1,10 +1,14 @@
-// The version negotiation of plugin_api.h on real binaries: a plugin built
-// against the frozen version-1 header loads and runs on this host and is
-// handed a version-1 table; a plugin built against a newer header is handed
+// The version negotiation of plugin_api.h on real binaries: plugins built
+// against the first and the second release of version 1 (frozen in
+// released/) load, run and reach exactly the functions they were compiled
+// for; the table each release's plugins are handed holds, at every offset
+// of that release's header, the entry of that name; a plugin built against
+// a newer header is handed
 // this host's table and read at the struct sizes it declares; a plugin that
 // needs a newer host is refused before any of its code runs; the C++
 // wrapper checks the table's version before newer entries.
 #include <ATen/DLConvertor.h>
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -12,7 +16,9 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +29,7 @@
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/op_registry.h"
 #include "plugin_api/capi/c_api.h"
+#include "plugin_api/capi/extensions.h"
 #include "plugin_api/loader/plugin_loader.h"
 #include "plugin_api/pipeline/pass_manager.h"
 #include "plugin_api/pipeline/pass_registry.h"
@@ -49,8 +56,57 @@ int64_t int_meta(const Node& n, const std::string& key) {
   return value ? value->as_int() : -1;
 }
 
-// x -> relu -> v1_plugin.identity -> output, on the version-1 plugin's
-// custom op; the v1 pass renames relu to sigmoid.
+// x -> relu -> first_release.affine(relu, 3, shift=0.5) -> output: the
+// plugin's registration reaches RegisterCustomOp and RegisterLeafModuleRule
+// and its kernel every Call* entry, all at the slots the first release had
+// them in (where the current table has other entries).
+TEST(AbiCompat, AFirstReleasePluginReachesTheFunctionsItWasBuiltFor) {
+  auto plugin = load_plugin(kDir + "libfirst_release_plugin.so");
+  ASSERT_TRUE(plugin.ok()) << plugin.status();
+  EXPECT_EQ((*plugin)->info().api_version, 1u);
+  PassRegistry registry;
+  ASSERT_TRUE(registry.add(*plugin).ok());
+  EXPECT_NE(
+      OpRegistry::global().find(Opcode::kCallFunction, "first_release.affine"),
+      nullptr);
+  EXPECT_EQ(leaf_module_rule("first_release.Block", "block"),
+            std::optional<bool>(true));
+
+  auto graph = std::make_unique<Graph>();
+  Node* x = graph->placeholder("x");
+  Node* relu = graph->call_function("torch.relu", {x});
+  Node* shifted =
+      graph->call_function("first_release.affine", {relu, Argument(int64_t{3})},
+                           {{"shift", Argument(0.5)}});
+  Node* scaled = graph->call_function("first_release.affine",
+                                      {shifted, Argument(int64_t{2})});
+  graph->output(scaled);
+  GraphModule gm(GraphModule::AttributeMap{}, std::move(graph));
+  torch::Tensor in = torch::randn({2, 3});
+  torch::Tensor want = (torch::relu(in) * 3 + 0.5) * 2;
+  EXPECT_TRUE(torch::allclose(gm.forward({in}).toTensor(), want));
+  // The shape function (CallTensorMeta) on meta tensors.
+  auto alone = std::make_unique<Graph>();
+  alone->output(alone->call_function(
+      "first_release.affine", {alone->placeholder("x"), Argument(int64_t{2})}));
+  GraphModule on_meta(GraphModule::AttributeMap{}, std::move(alone));
+  torch::Tensor meta = on_meta.forward({in.to(torch::kMeta)}).toTensor();
+  EXPECT_TRUE(meta.is_meta());
+  EXPECT_EQ(meta.sizes(), in.sizes());
+
+  GraphModuleTarget target(gm, {in});
+  PipelineReport report = run_pipeline(registry, "first_release_mark", target);
+  ASSERT_TRUE(report.ok()) << report.failure;
+  EXPECT_EQ(relu->target(), "torch.sigmoid");
+  EXPECT_EQ(int_meta(*x, "first_release_users"), 1);
+  EXPECT_TRUE(torch::allclose(gm.forward({in}).toTensor(),
+                              (torch::sigmoid(in) * 3 + 0.5) * 2));
+}
+
+// x -> relu -> v1_plugin.identity -> output, on the second release's
+// plugin's custom op (whose registration and kernel also create and release
+// graphs through slots 102 and 103 while a registrar or call is live); the
+// v1 pass renames relu to sigmoid.
 TEST(AbiCompat, AVersionOnePluginBinaryLoadsAndRunsOnThisHost) {
   auto plugin = load_plugin(kDir + "libv1_plugin.so");
   ASSERT_TRUE(plugin.ok()) << plugin.status();
@@ -76,6 +132,131 @@ TEST(AbiCompat, AVersionOnePluginBinaryLoadsAndRunsOnThisHost) {
   EXPECT_EQ(int_meta(*x, "v1_users"), 1);
   EXPECT_EQ(int_meta(*gm.graph().output_node(), "v1_example_inputs"), 1);
   EXPECT_TRUE(torch::allclose(gm.forward({in}).toTensor(), torch::sigmoid(in)));
+}
+
+// x -> neg -> output becomes x -> mul(x, -1) -> output through the second
+// release's entries at slots 99..105 (GraphNumExampleInputs ..
+// GraphReplacePattern), the slots the host forwards by first argument.
+TEST(AbiCompat, ASecondReleasePluginReachesTheEntriesTheFirstReleaseHadThere) {
+  auto plugin = load_plugin(kDir + "libv1_plugin.so");
+  ASSERT_TRUE(plugin.ok()) << plugin.status();
+  PassRegistry registry;
+  ASSERT_TRUE(registry.add(*plugin).ok());
+  auto graph = std::make_unique<Graph>();
+  graph->output(graph->call_function("torch.neg", {graph->placeholder("x")}));
+  GraphModule gm(GraphModule::AttributeMap{}, std::move(graph));
+  torch::Tensor in = torch::randn({2, 3});
+  GraphModuleTarget target(gm, {in});
+  PipelineReport report = run_pipeline(registry, "v1_rewrite", target);
+  ASSERT_TRUE(report.ok()) << report.failure;
+  const Node* out = gm.graph().output_node();
+  EXPECT_EQ(int_meta(*out, "v1_matches"), 1);
+  EXPECT_EQ(int_meta(*out, "v1_input_rank"), 2);
+  std::vector<std::string> targets;
+  for (const Node* n : gm.graph().nodes()) {
+    if (n->op() == Opcode::kCallFunction) targets.push_back(n->target());
+  }
+  EXPECT_EQ(targets, std::vector<std::string>{"torch.mul"});
+  EXPECT_TRUE(torch::equal(gm.forward({in}).toTensor(), in * -1.0));
+}
+
+// One release's FxApi entries as its header lays them out
+// (entries_probe.c, built against that header).
+struct ReleasedEntries {
+  uint32_t version = 0;
+  std::vector<std::pair<std::string, size_t>> entries;  // in table order
+};
+
+ReleasedEntries released_entries(const std::string& name) {
+  struct Entry {
+    const char* name;
+    size_t offset;
+  };
+  using Fn = const Entry* (*)(size_t*, uint32_t*);
+  ReleasedEntries out;
+  std::string path = kDir + "libentries_" + name + ".so";
+  void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  EXPECT_NE(lib, nullptr) << dlerror();
+  if (lib == nullptr) return out;
+  auto fn = reinterpret_cast<Fn>(dlsym(lib, "fx_released_entries"));
+  EXPECT_NE(fn, nullptr) << path;
+  size_t count = 0;
+  const Entry* entries = fn ? fn(&count, &out.version) : nullptr;
+  for (size_t i = 0; i < count; ++i) {
+    out.entries.emplace_back(entries[i].name, entries[i].offset);
+  }
+  return out;
+}
+
+const void* slot(const FxApi* table, size_t offset) {
+  const void* p = nullptr;
+  std::memcpy(&p, reinterpret_cast<const char*>(table) + offset, sizeof p);
+  return p;
+}
+
+// For every released header: the table this host hands a plugin of its
+// version holds, at each of the header's offsets, the host's entry of the
+// name the header gives there. The only exceptions are the version-1 slots
+// the two releases of version 1 disagree on (99..105), which hold the
+// forwarders whose behaviour the two plugins above check.
+TEST(AbiCompat, EveryReleasedHeadersEntriesAreServedAtTheirOffsets) {
+  std::map<std::string, size_t> current;
+  for (const auto& [name, offset] : released_entries("current").entries) {
+    current[name] = offset;
+  }
+  ASSERT_EQ(current.size(), (sizeof(FxApi) - sizeof(void*)) / sizeof(void*));
+  const size_t first = offsetof(FxApi, CreateStatus);
+  std::set<size_t> forwarded;
+  for (const char* release :
+       {"v1_106", "v1_123", "v2", "v3", "v4", "v5", "v6"}) {
+    SCOPED_TRACE(release);
+    ReleasedEntries r = released_entries(release);
+    ASSERT_FALSE(r.entries.empty());
+    const FxApi* table = api(r.version);
+    ASSERT_EQ(table->version, r.version);
+    for (size_t i = 0; i < r.entries.size(); ++i) {
+      const auto& [name, offset] = r.entries[i];
+      SCOPED_TRACE(name);
+      EXPECT_EQ(offset, first + i * sizeof(void*));
+      ASSERT_EQ(current.count(name), 1u) << "an entry was removed";
+      ASSERT_NE(slot(table, offset), nullptr);
+      if (r.version == 1 && i >= 99 && i <= 105) {
+        forwarded.insert(offset);
+        EXPECT_NE(slot(table, offset), slot(api(), current[name]));
+        continue;
+      }
+      EXPECT_EQ(slot(table, offset), slot(api(), current[name]));
+    }
+  }
+  EXPECT_EQ(forwarded.size(), 7u);
+}
+
+// A plugin built against each later release: loaded at its release's
+// struct sizes (two passes: the FxPassInfo stride), handed its version's
+// table with every entry of its header filled in, and run.
+TEST(AbiCompat, APluginBuiltAgainstEachLaterReleaseRuns) {
+  for (uint32_t version = 2; version <= FX_API_VERSION; ++version) {
+    SCOPED_TRACE(version);
+    auto plugin = load_plugin(kDir + "librelease_plugin_v" +
+                              std::to_string(version) + ".so");
+    ASSERT_TRUE(plugin.ok()) << plugin.status();
+    EXPECT_EQ((*plugin)->info().api_version, version);
+    ASSERT_EQ((*plugin)->num_passes(), 2u);
+    PassRegistry registry;
+    ASSERT_TRUE(registry.add(*plugin).ok());
+    auto graph = std::make_unique<Graph>();
+    Node* relu = graph->call_function("torch.relu", {graph->placeholder("x")});
+    graph->output(relu);
+    GraphModule gm(GraphModule::AttributeMap{}, std::move(graph));
+    torch::Tensor in = torch::randn({2, 3});
+    GraphModuleTarget target(gm, {in});
+    PipelineReport report =
+        run_pipeline(registry, "release_first,release_second", target);
+    ASSERT_TRUE(report.ok()) << report.failure;
+    EXPECT_EQ(relu->target(), "torch.sigmoid");
+    EXPECT_EQ(int_meta(*gm.graph().output_node(), "release_version"),
+              static_cast<int64_t>(version));
+  }
 }
 
 TEST(AbiCompat, EachPluginIsHandedNoTableNewerThanItAskedFor) {

@@ -17,7 +17,11 @@
 
 namespace {
 
-// Version 1: the 123 entries released as FX_API_VERSION 1.
+// Version 1: the 123 entries of its second release (released/v1_123). Its
+// first release (released/v1_106) had RegisterCustomOp .. CallFloatArg at
+// the slots GraphNumExampleInputs .. GraphReplacePattern have here; the host
+// serves both through forwarders in those seven slots (released/README.md),
+// checked by abi_compat_test on plugins built against each.
 #define FX_API_V1_ENTRIES(X) \
   X(CreateStatus)            \
   X(GetStatusCode)           \
@@ -201,6 +205,10 @@ static_assert(offsetof(FxApi, version) == 0, "FxApi.version moved");
 static_assert(kFirstEntry == kEntrySize,
               "the first entry follows the version field, pointer-aligned");
 static_assert(kV1Entries == 123, "version 1 has 123 entries");
+static_assert(kIndex_GraphNumExampleInputs == 99 &&
+                  kIndex_GraphReplacePattern == 105,
+              "the slots the first release of version 1 had its "
+              "registration and custom-op entries in");
 
 #define FX_CHECK_OFFSET(name)                                            \
   static_assert(                                                         \
