@@ -12,6 +12,7 @@
 #include <pybind11/pybind11.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -30,6 +31,10 @@ std::vector<c10::IValue> to_ivalues(const pybind11::handle& sequence);
 // and the other named tuples of fx_core/io/python_tuples.h become those
 // classes (not TorchScript's ad-hoc namedtuples); containers recursively.
 pybind11::object to_python(c10::IValue value);
+
+// torch 1.13's SymInt for a symbolic int's expression (argument.h's
+// kSymInt), built by fx_sdk.torchfx_import.symint (sympy, never eval).
+pybind11::object symint(const std::string& expression);
 
 using GraphModuleClass =
     pybind11::class_<fx::GraphModule, std::shared_ptr<fx::GraphModule>>;

@@ -125,6 +125,11 @@ def _type_name(type_expr):
     return name
 
 
+def _size(value):
+    """A tensor_meta size: an int, or a symbolic int as it is."""
+    return value if _export.is_symint(value) else int(value)
+
+
 def _node_meta(node):
     """node.meta's entries the SDK's graphs can hold (those
     tools/torchfx_export.py's node_meta keeps), as Python values;
@@ -136,9 +141,9 @@ def _node_meta(node):
         if key == "tensor_meta" and type(value).__name__ == "TensorMetadata":
             if getattr(value, "is_quantized", True):
                 continue
-            value = {"shape": [int(d) for d in value.shape],
+            value = {"shape": [_size(d) for d in value.shape],
                      "dtype": value.dtype,
-                     "stride": [int(d) for d in value.stride],
+                     "stride": [_size(d) for d in value.stride],
                      "requires_grad": bool(value.requires_grad),
                      "memory_format": value.memory_format}
         elif isinstance(value, torch.nn.Module):

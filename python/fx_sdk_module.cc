@@ -47,6 +47,13 @@ std::vector<c10::IValue> to_ivalues(const py::handle& sequence) {
   return values;
 }
 
+py::object symint(const std::string& expression) {
+  // The package's own copy of tools/torchfx_import.py.
+  static py::object* build = new py::object(
+      py::module_::import("fx_sdk.torchfx_import").attr("symint"));
+  return (*build)(expression);
+}
+
 namespace {
 
 // With include_nodes false the JSON has the modules and no nodes.

@@ -178,6 +178,8 @@ py::object to_python(const fx::Argument& arg, const GraphRef& ref) {
     case Kind::kMemoryFormat:
     case Kind::kLayout:
       return torch_attribute(arg.as_string());
+    case Kind::kSymInt:
+      return symint(arg.as_string());
   }
   return py::none();
 }

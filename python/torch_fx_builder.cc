@@ -309,6 +309,8 @@ class TorchFxBuilder {
       case Kind::kLayout:
         return py::reinterpret_borrow<py::object>(
             torch_names_.get(arg.as_string()));
+      case Kind::kSymInt:
+        return symint(arg.as_string());
     }
     return py::none();
   }

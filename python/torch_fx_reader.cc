@@ -109,6 +109,10 @@ class TorchFxReader {
     device_ = torch.attr("device");
     memory_format_ = torch.attr("memory_format");
     layout_ = torch.attr("layout");
+    symint_types_ = py::make_tuple(
+        torch.attr("SymIntNode"),
+        py::module_::import("torch.fx.experimental.symbolic_shapes")
+            .attr("PySymInt"));
   }
 
   // Reads every node of `graph` (a torch.fx.Graph) into `out`.
@@ -255,6 +259,9 @@ class TorchFxReader {
                                  from_python(value.attr("step"), name, part));
     }
     if (v == Py_Ellipsis) return fx::Argument::ellipsis();
+    if (PyObject_IsInstance(v, symint_types_.ptr()) == 1) {
+      return fx::Argument::symint(py::str(value).cast<std::string>());
+    }
     return torch_value(value, where(name) + " " + part);
   }
 
@@ -294,6 +301,7 @@ class TorchFxReader {
   NameCache types_;
   py::object node_meta_;
   py::object node_class_, dtype_, device_, memory_format_, layout_;
+  py::tuple symint_types_;  // torch.SymIntNode, PySymInt
   std::unordered_map<PyObject*, fx::Node*> nodes_;
 };
 

@@ -57,10 +57,25 @@ def module_type_name(module):
     return cls.__module__ + "." + cls.__qualname__
 
 
+def is_symint(value):
+    """torch 1.13's symbolic int (make_fx's symbolic mode): a SymIntNode, or
+    the PySymInt behind it (meta['val'] of its size nodes)."""
+    return isinstance(value, torch.SymIntNode) or (
+        type(value).__name__ == "PySymInt"
+        and type(value).__module__ == "torch.fx.experimental.symbolic_shapes")
+
+
+def size(value, where):
+    """A size of a tensor_meta: an int, or a symbolic int's encoding."""
+    return encode(value, where) if is_symint(value) else int(value)
+
+
 def encode(value, where):
     """A Python value in the file's ARG encoding."""
     if isinstance(value, torch.fx.Node):
         return {"node": value.name}
+    if is_symint(value):
+        return {"symint": str(value)}
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, int):
@@ -262,9 +277,9 @@ def tensor_meta(value):
     if getattr(value, "is_quantized", True):
         return None
     return {"dict": {
-        "shape": [int(d) for d in value.shape],
+        "shape": [size(d, "tensor_meta") for d in value.shape],
         "dtype": encode(value.dtype, "tensor_meta"),
-        "stride": [int(d) for d in value.stride],
+        "stride": [size(d, "tensor_meta") for d in value.stride],
         "requires_grad": bool(value.requires_grad),
         "memory_format": encode(value.memory_format, "tensor_meta"),
     }}

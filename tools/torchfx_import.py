@@ -20,6 +20,7 @@ import importlib
 import json
 import math
 import os
+import re
 import sys
 
 import torch
@@ -79,7 +80,120 @@ def decode(value, nodes, where):
         return resolve(payload, where)
     if kind == "device":
         return torch.device(payload)
+    if kind == "symint":
+        return symint(payload, where)
     raise BundleError(f"{where}: unknown value kind '{kind}'")
+
+
+# A symbolic int's expression, as sympy prints it (the format's "symint"):
+# integers, size symbols (torch 1.13's t0.size(0), t0.stride(1),
+# t0.storage_offset(), or plain names such as s0), + - * // %, parentheses,
+# FloorDiv(a, b) and Mod(a, b).
+_SYM_TOKEN = re.compile(
+    r"\s*(?:(\d+)|(FloorDiv|Mod)\(|([A-Za-z_]\w*(?:\.(?:size|stride)\(\d+\)"
+    r"|\.storage_offset\(\))?)|(//|[-+*%(),]))")
+_SHAPE_ENV = None
+
+
+class _SymParser:
+    """Reads an expression into sympy without evaluating any text as
+    Python (the text comes from files)."""
+
+    def __init__(self, text, where):
+        self.text, self.where, self.pos, self.depth = text, where, 0, 0
+        import sympy
+        from torch.fx.experimental import symbolic_shapes
+        self.sympy, self.floordiv = sympy, symbolic_shapes.FloorDiv
+
+    def fail(self, what):
+        raise BundleError(f"{self.where}: symbolic int '{self.text}': {what} "
+                          f"at offset {self.pos}")
+
+    def token(self, consume=True):
+        m = _SYM_TOKEN.match(self.text, self.pos)
+        if m is None or m.end() == self.pos:
+            return None
+        if consume:
+            self.pos = m.end()
+        return m
+
+    def expect(self, op):
+        m = self.token()
+        if m is None or m.group(4) != op:
+            self.fail(f"expected '{op}'")
+
+    def parse(self):
+        expr = self.sum()
+        if self.text[self.pos:].strip():
+            self.fail("unexpected text")
+        return expr
+
+    def sum(self):
+        expr = self.product()
+        while (m := self.token(False)) is not None and m.group(4) in "+-":
+            self.token()
+            rhs = self.product()
+            expr = expr + rhs if m.group(4) == "+" else expr - rhs
+        return expr
+
+    def product(self):
+        expr = self.unary()
+        while (m := self.token(False)) is not None and m.group(4) in (
+                "*", "//", "%"):
+            self.token()
+            rhs = self.unary()
+            op = m.group(4)
+            expr = (expr * rhs if op == "*" else self.floordiv(expr, rhs)
+                    if op == "//" else self.sympy.Mod(expr, rhs))
+        return expr
+
+    def unary(self):
+        self.depth += 1
+        if self.depth > 200:
+            self.fail("nested too deeply")
+        m = self.token(False)
+        if m is not None and m.group(4) == "-":
+            self.token()
+            out = -self.unary()
+        else:
+            out = self.atom()
+        self.depth -= 1
+        return out
+
+    def atom(self):
+        m = self.token()
+        if m is None:
+            self.fail("expected a number, a symbol or '('")
+        if m.group(1) is not None:
+            out = self.sympy.Integer(int(m.group(1)))
+        elif m.group(2) is not None:
+            a = self.sum()
+            self.expect(",")
+            b = self.sum()
+            self.expect(")")
+            out = (self.floordiv(a, b) if m.group(2) == "FloorDiv"
+                   else self.sympy.Mod(a, b))
+        elif m.group(3) is not None:
+            out = self.sympy.Symbol(m.group(3), positive=True, integer=True)
+        elif m.group(4) == "(":
+            out = self.sum()
+            self.expect(")")
+        else:
+            self.fail("expected a number, a symbol or '('")
+        return out
+
+
+def symint(text, where="symint"):
+    """torch 1.13's SymInt for an expression of the format's "symint"."""
+    global _SHAPE_ENV
+    from torch.fx.experimental import symbolic_shapes
+    if not isinstance(text, str):
+        raise BundleError(f"{where}: 'symint' must hold a string")
+    expr = _SymParser(text, where).parse()
+    if _SHAPE_ENV is None:
+        _SHAPE_ENV = symbolic_shapes.ShapeEnv()
+    return torch.SymIntNode.new_symint(
+        symbolic_shapes.PySymInt(expr, _SHAPE_ENV))
 
 
 def decode_meta(key, value, nodes, where):

@@ -424,6 +424,12 @@ class Reader {
     return name;
   }
 
+  // A symbolic int's expression, checked by the expression parser.
+  std::string symint_text(const std::string& where, std::string text) {
+    if (text.empty()) fail(where, "'symint' must hold an expression");
+    return text;
+  }
+
   Argument read_tagged(const Json& j, const Field& field, bool in_meta) {
     const std::string where = field.where();
 
@@ -490,6 +496,10 @@ class Reader {
     if (tag == "layout") {
       return Argument::layout(known_name(where, need_string(), tag,
                                          is_layout_name, "\"torch.strided\""));
+    }
+    if (tag == "symint") {
+      if (!in_meta) fail(where, "a symbolic int can only appear in meta");
+      return Argument::symint(symint_text(where, need_string()));
     }
     if (tag == "float") {
       std::string s = need_string();
@@ -680,6 +690,10 @@ class Writer {
         return;
       case Argument::Kind::kLayout:
         tagged(depth, "layout",
+               [&](int) { write_string(out_, a.as_string()); });
+        return;
+      case Argument::Kind::kSymInt:
+        tagged(depth, "symint",
                [&](int) { write_string(out_, a.as_string()); });
         return;
     }

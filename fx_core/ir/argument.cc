@@ -37,6 +37,8 @@ std::string_view kind_name(Argument::Kind kind) {
       return "torch.memory_format";
     case Argument::Kind::kLayout:
       return "torch.layout";
+    case Argument::Kind::kSymInt:
+      return "torch.SymInt";
   }
   return "?";
 }
@@ -51,7 +53,7 @@ namespace {
 bool holds_string(Argument::Kind k) {
   return k == Argument::Kind::kString || k == Argument::Kind::kDtype ||
          k == Argument::Kind::kDevice || k == Argument::Kind::kMemoryFormat ||
-         k == Argument::Kind::kLayout;
+         k == Argument::Kind::kLayout || k == Argument::Kind::kSymInt;
 }
 
 bool holds_list(Argument::Kind k) {
@@ -120,6 +122,12 @@ Argument Argument::memory_format(std::string name) {
 Argument Argument::layout(std::string name) {
   Argument a(Kind::kLayout);
   a.payload_.str = new std::string(std::move(name));
+  return a;
+}
+
+Argument Argument::symint(std::string expression) {
+  Argument a(Kind::kSymInt);
+  a.payload_.str = new std::string(std::move(expression));
   return a;
 }
 

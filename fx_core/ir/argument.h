@@ -7,6 +7,12 @@
 // ("torch.float32", "cpu", "torch.contiguous_format", "torch.strided") so the
 // IR needs no LibTorch; the interpreter maps them to c10 types.
 //
+// Beyond torch.fx's union: a symbolic int (torch.SymInt, what make_fx's
+// symbolic mode keeps in meta['val'] of size nodes and in tensor_meta's
+// shapes), held by its expression as sympy prints it ("2*t0.size(0)",
+// "FloorDiv(t0.size(1), 2)"). It only appears in meta: a graph's arguments
+// name the nodes that compute sizes instead.
+//
 // An Argument owns its payload (deep copy on copy, 16 bytes inline). A Node
 // reference is a non-owning pointer: the Graph keeps `users` consistent for
 // references held in args and kwargs, not for those held in meta.
@@ -50,6 +56,7 @@ class Argument {
     kDevice,        // "cpu", "cuda:0"
     kMemoryFormat,  // "torch.contiguous_format"
     kLayout,        // "torch.strided"
+    kSymInt,        // "2*t0.size(0)": a symbolic int's expression
   };
 
   Argument() noexcept : kind_(Kind::kNone) { payload_.i = 0; }
@@ -80,6 +87,7 @@ class Argument {
   static Argument device(std::string name);
   static Argument memory_format(std::string name);
   static Argument layout(std::string name);
+  static Argument symint(std::string expression);
 
   Argument(const Argument& other);
   Argument(Argument&& other) noexcept;
@@ -99,6 +107,7 @@ class Argument {
   bool is_dict() const { return kind_ == Kind::kDict; }
   bool is_slice() const { return kind_ == Kind::kSlice; }
   bool is_ellipsis() const { return kind_ == Kind::kEllipsis; }
+  bool is_symint() const { return kind_ == Kind::kSymInt; }
   // True for list and tuple (the sequences torch.fx's map_arg walks).
   bool is_sequence() const {
     return kind_ == Kind::kList || kind_ == Kind::kTuple;
@@ -113,7 +122,8 @@ class Argument {
   int64_t as_int() const;
   // An int is accepted and converted, as Python would.
   double as_float() const;
-  // The text of a string, dtype, device, memory_format or layout.
+  // The text of a string, dtype, device, memory_format, layout or symbolic
+  // int.
   const std::string& as_string() const;
   Node* as_node() const;
   // The elements of a list, tuple or slice (start, stop, step).

@@ -265,6 +265,9 @@ c10::IValue constant_value(const Argument& arg) {
       if (!l) throw FxError(cat("unknown layout '", arg.as_string(), "'"));
       return static_cast<int64_t>(*l);
     }
+    case Argument::Kind::kSymInt:
+      throw FxError(cat("the symbolic int ", arg.as_string(),
+                        " has no value outside a shape environment"));
   }
   throw FxError("unknown argument kind");
 }

@@ -312,7 +312,11 @@ const FxArg* arg_item(const FxArg* a, size_t i) {
 // ArgKind .. ArgEqual.
 void fill_arg_inspection_entries(FxApi& t) {
   t.ArgKind = [](const FxArg* a) {
-    return a ? static_cast<FxArgKind>(unwrap(a)->kind()) : FX_ARG_NONE;
+    if (a == nullptr) return FX_ARG_NONE;
+    // No FxArgKind for symbolic ints yet: plugins read their expression as a
+    // string (ArgGetString).
+    if (unwrap(a)->is_symint()) return FX_ARG_STRING;
+    return static_cast<FxArgKind>(unwrap(a)->kind());
   };
   t.ArgGetBool = [](const FxArg* a, int* out) {
     return guarded("ArgGetBool", [&] {

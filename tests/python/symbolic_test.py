@@ -1,0 +1,153 @@
+"""Symbolic graphs from torch 1.13's make_fx(tracing_mode="symbolic")
+through fx_sdk (issue: symbolic shapes): sym_size nodes, integer arithmetic
+on sizes, size lists mixing ints and nodes, and SymInt meta values
+(meta['val'] of size nodes, tensor_meta's symbolic shapes). Goldens are
+torch's own: its graph text and code, its meta printed, eager's numbers on
+several shapes. Run by fx_sdk_test.sh.
+"""
+
+import json
+import os
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch.fx.experimental.proxy_tensor import make_fx
+
+import fx_sdk
+from fx_sdk import torchfx_export, torchfx_import
+
+
+def view_computed(x, y):
+    a = x.view(x.shape[0] * 2, -1)
+    return torch.cat([a, a], dim=0) + y.sum()
+
+
+def heads(x):
+    """Attention's reshape into heads and back."""
+    b, s, d = x.shape
+    h = x.view(b, s, 2, d // 2).transpose(1, 2)
+    return h.transpose(1, 2).reshape(b, s, d)
+
+
+def arange_size(x):
+    return x + torch.arange(x.shape[-1], dtype=x.dtype)
+
+
+def expand_other(x, y):
+    return x.expand(y.shape[0], x.shape[1]) * y
+
+
+def new_zeros(x):
+    z = x.new_zeros(x.shape[0] // 2, x.shape[1] + 1)
+    return z.sum() + x.mean()
+
+
+def linear_w(x, w, b):
+    return F.relu(F.linear(x, w, b))
+
+
+# name: (function, inputs for size k, the k traced, other ks run). Each k
+# keeps the guards of the trace (no size 0 or 1 where the trace had more,
+# no two sizes equal where the trace had them different).
+CASES = {
+    "view_computed": (view_computed,
+                      lambda k: (torch.randn(k, 6), torch.randn(3)),
+                      4, [2, 5, 9]),
+    "heads": (heads, lambda k: (torch.randn(2, k, 8),), 4, [3, 7, 16]),
+    "arange_size": (arange_size, lambda k: (torch.randn(3, k),), 5, [2, 9]),
+    "expand_other": (expand_other,
+                     lambda k: (torch.randn(1, k), torch.randn(4, k)),
+                     3, [2, 6]),
+    "new_zeros": (new_zeros, lambda k: (torch.randn(k, 3),), 4, [2, 6, 8]),
+    "linear_w": (linear_w,
+                 lambda k: (torch.randn(k, 4), torch.randn(5, 4),
+                            torch.randn(5)), 3, [2, 7]),
+}
+
+
+def num_users(text):
+    return text.replace("[#users=", "[num_users=")
+
+
+def traced(name):
+    fn, make, k, _ = CASES[name]
+    torch.manual_seed(0)
+    return make_fx(fn, tracing_mode="symbolic")(*make(k))
+
+
+def meta_text(gm):
+    """Every node's SymInt meta as torch prints it: meta['val'] of size
+    nodes, tensor_meta's shape and stride."""
+    out = []
+    for n in gm.graph.nodes:
+        val = n.meta.get("val")
+        if torchfx_export.is_symint(val):
+            out.append((n.name, "val", str(val)))
+        tm = n.meta.get("tensor_meta")
+        if tm is not None:
+            out.append((n.name, "shape", [str(d) for d in tm.shape]))
+            out.append((n.name, "stride", [str(d) for d in tm.stride]))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_text_and_code_are_torch_fxs(name):
+    gm = traced(name)
+    sdk = fx_sdk.from_torch_fx(gm)
+    assert sdk.graph_text.rstrip() == num_users(str(gm.graph)).rstrip()
+    assert sdk.code == gm.code
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_runs_on_every_shape_with_eagers_numbers(name):
+    fn, make, k, others = CASES[name]
+    sdk = fx_sdk.from_torch_fx(traced(name))
+    for size in [k] + others:
+        inputs = make(size)
+        with torch.no_grad():
+            torch.testing.assert_close(sdk(*inputs), fn(*inputs))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_round_trip_keeps_text_code_and_symbolic_meta(name):
+    fn, make, k, others = CASES[name]
+    gm = traced(name)
+    assert any(".size(" in str(value) for _, _, value in meta_text(gm))
+    back = fx_sdk.to_torch_fx(fx_sdk.from_torch_fx(gm))
+    assert str(back.graph) == str(gm.graph)
+    assert back.code == gm.code
+    assert meta_text(back) == meta_text(gm)
+    for size in others:
+        inputs = make(size)
+        torch.testing.assert_close(back(*inputs), fn(*inputs))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_files_symint_values_survive_export_and_import(name, tmp_path):
+    fn, make, k, others = CASES[name]
+    gm = traced(name)
+    doc, _ = torchfx_export.graph_document(gm, meta=True)
+    text = json.dumps(doc)
+    assert '{"symint": ' in text
+    back = torchfx_import.build_graph_module(json.loads(text), {})
+    assert back.code == gm.code
+    assert meta_text(back) == meta_text(gm)
+
+
+def test_the_compiled_plan_runs_other_shapes():
+    fn, make, k, others = CASES["heads"]
+    gm = traced("heads")
+    compiled = fx_sdk.compile(fx_sdk.from_torch_fx(gm), list(make(k)))
+    for size in [k] + others:
+        inputs = make(size)
+        torch.testing.assert_close(compiled(*inputs), fn(*inputs))
+
+
+@pytest.mark.parametrize("text", [
+    "2*", "__import__('os')", "t0.size(0) +", "FloorDiv(s0)", "Mod(s0, 2",
+    "(" * 300 + "1" + ")" * 300, "s0 $ 2", "",
+])
+def test_a_malformed_symint_is_refused_without_running_it(text):
+    with pytest.raises(torchfx_import.BundleError, match="symbolic int"):
+        torchfx_import.symint(text, "node 'x' meta 'val'")
