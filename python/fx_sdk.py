@@ -99,11 +99,13 @@ def from_torch_fx(gm):
         _export.add_attributes(gm, node, modules, weights, copy_weights=False)
     annotations, return_annotation = _export.code_form_annotations(gm)
     _record_annotation_types(gm, annotations, return_annotation)
+    env = _export.shape_env(gm) or {"hints": {}, "guards": []}
     with _no_gc():
         return _C._from_torch_fx(
             gm.graph, annotations, return_annotation or "",
             json.dumps(modules), list(weights.items()),
-            _export.qualified_function_name, _type_name, _node_meta)
+            _export.qualified_function_name, _type_name, _node_meta,
+            list(env["hints"].items()), env["guards"])
 
 
 def _record_annotation_types(gm, annotations, return_annotation):

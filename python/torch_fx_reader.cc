@@ -37,6 +37,7 @@
 #include "fx_core/ir/node.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/graph_module_file.h"
+#include "fx_core/symbolic/shape_env.h"
 #include "python/bindings.h"
 #include "python/node_names.h"
 
@@ -324,7 +325,9 @@ std::shared_ptr<fx::GraphModule> from_torch_fx(
     py::handle graph, const py::dict& annotations,
     const std::string& return_annotation, const std::string& modules_json,
     const fx::TensorList& weights, py::object target_name, py::object type_name,
-    py::object node_meta) {
+    py::object node_meta,
+    const std::vector<std::pair<std::string, int64_t>>& hints,
+    const std::vector<std::string>& guards) {
   fx::GraphFile file;
   file.modules = read_modules(modules_json);
   file.graph = std::make_unique<fx::Graph>();
@@ -335,6 +338,12 @@ std::shared_ptr<fx::GraphModule> from_torch_fx(
     throw py::value_error("the graph has no output node");
   }
   if (!weights.empty()) file.weights = "in-memory";
+  if (!hints.empty() || !guards.empty()) {
+    absl::StatusOr<fx::sym::ShapeEnv> env =
+        fx::sym::declared_shape_env(hints, guards);
+    if (!env.ok()) raise_value_error(env.status());
+    file.shape_env = std::make_shared<fx::sym::ShapeEnv>(*std::move(env));
+  }
   absl::StatusOr<std::shared_ptr<fx::GraphModule>> gm;
   {
     py::gil_scoped_release released;
@@ -364,7 +373,8 @@ void bind_torch_fx_reader(py::module_& m) {
   m.def("_from_torch_fx", &from_torch_fx, py::arg("graph"),
         py::arg("annotations"), py::arg("return_annotation"),
         py::arg("modules_json"), py::arg("weights"), py::arg("target_name"),
-        py::arg("type_name"), py::arg("node_meta"));
+        py::arg("type_name"), py::arg("node_meta"), py::arg("hints"),
+        py::arg("guards"));
 }
 
 }  // namespace fx_sdk

@@ -2,8 +2,8 @@
 # The layer arrows of BUILD.bazel, checked on the real build graph with
 # `bazel query` (a second Bazel with its own output base, on the workspace
 # this test's runfiles point into):
-#   1. the IR (//fx_core/ir) and its support pull in no LibTorch, nothing but
-#      Abseil from the system;
+#   1. the IR (//fx_core/ir), fx_core/symbolic and their support pull in no
+#      LibTorch, nothing but Abseil from the system;
 #   2. no fx_core or plugin_api layer depends on a layer above it;
 #   3. every plugin (a linkshared cc_binary anywhere in the tree but the
 #      Python extension module) depends on
@@ -39,12 +39,17 @@ expect_empty "the IR pulls in nothing from the system but Abseil" \
 expect_empty "the IR depends only on fx_core/support" \
   'kind(rule, filter("^//", deps(//fx_core/ir/...))) except //fx_core/ir/... except //fx_core/support/...'
 
+expect_empty "fx_core/symbolic pulls in nothing from the system but Abseil" \
+  'filter("^@system", deps(//fx_core/symbolic/...)) except @system//:absl'
+expect_empty "fx_core/symbolic depends only on fx_core/support" \
+  'kind(rule, filter("^//", deps(//fx_core/symbolic/...))) except //fx_core/symbolic/... except //fx_core/support/...'
+
 expect_empty "fx_core/partition pulls in nothing from the system but Abseil" \
   'filter("^@system", deps(//fx_core/partition/...)) except @system//:absl'
 
-# Bottom to top, as in BUILD.bazel's package groups.
+# Bottom to top, as in BUILD.bazel's package groups (symbolic beside ir).
 layers=(
-  //fx_core/support //fx_core/ir //fx_core/io //fx_core/format
+  //fx_core/support "//fx_core/ir + //fx_core/symbolic" //fx_core/io //fx_core/format
   //fx_core/partition //fx_core/runtime "//fx_core/capture + //fx_core/cppgen + //fx_core/tracer" //fx_core/rewrite
   //plugin_api/capi //plugin_api/loader //plugin_api/pipeline
 )

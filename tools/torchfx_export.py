@@ -65,6 +65,41 @@ def is_symint(value):
         and type(value).__module__ == "torch.fx.experimental.symbolic_shapes")
 
 
+def guard_text(expr, value):
+    """One of torch 1.13's ShapeEnv guards (expr, the value it had at
+    capture) as the relation that must hold, sympy's text: a relation kept
+    as is, or negated when it was False; an int-valued expression as Eq(expr,
+    value). Divisions that divisibility guards made exact (x/2) are cleared
+    by multiplying both sides by the denominator, so the text is integer
+    arithmetic."""
+    import sympy
+    from sympy.core.relational import Relational
+    if isinstance(expr, Relational):
+        relation = expr if bool(value) else sympy.Not(expr)
+    elif value is sympy.true or value is sympy.false:
+        relation = sympy.Ne(expr, 0) if bool(value) else sympy.Eq(expr, 0)
+    else:
+        relation = sympy.Eq(expr, value)
+    if isinstance(relation, Relational):
+        den = sympy.denom(sympy.together(relation.lhs - relation.rhs))
+        if den.is_Integer and den > 1:
+            relation = relation.func(sympy.expand(relation.lhs * den),
+                                     sympy.expand(relation.rhs * den))
+    return str(relation)
+
+
+def shape_env(gm):
+    """torch 1.13's gm.shape_env (make_fx's symbolic mode) in the format's
+    "shape_env" form: {"hints": {symbol: int}, "guards": [relation]}, or
+    None when gm has none."""
+    env = getattr(gm, "shape_env", None)
+    if env is None or not hasattr(env, "var_to_val"):
+        return None
+    return {"hints": {str(k): int(v) for k, v in env.var_to_val.items()},
+            "guards": [guard_text(expr, value)
+                       for expr, value, *_ in env.guards]}
+
+
 def size(value, where):
     """A size of a tensor_meta: an int, or a symbolic int's encoding."""
     return encode(value, where) if is_symint(value) else int(value)
@@ -416,6 +451,9 @@ def graph_document(gm, copy_weights=True, meta=False):
                 "nodes": graph_nodes(gm, meta)}
     if modules:
         document["modules"] = modules
+    env = shape_env(gm) if meta else None
+    if env is not None:
+        document["shape_env"] = env
     return document, weights
 
 

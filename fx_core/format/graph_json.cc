@@ -12,6 +12,7 @@
 #include "fx_core/ir/torch_names.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
+#include "fx_core/symbolic/sym_parser.h"
 
 namespace fx {
 namespace {
@@ -84,7 +85,7 @@ class Reader {
     for (auto it = root.begin(); it != root.end(); ++it) {
       const std::string& k = it.key();
       if (k != "format" && k != "version" && k != "nodes" && k != "modules" &&
-          k != "weights") {
+          k != "weights" && k != "shape_env") {
         fail("file", cat("unknown top-level field '", k, "'"));
       }
     }
@@ -130,7 +131,40 @@ class Reader {
         fail("file", "field 'weights' must be a string");
       file.weights = weights->get<std::string>();
     }
+    if (auto env = root.find("shape_env"); env != root.end()) {
+      file.shape_env = read_shape_env(*env);
+    }
     return file;
+  }
+
+  // {"hints": {"SYMBOL": INT}, "guards": ["RELATION", ...]}
+  std::shared_ptr<const sym::ShapeEnv> read_shape_env(const Json& j) {
+    const char* where = "field 'shape_env'";
+    if (!j.is_object()) fail(where, "must be an object");
+    std::vector<std::pair<std::string, int64_t>> hints;
+    std::vector<std::string> guards;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (it.key() == "hints" && it->is_object()) {
+        for (auto h = it->begin(); h != it->end(); ++h) {
+          if (!h->is_number_integer()) {
+            fail(where, cat("hint '", h.key(), "' must be an integer"));
+          }
+          hints.emplace_back(h.key(), h->get<int64_t>());
+        }
+      } else if (it.key() == "guards" && it->is_array()) {
+        for (const Json& g : *it) {
+          if (!g.is_string()) fail(where, "guards must be strings");
+          guards.push_back(g.get<std::string>());
+        }
+      } else {
+        fail(where, cat("unknown or malformed entry '", it.key(),
+                        "' (expected hints, an object, and guards, an "
+                        "array)"));
+      }
+    }
+    absl::StatusOr<sym::ShapeEnv> env = sym::declared_shape_env(hints, guards);
+    if (!env.ok()) fail(where, std::string(env.status().message()));
+    return std::make_shared<const sym::ShapeEnv>(*std::move(env));
   }
 
   ModuleSpec read_module(const std::string& path, const Json& j) {
@@ -426,7 +460,11 @@ class Reader {
 
   // A symbolic int's expression, checked by the expression parser.
   std::string symint_text(const std::string& where, std::string text) {
-    if (text.empty()) fail(where, "'symint' must hold an expression");
+    absl::StatusOr<sym::Expr> expr = sym::parse_sym_expr(text);
+    if (!expr.ok()) {
+      fail(where, cat("'symint' \"", text, "\" is not a symbolic int: ",
+                      std::string(expr.status().message())));
+    }
     return text;
   }
 
@@ -866,12 +904,39 @@ absl::StatusOr<GraphFile> read_graph_file(const std::string& path) {
   return file;
 }
 
+namespace {
+
+// The file's "shape_env": {"hints": {..}, "guards": [..]}.
+void write_shape_env(Writer& w, const sym::ShapeEnv& env, int depth) {
+  w.object(depth, 2, [&](size_t i, int d) {
+    if (i == 0) {
+      w.key("hints");
+      const auto& hints = env.hints();
+      w.object(d, hints.size(), [&](size_t h, int) {
+        w.key(hints[h].first);
+        w.out() += std::to_string(hints[h].second);
+      });
+    } else {
+      w.key("guards");
+      const auto& guards = env.guards();
+      w.array(d, guards.size(),
+              [&](size_t g, int) { write_string(w.out(), guards[g].str()); });
+    }
+  });
+}
+
+}  // namespace
+
 std::string to_graph_json(
     const Graph& graph,
     const std::vector<std::pair<std::string, ModuleSpec>>& modules,
-    std::string_view weights) {
+    std::string_view weights, const sym::ShapeEnv* shape_env) {
   Writer w;
-  size_t top = 3 + (modules.empty() ? 0 : 1) + (weights.empty() ? 0 : 1);
+  bool with_env = shape_env != nullptr &&
+                  (!shape_env->guards().empty() || !shape_env->hints().empty());
+  size_t top = 3 + (modules.empty() ? 0 : 1) + (weights.empty() ? 0 : 1) +
+               (with_env ? 1 : 0);
+  size_t weights_at = 3 + (modules.empty() ? 0 : 1);
   w.object(0, top, [&](size_t i, int d) {
     if (i == 0) {
       w.key("format");
@@ -885,16 +950,20 @@ std::string to_graph_json(
     } else if (i == 3 && !modules.empty()) {
       w.key("modules");
       w.modules(modules, d, /*as_arg=*/false);
-    } else {
+    } else if (i == weights_at && !weights.empty()) {
       w.key("weights");
       write_string(w.out(), weights);
+    } else {
+      w.key("shape_env");
+      write_shape_env(w, *shape_env, d);
     }
   });
   return std::move(w.out());
 }
 
 std::string to_graph_json(const GraphFile& file) {
-  return to_graph_json(*file.graph, file.modules, file.weights);
+  return to_graph_json(*file.graph, file.modules, file.weights,
+                       file.shape_env.get());
 }
 
 absl::Status write_graph_file(const std::string& path, const GraphFile& file) {

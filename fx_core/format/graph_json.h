@@ -24,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "fx_core/ir/argument.h"
 #include "fx_core/ir/graph.h"
+#include "fx_core/symbolic/shape_env.h"
 
 namespace fx {
 
@@ -69,6 +70,10 @@ struct GraphFile {
   std::vector<std::pair<std::string, ModuleSpec>> modules;
   // The weights path as written in the file (relative to the file), or empty.
   std::string weights;
+  // A symbolic graph's capture-time hints and guards (the file's optional
+  // "shape_env": {"hints": {"t0.size(0)": 4}, "guards": ["Eq(Mod(t0.size(1),
+  // 2), 0)", ...]}, an extension of the spec's version 1), or nullptr.
+  std::shared_ptr<const sym::ShapeEnv> shape_env;
   // The directory of the file that was read (for resolving `weights`).
   std::string directory;
 };
@@ -81,11 +86,12 @@ absl::StatusOr<GraphFile> read_graph_file(const std::string& path);
 // True when the reader infers is_wrapped for a call_function target.
 bool is_wrapped_by_default(std::string_view call_function_target);
 
-// Serialises a graph (and optional modules and weights path).
+// Serialises a graph (and optional modules, weights path and shape
+// environment: its hints and guards).
 std::string to_graph_json(
     const Graph& graph,
     const std::vector<std::pair<std::string, ModuleSpec>>& modules = {},
-    std::string_view weights = {});
+    std::string_view weights = {}, const sym::ShapeEnv* shape_env = nullptr);
 std::string to_graph_json(const GraphFile& file);
 // Writes to a temporary file beside `path` and renames it into place.
 absl::Status write_graph_file(const std::string& path, const GraphFile& file);

@@ -9,6 +9,7 @@
 #include "fx_core/runtime/op_registry.h"
 #include "fx_core/runtime/plan/execution_plan.h"
 #include "fx_core/runtime/runtime_codegen.h"
+#include "fx_core/runtime/shape_guards.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 
@@ -172,11 +173,18 @@ void GraphModule::recompile() {
   code_ = graph_->python_code("self").src;
   plan_.reset();
   plan_error_.clear();
+  shape_env_.reset();
   try {
+    shape_env_ = graph_shape_env(*graph_, declared_shape_env_.get());
     plan_ = ExecutionPlan::compile(*graph_, *this);
   } catch (const FxError& e) {
     plan_error_ = e.what();
   }
+}
+
+void GraphModule::set_shape_env(std::shared_ptr<const sym::ShapeEnv> declared) {
+  declared_shape_env_ = std::move(declared);
+  recompile();
 }
 
 absl::Status GraphModule::check_executable() const {
@@ -187,8 +195,9 @@ absl::Status GraphModule::check_executable() const {
 c10::IValue GraphModule::forward(std::vector<c10::IValue> inputs) {
   if (!plan_) throw FxError(plan_error_);
   const CodeGen& codegen = graph_->codegen();
-  return process_outputs(
-      codegen, plan_->run(process_inputs(codegen, std::move(inputs))));
+  std::vector<c10::IValue> flat = process_inputs(codegen, std::move(inputs));
+  if (shape_env_) check_shape_guards(*shape_env_, *graph_, flat);
+  return process_outputs(codegen, plan_->run(std::move(flat)));
 }
 
 std::shared_ptr<GraphModule> GraphModule::deepcopy() const {
@@ -205,6 +214,7 @@ std::shared_ptr<GraphModule> GraphModule::deepcopy() const {
     copy->register_module(c.key(), clone_tree(*c.value(), c.key()));
   }
   copy->train(is_training());
+  copy->declared_shape_env_ = declared_shape_env_;
   copy->set_graph(graph_->deepcopy());
   return copy;
 }

@@ -33,6 +33,9 @@
 namespace fx {
 
 class ExecutionPlan;
+namespace sym {
+class ShapeEnv;
+}  // namespace sym
 
 class GraphModule : public torch::nn::Module, public GraphOwner {
  public:
@@ -67,7 +70,21 @@ class GraphModule : public torch::nn::Module, public GraphOwner {
   // OK when forward() can run; otherwise the error naming the node.
   absl::Status check_executable() const;
 
-  // Runs the graph on positional inputs.
+  // A symbolic graph's capture-time hints and guards (torch 1.13's
+  // gm.shape_env; nullptr: none). Takes effect at recompile() (set_shape_env
+  // recompiles), where they join the sizes the placeholders' tensor_meta
+  // declares (shape_guards.h).
+  void set_shape_env(std::shared_ptr<const sym::ShapeEnv> declared);
+  const std::shared_ptr<const sym::ShapeEnv>& declared_shape_env() const {
+    return declared_shape_env_;
+  }
+  // The environment forward() checks its inputs against: nullptr unless
+  // the graph is symbolic.
+  const sym::ShapeEnv* shape_env() const { return shape_env_.get(); }
+
+  // Runs the graph on positional inputs. A symbolic graph first checks them
+  // against shape_env(): FxError naming the placeholder, the dimension and
+  // the guard they break.
   c10::IValue forward(std::vector<c10::IValue> inputs);
   template <typename... Inputs>
   c10::IValue operator()(Inputs&&... inputs) {
@@ -108,6 +125,8 @@ class GraphModule : public torch::nn::Module, public GraphOwner {
   std::string code_;
   std::unique_ptr<ExecutionPlan> plan_;
   std::string plan_error_;
+  std::shared_ptr<const sym::ShapeEnv> declared_shape_env_;
+  std::shared_ptr<const sym::ShapeEnv> shape_env_;
 };
 
 }  // namespace fx

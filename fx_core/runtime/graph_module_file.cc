@@ -208,8 +208,8 @@ absl::Status check_weights_complete(
     for (const std::string& key : keys) {
       if (!loaded.contains(cat(path, ".", key))) {
         return absl::InvalidArgumentError(
-            cat("module '", path, "' (", module_type_name(*attr.module), "): '", key,
-                "' is missing from the weights",
+            cat("module '", path, "' (", module_type_name(*attr.module), "): '",
+                key, "' is missing from the weights",
                 file.weights.empty() ? " (the file names no weights)"
                                      : cat(" (", file.weights, ")")));
       }
@@ -244,6 +244,7 @@ absl::StatusOr<std::shared_ptr<GraphModule>> build_graph_module(
   std::shared_ptr<GraphModule> module;
   try {
     module = std::make_shared<GraphModule>(attrs, std::move(file.graph));
+    if (file.shape_env) module->set_shape_env(file.shape_env);
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(message_of(e));
   }
@@ -391,7 +392,8 @@ absl::StatusOr<GraphBundle> describe_graph_module(const GraphModule& module,
   std::string_view weights_ref =
       weights.empty() ? std::string_view() : weights_name;
   bundle.json = include_nodes
-                    ? to_graph_json(module.graph(), modules, weights_ref)
+                    ? to_graph_json(module.graph(), modules, weights_ref,
+                                    module.declared_shape_env().get())
                     : to_graph_json(Graph(), modules, weights_ref);
   return bundle;
 }

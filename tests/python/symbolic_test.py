@@ -59,7 +59,7 @@ CASES = {
     "expand_other": (expand_other,
                      lambda k: (torch.randn(1, k), torch.randn(4, k)),
                      3, [2, 6]),
-    "new_zeros": (new_zeros, lambda k: (torch.randn(k, 3),), 4, [2, 6, 8]),
+    "new_zeros": (new_zeros, lambda k: (torch.randn(k, 3),), 4, [6, 8, 10]),
     "linear_w": (linear_w,
                  lambda k: (torch.randn(k, 4), torch.randn(5, 4),
                             torch.randn(5)), 3, [2, 7]),
@@ -151,3 +151,75 @@ def test_the_compiled_plan_runs_other_shapes():
 def test_a_malformed_symint_is_refused_without_running_it(text):
     with pytest.raises(torchfx_import.BundleError, match="symbolic int"):
         torchfx_import.symint(text, "node 'x' meta 'val'")
+
+
+def test_torchs_guards_come_in_and_are_checked():
+    gm = traced("view_computed")
+    want = torchfx_export.shape_env(gm)
+    assert want["guards"], "torch recorded no guards"
+    sdk = fx_sdk.from_torch_fx(gm)
+    # The SDK's own text of each guard is sympy's (parsed, then printed).
+    env = json.loads(fx_sdk._C._to_bundle(sdk, include_nodes=True)[0])
+    assert env["shape_env"]["guards"] == want["guards"]
+    assert env["shape_env"]["hints"] == want["hints"]
+    # x_1's second size must stay even (view(2*n, -1)) and above 2.
+    with pytest.raises(RuntimeError, match=r"the guard Eq\(t0\.size\(0\)\*"
+                       r"\(Mod\(t0\.size\(1\), 2\)\), 0\) does not hold: "
+                       r"t0\.size\(0\) = 5 \(placeholder 'x_1' dimension 0\), "
+                       r"t0\.size\(1\) = 7 \(placeholder 'x_1' dimension 1\)"):
+        sdk(torch.randn(5, 7), torch.randn(3))
+    with pytest.raises(RuntimeError, match="placeholder 'x_1' has 3 "
+                       "dimensions, but the graph was captured for 2"):
+        sdk(torch.randn(5, 6, 1), torch.randn(3))
+    with pytest.raises(RuntimeError, match="placeholder 'y_1' dimension 0 is "
+                       "1, but the graph was captured with a value that "
+                       "varies there"):
+        sdk(torch.randn(5, 6), torch.randn(1))
+    # What torch itself says of the same inputs.
+    assert not gm.shape_env.evaluate_guards_for_args(torch.randn(5, 7),
+                                                     torch.randn(3))
+    assert gm.shape_env.evaluate_guards_for_args(torch.randn(5, 8),
+                                                 torch.randn(3))
+    torch.testing.assert_close(sdk(torch.randn(5, 8), torch.randn(3)).shape,
+                               torch.Size([20, 4]))
+
+
+def test_duck_sized_inputs_must_stay_equal():
+    def add(x, y):
+        return x + y
+    gm = make_fx(add, tracing_mode="symbolic")(torch.randn(3, 4),
+                                               torch.randn(3, 4))
+    sdk = fx_sdk.from_torch_fx(gm)
+    torch.testing.assert_close(sdk(torch.ones(5, 6), torch.ones(5, 6)),
+                               torch.full((5, 6), 2.0))
+    with pytest.raises(RuntimeError, match="placeholder 'y_1' dimension 1 is "
+                       "7, but the graph needs t0.size\\(1\\) = 6 there"):
+        sdk(torch.ones(5, 6), torch.ones(5, 7))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_every_case_agrees_with_torchs_guards(name):
+    """Whatever the SDK runs computes eager's numbers; what torch's own
+    guards accept, the SDK runs; what the SDK refuses, torch refuses too.
+    Two differences, both torch 1.13's: a size of 1 where the capture had a
+    symbol is refused (1.13 reasons as if every symbol were >= 2, in its
+    _maybe_evaluate_static, without recording a guard, so its
+    evaluate_guards_for_args lets it through; later torch records 2 <= s0);
+    and torch's re-evaluation duck-sizes the new inputs, so it refuses equal
+    sizes where the capture had different symbols, which the SDK runs."""
+    fn, make, k, others = CASES[name]
+    gm = traced(name)
+    sdk = fx_sdk.from_torch_fx(gm)
+    for size in others + [1, 2, 3]:
+        inputs = make(size)
+        torch_accepts = gm.shape_env.evaluate_guards_for_args(*inputs)
+        if size == 1:
+            with pytest.raises(RuntimeError, match="excludes 0 and 1"):
+                sdk(*inputs)
+            continue
+        try:
+            got = sdk(*inputs)
+        except RuntimeError as e:
+            assert not torch_accepts, f"size {size}: {e}"
+            continue
+        torch.testing.assert_close(got, fn(*inputs))

@@ -155,6 +155,120 @@ TEST(GraphFileRead, KeepsTypeAndMeta) {
             "%x : int [num_users=1] = placeholder[target=x](default=3)");
 }
 
+// make_fx's symbolic mode: a size node and its SymInt meta, a tensor_meta
+// whose shape mixes ints and symbolic ints.
+constexpr char kSymbolic[] = R"json({
+ "format": "fx-graph",
+ "version": 1,
+ "nodes": [
+  {"name": "x_1", "op": "placeholder", "target": "x_1", "args": [],
+   "kwargs": {}, "meta": {"tensor_meta": {"dict": {"shape":
+   [{"symint": "t0.size(0)"}, 6], "dtype": {"dtype": "torch.float32"},
+   "stride": [6, 1]}}}},
+  {"name": "sym_size", "op": "call_function",
+   "target": "torch.ops.aten.sym_size", "args": [{"node": "x_1"}, 0],
+   "kwargs": {}, "meta": {"val": {"symint": "t0.size(0)"}}},
+  {"name": "mul", "op": "call_function", "target": "operator.mul",
+   "args": [{"node": "sym_size"}, 2], "kwargs": {},
+   "meta": {"val": {"symint": "2*t0.size(0)"}}},
+  {"name": "view", "op": "call_function",
+   "target": "torch.ops.aten.view.default",
+   "args": [{"node": "x_1"}, [{"node": "mul"}, -1]], "kwargs": {}},
+  {"name": "output", "op": "output", "target": "output",
+   "args": [{"node": "view"}], "kwargs": {}}
+ ]
+})json";
+
+TEST(GraphFileRead, KeepsSymbolicIntsInMeta) {
+  absl::StatusOr<GraphFile> file = parse_graph_json(kSymbolic, "symbolic");
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  const Node* x = file->graph->first();
+  const Argument* shape = x->meta_value("tensor_meta")->find("shape");
+  ASSERT_TRUE(shape->elements()[0].is_symint());
+  EXPECT_EQ(shape->elements()[0].as_string(), "t0.size(0)");
+  EXPECT_EQ(shape->elements()[1].as_int(), 6);
+  const Node* mul = x->next()->next();
+  EXPECT_EQ(mul->meta_value("val")->as_string(), "2*t0.size(0)");
+  EXPECT_EQ(file->graph->python_code("self").src,
+            "\n\n\ndef forward(self, x_1):\n"
+            "    sym_size = torch.ops.aten.sym_size(x_1, 0)\n"
+            "    mul = sym_size * 2;  sym_size = None\n"
+            "    view = torch.ops.aten.view.default(x_1, [mul, -1]);  x_1 = "
+            "mul = None\n"
+            "    return view\n    ");
+  std::string written = to_graph_json(*file);
+  EXPECT_THAT(written, HasSubstr(R"json("symint": "2*t0.size(0)")json"));
+  absl::StatusOr<GraphFile> again = parse_graph_json(written, "again");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(to_graph_json(*again), written);
+}
+
+TEST(GraphFileRead, KeepsTheShapeEnvironment) {
+  std::string text(kSymbolic);
+  text.insert(text.rfind('}'),
+              R"json(, "shape_env": {"hints": {"t0.size(0)": 4},
+              "guards": ["Eq(Mod(t0.size(0), 2), 0)", "t0.size(0) > 2"]})json");
+  absl::StatusOr<GraphFile> file = parse_graph_json(text, "symbolic");
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  ASSERT_NE(file->shape_env, nullptr);
+  EXPECT_EQ(file->shape_env->hint("t0.size(0)"), 4);
+  EXPECT_EQ(file->shape_env->format_guards(),
+            " - Eq(Mod(t0.size(0), 2), 0)\n - t0.size(0) > 2");
+  std::string written = to_graph_json(*file);
+  EXPECT_THAT(written, HasSubstr(R"json("shape_env": {
+  "hints": {
+   "t0.size(0)": 4
+  },
+  "guards": [
+   "Eq(Mod(t0.size(0), 2), 0)",
+   "t0.size(0) > 2"
+  ]
+ })json"));
+  absl::StatusOr<GraphFile> again = parse_graph_json(written, "again");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(to_graph_json(*again), written);
+}
+
+TEST(GraphFileErrors, AMalformedShapeEnvironmentIsRefused) {
+  auto with_env = [](const std::string& env) {
+    std::string text(kSymbolic);
+    text.insert(text.rfind('}'), ", \"shape_env\": " + env);
+    return parse_error(text);
+  };
+  EXPECT_THAT(with_env(R"json({"guards": ["Eq(t0.size(0)"]})json"),
+              HasSubstr("g.json: field 'shape_env': shape_env guard [0] "
+                        "\"Eq(t0.size(0)\": "));
+  EXPECT_EQ(with_env(R"json({"hints": {"2*s0": 4}})json"),
+            "g.json: field 'shape_env': shape_env hint '2*s0' does not name "
+            "a symbol");
+  EXPECT_EQ(with_env(R"json({"hints": {"s0": "4"}})json"),
+            "g.json: field 'shape_env': hint 's0' must be an integer");
+  EXPECT_EQ(with_env(R"json({"guard": []})json"),
+            "g.json: field 'shape_env': unknown or malformed entry 'guard' "
+            "(expected hints, an object, and guards, an array)");
+  EXPECT_EQ(with_env(R"json({"guards": ["Eq(2, 3)"]})json"),
+            "g.json: field 'shape_env': shape_env guard [0] \"Eq(2, 3)\": a "
+            "guard comparing 2 and 3 can never hold");
+}
+
+TEST(GraphFileErrors, ASymbolicIntOutsideMetaOrMalformedIsRefused) {
+  std::string in_args = file_with(
+      std::string(kX) + "," +
+      R"({"name": "view", "op": "call_function", "target": "torch.reshape",
+          "args": [{"node": "x"}, [{"symint": "s0"}]], "kwargs": {}},)" +
+      output_of(R"({"node": "view"})"));
+  EXPECT_EQ(parse_error(in_args),
+            "g.json: node 'view' field 'args[1][0]': a symbolic int can "
+            "only appear in meta");
+  std::string malformed = file_with(
+      R"({"name": "x", "op": "placeholder", "target": "x", "args": [],
+          "kwargs": {}, "meta": {"val": {"symint": "2*"}}},)" +
+      output_of(R"({"node": "x"})"));
+  EXPECT_THAT(parse_error(malformed),
+              HasSubstr("g.json: node 'x' field 'meta.val': 'symint' \"2*\" "
+                        "is not a symbolic int: "));
+}
+
 TEST(GraphFileRead, MarksFunctionsOutsideTorchAsWrapped) {
   // torch.fx's seed_wrap: len and math.sqrt are wrapped.
   std::string text = file_with(std::string(kX) + "," + R"(

@@ -1,0 +1,343 @@
+// The canonical node: checked integers, sympy's sort keys, polynomials.
+#include "fx_core/symbolic/sym_node.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "fx_core/support/error.h"
+#include "fx_core/support/strings.h"
+
+namespace fx::sym::internal {
+namespace {
+
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+
+int64_t in_range(bool overflowed, int64_t value, const char* what) {
+  if (overflowed || value == kMin) {
+    throw FxError(cat("integer overflow in symbolic ", what));
+  }
+  return value;
+}
+
+KeyPtr int_key(int64_t i) {
+  auto k = std::make_shared<Key>();
+  k->tag = Key::Tag::kInt;
+  k->i = i;
+  return k;
+}
+
+KeyPtr str_key(std::string s) {
+  auto k = std::make_shared<Key>();
+  k->tag = Key::Tag::kStr;
+  k->s = std::move(s);
+  return k;
+}
+
+KeyPtr tuple_key(std::vector<KeyPtr> items) {
+  auto k = std::make_shared<Key>();
+  k->tag = Key::Tag::kTuple;
+  k->items = std::move(items);
+  return k;
+}
+
+// sympy's class_key: (1, 0, 'Number'), (2, 0, 'Symbol'), ...
+KeyPtr class_key(Expr::Kind kind) {
+  switch (kind) {
+    case Expr::Kind::kInteger:
+      return tuple_key({int_key(1), int_key(0), str_key("Number")});
+    case Expr::Kind::kSymbol:
+      return tuple_key({int_key(2), int_key(0), str_key("Symbol")});
+    case Expr::Kind::kMul:
+      return tuple_key({int_key(3), int_key(0), str_key("Mul")});
+    case Expr::Kind::kAdd:
+      return tuple_key({int_key(3), int_key(1), str_key("Add")});
+    case Expr::Kind::kPow:
+      return tuple_key({int_key(3), int_key(2), str_key("Pow")});
+    case Expr::Kind::kFloorDiv:
+      return tuple_key({int_key(4), int_key(10000), str_key("FloorDiv")});
+    case Expr::Kind::kMod:
+      return tuple_key({int_key(4), int_key(10000), str_key("Mod")});
+  }
+  return nullptr;
+}
+
+// Number.sort_key: (class_key, (0, ()), (), n).
+KeyPtr number_key(int64_t n) {
+  return tuple_key({class_key(Expr::Kind::kInteger),
+                    tuple_key({int_key(0), tuple_key({})}), tuple_key({}),
+                    int_key(n)});
+}
+
+// The (len(args), args) part of an atom's key.
+KeyPtr atom_args_key(const Node& atom) {
+  if (atom.kind == Expr::Kind::kSymbol) {
+    return tuple_key({int_key(1), tuple_key({str_key(atom.name)})});
+  }
+  return tuple_key({int_key(2), tuple_key({atom.operands[0].node().key,
+                                           atom.operands[1].node().key})});
+}
+
+// Expr.sort_key of coeff * atom**power.
+KeyPtr power_key(const Expr& atom, int64_t power, int64_t coeff) {
+  const Node& n = atom.node();
+  return tuple_key({class_key(n.kind), atom_args_key(n),
+                    power == 1 ? number_key(1) : number_key(power),
+                    int_key(coeff)});
+}
+
+KeyPtr term_key(const Term& t) {
+  if (t.factors.empty()) return number_key(t.coeff);
+  if (t.factors.size() == 1) {
+    return power_key(t.factors[0].atom, t.factors[0].power, t.coeff);
+  }
+  std::vector<KeyPtr> factors;
+  for (const Factor& f : t.factors) {
+    factors.push_back(power_key(f.atom, f.power, 1));
+  }
+  KeyPtr args = tuple_key(
+      {int_key(static_cast<int64_t>(factors.size())), tuple_key(factors)});
+  return tuple_key(
+      {class_key(Expr::Kind::kMul), args, number_key(1), int_key(t.coeff)});
+}
+
+Expr::Kind poly_kind(const Poly& poly) {
+  if (poly.empty() || (poly.size() == 1 && poly[0].factors.empty())) {
+    return Expr::Kind::kInteger;
+  }
+  if (poly.size() > 1) return Expr::Kind::kAdd;
+  const Term& t = poly[0];
+  if (t.coeff == 1 && t.factors.size() == 1) return Expr::Kind::kPow;
+  return Expr::Kind::kMul;
+}
+
+std::vector<Factor> multiply_factors(const std::vector<Factor>& a,
+                                     const std::vector<Factor>& b) {
+  std::vector<Factor> out;
+  out.reserve(a.size() + b.size());
+  size_t i = 0, j = 0;
+  while (i < a.size() || j < b.size()) {
+    int c = i == a.size()   ? 1
+            : j == b.size() ? -1
+                            : compare_exprs(a[i].atom, b[j].atom);
+    if (c < 0) {
+      out.push_back(a[i++]);
+    } else if (c > 0) {
+      out.push_back(b[j++]);
+    } else {
+      out.push_back({a[i].atom, checked_add(a[i].power, b[j].power)});
+      ++i, ++j;
+    }
+  }
+  return out;
+}
+
+// Sorts by monomial and merges equal monomials; drops zero terms.
+Poly normalize(Poly terms) {
+  std::sort(terms.begin(), terms.end(), [](const Term& a, const Term& b) {
+    return compare_monomials(a, b) < 0;
+  });
+  Poly out;
+  for (Term& t : terms) {
+    if (!out.empty() && compare_monomials(out.back(), t) == 0) {
+      out.back().coeff = checked_add(out.back().coeff, t.coeff);
+      if (out.back().coeff == 0) out.pop_back();
+    } else if (t.coeff != 0) {
+      out.push_back(std::move(t));
+    }
+  }
+  if (out.size() > kMaxTerms) {
+    throw FxError(
+        cat("symbolic expression of more than ", kMaxTerms, " terms"));
+  }
+  return out;
+}
+
+}  // namespace
+
+int compare(const Key& a, const Key& b) {
+  if (a.tag != b.tag) return a.tag < b.tag ? -1 : 1;
+  switch (a.tag) {
+    case Key::Tag::kInt:
+      return a.i < b.i ? -1 : a.i > b.i ? 1 : 0;
+    case Key::Tag::kStr:
+      return a.s.compare(b.s) < 0 ? -1 : a.s == b.s ? 0 : 1;
+    case Key::Tag::kTuple:
+      break;
+  }
+  size_t n = std::min(a.items.size(), b.items.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (a.items[i] == b.items[i]) continue;
+    int c = compare(*a.items[i], *b.items[i]);
+    if (c != 0) return c;
+  }
+  if (a.items.size() == b.items.size()) return 0;
+  return a.items.size() < b.items.size() ? -1 : 1;
+}
+
+int64_t checked_add(int64_t a, int64_t b) {
+  int64_t r = 0;
+  bool overflowed = __builtin_add_overflow(a, b, &r);
+  return in_range(overflowed, r, "addition");
+}
+
+int64_t checked_mul(int64_t a, int64_t b) {
+  int64_t r = 0;
+  bool overflowed = __builtin_mul_overflow(a, b, &r);
+  return in_range(overflowed, r, "multiplication");
+}
+
+int64_t checked_neg(int64_t a) { return in_range(a == kMin, -a, "negation"); }
+
+int64_t python_floordiv(int64_t a, int64_t b) {
+  if (b == 0) throw FxError("symbolic integer division by zero");
+  if (a == kMin || b == kMin) in_range(true, 0, "division");
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+int64_t python_mod(int64_t a, int64_t b) {
+  if (b == 0) throw FxError("symbolic integer modulo by zero");
+  if (a == kMin || b == kMin) in_range(true, 0, "modulo");
+  int64_t r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+
+int compare_exprs(const Expr& a, const Expr& b) {
+  if (&a.node() == &b.node()) return 0;
+  return compare(*a.node().key, *b.node().key);
+}
+
+int compare_monomials(const Term& a, const Term& b) {
+  size_t n = std::min(a.factors.size(), b.factors.size());
+  for (size_t i = 0; i < n; ++i) {
+    int c = compare_exprs(a.factors[i].atom, b.factors[i].atom);
+    if (c != 0) return c;
+    if (a.factors[i].power != b.factors[i].power) {
+      return a.factors[i].power < b.factors[i].power ? -1 : 1;
+    }
+  }
+  if (a.factors.size() == b.factors.size()) return 0;
+  return a.factors.size() < b.factors.size() ? -1 : 1;
+}
+
+KeyPtr atom_key(const Node& atom) {
+  return tuple_key(
+      {class_key(atom.kind), atom_args_key(atom), number_key(1), int_key(1)});
+}
+
+KeyPtr poly_key(const Poly& poly) {
+  if (poly.empty()) return number_key(0);
+  if (poly.size() == 1) return term_key(poly[0]);
+  std::vector<KeyPtr> terms;
+  for (const Term* t : ordered_terms(poly)) terms.push_back(term_key(*t));
+  KeyPtr args = tuple_key(
+      {int_key(static_cast<int64_t>(terms.size())), tuple_key(terms)});
+  return tuple_key(
+      {class_key(Expr::Kind::kAdd), args, number_key(1), int_key(1)});
+}
+
+std::vector<const Term*> ordered_terms(const Poly& poly) {
+  std::vector<const Term*> out;
+  for (const Term& t : poly) out.push_back(&t);
+  // sympy's special case: a positive number and (negative number)*factor
+  // print number first ("3 - x").
+  if (poly.size() == 2) {
+    const Term* num = poly[0].factors.empty()   ? &poly[0]
+                      : poly[1].factors.empty() ? &poly[1]
+                                                : nullptr;
+    const Term* other = num == &poly[0] ? &poly[1] : &poly[0];
+    if (num != nullptr && num->coeff > 0 && other->coeff < 0 &&
+        other->factors.size() == 1) {
+      return {num, other};
+    }
+  }
+  // Lex order on exponent vectors over the atoms sorted by key, larger
+  // exponents first; then the coefficient, ascending.
+  std::stable_sort(out.begin(), out.end(), [](const Term* a, const Term* b) {
+    size_t i = 0, j = 0;
+    while (i < a->factors.size() || j < b->factors.size()) {
+      int c = i == a->factors.size() ? 1
+              : j == b->factors.size()
+                  ? -1
+                  : compare_exprs(a->factors[i].atom, b->factors[j].atom);
+      if (c < 0) return true;  // a has the smaller atom, b has it 0 times
+      if (c > 0) return false;
+      if (a->factors[i].power != b->factors[j].power) {
+        return a->factors[i].power > b->factors[j].power;
+      }
+      ++i, ++j;
+    }
+    return a->coeff < b->coeff;
+  });
+  return out;
+}
+
+Expr make_symbol(std::string_view name) {
+  if (name.empty()) throw FxError("a symbol needs a name");
+  auto n = std::make_shared<Node>();
+  n->kind = Expr::Kind::kSymbol;
+  n->atom = true;
+  n->name = std::string(name);
+  n->key = atom_key(*n);
+  return Expr(std::move(n));
+}
+
+Expr make_atom(Expr::Kind kind, const Expr& base, const Expr& divisor) {
+  auto n = std::make_shared<Node>();
+  n->kind = kind;
+  n->atom = true;
+  n->operands = {base, divisor};
+  n->key = atom_key(*n);
+  return Expr(std::move(n));
+}
+
+Poly to_poly(const Expr& e) {
+  if (e.node().atom) return {Term{1, {Factor{e, 1}}}};
+  return e.node().poly;
+}
+
+Expr from_poly(Poly poly) {
+  if (poly.size() == 1 && poly[0].coeff == 1 && poly[0].factors.size() == 1 &&
+      poly[0].factors[0].power == 1) {
+    return poly[0].factors[0].atom;
+  }
+  auto n = std::make_shared<Node>();
+  n->kind = poly_kind(poly);
+  n->atom = false;
+  n->key = poly_key(poly);
+  n->poly = std::move(poly);
+  return Expr(std::move(n));
+}
+
+Expr from_term(const Term& term) { return from_poly({term}); }
+
+Poly poly_add(const Poly& a, const Poly& b) {
+  Poly all = a;
+  all.insert(all.end(), b.begin(), b.end());
+  return normalize(std::move(all));
+}
+
+Poly poly_mul(const Poly& a, const Poly& b) {
+  if (a.size() * b.size() > kMaxTerms * 100) {
+    throw FxError(
+        cat("symbolic expression of more than ", kMaxTerms, " terms"));
+  }
+  Poly all;
+  all.reserve(a.size() * b.size());
+  for (const Term& x : a) {
+    for (const Term& y : b) {
+      all.push_back({checked_mul(x.coeff, y.coeff),
+                     multiply_factors(x.factors, y.factors)});
+    }
+  }
+  return normalize(std::move(all));
+}
+
+Poly poly_scale(const Poly& a, int64_t factor) {
+  return poly_mul(a, Poly{Term{factor, {}}});
+}
+
+}  // namespace fx::sym::internal
