@@ -14,6 +14,7 @@
 #include "fx_core/ir/codegen.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/ir/node.h"
+#include "fx_core/runtime/aten/aten_effects.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 #include "plugin_api/capi/api_internal.h"
@@ -449,6 +450,17 @@ void fill_node_link_entries(FxApi& t) {
   t.NodeIsImpure = [](const FxNode* n) -> int {
     return n && unwrap(n)->is_impure();
   };
+  t.NodeOperatorEffects = [](const FxNode* n) -> uint32_t {
+    if (n == nullptr) return 0;
+    const Node& node = *unwrap(n);
+    try {
+      OperatorEffects e = operator_effects(node.op(), node.target());
+      return (e.nondeterministic ? FX_EFFECT_NONDETERMINISTIC : 0u) |
+             (e.mutates ? FX_EFFECT_MUTATES : 0u);
+    } catch (...) {  // nothing C++ crosses the table
+      return 0u;
+    }
+  };
   t.NodeNumMeta = [](const FxNode* n) -> size_t {
     return n ? unwrap(n)->meta().size() : 0;
   };
@@ -839,11 +851,14 @@ constexpr size_t entries_end(uint32_t version) {
       return offsetof(FxApi, RegisterDecomposition);
     case 4:
       return offsetof(FxApi, RegisterBackend);
-    default:  // version 6 adds no entries: versions 5 and 6 end here
+    case 5:  // version 6 adds no entries: versions 5 and 6 end here
+    case 6:
+      return offsetof(FxApi, NodeOperatorEffects);
+    default:
       return sizeof(FxApi);
   }
 }
-static_assert(FX_API_VERSION == 6,
+static_assert(FX_API_VERSION == 7,
               "a new API version: add where its entries end to entries_end");
 
 // The whole table cut down to `version`: later entries zeroed.

@@ -35,44 +35,45 @@ bool dce(Graph& g, const fxp::Options&) { return g.eliminate_dead_code(); }
 
 // ------------------------------------------------------------------- cse
 
-// Ops whose results differ between two calls with the same arguments, or
-// that mutate their inputs: never merged.
-bool is_nondeterministic_or_mutating(const Node& n) {
+// Whether `n` writes its first argument: an ATen operator whose schema
+// marks a positional argument as written (NodeOperatorEffects), Python's
+// in-place operators and setitem, an in-place method LibTorch does not
+// know, or inplace=True.
+bool mutates(const Node& n) {
+  if (n.operator_effects() & FX_EFFECT_MUTATES) return true;
   std::string_view t = n.target();
-  static const char* const kRandom[] = {"torch.rand",
-                                        "torch.randn",
-                                        "torch.randint",
-                                        "torch.randperm",
-                                        "torch.rand_like",
-                                        "torch.randn_like",
-                                        "torch.randint_like",
-                                        "torch.bernoulli",
-                                        "torch.normal",
-                                        "torch.multinomial",
-                                        "torch.poisson",
-                                        "torch.empty",
-                                        "torch.empty_like",
-                                        "torch.nn.functional.dropout",
-                                        "torch.dropout",
-                                        "torch.nn.functional.rrelu",
-                                        "operator.setitem",
-                                        "operator.iadd",
-                                        "operator.isub",
-                                        "operator.imul",
-                                        "operator.itruediv",
-                                        "bernoulli",
-                                        "random_",
-                                        "uniform_",
-                                        "normal_"};
-  for (const char* r : kRandom) {
-    if (t == r) return true;
+  static const char* const kPythonMutations[] = {
+      "operator.setitem",   "operator.delitem", "operator.iadd",
+      "operator.isub",      "operator.imul",    "operator.itruediv",
+      "operator.ifloordiv", "operator.imod",    "operator.ipow",
+      "operator.iand",      "operator.ior",     "operator.ixor",
+      "operator.ilshift",   "operator.irshift", "operator.imatmul",
+      "operator.iconcat"};
+  for (const char* m : kPythonMutations) {
+    if (t == m) return true;
   }
-  // In-place Tensor methods (x.add_(y)) and inplace=True calls.
   if (n.op() == FX_OP_CALL_METHOD && !t.empty() && t.back() == '_') {
     return true;
   }
   ArgView inplace = n.kwarg("inplace");
   return inplace && inplace.kind() == FX_ARG_BOOL && inplace.as_bool();
+}
+
+// Nodes whose value may not be shared (CSE never merges them, const_fold
+// never folds them into an attribute): random draws (tag
+// nondeterministic_seeded: two calls with the same arguments differ),
+// mutations, and values a later node mutates (two equal-looking buffers,
+// torch.empty(3) twice, must stay two buffers when one is written).
+bool unsafe_to_share(const Node& n) {
+  if (n.operator_effects() & FX_EFFECT_NONDETERMINISTIC) return true;
+  if (mutates(n)) return true;
+  for (const Node& user : n.users()) {
+    ArgView first = user.num_args() > 0 ? user.arg(0) : ArgView();
+    if (first && first.is_node() && first.node() == n && mutates(user)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 bool cse(Graph& g, const fxp::Options&) {
@@ -85,7 +86,7 @@ bool cse(Graph& g, const fxp::Options&) {
     if (op == FX_OP_PLACEHOLDER || op == FX_OP_OUTPUT || op == FX_OP_GET_ATTR) {
       continue;
     }
-    if (n.is_impure() || is_nondeterministic_or_mutating(n)) continue;
+    if (n.is_impure() || unsafe_to_share(n)) continue;
     std::string key = std::to_string(op) + "|" + std::string(n.target()) + "|";
     for (size_t i = 0; i < n.num_args(); ++i) {
       fx_plugins::append_key(n.arg(i), key);
@@ -143,7 +144,7 @@ Constants find_constants(Graph& g) {
         op != FX_OP_CALL_MODULE) {
       continue;
     }
-    if (n.is_impure() || is_nondeterministic_or_mutating(n)) continue;
+    if (n.is_impure() || unsafe_to_share(n)) continue;
     std::vector<Node> inputs = n.all_input_nodes();
     if (inputs.empty()) continue;  // not derived from attributes
     bool all = std::all_of(inputs.begin(), inputs.end(), [&](const Node& i) {

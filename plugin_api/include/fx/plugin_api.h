@@ -112,7 +112,7 @@ extern "C" {
  * Version 1 was released twice with different tables (106 entries, then 123
  * with fourteen inserted before RegisterCustomOp); the host serves both
  * (released/README.md, "Version 1, twice"). */
-#define FX_API_VERSION 6
+#define FX_API_VERSION 7
 
 #if defined(_WIN32)
 #define FX_PLUGIN_EXPORT __declspec(dllexport)
@@ -855,7 +855,25 @@ struct FxApi {
                                        const char* backend, const char* prefix);
 
   /* Version 6: no entries; FxPassInfo gained `tolerance` and `idempotent`. */
+
+  /* Version 7: operator effects -------------------------------------------
+   * What LibTorch's declaration of the ATen operator `node` calls says it
+   * does besides computing its result, as FX_EFFECT_* bits: read from the
+   * operator's schemas and tags for every target spelling that names one
+   * (torch.ops.aten.NAME[.OVERLOAD], torch.NAME, torch.nn.functional.NAME
+   * for aten::NAME, Tensor methods); the union over the overloads a
+   * spelling names. 0 for a target naming no ATen operator (Python-level
+   * functions such as operator.iadd are the caller's to know), for
+   * placeholders, get_attr, call_module and output, and for NULL. */
+  uint32_t (*NodeOperatorEffects)(const FxNode* node);
 };
+
+/* NodeOperatorEffects' bits (version 7). */
+/* Tag nondeterministic_seeded: two calls with the same arguments draw
+ * different random numbers (rand*, dropout, bernoulli, normal, ...). */
+#define FX_EFFECT_NONDETERMINISTIC 1u
+/* A positional argument the schema marks as written (in-place ops). */
+#define FX_EFFECT_MUTATES 2u
 
 /* The entry point every plugin defines. */
 FX_PLUGIN_EXPORT const FxPluginInfo* fx_plugin_get_info(void);

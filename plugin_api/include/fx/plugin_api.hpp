@@ -206,6 +206,9 @@ class Node {
   Node next() const;
   Node prev() const;
   bool is_impure() const;
+  // The FX_EFFECT_* bits of the ATen operator the node calls (version 7:
+  // NodeOperatorEffects; FX_UNIMPLEMENTED on an older host).
+  uint32_t operator_effects() const;
   // meta[key]; an empty view when absent.
   ArgView meta(const char* key) const;
   // One line of graph text (`%add : [num_users=1] = ...`).

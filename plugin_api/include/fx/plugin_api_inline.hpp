@@ -233,6 +233,10 @@ inline std::vector<Node> Node::all_input_nodes() const {
 inline Node Node::next() const { return api()->NodeNext(node_); }
 inline Node Node::prev() const { return api()->NodePrev(node_); }
 inline bool Node::is_impure() const { return api()->NodeIsImpure(node_) != 0; }
+inline uint32_t Node::operator_effects() const {
+  require_api_version(7, "NodeOperatorEffects");
+  return api()->NodeOperatorEffects(node_);
+}
 
 inline ArgView Node::meta(const char* key) const {
   return ArgView(api()->NodeGetMeta(node_, key));

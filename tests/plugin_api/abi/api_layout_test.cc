@@ -181,6 +181,9 @@ namespace {
   X(RegisterBackend)         \
   X(GraphDelegatePartitions)
 
+// Version 7: operator effects (version 6 added no entries).
+#define FX_API_V7_ENTRIES(X) X(NodeOperatorEffects)
+
 // Every entry's position: kIndex_<name>, counted over all versions.
 #define FX_ENTRY_INDEX(name) kIndex_##name,
 // (kV1Continue .. kV4Continue only make the numbering of the
@@ -194,7 +197,9 @@ enum EntryIndex : size_t {
   kV3Continue = kV3Entries - 1,
   FX_API_V4_ENTRIES(FX_ENTRY_INDEX) kV4Entries,
   kV4Continue = kV4Entries - 1,
-  FX_API_V5_ENTRIES(FX_ENTRY_INDEX) kEntries
+  FX_API_V5_ENTRIES(FX_ENTRY_INDEX) kV5Entries,
+  kV5Continue = kV5Entries - 1,
+  FX_API_V7_ENTRIES(FX_ENTRY_INDEX) kEntries
 };
 #undef FX_ENTRY_INDEX
 
@@ -221,17 +226,19 @@ FX_API_V2_ENTRIES(FX_CHECK_OFFSET)
 FX_API_V3_ENTRIES(FX_CHECK_OFFSET)
 FX_API_V4_ENTRIES(FX_CHECK_OFFSET)
 FX_API_V5_ENTRIES(FX_CHECK_OFFSET)
+FX_API_V7_ENTRIES(FX_CHECK_OFFSET)
 #undef FX_CHECK_OFFSET
 
-// Version 5 ends the table; version 6 extends FxPassInfo only (below). An
-// appended entry needs a "Version 7" list here (and FX_API_VERSION 7).
+// Version 6 extends FxPassInfo only (below); version 7 ends the table. An
+// appended entry needs a "Version 8" list here (and FX_API_VERSION 8).
 static_assert(sizeof(FxApi) == kFirstEntry + kEntries * kEntrySize,
               "FxApi has entries this file does not list: list them under "
               "their version");
 static_assert(kV2Entries == 125, "versions 1 and 2 have 125 entries");
 static_assert(kV3Entries == 141, "versions 1 to 3 have 141 entries");
 static_assert(kV4Entries == 143, "versions 1 to 4 have 143 entries");
-static_assert(FX_API_VERSION == 6,
+static_assert(kV5Entries == 145, "versions 1 to 6 have 145 entries");
+static_assert(FX_API_VERSION == 7,
               "a new FX_API_VERSION: list its entries above");
 
 // FxPassInfo: version 1's fields end with user_data (the size a version-1
@@ -259,7 +266,8 @@ TEST(ApiLayout, EveryReleasedEntryIsWhereItWasReleased) {
   EXPECT_EQ(static_cast<size_t>(kV2Entries), 125u);
   EXPECT_EQ(static_cast<size_t>(kV3Entries), 141u);
   EXPECT_EQ(static_cast<size_t>(kV4Entries), 143u);
-  EXPECT_EQ(sizeof(FxApi), kFirstEntry + 145 * kEntrySize);
+  EXPECT_EQ(static_cast<size_t>(kV5Entries), 145u);
+  EXPECT_EQ(sizeof(FxApi), kFirstEntry + 146 * kEntrySize);
   // Version 1's FxPassInfo on LP64: 6 pointer-sized words and 5 name lists
   // of 2 words each; version 6 adds 16 bytes of tolerance and the flag.
   EXPECT_EQ(kPassInfoV1Size, 128u);

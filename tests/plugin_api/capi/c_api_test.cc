@@ -31,6 +31,53 @@ TEST_F(CApi, TableVersionIsTheHeaderVersion) {
   EXPECT_EQ(host::api()->version, static_cast<uint32_t>(FX_API_VERSION));
 }
 
+// NodeOperatorEffects (version 7) reads LibTorch's own declarations: the
+// tag nondeterministic_seeded and the schema's written arguments, for every
+// spelling of an ATen operator; nothing for Python-level functions.
+TEST_F(CApi, OperatorEffectsComeFromTheSchemasAndTags) {
+  struct Case {
+    Opcode op;
+    const char* target;
+    uint32_t effects;
+  };
+  const Case cases[] = {
+      {Opcode::kCallFunction, "torch.ops.aten.randn.default",
+       FX_EFFECT_NONDETERMINISTIC},
+      {Opcode::kCallFunction, "torch.ops.aten.rand_like",
+       FX_EFFECT_NONDETERMINISTIC},
+      {Opcode::kCallFunction, "torch.randn", FX_EFFECT_NONDETERMINISTIC},
+      {Opcode::kCallFunction, "torch.nn.functional.dropout",
+       FX_EFFECT_NONDETERMINISTIC},
+      {Opcode::kCallFunction, "torch.ops.aten.native_dropout.default",
+       FX_EFFECT_NONDETERMINISTIC},
+      {Opcode::kCallMethod, "bernoulli", FX_EFFECT_NONDETERMINISTIC},
+      {Opcode::kCallFunction, "torch.ops.aten.uniform_.default",
+       FX_EFFECT_NONDETERMINISTIC | FX_EFFECT_MUTATES},
+      {Opcode::kCallFunction, "torch.ops.aten.add_.Tensor", FX_EFFECT_MUTATES},
+      {Opcode::kCallMethod, "relu_", FX_EFFECT_MUTATES},
+      // add.out writes only its keyword-only `out`: not a mutation of add's.
+      {Opcode::kCallFunction, "torch.add", 0},
+      {Opcode::kCallFunction, "torch.ops.aten.add.Tensor", 0},
+      {Opcode::kCallFunction, "torch.ops.aten.empty.memory_format", 0},
+      {Opcode::kCallFunction, "operator.add", 0},
+      {Opcode::kCallFunction, "torch.nn.functional.relu", 0},
+  };
+  for (const Case& c : cases) {
+    Node* n = graph_.create_node(c.op, c.target, {x_}, {});
+    EXPECT_EQ(host::api()->NodeOperatorEffects(host::to_handle(n)), c.effects)
+        << c.target;
+    EXPECT_EQ(fxp::Node(host::to_handle(n)).operator_effects(), c.effects);
+    graph_.erase_node(n);
+  }
+  EXPECT_EQ(host::api()->NodeOperatorEffects(host::to_handle(x_)), 0u);
+  EXPECT_EQ(host::api()->NodeOperatorEffects(nullptr), 0u);
+  // Version-6 plugins have no such entry, and the wrapper says so.
+  EXPECT_EQ(host::api(6)->NodeOperatorEffects, nullptr);
+  fxp::api() = host::api(6);
+  EXPECT_THROW(fxp::Node(host::to_handle(relu_)).operator_effects(),
+               fxp::Error);
+}
+
 TEST_F(CApi, IteratesNodesInOrderWithNamesAndTargets) {
   std::vector<std::string> seen;
   for (fxp::Node n : wrapped()) {
