@@ -22,6 +22,7 @@
 #include "fx_core/runtime/plan/pointwise_kernel.h"
 #include "fx_core/runtime/plan/tensor_meta.h"
 #include "fx_core/runtime/runtime_codegen.h"
+#include "fx_core/runtime/shape_guards.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
@@ -685,8 +686,12 @@ std::unique_ptr<InferencePlan> InferencePlan::build(
     GraphModule& gm, std::vector<c10::IValue> example_inputs) {
   std::unique_ptr<InferencePlan> plan(new InferencePlan(gm));
   c10::IValue out;
-  plan->program_ = plan->plan_for(
-      process_inputs(gm.graph().codegen(), std::move(example_inputs)), &out);
+  std::vector<c10::IValue> in =
+      process_inputs(gm.graph().codegen(), std::move(example_inputs));
+  if (const sym::ShapeEnv* env = gm.shape_env()) {
+    check_shape_guards(*env, gm.graph(), in);
+  }
+  plan->program_ = plan->plan_for(std::move(in), &out);
   return plan;
 }
 
@@ -697,6 +702,9 @@ c10::IValue InferencePlan::run(std::vector<c10::IValue> inputs) {
   }
   const CodeGen& codegen = gm_.graph().codegen();
   std::vector<c10::IValue> in = process_inputs(codegen, inputs);
+  if (const sym::ShapeEnv* env = gm_.shape_env()) {
+    check_shape_guards(*env, gm_.graph(), in);  // a symbolic graph's guards
+  }
   if (program_->stale || !program_->matches(in)) {
     // Re-plan for these inputs: the planning run computes the result.
     c10::IValue out;
