@@ -16,6 +16,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -73,32 +74,62 @@ py::object python_class(const std::string& qualified) {
 
 }  // namespace
 
-py::object to_python(c10::IValue value) {
+namespace {
+
+// The Python lists made so far for one value, by their c10 list: a list the
+// value holds twice (the graph returned `a` and `a += b`'s node, one object)
+// is one Python list, as torch.fx returns it.
+using ListMemo = std::unordered_map<const void*, py::object>;
+
+py::object convert(c10::IValue value, ListMemo& lists);
+
+py::object list_to_python(c10::IValue value, ListMemo& lists) {
+  if (value.isTensorList() || value.isIntList() || value.isDoubleList() ||
+      value.isBoolList()) {
+    return torch::jit::toPyObject(std::move(value));
+  }
+  py::list items;
+  for (const c10::IValue& e : value.toListRef()) {
+    items.append(convert(e, lists));
+  }
+  return std::move(items);
+}
+
+py::object convert(c10::IValue value, ListMemo& lists) {
   if (value.isTuple()) {
     const auto& elements = value.toTupleRef().elements();
     py::tuple items(elements.size());
     for (size_t i = 0; i < elements.size(); ++i) {
-      items[i] = to_python(elements[i]);
+      items[i] = convert(elements[i], lists);
     }
     std::string name = fx::python_tuple_name(value);
     if (name.empty()) return std::move(items);
     if (name == fx::kAsmOutputName) return python_class(name)(*items);
     return python_class(name)(items);  // torch.Size, torch.return_types.*
   }
-  if (value.isList() && !value.isTensorList() && !value.isIntList() &&
-      !value.isDoubleList() && !value.isBoolList()) {
-    py::list items;
-    for (const c10::IValue& e : value.toListRef()) items.append(to_python(e));
-    return std::move(items);
+  if (value.isList()) {
+    const void* key = value.internalToPointer();
+    auto found = lists.find(key);
+    if (found != lists.end()) return found->second;
+    py::object list = list_to_python(value, lists);
+    lists.emplace(key, list);
+    return list;
   }
   if (value.isGenericDict()) {
     py::dict items;
     for (const auto& entry : value.toGenericDict()) {
-      items[to_python(entry.key())] = to_python(entry.value());
+      items[convert(entry.key(), lists)] = convert(entry.value(), lists);
     }
     return std::move(items);
   }
   return torch::jit::toPyObject(std::move(value));
+}
+
+}  // namespace
+
+py::object to_python(c10::IValue value) {
+  ListMemo lists;
+  return convert(std::move(value), lists);
 }
 
 namespace {

@@ -159,7 +159,9 @@ Stop execute(const ExecArgs& args, GraphModule& module,
              std::vector<double>& times_ms, std::ostream& err) {
   try {
     torch::NoGradGuard no_grad;
-    module.eval();
+    // Each module runs in the training mode the bundle records for it
+    // (BatchNorm in training mode normalizes by the batch), unless --eval.
+    if (args.eval) module.eval();
     Engine engine;
     start_engine(args.engine, module, inputs, engine);
     result = engine.run();

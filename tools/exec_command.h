@@ -1,7 +1,7 @@
 // `fx exec FILE --inputs IN.pt [--outputs OUT.pt] [--pipeline TEXT]
 // [--engine graph_module|inference_plan|interpreter] [--threads N]
-// [--repeat N]`: runs a bundle (or a graph file without parameters) on the
-// inputs, a torch.save list, without autograd, and writes the output with
+// [--repeat N] [--eval]`: runs a bundle (or a graph file without parameters) on
+// the inputs, a torch.save list, without autograd, and writes the output with
 // torch.save, atomically.
 //
 //  - Plugins (--plugin, --plugin-dir, the default directories as for fx run)
@@ -12,6 +12,9 @@
 //    `--pipeline shape_prop,fold_bn,fuse_conv --engine inference_plan` runs
 //    the plan on the graph the inference plugin optimized, as `fx run` would
 //    write it. A failing pass is an error (exit status 1) naming it.
+//  - Each module runs in the training mode the bundle records for it
+//    ("training" in MODULE), as torch.fx runs the exported model; --eval
+//    puts them all in eval mode first, as model.eval().
 //  - --engine chooses what executes: GraphModule::forward (the default), the
 //    InferencePlan (built on the inputs, which runs the graph once) or the
 //    Interpreter.
@@ -40,6 +43,7 @@ struct ExecArgs {
   std::string engine = "graph_module";  // --engine
   int threads = 0;                      // --threads N; 0: the default
   int repeat = 0;                       // --repeat N; 0: run once
+  bool eval = false;                    // --eval: every module in eval mode
   host::PluginSources sources;
 };
 

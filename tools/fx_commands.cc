@@ -32,11 +32,13 @@ constexpr std::string_view kUsage =
     "                             default) or C++ (LibTorch) in NAMESPACE\n"
     "  exec FILE --inputs IN.pt --outputs OUT.pt [--pipeline TEXT]\n"
     "      [--engine graph_module|inference_plan|interpreter]\n"
-    "      [--threads N] [--repeat N] [--plugin PATH]... [--plugin-dir "
-    "DIR]...\n"
+    "      [--threads N] [--repeat N] [--eval] [--plugin PATH]...\n"
+    "      [--plugin-dir DIR]...\n"
     "                             runs the bundle on the inputs (a torch.save\n"
     "                             list), without autograd, and writes the\n"
-    "                             output with torch.save; plugins' custom ops\n"
+    "                             output with torch.save; each module in the\n"
+    "                             training mode the bundle records (--eval:\n"
+    "                             all in eval mode); plugins' custom ops\n"
     "                             and module rules are registered first;\n"
     "                             --pipeline runs passes on it in memory\n"
     "                             first (e.g. shape_prop,fold_bn,fuse_conv\n"
@@ -134,7 +136,7 @@ const std::map<std::string_view, std::vector<std::string_view>>& flags() {
       new std::map<std::string_view, std::vector<std::string_view>>{
           {"plugins", {"no-default-plugins"}},
           {"reduce", {"no-default-plugins", "isolate"}},
-          {"exec", {"no-default-plugins"}},
+          {"exec", {"no-default-plugins", "eval"}},
           {"dot", {"no-default-plugins"}},
           {"run", {"progress", "time", "no-default-plugins", "isolate"}},
           {"minimize", {"find-all", "no-default-plugins"}},
@@ -256,6 +258,7 @@ int run_exec(Invocation& inv, const host::PluginSources& sources,
   e.outputs = inv.value("outputs", "");
   e.pipeline = inv.value("pipeline", "");
   e.engine = inv.value("engine", e.engine);
+  e.eval = inv.flag("eval");
   if (!positive_int(inv, "threads", &e.threads, err) ||
       !positive_int(inv, "repeat", &e.repeat, err)) {
     return 2;

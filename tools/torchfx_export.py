@@ -2,7 +2,7 @@
 """Exports a model traced by torch.fx as an fx-graph bundle.
 
     python3 tools/torchfx_export.py (--torchvision NAME | --module FILE:CLASS)
-        [--input-shape 1,3,224,224] [--seed 0] [--reference] -o DIR
+        [--input-shape 1,3,224,224] [--seed 0] [--train] [--reference] -o DIR
 
 writes, as ../shared/spec/fx-graph-json.md specifies:
     DIR/graph.fx.json     the graph, the modules it calls, the weights' name
@@ -14,7 +14,9 @@ and, with --reference, torch.fx's own text forms of the same graph:
     DIR/graph.txt         print(gm.graph), in the current docs' num_users form
     DIR/code.py           gm.code
 
-The model is put in eval mode. Run it with Debian's /usr/bin/python3, which
+The model is put in eval mode, or with --train in training mode (model.train():
+each module's own train() decides its mode, and the bundle records each
+module's, as expected.pt was computed). Run it with Debian's /usr/bin/python3, which
 has python3-torch and python3-torchvision.
 """
 
@@ -494,6 +496,8 @@ def main(argv):
     source.add_argument("--module", metavar="FILE:CLASS")
     parser.add_argument("--input-shape", default="1,3,224,224")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--train", action="store_true",
+                        help="export in training mode (model.train())")
     parser.add_argument("--reference", action="store_true",
                         help="also write torch.fx's graph.txt and code.py")
     parser.add_argument("-o", "--output", required=True, metavar="DIR")
@@ -505,7 +509,7 @@ def main(argv):
         model = getattr(torchvision.models, args.torchvision)()
     else:
         model = load_module(args.module)
-    model.eval()
+    model.train(args.train)
     gm = torch.fx.symbolic_trace(model)
     shape = [int(d) for d in args.input_shape.split(",")]
     example = [torch.rand(*shape)]

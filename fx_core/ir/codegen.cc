@@ -511,4 +511,11 @@ PythonCode CodeGen::gen_python_code(const Graph& graph,
   return result;
 }
 
+bool is_inplace_operator(std::string_view target) {
+  constexpr std::string_view kPrefix = "operator.";
+  if (target.substr(0, kPrefix.size()) != kPrefix) return false;
+  return find_form(std::begin(kInplaceMethods), std::end(kInplaceMethods),
+                   target.substr(kPrefix.size())) != nullptr;
+}
+
 }  // namespace fx

@@ -64,6 +64,14 @@ class CodeGen {
 // (torch.fx's _format_target).
 std::string format_target(std::string_view base, std::string_view target);
 
+// True for the call_function targets torch.fx writes as an augmented
+// assignment followed by a copy of its left side (its inplace_methods):
+// `a *= b;  imul = a`, `a[i] = v;  setitem = a`. The node's value is the
+// left side after the statement, and for `X=` operators on a node `a` every
+// later read of `a` sees that value (ints and tuples rebound, tensors and
+// lists the same object). Engines follow this to compute what gm(...) does.
+bool is_inplace_operator(std::string_view target);
+
 }  // namespace fx
 
 #endif  // FX_CORE_IR_CODEGEN_H_

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "fx_core/io/torch_save.h"
+#include "tests/testing/python.h"
 #include "tests/testing/reference.h"
 #include "tools/fx_commands.h"
 
@@ -322,6 +323,40 @@ TEST(FxCommand, ExecRunsEveryEngine) {
     EXPECT_TRUE(at::allclose(got->toTensor(), want->toTensor(), 1e-5, 1e-6))
         << engine;
   }
+}
+
+// Issue 40: each module runs in the training mode the bundle records, as
+// torch.fx ran the model torchfx_export.py exported in train() mode
+// (expected.pt, computed by torch.fx); --eval puts every module in eval mode.
+TEST(FxCommand, ExecKeepsEachModulesTrainingMode) {
+  if (!testing::have_python_torch()) GTEST_SKIP() << "no python3-torch";
+  std::string dir = write_temp("train_mode", "");
+  std::remove(dir.c_str());
+  testing::run_python("tools/torchfx_export.py",
+                      {"--module",
+                       testing::runfile("tests/tools/train_mode_model.py") +
+                           ":TrainModeBatchNorm",
+                       "--train", "--input-shape", "5,3,6,6", "-o", dir});
+  auto want = read_value_file(dir + "/expected.pt");
+  ASSERT_TRUE(want.ok()) << want.status().message();
+  for (std::string engine : {"graph_module", "inference_plan", "interpreter"}) {
+    std::string out_path = write_temp("train_" + engine + ".pt", "");
+    Result r =
+        run({"exec", dir + "/graph.fx.json", "--inputs", dir + "/input.pt",
+             "--outputs", out_path, "--engine", engine});
+    ASSERT_EQ(r.status, 0) << engine << ": " << r.err;
+    auto got = read_value_file(out_path);
+    ASSERT_TRUE(got.ok()) << engine << ": " << got.status().message();
+    EXPECT_TRUE(at::allclose(got->toTensor(), want->toTensor(), 1e-4, 1e-5))
+        << engine << ": " << got->toTensor() << " vs " << want->toTensor();
+  }
+  std::string out_path = write_temp("train_eval.pt", "");
+  Result r = run({"exec", dir + "/graph.fx.json", "--inputs", dir + "/input.pt",
+                  "--outputs", out_path, "--eval"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto got = read_value_file(out_path);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_FALSE(at::allclose(got->toTensor(), want->toTensor(), 1e-2, 1e-2));
 }
 
 TEST(FxCommand, ExecRepeatPrintsMinAndMedianWithTheThreadCount) {

@@ -142,6 +142,19 @@ at::Tensor tensor_binary(Binary op, const at::Tensor& a, const at::Tensor& b) {
 
 IValue number_binary(Binary op, std::string_view name, const IValue& a,
                      const IValue& b) {
+  if (a.isBool() && b.isBool()) {
+    // bool's own &, |, ^ (the others are int's).
+    switch (op) {
+      case Binary::kAnd:
+        return a.toBool() && b.toBool();
+      case Binary::kOr:
+        return a.toBool() || b.toBool();
+      case Binary::kXor:
+        return a.toBool() != b.toBool();
+      default:
+        break;
+    }
+  }
   bool ints = !a.isDouble() && !b.isDouble();
   if (ints) {
     int64_t x = as_int(a), y = as_int(b);
@@ -491,6 +504,100 @@ IValue tensor_attribute(const at::Tensor& t, const std::string& name) {
   throw FxError(cat("'Tensor' object has no attribute '", name, "'"));
 }
 
+// Tensor.__iX__ for `op` (Tensor has no __imatmul__).
+at::Tensor& tensor_inplace(Binary op, at::Tensor& t, const at::Tensor& other) {
+  switch (op) {
+    case Binary::kAdd:
+      return t.add_(other);
+    case Binary::kSub:
+      return t.sub_(other);
+    case Binary::kMul:
+      return t.mul_(other);
+    case Binary::kTrueDiv:
+      return t.div_(other);
+    case Binary::kFloorDiv:
+      return t.floor_divide_(other);
+    case Binary::kMod:
+      return t.remainder_(other);
+    case Binary::kPow:
+      return t.pow_(other);
+    case Binary::kAnd:
+      return t.bitwise_and_(other);
+    case Binary::kOr:
+      return t.bitwise_or_(other);
+    case Binary::kXor:
+      return t.bitwise_xor_(other);
+    case Binary::kLShift:
+      return t.__ilshift__(other);
+    case Binary::kRShift:
+      return t.__irshift__(other);
+    default:
+      throw FxError("no in-place tensor operator");
+  }
+}
+
+// Appends `items` to the list `list` in place, as list.extend; a list whose
+// element type cannot hold them is rebuilt instead (a new object).
+IValue extend_list(const IValue& list, const std::vector<IValue>& items) {
+  c10::List<IValue> elements = list.toList();
+  const c10::TypePtr& type = elements.elementType();
+  bool fits = std::all_of(items.begin(), items.end(), [&](const IValue& v) {
+    return v.type()->isSubtypeOf(*type);
+  });
+  if (!fits) {
+    std::vector<IValue> all = elements.vec();
+    all.insert(all.end(), items.begin(), items.end());
+    return make_list(std::move(all));
+  }
+  for (const IValue& v : items) elements.push_back(v);
+  return list;
+}
+
+// list *= n in place.
+IValue repeat_list(const IValue& list, int64_t n) {
+  c10::List<IValue> elements = list.toList();
+  std::vector<IValue> one = elements.vec();
+  elements.clear();
+  for (int64_t i = 0; i < n; ++i) {
+    for (const IValue& v : one) elements.push_back(v);
+  }
+  return list;
+}
+
+// Python's operator.iX(a, b): a.__iX__(b) where a's type has one (tensors:
+// mutated; lists: += and *= mutate), else a X b.
+IValue inplace_binary(Binary op, std::string_view name, const IValue& a,
+                      const IValue& b) {
+  if (a.isTensor() && op != Binary::kMatMul && (b.isTensor() || is_number(b))) {
+    at::Tensor t = a.toTensor();
+    return tensor_inplace(op, t, b.isTensor() ? b.toTensor() : wrap_number(b));
+  }
+  if (a.isList() && op == Binary::kAdd) {
+    if (!is_sequence(b)) {
+      throw FxError(cat("'", value_type_name(b), "' object is not iterable"));
+    }
+    return extend_list(a, sequence_elements(b));
+  }
+  if (a.isList() && op == Binary::kMul) {
+    if (!b.isInt() && !b.isBool()) {
+      throw FxError(cat("can't multiply sequence by non-int of type '",
+                        value_type_name(b), "'"));
+    }
+    return repeat_list(a, as_int(b));
+  }
+  return binary(op, name, a, b);
+}
+
+// operator.iconcat(a, b): a += b for a sequence `a` (a list, tuple or
+// string; CPython's PySequence_Check, which tensors fail).
+IValue inplace_concat(const IValue& a, const IValue& b) {
+  if (!is_sequence(a) && !a.isString()) {
+    throw FxError(
+        cat("'", value_type_name(a), "' object can't be concatenated"));
+  }
+  return inplace_binary(Binary::kAdd, "operator.iconcat", a, b);
+}
+
 // `cpp` is the C++ spelling: an infix operator ("+") or a call template.
 void add_binary(OpRegistry& r, const char* name, Binary op,
                 std::string_view cpp) {
@@ -582,33 +689,30 @@ void register_python_ops(OpRegistry& r) {
         [](OpArgs& a) -> IValue { return a[0].isSameIdentity(a[1]); });
   r.add(Opcode::kCallFunction, "operator.is_not", "a, b",
         [](OpArgs& a) -> IValue { return !a[0].isSameIdentity(a[1]); });
-  // In-place operators: on tensors they mutate, as Python's do.
+  // In-place operators, as Python's operator.iX: a tensor or list mutated
+  // and returned, any other value's new value.
   for (auto [name, op] : std::initializer_list<std::pair<const char*, Binary>>{
            {"iadd", Binary::kAdd},
            {"isub", Binary::kSub},
            {"imul", Binary::kMul},
-           {"itruediv", Binary::kTrueDiv}}) {
+           {"itruediv", Binary::kTrueDiv},
+           {"ifloordiv", Binary::kFloorDiv},
+           {"imod", Binary::kMod},
+           {"ipow", Binary::kPow},
+           {"iand", Binary::kAnd},
+           {"ior", Binary::kOr},
+           {"ixor", Binary::kXor},
+           {"ilshift", Binary::kLShift},
+           {"irshift", Binary::kRShift},
+           {"imatmul", Binary::kMatMul}}) {
     std::string target = cat("operator.", name);
     r.add(Opcode::kCallFunction, target, "a, b",
           [op = op, target](OpArgs& a) -> IValue {
-            if (a[0].isTensor()) {
-              at::Tensor t = a.tensor(0);
-              at::Tensor other =
-                  a[1].isTensor() ? a.tensor(1) : wrap_number(a[1]);
-              switch (op) {
-                case Binary::kAdd:
-                  return t.add_(other);
-                case Binary::kSub:
-                  return t.sub_(other);
-                case Binary::kMul:
-                  return t.mul_(other);
-                default:
-                  return t.div_(other);
-              }
-            }
-            return binary(op, target, a[0], a[1]);
+            return inplace_binary(op, target, a[0], a[1]);
           });
   }
+  r.add(Opcode::kCallFunction, "operator.iconcat", "a, b",
+        [](OpArgs& a) -> IValue { return inplace_concat(a[0], a[1]); });
 
   // getattr(obj, name[, default]): the default, given positionally only as
   // Python's builtin takes it, is returned for a missing attribute.

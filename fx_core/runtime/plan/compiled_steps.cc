@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "fx_core/ir/codegen.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/runtime/module_path.h"
 #include "fx_core/runtime/module_registry.h"
@@ -38,15 +39,28 @@ class StepCompiler {
       step.slot = static_cast<int32_t>(out_.num_slots++);
       slot_of_[n] = step.slot;
     }
+    rebind_inplace(n);
     out_.max_params = std::max(out_.max_params, step.params.size());
-    step_of_[n] = out_.steps.size();
     out_.steps.push_back(std::move(step));
   }
 
-  const SlotMap& slot_of() const { return slot_of_; }
-  size_t step_of(const Node* n) const { return step_of_.at(n); }
-
  private:
+  // torch.fx's code for an in-place operator (is_inplace_operator) on a node
+  // `a`: after `a X= b;  n = a`, later reads of `a` read n's value; after
+  // `a[i] = v;  n = a`, reads of n read `a`.
+  void rebind_inplace(const Node* n) {
+    if (n->op() != Opcode::kCallFunction || !is_inplace_operator(n->target()) ||
+        n->args().empty() || !n->args()[0].is_node()) {
+      return;
+    }
+    const Node* left = n->args()[0].as_node();
+    if (n->target() == "operator.setitem") {
+      slot_of_[n] = slot_of_.at(left);
+    } else {
+      slot_of_[left] = slot_of_.at(n);
+    }
+  }
+
   // One node's step; any failure becomes compile_error naming the node.
   CompiledStep compile_node(const Node* n) {
     CompiledStep step;
@@ -156,21 +170,25 @@ class StepCompiler {
   torch::nn::Module& root_;
   CompiledSteps& out_;
   SlotMap slot_of_;
-  absl::flat_hash_map<const Node*, size_t> step_of_;
 };
 
-// Each value's last use (its last user's step, or its own when unused), and
-// the release after that step.
-void assign_releases(const Graph& graph, const StepCompiler& compiler,
-                     CompiledSteps& out) {
+// Each slot's last use (the last step reading it, or its own step when none
+// does), and its release after that step. Reads are the steps' sources, not
+// node users: an in-place operator makes later users of a node read another
+// slot (rebind_inplace).
+void assign_releases(CompiledSteps& out) {
   out.last_use.assign(out.num_slots, 0);
-  for (Node* n : graph.nodes()) {
-    if (n->op() == Opcode::kOutput) continue;
-    size_t last = compiler.step_of(n);
-    for (Node* user : n->users()) last = std::max(last, compiler.step_of(user));
-    const int32_t slot = compiler.slot_of().at(n);
-    out.last_use[slot] = last;
-    out.steps[last].release.push_back(slot);
+  for (size_t k = 0; k < out.steps.size(); ++k) {
+    const CompiledStep& step = out.steps[k];
+    if (step.slot >= 0) out.last_use[step.slot] = k;
+    for (const ValueSource& p : step.params) {
+      p.for_each_slot([&](int32_t slot) {
+        out.last_use[slot] = std::max(out.last_use[slot], k);
+      });
+    }
+  }
+  for (size_t slot = 0; slot < out.num_slots; ++slot) {
+    out.steps[out.last_use[slot]].release.push_back(static_cast<int32_t>(slot));
   }
 }
 
@@ -215,7 +233,7 @@ CompiledSteps compile_steps(const Graph& graph, torch::nn::Module& root) {
   CompiledSteps out;
   StepCompiler compiler(root, out);
   for (Node* n : graph.nodes()) compiler.add(n);
-  assign_releases(graph, compiler, out);
+  assign_releases(out);
   for (CompiledStep& step : out.steps) {
     if (step.is_call()) mark_last_reads(step);
   }

@@ -8,6 +8,9 @@
 //  - each call's args and kwargs bound to the kernel's parameters, one
 //    ValueSource per parameter (defaults filled in);
 //  - one value slot per node but the output (slot i is step i's value);
+//    reads bound as torch.fx's code binds names: after an in-place
+//    operator `a X= b;  n = a` (is_inplace_operator, fx_core/ir/codegen.h)
+//    later reads of `a` read n's slot, and a setitem node reads as `a`;
 //  - each slot's last use, the slots to release after each step, and the
 //    parameters that are the last read of their slot (a plan may move the
 //    value out of its slot instead of copying it).
