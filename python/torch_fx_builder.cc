@@ -231,9 +231,18 @@ class TorchFxBuilder {
       if (key == "is_wrapped") continue;
       py::object v = to_python(value, nullptr);
       if (key == "tensor_meta") v = tensor_meta_(v);
+      if (key == "type") v = meta_type(v);
       check(PyDict_SetItem(meta.ptr(), utf8(key).ptr(), v.ptr()));
     }
     return meta;
+  }
+
+  // meta['type'] as ShapeProp leaves it: the class (torch.Tensor, tuple),
+  // not its name (fx_sdk.torchfx_import.meta_type).
+  static py::object meta_type(const py::object& name) {
+    static py::object* resolve = new py::object(
+        py::module_::import("fx_sdk.torchfx_import").attr("meta_type"));
+    return (*resolve)(name);
   }
 
   // A value as torch.fx holds it: in args (input_nodes given) lists and

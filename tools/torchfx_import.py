@@ -198,9 +198,33 @@ def symint(text, where="symint"):
 
 def decode_meta(key, value, nodes, where):
     """A meta value; tensor_meta in the spec's form becomes shape_prop's
-    TensorMetadata, as torch.fx's ShapeProp leaves it."""
+    TensorMetadata and meta['type'] the class, as torch.fx's ShapeProp
+    leaves them."""
     decoded = decode(value, nodes, where)
-    return tensor_metadata(decoded) if key == "tensor_meta" else decoded
+    if key == "tensor_meta":
+        return tensor_metadata(decoded)
+    if key == "type":
+        return meta_type(decoded)
+    return decoded
+
+
+def meta_type(name):
+    """The class a meta['type'] string names (ShapeProp records
+    type(result): torch.Tensor, tuple, int, torch.Size, ...), or the string
+    itself when it names none."""
+    if not isinstance(name, str):
+        return name
+    import builtins
+    if name == "NoneType":
+        return type(None)
+    found = getattr(builtins, name, None) if "." not in name else None
+    if isinstance(found, type):
+        return found
+    try:
+        found = resolve(name, "type")
+    except BundleError:
+        return name
+    return found if isinstance(found, type) else name
 
 
 def tensor_metadata(value):
