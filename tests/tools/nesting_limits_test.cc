@@ -20,24 +20,15 @@
 
 #include "fx_core/io/torch_save.h"
 #include "tests/testing/python.h"
-#include "tools/fx_commands.h"
+#include "tests/tools/fx_run.h"
 
 namespace fx {
 namespace {
 
 using ::testing::HasSubstr;
 
-struct Result {
-  int status;
-  std::string out;
-  std::string err;
-};
-
-Result run(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  int status = tools::run_fx_command(args, out, err);
-  return {status, out.str(), err.str()};
-}
+using testing::Result;
+using testing::run;
 
 // "" when `a` and `b` are equal tensors in the same nesting of lists, else
 // what differs. Iterative: the values nest 1000 levels deep.

@@ -10,29 +10,21 @@
 #include <string>
 #include <vector>
 
+#include "fx/plugin_api.h"
 #include "fx_core/format/graph_json.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/ir/node.h"
 #include "plugin_api/loader/sha256.h"
 #include "tests/testing/reference.h"
-#include "tools/fx_commands.h"
+#include "tests/tools/fx_run.h"
 
 namespace fx {
 namespace {
 
 const std::string kPlugins = "tests/plugin_api/plugins/";
 
-struct Result {
-  int status;
-  std::string out;
-  std::string err;
-};
-
-Result run(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  int status = tools::run_fx_command(args, out, err);
-  return {status, out.str(), err.str()};
-}
+using testing::Result;
+using testing::run;
 
 std::string temp_path(const std::string& name) {
   const char* tmp = std::getenv("TEST_TMPDIR");
@@ -53,8 +45,10 @@ TEST(FxPlugins, ListsPluginsPassesAndOptions) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(
       r.out,
-      "plugin c_plugin 1.0 (API 6, runs on API >= 6)\n"
-      "  file:   " +
+      "plugin c_plugin 1.0 (API " + std::to_string(FX_API_VERSION) +
+          ", runs on API >= " + std::to_string(FX_API_VERSION) +
+          ")\n"
+          "  file:   " +
           path +
           "\n"
           "  sha256: " +

@@ -9,22 +9,13 @@
 #include <vector>
 
 #include "tests/testing/reference.h"
-#include "tools/fx_commands.h"
+#include "tests/tools/fx_run.h"
 
 namespace fx {
 namespace {
 
-struct Result {
-  int status;
-  std::string out;
-  std::string err;
-};
-
-Result run(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  int status = tools::run_fx_command(args, out, err);
-  return {status, out.str(), err.str()};
-}
+using testing::Result;
+using testing::run;
 
 bool has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;

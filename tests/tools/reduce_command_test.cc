@@ -13,22 +13,13 @@
 
 #include "fx_core/format/graph_json.h"
 #include "tests/testing/python.h"
-#include "tools/fx_commands.h"
+#include "tests/tools/fx_run.h"
 
 namespace fx {
 namespace {
 
-struct Result {
-  int status;
-  std::string out;
-  std::string err;
-};
-
-Result run(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  int status = tools::run_fx_command(args, out, err);
-  return {status, out.str(), err.str()};
-}
+using testing::Result;
+using testing::run;
 
 std::string temp_dir(const std::string& name) {
   const char* tmp = std::getenv("TEST_TMPDIR");
