@@ -84,9 +84,9 @@ std::shared_ptr<const sym::ShapeEnv> graph_shape_env(
 
 void check_shape_guards(const sym::ShapeEnv& env, const Graph& graph,
                         const std::vector<c10::IValue>& inputs) {
-  std::vector<std::string> names;
+  std::vector<std::string_view> names;
   for (const Node* n : graph.nodes()) {
-    if (n->op() == Opcode::kPlaceholder) names.emplace_back(n->name());
+    if (n->op() == Opcode::kPlaceholder) names.push_back(n->name());
   }
   auto shape_of =
       [&](const std::string& placeholder) -> std::optional<sym::TensorShape> {

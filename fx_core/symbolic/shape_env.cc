@@ -37,9 +37,18 @@ void ShapeEnv::add_guard(Relation guard) {
     }
     return;
   }
-  if (std::find(guards_.begin(), guards_.end(), guard) == guards_.end()) {
-    guards_.push_back(std::move(guard));
+  if (std::find(guards_.begin(), guards_.end(), guard) != guards_.end()) {
+    return;
   }
+  std::vector<std::string> names = guard.lhs.free_symbols();
+  for (std::string& n : guard.rhs.free_symbols()) {
+    if (std::find(names.begin(), names.end(), n) == names.end()) {
+      names.push_back(std::move(n));
+    }
+  }
+  std::sort(names.begin(), names.end());
+  guard_symbols_.push_back(std::move(names));
+  guards_.push_back(std::move(guard));
 }
 
 std::vector<std::string> ShapeEnv::symbols() const {
@@ -89,6 +98,29 @@ std::string sizes_text(const std::vector<Expr>& sizes) {
     out += cat(d ? ", " : "", sizes[d].str());
   }
   return out + "]";
+}
+
+// Whether `guard` holds for `bindings`. Guards are never relations sympy
+// decides by itself (add_guard drops those), so the sides are computed and
+// compared without Relation::evaluate's symbolic check first.
+bool holds(const Relation& guard, const Bindings& bindings) {
+  int64_t a = guard.lhs.evaluate(bindings);
+  int64_t b = guard.rhs.evaluate(bindings);
+  switch (guard.op) {
+    case Relation::Op::kEq:
+      return a == b;
+    case Relation::Op::kNe:
+      return a != b;
+    case Relation::Op::kLt:
+      return a < b;
+    case Relation::Op::kLe:
+      return a <= b;
+    case Relation::Op::kGt:
+      return a > b;
+    case Relation::Op::kGe:
+      return a >= b;
+  }
+  return false;
 }
 
 }  // namespace
@@ -172,15 +204,9 @@ std::string ShapeEnv::describe_values(const std::vector<std::string>& symbols,
   return out;
 }
 
-absl::Status ShapeEnv::check_guard(const Relation& guard,
-                                   const Bindings& bindings) const {
-  std::vector<std::string> names = guard.lhs.free_symbols();
-  for (const std::string& n : guard.rhs.free_symbols()) {
-    if (std::find(names.begin(), names.end(), n) == names.end()) {
-      names.push_back(n);
-    }
-  }
-  std::sort(names.begin(), names.end());
+absl::Status ShapeEnv::check_guard(size_t i, const Bindings& bindings) const {
+  const Relation& guard = guards_[i];
+  const std::vector<std::string>& names = guard_symbols_[i];
   for (const std::string& n : names) {
     if (bindings.find(n) == bindings.end()) {
       return absl::InvalidArgumentError(
@@ -188,15 +214,15 @@ absl::Status ShapeEnv::check_guard(const Relation& guard,
               ", which no input dimension gives"));
     }
   }
-  bool holds = false;
+  bool ok = false;
   try {
-    holds = guard.evaluate(bindings);
+    ok = holds(guard, bindings);
   } catch (const FxError& e) {
     return absl::InvalidArgumentError(
         cat("the guard ", guard.str(), " cannot be evaluated (",
             describe_values(names, bindings), "): ", e.what()));
   }
-  if (holds) return absl::OkStatus();
+  if (ok) return absl::OkStatus();
   return absl::InvalidArgumentError(
       cat("the guard ", guard.str(),
           " does not hold: ", describe_values(names, bindings)));
@@ -219,8 +245,8 @@ absl::StatusOr<Bindings> ShapeEnv::bind(const ShapeOf& shape_of) const {
     absl::Status s = check_deferred(d, bindings);
     if (!s.ok()) return s;
   }
-  for (const Relation& guard : guards_) {
-    absl::Status s = check_guard(guard, bindings);
+  for (size_t i = 0; i < guards_.size(); ++i) {
+    absl::Status s = check_guard(i, bindings);
     if (!s.ok()) return s;
   }
   return bindings;

@@ -109,14 +109,15 @@ class ShapeEnv {
                         Bindings& bindings, std::vector<Deferred>& later) const;
   absl::Status check_deferred(const Deferred& d,
                               const Bindings& bindings) const;
-  absl::Status check_guard(const Relation& guard,
-                           const Bindings& bindings) const;
+  absl::Status check_guard(size_t i, const Bindings& bindings) const;
   // "t0.size(1) = 7 (placeholder 'x_1' dimension 1)" for each symbol.
   std::string describe_values(const std::vector<std::string>& symbols,
                               const Bindings& bindings) const;
 
   std::vector<Input> inputs_;
   std::vector<Relation> guards_;
+  // Each guard's symbols, sorted (computed once: bind() runs per call).
+  std::vector<std::vector<std::string>> guard_symbols_;
   std::vector<std::pair<std::string, int64_t>> hints_;
 };
 
