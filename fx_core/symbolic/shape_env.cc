@@ -100,29 +100,6 @@ std::string sizes_text(const std::vector<Expr>& sizes) {
   return out + "]";
 }
 
-// Whether `guard` holds for `bindings`. Guards are never relations sympy
-// decides by itself (add_guard drops those), so the sides are computed and
-// compared without Relation::evaluate's symbolic check first.
-bool holds(const Relation& guard, const Bindings& bindings) {
-  int64_t a = guard.lhs.evaluate(bindings);
-  int64_t b = guard.rhs.evaluate(bindings);
-  switch (guard.op) {
-    case Relation::Op::kEq:
-      return a == b;
-    case Relation::Op::kNe:
-      return a != b;
-    case Relation::Op::kLt:
-      return a < b;
-    case Relation::Op::kLe:
-      return a <= b;
-    case Relation::Op::kGt:
-      return a > b;
-    case Relation::Op::kGe:
-      return a >= b;
-  }
-  return false;
-}
-
 }  // namespace
 
 absl::Status ShapeEnv::bind_one(const Expr& declared, int64_t actual,
@@ -216,7 +193,7 @@ absl::Status ShapeEnv::check_guard(size_t i, const Bindings& bindings) const {
   }
   bool ok = false;
   try {
-    ok = holds(guard, bindings);
+    ok = guard.compare(bindings);  // add_guard keeps no decided relation
   } catch (const FxError& e) {
     return absl::InvalidArgumentError(
         cat("the guard ", guard.str(), " cannot be evaluated (",

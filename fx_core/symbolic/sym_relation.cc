@@ -58,6 +58,10 @@ std::string Relation::str() const {
 
 bool Relation::evaluate(const Bindings& bindings) const {
   if (auto d = decided()) return *d;  // sympy's True / False
+  return compare(bindings);
+}
+
+bool Relation::compare(const Bindings& bindings) const {
   int64_t a = lhs.evaluate(bindings);
   int64_t b = rhs.evaluate(bindings);
   switch (op) {

@@ -31,6 +31,9 @@ struct Relation {
   std::optional<bool> decided() const;
   std::string str() const;
   bool evaluate(const Bindings& bindings) const;
+  // Both sides computed and compared, without asking decided() first: for
+  // relations known not to be decided (a ShapeEnv's guards), per call.
+  bool compare(const Bindings& bindings) const;
 
   friend bool operator==(const Relation& a, const Relation& b) {
     return a.op == b.op && a.lhs == b.lhs && a.rhs == b.rhs;

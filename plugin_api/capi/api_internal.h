@@ -124,9 +124,6 @@ uint32_t registrar_api_version(const FxRegistrar* r);
 std::vector<std::vector<Node*>> checked_partition_lists(
     GraphModule& gm, const FxPartitions* partitions, const std::string& prefix);
 
-// The whole table, every entry filled in (c_api.cc).
-FxApi make_api();
-
 // The version-1 table's forwarding of the slots its two releases laid out
 // differently (first_release_forwarding.cc): slots 99..105 of `v1` become
 // forwarders that send a call whose first argument is a live registrar or

@@ -95,11 +95,9 @@ bool is_op_call(const void* p) {
   return LiveV1Handles::get().is(p, V1HandleKind::kOpCall);
 }
 
-// The whole table, whose entries the forwarders call.
-const FxApi& full_table() {
-  static const FxApi table = make_api();
-  return table;
-}
+// The host's whole table, whose entries the forwarders call (built before
+// any plugin can call a forwarder).
+const FxApi& full_table() { return *api(); }
 
 // Slot 99: RegisterCustomOp (first release) / GraphNumExampleInputs.
 Word slot99(void* a0, void* a1) {
