@@ -53,6 +53,11 @@ void bind_torch_fx_builder(pybind11::module_& m);
 void bind_torch_fx_reader(pybind11::module_& m);
 // fx_sdk._C._forward_code (forward_bytecode.cc).
 void bind_forward_bytecode(pybind11::module_& m);
+// fx_sdk._C.ShapeEnv and GraphModule.shape_env (shape_env_api.cc).
+void bind_shape_env(pybind11::module_& m, GraphModuleClass& graph_module);
+
+// fx_sdk._C._symbolic_shape_prop (symbolic_shape_prop_api.cc).
+void bind_symbolic_shape_prop(pybind11::module_& m);
 
 }  // namespace fx_sdk
 

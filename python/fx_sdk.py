@@ -10,6 +10,7 @@
     sdk_gm.recompile()
     out, report = fx_sdk.run_pipeline(gm, "dce,cse")
     fast = fx_sdk.compile(gm, [x])          # the SDK's InferencePlan
+    sdk_gm.shape_env.format_guards()       # make_fx symbolic: torch's guards
     y = fast(x)
     f = functorch.compile.aot_function(fn, fw_compiler=fx_sdk.compile)
 
@@ -50,11 +51,13 @@ from . import graph as _graph
 from . import torchfx_export as _export
 from . import torchfx_import as _import
 
-__all__ = ["GraphModule", "Graph", "Node", "CompiledGraph", "from_torch_fx",
-           "to_torch_fx", "run_pipeline", "compile", "PLUGIN_DIR"]
+__all__ = ["GraphModule", "Graph", "Node", "CompiledGraph", "ShapeEnv",
+           "from_torch_fx", "to_torch_fx", "run_pipeline", "compile",
+           "PLUGIN_DIR"]
 
 GraphModule = _C.GraphModule
 CompiledGraph = _C.CompiledGraph
+ShapeEnv = _C.ShapeEnv  # sdk_gm.shape_env of a symbolic graph
 Graph = _graph.Graph  # sdk_gm.graph: torch.fx's Graph API (graph.py)
 Node = _graph.Node
 
@@ -100,12 +103,25 @@ def from_torch_fx(gm):
     annotations, return_annotation = _export.code_form_annotations(gm)
     _record_annotation_types(gm, annotations, return_annotation)
     env = _export.shape_env(gm) or {"hints": {}, "guards": []}
+    printed = _printed_guards(gm) if env["guards"] else []
     with _no_gc():
         return _C._from_torch_fx(
             gm.graph, annotations, return_annotation or "",
             json.dumps(modules), list(weights.items()),
             _export.qualified_function_name, _type_name, _node_meta,
-            list(env["hints"].items()), env["guards"])
+            list(env["hints"].items()), env["guards"], printed)
+
+
+def _printed_guards(gm):
+    """Each guard of torch's gm.shape_env as its format_guards() prints it
+    (without " - "), kept for sdk_gm.shape_env.format_guards(); [] when the
+    lines do not match the guards one to one."""
+    env = gm.shape_env
+    text = env.format_guards()
+    lines = text.split("\n") if text else []
+    if len(lines) != len(env.guards):
+        return []
+    return [line[len(" - "):] for line in lines]
 
 
 def _record_annotation_types(gm, annotations, return_annotation):
@@ -363,6 +379,26 @@ def run_pipeline(gm, pipeline, plugins=(), example_inputs=(),
     report = _C._run_pipeline(sdk_gm, pipeline, files, dirs, default_plugins,
                               list(example_inputs), recompile=False)
     return to_torch_fx(sdk_gm, lazy=lazy), report
+
+
+def symbolic_shape_prop(gm, shapes=None, hints=None):
+    """Symbolic shape propagation on the SDK GraphModule `gm`: every node's
+    meta['tensor_meta'] gets sizes that are expressions of the inputs'
+    symbolic sizes (as torch 1.13's make_fx(tracing_mode="symbolic") leaves
+    meta['val']), and symbolic ints (sym_size and its arithmetic)
+    meta['val']. Without `shapes`, a symbolic graph's own placeholder sizes
+    and hints are used. `shapes` maps placeholder names to sizes: a string
+    "Bx3x224x224" or a list of ints and expression strings ("s0", "2*s0");
+    `hints` gives each symbol the value to trace with. Returns the guards the
+    propagation took (sympy text). Raises ValueError naming the placeholder,
+    dimension or node that is wrong; the graph is then unchanged."""
+    spec = {}
+    for name, sizes in (shapes or {}).items():
+        if isinstance(sizes, str):
+            sizes = [int(s) if s.strip().lstrip("-").isdigit() else s.strip()
+                     for s in sizes.split("x")]
+        spec[name] = list(sizes)
+    return _C._symbolic_shape_prop(gm, spec, dict(hints or {}))
 
 
 def compile(gm, example_inputs):  # noqa: A001 (torch.compile's name)

@@ -239,6 +239,8 @@ PYBIND11_MODULE(_C, m) {
   bind_torch_fx_builder(m);
   bind_torch_fx_reader(m);
   bind_forward_bytecode(m);
+  bind_shape_env(m, graph_module);
+  bind_symbolic_shape_prop(m);
   m.def("_to_bundle", &to_bundle, py::arg("gm"),
         py::arg("include_nodes") = true);
   m.def("_run_pipeline", &run_pipeline, py::arg("gm"), py::arg("pipeline"),

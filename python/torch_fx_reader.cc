@@ -327,7 +327,8 @@ std::shared_ptr<fx::GraphModule> from_torch_fx(
     const fx::TensorList& weights, py::object target_name, py::object type_name,
     py::object node_meta,
     const std::vector<std::pair<std::string, int64_t>>& hints,
-    const std::vector<std::string>& guards) {
+    const std::vector<std::string>& guards,
+    const std::vector<std::string>& printed_guards) {
   fx::GraphFile file;
   file.modules = read_modules(modules_json);
   file.graph = std::make_unique<fx::Graph>();
@@ -340,7 +341,7 @@ std::shared_ptr<fx::GraphModule> from_torch_fx(
   if (!weights.empty()) file.weights = "in-memory";
   if (!hints.empty() || !guards.empty()) {
     absl::StatusOr<fx::sym::ShapeEnv> env =
-        fx::sym::declared_shape_env(hints, guards);
+        fx::sym::declared_shape_env(hints, guards, printed_guards);
     if (!env.ok()) raise_value_error(env.status());
     file.shape_env = std::make_shared<fx::sym::ShapeEnv>(*std::move(env));
   }
@@ -374,7 +375,8 @@ void bind_torch_fx_reader(py::module_& m) {
         py::arg("annotations"), py::arg("return_annotation"),
         py::arg("modules_json"), py::arg("weights"), py::arg("target_name"),
         py::arg("type_name"), py::arg("node_meta"), py::arg("hints"),
-        py::arg("guards"));
+        py::arg("guards"),
+        py::arg("printed_guards") = std::vector<std::string>{});
 }
 
 }  // namespace fx_sdk

@@ -91,7 +91,7 @@ def decode(value, nodes, where):
 # FloorDiv(a, b) and Mod(a, b).
 _SYM_TOKEN = re.compile(
     r"\s*(?:(\d+)|(FloorDiv|Mod)\(|([A-Za-z_]\w*(?:\.(?:size|stride)\(\d+\)"
-    r"|\.storage_offset\(\))?)|(//|[-+*%(),]))")
+    r"|\.storage_offset\(\))?)|(\*\*|//|[-+*%(),]))")
 _SHAPE_ENV = None
 
 
@@ -157,8 +157,20 @@ class _SymParser:
             out = -self.unary()
         else:
             out = self.atom()
+            if (m := self.token(False)) is not None and m.group(4) == "**":
+                out = out ** self.exponent()
         self.depth -= 1
         return out
+
+    def exponent(self):
+        """After `**`: sympy prints powers of sizes with integer exponents."""
+        self.token()
+        m = self.token()
+        if m is None or m.group(1) is None:
+            self.fail("expected an integer exponent")
+        if int(m.group(1)) > 64:
+            self.fail("exponent too large")
+        return int(m.group(1))
 
     def atom(self):
         m = self.token()

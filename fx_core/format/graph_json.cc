@@ -137,12 +137,15 @@ class Reader {
     return file;
   }
 
-  // {"hints": {"SYMBOL": INT}, "guards": ["RELATION", ...]}
+  // {"hints": {"SYMBOL": INT}, "guards": ["RELATION", ...],
+  //  "printed_guards": ["TEXT", ...] (optional: one per guard, how the
+  //  capture printed it, torch 1.13's format_guards() lines)}
   std::shared_ptr<const sym::ShapeEnv> read_shape_env(const Json& j) {
     const char* where = "field 'shape_env'";
     if (!j.is_object()) fail(where, "must be an object");
     std::vector<std::pair<std::string, int64_t>> hints;
     std::vector<std::string> guards;
+    std::vector<std::string> printed;
     for (auto it = j.begin(); it != j.end(); ++it) {
       if (it.key() == "hints" && it->is_object()) {
         for (auto h = it->begin(); h != it->end(); ++h) {
@@ -151,18 +154,25 @@ class Reader {
           }
           hints.emplace_back(h.key(), h->get<int64_t>());
         }
-      } else if (it.key() == "guards" && it->is_array()) {
+      } else if ((it.key() == "guards" || it.key() == "printed_guards") &&
+                 it->is_array()) {
+        auto& texts = it.key() == "guards" ? guards : printed;
         for (const Json& g : *it) {
-          if (!g.is_string()) fail(where, "guards must be strings");
-          guards.push_back(g.get<std::string>());
+          if (!g.is_string()) fail(where, cat(it.key(), " must be strings"));
+          texts.push_back(g.get<std::string>());
         }
       } else {
         fail(where, cat("unknown or malformed entry '", it.key(),
-                        "' (expected hints, an object, and guards, an "
-                        "array)"));
+                        "' (expected hints, an object, and guards and "
+                        "printed_guards, arrays)"));
       }
     }
-    absl::StatusOr<sym::ShapeEnv> env = sym::declared_shape_env(hints, guards);
+    if (j.contains("printed_guards") && printed.size() != guards.size()) {
+      fail(where, cat("printed_guards has ", printed.size(), " texts for ",
+                      guards.size(), " guards"));
+    }
+    absl::StatusOr<sym::ShapeEnv> env =
+        sym::declared_shape_env(hints, guards, printed);
     if (!env.ok()) fail(where, std::string(env.status().message()));
     return std::make_shared<const sym::ShapeEnv>(*std::move(env));
   }
@@ -906,9 +916,19 @@ absl::StatusOr<GraphFile> read_graph_file(const std::string& path) {
 
 namespace {
 
-// The file's "shape_env": {"hints": {..}, "guards": [..]}.
+// Whether a guard was printed otherwise than its relation's text.
+bool has_printed_guards(const sym::ShapeEnv& env) {
+  for (size_t g = 0; g < env.guards().size(); ++g) {
+    if (env.guard_text(g) != env.guards()[g].str()) return true;
+  }
+  return false;
+}
+
+// The file's "shape_env": {"hints": {..}, "guards": [..]}, and
+// "printed_guards": [..] when a guard was printed otherwise.
 void write_shape_env(Writer& w, const sym::ShapeEnv& env, int depth) {
-  w.object(depth, 2, [&](size_t i, int d) {
+  const auto& guards = env.guards();
+  w.object(depth, has_printed_guards(env) ? 3 : 2, [&](size_t i, int d) {
     if (i == 0) {
       w.key("hints");
       const auto& hints = env.hints();
@@ -916,11 +936,14 @@ void write_shape_env(Writer& w, const sym::ShapeEnv& env, int depth) {
         w.key(hints[h].first);
         w.out() += std::to_string(hints[h].second);
       });
-    } else {
+    } else if (i == 1) {
       w.key("guards");
-      const auto& guards = env.guards();
       w.array(d, guards.size(),
               [&](size_t g, int) { write_string(w.out(), guards[g].str()); });
+    } else {
+      w.key("printed_guards");
+      w.array(d, guards.size(),
+              [&](size_t g, int) { write_string(w.out(), env.guard_text(g)); });
     }
   });
 }

@@ -75,8 +75,8 @@ std::shared_ptr<const sym::ShapeEnv> graph_shape_env(
     for (const auto& [name, hint] : declared->hints()) {
       env->set_hint(name, hint);
     }
-    for (const sym::Relation& guard : declared->guards()) {
-      env->add_guard(guard);
+    for (size_t i = 0; i < declared->guards().size(); ++i) {
+      env->add_guard(declared->guards()[i], declared->guard_text(i));
     }
   }
   return env;
@@ -88,6 +88,12 @@ void check_shape_guards(const sym::ShapeEnv& env, const Graph& graph,
   for (const Node* n : graph.nodes()) {
     if (n->op() == Opcode::kPlaceholder) names.push_back(n->name());
   }
+  check_shape_guards(env, names, inputs);
+}
+
+void check_shape_guards(const sym::ShapeEnv& env,
+                        const std::vector<std::string_view>& names,
+                        const std::vector<c10::IValue>& inputs) {
   auto shape_of =
       [&](const std::string& placeholder) -> std::optional<sym::TensorShape> {
     for (size_t i = 0; i < names.size() && i < inputs.size(); ++i) {

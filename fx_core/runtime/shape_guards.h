@@ -14,6 +14,7 @@
 #include <ATen/core/ivalue.h>
 
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "fx_core/ir/graph.h"
@@ -31,6 +32,11 @@ std::shared_ptr<const sym::ShapeEnv> graph_shape_env(
 // `env`; throws FxError with the environment's message (the placeholder,
 // the dimension, the guard) when they break it.
 void check_shape_guards(const sym::ShapeEnv& env, const Graph& graph,
+                        const std::vector<c10::IValue>& inputs);
+// The same for inputs named by `placeholders` (one per input, in order: the
+// graph's placeholders when `env` was derived from it).
+void check_shape_guards(const sym::ShapeEnv& env,
+                        const std::vector<std::string_view>& placeholders,
                         const std::vector<c10::IValue>& inputs);
 
 }  // namespace fx

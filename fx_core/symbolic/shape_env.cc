@@ -29,7 +29,7 @@ void ShapeEnv::set_hint(std::string_view symbol, int64_t value) {
   hints_.emplace_back(std::string(symbol), value);
 }
 
-void ShapeEnv::add_guard(Relation guard) {
+void ShapeEnv::add_guard(Relation guard, std::string printed) {
   if (std::optional<bool> decided = guard.decided()) {
     if (!*decided) {
       throw FxError(cat("a guard comparing ", guard.lhs.str(), " and ",
@@ -37,8 +37,9 @@ void ShapeEnv::add_guard(Relation guard) {
     }
     return;
   }
-  if (std::find(guards_.begin(), guards_.end(), guard) != guards_.end()) {
-    return;
+  if (printed.empty()) printed = guard.str();
+  for (size_t i = 0; i < guards_.size(); ++i) {
+    if (guards_[i] == guard && guard_texts_[i] == printed) return;
   }
   std::vector<std::string> names = guard.lhs.free_symbols();
   for (std::string& n : guard.rhs.free_symbols()) {
@@ -49,6 +50,7 @@ void ShapeEnv::add_guard(Relation guard) {
   std::sort(names.begin(), names.end());
   guard_symbols_.push_back(std::move(names));
   guards_.push_back(std::move(guard));
+  guard_texts_.push_back(std::move(printed));
 }
 
 std::vector<std::string> ShapeEnv::symbols() const {
@@ -231,7 +233,13 @@ absl::StatusOr<Bindings> ShapeEnv::bind(const ShapeOf& shape_of) const {
 
 absl::StatusOr<ShapeEnv> declared_shape_env(
     const std::vector<std::pair<std::string, int64_t>>& hints,
-    const std::vector<std::string>& guards) {
+    const std::vector<std::string>& guards,
+    const std::vector<std::string>& printed) {
+  if (!printed.empty() && printed.size() != guards.size()) {
+    return absl::InvalidArgumentError(cat("shape_env has ", guards.size(),
+                                          " guards but ", printed.size(),
+                                          " printed texts"));
+  }
   ShapeEnv env;
   for (const auto& [name, value] : hints) {
     absl::StatusOr<Expr> symbol = parse_sym_expr(name);
@@ -249,7 +257,8 @@ absl::StatusOr<ShapeEnv> declared_shape_env(
               "\": ", std::string(guard.status().message())));
     }
     try {
-      env.add_guard(*std::move(guard));
+      env.add_guard(*std::move(guard),
+                    printed.empty() ? std::string() : printed[i]);
     } catch (const FxError& e) {
       return absl::InvalidArgumentError(
           cat("shape_env guard [", i, "] \"", guards[i], "\": ", e.what()));
@@ -260,8 +269,8 @@ absl::StatusOr<ShapeEnv> declared_shape_env(
 
 std::string ShapeEnv::format_guards() const {
   std::string out;
-  for (const Relation& guard : guards_) {
-    out += cat(out.empty() ? "" : "\n", " - ", guard.str());
+  for (const std::string& text : guard_texts_) {
+    out += cat(out.empty() ? "" : "\n", " - ", text);
   }
   return out;
 }

@@ -12,7 +12,10 @@
 //    duck sizing: sizes equal at capture share one symbol) requires them equal.
 //  - Guards are relations that held at capture and must hold for every
 //    input the graph runs on (1.13's guards, each as the relation that
-//    holds: a guard recorded False is kept negated).
+//    holds: a guard recorded False is kept negated). Each keeps the text
+//    the capture printed it as (1.13's format_guards() line: the expression
+//    it evaluated and the value it had, `Not(Eq(a, b))`, `t0.size(1)/2 > 1`),
+//    or its relation's text when the capture gave none.
 //  - Hints are the symbols' values at capture (1.13's var_to_val).
 //  - bind() gives every symbol's value for real sizes, or an error that
 //    names the placeholder, the dimension and what it breaks (a rank, a
@@ -66,12 +69,16 @@ class ShapeEnv {
                  std::vector<Expr> strides = {});
   // A symbol's value at capture.
   void set_hint(std::string_view symbol, int64_t value);
-  // A relation every input must satisfy. A relation sympy decides on its
-  // own (no symbol left) is dropped when true, refused (FxError) when false.
-  void add_guard(Relation guard);
+  // A relation every input must satisfy, and the text the capture printed
+  // it as (empty: the relation's own). A relation sympy decides on its own
+  // (no symbol left) is dropped when true, refused (FxError) when false; one
+  // held already with the same text is dropped.
+  void add_guard(Relation guard, std::string printed = {});
 
   const std::vector<Input>& inputs() const { return inputs_; }
   const std::vector<Relation>& guards() const { return guards_; }
+  // Guard i as the capture printed it (guards()[i]'s text when it gave none).
+  const std::string& guard_text(size_t i) const { return guard_texts_[i]; }
   // The hints, in the order they were set.
   const std::vector<std::pair<std::string, int64_t>>& hints() const {
     return hints_;
@@ -90,7 +97,9 @@ class ShapeEnv {
   // declarations and every guard.
   absl::StatusOr<Bindings> bind(const ShapeOf& shape_of) const;
 
-  // torch 1.13's ShapeEnv.format_guards(): " - GUARD" lines.
+  // torch 1.13's ShapeEnv.format_guards(): " - GUARD" lines, each guard as
+  // guard_text() gives it (byte for byte 1.13's for a make_fx capture whose
+  // printed texts came in with its guards).
   std::string format_guards() const;
 
  private:
@@ -116,6 +125,7 @@ class ShapeEnv {
 
   std::vector<Input> inputs_;
   std::vector<Relation> guards_;
+  std::vector<std::string> guard_texts_;  // one per guard
   // Each guard's symbols, sorted (computed once: bind() runs per call).
   std::vector<std::vector<std::string>> guard_symbols_;
   std::vector<std::pair<std::string, int64_t>> hints_;
@@ -123,10 +133,13 @@ class ShapeEnv {
 
 // An environment of hints and guards only (what a capture recorded, as
 // text: `{"t0.size(0)": 4}`, `["Eq(Mod(t0.size(1), 2), 0)"]`), every text
-// parsed; the error names the guard or hint that does not parse.
+// parsed; the error names the guard or hint that does not parse. `printed`
+// is empty or holds one text per guard: how the capture printed it
+// (guard_text(); never parsed).
 absl::StatusOr<ShapeEnv> declared_shape_env(
     const std::vector<std::pair<std::string, int64_t>>& hints,
-    const std::vector<std::string>& guards);
+    const std::vector<std::string>& guards,
+    const std::vector<std::string>& printed = {});
 
 }  // namespace fx::sym
 

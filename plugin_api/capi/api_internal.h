@@ -155,6 +155,7 @@ void fill_extension_entries(FxApi& table);  // extension_api.cc
 void fill_rewrite_entries(FxApi& table);    // rewrite_api.cc
 void fill_partition_entries(FxApi& table);  // partition_api.cc
 void fill_delegate_entries(FxApi& table);   // delegate_api.cc
+void fill_shape_env_entries(FxApi& table);  // shape_env_api.cc
 
 }  // namespace fx::host::internal
 

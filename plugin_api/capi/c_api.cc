@@ -314,8 +314,8 @@ const FxArg* arg_item(const FxArg* a, size_t i) {
 void fill_arg_inspection_entries(FxApi& t) {
   t.ArgKind = [](const FxArg* a) {
     if (a == nullptr) return FX_ARG_NONE;
-    // No FxArgKind for symbolic ints yet: plugins read their expression as a
-    // string (ArgGetString).
+    // Symbolic ints have no FxArgKind (old plugins' switches): a string
+    // (ArgGetString: the expression) that ArgIsSymInt (version 8) tells apart.
     if (unwrap(a)->is_symint()) return FX_ARG_STRING;
     return static_cast<FxArgKind>(unwrap(a)->kind());
   };
@@ -829,6 +829,7 @@ FxApi make_api() {
   fill_option_entries(t);
   fill_partition_entries(t);
   fill_delegate_entries(t);
+  fill_shape_env_entries(t);
   return t;
 }
 
@@ -854,11 +855,13 @@ constexpr size_t entries_end(uint32_t version) {
     case 5:  // version 6 adds no entries: versions 5 and 6 end here
     case 6:
       return offsetof(FxApi, NodeOperatorEffects);
+    case 7:
+      return offsetof(FxApi, ArgIsSymInt);
     default:
       return sizeof(FxApi);
   }
 }
-static_assert(FX_API_VERSION == 7,
+static_assert(FX_API_VERSION == 8,
               "a new API version: add where its entries end to entries_end");
 
 // The whole table cut down to `version`: later entries zeroed.

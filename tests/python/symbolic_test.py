@@ -8,6 +8,7 @@ several shapes. Run by fx_sdk_test.sh.
 
 import json
 import os
+import re
 
 import pytest
 import torch
@@ -223,3 +224,67 @@ def test_every_case_agrees_with_torchs_guards(name):
             assert not torch_accepts, f"size {size}: {e}"
             continue
         torch.testing.assert_close(got, fn(*inputs))
+
+
+def torch_sources(gm):
+    """torch's name for each symbol says where it comes from: tN.size(D)
+    (tN.stride(D)) is the size (stride) D of the N-th placeholder."""
+    placeholders = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+    out = {}
+    for symbol in map(str, gm.shape_env.var_to_val):
+        m = re.fullmatch(r"t(\d+)\.(size|stride)\((\d+)\)", symbol)
+        assert m, symbol
+        out[symbol] = (placeholders[int(m[1])], int(m[3]), m[2] == "stride")
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_shape_env_is_torchs(name):
+    gm = traced(name)
+    env = fx_sdk.from_torch_fx(gm).shape_env
+    assert isinstance(env, fx_sdk.ShapeEnv)
+    assert env.format_guards() == gm.shape_env.format_guards()
+    assert env.guards == [line[3:] for line in
+                          gm.shape_env.format_guards().splitlines()]
+    assert env.hints == {str(k): int(v)
+                         for k, v in gm.shape_env.var_to_val.items()}
+    assert env.sources == torch_sources(gm)
+    assert env.relations == torchfx_export.shape_env(gm)["guards"]
+    fn, make, k, others = CASES[name]
+    env.check(*make(k))
+
+
+def test_the_shape_env_check_names_guard_placeholder_and_dimension():
+    gm = traced("view_computed")
+    env = fx_sdk.from_torch_fx(gm).shape_env
+    assert gm.shape_env.format_guards().count("\n") >= 3, "guards expected"
+    env.check(torch.randn(5, 8), torch.randn(3))
+    with pytest.raises(RuntimeError, match=r"the guard Eq\(t0\.size\(0\)\*"
+                       r"\(Mod\(t0\.size\(1\), 2\)\), 0\) does not hold: "
+                       r"t0\.size\(0\) = 5 \(placeholder 'x_1' dimension 0\), "
+                       r"t0\.size\(1\) = 7 \(placeholder 'x_1' dimension 1\)"):
+        env.check(torch.randn(5, 7), torch.randn(3))
+    assert not gm.shape_env.evaluate_guards_for_args(torch.randn(5, 7),
+                                                     torch.randn(3))
+    with pytest.raises(RuntimeError, match="placeholder 'x_1' has 3 "
+                       "dimensions, but the graph was captured for 2"):
+        env.check(torch.randn(5, 6, 1), torch.randn(3))
+
+
+def test_the_shape_env_survives_the_file_with_torchs_text(tmp_path):
+    """printed_guards in the file's shape_env keep torch's text of each
+    guard: a bundle written and read again prints them as torch does."""
+    gm = traced("view_computed")
+    sdk = fx_sdk.from_torch_fx(gm)
+    text, weights = fx_sdk._C._to_bundle(sdk, include_nodes=True)
+    doc = json.loads(text)
+    assert doc["shape_env"]["printed_guards"] == \
+        sdk.shape_env.guards
+    assert doc["shape_env"]["guards"] == sdk.shape_env.relations
+
+
+def test_a_graph_without_symbols_has_no_shape_env():
+    gm = make_fx(lambda x: x * 2)(torch.randn(3, 4))
+    assert fx_sdk.from_torch_fx(gm).shape_env is None
+    assert fx_sdk.from_torch_fx(torch.fx.symbolic_trace(
+        torch.nn.ReLU())).shape_env is None

@@ -3,7 +3,8 @@
 // fx command: fx print and fx code give torch's text byte for byte, fx exec
 // runs it on shapes other than the captured one with eager's numbers, and
 // an input that breaks one of torch's guards is refused naming the guard,
-// the placeholder and the dimension. Needs python3-torch.
+// the placeholder and the dimension; fx exec --dynamic runs every shape
+// with one plan. Needs python3-torch.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
@@ -103,6 +104,52 @@ void SymbolicBundle::refuse_bad_input(const char* engine) {
             std::string::npos)
       << r.err;
   EXPECT_FALSE(std::filesystem::exists(file("bad_out.pt")));
+}
+
+// fx exec --dynamic: one plan runs the three shapes (several --inputs),
+// prints one plan build, and writes one output per set.
+TEST_F(SymbolicBundle, ExecDynamicRunsEveryShapeWithOnePlan) {
+  const std::string out = file("dynamic_out.pt");
+  Result r = run({"exec", file("graph.fx.json"), "--engine", "inference_plan",
+                  "--dynamic", "--inputs", file("input_0.pt"), "--inputs",
+                  file("input_1.pt"), "--inputs", file("input_2.pt"),
+                  "--inputs", file("input_0.pt"), "--outputs", out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "plan builds: 1\nshape specialisations: 3\n");
+  auto got = read_value_file(out);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  ASSERT_TRUE(got->isList());
+  ASSERT_EQ(got->toListRef().size(), 4u);
+  const int expected[] = {0, 1, 2, 0};
+  for (size_t i = 0; i < 4; ++i) {
+    auto want = read_value_file(
+        file("expected_" + std::to_string(expected[i]) + ".pt"));
+    ASSERT_TRUE(want.ok());
+    EXPECT_TRUE(at::allclose(got->toListRef()[i].toTensor(), want->toTensor(),
+                             1e-5, 1e-6))
+        << "set " << i;
+  }
+  // The static plan re-plans for each new shape.
+  r = run({"exec", file("graph.fx.json"), "--engine", "inference_plan",
+           "--inputs", file("input_0.pt"), "--inputs", file("input_1.pt"),
+           "--inputs", file("input_2.pt"), "--outputs", out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "plan builds: 3\nshape specialisations: 1\n");
+}
+
+// A set that breaks a guard stops the run with the guard's error, whatever
+// shapes the dynamic plan has already specialised; nothing is written.
+TEST_F(SymbolicBundle, ExecDynamicRefusesAnInputThatBreaksAGuard) {
+  const std::string out = file("dynamic_bad_out.pt");
+  Result r = run({"exec", file("graph.fx.json"), "--engine", "inference_plan",
+                  "--dynamic", "--inputs", file("input_0.pt"), "--inputs",
+                  file("input_bad.pt"), "--outputs", out});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("the guard Eq(t0.size(0)*(Mod(t0.size(1), 2)), 0) "
+                       "does not hold"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
 }
 
 }  // namespace

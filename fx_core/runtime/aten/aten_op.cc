@@ -285,6 +285,23 @@ bool assign(const Overload& ov, size_t first,
   return true;
 }
 
+// Where an assigned value sits among the call's arguments.
+AtenOp::ParamSource param_source(const c10::IValue* given, const Assignment& a,
+                                 const std::vector<c10::IValue>& args,
+                                 const AtenOp::Kwargs& kwargs, size_t first) {
+  using Kind = AtenOp::ParamSource::Kind;
+  if (given == nullptr) return {Kind::kDefault, 0};
+  // view(2, 3): the ints from the first positional argument on.
+  if (given == &a.gathered) return {Kind::kGathered, first};
+  if (!args.empty() && given >= &args.front() && given <= &args.back()) {
+    return {Kind::kPositional, static_cast<size_t>(given - &args.front())};
+  }
+  for (size_t k = 0; k < kwargs.size(); ++k) {
+    if (given == &kwargs[k].second) return {Kind::kKeyword, k};
+  }
+  return {Kind::kDefault, 0};
+}
+
 // Python's type checks on an assignment. When `compiling`, values that hold
 // a Node's (unknown) value pass; at run time there are none, so the hot path
 // does not look for them.
@@ -445,6 +462,26 @@ c10::IValue AtenOp::call(std::vector<c10::IValue> args, const Kwargs& kwargs,
     }
   }
   throw FxError(invalid_call_message(args, kwargs));
+}
+
+std::optional<AtenOp::Binding> AtenOp::bind(
+    const std::vector<c10::IValue>& args, const Kwargs& kwargs) const {
+  size_t first = target_.method ? 1 : 0;
+  for (bool numbers_as_tensors : {false, true}) {
+    for (const Overload& ov : overloads_) {
+      Assignment a;
+      if (!assign(ov, first, args, kwargs, &a) ||
+          !accepts(ov, a, numbers_as_tensors, /*compiling=*/false)) {
+        continue;
+      }
+      Binding b{&ov, std::vector<ParamSource>(ov.params.size())};
+      for (size_t p = 0; p < ov.params.size(); ++p) {
+        b.sources[p] = param_source(a.given[p], a, args, kwargs, first);
+      }
+      return b;
+    }
+  }
+  return std::nullopt;
 }
 
 std::string AtenOp::invalid_call_message(const std::vector<c10::IValue>& args,

@@ -26,6 +26,7 @@
 #include <ATen/core/ivalue.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -76,6 +77,23 @@ class AtenOp {
   c10::IValue call(std::vector<c10::IValue> args, const Kwargs& kwargs) const;
   c10::IValue call(std::vector<c10::IValue> args, const Kwargs& kwargs,
                    const std::vector<const Overload*>& among) const;
+
+  // Where a bound overload's parameter takes its value from.
+  struct ParamSource {
+    enum class Kind { kDefault, kPositional, kKeyword, kGathered };
+    Kind kind = Kind::kDefault;
+    size_t index = 0;  // into args (kPositional, the first of kGathered's
+                       // ints) or kwargs (kKeyword)
+  };
+  struct Binding {
+    const Overload* overload = nullptr;
+    std::vector<ParamSource> sources;  // per parameter, schema order
+  };
+  // The overload call() would run for `args` and `kwargs`, and where each
+  // of its parameters comes from; nullopt when none accepts them. Nothing
+  // runs.
+  std::optional<Binding> bind(const std::vector<c10::IValue>& args,
+                              const Kwargs& kwargs) const;
 
   const std::vector<Overload>& overloads() const { return overloads_; }
   const AtenTarget& target() const { return target_; }

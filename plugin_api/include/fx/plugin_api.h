@@ -84,6 +84,8 @@
  *    kernel or shape function call. Custom ops, leaf-module rules and
  *    (version 4) capture decompositions and leaf ops stay registered, and
  *    their plugin loaded, for the life of the process.
+ *  - FxShapeEnv* (version 8): owned by the caller, ReleaseShapeEnv; the
+ *    strings read from it are borrowed from it.
  *  - Backends (version 5): registered for the life of the process. A
  *    compiled object is the backend's, from its `compile` until the host
  *    calls its `release` (once, when the delegated module goes); the
@@ -112,7 +114,7 @@ extern "C" {
  * Version 1 was released twice with different tables (106 entries, then 123
  * with fourteen inserted before RegisterCustomOp); the host serves both
  * (released/README.md, "Version 1, twice"). */
-#define FX_API_VERSION 7
+#define FX_API_VERSION 8
 
 #if defined(_WIN32)
 #define FX_PLUGIN_EXPORT __declspec(dllexport)
@@ -130,6 +132,7 @@ typedef struct FxGraph FxGraph;
 typedef struct FxNode FxNode;
 typedef struct FxArg FxArg;
 typedef struct FxOptions FxOptions;
+typedef struct FxShapeEnv FxShapeEnv; /* version 8 */
 
 typedef enum FxStatusCode {
   FX_OK = 0,
@@ -167,6 +170,10 @@ typedef enum FxArgKind {
   FX_ARG_DEVICE = 12,        /* "cpu", "cuda:0" */
   FX_ARG_MEMORY_FORMAT = 13, /* "torch.contiguous_format" */
   FX_ARG_LAYOUT = 14         /* "torch.strided" */
+  /* A symbolic int (a size such as "2*t0.size(0)" in a symbolic graph's
+   * meta) has no kind of its own: ArgKind says FX_ARG_STRING, so switch
+   * statements written before it existed keep working, and ArgIsSymInt
+   * (version 8) tells it from a string. */
 } FxArgKind;
 
 /* --------------------------------------------------------- pass options */
@@ -866,6 +873,66 @@ struct FxApi {
    * functions such as operator.iadd are the caller's to know), for
    * placeholders, get_attr, call_module and output, and for NULL. */
   uint32_t (*NodeOperatorEffects)(const FxNode* node);
+
+  /* Version 8: symbolic shapes --------------------------------------------
+   * A symbolic graph (torch 1.13's make_fx(tracing_mode="symbolic")) names
+   * sizes instead of fixing them: its placeholders' meta['tensor_meta']
+   * holds symbolic ints (`t0.size(0)`, `2*t0.size(0)`), and it runs only on
+   * inputs that keep its shape environment: the symbols (one per size that
+   * varies, each with its hint, the value it had at capture, torch's
+   * var_to_val, and its source, the placeholder and dimension it is read
+   * from) and the guards (relations of the symbols the capture's decisions
+   * rested on). */
+  /* 1 when `arg` is a symbolic int (ArgKind says FX_ARG_STRING for it, and
+   * ArgGetString gives its expression as sympy prints it), else 0. */
+  int (*ArgIsSymInt)(const FxArg* arg);
+  /* A symbolic int from its expression ("2*t0.size(0)", "t0.size(1)//4"),
+   * stored as sympy prints it; FX_INVALID_ARGUMENT naming the offset when
+   * the text is not an integer expression of symbols. */
+  FxStatus* (*CreateSymInt)(const char* expression, FxArg** out);
+  /* A snapshot of `graph`'s shape environment, owned by the caller
+   * (ReleaseShapeEnv): the sizes its placeholders' tensor_meta declare,
+   * with the hints and guards the capture recorded (held by the graph's
+   * owning GraphModule; a graph without one has sizes only). *out is NULL
+   * when the graph is not symbolic. Later changes to the graph do not
+   * change it. FX_FAILED_PRECONDITION naming the placeholder whose
+   * tensor_meta holds a malformed size. */
+  FxStatus* (*GraphShapeEnv)(const FxGraph* graph, FxShapeEnv** out);
+  void (*ReleaseShapeEnv)(FxShapeEnv* env);
+  /* The symbols, in the order the placeholders' sizes and strides name
+   * them, then those only guards name. */
+  size_t (*ShapeEnvNumSymbols)(const FxShapeEnv* env);
+  /* Symbol `index`'s name ("t0.size(0)"), or NULL out of range. */
+  const char* (*ShapeEnvSymbolName)(const FxShapeEnv* env, size_t index);
+  /* Its hint; FX_NOT_FOUND when the capture recorded none. */
+  FxStatus* (*ShapeEnvSymbolHint)(const FxShapeEnv* env, size_t index,
+                                  int64_t* out);
+  /* The first placeholder size (or stride: *is_stride 1) that is the symbol
+   * alone: the placeholder's name (borrowed from env) and the dimension.
+   * Any of the out-parameters may be NULL. FX_NOT_FOUND when none is. */
+  FxStatus* (*ShapeEnvSymbolSource)(const FxShapeEnv* env, size_t index,
+                                    const char** placeholder, size_t* dim,
+                                    int* is_stride);
+  size_t (*ShapeEnvNumGuards)(const FxShapeEnv* env);
+  /* Guard `index` as torch 1.13's ShapeEnv.format_guards() prints it
+   * (without the leading " - "): the expression the capture evaluated and
+   * the value it had, "Not(Eq(t0.size(1), 2))", "t0.size(1)/2 > 1"; the
+   * relation's text when the capture recorded no printed form. NULL out of
+   * range. */
+  const char* (*ShapeEnvGuard)(const FxShapeEnv* env, size_t index);
+  /* The relation guard `index` checks, as sympy prints it: what must hold
+   * ("Ne(t0.size(1), 2)", "t0.size(1) > 2"; the fx-graph file's
+   * shape_env "guards"). NULL out of range. */
+  const char* (*ShapeEnvGuardRelation)(const FxShapeEnv* env, size_t index);
+  /* Checks the shapes of `inputs`, one per placeholder of the graph in
+   * order (as GraphRun takes them; data is not read; NULL for a placeholder
+   * that is not a tensor; NULL strides are row-major) against the
+   * environment: every symbol's size, the sizes the capture specialised
+   * (0 and 1 always), equal sizes where one symbol stands for several, and
+   * every guard. FX_INVALID_ARGUMENT with a message naming the placeholder,
+   * the dimension and the guard (with its symbols' values) otherwise. */
+  FxStatus* (*ShapeEnvCheck)(const FxShapeEnv* env,
+                             const DLTensor* const* inputs, size_t num_inputs);
 };
 
 /* NodeOperatorEffects' bits (version 7). */

@@ -49,6 +49,7 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -101,6 +102,10 @@ class ArgView {
   FxArgKind kind() const;
   bool is_none() const;
   bool is_node() const;
+  // A symbolic int: kind() says FX_ARG_STRING and as_string() gives its
+  // expression ("2*t0.size(0)"). Version 8: ArgIsSymInt (FX_UNIMPLEMENTED
+  // on an older host, which cannot tell it from a string).
+  bool is_symint() const;
   // The value; Error when the argument is not of that kind. as_float accepts
   // ints too; as_string reads strings, dtypes, devices, memory formats and
   // layouts.
@@ -147,6 +152,9 @@ class Arg {
   // torch.float32 from "torch.float32"; a device from "cpu", "cuda:0".
   static Arg dtype(const char* name);
   static Arg device(const char* name);
+  // A symbolic int from its expression, stored as sympy prints it (version
+  // 8: CreateSymInt; Error FX_INVALID_ARGUMENT when it does not parse).
+  static Arg symint(const char* expression);
 
   // Takes ownership of an argument the host returned.
   static Arg adopt(FxArg* owned) { return Arg(owned); }
@@ -252,6 +260,54 @@ class InsertGuard {
   int saved_after_ = 0;
 };
 
+// A symbolic graph's shape environment (version 8): a snapshot owned by the
+// plugin, taken by Graph::shape_env(). Empty (false) for a graph that is
+// not symbolic.
+class ShapeEnv {
+ public:
+  // Where a symbol's value is read from: a placeholder's size or stride.
+  struct Source {
+    std::string placeholder;
+    size_t dim = 0;
+    bool stride = false;
+  };
+  struct Symbol {
+    std::string name;              // "t0.size(0)"
+    std::optional<int64_t> hint;   // its value at capture (var_to_val)
+    std::optional<Source> source;  // none when only guards name it
+  };
+  // One guard: how the capture printed it (torch 1.13's format_guards()
+  // line) and the relation that must hold (sympy's text).
+  struct Guard {
+    std::string text;
+    std::string relation;
+  };
+
+  ShapeEnv() = default;
+  explicit ShapeEnv(FxShapeEnv* owned) : env_(owned) {}
+  ShapeEnv(ShapeEnv&& o) noexcept : env_(std::exchange(o.env_, nullptr)) {}
+  ShapeEnv& operator=(ShapeEnv&& o) noexcept;
+  ShapeEnv(const ShapeEnv&) = delete;
+  ShapeEnv& operator=(const ShapeEnv&) = delete;
+  ~ShapeEnv();
+
+  explicit operator bool() const { return env_ != nullptr; }
+  FxShapeEnv* get() const { return env_; }
+  // In the order the placeholders name them, then those only guards name.
+  std::vector<Symbol> symbols() const;
+  std::vector<Guard> guards() const;
+  // torch 1.13's ShapeEnv.format_guards(): " - TEXT" lines joined by "\n".
+  std::string format_guards() const;
+  // Checks the shapes of one input per placeholder, in order (data is not
+  // read; nullptr for a placeholder that is not a tensor). Error
+  // (FX_INVALID_ARGUMENT) naming the placeholder, the dimension and the
+  // guard the shapes break.
+  void check(const std::vector<const DLTensor*>& inputs) const;
+
+ private:
+  FxShapeEnv* env_ = nullptr;
+};
+
 // A borrowed graph.
 class Graph {
  public:
@@ -322,6 +378,9 @@ class Graph {
   void set_attr_tensor(const char* name, DLManagedTensor* tensor);
   // The type of the submodule `name` ("torch.nn.Linear").
   std::string module_type(const char* name) const;
+  // The graph's shape environment now (version 8: GraphShapeEnv); empty
+  // when the graph is not symbolic.
+  ShapeEnv shape_env() const;
 
  private:
   FxGraph* graph_;

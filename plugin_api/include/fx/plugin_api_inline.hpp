@@ -48,6 +48,10 @@ inline std::string take_string(char* text) {
 inline FxArgKind ArgView::kind() const { return api()->ArgKind(arg_); }
 inline bool ArgView::is_none() const { return kind() == FX_ARG_NONE; }
 inline bool ArgView::is_node() const { return kind() == FX_ARG_NODE; }
+inline bool ArgView::is_symint() const {
+  require_api_version(8, "ArgIsSymInt");
+  return api()->ArgIsSymInt(arg_) != 0;
+}
 
 inline bool ArgView::as_bool() const {
   int v = 0;
@@ -176,6 +180,13 @@ inline Arg Arg::dtype(const char* name) {
 
 inline Arg Arg::device(const char* name) {
   return torch_value(FX_ARG_DEVICE, name);
+}
+
+inline Arg Arg::symint(const char* expression) {
+  require_api_version(8, "CreateSymInt");
+  FxArg* out = nullptr;
+  check(api()->CreateSymInt(expression, &out));
+  return Arg(out);
 }
 
 // --------------------------------------------------------------------- Node
@@ -445,6 +456,76 @@ inline std::string Graph::module_type(const char* name) const {
   char* out = nullptr;
   check(api()->GraphModuleType(graph_, name, &out));
   return take_string(out);
+}
+
+inline ShapeEnv Graph::shape_env() const {
+  require_api_version(8, "GraphShapeEnv");
+  FxShapeEnv* out = nullptr;
+  check(api()->GraphShapeEnv(graph_, &out));
+  return ShapeEnv(out);
+}
+
+// ----------------------------------------------------------------- ShapeEnv
+
+inline ShapeEnv& ShapeEnv::operator=(ShapeEnv&& o) noexcept {
+  if (this != &o) {
+    if (env_ != nullptr) api()->ReleaseShapeEnv(env_);
+    env_ = std::exchange(o.env_, nullptr);
+  }
+  return *this;
+}
+
+inline ShapeEnv::~ShapeEnv() {
+  if (env_ != nullptr) api()->ReleaseShapeEnv(env_);
+}
+
+inline std::vector<ShapeEnv::Symbol> ShapeEnv::symbols() const {
+  std::vector<Symbol> out;
+  size_t n = env_ ? api()->ShapeEnvNumSymbols(env_) : 0;
+  for (size_t i = 0; i < n; ++i) {
+    Symbol s;
+    s.name = api()->ShapeEnvSymbolName(env_, i);
+    int64_t hint = 0;
+    FxStatus* status = api()->ShapeEnvSymbolHint(env_, i, &hint);
+    if (status == nullptr) s.hint = hint;
+    api()->ReleaseStatus(status);
+    Source at;
+    const char* placeholder = nullptr;
+    int stride = 0;
+    status =
+        api()->ShapeEnvSymbolSource(env_, i, &placeholder, &at.dim, &stride);
+    if (status == nullptr) {
+      at.placeholder = placeholder;
+      at.stride = stride != 0;
+      s.source = std::move(at);
+    }
+    api()->ReleaseStatus(status);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+inline std::vector<ShapeEnv::Guard> ShapeEnv::guards() const {
+  std::vector<Guard> out;
+  size_t n = env_ ? api()->ShapeEnvNumGuards(env_) : 0;
+  for (size_t i = 0; i < n; ++i) {
+    out.push_back(
+        {api()->ShapeEnvGuard(env_, i), api()->ShapeEnvGuardRelation(env_, i)});
+  }
+  return out;
+}
+
+inline std::string ShapeEnv::format_guards() const {
+  std::string out;
+  for (const Guard& g : guards()) {
+    out += (out.empty() ? " - " : "\n - ") + g.text;
+  }
+  return out;
+}
+
+inline void ShapeEnv::check(const std::vector<const DLTensor*>& inputs) const {
+  if (env_ == nullptr) return;
+  fxp::check(api()->ShapeEnvCheck(env_, inputs.data(), inputs.size()));
 }
 
 // -------------------------------------------------------------------- Value

@@ -203,6 +203,31 @@ TEST(GraphFileRead, KeepsSymbolicIntsInMeta) {
   EXPECT_EQ(to_graph_json(*again), written);
 }
 
+// printed_guards: torch's own text of each guard (the expression it
+// evaluated and its value), kept for format_guards() and written back.
+TEST(GraphFileRead, KeepsTheGuardsPrintedTexts) {
+  std::string text(kSymbolic);
+  text.insert(text.rfind('}'),
+              R"json(, "shape_env": {"hints": {"t0.size(0)": 4},
+              "guards": ["Ne(t0.size(0), 2)", "t0.size(0) > 2"],
+              "printed_guards": ["Not(Eq(t0.size(0)/2, 1))",
+                                 "t0.size(0)/2 > 1"]})json");
+  absl::StatusOr<GraphFile> file = parse_graph_json(text, "symbolic");
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  ASSERT_NE(file->shape_env, nullptr);
+  EXPECT_EQ(file->shape_env->format_guards(),
+            " - Not(Eq(t0.size(0)/2, 1))\n - t0.size(0)/2 > 1");
+  EXPECT_EQ(file->shape_env->guards()[0].str(), "Ne(t0.size(0), 2)");
+  std::string written = to_graph_json(*file);
+  EXPECT_THAT(written, HasSubstr(R"json("printed_guards": [
+   "Not(Eq(t0.size(0)/2, 1))",
+   "t0.size(0)/2 > 1"
+  ])json"));
+  absl::StatusOr<GraphFile> again = parse_graph_json(written, "again");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(to_graph_json(*again), written);
+}
+
 TEST(GraphFileRead, KeepsTheShapeEnvironment) {
   std::string text(kSymbolic);
   text.insert(text.rfind('}'),
@@ -245,7 +270,15 @@ TEST(GraphFileErrors, AMalformedShapeEnvironmentIsRefused) {
             "g.json: field 'shape_env': hint 's0' must be an integer");
   EXPECT_EQ(with_env(R"json({"guard": []})json"),
             "g.json: field 'shape_env': unknown or malformed entry 'guard' "
-            "(expected hints, an object, and guards, an array)");
+            "(expected hints, an object, and guards and printed_guards, "
+            "arrays)");
+  EXPECT_EQ(with_env(R"json({"guards": ["t0.size(0) > 2"],
+                            "printed_guards": []})json"),
+            "g.json: field 'shape_env': printed_guards has 0 texts for 1 "
+            "guards");
+  EXPECT_EQ(with_env(R"json({"guards": ["t0.size(0) > 2"],
+                            "printed_guards": [3]})json"),
+            "g.json: field 'shape_env': printed_guards must be strings");
   EXPECT_EQ(with_env(R"json({"guards": ["Eq(2, 3)"]})json"),
             "g.json: field 'shape_env': shape_env guard [0] \"Eq(2, 3)\": a "
             "guard comparing 2 and 3 can never hold");

@@ -126,6 +126,26 @@ TEST(ShapeEnvTest, DeclaredEnvironmentsParseTheirTextOrNameIt) {
   EXPECT_TRUE(env->guards().empty());
 }
 
+// A guard keeps the text the capture printed it as (torch 1.13's
+// format_guards() line) beside the relation it checks.
+TEST(ShapeEnvTest, GuardsKeepTheTextTheCapturePrinted) {
+  absl::StatusOr<ShapeEnv> env = declared_shape_env(
+      {{"t0.size(0)", 4}}, {"Ne(t0.size(0), 2)", "t0.size(0) > 2"},
+      {"Not(Eq(t0.size(0)/2, 1))", "t0.size(0)/2 > 1"});
+  ASSERT_TRUE(env.ok()) << env.status();
+  EXPECT_EQ(env->guard_text(0), "Not(Eq(t0.size(0)/2, 1))");
+  EXPECT_EQ(env->guards()[0].str(), "Ne(t0.size(0), 2)");
+  EXPECT_EQ(env->format_guards(),
+            " - Not(Eq(t0.size(0)/2, 1))\n - t0.size(0)/2 > 1");
+  ShapeEnv plain;
+  plain.add_guard(r("t0.size(0) > 2"));
+  plain.add_guard(r("t0.size(0) > 2"));  // the same guard again: dropped
+  plain.add_guard(r("t0.size(0) > 2"), "t0.size(0)/2 > 1");  // kept
+  EXPECT_EQ(plain.format_guards(), " - t0.size(0) > 2\n - t0.size(0)/2 > 1");
+  EXPECT_EQ(error_of(declared_shape_env({}, {"t0.size(0) > 2"}, {"a", "b"})),
+            "shape_env has 1 guards but 2 printed texts");
+}
+
 TEST(ShapeEnvTest, AGuardThatCannotBeComputedIsAnErrorNotACrash) {
   ShapeEnv env;
   env.add_input("x", {e("s0"), e("s1")});

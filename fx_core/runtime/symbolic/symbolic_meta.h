@@ -1,0 +1,35 @@
+// Symbolic shape propagation driven by a shape environment, and its result
+// written into the graph as torch.fx's passes leave it.
+//
+// symbolic_shape_prop(gm, env): the inputs are `env`'s placeholders with
+// their declared sizes (a symbolic graph's own, graph_shape_env(), or sizes
+// a user named: `Bx3x224x224`); every symbol needs a hint in `env`. The
+// examples run at the hints are meta tensors of the hint sizes with the
+// dtype of the placeholder's tensor_meta (float32 without one). A
+// placeholder `env` does not declare must be a tensor with a tensor_meta of
+// concrete sizes. Then every node gets, as ShapeProp / make_fx leave them:
+//  - a tensor: meta['tensor_meta'] {shape, dtype, stride, requires_grad,
+//    memory_format} with symbolic sizes as symints (stride left out when
+//    not known, see symbolic_shape_prop.h);
+//  - a tuple or list holding tensors: a tuple of those dicts;
+//  - a symbolic int (sym_size and its arithmetic): meta['val'].
+// Nothing is written unless the whole propagation succeeds (FxError names
+// the node; the graph is unchanged). Returns the guards taken.
+#ifndef FX_CORE_RUNTIME_SYMBOLIC_SYMBOLIC_META_H_
+#define FX_CORE_RUNTIME_SYMBOLIC_SYMBOLIC_META_H_
+
+#include <vector>
+
+#include "fx_core/symbolic/shape_env.h"
+#include "fx_core/symbolic/sym_relation.h"
+
+namespace fx {
+
+class GraphModule;
+
+std::vector<sym::Relation> symbolic_shape_prop(GraphModule& gm,
+                                               const sym::ShapeEnv& env);
+
+}  // namespace fx
+
+#endif  // FX_CORE_RUNTIME_SYMBOLIC_SYMBOLIC_META_H_

@@ -1,0 +1,59 @@
+#include "fx_core/symbolic/guard_recorder.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace fx::sym {
+
+Relation negated(const Relation& relation) {
+  using Op = Relation::Op;
+  Op op = Op::kEq;
+  switch (relation.op) {
+    case Op::kEq:
+      op = Op::kNe;
+      break;
+    case Op::kNe:
+      op = Op::kEq;
+      break;
+    case Op::kLt:
+      op = Op::kGe;
+      break;
+    case Op::kGe:
+      op = Op::kLt;
+      break;
+    case Op::kLe:
+      op = Op::kGt;
+      break;
+    case Op::kGt:
+      op = Op::kLe;
+      break;
+  }
+  return Relation{op, relation.lhs, relation.rhs};
+}
+
+bool GuardRecorder::decide(const Relation& relation) {
+  if (std::optional<bool> known = relation.decided()) return *known;
+  bool holds = relation.compare(hints_);
+  record(holds ? relation : negated(relation));
+  return holds;
+}
+
+int64_t GuardRecorder::specialize(const Expr& expr) {
+  if (std::optional<int64_t> known = expr.as_integer()) return *known;
+  int64_t value = hint(expr);
+  record(Relation{Relation::Op::kEq, expr, Expr::integer(value)});
+  return value;
+}
+
+int64_t GuardRecorder::hint(const Expr& expr) const {
+  return expr.evaluate(hints_);
+}
+
+void GuardRecorder::record(Relation guard) {
+  if (std::find(guards_.begin(), guards_.end(), guard) != guards_.end()) {
+    return;
+  }
+  guards_.push_back(std::move(guard));
+}
+
+}  // namespace fx::sym

@@ -1,0 +1,94 @@
+// fx_sdk.symbolic_shape_prop: symbolic shape propagation on an SDK
+// GraphModule (fx::symbolic_shape_prop): the placeholders' sizes are the
+// symbolic graph's own (make_fx(tracing_mode="symbolic")), or sizes the
+// caller names per placeholder (symbols, integers, expressions as text) with
+// a hint for each symbol. Writes meta['tensor_meta'] (symbolic sizes) on
+// every node and returns the guards taken, as sympy prints them. Errors
+// raise ValueError naming the placeholder, the dimension or the node.
+#include <pybind11/stl.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/shape_guards.h"
+#include "fx_core/runtime/symbolic/symbolic_meta.h"
+#include "fx_core/support/error.h"
+#include "fx_core/support/strings.h"
+#include "fx_core/symbolic/shape_env.h"
+#include "fx_core/symbolic/sym_parser.h"
+#include "python/bindings.h"
+
+namespace py = pybind11;
+
+namespace fx_sdk {
+namespace {
+
+using SizeSpec = std::vector<std::variant<int64_t, std::string>>;
+
+fx::sym::Expr size_expr(const std::variant<int64_t, std::string>& size,
+                        const std::string& placeholder, size_t dim) {
+  if (const int64_t* i = std::get_if<int64_t>(&size)) {
+    return fx::sym::Expr::integer(*i);
+  }
+  absl::StatusOr<fx::sym::Expr> e =
+      fx::sym::parse_sym_expr(std::get<std::string>(size));
+  if (!e.ok()) {
+    throw py::value_error(fx::cat("shapes['", placeholder, "'][", dim,
+                                  "]: ", std::string(e.status().message())));
+  }
+  return *std::move(e);
+}
+
+// The environment the caller names, or the graph's own.
+fx::sym::ShapeEnv requested_env(const fx::GraphModule& gm,
+                                const std::map<std::string, SizeSpec>& shapes,
+                                const std::map<std::string, int64_t>& hints) {
+  fx::sym::ShapeEnv env;
+  if (shapes.empty()) {
+    std::shared_ptr<const fx::sym::ShapeEnv> own =
+        fx::graph_shape_env(gm.graph(), gm.declared_shape_env().get());
+    if (own == nullptr) {
+      throw py::value_error(
+          "the graph has no symbolic sizes: name them with shapes=");
+    }
+    env = *own;
+  }
+  for (const auto& [placeholder, sizes] : shapes) {
+    std::vector<fx::sym::Expr> exprs;
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      exprs.push_back(size_expr(sizes[d], placeholder, d));
+    }
+    env.add_input(placeholder, std::move(exprs));
+  }
+  for (const auto& [symbol, value] : hints) env.set_hint(symbol, value);
+  return env;
+}
+
+std::vector<std::string> symbolic_shape_prop(
+    fx::GraphModule& gm, const std::map<std::string, SizeSpec>& shapes,
+    const std::map<std::string, int64_t>& hints) {
+  fx::sym::ShapeEnv env = requested_env(gm, shapes, hints);
+  std::vector<fx::sym::Relation> guards;
+  try {
+    guards = fx::symbolic_shape_prop(gm, env);
+  } catch (const fx::FxError& e) {
+    throw py::value_error(e.what());
+  }
+  std::vector<std::string> out;
+  for (const fx::sym::Relation& g : guards) out.push_back(g.str());
+  return out;
+}
+
+}  // namespace
+
+void bind_symbolic_shape_prop(py::module_& m) {
+  m.def("_symbolic_shape_prop", &symbolic_shape_prop, py::arg("gm"),
+        py::arg("shapes"), py::arg("hints"));
+}
+
+}  // namespace fx_sdk
