@@ -5,8 +5,10 @@
 //
 // The plan points into the GraphModule, so a CompiledGraph holds it; one
 // runs at a time (the plan reuses its buffers), the GIL released meanwhile.
-// Calls with inputs of other shapes re-plan; with grad mode on they run
-// GraphModule::forward (inference_plan.h).
+// A static plan (the default) re-plans on inputs of other shapes; a dynamic
+// one (dynamic=True) runs every shape with one plan, specialising its
+// kernels lazily per shape; `plan_builds` counts the plans built. With grad
+// mode on both run GraphModule::forward (inference_plan.h).
 #include <torch/csrc/jit/python/pybind_utils.h>
 #include <torch/extension.h>
 
@@ -30,11 +32,13 @@ class CompiledGraph {
   // Plans `gm` for inputs like `example_inputs`; ValueError naming the node
   // when the graph cannot run on them.
   CompiledGraph(std::shared_ptr<fx::GraphModule> gm,
-                std::vector<c10::IValue> example_inputs)
+                std::vector<c10::IValue> example_inputs, bool dynamic)
       : gm_(std::move(gm)) {
     try {
       py::gil_scoped_release released;
-      plan_ = fx::InferencePlan::build(*gm_, std::move(example_inputs));
+      plan_ = fx::InferencePlan::build(
+          *gm_, std::move(example_inputs),
+          dynamic ? fx::PlanShapes::kDynamic : fx::PlanShapes::kStatic);
     } catch (const fx::FxError& e) {
       throw py::value_error(e.what());
     }
@@ -63,8 +67,18 @@ class CompiledGraph {
     d["buffer_bytes"] = s.buffer_bytes;
     d["replans"] = s.replans;
     d["forward_calls"] = s.forward_calls;
+    d["dynamic"] = s.dynamic;
+    d["plan_builds"] = s.plan_builds;
+    d["shape_specialisations"] = s.shape_specialisations;
+    d["live_specialisations"] = s.live_specialisations;
+    d["shared_buffer_bytes"] = s.shared_buffer_bytes;
+    d["weight_packs"] = s.weight_packs;
+    d["onednn_steps"] = s.onednn_steps;
+    d["direct_fallbacks"] = s.direct_fallbacks;
     return d;
   }
+
+  size_t plan_builds() const { return plan_->stats().plan_builds; }
 
  private:
   std::shared_ptr<fx::GraphModule> gm_;
@@ -86,15 +100,23 @@ void bind_compiled_graph(py::module_& m) {
       .def_property_readonly(
           "stats", &CompiledGraph::stats,
           "What the plan does: steps, direct_steps (bound to ATen CPU "
-          "kernels), fallback_steps, buffers, buffer_bytes, replans, "
-          "forward_calls.");
+          "kernels), onednn_steps, fallback_steps, buffers, buffer_bytes, "
+          "replans, forward_calls, direct_fallbacks; dynamic, plan_builds, "
+          "shape_specialisations (shapes specialised lazily so far), "
+          "live_specialisations, shared_buffer_bytes, weight_packs (dynamic "
+          "plans).")
+      .def_property_readonly(
+          "plan_builds", &CompiledGraph::plan_builds,
+          "How many plans it has built: 1 for a dynamic plan however many "
+          "shapes it ran; a static one adds one per re-plan.");
   m.def(
       "_compile",
-      [](std::shared_ptr<fx::GraphModule> gm, const py::list& example_inputs) {
-        return std::make_unique<CompiledGraph>(std::move(gm),
-                                               to_ivalues(example_inputs));
+      [](std::shared_ptr<fx::GraphModule> gm, const py::list& example_inputs,
+         bool dynamic) {
+        return std::make_unique<CompiledGraph>(
+            std::move(gm), to_ivalues(example_inputs), dynamic);
       },
-      py::arg("gm"), py::arg("example_inputs"));
+      py::arg("gm"), py::arg("example_inputs"), py::arg("dynamic") = false);
 }
 
 }  // namespace fx_sdk

@@ -10,6 +10,7 @@
     sdk_gm.recompile()
     out, report = fx_sdk.run_pipeline(gm, "dce,cse")
     fast = fx_sdk.compile(gm, [x])          # the SDK's InferencePlan
+    every = fx_sdk.compile(gm, [x], dynamic=True)  # one plan, every shape
     sdk_gm.shape_env.format_guards()       # make_fx symbolic: torch's guards
     y = fast(x)
     f = functorch.compile.aot_function(fn, fw_compiler=fx_sdk.compile)
@@ -401,16 +402,22 @@ def symbolic_shape_prop(gm, shapes=None, hints=None):
     return _C._symbolic_shape_prop(gm, spec, dict(hints or {}))
 
 
-def compile(gm, example_inputs):  # noqa: A001 (torch.compile's name)
+def compile(gm, example_inputs, dynamic=False):  # noqa: A001 (torch's name)
     """A callable that runs the SDK's InferencePlan
     (fx_core/runtime/plan/inference_plan.h) for `gm`, a torch.fx
     GraphModule or an fx_sdk.GraphModule, planned on `example_inputs`.
     Call it as gm: compiled(*inputs) returns what gm returns.
 
     It has the signature of a functorch.compile.aot_function fw_compiler
-    (or bw_compiler): aot_function(fn, fw_compiler=fx_sdk.compile). Inputs
-    of other shapes re-plan; with grad mode on the plan runs the SDK's
+    (or bw_compiler): aot_function(fn, fw_compiler=fx_sdk.compile). With
+    dynamic=False inputs of other shapes re-plan; with dynamic=True one plan
+    runs every shape the graph allows (batch size, sequence length, ...):
+    kernels are specialised lazily the first time a shape is seen and kept,
+    weights packed once, buffers shared between shapes. The callable's
+    `plan_builds` is how many plans it has built (1 for a dynamic plan),
+    `stats` says more. Inputs that break a symbolic graph's guard raise the
+    guard's RuntimeError. With grad mode on the plan runs the SDK's
     GraphModule.forward. Raises ValueError naming the node the SDK cannot
     take or run on the example inputs."""
     sdk_gm = gm if isinstance(gm, GraphModule) else from_torch_fx(gm)
-    return _C._compile(sdk_gm, list(example_inputs))
+    return _C._compile(sdk_gm, list(example_inputs), dynamic=bool(dynamic))

@@ -44,12 +44,17 @@ Stop check_args(const ExecArgs& args, std::ostream& err) {
                     "' (expected graph_module, inference_plan or "
                     "interpreter)"));
   }
+  if (args.dynamic && args.engine != "inference_plan") {
+    return fail(err, 2, "--dynamic needs --engine inference_plan");
+  }
   if (args.inputs.empty() || (args.outputs.empty() && args.repeat == 0)) {
     return fail(err, 2,
                 "--inputs IN.pt and --outputs OUT.pt are required "
                 "(--outputs may be left out with --repeat N)");
   }
-  for (const std::string& read : {args.input, args.inputs}) {
+  std::vector<std::string> reads = args.inputs;
+  reads.push_back(args.input);
+  for (const std::string& read : reads) {
     if (!args.outputs.empty() && same_file(args.outputs, read)) {
       return fail(err, 2,
                   cat("--outputs ", args.outputs, " would overwrite ", read,
@@ -119,27 +124,35 @@ Stop run_passes(const host::PassManager& pm, GraphModule& module,
   return std::nullopt;
 }
 
-// The chosen engine: `run` runs it once on the inputs.
+using InputSet = std::vector<c10::IValue>;
+
+// The chosen engine: `run` runs it once on an input set.
 struct Engine {
   std::unique_ptr<InferencePlan> plan;
   std::unique_ptr<Interpreter> interpreter;
-  std::function<c10::IValue()> run;
+  std::function<c10::IValue(const InputSet&)> run;
 };
 
-void start_engine(const std::string& name, GraphModule& module,
-                  const std::vector<c10::IValue>& inputs, Engine& engine) {
-  if (name == "inference_plan") {
-    engine.plan = InferencePlan::build(module, inputs);  // runs the graph
-    engine.run = [&engine, &inputs] { return engine.plan->run(inputs); };
-  } else if (name == "interpreter") {
+// The engine, an InferencePlan built on `first`.
+void start_engine(const ExecArgs& args, GraphModule& module,
+                  const InputSet& first, Engine& engine) {
+  if (args.engine == "inference_plan") {
+    engine.plan = InferencePlan::build(  // runs the graph
+        module, first,
+        args.dynamic ? PlanShapes::kDynamic : PlanShapes::kStatic);
+    engine.run = [&engine](const InputSet& in) { return engine.plan->run(in); };
+  } else if (args.engine == "interpreter") {
     engine.interpreter = std::make_unique<Interpreter>(module);
-    engine.run = [&engine, &inputs] { return engine.interpreter->run(inputs); };
+    engine.run = [&engine](const InputSet& in) {
+      return engine.interpreter->run(in);
+    };
   } else {
-    engine.run = [&module, &inputs] { return module.forward(inputs); };
+    engine.run = [&module](const InputSet& in) { return module.forward(in); };
   }
 }
 
-// "ENGINE: N runs, T threads: min X ms, median Y ms".
+// "ENGINE: N runs, T threads: min X ms, median Y ms" (`engine` may name
+// the input set).
 std::string timing_line(const std::string& engine,
                         std::vector<double> times_ms) {
   std::sort(times_ms.begin(), times_ms.end());
@@ -153,29 +166,73 @@ std::string timing_line(const std::string& engine,
   return line;
 }
 
-// The first run gives the output (and warms up); --repeat times the others.
+// What running the sets gave: one output per set, and per set the times
+// of the --repeat runs.
+struct Runs {
+  std::vector<c10::IValue> outputs;
+  std::vector<std::vector<double>> times_ms;
+  std::string plan_counts;  // "plan builds: N\n...", when printed
+};
+
+// Each set's first run gives its output (and warms up); --repeat times the
+// others.
+void run_set(const ExecArgs& args, Engine& engine, const InputSet& in,
+             Runs& runs) {
+  runs.outputs.push_back(engine.run(in));
+  std::vector<double>& times = runs.times_ms.emplace_back();
+  for (int i = 0; i < args.repeat; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    c10::IValue r = engine.run(in);
+    times.push_back(std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - start)
+                        .count());
+  }
+}
+
+// How many plans the inference plan built and for how many shapes.
+std::string plan_counts(const InferencePlan& plan) {
+  InferencePlan::Stats s = plan.stats();
+  return cat("plan builds: ", s.plan_builds,
+             "\nshape specialisations: ", s.shape_specialisations, "\n");
+}
+
 Stop execute(const ExecArgs& args, GraphModule& module,
-             const std::vector<c10::IValue>& inputs, c10::IValue& result,
-             std::vector<double>& times_ms, std::ostream& err) {
+             const std::vector<InputSet>& sets, Runs& runs, std::ostream& err) {
   try {
     torch::NoGradGuard no_grad;
     // Each module runs in the training mode the bundle records for it
     // (BatchNorm in training mode normalizes by the batch), unless --eval.
     if (args.eval) module.eval();
     Engine engine;
-    start_engine(args.engine, module, inputs, engine);
-    result = engine.run();
-    for (int i = 0; i < args.repeat; ++i) {
-      auto start = std::chrono::steady_clock::now();
-      c10::IValue r = engine.run();
-      times_ms.push_back(std::chrono::duration<double, std::milli>(
-                             std::chrono::steady_clock::now() - start)
-                             .count());
+    start_engine(args, module, sets[0], engine);
+    for (const InputSet& in : sets) run_set(args, engine, in, runs);
+    if (engine.plan && (args.dynamic || sets.size() > 1)) {
+      runs.plan_counts = plan_counts(*engine.plan);
     }
   } catch (const std::exception& e) {
     return fail(err, 1, e.what());
   }
   return std::nullopt;
+}
+
+// The output file's value: the one output, or a list of one per set.
+c10::IValue output_value(const Runs& runs) {
+  if (runs.outputs.size() == 1) return runs.outputs[0];
+  c10::impl::GenericList list(c10::AnyType::get());
+  for (const c10::IValue& v : runs.outputs) list.push_back(v);
+  return list;
+}
+
+// The timing lines and the plan's counts.
+void report(const ExecArgs& args, const Runs& runs, std::ostream& out) {
+  for (size_t i = 0; i < runs.times_ms.size(); ++i) {
+    if (runs.times_ms[i].empty()) continue;
+    const std::string name = runs.times_ms.size() == 1
+                                 ? args.engine
+                                 : cat(args.engine, " [", args.inputs[i], "]");
+    out << timing_line(name, runs.times_ms[i]);
+  }
+  out << runs.plan_counts;
 }
 
 }  // namespace
@@ -198,22 +255,21 @@ int run_exec_command(const ExecArgs& args, std::ostream& out,
         err, 1,
         naming_file(args.input, std::string(module.status().message())));
   }
-  std::vector<c10::IValue> inputs;
-  if (Stop s = read_inputs(args.inputs, inputs, err)) return *s;
+  std::vector<InputSet> sets(args.inputs.size());
+  for (size_t i = 0; i < sets.size(); ++i) {
+    if (Stop s = read_inputs(args.inputs[i], sets[i], err)) return *s;
+  }
   if (args.threads > 0) set_num_threads(args.threads);
   if (pm) {
-    if (Stop s = run_passes(*pm, **module, inputs, err)) return *s;
+    if (Stop s = run_passes(*pm, **module, sets[0], err)) return *s;
   }
-  c10::IValue result;
-  std::vector<double> times_ms;
-  if (Stop s = execute(args, **module, inputs, result, times_ms, err)) {
-    return *s;
-  }
+  Runs runs;
+  if (Stop s = execute(args, **module, sets, runs, err)) return *s;
   if (!args.outputs.empty()) {
-    absl::Status written = write_value_file(args.outputs, result);
+    absl::Status written = write_value_file(args.outputs, output_value(runs));
     if (!written.ok()) return *fail(err, 1, std::string(written.message()));
   }
-  if (!times_ms.empty()) out << timing_line(args.engine, times_ms);
+  report(args, runs, out);
   out.flush();
   return 0;
 }

@@ -1,8 +1,8 @@
-// `fx exec FILE --inputs IN.pt [--outputs OUT.pt] [--pipeline TEXT]
-// [--engine graph_module|inference_plan|interpreter] [--threads N]
-// [--repeat N] [--eval]`: runs a bundle (or a graph file without parameters) on
-// the inputs, a torch.save list, without autograd, and writes the output with
-// torch.save, atomically.
+// `fx exec FILE --inputs IN.pt [--inputs IN2.pt]... [--outputs OUT.pt]
+// [--pipeline TEXT] [--engine graph_module|inference_plan|interpreter]
+// [--dynamic] [--threads N] [--repeat N] [--eval]`: runs a bundle (or a graph
+// file without parameters) on the inputs, a torch.save list, without
+// autograd, and writes the output with torch.save, atomically.
 //
 //  - Plugins (--plugin, --plugin-dir, the default directories as for fx run)
 //    are loaded first, so the custom ops and module rules they register
@@ -18,9 +18,21 @@
 //  - --engine chooses what executes: GraphModule::forward (the default), the
 //    InferencePlan (built on the inputs, which runs the graph once) or the
 //    Interpreter.
+//  - Several input sets (--inputs repeated, e.g. one per batch size or
+//    sequence length) run one after the other on one engine, built on the
+//    first set (the passes too get the first set as example inputs);
+//    --outputs then holds a list with one output per set, in order.
+//  - --dynamic (with --engine inference_plan) builds the dynamic plan, one
+//    plan for every shape (inference_plan.h, PlanShapes::kDynamic); without
+//    it the plan re-plans whenever a set's shapes differ. With --dynamic or
+//    several sets the inference plan prints "plan builds: N" (1 for a
+//    dynamic plan) and "shape specialisations: K" after the runs.
+//  - A symbolic graph's guards are checked on every set: a set that breaks
+//    one is an error naming the guard, and nothing is written.
 //  - --repeat N runs N more times after the first run (the warm-up) and
-//    prints "ENGINE: N runs, T threads: min X ms, median Y ms"; --outputs
-//    may then be left out. --threads N sets LibTorch's and OpenBLAS's
+//    prints "ENGINE: N runs, T threads: min X ms, median Y ms" (with several
+//    sets one line per set, "ENGINE [IN.pt]: ..."); --outputs may then be
+//    left out. --threads N sets LibTorch's and OpenBLAS's
 //    thread count (default: every CPU the process may use).
 // Exit status: 0 on success, 1 when something does not load, run or write
 // (or a pass fails), 2 for a usage error: a bad option or pipeline (found
@@ -30,6 +42,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "plugin_api/loader/plugin_discovery.h"
 
@@ -37,13 +50,14 @@ namespace fx::tools {
 
 struct ExecArgs {
   std::string input;                    // FILE
-  std::string inputs;                   // --inputs IN.pt
+  std::vector<std::string> inputs;      // --inputs IN.pt, one per set
   std::string outputs;                  // --outputs OUT.pt (may be empty)
   std::string pipeline;                 // --pipeline TEXT (may be empty)
   std::string engine = "graph_module";  // --engine
   int threads = 0;                      // --threads N; 0: the default
   int repeat = 0;                       // --repeat N; 0: run once
   bool eval = false;                    // --eval: every module in eval mode
+  bool dynamic = false;                 // --dynamic: one plan, every shape
   host::PluginSources sources;
 };
 

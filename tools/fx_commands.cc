@@ -30,7 +30,8 @@ constexpr std::string_view kUsage =
     "  code [--lang=python|cpp] [--name=NAMESPACE] FILE\n"
     "                             generated code: Python (gm.code, the\n"
     "                             default) or C++ (LibTorch) in NAMESPACE\n"
-    "  exec FILE --inputs IN.pt --outputs OUT.pt [--pipeline TEXT]\n"
+    "  exec FILE --inputs IN.pt [--inputs IN2.pt]... --outputs OUT.pt\n"
+    "      [--pipeline TEXT] [--dynamic]\n"
     "      [--engine graph_module|inference_plan|interpreter]\n"
     "      [--threads N] [--repeat N] [--eval] [--plugin PATH]...\n"
     "      [--plugin-dir DIR]...\n"
@@ -45,7 +46,11 @@ constexpr std::string_view kUsage =
     "                             for --engine inference_plan);\n"
     "                             --repeat N times N runs after a warm-up and\n"
     "                             prints min and median (--outputs is then\n"
-    "                             optional)\n"
+    "                             optional); several --inputs run one after\n"
+    "                             the other on one engine (--outputs: a list,\n"
+    "                             one output per set); --dynamic builds one\n"
+    "                             inference plan for every shape and prints\n"
+    "                             its plan builds\n"
     "  plugins [--plugin PATH]... [--plugin-dir DIR]...\n"
     "                             lists plugins, their passes and options\n"
     "  run FILE (--pipeline TEXT | --config CONF.json) -o OUT.fx.json\n"
@@ -136,7 +141,7 @@ const std::map<std::string_view, std::vector<std::string_view>>& flags() {
       new std::map<std::string_view, std::vector<std::string_view>>{
           {"plugins", {"no-default-plugins"}},
           {"reduce", {"no-default-plugins", "isolate"}},
-          {"exec", {"no-default-plugins", "eval"}},
+          {"exec", {"no-default-plugins", "eval", "dynamic"}},
           {"dot", {"no-default-plugins"}},
           {"run", {"progress", "time", "no-default-plugins", "isolate"}},
           {"minimize", {"find-all", "no-default-plugins"}},
@@ -254,11 +259,12 @@ int run_exec(Invocation& inv, const host::PluginSources& sources,
              std::ostream& out, std::ostream& err) {
   ExecArgs e;
   e.input = inv.positional[0];
-  e.inputs = inv.value("inputs", "");
+  e.inputs = inv.all("inputs");
   e.outputs = inv.value("outputs", "");
   e.pipeline = inv.value("pipeline", "");
   e.engine = inv.value("engine", e.engine);
   e.eval = inv.flag("eval");
+  e.dynamic = inv.flag("dynamic");
   if (!positive_int(inv, "threads", &e.threads, err) ||
       !positive_int(inv, "repeat", &e.repeat, err)) {
     return 2;

@@ -1,7 +1,9 @@
 """fx_sdk.compile (python/fx_sdk.py, python/compiled_graph.cc): the SDK's
 InferencePlan as a callable, directly and as functorch.compile.aot_function's
 fw_compiler / bw_compiler, against eager PyTorch on resnet18 and a small
-transformer. Run by fx_sdk_test.sh under /usr/bin/python3."""
+transformer; with dynamic=True one plan over batch sizes (a resnet) and
+sequence lengths (an encoder) after the inference passes, and a symbolic
+graph's guards. Run by fx_sdk_test.sh under /usr/bin/python3."""
 
 import math
 
@@ -166,3 +168,91 @@ def test_compile_errors_name_the_node():
         fx_sdk.compile(gm, [torch.rand(2, 3)])  # (2,3) @ (2,3)
     with pytest.raises(TypeError):
         fx_sdk.compile(torch.nn.ReLU(), [torch.rand(2)])
+
+
+# fx_sdk.compile(..., dynamic=True): one plan for every shape.
+
+INFERENCE_PASSES = ("shape_prop,fold_bn,fuse_conv,fuse_linear,fuse_matmul,"
+                    "fuse_pointwise")
+
+
+def small_resnet():
+    import torchvision.models
+    return torchvision.models.resnet18(num_classes=10).eval()
+
+
+def encoder():
+    """A transformer encoder written out: linear, matmul, softmax,
+    layer_norm, gelu; the sequence length read from the input."""
+    return torch.nn.Sequential(Block(), Block()).eval()
+
+
+def optimized(model, example):
+    """model traced, as an SDK GraphModule through the inference passes
+    (fx_inference.* nodes, which torch.fx cannot hold), as fx exec
+    --pipeline and the benchmarks run it."""
+    sdk_gm = fx_sdk.from_torch_fx(torch.fx.symbolic_trace(model))
+    report = fx_sdk._C._run_pipeline(sdk_gm, INFERENCE_PASSES, [],
+                                     [fx_sdk.PLUGIN_DIR], True, [example])
+    assert all(r["outcome"] == "ran" for r in report), report
+    assert "fx_inference" in sdk_gm.code
+    return sdk_gm
+
+
+def run_shapes(compiled, model, inputs):
+    with torch.no_grad():
+        for x in inputs:
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4,
+                                       atol=1e-5)
+
+
+@pytest.mark.parametrize("what", ["resnet", "encoder"])
+def test_dynamic_plan_runs_every_shape_with_one_build(what):
+    torch.manual_seed(0)
+    if what == "resnet":
+        model = small_resnet()
+        inputs = [torch.rand(b, 3, 64, 64) for b in (4, 1, 2, 3, 5, 6, 7, 8)]
+    else:
+        model = encoder()
+        inputs = [torch.rand(2, s, 32) for s in (16, 3, 9, 31, 64)]
+    gm = optimized(model, inputs[0])
+    compiled = fx_sdk.compile(gm, [inputs[0]], dynamic=True)
+    run_shapes(compiled, model, inputs + inputs[::-1])
+    stats = compiled.stats
+    assert compiled.plan_builds == 1
+    assert stats["dynamic"] and stats["plan_builds"] == 1
+    assert stats["replans"] == 0 and stats["forward_calls"] == 0
+    assert stats["shape_specialisations"] == len(inputs)
+    assert stats["onednn_steps"] > 0 and stats["direct_fallbacks"] == 0
+    # The static plan on the same inputs builds a plan per shape change.
+    static = fx_sdk.compile(gm, [inputs[0]])
+    run_shapes(static, model, inputs)
+    assert static.plan_builds == len(inputs)
+    assert not static.stats["dynamic"]
+
+
+def test_dynamic_plan_on_a_symbolic_graph_checks_its_guards():
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def view_computed(x, y):
+        a = x.view(x.shape[0] * 2, -1)
+        return torch.cat([a, a], dim=0) + y.sum()
+    gm = make_fx(view_computed, tracing_mode="symbolic")(torch.randn(4, 6),
+                                                         torch.randn(3))
+    compiled = fx_sdk.compile(gm, [torch.randn(4, 6), torch.randn(3)],
+                              dynamic=True)
+    with torch.no_grad():
+        for n, m in [(4, 6), (2, 8), (9, 10), (4, 6)]:
+            x, y = torch.randn(n, m), torch.randn(3)
+            torch.testing.assert_close(compiled(x, y), view_computed(x, y))
+        assert compiled.plan_builds == 1
+        assert compiled.stats["shape_specialisations"] == 3
+        assert compiled.stats["forward_calls"] == 0
+        # x's second size must stay even (view(2*n, -1)).
+        with pytest.raises(RuntimeError, match=r"the guard Eq\(t0\.size\(0\)"
+                           r"\*\(Mod\(t0\.size\(1\), 2\)\), 0\) does not "
+                           r"hold: t0\.size\(0\) = 5 \(placeholder 'x_1' "
+                           r"dimension 0\)"):
+            compiled(torch.randn(5, 7), torch.randn(3))
+    assert compiled.plan_builds == 1
+    assert compiled.stats["shape_specialisations"] == 3

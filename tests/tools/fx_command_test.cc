@@ -403,6 +403,31 @@ TEST(FxCommand, ExecRefusesAnUnknownEngineAndBadCounts) {
   }
 }
 
+// --dynamic is the inference plan's: with another engine a usage error.
+TEST(FxCommand, ExecDynamicNeedsTheInferencePlan) {
+  Result r = run({"exec", reference("seed_mymodule", "graph.fx.json"),
+                  "--inputs", reference("seed_mymodule", "input.pt"),
+                  "--outputs", write_temp("exec_dynamic.pt", ""), "--dynamic"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "fx exec: --dynamic needs --engine inference_plan\n");
+}
+
+// Several input sets with --repeat: one timing line per set, then the
+// plan's counts.
+TEST(FxCommand, ExecDynamicTimesEachInputSet) {
+  const std::string in = reference("seed_mymodule", "input.pt");
+  Result r = run({"exec", reference("seed_mymodule", "graph.fx.json"),
+                  "--inputs", in, "--inputs", in, "--engine", "inference_plan",
+                  "--dynamic", "--repeat", "2", "--threads", "1"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string line = "inference_plan [" + in + "]: 2 runs, 1 threads: ";
+  EXPECT_EQ(r.out.find(line), 0u) << r.out;
+  EXPECT_NE(r.out.find(line, line.size()), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("plan builds: 1\nshape specialisations: 1\n"),
+            std::string::npos)
+      << r.out;
+}
+
 // fx exec --pipeline: the passes run on the loaded module before it runs;
 // a pipeline that cannot be built is a usage error found before FILE is read.
 TEST(FxCommand, ExecRunsAPipelineFirst) {

@@ -9,11 +9,12 @@
 //
 // BufferPool hands out buffers by layout: take() reuses a free buffer of the
 // same sizes, strides and dtype or allocates one (on huge pages,
-// huge_pages.h); the buffers a group took
+// huge_pages.h; a dynamic plan's come from its SharedBuffers); the buffers a
+// group took
 // return to the free list when release_group() is called after the group's
 // last use; transfer() hands one over to another group (a result written
 // into a dead operand's buffer). Planning only: nothing here runs per
-// inference.
+// inference (SharedBuffers grows when a new shape is planned).
 #ifndef FX_CORE_RUNTIME_PLAN_BUFFER_POOL_H_
 #define FX_CORE_RUNTIME_PLAN_BUFFER_POOL_H_
 
@@ -38,9 +39,36 @@ class AliasGroups {
   std::vector<int32_t> parent_;
 };
 
+// Memory for the buffers of a dynamic plan's shape specialisations, which
+// run one at a time: a specialisation's k-th buffer lives in block k, as
+// large as the largest k-th buffer of any shape met so far. When a new
+// shape needs a block to grow, every buffer in it moves to the new block
+// (its TensorImpl's storage is replaced, so every handle on it follows) and
+// generation() changes: a plan whose TensorIterators cached the old data
+// pointers re-points them before its next run.
+class SharedBuffers {
+ public:
+  // A buffer of `meta`'s layout at the start of block k (k <= blocks()).
+  at::Tensor view(size_t k, const TensorMeta& meta);
+  uint64_t generation() const { return generation_; }
+  size_t blocks() const { return blocks_.size(); }
+  size_t bytes() const;  // every block's size
+
+ private:
+  struct Block {
+    c10::Storage storage;
+    std::vector<at::Tensor> views;
+  };
+  std::vector<Block> blocks_;
+  uint64_t generation_ = 0;
+};
+
 class BufferPool {
  public:
-  explicit BufferPool(size_t num_groups) : group_buffers_(num_groups) {}
+  // New buffers come from `shared` when given (block k for the k-th), else
+  // each from its own allocation.
+  explicit BufferPool(size_t num_groups, SharedBuffers* shared = nullptr)
+      : group_buffers_(num_groups), shared_(shared) {}
 
   // A buffer of `meta`'s layout for `group`: a free one, or a new one
   // (adding its bytes to *bytes).
@@ -61,6 +89,7 @@ class BufferPool {
   std::vector<Buffer> pool_;
   std::vector<size_t> free_;  // indices into pool_
   std::vector<std::vector<size_t>> group_buffers_;
+  SharedBuffers* shared_;
 };
 
 }  // namespace fx

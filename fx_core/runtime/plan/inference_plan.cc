@@ -20,6 +20,7 @@
 #include "fx_core/runtime/plan/direct_kernels.h"
 #include "fx_core/runtime/plan/onednn_steps.h"
 #include "fx_core/runtime/plan/pointwise_kernel.h"
+#include "fx_core/runtime/plan/shared_weights.h"
 #include "fx_core/runtime/plan/tensor_meta.h"
 #include "fx_core/runtime/runtime_codegen.h"
 #include "fx_core/runtime/shape_guards.h"
@@ -89,6 +90,10 @@ struct InferencePlan::Program {
   std::vector<at::Tensor> buffers;
   size_t buffer_bytes = 0;
   std::vector<at::Tensor> scratch;  // stand-in memory for variable operands
+  // Dynamic plans: the memory every specialisation's buffers live in, and
+  // its generation when the iterators last pointed into it.
+  SharedBuffers* shared_buffers = nullptr;
+  uint64_t buffers_generation = 0;
   size_t direct_fallbacks = 0;
   bool diverged = false;  // this run left the plan (see run_direct)
   bool stale = false;     // re-plan before the next run
@@ -96,7 +101,8 @@ struct InferencePlan::Program {
   std::vector<c10::IValue> slots;
   std::vector<c10::IValue> buffer_args;
 
-  void compile(const Graph& graph, torch::nn::Module& root);
+  void load(CompiledSteps compiled);
+  void follow_shared_buffers();
   c10::IValue execute(std::vector<c10::IValue> inputs, bool record);
   c10::IValue run_kernel(const Step& step);
   void run_direct(Step& step);
@@ -126,9 +132,7 @@ struct InferencePlan::Program {
   at::Tensor stand_in(size_t i, int32_t slot, Step& step);
 };
 
-void InferencePlan::Program::compile(const Graph& graph,
-                                     torch::nn::Module& root) {
-  CompiledSteps compiled = compile_steps(graph, root);
+void InferencePlan::Program::load(CompiledSteps compiled) {
   steps.reserve(compiled.steps.size());
   for (CompiledStep& step : compiled.steps) {
     // `*args` and defaults: planned only when given explicitly.
@@ -143,6 +147,24 @@ void InferencePlan::Program::compile(const Graph& graph,
 }
 
 // ------------------------------------------------------------------ running
+
+// After SharedBuffers moved a block (another shape grew it): the iterators
+// read their operands' and results' data pointers again (variable operands
+// are re-pointed on each run anyway).
+void InferencePlan::Program::follow_shared_buffers() {
+  if (shared_buffers == nullptr ||
+      shared_buffers->generation() == buffers_generation) {
+    return;
+  }
+  for (Step& step : steps) {
+    if (!step.iter) continue;
+    at::TensorIterator& it = *step.iter;
+    for (int i = 0; i < it.ntensors(); ++i) {
+      it.unsafe_replace_operand(i, it.tensor_base(i).data_ptr());
+    }
+  }
+  buffers_generation = shared_buffers->generation();
+}
 
 c10::IValue InferencePlan::Program::execute(std::vector<c10::IValue> inputs,
                                             bool record) {
@@ -267,7 +289,7 @@ void InferencePlan::Program::plan_direct() {
       groups_ending[live.last[s]].push_back(static_cast<int32_t>(s));
     }
   }
-  BufferPool pool(num_slots);
+  BufferPool pool(num_slots, shared_buffers);
   for (size_t i = 0; i < steps.size(); ++i) {
     if (candidate[i] && steps[i].onednn) {
       place_onednn(steps[i], groups, live, pool);
@@ -277,6 +299,7 @@ void InferencePlan::Program::plan_direct() {
     for (int32_t r : groups_ending[i]) pool.release_group(r);
   }
   buffers = pool.tensors();
+  if (shared_buffers) buffers_generation = shared_buffers->generation();
 }
 
 // The steps a direct kernel may run. Any other call's result may alias its
@@ -644,7 +667,18 @@ at::Tensor InferencePlan::Program::stand_in(size_t i, int32_t slot,
 
 // ------------------------------------------------------------ InferencePlan
 
-InferencePlan::InferencePlan(GraphModule& gm) : gm_(gm) {}
+// What a dynamic plan's shape specialisations share.
+struct InferencePlan::Shared {
+  SharedWeights weights;
+  SharedBuffers buffers;
+};
+
+InferencePlan::InferencePlan(GraphModule& gm, PlanShapes shapes)
+    : gm_(gm),
+      compiled_(
+          std::make_unique<CompiledSteps>(compile_steps(gm.graph(), gm))) {
+  if (shapes == PlanShapes::kDynamic) shared_ = std::make_unique<Shared>();
+}
 InferencePlan::~InferencePlan() = default;
 
 namespace {
@@ -655,13 +689,16 @@ bool simple_value(const c10::IValue& v) {
 
 }  // namespace
 
-// Compiles and plans for `inputs` (already through process_inputs); the
-// planning run's result goes to *out (unless the graph cannot be planned).
+// Plans the compiled steps for `inputs` (already through process_inputs);
+// the planning run's result goes to *out (unless the graph cannot be
+// planned).
 std::unique_ptr<InferencePlan::Program> InferencePlan::plan_for(
     std::vector<c10::IValue> inputs, c10::IValue* out) {
   c10::AutoGradMode no_grad(false);
+  SharedWeightsScope weights(shared_ ? &shared_->weights : nullptr);
   auto program = std::make_unique<Program>();
-  program->compile(gm_.graph(), gm_);
+  program->load(*compiled_);
+  if (shared_) program->shared_buffers = &shared_->buffers;
   if (inputs.size() != program->num_inputs) program->plannable = false;
   for (const c10::IValue& v : inputs) {
     program->input_meta.push_back(TensorMeta::of(v));
@@ -683,20 +720,61 @@ std::unique_ptr<InferencePlan::Program> InferencePlan::plan_for(
 }
 
 std::unique_ptr<InferencePlan> InferencePlan::build(
-    GraphModule& gm, std::vector<c10::IValue> example_inputs) {
-  std::unique_ptr<InferencePlan> plan(new InferencePlan(gm));
+    GraphModule& gm, std::vector<c10::IValue> example_inputs,
+    PlanShapes shapes) {
+  std::unique_ptr<InferencePlan> plan(new InferencePlan(gm, shapes));
   c10::IValue out;
   std::vector<c10::IValue> in =
       process_inputs(gm.graph().codegen(), std::move(example_inputs));
   if (const sym::ShapeEnv* env = gm.shape_env()) {
     check_shape_guards(*env, gm.graph(), in);
   }
-  plan->program_ = plan->plan_for(std::move(in), &out);
+  plan->programs_.push_back(plan->plan_for(std::move(in), &out));
+  plan->specialisations_ = 1;
   return plan;
 }
 
+// The program planned for inputs like `in`, moved to the front; nullptr
+// when there is none (a static plan has one).
+InferencePlan::Program* InferencePlan::find_program(
+    const std::vector<c10::IValue>& in) {
+  for (size_t i = 0; i < programs_.size(); ++i) {
+    if (!programs_[i]->matches(in)) continue;
+    std::rotate(programs_.begin(), programs_.begin() + i,
+                programs_.begin() + i + 1);
+    return programs_.front().get();
+  }
+  return nullptr;
+}
+
+// Plans for `in` (a new signature, or after the program for it left its
+// plan): a dynamic plan adds a specialisation (evicting the least recently
+// used past kMaxSpecialisations; inputs it cannot plan add none), a static
+// plan replaces its program. Returns the planning run's result, or nullopt
+// when these inputs cannot be planned.
+std::optional<c10::IValue> InferencePlan::plan_new(std::vector<c10::IValue> in,
+                                                   bool replan) {
+  c10::IValue out;
+  if (shared_ && !replan) {
+    std::unique_ptr<Program> program = plan_for(std::move(in), &out);
+    if (!program->plannable) return std::nullopt;  // not kept
+    programs_.insert(programs_.begin(), std::move(program));
+    if (programs_.size() > kMaxSpecialisations) {
+      direct_fallbacks_ += programs_.back()->direct_fallbacks;
+      programs_.pop_back();
+    }
+    ++specialisations_;
+    return out;
+  }
+  direct_fallbacks_ += programs_.front()->direct_fallbacks;
+  programs_.front() = plan_for(std::move(in), &out);
+  ++replans_;
+  if (!programs_.front()->plannable) return std::nullopt;
+  return out;
+}
+
 c10::IValue InferencePlan::run(std::vector<c10::IValue> inputs) {
-  if (c10::GradMode::is_enabled() || !program_->plannable) {
+  if (c10::GradMode::is_enabled() || !programs_.front()->plannable) {
     ++forward_calls_;
     return gm_.forward(std::move(inputs));
   }
@@ -705,24 +783,25 @@ c10::IValue InferencePlan::run(std::vector<c10::IValue> inputs) {
   if (const sym::ShapeEnv* env = gm_.shape_env()) {
     check_shape_guards(*env, gm_.graph(), in);  // a symbolic graph's guards
   }
-  if (program_->stale || !program_->matches(in)) {
-    // Re-plan for these inputs: the planning run computes the result.
-    c10::IValue out;
-    direct_fallbacks_ += program_->direct_fallbacks;
-    program_ = plan_for(std::move(in), &out);
-    ++replans_;
-    if (!program_->plannable) {
+  Program* program = find_program(in);
+  if (program == nullptr || program->stale) {
+    // Plan for these inputs: the planning run computes the result.
+    std::optional<c10::IValue> out =
+        plan_new(std::move(in), program != nullptr);
+    if (!out) {
       ++forward_calls_;
       return gm_.forward(std::move(inputs));
     }
-    return process_outputs(codegen, std::move(out));
+    return process_outputs(codegen, std::move(*out));
   }
-  return process_outputs(codegen, program_->execute(std::move(in), false));
+  program->follow_shared_buffers();
+  return process_outputs(codegen, program->execute(std::move(in), false));
 }
 
 InferencePlan::Stats InferencePlan::stats() const {
   Stats s;
-  for (const Program::Step& step : program_->steps) {
+  const Program& program = *programs_.front();
+  for (const Program::Step& step : program.steps) {
     ++s.steps;
     if (step.onednn) ++s.onednn_steps;
     if (step.onednn && step.onednn->winograd()) ++s.winograd_steps;
@@ -736,17 +815,26 @@ InferencePlan::Stats InferencePlan::stats() const {
       ++s.fallback_steps;
     }
   }
-  s.buffers = program_->buffers.size();
-  s.buffer_bytes = program_->buffer_bytes;
+  s.buffers = program.buffers.size();
+  s.buffer_bytes = program.buffer_bytes;
+  s.dynamic = shared_ != nullptr;
+  s.plan_builds = 1 + replans_;
+  s.shape_specialisations = specialisations_;
+  s.live_specialisations = programs_.size();
+  if (shared_) {
+    s.shared_buffer_bytes = shared_->buffers.bytes();
+    s.weight_packs = shared_->weights.packs();
+  }
   s.replans = replans_;
   s.forward_calls = forward_calls_;
-  s.direct_fallbacks = direct_fallbacks_ + program_->direct_fallbacks;
+  s.direct_fallbacks = direct_fallbacks_;
+  for (const auto& p : programs_) s.direct_fallbacks += p->direct_fallbacks;
   return s;
 }
 
 std::vector<std::string> InferencePlan::direct_nodes() const {
   std::vector<std::string> names;
-  for (const Program::Step& step : program_->steps) {
+  for (const Program::Step& step : programs_.front()->steps) {
     if (step.direct) names.emplace_back(step.node->name());
   }
   return names;

@@ -53,12 +53,43 @@
 //
 // run() checks the inputs against the planned signature (count; each
 // tensor's sizes, strides, dtype and device; other values by equality). On a
-// mismatch it re-plans for the new inputs (the planning run computes the
-// result); with grad mode enabled it calls GraphModule::forward, since the
-// direct kernels record no autograd graph. A direct node whose operand
-// arrives with another layout than planned (a registry kernel whose result
-// layout varies) makes the rest of that run take the registries' kernels, and
-// the next run re-plan.
+// mismatch a static plan (PlanShapes::kStatic, the default) re-plans for the
+// new inputs (the planning run computes the result); with grad mode enabled
+// it calls GraphModule::forward, since the direct kernels record no autograd
+// graph. A direct node whose operand arrives with another layout than
+// planned (a registry kernel whose result layout varies) makes the rest of
+// that run take the registries' kernels, and the next run re-plan.
+//
+// Dynamic plans (PlanShapes::kDynamic, issue 31 item 6): one plan for every
+// input shape the graph allows. What it builds once: the compiled steps
+// (the graph is compiled once) and oneDNN's packed weights (each weight
+// reordered once per layout oneDNN asks for, shared by every shape:
+// plan/shared_weights.h; conv_choice.h's algorithm decisions are cached per
+// shape for the process). What is per shape, honestly: TensorIterators
+// and oneDNN primitives are specialised to sizes (oneDNN's convolutions
+// have no run-time dimensions), so the first call with a new input
+// signature builds a shape specialisation lazily: that call runs the graph
+// through the registries to record its layouts (once more with convolutions
+// bound, as build() does), then binds iterators and primitives for those
+// sizes and keeps them; later calls with that signature look it up (a
+// comparison of the inputs' sizes per cached shape, most recent first) and
+// run at the static plan's speed. Buffers are sized per shape from the
+// recorded layouts, in memory every specialisation shares (SharedBuffers,
+// buffer_pool.h: the k-th buffer of every shape in one block as large as the
+// largest), so memory is that of the largest shape, not the sum. At most
+// kMaxSpecialisations shapes are kept (least recently used dropped). A
+// dynamic plan never calls GraphModule::forward for a shape (only for grad
+// mode or inputs it cannot plan, as a static plan), and never re-plans
+// unless a run leaves its plan as above (stats().replans).
+// Numbers: each specialisation is planned exactly as a static plan for its
+// shape, so results equal the static plan's for that shape (bitwise: the
+// same kernels, operands and layouts) and GraphModule::forward's as above;
+// a shape's first call returns its planning run's result (the registries'
+// kernels), as a static plan's build and re-plans do.
+//
+// Both: when the GraphModule has a ShapeEnv (a symbolic graph), build() and
+// every run() check its guards first (shape_guards.h): inputs that break one
+// get the guard's FxError, whatever the plan has cached.
 //
 // The plan holds raw pointers into the GraphModule (modules, tensors): build
 // a new one after recompile() or after replacing an attribute. run() mutates
@@ -69,19 +100,29 @@
 #include <ATen/core/ivalue.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace fx {
 
 class GraphModule;
+struct CompiledSteps;
+
+// Whether a plan is for its example inputs' shapes or for every shape.
+enum class PlanShapes { kStatic, kDynamic };
 
 class InferencePlan {
  public:
-  // Plans `gm` for inputs like `example_inputs`. Throws FxError when the
-  // graph cannot run on them (the error GraphModule::forward would give).
+  // Shape specialisations a dynamic plan keeps.
+  static constexpr size_t kMaxSpecialisations = 64;
+
+  // Plans `gm` for inputs like `example_inputs` (kDynamic: and any other
+  // shapes). Throws FxError when the graph cannot run on them (the error
+  // GraphModule::forward would give) or they break a guard.
   static std::unique_ptr<InferencePlan> build(
-      GraphModule& gm, std::vector<c10::IValue> example_inputs);
+      GraphModule& gm, std::vector<c10::IValue> example_inputs,
+      PlanShapes shapes = PlanShapes::kStatic);
   ~InferencePlan();
   InferencePlan(const InferencePlan&) = delete;
   InferencePlan& operator=(const InferencePlan&) = delete;
@@ -94,7 +135,8 @@ class InferencePlan {
         std::vector<c10::IValue>{c10::IValue(std::forward<Inputs>(inputs))...});
   }
 
-  // What the plan does (for tests, benchmarks and tuning).
+  // What the plan does (for tests, benchmarks and tuning). Per-step counts
+  // and buffers are the most recently run shape's.
   struct Stats {
     size_t steps = 0;           // graph nodes
     size_t direct_steps = 0;    // bound to ATen CPU kernels or oneDNN
@@ -107,9 +149,18 @@ class InferencePlan {
     size_t buffers = 0;         // preallocated result buffers
     size_t buffer_bytes = 0;
     size_t fresh_outputs = 0;     // direct results allocated per run (outputs)
-    size_t replans = 0;           // re-plans after an input signature change
+    size_t replans = 0;           // re-plans (see run() above)
     size_t forward_calls = 0;     // runs delegated to GraphModule::forward
     size_t direct_fallbacks = 0;  // direct nodes run by their registry kernel
+    // Both kinds of plan (issue 31 item 6).
+    bool dynamic = false;
+    size_t plan_builds = 0;  // 1 + replans
+    // Distinct input signatures planned: 1 for a static plan; a dynamic
+    // plan's lazily built specialisations (live: those kept now).
+    size_t shape_specialisations = 0;
+    size_t live_specialisations = 0;
+    size_t shared_buffer_bytes = 0;  // dynamic: every shape's buffers
+    size_t weight_packs = 0;         // dynamic: packed weight copies
   };
   Stats stats() const;
   // The names of the nodes bound directly, in graph order.
@@ -117,12 +168,19 @@ class InferencePlan {
 
  private:
   struct Program;
-  explicit InferencePlan(GraphModule& gm);
+  struct Shared;
+  InferencePlan(GraphModule& gm, PlanShapes shapes);
   std::unique_ptr<Program> plan_for(std::vector<c10::IValue> inputs,
                                     c10::IValue* out);
+  Program* find_program(const std::vector<c10::IValue>& in);
+  std::optional<c10::IValue> plan_new(std::vector<c10::IValue> in, bool replan);
 
   GraphModule& gm_;
-  std::unique_ptr<Program> program_;
+  std::unique_ptr<CompiledSteps> compiled_;
+  std::unique_ptr<Shared> shared_;  // dynamic plans only
+  // The planned programs, most recently run first (a static plan has one).
+  std::vector<std::unique_ptr<Program>> programs_;
+  size_t specialisations_ = 0;
   size_t replans_ = 0;
   size_t forward_calls_ = 0;
   size_t direct_fallbacks_ = 0;  // of replaced programs

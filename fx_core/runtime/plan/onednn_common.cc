@@ -1,8 +1,37 @@
 #include "fx_core/runtime/plan/onednn_common.h"
 
+#include <vector>
+
 #include "fx_core/runtime/plan/huge_pages.h"
+#include "fx_core/runtime/plan/shared_weights.h"
 
 namespace fx {
+
+struct SharedWeights::Impl {
+  struct Entry {
+    at::Tensor weight;  // kept alive: its identity is the key
+    dnnl::memory::desc want;
+    PackedWeights packed;
+  };
+  std::vector<Entry> entries;
+};
+
+namespace {
+
+thread_local SharedWeights* current_weights = nullptr;
+
+}  // namespace
+
+SharedWeights::SharedWeights() : impl_(std::make_unique<Impl>()) {}
+SharedWeights::~SharedWeights() = default;
+size_t SharedWeights::packs() const { return impl_->entries.size(); }
+
+SharedWeightsScope::SharedWeightsScope(SharedWeights* weights)
+    : previous_(current_weights) {
+  current_weights = weights;
+}
+SharedWeightsScope::~SharedWeightsScope() { current_weights = previous_; }
+SharedWeights* SharedWeightsScope::current() { return current_weights; }
 
 dnnl::engine& onednn_engine() {
   static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
@@ -48,6 +77,18 @@ PackedWeights pack_weights(dnnl::memory user, const dnnl::memory::desc& want) {
   dnnl::reorder(user, w.memory).execute(stream, user, w.memory);
   stream.wait();
   return w;
+}
+
+PackedWeights pack_weights_of(const at::Tensor& weight, dnnl::memory user,
+                              const dnnl::memory::desc& want) {
+  SharedWeights* shared = SharedWeightsScope::current();
+  if (shared == nullptr) return pack_weights(user, want);
+  std::vector<SharedWeights::Impl::Entry>& entries = shared->impl().entries;
+  for (const SharedWeights::Impl::Entry& e : entries) {
+    if (e.weight.is_same(weight) && e.want == want) return e.packed;
+  }
+  entries.push_back({weight, want, pack_weights(user, want)});
+  return entries.back().packed;
 }
 
 }  // namespace fx

@@ -4,6 +4,8 @@
 #ifndef FX_CORE_RUNTIME_PLAN_ONEDNN_COMMON_H_
 #define FX_CORE_RUNTIME_PLAN_ONEDNN_COMMON_H_
 
+#include <ATen/core/Tensor.h>
+
 #include <memory>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string_view>
@@ -27,6 +29,13 @@ struct PackedWeights {
   dnnl::memory memory;
 };
 PackedWeights pack_weights(dnnl::memory user, const dnnl::memory::desc& want);
+
+// The attribute tensor `weight` (its values in `user`) in layout `want`:
+// the copy the SharedWeights in scope on this thread already holds for that
+// tensor and layout (packed into it on first request; shared_weights.h),
+// or without one a copy of its own (pack_weights).
+PackedWeights pack_weights_of(const at::Tensor& weight, dnnl::memory user,
+                              const dnnl::memory::desc& want);
 
 }  // namespace fx
 

@@ -135,7 +135,7 @@ void OnednnConv::Impl::set_weights(const at::Tensor& weight, const ConvShape& s,
   at::Tensor w = weight.contiguous();
   memory user_w({s.weights, Dt::f32, s.grouped ? Tag::goihw : Tag::oihw},
                 onednn_engine(), w.data_ptr());
-  weights = pack_weights(user_w, want);
+  weights = pack_weights_of(weight, user_w, want);
 }
 
 // src / dst: the caller's NHWC memory (re-pointed each run), or for

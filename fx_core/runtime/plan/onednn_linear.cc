@@ -81,7 +81,7 @@ std::unique_ptr<OnednnLinear> OnednnLinear::create(const at::Tensor& weight,
   // in column-major order (ba).
   at::Tensor w = weight.contiguous();
   memory user_w({{k, n}, Dt::f32, Tag::ba}, engine, w.data_ptr());
-  impl->weights = pack_weights(user_w, pd.weights_desc());
+  impl->weights = pack_weights_of(weight, user_w, pd.weights_desc());
   impl->prim = dnnl::matmul(pd);
   impl->src = memory(src_md, engine, DNNL_MEMORY_NONE);
   impl->dst = memory(dst_md, engine, DNNL_MEMORY_NONE);

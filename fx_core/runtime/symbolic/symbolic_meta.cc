@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -12,6 +13,7 @@
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
+#include "fx_core/symbolic/sym_parser.h"
 
 namespace fx {
 namespace {
@@ -147,6 +149,33 @@ SymbolicInput example_input(const Node& n, const sym::ShapeEnv& env) {
 }
 
 }  // namespace
+
+absl::StatusOr<std::vector<sym::Expr>> parse_sizes_text(std::string_view text) {
+  std::vector<sym::Expr> sizes;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = std::min(text.find('x', start), text.size());
+    std::string_view piece = text.substr(start, end - start);
+    absl::StatusOr<sym::Expr> e = sym::parse_sym_expr(piece);
+    if (!e.ok()) {
+      return absl::InvalidArgumentError(
+          cat("size ", sizes.size(), " (\"", piece,
+              "\"): ", std::string(e.status().message())));
+    }
+    sizes.push_back(*std::move(e));
+    start = end + 1;
+  }
+  return sizes;
+}
+
+void assign_default_hints(sym::ShapeEnv& env) {
+  int64_t next = 64;
+  for (const std::string& s : env.symbols()) {
+    if (env.hint(s)) continue;
+    env.set_hint(s, next);
+    next += 32;
+  }
+}
 
 std::vector<sym::Relation> symbolic_shape_prop(GraphModule& gm,
                                                const sym::ShapeEnv& env) {

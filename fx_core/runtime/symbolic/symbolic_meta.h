@@ -18,8 +18,10 @@
 #ifndef FX_CORE_RUNTIME_SYMBOLIC_SYMBOLIC_META_H_
 #define FX_CORE_RUNTIME_SYMBOLIC_SYMBOLIC_META_H_
 
+#include <string_view>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "fx_core/symbolic/shape_env.h"
 #include "fx_core/symbolic/sym_relation.h"
 
@@ -29,6 +31,17 @@ class GraphModule;
 
 std::vector<sym::Relation> symbolic_shape_prop(GraphModule& gm,
                                                const sym::ShapeEnv& env);
+
+// A placeholder's sizes as text, "Bx3x224x224": integers, symbols and
+// expressions (2*B) separated by 'x'. The error names the size that does not
+// parse.
+absl::StatusOr<std::vector<sym::Expr>> parse_sizes_text(std::string_view text);
+
+// Gives each symbol of `env`'s inputs that has no hint a default one: 64,
+// 96, 128, ... in the order the symbols appear (distinct, so that no two
+// symbols look equal at the hints, and divisible by 32, so that halving
+// and quartering sizes stay exact).
+void assign_default_hints(sym::ShapeEnv& env);
 
 }  // namespace fx
 

@@ -1,0 +1,138 @@
+#!/usr/bin/python3
+"""The dynamic InferencePlan (one plan for every shape, issue 31 item 6)
+against plans specialised to each shape, eager PyTorch and TorchScript
+(frozen, optimize_for_inference), on resnet50 over batch sizes and a
+transformer encoder (d_model 512, 8 heads, MLP 2048, 6 layers, pre-norm,
+attention written out) over sequence lengths. Both SDK plans run the graph
+after the inference passes (shape_prop,fold_bn,fuse_conv,fuse_linear,
+fuse_matmul,fuse_pointwise on the first shape), through fx_sdk.compile.
+
+    PYTHONPATH=bazel-bin/python /usr/bin/python3 \\
+        tools/bench/dynamic_plan_bench.py [--threads 1,2] [--repeat 7] \\
+        [--batches 1,2,4,8] [--seqs 16,64,128,256] [--json OUT.json]
+
+Per shape and thread count the engines run interleaved, round-robin,
+`repeat` rounds after a warm-up; the figure is each engine's median. The
+dynamic plan is built once per thread count and runs every shape; the
+specialised plan is built for each shape (not timed). Prints one line per
+row and the BLAS, threads and load average.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.fx
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from suite_bench import TransformerBlock, blas_library, set_threads  # noqa
+
+import fx_sdk  # noqa: E402
+
+PASSES = ("shape_prop,fold_bn,fuse_conv,fuse_linear,fuse_matmul,"
+          "fuse_pointwise")
+
+
+class Encoder(torch.nn.Module):
+    def __init__(self, dim=512, heads=8, ff=2048, layers=6):
+        super().__init__()
+        self.blocks = torch.nn.Sequential(
+            *[TransformerBlock(dim, heads, ff) for _ in range(layers)])
+
+    def forward(self, x):
+        return self.blocks(x)
+
+
+def resnet50():
+    import torchvision.models
+    return torchvision.models.resnet50().eval()
+
+
+def torchscript(model, example):
+    with torch.no_grad():
+        traced = torch.jit.trace(model, example, check_trace=False)
+        return torch.jit.optimize_for_inference(torch.jit.freeze(traced))
+
+
+def interleaved(engines, x, repeat):
+    """Median ms per engine, the engines run round-robin."""
+    times = {name: [] for name in engines}
+    with torch.no_grad():
+        for fn in engines.values():
+            fn(x)
+        for _ in range(repeat):
+            for name, fn in engines.items():
+                start = time.perf_counter()
+                fn(x)
+                times[name].append((time.perf_counter() - start) * 1e3)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def bench_model(name, model, inputs, threads, repeat, rows):
+    set_threads(threads)
+    gm = fx_sdk.from_torch_fx(torch.fx.symbolic_trace(model))
+    fx_sdk._C._run_pipeline(gm, PASSES, [], [fx_sdk.PLUGIN_DIR], True,
+                            [inputs[0]])
+    dynamic = fx_sdk.compile(gm, [inputs[0]], dynamic=True)
+    for x in inputs:
+        with torch.no_grad():
+            want = model(x)
+            torch.testing.assert_close(dynamic(x), want, rtol=1e-3,
+                                       atol=1e-4)
+        engines = {
+            "dynamic": dynamic,
+            "specialised": fx_sdk.compile(gm, [x]),
+            "eager": model,
+            "torchscript": torchscript(model, x),
+        }
+        ms = interleaved(engines, x, repeat)
+        row = {"model": name, "shape": list(x.shape), "threads": threads,
+               **{k: round(v, 3) for k, v in ms.items()},
+               "dynamic/specialised": round(ms["dynamic"] /
+                                            ms["specialised"], 3)}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    stats = dynamic.stats
+    print(f"# {name} {threads} threads: plan_builds {dynamic.plan_builds}, "
+          f"shape_specialisations {stats['shape_specialisations']}, "
+          f"weight_packs {stats['weight_packs']}, shared_buffer_bytes "
+          f"{stats['shared_buffer_bytes']}", flush=True)
+
+
+def ints(text):
+    return [int(v) for v in text.split(",")]
+
+
+def main(argv):
+    p = argparse.ArgumentParser()
+    p.add_argument("--threads", type=ints, default=[1, 2])
+    p.add_argument("--repeat", type=int, default=7)
+    p.add_argument("--batches", type=ints, default=[1, 2, 4, 8])
+    p.add_argument("--seqs", type=ints, default=[16, 64, 128, 256])
+    p.add_argument("--models", default="resnet50,encoder")
+    p.add_argument("--json")
+    args = p.parse_args(argv)
+    torch.manual_seed(0)
+    print(f"# BLAS {blas_library()}; torch {torch.__version__}; "
+          f"load average {os.getloadavg()}", flush=True)
+    rows = []
+    for threads in args.threads:
+        if "resnet50" in args.models:
+            bench_model("resnet50", resnet50(),
+                        [torch.rand(b, 3, 224, 224) for b in args.batches],
+                        threads, args.repeat, rows)
+        if "encoder" in args.models:
+            bench_model("encoder", Encoder().eval(),
+                        [torch.rand(1, s, 512) for s in args.seqs],
+                        threads, args.repeat, rows)
+    print(f"# load average at the end {os.getloadavg()}", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
