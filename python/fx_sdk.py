@@ -390,7 +390,8 @@ def symbolic_shape_prop(gm, shapes=None, hints=None):
     meta['val']. Without `shapes`, a symbolic graph's own placeholder sizes
     and hints are used. `shapes` maps placeholder names to sizes: a string
     "Bx3x224x224" or a list of ints and expression strings ("s0", "2*s0");
-    `hints` gives each symbol the value to trace with. Returns the guards the
+    `hints` gives symbols the values to trace with (others take 64, 96,
+    128, ... in order: distinct, divisible by 32). Returns the guards the
     propagation took (sympy text). Raises ValueError naming the placeholder,
     dimension or node that is wrong; the graph is then unchanged."""
     spec = {}

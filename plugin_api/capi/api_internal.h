@@ -156,6 +156,8 @@ void fill_rewrite_entries(FxApi& table);    // rewrite_api.cc
 void fill_partition_entries(FxApi& table);  // partition_api.cc
 void fill_delegate_entries(FxApi& table);   // delegate_api.cc
 void fill_shape_env_entries(FxApi& table);  // shape_env_api.cc
+// symbolic_shape_prop_api.cc
+void fill_symbolic_shape_prop_entry(FxApi& table);
 
 }  // namespace fx::host::internal
 

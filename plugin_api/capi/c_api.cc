@@ -830,6 +830,7 @@ FxApi make_api() {
   fill_partition_entries(t);
   fill_delegate_entries(t);
   fill_shape_env_entries(t);
+  fill_symbolic_shape_prop_entry(t);
   return t;
 }
 

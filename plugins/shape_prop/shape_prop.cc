@@ -11,6 +11,13 @@
 // for real; otherwise shapes and dtypes from the options, run on meta tensors
 // (nothing is computed). `meta=true` forces a meta run of the example inputs'
 // shapes.
+//
+// Symbolic shapes: sizes named by symbols (`shapes=Bx3x224x224`, `2*S`,
+// with `hints=B:8` for the values to trace with), a symbolic graph's own
+// placeholders (make_fx(tracing_mode="symbolic")), or `symbolic=true`: the
+// host's symbolic shape propagation (GraphSymbolicShapeProp) writes
+// tensor_meta whose sizes are expressions of the symbols; an operator
+// without a shape rule on symbolic inputs fails naming the node.
 #include <string>
 #include <utility>
 #include <vector>
@@ -189,7 +196,43 @@ bool run_and_record(fxp::Graph& g, const std::vector<const DLTensor*>& inputs,
   return !types.empty();
 }
 
+// Whether a size list names a symbol ("Bx3x224x224", "2*S").
+bool names_symbols(const std::vector<std::string>& shapes) {
+  for (const std::string& s : shapes) {
+    for (char c : s) {
+      if (!(c >= '0' && c <= '9') && c != 'x') return true;
+    }
+  }
+  return false;
+}
+
+// Whether a placeholder's tensor_meta holds a symbolic size.
+bool has_symbolic_placeholders(fxp::Graph& g) {
+  for (const fxp::Node& p : fx_plugins::placeholders(g)) {
+    fxp::ArgView meta = p.meta("tensor_meta");
+    fxp::ArgView sizes = meta ? fxp::dict_get(meta, "shape") : fxp::ArgView();
+    for (size_t i = 0; sizes && i < sizes.size(); ++i) {
+      if (sizes[i].is_symint()) return true;
+    }
+  }
+  return false;
+}
+
 bool shape_prop(fxp::Graph& g, const fxp::Options& options) {
+  std::vector<std::string> named = options.get_list("shapes");
+  bool symbolic = options.get_bool("symbolic") || names_symbols(named) ||
+                  (named.empty() && has_symbolic_placeholders(g));
+  if (symbolic) {
+    // hints=B:8,H:224 (a pipeline's '=' separates options): NAME=VALUE.
+    std::vector<std::string> hints = options.get_list("hints");
+    for (std::string& h : hints) {
+      if (size_t colon = h.find(':'); colon != std::string::npos)
+        h[colon] = '=';
+    }
+    g.symbolic_shape_prop(named, hints);
+    return true;
+  }
+
   size_t num_inputs = fx_plugins::placeholders(g).size();
   std::vector<fxp::Tensor> examples;
   if (options.get_bool("use_example_inputs")) examples = fxp::example_inputs(g);
@@ -226,5 +269,11 @@ FXP_PLUGIN(
                 "run on the host's example inputs when there are some")
         .option("meta", FX_OPTION_BOOL, "false",
                 "run on meta tensors of the example inputs' shapes")
+        .option("symbolic", FX_OPTION_BOOL, "false",
+                "symbolic sizes: those shapes names (Bx3x224x224), else the "
+                "graph's own (also chosen when shapes names a symbol or the "
+                "placeholders' tensor_meta is symbolic)")
+        .option("hints", FX_OPTION_STRING_LIST, "",
+                "values to trace symbols with (B:8); others take 64, 96, ...")
         .produces({"tensor_meta"})
         .idempotent())

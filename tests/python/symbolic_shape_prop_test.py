@@ -268,8 +268,8 @@ def test_bad_input_names_what_is_wrong():
     sdk = fx_sdk.from_torch_fx(make_fx(fn)(*inputs))
     before = sdk.graph_text
     metas = [dict(n.meta) for n in sdk.graph.nodes]
-    with pytest.raises(ValueError, match="no hint"):
-        fx_sdk.symbolic_shape_prop(sdk, shapes={"x_1": "Bx4"})
+    with pytest.raises(ValueError, match=r"hints\['B'\] is 1"):
+        fx_sdk.symbolic_shape_prop(sdk, shapes={"x_1": "Bx4"}, hints={"B": 1})
     with pytest.raises(ValueError, match=r"shapes\['x_1'\]\[0\]"):
         fx_sdk.symbolic_shape_prop(sdk, shapes={"x_1": ["2*(", 4]})
     with pytest.raises(ValueError, match="x_1.*rank"):
@@ -316,3 +316,64 @@ def test_symbolic_sizes_are_eagers_at_other_sizes(name):
     for values in [hints] + others:
         expected = [list(t.shape) for t in fn(*make(values))]
         assert evaluated(meta, values) == expected, values
+
+
+def test_shape_prop_pass_takes_symbolic_shapes():
+    """The shape_prop plugin through the pass pipeline (C ABI
+    GraphSymbolicShapeProp): named symbols with hints, and a symbolic
+    graph's own symbols; sizes equal eager's at other values."""
+    inputs = (torch.randn(2, 3, 8, 8), torch.randn(4, 3, 3, 3))
+    out, report = fx_sdk.run_pipeline(
+        make_fx(conv_pool)(*inputs),
+        "shape_prop{shapes=Bx3xHxW,4x3x3x3,hints=B:2,H:8,W:8}")
+    assert report[0]["outcome"] == "ran", report
+    meta = [n for n in out.graph.nodes if n.op == "output"][0] \
+        .meta["tensor_meta"]
+    for values in ({"B": 2, "H": 8, "W": 8}, {"B": 5, "H": 12, "W": 9}):
+        x = torch.randn(values["B"], 3, values["H"], values["W"])
+        expected = [list(t.shape) for t in conv_pool(x, inputs[1])]
+        shapes = [{"shape": m["shape"] if isinstance(m, dict) else m.shape}
+                  for m in meta]
+        assert evaluated(shapes, values) == expected
+
+    fn, example = CASES["attention"]
+    gm = make_fx(fn, tracing_mode="symbolic")(*example)
+    out, report = fx_sdk.run_pipeline(gm, "shape_prop")
+    assert report[0]["outcome"] == "ran", report
+    theirs = {n.name: n.meta.get("val") for n in gm.graph.nodes}
+    bindings = torch_bindings(gm)
+    checked = 0
+    for n in out.graph.nodes:
+        tm = n.meta.get("tensor_meta")
+        if n.op == "call_function" and hasattr(tm, "shape"):
+            ours = [str(s) for s in tm.shape]
+            expected = [str(s) for s in theirs[n.name].shape]
+            assert len(ours) == len(expected) and all(
+                same_under_guards(a, b, bindings)
+                for a, b in zip(ours, expected)), (n.name, ours, expected)
+            checked += 1
+    assert checked > 10
+
+
+def test_shape_prop_pass_refuses_what_it_cannot_do():
+    inputs = (torch.randn(2, 3, 8, 8), torch.randn(4, 3, 3, 3))
+    gm = make_fx(conv_pool)(*inputs)
+    with pytest.raises(RuntimeError, match="x_1.*size 1|size 1.*x_1"):
+        fx_sdk.run_pipeline(gm, "shape_prop{shapes=Bx3(xHxW,4x3x3x3}")
+
+
+def test_an_operator_without_a_rule_is_named():
+    def cumulative(x):
+        return torch.cumsum(x, 0) * 2
+
+    x = torch.randn(4, 3)
+    sdk = fx_sdk.from_torch_fx(make_fx(cumulative)(x))
+    with pytest.raises(ValueError, match="'cumsum'.*no symbolic shape rule "
+                       "for aten::cumsum"):
+        fx_sdk.symbolic_shape_prop(sdk, shapes={"x_1": "Nx3"})
+    # Concrete sizes need no rule: the kernel's sizes are the answer.
+    fx_sdk.symbolic_shape_prop(sdk, shapes={"x_1": "4x3"})
+    out = [n for n in sdk.graph.nodes if n.op == "output"][0]
+    meta = out.meta["tensor_meta"]
+    meta = meta if isinstance(meta, dict) else meta[0]
+    assert [int(s) for s in meta["shape"]] == [4, 3]

@@ -99,6 +99,16 @@ std::vector<int64_t> hint_values(const Node& n,
   return values;
 }
 
+// meta['type'] as ShapeProp records it (type(result)): torch.Tensor, int,
+// tuple, torch.Size, ...; a symbolic int is a torch.SymIntNode in 1.13.
+std::string type_name(const SymbolicValue& v) {
+  if (v.kind == SymbolicValue::Kind::kInt && v.has_symbols()) {
+    return "torch.SymIntNode";
+  }
+  std::string name = value_type_name(v.hint);
+  return name == "Tensor" ? "torch.Tensor" : name;
+}
+
 // Whether a node computes from a value holding symbols.
 bool reads_symbols(const Node& n, const SymbolicShapes& shapes) {
   bool symbolic = false;
@@ -200,6 +210,7 @@ std::vector<sym::Relation> symbolic_shape_prop(GraphModule& gm,
   SymbolicShapes shapes = propagate_symbolic_shapes(gm, inputs, hints);
   for (Node* n : gm.graph().nodes()) {
     const SymbolicValue& v = shapes.values.at(n);
+    n->set_meta("type", Argument(type_name(v)));
     if (std::optional<Argument> meta = value_meta(v)) {
       n->set_meta("tensor_meta", *std::move(meta));
     } else if (v.kind == SymbolicValue::Kind::kInt &&

@@ -7,7 +7,8 @@
 // examples run at the hints are meta tensors of the hint sizes with the
 // dtype of the placeholder's tensor_meta (float32 without one). A
 // placeholder `env` does not declare must be a tensor with a tensor_meta of
-// concrete sizes. Then every node gets, as ShapeProp / make_fx leave them:
+// concrete sizes. Then every node gets, as ShapeProp / make_fx leave them,
+// meta['type'] (type(result); torch.SymIntNode for a symbolic int) and:
 //  - a tensor: meta['tensor_meta'] {shape, dtype, stride, requires_grad,
 //    memory_format} with symbolic sizes as symints (stride left out when
 //    not known, see symbolic_shape_prop.h);

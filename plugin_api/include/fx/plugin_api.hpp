@@ -381,6 +381,13 @@ class Graph {
   // The graph's shape environment now (version 8: GraphShapeEnv); empty
   // when the graph is not symbolic.
   ShapeEnv shape_env() const;
+  // Symbolic shape propagation by the host (version 8:
+  // GraphSymbolicShapeProp): `shapes` empty for a symbolic graph's own
+  // sizes, else one per placeholder ("Bx3x224x224"; "" keeps one's
+  // tensor_meta); `hints` "NAME=VALUE". Returns the guards taken.
+  std::vector<std::string> symbolic_shape_prop(
+      const std::vector<std::string>& shapes,
+      const std::vector<std::string>& hints) const;
 
  private:
   FxGraph* graph_;

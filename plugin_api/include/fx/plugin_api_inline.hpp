@@ -465,6 +465,25 @@ inline ShapeEnv Graph::shape_env() const {
   return ShapeEnv(out);
 }
 
+inline std::vector<std::string> Graph::symbolic_shape_prop(
+    const std::vector<std::string>& shapes,
+    const std::vector<std::string>& hints) const {
+  require_api_version(8, "GraphSymbolicShapeProp");
+  std::vector<const char*> shape_texts, hint_texts;
+  for (const std::string& s : shapes) shape_texts.push_back(s.c_str());
+  for (const std::string& h : hints) hint_texts.push_back(h.c_str());
+  FxArg* out = nullptr;
+  check(api()->GraphSymbolicShapeProp(graph_, shape_texts.data(),
+                                      shape_texts.size(), hint_texts.data(),
+                                      hint_texts.size(), &out));
+  Arg guards = Arg::adopt(out);
+  std::vector<std::string> texts;
+  for (size_t i = 0; i < guards.view().size(); ++i) {
+    texts.push_back(guards.view()[i].as_string());
+  }
+  return texts;
+}
+
 // ----------------------------------------------------------------- ShapeEnv
 
 inline ShapeEnv& ShapeEnv::operator=(ShapeEnv&& o) noexcept {

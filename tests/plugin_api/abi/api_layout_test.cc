@@ -197,7 +197,8 @@ namespace {
   X(ShapeEnvNumGuards)       \
   X(ShapeEnvGuard)           \
   X(ShapeEnvGuardRelation)   \
-  X(ShapeEnvCheck)
+  X(ShapeEnvCheck)           \
+  X(GraphSymbolicShapeProp)
 
 // Every entry's position: kIndex_<name>, counted over all versions.
 #define FX_ENTRY_INDEX(name) kIndex_##name,
@@ -287,7 +288,7 @@ TEST(ApiLayout, EveryReleasedEntryIsWhereItWasReleased) {
   EXPECT_EQ(static_cast<size_t>(kV4Entries), 143u);
   EXPECT_EQ(static_cast<size_t>(kV5Entries), 145u);
   EXPECT_EQ(static_cast<size_t>(kV7Entries), 146u);
-  EXPECT_EQ(sizeof(FxApi), kFirstEntry + 158 * kEntrySize);
+  EXPECT_EQ(sizeof(FxApi), kFirstEntry + 159 * kEntrySize);
   // Version 1's FxPassInfo on LP64: 6 pointer-sized words and 5 name lists
   // of 2 words each; version 6 adds 16 bytes of tolerance and the flag.
   EXPECT_EQ(kPassInfoV1Size, 128u);

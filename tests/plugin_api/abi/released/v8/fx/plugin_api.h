@@ -933,6 +933,29 @@ struct FxApi {
    * the dimension and the guard (with its symbols' values) otherwise. */
   FxStatus* (*ShapeEnvCheck)(const FxShapeEnv* env,
                              const DLTensor* const* inputs, size_t num_inputs);
+  /* Symbolic shape propagation by the host: every node's
+   * meta['tensor_meta'] gets sizes (and strides) as expressions of the
+   * placeholders' symbols, symbolic ints meta['val'], as torch 1.13's
+   * make_fx(tracing_mode="symbolic") leaves meta['val']; computed from the
+   * operators' shape functions (LibTorch's TorchScript shape registry and
+   * the host's own), each decision on a symbol kept as a guard.
+   * `shapes`: num_shapes == 0 takes a symbolic graph's own placeholder
+   * sizes; otherwise one per placeholder, "Bx3x224x224" (each size an
+   * integer, a symbol or an expression such as 2*B, separated by 'x'), or
+   * NULL / "" for a placeholder whose tensor_meta sizes stay. `hints`:
+   * "NAME=VALUE" for symbols (the values the graph is traced with at meta
+   * level); a symbol without one (given, or the graph's own) takes 64, 96,
+   * 128, ... in the order symbols appear. *guards (may be NULL) receives
+   * the guards taken, a list of strings as sympy prints them (the caller's:
+   * ReleaseArg). Nothing changes unless it succeeds: FX_INVALID_ARGUMENT
+   * naming the placeholder and dimension or the text that is wrong,
+   * FX_FAILED_PRECONDITION naming the node without a shape rule (or the
+   * graph without an owning GraphModule). */
+  FxStatus* (*GraphSymbolicShapeProp)(FxGraph* graph,
+                                      const char* const* shapes,
+                                      size_t num_shapes,
+                                      const char* const* hints,
+                                      size_t num_hints, FxArg** guards);
 };
 
 /* NodeOperatorEffects' bits (version 7). */
