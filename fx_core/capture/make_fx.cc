@@ -22,6 +22,8 @@
 #include "fx_core/capture/front_end.h"
 #include "fx_core/capture/meta_rules.h"
 #include "fx_core/capture/python_kernels.h"
+#include "fx_core/capture/symbolic_capture.h"
+#include "fx_core/capture/symbolic_tensor.h"
 #include "fx_core/ir/argument.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/runtime/graph_module.h"
@@ -106,12 +108,22 @@ bool has_kind(const c10::Argument& arg, c10::TypeKind kind) {
   return false;
 }
 
+// The options' tracing mode, make_fx's names; `meta` is "fake".
+std::string tracing_mode(const MakeFxOptions& options) {
+  const std::string& mode = options.tracing_mode;
+  if (mode != "real" && mode != "fake" && mode != "symbolic") {
+    throw FxError("make_fx: tracing_mode is \"" + mode +
+                  "\"; it takes \"real\", \"fake\" or \"symbolic\"");
+  }
+  return mode == "real" && options.meta ? "fake" : mode;
+}
+
 // One capture: the graph being built and what each tensor is in it.
 class Recorder {
  public:
   Recorder(Graph& graph, const MakeFxOptions& options)
       : graph_(graph),
-        meta_(options.meta),
+        meta_(options.meta || tracing_mode(options) != "real"),
         allow_data_dependent_(options.allow_data_dependent) {
     for (const auto& [name, decomposition] : options.decompositions) {
       decompositions_[&find_schema(name)] = decomposition;
@@ -144,8 +156,20 @@ class Recorder {
     }
   }
 
+  // Symbolic mode (symbolic_capture.h): tensors with symbolic sizes.
+  void set_symbolic(std::shared_ptr<capture::SymbolicCapture> symbolic) {
+    symbolic_ = std::move(symbolic);
+  }
+
+  // The node `tensor` stands for, or nullptr when it is not tracked.
+  Node* tracked(const TensorImpl* tensor) const {
+    auto found = nodes_.find(tensor);
+    return found == nodes_.end() ? nullptr : found->second;
+  }
+
   void track(const at::Tensor& tensor, Node* node) {
     nodes_[tensor.unsafeGetTensorImpl()] = node;
+    if (symbolic_) symbolic_->retrack(tensor);
     // Kept alive for the capture, so no later tensor reuses the address.
     alive_.push_back(tensor);
   }
@@ -215,11 +239,7 @@ class Recorder {
     Node* node = add_node(
         schema, stack, base,
         spell_as_python && &schema == user_schema_ && user_depth_ == 1);
-    if (meta_) {
-      run_on_meta(op, stack);
-    } else {
-      run_below_mode(op, stack);
-    }
+    run_unrecorded(op, stack);
     track_results(schema, *stack, node);
   }
 
@@ -294,6 +314,21 @@ class Recorder {
                               std::move(kwargs), name);
   }
 
+  // Runs `op` as the mode computes: on meta tensors (symbolic mode: then
+  // with symbolic sizes), or below the mode.
+  void run_unrecorded(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+    if (!meta_) {
+      run_below_mode(op, stack);
+      return;
+    }
+    std::vector<c10::IValue> args;
+    if (symbolic_) {
+      args.assign(stack->end() - op.schema().arguments().size(), stack->end());
+    }
+    run_on_meta(op, stack);
+    if (symbolic_) symbolic_->wrap_results(op.schema(), args, stack);
+  }
+
   // The results of `schema`'s call, on top of `stack`, become `node`'s.
   void track_results(const c10::FunctionSchema& schema,
                      const torch::jit::Stack& stack, Node* node) {
@@ -354,12 +389,16 @@ class Recorder {
     at::Tensor tensor(
         c10::intrusive_ptr<TensorImpl>::unsafe_reclaim_from_nonowning(
             const_cast<TensorImpl*>(self)));
-    if (user_depth_ == 0) {
+    if (user_depth_ == 0 && capture::symbolic_impl(tensor) == nullptr) {
+      // (In symbolic mode make_fx records this detach too: a FakeTensor's
+      // shallow copy goes through the mode.)
       // Not autograd saving an output (that happens inside an operator
       // call) but the C++ front end wrapping a result
       // (torch::autograd::make_variable in torch::tensor, torch::zeros, ...),
       // which Python does not do: the result stands for the same node.
-      at::Tensor alias = user_level_alias(tensor);
+      at::Tensor alias = capture::symbolic_impl(tensor) != nullptr
+                             ? symbolic_->alias(tensor)
+                             : user_level_alias(tensor);
       if (pending_ == Pending::kBuild && tensor.is_same(pending_tensor_)) {
         set_built(alias);
         pending_wrapped_ = true;
@@ -374,7 +413,9 @@ class Recorder {
                                     "torch.ops.aten.detach.default",
                                     std::move(args), {}, "detach");
     at::Tensor result;
-    {
+    if (capture::symbolic_impl(tensor) != nullptr) {
+      result = symbolic_->alias(tensor);
+    } else {
       c10::impl::ExcludeDispatchKeyGuard below(kCaptureKeys);
       result = at::_ops::detach::call(tensor);
     }
@@ -518,7 +559,8 @@ class Recorder {
   void run_on_meta(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     const size_t n = op.schema().arguments().size();
     for (size_t i = stack->size() - n; i < stack->size(); ++i) {
-      (*stack)[i] = meta_of((*stack)[i]);
+      (*stack)[i] =
+          meta_of(symbolic_ ? symbolic_->hints((*stack)[i]) : (*stack)[i]);
     }
     c10::impl::ExcludeDispatchKeyGuard below(kCaptureKeys);
     at::AutoDispatchBelowADInplaceOrView no_autograd;
@@ -568,7 +610,11 @@ class Recorder {
     DeferredCall call{&op.schema(),
                       std::vector<c10::IValue>(stack->end() - n, stack->end()),
                       at::Tensor()};
-    run_below_mode(op, stack);
+    if (symbolic_) {
+      run_unrecorded(op, stack);
+    } else {
+      run_below_mode(op, stack);
+    }
     call.result = stack->back().toTensor();
     deferred_.push_back(std::move(call));
   }
@@ -624,14 +670,14 @@ class Recorder {
           self.toTensor().is_same(pending_tensor_)) {
         // torch::tensor's move to the requested device: the constant is
         // the result.
-        run_below_mode(op, stack);
+        symbolic_ ? run_unrecorded(op, stack) : run_below_mode(op, stack);
         set_built(stack->back().toTensor());
         pending_written_ = true;  // torch::tensor's convert_to_tensor
         return true;
       }
       if (kind == FrontEndCall::kDetachInPlace) {
         // make_variable under InferenceMode.
-        run_below_mode(op, stack);
+        symbolic_ ? run_unrecorded(op, stack) : run_below_mode(op, stack);
         pending_wrapped_ = true;
         return true;
       }
@@ -676,7 +722,9 @@ class Recorder {
     // Python's calls, recorded as the user's; the C++ result tensor takes
     // their value and node.
     at::Tensor python = capture::python_reverse_scalar(kind, y, scalar);
-    {
+    if (symbolic_) {
+      result_of = python;
+    } else {
       c10::impl::ExcludeDispatchKeyGuard below(kCaptureKeys);
       result_of.copy_(python);
     }
@@ -845,6 +893,7 @@ class Recorder {
     if (value.isInt()) return Argument(value.toInt());
     if (value.isDouble()) return Argument(value.toDouble());
     if (value.isSymInt()) {
+      if (symbolic_) return symbolic_->argument(value.toSymInt());
       return Argument(value.toSymInt().expect_int());
     }
     if (value.isString()) return Argument(value.toStringRef());
@@ -872,6 +921,7 @@ class Recorder {
   bool meta_ = false;
   bool allow_data_dependent_ = false;
   absl::flat_hash_map<const TensorImpl*, at::Tensor> meta_shadows_;
+  std::shared_ptr<capture::SymbolicCapture> symbolic_;
   int user_depth_ = 0;
   const c10::FunctionSchema* user_schema_ = nullptr;
   absl::flat_hash_map<const c10::FunctionSchema*, Decomposition>
@@ -1057,16 +1107,31 @@ CapturedGraph capture_graph(const TensorFunction& fn,
   captured.graph = std::make_unique<Graph>();
   Graph& graph = *captured.graph;
   Recorder recorder(graph, options);
+  const std::string mode = tracing_mode(options);
+  std::shared_ptr<capture::SymbolicCapture> symbolic;
+  if (mode == "symbolic") {
+    symbolic = capture::SymbolicCapture::create(
+        graph, [&](const TensorImpl* t) { return recorder.tracked(t); },
+        example_inputs);
+    recorder.set_symbolic(symbolic);
+  }
   std::vector<Node*> placeholders;
   for (size_t i = 0; i < example_inputs.size(); ++i) {
     placeholders.push_back(graph.placeholder("arg" + std::to_string(i) + "_1"));
-    if (!options.meta) recorder.track(example_inputs[i], placeholders.back());
+    if (mode == "real") recorder.track(example_inputs[i], placeholders.back());
   }
   std::vector<at::Tensor> outputs;
   {
     CaptureScope scope(&recorder);
     c10::impl::IncludeDispatchKeyGuard include(kCaptureKeys);
-    if (options.meta) {
+    if (symbolic) {
+      std::vector<at::Tensor> inputs;
+      for (size_t i = 0; i < example_inputs.size(); ++i) {
+        inputs.push_back(symbolic->input(i));
+        recorder.track(inputs.back(), placeholders[i]);
+      }
+      outputs = fn(inputs);
+    } else if (mode == "fake") {
       std::vector<at::Tensor> meta_inputs;
       for (size_t i = 0; i < example_inputs.size(); ++i) {
         meta_inputs.push_back(recorder.meta_of(example_inputs[i]));
@@ -1088,6 +1153,12 @@ CapturedGraph capture_graph(const TensorFunction& fn,
   }
   graph.output(Argument::list(std::move(results)));
   captured.constants = recorder.take_constants();
+  if (symbolic) {
+    for (size_t i = 0; i < placeholders.size(); ++i) {
+      placeholders[i]->set_meta("tensor_meta", symbolic->tensor_meta(i));
+    }
+    captured.shape_env = symbolic->shape_env();
+  }
   return captured;
 }
 
@@ -1102,8 +1173,10 @@ std::shared_ptr<GraphModule> make_fx(
     attribute.is_parameter = constant.is_parameter;
     attributes.emplace_back(std::move(constant.name), std::move(attribute));
   }
-  return std::make_shared<GraphModule>(attributes, std::move(captured.graph),
-                                       options.class_name);
+  auto gm = std::make_shared<GraphModule>(attributes, std::move(captured.graph),
+                                          options.class_name);
+  if (captured.shape_env) gm->set_shape_env(std::move(captured.shape_env));
+  return gm;
 }
 
 }  // namespace fx

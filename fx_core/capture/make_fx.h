@@ -76,6 +76,9 @@ class Module;
 namespace fx {
 
 class GraphModule;
+namespace sym {
+class ShapeEnv;
+}  // namespace sym
 
 // The code to capture: example inputs in, tensors out.
 using TensorFunction =
@@ -101,6 +104,24 @@ struct MakeFxOptions {
   // throws. The graph is
   // make_fx's on meta tensors (device=meta in factory arguments).
   bool meta = false;
+  // make_fx's tracing_mode: "real", "fake" (what `meta` does; `meta` true
+  // with "real" is "fake") or "symbolic". Symbolic mode runs as fake mode
+  // on tensors whose sizes are symbols (the example inputs' sizes, named as
+  // torch 1.13 names them, `t0.size(0)`; 0 and 1 specialised; equal sizes
+  // one symbol) and records where torch 1.13's make_fx does:
+  // `torch.ops.aten.sym_size(x, d)` at the first use of a size as an
+  // argument, and the SymInt arithmetic (operator.mul, floordiv, ...) made
+  // on sizes (`x.sym_size(0) * 2`, `x.view_symint(...)` in C++). Every
+  // operator's result sizes come from its TorchScript shape function
+  // (runtime/symbolic/shape_functions.h); one with symbolic arguments and
+  // no such function throws FxError. C++ asking for concrete sizes
+  // (`x.size(0)`, sizes(), a branch on a SymInt) gets the example's value
+  // and a guard. The GraphModule's placeholders carry symbolic tensor_meta
+  // and its shape environment (hints, guards) is set: it runs on other
+  // shapes and refuses inputs that break a guard. Mechanism:
+  // symbolic_capture.h. Not supported in symbolic mode: torch::tensor
+  // constants built inside the captured function.
+  std::string tracing_mode = "real";
   // A call that reads a captured tensor's value into C++ (item() reaches
   // aten::_local_scalar_dense; aten::equal) makes whatever the code does
   // with it a constant of the graph. By default that throws fx::FxError
@@ -143,6 +164,9 @@ struct CapturedGraph {
   };
   std::unique_ptr<Graph> graph;
   std::vector<Constant> constants;
+  // Symbolic mode: the capture's hints and guards (GraphModule's
+  // set_shape_env); nullptr otherwise.
+  std::shared_ptr<const sym::ShapeEnv> shape_env;
 };
 
 // make_fx without building the GraphModule (no code generation, no plan):

@@ -1,0 +1,147 @@
+#include "fx_core/capture/sym_int_node.h"
+
+#include <c10/util/Exception.h>
+
+#include <utility>
+
+namespace fx::capture {
+
+CaptureSymNode::CaptureSymNode(std::weak_ptr<SymNodeOwner> owner,
+                               sym::Expr expr, int64_t hint, Source source)
+    : owner_(std::move(owner)),
+      expr_(std::move(expr)),
+      hint_(hint),
+      source_(std::move(source)) {}
+
+sym::GuardRecorder& CaptureSymNode::guards() const {
+  std::shared_ptr<SymNodeOwner> owner = owner_.lock();
+  TORCH_CHECK(owner != nullptr, "fx::make_fx: the symbolic int ", expr_.str(),
+              " is used after its capture ended");
+  return owner->guards();
+}
+
+namespace {
+
+CaptureSymNode& as_capture(const c10::SymIntNode& node) {
+  auto* n = dynamic_cast<CaptureSymNode*>(node.get());
+  TORCH_CHECK(n != nullptr,
+              "fx::make_fx: a symbolic int of another library met one of "
+              "the capture's");
+  return *n;
+}
+
+}  // namespace
+
+c10::SymIntNode CaptureSymNode::arithmetic(const std::string& op,
+                                           const c10::SymIntNode& other) {
+  CaptureSymNode& b = as_capture(other);
+  if (op == "mul") {
+    // make_fx's peephole: multiplying by a wrapped 1 is the other operand.
+    if (b.is_constant() && b.hint_ == 1) {
+      return c10::SymIntNode::reclaim_copy(this);
+    }
+    if (is_constant() && hint_ == 1) return other;
+  }
+  sym::Expr e;
+  if (op == "add") {
+    e = expr_ + b.expr_;
+  } else if (op == "sub") {
+    e = expr_ - b.expr_;
+  } else if (op == "mul") {
+    e = expr_ * b.expr_;
+  } else if (op == "floordiv") {
+    e = sym::floordiv(expr_, b.expr_);
+  } else {
+    e = sym::mod(expr_, b.expr_);
+  }
+  Source source;
+  source.kind = Source::Kind::kOperator;
+  source.op = op;
+  source.operands = {c10::SymIntNode::reclaim_copy(this), other};
+  int64_t hint = guards().hint(e);
+  return c10::make_intrusive<CaptureSymNode>(owner_, std::move(e), hint,
+                                             std::move(source));
+}
+
+c10::SymIntNode CaptureSymNode::compare(sym::Relation::Op op,
+                                        const c10::SymIntNode& other) {
+  CaptureSymNode& b = as_capture(other);
+  sym::Relation relation{op, expr_, b.expr_};
+  bool value = relation.evaluate(guards().hints());
+  Source source;
+  source.kind = Source::Kind::kOperator;
+  static const char* const kNames[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+  source.op = kNames[static_cast<int>(op)];
+  source.operands = {c10::SymIntNode::reclaim_copy(this), other};
+  auto node = c10::make_intrusive<CaptureSymNode>(
+      owner_, sym::Expr::integer(value ? 1 : 0), value ? 1 : 0,
+      std::move(source));
+  node->relation_ = std::move(relation);
+  return node;
+}
+
+c10::SymIntNode CaptureSymNode::add(const c10::SymIntNode& other) {
+  return arithmetic("add", other);
+}
+c10::SymIntNode CaptureSymNode::sub(const c10::SymIntNode& other) {
+  return arithmetic("sub", other);
+}
+c10::SymIntNode CaptureSymNode::mul(const c10::SymIntNode& other) {
+  return arithmetic("mul", other);
+}
+c10::SymIntNode CaptureSymNode::floordiv(const c10::SymIntNode& other) {
+  return arithmetic("floordiv", other);
+}
+c10::SymIntNode CaptureSymNode::mod(const c10::SymIntNode& other) {
+  return arithmetic("mod", other);
+}
+c10::SymIntNode CaptureSymNode::eq(const c10::SymIntNode& other) {
+  return compare(sym::Relation::Op::kEq, other);
+}
+c10::SymIntNode CaptureSymNode::ne(const c10::SymIntNode& other) {
+  return compare(sym::Relation::Op::kNe, other);
+}
+c10::SymIntNode CaptureSymNode::gt(const c10::SymIntNode& other) {
+  return compare(sym::Relation::Op::kGt, other);
+}
+c10::SymIntNode CaptureSymNode::lt(const c10::SymIntNode& other) {
+  return compare(sym::Relation::Op::kLt, other);
+}
+c10::SymIntNode CaptureSymNode::le(const c10::SymIntNode& other) {
+  return compare(sym::Relation::Op::kLe, other);
+}
+c10::SymIntNode CaptureSymNode::ge(const c10::SymIntNode& other) {
+  return compare(sym::Relation::Op::kGe, other);
+}
+
+c10::SymIntNode CaptureSymNode::clone() {
+  return c10::SymIntNode::reclaim_copy(this);
+}
+
+c10::SymIntNode CaptureSymNode::wrap(int64_t num) {
+  return c10::make_intrusive<CaptureSymNode>(owner_, sym::Expr::integer(num),
+                                             num, Source());
+}
+
+int64_t CaptureSymNode::guard_int(const char*, int64_t) {
+  if (expr_.as_integer()) return *expr_.as_integer();
+  return guards().specialize(expr_);
+}
+
+int64_t CaptureSymNode::int_() { return guard_int(__FILE__, __LINE__); }
+
+bool CaptureSymNode::bool_() {
+  if (relation_) return guards().decide(*relation_);
+  return guard_int(__FILE__, __LINE__) != 0;
+}
+
+std::string CaptureSymNode::str() {
+  return relation_ ? relation_->str() : expr_.str();
+}
+
+CaptureSymNode* capture_node(const c10::SymInt& value) {
+  if (!value.is_symbolic()) return nullptr;
+  return dynamic_cast<CaptureSymNode*>(value.toSymIntNodeImplUnowned());
+}
+
+}  // namespace fx::capture

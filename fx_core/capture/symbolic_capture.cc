@@ -1,0 +1,465 @@
+#include "fx_core/capture/symbolic_capture.h"
+
+#include <ATen/Functions.h>
+#include <ATen/core/function_schema.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+#include <utility>
+
+#include "fx_core/capture/symbolic_tensor.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/runtime/symbolic/shape_functions.h"
+#include "fx_core/runtime/symbolic/shape_graph_eval.h"
+#include "fx_core/runtime/value.h"
+#include "fx_core/support/error.h"
+
+namespace fx::capture {
+namespace {
+
+using sym::Expr;
+
+// Tensors made here (meta copies) are not the captured code's calls.
+const c10::DispatchKeySet kCaptureKeys(
+    {c10::DispatchKey::Python, c10::DispatchKey::PythonTLSSnapshot,
+     c10::DispatchKey::TESTING_ONLY_GenericMode});
+
+std::vector<Expr> integers(c10::IntArrayRef values) {
+  std::vector<Expr> out;
+  for (int64_t v : values) out.push_back(Expr::integer(v));
+  return out;
+}
+
+bool all_integers(const std::vector<Expr>& exprs) {
+  return std::all_of(exprs.begin(), exprs.end(),
+                     [](const Expr& e) { return e.as_integer().has_value(); });
+}
+
+// Strides for `sizes` when `hint` is dense in some order of its dimensions
+// (expanded ones at stride 0); empty when it is not.
+std::vector<Expr> dense_strides(const std::vector<Expr>& sizes,
+                                const at::Tensor& hint) {
+  size_t n = sizes.size();
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  c10::IntArrayRef st = hint.strides();
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return st[a] > st[b]; });
+  std::vector<Expr> strides(n);
+  Expr inner = Expr::integer(1);
+  int64_t inner_hint = 1;
+  for (size_t k = n; k-- > 0;) {
+    size_t d = order[k];
+    if (st[d] == 0) {
+      strides[d] = Expr::integer(0);
+      continue;
+    }
+    if (st[d] != inner_hint) return {};
+    strides[d] = inner;
+    inner = inner * sizes[d];
+    inner_hint *= hint.size(static_cast<int64_t>(d));
+  }
+  return strides;
+}
+
+// Every symbolic tensor in `value` (tensor lists included).
+void for_each_symbolic(
+    const c10::IValue& value,
+    const std::function<void(const SymbolicTensorImpl&)>& f) {
+  if (value.isTensor()) {
+    if (const SymbolicTensorImpl* impl = symbolic_impl(value.toTensor())) {
+      f(*impl);
+    }
+  } else if (value.isList()) {
+    for (const c10::IValue& item : value.toListRef()) {
+      for_each_symbolic(item, f);
+    }
+  }
+}
+
+// An argument as its shape function takes it.
+SymValue shape_input(const c10::IValue& v) {
+  if (v.isTensor()) {
+    const at::Tensor& t = v.toTensor();
+    if (!t.defined()) return SymValue::none();
+    if (const SymbolicTensorImpl* impl = symbolic_impl(t)) {
+      return SymValue::int_list(impl->size_exprs());
+    }
+    return SymValue::int_list(integers(t.sizes()));
+  }
+  if (v.isSymInt()) {
+    if (CaptureSymNode* n = capture_node(v.toSymInt())) {
+      return SymValue::of_int(n->expr());
+    }
+  }
+  if (v.isInt()) return SymValue::of_int(Expr::integer(v.toInt()));
+  if (v.isDouble()) return SymValue::of_float(v.toDouble());
+  if (v.isBool()) return SymValue::of_bool(v.toBool());
+  if (v.isString()) return SymValue::of_string(v.toStringRef());
+  if (v.isList()) {
+    std::vector<SymValue> items;
+    for (const c10::IValue& item : v.toListRef()) {
+      items.push_back(shape_input(item));
+    }
+    return SymValue::list(std::move(items));
+  }
+  return SymValue::none();
+}
+
+}  // namespace
+
+SymbolicCapture::SymbolicCapture(Graph& graph, NodeOf node_of,
+                                 const std::vector<at::Tensor>& examples,
+                                 sym::Bindings hints)
+    : graph_(graph),
+      node_of_tensor_(std::move(node_of)),
+      examples_(examples),
+      guards_(std::move(hints)) {}
+
+std::shared_ptr<SymbolicCapture> SymbolicCapture::create(
+    Graph& graph, NodeOf node_of, const std::vector<at::Tensor>& examples) {
+  // 1.13's ShapeEnv.create_symint: 0 and 1 specialised, equal values one
+  // symbol, named after the first place they were seen.
+  std::map<int64_t, Expr> by_value;
+  std::vector<std::pair<std::string, int64_t>> symbols;
+  auto symbol = [&](const std::string& name, int64_t value) {
+    if (value == 0 || value == 1) return Expr::integer(value);
+    auto found = by_value.find(value);
+    if (found != by_value.end()) return found->second;
+    Expr s = Expr::symbol(name);
+    by_value.emplace(value, s);
+    symbols.emplace_back(name, value);
+    return s;
+  };
+  std::vector<InputShape> shapes;
+  for (size_t k = 0; k < examples.size(); ++k) {
+    const at::Tensor& t = examples[k];
+    if (!t.defined()) throw FxError("make_fx: an example input is undefined");
+    InputShape shape;
+    const std::string prefix = "t" + std::to_string(k) + ".";
+    for (int64_t d = 0; d < t.dim(); ++d) {
+      shape.sizes.push_back(
+          symbol(prefix + "size(" + std::to_string(d) + ")", t.size(d)));
+    }
+    for (int64_t d = 0; d < t.dim(); ++d) {
+      shape.strides.push_back(
+          symbol(prefix + "stride(" + std::to_string(d) + ")", t.stride(d)));
+    }
+    shapes.push_back(std::move(shape));
+  }
+  sym::Bindings hints(symbols.begin(), symbols.end());
+  auto capture = std::make_shared<SymbolicCapture>(graph, std::move(node_of),
+                                                   examples, std::move(hints));
+  capture->shapes_ = std::move(shapes);
+  capture->symbols_ = std::move(symbols);
+  return capture;
+}
+
+at::Tensor SymbolicCapture::input(size_t i) {
+  const at::Tensor& t = examples_.at(i);
+  at::Tensor meta;
+  {
+    c10::impl::ExcludeDispatchKeyGuard below(kCaptureKeys);
+    meta = at::empty_strided(t.sizes(), t.strides(),
+                             t.options().device(at::kMeta));
+  }
+  return make_symbolic_tensor(weak_from_this(), meta, shapes_[i].sizes,
+                              shapes_[i].strides);
+}
+
+c10::IValue SymbolicCapture::hints(const c10::IValue& value) const {
+  if (value.isTensor()) {
+    const SymbolicTensorImpl* impl = symbolic_impl(value.toTensor());
+    return impl != nullptr ? c10::IValue(impl->meta()) : value;
+  }
+  if (value.isSymInt()) {
+    const c10::SymInt s = value.toSymInt();
+    CaptureSymNode* n = capture_node(s);
+    return n != nullptr ? n->hint() : s.as_int_unchecked();
+  }
+  if (!value.isList() || !is_symbolic(value)) return value;
+  if (value.isTensorList()) {
+    c10::List<at::Tensor> out;
+    for (const at::Tensor& t : value.toTensorList()) {
+      out.push_back(hints(t).toTensor());
+    }
+    return out;
+  }
+  auto list = value.toList();
+  bool ints = std::all_of(list.begin(), list.end(), [](const c10::IValue& v) {
+    return v.isInt() || v.isSymInt();
+  });
+  if (ints) {
+    std::vector<int64_t> out;
+    for (const c10::IValue& item : list) out.push_back(hints(item).toInt());
+    return out;
+  }
+  c10::impl::GenericList out(list.elementType());
+  for (const c10::IValue& item : list) out.push_back(hints(item));
+  return out;
+}
+
+bool SymbolicCapture::is_symbolic(const c10::IValue& value) const {
+  if (value.isSymInt()) return capture_node(value.toSymInt()) != nullptr;
+  if (value.isTensor()) return symbolic_impl(value.toTensor()) != nullptr;
+  if (value.isList()) {
+    for (const c10::IValue& item : value.toListRef()) {
+      if (is_symbolic(item)) return true;
+    }
+  }
+  return false;
+}
+
+void SymbolicCapture::wrap_results(const c10::FunctionSchema& schema,
+                                   const std::vector<c10::IValue>& args,
+                                   torch::jit::Stack* stack) {
+  const size_t n = schema.returns().size();
+  std::string name =
+      schema.name() +
+      (schema.overload_name().empty() ? "" : "." + schema.overload_name());
+  bool symbolic = false;
+  for (const c10::IValue& arg : args) {
+    for_each_symbolic(arg, [&](const SymbolicTensorImpl& impl) {
+      symbolic |= !all_integers(impl.size_exprs());
+    });
+    symbolic |= arg.isSymInt() && capture_node(arg.toSymInt()) != nullptr;
+    if (arg.isList()) {
+      for (const c10::IValue& item : arg.toListRef()) {
+        symbolic |= item.isSymInt() && capture_node(item.toSymInt());
+      }
+    }
+  }
+  std::optional<SymValue> shapes;
+  if (symbolic) {
+    std::shared_ptr<const torch::jit::Graph> graph = shape_graph_for(schema);
+    if (!graph) {
+      throw FxError("make_fx (symbolic): " + name +
+                    " has symbolic arguments and no symbolic shape rule "
+                    "(fx_core/runtime/symbolic/shape_functions.cc)");
+    }
+    std::vector<SymValue> inputs;
+    std::string key = name;
+    for (const c10::IValue& arg : args) {
+      inputs.push_back(shape_input(arg));
+      key += "|" + inputs.back().str();
+    }
+    // The same expressions give the same result, and their guards are
+    // recorded already.
+    auto found = shape_memo_.find(key);
+    if (found != shape_memo_.end()) {
+      shapes = found->second;
+    } else {
+      std::vector<SymValue> result =
+          evaluate_shape_graph(*graph, std::move(inputs), guards_, name);
+      shapes = result.size() == 1 ? result[0] : SymValue::tuple(result);
+      shape_memo_.emplace(std::move(key), *shapes);
+    }
+  }
+  const size_t base = stack->size() - n;
+  for (size_t i = 0; i < n; ++i) {
+    const SymValue* shape = nullptr;
+    if (shapes) {
+      shape = n == 1 ? &*shapes : &(*shapes->items).at(i);
+    }
+    (*stack)[base + i] = wrap_value((*stack)[base + i], shape, args, name);
+  }
+}
+
+c10::IValue SymbolicCapture::wrap_value(const c10::IValue& result,
+                                        const SymValue* shape,
+                                        const std::vector<c10::IValue>& args,
+                                        const std::string& op_name) {
+  if (result.isTensorList()) {
+    c10::List<at::Tensor> out;
+    auto list = result.toTensorList();
+    if (shape != nullptr &&
+        (!shape->items || shape->items->size() != list.size())) {
+      throw FxError("make_fx (symbolic): the shape rule of " + op_name +
+                    " gives " + shape->str() + " for " +
+                    std::to_string(list.size()) + " tensors");
+    }
+    for (size_t i = 0; i < list.size(); ++i) {
+      out.push_back(wrap_value(list.get(i),
+                               shape ? &(*shape->items)[i] : nullptr, args,
+                               op_name)
+                        .toTensor());
+    }
+    return out;
+  }
+  if (!result.isTensor() || !result.toTensor().defined()) return result;
+  const at::Tensor& t = result.toTensor();
+  c10::IValue self;
+  for (const c10::IValue& arg : args) {
+    for_each_symbolic(arg, [&](const SymbolicTensorImpl& impl) {
+      if (self.isNone() && impl.meta().is_same(t)) {
+        self = at::Tensor(c10::intrusive_ptr<c10::TensorImpl>::reclaim_copy(
+            const_cast<SymbolicTensorImpl*>(&impl)));
+      }
+    });
+  }
+  if (!self.isNone()) return self;
+  std::vector<Expr> sizes;
+  if (shape == nullptr) {
+    sizes = integers(t.sizes());
+  } else {
+    bool fits = shape->kind == SymValue::Kind::kList &&
+                shape->items->size() == static_cast<size_t>(t.dim());
+    for (size_t d = 0; fits && d < shape->items->size(); ++d) {
+      const SymValue& s = (*shape->items)[d];
+      fits = s.kind == SymValue::Kind::kInt &&
+             guards_.hint(s.integer) == t.size(static_cast<int64_t>(d));
+      if (fits) sizes.push_back(s.integer);
+    }
+    if (!fits) {
+      throw FxError("make_fx (symbolic): the shape rule of " + op_name +
+                    " gives " + shape->str() +
+                    " but the kernel's result at the hints has sizes " +
+                    c10::str(t.sizes()));
+    }
+  }
+  return wrap(t, sizes, args);
+}
+
+at::Tensor SymbolicCapture::wrap(const at::Tensor& result,
+                                 const std::vector<Expr>& sizes,
+                                 const std::vector<c10::IValue>& args) {
+  at::Tensor meta = result;
+  if (!meta.is_meta()) {
+    c10::impl::ExcludeDispatchKeyGuard below(kCaptureKeys);
+    meta = at::empty_strided(result.sizes(), result.strides(),
+                             result.options().device(at::kMeta));
+  }
+  std::vector<const SymbolicTensorImpl*> bases;
+  for (const c10::IValue& arg : args) {
+    for_each_symbolic(arg, [&](const SymbolicTensorImpl& impl) {
+      if (impl.meta().is_alias_of(result)) bases.push_back(&impl);
+    });
+  }
+  std::vector<Expr> strides;
+  std::vector<Expr> dense = all_integers(sizes) && bases.empty()
+                                ? std::vector<Expr>()
+                                : dense_strides(sizes, meta);
+  for (int64_t d = 0; d < meta.dim(); ++d) {
+    const int64_t want = meta.stride(d);
+    std::optional<Expr> found;
+    for (const SymbolicTensorImpl* base : bases) {
+      for (const Expr& s : base->stride_exprs()) {
+        if (!found && !s.as_integer() && guards_.hint(s) == want) found = s;
+      }
+    }
+    if (!found && !dense.empty()) found = dense[static_cast<size_t>(d)];
+    strides.push_back(found ? *found : Expr::integer(want));
+  }
+  return make_symbolic_tensor(weak_from_this(), meta, sizes, strides);
+}
+
+at::Tensor SymbolicCapture::alias(const at::Tensor& tensor) {
+  const SymbolicTensorImpl* impl = symbolic_impl(tensor);
+  if (impl == nullptr) return tensor;
+  return make_symbolic_tensor(weak_from_this(), impl->meta(),
+                              impl->size_exprs(), impl->stride_exprs());
+}
+
+Node* SymbolicCapture::tensor_node(const c10::TensorImpl* tensor) const {
+  Node* node = node_of_tensor_(tensor);
+  if (node == nullptr) {
+    throw FxError(
+        "make_fx (symbolic): a size of a tensor the graph does not hold "
+        "was used");
+  }
+  return node;
+}
+
+Node* SymbolicCapture::node_of(CaptureSymNode& n) {
+  if (n.node != nullptr) return n.node;
+  using Kind = CaptureSymNode::Source::Kind;
+  const CaptureSymNode::Source& source = n.source();
+  Node::Args args;
+  std::string target, name;
+  switch (source.kind) {
+    case Kind::kSize:
+    case Kind::kStride:
+      name = source.kind == Kind::kSize ? "sym_size" : "sym_stride";
+      args.push_back(tensor_node(source.tensor));
+      args.push_back(source.dim);
+      target = "torch.ops.aten." + name;
+      break;
+    case Kind::kNumel:
+      name = "sym_numel";
+      args.push_back(tensor_node(source.tensor));
+      target = "torch.ops.aten.sym_numel";
+      break;
+    case Kind::kOperator:
+      for (const c10::SymIntNode& operand : source.operands) {
+        args.push_back(argument(operand->toSymInt()));
+      }
+      name = source.op;
+      target = "operator." + source.op;
+      break;
+    case Kind::kConstant:
+      throw FxError("make_fx (symbolic): a constant has no node");
+  }
+  n.node = graph_.create_node(Opcode::kCallFunction, target, std::move(args),
+                              {}, name);
+  return n.node;
+}
+
+Argument SymbolicCapture::argument(const c10::SymInt& value) {
+  CaptureSymNode* n = capture_node(value);
+  if (n == nullptr) {
+    if (value.is_symbolic()) {
+      throw FxError("make_fx (symbolic): a symbolic int of another library");
+    }
+    return Argument(value.as_int_unchecked());
+  }
+  if (n->is_constant()) return Argument(n->hint());
+  return Argument(node_of(*n));
+}
+
+void SymbolicCapture::retrack(const at::Tensor& tensor) {
+  if (const SymbolicTensorImpl* impl = symbolic_impl(tensor)) {
+    for (CaptureSymNode* n : impl->nodes()) n->node = nullptr;
+  }
+}
+
+std::shared_ptr<sym::ShapeEnv> SymbolicCapture::shape_env() const {
+  auto env = std::make_shared<sym::ShapeEnv>();
+  for (const auto& [name, value] : symbols_) env->set_hint(name, value);
+  for (const sym::Relation& guard : guards_.guards()) env->add_guard(guard);
+  return env;
+}
+
+namespace {
+
+Argument size_argument(const Expr& e) {
+  if (std::optional<int64_t> i = e.as_integer()) return Argument(*i);
+  return Argument::symint(e.str());
+}
+
+Argument sizes_argument(const std::vector<Expr>& sizes) {
+  ArgumentList items;
+  for (const Expr& e : sizes) items.push_back(size_argument(e));
+  return Argument::list(std::move(items));
+}
+
+}  // namespace
+
+Argument SymbolicCapture::tensor_meta(size_t i) const {
+  const at::Tensor& t = examples_.at(i);
+  std::string format = t.is_contiguous() ? "torch.contiguous_format"
+                       : t.is_contiguous(at::MemoryFormat::ChannelsLast)
+                           ? "torch.channels_last"
+                           : "";
+  ArgumentDict meta{
+      {"shape", sizes_argument(shapes_[i].sizes)},
+      {"dtype", Argument::dtype(dtype_name(t.scalar_type()))},
+      {"stride", sizes_argument(shapes_[i].strides)},
+      {"requires_grad", Argument(t.requires_grad())},
+      {"memory_format",
+       format.empty() ? Argument() : Argument::memory_format(format)}};
+  return Argument::dict(std::move(meta));
+}
+
+}  // namespace fx::capture

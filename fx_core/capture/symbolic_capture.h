@@ -1,0 +1,118 @@
+// fx::capture::SymbolicCapture: what make_fx's symbolic mode adds to a
+// capture (torch 1.13's make_fx(tracing_mode="symbolic"): FakeTensors with
+// symbolic sizes under a ShapeEnv, ProxySymDispatchMode recording SymInt
+// arithmetic).
+//
+// Contract:
+//  - The example inputs' sizes become symbols named as 1.13 names them
+//    (`t0.size(0)`, `t0.stride(0)`; t<k> counts the inputs): sizes, then
+//    strides, each input in order; 0 and 1 are specialised (integers);
+//    equal values share one symbol (duck sizing). Their values are the
+//    hints.
+//  - input(i) is example i as a SymbolicTensorImpl (symbolic_tensor.h).
+//  - Each recorded operator runs on meta tensors at the hints (hints()
+//    turns SymInts into their hints); wrap_results() then replaces its
+//    tensor results by symbolic tensors whose sizes are the operator's
+//    shape function (runtime/symbolic/shape_functions.h) evaluated on the
+//    arguments' expressions, checked equal to the kernel's at the hints. A
+//    result that is an argument's meta tensor (in-place, out=) is that
+//    argument. Strides: a view's are its base's where they have the same
+//    value at the hints, else dense in the order of the hint strides, else
+//    the hints. An operator with symbolic arguments and no shape function
+//    throws FxError naming it.
+//  - argument() is a SymInt as a node argument: an integer, or the node
+//    that computes it, made now if it was not yet (sym_size / sym_stride /
+//    sym_numel of its tensor's current node, operator.OP of its operands).
+//  - Decisions on symbols (comparisons, concrete sizes asked for) are
+//    guards (sym::GuardRecorder at the hints); shape_env() gives the hints
+//    and guards as a GraphModule declares them (set_shape_env), and
+//    tensor_meta(i) placeholder i's meta['tensor_meta'] with its symbolic
+//    sizes and strides.
+#ifndef FX_CORE_CAPTURE_SYMBOLIC_CAPTURE_H_
+#define FX_CORE_CAPTURE_SYMBOLIC_CAPTURE_H_
+
+#include <ATen/core/Tensor.h>
+#include <ATen/core/ivalue.h>
+#include <ATen/core/stack.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "fx_core/capture/sym_int_node.h"
+#include "fx_core/ir/argument.h"
+#include "fx_core/runtime/symbolic/shape_graph_eval.h"
+#include "fx_core/symbolic/guard_recorder.h"
+#include "fx_core/symbolic/shape_env.h"
+#include "fx_core/symbolic/sym_expr.h"
+
+namespace c10 {
+struct FunctionSchema;
+}  // namespace c10
+
+namespace fx {
+class Graph;
+class Node;
+}  // namespace fx
+
+namespace fx::capture {
+
+class SymbolicCapture final
+    : public SymNodeOwner,
+      public std::enable_shared_from_this<SymbolicCapture> {
+ public:
+  // The node a tracked tensor currently stands for (nullptr: untracked).
+  using NodeOf = std::function<Node*(const c10::TensorImpl*)>;
+
+  static std::shared_ptr<SymbolicCapture> create(
+      Graph& graph, NodeOf node_of, const std::vector<at::Tensor>& examples);
+
+  sym::GuardRecorder& guards() override { return guards_; }
+
+  at::Tensor input(size_t i);
+  // The value with SymInts replaced by their hints (lists too) and
+  // symbolic tensors by their meta tensors.
+  c10::IValue hints(const c10::IValue& value) const;
+  void wrap_results(const c10::FunctionSchema& schema,
+                    const std::vector<c10::IValue>& args,
+                    torch::jit::Stack* stack);
+  Argument argument(const c10::SymInt& value);
+  // `tensor` got a (new) node: its sizes' nodes are made anew at next use.
+  void retrack(const at::Tensor& tensor);
+  // A symbolic tensor standing for the same value (fresh nodes).
+  at::Tensor alias(const at::Tensor& tensor);
+
+  std::shared_ptr<sym::ShapeEnv> shape_env() const;
+  Argument tensor_meta(size_t i) const;
+
+  SymbolicCapture(Graph& graph, NodeOf node_of,
+                  const std::vector<at::Tensor>& examples, sym::Bindings hints);
+
+ private:
+  struct InputShape {
+    std::vector<sym::Expr> sizes, strides;
+  };
+  Node* node_of(CaptureSymNode& n);
+  Node* tensor_node(const c10::TensorImpl* tensor) const;
+  bool is_symbolic(const c10::IValue& value) const;
+  at::Tensor wrap(const at::Tensor& meta, const std::vector<sym::Expr>& sizes,
+                  const std::vector<c10::IValue>& args);
+  // One result: its shape function value (nullptr: concrete sizes).
+  c10::IValue wrap_value(const c10::IValue& result, const SymValue* shape,
+                         const std::vector<c10::IValue>& args,
+                         const std::string& op_name);
+
+  Graph& graph_;
+  NodeOf node_of_tensor_;
+  std::vector<at::Tensor> examples_;
+  std::vector<InputShape> shapes_;
+  std::vector<std::pair<std::string, int64_t>> symbols_;  // in order
+  sym::GuardRecorder guards_;
+  // Shape function results by operator and argument expressions.
+  std::map<std::string, SymValue> shape_memo_;
+};
+
+}  // namespace fx::capture
+
+#endif  // FX_CORE_CAPTURE_SYMBOLIC_CAPTURE_H_

@@ -1,0 +1,208 @@
+// fx::make_fx(tracing_mode="symbolic") against torch 1.13's make_fx in
+// symbolic mode on the Python twins of the same code (symbolic_twins.py,
+// run at test time): graph text and code byte for byte; the captured
+// GraphModule run on other shapes against eager; an input breaking a guard
+// refused; the cost per op against real mode (printed, not asserted).
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "fx_core/capture/make_fx.h"
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/support/error.h"
+#include "fx_core/symbolic/shape_env.h"
+#include "tests/fx_core/tracer/tracer_testing.h"
+#include "tests/testing/python.h"
+#include "tests/testing/reference.h"
+
+namespace fx {
+namespace {
+
+using Tensors = std::vector<at::Tensor>;
+using Shapes = std::vector<std::vector<int64_t>>;
+
+// The C++ twins of symbolic_twins.py's functions.
+Tensors view_computed(const Tensors& in) {
+  return {in[0].view_symint({in[0].sym_size(0) * 2, -1})};
+}
+
+Tensors cat(const Tensors& in) { return {at::cat({in[0], in[1]}, 0)}; }
+
+Tensors heads(const Tensors& in) {
+  const at::Tensor& x = in[0];
+  c10::SymInt b = x.sym_size(0), s = x.sym_size(1), d = x.sym_size(2);
+  at::Tensor h = x.view_symint({b, s, 4, d / 4}).transpose(1, 2);
+  return {h.transpose(1, 2).reshape_symint({b, s, d})};
+}
+
+Tensors arange_of(const Tensors& in) {
+  return {torch::arange(at::Scalar(in[0].sym_size(0)))};
+}
+
+Tensors expand_to(const Tensors& in) {
+  return {in[0].expand_symint(in[1].sym_sizes())};
+}
+
+Tensors new_zeros(const Tensors& in) {
+  const at::Tensor& x = in[0];
+  return {x.new_zeros_symint({x.sym_size(0) * 2, x.sym_size(1) / 2})};
+}
+
+Tensors linear(const Tensors& in) { return {at::linear(in[0], in[1], in[2])}; }
+
+Tensors random(const Shapes& shapes) {
+  Tensors out;
+  for (const auto& s : shapes) out.push_back(at::randn(s));
+  return out;
+}
+
+class SymbolicMakeFxTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!testing::have_python_torch()) {
+      skip_ = "python3-torch is not installed";
+      return;
+    }
+    dir_ = std::string(std::getenv("TEST_TMPDIR")) + "/symbolic_twins";
+    try {
+      testing::run_python("tests/fx_core/capture/symbolic_twins.py", {dir_});
+    } catch (const std::runtime_error& e) {
+      failed_ = e.what();
+    }
+  }
+  void SetUp() override {
+    if (!skip_.empty()) GTEST_SKIP() << skip_;
+    ASSERT_TRUE(failed_.empty()) << failed_;
+  }
+
+  static std::shared_ptr<GraphModule> capture(const TensorFunction& fn,
+                                              const Tensors& inputs,
+                                              const std::string& mode) {
+    MakeFxOptions options;
+    options.tracing_mode = "symbolic";
+    if (mode == "inference_mode") {
+      c10::InferenceMode inference;
+      return make_fx(fn, inputs, options);
+    }
+    at::AutoGradMode grad_mode(mode == "grad");
+    return make_fx(fn, inputs, options);
+  }
+
+  // Captures `fn` on inputs of `shapes` and compares with the twin's
+  // goldens; then runs the GraphModule on `others` against eager.
+  static void expect_symbolic(const std::string& name, const TensorFunction& fn,
+                              const Shapes& shapes,
+                              const std::vector<Shapes>& others) {
+    for (std::string mode : {"no_grad", "grad", "inference_mode"}) {
+      SCOPED_TRACE(name + "." + mode);
+      std::string dir = dir_ + "/" + name + "." + mode;
+      if (std::ifstream(dir + "/error.txt").good()) continue;  // torch fails
+      std::shared_ptr<GraphModule> gm = capture(fn, random(shapes), mode);
+      EXPECT_EQ(gm->graph().str() + "\n",
+                testing::read_file(dir + "/graph.txt"));
+      EXPECT_EQ(gm->code(), testing::read_file(dir + "/code.py"));
+      for (const Shapes& other : others) {
+        Tensors inputs = random(other);
+        std::vector<c10::IValue> ivalues(inputs.begin(), inputs.end());
+        at::NoGradGuard no_grad;
+        testing::expect_same(gm->forward(ivalues),
+                             c10::IValue(c10::List<at::Tensor>(fn(inputs))));
+      }
+    }
+  }
+
+  static std::string dir_, skip_, failed_;
+};
+std::string SymbolicMakeFxTest::dir_, SymbolicMakeFxTest::skip_,
+    SymbolicMakeFxTest::failed_;
+
+TEST_F(SymbolicMakeFxTest, ViewWithComputedSizes) {
+  expect_symbolic("view_computed", view_computed, {{3, 4}},
+                  {{{5, 6}}, {{2, 8}}});
+}
+
+TEST_F(SymbolicMakeFxTest, Cat) {
+  expect_symbolic("cat", cat, {{3, 4}, {5, 4}}, {{{2, 7}, {6, 7}}});
+}
+
+TEST_F(SymbolicMakeFxTest, AttentionHeads) {
+  expect_symbolic("heads", heads, {{2, 5, 8}}, {{{3, 7, 12}}, {{4, 2, 16}}});
+}
+
+TEST_F(SymbolicMakeFxTest, ArangeOfASize) {
+  expect_symbolic("arange_of", arange_of, {{5}}, {{{9}}});
+}
+
+TEST_F(SymbolicMakeFxTest, ExpandToAnotherInput) {
+  expect_symbolic("expand_to", expand_to, {{1, 4}, {3, 4}}, {{{1, 6}, {5, 6}}});
+}
+
+TEST_F(SymbolicMakeFxTest, NewZerosOfComputedSizes) {
+  expect_symbolic("new_zeros", new_zeros, {{3, 4}}, {{{5, 8}}});
+}
+
+TEST_F(SymbolicMakeFxTest, LinearWithWeightsAsInputs) {
+  expect_symbolic("linear", linear, {{2, 5, 4}, {3, 4}, {3}},
+                  {{{3, 7, 6}, {2, 6}, {2}}});
+}
+
+TEST(SymbolicMakeFx, GuardBreakingInputIsRefused) {
+  MakeFxOptions options;
+  options.tracing_mode = "symbolic";
+  at::NoGradGuard no_grad;
+  auto gm = make_fx(heads, {at::randn({2, 5, 8})}, options);
+  ASSERT_NE(gm->shape_env(), nullptr);
+  std::cout << gm->shape_env()->format_guards() << "\n";
+  try {
+    gm->forward({at::randn({2, 5, 10})});  // 10 is not a multiple of 4
+    FAIL() << "a guard-breaking input ran";
+  } catch (const FxError& e) {
+    std::cout << e.what() << "\n";
+    EXPECT_NE(std::string(e.what()).find("arg0_1"), std::string::npos);
+  }
+}
+
+TEST(SymbolicMakeFx, UnknownTracingModeThrows) {
+  MakeFxOptions options;
+  options.tracing_mode = "imaginary";
+  EXPECT_THROW(make_fx(cat, {at::randn({2}), at::randn({2})}, options),
+               FxError);
+}
+
+// Not a timed test: prints symbolic capture's cost per op against real
+// mode's (goal: within 2x).
+TEST(SymbolicMakeFx, CostPerOpAgainstRealMode) {
+  auto chain = [](const Tensors& in) -> Tensors {
+    at::Tensor x = in[0];
+    for (int i = 0; i < 200; ++i) x = at::relu(at::add(x, in[0]));
+    return {x};
+  };
+  Tensors inputs = {at::randn({4, 4})};
+  at::NoGradGuard no_grad;
+  auto time = [&](const std::string& mode) {
+    MakeFxOptions options;
+    options.tracing_mode = mode;
+    make_fx(chain, inputs, options);  // warm up
+    auto start = std::chrono::steady_clock::now();
+    const int runs = 5;
+    for (int r = 0; r < runs; ++r) make_fx(chain, inputs, options);
+    std::chrono::duration<double, std::micro> us =
+        std::chrono::steady_clock::now() - start;
+    return us.count() / runs / 400;
+  };
+  double real = time("real"), fake = time("fake"), symbolic = time("symbolic");
+  std::cout << "make_fx cost per op (400 ops on 4x4, us): real " << real
+            << ", fake " << fake << ", symbolic " << symbolic << " ("
+            << symbolic / real << "x real)\n";
+}
+
+}  // namespace
+}  // namespace fx
