@@ -47,7 +47,15 @@ FxTensorSpec input_spec(const Node& placeholder, const std::string& where) {
   }
   spec.ndim = static_cast<int32_t>(shape->elements().size());
   for (int32_t d = 0; d < spec.ndim; ++d) {
-    spec.shape[d] = shape->elements()[d].as_int();
+    const Argument& size = shape->elements()[d];
+    if (size.is_symint()) {
+      throw FxError(cat(where, ": input '", placeholder.name(),
+                        "' has the symbolic size ", size.as_string(),
+                        " at dimension ", d,
+                        "; backends compile for concrete shapes (run "
+                        "shape_prop with concrete shapes first)"));
+    }
+    spec.shape[d] = size.as_int();
   }
   std::optional<c10::ScalarType> type = parse_dtype(dtype->as_string());
   if (!type) {

@@ -34,7 +34,12 @@ std::optional<Recorded> recorded(const Node& node) {
   std::optional<c10::ScalarType> type = parse_dtype(dtype->as_string());
   if (!type) return std::nullopt;
   Recorded r{{}, *type};
-  for (const Argument& d : shape->elements()) r.shape.push_back(d.as_int());
+  for (const Argument& d : shape->elements()) {
+    // Symbolic sizes are expressions, not checked here (symbolic shape
+    // propagation checks them against the kernels at the hints).
+    if (!d.is_int()) return std::nullopt;
+    r.shape.push_back(d.as_int());
+  }
   return r;
 }
 

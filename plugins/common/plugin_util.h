@@ -100,6 +100,21 @@ inline std::string torch_fx_memory_format(const FxTensorMeta& m) {
   return "";
 }
 
+// A tensor_meta shape's sizes as text: "3" for an integer, the expression
+// for a symbolic size ("2*t0.size(0)"; ArgKind reports it as a string).
+// Equal texts are equal sizes for every input; different texts may still
+// be equal under the graph's guards (a pass comparing them is then merely
+// conservative).
+inline std::vector<std::string> size_texts(fxp::ArgView shape) {
+  std::vector<std::string> sizes;
+  for (size_t i = 0; shape && i < shape.size(); ++i) {
+    fxp::ArgView d = shape[i];
+    sizes.push_back(d.kind() == FX_ARG_INT ? std::to_string(d.as_int())
+                                           : d.as_string());
+  }
+  return sizes;
+}
+
 // torch.fx's TensorMetadata as a dict argument: shape, dtype, requires_grad,
 // stride, memory_format, is_quantized, qparams.
 inline fxp::Arg tensor_meta_arg(const FxTensorMeta& m) {

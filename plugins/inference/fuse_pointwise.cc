@@ -204,9 +204,10 @@ std::optional<Elementwise> module_elementwise(Graph& g, const Node& n) {
   return std::nullopt;
 }
 
-// meta['tensor_meta']'s shape and dtype ("" when absent).
+// meta['tensor_meta']'s shape (sizes as text: symbolic ones too) and dtype
+// ("" when absent).
 struct Meta {
-  std::vector<int64_t> shape;
+  std::vector<std::string> shape;
   std::string dtype;
 };
 
@@ -217,7 +218,7 @@ Meta meta_of(const Node& n) {
   ArgView s = fxp::dict_get(t, "shape");
   ArgView d = fxp::dict_get(t, "dtype");
   if (!s || !d) return m;
-  for (size_t i = 0; i < s.size(); ++i) m.shape.push_back(s[i].as_int());
+  m.shape = fx_plugins::size_texts(s);
   m.dtype = d.as_string();
   return m;
 }

@@ -433,15 +433,12 @@ std::optional<Activation> activation_of(Graph& g, const Node& n) {
   return std::nullopt;
 }
 
-// The shape in meta['tensor_meta'] (empty when absent or not a tensor's).
-std::vector<int64_t> meta_shape(const Node& n) {
-  std::vector<int64_t> shape;
+// The shape in meta['tensor_meta'], sizes as text (symbolic ones too; empty
+// when absent or not a tensor's).
+std::vector<std::string> meta_shape(const Node& n) {
   ArgView m = n.meta("tensor_meta");
-  if (!m) return shape;
-  ArgView s = fxp::dict_get(m, "shape");
-  if (!s) return shape;
-  for (size_t i = 0; i < s.size(); ++i) shape.push_back(s[i].as_int());
-  return shape;
+  if (!m) return {};
+  return fx_plugins::size_texts(fxp::dict_get(m, "shape"));
 }
 
 // Whether `n` calls one of `functions` or the Tensor method `method`, with
@@ -468,7 +465,7 @@ std::optional<Node> residual_of(const Node& add, const Node& value) {
   Node a = add.arg(0).node(), b = add.arg(1).node();
   if (a == b) return std::nullopt;
   Node other = a == value ? b : a;
-  std::vector<int64_t> shape = meta_shape(other);
+  std::vector<std::string> shape = meta_shape(other);
   if (shape.empty() || shape != meta_shape(value)) return std::nullopt;
   return other;
 }

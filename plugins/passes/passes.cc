@@ -265,9 +265,8 @@ std::string describe_tensor_meta(ArgView m) {
   std::string out;
   if (shape) {
     out += "[";
-    for (size_t i = 0; i < shape.size(); ++i) {
-      out += (i ? "x" : "") + std::to_string(shape[i].as_int());
-    }
+    std::vector<std::string> sizes = fx_plugins::size_texts(shape);
+    for (size_t i = 0; i < sizes.size(); ++i) out += (i ? "x" : "") + sizes[i];
     out += "]";
   }
   if (dtype) out += " " + dtype.as_string();

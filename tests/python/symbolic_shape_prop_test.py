@@ -377,3 +377,15 @@ def test_an_operator_without_a_rule_is_named():
     meta = out.meta["tensor_meta"]
     meta = meta if isinstance(meta, dict) else meta[0]
     assert [int(s) for s in meta["shape"]] == [4, 3]
+
+
+def test_passes_keep_symbolic_tensor_meta():
+    """Passes after a symbolic shape_prop: the pass manager's tensor_meta
+    checks and the passes reading sizes take symbolic sizes."""
+    fn, example = CASES["view_computed"]
+    gm = make_fx(fn, tracing_mode="symbolic")(*example)
+    out, report = fx_sdk.run_pipeline(gm, "shape_prop,cse,dce")
+    assert [r["outcome"] for r in report] == ["ran", "ran", "ran"], report
+    view = [n for n in out.graph.nodes if n.name == "view"][0]
+    assert [str(s) for s in view.meta["tensor_meta"].shape] == \
+        ["2*t0.size(0)", "FloorDiv(t0.size(1), 2)"]
