@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """The dynamic InferencePlan (one plan for every shape, issue 31 item 6)
 against plans specialised to each shape, eager PyTorch and TorchScript
-(frozen, optimize_for_inference), on resnet50 over batch sizes and a
+(frozen, optimize_for_inference) and ONNX Runtime's CPU provider (exported
+with torch.onnx.export and dynamic axes; --ort, onnxruntime-node from
+tools/bench/setup_onnxruntime.sh), on resnet50 over batch sizes and a
 transformer encoder (d_model 512, 8 heads, MLP 2048, 6 layers, pre-norm,
 attention written out) over sequence lengths. Both SDK plans run the graph
 after the inference passes (shape_prop,fold_bn,fuse_conv,fuse_linear,
@@ -9,7 +11,8 @@ fuse_matmul,fuse_pointwise on the first shape), through fx_sdk.compile.
 
     PYTHONPATH=bazel-bin/python /usr/bin/python3 \\
         tools/bench/dynamic_plan_bench.py [--threads 1,2] [--repeat 7] \\
-        [--batches 1,2,4,8] [--seqs 16,64,128,256] [--json OUT.json]
+        [--batches 1,2,4,8] [--seqs 16,64,128,256] [--json OUT.json] \\
+        [--ort NODE_PATH]
 
 Per shape and thread count the engines run interleaved, round-robin,
 `repeat` rounds after a warm-up; the figure is each engine's median. The
@@ -21,7 +24,9 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 
 import torch
@@ -57,22 +62,67 @@ def torchscript(model, example):
         return torch.jit.optimize_for_inference(torch.jit.freeze(traced))
 
 
+class OrtEngine:
+    """ONNX Runtime in a node process (tools/bench/ort_runner.js): one model,
+    every shape its dynamic axes allow. timed(x) runs it once on a random
+    input of x's shape and returns the run's ms as measured inside node (no
+    pipe time)."""
+
+    def __init__(self, model, example, dynamic_axes, threads, node_path):
+        self.dir = tempfile.TemporaryDirectory()
+        path = os.path.join(self.dir.name, "model.onnx")
+        with torch.no_grad():
+            torch.onnx.export(model, example, path, input_names=["x"],
+                              output_names=["y"], opset_version=13,
+                              dynamic_axes={"x": dynamic_axes,
+                                            "y": dynamic_axes})
+        runner = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                              "ort_runner.js")
+        self.proc = subprocess.Popen(
+            ["node", runner, path, str(threads)], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, text=True,
+            env={**os.environ, "NODE_PATH": node_path})
+
+    def timed(self, x):
+        self.proc.stdin.write("x".join(str(d) for d in x.shape) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("ort_runner stopped (see its error above)")
+        return float(line)
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait()
+        self.dir.cleanup()
+
+
+def run_once(fn, x):
+    """ms of one call: the engine's own figure when it measures itself."""
+    if hasattr(fn, "timed"):
+        return fn.timed(x)
+    start = time.perf_counter()
+    fn(x)
+    return (time.perf_counter() - start) * 1e3
+
+
 def interleaved(engines, x, repeat):
     """Median ms per engine, the engines run round-robin."""
     times = {name: [] for name in engines}
     with torch.no_grad():
         for fn in engines.values():
-            fn(x)
+            run_once(fn, x)
         for _ in range(repeat):
             for name, fn in engines.items():
-                start = time.perf_counter()
-                fn(x)
-                times[name].append((time.perf_counter() - start) * 1e3)
+                times[name].append(run_once(fn, x))
     return {name: statistics.median(t) for name, t in times.items()}
 
 
-def bench_model(name, model, inputs, threads, repeat, rows):
+def bench_model(name, model, inputs, threads, repeat, rows, ort=None):
+    """`ort`: (NODE_PATH, the input's dynamic axes) to add ONNX Runtime."""
     set_threads(threads)
+    ort_engine = (OrtEngine(model, inputs[0], ort[1], threads, ort[0])
+                  if ort else None)
     gm = fx_sdk.from_torch_fx(torch.fx.symbolic_trace(model))
     fx_sdk._C._run_pipeline(gm, PASSES, [], [fx_sdk.PLUGIN_DIR], True,
                             [inputs[0]])
@@ -88,6 +138,8 @@ def bench_model(name, model, inputs, threads, repeat, rows):
             "eager": model,
             "torchscript": torchscript(model, x),
         }
+        if ort_engine:
+            engines["onnxruntime"] = ort_engine
         ms = interleaved(engines, x, repeat)
         row = {"model": name, "shape": list(x.shape), "threads": threads,
                **{k: round(v, 3) for k, v in ms.items()},
@@ -95,6 +147,8 @@ def bench_model(name, model, inputs, threads, repeat, rows):
                                             ms["specialised"], 3)}
         rows.append(row)
         print(json.dumps(row), flush=True)
+    if ort_engine:
+        ort_engine.close()
     stats = dynamic.stats
     print(f"# {name} {threads} threads: plan_builds {dynamic.plan_builds}, "
           f"shape_specialisations {stats['shape_specialisations']}, "
@@ -114,6 +168,8 @@ def main(argv):
     p.add_argument("--seqs", type=ints, default=[16, 64, 128, 256])
     p.add_argument("--models", default="resnet50,encoder")
     p.add_argument("--json")
+    p.add_argument("--ort", help="NODE_PATH with onnxruntime-node "
+                   "(tools/bench/setup_onnxruntime.sh prints it)")
     args = p.parse_args(argv)
     torch.manual_seed(0)
     print(f"# BLAS {blas_library()}; torch {torch.__version__}; "
@@ -123,11 +179,13 @@ def main(argv):
         if "resnet50" in args.models:
             bench_model("resnet50", resnet50(),
                         [torch.rand(b, 3, 224, 224) for b in args.batches],
-                        threads, args.repeat, rows)
+                        threads, args.repeat, rows,
+                        (args.ort, {0: "batch"}) if args.ort else None)
         if "encoder" in args.models:
             bench_model("encoder", Encoder().eval(),
                         [torch.rand(1, s, 512) for s in args.seqs],
-                        threads, args.repeat, rows)
+                        threads, args.repeat, rows,
+                        (args.ort, {1: "seq"}) if args.ort else None)
     print(f"# load average at the end {os.getloadavg()}", flush=True)
     if args.json:
         with open(args.json, "w") as f:
