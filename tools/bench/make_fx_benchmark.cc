@@ -1,5 +1,7 @@
 // fx::make_fx's cost per recorded operator: a chain of N small ops on 4x4
-// tensors, eager and captured, median of repeated runs, one thread.
+// tensors, eager and captured, median of repeated runs, one thread; then
+// capture_graph in each tracing mode (real, fake, symbolic: issue 31's goal
+// is symbolic within 2x of real).
 //   bazel run --config=opt //tools/bench:make_fx_benchmark -- [N ...]
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -62,6 +64,22 @@ void print_cpu_breakdown(const fx::TensorFunction& fn, const Tensors& inputs,
       median(build), median(destroy));
 }
 
+// capture_graph's wall time per op in each tracing mode.
+void print_tracing_modes(const Tensors& inputs, int ops, int repeats) {
+  auto fn = [ops](const Tensors& in) { return chain(in, ops); };
+  std::printf("%d ops, capture_graph by tracing_mode:", ops);
+  double real = 0;
+  for (const char* mode : {"real", "fake", "symbolic"}) {
+    fx::MakeFxOptions options;
+    options.tracing_mode = mode;
+    double us = fx::bench::median_us(
+        [&] { fx::capture_graph(fn, inputs, options); }, repeats);
+    if (real == 0) real = us;
+    std::printf(" %s %.2f us/op (%.2fx real);", mode, us / ops, us / real);
+  }
+  std::printf("\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -83,6 +101,7 @@ int main(int argc, char** argv) {
         "eager); make_fx with the GraphModule %.2f us/op; 1 thread\n",
         ops, eager / ops, capture / ops, (capture - eager) / ops, total / ops);
     print_cpu_breakdown(fn, inputs, ops, repeats);
+    print_tracing_modes(inputs, std::min(ops, 2000), repeats);
   }
   return 0;
 }

@@ -45,6 +45,13 @@ def linear(arg0, arg1, arg2):
     return [F.linear(arg0, arg1, arg2)]
 
 
+def view_relu(arg0):
+    return [arg0.view(arg0.shape[0] * 2, -1).relu()]
+
+
+# relu decomposed as the C++ test's decomposition does it.
+RELU_AS_CLAMP = {torch.ops.aten.relu.default: lambda x: torch.clamp_min(x, 0)}
+
 CASES = {
     "view_computed": (view_computed, [(3, 4)]),
     "cat": (cat, [(3, 4), (5, 4)]),
@@ -53,11 +60,13 @@ CASES = {
     "expand_to": (expand_to, [(1, 4), (3, 4)]),
     "new_zeros": (new_zeros, [(3, 4)]),
     "linear": (linear, [(2, 5, 4), (3, 4), (3,)]),
+    "view_relu_decomposed": (view_relu, [(3, 4)], RELU_AS_CLAMP),
 }
 
 
 def main(out_dir):
-    for name, (fn, shapes) in CASES.items():
+    for name, (fn, shapes, *table) in CASES.items():
+        table = table[0] if table else None
         for mode, guard in (("grad", torch.enable_grad),
                             ("no_grad", torch.no_grad),
                             ("inference_mode", torch.inference_mode)):
@@ -65,7 +74,8 @@ def main(out_dir):
             os.makedirs(case_dir, exist_ok=True)
             try:
                 with guard():
-                    gm = make_fx(fn, tracing_mode="symbolic")(
+                    gm = make_fx(fn, decomposition_table=table,
+                                 tracing_mode="symbolic")(
                         *[torch.randn(s) for s in shapes])
             except Exception as e:  # recorded: the C++ test says why
                 with open(os.path.join(case_dir, "error.txt"), "w") as f:
