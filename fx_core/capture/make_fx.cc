@@ -1092,6 +1092,44 @@ class CaptureScope {
   std::shared_ptr<c10::SafePyObject> mode_;
 };
 
+// Symbolic mode's capture: fresh symbols, or the declared sizes.
+std::shared_ptr<capture::SymbolicCapture> symbolic_capture(
+    Graph& graph, const Recorder& recorder,
+    const std::vector<at::Tensor>& examples, const MakeFxOptions& options) {
+  auto tracked = [&recorder](const TensorImpl* t) {
+    return recorder.tracked(t);
+  };
+  if (options.declared_sizes.empty()) {
+    return capture::SymbolicCapture::create(graph, tracked, examples);
+  }
+  std::vector<capture::SymbolicCapture::InputShape> shapes;
+  for (const SymbolicSizes& s : options.declared_sizes) {
+    shapes.push_back({s.sizes, s.strides});
+  }
+  return capture::SymbolicCapture::create_declared(
+      graph, tracked, examples, std::move(shapes), options.symbol_hints);
+}
+
+// The symbolic sizes and strides of `tensors` (integers for a tensor that
+// is not symbolic; empty for an undefined one).
+std::vector<SymbolicSizes> symbolic_sizes(
+    const std::vector<at::Tensor>& tensors) {
+  std::vector<SymbolicSizes> out;
+  for (const at::Tensor& t : tensors) {
+    SymbolicSizes sizes;
+    if (const capture::SymbolicTensorImpl* impl = capture::symbolic_impl(t)) {
+      sizes = {impl->size_exprs(), impl->stride_exprs()};
+    } else if (t.defined()) {
+      for (int64_t s : t.sizes()) sizes.sizes.push_back(sym::Expr::integer(s));
+      for (int64_t s : t.strides()) {
+        sizes.strides.push_back(sym::Expr::integer(s));
+      }
+    }
+    out.push_back(std::move(sizes));
+  }
+  return out;
+}
+
 }  // namespace
 
 // One fallback per key per process: no other library may register one on
@@ -1110,9 +1148,7 @@ CapturedGraph capture_graph(const TensorFunction& fn,
   const std::string mode = tracing_mode(options);
   std::shared_ptr<capture::SymbolicCapture> symbolic;
   if (mode == "symbolic") {
-    symbolic = capture::SymbolicCapture::create(
-        graph, [&](const TensorImpl* t) { return recorder.tracked(t); },
-        example_inputs);
+    symbolic = symbolic_capture(graph, recorder, example_inputs, options);
     recorder.set_symbolic(symbolic);
   }
   std::vector<Node*> placeholders;
@@ -1158,6 +1194,7 @@ CapturedGraph capture_graph(const TensorFunction& fn,
       placeholders[i]->set_meta("tensor_meta", symbolic->tensor_meta(i));
     }
     captured.shape_env = symbolic->shape_env();
+    captured.output_sizes = symbolic_sizes(outputs);
   }
   return captured;
 }

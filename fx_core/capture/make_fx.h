@@ -68,6 +68,7 @@
 #include <vector>
 
 #include "fx_core/ir/graph.h"
+#include "fx_core/symbolic/sym_expr.h"
 
 namespace torch::nn {
 class Module;
@@ -89,6 +90,12 @@ using TensorFunction =
 // are recorded in the operator's place.
 using Decomposition =
     std::function<std::vector<c10::IValue>(const std::vector<c10::IValue>&)>;
+
+// A tensor's symbolic sizes and strides: one expression per dimension each.
+struct SymbolicSizes {
+  std::vector<sym::Expr> sizes;
+  std::vector<sym::Expr> strides;  // empty: dense, else the example's
+};
 
 struct MakeFxOptions {
   // The GraphModule's class name (Python: the function's __name__).
@@ -122,6 +129,15 @@ struct MakeFxOptions {
   // symbolic_capture.h. Not supported in symbolic mode: torch::tensor
   // constants built inside the captured function.
   std::string tracing_mode = "real";
+  // Symbolic mode from declared sizes: when not empty (one per example
+  // input), the inputs' sizes and strides are these expressions instead of
+  // fresh symbols, `symbol_hints` giving every symbol they name its value
+  // (each example's sizes must be its declared ones at these values). The
+  // capture's sizes are then expressions of the caller's symbols: see
+  // CapturedGraph::output_sizes. (Symbolic shape propagation captures a
+  // node's call this way, node_capture.h.)
+  std::vector<SymbolicSizes> declared_sizes;
+  sym::Bindings symbol_hints;
   // A call that reads a captured tensor's value into C++ (item() reaches
   // aten::_local_scalar_dense; aten::equal) makes whatever the code does
   // with it a constant of the graph. By default that throws fx::FxError
@@ -167,6 +183,9 @@ struct CapturedGraph {
   // Symbolic mode: the capture's hints and guards (GraphModule's
   // set_shape_env); nullptr otherwise.
   std::shared_ptr<const sym::ShapeEnv> shape_env;
+  // Symbolic mode: each returned tensor's symbolic sizes and strides, in
+  // order (empty for an undefined one).
+  std::vector<SymbolicSizes> output_sizes;
 };
 
 // make_fx without building the GraphModule (no code generation, no plan):

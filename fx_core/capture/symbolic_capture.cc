@@ -157,6 +157,50 @@ std::shared_ptr<SymbolicCapture> SymbolicCapture::create(
   return capture;
 }
 
+namespace {
+
+// `shape` checked against `example` at the hints; its strides filled in
+// when not declared.
+void complete_declared(SymbolicCapture::InputShape& shape,
+                       const at::Tensor& example,
+                       const sym::GuardRecorder& guards) {
+  if (!example.defined()) throw FxError("an example input is undefined");
+  const size_t rank = static_cast<size_t>(example.dim());
+  if (shape.sizes.size() != rank) {
+    throw FxError("declared " + std::to_string(shape.sizes.size()) +
+                  " sizes for a tensor of rank " + std::to_string(rank));
+  }
+  for (size_t d = 0; d < rank; ++d) {
+    if (guards.hint(shape.sizes[d]) != example.size(static_cast<int64_t>(d))) {
+      throw FxError("size " + shape.sizes[d].str() +
+                    " is not the example's at the hints");
+    }
+  }
+  if (shape.strides.size() == rank) return;
+  shape.strides = dense_strides(shape.sizes, example);
+  if (shape.strides.empty()) shape.strides = integers(example.strides());
+}
+
+}  // namespace
+
+std::shared_ptr<SymbolicCapture> SymbolicCapture::create_declared(
+    Graph& graph, NodeOf node_of, const std::vector<at::Tensor>& examples,
+    std::vector<InputShape> shapes, const sym::Bindings& hints) {
+  if (shapes.size() != examples.size()) {
+    throw FxError("make_fx (symbolic): " + std::to_string(shapes.size()) +
+                  " declared shapes for " + std::to_string(examples.size()) +
+                  " example inputs");
+  }
+  auto capture = std::make_shared<SymbolicCapture>(graph, std::move(node_of),
+                                                   examples, hints);
+  for (size_t k = 0; k < shapes.size(); ++k) {
+    complete_declared(shapes[k], examples[k], capture->guards_);
+  }
+  capture->shapes_ = std::move(shapes);
+  capture->symbols_.assign(hints.begin(), hints.end());
+  return capture;
+}
+
 at::Tensor SymbolicCapture::input(size_t i) {
   const at::Tensor& t = examples_.at(i);
   at::Tensor meta;

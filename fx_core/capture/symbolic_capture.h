@@ -8,7 +8,10 @@
 //    (`t0.size(0)`, `t0.stride(0)`; t<k> counts the inputs): sizes, then
 //    strides, each input in order; 0 and 1 are specialised (integers);
 //    equal values share one symbol (duck sizing). Their values are the
-//    hints.
+//    hints. Or, with create_declared(), the sizes and strides the caller
+//    declares, expressions of its own symbols with its hints (symbolic
+//    shape propagation capturing one node's call): then every size the
+//    capture computes is an expression of those symbols.
 //  - input(i) is example i as a SymbolicTensorImpl (symbolic_tensor.h).
 //  - Each recorded operator runs on meta tensors at the hints (hints()
 //    turns SymInts into their hints); wrap_results() then replaces its
@@ -68,6 +71,18 @@ class SymbolicCapture final
   static std::shared_ptr<SymbolicCapture> create(
       Graph& graph, NodeOf node_of, const std::vector<at::Tensor>& examples);
 
+  // An input's symbolic sizes and strides.
+  struct InputShape {
+    std::vector<sym::Expr> sizes, strides;
+  };
+  // Inputs of declared shapes (one per example; an empty `strides`: dense
+  // in the example's order of strides, else the example's), `hints` giving
+  // every symbol they name its value. Throws FxError when an example's
+  // rank or sizes are not its shape's at the hints.
+  static std::shared_ptr<SymbolicCapture> create_declared(
+      Graph& graph, NodeOf node_of, const std::vector<at::Tensor>& examples,
+      std::vector<InputShape> shapes, const sym::Bindings& hints);
+
   sym::GuardRecorder& guards() override { return guards_; }
 
   at::Tensor input(size_t i);
@@ -90,9 +105,6 @@ class SymbolicCapture final
                   const std::vector<at::Tensor>& examples, sym::Bindings hints);
 
  private:
-  struct InputShape {
-    std::vector<sym::Expr> sizes, strides;
-  };
   Node* node_of(CaptureSymNode& n);
   Node* tensor_node(const c10::TensorImpl* tensor) const;
   bool is_symbolic(const c10::IValue& value) const;

@@ -17,6 +17,7 @@
 #include "fx_core/runtime/meta_execution.h"
 #include "fx_core/runtime/symbolic/shape_functions.h"
 #include "fx_core/runtime/symbolic/shape_graph_eval.h"
+#include "fx_core/runtime/symbolic/symbolic_call_capture.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
@@ -53,8 +54,9 @@ std::vector<Expr> integers(c10::IntArrayRef values) {
   return out;
 }
 
-// A value with nothing symbolic in it.
-SymbolicValue concrete(const c10::IValue& v) {
+}  // namespace
+
+SymbolicValue concrete_symbolic_value(const c10::IValue& v) {
   SymbolicValue out;
   out.hint = v;
   if (v.isTensor() && v.toTensor().defined()) {
@@ -67,10 +69,16 @@ SymbolicValue concrete(const c10::IValue& v) {
   } else if (is_sequence(v)) {
     out.kind = Kind::kSequence;
     for (const c10::IValue& item : sequence_elements(v)) {
-      out.items.push_back(concrete(item));
+      out.items.push_back(concrete_symbolic_value(item));
     }
   }
   return out;
+}
+
+namespace {
+
+SymbolicValue concrete(const c10::IValue& v) {
+  return concrete_symbolic_value(v);
 }
 
 // Strides for `sizes` when the hint tensor is dense in some order of its
@@ -178,6 +186,7 @@ class Propagator {
   std::optional<SymbolicValue> size_query(const Node& n);
   std::optional<SymbolicValue> int_operator(const Node& n);
   std::optional<SymbolicValue> aten_call(const Node& n);
+  SymbolicValue captured_call(const Node& n);
   SymbolicValue from_shape_result(const Node& n, const SymValue& r,
                                   const c10::IValue& hint);
   void restride_views(const Node& n, SymbolicValue& out) const;
@@ -266,7 +275,22 @@ SymbolicValue Propagator::compute(const Node& n) {
   if (auto v = size_query(n)) return *v;
   if (auto v = int_operator(n)) return *v;
   if (auto v = aten_call(n)) return *v;
-  fail(n, "no symbolic shape rule for this target");
+  return captured_call(n);
+}
+
+// Any other call, through the registered capture.
+SymbolicValue Propagator::captured_call(const Node& n) {
+  const SymbolicCallCapture& capture = symbolic_call_capture();
+  bool call = n.op() == Opcode::kCallFunction ||
+              n.op() == Opcode::kCallMethod || n.op() == Opcode::kCallModule;
+  if (!call || !capture) fail(n, "no symbolic shape rule for this target");
+  try {
+    return capture(gm_, n, values_, hint_values_.at(&n), guards_);
+  } catch (const c10::Error& e) {
+    fail(n, cat("capturing its call: ", e.what_without_backtrace()));
+  } catch (const std::exception& e) {
+    fail(n, cat("capturing its call: ", e.what()));
+  }
 }
 
 SymbolicValue Propagator::argument_value(const Argument& a,
@@ -451,6 +475,12 @@ std::optional<SymbolicValue> Propagator::aten_call(const Node& n) {
     } else if (params[p].default_value) {
       v = shape_arg_from_ivalue(*params[p].default_value);
     }
+    if (params[p].type == AtenType::kIntList &&
+        v.kind == SymValue::Kind::kInt) {
+      // Python's parser: an int for `int[N]` is N of it (mean(x, 1)).
+      v = SymValue::list(std::vector<SymValue>(
+          static_cast<size_t>(std::max(params[p].size, 1)), v));
+    }
     if (params[p].type == AtenType::kTensor &&
         v.kind != SymValue::Kind::kList && !v.is_none()) {
       v = SymValue::list({});  // a number where a Tensor goes: 0-dim
@@ -458,8 +488,12 @@ std::optional<SymbolicValue> Propagator::aten_call(const Node& n) {
     inputs.push_back(std::move(v));
   }
   std::string name = cat(schema.name(), ".", schema.overload_name());
-  std::vector<SymValue> result =
-      evaluate_shape_graph(*graph, std::move(inputs), guards_, name);
+  std::vector<SymValue> result;
+  try {
+    result = evaluate_shape_graph(*graph, std::move(inputs), guards_, name);
+  } catch (const FxError& e) {
+    fail(n, e.what());
+  }
   // Several results come as several graph outputs (max_pool2d_with_indices)
   // or as one tuple.
   SymValue shapes =

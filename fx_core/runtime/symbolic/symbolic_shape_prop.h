@@ -24,8 +24,14 @@
 //    symbolic sizes (shape_graph_eval.h); the result, at the hints, must be
 //    the kernel's sizes;
 //  - any node whose inputs hold no symbol keeps its value at the hints;
-//  - anything else that has symbolic inputs throws FxError naming the node
-//    and its target ("no symbolic shape rule").
+//  - any other call (call_module, a Python-level function, a method that
+//    is no ATen operator) is captured: the registered call capture
+//    (symbolic_call_capture.h; fx_core/capture registers make_fx's)
+//    runs it as fx::Interpreter would on inputs with the symbolic sizes
+//    computed so far and gives its result's sizes; a failure throws FxError
+//    naming the node and the capture's reason;
+//  - with no capture registered, such a node throws FxError naming it and
+//    its target ("no symbolic shape rule").
 // Strides: a placeholder's as declared; a view's (a result that aliases a
 // tensor argument) each the argument's stride of the same value at the
 // hints where there is one; otherwise symbolic when the tensor is dense in
@@ -78,6 +84,10 @@ struct SymbolicInput {
   // from the sizes and the example's layout.
   std::vector<sym::Expr> strides;
 };
+
+// A value with nothing symbolic in it (sizes, strides and ints as at the
+// hints).
+SymbolicValue concrete_symbolic_value(const c10::IValue& v);
 
 struct SymbolicShapes {
   std::unordered_map<const Node*, SymbolicValue> values;
