@@ -66,12 +66,11 @@ fx::sym::ShapeEnv requested_env(const fx::GraphModule& gm,
     env.add_input(placeholder, std::move(exprs));
   }
   for (const auto& [symbol, value] : hints) {
-    if (value < 2) {
-      throw py::value_error(fx::cat("hints['", symbol, "'] is ", value,
-                                    ": a symbol's value is at least 2 (sizes "
-                                    "0 and 1 are specialised)"));
+    try {
+      fx::set_symbol_hint(env, symbol, value);
+    } catch (const fx::FxError& e) {
+      throw py::value_error(fx::cat("hints['", symbol, "']: ", e.what()));
     }
-    env.set_hint(symbol, value);
   }
   fx::assign_default_hints(env);
   return env;

@@ -63,11 +63,14 @@ void add_hints(sym::ShapeEnv& env, const char* const* hints, size_t n) {
       ok = text[k] >= '0' && text[k] <= '9' && value < (int64_t{1} << 40);
       if (ok) value = value * 10 + (text[k] - '0');
     }
-    if (!ok || value < 2) {
-      fail(FX_INVALID_ARGUMENT,
-           cat("hint \"", text, "\" is not NAME=VALUE with VALUE >= 2"));
+    if (!ok) {
+      fail(FX_INVALID_ARGUMENT, cat("hint \"", text, "\" is not NAME=VALUE"));
     }
-    env.set_hint(text.substr(0, eq), value);
+    try {
+      set_symbol_hint(env, text.substr(0, eq), value);
+    } catch (const FxError& e) {
+      fail(FX_INVALID_ARGUMENT, e.what());
+    }
   }
 }
 

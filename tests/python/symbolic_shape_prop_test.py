@@ -268,8 +268,10 @@ def test_bad_input_names_what_is_wrong():
     sdk = fx_sdk.from_torch_fx(make_fx(fn)(*inputs))
     before = sdk.graph_text
     metas = [dict(n.meta) for n in sdk.graph.nodes]
-    with pytest.raises(ValueError, match=r"hints\['B'\] is 1"):
+    with pytest.raises(ValueError, match=r"hints\['B'\].*hint of B is 1"):
         fx_sdk.symbolic_shape_prop(sdk, shapes={"x_1": "Bx4"}, hints={"B": 1})
+    with pytest.raises(ValueError, match=r"hints\['Q'\].*Q, which no size"):
+        fx_sdk.symbolic_shape_prop(sdk, shapes={"x_1": "Bx4"}, hints={"Q": 3})
     with pytest.raises(ValueError, match=r"shapes\['x_1'\]\[0\]"):
         fx_sdk.symbolic_shape_prop(sdk, shapes={"x_1": ["2*(", 4]})
     with pytest.raises(ValueError, match="x_1.*rank"):

@@ -178,6 +178,22 @@ absl::StatusOr<std::vector<sym::Expr>> parse_sizes_text(std::string_view text) {
   return sizes;
 }
 
+void set_symbol_hint(sym::ShapeEnv& env, std::string_view symbol,
+                     int64_t value) {
+  std::vector<std::string> known = env.symbols();
+  if (std::find(known.begin(), known.end(), symbol) == known.end()) {
+    throw FxError(cat("a hint is given for the symbol ", symbol,
+                      ", which no size names (symbols: ", join(known, ", "),
+                      ")"));
+  }
+  if (value < 2) {
+    throw FxError(cat("the hint of ", symbol, " is ", value,
+                      ": a symbol's value is at least 2 (sizes 0 and 1 are "
+                      "specialised)"));
+  }
+  env.set_hint(symbol, value);
+}
+
 void assign_default_hints(sym::ShapeEnv& env) {
   int64_t next = 64;
   for (const std::string& s : env.symbols()) {

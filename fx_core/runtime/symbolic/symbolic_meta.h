@@ -38,6 +38,12 @@ std::vector<sym::Relation> symbolic_shape_prop(GraphModule& gm,
 // parse.
 absl::StatusOr<std::vector<sym::Expr>> parse_sizes_text(std::string_view text);
 
+// Sets a symbol's hint for a propagation: the symbol must be one the
+// inputs' sizes name, and the value at least 2 (sizes 0 and 1 are
+// specialised). Throws FxError naming the symbol otherwise.
+void set_symbol_hint(sym::ShapeEnv& env, std::string_view symbol,
+                     int64_t value);
+
 // Gives each symbol of `env`'s inputs that has no hint a default one: 64,
 // 96, 128, ... in the order the symbols appear (distinct, so that no two
 // symbols look equal at the hints, and divisible by 32, so that halving
