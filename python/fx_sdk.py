@@ -98,9 +98,10 @@ def from_torch_fx(gm):
     if not isinstance(gm, torch.fx.GraphModule):
         raise TypeError(f"from_torch_fx takes a torch.fx.GraphModule, not "
                         f"{type(gm).__name__}")
-    modules, weights = {}, {}
+    modules, weights, kinds = {}, {}, {}
     for node in _C._attribute_nodes(gm.graph):
-        _export.add_attributes(gm, node, modules, weights, copy_weights=False)
+        _export.add_attributes(gm, node, modules, weights, copy_weights=False,
+                               kinds=kinds)
     annotations, return_annotation = _export.code_form_annotations(gm)
     _record_annotation_types(gm, annotations, return_annotation)
     env = _export.shape_env(gm) or {"hints": {}, "guards": []}
@@ -110,7 +111,8 @@ def from_torch_fx(gm):
             gm.graph, annotations, return_annotation or "",
             json.dumps(modules), list(weights.items()),
             _export.qualified_function_name, _type_name, _node_meta,
-            list(env["hints"].items()), env["guards"], printed)
+            list(env["hints"].items()), env["guards"], printed,
+            weight_kinds_json=json.dumps(kinds))
 
 
 def _printed_guards(gm):
@@ -194,8 +196,9 @@ def to_torch_fx(sdk_gm, lazy=True):
         raise TypeError(f"to_torch_fx takes an fx_sdk.GraphModule, not "
                         f"{type(sdk_gm).__name__}")
     text, weights = _C._to_bundle(sdk_gm, include_nodes=False)
+    doc, weights = json.loads(text), dict(weights)
     try:
-        root = _import.build_root(json.loads(text), dict(weights), share=True)
+        root = _import.build_root(doc, weights, share=True)
     except _import.BundleError as e:
         raise ValueError(str(e)) from None
     graph = torch.fx.Graph()
@@ -203,7 +206,9 @@ def to_torch_fx(sdk_gm, lazy=True):
         code, names = _C._build_torch_fx_graph(
             sdk_gm, graph, _call_function_target, _node_type,
             _import.tensor_metadata)
-    return _graph_module(root, graph, code, names, lazy)
+    gm = _graph_module(root, graph, code, names, lazy)
+    _import.restore_weight_kinds(gm, doc, weights)
+    return gm
 
 
 @contextlib.contextmanager

@@ -10,8 +10,8 @@
 // writes for it: the same name, op, target (a call_function's as its
 // qualified name), args and kwargs (torch.fx's values as argument.h holds
 // them), type, and meta: the entries the format can hold, is_wrapped as the
-// reader infers it. The modules section, still in the format's JSON, goes
-// through that reader so that module specs are read in one place.
+// reader infers it. The modules and weight_kinds sections, still in the
+// format's JSON, go through that reader so that they are read in one place.
 //
 // Python callables the caller passes give what needs Python:
 // target_name(function) -> qualified name, type_name(type) -> the type as
@@ -306,19 +306,19 @@ class TorchFxReader {
   std::unordered_map<PyObject*, fx::Node*> nodes_;
 };
 
-// The modules section of the format, read by the format's own reader (as
-// a document whose graph is only an output node).
-std::vector<std::pair<std::string, fx::ModuleSpec>> read_modules(
-    const std::string& modules_json) {
+// The modules and weight_kinds sections of the format, read by the
+// format's own reader (as a document whose graph is only an output node).
+fx::GraphFile read_modules(const std::string& modules_json,
+                           const std::string& weight_kinds_json) {
   std::string document =
       "{\"format\": \"fx-graph\", \"version\": 1, \"nodes\": [{\"name\": "
       "\"output\", \"op\": \"output\", \"target\": \"output\", \"args\": "
       "[null], \"kwargs\": {}}], \"modules\": " +
-      modules_json + "}";
+      modules_json + ", \"weight_kinds\": " + weight_kinds_json + "}";
   absl::StatusOr<fx::GraphFile> file =
       fx::parse_graph_json(document, "<memory>");
   if (!file.ok()) raise_value_error(file.status());
-  return std::move(file->modules);
+  return std::move(*file);
 }
 
 std::shared_ptr<fx::GraphModule> from_torch_fx(
@@ -328,9 +328,9 @@ std::shared_ptr<fx::GraphModule> from_torch_fx(
     py::object node_meta,
     const std::vector<std::pair<std::string, int64_t>>& hints,
     const std::vector<std::string>& guards,
-    const std::vector<std::string>& printed_guards) {
-  fx::GraphFile file;
-  file.modules = read_modules(modules_json);
+    const std::vector<std::string>& printed_guards,
+    const std::string& weight_kinds_json) {
+  fx::GraphFile file = read_modules(modules_json, weight_kinds_json);
   file.graph = std::make_unique<fx::Graph>();
   TorchFxReader reader(std::move(target_name), std::move(type_name),
                        std::move(node_meta));
@@ -376,7 +376,8 @@ void bind_torch_fx_reader(py::module_& m) {
         py::arg("modules_json"), py::arg("weights"), py::arg("target_name"),
         py::arg("type_name"), py::arg("node_meta"), py::arg("hints"),
         py::arg("guards"),
-        py::arg("printed_guards") = std::vector<std::string>{});
+        py::arg("printed_guards") = std::vector<std::string>{},
+        py::arg("weight_kinds_json") = "{}");
 }
 
 }  // namespace fx_sdk

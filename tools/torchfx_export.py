@@ -7,7 +7,8 @@
 writes, as ../shared/spec/fx-graph-json.md specifies:
     DIR/graph.fx.json     the graph, the modules it calls, the weights' name
     DIR/model.weights.pt  every parameter and buffer of those modules and
-                          every get_attr target (torch.save of a dict)
+                          every get_attr target (torch.save of a dict;
+                          graph.fx.json's "weight_kinds" says what each is)
     DIR/input.pt          the example inputs (torch.save of a list)
     DIR/expected.pt       the eager model's output on them
 and, with --reference, torch.fx's own text forms of the same graph:
@@ -418,18 +419,51 @@ def module_entry(module, meta):
             "training": module.training}
 
 
-def add_attributes(gm, node, modules, weights, copy_weights, meta=False):
+def weight_kind(module, path):
+    """The file's weight kind of the tensor at `path` in `module`: a
+    "parameter" (requires_grad) or "frozen_parameter" (not), a "buffer" or
+    "non_persistent_buffer", or a plain "tensor" attribute."""
+    owner_path, _, leaf = path.rpartition(".")
+    owner = module.get_submodule(owner_path)
+    if leaf in owner._parameters:
+        return ("parameter" if owner._parameters[leaf].requires_grad
+                else "frozen_parameter")
+    if leaf in owner._buffers:
+        return ("non_persistent_buffer"
+                if leaf in owner._non_persistent_buffers_set else "buffer")
+    return "tensor"
+
+
+def default_kind(target, tensor):
+    """What a reader assumes of a get_attr tensor the file gives no kind:
+    a parameter when it can be one, except torch.fx's tensor constants (the
+    file records only kinds that differ, so models without such attributes
+    are written as they always were)."""
+    if target.startswith("_tensor_constant") or not (
+            tensor.is_floating_point() or tensor.is_complex()):
+        return "buffer"
+    return "parameter"
+
+
+def add_attributes(gm, node, modules, weights, copy_weights, meta=False,
+                   kinds=None):
     """What a call_module or get_attr node refers to: the module's entry in
     `modules` (module_entry; a child GraphModule's nodes with their meta
     when `meta`) and its parameters and buffers in `weights`, or the
     get_attr tensor in `weights` (clones, or with copy_weights=False gm's
-    own tensors)."""
+    own tensors); in `kinds` when given, each weight's kind (weight_kind)
+    where it is not what a reader assumes."""
+    if kinds is None:
+        kinds = {}
     if node.op == "call_module" and node.target not in modules:
         sub = gm.get_submodule(node.target)
         modules[node.target] = module_entry(sub, meta)
         for key, tensor in sub.state_dict(keep_vars=not copy_weights).items():
             weights[node.target + "." + key] = (
                 tensor.detach().clone() if copy_weights else tensor)
+            kind = weight_kind(sub, key)
+            if kind not in ("parameter", "buffer"):  # what readers assume
+                kinds[node.target + "." + key] = kind
     elif node.op == "get_attr":
         value = gm
         for atom in node.target.split("."):
@@ -437,6 +471,9 @@ def add_attributes(gm, node, modules, weights, copy_weights, meta=False):
         if isinstance(value, torch.Tensor):
             weights[node.target] = (
                 value.detach().clone() if copy_weights else value)
+            kind = weight_kind(gm, node.target)
+            if kind != default_kind(node.target, value):
+                kinds[node.target] = kind
 
 
 def graph_document(gm, copy_weights=True, meta=False):
@@ -445,14 +482,15 @@ def graph_document(gm, copy_weights=True, meta=False):
     copy_weights=False gm's own tensors. With meta=True each node's meta
     goes too, what the format can hold of it (node_meta). Raises ValueError
     naming the node or module that cannot be encoded."""
-    modules = {}
-    weights = {}
+    modules, weights, kinds = {}, {}, {}
     for node in gm.graph.nodes:
-        add_attributes(gm, node, modules, weights, copy_weights, meta)
+        add_attributes(gm, node, modules, weights, copy_weights, meta, kinds)
     document = {"format": "fx-graph", "version": 1,
                 "nodes": graph_nodes(gm, meta)}
     if modules:
         document["modules"] = modules
+    if kinds:
+        document["weight_kinds"] = kinds
     env = shape_env(gm) if meta else None
     if env is not None:
         document["shape_env"] = env

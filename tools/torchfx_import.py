@@ -298,18 +298,77 @@ def new_module(cls, config, share):
     return cls(**config)
 
 
-def share_tensor(root, key, tensor):
-    """Makes `tensor` itself the parameter or buffer `key` of root."""
+def share_tensor(root, key, tensor, requires_grad=None):
+    """Makes `tensor` itself the parameter or buffer `key` of root; a
+    parameter requires grad as `requires_grad` says (None: as the module's
+    own parameter did)."""
     owner_path, _, leaf = key.rpartition(".")
     owner = root.get_submodule(owner_path)
     old = owner._parameters.get(leaf)
     if old is not None or leaf in owner._parameters:
-        requires_grad = old.requires_grad if old is not None else True
-        if not isinstance(tensor, torch.nn.Parameter):
-            tensor = torch.nn.Parameter(tensor, requires_grad=requires_grad)
-        owner._parameters[leaf] = tensor
+        if requires_grad is None:
+            requires_grad = old.requires_grad if old is not None else True
+        owner._parameters[leaf] = as_parameter(tensor, requires_grad)
     else:
         owner._buffers[leaf] = tensor
+
+
+WEIGHT_KINDS = ("parameter", "frozen_parameter", "buffer",
+                "non_persistent_buffer", "tensor")
+
+
+def weight_kinds(doc):
+    """The document's "weight_kinds" (weights key -> kind), checked."""
+    kinds = doc.get("weight_kinds", {})
+    if not isinstance(kinds, dict):
+        raise BundleError("field 'weight_kinds' must be an object")
+    for key, kind in kinds.items():
+        if kind not in WEIGHT_KINDS:
+            raise BundleError(f"field 'weight_kinds': weight '{key}': the "
+                              f"kind must be one of {', '.join(WEIGHT_KINDS)}")
+    return kinds
+
+
+def as_parameter(tensor, requires_grad):
+    """`tensor` as a Parameter requiring grad or not (itself when it is
+    one already, else a Parameter sharing its data)."""
+    if (isinstance(tensor, torch.nn.Parameter)
+            and tensor.requires_grad == requires_grad):
+        return tensor
+    return torch.nn.Parameter(tensor.detach(), requires_grad=requires_grad)
+
+
+def place_tensor(root, path, tensor, kind):
+    """Makes `tensor` the attribute at `path` of root as the weight kind
+    says (a parameter, a buffer, persistent or not, or a plain attribute),
+    replacing what is there; containers are made on the way."""
+    *parents, leaf = path.split(".")
+    for atom in parents:
+        if not hasattr(root, atom):
+            root.add_module(atom, torch.nn.Module())
+        root = getattr(root, atom)
+    root._parameters.pop(leaf, None)
+    root._buffers.pop(leaf, None)
+    root._non_persistent_buffers_set.discard(leaf)
+    root.__dict__.pop(leaf, None)
+    if kind in ("parameter", "frozen_parameter"):
+        root.register_parameter(leaf, as_parameter(tensor, kind == "parameter"))
+    elif kind == "tensor":
+        object.__setattr__(root, leaf, tensor)
+    else:
+        root.register_buffer(leaf, tensor, persistent=kind == "buffer")
+
+
+def restore_weight_kinds(gm, doc, weights):
+    """Gives gm's get_attr tensors outside its modules the kinds the
+    document records: torch.fx's GraphModule constructor makes a buffer of
+    every tensor that is not a parameter (persistent, and a plain attribute
+    too)."""
+    modules = doc.get("modules", {})
+    for key, kind in weight_kinds(doc).items():
+        if (kind in ("non_persistent_buffer", "tensor") and key in weights
+                and not any(is_within(key, p) for p in modules)):
+            place_tensor(gm, key, weights[key], kind)
 
 
 def node_type(entry, types):
@@ -352,7 +411,7 @@ def is_within(target, path):
     return target == path or target.startswith(path + ".")
 
 
-def build_child(qualified, config, weights, share, types):
+def build_child(qualified, config, weights, share, types, kinds):
     """A child GraphModule from its constructor's arguments (root, graph,
     class_name); its get_attr tensors come from the weights under
     `qualified`."""
@@ -369,7 +428,7 @@ def build_child(qualified, config, weights, share, types):
         at = f"{where} config.root.{path}"
         root[path] = build_module(f"{qualified}.{path}",
                                   unwrapped(entry, ["config"], at),
-                                  weights, share, types)
+                                  weights, share, types, kinds)
     nodes = [unwrapped(entry, ["kwargs", "meta"], f"{where} config.graph[{i}]")
              for i, entry in enumerate(config["graph"])]
     graph = build_graph(nodes, share, types, f"{where} config.graph ")
@@ -381,15 +440,20 @@ def build_child(qualified, config, weights, share, types):
             raise BundleError(f"{where}: node '{node.name}' reads "
                               f"'{node.target}', but the weights lack '{key}'")
         root[node.target] = weights[key]
-    return torch.fx.GraphModule(root, graph,
-                                config.get("class_name", "GraphModule"))
+    child = torch.fx.GraphModule(root, graph,
+                                 config.get("class_name", "GraphModule"))
+    for target, tensor in root.items():
+        key = f"{qualified}.{target}"
+        if isinstance(tensor, torch.Tensor) and key in kinds:
+            place_tensor(child, target, tensor, kinds[key])
+    return child
 
 
-def build_module(qualified, spec, weights, share, types):
+def build_module(qualified, spec, weights, share, types, kinds):
     """The module a MODULE entry describes."""
     if spec.get("type") == GRAPH_MODULE_TYPE:
         module = build_child(qualified, spec.get("config", {}), weights,
-                             share, types)
+                             share, types, kinds)
         # Its own mode only: its modules keep theirs (fuse_by_partitions'
         # children are in training mode around modules in eval mode).
         module.training = spec.get("training", False)
@@ -441,23 +505,36 @@ def build_root(doc, weights, share=False, types=None):
     """The module holding a document's modules and weights, as the
     GraphModule's constructor copies them: modules built from their types
     and configs (child GraphModules from their graphs), the weights copied
-    into them (with share=True the given tensors themselves). Raises
+    into them (with share=True the given tensors themselves). Each weight
+    is of the kind the document's "weight_kinds" gives it; without one a
+    module's weight is as its module makes it, and a get_attr tensor a
+    parameter when it is a floating point one, except torch.fx's tensor
+    constants. (torch.fx's GraphModule constructor then makes a buffer of
+    every other tensor: restore_weight_kinds undoes that.) Raises
     BundleError."""
+    kinds = weight_kinds(doc)
     root = torch.nn.Module()
     for qualified, spec in doc.get("modules", {}).items():
         set_path(root, qualified,
-                 build_module(qualified, spec, weights, share, types))
-    state = root.state_dict()
+                 build_module(qualified, spec, weights, share, types, kinds))
+    state = root.state_dict(keep_vars=True)
     for key, tensor in weights.items():
+        kind = kinds.get(key)
         if key in state:
             if state[key].shape != tensor.shape:
                 raise BundleError(f"weight '{key}': shape {tuple(tensor.shape)}"
                                   f" but the module has {tuple(state[key].shape)}")
+            requires_grad = (None if kind not in ("parameter", "frozen_parameter")
+                             else kind == "parameter")
             if share:
-                share_tensor(root, key, tensor)
+                share_tensor(root, key, tensor, requires_grad)
             else:
                 with torch.no_grad():
                     state[key].copy_(tensor)
+                if requires_grad is not None:
+                    state[key].requires_grad_(requires_grad)
+        elif kind is not None:
+            place_tensor(root, key, tensor, kind)
         elif key.startswith("_tensor_constant") or not tensor.is_floating_point():
             set_path(root, key, tensor)
         elif isinstance(tensor, torch.nn.Parameter):
@@ -476,7 +553,9 @@ def build_graph_module(doc, weights, share=False, types=None):
     nodes' types are set from `types` or resolved from their names."""
     root = build_root(doc, weights, share, types)
     graph = build_graph(doc["nodes"], share, types)
-    return torch.fx.GraphModule(root, graph)
+    gm = torch.fx.GraphModule(root, graph)
+    restore_weight_kinds(gm, doc, weights)
+    return gm
 
 
 def flatten(value):

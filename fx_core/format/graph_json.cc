@@ -1,8 +1,10 @@
 #include "fx_core/format/graph_json.h"
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "fx_core/format/json_text.h"
@@ -18,6 +20,21 @@ namespace fx {
 namespace {
 
 using Json = nlohmann::ordered_json;
+
+constexpr std::pair<WeightKind, std::string_view> kWeightKindNames[] = {
+    {WeightKind::kParameter, "parameter"},
+    {WeightKind::kFrozenParameter, "frozen_parameter"},
+    {WeightKind::kBuffer, "buffer"},
+    {WeightKind::kNonPersistentBuffer, "non_persistent_buffer"},
+    {WeightKind::kTensor, "tensor"},
+};
+
+std::optional<WeightKind> parse_weight_kind(std::string_view name) {
+  for (const auto& [kind, n] : kWeightKindNames) {
+    if (n == name) return kind;
+  }
+  return std::nullopt;
+}
 
 // ------------------------------------------------------------------ reading
 
@@ -85,7 +102,7 @@ class Reader {
     for (auto it = root.begin(); it != root.end(); ++it) {
       const std::string& k = it.key();
       if (k != "format" && k != "version" && k != "nodes" && k != "modules" &&
-          k != "weights" && k != "shape_env") {
+          k != "weights" && k != "weight_kinds" && k != "shape_env") {
         fail("file", cat("unknown top-level field '", k, "'"));
       }
     }
@@ -131,10 +148,33 @@ class Reader {
         fail("file", "field 'weights' must be a string");
       file.weights = weights->get<std::string>();
     }
+    if (auto kinds = root.find("weight_kinds"); kinds != root.end()) {
+      file.weight_kinds = read_weight_kinds(*kinds);
+    }
     if (auto env = root.find("shape_env"); env != root.end()) {
       file.shape_env = read_shape_env(*env);
     }
     return file;
+  }
+
+  // {"KEY": "parameter" | "frozen_parameter" | "buffer" |
+  //  "non_persistent_buffer" | "tensor"}
+  WeightKinds read_weight_kinds(const Json& j) {
+    const char* where = "field 'weight_kinds'";
+    if (!j.is_object()) fail(where, "must be an object");
+    WeightKinds kinds;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      std::optional<WeightKind> kind;
+      if (it->is_string()) kind = parse_weight_kind(it->get<std::string>());
+      if (!kind) {
+        fail(where, cat("weight '", it.key(),
+                        "': the kind must be \"parameter\", "
+                        "\"frozen_parameter\", \"buffer\", "
+                        "\"non_persistent_buffer\" or \"tensor\""));
+      }
+      kinds.emplace_back(it.key(), *kind);
+    }
+    return kinds;
   }
 
   // {"hints": {"SYMBOL": INT}, "guards": ["RELATION", ...],
@@ -948,45 +988,78 @@ void write_shape_env(Writer& w, const sym::ShapeEnv& env, int depth) {
   });
 }
 
+// The file's "weight_kinds": {"KEY": "parameter", ...}.
+void write_weight_kinds(Writer& w, const WeightKinds& kinds, int depth) {
+  w.object(depth, kinds.size(), [&](size_t i, int) {
+    w.key(kinds[i].first);
+    write_string(w.out(), weight_kind_name(kinds[i].second));
+  });
+}
+
 }  // namespace
+
+std::string_view weight_kind_name(WeightKind kind) {
+  for (const auto& [k, name] : kWeightKindNames) {
+    if (k == kind) return name;
+  }
+  return "";
+}
 
 std::string to_graph_json(
     const Graph& graph,
     const std::vector<std::pair<std::string, ModuleSpec>>& modules,
-    std::string_view weights, const sym::ShapeEnv* shape_env) {
+    std::string_view weights, const sym::ShapeEnv* shape_env,
+    const WeightKinds& weight_kinds) {
   Writer w;
   bool with_env = shape_env != nullptr &&
                   (!shape_env->guards().empty() || !shape_env->hints().empty());
-  size_t top = 3 + (modules.empty() ? 0 : 1) + (weights.empty() ? 0 : 1) +
-               (with_env ? 1 : 0);
-  size_t weights_at = 3 + (modules.empty() ? 0 : 1);
-  w.object(0, top, [&](size_t i, int d) {
-    if (i == 0) {
-      w.key("format");
-      write_string(w.out(), "fx-graph");
-    } else if (i == 1) {
-      w.key("version");
-      w.out() += "1";
-    } else if (i == 2) {
-      w.key("nodes");
-      w.nodes(graph, d, /*as_arg=*/false);
-    } else if (i == 3 && !modules.empty()) {
+  // The top-level fields, each written at `depth` after its key.
+  std::vector<std::function<void(int)>> fields;
+  fields.push_back([&](int) {
+    w.key("format");
+    write_string(w.out(), "fx-graph");
+  });
+  fields.push_back([&](int) {
+    w.key("version");
+    w.out() += "1";
+  });
+  fields.push_back([&](int d) {
+    w.key("nodes");
+    w.nodes(graph, d, /*as_arg=*/false);
+  });
+  if (!modules.empty()) {
+    fields.push_back([&](int d) {
       w.key("modules");
       w.modules(modules, d, /*as_arg=*/false);
-    } else if (i == weights_at && !weights.empty()) {
+    });
+  }
+  // Before "weights", as tools/torchfx_export.py writes it (its callers
+  // name the weights file last).
+  if (!weight_kinds.empty()) {
+    fields.push_back([&](int d) {
+      w.key("weight_kinds");
+      write_weight_kinds(w, weight_kinds, d);
+    });
+  }
+  if (!weights.empty()) {
+    fields.push_back([&](int) {
       w.key("weights");
       write_string(w.out(), weights);
-    } else {
+    });
+  }
+  if (with_env) {
+    fields.push_back([&](int d) {
       w.key("shape_env");
       write_shape_env(w, *shape_env, d);
-    }
-  });
+    });
+  }
+  w.object(0, fields.size(), [&](size_t i, int d) { fields[i](d); });
   return std::move(w.out());
 }
 
 std::string to_graph_json(const GraphFile& file) {
   return to_graph_json(*file.graph, file.modules, file.weights,
-                       file.shape_env.get());
+                       file.shape_env.get(), file.weight_kinds);
 }
 
 absl::Status write_graph_file(const std::string& path, const GraphFile& file) {

@@ -64,12 +64,30 @@ struct ChildGraphModule {
   std::string class_name = "GraphModule";
 };
 
+// What a weight is in the Python module (the file's optional
+// "weight_kinds": {"KEY": "parameter", ...}, an extension of the spec's
+// version 1): torch.nn.Parameter with requires_grad True or False, a buffer
+// in or out of state_dict, or a plain tensor attribute (set with setattr).
+enum class WeightKind {
+  kParameter,            // "parameter"
+  kFrozenParameter,      // "frozen_parameter": requires_grad=False
+  kBuffer,               // "buffer"
+  kNonPersistentBuffer,  // "non_persistent_buffer": persistent=False
+  kTensor,               // "tensor": neither parameter nor buffer
+};
+std::string_view weight_kind_name(WeightKind kind);
+// Weights key -> kind, in file order.
+using WeightKinds = std::vector<std::pair<std::string, WeightKind>>;
+
 struct GraphFile {
   std::unique_ptr<Graph> graph;
   // Qualified path -> module, in file order.
   std::vector<std::pair<std::string, ModuleSpec>> modules;
   // The weights path as written in the file (relative to the file), or empty.
   std::string weights;
+  // The kind of each weight the file names one for; a weight without one
+  // is what files without "weight_kinds" make it (graph_module_file.h).
+  WeightKinds weight_kinds;
   // A symbolic graph's capture-time hints and guards (the file's optional
   // "shape_env": {"hints": {"t0.size(0)": 4}, "guards": ["Eq(Mod(t0.size(1),
   // 2), 0)", ...]}, an extension of the spec's version 1), or nullptr.
@@ -86,12 +104,13 @@ absl::StatusOr<GraphFile> read_graph_file(const std::string& path);
 // True when the reader infers is_wrapped for a call_function target.
 bool is_wrapped_by_default(std::string_view call_function_target);
 
-// Serialises a graph (and optional modules, weights path and shape
-// environment: its hints and guards).
+// Serialises a graph (and optional modules, weights path, shape
+// environment: its hints and guards, and weight kinds).
 std::string to_graph_json(
     const Graph& graph,
     const std::vector<std::pair<std::string, ModuleSpec>>& modules = {},
-    std::string_view weights = {}, const sym::ShapeEnv* shape_env = nullptr);
+    std::string_view weights = {}, const sym::ShapeEnv* shape_env = nullptr,
+    const WeightKinds& weight_kinds = {});
 std::string to_graph_json(const GraphFile& file);
 // Writes to a temporary file beside `path` and renames it into place.
 absl::Status write_graph_file(const std::string& path, const GraphFile& file);

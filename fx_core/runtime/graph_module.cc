@@ -59,13 +59,15 @@ GraphModule::GraphModule(torch::nn::Module& root, std::unique_ptr<Graph> graph,
     : torch::nn::Module(class_name),
       graph_(std::move(graph)),
       class_name_(std::move(class_name)) {
-  copy_from([&root](const Node& n) {
+  const auto* root_gm = dynamic_cast<const GraphModule*>(&root);
+  copy_from([&root, root_gm](const Node& n) {
     Attribute a;
     if (n.op() == Opcode::kCallModule) {
       a.module = submodule_at(root, n.target());
     } else if (auto t = tensor_at(root, n.target())) {
       a.tensor = t->tensor;
       a.is_parameter = t->is_parameter;
+      if (root_gm != nullptr) a.buffer_kind = root_gm->buffer_kind(n.target());
     } else {
       a.module = submodule_at(root, n.target());
     }
@@ -150,7 +152,7 @@ void GraphModule::copy_from(
     if (a.module) {
       add_submodule(n->target(), a.module);
     } else if (a.tensor.defined()) {
-      set_attr(n->target(), a.tensor, a.is_parameter);
+      set_attr(n->target(), a.tensor, a.is_parameter, a.buffer_kind);
     } else {
       throw FxError(cat("node '", n->name(), "' (", opcode_name(n->op()),
                         ") refers to '", n->target(),
@@ -214,6 +216,7 @@ std::shared_ptr<GraphModule> GraphModule::deepcopy() const {
     copy->register_module(c.key(), clone_tree(*c.value(), c.key()));
   }
   copy->train(is_training());
+  copy->buffer_kinds_ = buffer_kinds_;
   copy->declared_shape_env_ = declared_shape_env_;
   copy->set_graph(graph_->deepcopy());
   return copy;
@@ -262,7 +265,8 @@ void GraphModule::add_submodule(std::string_view qualified_name,
 }
 
 void GraphModule::set_attr(std::string_view qualified_name,
-                           const at::Tensor& tensor, bool is_parameter) {
+                           const at::Tensor& tensor, bool is_parameter,
+                           BufferKind buffer_kind) {
   std::string leaf;
   torch::nn::Module& owner = container(qualified_name, &leaf);
   if (std::optional<TensorAttr> existing = own_tensor(owner, leaf)) {
@@ -282,7 +286,15 @@ void GraphModule::set_attr(std::string_view qualified_name,
     owner.register_parameter(leaf, tensor, tensor.requires_grad());
   } else {
     owner.register_buffer(leaf, tensor);
+    if (buffer_kind != BufferKind::kPersistent) {
+      buffer_kinds_[std::string(qualified_name)] = buffer_kind;
+    }
   }
+}
+
+BufferKind GraphModule::buffer_kind(std::string_view qualified_name) const {
+  auto it = buffer_kinds_.find(qualified_name);
+  return it == buffer_kinds_.end() ? BufferKind::kPersistent : it->second;
 }
 
 GraphModule::AttributeMap GraphModule::referenced_attributes() const {
@@ -292,9 +304,9 @@ GraphModule::AttributeMap GraphModule::referenced_attributes() const {
       out.push_back({n->target(), {get_submodule(n->target()), {}}});
     } else if (n->op() == Opcode::kGetAttr) {
       std::optional<TensorAttr> t = tensor_at(*this, n->target());
-      out.push_back(
-          {n->target(),
-           {nullptr, t ? t->tensor : at::Tensor(), t && t->is_parameter}});
+      out.push_back({n->target(),
+                     {nullptr, t ? t->tensor : at::Tensor(),
+                      t && t->is_parameter, buffer_kind(n->target())}});
     }
   }
   return out;

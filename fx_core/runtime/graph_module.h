@@ -21,6 +21,8 @@
 #include <ATen/core/ivalue.h>
 #include <torch/nn/module.h>
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -37,15 +39,27 @@ namespace sym {
 class ShapeEnv;
 }  // namespace sym
 
+// What a tensor attribute that is not a parameter is in torch.fx's Python
+// module. LibTorch's modules have buffers only (always in state_dict): a
+// GraphModule holds each such tensor as a buffer and keeps its kind beside
+// it, so that it goes back to Python (and to files) as it came.
+enum class BufferKind {
+  kPersistent,     // register_buffer(name, t)
+  kNonPersistent,  // register_buffer(name, t, persistent=False)
+  kPlain,          // a plain attribute (setattr): neither parameter nor buffer
+};
+
 class GraphModule : public torch::nn::Module, public GraphOwner {
  public:
   // What a GraphModule can be built from when there is no root module (a
   // graph file, a pass that builds modules): qualified path -> a submodule
-  // or a tensor (a parameter or a buffer, as `is_parameter` says).
+  // or a tensor (a parameter or a buffer, as `is_parameter` says; a
+  // parameter's requires_grad is the tensor's).
   struct Attribute {
     std::shared_ptr<torch::nn::Module> module;
     at::Tensor tensor;
     bool is_parameter = false;  // for a tensor: parameter or buffer
+    BufferKind buffer_kind = BufferKind::kPersistent;  // for a buffer
   };
   using AttributeMap = std::vector<std::pair<std::string, Attribute>>;
 
@@ -104,10 +118,15 @@ class GraphModule : public torch::nn::Module, public GraphOwner {
   at::Tensor get_attr(std::string_view qualified_name) const;
   // Adds or replaces a submodule / tensor at a dotted path, creating
   // containers on the way (torch.fx's add_submodule). Call recompile() after.
+  // A new buffer takes `buffer_kind`; a replaced tensor keeps its kind.
   void add_submodule(std::string_view qualified_name,
                      std::shared_ptr<torch::nn::Module> module);
   void set_attr(std::string_view qualified_name, const at::Tensor& tensor,
-                bool is_parameter);
+                bool is_parameter,
+                BufferKind buffer_kind = BufferKind::kPersistent);
+  // The kind of the buffer at a dotted path set through this GraphModule
+  // (kPersistent for any other path: a module's own buffers are).
+  BufferKind buffer_kind(std::string_view qualified_name) const;
   // Every submodule, parameter and buffer the graph references, in the
   // order they are first used (what a graph file's modules/weights hold).
   AttributeMap referenced_attributes() const;
@@ -127,6 +146,8 @@ class GraphModule : public torch::nn::Module, public GraphOwner {
   std::string plan_error_;
   std::shared_ptr<const sym::ShapeEnv> declared_shape_env_;
   std::shared_ptr<const sym::ShapeEnv> shape_env_;
+  // Paths of the buffers whose kind is not kPersistent.
+  std::map<std::string, BufferKind, std::less<>> buffer_kinds_;
 };
 
 }  // namespace fx

@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "fx_core/io/atomic_file.h"
 #include "fx_core/runtime/module_path.h"
@@ -27,11 +28,71 @@ bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
+// The file's weight kinds by key.
+using KindMap = absl::flat_hash_map<std::string, WeightKind>;
+
+// The kind the file gives weight `key`, or nullptr.
+const WeightKind* kind_of(const KindMap& kinds, const std::string& key) {
+  auto it = kinds.find(key);
+  return it == kinds.end() ? nullptr : &it->second;
+}
+
+bool is_parameter_kind(WeightKind kind) {
+  return kind == WeightKind::kParameter || kind == WeightKind::kFrozenParameter;
+}
+
+BufferKind buffer_kind_of(WeightKind kind) {
+  switch (kind) {
+    case WeightKind::kNonPersistentBuffer:
+      return BufferKind::kNonPersistent;
+    case WeightKind::kTensor:
+      return BufferKind::kPlain;
+    default:
+      return BufferKind::kPersistent;
+  }
+}
+
+// A get_attr tensor outside every module, of the kind the file gives it;
+// without one (files before "weight_kinds"), a parameter when it can be one
+// (a floating or complex tensor) except torch.fx's tensor constants, which
+// stay buffers.
+GraphModule::Attribute loose_tensor(const std::string& key,
+                                    const at::Tensor& tensor,
+                                    const WeightKind* kind) {
+  if (kind != nullptr && !is_parameter_kind(*kind)) {
+    return {nullptr, tensor, false, buffer_kind_of(*kind)};
+  }
+  bool is_parameter =
+      kind != nullptr || (!starts_with(key, "_tensor_constant") &&
+                          (tensor.is_floating_point() || tensor.is_complex()));
+  if (!is_parameter) return {nullptr, tensor, false};
+  bool requires_grad = kind == nullptr || *kind == WeightKind::kParameter;
+  return {nullptr, tensor.detach().set_requires_grad(requires_grad), true};
+}
+
+// The kind the file gives a module's weight must be what the module has;
+// a parameter takes its requires_grad from it.
+bool apply_kind(at::Tensor& target, bool is_parameter, const WeightKind& kind,
+                std::string* error) {
+  if (is_parameter != is_parameter_kind(kind)) {
+    *error =
+        cat("the module has it as a ", is_parameter ? "parameter" : "buffer",
+            ", the file as a ", weight_kind_name(kind));
+    return false;
+  }
+  if (is_parameter) {
+    target.set_requires_grad(kind == WeightKind::kParameter);
+  }
+  return true;
+}
+
 // Copies `value` into the parameter or buffer `key` of `module` (a dotted
 // path inside it). False with *error set when missing or misshapen.
 // With `share`, the parameter or buffer takes `value`'s data instead.
+// `kind`, when the file gives one, must agree (apply_kind).
 bool load_into(torch::nn::Module& module, const std::string& key,
-               const at::Tensor& value, bool share, std::string* error) {
+               const at::Tensor& value, bool share, const WeightKind* kind,
+               std::string* error) {
   torch::NoGradGuard no_grad;
   std::optional<TensorAttr> found = tensor_at(module, key);
   auto* generic = dynamic_cast<nn::FunctionalModuleImpl*>(&module);
@@ -59,19 +120,8 @@ bool load_into(torch::nn::Module& module, const std::string& key,
     *error = e.what_without_backtrace();
     return false;
   }
-  return true;
-}
-
-// A top-level get_attr tensor outside every module: a parameter (only
-// floating and complex tensors can be ones); torch.fx's tensor constants
-// stay buffers.
-GraphModule::Attribute loose_tensor(const std::string& key,
-                                    const at::Tensor& tensor) {
-  bool is_parameter = !starts_with(key, "_tensor_constant") &&
-                      (tensor.is_floating_point() || tensor.is_complex());
-  at::Tensor t =
-      is_parameter ? tensor.detach().set_requires_grad(true) : tensor;
-  return {nullptr, t, is_parameter};
+  return kind == nullptr ||
+         apply_kind(*target, found->is_parameter, *kind, error);
 }
 
 // True when `target` is `path` or inside it.
@@ -95,16 +145,17 @@ void set_training(torch::nn::Module& module, const ModuleSpec& spec) {
 absl::Status create_modules(
     const std::string& prefix,
     const std::vector<std::pair<std::string, ModuleSpec>>& specs,
-    const TensorList& weights, GraphModule::AttributeMap& attrs);
+    const TensorList& weights, const KindMap& kinds,
+    GraphModule::AttributeMap& attrs);
 
 // A child GraphModule: its modules, its get_attr tensors from the weights
 // under its path, then its graph.
 absl::StatusOr<std::shared_ptr<torch::nn::Module>> create_child(
     const std::string& path, const ChildGraphModule& child,
-    const TensorList& weights) {
+    const TensorList& weights, const KindMap& kinds) {
   GraphModule::AttributeMap attrs;
   absl::Status s =
-      create_modules(cat(path, "."), child.modules, weights, attrs);
+      create_modules(cat(path, "."), child.modules, weights, kinds, attrs);
   if (!s.ok()) return s;
   for (const Node* n : child.graph->nodes()) {
     if (n->op() != Opcode::kGetAttr) continue;
@@ -121,7 +172,8 @@ absl::StatusOr<std::shared_ptr<torch::nn::Module>> create_child(
           cat("module '", path, "' (GraphModule): node '", n->name(),
               "' reads '", n->target(), "', but the weights lack '", key, "'"));
     }
-    attrs.push_back({n->target(), loose_tensor(n->target(), *found)});
+    attrs.push_back(
+        {n->target(), loose_tensor(n->target(), *found, kind_of(kinds, key))});
   }
   try {
     return std::shared_ptr<torch::nn::Module>(std::make_shared<GraphModule>(
@@ -137,11 +189,13 @@ absl::StatusOr<std::shared_ptr<torch::nn::Module>> create_child(
 absl::Status create_modules(
     const std::string& prefix,
     const std::vector<std::pair<std::string, ModuleSpec>>& specs,
-    const TensorList& weights, GraphModule::AttributeMap& attrs) {
+    const TensorList& weights, const KindMap& kinds,
+    GraphModule::AttributeMap& attrs) {
   for (const auto& [path, spec] : specs) {
     std::shared_ptr<torch::nn::Module> module;
     if (spec.graph_module) {
-      auto child = create_child(cat(prefix, path), *spec.graph_module, weights);
+      auto child =
+          create_child(cat(prefix, path), *spec.graph_module, weights, kinds);
       if (!child.ok()) return child.status();
       module = *child;
     } else {
@@ -161,13 +215,14 @@ absl::Status create_modules(
 // One weight: into the module whose path prefixes `key`, or a top-level
 // get_attr target.
 absl::Status place_weight(const std::string& key, const at::Tensor& tensor,
-                          bool share, GraphModule::AttributeMap& attrs) {
+                          bool share, const WeightKind* kind,
+                          GraphModule::AttributeMap& attrs) {
   for (const auto& [path, attr] : attrs) {
     if (attr.module && starts_with(key, path) && key.size() > path.size() &&
         key[path.size()] == '.') {
       std::string error;
       if (!load_into(*attr.module, key.substr(path.size() + 1), tensor, share,
-                     &error)) {
+                     kind, &error)) {
         return absl::InvalidArgumentError(
             cat("weight '", key, "' for module '", path, "' (",
                 module_type_name(*attr.module), "): ", error));
@@ -175,18 +230,19 @@ absl::Status place_weight(const std::string& key, const at::Tensor& tensor,
       return absl::OkStatus();
     }
   }
-  attrs.push_back({key, loose_tensor(key, tensor)});
+  attrs.push_back({key, loose_tensor(key, tensor, kind)});
   return absl::OkStatus();
 }
 
 // Weights: into the modules, or top-level get_attr targets. Adds the keys
 // read to `loaded`.
-absl::Status place_weights(const TensorList& weights, bool share,
-                           GraphModule::AttributeMap& attrs,
+absl::Status place_weights(const TensorList& weights, const KindMap& kinds,
+                           bool share, GraphModule::AttributeMap& attrs,
                            absl::flat_hash_set<std::string>& loaded) {
   for (const auto& [key, tensor] : weights) {
     loaded.insert(key);
-    absl::Status placed = place_weight(key, tensor, share, attrs);
+    absl::Status placed =
+        place_weight(key, tensor, share, kind_of(kinds, key), attrs);
     if (!placed.ok()) return placed;
   }
   return absl::OkStatus();
@@ -229,15 +285,16 @@ absl::StatusOr<std::shared_ptr<GraphModule>> build_graph_module(
     GraphFile file, const TensorList& weights, bool share) {
   if (!file.graph) return absl::InvalidArgumentError("the file has no graph");
   GraphModule::AttributeMap attrs;
+  const KindMap kinds(file.weight_kinds.begin(), file.weight_kinds.end());
   absl::Status s;
   {
     std::optional<SkipInitGuard> no_init;
     if (share) no_init.emplace();
-    s = create_modules("", file.modules, weights, attrs);
+    s = create_modules("", file.modules, weights, kinds, attrs);
   }
   if (!s.ok()) return s;
   absl::flat_hash_set<std::string> loaded;
-  s = place_weights(weights, share, attrs, loaded);
+  s = place_weights(weights, kinds, share, attrs, loaded);
   if (!s.ok()) return s;
   s = check_weights_complete(file, attrs, loaded);
   if (!s.ok()) return s;
@@ -363,6 +420,70 @@ absl::Status describe_modules(
   return absl::OkStatus();
 }
 
+// A weight's kind: a parameter's by its requires_grad, a buffer's as the
+// GraphModule holding it records it.
+WeightKind kind_of_weight(const at::Tensor& t, bool is_parameter,
+                          BufferKind buffer) {
+  if (is_parameter) {
+    return t.requires_grad() ? WeightKind::kParameter
+                             : WeightKind::kFrozenParameter;
+  }
+  switch (buffer) {
+    case BufferKind::kNonPersistent:
+      return WeightKind::kNonPersistentBuffer;
+    case BufferKind::kPlain:
+      return WeightKind::kTensor;
+    default:
+      return WeightKind::kBuffer;
+  }
+}
+
+// What a reader assumes of a weight the file gives no kind (loose_tensor,
+// a module's own weights): the file records only kinds that differ, so a
+// module without such weights writes what it always wrote.
+WeightKind default_kind(const std::string& key, const at::Tensor& t,
+                        bool module_weight, bool module_parameter) {
+  if (module_weight) {
+    return module_parameter ? WeightKind::kParameter : WeightKind::kBuffer;
+  }
+  bool parameter = !starts_with(key, "_tensor_constant") &&
+                   (t.is_floating_point() || t.is_complex());
+  return parameter ? WeightKind::kParameter : WeightKind::kBuffer;
+}
+
+// Every parameter and buffer `module`'s graph references (its modules',
+// its get_attr tensors), each once, with its kind where a reader would not
+// assume it.
+void collect_weights(const GraphModule& module, TensorList& weights,
+                     WeightKinds& kinds) {
+  absl::flat_hash_set<std::string> keys;
+  auto add = [&](const std::string& key, const at::Tensor& t, bool is_parameter,
+                 BufferKind buffer, bool module_weight) {
+    if (!keys.insert(key).second) return;
+    weights.emplace_back(key, t);
+    WeightKind kind = kind_of_weight(t, is_parameter, buffer);
+    if (kind != default_kind(key, t, module_weight, is_parameter)) {
+      kinds.emplace_back(key, kind);
+    }
+  };
+  for (const auto& [path, attr] : module.referenced_attributes()) {
+    if (attr.module) {
+      auto* child = dynamic_cast<const GraphModule*>(attr.module.get());
+      for (const auto& p : attr.module->named_parameters(true)) {
+        add(cat(path, ".", p.key()), p.value(), true, BufferKind::kPersistent,
+            true);
+      }
+      for (const auto& b : attr.module->named_buffers(true)) {
+        add(cat(path, ".", b.key()), b.value(), false,
+            child ? child->buffer_kind(b.key()) : BufferKind::kPersistent,
+            true);
+      }
+    } else if (attr.tensor.defined()) {
+      add(path, attr.tensor, attr.is_parameter, attr.buffer_kind, false);
+    }
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<GraphBundle> describe_graph_module(const GraphModule& module,
@@ -372,29 +493,15 @@ absl::StatusOr<GraphBundle> describe_graph_module(const GraphModule& module,
   absl::Status s = describe_modules("", module, modules);
   if (!s.ok()) return s;
   GraphBundle bundle;
-  TensorList& weights = bundle.weights;
-  absl::flat_hash_set<std::string> keys;
-  auto add = [&](const std::string& key, const at::Tensor& t) {
-    if (keys.insert(key).second) weights.emplace_back(key, t);
-  };
-  for (const auto& [path, attr] : module.referenced_attributes()) {
-    if (attr.module) {
-      for (const auto& p : attr.module->named_parameters(true)) {
-        add(cat(path, ".", p.key()), p.value());
-      }
-      for (const auto& b : attr.module->named_buffers(true)) {
-        add(cat(path, ".", b.key()), b.value());
-      }
-    } else if (attr.tensor.defined()) {
-      add(path, attr.tensor);
-    }
-  }
+  WeightKinds kinds;
+  collect_weights(module, bundle.weights, kinds);
   std::string_view weights_ref =
-      weights.empty() ? std::string_view() : weights_name;
-  bundle.json = include_nodes
-                    ? to_graph_json(module.graph(), modules, weights_ref,
-                                    module.declared_shape_env().get())
-                    : to_graph_json(Graph(), modules, weights_ref);
+      bundle.weights.empty() ? std::string_view() : weights_name;
+  bundle.json =
+      include_nodes
+          ? to_graph_json(module.graph(), modules, weights_ref,
+                          module.declared_shape_env().get(), kinds)
+          : to_graph_json(Graph(), modules, weights_ref, nullptr, kinds);
   return bundle;
 }
 

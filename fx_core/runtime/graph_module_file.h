@@ -10,9 +10,17 @@
 // kernel all fail with a status naming the module, weight or node (and how
 // to register what is unknown), never later at run time.
 //
-// get_attr targets outside any listed module become parameters, except
-// torch.fx's tensor constants (`_tensor_constant0`, ...), which become
-// buffers.
+// Weight kinds (the file's optional "weight_kinds", graph_json.h): a
+// get_attr tensor outside every listed module becomes what its kind says: a
+// parameter with requires_grad True ("parameter") or False
+// ("frozen_parameter"), or a buffer the GraphModule records as a buffer,
+// a non-persistent one or a plain tensor attribute (BufferKind). A module's
+// weight must have the kind the module gives it (a parameter's kind sets its
+// requires_grad). Without a kind (files written before "weight_kinds"), a
+// get_attr tensor is a parameter requiring grad when it can be one (floating
+// or complex), except torch.fx's tensor constants (`_tensor_constant0`,
+// ...), which are buffers, and a module's weights are as the module makes
+// them. Writing records every weight's kind.
 #ifndef FX_CORE_RUNTIME_GRAPH_MODULE_FILE_H_
 #define FX_CORE_RUNTIME_GRAPH_MODULE_FILE_H_
 

@@ -1,10 +1,12 @@
 #include "fx_core/runtime/meta_execution.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 #include <torch/nn/modules/conv.h>
 
 #include <algorithm>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -54,39 +56,65 @@ class MissingMetaKernels {
 
 // ------------------------------------------------ meta <-> CPU tensors
 
-// `v` with its tensors replaced by uninitialised meta (to_meta) or CPU
-// tensors of the same sizes, strides and dtype (tensors already on that
-// device are kept).
-c10::IValue map_tensors(const c10::IValue& v, bool to_meta) {
-  if (v.isTensor()) {
-    const at::Tensor& t = v.toTensor();
-    if (to_meta == t.is_meta() || !t.defined()) return v;
-    at::TensorOptions options =
-        t.options().device(to_meta ? at::kMeta : at::kCPU);
-    return at::empty_strided(t.sizes(), t.strides(), options);
-  }
+// `v` with each tensor t (also inside lists and tuples) replaced by fn(t).
+c10::IValue map_each_tensor(
+    const c10::IValue& v,
+    const std::function<at::Tensor(const at::Tensor&)>& fn) {
+  if (v.isTensor()) return fn(v.toTensor());
   if (v.isTensorList()) {
     std::vector<at::Tensor> out;
-    for (const at::Tensor& t : v.toTensorVector()) {
-      out.push_back(map_tensors(t, to_meta).toTensor());
-    }
+    for (const at::Tensor& t : v.toTensorVector()) out.push_back(fn(t));
     return out;
   }
   if (v.isTuple()) {
     std::vector<c10::IValue> items;
     for (const c10::IValue& e : v.toTupleRef().elements()) {
-      items.push_back(map_tensors(e, to_meta));
+      items.push_back(map_each_tensor(e, fn));
     }
     return tuple_like(v, std::move(items));
   }
   if (v.isList() && !v.isIntList() && !v.isDoubleList() && !v.isBoolList()) {
     c10::impl::GenericList out(c10::AnyType::get());
     for (const c10::IValue& e : v.toListRef()) {
-      out.push_back(map_tensors(e, to_meta));
+      out.push_back(map_each_tensor(e, fn));
     }
     return out;
   }
   return v;
+}
+
+// `v` with its tensors replaced by uninitialised meta (to_meta) or CPU
+// tensors of the same sizes, strides and dtype (tensors already on that
+// device are kept).
+c10::IValue map_tensors(const c10::IValue& v, bool to_meta) {
+  return map_each_tensor(v, [to_meta](const at::Tensor& t) {
+    if (to_meta == t.is_meta() || !t.defined()) return t;
+    at::TensorOptions options =
+        t.options().device(to_meta ? at::kMeta : at::kCPU);
+    return at::empty_strided(t.sizes(), t.strides(), options);
+  });
+}
+
+// Whether a tensor in `v` requires grad.
+bool any_requires_grad(const c10::IValue& v) {
+  bool found = false;
+  map_each_tensor(v, [&found](const at::Tensor& t) {
+    found |= t.defined() && t.requires_grad();
+    return t;
+  });
+  return found;
+}
+
+// `v` with each floating point or complex tensor requiring grad as an op's
+// result does (not a leaf, so in-place ops on it stay legal).
+c10::IValue requiring_grad(const c10::IValue& v) {
+  return map_each_tensor(v, [](const at::Tensor& t) {
+    if (!t.defined() || t.requires_grad() ||
+        !(t.is_floating_point() || t.is_complex())) {
+      return t;
+    }
+    return t.detach().requires_grad_(true).clone();
+  });
 }
 
 // ----------------------------------------------------------- shape rules
@@ -196,17 +224,38 @@ class ReportingInterpreter : public Interpreter {
     }
     std::string key = meta_key(n);
     if (std::optional<c10::IValue> shaped = shape_rule(n, key)) {
-      return *std::move(shaped);
+      return with_grad_of_inputs(n, *std::move(shaped));
     }
     MissingMetaKernels& missing = MissingMetaKernels::global();
-    if (missing.contains(key)) return run_on_cpu(n);
+    if (missing.contains(key)) return with_grad_of_inputs(n, run_on_cpu(n));
     try {
       return Interpreter::run_node(n);
     } catch (const std::exception&) {
       c10::IValue v = run_on_cpu(n);
       missing.insert(std::move(key));  // only once the CPU run has worked
-      return v;
+      return with_grad_of_inputs(n, std::move(v));
     }
+  }
+
+  // A result of steps 1 and 3 (which autograd did not see) under grad
+  // mode: requiring grad when an input or a called module's parameter does,
+  // as a differentiable op's result would.
+  c10::IValue with_grad_of_inputs(const Node& n, c10::IValue v) const {
+    if (!c10::GradMode::is_enabled()) return v;
+    bool inputs_require_grad = false;
+    for (const Node* input : n.all_input_nodes()) {
+      auto it = env_.find(input);
+      if (it != env_.end())
+        inputs_require_grad |= any_requires_grad(it->second);
+    }
+    if (n.op() == Opcode::kCallModule) {
+      if (auto m = module_.get_submodule(n.target())) {
+        for (const at::Tensor& p : m->parameters()) {
+          inputs_require_grad |= p.requires_grad();
+        }
+      }
+    }
+    return inputs_require_grad ? requiring_grad(v) : v;
   }
 
   // Step 1 of the header's list; std::nullopt when no rule applies.

@@ -40,7 +40,10 @@
 // fx::Interpreter on it (nodes only read the module). The shape rules'
 // table is immutable.
 //
-// Grad mode is the caller's (the C ABI runs under at::NoGradGuard).
+// Grad mode is the caller's (the C ABI's GraphRun turns it on, as torch.fx
+// runs). Under grad mode a tensor's requires_grad is autograd's: in steps 1
+// and 3, which autograd does not see, a floating point result requires grad
+// when an input (or a called module's parameter) does.
 #ifndef FX_CORE_RUNTIME_META_EXECUTION_H_
 #define FX_CORE_RUNTIME_META_EXECUTION_H_
 

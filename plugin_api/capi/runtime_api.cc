@@ -117,7 +117,9 @@ FxStatus* graph_run(FxGraph* g, const DLTensor* const* inputs, size_t n,
         if (s != nullptr) throw StatusFromCallback{s};
       };
     }
-    at::NoGradGuard no_grad;
+    // As torch.fx runs (GraphRun's contract): values' requires_grad is
+    // torch.fx's.
+    c10::AutoGradMode grad_mode(true);
     try {
       run_and_report(gm, std::move(args),
                      meta != 0 ? ExecutionMode::kMeta : ExecutionMode::kReal,
@@ -434,7 +436,7 @@ void share_attr(FxGraph* g, FxGraph* sub, const char* name) {
     fail(FX_NOT_FOUND,
          cat("the module has no submodule, parameter or buffer '", name, "'"));
   }
-  child.set_attr(name, t, is_parameter(gm, name));
+  child.set_attr(name, t, is_parameter(gm, name), gm.buffer_kind(name));
 }
 
 // GraphAddSubgraphModule, GraphModuleConfig, GraphShareAttr.

@@ -4,8 +4,9 @@
     shape_prop_golden.py TORCHFX_IMPORT_PY BUNDLE_DIR OUT.json
 
 Rebuilds the bundle as a torch.fx GraphModule (tools/torchfx_import.py), runs
-torch.fx.passes.shape_prop.ShapeProp on DIR/input.pt under torch.no_grad()
-(the SDK's runs are inference runs), and writes, per node name,
+torch.fx.passes.shape_prop.ShapeProp on DIR/input.pt as torch.fx runs it (grad
+mode on: values computed from parameters require grad), and writes, per node
+name,
 {"type": qualified type name, "tensor_meta": TensorMetadata or a list of
 them (null for non-tensors), absent when ShapeProp recorded none}.
 """
@@ -53,8 +54,7 @@ def main():
     gm = importer.load_bundle(sys.argv[2])
     gm.eval()
     inputs = torch.load(os.path.join(sys.argv[2], "input.pt"))
-    with torch.no_grad():
-        ShapeProp(gm).propagate(*inputs)
+    ShapeProp(gm).propagate(*inputs)
     out = {}
     for n in gm.graph.nodes:
         entry = {"type": type_name(n.meta.get("type"))}

@@ -637,7 +637,11 @@ struct FxApi {
    * `on_node` after each node. meta != 0: the inputs' data is ignored (it may
    * be NULL) and the run uses meta tensors of their shape and dtype: shapes
    * propagate, nothing is computed. The graph must not be changed from
-   * inside `on_node`. */
+   * inside `on_node`. The run is torch.fx's gm(*inputs) (and ShapeProp's):
+   * in grad mode, so a tensor value's requires_grad (ValueTensorMeta) is
+   * torch.fx's; values computed from parameters that require grad require
+   * grad (in a meta run, ops without a meta kernel take it from their
+   * inputs). Nothing runs backward. */
   FxStatus* (*GraphRun)(FxGraph* graph, const DLTensor* const* inputs,
                         size_t num_inputs, int meta, FxNodeValueFn on_node,
                         void* user_data);

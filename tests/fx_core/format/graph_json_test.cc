@@ -254,6 +254,40 @@ TEST(GraphFileRead, KeepsTheShapeEnvironment) {
   EXPECT_EQ(to_graph_json(*again), written);
 }
 
+// "weight_kinds" (an extension of version 1): each weight's kind, read,
+// written back before "weights", and refused when it names no kind.
+TEST(GraphFileRead, KeepsTheWeightKinds) {
+  std::string text(kSymbolic);
+  text.insert(text.rfind('}'),
+              R"json(, "weights": "w.pt", "weight_kinds": {"p": "parameter",
+              "f": "frozen_parameter", "b": "buffer",
+              "n": "non_persistent_buffer", "t": "tensor"})json");
+  absl::StatusOr<GraphFile> file = parse_graph_json(text, "kinds");
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  ASSERT_EQ(file->weight_kinds.size(), 5u);
+  EXPECT_EQ(file->weight_kinds[1].first, "f");
+  EXPECT_EQ(file->weight_kinds[1].second, WeightKind::kFrozenParameter);
+  EXPECT_EQ(file->weight_kinds[4].second, WeightKind::kTensor);
+  std::string written = to_graph_json(*file);
+  EXPECT_THAT(written, HasSubstr(R"json("weight_kinds": {
+  "p": "parameter",
+  "f": "frozen_parameter",
+  "b": "buffer",
+  "n": "non_persistent_buffer",
+  "t": "tensor"
+ },
+ "weights": "w.pt")json"));
+  absl::StatusOr<GraphFile> again = parse_graph_json(written, "again");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(to_graph_json(*again), written);
+
+  std::string bad(kSymbolic);
+  bad.insert(bad.rfind('}'), R"json(, "weight_kinds": {"p": "param"})json");
+  EXPECT_THAT(std::string(parse_graph_json(bad, "g.json").status().message()),
+              HasSubstr("g.json: field 'weight_kinds': weight 'p': the kind "
+                        "must be"));
+}
+
 TEST(GraphFileErrors, AMalformedShapeEnvironmentIsRefused) {
   auto with_env = [](const std::string& env) {
     std::string text(kSymbolic);
