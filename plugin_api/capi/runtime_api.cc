@@ -451,6 +451,17 @@ void fill_submodule_entries(FxApi& t) {
   t.GraphShareAttr = [](FxGraph* g, FxGraph* sub, const char* name) {
     return guarded("GraphShareAttr", [&] { share_attr(g, sub, name); });
   };
+  t.GraphModuleTraining = [](const FxGraph* g, const char* name) -> int {
+    const Graph* graph = unwrap(g);
+    auto* gm = graph == nullptr
+                   ? nullptr
+                   : dynamic_cast<const GraphModule*>(graph->owning_module());
+    if (gm == nullptr || name == nullptr) return -1;
+    std::shared_ptr<torch::nn::Module> m =
+        const_cast<GraphModule*>(gm)->get_submodule(name);
+    if (m == nullptr) return -1;
+    return m->is_training() ? 1 : 0;
+  };
 }
 
 }  // namespace

@@ -202,7 +202,10 @@ Value per_channel(const Value& x, const Value& scale, const Value& shift,
 std::optional<Value> batch_norm(Site& s, bool eval) {
   Value x = s.input();
   if (!s.module.empty()) {
-    if (!eval) return std::nullopt;
+    // A module in training mode normalises by the batch's statistics.
+    if (!eval || s.g.module_training(s.module.c_str()) == 1) {
+      return std::nullopt;
+    }
     std::vector<double> mean = attr_values(s.g, s.module + ".running_mean");
     std::vector<double> var = attr_values(s.g, s.module + ".running_var");
     if (mean.empty() || var.size() != mean.size()) return std::nullopt;

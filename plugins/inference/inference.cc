@@ -283,13 +283,17 @@ std::optional<Folded> fold(Graph& g, const ConvSite& conv,
   return f;
 }
 
-// `bn` when it is a BatchNorm2d with running statistics called on `x` alone.
+// `bn` when it is a BatchNorm2d in eval mode with running statistics called
+// on `x` alone.
 bool is_batch_norm(Graph& g, const Node& bn) {
   if (bn.op() != FX_OP_CALL_MODULE || bn.num_args() != 1 ||
       bn.num_kwargs() != 0) {
     return false;
   }
   std::string target(bn.target());
+  // Training mode normalises by the batch's statistics: nothing to fold
+  // (unknown, on an older host: folded, as before).
+  if (g.module_training(target.c_str()) == 1) return false;
   return g.module_type(target.c_str()) == "torch.nn.BatchNorm2d" &&
          g.has_attr((target + ".running_mean").c_str()) &&
          g.has_attr((target + ".running_var").c_str());

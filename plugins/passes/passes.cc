@@ -1,7 +1,8 @@
 // libfx_passes.so: the usual graph passes, built from plugin_api/include
 // alone.
 //
-//   dce           torch.fx's Graph.eliminate_dead_code (impure nodes stay)
+//   dce           torch.fx's Graph.eliminate_dead_code (impure nodes stay,
+//                 and so do mutations and random draws nothing uses)
 //   cse           common subexpression elimination
 //   const_fold    get_attr-only subgraphs folded into new attributes
 //   dot           the graph as Graphviz DOT text
@@ -30,8 +31,6 @@ using fxp::Graph;
 using fxp::Node;
 
 // ------------------------------------------------------------------- dce
-
-bool dce(Graph& g, const fxp::Options&) { return g.eliminate_dead_code(); }
 
 // ------------------------------------------------------------------- cse
 
@@ -74,6 +73,26 @@ bool unsafe_to_share(const Node& n) {
     }
   }
   return false;
+}
+
+// torch.fx's Graph.eliminate_dead_code, except that a node a program
+// observes stays even when nothing uses its value, where torch.fx 1.13
+// drops it: an operator that writes an argument (x.add_(1), operator.iadd,
+// setitem) and a random draw (dropping one shifts every later draw).
+bool dce(Graph& g, const fxp::Options&) {
+  std::vector<Node> order;
+  for (Node n : g) order.push_back(n);
+  bool changed = false;
+  for (size_t i = order.size(); i-- > 0;) {
+    Node n = order[i];
+    if (n.num_users() > 0 || n.is_impure() || mutates(n) ||
+        (n.operator_effects() & FX_EFFECT_NONDETERMINISTIC)) {
+      continue;
+    }
+    g.erase_node(n);
+    changed = true;
+  }
+  return changed;
 }
 
 bool cse(Graph& g, const fxp::Options&) {
@@ -708,7 +727,7 @@ FXP_PLUGIN(
     "fx_passes", "1.0",
     fxp::pass<dce>("dce",
                    "dead code elimination (torch.fx eliminate_dead_code; "
-                   "impure nodes stay)")
+                   "impure nodes, mutations and random draws stay)")
         .idempotent(),
     fxp::pass<cse>("cse",
                    "common subexpression elimination (torch.fx CSEPass): nodes "

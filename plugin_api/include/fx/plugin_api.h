@@ -960,6 +960,12 @@ struct FxApi {
                                       size_t num_shapes,
                                       const char* const* hints,
                                       size_t num_hints, FxArg** guards);
+  /* Whether the submodule `name` of the graph's owning GraphModule is in
+   * training mode (module.training): 1 training, 0 eval, -1 when there is no
+   * such module (or no owning GraphModule). A rewrite valid for inference
+   * only (folding BatchNorm's running statistics) must not touch a module in
+   * training mode, whose forward uses the batch's statistics. */
+  int (*GraphModuleTraining)(const FxGraph* graph, const char* name);
 };
 
 /* NodeOperatorEffects' bits (version 7). */

@@ -388,6 +388,10 @@ class Graph {
   std::vector<std::string> symbolic_shape_prop(
       const std::vector<std::string>& shapes,
       const std::vector<std::string>& hints) const;
+  // Whether the submodule `name` is in training mode (version 8:
+  // GraphModuleTraining): 1, 0, or -1 when there is none. On an older host
+  // -1 (unknown).
+  int module_training(const char* name) const;
 
  private:
   FxGraph* graph_;

@@ -484,6 +484,11 @@ inline std::vector<std::string> Graph::symbolic_shape_prop(
   return texts;
 }
 
+inline int Graph::module_training(const char* name) const {
+  if (api()->version < 8) return -1;
+  return api()->GraphModuleTraining(graph_, name);
+}
+
 // ----------------------------------------------------------------- ShapeEnv
 
 inline ShapeEnv& ShapeEnv::operator=(ShapeEnv&& o) noexcept {

@@ -198,7 +198,8 @@ namespace {
   X(ShapeEnvGuard)           \
   X(ShapeEnvGuardRelation)   \
   X(ShapeEnvCheck)           \
-  X(GraphSymbolicShapeProp)
+  X(GraphSymbolicShapeProp)  \
+  X(GraphModuleTraining)
 
 // Every entry's position: kIndex_<name>, counted over all versions.
 #define FX_ENTRY_INDEX(name) kIndex_##name,
@@ -288,7 +289,7 @@ TEST(ApiLayout, EveryReleasedEntryIsWhereItWasReleased) {
   EXPECT_EQ(static_cast<size_t>(kV4Entries), 143u);
   EXPECT_EQ(static_cast<size_t>(kV5Entries), 145u);
   EXPECT_EQ(static_cast<size_t>(kV7Entries), 146u);
-  EXPECT_EQ(sizeof(FxApi), kFirstEntry + 159 * kEntrySize);
+  EXPECT_EQ(sizeof(FxApi), kFirstEntry + 160 * kEntrySize);
   // Version 1's FxPassInfo on LP64: 6 pointer-sized words and 5 name lists
   // of 2 words each; version 6 adds 16 bytes of tolerance and the flag.
   EXPECT_EQ(kPassInfoV1Size, 128u);

@@ -1,0 +1,86 @@
+"""Every first-party pass against torch.fx on the graphs that gave silent
+wrong results (issue 40: guard the class, not the instance): random
+operators, in-place operators, a model in training mode, attributes of
+every kind. After each pass the SDK's GraphModule must compute what
+torch.fx's gm(...) computes (the same random draws under the same seed),
+with the same requires_grad. Run by fx_sdk_test.sh.
+"""
+
+import pytest
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+
+import fx_sdk
+
+PASSES = ["dce", "cse", "const_fold", "decompose{rules=all}", "shape_prop",
+          "fold_bn", "fuse_conv", "fuse_linear", "fuse_matmul",
+          "fuse_pointwise"]
+
+
+def random_ops(x):
+    return torch.rand_like(x) + torch.rand_like(x) * x
+
+
+def in_place(x):
+    y = x.clone()
+    y.add_(1)
+    z = y * 2
+    y.mul_(3)
+    return z + y
+
+
+class TrainingBN(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+        self.bn = torch.nn.BatchNorm2d(4)
+
+    def forward(self, x):
+        return torch.relu(self.bn(self.conv(x)))
+
+
+class Attributes(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("scale", torch.rand(4))
+        self.frozen = torch.nn.Parameter(torch.rand(4), requires_grad=False)
+        self.linear = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.linear(x * self.scale + self.frozen)
+
+
+def graphs():
+    x4 = torch.randn(3, 4)
+    return {
+        "random_ops": (torch.fx.symbolic_trace(random_ops), x4),
+        "random_ops_aten": (make_fx(random_ops)(x4), x4),
+        "in_place": (torch.fx.symbolic_trace(in_place), x4),
+        "in_place_aten": (make_fx(in_place)(x4), x4),
+        "training_bn": (torch.fx.symbolic_trace(TrainingBN().train()),
+                        torch.randn(2, 3, 8, 8)),
+        "attributes": (torch.fx.symbolic_trace(Attributes()), x4),
+    }
+
+
+GRAPHS = graphs()
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+@pytest.mark.parametrize("pass_text", PASSES)
+def test_pass_keeps_torch_fx_results(name, pass_text):
+    gm, x = GRAPHS[name]
+    sdk = fx_sdk.from_torch_fx(gm)
+    report = fx_sdk._C._run_pipeline(sdk, pass_text, [], [fx_sdk.PLUGIN_DIR],
+                                     True, [x])
+    assert report[0]["outcome"] in ("ran", "not_run"), report
+    torch.manual_seed(7)
+    expected = gm(x.clone())
+    torch.manual_seed(7)
+    got = sdk(x.clone())
+    got = got[0] if isinstance(got, (list, tuple)) and not isinstance(
+        expected, (list, tuple)) else got
+    expected = expected[0] if isinstance(expected, (list, tuple)) else expected
+    got = got[0] if isinstance(got, (list, tuple)) else got
+    torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
+    assert got.requires_grad == expected.requires_grad
