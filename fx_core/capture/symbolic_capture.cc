@@ -5,7 +5,6 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <algorithm>
-#include <numeric>
 #include <string>
 #include <utility>
 
@@ -13,6 +12,7 @@
 #include "fx_core/ir/graph.h"
 #include "fx_core/runtime/symbolic/shape_functions.h"
 #include "fx_core/runtime/symbolic/shape_graph_eval.h"
+#include "fx_core/runtime/symbolic/symbolic_strides.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
 
@@ -35,33 +35,6 @@ std::vector<Expr> integers(c10::IntArrayRef values) {
 bool all_integers(const std::vector<Expr>& exprs) {
   return std::all_of(exprs.begin(), exprs.end(),
                      [](const Expr& e) { return e.as_integer().has_value(); });
-}
-
-// Strides for `sizes` when `hint` is dense in some order of its dimensions
-// (expanded ones at stride 0); empty when it is not.
-std::vector<Expr> dense_strides(const std::vector<Expr>& sizes,
-                                const at::Tensor& hint) {
-  size_t n = sizes.size();
-  std::vector<size_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  c10::IntArrayRef st = hint.strides();
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return st[a] > st[b]; });
-  std::vector<Expr> strides(n);
-  Expr inner = Expr::integer(1);
-  int64_t inner_hint = 1;
-  for (size_t k = n; k-- > 0;) {
-    size_t d = order[k];
-    if (st[d] == 0) {
-      strides[d] = Expr::integer(0);
-      continue;
-    }
-    if (st[d] != inner_hint) return {};
-    strides[d] = inner;
-    inner = inner * sizes[d];
-    inner_hint *= hint.size(static_cast<int64_t>(d));
-  }
-  return strides;
 }
 
 // Every symbolic tensor in `value` (tensor lists included).
@@ -375,27 +348,15 @@ at::Tensor SymbolicCapture::wrap(const at::Tensor& result,
     meta = at::empty_strided(result.sizes(), result.strides(),
                              result.options().device(at::kMeta));
   }
-  std::vector<const SymbolicTensorImpl*> bases;
+  std::vector<const std::vector<Expr>*> bases;
   for (const c10::IValue& arg : args) {
     for_each_symbolic(arg, [&](const SymbolicTensorImpl& impl) {
-      if (impl.meta().is_alias_of(result)) bases.push_back(&impl);
+      if (impl.meta().is_alias_of(result))
+        bases.push_back(&impl.stride_exprs());
     });
   }
-  std::vector<Expr> strides;
-  std::vector<Expr> dense = all_integers(sizes) && bases.empty()
-                                ? std::vector<Expr>()
-                                : dense_strides(sizes, meta);
-  for (int64_t d = 0; d < meta.dim(); ++d) {
-    const int64_t want = meta.stride(d);
-    std::optional<Expr> found;
-    for (const SymbolicTensorImpl* base : bases) {
-      for (const Expr& s : base->stride_exprs()) {
-        if (!found && !s.as_integer() && guards_.hint(s) == want) found = s;
-      }
-    }
-    if (!found && !dense.empty()) found = dense[static_cast<size_t>(d)];
-    strides.push_back(found ? *found : Expr::integer(want));
-  }
+  std::vector<Expr> strides =
+      view_strides(sizes, meta, bases, guards_, /*hint_fallback=*/true);
   return make_symbolic_tensor(weak_from_this(), meta, sizes, strides);
 }
 

@@ -5,7 +5,6 @@
 #include <torch/csrc/jit/runtime/operator.h>
 
 #include <algorithm>
-#include <numeric>
 #include <optional>
 #include <string>
 #include <utility>
@@ -18,6 +17,7 @@
 #include "fx_core/runtime/symbolic/shape_functions.h"
 #include "fx_core/runtime/symbolic/shape_graph_eval.h"
 #include "fx_core/runtime/symbolic/symbolic_call_capture.h"
+#include "fx_core/runtime/symbolic/symbolic_strides.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
@@ -79,56 +79,6 @@ namespace {
 
 SymbolicValue concrete(const c10::IValue& v) {
   return concrete_symbolic_value(v);
-}
-
-// Strides for `sizes` when the hint tensor is dense in some order of its
-// dimensions (expanded ones at stride 0); empty when it is not.
-std::vector<Expr> dense_strides(const std::vector<Expr>& sizes,
-                                const at::Tensor& hint) {
-  size_t n = sizes.size();
-  std::vector<size_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  c10::IntArrayRef st = hint.strides();
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return st[a] > st[b]; });
-  std::vector<Expr> strides(n);
-  Expr inner = Expr::integer(1);
-  int64_t inner_hint = 1;
-  for (size_t k = n; k-- > 0;) {
-    size_t d = order[k];
-    if (st[d] == 0) {
-      strides[d] = Expr::integer(0);
-      continue;
-    }
-    if (st[d] != inner_hint) return {};
-    strides[d] = inner;
-    inner = inner * sizes[d];
-    inner_hint *= hint.size(static_cast<int64_t>(d));
-  }
-  return strides;
-}
-
-// A view's strides: each the stride of an aliased argument that has the
-// same value at the hints, else the dense one; empty when neither exists.
-std::vector<Expr> view_strides(const std::vector<Expr>& sizes,
-                               const at::Tensor& hint,
-                               const std::vector<const SymbolicValue*>& bases,
-                               const sym::GuardRecorder& guards) {
-  std::vector<Expr> dense = dense_strides(sizes, hint);
-  std::vector<Expr> out;
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    int64_t want = hint.stride(static_cast<int64_t>(d));
-    std::optional<Expr> found;
-    for (const SymbolicValue* base : bases) {
-      for (const Expr& s : base->strides) {
-        if (!found && !s.as_integer() && guards.hint(s) == want) found = s;
-      }
-    }
-    if (!found && !dense.empty()) found = dense[d];
-    if (!found) return {};
-    out.push_back(*found);
-  }
-  return out;
 }
 
 SymbolicValue tensor_value(std::vector<Expr> sizes, const c10::IValue& hint) {
@@ -510,18 +460,21 @@ void Propagator::restride_views(const Node& n, SymbolicValue& out) const {
   }
   if (out.kind != Kind::kTensor || !out.has_symbols()) return;
   const at::Tensor& t = out.hint.toTensor();
-  std::vector<const SymbolicValue*> bases;
+  std::vector<const std::vector<Expr>*> bases;
   auto visit = [&](const Argument& a) {
     for_each_node(a, [&](Node* input) {
       const SymbolicValue& v = value(*input);
       if (v.kind == Kind::kTensor && v.hint.toTensor().is_alias_of(t)) {
-        bases.push_back(&v);
+        bases.push_back(&v.strides);
       }
     });
   };
   for (const Argument& a : n.args()) visit(a);
   for (const auto& [name, a] : n.kwargs()) visit(a);
-  if (!bases.empty()) out.strides = view_strides(out.sizes, t, bases, guards_);
+  if (!bases.empty()) {
+    out.strides = view_strides(out.sizes, t, bases, guards_,
+                               /*hint_fallback=*/false);
+  }
 }
 
 // The shape function's result laid over the kernel's value at the hints.
