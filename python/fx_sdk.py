@@ -399,12 +399,8 @@ def symbolic_shape_prop(gm, shapes=None, hints=None):
     128, ... in order: distinct, divisible by 32). Returns the guards the
     propagation took (sympy text). Raises ValueError naming the placeholder,
     dimension or node that is wrong; the graph is then unchanged."""
-    spec = {}
-    for name, sizes in (shapes or {}).items():
-        if isinstance(sizes, str):
-            sizes = [int(s) if s.strip().lstrip("-").isdigit() else s.strip()
-                     for s in sizes.split("x")]
-        spec[name] = list(sizes)
+    spec = {name: sizes if isinstance(sizes, str) else list(sizes)
+            for name, sizes in (shapes or {}).items()}
     return _C._symbolic_shape_prop(gm, spec, dict(hints or {}))
 
 

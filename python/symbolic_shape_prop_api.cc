@@ -28,7 +28,10 @@ namespace py = pybind11;
 namespace fx_sdk {
 namespace {
 
-using SizeSpec = std::vector<std::variant<int64_t, std::string>>;
+// A placeholder's sizes: text ("Bx3x224x224", parse_sizes_text) or a list
+// of integers and expressions.
+using SizeList = std::vector<std::variant<int64_t, std::string>>;
+using SizeSpec = std::variant<std::string, SizeList>;
 
 fx::sym::Expr size_expr(const std::variant<int64_t, std::string>& size,
                         const std::string& placeholder, size_t dim) {
@@ -42,6 +45,25 @@ fx::sym::Expr size_expr(const std::variant<int64_t, std::string>& size,
                                   "]: ", std::string(e.status().message())));
   }
   return *std::move(e);
+}
+
+std::vector<fx::sym::Expr> size_exprs(const SizeSpec& spec,
+                                      const std::string& placeholder) {
+  if (const std::string* text = std::get_if<std::string>(&spec)) {
+    absl::StatusOr<std::vector<fx::sym::Expr>> sizes =
+        fx::parse_sizes_text(*text);
+    if (!sizes.ok()) {
+      throw py::value_error(fx::cat("shapes['", placeholder, "']: ",
+                                    std::string(sizes.status().message())));
+    }
+    return *std::move(sizes);
+  }
+  const SizeList& list = std::get<SizeList>(spec);
+  std::vector<fx::sym::Expr> exprs;
+  for (size_t d = 0; d < list.size(); ++d) {
+    exprs.push_back(size_expr(list[d], placeholder, d));
+  }
+  return exprs;
 }
 
 // The environment the caller names, or the graph's own.
@@ -59,11 +81,7 @@ fx::sym::ShapeEnv requested_env(const fx::GraphModule& gm,
     env = *own;
   }
   for (const auto& [placeholder, sizes] : shapes) {
-    std::vector<fx::sym::Expr> exprs;
-    for (size_t d = 0; d < sizes.size(); ++d) {
-      exprs.push_back(size_expr(sizes[d], placeholder, d));
-    }
-    env.add_input(placeholder, std::move(exprs));
+    env.add_input(placeholder, size_exprs(sizes, placeholder));
   }
   for (const auto& [symbol, value] : hints) {
     try {
