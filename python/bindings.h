@@ -13,10 +13,16 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "fx_core/runtime/graph_module.h"
+
+namespace fx {
+struct InProcessParts;
+class Graph;
+}  // namespace fx
 
 namespace fx_sdk {
 
@@ -58,6 +64,23 @@ void bind_shape_env(pybind11::module_& m, GraphModuleClass& graph_module);
 
 // fx_sdk._C._symbolic_shape_prop (symbolic_shape_prop_api.cc).
 void bind_symbolic_shape_prop(pybind11::module_& m);
+
+// Python callables in process (python_callables.cc): into `parts`, a
+// foreign target for each call_function target of `graph` that has no
+// kernel (its object from `function_names`, object -> target name; two
+// objects of one such name raise ValueError naming both) and an
+// fx::OpaqueModuleImpl for each (path, module, type name) of
+// `opaque_modules`. Each holds its Python object.
+void add_python_parts(
+    const fx::Graph& graph,
+    const std::unordered_map<PyObject*, std::string>& function_names,
+    pybind11::handle opaque_modules, fx::InProcessParts& parts);
+// The object a Python callable returned that the runtime holds as it is
+// (python_callables.cc), or a null object for any other value.
+pybind11::object held_python_object(const c10::IValue& value);
+// fx_sdk._C._python_objects, _module_kind_known, _add_python_function and
+// _python_function (python_callables.cc).
+void bind_python_callables(pybind11::module_& m);
 
 }  // namespace fx_sdk
 

@@ -19,9 +19,16 @@ Graphs cross as the fx-graph interchange format (../shared/spec) in memory,
 never as files; parameters, buffers and get_attr tensors are shared, not
 copied: the SDK's modules hold the same storage as the torch.fx
 GraphModule's, and so does the GraphModule to_torch_fx returns. Submodules
-cross by type and constructor config (tools/torchfx_export.py's
-module_config), so a call_module target must be a module kind the SDK
-knows (torch.nn's). Node meta crosses both ways where the format can hold
+of a module kind the SDK knows (torch.nn's) cross by type and constructor
+config (tools/torchfx_export.py's module_config).
+
+Python callables stay Python, in process: a call_function target the SDK
+has no kernel for (a user's function, a torch.fx.wrap'ed helper, a lambda)
+and a submodule of a class the SDK does not know (a user's leaf module)
+run by calling the Python object (with the GIL), are opaque calls to
+passes, keep their identity through pipelines and come back from
+to_torch_fx as the very same objects. A graph holding them cannot be
+written to a file (ValueError naming the target or module). Node meta crosses both ways where the format can hold
 it (ARG values; shape_prop's TensorMetadata as the spec's tensor_meta);
 the rest (tensors, types, other objects) is left out.
 
@@ -42,6 +49,7 @@ import gc
 import importlib
 import json
 import os
+import re
 import types
 
 import torch
@@ -84,6 +92,9 @@ PLUGIN_DIR = _plugin_dir()
 # that to_torch_fx gives nodes back the types they had (torch.Tensor,
 # typing.List[int], a user's class).
 _types = {}
+# Names the annotations in generated code use -> the objects gm.forward's
+# globals held for them (typing_List -> typing.List, _1 -> 1).
+_annotation_globals = {}
 
 
 def from_torch_fx(gm):
@@ -98,8 +109,10 @@ def from_torch_fx(gm):
     if not isinstance(gm, torch.fx.GraphModule):
         raise TypeError(f"from_torch_fx takes a torch.fx.GraphModule, not "
                         f"{type(gm).__name__}")
-    modules, weights, kinds = {}, {}, {}
+    modules, weights, kinds, kept = {}, {}, {}, {}
     for node in _C._attribute_nodes(gm.graph):
+        if node.op == "call_module" and _kept_in_python(gm, node.target, kept):
+            continue
         _export.add_attributes(gm, node, modules, weights, copy_weights=False,
                                kinds=kinds)
     annotations, return_annotation = _export.code_form_annotations(gm)
@@ -112,7 +125,65 @@ def from_torch_fx(gm):
             json.dumps(modules), list(weights.items()),
             _export.qualified_function_name, _type_name, _node_meta,
             list(env["hints"].items()), env["guards"], printed,
-            weight_kinds_json=json.dumps(kinds))
+            weight_kinds_json=json.dumps(kinds),
+            opaque_modules=list(kept.values()),
+            pytree_json=_pytree_json(gm),
+            node_types=_export.code_form_node_types(gm))
+
+
+# Namedtuple classes seen in pytree specs (the name the SDK holds -> the
+# class), so that outputs and to_torch_fx give back the class itself, even
+# one defined inside a function.
+_namedtuple_classes = {}
+
+
+def _pytree_json(gm):
+    """The format's "pytree" entry for gm (its _PyTreeCodeGen's specs) as
+    JSON text, the namedtuple classes in them remembered; "" without one."""
+    entry = _export.pytree_entry(gm, name_of=_namedtuple_name)
+    return "" if entry is None else json.dumps(entry)
+
+
+def _namedtuple_name(cls):
+    """The name the SDK holds a namedtuple class by: its module and
+    qualified name, made unique ("mod.Pair#7f..") when that name does not
+    find this very class (a class made inside a function)."""
+    name = _export.class_name(cls)
+    if _namedtuple_classes.get(name, cls) is not cls or not _names(name, cls):
+        name = f"{name}#{id(cls):x}"
+    _namedtuple_classes[name] = cls
+    return name
+
+
+def _names(name, cls):
+    try:
+        return _import.resolve(name, "namedtuple class") is cls
+    except _import.BundleError:
+        return False
+
+
+def _namedtuple_class(name):
+    """The class a named tuple value of the SDK names (fx_sdk._C's
+    to_python): one seen in a pytree spec, else resolved by its name."""
+    if name not in _namedtuple_classes:
+        _namedtuple_classes[name] = _import.resolve(name, "namedtuple class")
+    return _namedtuple_classes[name]
+
+
+def _kept_in_python(gm, target, kept):
+    """Whether the submodule `target` stays a Python object (its class is
+    no module kind the SDK knows); if so it is in `kept` as (path, module,
+    class name)."""
+    if target in kept:
+        return True
+    module = gm.get_submodule(target)
+    if isinstance(module, torch.fx.GraphModule):
+        return False
+    type_name = _export.module_type_name(module)
+    if _C._module_kind_known(type_name):
+        return False
+    kept[target] = (target, module, type_name)
+    return True
 
 
 def _printed_guards(gm):
@@ -137,6 +208,24 @@ def _record_annotation_types(gm, annotations, return_annotation):
     output = next(iter(reversed(gm.graph.nodes)), None)
     if output is not None and output.type is not None and return_annotation:
         _types.setdefault(return_annotation, output.type)
+    _record_annotation_globals(
+        gm, list(annotations.values()) + [return_annotation or ""] +
+        list(_export.code_form_node_types(gm).values()))
+
+
+def _record_annotation_globals(gm, annotations):
+    """The objects behind the names annotations use in gm.code that no
+    import finds (a forward reference 'torch.Tensor' is the global
+    _torch_Tensor_, a local class __main___Foo, TensorType's sizes _1, _2),
+    as gm.forward's globals hold them."""
+    code_globals = getattr(gm.forward, "__globals__", {})
+    for annotation in annotations:
+        for name in _IDENTIFIER.findall(annotation):
+            if name in code_globals:
+                _annotation_globals.setdefault(name, code_globals[name])
+
+
+_IDENTIFIER = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
 
 
 def _type_name(type_expr):
@@ -195,18 +284,24 @@ def to_torch_fx(sdk_gm, lazy=True):
     if not isinstance(sdk_gm, GraphModule):
         raise TypeError(f"to_torch_fx takes an fx_sdk.GraphModule, not "
                         f"{type(sdk_gm).__name__}")
-    text, weights = _C._to_bundle(sdk_gm, include_nodes=False)
+    text, weights = _C._to_bundle(sdk_gm, include_nodes=False,
+                                  in_process=True)
     doc, weights = json.loads(text), dict(weights)
+    python_modules, functions = _C._python_objects(sdk_gm)
     try:
         root = _import.build_root(doc, weights, share=True)
     except _import.BundleError as e:
         raise ValueError(str(e)) from None
+    for path, module in python_modules:  # the very objects from_torch_fx had
+        _import.set_path(root, path, module)
     graph = torch.fx.Graph()
+    _import.set_pytree_codegen(graph, doc, _namedtuple_classes)
     with _no_gc():
         code, names = _C._build_torch_fx_graph(
-            sdk_gm, graph, _call_function_target, _node_type,
-            _import.tensor_metadata)
-    gm = _graph_module(root, graph, code, names, lazy)
+            sdk_gm, graph,
+            functools.partial(_call_function_target, functions=functions),
+            _node_type, _import.tensor_metadata)
+    gm = _graph_module(root, graph, code, names, lazy, functions)
     _import.restore_weight_kinds(gm, doc, weights)
     return gm
 
@@ -225,7 +320,11 @@ def _no_gc():
             gc.enable()
 
 
-def _call_function_target(name):
+def _call_function_target(name, functions=None):
+    """The call_function target `name` stands for: the Python object the
+    SDK's graph holds for it (`functions`), else the object it imports."""
+    if functions and name in functions:
+        return functions[name]
     try:
         return _import.resolve(name, "call_function target")
     except _import.BundleError as e:
@@ -243,11 +342,16 @@ def _node_type(name):
         return None
 
 
-def _global_object(name, qualified):
-    """The object a global of generated code stands for."""
+def _global_object(name, qualified, functions=None):
+    """The object a global of generated code stands for (`functions`: the
+    graph's Python callables by target)."""
+    if functions and qualified in functions:
+        return functions[qualified]
     builtin = torch.fx.graph._custom_builtins.get(name)
     if builtin is not None:
         return builtin.obj
+    if name in _annotation_globals:
+        return _annotation_globals[name]
     if name in _types:  # a type the graph's annotations name by its global
         return _types[name]
     try:
@@ -256,14 +360,14 @@ def _global_object(name, qualified):
         return _call_function_target(qualified)
 
 
-def _graph_module(root, graph, code, names, lazy):
+def _graph_module(root, graph, code, names, lazy, functions=None):
     """torch.fx.GraphModule(root, graph) with `code` (graph.python_code's
     src, generated by the SDK) as its code. The constructor's recompile()
     takes the code from graph.python_code, here answered with a stand-in
     (not generating the code again); then gm gets the code and the forward
     recompile() would install, made by _forward_from_src, or with `lazy` a
     forward made on first use."""
-    code_globals = {name: _global_object(name, qualified)
+    code_globals = {name: _global_object(name, qualified, functions)
                     for name, qualified in names}
 
     def python_code(root_module, *args, **kwargs):

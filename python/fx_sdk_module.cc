@@ -22,8 +22,10 @@
 
 #include "absl/status/status.h"
 #include "fx_core/io/python_tuples.h"
+#include "fx_core/ir/python_repr.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/graph_module_file.h"
+#include "fx_core/runtime/value.h"
 #include "plugin_api/loader/plugin_discovery.h"
 #include "plugin_api/pipeline/pass_manager.h"
 #include "plugin_api/pipeline/pass_registry.h"
@@ -40,11 +42,54 @@ void raise_value_error(const absl::Status& status) {
   throw py::value_error(std::string(status.message()));
 }
 
+namespace {
+
+c10::IValue to_ivalue(py::handle value);
+
+// A container TorchScript cannot type (empty, or mixing types, as pytree
+// inputs may: {"x": tensor, "n": 3}), converted item by item as value.h
+// holds it: a list, a tuple (a namedtuple as a plain one) or a
+// GenericDict. Rethrows `error` for anything else.
+c10::IValue untyped_container(py::handle value, const std::exception& error) {
+  std::vector<c10::IValue> items;
+  if (PyList_Check(value.ptr()) || PyTuple_Check(value.ptr())) {
+    for (py::handle item : value) items.push_back(to_ivalue(item));
+    return PyList_Check(value.ptr()) ? fx::make_list(std::move(items))
+                                     : fx::make_tuple(std::move(items));
+  }
+  if (!PyDict_Check(value.ptr())) throw error;
+  bool all_str = true;
+  bool all_int = !py::reinterpret_borrow<py::dict>(value).empty();
+  std::vector<c10::IValue> keys;
+  for (auto [key, item] : py::reinterpret_borrow<py::dict>(value)) {
+    keys.push_back(to_ivalue(key));
+    all_str &= keys.back().isString();
+    all_int &= keys.back().isInt();
+    items.push_back(to_ivalue(item));
+  }
+  c10::TypePtr key_type = all_str   ? c10::TypePtr(c10::StringType::get())
+                          : all_int ? c10::TypePtr(c10::IntType::get())
+                                    : c10::TypePtr(c10::AnyType::get());
+  c10::impl::GenericDict dict(key_type, c10::AnyType::get());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    dict.insert_or_assign(std::move(keys[i]), std::move(items[i]));
+  }
+  return dict;
+}
+
+c10::IValue to_ivalue(py::handle value) {
+  try {
+    return torch::jit::toTypeInferredIValue(value);
+  } catch (const std::exception& e) {
+    return untyped_container(value, e);
+  }
+}
+
+}  // namespace
+
 std::vector<c10::IValue> to_ivalues(const py::handle& sequence) {
   std::vector<c10::IValue> values;
-  for (const py::handle& value : sequence) {
-    values.push_back(torch::jit::toTypeInferredIValue(value));
-  }
+  for (const py::handle& value : sequence) values.push_back(to_ivalue(value));
   return values;
 }
 
@@ -57,10 +102,14 @@ py::object symint(const std::string& expression) {
 
 namespace {
 
-// With include_nodes false the JSON has the modules and no nodes.
-py::tuple to_bundle(const fx::GraphModule& gm, bool include_nodes) {
-  absl::StatusOr<fx::GraphBundle> bundle =
-      fx::describe_graph_module(gm, "in-memory", include_nodes);
+// With include_nodes false the JSON has the modules and no nodes; with
+// in_process the modules that are Python objects are left out
+// (_python_objects gives them).
+py::tuple to_bundle(const fx::GraphModule& gm, bool include_nodes,
+                    bool in_process) {
+  std::vector<std::string> kept;
+  absl::StatusOr<fx::GraphBundle> bundle = fx::describe_graph_module(
+      gm, "in-memory", include_nodes, in_process ? &kept : nullptr);
   if (!bundle.ok()) raise_value_error(bundle.status());
   return py::make_tuple(bundle->json, bundle->weights);
 }
@@ -70,6 +119,12 @@ py::object python_class(const std::string& qualified) {
   size_t dot = qualified.rfind('.');
   return py::module_::import(qualified.substr(0, dot).c_str())
       .attr(qualified.substr(dot + 1).c_str());
+}
+
+// A collections.namedtuple class (_ASMoutput, a pytree output's class), as
+// fx_sdk finds it: one seen in a graph's pytree specs, else by its name.
+py::object namedtuple_class(const std::string& qualified) {
+  return py::module_::import("fx_sdk").attr("_namedtuple_class")(qualified);
 }
 
 }  // namespace
@@ -104,8 +159,11 @@ py::object convert(c10::IValue value, ListMemo& lists) {
     }
     std::string name = fx::python_tuple_name(value);
     if (name.empty()) return std::move(items);
-    if (name == fx::kAsmOutputName) return python_class(name)(*items);
-    return python_class(name)(items);  // torch.Size, torch.return_types.*
+    if (name == fx::kTorchSizeName ||
+        name.rfind(fx::kReturnTypesPrefix, 0) == 0) {
+      return python_class(name)(items);  // torch.Size, torch.return_types.*
+    }
+    return namedtuple_class(name)(*items);
   }
   if (value.isList()) {
     const void* key = value.internalToPointer();
@@ -122,6 +180,7 @@ py::object convert(c10::IValue value, ListMemo& lists) {
     }
     return std::move(items);
   }
+  if (py::object held = held_python_object(value)) return held;
   return torch::jit::toPyObject(std::move(value));
 }
 
@@ -241,8 +300,12 @@ PYBIND11_MODULE(_C, m) {
   bind_forward_bytecode(m);
   bind_shape_env(m, graph_module);
   bind_symbolic_shape_prop(m);
+  bind_python_callables(m);
+  m.def("_type_text_form", &fx::type_text_form, py::arg("code_form"),
+        "How the graph prints an annotation the code spells `code_form`, "
+        "when nothing else says (a NODE's type_text).");
   m.def("_to_bundle", &to_bundle, py::arg("gm"),
-        py::arg("include_nodes") = true);
+        py::arg("include_nodes") = true, py::arg("in_process") = false);
   m.def("_run_pipeline", &run_pipeline, py::arg("gm"), py::arg("pipeline"),
         py::arg("plugins"), py::arg("plugin_dirs"), py::arg("default_dirs"),
         py::arg("example_inputs"), py::arg("recompile") = true);

@@ -21,8 +21,9 @@ inserting_after, lint, eliminate_dead_code, owning_module; print(graph)
 prints torch.fx's text (in the [num_users=N] form of current torch.fx).
 
 What differs from torch.fx: a call_function target is the function itself
-when it can be imported by its qualified name (torch.relu, operator.add),
-else the name; node.type is the annotation as gm.code spells it (a str);
+when the graph holds it (a Python callable without a kernel, as
+from_torch_fx or call_function left it) or it can be imported by its
+qualified name (torch.relu, operator.add), else the name; node.type is the annotation as gm.code spells it (a str);
 meta holds only what the SDK's graphs can (Argument values: no tensors or
 arbitrary objects, ValueError naming the node otherwise); prev and next are
 None at the ends; graph.nodes is a list (a snapshot).
@@ -128,11 +129,23 @@ class _InsertPoint:
 
 def _node_target(node):
     target = node._target
-    return _resolve_function(target) if node.op == "call_function" else target
+    if node.op != "call_function":
+        return target
+    held = _C._python_function(node.graph.owning_module, target)
+    return _resolve_function(target) if held is None else held
+
+
+def _hold_function(graph, op, target, name):
+    """A Python function the graph now calls stays its GraphModule's own
+    (python_callables.cc) when no kernel has its name."""
+    if op == "call_function" and not isinstance(target, str):
+        _C._add_python_function(graph.owning_module, name, target)
 
 
 def _set_node_target(node, target):
-    node._target = _target_name(node.op, target)
+    name = _target_name(node.op, target)
+    _hold_function(node.graph, node.op, target, name)
+    node._target = name
 
 
 def _node_type(node):
@@ -146,6 +159,7 @@ def _set_node_type(node, type_expr):
 def _create_node(graph, op, target, args=None, kwargs=None, name=None,
                  type_expr=None):
     name_ = _target_name(op, target)
+    _hold_function(graph, op, target, name_)
     node = graph._create_node(op, name_, args, kwargs, name,
                               _type_name(type_expr))
     if op == "call_function" and _export.is_wrapped_by_default(name_):

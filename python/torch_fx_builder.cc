@@ -129,6 +129,10 @@ class TorchFxBuilder {
     }
     set_attr(prev, n.next, root.ptr());
     set_attr(root.ptr(), n.prev, prev);
+    // Meta may name any node of the graph, one made later too.
+    for (const fx::Node* node : graph.nodes()) {
+      set_attr(nodes_.at(node).node.ptr(), n.meta, to_python_meta(*node).ptr());
+    }
     graph_.attr("_len") = py::int_(graph_.attr("_len")) + py::int_(count);
   }
 
@@ -167,7 +171,6 @@ class TorchFxBuilder {
     set_attr(self, n.next, self);
     set_attr(self, n.erased, Py_False);
     set_attr(self, n.repr_fn, Py_None);
-    set_attr(self, n.meta, to_python_meta(node).ptr());
     Py_ssize_t pos = 0;
     PyObject *input, *ignored;
     while (PyDict_Next(input_nodes.ptr(), &pos, &input, &ignored)) {
@@ -228,13 +231,23 @@ class TorchFxBuilder {
       if (is_wrapped) check(PyDict_SetItem(meta.ptr(), n.is_wrapped, Py_True));
     }
     for (const auto& [key, value] : node.meta()) {
-      if (key == "is_wrapped") continue;
+      if (key == "is_wrapped" || names_erased_node(value)) continue;
       py::object v = to_python(value, nullptr);
       if (key == "tensor_meta") v = tensor_meta_(v);
       if (key == "type") v = meta_type(v);
       check(PyDict_SetItem(meta.ptr(), utf8(key).ptr(), v.ptr()));
     }
     return meta;
+  }
+
+  // True when a meta value names a node no longer in the graph (torch.fx
+  // keeps the erased Node object; there is none to give here).
+  bool names_erased_node(const fx::Argument& value) const {
+    bool erased = false;
+    fx::for_each_node(value, [&](const fx::Node* node) {
+      erased |= nodes_.find(node) == nodes_.end();
+    });
+    return erased;
   }
 
   // meta['type'] as ShapeProp leaves it: the class (torch.Tensor, tuple),

@@ -10,8 +10,9 @@
 // writes for it: the same name, op, target (a call_function's as its
 // qualified name), args and kwargs (torch.fx's values as argument.h holds
 // them), type, and meta: the entries the format can hold, is_wrapped as the
-// reader infers it. The modules and weight_kinds sections, still in the
-// format's JSON, go through that reader so that they are read in one place.
+// reader infers it. The modules, weight_kinds and pytree (the graph's
+// _PyTreeCodeGen info) sections, still in the format's JSON, go through
+// that reader so that they are read in one place.
 //
 // Python callables the caller passes give what needs Python:
 // target_name(function) -> qualified name, type_name(type) -> the type as
@@ -19,6 +20,9 @@
 // values; tensor_meta as a dict of shape, dtype, stride, requires_grad,
 // memory_format). target_name and type_name are called once per distinct
 // object. A value the SDK cannot hold raises ValueError naming the node.
+// A call_function target with no kernel and the `opaque_modules` given
+// ((path, module, type name): submodules of no kind the SDK knows) become
+// the GraphModule's Python callables (python_callables.cc).
 #include <Python.h>
 #include <pybind11/stl.h>
 // torch.Tensor <-> at::Tensor for the weights (pybind11's casters must be the
@@ -33,6 +37,7 @@
 #include "absl/status/status.h"
 #include "fx_core/format/graph_json.h"
 #include "fx_core/ir/argument.h"
+#include "fx_core/ir/codegen.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/ir/node.h"
 #include "fx_core/runtime/graph_module.h"
@@ -59,6 +64,10 @@ class NameCache {
                .first;
     }
     return it->second;
+  }
+  // Every object asked for so far -> its string.
+  const std::unordered_map<PyObject*, std::string>& names() const {
+    return names_;
   }
 
  private:
@@ -100,10 +109,11 @@ void for_each_node(py::handle graph, Fn&& fn) {
 class TorchFxReader {
  public:
   TorchFxReader(py::object target_name, py::object type_name,
-                py::object node_meta)
+                py::object node_meta, py::dict node_types)
       : targets_(std::move(target_name)),
         types_(std::move(type_name)),
-        node_meta_(std::move(node_meta)) {
+        node_meta_(std::move(node_meta)),
+        node_types_(std::move(node_types)) {
     py::module_ torch = py::module_::import("torch");
     node_class_ = py::module_::import("torch.fx").attr("Node");
     dtype_ = torch.attr("dtype");
@@ -121,14 +131,24 @@ class TorchFxReader {
   // (parameter -> annotation), `return_annotation` the output's.
   void read(py::handle graph, const py::dict& annotations,
             const std::string& return_annotation, fx::Graph& out) {
+    std::vector<std::pair<py::handle, fx::Node*>> made;
     for_each_node(graph, [&](py::handle node) {
-      read_node(node, annotations, return_annotation, out);
+      made.emplace_back(node,
+                        read_node(node, annotations, return_annotation, out));
     });
+    // Meta may name any node of the graph, one defined later too.
+    for (auto& [node, to] : made) read_node_meta(node, *to);
+  }
+
+  // The call_function target objects read, with their names.
+  const std::unordered_map<PyObject*, std::string>& functions() const {
+    return targets_.names();
   }
 
  private:
-  void read_node(py::handle node, const py::dict& annotations,
-                 const std::string& return_annotation, fx::Graph& out) {
+  // The node made (its meta is read later: read_node_meta).
+  fx::Node* read_node(py::handle node, const py::dict& annotations,
+                      const std::string& return_annotation, fx::Graph& out) {
     const NodeNames& n = node_names();
     std::string name = utf8(get(node, n.name), "a node's name");
     std::string op_name = utf8(get(node, n.op), "a node's op");
@@ -160,15 +180,30 @@ class TorchFxReader {
         node_type(node, *op, target, annotations, return_annotation);
     fx::Node* made = out.create_node(*op, target, std::move(args),
                                      std::move(kwargs), name, type);
+    if (!type.empty()) {
+      // The code's form of an annotation does not always say how the graph
+      // prints it (repr of the type: 'torch.Tensor', TensorType[(1, Dyn)]).
+      py::object type_object = get(node, n.type);
+      if (!type_object.is_none()) made->set_type(type, types_.get(type_object));
+    }
     if (made->name() != name) {
       throw py::value_error(where(name) +
                             ": not a legal node name (the SDK would "
                             "name it '" +
                             std::string(made->name()) + "')");
     }
+    nodes_.emplace(node.ptr(), made);
+    return made;
+  }
+
+  // The node's meta, and is_wrapped as the format's reader infers it.
+  void read_node_meta(py::handle node, fx::Node& made) {
+    const NodeNames& n = node_names();
     py::object py_meta = get(node, n.meta);
+    std::string name(made.name());
     fx::ArgumentDict meta = read_meta(node, py_meta, name);
-    if (*op == fx::Opcode::kCallFunction && fx::is_wrapped_by_default(target)) {
+    if (made.op() == fx::Opcode::kCallFunction &&
+        fx::is_wrapped_by_default(made.target())) {
       PyObject* wrapped =
           PyDict_Check(py_meta.ptr())
               ? PyDict_GetItemWithError(py_meta.ptr(), n.is_wrapped)
@@ -180,8 +215,7 @@ class TorchFxReader {
           "is_wrapped",
           fx::Argument(wrapped != nullptr && PyObject_IsTrue(wrapped) == 1));
     }
-    if (!meta.empty()) made->mutable_meta() = std::move(meta);
-    nodes_.emplace(node.ptr(), made);
+    if (!meta.empty()) made.mutable_meta() = std::move(meta);
   }
 
   static std::string where(const std::string& name) {
@@ -201,7 +235,10 @@ class TorchFxReader {
     }
     if (op == fx::Opcode::kOutput) return return_annotation;
     py::object type = get(node, node_names().type);
-    return type.is_none() ? std::string() : types_.get(type);
+    if (type.is_none()) return std::string();
+    py::str name(get(node, node_names().name));
+    return node_types_.contains(name) ? node_types_[name].cast<std::string>()
+                                      : types_.get(type);
   }
 
   fx::ArgumentDict read_meta(py::handle node, const py::object& py_meta,
@@ -210,7 +247,12 @@ class TorchFxReader {
     if (py::len(py_meta) == 0) return meta;
     for (auto [key, value] : py::dict(node_meta_(node))) {
       std::string k = key.cast<std::string>();
-      meta.emplace_back(k, from_python(value, name, "meta '" + k + "'"));
+      try {
+        meta.emplace_back(k, from_python(value, name, "meta '" + k + "'"));
+      } catch (const py::value_error&) {
+        // Left out, as other values meta holds that the SDK cannot (a
+        // node of another graph, one erased).
+      }
     }
     return meta;
   }
@@ -301,20 +343,26 @@ class TorchFxReader {
   NameCache targets_;
   NameCache types_;
   py::object node_meta_;
+  // Node name -> its type as the code spells it, for nodes other than
+  // placeholders and the output.
+  py::dict node_types_;
   py::object node_class_, dtype_, device_, memory_format_, layout_;
   py::tuple symint_types_;  // torch.SymIntNode, PySymInt
   std::unordered_map<PyObject*, fx::Node*> nodes_;
 };
 
-// The modules and weight_kinds sections of the format, read by the
-// format's own reader (as a document whose graph is only an output node).
+// The modules, weight_kinds and pytree sections of the format, read by the
+// format's own reader (as a document whose graph is only an output node;
+// the pytree section gives that graph its codegen).
 fx::GraphFile read_modules(const std::string& modules_json,
-                           const std::string& weight_kinds_json) {
+                           const std::string& weight_kinds_json,
+                           const std::string& pytree_json) {
   std::string document =
       "{\"format\": \"fx-graph\", \"version\": 1, \"nodes\": [{\"name\": "
       "\"output\", \"op\": \"output\", \"target\": \"output\", \"args\": "
       "[null], \"kwargs\": {}}], \"modules\": " +
-      modules_json + ", \"weight_kinds\": " + weight_kinds_json + "}";
+      modules_json + ", \"weight_kinds\": " + weight_kinds_json +
+      (pytree_json.empty() ? "" : ", \"pytree\": " + pytree_json) + "}";
   absl::StatusOr<fx::GraphFile> file =
       fx::parse_graph_json(document, "<memory>");
   if (!file.ok()) raise_value_error(file.status());
@@ -329,15 +377,19 @@ std::shared_ptr<fx::GraphModule> from_torch_fx(
     const std::vector<std::pair<std::string, int64_t>>& hints,
     const std::vector<std::string>& guards,
     const std::vector<std::string>& printed_guards,
-    const std::string& weight_kinds_json) {
-  fx::GraphFile file = read_modules(modules_json, weight_kinds_json);
+    const std::string& weight_kinds_json, py::handle opaque_modules,
+    const std::string& pytree_json, const py::dict& node_types) {
+  fx::GraphFile file =
+      read_modules(modules_json, weight_kinds_json, pytree_json);
+  // The pytree codegen the format's reader made, on the graph read here.
+  std::unique_ptr<fx::CodeGen> codegen = file.graph->codegen().clone();
   file.graph = std::make_unique<fx::Graph>();
+  file.graph->set_codegen(std::move(codegen));
   TorchFxReader reader(std::move(target_name), std::move(type_name),
-                       std::move(node_meta));
+                       std::move(node_meta), node_types);
   reader.read(graph, annotations, return_annotation, *file.graph);
-  if (file.graph->output_node() == nullptr) {
-    throw py::value_error("the graph has no output node");
-  }
+  fx::InProcessParts in_process;  // Python callables (python_callables.cc)
+  add_python_parts(*file.graph, reader.functions(), opaque_modules, in_process);
   if (!weights.empty()) file.weights = "in-memory";
   if (!hints.empty() || !guards.empty()) {
     absl::StatusOr<fx::sym::ShapeEnv> env =
@@ -348,7 +400,7 @@ std::shared_ptr<fx::GraphModule> from_torch_fx(
   absl::StatusOr<std::shared_ptr<fx::GraphModule>> gm;
   {
     py::gil_scoped_release released;
-    gm = fx::load_graph_module_shared(std::move(file), weights);
+    gm = fx::load_graph_module_shared(std::move(file), weights, in_process);
   }
   if (!gm.ok()) raise_value_error(gm.status());
   return *std::move(gm);
@@ -377,7 +429,9 @@ void bind_torch_fx_reader(py::module_& m) {
         py::arg("type_name"), py::arg("node_meta"), py::arg("hints"),
         py::arg("guards"),
         py::arg("printed_guards") = std::vector<std::string>{},
-        py::arg("weight_kinds_json") = "{}");
+        py::arg("weight_kinds_json") = "{}",
+        py::arg("opaque_modules") = py::list(), py::arg("pytree_json") = "",
+        py::arg("node_types") = py::dict());
 }
 
 }  // namespace fx_sdk

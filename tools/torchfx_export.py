@@ -22,6 +22,7 @@ has python3-torch and python3-torchvision.
 """
 
 import argparse
+import collections
 import importlib.util
 import inspect
 import json
@@ -309,6 +310,17 @@ def code_form_annotations(gm):
     return annotations, match.group(3)
 
 
+def code_form_node_types(gm):
+    """The type of each node other than placeholders and the output, as
+    gm.code spells it on the node's line (`bn1 : TYPE = self.bn1(x)`);
+    nodes without a type are not there."""
+    if not any(n.type is not None and n.op not in ("placeholder", "output")
+               for n in gm.graph.nodes):
+        return {}
+    return dict(re.findall(r"^    ([A-Za-z_]\w*) : (.+?) = ", gm.code,
+                           flags=re.MULTILINE))
+
+
 def tensor_meta(value):
     """shape_prop's TensorMetadata in the spec's tensor_meta form, or None
     (quantized tensors have no form there)."""
@@ -346,7 +358,46 @@ def node_meta(node):
 GRAPH_MODULE_TYPE = "torch.fx.graph_module.GraphModule"
 
 
-def node_entry(node, annotations, return_annotation, meta):
+TYPING_GENERICS = {"List", "Tuple", "Dict", "Optional", "Union", "Any",
+                   "Callable", "Sequence", "Set", "FrozenSet", "Type",
+                   "Iterable", "Iterator"}
+
+
+def type_text_form(code_form):
+    """How a reader prints an annotation spelled `code_form` when the file
+    gives no "type_text" (the rule of fx_core/ir/python_repr.cc's
+    type_text_form: typing's generics as typing.X, ", " between arguments,
+    Union[X, NoneType] as Optional[X]; the rest as it is)."""
+    text, pos = _type_text_at(code_form, 0)
+    return text + code_form[pos:]
+
+
+def _type_text_at(code, pos):
+    start = pos
+    while pos < len(code) and code[pos] not in "[,]":
+        pos += 1
+    word = code[start:pos].strip(" ")
+    generic = word[len("typing_"):] if word.startswith("typing_") else word
+    name = f"typing.{generic}" if generic in TYPING_GENERICS else word
+    if pos >= len(code) or code[pos] != "[":
+        return name, pos
+    args, pos = [], pos + 1
+    while pos < len(code):
+        arg, pos = _type_text_at(code, pos)
+        args.append(arg)
+        if pos < len(code) and code[pos] == ",":
+            pos += 1
+            continue
+        if pos < len(code) and code[pos] == "]":
+            pos += 1
+        break
+    if generic == "Union" and len(args) == 2 and "NoneType" in args:
+        other = args[1] if args[0] == "NoneType" else args[0]
+        return f"typing.Optional[{other}]", pos
+    return f"{name}[{', '.join(args)}]", pos
+
+
+def node_entry(node, annotations, return_annotation, meta, node_types):
     """One NODE of the file (a dict, ready for json.dump)."""
     where = f"node '{node.name}'"
     if node.op == "call_function":
@@ -372,7 +423,12 @@ def node_entry(node, annotations, return_annotation, meta):
     elif node.op == "output" and return_annotation:
         entry["type"] = return_annotation
     elif node.type is not None and node.op not in ("placeholder", "output"):
-        entry["type"] = torch.fx.node._type_repr(node.type)
+        entry["type"] = node_types.get(node.name,
+                                       torch.fx.node._type_repr(node.type))
+    if "type" in entry and node.type is not None:
+        text = torch.fx.node._type_repr(node.type)
+        if text != type_text_form(entry["type"]):
+            entry["type_text"] = text
     if entry_meta:
         entry["meta"] = entry_meta
     return entry
@@ -380,7 +436,8 @@ def node_entry(node, annotations, return_annotation, meta):
 
 def graph_nodes(gm, meta):
     annotations, return_annotation = code_form_annotations(gm)
-    return [node_entry(n, annotations, return_annotation, meta)
+    node_types = code_form_node_types(gm)
+    return [node_entry(n, annotations, return_annotation, meta, node_types)
             for n in gm.graph.nodes]
 
 
@@ -457,7 +514,14 @@ def add_attributes(gm, node, modules, weights, copy_weights, meta=False,
         kinds = {}
     if node.op == "call_module" and node.target not in modules:
         sub = gm.get_submodule(node.target)
-        modules[node.target] = module_entry(sub, meta)
+        try:
+            modules[node.target] = module_entry(sub, meta)
+        except AttributeError as e:  # not a class module_config knows
+            raise ValueError(
+                f"module '{node.target}' ({module_type_name(sub)}) cannot be "
+                f"written to a file: its constructor arguments cannot be "
+                f"read back ({e}); a module of a class the SDK does not know "
+                f"runs only in process (fx_sdk.from_torch_fx)") from None
         for key, tensor in sub.state_dict(keep_vars=not copy_weights).items():
             weights[node.target + "." + key] = (
                 tensor.detach().clone() if copy_weights else tensor)
@@ -476,6 +540,49 @@ def add_attributes(gm, node, modules, weights, copy_weights, meta=False,
                 kinds[node.target] = kind
 
 
+def tree_type_name(typ):
+    """A TreeSpec's type as the format's "pytree" entry spells it (as
+    torch's TreeSpec repr does)."""
+    return "namedtuple" if typ is collections.namedtuple else typ.__name__
+
+
+def class_name(cls):
+    """A class as the format names it: module and qualified name."""
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def tree_spec_entry(spec, where, name_of=class_name):
+    """A torch TreeSpec in the format's SPEC form: "*" for a leaf, else
+    {"type", "context" (dict types' keys, a namedtuple's class, named by
+    name_of, and fields), "children"}."""
+    if spec.type is None:  # LeafSpec
+        return "*"
+    entry = {"type": tree_type_name(spec.type)}
+    if entry["type"] == "namedtuple":
+        entry["context"] = {"class": name_of(spec.context),
+                            "fields": list(spec.context._fields)}
+    elif spec.context is not None:
+        entry["context"] = [encode(key, where) for key in spec.context]
+    entry["children"] = [tree_spec_entry(c, where, name_of)
+                         for c in spec.children_specs]
+    return entry
+
+
+def pytree_entry(gm, name_of=class_name):
+    """The format's "pytree" entry for a graph whose codegen is torch's
+    _PyTreeCodeGen: {"orig_args", "in_spec", "out_spec"}, namedtuple
+    classes named by name_of; None for other graphs."""
+    codegen = gm.graph._codegen
+    info = getattr(codegen, "pytree_info", None)
+    if not isinstance(codegen, torch.fx.graph._PyTreeCodeGen) or info is None:
+        return None
+    out_spec = info.out_spec
+    return {"orig_args": list(info.orig_args),
+            "in_spec": tree_spec_entry(info.in_spec, "pytree in_spec", name_of),
+            "out_spec": (None if out_spec is None else
+                         tree_spec_entry(out_spec, "pytree out_spec", name_of))}
+
+
 def graph_document(gm, copy_weights=True, meta=False):
     """gm as an fx-graph document (a dict, ready for json.dump) and the
     weights it names (qualified name -> tensor): clones, or with
@@ -487,6 +594,9 @@ def graph_document(gm, copy_weights=True, meta=False):
         add_attributes(gm, node, modules, weights, copy_weights, meta, kinds)
     document = {"format": "fx-graph", "version": 1,
                 "nodes": graph_nodes(gm, meta)}
+    pytree = pytree_entry(gm)
+    if pytree is not None:
+        document["pytree"] = pytree
     if modules:
         document["modules"] = modules
     if kinds:

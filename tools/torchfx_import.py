@@ -16,6 +16,7 @@ is a plain torch.fx GraphModule.
 """
 
 import argparse
+import collections
 import importlib
 import json
 import math
@@ -25,6 +26,8 @@ import sys
 
 import torch
 import torch.fx
+import torch.fx.immutable_collections
+import torch.utils._pytree as pytree
 
 
 class BundleError(Exception):
@@ -545,6 +548,63 @@ def build_root(doc, weights, share=False, types=None):
     return root
 
 
+_TREE_TYPES = {"tuple": tuple, "list": list, "dict": dict,
+               "namedtuple": collections.namedtuple,
+               "OrderedDict": collections.OrderedDict,
+               "immutable_list": torch.fx.immutable_collections.immutable_list,
+               "immutable_dict": torch.fx.immutable_collections.immutable_dict}
+
+
+def tree_type(name, where):
+    """The Python type a SPEC's "type" names (torch's pytree node types)."""
+    if name not in _TREE_TYPES:
+        raise BundleError(f"{where}: unknown TreeSpec type {name!r}")
+    return _TREE_TYPES[name]
+
+
+def tree_spec(entry, where, classes=None):
+    """A torch TreeSpec from the format's SPEC form; a namedtuple's class
+    from `classes` (name -> class) or resolved from its name."""
+    if entry == "*":
+        return pytree.LeafSpec()
+    if not isinstance(entry, dict) or not isinstance(entry.get("children"), list):
+        raise BundleError(f"{where}: a TreeSpec is \"*\" or an object with children")
+    typ = tree_type(entry.get("type"), where)
+    children = [tree_spec(c, where, classes) for c in entry["children"]]
+    context = entry.get("context")
+    if entry["type"] == "namedtuple":
+        name = context.get("class") if isinstance(context, dict) else None
+        if not isinstance(name, str):
+            raise BundleError(f"{where}: a namedtuple's context names its class")
+        context = (classes or {}).get(name) or resolve(name, where)
+    elif context is not None:
+        context = [decode(key, {}, where) for key in context]
+    return pytree.TreeSpec(typ, context, children)
+
+
+def pytree_info(doc, classes=None):
+    """torch's _PyTreeInfo for the document's "pytree" entry, or None."""
+    entry = doc.get("pytree")
+    if entry is None:
+        return None
+    if not isinstance(entry, dict) or "in_spec" not in entry or not \
+            isinstance(entry.get("orig_args"), list):
+        raise BundleError("field 'pytree' must hold orig_args and in_spec")
+    out_spec = entry.get("out_spec")
+    return torch.fx.graph._PyTreeInfo(
+        list(entry["orig_args"]), tree_spec(entry["in_spec"], "pytree in_spec",
+                                            classes),
+        None if out_spec is None else tree_spec(out_spec, "pytree out_spec",
+                                                classes))
+
+
+def set_pytree_codegen(graph, doc, classes=None):
+    """Gives `graph` torch's _PyTreeCodeGen when the document has "pytree"."""
+    info = pytree_info(doc, classes)
+    if info is not None:
+        graph._codegen = torch.fx.graph._PyTreeCodeGen(info)
+
+
 def build_graph_module(doc, weights, share=False, types=None):
     """A torch.fx GraphModule from an fx-graph document (a dict) and its
     weights (qualified name -> tensor). Module weights are copied into
@@ -553,6 +613,7 @@ def build_graph_module(doc, weights, share=False, types=None):
     nodes' types are set from `types` or resolved from their names."""
     root = build_root(doc, weights, share, types)
     graph = build_graph(doc["nodes"], share, types)
+    set_pytree_codegen(graph, doc)
     gm = torch.fx.GraphModule(root, graph)
     restore_weight_kinds(gm, doc, weights)
     return gm

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -11,7 +12,9 @@
 #include "fx_core/io/atomic_file.h"
 #include "fx_core/io/regular_file.h"
 #include "fx_core/ir/python_repr.h"
+#include "fx_core/ir/pytree_codegen.h"
 #include "fx_core/ir/torch_names.h"
+#include "fx_core/ir/tree_spec.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 #include "fx_core/symbolic/sym_parser.h"
@@ -78,6 +81,12 @@ bool is_type_expression(std::string_view type) {
   return depth == 0;
 }
 
+// A dict key a TreeSpec may hold: a hashable constant.
+bool is_key(const Argument& a) {
+  return a.is_none() || a.is_bool() || a.is_int() || a.is_float() ||
+         a.is_string();
+}
+
 class Reader {
  public:
   explicit Reader(std::string_view source) : source_(source) {}
@@ -102,7 +111,8 @@ class Reader {
     for (auto it = root.begin(); it != root.end(); ++it) {
       const std::string& k = it.key();
       if (k != "format" && k != "version" && k != "nodes" && k != "modules" &&
-          k != "weights" && k != "weight_kinds" && k != "shape_env") {
+          k != "weights" && k != "weight_kinds" && k != "shape_env" &&
+          k != "pytree") {
         fail("file", cat("unknown top-level field '", k, "'"));
       }
     }
@@ -131,11 +141,16 @@ class Reader {
     for (const Json& node : *nodes) {
       read_node(node, index++, nodes->size());
     }
+    read_pending_meta();
     if (graph_->output_node() == nullptr) {
       fail("file",
            "the graph has no output node (exactly one, last, is required)");
     }
 
+    if (auto pytree = root.find("pytree"); pytree != root.end()) {
+      graph_->set_codegen(
+          std::make_unique<PyTreeCodeGen>(read_pytree(*pytree)));
+    }
     if (auto modules = root.find("modules"); modules != root.end()) {
       if (!modules->is_object())
         fail("file", "field 'modules' must be an object");
@@ -175,6 +190,137 @@ class Reader {
       kinds.emplace_back(it.key(), *kind);
     }
     return kinds;
+  }
+
+  // {"orig_args": ["NAME", ...], "in_spec": SPEC, "out_spec": SPEC | null}
+  PyTreeInfo read_pytree(const Json& j) {
+    const char* where = "field 'pytree'";
+    if (!j.is_object()) fail(where, "must be an object");
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (it.key() != "orig_args" && it.key() != "in_spec" &&
+          it.key() != "out_spec") {
+        fail(where, cat("unknown entry '", it.key(),
+                        "' (expected orig_args, in_spec, out_spec)"));
+      }
+    }
+    PyTreeInfo info;
+    auto args = j.find("orig_args");
+    if (args == j.end() || !args->is_array()) {
+      fail(where, "orig_args must be an array of parameter names");
+    }
+    for (const Json& a : *args) {
+      if (!a.is_string() || !is_python_identifier(a.get<std::string>())) {
+        fail(where, "orig_args must be an array of parameter names");
+      }
+      info.orig_args.push_back(a.get<std::string>());
+    }
+    auto in_spec = j.find("in_spec");
+    if (in_spec == j.end()) fail(where, "in_spec is missing");
+    info.in_spec = read_tree_spec(*in_spec, "in_spec");
+    if (auto out = j.find("out_spec"); out != j.end() && !out->is_null()) {
+      info.out_spec = read_tree_spec(*out, "out_spec");
+    }
+    return info;
+  }
+
+  // SPEC: "*" (a leaf) or {"type": TYPE, "context": CONTEXT (dict types:
+  // the keys as ARGs; namedtuple: {"class": "mod.Name", "fields": [..]}),
+  // "children": [SPEC, ...]}.
+  TreeSpec read_tree_spec(const Json& j, const std::string& path) {
+    std::string where = cat("field 'pytree' ", path);
+    if (j.is_string() && j.get<std::string>() == "*") return TreeSpec();
+    if (!j.is_object()) {
+      fail(where, "a TreeSpec is \"*\" (a leaf) or an object");
+    }
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (it.key() != "type" && it.key() != "context" &&
+          it.key() != "children") {
+        fail(where, cat("unknown entry '", it.key(),
+                        "' (expected type, context, children)"));
+      }
+    }
+    auto type_field = j.find("type");
+    std::optional<TreeType> type;
+    if (type_field != j.end() && type_field->is_string()) {
+      type = parse_tree_type(type_field->get<std::string>());
+    }
+    if (!type || *type == TreeType::kLeaf) {
+      fail(where,
+           "type must be tuple, list, namedtuple, dict, OrderedDict, "
+           "immutable_list or immutable_dict");
+    }
+    auto children_field = j.find("children");
+    if (children_field == j.end() || !children_field->is_array()) {
+      fail(where, "children must be an array");
+    }
+    std::vector<TreeSpec> children;
+    for (size_t i = 0; i < children_field->size(); ++i) {
+      children.push_back(read_tree_spec((*children_field)[i],
+                                        cat(path, ".children[", i, "]")));
+    }
+    auto context = j.find("context");
+    const Json null_context;
+    const Json& ctx = context == j.end() ? null_context : *context;
+    try {
+      return make_tree_spec(*type, ctx, std::move(children), where, path);
+    } catch (const FxError& e) {
+      fail(where, e.what());
+    }
+  }
+
+  TreeSpec make_tree_spec(TreeType type, const Json& context,
+                          std::vector<TreeSpec> children,
+                          const std::string& where, const std::string& path) {
+    if (is_dict_tree_type(type)) {
+      if (!context.is_array()) {
+        fail(where, "context must be the keys, an array");
+      }
+      ArgumentList keys;
+      for (size_t i = 0; i < context.size(); ++i) {
+        Field field{"pytree", cat(path, ".context[", i, "]")};
+        keys.push_back(read_arg(context[i], field));
+        if (!is_key(keys.back())) {
+          fail(field.where(), "a key must be None, a bool, int, float or str");
+        }
+      }
+      return TreeSpec::dict(type, std::move(keys), std::move(children));
+    }
+    if (type == TreeType::kNamedTuple) {
+      std::string cls = named_tuple_class(context, where);
+      return TreeSpec::named_tuple(std::move(cls),
+                                   named_tuple_fields(context, where),
+                                   std::move(children));
+    }
+    if (!context.is_null()) fail(where, "this type has no context");
+    return TreeSpec::sequence(type, std::move(children));
+  }
+
+  std::string named_tuple_class(const Json& context, const std::string& where) {
+    auto cls = context.is_object() ? context.find("class") : context.end();
+    if (!context.is_object() || context.size() != 2 || cls == context.end() ||
+        !cls->is_string()) {
+      fail(where,
+           "a namedtuple's context is {\"class\": NAME, \"fields\": [..]}");
+    }
+    return cls->get<std::string>();
+  }
+
+  std::vector<std::string> named_tuple_fields(const Json& context,
+                                              const std::string& where) {
+    auto fields = context.find("fields");
+    std::vector<std::string> names;
+    if (fields != context.end() && fields->is_array()) {
+      for (const Json& f : *fields) {
+        if (!f.is_string() || !is_python_identifier(f.get<std::string>())) {
+          break;
+        }
+        names.push_back(f.get<std::string>());
+      }
+    }
+    if (fields == context.end() || names.size() != fields->size()) {
+      fail(where, "a namedtuple's fields must be an array of names");
+    }
+    return names;
   }
 
   // {"hints": {"SYMBOL": INT}, "guards": ["RELATION", ...],
@@ -339,6 +485,7 @@ class Reader {
       read_node(unwrapped(dict_arg(nodes[i], at), {"kwargs", "meta"}, at), i,
                 nodes.size());
     }
+    read_pending_meta();
     if (graph_->output_node() == nullptr) {
       fail("graph", "no output node (exactly one, last, is required)");
     }
@@ -357,7 +504,7 @@ class Reader {
     for (auto it = j.begin(); it != j.end(); ++it) {
       const std::string& k = it.key();
       if (k != "name" && k != "op" && k != "target" && k != "args" &&
-          k != "kwargs" && k != "type" && k != "meta") {
+          k != "kwargs" && k != "type" && k != "type_text" && k != "meta") {
         fail(where, cat("unknown field '", k, "'"));
       }
     }
@@ -416,14 +563,16 @@ class Reader {
                         "commas)"));
       }
     }
-    ArgumentDict meta;
-    if (auto m = j.find("meta"); m != j.end()) {
-      if (!m->is_object()) fail(where, "field 'meta' must be an object");
-      for (auto it = m->begin(); it != m->end(); ++it) {
-        meta.emplace_back(
-            it.key(), read_arg(it.value(), Field{where, cat("meta.", it.key())},
-                               /*in_meta=*/true));
+    std::string type_text;
+    if (auto t = j.find("type_text"); t != j.end()) {
+      if (!t->is_string() || type.empty()) {
+        fail(where, "field 'type_text' must be a string beside a 'type'");
       }
+      type_text = t->get<std::string>();
+    }
+    auto meta = j.find("meta");
+    if (meta != j.end() && !meta->is_object()) {
+      fail(where, "field 'meta' must be an object");
     }
 
     if (*op == Opcode::kOutput) {
@@ -453,12 +602,32 @@ class Reader {
                       "name it '",
                       node->name(), "')"));
     }
-    if (*op == Opcode::kCallFunction && is_wrapped_by_default(target) &&
-        find_item(meta, "is_wrapped") == nullptr) {
-      meta.emplace_back("is_wrapped", Argument(true));
-    }
-    if (!meta.empty()) node->mutable_meta() = std::move(meta);
+    if (!type_text.empty()) node->set_type(type, type_text);
+    // Meta may name a node defined later: read once all nodes are.
+    pending_meta_.push_back(
+        {node, meta == j.end() ? Json::object() : *meta, where});
     by_name_.emplace(std::string(node->name()), node);
+  }
+
+  // Each node's meta, and is_wrapped where the reader infers it.
+  void read_pending_meta() {
+    for (PendingMeta& p : pending_meta_) {
+      ArgumentDict meta;
+      for (auto it = p.meta.begin(); it != p.meta.end(); ++it) {
+        meta.emplace_back(
+            it.key(),
+            read_arg(it.value(), Field{p.where, cat("meta.", it.key())},
+                     /*in_meta=*/true));
+      }
+      Node* node = p.node;
+      if (node->op() == Opcode::kCallFunction &&
+          is_wrapped_by_default(node->target()) &&
+          find_item(meta, "is_wrapped") == nullptr) {
+        meta.emplace_back("is_wrapped", Argument(true));
+      }
+      if (!meta.empty()) node->mutable_meta() = std::move(meta);
+    }
+    pending_meta_.clear();
   }
 
   Argument read_arg(const Json& j, const Field& field, bool in_meta = false) {
@@ -537,9 +706,9 @@ class Reader {
       auto it = by_name_.find(ref);
       if (it == by_name_.end()) {
         fail(where, cat("reference to node '", ref,
-                        "', which is not defined before this node"));
+                        in_meta ? "', which is not a node of this graph"
+                                : "', which is not defined before this node"));
       }
-      (void)in_meta;
       return Argument(it->second);
     }
     if (tag == "tuple" || tag == "slice") {
@@ -604,6 +773,12 @@ class Reader {
   std::string source_;
   Graph* graph_ = nullptr;
   absl::flat_hash_map<std::string, Node*> by_name_;
+  struct PendingMeta {
+    Node* node;
+    Json meta;
+    std::string where;
+  };
+  std::vector<PendingMeta> pending_meta_;
 };
 
 // ------------------------------------------------------------------ writing
@@ -837,8 +1012,12 @@ class Writer {
         }
       }
     }
-    size_t fields = 5 + (node.type().empty() ? 0 : 1) + (meta.empty() ? 0 : 1);
-    object(depth, fields, [&](size_t f, int fd) {
+    // The optional fields present, in file order.
+    std::vector<std::string_view> optional;
+    if (!node.type().empty()) optional.push_back("type");
+    if (!node.type_text_override().empty()) optional.push_back("type_text");
+    if (!meta.empty()) optional.push_back("meta");
+    object(depth, 5 + optional.size(), [&](size_t f, int fd) {
       switch (f) {
         case 0:
           key("name");
@@ -861,11 +1040,12 @@ class Writer {
           maybe_dict(fd, as_arg, [&](int d) { dict(node.kwargs(), d); });
           break;
         default:
-          if (f == 5 && !node.type().empty()) {
-            key("type");
+          key(optional[f - 5]);
+          if (optional[f - 5] == "type") {
             write_string(out_, node.type());
+          } else if (optional[f - 5] == "type_text") {
+            write_string(out_, node.type_text_override());
           } else {
-            key("meta");
             maybe_dict(fd, as_arg, [&](int d) { dict(meta, d); });
           }
       }
@@ -988,6 +1168,65 @@ void write_shape_env(Writer& w, const sym::ShapeEnv& env, int depth) {
   });
 }
 
+// A TreeSpec: "*" or {"type": .., "context": .. (when it has one),
+// "children": [..]}.
+void write_tree_spec(Writer& w, const TreeSpec& spec, int depth) {
+  if (spec.is_leaf()) {
+    write_string(w.out(), "*");
+    return;
+  }
+  bool has_context =
+      spec.type() == TreeType::kNamedTuple || is_dict_tree_type(spec.type());
+  w.object(depth, has_context ? 3 : 2, [&](size_t i, int d) {
+    if (i == 0) {
+      w.key("type");
+      write_string(w.out(), tree_type_name(spec.type()));
+    } else if (i + 1 == (has_context ? 3u : 2u)) {
+      w.key("children");
+      const auto& children = spec.children();
+      w.array(d, children.size(),
+              [&](size_t c, int cd) { write_tree_spec(w, children[c], cd); });
+    } else if (spec.type() == TreeType::kNamedTuple) {
+      w.key("context");
+      w.object(d, 2, [&](size_t f, int fd) {
+        w.key(f == 0 ? "class" : "fields");
+        if (f == 0) {
+          write_string(w.out(), spec.class_name());
+        } else {
+          const auto& fields = spec.fields();
+          w.array(fd, fields.size(),
+                  [&](size_t k, int) { write_string(w.out(), fields[k]); });
+        }
+      });
+    } else {
+      w.key("context");
+      w.list(spec.keys(), d);
+    }
+  });
+}
+
+// The file's "pytree": {"orig_args": [..], "in_spec": SPEC, "out_spec":
+// SPEC or null}.
+void write_pytree(Writer& w, const PyTreeInfo& info, int depth) {
+  w.object(depth, 3, [&](size_t i, int d) {
+    if (i == 0) {
+      w.key("orig_args");
+      w.array(d, info.orig_args.size(),
+              [&](size_t a, int) { write_string(w.out(), info.orig_args[a]); });
+    } else if (i == 1) {
+      w.key("in_spec");
+      write_tree_spec(w, info.in_spec, d);
+    } else {
+      w.key("out_spec");
+      if (info.out_spec) {
+        write_tree_spec(w, *info.out_spec, d);
+      } else {
+        w.out() += "null";
+      }
+    }
+  });
+}
+
 // The file's "weight_kinds": {"KEY": "parameter", ...}.
 void write_weight_kinds(Writer& w, const WeightKinds& kinds, int depth) {
   w.object(depth, kinds.size(), [&](size_t i, int) {
@@ -1027,6 +1266,12 @@ std::string to_graph_json(
     w.key("nodes");
     w.nodes(graph, d, /*as_arg=*/false);
   });
+  if (const PyTreeInfo* info = pytree_info(graph.codegen())) {
+    fields.push_back([&w, info](int d) {
+      w.key("pytree");
+      write_pytree(w, *info, d);
+    });
+  }
   if (!modules.empty()) {
     fields.push_back([&](int d) {
       w.key("modules");

@@ -7,6 +7,20 @@
 // `json.dump(obj, f, indent=1)` produces, so a file read and written again is
 // byte-identical, and replaces the destination atomically.
 //
+// A graph whose codegen is a PyTreeCodeGen (fx_core/ir/pytree_codegen.h,
+// torch 1.13's _PyTreeCodeGen) is written with its pytree info in the
+// file's optional "pytree" entry (an extension of the spec's version 1):
+//   "pytree": {"orig_args": ["self", "x"], "in_spec": SPEC,
+//              "out_spec": SPEC or null}
+//   SPEC: "*" (a leaf) or {"type": "tuple" | "list" | "namedtuple" | "dict" |
+//         "OrderedDict" | "immutable_list" | "immutable_dict",
+//         "context": the keys, an array of ARGs (dict types), or
+//                    {"class": "module.Name", "fields": ["a", ..]}
+//                    (namedtuple); absent for the others,
+//         "children": [SPEC, ...]}
+// and the reader gives the graph that codegen back; other graphs are
+// written without the entry, as before.
+//
 // torch.fx does not export `meta['is_wrapped']`; a call_function target
 // outside torch, operator and builtins.getattr can only come from `wrap`, so
 // the reader marks such nodes wrapped unless meta says otherwise, and the

@@ -20,6 +20,16 @@ c10::TupleTypePtr named_type(const std::string& name,
   return c10::TupleType::createNamed(c10::QualifiedName(name), fields, types);
 }
 
+// A named tuple field's type: the element's, or (a named tuple's fields
+// cannot hold Any, and a pytree leaf can be anything) its kind's.
+c10::TypePtr field_type(const c10::IValue& v) {
+  c10::TypePtr type = v.type();
+  if (!c10::containsAnyType(type)) return type;
+  if (v.isList()) return c10::AnyListType::get();
+  if (v.isTuple()) return c10::AnyTupleType::get();
+  return c10::AnyClassType::get();
+}
+
 // torch.Size of rank n: fields d0 .. d{n-1}, one type per rank.
 c10::TupleTypePtr size_type(size_t rank) {
   static std::mutex mutex;
@@ -121,6 +131,19 @@ c10::IValue make_asm_output(const at::Tensor& output, const at::Tensor& loss) {
       named_type(kAsmOutputName, {"output", "loss"},
                  {c10::TensorType::get(), c10::TensorType::get()});
   return c10::ivalue::Tuple::createNamed({output, loss}, type);
+}
+
+c10::IValue make_named_tuple(const std::string& qualified_name,
+                             const std::vector<std::string>& fields,
+                             std::vector<c10::IValue> elements) {
+  if (fields.size() != elements.size()) {
+    throw FxError(cat(qualified_name, " has ", fields.size(), " fields, not ",
+                      elements.size()));
+  }
+  std::vector<c10::TypePtr> types;
+  for (const c10::IValue& e : elements) types.push_back(field_type(e));
+  return c10::ivalue::Tuple::createNamed(
+      std::move(elements), named_type(qualified_name, fields, types));
 }
 
 std::string python_tuple_name(const c10::IValue& v) {

@@ -54,6 +54,13 @@ c10::IValue make_return_type(const std::string& name,
 // _ASMoutput(output, loss).
 c10::IValue make_asm_output(const at::Tensor& output, const at::Tensor& loss);
 
+// An instance of the user's namedtuple class `qualified_name` (its module
+// and qualified name, "__main__.Point") with `fields`, holding `elements`
+// (one per field; throws FxError otherwise).
+c10::IValue make_named_tuple(const std::string& qualified_name,
+                             const std::vector<std::string>& fields,
+                             std::vector<c10::IValue> elements);
+
 // "torch.Size", "torch.return_types.max", or "" for a plain tuple and any
 // value that is not a tuple.
 std::string python_tuple_name(const c10::IValue& v);

@@ -388,6 +388,9 @@ Node* Graph::node_copy(const Node* node,
   }
   Node* result = create_node(node->op_, node->target(), std::move(args),
                              std::move(kwargs), node->name(), node->type());
+  if (!node->type_text_override().empty()) {
+    result->set_type(node->type(), node->type_text_override());
+  }
   if (!node->meta().empty()) result->mutable_meta() = node->meta();
   return result;
 }
@@ -454,6 +457,10 @@ std::unique_ptr<Graph> Graph::deepcopy(ValueMap* memo) const {
   g->codegen_ = codegen_->clone();
   if (out && old_output) {
     Node* new_output = g->output(std::move(*out), old_output->type());
+    if (!old_output->type_text_override().empty()) {
+      new_output->set_type(old_output->type(),
+                           old_output->type_text_override());
+    }
     if (!old_output->meta().empty()) {
       new_output->mutable_meta() = old_output->meta();
     }

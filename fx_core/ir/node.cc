@@ -98,9 +98,23 @@ std::string_view Node::type() const {
                                   : std::string_view();
 }
 
-void Node::set_type(std::string_view type) {
+void Node::set_type(std::string_view type, std::string_view text) {
   if (type.empty() && !(extras_ && extras_->more)) return;
-  more().type = std::string(type);
+  MetaAndType& m = more();
+  m.type = std::string(type);
+  m.type_text = type.empty() || text == type_text_form(type)
+                    ? std::string()
+                    : std::string(text);
+}
+
+std::string_view Node::type_text_override() const {
+  return extras_ && extras_->more ? std::string_view(extras_->more->type_text)
+                                  : std::string_view();
+}
+
+std::string Node::type_text() const {
+  std::string_view text = type_text_override();
+  return text.empty() ? type_text_form(type()) : std::string(text);
 }
 
 const ArgumentDict& Node::meta() const {
@@ -291,7 +305,7 @@ std::string Node::format_node() const {
     return out;
   }
   fx::append(&out, "%", name(), " : ");
-  if (!type().empty()) fx::append(&out, type_text_form(type()), " ");
+  if (!type().empty()) fx::append(&out, type_text(), " ");
   fx::append(&out, "[num_users=", users_.size(), "] = ", opcode_name(op_),
              "[target=", target(), "]");
   if (op_ == Opcode::kPlaceholder) {

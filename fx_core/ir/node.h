@@ -87,7 +87,15 @@ class Node {
   // The type annotation as torch.fx's code spells it ("torch.Tensor"), or
   // empty for None.
   std::string_view type() const;
-  void set_type(std::string_view type);
+  // Sets the type; `text` is how print(graph) shows it when that is not what
+  // type_text_form(type) derives (torch.fx prints repr(type): a forward
+  // reference 'torch.Tensor' is `_torch_Tensor_` in code, a gradual type
+  // TensorType[(1, Dyn)] a list of globals), empty otherwise.
+  void set_type(std::string_view type, std::string_view text = {});
+  // The override set_type() was given, or empty.
+  std::string_view type_text_override() const;
+  // The type as print(graph) shows it: the override, else derived.
+  std::string type_text() const;
 
   // Meta: string keys to Argument values (shape_prop's "tensor_meta", ...).
   // Node references in meta are not uses.
@@ -142,6 +150,7 @@ class Node {
   struct MetaAndType {
     ArgumentDict meta;
     std::string type;
+    std::string type_text;  // set_type's override
   };
   struct Extras {
     Kwargs kwargs;

@@ -60,6 +60,7 @@ GraphModule::GraphModule(torch::nn::Module& root, std::unique_ptr<Graph> graph,
       graph_(std::move(graph)),
       class_name_(std::move(class_name)) {
   const auto* root_gm = dynamic_cast<const GraphModule*>(&root);
+  if (root_gm != nullptr) foreign_targets_ = root_gm->foreign_targets_;
   copy_from([&root, root_gm](const Node& n) {
     Attribute a;
     if (n.op() == Opcode::kCallModule) {
@@ -178,10 +179,15 @@ void GraphModule::recompile() {
   shape_env_.reset();
   try {
     shape_env_ = graph_shape_env(*graph_, declared_shape_env_.get());
-    plan_ = ExecutionPlan::compile(*graph_, *this);
+    plan_ = ExecutionPlan::compile(*graph_, *this, &foreign_targets_);
   } catch (const FxError& e) {
     plan_error_ = e.what();
   }
+}
+
+void GraphModule::set_foreign_targets(ForeignTargets targets) {
+  foreign_targets_ = std::move(targets);
+  recompile();
 }
 
 void GraphModule::set_shape_env(std::shared_ptr<const sym::ShapeEnv> declared) {
@@ -218,6 +224,7 @@ std::shared_ptr<GraphModule> GraphModule::deepcopy() const {
   copy->train(is_training());
   copy->buffer_kinds_ = buffer_kinds_;
   copy->declared_shape_env_ = declared_shape_env_;
+  copy->foreign_targets_ = foreign_targets_;
   copy->set_graph(graph_->deepcopy());
   return copy;
 }
@@ -321,7 +328,7 @@ GraphOwner::AttrKind GraphModule::resolve_attr(
 }
 
 bool GraphModule::has_function(std::string_view target) const {
-  return OpRegistry::global().resolve(Opcode::kCallFunction, target) != nullptr;
+  return foreign_targets_.resolve(Opcode::kCallFunction, target) != nullptr;
 }
 
 }  // namespace fx

@@ -15,6 +15,11 @@
 // that cannot run (an unknown target) still prints and generates code;
 // forward() then throws FxError naming the node (check_executable() reports
 // it earlier).
+//
+// Targets no registry knows (a host language's callables) may be given to
+// one GraphModule as its foreign_targets() (foreign_targets.h): they are
+// kept when the graph is replaced, copied by deepcopy() and passed on to a
+// GraphModule built from this one as its root.
 #ifndef FX_CORE_RUNTIME_GRAPH_MODULE_H_
 #define FX_CORE_RUNTIME_GRAPH_MODULE_H_
 
@@ -31,6 +36,7 @@
 
 #include "absl/status/status.h"
 #include "fx_core/ir/graph.h"
+#include "fx_core/runtime/foreign_targets.h"
 
 namespace fx {
 
@@ -63,8 +69,9 @@ class GraphModule : public torch::nn::Module, public GraphOwner {
   };
   using AttributeMap = std::vector<std::pair<std::string, Attribute>>;
 
-  // Copies what `graph` references from `root` (see above). Throws FxError
-  // naming the node whose target `root` lacks.
+  // Copies what `graph` references from `root` (see above), and a root
+  // GraphModule's foreign targets. Throws FxError naming the node whose
+  // target `root` lacks.
   GraphModule(torch::nn::Module& root, std::unique_ptr<Graph> graph,
               std::string class_name = "GraphModule");
   GraphModule(const AttributeMap& root, std::unique_ptr<Graph> graph,
@@ -83,6 +90,14 @@ class GraphModule : public torch::nn::Module, public GraphOwner {
   void recompile();
   // OK when forward() can run; otherwise the error naming the node.
   absl::Status check_executable() const;
+
+  // The call_function / call_method targets this module runs that the
+  // OpRegistry does not know, consulted before it. set_foreign_targets
+  // replaces them and recompiles; after adding to mutable_foreign_targets()
+  // call recompile(), as after editing graph().
+  const ForeignTargets& foreign_targets() const { return foreign_targets_; }
+  ForeignTargets& mutable_foreign_targets() { return foreign_targets_; }
+  void set_foreign_targets(ForeignTargets targets);
 
   // A symbolic graph's capture-time hints and guards (torch 1.13's
   // gm.shape_env; nullptr: none). Takes effect at recompile() (set_shape_env
@@ -146,6 +161,7 @@ class GraphModule : public torch::nn::Module, public GraphOwner {
   std::string plan_error_;
   std::shared_ptr<const sym::ShapeEnv> declared_shape_env_;
   std::shared_ptr<const sym::ShapeEnv> shape_env_;
+  ForeignTargets foreign_targets_;
   // Paths of the buffers whose kind is not kPersistent.
   std::map<std::string, BufferKind, std::less<>> buffer_kinds_;
 };

@@ -7,9 +7,11 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "fx_core/io/atomic_file.h"
+#include "fx_core/ir/codegen.h"
 #include "fx_core/runtime/module_path.h"
 #include "fx_core/runtime/module_registry.h"
 #include "fx_core/runtime/modules/functional_module.h"
+#include "fx_core/runtime/modules/opaque_module.h"
 #include "fx_core/runtime/skip_init.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
@@ -282,7 +284,8 @@ namespace {
 // module's weights are replaced by the given tensors (or the build fails),
 // so LibTorch's random initialisation is skipped (skip_init.h).
 absl::StatusOr<std::shared_ptr<GraphModule>> build_graph_module(
-    GraphFile file, const TensorList& weights, bool share) {
+    GraphFile file, const TensorList& weights, bool share,
+    const InProcessParts& in_process = {}) {
   if (!file.graph) return absl::InvalidArgumentError("the file has no graph");
   GraphModule::AttributeMap attrs;
   const KindMap kinds(file.weight_kinds.begin(), file.weight_kinds.end());
@@ -298,9 +301,14 @@ absl::StatusOr<std::shared_ptr<GraphModule>> build_graph_module(
   if (!s.ok()) return s;
   s = check_weights_complete(file, attrs, loaded);
   if (!s.ok()) return s;
+  attrs.insert(attrs.end(), in_process.modules.begin(),
+               in_process.modules.end());
   std::shared_ptr<GraphModule> module;
   try {
     module = std::make_shared<GraphModule>(attrs, std::move(file.graph));
+    if (!in_process.targets.empty()) {
+      module->set_foreign_targets(in_process.targets);
+    }
     if (file.shape_env) module->set_shape_env(file.shape_env);
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(message_of(e));
@@ -326,9 +334,11 @@ absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module(GraphFile file) {
 }
 
 absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module_shared(
-    GraphFile file, const TensorList& weights) {
+    GraphFile file, const TensorList& weights,
+    const InProcessParts& in_process) {
   file.weights = "in memory";  // named in messages about missing weights
-  return build_graph_module(std::move(file), weights, /*share=*/true);
+  return build_graph_module(std::move(file), weights, /*share=*/true,
+                            in_process);
 }
 
 std::string module_type_name(const torch::nn::Module& module) {
@@ -366,7 +376,25 @@ namespace {
 
 absl::Status describe_modules(
     const std::string& prefix, const GraphModule& module,
-    std::vector<std::pair<std::string, ModuleSpec>>& modules);
+    std::vector<std::pair<std::string, ModuleSpec>>& modules,
+    std::vector<std::string>* in_process = nullptr);
+
+// A graph that calls a target only this process has cannot be written.
+absl::Status check_no_foreign_targets(const std::string& prefix,
+                                      const GraphModule& module) {
+  const ForeignTargets& foreign = module.foreign_targets();
+  if (foreign.empty()) return absl::OkStatus();
+  for (const Node* n : module.graph().nodes()) {
+    if (const ForeignTarget* t = foreign.find(n->op(), n->target())) {
+      return absl::InvalidArgumentError(
+          cat(prefix, "node '", n->name(), "' calls ", opcode_name(n->op()),
+              " target '", n->target(), "', a ", t->origin,
+              " object that exists only in this process: a graph file cannot "
+              "hold it"));
+    }
+  }
+  return absl::OkStatus();
+}
 
 // One module's MODULE entry: through the registry, a child GraphModule by
 // its graph and modules.
@@ -374,7 +402,17 @@ absl::StatusOr<ModuleSpec> describe_module(const std::string& path,
                                            const torch::nn::Module& module) {
   ModuleSpec spec;
   spec.training = module.is_training();
+  if (auto* opaque = dynamic_cast<const OpaqueModuleImpl*>(&module)) {
+    return absl::InvalidArgumentError(
+        cat("module '", path, "' (", opaque->type(),
+            ") cannot be written to a file: it is a ", opaque->origin(),
+            " object that exists only in this process (its class is not a "
+            "module kind the SDK knows)"));
+  }
   if (auto* child = dynamic_cast<const GraphModule*>(&module)) {
+    absl::Status foreign =
+        check_no_foreign_targets(cat("module '", path, "': "), *child);
+    if (!foreign.ok()) return foreign;
     spec.type = std::string(kGraphModuleType);
     spec.graph_module = std::make_shared<ChildGraphModule>();
     spec.graph_module->graph = child->graph().deepcopy();
@@ -406,9 +444,15 @@ absl::StatusOr<ModuleSpec> describe_module(const std::string& path,
 // own path, for messages.
 absl::Status describe_modules(
     const std::string& prefix, const GraphModule& module,
-    std::vector<std::pair<std::string, ModuleSpec>>& modules) {
+    std::vector<std::pair<std::string, ModuleSpec>>& modules,
+    std::vector<std::string>* in_process) {
   for (const auto& [path, attr] : module.referenced_attributes()) {
     if (!attr.module) continue;
+    if (in_process != nullptr &&
+        dynamic_cast<const OpaqueModuleImpl*>(attr.module.get()) != nullptr) {
+      in_process->push_back(path);
+      continue;
+    }
     bool seen = false;
     for (const auto& m : modules) seen |= m.first == path;
     if (seen) continue;
@@ -486,22 +530,35 @@ void collect_weights(const GraphModule& module, TensorList& weights,
 
 }  // namespace
 
-absl::StatusOr<GraphBundle> describe_graph_module(const GraphModule& module,
-                                                  std::string_view weights_name,
-                                                  bool include_nodes) {
+absl::StatusOr<GraphBundle> describe_graph_module(
+    const GraphModule& module, std::string_view weights_name,
+    bool include_nodes, std::vector<std::string>* in_process_modules) {
+  if (include_nodes) {
+    absl::Status s = check_no_foreign_targets("", module);
+    if (!s.ok()) return s;
+    if (module.graph().output_node() == nullptr) {
+      // torch.fx runs such a graph (it returns None); the format has no
+      // form for it.
+      return absl::InvalidArgumentError(
+          "the graph has no output node, which an fx-graph file needs");
+    }
+  }
   std::vector<std::pair<std::string, ModuleSpec>> modules;
-  absl::Status s = describe_modules("", module, modules);
+  absl::Status s = describe_modules("", module, modules, in_process_modules);
   if (!s.ok()) return s;
   GraphBundle bundle;
   WeightKinds kinds;
   collect_weights(module, bundle.weights, kinds);
   std::string_view weights_ref =
       bundle.weights.empty() ? std::string_view() : weights_name;
+  // Without the nodes, the graph-level entries (its pytree codegen) stay.
+  Graph no_nodes;
+  if (!include_nodes) no_nodes.set_codegen(module.graph().codegen().clone());
   bundle.json =
       include_nodes
           ? to_graph_json(module.graph(), modules, weights_ref,
                           module.declared_shape_env().get(), kinds)
-          : to_graph_json(Graph(), modules, weights_ref, nullptr, kinds);
+          : to_graph_json(no_nodes, modules, weights_ref, nullptr, kinds);
   return bundle;
 }
 

@@ -43,8 +43,18 @@ absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module(GraphFile file);
 // The weights of a bundle in memory: key -> tensor, in file order.
 using TensorList = std::vector<std::pair<std::string, at::Tensor>>;
 
+// What a GraphModule built in process may hold beyond what a file can
+// express: modules made by the caller (placed at their paths as they are,
+// after the file's modules and weights; such a module takes no weights from
+// `weights`) and targets no registry knows (GraphModule::foreign_targets).
+struct InProcessParts {
+  GraphModule::AttributeMap modules;
+  ForeignTargets targets;
+};
+
 // Builds a GraphModule from a parsed file and weights given in memory (the
-// file's `weights` name is ignored), checked as load_graph_module checks.
+// file's `weights` name is ignored), checked as load_graph_module checks,
+// with `in_process`'s modules and targets.
 // No weight is copied: every parameter and buffer of a module, and every
 // get_attr tensor, shares the storage of the given tensor (the module's
 // parameter takes the given tensor's data, as Python's `p.data = t`), so an
@@ -52,7 +62,8 @@ using TensorList = std::vector<std::pair<std::string, at::Tensor>>;
 // replaced, the modules are built without LibTorch's random initialisation
 // (skip_init.h).
 absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module_shared(
-    GraphFile file, const TensorList& weights);
+    GraphFile file, const TensorList& weights,
+    const InProcessParts& in_process = {});
 // The Python type a bundle names `module` by: its ModuleRegistry kind's
 // ("torch.nn.Conv2d"), torch.fx.graph_module.GraphModule for a GraphModule,
 // else LibTorch's class name (module.name()) for a module no kind covers.
@@ -73,13 +84,23 @@ std::string weights_file_for(const std::string& json_path);
 // the graph references, the module's own tensors (not copies). With
 // include_nodes false the JSON's node list is left empty (for a reader that
 // takes the nodes another way: fx_sdk.to_torch_fx).
+//
+// What exists only in this process cannot be described: a graph calling a
+// foreign target (GraphModule::foreign_targets) fails naming the node and
+// target, a module that is an OpaqueModuleImpl or has a kind without
+// `describe` (a delegated module) fails naming the module. With
+// `in_process_modules` given, opaque modules the graph calls are left out
+// of the bundle instead (they have no weights of their own there) and
+// their paths appended to it, for a caller that puts the objects back
+// itself (fx_sdk.to_torch_fx).
 struct GraphBundle {
   std::string json;
   TensorList weights;
 };
-absl::StatusOr<GraphBundle> describe_graph_module(const GraphModule& module,
-                                                  std::string_view weights_name,
-                                                  bool include_nodes = true);
+absl::StatusOr<GraphBundle> describe_graph_module(
+    const GraphModule& module, std::string_view weights_name,
+    bool include_nodes = true,
+    std::vector<std::string>* in_process_modules = nullptr);
 
 // Writes `module` as a bundle: `json_path` and, beside it, `weights_name`
 // (weights_file_for(json_path) when empty) holding every parameter and

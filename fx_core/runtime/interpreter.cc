@@ -117,13 +117,14 @@ c10::IValue Interpreter::get_attr(const Node& n, Args /*args*/,
 
 c10::IValue Interpreter::call_function(const Node& n, Args args,
                                        const Kwargs& kwargs) {
-  return call_op(OpRegistry::global().get(Opcode::kCallFunction, n.target()),
-                 std::move(args), kwargs);
+  return call_op(
+      module_.foreign_targets().get(Opcode::kCallFunction, n.target()),
+      std::move(args), kwargs);
 }
 
 c10::IValue Interpreter::call_method(const Node& n, Args args,
                                      const Kwargs& kwargs) {
-  return call_op(OpRegistry::global().get(Opcode::kCallMethod, n.target()),
+  return call_op(module_.foreign_targets().get(Opcode::kCallMethod, n.target()),
                  std::move(args), kwargs);
 }
 

@@ -423,6 +423,10 @@ std::unique_ptr<OpDef> aten_def(Opcode op, std::string_view target,
 
 const OpDef* OpRegistry::resolve(Opcode op, std::string_view target) {
   if (const OpDef* def = find(op, target)) return def;
+  return resolve_aten(op, target);
+}
+
+const OpDef* OpRegistry::resolve_aten(Opcode op, std::string_view target) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto& cache = op == Opcode::kCallMethod ? aten_methods_ : aten_functions_;
   auto it = cache.find(std::string(target));

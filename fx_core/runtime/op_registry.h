@@ -191,6 +191,11 @@ class OpRegistry {
   // entry with signature `*args, **kwargs` whose kernel binds each call to
   // the operator's schemas as Python does. nullptr when neither exists.
   const OpDef* resolve(Opcode op, std::string_view target);
+  // The ATen operator entry resolve() would give for (op, target) were no
+  // entry added: what runs a call an added entry's narrower signature does
+  // not bind (torch.div(x, y, out=None)). nullptr when no operator has the
+  // name.
+  const OpDef* resolve_aten(Opcode op, std::string_view target);
   // resolve(), or FxError with no_kernel_message().
   const OpDef& get(Opcode op, std::string_view target);
   // Every registered target of `op`, sorted.

@@ -7,7 +7,9 @@
 // a code generator that needs them derives from RuntimeCodeGen instead of
 // CodeGen, and every runtime that runs a graph (GraphModule::forward, the
 // Interpreter, InferencePlan) applies them through the two free functions
-// below. A plain CodeGen behaves as torch.fx's default: both are identity.
+// below. A plain CodeGen behaves as torch.fx's default: both are identity;
+// a PyTreeCodeGen (fx_core/ir/pytree_codegen.h) flattens and unflattens
+// through its specs (pytree.h).
 #ifndef FX_CORE_RUNTIME_RUNTIME_CODEGEN_H_
 #define FX_CORE_RUNTIME_RUNTIME_CODEGEN_H_
 
@@ -27,7 +29,8 @@ class RuntimeCodeGen : public CodeGen {
   virtual c10::IValue process_outputs(c10::IValue outputs) const;
 };
 
-// `codegen`'s hooks when it is a RuntimeCodeGen, identity otherwise.
+// `codegen`'s hooks when it is a RuntimeCodeGen, pytree.h's flattening and
+// unflattening for a PyTreeCodeGen, identity otherwise.
 std::vector<c10::IValue> process_inputs(const CodeGen& codegen,
                                         std::vector<c10::IValue> inputs);
 c10::IValue process_outputs(const CodeGen& codegen, c10::IValue outputs);

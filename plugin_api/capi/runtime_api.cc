@@ -385,6 +385,10 @@ void add_subgraph_module(FxGraph* g, const char* name, FxGraph** out) {
   }
   auto child = std::make_shared<GraphModule>(GraphModule::AttributeMap{},
                                              std::make_unique<Graph>());
+  // The nodes the pass moves into the child may call gm's own targets.
+  if (!gm.foreign_targets().empty()) {
+    child->set_foreign_targets(gm.foreign_targets());
+  }
   gm.add_submodule(name, child);
   *out = wrap(&child->graph());
 }

@@ -188,18 +188,21 @@ def test_unsupported_argument_names_the_node():
         fx_sdk.from_torch_fx(gm)
 
 
-def test_unknown_target_names_the_node():
+def test_target_without_kernel_runs_in_python_and_files_name_it():
     def my_function(x):
         return x + 1
     graph = torch.fx.Graph()
     x = graph.placeholder("x")
     graph.output(graph.call_function(my_function, (x,)))
     gm = torch.fx.GraphModule(torch.nn.Module(), graph)
+    sdk_gm = fx_sdk.from_torch_fx(gm)  # python_callables_test has the rest
+    x = torch.rand(3)
+    torch.testing.assert_close(sdk_gm(x), gm(x))
     with pytest.raises(ValueError, match="my_function"):
-        fx_sdk.from_torch_fx(gm)
+        fx_sdk._C._to_bundle(sdk_gm)
 
 
-def test_unknown_module_kind_names_the_module():
+def test_unknown_module_kind_runs_in_python_and_files_name_it():
     class Custom(torch.nn.Module):
         def forward(self, x):
             return x
@@ -217,8 +220,9 @@ def test_unknown_module_kind_names_the_module():
             return isinstance(m, Custom) or super().is_leaf_module(m, qualname)
     root = M()
     gm = torch.fx.GraphModule(root, Tracer().trace(root))
-    with pytest.raises(ValueError, match="custom"):
-        fx_sdk.from_torch_fx(gm)
+    sdk_gm = fx_sdk.from_torch_fx(gm)  # kept as the Python object
+    with pytest.raises(ValueError, match="'custom'.*Custom"):
+        fx_sdk._C._to_bundle(sdk_gm)
 
 
 def test_pipeline_errors():

@@ -279,6 +279,9 @@ bool assign(const Overload& ov, size_t first,
       out->requires_grad = &value;
       continue;
     }
+    // Python's signature folds the out= variant in: out=None is the
+    // functional call (F.normalize records torch.div(..., out=None)).
+    if (p == params.size() && name == "out" && value.isNone()) continue;
     if (p == params.size() || out->given[p] != nullptr) return false;
     out->given[p] = &value;
   }

@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "fx_core/ir/codegen.h"
 #include "fx_core/ir/graph.h"
+#include "fx_core/runtime/foreign_targets.h"
 #include "fx_core/runtime/module_path.h"
 #include "fx_core/runtime/module_registry.h"
 #include "fx_core/runtime/value.h"
@@ -30,8 +31,9 @@ FxError compile_error(const Node* n, std::string_view what) {
 // but the output the next slot.
 class StepCompiler {
  public:
-  StepCompiler(torch::nn::Module& root, CompiledSteps& out)
-      : root_(root), out_(out) {}
+  StepCompiler(torch::nn::Module& root, const ForeignTargets* foreign,
+               CompiledSteps& out)
+      : root_(root), foreign_(foreign), out_(out) {}
 
   void add(const Node* n) {
     CompiledStep step = compile_node(n);
@@ -114,11 +116,14 @@ class StepCompiler {
 
   void resolve_op(const Node* n, CompiledStep& step) {
     step.kind = CompiledStep::Kind::kCallOp;
-    step.op = OpRegistry::global().resolve(n->op(), n->target());
+    step.op = resolve_target(foreign_, n->op(), n->target());
     if (step.op == nullptr) {
       throw compile_error(n, no_kernel_message(n->op(), n->target()));
     }
-    if (step.op->specialize) {
+    if (std::unique_ptr<OpDef> aten = aten_binding_instead(*n, *step.op)) {
+      step.node_op = std::move(aten);
+      step.op = step.node_op.get();
+    } else if (step.op->specialize) {
       try {
         step.node_op = step.op->specialize(*n);
       } catch (const FxError& e) {
@@ -155,6 +160,28 @@ class StepCompiler {
     step.params.push_back(source_of(n->args()[0], slot_of_));
   }
 
+  // The ATen operator of the node's target, bound to the node, when the
+  // node's call does not bind to the hand-written `op` but does to the
+  // operator's overloads (a keyword `op`'s signature leaves out:
+  // torch.div(x, y, out=None)); nullptr otherwise, so that `op`'s own
+  // message reports a call neither takes.
+  static std::unique_ptr<OpDef> aten_binding_instead(const Node& n,
+                                                     const OpDef& op) {
+    if (op.specialize) return nullptr;  // already the ATen operator's
+    std::vector<std::optional<Argument>> bound;
+    std::string error;
+    if (bind_node_arguments(op.schema, n.args(), n.kwargs(), &bound, &error)) {
+      return nullptr;
+    }
+    const OpDef* aten = OpRegistry::global().resolve_aten(n.op(), n.target());
+    if (aten == nullptr || !aten->specialize) return nullptr;
+    try {
+      return aten->specialize(n);
+    } catch (const FxError&) {
+      return nullptr;
+    }
+  }
+
   // The node's args and kwargs bound to `schema`: one source per parameter.
   std::vector<ValueSource> bind(const Node* n, const OpSchema& schema,
                                 std::string_view callee) {
@@ -168,6 +195,7 @@ class StepCompiler {
   }
 
   torch::nn::Module& root_;
+  const ForeignTargets* foreign_;
   CompiledSteps& out_;
   SlotMap slot_of_;
 };
@@ -229,9 +257,10 @@ c10::IValue CompiledStep::call(OpArgs& args) const {
                                : module_kind->forward(*module, args);
 }
 
-CompiledSteps compile_steps(const Graph& graph, torch::nn::Module& root) {
+CompiledSteps compile_steps(const Graph& graph, torch::nn::Module& root,
+                            const ForeignTargets* foreign) {
   CompiledSteps out;
-  StepCompiler compiler(root, out);
+  StepCompiler compiler(root, foreign, out);
   for (Node* n : graph.nodes()) compiler.add(n);
   assign_releases(out);
   for (CompiledStep& step : out.steps) {

@@ -2,7 +2,8 @@
 // (ExecutionPlan, InferencePlan). It turns a Graph into one CompiledStep per
 // node, in graph order, with everything the generated code would look up by
 // name on every call already resolved:
-//  - call_function / call_method targets to their OpRegistry kernel,
+//  - call_function / call_method targets to their kernel (the
+//    GraphModule's foreign targets first, then the OpRegistry),
 //    call_module targets to the module and its ModuleKind, get_attr targets
 //    to the tensor;
 //  - each call's args and kwargs bound to the kernel's parameters, one
@@ -47,6 +48,7 @@ class Module;
 
 namespace fx {
 
+class ForeignTargets;
 class Graph;
 class Node;
 struct ModuleKind;
@@ -107,8 +109,12 @@ struct CompiledSteps {
 };
 
 // Compiles `graph` against `root`, the module owning its attributes and
-// submodules. Throws FxError naming the first node that cannot run.
-CompiledSteps compile_steps(const Graph& graph, torch::nn::Module& root);
+// submodules; call_function / call_method targets resolve in `foreign`
+// first when given (the GraphModule's own targets, foreign_targets.h), then
+// in OpRegistry::global(). Throws FxError naming the first node that cannot
+// run.
+CompiledSteps compile_steps(const Graph& graph, torch::nn::Module& root,
+                            const ForeignTargets* foreign = nullptr);
 
 // Runs a call step outside any fast path: gathers its parameters into
 // `buffer` (at least step.params.size() long; moving out of their slot the

@@ -75,10 +75,11 @@ ExecutionPlan::ExecutionPlan() = default;
 ExecutionPlan::~ExecutionPlan() = default;
 size_t ExecutionPlan::num_steps() const { return steps_.size(); }
 
-std::unique_ptr<ExecutionPlan> ExecutionPlan::compile(const Graph& graph,
-                                                      torch::nn::Module& root) {
+std::unique_ptr<ExecutionPlan> ExecutionPlan::compile(
+    const Graph& graph, torch::nn::Module& root,
+    const ForeignTargets* foreign) {
   std::unique_ptr<ExecutionPlan> plan(new ExecutionPlan());
-  CompiledSteps compiled = compile_steps(graph, root);
+  CompiledSteps compiled = compile_steps(graph, root, foreign);
   plan->steps_ = std::move(compiled.steps);
   plan->num_slots_ = compiled.num_slots;
   plan->max_params_ = compiled.max_params;

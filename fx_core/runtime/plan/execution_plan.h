@@ -36,15 +36,18 @@ class Module;
 
 namespace fx {
 
+class ForeignTargets;
 class Graph;
 struct CompiledStep;
 
 class ExecutionPlan {
  public:
   // Compiles `graph` against `root`, the module that owns its attributes and
-  // submodules. Throws FxError.
-  static std::unique_ptr<ExecutionPlan> compile(const Graph& graph,
-                                                torch::nn::Module& root);
+  // submodules, and `foreign`, its own targets (compile_steps). Throws
+  // FxError.
+  static std::unique_ptr<ExecutionPlan> compile(
+      const Graph& graph, torch::nn::Module& root,
+      const ForeignTargets* foreign = nullptr);
   ~ExecutionPlan();
 
   // Runs the graph on positional inputs (one per placeholder; a `*args`

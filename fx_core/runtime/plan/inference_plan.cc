@@ -675,8 +675,8 @@ struct InferencePlan::Shared {
 
 InferencePlan::InferencePlan(GraphModule& gm, PlanShapes shapes)
     : gm_(gm),
-      compiled_(
-          std::make_unique<CompiledSteps>(compile_steps(gm.graph(), gm))) {
+      compiled_(std::make_unique<CompiledSteps>(
+          compile_steps(gm.graph(), gm, &gm.foreign_targets()))) {
   if (shapes == PlanShapes::kDynamic) shared_ = std::make_unique<Shared>();
 }
 InferencePlan::~InferencePlan() = default;

@@ -155,6 +155,64 @@ TEST(GraphFileRead, KeepsTypeAndMeta) {
             "%x : int [num_users=1] = placeholder[target=x](default=3)");
 }
 
+// Gradual typing's annotation: torch.fx 1.13's code spells it with globals
+// (`x : torch.fx.tensor_type.TensorType[_1,_2,_3,...]`), its graph prints
+// repr(type), which the code form cannot give back: the file keeps both.
+TEST(GraphFileRead, KeepsHowTheGraphPrintsAType) {
+  std::string text = file_with(
+      R"({"name": "x", "op": "placeholder", "target": "x", "args": [],
+          "kwargs": {}, "type":
+          "torch.fx.tensor_type.TensorType[_1,_2,_3,torch.fx.tensor_type._DynType]",
+          "type_text": "TensorType[(1, 2, 3, Dyn)]"},)" +
+      output_of(R"({"node": "x"})"));
+  absl::StatusOr<GraphFile> file = parse_graph_json(text, "gradual");
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  EXPECT_EQ(file->graph->first()->format_node(),
+            "%x : TensorType[(1, 2, 3, Dyn)] [num_users=1] = "
+            "placeholder[target=x]");
+  std::string written = to_graph_json(*file);
+  EXPECT_THAT(written,
+              HasSubstr(R"("type_text": "TensorType[(1, 2, 3, Dyn)]")"));
+  absl::StatusOr<GraphFile> again = parse_graph_json(written, "again");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(to_graph_json(*again), written);
+  EXPECT_EQ(again->graph->str(), file->graph->str());
+  EXPECT_THAT(parse_error(file_with(
+                  R"({"name": "x", "op": "placeholder", "target": "x",
+                      "args": [], "kwargs": {}, "type_text": "int"},)" +
+                  output_of(R"({"node": "x"})"))),
+              HasSubstr("node 'x': field 'type_text' must be a string beside "
+                        "a 'type'"));
+}
+
+// torch.fx lets meta hold any node of the graph, one defined later too.
+TEST(GraphFileRead, MetaMayNameANodeDefinedLater) {
+  std::string text = file_with(
+      std::string(kX) + "," +
+      R"({"name": "relu", "op": "call_function", "target": "torch.relu",
+          "args": [{"node": "x"}], "kwargs": {},
+          "meta": {"partner": {"node": "neg"}}},
+         {"name": "neg", "op": "call_function", "target": "torch.neg",
+          "args": [{"node": "relu"}], "kwargs": {}},)" +
+      output_of(R"({"node": "neg"})"));
+  absl::StatusOr<GraphFile> file = parse_graph_json(text, "later");
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  Node* relu = file->graph->first()->next();
+  ASSERT_NE(relu->meta_value("partner"), nullptr);
+  EXPECT_EQ(relu->meta_value("partner")->as_node(), relu->next());
+  std::string written = to_graph_json(*file);
+  absl::StatusOr<GraphFile> again = parse_graph_json(written, "again");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(to_graph_json(*again), written);
+  EXPECT_THAT(parse_error(file_with(std::string(kX) + "," +
+                                    R"({"name": "relu", "op": "call_function",
+                      "target": "torch.relu", "args": [{"node": "x"}],
+                      "kwargs": {}, "meta": {"partner": {"node": "nope"}}},)" +
+                                    output_of(R"({"node": "relu"})"))),
+              HasSubstr("reference to node 'nope', which is not a node of "
+                        "this graph"));
+}
+
 // make_fx's symbolic mode: a size node and its SymInt meta, a tensor_meta
 // whose shape mixes ints and symbolic ints.
 constexpr char kSymbolic[] = R"json({

@@ -1,0 +1,412 @@
+// Python callables in process (bindings.h): what from_torch_fx cannot
+// give a kernel or a module kind runs by calling back into Python.
+//
+//  - A call_function target that resolves to no kernel (a user's function,
+//    a torch.fx.wrap'ed helper, a lambda) becomes one of the GraphModule's
+//    foreign targets (fx_core/runtime/foreign_targets.h), never a global
+//    registry entry: two graphs may hold different functions of one name.
+//  - A submodule whose class is no module kind the SDK knows (a user's leaf
+//    module) becomes an fx::OpaqueModuleImpl holding the object.
+// Either way the entry holds the Python object itself (origin "python"),
+// so fx_sdk.to_torch_fx gives back the very same object (_python_objects).
+//
+// A call takes the GIL, converts the values to Python (tensors shared;
+// numbers, strings, None, lists, tuples, dicts, slices, Ellipsis, torch.Size
+// and torch.return_types) and the result back; any other Python object is
+// held as it is (a capsule), for another Python callable or the output. A
+// Python exception becomes FxError naming the callable and carrying the
+// exception's type and message (the plan adds the node). A handle's last
+// reference may be dropped without the GIL: its deleter takes it (and leaks the
+// object while Python finalises).
+#include <Python.h>
+#include <pybind11/stl.h>
+#include <torch/csrc/Size.h>
+#include <torch/csrc/jit/python/pybind_utils.h>
+#include <torch/extension.h>
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "fx_core/runtime/foreign_targets.h"
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/graph_module_file.h"
+#include "fx_core/runtime/module_registry.h"
+#include "fx_core/runtime/modules/opaque_module.h"
+#include "fx_core/runtime/value.h"
+#include "fx_core/support/error.h"
+#include "fx_core/support/strings.h"
+#include "python/bindings.h"
+
+namespace py = pybind11;
+using fx::cat;
+
+namespace fx_sdk {
+namespace {
+
+constexpr char kOrigin[] = "python";
+
+std::shared_ptr<void> python_handle(py::handle object);
+
+// Any other Python object a callable returns, held as it is so that it can
+// reach another Python callable (or the graph's output) unchanged.
+struct PythonObjectCapsule : torch::CustomClassHolder {
+  explicit PythonObjectCapsule(std::shared_ptr<void> h)
+      : handle(std::move(h)) {}
+  std::shared_ptr<void> handle;
+};
+
+// ------------------------------------------------------------ conversions
+
+py::object value_to_python(const c10::IValue& v);
+
+py::object items_to_python(const std::vector<c10::IValue>& items, bool tuple) {
+  py::list out;
+  for (const c10::IValue& item : items) out.append(value_to_python(item));
+  if (tuple) return py::tuple(out);
+  return std::move(out);
+}
+
+// As bindings.h's to_python, plus what only the runtime holds (slices,
+// Ellipsis) anywhere inside containers.
+py::object value_to_python(const c10::IValue& v) {
+  if (const fx::SliceValue* s = fx::as_slice(v)) {
+    PyObject* slice = PySlice_New(value_to_python(s->start).ptr(),
+                                  value_to_python(s->stop).ptr(),
+                                  value_to_python(s->step).ptr());
+    if (slice == nullptr) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(slice);
+  }
+  if (fx::is_ellipsis(v)) return py::ellipsis();
+  if (py::object held = held_python_object(v)) return held;
+  if (v.isTuple() && fx::python_tuple_name(v).empty()) {
+    return items_to_python(v.toTupleRef().elements().vec(), true);
+  }
+  if (v.isList() && !v.isTensorList() && !v.isIntList() && !v.isDoubleList() &&
+      !v.isBoolList()) {
+    return items_to_python(v.toListRef().vec(), false);
+  }
+  if (v.isGenericDict()) {
+    py::dict out;
+    for (const auto& e : v.toGenericDict()) {
+      out[value_to_python(e.key())] = value_to_python(e.value());
+    }
+    return std::move(out);
+  }
+  return to_python(v);
+}
+
+c10::IValue value_from_python(py::handle o, const std::string& what);
+
+std::vector<c10::IValue> items_from_python(py::handle o,
+                                           const std::string& what) {
+  std::vector<c10::IValue> items;
+  for (py::handle item : o) items.push_back(value_from_python(item, what));
+  return items;
+}
+
+// A tuple subclass torch returns by name (torch.return_types.max), or "".
+std::string return_type_name(py::handle o) {
+  py::handle type = reinterpret_cast<PyObject*>(Py_TYPE(o.ptr()));
+  std::string module = py::str(type.attr("__module__"));
+  if (module != "torch.return_types") return "";
+  return py::str(type.attr("__name__"));
+}
+
+c10::IValue dict_from_python(py::handle o, const std::string& what) {
+  c10::impl::GenericDict dict(c10::StringType::get(), c10::AnyType::get());
+  for (auto [key, value] : py::reinterpret_borrow<py::dict>(o)) {
+    if (!PyUnicode_Check(key.ptr())) {
+      throw fx::FxError(cat(what,
+                            " returned a dict with a key that is not "
+                            "a str"));
+    }
+    dict.insert(key.cast<std::string>(), value_from_python(value, what));
+  }
+  return dict;
+}
+
+// A Python value as the runtime holds it (fx_core/runtime/value.h).
+c10::IValue value_from_python(py::handle o, const std::string& what) {
+  PyObject* p = o.ptr();
+  if (p == Py_None) return c10::IValue();
+  if (PyBool_Check(p)) return p == Py_True;
+  if (PyLong_Check(p)) return o.cast<int64_t>();
+  if (PyFloat_Check(p)) return PyFloat_AsDouble(p);
+  if (PyUnicode_Check(p)) return o.cast<std::string>();
+  if (THPVariable_Check(p)) return THPVariable_Unpack(p);
+  if (THPSize_Check(p)) {
+    return fx::make_torch_size(o.cast<std::vector<int64_t>>());
+  }
+  if (PyTuple_Check(p)) {
+    std::string name = return_type_name(o);
+    std::vector<c10::IValue> items = items_from_python(o, what);
+    return name.empty() ? fx::make_tuple(std::move(items))
+                        : fx::make_return_type(name, std::move(items));
+  }
+  if (PyList_Check(p)) return fx::make_list(items_from_python(o, what));
+  if (PyDict_Check(p)) return dict_from_python(o, what);
+  if (PySlice_Check(p)) {
+    return fx::make_slice(value_from_python(o.attr("start"), what),
+                          value_from_python(o.attr("stop"), what),
+                          value_from_python(o.attr("step"), what));
+  }
+  if (p == Py_Ellipsis) return fx::make_ellipsis();
+  try {
+    return torch::jit::toTypeInferredIValue(o);  // dtype, device, ...
+  } catch (const std::exception&) {
+    return c10::IValue::make_capsule(
+        c10::make_intrusive<PythonObjectCapsule>(python_handle(o)));
+  }
+}
+
+// "TypeError: message" for a pending Python exception.
+std::string python_error_text(py::error_already_set& e) {
+  std::string type = py::str(e.type().attr("__name__"));
+  std::string message = py::str(e.value());
+  return message.empty() ? type : cat(type, ": ", message);
+}
+
+// Calls `fn` with runtime values; `what` names it in errors. Takes the GIL.
+c10::IValue call_python(const py::object& fn, std::vector<c10::IValue> args,
+                        const fx::OpaqueModuleImpl::Kwargs& kwargs,
+                        const std::string& what) {
+  py::gil_scoped_acquire gil;
+  try {
+    py::tuple py_args = items_to_python(args, true);
+    py::dict py_kwargs;
+    for (const auto& [key, value] : kwargs) {
+      py_kwargs[py::str(key)] = value_to_python(value);
+    }
+    return value_from_python(fn(*py_args, **py_kwargs), what);
+  } catch (py::error_already_set& e) {
+    throw fx::FxError(cat(what, " raised ", python_error_text(e)));
+  }
+}
+
+// ---------------------------------------------------------------- handles
+
+// A Python object as an opaque handle: a new reference, dropped with the
+// GIL taken (leaked while Python finalises).
+std::shared_ptr<void> python_handle(py::handle object) {
+  auto* held = new py::object(py::reinterpret_borrow<py::object>(object));
+  return std::shared_ptr<void>(held, [](void* p) {
+    auto* o = static_cast<py::object*>(p);
+    if (!Py_IsInitialized() || _Py_IsFinalizing()) {
+      o->release();  // leaked: Python is going away
+      delete o;
+      return;
+    }
+    py::gil_scoped_acquire gil;
+    delete o;
+  });
+}
+
+const py::object& object_of(void* handle) {
+  return *static_cast<const py::object*>(handle);
+}
+
+fx::OpKernel function_kernel(std::shared_ptr<void> handle,
+                             const std::string& target) {
+  std::string what = cat("Python callable '", target, "'");
+  return [handle = std::move(handle), what](fx::OpArgs& a) -> c10::IValue {
+    fx::OpaqueModuleImpl::Kwargs kwargs;
+    for (const auto& e : a[1].toGenericDict()) {
+      kwargs.emplace_back(e.key().toStringRef(), e.value());
+    }
+    return call_python(object_of(handle.get()), fx::sequence_elements(a[0]),
+                       kwargs, what);
+  };
+}
+
+std::string class_name(const py::object& module) {
+  py::gil_scoped_acquire gil;
+  py::handle type = module.get_type();
+  return cat(py::str(type.attr("__module__")).cast<std::string>(), ".",
+             py::str(type.attr("__qualname__")).cast<std::string>());
+}
+
+// How opaque modules of origin "python" are called, copied and trained.
+std::shared_ptr<const fx::OpaqueModuleImpl::Behaviour> module_behaviour() {
+  static const auto* behaviour = [] {
+    auto* b = new std::shared_ptr<fx::OpaqueModuleImpl::Behaviour>(
+        std::make_shared<fx::OpaqueModuleImpl::Behaviour>());
+    (*b)->origin = kOrigin;
+    (*b)->call = [](void* handle, std::vector<c10::IValue> args,
+                    const fx::OpaqueModuleImpl::Kwargs& kwargs) {
+      const py::object& module = object_of(handle);
+      return call_python(module, std::move(args), kwargs,
+                         cat("Python module ", class_name(module)));
+    };
+    (*b)->copy = [](void* handle) {
+      py::gil_scoped_acquire gil;
+      return python_handle(
+          py::module_::import("copy").attr("deepcopy")(object_of(handle)));
+    };
+    (*b)->train = [](void* handle, bool on) {
+      py::gil_scoped_acquire gil;
+      object_of(handle).attr("train")(on);
+    };
+    return b;
+  }();
+  return *behaviour;
+}
+
+// ------------------------------------------------------------ from Python
+
+std::string repr(PyObject* object) {
+  return py::repr(py::handle(object)).cast<std::string>();
+}
+
+// The Python object each target name stands for; ValueError when a name
+// that needs one stands for two.
+std::unordered_map<std::string, PyObject*> objects_by_name(
+    const std::unordered_map<PyObject*, std::string>& function_names) {
+  std::unordered_map<std::string, PyObject*> by_name;
+  for (const auto& [object, name] : function_names) {
+    auto [it, added] = by_name.emplace(name, object);
+    if (added || fx::OpRegistry::global().resolve(fx::Opcode::kCallFunction,
+                                                  name) != nullptr) {
+      continue;
+    }
+    throw py::value_error(
+        cat("call_function target '", name, "' names two different objects, ",
+            repr(it->second), " and ", repr(object),
+            ": the SDK's graph cannot tell them apart (give them distinct "
+            "names)"));
+  }
+  return by_name;
+}
+
+void add_python_functions(
+    const fx::Graph& graph,
+    const std::unordered_map<PyObject*, std::string>& function_names,
+    fx::ForeignTargets& targets) {
+  std::unordered_map<std::string, PyObject*> by_name =
+      objects_by_name(function_names);
+  for (const fx::Node* n : graph.nodes()) {
+    if (n->op() != fx::Opcode::kCallFunction ||
+        targets.find(n->op(), n->target()) != nullptr ||
+        fx::OpRegistry::global().resolve(n->op(), n->target()) != nullptr) {
+      continue;
+    }
+    auto it = by_name.find(n->target());
+    if (it == by_name.end()) continue;
+    std::shared_ptr<void> handle = python_handle(it->second);
+    targets.add(n->op(), n->target(), "*args, **kwargs",
+                function_kernel(handle, n->target()), handle, kOrigin);
+  }
+}
+
+void add_python_modules(py::handle opaque_modules,
+                        fx::GraphModule::AttributeMap& modules) {
+  for (py::handle item : opaque_modules) {
+    auto entry = py::reinterpret_borrow<py::tuple>(item);
+    std::string path = entry[0].cast<std::string>();
+    py::object module = entry[1];
+    std::string type = entry[2].cast<std::string>();
+    fx::GraphModule::Attribute attribute;
+    try {
+      attribute.module = std::make_shared<fx::OpaqueModuleImpl>(
+          type, python_handle(module), module_behaviour(),
+          module.attr("training").cast<bool>());
+    } catch (const fx::FxError& e) {
+      throw py::value_error(cat("module '", path, "': ", e.what()));
+    }
+    modules.emplace_back(std::move(path), std::move(attribute));
+  }
+}
+
+// fx_sdk._C._add_python_function(gm, name, fn): the graph API made a
+// call_function node calling `fn` by `name`; unless a kernel has that name,
+// gm calls `fn` for it from its next recompile(). ValueError when `name`
+// already stands for another object in gm.
+void add_python_function(fx::GraphModule& gm, const std::string& name,
+                         py::handle fn) {
+  if (fx::OpRegistry::global().resolve(fx::Opcode::kCallFunction, name)) {
+    return;
+  }
+  const fx::ForeignTarget* known =
+      gm.foreign_targets().find(fx::Opcode::kCallFunction, name);
+  if (known != nullptr) {
+    if (known->origin == kOrigin && object_of(known->handle.get()).is(fn)) {
+      return;
+    }
+    throw py::value_error(cat("call_function target '", name,
+                              "' already stands for another object "
+                              "in this graph: ",
+                              repr(fn.ptr()),
+                              " cannot be called by that name"));
+  }
+  std::shared_ptr<void> handle = python_handle(fn);
+  gm.mutable_foreign_targets().add(
+      fx::Opcode::kCallFunction, name, "*args, **kwargs",
+      function_kernel(handle, name), handle, kOrigin);
+}
+
+// ------------------------------------------------------------- to Python
+
+// fx_sdk._C._python_function(gm, name): the Python function gm calls for
+// the call_function target `name`, or None.
+py::object python_function(const fx::GraphModule& gm, const std::string& name) {
+  const fx::ForeignTarget* t =
+      gm.foreign_targets().find(fx::Opcode::kCallFunction, name);
+  if (t == nullptr || t->origin != kOrigin) return py::none();
+  return object_of(t->handle.get());
+}
+
+// fx_sdk._C._python_objects(gm): the Python objects gm holds, as
+// ([(path, module)], {target: function}), for to_torch_fx.
+py::tuple python_objects(const fx::GraphModule& gm) {
+  py::list modules;
+  for (const auto& [path, attribute] : gm.referenced_attributes()) {
+    auto* opaque =
+        dynamic_cast<const fx::OpaqueModuleImpl*>(attribute.module.get());
+    if (opaque != nullptr && opaque->origin() == kOrigin) {
+      modules.append(py::make_tuple(path, object_of(opaque->handle().get())));
+    }
+  }
+  py::dict functions;
+  for (const fx::ForeignTarget* t : gm.foreign_targets().entries()) {
+    if (t->origin == kOrigin && t->def.op == fx::Opcode::kCallFunction) {
+      functions[py::str(t->def.target)] = object_of(t->handle.get());
+    }
+  }
+  return py::make_tuple(modules, functions);
+}
+
+// fx_sdk._C._module_kind_known(type): whether the SDK builds modules of
+// the Python class `type` from a config (opaque kinds do not count).
+bool module_kind_known(const std::string& type) {
+  const fx::ModuleKind* kind = fx::ModuleRegistry::global().find(type);
+  return kind != nullptr && !fx::is_opaque_module_kind(*kind);
+}
+
+}  // namespace
+
+py::object held_python_object(const c10::IValue& value) {
+  if (!value.isCapsule()) return py::object();
+  auto* held = dynamic_cast<PythonObjectCapsule*>(value.toCapsule().get());
+  if (held == nullptr) return py::object();
+  return object_of(held->handle.get());
+}
+
+void add_python_parts(
+    const fx::Graph& graph,
+    const std::unordered_map<PyObject*, std::string>& function_names,
+    py::handle opaque_modules, fx::InProcessParts& parts) {
+  add_python_functions(graph, function_names, parts.targets);
+  add_python_modules(opaque_modules, parts.modules);
+}
+
+void bind_python_callables(py::module_& m) {
+  m.def("_python_objects", &python_objects, py::arg("gm"));
+  m.def("_module_kind_known", &module_kind_known, py::arg("type"));
+  m.def("_add_python_function", &add_python_function, py::arg("gm"),
+        py::arg("name"), py::arg("fn"));
+  m.def("_python_function", &python_function, py::arg("gm"), py::arg("name"));
+}
+
+}  // namespace fx_sdk

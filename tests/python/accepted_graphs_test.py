@@ -1,0 +1,98 @@
+"""Graphs torch.fx builds and runs that a stricter reader would refuse
+(issue 32, item 5), against torch.fx 1.13 in the same process: a graph
+without an output node, a node's meta naming a node defined later or one
+erased, a call whose keywords the SDK's hand-written signature for the
+target leaves out (torch.div(..., out=None), as tracing through
+F.normalize records it).
+"""
+
+import pytest
+import torch
+import torch.fx
+
+import fx_sdk
+
+
+def sdk_text(sdk_gm):
+    return sdk_gm.graph_text.replace("[num_users=", "[#users=")
+
+
+def torch_text(graph):
+    return str(graph)
+
+
+def graph_without_output():
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    graph.call_function(torch.relu, (x,))
+    return torch.fx.GraphModule(torch.nn.Module(), graph)
+
+
+def test_a_graph_without_output_prints_generates_and_runs_as_torch_fx():
+    gm = graph_without_output()
+    sdk_gm = fx_sdk.from_torch_fx(gm)
+    assert sdk_text(sdk_gm) == torch_text(gm.graph)
+    assert sdk_gm.code == gm.code
+    x = torch.randn(3)
+    assert sdk_gm(x) is None and gm(x) is None
+    back = fx_sdk.to_torch_fx(sdk_gm)
+    assert back.code == gm.code and back(x) is None
+
+
+def test_a_graph_without_output_is_refused_by_the_file_writer():
+    sdk_gm = fx_sdk.from_torch_fx(graph_without_output())
+    with pytest.raises(ValueError, match="no output node"):
+        fx_sdk._C._to_bundle(sdk_gm)
+
+
+def graph_with_meta_naming_a_later_node():
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    relu = graph.call_function(torch.relu, (x,))
+    neg = graph.call_function(torch.neg, (relu,))
+    relu.meta["partner"] = neg
+    graph.output(neg)
+    return torch.fx.GraphModule(torch.nn.Module(), graph)
+
+
+def test_meta_may_name_a_node_defined_later():
+    gm = graph_with_meta_naming_a_later_node()
+    sdk_gm = fx_sdk.from_torch_fx(gm)
+    x = torch.randn(3)
+    torch.testing.assert_close(sdk_gm(x), gm(x))
+    back = fx_sdk.to_torch_fx(sdk_gm)
+    relu = next(n for n in back.graph.nodes if n.name == "relu")
+    assert relu.meta["partner"] is relu.next
+    assert back.code == gm.code
+
+
+def test_meta_naming_an_erased_node_is_left_out():
+    """torch.fx keeps the erased Node object in meta; the SDK has no node
+    to give for it, so the entry is left out rather than invented."""
+    gm = graph_with_meta_naming_a_later_node()
+    graph = gm.graph
+    x = next(iter(graph.nodes))
+    extra = graph.call_function(torch.sin, (x,))
+    relu = next(n for n in graph.nodes if n.name == "relu")
+    relu.meta["erased"] = extra
+    graph.erase_node(extra)
+    gm.recompile()
+    back = fx_sdk.to_torch_fx(fx_sdk.from_torch_fx(gm))
+    relu = next(n for n in back.graph.nodes if n.name == "relu")
+    assert "erased" not in relu.meta and "partner" in relu.meta
+    assert back.code == gm.code
+
+
+def test_a_keyword_a_hand_written_signature_lacks_binds_to_aten():
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    y = graph.placeholder("y")
+    div = graph.call_function(torch.div, (x, y), {"out": None})
+    floor = graph.call_function(torch.div, (div, y),
+                                {"rounding_mode": "floor", "out": None})
+    graph.output(floor)
+    gm = torch.fx.GraphModule(torch.nn.Module(), graph)
+    sdk_gm = fx_sdk.from_torch_fx(gm)
+    assert sdk_gm.code == gm.code
+    x, y = torch.randn(4), torch.rand(4) + 0.5
+    torch.testing.assert_close(sdk_gm(x, y), gm(x, y))
