@@ -78,6 +78,9 @@ void add_python_parts(
 // The object a Python callable returned that the runtime holds as it is
 // (python_callables.cc), or a null object for any other value.
 pybind11::object held_python_object(const c10::IValue& value);
+// A Python object the runtime has no form for (a user's class given as an
+// input), held as it is for the Python callables and methods that use it.
+c10::IValue python_object_value(pybind11::handle object);
 // fx_sdk._C._python_objects, _module_kind_known, _add_python_function and
 // _python_function (python_callables.cc).
 void bind_python_callables(pybind11::module_& m);

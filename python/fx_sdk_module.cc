@@ -49,15 +49,16 @@ c10::IValue to_ivalue(py::handle value);
 // A container TorchScript cannot type (empty, or mixing types, as pytree
 // inputs may: {"x": tensor, "n": 3}), converted item by item as value.h
 // holds it: a list, a tuple (a namedtuple as a plain one) or a
-// GenericDict. Rethrows `error` for anything else.
-c10::IValue untyped_container(py::handle value, const std::exception& error) {
+// GenericDict. Anything else (a user's object) is held as the Python
+// object it is.
+c10::IValue untyped_container(py::handle value) {
   std::vector<c10::IValue> items;
   if (PyList_Check(value.ptr()) || PyTuple_Check(value.ptr())) {
     for (py::handle item : value) items.push_back(to_ivalue(item));
     return PyList_Check(value.ptr()) ? fx::make_list(std::move(items))
                                      : fx::make_tuple(std::move(items));
   }
-  if (!PyDict_Check(value.ptr())) throw error;
+  if (!PyDict_Check(value.ptr())) return python_object_value(value);
   bool all_str = true;
   bool all_int = !py::reinterpret_borrow<py::dict>(value).empty();
   std::vector<c10::IValue> keys;
@@ -80,8 +81,8 @@ c10::IValue untyped_container(py::handle value, const std::exception& error) {
 c10::IValue to_ivalue(py::handle value) {
   try {
     return torch::jit::toTypeInferredIValue(value);
-  } catch (const std::exception& e) {
-    return untyped_container(value, e);
+  } catch (const std::exception&) {
+    return untyped_container(value);
   }
 }
 

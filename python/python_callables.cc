@@ -27,6 +27,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -59,6 +60,12 @@ struct PythonObjectCapsule : torch::CustomClassHolder {
 };
 
 // ------------------------------------------------------------ conversions
+
+// A value that is a Python object the runtime holds as it is.
+bool is_python_object(const c10::IValue& v) {
+  return v.isCapsule() &&
+         dynamic_cast<PythonObjectCapsule*>(v.toCapsule().get()) != nullptr;
+}
 
 py::object value_to_python(const c10::IValue& v);
 
@@ -221,6 +228,50 @@ fx::OpKernel function_kernel(std::shared_ptr<void> handle,
   };
 }
 
+// A call_method target nothing else runs: Python's getattr(self, target)
+// called with the rest (a user object's __call__, a method of a value only
+// Python holds).
+fx::OpKernel method_kernel(const std::string& target) {
+  std::string what = cat("Python method '", target, "'");
+  return [target, what](fx::OpArgs& a) -> c10::IValue {
+    std::vector<c10::IValue> args = fx::sequence_elements(a[0]);
+    if (args.empty()) throw fx::FxError(cat(what, " called without self"));
+    fx::OpaqueModuleImpl::Kwargs kwargs;
+    for (const auto& e : a[1].toGenericDict()) {
+      kwargs.emplace_back(e.key().toStringRef(), e.value());
+    }
+    py::gil_scoped_acquire gil;
+    py::object bound;
+    try {
+      bound = value_to_python(args[0]).attr(target.c_str());
+    } catch (py::error_already_set& e) {
+      throw fx::FxError(cat(what, ": ", python_error_text(e)));
+    }
+    args.erase(args.begin());
+    return call_python(bound, std::move(args), kwargs, what);
+  };
+}
+
+// A target some node calls with a Python object and others maybe with
+// tensors: Python (`python`) when an argument is a held object, the SDK's
+// kernel otherwise (TensorPair.add beside Tensor.add in one graph,
+// getattr(pair, 'left')).
+fx::OpKernel dispatching_kernel(fx::Opcode op, const std::string& target,
+                                fx::OpKernel python) {
+  const fx::OpDef& builtin = fx::OpRegistry::global().get(op, target);
+  return [&builtin, python](fx::OpArgs& a) -> c10::IValue {
+    std::vector<c10::IValue> args = fx::sequence_elements(a[0]);
+    for (const c10::IValue& arg : args) {
+      if (is_python_object(arg)) return python(a);
+    }
+    fx::OpaqueModuleImpl::Kwargs kwargs;
+    for (const auto& e : a[1].toGenericDict()) {
+      kwargs.emplace_back(e.key().toStringRef(), e.value());
+    }
+    return fx::call_op(builtin, std::move(args), kwargs);
+  };
+}
+
 std::string class_name(const py::object& module) {
   py::gil_scoped_acquire gil;
   py::handle type = module.get_type();
@@ -278,6 +329,78 @@ std::unordered_map<std::string, PyObject*> objects_by_name(
             "names)"));
   }
   return by_name;
+}
+
+// A placeholder annotated with a user's class ("__main__.TensorPair"), not
+// a torch type, a builtin or a typing construct: its value is a Python
+// object.
+bool annotated_with_user_class(const fx::Node& n) {
+  if (n.op() != fx::Opcode::kPlaceholder || n.type().empty()) return false;
+  std::string text = n.type_text();
+  return text.find('.') != std::string::npos && text.rfind("torch.", 0) != 0 &&
+         text.rfind("typing.", 0) != 0 && text.find('[') == std::string::npos;
+}
+
+// True when an argument of `n` is one of `nodes`.
+bool takes_any(const fx::Node& n,
+               const std::unordered_set<const fx::Node*>& nodes) {
+  for (const fx::Argument& a : n.args()) {
+    if (a.is_node() && nodes.count(a.as_node()) > 0) return true;
+  }
+  return false;
+}
+
+// The nodes whose value may be a Python object: placeholders of a user's
+// class, what Python callables return, and what calls taking such values
+// return.
+std::unordered_set<const fx::Node*> python_valued(
+    const fx::Graph& graph, const fx::ForeignTargets& targets) {
+  std::unordered_set<const fx::Node*> found;
+  for (const fx::Node* n : graph.nodes()) {
+    bool python = annotated_with_user_class(*n) ||
+                  (n->op() == fx::Opcode::kCallFunction &&
+                   targets.find(n->op(), n->target()) != nullptr) ||
+                  ((n->op() == fx::Opcode::kCallMethod ||
+                    n->op() == fx::Opcode::kCallFunction) &&
+                   takes_any(*n, found));
+    if (python) found.insert(n);
+  }
+  return found;
+}
+
+// Targets with a kernel that some node calls with a Python object, and
+// call_method targets nothing else runs: Python runs them (getattr(self,
+// name) for a method, the target's object for a function).
+void add_python_dispatch(
+    const fx::Graph& graph,
+    const std::unordered_map<std::string, PyObject*>& by_name,
+    fx::ForeignTargets& targets) {
+  std::unordered_set<const fx::Node*> python = python_valued(graph, targets);
+  for (const fx::Node* n : graph.nodes()) {
+    bool method = n->op() == fx::Opcode::kCallMethod;
+    if ((!method && n->op() != fx::Opcode::kCallFunction) ||
+        targets.find(n->op(), n->target()) != nullptr) {
+      continue;
+    }
+    bool known =
+        fx::OpRegistry::global().resolve(n->op(), n->target()) != nullptr;
+    if (known && !takes_any(*n, python)) continue;
+    std::shared_ptr<void> handle;
+    fx::OpKernel python_kernel;
+    if (method) {
+      handle = python_handle(py::str(n->target()));
+      python_kernel = method_kernel(n->target());
+    } else {
+      auto it = by_name.find(n->target());
+      if (it == by_name.end()) continue;
+      handle = python_handle(it->second);
+      python_kernel = function_kernel(handle, n->target());
+    }
+    targets.add(n->op(), n->target(), "*args, **kwargs",
+                known ? dispatching_kernel(n->op(), n->target(), python_kernel)
+                      : python_kernel,
+                handle, kOrigin);
+  }
 }
 
 void add_python_functions(
@@ -386,6 +509,11 @@ bool module_kind_known(const std::string& type) {
 
 }  // namespace
 
+c10::IValue python_object_value(py::handle object) {
+  return c10::IValue::make_capsule(
+      c10::make_intrusive<PythonObjectCapsule>(python_handle(object)));
+}
+
 py::object held_python_object(const c10::IValue& value) {
   if (!value.isCapsule()) return py::object();
   auto* held = dynamic_cast<PythonObjectCapsule*>(value.toCapsule().get());
@@ -398,6 +526,7 @@ void add_python_parts(
     const std::unordered_map<PyObject*, std::string>& function_names,
     py::handle opaque_modules, fx::InProcessParts& parts) {
   add_python_functions(graph, function_names, parts.targets);
+  add_python_dispatch(graph, objects_by_name(function_names), parts.targets);
   add_python_modules(opaque_modules, parts.modules);
 }
 

@@ -156,16 +156,46 @@ class Globals {
     if (obj.substr(0, 6) == "torch." && obj != "torch.device") {
       return std::string(obj);
     }
+    // An annotation named this object first (a user's class, both as a
+    // parameter's type and as a call_function target): torch.fx gives one
+    // object one global.
+    std::string legal = legal_name(name_hint);
+    auto it = index_.find(legal);
+    if (it != index_.end() &&
+        globals_[it->second].second == cat(kAnnotationGlobal, legal)) {
+      globals_[it->second].second = std::string(obj);
+      return legal;
+    }
     std::string name(ns_.create_name(name_hint, obj));
     insert(name, obj);
     return name;
   }
+
+  // What add_type_globals records for a name an annotation uses whose
+  // object the code's text does not say ("typing." and the name).
+  static constexpr std::string_view kAnnotationGlobal = "typing.";
 
   std::vector<std::pair<std::string, std::string>> take() {
     return std::move(globals_);
   }
 
  private:
+  // torch.fx's create_name's first step: each run of characters illegal in
+  // a name becomes '_' (a leading digit gets '_' in front).
+  static std::string legal_name(std::string_view hint) {
+    std::string out;
+    bool in_illegal = false;
+    for (char c : hint) {
+      bool legal = c == '_' || (c >= '0' && c <= '9') ||
+                   (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+      if (legal) out += c;
+      if (!legal && !in_illegal) out += '_';
+      in_illegal = !legal;
+    }
+    if (!out.empty() && out[0] >= '0' && out[0] <= '9') out.insert(0, "_");
+    return out;
+  }
+
   void insert(const std::string& name, std::string_view obj) {
     if (!index_.contains(name)) {
       index_.emplace(name, globals_.size());

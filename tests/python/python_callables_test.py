@@ -403,3 +403,56 @@ def test_create_feature_extractor(name):
                 assert back.get_submodule(path) is gm.get_submodule(path)
         for key, value in back(x).items():
             torch.testing.assert_close(value, expected[key])
+
+
+# ------------------------------------------------ Python objects as values
+
+class Scaler:
+    """A user's object passed as an input: torch.fx records its call and
+    its method as call_method nodes (`a.__call__(x)`, `a.scale(x, k = 5)`)."""
+
+    def __call__(self, x):
+        return x * 3
+
+    def scale(self, x, k=2):
+        return x * k
+
+
+class UsesScaler(torch.nn.Module):
+    def forward(self, x, a: Scaler):
+        return a(x) + a.scale(x, k=5) + x.add(1)
+
+
+def test_methods_of_a_python_input_run_in_python():
+    gm = torch.fx.symbolic_trace(UsesScaler())
+    assert "call_method" in str(gm.graph)
+    assert_round_trip(gm, (torch.randn(3), Scaler()))
+
+
+class TensorPair(metaclass=torch.fx.ProxyableClassMeta):
+    """torch.fx's ProxyableClassMeta: constructing one is a call_function
+    node, its methods share names with Tensor's (add, mul)."""
+
+    def __init__(self, left, right):
+        self.left, self.right = left, right
+
+    def add(self, other):
+        return TensorPair(self.left + other.left, self.right + other.right)
+
+    def mul(self, other):
+        return TensorPair(self.left * other.left, self.right * other.right)
+
+
+class UsesTensorPair(torch.nn.Module):
+    def forward(self, x: TensorPair, y: torch.Tensor):
+        s = x.add(TensorPair(y, y))
+        return s.mul(x).left + y.add(1)
+
+
+def test_a_python_class_beside_tensors_calls_each_its_own_methods():
+    gm = torch.fx.symbolic_trace(UsesTensorPair())
+    x = TensorPair(torch.randn(2, 3), torch.randn(2, 3))
+    y = torch.randn(2, 3)
+    sdk_gm = fx_sdk.from_torch_fx(gm)
+    assert sdk_gm.code == gm.code
+    torch.testing.assert_close(sdk_gm(x, y), gm(x, y))
