@@ -268,22 +268,6 @@ std::string memory_format_name(int64_t f) {
   }
 }
 
-// Ops the tracer itself records (concrete_args' assertions).
-void register_tracer_ops() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    OpRegistry& r = OpRegistry::global();
-    if (!r.find(Opcode::kCallFunction,
-                "torch.fx._symbolic_trace._assert_is_none")) {
-      r.add(Opcode::kCallFunction, "torch.fx._symbolic_trace._assert_is_none",
-            "value, msg", [](OpArgs& a) -> c10::IValue {
-              if (!a.is_none(0)) throw FxError(a.to_string(1));
-              return c10::IValue();
-            });
-    }
-  });
-}
-
 }  // namespace
 
 void register_leaf_module(std::type_index type) {
@@ -312,7 +296,7 @@ class ActiveTracer {
   Tracer* saved_;
 };
 
-Tracer::Tracer() { register_tracer_ops(); }
+Tracer::Tracer() = default;
 Tracer::~Tracer() = default;
 
 Tracer* Tracer::current() { return g_current_tracer; }

@@ -96,3 +96,21 @@ def test_a_keyword_a_hand_written_signature_lacks_binds_to_aten():
     assert sdk_gm.code == gm.code
     x, y = torch.randn(4), torch.rand(4) + 0.5
     torch.testing.assert_close(sdk_gm(x, y), gm(x, y))
+
+
+def test_concrete_none_arguments_keep_their_assertion():
+    """concrete_args={'y': None}: torch.fx records _assert_is_none, which the
+    runtime knows without the SDK's tracer (split_module's children have
+    it too)."""
+    def f(x, y=None):
+        return x + 1 if y is None else x + y
+    gm = torch.fx.symbolic_trace(f, concrete_args={"y": None})
+    assert "_assert_is_none" in gm.code
+    sdk_gm = fx_sdk.from_torch_fx(gm)
+    assert sdk_gm.code == gm.code
+    x = torch.randn(3)
+    torch.testing.assert_close(sdk_gm(x, None), gm(x, None))
+    with pytest.raises(RuntimeError, match="y has been specialized"):
+        sdk_gm(x, 2)
+    with pytest.raises(AssertionError, match="y has been specialized"):
+        gm(x, 2)

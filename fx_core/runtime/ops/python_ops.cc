@@ -657,6 +657,13 @@ void register_python_ops(OpRegistry& r) {
         return ~as_int(a[0]);
       },
       "(~{a})");
+  // concrete_args' check that an argument traced as None is None (the
+  // tracer's and torch.fx's graphs, split_module's children).
+  r.add(Opcode::kCallFunction, "torch.fx._symbolic_trace._assert_is_none",
+        "value, msg", [](OpArgs& a) -> IValue {
+          if (!a.is_none(0)) throw FxError(a.to_string(1));
+          return IValue();
+        });
   r.add(Opcode::kCallFunction, "operator.not_", "a", [](OpArgs& a) -> IValue {
     if (a[0].isTensor()) return at::logical_not(a.tensor(0));
     return !a.to_bool(0);
