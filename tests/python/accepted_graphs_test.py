@@ -114,3 +114,15 @@ def test_concrete_none_arguments_keep_their_assertion():
         sdk_gm(x, 2)
     with pytest.raises(AssertionError, match="y has been specialized"):
         gm(x, 2)
+
+
+def test_out_given_by_a_placeholder_defaulting_to_none():
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    y = graph.placeholder("y")
+    out = graph.placeholder("out", default_value=None)
+    graph.output(graph.call_function(torch.div, (x, y), {"out": out}))
+    gm = torch.fx.GraphModule(torch.nn.Module(), graph)
+    sdk_gm = fx_sdk.from_torch_fx(gm)
+    x, y = torch.randn(4), torch.rand(4) + 0.5
+    torch.testing.assert_close(sdk_gm(x, y), gm(x, y))

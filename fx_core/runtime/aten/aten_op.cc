@@ -280,8 +280,12 @@ bool assign(const Overload& ov, size_t first,
       continue;
     }
     // Python's signature folds the out= variant in: out=None is the
-    // functional call (F.normalize records torch.div(..., out=None)).
-    if (p == params.size() && name == "out" && value.isNone()) continue;
+    // functional call (F.normalize records torch.div(..., out=None)); a
+    // Node's value, unknown while compiling, is checked when it runs.
+    if (p == params.size() && name == "out" &&
+        (value.isNone() || is_unknown(value))) {
+      continue;
+    }
     if (p == params.size() || out->given[p] != nullptr) return false;
     out->given[p] = &value;
   }
