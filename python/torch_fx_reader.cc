@@ -202,8 +202,7 @@ class TorchFxReader {
     py::object py_meta = get(node, n.meta);
     std::string name(made.name());
     fx::ArgumentDict meta = read_meta(node, py_meta, name);
-    if (made.op() == fx::Opcode::kCallFunction &&
-        fx::is_wrapped_by_default(made.target())) {
+    if (made.op() == fx::Opcode::kCallFunction) {
       PyObject* wrapped =
           PyDict_Check(py_meta.ptr())
               ? PyDict_GetItemWithError(py_meta.ptr(), n.is_wrapped)
@@ -211,9 +210,13 @@ class TorchFxReader {
       if (wrapped == nullptr && PyErr_Occurred()) {
         throw py::error_already_set();
       }
-      meta.emplace_back(
-          "is_wrapped",
-          fx::Argument(wrapped != nullptr && PyObject_IsTrue(wrapped) == 1));
+      bool is_wrapped = wrapped != nullptr && PyObject_IsTrue(wrapped) == 1;
+      // Said where the format's reader would infer otherwise: functions
+      // outside torch are wrapped unless meta says not, others (a builtin
+      // torch.fx.wrap('getattr') made so) only when it says so.
+      if (fx::is_wrapped_by_default(made.target()) || is_wrapped) {
+        meta.emplace_back("is_wrapped", fx::Argument(is_wrapped));
+      }
     }
     if (!meta.empty()) made.mutable_meta() = std::move(meta);
   }

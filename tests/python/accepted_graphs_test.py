@@ -126,3 +126,26 @@ def test_out_given_by_a_placeholder_defaulting_to_none():
     sdk_gm = fx_sdk.from_torch_fx(gm)
     x, y = torch.randn(4), torch.rand(4) + 0.5
     torch.testing.assert_close(sdk_gm(x, y), gm(x, y))
+
+
+def test_a_builtin_wrapped_by_the_user_keeps_its_wrap_statement():
+    """torch.fx.wrap('getattr') at a module's top level: torch.fx's code
+    starts with the wrap statement that makes the next trace keep it."""
+    import sys
+    import types
+    module = types.ModuleType("wraps_getattr")
+    sys.modules["wraps_getattr"] = module
+    exec("import torch, torch.fx\n"
+         "torch.fx.wrap('getattr')\n"
+         "class M(torch.nn.Module):\n"
+         "    def forward(self, x):\n"
+         "        return getattr(x, 'missing', torch.Tensor([2, 3]))\n",
+         module.__dict__)
+    gm = torch.fx.symbolic_trace(module.M())
+    assert "wrap(\"getattr\")" in gm.code
+    sdk_gm = fx_sdk.from_torch_fx(gm)
+    assert sdk_gm.code == gm.code
+    back = fx_sdk.to_torch_fx(sdk_gm)
+    assert back.code == gm.code
+    x = torch.randn(2)
+    torch.testing.assert_close(sdk_gm(x), gm(x))
