@@ -23,6 +23,7 @@ import torch.fx
 from torch.fx.tensor_type import Dyn, TensorType
 
 import fx_sdk
+from fx_command import fx_binary
 from fx_sdk import torchfx_export
 
 
@@ -173,16 +174,6 @@ def test_to_torch_fx_gives_back_the_types(gm):
     assert [n.type for n in back.graph.nodes] == [n.type
                                                   for n in gm.graph.nodes]
 
-
-def fx_binary():
-    """The `fx` command: in the test's runfiles, else bazel-bin's."""
-    runfiles = os.path.join(os.environ.get("TEST_SRCDIR", ""),
-                            os.environ.get("TEST_WORKSPACE", ""))
-    for path in (os.path.join(runfiles, "tools", "fx"),
-                 os.path.join("bazel-bin", "tools", "fx")):
-        if os.path.isfile(path) and os.access(path, os.X_OK):
-            return path
-    pytest.skip("the fx command is not built (bazel build //tools:fx)")
 
 
 def test_a_bundle_prints_and_generates_annotations_as_torch_fx(gm, tmp_path):

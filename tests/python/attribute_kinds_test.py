@@ -26,6 +26,7 @@ import torch.fx
 from torch.fx.passes.shape_prop import ShapeProp
 
 import fx_sdk
+from fx_command import fx_binary
 from fx_sdk import torchfx_export, torchfx_import
 
 
@@ -166,16 +167,6 @@ def test_pipeline_keeps_kinds(gm):
     assert report[-1]["outcome"] == "ran", report
     assert attribute_kinds(out) == attribute_kinds(gm)
 
-
-def fx_binary():
-    """The `fx` command: in the test's runfiles, else bazel-bin's."""
-    runfiles = os.path.join(os.environ.get("TEST_SRCDIR", ""),
-                            os.environ.get("TEST_WORKSPACE", ""))
-    for path in (os.path.join(runfiles, "tools", "fx"),
-                 os.path.join("bazel-bin", "tools", "fx")):
-        if os.path.isfile(path) and os.access(path, os.X_OK):
-            return path
-    pytest.skip("the fx command is not built (bazel build //tools:fx)")
 
 
 def write_bundle(gm, directory):

@@ -27,6 +27,7 @@ from torchvision.models.feature_extraction import (create_feature_extractor,
                                                     get_graph_node_names)
 
 import fx_sdk
+from fx_command import fx_binary
 from fx_sdk import torchfx_export
 
 # Models with a fixed input size (ViT's patch grid, MaxViT's windows) or a
@@ -108,16 +109,6 @@ def test_to_torch_fx_gives_back_the_extractor(extractor):
     with torch.no_grad():
         assert_features_equal(expected, back(x))
 
-
-def fx_binary():
-    """The `fx` command: in the test's runfiles, else bazel-bin's."""
-    runfiles = os.path.join(os.environ.get("TEST_SRCDIR", ""),
-                            os.environ.get("TEST_WORKSPACE", ""))
-    for path in (os.path.join(runfiles, "tools", "fx"),
-                 os.path.join("bazel-bin", "tools", "fx")):
-        if os.path.isfile(path) and os.access(path, os.X_OK):
-            return path
-    pytest.skip("the fx command is not built (bazel build //tools:fx)")
 
 
 def test_through_a_file_or_a_clear_refusal(extractor, tmp_path):

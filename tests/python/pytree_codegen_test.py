@@ -34,6 +34,7 @@ from torch.fx import PH
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import fx_sdk
+from fx_command import fx_binary
 from fx_sdk import torchfx_export, torchfx_import
 
 
@@ -305,16 +306,6 @@ def test_an_ordered_dict_input_fails_as_in_torch_fx():
 
 
 # ------------------------------------------------------------------ files
-
-def fx_binary():
-    """The `fx` command: in the test's runfiles, else bazel-bin's."""
-    runfiles = os.path.join(os.environ.get("TEST_SRCDIR", ""),
-                            os.environ.get("TEST_WORKSPACE", ""))
-    for path in (os.path.join(runfiles, "tools", "fx"),
-                 os.path.join("bazel-bin", "tools", "fx")):
-        if os.path.isfile(path) and os.access(path, os.X_OK):
-            return path
-    pytest.skip("the fx command is not built (bazel build //tools:fx)")
 
 
 def write_bundle(gm, directory):
