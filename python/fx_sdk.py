@@ -199,7 +199,8 @@ def _printed_guards(gm):
 
 
 def _record_annotation_types(gm, annotations, return_annotation):
-    """The types behind the placeholders' and output's annotations."""
+    """The types behind the annotations: placeholders', the output's, and
+    other nodes' (gradual typing's TensorType on a call_module node)."""
     for node in gm.graph.nodes:
         if node.op != "placeholder":
             break
@@ -208,9 +209,13 @@ def _record_annotation_types(gm, annotations, return_annotation):
     output = next(iter(reversed(gm.graph.nodes)), None)
     if output is not None and output.type is not None and return_annotation:
         _types.setdefault(return_annotation, output.type)
+    node_types = _export.code_form_node_types(gm)
+    for node in gm.graph.nodes:  # other nodes' types, as the code spells them
+        if node.type is not None and node.name in node_types:
+            _types.setdefault(node_types[node.name], node.type)
     _record_annotation_globals(
         gm, list(annotations.values()) + [return_annotation or ""] +
-        list(_export.code_form_node_types(gm).values()))
+        list(node_types.values()))
 
 
 def _record_annotation_globals(gm, annotations):

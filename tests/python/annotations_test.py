@@ -12,7 +12,6 @@ bundle file (tools/torchfx_export.py, then `fx print` / `fx code`) too.
 """
 
 import json
-import os
 import subprocess
 import typing
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
@@ -20,6 +19,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 import pytest
 import torch
 import torch.fx
+from torch.fx.annotate import annotate  # noqa: F401 (RewritingTracer's)
 from torch.fx.tensor_type import Dyn, TensorType
 
 import fx_sdk
@@ -138,7 +138,7 @@ class GraduallyTyped(torch.nn.Module):
         self.bn = torch.nn.BatchNorm2d(2)
         self.relu = torch.nn.ReLU()
 
-    def forward(self, x: TensorType((2, 2, Dyn, 4))):
+    def forward(self, x: TensorType((2, 2, 5, 4))):
         return self.relu(self.bn(x))
 
 
@@ -165,6 +165,33 @@ def test_types_on_every_node_print_and_generate_as_torch_fx(tmp_path):
     assert [n.type for n in back.graph.nodes] == [n.type
                                                   for n in gm.graph.nodes]
     test_a_bundle_prints_and_generates_annotations_as_torch_fx(gm, tmp_path)
+
+
+class AnnotatedLocal(torch.nn.Module):
+    """A local variable's annotation, which the AST rewriting tracer turns
+    into the node's type (torch.fx's TypeCheckerTest)."""
+
+    def __init__(self):
+        super().__init__()
+        self.bn1 = torch.nn.BatchNorm2d(2)
+
+    def forward(self, x: TensorType((2, 2, 5, 4))):
+        out: TensorType((2, 2, Dyn, 4)) = self.bn1(x)
+        return out
+
+
+def test_a_node_typed_apart_from_the_inputs_comes_back_typed():
+    from torch.fx.experimental.rewriter import RewritingTracer
+    tracer = RewritingTracer()
+    graph = tracer.trace(AnnotatedLocal())
+    gm = torch.fx.GraphModule(tracer.root, graph, "gm")
+    sdk_gm = fx_sdk.from_torch_fx(gm)
+    assert sdk_text(sdk_gm) == torch_text(gm.graph)
+    assert sdk_gm.code == gm.code
+    back = fx_sdk.to_torch_fx(sdk_gm, lazy=False)
+    assert torch_text(back.graph) == torch_text(gm.graph)
+    assert [n.type for n in back.graph.nodes] == [n.type
+                                                  for n in gm.graph.nodes]
 
 
 def test_to_torch_fx_gives_back_the_types(gm):
