@@ -215,14 +215,20 @@ const py::object& object_of(void* handle) {
   return *static_cast<const py::object*>(handle);
 }
 
+// The `**kwargs` of a "*args, **kwargs" entry as (name, value) pairs.
+fx::OpaqueModuleImpl::Kwargs keyword_arguments(const c10::IValue& kwargs) {
+  fx::OpaqueModuleImpl::Kwargs out;
+  for (const auto& e : kwargs.toGenericDict()) {
+    out.emplace_back(e.key().toStringRef(), e.value());
+  }
+  return out;
+}
+
 fx::OpKernel function_kernel(std::shared_ptr<void> handle,
                              const std::string& target) {
   std::string what = cat("Python callable '", target, "'");
   return [handle = std::move(handle), what](fx::OpArgs& a) -> c10::IValue {
-    fx::OpaqueModuleImpl::Kwargs kwargs;
-    for (const auto& e : a[1].toGenericDict()) {
-      kwargs.emplace_back(e.key().toStringRef(), e.value());
-    }
+    fx::OpaqueModuleImpl::Kwargs kwargs = keyword_arguments(a[1]);
     return call_python(object_of(handle.get()), fx::sequence_elements(a[0]),
                        kwargs, what);
   };
@@ -236,10 +242,7 @@ fx::OpKernel method_kernel(const std::string& target) {
   return [target, what](fx::OpArgs& a) -> c10::IValue {
     std::vector<c10::IValue> args = fx::sequence_elements(a[0]);
     if (args.empty()) throw fx::FxError(cat(what, " called without self"));
-    fx::OpaqueModuleImpl::Kwargs kwargs;
-    for (const auto& e : a[1].toGenericDict()) {
-      kwargs.emplace_back(e.key().toStringRef(), e.value());
-    }
+    fx::OpaqueModuleImpl::Kwargs kwargs = keyword_arguments(a[1]);
     py::gil_scoped_acquire gil;
     py::object bound;
     try {
@@ -264,10 +267,7 @@ fx::OpKernel dispatching_kernel(fx::Opcode op, const std::string& target,
     for (const c10::IValue& arg : args) {
       if (is_python_object(arg)) return python(a);
     }
-    fx::OpaqueModuleImpl::Kwargs kwargs;
-    for (const auto& e : a[1].toGenericDict()) {
-      kwargs.emplace_back(e.key().toStringRef(), e.value());
-    }
+    fx::OpaqueModuleImpl::Kwargs kwargs = keyword_arguments(a[1]);
     return fx::call_op(builtin, std::move(args), kwargs);
   };
 }

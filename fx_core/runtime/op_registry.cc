@@ -558,6 +558,23 @@ void register_builtin_ops(OpRegistry& registry) {
 c10::IValue call_op(
     const OpDef& def, std::vector<c10::IValue> args,
     const std::vector<std::pair<std::string, c10::IValue>>& kwargs) {
+  if (!def.specialize && !kwargs.empty()) {
+    // A keyword the hand-written signature leaves out may be the ATen
+    // operator's (torch.div(x, y, out=None)): as compiled plans do.
+    std::vector<std::string_view> names;
+    for (const auto& kv : kwargs) names.push_back(kv.first);
+    std::vector<ParamSource> sources;
+    std::string unbound;
+    if (!bind_call(def.schema, args.size(), names, &sources, &unbound)) {
+      const OpDef* aten = OpRegistry::global().resolve_aten(def.op, def.target);
+      try {
+        if (aten != nullptr) return call_op(*aten, args, kwargs);
+      } catch (const FxError&) {
+        // ATen's overloads do not take it either: the signature's message.
+      }
+      throw FxError(cat(def.target, "() ", unbound));
+    }
+  }
   std::vector<c10::IValue> values;
   std::string error;
   if (!bind_values(def.schema, std::move(args), kwargs, &values, &error)) {

@@ -219,7 +219,9 @@ std::string no_kernel_message(Opcode op, std::string_view target);
 void register_builtin_ops(OpRegistry& registry);
 
 // Runs `def` on runtime values: binds `args` and `kwargs` to its schema
-// (Python's rules) and calls its kernel. Throws FxError naming the target on
+// (Python's rules) and calls its kernel; a call whose keywords a
+// hand-written signature lacks goes to the ATen operator of the same name
+// when there is one (resolve_aten). Throws FxError naming the target on
 // a binding error; kernel errors propagate.
 c10::IValue call_op(
     const OpDef& def, std::vector<c10::IValue> args,

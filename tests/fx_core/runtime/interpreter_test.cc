@@ -161,6 +161,24 @@ TEST(Interpreter, RunningAgainStartsFromAFreshEnvironment) {
       at::equal(interp.env().at(node_named(gm.graph(), "x")).toTensor(), y));
 }
 
+// F.normalize traced through records torch.div(x, y, out=None): torch's
+// signature has `out`, the SDK's hand-written torch.div does not; both the
+// Interpreter and the compiled plan bind it to ATen's div (torch.fx computes
+// x / y).
+TEST(Interpreter, AKeywordTheHandWrittenSignatureLacksBindsToAten) {
+  auto graph = std::make_unique<Graph>();
+  Node* x = graph->placeholder("x");
+  Node* y = graph->placeholder("y");
+  graph->output(Argument(graph->call_function(
+      "torch.div", {Argument(x), Argument(y)}, {{"out", Argument()}})));
+  torch::nn::Module root;
+  GraphModule gm(root, std::move(graph));
+  at::Tensor a = torch::rand({3}), b = torch::rand({3}) + 1;
+  Interpreter interp(gm);
+  EXPECT_TRUE(at::allclose(interp.run({a, b}).toTensor(), a / b));
+  EXPECT_TRUE(at::allclose(gm.forward({a, b}).toTensor(), a / b));
+}
+
 class InterpreterOnReferenceBundle
     : public ::testing::TestWithParam<std::string> {};
 
