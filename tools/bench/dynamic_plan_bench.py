@@ -37,6 +37,12 @@ from suite_bench import TransformerBlock, blas_library, set_threads  # noqa
 
 import fx_sdk  # noqa: E402
 
+# Idle time before each timed call (not timed). Thread pools spin for a
+# while after a run: ONNX Runtime's intra-op threads (its node binding cannot
+# set session.intra_op.allow_spinning) slowed whichever engine ran next by
+# ~30 ms at 2 threads, and OpenMP's workers do the same on a smaller scale.
+IDLE_SECONDS = 0.2
+
 PASSES = ("shape_prop,fold_bn,fuse_conv,fuse_linear,fuse_matmul,"
           "fuse_pointwise")
 
@@ -114,6 +120,7 @@ def interleaved(engines, x, repeat):
             run_once(fn, x)
         for _ in range(repeat):
             for name, fn in engines.items():
+                time.sleep(IDLE_SECONDS)
                 times[name].append(run_once(fn, x))
     return {name: statistics.median(t) for name, t in times.items()}
 
