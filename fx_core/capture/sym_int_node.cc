@@ -2,6 +2,7 @@
 
 #include <c10/util/Exception.h>
 
+#include <optional>
 #include <utility>
 
 namespace fx::capture {
@@ -32,6 +33,28 @@ CaptureSymNode& as_capture(const c10::SymIntNode& node) {
 
 }  // namespace
 
+namespace {
+
+// `op` on two hints as Python computes it on ints, or nullopt where that
+// needs care (overflow, a zero divisor): the expression's evaluation says.
+std::optional<int64_t> hint_of(const std::string& op, int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (op == "add") {
+    if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
+  } else if (op == "sub") {
+    if (__builtin_sub_overflow(a, b, &r)) return std::nullopt;
+  } else if (op == "mul") {
+    if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
+  } else if (b <= 0 || a < 0) {
+    return std::nullopt;
+  } else {
+    r = op == "floordiv" ? a / b : a % b;
+  }
+  return r;
+}
+
+}  // namespace
+
 c10::SymIntNode CaptureSymNode::arithmetic(const std::string& op,
                                            const c10::SymIntNode& other) {
   CaptureSymNode& b = as_capture(other);
@@ -58,16 +81,16 @@ c10::SymIntNode CaptureSymNode::arithmetic(const std::string& op,
   source.kind = Source::Kind::kOperator;
   source.op = op;
   source.operands = {c10::SymIntNode::reclaim_copy(this), other};
-  int64_t hint = guards().hint(e);
-  return c10::make_intrusive<CaptureSymNode>(owner_, std::move(e), hint,
-                                             std::move(source));
+  std::optional<int64_t> hint = hint_of(op, hint_, b.hint_);
+  return c10::make_intrusive<CaptureSymNode>(
+      owner_, e, hint ? *hint : guards().hint(e), std::move(source));
 }
 
 c10::SymIntNode CaptureSymNode::compare(sym::Relation::Op op,
                                         const c10::SymIntNode& other) {
   CaptureSymNode& b = as_capture(other);
   sym::Relation relation{op, expr_, b.expr_};
-  bool value = relation.evaluate(guards().hints());
+  bool value = guards().value(relation);
   Source source;
   source.kind = Source::Kind::kOperator;
   static const char* const kNames[] = {"eq", "ne", "lt", "le", "gt", "ge"};

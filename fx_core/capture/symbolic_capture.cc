@@ -356,8 +356,26 @@ at::Tensor SymbolicCapture::wrap(const at::Tensor& result,
     });
   }
   std::vector<Expr> strides =
-      view_strides(sizes, meta, bases, guards_, /*hint_fallback=*/true);
+      bases.empty()
+          ? fresh_strides(sizes, meta)
+          : view_strides(sizes, meta, bases, guards_, /*hint_fallback=*/true);
   return make_symbolic_tensor(weak_from_this(), meta, sizes, strides);
+}
+
+const std::vector<Expr>& SymbolicCapture::fresh_strides(
+    const std::vector<Expr>& sizes, const at::Tensor& meta) {
+  std::vector<intptr_t> key;
+  key.reserve(sizes.size() * 2);
+  for (const Expr& e : sizes) {
+    key.push_back(reinterpret_cast<intptr_t>(&e.node()));
+  }
+  for (int64_t s : meta.strides()) key.push_back(static_cast<intptr_t>(s));
+  auto found = strides_memo_.find(key);
+  if (found != strides_memo_.end()) return found->second.strides;
+  StridesOf entry{sizes, view_strides(sizes, meta, {}, guards_,
+                                      /*hint_fallback=*/true)};
+  return strides_memo_.emplace(std::move(key), std::move(entry))
+      .first->second.strides;
 }
 
 at::Tensor SymbolicCapture::alias(const at::Tensor& tensor) {

@@ -123,6 +123,16 @@ class SymbolicCapture final
   sym::GuardRecorder guards_;
   // Shape function results by operator and argument expressions.
   std::map<std::string, SymValue> shape_memo_;
+  // The strides of a result that is no view, by its sizes (the identity of
+  // their expressions) and its strides at the hints; `sizes` keeps those
+  // expressions alive so their identities are not reused.
+  struct StridesOf {
+    std::vector<sym::Expr> sizes;
+    std::vector<sym::Expr> strides;
+  };
+  std::map<std::vector<intptr_t>, StridesOf> strides_memo_;
+  const std::vector<sym::Expr>& fresh_strides(
+      const std::vector<sym::Expr>& sizes, const at::Tensor& meta);
 };
 
 }  // namespace fx::capture

@@ -24,12 +24,6 @@ SymbolicTensorImpl::SymbolicTensorImpl(std::weak_ptr<SymNodeOwner> owner,
   TORCH_INTERNAL_ASSERT(size_exprs_.size() == meta_.dim() &&
                         stride_exprs_.size() == meta_.dim());
   c10::TensorImpl::set_sizes_and_strides(meta_.sizes(), meta_.strides());
-  for (size_t d = 0; d < size_exprs_.size(); ++d) {
-    const auto i = static_cast<int64_t>(d);
-    sizes_.push_back(make_int(size_exprs_[d], meta_.size(i), Kind::kSize, i));
-    strides_.push_back(
-        make_int(stride_exprs_[d], meta_.stride(i), Kind::kStride, i));
-  }
   set_python_dispatch(true);
   set_custom_sizes_strides(SizesStridesPolicy::CustomSizes);
 }
@@ -43,6 +37,20 @@ c10::SymInt SymbolicTensorImpl::make_int(const sym::Expr& e, int64_t hint,
   source.dim = dim;
   return c10::SymInt::toSymInt(
       c10::make_intrusive<CaptureSymNode>(owner_, e, hint, std::move(source)));
+}
+
+const std::vector<c10::SymInt>& SymbolicTensorImpl::sym_ints(
+    bool strides) const {
+  if (!made_sym_ints_) {
+    for (size_t d = 0; d < size_exprs_.size(); ++d) {
+      const auto i = static_cast<int64_t>(d);
+      sizes_.push_back(make_int(size_exprs_[d], meta_.size(i), Kind::kSize, i));
+      strides_.push_back(
+          make_int(stride_exprs_[d], meta_.stride(i), Kind::kStride, i));
+    }
+    made_sym_ints_ = true;
+  }
+  return strides ? strides_ : sizes_;
 }
 
 std::vector<CaptureSymNode*> SymbolicTensorImpl::nodes() const {
@@ -91,7 +99,7 @@ int64_t SymbolicTensorImpl::storage_offset_custom() const {
 }
 
 int64_t SymbolicTensorImpl::dim_custom() const {
-  return static_cast<int64_t>(sizes_.size());
+  return static_cast<int64_t>(size_exprs_.size());
 }
 
 int64_t SymbolicTensorImpl::size_custom(int64_t d) const {
@@ -102,15 +110,15 @@ int64_t SymbolicTensorImpl::size_custom(int64_t d) const {
 
 c10::SymInt SymbolicTensorImpl::sym_size_custom(int64_t d) const {
   d = c10::maybe_wrap_dim(d, dim_custom(), /*wrap_scalar=*/false);
-  return sizes_[static_cast<size_t>(d)];
+  return sym_ints(false)[static_cast<size_t>(d)];
 }
 
 c10::SymIntArrayRef SymbolicTensorImpl::sym_sizes_custom() const {
-  return sizes_;
+  return sym_ints(false);
 }
 
 c10::SymIntArrayRef SymbolicTensorImpl::sym_strides_custom() const {
-  return strides_;
+  return sym_ints(true);
 }
 
 c10::SymInt SymbolicTensorImpl::sym_numel_custom() const {

@@ -80,8 +80,12 @@ class SymbolicTensorImpl final : public c10::TensorImpl {
   at::Tensor meta_;
   std::vector<sym::Expr> size_exprs_;
   std::vector<sym::Expr> stride_exprs_;
-  std::vector<c10::SymInt> sizes_;
-  std::vector<c10::SymInt> strides_;
+  // The SymInts LibTorch sees, made on first request (most tensors of a
+  // capture never have their symbolic sizes asked for).
+  const std::vector<c10::SymInt>& sym_ints(bool strides) const;
+  mutable std::vector<c10::SymInt> sizes_;
+  mutable std::vector<c10::SymInt> strides_;
+  mutable bool made_sym_ints_ = false;
   mutable c10::optional<c10::SymInt> numel_;
 };
 

@@ -31,11 +31,29 @@ Relation negated(const Relation& relation) {
   return Relation{op, relation.lhs, relation.rhs};
 }
 
+GuardRecorder::Decision& GuardRecorder::lookup(const Relation& relation) {
+  size_t key = relation.lhs.hash() * 31 + relation.rhs.hash() +
+               static_cast<size_t>(relation.op);
+  auto [first, last] = decisions_.equal_range(key);
+  for (auto it = first; it != last; ++it) {
+    if (it->second.relation == relation) return it->second;
+  }
+  std::optional<bool> known = relation.decided();
+  bool holds = known ? *known : relation.compare(hints_);
+  return decisions_.emplace(key, Decision{relation, known, holds})->second;
+}
+
+bool GuardRecorder::value(const Relation& relation) {
+  return lookup(relation).holds;
+}
+
 bool GuardRecorder::decide(const Relation& relation) {
-  if (std::optional<bool> known = relation.decided()) return *known;
-  bool holds = relation.compare(hints_);
-  record(holds ? relation : negated(relation));
-  return holds;
+  Decision& d = lookup(relation);
+  if (!d.known && !d.recorded) {
+    record(d.holds ? relation : negated(relation));
+    d.recorded = true;
+  }
+  return d.holds;
 }
 
 int64_t GuardRecorder::specialize(const Expr& expr) {

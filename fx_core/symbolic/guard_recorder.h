@@ -10,6 +10,10 @@
 //    decides on its own (no symbol, or the assumptions settle it) records
 //    nothing; any other records the relation that holds (the negation when
 //    it is false: Ne for Eq, Ge for Lt, ...), once.
+//  - value() is decide()'s value without recording anything.
+//  - Decisions are kept by the relation's structure, so deciding the same
+//    relation again (LibTorch's size checks repeat the same comparisons)
+//    costs a lookup.
 //  - specialize() turns an expression into its hint's integer, guarding
 //    that it equals it (torch's guard_int).
 //  - No LibTorch.
@@ -17,6 +21,8 @@
 #define FX_CORE_SYMBOLIC_GUARD_RECORDER_H_
 
 #include <cstdint>
+#include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "fx_core/symbolic/sym_expr.h"
@@ -29,6 +35,7 @@ class GuardRecorder {
   explicit GuardRecorder(Bindings hints) : hints_(std::move(hints)) {}
 
   bool decide(const Relation& relation);
+  bool value(const Relation& relation);
   int64_t specialize(const Expr& expr);
   // The expression's value at the hints, recording nothing.
   int64_t hint(const Expr& expr) const;
@@ -38,10 +45,18 @@ class GuardRecorder {
   const std::vector<Relation>& guards() const { return guards_; }
 
  private:
+  struct Decision {
+    Relation relation;
+    std::optional<bool> known;  // decided without the hints
+    bool holds;
+    bool recorded = false;
+  };
+  Decision& lookup(const Relation& relation);
   void record(Relation guard);
 
   Bindings hints_;
   std::vector<Relation> guards_;
+  std::unordered_multimap<size_t, Decision> decisions_;  // by structure
 };
 
 // The relation that holds when `relation` does not: Eq <-> Ne, Lt <-> Ge,

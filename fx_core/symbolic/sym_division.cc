@@ -339,7 +339,7 @@ bool could_extract_minus_sign(const Expr& e) {
   for (const Term& t : n.poly) negative += t.coeff < 0 ? 1 : 0;
   size_t positive = n.poly.size() - negative;
   if (positive != negative) return positive < negative;
-  return compare(*n.key, *(-e).node().key) < 0;
+  return compare(sort_key(n), sort_key((-e).node())) < 0;
 }
 
 // e is sympy's -Mod(a, b): the Mod, else nullopt.

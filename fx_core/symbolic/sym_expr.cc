@@ -93,6 +93,8 @@ Expr Expr::symbol(std::string_view name) { return internal::make_symbol(name); }
 
 Expr::Kind Expr::kind() const { return node_->kind; }
 
+size_t Expr::hash() const { return node_->hash; }
+
 std::optional<int64_t> Expr::as_integer() const {
   if (node_->kind != Kind::kInteger) return std::nullopt;
   return node_->poly.empty() ? 0 : node_->poly[0].coeff;
@@ -160,8 +162,35 @@ int64_t Expr::evaluate(const Bindings& bindings) const {
   return sum;
 }
 
+namespace {
+
+// Canonical forms are equal exactly when their structures are.
+bool same_terms(const Poly& a, const Poly& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const Term &x = a[i], &y = b[i];
+    if (x.coeff != y.coeff || x.factors.size() != y.factors.size()) {
+      return false;
+    }
+    for (size_t k = 0; k < x.factors.size(); ++k) {
+      if (x.factors[k].power != y.factors[k].power ||
+          x.factors[k].atom != y.factors[k].atom) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 bool operator==(const Expr& a, const Expr& b) {
-  return internal::compare_exprs(a, b) == 0;
+  const Node &x = a.node(), &y = b.node();
+  if (&x == &y) return true;
+  if (x.hash != y.hash || x.kind != y.kind || x.atom != y.atom) return false;
+  if (x.kind == Expr::Kind::kSymbol) return x.name == y.name;
+  if (x.atom) return x.operands == y.operands;
+  return same_terms(x.poly, y.poly);
 }
 
 Expr operator+(const Expr& a, const Expr& b) {

@@ -84,6 +84,9 @@ class Expr {
   // As sympy's str().
   std::string str() const;
 
+  // A hash of the structure: equal expressions hash alike.
+  size_t hash() const;
+
   friend bool operator==(const Expr& a, const Expr& b);
   friend bool operator!=(const Expr& a, const Expr& b) { return !(a == b); }
 

@@ -74,8 +74,11 @@ KeyPtr atom_args_key(const Node& atom) {
   if (atom.kind == Expr::Kind::kSymbol) {
     return tuple_key({int_key(1), tuple_key({str_key(atom.name)})});
   }
-  return tuple_key({int_key(2), tuple_key({atom.operands[0].node().key,
-                                           atom.operands[1].node().key})});
+  const Node& base = atom.operands[0].node();
+  const Node& divisor = atom.operands[1].node();
+  sort_key(base);
+  sort_key(divisor);
+  return tuple_key({int_key(2), tuple_key({base.key, divisor.key})});
 }
 
 // Expr.sort_key of coeff * atom**power.
@@ -207,7 +210,7 @@ int64_t python_mod(int64_t a, int64_t b) {
 
 int compare_exprs(const Expr& a, const Expr& b) {
   if (&a.node() == &b.node()) return 0;
-  return compare(*a.node().key, *b.node().key);
+  return compare(sort_key(a.node()), sort_key(b.node()));
 }
 
 int compare_monomials(const Term& a, const Term& b) {
@@ -275,13 +278,32 @@ std::vector<const Term*> ordered_terms(const Poly& poly) {
   return out;
 }
 
+namespace {
+
+size_t mix(size_t seed, size_t value) {
+  return seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
+}
+
+size_t poly_hash(const Poly& poly) {
+  size_t h = 0x51ed27;
+  for (const Term& t : poly) {
+    h = mix(h, std::hash<int64_t>()(t.coeff));
+    for (const Factor& f : t.factors) {
+      h = mix(mix(h, f.atom.node().hash), std::hash<int64_t>()(f.power));
+    }
+  }
+  return h;
+}
+
+}  // namespace
+
 Expr make_symbol(std::string_view name) {
   if (name.empty()) throw FxError("a symbol needs a name");
   auto n = std::make_shared<Node>();
   n->kind = Expr::Kind::kSymbol;
   n->atom = true;
   n->name = std::string(name);
-  n->key = atom_key(*n);
+  n->hash = std::hash<std::string_view>()(name);
   return Expr(std::move(n));
 }
 
@@ -290,7 +312,8 @@ Expr make_atom(Expr::Kind kind, const Expr& base, const Expr& divisor) {
   n->kind = kind;
   n->atom = true;
   n->operands = {base, divisor};
-  n->key = atom_key(*n);
+  n->hash = mix(mix(static_cast<size_t>(kind), base.node().hash),
+                divisor.node().hash);
   return Expr(std::move(n));
 }
 
@@ -299,17 +322,53 @@ Poly to_poly(const Expr& e) {
   return e.node().poly;
 }
 
+const Key& sort_key(const Node& node) {
+  std::call_once(node.key_once, [&node] {
+    node.key = node.atom ? atom_key(node) : poly_key(node.poly);
+  });
+  return *node.key;
+}
+
+namespace {
+
+constexpr int64_t kFirstShared = -8, kLastShared = 256;
+
+Expr make_poly_node(Poly poly) {
+  auto n = std::make_shared<Node>();
+  n->kind = poly_kind(poly);
+  n->atom = false;
+  n->hash = poly_hash(poly);
+  n->poly = std::move(poly);
+  return Expr(std::move(n));
+}
+
+// The integers kFirstShared..kLastShared, made once: sizes, strides and
+// their arithmetic make these constantly.
+const std::vector<Expr>& shared_integers() {
+  static const std::vector<Expr> all = [] {
+    std::vector<Expr> out;
+    for (int64_t v = kFirstShared; v <= kLastShared; ++v) {
+      out.push_back(make_poly_node(v == 0 ? Poly{} : Poly{Term{v, {}}}));
+    }
+    return out;
+  }();
+  return all;
+}
+
+}  // namespace
+
 Expr from_poly(Poly poly) {
   if (poly.size() == 1 && poly[0].coeff == 1 && poly[0].factors.size() == 1 &&
       poly[0].factors[0].power == 1) {
     return poly[0].factors[0].atom;
   }
-  auto n = std::make_shared<Node>();
-  n->kind = poly_kind(poly);
-  n->atom = false;
-  n->key = poly_key(poly);
-  n->poly = std::move(poly);
-  return Expr(std::move(n));
+  if (poly.empty() || (poly.size() == 1 && poly[0].factors.empty())) {
+    int64_t v = poly.empty() ? 0 : poly[0].coeff;
+    if (v >= kFirstShared && v <= kLastShared) {
+      return shared_integers()[static_cast<size_t>(v - kFirstShared)];
+    }
+  }
+  return make_poly_node(std::move(poly));
 }
 
 Expr from_term(const Term& term) { return from_poly({term}); }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,14 +42,21 @@ struct Term {
 // monomial order (compare_monomials).
 using Poly = std::vector<Term>;
 
+// Immutable once made (sort_key() fills its cache once, thread-safely).
 struct Node {
   Expr::Kind kind;
   bool atom;                   // kSymbol, kFloorDiv, kMod
   std::string name;            // kSymbol
   std::vector<Expr> operands;  // kFloorDiv, kMod: {base, divisor}
   Poly poly;                   // everything but atoms
-  KeyPtr key;                  // sympy's sort_key of the whole expression
+  size_t hash = 0;             // of the structure, set when made
+
+  // sympy's sort_key of the whole expression, computed on first use: most
+  // expressions (sizes, strides) are never ordered against another.
+  mutable std::once_flag key_once;
+  mutable KeyPtr key;
 };
+const Key& sort_key(const Node& node);
 
 // Checked arithmetic on int64 without INT64_MIN; FxError on overflow.
 int64_t checked_add(int64_t a, int64_t b);

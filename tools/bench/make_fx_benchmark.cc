@@ -3,6 +3,8 @@
 // capture_graph in each tracing mode (real, fake, symbolic: issue 31's goal
 // is symbolic within 2x of real).
 //   bazel run --config=opt //tools/bench:make_fx_benchmark -- [N ...]
+//   ... -- --profile MODE N LOOPS: only capture_graph of N ops in MODE,
+//   LOOPS times (for perf record).
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
@@ -25,6 +27,18 @@ Tensors chain(const Tensors& in, int ops) {
   at::Tensor x = in[0];
   for (int i = 0; i < ops; ++i) {
     x = (i % 2 == 0) ? at::add(x, in[1]) : at::relu(x);
+  }
+  return {x};
+}
+
+// Attention's reshape into heads and back, with sizes read from the input
+// (symbolic in symbolic mode), then an add: 5 recorded ops a round.
+Tensors heads(const Tensors& in, int ops) {
+  at::Tensor x = in[0];
+  for (int i = 0; i < ops / 5; ++i) {
+    c10::SymInt b = x.sym_size(0), s = x.sym_size(1), d = x.sym_size(2);
+    at::Tensor h = x.view_symint({b, s, 4, d / 4}).transpose(1, 2);
+    x = at::add(h.transpose(1, 2).reshape_symint({b, s, d}), in[1]);
   }
   return {x};
 }
@@ -64,26 +78,61 @@ void print_cpu_breakdown(const fx::TensorFunction& fn, const Tensors& inputs,
       median(build), median(destroy));
 }
 
-// capture_graph's wall time per op in each tracing mode.
-void print_tracing_modes(const Tensors& inputs, int ops, int repeats) {
-  auto fn = [ops](const Tensors& in) { return chain(in, ops); };
-  std::printf("%d ops, capture_graph by tracing_mode:", ops);
-  double real = 0;
-  for (const char* mode : {"real", "fake", "symbolic"}) {
-    fx::MakeFxOptions options;
-    options.tracing_mode = mode;
-    double us = fx::bench::median_us(
-        [&] { fx::capture_graph(fn, inputs, options); }, repeats);
-    if (real == 0) real = us;
-    std::printf(" %s %.2f us/op (%.2fx real);", mode, us / ops, us / real);
+// capture_graph's thread CPU time (median) per op and per recorded node in
+// each tracing mode, on the add/relu chain and on the heads reshapes.
+void print_tracing_modes(int ops, int repeats) {
+  const Tensors chain_inputs = {at::randn({4, 4}), at::randn({4, 4})};
+  const Tensors heads_inputs = {at::randn({2, 6, 16}), at::randn({2, 6, 16})};
+  for (bool reshapes : {false, true}) {
+    const Tensors& inputs = reshapes ? heads_inputs : chain_inputs;
+    fx::TensorFunction fn = [ops, reshapes](const Tensors& in) {
+      return reshapes ? heads(in, ops) : chain(in, ops);
+    };
+    std::printf("%d ops (%s), capture_graph CPU time by tracing_mode:", ops,
+                reshapes ? "view/transpose/reshape/add" : "add/relu");
+    double real = 0, real_per_node = 0;
+    for (const char* mode : {"real", "fake", "symbolic"}) {
+      fx::MakeFxOptions options;
+      options.tracing_mode = mode;
+      std::vector<double> cpu;
+      for (int r = 0; r < repeats; ++r) {
+        double start = fx::bench::thread_cpu_us();
+        fx::capture_graph(fn, inputs, options);
+        cpu.push_back(fx::bench::thread_cpu_us() - start);
+      }
+      std::sort(cpu.begin(), cpu.end());
+      double us = cpu[cpu.size() / 2];
+      fx::CapturedGraph captured = fx::capture_graph(fn, inputs, options);
+      size_t nodes = 0;
+      for (const fx::Node* n : captured.graph->nodes()) nodes += n ? 1 : 0;
+      double per_node = us / static_cast<double>(nodes);
+      if (real == 0) real = us, real_per_node = per_node;
+      std::printf(
+          " %s %.2f us/op (%.2fx real), %zu nodes, %.2f us/node "
+          "(%.2fx real);",
+          mode, us / ops, us / real, nodes, per_node, per_node / real_per_node);
+    }
+    std::printf("\n");
   }
-  std::printf("\n");
+}
+
+// capture_graph of the heads reshapes alone, for a profiler.
+int profile(const std::string& mode, int ops, int loops) {
+  Tensors inputs = {at::randn({2, 6, 16}), at::randn({2, 6, 16})};
+  auto fn = [ops](const Tensors& in) { return heads(in, ops); };
+  fx::MakeFxOptions options;
+  options.tracing_mode = mode;
+  for (int i = 0; i < loops; ++i) fx::capture_graph(fn, inputs, options);
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   at::set_num_threads(1);
+  if (argc == 5 && std::string(argv[1]) == "--profile") {
+    return profile(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
+  }
   std::vector<int> sizes;
   for (int i = 1; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
   if (sizes.empty()) sizes = {1000, 10000};
@@ -101,7 +150,7 @@ int main(int argc, char** argv) {
         "eager); make_fx with the GraphModule %.2f us/op; 1 thread\n",
         ops, eager / ops, capture / ops, (capture - eager) / ops, total / ops);
     print_cpu_breakdown(fn, inputs, ops, repeats);
-    print_tracing_modes(inputs, std::min(ops, 2000), repeats);
+    print_tracing_modes(std::min(ops, 2000), repeats);
   }
   return 0;
 }
