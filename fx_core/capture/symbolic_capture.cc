@@ -81,6 +81,64 @@ SymValue shape_input(const c10::IValue& v) {
   return SymValue::none();
 }
 
+std::string operator_name(const c10::FunctionSchema& schema) {
+  return schema.name() +
+         (schema.overload_name().empty() ? "" : "." + schema.overload_name());
+}
+
+size_t value_hash(const SymValue& v) {
+  size_t h = static_cast<size_t>(v.kind);
+  switch (v.kind) {
+    case SymValue::Kind::kBool:
+      return h * 31 + v.boolean;
+    case SymValue::Kind::kInt:
+      return h * 31 + v.integer.hash();
+    case SymValue::Kind::kFloat:
+      return h * 31 + std::hash<double>()(v.number);
+    case SymValue::Kind::kString:
+      return h * 31 + std::hash<std::string>()(v.text);
+    case SymValue::Kind::kList:
+    case SymValue::Kind::kTuple:
+      for (const SymValue& item : *v.items) h = h * 31 + value_hash(item);
+      return h;
+    case SymValue::Kind::kNone:
+      break;
+  }
+  return h;
+}
+
+bool same_values(const std::vector<SymValue>& a,
+                 const std::vector<SymValue>& b);
+
+bool same_value(const SymValue& a, const SymValue& b) {
+  if (a.kind != b.kind) return false;
+  switch (a.kind) {
+    case SymValue::Kind::kBool:
+      return a.boolean == b.boolean;
+    case SymValue::Kind::kInt:
+      return a.integer == b.integer;
+    case SymValue::Kind::kFloat:
+      return a.number == b.number;
+    case SymValue::Kind::kString:
+      return a.text == b.text;
+    case SymValue::Kind::kList:
+    case SymValue::Kind::kTuple:
+      return same_values(*a.items, *b.items);
+    case SymValue::Kind::kNone:
+      break;
+  }
+  return true;
+}
+
+bool same_values(const std::vector<SymValue>& a,
+                 const std::vector<SymValue>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!same_value(a[i], b[i])) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 SymbolicCapture::SymbolicCapture(Graph& graph, NodeOf node_of,
@@ -233,9 +291,6 @@ void SymbolicCapture::wrap_results(const c10::FunctionSchema& schema,
                                    const std::vector<c10::IValue>& args,
                                    torch::jit::Stack* stack) {
   const size_t n = schema.returns().size();
-  std::string name =
-      schema.name() +
-      (schema.overload_name().empty() ? "" : "." + schema.overload_name());
   bool symbolic = false;
   for (const c10::IValue& arg : args) {
     for_each_symbolic(arg, [&](const SymbolicTensorImpl& impl) {
@@ -248,59 +303,62 @@ void SymbolicCapture::wrap_results(const c10::FunctionSchema& schema,
       }
     }
   }
-  std::optional<SymValue> shapes;
-  if (symbolic) {
-    std::shared_ptr<const torch::jit::Graph> graph = shape_graph_for(schema);
-    if (!graph) {
-      throw FxError("make_fx (symbolic): " + name +
-                    " has symbolic arguments and no symbolic shape rule "
-                    "(fx_core/runtime/symbolic/shape_functions.cc)");
-    }
-    std::vector<SymValue> inputs;
-    std::string key = name;
-    for (const c10::IValue& arg : args) {
-      inputs.push_back(shape_input(arg));
-      key += "|" + inputs.back().str();
-    }
-    // The same expressions give the same result, and their guards are
-    // recorded already.
-    auto found = shape_memo_.find(key);
-    if (found != shape_memo_.end()) {
-      shapes = found->second;
-    } else {
-      std::vector<SymValue> result =
-          evaluate_shape_graph(*graph, std::move(inputs), guards_, name);
-      shapes = result.size() == 1 ? result[0] : SymValue::tuple(result);
-      shape_memo_.emplace(std::move(key), *shapes);
-    }
-  }
+  const SymValue* shapes = symbolic ? &result_shapes(schema, args) : nullptr;
   const size_t base = stack->size() - n;
   for (size_t i = 0; i < n; ++i) {
     const SymValue* shape = nullptr;
-    if (shapes) {
-      shape = n == 1 ? &*shapes : &(*shapes->items).at(i);
-    }
-    (*stack)[base + i] = wrap_value((*stack)[base + i], shape, args, name);
+    if (shapes) shape = n == 1 ? shapes : &(*shapes->items).at(i);
+    (*stack)[base + i] = wrap_value((*stack)[base + i], shape, args, schema);
   }
+}
+
+const SymValue& SymbolicCapture::result_shapes(
+    const c10::FunctionSchema& schema, const std::vector<c10::IValue>& args) {
+  std::vector<SymValue> inputs;
+  size_t key = std::hash<const void*>()(&schema);
+  for (const c10::IValue& arg : args) {
+    inputs.push_back(shape_input(arg));
+    key = key * 31 + value_hash(inputs.back());
+  }
+  // The same expressions give the same result, and their guards are
+  // recorded already.
+  auto [first, last] = shape_memo_.equal_range(key);
+  for (auto it = first; it != last; ++it) {
+    if (it->second.schema == &schema &&
+        same_values(it->second.inputs, inputs)) {
+      return it->second.result;
+    }
+  }
+  std::shared_ptr<const torch::jit::Graph> graph = shape_graph_for(schema);
+  if (!graph) {
+    throw FxError("make_fx (symbolic): " + operator_name(schema) +
+                  " has symbolic arguments and no symbolic shape rule "
+                  "(fx_core/runtime/symbolic/shape_functions.cc)");
+  }
+  std::vector<SymValue> result =
+      evaluate_shape_graph(*graph, inputs, guards_, operator_name(schema));
+  MemoEntry entry{&schema, std::move(inputs),
+                  result.size() == 1 ? result[0] : SymValue::tuple(result)};
+  return shape_memo_.emplace(key, std::move(entry))->second.result;
 }
 
 c10::IValue SymbolicCapture::wrap_value(const c10::IValue& result,
                                         const SymValue* shape,
                                         const std::vector<c10::IValue>& args,
-                                        const std::string& op_name) {
+                                        const c10::FunctionSchema& schema) {
   if (result.isTensorList()) {
     c10::List<at::Tensor> out;
     auto list = result.toTensorList();
     if (shape != nullptr &&
         (!shape->items || shape->items->size() != list.size())) {
-      throw FxError("make_fx (symbolic): the shape rule of " + op_name +
-                    " gives " + shape->str() + " for " +
+      throw FxError("make_fx (symbolic): the shape rule of " +
+                    operator_name(schema) + " gives " + shape->str() + " for " +
                     std::to_string(list.size()) + " tensors");
     }
     for (size_t i = 0; i < list.size(); ++i) {
       out.push_back(wrap_value(list.get(i),
                                shape ? &(*shape->items)[i] : nullptr, args,
-                               op_name)
+                               schema)
                         .toTensor());
     }
     return out;
@@ -330,8 +388,8 @@ c10::IValue SymbolicCapture::wrap_value(const c10::IValue& result,
       if (fits) sizes.push_back(s.integer);
     }
     if (!fits) {
-      throw FxError("make_fx (symbolic): the shape rule of " + op_name +
-                    " gives " + shape->str() +
+      throw FxError("make_fx (symbolic): the shape rule of " +
+                    operator_name(schema) + " gives " + shape->str() +
                     " but the kernel's result at the hints has sizes " +
                     c10::str(t.sizes()));
     }

@@ -41,6 +41,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "fx_core/capture/sym_int_node.h"
@@ -113,7 +114,11 @@ class SymbolicCapture final
   // One result: its shape function value (nullptr: concrete sizes).
   c10::IValue wrap_value(const c10::IValue& result, const SymValue* shape,
                          const std::vector<c10::IValue>& args,
-                         const std::string& op_name);
+                         const c10::FunctionSchema& schema);
+  // The shape function's value for `schema` called with `args` (some
+  // symbolic); FxError when it has none.
+  const SymValue& result_shapes(const c10::FunctionSchema& schema,
+                                const std::vector<c10::IValue>& args);
 
   Graph& graph_;
   NodeOf node_of_tensor_;
@@ -121,8 +126,14 @@ class SymbolicCapture final
   std::vector<InputShape> shapes_;
   std::vector<std::pair<std::string, int64_t>> symbols_;  // in order
   sym::GuardRecorder guards_;
-  // Shape function results by operator and argument expressions.
-  std::map<std::string, SymValue> shape_memo_;
+  // Shape function results by operator and argument expressions (their
+  // structure, hashed).
+  struct MemoEntry {
+    const c10::FunctionSchema* schema;
+    std::vector<SymValue> inputs;
+    SymValue result;
+  };
+  std::unordered_multimap<size_t, MemoEntry> shape_memo_;
   // The strides of a result that is no view, by its sizes (the identity of
   // their expressions) and its strides at the hints; `sizes` keeps those
   // expressions alive so their identities are not reused.
