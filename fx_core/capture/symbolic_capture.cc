@@ -413,25 +413,29 @@ at::Tensor SymbolicCapture::wrap(const at::Tensor& result,
         bases.push_back(&impl.stride_exprs());
     });
   }
-  std::vector<Expr> strides =
-      bases.empty()
-          ? fresh_strides(sizes, meta)
-          : view_strides(sizes, meta, bases, guards_, /*hint_fallback=*/true);
+  const std::vector<Expr>& strides = result_strides(sizes, meta, bases);
   return make_symbolic_tensor(weak_from_this(), meta, sizes, strides);
 }
 
-const std::vector<Expr>& SymbolicCapture::fresh_strides(
-    const std::vector<Expr>& sizes, const at::Tensor& meta) {
+const std::vector<Expr>& SymbolicCapture::result_strides(
+    const std::vector<Expr>& sizes, const at::Tensor& meta,
+    const std::vector<const std::vector<Expr>*>& bases) {
   std::vector<intptr_t> key;
-  key.reserve(sizes.size() * 2);
-  for (const Expr& e : sizes) {
-    key.push_back(reinterpret_cast<intptr_t>(&e.node()));
-  }
+  auto identities = [&key](const std::vector<Expr>& exprs) {
+    key.push_back(static_cast<intptr_t>(exprs.size()));
+    for (const Expr& e : exprs) {
+      key.push_back(reinterpret_cast<intptr_t>(&e.node()));
+    }
+  };
+  identities(sizes);
   for (int64_t s : meta.strides()) key.push_back(static_cast<intptr_t>(s));
+  for (const std::vector<Expr>* base : bases) identities(*base);
   auto found = strides_memo_.find(key);
   if (found != strides_memo_.end()) return found->second.strides;
-  StridesOf entry{sizes, view_strides(sizes, meta, {}, guards_,
-                                      /*hint_fallback=*/true)};
+  StridesOf entry{{sizes},
+                  view_strides(sizes, meta, bases, guards_,
+                               /*hint_fallback=*/true)};
+  for (const std::vector<Expr>* base : bases) entry.kept.push_back(*base);
   return strides_memo_.emplace(std::move(key), std::move(entry))
       .first->second.strides;
 }

@@ -134,16 +134,18 @@ class SymbolicCapture final
     SymValue result;
   };
   std::unordered_multimap<size_t, MemoEntry> shape_memo_;
-  // The strides of a result that is no view, by its sizes (the identity of
-  // their expressions) and its strides at the hints; `sizes` keeps those
-  // expressions alive so their identities are not reused.
+  // A result's strides by the identities of its sizes' expressions, its
+  // strides at the hints and the identities of the strides of the inputs it
+  // views; `kept` keeps those expressions alive so their identities are not
+  // reused.
   struct StridesOf {
-    std::vector<sym::Expr> sizes;
+    std::vector<std::vector<sym::Expr>> kept;
     std::vector<sym::Expr> strides;
   };
   std::map<std::vector<intptr_t>, StridesOf> strides_memo_;
-  const std::vector<sym::Expr>& fresh_strides(
-      const std::vector<sym::Expr>& sizes, const at::Tensor& meta);
+  const std::vector<sym::Expr>& result_strides(
+      const std::vector<sym::Expr>& sizes, const at::Tensor& meta,
+      const std::vector<const std::vector<sym::Expr>*>& bases);
 };
 
 }  // namespace fx::capture
