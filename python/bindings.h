@@ -21,6 +21,7 @@
 
 namespace fx {
 struct InProcessParts;
+class CodeGen;
 class Graph;
 }  // namespace fx
 
@@ -68,19 +69,28 @@ void bind_symbolic_shape_prop(pybind11::module_& m);
 // Python callables in process (python_callables.cc): into `parts`, a
 // foreign target for each call_function target of `graph` that has no
 // kernel (its object from `function_names`, object -> target name; two
-// objects of one such name raise ValueError naming both) and an
+// objects of one such name raise ValueError naming both), an
 // fx::OpaqueModuleImpl for each (path, module, type name) of
-// `opaque_modules`. Each holds its Python object.
+// `opaque_modules` and a foreign attribute for each (path, object) of
+// `attributes` (get_attr targets that are no tensors). Each holds its
+// Python object.
 void add_python_parts(
     const fx::Graph& graph,
     const std::unordered_map<PyObject*, std::string>& function_names,
-    pybind11::handle opaque_modules, fx::InProcessParts& parts);
+    pybind11::handle opaque_modules, pybind11::handle attributes,
+    fx::InProcessParts& parts);
 // The object a Python callable returned that the runtime holds as it is
 // (python_callables.cc), or a null object for any other value.
 pybind11::object held_python_object(const c10::IValue& value);
 // A Python object the runtime has no form for (a user's class given as an
 // input), held as it is for the Python callables and methods that use it.
 c10::IValue python_object_value(pybind11::handle object);
+// A user's torch.fx CodeGen subclass (`codegen`, a Python object) as the
+// SDK graph's code generator (python_codegen.cc): text and run-time hooks
+// asked of the object itself.
+std::unique_ptr<fx::CodeGen> python_codegen(pybind11::handle codegen);
+// The Python object behind a python_codegen, or None for any other CodeGen.
+pybind11::object python_codegen_object(const fx::CodeGen& codegen);
 // fx_sdk._C._python_objects, _module_kind_known, _add_python_function and
 // _python_function (python_callables.cc).
 void bind_python_callables(pybind11::module_& m);

@@ -27,8 +27,11 @@ has no kernel for (a user's function, a torch.fx.wrap'ed helper, a lambda)
 and a submodule of a class the SDK does not know (a user's leaf module)
 run by calling the Python object (with the GIL), are opaque calls to
 passes, keep their identity through pipelines and come back from
-to_torch_fx as the very same objects. A graph holding them cannot be
-written to a file (ValueError naming the target or module). Node meta crosses both ways where the format can hold
+to_torch_fx as the very same objects. So do get_attr targets whose values
+are no tensors (a ParameterList, a submodule handed to a function, a
+ProxyableClassMeta instance): the SDK holds the objects and the calls that
+take them run in Python. A graph holding them cannot be written to a file
+(ValueError naming the target, module or attribute). Node meta crosses both ways where the format can hold
 it (ARG values; shape_prop's TensorMetadata as the spec's tensor_meta);
 the rest (tensors, types, other objects) is left out.
 
@@ -109,9 +112,11 @@ def from_torch_fx(gm):
     if not isinstance(gm, torch.fx.GraphModule):
         raise TypeError(f"from_torch_fx takes a torch.fx.GraphModule, not "
                         f"{type(gm).__name__}")
-    modules, weights, kinds, kept = {}, {}, {}, {}
+    modules, weights, kinds, kept, objects = {}, {}, {}, {}, {}
     for node in _C._attribute_nodes(gm.graph):
         if node.op == "call_module" and _kept_in_python(gm, node.target, kept):
+            continue
+        if node.op == "get_attr" and _object_attribute(gm, node, objects):
             continue
         _export.add_attributes(gm, node, modules, weights, copy_weights=False,
                                kinds=kinds)
@@ -127,8 +132,11 @@ def from_torch_fx(gm):
             list(env["hints"].items()), env["guards"], printed,
             weight_kinds_json=json.dumps(kinds),
             opaque_modules=list(kept.values()),
-            pytree_json=_pytree_json(gm),
-            node_types=_export.code_form_node_types(gm))
+            pytree_json="" if _user_codegen(gm) else _pytree_json(gm),
+            node_types=_export.code_form_node_types(gm),
+            python_attributes=list(objects.items()),
+            named_tuple_info=_named_tuple_info,
+            codegen=_user_codegen(gm))
 
 
 # Namedtuple classes seen in pytree specs (the name the SDK holds -> the
@@ -162,12 +170,124 @@ def _names(name, cls):
         return False
 
 
+def _user_codegen(gm):
+    """gm's code generator when the SDK's graph keeps the Python object and
+    asks it (python_codegen.cc): a user's torch.fx CodeGen subclass, or a
+    _PyTreeCodeGen whose specs hold a user's pytree node type (its flatten
+    and unflatten functions are Python). None for the others, which the
+    SDK's own CodeGen and PyTreeCodeGen are."""
+    codegen = gm.graph._codegen
+    if type(codegen) is torch.fx.graph.CodeGen:
+        return None
+    if type(codegen) is torch.fx.graph._PyTreeCodeGen:
+        info = codegen.pytree_info
+        if info is None or (_export.user_tree_type(info.in_spec) is None and
+                            _export.user_tree_type(info.out_spec) is None):
+            return None
+    return codegen
+
+
+class _CodeName:
+    """A node in the output_args a user's CodeGen.generate_output gets from
+    the SDK: repr() is its name, as Node.__repr__ gives."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return self._name
+
+
+# Objects a user's CodeGen.additional_globals() named, by the qualified
+# name the SDK's code globals hold for them.
+_codegen_globals = {}
+
+
+def _codegen_global(obj):
+    """The name the SDK's code globals hold `obj` by (one of a user's
+    CodeGen.additional_globals()); remembered for to_torch_fx."""
+    name = f"fx_sdk.codegen_global#{id(obj):x}"
+    _codegen_globals[name] = obj
+    return name
+
+
+def _named_tuple_info(value):
+    """(class name, fields, fields_repr) of a NamedTuple value in a node's
+    arguments (argument.h's NamedTupleType): the class as torch.fx's code
+    names it (module and __name__), made unique as _namedtuple_name does and
+    remembered; fields_repr when the class's _custom_fx_repr_fn prints the
+    value as `Name(field=..., ...)`. Raises ValueError for a
+    _custom_fx_repr_fn that prints anything else (the SDK's graph text
+    could not be torch.fx's)."""
+    cls = type(value)
+    name = torch.fx.node._get_qualified_name(cls)
+    if _namedtuple_classes.get(name, cls) is not cls or not _names(name, cls):
+        name = f"{name}#{id(cls):x}"
+    _namedtuple_classes[name] = cls
+    fields = [str(f) for f in cls._fields]
+    custom = getattr(value, "_custom_fx_repr_fn", None)
+    if custom is None:
+        return name, fields, False
+    shown = custom()
+    format_arg = torch.fx.node._format_arg
+    by_fields = f"{cls.__name__}(" + ", ".join(
+        f"{f}={format_arg(v)}" for f, v in zip(fields, value)) + ")"
+    if shown == by_fields:
+        return name, fields, True
+    if shown == format_arg(tuple(value)):
+        return name, fields, False
+    raise ValueError(f"{name.split('#')[0]}'s _custom_fx_repr_fn prints "
+                     f"{shown!r}, which the SDK's graph text cannot show (it "
+                     f"shows {by_fields!r} or the tuple)")
+
+
 def _namedtuple_class(name):
     """The class a named tuple value of the SDK names (fx_sdk._C's
     to_python): one seen in a pytree spec, else resolved by its name."""
     if name not in _namedtuple_classes:
         _namedtuple_classes[name] = _import.resolve(name, "namedtuple class")
     return _namedtuple_classes[name]
+
+
+_MISSING = object()
+
+
+def _object_attribute(gm, node, objects):
+    """Whether the get_attr node's target is an object that is no tensor
+    (a ParameterList, a submodule handed to a function, a ProxyableClassMeta
+    instance, a ScriptModule's _c): if so it is in `objects` (target ->
+    object), held by the SDK as the Python object it is. ValueError naming
+    the node when gm has no such attribute."""
+    target = node.target
+    if target in objects:
+        return True
+    value = gm
+    for atom in target.split("."):
+        value = getattr(value, atom, _MISSING)
+        if value is _MISSING:
+            raise ValueError(f"node '{node.name}' (get_attr) refers to "
+                             f"'{target}', which the module does not have")
+    if isinstance(value, torch.Tensor):
+        return False
+    objects[target] = value
+    return True
+
+
+def _set_attribute(root, path, value):
+    """Sets the object `value` at the dotted `path` of `root` (as
+    torch.fx's GraphModule._copy_attr would find it), making plain
+    containers on the way and replacing what the path held."""
+    *parents, leaf = path.split(".")
+    for atom in parents:
+        if not hasattr(root, atom):
+            root.add_module(atom, torch.nn.Module())
+        root = getattr(root, atom)
+    for table in ("_parameters", "_buffers", "_modules"):
+        held = getattr(root, table, None)
+        if held is not None and leaf in held and not (
+                table == "_modules" and isinstance(value, torch.nn.Module)):
+            del held[leaf]
+    setattr(root, leaf, value)
 
 
 def _kept_in_python(gm, target, kept):
@@ -292,15 +412,20 @@ def to_torch_fx(sdk_gm, lazy=True):
     text, weights = _C._to_bundle(sdk_gm, include_nodes=False,
                                   in_process=True)
     doc, weights = json.loads(text), dict(weights)
-    python_modules, functions = _C._python_objects(sdk_gm)
+    python_modules, functions, attributes = _C._python_objects(sdk_gm)
     try:
         root = _import.build_root(doc, weights, share=True)
     except _import.BundleError as e:
         raise ValueError(str(e)) from None
     for path, module in python_modules:  # the very objects from_torch_fx had
         _import.set_path(root, path, module)
+    for path, value in attributes:  # get_attr objects, as they were
+        _set_attribute(root, path, value)
     graph = torch.fx.Graph()
     _import.set_pytree_codegen(graph, doc, _namedtuple_classes)
+    codegen = _C._python_codegen(sdk_gm)
+    if codegen is not None:  # the user's CodeGen object from_torch_fx had
+        graph._codegen = codegen
     with _no_gc():
         code, names = _C._build_torch_fx_graph(
             sdk_gm, graph,
@@ -352,6 +477,10 @@ def _global_object(name, qualified, functions=None):
     graph's Python callables by target)."""
     if functions and qualified in functions:
         return functions[qualified]
+    if qualified in _namedtuple_classes:  # a NamedTuple argument's class
+        return _namedtuple_classes[qualified]
+    if qualified in _codegen_globals:  # a user CodeGen's additional global
+        return _codegen_globals[qualified]
     builtin = torch.fx.graph._custom_builtins.get(name)
     if builtin is not None:
         return builtin.obj

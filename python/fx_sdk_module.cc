@@ -78,7 +78,25 @@ c10::IValue untyped_container(py::handle value) {
   return dict;
 }
 
+// An instance of a class defined outside builtins and torch (a user's
+// class): held as the Python object it is, never typed by TorchScript
+// (which would compile the class and hand back a TorchScript object).
+bool is_user_object(py::handle value) {
+  PyObject* p = value.ptr();
+  if (p == Py_None || PyLong_Check(p) || PyFloat_Check(p) ||
+      PyComplex_Check(p) || PyUnicode_Check(p) || PyTuple_Check(p) ||
+      PyList_Check(p) || PyDict_Check(p) || THPVariable_Check(p)) {
+    return false;  // numbers, str and containers (subclasses too) are values
+  }
+  py::handle type = reinterpret_cast<PyObject*>(Py_TYPE(p));
+  py::object module = py::getattr(type, "__module__", py::none());
+  if (!PyUnicode_Check(module.ptr())) return false;
+  std::string name = module.cast<std::string>();
+  return name != "builtins" && name != "torch" && name.rfind("torch.", 0) != 0;
+}
+
 c10::IValue to_ivalue(py::handle value) {
+  if (is_user_object(value)) return python_object_value(value);
   try {
     return torch::jit::toTypeInferredIValue(value);
   } catch (const std::exception&) {
@@ -302,6 +320,13 @@ PYBIND11_MODULE(_C, m) {
   bind_shape_env(m, graph_module);
   bind_symbolic_shape_prop(m);
   bind_python_callables(m);
+  m.def(
+      "_python_codegen",
+      [](const fx::GraphModule& gm) {
+        return python_codegen_object(gm.graph().codegen());
+      },
+      py::arg("gm"),
+      "The user's torch.fx CodeGen the SDK graph holds, or None.");
   m.def("_type_text_form", &fx::type_text_form, py::arg("code_form"),
         "How the graph prints an annotation the code spells `code_form`, "
         "when nothing else says (a NODE's type_text).");

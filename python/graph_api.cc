@@ -128,6 +128,11 @@ py::object torch_attribute(const std::string& dotted) {
   return value;
 }
 
+// fx_sdk's function `name` (the package's Python half).
+py::object fx_sdk_function(const char* name) {
+  return py::module_::import("fx_sdk").attr(name);
+}
+
 py::object to_python(const fx::Argument& arg, const GraphRef& ref) {
   using Kind = fx::Argument::Kind;
   switch (arg.kind()) {
@@ -155,12 +160,19 @@ py::object to_python(const fx::Argument& arg, const GraphRef& ref) {
       for (const fx::Argument& a : arg.elements()) {
         items.append(to_python(a, ref));
       }
+      if (const fx::NamedTupleType* named = arg.named_tuple_type()) {
+        return fx_sdk_function("_namedtuple_class")(named->name)(*items);
+      }
       return py::tuple(items);
     }
     case Kind::kDict: {
       py::dict items;
+      const fx::ArgumentList* keys = arg.dict_keys();
+      size_t i = 0;
       for (const auto& [key, value] : arg.items()) {
-        items[py::str(key)] = to_python(value, ref);
+        py::object k = keys ? to_python((*keys)[i], ref) : py::str(key);
+        items[k] = to_python(value, ref);
+        ++i;
       }
       return std::move(items);
     }
@@ -186,6 +198,27 @@ py::object to_python(const fx::Argument& arg, const GraphRef& ref) {
 
 bool is_torch_instance(py::handle value, const char* type_name) {
   return py::isinstance(value, py::module_::import("torch").attr(type_name));
+}
+
+// A NamedTuple of `items`, its class named by fx_sdk._named_tuple_info.
+fx::Argument named_tuple_from_python(py::handle value, fx::ArgumentList items,
+                                     const std::string& where) {
+  py::tuple info;
+  try {
+    info = fx_sdk_function("_named_tuple_info")(value);
+  } catch (py::error_already_set& e) {
+    if (!e.matches(PyExc_ValueError)) throw;
+    throw py::value_error(where + ": " + std::string(py::str(e.value())));
+  }
+  auto type = std::make_shared<fx::NamedTupleType>();
+  type->name = info[0].cast<std::string>();
+  type->fields = info[1].cast<std::vector<std::string>>();
+  type->fields_repr = info[2].cast<bool>();
+  try {
+    return fx::Argument::named_tuple(std::move(type), std::move(items));
+  } catch (const fx::FxError& e) {
+    throw py::value_error(where + ": " + e.what());
+  }
 }
 
 fx::Argument from_python(py::handle value, const GraphRef& ref,
@@ -214,22 +247,28 @@ fx::Argument from_python(py::handle value, const GraphRef& ref,
     fx::ArgumentList items;
     for (py::handle item : value)
       items.push_back(from_python(item, ref, where));
-    return py::isinstance<py::list>(value)
-               ? fx::Argument::list(std::move(items))
-               : fx::Argument::tuple(std::move(items));
+    if (py::isinstance<py::list>(value)) {
+      return fx::Argument::list(std::move(items));
+    }
+    if (py::hasattr(value.get_type(), "_fields")) {
+      return named_tuple_from_python(value, std::move(items), where);
+    }
+    return fx::Argument::tuple(std::move(items));
   }
   if (py::isinstance<py::dict>(value)) {
-    fx::ArgumentDict items;
+    fx::KeyedArgumentDict items;
     for (auto [key, item] : value.cast<py::dict>()) {
-      if (!py::isinstance<py::str>(key)) {
+      PyObject* k = key.ptr();
+      if (!PyUnicode_Check(k) && !PyBool_Check(k) && !PyLong_Check(k) &&
+          !PyFloat_Check(k)) {
         throw py::value_error(
-            where + ": a dict key must be a str, not " +
+            where + ": a dict key must be a str, bool, int or float, not " +
             std::string(py::str(key.get_type().attr("__name__"))));
       }
-      items.emplace_back(key.cast<std::string>(),
+      items.emplace_back(from_python(key, ref, where),
                          from_python(item, ref, where));
     }
-    return fx::Argument::dict(std::move(items));
+    return fx::Argument::keyed_dict(std::move(items));
   }
   if (PySlice_Check(value.ptr())) {
     return fx::Argument::slice(from_python(value.attr("start"), ref, where),

@@ -7,6 +7,11 @@
 //    registry entry: two graphs may hold different functions of one name.
 //  - A submodule whose class is no module kind the SDK knows (a user's leaf
 //    module) becomes an fx::OpaqueModuleImpl holding the object.
+//  - A get_attr target whose value is no tensor (a ParameterList, a
+//    submodule handed to a wrapped function, a ProxyableClassMeta instance,
+//    a ScriptModule's `_c`) becomes one of the GraphModule's foreign
+//    attributes: its value is the object held as it is, so the calls that
+//    take it run in Python.
 // Either way the entry holds the Python object itself (origin "python"),
 // so fx_sdk.to_torch_fx gives back the very same object (_python_objects).
 //
@@ -135,6 +140,36 @@ c10::IValue dict_from_python(py::handle o, const std::string& what) {
   return dict;
 }
 
+// torch's value types the runtime has a form for (dtype, device, layout,
+// memory_format, qscheme) and complex numbers. Any other object is held as
+// it is: TorchScript's type inference would try to compile a user's class.
+bool is_torch_scalar_type(py::handle o) {
+  if (PyComplex_Check(o.ptr())) return true;
+  static PyObject* types = [] {
+    py::module_ torch = py::module_::import("torch");
+    return py::make_tuple(torch.attr("dtype"), torch.attr("device"),
+                          torch.attr("layout"), torch.attr("memory_format"),
+                          torch.attr("qscheme"))
+        .release()
+        .ptr();
+  }();
+  int found = PyObject_IsInstance(o.ptr(), types);
+  if (found < 0) PyErr_Clear();
+  return found == 1;
+}
+
+// A user's NamedTuple (a tuple class with _fields) as a named tuple of the
+// name fx_sdk keeps its class by, so that it comes back as that class.
+c10::IValue named_tuple_value(py::handle o, std::vector<c10::IValue> items) {
+  py::handle cls = o.get_type();
+  std::string name = py::module_::import("fx_sdk")
+                         .attr("_namedtuple_name")(cls)
+                         .cast<std::string>();
+  return fx::make_named_tuple(
+      name, cls.attr("_fields").cast<std::vector<std::string>>(),
+      std::move(items));
+}
+
 // A Python value as the runtime holds it (fx_core/runtime/value.h).
 c10::IValue value_from_python(py::handle o, const std::string& what) {
   PyObject* p = o.ptr();
@@ -150,6 +185,10 @@ c10::IValue value_from_python(py::handle o, const std::string& what) {
   if (PyTuple_Check(p)) {
     std::string name = return_type_name(o);
     std::vector<c10::IValue> items = items_from_python(o, what);
+    if (name.empty() && !PyTuple_CheckExact(p) &&
+        py::hasattr(o.get_type(), "_fields")) {
+      return named_tuple_value(o, std::move(items));
+    }
     return name.empty() ? fx::make_tuple(std::move(items))
                         : fx::make_return_type(name, std::move(items));
   }
@@ -161,12 +200,15 @@ c10::IValue value_from_python(py::handle o, const std::string& what) {
                           value_from_python(o.attr("step"), what));
   }
   if (p == Py_Ellipsis) return fx::make_ellipsis();
-  try {
-    return torch::jit::toTypeInferredIValue(o);  // dtype, device, ...
-  } catch (const std::exception&) {
-    return c10::IValue::make_capsule(
-        c10::make_intrusive<PythonObjectCapsule>(python_handle(o)));
+  if (is_torch_scalar_type(o)) {
+    try {
+      return torch::jit::toTypeInferredIValue(o);  // dtype, device, ...
+    } catch (const std::exception&) {
+      // held as it is, below
+    }
   }
+  return c10::IValue::make_capsule(
+      c10::make_intrusive<PythonObjectCapsule>(python_handle(o)));
 }
 
 // "TypeError: message" for a pending Python exception.
@@ -351,13 +393,15 @@ bool takes_any(const fx::Node& n,
 }
 
 // The nodes whose value may be a Python object: placeholders of a user's
-// class, what Python callables return, and what calls taking such values
-// return.
+// class, get_attr nodes of attributes that are Python objects, what Python
+// callables return, and what calls taking such values return.
 std::unordered_set<const fx::Node*> python_valued(
     const fx::Graph& graph, const fx::ForeignTargets& targets) {
   std::unordered_set<const fx::Node*> found;
   for (const fx::Node* n : graph.nodes()) {
     bool python = annotated_with_user_class(*n) ||
+                  (n->op() == fx::Opcode::kGetAttr &&
+                   targets.find_attribute(n->target()) != nullptr) ||
                   (n->op() == fx::Opcode::kCallFunction &&
                    targets.find(n->op(), n->target()) != nullptr) ||
                   ((n->op() == fx::Opcode::kCallMethod ||
@@ -368,9 +412,19 @@ std::unordered_set<const fx::Node*> python_valued(
   return found;
 }
 
-// Targets with a kernel that some node calls with a Python object, and
-// call_method targets nothing else runs: Python runs them (getattr(self,
-// name) for a method, the target's object for a function).
+// An attribute read (getattr(x, 'a')) of a node's value: any value may be
+// a Python object at run time (an input of a user's class no annotation
+// says), and reading one costs little, so Python reads it when it is one.
+bool reads_an_attribute(const fx::Node& n) {
+  return n.op() == fx::Opcode::kCallFunction &&
+         n.target() == "builtins.getattr" && !n.args().empty() &&
+         n.args()[0].is_node();
+}
+
+// Targets with a kernel that some node calls with a Python object (or
+// reads an attribute with), and call_method targets nothing else runs:
+// Python runs them (getattr(self, name) for a method, the target's object
+// for a function).
 void add_python_dispatch(
     const fx::Graph& graph,
     const std::unordered_map<std::string, PyObject*>& by_name,
@@ -384,7 +438,7 @@ void add_python_dispatch(
     }
     bool known =
         fx::OpRegistry::global().resolve(n->op(), n->target()) != nullptr;
-    if (known && !takes_any(*n, python)) continue;
+    if (known && !takes_any(*n, python) && !reads_an_attribute(*n)) continue;
     std::shared_ptr<void> handle;
     fx::OpKernel python_kernel;
     if (method) {
@@ -420,6 +474,52 @@ void add_python_functions(
     std::shared_ptr<void> handle = python_handle(it->second);
     targets.add(n->op(), n->target(), "*args, **kwargs",
                 function_kernel(handle, n->target()), handle, kOrigin);
+  }
+}
+
+// What a Python object is, for messages: its class's qualified name.
+std::string type_name(py::handle object) {
+  py::handle type = reinterpret_cast<PyObject*>(Py_TYPE(object.ptr()));
+  return cat(py::str(type.attr("__module__")).cast<std::string>(), ".",
+             py::str(type.attr("__qualname__")).cast<std::string>());
+}
+
+// A foreign attribute holding `object` (origin "python"): its value is the
+// object held as it is; a copy is copy.deepcopy's (with the GIL).
+fx::ForeignAttribute python_attribute(std::string path, py::handle object) {
+  fx::ForeignAttribute a;
+  a.path = std::move(path);
+  a.handle = python_handle(object);
+  a.value = c10::IValue::make_capsule(
+      c10::make_intrusive<PythonObjectCapsule>(a.handle));
+  a.origin = kOrigin;
+  a.description = type_name(object);
+  a.copy = [](const fx::ForeignAttribute& from) {
+    py::gil_scoped_acquire gil;
+    try {
+      return python_attribute(from.path,
+                              py::module_::import("copy").attr("deepcopy")(
+                                  object_of(from.handle.get())));
+    } catch (py::error_already_set& e) {
+      throw fx::FxError(cat("deepcopy: attribute '", from.path, "' (",
+                            from.description, ") raised ",
+                            python_error_text(e)));
+    }
+  };
+  return a;
+}
+
+// Each (path, object) of `attributes` (get_attr targets whose values are
+// no tensors) as a foreign attribute.
+void add_python_attributes(py::handle attributes, fx::ForeignTargets& targets) {
+  for (py::handle item : attributes) {
+    auto entry = py::reinterpret_borrow<py::tuple>(item);
+    std::string path = entry[0].cast<std::string>();
+    try {
+      targets.add_attribute(python_attribute(path, entry[1]));
+    } catch (const fx::FxError& e) {
+      throw py::value_error(cat("attribute '", path, "': ", e.what()));
+    }
   }
 }
 
@@ -480,8 +580,28 @@ py::object python_function(const fx::GraphModule& gm, const std::string& name) {
   return object_of(t->handle.get());
 }
 
+// The Python attributes gm's get_attr nodes read (not its tensors), as
+// [(path, object)] in graph order.
+py::list read_attributes(const fx::GraphModule& gm) {
+  py::list out;
+  std::unordered_set<std::string> seen;
+  const fx::ForeignTargets& foreign = gm.foreign_targets();
+  for (const fx::Node* n : gm.graph().nodes()) {
+    if (n->op() != fx::Opcode::kGetAttr || !seen.insert(n->target()).second) {
+      continue;
+    }
+    const fx::ForeignAttribute* a = foreign.find_attribute(n->target());
+    if (a != nullptr && a->origin == kOrigin &&
+        !gm.get_attr(n->target()).defined()) {
+      out.append(py::make_tuple(a->path, object_of(a->handle.get())));
+    }
+  }
+  return out;
+}
+
 // fx_sdk._C._python_objects(gm): the Python objects gm holds, as
-// ([(path, module)], {target: function}), for to_torch_fx.
+// ([(path, module)], {target: function}, [(path, attribute)]), for
+// to_torch_fx; the attributes are those gm's graph reads.
 py::tuple python_objects(const fx::GraphModule& gm) {
   py::list modules;
   for (const auto& [path, attribute] : gm.referenced_attributes()) {
@@ -497,7 +617,7 @@ py::tuple python_objects(const fx::GraphModule& gm) {
       functions[py::str(t->def.target)] = object_of(t->handle.get());
     }
   }
-  return py::make_tuple(modules, functions);
+  return py::make_tuple(modules, functions, read_attributes(gm));
 }
 
 // fx_sdk._C._module_kind_known(type): whether the SDK builds modules of
@@ -524,7 +644,9 @@ py::object held_python_object(const c10::IValue& value) {
 void add_python_parts(
     const fx::Graph& graph,
     const std::unordered_map<PyObject*, std::string>& function_names,
-    py::handle opaque_modules, fx::InProcessParts& parts) {
+    py::handle opaque_modules, py::handle attributes,
+    fx::InProcessParts& parts) {
+  add_python_attributes(attributes, parts.targets);
   add_python_functions(graph, function_names, parts.targets);
   add_python_dispatch(graph, objects_by_name(function_names), parts.targets);
   add_python_modules(opaque_modules, parts.modules);

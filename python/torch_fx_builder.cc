@@ -303,19 +303,16 @@ class TorchFxBuilder {
           PyTuple_SET_ITEM(items.ptr(), i,
                            to_python(e[i], input_nodes).release().ptr());
         }
-        return items;
-      }
-      case Kind::kDict: {
-        py::object items =
-            own(input_nodes == nullptr
-                    ? PyDict_New()
-                    : PyObject_CallNoArgs(immutable_dict_.ptr()));
-        for (const auto& [key, value] : arg.items()) {
-          check(PyDict_SetItem(items.ptr(), utf8(key).ptr(),
-                               to_python(value, input_nodes).ptr()));
+        if (const fx::NamedTupleType* named = arg.named_tuple_type()) {
+          // The class itself (fx_sdk's registry or an import), as torch.fx
+          // holds the value.
+          return own(PyObject_CallObject(named_tuple_classes_.get(named->name),
+                                         items.ptr()));
         }
         return items;
       }
+      case Kind::kDict:
+        return dict_to_python(arg, input_nodes);
       case Kind::kSlice: {
         const fx::ArgumentList& e = arg.elements();
         return own(PySlice_New(to_python(e[0], input_nodes).ptr(),
@@ -337,8 +334,27 @@ class TorchFxBuilder {
     return py::none();
   }
 
+  // A dict (immutable in args), its keys the constant keys a dict whose keys
+  // are not all str carries.
+  py::object dict_to_python(const fx::Argument& arg, PyObject* input_nodes) {
+    py::object items = own(input_nodes == nullptr
+                               ? PyDict_New()
+                               : PyObject_CallNoArgs(immutable_dict_.ptr()));
+    const fx::ArgumentList* keys = arg.dict_keys();
+    size_t i = 0;
+    for (const auto& [key, value] : arg.items()) {
+      py::object k = keys ? to_python((*keys)[i], nullptr) : utf8(key);
+      check(PyDict_SetItem(items.ptr(), k.ptr(),
+                           to_python(value, input_nodes).ptr()));
+      ++i;
+    }
+    return items;
+  }
+
   py::object graph_;
   ObjectCache functions_;
+  ObjectCache named_tuple_classes_{
+      py::module_::import("fx_sdk").attr("_namedtuple_class")};
   ObjectCache types_;
   py::object tensor_meta_;
   py::module_ torch_;

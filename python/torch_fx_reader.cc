@@ -19,10 +19,15 @@
 // code spells it, node_meta(node) -> the node's representable meta (raw
 // values; tensor_meta as a dict of shape, dtype, stride, requires_grad,
 // memory_format). target_name and type_name are called once per distinct
-// object. A value the SDK cannot hold raises ValueError naming the node.
+// object; named_tuple_info(value) -> (class name, fields, fields_repr) names
+// a NamedTuple value's class (argument.h) and raises ValueError for one the
+// SDK cannot print as torch.fx does. A value the SDK cannot hold raises
+// ValueError naming the node.
 // A call_function target with no kernel and the `opaque_modules` given
 // ((path, module, type name): submodules of no kind the SDK knows) become
-// the GraphModule's Python callables (python_callables.cc).
+// the GraphModule's Python callables, the `python_attributes` ((path,
+// object): get_attr targets that are no tensors) its foreign attributes
+// (python_callables.cc).
 #include <Python.h>
 #include <pybind11/stl.h>
 // torch.Tensor <-> at::Tensor for the weights (pybind11's casters must be the
@@ -42,6 +47,7 @@
 #include "fx_core/ir/node.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/graph_module_file.h"
+#include "fx_core/support/error.h"
 #include "fx_core/symbolic/shape_env.h"
 #include "python/bindings.h"
 #include "python/node_names.h"
@@ -109,11 +115,14 @@ void for_each_node(py::handle graph, Fn&& fn) {
 class TorchFxReader {
  public:
   TorchFxReader(py::object target_name, py::object type_name,
-                py::object node_meta, py::dict node_types)
+                py::object node_meta, py::dict node_types,
+                py::object named_tuple_info)
       : targets_(std::move(target_name)),
         types_(std::move(type_name)),
         node_meta_(std::move(node_meta)),
-        node_types_(std::move(node_types)) {
+        node_types_(std::move(node_types)),
+        named_tuple_info_(std::move(named_tuple_info)) {
+    if (named_tuple_info_.is_none()) named_tuple_info_ = py::object();
     py::module_ torch = py::module_::import("torch");
     node_class_ = py::module_::import("torch.fx").attr("Node");
     dtype_ = torch.attr("dtype");
@@ -288,6 +297,11 @@ class TorchFxReader {
       }
       return it->second;
     }
+    if (PyTuple_Check(v) && !PyTuple_CheckExact(v) &&
+        PyObject_HasAttrString(reinterpret_cast<PyObject*>(Py_TYPE(v)),
+                               "_fields") == 1) {
+      return named_tuple_from_python(value, name, part);
+    }
     if (PyTuple_Check(v) || PyList_Check(v)) {
       fx::ArgumentList items;
       items.reserve(py::len(value));
@@ -311,18 +325,54 @@ class TorchFxReader {
     return torch_value(value, where(name) + " " + part);
   }
 
+  // A NamedTuple (a tuple whose class has _fields): its class as
+  // named_tuple_info names it (fx_sdk keeps the class by that name).
+  fx::Argument named_tuple_from_python(py::handle value,
+                                       const std::string& name,
+                                       const std::string& part) {
+    if (!named_tuple_info_) {
+      throw py::value_error(where(name) + " " + part +
+                            ": a NamedTuple needs fx_sdk's named_tuple_info");
+    }
+    py::tuple info;
+    try {
+      info = named_tuple_info_(value);
+    } catch (py::error_already_set& e) {
+      if (!e.matches(PyExc_ValueError)) throw;
+      throw py::value_error(where(name) + " " + part + ": " +
+                            py::str(e.value()).cast<std::string>());
+    }
+    auto type = std::make_shared<fx::NamedTupleType>();
+    type->name = info[0].cast<std::string>();
+    type->fields = info[1].cast<std::vector<std::string>>();
+    type->fields_repr = info[2].cast<bool>();
+    fx::ArgumentList items;
+    for (py::handle item : value)
+      items.push_back(from_python(item, name, part));
+    try {
+      return fx::Argument::named_tuple(std::move(type), std::move(items));
+    } catch (const fx::FxError& e) {
+      throw py::value_error(where(name) + " " + part + ": " + e.what());
+    }
+  }
+
+  // A dict; one whose keys are not all str keeps them (bool, int, float).
   fx::Argument dict_from_python(py::handle value, const std::string& name,
                                 const std::string& part) {
-    fx::ArgumentDict items;
+    fx::KeyedArgumentDict items;
     for (auto [key, item] : py::reinterpret_borrow<py::dict>(value)) {
-      if (!PyUnicode_Check(key.ptr())) {
-        throw py::value_error(where(name) + " " + part +
-                              ": dict with non-string keys");
+      PyObject* k = key.ptr();
+      if (!PyUnicode_Check(k) && !PyBool_Check(k) && !PyLong_Check(k) &&
+          !PyFloat_Check(k)) {
+        throw py::value_error(
+            where(name) + " " + part + ": a dict key of type " +
+            py::str(key.get_type().attr("__name__")).cast<std::string>() +
+            " (keys must be str, bool, int or float)");
       }
-      items.emplace_back(key.cast<std::string>(),
+      items.emplace_back(from_python(key, name, part),
                          from_python(item, name, part));
     }
-    return fx::Argument::dict(std::move(items));
+    return fx::Argument::keyed_dict(std::move(items));
   }
 
   fx::Argument torch_value(py::handle value, const std::string& where) {
@@ -349,6 +399,8 @@ class TorchFxReader {
   // Node name -> its type as the code spells it, for nodes other than
   // placeholders and the output.
   py::dict node_types_;
+  // value -> (class name, fields, fields_repr) for a NamedTuple value.
+  py::object named_tuple_info_;
   py::object node_class_, dtype_, device_, memory_format_, layout_;
   py::tuple symint_types_;  // torch.SymIntNode, PySymInt
   std::unordered_map<PyObject*, fx::Node*> nodes_;
@@ -381,18 +433,24 @@ std::shared_ptr<fx::GraphModule> from_torch_fx(
     const std::vector<std::string>& guards,
     const std::vector<std::string>& printed_guards,
     const std::string& weight_kinds_json, py::handle opaque_modules,
-    const std::string& pytree_json, const py::dict& node_types) {
+    const std::string& pytree_json, const py::dict& node_types,
+    py::handle python_attributes, py::object named_tuple_info,
+    py::handle codegen) {
   fx::GraphFile file =
       read_modules(modules_json, weight_kinds_json, pytree_json);
   // The pytree codegen the format's reader made, on the graph read here.
-  std::unique_ptr<fx::CodeGen> codegen = file.graph->codegen().clone();
+  std::unique_ptr<fx::CodeGen> graph_codegen =
+      codegen.is_none() ? file.graph->codegen().clone()
+                        : python_codegen(codegen);  // a user's subclass
   file.graph = std::make_unique<fx::Graph>();
-  file.graph->set_codegen(std::move(codegen));
+  file.graph->set_codegen(std::move(graph_codegen));
   TorchFxReader reader(std::move(target_name), std::move(type_name),
-                       std::move(node_meta), node_types);
+                       std::move(node_meta), node_types,
+                       std::move(named_tuple_info));
   reader.read(graph, annotations, return_annotation, *file.graph);
   fx::InProcessParts in_process;  // Python callables (python_callables.cc)
-  add_python_parts(*file.graph, reader.functions(), opaque_modules, in_process);
+  add_python_parts(*file.graph, reader.functions(), opaque_modules,
+                   python_attributes, in_process);
   if (!weights.empty()) file.weights = "in-memory";
   if (!hints.empty() || !guards.empty()) {
     absl::StatusOr<fx::sym::ShapeEnv> env =
@@ -434,7 +492,10 @@ void bind_torch_fx_reader(py::module_& m) {
         py::arg("printed_guards") = std::vector<std::string>{},
         py::arg("weight_kinds_json") = "{}",
         py::arg("opaque_modules") = py::list(), py::arg("pytree_json") = "",
-        py::arg("node_types") = py::dict());
+        py::arg("node_types") = py::dict(),
+        py::arg("python_attributes") = py::list(),
+        py::arg("named_tuple_info") = py::none(),
+        py::arg("codegen") = py::none());
 }
 
 }  // namespace fx_sdk

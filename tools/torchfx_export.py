@@ -129,14 +129,20 @@ def encode(value, where):
         return value
     if isinstance(value, torch.Size):
         return {"tuple": [encode(v, where) for v in value]}
+    if isinstance(value, tuple) and hasattr(type(value), "_fields"):
+        return named_tuple_entry(value, where)
     if isinstance(value, tuple):
         return {"tuple": [encode(v, where) for v in value]}
     if isinstance(value, list):
         return [encode(v, where) for v in value]
     if isinstance(value, dict):
-        if not all(isinstance(k, str) for k in value):
-            raise ValueError(f"{where}: dict with non-string keys")
-        return {"dict": {k: encode(v, where) for k, v in value.items()}}
+        if all(isinstance(k, str) for k in value):
+            return {"dict": {k: encode(v, where) for k, v in value.items()}}
+        if not all(isinstance(k, (str, int, float)) for k in value):
+            raise ValueError(f"{where}: a dict key that is not a str, bool, "
+                             f"int or float")
+        return {"keyed_dict": [[encode(k, where), encode(v, where)]
+                               for k, v in value.items()]}
     if isinstance(value, slice):
         return {"slice": [encode(value.start, where), encode(value.stop, where),
                           encode(value.step, where)]}
@@ -157,6 +163,37 @@ def encode(value, where):
                          "config": {"dict": module_config(value)},
                          "training": value.training}}
     raise ValueError(f"{where}: cannot encode a {type(value).__name__}")
+
+
+def named_tuple_repr(value, where):
+    """How torch.fx's graph text shows a NamedTuple value: "fields" when its
+    class's _custom_fx_repr_fn prints `Name(field=..., ...)`, "tuple" when
+    it has none (or prints the tuple). Raises ValueError for any other
+    _custom_fx_repr_fn (the file could not say how to print it)."""
+    custom = getattr(value, "_custom_fx_repr_fn", None)
+    if custom is None:
+        return "tuple"
+    shown = custom()
+    format_arg = torch.fx.node._format_arg
+    by_fields = f"{type(value).__name__}(" + ", ".join(
+        f"{f}={format_arg(v)}" for f, v in zip(type(value)._fields, value)) + ")"
+    if shown == by_fields:
+        return "fields"
+    if shown == format_arg(tuple(value)):
+        return "tuple"
+    raise ValueError(f"{where}: {type(value).__name__}'s _custom_fx_repr_fn "
+                     f"prints {shown!r}, which the format cannot describe")
+
+
+def named_tuple_entry(value, where):
+    """A NamedTuple in the ARG form {"namedtuple": {"class", "fields",
+    "items", "repr" (only "fields")}}: the class as torch.fx's code names it."""
+    entry = {"class": torch.fx.node._get_qualified_name(type(value)),
+             "fields": [str(f) for f in type(value)._fields],
+             "items": [encode(v, where) for v in value]}
+    if named_tuple_repr(value, where) == "fields":
+        entry["repr"] = "fields"
+    return {"namedtuple": entry}
 
 
 # Constructor arguments a torch.nn class keeps under another attribute name.
@@ -532,18 +569,43 @@ def add_attributes(gm, node, modules, weights, copy_weights, meta=False,
         value = gm
         for atom in node.target.split("."):
             value = getattr(value, atom)
-        if isinstance(value, torch.Tensor):
-            weights[node.target] = (
-                value.detach().clone() if copy_weights else value)
-            kind = weight_kind(gm, node.target)
-            if kind != default_kind(node.target, value):
-                kinds[node.target] = kind
+        if not isinstance(value, torch.Tensor):
+            raise ValueError(
+                f"node '{node.name}' (get_attr) reads '{node.target}', a "
+                f"{type(value).__qualname__} object, not a tensor: a graph "
+                f"file holds tensors only (fx_sdk.from_torch_fx keeps such "
+                f"objects in process)")
+        weights[node.target] = (
+            value.detach().clone() if copy_weights else value)
+        kind = weight_kind(gm, node.target)
+        if kind != default_kind(node.target, value):
+            kinds[node.target] = kind
 
 
 def tree_type_name(typ):
     """A TreeSpec's type as the format's "pytree" entry spells it (as
     torch's TreeSpec repr does)."""
     return "namedtuple" if typ is collections.namedtuple else typ.__name__
+
+
+# torch's own pytree node types, the ones the format's SPEC names.
+TREE_TYPES = ("tuple", "list", "namedtuple", "dict", "OrderedDict",
+              "immutable_list", "immutable_dict")
+
+
+def user_tree_type(spec):
+    """The first pytree node type in `spec` (a TreeSpec, or None) that is a
+    user's (registered with torch.utils._pytree._register_pytree_node), or
+    None when every type is torch's own."""
+    if spec is None or spec.type is None:
+        return None
+    if tree_type_name(spec.type) not in TREE_TYPES:
+        return spec.type
+    for child in spec.children_specs:
+        found = user_tree_type(child)
+        if found is not None:
+            return found
+    return None
 
 
 def class_name(cls):
@@ -558,6 +620,11 @@ def tree_spec_entry(spec, where, name_of=class_name):
     if spec.type is None:  # LeafSpec
         return "*"
     entry = {"type": tree_type_name(spec.type)}
+    if entry["type"] not in TREE_TYPES:
+        raise ValueError(
+            f"{where}: {class_name(spec.type)} is a user's pytree node type "
+            f"(torch.utils._pytree._register_pytree_node); a file cannot hold "
+            f"its flatten and unflatten functions")
     if entry["type"] == "namedtuple":
         entry["context"] = {"class": name_of(spec.context),
                             "fields": list(spec.context._fields)}
@@ -589,6 +656,10 @@ def graph_document(gm, copy_weights=True, meta=False):
     copy_weights=False gm's own tensors. With meta=True each node's meta
     goes too, what the format can hold of it (node_meta). Raises ValueError
     naming the node or module that cannot be encoded."""
+    codegen = type(gm.graph._codegen)
+    if codegen not in (torch.fx.graph.CodeGen, torch.fx.graph._PyTreeCodeGen):
+        raise ValueError(f"the graph's code generator is a {codegen.__qualname__} "
+                         f"(a user's CodeGen subclass), which a file cannot hold")
     modules, weights, kinds = {}, {}, {}
     for node in gm.graph.nodes:
         add_attributes(gm, node, modules, weights, copy_weights, meta, kinds)

@@ -73,6 +73,14 @@ def decode(value, nodes, where):
         return tuple(decode(v, nodes, where) for v in payload)
     if kind == "dict":
         return {k: decode(v, nodes, where) for k, v in payload.items()}
+    if kind == "keyed_dict":
+        if not isinstance(payload, list) or not all(
+                isinstance(p, list) and len(p) == 2 for p in payload):
+            raise BundleError(f"{where}: 'keyed_dict' holds [KEY, VALUE] pairs")
+        return {decode(k, nodes, where): decode(v, nodes, where)
+                for k, v in payload}
+    if kind == "namedtuple":
+        return named_tuple(payload, nodes, where)
     if kind == "slice":
         return slice(*(decode(v, nodes, where) for v in payload))
     if kind == "ellipsis":
@@ -86,6 +94,30 @@ def decode(value, nodes, where):
     if kind == "symint":
         return symint(payload, where)
     raise BundleError(f"{where}: unknown value kind '{kind}'")
+
+
+def named_tuple(payload, nodes, where):
+    """A NamedTuple ARG's value: its class resolved by the name the file
+    gives (importing its module, as call_function targets are), which must
+    be a NamedTuple class with the file's fields. A class the writing
+    process made inside a function ("mod.Pair#7f..", or one no import
+    finds) cannot be rebuilt from a file: BundleError naming it."""
+    if not isinstance(payload, dict) or not isinstance(
+            payload.get("class"), str) or not isinstance(
+            payload.get("items"), list):
+        raise BundleError(f"{where}: 'namedtuple' holds class, fields, items")
+    name = payload["class"]
+    if "#" in name:
+        raise BundleError(
+            f"{where}: NamedTuple class {name.split('#')[0]} was made inside "
+            f"a function of the process that wrote the file; a file cannot "
+            f"name it")
+    cls = resolve(name, f"{where}: NamedTuple class")
+    if not (isinstance(cls, type) and issubclass(cls, tuple) and
+            list(getattr(cls, "_fields", ())) == payload.get("fields")):
+        raise BundleError(f"{where}: {name} is not a NamedTuple class with "
+                          f"fields {payload.get('fields')}")
+    return cls(*(decode(v, nodes, where) for v in payload["items"]))
 
 
 # A symbolic int's expression, as sympy prints it (the format's "symint"):

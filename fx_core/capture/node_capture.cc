@@ -2,6 +2,7 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/grad_mode.h>
+#include <ATen/ops/empty.h>
 
 #include <algorithm>
 #include <string>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "fx_core/capture/make_fx.h"
+#include "fx_core/capture/sym_int_node.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/runtime/interpreter.h"
 #include "fx_core/runtime/symbolic/shape_functions.h"
@@ -32,41 +34,64 @@ class NodeCall final : public Interpreter {
   }
 };
 
-bool holds_tensor(const SymbolicValue& v) {
-  if (v.kind == Kind::kTensor) return true;
+bool is_symbolic_int(const SymbolicValue& v) {
+  return v.kind == Kind::kInt && v.has_symbols();
+}
+
+// Whether `v` holds a tensor or a symbolic int (a capture input).
+bool holds_input(const SymbolicValue& v) {
+  if (v.kind == Kind::kTensor || is_symbolic_int(v)) return true;
   for (const SymbolicValue& item : v.items) {
-    if (holds_tensor(item)) return true;
+    if (holds_input(item)) return true;
   }
   return false;
 }
 
-// The tensors in `v` (in order) as capture inputs: their values at the
-// hints and their symbolic sizes. `from` names the node for errors.
-void collect_inputs(const SymbolicValue& v, const Node& from,
+// A symbolic int is handed to the call as a SymInt of the capture with its
+// expression: the size of a 1-d carrier input declared with that size
+// (with its negation when the hint is negative, as sizes cannot be), so the
+// capture takes it as it takes every tensor's sizes and needs no other kind
+// of input. The carrier itself is never used.
+at::Tensor carrier(int64_t hint) {
+  return at::empty({hint < 0 ? -hint : hint},
+                   at::TensorOptions().dtype(at::kLong).device(at::kMeta));
+}
+
+// The capture inputs in `v` (in order): tensors as their values at the
+// hints with their symbolic sizes, symbolic ints as carriers.
+void collect_inputs(const SymbolicValue& v, const sym::GuardRecorder& guards,
                     std::vector<at::Tensor>& examples,
                     std::vector<SymbolicSizes>& shapes) {
-  if (v.kind == Kind::kInt && v.has_symbols()) {
-    throw FxError(cat("its input '", from.name(), "' is a symbolic int (",
-                      v.integer.str(),
-                      "), which a captured call cannot take yet"));
+  if (is_symbolic_int(v)) {
+    int64_t hint = guards.hint(v.integer);
+    examples.push_back(carrier(hint));
+    shapes.push_back({{hint < 0 ? -v.integer : v.integer}, {}});
+    return;
   }
   if (v.kind == Kind::kTensor) {
     examples.push_back(v.hint.toTensor());
     shapes.push_back({v.sizes, v.strides});
   }
   for (const SymbolicValue& item : v.items) {
-    collect_inputs(item, from, examples, shapes);
+    collect_inputs(item, guards, examples, shapes);
   }
 }
 
-// `v` with its tensors replaced by the capture's inputs from `next` on.
+// `v` with its tensors replaced by the capture's inputs from `next` on, and
+// its symbolic ints by their carriers' SymInts.
 c10::IValue with_inputs(const SymbolicValue& v,
-                        const std::vector<at::Tensor>& inputs, size_t& next) {
+                        const std::vector<at::Tensor>& inputs,
+                        const sym::GuardRecorder& guards, size_t& next) {
   if (v.kind == Kind::kTensor) return inputs.at(next++);
-  if (v.kind != Kind::kSequence || !holds_tensor(v)) return v.hint;
+  if (is_symbolic_int(v)) {
+    c10::SymInt size = inputs.at(next++).sym_size(0);
+    return guards.hint(v.integer) < 0 ? c10::IValue(c10::SymInt(0) - size)
+                                      : c10::IValue(size);
+  }
+  if (v.kind != Kind::kSequence || !holds_input(v)) return v.hint;
   std::vector<c10::IValue> items;
   for (const SymbolicValue& item : v.items) {
-    items.push_back(with_inputs(item, inputs, next));
+    items.push_back(with_inputs(item, inputs, guards, next));
   }
   return v.hint.isTuple() ? make_tuple(std::move(items))
                           : make_list(std::move(items));
@@ -123,6 +148,32 @@ SymbolicValue lay_over(const c10::IValue& hint,
   return out;
 }
 
+// The symbolic ints the call returned (SymInts of the capture, such as
+// `x.shape[-2:]`'s items) laid over `out`, its value at the hints, as their
+// expressions.
+void take_symbolic_ints(const c10::IValue& result,
+                        const sym::GuardRecorder& guards, SymbolicValue& out) {
+  if (result.isSymInt()) {
+    CaptureSymNode* s = capture_node(result.toSymInt());
+    if (s == nullptr) return;
+    if (!out.hint.isInt() || guards.hint(s->expr()) != out.hint.toInt()) {
+      throw FxError(cat("the capture gives the int ", s->expr().str(),
+                        " but the result at the hints is ",
+                        out.hint.isInt() ? std::to_string(out.hint.toInt())
+                                         : value_type_name(out.hint)));
+    }
+    out.kind = Kind::kInt;
+    out.integer = s->expr();
+    return;
+  }
+  if (out.kind != Kind::kSequence || !is_sequence(result)) return;
+  std::vector<c10::IValue> items = sequence_elements(result);
+  if (items.size() != out.items.size()) return;
+  for (size_t i = 0; i < items.size(); ++i) {
+    take_symbolic_ints(items[i], guards, out.items[i]);
+  }
+}
+
 // The node's input nodes, each once, in order of use.
 std::vector<const Node*> input_nodes(const Node& node) {
   std::vector<const Node*> out;
@@ -177,9 +228,11 @@ SymbolicValue capture_once(GraphModule& gm, const Node& node,
   std::vector<at::Tensor> examples;
   std::vector<SymbolicSizes> declared;
   for (const Node* input : inputs) {
-    collect_inputs(values.at(input), *input, examples, declared);
+    collect_inputs(values.at(input), guards, examples, declared);
   }
-  if (examples.empty()) throw FxError("it has no tensor input");
+  if (examples.empty()) {
+    throw FxError("it has no tensor or symbolic int input");
+  }
   MakeFxOptions with_inputs_declared = options;
   with_inputs_declared.declared_sizes = std::move(declared);
   c10::IValue result;
@@ -187,7 +240,7 @@ SymbolicValue capture_once(GraphModule& gm, const Node& node,
     Interpreter::Env env;
     size_t next = 0;
     for (const Node* input : inputs) {
-      env[input] = with_inputs(values.at(input), tensors, next);
+      env[input] = with_inputs(values.at(input), tensors, guards, next);
     }
     result = NodeCall(gm, std::move(env)).run_node(node);
     std::vector<at::Tensor> out;
@@ -206,6 +259,7 @@ SymbolicValue capture_once(GraphModule& gm, const Node& node,
   for (const sym::Relation& guard : captured.shape_env->guards()) {
     guards.decide(guard);
   }
+  take_symbolic_ints(result, guards, out);
   return out;
 }
 

@@ -10,16 +10,19 @@
 //    symbolic mode with no grad: every tensor among its inputs (also in
 //    lists and tuples) is a capture input whose sizes and strides are the
 //    input node's symbolic ones (MakeFxOptions::declared_sizes, the
-//    propagation's hints); other inputs are their values at the hints.
+//    propagation's hints); every symbolic int among them is a SymInt of
+//    the capture carrying its expression (the size of a 1-d carrier input
+//    declared with it), so the call's kernel passes it on to ATen
+//    symbolically (a kernel asking for the int itself specialises it, with
+//    a guard); other inputs are their values at the hints.
 //  - The result's tensors get the captured sizes and strides, expressions
 //    of the propagation's symbols; each must equal `hint`'s at the hints.
 //    Non-tensor results are their values at the hints.
 //  - Guards the capture takes (C++ asking for a concrete size, a branch on
 //    a size) are decided on the propagation's recorder.
-//  - Throws FxError saying why when it cannot: an input that is a symbolic
-//    int (not supported yet), an operator without a shape function or meta
-//    kernel, data-dependent code (make_fx's messages), a result that
-//    disagrees with the hint.
+//  - Throws FxError saying why when it cannot: an operator without a shape
+//    function or meta kernel (named), data-dependent code (make_fx's
+//    messages), a result that disagrees with the hint.
 // Linking this library registers it as the propagation's call capture
 // (set_symbolic_call_capture) at static initialisation.
 #ifndef FX_CORE_CAPTURE_NODE_CAPTURE_H_

@@ -1,5 +1,6 @@
 #include "fx_core/format/graph_json.h"
 
+#include <cctype>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -79,6 +80,31 @@ bool is_type_expression(std::string_view type) {
     if (!name && c != '[' && c != ']' && c != ',' && c != ' ') return false;
   }
   return depth == 0;
+}
+
+// A class as a NamedTuple argument names it: dotted Python names
+// (`test_fx.Pair`), maybe with `<locals>` atoms, and the SDK's in-process
+// suffix `#` and hex digits.
+bool is_class_name(std::string_view name) {
+  size_t hash = name.find('#');
+  if (hash != std::string_view::npos) {
+    std::string_view id = name.substr(hash + 1);
+    if (id.empty()) return false;
+    for (char c : id) {
+      if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
+    }
+    name = name.substr(0, hash);
+  }
+  if (name.find('.') == std::string_view::npos) return false;
+  size_t start = 0;
+  while (true) {
+    size_t dot = name.find('.', start);
+    std::string_view atom =
+        name.substr(start, dot == std::string_view::npos ? dot : dot - start);
+    if (!is_python_identifier(atom) && atom != "<locals>") return false;
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
 }
 
 // A dict key a TreeSpec may hold: a hashable constant.
@@ -247,7 +273,9 @@ class Reader {
     if (!type || *type == TreeType::kLeaf) {
       fail(where,
            "type must be tuple, list, namedtuple, dict, OrderedDict, "
-           "immutable_list or immutable_dict");
+           "immutable_list or immutable_dict (a user's pytree node type "
+           "cannot be read from a file: its flatten and unflatten functions "
+           "are Python)");
     }
     auto children_field = j.find("children");
     if (children_field == j.end() || !children_field->is_array()) {
@@ -693,7 +721,8 @@ class Reader {
     if (j.size() != 1) {
       fail(where,
            "an object argument must have exactly one key (node, tuple, dict, "
-           "slice, ellipsis, dtype, device, memory_format, layout, float)");
+           "slice, ellipsis, dtype, device, memory_format, layout, float, "
+           "namedtuple, keyed_dict)");
     }
     const std::string& tag = j.begin().key();
     const Json& v = j.begin().value();
@@ -733,6 +762,8 @@ class Reader {
       }
       return Argument::dict(std::move(items));
     }
+    if (tag == "namedtuple") return read_named_tuple(v, field, in_meta);
+    if (tag == "keyed_dict") return read_keyed_dict(v, field, in_meta);
     if (tag == "ellipsis") {
       if (!v.is_null()) fail(where, "'ellipsis' must hold null");
       return Argument::ellipsis();
@@ -768,6 +799,85 @@ class Reader {
                       "\""));
     }
     fail(where, cat("unknown argument tag '", tag, "'"));
+  }
+
+  // {"class": "mod.Name", "fields": ["a", ..], "items": [ARG, ..],
+  //  "repr": "fields" | "tuple" (optional)}
+  Argument read_named_tuple(const Json& v, const Field& field, bool in_meta) {
+    const std::string where = field.where();
+    const char* form =
+        "'namedtuple' must hold {\"class\": NAME, \"fields\": [NAME, ..], "
+        "\"items\": [ARG, ..]} and optionally \"repr\": \"fields\" or "
+        "\"tuple\"";
+    if (!v.is_object()) fail(where, form);
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      if (it.key() != "class" && it.key() != "fields" && it.key() != "items" &&
+          it.key() != "repr") {
+        fail(where, cat("'namedtuple': unknown entry '", it.key(), "'"));
+      }
+    }
+    auto cls = v.find("class");
+    auto fields = v.find("fields");
+    auto items = v.find("items");
+    if (cls == v.end() || !cls->is_string() || fields == v.end() ||
+        !fields->is_array() || items == v.end() || !items->is_array()) {
+      fail(where, form);
+    }
+    auto type = std::make_shared<NamedTupleType>();
+    type->name = cls->get<std::string>();
+    if (!is_class_name(type->name)) {
+      fail(where, cat("'namedtuple': class \"", type->name,
+                      "\" is not a qualified Python name (module.Name)"));
+    }
+    for (const Json& f : *fields) {
+      if (!f.is_string() || !is_python_identifier(f.get<std::string>())) {
+        fail(where, "'namedtuple': fields must be Python names");
+      }
+      type->fields.push_back(f.get<std::string>());
+    }
+    if (type->fields.size() != items->size()) {
+      fail(where, cat("'namedtuple': ", type->fields.size(), " fields for ",
+                      items->size(), " items"));
+    }
+    if (auto repr = v.find("repr"); repr != v.end()) {
+      if (!repr->is_string() || (repr->get<std::string>() != "fields" &&
+                                 repr->get<std::string>() != "tuple")) {
+        fail(where, "'namedtuple': repr must be \"fields\" or \"tuple\"");
+      }
+      type->fields_repr = repr->get<std::string>() == "fields";
+    }
+    ArgumentList values;
+    for (size_t i = 0; i < items->size(); ++i) {
+      values.push_back(read_arg(
+          (*items)[i], field + cat(".namedtuple.items[", i, "]"), in_meta));
+    }
+    return Argument::named_tuple(std::move(type), std::move(values));
+  }
+
+  // [[KEY, ARG], ...], KEY a bool, int, float or str.
+  Argument read_keyed_dict(const Json& v, const Field& field, bool in_meta) {
+    const std::string where = field.where();
+    if (!v.is_array()) {
+      fail(where, "'keyed_dict' must hold an array of [KEY, VALUE] pairs");
+    }
+    KeyedArgumentDict items;
+    for (size_t i = 0; i < v.size(); ++i) {
+      Field at = field + cat(".keyed_dict[", i, "]");
+      if (!v[i].is_array() || v[i].size() != 2) {
+        fail(at.where(), "must be a [KEY, VALUE] pair");
+      }
+      Argument key = read_arg(v[i][0], at + "[0]", in_meta);
+      if (!key.is_bool() && !key.is_int() && !key.is_float() &&
+          !key.is_string()) {
+        fail(at.where(), "a key must be a bool, int, float or str");
+      }
+      for (const auto& [k, unused] : items) {
+        if (k == key) fail(at.where(), "a key appears twice");
+      }
+      items.emplace_back(std::move(key),
+                         read_arg(v[i][1], at + "[1]", in_meta));
+    }
+    return Argument::keyed_dict(std::move(items));
   }
 
   std::string source_;
@@ -929,12 +1039,20 @@ class Writer {
         list(a.elements(), depth);
         return;
       case Argument::Kind::kTuple:
+        if (a.named_tuple_type() != nullptr) {
+          tagged(depth, "namedtuple", [&](int d) { named_tuple(a, d); });
+          return;
+        }
         tagged(depth, "tuple", [&](int d) { list(a.elements(), d); });
         return;
       case Argument::Kind::kSlice:
         tagged(depth, "slice", [&](int d) { list(a.elements(), d); });
         return;
       case Argument::Kind::kDict:
+        if (a.dict_keys() != nullptr) {
+          tagged(depth, "keyed_dict", [&](int d) { keyed_dict(a, d); });
+          return;
+        }
         tagged(depth, "dict", [&](int d) { dict(a.items(), d); });
         return;
       case Argument::Kind::kEllipsis:
@@ -1099,6 +1217,39 @@ class Writer {
     object(depth, items.size(), [&](size_t i, int d) {
       key(items[i].first);
       arg(items[i].second, d);
+    });
+  }
+
+  // {"class": NAME, "fields": [..], "items": [ARG, ..]} and, when the graph
+  // text shows the value by its fields, "repr": "fields".
+  void named_tuple(const Argument& a, int depth) {
+    const NamedTupleType& type = *a.named_tuple_type();
+    object(depth, type.fields_repr ? 4 : 3, [&](size_t f, int d) {
+      if (f == 0) {
+        key("class");
+        write_string(out_, type.name);
+      } else if (f == 1) {
+        key("fields");
+        array(d, type.fields.size(),
+              [&](size_t i, int) { write_string(out_, type.fields[i]); });
+      } else if (f == 2) {
+        key("items");
+        list(a.elements(), d);
+      } else {
+        key("repr");
+        write_string(out_, "fields");
+      }
+    });
+  }
+
+  // [[KEY, ARG], ...]
+  void keyed_dict(const Argument& a, int depth) {
+    const ArgumentList& keys = *a.dict_keys();
+    const ArgumentDict& items = a.items();
+    array(depth, items.size(), [&](size_t i, int d) {
+      array(d, 2, [&](size_t k, int dd) {
+        arg(k == 0 ? keys[i] : items[i].second, dd);
+      });
     });
   }
 

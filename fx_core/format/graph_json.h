@@ -21,6 +21,21 @@
 // and the reader gives the graph that codegen back; other graphs are
 // written without the entry, as before.
 //
+// Two ARG forms extend the spec's version 1 (files without them read as
+// before):
+//   {"namedtuple": {"class": "test_fx.Pair", "fields": ["x", "y"],
+//                   "items": [ARG, ARG], "repr": "fields"}}
+//     a NamedTuple (argument.h): the class as torch.fx's code names it
+//     (module and __name__; `#<hex>` after it: a class only the process that
+//     wrote the file could tell apart), one item per field; "repr" (optional,
+//     "tuple" when absent) says how the graph text shows it: "fields" as
+//     `Pair(x=%a, y=1.2)` (the class's _custom_fx_repr_fn), "tuple" as
+//     `(%a, 1.2)`. Reading builds no class: text, code and runs (a named
+//     tuple value of that name) need none.
+//   {"keyed_dict": [[KEY, ARG], ...]}
+//     a dict whose keys are not all str; KEY a bool, int or float ARG (or a
+//     str), each once. A dict with str keys only is written as {"dict": ..}.
+//
 // torch.fx does not export `meta['is_wrapped']`; a call_function target
 // outside torch, operator and builtins.getattr can only come from `wrap`, so
 // the reader marks such nodes wrapped unless meta says otherwise, and the

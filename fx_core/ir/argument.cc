@@ -1,5 +1,7 @@
 #include "fx_core/ir/argument.h"
 
+#include <charconv>
+
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 
@@ -43,6 +45,27 @@ std::string_view kind_name(Argument::Kind kind) {
   return "?";
 }
 
+struct Argument::NamedTupleData {
+  ArgumentList items;
+  std::shared_ptr<const NamedTupleType> type;
+};
+
+struct Argument::KeyedDictData {
+  ArgumentDict items;  // each key's label and its value
+  ArgumentList keys;
+};
+
+std::string_view NamedTupleType::qualified_name() const {
+  std::string_view n = name;
+  return n.substr(0, n.find('#'));
+}
+
+std::string_view NamedTupleType::short_name() const {
+  std::string_view n = qualified_name();
+  size_t dot = n.rfind('.');
+  return dot == std::string_view::npos ? n : n.substr(dot + 1);
+}
+
 namespace {
 
 [[noreturn]] void wrong_kind(std::string_view wanted, Argument::Kind actual) {
@@ -83,9 +106,69 @@ Argument Argument::tuple(ArgumentList items) {
   return a;
 }
 
+Argument Argument::named_tuple(std::shared_ptr<const NamedTupleType> type,
+                               ArgumentList items) {
+  if (type == nullptr) throw FxError("a NamedTuple argument needs its class");
+  if (type->fields.size() != items.size()) {
+    throw FxError(cat("NamedTuple ", type->qualified_name(), " has ",
+                      type->fields.size(), " fields, not ", items.size(),
+                      " items"));
+  }
+  Argument a(Kind::kTuple);
+  a.extended_ = true;
+  a.payload_.named_tuple =
+      new NamedTupleData{std::move(items), std::move(type)};
+  return a;
+}
+
 Argument Argument::dict(ArgumentDict items) {
   Argument a(Kind::kDict);
   a.payload_.dict = new ArgumentDict(std::move(items));
+  return a;
+}
+
+namespace {
+
+// A label for a dict key that is not a str (items() of a keyed dict):
+// Python's spelling of bools and ints, the shortest round-trip digits of a
+// float. The text forms print dict_keys() themselves.
+std::string key_label(const Argument& key) {
+  switch (key.kind()) {
+    case Argument::Kind::kString:
+      return key.as_string();
+    case Argument::Kind::kBool:
+      return key.as_bool() ? "True" : "False";
+    case Argument::Kind::kInt:
+      return std::to_string(key.as_int());
+    case Argument::Kind::kFloat: {
+      char buf[64];
+      auto res = std::to_chars(buf, buf + sizeof(buf), key.as_float());
+      return std::string(buf, res.ptr);
+    }
+    default:
+      throw FxError(cat("a dict key must be a bool, int, float or str, not ",
+                        kind_name(key.kind())));
+  }
+}
+
+}  // namespace
+
+Argument Argument::keyed_dict(KeyedArgumentDict items) {
+  bool all_str = true;
+  ArgumentDict labelled;
+  labelled.reserve(items.size());
+  for (auto& [key, value] : items) {
+    labelled.emplace_back(key_label(key), value);
+    all_str &= key.is_string();
+  }
+  if (all_str) return dict(std::move(labelled));
+  Argument a(Kind::kDict);
+  a.extended_ = true;
+  a.payload_.keyed_dict = new KeyedDictData{std::move(labelled), {}};
+  a.payload_.keyed_dict->keys.reserve(items.size());
+  for (auto& kv : items) {
+    a.payload_.keyed_dict->keys.push_back(std::move(kv.first));
+  }
   return a;
 }
 
@@ -137,8 +220,9 @@ Argument::Argument(const Argument& other) : kind_(Kind::kNone) {
 }
 
 Argument::Argument(Argument&& other) noexcept
-    : kind_(other.kind_), payload_(other.payload_) {
+    : kind_(other.kind_), extended_(other.extended_), payload_(other.payload_) {
   other.kind_ = Kind::kNone;
+  other.extended_ = false;
   other.payload_.i = 0;
 }
 
@@ -154,8 +238,10 @@ Argument& Argument::operator=(Argument&& other) noexcept {
   if (this != &other) {
     destroy();
     kind_ = other.kind_;
+    extended_ = other.extended_;
     payload_ = other.payload_;
     other.kind_ = Kind::kNone;
+    other.extended_ = false;
     other.payload_.i = 0;
   }
   return *this;
@@ -164,7 +250,11 @@ Argument& Argument::operator=(Argument&& other) noexcept {
 Argument::~Argument() { destroy(); }
 
 void Argument::destroy() noexcept {
-  if (holds_string(kind_)) {
+  if (extended_ && kind_ == Kind::kTuple) {
+    delete payload_.named_tuple;
+  } else if (extended_) {
+    delete payload_.keyed_dict;
+  } else if (holds_string(kind_)) {
     delete payload_.str;
   } else if (holds_list(kind_)) {
     delete payload_.list;
@@ -172,12 +262,17 @@ void Argument::destroy() noexcept {
     delete payload_.dict;
   }
   kind_ = Kind::kNone;
+  extended_ = false;
   payload_.i = 0;
 }
 
 void Argument::copy_from(const Argument& other) {
   // Called on a None value only.
-  if (holds_string(other.kind_)) {
+  if (other.extended_ && other.kind_ == Kind::kTuple) {
+    payload_.named_tuple = new NamedTupleData(*other.payload_.named_tuple);
+  } else if (other.extended_) {
+    payload_.keyed_dict = new KeyedDictData(*other.payload_.keyed_dict);
+  } else if (holds_string(other.kind_)) {
     payload_.str = new std::string(*other.payload_.str);
   } else if (holds_list(other.kind_)) {
     payload_.list = new ArgumentList(*other.payload_.list);
@@ -187,6 +282,7 @@ void Argument::copy_from(const Argument& other) {
     payload_ = other.payload_;
   }
   kind_ = other.kind_;
+  extended_ = other.extended_;
 }
 
 bool Argument::as_bool() const {
@@ -217,22 +313,39 @@ Node* Argument::as_node() const {
 
 const ArgumentList& Argument::elements() const {
   if (!holds_list(kind_)) wrong_kind("list or tuple", kind_);
-  return *payload_.list;
+  return extended_ ? payload_.named_tuple->items : *payload_.list;
 }
 
 ArgumentList& Argument::mutable_elements() {
   if (!holds_list(kind_)) wrong_kind("list or tuple", kind_);
-  return *payload_.list;
+  return extended_ ? payload_.named_tuple->items : *payload_.list;
 }
 
 const ArgumentDict& Argument::items() const {
   if (kind_ != Kind::kDict) wrong_kind("dict", kind_);
-  return *payload_.dict;
+  return extended_ ? payload_.keyed_dict->items : *payload_.dict;
 }
 
 ArgumentDict& Argument::mutable_items() {
   if (kind_ != Kind::kDict) wrong_kind("dict", kind_);
-  return *payload_.dict;
+  return extended_ ? payload_.keyed_dict->items : *payload_.dict;
+}
+
+const NamedTupleType* Argument::named_tuple_type() const {
+  return extended_ && kind_ == Kind::kTuple ? payload_.named_tuple->type.get()
+                                            : nullptr;
+}
+
+const std::shared_ptr<const NamedTupleType>& Argument::shared_named_tuple_type()
+    const {
+  static const std::shared_ptr<const NamedTupleType> kNone;
+  return extended_ && kind_ == Kind::kTuple ? payload_.named_tuple->type
+                                            : kNone;
+}
+
+const ArgumentList* Argument::dict_keys() const {
+  return extended_ && kind_ == Kind::kDict ? &payload_.keyed_dict->keys
+                                           : nullptr;
 }
 
 const Argument* Argument::find(std::string_view key) const {
@@ -240,7 +353,15 @@ const Argument* Argument::find(std::string_view key) const {
 }
 
 bool operator==(const Argument& a, const Argument& b) {
-  if (a.kind_ != b.kind_) return false;
+  if (a.kind_ != b.kind_ || a.extended_ != b.extended_) return false;
+  if (a.extended_ && a.kind_ == Argument::Kind::kTuple) {
+    return *a.payload_.named_tuple->type == *b.payload_.named_tuple->type &&
+           a.payload_.named_tuple->items == b.payload_.named_tuple->items;
+  }
+  if (a.extended_) {
+    return a.payload_.keyed_dict->keys == b.payload_.keyed_dict->keys &&
+           a.payload_.keyed_dict->items == b.payload_.keyed_dict->items;
+  }
   switch (a.kind_) {
     case Argument::Kind::kNone:
     case Argument::Kind::kEllipsis:

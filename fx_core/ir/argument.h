@@ -7,6 +7,15 @@
 // ("torch.float32", "cpu", "torch.contiguous_format", "torch.strided") so the
 // IR needs no LibTorch; the interpreter maps them to c10 types.
 //
+// Two containers carry more than their items, as Python's do: a tuple may be
+// a NamedTuple (typing.NamedTuple, collections.namedtuple), which torch.fx
+// keeps in args as it is and prints and generates code for by its class
+// (`Pair(x=%a, y=1.2)`, `test_fx_Pair(a, 1.2)`): its kind is kTuple (it is a
+// tuple everywhere a tuple is taken) and named_tuple_type() says its class.
+// A dict may have keys that are not all str (`{0: %x}`): its kind is kDict,
+// items() holds each key as torch.fx's graph text prints it (str(key)) and
+// dict_keys() the keys themselves.
+//
 // Beyond torch.fx's union: a symbolic int (torch.SymInt, what make_fx's
 // symbolic mode keeps in meta['val'] of size nodes and in tensor_meta's
 // shapes), held by its expression as sympy prints it ("2*t0.size(0)",
@@ -23,6 +32,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -37,6 +47,32 @@ class Argument;
 using ArgumentList = std::vector<Argument>;
 // A string-keyed dict in insertion order (kwargs, dict arguments, meta).
 using ArgumentDict = std::vector<std::pair<std::string, Argument>>;
+// A dict's (key, value) pairs when keys are not all str, in insertion order.
+using KeyedArgumentDict = std::vector<std::pair<Argument, Argument>>;
+
+// The class of a NamedTuple argument.
+struct NamedTupleType {
+  // The class as torch.fx's code names it: its module and __name__
+  // ("test_fx.Pair"). In process a "#<hex>" suffix may tell apart classes
+  // of one name (fx_sdk's registry); the text forms leave it out.
+  std::string name;
+  // One per item (`_fields`).
+  std::vector<std::string> fields;
+  // True when the graph text shows a value as `Pair(x=%a, y=1.2)` (the class
+  // defines torch.fx's `_custom_fx_repr_fn` so); false for torch.fx's
+  // default, the tuple `(%a, 1.2)`.
+  bool fields_repr = false;
+
+  // `name` without the in-process suffix.
+  std::string_view qualified_name() const;
+  // The class's __name__: the last atom of qualified_name() ("Pair").
+  std::string_view short_name() const;
+
+  friend bool operator==(const NamedTupleType& a, const NamedTupleType& b) {
+    return a.name == b.name && a.fields == b.fields &&
+           a.fields_repr == b.fields_repr;
+  }
+};
 
 class Argument {
  public:
@@ -80,7 +116,15 @@ class Argument {
 
   static Argument list(ArgumentList items);
   static Argument tuple(ArgumentList items);
+  // A NamedTuple of class `type`: a tuple carrying it. Throws FxError when
+  // the items are not one per field or `type` is null.
+  static Argument named_tuple(std::shared_ptr<const NamedTupleType> type,
+                              ArgumentList items);
   static Argument dict(ArgumentDict items);
+  // A dict with any constant keys (bool, int, float, str). When every key is
+  // a str this is dict(); otherwise items() names each key by str(key).
+  // Throws FxError for another kind of key.
+  static Argument keyed_dict(KeyedArgumentDict items);
   static Argument slice(Argument start, Argument stop, Argument step);
   static Argument ellipsis();
   static Argument dtype(std::string name);
@@ -133,6 +177,13 @@ class Argument {
   ArgumentDict& mutable_items();
   // For a dict: the value under `key`, or nullptr.
   const Argument* find(std::string_view key) const;
+  // A NamedTuple's class; nullptr for a plain tuple and any other kind.
+  const NamedTupleType* named_tuple_type() const;
+  const std::shared_ptr<const NamedTupleType>& shared_named_tuple_type() const;
+  // A dict's keys, one per item, when they are not all str; nullptr for a
+  // str-keyed dict and any other kind. mutable_items() of such a dict must
+  // keep the items one per key.
+  const ArgumentList* dict_keys() const;
 
   // Structural equality; Node references compare by identity.
   friend bool operator==(const Argument& a, const Argument& b);
@@ -141,11 +192,16 @@ class Argument {
   }
 
  private:
+  struct NamedTupleData;
+  struct KeyedDictData;
+
   explicit Argument(Kind kind) noexcept : kind_(kind) { payload_.i = 0; }
   void destroy() noexcept;
   void copy_from(const Argument& other);
 
   Kind kind_;
+  // A tuple holding named_tuple, a dict holding keyed_dict.
+  bool extended_ = false;
   union Payload {
     bool b;
     int64_t i;
@@ -154,6 +210,8 @@ class Argument {
     std::string* str;
     ArgumentList* list;
     ArgumentDict* dict;
+    NamedTupleData* named_tuple;
+    KeyedDictData* keyed_dict;
   } payload_;
 };
 

@@ -1,6 +1,8 @@
 #include "fx_core/ir/codegen.h"
 
 #include <algorithm>
+#include <optional>
+#include <string>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -59,21 +61,6 @@ void append_fill(std::string& out, std::string_view format,
     } else {
       out.push_back(format[i]);
     }
-  }
-}
-
-void append_args(std::string& out, const Argument* args, size_t n,
-                 const Node::Kwargs& kwargs) {
-  for (size_t i = 0; i < n; ++i) {
-    if (i) out += ", ";
-    append_repr(out, args[i]);
-  }
-  bool first = true;
-  for (const auto& kv : kwargs) {
-    if (n > 0 || !first) out += ", ";
-    first = false;
-    append(&out, kv.first, " = ");
-    append_repr(out, kv.second);
   }
 }
 
@@ -166,6 +153,10 @@ class Globals {
       globals_[it->second].second = std::string(obj);
       return legal;
     }
+    if (std::optional<size_t> i = annotation_of_nested_class(name_hint)) {
+      globals_[*i].second = std::string(obj);
+      return globals_[*i].first;
+    }
     std::string name(ns_.create_name(name_hint, obj));
     insert(name, obj);
     return name;
@@ -196,6 +187,30 @@ class Globals {
     return out;
   }
 
+  // A class defined inside a function or another class is named by an
+  // annotation after its __qualname__ (`mod.Test.test.<locals>.Pair` ->
+  // mod_Test_test_locals_Pair), by a call_function target after its
+  // __name__ (`mod.Pair`): the first annotation-only global of the
+  // target's module whose last atom is the target's name, if any.
+  std::optional<size_t> annotation_of_nested_class(
+      std::string_view qualified) const {
+    size_t dot = qualified.rfind('.');
+    if (dot == std::string_view::npos) return std::nullopt;
+    std::string prefix = cat(legal_name(qualified.substr(0, dot)), "_");
+    std::string suffix = cat("_", legal_name(qualified.substr(dot + 1)));
+    for (size_t i = 0; i < globals_.size(); ++i) {
+      const auto& [name, object] = globals_[i];
+      if (name.size() > prefix.size() + suffix.size() &&
+          name.compare(0, prefix.size(), prefix) == 0 &&
+          name.compare(name.size() - suffix.size(), suffix.size(), suffix) ==
+              0 &&
+          object == cat(kAnnotationGlobal, name)) {
+        return i;
+      }
+    }
+    return std::nullopt;
+  }
+
   void insert(const std::string& name, std::string_view obj) {
     if (!index_.contains(name)) {
       index_.emplace(name, globals_.size());
@@ -207,6 +222,33 @@ class Globals {
   absl::flat_hash_map<std::string, size_t> index_;
   std::vector<std::pair<std::string, std::string>> globals_;
 };
+
+// torch.fx's _format_args' _get_repr: an argument's repr, a NamedTuple's
+// as its class's global and its items as a tuple (`test_fx_Pair(x, 1.2)`).
+void append_arg(std::string& out, const Argument& arg, Globals& globals) {
+  const NamedTupleType* named = arg.named_tuple_type();
+  if (named == nullptr) {
+    append_repr(out, arg);
+    return;
+  }
+  out += globals.add(named->qualified_name(), named->name);
+  append_tuple_repr(out, arg);
+}
+
+void append_args(std::string& out, const Argument* args, size_t n,
+                 const Node::Kwargs& kwargs, Globals& globals) {
+  for (size_t i = 0; i < n; ++i) {
+    if (i) out += ", ";
+    append_arg(out, args[i], globals);
+  }
+  bool first = true;
+  for (const auto& kv : kwargs) {
+    if (n > 0 || !first) out += ", ";
+    first = false;
+    append(&out, kv.first, " = ");
+    append_arg(out, kv.second, globals);
+  }
+}
 
 // The name torch.fx's codegen looks a call_function target up by
 // (_get_qualified_name), from the printed target: builtins lose their module,
@@ -355,7 +397,7 @@ class BodyEmitter {
     }
     body += "(";
     append_args(body, args.data() + (args.empty() ? 0 : 1),
-                args.empty() ? 0 : args.size() - 1, node.kwargs());
+                args.empty() ? 0 : args.size() - 1, node.kwargs(), globals_);
     body += ")";
   }
 
@@ -373,7 +415,7 @@ class BodyEmitter {
       return;
     }
     append(&body, node.name(), ann, " = ", global_name, "(");
-    append_args(body, args.data(), args.size(), node.kwargs());
+    append_args(body, args.data(), args.size(), node.kwargs(), globals_);
     body += ")";
     const Argument* wrapped = node.meta_value("is_wrapped");
     if (wrapped && wrapped->is_bool() && wrapped->as_bool() &&
@@ -413,7 +455,8 @@ class BodyEmitter {
     append(&body, node.name(), ann, " = ");
     append_target(body, root_module_, node.target());
     body += "(";
-    append_args(body, node.args().data(), node.args().size(), node.kwargs());
+    append_args(body, node.args().data(), node.args().size(), node.kwargs(),
+                globals_);
     body += ")";
   }
 

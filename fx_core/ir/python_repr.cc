@@ -255,10 +255,63 @@ bool append_plain_leaf(std::string& out, const Argument& arg) {
   }
 }
 
+// A NamedTuple as its class's __repr__ writes it (`Pair(x=a, y=1.2)`), or
+// as its _custom_fx_repr_fn does in the graph text (`Pair(x=%a, y=1.2)`):
+// `each` formats the items.
+void append_fields(std::string& out, const Argument& arg,
+                   void (*each)(std::string&, const Argument&)) {
+  const NamedTupleType& type = *arg.named_tuple_type();
+  const ArgumentList& items = arg.elements();
+  append(&out, type.short_name(), "(");
+  for (size_t i = 0; i < items.size(); ++i) {
+    append(&out, i ? ", " : "", type.fields[i], "=");
+    each(out, items[i]);
+  }
+  out += ")";
+}
+
+// A dict's items: `{'a': 1}` (repr), `{a: 1}` (format_arg: keys as str());
+// keys that are not all str printed by `key`.
+void append_dict(std::string& out, const Argument& arg,
+                 void (*key)(std::string&, const Argument&),
+                 bool quote_str_keys,
+                 void (*each)(std::string&, const Argument&)) {
+  const ArgumentList* keys = arg.dict_keys();
+  out += "{";
+  size_t i = 0;
+  for (const auto& kv : arg.items()) {
+    if (i) out += ", ";
+    if (keys != nullptr) {
+      key(out, (*keys)[i]);
+    } else if (quote_str_keys) {
+      out += python_string_repr(kv.first);
+    } else {
+      out += kv.first;
+    }
+    out += ": ";
+    each(out, kv.second);
+    ++i;
+  }
+  out += "}";
+}
+
+void append_str(std::string& out, const Argument& arg) { out += str(arg); }
+
 }  // namespace
+
+void append_tuple_repr(std::string& out, const Argument& arg) {
+  out += "(";
+  append_elements(out, arg.elements(), append_repr);
+  if (arg.elements().size() == 1) out += ",";
+  out += ")";
+}
 
 void append_repr(std::string& out, const Argument& arg) {
   if (append_plain_leaf(out, arg)) return;
+  if (arg.named_tuple_type() != nullptr) {
+    append_fields(out, arg, append_repr);
+    return;
+  }
   switch (arg.kind()) {
     case Argument::Kind::kString:
       out += python_string_repr(arg.as_string());
@@ -272,24 +325,11 @@ void append_repr(std::string& out, const Argument& arg) {
       out += "]";
       return;
     case Argument::Kind::kTuple:
-      out += "(";
-      append_elements(out, arg.elements(), append_repr);
-      if (arg.elements().size() == 1) out += ",";
-      out += ")";
+      append_tuple_repr(out, arg);
       return;
-    case Argument::Kind::kDict: {
-      out += "{";
-      bool first = true;
-      for (const auto& kv : arg.items()) {
-        if (!first) out += ", ";
-        first = false;
-        out += python_string_repr(kv.first);
-        out += ": ";
-        append_repr(out, kv.second);
-      }
-      out += "}";
+    case Argument::Kind::kDict:
+      append_dict(out, arg, append_repr, true, append_repr);
       return;
-    }
     default:
       return;
   }
@@ -308,6 +348,11 @@ std::string str(const Argument& arg) {
 }
 
 void append_format_arg(std::string& out, const Argument& arg) {
+  const NamedTupleType* named = arg.named_tuple_type();
+  if (named != nullptr && named->fields_repr) {
+    append_fields(out, arg, append_format_arg);
+    return;
+  }
   switch (arg.kind()) {
     case Argument::Kind::kList:
       out += "[";
@@ -320,19 +365,9 @@ void append_format_arg(std::string& out, const Argument& arg) {
       if (arg.elements().size() == 1) out += ",";
       out += ")";
       return;
-    case Argument::Kind::kDict: {
-      out += "{";
-      bool first = true;
-      for (const auto& kv : arg.items()) {
-        if (!first) out += ", ";
-        first = false;
-        out += kv.first;
-        out += ": ";
-        append_format_arg(out, kv.second);
-      }
-      out += "}";
+    case Argument::Kind::kDict:
+      append_dict(out, arg, append_str, false, append_format_arg);
       return;
-    }
     case Argument::Kind::kNode:
       out += "%";
       out += arg.as_node()->name();

@@ -3,11 +3,14 @@
 // Three spellings appear in torch.fx's output and each is reproduced here
 // byte for byte:
 //  - repr(): what generated code holds (`'a'`, `1e-05`, `(x, 3)`,
-//    `device(type='cpu')`); a Node is its name.
+//    `device(type='cpu')`, a NamedTuple `Pair(x=a, y=1.2)`, `{0: x}`); a
+//    Node is its name.
 //  - str(): Python's str(), used for output nodes and placeholder defaults in
 //    the graph text (a top-level string is unquoted, a device is `cpu`).
 //  - format_arg(): torch.fx's `_format_arg` for args and kwargs in the graph
-//    text (`(%x, 3)`, `{dim: -1}`: nodes as `%name`, strings and keys bare).
+//    text (`(%x, 3)`, `{dim: -1}`: nodes as `%name`, strings and keys bare;
+//    a NamedTuple as a tuple, or `Pair(x=%x, y=3)` when its class's
+//    _custom_fx_repr_fn prints it so).
 #ifndef FX_CORE_IR_PYTHON_REPR_H_
 #define FX_CORE_IR_PYTHON_REPR_H_
 
@@ -41,6 +44,9 @@ std::string format_arg(const Argument& arg);
 
 // Appending forms, for building long strings without temporaries.
 void append_repr(std::string& out, const Argument& arg);
+// repr() of a tuple's items as a plain tuple (`(a, 1.2)`, `(a,)`), what
+// torch.fx's code writes after a NamedTuple's class (`repr(tuple(arg))`).
+void append_tuple_repr(std::string& out, const Argument& arg);
 void append_format_arg(std::string& out, const Argument& arg);
 
 }  // namespace fx

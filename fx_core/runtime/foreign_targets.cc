@@ -59,8 +59,93 @@ const OpDef& ForeignTargets::get(Opcode op, std::string_view target) const {
   throw FxError(no_kernel_message(op, target));
 }
 
+namespace {
+
+// Dotted Python names: "a", "a.b_1"; never empty atoms.
+bool is_dotted_path(std::string_view path) {
+  if (path.empty()) return false;
+  bool atom_start = true;
+  for (char c : path) {
+    if (c == '.') {
+      if (atom_start) return false;
+      atom_start = true;
+      continue;
+    }
+    bool letter = c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    bool digit = c >= '0' && c <= '9';
+    if (!letter && !(digit && !atom_start)) return false;
+    atom_start = false;
+  }
+  return !atom_start;
+}
+
+}  // namespace
+
+const ForeignAttribute& ForeignTargets::add_attribute(
+    ForeignAttribute attribute) {
+  if (!is_dotted_path(attribute.path)) {
+    throw FxError(cat("ForeignTargets::add_attribute: '", attribute.path,
+                      "' is not a qualified attribute name"));
+  }
+  auto it = attributes_.find(attribute.path);
+  if (it != attributes_.end()) {
+    if (it->second->handle == attribute.handle) return *it->second;
+    throw FxError(cat("attribute '", attribute.path,
+                      "' stands for two different objects (",
+                      it->second->origin, ")"));
+  }
+  std::string path = attribute.path;
+  auto entry = std::make_shared<const ForeignAttribute>(std::move(attribute));
+  return *attributes_.emplace(std::move(path), std::move(entry)).first->second;
+}
+
+const ForeignAttribute* ForeignTargets::find_attribute(
+    std::string_view path) const {
+  if (attributes_.empty()) return nullptr;
+  auto it = attributes_.find(path);
+  return it == attributes_.end() ? nullptr : it->second.get();
+}
+
+bool ForeignTargets::has_attribute_within(std::string_view path) const {
+  if (attributes_.empty()) return false;
+  // The paths at or under `path` sort from `path` on.
+  for (auto it = attributes_.lower_bound(path); it != attributes_.end(); ++it) {
+    std::string_view p = it->first;
+    if (p.substr(0, path.size()) != path) return false;
+    if (p.size() == path.size() || p[path.size()] == '.') return true;
+  }
+  return false;
+}
+
+std::vector<const ForeignAttribute*> ForeignTargets::attributes() const {
+  std::vector<const ForeignAttribute*> out;
+  out.reserve(attributes_.size());
+  for (const auto& [path, entry] : attributes_) out.push_back(entry.get());
+  return out;
+}
+
 void ForeignTargets::merge(const ForeignTargets& other) {
   for (const auto& [k, entry] : other.entries_) entries_.emplace(k, entry);
+  for (const auto& [k, entry] : other.attributes_) {
+    attributes_.emplace(k, entry);
+  }
+}
+
+ForeignTargets ForeignTargets::deepcopy() const {
+  ForeignTargets out;
+  out.entries_ = entries_;
+  for (const auto& [path, entry] : attributes_) {
+    if (!entry->copy) {
+      out.attributes_.emplace(path, entry);
+      continue;
+    }
+    ForeignAttribute copy = entry->copy(*entry);
+    copy.path = path;
+    if (!copy.copy) copy.copy = entry->copy;
+    out.attributes_.emplace(path,
+                            std::make_shared<const ForeignAttribute>(copy));
+  }
+  return out;
 }
 
 std::vector<const ForeignTarget*> ForeignTargets::entries() const {

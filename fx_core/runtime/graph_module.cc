@@ -77,10 +77,11 @@ GraphModule::GraphModule(torch::nn::Module& root, std::unique_ptr<Graph> graph,
 }
 
 GraphModule::GraphModule(const AttributeMap& root, std::unique_ptr<Graph> graph,
-                         std::string class_name)
+                         std::string class_name, ForeignTargets foreign_targets)
     : torch::nn::Module(class_name),
       graph_(std::move(graph)),
-      class_name_(std::move(class_name)) {
+      class_name_(std::move(class_name)),
+      foreign_targets_(std::move(foreign_targets)) {
   copy_from([&root](const Node& n) {
     for (const auto& [path, attr] : root) {
       if (path == n.target()) return attr;
@@ -144,9 +145,11 @@ void GraphModule::copy_from(
     // As torch.fx's _copy_attr: a call_module target is always installed
     // (replacing a container made for an earlier `linear.weight`); a
     // get_attr target already present came with its submodule.
+    // A foreign attribute is the overlay's, not the root's.
     AttrKind present = resolve_attr(n->target());
-    if (n->op() == Opcode::kGetAttr && present != AttrKind::kMissing &&
-        present != AttrKind::kModule) {
+    if (n->op() == Opcode::kGetAttr &&
+        ((present != AttrKind::kMissing && present != AttrKind::kModule) ||
+         foreign_targets_.find_attribute(n->target()) != nullptr)) {
       continue;
     }
     Attribute a = lookup(*n);
@@ -224,7 +227,7 @@ std::shared_ptr<GraphModule> GraphModule::deepcopy() const {
   copy->train(is_training());
   copy->buffer_kinds_ = buffer_kinds_;
   copy->declared_shape_env_ = declared_shape_env_;
-  copy->foreign_targets_ = foreign_targets_;
+  copy->foreign_targets_ = foreign_targets_.deepcopy();
   copy->set_graph(graph_->deepcopy());
   return copy;
 }
@@ -323,7 +326,11 @@ GraphOwner::AttrKind GraphModule::resolve_attr(
     std::string_view qualified_name) const {
   if (get_submodule(qualified_name)) return AttrKind::kModule;
   std::optional<TensorAttr> t = tensor_at(*this, qualified_name);
-  if (!t) return AttrKind::kMissing;
+  if (!t) {
+    return foreign_targets_.has_attribute_within(qualified_name)
+               ? AttrKind::kOther
+               : AttrKind::kMissing;
+  }
   return t->is_parameter ? AttrKind::kParameter : AttrKind::kBuffer;
 }
 

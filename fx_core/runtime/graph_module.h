@@ -16,10 +16,13 @@
 // forward() then throws FxError naming the node (check_executable() reports
 // it earlier).
 //
-// Targets no registry knows (a host language's callables) may be given to
-// one GraphModule as its foreign_targets() (foreign_targets.h): they are
-// kept when the graph is replaced, copied by deepcopy() and passed on to a
-// GraphModule built from this one as its root.
+// Targets no registry knows (a host language's callables) and get_attr
+// targets that are neither submodules nor tensors (a host language's
+// objects) may be given to one GraphModule as its foreign_targets()
+// (foreign_targets.h): they are kept when the graph is replaced, copied by
+// deepcopy() and passed on to a GraphModule built from this one as its
+// root. A get_attr node reads such an attribute where the module has no
+// parameter or buffer at its path.
 #ifndef FX_CORE_RUNTIME_GRAPH_MODULE_H_
 #define FX_CORE_RUNTIME_GRAPH_MODULE_H_
 
@@ -70,12 +73,14 @@ class GraphModule : public torch::nn::Module, public GraphOwner {
   using AttributeMap = std::vector<std::pair<std::string, Attribute>>;
 
   // Copies what `graph` references from `root` (see above), and a root
-  // GraphModule's foreign targets. Throws FxError naming the node whose
-  // target `root` lacks.
+  // GraphModule's foreign targets (or `foreign_targets`): a get_attr target
+  // that is one of their attributes needs nothing from `root`. Throws
+  // FxError naming the node whose target `root` lacks.
   GraphModule(torch::nn::Module& root, std::unique_ptr<Graph> graph,
               std::string class_name = "GraphModule");
   GraphModule(const AttributeMap& root, std::unique_ptr<Graph> graph,
-              std::string class_name = "GraphModule");
+              std::string class_name = "GraphModule",
+              ForeignTargets foreign_targets = {});
   ~GraphModule() override;
 
   Graph& graph() { return *graph_; }
@@ -92,7 +97,8 @@ class GraphModule : public torch::nn::Module, public GraphOwner {
   absl::Status check_executable() const;
 
   // The call_function / call_method targets this module runs that the
-  // OpRegistry does not know, consulted before it. set_foreign_targets
+  // OpRegistry does not know, consulted before it, and the attributes that
+  // are neither submodules nor tensors. set_foreign_targets
   // replaces them and recompiles; after adding to mutable_foreign_targets()
   // call recompile(), as after editing graph().
   const ForeignTargets& foreign_targets() const { return foreign_targets_; }
@@ -122,8 +128,9 @@ class GraphModule : public torch::nn::Module, public GraphOwner {
   }
 
   // An independent copy: a copy of the graph, clones of the submodules,
-  // parameters and buffers. Throws FxError for a submodule that cannot be
-  // cloned (a class that is not torch::nn::Cloneable).
+  // parameters and buffers, copies of the foreign attributes that have a
+  // `copy` (ForeignTargets::deepcopy). Throws FxError for a submodule that
+  // cannot be cloned (a class that is not torch::nn::Cloneable).
   std::shared_ptr<GraphModule> deepcopy() const;
 
   // The submodule at a dotted path (`layer1.0.conv1`), or nullptr.
@@ -146,7 +153,8 @@ class GraphModule : public torch::nn::Module, public GraphOwner {
   // order they are first used (what a graph file's modules/weights hold).
   AttributeMap referenced_attributes() const;
 
-  // GraphOwner: lint and dead code elimination ask these.
+  // GraphOwner: lint and dead code elimination ask these. A foreign
+  // attribute (or a path holding one) is kOther.
   AttrKind resolve_attr(std::string_view qualified_name) const override;
   bool has_function(std::string_view target) const override;
 

@@ -305,10 +305,8 @@ absl::StatusOr<std::shared_ptr<GraphModule>> build_graph_module(
                in_process.modules.end());
   std::shared_ptr<GraphModule> module;
   try {
-    module = std::make_shared<GraphModule>(attrs, std::move(file.graph));
-    if (!in_process.targets.empty()) {
-      module->set_foreign_targets(in_process.targets);
-    }
+    module = std::make_shared<GraphModule>(attrs, std::move(file.graph),
+                                           "GraphModule", in_process.targets);
     if (file.shape_env) module->set_shape_env(file.shape_env);
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(message_of(e));
@@ -379,12 +377,24 @@ absl::Status describe_modules(
     std::vector<std::pair<std::string, ModuleSpec>>& modules,
     std::vector<std::string>* in_process = nullptr);
 
-// A graph that calls a target only this process has cannot be written.
+// A graph that calls a target or reads an attribute only this process has
+// cannot be written.
 absl::Status check_no_foreign_targets(const std::string& prefix,
                                       const GraphModule& module) {
   const ForeignTargets& foreign = module.foreign_targets();
   if (foreign.empty()) return absl::OkStatus();
   for (const Node* n : module.graph().nodes()) {
+    const ForeignAttribute* a = n->op() == Opcode::kGetAttr
+                                    ? foreign.find_attribute(n->target())
+                                    : nullptr;
+    if (a != nullptr && !module.get_attr(n->target()).defined()) {
+      return absl::InvalidArgumentError(cat(
+          prefix, "node '", n->name(), "' (get_attr) reads attribute '",
+          n->target(), "'", a->description.empty() ? "" : " (", a->description,
+          a->description.empty() ? "" : ")", ", a ", a->origin,
+          " object that exists only in this process: a graph file cannot "
+          "hold it"));
+    }
     if (const ForeignTarget* t = foreign.find(n->op(), n->target())) {
       return absl::InvalidArgumentError(
           cat(prefix, "node '", n->name(), "' calls ", opcode_name(n->op()),

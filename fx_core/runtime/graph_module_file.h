@@ -46,7 +46,8 @@ using TensorList = std::vector<std::pair<std::string, at::Tensor>>;
 // What a GraphModule built in process may hold beyond what a file can
 // express: modules made by the caller (placed at their paths as they are,
 // after the file's modules and weights; such a module takes no weights from
-// `weights`) and targets no registry knows (GraphModule::foreign_targets).
+// `weights`), targets no registry knows and get_attr targets that are host
+// objects (GraphModule::foreign_targets).
 struct InProcessParts {
   GraphModule::AttributeMap modules;
   ForeignTargets targets;
@@ -86,8 +87,8 @@ std::string weights_file_for(const std::string& json_path);
 // takes the nodes another way: fx_sdk.to_torch_fx).
 //
 // What exists only in this process cannot be described: a graph calling a
-// foreign target (GraphModule::foreign_targets) fails naming the node and
-// target, a module that is an OpaqueModuleImpl or has a kind without
+// foreign target or reading a foreign attribute
+// (GraphModule::foreign_targets) fails naming the node and target, a module that is an OpaqueModuleImpl or has a kind without
 // `describe` (a delegated module) fails naming the module. With
 // `in_process_modules` given, opaque modules the graph calls are left out
 // of the bundle instead (they have no weights of their own there) and

@@ -146,6 +146,13 @@ absl::StatusOr<std::vector<Reference>> graph_references(const GraphModule& gm) {
                             : kind == GraphOwner::AttrKind::kModule ||
                                   kind == GraphOwner::AttrKind::kParameter ||
                                   kind == GraphOwner::AttrKind::kBuffer;
+    if (!usable && n->op() == Opcode::kGetAttr &&
+        gm.foreign_targets().has_attribute_within(path)) {
+      return absl::InvalidArgumentError(
+          cat("node '", n->name(), "' (get_attr) reads attribute '", path,
+              "', an object that exists only in this process: a folder "
+              "cannot hold it"));
+    }
     if (!usable) {
       return absl::InvalidArgumentError(cat(
           "node '", n->name(), "': ", opcode_name(n->op()), " target '", path,

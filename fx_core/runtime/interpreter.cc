@@ -142,12 +142,15 @@ c10::IValue Interpreter::output(const Node& /*n*/, Args args,
   return args.empty() ? c10::IValue() : std::move(args[0]);
 }
 
-at::Tensor Interpreter::fetch_attr(const std::string& target) const {
+c10::IValue Interpreter::fetch_attr(const std::string& target) const {
   at::Tensor t = module_.get_attr(target);
-  if (!t.defined()) {
+  if (t.defined()) return t;
+  const ForeignAttribute* object =
+      module_.foreign_targets().find_attribute(target);
+  if (object == nullptr) {
     throw FxError(cat("Node referenced nonexistent target ", target));
   }
-  return t;
+  return object->value;
 }
 
 c10::IValue Interpreter::map_nodes_to_values(const Argument& arg,
@@ -170,16 +173,18 @@ c10::IValue Interpreter::map_nodes_to_values(const Argument& arg,
         items.push_back(map_nodes_to_values(a, n));
       }
       c10::IValue list = arg.is_list() ? make_list(std::move(items))
-                                       : make_tuple(std::move(items));
+                                       : make_tuple_of(arg.named_tuple_type(),
+                                                       std::move(items));
       check_value_depth(list);
       return list;
     }
     case Argument::Kind::kDict: {
-      c10::impl::GenericDict dict(c10::StringType::get(), c10::AnyType::get());
-      for (const auto& [key, value] : arg.items()) {
-        dict.insert_or_assign(key, map_nodes_to_values(value, n));
+      std::vector<c10::IValue> values;
+      values.reserve(arg.items().size());
+      for (const auto& kv : arg.items()) {
+        values.push_back(map_nodes_to_values(kv.second, n));
       }
-      c10::IValue value(std::move(dict));
+      c10::IValue value = make_dict_of(dict_key_values(arg), std::move(values));
       check_value_depth(value);
       return value;
     }

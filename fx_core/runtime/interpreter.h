@@ -67,9 +67,11 @@ class Interpreter {
                                   const Kwargs& kwargs);
   virtual c10::IValue output(const Node& n, Args args, const Kwargs& kwargs);
 
-  // The tensor at a dotted path of the module (torch.fx's fetch_attr).
-  // Throws FxError naming the path when it does not exist.
-  at::Tensor fetch_attr(const std::string& target) const;
+  // The attribute at a dotted path of the module (torch.fx's fetch_attr):
+  // its parameter or buffer, else its foreign attribute's value (a host
+  // language's object, GraphModule::foreign_targets). Throws FxError naming
+  // the path when neither exists.
+  c10::IValue fetch_attr(const std::string& target) const;
   // The node's args and kwargs with nodes replaced by their values.
   std::pair<Args, Kwargs> fetch_args_kwargs_from_env(const Node& n) const;
   // One argument with nodes replaced by their values.

@@ -85,13 +85,19 @@ c10::IValue map_each_tensor(
 
 // `v` with its tensors replaced by uninitialised meta (to_meta) or CPU
 // tensors of the same sizes, strides and dtype (tensors already on that
-// device are kept).
+// device are kept). CPU tensors of integral or bool dtype are zeros, not
+// garbage: they may be indices (x[idx], embedding, gather), and 0 is in
+// range of every dimension that is not empty.
 c10::IValue map_tensors(const c10::IValue& v, bool to_meta) {
   return map_each_tensor(v, [to_meta](const at::Tensor& t) {
     if (to_meta == t.is_meta() || !t.defined()) return t;
     at::TensorOptions options =
         t.options().device(to_meta ? at::kMeta : at::kCPU);
-    return at::empty_strided(t.sizes(), t.strides(), options);
+    at::Tensor out = at::empty_strided(t.sizes(), t.strides(), options);
+    if (!to_meta && at::isIntegralType(t.scalar_type(), /*includeBool=*/true)) {
+      out.zero_();
+    }
+    return out;
   });
 }
 

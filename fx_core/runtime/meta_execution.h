@@ -23,7 +23,8 @@
 //   2. the op's kernel on the meta tensors;
 //   3. the op's kernel on uninitialised CPU tensors of the same sizes,
 //      strides and dtypes (memory is allocated, the garbage it holds is
-//      computed on and never read back), whose tensor results become meta
+//      computed on and never read back; integral and bool ones are zeros,
+//      so that indices are in range), whose tensor results become meta
 //      tensors again. Output shapes that depend on data (nonzero,
 //      masked_select) are then arbitrary.
 //

@@ -225,9 +225,20 @@ c10::optional<at::Tensor> OpArgs::optional_tensor(size_t i) const {
   return tensor(i);
 }
 
+namespace {
+
+// A symbolic int (a SymInt, during a symbolic capture) asked for as an int
+// is specialised to its value, a guard of the capture (torch's guard_int).
+int64_t specialize(const c10::IValue& v) {
+  return v.toSymInt().guard_int(__FILE__, __LINE__);
+}
+
+}  // namespace
+
 int64_t OpArgs::to_int(size_t i) const {
   const c10::IValue& v = values_[i];
   if (v.isInt()) return v.toInt();
+  if (v.isSymInt()) return specialize(v);
   if (v.isBool()) return v.toBool() ? 1 : 0;
   if (v.isTensor() && v.toTensor().numel() == 1 &&
       !v.toTensor().is_floating_point()) {
@@ -286,6 +297,7 @@ c10::optional<at::Scalar> OpArgs::optional_scalar(size_t i) const {
 std::vector<int64_t> OpArgs::int_list(size_t i) const {
   const c10::IValue& v = values_[i];
   if (v.isInt()) return {v.toInt()};
+  if (v.isSymInt()) return {specialize(v)};
   if (v.isIntList()) return v.toIntVector();
   if (is_sequence(v)) {
     std::vector<c10::IValue> items = sequence_elements(v);
@@ -298,6 +310,8 @@ std::vector<int64_t> OpArgs::int_list(size_t i) const {
     for (const c10::IValue& item : items) {
       if (item.isInt()) {
         out.push_back(item.toInt());
+      } else if (item.isSymInt()) {
+        out.push_back(specialize(item));
       } else if (item.isTensor() && item.toTensor().numel() == 1) {
         out.push_back(item.toTensor().item<int64_t>());
       } else {

@@ -119,6 +119,43 @@ c10::IValue make_tuple(std::vector<c10::IValue> items) {
   return c10::ivalue::Tuple::create(std::move(items));
 }
 
+c10::IValue make_tuple_of(const NamedTupleType* type,
+                          std::vector<c10::IValue> items) {
+  if (type == nullptr) return make_tuple(std::move(items));
+  return make_named_tuple(type->name, type->fields, std::move(items));
+}
+
+std::vector<c10::IValue> dict_key_values(const Argument& dict) {
+  std::vector<c10::IValue> keys;
+  keys.reserve(dict.items().size());
+  if (const ArgumentList* constant_keys = dict.dict_keys()) {
+    for (const Argument& key : *constant_keys) {
+      keys.push_back(constant_value(key));
+    }
+  } else {
+    for (const auto& kv : dict.items()) keys.emplace_back(kv.first);
+  }
+  return keys;
+}
+
+c10::IValue make_dict_of(std::vector<c10::IValue> keys,
+                         std::vector<c10::IValue> values) {
+  bool all_str = true;
+  bool all_int = !keys.empty();
+  for (const c10::IValue& k : keys) {
+    all_str &= k.isString();
+    all_int &= k.isInt();
+  }
+  c10::TypePtr key_type = all_str   ? c10::TypePtr(c10::StringType::get())
+                          : all_int ? c10::TypePtr(c10::IntType::get())
+                                    : c10::TypePtr(c10::AnyType::get());
+  c10::impl::GenericDict dict(key_type, c10::AnyType::get());
+  for (size_t i = 0; i < keys.size() && i < values.size(); ++i) {
+    dict.insert_or_assign(std::move(keys[i]), std::move(values[i]));
+  }
+  return dict;
+}
+
 namespace {
 
 bool is_container(const c10::IValue& v) {
@@ -189,16 +226,18 @@ Argument constant_argument(const c10::IValue& v) {
                        : Argument::list(std::move(items));
   }
   if (v.isGenericDict()) {
-    ArgumentDict items;
+    KeyedArgumentDict items;
     for (const auto& entry : v.toGenericDict()) {
-      if (!entry.key().isString()) {
-        throw FxError(cat("a dict key of type ", value_type_name(entry.key()),
-                          " (only str keys have a constant spelling)"));
+      const c10::IValue& key = entry.key();
+      if (!key.isString() && !key.isInt() && !key.isDouble() && !key.isBool()) {
+        throw FxError(cat("a dict key of type ", value_type_name(key),
+                          " (only bool, int, float and str keys have a "
+                          "constant spelling)"));
       }
-      items.emplace_back(entry.key().toStringRef(),
+      items.emplace_back(constant_argument(key),
                          constant_argument(entry.value()));
     }
-    return Argument::dict(std::move(items));
+    return Argument::keyed_dict(std::move(items));
   }
   throw FxError(cat("argument of type: ", value_type_name(v)));
 }
@@ -225,15 +264,17 @@ c10::IValue constant_value(const Argument& arg) {
       for (const Argument& a : arg.elements()) {
         items.push_back(constant_value(a));
       }
-      return arg.is_list() ? make_list(std::move(items))
-                           : make_tuple(std::move(items));
+      return arg.is_list()
+                 ? make_list(std::move(items))
+                 : make_tuple_of(arg.named_tuple_type(), std::move(items));
     }
     case Argument::Kind::kDict: {
-      c10::impl::GenericDict dict(c10::StringType::get(), c10::AnyType::get());
-      for (const auto& [key, value] : arg.items()) {
-        dict.insert_or_assign(key, constant_value(value));
+      std::vector<c10::IValue> values;
+      values.reserve(arg.items().size());
+      for (const auto& kv : arg.items()) {
+        values.push_back(constant_value(kv.second));
       }
-      return dict;
+      return make_dict_of(dict_key_values(arg), std::move(values));
     }
     case Argument::Kind::kSlice: {
       const ArgumentList& e = arg.elements();

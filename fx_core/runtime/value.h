@@ -11,7 +11,9 @@
 //   torch.Size, x.size()      a Tuple named "torch.Size" (python_tuples.h)
 //   torch.return_types.max    a Tuple named "torch.return_types.max" with
 //                             its fields (python_tuples.h)
-//   dict (string keys)        GenericDict
+//   dict                      GenericDict (str, int or Any keys)
+//   a NamedTuple argument     a Tuple named by its class, with its fields
+//                             (python_tuples.h's make_named_tuple)
 //   slice(a, b, c)            a capsule holding fx::SliceValue
 //   Ellipsis                  a capsule holding fx::EllipsisValue
 //   torch.float32 ...         Int (the c10::ScalarType), as TorchScript does
@@ -50,6 +52,18 @@ bool is_ellipsis(const c10::IValue& v);
 // A list of values as Python would build it, typed when homogeneous.
 c10::IValue make_list(std::vector<c10::IValue> items);
 c10::IValue make_tuple(std::vector<c10::IValue> items);
+// The value of a tuple argument from its items' values: a named tuple of the
+// class `type` (a NamedTuple argument's, argument.h) or, for nullptr, a
+// plain tuple.
+c10::IValue make_tuple_of(const NamedTupleType* type,
+                          std::vector<c10::IValue> items);
+// The keys of a dict argument as values: its constant keys (dict_keys()),
+// else its str keys.
+std::vector<c10::IValue> dict_key_values(const Argument& dict);
+// A dict of `keys` (one per value): keys typed str or int when all are,
+// else Any.
+c10::IValue make_dict_of(std::vector<c10::IValue> keys,
+                         std::vector<c10::IValue> values);
 // How deep lists, tuples and dicts may nest in a value the runtime builds
 // from a node's arguments: the depth the graph and torch.save readers allow.
 // LibTorch frees nested containers recursively, so a deeper value (built up
@@ -67,7 +81,8 @@ bool is_sequence(const c10::IValue& v);
 // FxError naming the kind for a Node reference or an unknown torch name.
 c10::IValue constant_value(const Argument& arg);
 // The constant Argument spelling `v` (None, numbers, strings, devices,
-// slices, Ellipsis, lists, tuples and str-keyed dicts of those):
+// slices, Ellipsis, lists, tuples and dicts keyed by bool, int, float or
+// str of those; a named tuple as a plain tuple):
 // constant_value's inverse.
 // Throws FxError naming the type of anything else (a tensor).
 Argument constant_argument(const c10::IValue& v);

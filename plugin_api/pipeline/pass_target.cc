@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "fx_core/io/atomic_file.h"
+#include "fx_core/ir/codegen.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/graph_module_file.h"
 #include "fx_core/runtime/module_registry.h"
@@ -71,6 +72,9 @@ absl::Status PassTarget::apply_changes(std::string_view bytes) {
         apply_attribute_changes(file->modules, bytes.substr(kSizeBytes + size));
     if (!applied.ok()) return applied;
     file->graph->reserve_names_of(graph());
+    // A pass does not change the code generator, and a file cannot hold
+    // every kind (a Python CodeGen kept in process): the graph keeps its own.
+    file->graph->set_codegen(graph().codegen().clone());
     replace_graph(std::move(file->graph));
   } catch (const std::exception& e) {
     return absl::InternalError(

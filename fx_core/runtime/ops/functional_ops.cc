@@ -116,19 +116,66 @@ IValue avg_pool(OpArgs& a, size_t n) {
                         count_include_pad, divisor);
 }
 
+// A size given as an int (a 1-element tensor) or as a SymInt, a symbolic
+// int during a symbolic capture, which stays symbolic: sizes go to ATen's
+// SymInt overloads. std::nullopt for anything else.
+c10::optional<c10::SymInt> sym_int(const IValue& v) {
+  if (v.isSymInt()) return v.toSymInt();
+  if (v.isInt()) return c10::SymInt(v.toInt());
+  if (v.isTensor() && v.toTensor().numel() == 1) {
+    return c10::SymInt(v.toTensor().item<int64_t>());
+  }
+  return c10::nullopt;
+}
+
+[[noreturn]] void not_sizes(OpArgs& a, size_t i, const IValue& item) {
+  throw FxError(cat("argument '", a.param_name(i),
+                    "' must be an int or a sequence of ints, not ",
+                    value_type_name(item)));
+}
+
+// An int or a sequence of ints as `n` SymInts (interpolate's `size`).
+std::vector<c10::SymInt> output_size(OpArgs& a, size_t i, size_t n) {
+  std::vector<IValue> items =
+      is_sequence(a[i]) ? sequence_elements(a[i]) : std::vector<IValue>{a[i]};
+  std::vector<c10::SymInt> out;
+  for (const IValue& item : items) {
+    c10::optional<c10::SymInt> s = sym_int(item);
+    if (!s) not_sizes(a, i, item);
+    out.push_back(*s);
+  }
+  if (out.size() == 1 && n > 1) out.assign(n, out[0]);
+  return out;
+}
+
+// The sizes as ints (a symbolic one specialised, with a guard), for the
+// operators without SymInt sizes.
+std::vector<int64_t> concrete(const std::vector<c10::SymInt>& sizes) {
+  std::vector<int64_t> out;
+  for (const c10::SymInt& s : sizes) {
+    out.push_back(s.guard_int(__FILE__, __LINE__));
+  }
+  return out;
+}
+
 // adaptive output sizes may hold None (keep that input dimension).
-std::vector<int64_t> adaptive_size(OpArgs& a, size_t n) {
+std::vector<c10::SymInt> adaptive_size(OpArgs& a, size_t n) {
   const at::Tensor& x = a.tensor(0);
   std::vector<IValue> items;
-  if (a[1].isInt()) {
-    items.assign(n, a[1]);
-  } else {
+  if (is_sequence(a[1])) {
     items = sequence_elements(a[1]);
+  } else {
+    items.assign(n, a[1]);
   }
-  std::vector<int64_t> out;
+  std::vector<c10::SymInt> out;
   for (size_t i = 0; i < items.size(); ++i) {
-    out.push_back(items[i].isNone() ? x.size(x.dim() - items.size() + i)
-                                    : items[i].toInt());
+    if (items[i].isNone()) {
+      out.push_back(x.sym_size(x.dim() - items.size() + i));
+      continue;
+    }
+    c10::optional<c10::SymInt> s = sym_int(items[i]);
+    if (!s) not_sizes(a, 1, items[i]);
+    out.push_back(*s);
   }
   return out;
 }
@@ -154,8 +201,8 @@ IValue interpolate(OpArgs& a) {
   const at::Tensor& x = a.tensor(0);
   size_t spatial = x.dim() - 2;
   std::string mode = a.to_string(3);
-  c10::optional<std::vector<int64_t>> size;
-  if (!a.is_none(1)) size = expand_param(a, 1, spatial);
+  c10::optional<std::vector<c10::SymInt>> size;
+  if (!a.is_none(1)) size = output_size(a, 1, spatial);
   std::vector<double> scales;
   if (!a.is_none(2)) {
     if (a[2].isDouble() || a[2].isInt()) {
@@ -182,24 +229,27 @@ IValue interpolate(OpArgs& a) {
   c10::optional<bool> align =
       a.is_none(4) ? c10::nullopt : c10::optional<bool>(a.to_bool(4));
   if (mode == "nearest") {
-    if (spatial == 1) return at::upsample_nearest1d(x, *size, scale(0));
+    if (spatial == 1) return at::upsample_nearest1d_symint(x, *size, scale(0));
     if (spatial == 2) {
-      return at::upsample_nearest2d(x, *size, scale(0), scale(1));
+      return at::upsample_nearest2d_symint(x, *size, scale(0), scale(1));
     }
-    return at::upsample_nearest3d(x, *size, scale(0), scale(1), scale(2));
-  }
-  if (mode == "nearest-exact") {
-    if (spatial == 1) return at::_upsample_nearest_exact1d(x, *size, scale(0));
-    if (spatial == 2) {
-      return at::_upsample_nearest_exact2d(x, *size, scale(0), scale(1));
-    }
-    return at::_upsample_nearest_exact3d(x, *size, scale(0), scale(1),
+    return at::upsample_nearest3d_symint(x, *size, scale(0), scale(1),
                                          scale(2));
   }
+  if (mode == "nearest-exact") {
+    if (spatial == 1) {
+      return at::_upsample_nearest_exact1d_symint(x, *size, scale(0));
+    }
+    if (spatial == 2) {
+      return at::_upsample_nearest_exact2d_symint(x, *size, scale(0), scale(1));
+    }
+    return at::_upsample_nearest_exact3d_symint(x, *size, scale(0), scale(1),
+                                                scale(2));
+  }
   if (mode == "area") {
-    if (spatial == 1) return at::adaptive_avg_pool1d(x, *size);
-    if (spatial == 2) return at::adaptive_avg_pool2d(x, *size);
-    return at::adaptive_avg_pool3d(x, *size);
+    if (spatial == 1) return at::adaptive_avg_pool1d(x, concrete(*size));
+    if (spatial == 2) return at::adaptive_avg_pool2d_symint(x, *size);
+    return at::adaptive_avg_pool3d(x, concrete(*size));
   }
   bool antialias = a.to_bool(6);
   if (antialias &&
@@ -207,28 +257,28 @@ IValue interpolate(OpArgs& a) {
     throw FxError(
         "Anti-alias option is only supported for bilinear and bicubic modes");
   }
+  bool corners = align.value_or(false);
   if (mode == "bilinear" && antialias) {
-    return at::_upsample_bilinear2d_aa(x, *size, align.value_or(false),
-                                       scale(0), scale(1));
+    return at::_upsample_bilinear2d_aa_symint(x, *size, corners, scale(0),
+                                              scale(1));
   }
   if (mode == "bicubic" && antialias) {
-    return at::_upsample_bicubic2d_aa(x, *size, align.value_or(false), scale(0),
-                                      scale(1));
+    return at::_upsample_bicubic2d_aa_symint(x, *size, corners, scale(0),
+                                             scale(1));
   }
   if (mode == "bilinear") {
-    return at::upsample_bilinear2d(x, *size, align.value_or(false), scale(0),
-                                   scale(1));
+    return at::upsample_bilinear2d_symint(x, *size, corners, scale(0),
+                                          scale(1));
   }
   if (mode == "trilinear") {
-    return at::upsample_trilinear3d(x, *size, align.value_or(false), scale(0),
-                                    scale(1), scale(2));
+    return at::upsample_trilinear3d_symint(x, *size, corners, scale(0),
+                                           scale(1), scale(2));
   }
   if (mode == "linear") {
-    return at::upsample_linear1d(x, *size, align.value_or(false), scale(0));
+    return at::upsample_linear1d_symint(x, *size, corners, scale(0));
   }
   if (mode == "bicubic") {
-    return at::upsample_bicubic2d(x, *size, align.value_or(false), scale(0),
-                                  scale(1));
+    return at::upsample_bicubic2d_symint(x, *size, corners, scale(0), scale(1));
   }
   throw FxError(cat("interpolate: unsupported mode '", mode, "'"));
 }
@@ -387,16 +437,16 @@ void register_functional_ops(OpRegistry& r) {
                : "");
   }
   f({F("adaptive_avg_pool1d")}, "input, output_size", [](OpArgs& a) -> IValue {
-    return at::adaptive_avg_pool1d(a.tensor(0), adaptive_size(a, 1));
+    return at::adaptive_avg_pool1d(a.tensor(0), concrete(adaptive_size(a, 1)));
   });
   f(
       {F("adaptive_avg_pool2d")}, "input, output_size",
       [](OpArgs& a) -> IValue {
-        return at::adaptive_avg_pool2d(a.tensor(0), adaptive_size(a, 2));
+        return at::adaptive_avg_pool2d_symint(a.tensor(0), adaptive_size(a, 2));
       },
       "at::adaptive_avg_pool2d({input}, {output_size:ints})");
   f({F("adaptive_avg_pool3d")}, "input, output_size", [](OpArgs& a) -> IValue {
-    return at::adaptive_avg_pool3d(a.tensor(0), adaptive_size(a, 3));
+    return at::adaptive_avg_pool3d(a.tensor(0), concrete(adaptive_size(a, 3)));
   });
   f({F("batch_norm")},
     "input, running_mean, running_var, weight=None, bias=None, "

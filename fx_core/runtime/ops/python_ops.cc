@@ -3,6 +3,7 @@
 // and tensors (operator.add on two ints is an int, on tuples a
 // concatenation, on tensors torch's add with type promotion).
 #include <ATen/ATen.h>
+#include <ATen/core/class_type.h>
 
 #include <algorithm>
 #include <cmath>
@@ -734,6 +735,12 @@ void register_python_ops(OpRegistry& r) {
           try {
             if (a[0].isTensor()) return tensor_attribute(a.tensor(0), name);
             if (auto field = named_tuple_field(a[0], name)) return *field;
+            if (a[0].isObject()) {  // a TorchScript class's instance
+              const c10::ivalue::Object& object = a[0].toObjectRef();
+              if (object.type()->hasAttribute(name)) {
+                return object.getAttr(name);
+              }
+            }
             throw FxError(cat("'", value_type_name(a[0]),
                               "' object has no attribute '", name, "'"));
           } catch (const FxError&) {

@@ -107,11 +107,17 @@ class StepCompiler {
   void resolve_attribute(const Node* n, CompiledStep& step) {
     step.kind = CompiledStep::Kind::kConstant;
     std::optional<TensorAttr> found = tensor_at(root_, n->target());
-    if (!found) {
+    if (found) {
+      step.constant = found->tensor;
+      return;
+    }
+    const ForeignAttribute* object =
+        foreign_ != nullptr ? foreign_->find_attribute(n->target()) : nullptr;
+    if (object == nullptr) {
       throw compile_error(
           n, cat("the module has no parameter or buffer '", n->target(), "'"));
     }
-    step.constant = found->tensor;
+    step.constant = object->value;
   }
 
   void resolve_op(const Node* n, CompiledStep& step) {

@@ -5,7 +5,7 @@
 //  - call_function / call_method targets to their kernel (the
 //    GraphModule's foreign targets first, then the OpRegistry),
 //    call_module targets to the module and its ModuleKind, get_attr targets
-//    to the tensor;
+//    to the tensor (else to the GraphModule's foreign attribute's value);
 //  - each call's args and kwargs bound to the kernel's parameters, one
 //    ValueSource per parameter (defaults filled in);
 //  - one value slot per node but the output (slot i is step i's value);

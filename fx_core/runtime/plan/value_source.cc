@@ -29,16 +29,18 @@ c10::IValue ValueSource::get(const std::vector<c10::IValue>& slots) const {
       values.reserve(items.size());
       for (const ValueSource& s : items) values.push_back(s.get(slots));
       c10::IValue list = kind == Kind::kList ? make_list(std::move(values))
-                                             : make_tuple(std::move(values));
+                                             : make_tuple_of(named_tuple.get(),
+                                                             std::move(values));
       check_value_depth(list);
       return list;
     }
     case Kind::kDict: {
-      c10::impl::GenericDict dict(c10::StringType::get(), c10::AnyType::get());
-      for (size_t i = 0; i < items.size(); ++i) {
-        dict.insert_or_assign(keys[i], items[i].get(slots));
-      }
-      c10::IValue value(std::move(dict));
+      std::vector<c10::IValue> values;
+      values.reserve(items.size());
+      for (const ValueSource& s : items) values.push_back(s.get(slots));
+      std::vector<c10::IValue> dict_keys = key_values;
+      if (dict_keys.empty()) dict_keys.assign(keys.begin(), keys.end());
+      c10::IValue value = make_dict_of(std::move(dict_keys), std::move(values));
       check_value_depth(value);
       return value;
     }
@@ -66,12 +68,14 @@ ValueSource source_of(const Argument& arg, const SlotMap& slot_of) {
       s.kind = arg.is_list()    ? ValueSource::Kind::kList
                : arg.is_tuple() ? ValueSource::Kind::kTuple
                                 : ValueSource::Kind::kSlice;
+      s.named_tuple = arg.shared_named_tuple_type();
       for (const Argument& a : arg.elements()) {
         s.items.push_back(source_of(a, slot_of));
       }
       return s;
     case Argument::Kind::kDict:
       s.kind = ValueSource::Kind::kDict;
+      if (arg.dict_keys() != nullptr) s.key_values = dict_key_values(arg);
       for (const auto& [key, value] : arg.items()) {
         s.keys.push_back(key);
         s.items.push_back(source_of(value, slot_of));

@@ -17,6 +17,7 @@
 #include <ATen/core/ivalue.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,10 @@ struct ValueSource {
   c10::IValue constant;
   std::vector<ValueSource> items;
   std::vector<std::string> keys;  // kDict
+  // kTuple: a NamedTuple argument's class, or null; kDict: the keys when
+  // they are not all str (argument.h), else empty.
+  std::shared_ptr<const NamedTupleType> named_tuple;
+  std::vector<c10::IValue> key_values;
 
   // The value, from the plan's slots.
   c10::IValue get(const std::vector<c10::IValue>& slots) const;

@@ -73,6 +73,8 @@ const std::map<std::string, std::string>& donors() {
       {"aten::amax.", "aten::sum.dim_IntList"},
       {"aten::amin.", "aten::sum.dim_IntList"},
       {"aten::mean.dim", "aten::sum.dim_IntList"},
+      // Adaptive pooling to output sizes.
+      {"aten::_adaptive_avg_pool2d.", "aten::adaptive_avg_pool2d."},
   };
   return *kDonors;
 }
@@ -205,6 +207,14 @@ def constant_pad_nd(self: List[int], pad: List[int]):
         assert out[n - 1 - i] >= 0
     return out
 
+def upsample(self: List[int], output_size: List[int]):
+    assert len(self) == len(output_size) + 2
+    out: List[int] = [self[0], self[1]]
+    for s in output_size:
+        assert s > 0
+        out.append(s)
+    return out
+
 def avg_pool2d(self: List[int], kernel_size: List[int], stride: List[int], padding: List[int], ceil_mode: bool = False):
     assert not ceil_mode
     assert len(self) == 3 or len(self) == 4
@@ -249,6 +259,19 @@ const std::map<std::string, std::string>& own_rules() {
       {"aten::gather.", "gather"},
       {"aten::constant_pad_nd.", "constant_pad_nd"},
       {"aten::avg_pool2d.", "avg_pool2d"},
+      // The upsampling operators given output sizes (interpolate's).
+      {"aten::upsample_nearest1d.", "upsample"},
+      {"aten::upsample_nearest2d.", "upsample"},
+      {"aten::upsample_nearest3d.", "upsample"},
+      {"aten::_upsample_nearest_exact1d.", "upsample"},
+      {"aten::_upsample_nearest_exact2d.", "upsample"},
+      {"aten::_upsample_nearest_exact3d.", "upsample"},
+      {"aten::upsample_linear1d.", "upsample"},
+      {"aten::upsample_bilinear2d.", "upsample"},
+      {"aten::upsample_bicubic2d.", "upsample"},
+      {"aten::upsample_trilinear3d.", "upsample"},
+      {"aten::_upsample_bilinear2d_aa.", "upsample"},
+      {"aten::_upsample_bicubic2d_aa.", "upsample"},
   };
   return *kOwn;
 }

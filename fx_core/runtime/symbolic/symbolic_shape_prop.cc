@@ -17,6 +17,7 @@
 #include "fx_core/runtime/symbolic/shape_functions.h"
 #include "fx_core/runtime/symbolic/shape_graph_eval.h"
 #include "fx_core/runtime/symbolic/symbolic_call_capture.h"
+#include "fx_core/runtime/symbolic/symbolic_indexing.h"
 #include "fx_core/runtime/symbolic/symbolic_strides.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
@@ -135,6 +136,7 @@ class Propagator {
   SymbolicValue compute(const Node& n);
   std::optional<SymbolicValue> size_query(const Node& n);
   std::optional<SymbolicValue> int_operator(const Node& n);
+  std::optional<SymbolicValue> tensor_getitem(const Node& n);
   std::optional<SymbolicValue> aten_call(const Node& n);
   SymbolicValue captured_call(const Node& n);
   SymbolicValue from_shape_result(const Node& n, const SymValue& r,
@@ -224,6 +226,7 @@ SymbolicValue Propagator::compute(const Node& n) {
   if (!has_symbolic_inputs(n)) return concrete(hint);
   if (auto v = size_query(n)) return *v;
   if (auto v = int_operator(n)) return *v;
+  if (auto v = tensor_getitem(n)) return *v;
   if (auto v = aten_call(n)) return *v;
   return captured_call(n);
 }
@@ -385,6 +388,39 @@ std::optional<SymbolicValue> Propagator::int_operator(const Node& n) {
     }
   }
   return std::nullopt;
+}
+
+// operator.getitem on a tensor, decomposed as Tensor.__getitem__ is
+// (symbolic_indexing.h); an index that reads tensor data is left to the
+// capture.
+std::optional<SymbolicValue> Propagator::tensor_getitem(const Node& n) {
+  if (n.op() != Opcode::kCallFunction || n.target() != "operator.getitem" ||
+      n.args().size() != 2 || !n.args()[0].is_node()) {
+    return std::nullopt;
+  }
+  const SymbolicValue& self = value(*n.args()[0].as_node());
+  if (self.kind != Kind::kTensor) return std::nullopt;
+  std::optional<SymbolicIndexing> result;
+  try {
+    result = symbolic_getitem(
+        self.sizes, self.strides, n.args()[1],
+        [this](const Node& m) -> const SymbolicValue& { return value(m); },
+        guards_);
+  } catch (const FxError& e) {
+    fail(n, cat("indexing: ", e.what()));
+  } catch (const c10::Error& e) {
+    fail(n, cat("indexing: ", e.what_without_backtrace()));
+  }
+  if (!result) return std::nullopt;
+  SymbolicValue out = from_shape_result(n, SymValue::int_list(result->sizes),
+                                        hint_values_.at(&n));
+  if (!result->strides.empty()) {
+    // A view's strides are self's (the value at the hints may be a copy).
+    out.strides = std::move(result->strides);
+  } else {
+    restride_views(n, out);
+  }
+  return out;
 }
 
 // A call of an ATen operator through its shape function.

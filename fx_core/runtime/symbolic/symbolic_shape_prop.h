@@ -18,6 +18,10 @@
 //    mod, neg, pos and the comparisons compute on them (a comparison that
 //    sympy does not decide is decided at the hints and guarded), and
 //    operator.getitem takes an element of a tuple or list;
+//  - operator.getitem on a tensor (x[0], x[:, 1:n], x[..., None], x[idx])
+//    is decomposed as Tensor.__getitem__ decomposes it (select, slice,
+//    unsqueeze, index.Tensor: symbolic_indexing.h); an index that reads
+//    tensor data (a bool mask) goes to the capture below;
 //  - a call of an ATen operator (torch.ops.aten.*, torch.*, Tensor methods:
 //    fx::AtenTarget's spellings) binds as Python would, then evaluates the
 //    operator's shape function (shape_functions.h) on the arguments'

@@ -223,6 +223,23 @@ TEST(CodeGen, GlobalsMapNamesToTheirObjects) {
             std::make_pair(std::string("math_sqrt"), std::string("math.sqrt")));
 }
 
+// A class defined in a function: its annotation names it after its
+// __qualname__, its constructor call after its __name__ (m.Pair); torch.fx
+// gives the one object one global, the annotation's.
+TEST(CodeGen, ALocalClassHasOneGlobalForItsAnnotationAndItsCalls) {
+  Graph g;
+  Node* x = g.placeholder("x", "m_T_test_pair_locals_Pair");
+  Node* y = g.placeholder("y");
+  Node* pair = g.call_function("m.Pair", {y, y});
+  g.output(Argument::tuple({x, pair}));
+  EXPECT_EQ(code_of(g),
+            "\n\n\ndef forward(self, x : m_T_test_pair_locals_Pair, y):\n"
+            "    pair = m_T_test_pair_locals_Pair(y, y);  y = None\n"
+            "    return (x, pair)\n    ");
+  EXPECT_EQ(global_names(g), with_defaults({"m_T_test_pair_locals_Pair"}));
+  EXPECT_EQ(g.python_code("self").globals.back().second, "m.Pair");
+}
+
 TEST(CodeGen, AnnotationsAndDefaultsGoIntoTheSignature) {
   Graph g;
   Node* x = g.placeholder("x", "torch.Tensor");

@@ -14,11 +14,13 @@
 #include "fx_core/ir/graph.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/graph_module_file.h"
+#include "fx_core/runtime/graph_module_folder.h"
 #include "fx_core/runtime/interpreter.h"
 #include "fx_core/runtime/module_registry.h"
 #include "fx_core/runtime/modules/opaque_module.h"
 #include "fx_core/runtime/op_registry.h"
 #include "fx_core/support/error.h"
+#include "fx_core/support/strings.h"
 
 namespace fx {
 namespace {
@@ -122,6 +124,139 @@ TEST(ForeignTargets, WritingAGraphThatCallsOneIsRefusedNamingIt) {
             std::string::npos);
   // Without the nodes (the in-process converter's form) it describes.
   EXPECT_TRUE(describe_graph_module(*gm, "w.pt", false).ok());
+}
+
+// ------------------------------------------------------------ attributes
+
+constexpr char kUse[] = "user_code.use";
+constexpr char kObject[] = "holder.obj";
+
+// x, holder.obj -> kUse(x, obj) -> output.
+std::unique_ptr<Graph> attribute_graph() {
+  auto graph = std::make_unique<Graph>();
+  Node* x = graph->placeholder("x");
+  Node* obj = graph->get_attr(kObject);
+  Node* y = graph->call_function(kUse, {Argument(x), Argument(obj)});
+  graph->output(Argument(y));
+  return graph;
+}
+
+// kUse multiplies x by its object (a double); holder.obj is `factor`,
+// copied (times 10) when `copyable`.
+ForeignTargets with_object(double factor, bool copyable) {
+  ForeignTargets targets;
+  auto fn = std::make_shared<int>(0);
+  targets.add(
+      Opcode::kCallFunction, kUse, "x, obj",
+      [](OpArgs& a) -> c10::IValue { return a.tensor(0) * a[1].toDouble(); },
+      fn, "test");
+  ForeignAttribute attribute;
+  attribute.path = kObject;
+  attribute.value = factor;
+  attribute.handle = std::make_shared<double>(factor);
+  attribute.origin = "test";
+  attribute.description = "user_code.Factor";
+  if (copyable) {
+    attribute.copy = [](const ForeignAttribute& from) {
+      ForeignAttribute copy = from;
+      double value = *static_cast<double*>(from.handle.get()) * 10;
+      copy.handle = std::make_shared<double>(value);
+      copy.value = value;
+      return copy;
+    };
+  }
+  targets.add_attribute(std::move(attribute));
+  return targets;
+}
+
+std::shared_ptr<GraphModule> module_with_object(double factor,
+                                                bool copyable = false) {
+  return std::make_shared<GraphModule>(GraphModule::AttributeMap{},
+                                       attribute_graph(), "GraphModule",
+                                       with_object(factor, copyable));
+}
+
+TEST(ForeignAttributes, WithoutOneTheGetAttrNodeIsRefusedNamingIt) {
+  try {
+    GraphModule gm(GraphModule::AttributeMap{}, attribute_graph());
+    FAIL() << "built without the attribute";
+  } catch (const FxError& e) {
+    EXPECT_NE(std::string(e.what()).find("holder_obj"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find(kObject), std::string::npos);
+  }
+}
+
+TEST(ForeignAttributes, ThePlanAndTheInterpreterReadThem) {
+  auto gm = module_with_object(4);
+  ASSERT_TRUE(gm->check_executable().ok()) << gm->check_executable().message();
+  at::Tensor x = at::ones({2});
+  EXPECT_TRUE(at::equal(run(*gm, x), x * 4));
+  Interpreter interpreter(*gm);
+  EXPECT_TRUE(at::equal(interpreter.run({x}).toTensor(), x * 4));
+  EXPECT_EQ(interpreter.fetch_attr(kObject).toDouble(), 4);
+  EXPECT_THROW(interpreter.fetch_attr("holder.other"), FxError);
+}
+
+TEST(ForeignAttributes, LintSeesThemAsOtherAttributes) {
+  auto gm = module_with_object(2);
+  EXPECT_EQ(gm->resolve_attr(kObject), GraphOwner::AttrKind::kOther);
+  EXPECT_EQ(gm->resolve_attr("holder"), GraphOwner::AttrKind::kOther);
+  EXPECT_EQ(gm->resolve_attr("hold"), GraphOwner::AttrKind::kMissing);
+  EXPECT_EQ(gm->resolve_attr("holder.obj.x"), GraphOwner::AttrKind::kMissing);
+  EXPECT_NO_THROW(gm->graph().lint());
+  EXPECT_FALSE(gm->get_attr(kObject).defined());
+}
+
+TEST(ForeignAttributes, KeptWhenTheGraphIsReplacedAndUsedAsRoot) {
+  auto gm = module_with_object(3);
+  at::Tensor x = at::ones({2});
+  gm->set_graph(gm->graph().deepcopy());
+  EXPECT_TRUE(at::equal(run(*gm, x), x * 3));
+  GraphModule child(*gm, attribute_graph());
+  EXPECT_TRUE(at::equal(run(child, x), x * 3));
+}
+
+TEST(ForeignAttributes, DeepcopyCopiesThoseThatCanBeCopied) {
+  at::Tensor x = at::ones({2});
+  EXPECT_TRUE(
+      at::equal(run(*module_with_object(3, true)->deepcopy(), x), x * 30));
+  EXPECT_TRUE(
+      at::equal(run(*module_with_object(3, false)->deepcopy(), x), x * 3));
+}
+
+TEST(ForeignAttributes, OnePathForTwoObjectsOrABadPathIsRefused) {
+  ForeignTargets targets = with_object(2, false);
+  const ForeignAttribute* mine = targets.find_attribute(kObject);
+  ASSERT_NE(mine, nullptr);
+  EXPECT_EQ(&targets.add_attribute(*mine), mine);
+  ForeignAttribute other = *mine;
+  other.handle = std::make_shared<double>(2);
+  EXPECT_THROW(targets.add_attribute(other), FxError);
+  for (const char* bad : {"", "a..b", ".a", "a.", "1a", "a-b"}) {
+    other.path = bad;
+    EXPECT_THROW(targets.add_attribute(other), FxError) << bad;
+  }
+  EXPECT_TRUE(targets.has_attribute_within("holder"));
+  EXPECT_FALSE(targets.has_attribute_within("holde"));
+  EXPECT_FALSE(targets.empty());
+  EXPECT_EQ(targets.attributes().size(), 1u);
+}
+
+TEST(ForeignAttributes, WritingAGraphThatReadsOneIsRefusedNamingIt) {
+  auto gm = module_with_object(2);
+  absl::StatusOr<GraphBundle> bundle = describe_graph_module(*gm, "w.pt");
+  ASSERT_FALSE(bundle.ok());
+  const std::string message(bundle.status().message());
+  EXPECT_NE(message.find(cat("attribute '", kObject, "'")), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("user_code.Factor"), std::string::npos) << message;
+  EXPECT_NE(message.find("only in this process"), std::string::npos);
+  EXPECT_TRUE(describe_graph_module(*gm, "w.pt", false).ok());
+  absl::Status folder =
+      to_folder(*gm, ::testing::TempDir() + "/foreign_attribute_folder");
+  ASSERT_FALSE(folder.ok());
+  EXPECT_NE(folder.message().find(kObject), std::string::npos)
+      << folder.message();
 }
 
 // ------------------------------------------------------------ opaque modules

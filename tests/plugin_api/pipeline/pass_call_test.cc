@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "fx_core/format/graph_json.h"
+#include "fx_core/ir/codegen.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/ir/node.h"
 #include "fx_core/runtime/graph_module.h"
@@ -102,6 +103,30 @@ TEST_F(PassCallTest, AnIsolatedPassGivesWhatAnInProcessPassGives) {
   // Names handed out before the pass stay taken: `relu` was erased, and a
   // new relu is named as it would be in-process.
   EXPECT_EQ(file_.graph->call_function("torch.relu", {1.0})->name(), next_name);
+}
+
+// A code generator the file format cannot hold (as a Python CodeGen kept in
+// process): the graph keeps it when an isolated pass changes it.
+class ListOutputCodeGen : public CodeGen {
+ public:
+  std::unique_ptr<CodeGen> clone() const override {
+    return std::make_unique<ListOutputCodeGen>(*this);
+  }
+  std::string generate_output(const Argument& output_args) const override {
+    return "return [" + CodeGen::generate_output(output_args).substr(7) + "]";
+  }
+};
+
+TEST_F(PassCallTest, AnIsolatedPassKeepsTheGraphsCodeGenerator) {
+  file_.graph->set_codegen(std::make_unique<ListOutputCodeGen>());
+  PipelineReport isolated = run("decompose_relu", true);
+  ASSERT_TRUE(isolated.ok()) << isolated.failure;
+  ASSERT_TRUE(isolated.passes.at(0).changed);
+  EXPECT_NE(dynamic_cast<ListOutputCodeGen*>(&file_.graph->codegen()),
+            nullptr);
+  EXPECT_NE(file_.graph->python_code().src.find("return [add]"),
+            std::string::npos)
+      << file_.graph->python_code().src;
 }
 
 TEST_F(PassCallTest, AFailureReturnedByAnIsolatedPassIsReported) {
