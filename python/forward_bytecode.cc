@@ -21,6 +21,14 @@
 // Everything else (annotations, defaults, tuples, lists, slices, comments,
 // wrapped functions, non-ASCII text) gives None.
 //
+// A name the forward binds (a parameter, an assignment target, a name freed
+// with `= None`) must be one CPython's compiler would bind: not a keyword,
+// not None / True / False, not __debug__, and no parameter twice. Otherwise
+// ValueError names the node (placeholders are the parameters, the other
+// nodes the assignment targets) and why: CPython refuses such a source, and
+// a code object built for it anyway would run wrongly (a parameter `None`
+// reads the constant, not the argument).
+//
 // Each instruction gets the location the 3.11 compiler gives it (the
 // expression's line and columns), so tracebacks and the location table are
 // compile()'s; tests/python/forward_bytecode_test.py checks every field of
@@ -136,6 +144,40 @@ bool is_keyword(std::string_view s) {
     if (s == k) return true;
   }
   return false;
+}
+
+// Why CPython would refuse to bind `n` (nullptr: it would bind it).
+const char* unbindable(std::string_view n) {
+  if (is_keyword(n)) return "a Python keyword";
+  if (n == "None" || n == "True" || n == "False") {
+    return "a Python constant, which cannot be assigned";
+  }
+  if (n == "__debug__") return "a name Python does not let code assign";
+  return nullptr;
+}
+
+// Throws ValueError when `name`, bound by node `name`, is unbindable.
+void check_binding(const std::string& name, const char* what) {
+  if (const char* why = unbindable(name)) {
+    throw py::value_error("node '" + name + "' (" + what +
+                          ") cannot be a Python name in the forward: '" + name +
+                          "' is " + why);
+  }
+}
+
+// The parameters as CPython's rules allow them: bindable, each once.
+void check_parameters(const std::vector<std::string>& params) {
+  for (size_t i = 0; i < params.size(); ++i) {
+    check_binding(params[i], i == 0 ? "the module, self" : "placeholder");
+    for (size_t j = 0; j < i; ++j) {
+      if (params[j] == params[i]) {
+        throw py::value_error("node '" + params[i] +
+                              "' (placeholder): the forward would have two "
+                              "parameters named '" +
+                              params[i] + "', which Python refuses");
+      }
+    }
+  }
 }
 
 // One line's parser; each parse_* returns false for what it does not take.
@@ -354,7 +396,7 @@ bool parse_statement(std::string_view text, int line, Stmt* out) {
     return p.at_end();
   }
   out->kind = Stmt::Kind::kAssign;
-  if (!p.name(&out->name) || is_keyword(out->name)) return false;
+  if (!p.name(&out->name)) return false;  // bindable: checked by the caller
   out->target = p.loc(start);
   if (!p.literal(" = ") || !p.value(&out->value)) return false;
   out->loc = p.loc(start);
@@ -370,8 +412,7 @@ bool parse_statement(std::string_view text, int line, Stmt* out) {
         out->clear_loc = p.loc(clear_start);
         return !out->cleared.empty() && p.at_end();
       }
-      if (is_keyword(n)) return false;
-      out->cleared.emplace_back(n, p.loc(at));
+      out->cleared.emplace_back(n, p.loc(at));  // checked by the caller
     } else {
       return false;
     }
@@ -386,7 +427,7 @@ bool parse_header(std::string_view text, std::vector<std::string>* params) {
   if (p.literal("):")) return p.at_end();
   while (true) {
     std::string n;
-    if (!p.name(&n) || is_keyword(n)) return false;
+    if (!p.name(&n)) return false;  // bindable: checked by the caller
     params->push_back(std::move(n));
     if (p.literal("):")) return p.at_end();
     if (!p.literal(", ")) return false;
@@ -649,6 +690,7 @@ py::object forward_code(const std::string& src, py::str filename) {
   if (i == lines.size() || !parse_header(lines[i], &params)) {
     return py::none();
   }
+  check_parameters(params);
   int first_line = static_cast<int>(i) + 1;
   std::vector<Stmt> body;
   std::unordered_map<std::string, bool> locals;
@@ -667,8 +709,14 @@ py::object forward_code(const std::string& src, py::str filename) {
     if (!parse_statement(line, static_cast<int>(i) + 1, &s)) {
       return py::none();
     }
-    if (s.kind == Stmt::Kind::kAssign) locals.emplace(s.name, true);
-    for (const auto& c : s.cleared) locals.emplace(c.first, true);
+    if (s.kind == Stmt::Kind::kAssign) {
+      check_binding(s.name, "an assignment in the forward");
+      locals.emplace(s.name, true);
+    }
+    for (const auto& c : s.cleared) {
+      check_binding(c.first, "freed with '= None'");
+      locals.emplace(c.first, true);
+    }
   }
   if (body.empty() || body.back().kind != Stmt::Kind::kReturn) {
     return py::none();

@@ -19,7 +19,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-targets_all=(graph_json torch_save bundle pipeline_text pipeline_config plugin_info)
+targets_all=(graph_json torch_save bundle module_config pipeline_text pipeline_config plugin_info)
 seconds=60
 runs=-1
 work=/tmp/fx-fuzz
@@ -37,7 +37,7 @@ targets=("$@")
 
 dict_of() {
   case "$1" in
-    graph_json | bundle) echo tests/fuzz/dict/graph_json.dict ;;
+    graph_json | bundle | module_config) echo tests/fuzz/dict/graph_json.dict ;;
     pipeline_text | pipeline_config | plugin_info) echo tests/fuzz/dict/pipeline.dict ;;
   esac
 }

@@ -4,7 +4,9 @@
 // rename cannot cross file systems), which is flushed and then renamed over
 // `path`. A reader therefore sees either the old file or the whole new one,
 // never a prefix, and a failed write leaves `path` as it was and no
-// temporary behind. Graph files, bundles, to_folder, torch.save files, pass
+// temporary behind. The new file keeps the permission bits of the file it
+// replaces (a 0600 file stays 0600); a new file gets 0666 less the umask, as
+// open() gives it. Graph files, bundles, to_folder, torch.save files, pass
 // reproducers and the CLI's outputs all go through here.
 //
 // Threads: safe to call concurrently, also for the same `path` (each call

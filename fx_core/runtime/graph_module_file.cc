@@ -186,6 +186,24 @@ absl::StatusOr<std::shared_ptr<torch::nn::Module>> create_child(
   }
 }
 
+// The weights `weights` holds for the module at `path`: the registry checks
+// a config against them before the module allocates anything.
+ModuleWeights module_weights(const std::string& path,
+                             const TensorList& weights) {
+  std::string prefix = cat(path, ".");
+  return {path, [prefix, &weights](const std::string& key) {
+            const at::Tensor* found = nullptr;
+            for (const auto& [k, t] : weights) {
+              if (k.size() == prefix.size() + key.size() &&
+                  starts_with(k, prefix) &&
+                  k.compare(prefix.size(), key.size(), key) == 0) {
+                found = &t;
+              }
+            }
+            return found;
+          }};
+}
+
 // Modules, from the registry (child GraphModules built here); `prefix` is
 // the path of the GraphModule holding them, for messages and weights.
 absl::Status create_modules(
@@ -202,7 +220,8 @@ absl::Status create_modules(
       module = *child;
     } else {
       try {
-        module = ModuleRegistry::global().create(spec.type, spec.config);
+        ModuleWeights held = module_weights(cat(prefix, path), weights);
+        module = ModuleRegistry::global().create(spec.type, spec.config, &held);
       } catch (const std::exception& e) {
         return absl::InvalidArgumentError(
             cat("module '", prefix, path, "': ", message_of(e)));
@@ -280,9 +299,11 @@ absl::Status check_weights_complete(
 
 namespace {
 
-// Builds the modules, places the weights and compiles. With `share` every
-// module's weights are replaced by the given tensors (or the build fails),
-// so LibTorch's random initialisation is skipped (skip_init.h).
+// Builds the modules, places the weights and compiles. Every module's
+// weights are replaced by the given tensors (shared with `share`, else
+// copied) or the build fails, so LibTorch's random initialisation is
+// skipped (skip_init.h), and each config is checked against the weights
+// before its module is made.
 absl::StatusOr<std::shared_ptr<GraphModule>> build_graph_module(
     GraphFile file, const TensorList& weights, bool share,
     const InProcessParts& in_process = {}) {
@@ -291,8 +312,9 @@ absl::StatusOr<std::shared_ptr<GraphModule>> build_graph_module(
   const KindMap kinds(file.weight_kinds.begin(), file.weight_kinds.end());
   absl::Status s;
   {
-    std::optional<SkipInitGuard> no_init;
-    if (share) no_init.emplace();
+    // Every module weight is replaced (copied or shared) or the build fails
+    // (check_weights_complete), so none is randomly initialised first.
+    SkipInitGuard no_init;
     s = create_modules("", file.modules, weights, kinds, attrs);
   }
   if (!s.ok()) return s;

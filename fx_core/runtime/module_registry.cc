@@ -65,7 +65,8 @@ std::vector<std::string> ModuleRegistry::types() const {
 }
 
 std::shared_ptr<torch::nn::Module> ModuleRegistry::create(
-    std::string_view type, const ArgumentDict& config) const {
+    std::string_view type, const ArgumentDict& config,
+    const ModuleWeights* weights) const {
   const ModuleKind* kind = find(type);
   if (kind == nullptr || !kind->create) {
     throw FxError(cat("unknown module type '", type,
@@ -88,6 +89,7 @@ std::shared_ptr<torch::nn::Module> ModuleRegistry::create(
   }
   OpArgs args(kind->init_schema, values.data());
   try {
+    check_module_config(*kind, args, weights);
     return kind->create(args);
   } catch (const std::exception& e) {
     throw FxError(cat(type, ": ", e.what()));

@@ -18,10 +18,28 @@
 // GroupNorm, Dropout, the activations, pooling, Flatten, Identity,
 // Embedding), plus Hardswish and Hardsigmoid, which LibTorch's C++ frontend
 // lacks (fx::nn::HardswishImpl, HardsigmoidImpl).
+//
+// Configs are untrusted (they come from files): create() checks a config
+// against the constructor's contract before the constructor runs, so a bad
+// one allocates nothing and never reaches a LibTorch kernel:
+//  - every int in a config (alone or in a list or tuple) lies within
+//    +-kMaxConfigInt, the range LibTorch's kernels (oneDNN's convolutions
+//    and pooling among them) compute sizes in without overflow;
+//  - the kind's `config_rules`: each named argument's range (channels,
+//    kernel sizes, strides, padding, dilation, groups, features ...);
+//  - the kind's `check_config`: rules across arguments (a convolution's
+//    padded window times its output channels must be a tensor size);
+//  - the kind's `weight_shapes`: the parameters and buffers the constructor
+//    would make; their element counts must not overflow, and with the
+//    weights a file holds for the module (ModuleWeights), each must be there
+//    with that shape, so a file cannot make the loader allocate more than
+//    it holds.
+// Every refusal is an FxError naming the config field and its value.
 #ifndef FX_CORE_RUNTIME_MODULE_REGISTRY_H_
 #define FX_CORE_RUNTIME_MODULE_REGISTRY_H_
 
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -39,6 +57,41 @@ class Module;
 
 namespace fx {
 
+// The largest magnitude of an int in a module config (INT32_MAX).
+constexpr int64_t kMaxConfigInt = (int64_t{1} << 31) - 1;
+
+// A range one constructor argument must lie in: an int, or every int of a
+// list or tuple; a float (a bool passes). None and strings are left to the
+// constructor ('same' padding, an optional argument).
+struct ConfigRule {
+  std::string param;  // the constructor's parameter name
+  int64_t min = 0;
+  int64_t max = kMaxConfigInt;
+  double min_float = -std::numeric_limits<double>::infinity();
+  double max_float = std::numeric_limits<double>::infinity();
+};
+
+// A count of repeated parts (layers, each two or more modules or
+// parameters): at most this many, so a config cannot make the constructor
+// loop 2^31 times.
+constexpr int64_t kMaxRepeatCount = int64_t{1} << 16;
+
+// Rule helpers: an int (or ints) in [min, max]; a finite float in [min, max].
+ConfigRule ints_at_least(std::string param, int64_t min);
+ConfigRule ints_in(std::string param, int64_t min, int64_t max);
+ConfigRule float_in(std::string param, double min, double max);
+
+// The parameters and buffers a constructor makes: key inside the module and
+// shape.
+using WeightShapes = std::vector<std::pair<std::string, std::vector<int64_t>>>;
+
+// The weights a file holds for one module: `find(key)` is the tensor at that
+// key inside the module, or nullptr; `path` (the module's path) names them.
+struct ModuleWeights {
+  std::string path;
+  std::function<const at::Tensor*(const std::string& key)> find;
+};
+
 struct ModuleKind {
   std::string type;                         // "torch.nn.Linear"
   std::type_index cpp_type = typeid(void);  // typeid(torch::nn::LinearImpl)
@@ -51,6 +104,12 @@ struct ModuleKind {
   // empty `create` when the kind cannot be built from a config.
   OpSchema init_schema;
   std::function<std::shared_ptr<torch::nn::Module>(OpArgs&)> create;
+  // The constructor's contract, checked before `create` runs (see the top
+  // of this file); each is optional. `check_config` throws FxError naming
+  // the field and value; `weight_shapes` must not allocate.
+  std::vector<ConfigRule> config_rules;
+  std::function<void(OpArgs&)> check_config;
+  std::function<WeightShapes(OpArgs&)> weight_shapes;
   // The constructor keyword arguments that rebuild `module`.
   std::function<ArgumentDict(const torch::nn::Module&)> describe;
   // For the C++ code generator: the class ("torch::nn::LinearImpl") and the
@@ -78,11 +137,14 @@ class ModuleRegistry {
   const ModuleKind* find(std::string_view type) const;
   std::vector<std::string> types() const;
 
-  // Builds a module of `type` from constructor keyword arguments. Throws
-  // FxError naming the type and the bad or unknown argument, or saying how to
-  // register an unknown type.
-  std::shared_ptr<torch::nn::Module> create(std::string_view type,
-                                            const ArgumentDict& config) const;
+  // Builds a module of `type` from constructor keyword arguments, checked
+  // first against the kind's contract (see the top of this file) and, given
+  // `weights`, against the weights that will replace the module's. Throws
+  // FxError naming the type and the bad or unknown argument and its value,
+  // or saying how to register an unknown type.
+  std::shared_ptr<torch::nn::Module> create(
+      std::string_view type, const ArgumentDict& config,
+      const ModuleWeights* weights = nullptr) const;
 
  private:
   mutable std::mutex mutex_;
@@ -96,6 +158,13 @@ class ModuleRegistry {
 // global() calls both once.
 void register_builtin_modules(ModuleRegistry& registry);
 void register_functional_modules(ModuleRegistry& registry);
+
+// Checks bound constructor arguments `args` of `kind` against its contract
+// (the generic int bound, config_rules, check_config, weight_shapes) and,
+// given, `weights`. Throws FxError naming the field and value. create()
+// calls it; exposed for tests and fuzzing.
+void check_module_config(const ModuleKind& kind, OpArgs& args,
+                         const ModuleWeights* weights = nullptr);
 
 // Calls `module` with runtime arguments bound to its kind's forward
 // signature. Throws FxError naming `qualified_name` when the module's type

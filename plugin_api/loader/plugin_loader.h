@@ -100,7 +100,9 @@ class Plugin {
 };
 
 // Loads the plugin at `path`. With a non-empty `expected_sha256` (64 hex
-// digits, any case) the file's digest must match before it is opened.
+// digits, any case) the file's digest must match before it is opened. An
+// empty file, or one without an ELF header, is refused naming the path
+// before dlopen sees it.
 absl::StatusOr<std::shared_ptr<const Plugin>> load_plugin(
     const std::string& path, std::string_view expected_sha256 = {});
 

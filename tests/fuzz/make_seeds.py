@@ -9,12 +9,15 @@ torchvision models exported by tests/tools/export_torchvision.py (when a
 directory of exports is given; their weights are left out of the bundle
 seeds, too large), torch.save files Python writes for the values the SDK
 reads (tensors of each dtype, views, nested containers, torch.Size,
-OrderedDict), the unit tests' pipelines and configs, and fake plugin
-declarations in the byte layout plugin_info_fuzzer.cc reads. Run with
+OrderedDict), the unit tests' pipelines and configs, fake plugin
+declarations in the byte layout plugin_info_fuzzer.cc reads, and module
+configs (module_config_fuzzer.cc: type, config, input sizes) with graphs
+declaring modules far larger than their weights (issue 41). Run with
 /usr/bin/python3 (it needs torch); it replaces the seed files it writes.
 """
 import collections
 import io
+import json
 import os
 import struct
 import sys
@@ -226,6 +229,73 @@ def plugin_info_seeds():
         tail=b"fuzz_plugin.a,b,c"))
 
 
+# (name, type, config, input sizes): one of each kind's config forms, and the
+# configs of issue 41 (a kernel crash, allocations no weights back).
+MODULE_CONFIGS = [
+    ("conv2d_groups", "Conv2d", {"in_channels": 2, "out_channels": 4,
+                                 "kernel_size": 3, "padding": [1, 2],
+                                 "groups": 2}, "1 2 5 5"),
+    ("conv1d_same", "Conv1d", {"in_channels": 1, "out_channels": 2,
+                               "kernel_size": 2, "padding": "same",
+                               "dilation": 2}, "1 1 8"),
+    ("linear", "Linear", {"in_features": 3, "out_features": 2,
+                          "bias": False}, "4 3"),
+    ("batch_norm", "BatchNorm2d", {"num_features": 3, "eps": 0.001,
+                                   "momentum": None}, "2 3 2 2"),
+    ("max_pool", "MaxPool2d", {"kernel_size": 3, "stride": 2, "padding": 1,
+                               "ceil_mode": True}, "1 1 6 6"),
+    ("avg_pool", "AvgPool1d", {"kernel_size": 2, "divisor_override": 3},
+     "1 2 6"),
+    ("layer_norm", "LayerNorm", {"normalized_shape": [2, 3]}, "4 2 3"),
+    ("group_norm", "GroupNorm", {"num_groups": 2, "num_channels": 4},
+     "1 4 3"),
+    ("embedding", "Embedding", {"num_embeddings": 10, "embedding_dim": 3,
+                                "padding_idx": -1}, "2 2"),
+    ("dropout", "Dropout", {"p": 0.25}, "4"),
+    ("elu", "ELU", {"alpha": 0.5}, "3 3"),
+    ("conv_transpose", "ConvTranspose2d", {"in_channels": 2,
+                                           "out_channels": 2,
+                                           "kernel_size": 2, "stride": 2},
+     "1 2 3 3"),
+    ("conv2d_4096", "Conv2d", {"in_channels": 4096, "out_channels": 4096,
+                               "kernel_size": 3}, "1 4096 1 1"),
+    ("conv2d_int32_channels", "Conv2d", {"in_channels": 2**31 - 1,
+                                         "out_channels": 8,
+                                         "kernel_size": 3}, "1 1 1 1"),
+    ("conv2d_padding_2p53", "Conv2d", {"in_channels": 1, "out_channels": 1,
+                                       "kernel_size": 3,
+                                       "padding": [1, 2**53 + 1]},
+     "1 1 4 4"),
+]
+
+# Graphs declaring a Conv2d no weights back (issue 41), for the bundle target.
+BUNDLE_CONV_CONFIGS = [
+    ("conv2d_4096_no_weights", {"in_channels": 4096, "out_channels": 4096,
+                                "kernel_size": 3}),
+    ("conv2d_int32_channels", {"in_channels": 2**31 - 1,
+                               "out_channels": 4096, "kernel_size": 3}),
+    ("conv2d_padding_2p53", {"in_channels": 1, "out_channels": 1,
+                             "kernel_size": 3, "padding": [1, 2**53 + 1]}),
+]
+
+
+def module_config_seeds():
+    for name, kind, config, sizes in MODULE_CONFIGS:
+        write("module_config", name,
+              "torch.nn.%s\n%s\n%s" % (kind, json.dumps(config), sizes))
+    for name, config in BUNDLE_CONV_CONFIGS:
+        graph = {"format": "fx-graph", "version": 1, "nodes": [
+            {"name": "x", "op": "placeholder", "target": "x", "args": [],
+             "kwargs": {}},
+            {"name": "conv", "op": "call_module", "target": "conv",
+             "args": [{"node": "x"}], "kwargs": {}},
+            {"name": "output", "op": "output", "target": "output",
+             "args": [{"node": "conv"}], "kwargs": {}}],
+            "modules": {"conv": {"type": "torch.nn.Conv2d", "config": config,
+                                 "training": False}}}
+        write("bundle", name + ".bundle", json.dumps(graph))
+
+
 def main():
     if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
@@ -237,6 +307,7 @@ def main():
     torch_save_bundle_seed()
     pipeline_seeds()
     plugin_info_seeds()
+    module_config_seeds()
 
 
 if __name__ == "__main__":

@@ -263,6 +263,34 @@ IValue multihead_forward(FunctionalModuleImpl& m, OpArgs& args) {
   return result(out, weights);
 }
 
+// MultiheadAttention's parameters by key and shape, as
+// make_multihead_parameters makes them (out_proj is a Linear).
+WeightShapes multihead_weight_shapes(OpArgs& args) {
+  int64_t e = args.to_int(0);
+  bool bias = args.to_bool(3), bias_kv = args.to_bool(4);
+  int64_t kdim = args.is_none(6) ? e : args.to_int(6);
+  int64_t vdim = args.is_none(7) ? e : args.to_int(7);
+  if (args.to_int(1) <= 0 || e % args.to_int(1) != 0) {
+    throw FxError("embed_dim must be divisible by num_heads");
+  }
+  WeightShapes shapes;
+  if (kdim == e && vdim == e) {
+    shapes.push_back({"in_proj_weight", {3 * e, e}});
+  } else {
+    shapes.push_back({"q_proj_weight", {e, e}});
+    shapes.push_back({"k_proj_weight", {e, kdim}});
+    shapes.push_back({"v_proj_weight", {e, vdim}});
+  }
+  if (bias) shapes.push_back({"in_proj_bias", {3 * e}});
+  shapes.push_back({"out_proj.weight", {e, e}});
+  if (bias) shapes.push_back({"out_proj.bias", {e}});
+  if (bias_kv) {
+    shapes.push_back({"bias_k", {1, 1, e}});
+    shapes.push_back({"bias_v", {1, 1, e}});
+  }
+  return shapes;
+}
+
 void make_multihead_parameters(FunctionalModuleImpl& m, OpArgs& args) {
   int64_t e = args.to_int(0), heads = args.to_int(1);
   bool bias = args.to_bool(3), bias_kv = args.to_bool(4);
@@ -481,6 +509,10 @@ void add_attention_specs(std::vector<FunctionalModuleSpec>* specs) {
       "attn_mask=None, average_attn_weights=True",
       "",
       {}};
+  mha.config_rules = {ints_at_least("embed_dim", 1),
+                      ints_at_least("num_heads", 1), ints_at_least("kdim", 1),
+                      ints_at_least("vdim", 1), float_in("dropout", 0, 1)};
+  mha.weight_shapes = multihead_weight_shapes;
   mha.parameters = make_multihead_parameters;
   mha.custom = multihead_forward;
   specs->push_back(std::move(mha));
@@ -488,11 +520,15 @@ void add_attention_specs(std::vector<FunctionalModuleSpec>* specs) {
       "d_model, nhead, dim_feedforward=2048, dropout=0.1, activation='relu', "
       "layer_norm_eps=1e-05, batch_first=False, norm_first=False, "
       "device=None, dtype=None";
+  const std::vector<ConfigRule> layer_rules = {
+      ints_at_least("d_model", 1), ints_at_least("nhead", 1),
+      ints_at_least("dim_feedforward", 0), float_in("dropout", 0, 1)};
   FunctionalModuleSpec encoder{"TransformerEncoderLayer",
                                layer,
                                "src, src_mask=None, src_key_padding_mask=None",
                                "",
                                {}};
+  encoder.config_rules = layer_rules;
   encoder.parameters = [](FunctionalModuleImpl& m, OpArgs& a) {
     make_layer_children(m, a, false);
   };
@@ -505,6 +541,7 @@ void add_attention_specs(std::vector<FunctionalModuleSpec>* specs) {
       "tgt_key_padding_mask=None, memory_key_padding_mask=None",
       "",
       {}};
+  decoder.config_rules = layer_rules;
   decoder.parameters = [](FunctionalModuleImpl& m, OpArgs& a) {
     make_layer_children(m, a, true);
   };

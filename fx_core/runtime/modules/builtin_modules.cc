@@ -11,8 +11,12 @@
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/modules/pooling.h>
 
+#include <algorithm>
+#include <limits>
+#include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "fx_core/ir/python_repr.h"
 #include "fx_core/runtime/module_registry.h"
@@ -25,6 +29,15 @@ namespace fx {
 namespace {
 
 using c10::IValue;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// [1, 2] as Python writes a list of ints.
+std::string python_int_list(const std::vector<int64_t>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += cat(i ? ", " : "", v[i]);
+  return out + "]";
+}
 
 // The C++ spelling of each built-in kind, for the C++ code generator.
 struct CppName {
@@ -122,6 +135,19 @@ struct KindBuilder {
     };
     return *this;
   }
+  // The constructor's contract (module_registry.h), checked before create.
+  KindBuilder& rules(std::vector<ConfigRule> rules) {
+    kind.config_rules = std::move(rules);
+    return *this;
+  }
+  KindBuilder& check(std::function<void(OpArgs&)> fn) {
+    kind.check_config = std::move(fn);
+    return *this;
+  }
+  KindBuilder& weights(std::function<WeightShapes(OpArgs&)> fn) {
+    kind.weight_shapes = std::move(fn);
+    return *this;
+  }
   KindBuilder& describe(std::function<ArgumentDict(const Impl&)> fn) {
     kind.describe = [fn](const torch::nn::Module& m) {
       return fn(dynamic_cast<const Impl&>(m));
@@ -187,12 +213,71 @@ std::string padding_mode_name(
   return "zeros";
 }
 
+// The int list of argument `i` as N values (an int is N copies); zeros for
+// a string ('same' / 'valid' padding, sized by the input).
+template <size_t N>
+std::vector<int64_t> n_ints(OpArgs& a, size_t i) {
+  if (a[i].isString()) return std::vector<int64_t>(N, 0);
+  torch::ExpandingArray<N> v = expanding<N>(a, i);
+  return std::vector<int64_t>(v->begin(), v->end());
+}
+
+// A sliding window's reach over the input in each dimension (padding on
+// both sides plus the dilated kernel), times `channels`: the least output a
+// convolution or pooling can make must be a tensor whose bytes fit an
+// int64, else LibTorch's size arithmetic overflows (a crash in oneDNN).
+template <size_t N>
+void check_window(OpArgs& a, size_t kernel, size_t padding, int dilation,
+                  int64_t channels) {
+  std::vector<int64_t> k = n_ints<N>(a, kernel), p = n_ints<N>(a, padding);
+  std::vector<int64_t> d =
+      dilation < 0 ? std::vector<int64_t>(N, 1) : n_ints<N>(a, dilation);
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  int64_t bytes = 8 * std::max<int64_t>(channels, 1);
+  for (size_t i = 0; i < N; ++i) {
+    // Each factor is below 2^33 (the ints are bounded by kMaxConfigInt).
+    int64_t reach = 2 * p[i] + d[i] * (k[i] - 1) + 1;
+    if (reach > 0 && bytes > kMax / reach) {
+      throw FxError(cat("config 'padding' = ", python_int_list(p),
+                        " with 'kernel_size' = ", python_int_list(k),
+                        ": the window spans more elements than a tensor can "
+                        "hold"));
+    }
+    bytes *= std::max<int64_t>(reach, 1);
+  }
+}
+
+// `value` is a multiple of config argument `groups`.
+void check_divisible(OpArgs& a, size_t value, size_t groups) {
+  if (a.to_int(value) % a.to_int(groups) != 0) {
+    throw FxError(cat("config '", a.param_name(value), "' = ", a.to_int(value),
+                      ": must be divisible by '", a.param_name(groups),
+                      "' = ", a.to_int(groups)));
+  }
+}
+
 template <size_t N, typename Impl, typename Options>
 void add_conv(ModuleRegistry& r) {
   KindBuilder<Impl>(r, cat("torch.nn.Conv", N, "d"),
                     "in_channels, out_channels, kernel_size, stride=1, "
                     "padding=0, dilation=1, groups=1, bias=True, "
                     "padding_mode='zeros', device=None, dtype=None")
+      .rules({ints_at_least("in_channels", 1), ints_at_least("out_channels", 1),
+              ints_at_least("kernel_size", 1), ints_at_least("stride", 1),
+              ints_at_least("padding", 0), ints_at_least("dilation", 1),
+              ints_at_least("groups", 1)})
+      .check([](OpArgs& a) {
+        check_divisible(a, 0, 6);
+        check_divisible(a, 1, 6);
+        check_window<N>(a, 2, 4, 5, a.to_int(1));
+      })
+      .weights([](OpArgs& a) {
+        std::vector<int64_t> weight = {a.to_int(1), a.to_int(0) / a.to_int(6)};
+        for (int64_t k : n_ints<N>(a, 2)) weight.push_back(k);
+        WeightShapes shapes = {{"weight", weight}};
+        if (a.to_bool(7)) shapes.push_back({"bias", {a.to_int(1)}});
+        return shapes;
+      })
       .create([](OpArgs& a) {
         Options o(a.to_int(0), a.to_int(1), expanding<N>(a, 2));
         o.stride(expanding<N>(a, 3))
@@ -232,6 +317,20 @@ void add_batch_norm(ModuleRegistry& r) {
   KindBuilder<Impl>(r, cat("torch.nn.BatchNorm", N, "d"),
                     "num_features, eps=1e-05, momentum=0.1, affine=True, "
                     "track_running_stats=True, device=None, dtype=None")
+      .rules({ints_at_least("num_features", 0), float_in("eps", 0, kInf)})
+      .weights([](OpArgs& a) {
+        int64_t c = a.to_int(0);
+        WeightShapes shapes;
+        if (a.to_bool(3)) {
+          shapes = {{"weight", {c}}, {"bias", {c}}};
+        }
+        if (a.to_bool(4)) {
+          shapes.push_back({"running_mean", {c}});
+          shapes.push_back({"running_var", {c}});
+          shapes.push_back({"num_batches_tracked", {}});
+        }
+        return shapes;
+      })
       .create([](OpArgs& a) {
         torch::nn::BatchNormOptions o(a.to_int(0));
         o.eps(a.to_double(1))
@@ -256,6 +355,9 @@ void add_max_pool(ModuleRegistry& r) {
   KindBuilder<Impl>(r, cat("torch.nn.MaxPool", N, "d"),
                     "kernel_size, stride=None, padding=0, dilation=1, "
                     "return_indices=False, ceil_mode=False")
+      .rules({ints_at_least("kernel_size", 1), ints_at_least("stride", 1),
+              ints_at_least("padding", 0), ints_at_least("dilation", 1)})
+      .check([](OpArgs& a) { check_window<N>(a, 0, 2, 3, 1); })
       .create([](OpArgs& a) {
         torch::nn::MaxPoolOptions<N> o(expanding<N>(a, 0));
         o.stride(a.is_none(1) ? expanding<N>(a, 0) : expanding<N>(a, 1))
@@ -283,6 +385,10 @@ void add_avg_pool(ModuleRegistry& r) {
   KindBuilder<Impl>(r, cat("torch.nn.AvgPool", N, "d"),
                     "kernel_size, stride=None, padding=0, ceil_mode=False, "
                     "count_include_pad=True, divisor_override=None")
+      .rules({ints_at_least("kernel_size", 1), ints_at_least("stride", 1),
+              ints_at_least("padding", 0),
+              ints_at_least("divisor_override", 1)})
+      .check([](OpArgs& a) { check_window<N>(a, 0, 2, -1, 1); })
       .create([](OpArgs& a) {
         torch::nn::AvgPoolOptions<N> o(expanding<N>(a, 0));
         o.stride(a.is_none(1) ? expanding<N>(a, 0) : expanding<N>(a, 1))
@@ -323,6 +429,7 @@ namespace {
 void add_cross_map_lrn2d(ModuleRegistry& r) {
   KindBuilder<torch::nn::CrossMapLRN2dImpl>(
       r, "torch.nn.CrossMapLRN2d", "size, alpha=0.0001, beta=0.75, k=1")
+      .rules({ints_at_least("size", 1)})
       .create([](OpArgs& a) {
         double k = a.to_double(3);
         if (k != static_cast<double>(static_cast<int64_t>(k))) {
@@ -344,6 +451,8 @@ void add_adaptive_log_softmax(ModuleRegistry& r) {
   KindBuilder<Impl>(r, "torch.nn.AdaptiveLogSoftmaxWithLoss",
                     "in_features, n_classes, cutoffs, div_value=4.0, "
                     "head_bias=False, device=None, dtype=None")
+      .rules({ints_at_least("in_features", 1), ints_at_least("n_classes", 2),
+              ints_at_least("cutoffs", 1), float_in("div_value", 0, kInf)})
       .create([](OpArgs& a) {
         return std::make_shared<Impl>(
             torch::nn::AdaptiveLogSoftmaxWithLossOptions(
@@ -366,6 +475,13 @@ void register_builtin_modules(ModuleRegistry& r) {
   KindBuilder<torch::nn::LinearImpl>(
       r, "torch.nn.Linear",
       "in_features, out_features, bias=True, device=None, dtype=None")
+      .rules(
+          {ints_at_least("in_features", 0), ints_at_least("out_features", 0)})
+      .weights([](OpArgs& a) {
+        WeightShapes shapes = {{"weight", {a.to_int(1), a.to_int(0)}}};
+        if (a.to_bool(2)) shapes.push_back({"bias", {a.to_int(1)}});
+        return shapes;
+      })
       .create([](OpArgs& a) {
         return std::make_shared<torch::nn::LinearImpl>(
             torch::nn::LinearOptions(a.to_int(0), a.to_int(1))
@@ -391,6 +507,12 @@ void register_builtin_modules(ModuleRegistry& r) {
       r, "torch.nn.LayerNorm",
       "normalized_shape, eps=1e-05, elementwise_affine=True, device=None, "
       "dtype=None")
+      .rules({ints_at_least("normalized_shape", 0), float_in("eps", 0, kInf)})
+      .weights([](OpArgs& a) {
+        std::vector<int64_t> shape = a.int_list(0);
+        if (!a.to_bool(2)) return WeightShapes{};
+        return WeightShapes{{"weight", shape}, {"bias", shape}};
+      })
       .create([](OpArgs& a) {
         return std::make_shared<torch::nn::LayerNormImpl>(
             torch::nn::LayerNormOptions(a.int_list(0))
@@ -409,6 +531,13 @@ void register_builtin_modules(ModuleRegistry& r) {
       r, "torch.nn.GroupNorm",
       "num_groups, num_channels, eps=1e-05, affine=True, device=None, "
       "dtype=None")
+      .rules({ints_at_least("num_groups", 1), ints_at_least("num_channels", 0),
+              float_in("eps", 0, kInf)})
+      .check([](OpArgs& a) { check_divisible(a, 1, 0); })
+      .weights([](OpArgs& a) {
+        if (!a.to_bool(3)) return WeightShapes{};
+        return WeightShapes{{"weight", {a.to_int(1)}}, {"bias", {a.to_int(1)}}};
+      })
       .create([](OpArgs& a) {
         return std::make_shared<torch::nn::GroupNormImpl>(
             torch::nn::GroupNormOptions(a.to_int(0), a.to_int(1))
@@ -423,6 +552,7 @@ void register_builtin_modules(ModuleRegistry& r) {
       });
   KindBuilder<torch::nn::DropoutImpl>(r, "torch.nn.Dropout",
                                       "p=0.5, inplace=False")
+      .rules({float_in("p", 0, 1)})
       .create([](OpArgs& a) {
         return std::make_shared<torch::nn::DropoutImpl>(
             torch::nn::DropoutOptions(a.to_double(0)).inplace(a.to_bool(1)));
@@ -488,6 +618,7 @@ void register_builtin_modules(ModuleRegistry& r) {
       });
   KindBuilder<torch::nn::AdaptiveAvgPool2dImpl>(r, "torch.nn.AdaptiveAvgPool2d",
                                                 "output_size")
+      .rules({ints_at_least("output_size", 0)})
       .create([](OpArgs& a) {
         std::vector<int64_t> size = a.int_list(0);
         if (size.size() == 1) size.push_back(size[0]);
@@ -503,6 +634,7 @@ void register_builtin_modules(ModuleRegistry& r) {
       });
   KindBuilder<torch::nn::AdaptiveAvgPool1dImpl>(r, "torch.nn.AdaptiveAvgPool1d",
                                                 "output_size")
+      .rules({ints_at_least("output_size", 0)})
       .create([](OpArgs& a) {
         return std::make_shared<torch::nn::AdaptiveAvgPool1dImpl>(a.to_int(0));
       })
@@ -514,6 +646,19 @@ void register_builtin_modules(ModuleRegistry& r) {
       "num_embeddings, embedding_dim, padding_idx=None, max_norm=None, "
       "norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None, "
       "device=None, dtype=None")
+      .rules({ints_at_least("num_embeddings", 0),
+              ints_at_least("embedding_dim", 0)})
+      .check([](OpArgs& a) {
+        if (a.is_none(2)) return;
+        int64_t n = a.to_int(0), i = a.to_int(2);
+        if (i < -n || i >= n) {
+          throw FxError(cat("config 'padding_idx' = ", i,
+                            ": must lie within num_embeddings (", n, ")"));
+        }
+      })
+      .weights([](OpArgs& a) {
+        return WeightShapes{{"weight", {a.to_int(0), a.to_int(1)}}};
+      })
       .create([](OpArgs& a) {
         torch::nn::EmbeddingOptions o(a.to_int(0), a.to_int(1));
         o.padding_idx(a.optional_int(2))

@@ -94,6 +94,10 @@ void add_activations(std::vector<FunctionalModuleSpec>* specs) {
       "input",
       "torch.prelu",
       {"input", "self.weight"}};
+  prelu.config_rules = {ints_at_least("num_parameters", 1)};
+  prelu.weight_shapes = [](OpArgs& a) {
+    return WeightShapes{{"weight", {a.to_int(0)}}};
+  };
   prelu.parameters = [](FunctionalModuleImpl& m, OpArgs& a) {
     m.register_parameter("weight",
                          at::full({a.to_int(0)}, a.scalar(1), at::kFloat));
@@ -282,6 +286,14 @@ void add_weighted(std::vector<FunctionalModuleSpec>* specs) {
       "input1, input2",
       "torch.bilinear",
       {"input1", "input2", "self.weight", "self.bias"}};
+  bilinear.config_rules = {ints_at_least("in1_features", 0),
+                           ints_at_least("in2_features", 0),
+                           ints_at_least("out_features", 0)};
+  bilinear.weight_shapes = [](OpArgs& a) {
+    WeightShapes shapes = {{"weight", {a.to_int(2), a.to_int(0), a.to_int(1)}}};
+    if (a.to_bool(3)) shapes.push_back({"bias", {a.to_int(2)}});
+    return shapes;
+  };
   bilinear.parameters = [](FunctionalModuleImpl& m, OpArgs& a) {
     m.register_parameter("weight",
                          at::zeros({a.to_int(2), a.to_int(0), a.to_int(1)}));
@@ -299,6 +311,12 @@ void add_weighted(std::vector<FunctionalModuleSpec>* specs) {
       {"input", "self.weight", "offsets", "max_norm", "norm_type",
        "scale_grad_by_freq", "mode", "sparse", "per_sample_weights",
        "include_last_offset", "padding_idx"}};
+  bag.config_rules = {ints_at_least("num_embeddings", 0),
+                      ints_at_least("embedding_dim", 0)};
+  bag.weight_shapes = [](OpArgs& a) {
+    if (!a.is_none(7)) return WeightShapes{};  // _weight: given, not made
+    return WeightShapes{{"weight", {a.to_int(0), a.to_int(1)}}};
+  };
   bag.parameters = [](FunctionalModuleImpl& m, OpArgs& a) {
     m.register_parameter("weight", a.is_none(7)
                                        ? at::zeros({a.to_int(0), a.to_int(1)})
@@ -341,6 +359,18 @@ void add_instance_norms(std::vector<FunctionalModuleSpec>* specs) {
         "input",
         "",
         {}};
+    spec.config_rules = {ints_at_least("num_features", 0)};
+    spec.weight_shapes = [](OpArgs& a) {
+      int64_t c = a.to_int(0);
+      WeightShapes shapes;
+      if (a.to_bool(3)) shapes = {{"weight", {c}}, {"bias", {c}}};
+      if (a.to_bool(4)) {
+        shapes.push_back({"running_mean", {c}});
+        shapes.push_back({"running_var", {c}});
+        shapes.push_back({"num_batches_tracked", {}});
+      }
+      return shapes;
+    };
     spec.parameters = [](FunctionalModuleImpl& m, OpArgs& a) {
       int64_t c = a.to_int(0);
       if (a.to_bool(3)) {
@@ -414,6 +444,18 @@ void add_conv_transposes(std::vector<FunctionalModuleSpec>* specs) {
         "input, output_size=None",
         "",
         {}};
+    spec.config_rules = {
+        ints_at_least("in_channels", 1), ints_at_least("out_channels", 1),
+        ints_at_least("kernel_size", 1), ints_at_least("stride", 1),
+        ints_at_least("padding", 0),     ints_at_least("output_padding", 0),
+        ints_at_least("groups", 1),      ints_at_least("dilation", 1)};
+    spec.weight_shapes = [n](OpArgs& a) {
+      std::vector<int64_t> shape = {a.to_int(0), a.to_int(1) / a.to_int(6)};
+      for (int64_t k : n_ints(a[2], n)) shape.push_back(k);
+      WeightShapes shapes = {{"weight", shape}};
+      if (a.to_bool(7)) shapes.push_back({"bias", {a.to_int(1)}});
+      return shapes;
+    };
     spec.parameters = [n](FunctionalModuleImpl& m, OpArgs& a) {
       if (a.to_string(9) != "zeros") {
         throw FxError(cat("Only \"zeros\" padding mode is supported for ",

@@ -131,6 +131,9 @@ void add_module_spec(ModuleRegistry& r, const FunctionalModuleSpec& spec) {
   kind.type = cat("torch.nn.", spec.type);
   kind.forward_schema = OpSchema::parse(spec.forward);
   kind.init_schema = OpSchema::parse(spec.init);
+  kind.config_rules = spec.config_rules;
+  kind.check_config = spec.check_config;
+  kind.weight_shapes = spec.weight_shapes;
   if (spec.custom) {
     CustomForward custom = spec.custom;
     kind.forward = [custom](torch::nn::Module& m, OpArgs& a) {

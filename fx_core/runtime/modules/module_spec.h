@@ -64,6 +64,11 @@ struct FunctionalModuleSpec {
   CustomForward custom;  // set: forward is this, target/args unused
   // > 0: an int `padding` is that many copies (_pair, _quadruple, ...).
   size_t padding_ints = 0;
+  // The constructor's contract beyond binding (ModuleKind's), checked
+  // before `parameters` allocates anything.
+  std::vector<ConfigRule> config_rules;
+  std::function<void(OpArgs& init)> check_config;
+  std::function<WeightShapes(OpArgs& init)> weight_shapes;
 };
 
 // Registers `spec` as the kind torch.nn.<type>. Throws FxError for a bad

@@ -224,6 +224,35 @@ FunctionalModuleSpec layer_spec(const char* type, Cell cell) {
       "dtype=None";
   if (cell == Cell::kRnnTanh) init += ", nonlinearity='tanh'";
   FunctionalModuleSpec spec{type, init, "input, hx=None", "", {}};
+  spec.config_rules = {
+      ints_at_least("input_size", 0), ints_at_least("hidden_size", 1),
+      ints_in("num_layers", 1, kMaxRepeatCount), ints_at_least("proj_size", 0),
+      float_in("dropout", 0, 1)};
+  // Before the weights are sized: what the constructor refuses.
+  spec.check_config = [cell, type](OpArgs& a) {
+    Cell c = cell == Cell::kRnnTanh ? rnn_cell(a.to_string(10)) : cell;
+    int64_t proj_size = a.to_int(7);
+    if (proj_size > 0 && c != Cell::kLstm) {
+      throw FxError(
+          "proj_size argument is only supported for LSTM, not RNN or GRU");
+    }
+    if (proj_size >= a.to_int(1) && proj_size != 0) {
+      throw FxError(cat(type,
+                        ": proj_size has to be a positive integer "
+                        "smaller than hidden_size"));
+    }
+  };
+  spec.weight_shapes = [cell](OpArgs& a) {
+    Layers l{};
+    l.input_size = a.to_int(0);
+    l.hidden_size = a.to_int(1);
+    l.num_layers = a.to_int(2);
+    l.bias = a.to_bool(3);
+    l.bidirectional = a.to_bool(6);
+    l.proj_size = a.to_int(7);
+    l.directions = l.bidirectional ? 2 : 1;
+    return flat_weights(l, cell);  // RNN: tanh or relu, one gate either way
+  };
   spec.parameters = [cell, type](FunctionalModuleImpl& m, OpArgs&) {
     Cell c = configured_cell(m, cell);
     Layers l = layers_of(m);
@@ -253,6 +282,20 @@ FunctionalModuleSpec cell_spec(const char* type, Cell cell) {
   if (cell == Cell::kRnnTanh) init += ", nonlinearity='tanh'";
   init += ", device=None, dtype=None";
   FunctionalModuleSpec spec{type, init, "input, hx=None", "", {}};
+  spec.config_rules = {ints_at_least("input_size", 0),
+                       ints_at_least("hidden_size", 1)};
+  // Before nonlinearity is checked: an LSTM or GRU cell's gate count.
+  spec.weight_shapes = [cell](OpArgs& a) {
+    int64_t input = a.to_int(0), hidden = a.to_int(1);
+    int64_t gates = gate_count(cell) * hidden;
+    WeightShapes shapes = {{"weight_ih", {gates, input}},
+                           {"weight_hh", {gates, hidden}}};
+    if (a.to_bool(2)) {
+      shapes.push_back({"bias_ih", {gates}});
+      shapes.push_back({"bias_hh", {gates}});
+    }
+    return shapes;
+  };
   spec.parameters = [cell](FunctionalModuleImpl& m, OpArgs&) {
     Cell c = configured_cell(m, cell);
     int64_t input = m.config("input_size").toInt();

@@ -236,6 +236,7 @@ void add_transformer_specs(std::vector<FunctionalModuleSpec>* specs) {
                                "src, mask=None, src_key_padding_mask=None",
                                "",
                                {}};
+  encoder.config_rules = {ints_in("num_layers", 0, kMaxRepeatCount)};
   encoder.parameters = [](FunctionalModuleImpl& m, OpArgs& a) {
     make_layers(m, a[0], a.to_int(1), "encoder_layer");
     make_norm(m, a[2]);
@@ -250,6 +251,7 @@ void add_transformer_specs(std::vector<FunctionalModuleSpec>* specs) {
       "tgt_key_padding_mask=None, memory_key_padding_mask=None",
       "",
       {}};
+  decoder.config_rules = {ints_in("num_layers", 0, kMaxRepeatCount)};
   decoder.parameters = [](FunctionalModuleImpl& m, OpArgs& a) {
     make_layers(m, a[0], a.to_int(1), "decoder_layer");
     make_norm(m, a[2]);
@@ -268,6 +270,12 @@ void add_transformer_specs(std::vector<FunctionalModuleSpec>* specs) {
       "memory_key_padding_mask=None",
       "",
       {}};
+  transformer.config_rules = {ints_at_least("d_model", 1),
+                              ints_at_least("nhead", 1),
+                              ints_in("num_encoder_layers", 0, kMaxRepeatCount),
+                              ints_in("num_decoder_layers", 0, kMaxRepeatCount),
+                              ints_at_least("dim_feedforward", 0),
+                              float_in("dropout", 0, 1)};
   transformer.parameters = [](FunctionalModuleImpl& m, OpArgs&) {
     m.register_module("encoder", make_stack(m, false));
     m.register_module("decoder", make_stack(m, true));

@@ -1,7 +1,8 @@
 #include "fx_core/runtime/plan/pointwise_program.h"
 
 #include <cctype>
-#include <sstream>
+#include <string_view>
+#include <vector>
 
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
@@ -76,6 +77,32 @@ PointwiseOperand parse_operand(const std::string& word, size_t here,
   return o;
 }
 
+// The words of "OP A [B [C]]": separated by exactly one space, with none
+// before the first or after the last. Throws `fail(why)` naming the column
+// (0-based) of a stray separator.
+template <typename Fail>
+std::vector<std::string> split_words(std::string_view text, Fail&& fail) {
+  std::vector<std::string> words;
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i < text.size() && text[i] != ' ') {
+      if (std::isspace(static_cast<unsigned char>(text[i]))) {
+        fail(cat("whitespace other than a space at column ", i));
+      }
+      continue;
+    }
+    if (i == start) {
+      fail(i == text.size() && !text.empty()
+               ? cat("a trailing space at column ", i - 1)
+               : cat("an empty word at column ", i,
+                     " (words are separated by one space)"));
+    }
+    words.emplace_back(text.substr(start, i - start));
+    start = i + 1;
+  }
+  return words;
+}
+
 }  // namespace
 
 const char* pointwise_op_name(PointwiseOp op) {
@@ -99,9 +126,8 @@ PointwiseProgram parse_pointwise_program(const std::vector<std::string>& text,
       throw FxError(cat("fx_inference.pointwise: instruction ", k, " '",
                         text[k], "': ", why));
     };
-    std::istringstream in(text[k]);
-    std::string name, word;
-    in >> name;
+    std::vector<std::string> words = split_words(text[k], fail);
+    const std::string& name = words[0];
     const OpInfo* info = nullptr;
     for (const OpInfo& i : kOps) {
       if (name == i.name) info = &i;
@@ -111,7 +137,8 @@ PointwiseProgram parse_pointwise_program(const std::vector<std::string>& text,
     instr.op = info->op;
     instr.arity = info->arity;
     int n = 0;
-    while (in >> word) {
+    for (size_t w = 1; w < words.size(); ++w) {
+      const std::string& word = words[w];
       if (n == info->arity) fail(cat("'", name, "' takes ", info->arity));
       instr.operands[n++] =
           parse_operand(word, k, num_inputs, p.scalars.size(), fail);

@@ -4,7 +4,8 @@
 //
 //   fx_inference.pointwise(inputs, program, scalars=None)
 //
-// `program` is a list of strings, one instruction each, "OP A [B [C]]";
+// `program` is a list of strings, one instruction each, "OP A [B [C]]"
+// (words separated by exactly one space, none leading or trailing);
 // an operand is `iK` (inputs[K]), `tK` (instruction K's result, K before
 // this one) or `sK` (scalars[K]). The node's value is the last
 // instruction's. Ops and their operands:

@@ -1,9 +1,13 @@
-// fx::write_file_atomically never replaces what is not a regular file.
+// fx::write_file_atomically never replaces what is not a regular file, and
+// the file it writes keeps the permissions of the one it replaces.
 #include "fx_core/io/atomic_file.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 namespace fx {
@@ -23,6 +27,44 @@ TEST(AtomicFile, ADirectoryIsNeverReplaced) {
   EXPECT_EQ(check_replaceable(::testing::TempDir()).code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(check_replaceable(::testing::TempDir() + "new_file").ok());
+}
+
+mode_t mode_of(const std::string& path) {
+  struct stat st;
+  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+  return st.st_mode & 07777;
+}
+
+std::string contents_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Issue 41: replacing a 0600 output made it 0644.
+TEST(AtomicFile, AReplacedFileKeepsItsPermissions) {
+  for (mode_t mode : {0600, 0640, 0755}) {
+    std::string path =
+        ::testing::TempDir() + "kept_mode_" + std::to_string(mode);
+    ASSERT_TRUE(write_file_atomically(path, "old").ok());
+    ASSERT_EQ(::chmod(path.c_str(), mode), 0);
+    ASSERT_TRUE(write_file_atomically(path, "new").ok());
+    EXPECT_EQ(mode_of(path), mode) << std::oct << mode;
+    EXPECT_EQ(contents_of(path), "new");
+    std::remove(path.c_str());
+  }
+}
+
+TEST(AtomicFile, ANewFileGetsTheUmasksPermissions) {
+  mode_t old_mask = ::umask(027);
+  std::string path = ::testing::TempDir() + "new_under_umask";
+  std::remove(path.c_str());
+  absl::Status s = write_file_atomically(path, "x");
+  ::umask(old_mask);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(mode_of(path), 0640);
+  std::remove(path.c_str());
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 
 #include "fx_core/support/strings.h"
@@ -98,6 +99,23 @@ TEST(PluginLoader, RefusesWhatIsNotARegularFile) {
   EXPECT_EQ(sha256_file(fifo).status().code(),
             absl::StatusCode::kInvalidArgument);
   std::remove(fifo.c_str());
+}
+
+// Issue 41: an empty file said "Bad file descriptor".
+TEST(PluginLoader, RefusesAnEmptyOrForeignFileNamingIt) {
+  const std::string empty = ::testing::TempDir() + "libempty_plugin.so";
+  { std::ofstream(empty, std::ios::binary | std::ios::trunc); }
+  EXPECT_EQ(error_of(load_plugin(empty)),
+            "cannot load plugin '" + empty +
+                "': the file is empty, not a shared library");
+  const std::string text = ::testing::TempDir() + "libtext_plugin.so";
+  { std::ofstream(text, std::ios::binary | std::ios::trunc) << "#!/bin/sh\n"; }
+  EXPECT_EQ(error_of(load_plugin(text)),
+            "cannot load plugin '" + text +
+                "': not a shared library (the file does not start with an "
+                "ELF header)");
+  std::remove(empty.c_str());
+  std::remove(text.c_str());
 }
 
 TEST(PluginLoader, APinMismatchIsRefusedBeforeAnyPluginCodeRuns) {

@@ -1,0 +1,253 @@
+// Module configs are checked against their constructors' contracts before
+// anything is allocated (issue 41): ranges, rules across fields, products
+// that overflow, and the weights a file actually holds.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fx_core/io/atomic_file.h"
+#include "fx_core/io/torch_save.h"
+#include "fx_core/runtime/graph_module_file.h"
+#include "fx_core/runtime/module_registry.h"
+#include "fx_core/support/error.h"
+
+namespace fx {
+namespace {
+
+// The FxError ModuleRegistry::create gives for `config`, or "".
+std::string create_error(const std::string& type, const ArgumentDict& config) {
+  try {
+    ModuleRegistry::global().create(type, config);
+  } catch (const FxError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+Argument ints(std::vector<int64_t> v) {
+  ArgumentList items;
+  for (int64_t i : v) items.emplace_back(i);
+  return Argument::list(std::move(items));
+}
+
+// A graph calling module `m` of `type` with `config_json`, written to a
+// fresh directory with `weights` (none: the file names no weights file).
+std::string bundle(
+    const std::string& name, const std::string& type,
+    const std::string& config_json,
+    const std::vector<std::pair<std::string, at::Tensor>>& weights = {}) {
+  std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/" + name;
+  std::filesystem::create_directories(dir);
+  std::string json =
+      std::string(R"({"format": "fx-graph", "version": 1, "nodes": [
+  {"name": "x", "op": "placeholder", "target": "x", "args": [], "kwargs": {}},
+  {"name": "m", "op": "call_module", "target": "m", "args": [{"node": "x"}], "kwargs": {}},
+  {"name": "output", "op": "output", "target": "output", "args": [{"node": "m"}], "kwargs": {}}],
+ "modules": {"m": {"type": ")") +
+      type + R"(", "config": )" + config_json + R"(, "training": false}})" +
+      (weights.empty() ? "}" : R"(, "weights": "model.weights.pt"})");
+  EXPECT_TRUE(write_file_atomically(dir + "/graph.fx.json", json).ok());
+  if (!weights.empty()) {
+    EXPECT_TRUE(write_tensor_dict(dir + "/model.weights.pt", weights).ok());
+  }
+  return dir + "/graph.fx.json";
+}
+
+std::string load_error(const std::string& path) {
+  auto gm = read_graph_module(path);
+  return gm.ok() ? "" : std::string(gm.status().message());
+}
+
+// The process's peak resident memory in kB (VmHWM).
+int64_t peak_rss_kb() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    if (key == "VmHWM:") {
+      int64_t kb = 0;
+      status >> kb;
+      return kb;
+    }
+  }
+  return 0;
+}
+
+TEST(ModuleContract, AConvPaddingBeyondInt32IsRefusedByFieldAndValue) {
+  // Reached LibTorch's convolution and crashed in oneDNN.
+  std::string msg = create_error("torch.nn.Conv2d",
+                                 {{"in_channels", int64_t{1}},
+                                  {"out_channels", int64_t{1}},
+                                  {"kernel_size", int64_t{3}},
+                                  {"padding", ints({1, 9007199254740993})}});
+  EXPECT_EQ(msg,
+            "torch.nn.Conv2d: config 'padding' = [1, 9007199254740993]: every "
+            "int of a module config must lie within +-2147483647");
+}
+
+TEST(ModuleContract, AWindowWhoseSizeOverflowsIsRefused) {
+  std::string msg = create_error("torch.nn.Conv2d",
+                                 {{"in_channels", int64_t{1}},
+                                  {"out_channels", int64_t{8}},
+                                  {"kernel_size", int64_t{1}},
+                                  {"padding", ints({2147483647, 2147483647})}});
+  EXPECT_EQ(msg,
+            "torch.nn.Conv2d: config 'padding' = [2147483647, 2147483647] "
+            "with 'kernel_size' = [1, 1]: the window spans more elements than "
+            "a tensor can hold");
+}
+
+TEST(ModuleContract, RangesAndCrossFieldRulesNameFieldAndValue) {
+  ArgumentDict conv = {{"in_channels", int64_t{3}},
+                       {"out_channels", int64_t{4}},
+                       {"kernel_size", int64_t{3}}};
+  ArgumentDict bad_groups = conv;
+  bad_groups.emplace_back("groups", int64_t{0});
+  EXPECT_EQ(create_error("torch.nn.Conv2d", bad_groups),
+            "torch.nn.Conv2d: config 'groups' = 0: must be at least 1");
+  ArgumentDict odd_groups = conv;
+  odd_groups.emplace_back("groups", int64_t{2});
+  EXPECT_EQ(create_error("torch.nn.Conv2d", odd_groups),
+            "torch.nn.Conv2d: config 'in_channels' = 3: must be divisible by "
+            "'groups' = 2");
+  ArgumentDict bad_stride = conv;
+  bad_stride.emplace_back("stride", ints({1, -2}));
+  EXPECT_EQ(create_error("torch.nn.Conv2d", bad_stride),
+            "torch.nn.Conv2d: config 'stride' = [1, -2]: must be at least 1");
+  EXPECT_EQ(create_error("torch.nn.Dropout", {{"p", 1.5}}),
+            "torch.nn.Dropout: config 'p' = 1.5: must lie in [0.0, 1.0]");
+  EXPECT_EQ(
+      create_error("torch.nn.LayerNorm", {{"normalized_shape", ints({4, -1})}}),
+      "torch.nn.LayerNorm: config 'normalized_shape' = [4, -1]: must be "
+      "at least 0");
+  EXPECT_EQ(create_error("torch.nn.Embedding", {{"num_embeddings", int64_t{4}},
+                                                {"embedding_dim", int64_t{2}},
+                                                {"padding_idx", int64_t{9}}}),
+            "torch.nn.Embedding: config 'padding_idx' = 9: must lie within "
+            "num_embeddings (4)");
+  EXPECT_EQ(create_error("torch.nn.MaxPool2d", {{"kernel_size", int64_t{0}}}),
+            "torch.nn.MaxPool2d: config 'kernel_size' = 0: must be at least 1");
+}
+
+TEST(ModuleContract, RowsRebuiltFromPythonHaveContractsToo) {
+  // groups 0 divided by zero when the weight's shape was computed.
+  EXPECT_EQ(
+      create_error("torch.nn.ConvTranspose2d", {{"in_channels", int64_t{2}},
+                                                {"out_channels", int64_t{2}},
+                                                {"kernel_size", int64_t{2}},
+                                                {"groups", int64_t{0}}}),
+      "torch.nn.ConvTranspose2d: config 'groups' = 0: must be at least "
+      "1");
+  EXPECT_EQ(create_error("torch.nn.Bilinear", {{"in1_features", int64_t{-1}},
+                                               {"in2_features", int64_t{2}},
+                                               {"out_features", int64_t{2}}}),
+            "torch.nn.Bilinear: config 'in1_features' = -1: must be at least "
+            "0");
+}
+
+TEST(ModuleContract, RepeatedPartsAreBoundedAndRecurrentWeightsDeclared) {
+  EXPECT_EQ(create_error("torch.nn.LSTM", {{"input_size", int64_t{2}},
+                                           {"hidden_size", int64_t{2}},
+                                           {"num_layers", int64_t{1} << 30}}),
+            "torch.nn.LSTM: config 'num_layers' = 1073741824: must be at most "
+            "65536");
+  EXPECT_EQ(create_error("torch.nn.TransformerEncoder",
+                         {{"encoder_layer", Argument()},
+                          {"num_layers", int64_t{100000}}}),
+            "torch.nn.TransformerEncoder: config 'num_layers' = 100000: must "
+            "be at most 65536");
+  // A GRU's weights from a file: sized from the config before any exists.
+  std::string msg =
+      load_error(bundle("huge_gru", "torch.nn.GRU",
+                        R"({"input_size": 65536, "hidden_size": 65536})"));
+  EXPECT_EQ(msg,
+            "module 'm': torch.nn.GRU: 'weight_ih_l0' is missing from the "
+            "weights (the config makes it [196608, 65536])");
+  msg = load_error(bundle("huge_attention", "torch.nn.MultiheadAttention",
+                          R"({"embed_dim": 65536, "num_heads": 8})"));
+  EXPECT_EQ(msg,
+            "module 'm': torch.nn.MultiheadAttention: 'in_proj_weight' is "
+            "missing from the weights (the config makes it [196608, 65536])");
+}
+
+TEST(ModuleContract, WeightsWhoseBytesOverflowAreRefusedBeforeAllocating) {
+  std::string msg =
+      create_error("torch.nn.Linear", {{"in_features", int64_t{2147483647}},
+                                       {"out_features", int64_t{2147483647}}});
+  EXPECT_EQ(msg,
+            "torch.nn.Linear: the config gives 'weight' the shape "
+            "[2147483647, 2147483647], whose size in bytes overflows a 64-bit "
+            "int");
+}
+
+TEST(ModuleContract, AFileDeclaringAHugeConvWithoutWeightsAllocatesNothing) {
+  // 514 bytes that used 756 MB and 2.6 s before failing.
+  int64_t before = peak_rss_kb();
+  auto start = std::chrono::steady_clock::now();
+  std::string msg =
+      load_error(bundle("huge_conv", "torch.nn.Conv2d",
+                        R"({"in_channels": 4096, "out_channels": 4096, )"
+                        R"("kernel_size": 3})"));
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  EXPECT_EQ(msg,
+            "module 'm': torch.nn.Conv2d: 'weight' is missing from the "
+            "weights (the config makes it [4096, 4096, 3, 3])");
+  EXPECT_LT(peak_rss_kb() - before, 64 * 1024);  // under 64 MB
+  EXPECT_LT(seconds, 1.0);
+  // in_channels 2^31-1 asked for 618 GB.
+  msg = load_error(bundle("huge_channels", "torch.nn.Conv2d",
+                          R"({"in_channels": 2147483647, )"
+                          R"("out_channels": 8, "kernel_size": 3})"));
+  EXPECT_EQ(msg,
+            "module 'm': torch.nn.Conv2d: 'weight' is missing from the "
+            "weights (the config makes it [8, 2147483647, 3, 3])");
+}
+
+TEST(ModuleContract, AFileWeightOfAnotherShapeIsRefusedBeforeAllocating) {
+  int64_t before = peak_rss_kb();
+  std::string msg = load_error(bundle(
+      "huge_conv_small_weight", "torch.nn.Conv2d",
+      R"({"in_channels": 4096, "out_channels": 4096, "kernel_size": 3})",
+      {{"m.weight", at::zeros({1, 1, 3, 3})}, {"m.bias", at::zeros({1})}}));
+  EXPECT_EQ(msg,
+            "module 'm': torch.nn.Conv2d: weight 'm.weight': shape mismatch: "
+            "the config makes it [4096, 4096, 3, 3], the weights hold "
+            "[1, 1, 3, 3]");
+  EXPECT_LT(peak_rss_kb() - before, 64 * 1024);
+}
+
+TEST(ModuleContract, AFileWithTheWeightsLoadsThemAndRuns) {
+  at::Tensor w = at::rand({4, 2, 3, 3}), b = at::rand({4});
+  at::Tensor mean = at::rand({4}), var = at::rand({4}) + 1;
+  auto gm = read_graph_module(
+      bundle("conv_ok", "torch.nn.Conv2d",
+             R"({"in_channels": 2, "out_channels": 4, "kernel_size": 3, )"
+             R"("padding": [1, 1]})",
+             {{"m.weight", w}, {"m.bias", b}}));
+  ASSERT_TRUE(gm.ok()) << gm.status().message();
+  at::Tensor x = at::rand({1, 2, 5, 5});
+  EXPECT_TRUE(at::allclose((**gm)(x).toTensor(), at::conv2d(x, w, b, 1, 1)));
+  auto bn = read_graph_module(
+      bundle("bn_ok", "torch.nn.BatchNorm2d", R"({"num_features": 4})",
+             {{"m.weight", w.new_ones({4})},
+              {"m.bias", b},
+              {"m.running_mean", mean},
+              {"m.running_var", var},
+              {"m.num_batches_tracked", at::zeros({}, at::kLong)}}));
+  ASSERT_TRUE(bn.ok()) << bn.status().message();
+  at::Tensor y = at::rand({1, 4, 2, 2});
+  EXPECT_TRUE(at::allclose((**bn)(y).toTensor(),
+                           at::batch_norm(y, w.new_ones({4}), b, mean, var,
+                                          false, 0.1, 1e-5, false)));
+}
+
+}  // namespace
+}  // namespace fx
