@@ -88,14 +88,18 @@ py::object get(py::handle object, PyObject* name) {
   return py::reinterpret_steal<py::object>(value);
 }
 
-std::string utf8(py::handle str, const char* what) {
+// `str` as UTF-8; ValueError saying "<what> is not a str" or that it
+// cannot be encoded (a lone surrogate).
+std::string utf8(py::handle str, const std::string& what) {
+  if (!PyUnicode_Check(str.ptr())) {
+    throw py::value_error(what + " is not a str");
+  }
   Py_ssize_t size = 0;
-  const char* data = PyUnicode_Check(str.ptr())
-                         ? PyUnicode_AsUTF8AndSize(str.ptr(), &size)
-                         : nullptr;
+  const char* data = PyUnicode_AsUTF8AndSize(str.ptr(), &size);
   if (data == nullptr) {
     PyErr_Clear();
-    throw py::value_error(std::string(what) + " is not a str");
+    throw py::value_error(what + " cannot be encoded as UTF-8 (" +
+                          py::repr(str).cast<std::string>() + ")");
   }
   return std::string(data, size);
 }
@@ -166,9 +170,16 @@ class TorchFxReader {
       throw py::value_error(where(name) + ": unknown op '" + op_name + "'");
     }
     py::object target_object = get(node, n.target);
+    if (*op == fx::Opcode::kCallFunction &&
+        !PyCallable_Check(target_object.ptr())) {
+      throw py::value_error(where(name) + " (call_function): its target is a " +
+                            std::string(Py_TYPE(target_object.ptr())->tp_name) +
+                            " (" + py::repr(target_object).cast<std::string>() +
+                            "), not a callable");
+    }
     std::string target = *op == fx::Opcode::kCallFunction
                              ? targets_.get(target_object)
-                             : utf8(target_object, "a node's target");
+                             : utf8(target_object, where(name) + "'s target");
     fx::Node::Args args;
     py::object py_args = get(node, n.args);
     for (py::handle a : py_args) {
@@ -182,7 +193,7 @@ class TorchFxReader {
     Py_ssize_t pos = 0;
     PyObject *key, *value;
     while (PyDict_Next(py_kwargs.ptr(), &pos, &key, &value)) {
-      kwargs.emplace_back(utf8(key, "a kwargs key"),
+      kwargs.emplace_back(utf8(key, where(name) + " kwargs key"),
                           from_python(value, name, "kwargs"));
     }
     std::string type =
@@ -286,7 +297,7 @@ class TorchFxReader {
       return i;
     }
     if (PyFloat_Check(v)) return PyFloat_AsDouble(v);
-    if (PyUnicode_Check(v)) return utf8(value, "a str");
+    if (PyUnicode_Check(v)) return utf8(value, where(name) + " " + part);
     if (Py_IS_TYPE(v, reinterpret_cast<PyTypeObject*>(node_class_.ptr())) ||
         py::isinstance(value, node_class_)) {
       auto it = nodes_.find(v);

@@ -240,6 +240,35 @@ def test_type_errors():
         fx_sdk.to_torch_fx(torch.fx.symbolic_trace(torch.nn.ReLU()))
 
 
+def _relu_graph_module():
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    graph.output(graph.call_function(torch.relu, (x,)))
+    return torch.fx.GraphModule(torch.nn.Module(), graph)
+
+
+@pytest.mark.parametrize("target", ["torch.relu", None])
+def test_a_call_function_target_that_is_no_callable_is_named(target):
+    """torch.fx refuses it when the node is made; a target set afterwards
+    gets a ValueError naming the node, not an AttributeError."""
+    gm = _relu_graph_module()
+    node = next(n for n in gm.graph.nodes if n.op == "call_function")
+    node.target = target
+    with pytest.raises(ValueError, match=r"node 'relu' \(call_function\): "
+                       r"its target is a (str|NoneType) .*not a callable"):
+        fx_sdk.from_torch_fx(gm)
+
+
+def test_a_str_that_is_not_utf8_is_named_with_its_node():
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    graph.output(graph.call_function(torch.add, (x, x), {"alpha": "\udc80"}))
+    gm = torch.fx.GraphModule(torch.nn.Module(), graph)
+    with pytest.raises(ValueError, match="node 'add' kwargs cannot be "
+                       "encoded as UTF-8"):
+        fx_sdk.from_torch_fx(gm)
+
+
 def test_meta_crosses_both_ways():
     """shape_prop's tensor_meta and other representable meta survive the
     round trip; what the format has no form for (a tensor, a type) is left
