@@ -449,10 +449,12 @@ def node_entry(node, annotations, return_annotation, meta, node_types):
         "kwargs": {k: encode(v, where) for k, v in node.kwargs.items()},
     }
     entry_meta = node_meta(node) if meta else {}
-    if (node.op == "call_function" and is_wrapped_by_default(target)
-            and not node.meta.get("is_wrapped", False)):
-        # The reader would take it for a torch.fx.wrap'ed function.
-        entry_meta["is_wrapped"] = False
+    if node.op == "call_function":
+        wrapped = bool(node.meta.get("is_wrapped", False))
+        if wrapped != is_wrapped_by_default(target):
+            # The reader would take it for a torch.fx.wrap'ed function, or
+            # not (a builtin the user wrapped: torch.fx.wrap("getattr")).
+            entry_meta["is_wrapped"] = wrapped
     if node.op == "placeholder" and node.target in annotations:
         # The code's parameter is the target ("input"); the node may be
         # named apart from it ("input_1").

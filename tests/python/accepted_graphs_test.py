@@ -6,6 +6,8 @@ target leaves out (torch.div(..., out=None), as tracing through
 F.normalize records it).
 """
 
+import tempfile
+
 import pytest
 import torch
 import torch.fx
@@ -149,3 +151,13 @@ def test_a_builtin_wrapped_by_the_user_keeps_its_wrap_statement():
     assert back.code == gm.code
     x = torch.randn(2)
     torch.testing.assert_close(sdk_gm(x), gm(x))
+    # Through a bundle: the file says the builtin is wrapped (a reader
+    # would not assume it), so the code read back keeps the statement.
+    from fx_sdk import torchfx_export, torchfx_import
+    document, _ = torchfx_export.graph_document(gm)
+    getattr_entry = next(n for n in document["nodes"]
+                         if n["target"] == "builtins.getattr")
+    assert getattr_entry["meta"]["is_wrapped"] is True
+    with tempfile.TemporaryDirectory() as out:
+        torchfx_export.export(gm, [x], out)
+        assert torchfx_import.load_bundle(out).code == gm.code
