@@ -114,7 +114,7 @@ def from_torch_fx(gm):
                         f"{type(gm).__name__}")
     modules, weights, kinds, kept, objects = {}, {}, {}, {}, {}
     for node in _C._attribute_nodes(gm.graph):
-        if node.op == "call_module" and _kept_in_python(gm, node.target, kept):
+        if node.op == "call_module" and _kept_in_python(gm, node, kept):
             continue
         if node.op == "get_attr" and _object_attribute(gm, node, objects):
             continue
@@ -290,13 +290,15 @@ def _set_attribute(root, path, value):
     setattr(root, leaf, value)
 
 
-def _kept_in_python(gm, target, kept):
-    """Whether the submodule `target` stays a Python object (its class is
-    no module kind the SDK knows); if so it is in `kept` as (path, module,
-    class name)."""
+def _kept_in_python(gm, node, kept):
+    """Whether the submodule the call_module `node` calls stays a Python
+    object (its class is no module kind the SDK knows); if so it is in
+    `kept` as (path, module, class name). ValueError naming the node when gm
+    has no such submodule."""
+    target = node.target
     if target in kept:
         return True
-    module = gm.get_submodule(target)
+    module = _export.submodule(gm, node)
     if isinstance(module, torch.fx.GraphModule):
         return False
     type_name = _export.module_type_name(module)

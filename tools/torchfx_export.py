@@ -541,6 +541,18 @@ def default_kind(target, tensor):
     return "parameter"
 
 
+def submodule(gm, node):
+    """The module a call_module node calls; ValueError naming the node when
+    gm has none at its target (torch.fx 1.13's subgraph rewriter can leave
+    a replacement's submodule out of the root)."""
+    try:
+        return gm.get_submodule(node.target)
+    except AttributeError:
+        raise ValueError(f"node '{node.name}' (call_module) refers to "
+                         f"'{node.target}', which the module does not "
+                         f"have") from None
+
+
 def add_attributes(gm, node, modules, weights, copy_weights, meta=False,
                    kinds=None):
     """What a call_module or get_attr node refers to: the module's entry in
@@ -552,7 +564,7 @@ def add_attributes(gm, node, modules, weights, copy_weights, meta=False,
     if kinds is None:
         kinds = {}
     if node.op == "call_module" and node.target not in modules:
-        sub = gm.get_submodule(node.target)
+        sub = submodule(gm, node)
         try:
             modules[node.target] = module_entry(sub, meta)
         except AttributeError as e:  # not a class module_config knows

@@ -161,3 +161,20 @@ def test_a_builtin_wrapped_by_the_user_keeps_its_wrap_statement():
     with tempfile.TemporaryDirectory() as out:
         torchfx_export.export(gm, [x], out)
         assert torchfx_import.load_bundle(out).code == gm.code
+
+
+def test_a_call_module_the_root_lacks_is_named():
+    """A graph edited to call a submodule the root does not have (a state
+    torch.fx 1.13's replace_pattern passes through; torch.fx's own gm(x)
+    fails on it): from_torch_fx and the exporter say which node, as
+    ValueError."""
+    from fx_sdk import torchfx_export
+    gm = torch.fx.symbolic_trace(torch.nn.Sequential(torch.nn.Sigmoid()))
+    node = next(n for n in gm.graph.nodes if n.op == "call_module")
+    node.target = "tanh"
+    message = (r"node '.*' \(call_module\) refers to 'tanh', which the "
+               r"module does not have")
+    with pytest.raises(ValueError, match=message):
+        fx_sdk.from_torch_fx(gm)
+    with pytest.raises(ValueError, match=message):
+        torchfx_export.graph_document(gm)
