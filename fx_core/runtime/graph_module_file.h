@@ -88,12 +88,12 @@ std::string weights_file_for(const std::string& json_path);
 //
 // What exists only in this process cannot be described: a graph calling a
 // foreign target or reading a foreign attribute
-// (GraphModule::foreign_targets) fails naming the node and target, a module that is an OpaqueModuleImpl or has a kind without
-// `describe` (a delegated module) fails naming the module. With
-// `in_process_modules` given, opaque modules the graph calls are left out
-// of the bundle instead (they have no weights of their own there) and
-// their paths appended to it, for a caller that puts the objects back
-// itself (fx_sdk.to_torch_fx).
+// (GraphModule::foreign_targets) fails naming the node and target, a module
+// that is an OpaqueModuleImpl or has a kind without `describe` (a delegated
+// module) fails naming the module. With `in_process_modules` given, opaque
+// modules the graph calls are left out of the bundle instead (they have no
+// weights of their own there) and their paths appended to it, for a caller that
+// puts the objects back itself (fx_sdk.to_torch_fx).
 struct GraphBundle {
   std::string json;
   TensorList weights;

@@ -62,8 +62,7 @@ TEST(GraphModuleFile, DescribedWithoutNodesKeepsModulesAndWeights) {
   ASSERT_TRUE(full.ok() && bare.ok());
   EXPECT_NE(full->json.find("\"fc\""), std::string::npos);
   EXPECT_NE(bare->json.find("torch.nn.Linear"), std::string::npos);
-  EXPECT_NE(bare->json.find("\"nodes\": []"), std::string::npos)
-      << bare->json;
+  EXPECT_NE(bare->json.find("\"nodes\": []"), std::string::npos) << bare->json;
   EXPECT_EQ(bare->json.find("placeholder"), std::string::npos);
   ASSERT_EQ(bare->weights.size(), 2u);
   EXPECT_TRUE(bare->weights[0].second.is_same(full->weights[0].second));

@@ -552,8 +552,9 @@ TEST(Interpreter, FetchAttrOfAMissingPathNamesIt) {
   MyModule root;
   GraphModule gm(root, traced_my_module_graph());
   Interpreter interp(gm);
-  EXPECT_TRUE(interp.fetch_attr("linear.weight").toTensor().is_same(
-      root.linear->weight));
+  EXPECT_TRUE(interp.fetch_attr("linear.weight")
+                  .toTensor()
+                  .is_same(root.linear->weight));
   EXPECT_THAT(error_of([&] { interp.fetch_attr("linear.nope"); }),
               HasSubstr("linear.nope"));
 }

@@ -122,8 +122,7 @@ TEST_F(PassCallTest, AnIsolatedPassKeepsTheGraphsCodeGenerator) {
   PipelineReport isolated = run("decompose_relu", true);
   ASSERT_TRUE(isolated.ok()) << isolated.failure;
   ASSERT_TRUE(isolated.passes.at(0).changed);
-  EXPECT_NE(dynamic_cast<ListOutputCodeGen*>(&file_.graph->codegen()),
-            nullptr);
+  EXPECT_NE(dynamic_cast<ListOutputCodeGen*>(&file_.graph->codegen()), nullptr);
   EXPECT_NE(file_.graph->python_code().src.find("return [add]"),
             std::string::npos)
       << file_.graph->python_code().src;
