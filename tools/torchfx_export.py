@@ -553,6 +553,20 @@ def submodule(gm, node):
                          f"have") from None
 
 
+def check_storable(weights):
+    """ValueError naming the first of `weights` (name -> tensor) that a
+    weights file cannot hold: one without storage (MKLDNN layout, as
+    optimize_for_inference makes), which torch.save cannot write."""
+    for name, tensor in weights.items():
+        if tensor.is_mkldnn:
+            raise ValueError(
+                f"weight '{name}' is an MKLDNN-layout tensor, which has no "
+                f"storage a weights file can hold (torch.fx.experimental."
+                f"optimization's optimize_for_inference makes such weights; "
+                f"export the model before it, or use fx_sdk.from_torch_fx "
+                f"in process)")
+
+
 def add_attributes(gm, node, modules, weights, copy_weights, meta=False,
                    kinds=None):
     """What a call_module or get_attr node refers to: the module's entry in
@@ -695,6 +709,7 @@ def graph_document(gm, copy_weights=True, meta=False):
 def export(gm, example_inputs, out_dir, reference=False):
     os.makedirs(out_dir, exist_ok=True)
     document, weights = graph_document(gm)
+    check_storable(weights)
     if weights:
         document["weights"] = "model.weights.pt"
         torch.save(weights, os.path.join(out_dir, "model.weights.pt"))

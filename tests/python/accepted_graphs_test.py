@@ -178,3 +178,26 @@ def test_a_call_module_the_root_lacks_is_named():
         fx_sdk.from_torch_fx(gm)
     with pytest.raises(ValueError, match=message):
         torchfx_export.graph_document(gm)
+
+
+def test_mkldnn_weights_run_in_process_and_a_file_refuses_them():
+    """optimize_for_inference's MKLDNN-layout weights have no storage:
+    in process the SDK runs the graph with torch.fx's numbers; exporting it
+    to a bundle is a ValueError naming the weight (torch.save would fail
+    with "Cannot access data pointer")."""
+    import torch.fx.experimental.optimization as optimization
+    from fx_sdk import torchfx_export
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(16, 32, 3), torch.nn.ReLU(),
+        torch.nn.Conv2d(32, 32, 3), torch.nn.ReLU(),
+        torch.nn.Conv2d(32, 32, 3)).eval()
+    gm = optimization.optimize_for_inference(model)
+    assert any(t.is_mkldnn for t in gm.state_dict().values())
+    x = torch.randn(1, 16, 12, 12)
+    with torch.no_grad():
+        torch.testing.assert_close(fx_sdk.from_torch_fx(gm)(x), gm(x))
+    with tempfile.TemporaryDirectory() as out:
+        with pytest.raises(ValueError, match=r"weight '.*' is an "
+                           r"MKLDNN-layout tensor"):
+            torchfx_export.export(gm, [x], out)
