@@ -26,6 +26,7 @@ import torch.fx
 from torch.fx.node import _format_arg
 
 import fx_sdk
+import same_value
 from fx_command import fx_binary
 from fx_sdk import torchfx_export, torchfx_import
 
@@ -66,29 +67,8 @@ def num_users(text):
     return text.replace("[#users=", "[num_users=")
 
 
-def plain_type(value):
-    """A value's type, torch.fx's immutable containers (what its Interpreter
-    returns for an output literal) as the dict and list they stand for."""
-    immutable = torch.fx.immutable_collections
-    return {immutable.immutable_dict: dict,
-            immutable.immutable_list: list}.get(type(value), type(value))
-
-
 def assert_same_value(got, want, where="output"):
-    assert plain_type(got) is plain_type(want), \
-        f"{where}: {type(got)} != {type(want)}"
-    if isinstance(want, torch.Tensor):
-        assert torch.allclose(got, want), where
-    elif isinstance(want, (list, tuple)):
-        assert len(got) == len(want), where
-        for i, (g, w) in enumerate(zip(got, want)):
-            assert_same_value(g, w, f"{where}[{i}]")
-    elif isinstance(want, dict):
-        assert list(got) == list(want), where
-        for k in want:
-            assert_same_value(got[k], want[k], f"{where}[{k!r}]")
-    else:
-        assert got == want, where
+    same_value.assert_same_value(got, want, where, close=True, plain=True)
 
 
 # ------------------------------------------------------------ the programs

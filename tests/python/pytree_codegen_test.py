@@ -35,6 +35,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 import fx_sdk
 from fx_command import fx_binary
+from same_value import assert_same_value
 from fx_sdk import torchfx_export, torchfx_import
 
 
@@ -154,23 +155,6 @@ PROGRAMS = [dict_input, nested_list_tuple_input, namedtuple_in_and_out,
 
 def num_users(text):
     return text.replace("[#users=", "[num_users=")
-
-
-def assert_same_value(got, want, where="output"):
-    """Equal values in the same containers (the same Python types)."""
-    assert type(got) is type(want), f"{where}: {type(got)} != {type(want)}"
-    if isinstance(want, torch.Tensor):
-        assert torch.equal(got, want), where
-    elif isinstance(want, (list, tuple)):
-        assert len(got) == len(want), where
-        for i, (g, w) in enumerate(zip(got, want)):
-            assert_same_value(g, w, f"{where}[{i}]")
-    elif isinstance(want, dict):
-        assert list(got) == list(want), where
-        for k in want:
-            assert_same_value(got[k], want[k], f"{where}[{k!r}]")
-    else:
-        assert got == want, where
 
 
 def assert_same_pytree_info(got, want):
