@@ -270,6 +270,9 @@ IValue binary(Binary op, std::string_view name, const IValue& a,
     return tensor_binary(op, a.toTensor(), b.toTensor());
   }
   if (a.isTensor() && is_number(b)) {
+    // Tensor.__pow__ takes the Scalar overload, whose kernel differs from
+    // the tensor-tensor one (x ** 2 squares exactly).
+    if (op == Binary::kPow) return at::pow(a.toTensor(), b.toScalar());
     return tensor_binary(op, a.toTensor(), wrap_number(b));
   }
   if (is_number(a) && b.isTensor()) {
@@ -571,6 +574,7 @@ IValue inplace_binary(Binary op, std::string_view name, const IValue& a,
                       const IValue& b) {
   if (a.isTensor() && op != Binary::kMatMul && (b.isTensor() || is_number(b))) {
     at::Tensor t = a.toTensor();
+    if (op == Binary::kPow && is_number(b)) return t.pow_(b.toScalar());
     return tensor_inplace(op, t, b.isTensor() ? b.toTensor() : wrap_number(b));
   }
   if (a.isList() && op == Binary::kAdd) {
