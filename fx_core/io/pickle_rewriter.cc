@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "fx_core/ir/torch_names.h"
@@ -274,6 +276,9 @@ class PickleRewriter {
     std::string text;  // a string's value
     size_t built_by = SIZE_MAX;
     std::shared_ptr<Object> object = std::make_shared<Object>();
+    std::optional<int64_t> integer;  // an int's value
+    // A tuple's items (what tensors' rebuild calls are checked on).
+    std::shared_ptr<const std::vector<Elem>> items;
   };
 
   [[noreturn]] void fail(size_t i, std::string_view what) const {
@@ -371,6 +376,7 @@ class PickleRewriter {
         Elem e = elem_at(mark.start);
         e.built_by = i;
         insert_all(i, e, items);
+        if (op.code == 't') keep_items(&e, std::move(items));
         stack_.push_back(e);
         break;
       }
@@ -436,12 +442,16 @@ class PickleRewriter {
       case 0x93:
         stack_global(i);
         break;
-      case 0x8a:
+      case 0x8a: {
         widen_long1(i);
-        stack_.push_back(elem_at(i));
+        Elem e = elem_at(i);
+        e.integer = long1_value(op);
+        stack_.push_back(e);
         break;
+      }
       default: {  // every other opcode pushes one value
         Elem e = elem_at(i);
+        e.integer = small_int_value(op);
         if (op.code == 0x8c || op.code == 'X' || op.code == 0x8d) {
           size_t width = fixed_or_counted(op.code).n;
           e.text = p_.substr(op.offset + 1 + width, op.size - 1 - width);
@@ -462,6 +472,29 @@ class PickleRewriter {
     bool negative = n > 0 && (static_cast<uint8_t>(bytes.back()) & 0x80);
     bytes.resize(8, negative ? '\xff' : '\0');
     text_[i] = cat(std::string(1, '\x8a'), std::string(1, '\x08'), bytes);
+  }
+
+  // BININT (signed), BININT1, BININT2 (unsigned): their value.
+  std::optional<int64_t> small_int_value(const PickleOp& op) const {
+    switch (op.code) {
+      case 'J':
+        return static_cast<int32_t>(little_endian(p_, op.offset + 1, 4));
+      case 'K':
+        return static_cast<int64_t>(little_endian(p_, op.offset + 1, 1));
+      case 'M':
+        return static_cast<int64_t>(little_endian(p_, op.offset + 1, 2));
+      default:
+        return std::nullopt;
+    }
+  }
+
+  // LONG1 of at most 8 bytes (widen_long1 refused longer ones).
+  std::optional<int64_t> long1_value(const PickleOp& op) const {
+    size_t n = static_cast<uint8_t>(p_[op.offset + 1]);
+    if (n == 0) return 0;
+    uint64_t v = little_endian(p_, op.offset + 2, n);
+    if (n < 8 && (v >> (8 * n - 1)) & 1) v |= ~uint64_t{0} << (8 * n);
+    return static_cast<int64_t>(v);
   }
 
   uint64_t memo_index(const PickleOp& op) const {
@@ -524,7 +557,19 @@ class PickleRewriter {
     Elem e = elem_at(items.back().start);
     e.built_by = i;
     insert_all(i, e, items);
+    std::reverse(items.begin(), items.end());
+    keep_items(&e, std::move(items));
     stack_.push_back(e);
+  }
+
+  // A tuple keeps its items' integers (and nested tuples) for check_tensor;
+  // other items are dropped so big pickles stay cheap to model.
+  static void keep_items(Elem* tuple, std::vector<Elem> items) {
+    for (Elem& item : items) {
+      if (!item.integer && !item.items) item = elem_at(item.start);
+      item.object = nullptr;
+    }
+    tuple->items = std::make_shared<const std::vector<Elem>>(std::move(items));
   }
 
   // REDUCE, NEWOBJ: a global called with a tuple.
@@ -532,6 +577,7 @@ class PickleRewriter {
     Elem args = pop(i);
     Elem callable = pop(i);
     if (callable.global.empty()) fail(i, "calls something that is no global");
+    check_rebuilt_tensor(i, callable.global, args);
     int args_op = tagged_call_args(callable.global);
     if (args_op != 0) {
       tag_python_tuple(i, callable, args, args_op);
@@ -539,6 +585,35 @@ class PickleRewriter {
     Elem result = elem_at(callable.start);
     result.object->depth = args.object->depth;
     stack_.push_back(result);
+  }
+
+  // _rebuild_tensor(_v2) and _rebuild_qtensor(storage, offset, size,
+  // stride, ...): LibTorch's unpickler makes a negative stride positive
+  // (other numbers than torch.load's) where torch.load refuses the tensor,
+  // so such a tensor is refused here, by name of what is negative.
+  void check_rebuilt_tensor(size_t i, const std::string& global,
+                            const Elem& args) {
+    if (global != "torch._utils _rebuild_tensor_v2" &&
+        global != "torch._utils _rebuild_tensor" &&
+        global != "torch._utils _rebuild_qtensor") {
+      return;
+    }
+    if (!args.items || args.items->size() < 4) return;
+    const std::vector<Elem>& a = *args.items;
+    if (a[1].integer && *a[1].integer < 0) {
+      fail(i, cat("a tensor with storage offset ", *a[1].integer,
+                  " (torch.load refuses negative offsets)"));
+    }
+    const char* kWhat[] = {"size", "stride"};
+    for (int k = 0; k < 2; ++k) {
+      if (!a[2 + k].items) continue;
+      for (const Elem& d : *a[2 + k].items) {
+        if (d.integer && *d.integer < 0) {
+          fail(i, cat("a tensor with ", kWhat[k], " ", *d.integer,
+                      " (torch.load refuses negative ", kWhat[k], "s)"));
+        }
+      }
+    }
   }
 
   // torch.Size((d, ...)), torch.return_types.X(((v, ...), {})) and the

@@ -7,10 +7,12 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "fx_core/format/graph_json.h"
@@ -239,6 +241,86 @@ TEST_F(TorchSave, SparseIndicesOutsideTheSizeAreRefused) {
                                       "torch.save file"),
             std::string::npos)
       << v.status().message();
+}
+
+// Writes {"w": tensor over arange(12.)'s storage with `layout`} as
+// torch.save would if the tensor had that offset, sizes and strides (the
+// crafted file a stranger could send), then asks torch.load: prints
+// "refused" or the tensor's values, strides and offset.
+constexpr const char* kCraftedLayout = R"(
+import sys, torch
+path, offset, size, stride = sys.argv[1].split(':')
+size = tuple(int(v) for v in size.split(','))
+stride = tuple(int(v) for v in stride.split(','))
+t, real = torch.arange(12.), torch.Tensor
+saved = real.stride, real.size, real.storage_offset
+real.stride = lambda self, *a: stride
+real.size = lambda self, *a: torch.Size(size)
+real.storage_offset = lambda self: int(offset)
+try:
+    torch.save({'w': t}, path)
+finally:
+    real.stride, real.size, real.storage_offset = saved
+try:
+    w = torch.load(path)['w']
+    print(w.flatten().long().tolist(), w.stride(), w.storage_offset())
+except RuntimeError as e:
+    print('refused:', e)
+)";
+
+// torch.load's verdict on a crafted layout, as the script prints it.
+std::string torch_load_verdict(const std::string& path,
+                               const std::string& layout) {
+  std::string script = tmp("crafted.py");
+  if (!write_file_atomically(script, kCraftedLayout).ok()) return "";
+  std::string command =
+      "/usr/bin/python3 " + script + " " + path + ":" + layout + " 2>&1";
+  FILE* out = ::popen(command.c_str(), "r");
+  if (out == nullptr) return "";
+  std::string text;
+  char buffer[256];
+  while (std::fgets(buffer, sizeof buffer, out)) text += buffer;
+  ::pclose(out);
+  return text;
+}
+
+// The same line for what fx reads.
+std::string sdk_verdict(const std::string& path) {
+  auto v = read_tensor_dict(path);
+  if (!v.ok()) return "refused: " + std::string(v.status().message());
+  const at::Tensor& w = v->at(0).second;
+  std::string values = "[";
+  at::Tensor flat = w.flatten();
+  for (int64_t i = 0; i < flat.numel(); ++i) {
+    values += (i ? ", " : "") + std::to_string(flat[i].item<int64_t>());
+  }
+  std::string strides = "(";
+  for (int64_t d = 0; d < w.dim(); ++d) {
+    strides += (d ? ", " : "") + std::to_string(w.stride(d));
+  }
+  strides += w.dim() == 1 ? ",)" : ")";
+  return values + "] " + strides + " " + std::to_string(w.storage_offset());
+}
+
+// Issue 34 item 6: strides, offsets and overlaps exactly as torch.load keeps
+// them, and refused where torch.load refuses (LibTorch's own unpickler made
+// a negative stride positive: other numbers than PyTorch's).
+TEST_F(TorchSave, TensorLayoutsAreKeptOrRefusedAsTorchLoadDoes) {
+  const std::vector<std::string> layouts = {
+      "2:3:-1", "0:3,3:1,1", "0:2,3:0,1", "1:3,2:1,4", "3:2,2:-2,1", "0:4:-3"};
+  int i = 0;
+  for (const std::string& layout : layouts) {
+    std::string path = tmp("layout" + std::to_string(i++) + ".pt");
+    std::string torch = torch_load_verdict(path, layout);
+    ASSERT_FALSE(torch.empty()) << layout;
+    std::string sdk = sdk_verdict(path);
+    if (torch.rfind("refused:", 0) == 0) {
+      EXPECT_EQ(sdk.rfind("refused:", 0), 0u) << layout << ": " << sdk;
+      EXPECT_NE(sdk.find("negative"), std::string::npos) << sdk;
+    } else {
+      EXPECT_EQ(sdk + "\n", torch) << layout;
+    }
+  }
 }
 
 TEST(TorchSaveFile, GarbageIsRefusedWithThePath) {
