@@ -10,7 +10,8 @@
 #include <optional>
 #include <vector>
 
-#include "fx_core/io/regular_file.h"
+#include "fx_core/format/graph_json.h"
+#include "fx_core/io/output_rule.h"
 #include "fx_core/io/torch_save.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/graph_module_file.h"
@@ -52,15 +53,20 @@ Stop check_args(const ExecArgs& args, std::ostream& err) {
                 "--inputs IN.pt and --outputs OUT.pt are required "
                 "(--outputs may be left out with --repeat N)");
   }
-  std::vector<std::string> reads = args.inputs;
-  reads.push_back(args.input);
-  for (const std::string& read : reads) {
-    if (!args.outputs.empty() && same_file(args.outputs, read)) {
-      return fail(err, 2,
-                  cat("--outputs ", args.outputs, " would overwrite ", read,
-                      ", which this run reads; write the output elsewhere"));
-    }
-  }
+  return std::nullopt;
+}
+
+// The one output rule (fx_core/io/output_rule.h): --outputs is none of the
+// files this run reads, the bundle's weights included.
+Stop check_output(const ExecArgs& args, const GraphFile& file,
+                  std::ostream& err) {
+  if (args.outputs.empty()) return std::nullopt;
+  FilesRead reads;
+  reads.add(args.input, "the graph");
+  reads.add(weights_path(file), cat("the weights of ", args.input));
+  for (const std::string& in : args.inputs) reads.add(in, "--inputs");
+  absl::Status s = reads.check_outputs({{"--outputs", args.outputs}});
+  if (!s.ok()) return fail(err, 2, std::string(s.message()));
   return std::nullopt;
 }
 
@@ -249,7 +255,10 @@ int run_exec_command(const ExecArgs& args, std::ostream& out,
   if (!args.pipeline.empty()) {
     if (Stop s = make_pass_manager(args, plugins, pm, err)) return *s;
   }
-  auto module = read_graph_module(args.input);
+  absl::StatusOr<GraphFile> file = read_graph_file(args.input);
+  if (!file.ok()) return *fail(err, 1, std::string(file.status().message()));
+  if (Stop s = check_output(args, *file, err)) return *s;
+  auto module = load_graph_module(*std::move(file));
   if (!module.ok()) {
     return *fail(
         err, 1,

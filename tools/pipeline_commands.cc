@@ -11,7 +11,7 @@
 
 #include "fx_core/format/graph_json.h"
 #include "fx_core/io/atomic_file.h"
-#include "fx_core/io/regular_file.h"
+#include "fx_core/io/output_rule.h"
 #include "fx_core/io/torch_save.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/graph_module_file.h"
@@ -186,7 +186,7 @@ Stop read_spec(const RunArgs& args, host::PipelineSpec& spec,
 
 // What the passes run on: a bundle's GraphModule or a bare graph file.
 struct Input {
-  std::vector<std::string> read_paths;  // every file fx run read
+  FilesRead reads;  // every file fx run reads
   GraphFile file;
   std::shared_ptr<GraphModule> module;
   std::unique_ptr<host::PassTarget> target;  // refers to file or module
@@ -231,12 +231,10 @@ absl::StatusOr<std::shared_ptr<GraphModule>> load_module(GraphFile& file) {
 Stop open_input(const RunArgs& args, Input& input, std::ostream& err) {
   absl::StatusOr<GraphFile> file = read_graph_file(args.input);
   if (!file.ok()) return fail(err, 1, file.status().message());
-  input.read_paths = {args.input, args.inputs, args.config};
-  if (!file->weights.empty()) {
-    input.read_paths.push_back(file->weights[0] == '/'
-                                   ? file->weights
-                                   : cat(file->directory, "/", file->weights));
-  }
+  input.reads.add(args.input, "the graph");
+  input.reads.add(weights_path(*file), cat("the weights of ", args.input));
+  input.reads.add(args.inputs, "--inputs");
+  input.reads.add(args.config, "--config");
   bool bare = file->weights.empty();
   auto gm = load_module(*file);
   if (!gm.ok() && bare && args.inputs.empty()) {
@@ -309,25 +307,15 @@ int report_skipped(const RunArgs& args, const host::PipelineReport& report,
   return kSkippedPassesStatus;
 }
 
-// OUT and the weights beside it must not be any file fx run read.
+// OUT and the weights beside it must not be any file fx run reads (the one
+// output rule, fx_core/io/output_rule.h).
 Stop check_output(const std::string& path, const Input& input,
                   std::ostream& err) {
   fs::path out(path);
   std::string weights = (out.parent_path() / weights_file_for(path)).string();
-  for (const std::string& read : input.read_paths) {
-    if (read.empty()) continue;
-    if (same_file(path, read)) {
-      return fail(err, 2,
-                  cat("-o ", path, " would overwrite ", read,
-                      ", an input of this run; write the output elsewhere"));
-    }
-    if (same_file(weights, read)) {
-      return fail(
-          err, 2,
-          cat("-o ", path, " would overwrite ", read, " (its weights file ",
-              weights, "), an input of this run; write the output elsewhere"));
-    }
-  }
+  absl::Status rule =
+      input.reads.check_outputs({{"-o", path}, {"-o's weights file", weights}});
+  if (!rule.ok()) return fail(err, 2, rule.message());
   absl::Status replaceable = check_replaceable(path);
   if (!replaceable.ok()) return fail(err, 2, replaceable.message());
   return std::nullopt;
@@ -410,6 +398,19 @@ int run_pipeline_command(const RunArgs& args, std::ostream& out,
 }
 
 int run_dot_command(const DotArgs& args, std::ostream& out, std::ostream& err) {
+  if (!args.output.empty()) {
+    FilesRead reads;
+    reads.add(args.input, "the graph");
+    absl::StatusOr<GraphFile> file = read_graph_file(args.input);
+    if (file.ok()) {
+      reads.add(weights_path(*file), cat("the weights of ", args.input));
+    }
+    absl::Status rule = reads.check_outputs({{"-o", args.output}});
+    if (!rule.ok()) {
+      err << "fx dot: " << rule.message() << "\n";
+      return 2;
+    }
+  }
   // The dot pass writes a file; draw into a temporary one beside OUT (or in
   // the temp directory) and hand it over whole.
   boost::system::error_code ec;

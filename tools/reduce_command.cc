@@ -3,9 +3,10 @@
 #include <boost/filesystem.hpp>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "fx_core/format/graph_json.h"
-#include "fx_core/io/regular_file.h"
+#include "fx_core/io/output_rule.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/graph_module_file.h"
 #include "fx_core/support/strings.h"
@@ -41,6 +42,23 @@ absl::Status write_reduced(const GraphFile& file, const std::string& path) {
   return write_graph_module(**module, path);
 }
 
+// The one output rule (fx_core/io/output_rule.h): OUT, and the weights
+// written beside it when the input has weights, are not the input's files.
+absl::Status check_output(const std::string& input, const GraphFile& file,
+                          const std::string& output) {
+  FilesRead reads;
+  reads.add(input, "the graph");
+  reads.add(weights_path(file), cat("the weights of ", input));
+  std::vector<std::pair<std::string, std::string>> outputs = {{"-o", output}};
+  if (!file.weights.empty()) {
+    boost::filesystem::path out(output);
+    outputs.emplace_back(
+        "-o's weights file",
+        (out.parent_path() / weights_file_for(output)).string());
+  }
+  return reads.check_outputs(outputs);
+}
+
 }  // namespace
 
 std::string default_reduce_output(const std::string& input) {
@@ -64,9 +82,6 @@ int run_reduce_command(const ReduceArgs& args, std::ostream& out,
   spec->isolate = args.isolate;
   std::string output =
       args.output.empty() ? default_reduce_output(args.input) : args.output;
-  if (same_file(output, args.input)) {
-    return fail(err, 2, cat("-o ", output, " would overwrite the input"));
-  }
   host::PassRegistry registry;
   absl::Status loaded = host::load_plugins(*spec, args.sources, registry);
   if (!loaded.ok()) return fail(err, 1, loaded.message());
@@ -75,6 +90,9 @@ int run_reduce_command(const ReduceArgs& args, std::ostream& out,
   if (!pm.ok()) return fail(err, 2, pm.status().message());
   absl::StatusOr<GraphFile> file = read_graph_file(args.input);
   if (!file.ok()) return fail(err, 1, file.status().message());
+  if (absl::Status rule = check_output(args.input, *file, output); !rule.ok()) {
+    return fail(err, 2, rule.message());
+  }
   absl::StatusOr<host::ReduceResult> reduced = host::reduce_graph(
       *file, [&](const GraphFile& f) { return host::probe_pipeline(*pm, f); });
   if (!reduced.ok()) {

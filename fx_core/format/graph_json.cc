@@ -1274,6 +1274,11 @@ absl::StatusOr<GraphFile> parse_graph_json(std::string_view text,
   return Reader(source).read(*root);
 }
 
+std::string weights_path(const GraphFile& file) {
+  if (file.weights.empty() || file.weights[0] == '/') return file.weights;
+  return cat(file.directory, "/", file.weights);
+}
+
 absl::StatusOr<GraphFile> read_graph_file(const std::string& path) {
   absl::StatusOr<std::string> text = read_regular_file(path);
   if (!text.ok()) return text.status();

@@ -130,6 +130,10 @@ absl::StatusOr<GraphFile> parse_graph_json(std::string_view text,
                                            std::string_view source);
 absl::StatusOr<GraphFile> read_graph_file(const std::string& path);
 
+// The path the reader opens for `file`'s weights (its `weights` resolved
+// against its directory), or "" when it names none.
+std::string weights_path(const GraphFile& file);
+
 // True when the reader infers is_wrapped for a call_function target.
 bool is_wrapped_by_default(std::string_view call_function_target);
 

@@ -7,17 +7,24 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <random>
 
 #include "fx_core/support/strings.h"
 
 namespace fx {
 namespace {
 
-// `path.tmp.PID.N`: unique per process and per call.
+// `path.tmp.PID.N.R`: unique per process and per call, and R (64 random
+// bits) makes the name unpredictable, so no one can plant a symlink or a
+// FIFO there beforehand (and O_EXCL | O_NOFOLLOW refuse one if they do).
 std::string temporary_beside(const std::string& path) {
   static std::atomic<int64_t> counter{0};
+  static thread_local std::mt19937_64 random{std::random_device{}()};
+  char suffix[17];
+  std::snprintf(suffix, sizeof suffix, "%016llx",
+                static_cast<unsigned long long>(random()));
   return cat(path, ".tmp.", static_cast<int64_t>(::getpid()), ".",
-             counter.fetch_add(1, std::memory_order_relaxed));
+             counter.fetch_add(1, std::memory_order_relaxed), ".", suffix);
 }
 
 }  // namespace
@@ -40,8 +47,9 @@ namespace {
 int create_temporary(const std::string& path, const std::string& tmp) {
   struct stat st;
   bool replaces = ::stat(path.c_str(), &st) == 0;
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-                  replaces ? 0600 : 0666);
+  int fd =
+      ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+             replaces ? 0600 : 0666);
   if (fd < 0 || !replaces) return fd;
   if (::fchmod(fd, st.st_mode & 07777) != 0) {
     ::close(fd);

@@ -343,10 +343,7 @@ absl::StatusOr<std::shared_ptr<GraphModule>> build_graph_module(
 absl::StatusOr<std::shared_ptr<GraphModule>> load_graph_module(GraphFile file) {
   TensorList weights;
   if (!file.weights.empty()) {
-    std::string path = file.weights[0] == '/'
-                           ? file.weights
-                           : cat(file.directory, "/", file.weights);
-    auto read = read_tensor_dict(path);
+    auto read = read_tensor_dict(weights_path(file));
     if (!read.ok()) return read.status();
     weights = std::move(*read);
   }

@@ -234,8 +234,8 @@ TEST(FxCommand, ExecNeverOverwritesItsInputs) {
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "fx exec: --outputs " + inputs + " would overwrite " +
                        inputs +
-                       ", which this run reads; write the output "
-                       "elsewhere\n");
+                       " (--inputs), which this command reads; write the "
+                       "output elsewhere\n");
   EXPECT_EQ(testing::read_file(inputs), before);
 }
 

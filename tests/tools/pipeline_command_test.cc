@@ -257,13 +257,14 @@ TEST(FxRunOutputs, AnInputIsNeverOverwritten) {
   Result r = run({"run", in, "--pipeline", "dce", "-o", in});
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "fx run: -o " + in + " would overwrite " + in +
-                       ", an input of this run; write the output elsewhere\n");
+                       " (the graph), which this command reads; write the "
+                       "output elsewhere\n");
   r = run({"run", in, "--pipeline", "dce", "-o", dir + "/model.weights.pt"});
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "fx run: -o " + dir + "/model.weights.pt would overwrite " +
-                       dir +
-                       "/model.weights.pt, an input of this run; write the "
-                       "output elsewhere\n");
+                       dir + "/model.weights.pt (the weights of " + in +
+                       "), which this command reads; write the output "
+                       "elsewhere\n");
   // in.json names out.weights.pt; -o out.json would write its weights there.
   std::string text = testing::read_file(in);
   text.replace(text.find("\"model.weights.pt\""), 18, "\"out.weights.pt\"");
@@ -272,13 +273,68 @@ TEST(FxRunOutputs, AnInputIsNeverOverwritten) {
   r = run(
       {"run", dir + "/in.json", "--pipeline", "dce", "-o", dir + "/out.json"});
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.err, "fx run: -o " + dir + "/out.json would overwrite " + dir +
-                       "/out.weights.pt (its weights file " + dir +
-                       "/out.weights.pt), an input of this run; write the "
-                       "output elsewhere\n");
+  EXPECT_EQ(r.err, "fx run: -o's weights file " + dir +
+                       "/out.weights.pt would overwrite " + dir +
+                       "/out.weights.pt (the weights of " + dir +
+                       "/in.json), which this command reads; write the output "
+                       "elsewhere\n");
   EXPECT_FALSE(exists(dir + "/out.json"));
   EXPECT_EQ(testing::read_file(dir + "/model.weights.pt"),
             testing::read_file(ref + "model.weights.pt"));
+}
+
+// Issue 34 item 2: one output rule for every command. Each command is
+// pointed at the bundle's graph and at its weights, spelled as a hard link,
+// a symlink and a `..` path; each refuses naming the file, writes nothing,
+// and the bundle stays byte-identical.
+TEST(FxOutputRule, NoCommandOverwritesAFileItReads) {
+  namespace fs = boost::filesystem;
+  std::string dir = temp_path("output_rule");
+  fs::remove_all(dir);
+  fs::create_directories(dir + "/sub");
+  std::string ref = testing::reference_dir() + "/seed_mymodule/";
+  for (const char* name : {"graph.fx.json", "model.weights.pt", "input.pt"}) {
+    fs::copy_file(ref + name, dir + "/" + name);
+  }
+  const std::string graph = dir + "/graph.fx.json";
+  const std::string weights = dir + "/model.weights.pt";
+  fs::create_hard_link(weights, dir + "/weights_link.pt");
+  fs::create_symlink(graph, dir + "/graph_symlink.json");
+  const std::vector<std::string> targets = {graph,
+                                            weights,
+                                            dir + "/weights_link.pt",
+                                            dir + "/graph_symlink.json",
+                                            dir + "/sub/../model.weights.pt",
+                                            dir + "/./graph.fx.json"};
+  const std::string before_graph = testing::read_file(graph);
+  const std::string before_weights = testing::read_file(weights);
+  for (const std::string& target : targets) {
+    std::vector<std::vector<std::string>> commands = {
+        {"run", graph, "--pipeline", "dce", "-o", target},
+        {"exec", graph, "--inputs", dir + "/input.pt", "--outputs", target},
+        {"dot", graph, "-o", target},
+        {"reduce", graph, "--pipeline", "dce", "-o", target}};
+    for (const auto& command : commands) {
+      Result r = run(command);
+      EXPECT_EQ(r.status, 2) << command[0] << " -o " << target << ": " << r.err;
+      EXPECT_NE(r.err.find("which this command reads"), std::string::npos)
+          << command[0] << " -o " << target << ": " << r.err;
+    }
+  }
+  EXPECT_EQ(testing::read_file(graph), before_graph);
+  EXPECT_EQ(testing::read_file(weights), before_weights);
+  // The weights a run would write beside OUT: sub/../model.weights.pt is
+  // the input's weights when OUT is sub/../model.fx.json.
+  Result r = run(
+      {"run", graph, "--pipeline", "dce", "-o", dir + "/sub/../model.fx.json"});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("-o's weights file"), std::string::npos) << r.err;
+  r = run({"reduce", graph, "--pipeline", "dce", "-o",
+           dir + "/sub/../model.fx.json"});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("-o's weights file"), std::string::npos) << r.err;
+  EXPECT_FALSE(exists(dir + "/model.fx.json"));
+  EXPECT_EQ(testing::read_file(weights), before_weights);
 }
 
 TEST(FxRunOutputs, ATargetThatIsNoRegularFileIsRefused) {

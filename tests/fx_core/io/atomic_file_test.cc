@@ -4,11 +4,13 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace fx {
 namespace {
@@ -65,6 +67,41 @@ TEST(AtomicFile, ANewFileGetsTheUmasksPermissions) {
   ASSERT_TRUE(s.ok()) << s;
   EXPECT_EQ(mode_of(path), 0640);
   std::remove(path.c_str());
+}
+
+// Issue 34 item 4: the temporary beside OUT was OUT.tmp.PID.N, so a symlink
+// planted at the next names made every write fail, and before O_EXCL one
+// wrote through it. Symlinks (to a victim file) and FIFOs are planted at
+// every name of that old pattern this process could use next: the write
+// succeeds, the victim is unchanged, nothing blocks, and the plants stay.
+TEST(AtomicFile, PlantedSymlinksAndFifosAtTemporaryNamesAreNeverUsed) {
+  std::string dir = ::testing::TempDir();
+  std::string victim = dir + "victim";
+  std::string out = dir + "planted_out";
+  ASSERT_TRUE(write_file_atomically(victim, "precious").ok());
+  std::vector<std::string> plants;
+  for (int n = 0; n < 200; ++n) {
+    std::string name =
+        out + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(n);
+    if (n % 2 == 0) {
+      ASSERT_EQ(::symlink(victim.c_str(), name.c_str()), 0) << name;
+    } else {
+      ASSERT_EQ(::mkfifo(name.c_str(), 0600), 0) << name;
+    }
+    plants.push_back(name);
+  }
+  for (int i = 0; i < 5; ++i) {
+    absl::Status s = write_file_atomically(out, "output " + std::to_string(i));
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+  EXPECT_EQ(contents_of(out), "output 4");
+  EXPECT_EQ(contents_of(victim), "precious");
+  for (const std::string& plant : plants) {
+    struct stat st;
+    ASSERT_EQ(::lstat(plant.c_str(), &st), 0) << plant;
+    EXPECT_TRUE(S_ISLNK(st.st_mode) || S_ISFIFO(st.st_mode)) << plant;
+    std::remove(plant.c_str());
+  }
 }
 
 }  // namespace
