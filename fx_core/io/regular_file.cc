@@ -4,8 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "fx_core/support/strings.h"
 
@@ -58,12 +61,61 @@ absl::StatusOr<int> open_regular_file(const std::string& path) {
   return fd;
 }
 
+namespace {
+
+// $FX_MAX_FILE_BYTES when it is a positive integer, else the default.
+uint64_t limit_from_environment() {
+  const char* text = std::getenv("FX_MAX_FILE_BYTES");
+  if (text == nullptr || *text == '\0') return kDefaultMaxFileBytes;
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long value = std::strtoull(text, &end, 10);
+  if (errno != 0 || *end != '\0' || value == 0 || text[0] == '-') {
+    return kDefaultMaxFileBytes;
+  }
+  return value;
+}
+
+std::atomic<uint64_t>& file_limit() {
+  static std::atomic<uint64_t> limit{limit_from_environment()};
+  return limit;
+}
+
+// A refusal naming the size, the limit and how to raise it.
+absl::Status too_large(const std::string& path, uint64_t size, uint64_t limit) {
+  return absl::InvalidArgumentError(
+      cat("cannot read '", path, "': ", size,
+          " bytes is more than the limit of ", limit,
+          " bytes (raise it with fx --max-file-bytes N or "
+          "FX_MAX_FILE_BYTES)"));
+}
+
+}  // namespace
+
+uint64_t max_file_bytes() { return file_limit().load(); }
+
+void set_max_file_bytes(uint64_t bytes) {
+  file_limit().store(bytes == 0 ? kDefaultMaxFileBytes : bytes);
+}
+
 absl::StatusOr<std::string> read_regular_file(const std::string& path,
                                               uint64_t max_bytes) {
+  if (max_bytes == 0) max_bytes = max_file_bytes();
   absl::StatusOr<int> fd = open_regular_file(path);
   if (!fd.ok()) return fd.status();
   FdCloser closer{*fd};
+  struct stat st;
+  if (::fstat(*fd, &st) == 0 && static_cast<uint64_t>(st.st_size) > max_bytes) {
+    return too_large(path, static_cast<uint64_t>(st.st_size), max_bytes);
+  }
   std::string out;
+  try {
+    out.reserve(static_cast<size_t>(st.st_size));
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(cat("cannot read '", path, "': its ",
+                                            st.st_size,
+                                            " bytes do not fit in memory"));
+  }
   char buffer[1 << 16];
   while (true) {
     ssize_t n = ::read(*fd, buffer, sizeof(buffer));
@@ -74,8 +126,9 @@ absl::StatusOr<std::string> read_regular_file(const std::string& path,
     }
     if (n == 0) return out;
     if (static_cast<uint64_t>(n) > max_bytes - out.size()) {
-      return absl::InvalidArgumentError(
-          cat("cannot read '", path, "': larger than ", max_bytes, " bytes"));
+      return absl::InvalidArgumentError(cat("cannot read '", path,
+                                            "': larger than ", max_bytes,
+                                            " bytes (it grew while read)"));
     }
     out.append(buffer, static_cast<size_t>(n));
   }

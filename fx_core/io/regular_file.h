@@ -9,14 +9,11 @@
 #define FX_CORE_IO_REGULAR_FILE_H_
 
 #include <cstdint>
-#include <limits>
 #include <string>
 
 #include "absl/status/statusor.h"
 
 namespace fx {
-
-inline constexpr uint64_t kNoSizeLimit = std::numeric_limits<uint64_t>::max();
 
 // An open, blocking file descriptor of a regular file (the caller closes it
 // with ::close). NotFound when it cannot be opened, InvalidArgument when it
@@ -24,10 +21,21 @@ inline constexpr uint64_t kNoSizeLimit = std::numeric_limits<uint64_t>::max();
 // character device)").
 absl::StatusOr<int> open_regular_file(const std::string& path);
 
+// The largest file the SDK reads whole (graph files, torch.save weights and
+// inputs), for the whole process: 16 GiB unless $FX_MAX_FILE_BYTES (read
+// once, at first use) or set_max_file_bytes (`fx --max-file-bytes N`) says
+// otherwise. A larger file is refused, with its size and the limit, before
+// anything is allocated for it.
+inline constexpr uint64_t kDefaultMaxFileBytes = uint64_t{16} << 30;
+uint64_t max_file_bytes();
+void set_max_file_bytes(uint64_t bytes);
+
 // The whole of a regular file. InvalidArgument when it holds more than
-// `max_bytes` (or grows past it while being read).
-absl::StatusOr<std::string> read_regular_file(
-    const std::string& path, uint64_t max_bytes = kNoSizeLimit);
+// `max_bytes` (max_file_bytes() when 0; checked against its size before
+// reading, and again while it is read, for a file that grows);
+// ResourceExhausted when its size does not fit in memory.
+absl::StatusOr<std::string> read_regular_file(const std::string& path,
+                                              uint64_t max_bytes = 0);
 
 // Whether `a` and `b` both exist and are the same file (device and inode:
 // links and different spellings of one path included).
