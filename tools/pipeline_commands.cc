@@ -312,9 +312,12 @@ int report_skipped(const RunArgs& args, const host::PipelineReport& report,
 Stop check_output(const std::string& path, const Input& input,
                   std::ostream& err) {
   fs::path out(path);
-  std::string weights = (out.parent_path() / weights_file_for(path)).string();
-  absl::Status rule =
-      input.reads.check_outputs({{"-o", path}, {"-o's weights file", weights}});
+  const std::string weights = weights_file_for(path);
+  absl::Status rule = input.reads.check_outputs(
+      {{"-o", path},
+       {"-o's weights file", (out.parent_path() / weights).string()},
+       {"-o's weights file",
+        (out.parent_path() / alternate_weights_name(weights)).string()}});
   if (!rule.ok()) return fail(err, 2, rule.message());
   absl::Status replaceable = check_replaceable(path);
   if (!replaceable.ok()) return fail(err, 2, replaceable.message());

@@ -52,9 +52,11 @@ absl::Status check_output(const std::string& input, const GraphFile& file,
   std::vector<std::pair<std::string, std::string>> outputs = {{"-o", output}};
   if (!file.weights.empty()) {
     boost::filesystem::path out(output);
-    outputs.emplace_back(
-        "-o's weights file",
-        (out.parent_path() / weights_file_for(output)).string());
+    const std::string weights = weights_file_for(output);
+    for (const std::string& name : {weights, alternate_weights_name(weights)}) {
+      outputs.emplace_back("-o's weights file",
+                           (out.parent_path() / name).string());
+    }
   }
   return reads.check_outputs(outputs);
 }

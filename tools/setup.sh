@@ -11,6 +11,7 @@ packages=(
   python3-dev pybind11-dev python3-pytest  # the Python package fx_sdk (//python) and its tests
   abigail-tools  # abidw/abidiff: the plugin ABI baseline check (tests/plugin_api/abi)
   cmake pkgconf make  # the SDK install test builds the plugin template out of tree
+  strace  # kills bundle writers at every rename and write (tests/python/bundle_crash_test)
   # The fuzz targets' libFuzzer builds (bazel --config=fuzz, tools/fuzz.sh):
   # clang, its libFuzzer and sanitizer runtimes, its linker.
   clang-14 libclang-rt-14-dev lld-14

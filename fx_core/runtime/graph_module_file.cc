@@ -1,5 +1,6 @@
 #include "fx_core/runtime/graph_module_file.h"
 
+#include <cstdio>
 #include <functional>
 #include <optional>
 #include <utility>
@@ -591,25 +592,62 @@ absl::StatusOr<GraphBundle> describe_graph_module(
   return bundle;
 }
 
+std::string alternate_weights_name(const std::string& name) {
+  const std::string pt = ".pt", alt = ".1.pt";
+  auto ends_with = [&](const std::string& suffix) {
+    return name.size() > suffix.size() &&
+           name.compare(name.size() - suffix.size(), suffix.size(), suffix) ==
+               0;
+  };
+  if (ends_with(alt)) return name.substr(0, name.size() - alt.size()) + pt;
+  if (ends_with(pt)) return name.substr(0, name.size() - pt.size()) + alt;
+  return name + ".1";
+}
+
+namespace {
+
+// The weights name the graph at `json_path` names now, or "" (no file, no
+// weights, or a file that is no readable graph: no bundle to keep).
+std::string current_weights_name(const std::string& json_path) {
+  absl::StatusOr<GraphFile> old = read_graph_file(json_path);
+  return old.ok() ? old->weights : "";
+}
+
+}  // namespace
+
 absl::Status write_graph_module(const GraphModule& module,
                                 const std::string& json_path,
                                 const std::string& weights_file) {
-  const std::string weights_name =
+  const std::string base =
       weights_file.empty() ? weights_file_for(json_path) : weights_file;
+  // The graph is written last and its rename is the commit: until then the
+  // old graph must keep its own weights, so a bundle rewritten in place
+  // takes the other of its two names (out.weights.pt, out.weights.1.pt).
+  const std::string old_name = current_weights_name(json_path);
+  const std::string weights_name =
+      old_name == base ? alternate_weights_name(base) : base;
   absl::StatusOr<GraphBundle> bundle =
       describe_graph_module(module, weights_name);
   if (!bundle.ok()) return bundle.status();
   size_t slash = json_path.rfind('/');
   std::string dir =
       slash == std::string::npos ? "." : json_path.substr(0, slash);
-  const std::string weights_path = cat(dir, "/", weights_name);
   if (absl::Status s = check_replaceable(json_path); !s.ok()) return s;
   if (!bundle->weights.empty()) {
+    const std::string weights_path = cat(dir, "/", weights_name);
     if (absl::Status s = check_replaceable(weights_path); !s.ok()) return s;
     absl::Status s = write_tensor_dict(weights_path, bundle->weights);
     if (!s.ok()) return s;
   }
-  return write_file_atomically(json_path, bundle->json);
+  absl::Status s = write_file_atomically(json_path, bundle->json);
+  if (!s.ok()) return s;
+  // The old graph's weights, when they are one of this bundle's two names
+  // and no longer named (a crash before this leaves an unused file only).
+  if ((old_name == base || old_name == alternate_weights_name(base)) &&
+      (old_name != weights_name || bundle->weights.empty())) {
+    std::remove(cat(dir, "/", old_name).c_str());
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace fx

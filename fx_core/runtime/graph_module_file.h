@@ -103,10 +103,22 @@ absl::StatusOr<GraphBundle> describe_graph_module(
     bool include_nodes = true,
     std::vector<std::string>* in_process_modules = nullptr);
 
+// The other of a bundle's two weights names: `out.weights.pt` <->
+// `out.weights.1.pt` (`NAME` <-> `NAME.1` for names without `.pt`).
+std::string alternate_weights_name(const std::string& name);
+
 // Writes `module` as a bundle: `json_path` and, beside it, `weights_name`
 // (weights_file_for(json_path) when empty) holding every parameter and
 // buffer the graph references. Modules are described through the
-// ModuleRegistry. Files are replaced atomically.
+// ModuleRegistry.
+//
+// The bundle is written as a set: the weights first, each file atomically,
+// the graph last, whose rename commits the new bundle. A bundle already at
+// `json_path` naming `weights_name` keeps it until then: the new weights
+// take alternate_weights_name(weights_name), and the old weights file is
+// removed after the commit. A crash at any point leaves the old bundle
+// loadable and unchanged, or the new one whole (and at worst an unused
+// weights file beside it).
 absl::Status write_graph_module(const GraphModule& module,
                                 const std::string& json_path,
                                 const std::string& weights_name = "");
