@@ -49,7 +49,6 @@ import builtins
 import contextlib
 import functools
 import gc
-import importlib
 import json
 import os
 import re
@@ -490,9 +489,9 @@ def _global_object(name, qualified, functions=None):
         return _annotation_globals[name]
     if name in _types:  # a type the graph's annotations name by its global
         return _types[name]
-    try:
-        return importlib.import_module(qualified)
-    except ImportError:
+    try:  # a module a file may name (torchfx_import.trusted_module)
+        return _import.trusted_module(qualified)
+    except _import.BundleError:
         return _call_function_target(qualified)
 
 

@@ -22,15 +22,15 @@ prints torch.fx's text (in the [num_users=N] form of current torch.fx).
 
 What differs from torch.fx: a call_function target is the function itself
 when the graph holds it (a Python callable without a kernel, as
-from_torch_fx or call_function left it) or it can be imported by its
-qualified name (torch.relu, operator.add), else the name; node.type is the annotation as gm.code spells it (a str);
+from_torch_fx or call_function left it) or it can be looked up by its
+qualified name (torch.relu, operator.add; only where a file may name one:
+fx_sdk.torchfx_import.resolve), else the name; node.type is the annotation as gm.code spells it (a str);
 meta holds only what the SDK's graphs can (Argument values: no tensors or
 arbitrary objects, ValueError naming the node otherwise); prev and next are
 None at the ends; graph.nodes is a list (a snapshot).
 """
 
 import collections.abc
-import importlib
 import inspect
 
 import torch
@@ -38,6 +38,7 @@ import torch.fx
 
 from . import _C
 from . import torchfx_export as _export
+from . import torchfx_import as _import
 
 Graph = _C.Graph
 Node = _C.Node
@@ -52,19 +53,12 @@ def _resolve_function(name):
 
 
 def _import_function(name):
-    atoms = name.split(".")
-    if atoms[0] == "builtins" and len(atoms) == 2:
-        import builtins
-        return getattr(builtins, atoms[1], name)
-    for split in range(len(atoms) - 1, 0, -1):
-        try:
-            value = importlib.import_module(".".join(atoms[:split]))
-            for atom in atoms[split:]:
-                value = getattr(value, atom)
-            return value
-        except (ImportError, AttributeError):
-            continue
-    return name
+    """The function `name` stands for, found only where a file may name
+    one (torchfx_import.resolve), else the name itself."""
+    try:
+        return _import.resolve(name, "call_function target")
+    except _import.BundleError:
+        return name
 
 
 def _target_name(op, target):

@@ -19,7 +19,6 @@ import argparse
 import collections
 import importlib
 import json
-import math
 import os
 import re
 import sys
@@ -34,26 +33,315 @@ class BundleError(Exception):
     pass
 
 
-def resolve(qualified_name, where):
-    """The Python object a dotted target names (operator.add, torch.relu,
-    torch._C._nn.linear, torchvision.ops.stochastic_depth.stochastic_depth)."""
+# What a file may name (issue 34, "nothing executable from data"): the
+# grammar of fx_core/format/code_names.h, which the C++ reader applies to
+# the same fields. ASCII identifiers only (Python folds non-ASCII ones by
+# NFKC: a look-alike would be another name), no dunder atoms except a
+# leading __main__ and a function's name before <locals>.
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_LOCAL_ATOMS = ("<locals>", "<lambda>")
+
+
+def is_dunder(atom):
+    return len(atom) > 4 and atom.startswith("__") and atom.endswith("__")
+
+
+def is_plain_name(text):
+    """A method, keyword, field or parameter name: an ASCII identifier, not
+    a dunder name."""
+    return (isinstance(text, str) and _IDENTIFIER.fullmatch(text) is not None
+            and not is_dunder(text))
+
+
+def is_parameter_name(text):
+    return isinstance(text, str) and is_plain_name(
+        text[2:] if text.startswith("**") else text[1:]
+        if text.startswith("*") else text)
+
+
+def is_qualified_name(text, class_suffix=False):
+    """A call_function target or a class: dotted ASCII identifiers (after
+    the first, <locals> and <lambda> too); with class_suffix, maybe `#` and
+    hex digits after it."""
+    if not isinstance(text, str):
+        return False
+    if class_suffix and "#" in text:
+        text, _, suffix = text.partition("#")
+        if re.fullmatch(r"[0-9A-Fa-f]+", suffix) is None:
+            return False
+    atoms = text.split(".")
+    for i, atom in enumerate(atoms):
+        if atom in _LOCAL_ATOMS:
+            if i == 0:
+                return False
+            continue
+        if _IDENTIFIER.fullmatch(atom) is None:
+            return False
+        if is_dunder(atom) and not (
+                (i == 0 and atom == "__main__") or
+                (i + 1 < len(atoms) and atoms[i + 1] == "<locals>")):
+            return False
+    return True
+
+
+def is_module_name(atom):
+    """A name torch.nn takes for a module (conv1, 0, regnet's block1-0) that
+    code can hold in a string literal as it is (torch 1.13 writes
+    getattr(self, "ATOM") unescaped): printable ASCII without quotes or
+    backslashes, no dunder name."""
+    return (atom != "" and all(" " <= c <= "~" and c not in "\"'\\"
+                               for c in atom)
+            and not (len(atom) >= 4 and atom.startswith("__")
+                     and atom.endswith("__")))
+
+
+def is_attribute_path(text):
+    """A get_attr or call_module target, a module's or weight's path
+    (layer1.0.conv1): module names joined by dots."""
+    return isinstance(text, str) and all(
+        is_module_name(atom) for atom in text.split("."))
+
+
+ATTRIBUTE_PATH = ("an attribute path (module names of printable ASCII joined "
+                  "by dots, no quotes, backslashes or dunder names)")
+
+
+def is_type_expression(text):
+    """A node's "type" as code writes it (typing_Tuple[int, ...])."""
+    if not isinstance(text, str):
+        return False
+    depth = 0
+    for name in re.split(r"([\[\], ])", text):
+        if name == "[":
+            depth += 1
+        elif name == "]":
+            depth -= 1
+            if depth < 0:
+                return False
+        elif name not in ("", ",", " ", "...") and not (
+                name.isascii() and name.isdigit()) and (
+                "<" in name or not is_qualified_name(name)):
+            return False
+    return depth == 0
+
+
+def check_name(check, text, where, what):
+    """BundleError naming the place unless check(text)."""
+    if not check(text):
+        raise BundleError(f"{where}: {text!r} is not {what}")
+
+
+_TARGET_CHECKS = {
+    "placeholder": (is_parameter_name,
+                    "a parameter name (x, *args or **kwargs)"),
+    "call_function": (is_qualified_name,
+                      "a qualified Python name (dotted ASCII identifiers "
+                      "such as operator.add or torch.relu, no dunder "
+                      "attributes)"),
+    "call_method": (is_plain_name, "a method name (an ASCII identifier, not "
+                    "a dunder name)"),
+    "get_attr": (is_attribute_path, ATTRIBUTE_PATH),
+    "call_module": (is_attribute_path, ATTRIBUTE_PATH),
+    "output": (is_plain_name, "the output node's target (output)"),
+}
+
+
+def check_node(entry, where_prefix=""):
+    """Checks what a NODE entry gives generated code (name, op, target,
+    type, keyword names) before anything is built from it."""
+    if not isinstance(entry, dict):
+        raise BundleError(f"{where_prefix}node: must be an object")
+    name = entry.get("name")
+    check_name(is_plain_name, name, f"{where_prefix}node {name!r}",
+               "a node name (an ASCII identifier)")
+    where = f"{where_prefix}node '{name}'"
+    op = entry.get("op")
+    if op not in _TARGET_CHECKS:
+        raise BundleError(f"{where}: field 'op': unknown opcode {op!r}")
+    check, what = _TARGET_CHECKS[op]
+    check_name(check, entry.get("target"), f"{where}: field 'target'", what)
+    if entry.get("type") is not None:
+        check_name(is_type_expression, entry["type"], f"{where}: field 'type'",
+                   "a type expression (dotted ASCII names, [ ] and commas)")
+    kwargs = entry.get("kwargs", {})
+    if not isinstance(kwargs, dict):
+        raise BundleError(f"{where}: field 'kwargs' must be an object")
+    for key in kwargs:
+        check_name(is_plain_name, key, f"{where}: field 'kwargs'",
+                   "a Python identifier")
+
+
+# Packages a file may name objects of. Other modules are never imported
+# for a file (importing runs a module's code, and the bundle's own
+# directory may be on sys.path); a module the running program imported
+# itself from outside the Python installation (its __main__, its own
+# modules) may be named too.
+_TRUSTED_PACKAGES = frozenset({
+    "torch", "torchvision", "operator", "_operator", "math", "builtins",
+    "collections", "typing"})
+# Within them, what runs code, loads libraries, reads or writes files or
+# opens connections when called, by name (each refused with its aliases).
+_REFUSED_OBJECTS = (
+    "torch.load", "torch.save", "torch.hub", "torch.serialization",
+    "torch.package", "torch.utils.cpp_extension", "torch.utils.model_zoo",
+    "torch.ops.load_library", "torch.classes.load_library", "torch.jit.load",
+    "torch.jit.save", "torch.jit.CompilationUnit", "torch.distributed",
+    "torch.multiprocessing", "torch.fx.graph_module._exec_with_source",
+    "torch.fx.graph_module._forward_from_src",
+    "torch.fx.graph_module._method_from_src", "torch._C.import_ir_module",
+    "torch._C._load_for_lite_interpreter",
+    "operator.call", "operator.attrgetter", "operator.methodcaller")
+# builtins' functions a graph may call (eval, exec, compile, open, input,
+# setattr, vars, globals, ... may not).
+_SAFE_BUILTINS = frozenset({
+    "abs", "all", "any", "ascii", "bin", "callable", "chr", "divmod",
+    "format", "getattr", "hasattr", "hash", "hex", "id", "isinstance",
+    "issubclass", "iter", "len", "max", "min", "next", "oct", "ord", "pow",
+    "print", "repr", "round", "sorted", "sum"})
+
+
+def _is_trusted_module_name(name):
+    top = name.partition(".")[0]
+    if top in _TRUSTED_PACKAGES:
+        return True
+    module = sys.modules.get(name)
+    if module is None or top in sys.stdlib_module_names or \
+            top in sys.builtin_module_names or top == "fx_sdk":
+        return False
+    if name == "__main__":  # not this importer run as a program
+        return getattr(module, "resolve", None) is not resolve
+    import site
+    installed = [*site.getsitepackages(), site.getusersitepackages(),
+                 sys.prefix, sys.base_prefix]
+    path = os.path.realpath(getattr(module, "__file__", None) or "/")
+    return not any(path.startswith(os.path.realpath(p) + os.sep)
+                   for p in installed)
+
+
+def trusted_module(name, where="module"):
+    """The module `name`, imported only when it is one a file may name."""
+    if not is_qualified_name(name) or not _is_trusted_module_name(name):
+        raise BundleError(f"{where}: {name} is not a module a file may name "
+                          f"(torch, torchvision, operator, math, builtins, "
+                          f"collections, typing, or one the program "
+                          f"imported itself)")
+    try:
+        return importlib.import_module(name)
+    except ImportError as e:
+        raise BundleError(f"{where}: {name} does not exist ({e})")
+
+
+def _is_refused(obj):
+    """Whether obj is one of _REFUSED_OBJECTS (a bound method: equal to
+    one, as each lookup makes a new one)."""
+    global _REFUSED
+    import types
+    if _REFUSED is None:
+        _REFUSED = []
+        for name in _REFUSED_OBJECTS:
+            try:
+                _REFUSED.append(_lookup(name))
+            except (ImportError, AttributeError):
+                pass
+    if isinstance(obj, types.MethodType):
+        return any(isinstance(r, types.MethodType) and r == obj
+                   for r in _REFUSED)
+    return any(r is obj for r in _REFUSED)
+
+
+_REFUSED = None
+
+
+def _lookup(qualified_name):
+    """The object at `qualified_name` (the longest module prefix, then
+    attributes), no checks; ImportError or AttributeError."""
     atoms = qualified_name.split(".")
-    if atoms[0] == "builtins":
-        import builtins
-        return getattr(builtins, atoms[1])
-    # The longest importable module prefix, then attributes
-    # (torchvision.ops.stochastic_depth is both a module and a function).
-    for split in range(len(atoms) - 1, 0, -1):
+    for split in range(len(atoms), 0, -1):
         try:
             obj = importlib.import_module(".".join(atoms[:split]))
         except ImportError:
+            if split == 1:
+                raise
             continue
+        for atom in atoms[split:]:
+            obj = getattr(obj, atom)
+        return obj
+    raise ImportError(qualified_name)
+
+
+def _check_object(obj, qualified_name, where):
+    """Refuses an object a file may not name: a module outside the trusted
+    ones (torch.os), a refused object, a builtin outside _SAFE_BUILTINS, a
+    callable or class from another module (os.system as torch.hub.xyz)."""
+    import types
+    refusal = f"{where}: {qualified_name} is not something a file may name"
+    if isinstance(obj, types.ModuleType):
+        if not _is_trusted_module_name(obj.__name__):
+            raise BundleError(f"{refusal} (it is module {obj.__name__})")
+        home = obj.__name__
+    else:
+        home = (f"{getattr(obj, '__module__', None)}."
+                f"{getattr(obj, '__qualname__', None)}")
+    if _is_refused(obj) or any(home == r or home.startswith(r + ".")
+                               for r in _REFUSED_OBJECTS):
+        raise BundleError(f"{refusal} (it runs code or touches files)")
+    if not callable(obj):
+        return
+    module = getattr(obj, "__module__", None)
+    name = getattr(obj, "__name__", None)
+    if module == "builtins" and not isinstance(obj, type):
+        if name not in _SAFE_BUILTINS:
+            raise BundleError(f"{refusal} (builtin {name} may not be called)")
+    elif isinstance(module, str) and not _is_trusted_module_name(module):
+        raise BundleError(f"{refusal} (it comes from module {module})")
+
+
+def resolve(qualified_name, where):
+    """The Python object a dotted target names (operator.add, torch.relu,
+    torch._C._nn.linear, torchvision.ops.stochastic_depth.stochastic_depth),
+    built by lookup only: the name must be a qualified name (the format's
+    grammar), its modules ones a file may name (trusted_module), and each
+    object on the way one _check_object lets through. BundleError
+    otherwise."""
+    if not is_qualified_name(qualified_name):
+        raise BundleError(f"{where}: {qualified_name!r} is not a qualified "
+                          f"Python name (dotted ASCII identifiers, no dunder "
+                          f"attributes)")
+    atoms = qualified_name.split(".")
+    if any(atom in _LOCAL_ATOMS for atom in atoms):
+        raise BundleError(f"{where}: {qualified_name} does not exist outside "
+                          f"the process that defined it (inside a function)")
+    if atoms[0] == "builtins":
+        import builtins
+        if len(atoms) != 2 or not hasattr(builtins, atoms[1]):
+            raise BundleError(f"{where}: {qualified_name} does not exist")
+        obj = getattr(builtins, atoms[1])
+        _check_object(obj, qualified_name, where)
+        return obj
+    # The longest importable module prefix, then attributes
+    # (torchvision.ops.stochastic_depth is both a module and a function).
+    for split in range(len(atoms) - 1, 0, -1):
+        module = ".".join(atoms[:split])
+        if not _is_trusted_module_name(module):
+            continue
+        try:
+            obj = importlib.import_module(module)
+        except ImportError:
+            continue
+        _check_object(obj, qualified_name, where)
         try:
             for atom in atoms[split:]:
                 obj = getattr(obj, atom)
+                _check_object(obj, qualified_name, where)
             return obj
         except AttributeError:
             continue
+    if not _is_trusted_module_name(atoms[0]):
+        raise BundleError(f"{where}: {qualified_name} does not exist (or is "
+                          f"in a module a file may not name: not torch, "
+                          f"torchvision, operator, math, builtins, "
+                          f"collections, typing, nor one the program "
+                          f"imported itself)")
     raise BundleError(f"{where}: {qualified_name} does not exist")
 
 
@@ -88,12 +376,20 @@ def decode(value, nodes, where):
     if kind == "float":
         return float(payload)
     if kind in ("dtype", "memory_format", "layout"):
-        return resolve(payload, where)
+        value = resolve(payload, where)
+        if not isinstance(value, _TORCH_CONSTANT_TYPES[kind]):
+            raise BundleError(f"{where}: {payload} is not a torch {kind}")
+        return value
     if kind == "device":
         return torch.device(payload)
     if kind == "symint":
         return symint(payload, where)
     raise BundleError(f"{where}: unknown value kind '{kind}'")
+
+
+_TORCH_CONSTANT_TYPES = {"dtype": torch.dtype,
+                         "memory_format": torch.memory_format,
+                         "layout": torch.layout}
 
 
 def named_tuple(payload, nodes, where):
@@ -311,8 +607,50 @@ def load_bundle(directory):
         raise BundleError(f"{path}: not an fx-graph version 1 file")
     weights = {}
     if "weights" in doc:
-        weights = torch.load(os.path.join(directory, doc["weights"]))
+        if not isinstance(doc["weights"], str):
+            raise BundleError(f"{path}: field 'weights' must be a string")
+        weights = load_weights(os.path.join(directory, doc["weights"]))
     return build_graph_module(doc, weights)
+
+
+def load_tensors(path):
+    """What torch.save wrote to `path`, read with torch.load(weights_only=
+    True): tensors, numbers, strings and containers (and torch's
+    return_types), never a pickle's code. BundleError for a file that
+    needs more."""
+    _allow_return_types()
+    try:
+        return torch.load(path, weights_only=True)
+    except OSError as e:
+        raise BundleError(f"{path}: {e}")
+    except Exception as e:  # pickle.UnpicklingError, RuntimeError, ...
+        why = str(e).strip("'\"").rpartition("WeightsUnpickler error: ")[2]
+        raise BundleError(f"{path}: not a file of tensors that loads without "
+                          f"running code (torch.load weights_only=True): "
+                          f"{why or type(e).__name__}")
+
+
+def load_weights(path):
+    """A weights file: qualified name -> tensor (load_tensors)."""
+    weights = load_tensors(path)
+    if not isinstance(weights, dict) or not all(
+            is_attribute_path(k) and isinstance(v, torch.Tensor)
+            for k, v in weights.items()):
+        raise BundleError(f"{path}: weights must map attribute paths "
+                          f"(layer1.0.weight) to tensors")
+    return weights
+
+
+def _allow_return_types():
+    """torch 1.13's weights_only unpickler does not know torch.return_types
+    (topk's expected output), plain structseq classes built from a tuple:
+    added to its allowed globals once."""
+    from torch import _weights_only_unpickler as unpickler
+    allowed = unpickler._get_allowed_globals()
+    for name in dir(torch.return_types):
+        cls = getattr(torch.return_types, name)
+        if isinstance(cls, type) and issubclass(cls, tuple):
+            allowed.setdefault(f"torch.return_types.{name}", cls)
 
 
 def is_wrapped_by_default(target):
@@ -358,6 +696,8 @@ def weight_kinds(doc):
     if not isinstance(kinds, dict):
         raise BundleError("field 'weight_kinds' must be an object")
     for key, kind in kinds.items():
+        check_name(is_attribute_path, key, "field 'weight_kinds'",
+                   ATTRIBUTE_PATH)
         if kind not in WEIGHT_KINDS:
             raise BundleError(f"field 'weight_kinds': weight '{key}': the "
                               f"kind must be one of {', '.join(WEIGHT_KINDS)}")
@@ -416,7 +756,11 @@ def node_type(entry, types):
     if types and name in types:
         return types[name]
     try:
-        return resolve(name, f"node '{entry['name']}' type")
+        found = resolve(name, f"node '{entry['name']}' type")
+        if isinstance(found, type) or getattr(found, "__module__",
+                                              None) == "typing":
+            return found
+        return None
     except BundleError:
         return None
 
@@ -475,8 +819,10 @@ def build_child(qualified, config, weights, share, types, kinds):
             raise BundleError(f"{where}: node '{node.name}' reads "
                               f"'{node.target}', but the weights lack '{key}'")
         root[node.target] = weights[key]
-    child = torch.fx.GraphModule(root, graph,
-                                 config.get("class_name", "GraphModule"))
+    class_name = config.get("class_name", "GraphModule")
+    check_name(is_plain_name, class_name, f"{where}: config.class_name",
+               "a Python identifier")
+    child = torch.fx.GraphModule(root, graph, class_name)
     for target, tensor in root.items():
         key = f"{qualified}.{target}"
         if isinstance(tensor, torch.Tensor) and key in kinds:
@@ -486,6 +832,14 @@ def build_child(qualified, config, weights, share, types, kinds):
 
 def build_module(qualified, spec, weights, share, types, kinds):
     """The module a MODULE entry describes."""
+    check_name(is_attribute_path, qualified, "module", ATTRIBUTE_PATH)
+    if not isinstance(spec, dict) or not isinstance(spec.get("type"), str):
+        raise BundleError(f"module '{qualified}': field 'type' must be a "
+                          f"string")
+    check_name(lambda t: is_qualified_name(t, class_suffix=True),
+               spec["type"], f"module '{qualified}': field 'type'",
+               "a qualified Python name (dotted ASCII identifiers, no dunder "
+               "attributes)")
     if spec.get("type") == GRAPH_MODULE_TYPE:
         module = build_child(qualified, spec.get("config", {}), weights,
                              share, types, kinds)
@@ -495,6 +849,9 @@ def build_module(qualified, spec, weights, share, types, kinds):
         return module
     else:
         cls = resolve(spec["type"], f"module '{qualified}'")
+        if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):
+            raise BundleError(f"module '{qualified}': {spec['type']} is not a "
+                              f"torch.nn.Module class")
         config = {k: decode(v, {}, f"module '{qualified}' config '{k}'")
                   for k, v in spec.get("config", {}).items()}
         module = new_module(cls, config, share)
@@ -502,11 +859,22 @@ def build_module(qualified, spec, weights, share, types, kinds):
     return module
 
 
+def check_attribute_name(function, args, where):
+    """getattr(x, NAME) and hasattr(x, NAME): no dunder NAME (the way from
+    a value to the interpreter's internals)."""
+    import builtins
+    if function in (builtins.getattr, builtins.hasattr) and len(args) > 1 \
+            and isinstance(args[1], str) and args[1].startswith("__"):
+        raise BundleError(f"{where}: args[1]: {args[1]!r} is a dunder "
+                          f"attribute, which a file may not read")
+
+
 def build_graph(entries, share, types, where_prefix=""):
     """A torch.fx Graph from NODE entries."""
     graph = torch.fx.Graph()
     nodes = {}
     for entry in entries:
+        check_node(entry, where_prefix)
         name, op, target = entry["name"], entry["op"], entry["target"]
         where = f"{where_prefix}node '{name}'"
         args = tuple(decode(a, nodes, where + " args") for a in entry.get("args", []))
@@ -515,6 +883,7 @@ def build_graph(entries, share, types, where_prefix=""):
         type_expr = node_type(entry, types) if share else None
         if op == "call_function":
             target = resolve(target, where)
+            check_attribute_name(target, args, where)
         if op == "output":
             node = graph.output(args[0], type_expr=type_expr)
         else:
@@ -548,6 +917,8 @@ def build_root(doc, weights, share=False, types=None):
     every other tensor: restore_weight_kinds undoes that.) Raises
     BundleError."""
     kinds = weight_kinds(doc)
+    for key in weights:
+        check_name(is_attribute_path, key, "weights", ATTRIBUTE_PATH)
     root = torch.nn.Module()
     for qualified, spec in doc.get("modules", {}).items():
         set_path(root, qualified,
@@ -609,6 +980,8 @@ def tree_spec(entry, where, classes=None):
         if not isinstance(name, str):
             raise BundleError(f"{where}: a namedtuple's context names its class")
         context = (classes or {}).get(name) or resolve(name, where)
+        if not (isinstance(context, type) and issubclass(context, tuple)):
+            raise BundleError(f"{where}: {name} is not a NamedTuple class")
     elif context is not None:
         context = [decode(key, {}, where) for key in context]
     return pytree.TreeSpec(typ, context, children)
@@ -622,6 +995,9 @@ def pytree_info(doc, classes=None):
     if not isinstance(entry, dict) or "in_spec" not in entry or not \
             isinstance(entry.get("orig_args"), list):
         raise BundleError("field 'pytree' must hold orig_args and in_spec")
+    for arg in entry["orig_args"]:
+        check_name(is_plain_name, arg, "field 'pytree' orig_args",
+                   "a parameter name")
     out_spec = entry.get("out_spec")
     return torch.fx.graph._PyTreeInfo(
         list(entry["orig_args"]), tree_spec(entry["in_spec"], "pytree in_spec",
@@ -681,10 +1057,15 @@ def main(argv):
     if not os.path.exists(inputs):
         return 0
     with torch.no_grad():
-        out = gm(*torch.load(inputs))
-    if not os.path.exists(expected):
-        return 0
-    got, want = flatten(out), flatten(torch.load(expected))
+        try:
+            out = gm(*load_tensors(inputs))
+            if not os.path.exists(expected):
+                return 0
+            want = flatten(load_tensors(expected))
+        except BundleError as e:
+            print(f"torchfx_import: {e}", file=sys.stderr)
+            return 2
+    got = flatten(out)
     ok = len(got) == len(want) and all(
         torch.allclose(g, w, rtol=args.rtol, atol=args.atol) for g, w in zip(got, want))
     diff = max((float((g.float() - w.float()).abs().max()) for g, w in zip(got, want)),

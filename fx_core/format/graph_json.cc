@@ -1,6 +1,5 @@
 #include "fx_core/format/graph_json.h"
 
-#include <cctype>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -9,6 +8,7 @@
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
+#include "fx_core/format/code_names.h"
 #include "fx_core/format/json_text.h"
 #include "fx_core/io/atomic_file.h"
 #include "fx_core/io/regular_file.h"
@@ -59,52 +59,41 @@ struct Field {
   std::string where() const { return cat(owner, " field '", path, "'"); }
 };
 
-// A placeholder's target: a Python identifier, maybe after `*` or `**`.
-bool is_parameter_name(std::string_view target) {
-  size_t stars = 0;
-  while (stars < 2 && stars < target.size() && target[stars] == '*') ++stars;
-  return is_python_identifier(target.substr(stars));
-}
-
-// A node's `type` as code writes it: dotted names, `[`, `]`, `,`, spaces
-// (`typing.List[torch.Tensor]`, `Tuple[int, ...]`); nothing that could end
-// the annotation.
-bool is_type_expression(std::string_view type) {
-  int depth = 0;
-  for (char c : type) {
-    unsigned char u = static_cast<unsigned char>(c);
-    bool name = u >= 0x80 || c == '_' || c == '.' || (c >= 'a' && c <= 'z') ||
-                (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-    if (c == '[') ++depth;
-    if (c == ']' && --depth < 0) return false;
-    if (!name && c != '[' && c != ']' && c != ',' && c != ' ') return false;
-  }
-  return depth == 0;
-}
-
-// A class as a NamedTuple argument names it: dotted Python names
-// (`test_fx.Pair`), maybe with `<locals>` atoms, and the SDK's in-process
-// suffix `#` and hex digits.
+// A class as a NamedTuple argument or a pytree spec names it: a qualified
+// name with a module (`test_fx.Pair`, `m.f.<locals>.P#7fa0`).
 bool is_class_name(std::string_view name) {
-  size_t hash = name.find('#');
-  if (hash != std::string_view::npos) {
-    std::string_view id = name.substr(hash + 1);
-    if (id.empty()) return false;
-    for (char c : id) {
-      if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
-    }
-    name = name.substr(0, hash);
+  return name.find('.') != std::string_view::npos &&
+         is_qualified_name(name, /*class_suffix=*/true);
+}
+
+// What an attribute path is (code_names.h), for errors.
+constexpr std::string_view kAttributePath =
+    "an attribute path (module names of printable ASCII joined by dots, no "
+    "quotes, backslashes or dunder names)";
+
+// Why `target` is not what a node of `op` names, or empty when it is
+// (code_names.h): each opcode's target reaches code in its own way.
+std::string target_problem(Opcode op, std::string_view target) {
+  switch (op) {
+    case Opcode::kPlaceholder:
+      if (is_parameter_name(target)) return "";
+      return "is not a parameter name (x, *args or **kwargs)";
+    case Opcode::kCallFunction:
+      if (is_qualified_name(target)) return "";
+      return "is not a qualified Python name (dotted ASCII identifiers such "
+             "as operator.add or torch.relu, no dunder attributes)";
+    case Opcode::kCallMethod:
+      if (is_plain_name(target)) return "";
+      return "is not a method name (an ASCII identifier, not a dunder name)";
+    case Opcode::kGetAttr:
+    case Opcode::kCallModule:
+      if (is_attribute_path(target)) return "";
+      return cat("is not ", kAttributePath);
+    case Opcode::kOutput:
+      if (is_ascii_identifier(target)) return "";
+      return "is not the output node's target (output)";
   }
-  if (name.find('.') == std::string_view::npos) return false;
-  size_t start = 0;
-  while (true) {
-    size_t dot = name.find('.', start);
-    std::string_view atom =
-        name.substr(start, dot == std::string_view::npos ? dot : dot - start);
-    if (!is_python_identifier(atom) && atom != "<locals>") return false;
-    if (dot == std::string_view::npos) return true;
-    start = dot + 1;
-  }
+  return "";
 }
 
 // A dict key a TreeSpec may hold: a hashable constant.
@@ -205,6 +194,10 @@ class Reader {
     if (!j.is_object()) fail(where, "must be an object");
     WeightKinds kinds;
     for (auto it = j.begin(); it != j.end(); ++it) {
+      if (!is_attribute_path(it.key())) {
+        fail(where, cat("weight ", python_string_repr(it.key()), " is not ",
+                        kAttributePath));
+      }
       std::optional<WeightKind> kind;
       if (it->is_string()) kind = parse_weight_kind(it->get<std::string>());
       if (!kind) {
@@ -235,7 +228,7 @@ class Reader {
       fail(where, "orig_args must be an array of parameter names");
     }
     for (const Json& a : *args) {
-      if (!a.is_string() || !is_python_identifier(a.get<std::string>())) {
+      if (!a.is_string() || !is_plain_name(a.get<std::string>())) {
         fail(where, "orig_args must be an array of parameter names");
       }
       info.orig_args.push_back(a.get<std::string>());
@@ -330,6 +323,11 @@ class Reader {
       fail(where,
            "a namedtuple's context is {\"class\": NAME, \"fields\": [..]}");
     }
+    if (!is_class_name(cls->get<std::string>())) {
+      fail(where, cat("a namedtuple's class ",
+                      python_string_repr(cls->get<std::string>()),
+                      " is not a qualified Python name (module.Name)"));
+    }
     return cls->get<std::string>();
   }
 
@@ -339,7 +337,7 @@ class Reader {
     std::vector<std::string> names;
     if (fields != context.end() && fields->is_array()) {
       for (const Json& f : *fields) {
-        if (!f.is_string() || !is_python_identifier(f.get<std::string>())) {
+        if (!f.is_string() || !is_plain_name(f.get<std::string>())) {
           break;
         }
         names.push_back(f.get<std::string>());
@@ -393,6 +391,10 @@ class Reader {
 
   ModuleSpec read_module(const std::string& path, const Json& j) {
     std::string where = cat("module '", path, "'");
+    if (!is_attribute_path(path)) {
+      fail(cat("module ", python_string_repr(path)),
+           cat("the path is not ", kAttributePath));
+    }
     if (!j.is_object()) fail(where, "must be an object");
     ModuleSpec spec;
     auto type = j.find("type");
@@ -400,6 +402,11 @@ class Reader {
       fail(where, "field 'type' must be a string");
     }
     spec.type = type->get<std::string>();
+    if (!is_qualified_name(spec.type, /*class_suffix=*/true)) {
+      fail(where, cat("field 'type': ", python_string_repr(spec.type),
+                      " is not a qualified Python name (dotted ASCII "
+                      "identifiers, no dunder attributes)"));
+    }
     if (auto config = j.find("config"); config != j.end()) {
       if (!config->is_object()) fail(where, "field 'config' must be an object");
       if (spec.type == kGraphModuleType) {
@@ -471,8 +478,7 @@ class Reader {
       fail(where, "config.graph must be an array of nodes");
     }
     if (auto name = config.find("class_name"); name != config.end()) {
-      if (!name->is_string() ||
-          !is_python_identifier(name->get<std::string>())) {
+      if (!name->is_string() || !is_plain_name(name->get<std::string>())) {
         fail(where, "config.class_name must be a Python identifier");
       }
       child->class_name = name->get<std::string>();
@@ -553,9 +559,9 @@ class Reader {
     std::string target = target_it->get<std::string>();
     if (target.empty()) fail(where, "field 'target' must not be empty");
 
-    if (*op == Opcode::kPlaceholder && !is_parameter_name(target)) {
-      fail(where, cat("field 'target': '", target,
-                      "' is not a parameter name (x, *args or **kwargs)"));
+    if (std::string problem = target_problem(*op, target); !problem.empty()) {
+      fail(where,
+           cat("field 'target': ", python_string_repr(target), " ", problem));
     }
     Node::Args args;
     if (auto a = j.find("args"); a != j.end()) {
@@ -570,9 +576,9 @@ class Reader {
     if (auto k = j.find("kwargs"); k != j.end()) {
       if (!k->is_object()) fail(where, "field 'kwargs' must be an object");
       for (auto it = k->begin(); it != k->end(); ++it) {
-        if (!is_python_identifier(it.key())) {
-          fail(where, cat("field 'kwargs': '", it.key(),
-                          "' is not a Python identifier"));
+        if (!is_plain_name(it.key())) {
+          fail(where, cat("field 'kwargs': ", python_string_repr(it.key()),
+                          " is not a Python identifier"));
         }
         kwargs.emplace_back(
             it.key(),
@@ -586,9 +592,9 @@ class Reader {
       if (!t->is_string()) fail(where, "field 'type' must be a string");
       type = t->get<std::string>();
       if (!is_type_expression(type)) {
-        fail(where, cat("field 'type': '", type,
-                        "' is not a type expression (dotted names, [ ] and "
-                        "commas)"));
+        fail(where, cat("field 'type': ", python_string_repr(type),
+                        " is not a type expression (dotted ASCII names, [ ] "
+                        "and commas)"));
       }
     }
     std::string type_text;
@@ -597,6 +603,9 @@ class Reader {
         fail(where, "field 'type_text' must be a string beside a 'type'");
       }
       type_text = t->get<std::string>();
+      if (!is_printable_text(type_text)) {
+        fail(where, "field 'type_text' must be printable ASCII on one line");
+      }
     }
     auto meta = j.find("meta");
     if (meta != j.end() && !meta->is_object()) {
@@ -830,7 +839,7 @@ class Reader {
                       "\" is not a qualified Python name (module.Name)"));
     }
     for (const Json& f : *fields) {
-      if (!f.is_string() || !is_python_identifier(f.get<std::string>())) {
+      if (!f.is_string() || !is_plain_name(f.get<std::string>())) {
         fail(where, "'namedtuple': fields must be Python names");
       }
       type->fields.push_back(f.get<std::string>());

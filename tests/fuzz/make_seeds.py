@@ -109,6 +109,33 @@ def graph_kinds_seed():
     write("graph_json", "all_kinds.json", json.dumps(graph, indent=1))
 
 
+def code_names_seed():
+    """A graph whose names sit at the edges of the grammar a file's names
+    for generated code follow (fx_core/format/code_names.h, issue 34):
+    __main__, <locals>, indices, dunder-free attributes, typing forms."""
+    graph = {"format": "fx-graph", "version": 1, "nodes": [
+        {"name": "x", "op": "placeholder", "target": "*args", "args": [],
+         "kwargs": {}, "type": "typing_Tuple[torch.Tensor, ...]",
+         "type_text": "typing.Tuple[torch.Tensor, ...]"},
+        {"name": "p", "op": "get_attr", "target": "seq.0._p1", "args": [],
+         "kwargs": {}},
+        {"name": "f", "op": "call_function", "target": "__main__.f",
+         "args": [{"node": "x"}, {"namedtuple": {
+             "class": "m.g.<locals>.P#7fa0", "fields": ["a"],
+             "items": [{"node": "p"}]}}], "kwargs": {"k_1": 1}},
+        {"name": "g", "op": "call_function", "target": "m.<lambda>",
+         "args": [{"node": "f"}], "kwargs": {}},
+        {"name": "m", "op": "call_method", "target": "clamp_",
+         "args": [{"node": "g"}], "kwargs": {}},
+        {"name": "lin", "op": "call_module", "target": "seq.1",
+         "args": [{"node": "m"}], "kwargs": {}},
+        {"name": "output", "op": "output", "target": "output",
+         "args": [{"node": "lin"}], "kwargs": {}, "type": "Literal[1]"}],
+        "modules": {"seq.1": {"type": "__main__.M.__init__.<locals>.L"}},
+        "weight_kinds": {"seq.0._p1": "buffer"}}
+    write("graph_json", "code_names.json", json.dumps(graph, indent=1))
+
+
 def torch_save_seeds():
     t = torch.arange(12, dtype=torch.float32).reshape(3, 4)
     values = {
@@ -303,6 +330,7 @@ def main():
     if len(sys.argv) == 3:
         torchvision_seeds(sys.argv[2])
     graph_kinds_seed()
+    code_names_seed()
     torch_save_seeds()
     torch_save_bundle_seed()
     pipeline_seeds()

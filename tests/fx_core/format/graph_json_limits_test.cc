@@ -146,15 +146,15 @@ TEST(GraphFileLimits, TextThatCodeWritesAsIsIsChecked) {
   };
   EXPECT_EQ(parse_error(with_x(
                 R"("target": "x):\n import os #", "args": [], "kwargs": {})")),
-            "g.json: node 'x': field 'target': 'x):\n import os #' is not a "
-            "parameter name (x, *args or **kwargs)");
+            "g.json: node 'x': field 'target': 'x):\\n import os #' is not "
+            "a parameter name (x, *args or **kwargs)");
   EXPECT_EQ(
       parse_error(with_x(R"("target": "**kw", "args": [], "kwargs": {})")), "");
   EXPECT_EQ(
       parse_error(with_x(
           R"("target": "x", "args": [], "kwargs": {}, "type": "int) -> None: pass\n#")")),
-      "g.json: node 'x': field 'type': 'int) -> None: pass\n#' is not a "
-      "type expression (dotted names, [ ] and commas)");
+      "g.json: node 'x': field 'type': 'int) -> None: pass\\n#' is not a "
+      "type expression (dotted ASCII names, [ ] and commas)");
   EXPECT_EQ(
       parse_error(with_x(
           R"("target": "x", "args": [], "kwargs": {}, "type": "typing.Tuple[torch.Tensor, int]")")),
