@@ -51,8 +51,10 @@ constexpr std::string_view kUsage =
     "                             one output per set); --dynamic builds one\n"
     "                             inference plan for every shape and prints\n"
     "                             its plan builds\n"
-    "  plugins [--plugin PATH]... [--plugin-dir DIR]...\n"
-    "                             lists plugins, their passes and options\n"
+    "  plugins [--plugin PATH]... [--plugin-dir DIR]... [--isolate]\n"
+    "                             lists plugins, their passes and options;\n"
+    "                             --isolate loads each in a worker process\n"
+    "                             first (one that crashes is an error)\n"
     "  run FILE (--pipeline TEXT | --config CONF.json) -o OUT.fx.json\n"
     "      [--inputs IN.pt]  (example inputs the passes may use)\n"
     "      [--plugin PATH]... [--plugin-dir DIR]... [--print-after PASS|all]\n"
@@ -63,10 +65,11 @@ constexpr std::string_view kUsage =
     "                             and writes the result atomically; exit\n"
     "                             status 3 when failed passes were skipped\n"
     "                             (the result is written without them);\n"
-    "                             --isolate runs each pass in a worker\n"
-    "                             process that a crash, a hang past the\n"
-    "                             timeout or the memory limit (MiB beyond\n"
-    "                             the host's) ends instead of fx\n"
+    "                             --isolate loads each plugin and runs\n"
+    "                             each pass in a worker process that a\n"
+    "                             crash, a hang past the timeout or the\n"
+    "                             memory limit (MiB beyond the host's) ends\n"
+    "                             instead of fx\n"
     "  minimize FILE --inputs IN.pt (--pipeline TEXT | --config CONF.json)\n"
     "      [--plugin PATH]... [--plugin-dir DIR]... [--mode "
     "bisect|sequential]\n"
@@ -83,7 +86,8 @@ constexpr std::string_view kUsage =
     "                             or 'default': resnet18,mobilenet_v2,\n"
     "                             squeezenet1_1; exported by Python torch.fx\n"
     "                             into $FX_CACHE_DIR or ~/.cache/fx) and\n"
-    "                             checks lint, numbers (within a pass's\n"
+    "                             checks that it loads (in a worker\n"
+    "                             process), lint, numbers (within a pass's\n"
     "                             declared tolerance), determinism,\n"
     "                             idempotence (where declared), rollback\n"
     "                             and contracts; a table, exit status 1 on\n"
@@ -99,6 +103,10 @@ constexpr std::string_view kUsage =
     "                             passes, e.g. shape_prop for tensor_meta)\n"
     "  demo                       the seed docs' MyModule: traced, printed,\n"
     "                             run, put through first-party plugins\n"
+    "\n"
+    "Files: none larger than 16 GiB is read (--max-file-bytes N before or\n"
+    "after the command, or $FX_MAX_FILE_BYTES, sets another limit); no\n"
+    "output may be a file the command reads.\n"
     "\n"
     "Threads: every CPU the process may use ($OMP_NUM_THREADS when set),\n"
     "for LibTorch and OpenBLAS alike; fx exec --threads N sets another count.\n"
@@ -139,7 +147,7 @@ const std::map<std::string_view, std::vector<std::string_view>>& options() {
 const std::map<std::string_view, std::vector<std::string_view>>& flags() {
   static const auto* table =
       new std::map<std::string_view, std::vector<std::string_view>>{
-          {"plugins", {"no-default-plugins"}},
+          {"plugins", {"no-default-plugins", "isolate"}},
           {"reduce", {"no-default-plugins", "isolate"}},
           {"exec", {"no-default-plugins", "eval", "dynamic"}},
           {"dot", {"no-default-plugins"}},
@@ -402,7 +410,9 @@ int run_fx_command(const std::vector<std::string>& args, std::ostream& out,
   sources.plugins = inv.all("plugin");
   sources.plugin_dirs = inv.all("plugin-dir");
   sources.default_dirs = !inv.flag("no-default-plugins");
-  if (command == "plugins") return run_plugins_command(sources, out, err);
+  if (command == "plugins") {
+    return run_plugins_command(sources, out, err, inv.flag("isolate"));
+  }
   if (inv.positional.size() != 1) {
     err << "fx " << command << ": expected one FILE, got "
         << inv.positional.size() << "\n"

@@ -370,16 +370,20 @@ int run_pipeline(const RunArgs& args, std::ostream& out, std::ostream& err,
 
 absl::Status load_plugins_for(std::string_view command,
                               const host::PluginSources& sources,
-                              host::PassRegistry& registry, std::ostream& err) {
-  absl::Status loaded = host::load_plugins(sources, registry);
+                              host::PassRegistry& registry, std::ostream& err,
+                              const host::LoadIsolation& isolation) {
+  absl::Status loaded = host::load_plugins(sources, registry, isolation);
   if (loaded.ok()) warn_skipped(command, registry, err);
   return loaded;
 }
 
 int run_plugins_command(const host::PluginSources& sources, std::ostream& out,
-                        std::ostream& err) {
+                        std::ostream& err, bool isolate) {
   host::PassRegistry registry;
-  absl::Status loaded = load_plugins_for("plugins", sources, registry, err);
+  host::LoadIsolation isolation;
+  isolation.isolated = isolate;
+  absl::Status loaded =
+      load_plugins_for("plugins", sources, registry, err, isolation);
   if (!loaded.ok()) {
     err << "fx plugins: " << loaded.message() << "\n";
     return 1;

@@ -36,6 +36,11 @@
 // aborts, runs past the timeout or past the memory limit fails like one
 // that returned an error (rolled back, named with what ended its worker,
 // a reproducer written when asked), and fx run goes on as --on-failure says.
+// Each plugin is loaded in a worker process first too (under the same
+// timeout, or host::kPluginLoadTimeoutSeconds, and memory limit): one that
+// crashes, aborts, exits or hangs while loading is a load error naming it
+// and what ended the worker (exit status 1; a warning and skipped when it
+// was found in a directory), never the end of fx.
 //
 // FILE may be a bundle (weights) or a bare graph file. A bare file that
 // loads as a GraphModule without weights (a graph without parameters, as
@@ -58,15 +63,20 @@ namespace fx::tools {
 // The exit status of a run whose failed passes were skipped (see above).
 inline constexpr int kSkippedPassesStatus = 3;
 
-// Loads `sources` into `registry` (host::load_plugins) and warns on `err`
-// ("fx COMMAND: warning: ...") of every library a directory scan skipped.
+// Loads `sources` into `registry` (host::load_plugins, isolated as
+// `isolation` says) and warns on `err` ("fx COMMAND: warning: ...") of every
+// library a directory scan skipped.
 absl::Status load_plugins_for(std::string_view command,
                               const host::PluginSources& sources,
-                              host::PassRegistry& registry, std::ostream& err);
+                              host::PassRegistry& registry, std::ostream& err,
+                              const host::LoadIsolation& isolation = {});
 
-// fx plugins: every plugin, its passes and their options.
+// fx plugins: every plugin, its passes and their options. With `isolate`
+// (--isolate), each plugin is loaded in a worker process first, so one that
+// crashes, exits or hangs while loading is an error naming it (a warning
+// when it was found in a directory) instead of the end of fx.
 int run_plugins_command(const host::PluginSources& sources, std::ostream& out,
-                        std::ostream& err);
+                        std::ostream& err, bool isolate = false);
 
 struct RunArgs {
   std::string input;           // FILE (an fx-graph JSON file, weights optional)

@@ -5,9 +5,11 @@
 // (find_graph_bundles) and torchvision's models MODELS (comma-separated
 // names of torchvision.models, or "default"; exported by Python torch.fx and
 // cached: torchvision_graphs.h); with neither, the bundles under
-// $FX_REFERENCE_DIR. Exit status: 0 when no check failed, 1 when one did or
-// the plugin or a graph does not load (or a model does not export), 2 for a
-// usage error.
+// $FX_REFERENCE_DIR. The plugin is loaded in a worker process first: one
+// that crashes, aborts, exits or hangs (past --pass-timeout) while loading
+// is the failed check "loads", named with what ended the worker. Exit
+// status: 0 when no check failed, 1 when one did or the plugin or a graph
+// does not load (or a model does not export), 2 for a usage error.
 #ifndef TOOLS_PLUGIN_CHECK_COMMAND_H_
 #define TOOLS_PLUGIN_CHECK_COMMAND_H_
 

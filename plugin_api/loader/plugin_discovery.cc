@@ -63,6 +63,10 @@ absl::Status PluginDiscovery::load_file(const std::string& path,
   std::string key = fs::canonical(path, ec).string();
   if (ec) key = path;
   if (!seen_.insert(key).second) return absl::OkStatus();
+  if (precheck_) {
+    absl::Status checked = precheck_(path, sha256);
+    if (!checked.ok()) return checked;
+  }
   absl::StatusOr<std::shared_ptr<const Plugin>> plugin =
       load_plugin(path, sha256);
   if (!plugin.ok()) return plugin.status();

@@ -21,6 +21,11 @@
 // broken library in a plugin directory does not take the others down). A file
 // seen before (by canonical path) is skipped, whichever way it was named, and
 // is not hashed or opened again.
+//
+// With a precheck (set_precheck), each file is handed to it before it is
+// loaded here, and its error is the file's error: hosts that must survive a
+// plugin crashing while it loads open it in a worker process first
+// (plugin_api/pipeline/plugin_load_worker.h).
 #ifndef PLUGIN_API_LOADER_PLUGIN_DISCOVERY_H_
 #define PLUGIN_API_LOADER_PLUGIN_DISCOVERY_H_
 
@@ -29,6 +34,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -61,6 +67,12 @@ class PluginDiscovery {
   using Skip = std::function<void(const std::string& path, absl::Status)>;
   explicit PluginDiscovery(Sink sink, Skip skip = nullptr);
 
+  // Receives each new file (and its pin) before it is loaded; an error
+  // stands for the file's load error.
+  using Precheck =
+      std::function<absl::Status(const std::string& path, std::string_view)>;
+  void set_precheck(Precheck precheck) { precheck_ = std::move(precheck); }
+
   // Loads the plugin at `path` (pinned when `sha256` is given, see
   // load_plugin) unless that file was loaded already.
   absl::Status load_file(const std::string& path, std::string_view sha256 = {});
@@ -73,6 +85,7 @@ class PluginDiscovery {
  private:
   Sink sink_;
   Skip skip_;
+  Precheck precheck_;
   std::set<std::string> seen_;  // canonical paths
 };
 

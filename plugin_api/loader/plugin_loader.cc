@@ -7,13 +7,13 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
-#include <fstream>
 #include <set>
 #include <utility>
 
 #include "absl/strings/ascii.h"
 #include "fx_core/support/strings.h"
 #include "plugin_api/capi/pass_options.h"
+#include "plugin_api/loader/elf_check.h"
 #include "plugin_api/loader/sha256.h"
 
 namespace fx::host {
@@ -30,28 +30,6 @@ std::string Plugin::describe() const {
 }
 
 namespace {
-
-// OK when `path` starts as an ELF shared object does; dlopen's own message
-// for an empty or foreign file is misleading ("Bad file descriptor").
-absl::Status check_elf_header(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char magic[4] = {};
-  in.read(magic, sizeof(magic));
-  std::streamsize got = in.gcount();
-  if (got == 0) {
-    return absl::InvalidArgumentError(cat("cannot load plugin '", path,
-                                          "': the file is empty, not a shared "
-                                          "library"));
-  }
-  constexpr char kElfMagic[4] = {0x7f, 'E', 'L', 'F'};
-  if (got < 4 || std::memcmp(magic, kElfMagic, sizeof(kElfMagic)) != 0) {
-    return absl::InvalidArgumentError(
-        cat("cannot load plugin '", path,
-            "': not a shared library (the file does not start with an ELF "
-            "header)"));
-  }
-  return absl::OkStatus();
-}
 
 bool is_identifier(std::string_view s) {
   if (s.empty()) return false;
@@ -369,7 +347,7 @@ absl::StatusOr<std::shared_ptr<const Plugin>> load_plugin(
         ". The file changed since it was pinned; if the new file is trusted, "
         "update the pin"));
   }
-  if (absl::Status elf = check_elf_header(path); !elf.ok()) return elf;
+  if (absl::Status elf = check_shared_object(path); !elf.ok()) return elf;
   // 2. Open it and find the entry point.
   std::shared_ptr<Plugin> plugin(new Plugin());
   plugin->library_ = std::make_unique<Plugin::Library>();

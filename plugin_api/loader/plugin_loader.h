@@ -3,9 +3,16 @@
 //
 // Loading a file, in order, and nothing of the plugin runs before step 3:
 //  1. hash the file (SHA-256) and, when a pin is given, refuse a mismatch;
-//  2. open the library and look up the entry point;
+//     then check that it is a complete ELF shared object of this machine
+//     (elf_check.h), so a truncated or foreign file is an error, not a
+//     SIGBUS or a misleading dlopen message;
+//  2. open the library (its static constructors run) and look up the entry
+//     point;
 //  3. call it and check what it returns (check_plugin_info): the version
 //     handshake, then the passes' names, run functions and option schemas.
+// A plugin that crashes, exits or hangs in step 2 or 3 takes this process
+// with it: hosts that must survive one open it in a worker process first
+// (plugin_api/pipeline/plugin_load_worker.h).
 // Every refusal is a status naming the plugin (its file), what is wrong and
 // how to fix it.
 //
@@ -100,9 +107,10 @@ class Plugin {
 };
 
 // Loads the plugin at `path`. With a non-empty `expected_sha256` (64 hex
-// digits, any case) the file's digest must match before it is opened. An
-// empty file, or one without an ELF header, is refused naming the path
-// before dlopen sees it.
+// digits, any case) the file's digest must match before it is opened. A
+// file that is not a complete ELF shared object of this machine (empty,
+// foreign, truncated: elf_check.h) is refused naming the path before dlopen
+// sees it.
 absl::StatusOr<std::shared_ptr<const Plugin>> load_plugin(
     const std::string& path, std::string_view expected_sha256 = {});
 

@@ -3,6 +3,7 @@
 #include "fx_core/support/strings.h"
 #include "plugin_api/capi/extensions.h"
 #include "plugin_api/pipeline/pipeline.h"
+#include "plugin_api/pipeline/plugin_load_worker.h"
 
 namespace fx::host {
 
@@ -104,27 +105,39 @@ std::vector<RegisteredPass> PassRegistry::passes() const {
 
 namespace {
 
-PluginDiscovery discovery_into(PassRegistry& registry) {
-  return PluginDiscovery(
+PluginDiscovery discovery_into(PassRegistry& registry,
+                               const LoadIsolation& isolation) {
+  PluginDiscovery discovery(
       [&registry](std::shared_ptr<const Plugin> plugin) {
         return registry.add(std::move(plugin));
       },
       [&registry](const std::string& path, absl::Status why) {
         registry.add_skipped(path, std::move(why));
       });
+  if (isolation.isolated) {
+    discovery.set_precheck(
+        [limits = isolation.limits](const std::string& path,
+                                    std::string_view sha256) {
+          return load_plugin_in_worker(path, sha256, limits).status;
+        });
+  }
+  return discovery;
 }
 
 }  // namespace
 
-absl::Status load_plugins(const PluginSources& sources,
-                          PassRegistry& registry) {
-  return discovery_into(registry).load(sources);
+absl::Status load_plugins(const PluginSources& sources, PassRegistry& registry,
+                          const LoadIsolation& isolation) {
+  return discovery_into(registry, isolation).load(sources);
 }
 
 absl::Status load_plugins(const PipelineSpec& spec,
                           const PluginSources& sources,
                           PassRegistry& registry) {
-  PluginDiscovery discovery = discovery_into(registry);
+  LoadIsolation isolation{
+      spec.isolated(),
+      WorkerLimits{spec.pass_timeout_seconds, spec.pass_memory_limit_mib}};
+  PluginDiscovery discovery = discovery_into(registry, isolation);
   for (const PluginReference& ref : spec.plugins) {
     absl::Status s = discovery.load_file(ref.path, ref.sha256);
     if (!s.ok()) return s;

@@ -22,6 +22,11 @@
 //
 // load_plugins fills a registry from plugin sources (plugin_discovery.h) and
 // from what a pipeline config names; hosts and the fx command share it.
+// Isolated (LoadIsolation, or a pipeline that isolates its passes), it loads
+// each plugin in a worker process first (plugin_load_worker.h): a plugin
+// that crashes, aborts, exits or hangs while loading is then a load error
+// naming it (skipped, like any, when it was found in a directory) and the
+// host goes on.
 #ifndef PLUGIN_API_PIPELINE_PASS_REGISTRY_H_
 #define PLUGIN_API_PIPELINE_PASS_REGISTRY_H_
 
@@ -36,6 +41,7 @@
 #include "fx/plugin_api.h"
 #include "plugin_api/loader/plugin_discovery.h"
 #include "plugin_api/loader/plugin_loader.h"
+#include "plugin_api/pipeline/pass_worker.h"
 
 namespace fx::host {
 
@@ -92,16 +98,27 @@ class PassRegistry {
   std::vector<SkippedPlugin> skipped_;
 };
 
+// How load_plugins opens plugins: in this process only, or (`isolated`)
+// first in a worker process under `limits` (a timeout of 0: the default of
+// plugin_load_worker.h).
+struct LoadIsolation {
+  bool isolated = false;
+  WorkerLimits limits;
+};
+
 // Loads the plugins `sources` names into `registry`, in discovery order
 // (plugin_discovery.h). A file named in `sources.plugins` that does not load
 // or is refused by the registry stops it, and its error is returned; one
 // found in a directory is skipped and recorded (PassRegistry::skipped).
-absl::Status load_plugins(const PluginSources& sources, PassRegistry& registry);
+absl::Status load_plugins(const PluginSources& sources, PassRegistry& registry,
+                          const LoadIsolation& isolation = {});
 
 // The same for a pipeline: first the plugins its config names ("plugins",
 // sha256-pinned where the config says so), then its "plugin_dirs", then
 // `sources`; a file named more than once is loaded once. Directory entries
-// are skipped as above.
+// are skipped as above. When the pipeline isolates its passes
+// (PipelineSpec::isolated), plugins are loaded isolated too, under its pass
+// timeout and memory limit.
 absl::Status load_plugins(const PipelineSpec& spec,
                           const PluginSources& sources, PassRegistry& registry);
 

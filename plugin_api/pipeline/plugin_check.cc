@@ -19,6 +19,7 @@
 #include "plugin_api/pipeline/pass_call.h"
 #include "plugin_api/pipeline/pass_manager.h"
 #include "plugin_api/pipeline/pass_registry.h"
+#include "plugin_api/pipeline/plugin_load_worker.h"
 #include "plugin_api/pipeline/property_checks.h"
 #include "plugin_api/pipeline/standard_instrumentations.h"
 #include "plugin_api/pipeline/tensor_meta_check.h"
@@ -511,6 +512,7 @@ std::string_view outcome_word(CheckOutcome outcome) {
 }  // namespace
 
 bool PluginCheckReport::ok() const {
+  if (!load_failure.empty()) return false;
   for (const PassCheckRow& row : rows) {
     for (const CheckResult& r : row.results) {
       if (r.outcome == CheckOutcome::kFail) return false;
@@ -520,13 +522,19 @@ bool PluginCheckReport::ok() const {
 }
 
 std::string PluginCheckReport::table() const {
-  size_t width = 4;
+  size_t width = load_failure.empty() ? 4 : 8;
   for (const PassCheckRow& row : rows) width = std::max(width, row.pass.size());
   std::ostringstream out;
   auto pad = [](std::string_view s, size_t n) {
     return std::string(s) + std::string(n > s.size() ? n - s.size() : 0, ' ');
   };
   out << pad("pass", width) << "  " << pad("check", 13) << "  result\n";
+  if (!load_failure.empty()) {
+    out << pad("(plugin)", width) << "  " << pad("loads", 13) << "  "
+        << pad(outcome_word(CheckOutcome::kFail), 4) << "  "
+        << std::string_view(load_failure).substr(0, load_failure.find('\n'))
+        << "\n";
+  }
   for (const PassCheckRow& row : rows) {
     for (size_t c = 0; c < row.results.size(); ++c) {
       const CheckResult& r = row.results[c];
@@ -570,6 +578,17 @@ absl::StatusOr<std::vector<std::string>> find_graph_bundles(
 
 absl::StatusOr<PluginCheckReport> check_plugin(
     const std::string& library, const PluginCheckOptions& options) {
+  WorkerLoad trial =
+      load_plugin_in_worker(library, {},
+                            WorkerLimits{options.pass_timeout_seconds,
+                                         options.pass_memory_limit_mib});
+  if (trial.worker_failed) {
+    PluginCheckReport report;
+    report.plugin = cat("plugin file '", library, "'");
+    report.load_failure = std::string(trial.status.message());
+    return report;
+  }
+  if (!trial.status.ok()) return trial.status;
   absl::StatusOr<std::shared_ptr<const Plugin>> plugin = load_plugin(library);
   if (!plugin.ok()) return plugin.status();
   PassRegistry registry;

@@ -33,6 +33,11 @@
 // that graph are skipped.
 // A check's result over all graphs is FAIL when it failed on one (the
 // reason names the graph), ok when it passed on one, else skip.
+//
+// The plugin is loaded in a worker process first (plugin_load_worker.h,
+// under the pass timeout and memory limit): one that crashes, aborts, exits
+// or hangs while loading is not checked further, and the report has the
+// one failed check "loads" saying what ended the worker.
 #ifndef PLUGIN_API_PIPELINE_PLUGIN_CHECK_H_
 #define PLUGIN_API_PIPELINE_PLUGIN_CHECK_H_
 
@@ -75,12 +80,18 @@ struct PassCheckRow {
 };
 
 struct PluginCheckReport {
-  std::string plugin;  // the plugin's description (Plugin::describe)
+  // The plugin's description (Plugin::describe), or "plugin file 'PATH'"
+  // when it did not load.
+  std::string plugin;
   std::vector<PassCheckRow> rows;
-  // False when any check of any pass failed.
+  // Why the plugin did not load in its worker process (then `rows` is
+  // empty), or empty.
+  std::string load_failure;
+  // False when any check of any pass failed, or the plugin did not load.
   bool ok() const;
   // One line per pass and check: "PASS  CHECK  ok|FAIL|skip  REASON" (the
-  // reason's first line).
+  // reason's first line); after a load failure, the one line
+  // "(plugin)  loads  FAIL  REASON".
   std::string table() const;
 };
 
@@ -90,8 +101,10 @@ struct PluginCheckReport {
 absl::StatusOr<std::vector<std::string>> find_graph_bundles(
     const std::string& directory);
 
-// Loads the plugin at `library` and checks every pass of it. Errors: the
-// plugin does not load, a bundle does not read. Check failures are in the
+// Loads the plugin at `library` (in a worker process first) and checks
+// every pass of it. Errors: the plugin does not load (a file that is not a
+// plugin, a refused declaration), a bundle does not read. Check failures,
+// and a plugin that crashes, exits or hangs while loading, are in the
 // report, never errors.
 absl::StatusOr<PluginCheckReport> check_plugin(
     const std::string& library, const PluginCheckOptions& options);
