@@ -19,7 +19,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-targets_all=(graph_json torch_save bundle module_config pipeline_text pipeline_config plugin_info)
+targets_all=(graph_json torch_save bundle module_config pipeline_text pipeline_config plugin_info sym_expr elf_check)
 seconds=60
 runs=-1
 work=/tmp/fx-fuzz
