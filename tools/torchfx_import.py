@@ -303,6 +303,10 @@ def resolve(qualified_name, where):
     grammar), its modules ones a file may name (trusted_module), and each
     object on the way one _check_object lets through. BundleError
     otherwise."""
+    if qualified_name.startswith("fx_inference."):
+        # The SDK's fused inference ops as files of before name them: the
+        # PyTorch custom ops fx_sdk registers, torch.ops.fx_inference.*.
+        qualified_name = "torch.ops." + qualified_name
     if not is_qualified_name(qualified_name):
         raise BundleError(f"{where}: {qualified_name!r} is not a qualified "
                           f"Python name (dotted ASCII identifiers, no dunder "

@@ -315,7 +315,7 @@ Node fused_node(Graph& g, const std::vector<Node>& group,
   }
   auto guard = g.inserting_before(group.back());
   return g.call_function(
-      "fx_inference.pointwise",
+      "torch.ops.fx_inference.pointwise",
       {Arg::list(inputs), Arg::list(program), Arg::list(scalars)});
 }
 

@@ -48,9 +48,9 @@ using fxp::ArgView;
 using fxp::Graph;
 using fxp::Node;
 
-constexpr const char* kFusedConv = "fx_inference.conv2d";
-constexpr const char* kFusedLinear = "fx_inference.linear";
-constexpr const char* kFusedMatmul = "fx_inference.matmul";
+constexpr const char* kFusedConv = "torch.ops.fx_inference.conv2d";
+constexpr const char* kFusedLinear = "torch.ops.fx_inference.linear";
+constexpr const char* kFusedMatmul = "torch.ops.fx_inference.matmul";
 
 // ------------------------------------------------------------ conv sites
 

@@ -124,11 +124,11 @@ TEST_P(InferenceModels, PassesAndPlanMatchEager) {
   Bundle b = load_bundle(export_model(c.cls, c.shape));
   expect_close(forward(*b.gm, b.inputs), b.expected, "original graph");
   std::shared_ptr<GraphModule> gm = optimized(b, c.rtol, c.atol);
-  EXPECT_EQ(count_target(*gm, "fx_inference.conv2d"), c.fused);
-  EXPECT_EQ(count_target(*gm, "fx_inference.pointwise"), c.pointwise);
+  EXPECT_EQ(count_target(*gm, "torch.ops.fx_inference.conv2d"), c.fused);
+  EXPECT_EQ(count_target(*gm, "torch.ops.fx_inference.pointwise"), c.pointwise);
   EXPECT_EQ(count_modules(*gm, "BatchNorm2d"), c.batch_norms_left);
-  EXPECT_EQ(count_target(*gm, "fx_inference.linear"), c.linears);
-  EXPECT_EQ(count_target(*gm, "fx_inference.matmul"), c.matmuls);
+  EXPECT_EQ(count_target(*gm, "torch.ops.fx_inference.linear"), c.linears);
+  EXPECT_EQ(count_target(*gm, "torch.ops.fx_inference.matmul"), c.matmuls);
   expect_close(forward(*gm, b.inputs), b.expected, "after the passes", c.rtol,
                c.atol);
 
@@ -318,8 +318,8 @@ TEST_P(LinearMatmulFallbacks, EachFallbackMatchesEager) {
   auto plan = InferencePlan::build(*gm, in);
   const size_t onednn = plan->stats().onednn_steps;
   EXPECT_GT(onednn, 0u);
-  EXPECT_LE(onednn, count_target(*gm, "fx_inference.linear") +
-                        count_target(*gm, "fx_inference.matmul"));
+  EXPECT_LE(onednn, count_target(*gm, "torch.ops.fx_inference.linear") +
+                        count_target(*gm, "torch.ops.fx_inference.matmul"));
 
   // Another shape: re-planned for it, still on oneDNN.
   at::Tensor other = at::rand(c.other_shape);
@@ -411,13 +411,14 @@ TEST_P(InferencePassCli, PrintAfterAndExec) {
 
 INSTANTIATE_TEST_SUITE_P(
     Passes, InferencePassCli,
-    ::testing::Values(
-        CliCase{"ConvTails", "1,3,16,16", "fuse_conv", "activation: hardswish"},
-        CliCase{"LinearTails", "2,6,16", "fuse_linear",
-                "activation: gelu_tanh"},
-        CliCase{"MatmulTails", "2,6,24", "fuse_matmul", "fx_inference.matmul"},
-        CliCase{"PointwiseTails", "1,3,16,16", "fuse_pointwise",
-                "hardswish t0"}),
+    ::testing::Values(CliCase{"ConvTails", "1,3,16,16", "fuse_conv",
+                              "activation: hardswish"},
+                      CliCase{"LinearTails", "2,6,16", "fuse_linear",
+                              "activation: gelu_tanh"},
+                      CliCase{"MatmulTails", "2,6,24", "fuse_matmul",
+                              "torch.ops.fx_inference.matmul"},
+                      CliCase{"PointwiseTails", "1,3,16,16", "fuse_pointwise",
+                              "hardswish t0"}),
     [](const auto& info) { return info.param.cls; });
 
 // fuse_pointwise from the command line: --print-after shows the programs,
@@ -436,7 +437,8 @@ TEST(InferenceCli, FusePointwisePrintAfterAndExec) {
             0)
       << log;
   EXPECT_NE(log.find("graph after fuse_pointwise"), std::string::npos) << log;
-  EXPECT_NE(log.find("fx_inference.pointwise"), std::string::npos) << log;
+  EXPECT_NE(log.find("torch.ops.fx_inference.pointwise"), std::string::npos)
+      << log;
   EXPECT_NE(log.find("hardswish t0"), std::string::npos) << log;
   Bundle b = load_bundle(dir);
   for (const char* engine : {"graph_module", "inference_plan"}) {

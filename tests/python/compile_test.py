@@ -189,7 +189,7 @@ def encoder():
 
 def optimized(model, example):
     """model traced, as an SDK GraphModule through the inference passes
-    (fx_inference.* nodes, which torch.fx cannot hold), as fx exec
+    (torch.ops.fx_inference.* nodes), as fx exec
     --pipeline and the benchmarks run it."""
     sdk_gm = fx_sdk.from_torch_fx(torch.fx.symbolic_trace(model))
     report = fx_sdk._C._run_pipeline(sdk_gm, INFERENCE_PASSES, [],

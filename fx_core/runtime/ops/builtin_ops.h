@@ -52,7 +52,7 @@ void register_nn_functional_wrapper_ops(OpRegistry& registry);
 void register_loss_ops(OpRegistry& registry);
 // The functions torchvision wraps for torch.fx (stochastic_depth, Swin's).
 void register_torchvision_ops(OpRegistry& registry);
-// The fused ops of the inference passes (fx_inference.conv2d).
+// The fused ops of the inference passes (torch.ops.fx_inference.conv2d).
 void register_inference_ops(OpRegistry& registry);
 
 }  // namespace fx::ops

@@ -3,8 +3,10 @@
 // InferencePlan binds to
 // oneDNN. Each kernel here is the reference: the unfused ATen ops, in the
 // order the pass found them, so a graph after the passes stays runnable
-// anywhere (GraphModule, Interpreter, fx exec) and computes what the
-// original graph computed.
+// anywhere (GraphModule, Interpreter, fx exec, and torch.fx: they are also
+// PyTorch's torch.ops.fx_inference.*) and computes what the original graph
+// computed. Targets are torch.ops.fx_inference.NAME (inference_op_names.h;
+// fx_inference.NAME, the spelling of before, is the same op).
 //
 // fx_inference.conv2d(input, weight, bias=None, stride=1, padding=0,
 //                     dilation=1, groups=1, residual=None,
@@ -25,10 +27,14 @@
 //     op the fused node was (scalar - tensor is torch.rsub, as Python's
 //     Tensor.__rsub__), on tensors and Python numbers.
 #include <ATen/ATen.h>
+#include <torch/library.h>
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "fx_core/runtime/ops/builtin_ops.h"
+#include "fx_core/runtime/ops/inference_op_names.h"
 #include "fx_core/runtime/plan/pointwise_program.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
@@ -56,30 +62,52 @@ at::Tensor activate(const char* op, const at::Tensor& x,
                     "sigmoid, hardsigmoid, gelu or gelu_tanh)"));
 }
 
-IValue fused_conv2d(OpArgs& a) {
+at::Tensor conv2d_kernel(const at::Tensor& input, const at::Tensor& weight,
+                         const c10::optional<at::Tensor>& bias,
+                         at::IntArrayRef stride, at::IntArrayRef padding,
+                         at::IntArrayRef dilation, int64_t groups,
+                         const c10::optional<at::Tensor>& residual,
+                         c10::string_view activation, double min_val,
+                         double max_val) {
   at::Tensor y =
-      at::conv2d(a.tensor(0), a.tensor(1), a.optional_tensor(2), a.int_list(3),
-                 a.int_list(4), a.int_list(5), a.to_int(6));
-  if (c10::optional<at::Tensor> residual = a.optional_tensor(7)) {
-    y = at::add(y, *residual);
-  }
-  return activate("fx_inference.conv2d", y, a.to_string(8), a.to_double(9),
-                  a.to_double(10));
+      at::conv2d(input, weight, bias, stride, padding, dilation, groups);
+  if (residual) y = at::add(y, *residual);
+  return activate("fx_inference.conv2d", y, std::string(activation), min_val,
+                  max_val);
+}
+
+at::Tensor linear_kernel(const at::Tensor& input, const at::Tensor& weight,
+                         const c10::optional<at::Tensor>& bias,
+                         const c10::optional<at::Tensor>& residual,
+                         c10::string_view activation, double min_val,
+                         double max_val) {
+  at::Tensor y = at::linear(input, weight, bias);
+  if (residual) y = at::add(y, *residual);
+  return activate("fx_inference.linear", y, std::string(activation), min_val,
+                  max_val);
+}
+
+at::Tensor matmul_kernel(const at::Tensor& input, const at::Tensor& other,
+                         double scale) {
+  at::Tensor y = at::matmul(input, other);
+  return scale == 1.0 ? y : at::mul(y, scale);
+}
+
+IValue fused_conv2d(OpArgs& a) {
+  return conv2d_kernel(a.tensor(0), a.tensor(1), a.optional_tensor(2),
+                       a.int_list(3), a.int_list(4), a.int_list(5), a.to_int(6),
+                       a.optional_tensor(7), a.to_string(8), a.to_double(9),
+                       a.to_double(10));
 }
 
 IValue fused_linear(OpArgs& a) {
-  at::Tensor y = at::linear(a.tensor(0), a.tensor(1), a.optional_tensor(2));
-  if (c10::optional<at::Tensor> residual = a.optional_tensor(3)) {
-    y = at::add(y, *residual);
-  }
-  return activate("fx_inference.linear", y, a.to_string(4), a.to_double(5),
-                  a.to_double(6));
+  return linear_kernel(a.tensor(0), a.tensor(1), a.optional_tensor(2),
+                       a.optional_tensor(3), a.to_string(4), a.to_double(5),
+                       a.to_double(6));
 }
 
 IValue fused_matmul(OpArgs& a) {
-  at::Tensor y = at::matmul(a.tensor(0), a.tensor(1));
-  const double scale = a.to_double(2);
-  return scale == 1.0 ? y : at::mul(y, scale);
+  return matmul_kernel(a.tensor(0), a.tensor(1), a.to_double(2));
 }
 
 // An instruction's operand: a tensor, or a number.
@@ -166,32 +194,9 @@ at::Tensor run_instruction(const PointwiseInstr& instr,
   }
 }
 
-IValue fused_pointwise(OpArgs& a) {
-  std::vector<at::Tensor> inputs = a.tensor_list(0);
-  std::vector<std::string> text;
-  std::vector<double> scalars;
-  if (!a[1].isList()) {
-    throw FxError("fx_inference.pointwise: program must be a list of str");
-  }
-  for (const IValue& s : a[1].toListRef()) {
-    if (!s.isString()) {
-      throw FxError("fx_inference.pointwise: program must be a list of str");
-    }
-    text.push_back(s.toStringRef());
-  }
-  if (a[2].isList() || a[2].isTuple()) {
-    const auto items = a[2].isList() ? a[2].toListRef().vec()
-                                     : a[2].toTupleRef().elements().vec();
-    for (const IValue& s : items) {
-      if (!s.isDouble() && !s.isInt()) {
-        throw FxError("fx_inference.pointwise: scalars must be numbers");
-      }
-      scalars.push_back(s.isDouble() ? s.toDouble()
-                                     : static_cast<double>(s.toInt()));
-    }
-  } else if (!a[2].isNone()) {
-    throw FxError("fx_inference.pointwise: scalars must be a list of numbers");
-  }
+at::Tensor pointwise_kernel(const std::vector<at::Tensor>& inputs,
+                            const std::vector<std::string>& text,
+                            std::vector<double> scalars) {
   PointwiseProgram p =
       parse_pointwise_program(text, std::move(scalars), inputs.size());
   std::vector<at::Tensor> temps;
@@ -213,22 +218,98 @@ IValue fused_pointwise(OpArgs& a) {
   return temps.back();
 }
 
+// The program's text: a list of str.
+std::vector<std::string> program_text(const IValue& program) {
+  std::vector<std::string> text;
+  if (!program.isList()) {
+    throw FxError("fx_inference.pointwise: program must be a list of str");
+  }
+  for (const IValue& s : program.toListRef()) {
+    if (!s.isString()) {
+      throw FxError("fx_inference.pointwise: program must be a list of str");
+    }
+    text.push_back(s.toStringRef());
+  }
+  return text;
+}
+
+// The scalars: None or a list (or tuple) of numbers.
+std::vector<double> program_scalars(const IValue& value) {
+  std::vector<double> scalars;
+  if (value.isNone()) return scalars;
+  if (!value.isList() && !value.isTuple()) {
+    throw FxError("fx_inference.pointwise: scalars must be a list of numbers");
+  }
+  const auto items = value.isList() ? value.toListRef().vec()
+                                    : value.toTupleRef().elements().vec();
+  for (const IValue& s : items) {
+    if (!s.isDouble() && !s.isInt()) {
+      throw FxError("fx_inference.pointwise: scalars must be numbers");
+    }
+    scalars.push_back(s.isDouble() ? s.toDouble()
+                                   : static_cast<double>(s.toInt()));
+  }
+  return scalars;
+}
+
+IValue fused_pointwise(OpArgs& a) {
+  return pointwise_kernel(a.tensor_list(0), program_text(a[1]),
+                          program_scalars(a[2]));
+}
+
+at::Tensor pointwise_op(at::TensorList inputs,
+                        std::vector<c10::string_view> program,
+                        c10::optional<at::ArrayRef<double>> scalars) {
+  std::vector<std::string> text(program.begin(), program.end());
+  std::vector<double> numbers;
+  if (scalars) numbers.assign(scalars->begin(), scalars->end());
+  return pointwise_kernel(inputs.vec(), text, std::move(numbers));
+}
+
 }  // namespace
 
 void register_inference_ops(OpRegistry& r) {
-  r.add(Opcode::kCallFunction, "fx_inference.conv2d",
-        "input, weight, bias=None, stride=1, padding=0, dilation=1, "
-        "groups=1, residual=None, activation='none', min_val=0.0, "
-        "max_val=0.0",
-        fused_conv2d);
-  r.add(Opcode::kCallFunction, "fx_inference.pointwise",
-        "inputs, program, scalars=None", fused_pointwise);
-  r.add(Opcode::kCallFunction, "fx_inference.linear",
-        "input, weight, bias=None, residual=None, activation='none', "
-        "min_val=0.0, max_val=0.0",
-        fused_linear);
-  r.add(Opcode::kCallFunction, "fx_inference.matmul", "input, other, scale=1.0",
-        fused_matmul);
+  // Under both spellings of each target (inference_op_names.h).
+  for (std::string_view prefix : {kInferenceOpPrefix, kOldInferenceOpPrefix}) {
+    auto name = [&](const char* op) { return cat(prefix, op); };
+    r.add(Opcode::kCallFunction, name("conv2d"),
+          "input, weight, bias=None, stride=1, padding=0, dilation=1, "
+          "groups=1, residual=None, activation='none', min_val=0.0, "
+          "max_val=0.0",
+          fused_conv2d);
+    r.add(Opcode::kCallFunction, name("pointwise"),
+          "inputs, program, scalars=None", fused_pointwise);
+    r.add(Opcode::kCallFunction, name("linear"),
+          "input, weight, bias=None, residual=None, activation='none', "
+          "min_val=0.0, max_val=0.0",
+          fused_linear);
+    r.add(Opcode::kCallFunction, name("matmul"), "input, other, scale=1.0",
+          fused_matmul);
+  }
 }
 
 }  // namespace fx::ops
+
+// The same ops as PyTorch custom ops, torch.ops.fx_inference.*, in every
+// process that links the runtime (the fx_sdk extension too): a graph after
+// the inference passes runs in torch.fx. Composite kernels of ATen ops, so
+// autograd, the meta device and make_fx see through them.
+TORCH_LIBRARY(fx_inference, m) {
+  m.def(
+      "conv2d(Tensor input, Tensor weight, Tensor? bias=None, "
+      "int[2] stride=1, int[2] padding=0, int[2] dilation=1, int groups=1, "
+      "Tensor? residual=None, str activation='none', float min_val=0.0, "
+      "float max_val=0.0) -> Tensor",
+      TORCH_FN(fx::ops::conv2d_kernel));
+  m.def(
+      "linear(Tensor input, Tensor weight, Tensor? bias=None, "
+      "Tensor? residual=None, str activation='none', float min_val=0.0, "
+      "float max_val=0.0) -> Tensor",
+      TORCH_FN(fx::ops::linear_kernel));
+  m.def("matmul(Tensor input, Tensor other, float scale=1.0) -> Tensor",
+        TORCH_FN(fx::ops::matmul_kernel));
+  m.def(
+      "pointwise(Tensor[] inputs, str[] program, float[]? scalars=None) -> "
+      "Tensor",
+      TORCH_FN(fx::ops::pointwise_op));
+}

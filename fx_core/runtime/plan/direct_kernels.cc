@@ -16,6 +16,8 @@
 #include <cmath>
 #include <initializer_list>
 
+#include "fx_core/runtime/ops/inference_op_names.h"
+
 // ATen/native/TensorCompare.h declares these too, but it cannot be included
 // with UnaryOps.h (both declare clamp_stub).
 namespace at::native {
@@ -75,7 +77,9 @@ std::optional<DirectMatch> match_direct_target(const OpDef& def) {
   if (is({"torch.sigmoid"}, "sigmoid")) return {{DirectOp::kSigmoid, 1}};
   if (is({"torch.tanh"}, "tanh")) return {{DirectOp::kTanh, 1}};
   if (is({"torch.neg", "operator.neg"}, "neg")) return {{DirectOp::kNeg, 1}};
-  if (is({"fx_inference.pointwise"}, "")) return {{DirectOp::kPointwise, 0}};
+  if (!method && inference_op(t) == "pointwise") {
+    return {{DirectOp::kPointwise, 0}};
+  }
   return std::nullopt;
 }
 

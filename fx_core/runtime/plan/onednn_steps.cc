@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "fx_core/runtime/ops/inference_op_names.h"
 #include "fx_core/runtime/plan/conv_choice.h"
 #include "fx_core/runtime/plan/onednn_conv.h"
 #include "fx_core/runtime/plan/onednn_linear.h"
@@ -252,16 +253,17 @@ at::Tensor OnednnStep::empty_output() const {
 }
 
 bool onednn_sets_layout(const std::string& target) {
-  return target == "fx_inference.conv2d";
+  return inference_op(target) == "conv2d";
 }
 
 std::unique_ptr<OnednnStep> bind_onednn_step(
     const std::string& target, const std::vector<PlannedParam>& params,
     const PlannedParam& out) {
   if (!float_value(out)) return nullptr;
-  if (target == "fx_inference.conv2d") return bind_conv(params, out);
-  if (target == "fx_inference.linear") return bind_linear(params, out);
-  if (target == "fx_inference.matmul") return bind_matmul(params, out);
+  const std::string_view op = inference_op(target);
+  if (op == "conv2d") return bind_conv(params, out);
+  if (op == "linear") return bind_linear(params, out);
+  if (op == "matmul") return bind_matmul(params, out);
   return nullptr;
 }
 
