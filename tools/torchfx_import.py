@@ -53,6 +53,25 @@ def is_plain_name(text):
             and not is_dunder(text))
 
 
+_OPERATOR_METHODS = ("add", "sub", "mul", "matmul", "truediv", "floordiv",
+                     "mod", "divmod", "pow", "lshift", "rshift", "and",
+                     "xor", "or")
+_OTHER_METHODS = ("call", "getitem", "setitem", "delitem", "len", "contains",
+                  "iter", "next", "reversed", "neg", "pos", "abs", "invert",
+                  "round", "trunc", "floor", "ceil", "bool", "int", "float",
+                  "complex", "index", "eq", "ne", "lt", "le", "gt", "ge")
+_DATA_MODEL_METHODS = frozenset(
+    [f"__{m}__" for m in _OTHER_METHODS] +
+    [f"__{p}{m}__" for m in _OPERATOR_METHODS for p in ("", "r", "i")])
+
+
+def is_method_name(text):
+    """A call_method target: a plain name or one of the data model's
+    operator methods (__call__, __getitem__, __add__, ...), never a dunder
+    that reaches an object's internals (code_names.h)."""
+    return is_plain_name(text) or text in _DATA_MODEL_METHODS
+
+
 def is_parameter_name(text):
     return isinstance(text, str) and is_plain_name(
         text[2:] if text.startswith("**") else text[1:]
@@ -138,8 +157,9 @@ _TARGET_CHECKS = {
                       "a qualified Python name (dotted ASCII identifiers "
                       "such as operator.add or torch.relu, no dunder "
                       "attributes)"),
-    "call_method": (is_plain_name, "a method name (an ASCII identifier, not "
-                    "a dunder name)"),
+    "call_method": (is_method_name, "a method name (an ASCII identifier, "
+                    "not a dunder name but the data model's operators such "
+                    "as __call__ or __add__)"),
     "get_attr": (is_attribute_path, ATTRIBUTE_PATH),
     "call_module": (is_attribute_path, ATTRIBUTE_PATH),
     "output": (is_plain_name, "the output node's target (output)"),

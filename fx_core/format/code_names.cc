@@ -87,6 +87,33 @@ bool is_plain_name(std::string_view text) {
   return is_ascii_identifier(text) && !is_dunder_name(text);
 }
 
+bool is_method_name(std::string_view text) {
+  if (is_plain_name(text)) return true;
+  if (!is_dunder_name(text)) return false;
+  // Operators: their forward, reflected (r) and in-place (i) forms.
+  static const char* const kOperators[] = {
+      "add",    "sub", "mul",    "matmul", "truediv", "floordiv", "mod",
+      "divmod", "pow", "lshift", "rshift", "and",     "xor",      "or"};
+  static const char* const kOthers[] = {
+      "call",  "getitem",  "setitem", "delitem", "len", "contains", "iter",
+      "next",  "reversed", "neg",     "pos",     "abs", "invert",   "round",
+      "trunc", "floor",    "ceil",    "bool",    "int", "float",    "complex",
+      "index", "eq",       "ne",      "lt",      "le",  "gt",       "ge"};
+  std::string_view inner = text.substr(2, text.size() - 4);
+  for (const char* name : kOthers) {
+    if (inner == name) return true;
+  }
+  for (const char* name : kOperators) {
+    std::string_view op(name);
+    if (inner == op) return true;
+    if (inner.size() == op.size() + 1 && (inner[0] == 'r' || inner[0] == 'i') &&
+        inner.substr(1) == op) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool is_parameter_name(std::string_view text) {
   size_t stars = 0;
   while (stars < 2 && stars < text.size() && text[stars] == '*') ++stars;

@@ -34,6 +34,13 @@ bool is_dunder_name(std::string_view text);
 // ASCII identifier, not a dunder name.
 bool is_plain_name(std::string_view text);
 
+// A call_method target: a plain name, or one of the data model's operator
+// methods (`__call__`, `__getitem__`, `__add__`, `__radd__`, `__iadd__`,
+// `__neg__`, `__len__`, ...), which user code calls by name and torch.fx
+// records; never the dunders that reach an object's internals
+// (`__getattribute__`, `__class__`, `__init__`, `__reduce__`, ...).
+bool is_method_name(std::string_view text);
+
 // A placeholder's target: a plain name, maybe after `*` or `**`.
 bool is_parameter_name(std::string_view text);
 

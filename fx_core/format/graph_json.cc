@@ -83,8 +83,9 @@ std::string target_problem(Opcode op, std::string_view target) {
       return "is not a qualified Python name (dotted ASCII identifiers such "
              "as operator.add or torch.relu, no dunder attributes)";
     case Opcode::kCallMethod:
-      if (is_plain_name(target)) return "";
-      return "is not a method name (an ASCII identifier, not a dunder name)";
+      if (is_method_name(target)) return "";
+      return "is not a method name (an ASCII identifier, not a dunder name "
+             "but the data model's operators such as __call__ or __add__)";
     case Opcode::kGetAttr:
     case Opcode::kCallModule:
       if (is_attribute_path(target)) return "";

@@ -246,6 +246,21 @@ TEST(CodeNames, TheGrammar) {
   EXPECT_FALSE(is_attribute_path("a\\b"));
   EXPECT_FALSE(is_attribute_path("a\nb"));
   EXPECT_FALSE(is_plain_name("__call__"));
+  // torch.fx records x.__call__(...) (test_fx's test_annotation_with_future)
+  // and other operator methods called by name; never the dunders that walk
+  // from an object to the interpreter (x.__getattribute__("__init__")...).
+  for (const char* name :
+       {"clamp", "__call__", "__getitem__", "__add__", "__radd__", "__iadd__",
+        "__rmatmul__", "__neg__", "__len__", "__eq__"}) {
+    EXPECT_TRUE(is_method_name(name)) << name;
+  }
+  for (const char* name :
+       {"__getattribute__", "__getattr__", "__setattr__", "__class__",
+        "__init__", "__new__", "__reduce__", "__reduce_ex__", "__dict__",
+        "__globals__", "__subclasses__", "__import__", "__xadd__", "__rcall__",
+        "a.b", "x y"}) {
+    EXPECT_FALSE(is_method_name(name)) << name;
+  }
   EXPECT_FALSE(is_parameter_name("*__x__"));
   EXPECT_TRUE(is_type_expression("typing_Dict[str, typing_List[int]]"));
   EXPECT_FALSE(is_type_expression("List[int]]"));
