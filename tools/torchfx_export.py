@@ -30,6 +30,7 @@ import math
 import os
 import re
 import sys
+import tempfile
 
 import torch
 import torch.fx
@@ -706,25 +707,82 @@ def graph_document(gm, copy_weights=True, meta=False):
     return document, weights
 
 
+def write_atomically(path, write):
+    """Replaces `path` with what `write(file)` writes, through a temporary
+    beside it with an unpredictable name (mkstemp: O_EXCL, O_NOFOLLOW)
+    renamed over it, so a reader sees the old file or the whole new one. The
+    file keeps the permissions of the one it replaces (a new one gets 0666
+    less the umask)."""
+    directory = os.path.dirname(path) or "."
+    try:
+        mode = os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".tmp.",
+                               dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), mode)
+            write(f)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+WEIGHTS_NAMES = ("model.weights.pt", "model.weights.1.pt")
+
+
+def current_weights_name(out_dir):
+    """The weights file the graph in `out_dir` names now, or None."""
+    try:
+        with open(os.path.join(out_dir, "graph.fx.json"), "rb") as f:
+            name = json.load(f).get("weights")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return name if isinstance(name, str) else None
+
+
 def export(gm, example_inputs, out_dir, reference=False):
+    """Writes gm as a bundle in `out_dir` (graph.fx.json and its weights),
+    with input.pt, expected.pt and, for a reference, graph.txt and code.py.
+    The bundle is written as a set, as the SDK writes one: the weights
+    first, the graph last (its rename commits); a bundle there already
+    keeps its weights file until then, the new weights taking the other of
+    the two names (model.weights.pt, model.weights.1.pt), and the old one
+    is removed after."""
     os.makedirs(out_dir, exist_ok=True)
     document, weights = graph_document(gm)
     check_storable(weights)
+    old = current_weights_name(out_dir)
+    name = WEIGHTS_NAMES[1] if old == WEIGHTS_NAMES[0] else WEIGHTS_NAMES[0]
     if weights:
-        document["weights"] = "model.weights.pt"
-        torch.save(weights, os.path.join(out_dir, "model.weights.pt"))
-    with open(os.path.join(out_dir, "graph.fx.json"), "w") as f:
-        json.dump(document, f, indent=1)
-    torch.save(list(example_inputs), os.path.join(out_dir, "input.pt"))
+        document["weights"] = name
+        write_atomically(os.path.join(out_dir, name),
+                         lambda f: torch.save(weights, f))
+    write_atomically(os.path.join(out_dir, "input.pt"),
+                     lambda f: torch.save(list(example_inputs), f))
     with torch.no_grad():
         expected = gm(*example_inputs)
-    torch.save(expected, os.path.join(out_dir, "expected.pt"))
+    write_atomically(os.path.join(out_dir, "expected.pt"),
+                     lambda f: torch.save(expected, f))
     if reference:
-        text = re.sub(r"\[#users=", "[num_users=", str(gm.graph))
-        with open(os.path.join(out_dir, "graph.txt"), "w") as f:
-            f.write(text + "\n")
-        with open(os.path.join(out_dir, "code.py"), "w") as f:
-            f.write(gm.code)
+        text = re.sub(r"\[#users=", "[num_users=", str(gm.graph)) + "\n"
+        write_atomically(os.path.join(out_dir, "graph.txt"),
+                         lambda f: f.write(text.encode()))
+        write_atomically(os.path.join(out_dir, "code.py"),
+                         lambda f: f.write(gm.code.encode()))
+    graph = json.dumps(document, indent=1).encode()
+    write_atomically(os.path.join(out_dir, "graph.fx.json"),
+                     lambda f: f.write(graph))
+    if old in WEIGHTS_NAMES and (old != name or not weights):
+        try:
+            os.unlink(os.path.join(out_dir, old))
+        except FileNotFoundError:
+            pass
 
 
 def load_module(spec):

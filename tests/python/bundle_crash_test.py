@@ -101,3 +101,72 @@ def test_a_killed_writer_leaves_the_old_bundle_or_the_new_one(tmp_path,
         pytest.fail("fx run never finished")
     assert killed >= 2, killed
     assert torch.equal(outputs_of(out, tmp_path), new_numbers)
+
+
+EXPORTER = os.path.join(os.environ.get("TEST_SRCDIR", ""),
+                        os.environ.get("TEST_WORKSPACE", ""), "tools",
+                        "torchfx_export.py")
+MODEL = '''
+import torch
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.lin(x).relu()
+'''
+
+
+def export(model_file, out, seed, strace=()):
+    """torchfx_export.py's bundle of Net (weights from `seed`) into `out`."""
+    exporter = EXPORTER if os.path.isfile(EXPORTER) else "tools/torchfx_export.py"
+    return subprocess.run(
+        [*strace, "/usr/bin/python3", exporter, "--module",
+         f"{model_file}:Net", "--input-shape", "2,4", "--seed", str(seed),
+         "-o", out], capture_output=True, text=True, timeout=300)
+
+
+def test_a_killed_exporter_leaves_the_old_bundle_or_the_new_one(tmp_path):
+    """The Python writer of bundles, killed at each rename as fx run is."""
+    if shutil.which("strace") is None:
+        pytest.fail("strace is missing (tools/setup.sh installs it)")
+    model_file = tmp_path / "net.py"
+    model_file.write_text(MODEL)
+    x = torch.rand(2, 4)
+    torch.save([x], tmp_path / "input.pt")
+    numbers = {}
+    for seed in (1, 2):
+        probe = str(tmp_path / f"probe{seed}")
+        assert export(model_file, probe, seed).returncode == 0
+        numbers[seed] = outputs_of(os.path.join(probe, "graph.fx.json"),
+                                   tmp_path)
+    assert not torch.equal(numbers[1], numbers[2])
+    out = str(tmp_path / "out")
+    graph = os.path.join(out, "graph.fx.json")
+    syscalls = "rename,renameat,renameat2"
+    killed = 0
+    for n in range(1, 50):
+        shutil.rmtree(out, ignore_errors=True)
+        assert export(model_file, out, 1).returncode == 0
+        before = snapshot(graph)
+        strace = ["strace", "-f", "-o", "/dev/null", "-e", f"trace={syscalls}",
+                  "-e", f"inject={syscalls}:signal=SIGKILL:when={n}"]
+        r = export(model_file, out, 2, strace)
+        if r.returncode == 0:
+            break
+        killed += 1
+        got, now = outputs_of(graph, tmp_path), snapshot(graph)
+        if now[0] == before[0]:
+            assert now[1] == before[1], f"killed at rename #{n}"
+            assert torch.equal(got, numbers[1]), f"killed at rename #{n}"
+        else:
+            assert torch.equal(got, numbers[2]), f"killed at rename #{n}"
+    else:
+        pytest.fail("the exporter never finished")
+    assert killed >= 2, killed
+    assert torch.equal(outputs_of(graph, tmp_path), numbers[2])
+    assert sorted(f for f in os.listdir(out) if "weights" in f) == \
+        ["model.weights.1.pt"]
