@@ -380,7 +380,7 @@ Poly poly_add(const Poly& a, const Poly& b) {
 }
 
 Poly poly_mul(const Poly& a, const Poly& b) {
-  if (a.size() * b.size() > kMaxTerms * 100) {
+  if (a.size() * b.size() > kMaxTerms) {
     throw FxError(
         cat("symbolic expression of more than ", kMaxTerms, " terms"));
   }

@@ -70,6 +70,17 @@ TEST(SymParserTest, ArithmeticErrorsAreParseErrorsAtTheOperator) {
             "at offset 1: integer overflow in symbolic multiplication");
   EXPECT_EQ(error_text("(a + b + c + d + e + f + g)**30"),
             "at offset 27: symbolic expression of more than 10000 terms");
+  // A product whose expansion would pass through more than 10000 terms is
+  // refused before it is formed (the fuzzer's input of sums multiplied
+  // into a 10-second timeout: crashes/sym_expr/expanded_product_timeout).
+  std::string product = "(a0 + b0)";
+  for (int i = 1; i < 15; ++i) {
+    product += " * (a" + std::to_string(i) + " + b" + std::to_string(i) + ")";
+  }
+  EXPECT_NE(error_text(product).find("symbolic expression of more than 10000 "
+                                     "terms"),
+            std::string::npos)
+      << error_text(product);
 }
 
 TEST(SymParserTest, DeepNestingIsAnErrorNotACrash) {
