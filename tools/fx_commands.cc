@@ -1,13 +1,17 @@
 #include "tools/fx_commands.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "fx_core/cppgen/cpp_codegen.h"
 #include "fx_core/format/graph_json.h"
+#include "fx_core/io/regular_file.h"
 #include "fx_core/ir/codegen.h"
 #include "fx_core/support/error.h"
 #include "plugin_api/pipeline/pass_registry.h"
@@ -157,6 +161,9 @@ const std::map<std::string_view, std::vector<std::string_view>>& flags() {
   return *table;
 }
 
+// Options every command takes, before or after its name.
+bool is_global_option(std::string_view key) { return key == "max-file-bytes"; }
+
 bool is_flag(std::string_view command, std::string_view key) {
   auto it = flags().find(command);
   return it != flags().end() && std::find(it->second.begin(), it->second.end(),
@@ -183,13 +190,31 @@ struct Invocation {
 // unknown command or option.
 bool parse(const std::vector<std::string>& args, Invocation* inv,
            std::ostream& err) {
-  inv->command = args[0];
+  // Global options before the command (`fx --max-file-bytes N print F`).
+  size_t first = 0;
+  while (first < args.size() && args[first].rfind("--", 0) == 0) {
+    std::string_view key = std::string_view(args[first]).substr(2);
+    size_t eq = key.find('=');
+    if (!is_global_option(key.substr(0, eq))) break;
+    if (eq != std::string_view::npos) {
+      inv->values[std::string(key.substr(0, eq))].push_back(
+          std::string(key.substr(eq + 1)));
+    } else if (first + 1 < args.size()) {
+      inv->values[std::string(key)].push_back(args[++first]);
+    }
+    ++first;
+  }
+  if (first >= args.size()) {
+    err << kUsage;
+    return false;
+  }
+  inv->command = args[first];
   auto known = options().find(inv->command);
   if (known == options().end()) {
     err << "fx: unknown command '" << inv->command << "'\n" << kUsage;
     return false;
   }
-  for (size_t i = 1; i < args.size(); ++i) {
+  for (size_t i = first + 1; i < args.size(); ++i) {
     std::string_view a = args[i];
     if (a == "-o" && (inv->command == "run" || inv->command == "dot" ||
                       inv->command == "reduce")) {
@@ -217,7 +242,8 @@ bool parse(const std::vector<std::string>& args, Invocation* inv,
       continue;
     }
     const auto& allowed = known->second;
-    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+    if (!is_global_option(key) &&
+        std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       err << "fx " << inv->command << ": unknown option '" << a << "'\n"
           << kUsage;
       return false;
@@ -389,17 +415,8 @@ int run_minimize(Invocation& inv, const host::PluginSources& sources,
   return run_minimize_command(m, out, err);
 }
 
-}  // namespace
-
-int run_fx_command(const std::vector<std::string>& args, std::ostream& out,
-                   std::ostream& err) {
-  if (args.empty() || args[0] == "-h" || args[0] == "--help" ||
-      args[0] == "help") {
-    (args.empty() ? err : out) << kUsage;
-    return args.empty() ? 2 : 0;
-  }
-  Invocation inv;
-  if (!parse(args, &inv, err)) return 2;
+// Runs a parsed command.
+int run_invocation(Invocation& inv, std::ostream& out, std::ostream& err) {
   const std::string& command = inv.command;
   if ((command == "demo" || command == "plugins") && !inv.positional.empty()) {
     err << "fx " << command << ": takes no FILE\n" << kUsage;
@@ -426,6 +443,56 @@ int run_fx_command(const std::vector<std::string>& args, std::ostream& out,
   if (command == "plugin-check") return run_plugin_check(inv, out, err);
   if (command == "reduce") return run_reduce(inv, sources, out, err);
   return run_graph_command(inv, out, err);
+}
+
+// The largest file the command reads (--max-file-bytes), for as long as
+// it runs: the process-wide limit of fx_core/io/regular_file.h, restored
+// after (commands also run in process, in tests).
+class FileLimit {
+ public:
+  explicit FileLimit(uint64_t bytes) : saved_(max_file_bytes()) {
+    set_max_file_bytes(bytes);
+  }
+  ~FileLimit() { set_max_file_bytes(saved_); }
+  FileLimit(const FileLimit&) = delete;
+  FileLimit& operator=(const FileLimit&) = delete;
+
+ private:
+  uint64_t saved_;
+};
+
+// Sets `limit` from --max-file-bytes; false with a message on a bad value.
+bool apply_file_limit(Invocation& inv, std::optional<FileLimit>* limit,
+                      std::ostream& err) {
+  if (!inv.values.count("max-file-bytes")) return true;
+  std::string text = inv.value("max-file-bytes", "");
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long bytes = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || text[0] == '-' || *end != '\0' || errno != 0 ||
+      bytes == 0) {
+    err << "fx: --max-file-bytes needs a positive number of bytes, got '"
+        << text << "'\n";
+    return false;
+  }
+  limit->emplace(bytes);
+  return true;
+}
+
+}  // namespace
+
+int run_fx_command(const std::vector<std::string>& args, std::ostream& out,
+                   std::ostream& err) {
+  if (args.empty() || args[0] == "-h" || args[0] == "--help" ||
+      args[0] == "help") {
+    (args.empty() ? err : out) << kUsage;
+    return args.empty() ? 2 : 0;
+  }
+  Invocation inv;
+  if (!parse(args, &inv, err)) return 2;
+  std::optional<FileLimit> limit;
+  if (!apply_file_limit(inv, &limit, err)) return 2;
+  return run_invocation(inv, out, err);
 }
 
 }  // namespace fx::tools

@@ -1289,6 +1289,16 @@ std::string weights_path(const GraphFile& file) {
   return cat(file.directory, "/", file.weights);
 }
 
+std::string read_weights_name(const std::string& path) {
+  absl::StatusOr<std::string> text = read_regular_file(path);
+  if (!text.ok()) return "";
+  absl::StatusOr<Json> root = parse_json_text(*text, path);
+  if (!root.ok() || !root->is_object()) return "";
+  auto weights = root->find("weights");
+  if (weights == root->end() || !weights->is_string()) return "";
+  return weights->get<std::string>();
+}
+
 absl::StatusOr<GraphFile> read_graph_file(const std::string& path) {
   absl::StatusOr<std::string> text = read_regular_file(path);
   if (!text.ok()) return text.status();

@@ -134,6 +134,11 @@ absl::StatusOr<GraphFile> read_graph_file(const std::string& path);
 // against its directory), or "" when it names none.
 std::string weights_path(const GraphFile& file);
 
+// The `weights` the graph file at `path` names, read without building its
+// graph (for a writer about to replace it), or "" when there is no such
+// file, it is not a JSON object, or it names no weights.
+std::string read_weights_name(const std::string& path);
+
 // True when the reader infers is_wrapped for a call_function target.
 bool is_wrapped_by_default(std::string_view call_function_target);
 

@@ -1,60 +1,20 @@
 #include "fx_core/io/output_rule.h"
 
-#include <limits.h>
-#include <stdlib.h>
-#include <unistd.h>
-
-#include <memory>
+#include <filesystem>
+#include <system_error>
 
 #include "fx_core/io/regular_file.h"
 #include "fx_core/support/strings.h"
 
 namespace fx {
-namespace {
-
-std::string current_directory() {
-  char buffer[PATH_MAX];
-  return ::getcwd(buffer, sizeof buffer) ? std::string(buffer) : ".";
-}
-
-// `dir` with its symlinks followed, or as given when it does not exist.
-std::string real_directory(const std::string& dir) {
-  std::unique_ptr<char, decltype(&::free)> real(
-      ::realpath(dir.c_str(), nullptr), &::free);
-  return real ? std::string(real.get()) : dir;
-}
-
-// `path` absolute with `.` and `..` resolved textually.
-std::string normalized(const std::string& path) {
-  std::string absolute = !path.empty() && path[0] == '/'
-                             ? path
-                             : cat(current_directory(), "/", path);
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (start <= absolute.size()) {
-    size_t end = absolute.find('/', start);
-    if (end == std::string::npos) end = absolute.size();
-    std::string part = absolute.substr(start, end - start);
-    if (part == "..") {
-      if (!parts.empty()) parts.pop_back();
-    } else if (!part.empty() && part != ".") {
-      parts.push_back(part);
-    }
-    start = end + 1;
-  }
-  std::string out;
-  for (const std::string& part : parts) out += "/" + part;
-  return out.empty() ? "/" : out;
-}
-
-}  // namespace
 
 std::string resolved_path(const std::string& path) {
-  std::string full = normalized(path);
-  size_t slash = full.rfind('/');
-  std::string dir = slash == 0 ? "/" : full.substr(0, slash);
-  std::string real = real_directory(dir);
-  return (real == "/" ? "" : real) + full.substr(slash);
+  std::error_code ec;
+  std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+  if (ec) return path;
+  std::filesystem::path resolved =
+      std::filesystem::weakly_canonical(absolute, ec);
+  return ec ? absolute.lexically_normal().string() : resolved.string();
 }
 
 void FilesRead::add(const std::string& path, std::string what) {

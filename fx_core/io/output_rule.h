@@ -38,8 +38,8 @@ class FilesRead {
   std::vector<std::pair<std::string, std::string>> read_;  // path, what
 };
 
-// `path` absolute, with `.` and `..` resolved and the symlinks of its
-// existing directories followed (the file itself need not exist).
+// `path` absolute, with `.` and `..` resolved and the symlinks of the part
+// of it that exists followed (the file itself need not exist).
 std::string resolved_path(const std::string& path);
 
 }  // namespace fx

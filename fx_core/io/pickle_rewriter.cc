@@ -562,12 +562,13 @@ class PickleRewriter {
     stack_.push_back(e);
   }
 
-  // A tuple keeps its items' integers (and nested tuples) for check_tensor;
-  // other items are dropped so big pickles stay cheap to model.
+  // A tuple keeps its items' integers (and nested tuples) for
+  // check_tensor; nothing else of them, so big pickles stay cheap to model.
   static void keep_items(Elem* tuple, std::vector<Elem> items) {
     for (Elem& item : items) {
-      if (!item.integer && !item.items) item = elem_at(item.start);
       item.object = nullptr;
+      item.global.clear();
+      item.text.clear();
     }
     tuple->items = std::make_shared<const std::vector<Elem>>(std::move(items));
   }

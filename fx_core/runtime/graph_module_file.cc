@@ -604,17 +604,6 @@ std::string alternate_weights_name(const std::string& name) {
   return name + ".1";
 }
 
-namespace {
-
-// The weights name the graph at `json_path` names now, or "" (no file, no
-// weights, or a file that is no readable graph: no bundle to keep).
-std::string current_weights_name(const std::string& json_path) {
-  absl::StatusOr<GraphFile> old = read_graph_file(json_path);
-  return old.ok() ? old->weights : "";
-}
-
-}  // namespace
-
 absl::Status write_graph_module(const GraphModule& module,
                                 const std::string& json_path,
                                 const std::string& weights_file) {
@@ -623,7 +612,7 @@ absl::Status write_graph_module(const GraphModule& module,
   // The graph is written last and its rename is the commit: until then the
   // old graph must keep its own weights, so a bundle rewritten in place
   // takes the other of its two names (out.weights.pt, out.weights.1.pt).
-  const std::string old_name = current_weights_name(json_path);
+  const std::string old_name = read_weights_name(json_path);
   const std::string weights_name =
       old_name == base ? alternate_weights_name(base) : base;
   absl::StatusOr<GraphBundle> bundle =

@@ -239,6 +239,25 @@ TEST(FxCommand, ExecNeverOverwritesItsInputs) {
   EXPECT_EQ(testing::read_file(inputs), before);
 }
 
+// Issue 34: --max-file-bytes, a global option of the shared parser, holds
+// for one command and is restored after it (commands run in process here).
+TEST(FxCommand, TheFileLimitHoldsForOneCommand) {
+  const std::string graph = reference("seed_leaf", "graph.fx.json");
+  Result r = run({"print", graph, "--max-file-bytes=10"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("bytes is more than the limit of 10 bytes"),
+            std::string::npos)
+      << r.err;
+  r = run({"--max-file-bytes", "10", "code", graph});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(run({"print", graph}).status, 0);
+  r = run({"print", graph, "--max-file-bytes=-1"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err,
+            "fx: --max-file-bytes needs a positive number of bytes, got "
+            "'-1'\n");
+}
+
 // Issue 22: `"weights": "/dev/zero"` read forever; now refused at once.
 TEST(FxCommand, ExecRefusesWeightsThatAreNoRegularFile) {
   std::string text =
