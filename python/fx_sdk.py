@@ -292,12 +292,17 @@ def _set_attribute(root, path, value):
 def _kept_in_python(gm, node, kept):
     """Whether the submodule the call_module `node` calls stays a Python
     object (its class is no module kind the SDK knows); if so it is in
-    `kept` as (path, module, class name). ValueError naming the node when gm
-    has no such submodule."""
+    `kept` as (path, module, class name). One gm lacks is kept as an
+    _AbsentSubmodule."""
     target = node.target
     if target in kept:
         return True
-    module = _export.submodule(gm, node)
+    try:
+        module = gm.get_submodule(target)
+    except AttributeError:
+        module = _AbsentSubmodule(gm, target)
+        kept[target] = (target, module, _export.module_type_name(module))
+        return True
     if isinstance(module, torch.fx.GraphModule):
         return False
     type_name = _export.module_type_name(module)
@@ -305,6 +310,35 @@ def _kept_in_python(gm, node, kept):
         return False
     kept[target] = (target, module, type_name)
     return True
+
+
+class _AbsentSubmodule(torch.nn.Module):
+    """Stands for a submodule a graph calls and its root lacks. torch.fx's
+    recompile() takes such a graph (its subgraph rewriter makes one before
+    it copies the replacement's submodules in); so does from_torch_fx, and
+    calling it raises the AttributeError torch.fx's code would. to_torch_fx
+    leaves the target absent again."""
+
+    def __init__(self, gm, target):
+        super().__init__()
+        self._owner = type(gm).__name__
+        self._target = target
+
+    def forward(self, *args, **kwargs):
+        raise AttributeError(f"'{self._owner}' object has no attribute "
+                             f"'{self._target}'")
+
+
+def _remove_absent(gm, python_modules):
+    """Removes from gm the _AbsentSubmodule stand-ins torch.fx's
+    constructor copied in (it requires every call_module target)."""
+    for path, module in python_modules:
+        if isinstance(module, _AbsentSubmodule):
+            *parents, leaf = path.split(".")
+            owner = gm
+            for atom in parents:
+                owner = getattr(owner, atom)
+            delattr(owner, leaf)
 
 
 def _printed_guards(gm):
@@ -433,6 +467,7 @@ def to_torch_fx(sdk_gm, lazy=True):
             functools.partial(_call_function_target, functions=functions),
             _node_type, _import.tensor_metadata)
     gm = _graph_module(root, graph, code, names, lazy, functions)
+    _remove_absent(gm, python_modules)
     _import.restore_weight_kinds(gm, doc, weights)
     return gm
 

@@ -163,21 +163,43 @@ def test_a_builtin_wrapped_by_the_user_keeps_its_wrap_statement():
         assert torchfx_import.load_bundle(out).code == gm.code
 
 
-def test_a_call_module_the_root_lacks_is_named():
-    """A graph edited to call a submodule the root does not have (a state
-    torch.fx 1.13's replace_pattern passes through; torch.fx's own gm(x)
-    fails on it): from_torch_fx and the exporter say which node, as
-    ValueError."""
+def test_a_call_module_the_root_lacks_is_taken_as_torch_fx_takes_it():
+    """A graph edited to call a submodule the root does not have, then
+    recompiled (a state torch.fx 1.13's replace_pattern passes through
+    before it copies the replacement's submodules in): torch.fx's
+    recompile() takes it and its gm(x) raises AttributeError. from_torch_fx
+    takes it too (text and code as torch.fx's), a call raises naming the
+    node and the missing attribute, and to_torch_fx gives back the same
+    state: the target absent, and once the submodule is added, torch.fx's
+    numbers. A file cannot hold it: the exporter names the node."""
     from fx_sdk import torchfx_export
     gm = torch.fx.symbolic_trace(torch.nn.Sequential(torch.nn.Sigmoid()))
     node = next(n for n in gm.graph.nodes if n.op == "call_module")
     node.target = "tanh"
+    gm.recompile()
+    sdk_gm = fx_sdk.from_torch_fx(gm)
+    assert sdk_text(sdk_gm) == torch_text(gm.graph)
+    assert sdk_gm.code == gm.code
+    x = torch.randn(3)
+    with pytest.raises(AttributeError) as torch_error:
+        gm(x)
+    with pytest.raises(Exception) as sdk_error:
+        sdk_gm(x)
+    assert f"node '{node.name}'" in str(sdk_error.value)
+    assert str(torch_error.value) in str(sdk_error.value)
+    back = fx_sdk.to_torch_fx(sdk_gm)
+    assert torch_text(back.graph) == torch_text(gm.graph)
+    assert back.code == gm.code
+    assert not hasattr(back, "tanh")
+    with pytest.raises(AttributeError):
+        back(x)
     message = (r"node '.*' \(call_module\) refers to 'tanh', which the "
                r"module does not have")
     with pytest.raises(ValueError, match=message):
-        fx_sdk.from_torch_fx(gm)
-    with pytest.raises(ValueError, match=message):
         torchfx_export.graph_document(gm)
+    gm.add_module("tanh", torch.nn.Tanh())
+    back.add_module("tanh", torch.nn.Tanh())
+    torch.testing.assert_close(back(x), gm(x), rtol=0, atol=0)
 
 
 def test_mkldnn_weights_run_in_process_and_a_file_refuses_them():
