@@ -212,7 +212,10 @@ bool is_allowed_pickle_global(const std::string& global) {
     return !name.empty() && name.find_first_of(" .") == std::string::npos;
   }
   if (module != "torch") return false;
-  if (one_of({"Size", "device"})) return true;
+  if (one_of({"Size", "device", "per_tensor_affine", "per_channel_affine",
+              "per_channel_affine_float_qparams"})) {
+    return true;
+  }
   if (is_dtype_name(cat("torch.", name))) return true;
   return one_of({"FloatStorage", "DoubleStorage", "HalfStorage",
                  "BFloat16Storage", "LongStorage", "IntStorage", "ShortStorage",

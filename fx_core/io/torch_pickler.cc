@@ -46,6 +46,12 @@ const char* storage_type_name(c10::ScalarType type) {
       return "ComplexFloatStorage";
     case c10::kComplexDouble:
       return "ComplexDoubleStorage";
+    case c10::kQInt8:
+      return "QInt8Storage";
+    case c10::kQUInt8:
+      return "QUInt8Storage";
+    case c10::kQInt32:
+      return "QInt32Storage";
     default:
       return nullptr;
   }
@@ -232,17 +238,29 @@ class Pickler {
       fail(place,
            cat("cannot save a tensor of layout ", c10::str(given.layout())));
     }
-    if (given.is_quantized()) fail(place, "cannot save a quantized tensor");
     if (!given.device().is_cpu()) fail(place, "cannot save a non-CPU tensor");
+    if (given.is_quantized()) return push_qtensor(given, place);
     at::Tensor t = given.resolve_conj().resolve_neg();
+    push_global("torch._utils", "_rebuild_tensor_v2");
+    op('(');
+    push_storage_view(t, place);
+    op(t.requires_grad() ? '\x88' : '\x89');
+    push_global("collections", "OrderedDict");
+    op(')');
+    op('R');
+    op('t');
+    op('R');
+  }
+
+  // The storage's persistent id, then offset, size and stride: the first
+  // four arguments of _rebuild_tensor_v2 and _rebuild_qtensor.
+  void push_storage_view(const at::Tensor& t, const std::string& place) {
     const char* storage_name = storage_type_name(t.scalar_type());
     if (storage_name == nullptr) {
       fail(place, cat("cannot save a tensor of dtype ",
                       c10::toString(t.scalar_type())));
     }
     const StorageRecord& record = storage_of(t, place);
-    push_global("torch._utils", "_rebuild_tensor_v2");
-    op('(');
     op('(');  // the persistent id
     push_string("storage");
     push_global("torch", storage_name);
@@ -254,6 +272,36 @@ class Pickler {
     push_int(t.storage_offset());
     push_ints(t.sizes());
     push_ints(t.strides());
+  }
+
+  // torch._utils._rebuild_qtensor(storage, offset, size, stride,
+  //     quantizer_params, requires_grad, OrderedDict()), quantizer_params
+  // as torch 1.13's Tensor.__reduce_ex__ writes them: (torch.per_tensor_
+  // affine, scale, zero_point) or (torch.per_channel_affine, scales,
+  // zero_points, axis), the float-qparams scheme under the latter's name.
+  void push_qtensor(const at::Tensor& t, const std::string& place) {
+    const at::QScheme scheme = t.qscheme();
+    const bool per_tensor = scheme == at::kPerTensorAffine;
+    if (!per_tensor && scheme != at::kPerChannelAffine &&
+        scheme != at::kPerChannelAffineFloatQParams) {
+      fail(place, cat("cannot save a quantized tensor of scheme ",
+                      c10::toString(scheme)));
+    }
+    push_global("torch._utils", "_rebuild_qtensor");
+    op('(');
+    push_storage_view(t, place);
+    op('(');
+    if (per_tensor) {
+      push_global("torch", "per_tensor_affine");
+      push_double(t.q_scale());
+      push_int(t.q_zero_point());
+    } else {
+      push_global("torch", "per_channel_affine");
+      push_tensor(t.q_per_channel_scales(), place + " (scales)");
+      push_tensor(t.q_per_channel_zero_points(), place + " (zero points)");
+      push_int(t.q_per_channel_axis());
+    }
+    op('t');
     op(t.requires_grad() ? '\x88' : '\x89');
     push_global("collections", "OrderedDict");
     op(')');

@@ -192,15 +192,56 @@ TEST_F(TorchSave, WeightsLoadWithWeightsOnly) {
 
 TEST(TorchSaveWrite, ValuesWithoutAPythonSpellingAreRefusedByPlace) {
   c10::impl::GenericDict dict(c10::StringType::get(), c10::AnyType::get());
-  dict.insert("w", at::quantize_per_tensor(at::ones({2}), 0.1, 0, at::kQUInt8));
+  dict.insert("w", at::empty({2}, at::TensorOptions().device(at::kMeta)));
   auto written = write_value_file(
-      tmp("quantized.pt"),
+      tmp("meta.pt"),
       c10::ivalue::Tuple::create(std::vector<c10::IValue>{at::ones(1), dict}));
   ASSERT_FALSE(written.ok());
   EXPECT_EQ(written.message(),
-            tmp("quantized.pt") +
-                ": cannot serialise: [1]['w']: cannot save a quantized tensor");
-  EXPECT_FALSE(std::ifstream(tmp("quantized.pt")).good());
+            tmp("meta.pt") +
+                ": cannot serialise: [1]['w']: cannot save a non-CPU tensor");
+  EXPECT_FALSE(std::ifstream(tmp("meta.pt")).good());
+}
+
+// Quantized tensors both ways (PyTorch's quantized models keep their weights
+// so): per-tensor quint8 and qint32, per-channel qint8 on axis 1, as
+// torch.save writes them and as torch.load reads ours.
+TEST_F(TorchSave, QuantizedTensorsRoundTripWithPython) {
+  const std::string make =
+      "import torch; x = torch.linspace(-2, 2, 24).view(2, 3, 4); "
+      "qs = [torch.quantize_per_tensor(x, 0.05, 3, torch.quint8), "
+      "torch.quantize_per_tensor(x, 0.01, -2, torch.qint32), "
+      "torch.quantize_per_channel(x, torch.tensor([0.02, 0.03, 0.04], "
+      "dtype=torch.double), torch.tensor([0, 1, -1]), 1, torch.qint8)]; ";
+  ASSERT_TRUE(python(make + "torch.save(qs, '" + tmp("q_py.pt") + "')"));
+  auto v = read_value_file(tmp("q_py.pt"));
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  const auto& qs = v->toListRef();
+  ASSERT_EQ(qs.size(), 3u);
+  at::Tensor x = at::linspace(-2, 2, 24).view({2, 3, 4});
+  at::Tensor a = qs[0].toTensor();
+  EXPECT_EQ(a.scalar_type(), at::kQUInt8);
+  EXPECT_EQ(a.qscheme(), at::kPerTensorAffine);
+  EXPECT_DOUBLE_EQ(a.q_scale(), 0.05);
+  EXPECT_EQ(a.q_zero_point(), 3);
+  EXPECT_TRUE(at::equal(
+      a.int_repr(), at::quantize_per_tensor(x, 0.05, 3, at::kQUInt8).int_repr()));
+  at::Tensor c = qs[2].toTensor();
+  EXPECT_EQ(c.qscheme(), at::kPerChannelAffine);
+  EXPECT_EQ(c.q_per_channel_axis(), 1);
+  EXPECT_TRUE(at::equal(c.q_per_channel_zero_points(),
+                        at::tensor({0, 1, -1}, at::kLong)));
+  ASSERT_TRUE(write_value_file(tmp("q_cpp.pt"), *v).ok());
+  EXPECT_TRUE(python(make + "ours = torch.load('" + tmp("q_cpp.pt") +
+                     "'); "
+                     "assert all(o.dtype == q.dtype and o.qscheme() == "
+                     "q.qscheme() and torch.equal(o.int_repr(), q.int_repr()) "
+                     "for o, q in zip(ours, qs)); "
+                     "assert ours[0].q_scale() == 0.05 and "
+                     "ours[0].q_zero_point() == 3; "
+                     "assert torch.equal(ours[2].q_per_channel_scales(), "
+                     "qs[2].q_per_channel_scales()) and "
+                     "ours[2].q_per_channel_axis() == 1"));
 }
 
 // Sparse COO and CSR tensors both ways: Python's files load here (checked
