@@ -287,6 +287,25 @@ def init_parameters(cls):
     return []
 
 
+def has_packed_weights(module):
+    """A lowered quantized module (convert_fx's Conv2d, ConvReLU2d, Linear,
+    LinearReLU): its weights are packed, read with weight() and bias()."""
+    return callable(getattr(module, "set_weight_bias", None)) and hasattr(
+        module, "scale")
+
+
+def packed_module_tensors(module):
+    """What a file holds for a has_packed_weights module: `weight`, `bias`
+    (unless it has none), and its output's `scale` and `zero_point` as 0-dim
+    float64 and int64 tensors (the scale keeps every bit of the float)."""
+    tensors = {"weight": module.weight()}
+    if module.bias() is not None:
+        tensors["bias"] = module.bias()
+    tensors["scale"] = torch.tensor(float(module.scale), dtype=torch.float64)
+    tensors["zero_point"] = torch.tensor(int(module.zero_point))
+    return tensors
+
+
 def module_config(module):
     """The constructor keyword arguments that rebuild `module`."""
     config = {}
@@ -302,6 +321,8 @@ def module_config(module):
             continue  # RNNBase's mode is fixed by the subclass
         if name in DERIVED.get(cls, {}):
             config[name] = DERIVED[cls][name](module)
+        elif name in ("bias", "bias_") and has_packed_weights(module):
+            config[name] = module.bias() is not None
         elif name == "activation" and cls.endswith("Layer"):
             config[name] = activation_name(module.activation)
         elif name in defaults and defaults[name](getattr(module, name, None)):
@@ -588,10 +609,13 @@ def add_attributes(gm, node, modules, weights, copy_weights, meta=False,
                 f"written to a file: its constructor arguments cannot be "
                 f"read back ({e}); a module of a class the SDK does not know "
                 f"runs only in process (fx_sdk.from_torch_fx)") from None
-        for key, tensor in sub.state_dict(keep_vars=not copy_weights).items():
+        packed = has_packed_weights(sub)
+        tensors = (packed_module_tensors(sub) if packed else
+                   sub.state_dict(keep_vars=not copy_weights))
+        for key, tensor in tensors.items():
             weights[node.target + "." + key] = (
                 tensor.detach().clone() if copy_weights else tensor)
-            kind = weight_kind(sub, key)
+            kind = "buffer" if packed else weight_kind(sub, key)
             if kind not in ("parameter", "buffer"):  # what readers assume
                 kinds[node.target + "." + key] = kind
     elif node.op == "get_attr":

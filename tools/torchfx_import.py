@@ -667,14 +667,20 @@ def load_weights(path):
 
 def _allow_return_types():
     """torch 1.13's weights_only unpickler does not know torch.return_types
-    (topk's expected output), plain structseq classes built from a tuple:
-    added to its allowed globals once."""
+    (topk's expected output), plain structseq classes built from a tuple,
+    nor quantized tensors (_rebuild_qtensor and the qschemes it takes, data
+    as much as _rebuild_tensor_v2's): added to its allowed globals once."""
     from torch import _weights_only_unpickler as unpickler
     allowed = unpickler._get_allowed_globals()
     for name in dir(torch.return_types):
         cls = getattr(torch.return_types, name)
         if isinstance(cls, type) and issubclass(cls, tuple):
             allowed.setdefault(f"torch.return_types.{name}", cls)
+    allowed.setdefault("torch._utils._rebuild_qtensor",
+                       torch._utils._rebuild_qtensor)
+    for scheme in (torch.per_tensor_affine, torch.per_channel_affine,
+                   torch.per_channel_affine_float_qparams):
+        allowed.setdefault(str(scheme), scheme)
 
 
 def is_wrapped_by_default(target):
@@ -944,9 +950,13 @@ def build_root(doc, weights, share=False, types=None):
     for key in weights:
         check_name(is_attribute_path, key, "weights", ATTRIBUTE_PATH)
     root = torch.nn.Module()
+    weights = dict(weights)
     for qualified, spec in doc.get("modules", {}).items():
-        set_path(root, qualified,
-                 build_module(qualified, spec, weights, share, types, kinds))
+        module = build_module(qualified, spec, weights, share, types, kinds)
+        if callable(getattr(module, "set_weight_bias", None)) and hasattr(
+                module, "scale"):
+            set_packed_weights(module, qualified, weights)
+        set_path(root, qualified, module)
     state = root.state_dict(keep_vars=True)
     for key, tensor in weights.items():
         kind = kinds.get(key)
@@ -973,6 +983,31 @@ def build_root(doc, weights, share=False, types=None):
             set_path(root, key, torch.nn.Parameter(
                 tensor, requires_grad=tensor.requires_grad or not share))
     return root
+
+
+def set_packed_weights(module, qualified, weights):
+    """Gives a lowered quantized module (convert_fx's Conv2d, Linear, ...,
+    whose weights are packed) the tensors a file holds for it, taken out of
+    `weights`: `weight` (quantized int8), `bias` (none with bias=False),
+    and its output's `scale` and `zero_point` (0-dim)."""
+    def take(key):
+        return weights.pop(f"{qualified}.{key}", None)
+    weight, bias = take("weight"), take("bias")
+    scale, zero_point = take("scale"), take("zero_point")
+    if weight is None or scale is None or zero_point is None:
+        raise BundleError(f"module '{qualified}': a quantized module needs "
+                          f"its weight, scale and zero_point in the weights")
+    if not weight.is_quantized or scale.numel() != 1 or \
+            zero_point.numel() != 1:
+        raise BundleError(f"module '{qualified}': its weight must be a "
+                          f"quantized tensor and scale and zero_point one "
+                          f"number each")
+    try:
+        module.set_weight_bias(weight, bias)
+    except (RuntimeError, TypeError) as e:
+        raise BundleError(f"module '{qualified}': {e}") from None
+    module.scale = float(scale)
+    module.zero_point = int(zero_point)
 
 
 _TREE_TYPES = {"tuple": tuple, "list": list, "dict": dict,

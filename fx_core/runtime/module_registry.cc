@@ -16,6 +16,7 @@ ModuleRegistry& ModuleRegistry::global() {
     auto* r = new ModuleRegistry();
     register_builtin_modules(*r);
     register_functional_modules(*r);
+    register_quantized_modules(*r);
     for (auto& kind : r->kinds_) kind->keeps_args = true;
     return r;
   }();

@@ -158,6 +158,9 @@ class ModuleRegistry {
 // global() calls both once.
 void register_builtin_modules(ModuleRegistry& registry);
 void register_functional_modules(ModuleRegistry& registry);
+// PyTorch's lowered quantized modules on LibTorch's int8 kernels
+// (modules/quantized_modules.cc).
+void register_quantized_modules(ModuleRegistry& registry);
 
 // Checks bound constructor arguments `args` of `kind` against its contract
 // (the generic int bound, config_rules, check_config, weight_shapes) and,

@@ -30,12 +30,18 @@ AtenTarget named(std::string_view name) {
   return t;
 }
 
-// torch.ops.aten.NAME[.OVERLOAD]
-std::optional<AtenTarget> ops_aten(std::string_view rest) {
+// torch.ops.NAMESPACE.NAME[.OVERLOAD], `rest` after "torch.ops.".
+std::optional<AtenTarget> ops_namespace(std::string_view rest) {
+  size_t ns_dot = rest.find('.');
+  if (ns_dot == std::string_view::npos) return std::nullopt;
+  std::string_view ns = rest.substr(0, ns_dot);
+  if (!is_identifier(ns)) return std::nullopt;
+  rest.remove_prefix(ns_dot + 1);
   size_t dot = rest.find('.');
   std::string_view name = rest.substr(0, dot);
   if (!is_identifier(name)) return std::nullopt;
   AtenTarget t = named(name);
+  t.name = cat(ns, "::", name);
   t.ops_namespace = true;
   if (dot == std::string_view::npos) return t;
   std::string_view overload = rest.substr(dot + 1);
@@ -58,7 +64,7 @@ std::optional<AtenTarget> aten_target(Opcode op, std::string_view target) {
   }
   if (op != Opcode::kCallFunction) return std::nullopt;
   std::string_view rest = target;
-  if (consume_prefix(&rest, "torch.ops.aten.")) return ops_aten(rest);
+  if (consume_prefix(&rest, "torch.ops.")) return ops_namespace(rest);
   static constexpr std::array<std::string_view, 6> kBindingModules = {
       "torch._C._nn.",  "torch._C._linalg.", "torch._C._special.",
       "torch._C._fft.", "torch._C._sparse.", "torch._C._nested."};

@@ -11,6 +11,10 @@
 //   call_function torch.ops.aten.NAME         aten::NAME, every overload
 //   call_function torch.ops.aten.NAME.OVL     aten::NAME, overload OVL only
 //                                             ("default" is the unnamed one)
+//   call_function torch.ops.NS.NAME[.OVL]     NS::NAME likewise: any
+//                                             namespace LibTorch registers
+//                                             operators in (quantized,
+//                                             prims, a custom op library)
 //   call_method   NAME, NAME_                 aten::NAME / aten::NAME_, with
 //                                             args[0] as `self`
 //
@@ -33,7 +37,7 @@ struct AtenTarget {
   std::string overload;  // with exact_overload: "dim", or "" for default
   bool exact_overload = false;
   bool method = false;      // call_method: the receiver is args[0]
-  // torch.ops.aten.*: results as the operator returns them (plain tuples,
+  // torch.ops.*: results as the operator returns them (plain tuples,
   // not Python's torch.return_types).
   bool ops_namespace = false;
   std::string python_name;  // for messages: "std", "linalg_det"

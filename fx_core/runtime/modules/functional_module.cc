@@ -57,4 +57,21 @@ bool FunctionalModuleImpl::adopt(const std::string& name,
   return true;
 }
 
+c10::IValue FunctionalModuleImpl::derived(
+    const std::vector<at::Tensor>& from,
+    const std::function<c10::IValue()>& make) const {
+  std::vector<std::pair<const void*, uint32_t>> key;
+  for (const at::Tensor& t : from) {
+    key.emplace_back(t.unsafeGetTensorImpl(),
+                     t.defined() ? t._version() : 0);
+  }
+  std::lock_guard<std::mutex> lock(derived_.mutex);
+  if (derived_.key != key || derived_.value.isNone()) {
+    derived_.value = make();
+    derived_.key = std::move(key);
+    derived_.held = from;
+  }
+  return derived_.value;
+}
+
 }  // namespace fx::nn

@@ -19,6 +19,8 @@
 #include <ATen/core/ivalue.h>
 #include <torch/nn/cloneable.h>
 
+#include <functional>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -54,9 +56,27 @@ class FunctionalModuleImpl : public torch::nn::Cloneable<FunctionalModuleImpl> {
   // is not registered yet. False otherwise.
   bool adopt(const std::string& name, const at::Tensor& value);
 
+  // A value the kind's forward derives from tensors of the module once
+  // (a quantized module's prepacked weights): `make`'s result, kept until
+  // one of `from` is another tensor or has been written to since. A copy
+  // of the module derives its own. Thread-safe.
+  c10::IValue derived(const std::vector<at::Tensor>& from,
+                      const std::function<c10::IValue()>& make) const;
+
  private:
+  struct DerivedCache {
+    DerivedCache() = default;
+    DerivedCache(const DerivedCache&) {}
+    DerivedCache& operator=(const DerivedCache&) { return *this; }
+    std::mutex mutex;
+    std::vector<std::pair<const void*, uint32_t>> key;
+    std::vector<at::Tensor> held;  // keeps the key's tensors' addresses
+    c10::IValue value;
+  };
+
   Config config_;
   std::vector<std::string> optional_buffers_;
+  mutable DerivedCache derived_;
 };
 
 }  // namespace fx::nn

@@ -128,7 +128,9 @@ c10::IValue FunctionTarget::operator()(
 
 void add_module_spec(ModuleRegistry& r, const FunctionalModuleSpec& spec) {
   ModuleKind kind;
-  kind.type = cat("torch.nn.", spec.type);
+  kind.type = spec.type.find('.') == std::string::npos
+                  ? cat("torch.nn.", spec.type)
+                  : spec.type;
   kind.forward_schema = OpSchema::parse(spec.forward);
   kind.init_schema = OpSchema::parse(spec.init);
   kind.config_rules = spec.config_rules;

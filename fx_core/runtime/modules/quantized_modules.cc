@@ -1,0 +1,285 @@
+// PyTorch's lowered quantized modules (what torch.ao.quantization's
+// convert_fx makes): Conv2d, ConvReLU2d, Linear and LinearReLU of
+// torch.ao.nn.quantized / torch.nn.intrinsic.quantized, run on LibTorch's
+// own int8 kernels (quantized::conv2d, quantized::linear and their _relu
+// forms), as their Python forwards call them.
+//
+// In a file each is its constructor's arguments (the config) and four
+// tensors: `weight` (the int8 weight, per tensor or per channel), `bias`
+// (float, absent with bias=False), `scale` and `zero_point` (the output's
+// quantization, 0-dim). The module adopts them when the weights load
+// (FunctionalModuleImpl's optional buffers) and prepacks weight and bias
+// once, on first use, for the quantized engine (below); prepacking again
+// when either tensor is replaced or written to.
+//
+// The engine: oneDNN (torch's "onednn", the engine torch 1.13's default
+// onednn qconfig targets, with VNNI int8 kernels on CPUs that have them)
+// when LibTorch has it, else LibTorch's current engine; $FX_QENGINE
+// (onednn, fbgemm, qnnpack) chooses another. Prepacking sets LibTorch's
+// process-wide engine for the moment it runs and restores it.
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fx_core/runtime/module_registry.h"
+#include "fx_core/runtime/modules/functional_module.h"
+#include "fx_core/runtime/modules/module_spec.h"
+#include "fx_core/support/error.h"
+#include "fx_core/support/strings.h"
+
+namespace fx {
+namespace {
+
+using c10::IValue;
+using nn::FunctionalModuleImpl;
+
+// The quantized engine weights are prepacked for.
+at::QEngine prepack_engine() {
+  const auto& supported = at::globalContext().supportedQEngines();
+  auto has = [&supported](at::QEngine e) {
+    return std::find(supported.begin(), supported.end(), e) != supported.end();
+  };
+  const char* chosen = std::getenv("FX_QENGINE");
+  if (chosen != nullptr && *chosen != '\0') {
+    const std::string name = chosen;
+    at::QEngine e = name == "onednn"    ? at::QEngine::ONEDNN
+                    : name == "fbgemm"  ? at::QEngine::FBGEMM
+                    : name == "qnnpack" ? at::QEngine::QNNPACK
+                                        : at::QEngine::NoQEngine;
+    if (e == at::QEngine::NoQEngine || !has(e)) {
+      throw FxError(cat("$FX_QENGINE is '", name,
+                        "': not a quantized engine this LibTorch has "
+                        "(onednn, fbgemm or qnnpack)"));
+    }
+    return e;
+  }
+  return has(at::QEngine::ONEDNN) ? at::QEngine::ONEDNN
+                                  : at::globalContext().qEngine();
+}
+
+// Runs a registered operator boxed (its packed-weights arguments are
+// TorchScript class objects, which the typed API would need their C++
+// classes for).
+IValue call_boxed(const c10::OperatorHandle& op, std::vector<IValue> stack) {
+  op.callBoxed(&stack);
+  return std::move(stack.at(0));
+}
+
+c10::OperatorHandle find_op(const char* name, const char* overload) {
+  return c10::Dispatcher::singleton().findSchemaOrThrow(name, overload);
+}
+
+// The module's tensor `name`, which its forward needs.
+at::Tensor required(const FunctionalModuleImpl& m, const char* name) {
+  c10::optional<at::Tensor> t = m.tensor(name);
+  if (!t || !t->defined()) {
+    throw FxError(cat(m.name(), ": the module has no '", name,
+                      "' (a quantized module's weights give it)"));
+  }
+  return *t;
+}
+
+at::Tensor optional_tensor(const FunctionalModuleImpl& m, const char* name) {
+  c10::optional<at::Tensor> t = m.tensor(name);
+  return t ? *t : at::Tensor();
+}
+
+// `weight` must be an int8 tensor of `shape` (-1: any size).
+void check_weight(const FunctionalModuleImpl& m, const at::Tensor& weight,
+                  const std::vector<int64_t>& shape) {
+  bool fits = weight.is_quantized() && weight.scalar_type() == at::kQInt8 &&
+              weight.dim() == static_cast<int64_t>(shape.size());
+  for (size_t d = 0; fits && d < shape.size(); ++d) {
+    fits = shape[d] < 0 || weight.size(static_cast<int64_t>(d)) == shape[d];
+  }
+  if (!fits) {
+    throw FxError(cat(m.name(), ": its weight must be a quantized qint8 "
+                      "tensor of shape ",
+                      c10::str(at::IntArrayRef(shape)), ", not ",
+                      weight.is_quantized() ? "" : "an unquantized ",
+                      c10::toString(weight.scalar_type()), " of shape ",
+                      c10::str(weight.sizes())));
+  }
+}
+
+// weight and bias prepacked by `prepack` on the engine, for `m`.
+IValue prepacked(const FunctionalModuleImpl& m,
+                 const std::function<IValue(const at::Tensor&,
+                                            const at::Tensor&)>& prepack) {
+  at::Tensor weight = required(m, "weight");
+  at::Tensor bias = optional_tensor(m, "bias");
+  return m.derived({weight, bias}, [&] {
+    static std::mutex engine_mutex;
+    std::lock_guard<std::mutex> lock(engine_mutex);
+    at::Context& context = at::globalContext();
+    const at::QEngine saved = context.qEngine();
+    context.setQEngine(prepack_engine());
+    try {
+      IValue packed = prepack(weight, bias);
+      context.setQEngine(saved);
+      return packed;
+    } catch (const c10::Error& e) {
+      context.setQEngine(saved);
+      throw FxError(cat(m.name(), ": cannot prepack its weights: ",
+                        e.what_without_backtrace()));
+    }
+  });
+}
+
+// The output's quantization: the module's 0-dim `scale` and `zero_point`.
+std::pair<double, int64_t> output_qparams(const FunctionalModuleImpl& m) {
+  at::Tensor scale = required(m, "scale");
+  at::Tensor zero_point = required(m, "zero_point");
+  if (scale.numel() != 1 || zero_point.numel() != 1) {
+    throw FxError(cat(m.name(), ": scale and zero_point must be one number "
+                      "each"));
+  }
+  double s = scale.item<double>();
+  if (!(s > 0) || !std::isfinite(s)) {
+    throw FxError(cat(m.name(), ": its output scale is ", c10::str(s),
+                      " (a quantization scale is positive and finite)"));
+  }
+  return {s, zero_point.item<int64_t>()};
+}
+
+std::vector<int64_t> pair_of(const FunctionalModuleImpl& m, const char* name) {
+  IValue v = ntuple(m.config(name), 2);
+  std::vector<int64_t> out;
+  for (const IValue& x : v.toTupleRef().elements()) out.push_back(x.toInt());
+  return out;
+}
+
+// ops.quantized.conv2d(input, packed, scale, zero_point) and its _relu.
+CustomForward conv2d_forward(bool relu) {
+  return [relu](FunctionalModuleImpl& m, OpArgs& a) -> IValue {
+    static const c10::OperatorHandle prepack =
+        find_op("quantized::conv2d_prepack", "");
+    static const c10::OperatorHandle conv = find_op("quantized::conv2d", "new");
+    static const c10::OperatorHandle conv_relu =
+        find_op("quantized::conv2d_relu", "new");
+    const at::Tensor& input = a.tensor(0);
+    if (input.dim() != 4) {
+      throw FxError(cat(m.name(), ": input shape must be (N, C, H, W), not ",
+                        c10::str(input.sizes())));
+    }
+    const int64_t groups = m.config("groups").toInt();
+    std::vector<int64_t> kernel = pair_of(m, "kernel_size");
+    IValue packed = prepacked(m, [&](const at::Tensor& w, const at::Tensor& b) {
+      check_weight(m, w,
+                   {m.config("out_channels").toInt(),
+                    m.config("in_channels").toInt() / groups, kernel[0],
+                    kernel[1]});
+      return call_boxed(prepack, {w, b.defined() ? IValue(b) : IValue(),
+                                  pair_of(m, "stride"), pair_of(m, "padding"),
+                                  pair_of(m, "dilation"), groups});
+    });
+    auto [scale, zero_point] = output_qparams(m);
+    return call_boxed(relu ? conv_relu : conv,
+                      {input, std::move(packed), scale, zero_point});
+  };
+}
+
+// ops.quantized.linear(input, packed, scale, zero_point) and its _relu.
+CustomForward linear_forward(bool relu) {
+  return [relu](FunctionalModuleImpl& m, OpArgs& a) -> IValue {
+    static const c10::OperatorHandle prepack =
+        find_op("quantized::linear_prepack", "");
+    static const c10::OperatorHandle linear = find_op("quantized::linear", "");
+    static const c10::OperatorHandle linear_relu =
+        find_op("quantized::linear_relu", "");
+    IValue packed = prepacked(m, [&](const at::Tensor& w, const at::Tensor& b) {
+      check_weight(m, w,
+                   {m.config("out_features").toInt(),
+                    m.config("in_features").toInt()});
+      return call_boxed(prepack, {w, b.defined() ? IValue(b) : IValue()});
+    });
+    auto [scale, zero_point] = output_qparams(m);
+    return call_boxed(relu ? linear_relu : linear,
+                      {a.tensor(0), std::move(packed), scale, zero_point});
+  };
+}
+
+void declare_tensors(FunctionalModuleImpl& m, OpArgs&) {
+  for (const char* name : {"weight", "bias", "scale", "zero_point"}) {
+    m.declare_optional_buffer(name);
+  }
+}
+
+FunctionalModuleSpec quantized_spec(std::string type, const char* init,
+                                    CustomForward forward) {
+  FunctionalModuleSpec spec{std::move(type), init, "input", "", {}};
+  spec.parameters = declare_tensors;
+  spec.custom = std::move(forward);
+  return spec;
+}
+
+void check_conv_config(OpArgs& init) {
+  const int64_t groups = init.to_int(6);
+  if (groups < 1 || init.to_int(0) % groups != 0 ||
+      init.to_int(1) % groups != 0) {
+    throw FxError(cat("groups ", groups, " must divide in_channels ",
+                      init.to_int(0), " and out_channels ", init.to_int(1)));
+  }
+  if (init.to_string(8) != "zeros") {
+    throw FxError(cat("padding_mode '", init.to_string(8),
+                      "': the quantized convolutions here take 'zeros'"));
+  }
+}
+
+}  // namespace
+
+void register_quantized_modules(ModuleRegistry& registry) {
+  const char* conv_init =
+      "in_channels, out_channels, kernel_size, stride=1, padding=0, "
+      "dilation=1, groups=1, bias=True, padding_mode='zeros', device=None, "
+      "dtype=None";
+  // Linear names its flag bias_, LinearReLU bias.
+  const char* linear_init =
+      "in_features, out_features, bias_=True, dtype=None";
+  const char* linear_relu_init =
+      "in_features, out_features, bias=True, dtype=None";
+  // torch 1.13's module paths of the classes (type(m).__module__), and the
+  // torch.ao ones later versions moved the intrinsic classes to.
+  const std::vector<std::pair<std::string, std::pair<bool, bool>>> kinds = {
+      {"torch.ao.nn.quantized.modules.conv.Conv2d", {true, false}},
+      {"torch.nn.intrinsic.quantized.modules.conv_relu.ConvReLU2d",
+       {true, true}},
+      {"torch.ao.nn.intrinsic.quantized.modules.conv_relu.ConvReLU2d",
+       {true, true}},
+      {"torch.ao.nn.quantized.modules.linear.Linear", {false, false}},
+      {"torch.nn.intrinsic.quantized.modules.linear_relu.LinearReLU",
+       {false, true}},
+      {"torch.ao.nn.intrinsic.quantized.modules.linear_relu.LinearReLU",
+       {false, true}},
+  };
+  for (const auto& [type, form] : kinds) {
+    const auto [conv, relu] = form;
+    FunctionalModuleSpec spec =
+        conv ? quantized_spec(type, conv_init, conv2d_forward(relu))
+             : quantized_spec(type, relu ? linear_relu_init : linear_init,
+                              linear_forward(relu));
+    if (conv) {
+      spec.config_rules = {ints_in("in_channels", 1, kMaxConfigInt),
+                           ints_in("out_channels", 1, kMaxConfigInt),
+                           ints_in("kernel_size", 1, kMaxConfigInt),
+                           ints_in("stride", 1, kMaxConfigInt),
+                           ints_in("padding", 0, kMaxConfigInt),
+                           ints_in("dilation", 1, kMaxConfigInt)};
+      spec.check_config = check_conv_config;
+    } else {
+      spec.config_rules = {ints_in("in_features", 1, kMaxConfigInt),
+                           ints_in("out_features", 1, kMaxConfigInt)};
+    }
+    add_module_spec(registry, spec);
+  }
+}
+
+}  // namespace fx

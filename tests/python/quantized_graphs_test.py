@@ -1,0 +1,174 @@
+"""PyTorch's lowered quantized graphs (torch.ao.quantization's convert_fx,
+engine onednn) through the SDK (issue 33, item 1): the quantized Conv2d,
+ConvReLU2d, Linear and LinearReLU modules run on LibTorch's int8 kernels in
+C++, in process and from bundle files, with PyTorch's numbers; text and
+code as torch.fx's; to_torch_fx and the Python importer give back
+quantized modules with the same int8 weights. Every expected value is
+PyTorch's own, computed here.
+"""
+
+import copy
+import os
+import subprocess
+import tempfile
+
+import pytest
+import torch
+import torch.fx
+import torchvision
+from torch.ao.quantization import get_default_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
+
+import fx_sdk
+from fx_command import fx_binary
+from fx_sdk import torchfx_export, torchfx_import
+
+
+class MLP(torch.nn.Module):
+    """Linear + ReLU (LinearReLU when lowered), a plain Linear, no bias on
+    the last."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(12, 16)
+        self.fc2 = torch.nn.Linear(16, 8)
+        self.fc3 = torch.nn.Linear(8, 4, bias=False)
+        self.relu = torch.nn.ReLU()
+
+    def forward(self, x):
+        return self.fc3(self.fc2(self.relu(self.fc1(x))))
+
+
+def lowered(model, example, calibration):
+    """convert_fx of `model` prepared with onednn's default qconfig and
+    calibrated on `calibration`."""
+    torch.backends.quantized.engine = "onednn"
+    prepared = prepare_fx(copy.deepcopy(model).eval(),
+                          get_default_qconfig_mapping("onednn"), (example,))
+    with torch.no_grad():
+        for batch in calibration:
+            prepared(batch)
+    return convert_fx(prepared)
+
+
+@pytest.fixture(scope="module")
+def resnet():
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18().eval()
+    x = torch.randn(2, 3, 64, 64)
+    q = lowered(model, x, [torch.randn(2, 3, 64, 64) for _ in range(3)])
+    return q, x
+
+
+@pytest.fixture(scope="module")
+def mlp():
+    torch.manual_seed(1)
+    x = torch.randn(5, 12)
+    return lowered(MLP(), x, [torch.randn(5, 12) for _ in range(3)]), x
+
+
+def sdk_text(sdk_gm):
+    return sdk_gm.graph_text.replace("[num_users=", "[#users=")
+
+
+def quantized_module_types(gm):
+    return sorted({type(m).__name__ for m in gm.modules()
+                   if callable(getattr(m, "set_weight_bias", None))
+                   and hasattr(m, "scale")})
+
+
+def test_the_lowered_graphs_hold_the_quantized_modules(resnet, mlp):
+    assert quantized_module_types(resnet[0]) == ["Conv2d", "ConvReLU2d",
+                                                 "Linear"]
+    assert quantized_module_types(mlp[0]) == ["Linear", "LinearReLU"]
+
+
+@pytest.mark.parametrize("which", ["resnet", "mlp"])
+def test_in_process_text_code_and_int8_numbers(which, request):
+    gm, x = request.getfixturevalue(which)
+    sdk_gm = fx_sdk.from_torch_fx(gm)
+    assert sdk_text(sdk_gm) == str(gm.graph)
+    assert sdk_gm.code == gm.code
+    # C++ modules, not the Python objects called back.
+    python_modules, _, _ = fx_sdk._C._python_objects(sdk_gm)
+    assert python_modules == []
+    with torch.no_grad():
+        torch.testing.assert_close(sdk_gm(x), gm(x), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("which", ["resnet", "mlp"])
+def test_to_torch_fx_gives_back_quantized_modules(which, request):
+    gm, x = request.getfixturevalue(which)
+    back = fx_sdk.to_torch_fx(fx_sdk.from_torch_fx(gm))
+    assert str(back.graph) == str(gm.graph) and back.code == gm.code
+    ours = dict(back.named_modules())
+    for name, module in gm.named_modules():
+        if not (callable(getattr(module, "set_weight_bias", None))
+                and hasattr(module, "scale")):
+            continue
+        other = ours[name]
+        assert type(other) is type(module), name
+        assert torch.equal(other.weight().int_repr(),
+                           module.weight().int_repr()), name
+        assert other.scale == module.scale, name
+        assert other.zero_point == module.zero_point, name
+    with torch.no_grad():
+        torch.testing.assert_close(back(x), gm(x), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("which", ["resnet", "mlp"])
+def test_bundles_print_run_and_load_back(which, request):
+    gm, x = request.getfixturevalue(which)
+    fx = fx_binary()
+    with torch.no_grad():
+        expected = gm(x)
+    with tempfile.TemporaryDirectory() as out:
+        torchfx_export.export(gm, [x], out)
+        graph = os.path.join(out, "graph.fx.json")
+        for command, want in (("print", str(gm.graph)), ("code", gm.code)):
+            run = subprocess.run([fx, command, graph], capture_output=True,
+                                 text=True, check=True)
+            got = run.stdout.replace("[num_users=", "[#users=")
+            assert got.strip() == want.strip(), command
+        inputs, outputs = (os.path.join(out, name)
+                           for name in ("in.pt", "out.pt"))
+        torch.save([x], inputs)
+        subprocess.run([fx, "exec", graph, "--inputs", inputs, "--outputs",
+                        outputs], check=True, capture_output=True)
+        torch.testing.assert_close(torch.load(outputs), expected, rtol=0,
+                                   atol=0)
+        loaded = torchfx_import.load_bundle(out)
+        assert quantized_module_types(loaded) == quantized_module_types(gm)
+        with torch.no_grad():
+            torch.testing.assert_close(loaded(x), expected, rtol=0, atol=0)
+
+
+def test_a_pass_pipeline_keeps_the_quantized_modules(resnet):
+    gm, x = resnet
+    back, report = fx_sdk.run_pipeline(gm, "dce")
+    assert [r["outcome"] for r in report] == ["ran"]
+    assert quantized_module_types(back) == quantized_module_types(gm)
+    with torch.no_grad():
+        torch.testing.assert_close(back(x), gm(x), rtol=0, atol=0)
+
+
+def test_a_float_weight_for_a_quantized_module_is_named(mlp):
+    gm, x = mlp
+    fx = fx_binary()
+    with tempfile.TemporaryDirectory() as out:
+        torchfx_export.export(gm, [x], out)
+        name = torchfx_export.current_weights_name(out)
+        path = os.path.join(out, name)
+        weights = torch.load(path)
+        weights["fc2.weight"] = weights["fc2.weight"].dequantize()
+        torch.save(weights, path)
+        inputs = os.path.join(out, "in.pt")
+        torch.save([x], inputs)
+        run = subprocess.run([fx, "exec", os.path.join(out, "graph.fx.json"),
+                              "--inputs", inputs, "--outputs",
+                              os.path.join(out, "out.pt")],
+                             capture_output=True, text=True)
+        assert run.returncode != 0
+        assert "fc2" in run.stderr and "qint8" in run.stderr, run.stderr
+        with pytest.raises(torchfx_import.BundleError, match="fc2"):
+            torchfx_import.load_bundle(out)
