@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the SDK builds and tests against, from Debian's packages only.
 # Idempotent: does nothing when everything is present. Needs root or sudo.
+# Also fetches PyTorch 1.13.1's torch.fx tests into a cache outside the repo
+# (fetch_pytorch_tests below).
 set -euo pipefail
 
 packages=(
@@ -9,6 +11,7 @@ packages=(
   libboost-dev libboost-filesystem-dev nlohmann-json3-dev libdlpack-dev libssl-dev graphviz gnuplot-nox
   python3-torch python3-torchvision
   python3-dev pybind11-dev python3-pytest  # the Python package fx_sdk (//python) and its tests
+  python3-z3  # torch.fx's test/fx/test_z3_gradual_types.py (//tests/tools:torch_fx_suite_fx)
   abigail-tools  # abidw/abidiff: the plugin ABI baseline check (tests/plugin_api/abi)
   cmake pkgconf make  # the SDK install test builds the plugin template out of tree
   strace  # kills bundle writers at every rename and write (tests/python/bundle_crash_test)
@@ -43,6 +46,24 @@ report_blas() {
   esac
 }
 
+# PyTorch 1.13.1's own torch.fx tests, for the conformance suite
+# (//tests/tools:torch_fx_suite_*): from Debian's source tarball (downloaded
+# from deb.debian.org once, sha256-checked) into a cache outside the
+# repository, $FX_PYTORCH_TESTS or /var/cache/fx-sdk/pytorch-1.13.1-tests.
+# Not fatal here: without them those targets fail, saying to run setup.
+fetch_pytorch_tests() {
+  local dest="${FX_PYTORCH_TESTS:-/var/cache/fx-sdk/pytorch-1.13.1-tests}"
+  local parent
+  parent="$(dirname "$dest")"
+  if ! { mkdir -p "$parent" 2>/dev/null && [ -w "$parent" ]; }; then
+    $sudo install -d -m 0755 -o "$(id -u)" -g "$(id -g)" "$parent" || return 1
+  fi
+  /usr/bin/python3 "$(dirname "$0")/conformance/fetch_pytorch_tests.py" --dest "$dest"
+}
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -50,14 +71,12 @@ done
 
 if [ "${#missing[@]}" -eq 0 ]; then
   echo "setup: all ${#packages[@]} packages present"
-  report_blas
-  exit 0
+else
+  echo "setup: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-echo "setup: installing ${missing[*]}"
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 report_blas
+fetch_pytorch_tests || echo "setup: warning: PyTorch's torch.fx tests not fetched;" \
+  "//tests/tools:torch_fx_suite_* will fail" >&2
 echo "setup: done"

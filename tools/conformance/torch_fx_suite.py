@@ -3,7 +3,8 @@
 own test programs build.
 
     nice -n 10 /usr/bin/python3 tools/conformance/torch_fx_suite.py \
-        --tests /work/pt_tests [--out DIR] [--only NAME]... [--vision] [--op-db]
+        --tests DIR [--out DIR] [--only NAME]... [--vision] [--op-db] \
+        [--expected FILE]
 
 --tests is a directory holding PyTorch 1.13.1's test/test_fx.py,
 test/test_fx_experimental.py, test/test_fx_passes.py,
@@ -29,14 +30,25 @@ function mode is active waits for the end of its test):
     roundtrip_text  str(to_torch_fx(sdk_gm).graph) == str(gm.graph)
     roundtrip_code  to_torch_fx(sdk_gm).code == gm.code
     export          tools/torchfx_export.py's graph_document(gm) takes it
+                    and check_storable its weights (as its export() does)
     fx_print        `fx print graph.fx.json` == str(gm.graph)
     fx_code         `fx code graph.fx.json` == gm.code
+
+The pytest process imports fx_sdk and runs each conversion once before the
+first fork (the children inherit what the SDK builds on first use), and
+`fx print` / `fx code` run in tools/conformance/fx_batch, one process for
+all bundles that calls what the fx binary's main() calls (--fx-batch; ''
+runs the fx binary once a command, half a second each).
 
 States are told apart by graph text and code (each is checked once).
 Output: OUT/report.json (every state's results, tests' outcomes, crashes)
 and OUT/report.txt (the counts and the failure groups, largest first: errors
-clustered by check and normalised first line). A tool, not a CI test: the
-PyTorch files are not in the repository. Torch runs on one thread.
+clustered by check and normalised first line). Torch runs on one thread.
+
+With --expected torch_fx_suite_expected.py it is a CI test (exit 1 unless
+the results are exactly as that file says): //tests/tools:torch_fx_suite_*,
+one target a unit, on the files tools/setup.sh fetches
+(fetch_pytorch_tests.py; PyTorch's files are never in this repository).
 """
 
 import argparse
@@ -45,6 +57,9 @@ import hashlib
 import json
 import os
 import re
+import resource
+import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -110,8 +125,119 @@ def pytest_configure(config):
     if seen_path and os.path.exists(seen_path):
         with open(seen_path) as f:
             _State.seen = {k: set(v) for k, v in json.load(f).items()}
+    if os.environ.get("FXSUITE_WARM_UP", "1") == "1":
+        _warm_up(torch)
+    _FxServer.start()
     _install_hooks(torch)
     _tolerate_missing_torchbind(torch)
+
+
+def _warm_up(torch):
+    """Imports fx_sdk and runs each conversion once in this process before
+    any check forks, so the children inherit what the SDK and LibTorch
+    build on first use (about 0.5 s in every child otherwise). The graph is
+    built by hand: no tracing, and no test is running (nothing recorded)."""
+    import io
+    import fx_sdk
+    from fx_sdk import torchfx_export
+    root = torch.nn.Module()
+    root.linear = torch.nn.Linear(2, 2)
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    y = graph.call_module("linear", (x,))
+    y = graph.call_function(torch.relu, (y,))
+    y = graph.call_method("add", (y, 1))
+    graph.output(y)
+    gm = torch.fx.GraphModule(root, graph)
+    sdk = fx_sdk.from_torch_fx(gm)
+    _ = (sdk.graph_text, sdk.code)
+    with torch.no_grad():
+        sdk(torch.ones(1, 2))
+    back = fx_sdk.to_torch_fx(sdk, lazy=False)
+    _ = (str(back.graph), back.code)
+    _, weights = torchfx_export.graph_document(gm)
+    torch.save(weights, io.BytesIO())
+
+
+class _FxServer:
+    """tools/conformance/fx_batch (FXSUITE_FX_BATCH): `fx` commands run in
+    one process that loaded LibTorch once, started by the pytest process
+    and used by its forked checks one at a time (a child writes one request
+    and reads its answer). A check that found it dead, hung or out of step
+    says so (the "_fx_server" entry); the pytest process then starts
+    another. Without FXSUITE_FX_BATCH each command runs the fx binary."""
+    proc = None
+
+    @classmethod
+    def start(cls):
+        path = os.environ.get("FXSUITE_FX_BATCH")
+        if path:
+            cls.proc = subprocess.Popen([path], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE)
+
+    @classmethod
+    def restart(cls):
+        """Stops the server; returns how it ended (a signal's name or
+        None); starts another."""
+        ended = None
+        if cls.proc is not None:
+            code = cls.proc.poll()
+            if code is None:
+                cls.proc.kill()
+                code = cls.proc.wait()
+            if code < 0:
+                ended = signal.Signals(-code).name
+            for stream in (cls.proc.stdin, cls.proc.stdout):
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+        cls.start()
+        return ended
+
+    @classmethod
+    def stop(cls):
+        if cls.proc is not None:
+            try:
+                cls.proc.stdin.close()
+                cls.proc.wait(timeout=30)
+            except Exception:  # noqa: BLE001
+                cls.proc.kill()
+            cls.proc = None
+
+    @classmethod
+    def request(cls, args, timeout):
+        """In a check's child: runs `fx ARGS...` in the server; returns
+        (status, stdout, stderr). Raises _ServerBroken when the server died,
+        hung or answered out of step."""
+        proc = cls.proc
+        data = (json.dumps(args) + "\n").encode()
+        try:
+            while data:
+                data = data[os.write(proc.stdin.fileno(), data):]
+        except OSError as e:
+            raise _ServerBroken("fx_batch ended (%s)" % e) from None
+        fd = proc.stdout.fileno()
+        buf = b""
+        deadline = time.time() + timeout
+        while not buf.endswith(b"\n"):
+            left = deadline - time.time()
+            if left <= 0:
+                raise _ServerBroken("timeout after %d s" % timeout)
+            ready, _, _ = select.select([fd], [], [], left)
+            if ready:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    raise _ServerBroken("fx_batch ended")
+                buf += chunk
+        if buf.count(b"\n") != 1:
+            raise _ServerBroken("fx_batch answered out of step")
+        answer = json.loads(buf)
+        return answer["status"], answer["out"], answer["err"]
+
+
+class _ServerBroken(Exception):
+    pass
 
 
 def _tolerate_missing_torchbind(torch):
@@ -215,10 +341,21 @@ def _check_static(gm, when):
         if "static" in done:
             return
         done.add("static")
+        started = time.time()
         results = _run_isolated(_static_checks, gm, None)
+        seconds = time.time() - started
+        broken = results.pop("_fx_server", None)
+        if broken is not None and _FxServer.proc is not None:
+            ended = _FxServer.restart()
+            for check in ("fx_print", "fx_code"):
+                r = results.get(check, {})
+                if ended and r.get("status") == "crash" and \
+                        r.get("error", "").startswith("crash: fx_batch"):
+                    r["error"] = "crash: " + ended
         _emit({"kind": "gm", "test": _State.current, "key": key,
                "when": when, "class": _class_name(gm),
                "nodes": len(gm.graph.nodes), "results": results,
+               "seconds": round(seconds, 4),
                "graph_head": "\n".join(text.splitlines()[:12])})
     finally:
         _State.busy = False
@@ -238,9 +375,12 @@ def _check_numbers(torch, gm, args, kwargs):
     if "numbers" in done:
         return
     done.add("numbers")
+    started = time.time()
     results = _run_isolated(_numbers_check, gm, (args, kwargs))
+    results.pop("_fx_server", None)
     _emit({"kind": "numbers", "test": _State.current, "key": key,
-           "class": _class_name(gm), "results": results})
+           "class": _class_name(gm), "results": results,
+           "seconds": round(time.time() - started, 4)})
 
 
 def _real(torch, value):
@@ -330,17 +470,20 @@ def pytest_runtest_protocol(item, nextitem):
         _State.classes.add(item.cls.__name__)
     _State.current = item.nodeid
     _emit({"kind": "test_start", "nodeid": item.nodeid})
+    started = time.time()
     yield
     pending, _State.pending = _State.pending, []
     for gm, when in pending:  # made while tracing: their state at the end
         _check_static(gm, when + " (checked at test end)")
     _State.current = None
-    _emit({"kind": "test_end", "nodeid": item.nodeid})
+    _emit({"kind": "test_end", "nodeid": item.nodeid,
+           "seconds": round(time.time() - started, 3)})
 
 
 def pytest_sessionfinish(session, exitstatus):
     if _State.journal is None:
         return
+    _FxServer.stop()
     _emit({"kind": "classes", "names": sorted(_State.classes)})
     seen_path = os.environ.get("FXSUITE_SEEN")
     if seen_path:
@@ -385,6 +528,8 @@ def _run_isolated(checks, gm, inputs):
             entry = json.loads(line)
             if entry.get("start"):
                 started = entry["check"]
+            elif entry["check"] == "_fx_server":
+                results["_fx_server"] = entry
             else:
                 results[entry["check"]] = entry
                 started = None
@@ -398,6 +543,9 @@ def _run_isolated(checks, gm, inputs):
             error = f"child exited {os.WEXITSTATUS(status)}"
         results[started] = {"check": started, "status": "crash",
                             "error": error}
+    if timed_out or started is not None or not os.WIFEXITED(status) or \
+            os.WEXITSTATUS(status) != 0:
+        results["_fx_server"] = {"check": "_fx_server", "status": "broken"}
     return results
 
 
@@ -431,19 +579,28 @@ def _runner(out):
     def run(check, fn):
         out.write(json.dumps({"check": check, "start": True}) + "\n")
         out.flush()
+        started = time.time()
         try:
             detail = fn()
             entry = {"check": check, "status": "ok"}
             if isinstance(detail, tuple):
                 entry = {"check": check, "status": detail[0],
                          "error": detail[1]}
+        except _Crash as e:
+            entry = {"check": check, "status": "crash", "error": str(e)}
         except Exception as e:  # noqa: BLE001
             entry = {"check": check, "status": "fail", "error": _first_line(e),
                      "where": _where(e)}
+        entry["ms"] = round(1000 * (time.time() - started), 1)
         out.write(json.dumps(entry, default=str) + "\n")
         out.flush()
         return entry["status"] == "ok"
     return run
+
+
+class _Crash(Exception):
+    """A check whose process (the fx command) died or hung: status
+    "crash"."""
 
 
 def _same(want, got):
@@ -490,6 +647,7 @@ def _static_checks(gm, inputs, out):
         def export():
             from fx_sdk import torchfx_export
             document, weights = torchfx_export.graph_document(gm)
+            torchfx_export.check_storable(weights)  # as export() does
             if weights:
                 document["weights"] = "model.weights.pt"
                 torch.save(weights, os.path.join(bundle, "model.weights.pt"))
@@ -501,25 +659,39 @@ def _static_checks(gm, inputs, out):
             path = os.path.join(bundle, "graph.fx.json")
 
             def fx_command(command, want):
-                proc = subprocess.run([fx, command, path],
-                                      capture_output=True, text=True,
-                                      timeout=FX_TIMEOUT)
-                if proc.returncode != 0:
-                    if proc.returncode < 0:
-                        return ("fail", "crash: " + signal.Signals(
-                            -proc.returncode).name)
+                if _FxServer.proc is not None:
+                    try:
+                        code, got, err = _FxServer.request([command, path],
+                                                           FX_TIMEOUT)
+                    except _ServerBroken as e:
+                        out.write(json.dumps({"check": "_fx_server",
+                                              "status": "broken"}) + "\n")
+                        if str(e).startswith("timeout"):
+                            raise _Crash("hang: fx " + str(e)) from None
+                        raise _Crash("crash: " + str(e)) from None
+                else:
+                    try:
+                        proc = subprocess.run([fx, command, path],
+                                              capture_output=True, text=True,
+                                              timeout=FX_TIMEOUT)
+                    except subprocess.TimeoutExpired:
+                        raise _Crash("hang: fx timeout after %d s" %
+                                     FX_TIMEOUT) from None
+                    code, got, err = proc.returncode, proc.stdout, proc.stderr
+                    if code < 0:
+                        raise _Crash("crash: " + signal.Signals(-code).name)
+                if code != 0:
                     lines = [x.replace(bundle + os.sep, "")
-                             for x in proc.stderr.splitlines() if x.strip()]
+                             for x in err.splitlines() if x.strip()]
                     return ("fail", "fx exited %d: %s" % (
-                        proc.returncode, lines[0][:300] if lines else ""))
-                got = proc.stdout
+                        code, lines[0][:300] if lines else ""))
                 if got != want and got.rstrip("\n") == want.rstrip("\n"):
                     return None
                 return same(want, got)
             run("fx_print", lambda: fx_command("print", want_text))
             run("fx_code", lambda: fx_command("code", want_code))
     finally:
-        subprocess.run(["rm", "-rf", bundle])
+        shutil.rmtree(bundle, ignore_errors=True)
 
 
 def _where(e):
@@ -647,6 +819,7 @@ def _run_unit(args, name, target, k_expr, skip_classes, out_dir):
         "FXSUITE_SKIP_CLASSES": ",".join(sorted(skip_classes)),
         "FXSUITE_OP_DB": "1" if args.op_db else "0",
         "FXSUITE_FX": args.fx,
+        "FXSUITE_FX_BATCH": args.fx_batch or "",
         "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
         "PYTHONPATH": os.pathsep.join(
             [HERE, os.path.join(HERE, "shims"), args.sdk, args.tests]
@@ -660,6 +833,8 @@ def _run_unit(args, name, target, k_expr, skip_classes, out_dir):
     if expressions:
         command += ["-k", " and ".join(f"({e})" for e in expressions)]
     started = time.time()
+    cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = cpu.ru_utime + cpu.ru_stime
     with open(journal + ".log", "w") as log:
         try:
             proc = subprocess.run(command, cwd=args.tests, env=env,
@@ -668,6 +843,8 @@ def _run_unit(args, name, target, k_expr, skip_classes, out_dir):
             code = proc.returncode
         except subprocess.TimeoutExpired:
             code = "timeout"
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    args.cpu[name] = after.ru_utime + after.ru_stime - cpu
     return journal, code, time.time() - started
 
 
@@ -757,10 +934,20 @@ def _aggregate(units_run, out_dir):
     unprintable = []
     tests = collections.Counter()
     crashes = []       # pytest processes that died
+    profile = []       # per unit: where its time went
+    failed_tests = []  # pytest tests that failed (any phase)
+    tests_run = set()
     for name, journal, code, seconds in units_run:
         entries = _read_journal(journal)
         started, ended = [], set()
+        spent = collections.Counter()
         for e in entries:
+            if e["kind"] in ("gm", "numbers"):
+                e["unit"] = name
+                spent["states" if e["kind"] == "gm" else "numbers"] += 1
+                spent["forked checks (s)"] += e.get("seconds", 0)
+                for check, r in e["results"].items():
+                    spent[check + " (s)"] += r.get("ms", 0) / 1000
             if e["kind"] == "gm":
                 gms.setdefault(e["key"], e)
             elif e["kind"] == "numbers":
@@ -769,10 +956,16 @@ def _aggregate(units_run, out_dir):
                 unprintable.append(e)
             elif e["kind"] == "test":
                 tests[e["outcome"]] += 1
+                if e["outcome"] == "failed":
+                    failed_tests.append({"unit": name, "test": e["nodeid"],
+                                         "when": e["when"]})
             elif e["kind"] == "test_start":
                 started.append(e["nodeid"])
+                tests_run.add(e["nodeid"])
             elif e["kind"] == "test_end":
                 ended.add(e["nodeid"])
+        profile.append({"unit": name, "seconds": round(seconds, 1),
+                        **{k: round(v, 1) for k, v in spent.items()}})
         if code not in (0, 1, 5):
             lost = [n for n in started if n not in ended]
             crashes.append({"unit": name, "exit": code,
@@ -846,10 +1039,13 @@ def _aggregate(units_run, out_dir):
         "counts": {k: list(v) for k, v in counts.items()},
         "numbers_skipped_reference_raises": numbers_skipped,
         "tests": dict(tests),
+        "failed_tests": failed_tests,
+        "tests_run": sorted(tests_run),
         "process_crashes": crashes,
         "check_crashes": check_crashes,
         "units": [{"unit": n, "exit": c, "seconds": round(s, 1)}
                   for n, _, c, s in units_run],
+        "profile": profile,
         "groups": [{"check": c, "group": g, "count": len(items),
                     "examples": items[:5]} for (c, g), items in ordered],
         "unprintable": unprintable,
@@ -864,6 +1060,8 @@ def _format(report):
     lines.append("units: " + ", ".join(
         f"{u['unit']} (exit {u['exit']}, {u['seconds']} s)"
         for u in report["units"]))
+    for p in report.get("profile", []):
+        lines.append("  time: " + ", ".join(f"{k} {v}" for k, v in p.items()))
     lines.append("tests: " + ", ".join(
         f"{k} {v}" for k, v in sorted(report["tests"].items())))
     lines.append("")
@@ -895,6 +1093,97 @@ def _format(report):
     return "\n".join(lines) + "\n"
 
 
+def _classes_test_fx_imports(tests):
+    """The names test_fx.py imports from fx/ (`from fx.X import Name`)."""
+    with open(os.path.join(tests, "test_fx.py")) as f:
+        return set(re.findall(r"^\s*from fx\.\w+ import (\w+)", f.read(),
+                              re.M))
+
+
+def _load_expected(path):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("torch_fx_suite_expected",
+                                                  path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _verify(report, expected, partial):
+    """The report against the expected outcomes (--expected FILE, e.g.
+    torch_fx_suite_expected.py): a list of problems, empty when every check
+    of every state is ok (or torch.fx itself raised on the recorded inputs)
+    but the expected failures, each on exactly its number of states; no
+    crash of any kind; the tests torch.fx fails here, and only those, fail;
+    each unit checks at least its number of states (not with -k: partial).
+    Every check compares with torch.fx run in the same process."""
+    problems = []
+    units = {u["unit"] for u in report["units"]}
+    for u in report["units"]:
+        if u["exit"] not in (0, 1):
+            problems.append(f"unit {u['unit']}: pytest exit {u['exit']}"
+                            f" (0 or 1 expected: a crash, a timeout, or no "
+                            f"test collected)")
+    for c in report["process_crashes"]:
+        problems.append(f"pytest died in {c['unit']}: exit {c['exit']} "
+                        f"{c['signal'] or ''} in {c['test']}")
+    entries = [e for e in expected.EXPECTED_FAILURES if e[0] in units]
+    matched = collections.Counter()
+    for gm in report["graph_modules"]:
+        for check, r in sorted(gm["results"].items()):
+            status = r.get("status")
+            if status not in ("fail", "crash"):
+                continue
+            test = gm.get("numbers_test", gm["test"]) \
+                if check == "numbers" else gm["test"]
+            error = r.get("error", "")
+            where = f"{test} [{check}] ({gm['key']}): {error[:300]}"
+            if status == "crash":
+                problems.append("crash: " + where)
+                continue
+            hits = [i for i, (unit, t, c, pattern, _, _) in enumerate(entries)
+                    if unit == gm.get("unit") and t == test and c == check
+                    and re.search(pattern, error)]
+            if hits:
+                matched[hits[0]] += 1
+            else:
+                problems.append("unexpected failure: " + where)
+    ran = set(report["tests_run"])
+    for i, (unit, test, check, pattern, states, reason) in enumerate(entries):
+        if test not in ran:
+            if not partial:
+                problems.append(f"expected failure not seen, its test did not "
+                                f"run: {test} [{check}]")
+            continue
+        if matched[i] != states:
+            problems.append(
+                f"expected failure on {states} state(s), seen on "
+                f"{matched[i]}: {test} [{check}] /{pattern}/ ({reason}); "
+                f"update tools/conformance/torch_fx_suite_expected.py")
+    want_failed = {t: why for unit, t, why in expected.EXPECTED_TEST_FAILURES
+                   if unit in units}
+    failed = {f["test"] for f in report["failed_tests"]}
+    for t in sorted(failed - set(want_failed)):
+        problems.append(f"test failed, not one of EXPECTED_TEST_FAILURES "
+                        f"(the suite's hooks or checks disturbing it?): {t}")
+    for t in sorted(set(want_failed) - failed):
+        if t in ran:
+            problems.append(f"test expected to fail passed: {t} "
+                            f"({want_failed[t]}); update "
+                            f"torch_fx_suite_expected.py")
+        elif not partial:
+            problems.append(f"test expected to fail did not run: {t}")
+    if not partial:
+        for u in report["profile"]:
+            floor = expected.MIN_STATES.get(u["unit"])
+            got = u.get("states", 0)
+            if floor is not None and got < floor:
+                problems.append(f"unit {u['unit']}: {got} states checked, "
+                                f"at least {floor} expected (were tests "
+                                f"skipped? python3-z3 missing?)")
+    return problems
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tests", required=True,
@@ -922,6 +1211,14 @@ def main(argv):
                         help="directory holding the fx_sdk package")
     parser.add_argument("--fx", default=os.path.join(REPO, "bazel-bin",
                                                      "tools", "fx"))
+    parser.add_argument("--fx-batch", default=os.path.join(
+        REPO, "bazel-bin", "tools", "fx_batch"),
+        help="tools/conformance/fx_batch: `fx print` / `fx code` run in one "
+             "process for all bundles ('' or a missing file: the fx binary "
+             "once a bundle)")
+    parser.add_argument("--expected", metavar="FILE",
+                        help="exit 1 unless the results are as FILE says "
+                             "(torch_fx_suite_expected.py): the CI test")
     parser.add_argument("--report-only", action="store_true",
                         help="aggregate the journals already in --out")
     parser.add_argument("--merge", action="append", default=[],
@@ -930,11 +1227,14 @@ def main(argv):
                         "run in parallel invocations)")
     args = parser.parse_args(argv)
     args.tests = os.path.abspath(args.tests)
+    if args.fx_batch and not os.path.exists(args.fx_batch):
+        args.fx_batch = ""
     out_dir = os.path.abspath(args.out or os.path.join(args.tests,
                                                        "fx_suite_out"))
     os.makedirs(out_dir, exist_ok=True)
     units = [u for u in UNITS if (u[0] in args.only if args.only else
                                   (args.vision or u[2] != VISION_CLASS))]
+    args.cpu = {}  # unit -> CPU seconds of its processes (this run)
     state_path = os.path.join(out_dir, "units.json")
     units_run = []
     if args.report_only:
@@ -953,6 +1253,11 @@ def main(argv):
         if os.path.exists(seen):
             os.unlink(seen)
         done_classes = set(filter(None, args.skip_classes.split(",")))
+        names = [u[0] for u in units]
+        if "fx" in names and "test_fx.py" not in names:
+            # fx/ alone (a shard): without the classes test_fx.py imports
+            # from it, which its own unit runs, as in a run of both.
+            done_classes.update(_classes_test_fx_imports(args.tests))
         for name, target, k_expr in units:
             print(f"[{time.strftime('%H:%M:%S')}] {name} ...", flush=True)
             journal, code, seconds = _run_unit(args, name, target, k_expr,
@@ -960,7 +1265,8 @@ def main(argv):
             for e in _read_journal(journal):
                 if e["kind"] == "classes":
                     done_classes.update(e["names"])
-            print(f"    exit {code}, {seconds:.0f} s", flush=True)
+            print(f"    exit {code}, {seconds:.0f} s, CPU "
+                  f"{args.cpu[name]:.0f} s", flush=True)
             units_run.append((name, journal, code, seconds))
         if args.only and os.path.exists(state_path):
             with open(state_path) as f:
@@ -976,6 +1282,20 @@ def main(argv):
     with open(os.path.join(out_dir, "report.txt"), "w") as f:
         f.write(text)
     print(text[:6000])
+    if args.expected:
+        problems = _verify(report, _load_expected(args.expected),
+                           partial=bool(args.k))
+        units = ", ".join(u["unit"] for u in report["units"])
+        if problems:
+            print(f"FAIL: {len(problems)} problem(s) in {units}:")
+            for p in problems:
+                print("  " + p)
+            return 1
+        failing = sum(1 for e in report["graph_modules"]
+                      for r in e["results"].values()
+                      if r.get("status") in ("fail", "crash"))
+        print(f"PASS: {units}: {len(report['graph_modules'])} states, every "
+              f"check as torch.fx but the {failing} expected failure(s)")
     return 0
 
 
