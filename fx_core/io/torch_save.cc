@@ -158,6 +158,31 @@ class LoadedValueCheck {
     }
     std::string outside = tensor_outside_storage(t);
     if (!outside.empty()) throw FxError(cat(where, ": ", outside));
+    check_quantizer(t, place);
+  }
+
+  // A per-channel quantized tensor's scales and zero points (tensors of
+  // the file the quantizer holds, out of the value's tree): each inside its
+  // record, one number per channel of the axis.
+  void check_quantizer(const at::Tensor& t, const std::string& place) {
+    if (!t.is_quantized()) return;
+    const at::QScheme scheme = t.qscheme();
+    if (scheme != at::kPerChannelAffine &&
+        scheme != at::kPerChannelAffineFloatQParams) {
+      return;
+    }
+    const int64_t axis = t.q_per_channel_axis();
+    const at::Tensor scales = t.q_per_channel_scales();
+    const at::Tensor zero_points = t.q_per_channel_zero_points();
+    check_tensor(scales, cat(place, " (scales)"));
+    check_tensor(zero_points, cat(place, " (zero points)"));
+    if (axis < 0 || axis >= t.dim() || scales.numel() != t.size(axis) ||
+        zero_points.numel() != t.size(axis)) {
+      throw FxError(cat("tensor ", place.empty() ? "at the top" : place,
+                        ": a per-channel quantized tensor whose axis ", axis,
+                        " or number of scales and zero points does not fit "
+                        "its sizes ", c10::str(t.sizes())));
+    }
   }
 
   const Records& records_;

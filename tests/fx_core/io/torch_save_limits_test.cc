@@ -168,6 +168,18 @@ TEST(TorchSaveLimits, AQuantizedStorageWithoutQuantizerIsRefused) {
               HasSubstr("a QInt8 tensor without quantization parameters"));
 }
 
+// Found by tests/fuzz:torch_save
+// (crashes/torch_save/per_channel_scales_outside_record): a per-channel
+// quantized tensor whose scales tensor claims more bytes than its record
+// holds. The check walked the value's tensors, not the quantizer's, and
+// writing the value back read past the record (ASan: heap-buffer-overflow).
+TEST(TorchSaveLimits, PerChannelScalesOutsideTheirRecordAreRefused) {
+  std::string error = error_of(
+      "tests/fuzz/crashes/torch_save/per_channel_scales_outside_record");
+  EXPECT_THAT(error, HasSubstr("(scales)"));
+  EXPECT_THAT(error, HasSubstr("its storage claims"));
+}
+
 // Found by tests/fuzz:torch_save (crashes/torch_save/empty_record_null_buffer):
 // a stored record declared empty (the version record: 235 bytes stored, size
 // 0). LibTorch allocates nothing for it and miniz reads its 0 bytes into the
