@@ -1,0 +1,132 @@
+#!/usr/bin/python3
+"""PyTorch's own int8 models (prepare_fx / convert_fx, engine onednn, the
+default onednn qconfig) run by the SDK against PyTorch, and the float
+models as anchors (issue 33): per model, batch 1, each thread count:
+
+  float eager          the float model in PyTorch
+  float plan           the SDK's InferencePlan on the float model after the
+                       inference passes (fx_sdk.compile)
+  int8 eager           convert_fx's GraphModule in Python
+  int8 TorchScript     torch.jit.freeze(torch.jit.trace(that))
+  int8 SDK             fx_sdk.from_torch_fx(that): the SDK's GraphModule,
+                       the same int8 kernels (LibTorch's quantized::conv2d,
+                       ...) called from C++
+
+The int8 outputs are checked equal (the SDK's to PyTorch's, exactly) and
+their SQNR against float is printed. Engines run round-robin after a
+warm-up; the figure is each one's median of --repeat.
+
+    PYTHONPATH=bazel-bin/python /usr/bin/python3 tools/bench/int8_bench.py \\
+        [--models resnet50,mobilenet_v2] [--threads 1,2] [--repeat 11]
+"""
+import argparse
+import copy
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.fx
+import torchvision
+from torch.ao.quantization import get_default_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from suite_bench import blas_library, set_threads  # noqa: E402
+
+import fx_sdk  # noqa: E402
+
+PASSES = ("shape_prop,fold_bn,fuse_conv,fuse_linear,fuse_matmul,"
+          "fuse_pointwise")
+IDLE_SECONDS = 0.1
+
+
+def sqnr(reference, value):
+    noise = (reference - value).pow(2).mean()
+    return float(10 * torch.log10(reference.pow(2).mean() / noise))
+
+
+def quantized(model, x, batches=4):
+    torch.backends.quantized.engine = "onednn"
+    prepared = prepare_fx(copy.deepcopy(model),
+                          get_default_qconfig_mapping("onednn"), (x,))
+    with torch.no_grad():
+        for _ in range(batches):
+            prepared(torch.randn_like(x))
+    return convert_fx(prepared)
+
+
+def float_plan(model, x):
+    gm = fx_sdk.from_torch_fx(torch.fx.symbolic_trace(model))
+    fx_sdk._C._run_pipeline(gm, PASSES, [], [fx_sdk.PLUGIN_DIR], True, [x])
+    return fx_sdk.compile(gm, [x])
+
+
+def interleaved(engines, x, repeat):
+    """Median ms per engine, round-robin; an engine whose warm-up raises is
+    reported and left out."""
+    with torch.no_grad():
+        for name, fn in list(engines.items()):
+            try:
+                fn(x)
+            except RuntimeError as e:
+                print(f"# {name} fails: {str(e).splitlines()[0]}", flush=True)
+                del engines[name]
+    times = {name: [] for name in engines}
+    with torch.no_grad():
+        for _ in range(repeat):
+            for name, fn in engines.items():
+                time.sleep(IDLE_SECONDS)
+                start = time.perf_counter()
+                fn(x)
+                times[name].append((time.perf_counter() - start) * 1e3)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def bench(name, threads, repeat):
+    torch.manual_seed(0)
+    model = getattr(torchvision.models, name)().eval()
+    x = torch.randn(1, 3, 224, 224)
+    q = quantized(model, x)
+    sdk_q = fx_sdk.from_torch_fx(q)
+    with torch.no_grad():
+        reference, int8 = model(x), q(x)
+        torch.testing.assert_close(sdk_q(x), int8, rtol=0, atol=0)
+    print(f"# {name}: int8 SQNR against float {sqnr(reference, int8):.1f} "
+          f"dB; the SDK's int8 output equals PyTorch's", flush=True)
+    for n in threads:
+        set_threads(n)
+        engines = {"float eager": model, "float plan": float_plan(model, x),
+                   "int8 eager": q}
+        try:
+            with torch.no_grad():
+                engines["int8 TorchScript"] = torch.jit.freeze(
+                    torch.jit.trace(q, x))
+        except RuntimeError as e:  # torch 1.13's own failures, reported
+            print(f"# {name}: TorchScript cannot trace the int8 model: "
+                  f"{str(e).splitlines()[0]}", flush=True)
+        engines["int8 SDK"] = sdk_q
+        ms = interleaved(engines, x, repeat)
+        row = {"model": name, "threads": n,
+               **{k: round(v, 2) for k, v in ms.items()}}
+        print(json.dumps(row), flush=True)
+
+
+def main(argv):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--models", default="resnet50,mobilenet_v2")
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--repeat", type=int, default=11)
+    args = parser.parse_args(argv)
+    print(f"# BLAS {blas_library()}, load average {os.getloadavg()}",
+          flush=True)
+    threads = [int(t) for t in args.threads.split(",")]
+    for name in args.models.split(","):
+        bench(name, threads, args.repeat)
+    print(f"# load average at the end {os.getloadavg()}", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
