@@ -67,6 +67,22 @@ def mlp():
     return lowered(MLP(), x, [torch.randn(5, 12) for _ in range(3)]), x
 
 
+@pytest.fixture(scope="module")
+def mixed():
+    """A standalone BatchNorm2d and a Hardswish after a ConvReLU2d: the
+    quantized BatchNorm2d and Hardswish modules (scale and zero_point as
+    buffers or as constructor arguments)."""
+    torch.manual_seed(2)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU(), torch.nn.BatchNorm2d(4),
+        torch.nn.Hardswish(), torch.nn.AdaptiveAvgPool2d(1),
+        torch.nn.Flatten(), torch.nn.Linear(4, 3)).eval()
+    model[2].running_mean.uniform_(-1, 1)
+    model[2].running_var.uniform_(0.5, 2)
+    x = torch.randn(2, 3, 8, 8)
+    return lowered(model, x, [torch.randn(2, 3, 8, 8) for _ in range(3)]), x
+
+
 def sdk_text(sdk_gm):
     return sdk_gm.graph_text.replace("[num_users=", "[#users=")
 
@@ -77,13 +93,17 @@ def quantized_module_types(gm):
                    and hasattr(m, "scale")})
 
 
-def test_the_lowered_graphs_hold_the_quantized_modules(resnet, mlp):
+def test_the_lowered_graphs_hold_the_quantized_modules(resnet, mlp, mixed):
     assert quantized_module_types(resnet[0]) == ["Conv2d", "ConvReLU2d",
                                                  "Linear"]
     assert quantized_module_types(mlp[0]) == ["Linear", "LinearReLU"]
+    quantized = {type(m).__module__ + "." + type(m).__name__
+                 for m in mixed[0].modules()}
+    assert {"torch.ao.nn.quantized.modules.batchnorm.BatchNorm2d",
+            "torch.ao.nn.quantized.modules.activation.Hardswish"} <= quantized
 
 
-@pytest.mark.parametrize("which", ["resnet", "mlp"])
+@pytest.mark.parametrize("which", ["resnet", "mlp", "mixed"])
 def test_in_process_text_code_and_int8_numbers(which, request):
     gm, x = request.getfixturevalue(which)
     sdk_gm = fx_sdk.from_torch_fx(gm)
@@ -96,7 +116,7 @@ def test_in_process_text_code_and_int8_numbers(which, request):
         torch.testing.assert_close(sdk_gm(x), gm(x), rtol=0, atol=0)
 
 
-@pytest.mark.parametrize("which", ["resnet", "mlp"])
+@pytest.mark.parametrize("which", ["resnet", "mlp", "mixed"])
 def test_to_torch_fx_gives_back_quantized_modules(which, request):
     gm, x = request.getfixturevalue(which)
     back = fx_sdk.to_torch_fx(fx_sdk.from_torch_fx(gm))
@@ -116,7 +136,7 @@ def test_to_torch_fx_gives_back_quantized_modules(which, request):
         torch.testing.assert_close(back(x), gm(x), rtol=0, atol=0)
 
 
-@pytest.mark.parametrize("which", ["resnet", "mlp"])
+@pytest.mark.parametrize("which", ["resnet", "mlp", "mixed"])
 def test_bundles_print_run_and_load_back(which, request):
     gm, x = request.getfixturevalue(which)
     fx = fx_binary()

@@ -2,7 +2,8 @@
 // convert_fx makes): Conv2d, ConvReLU2d, Linear and LinearReLU of
 // torch.ao.nn.quantized / torch.nn.intrinsic.quantized, run on LibTorch's
 // own int8 kernels (quantized::conv2d, quantized::linear and their _relu
-// forms), as their Python forwards call them.
+// forms), as their Python forwards call them; and BatchNorm2d and Hardswish,
+// whose forwards are one quantized op on plain tensors and numbers.
 //
 // In a file each is its constructor's arguments (the config) and four
 // tensors: `weight` (the int8 weight, per tensor or per channel), `bias`
@@ -234,9 +235,55 @@ void check_conv_config(OpArgs& init) {
   }
 }
 
+// torch.ao.nn.quantized's BatchNorm2d: the float module's parameters and
+// buffers plus its output's scale and zero_point (0-dim buffers, as its
+// state_dict holds them), forward quantized::batch_norm2d.
+FunctionalModuleSpec batch_norm2d_spec() {
+  FunctionalModuleSpec spec{
+      "torch.ao.nn.quantized.modules.batchnorm.BatchNorm2d",
+      "num_features, eps=1e-05, momentum=0.1, device=None, dtype=None",
+      "input",
+      "torch.ops.quantized.batch_norm2d",
+      {"input", "self.weight", "self.bias", "self.running_mean",
+       "self.running_var", "eps", "self.scale", "self.zero_point"}};
+  spec.parameters = [](FunctionalModuleImpl& m, OpArgs& init) {
+    const int64_t c = init.to_int(0);
+    m.register_parameter("weight", at::ones({c}));
+    m.register_parameter("bias", at::zeros({c}));
+    m.register_buffer("running_mean", at::zeros({c}));
+    m.register_buffer("running_var", at::ones({c}));
+    m.register_buffer("num_batches_tracked", at::zeros({}, at::kLong));
+    m.register_buffer("scale", at::ones({}));
+    m.register_buffer("zero_point", at::zeros({}, at::kLong));
+  };
+  spec.config_rules = {ints_in("num_features", 1, kMaxConfigInt)};
+  spec.weight_shapes = [](OpArgs& init) {
+    const int64_t c = init.to_int(0);
+    return WeightShapes{{"weight", {c}},        {"bias", {c}},
+                        {"running_mean", {c}},  {"running_var", {c}},
+                        {"num_batches_tracked", {}}, {"scale", {}},
+                        {"zero_point", {}}};
+  };
+  return spec;
+}
+
+// torch.ao.nn.quantized's Hardswish(scale, zero_point): forward
+// quantized::hardswish with the output's quantization.
+FunctionalModuleSpec hardswish_spec() {
+  FunctionalModuleSpec spec{
+      "torch.ao.nn.quantized.modules.activation.Hardswish",
+      "scale, zero_point, device=None, dtype=None", "input",
+      "torch.ops.quantized.hardswish", {"input", "scale", "zero_point"}};
+  spec.config_rules = {float_in("scale", 0, 1e30),
+                       ints_in("zero_point", -kMaxConfigInt, kMaxConfigInt)};
+  return spec;
+}
+
 }  // namespace
 
 void register_quantized_modules(ModuleRegistry& registry) {
+  add_module_spec(registry, batch_norm2d_spec());
+  add_module_spec(registry, hardswish_spec());
   const char* conv_init =
       "in_channels, out_channels, kernel_size, stride=1, padding=0, "
       "dilation=1, groups=1, bias=True, padding_mode='zeros', device=None, "
