@@ -62,8 +62,7 @@ c10::IValue FunctionalModuleImpl::derived(
     const std::function<c10::IValue()>& make) const {
   std::vector<std::pair<const void*, uint32_t>> key;
   for (const at::Tensor& t : from) {
-    key.emplace_back(t.unsafeGetTensorImpl(),
-                     t.defined() ? t._version() : 0);
+    key.emplace_back(t.unsafeGetTensorImpl(), t.defined() ? t._version() : 0);
   }
   std::lock_guard<std::mutex> lock(derived_.mutex);
   if (derived_.key != key || derived_.value.isNone()) {

@@ -9,9 +9,10 @@
 // tensors: `weight` (the int8 weight, per tensor or per channel), `bias`
 // (float, absent with bias=False), `scale` and `zero_point` (the output's
 // quantization, 0-dim). The module adopts them when the weights load
-// (FunctionalModuleImpl's optional buffers) and prepacks weight and bias
-// once, on first use, for the quantized engine (below); prepacking again
-// when either tensor is replaced or written to.
+// (FunctionalModuleImpl's optional buffers); on first use it prepacks
+// weight and bias for the quantized engine (below) and reads the output's
+// scale and zero point, once, doing so again only when one of the four
+// tensors is replaced or written to.
 //
 // The engine: oneDNN (torch's "onednn", the engine torch 1.13's default
 // onednn qconfig targets, with VNNI int8 kernels on CPUs that have them)
@@ -102,7 +103,8 @@ void check_weight(const FunctionalModuleImpl& m, const at::Tensor& weight,
     fits = shape[d] < 0 || weight.size(static_cast<int64_t>(d)) == shape[d];
   }
   if (!fits) {
-    throw FxError(cat(m.name(), ": its weight must be a quantized qint8 "
+    throw FxError(cat(m.name(),
+                      ": its weight must be a quantized qint8 "
                       "tensor of shape ",
                       c10::str(at::IntArrayRef(shape)), ", not ",
                       weight.is_quantized() ? "" : "an unquantized ",
@@ -111,36 +113,34 @@ void check_weight(const FunctionalModuleImpl& m, const at::Tensor& weight,
   }
 }
 
-// weight and bias prepacked by `prepack` on the engine, for `m`.
-IValue prepacked(const FunctionalModuleImpl& m,
-                 const std::function<IValue(const at::Tensor&,
-                                            const at::Tensor&)>& prepack) {
-  at::Tensor weight = required(m, "weight");
-  at::Tensor bias = optional_tensor(m, "bias");
-  return m.derived({weight, bias}, [&] {
-    static std::mutex engine_mutex;
-    std::lock_guard<std::mutex> lock(engine_mutex);
-    at::Context& context = at::globalContext();
-    const at::QEngine saved = context.qEngine();
-    context.setQEngine(prepack_engine());
-    try {
-      IValue packed = prepack(weight, bias);
-      context.setQEngine(saved);
-      return packed;
-    } catch (const c10::Error& e) {
-      context.setQEngine(saved);
-      throw FxError(cat(m.name(), ": cannot prepack its weights: ",
-                        e.what_without_backtrace()));
-    }
-  });
-}
+// Sets LibTorch's quantized engine to the prepacking one while it lives
+// (under a lock: the engine is process-wide); restores the previous one.
+class PrepackEngineScope {
+ public:
+  PrepackEngineScope() : lock_(mutex()), saved_(at::globalContext().qEngine()) {
+    at::globalContext().setQEngine(prepack_engine());
+  }
+  ~PrepackEngineScope() { at::globalContext().setQEngine(saved_); }
+  PrepackEngineScope(const PrepackEngineScope&) = delete;
+  PrepackEngineScope& operator=(const PrepackEngineScope&) = delete;
 
-// The output's quantization: the module's 0-dim `scale` and `zero_point`.
-std::pair<double, int64_t> output_qparams(const FunctionalModuleImpl& m) {
-  at::Tensor scale = required(m, "scale");
-  at::Tensor zero_point = required(m, "zero_point");
+ private:
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  std::lock_guard<std::mutex> lock_;
+  at::QEngine saved_;
+};
+
+// The output's quantization from the module's 0-dim `scale` and
+// `zero_point`.
+std::pair<double, int64_t> output_qparams(const FunctionalModuleImpl& m,
+                                          const at::Tensor& scale,
+                                          const at::Tensor& zero_point) {
   if (scale.numel() != 1 || zero_point.numel() != 1) {
-    throw FxError(cat(m.name(), ": scale and zero_point must be one number "
+    throw FxError(cat(m.name(),
+                      ": scale and zero_point must be one number "
                       "each"));
   }
   double s = scale.item<double>();
@@ -158,54 +158,94 @@ std::vector<int64_t> pair_of(const FunctionalModuleImpl& m, const char* name) {
   return out;
 }
 
-// ops.quantized.conv2d(input, packed, scale, zero_point) and its _relu.
-CustomForward conv2d_forward(bool relu) {
-  return [relu](FunctionalModuleImpl& m, OpArgs& a) -> IValue {
-    static const c10::OperatorHandle prepack =
-        find_op("quantized::conv2d_prepack", "");
-    static const c10::OperatorHandle conv = find_op("quantized::conv2d", "new");
-    static const c10::OperatorHandle conv_relu =
-        find_op("quantized::conv2d_relu", "new");
+// One family of packed-weight modules: its prepack operator and the
+// operator its forward calls (plain and with ReLU fused). `check` throws
+// for a weight that does not fit the module's config and returns the
+// prepack arguments after weight and bias.
+struct PackedKind {
+  const char* prepack;
+  std::pair<const char*, const char*> op, op_relu;  // name, overload
+  std::function<std::vector<IValue>(const FunctionalModuleImpl&,
+                                    const at::Tensor& weight)>
+      check;
+  std::function<void(const FunctionalModuleImpl&, const at::Tensor& input)>
+      check_input;
+};
+
+// forward(input) = op(input, packed, scale, zero_point), as the Python
+// classes' forwards call ops.quantized.*. Weight and bias are prepacked,
+// and the output's qparams read, once for the module (FunctionalModuleImpl::
+// derived): again only when one of those four tensors changes.
+CustomForward packed_forward(const PackedKind& kind, bool relu) {
+  const auto& [name, overload] = relu ? kind.op_relu : kind.op;
+  const c10::OperatorHandle prepack_op = find_op(kind.prepack, "");
+  const c10::OperatorHandle op = find_op(name, overload);
+  return [kind, prepack_op, op](FunctionalModuleImpl& m, OpArgs& a) -> IValue {
     const at::Tensor& input = a.tensor(0);
-    if (input.dim() != 4) {
-      throw FxError(cat(m.name(), ": input shape must be (N, C, H, W), not ",
-                        c10::str(input.sizes())));
-    }
-    const int64_t groups = m.config("groups").toInt();
-    std::vector<int64_t> kernel = pair_of(m, "kernel_size");
-    IValue packed = prepacked(m, [&](const at::Tensor& w, const at::Tensor& b) {
-      check_weight(m, w,
-                   {m.config("out_channels").toInt(),
-                    m.config("in_channels").toInt() / groups, kernel[0],
-                    kernel[1]});
-      return call_boxed(prepack, {w, b.defined() ? IValue(b) : IValue(),
-                                  pair_of(m, "stride"), pair_of(m, "padding"),
-                                  pair_of(m, "dilation"), groups});
+    if (kind.check_input) kind.check_input(m, input);
+    at::Tensor weight = required(m, "weight");
+    at::Tensor bias = optional_tensor(m, "bias");
+    at::Tensor scale = required(m, "scale");
+    at::Tensor zero_point = required(m, "zero_point");
+    IValue state = m.derived({weight, bias, scale, zero_point}, [&] {
+      std::vector<IValue> args = {weight,
+                                  bias.defined() ? IValue(bias) : IValue()};
+      for (IValue& extra : kind.check(m, weight)) {
+        args.push_back(std::move(extra));
+      }
+      auto [s, z] = output_qparams(m, scale, zero_point);
+      PrepackEngineScope engine;
+      try {
+        return IValue(c10::ivalue::Tuple::create(
+            {call_boxed(prepack_op, std::move(args)), s, z}));
+      } catch (const c10::Error& e) {
+        throw FxError(cat(m.name(), ": cannot prepack its weights: ",
+                          e.what_without_backtrace()));
+      }
     });
-    auto [scale, zero_point] = output_qparams(m);
-    return call_boxed(relu ? conv_relu : conv,
-                      {input, std::move(packed), scale, zero_point});
+    const auto& packed = state.toTupleRef().elements();
+    return call_boxed(op, {input, packed[0], packed[1], packed[2]});
   };
 }
 
-// ops.quantized.linear(input, packed, scale, zero_point) and its _relu.
-CustomForward linear_forward(bool relu) {
-  return [relu](FunctionalModuleImpl& m, OpArgs& a) -> IValue {
-    static const c10::OperatorHandle prepack =
-        find_op("quantized::linear_prepack", "");
-    static const c10::OperatorHandle linear = find_op("quantized::linear", "");
-    static const c10::OperatorHandle linear_relu =
-        find_op("quantized::linear_relu", "");
-    IValue packed = prepacked(m, [&](const at::Tensor& w, const at::Tensor& b) {
-      check_weight(m, w,
-                   {m.config("out_features").toInt(),
-                    m.config("in_features").toInt()});
-      return call_boxed(prepack, {w, b.defined() ? IValue(b) : IValue()});
-    });
-    auto [scale, zero_point] = output_qparams(m);
-    return call_boxed(relu ? linear_relu : linear,
-                      {a.tensor(0), std::move(packed), scale, zero_point});
-  };
+const PackedKind& conv2d_kind() {
+  static const PackedKind kind{
+      "quantized::conv2d_prepack",
+      {"quantized::conv2d", "new"},
+      {"quantized::conv2d_relu", "new"},
+      [](const FunctionalModuleImpl& m, const at::Tensor& weight) {
+        const int64_t groups = m.config("groups").toInt();
+        std::vector<int64_t> kernel = pair_of(m, "kernel_size");
+        check_weight(
+            m, weight,
+            {m.config("out_channels").toInt(),
+             m.config("in_channels").toInt() / groups, kernel[0], kernel[1]});
+        return std::vector<IValue>{pair_of(m, "stride"), pair_of(m, "padding"),
+                                   pair_of(m, "dilation"), groups};
+      },
+      [](const FunctionalModuleImpl& m, const at::Tensor& input) {
+        if (input.dim() != 4) {
+          throw FxError(cat(m.name(),
+                            ": input shape must be (N, C, H, W), not ",
+                            c10::str(input.sizes())));
+        }
+      }};
+  return kind;
+}
+
+const PackedKind& linear_kind() {
+  static const PackedKind kind{
+      "quantized::linear_prepack",
+      {"quantized::linear", ""},
+      {"quantized::linear_relu", ""},
+      [](const FunctionalModuleImpl& m, const at::Tensor& weight) {
+        check_weight(m, weight,
+                     {m.config("out_features").toInt(),
+                      m.config("in_features").toInt()});
+        return std::vector<IValue>{};
+      },
+      nullptr};
+  return kind;
 }
 
 void declare_tensors(FunctionalModuleImpl& m, OpArgs&) {
@@ -259,9 +299,12 @@ FunctionalModuleSpec batch_norm2d_spec() {
   spec.config_rules = {ints_in("num_features", 1, kMaxConfigInt)};
   spec.weight_shapes = [](OpArgs& init) {
     const int64_t c = init.to_int(0);
-    return WeightShapes{{"weight", {c}},        {"bias", {c}},
-                        {"running_mean", {c}},  {"running_var", {c}},
-                        {"num_batches_tracked", {}}, {"scale", {}},
+    return WeightShapes{{"weight", {c}},
+                        {"bias", {c}},
+                        {"running_mean", {c}},
+                        {"running_var", {c}},
+                        {"num_batches_tracked", {}},
+                        {"scale", {}},
                         {"zero_point", {}}};
   };
   return spec;
@@ -272,8 +315,10 @@ FunctionalModuleSpec batch_norm2d_spec() {
 FunctionalModuleSpec hardswish_spec() {
   FunctionalModuleSpec spec{
       "torch.ao.nn.quantized.modules.activation.Hardswish",
-      "scale, zero_point, device=None, dtype=None", "input",
-      "torch.ops.quantized.hardswish", {"input", "scale", "zero_point"}};
+      "scale, zero_point, device=None, dtype=None",
+      "input",
+      "torch.ops.quantized.hardswish",
+      {"input", "scale", "zero_point"}};
   spec.config_rules = {float_in("scale", 0, 1e30),
                        ints_in("zero_point", -kMaxConfigInt, kMaxConfigInt)};
   return spec;
@@ -289,8 +334,7 @@ void register_quantized_modules(ModuleRegistry& registry) {
       "dilation=1, groups=1, bias=True, padding_mode='zeros', device=None, "
       "dtype=None";
   // Linear names its flag bias_, LinearReLU bias.
-  const char* linear_init =
-      "in_features, out_features, bias_=True, dtype=None";
+  const char* linear_init = "in_features, out_features, bias_=True, dtype=None";
   const char* linear_relu_init =
       "in_features, out_features, bias=True, dtype=None";
   // torch 1.13's module paths of the classes (type(m).__module__), and the
@@ -310,9 +354,10 @@ void register_quantized_modules(ModuleRegistry& registry) {
   for (const auto& [type, form] : kinds) {
     const auto [conv, relu] = form;
     FunctionalModuleSpec spec =
-        conv ? quantized_spec(type, conv_init, conv2d_forward(relu))
+        conv ? quantized_spec(type, conv_init,
+                              packed_forward(conv2d_kind(), relu))
              : quantized_spec(type, relu ? linear_relu_init : linear_init,
-                              linear_forward(relu));
+                              packed_forward(linear_kind(), relu));
     if (conv) {
       spec.config_rules = {ints_in("in_channels", 1, kMaxConfigInt),
                            ints_in("out_channels", 1, kMaxConfigInt),
