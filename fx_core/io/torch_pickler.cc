@@ -244,6 +244,13 @@ class Pickler {
     push_global("torch._utils", "_rebuild_tensor_v2");
     op('(');
     push_storage_view(t, place);
+    push_rebuild_end(t);
+  }
+
+  // The last arguments of _rebuild_tensor_v2 and _rebuild_qtensor,
+  // requires_grad and the backward hooks (an empty OrderedDict), then the
+  // call.
+  void push_rebuild_end(const at::Tensor& t) {
     op(t.requires_grad() ? '\x88' : '\x89');
     push_global("collections", "OrderedDict");
     op(')');
@@ -302,12 +309,7 @@ class Pickler {
       push_int(t.q_per_channel_axis());
     }
     op('t');
-    op(t.requires_grad() ? '\x88' : '\x89');
-    push_global("collections", "OrderedDict");
-    op(')');
-    op('R');
-    op('t');
-    op('R');
+    push_rebuild_end(t);
   }
 
   // torch._utils._rebuild_sparse_tensor(

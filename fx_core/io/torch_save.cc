@@ -181,7 +181,8 @@ class LoadedValueCheck {
       throw FxError(cat("tensor ", place.empty() ? "at the top" : place,
                         ": a per-channel quantized tensor whose axis ", axis,
                         " or number of scales and zero points does not fit "
-                        "its sizes ", c10::str(t.sizes())));
+                        "its sizes ",
+                        c10::str(t.sizes())));
     }
   }
 

@@ -224,8 +224,9 @@ TEST_F(TorchSave, QuantizedTensorsRoundTripWithPython) {
   EXPECT_EQ(a.qscheme(), at::kPerTensorAffine);
   EXPECT_DOUBLE_EQ(a.q_scale(), 0.05);
   EXPECT_EQ(a.q_zero_point(), 3);
-  EXPECT_TRUE(at::equal(
-      a.int_repr(), at::quantize_per_tensor(x, 0.05, 3, at::kQUInt8).int_repr()));
+  EXPECT_TRUE(
+      at::equal(a.int_repr(),
+                at::quantize_per_tensor(x, 0.05, 3, at::kQUInt8).int_repr()));
   at::Tensor c = qs[2].toTensor();
   EXPECT_EQ(c.qscheme(), at::kPerChannelAffine);
   EXPECT_EQ(c.q_per_channel_axis(), 1);
