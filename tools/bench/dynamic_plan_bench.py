@@ -125,14 +125,21 @@ def interleaved(engines, x, repeat):
     return {name: statistics.median(t) for name, t in times.items()}
 
 
+def inference_graph(model, example):
+    """The SDK's GraphModule of `model` (traced by torch.fx) after the
+    inference passes, run on `example`'s shape."""
+    gm = fx_sdk.from_torch_fx(torch.fx.symbolic_trace(model))
+    fx_sdk._C._run_pipeline(gm, PASSES, [], [fx_sdk.PLUGIN_DIR], True,
+                            [example])
+    return gm
+
+
 def bench_model(name, model, inputs, threads, repeat, rows, ort=None):
     """`ort`: (NODE_PATH, the input's dynamic axes) to add ONNX Runtime."""
     set_threads(threads)
     ort_engine = (OrtEngine(model, inputs[0], ort[1], threads, ort[0])
                   if ort else None)
-    gm = fx_sdk.from_torch_fx(torch.fx.symbolic_trace(model))
-    fx_sdk._C._run_pipeline(gm, PASSES, [], [fx_sdk.PLUGIN_DIR], True,
-                            [inputs[0]])
+    gm = inference_graph(model, inputs[0])
     dynamic = fx_sdk.compile(gm, [inputs[0]], dynamic=True)
     for x in inputs:
         with torch.no_grad():

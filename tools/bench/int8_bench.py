@@ -14,7 +14,9 @@ models as anchors (issue 33): per model, batch 1, each thread count:
 
 The int8 outputs are checked equal (the SDK's to PyTorch's, exactly) and
 their SQNR against float is printed. Engines run round-robin after a
-warm-up; the figure is each one's median of --repeat.
+warm-up (dynamic_plan_bench's interleaved: 0.2 s idle before each timed
+call); the figure is each one's median of --repeat; an engine that raises
+is reported and left out.
 
     PYTHONPATH=bazel-bin/python /usr/bin/python3 tools/bench/int8_bench.py \\
         [--models resnet50,mobilenet_v2] [--threads 1,2] [--repeat 11]
@@ -23,9 +25,7 @@ import argparse
 import copy
 import json
 import os
-import statistics
 import sys
-import time
 
 import torch
 import torch.fx
@@ -34,13 +34,10 @@ from torch.ao.quantization import get_default_qconfig_mapping
 from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dynamic_plan_bench import inference_graph, interleaved  # noqa: E402
 from suite_bench import blas_library, set_threads  # noqa: E402
 
 import fx_sdk  # noqa: E402
-
-PASSES = ("shape_prop,fold_bn,fuse_conv,fuse_linear,fuse_matmul,"
-          "fuse_pointwise")
-IDLE_SECONDS = 0.1
 
 
 def sqnr(reference, value):
@@ -59,30 +56,20 @@ def quantized(model, x, batches=4):
 
 
 def float_plan(model, x):
-    gm = fx_sdk.from_torch_fx(torch.fx.symbolic_trace(model))
-    fx_sdk._C._run_pipeline(gm, PASSES, [], [fx_sdk.PLUGIN_DIR], True, [x])
-    return fx_sdk.compile(gm, [x])
+    return fx_sdk.compile(inference_graph(model, x), [x])
 
 
-def interleaved(engines, x, repeat):
-    """Median ms per engine, round-robin; an engine whose warm-up raises is
-    reported and left out."""
+def working(engines, x):
+    """`engines` without those whose first call raises (reported)."""
+    kept = {}
     with torch.no_grad():
-        for name, fn in list(engines.items()):
+        for name, fn in engines.items():
             try:
                 fn(x)
+                kept[name] = fn
             except RuntimeError as e:
                 print(f"# {name} fails: {str(e).splitlines()[0]}", flush=True)
-                del engines[name]
-    times = {name: [] for name in engines}
-    with torch.no_grad():
-        for _ in range(repeat):
-            for name, fn in engines.items():
-                time.sleep(IDLE_SECONDS)
-                start = time.perf_counter()
-                fn(x)
-                times[name].append((time.perf_counter() - start) * 1e3)
-    return {name: statistics.median(t) for name, t in times.items()}
+    return kept
 
 
 def bench(name, threads, repeat):
@@ -108,7 +95,7 @@ def bench(name, threads, repeat):
             print(f"# {name}: TorchScript cannot trace the int8 model: "
                   f"{str(e).splitlines()[0]}", flush=True)
         engines["int8 SDK"] = sdk_q
-        ms = interleaved(engines, x, repeat)
+        ms = interleaved(working(engines, x), x, repeat)
         row = {"model": name, "threads": n,
                **{k: round(v, 2) for k, v in ms.items()}}
         print(json.dumps(row), flush=True)
