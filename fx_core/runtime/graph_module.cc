@@ -286,6 +286,16 @@ void GraphModule::set_attr(std::string_view qualified_name,
                         existing->is_parameter ? "parameter" : "buffer",
                         ", not a ", is_parameter ? "parameter" : "buffer"));
     }
+    if (existing->tensor.is_quantized() != tensor.is_quantized()) {
+      // set_data would give the old TensorImpl the other kind's keys
+      // without its quantizer.
+      throw FxError(cat(
+          "set_attr: '", qualified_name, "' holds ",
+          existing->tensor.is_quantized() ? "a quantized" : "an unquantized",
+          " tensor and cannot be replaced in place by ",
+          tensor.is_quantized() ? "a quantized" : "an unquantized",
+          " one: give the new tensor a new name"));
+    }
     torch::NoGradGuard no_grad;
     existing->tensor.set_data(tensor);
     if (is_parameter)

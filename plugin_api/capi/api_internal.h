@@ -98,6 +98,8 @@ const Node* live_node(const FxNode* n, const char* what);
 
 // The attribute store bound to `g` (ScopedAttributeStore), or nullptr.
 AttributeStore* store_for(const Graph* g);
+// The same, failing with FX_FAILED_PRECONDITION when there is none.
+AttributeStore* require_store(const Graph* g);
 
 // FxTensorMeta as the host fills it, and into the caller's struct: version-1
 // entries write exactly the version-1 fields (kTensorMetaV1Size bytes), the
@@ -158,6 +160,7 @@ void fill_delegate_entries(FxApi& table);   // delegate_api.cc
 void fill_shape_env_entries(FxApi& table);  // shape_env_api.cc
 // symbolic_shape_prop_api.cc
 void fill_symbolic_shape_prop_entry(FxApi& table);
+void fill_quantized_attr_entry(FxApi& table);  // quantized_attr_api.cc
 
 }  // namespace fx::host::internal
 

@@ -115,8 +115,6 @@ const Node* live_node(const FxNode* n, const char* what) {
   return node;
 }
 
-namespace {
-
 AttributeStore* require_store(const Graph* g) {
   AttributeStore* s = store_for(g);
   if (s == nullptr) {
@@ -125,6 +123,8 @@ AttributeStore* require_store(const Graph* g) {
   }
   return s;
 }
+
+namespace {
 
 const std::pair<std::string, OptionValue>* find_option(const FxOptions* options,
                                                        const char* name,
@@ -831,6 +831,7 @@ FxApi make_api() {
   fill_delegate_entries(t);
   fill_shape_env_entries(t);
   fill_symbolic_shape_prop_entry(t);
+  fill_quantized_attr_entry(t);
   return t;
 }
 
@@ -858,11 +859,13 @@ constexpr size_t entries_end(uint32_t version) {
       return offsetof(FxApi, NodeOperatorEffects);
     case 7:
       return offsetof(FxApi, ArgIsSymInt);
+    case 8:
+      return offsetof(FxApi, GraphSetQuantizedAttr);
     default:
       return sizeof(FxApi);
   }
 }
-static_assert(FX_API_VERSION == 8,
+static_assert(FX_API_VERSION == 9,
               "a new API version: add where its entries end to entries_end");
 
 // The whole table cut down to `version`: later entries zeroed.

@@ -20,6 +20,10 @@
 #include "fx/plugin_api.h"
 #include "fx_core/ir/argument.h"
 
+namespace at {
+class Tensor;
+}  // namespace at
+
 namespace fx {
 class Graph;
 class Node;
@@ -60,6 +64,14 @@ class AttributeStore {
   // cases (calls its deleter on failure). Returns false with *error set.
   virtual bool set_attr(std::string_view qualified_name,
                         DLManagedTensor* tensor, std::string* error) = 0;
+  // Adds or replaces a tensor attribute with a host tensor (a quantized
+  // one, which DLPack cannot carry); false with *error set.
+  virtual bool set_tensor_attr(std::string_view qualified_name,
+                               const at::Tensor& tensor, std::string* error) {
+    (void)qualified_name, (void)tensor;
+    *error = "tensors cannot be set on this graph's owner";
+    return false;
+  }
   // "torch.nn.Linear" for the module at `qualified_name`; false if none.
   virtual bool module_type(std::string_view qualified_name, std::string* type,
                            std::string* error) const = 0;

@@ -136,9 +136,22 @@ class GraphModuleTarget::Attributes : public AttributeStore {
       *error = cat("cannot read the tensor for '", name, "': ", e.what());
       return false;
     }
+    return set_tensor_attr(name, value, error);
+  }
+
+  bool set_tensor_attr(std::string_view name, const at::Tensor& value,
+                       std::string* error) override {
+    at::Tensor current = module_.get_attr(name);
+    if (current.defined() && current.is_quantized() != value.is_quantized()) {
+      *error = cat("'", name, "' holds ",
+                   current.is_quantized() ? "a quantized" : "an unquantized",
+                   " tensor; it cannot be replaced by ",
+                   value.is_quantized() ? "a quantized" : "an unquantized",
+                   " one (give the new tensor a new name)");
+      return false;
+    }
     // set_attr replaces an existing tensor's data in place, so keep the old
     // data through a new alias of it (and its requires_grad).
-    at::Tensor current = module_.get_attr(name);
     bool is_parameter = false;
     for (const auto& p : module_.named_parameters(/*recurse=*/true)) {
       if (p.key() == name) is_parameter = true;
@@ -230,7 +243,7 @@ class GraphModuleTarget::Attributes : public AttributeStore {
       } else if (fields.size() == 3) {
         done = write_in_place(name, fields[1].toTensor(), &error);
       } else if (fields[1].isTensor()) {
-        done = set_attr(name, at::toDLPack(fields[1].toTensor()), &error);
+        done = set_tensor_attr(name, fields[1].toTensor(), &error);
       } else if (next_module >= added.size()) {
         return absl::InternalError(cat("module '", name, "' has no spec"));
       } else {

@@ -114,7 +114,7 @@ extern "C" {
  * Version 1 was released twice with different tables (106 entries, then 123
  * with fourteen inserted before RegisterCustomOp); the host serves both
  * (released/README.md, "Version 1, twice"). */
-#define FX_API_VERSION 8
+#define FX_API_VERSION 9
 
 #if defined(_WIN32)
 #define FX_PLUGIN_EXPORT __declspec(dllexport)
@@ -966,6 +966,23 @@ struct FxApi {
    * only (folding BatchNorm's running statistics) must not touch a module in
    * training mode, whose forward uses the batch's statistics. */
   int (*GraphModuleTraining)(const FxGraph* graph, const char* name);
+
+  /* Version 9: quantized tensors ------------------------------------------ */
+  /* Adds or replaces a quantized tensor attribute (a buffer), as torch's
+   * _make_per_tensor_quantized_tensor / _make_per_channel_quantized_tensor
+   * make it: `values` holds its integers (int8: qint8, uint8: quint8,
+   * int32: qint32; ownership taken in all cases), `scales` (floating point)
+   * and `zero_points` (integers) its quantization (read, copied): one of
+   * each with axis -1 (per tensor affine), or values->shape[axis] of each
+   * (per channel affine along `axis`). FX_INVALID_ARGUMENT naming what is
+   * wrong (a scale not positive and finite, a zero point outside the
+   * dtype's range, a count or axis that does not fit) and nothing changes.
+   * Rolled back with the pass when it fails. */
+  FxStatus* (*GraphSetQuantizedAttr)(FxGraph* graph, const char* qualified_name,
+                                     DLManagedTensor* values,
+                                     const DLTensor* scales,
+                                     const DLTensor* zero_points,
+                                     int64_t axis);
 };
 
 /* NodeOperatorEffects' bits (version 7). */

@@ -376,6 +376,13 @@ class Graph {
   DLManagedTensor* get_attr_tensor(const char* name) const;
   // Adds or replaces a tensor attribute; ownership moves to the host.
   void set_attr_tensor(const char* name, DLManagedTensor* tensor);
+  // Adds or replaces a quantized tensor attribute (version 9:
+  // GraphSetQuantizedAttr) from its integers (int8, uint8 or int32;
+  // ownership moves to the host), scales and zero points: one of each with
+  // axis -1 (per tensor), else one per channel along `axis`.
+  void set_attr_quantized(const char* name, DLManagedTensor* values,
+                          const DLTensor& scales, const DLTensor& zero_points,
+                          int64_t axis);
   // The type of the submodule `name` ("torch.nn.Linear").
   std::string module_type(const char* name) const;
   // The graph's shape environment now (version 8: GraphShapeEnv); empty

@@ -452,6 +452,19 @@ inline void Graph::set_attr_tensor(const char* name, DLManagedTensor* tensor) {
   check(api()->GraphSetAttr(graph_, name, tensor));
 }
 
+inline void Graph::set_attr_quantized(const char* name,
+                                      DLManagedTensor* values,
+                                      const DLTensor& scales,
+                                      const DLTensor& zero_points,
+                                      int64_t axis) {
+  if (api()->version < 9 && values != nullptr && values->deleter) {
+    values->deleter(values);
+  }
+  require_api_version(9, "GraphSetQuantizedAttr");
+  check(api()->GraphSetQuantizedAttr(graph_, name, values, &scales,
+                                     &zero_points, axis));
+}
+
 inline std::string Graph::module_type(const char* name) const {
   char* out = nullptr;
   check(api()->GraphModuleType(graph_, name, &out));
