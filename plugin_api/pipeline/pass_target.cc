@@ -399,12 +399,20 @@ class GraphModuleTarget::Attributes : public AttributeStore {
       std::string key = item.key().toStringRef();
       at::Tensor* mine = parameters.find(key);
       if (mine == nullptr) mine = buffers.find(key);
+      const at::Tensor& value = item.value().toTensor();
       if (mine == nullptr) {
-        *error = cat("module '", name, "' has no parameter or buffer '", key,
-                     "' to receive");
+        // A tensor the pass gave the module (a quantized module's weight
+        // is registered when it is set): registered here the same way.
+        module_.set_attr(cat(name, ".", key), value, /*is_parameter=*/false);
+      } else if (mine->is_quantized() != value.is_quantized()) {
+        *error = cat("module '", name, "': '", key, "' is ",
+                     mine->is_quantized() ? "" : "not ",
+                     "quantized, the worker's is ",
+                     value.is_quantized() ? "" : "not ");
         return false;
+      } else {
+        mine->set_data(value);
       }
-      mine->set_data(item.value().toTensor());
     }
     return true;
   }

@@ -11,7 +11,8 @@
 //                      (torch.quantize_per_tensor_dynamic -> dequantize).
 //   quantize_prepare   inserts an observer (the custom op fx_quant.observe,
 //                      registered by this plugin, which records min/max) on
-//                      the input of every Linear and Conv2d.
+//                      the input of every Linear and Conv2d; outputs=true
+//                      also on their outputs and on residual adds.
 //   quantize_calibrate runs the host's example inputs through the graph
 //                      (GraphRun) and stores what each observer saw in its
 //                      node's meta['observed'].
@@ -20,6 +21,7 @@
 //                      (PyTorch's reference quantized pattern): activations
 //                      quint8 per tensor affine from the observed range,
 //                      weights int8 per channel.
+//   quantize_lower     lowers that pattern to int8 kernels (lower.h).
 //
 // Calibration may also be run by the host itself (forward on the prepared
 // GraphModule): observers without meta['observed'] then use what this
@@ -34,6 +36,8 @@
 
 #include "fx/plugin_api.hpp"
 #include "plugins/common/plugin_util.h"
+#include "plugins/quantize/lower.h"
+#include "plugins/quantize/patterns.h"
 
 namespace {
 
@@ -232,14 +236,6 @@ std::vector<Site> sites(Graph& g) {
   return out;
 }
 
-std::string fresh(const Graph& g, const std::string& base) {
-  std::string name = base;
-  for (int i = 1; g.has_attr(name.c_str()); ++i) {
-    name = base + "_" + std::to_string(i);
-  }
-  return name;
-}
-
 // Quantizes the float weight per output channel (axis 0, symmetric int8),
 // stores the int8 weight and the scales, and records the dequantized
 // weight in the graph at the insertion point. Returns nullopt when the
@@ -270,9 +266,9 @@ std::optional<Value> quantized_weight(Graph& g, const Site& s, int bits) {
           static_cast<int8_t>(std::clamp(v, -qmax, qmax));
     }
   }
-  std::string q_name = fresh(g, s.name + "_weight_int8");
+  std::string q_name = fx_quant::fresh_attr_name(g, s.name + "_weight_int8");
   g.set_attr_tensor(q_name.c_str(), q.release());
-  std::string s_name = fresh(g, s.name + "_weight_scale");
+  std::string s_name = fx_quant::fresh_attr_name(g, s.name + "_weight_scale");
   g.set_attr_tensor(s_name.c_str(), scale.release());
   Value wq = g.get_attr(q_name.c_str());
   Value ws = g.get_attr(s_name.c_str());
@@ -333,23 +329,78 @@ bool quantize_weights(Graph& g, const fxp::Options& options) {
   return changed;
 }
 
-bool quantize_prepare(Graph& g, const fxp::Options&) {
+bool is_observer(Node n) {
+  return n.op() == FX_OP_CALL_FUNCTION && n.target() == kObserve;
+}
+
+// An observer of `value` for every one of its users: the one it has, or a
+// new one right after it (after the last placeholder for a placeholder).
+Node observe_everywhere(Graph& g, Node value, int64_t& next_id) {
+  if (is_observer(value)) return value;
+  for (Node u : value.users()) {
+    if (is_observer(u)) return u;
+  }
+  Node anchor = value;
+  while (anchor.op() == FX_OP_PLACEHOLDER && anchor.next() &&
+         anchor.next().op() == FX_OP_PLACEHOLDER) {
+    anchor = anchor.next();
+  }
+  Node obs;
+  {
+    auto guard = g.inserting_after(anchor);
+    obs = g.call_function(kObserve, {Arg(value), Arg(next_id++)});
+  }
+  for (Node u : value.users()) {
+    if (u != obs) u.replace_input_with(value, obs);
+  }
+  return obs;
+}
+
+// The value an op's output is observed at: the ReLU it alone feeds, if any
+// (PyTorch fuses the two), else the op itself.
+Node output_to_observe(Graph& g, Node op) {
+  std::vector<Node> users = op.users();
+  if (users.size() == 1 && fx_quant::is_relu(g, users[0])) return users[0];
+  return op;
+}
+
+// outputs=true: every site's input and output (after its ReLU), and each
+// add of two observed values (a residual add), as PyTorch's static
+// quantization observes them; one observer per value, shared by its users.
+bool observe_inputs_and_outputs(Graph& g, int64_t& next_id) {
+  size_t before = g.size();
+  for (const Site& s : sites(g)) {
+    observe_everywhere(g, input_of(s).node(), next_id);
+    observe_everywhere(g, output_to_observe(g, s.node), next_id);
+  }
+  for (Node n : g) {
+    if (!fx_quant::is_add(n)) continue;
+    if (is_observer(n.arg(0).node()) && is_observer(n.arg(1).node())) {
+      observe_everywhere(g, output_to_observe(g, n), next_id);
+    }
+  }
+  return g.size() != before;
+}
+
+bool quantize_prepare(Graph& g, const fxp::Options& options) {
   int64_t next_id = 0;
   // Ids continue after observers already in the graph.
   for (Node n : g.find_nodes(FX_OP_CALL_FUNCTION, kObserve)) {
     next_id = std::max(next_id, n.arg(1).as_int() + 1);
   }
   bool changed = false;
-  for (const Site& s : sites(g)) {
-    Value x = input_of(s);
-    if (x.node().op() == FX_OP_CALL_FUNCTION && x.node().target() == kObserve) {
-      continue;
+  if (options.get_bool("outputs")) {
+    changed = observe_inputs_and_outputs(g, next_id);
+  } else {
+    for (const Site& s : sites(g)) {
+      Value x = input_of(s);
+      if (is_observer(x.node())) continue;
+      Node n = s.node;
+      auto guard = g.inserting_before(n);
+      Node obs = g.call_function(kObserve, {Arg(x.node()), Arg(next_id++)});
+      n.replace_input_with(x.node(), obs);
+      changed = true;
     }
-    Node n = s.node;
-    auto guard = g.inserting_before(n);
-    Node obs = g.call_function(kObserve, {Arg(x.node()), Arg(next_id++)});
-    n.replace_input_with(x.node(), obs);
-    changed = true;
   }
   std::lock_guard<std::mutex> lock(ranges_mutex());
   for (int64_t id = 0; id < next_id; ++id) ranges().erase(id);
@@ -472,6 +523,10 @@ FXP_PLUGIN_WITH_EXTENSIONS(
         "quantize_prepare",
         "inserts min/max observers (fx_quant.observe) before Linear and "
         "Conv2d")
+        .option("outputs", FX_OPTION_BOOL, "false",
+                "also observe each op's output (after the ReLU it feeds) "
+                "and residual adds, as PyTorch does: quantize_lower then "
+                "keeps activations in int8 between layers")
         .invalidates({"tensor_meta"}),
     fxp::pass<quantize_calibrate>(
         "quantize_calibrate",
@@ -482,4 +537,12 @@ FXP_PLUGIN_WITH_EXTENSIONS(
         "observed regions -> quantize, dequantize, op on int8 weights")
         .option("bits", FX_OPTION_INT, "8", "weight bits (symmetric)")
         .run_after({"quantize_prepare", "quantize_calibrate"})
-        .invalidates({"tensor_meta"}))
+        .invalidates({"tensor_meta"}),
+    fxp::pass<fx_quant::quantize_lower>(
+        "quantize_lower",
+        "quantize_convert's reference pattern -> int8 kernels: quantized "
+        "Conv2d / ConvReLU2d / Linear / LinearReLU modules and quantized "
+        "adds, quint8 activations between them")
+        .run_after({"quantize_convert"})
+        .invalidates({"tensor_meta"})
+        .tolerance(0.1, 0.1))

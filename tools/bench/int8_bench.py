@@ -11,6 +11,10 @@ models as anchors (issue 33): per model, batch 1, each thread count:
   int8 SDK             fx_sdk.from_torch_fx(that): the SDK's GraphModule,
                        the same int8 kernels (LibTorch's quantized::conv2d,
                        ...) called from C++
+  int8 SDK pipeline    the SDK's own quantization of the float model:
+                       fold_bn, quantize_prepare{outputs=true}, calibration
+                       on the same batches, quantize_convert, quantize_lower,
+                       then fx_sdk.compile (the InferencePlan)
 
 The int8 outputs are checked equal (the SDK's to PyTorch's, exactly) and
 their SQNR against float is printed. Engines run round-robin after a
@@ -45,14 +49,30 @@ def sqnr(reference, value):
     return float(10 * torch.log10(reference.pow(2).mean() / noise))
 
 
-def quantized(model, x, batches=4):
+def quantized(model, x, calibration):
     torch.backends.quantized.engine = "onednn"
     prepared = prepare_fx(copy.deepcopy(model),
                           get_default_qconfig_mapping("onednn"), (x,))
     with torch.no_grad():
-        for _ in range(batches):
-            prepared(torch.randn_like(x))
+        for batch in calibration:
+            prepared(batch)
     return convert_fx(prepared)
+
+
+def sdk_quantized(model, x, calibration):
+    """The SDK's GraphModule of `model` after its own static int8 pipeline,
+    calibrated by running the prepared GraphModule on `calibration`."""
+    gm = fx_sdk.from_torch_fx(torch.fx.symbolic_trace(model))
+
+    def run(pipeline):
+        fx_sdk._C._run_pipeline(gm, pipeline, [], [fx_sdk.PLUGIN_DIR], True,
+                                [x])
+    run("shape_prop,fold_bn,quantize_prepare{outputs=true}")
+    with torch.no_grad():
+        for batch in calibration:
+            gm(batch)
+    run("quantize_convert,quantize_lower")
+    return gm
 
 
 def float_plan(model, x):
@@ -76,13 +96,17 @@ def bench(name, threads, repeat):
     torch.manual_seed(0)
     model = getattr(torchvision.models, name)().eval()
     x = torch.randn(1, 3, 224, 224)
-    q = quantized(model, x)
+    calibration = [torch.randn_like(x) for _ in range(4)]
+    q = quantized(model, x, calibration)
     sdk_q = fx_sdk.from_torch_fx(q)
+    ours = sdk_quantized(model, x, calibration)
     with torch.no_grad():
         reference, int8 = model(x), q(x)
         torch.testing.assert_close(sdk_q(x), int8, rtol=0, atol=0)
+        own = ours(x)
     print(f"# {name}: int8 SQNR against float {sqnr(reference, int8):.1f} "
-          f"dB; the SDK's int8 output equals PyTorch's", flush=True)
+          f"dB; the SDK's int8 output equals PyTorch's; the SDK pipeline's "
+          f"SQNR {sqnr(reference, own):.1f} dB", flush=True)
     for n in threads:
         set_threads(n)
         engines = {"float eager": model, "float plan": float_plan(model, x),
@@ -95,6 +119,7 @@ def bench(name, threads, repeat):
             print(f"# {name}: TorchScript cannot trace the int8 model: "
                   f"{str(e).splitlines()[0]}", flush=True)
         engines["int8 SDK"] = sdk_q
+        engines["int8 SDK pipeline"] = fx_sdk.compile(ours, [x])
         ms = interleaved(working(engines, x), x, repeat)
         row = {"model": name, "threads": n,
                **{k: round(v, 2) for k, v in ms.items()}}

@@ -1,0 +1,74 @@
+// The node shapes the quantize passes recognise, shared by the observer
+// placement (quantize.cc) and the int8 lowering (lower.cc).
+#ifndef PLUGINS_QUANTIZE_PATTERNS_H_
+#define PLUGINS_QUANTIZE_PATTERNS_H_
+
+#include <string>
+#include <string_view>
+
+#include "fx/plugin_api.hpp"
+
+namespace fx_quant {
+
+// A ReLU in any of torch.fx's spellings: torch.relu, F.relu (not
+// inplace), x.relu(), a torch.nn.ReLU module.
+inline bool is_relu(const fxp::Graph& g, fxp::Node n) {
+  switch (n.op()) {
+    case FX_OP_CALL_FUNCTION: {
+      std::string_view t = n.target();
+      if (t == "torch.relu") return n.num_args() == 1;
+      if (t != "torch.nn.functional.relu") return false;
+      fxp::ArgView inplace = n.kwarg("inplace");
+      return n.num_args() == 1 && (!inplace || !inplace.as_bool());
+    }
+    case FX_OP_CALL_METHOD:
+      return n.target() == "relu" && n.num_args() == 1;
+    case FX_OP_CALL_MODULE:
+      return g.module_type(n.target_cstr()) == "torch.nn.ReLU";
+    default:
+      return false;
+  }
+}
+
+// a + b of two nodes (operator.add, torch.add without alpha, x.add(y)).
+inline bool is_add(fxp::Node n) {
+  std::string_view t = n.target();
+  bool add = (n.op() == FX_OP_CALL_FUNCTION &&
+              (t == "operator.add" || t == "torch.add")) ||
+             (n.op() == FX_OP_CALL_METHOD && t == "add");
+  return add && n.num_args() == 2 && n.num_kwargs() == 0 &&
+         n.arg(0).is_node() && n.arg(1).is_node();
+}
+
+// An op whose output a quantized input's quantization describes, which
+// LibTorch runs on quantized tensors: max and adaptive average pooling
+// (modules or functions) and torch.flatten. PyTorch's convert_fx runs them
+// on the quantized tensor and keeps its scale and zero point.
+inline bool keeps_quantization(const fxp::Graph& g, fxp::Node n) {
+  if (n.num_args() < 1 || !n.arg(0).is_node()) return false;
+  if (n.op() == FX_OP_CALL_MODULE) {
+    std::string type = g.module_type(n.target_cstr());
+    return n.num_args() == 1 && n.num_kwargs() == 0 &&
+           (type == "torch.nn.MaxPool2d" ||
+            type == "torch.nn.AdaptiveAvgPool2d");
+  }
+  if (n.op() != FX_OP_CALL_FUNCTION) return false;
+  std::string_view t = n.target();
+  return t == "torch.flatten" || t == "torch.nn.functional.max_pool2d" ||
+         t == "torch.nn.functional.adaptive_avg_pool2d";
+}
+
+// `base`, or base_1, base_2, ... : the first name the graph's module has no
+// attribute or submodule of.
+inline std::string fresh_attr_name(const fxp::Graph& g,
+                                   const std::string& base) {
+  std::string name = base;
+  for (int i = 1; g.has_attr(name.c_str()); ++i) {
+    name = base + "_" + std::to_string(i);
+  }
+  return name;
+}
+
+}  // namespace fx_quant
+
+#endif  // PLUGINS_QUANTIZE_PATTERNS_H_

@@ -1,0 +1,200 @@
+"""The SDK's own static quantization lowered to int8 kernels (issue 33,
+item 2): fold_bn, quantize_prepare{outputs=true}, calibration,
+quantize_convert, quantize_lower turn a float model into the graph
+PyTorch's convert_fx makes (quantized Conv2d / ConvReLU2d / Linear /
+LinearReLU modules, quantized adds, quint8 activations from the first
+quantize to the last dequantize). The expected numbers are PyTorch's: the
+lowered graph handed to PyTorch (to_torch_fx gives torch.ao's quantized
+modules) runs on PyTorch's own kernels, and PyTorch's convert_fx of the
+same model calibrated on the same batches is the accuracy anchor.
+"""
+
+import copy
+import os
+import subprocess
+import tempfile
+
+import pytest
+import torch
+import torch.fx
+import torchvision
+from torch.ao.quantization import get_default_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
+
+import fx_sdk
+from fx_command import fx_binary
+from fx_sdk import torchfx_export, torchfx_import
+
+
+class MLP(torch.nn.Module):
+    """Linear + ReLU (LinearReLU when lowered), then a plain Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(12, 16)
+        self.fc2 = torch.nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+def run(gm, pipeline, x):
+    report = fx_sdk._C._run_pipeline(gm, pipeline, [], [fx_sdk.PLUGIN_DIR],
+                                     True, [x])
+    return report
+
+
+def sdk_int8(model, x, calibration, outputs=True):
+    """(the lowered SDK GraphModule, its output before quantize_lower, the
+    lowering's report) for `model` calibrated on `calibration`."""
+    gm = fx_sdk.from_torch_fx(torch.fx.symbolic_trace(model))
+    run(gm, "shape_prop,fold_bn,quantize_prepare{outputs=%s}" %
+        ("true" if outputs else "false"), x)
+    with torch.no_grad():
+        for batch in calibration:
+            gm(batch)
+    run(gm, "quantize_convert", x)
+    with torch.no_grad():
+        reference = gm(x)
+    report = run(gm, "quantize_lower", x)
+    return gm, reference, report
+
+
+def pytorch_int8(model, x, calibration):
+    torch.backends.quantized.engine = "onednn"
+    prepared = prepare_fx(copy.deepcopy(model),
+                          get_default_qconfig_mapping("onednn"), (x,))
+    with torch.no_grad():
+        for batch in calibration:
+            prepared(batch)
+    return convert_fx(prepared)
+
+
+def sqnr(reference, value):
+    noise = (reference - value).pow(2).mean()
+    return float(10 * torch.log10(reference.pow(2).mean() / noise))
+
+
+def targets(gm, op):
+    return [n.target for n in gm.graph.nodes if n.op == op]
+
+
+def quantized_module_types(gm):
+    """The quantized module classes (not Linear's packed-params child)."""
+    return sorted({type(m).__name__ for m in gm.modules()
+                   if type(m).__module__.startswith(("torch.ao.nn.quantized",
+                                                     "torch.ao.nn.intrinsic",
+                                                     "torch.nn.intrinsic"))
+                   and not type(m).__name__.endswith("PackedParams")})
+
+
+@pytest.fixture(scope="module")
+def resnet():
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18().eval()
+    x = torch.randn(2, 3, 64, 64)
+    calibration = [torch.randn(2, 3, 64, 64) for _ in range(3)]
+    return model, x, calibration, sdk_int8(model, x, calibration)
+
+
+@pytest.fixture(scope="module")
+def mlp():
+    torch.manual_seed(1)
+    model = MLP().eval()
+    x = torch.randn(5, 12)
+    calibration = [torch.randn(5, 12) for _ in range(3)]
+    return model, x, calibration, sdk_int8(model, x, calibration)
+
+
+def test_activations_stay_int8_from_the_first_quantize_to_the_last(resnet):
+    _, _, _, (gm, _, report) = resnet
+    back = fx_sdk.to_torch_fx(gm)
+    functions = [str(t) for t in targets(back, "call_function")]
+    # No float convolution, linear or add is left; the input is quantized
+    # once and the output dequantized once.
+    assert not any("conv2d" in f or "linear" in f or f.endswith(".add")
+                   for f in functions), functions
+    assert sum("quantize_per_tensor" in f for f in functions) == 1
+    assert targets(back, "call_method") == ["dequantize"]
+    assert sum("add_relu" in f for f in functions) == 8
+    assert quantized_module_types(back) == ["Conv2d", "ConvReLU2d", "Linear"]
+    assert [r["outcome"] for r in report] == ["ran"]
+
+
+@pytest.mark.parametrize("which", ["resnet", "mlp"])
+def test_pytorch_computes_the_same_numbers_on_the_lowered_graph(which,
+                                                                request):
+    _, x, _, (gm, reference, _) = request.getfixturevalue(which)
+    back = fx_sdk.to_torch_fx(gm)
+    plan = fx_sdk.compile(gm, [x])
+    with torch.no_grad():
+        want = back(x)  # PyTorch's quantized modules and ops
+        torch.testing.assert_close(gm(x), want, rtol=0, atol=0)
+        torch.testing.assert_close(plan(x), want, rtol=0, atol=0)
+    # And close to the reference pattern it came from (the same
+    # quantization, float arithmetic between quantize and dequantize).
+    assert sqnr(reference, want) > 25
+
+
+def test_accuracy_is_pytorchs_convert_fx_on_the_same_calibration(resnet):
+    model, x, calibration, (gm, _, _) = resnet
+    q = pytorch_int8(model, x, calibration)
+    held_out = torch.randn(8, 3, 64, 64)
+    with torch.no_grad():
+        want = model(held_out)
+        ours, theirs = sqnr(want, gm(held_out)), sqnr(want, q(held_out))
+        agree = (gm(held_out).argmax(1) == want.argmax(1)).float().mean()
+    print(f"figures: resnet18 int8 SQNR against float: SDK {ours:.1f} dB, "
+          f"PyTorch convert_fx {theirs:.1f} dB; top-1 agreement with float "
+          f"{float(agree):.2f}")
+    assert ours >= theirs - 1.0
+
+
+def test_an_op_whose_output_is_not_quantized_stays_float(mlp):
+    """Without output observers fc2's output is not quantized: fc1 (whose
+    ReLU feeds fc2's observed input) is lowered, fc2 stays a float linear on
+    the dequantized int8 activation, and PyTorch agrees on the numbers."""
+    model, x, calibration, _ = mlp
+    gm, reference, report = sdk_int8(model, x, calibration, outputs=False)
+    assert report[0]["changed"] is True
+    back = fx_sdk.to_torch_fx(gm)
+    assert quantized_module_types(back) == ["LinearReLU"]
+    assert [str(t) for t in targets(back, "call_function")
+            if "linear" in str(t)] == [str(torch.nn.functional.linear)]
+    with torch.no_grad():
+        torch.testing.assert_close(gm(x), back(x), rtol=0, atol=0)
+    assert sqnr(reference, back(x)) > 25
+
+
+def test_a_bundle_and_an_isolated_pipeline_give_the_same_int8_graph(mlp):
+    """fx run --isolate (each pass in a worker, quantized weights sent back
+    to the host) on a float bundle with the example input as calibration,
+    against the same pipeline in process; the result's files load in
+    PyTorch with the same numbers."""
+    model, x, _, _ = mlp
+    pipeline = ("shape_prop,fold_bn,quantize_prepare{outputs=true},"
+                "quantize_calibrate,quantize_convert,quantize_lower")
+    in_process = fx_sdk.from_torch_fx(torch.fx.symbolic_trace(model))
+    run(in_process, pipeline, x)
+    fx = fx_binary()
+    with tempfile.TemporaryDirectory() as out:
+        torchfx_export.export(torch.fx.symbolic_trace(model), [x], out)
+        inputs = os.path.join(out, "in.pt")
+        torch.save([x], inputs)
+        lowered = os.path.join(out, "lowered", "graph.fx.json")
+        os.makedirs(os.path.dirname(lowered))
+        subprocess.run([fx, "run", os.path.join(out, "graph.fx.json"),
+                        "--pipeline", pipeline, "--inputs", inputs,
+                        "--isolate", "-o", lowered], check=True,
+                       capture_output=True)
+        outputs = os.path.join(out, "out.pt")
+        subprocess.run([fx, "exec", lowered, "--inputs", inputs,
+                        "--outputs", outputs], check=True,
+                       capture_output=True)
+        loaded = torchfx_import.load_bundle(os.path.dirname(lowered))
+        assert quantized_module_types(loaded) == ["Linear", "LinearReLU"]
+        with torch.no_grad():
+            want = in_process(x)
+            torch.testing.assert_close(torch.load(outputs), want, rtol=0,
+                                       atol=0)
+            torch.testing.assert_close(loaded(x), want, rtol=0, atol=0)
