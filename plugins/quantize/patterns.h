@@ -41,21 +41,29 @@ inline bool is_add(fxp::Node n) {
 }
 
 // An op whose output a quantized input's quantization describes, which
-// LibTorch runs on quantized tensors: max and adaptive average pooling
-// (modules or functions) and torch.flatten. PyTorch's convert_fx runs them
-// on the quantized tensor and keeps its scale and zero point.
+// LibTorch runs on quantized tensors: max and adaptive average pooling,
+// ReLU6 and Hardtanh (modules or functions), torch.flatten and an eval-mode
+// Dropout. PyTorch's
+// convert_fx runs them on the quantized tensor and keeps its scale and
+// zero point.
 inline bool keeps_quantization(const fxp::Graph& g, fxp::Node n) {
   if (n.num_args() < 1 || !n.arg(0).is_node()) return false;
   if (n.op() == FX_OP_CALL_MODULE) {
     std::string type = g.module_type(n.target_cstr());
     return n.num_args() == 1 && n.num_kwargs() == 0 &&
            (type == "torch.nn.MaxPool2d" ||
-            type == "torch.nn.AdaptiveAvgPool2d");
+            type == "torch.nn.AdaptiveAvgPool2d" || type == "torch.nn.ReLU6" ||
+            type == "torch.nn.Hardtanh" ||
+            // Dropout is the identity in eval mode.
+            (type == "torch.nn.Dropout" &&
+             g.module_training(n.target_cstr()) == 0));
   }
   if (n.op() != FX_OP_CALL_FUNCTION) return false;
   std::string_view t = n.target();
   return t == "torch.flatten" || t == "torch.nn.functional.max_pool2d" ||
-         t == "torch.nn.functional.adaptive_avg_pool2d";
+         t == "torch.nn.functional.adaptive_avg_pool2d" ||
+         t == "torch.nn.functional.relu6" ||
+         t == "torch.nn.functional.hardtanh";
 }
 
 // `base`, or base_1, base_2, ... : the first name the graph's module has no

@@ -121,7 +121,29 @@ def test_activations_stay_int8_from_the_first_quantize_to_the_last(resnet):
     assert [r["outcome"] for r in report] == ["ran"]
 
 
-@pytest.mark.parametrize("which", ["resnet", "mlp"])
+@pytest.fixture(scope="module")
+def mobilenet():
+    """ReLU6 after its convolutions, residual adds without ReLU, Dropout
+    before the classifier: all on quint8 tensors."""
+    torch.manual_seed(0)
+    model = torchvision.models.mobilenet_v2().eval()
+    x = torch.randn(1, 3, 64, 64)
+    calibration = [torch.randn(1, 3, 64, 64) for _ in range(2)]
+    return model, x, calibration, sdk_int8(model, x, calibration)
+
+
+def test_mobilenet_v2_is_int8_from_the_first_quantize_to_the_last(
+        mobilenet):
+    _, _, _, (gm, _, _) = mobilenet
+    back = fx_sdk.to_torch_fx(gm)
+    functions = [str(t) for t in targets(back, "call_function")]
+    assert sum("quantize_per_tensor" in f for f in functions) == 1
+    assert targets(back, "call_method") == ["dequantize"]
+    assert sum(f.endswith("quantized.add") for f in functions) == 10
+    assert quantized_module_types(back) == ["Conv2d", "Linear"]
+
+
+@pytest.mark.parametrize("which", ["resnet", "mlp", "mobilenet"])
 def test_pytorch_computes_the_same_numbers_on_the_lowered_graph(which,
                                                                 request):
     _, x, _, (gm, reference, _) = request.getfixturevalue(which)
@@ -132,8 +154,11 @@ def test_pytorch_computes_the_same_numbers_on_the_lowered_graph(which,
         torch.testing.assert_close(gm(x), want, rtol=0, atol=0)
         torch.testing.assert_close(plan(x), want, rtol=0, atol=0)
     # And close to the reference pattern it came from (the same
-    # quantization, float arithmetic between quantize and dequantize).
-    assert sqnr(reference, want) > 25
+    # quantization, float arithmetic between quantize and dequantize);
+    # mobilenet_v2's random weights leave its output near 1e-9, nothing
+    # to compare.
+    if which != "mobilenet":
+        assert sqnr(reference, want) > 25
 
 
 def test_accuracy_is_pytorchs_convert_fx_on_the_same_calibration(resnet):
