@@ -289,20 +289,31 @@ def init_parameters(cls):
 
 def has_packed_weights(module):
     """A lowered quantized module (convert_fx's Conv2d, ConvReLU2d, Linear,
-    LinearReLU): its weights are packed, read with weight() and bias()."""
-    return callable(getattr(module, "set_weight_bias", None)) and hasattr(
-        module, "scale")
+    LinearReLU, and the dynamic Linear and LinearReLU): its weights are
+    packed, read with weight() and bias()."""
+    return callable(getattr(module, "set_weight_bias", None)) and callable(
+        getattr(module, "weight", None))
+
+
+def is_dynamic_quantized(module):
+    """torch.ao.nn.quantized.dynamic's Linear or an intrinsic dynamic
+    LinearReLU: float in and out, no output quantization (its inherited
+    scale and zero_point mean nothing)."""
+    return ".quantized.dynamic." in type(module).__module__
 
 
 def packed_module_tensors(module):
     """What a file holds for a has_packed_weights module: `weight`, `bias`
-    (unless it has none), and its output's `scale` and `zero_point` as 0-dim
-    float64 and int64 tensors (the scale keeps every bit of the float)."""
+    (unless it has none), and, but for a dynamic one, its output's `scale`
+    and `zero_point` as 0-dim float64 and int64 tensors (the scale keeps
+    every bit of the float)."""
     tensors = {"weight": module.weight()}
     if module.bias() is not None:
         tensors["bias"] = module.bias()
-    tensors["scale"] = torch.tensor(float(module.scale), dtype=torch.float64)
-    tensors["zero_point"] = torch.tensor(int(module.zero_point))
+    if not is_dynamic_quantized(module):
+        tensors["scale"] = torch.tensor(float(module.scale),
+                                        dtype=torch.float64)
+        tensors["zero_point"] = torch.tensor(int(module.zero_point))
     return tensors
 
 

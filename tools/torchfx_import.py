@@ -20,6 +20,7 @@ import collections
 import importlib
 import json
 import os
+import pickle
 import re
 import sys
 
@@ -644,7 +645,17 @@ def load_tensors(path):
     needs more."""
     _allow_return_types()
     try:
-        return torch.load(path, weights_only=True)
+        try:
+            return torch.load(path, weights_only=True)
+        except pickle.UnpicklingError as e:
+            if "Unsupported operand" not in str(e):
+                raise
+            # torch 1.13's weights_only unpickler lacks opcodes torch.save
+            # writes (BINFLOAT, for a per-tensor quantized tensor's scale):
+            # Python's unpickler, allowed the same globals only. (Not
+            # through torch.load(pickle_module=...): without weights_only,
+            # torch 1.13 replaces any pickle_module by pickle itself.)
+            return _load_restricted(path)
     except OSError as e:
         raise BundleError(f"{path}: {e}")
     except Exception as e:  # pickle.UnpicklingError, RuntimeError, ...
@@ -652,6 +663,36 @@ def load_tensors(path):
         raise BundleError(f"{path}: not a file of tensors that loads without "
                           f"running code (torch.load weights_only=True): "
                           f"{why or type(e).__name__}")
+
+
+def _load_restricted(path):
+    """torch.load's zip-file reading with _RestrictedPickle's unpickler."""
+    from torch import serialization
+    with open(path, "rb") as f:
+        with serialization._open_zipfile_reader(f) as zip_file:
+            return serialization._load(zip_file, None, _RestrictedPickle,
+                                       encoding="utf-8")
+
+
+class _RestrictedPickle:
+    """A pickle module for torch.load whose Unpickler resolves only the
+    globals torch's weights_only unpickler allows (tensor rebuilding,
+    qschemes, OrderedDict, return types): any other global in a file is an
+    error, so nothing in it can name code to run."""
+
+    class Unpickler(pickle.Unpickler):
+        def find_class(self, module, name):
+            from torch import _weights_only_unpickler as unpickler
+            allowed = unpickler._get_allowed_globals()
+            found = allowed.get(f"{module}.{name}")
+            if found is None:
+                raise pickle.UnpicklingError(
+                    f"Unsupported class {module}.{name}")
+            return found
+
+    @staticmethod
+    def load(file, **kwargs):
+        return _RestrictedPickle.Unpickler(file, **kwargs).load()
 
 
 def load_weights(path):
@@ -953,8 +994,8 @@ def build_root(doc, weights, share=False, types=None):
     weights = dict(weights)
     for qualified, spec in doc.get("modules", {}).items():
         module = build_module(qualified, spec, weights, share, types, kinds)
-        if callable(getattr(module, "set_weight_bias", None)) and hasattr(
-                module, "scale"):
+        if callable(getattr(module, "set_weight_bias", None)) and callable(
+                getattr(module, "weight", None)):
             set_packed_weights(module, qualified, weights)
         set_path(root, qualified, module)
     state = root.state_dict(keep_vars=True)
@@ -994,6 +1035,9 @@ def set_packed_weights(module, qualified, weights):
         return weights.pop(f"{qualified}.{key}", None)
     weight, bias = take("weight"), take("bias")
     scale, zero_point = take("scale"), take("zero_point")
+    dynamic = ".quantized.dynamic." in type(module).__module__
+    if dynamic:  # float in and out: no output quantization
+        scale = zero_point = torch.zeros(())
     if weight is None or scale is None or zero_point is None:
         raise BundleError(f"module '{qualified}': a quantized module needs "
                           f"its weight, scale and zero_point in the weights")
@@ -1006,8 +1050,9 @@ def set_packed_weights(module, qualified, weights):
         module.set_weight_bias(weight, bias)
     except (RuntimeError, TypeError) as e:
         raise BundleError(f"module '{qualified}': {e}") from None
-    module.scale = float(scale)
-    module.zero_point = int(zero_point)
+    if not dynamic:
+        module.scale = float(scale)
+        module.zero_point = int(zero_point)
 
 
 _TREE_TYPES = {"tuple": tuple, "list": list, "dict": dict,

@@ -86,7 +86,7 @@ class Lowering {
       } else if (quint8_quantize(g_, n)) {
         changed |= drop_requantize(n);
       } else if (n.op() == FX_OP_CALL_FUNCTION) {
-        changed |= lower_weighted(n);
+        changed |= lower_weighted(n) || lower_dynamic(n);
       }
     }
     if (changed) g_.eliminate_dead_code();
@@ -185,6 +185,7 @@ class Lowering {
   }
 
   bool lower_weighted(Node op);
+  bool lower_dynamic(Node op);
 
   Graph& g_;
   std::set<FxNode*> quantized_;  // nodes whose value is a quint8 tensor
@@ -276,11 +277,10 @@ fxp::Tensor scalar(int64_t value) {
   return t;
 }
 
-// The module's tensors: the weight as qint8 per channel (axis 0, zero
-// points 0, quantize_convert's symmetric scales), the float bias, and the
-// output's scale and zero point.
-void set_module_tensors(Graph& g, const std::string& name, const Int8Weight& w,
-                        ArgView bias, QParams out) {
+// The module's weight as qint8 per channel (axis 0, zero points 0,
+// quantize_convert's symmetric scales) and its float bias.
+void set_weight_and_bias(Graph& g, const std::string& name, const Int8Weight& w,
+                         ArgView bias) {
   fxp::Tensor values(g.get_attr_tensor(w.values.c_str()));
   fxp::Tensor scales(g.get_attr_tensor(w.scales.c_str()));
   const int64_t channels = values.dl().shape[0];
@@ -302,9 +302,30 @@ void set_module_tensors(Graph& g, const std::string& name, const Int8Weight& w,
     g.set_attr_tensor((name + ".bias").c_str(),
                       g.get_attr_tensor(bias.node().target_cstr()));
   }
+}
+
+// The output's quantization of a static module.
+void set_output_qparams(Graph& g, const std::string& name, QParams out) {
   g.set_attr_tensor((name + ".scale").c_str(), scalar(out.scale).release());
   g.set_attr_tensor((name + ".zero_point").c_str(),
                     scalar(out.zero_point).release());
+}
+
+// A new submodule's name from the int8 weight's (conv2d_3_weight_int8 ->
+// conv2d_3_quantized).
+std::string module_name(const Graph& g, const Int8Weight& w) {
+  std::string base = w.values;
+  const std::string suffix = "_weight_int8";
+  if (base.size() > suffix.size() &&
+      base.compare(base.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    base.resize(base.size() - suffix.size());
+  }
+  return fresh_attr_name(g, base + "_quantized");
+}
+
+bool bias_ok(ArgView bias) {
+  return bias.is_none() ||
+         (bias.is_node() && bias.node().op() == FX_OP_GET_ATTR);
 }
 
 // dequantize(X) -> F.conv2d / F.linear on an int8 weight [-> ReLU] ->
@@ -316,29 +337,61 @@ bool Lowering::lower_weighted(Node op) {
   std::optional<Node> x = quantized_source(op.arg(0));
   std::optional<Int8Weight> w = int8_weight(op.arg(1));
   std::optional<Requantized> r = requantized(op);
-  ArgView bias = op.arg(2);
-  bool bias_ok =
-      bias.is_none() || (bias.is_node() && bias.node().op() == FX_OP_GET_ATTR);
-  if (!x || !w || !r || !bias_ok) return false;
+  if (!x || !w || !r || !bias_ok(op.arg(2))) return false;
   std::vector<int64_t> shape =
       fxp::Tensor(g_.get_attr_tensor(w->values.c_str())).shape();
   std::optional<Arg> config = module_config(op, shape, bool(r->relu));
   if (!config) return false;
-  std::string base = w->values;
-  const std::string suffix = "_weight_int8";
-  if (base.size() > suffix.size() &&
-      base.compare(base.size() - suffix.size(), suffix.size(), suffix) == 0) {
-    base.resize(base.size() - suffix.size());
-  }
-  std::string name = fresh_attr_name(g_, base + "_quantized");
+  std::string name = module_name(g_, *w);
   fxp::add_module(g_, name.c_str(), module_type(conv, bool(r->relu)), *config);
-  set_module_tensors(g_, name, *w, bias, r->qparams);
+  set_weight_and_bias(g_, name, *w, op.arg(2));
+  set_output_qparams(g_, name, r->qparams);
   Node call;
   {
     auto guard = g_.inserting_before(r->quantize);
     call = g_.call_module(name.c_str(), {Arg(*x)});
   }
   replace_chain(op, *r, call);
+  return true;
+}
+
+// quantize_weights{dynamic=true}'s pattern, F.linear(dequantize(
+// torch.quantize_per_tensor_dynamic(x, torch.quint8, False)), int8 weight,
+// bias): one dynamically quantized Linear called on x.
+bool Lowering::lower_dynamic(Node op) {
+  if (op.target() != "torch.nn.functional.linear" || op.num_args() != 3 ||
+      op.num_kwargs() != 0 || !op.arg(0).is_node()) {
+    return false;
+  }
+  Node dq = op.arg(0).node();
+  if (dq.op() != FX_OP_CALL_METHOD || dq.target() != "dequantize" ||
+      dq.num_args() != 1 || !dq.arg(0).is_node()) {
+    return false;
+  }
+  Node q = dq.arg(0).node();
+  if (q.op() != FX_OP_CALL_FUNCTION ||
+      q.target() != "torch.quantize_per_tensor_dynamic" || q.num_args() != 3 ||
+      !q.arg(0).is_node()) {
+    return false;
+  }
+  std::optional<Int8Weight> w = int8_weight(op.arg(1));
+  if (!w || !bias_ok(op.arg(2))) return false;
+  std::vector<int64_t> shape =
+      fxp::Tensor(g_.get_attr_tensor(w->values.c_str())).shape();
+  std::optional<Arg> config = module_config(op, shape, false);
+  if (!config) return false;
+  std::string name = module_name(g_, *w);
+  fxp::add_module(g_, name.c_str(),
+                  "torch.ao.nn.quantized.dynamic.modules.linear.Linear",
+                  *config);
+  set_weight_and_bias(g_, name, *w, op.arg(2));
+  Node call;
+  {
+    auto guard = g_.inserting_before(op);
+    call = g_.call_module(name.c_str(), {Arg(q.arg(0).node())});
+  }
+  op.replace_all_uses_with(call);
+  g_.erase_node(op);
   return true;
 }
 

@@ -13,10 +13,17 @@
 //
 //   dequantize(A) + dequantize(B) [-> ReLU] -> quantize_per_tensor(s, z)
 //
-// becomes torch.ops.quantized.add(A, B, s, z) (add_relu with the ReLU). A
-// chain of such ops then passes quint8 tensors from one to the next; what
-// does not match (an op without an observed output, a pooling between two
-// convolutions) stays as it was, in float between dequantize and quantize.
+// becomes torch.ops.quantized.add(A, B, s, z) (add_relu with the ReLU).
+// Pooling, ReLU6, Hardtanh, flatten and an eval-mode Dropout between them
+// run on the quint8 tensor (keeping its quantization, as convert_fx does).
+// A chain of such ops then passes quint8 tensors from one to the next; what
+// does not match (an op without an observed output) stays as it was, in
+// float between dequantize and quantize. And quantize_weights{dynamic=true}'s
+//
+//   F.linear(dequantize(quantize_per_tensor_dynamic(x)), int8 weight, bias)
+//
+// becomes a call of torch.ao.nn.quantized.dynamic's Linear on x
+// (quantized::linear_dynamic: int8 GEMM, float in and out).
 #ifndef PLUGINS_QUANTIZE_LOWER_H_
 #define PLUGINS_QUANTIZE_LOWER_H_
 

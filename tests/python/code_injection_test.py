@@ -215,6 +215,30 @@ def test_a_pickle_with_code_is_refused_unrun(name, tmp_path):
     assert not os.path.exists(canary)
 
 
+class _FloatThenTouch:
+    """A float first (BINFLOAT, an opcode torch 1.13's weights_only
+    unpickler lacks, which sends the importer to its restricted fallback),
+    then a call of os.system."""
+
+    def __init__(self, canary):
+        self.canary = canary
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.canary}",))
+
+
+@pytest.mark.parametrize("name", ["model.weights.pt", "input.pt"])
+def test_the_fallback_unpickler_refuses_code_too(name, tmp_path):
+    canary = str(tmp_path / "PWNED")
+    directory = str(tmp_path / "b")
+    write_bundle(directory)
+    torch.save([1.5, _FloatThenTouch(canary)], os.path.join(directory, name))
+    status, error = import_in_process(directory)
+    assert status == 2, error
+    assert name in error and "Unsupported class posix.system" in error, error
+    assert not os.path.exists(canary)
+
+
 # Well-formed names of objects that run code, or of modules a file may not
 # name: the graph would run `touch` when the importer runs it on input.pt.
 DANGEROUS_TARGETS = [

@@ -223,3 +223,54 @@ def test_a_bundle_and_an_isolated_pipeline_give_the_same_int8_graph(mlp):
             torch.testing.assert_close(torch.load(outputs), want, rtol=0,
                                        atol=0)
             torch.testing.assert_close(loaded(x), want, rtol=0, atol=0)
+
+
+class Block(torch.nn.Module):
+    """A transformer block's Linear layers (attention projections and the
+    feed-forward), the dynamic quantization target."""
+
+    def __init__(self, dim=32, ff=64):
+        super().__init__()
+        self.q = torch.nn.Linear(dim, dim)
+        self.k = torch.nn.Linear(dim, dim)
+        self.v = torch.nn.Linear(dim, dim)
+        self.out = torch.nn.Linear(dim, dim)
+        self.ff1 = torch.nn.Linear(dim, ff)
+        self.ff2 = torch.nn.Linear(ff, dim)
+        self.norm = torch.nn.LayerNorm(dim)
+
+    def forward(self, x):
+        scores = self.q(x) @ self.k(x).transpose(-2, -1) / 32 ** 0.5
+        x = self.norm(x + self.out(torch.softmax(scores, -1) @ self.v(x)))
+        return self.norm(x + self.ff2(torch.relu(self.ff1(x))))
+
+
+def test_dynamic_quantization_runs_int8_gemms():
+    """quantize_weights{dynamic=true},quantize_lower: every Linear becomes
+    torch.ao.nn.quantized.dynamic's Linear (quantized::linear_dynamic);
+    PyTorch running the lowered graph agrees bit for bit, and its accuracy
+    is that of PyTorch's own quantize_dynamic."""
+    torch.manual_seed(4)
+    model = Block().eval()
+    x = torch.randn(2, 16, 32)
+    gm = fx_sdk.from_torch_fx(torch.fx.symbolic_trace(model))
+    report = run(gm, "quantize_weights{dynamic=true},quantize_lower", x)
+    assert [r["outcome"] for r in report] == ["ran", "ran"]
+    back = fx_sdk.to_torch_fx(gm)
+    assert sorted({type(m).__module__ + "." + type(m).__name__
+                   for m in back.modules()
+                   if not isinstance(m, torch.fx.GraphModule)} - {
+        "torch.nn.modules.normalization.LayerNorm",
+        "torch.ao.nn.quantized.modules.linear.LinearPackedParams"}) == [
+        "torch.ao.nn.quantized.dynamic.modules.linear.Linear"]
+    assert not any("linear" in str(t) for t in targets(back, "call_function"))
+    torch.backends.quantized.engine = "onednn"
+    theirs = torch.ao.quantization.quantize_dynamic(
+        copy.deepcopy(model), {torch.nn.Linear}, dtype=torch.qint8)
+    with torch.no_grad():
+        want = back(x)
+        torch.testing.assert_close(gm(x), want, rtol=0, atol=0)
+        torch.testing.assert_close(fx_sdk.compile(gm, [x])(x), want, rtol=0,
+                                   atol=0)
+        reference = model(x)
+        assert sqnr(reference, want) >= sqnr(reference, theirs(x)) - 1.0

@@ -1,7 +1,7 @@
 """PyTorch's lowered quantized graphs (torch.ao.quantization's convert_fx,
 engine onednn) through the SDK (issue 33, item 1): the quantized Conv2d,
-ConvReLU2d, Linear and LinearReLU modules run on LibTorch's int8 kernels in
-C++, in process and from bundle files, with PyTorch's numbers; text and
+ConvReLU2d, Linear and LinearReLU modules and the dynamic Linear run on
+LibTorch's int8 kernels in C++, in process and from bundle files, with PyTorch's numbers; text and
 code as torch.fx's; to_torch_fx and the Python importer give back
 quantized modules with the same int8 weights. Every expected value is
 PyTorch's own, computed here.
@@ -16,7 +16,8 @@ import pytest
 import torch
 import torch.fx
 import torchvision
-from torch.ao.quantization import get_default_qconfig_mapping
+from torch.ao.quantization import (QConfigMapping, default_dynamic_qconfig,
+                                   get_default_qconfig_mapping)
 from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
 
 import fx_sdk
@@ -83,6 +84,19 @@ def mixed():
     return lowered(model, x, [torch.randn(2, 3, 8, 8) for _ in range(3)]), x
 
 
+@pytest.fixture(scope="module")
+def dynamic():
+    """convert_fx with the default dynamic qconfig: torch.ao.nn.quantized.
+    dynamic's Linear (float in and out, the input quantized per call)."""
+    torch.manual_seed(3)
+    torch.backends.quantized.engine = "onednn"
+    x = torch.randn(5, 12)
+    prepared = prepare_fx(MLP().eval(),
+                          QConfigMapping().set_global(default_dynamic_qconfig),
+                          (x,))
+    return convert_fx(prepared), x
+
+
 def sdk_text(sdk_gm):
     return sdk_gm.graph_text.replace("[num_users=", "[#users=")
 
@@ -93,9 +107,12 @@ def quantized_module_types(gm):
                    and hasattr(m, "scale")})
 
 
-def test_the_lowered_graphs_hold_the_quantized_modules(resnet, mlp, mixed):
+def test_the_lowered_graphs_hold_the_quantized_modules(resnet, mlp, mixed,
+                                                       dynamic):
     assert quantized_module_types(resnet[0]) == ["Conv2d", "ConvReLU2d",
                                                  "Linear"]
+    assert {type(m).__module__ for m in dynamic[0].modules()} >= {
+        "torch.ao.nn.quantized.dynamic.modules.linear"}
     assert quantized_module_types(mlp[0]) == ["Linear", "LinearReLU"]
     quantized = {type(m).__module__ + "." + type(m).__name__
                  for m in mixed[0].modules()}
@@ -103,7 +120,7 @@ def test_the_lowered_graphs_hold_the_quantized_modules(resnet, mlp, mixed):
             "torch.ao.nn.quantized.modules.activation.Hardswish"} <= quantized
 
 
-@pytest.mark.parametrize("which", ["resnet", "mlp", "mixed"])
+@pytest.mark.parametrize("which", ["resnet", "mlp", "mixed", "dynamic"])
 def test_in_process_text_code_and_int8_numbers(which, request):
     gm, x = request.getfixturevalue(which)
     sdk_gm = fx_sdk.from_torch_fx(gm)
@@ -116,7 +133,7 @@ def test_in_process_text_code_and_int8_numbers(which, request):
         torch.testing.assert_close(sdk_gm(x), gm(x), rtol=0, atol=0)
 
 
-@pytest.mark.parametrize("which", ["resnet", "mlp", "mixed"])
+@pytest.mark.parametrize("which", ["resnet", "mlp", "mixed", "dynamic"])
 def test_to_torch_fx_gives_back_quantized_modules(which, request):
     gm, x = request.getfixturevalue(which)
     back = fx_sdk.to_torch_fx(fx_sdk.from_torch_fx(gm))
@@ -136,7 +153,7 @@ def test_to_torch_fx_gives_back_quantized_modules(which, request):
         torch.testing.assert_close(back(x), gm(x), rtol=0, atol=0)
 
 
-@pytest.mark.parametrize("which", ["resnet", "mlp", "mixed"])
+@pytest.mark.parametrize("which", ["resnet", "mlp", "mixed", "dynamic"])
 def test_bundles_print_run_and_load_back(which, request):
     gm, x = request.getfixturevalue(which)
     fx = fx_binary()

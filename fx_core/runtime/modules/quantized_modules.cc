@@ -2,16 +2,18 @@
 // convert_fx makes): Conv2d, ConvReLU2d, Linear and LinearReLU of
 // torch.ao.nn.quantized / torch.nn.intrinsic.quantized, run on LibTorch's
 // own int8 kernels (quantized::conv2d, quantized::linear and their _relu
-// forms), as their Python forwards call them; and BatchNorm2d and Hardswish,
-// whose forwards are one quantized op on plain tensors and numbers.
+// forms), as their Python forwards call them; the dynamically quantized
+// Linear and LinearReLU (quantized::linear_dynamic, float in and out); and
+// BatchNorm2d and Hardswish, whose forwards are one quantized op on plain
+// tensors and numbers.
 //
 // In a file each is its constructor's arguments (the config) and four
 // tensors: `weight` (the int8 weight, per tensor or per channel), `bias`
 // (float, absent with bias=False), `scale` and `zero_point` (the output's
-// quantization, 0-dim). The module adopts them when the weights load
-// (FunctionalModuleImpl's optional buffers); on first use it prepacks
-// weight and bias for the quantized engine (below) and reads the output's
-// scale and zero point, once, doing so again only when one of the four
+// quantization, 0-dim; not for the dynamic ones). The module adopts them when
+// the weights load (FunctionalModuleImpl's optional buffers); on first use it
+// prepacks weight and bias for the quantized engine (below) and reads the
+// output's scale and zero point, once, doing so again only when one of the four
 // tensors is replaced or written to.
 //
 // The engine: oneDNN (torch's "onednn", the engine torch 1.13's default
@@ -248,6 +250,44 @@ const PackedKind& linear_kind() {
   return kind;
 }
 
+// torch.ao.nn.quantized.dynamic's Linear and torch.nn.intrinsic's dynamic
+// LinearReLU (qint8 weights): the input and output stay float, the input is
+// quantized per call. forward(input) = op(input, packed, reduce_range=True)
+// .to(input.dtype), as torch 1.13's (version 4) modules call
+// quantized::linear_dynamic and quantized::linear_relu_dynamic; weight and
+// bias prepacked once for the module, again only when one changes.
+CustomForward dynamic_linear_forward(bool relu) {
+  const c10::OperatorHandle prepack_op =
+      find_op("quantized::linear_prepack", "");
+  const c10::OperatorHandle op = find_op(
+      relu ? "quantized::linear_relu_dynamic" : "quantized::linear_dynamic",
+      "");
+  return [prepack_op, op](FunctionalModuleImpl& m, OpArgs& a) -> IValue {
+    const at::Tensor& input = a.tensor(0);
+    at::Tensor weight = required(m, "weight");
+    at::Tensor bias = optional_tensor(m, "bias");
+    IValue packed = m.derived({weight, bias}, [&] {
+      linear_kind().check(m, weight);
+      PrepackEngineScope engine;
+      try {
+        return call_boxed(prepack_op,
+                          {weight, bias.defined() ? IValue(bias) : IValue()});
+      } catch (const c10::Error& e) {
+        throw FxError(cat(m.name(), ": cannot prepack its weights: ",
+                          e.what_without_backtrace()));
+      }
+    });
+    if (!input.is_floating_point()) {
+      throw FxError(cat(m.name(),
+                        ": a dynamically quantized Linear takes a "
+                        "float input, not ",
+                        c10::toString(input.scalar_type())));
+    }
+    at::Tensor y = call_boxed(op, {input, packed, true}).toTensor();
+    return y.to(input.scalar_type());
+  };
+}
+
 void declare_tensors(FunctionalModuleImpl& m, OpArgs&) {
   for (const char* name : {"weight", "bias", "scale", "zero_point"}) {
     m.declare_optional_buffer(name);
@@ -351,6 +391,21 @@ void register_quantized_modules(ModuleRegistry& registry) {
       {"torch.ao.nn.intrinsic.quantized.modules.linear_relu.LinearReLU",
        {false, true}},
   };
+  for (const auto& [type, relu] : std::vector<std::pair<std::string, bool>>{
+           {"torch.ao.nn.quantized.dynamic.modules.linear.Linear", false},
+           {"torch.nn.intrinsic.quantized.dynamic.modules.linear_relu."
+            "LinearReLU",
+            true},
+           {"torch.ao.nn.intrinsic.quantized.dynamic.modules.linear_relu."
+            "LinearReLU",
+            true}}) {
+    FunctionalModuleSpec spec =
+        quantized_spec(type, relu ? linear_relu_init : linear_init,
+                       dynamic_linear_forward(relu));
+    spec.config_rules = {ints_in("in_features", 1, kMaxConfigInt),
+                         ints_in("out_features", 1, kMaxConfigInt)};
+    add_module_spec(registry, spec);
+  }
   for (const auto& [type, form] : kinds) {
     const auto [conv, relu] = form;
     FunctionalModuleSpec spec =
