@@ -11,6 +11,7 @@ models as anchors (issue 33): per model, batch 1, each thread count:
   int8 SDK             fx_sdk.from_torch_fx(that): the SDK's GraphModule,
                        the same int8 kernels (LibTorch's quantized::conv2d,
                        ...) called from C++
+  encoder              (dynamic quantization, bench_dynamic below)
   int8 SDK pipeline    the SDK's own quantization of the float model:
                        fold_bn, quantize_prepare{outputs=true}, calibration
                        on the same batches, quantize_convert, quantize_lower,
@@ -38,7 +39,7 @@ from torch.ao.quantization import get_default_qconfig_mapping
 from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dynamic_plan_bench import inference_graph, interleaved  # noqa: E402
+from dynamic_plan_bench import Encoder, inference_graph, interleaved  # noqa: E402,E501
 from suite_bench import blas_library, set_threads  # noqa: E402
 
 import fx_sdk  # noqa: E402
@@ -130,9 +131,43 @@ def bench(name, threads, repeat):
         print(json.dumps(row), flush=True)
 
 
+def bench_dynamic(threads, repeat):
+    """Dynamic quantization of a transformer encoder (d_model 512, 8
+    heads, 6 layers, sequence 128): PyTorch's quantize_dynamic (every
+    Linear, qint8, onednn) against the SDK's quantize_weights{dynamic=true},
+    quantize_lower compiled to a plan, and the float anchors."""
+    torch.manual_seed(0)
+    torch.backends.quantized.engine = "onednn"
+    model = Encoder().eval()
+    x = torch.randn(1, 128, 512)
+    theirs = torch.ao.quantization.quantize_dynamic(
+        copy.deepcopy(model), {torch.nn.Linear}, dtype=torch.qint8)
+    ours = fx_sdk.from_torch_fx(torch.fx.symbolic_trace(model))
+    fx_sdk._C._run_pipeline(ours, "quantize_weights{dynamic=true},"
+                            "quantize_lower", [], [fx_sdk.PLUGIN_DIR], True,
+                            [x])
+    with torch.no_grad():
+        reference = model(x)
+        print(f"# encoder: dynamic int8 SQNR against float: PyTorch "
+              f"{sqnr(reference, theirs(x)):.1f} dB, SDK pipeline "
+              f"{sqnr(reference, ours(x)):.1f} dB", flush=True)
+    for n in threads:
+        set_threads(n)
+        engines = {"float eager": model, "float plan": float_plan(model, x),
+                   "int8 dynamic eager (PyTorch)": theirs}
+        with torch.no_grad():
+            engines["int8 dynamic TorchScript"] = torch.jit.freeze(
+                torch.jit.trace(theirs, x))
+        engines["int8 dynamic SDK pipeline"] = fx_sdk.compile(ours, [x])
+        ms = interleaved(working(engines, x), x, repeat)
+        row = {"model": "encoder", "threads": n,
+               **{k: round(v, 2) for k, v in ms.items()}}
+        print(json.dumps(row), flush=True)
+
+
 def main(argv):
     parser = argparse.ArgumentParser()
-    parser.add_argument("--models", default="resnet50,mobilenet_v2")
+    parser.add_argument("--models", default="resnet50,mobilenet_v2,encoder")
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--repeat", type=int, default=11)
     args = parser.parse_args(argv)
@@ -140,7 +175,10 @@ def main(argv):
           flush=True)
     threads = [int(t) for t in args.threads.split(",")]
     for name in args.models.split(","):
-        bench(name, threads, args.repeat)
+        if name == "encoder":
+            bench_dynamic(threads, args.repeat)
+        else:
+            bench(name, threads, args.repeat)
     print(f"# load average at the end {os.getloadavg()}", flush=True)
 
 
