@@ -12,6 +12,7 @@ packages=(
   python3-torch python3-torchvision
   python3-dev pybind11-dev python3-pytest  # the Python package fx_sdk (//python) and its tests
   python3-z3  # torch.fx's test/fx/test_z3_gradual_types.py (//tests/tools:torch_fx_suite_fx)
+  python3-sklearn  # its digits data set: a CNN trained and quantized in tests/python/quantize_digits_test
   abigail-tools  # abidw/abidiff: the plugin ABI baseline check (tests/plugin_api/abi)
   cmake pkgconf make  # the SDK install test builds the plugin template out of tree
   strace  # kills bundle writers at every rename and write (tests/python/bundle_crash_test)
