@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "plugins/quantize/patterns.h"
+#include "plugins/quantize/report.h"
 
 namespace fx_quant {
 namespace {
@@ -19,11 +20,6 @@ using fxp::Graph;
 using fxp::Node;
 
 constexpr const char* kQuantize = "torch.quantize_per_tensor";
-
-struct QParams {
-  double scale = 1;
-  int64_t zero_point = 0;
-};
 
 // A number argument: a literal, or a 0-dim tensor attribute (as PyTorch's
 // graphs hold scales and zero points).

@@ -3,12 +3,19 @@
 #ifndef PLUGINS_QUANTIZE_PATTERNS_H_
 #define PLUGINS_QUANTIZE_PATTERNS_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "fx/plugin_api.hpp"
 
 namespace fx_quant {
+
+// A per-tensor affine quantization (quint8 here).
+struct QParams {
+  double scale = 1;
+  int64_t zero_point = 0;
+};
 
 // A ReLU in any of torch.fx's spellings: torch.relu, F.relu (not
 // inplace), x.relu(), a torch.nn.ReLU module.

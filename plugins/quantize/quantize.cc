@@ -31,13 +31,16 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "fx/plugin_api.hpp"
 #include "plugins/common/plugin_util.h"
+#include "plugins/quantize/float_values.h"
 #include "plugins/quantize/lower.h"
 #include "plugins/quantize/patterns.h"
+#include "plugins/quantize/report.h"
 
 namespace {
 
@@ -65,34 +68,6 @@ std::map<int64_t, Range>& ranges() {
   return r;
 }
 
-// Visits every element of a float32 / float64 tensor, any strides.
-template <typename Fn>
-void for_each_float(const DLTensor& t, Fn&& fn) {
-  int64_t count = 1;
-  for (int i = 0; i < t.ndim; ++i) count *= t.shape[i];
-  if (count == 0) return;
-  std::vector<int64_t> index(t.ndim, 0);
-  const char* base = static_cast<const char*>(t.data) + t.byte_offset;
-  size_t bytes = t.dtype.bits / 8;
-  std::vector<int64_t> strides(t.ndim);
-  int64_t step = 1;
-  for (int i = t.ndim - 1; i >= 0; --i) {
-    strides[i] = t.strides ? t.strides[i] : step;
-    step *= t.shape[i];
-  }
-  for (int64_t k = 0; k < count; ++k) {
-    int64_t offset = 0;
-    for (int i = 0; i < t.ndim; ++i) offset += index[i] * strides[i];
-    const char* p = base + offset * static_cast<int64_t>(bytes);
-    fn(bytes == 8 ? *reinterpret_cast<const double*>(p)
-                  : *reinterpret_cast<const float*>(p));
-    for (int i = t.ndim - 1; i >= 0; --i) {
-      if (++index[i] < t.shape[i]) break;
-      index[i] = 0;
-    }
-  }
-}
-
 // fx_quant.observe(input, id): records input's min and max under `id` and
 // returns input.
 FxStatus* observe_kernel(const FxApi* api, const FxOpCall* call, void*,
@@ -108,7 +83,7 @@ FxStatus* observe_kernel(const FxApi* api, const FxOpCall* call, void*,
   const DLTensor& t = x->dl_tensor;
   if (t.dtype.code == kDLFloat && (t.dtype.bits == 32 || t.dtype.bits == 64)) {
     double lo = INFINITY, hi = -INFINITY;
-    for_each_float(t, [&](double v) {
+    fx_quant::for_each_float(t, [&](double v) {
       lo = std::min(lo, v);
       hi = std::max(hi, v);
     });
@@ -247,7 +222,7 @@ std::optional<Value> quantized_weight(Graph& g, const Site& s, int bits) {
   int64_t per = channels ? w.numel() / channels : 0;
   std::vector<double> values;
   values.reserve(w.numel());
-  for_each_float(w.dl(), [&](double v) { values.push_back(v); });
+  fx_quant::for_each_float(w.dl(), [&](double v) { values.push_back(v); });
   double qmax = std::pow(2.0, bits - 1) - 1;  // 127
   std::vector<int64_t> scale_shape{channels};
   for (int i = 1; i < w.ndim(); ++i) scale_shape.push_back(1);
@@ -424,7 +399,7 @@ bool quantize_calibrate(Graph& g, const fxp::Options&) {
     fxp::Tensor t = v.to_dlpack();
     if (t.dl().dtype.code != kDLFloat) return;
     double lo = INFINITY, hi = -INFINITY;
-    for_each_float(t.dl(), [&](double x) {
+    fx_quant::for_each_float(t.dl(), [&](double x) {
       lo = std::min(lo, x);
       hi = std::max(hi, x);
     });
@@ -448,58 +423,133 @@ bool quantize_calibrate(Graph& g, const fxp::Options&) {
   return !seen.empty();
 }
 
+// The quint8 quantization of what an observer saw: per tensor affine over
+// a range that includes 0.
+fx_quant::QParams observed_qparams(Node obs) {
+  double lo, hi;
+  if (ArgView m = obs.meta("observed")) {
+    lo = fxp::dict_get(m, "min").as_float();
+    hi = fxp::dict_get(m, "max").as_float();
+  } else {
+    std::lock_guard<std::mutex> lock(ranges_mutex());
+    auto it = ranges().find(obs.arg(1).as_int());
+    if (it == ranges().end() || !it->second.seen) {
+      throw fxp::Error(FX_FAILED_PRECONDITION,
+                       "observer '" + std::string(obs.name()) +
+                           "' saw no data: calibrate first "
+                           "(quantize_calibrate, or run the prepared "
+                           "module)");
+    }
+    lo = it->second.min;
+    hi = it->second.max;
+  }
+  lo = std::min(lo, 0.0);
+  hi = std::max(hi, 0.0);
+  // At least float32's epsilon, as torch.ao's observers clamp it.
+  double scale = std::max((hi - lo) / 255.0, 1.1920928955078125e-07);
+  int64_t zero_point = std::clamp<int64_t>(
+      static_cast<int64_t>(std::nearbyint(-lo / scale)), 0, 255);
+  return {scale, zero_point};
+}
+
+// obs -> quantize_per_tensor -> dequantize, and the ops it feeds on int8
+// weights. Returns the quantize node.
+Node convert_observer(Graph& g, Node obs, fx_quant::QParams q, int bits) {
+  Node x = obs.arg(0).node();
+  std::vector<Node> users = obs.users();
+  Node quantized;
+  {
+    auto guard = g.inserting_before(obs);
+    quantized = g.call_function(
+        "torch.quantize_per_tensor",
+        {Arg(x), Arg(q.scale), Arg(q.zero_point), Arg::dtype("torch.quint8")});
+    Value dq = Value(quantized).call_method("dequantize");
+    obs.replace_all_uses_with(dq.node());
+  }
+  g.erase_node(obs);
+  for (Node u : users) {
+    std::optional<Site> s = site_of(g, u);
+    if (!s) continue;
+    auto guard = g.inserting_before(u);
+    std::optional<Value> w = quantized_weight(g, *s, bits);
+    if (!w) continue;
+    replace(g, u, float_op(g, *s, input_of(*s), *w));
+  }
+  return quantized;
+}
+
+// The `n` observers whose activations quantization hurts most (lowest
+// activation SQNR), kept in float.
+std::set<FxNode*> most_sensitive(const std::map<FxNode*, double>& sqnr,
+                                 int64_t n) {
+  std::vector<std::pair<double, FxNode*>> order;
+  for (const auto& [node, db] : sqnr) order.emplace_back(db, node);
+  std::sort(order.begin(), order.end());
+  std::set<FxNode*> out;
+  for (int64_t i = 0; i < n && i < static_cast<int64_t>(order.size()); ++i) {
+    out.insert(order[i].second);
+  }
+  return out;
+}
+
+Arg number_or_none(std::optional<double> v) {
+  if (!v) return Arg();
+  // JSON has no infinity: an exact result reports 999 dB.
+  return Arg(std::isfinite(*v) ? *v : 999.0);
+}
+
 bool quantize_convert(Graph& g, const fxp::Options& options) {
-  int bits = static_cast<int>(options.get_int("bits"));
-  bool changed = false;
-  for (Node obs : g.find_nodes(FX_OP_CALL_FUNCTION, kObserve)) {
-    double lo, hi;
-    if (ArgView m = obs.meta("observed")) {
-      lo = fxp::dict_get(m, "min").as_float();
-      hi = fxp::dict_get(m, "max").as_float();
+  const int bits = static_cast<int>(options.get_int("bits"));
+  const bool report = options.get_bool("report");
+  const int64_t keep_float = options.get_int("keep_float");
+  std::vector<Node> observers = g.find_nodes(FX_OP_CALL_FUNCTION, kObserve);
+  std::map<FxNode*, fx_quant::QParams> qparams;
+  for (Node obs : observers) qparams[obs.get()] = observed_qparams(obs);
+  std::vector<fxp::Tensor> inputs;
+  fx_quant::FloatRun before;
+  if (report || keep_float > 0) {
+    inputs = fxp::example_inputs(g);
+    if (inputs.size() < fx_plugins::placeholders(g).size()) {
+      throw fxp::Error(FX_FAILED_PRECONDITION,
+                       "quantize_convert's report and keep_float measure on "
+                       "the host's example inputs (fx run --inputs IN.pt)");
+    }
+    before = fx_quant::measure_float_run(g, inputs, qparams);
+  }
+  std::set<FxNode*> kept = most_sensitive(before.activation_sqnr, keep_float);
+  std::vector<Arg> layers;
+  for (Node obs : observers) {
+    const std::string value(obs.arg(0).node().name());
+    auto measured = before.activation_sqnr.find(obs.get());
+    std::optional<double> db;
+    if (measured != before.activation_sqnr.end()) db = measured->second;
+    const bool keep = kept.count(obs.get()) > 0;
+    Arg quantize;  // None when kept in float
+    if (keep) {
+      obs.replace_all_uses_with(obs.arg(0).node());
+      g.erase_node(obs);
     } else {
-      std::lock_guard<std::mutex> lock(ranges_mutex());
-      auto it = ranges().find(obs.arg(1).as_int());
-      if (it == ranges().end() || !it->second.seen) {
-        throw fxp::Error(FX_FAILED_PRECONDITION,
-                         "observer '" + std::string(obs.name()) +
-                             "' saw no data: calibrate first "
-                             "(quantize_calibrate, or run the prepared "
-                             "module)");
-      }
-      lo = it->second.min;
-      hi = it->second.max;
+      Node q = convert_observer(g, obs, qparams[obs.get()], bits);
+      if (db) q.set_meta("activation_sqnr", number_or_none(db));
+      quantize = Arg(std::string(q.name()));
     }
-    // quint8 per-tensor affine over a range that includes 0.
-    lo = std::min(lo, 0.0);
-    hi = std::max(hi, 0.0);
-    // At least float32's epsilon, as torch.ao's observers clamp it.
-    double scale = std::max((hi - lo) / 255.0, 1.1920928955078125e-07);
-    int64_t zero_point = std::clamp<int64_t>(
-        static_cast<int64_t>(std::nearbyint(-lo / scale)), 0, 255);
-    Node x = obs.arg(0).node();
-    std::vector<Node> users = obs.users();
-    {
-      auto guard = g.inserting_before(obs);
-      Value q = g.call_function(
-          "torch.quantize_per_tensor",
-          {Arg(x), Arg(scale), Arg(zero_point), Arg::dtype("torch.quint8")});
-      Value dq = q.call_method("dequantize");
-      obs.replace_all_uses_with(dq.node());
-    }
-    g.erase_node(obs);
-    // The observed op itself: int8 weights.
-    for (Node u : users) {
-      std::optional<Site> s = site_of(g, u);
-      if (!s) continue;
-      auto guard = g.inserting_before(u);
-      std::optional<Value> w = quantized_weight(g, *s, bits);
-      if (!w) continue;
-      replace(g, u, float_op(g, *s, input_of(*s), *w));
-    }
-    changed = true;
+    layers.push_back(Arg::dict({{"value", Arg(value)},
+                                {"quantize", quantize},
+                                {"activation_sqnr", number_or_none(db)},
+                                {"kept_float", Arg(keep)}}));
   }
   erase_unused_attrs(g);
-  return changed;
+  if (report) {
+    fx_quant::OutputValues after = fx_quant::run_output(g, inputs);
+    g.output_node().set_meta(
+        "quantization_report",
+        Arg::dict({{"sqnr", number_or_none(fx_quant::sqnr(before.output.values,
+                                                          after.values))},
+                   {"top1_agreement", number_or_none(fx_quant::top1_agreement(
+                                          before.output, after))},
+                   {"layers", Arg::list(layers)}}));
+  }
+  return !observers.empty();
 }
 
 }  // namespace
@@ -536,6 +586,13 @@ FXP_PLUGIN_WITH_EXTENSIONS(
         "quantize_convert",
         "observed regions -> quantize, dequantize, op on int8 weights")
         .option("bits", FX_OPTION_INT, "8", "weight bits (symmetric)")
+        .option("report", FX_OPTION_BOOL, "false",
+                "measure on the example inputs: each activation's SQNR, the "
+                "output's SQNR and top-1 agreement against float (the output "
+                "node's meta['quantization_report'])")
+        .option("keep_float", FX_OPTION_INT, "0",
+                "keep the N activations whose quantization hurts most (the "
+                "lowest activation SQNR) and the ops they feed in float")
         .run_after({"quantize_prepare", "quantize_calibrate"})
         .invalidates({"tensor_meta"}),
     fxp::pass<fx_quant::quantize_lower>(

@@ -274,3 +274,51 @@ def test_dynamic_quantization_runs_int8_gemms():
                                    atol=0)
         reference = model(x)
         assert sqnr(reference, want) >= sqnr(reference, theirs(x)) - 1.0
+
+
+def test_the_report_and_keep_float(resnet):
+    """quantize_convert{report=true}: the output's SQNR and top-1 agreement
+    against float are what PyTorch computes on the converted graph, and each
+    activation's SQNR is torch.fake_quantize_per_tensor_affine's error at
+    that quantize node's scale and zero point; keep_float=3 keeps the three
+    lowest in float."""
+    model, _, _, _ = resnet
+    x = torch.randn(4, 3, 64, 64)
+    reports = {}
+    for keep in (0, 3):
+        gm = fx_sdk.from_torch_fx(torch.fx.symbolic_trace(model))
+        run(gm, "shape_prop,fold_bn,quantize_prepare{outputs=true},"
+                "quantize_calibrate", x)
+        run(gm, "quantize_convert{report=true,keep_float=%d}" % keep, x)
+        back = fx_sdk.to_torch_fx(gm)
+        output = [n for n in back.graph.nodes if n.op == "output"][0]
+        report = output.meta["quantization_report"]
+        reports[keep] = report
+        with torch.no_grad():
+            want, got = model(x), back(x)
+        assert report["sqnr"] == pytest.approx(sqnr(want, got), abs=0.05)
+        assert report["top1_agreement"] == float(
+            (want.argmax(1) == got.argmax(1)).float().mean())
+        quantizes = {n.name: n for n in back.graph.nodes
+                     if "quantize_per_tensor" in str(n.target)}
+        kept = [layer for layer in report["layers"] if layer["kept_float"]]
+        assert len(kept) == keep
+        assert len(quantizes) == len(report["layers"]) - keep
+        # The input's quantization, measured by PyTorch.
+        first = next(layer for layer in report["layers"]
+                     if layer["value"] == "x")
+        if not first["kept_float"]:
+            q = quantizes[first["quantize"]]
+            fake = torch.fake_quantize_per_tensor_affine(
+                x, q.args[1], q.args[2], 0, 255)
+            assert first["activation_sqnr"] == pytest.approx(sqnr(x, fake),
+                                                             abs=0.01)
+    # The same calibration: the same measurements; the kept ones are the
+    # three lowest.
+    lowest = sorted(l["activation_sqnr"] for l in reports[0]["layers"])[:3]
+    assert sorted(l["activation_sqnr"] for l in reports[3]["layers"]
+                  if l["kept_float"]) == pytest.approx(lowest)
+    assert max(l["activation_sqnr"] for l in reports[3]["layers"]
+               if l["kept_float"]) <= min(
+        l["activation_sqnr"] for l in reports[3]["layers"]
+        if not l["kept_float"])
