@@ -17,19 +17,33 @@ struct QParams {
   int64_t zero_point = 0;
 };
 
-// A ReLU in any of torch.fx's spellings: torch.relu, F.relu (not
-// inplace), x.relu(), a torch.nn.ReLU module.
+// Whether n's first argument is a node only n reads (so an in-place op on
+// it is the same as its out-of-place form).
+inline bool sole_reader(fxp::Node n) {
+  return n.num_args() >= 1 && n.arg(0).is_node() &&
+         n.arg(0).node().num_users() == 1;
+}
+
+// A ReLU in any of torch.fx's spellings: torch.relu, F.relu, x.relu(), a
+// torch.nn.ReLU module; in place (F.relu(x, inplace=True), torch.relu_,
+// x.relu_()) when nothing else reads x.
 inline bool is_relu(const fxp::Graph& g, fxp::Node n) {
   switch (n.op()) {
     case FX_OP_CALL_FUNCTION: {
       std::string_view t = n.target();
       if (t == "torch.relu") return n.num_args() == 1;
+      if (t == "torch.relu_") return n.num_args() == 1 && sole_reader(n);
       if (t != "torch.nn.functional.relu") return false;
       fxp::ArgView inplace = n.kwarg("inplace");
-      return n.num_args() == 1 && (!inplace || !inplace.as_bool());
+      if (n.num_args() == 2) inplace = n.arg(1);
+      const bool in_place =
+          inplace && inplace.kind() == FX_ARG_BOOL && inplace.as_bool();
+      return n.num_args() <= 2 && (!in_place || sole_reader(n));
     }
     case FX_OP_CALL_METHOD:
-      return n.target() == "relu" && n.num_args() == 1;
+      return (n.target() == "relu" ||
+              (n.target() == "relu_" && sole_reader(n))) &&
+             n.num_args() == 1;
     case FX_OP_CALL_MODULE:
       return g.module_type(n.target_cstr()) == "torch.nn.ReLU";
     default:

@@ -33,11 +33,13 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "fx/plugin_api.hpp"
 #include "plugins/common/plugin_util.h"
 #include "plugins/quantize/float_values.h"
+#include "plugins/quantize/histogram.h"
 #include "plugins/quantize/lower.h"
 #include "plugins/quantize/patterns.h"
 #include "plugins/quantize/report.h"
@@ -57,6 +59,7 @@ constexpr const char* kObserve = "fx_quant.observe";
 struct Range {
   double min = 0, max = 0;
   bool seen = false;
+  fx_quant::Histogram histogram;  // what a histogram observer uses
 };
 
 std::mutex& ranges_mutex() {
@@ -68,8 +71,36 @@ std::map<int64_t, Range>& ranges() {
   return r;
 }
 
-// fx_quant.observe(input, id): records input's min and max under `id` and
-// returns input.
+// The values of a float tensor and their range; nullopt for another dtype
+// or no elements.
+struct Observed {
+  std::vector<double> values;
+  double lo = INFINITY, hi = -INFINITY;
+};
+
+std::optional<Observed> observe_values(const DLTensor& t) {
+  if (t.dtype.code != kDLFloat || (t.dtype.bits != 32 && t.dtype.bits != 64)) {
+    return std::nullopt;
+  }
+  Observed o;
+  fx_quant::for_each_float(t, [&](double v) {
+    o.values.push_back(v);
+    o.lo = std::min(o.lo, v);
+    o.hi = std::max(o.hi, v);
+  });
+  if (!(o.lo <= o.hi)) return std::nullopt;
+  return o;
+}
+
+void record(Range& r, const Observed& o) {
+  r.min = r.seen ? std::min(r.min, o.lo) : o.lo;
+  r.max = r.seen ? std::max(r.max, o.hi) : o.hi;
+  r.seen = true;
+  r.histogram.add(o.values, o.lo, o.hi);
+}
+
+// fx_quant.observe(input, id): records input's min, max and histogram under
+// `id` and returns input.
 FxStatus* observe_kernel(const FxApi* api, const FxOpCall* call, void*,
                          DLManagedTensor** out) {
   DLManagedTensor* x = nullptr;
@@ -80,20 +111,9 @@ FxStatus* observe_kernel(const FxApi* api, const FxOpCall* call, void*,
     if (x && x->deleter) x->deleter(x);
     return s;
   }
-  const DLTensor& t = x->dl_tensor;
-  if (t.dtype.code == kDLFloat && (t.dtype.bits == 32 || t.dtype.bits == 64)) {
-    double lo = INFINITY, hi = -INFINITY;
-    fx_quant::for_each_float(t, [&](double v) {
-      lo = std::min(lo, v);
-      hi = std::max(hi, v);
-    });
+  if (std::optional<Observed> o = observe_values(x->dl_tensor)) {
     std::lock_guard<std::mutex> lock(ranges_mutex());
-    Range& r = ranges()[id];
-    if (lo <= hi) {
-      r.min = r.seen ? std::min(r.min, lo) : lo;
-      r.max = r.seen ? std::max(r.max, hi) : hi;
-      r.seen = true;
-    }
+    record(ranges()[id], *o);
   }
   *out = x;  // the input itself, passed through
   return nullptr;
@@ -310,7 +330,8 @@ bool is_observer(Node n) {
 
 // An observer of `value` for every one of its users: the one it has, or a
 // new one right after it (after the last placeholder for a placeholder).
-Node observe_everywhere(Graph& g, Node value, int64_t& next_id) {
+Node observe_everywhere(Graph& g, Node value, int64_t& next_id,
+                        const std::string& kind) {
   if (is_observer(value)) return value;
   for (Node u : value.users()) {
     if (is_observer(u)) return u;
@@ -325,6 +346,7 @@ Node observe_everywhere(Graph& g, Node value, int64_t& next_id) {
     auto guard = g.inserting_after(anchor);
     obs = g.call_function(kObserve, {Arg(value), Arg(next_id++)});
   }
+  if (kind != "minmax") obs.set_meta("observer", Arg(kind));
   for (Node u : value.users()) {
     if (u != obs) u.replace_input_with(value, obs);
   }
@@ -342,16 +364,17 @@ Node output_to_observe(Graph& g, Node op) {
 // outputs=true: every site's input and output (after its ReLU), and each
 // add of two observed values (a residual add), as PyTorch's static
 // quantization observes them; one observer per value, shared by its users.
-bool observe_inputs_and_outputs(Graph& g, int64_t& next_id) {
+bool observe_inputs_and_outputs(Graph& g, int64_t& next_id,
+                                const std::string& kind) {
   size_t before = g.size();
   for (const Site& s : sites(g)) {
-    observe_everywhere(g, input_of(s).node(), next_id);
-    observe_everywhere(g, output_to_observe(g, s.node), next_id);
+    observe_everywhere(g, input_of(s).node(), next_id, kind);
+    observe_everywhere(g, output_to_observe(g, s.node), next_id, kind);
   }
   for (Node n : g) {
     if (!fx_quant::is_add(n)) continue;
     if (is_observer(n.arg(0).node()) && is_observer(n.arg(1).node())) {
-      observe_everywhere(g, output_to_observe(g, n), next_id);
+      observe_everywhere(g, output_to_observe(g, n), next_id, kind);
     }
   }
   return g.size() != before;
@@ -363,9 +386,15 @@ bool quantize_prepare(Graph& g, const fxp::Options& options) {
   for (Node n : g.find_nodes(FX_OP_CALL_FUNCTION, kObserve)) {
     next_id = std::max(next_id, n.arg(1).as_int() + 1);
   }
+  const std::string kind = options.get_string("observer");
+  if (kind != "minmax" && kind != "histogram") {
+    throw fxp::Error(
+        FX_INVALID_ARGUMENT,
+        "observer must be minmax or histogram, not '" + kind + "'");
+  }
   bool changed = false;
   if (options.get_bool("outputs")) {
-    changed = observe_inputs_and_outputs(g, next_id);
+    changed = observe_inputs_and_outputs(g, next_id, kind);
   } else {
     for (const Site& s : sites(g)) {
       Value x = input_of(s);
@@ -373,6 +402,7 @@ bool quantize_prepare(Graph& g, const fxp::Options& options) {
       Node n = s.node;
       auto guard = g.inserting_before(n);
       Node obs = g.call_function(kObserve, {Arg(x.node()), Arg(next_id++)});
+      if (kind != "minmax") obs.set_meta("observer", Arg(kind));
       n.replace_input_with(x.node(), obs);
       changed = true;
     }
@@ -380,6 +410,40 @@ bool quantize_prepare(Graph& g, const fxp::Options& options) {
   std::lock_guard<std::mutex> lock(ranges_mutex());
   for (int64_t id = 0; id < next_id; ++id) ranges().erase(id);
   return changed;
+}
+
+bool is_histogram(Node obs) {
+  ArgView kind = obs.meta("observer");
+  return kind && kind.kind() == FX_ARG_STRING &&
+         kind.as_string() == "histogram";
+}
+
+// What meta['observed'] held before (min, max and, for a histogram
+// observer, its bins), merged into `r`.
+void merge_meta(Node obs, Range& r) {
+  ArgView old = obs.meta("observed");
+  if (!old) return;
+  const double lo = fxp::dict_get(old, "min").as_float();
+  const double hi = fxp::dict_get(old, "max").as_float();
+  r.min = std::min(r.min, lo), r.max = std::max(r.max, hi);
+  if (ArgView bins = fxp::dict_get(old, "histogram")) {
+    std::vector<double> counts;
+    for (size_t i = 0; i < bins.size(); ++i)
+      counts.push_back(bins[i].as_float());
+    r.histogram.merge(fx_quant::Histogram::from(lo, hi, std::move(counts)));
+  }
+}
+
+Arg observed_meta(Node obs, const Range& r) {
+  fxp::Kwargs fields = {{"min", Arg(r.min)}, {"max", Arg(r.max)}};
+  if (is_histogram(obs) && !r.histogram.empty()) {
+    std::vector<Arg> bins;
+    for (double c : r.histogram.counts()) bins.emplace_back(c);
+    fields = {{"min", Arg(r.histogram.min())},
+              {"max", Arg(r.histogram.max())},
+              {"histogram", Arg::list(bins)}};
+  }
+  return Arg::dict(fields);
 }
 
 bool quantize_calibrate(Graph& g, const fxp::Options&) {
@@ -392,33 +456,18 @@ bool quantize_calibrate(Graph& g, const fxp::Options&) {
   }
   std::vector<const DLTensor*> inputs;
   for (size_t i = 0; i < num_inputs; ++i) inputs.push_back(&examples[i].dl());
-  std::map<FxNode*, std::pair<double, double>> seen;
+  std::map<FxNode*, Range> seen;
   fxp::run_graph(g, inputs, false, [&](Node n, fxp::RuntimeValue v) {
-    if (n.op() != FX_OP_CALL_FUNCTION || n.target() != kObserve) return;
-    if (!v.is_tensor()) return;
+    if (!is_observer(n) || !v.is_tensor()) return;
     fxp::Tensor t = v.to_dlpack();
-    if (t.dl().dtype.code != kDLFloat) return;
-    double lo = INFINITY, hi = -INFINITY;
-    fx_quant::for_each_float(t.dl(), [&](double x) {
-      lo = std::min(lo, x);
-      hi = std::max(hi, x);
-    });
-    auto it = seen.find(n.get());
-    if (it != seen.end()) {
-      lo = std::min(lo, it->second.first);
-      hi = std::max(hi, it->second.second);
+    if (std::optional<Observed> o = observe_values(t.dl())) {
+      record(seen[n.get()], *o);
     }
-    seen[n.get()] = {lo, hi};
   });
   for (auto& [node, range] : seen) {
     Node n(node);
-    ArgView old = n.meta("observed");
-    double lo = range.first, hi = range.second;
-    if (old) {
-      lo = std::min(lo, fxp::dict_get(old, "min").as_float());
-      hi = std::max(hi, fxp::dict_get(old, "max").as_float());
-    }
-    n.set_meta("observed", Arg::dict({{"min", Arg(lo)}, {"max", Arg(hi)}}));
+    merge_meta(n, range);
+    n.set_meta("observed", observed_meta(n, range));
   }
   return !seen.empty();
 }
@@ -427,9 +476,13 @@ bool quantize_calibrate(Graph& g, const fxp::Options&) {
 // a range that includes 0.
 fx_quant::QParams observed_qparams(Node obs) {
   double lo, hi;
+  fx_quant::Histogram histogram;
   if (ArgView m = obs.meta("observed")) {
-    lo = fxp::dict_get(m, "min").as_float();
-    hi = fxp::dict_get(m, "max").as_float();
+    Range r;
+    r.min = r.max = fxp::dict_get(m, "min").as_float();
+    merge_meta(obs, r);
+    lo = r.min, hi = r.max;
+    histogram = r.histogram;
   } else {
     std::lock_guard<std::mutex> lock(ranges_mutex());
     auto it = ranges().find(obs.arg(1).as_int());
@@ -442,6 +495,10 @@ fx_quant::QParams observed_qparams(Node obs) {
     }
     lo = it->second.min;
     hi = it->second.max;
+    histogram = it->second.histogram;
+  }
+  if (is_histogram(obs) && !histogram.empty()) {
+    std::tie(lo, hi) = histogram.best_range();
   }
   lo = std::min(lo, 0.0);
   hi = std::max(hi, 0.0);
@@ -573,6 +630,9 @@ FXP_PLUGIN_WITH_EXTENSIONS(
         "quantize_prepare",
         "inserts min/max observers (fx_quant.observe) before Linear and "
         "Conv2d")
+        .option("observer", FX_OPTION_STRING, "minmax",
+                "minmax (the range seen) or histogram (the range of least "
+                "expected quantization error over the values seen)")
         .option("outputs", FX_OPTION_BOOL, "false",
                 "also observe each op's output (after the ReLU it feeds) "
                 "and residual adds, as PyTorch does: quantize_lower then "

@@ -60,7 +60,7 @@ def quantized(model, x, calibration):
     return convert_fx(prepared)
 
 
-def sdk_quantized(model, x, calibration):
+def sdk_quantized(model, x, calibration, observer="minmax"):
     """The SDK's GraphModule of `model` after its own static int8 pipeline,
     calibrated by running the prepared GraphModule on `calibration`."""
     gm = fx_sdk.from_torch_fx(torch.fx.symbolic_trace(model))
@@ -68,7 +68,8 @@ def sdk_quantized(model, x, calibration):
     def run(pipeline):
         fx_sdk._C._run_pipeline(gm, pipeline, [], [fx_sdk.PLUGIN_DIR], True,
                                 [x])
-    run("shape_prop,fold_bn,quantize_prepare{outputs=true}")
+    run("shape_prop,fold_bn,quantize_prepare{outputs=true%s}" %
+        ("" if observer == "minmax" else f",observer={observer}"))
     with torch.no_grad():
         for batch in calibration:
             gm(batch)
