@@ -86,7 +86,38 @@ class Lowering {
       }
     }
     if (changed) g_.eliminate_dead_code();
+    if (changed) record_what_stays_float();
     return changed;
+  }
+
+  // The output node's meta['int8_lowering']: {"int8": the nodes that run
+  // int8 kernels, "float": the ops left computing on dequantized values
+  // (an op this lowering has no int8 form for), each "name (target)"}.
+  void record_what_stays_float() {
+    std::vector<Arg> int8, in_float;
+    for (Node n : g_) {
+      std::string label =
+          std::string(n.name()) + " (" + std::string(n.target()) + ")";
+      if (lowered_.count(n.get()) > 0) {
+        int8.emplace_back(label);
+      } else if (n.op() != FX_OP_OUTPUT && !is_dequantize(n) &&
+                 !quint8_quantize(g_, n) && reads_a_dequantize(n)) {
+        in_float.emplace_back(label);
+      }
+    }
+    g_.output_node().set_meta(
+        "int8_lowering",
+        Arg::dict({{"int8", Arg::list(int8)}, {"float", Arg::list(in_float)}}));
+  }
+
+  static bool is_dequantize(Node n) {
+    return n.op() == FX_OP_CALL_METHOD && n.target() == "dequantize";
+  }
+  static bool reads_a_dequantize(Node n) {
+    for (Node input : n.all_input_nodes()) {
+      if (is_dequantize(input)) return true;
+    }
+    return false;
   }
 
  private:
@@ -146,6 +177,7 @@ class Lowering {
            Arg(r->qparams.zero_point)});
     }
     replace_chain(add, *r, call);
+    lowered_.insert(call.get());
     return true;
   }
 
@@ -157,6 +189,7 @@ class Lowering {
     Node dq = op.arg(0).node();
     op.replace_input_with(dq, *x);
     quantized_.insert(op.get());
+    lowered_.insert(op.get());
     Node after;
     {
       auto guard = g_.inserting_after(op);
@@ -185,6 +218,7 @@ class Lowering {
 
   Graph& g_;
   std::set<FxNode*> quantized_;  // nodes whose value is a quint8 tensor
+  std::set<FxNode*> lowered_;    // nodes this lowering made run int8
 };
 
 // ------------------------------------------------ Conv2d and Linear
@@ -348,6 +382,7 @@ bool Lowering::lower_weighted(Node op) {
     call = g_.call_module(name.c_str(), {Arg(*x)});
   }
   replace_chain(op, *r, call);
+  lowered_.insert(call.get());
   return true;
 }
 
@@ -387,6 +422,7 @@ bool Lowering::lower_dynamic(Node op) {
     call = g_.call_module(name.c_str(), {Arg(q.arg(0).node())});
   }
   op.replace_all_uses_with(call);
+  lowered_.insert(call.get());
   g_.erase_node(op);
   return true;
 }

@@ -24,6 +24,9 @@
 //
 // becomes a call of torch.ao.nn.quantized.dynamic's Linear on x
 // (quantized::linear_dynamic: int8 GEMM, float in and out).
+//
+// The output node's meta['int8_lowering'] lists what runs int8 ("int8")
+// and the ops left computing on dequantized values ("float").
 #ifndef PLUGINS_QUANTIZE_LOWER_H_
 #define PLUGINS_QUANTIZE_LOWER_H_
 

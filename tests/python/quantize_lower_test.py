@@ -186,6 +186,13 @@ def test_an_op_whose_output_is_not_quantized_stays_float(mlp):
     assert quantized_module_types(back) == ["LinearReLU"]
     assert [str(t) for t in targets(back, "call_function")
             if "linear" in str(t)] == [str(torch.nn.functional.linear)]
+    # The pass lists what runs int8 and what it left in float.
+    output = [n for n in back.graph.nodes if n.op == "output"][0]
+    lowering = output.meta["int8_lowering"]
+    assert [entry.split(" ")[0] for entry in lowering["int8"]] == [
+        n.name for n in back.graph.nodes if n.op == "call_module"]
+    assert len(lowering["float"]) == 1
+    assert "torch.nn.functional.linear" in lowering["float"][0]
     with torch.no_grad():
         torch.testing.assert_close(gm(x), back(x), rtol=0, atol=0)
     assert sqnr(reference, back(x)) > 25
