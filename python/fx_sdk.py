@@ -634,13 +634,15 @@ class _CompileOnFirstUse:
 
 
 def run_pipeline(gm, pipeline, plugins=(), example_inputs=(),
-                 default_plugins=True, lazy=True):
+                 default_plugins=True, lazy=True, example_batches=()):
     """Runs the SDK's pass pipeline `pipeline` (fx run's text form:
     "shape_prop{shapes=1x3x224x224},decompose{rules=relu},dce") on a
     torch.fx GraphModule. `plugins` are plugin files or directories, loaded
     before the first-party plugins (PLUGIN_DIR) and $FX_PLUGIN_PATH
     (default_plugins=False leaves those out). `example_inputs` are the
-    tensors passes get as example inputs. `lazy` is to_torch_fx's.
+    tensors passes get as example inputs; `example_batches` more batches of
+    them (lists of tensors, one per placeholder: calibration data for
+    quantize_calibrate). `lazy` is to_torch_fx's.
 
     Returns (GraphModule, report): a new torch.fx GraphModule (parameters
     shared with gm's unless a pass replaced them) and one dict per pass:
@@ -657,7 +659,9 @@ def run_pipeline(gm, pipeline, plugins=(), example_inputs=(),
     # sdk_gm is only converted and dropped: its code and compiled plan are
     # not regenerated after the passes (to_torch_fx reads the graph).
     report = _C._run_pipeline(sdk_gm, pipeline, files, dirs, default_plugins,
-                              list(example_inputs), recompile=False)
+                              list(example_inputs), recompile=False,
+                              example_batches=[list(b) for b in
+                                               example_batches])
     return to_torch_fx(sdk_gm, lazy=lazy), report
 
 

@@ -245,7 +245,8 @@ py::list run_pipeline(fx::GraphModule& gm, const std::string& pipeline,
                       const std::vector<std::string>& plugin_dirs,
                       bool default_dirs,
                       const std::vector<at::Tensor>& example_inputs,
-                      bool recompile) {
+                      bool recompile,
+                      std::vector<std::vector<at::Tensor>> example_batches) {
   absl::StatusOr<fx::host::PipelineSpec> spec =
       fx::host::parse_pipeline_text(pipeline);
   if (!spec.ok()) raise_value_error(spec.status());
@@ -264,6 +265,7 @@ py::list run_pipeline(fx::GraphModule& gm, const std::string& pipeline,
   {
     py::gil_scoped_release released;
     fx::host::GraphModuleTarget target(gm, example_inputs, recompile);
+    target.add_example_batches(std::move(example_batches));
     fx::host::RunHooks hooks;
     hooks.print_after = &printed;
     report = pm->run(target, hooks);
@@ -334,5 +336,6 @@ PYBIND11_MODULE(_C, m) {
         py::arg("include_nodes") = true, py::arg("in_process") = false);
   m.def("_run_pipeline", &run_pipeline, py::arg("gm"), py::arg("pipeline"),
         py::arg("plugins"), py::arg("plugin_dirs"), py::arg("default_dirs"),
-        py::arg("example_inputs"), py::arg("recompile") = true);
+        py::arg("example_inputs"), py::arg("recompile") = true,
+        py::arg("example_batches") = std::vector<std::vector<at::Tensor>>{});
 }

@@ -192,25 +192,52 @@ struct Input {
   std::unique_ptr<host::PassTarget> target;  // refers to file or module
 };
 
-// --inputs: a torch.save file of a tensor, or a list or tuple of tensors.
+// The items of a list or tuple value, or the value itself.
+std::vector<c10::IValue> items_of(const c10::IValue& v) {
+  if (v.isList()) return v.toListRef().vec();
+  if (v.isTuple()) {
+    const auto& e = v.toTupleRef().elements();
+    return std::vector<c10::IValue>(e.begin(), e.end());
+  }
+  return {v};
+}
+
+// --inputs: a torch.save file of a tensor, a list or tuple of tensors (one
+// batch, one tensor per placeholder), or a list of such lists (batches:
+// calibration data, the first also the passes' example inputs).
 Stop read_example_inputs(const std::string& path,
-                         std::vector<at::Tensor>& examples, std::ostream& err) {
+                         std::vector<std::vector<at::Tensor>>& batches,
+                         std::ostream& err) {
   auto inputs = read_value_file(path);
   if (!inputs.ok()) return fail(err, 1, inputs.status().message());
-  std::vector<c10::IValue> items =
-      inputs->isList() ? inputs->toListRef().vec()
-      : inputs->isTuple()
-          ? std::vector<c10::IValue>(inputs->toTupleRef().elements().begin(),
-                                     inputs->toTupleRef().elements().end())
-          : std::vector<c10::IValue>{*inputs};
-  for (const c10::IValue& v : items) {
-    if (!v.isTensor()) {
-      return fail(err, 1,
-                  cat(path,
-                      ": example inputs must be tensors (torch.save([x, "
-                      "...]))"));
+  std::vector<c10::IValue> items = items_of(*inputs);
+  bool several = !items.empty() && (items[0].isList() || items[0].isTuple());
+  std::vector<std::vector<c10::IValue>> groups;
+  if (several) {
+    for (const c10::IValue& batch : items) groups.push_back(items_of(batch));
+  } else {
+    groups.push_back(items);
+  }
+  for (size_t b = 0; b < groups.size(); ++b) {
+    std::vector<at::Tensor> batch;
+    for (const c10::IValue& v : groups[b]) {
+      if (!v.isTensor()) {
+        return fail(err, 1,
+                    cat(path,
+                        ": example inputs must be tensors (torch.save([x, "
+                        "...])) or batches of them (torch.save([[x1, ...], "
+                        "[x2, ...]])); ",
+                        several ? cat("batch ", b, " holds ") : "it holds ",
+                        "a ", v.tagKind()));
+      }
+      batch.push_back(v.toTensor());
     }
-    examples.push_back(v.toTensor());
+    if (b > 0 && batch.size() != batches[0].size()) {
+      return fail(err, 1,
+                  cat(path, ": batch ", b, " has ", batch.size(),
+                      " inputs, batch 0 has ", batches[0].size()));
+    }
+    batches.push_back(std::move(batch));
   }
   return std::nullopt;
 }
@@ -248,12 +275,19 @@ Stop open_input(const RunArgs& args, Input& input, std::ostream& err) {
                     bare ? " (--inputs needs a graph that runs)" : ""));
   }
   input.module = *std::move(gm);
-  std::vector<at::Tensor> examples;
+  std::vector<std::vector<at::Tensor>> batches;
   if (!args.inputs.empty()) {
-    if (Stop s = read_example_inputs(args.inputs, examples, err)) return s;
+    if (Stop s = read_example_inputs(args.inputs, batches, err)) return s;
   }
-  input.target = std::make_unique<host::GraphModuleTarget>(*input.module,
-                                                           std::move(examples));
+  std::vector<at::Tensor> first;
+  if (!batches.empty()) {
+    first = std::move(batches.front());
+    batches.erase(batches.begin());
+  }
+  auto target = std::make_unique<host::GraphModuleTarget>(*input.module,
+                                                          std::move(first));
+  target->add_example_batches(std::move(batches));
+  input.target = std::move(target);
   return std::nullopt;
 }
 

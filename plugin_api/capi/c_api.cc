@@ -756,6 +756,26 @@ void fill_module_entries(FxApi& t) {
   };
 }
 
+// GraphNumExampleBatches, GraphExampleBatchInput (version 10).
+void fill_example_batch_entries(FxApi& t) {
+  t.GraphNumExampleBatches = [](const FxGraph* g) -> size_t {
+    if (g == nullptr) return 0;
+    AttributeStore* s = store_for(unwrap(g));
+    return s ? s->num_example_batches() : 0;
+  };
+  t.GraphExampleBatchInput = [](const FxGraph* g, size_t batch, size_t index,
+                                DLManagedTensor** out) {
+    return guarded("GraphExampleBatchInput", [&] {
+      require(out, "out");
+      std::string error;
+      DLManagedTensor* tensor = require_store(live_graph(g))
+                                    ->example_batch_input(batch, index, &error);
+      if (tensor == nullptr) fail(FX_NOT_FOUND, error);
+      *out = tensor;
+    });
+  };
+}
+
 // ----------------------------------------------------------------- options
 
 // OptionsGetBool .. OptionsGetListItem.
@@ -832,6 +852,7 @@ FxApi make_api() {
   fill_shape_env_entries(t);
   fill_symbolic_shape_prop_entry(t);
   fill_quantized_attr_entry(t);
+  fill_example_batch_entries(t);
   return t;
 }
 
@@ -861,11 +882,13 @@ constexpr size_t entries_end(uint32_t version) {
       return offsetof(FxApi, ArgIsSymInt);
     case 8:
       return offsetof(FxApi, GraphSetQuantizedAttr);
+    case 9:
+      return offsetof(FxApi, GraphNumExampleBatches);
     default:
       return sizeof(FxApi);
   }
 }
-static_assert(FX_API_VERSION == 9,
+static_assert(FX_API_VERSION == 10,
               "a new API version: add where its entries end to entries_end");
 
 // The whole table cut down to `version`: later entries zeroed.

@@ -19,6 +19,7 @@
 
 #include "fx/plugin_api.h"
 #include "fx_core/ir/argument.h"
+#include "fx_core/support/strings.h"
 
 namespace at {
 class Tensor;
@@ -91,6 +92,18 @@ class AttributeStore {
                                          std::string* error) const {
     *error = "no example inputs were given for this graph";
     (void)index;
+    return nullptr;
+  }
+  // Batches of example inputs (batch 0 is example_input's): by default the
+  // one batch example_input gives, if any.
+  virtual size_t num_example_batches() const {
+    return num_example_inputs() > 0 ? 1 : 0;
+  }
+  virtual DLManagedTensor* example_batch_input(size_t batch, size_t index,
+                                               std::string* error) const {
+    if (batch == 0) return example_input(index, error);
+    *error = cat("there is ", num_example_batches(),
+                 " batch of example inputs, no batch ", batch);
     return nullptr;
   }
 };

@@ -96,6 +96,29 @@ class GraphModuleTarget::Attributes : public AttributeStore {
       : module_(module), example_inputs_(std::move(example_inputs)) {}
 
   size_t num_example_inputs() const override { return example_inputs_.size(); }
+  size_t num_example_batches() const override {
+    return example_inputs_.empty() ? 0 : 1 + more_batches_.size();
+  }
+  DLManagedTensor* example_batch_input(size_t batch, size_t index,
+                                       std::string* error) const override {
+    if (batch == 0) return example_input(index, error);
+    if (batch >= num_example_batches()) {
+      *error = cat("there are ", num_example_batches(),
+                   " batches of example inputs, no batch ", batch);
+      return nullptr;
+    }
+    const std::vector<at::Tensor>& inputs = more_batches_[batch - 1];
+    if (index >= inputs.size()) {
+      *error = cat("batch ", batch, " has ", inputs.size(),
+                   " example inputs, no index ", index);
+      return nullptr;
+    }
+    // A copy, as example_input's.
+    return at::toDLPack(inputs[index].detach().clone());
+  }
+  void add_batches(std::vector<std::vector<at::Tensor>> batches) {
+    for (auto& b : batches) more_batches_.push_back(std::move(b));
+  }
   const std::vector<at::Tensor>& example_inputs() const {
     return example_inputs_;
   }
@@ -419,6 +442,7 @@ class GraphModuleTarget::Attributes : public AttributeStore {
 
   GraphModule& module_;
   std::vector<at::Tensor> example_inputs_;
+  std::vector<std::vector<at::Tensor>> more_batches_;  // batches 1, 2, ...
   std::vector<Entry> journal_;
   std::map<std::string, const torch::nn::Module*> modules_at_begin_;
   mutable std::map<std::string, Read> read_;  // by the name it was read as
@@ -432,6 +456,11 @@ GraphModuleTarget::GraphModuleTarget(GraphModule& module,
           std::make_unique<Attributes>(module, std::move(example_inputs))),
       recompile_at_finish_(recompile_at_finish) {}
 GraphModuleTarget::~GraphModuleTarget() = default;
+
+void GraphModuleTarget::add_example_batches(
+    std::vector<std::vector<at::Tensor>> batches) {
+  attributes_->add_batches(std::move(batches));
+}
 
 Graph& GraphModuleTarget::graph() { return module_.graph(); }
 AttributeStore* GraphModuleTarget::attributes() { return attributes_.get(); }

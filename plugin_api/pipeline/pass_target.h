@@ -125,6 +125,10 @@ class GraphModuleTarget : public PassTarget {
                              std::vector<at::Tensor> example_inputs = {},
                              bool recompile_at_finish = true);
   ~GraphModuleTarget() override;
+  // More batches of example inputs after the first (calibration data, what
+  // GraphExampleBatchInput gives for batches 1, 2, ...), each one tensor
+  // per placeholder.
+  void add_example_batches(std::vector<std::vector<at::Tensor>> batches);
   Graph& graph() override;
   AttributeStore* attributes() override;
   GraphModule* module() override { return &module_; }

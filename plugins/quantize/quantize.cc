@@ -447,23 +447,26 @@ Arg observed_meta(Node obs, const Range& r) {
 }
 
 bool quantize_calibrate(Graph& g, const fxp::Options&) {
-  std::vector<fxp::Tensor> examples = fxp::example_inputs(g);
+  std::vector<std::vector<fxp::Tensor>> batches = fxp::example_batches(g);
   size_t num_inputs = fx_plugins::placeholders(g).size();
-  if (examples.size() < num_inputs) {
+  if (batches.empty() || batches[0].size() < num_inputs) {
     throw fxp::Error(FX_FAILED_PRECONDITION,
                      "quantize_calibrate needs the host's example inputs "
-                     "(fx run --inputs IN.pt)");
+                     "(fx run --inputs IN.pt: one batch, or a list of "
+                     "batches)");
   }
-  std::vector<const DLTensor*> inputs;
-  for (size_t i = 0; i < num_inputs; ++i) inputs.push_back(&examples[i].dl());
   std::map<FxNode*, Range> seen;
-  fxp::run_graph(g, inputs, false, [&](Node n, fxp::RuntimeValue v) {
-    if (!is_observer(n) || !v.is_tensor()) return;
-    fxp::Tensor t = v.to_dlpack();
-    if (std::optional<Observed> o = observe_values(t.dl())) {
-      record(seen[n.get()], *o);
-    }
-  });
+  for (const std::vector<fxp::Tensor>& batch : batches) {
+    std::vector<const DLTensor*> inputs;
+    for (size_t i = 0; i < num_inputs; ++i) inputs.push_back(&batch[i].dl());
+    fxp::run_graph(g, inputs, false, [&](Node n, fxp::RuntimeValue v) {
+      if (!is_observer(n) || !v.is_tensor()) return;
+      fxp::Tensor t = v.to_dlpack();
+      if (std::optional<Observed> o = observe_values(t.dl())) {
+        record(seen[n.get()], *o);
+      }
+    });
+  }
   for (auto& [node, range] : seen) {
     Node n(node);
     merge_meta(n, range);
@@ -640,7 +643,8 @@ FXP_PLUGIN_WITH_EXTENSIONS(
         .invalidates({"tensor_meta"}),
     fxp::pass<quantize_calibrate>(
         "quantize_calibrate",
-        "runs the example inputs; stores each observer's range in its meta")
+        "runs the example inputs (every batch); stores each observer's "
+        "range in its meta")
         .run_after({"quantize_prepare"}),
     fxp::pass<quantize_convert>(
         "quantize_convert",

@@ -415,3 +415,54 @@ def test_an_unknown_observer_is_refused(mlp):
     with pytest.raises(RuntimeError, match="observer must be minmax or "
                                            "histogram, not 'median'"):
         run(gm, "quantize_prepare{observer=median}", x)
+
+
+@pytest.mark.parametrize("isolate", [False, True])
+def test_fx_run_calibrates_on_every_batch_of_its_inputs(mlp, isolate):
+    """fx run --inputs FILE holding a list of batches: quantize_calibrate
+    runs every batch (GraphExampleBatchInput), so the result is the one of
+    calibrating by running the prepared module on each batch in process;
+    one batch alone gives another range."""
+    model, x, calibration, _ = mlp
+    batches = [x] + calibration
+    fx = fx_binary()
+    pipeline = ("shape_prop,fold_bn,quantize_prepare{outputs=true},"
+                "quantize_calibrate,quantize_convert,quantize_lower")
+    in_process = fx_sdk.from_torch_fx(torch.fx.symbolic_trace(model))
+    run(in_process, "shape_prop,fold_bn,quantize_prepare{outputs=true}", x)
+    with torch.no_grad():
+        for batch in batches:
+            in_process(batch)
+    run(in_process, "quantize_convert,quantize_lower", x)
+    results = {}
+    with tempfile.TemporaryDirectory() as out:
+        torchfx_export.export(torch.fx.symbolic_trace(model), [x], out)
+        for name, inputs in (("all", [[b] for b in batches]), ("one", [x])):
+            path = os.path.join(out, name + ".pt")
+            torch.save(inputs, path)
+            lowered = os.path.join(out, name, "graph.fx.json")
+            os.makedirs(os.path.dirname(lowered))
+            subprocess.run([fx, "run", os.path.join(out, "graph.fx.json"),
+                            "--pipeline", pipeline, "--inputs", path, "-o",
+                            lowered] + (["--isolate"] if isolate else []),
+                           check=True, capture_output=True)
+            results[name] = torchfx_import.load_bundle(
+                os.path.dirname(lowered))
+    with torch.no_grad():
+        want = in_process(x)
+        torch.testing.assert_close(results["all"](x), want, rtol=0, atol=0)
+        assert not torch.equal(results["one"](x), want)
+
+
+def test_a_batch_that_is_not_tensors_is_named(mlp, tmp_path):
+    model, x, _, _ = mlp
+    torchfx_export.export(torch.fx.symbolic_trace(model), [x],
+                          str(tmp_path))
+    path = str(tmp_path / "calibration.pt")
+    torch.save([[x], [x, "text"]], path)
+    result = subprocess.run(
+        [fx_binary(), "run", str(tmp_path / "graph.fx.json"), "--pipeline",
+         "quantize_prepare,quantize_calibrate", "--inputs", path, "-o",
+         str(tmp_path / "out.fx.json")], capture_output=True, text=True)
+    assert result.returncode == 1
+    assert "batch 1 holds a String" in result.stderr, result.stderr

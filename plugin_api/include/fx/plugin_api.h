@@ -114,7 +114,7 @@ extern "C" {
  * Version 1 was released twice with different tables (106 entries, then 123
  * with fourteen inserted before RegisterCustomOp); the host serves both
  * (released/README.md, "Version 1, twice"). */
-#define FX_API_VERSION 9
+#define FX_API_VERSION 10
 
 #if defined(_WIN32)
 #define FX_PLUGIN_EXPORT __declspec(dllexport)
@@ -983,6 +983,17 @@ struct FxApi {
                                      const DLTensor* scales,
                                      const DLTensor* zero_points,
                                      int64_t axis);
+
+  /* Version 10: several batches of example inputs ------------------------- */
+  /* How many batches of example inputs the host holds for this graph: 0
+   * (none), 1 (what GraphNumExampleInputs / GraphExampleInput give), or
+   * more (`fx run --inputs FILE` whose FILE holds a list of batches, each a
+   * list with one input per placeholder: calibration data). */
+  size_t (*GraphNumExampleBatches)(const FxGraph* graph);
+  /* Input `index` of batch `batch` (a copy the caller calls the deleter
+   * of); batch 0 is GraphExampleInput's. FX_NOT_FOUND out of range. */
+  FxStatus* (*GraphExampleBatchInput)(const FxGraph* graph, size_t batch,
+                                      size_t index, DLManagedTensor** out);
 };
 
 /* NodeOperatorEffects' bits (version 7). */

@@ -544,6 +544,10 @@ inline void evaluate(Graph& g, Node node,
 // The example inputs the host holds for the graph (GraphExampleInput).
 inline std::vector<Tensor> example_inputs(const Graph& g);
 
+// Every batch of example inputs the host holds (version 10:
+// GraphExampleBatchInput; on an older host, the one example_inputs gives).
+inline std::vector<std::vector<Tensor>> example_batches(const Graph& g);
+
 // A new child GraphModule at `name` with an empty graph to fill.
 inline Graph add_subgraph_module(Graph& g, const char* name);
 

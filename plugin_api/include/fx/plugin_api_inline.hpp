@@ -809,6 +809,27 @@ inline std::vector<Tensor> example_inputs(const Graph& g) {
   return out;
 }
 
+inline std::vector<std::vector<Tensor>> example_batches(const Graph& g) {
+  std::vector<std::vector<Tensor>> out;
+  if (api()->version < 10) {
+    std::vector<Tensor> first = example_inputs(g);
+    if (!first.empty()) out.push_back(std::move(first));
+    return out;
+  }
+  const size_t batches = api()->GraphNumExampleBatches(g.get());
+  const size_t inputs = api()->GraphNumExampleInputs(g.get());
+  for (size_t b = 0; b < batches; ++b) {
+    std::vector<Tensor> batch;
+    for (size_t i = 0; i < inputs; ++i) {
+      DLManagedTensor* t = nullptr;
+      check(api()->GraphExampleBatchInput(g.get(), b, i, &t));
+      batch.emplace_back(t);
+    }
+    out.push_back(std::move(batch));
+  }
+  return out;
+}
+
 inline Graph add_subgraph_module(Graph& g, const char* name) {
   FxGraph* out = nullptr;
   check(api()->GraphAddSubgraphModule(g.get(), name, &out));

@@ -204,6 +204,11 @@ namespace {
 // Version 9: quantized tensors.
 #define FX_API_V9_ENTRIES(X) X(GraphSetQuantizedAttr)
 
+// Version 10: several batches of example inputs.
+#define FX_API_V10_ENTRIES(X) \
+  X(GraphNumExampleBatches)   \
+  X(GraphExampleBatchInput)
+
 // Every entry's position: kIndex_<name>, counted over all versions.
 #define FX_ENTRY_INDEX(name) kIndex_##name,
 // (kV1Continue .. kV4Continue only make the numbering of the
@@ -223,7 +228,9 @@ enum EntryIndex : size_t {
   kV7Continue = kV7Entries - 1,
   FX_API_V8_ENTRIES(FX_ENTRY_INDEX) kV8Entries,
   kV8Continue = kV8Entries - 1,
-  FX_API_V9_ENTRIES(FX_ENTRY_INDEX) kEntries
+  FX_API_V9_ENTRIES(FX_ENTRY_INDEX) kV9Entries,
+  kV9Continue = kV9Entries - 1,
+  FX_API_V10_ENTRIES(FX_ENTRY_INDEX) kEntries
 };
 #undef FX_ENTRY_INDEX
 
@@ -253,10 +260,11 @@ FX_API_V5_ENTRIES(FX_CHECK_OFFSET)
 FX_API_V7_ENTRIES(FX_CHECK_OFFSET)
 FX_API_V8_ENTRIES(FX_CHECK_OFFSET)
 FX_API_V9_ENTRIES(FX_CHECK_OFFSET)
+FX_API_V10_ENTRIES(FX_CHECK_OFFSET)
 #undef FX_CHECK_OFFSET
 
-// Version 6 extends FxPassInfo only (below); version 9 ends the table. An
-// appended entry needs a "Version 10" list here (and FX_API_VERSION 10).
+// Version 6 extends FxPassInfo only (below); version 10 ends the table. An
+// appended entry needs a "Version 11" list here (and FX_API_VERSION 11).
 static_assert(sizeof(FxApi) == kFirstEntry + kEntries * kEntrySize,
               "FxApi has entries this file does not list: list them under "
               "their version");
@@ -266,7 +274,8 @@ static_assert(kV4Entries == 143, "versions 1 to 4 have 143 entries");
 static_assert(kV5Entries == 145, "versions 1 to 6 have 145 entries");
 static_assert(kV7Entries == 146, "versions 1 to 7 have 146 entries");
 static_assert(kV8Entries == 160, "versions 1 to 8 have 160 entries");
-static_assert(FX_API_VERSION == 9,
+static_assert(kV9Entries == 161, "versions 1 to 9 have 161 entries");
+static_assert(FX_API_VERSION == 10,
               "a new FX_API_VERSION: list its entries above");
 
 // FxPassInfo: version 1's fields end with user_data (the size a version-1
@@ -297,7 +306,8 @@ TEST(ApiLayout, EveryReleasedEntryIsWhereItWasReleased) {
   EXPECT_EQ(static_cast<size_t>(kV5Entries), 145u);
   EXPECT_EQ(static_cast<size_t>(kV7Entries), 146u);
   EXPECT_EQ(static_cast<size_t>(kV8Entries), 160u);
-  EXPECT_EQ(sizeof(FxApi), kFirstEntry + 161 * kEntrySize);
+  EXPECT_EQ(static_cast<size_t>(kV9Entries), 161u);
+  EXPECT_EQ(sizeof(FxApi), kFirstEntry + 163 * kEntrySize);
   // Version 1's FxPassInfo on LP64: 6 pointer-sized words and 5 name lists
   // of 2 words each; version 6 adds 16 bytes of tolerance and the flag.
   EXPECT_EQ(kPassInfoV1Size, 128u);
