@@ -12,37 +12,43 @@
 //   quantize_prepare   inserts an observer (the custom op fx_quant.observe,
 //                      registered by this plugin, which records min/max) on
 //                      the input of every Linear and Conv2d; outputs=true
-//                      also on their outputs and on residual adds.
-//   quantize_calibrate runs the host's example inputs through the graph
-//                      (GraphRun) and stores what each observer saw in its
-//                      node's meta['observed'].
+//                      also on their outputs and on residual adds;
+//                      observer=histogram; skip= keeps named ones float.
+//   quantize_calibrate runs every batch of the host's example inputs
+//                      through the graph (GraphRun) and stores what each
+//                      observer saw in its node's meta['observed'].
 //   quantize_convert   replaces each observed region with quantize ->
 //                      dequantize -> the op on dequantized int8 weights
 //                      (PyTorch's reference quantized pattern): activations
 //                      quint8 per tensor affine from the observed range,
-//                      weights int8 per channel.
+//                      weights int8 per channel; report=true measures
+//                      (report.h), keep_float=N keeps the N most sensitive
+//                      activations float.
 //   quantize_lower     lowers that pattern to int8 kernels (lower.h).
 //
 // Calibration may also be run by the host itself (forward on the prepared
 // GraphModule): observers without meta['observed'] then use what this
 // plugin's observers recorded in the process.
+//
+// The parts: sites.h (the Linear / Conv2d calls and their weights),
+// observers.h (the observer op, calibration, the quantization chosen),
+// histogram.h (the histogram observer's range), report.h (quantize_convert's
+// quality report), patterns.h and lower.h (quantize_lower).
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "fx/plugin_api.hpp"
 #include "plugins/common/plugin_util.h"
-#include "plugins/quantize/float_values.h"
-#include "plugins/quantize/histogram.h"
 #include "plugins/quantize/lower.h"
+#include "plugins/quantize/observers.h"
 #include "plugins/quantize/patterns.h"
 #include "plugins/quantize/report.h"
+#include "plugins/quantize/sites.h"
 
 namespace {
 
@@ -52,250 +58,18 @@ using fxp::Graph;
 using fxp::Node;
 using fxp::Value;
 
-constexpr const char* kObserve = "fx_quant.observe";
-
-// ------------------------------------------------------------- observers
-
-struct Range {
-  double min = 0, max = 0;
-  bool seen = false;
-  fx_quant::Histogram histogram;  // what a histogram observer uses
-};
-
-std::mutex& ranges_mutex() {
-  static std::mutex m;
-  return m;
-}
-std::map<int64_t, Range>& ranges() {
-  static std::map<int64_t, Range> r;
-  return r;
-}
-
-// The values of a float tensor and their range; nullopt for another dtype
-// or no elements.
-struct Observed {
-  std::vector<double> values;
-  double lo = INFINITY, hi = -INFINITY;
-};
-
-std::optional<Observed> observe_values(const DLTensor& t) {
-  if (t.dtype.code != kDLFloat || (t.dtype.bits != 32 && t.dtype.bits != 64)) {
-    return std::nullopt;
-  }
-  Observed o;
-  fx_quant::for_each_float(t, [&](double v) {
-    o.values.push_back(v);
-    o.lo = std::min(o.lo, v);
-    o.hi = std::max(o.hi, v);
-  });
-  if (!(o.lo <= o.hi)) return std::nullopt;
-  return o;
-}
-
-void record(Range& r, const Observed& o) {
-  r.min = r.seen ? std::min(r.min, o.lo) : o.lo;
-  r.max = r.seen ? std::max(r.max, o.hi) : o.hi;
-  r.seen = true;
-  r.histogram.add(o.values, o.lo, o.hi);
-}
-
-// fx_quant.observe(input, id): records input's min, max and histogram under
-// `id` and returns input.
-FxStatus* observe_kernel(const FxApi* api, const FxOpCall* call, void*,
-                         DLManagedTensor** out) {
-  DLManagedTensor* x = nullptr;
-  int64_t id = 0;
-  FxStatus* s = api->CallTensorArg(call, "input", &x);
-  if (!s) s = api->CallIntArg(call, "id", &id);
-  if (s) {
-    if (x && x->deleter) x->deleter(x);
-    return s;
-  }
-  if (std::optional<Observed> o = observe_values(x->dl_tensor)) {
-    std::lock_guard<std::mutex> lock(ranges_mutex());
-    record(ranges()[id], *o);
-  }
-  *out = x;  // the input itself, passed through
-  return nullptr;
-}
-
-FxStatus* observe_shape(const FxApi* api, const FxOpCall* call, void*,
-                        FxTensorSpec* out) {
-  FxTensorMeta m;
-  FxStatus* s = api->CallTensorMeta(call, "input", &m);
-  if (s) return s;
-  out->ndim = m.ndim;
-  for (int32_t i = 0; i < m.ndim && i < FX_MAX_DIMS; ++i) {
-    out->shape[i] = m.shape[i];
-  }
-  out->dtype = m.dtype;
-  return nullptr;
-}
-
-FxStatus* register_extensions(const FxApi* api, FxRegistrar* registrar) {
-  static const FxCustomOp observe = {kObserve, "input, id", observe_kernel,
-                                     observe_shape, nullptr};
-  return api->RegisterCustomOp(registrar, &observe);
-}
-
-// ---------------------------------------------------- quantizable sites
-
-// A Linear or Conv2d call: module form or functional form with a get_attr
-// weight.
-struct Site {
-  Node node;
-  bool conv = false;
-  std::string weight;          // attribute path of the float weight
-  std::string bias;            // attribute path, or empty
-  std::string module;          // call_module target, or empty
-  std::vector<Arg> conv_args;  // stride, padding, dilation, groups
-  std::string name;            // base for new attribute names
-};
-
-std::string flat(std::string s) {
-  for (char& c : s) {
-    if (c == '.') c = '_';
-  }
-  return s;
-}
-
-ArgView call_param(const Node& n, size_t index, const char* name) {
-  if (ArgView k = n.kwarg(name)) return k;
-  return index < n.num_args() ? n.arg(index) : ArgView();
-}
-
-std::optional<Site> site_of(Graph& g, Node n) {
-  Site s;
-  s.node = n;
-  if (n.op() == FX_OP_CALL_MODULE) {
-    std::string target(n.target());
-    std::string type = g.module_type(target.c_str());
-    if (type != "torch.nn.Linear" && type != "torch.nn.Conv2d") {
-      return std::nullopt;
-    }
-    s.conv = type == "torch.nn.Conv2d";
-    s.module = target;
-    s.weight = target + ".weight";
-    if (!g.has_attr(s.weight.c_str())) return std::nullopt;
-    if (g.has_attr((target + ".bias").c_str())) s.bias = target + ".bias";
-    s.name = flat(target);
-    if (s.conv) {
-      Arg config = fxp::module_config(g, target.c_str());
-      ArgView mode = fxp::dict_get(config.view(), "padding_mode");
-      if (mode && mode.as_string() != "zeros") return std::nullopt;
-      for (const char* key : {"stride", "padding", "dilation", "groups"}) {
-        ArgView v = fxp::dict_get(config.view(), key);
-        if (!v) return std::nullopt;
-        s.conv_args.emplace_back(v);
-      }
-    }
-    return s;
-  }
-  if (n.op() != FX_OP_CALL_FUNCTION) return std::nullopt;
-  std::string_view t = n.target();
-  if (t == "torch.nn.functional.linear" || t == "torch._C._nn.linear") {
-    s.conv = false;
-  } else if (t == "torch.conv2d" || t == "torch.nn.functional.conv2d") {
-    s.conv = true;
-  } else {
-    return std::nullopt;
-  }
-  ArgView w = call_param(n, 1, "weight");
-  if (!w || !w.is_node() || w.node().op() != FX_OP_GET_ATTR) {
-    return std::nullopt;
-  }
-  s.weight = std::string(w.node().target());
-  ArgView b = call_param(n, 2, "bias");
-  if (b && b.is_node()) {
-    if (b.node().op() != FX_OP_GET_ATTR) return std::nullopt;
-    s.bias = std::string(b.node().target());
-  }
-  s.name = flat(std::string(n.name()));
-  if (s.conv) {
-    const char* keys[] = {"stride", "padding", "dilation", "groups"};
-    Arg defaults[] = {Arg(1), Arg(0), Arg(1), Arg(1)};
-    for (size_t i = 0; i < 4; ++i) {
-      ArgView v = call_param(n, 3 + i, keys[i]);
-      s.conv_args.push_back(v ? Arg(v) : defaults[i]);
-    }
-  }
-  return s;
-}
-
-std::vector<Site> sites(Graph& g) {
-  std::vector<Site> out;
-  for (Node n : g) {
-    if (n.op() != FX_OP_CALL_MODULE && n.op() != FX_OP_CALL_FUNCTION) continue;
-    if (std::optional<Site> s = site_of(g, n)) out.push_back(*s);
-  }
-  return out;
-}
-
-// Quantizes the float weight per output channel (axis 0, symmetric int8),
-// stores the int8 weight and the scales, and records the dequantized
-// weight in the graph at the insertion point. Returns nullopt when the
-// weight is not float.
-std::optional<Value> quantized_weight(Graph& g, const Site& s, int bits) {
-  fxp::Tensor w(g.get_attr_tensor(s.weight.c_str()));
-  if (w.dl().dtype.code != kDLFloat || w.ndim() < 1) return std::nullopt;
-  int64_t channels = w.dl().shape[0];
-  int64_t per = channels ? w.numel() / channels : 0;
-  std::vector<double> values;
-  values.reserve(w.numel());
-  fx_quant::for_each_float(w.dl(), [&](double v) { values.push_back(v); });
-  double qmax = std::pow(2.0, bits - 1) - 1;  // 127
-  std::vector<int64_t> scale_shape{channels};
-  for (int i = 1; i < w.ndim(); ++i) scale_shape.push_back(1);
-  fxp::Tensor q = fxp::make_tensor(w.shape(), fxp::kInt8);
-  fxp::Tensor scale = fxp::make_tensor(scale_shape, fxp::kFloat32);
-  for (int64_t c = 0; c < channels; ++c) {
-    double amax = 0;
-    for (int64_t i = 0; i < per; ++i) {
-      amax = std::max(amax, std::fabs(values[c * per + i]));
-    }
-    float sc = static_cast<float>(amax > 0 ? amax / qmax : 1.0);
-    scale.mutable_data<float>()[c] = sc;
-    for (int64_t i = 0; i < per; ++i) {
-      double v = std::nearbyint(values[c * per + i] / sc);
-      q.mutable_data<int8_t>()[c * per + i] =
-          static_cast<int8_t>(std::clamp(v, -qmax, qmax));
-    }
-  }
-  std::string q_name = fx_quant::fresh_attr_name(g, s.name + "_weight_int8");
-  g.set_attr_tensor(q_name.c_str(), q.release());
-  std::string s_name = fx_quant::fresh_attr_name(g, s.name + "_weight_scale");
-  g.set_attr_tensor(s_name.c_str(), scale.release());
-  Value wq = g.get_attr(q_name.c_str());
-  Value ws = g.get_attr(s_name.c_str());
-  return wq.call_method("to", {Arg::dtype("torch.float32")}) * ws;
-}
-
-// The op on `x` with the dequantized weight, replacing the site's node.
-Value float_op(Graph& g, const Site& s, const Value& x, const Value& w) {
-  Arg bias;
-  if (!s.bias.empty()) bias = Arg(g.get_attr(s.bias.c_str()));
-  if (!s.conv) {
-    return g.call_function("torch.nn.functional.linear",
-                           {Arg(x.node()), Arg(w.node()), bias});
-  }
-  std::vector<Arg> args{Arg(x.node()), Arg(w.node()), bias};
-  for (const Arg& a : s.conv_args) args.push_back(a);
-  return g.call_function("torch.nn.functional.conv2d", args);
-}
-
-Value input_of(const Site& s) { return call_param(s.node, 0, "input").node(); }
-
-void replace(Graph& g, Node old, const Value& with) {
-  old.replace_all_uses_with(with.node());
-  g.erase_node(old);
-}
-
-// get_attr nodes the rewrite left without users (the float weights).
-void erase_unused_attrs(Graph& g) {
-  for (Node n : g) {
-    if (n.op() == FX_OP_GET_ATTR && n.num_users() == 0) g.erase_node(n);
-  }
-}
+using fx_quant::erase_unused_attrs;
+using fx_quant::float_op;
+using fx_quant::input_of;
+using fx_quant::is_observer;
+using fx_quant::is_skipped;
+using fx_quant::kObserve;
+using fx_quant::observed_qparams;
+using fx_quant::quantized_weight;
+using fx_quant::replace;
+using fx_quant::Site;
+using fx_quant::site_of;
+using fx_quant::sites;
 
 // -------------------------------------------------------------- passes
 
@@ -306,7 +80,7 @@ bool quantize_weights(Graph& g, const fxp::Options& options) {
     throw fxp::Error(FX_INVALID_ARGUMENT, "bits must be between 2 and 8");
   }
   bool changed = false;
-  for (const Site& s : sites(g)) {
+  for (const Site& s : sites(g, options.get_list("skip"))) {
     auto guard = g.inserting_before(s.node);
     std::optional<Value> w = quantized_weight(g, s, bits);
     if (!w) continue;
@@ -322,10 +96,6 @@ bool quantize_weights(Graph& g, const fxp::Options& options) {
   }
   erase_unused_attrs(g);
   return changed;
-}
-
-bool is_observer(Node n) {
-  return n.op() == FX_OP_CALL_FUNCTION && n.target() == kObserve;
 }
 
 // An observer of `value` for every one of its users: the one it has, or a
@@ -365,9 +135,10 @@ Node output_to_observe(Graph& g, Node op) {
 // add of two observed values (a residual add), as PyTorch's static
 // quantization observes them; one observer per value, shared by its users.
 bool observe_inputs_and_outputs(Graph& g, int64_t& next_id,
-                                const std::string& kind) {
+                                const std::string& kind,
+                                const std::vector<std::string>& skip) {
   size_t before = g.size();
-  for (const Site& s : sites(g)) {
+  for (const Site& s : sites(g, skip)) {
     observe_everywhere(g, input_of(s).node(), next_id, kind);
     observe_everywhere(g, output_to_observe(g, s.node), next_id, kind);
   }
@@ -386,6 +157,7 @@ bool quantize_prepare(Graph& g, const fxp::Options& options) {
   for (Node n : g.find_nodes(FX_OP_CALL_FUNCTION, kObserve)) {
     next_id = std::max(next_id, n.arg(1).as_int() + 1);
   }
+  const std::vector<std::string> skip = options.get_list("skip");
   const std::string kind = options.get_string("observer");
   if (kind != "minmax" && kind != "histogram") {
     throw fxp::Error(
@@ -394,9 +166,9 @@ bool quantize_prepare(Graph& g, const fxp::Options& options) {
   }
   bool changed = false;
   if (options.get_bool("outputs")) {
-    changed = observe_inputs_and_outputs(g, next_id, kind);
+    changed = observe_inputs_and_outputs(g, next_id, kind, skip);
   } else {
-    for (const Site& s : sites(g)) {
+    for (const Site& s : sites(g, skip)) {
       Value x = input_of(s);
       if (is_observer(x.node())) continue;
       Node n = s.node;
@@ -407,109 +179,12 @@ bool quantize_prepare(Graph& g, const fxp::Options& options) {
       changed = true;
     }
   }
-  std::lock_guard<std::mutex> lock(ranges_mutex());
-  for (int64_t id = 0; id < next_id; ++id) ranges().erase(id);
+  fx_quant::forget_observations(next_id);
   return changed;
 }
 
-bool is_histogram(Node obs) {
-  ArgView kind = obs.meta("observer");
-  return kind && kind.kind() == FX_ARG_STRING &&
-         kind.as_string() == "histogram";
-}
-
-// What meta['observed'] held before (min, max and, for a histogram
-// observer, its bins), merged into `r`.
-void merge_meta(Node obs, Range& r) {
-  ArgView old = obs.meta("observed");
-  if (!old) return;
-  const double lo = fxp::dict_get(old, "min").as_float();
-  const double hi = fxp::dict_get(old, "max").as_float();
-  r.min = std::min(r.min, lo), r.max = std::max(r.max, hi);
-  if (ArgView bins = fxp::dict_get(old, "histogram")) {
-    std::vector<double> counts;
-    for (size_t i = 0; i < bins.size(); ++i)
-      counts.push_back(bins[i].as_float());
-    r.histogram.merge(fx_quant::Histogram::from(lo, hi, std::move(counts)));
-  }
-}
-
-Arg observed_meta(Node obs, const Range& r) {
-  fxp::Kwargs fields = {{"min", Arg(r.min)}, {"max", Arg(r.max)}};
-  if (is_histogram(obs) && !r.histogram.empty()) {
-    std::vector<Arg> bins;
-    for (double c : r.histogram.counts()) bins.emplace_back(c);
-    fields = {{"min", Arg(r.histogram.min())},
-              {"max", Arg(r.histogram.max())},
-              {"histogram", Arg::list(bins)}};
-  }
-  return Arg::dict(fields);
-}
-
 bool quantize_calibrate(Graph& g, const fxp::Options&) {
-  std::vector<std::vector<fxp::Tensor>> batches = fxp::example_batches(g);
-  size_t num_inputs = fx_plugins::placeholders(g).size();
-  if (batches.empty() || batches[0].size() < num_inputs) {
-    throw fxp::Error(FX_FAILED_PRECONDITION,
-                     "quantize_calibrate needs the host's example inputs "
-                     "(fx run --inputs IN.pt: one batch, or a list of "
-                     "batches)");
-  }
-  std::map<FxNode*, Range> seen;
-  for (const std::vector<fxp::Tensor>& batch : batches) {
-    std::vector<const DLTensor*> inputs;
-    for (size_t i = 0; i < num_inputs; ++i) inputs.push_back(&batch[i].dl());
-    fxp::run_graph(g, inputs, false, [&](Node n, fxp::RuntimeValue v) {
-      if (!is_observer(n) || !v.is_tensor()) return;
-      fxp::Tensor t = v.to_dlpack();
-      if (std::optional<Observed> o = observe_values(t.dl())) {
-        record(seen[n.get()], *o);
-      }
-    });
-  }
-  for (auto& [node, range] : seen) {
-    Node n(node);
-    merge_meta(n, range);
-    n.set_meta("observed", observed_meta(n, range));
-  }
-  return !seen.empty();
-}
-
-// The quint8 quantization of what an observer saw: per tensor affine over
-// a range that includes 0.
-fx_quant::QParams observed_qparams(Node obs) {
-  double lo, hi;
-  fx_quant::Histogram histogram;
-  if (ArgView m = obs.meta("observed")) {
-    Range r;
-    r.min = r.max = fxp::dict_get(m, "min").as_float();
-    merge_meta(obs, r);
-    lo = r.min, hi = r.max;
-    histogram = r.histogram;
-  } else {
-    std::lock_guard<std::mutex> lock(ranges_mutex());
-    auto it = ranges().find(obs.arg(1).as_int());
-    if (it == ranges().end() || !it->second.seen) {
-      throw fxp::Error(FX_FAILED_PRECONDITION,
-                       "observer '" + std::string(obs.name()) +
-                           "' saw no data: calibrate first "
-                           "(quantize_calibrate, or run the prepared "
-                           "module)");
-    }
-    lo = it->second.min;
-    hi = it->second.max;
-    histogram = it->second.histogram;
-  }
-  if (is_histogram(obs) && !histogram.empty()) {
-    std::tie(lo, hi) = histogram.best_range();
-  }
-  lo = std::min(lo, 0.0);
-  hi = std::max(hi, 0.0);
-  // At least float32's epsilon, as torch.ao's observers clamp it.
-  double scale = std::max((hi - lo) / 255.0, 1.1920928955078125e-07);
-  int64_t zero_point = std::clamp<int64_t>(
-      static_cast<int64_t>(std::nearbyint(-lo / scale)), 0, 255);
-  return {scale, zero_point};
+  return fx_quant::calibrate(g);
 }
 
 // obs -> quantize_per_tensor -> dequantize, and the ops it feeds on int8
@@ -529,7 +204,7 @@ Node convert_observer(Graph& g, Node obs, fx_quant::QParams q, int bits) {
   g.erase_node(obs);
   for (Node u : users) {
     std::optional<Site> s = site_of(g, u);
-    if (!s) continue;
+    if (!s || is_skipped(u)) continue;
     auto guard = g.inserting_before(u);
     std::optional<Value> w = quantized_weight(g, *s, bits);
     if (!w) continue;
@@ -612,10 +287,14 @@ bool quantize_convert(Graph& g, const fxp::Options& options) {
   return !observers.empty();
 }
 
+constexpr const char* kSkipHelp =
+    "Linear / Conv2d to keep in float: node names, module paths (a parent's "
+    "covers its children, after fold_bn too), module types or functions";
+
 }  // namespace
 
 FXP_PLUGIN_WITH_EXTENSIONS(
-    "fx_quantize", "1.0", register_extensions,
+    "fx_quantize", "1.0", fx_quant::register_observer_op,
     fxp::pass<quantize_weights>(
         "quantize_weights",
         "int8 weight-only (or dynamic) quantization of Linear and Conv2d, "
@@ -623,6 +302,7 @@ FXP_PLUGIN_WITH_EXTENSIONS(
         .option("dynamic", FX_OPTION_BOOL, "false",
                 "also quantize activations per tensor at run time")
         .option("bits", FX_OPTION_INT, "8", "weight bits (symmetric)")
+        .option("skip", FX_OPTION_STRING_LIST, "", kSkipHelp)
         .invalidates({"tensor_meta"})
         // int8 weights move the outputs: fx plugin-check measured them within
         // 0.05 (not 0.01) on resnet18, mobilenet_v2, squeezenet1_1 and the
@@ -633,6 +313,7 @@ FXP_PLUGIN_WITH_EXTENSIONS(
         "quantize_prepare",
         "inserts min/max observers (fx_quant.observe) before Linear and "
         "Conv2d")
+        .option("skip", FX_OPTION_STRING_LIST, "", kSkipHelp)
         .option("observer", FX_OPTION_STRING, "minmax",
                 "minmax (the range seen) or histogram (the range of least "
                 "expected quantization error over the values seen)")

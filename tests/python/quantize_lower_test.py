@@ -466,3 +466,31 @@ def test_a_batch_that_is_not_tensors_is_named(mlp, tmp_path):
          str(tmp_path / "out.fx.json")], capture_output=True, text=True)
     assert result.returncode == 1
     assert "batch 1 holds a String" in result.stderr, result.stderr
+
+
+def test_skip_keeps_the_named_layers_in_float(resnet):
+    """quantize_prepare{skip=layer4,fc}: layer4's convolutions (functions
+    on fold_bn's layer4_* weights by then) and fc stay float with their
+    float weights; everything else is lowered; PyTorch agrees on the
+    numbers."""
+    model, x, calibration, _ = resnet
+    gm = fx_sdk.from_torch_fx(torch.fx.symbolic_trace(model))
+    run(gm, "shape_prop,fold_bn,quantize_prepare{outputs=true,"
+            "skip=layer4,fc}", x)
+    with torch.no_grad():
+        for batch in calibration:
+            gm(batch)
+    run(gm, "quantize_convert,quantize_lower", x)
+    back = fx_sdk.to_torch_fx(gm)
+    float_convs = [n for n in back.graph.nodes
+                   if n.op == "call_function" and "conv2d" in str(n.target)]
+    assert len(float_convs) == 5  # layer4: 2 blocks x 2, and downsample
+    assert all(n.args[1].target.startswith("layer4_")
+               for n in float_convs)
+    assert [n.target for n in back.graph.nodes
+            if n.op == "call_module" and n.target == "fc"] == ["fc"]
+    lowered = [n for n in back.graph.nodes if n.op == "call_module"
+               and n.target.endswith("_quantized")]
+    assert len(lowered) == 20 - 5  # resnet18's 20 convolutions
+    with torch.no_grad():
+        torch.testing.assert_close(gm(x), back(x), rtol=0, atol=0)
