@@ -20,8 +20,8 @@ models as anchors (issue 33): per model, batch 1, each thread count:
 The int8 outputs are checked equal (the SDK's to PyTorch's, exactly) and
 their SQNR against float is printed. Engines run round-robin after a
 warm-up (dynamic_plan_bench's interleaved: 0.2 s idle before each timed
-call); the figure is each one's median of --repeat; an engine that raises
-is reported and left out.
+call; --warm: right after two untimed calls instead); the figure is each
+one's median of --repeat; an engine that raises is reported and left out.
 
     PYTHONPATH=bazel-bin/python /usr/bin/python3 tools/bench/int8_bench.py \\
         [--models resnet50,mobilenet_v2] [--threads 1,2] [--repeat 11]
@@ -43,6 +43,9 @@ from dynamic_plan_bench import Encoder, inference_graph, interleaved  # noqa: E4
 from suite_bench import blas_library, set_threads  # noqa: E402
 
 import fx_sdk  # noqa: E402
+
+
+WARM = False  # --warm
 
 
 def sqnr(reference, value):
@@ -126,8 +129,8 @@ def bench(name, threads, repeat):
         except ValueError as e:
             print(f"# int8 SDK pipeline fails: {str(e).splitlines()[0]}",
                   flush=True)
-        ms = interleaved(working(engines, x), x, repeat)
-        row = {"model": name, "threads": n,
+        ms = interleaved(working(engines, x), x, repeat, WARM)
+        row = {"model": name, "threads": n, "warm": WARM,
                **{k: round(v, 2) for k, v in ms.items()}}
         print(json.dumps(row), flush=True)
 
@@ -160,8 +163,8 @@ def bench_dynamic(threads, repeat):
             engines["int8 dynamic TorchScript"] = torch.jit.freeze(
                 torch.jit.trace(theirs, x))
         engines["int8 dynamic SDK pipeline"] = fx_sdk.compile(ours, [x])
-        ms = interleaved(working(engines, x), x, repeat)
-        row = {"model": "encoder", "threads": n,
+        ms = interleaved(working(engines, x), x, repeat, WARM)
+        row = {"model": "encoder", "threads": n, "warm": WARM,
                **{k: round(v, 2) for k, v in ms.items()}}
         print(json.dumps(row), flush=True)
 
@@ -171,7 +174,12 @@ def main(argv):
     parser.add_argument("--models", default="resnet50,mobilenet_v2,encoder")
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--repeat", type=int, default=11)
+    parser.add_argument("--warm", action="store_true",
+                        help="time each call right after two untimed ones "
+                             "instead of after 0.2 s of idle")
     args = parser.parse_args(argv)
+    global WARM
+    WARM = args.warm
     print(f"# BLAS {blas_library()}, load average {os.getloadavg()}",
           flush=True)
     threads = [int(t) for t in args.threads.split(",")]
