@@ -253,6 +253,13 @@ DERIVED = {
     },
     "TransformerEncoderLayer": TRANSFORMER_LAYER,
     "TransformerDecoderLayer": TRANSFORMER_LAYER,
+    # The eager-mode quantization stub: its constructor's numbers live in
+    # 1-element buffers, its dtype (quint8, qint8, ...) in an attribute.
+    "Quantize": {
+        "scale": lambda m: float(m.scale),
+        "zero_point": lambda m: int(m.zero_point),
+        "dtype": lambda m: encode(m.dtype, "module Quantize dtype"),
+    },
 }
 
 
@@ -327,8 +334,8 @@ def module_config(module):
     names += EXTRA_ATTRIBUTES.get(cls, [])
     for name in names:
         where = f"module {cls} {name}"
-        if name in ("device", "dtype") or (
-                name == "mode" and isinstance(module, torch.nn.RNNBase)):
+        if (name in ("device", "dtype") and name not in DERIVED.get(cls, {})) \
+                or (name == "mode" and isinstance(module, torch.nn.RNNBase)):
             continue  # RNNBase's mode is fixed by the subclass
         if name in DERIVED.get(cls, {}):
             config[name] = DERIVED[cls][name](module)

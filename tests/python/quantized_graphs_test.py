@@ -1,7 +1,7 @@
 """PyTorch's lowered quantized graphs (torch.ao.quantization's convert_fx,
 engine onednn) through the SDK (issue 33, item 1): the quantized Conv2d,
-ConvReLU2d, Linear and LinearReLU modules and the dynamic Linear run on
-LibTorch's int8 kernels in C++, in process and from bundle files, with PyTorch's numbers; text and
+ConvReLU2d, Linear and LinearReLU modules, the dynamic Linear and eager
+mode's Quantize / DeQuantize stubs run on LibTorch's int8 kernels in C++, in process and from bundle files, with PyTorch's numbers; text and
 code as torch.fx's; to_torch_fx and the Python importer give back
 quantized modules with the same int8 weights. Every expected value is
 PyTorch's own, computed here.
@@ -97,6 +97,26 @@ def dynamic():
     return convert_fx(prepared), x
 
 
+@pytest.fixture(scope="module")
+def eager():
+    """Eager-mode quantization (torch.ao.quantization.prepare / convert on
+    torchvision's quantizable resnet18, fused), traced by torch.fx: the
+    Quantize and DeQuantize stubs, QFunctional's add_relu, the quantized
+    modules."""
+    torch.manual_seed(4)
+    torch.backends.quantized.engine = "onednn"
+    model = torchvision.models.quantization.resnet18(quantize=False).eval()
+    model.fuse_model()
+    model.qconfig = torch.ao.quantization.get_default_qconfig("onednn")
+    torch.ao.quantization.prepare(model, inplace=True)
+    x = torch.randn(2, 3, 64, 64)
+    with torch.no_grad():
+        for _ in range(2):
+            model(torch.randn_like(x))
+    torch.ao.quantization.convert(model, inplace=True)
+    return torch.fx.symbolic_trace(model), x
+
+
 def sdk_text(sdk_gm):
     return sdk_gm.graph_text.replace("[num_users=", "[#users=")
 
@@ -120,7 +140,8 @@ def test_the_lowered_graphs_hold_the_quantized_modules(resnet, mlp, mixed,
             "torch.ao.nn.quantized.modules.activation.Hardswish"} <= quantized
 
 
-@pytest.mark.parametrize("which", ["resnet", "mlp", "mixed", "dynamic"])
+@pytest.mark.parametrize("which", ["resnet", "mlp", "mixed", "dynamic",
+                                   "eager"])
 def test_in_process_text_code_and_int8_numbers(which, request):
     gm, x = request.getfixturevalue(which)
     sdk_gm = fx_sdk.from_torch_fx(gm)
@@ -133,7 +154,8 @@ def test_in_process_text_code_and_int8_numbers(which, request):
         torch.testing.assert_close(sdk_gm(x), gm(x), rtol=0, atol=0)
 
 
-@pytest.mark.parametrize("which", ["resnet", "mlp", "mixed", "dynamic"])
+@pytest.mark.parametrize("which", ["resnet", "mlp", "mixed", "dynamic",
+                                   "eager"])
 def test_to_torch_fx_gives_back_quantized_modules(which, request):
     gm, x = request.getfixturevalue(which)
     back = fx_sdk.to_torch_fx(fx_sdk.from_torch_fx(gm))
@@ -153,7 +175,8 @@ def test_to_torch_fx_gives_back_quantized_modules(which, request):
         torch.testing.assert_close(back(x), gm(x), rtol=0, atol=0)
 
 
-@pytest.mark.parametrize("which", ["resnet", "mlp", "mixed", "dynamic"])
+@pytest.mark.parametrize("which", ["resnet", "mlp", "mixed", "dynamic",
+                                   "eager"])
 def test_bundles_print_run_and_load_back(which, request):
     gm, x = request.getfixturevalue(which)
     fx = fx_binary()

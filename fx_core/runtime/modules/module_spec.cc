@@ -162,8 +162,17 @@ void add_module_spec(ModuleRegistry& r, const FunctionalModuleSpec& spec) {
     ArgumentDict out;
     for (const auto& [name, value] :
          dynamic_cast<const FunctionalModuleImpl&>(module).config()) {
-      if (name == "device" || name == "dtype" || value.isTensor()) continue;
-      out.emplace_back(name, constant_argument(value));
+      // Factory arguments stay out unless given (Quantize's dtype is its
+      // output's); a dtype is held as its ScalarType number.
+      if (value.isTensor() ||
+          ((name == "device" || name == "dtype") && value.isNone())) {
+        continue;
+      }
+      out.emplace_back(name,
+                       name == "dtype" && value.isInt()
+                           ? Argument::dtype(dtype_name(
+                                 static_cast<c10::ScalarType>(value.toInt())))
+                           : constant_argument(value));
     }
     return out;
   };

@@ -364,11 +364,57 @@ FunctionalModuleSpec hardswish_spec() {
   return spec;
 }
 
+// The eager-mode stubs torch.ao.quantization.convert leaves in a model
+// (torch.fx traces them as modules): Quantize(scale, zero_point, dtype),
+// whose forward is torch.quantize_per_tensor with its 1-element `scale`
+// and `zero_point` buffers; DeQuantize, forward x.dequantize(); and the
+// quantized Dropout, the identity.
+FunctionalModuleSpec quantize_spec() {
+  FunctionalModuleSpec spec{"torch.ao.nn.quantized.modules.Quantize",
+                            "scale, zero_point, dtype, factory_kwargs=None",
+                            "X",
+                            "torch.quantize_per_tensor",
+                            {"X", "self.scale", "self.zero_point", "dtype"}};
+  spec.parameters = [](FunctionalModuleImpl& m, OpArgs& init) {
+    m.register_buffer("scale", at::tensor({init.to_double(0)}));
+    m.register_buffer("zero_point", at::tensor({init.to_int(1)}, at::kLong));
+  };
+  spec.config_rules = {float_in("scale", 0, 1e30),
+                       ints_in("zero_point", -kMaxConfigInt, kMaxConfigInt)};
+  spec.weight_shapes = [](OpArgs&) {
+    return WeightShapes{{"scale", {1}}, {"zero_point", {1}}};
+  };
+  return spec;
+}
+
+FunctionalModuleSpec dequantize_spec() {
+  return FunctionalModuleSpec{"torch.ao.nn.quantized.modules.DeQuantize",
+                              "",
+                              "Xq",
+                              "torch.dequantize",
+                              {"Xq"}};
+}
+
+FunctionalModuleSpec quantized_dropout_spec() {
+  FunctionalModuleSpec spec{"torch.ao.nn.quantized.modules.dropout.Dropout",
+                            "p=0.5, inplace=False",
+                            "input",
+                            "",
+                            {}};
+  spec.custom = [](FunctionalModuleImpl&, OpArgs& a) -> IValue {
+    return a.tensor(0);
+  };
+  return spec;
+}
+
 }  // namespace
 
 void register_quantized_modules(ModuleRegistry& registry) {
   add_module_spec(registry, batch_norm2d_spec());
   add_module_spec(registry, hardswish_spec());
+  add_module_spec(registry, quantize_spec());
+  add_module_spec(registry, dequantize_spec());
+  add_module_spec(registry, quantized_dropout_spec());
   const char* conv_init =
       "in_channels, out_channels, kernel_size, stride=1, padding=0, "
       "dilation=1, groups=1, bias=True, padding_mode='zeros', device=None, "
