@@ -255,6 +255,12 @@ DERIVED = {
     "TransformerDecoderLayer": TRANSFORMER_LAYER,
     # The eager-mode quantization stub: its constructor's numbers live in
     # 1-element buffers, its dtype (quint8, qint8, ...) in an attribute.
+    # The quantized LeakyReLU keeps its output's scale and zero point in
+    # 0-dim buffers (the float LeakyReLU's constructor has neither).
+    "LeakyReLU": {
+        "scale": lambda m: float(m.scale),
+        "zero_point": lambda m: int(m.zero_point),
+    },
     "Quantize": {
         "scale": lambda m: float(m.scale),
         "zero_point": lambda m: int(m.zero_point),

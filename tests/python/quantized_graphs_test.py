@@ -1,7 +1,9 @@
 """PyTorch's lowered quantized graphs (torch.ao.quantization's convert_fx,
 engine onednn) through the SDK (issue 33, item 1): the quantized Conv2d,
-ConvReLU2d, Linear and LinearReLU modules, the dynamic Linear and eager
-mode's Quantize / DeQuantize stubs run on LibTorch's int8 kernels in C++, in process and from bundle files, with PyTorch's numbers; text and
+ConvReLU2d, Linear, LinearReLU, Conv1d, Conv3d, LeakyReLU and ELU modules,
+the dynamic Linear and eager mode's Quantize / DeQuantize stubs run on
+LibTorch's int8 kernels in C++, in process and from bundle files, with
+PyTorch's numbers; text and
 code as torch.fx's; to_torch_fx and the Python importer give back
 quantized modules with the same int8 weights. Every expected value is
 PyTorch's own, computed here.
@@ -97,6 +99,37 @@ def dynamic():
     return convert_fx(prepared), x
 
 
+class MoreKinds(torch.nn.Module):
+    """Conv1d with LeakyReLU and ELU after it, Conv3d with a BatchNorm3d
+    (fused into it), Conv2d with ReLU: their quantized modules."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = torch.nn.Conv1d(4, 8, 3)
+        self.leaky = torch.nn.LeakyReLU(0.1)
+        self.elu = torch.nn.ELU()
+        self.c3 = torch.nn.Conv3d(2, 4, 3)
+        self.bn3 = torch.nn.BatchNorm3d(4)
+        self.c2 = torch.nn.Conv2d(3, 4, 3)
+
+    def forward(self, a, b, c):
+        return (self.elu(self.leaky(self.c1(a))), self.bn3(self.c3(b)),
+                torch.relu(self.c2(c)))
+
+
+@pytest.fixture(scope="module")
+def more():
+    torch.manual_seed(5)
+    torch.backends.quantized.engine = "onednn"
+    x = (torch.randn(2, 4, 10), torch.randn(1, 2, 6, 6, 6),
+         torch.randn(1, 3, 8, 8))
+    prepared = prepare_fx(MoreKinds().eval(),
+                          get_default_qconfig_mapping("onednn"), x)
+    with torch.no_grad():
+        prepared(*x)
+    return convert_fx(prepared), x
+
+
 @pytest.fixture(scope="module")
 def eager():
     """Eager-mode quantization (torch.ao.quantization.prepare / convert on
@@ -128,7 +161,9 @@ def quantized_module_types(gm):
 
 
 def test_the_lowered_graphs_hold_the_quantized_modules(resnet, mlp, mixed,
-                                                       dynamic):
+                                                       dynamic, more):
+    assert {type(m).__name__ for m in more[0].modules()} >= {
+        "Conv1d", "Conv2d", "Conv3d", "LeakyReLU", "ELU"}
     assert quantized_module_types(resnet[0]) == ["Conv2d", "ConvReLU2d",
                                                  "Linear"]
     assert {type(m).__module__ for m in dynamic[0].modules()} >= {
@@ -141,9 +176,10 @@ def test_the_lowered_graphs_hold_the_quantized_modules(resnet, mlp, mixed,
 
 
 @pytest.mark.parametrize("which", ["resnet", "mlp", "mixed", "dynamic",
-                                   "eager"])
+                                   "eager", "more"])
 def test_in_process_text_code_and_int8_numbers(which, request):
     gm, x = request.getfixturevalue(which)
+    inputs = list(x) if isinstance(x, tuple) else [x]
     sdk_gm = fx_sdk.from_torch_fx(gm)
     assert sdk_text(sdk_gm) == str(gm.graph)
     assert sdk_gm.code == gm.code
@@ -151,13 +187,15 @@ def test_in_process_text_code_and_int8_numbers(which, request):
     python_modules, _, _ = fx_sdk._C._python_objects(sdk_gm)
     assert python_modules == []
     with torch.no_grad():
-        torch.testing.assert_close(sdk_gm(x), gm(x), rtol=0, atol=0)
+        torch.testing.assert_close(sdk_gm(*inputs), gm(*inputs), rtol=0,
+                                   atol=0)
 
 
 @pytest.mark.parametrize("which", ["resnet", "mlp", "mixed", "dynamic",
-                                   "eager"])
+                                   "eager", "more"])
 def test_to_torch_fx_gives_back_quantized_modules(which, request):
     gm, x = request.getfixturevalue(which)
+    inputs = list(x) if isinstance(x, tuple) else [x]
     back = fx_sdk.to_torch_fx(fx_sdk.from_torch_fx(gm))
     assert str(back.graph) == str(gm.graph) and back.code == gm.code
     ours = dict(back.named_modules())
@@ -172,35 +210,38 @@ def test_to_torch_fx_gives_back_quantized_modules(which, request):
         assert other.scale == module.scale, name
         assert other.zero_point == module.zero_point, name
     with torch.no_grad():
-        torch.testing.assert_close(back(x), gm(x), rtol=0, atol=0)
+        torch.testing.assert_close(back(*inputs), gm(*inputs), rtol=0,
+                                   atol=0)
 
 
 @pytest.mark.parametrize("which", ["resnet", "mlp", "mixed", "dynamic",
-                                   "eager"])
+                                   "eager", "more"])
 def test_bundles_print_run_and_load_back(which, request):
     gm, x = request.getfixturevalue(which)
+    inputs = list(x) if isinstance(x, tuple) else [x]
     fx = fx_binary()
     with torch.no_grad():
-        expected = gm(x)
+        expected = gm(*inputs)
     with tempfile.TemporaryDirectory() as out:
-        torchfx_export.export(gm, [x], out)
+        torchfx_export.export(gm, inputs, out)
         graph = os.path.join(out, "graph.fx.json")
         for command, want in (("print", str(gm.graph)), ("code", gm.code)):
             run = subprocess.run([fx, command, graph], capture_output=True,
                                  text=True, check=True)
             got = run.stdout.replace("[num_users=", "[#users=")
             assert got.strip() == want.strip(), command
-        inputs, outputs = (os.path.join(out, name)
-                           for name in ("in.pt", "out.pt"))
-        torch.save([x], inputs)
-        subprocess.run([fx, "exec", graph, "--inputs", inputs, "--outputs",
+        in_path, outputs = (os.path.join(out, name)
+                            for name in ("in.pt", "out.pt"))
+        torch.save(inputs, in_path)
+        subprocess.run([fx, "exec", graph, "--inputs", in_path, "--outputs",
                         outputs], check=True, capture_output=True)
         torch.testing.assert_close(torch.load(outputs), expected, rtol=0,
                                    atol=0)
         loaded = torchfx_import.load_bundle(out)
         assert quantized_module_types(loaded) == quantized_module_types(gm)
         with torch.no_grad():
-            torch.testing.assert_close(loaded(x), expected, rtol=0, atol=0)
+            torch.testing.assert_close(loaded(*inputs), expected, rtol=0,
+                                       atol=0)
 
 
 def test_a_pass_pipeline_keeps_the_quantized_modules(resnet):

@@ -39,7 +39,8 @@ from torch.ao.quantization import get_default_qconfig_mapping
 from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dynamic_plan_bench import Encoder, inference_graph, interleaved  # noqa: E402,E501
+from dynamic_plan_bench import (  # noqa: E402
+    Encoder, inference_graph, interleaved)
 from suite_bench import blas_library, set_threads  # noqa: E402
 
 import fx_sdk  # noqa: E402

@@ -153,8 +153,10 @@ std::pair<double, int64_t> output_qparams(const FunctionalModuleImpl& m,
   return {s, zero_point.item<int64_t>()};
 }
 
-std::vector<int64_t> pair_of(const FunctionalModuleImpl& m, const char* name) {
-  IValue v = ntuple(m.config(name), 2);
+// The module's config `name` as `n` ints (an int stands for n copies).
+std::vector<int64_t> ints_of(const FunctionalModuleImpl& m, const char* name,
+                             size_t n) {
+  IValue v = ntuple(m.config(name), n);
   std::vector<int64_t> out;
   for (const IValue& x : v.toTupleRef().elements()) out.push_back(x.toInt());
   return out;
@@ -165,8 +167,8 @@ std::vector<int64_t> pair_of(const FunctionalModuleImpl& m, const char* name) {
 // for a weight that does not fit the module's config and returns the
 // prepack arguments after weight and bias.
 struct PackedKind {
-  const char* prepack;
-  std::pair<const char*, const char*> op, op_relu;  // name, overload
+  std::string prepack;
+  std::pair<std::string, std::string> op, op_relu;  // name, overload
   std::function<std::vector<IValue>(const FunctionalModuleImpl&,
                                     const at::Tensor& weight)>
       check;
@@ -180,8 +182,8 @@ struct PackedKind {
 // derived): again only when one of those four tensors changes.
 CustomForward packed_forward(const PackedKind& kind, bool relu) {
   const auto& [name, overload] = relu ? kind.op_relu : kind.op;
-  const c10::OperatorHandle prepack_op = find_op(kind.prepack, "");
-  const c10::OperatorHandle op = find_op(name, overload);
+  const c10::OperatorHandle prepack_op = find_op(kind.prepack.c_str(), "");
+  const c10::OperatorHandle op = find_op(name.c_str(), overload.c_str());
   return [kind, prepack_op, op](FunctionalModuleImpl& m, OpArgs& a) -> IValue {
     const at::Tensor& input = a.tensor(0);
     if (kind.check_input) kind.check_input(m, input);
@@ -210,29 +212,33 @@ CustomForward packed_forward(const PackedKind& kind, bool relu) {
   };
 }
 
-const PackedKind& conv2d_kind() {
-  static const PackedKind kind{
-      "quantized::conv2d_prepack",
-      {"quantized::conv2d", "new"},
-      {"quantized::conv2d_relu", "new"},
-      [](const FunctionalModuleImpl& m, const at::Tensor& weight) {
+// Conv1d, Conv2d or Conv3d (`dims` spatial dimensions): weight (out,
+// in / groups, kernel...), input (N, C, spatial...). conv1d's operators
+// have no .new overload; conv2d's and conv3d's do.
+PackedKind conv_kind(size_t dims) {
+  const std::string n = std::to_string(dims);
+  const std::string overload = dims == 1 ? "" : "new";
+  return PackedKind{
+      "quantized::conv" + n + "d_prepack",
+      {"quantized::conv" + n + "d", overload},
+      {"quantized::conv" + n + "d_relu", overload},
+      [dims](const FunctionalModuleImpl& m, const at::Tensor& weight) {
         const int64_t groups = m.config("groups").toInt();
-        std::vector<int64_t> kernel = pair_of(m, "kernel_size");
-        check_weight(
-            m, weight,
-            {m.config("out_channels").toInt(),
-             m.config("in_channels").toInt() / groups, kernel[0], kernel[1]});
-        return std::vector<IValue>{pair_of(m, "stride"), pair_of(m, "padding"),
-                                   pair_of(m, "dilation"), groups};
+        std::vector<int64_t> shape{m.config("out_channels").toInt(),
+                                   m.config("in_channels").toInt() / groups};
+        for (int64_t k : ints_of(m, "kernel_size", dims)) shape.push_back(k);
+        check_weight(m, weight, shape);
+        return std::vector<IValue>{ints_of(m, "stride", dims),
+                                   ints_of(m, "padding", dims),
+                                   ints_of(m, "dilation", dims), groups};
       },
-      [](const FunctionalModuleImpl& m, const at::Tensor& input) {
-        if (input.dim() != 4) {
-          throw FxError(cat(m.name(),
-                            ": input shape must be (N, C, H, W), not ",
-                            c10::str(input.sizes())));
+      [dims](const FunctionalModuleImpl& m, const at::Tensor& input) {
+        if (input.dim() != static_cast<int64_t>(dims) + 2) {
+          throw FxError(cat(m.name(), ": input must have ", dims + 2,
+                            " dimensions (N, C and ", dims,
+                            " spatial), not shape ", c10::str(input.sizes())));
         }
       }};
-  return kind;
 }
 
 const PackedKind& linear_kind() {
@@ -364,6 +370,42 @@ FunctionalModuleSpec hardswish_spec() {
   return spec;
 }
 
+// torch.ao.nn.quantized's LeakyReLU(scale, zero_point, negative_slope,
+// inplace), scale and zero_point 0-dim buffers: forward
+// quantized::leaky_relu; and ELU(scale, zero_point, alpha), plain numbers:
+// forward quantized::elu.
+FunctionalModuleSpec leaky_relu_spec() {
+  FunctionalModuleSpec spec{
+      "torch.ao.nn.quantized.modules.activation.LeakyReLU",
+      "scale, zero_point, negative_slope=0.01, inplace=False, device=None, "
+      "dtype=None",
+      "input",
+      "torch.ops.quantized.leaky_relu",
+      {"input", "negative_slope", "inplace", "self.scale", "self.zero_point"}};
+  spec.parameters = [](FunctionalModuleImpl& m, OpArgs& init) {
+    m.register_buffer("scale", at::scalar_tensor(init.to_double(0)));
+    m.register_buffer("zero_point",
+                      at::scalar_tensor(init.to_int(1), at::kLong));
+  };
+  spec.config_rules = {float_in("scale", 0, 1e30),
+                       ints_in("zero_point", -kMaxConfigInt, kMaxConfigInt)};
+  spec.weight_shapes = [](OpArgs&) {
+    return WeightShapes{{"scale", {}}, {"zero_point", {}}};
+  };
+  return spec;
+}
+
+FunctionalModuleSpec elu_spec() {
+  FunctionalModuleSpec spec{"torch.ao.nn.quantized.modules.activation.ELU",
+                            "scale, zero_point, alpha=1.0",
+                            "input",
+                            "torch.ops.quantized.elu",
+                            {"input", "scale", "zero_point", "alpha"}};
+  spec.config_rules = {float_in("scale", 0, 1e30),
+                       ints_in("zero_point", -kMaxConfigInt, kMaxConfigInt)};
+  return spec;
+}
+
 // The eager-mode stubs torch.ao.quantization.convert leaves in a model
 // (torch.fx traces them as modules): Quantize(scale, zero_point, dtype),
 // whose forward is torch.quantize_per_tensor with its 1-element `scale`
@@ -412,6 +454,8 @@ FunctionalModuleSpec quantized_dropout_spec() {
 void register_quantized_modules(ModuleRegistry& registry) {
   add_module_spec(registry, batch_norm2d_spec());
   add_module_spec(registry, hardswish_spec());
+  add_module_spec(registry, leaky_relu_spec());
+  add_module_spec(registry, elu_spec());
   add_module_spec(registry, quantize_spec());
   add_module_spec(registry, dequantize_spec());
   add_module_spec(registry, quantized_dropout_spec());
@@ -425,18 +469,28 @@ void register_quantized_modules(ModuleRegistry& registry) {
       "in_features, out_features, bias=True, dtype=None";
   // torch 1.13's module paths of the classes (type(m).__module__), and the
   // torch.ao ones later versions moved the intrinsic classes to.
-  const std::vector<std::pair<std::string, std::pair<bool, bool>>> kinds = {
-      {"torch.ao.nn.quantized.modules.conv.Conv2d", {true, false}},
-      {"torch.nn.intrinsic.quantized.modules.conv_relu.ConvReLU2d",
-       {true, true}},
-      {"torch.ao.nn.intrinsic.quantized.modules.conv_relu.ConvReLU2d",
-       {true, true}},
-      {"torch.ao.nn.quantized.modules.linear.Linear", {false, false}},
-      {"torch.nn.intrinsic.quantized.modules.linear_relu.LinearReLU",
-       {false, true}},
-      {"torch.ao.nn.intrinsic.quantized.modules.linear_relu.LinearReLU",
-       {false, true}},
+  struct Kind {
+    std::string type;
+    size_t conv_dims;  // 0: Linear
+    bool relu;
   };
+  std::vector<Kind> kinds = {
+      {"torch.ao.nn.quantized.modules.linear.Linear", 0, false},
+      {"torch.nn.intrinsic.quantized.modules.linear_relu.LinearReLU", 0, true},
+      {"torch.ao.nn.intrinsic.quantized.modules.linear_relu.LinearReLU", 0,
+       true},
+  };
+  for (size_t dims : {1, 2, 3}) {
+    const std::string n = std::to_string(dims);
+    kinds.push_back(
+        {"torch.ao.nn.quantized.modules.conv.Conv" + n + "d", dims, false});
+    for (const std::string package : {"torch.nn", "torch.ao.nn"}) {
+      kinds.push_back({package +
+                           ".intrinsic.quantized.modules.conv_relu.ConvReLU" +
+                           n + "d",
+                       dims, true});
+    }
+  }
   for (const auto& [type, relu] : std::vector<std::pair<std::string, bool>>{
            {"torch.ao.nn.quantized.dynamic.modules.linear.Linear", false},
            {"torch.nn.intrinsic.quantized.dynamic.modules.linear_relu."
@@ -452,11 +506,11 @@ void register_quantized_modules(ModuleRegistry& registry) {
                          ints_in("out_features", 1, kMaxConfigInt)};
     add_module_spec(registry, spec);
   }
-  for (const auto& [type, form] : kinds) {
-    const auto [conv, relu] = form;
+  for (const auto& [type, conv_dims, relu] : kinds) {
+    const bool conv = conv_dims > 0;
     FunctionalModuleSpec spec =
         conv ? quantized_spec(type, conv_init,
-                              packed_forward(conv2d_kind(), relu))
+                              packed_forward(conv_kind(conv_dims), relu))
              : quantized_spec(type, relu ? linear_relu_init : linear_init,
                               packed_forward(linear_kind(), relu));
     if (conv) {
