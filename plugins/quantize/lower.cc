@@ -90,6 +90,7 @@ class Lowering {
     return changed;
   }
 
+ private:
   // The output node's meta['int8_lowering']: {"int8": the nodes that run
   // int8 kernels, "float": the ops left computing on dequantized values
   // (an op this lowering has no int8 form for), each "name (target)"}.
@@ -120,7 +121,6 @@ class Lowering {
     return false;
   }
 
- private:
   // X in X.dequantize() when X is a quint8 tensor of the lowered chain.
   std::optional<Node> quantized_source(ArgView a) const {
     if (!a || !a.is_node()) return std::nullopt;
