@@ -261,6 +261,16 @@ DERIVED = {
         "scale": lambda m: float(m.scale),
         "zero_point": lambda m: int(m.zero_point),
     },
+    # The quantized norms take the float module's weight and bias as
+    # constructor arguments (the weights file holds them) and keep their
+    # output's scale and zero point in 0-dim buffers.
+    **{norm: {
+        "weight": lambda m: None,
+        "bias": lambda m: None,
+        "scale": lambda m: float(m.scale),
+        "zero_point": lambda m: int(m.zero_point),
+    } for norm in ("LayerNorm", "GroupNorm", "InstanceNorm1d",
+                   "InstanceNorm2d", "InstanceNorm3d")},
     "Quantize": {
         "scale": lambda m: float(m.scale),
         "zero_point": lambda m: int(m.zero_point),

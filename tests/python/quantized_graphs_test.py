@@ -1,7 +1,8 @@
 """PyTorch's lowered quantized graphs (torch.ao.quantization's convert_fx,
 engine onednn) through the SDK (issue 33, item 1): the quantized Conv2d,
-ConvReLU2d, Linear, LinearReLU, Conv1d, Conv3d, LeakyReLU and ELU modules,
-the dynamic Linear and eager mode's Quantize / DeQuantize stubs run on
+ConvReLU2d, Linear, LinearReLU, Conv1d, Conv3d, LeakyReLU, ELU, LayerNorm,
+GroupNorm and InstanceNorm modules, the dynamic Linear and eager mode's
+Quantize / DeQuantize stubs run on
 LibTorch's int8 kernels in C++, in process and from bundle files, with
 PyTorch's numbers; text and
 code as torch.fx's; to_torch_fx and the Python importer give back
@@ -131,6 +132,26 @@ def more():
 
 
 @pytest.fixture(scope="module")
+def norms():
+    """The quantized LayerNorm, GroupNorm and InstanceNorm2d (constructed
+    as torch.ao.nn.quantized builds them from float modules) between the
+    eager-mode Quantize and DeQuantize stubs, traced."""
+    torch.manual_seed(6)
+    nnq = torch.ao.nn.quantized
+
+    def affine(*shape):  # the float module's parameters, as from_float
+        return (torch.nn.Parameter(torch.rand(*shape) + 0.5),
+                torch.nn.Parameter(torch.randn(*shape)))
+    model = torch.nn.Sequential(
+        nnq.Quantize(0.05, 64, torch.quint8),
+        nnq.GroupNorm(2, 4, *affine(4), 0.04, 60),
+        nnq.InstanceNorm2d(4, *affine(4), 0.04, 70, affine=True),
+        nnq.LayerNorm([4, 6, 6], *affine(4, 6, 6), 0.05, 64),
+        nnq.DeQuantize()).eval()
+    return torch.fx.symbolic_trace(model), torch.randn(2, 4, 6, 6)
+
+
+@pytest.fixture(scope="module")
 def eager():
     """Eager-mode quantization (torch.ao.quantization.prepare / convert on
     torchvision's quantizable resnet18, fused), traced by torch.fx: the
@@ -176,7 +197,7 @@ def test_the_lowered_graphs_hold_the_quantized_modules(resnet, mlp, mixed,
 
 
 @pytest.mark.parametrize("which", ["resnet", "mlp", "mixed", "dynamic",
-                                   "eager", "more"])
+                                   "eager", "more", "norms"])
 def test_in_process_text_code_and_int8_numbers(which, request):
     gm, x = request.getfixturevalue(which)
     inputs = list(x) if isinstance(x, tuple) else [x]
@@ -192,7 +213,7 @@ def test_in_process_text_code_and_int8_numbers(which, request):
 
 
 @pytest.mark.parametrize("which", ["resnet", "mlp", "mixed", "dynamic",
-                                   "eager", "more"])
+                                   "eager", "more", "norms"])
 def test_to_torch_fx_gives_back_quantized_modules(which, request):
     gm, x = request.getfixturevalue(which)
     inputs = list(x) if isinstance(x, tuple) else [x]
@@ -215,7 +236,7 @@ def test_to_torch_fx_gives_back_quantized_modules(which, request):
 
 
 @pytest.mark.parametrize("which", ["resnet", "mlp", "mixed", "dynamic",
-                                   "eager", "more"])
+                                   "eager", "more", "norms"])
 def test_bundles_print_run_and_load_back(which, request):
     gm, x = request.getfixturevalue(which)
     inputs = list(x) if isinstance(x, tuple) else [x]

@@ -406,6 +406,106 @@ FunctionalModuleSpec elu_spec() {
   return spec;
 }
 
+// torch.ao.nn.quantized's LayerNorm, GroupNorm and InstanceNorm1d/2d/3d:
+// the float module's weight and bias (constructor arguments in Python,
+// None in a file's config: the weights file gives them; registered here
+// when the config says the norm is affine) and the output's scale and
+// zero_point (0-dim buffers); forward one quantized norm operator.
+struct QuantizedNorm {
+  std::string type;
+  std::string init;
+  const char* affine;  // the config flag saying weight and bias exist
+  std::function<std::vector<int64_t>(OpArgs&)> weight_shape;
+  // The operator's arguments before weight and bias.
+  std::function<std::vector<IValue>(const FunctionalModuleImpl&,
+                                    const at::Tensor&)>
+      leading;
+  const char* op;
+};
+
+FunctionalModuleSpec quantized_norm_spec(const QuantizedNorm& norm) {
+  const c10::OperatorHandle op = find_op(norm.op, "");
+  FunctionalModuleSpec spec{norm.type, norm.init, "input", "", {}};
+  spec.parameters = [norm](FunctionalModuleImpl& m, OpArgs& init) {
+    if (m.config(norm.affine).toBool()) {
+      std::vector<int64_t> shape = norm.weight_shape(init);
+      m.register_parameter("weight", at::ones(shape));
+      m.register_parameter("bias", at::zeros(shape));
+    }
+    m.register_buffer("scale", at::scalar_tensor(m.config("scale").toDouble()));
+    m.register_buffer(
+        "zero_point",
+        at::scalar_tensor(m.config("zero_point").toInt(), at::kLong));
+  };
+  spec.config_rules = {float_in("scale", 0, 1e30),
+                       ints_in("zero_point", -kMaxConfigInt, kMaxConfigInt)};
+  spec.custom = [norm, op](FunctionalModuleImpl& m, OpArgs& a) -> IValue {
+    const at::Tensor& input = a.tensor(0);
+    std::vector<IValue> args = norm.leading(m, input);
+    at::Tensor weight = optional_tensor(m, "weight");
+    at::Tensor bias = optional_tensor(m, "bias");
+    args.push_back(weight.defined() ? IValue(weight) : IValue());
+    args.push_back(bias.defined() ? IValue(bias) : IValue());
+    args.push_back(m.config("eps"));
+    auto [scale, zero_point] =
+        output_qparams(m, required(m, "scale"), required(m, "zero_point"));
+    args.push_back(scale);
+    args.push_back(zero_point);
+    return call_boxed(op, std::move(args));
+  };
+  return spec;
+}
+
+// An int, or a list or tuple of ints, as a vector (normalized_shape).
+std::vector<int64_t> int_list(const IValue& v) {
+  if (v.isInt()) return {v.toInt()};
+  if (v.isTuple()) {
+    std::vector<int64_t> out;
+    for (const IValue& x : v.toTupleRef().elements()) out.push_back(x.toInt());
+    return out;
+  }
+  return v.toIntVector();
+}
+
+std::vector<QuantizedNorm> quantized_norms() {
+  const std::string path = "torch.ao.nn.quantized.modules.normalization.";
+  auto channels = [](OpArgs& init) {
+    return std::vector<int64_t>{init.to_int(0)};
+  };
+  std::vector<QuantizedNorm> norms = {
+      {path + "LayerNorm",
+       "normalized_shape, weight, bias, scale, zero_point, eps=1e-05, "
+       "elementwise_affine=True, device=None, dtype=None",
+       "elementwise_affine", [](OpArgs& init) { return int_list(init[0]); },
+       [](const FunctionalModuleImpl& m, const at::Tensor& input) {
+         return std::vector<IValue>{
+             input, IValue(int_list(m.config("normalized_shape")))};
+       },
+       "quantized::layer_norm"},
+      {path + "GroupNorm",
+       "num_groups, num_channels, weight, bias, scale, zero_point, "
+       "eps=1e-05, affine=True, device=None, dtype=None",
+       "affine",
+       [](OpArgs& init) { return std::vector<int64_t>{init.to_int(1)}; },
+       [](const FunctionalModuleImpl& m, const at::Tensor& input) {
+         return std::vector<IValue>{input, m.config("num_groups")};
+       },
+       "quantized::group_norm"}};
+  for (const char* dims : {"1d", "2d", "3d"}) {
+    norms.push_back(
+        {path + "InstanceNorm" + dims,
+         "num_features, weight, bias, scale, zero_point, eps=1e-05, "
+         "momentum=0.1, affine=False, track_running_stats=False, "
+         "device=None, dtype=None",
+         "affine", channels,
+         [](const FunctionalModuleImpl&, const at::Tensor& input) {
+           return std::vector<IValue>{input};
+         },
+         "quantized::instance_norm"});
+  }
+  return norms;
+}
+
 // The eager-mode stubs torch.ao.quantization.convert leaves in a model
 // (torch.fx traces them as modules): Quantize(scale, zero_point, dtype),
 // whose forward is torch.quantize_per_tensor with its 1-element `scale`
@@ -454,6 +554,9 @@ FunctionalModuleSpec quantized_dropout_spec() {
 void register_quantized_modules(ModuleRegistry& registry) {
   add_module_spec(registry, batch_norm2d_spec());
   add_module_spec(registry, hardswish_spec());
+  for (const QuantizedNorm& norm : quantized_norms()) {
+    add_module_spec(registry, quantized_norm_spec(norm));
+  }
   add_module_spec(registry, leaky_relu_spec());
   add_module_spec(registry, elu_spec());
   add_module_spec(registry, quantize_spec());
