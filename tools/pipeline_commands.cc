@@ -15,6 +15,7 @@
 #include "fx_core/io/torch_save.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/graph_module_file.h"
+#include "fx_core/runtime/value.h"
 #include "fx_core/support/strings.h"
 #include "plugin_api/capi/pass_options.h"
 #include "plugin_api/loader/plugin_loader.h"
@@ -194,11 +195,7 @@ struct Input {
 
 // The items of a list or tuple value, or the value itself.
 std::vector<c10::IValue> items_of(const c10::IValue& v) {
-  if (v.isList()) return v.toListRef().vec();
-  if (v.isTuple()) {
-    const auto& e = v.toTupleRef().elements();
-    return std::vector<c10::IValue>(e.begin(), e.end());
-  }
+  if (v.isList() || v.isTuple()) return sequence_elements(v);
   return {v};
 }
 

@@ -93,44 +93,44 @@ bool PassTarget::changed() {
 class GraphModuleTarget::Attributes : public AttributeStore {
  public:
   Attributes(GraphModule& module, std::vector<at::Tensor> example_inputs)
-      : module_(module), example_inputs_(std::move(example_inputs)) {}
+      : module_(module) {
+    if (!example_inputs.empty()) batches_.push_back(std::move(example_inputs));
+  }
 
-  size_t num_example_inputs() const override { return example_inputs_.size(); }
-  size_t num_example_batches() const override {
-    return example_inputs_.empty() ? 0 : 1 + more_batches_.size();
+  // Batch 0 is the passes' example inputs; the others, calibration data.
+  size_t num_example_inputs() const override {
+    return batches_.empty() ? 0 : batches_[0].size();
+  }
+  size_t num_example_batches() const override { return batches_.size(); }
+  DLManagedTensor* example_input(size_t index,
+                                 std::string* error) const override {
+    return example_batch_input(0, index, error);
   }
   DLManagedTensor* example_batch_input(size_t batch, size_t index,
                                        std::string* error) const override {
-    if (batch == 0) return example_input(index, error);
-    if (batch >= num_example_batches()) {
-      *error = cat("there are ", num_example_batches(),
+    if (batch > 0 && batch >= batches_.size()) {
+      *error = cat("there are ", batches_.size(),
                    " batches of example inputs, no batch ", batch);
       return nullptr;
     }
-    const std::vector<at::Tensor>& inputs = more_batches_[batch - 1];
-    if (index >= inputs.size()) {
-      *error = cat("batch ", batch, " has ", inputs.size(),
-                   " example inputs, no index ", index);
-      return nullptr;
-    }
-    // A copy, as example_input's.
-    return at::toDLPack(inputs[index].detach().clone());
-  }
-  void add_batches(std::vector<std::vector<at::Tensor>> batches) {
-    for (auto& b : batches) more_batches_.push_back(std::move(b));
-  }
-  const std::vector<at::Tensor>& example_inputs() const {
-    return example_inputs_;
-  }
-  DLManagedTensor* example_input(size_t index,
-                                 std::string* error) const override {
-    if (index >= example_inputs_.size()) {
-      *error = cat("there are ", example_inputs_.size(),
-                   " example inputs, no index ", index);
+    const size_t count = batches_.empty() ? 0 : batches_[batch].size();
+    if (index >= count) {
+      *error = batch == 0 ? cat("there are ", count,
+                                " example inputs, no "
+                                "index ",
+                                index)
+                          : cat("batch ", batch, " has ", count,
+                                " example inputs, no index ", index);
       return nullptr;
     }
     // A copy: a pass that writes into it cannot change the inputs.
-    return at::toDLPack(example_inputs_[index].detach().clone());
+    return at::toDLPack(batches_[batch][index].detach().clone());
+  }
+  void add_batches(std::vector<std::vector<at::Tensor>> batches) {
+    for (auto& b : batches) batches_.push_back(std::move(b));
+  }
+  std::vector<at::Tensor> example_inputs() const {
+    return batches_.empty() ? std::vector<at::Tensor>{} : batches_[0];
   }
 
   bool has_attr(std::string_view name) const override {
@@ -441,8 +441,7 @@ class GraphModuleTarget::Attributes : public AttributeStore {
   }
 
   GraphModule& module_;
-  std::vector<at::Tensor> example_inputs_;
-  std::vector<std::vector<at::Tensor>> more_batches_;  // batches 1, 2, ...
+  std::vector<std::vector<at::Tensor>> batches_;  // of example inputs
   std::vector<Entry> journal_;
   std::map<std::string, const torch::nn::Module*> modules_at_begin_;
   mutable std::map<std::string, Read> read_;  // by the name it was read as

@@ -35,11 +35,7 @@ void Histogram::widen(double lo, double hi) {
   }
 }
 
-void Histogram::add(const std::vector<double>& values, double lo, double hi) {
-  if (values.empty()) return;
-  widen(lo, hi);
-  for (double x : values) counts_[bin_of(x, min_, width())] += 1;
-}
+void Histogram::count(double x) { counts_[bin_of(x, min_, width())] += 1; }
 
 void Histogram::merge(const Histogram& other) {
   if (other.empty()) return;

@@ -24,8 +24,10 @@ class Histogram {
   double max() const { return max_; }
   const std::vector<double>& counts() const { return counts_; }
 
-  // Counts `values` (their range [lo, hi] given), widening the range.
-  void add(const std::vector<double>& values, double lo, double hi);
+  // Makes the range contain [lo, hi] (re-spreading what was counted);
+  // then count() each value of that range.
+  void widen(double lo, double hi);
+  void count(double x);
   // Adds another histogram's counts (its bins re-spread over the union).
   void merge(const Histogram& other);
   // A histogram from its parts (as meta holds them); empty if they do not
@@ -37,8 +39,6 @@ class Histogram {
   std::pair<double, double> best_range(int levels = 256) const;
 
  private:
-  // Re-spreads the counts over [lo, hi] (which contains the current range).
-  void widen(double lo, double hi);
   double width() const { return (max_ - min_) / kBins; }
 
   double min_ = 0, max_ = 0;

@@ -111,8 +111,10 @@ class Lowering {
         Arg::dict({{"int8", Arg::list(int8)}, {"float", Arg::list(in_float)}}));
   }
 
+  // x.dequantize() of a node x.
   static bool is_dequantize(Node n) {
-    return n.op() == FX_OP_CALL_METHOD && n.target() == "dequantize";
+    return n.op() == FX_OP_CALL_METHOD && n.target() == "dequantize" &&
+           n.num_args() == 1 && n.arg(0).is_node();
   }
   static bool reads_a_dequantize(Node n) {
     for (Node input : n.all_input_nodes()) {
@@ -125,10 +127,7 @@ class Lowering {
   std::optional<Node> quantized_source(ArgView a) const {
     if (!a || !a.is_node()) return std::nullopt;
     Node dq = a.node();
-    if (dq.op() != FX_OP_CALL_METHOD || dq.target() != "dequantize" ||
-        dq.num_args() != 1 || !dq.arg(0).is_node()) {
-      return std::nullopt;
-    }
+    if (!is_dequantize(dq)) return std::nullopt;
     Node x = dq.arg(0).node();
     if (quantized_.count(x.get()) == 0) return std::nullopt;
     return x;
@@ -395,10 +394,7 @@ bool Lowering::lower_dynamic(Node op) {
     return false;
   }
   Node dq = op.arg(0).node();
-  if (dq.op() != FX_OP_CALL_METHOD || dq.target() != "dequantize" ||
-      dq.num_args() != 1 || !dq.arg(0).is_node()) {
-    return false;
-  }
+  if (!is_dequantize(dq)) return false;
   Node q = dq.arg(0).node();
   if (q.op() != FX_OP_CALL_FUNCTION ||
       q.target() != "torch.quantize_per_tensor_dynamic" || q.num_args() != 3 ||

@@ -38,32 +38,27 @@ std::map<int64_t, Range>& ranges() {
   return r;
 }
 
-// The values of a float tensor and their range; nullopt for another dtype
-// or no elements.
-struct Observed {
-  std::vector<double> values;
-  double lo = INFINITY, hi = -INFINITY;
-};
-
-std::optional<Observed> observe_values(const DLTensor& t) {
+// Records a float tensor's range in `r` and, with `histogram`, counts its
+// values in r.histogram (a second pass over the tensor, nothing copied).
+// False for another dtype or no elements.
+bool record(Range& r, const DLTensor& t, bool histogram) {
   if (t.dtype.code != kDLFloat || (t.dtype.bits != 32 && t.dtype.bits != 64)) {
-    return std::nullopt;
+    return false;
   }
-  Observed o;
+  double lo = INFINITY, hi = -INFINITY;
   for_each_float(t, [&](double v) {
-    o.values.push_back(v);
-    o.lo = std::min(o.lo, v);
-    o.hi = std::max(o.hi, v);
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
   });
-  if (!(o.lo <= o.hi)) return std::nullopt;
-  return o;
-}
-
-void record(Range& r, const Observed& o) {
-  r.min = r.seen ? std::min(r.min, o.lo) : o.lo;
-  r.max = r.seen ? std::max(r.max, o.hi) : o.hi;
+  if (!(lo <= hi)) return false;
+  r.min = r.seen ? std::min(r.min, lo) : lo;
+  r.max = r.seen ? std::max(r.max, hi) : hi;
   r.seen = true;
-  r.histogram.add(o.values, o.lo, o.hi);
+  if (histogram) {
+    r.histogram.widen(lo, hi);
+    for_each_float(t, [&](double v) { r.histogram.count(v); });
+  }
+  return true;
 }
 
 // fx_quant.observe(input, id): records input's min, max and histogram under
@@ -78,9 +73,11 @@ FxStatus* observe_kernel(const FxApi* api, const FxOpCall* call, void*,
     if (x && x->deleter) x->deleter(x);
     return s;
   }
-  if (std::optional<Observed> o = observe_values(x->dl_tensor)) {
+  {
+    // Whether the observer is a histogram one is in its node's meta, which
+    // the kernel cannot see: it keeps both.
     std::lock_guard<std::mutex> lock(ranges_mutex());
-    record(ranges()[id], *o);
+    record(ranges()[id], x->dl_tensor, /*histogram=*/true);
   }
   *out = x;  // the input itself, passed through
   return nullptr;
@@ -170,9 +167,8 @@ bool calibrate(Graph& g) {
     fxp::run_graph(g, inputs, false, [&](Node n, fxp::RuntimeValue v) {
       if (!is_observer(n) || !v.is_tensor()) return;
       fxp::Tensor t = v.to_dlpack();
-      if (std::optional<Observed> o = observe_values(t.dl())) {
-        record(seen[n.get()], *o);
-      }
+      Range& r = seen[n.get()];
+      if (!record(r, t.dl(), is_histogram(n)) && !r.seen) seen.erase(n.get());
     });
   }
   for (auto& [node, range] : seen) {

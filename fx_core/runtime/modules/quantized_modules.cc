@@ -135,6 +135,19 @@ class PrepackEngineScope {
   at::QEngine saved_;
 };
 
+// The prepack operator `op` on `args` for the prepacking engine; an
+// FxError naming the module when LibTorch refuses the weights.
+IValue prepack(const FunctionalModuleImpl& m, const c10::OperatorHandle& op,
+               std::vector<IValue> args) {
+  PrepackEngineScope engine;
+  try {
+    return call_boxed(op, std::move(args));
+  } catch (const c10::Error& e) {
+    throw FxError(cat(m.name(), ": cannot prepack its weights: ",
+                      e.what_without_backtrace()));
+  }
+}
+
 // The output's quantization from the module's 0-dim `scale` and
 // `zero_point`.
 std::pair<double, int64_t> output_qparams(const FunctionalModuleImpl& m,
@@ -198,14 +211,8 @@ CustomForward packed_forward(const PackedKind& kind, bool relu) {
         args.push_back(std::move(extra));
       }
       auto [s, z] = output_qparams(m, scale, zero_point);
-      PrepackEngineScope engine;
-      try {
-        return IValue(c10::ivalue::Tuple::create(
-            {call_boxed(prepack_op, std::move(args)), s, z}));
-      } catch (const c10::Error& e) {
-        throw FxError(cat(m.name(), ": cannot prepack its weights: ",
-                          e.what_without_backtrace()));
-      }
+      return IValue(c10::ivalue::Tuple::create(
+          {prepack(m, prepack_op, std::move(args)), s, z}));
     });
     const auto& packed = state.toTupleRef().elements();
     return call_boxed(op, {input, packed[0], packed[1], packed[2]});
@@ -274,14 +281,8 @@ CustomForward dynamic_linear_forward(bool relu) {
     at::Tensor bias = optional_tensor(m, "bias");
     IValue packed = m.derived({weight, bias}, [&] {
       linear_kind().check(m, weight);
-      PrepackEngineScope engine;
-      try {
-        return call_boxed(prepack_op,
-                          {weight, bias.defined() ? IValue(bias) : IValue()});
-      } catch (const c10::Error& e) {
-        throw FxError(cat(m.name(), ": cannot prepack its weights: ",
-                          e.what_without_backtrace()));
-      }
+      return prepack(m, prepack_op,
+                     {weight, bias.defined() ? IValue(bias) : IValue()});
     });
     if (!input.is_floating_point()) {
       throw FxError(cat(m.name(),
