@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -132,6 +133,41 @@ absl::StatusOr<std::string> read_regular_file(const std::string& path,
     }
     out.append(buffer, static_cast<size_t>(n));
   }
+}
+
+absl::StatusOr<std::unique_ptr<RegularFileReader>> RegularFileReader::open(
+    const std::string& path, uint64_t max_bytes) {
+  if (max_bytes == 0) max_bytes = max_file_bytes();
+  absl::StatusOr<int> fd = open_regular_file(path);
+  if (!fd.ok()) return fd.status();
+  FdCloser closer{*fd};
+  struct stat st;
+  if (::fstat(*fd, &st) != 0) {
+    return absl::DataLossError(
+        cat("cannot read '", path, "': ", std::strerror(errno)));
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    return too_large(path, static_cast<uint64_t>(st.st_size), max_bytes);
+  }
+  closer.fd = -1;
+  return std::unique_ptr<RegularFileReader>(
+      new RegularFileReader(*fd, static_cast<uint64_t>(st.st_size)));
+}
+
+RegularFileReader::~RegularFileReader() { ::close(fd_); }
+
+size_t RegularFileReader::read(uint64_t pos, void* buf, size_t n) const {
+  size_t done = 0;
+  while (done < n && pos + done < size_) {
+    size_t want = static_cast<size_t>(
+        std::min<uint64_t>(n - done, size_ - (pos + done)));
+    ssize_t got = ::pread(fd_, static_cast<char*>(buf) + done, want,
+                          static_cast<off_t>(pos + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    done += static_cast<size_t>(got);
+  }
+  return done;
 }
 
 bool same_file(const std::string& a, const std::string& b) {

@@ -9,6 +9,7 @@
 #define FX_CORE_IO_REGULAR_FILE_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -36,6 +37,30 @@ void set_max_file_bytes(uint64_t bytes);
 // ResourceExhausted when its size does not fit in memory.
 absl::StatusOr<std::string> read_regular_file(const std::string& path,
                                               uint64_t max_bytes = 0);
+
+// A regular file open for positioned reads, for readers that take only the
+// parts they need (a torch.save archive's records) instead of the whole
+// file: opened and refused as read_regular_file refuses (not a regular file,
+// larger than `max_bytes`), of the size it had when opened. Closes on
+// destruction.
+class RegularFileReader {
+ public:
+  static absl::StatusOr<std::unique_ptr<RegularFileReader>> open(
+      const std::string& path, uint64_t max_bytes = 0);
+  ~RegularFileReader();
+  RegularFileReader(const RegularFileReader&) = delete;
+  RegularFileReader& operator=(const RegularFileReader&) = delete;
+
+  uint64_t size() const { return size_; }
+  // Up to `n` bytes at `pos` into `buf`: fewer past the end (or when the
+  // file shrank since it was opened, or on a read error).
+  size_t read(uint64_t pos, void* buf, size_t n) const;
+
+ private:
+  RegularFileReader(int fd, uint64_t size) : fd_(fd), size_(size) {}
+  int fd_;
+  uint64_t size_;
+};
 
 // Whether `a` and `b` both exist and are the same file (device and inode:
 // links and different spellings of one path included).

@@ -51,6 +51,22 @@ class BytesAdapter : public caffe2::serialize::ReadAdapterInterface {
   std::string_view bytes_;
 };
 
+// A regular file's bytes, read where the archive's reader asks, so that
+// only its records (not the whole file as well) are held in memory.
+class FileAdapter : public caffe2::serialize::ReadAdapterInterface {
+ public:
+  explicit FileAdapter(std::unique_ptr<RegularFileReader> file)
+      : file_(std::move(file)) {}
+  size_t size() const override { return file_->size(); }
+  size_t read(uint64_t pos, void* buf, size_t n,
+              const char* /*what*/) const override {
+    return n == 0 ? 0 : file_->read(pos, buf, n);
+  }
+
+ private:
+  std::unique_ptr<RegularFileReader> file_;
+};
+
 // Where storages' bytes came from: a data pointer's zip record and size.
 struct Record {
   std::string name;
@@ -304,9 +320,9 @@ c10::IValue restore_python_tuples(const c10::IValue& v) {
 // Unpickles a torch.save archive: the pickle checked and rewritten, the
 // storages read from their records (sizes kept), every tensor checked,
 // torch.Size and torch.return_types values made named tuples again.
-c10::IValue load_archive(std::string_view bytes) {
-  caffe2::serialize::PyTorchStreamReader reader(
-      std::make_shared<BytesAdapter>(bytes));
+c10::IValue load_archive(
+    std::shared_ptr<caffe2::serialize::ReadAdapterInterface> source) {
+  caffe2::serialize::PyTorchStreamReader reader(std::move(source));
   auto [pickle, pickle_size] = reader.getRecord("data.pkl");
   std::string program = rewrite_pickle_for_libtorch(
       std::string(static_cast<const char*>(pickle.get()), pickle_size));
@@ -334,20 +350,30 @@ c10::IValue load_archive(std::string_view bytes) {
 
 }  // namespace
 
-absl::StatusOr<c10::IValue> parse_value(std::string_view bytes,
-                                        std::string_view source) {
+namespace {
+
+absl::StatusOr<c10::IValue> load_from(
+    std::shared_ptr<caffe2::serialize::ReadAdapterInterface> adapter,
+    std::string_view source) {
   try {
-    return load_archive(bytes);
+    return load_archive(std::move(adapter));
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(
         cat(source, ": not a readable torch.save file: ", message_of(e)));
   }
 }
 
+}  // namespace
+
+absl::StatusOr<c10::IValue> parse_value(std::string_view bytes,
+                                        std::string_view source) {
+  return load_from(std::make_shared<BytesAdapter>(bytes), source);
+}
+
 absl::StatusOr<c10::IValue> read_value_file(const std::string& path) {
-  absl::StatusOr<std::string> bytes = read_regular_file(path);
-  if (!bytes.ok()) return bytes.status();
-  return parse_value(*bytes, path);
+  auto file = RegularFileReader::open(path);
+  if (!file.ok()) return file.status();
+  return load_from(std::make_shared<FileAdapter>(std::move(*file)), path);
 }
 
 absl::Status write_value_file(const std::string& path,
@@ -362,9 +388,10 @@ absl::Status write_value_file(const std::string& path,
   return write_file_atomically(path, bytes);
 }
 
-absl::StatusOr<std::vector<std::pair<std::string, at::Tensor>>>
-parse_tensor_dict(std::string_view bytes, std::string_view source) {
-  absl::StatusOr<c10::IValue> value = parse_value(bytes, source);
+namespace {
+
+absl::StatusOr<std::vector<std::pair<std::string, at::Tensor>>> tensor_dict(
+    absl::StatusOr<c10::IValue> value, std::string_view source) {
   if (!value.ok()) return value.status();
   if (!value->isGenericDict()) {
     return absl::InvalidArgumentError(cat(
@@ -383,11 +410,16 @@ parse_tensor_dict(std::string_view bytes, std::string_view source) {
   return out;
 }
 
+}  // namespace
+
+absl::StatusOr<std::vector<std::pair<std::string, at::Tensor>>>
+parse_tensor_dict(std::string_view bytes, std::string_view source) {
+  return tensor_dict(parse_value(bytes, source), source);
+}
+
 absl::StatusOr<std::vector<std::pair<std::string, at::Tensor>>>
 read_tensor_dict(const std::string& path) {
-  absl::StatusOr<std::string> bytes = read_regular_file(path);
-  if (!bytes.ok()) return bytes.status();
-  return parse_tensor_dict(*bytes, path);
+  return tensor_dict(read_value_file(path), path);
 }
 
 absl::Status write_tensor_dict(

@@ -89,9 +89,23 @@ bool apply_kind(at::Tensor& target, bool is_parameter, const WeightKind& kind,
   return true;
 }
 
+// A file's tensor nothing else holds, laid out as a fresh copy of it into
+// `target` would be (same dtype, contiguous, its storage its own and no
+// larger): the module can take it instead of a copy, so a weight is not
+// held twice while a file loads.
+bool held_only_here(const at::Tensor& value, const at::Tensor& target) {
+  return value.use_count() == 1 && value.storage().use_count() == 1 &&
+         !value.is_quantized() && !target.is_quantized() &&
+         value.dtype() == target.dtype() &&
+         value.device() == target.device() && value.is_contiguous() &&
+         value.storage_offset() == 0 &&
+         value.storage().nbytes() == value.nbytes();
+}
+
 // Copies `value` into the parameter or buffer `key` of `module` (a dotted
 // path inside it). False with *error set when missing or misshapen.
-// With `share`, the parameter or buffer takes `value`'s data instead.
+// With `share`, the parameter or buffer takes `value`'s data instead, as it does
+// when nothing else holds `value` (held_only_here).
 // `kind`, when the file gives one, must agree (apply_kind).
 bool load_into(torch::nn::Module& module, const std::string& key,
                const at::Tensor& value, bool share, const WeightKind* kind,
@@ -114,7 +128,7 @@ bool load_into(torch::nn::Module& module, const std::string& key,
   // LibTorch refuses some weights here (an integer tensor as the data of a
   // parameter that requires grad, a complex one copied into a float one).
   try {
-    if (share) {
+    if (share || held_only_here(value, *target)) {
       target->set_data(value);
     } else {
       target->copy_(value);
@@ -145,17 +159,27 @@ void set_training(torch::nn::Module& module, const ModuleSpec& spec) {
   }
 }
 
+// The file's weights by key (the last of equal keys, as a dict keeps).
+using WeightIndex = absl::flat_hash_map<std::string, const at::Tensor*>;
+
+WeightIndex index_weights(const TensorList& weights) {
+  WeightIndex index;
+  index.reserve(weights.size());
+  for (const auto& [k, t] : weights) index[k] = &t;
+  return index;
+}
+
 absl::Status create_modules(
     const std::string& prefix,
     const std::vector<std::pair<std::string, ModuleSpec>>& specs,
-    const TensorList& weights, const KindMap& kinds,
+    const WeightIndex& weights, const KindMap& kinds,
     GraphModule::AttributeMap& attrs);
 
 // A child GraphModule: its modules, its get_attr tensors from the weights
 // under its path, then its graph.
 absl::StatusOr<std::shared_ptr<torch::nn::Module>> create_child(
     const std::string& path, const ChildGraphModule& child,
-    const TensorList& weights, const KindMap& kinds) {
+    const WeightIndex& weights, const KindMap& kinds) {
   GraphModule::AttributeMap attrs;
   absl::Status s =
       create_modules(cat(path, "."), child.modules, weights, kinds, attrs);
@@ -166,17 +190,14 @@ absl::StatusOr<std::shared_ptr<torch::nn::Module>> create_child(
     for (const auto& [p, attr] : attrs) in_module |= within(n->target(), p);
     if (in_module) continue;
     std::string key = cat(path, ".", n->target());
-    const at::Tensor* found = nullptr;
-    for (const auto& [k, t] : weights) {
-      if (k == key) found = &t;
-    }
-    if (found == nullptr) {
+    auto found = weights.find(key);
+    if (found == weights.end()) {
       return absl::InvalidArgumentError(
           cat("module '", path, "' (GraphModule): node '", n->name(),
               "' reads '", n->target(), "', but the weights lack '", key, "'"));
     }
     attrs.push_back(
-        {n->target(), loose_tensor(n->target(), *found, kind_of(kinds, key))});
+        {n->target(), loose_tensor(n->target(), *found->second, kind_of(kinds, key))});
   }
   try {
     return std::shared_ptr<torch::nn::Module>(std::make_shared<GraphModule>(
@@ -190,18 +211,11 @@ absl::StatusOr<std::shared_ptr<torch::nn::Module>> create_child(
 // The weights `weights` holds for the module at `path`: the registry checks
 // a config against them before the module allocates anything.
 ModuleWeights module_weights(const std::string& path,
-                             const TensorList& weights) {
+                             const WeightIndex& weights) {
   std::string prefix = cat(path, ".");
   return {path, [prefix, &weights](const std::string& key) {
-            const at::Tensor* found = nullptr;
-            for (const auto& [k, t] : weights) {
-              if (k.size() == prefix.size() + key.size() &&
-                  starts_with(k, prefix) &&
-                  k.compare(prefix.size(), key.size(), key) == 0) {
-                found = &t;
-              }
-            }
-            return found;
+            auto found = weights.find(cat(prefix, key));
+            return found == weights.end() ? nullptr : found->second;
           }};
 }
 
@@ -210,7 +224,7 @@ ModuleWeights module_weights(const std::string& path,
 absl::Status create_modules(
     const std::string& prefix,
     const std::vector<std::pair<std::string, ModuleSpec>>& specs,
-    const TensorList& weights, const KindMap& kinds,
+    const WeightIndex& weights, const KindMap& kinds,
     GraphModule::AttributeMap& attrs) {
   for (const auto& [path, spec] : specs) {
     std::shared_ptr<torch::nn::Module> module;
@@ -316,7 +330,8 @@ absl::StatusOr<std::shared_ptr<GraphModule>> build_graph_module(
     // Every module weight is replaced (copied or shared) or the build fails
     // (check_weights_complete), so none is randomly initialised first.
     SkipInitGuard no_init;
-    s = create_modules("", file.modules, weights, kinds, attrs);
+    s = create_modules("", file.modules, index_weights(weights), kinds,
+                       attrs);
   }
   if (!s.ok()) return s;
   absl::flat_hash_set<std::string> loaded;

@@ -65,9 +65,9 @@ std::vector<std::string> ModuleRegistry::types() const {
   return out;
 }
 
-std::shared_ptr<torch::nn::Module> ModuleRegistry::create(
+const ModuleKind& ModuleRegistry::bind_config(
     std::string_view type, const ArgumentDict& config,
-    const ModuleWeights* weights) const {
+    std::vector<c10::IValue>* values) const {
   const ModuleKind* kind = find(type);
   if (kind == nullptr || !kind->create) {
     throw FxError(cat("unknown module type '", type,
@@ -83,18 +83,39 @@ std::shared_ptr<torch::nn::Module> ModuleRegistry::create(
       throw FxError(cat(type, " config '", key, "': ", e.what()));
     }
   }
-  std::vector<c10::IValue> values;
   std::string error;
-  if (!bind_values(kind->init_schema, {}, kwargs, &values, &error)) {
+  if (!bind_values(kind->init_schema, {}, kwargs, values, &error)) {
     throw FxError(cat(type, "() ", error));
   }
-  OpArgs args(kind->init_schema, values.data());
+  return *kind;
+}
+
+std::shared_ptr<torch::nn::Module> ModuleRegistry::create(
+    std::string_view type, const ArgumentDict& config,
+    const ModuleWeights* weights) const {
+  std::vector<c10::IValue> values;
+  const ModuleKind& kind = bind_config(type, config, &values);
+  OpArgs args(kind.init_schema, values.data());
   try {
-    check_module_config(*kind, args, weights);
-    return kind->create(args);
+    check_module_config(kind, args, weights);
+    return kind.create(args);
   } catch (const std::exception& e) {
     throw FxError(cat(type, ": ", e.what()));
   }
+}
+
+bool ModuleRegistry::visit_weights(std::string_view type,
+                                   const ArgumentDict& config,
+                                   const WeightVisitor& visit) const {
+  std::vector<c10::IValue> values;
+  const ModuleKind& kind = bind_config(type, config, &values);
+  OpArgs args(kind.init_schema, values.data());
+  try {
+    check_module_config(kind, args);
+  } catch (const std::exception& e) {
+    throw FxError(cat(type, ": ", e.what()));
+  }
+  return visit_declared_weights(kind, args, visit);
 }
 
 c10::IValue call_module(

@@ -29,11 +29,15 @@
 //    kernel sizes, strides, padding, dilation, groups, features ...);
 //  - the kind's `check_config`: rules across arguments (a convolution's
 //    padded window times its output channels must be a tensor size);
-//  - the kind's `weight_shapes`: the parameters and buffers the constructor
-//    would make; their element counts must not overflow, and with the
-//    weights a file holds for the module (ModuleWeights), each must be there
-//    with that shape, so a file cannot make the loader allocate more than
-//    it holds.
+//  - the kind's `weight_shapes` (or, for kinds whose weights repeat, such
+//    as a stack of N Transformer layers, `visit_weights`, which names them
+//    one at a time so nothing proportional to N is formed): the parameters
+//    and buffers the constructor would make; their element counts must not
+//    overflow, and with the weights a file holds for the module
+//    (ModuleWeights), each must be there with that shape, so a file cannot
+//    make the loader allocate more than it holds. A kind declaring neither
+//    (a vendor's, registered without them) is built under SkipInitGuard and
+//    its weights are checked as they are placed.
 // Every refusal is an FxError naming the config field and its value.
 #ifndef FX_CORE_RUNTIME_MODULE_REGISTRY_H_
 #define FX_CORE_RUNTIME_MODULE_REGISTRY_H_
@@ -84,6 +88,10 @@ ConfigRule float_in(std::string param, double min, double max);
 // The parameters and buffers a constructor makes: key inside the module and
 // shape.
 using WeightShapes = std::vector<std::pair<std::string, std::vector<int64_t>>>;
+// Receives one parameter or buffer (key inside the module, shape); it may
+// throw to stop the walk.
+using WeightVisitor = std::function<void(const std::string& key,
+                                         const std::vector<int64_t>& shape)>;
 
 // The weights a file holds for one module: `find(key)` is the tensor at that
 // key inside the module, or nullptr; `path` (the module's path) names them.
@@ -110,6 +118,7 @@ struct ModuleKind {
   std::vector<ConfigRule> config_rules;
   std::function<void(OpArgs&)> check_config;
   std::function<WeightShapes(OpArgs&)> weight_shapes;
+  std::function<void(OpArgs&, const WeightVisitor&)> visit_weights;
   // The constructor keyword arguments that rebuild `module`.
   std::function<ArgumentDict(const torch::nn::Module&)> describe;
   // For the C++ code generator: the class ("torch::nn::LinearImpl") and the
@@ -146,7 +155,19 @@ class ModuleRegistry {
       std::string_view type, const ArgumentDict& config,
       const ModuleWeights* weights = nullptr) const;
 
+  // Checks `config` as create() does (without weights), then calls `visit`
+  // for each parameter and buffer its kind declares a module of `type`
+  // built from `config` would hold. False when the kind declares none
+  // (neither weight_shapes nor visit_weights). Throws FxError as create().
+  bool visit_weights(std::string_view type, const ArgumentDict& config,
+                     const WeightVisitor& visit) const;
+
  private:
+  // `type`'s kind with `config` bound to its constructor's signature.
+  const ModuleKind& bind_config(std::string_view type,
+                                const ArgumentDict& config,
+                                std::vector<c10::IValue>* values) const;
+
   mutable std::mutex mutex_;
   absl::flat_hash_map<std::type_index, ModuleKind*> by_cpp_type_;
   absl::flat_hash_map<std::string, ModuleKind*> by_type_;
@@ -168,6 +189,10 @@ void register_quantized_modules(ModuleRegistry& registry);
 // calls it; exposed for tests and fuzzing.
 void check_module_config(const ModuleKind& kind, OpArgs& args,
                          const ModuleWeights* weights = nullptr);
+// The declared parameters and buffers of `kind` for bound `args`, one at a
+// time (weight_shapes or visit_weights); false when it declares none.
+bool visit_declared_weights(const ModuleKind& kind, OpArgs& args,
+                            const WeightVisitor& visit);
 
 // Calls `module` with runtime arguments bound to its kind's forward
 // signature. Throws FxError naming `qualified_name` when the module's type

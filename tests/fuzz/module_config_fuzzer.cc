@@ -10,7 +10,7 @@
 // fx-graph reader itself (a one-module graph around it), so it decodes as a
 // file's does. What the contract refuses must be refused with a message;
 // what it accepts is built when that stays within the fuzzer's memory (at
-// most 2^20 weight elements by the kind's weight_shapes; a kind declaring
+// most 2^20 weight elements by the kind's declared weights; a kind declaring
 // none, no int beyond 64) and run when every int is at most 64
 // (plan_for).
 #include <ATen/ATen.h>
@@ -36,7 +36,7 @@ namespace {
 
 constexpr int64_t kMaxWeightElements = int64_t{1} << 20;
 constexpr int64_t kMaxInputElements = 4096;
-// A kind declaring no weight_shapes is built only when every int of its
+// A kind declaring no weights is built only when every int of its
 // config is at most this (its weights are then at most a few of its ints
 // multiplied: 64 LSTM layers of 64 gates of 64 inputs).
 constexpr int64_t kMaxUndeclaredInt = 64;
@@ -103,11 +103,15 @@ int64_t max_abs_int(const c10::IValue& v) {
   return most;
 }
 
+// Thrown to stop walking weights beyond the fuzzer's bound.
+struct TooLarge {};
+
 // What the fuzzer does with a config.
 enum class Plan { kSkip, kBuild, kBuildAndRun };
 
 // kSkip when building could allocate beyond the fuzzer's bounds: the
-// weights the kind declares over kMaxWeightElements, or (a kind declaring
+// weights the kind declares (weight_shapes or visit_weights) over
+// kMaxWeightElements, or (a kind declaring
 // none) an int beyond kMaxUndeclaredInt; the forward runs only when every
 // int is at most 64, so its output stays small. A config the contract refuses
 // is built: create() must refuse it with a message.
@@ -132,17 +136,17 @@ Plan plan_for(const fx::ModuleKind& kind, const fx::ArgumentDict& config) {
     for (size_t i = 0; i < args.size(); ++i) {
       most = std::max(most, max_abs_int(args[i]));
     }
-    if (kind.weight_shapes) {
-      int64_t total = 0;
-      for (const auto& [key, shape] : kind.weight_shapes(args)) {
-        int64_t numel = 1;
-        for (int64_t d : shape) numel *= d;  // checked not to overflow
-        total += numel;
-        if (total > kMaxWeightElements) return Plan::kSkip;
-      }
-    } else if (most > kMaxUndeclaredInt) {
-      return Plan::kSkip;
-    }
+    int64_t total = 0;
+    bool declared = fx::visit_declared_weights(
+        kind, args, [&](const std::string&, const std::vector<int64_t>& shape) {
+          int64_t numel = 1;
+          for (int64_t d : shape) numel *= d;  // checked not to overflow
+          total += numel;
+          if (total > kMaxWeightElements) throw TooLarge();
+        });
+    if (!declared && most > kMaxUndeclaredInt) return Plan::kSkip;
+  } catch (const TooLarge&) {
+    return Plan::kSkip;
   } catch (const std::exception&) {
     return Plan::kBuild;
   }

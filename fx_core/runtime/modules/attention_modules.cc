@@ -497,6 +497,31 @@ void make_layer_children(FunctionalModuleImpl& m, OpArgs& args, bool decoder) {
   }
 }
 
+// The weights make_layer_children makes: the attention blocks' (as
+// MultiheadAttention declares them), the feed-forward Linears' and the
+// LayerNorms'.
+void visit_layer_weights(OpArgs& args, bool decoder,
+                         const WeightVisitor& visit) {
+  int64_t d = args.to_int(0), ff = args.to_int(2);
+  for (const char* block : {"self_attn", "multihead_attn"}) {
+    if (!decoder && std::string(block) == "multihead_attn") continue;
+    ModuleRegistry::global().visit_weights(
+        "torch.nn.MultiheadAttention",
+        {{"embed_dim", d}, {"num_heads", args.to_int(1)}},
+        [&](const std::string& key, const std::vector<int64_t>& shape) {
+          visit(cat(block, ".", key), shape);
+        });
+  }
+  visit("linear1.weight", {ff, d});
+  visit("linear1.bias", {ff});
+  visit("linear2.weight", {d, ff});
+  visit("linear2.bias", {d});
+  for (int i = 1; i <= (decoder ? 3 : 2); ++i) {
+    visit(cat("norm", i, ".weight"), {d});
+    visit(cat("norm", i, ".bias"), {d});
+  }
+}
+
 }  // namespace
 
 void add_attention_specs(std::vector<FunctionalModuleSpec>* specs) {
@@ -532,6 +557,9 @@ void add_attention_specs(std::vector<FunctionalModuleSpec>* specs) {
   encoder.parameters = [](FunctionalModuleImpl& m, OpArgs& a) {
     make_layer_children(m, a, false);
   };
+  encoder.visit_weights = [](OpArgs& a, const WeightVisitor& visit) {
+    visit_layer_weights(a, false, visit);
+  };
   encoder.custom = encoder_layer_forward;
   specs->push_back(std::move(encoder));
   FunctionalModuleSpec decoder{
@@ -544,6 +572,9 @@ void add_attention_specs(std::vector<FunctionalModuleSpec>* specs) {
   decoder.config_rules = layer_rules;
   decoder.parameters = [](FunctionalModuleImpl& m, OpArgs& a) {
     make_layer_children(m, a, true);
+  };
+  decoder.visit_weights = [](OpArgs& a, const WeightVisitor& visit) {
+    visit_layer_weights(a, true, visit);
   };
   decoder.custom = decoder_layer_forward;
   specs->push_back(std::move(decoder));

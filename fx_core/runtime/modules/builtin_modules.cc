@@ -12,6 +12,7 @@
 #include <torch/nn/modules/pooling.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -444,6 +445,61 @@ void add_cross_map_lrn2d(ModuleRegistry& r) {
       });
 }
 
+// The width of tail cluster `i`'s hidden layer, as LibTorch's constructor
+// computes it (in_features / div_value^(i+1), floored), refused when it is
+// not a size.
+int64_t adaptive_hidden_size(int64_t in_features, double div_value,
+                             size_t i) {
+  double h = std::floor(static_cast<double>(in_features) /
+                        std::pow(div_value, static_cast<double>(i + 1)));
+  if (!(h >= 0 && h <= static_cast<double>(kMaxConfigInt))) {
+    throw FxError(cat("config 'div_value' = ", python_float_repr(div_value),
+                      ": tail cluster ", i, " would have ",
+                      python_float_repr(h), " hidden features"));
+  }
+  return static_cast<int64_t>(h);
+}
+
+// The constructor's checks (torch.nn.AdaptiveLogSoftmaxWithLoss's): cutoffs
+// strictly increasing and below n_classes, a positive div_value.
+void check_adaptive_log_softmax(OpArgs& a) {
+  std::vector<int64_t> cutoffs = a.int_list(2);
+  if (cutoffs.empty()) throw FxError("config 'cutoffs' must not be empty");
+  for (size_t i = 0; i < cutoffs.size(); ++i) {
+    if ((i > 0 && cutoffs[i] <= cutoffs[i - 1]) ||
+        cutoffs[i] > a.to_int(1) - 1) {
+      throw FxError(cat("config 'cutoffs': ", cutoffs[i], " at index ", i,
+                        ": the cutoffs must be strictly increasing, each "
+                        "between 1 and n_classes - 1 (", a.to_int(1) - 1,
+                        ")"));
+    }
+  }
+  if (!(a.to_double(3) > 0)) {
+    throw FxError(cat("config 'div_value' = ",
+                      python_float_repr(a.to_double(3)), ": must be positive"));
+  }
+  for (size_t i = 0; i < cutoffs.size(); ++i) {
+    adaptive_hidden_size(a.to_int(0), a.to_double(3), i);
+  }
+}
+
+// head.weight/bias and each cluster's tail.N.0 / tail.N.1 projections.
+WeightShapes adaptive_log_softmax_weights(OpArgs& a) {
+  int64_t in = a.to_int(0);
+  std::vector<int64_t> cutoffs = a.int_list(2);
+  cutoffs.push_back(a.to_int(1));
+  int64_t head = cutoffs[0] + static_cast<int64_t>(cutoffs.size()) - 1;
+  WeightShapes w = {{"head.weight", {head, in}}};
+  if (a.to_bool(4)) w.push_back({"head.bias", {head}});
+  for (size_t i = 0; i + 1 < cutoffs.size(); ++i) {
+    int64_t hidden = adaptive_hidden_size(in, a.to_double(3), i);
+    w.push_back({cat("tail.", i, ".0.weight"), {hidden, in}});
+    w.push_back({cat("tail.", i, ".1.weight"),
+                 {cutoffs[i + 1] - cutoffs[i], hidden}});
+  }
+  return w;
+}
+
 // nn.AdaptiveLogSoftmaxWithLoss: LibTorch's class (head, tail.N.M under
 // Python's names); forward(input, target) gives Python's _ASMoutput.
 void add_adaptive_log_softmax(ModuleRegistry& r) {
@@ -453,6 +509,8 @@ void add_adaptive_log_softmax(ModuleRegistry& r) {
                     "head_bias=False, device=None, dtype=None")
       .rules({ints_at_least("in_features", 1), ints_at_least("n_classes", 2),
               ints_at_least("cutoffs", 1), float_in("div_value", 0, kInf)})
+      .check(check_adaptive_log_softmax)
+      .weights(adaptive_log_softmax_weights)
       .create([](OpArgs& a) {
         return std::make_shared<Impl>(
             torch::nn::AdaptiveLogSoftmaxWithLossOptions(

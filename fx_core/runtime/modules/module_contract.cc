@@ -126,21 +126,20 @@ void check_shape(const std::string& key, const std::vector<int64_t>& shape) {
   }
 }
 
-// Each weight the config implies must be in the file, with its shape.
-void check_against_weights(const WeightShapes& shapes,
+// A weight the config implies must be in the file, with its shape.
+void check_against_weights(const std::string& key,
+                           const std::vector<int64_t>& shape,
                            const ModuleWeights& weights) {
-  for (const auto& [key, shape] : shapes) {
-    const at::Tensor* t = weights.find(key);
-    if (t == nullptr) {
-      throw FxError(cat("'", key, "' is missing from the weights (the config ",
-                        "makes it ", shape_repr(shape), ")"));
-    }
-    if (t->sizes() != c10::IntArrayRef(shape)) {
-      throw FxError(cat("weight '", weights.path, ".", key,
-                        "': shape mismatch: the config makes it ",
-                        shape_repr(shape), ", the weights hold ",
-                        shape_repr(t->sizes().vec())));
-    }
+  const at::Tensor* t = weights.find(key);
+  if (t == nullptr) {
+    throw FxError(cat("'", key, "' is missing from the weights (the config ",
+                      "makes it ", shape_repr(shape), ")"));
+  }
+  if (t->sizes() != c10::IntArrayRef(shape)) {
+    throw FxError(cat("weight '", weights.path, ".", key,
+                      "': shape mismatch: the config makes it ",
+                      shape_repr(shape), ", the weights hold ",
+                      shape_repr(t->sizes().vec())));
   }
 }
 
@@ -167,17 +166,29 @@ ConfigRule float_in(std::string param, double min, double max) {
   return rule;
 }
 
+bool visit_declared_weights(const ModuleKind& kind, OpArgs& args,
+                            const WeightVisitor& visit) {
+  if (kind.visit_weights) {
+    kind.visit_weights(args, visit);
+    return true;
+  }
+  if (!kind.weight_shapes) return false;
+  for (const auto& [key, shape] : kind.weight_shapes(args)) visit(key, shape);
+  return true;
+}
+
 void check_module_config(const ModuleKind& kind, OpArgs& args,
                          const ModuleWeights* weights) {
   check_int_bound(args);
   for (const ConfigRule& rule : kind.config_rules) check_rule(args, rule);
   if (kind.check_config) kind.check_config(args);
-  if (!kind.weight_shapes) return;
-  WeightShapes shapes = kind.weight_shapes(args);
-  for (const auto& [key, shape] : shapes) check_shape(key, shape);
-  if (weights != nullptr && weights->find) {
-    check_against_weights(shapes, *weights);
-  }
+  bool against_file = weights != nullptr && weights->find;
+  visit_declared_weights(
+      kind, args,
+      [&](const std::string& key, const std::vector<int64_t>& shape) {
+        check_shape(key, shape);
+        if (against_file) check_against_weights(key, shape, *weights);
+      });
 }
 
 }  // namespace fx

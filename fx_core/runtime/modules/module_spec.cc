@@ -136,6 +136,7 @@ void add_module_spec(ModuleRegistry& r, const FunctionalModuleSpec& spec) {
   kind.config_rules = spec.config_rules;
   kind.check_config = spec.check_config;
   kind.weight_shapes = spec.weight_shapes;
+  kind.visit_weights = spec.visit_weights;
   if (spec.custom) {
     CustomForward custom = spec.custom;
     kind.forward = [custom](torch::nn::Module& m, OpArgs& a) {

@@ -69,6 +69,7 @@ struct FunctionalModuleSpec {
   std::vector<ConfigRule> config_rules;
   std::function<void(OpArgs& init)> check_config;
   std::function<WeightShapes(OpArgs& init)> weight_shapes;
+  std::function<void(OpArgs& init, const WeightVisitor&)> visit_weights;
 };
 
 // Registers `spec` as the kind torch.nn.<type>. Throws FxError for a bad

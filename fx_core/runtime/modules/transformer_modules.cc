@@ -12,7 +12,9 @@
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/normalization.h>
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,8 +32,16 @@ using nn::FunctionalModuleImpl;
 using MaybeTensor = c10::optional<at::Tensor>;
 using ModulePtr = std::shared_ptr<torch::nn::Module>;
 
-// The module a config argument describes; `what` names the argument.
-ModulePtr module_from_config(const IValue& v, const std::string& what) {
+// A module a config argument describes: its type, constructor arguments
+// and mode.
+struct Described {
+  std::string type;
+  ArgumentDict config;
+  std::optional<bool> training;
+};
+
+// Reads the description in config argument `v`; `what` names the argument.
+Described parse_description(const IValue& v, const std::string& what) {
   if (!v.isGenericDict()) {
     throw FxError(cat(what,
                       " must describe a module as {\"type\": ..., "
@@ -47,18 +57,55 @@ ModulePtr module_from_config(const IValue& v, const std::string& what) {
                       " must have a string \"type\" and a dict "
                       "\"config\""));
   }
-  ArgumentDict arguments;
+  Described out;
+  out.type = type->value().toStringRef();
   for (const auto& entry : config->value().toGenericDict()) {
-    arguments.emplace_back(entry.key().toStringRef(),
-                           constant_argument(entry.value()));
+    out.config.emplace_back(entry.key().toStringRef(),
+                            constant_argument(entry.value()));
   }
-  ModulePtr module =
-      ModuleRegistry::global().create(type->value().toStringRef(), arguments);
   auto training = dict.find(std::string("training"));
   if (training != dict.end() && training->value().isBool()) {
-    module->train(training->value().toBool());
+    out.training = training->value().toBool();
   }
+  return out;
+}
+
+// The module a config argument describes.
+ModulePtr module_from_config(const IValue& v, const std::string& what) {
+  Described d = parse_description(v, what);
+  ModulePtr module = ModuleRegistry::global().create(d.type, d.config);
+  if (d.training) module->train(*d.training);
   return module;
+}
+
+// The declared weights of the module `v` describes, each under `prefix`.
+void visit_described(const IValue& v, const std::string& what,
+                     const std::string& prefix, const WeightVisitor& visit) {
+  Described d = parse_description(v, what);
+  ModuleRegistry::global().visit_weights(
+      d.type, d.config,
+      [&](const std::string& key, const std::vector<int64_t>& shape) {
+        visit(cat(prefix, key), shape);
+      });
+}
+
+// The weights of `n` copies of the layer `layer` describes (children
+// "layers.0" .. "layers.<n-1>") and of the norm: the layer's are formed
+// once and named for each copy in turn.
+void visit_stack(const IValue& layer, int64_t n, const IValue& norm,
+                 const std::string& what, const std::string& prefix,
+                 const WeightVisitor& visit) {
+  WeightShapes one;
+  visit_described(layer, what, "",
+                  [&](const std::string& key, const std::vector<int64_t>& s) {
+                    one.emplace_back(key, s);
+                  });
+  for (int64_t i = 0; i < n; ++i) {
+    for (const auto& [key, shape] : one) {
+      visit(cat(prefix, "layers.", i, ".", key), shape);
+    }
+  }
+  if (!norm.isNone()) visit_described(norm, "norm", cat(prefix, "norm."), visit);
 }
 
 // Python's _get_clones: `n` copies of the layer `layer` describes, as
@@ -177,33 +224,55 @@ IValue described(const std::string& type,
   return d;
 }
 
-// Transformer's encoder or decoder: custom, or a stack of `n` layers with a
-// LayerNorm after them.
-ModulePtr make_stack(FunctionalModuleImpl& m, bool decoder) {
-  const IValue& custom =
-      m.config(decoder ? "custom_decoder" : "custom_encoder");
-  if (!custom.isNone()) {
-    return module_from_config(custom,
-                              decoder ? "custom_decoder" : "custom_encoder");
-  }
+// The description of Transformer's encoder or decoder: custom, or a stack
+// of `n` layers with a LayerNorm after them; `config` reads Transformer's
+// constructor arguments by name.
+IValue stack_description(const std::function<IValue(const char*)>& config,
+                         bool decoder) {
+  IValue custom = config(decoder ? "custom_decoder" : "custom_encoder");
+  if (!custom.isNone()) return custom;
   std::vector<std::pair<std::string, IValue>> layer;
   for (const char* name :
        {"d_model", "nhead", "dim_feedforward", "dropout", "activation",
         "layer_norm_eps", "batch_first", "norm_first"}) {
-    layer.emplace_back(name, m.config(name));
+    layer.emplace_back(name, config(name));
   }
   IValue norm = described("torch.nn.LayerNorm",
-                          {{"normalized_shape", m.config("d_model")},
-                           {"eps", m.config("layer_norm_eps")}});
+                          {{"normalized_shape", config("d_model")},
+                           {"eps", config("layer_norm_eps")}});
   const char* kind = decoder ? "Decoder" : "Encoder";
+  return described(
+      cat("torch.nn.Transformer", kind),
+      {{cat(decoder ? "decoder" : "encoder", "_layer"),
+        described(cat("torch.nn.Transformer", kind, "Layer"), layer)},
+       {"num_layers",
+        config(decoder ? "num_decoder_layers" : "num_encoder_layers")},
+       {"norm", norm}});
+}
+
+const char* stack_name(bool decoder) {
+  return decoder ? "custom_decoder" : "custom_encoder";
+}
+
+ModulePtr make_stack(FunctionalModuleImpl& m, bool decoder) {
   return module_from_config(
-      described(cat("torch.nn.Transformer", kind),
-                {{cat(decoder ? "decoder" : "encoder", "_layer"),
-                  described(cat("torch.nn.Transformer", kind, "Layer"), layer)},
-                 {"num_layers", m.config(decoder ? "num_decoder_layers"
-                                                 : "num_encoder_layers")},
-                 {"norm", norm}}),
-      kind);
+      stack_description([&m](const char* name) { return m.config(name); },
+                        decoder),
+      stack_name(decoder));
+}
+
+// Transformer's weights: those of its encoder, then its decoder.
+void visit_transformer(OpArgs& a, const WeightVisitor& visit) {
+  auto config = [&a](const char* name) -> IValue {
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a.param_name(i) == name) return a[i];
+    }
+    throw FxError(cat("Transformer has no constructor argument '", name, "'"));
+  };
+  for (bool decoder : {false, true}) {
+    visit_described(stack_description(config, decoder), stack_name(decoder),
+                    decoder ? "decoder." : "encoder.", visit);
+  }
 }
 
 // Transformer.forward(src, tgt, src_mask=None, tgt_mask=None,
@@ -241,6 +310,9 @@ void add_transformer_specs(std::vector<FunctionalModuleSpec>* specs) {
     make_layers(m, a[0], a.to_int(1), "encoder_layer");
     make_norm(m, a[2]);
   };
+  encoder.visit_weights = [](OpArgs& a, const WeightVisitor& visit) {
+    visit_stack(a[0], a.to_int(1), a[2], "encoder_layer", "", visit);
+  };
   encoder.custom = encoder_forward;
   specs->push_back(std::move(encoder));
 
@@ -255,6 +327,9 @@ void add_transformer_specs(std::vector<FunctionalModuleSpec>* specs) {
   decoder.parameters = [](FunctionalModuleImpl& m, OpArgs& a) {
     make_layers(m, a[0], a.to_int(1), "decoder_layer");
     make_norm(m, a[2]);
+  };
+  decoder.visit_weights = [](OpArgs& a, const WeightVisitor& visit) {
+    visit_stack(a[0], a.to_int(1), a[2], "decoder_layer", "", visit);
   };
   decoder.custom = decoder_forward;
   specs->push_back(std::move(decoder));
@@ -280,6 +355,7 @@ void add_transformer_specs(std::vector<FunctionalModuleSpec>* specs) {
     m.register_module("encoder", make_stack(m, false));
     m.register_module("decoder", make_stack(m, true));
   };
+  transformer.visit_weights = visit_transformer;
   transformer.custom = transformer_forward;
   specs->push_back(std::move(transformer));
 }

@@ -176,6 +176,67 @@ TEST(ModuleContract, RepeatedPartsAreBoundedAndRecurrentWeightsDeclared) {
             "missing from the weights (the config makes it [196608, 65536])");
 }
 
+TEST(ModuleContract, StacksDeclareEveryLayersWeightsWithoutFormingThem) {
+  // 65536 layers of width 4096 (about 13 TB of weights) declared by a few
+  // hundred bytes: the first missing weight is named before any layer is
+  // made, and the walk forms one layer's shapes, not 65536.
+  int64_t before = peak_rss_kb();
+  auto start = std::chrono::steady_clock::now();
+  std::string msg = load_error(bundle(
+      "huge_stack", "torch.nn.TransformerEncoder",
+      R"({"encoder_layer": {"dict": {"type": "torch.nn.TransformerEncoderLayer",)"
+      R"( "config": {"dict": {"d_model": 4096, "nhead": 8}}}},)"
+      R"( "num_layers": 65536})",
+      {{"m.layers.0.self_attn.in_proj_weight", at::zeros({1})}}));
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  EXPECT_EQ(msg,
+            "module 'm': torch.nn.TransformerEncoder: weight "
+            "'m.layers.0.self_attn.in_proj_weight': shape mismatch: the config "
+            "makes it [12288, 4096], the weights hold [1]");
+  EXPECT_LT(peak_rss_kb() - before, 64 * 1024);
+  EXPECT_LT(seconds, 1.0);
+  // A Transformer names its encoder's and decoder's weights the same way.
+  msg = load_error(bundle("huge_transformer", "torch.nn.Transformer",
+                          R"({"d_model": 65536, "nhead": 8})"));
+  EXPECT_EQ(msg,
+            "module 'm': torch.nn.Transformer: "
+            "'encoder.layers.0.self_attn.in_proj_weight' is missing from the "
+            "weights (the config makes it [196608, 65536])");
+}
+
+TEST(ModuleContract, AdaptiveLogSoftmaxChecksItsClustersBeforeAllocating) {
+  EXPECT_EQ(create_error("torch.nn.AdaptiveLogSoftmaxWithLoss",
+                         {{"in_features", int64_t{8}},
+                          {"n_classes", int64_t{10}},
+                          {"cutoffs", ints({4, 4})}}),
+            "torch.nn.AdaptiveLogSoftmaxWithLoss: config 'cutoffs': 4 at index "
+            "1: the cutoffs must be strictly increasing, each between 1 and "
+            "n_classes - 1 (9)");
+  EXPECT_EQ(create_error("torch.nn.AdaptiveLogSoftmaxWithLoss",
+                         {{"in_features", int64_t{8}},
+                          {"n_classes", int64_t{10}},
+                          {"cutoffs", ints({4})},
+                          {"div_value", 0.0}}),
+            "torch.nn.AdaptiveLogSoftmaxWithLoss: config 'div_value' = 0.0: "
+            "must be positive");
+  EXPECT_EQ(create_error("torch.nn.AdaptiveLogSoftmaxWithLoss",
+                         {{"in_features", int64_t{1} << 30},
+                          {"n_classes", int64_t{10}},
+                          {"cutoffs", ints({4})},
+                          {"div_value", 1e-300}}),
+            "torch.nn.AdaptiveLogSoftmaxWithLoss: config 'div_value' = "
+            "1e-300: tail cluster 0 would have inf hidden features");
+  std::string msg =
+      load_error(bundle("huge_asm", "torch.nn.AdaptiveLogSoftmaxWithLoss",
+                        R"({"in_features": 1048576, "n_classes": 1048576,)"
+                        R"( "cutoffs": [4, 8]})"));
+  EXPECT_EQ(msg,
+            "module 'm': torch.nn.AdaptiveLogSoftmaxWithLoss: 'head.weight' is "
+            "missing from the weights (the config makes it [6, 1048576])");
+}
+
 TEST(ModuleContract, WeightsWhoseBytesOverflowAreRefusedBeforeAllocating) {
   std::string msg =
       create_error("torch.nn.Linear", {{"in_features", int64_t{2147483647}},
@@ -222,6 +283,48 @@ TEST(ModuleContract, AFileWeightOfAnotherShapeIsRefusedBeforeAllocating) {
             "the config makes it [4096, 4096, 3, 3], the weights hold "
             "[1, 1, 3, 3]");
   EXPECT_LT(peak_rss_kb() - before, 64 * 1024);
+}
+
+// The process's resident memory in kB (`field` VmRSS or VmHWM, the peak).
+int64_t status_kb(const std::string& field) {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    if (key == field + ":") {
+      int64_t kb = 0;
+      status >> kb;
+      return kb;
+    }
+  }
+  return 0;
+}
+
+TEST(ModuleContract, AFileLoadsEachWeightOnce) {
+  // 64 MB of Linear weights: the weights file is read record by record (not
+  // whole as well) and the module takes the tensors it read (not copies),
+  // so loading peaks near one copy of the weights; it was three.
+  const int64_t n = 4096;
+  std::string path;
+  {
+    at::Tensor w = at::rand({n, n});
+    path = bundle("big_linear", "torch.nn.Linear",
+                  R"({"in_features": 4096, "out_features": 4096})",
+                  {{"m.weight", w}, {"m.bias", at::rand({n})}});
+  }
+  std::ofstream("/proc/self/clear_refs") << "5";  // resets VmHWM to VmRSS
+  int64_t before = status_kb("VmRSS");
+  ASSERT_GE(status_kb("VmHWM"), before);
+  auto gm = read_graph_module(path);
+  ASSERT_TRUE(gm.ok()) << gm.status().message();
+  int64_t weights_kb = n * n * 4 / 1024;
+  EXPECT_LT(status_kb("VmHWM") - before, weights_kb * 13 / 10);
+  // The weights are the file's, as a copy would have had them.
+  auto file = read_tensor_dict(std::filesystem::path(path).parent_path() /
+                               "model.weights.pt");
+  ASSERT_TRUE(file.ok());
+  at::Tensor x = at::rand({2, n});
+  EXPECT_TRUE(at::equal((**gm)(x).toTensor(),
+                        at::linear(x, (*file)[0].second, (*file)[1].second)));
 }
 
 TEST(ModuleContract, AFileWithTheWeightsLoadsThemAndRuns) {
