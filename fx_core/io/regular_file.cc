@@ -159,8 +159,8 @@ RegularFileReader::~RegularFileReader() { ::close(fd_); }
 size_t RegularFileReader::read(uint64_t pos, void* buf, size_t n) const {
   size_t done = 0;
   while (done < n && pos + done < size_) {
-    size_t want = static_cast<size_t>(
-        std::min<uint64_t>(n - done, size_ - (pos + done)));
+    size_t want =
+        static_cast<size_t>(std::min<uint64_t>(n - done, size_ - (pos + done)));
     ssize_t got = ::pread(fd_, static_cast<char*>(buf) + done, want,
                           static_cast<off_t>(pos + done));
     if (got < 0 && errno == EINTR) continue;

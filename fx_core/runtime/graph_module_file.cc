@@ -96,17 +96,16 @@ bool apply_kind(at::Tensor& target, bool is_parameter, const WeightKind& kind,
 bool held_only_here(const at::Tensor& value, const at::Tensor& target) {
   return value.use_count() == 1 && value.storage().use_count() == 1 &&
          !value.is_quantized() && !target.is_quantized() &&
-         value.dtype() == target.dtype() &&
-         value.device() == target.device() && value.is_contiguous() &&
-         value.storage_offset() == 0 &&
+         value.dtype() == target.dtype() && value.device() == target.device() &&
+         value.is_contiguous() && value.storage_offset() == 0 &&
          value.storage().nbytes() == value.nbytes();
 }
 
 // Copies `value` into the parameter or buffer `key` of `module` (a dotted
 // path inside it). False with *error set when missing or misshapen.
-// With `share`, the parameter or buffer takes `value`'s data instead, as it does
-// when nothing else holds `value` (held_only_here).
-// `kind`, when the file gives one, must agree (apply_kind).
+// With `share`, the parameter or buffer takes `value`'s data instead, as it
+// does when nothing else holds `value` (held_only_here). `kind`, when the file
+// gives one, must agree (apply_kind).
 bool load_into(torch::nn::Module& module, const std::string& key,
                const at::Tensor& value, bool share, const WeightKind* kind,
                std::string* error) {
@@ -196,8 +195,8 @@ absl::StatusOr<std::shared_ptr<torch::nn::Module>> create_child(
           cat("module '", path, "' (GraphModule): node '", n->name(),
               "' reads '", n->target(), "', but the weights lack '", key, "'"));
     }
-    attrs.push_back(
-        {n->target(), loose_tensor(n->target(), *found->second, kind_of(kinds, key))});
+    attrs.push_back({n->target(), loose_tensor(n->target(), *found->second,
+                                               kind_of(kinds, key))});
   }
   try {
     return std::shared_ptr<torch::nn::Module>(std::make_shared<GraphModule>(
@@ -330,8 +329,7 @@ absl::StatusOr<std::shared_ptr<GraphModule>> build_graph_module(
     // Every module weight is replaced (copied or shared) or the build fails
     // (check_weights_complete), so none is randomly initialised first.
     SkipInitGuard no_init;
-    s = create_modules("", file.modules, index_weights(weights), kinds,
-                       attrs);
+    s = create_modules("", file.modules, index_weights(weights), kinds, attrs);
   }
   if (!s.ok()) return s;
   absl::flat_hash_set<std::string> loaded;

@@ -11,6 +11,7 @@
 // without it the suite is skipped with a message.
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
+#include <torch/nn/module.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -21,8 +22,6 @@
 #include <set>
 #include <string>
 #include <vector>
-
-#include <torch/nn/module.h>
 
 #include "fx_core/format/graph_json.h"
 #include "fx_core/io/torch_save.h"

@@ -448,8 +448,7 @@ void add_cross_map_lrn2d(ModuleRegistry& r) {
 // The width of tail cluster `i`'s hidden layer, as LibTorch's constructor
 // computes it (in_features / div_value^(i+1), floored), refused when it is
 // not a size.
-int64_t adaptive_hidden_size(int64_t in_features, double div_value,
-                             size_t i) {
+int64_t adaptive_hidden_size(int64_t in_features, double div_value, size_t i) {
   double h = std::floor(static_cast<double>(in_features) /
                         std::pow(div_value, static_cast<double>(i + 1)));
   if (!(h >= 0 && h <= static_cast<double>(kMaxConfigInt))) {
@@ -470,8 +469,8 @@ void check_adaptive_log_softmax(OpArgs& a) {
         cutoffs[i] > a.to_int(1) - 1) {
       throw FxError(cat("config 'cutoffs': ", cutoffs[i], " at index ", i,
                         ": the cutoffs must be strictly increasing, each "
-                        "between 1 and n_classes - 1 (", a.to_int(1) - 1,
-                        ")"));
+                        "between 1 and n_classes - 1 (",
+                        a.to_int(1) - 1, ")"));
     }
   }
   if (!(a.to_double(3) > 0)) {
@@ -494,8 +493,8 @@ WeightShapes adaptive_log_softmax_weights(OpArgs& a) {
   for (size_t i = 0; i + 1 < cutoffs.size(); ++i) {
     int64_t hidden = adaptive_hidden_size(in, a.to_double(3), i);
     w.push_back({cat("tail.", i, ".0.weight"), {hidden, in}});
-    w.push_back({cat("tail.", i, ".1.weight"),
-                 {cutoffs[i + 1] - cutoffs[i], hidden}});
+    w.push_back(
+        {cat("tail.", i, ".1.weight"), {cutoffs[i + 1] - cutoffs[i], hidden}});
   }
   return w;
 }

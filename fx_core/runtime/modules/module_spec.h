@@ -54,10 +54,10 @@ struct FunctionalModuleSpec {
         target(std::move(target)),
         args(std::move(args)),
         kwargs(std::move(kwargs)) {}
-  std::string type;  // "ELU": torch.nn.ELU; a dotted name stands as is
-  std::string init;               // the constructor's Python signature
-  std::string forward;            // the forward's Python signature
-  std::string target;             // the functional the forward calls
+  std::string type;     // "ELU": torch.nn.ELU; a dotted name stands as is
+  std::string init;     // the constructor's Python signature
+  std::string forward;  // the forward's Python signature
+  std::string target;   // the functional the forward calls
   std::vector<std::string> args;  // its arguments, as tokens
   std::vector<std::pair<std::string, std::string>> kwargs;
   MakeParameters parameters;

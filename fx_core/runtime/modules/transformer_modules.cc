@@ -105,7 +105,8 @@ void visit_stack(const IValue& layer, int64_t n, const IValue& norm,
       visit(cat(prefix, "layers.", i, ".", key), shape);
     }
   }
-  if (!norm.isNone()) visit_described(norm, "norm", cat(prefix, "norm."), visit);
+  if (!norm.isNone())
+    visit_described(norm, "norm", cat(prefix, "norm."), visit);
 }
 
 // Python's _get_clones: `n` copies of the layer `layer` describes, as
@@ -237,9 +238,9 @@ IValue stack_description(const std::function<IValue(const char*)>& config,
         "layer_norm_eps", "batch_first", "norm_first"}) {
     layer.emplace_back(name, config(name));
   }
-  IValue norm = described("torch.nn.LayerNorm",
-                          {{"normalized_shape", config("d_model")},
-                           {"eps", config("layer_norm_eps")}});
+  IValue norm =
+      described("torch.nn.LayerNorm", {{"normalized_shape", config("d_model")},
+                                       {"eps", config("layer_norm_eps")}});
   const char* kind = decoder ? "Decoder" : "Encoder";
   return described(
       cat("torch.nn.Transformer", kind),
