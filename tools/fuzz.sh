@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzz campaigns on the libFuzzer targets of tests/fuzz (FUZZING.md).
 #
-#   tools/fuzz.sh [-t SECONDS] [-n RUNS] [-w WORK_DIR] [TARGET...]
+#   tools/fuzz.sh [-t SECONDS] [-n RUNS] [-w WORK_DIR] [-L] [TARGET...]
 #
 # Builds the targets with clang, libFuzzer, ASan and UBSan (bazel
 # --config=fuzz), then runs each TARGET (default: all) for SECONDS (default
@@ -13,6 +13,12 @@
 # table: executions, executions per second, coverage (libFuzzer's edge and
 # feature counts), corpus size, crashes. Exits 1 when any target crashed.
 #
+# -L turns leak checking off, for long campaigns: matching LibTorch's known
+# leaks (lsan.supp) needs ASan's slow unwinder on every allocation, which
+# costs the targets that read torch.save archives most of their speed.
+# Leaks stay checked by the CI's ASan replay of every corpus and by runs
+# without -L.
+#
 # A crash reproduces with `bazel-bin-of-fuzz/tests/fuzz/TARGET_fuzzer FILE`;
 # its input then belongs in tests/fuzz/crashes/TARGET (replayed by CI) and
 # in a unit test of the code that crashed.
@@ -23,12 +29,14 @@ targets_all=(graph_json torch_save bundle module_config pipeline_text pipeline_c
 seconds=60
 runs=-1
 work=/tmp/fx-fuzz
-while getopts "t:n:w:h" opt; do
+leaks=1
+while getopts "t:n:w:Lh" opt; do
   case "$opt" in
     t) seconds=$OPTARG ;;
     n) runs=$OPTARG ;;
     w) work=$OPTARG ;;
-    *) sed -n '2,21p' "$0"; exit 2 ;;
+    L) leaks=0 ;;
+    *) sed -n '2,28p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -68,10 +76,14 @@ for t in "${targets[@]}"; do
   # targets reading torch.save archives unwind through LibTorch to match them
   # (slower), and check leaks at exit only (per input, LibTorch's caches
   # make it check after nearly every input).
-  asan=detect_leaks=1:detect_odr_violation=0
-  case "$t" in
-    torch_save | bundle) asan+=:fast_unwind_on_malloc=0; args+=(-detect_leaks=0) ;;
-  esac
+  asan=detect_leaks=$leaks:detect_odr_violation=0
+  if [ "$leaks" -eq 0 ]; then
+    args+=(-detect_leaks=0)
+  else
+    case "$t" in
+      torch_save | bundle) asan+=:fast_unwind_on_malloc=0; args+=(-detect_leaks=0) ;;
+    esac
+  fi
   ASAN_OPTIONS=$asan \
     LSAN_OPTIONS=suppressions=tests/fuzz/lsan.supp:print_suppressions=0 \
     UBSAN_OPTIONS=print_stacktrace=1 \

@@ -130,6 +130,14 @@ std::vector<ModulePtr> layers_of(FunctionalModuleImpl& m) {
   return m.named_children()["layers"]->children();
 }
 
+// The stack's final norm, or nullptr. (named_children() is a copy: the
+// child is taken out of it before it goes.)
+ModulePtr final_norm(FunctionalModuleImpl& m) {
+  auto children = m.named_children();
+  const ModulePtr* norm = children.find("norm");
+  return norm == nullptr ? nullptr : *norm;
+}
+
 IValue call_child(torch::nn::Module& child, const std::string& name,
                   std::vector<IValue> args) {
   return call_module(child, name, std::move(args), {});
@@ -194,8 +202,9 @@ IValue encoder_forward(FunctionalModuleImpl& m, OpArgs& args) {
                  .toTensor();
   }
   if (nested) output = output.to_padded_tensor(0.0);
-  auto norm = m.named_children().find("norm");
-  if (norm != nullptr) output = call_child(**norm, "norm", {output}).toTensor();
+  if (ModulePtr norm = final_norm(m)) {
+    output = call_child(*norm, "norm", {output}).toTensor();
+  }
   return output;
 }
 
@@ -208,8 +217,9 @@ IValue decoder_forward(FunctionalModuleImpl& m, OpArgs& args) {
     output = call_child(*layers[i], cat("layers.", i),
                         {output, args[1], args[2], args[3], args[4], args[5]});
   }
-  auto norm = m.named_children().find("norm");
-  if (norm != nullptr) output = call_child(**norm, "norm", {output});
+  if (ModulePtr norm = final_norm(m)) {
+    output = call_child(*norm, "norm", {output});
+  }
   return output;
 }
 
