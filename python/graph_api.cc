@@ -189,6 +189,7 @@ py::object to_python(const fx::Argument& arg, const GraphRef& ref) {
     case Kind::kDtype:
     case Kind::kMemoryFormat:
     case Kind::kLayout:
+    case Kind::kQScheme:
       return torch_attribute(arg.as_string());
     case Kind::kSymInt:
       return symint(arg.as_string());
@@ -283,11 +284,12 @@ fx::Argument from_python(py::handle value, const GraphRef& ref,
     return fx::Argument::memory_format(text);
   }
   if (is_torch_instance(value, "layout")) return fx::Argument::layout(text);
+  if (is_torch_instance(value, "qscheme")) return fx::Argument::qscheme(text);
   throw py::value_error(
       where + ": the SDK's graphs cannot hold a " +
       std::string(py::str(value.get_type().attr("__qualname__"))) +
       " (None, bool, int, float, str, Node, list, tuple, dict, slice, "
-      "Ellipsis, torch.dtype/device/memory_format/layout)");
+      "Ellipsis, torch.dtype/device/memory_format/layout/qscheme)");
 }
 
 fx::Node::Args args_from_python(py::handle args, const GraphRef& ref,

@@ -326,6 +326,7 @@ class TorchFxBuilder {
       case Kind::kDtype:
       case Kind::kMemoryFormat:
       case Kind::kLayout:
+      case Kind::kQScheme:
         return py::reinterpret_borrow<py::object>(
             torch_names_.get(arg.as_string()));
       case Kind::kSymInt:

@@ -133,6 +133,7 @@ class TorchFxReader {
     device_ = torch.attr("device");
     memory_format_ = torch.attr("memory_format");
     layout_ = torch.attr("layout");
+    qscheme_ = torch.attr("qscheme");
     symint_types_ = py::make_tuple(
         torch.attr("SymIntNode"),
         py::module_::import("torch.fx.experimental.symbolic_shapes")
@@ -399,6 +400,9 @@ class TorchFxReader {
     if (py::isinstance(value, layout_)) {
       return fx::Argument::layout(py::str(value).cast<std::string>());
     }
+    if (py::isinstance(value, qscheme_)) {
+      return fx::Argument::qscheme(py::str(value).cast<std::string>());
+    }
     throw py::value_error(
         where + ": cannot encode a " +
         py::str(value.get_type().attr("__name__")).cast<std::string>());
@@ -412,7 +416,8 @@ class TorchFxReader {
   py::dict node_types_;
   // value -> (class name, fields, fields_repr) for a NamedTuple value.
   py::object named_tuple_info_;
-  py::object node_class_, dtype_, device_, memory_format_, layout_;
+  py::object node_class_, dtype_, device_, memory_format_, layout_,
+      qscheme_;
   py::tuple symint_types_;  // torch.SymIntNode, PySymInt
   std::unordered_map<PyObject*, fx::Node*> nodes_;
 };

@@ -157,6 +157,8 @@ def encode(value, where):
         return {"memory_format": str(value)}
     if isinstance(value, torch.layout):
         return {"layout": str(value)}
+    if isinstance(value, torch.qscheme):
+        return {"qscheme": str(value)}
     if isinstance(value, torch.nn.Module):
         # A constructor argument that is a module (TransformerEncoder's
         # layer): described as the file describes modules, as a dict ARG.
@@ -340,6 +342,25 @@ def packed_module_tensors(module):
     return tensors
 
 
+def reference_weight_qparams(module):
+    """A reference quantized module's (convert_to_reference_fx's Linear,
+    Conv2d, ...) weight_qparams as its constructor takes them: qscheme and
+    dtype, and its weight_scale, weight_zero_point and weight_axis buffers'
+    values (a list for a per-channel scale), which size those buffers."""
+    def value(t):
+        return t.tolist() if t.dim() > 0 else t.item()
+    return {"qscheme": module.weight_qscheme, "dtype": module.weight_dtype,
+            "scale": value(module.weight_scale),
+            "zero_point": value(module.weight_zero_point),
+            "axis": int(module.weight_axis)}
+
+
+def is_fused(module):
+    """torch.ao.nn.intrinsic's fused modules (ConvReLU2d(conv, relu), ...):
+    a Sequential of the modules its constructor takes, in order."""
+    return isinstance(module, torch.ao.nn.intrinsic._FusedModule)
+
+
 def module_config(module):
     """The constructor keyword arguments that rebuild `module`."""
     config = {}
@@ -355,6 +376,10 @@ def module_config(module):
             continue  # RNNBase's mode is fixed by the subclass
         if name in DERIVED.get(cls, {}):
             config[name] = DERIVED[cls][name](module)
+        elif name == "weight_qparams" and hasattr(module, "weight_qscheme"):
+            config[name] = encode(reference_weight_qparams(module), where)
+        elif is_fused(module):
+            config[name] = encode(module[names.index(name)], where)
         elif name in ("bias", "bias_") and has_packed_weights(module):
             config[name] = module.bias() is not None
         elif name == "activation" and cls.endswith("Layer"):
@@ -647,6 +672,10 @@ def add_attributes(gm, node, modules, weights, copy_weights, meta=False,
         tensors = (packed_module_tensors(sub) if packed else
                    sub.state_dict(keep_vars=not copy_weights))
         for key, tensor in tensors.items():
+            if not isinstance(tensor, torch.Tensor):
+                # A reference quantized module's weight_qscheme and
+                # weight_dtype: its config's weight_qparams hold them.
+                continue
             weights[node.target + "." + key] = (
                 tensor.detach().clone() if copy_weights else tensor)
             kind = "buffer" if packed else weight_kind(sub, key)

@@ -18,6 +18,7 @@ is a plain torch.fx GraphModule.
 import argparse
 import collections
 import importlib
+import inspect
 import json
 import os
 import pickle
@@ -400,7 +401,7 @@ def decode(value, nodes, where):
         return Ellipsis
     if kind == "float":
         return float(payload)
-    if kind in ("dtype", "memory_format", "layout"):
+    if kind in ("dtype", "memory_format", "layout", "qscheme"):
         value = resolve(payload, where)
         if not isinstance(value, _TORCH_CONSTANT_TYPES[kind]):
             raise BundleError(f"{where}: {payload} is not a torch {kind}")
@@ -413,6 +414,7 @@ def decode(value, nodes, where):
 
 
 _TORCH_CONSTANT_TYPES = {"dtype": torch.dtype,
+                         "qscheme": torch.qscheme,
                          "memory_format": torch.memory_format,
                          "layout": torch.layout}
 
@@ -739,7 +741,18 @@ def new_module(cls, config, share):
             return torch.nn.utils.skip_init(cls, **config)
         except (TypeError, ValueError, RuntimeError):
             pass
-    return cls(**config)
+    try:
+        return cls(**config)
+    except AssertionError:
+        if not issubclass(cls, torch.ao.nn.intrinsic._FusedModule):
+            raise
+    # A fused module whose parts are no longer the float modules its
+    # constructor asserts (convert_to_reference_fx's ConvReLU2d holds a
+    # reference Conv2d): the Sequential of its parts it is.
+    order = list(inspect.signature(cls.__init__).parameters)[1:]
+    module = cls.__new__(cls)
+    torch.nn.Sequential.__init__(module, *(config[p] for p in order))
+    return module
 
 
 def share_tensor(root, key, tensor, requires_grad=None):
@@ -901,6 +914,31 @@ def build_child(qualified, config, weights, share, types, kinds):
     return child
 
 
+def described_module(value):
+    """The MODULE entry a config ARG describes a module with (a dict ARG
+    {"type", "config", "training"}: a Transformer stack's layer, a fused
+    module's parts), or None for any other value."""
+    entry = value.get("dict") if isinstance(value, dict) and len(value) == 1 \
+        else None
+    if not isinstance(entry, dict) or not isinstance(entry.get("type"), str) \
+            or not isinstance(entry.get("config"), dict) \
+            or set(entry["config"]) != {"dict"} \
+            or not set(entry) <= {"type", "config", "training"}:
+        return None
+    return {"type": entry["type"], "config": entry["config"]["dict"],
+            "training": entry.get("training", False)}
+
+
+def config_value(value, qualified, share, types, kinds):
+    """A constructor argument from its ARG: a module it describes is built
+    (its weights come with its owner's), any other value decoded."""
+    spec = described_module(value)
+    if spec is not None:
+        return build_module(qualified, spec, {}, share, types, kinds)
+    name, _, key = qualified.rpartition(".")
+    return decode(value, {}, f"module '{name}' config '{key}'")
+
+
 def build_module(qualified, spec, weights, share, types, kinds):
     """The module a MODULE entry describes."""
     check_name(is_attribute_path, qualified, "module", ATTRIBUTE_PATH)
@@ -923,7 +961,7 @@ def build_module(qualified, spec, weights, share, types, kinds):
         if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):
             raise BundleError(f"module '{qualified}': {spec['type']} is not a "
                               f"torch.nn.Module class")
-        config = {k: decode(v, {}, f"module '{qualified}' config '{k}'")
+        config = {k: config_value(v, f"{qualified}.{k}", share, types, kinds)
                   for k, v in spec.get("config", {}).items()}
         module = new_module(cls, config, share)
     module.train(spec.get("training", False))

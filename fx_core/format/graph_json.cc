@@ -795,6 +795,11 @@ class Reader {
       return Argument::layout(known_name(where, need_string(), tag,
                                          is_layout_name, "\"torch.strided\""));
     }
+    if (tag == "qscheme") {
+      return Argument::qscheme(known_name(where, need_string(), tag,
+                                          is_qscheme_name,
+                                          "\"torch.per_tensor_affine\""));
+    }
     if (tag == "symint") {
       if (!in_meta) fail(where, "a symbolic int can only appear in meta");
       return Argument::symint(symint_text(where, need_string()));
@@ -1081,6 +1086,10 @@ class Writer {
         return;
       case Argument::Kind::kLayout:
         tagged(depth, "layout",
+               [&](int) { write_string(out_, a.as_string()); });
+        return;
+      case Argument::Kind::kQScheme:
+        tagged(depth, "qscheme",
                [&](int) { write_string(out_, a.as_string()); });
         return;
       case Argument::Kind::kSymInt:

@@ -41,6 +41,8 @@ std::string_view kind_name(Argument::Kind kind) {
       return "torch.layout";
     case Argument::Kind::kSymInt:
       return "torch.SymInt";
+    case Argument::Kind::kQScheme:
+      return "torch.qscheme";
   }
   return "?";
 }
@@ -76,7 +78,8 @@ namespace {
 bool holds_string(Argument::Kind k) {
   return k == Argument::Kind::kString || k == Argument::Kind::kDtype ||
          k == Argument::Kind::kDevice || k == Argument::Kind::kMemoryFormat ||
-         k == Argument::Kind::kLayout || k == Argument::Kind::kSymInt;
+         k == Argument::Kind::kLayout || k == Argument::Kind::kSymInt ||
+         k == Argument::Kind::kQScheme;
 }
 
 bool holds_list(Argument::Kind k) {
@@ -204,6 +207,12 @@ Argument Argument::memory_format(std::string name) {
 
 Argument Argument::layout(std::string name) {
   Argument a(Kind::kLayout);
+  a.payload_.str = new std::string(std::move(name));
+  return a;
+}
+
+Argument Argument::qscheme(std::string name) {
+  Argument a(Kind::kQScheme);
   a.payload_.str = new std::string(std::move(name));
   return a;
 }

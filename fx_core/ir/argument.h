@@ -93,6 +93,7 @@ class Argument {
     kMemoryFormat,  // "torch.contiguous_format"
     kLayout,        // "torch.strided"
     kSymInt,        // "2*t0.size(0)": a symbolic int's expression
+    kQScheme,       // "torch.per_channel_affine"
   };
 
   Argument() noexcept : kind_(Kind::kNone) { payload_.i = 0; }
@@ -131,6 +132,7 @@ class Argument {
   static Argument device(std::string name);
   static Argument memory_format(std::string name);
   static Argument layout(std::string name);
+  static Argument qscheme(std::string name);
   static Argument symint(std::string expression);
 
   Argument(const Argument& other);
@@ -156,9 +158,10 @@ class Argument {
   bool is_sequence() const {
     return kind_ == Kind::kList || kind_ == Kind::kTuple;
   }
-  // True for dtype, device, memory_format and layout.
+  // True for dtype, device, memory_format, layout and qscheme.
   bool is_torch_enum() const {
-    return kind_ >= Kind::kDtype && kind_ <= Kind::kLayout;
+    return (kind_ >= Kind::kDtype && kind_ <= Kind::kLayout) ||
+           kind_ == Kind::kQScheme;
   }
 
   // Accessors throw fx::FxError naming the expected and actual kinds.
@@ -166,8 +169,8 @@ class Argument {
   int64_t as_int() const;
   // An int is accepted and converted, as Python would.
   double as_float() const;
-  // The text of a string, dtype, device, memory_format, layout or symbolic
-  // int.
+  // The text of a string, dtype, device, memory_format, layout, qscheme or
+  // symbolic int.
   const std::string& as_string() const;
   Node* as_node() const;
   // The elements of a list, tuple or slice (start, stop, step).

@@ -240,6 +240,7 @@ bool append_plain_leaf(std::string& out, const Argument& arg) {
     case Argument::Kind::kDtype:
     case Argument::Kind::kMemoryFormat:
     case Argument::Kind::kLayout:
+    case Argument::Kind::kQScheme:
     case Argument::Kind::kSymInt:  // PySymInt's repr is its expression
       out += arg.as_string();
       return true;

@@ -306,6 +306,11 @@ c10::IValue constant_value(const Argument& arg) {
       if (!l) throw FxError(cat("unknown layout '", arg.as_string(), "'"));
       return static_cast<int64_t>(*l);
     }
+    case Argument::Kind::kQScheme: {
+      std::optional<c10::QScheme> q = parse_qscheme(arg.as_string());
+      if (!q) throw FxError(cat("unknown qscheme '", arg.as_string(), "'"));
+      return static_cast<int64_t>(*q);
+    }
     case Argument::Kind::kSymInt:
       throw FxError(cat("the symbolic int ", arg.as_string(),
                         " has no value outside a shape environment"));
@@ -343,6 +348,37 @@ std::optional<c10::Layout> parse_layout(std::string_view name) {
   if (name == "torch.sparse_csr") return c10::Layout::SparseCsr;
   if (name == "torch._mkldnn") return c10::Layout::Mkldnn;
   return std::nullopt;
+}
+
+namespace {
+
+struct QSchemeName {
+  c10::QScheme scheme;
+  const char* name;
+};
+constexpr QSchemeName kQSchemes[] = {
+    {c10::kPerTensorAffine, "torch.per_tensor_affine"},
+    {c10::kPerChannelAffine, "torch.per_channel_affine"},
+    {c10::kPerTensorSymmetric, "torch.per_tensor_symmetric"},
+    {c10::kPerChannelSymmetric, "torch.per_channel_symmetric"},
+    {c10::kPerChannelAffineFloatQParams,
+     "torch.per_channel_affine_float_qparams"},
+};
+
+}  // namespace
+
+std::optional<c10::QScheme> parse_qscheme(std::string_view name) {
+  for (const QSchemeName& q : kQSchemes) {
+    if (name == q.name) return q.scheme;
+  }
+  return std::nullopt;
+}
+
+std::string qscheme_name(c10::QScheme scheme) {
+  for (const QSchemeName& q : kQSchemes) {
+    if (scheme == q.scheme) return q.name;
+  }
+  throw FxError(cat("unknown qscheme ", static_cast<int>(scheme)));
 }
 
 std::string value_type_name(const c10::IValue& v) {

@@ -93,6 +93,10 @@ std::optional<c10::ScalarType> parse_dtype(std::string_view name);
 std::string dtype_name(c10::ScalarType type);
 std::optional<c10::MemoryFormat> parse_memory_format(std::string_view name);
 std::optional<c10::Layout> parse_layout(std::string_view name);
+// "torch.per_channel_affine" <-> PerChannelAffine (a config holds a
+// qscheme as its int, as TorchScript does).
+std::optional<c10::QScheme> parse_qscheme(std::string_view name);
+std::string qscheme_name(c10::QScheme scheme);
 
 // The Python type name of a value, for messages ("Tensor", "int", "tuple").
 std::string value_type_name(const c10::IValue& v);

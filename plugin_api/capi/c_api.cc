@@ -316,7 +316,11 @@ void fill_arg_inspection_entries(FxApi& t) {
     if (a == nullptr) return FX_ARG_NONE;
     // Symbolic ints have no FxArgKind (old plugins' switches): a string
     // (ArgGetString: the expression) that ArgIsSymInt (version 8) tells apart.
-    if (unwrap(a)->is_symint()) return FX_ARG_STRING;
+    // A qscheme (in a module config) likewise reads as its name.
+    if (unwrap(a)->is_symint() ||
+        unwrap(a)->kind() == Argument::Kind::kQScheme) {
+      return FX_ARG_STRING;
+    }
     return static_cast<FxArgKind>(unwrap(a)->kind());
   };
   t.ArgGetBool = [](const FxArg* a, int* out) {

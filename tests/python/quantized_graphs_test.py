@@ -2,7 +2,8 @@
 engine onednn) through the SDK (issue 33, item 1): the quantized Conv2d,
 ConvReLU2d, Linear, LinearReLU, Conv1d, Conv3d, LeakyReLU, ELU, LayerNorm,
 GroupNorm and InstanceNorm modules, the dynamic Linear and eager mode's
-Quantize / DeQuantize stubs run on
+Quantize / DeQuantize stubs, and convert_to_reference_fx's reference
+Conv/Linear modules inside fused containers run on
 LibTorch's int8 kernels in C++, in process and from bundle files, with
 PyTorch's numbers; text and
 code as torch.fx's; to_torch_fx and the Python importer give back
@@ -20,8 +21,10 @@ import torch
 import torch.fx
 import torchvision
 from torch.ao.quantization import (QConfigMapping, default_dynamic_qconfig,
-                                   get_default_qconfig_mapping)
-from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
+                                   default_qconfig, get_default_qconfig_mapping)
+from torch.ao.quantization.quantize_fx import (convert_fx,
+                                               convert_to_reference_fx,
+                                               prepare_fx)
 
 import fx_sdk
 from fx_command import fx_binary
@@ -43,16 +46,18 @@ class MLP(torch.nn.Module):
         return self.fc3(self.fc2(self.relu(self.fc1(x))))
 
 
-def lowered(model, example, calibration):
-    """convert_fx of `model` prepared with onednn's default qconfig and
-    calibrated on `calibration`."""
+def lowered(model, example, calibration, convert=convert_fx, qconfig=None):
+    """convert_fx (or `convert`) of `model` prepared with onednn's default
+    qconfig (or `qconfig`) and calibrated on `calibration`."""
     torch.backends.quantized.engine = "onednn"
+    examples = example if isinstance(example, tuple) else (example,)
     prepared = prepare_fx(copy.deepcopy(model).eval(),
-                          get_default_qconfig_mapping("onednn"), (example,))
+                          qconfig or get_default_qconfig_mapping("onednn"),
+                          examples)
     with torch.no_grad():
         for batch in calibration:
-            prepared(batch)
-    return convert_fx(prepared)
+            prepared(*(batch if isinstance(batch, tuple) else (batch,)))
+    return convert(prepared)
 
 
 @pytest.fixture(scope="module")
@@ -171,6 +176,63 @@ def eager():
     return torch.fx.symbolic_trace(model), x
 
 
+@pytest.fixture(scope="module")
+def reference_resnet():
+    """convert_to_reference_fx's form: quantize/dequantize around float ops,
+    reference Conv2d/Linear (per-channel qint8 weights) inside fused
+    ConvReLU2d containers."""
+    torch.manual_seed(5)
+    model = torchvision.models.resnet18().eval()
+    x = torch.randn(2, 3, 64, 64)
+    return lowered(model, x, [torch.randn(2, 3, 64, 64) for _ in range(3)],
+                   convert=convert_to_reference_fx), x
+
+
+class ReferenceKinds(torch.nn.Module):
+    """Conv1d, a bias-free Conv3d and Linear + ReLU (LinearReLU)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = torch.nn.Conv1d(4, 6, 3, padding=1)
+        self.c3 = torch.nn.Conv3d(2, 3, 2, bias=False)
+        self.fc = torch.nn.Linear(6, 5)
+        self.relu = torch.nn.ReLU()
+
+    def forward(self, x, v):
+        return self.relu(self.fc(self.c1(x).mean(-1))), self.c3(v)
+
+
+@pytest.fixture(scope="module")
+def reference_kinds():
+    """The reference form with per-tensor weights (default_qconfig)."""
+    torch.manual_seed(6)
+    x = (torch.randn(2, 4, 8), torch.randn(1, 2, 4, 4, 4))
+    calibration = [(torch.randn(2, 4, 8), torch.randn(1, 2, 4, 4, 4))
+                   for _ in range(3)]
+    return lowered(ReferenceKinds(), x, calibration,
+                   convert=convert_to_reference_fx,
+                   qconfig=QConfigMapping().set_global(default_qconfig)), x
+
+
+def reference_modules(gm):
+    return {name: m for name, m in gm.named_modules()
+            if hasattr(m, "weight_qscheme")}
+
+
+def test_the_reference_graphs_hold_reference_modules(reference_resnet,
+                                                     reference_kinds):
+    ours = {type(m).__module__ + "." + type(m).__name__
+            for m in reference_resnet[0].modules()}
+    assert {"torch.ao.nn.intrinsic.modules.fused.ConvReLU2d",
+            "torch.ao.nn.quantized.reference.modules.conv.Conv2d",
+            "torch.ao.nn.quantized.reference.modules.linear.Linear"} <= ours
+    kinds = reference_modules(reference_kinds[0])
+    assert {type(m).__name__ for m in kinds.values()} == {
+        "Conv1d", "Conv3d", "Linear"}
+    assert {m.weight_qscheme for m in kinds.values()} == {
+        torch.per_tensor_affine}
+
+
 def sdk_text(sdk_gm):
     return sdk_gm.graph_text.replace("[num_users=", "[#users=")
 
@@ -197,7 +259,8 @@ def test_the_lowered_graphs_hold_the_quantized_modules(resnet, mlp, mixed,
 
 
 @pytest.mark.parametrize("which", ["resnet", "mlp", "mixed", "dynamic",
-                                   "eager", "more", "norms"])
+                                   "eager", "more", "norms",
+                                   "reference_resnet", "reference_kinds"])
 def test_in_process_text_code_and_int8_numbers(which, request):
     gm, x = request.getfixturevalue(which)
     inputs = list(x) if isinstance(x, tuple) else [x]
@@ -213,7 +276,8 @@ def test_in_process_text_code_and_int8_numbers(which, request):
 
 
 @pytest.mark.parametrize("which", ["resnet", "mlp", "mixed", "dynamic",
-                                   "eager", "more", "norms"])
+                                   "eager", "more", "norms",
+                                   "reference_resnet", "reference_kinds"])
 def test_to_torch_fx_gives_back_quantized_modules(which, request):
     gm, x = request.getfixturevalue(which)
     inputs = list(x) if isinstance(x, tuple) else [x]
@@ -230,13 +294,22 @@ def test_to_torch_fx_gives_back_quantized_modules(which, request):
                            module.weight().int_repr()), name
         assert other.scale == module.scale, name
         assert other.zero_point == module.zero_point, name
+    for name, module in reference_modules(gm).items():
+        other = ours[name]
+        assert type(other) is type(module), name
+        assert (other.weight_qscheme, other.weight_dtype) == (
+            module.weight_qscheme, module.weight_dtype), name
+        for key in ("weight", "weight_scale", "weight_zero_point",
+                    "weight_axis"):
+            assert torch.equal(getattr(other, key), getattr(module, key)), key
     with torch.no_grad():
         torch.testing.assert_close(back(*inputs), gm(*inputs), rtol=0,
                                    atol=0)
 
 
 @pytest.mark.parametrize("which", ["resnet", "mlp", "mixed", "dynamic",
-                                   "eager", "more", "norms"])
+                                   "eager", "more", "norms",
+                                   "reference_resnet", "reference_kinds"])
 def test_bundles_print_run_and_load_back(which, request):
     gm, x = request.getfixturevalue(which)
     inputs = list(x) if isinstance(x, tuple) else [x]

@@ -669,6 +669,7 @@ void register_functional_modules(ModuleRegistry& r) {
   add_recurrent_specs(&specs);
   add_attention_specs(&specs);
   add_transformer_specs(&specs);
+  add_reference_specs(&specs);
   for (const FunctionalModuleSpec& spec : specs) add_module_spec(r, spec);
 }
 

@@ -159,25 +159,40 @@ void add_module_spec(ModuleRegistry& r, const FunctionalModuleSpec& spec) {
     if (parameters) parameters(*m, a);
     return m;
   };
-  kind.describe = [](const torch::nn::Module& module) {
-    ArgumentDict out;
-    for (const auto& [name, value] :
-         dynamic_cast<const FunctionalModuleImpl&>(module).config()) {
-      // Factory arguments stay out unless given (Quantize's dtype is its
-      // output's); a dtype is held as its ScalarType number.
-      if (value.isTensor() ||
-          ((name == "device" || name == "dtype") && value.isNone())) {
-        continue;
-      }
-      out.emplace_back(name,
-                       name == "dtype" && value.isInt()
-                           ? Argument::dtype(dtype_name(
-                                 static_cast<c10::ScalarType>(value.toInt())))
-                           : constant_argument(value));
-    }
-    return out;
+  auto describe = spec.describe ? spec.describe : describe_config;
+  kind.describe = [describe](const torch::nn::Module& module) {
+    return describe(dynamic_cast<const FunctionalModuleImpl&>(module));
   };
   r.add(std::move(kind));
+}
+
+ArgumentDict describe_config(const FunctionalModuleImpl& module) {
+  ArgumentDict out;
+  for (const auto& [name, value] : module.config()) {
+    // Factory arguments stay out unless given (Quantize's dtype is its
+    // output's); a dtype is held as its ScalarType number.
+    if (value.isTensor() ||
+        ((name == "device" || name == "dtype") && value.isNone())) {
+      continue;
+    }
+    out.emplace_back(name,
+                     name == "dtype" && value.isInt()
+                         ? Argument::dtype(dtype_name(
+                               static_cast<c10::ScalarType>(value.toInt())))
+                         : constant_argument(value));
+  }
+  return out;
+}
+
+Argument describe_module(const torch::nn::Module& module) {
+  const ModuleKind* kind = ModuleRegistry::global().find(module);
+  if (kind == nullptr || !kind->describe) {
+    throw FxError(cat("a module of C++ type ", module.name(),
+                      " has no description"));
+  }
+  return Argument::dict({{"type", Argument(kind->type)},
+                         {"config", Argument::dict(kind->describe(module))},
+                         {"training", Argument(module.is_training())}});
 }
 
 }  // namespace fx

@@ -70,7 +70,18 @@ struct FunctionalModuleSpec {
   std::function<void(OpArgs& init)> check_config;
   std::function<WeightShapes(OpArgs& init)> weight_shapes;
   std::function<void(OpArgs& init, const WeightVisitor&)> visit_weights;
+  // The constructor arguments that rebuild a module; unset: describe_config.
+  std::function<ArgumentDict(const nn::FunctionalModuleImpl&)> describe;
 };
+
+// A FunctionalModuleImpl's constructor arguments from its config (a dtype
+// given as a number spelled as a dtype; tensors and unset factory
+// arguments left out).
+ArgumentDict describe_config(const nn::FunctionalModuleImpl& module);
+// A module as a file describes it in a config, a dict {"type", "config",
+// "training"}, from its kind's describe. Throws FxError for a module no
+// kind describes.
+Argument describe_module(const torch::nn::Module& module);
 
 // Registers `spec` as the kind torch.nn.<type>. Throws FxError for a bad
 // signature.
@@ -98,8 +109,22 @@ void add_attention_specs(std::vector<FunctionalModuleSpec>* specs);
 // TransformerEncoder, TransformerDecoder and Transformer
 // (transformer_modules.cc).
 void add_transformer_specs(std::vector<FunctionalModuleSpec>* specs);
+// convert_to_reference_fx's reference quantized Linear and Conv1d/2d/3d and
+// torch.ao.nn.intrinsic's fused modules (reference_modules.cc).
+void add_reference_specs(std::vector<FunctionalModuleSpec>* specs);
 // The recurrent layers and cells (recurrent_modules.cc).
 void add_recurrent_specs(std::vector<FunctionalModuleSpec>* specs);
+
+// A module a config argument describes as a file describes modules, a dict
+// {"type": ..., "config": {...}, "training": ...} (a Transformer stack's
+// layer, a fused module's parts), built through the registry (its config
+// checked as any other); `what` names the argument in errors.
+std::shared_ptr<torch::nn::Module> module_from_description(
+    const c10::IValue& v, const std::string& what);
+// The declared weights of the module `v` describes, each under `prefix`.
+void visit_described_weights(const c10::IValue& v, const std::string& what,
+                             const std::string& prefix,
+                             const WeightVisitor& visit);
 
 // Python's _ntuple: `n` copies of an int, or the sequence itself.
 c10::IValue ntuple(const c10::IValue& v, size_t n);

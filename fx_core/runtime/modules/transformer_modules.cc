@@ -32,63 +32,6 @@ using nn::FunctionalModuleImpl;
 using MaybeTensor = c10::optional<at::Tensor>;
 using ModulePtr = std::shared_ptr<torch::nn::Module>;
 
-// A module a config argument describes: its type, constructor arguments
-// and mode.
-struct Described {
-  std::string type;
-  ArgumentDict config;
-  std::optional<bool> training;
-};
-
-// Reads the description in config argument `v`; `what` names the argument.
-Described parse_description(const IValue& v, const std::string& what) {
-  if (!v.isGenericDict()) {
-    throw FxError(cat(what,
-                      " must describe a module as {\"type\": ..., "
-                      "\"config\": {...}}, not a ",
-                      value_type_name(v)));
-  }
-  c10::impl::GenericDict dict = v.toGenericDict();
-  auto type = dict.find(std::string("type"));
-  auto config = dict.find(std::string("config"));
-  if (type == dict.end() || !type->value().isString() || config == dict.end() ||
-      !config->value().isGenericDict()) {
-    throw FxError(cat(what,
-                      " must have a string \"type\" and a dict "
-                      "\"config\""));
-  }
-  Described out;
-  out.type = type->value().toStringRef();
-  for (const auto& entry : config->value().toGenericDict()) {
-    out.config.emplace_back(entry.key().toStringRef(),
-                            constant_argument(entry.value()));
-  }
-  auto training = dict.find(std::string("training"));
-  if (training != dict.end() && training->value().isBool()) {
-    out.training = training->value().toBool();
-  }
-  return out;
-}
-
-// The module a config argument describes.
-ModulePtr module_from_config(const IValue& v, const std::string& what) {
-  Described d = parse_description(v, what);
-  ModulePtr module = ModuleRegistry::global().create(d.type, d.config);
-  if (d.training) module->train(*d.training);
-  return module;
-}
-
-// The declared weights of the module `v` describes, each under `prefix`.
-void visit_described(const IValue& v, const std::string& what,
-                     const std::string& prefix, const WeightVisitor& visit) {
-  Described d = parse_description(v, what);
-  ModuleRegistry::global().visit_weights(
-      d.type, d.config,
-      [&](const std::string& key, const std::vector<int64_t>& shape) {
-        visit(cat(prefix, key), shape);
-      });
-}
-
 // The weights of `n` copies of the layer `layer` describes (children
 // "layers.0" .. "layers.<n-1>") and of the norm: the layer's are formed
 // once and named for each copy in turn.
@@ -96,7 +39,7 @@ void visit_stack(const IValue& layer, int64_t n, const IValue& norm,
                  const std::string& what, const std::string& prefix,
                  const WeightVisitor& visit) {
   WeightShapes one;
-  visit_described(layer, what, "",
+  visit_described_weights(layer, what, "",
                   [&](const std::string& key, const std::vector<int64_t>& s) {
                     one.emplace_back(key, s);
                   });
@@ -106,7 +49,7 @@ void visit_stack(const IValue& layer, int64_t n, const IValue& norm,
     }
   }
   if (!norm.isNone())
-    visit_described(norm, "norm", cat(prefix, "norm."), visit);
+    visit_described_weights(norm, "norm", cat(prefix, "norm."), visit);
 }
 
 // Python's _get_clones: `n` copies of the layer `layer` describes, as
@@ -116,14 +59,14 @@ void make_layers(FunctionalModuleImpl& m, const IValue& layer, int64_t n,
   if (n < 0) throw FxError(cat("num_layers must be >= 0, got ", n));
   torch::nn::ModuleList layers;
   for (int64_t i = 0; i < n; ++i) {
-    layers->push_back(module_from_config(layer, what));
+    layers->push_back(module_from_description(layer, what));
   }
   m.register_module("layers", layers.ptr());
 }
 
 void make_norm(FunctionalModuleImpl& m, const IValue& norm) {
   if (!norm.isNone())
-    m.register_module("norm", module_from_config(norm, "norm"));
+    m.register_module("norm", module_from_description(norm, "norm"));
 }
 
 std::vector<ModulePtr> layers_of(FunctionalModuleImpl& m) {
@@ -266,7 +209,7 @@ const char* stack_name(bool decoder) {
 }
 
 ModulePtr make_stack(FunctionalModuleImpl& m, bool decoder) {
-  return module_from_config(
+  return module_from_description(
       stack_description([&m](const char* name) { return m.config(name); },
                         decoder),
       stack_name(decoder));
@@ -281,7 +224,7 @@ void visit_transformer(OpArgs& a, const WeightVisitor& visit) {
     throw FxError(cat("Transformer has no constructor argument '", name, "'"));
   };
   for (bool decoder : {false, true}) {
-    visit_described(stack_description(config, decoder), stack_name(decoder),
+    visit_described_weights(stack_description(config, decoder), stack_name(decoder),
                     decoder ? "decoder." : "encoder.", visit);
   }
 }

@@ -61,11 +61,15 @@ TEST(GraphFileLimits, UnknownTorchNamesAreRefused) {
   EXPECT_THAT(parse_error(graph_returning(R"({"layout": "torch.dense"})")),
               HasSubstr("unknown layout 'torch.dense'"));
   EXPECT_THAT(
+      parse_error(graph_returning(R"({"qscheme": "torch.per_tensor"})")),
+      HasSubstr("unknown qscheme 'torch.per_tensor'"));
+  EXPECT_THAT(
       parse_error(graph_returning(R"({"memory_format": "channels_last"})")),
       HasSubstr("unknown memory_format 'channels_last'"));
   EXPECT_EQ(parse_error(graph_returning(
                 R"([{"dtype": "torch.float16"}, {"device": "cuda:1"},
                     {"layout": "torch.strided"},
+                    {"qscheme": "torch.per_tensor_affine"},
                     {"memory_format": "torch.channels_last"}])")),
             "");
 }

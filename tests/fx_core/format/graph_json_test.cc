@@ -121,7 +121,8 @@ TEST(GraphFileRead, ReadsEveryArgumentKind) {
        "sl": {"slice": [null, 2, null]}, "ell": {"ellipsis": null},
        "dt": {"dtype": "torch.float32"}, "dev": {"device": "cuda:0"},
        "mf": {"memory_format": "torch.channels_last"},
-       "lay": {"layout": "torch.strided"}}},
+       "lay": {"layout": "torch.strided"},
+       "qs": {"qscheme": "torch.per_channel_affine"}}},
   )" + output_of(R"({"node": "full"})"));
   absl::StatusOr<GraphFile> file = parse_graph_json(text, "kinds");
   ASSERT_TRUE(file.ok()) << file.status().message();
@@ -132,7 +133,7 @@ TEST(GraphFileRead, ReadsEveryArgumentKind) {
             "pinf: inf, ninf: -inf, nan: nan, s: ab, node: %x, lst: [%x, 1], "
             "tup: (1,), d: {k: %x}, sl: slice(None, 2, None), ell: Ellipsis, "
             "dt: torch.float32, dev: cuda:0, mf: torch.channels_last, lay: "
-            "torch.strided})");
+            "torch.strided, qs: torch.per_channel_affine})");
   Node* x = file->graph->first();
   EXPECT_EQ(x->num_users(), 1u);
 }
@@ -527,7 +528,8 @@ TEST(GraphFileRoundTrip, EveryArgumentKindSurvives) {
        {"dt", Argument::dtype("torch.float16")},
        {"dev", Argument::device("cuda:1")},
        {"mf", Argument::memory_format("torch.preserve_format")},
-       {"lay", Argument::layout("torch.sparse_coo")}});
+       {"lay", Argument::layout("torch.sparse_coo")},
+       {"qs", Argument::qscheme("torch.per_tensor_affine")}});
   g.output(Argument::tuple({full, x}), "typing_Tuple[torch.Tensor,float]");
 
   std::string json = to_graph_json(g);
