@@ -21,7 +21,7 @@
 // and the reader gives the graph that codegen back; other graphs are
 // written without the entry, as before.
 //
-// Two ARG forms extend the spec's version 1 (files without them read as
+// Three ARG forms extend the spec's version 1 (files without them read as
 // before):
 //   {"namedtuple": {"class": "test_fx.Pair", "fields": ["x", "y"],
 //                   "items": [ARG, ARG], "repr": "fields"}}
@@ -35,6 +35,9 @@
 //   {"keyed_dict": [[KEY, ARG], ...]}
 //     a dict whose keys are not all str; KEY a bool, int or float ARG (or a
 //     str), each once. A dict with str keys only is written as {"dict": ..}.
+//   {"qscheme": "torch.per_channel_affine"}
+//     a torch.qscheme (the five torch 1.13 has), as convert_to_reference_fx's
+//     reference modules take one in their weight_qparams.
 //
 // torch.fx does not export `meta['is_wrapped']`; a call_function target
 // outside torch, operator and builtins.getattr can only come from `wrap`, so
