@@ -416,8 +416,7 @@ class TorchFxReader {
   py::dict node_types_;
   // value -> (class name, fields, fields_repr) for a NamedTuple value.
   py::object named_tuple_info_;
-  py::object node_class_, dtype_, device_, memory_format_, layout_,
-      qscheme_;
+  py::object node_class_, dtype_, device_, memory_format_, layout_, qscheme_;
   py::tuple symint_types_;  // torch.SymIntNode, PySymInt
   std::unordered_map<PyObject*, fx::Node*> nodes_;
 };

@@ -175,11 +175,11 @@ ArgumentDict describe_config(const FunctionalModuleImpl& module) {
         ((name == "device" || name == "dtype") && value.isNone())) {
       continue;
     }
-    out.emplace_back(name,
-                     name == "dtype" && value.isInt()
-                         ? Argument::dtype(dtype_name(
-                               static_cast<c10::ScalarType>(value.toInt())))
-                         : constant_argument(value));
+    out.emplace_back(
+        name, name == "dtype" && value.isInt()
+                  ? Argument::dtype(
+                        dtype_name(static_cast<c10::ScalarType>(value.toInt())))
+                  : constant_argument(value));
   }
   return out;
 }
@@ -187,8 +187,8 @@ ArgumentDict describe_config(const FunctionalModuleImpl& module) {
 Argument describe_module(const torch::nn::Module& module) {
   const ModuleKind* kind = ModuleRegistry::global().find(module);
   if (kind == nullptr || !kind->describe) {
-    throw FxError(cat("a module of C++ type ", module.name(),
-                      " has no description"));
+    throw FxError(
+        cat("a module of C++ type ", module.name(), " has no description"));
   }
   return Argument::dict({{"type", Argument(kind->type)},
                          {"config", Argument::dict(kind->describe(module))},

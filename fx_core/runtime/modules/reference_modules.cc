@@ -52,21 +52,20 @@ WeightQParams read_qparams(const IValue& v) {
   q.qscheme = c10::kPerTensorAffine;
   if (v.isNone()) return q;
   if (!v.isGenericDict()) {
-    throw FxError(cat("weight_qparams must be a dict, not a ",
-                      value_type_name(v)));
+    throw FxError(
+        cat("weight_qparams must be a dict, not a ", value_type_name(v)));
   }
   c10::impl::GenericDict d = v.toGenericDict();
   std::optional<IValue> qscheme = dict_entry(d, "qscheme");
   std::optional<IValue> dtype = dict_entry(d, "dtype");
   if (!qscheme || !dtype || !dtype->isInt() ||
       !(qscheme->isNone() || qscheme->isInt())) {
-    throw FxError(
-        "weight_qparams must give a qscheme (or None) and a dtype");
+    throw FxError("weight_qparams must give a qscheme (or None) and a dtype");
   }
-  q.qscheme = qscheme->isNone() ? std::nullopt
-                                : std::optional<c10::QScheme>(
-                                      static_cast<c10::QScheme>(
-                                          qscheme->toInt()));
+  q.qscheme = qscheme->isNone()
+                  ? std::nullopt
+                  : std::optional<c10::QScheme>(
+                        static_cast<c10::QScheme>(qscheme->toInt()));
   q.dtype = static_cast<c10::ScalarType>(dtype->toInt());
   if (!quantized_dtype(q.dtype)) return q;  // 0-dim placeholders
   std::optional<IValue> scale = dict_entry(d, "scale");
@@ -109,9 +108,8 @@ at::Tensor reference_weight(FunctionalModuleImpl& m) {
     return at::quantize_per_channel(weight, scale, zero_point, axis, q.dtype)
         .dequantize();
   }
-  throw FxError(cat("Unsupported dtype and qscheme: ",
-                    dtype_name(q.dtype), ", ",
-                    qscheme_name(*q.qscheme)));
+  throw FxError(cat("Unsupported dtype and qscheme: ", dtype_name(q.dtype),
+                    ", ", qscheme_name(*q.qscheme)));
 }
 
 // The qparams' buffers, shaped as the constructor makes them.
@@ -123,8 +121,7 @@ void visit_qparam_buffers(const WeightQParams& q, const WeightVisitor& visit) {
 
 void register_qparam_buffers(FunctionalModuleImpl& m, const WeightQParams& q) {
   m.register_buffer("weight_scale", at::ones(q.scale_shape));
-  m.register_buffer("weight_zero_point",
-                    at::zeros(q.scale_shape, at::kLong));
+  m.register_buffer("weight_zero_point", at::zeros(q.scale_shape, at::kLong));
   m.register_buffer("weight_axis", at::zeros({}, at::kInt));
 }
 
@@ -140,8 +137,9 @@ Argument typed_qparams(const IValue& v) {
       items.emplace_back(key, Argument::qscheme(qscheme_name(
                                   static_cast<c10::QScheme>(value.toInt()))));
     } else if (key == "dtype" && value.isInt()) {
-      items.emplace_back(key, Argument::dtype(dtype_name(
-                                  static_cast<c10::ScalarType>(value.toInt()))));
+      items.emplace_back(
+          key, Argument::dtype(
+                   dtype_name(static_cast<c10::ScalarType>(value.toInt()))));
     } else {
       items.emplace_back(key, constant_argument(value));
     }
@@ -177,15 +175,15 @@ FunctionalModuleSpec reference_linear() {
     visit_qparam_buffers(read_qparams(a[5]), visit);
   };
   spec.parameters = [](FunctionalModuleImpl& m, OpArgs& a) {
-    m.register_parameter("weight", at::empty({a.to_int(1), a.to_int(0)}));
-    if (a.to_bool(2)) m.register_parameter("bias", at::empty({a.to_int(1)}));
+    m.register_parameter("weight", at::zeros({a.to_int(1), a.to_int(0)}));
+    if (a.to_bool(2)) m.register_parameter("bias", at::zeros({a.to_int(1)}));
     register_qparam_buffers(m, read_qparams(a[5]));
   };
   FunctionTarget linear("torch._C._nn.linear");
   spec.custom = [linear](FunctionalModuleImpl& m, OpArgs& a) -> IValue {
     c10::optional<at::Tensor> bias = m.tensor("bias");
-    return linear({a.tensor(0), reference_weight(m),
-                   bias ? IValue(*bias) : IValue()});
+    return linear(
+        {a.tensor(0), reference_weight(m), bias ? IValue(*bias) : IValue()});
   };
   return spec;
 }
@@ -227,8 +225,8 @@ FunctionalModuleSpec reference_conv(size_t n) {
     visit_qparam_buffers(read_qparams(a[11]), visit);
   };
   spec.parameters = [weight_shape](FunctionalModuleImpl& m, OpArgs& a) {
-    m.register_parameter("weight", at::empty(weight_shape(a)));
-    if (a.to_bool(7)) m.register_parameter("bias", at::empty({a.to_int(1)}));
+    m.register_parameter("weight", at::zeros(weight_shape(a)));
+    if (a.to_bool(7)) m.register_parameter("bias", at::zeros({a.to_int(1)}));
     register_qparam_buffers(m, read_qparams(a[11]));
   };
   FunctionTarget conv(cat("torch.conv", n, "d"));
@@ -247,12 +245,11 @@ FunctionalModuleSpec reference_conv(size_t n) {
 // modules its constructor takes, children "0", "1", ...
 FunctionalModuleSpec fused(const std::string& name,
                            std::vector<std::string> parts) {
-  FunctionalModuleSpec spec{
-      cat("torch.ao.nn.intrinsic.modules.fused.", name),
-      join(parts, ", "),
-      "input",
-      "",
-      {}};
+  FunctionalModuleSpec spec{cat("torch.ao.nn.intrinsic.modules.fused.", name),
+                            join(parts, ", "),
+                            "input",
+                            "",
+                            {}};
   spec.visit_weights = [parts](OpArgs& a, const WeightVisitor& visit) {
     for (size_t i = 0; i < parts.size(); ++i) {
       visit_described_weights(a[i], parts[i], cat(i, "."), visit);
