@@ -1496,4 +1496,12 @@ absl::Status write_graph_file(const std::string& path, const GraphFile& file) {
   return write_file_atomically(path, to_graph_json(file));
 }
 
+absl::Status check_reads_back(std::string_view text, std::string_view path) {
+  absl::StatusOr<GraphFile> back = parse_graph_json(text, path);
+  if (back.ok()) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      cat("not writing '", path, "': the graph would not read back (",
+          std::string(back.status().message()), ")"));
+}
+
 }  // namespace fx

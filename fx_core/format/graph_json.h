@@ -153,6 +153,11 @@ std::string to_graph_json(
     std::string_view weights = {}, const sym::ShapeEnv* shape_env = nullptr,
     const WeightKinds& weight_kinds = {});
 std::string to_graph_json(const GraphFile& file);
+
+// Checks that `text` (about to be written to `path`) reads back, so that a
+// writer never leaves a file its own reader refuses: OK, or an error naming
+// `path` and what the reader says.
+absl::Status check_reads_back(std::string_view text, std::string_view path);
 // Writes to a temporary file beside `path` and renames it into place.
 absl::Status write_graph_file(const std::string& path, const GraphFile& file);
 

@@ -631,6 +631,9 @@ absl::Status write_graph_module(const GraphModule& module,
   absl::StatusOr<GraphBundle> bundle =
       describe_graph_module(module, weights_name);
   if (!bundle.ok()) return bundle.status();
+  if (absl::Status s = check_reads_back(bundle->json, json_path); !s.ok()) {
+    return s;
+  }
   size_t slash = json_path.rfind('/');
   std::string dir =
       slash == std::string::npos ? "." : json_path.substr(0, slash);

@@ -3,7 +3,9 @@
 #include <exception>
 #include <iostream>
 #include <set>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
@@ -16,6 +18,43 @@
 
 namespace fx::host {
 namespace {
+
+// The graph's placeholder targets, in order: its signature.
+std::vector<std::string> placeholder_targets(const Graph& graph) {
+  std::vector<std::string> out;
+  for (const Node* n : graph.nodes()) {
+    if (n->op() == Opcode::kPlaceholder) out.push_back(n->target());
+  }
+  return out;
+}
+
+// What every pass keeps, checked after each one, in process as in a worker
+// (where reading the worker's file back checks the first part too): exactly
+// one output node, the last; and the placeholders it found (their targets,
+// in order: the signature callers use). The error, or empty.
+std::string check_outline(const Graph& graph,
+                          const std::vector<std::string>& signature) {
+  size_t outputs = 0;
+  const Node* last = nullptr;
+  for (const Node* n : graph.nodes()) {
+    if (n->op() == Opcode::kOutput) ++outputs;
+    last = n;
+  }
+  if (outputs != 1) {
+    return cat("it left an invalid graph: ", outputs,
+               " output nodes (exactly one, the last node, is required)");
+  }
+  if (last->op() != Opcode::kOutput) {
+    return cat("it left an invalid graph: node '", last->name(),
+               "' follows the output node (the output must be last)");
+  }
+  std::vector<std::string> now = placeholder_targets(graph);
+  if (now != signature) {
+    return cat("it changed the graph's placeholders (its signature) from (",
+               join(signature, ", "), ") to (", join(now, ", "), ")");
+  }
+  return {};
+}
 
 bool contains(const FxNameList& list, std::string_view name) {
   for (size_t i = 0; i < list.count; ++i) {
@@ -161,13 +200,17 @@ class PipelineRun {
   void run_pass(size_t i) {
     const PassEvent event{this->event(), i, holds_};
     target_.begin();
+    const std::vector<std::string> signature =
+        placeholder_targets(target_.graph());
     hooks_.before(&PassInstrumentation::run_before_pass, event);
     std::string error = call(event);
     hooks_.after(&PassInstrumentation::run_after_pass_call, event);
     if (error.empty() && pm_.spec().verify_each) {
       hooks_.before(&PassInstrumentation::run_before_verification, event);
-      error = verify(event);
+      error = verify(event, signature);
       hooks_.after(&PassInstrumentation::run_after_verification, event);
+    } else if (error.empty()) {  // even unverified, never an unwritable graph
+      error = check_outline(target_.graph(), signature);
     }
     if (error.empty()) {
       commit(event);
@@ -213,13 +256,17 @@ class PipelineRun {
     return result.error;
   }
 
-  // Validation: lint, then every property the pass declares it produces.
-  std::string verify(const PassEvent& event) {
+  // Validation: lint, the outline (check_outline), then every property the
+  // pass declares it produces.
+  std::string verify(const PassEvent& event,
+                     const std::vector<std::string>& signature) {
     try {
       target_.graph().lint();
     } catch (const FxError& e) {
       return cat("it left an invalid graph: ", e.what());
     }
+    std::string outline = check_outline(target_.graph(), signature);
+    if (!outline.empty()) return outline;
     const FxNameList& produces = event.info().produces;
     for (size_t p = 0; p < produces.count; ++p) {
       absl::Status ok = check_property(produces.names[p], target_.graph());

@@ -506,8 +506,9 @@ absl::Status GraphModuleTarget::write(const std::string& json_path) const {
 }
 
 absl::Status GraphFileTarget::write(const std::string& json_path) const {
-  return write_file_atomically(
-      json_path, to_graph_json(*file_.graph, file_.modules, file_.weights));
+  std::string json = to_graph_json(*file_.graph, file_.modules, file_.weights);
+  if (absl::Status s = check_reads_back(json, json_path); !s.ok()) return s;
+  return write_file_atomically(json_path, json);
 }
 
 }  // namespace fx::host

@@ -218,6 +218,34 @@ TEST(GraphModuleFile, WeightsAreNamedAfterTheOutput) {
   EXPECT_EQ(weights_file_for("dir/graph.fx.json"), "model.weights.pt");
 }
 
+// A graph its own reader would refuse (a call_method of a dunder that
+// reaches the interpreter's internals, which an in-process edit can make) is
+// not written, and the file already there stays as it was (issue 39).
+TEST(GraphModuleFile, AGraphThatWouldNotReadBackIsNotWritten) {
+  auto gm = read_graph_module(
+      bundle("reads_back", kLinearGraph,
+             {{"fc.weight", at::rand({2, 4})}, {"fc.bias", at::rand({2})}}));
+  ASSERT_TRUE(gm.ok()) << gm.status().message();
+  std::string out =
+      std::string(std::getenv("TEST_TMPDIR")) + "/reads_back.json";
+  ASSERT_TRUE(write_graph_module(**gm, out).ok());
+  std::ifstream first_in(out);
+  std::string first((std::istreambuf_iterator<char>(first_in)), {});
+  Graph& g = (*gm)->graph();
+  Node* fc = g.find_nodes(Opcode::kCallModule, "fc").at(0);
+  {
+    auto at = g.inserting_after(fc);
+    g.call_method("__globals__", {fc});
+  }
+  absl::Status written = write_graph_module(**gm, out);
+  EXPECT_FALSE(written.ok());
+  EXPECT_NE(std::string(written.message()).find("would not read back"),
+            std::string::npos)
+      << written.message();
+  std::ifstream again_in(out);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(again_in)), {}), first);
+}
+
 // Found by tests/fuzz:bundle (crashes/bundle/int_weight_for_parameter): an
 // integer weight for a parameter (which requires grad) made LibTorch throw
 // out of the loader, and the process abort; it is an error naming the weight.

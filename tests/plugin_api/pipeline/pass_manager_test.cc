@@ -128,7 +128,8 @@ TEST_F(PassManagerTest, ConfigErrorsNameThePassAndOption) {
   EXPECT_EQ(error_of(manager("dce")),
             "unknown pass 'dce' (known passes: decompose_relu, "
             "fake_shape_prop, read_meta, echo_options, edit_then_fail, "
-            "break_graph, zero_weights_then_fail, double_in_place, first, "
+            "break_graph, second_output, retarget_placeholder, "
+            "zero_weights_then_fail, double_in_place, first, "
             "second, third, "
             "cycle_a, cycle_b, throw_through_c, rebuild_module_then_fail, "
             "record_shapes, c_add_to_mul, retarget)");
@@ -226,6 +227,18 @@ INSTANTIATE_TEST_SUITE_P(
                 "(args = (%x,), kwargs = {})\n"
                 "    %add : [num_users=1] = call_function[target=operator.mul]"
                 "(args = (%relu, 1), kwargs = {})"},
+        // torch.fx's lint accepts both; no file could hold the first, and
+        // the second changes what callers pass (issue 39).
+        Failure{"second_output",
+                "pass 'second_output' of plugin 'test_passes' "
+                "(tests/plugin_api/plugins/libtest_passes.so) failed and was "
+                "rolled back: it left an invalid graph: 2 output nodes "
+                "(exactly one, the last node, is required)"},
+        Failure{"retarget_placeholder",
+                "pass 'retarget_placeholder' of plugin 'test_passes' "
+                "(tests/plugin_api/plugins/libtest_passes.so) failed and was "
+                "rolled back: it changed the graph's placeholders (its "
+                "signature) from (x) to (torch.relu)"},
         Failure{"fake_shape_prop{fail_on=relu}",
                 "pass 'fake_shape_prop' of plugin 'test_passes' "
                 "(tests/plugin_api/plugins/libtest_passes.so) failed and was "

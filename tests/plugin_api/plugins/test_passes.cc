@@ -77,6 +77,20 @@ bool break_graph(fxp::Graph& g, const fxp::Options&) {
   return true;
 }
 
+// Adds a second output node in mid-graph (torch.fx's lint accepts it).
+bool second_output(fxp::Graph& g, const fxp::Options&) {
+  fxp::Node first = *g.begin();
+  auto guard = g.inserting_after(first);
+  g.create_node(FX_OP_OUTPUT, "output", {fxp::Arg(first)}, {});
+  return true;
+}
+
+// Makes the first placeholder's target torch.relu (its op stays).
+bool retarget_placeholder(fxp::Graph& g, const fxp::Options&) {
+  (*g.begin()).set_target("torch.relu");
+  return true;
+}
+
 // Replaces every parameter it can read with zeros, then fails.
 bool zero_weights_then_fail(fxp::Graph& g, const fxp::Options& options) {
   for (const std::string& name : options.get_list("names")) {
@@ -275,6 +289,10 @@ FXP_PLUGIN_WITH_EXTENSIONS(
     fxp::pass<edit_then_fail>("edit_then_fail",
                               "turns add into mul, then fails"),
     fxp::pass<break_graph>("break_graph", "leaves a use before definition"),
+    fxp::pass<second_output>("second_output",
+                             "adds a second output node in mid-graph"),
+    fxp::pass<retarget_placeholder>("retarget_placeholder",
+                                    "renames the first placeholder's target"),
     fxp::pass<zero_weights_then_fail>("zero_weights_then_fail",
                                       "replaces weights, then fails")
         .option("names", FX_OPTION_STRING_LIST, "", "parameters to replace"),
