@@ -209,7 +209,15 @@ bool is_allowed_pickle_global(const std::string& global) {
                    "build_doublelist", "build_boollist"});
   }
   if (module == "torch.return_types") {
-    return !name.empty() && name.find_first_of(" .") == std::string::npos;
+    // A Python identifier, as every class there is named (a NUL in the
+    // name read, but the writer could not write it back: tests/fuzz
+    // crashes/torch_save/return_types_nul_name).
+    auto word = [](char c) {
+      return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+             (c >= '0' && c <= '9');
+    };
+    return !name.empty() && !(name[0] >= '0' && name[0] <= '9') &&
+           std::all_of(name.begin(), name.end(), word);
   }
   if (module != "torch") return false;
   if (one_of({"Size", "device", "per_tensor_affine", "per_channel_affine",

@@ -199,6 +199,15 @@ Expr operator+(const Expr& a, const Expr& b) {
 
 Expr operator-(const Expr& a, const Expr& b) { return a + (-b); }
 
+Expr sum(const std::vector<Expr>& terms) {
+  internal::Poly all;
+  for (const Expr& t : terms) {
+    internal::Poly p = to_poly(t);
+    all.insert(all.end(), p.begin(), p.end());
+  }
+  return from_poly(internal::poly_add(all, {}));
+}
+
 Expr operator*(const Expr& a, const Expr& b) {
   return from_poly(internal::poly_mul(to_poly(a), to_poly(b)));
 }

@@ -102,6 +102,9 @@ Expr operator+(const Expr& a, const Expr& b);
 Expr operator-(const Expr& a, const Expr& b);
 Expr operator*(const Expr& a, const Expr& b);
 Expr operator-(const Expr& a);
+// terms[0] + terms[1] + ..., formed once (adding them one at a time re-sorts
+// the sum at each step: a sum of n terms read from text cost n**2).
+Expr sum(const std::vector<Expr>& terms);
 // base**exponent, expanded; exponent >= 0 (FxError otherwise).
 Expr pow(const Expr& base, int64_t exponent);
 // torch 1.13's FloorDiv(base, divisor): Python's // on integers.

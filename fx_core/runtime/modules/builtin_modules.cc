@@ -445,18 +445,41 @@ void add_cross_map_lrn2d(ModuleRegistry& r) {
       });
 }
 
-// The width of tail cluster `i`'s hidden layer, as LibTorch's constructor
-// computes it (in_features / div_value^(i+1), floored), refused when it is
-// not a size.
+// Python's float floor division a // b, for a >= 0 and b > 0 (CPython's
+// float_floor_div).
+double python_floordiv(double a, double b) {
+  double mod = std::fmod(a, b);
+  double div = (a - mod) / b;
+  double floor = std::floor(div);
+  return div - floor > 0.5 ? floor + 1.0 : floor;
+}
+
+// The width of tail cluster `i`'s hidden layer. LibTorch's constructor
+// computes in_features / int64(div_value^(i+1)), torch's Python class
+// in_features // div_value^(i+1) (on floats): they agree for whole powers
+// (the default 4.0), differ for others, and LibTorch divides by zero for a
+// div_value below 1 (a SIGFPE, found by tests/fuzz:module_config). Only
+// configs where both agree are built; others are refused, naming both.
 int64_t adaptive_hidden_size(int64_t in_features, double div_value, size_t i) {
-  double h = std::floor(static_cast<double>(in_features) /
-                        std::pow(div_value, static_cast<double>(i + 1)));
-  if (!(h >= 0 && h <= static_cast<double>(kMaxConfigInt))) {
+  double power = std::pow(div_value, static_cast<double>(i + 1));
+  if (!(power >= 1 && power <= 0x1p62)) {
     throw FxError(cat("config 'div_value' = ", python_float_repr(div_value),
-                      ": tail cluster ", i, " would have ",
-                      python_float_repr(h), " hidden features"));
+                      ": div_value**", i + 1, " is ", python_float_repr(power),
+                      "; LibTorch's AdaptiveLogSoftmaxWithLoss needs it "
+                      "between 1 and 2**62"));
   }
-  return static_cast<int64_t>(h);
+  int64_t libtorch = in_features / static_cast<int64_t>(power);
+  double python = python_floordiv(static_cast<double>(in_features), power);
+  if (static_cast<double>(libtorch) != python) {
+    throw FxError(cat("config 'div_value' = ", python_float_repr(div_value),
+                      ": tail cluster ", i, " would have ", libtorch,
+                      " hidden features in LibTorch's "
+                      "AdaptiveLogSoftmaxWithLoss but ",
+                      python_float_repr(python),
+                      " in torch's Python class (they agree for whole "
+                      "div_values)"));
+  }
+  return libtorch;
 }
 
 // The constructor's checks (torch.nn.AdaptiveLogSoftmaxWithLoss's): cutoffs

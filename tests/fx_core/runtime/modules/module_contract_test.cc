@@ -227,7 +227,28 @@ TEST(ModuleContract, AdaptiveLogSoftmaxChecksItsClustersBeforeAllocating) {
                           {"cutoffs", ints({4})},
                           {"div_value", 1e-300}}),
             "torch.nn.AdaptiveLogSoftmaxWithLoss: config 'div_value' = "
-            "1e-300: tail cluster 0 would have inf hidden features");
+            "1e-300: div_value**1 is 1e-300; LibTorch's "
+            "AdaptiveLogSoftmaxWithLoss needs it between 1 and 2**62");
+  // Found by tests/fuzz:module_config: LibTorch divided by zero (SIGFPE).
+  EXPECT_EQ(create_error("torch.nn.AdaptiveLogSoftmaxWithLoss",
+                         {{"in_features", int64_t{8}},
+                          {"n_classes", int64_t{12}},
+                          {"cutoffs", ints({3, 6, 9})},
+                          {"div_value", 0.18446744073709552}}),
+            "torch.nn.AdaptiveLogSoftmaxWithLoss: config 'div_value' = "
+            "0.18446744073709553: div_value**1 is 0.18446744073709553; "
+            "LibTorch's AdaptiveLogSoftmaxWithLoss needs it between 1 and "
+            "2**62");
+  // LibTorch would make 8 / int(2.5) = 4 hidden features, Python 8 // 2.5.
+  EXPECT_EQ(create_error("torch.nn.AdaptiveLogSoftmaxWithLoss",
+                         {{"in_features", int64_t{8}},
+                          {"n_classes", int64_t{10}},
+                          {"cutoffs", ints({4})},
+                          {"div_value", 2.5}}),
+            "torch.nn.AdaptiveLogSoftmaxWithLoss: config 'div_value' = 2.5: "
+            "tail cluster 0 would have 4 hidden features in LibTorch's "
+            "AdaptiveLogSoftmaxWithLoss but 3.0 in torch's Python class (they "
+            "agree for whole div_values)");
   std::string msg =
       load_error(bundle("huge_asm", "torch.nn.AdaptiveLogSoftmaxWithLoss",
                         R"({"in_features": 1048576, "n_classes": 1048576,)"
