@@ -1,5 +1,8 @@
 #include "plugin_api/pipeline/pass_manager.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <exception>
 #include <iostream>
 #include <set>
@@ -18,6 +21,28 @@
 
 namespace fx::host {
 namespace {
+
+// The process's working directory, put back when this goes: a plugin that
+// calls chdir() must not move where the host's relative paths (its output)
+// point (issue 39).
+class WorkingDirectoryGuard {
+ public:
+  WorkingDirectoryGuard()
+      : fd_(::open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {}
+  ~WorkingDirectoryGuard() {
+    if (fd_ < 0) return;
+    if (::fchdir(fd_) != 0) {
+      std::cerr << "fx: cannot return to the working directory a pass "
+                   "left\n";
+    }
+    ::close(fd_);
+  }
+  WorkingDirectoryGuard(const WorkingDirectoryGuard&) = delete;
+  WorkingDirectoryGuard& operator=(const WorkingDirectoryGuard&) = delete;
+
+ private:
+  int fd_;
+};
 
 // The graph's placeholder targets, in order: its signature.
 std::vector<std::string> placeholder_targets(const Graph& graph) {
@@ -203,7 +228,11 @@ class PipelineRun {
     const std::vector<std::string> signature =
         placeholder_targets(target_.graph());
     hooks_.before(&PassInstrumentation::run_before_pass, event);
-    std::string error = call(event);
+    std::string error;
+    {
+      WorkingDirectoryGuard cwd;
+      error = call(event);
+    }
     hooks_.after(&PassInstrumentation::run_after_pass_call, event);
     if (error.empty() && pm_.spec().verify_each) {
       hooks_.before(&PassInstrumentation::run_before_verification, event);

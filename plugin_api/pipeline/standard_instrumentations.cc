@@ -1,11 +1,13 @@
 #include "plugin_api/pipeline/standard_instrumentations.h"
 
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <boost/filesystem.hpp>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <set>
@@ -215,10 +217,13 @@ void ReproducerInstrumentation::run_after_pass_failed(const PassEvent& event) {
 namespace {
 
 // What the handler writes: prepared before each pass, so the handler only
-// reads a fixed buffer. `armed` says whether a pass is running.
+// reads fixed buffers. `armed`: 0 before any pass, 1 while a pass runs (on
+// thread `pass_thread` of process `armed_pid`), 2 after it returned.
 char fatal_prefix[128];
 char fatal_message[1024];
 volatile sig_atomic_t fatal_armed = 0;
+volatile pid_t armed_pid = 0;
+volatile pid_t pass_thread = 0;
 constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 struct sigaction previous_actions[NSIG];
 
@@ -232,19 +237,41 @@ void write_all(const char* s) {
   }
 }
 
+pid_t current_thread() { return static_cast<pid_t>(::syscall(SYS_gettid)); }
+
 void on_fatal_signal(int sig) {
-  if (fatal_armed) {
+  sig_atomic_t armed = fatal_armed;
+  if (armed != 0 && getpid() == armed_pid) {
     fatal_armed = 0;
     write_all(fatal_prefix);
     write_all(": fatal signal ");
     const char* name = known_signal_name(sig);
     write_all(name != nullptr ? name : "signal");
+    if (armed == 2) {
+      write_all(" after");
+    } else if (current_thread() != pass_thread) {
+      write_all(" in another thread (one a plugin left running?) during");
+    } else {
+      write_all(" in");
+    }
     write_all(fatal_message);
   }
   // The previous disposition (usually the default: die of the signal); the
   // signal raised again is delivered when this handler returns.
   sigaction(sig, &previous_actions[sig], nullptr);
   raise(sig);
+}
+
+// exit() or quick_exit() called while a pass runs (by the plugin): named,
+// and the process ends with kPluginExitStatus rather than the status the
+// plugin chose (exit(0) would have looked like success).
+void on_exit_during_pass() {
+  if (fatal_armed != 1 || getpid() != armed_pid) return;
+  fatal_armed = 0;
+  write_all(fatal_prefix);
+  write_all(": the process was ended (exit or quick_exit) during");
+  write_all(fatal_message);
+  ::_exit(kPluginExitStatus);
 }
 
 void install_fatal_signal_handlers() {
@@ -261,6 +288,8 @@ void install_fatal_signal_handlers() {
     for (int sig : kFatalSignals) {
       sigaction(sig, &action, &previous_actions[sig]);
     }
+    std::atexit(on_exit_during_pass);
+    std::at_quick_exit(on_exit_during_pass);
     return true;
   }();
   (void)installed;
@@ -282,15 +311,25 @@ FatalSignalInstrumentation::FatalSignalInstrumentation(
 
 void FatalSignalInstrumentation::run_before_pass(const PassEvent& event) {
   const Plugin& plugin = *event.pass().pass->plugin;
-  copy_to(fatal_message, sizeof fatal_message,
-          cat(" in pass '", event.pass().invocation.pass, "' of ",
-              plugin.describe(),
-              "; the process ends here and no output is written\n"));
+  fatal_armed = 0;
+  copy_to(
+      fatal_message, sizeof fatal_message,
+      cat(" pass '", event.pass().invocation.pass, "' of ", plugin.describe(),
+          "; the process ends here and no output is written\n"));
+  armed_pid = getpid();
+  pass_thread = current_thread();
   fatal_armed = 1;
 }
 
-void FatalSignalInstrumentation::run_after_pass_call(const PassEvent&) {
+void FatalSignalInstrumentation::run_after_pass_call(const PassEvent& event) {
+  const Plugin& plugin = *event.pass().pass->plugin;
   fatal_armed = 0;
+  copy_to(
+      fatal_message, sizeof fatal_message,
+      cat(" pass '", event.pass().invocation.pass, "' of ", plugin.describe(),
+          " returned (in a thread it left running, or in the host); the "
+          "process ends here\n"));
+  fatal_armed = 2;
 }
 
 }  // namespace fx::host

@@ -89,20 +89,29 @@ class ReproducerInstrumentation : public PassInstrumentation {
   bool written_ = false;  // only the first failure of a run
 };
 
-// Fatal signals inside a pass, named. While a pass's run function is being
-// called (run_before_pass to run_after_pass_call), a SIGSEGV, SIGBUS,
-// SIGILL, SIGFPE or SIGABRT in the process writes
+// Fatal signals and exits inside a pass, named. While a pass's run function
+// is being called (run_before_pass to run_after_pass_call), a SIGSEGV,
+// SIGBUS, SIGILL, SIGFPE or SIGABRT in the process writes
 //   PREFIX: fatal signal SIGSEGV in pass 'NAME' of plugin 'P' (FILE); ...
+// ("in another thread ... during pass" when it is not the pass's thread)
 // to stderr (fd 2, async-signal-safe writes only), then the signal takes
-// its previous disposition (the process dies of it, as it would have). The
-// pass runs in-process, so nothing else can be saved: the graph and its
-// output file are left as they were (fx run writes only after the
-// pipeline). Outside passes the handler only passes the signal on.
+// its previous disposition (the process dies of it, as it would have); one
+// after the pass returned (a thread the plugin left running) is named with
+// the last pass ("after pass 'NAME' ... returned"). exit() or quick_exit()
+// during a pass writes "PREFIX: the process was ended (exit or quick_exit)
+// during pass 'NAME' ..." and ends the process with kPluginExitStatus,
+// whatever status the plugin gave (_exit cannot be seen: run untrusted
+// plugins with --isolate). The pass runs in-process, so nothing else can be
+// saved: the graph and its output file are left as they were (fx run
+// writes only after the pipeline). Before any pass the handler only passes
+// the signal on.
 // Process-wide: the handlers are installed (on an alternate stack, so a
 // stack overflow is named too) by the first instance and stay; with several
 // pass managers running at once, the message names the last pass begun.
 // Not installed by PassManager::run: a host opts in (fx run does), as
 // signal handlers belong to the program.
+inline constexpr int kPluginExitStatus = 70;  // EX_SOFTWARE
+
 class FatalSignalInstrumentation : public PassInstrumentation {
  public:
   // `prefix` starts the message ("fx run").

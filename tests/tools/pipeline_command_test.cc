@@ -197,6 +197,51 @@ TEST(FxRunDeathTest, APassThatCrashesTheProcessIsNamed) {
   EXPECT_FALSE(exists(out));
 }
 
+// Issue 39: a plugin that ends the process with exit(0) or quick_exit(0)
+// during its pass does not make fx report success; one that calls chdir()
+// does not move the output; a thread a plugin leaves to crash is named.
+TEST(FxRunDeathTest, APluginEndingTheProcessIsNamedAndFails) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  std::string plugin = kPlugins + "libprocess_state_plugin.so";
+  std::string out = temp_path("process_state/out.fx.json");
+  for (const char* pass : {"exit_0", "quick_exit"}) {
+    EXPECT_EXIT(run({"run", mymodule(), "--no-default-plugins", "--plugin",
+                     plugin, "--pipeline", pass, "-o", out}),
+                ::testing::ExitedWithCode(70),
+                std::string("fx run: the process was ended \\(exit or "
+                            "quick_exit\\) during pass '") +
+                    pass + "' of plugin 'process_state'")
+        << pass;
+  }
+  EXPECT_EXIT(run({"run", mymodule(), "--no-default-plugins", "--plugin",
+                   plugin, "--pipeline", "thread_crash,sleep", "-o", out}),
+              ::testing::KilledBySignal(SIGSEGV),
+              "fx run: fatal signal SIGSEGV in another thread \\(one a "
+              "plugin left running\\?\\) during pass 'sleep' of plugin "
+              "'process_state'");
+  EXPECT_FALSE(exists(out));
+}
+
+TEST(FxRun, APassThatChangesTheWorkingDirectoryDoesNotMoveTheOutput) {
+  namespace fs = boost::filesystem;
+  std::string dir = temp_path("chdir_pass");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::path here = fs::current_path();
+  std::string input = fs::absolute(mymodule()).string();
+  std::string plugin =
+      fs::absolute(kPlugins + "libprocess_state_plugin.so").string();
+  fs::current_path(dir);
+  Result r = run({"run", input, "--no-default-plugins", "--plugin", plugin,
+                  "--pipeline", "chdir", "-o", "out.fx.json"});
+  std::string now = fs::current_path().string();
+  fs::current_path(here);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(now, fs::path(dir).string());
+  EXPECT_TRUE(exists(dir + "/out.fx.json"));
+  EXPECT_FALSE(exists("/out.fx.json"));
+}
+
 TEST(FxRun, RunsAPipelineAndWritesTheBundle) {
   std::string out = temp_path("run/out.fx.json");
   Result r = run({"run", mymodule(), "--no-default-plugins", "--plugin",
