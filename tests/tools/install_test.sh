@@ -82,6 +82,14 @@ nm -D --defined-only "$template/build/librelu_to_mul.so" | awk '{print $3}' >"$w
 [ "$(cat "$work/exports.txt")" = "fx_plugin_get_info" ] ||
   { cat "$work/exports.txt"; fail "the CMake plugin exports more than fx_plugin_get_info"; }
 
+step "fx_add_plugin optimises when the project sets no CMAKE_BUILD_TYPE"
+(cd "$template" && "${clean_env[@]}" cmake -S . -B build_default \
+  -DCMAKE_PREFIX_PATH="$sdk" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
+  >"$work/cmake_default.log" 2>&1) ||
+  { cat "$work/cmake_default.log"; fail "the template does not configure"; }
+grep -q -- " -O2 " "$template/build_default/compile_commands.json" ||
+  { cat "$template/build_default/compile_commands.json"; fail "the plugin builds without -O2"; }
+
 api="$(sed -n 's/^#define FX_API_VERSION \([0-9]*\).*/\1/p' "$sdk/include/fx/plugin_api.h")"
 newer=$((api + 1))
 step "find_package(FxSdk $newer) is refused (the SDK is API version $api)"

@@ -18,7 +18,8 @@
 #       C++17 (C99 for C sources), position-independent code, hidden
 #       visibility, a version script exporting fx_plugin_get_info alone, and
 #       no undefined symbols (a plugin needs nothing from the host's symbols:
-#       everything comes through the FxApi table).
+#       everything comes through the FxApi table); optimised (-O2) when the
+#       project sets no CMAKE_BUILD_TYPE (CMake's default is no flags at all).
 get_filename_component(FxSdk_PREFIX "${CMAKE_CURRENT_LIST_DIR}/../../.." ABSOLUTE)
 set(FxSdk_INCLUDE_DIR "${FxSdk_PREFIX}/include")
 set(FX_EXECUTABLE "${FxSdk_PREFIX}/bin/fx")
@@ -63,6 +64,10 @@ function(fx_add_plugin name)
     C_VISIBILITY_PRESET hidden
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)
+  get_property(_fx_multi_config GLOBAL PROPERTY GENERATOR_IS_MULTI_CONFIG)
+  if(NOT _fx_multi_config AND NOT CMAKE_BUILD_TYPE)
+    target_compile_options(${name} PRIVATE -O2)
+  endif()
   if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
     target_link_options(${name} PRIVATE
       "LINKER:--version-script=${FX_PLUGIN_VERSION_SCRIPT}"
