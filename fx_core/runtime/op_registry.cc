@@ -462,6 +462,13 @@ const OpDef& OpRegistry::get(Opcode op, std::string_view target) {
 }
 
 std::string no_kernel_message(Opcode op, std::string_view target) {
+  if (op == Opcode::kCallFunction) {
+    // Most often a plugin's custom op whose plugin was not loaded.
+    return cat("no kernel for call_function target '", target,
+               "': if a plugin defines it, load that plugin (fx: --plugin "
+               "PATH or --plugin-dir DIR; fx_sdk: plugins=[PATH]); in C++, "
+               "register one with fx::OpRegistry::global().add()");
+  }
   return cat("no kernel for ", opcode_name(op), " target '", target,
              "': register one with fx::OpRegistry::global().add()");
 }

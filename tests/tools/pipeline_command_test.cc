@@ -563,6 +563,37 @@ TEST(FxRun, ItsOwnOutputFeedsBackIntoIt) {
   }
 }
 
+// A graph calling a plugin's custom op runs with that plugin loaded; without
+// it the error says to load it (issue 39: it gave C++ registry advice only).
+TEST(FxExec, ACustomOpNeedsItsPluginAndSaysSo) {
+  std::string graph = temp_path("custom_op/graph.fx.json");
+  boost::filesystem::create_directories(temp_path("custom_op"));
+  // (Custom ops stay registered in a process once a plugin loaded them:
+  // the missing one is an op no plugin here defines.)
+  std::string unknown = temp_path("custom_op/unknown.fx.json");
+  for (const char* target :
+       {"test_vendor.scaled_add", "vendor.never_defined"}) {
+    Graph g;
+    Node* x = g.placeholder("x");
+    g.output(g.call_function(target, {x, x}));
+    std::ofstream(target[0] == 't' ? graph : unknown) << to_graph_json(g);
+  }
+  std::string inputs = reference("seed_dropout", "input.pt");
+  std::string out = temp_path("custom_op/out.pt");
+  Result missing = run({"exec", unknown, "--inputs", inputs, "--outputs", out,
+                        "--no-default-plugins"});
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.err.find("no kernel for call_function target "
+                             "'vendor.never_defined': if a plugin defines "
+                             "it, load that plugin (fx: --plugin PATH"),
+            std::string::npos)
+      << missing.err;
+  Result loaded =
+      run({"exec", graph, "--inputs", inputs, "--outputs", out,
+           "--no-default-plugins", "--plugin", kPlugins + "libtest_passes.so"});
+  EXPECT_EQ(loaded.status, 0) << loaded.err;
+}
+
 // A graph that does not load as a module is still transformed as a graph;
 // only --inputs, which needs one that runs, refuses it with the reason.
 TEST(FxRun, AGraphThatDoesNotRunIsTransformedButRefusesInputs) {

@@ -143,8 +143,9 @@ TEST(CompiledSteps, UnknownTargetErrorIsTheSameInBothPlans) {
   const std::string want =
       "cannot compile node '" + std::string(f->name()) +
       "' (call_function vendor.mystery_op): no kernel for call_function "
-      "target 'vendor.mystery_op': register one with "
-      "fx::OpRegistry::global().add()";
+      "target 'vendor.mystery_op': if a plugin defines it, load that plugin "
+      "(fx: --plugin PATH or --plugin-dir DIR; fx_sdk: plugins=[PATH]); in "
+      "C++, register one with fx::OpRegistry::global().add()";
   EXPECT_EQ(compile_error(*g, root), want);
   GraphModule gm(root, std::move(g));
   EXPECT_EQ(gm.check_executable().message(), want);
