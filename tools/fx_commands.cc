@@ -78,7 +78,8 @@ constexpr std::string_view kUsage =
     "  minimize FILE --inputs IN.pt (--pipeline TEXT | --config CONF.json)\n"
     "      [--plugin PATH]... [--plugin-dir DIR]... [--mode "
     "bisect|sequential]\n"
-    "      [--atol X] [--rtol X] [--find-all]\n"
+    "      [--atol X] [--rtol X] [--find-all] [--isolate]\n"
+    "      [--pass-timeout SECONDS] [--pass-memory-limit MIB]\n"
     "                             the smallest subgraph whose outputs differ\n"
     "                             beyond tolerance when the pipeline is\n"
     "                             applied to it (torch.fx's net minimizer)\n"
@@ -98,6 +99,7 @@ constexpr std::string_view kUsage =
     "                             and contracts; a table, exit status 1 on\n"
     "                             any FAIL\n"
     "  reduce FILE --pipeline TEXT [-o OUT.fx.json] [--isolate]\n"
+    "      [--pass-timeout SECONDS] [--pass-memory-limit MIB]\n"
     "      [--plugin PATH]... [--plugin-dir DIR]...\n"
     "                             shrinks FILE while the pipeline fails the\n"
     "                             same way (pass and error kind) and writes\n"
@@ -132,7 +134,9 @@ const std::map<std::string_view, std::vector<std::string_view>>& options() {
             "threads", "repeat"}},
           {"demo", {}},
           {"plugins", {"plugin", "plugin-dir"}},
-          {"reduce", {"pipeline", "output", "plugin", "plugin-dir"}},
+          {"reduce",
+           {"pipeline", "output", "plugin", "plugin-dir", "pass-timeout",
+            "pass-memory-limit"}},
           {"plugin-check",
            {"graphs", "torchvision", "rtol", "atol", "pass-timeout",
             "pass-memory-limit"}},
@@ -143,7 +147,7 @@ const std::map<std::string_view, std::vector<std::string_view>>& options() {
             "pass-timeout", "pass-memory-limit"}},
           {"minimize",
            {"inputs", "pipeline", "config", "plugin", "plugin-dir", "mode",
-            "atol", "rtol"}},
+            "atol", "rtol", "pass-timeout", "pass-memory-limit"}},
       };
   return *table;
 }
@@ -157,7 +161,7 @@ const std::map<std::string_view, std::vector<std::string_view>>& flags() {
           {"exec", {"no-default-plugins", "eval", "dynamic"}},
           {"dot", {"no-default-plugins"}},
           {"run", {"progress", "time", "no-default-plugins", "isolate"}},
-          {"minimize", {"find-all", "no-default-plugins"}},
+          {"minimize", {"find-all", "no-default-plugins", "isolate"}},
       };
   return *table;
 }
@@ -362,6 +366,8 @@ int run_reduce(Invocation& inv, const host::PluginSources& sources,
   args.pipeline = inv.value("pipeline", "");
   args.output = inv.value("output", "");
   args.isolate = inv.flag("isolate");
+  args.pass_timeout = inv.value("pass-timeout", "");
+  args.pass_memory_limit = inv.value("pass-memory-limit", "");
   args.sources = sources;
   return run_reduce_command(args, out, err);
 }
@@ -412,6 +418,9 @@ int run_minimize(Invocation& inv, const host::PluginSources& sources,
   m.atol = inv.value("atol", "");
   m.rtol = inv.value("rtol", "");
   m.find_all = inv.flag("find-all");
+  m.isolate = inv.flag("isolate");
+  m.pass_timeout = inv.value("pass-timeout", "");
+  m.pass_memory_limit = inv.value("pass-memory-limit", "");
   m.sources = sources;
   return run_minimize_command(m, out, err);
 }

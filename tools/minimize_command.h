@@ -24,14 +24,17 @@
 namespace fx::tools {
 
 struct MinimizeArgs {
-  std::string input;      // FILE
-  std::string inputs;     // --inputs IN.pt (a tensor or a list of them)
-  std::string pipeline;   // --pipeline TEXT
-  std::string config;     // --config CONF.json
-  std::string mode;       // --mode bisect|sequential ("" = bisect)
-  std::string atol;       // --atol X ("" = the minimizer's default)
-  std::string rtol;       // --rtol X
-  bool find_all = false;  // --find-all
+  std::string input;              // FILE
+  std::string inputs;             // --inputs IN.pt (a tensor or a list of them)
+  std::string pipeline;           // --pipeline TEXT
+  std::string config;             // --config CONF.json
+  std::string mode;               // --mode bisect|sequential ("" = bisect)
+  std::string atol;               // --atol X ("" = the minimizer's default)
+  std::string rtol;               // --rtol X
+  bool find_all = false;          // --find-all
+  bool isolate = false;           // --isolate: each pass in a worker process
+  std::string pass_timeout;       // --pass-timeout SECONDS (implies --isolate)
+  std::string pass_memory_limit;  // --pass-memory-limit MIB (implies it too)
   host::PluginSources sources;
 };
 

@@ -134,34 +134,12 @@ Stop apply_policies(const RunArgs& args, host::PipelineSpec& spec,
   return std::nullopt;
 }
 
-// --isolate, --pass-timeout SECONDS, --pass-memory-limit MIB over the
-// pipeline's own settings.
+// --isolate, --pass-timeout, --pass-memory-limit (apply_isolation_flags).
 Stop apply_isolation(const RunArgs& args, host::PipelineSpec& spec,
                      std::ostream& err) {
-  if (args.isolate) spec.isolate = true;
-  if (!args.pass_timeout.empty()) {
-    char* end = nullptr;
-    double seconds = std::strtod(args.pass_timeout.c_str(), &end);
-    if (*end != '\0' || !(seconds > 0) || seconds > 1e9) {
-      return fail(err, 2,
-                  cat("--pass-timeout expects seconds (a number > 0), got '",
-                      args.pass_timeout, "'"));
-    }
-    spec.pass_timeout_seconds = seconds;
-  }
-  if (!args.pass_memory_limit.empty()) {
-    char* end = nullptr;
-    unsigned long long mib =
-        std::strtoull(args.pass_memory_limit.c_str(), &end, 10);
-    if (*end != '\0' || args.pass_memory_limit[0] == '-' || mib == 0 ||
-        mib > host::kMaxMemoryLimitMib) {
-      return fail(err, 2,
-                  cat("--pass-memory-limit expects MiB (an integer from 1 to ",
-                      host::kMaxMemoryLimitMib, "), got '",
-                      args.pass_memory_limit, "'"));
-    }
-    spec.pass_memory_limit_mib = mib;
-  }
+  std::string wrong = apply_isolation_flags(args.isolate, args.pass_timeout,
+                                            args.pass_memory_limit, spec);
+  if (!wrong.empty()) return fail(err, 2, wrong);
   return std::nullopt;
 }
 
@@ -398,6 +376,32 @@ int run_pipeline(const RunArgs& args, std::ostream& out, std::ostream& err,
 }
 
 }  // namespace
+
+std::string apply_isolation_flags(bool isolate, const std::string& pass_timeout,
+                                  const std::string& pass_memory_limit,
+                                  host::PipelineSpec& spec) {
+  if (isolate) spec.isolate = true;
+  if (!pass_timeout.empty()) {
+    char* end = nullptr;
+    double seconds = std::strtod(pass_timeout.c_str(), &end);
+    if (*end != '\0' || !(seconds > 0) || seconds > 1e9) {
+      return cat("--pass-timeout expects seconds (a number > 0), got '",
+                 pass_timeout, "'");
+    }
+    spec.pass_timeout_seconds = seconds;
+  }
+  if (!pass_memory_limit.empty()) {
+    char* end = nullptr;
+    unsigned long long mib = std::strtoull(pass_memory_limit.c_str(), &end, 10);
+    if (*end != '\0' || pass_memory_limit[0] == '-' || mib == 0 ||
+        mib > host::kMaxMemoryLimitMib) {
+      return cat("--pass-memory-limit expects MiB (an integer from 1 to ",
+                 host::kMaxMemoryLimitMib, "), got '", pass_memory_limit, "'");
+    }
+    spec.pass_memory_limit_mib = mib;
+  }
+  return {};
+}
 
 absl::Status load_plugins_for(std::string_view command,
                               const host::PluginSources& sources,

@@ -71,6 +71,13 @@ absl::Status load_plugins_for(std::string_view command,
                               host::PassRegistry& registry, std::ostream& err,
                               const host::LoadIsolation& isolation = {});
 
+// --isolate, --pass-timeout SECONDS and --pass-memory-limit MIB (each of
+// the last two implies --isolate) over `spec`'s own settings, for fx run,
+// reduce and minimize. Empty, or what is wrong with a flag's value.
+std::string apply_isolation_flags(bool isolate, const std::string& pass_timeout,
+                                  const std::string& pass_memory_limit,
+                                  host::PipelineSpec& spec);
+
 // fx plugins: every plugin, its passes and their options. With `isolate`
 // (--isolate), each plugin is loaded in a worker process first, so one that
 // crashes, exits or hangs while loading is an error naming it (a warning

@@ -15,6 +15,7 @@
 #include "plugin_api/pipeline/pass_registry.h"
 #include "plugin_api/pipeline/pipeline.h"
 #include "plugin_api/pipeline/pipeline_probe.h"
+#include "tools/pipeline_commands.h"
 
 namespace fx::tools {
 namespace {
@@ -81,7 +82,9 @@ int run_reduce_command(const ReduceArgs& args, std::ostream& out,
   absl::StatusOr<host::PipelineSpec> spec =
       host::parse_pipeline_text(args.pipeline);
   if (!spec.ok()) return fail(err, 2, spec.status().message());
-  spec->isolate = args.isolate;
+  std::string wrong = apply_isolation_flags(args.isolate, args.pass_timeout,
+                                            args.pass_memory_limit, *spec);
+  if (!wrong.empty()) return fail(err, 2, wrong);
   std::string output =
       args.output.empty() ? default_reduce_output(args.input) : args.output;
   host::PassRegistry registry;

@@ -16,10 +16,12 @@
 namespace fx::tools {
 
 struct ReduceArgs {
-  std::string input;     // FILE
-  std::string pipeline;  // --pipeline TEXT
-  std::string output;    // -o OUT, or empty for the default
-  bool isolate = false;  // --isolate: each pass in a worker process
+  std::string input;              // FILE
+  std::string pipeline;           // --pipeline TEXT
+  std::string output;             // -o OUT, or empty for the default
+  bool isolate = false;           // --isolate: each pass in a worker process
+  std::string pass_timeout;       // --pass-timeout SECONDS (implies --isolate)
+  std::string pass_memory_limit;  // --pass-memory-limit MIB (implies it too)
   host::PluginSources sources;
 };
 

@@ -87,6 +87,20 @@ TEST_F(FxMinimize, SequentialFindAll) {
       << r.out;
 }
 
+// Issue 39: minimize takes the isolation flags fx run takes.
+TEST_F(FxMinimize, IsolatedWithLimits) {
+  Result r = minimize({"--pipeline", "planted_fault{nodes=layer3_0_relu_1}",
+                       "--isolate", "--pass-timeout", "60",
+                       "--pass-memory-limit", "4096"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(last_line(r.out), "culprits: layer3_0_relu_1") << r.out;
+  r = minimize({"--pipeline", "planted_fault", "--pass-timeout", "-2"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err,
+            "fx minimize: --pass-timeout expects seconds (a number > 0), got "
+            "'-2'\n");
+}
+
 TEST_F(FxMinimize, NoCulprit) {
   Result r = minimize({"--pipeline", "planted_fault{nodes=none}", "--atol", "0",
                        "--rtol", "0"});

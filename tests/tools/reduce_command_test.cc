@@ -72,6 +72,32 @@ TEST(FxReduce, ShrinksResnet18ToTheNodeThatFails) {
                 4);
 }
 
+// Issue 39: reduce takes the isolation flags fx run takes; the isolated
+// reduction finds the same failure.
+TEST(FxReduce, RunsIsolatedWithLimits) {
+  if (!testing::have_python_torch(/*torchvision=*/true)) {
+    GTEST_SKIP() << "needs Python torch and torchvision";
+  }
+  std::string out = temp_dir("isolated") + "/small.fx.json";
+  Result r =
+      run({"reduce", resnet18(), "--no-default-plugins", "--plugin", kPicky,
+           "--pipeline", "refuse_target{target=layer3.1.conv2}",
+           "--pass-timeout", "60", "--pass-memory-limit", "4096", "-o", out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("to 3 nodes"), std::string::npos) << r.out;
+  Result bad = run(
+      {"reduce", resnet18(), "--pipeline", "dce", "--pass-timeout", "soon"});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_EQ(bad.err,
+            "fx reduce: --pass-timeout expects seconds (a number > 0), got "
+            "'soon'\n");
+  bad = run(
+      {"reduce", resnet18(), "--pipeline", "dce", "--pass-memory-limit", "0"});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--pass-memory-limit expects MiB"), std::string::npos)
+      << bad.err;
+}
+
 TEST(FxReduce, AGraphThatDoesNotFailIsAnError) {
   if (!testing::have_python_torch(/*torchvision=*/true)) {
     GTEST_SKIP() << "needs Python torch and torchvision";
