@@ -128,9 +128,9 @@ absl::StatusOr<bool> write_inputs(const PassEvent& event,
   return true;
 }
 
-std::string reproducer_readme(const PassEvent& event, bool inputs) {
+std::string reproducer_readme(const std::string& headline, bool inputs) {
   return cat(
-      event.report.failure, "\n\ngraph.fx.json is the graph the pass received",
+      headline, "\n\ngraph.fx.json is the graph the pass received",
       inputs ? ", inputs.pt the example inputs the passes saw" : "",
       "; pipeline.json runs the rest of the pipeline from that pass, with "
       "every plugin pinned by sha256 (copies in plugins/). Reproduce in "
@@ -140,7 +140,8 @@ std::string reproducer_readme(const PassEvent& event, bool inputs) {
 }
 
 // Writes the reproducer of `event`'s pass into `dir` (which must exist).
-absl::Status write_reproducer(const PassEvent& event, const std::string& dir) {
+absl::Status write_reproducer(const PassEvent& event, const std::string& dir,
+                              const std::string& headline) {
   absl::Status written = event.target.write(dir + "/graph.fx.json");
   if (!written.ok()) return written;
   absl::StatusOr<bool> inputs = write_inputs(event, dir);
@@ -153,7 +154,7 @@ absl::Status write_reproducer(const PassEvent& event, const std::string& dir) {
       pipeline_config_json(reproducer_spec(event, *std::move(plugins))));
   if (!written.ok()) return written;
   return write_file_atomically(dir + "/README.txt",
-                               reproducer_readme(event, *inputs));
+                               reproducer_readme(headline, *inputs));
 }
 
 }  // namespace
@@ -199,17 +200,62 @@ ReproducerInstrumentation::ReproducerInstrumentation(std::string dir)
 
 void ReproducerInstrumentation::run_before_pipeline(const PipelineEvent&) {
   written_ = false;
+  pending_.clear();
+}
+
+namespace {
+
+// A fresh reproducer directory for `event`'s pass under `root`, or "".
+std::string new_reproducer_dir(const std::string& root,
+                               const PassEvent& event) {
+  std::string dir = cat(root, "/", event.pass().invocation.pass, "-",
+                        timestamp(), "-", getpid());
+  boost::system::error_code ec;
+  boost::filesystem::create_directories(dir, ec);
+  return ec ? "" : dir;
+}
+
+}  // namespace
+
+void ReproducerInstrumentation::run_before_pass(const PassEvent& event) {
+  // In process, a pass can end the process (a crash, an exit, a kill after
+  // a hang): its reproducer is written before it runs, and removed when it
+  // returns.
+  if (written_ || event.spec.isolated()) return;
+  pending_ = new_reproducer_dir(dir_, event);
+  if (pending_.empty()) return;
+  const Plugin& plugin = *event.pass().pass->plugin;
+  std::string headline =
+      cat("the process ended during pass '", event.pass().invocation.pass,
+          "' of ", plugin.describe(),
+          " (a crash, an exit or a kill: see the host's last message)");
+  if (!write_reproducer(event, pending_, headline).ok()) {
+    boost::system::error_code ec;
+    boost::filesystem::remove_all(pending_, ec);
+    pending_.clear();
+  }
+}
+
+void ReproducerInstrumentation::run_after_pass(const PassEvent&) {
+  if (pending_.empty()) return;
+  boost::system::error_code ec;
+  boost::filesystem::remove_all(pending_, ec);
+  pending_.clear();
 }
 
 void ReproducerInstrumentation::run_after_pass_failed(const PassEvent& event) {
   if (written_) return;
   written_ = true;
-  std::string dir = cat(dir_, "/", event.pass().invocation.pass, "-",
-                        timestamp(), "-", getpid());
+  // The one written before the pass is written again, whole (its graph
+  // would otherwise take the other of a bundle's two weights names).
   boost::system::error_code ec;
-  boost::filesystem::create_directories(dir, ec);
-  if (ec) return;
-  if (write_reproducer(event, dir).ok()) event.report.reproducer = dir;
+  if (!pending_.empty()) boost::filesystem::remove_all(pending_, ec);
+  pending_.clear();
+  std::string dir = new_reproducer_dir(dir_, event);
+  if (dir.empty()) return;
+  if (write_reproducer(event, dir, event.report.failure).ok()) {
+    event.report.reproducer = dir;
+  }
 }
 
 // ------------------------------------------------------------ fatal signals

@@ -75,6 +75,9 @@ class ProgressInstrumentation : public PassInstrumentation {
 //                  the directory (`--no-default-plugins`: the copies are
 //                  the plugins);
 // Nothing in it names a path outside it, so it can be moved or sent.
+// A pass run in process is given its reproducer before it runs (its README
+// says the process ended during the pass), removed when the pass returns:
+// one that crashes, exits or hangs the process still leaves it.
 // and sets PipelineReport::reproducer to the directory (it stays empty when
 // the directory could not be written). Installed when the pipeline sets
 // reproducer_dir.
@@ -82,11 +85,14 @@ class ReproducerInstrumentation : public PassInstrumentation {
  public:
   explicit ReproducerInstrumentation(std::string dir);
   void run_before_pipeline(const PipelineEvent& event) override;
+  void run_before_pass(const PassEvent& event) override;
+  void run_after_pass(const PassEvent& event) override;
   void run_after_pass_failed(const PassEvent& event) override;
 
  private:
   std::string dir_;
   bool written_ = false;  // only the first failure of a run
+  std::string pending_;   // written before an in-process pass, until it ends
 };
 
 // Fatal signals and exits inside a pass, named. While a pass's run function

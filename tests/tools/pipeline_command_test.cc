@@ -222,6 +222,47 @@ TEST(FxRunDeathTest, APluginEndingTheProcessIsNamedAndFails) {
   EXPECT_FALSE(exists(out));
 }
 
+// Issue 39: a pass that kills the process in process still leaves its
+// reproducer (written before it ran); passes that return leave none.
+TEST(FxRunDeathTest, AnInProcessCrashLeavesAReproducer) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  namespace fs = boost::filesystem;
+  std::string repro = temp_path("crash_repro");
+  fs::remove_all(repro);
+  std::string crash = kPlugins + "libcrash_plugin.so";
+  std::string out = temp_path("crash_repro_out/out.fx.json");
+  EXPECT_EXIT(
+      run({"run", mymodule(), "--no-default-plugins", "--plugin", crash,
+           "--pipeline", "segfault", "-o", out, "--reproducer-dir", repro}),
+      ::testing::KilledBySignal(SIGSEGV), "pass 'segfault'");
+  std::vector<fs::path> dirs(fs::directory_iterator(repro), {});
+  ASSERT_EQ(dirs.size(), 1u);
+  EXPECT_EQ(dirs[0].filename().string().rfind("segfault-", 0), 0u);
+  for (const char* name : {"graph.fx.json", "pipeline.json", "README.txt"}) {
+    EXPECT_TRUE(fs::exists(dirs[0] / name)) << name;
+  }
+  EXPECT_EQ(testing::read_file((dirs[0] / "README.txt").string())
+                .rfind("the process ended during pass 'segfault' of plugin "
+                       "'crash'",
+                       0),
+            0u);
+  // The reproducer runs the crash again (isolated here, so this survives).
+  Result again =
+      run({"run", (dirs[0] / "graph.fx.json").string(), "--config",
+           (dirs[0] / "pipeline.json").string(), "--no-default-plugins",
+           "--isolate", "-o", temp_path("crash_repro_out/again.fx.json")});
+  EXPECT_EQ(again.status, 1);
+  EXPECT_NE(again.err.find("killed by SIGSEGV"), std::string::npos)
+      << again.err;
+  // A pipeline whose passes return leaves no reproducer behind.
+  std::string clean = temp_path("clean_repro");
+  fs::remove_all(clean);
+  Result ok = run({"run", mymodule(), "--pipeline", "dce", "-o", out,
+                   "--reproducer-dir", clean});
+  ASSERT_EQ(ok.status, 0) << ok.err;
+  EXPECT_TRUE(!fs::exists(clean) || fs::is_empty(clean));
+}
+
 TEST(FxRun, APassThatChangesTheWorkingDirectoryDoesNotMoveTheOutput) {
   namespace fs = boost::filesystem;
   std::string dir = temp_path("chdir_pass");
