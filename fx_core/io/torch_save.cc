@@ -18,6 +18,7 @@
 #include "fx_core/io/regular_file.h"
 #include "fx_core/io/tensor_bounds.h"
 #include "fx_core/io/torch_pickler.h"
+#include "fx_core/io/zip_directory.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 
@@ -322,6 +323,11 @@ c10::IValue restore_python_tuples(const c10::IValue& v) {
 // torch.Size and torch.return_types values made named tuples again.
 c10::IValue load_archive(
     std::shared_ptr<caffe2::serialize::ReadAdapterInterface> source) {
+  absl::Status directory = check_zip_directory(
+      source->size(), [&](uint64_t pos, void* buf, size_t n) {
+        return source->read(pos, buf, n, "the zip directory");
+      });
+  if (!directory.ok()) throw FxError(std::string(directory.message()));
   caffe2::serialize::PyTorchStreamReader reader(std::move(source));
   auto [pickle, pickle_size] = reader.getRecord("data.pkl");
   std::string program = rewrite_pickle_for_libtorch(

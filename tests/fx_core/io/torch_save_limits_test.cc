@@ -160,6 +160,23 @@ TEST(TorchSaveLimits, AnArchiveTheStreamReaderRefusesIsAnError) {
               HasSubstr("<bytes>: not a readable torch.save file: "));
 }
 
+// Found by the 10M campaign (crashes/torch_save/record_size_4gb_oom): a
+// 1158-byte archive whose zip directory declares a 4 GB record, which
+// LibTorch's reader allocated before reading (4.3 GB resident).
+TEST(TorchSaveLimits, ARecordLargerThanTheArchiveIsRefusedBeforeAllocating) {
+  EXPECT_THAT(error_of("tests/fuzz/crashes/torch_save/record_size_4gb_oom"),
+              HasSubstr("declares 4294639618 bytes, more than the archive's "
+                        "1158 bytes can hold"));
+}
+
+// Found by the 10M campaign (crashes/torch_save/return_types_nul_name): a
+// torch.return_types class named with a NUL read, and the value could not
+// be written back; such names are refused.
+TEST(TorchSaveLimits, AReturnTypeThatIsNoIdentifierIsRefused) {
+  EXPECT_THAT(error_of("tests/fuzz/crashes/torch_save/return_types_nul_name"),
+              HasSubstr("refused global 'torch.return_types"));
+}
+
 // Found by tests/fuzz:torch_save (crashes/torch_save/qint8_without_quantizer):
 // a QInt8Storage rebuilt by _rebuild_tensor_v2 is a quantized tensor with no
 // quantizer, which LibTorch accepted and every use of it aborted on.
