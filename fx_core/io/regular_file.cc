@@ -99,22 +99,37 @@ void set_max_file_bytes(uint64_t bytes) {
   file_limit().store(bytes == 0 ? kDefaultMaxFileBytes : bytes);
 }
 
+namespace {
+
+// The size of open file `fd` (`path`), refused when over `max_bytes`.
+absl::StatusOr<uint64_t> size_within_limit(int fd, const std::string& path,
+                                           uint64_t max_bytes) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    return absl::DataLossError(
+        cat("cannot read '", path, "': ", std::strerror(errno)));
+  }
+  uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size > max_bytes) return too_large(path, size, max_bytes);
+  return size;
+}
+
+}  // namespace
+
 absl::StatusOr<std::string> read_regular_file(const std::string& path,
                                               uint64_t max_bytes) {
   if (max_bytes == 0) max_bytes = max_file_bytes();
   absl::StatusOr<int> fd = open_regular_file(path);
   if (!fd.ok()) return fd.status();
   FdCloser closer{*fd};
-  struct stat st;
-  if (::fstat(*fd, &st) == 0 && static_cast<uint64_t>(st.st_size) > max_bytes) {
-    return too_large(path, static_cast<uint64_t>(st.st_size), max_bytes);
-  }
+  absl::StatusOr<uint64_t> size = size_within_limit(*fd, path, max_bytes);
+  if (!size.ok()) return size.status();
   std::string out;
   try {
-    out.reserve(static_cast<size_t>(st.st_size));
+    out.reserve(static_cast<size_t>(*size));
   } catch (const std::bad_alloc&) {
     return absl::ResourceExhaustedError(cat("cannot read '", path, "': its ",
-                                            st.st_size,
+                                            *size,
                                             " bytes do not fit in memory"));
   }
   char buffer[1 << 16];
@@ -141,17 +156,10 @@ absl::StatusOr<std::unique_ptr<RegularFileReader>> RegularFileReader::open(
   absl::StatusOr<int> fd = open_regular_file(path);
   if (!fd.ok()) return fd.status();
   FdCloser closer{*fd};
-  struct stat st;
-  if (::fstat(*fd, &st) != 0) {
-    return absl::DataLossError(
-        cat("cannot read '", path, "': ", std::strerror(errno)));
-  }
-  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
-    return too_large(path, static_cast<uint64_t>(st.st_size), max_bytes);
-  }
+  absl::StatusOr<uint64_t> size = size_within_limit(*fd, path, max_bytes);
+  if (!size.ok()) return size.status();
   closer.fd = -1;
-  return std::unique_ptr<RegularFileReader>(
-      new RegularFileReader(*fd, static_cast<uint64_t>(st.st_size)));
+  return std::unique_ptr<RegularFileReader>(new RegularFileReader(*fd, *size));
 }
 
 RegularFileReader::~RegularFileReader() { ::close(fd_); }

@@ -47,7 +47,9 @@ bool quantized_dtype(c10::ScalarType t) {
          t == c10::kQInt32;
 }
 
-WeightQParams read_qparams(const IValue& v) {
+// The qscheme and dtype alone: what each forward needs (the buffers' shape
+// was checked when the module was made).
+WeightQParams weight_scheme(const IValue& v) {
   WeightQParams q;
   q.qscheme = c10::kPerTensorAffine;
   if (v.isNone()) return q;
@@ -67,7 +69,14 @@ WeightQParams read_qparams(const IValue& v) {
                   : std::optional<c10::QScheme>(
                         static_cast<c10::QScheme>(qscheme->toInt()));
   q.dtype = static_cast<c10::ScalarType>(dtype->toInt());
-  if (!quantized_dtype(q.dtype)) return q;  // 0-dim placeholders
+  return q;
+}
+
+// weight_qparams checked whole, with the shape of its scale and zero point.
+WeightQParams read_qparams(const IValue& v) {
+  WeightQParams q = weight_scheme(v);
+  if (v.isNone() || !quantized_dtype(q.dtype)) return q;  // 0-dim buffers
+  c10::impl::GenericDict d = v.toGenericDict();
   std::optional<IValue> scale = dict_entry(d, "scale");
   std::optional<IValue> zero_point = dict_entry(d, "zero_point");
   if (!scale || !zero_point) {
@@ -90,7 +99,7 @@ WeightQParams read_qparams(const IValue& v) {
 
 // Python's _quantize_and_dequantize_weight (reference/modules/utils.py).
 at::Tensor reference_weight(FunctionalModuleImpl& m) {
-  WeightQParams q = read_qparams(m.config("weight_qparams"));
+  WeightQParams q = weight_scheme(m.config("weight_qparams"));
   at::Tensor weight = *m.tensor("weight");
   if (!q.qscheme) return weight;
   bool per_channel = *q.qscheme == c10::kPerChannelAffine ||

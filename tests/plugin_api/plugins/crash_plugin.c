@@ -8,10 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "c_pass_table.h"
 #include "fx/plugin_api.h"
-
-#define UNUSED_PASS_ARGS \
-  (void)api, (void)graph, (void)options, (void)user_data, (void)changed
 
 static FxStatus* segfault(const FxApi* api, FxGraph* graph,
                           const FxOptions* options, void* user_data,
@@ -70,13 +68,6 @@ static FxStatus* do_exit(const FxApi* api, FxGraph* graph,
   exit(3);
 }
 
-#define NO_NAMES \
-  { NULL, 0 }
-#define PASS(name, description, run)                                    \
-  {                                                                     \
-    name, description, NULL, 0, NO_NAMES, NO_NAMES, NO_NAMES, NO_NAMES, \
-        NO_NAMES, run, NULL, {0, 0}, 0                                  \
-  }
 static const FxPassInfo kPasses[] = {
     PASS("segfault", "writes through a NULL pointer", segfault),
     PASS("abort", "calls abort()", do_abort),
@@ -86,16 +77,4 @@ static const FxPassInfo kPasses[] = {
     PASS("hog", "allocates memory until malloc fails, then aborts", hog),
     PASS("exit", "calls exit(3)", do_exit)};
 
-static const FxPluginInfo kPlugin = {"crash",
-                                     "1.0",
-                                     FX_API_VERSION,
-                                     FX_API_VERSION,
-                                     kPasses,
-                                     sizeof kPasses / sizeof kPasses[0],
-                                     NULL,
-                                     sizeof(FxPluginInfo),
-                                     sizeof(FxPassInfo)};
-
-FX_PLUGIN_EXPORT const FxPluginInfo* fx_plugin_get_info(void) {
-  return &kPlugin;
-}
+FX_C_PLUGIN("crash")

@@ -11,10 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "c_pass_table.h"
 #include "fx/plugin_api.h"
-
-#define UNUSED_PASS_ARGS \
-  (void)api, (void)graph, (void)options, (void)user_data, (void)changed
 
 static FxStatus* do_exit_0(const FxApi* api, FxGraph* graph,
                            const FxOptions* options, void* user_data,
@@ -71,13 +69,6 @@ static FxStatus* do_sleep(const FxApi* api, FxGraph* graph,
   return NULL;
 }
 
-#define NO_NAMES \
-  { NULL, 0 }
-#define PASS(name, description, run)                                    \
-  {                                                                     \
-    name, description, NULL, 0, NO_NAMES, NO_NAMES, NO_NAMES, NO_NAMES, \
-        NO_NAMES, run, NULL, {0, 0}, 0                                  \
-  }
 static const FxPassInfo kPasses[] = {
     PASS("exit_0", "calls exit(0)", do_exit_0),
     PASS("quick_exit", "calls quick_exit(0)", do_quick_exit),
@@ -86,16 +77,4 @@ static const FxPassInfo kPasses[] = {
          thread_crash),
     PASS("sleep", "sleeps for a second", do_sleep)};
 
-static const FxPluginInfo kPlugin = {"process_state",
-                                     "1.0",
-                                     FX_API_VERSION,
-                                     FX_API_VERSION,
-                                     kPasses,
-                                     sizeof kPasses / sizeof kPasses[0],
-                                     NULL,
-                                     sizeof(FxPluginInfo),
-                                     sizeof(FxPassInfo)};
-
-FX_PLUGIN_EXPORT const FxPluginInfo* fx_plugin_get_info(void) {
-  return &kPlugin;
-}
+FX_C_PLUGIN("process_state")
