@@ -84,27 +84,34 @@ constexpr std::string_view kUsage =
     "                             beyond tolerance when the pipeline is\n"
     "                             applied to it (torch.fx's net minimizer)\n"
     "  plugin-check LIB.so [--graphs DIR] [--torchvision MODELS]\n"
-    "      [--rtol X] [--atol X] [--pass-timeout SECONDS]\n"
-    "      [--pass-memory-limit MIB]\n"
-    "                             runs every pass of LIB.so on the graph\n"
-    "                             bundles under DIR ($FX_REFERENCE_DIR by\n"
-    "                             default) and torchvision MODELS (names,\n"
-    "                             or 'default': resnet18,mobilenet_v2,\n"
-    "                             squeezenet1_1; exported by Python torch.fx\n"
-    "                             into $FX_CACHE_DIR or ~/.cache/fx) and\n"
-    "                             checks that it loads (in a worker\n"
-    "                             process), lint, numbers (within a pass's\n"
+    "      [--pass NAME]... [--before PIPELINE] [--plugin PATH]...\n"
+    "      [--plugin-dir DIR]... [--rtol X] [--atol X]\n"
+    "      [--pass-timeout SECONDS] [--pass-memory-limit MIB]\n"
+    "                             runs every pass of LIB.so (or each --pass)\n"
+    "                             on the graph bundles under DIR\n"
+    "                             ($FX_REFERENCE_DIR by default) and\n"
+    "                             torchvision MODELS (names, or 'default':\n"
+    "                             resnet18,mobilenet_v2,squeezenet1_1;\n"
+    "                             exported by Python torch.fx into\n"
+    "                             $FX_CACHE_DIR or ~/.cache/fx), after\n"
+    "                             PIPELINE (shape_prop by default for a pass\n"
+    "                             requiring tensor_meta), and checks that it\n"
+    "                             loads, lint, numbers (within a pass's\n"
     "                             declared tolerance), determinism,\n"
     "                             idempotence (where declared), rollback\n"
-    "                             and contracts; a table, exit status 1 on\n"
-    "                             any FAIL\n"
-    "  reduce FILE --pipeline TEXT [-o OUT.fx.json] [--isolate]\n"
-    "      [--pass-timeout SECONDS] [--pass-memory-limit MIB]\n"
+    "                             and contracts, each in a worker process\n"
+    "                             (a crash is that check's FAIL); a table,\n"
+    "                             exit status 1 on any FAIL\n"
+    "  reduce FILE --pipeline TEXT [-o OUT.fx.json] [--inputs IN.pt]\n"
+    "      [--isolate] [--pass-timeout SECONDS] [--pass-memory-limit MIB]\n"
     "      [--plugin PATH]... [--plugin-dir DIR]...\n"
     "                             shrinks FILE while the pipeline fails the\n"
     "                             same way (pass and error kind) and writes\n"
     "                             the smallest graph (default\n"
-    "                             FILE.reduced.fx.json)\n"
+    "                             FILE.reduced.fx.json); --inputs: example\n"
+    "                             inputs for the passes (one batch, or a\n"
+    "                             list of batches), a placeholder the\n"
+    "                             reduction adds fed what its node computed\n"
     "  dot FILE [-o OUT.dot] [--pipeline TEXT]\n"
     "                             the graph as Graphviz DOT (after TEXT's\n"
     "                             passes, e.g. shape_prop for tensor_meta)\n"
@@ -135,11 +142,11 @@ const std::map<std::string_view, std::vector<std::string_view>>& options() {
           {"demo", {}},
           {"plugins", {"plugin", "plugin-dir"}},
           {"reduce",
-           {"pipeline", "output", "plugin", "plugin-dir", "pass-timeout",
-            "pass-memory-limit"}},
+           {"pipeline", "output", "inputs", "plugin", "plugin-dir",
+            "pass-timeout", "pass-memory-limit"}},
           {"plugin-check",
            {"graphs", "torchvision", "rtol", "atol", "pass-timeout",
-            "pass-memory-limit"}},
+            "pass-memory-limit", "pass", "before", "plugin", "plugin-dir"}},
           {"dot", {"output", "pipeline", "plugin", "plugin-dir"}},
           {"run",
            {"pipeline", "config", "output", "inputs", "plugin", "plugin-dir",
@@ -158,6 +165,7 @@ const std::map<std::string_view, std::vector<std::string_view>>& flags() {
       new std::map<std::string_view, std::vector<std::string_view>>{
           {"plugins", {"no-default-plugins", "isolate"}},
           {"reduce", {"no-default-plugins", "isolate"}},
+          {"plugin-check", {"no-default-plugins"}},
           {"exec", {"no-default-plugins", "eval", "dynamic"}},
           {"dot", {"no-default-plugins"}},
           {"run", {"progress", "time", "no-default-plugins", "isolate"}},
@@ -346,7 +354,8 @@ int run_run(Invocation& inv, const host::PluginSources& sources,
 }
 
 // fx plugin-check LIB.so
-int run_plugin_check(Invocation& inv, std::ostream& out, std::ostream& err) {
+int run_plugin_check(Invocation& inv, const host::PluginSources& sources,
+                     std::ostream& out, std::ostream& err) {
   PluginCheckArgs args;
   args.library = inv.positional[0];
   args.graphs = inv.value("graphs", "");
@@ -355,6 +364,9 @@ int run_plugin_check(Invocation& inv, std::ostream& out, std::ostream& err) {
   args.atol = inv.value("atol", "");
   args.pass_timeout = inv.value("pass-timeout", "");
   args.pass_memory_limit = inv.value("pass-memory-limit", "");
+  args.passes = inv.all("pass");
+  args.before = inv.value("before", "");
+  args.sources = sources;
   return run_plugin_check_command(args, out, err);
 }
 
@@ -365,6 +377,7 @@ int run_reduce(Invocation& inv, const host::PluginSources& sources,
   args.input = inv.positional[0];
   args.pipeline = inv.value("pipeline", "");
   args.output = inv.value("output", "");
+  args.inputs = inv.value("inputs", "");
   args.isolate = inv.flag("isolate");
   args.pass_timeout = inv.value("pass-timeout", "");
   args.pass_memory_limit = inv.value("pass-memory-limit", "");
@@ -450,7 +463,9 @@ int run_invocation(Invocation& inv, std::ostream& out, std::ostream& err) {
   if (command == "dot") return run_dot(inv, sources, out, err);
   if (command == "run") return run_run(inv, sources, out, err);
   if (command == "minimize") return run_minimize(inv, sources, out, err);
-  if (command == "plugin-check") return run_plugin_check(inv, out, err);
+  if (command == "plugin-check") {
+    return run_plugin_check(inv, sources, out, err);
+  }
   if (command == "reduce") return run_reduce(inv, sources, out, err);
   return run_graph_command(inv, out, err);
 }

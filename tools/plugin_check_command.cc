@@ -66,6 +66,18 @@ std::optional<host::PluginCheckOptions> read_options(
     }
     options.pass_memory_limit_mib = static_cast<uint64_t>(*mib);
   }
+  if (!args.before.empty()) {
+    absl::StatusOr<host::PipelineSpec> before =
+        host::parse_pipeline_text(args.before);
+    if (!before.ok()) {
+      usage_error(err,
+                  cat("--before: ", std::string(before.status().message())));
+      return std::nullopt;
+    }
+  }
+  options.passes = args.passes;
+  options.before = args.before;
+  options.before_sources = args.sources;
   return options;
 }
 
@@ -115,6 +127,8 @@ int run_plugin_check_command(const PluginCheckArgs& args, std::ostream& out,
   if (!report.ok()) return failure(err, report.status());
   out << report->plugin << " on " << options->graphs.size() << " graph"
       << (options->graphs.size() == 1 ? "" : "s") << " " << join(where, " and ")
+      << (args.before.empty() ? std::string()
+                              : cat(", each first through '", args.before, "'"))
       << "\n"
       << report->table();
   if (report->ok()) return 0;

@@ -1,10 +1,25 @@
-// `fx reduce FILE --pipeline TEXT [-o OUT] [--isolate] [--plugin PATH]...
+// `fx reduce FILE --pipeline TEXT [-o OUT] [--inputs IN.pt] [--isolate]
+// [--pass-timeout S] [--pass-memory-limit MIB] [--plugin PATH]...
 // [--plugin-dir DIR]...`: shrinks FILE while the pipeline keeps failing the
 // same way (plugin_api/pipeline/graph_reducer.h, pipeline_probe.h) and
 // writes the smallest graph found to OUT (default: FILE's name with
 // `.reduced.fx.json`), atomically, with the weights it uses beside it.
+//
+// --inputs IN.pt: example inputs for the passes (GraphExampleInput), as
+// `fx run --inputs` takes them: a torch.save of a tensor, of a list or tuple
+// of tensors (one batch, one per placeholder) or of a list of such batches
+// (calibration data). FILE runs once on each batch first (fx::Interpreter),
+// keeping what every node computed; each candidate is then run with the
+// inputs its placeholders stand for: an original placeholder gets its
+// input, and one the reduction put in place of a node N (graph_reducer.cc
+// names it `N_input`) gets what N computed on that batch, so passes that
+// need example inputs or tensor_meta (shape_prop first) reduce as they
+// fail. A candidate with a placeholder that no tensor stands for is not
+// kept. FILE must then load as a GraphModule and run on the inputs.
+//
 // Exit status: 0 when reduced and written, 1 when FILE does not fail or
-// something does not load or write, 2 for a usage error.
+// something does not load, run or write (--inputs included), 2 for a usage
+// error.
 #ifndef TOOLS_REDUCE_COMMAND_H_
 #define TOOLS_REDUCE_COMMAND_H_
 
@@ -19,6 +34,7 @@ struct ReduceArgs {
   std::string input;              // FILE
   std::string pipeline;           // --pipeline TEXT
   std::string output;             // -o OUT, or empty for the default
+  std::string inputs;             // --inputs IN.pt, or empty for none
   bool isolate = false;           // --isolate: each pass in a worker process
   std::string pass_timeout;       // --pass-timeout SECONDS (implies --isolate)
   std::string pass_memory_limit;  // --pass-memory-limit MIB (implies it too)

@@ -5,7 +5,11 @@
 #include <algorithm>
 #include <boost/filesystem.hpp>
 #include <charconv>
+#include <cstring>
+#include <exception>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <utility>
 
@@ -19,9 +23,10 @@
 #include "plugin_api/pipeline/pass_call.h"
 #include "plugin_api/pipeline/pass_manager.h"
 #include "plugin_api/pipeline/pass_registry.h"
+#include "plugin_api/pipeline/pass_worker.h"
+#include "plugin_api/pipeline/pipeline.h"
 #include "plugin_api/pipeline/plugin_load_worker.h"
 #include "plugin_api/pipeline/property_checks.h"
-#include "plugin_api/pipeline/standard_instrumentations.h"
 #include "plugin_api/pipeline/tensor_meta_check.h"
 
 namespace fx::host {
@@ -31,6 +36,8 @@ namespace fs = boost::filesystem;
 
 constexpr std::string_view kGraphFile = "graph.fx.json";
 constexpr std::string_view kInputsFile = "input.pt";
+constexpr std::string_view kTensorMeta = "tensor_meta";
+constexpr std::string_view kShapeProp = "shape_prop";
 
 enum Check : size_t {
   kRuns,
@@ -81,11 +88,33 @@ absl::StatusOr<Bundle> read_bundle(const std::string& directory) {
   return bundle;
 }
 
-// A fresh GraphModule of the bundle (each check transforms its own).
+// A fresh GraphModule of the bundle's file.
 absl::StatusOr<std::shared_ptr<GraphModule>> load_fresh(const Bundle& bundle) {
   absl::StatusOr<GraphFile> file = read_graph_file(bundle.json_path);
   if (!file.ok()) return file.status();
   return load_graph_module(*std::move(file));
+}
+
+// What a pass is checked on: a bundle's graph as its file has it or, after
+// a prefix pipeline, as the prefix left it (`prepared`).
+struct Subject {
+  const Bundle* bundle = nullptr;
+  std::optional<GraphBundle> prepared;
+};
+
+// A fresh GraphModule of the subject, with weights of its own (each check
+// transforms its own).
+absl::StatusOr<std::shared_ptr<GraphModule>> load_fresh(
+    const Subject& subject) {
+  if (!subject.prepared) return load_fresh(*subject.bundle);
+  absl::StatusOr<GraphFile> file =
+      parse_graph_json(subject.prepared->json, subject.bundle->json_path);
+  if (!file.ok()) return file.status();
+  TensorList weights;
+  for (const auto& [key, tensor] : subject.prepared->weights) {
+    weights.emplace_back(key, tensor.detach().clone());
+  }
+  return load_graph_module_shared(*std::move(file), weights);
 }
 
 std::vector<at::Tensor> example_tensors(const Bundle& bundle) {
@@ -198,37 +227,111 @@ absl::StatusOr<c10::IValue> run_module(GraphModule& module,
   }
 }
 
-// One pass of one plugin, and how it is called.
+// A worker's results as bytes: per check, its outcome (one byte), the size
+// of its reason and the reason.
+std::string encode_results(const Results& results) {
+  std::string bytes;
+  for (const CheckResult& r : results) {
+    uint64_t size = r.reason.size();
+    bytes.push_back(static_cast<char>(r.outcome));
+    bytes.append(reinterpret_cast<const char*>(&size), sizeof size);
+    bytes += r.reason;
+  }
+  return bytes;
+}
+
+// Reads encode_results's bytes; false when they are not whole.
+bool decode_results(std::string_view bytes, Results* results) {
+  for (CheckResult& r : *results) {
+    uint64_t size = 0;
+    if (bytes.size() < 1 + sizeof size) return false;
+    auto outcome = static_cast<CheckOutcome>(bytes[0]);
+    if (outcome != CheckOutcome::kOk && outcome != CheckOutcome::kFail &&
+        outcome != CheckOutcome::kSkip) {
+      return false;
+    }
+    std::memcpy(&size, bytes.data() + 1, sizeof size);
+    bytes.remove_prefix(1 + sizeof size);
+    if (bytes.size() < size) return false;
+    r = CheckResult{outcome, std::string(bytes.substr(0, size))};
+    bytes.remove_prefix(size);
+  }
+  return bytes.empty();
+}
+
+bool contains(const FxNameList& list, std::string_view name) {
+  for (size_t i = 0; i < list.count; ++i) {
+    if (name == list.names[i]) return true;
+  }
+  return false;
+}
+
+// A pipeline run on each graph before the checked pass.
+struct Prefix {
+  std::string text;  // as given, for messages
+  // Its passes, each isolated; or why it cannot be built.
+  absl::StatusOr<PassManager> manager;
+};
+
+// The prefixes a check may run: `before` (PluginCheckOptions::before) on
+// every graph, else `shape_prop` for a pass requiring tensor_meta.
+struct Prefixes {
+  std::optional<Prefix> before;
+  std::optional<Prefix> shape_prop;
+};
+
+absl::StatusOr<PassManager> prefix_manager(const PassRegistry& registry,
+                                           std::string_view text,
+                                           const PluginCheckOptions& options) {
+  absl::StatusOr<PipelineSpec> spec = parse_pipeline_text(text);
+  if (!spec.ok()) return spec.status();
+  spec->isolate = true;
+  spec->pass_timeout_seconds = options.pass_timeout_seconds;
+  spec->pass_memory_limit_mib = options.pass_memory_limit_mib;
+  return PassManager::create(registry, *std::move(spec));
+}
+
+WorkerLimits limits_of(const PluginCheckOptions& options) {
+  return WorkerLimits{options.pass_timeout_seconds,
+                      options.pass_memory_limit_mib};
+}
+
+// One pass of one plugin, and how it is called. Everything that runs the
+// plugin's code runs in a worker process (in_worker); the host only loads
+// graphs, runs the prefix (its passes isolated) and collects results.
 class PassChecker {
  public:
   PassChecker(const PassRegistry& registry, const RegisteredPass& pass,
-              const PluginCheckOptions& options)
+              const PluginCheckOptions& options, const Prefixes& prefixes)
       : registry_(registry),
         pass_(pass),
         options_(options),
+        prefixes_(prefixes),
         declared_(pass_declaration(pass.plugin->info(), *pass.info)) {}
 
   Results check(const Bundle& bundle) const {
     Results results;
-    auto original = load_fresh(bundle);
-    if (!original.ok()) {
-      results.fill(skipped(cat("the graph does not load: ",
-                               std::string(original.status().message()))));
+    absl::StatusOr<Subject> subject = prepare(bundle);
+    if (!subject.ok()) {
+      results.fill(skipped(std::string(subject.status().message())));
       return results;
     }
-    std::string unmet = unmet_requirement((*original)->graph());
-    if (!unmet.empty()) {
-      results.fill(skipped(unmet));
-      return results;
-    }
-    results[kRuns] = check_runs(bundle);
+    Results first =
+        in_worker(kRuns, [&](Results& r) { runs_and_lint(*subject, r); });
+    results[kRuns] = first[kRuns];
     if (results[kRuns].outcome != CheckOutcome::kOk) {
       skip_rest(results, results[kRuns].outcome == CheckOutcome::kFail
                              ? "the pass failed to run"
                              : "the pass declined the graph");
       return results;
     }
-    check_in_process(bundle, **original, results);
+    if (first[kLint].outcome != CheckOutcome::kOk) {
+      skip_rest(results, "the graph it left does not lint");
+      results[kLint] = first[kLint];
+      return results;
+    }
+    results[kLint] = first[kLint];
+    check_the_rest(*subject, results);
     return results;
   }
 
@@ -253,6 +356,85 @@ class PassChecker {
     return false;
   }
 
+  // ------------------------------------------------ in the host: the graph
+
+  // The subject of the checks on `bundle`, or (as the status's message) why
+  // its checks are skipped.
+  absl::StatusOr<Subject> prepare(const Bundle& bundle) const {
+    auto module = load_fresh(bundle);
+    if (!module.ok()) {
+      return skip_because(cat("the graph does not load: ",
+                              std::string(module.status().message())));
+    }
+    Subject subject{&bundle, std::nullopt};
+    absl::StatusOr<const Prefix*> prefix = prefix_for(bundle, **module);
+    if (!prefix.ok()) return prefix.status();
+    if (*prefix != nullptr) {
+      absl::StatusOr<GraphBundle> prepared =
+          run_prefix(**prefix, bundle, **module);
+      if (!prepared.ok()) return prepared.status();
+      subject.prepared = *std::move(prepared);
+      auto again = load_fresh(subject);
+      if (!again.ok()) {
+        return skip_because(
+            cat("the graph the passes run before it left "
+                "does not load again: ",
+                std::string(again.status().message())));
+      }
+    }
+    std::string unmet = unmet_requirement((*module)->graph());
+    if (!unmet.empty()) return skip_because(unmet);
+    return subject;
+  }
+
+  static absl::Status skip_because(const std::string& why) {
+    return absl::FailedPreconditionError(why);
+  }
+
+  // The prefix to run on `module` first (nullptr: none), or why its checks
+  // are skipped.
+  absl::StatusOr<const Prefix*> prefix_for(const Bundle& bundle,
+                                           const GraphModule& module) const {
+    if (prefixes_.before) return &*prefixes_.before;
+    if (!contains(pass_.info->required, kTensorMeta) ||
+        check_property(kTensorMeta, module.graph()).ok()) {
+      return static_cast<const Prefix*>(nullptr);
+    }
+    if (!bundle.has_inputs || !prefixes_.shape_prop) {
+      return skip_because(
+          cat("it requires '", kTensorMeta,
+              "', which this graph lacks, and the bundle has no ", kInputsFile,
+              " to run ", kShapeProp,
+              " on (a prefix pipeline such as "
+              "shape_prop{shapes=1x3x224x224} gives shapes instead)"));
+    }
+    return &*prefixes_.shape_prop;
+  }
+
+  // Runs `prefix` on `module` with the bundle's inputs; the graph and
+  // weights it left, or why the checks are skipped.
+  absl::StatusOr<GraphBundle> run_prefix(const Prefix& prefix,
+                                         const Bundle& bundle,
+                                         GraphModule& module) const {
+    std::string what = cat("the passes run before it ('", prefix.text, "')");
+    if (!prefix.manager.ok()) {
+      return skip_because(cat(what, " cannot run: ",
+                              std::string(prefix.manager.status().message())));
+    }
+    GraphModuleTarget target(module, example_tensors(bundle));
+    PipelineReport report = prefix.manager->run(target);
+    if (!report.ok()) {
+      return skip_because(cat(what, " failed on this graph: ", report.failure));
+    }
+    absl::StatusOr<GraphBundle> left =
+        describe_graph_module(module, "model.weights.pt");
+    if (!left.ok()) {
+      return skip_because(cat("the graph ", what, " left cannot be copied: ",
+                              std::string(left.status().message())));
+    }
+    return left;
+  }
+
   std::string unmet_requirement(const Graph& graph) const {
     const FxNameList& required = pass_.info->required;
     for (size_t r = 0; r < required.count; ++r) {
@@ -264,103 +446,135 @@ class PassChecker {
     return "";
   }
 
-  absl::StatusOr<PassManager> manager(bool isolated) const {
+  // ------------------------------------------------------------ the worker
+
+  // Runs `work` in a worker process under the options' limits and returns
+  // the results it filled. Whatever the plugin's code does there (a crash,
+  // an exit, a hang, memory past the limit) ends the worker only: then
+  // `check` is FAIL, naming what ended it.
+  Results in_worker(Check check,
+                    const std::function<void(Results&)>& work) const {
+    WorkerOutcome outcome = run_in_worker(
+        [&] {
+          Results results;
+          try {
+            work(results);
+          } catch (const std::exception& e) {
+            results[check] = failed(cat("an exception: ", e.what()));
+          }
+          return encode_results(results);
+        },
+        limits_of(options_));
+    Results results;
+    if (!outcome.ok) {
+      results[check] = failed(outcome.failure);
+    } else if (!decode_results(outcome.result, &results)) {
+      results = Results();
+      results[check] = failed("the worker process sent an unreadable result");
+    }
+    return results;
+  }
+
+  CheckResult isolated(Check check,
+                       const std::function<CheckResult()>& work) const {
+    return in_worker(check, [&](Results& r) { r[check] = work(); })[check];
+  }
+
+  // ------------------------------------------ in a worker: the pass's runs
+
+  absl::StatusOr<PassManager> manager() const {
     PipelineSpec spec;
     spec.passes.push_back(PassInvocation{pass_.qualified_name(), {}, {}});
     spec.verify_each = false;
-    spec.isolate = isolated;
-    if (isolated) {
-      spec.pass_timeout_seconds = options_.pass_timeout_seconds;
-      spec.pass_memory_limit_mib = options_.pass_memory_limit_mib;
-    }
     const FxNameList& required = pass_.info->required;
     for (size_t r = 0; r < required.count; ++r) {
       spec.assume.emplace_back(required.names[r]);
     }
-    absl::StatusOr<PassManager> pm = PassManager::create(registry_, spec);
-    if (pm.ok() && !isolated) {
-      pm->add_instrumentation(
-          std::make_unique<FatalSignalInstrumentation>("fx plugin-check"));
-    }
-    return pm;
+    return PassManager::create(registry_, spec);
   }
 
-  Run run(const Bundle& bundle, bool isolated) const {
-    auto module = load_fresh(bundle);
+  Run run(const Subject& subject) const {
+    auto module = load_fresh(subject);
     if (!module.ok()) {
       Run result;
       result.error = std::string(module.status().message());
       return result;
     }
-    return run_on(*std::move(module), bundle, isolated);
+    return run_on(*std::move(module), subject);
   }
 
   // The pass once more on `module` (which it may already have transformed).
-  Run run_on(std::shared_ptr<GraphModule> module, const Bundle& bundle,
-             bool isolated) const {
+  Run run_on(std::shared_ptr<GraphModule> module,
+             const Subject& subject) const {
     Run result;
-    absl::StatusOr<PassManager> pm = manager(isolated);
+    absl::StatusOr<PassManager> pm = manager();
     if (!pm.ok()) {
       result.error = std::string(pm.status().message());
       return result;
     }
     result.module = std::move(module);
-    GraphModuleTarget target(*result.module, example_tensors(bundle));
+    GraphModuleTarget target(*result.module, example_tensors(*subject.bundle));
     PipelineReport report = pm->run(target);
     result.record = report.passes.at(0);
     result.error = result.record.error;
     return result;
   }
 
-  // In a worker: a crash or a hang is the pass's failure, not ours. A graph
-  // that does not lint fails there too; that is the lint check's concern.
-  CheckResult check_runs(const Bundle& bundle) const {
-    Run isolated = run(bundle, /*isolated=*/true);
-    if (isolated.error.empty() ||
-        isolated.error.find("it left an invalid graph") != std::string::npos) {
-      return ok();
-    }
-    if (declined(isolated.error)) {
-      return skipped(cat("the pass declined it: ", isolated.error));
-    }
-    return failed(isolated.error);
-  }
-
-  void check_in_process(const Bundle& bundle, GraphModule& original,
-                        Results& results) const {
-    Run first = run(bundle, /*isolated=*/false);
+  // `runs` and `lint` from one run (lint only reads what it left).
+  void runs_and_lint(const Subject& subject, Results& results) const {
+    Run first = run(subject);
     if (!first.error.empty()) {
-      results[kRuns] = failed(first.error);
-      skip_rest(results, "the pass failed to run");
+      results[kRuns] = declined(first.error)
+                           ? skipped(cat("the pass declined it: ", first.error))
+                           : failed(first.error);
       return;
     }
+    results[kRuns] = ok();
     try {
       first.module->graph().lint();
       results[kLint] = ok();
     } catch (const FxError& e) {
       results[kLint] = failed(e.what());
-      skip_rest(results, "the graph it left does not lint");
-      results[kLint] = failed(e.what());
-      return;
     }
-    results[kNumbers] = check_numbers(bundle, original, *first.module);
-    results[kDeterministic] = check_deterministic(bundle, *first.module);
-    results[kIdempotent] = check_idempotent(bundle);
-    results[kRollback] = check_rollback(bundle);
-    results[kContract] = check_contract(original, first);
   }
 
-  CheckResult check_numbers(const Bundle& bundle, GraphModule& original,
-                            GraphModule& transformed) const {
-    if (!bundle.has_inputs) {
-      return skipped(cat("the bundle has no ", kInputsFile));
+  void check_the_rest(const Subject& subject, Results& results) const {
+    results[kNumbers] =
+        subject.bundle->has_inputs
+            ? isolated(kNumbers, [&] { return check_numbers(subject); })
+            : skipped(cat("the bundle has no ", kInputsFile));
+    results[kDeterministic] =
+        isolated(kDeterministic, [&] { return check_deterministic(subject); });
+    results[kIdempotent] =
+        declared_.idempotent
+            ? isolated(kIdempotent, [&] { return check_idempotent(subject); })
+            : skipped("the pass does not declare itself idempotent");
+    results[kRollback] =
+        isolated(kRollback, [&] { return check_rollback(subject); });
+    results[kContract] =
+        isolated(kContract, [&] { return check_contract(subject); });
+  }
+
+  // A run that failed after `runs` succeeded: the pass is flaky.
+  static CheckResult failed_again(std::string_view which,
+                                  const std::string& error) {
+    return failed(cat(which, " failed (it ran before): ", error));
+  }
+
+  CheckResult check_numbers(const Subject& subject) const {
+    auto original = load_fresh(subject);
+    if (!original.ok()) return failed(std::string(original.status().message()));
+    Run transformed = run(subject);
+    if (!transformed.error.empty()) {
+      return failed_again("the run", transformed.error);
     }
-    absl::StatusOr<c10::IValue> want = run_module(original, bundle);
+    absl::StatusOr<c10::IValue> want = run_module(**original, *subject.bundle);
     if (!want.ok()) {
       return skipped(cat("the unchanged graph does not run: ",
                          std::string(want.status().message())));
     }
-    absl::StatusOr<c10::IValue> got = run_module(transformed, bundle);
+    absl::StatusOr<c10::IValue> got =
+        run_module(*transformed.module, *subject.bundle);
     if (!got.ok()) {
       return failed(cat("the transformed graph does not run: ",
                         std::string(got.status().message())));
@@ -382,19 +596,14 @@ class PassChecker {
 
   // Only for a pass that declares it: the pass run again on its own output
   // leaves the graph and weights exactly as its first run left them.
-  CheckResult check_idempotent(const Bundle& bundle) const {
-    if (!declared_.idempotent) {
-      return skipped("the pass does not declare itself idempotent");
-    }
-    Run once = run(bundle, /*isolated=*/false);
-    if (!once.error.empty()) {
-      return failed(cat("the first run failed: ", once.error));
-    }
+  CheckResult check_idempotent(const Subject& subject) const {
+    Run once = run(subject);
+    if (!once.error.empty()) return failed_again("the first run", once.error);
     auto after_once = state_of(*once.module);
     if (!after_once.ok()) {
       return failed(std::string(after_once.status().message()));
     }
-    Run twice = run_on(once.module, bundle, /*isolated=*/false);
+    Run twice = run_on(once.module, subject);
     if (!twice.error.empty()) {
       return failed(cat("running it on its own output failed: ", twice.error));
     }
@@ -409,13 +618,15 @@ class PassChecker {
                                   d));
   }
 
-  CheckResult check_deterministic(const Bundle& bundle,
-                                  const GraphModule& first) const {
-    Run second = run(bundle, /*isolated=*/false);
+  // Two runs on fresh copies, one after the other in this process.
+  CheckResult check_deterministic(const Subject& subject) const {
+    Run first = run(subject);
+    if (!first.error.empty()) return failed_again("the first run", first.error);
+    Run second = run(subject);
     if (!second.error.empty()) {
       return failed(cat("the second run failed: ", second.error));
     }
-    auto a = state_of(first);
+    auto a = state_of(*first.module);
     auto b = state_of(*second.module);
     if (!a.ok() || !b.ok()) {
       return failed(std::string((a.ok() ? b.status() : a.status()).message()));
@@ -426,16 +637,16 @@ class PassChecker {
 
   // The pass runs in a transaction that is then rolled back, as the pass
   // manager does after a failure.
-  CheckResult check_rollback(const Bundle& bundle) const {
-    auto module = load_fresh(bundle);
-    absl::StatusOr<PassManager> pm = manager(/*isolated=*/false);
+  CheckResult check_rollback(const Subject& subject) const {
+    auto module = load_fresh(subject);
+    absl::StatusOr<PassManager> pm = manager();
     if (!module.ok() || !pm.ok()) {
       return failed(
           std::string((module.ok() ? pm.status() : module.status()).message()));
     }
     auto before = state_of(**module);
     if (!before.ok()) return failed(std::string(before.status().message()));
-    GraphModuleTarget target(**module, example_tensors(bundle));
+    GraphModuleTarget target(**module, example_tensors(*subject.bundle));
     target.begin();
     call_pass(pm->schedule().at(0), target);
     target.rollback();
@@ -446,14 +657,18 @@ class PassChecker {
                      : failed(cat("after a forced failure and rollback, ", d));
   }
 
-  CheckResult check_contract(const GraphModule& original,
-                             const Run& first) const {
+  CheckResult check_contract(const Subject& subject) const {
+    auto original = load_fresh(subject);
+    if (!original.ok()) return failed(std::string(original.status().message()));
+    Run first = run(subject);
+    if (!first.error.empty()) return failed_again("the run", first.error);
     if (!first.record.warning.empty()) return failed(first.record.warning);
     const FxPassInfo& info = *pass_.info;
-    bool keeps_meta = !contains(info.invalidates, "tensor_meta") &&
-                      !contains(info.produces, "tensor_meta");
-    if (!keeps_meta || !check_property("tensor_meta", original.graph()).ok() ||
-        !has_tensor_meta(original.graph())) {
+    bool keeps_meta = !contains(info.invalidates, kTensorMeta) &&
+                      !contains(info.produces, kTensorMeta);
+    const Graph& graph = (*original)->graph();
+    if (!keeps_meta || !check_property(kTensorMeta, graph).ok() ||
+        !has_tensor_meta(graph)) {
       return ok();
     }
     absl::Status current = check_tensor_meta_current(*first.module);
@@ -464,25 +679,102 @@ class PassChecker {
             std::string(current.message())));
   }
 
-  static bool contains(const FxNameList& list, std::string_view name) {
-    for (size_t i = 0; i < list.count; ++i) {
-      if (name == list.names[i]) return true;
-    }
-    return false;
-  }
-
   static bool has_tensor_meta(const Graph& graph) {
     for (const Node* node : graph.nodes()) {
-      if (find_item(node->meta(), "tensor_meta") != nullptr) return true;
+      if (find_item(node->meta(), kTensorMeta) != nullptr) return true;
     }
     return false;
   }
 
   const PassRegistry& registry_;
-  const RegisteredPass& pass_;
+  const RegisteredPass pass_;
   const PluginCheckOptions& options_;
+  const Prefixes& prefixes_;
   const PassDeclaration declared_;
 };
+
+bool is_called(const RegisteredPass& pass, const std::string& name) {
+  return name == pass.info->name || name == pass.qualified_name();
+}
+
+// The plugin's passes `names` selects (own or qualified names), in the
+// plugin's order; all of them when `names` is empty.
+absl::StatusOr<std::vector<RegisteredPass>> selected_passes(
+    const Plugin& plugin, const std::vector<std::string>& names) {
+  std::vector<RegisteredPass> all;
+  std::vector<std::string> have;
+  for (size_t p = 0; p < plugin.num_passes(); ++p) {
+    all.push_back(RegisteredPass{&plugin.pass(p), &plugin});
+    have.emplace_back(plugin.pass(p).name);
+  }
+  if (names.empty()) return all;
+  std::vector<RegisteredPass> chosen;
+  for (const RegisteredPass& pass : all) {
+    for (const std::string& name : names) {
+      if (is_called(pass, name)) {
+        chosen.push_back(pass);
+        break;
+      }
+    }
+  }
+  for (const std::string& name : names) {
+    auto named = [&](const RegisteredPass& pass) {
+      return is_called(pass, name);
+    };
+    if (std::none_of(all.begin(), all.end(), named)) {
+      return absl::InvalidArgumentError(
+          cat(plugin.describe(), " has no pass '", name,
+              "' (its passes: ", join(have, ", "), ")"));
+    }
+  }
+  return chosen;
+}
+
+// Loads the plugins the prefixes may need into `registry` (after the
+// checked one, whose own copy in a plugin directory is then skipped) and
+// builds the prefixes. Nothing is loaded when no prefix can run.
+absl::StatusOr<Prefixes> prepare_prefixes(
+    PassRegistry& registry, const std::vector<RegisteredPass>& passes,
+    const PluginCheckOptions& options) {
+  bool meta = std::any_of(passes.begin(), passes.end(), [](const auto& pass) {
+    return contains(pass.info->required, kTensorMeta);
+  });
+  Prefixes prefixes;
+  if (options.before.empty() && !meta) return prefixes;
+  absl::Status loaded = load_plugins(options.before_sources, registry,
+                                     LoadIsolation{true, limits_of(options)});
+  if (!loaded.ok()) {
+    return absl::Status(loaded.code(),
+                        cat("loading plugins for the passes run before the "
+                            "checked ones: ",
+                            std::string(loaded.message())));
+  }
+  if (options.before.empty()) {
+    prefixes.shape_prop = Prefix{std::string(kShapeProp),
+                                 prefix_manager(registry, kShapeProp, options)};
+    return prefixes;
+  }
+  absl::StatusOr<PassManager> pm =
+      prefix_manager(registry, options.before, options);
+  if (!pm.ok()) {
+    return absl::InvalidArgumentError(
+        cat("the pipeline to run before each pass ('", options.before,
+            "'): ", std::string(pm.status().message())));
+  }
+  prefixes.before = Prefix{options.before, *std::move(pm)};
+  return prefixes;
+}
+
+absl::StatusOr<std::vector<Bundle>> read_bundles(
+    const std::vector<std::string>& directories) {
+  std::vector<Bundle> bundles;
+  for (const std::string& dir : directories) {
+    absl::StatusOr<Bundle> bundle = read_bundle(dir);
+    if (!bundle.ok()) return bundle.status();
+    bundles.push_back(*std::move(bundle));
+  }
+  return bundles;
+}
 
 // Folds one graph's result into the pass's: a failure wins, then ok.
 void merge(CheckResult& total, const CheckResult& one,
@@ -578,10 +870,7 @@ absl::StatusOr<std::vector<std::string>> find_graph_bundles(
 
 absl::StatusOr<PluginCheckReport> check_plugin(
     const std::string& library, const PluginCheckOptions& options) {
-  WorkerLoad trial =
-      load_plugin_in_worker(library, {},
-                            WorkerLimits{options.pass_timeout_seconds,
-                                         options.pass_memory_limit_mib});
+  WorkerLoad trial = load_plugin_in_worker(library, {}, limits_of(options));
   if (trial.worker_failed) {
     PluginCheckReport report;
     report.plugin = cat("plugin file '", library, "'");
@@ -594,18 +883,19 @@ absl::StatusOr<PluginCheckReport> check_plugin(
   PassRegistry registry;
   absl::Status added = registry.add(*plugin);
   if (!added.ok()) return added;
-  std::vector<Bundle> bundles;
-  for (const std::string& dir : options.graphs) {
-    absl::StatusOr<Bundle> bundle = read_bundle(dir);
-    if (!bundle.ok()) return bundle.status();
-    bundles.push_back(*std::move(bundle));
-  }
+  auto passes = selected_passes(**plugin, options.passes);
+  if (!passes.ok()) return passes.status();
+  absl::StatusOr<Prefixes> prefixes =
+      prepare_prefixes(registry, *passes, options);
+  if (!prefixes.ok()) return prefixes.status();
+  absl::StatusOr<std::vector<Bundle>> bundles = read_bundles(options.graphs);
+  if (!bundles.ok()) return bundles.status();
   PluginCheckReport report;
   report.plugin = (*plugin)->describe();
-  for (const RegisteredPass& pass : registry.passes()) {
+  for (const RegisteredPass& pass : *passes) {
     PassCheckRow row{pass.info->name, {}};
-    PassChecker checker(registry, pass, options);
-    for (const Bundle& bundle : bundles) {
+    PassChecker checker(registry, pass, options, *prefixes);
+    for (const Bundle& bundle : *bundles) {
       Results results = checker.check(bundle);
       for (size_t c = 0; c < results.size(); ++c) {
         merge(row.results[c], results[c], bundle.name);

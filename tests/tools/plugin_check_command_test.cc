@@ -1,6 +1,8 @@
 // `fx plugin-check`: the table of a plugin's passes and checks, and the exit
-// status: 0 for a sound plugin, 1 for a failed check or a library that does
-// not load, 2 for a usage error.
+// status: 0 for a sound plugin, 1 for a failed check (a crash in any check
+// included: the table is still whole) or a library that does not load, 2
+// for a usage error; --pass selects passes, --before (or shape_prop, for a
+// pass requiring tensor_meta) runs first.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -81,6 +83,101 @@ TEST(FxPluginCheck, UsageAndLoadErrorsAreNamed) {
            "--graphs", testing::reference_dir()});
   EXPECT_EQ(not_plugin.status, 1);
   EXPECT_TRUE(has(not_plugin.err, "libnot_a_plugin.so")) << not_plugin.err;
+}
+
+const std::string kCrashPlugin = "tests/plugin_api/plugins/libcrash_plugin.so";
+const std::string kTestPasses = "tests/plugin_api/plugins/libtest_passes.so";
+
+std::string seed(const std::string& name) {
+  return testing::reference_dir() + "/" + name;
+}
+
+// The table's line of `pass` and `check`, or empty.
+std::string line_of(const std::string& table, const std::string& pass,
+                    const std::string& check) {
+  std::istringstream lines(table);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string p, c;
+    words >> p >> c;
+    if (p == pass && c == check) return line;
+  }
+  return "";
+}
+
+// Issue 39 item 5: a pass that crashes only on its second run in a process,
+// or only on its own output, no longer takes fx down after `runs`: the
+// check that crashed is FAIL naming the signal, the table has every row.
+TEST(FxPluginCheck, ACrashInAnyCheckIsThatChecksFailAndTheTableIsWhole) {
+  Result r =
+      run({"plugin-check", kCrashPlugin, "--graphs", seed("seed_mymodule"),
+           "--pass", "second_run_segfault", "--pass", "segfault_on_own_mark"});
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  const std::string killed =
+      "FAIL  seed_mymodule: the worker process was killed by SIGSEGV";
+  EXPECT_TRUE(
+      has(line_of(r.out, "second_run_segfault", "deterministic"), killed))
+      << r.out;
+  EXPECT_TRUE(has(line_of(r.out, "segfault_on_own_mark", "idempotent"), killed))
+      << r.out;
+  for (const char* pass : {"second_run_segfault", "segfault_on_own_mark"}) {
+    for (const char* check : {"runs", "lint", "numbers", "deterministic",
+                              "idempotent", "rollback", "contract"}) {
+      EXPECT_FALSE(line_of(r.out, pass, check).empty())
+          << pass << " " << check << "\n"
+          << r.out;
+    }
+    EXPECT_TRUE(has(line_of(r.out, pass, "rollback"), " ok")) << r.out;
+  }
+  EXPECT_TRUE(line_of(r.out, "segfault", "runs").empty())
+      << "only the passes asked for\n"
+      << r.out;
+  EXPECT_TRUE(has(r.err, "some checks failed")) << r.err;
+}
+
+// read_meta requires tensor_meta: shape_prop runs first where the bundle
+// has input.pt; where it has none the row is skipped, saying so.
+TEST(FxPluginCheck, APassRequiringTensorMetaGetsShapePropFirst) {
+  Result r = run({"plugin-check", kTestPasses, "--pass", "read_meta",
+                  "--graphs", seed("seed_mymodule")});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "read_meta  runs           ok")) << r.out;
+  EXPECT_TRUE(has(r.out, "read_meta  numbers        ok")) << r.out;
+  Result none = run({"plugin-check", kTestPasses, "--pass", "read_meta",
+                     "--graphs", seed("seed_dropout_functional")});
+  EXPECT_EQ(none.status, 0) << none.out << none.err;
+  EXPECT_TRUE(has(line_of(none.out, "read_meta", "runs"),
+                  "skip  seed_dropout_functional: it requires 'tensor_meta', "
+                  "which this graph lacks, and the bundle has no input.pt"))
+      << none.out;
+}
+
+// A first-party pass that reads tensor_meta (fuse_conv runs after
+// shape_prop) checked after --before's pipeline; errors in --pass and
+// --before are named.
+TEST(FxPluginCheck, BeforeRunsAPipelineFirstAndNamesAreChecked) {
+  Result r =
+      run({"plugin-check", "plugins/libfx_inference.so", "--pass", "fuse_conv",
+           "--before", "shape_prop", "--graphs", seed("seed_mymodule")});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "each first through 'shape_prop'")) << r.out;
+  EXPECT_TRUE(has(r.out, "fuse_conv  runs           ok")) << r.out;
+  Result syntax = run({"plugin-check", "plugins/libfx_inference.so", "--graphs",
+                       seed("seed_mymodule"), "--before", "shape_prop{"});
+  EXPECT_EQ(syntax.status, 2) << syntax.err;
+  EXPECT_TRUE(has(syntax.err, "fx plugin-check: --before: ")) << syntax.err;
+  Result unknown =
+      run({"plugin-check", "plugins/libfx_inference.so", "--graphs",
+           seed("seed_mymodule"), "--before", "no_such_pass"});
+  EXPECT_EQ(unknown.status, 1) << unknown.err;
+  EXPECT_TRUE(has(unknown.err, "('no_such_pass')")) << unknown.err;
+  Result pass = run({"plugin-check", "plugins/libfx_inference.so", "--graphs",
+                     seed("seed_mymodule"), "--pass", "fuse_nothing"});
+  EXPECT_EQ(pass.status, 1) << pass.err;
+  EXPECT_TRUE(has(pass.err,
+                  "has no pass 'fuse_nothing' (its passes: "
+                  "fold_bn, fuse_conv, "))
+      << pass.err;
 }
 
 TEST(FxPluginCheck, TheReferenceDirectoryComesFromTheEnvironment) {

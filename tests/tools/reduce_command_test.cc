@@ -1,12 +1,15 @@
 // `fx reduce`: resnet18 (exported by Python torch.fx at test time), whose
 // pipeline fails while one node is there, shrinks to that node, its input
 // and the output; the reproducer still fails the same way under `fx run`.
+// With --inputs, a pipeline that needs example inputs (shape_prop first)
+// reduces too.
 #include "tools/reduce_command.h"
 
 #include <gtest/gtest.h>
 
 #include <boost/filesystem.hpp>
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -108,6 +111,88 @@ TEST(FxReduce, AGraphThatDoesNotFailIsAnError) {
            "--pipeline", "refuse_target{target=no.such}", "-o", out});
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("does not fail"), std::string::npos) << r.err;
+  EXPECT_FALSE(boost::filesystem::exists(out));
+}
+
+// Two linears: b refuses to be there; a's output is what b needs (8
+// features), so only a placeholder standing for a's value can replace it.
+constexpr char kChainModule[] = R"(import torch
+
+
+class Chain(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(4, 8)
+        self.b = torch.nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.b(torch.relu(self.a(x)))
+)";
+
+std::string chain() {
+  static const std::string dir = [] {
+    std::string d = temp_dir("chain");
+    std::string module = d + "/chain.py";
+    std::ofstream(module) << kChainModule;
+    testing::run_python(
+        "tools/torchfx_export.py",
+        {"--module", module + ":Chain", "--input-shape", "2,4", "-o", d});
+    return d;
+  }();
+  return dir;
+}
+
+// Issue 39 item 5: shape_prop needs example inputs. With --inputs every
+// candidate gets them, the placeholder put in place of `a` is fed what `a`
+// computed, and the chain shrinks to b; without them shape_prop's own
+// failure is what reduces.
+TEST(FxReduce, ExampleInputsFeedEveryCandidate) {
+  if (!testing::have_python_torch()) GTEST_SKIP() << "needs Python torch";
+  const std::string pipeline = "shape_prop,refuse_target{target=b}";
+  std::string out = temp_dir("chain_out") + "/small.fx.json";
+  Result r = run({"reduce", chain() + "/graph.fx.json", "--plugin", kPicky,
+                  "--pipeline", pipeline, "--inputs", chain() + "/input.pt",
+                  "-o", out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("from 5 to 3 nodes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the failure: pass 'refuse_target': INTERNAL"),
+            std::string::npos)
+      << r.out;
+  auto reduced = read_graph_file(out);
+  ASSERT_TRUE(reduced.ok()) << reduced.status();
+  EXPECT_EQ(reduced->graph->first()->target(), "a_input")
+      << reduced->graph->str();
+  Result bare = run({"reduce", chain() + "/graph.fx.json", "--plugin", kPicky,
+                     "--pipeline", pipeline, "-o", out + ".bare.fx.json"});
+  ASSERT_EQ(bare.status, 0) << bare.err;
+  EXPECT_NE(
+      bare.out.find("the failure: pass 'shape_prop': FAILED_PRECONDITION"),
+      std::string::npos)
+      << bare.out;
+}
+
+TEST(FxReduce, InputsThatDoNotFitAreNamed) {
+  if (!testing::have_python_torch()) GTEST_SKIP() << "needs Python torch";
+  std::string graph = chain() + "/graph.fx.json";
+  std::string out = temp_dir("chain_bad") + "/small.fx.json";
+  Result missing =
+      run({"reduce", graph, "--plugin", kPicky, "--pipeline",
+           "refuse_target{target=b}", "--inputs", "no/such.pt", "-o", out});
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.err.find("no/such.pt"), std::string::npos) << missing.err;
+  // The eager output is a tensor, but of b's shape: FILE does not run on it.
+  Result wrong = run({"reduce", graph, "--plugin", kPicky, "--pipeline",
+                      "refuse_target{target=b}", "--inputs",
+                      chain() + "/expected.pt", "-o", out});
+  EXPECT_EQ(wrong.status, 1) << wrong.out;
+  EXPECT_NE(wrong.err.find("does not run on " + chain() + "/expected.pt"),
+            std::string::npos)
+      << wrong.err;
+  Result clash = run({"reduce", graph, "--plugin", kPicky, "--pipeline",
+                      "refuse_target{target=b}", "--inputs",
+                      chain() + "/input.pt", "-o", chain() + "/input.pt"});
+  EXPECT_EQ(clash.status, 2);
+  EXPECT_NE(clash.err.find("--inputs"), std::string::npos) << clash.err;
   EXPECT_FALSE(boost::filesystem::exists(out));
 }
 

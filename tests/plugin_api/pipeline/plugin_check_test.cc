@@ -1,6 +1,8 @@
 // fx plugin-check's library: first-party plugins pass every check on the
 // reference graphs; each pass of the unsound test plugin fails exactly the
-// check of the promise it breaks.
+// check of the promise it breaks; a crash in any check is that check's
+// failure; passes are selected by name, and a pass requiring tensor_meta
+// gets shape_prop (or the given prefix) first.
 #include "plugin_api/pipeline/plugin_check.h"
 
 #include <gtest/gtest.h>
@@ -220,9 +222,139 @@ TEST(CheckPlugin, ACrashingPassFailsRunsAndPluginCheckSurvives) {
       std::string::npos);
 }
 
+const char kCrashPlugin[] = "tests/plugin_api/plugins/libcrash_plugin.so";
+const char kTestPasses[] = "tests/plugin_api/plugins/libtest_passes.so";
+
+std::string reference_case(const std::string& name) {
+  return testing::reference_dir() + "/" + name;
+}
+
+// Exactly `check` of `pass` failed, with a reason containing `why`.
+void expect_fails_only(const PluginCheckReport& report, const std::string& pass,
+                       std::string_view check, const std::string& why) {
+  const PassCheckRow* r = row(report, pass);
+  ASSERT_NE(r, nullptr) << pass << "\n" << report.table();
+  for (size_t c = 0; c < kPluginChecks.size(); ++c) {
+    const CheckResult& got = r->results[c];
+    if (kPluginChecks[c] != check) {
+      EXPECT_NE(got.outcome, CheckOutcome::kFail)
+          << pass << " " << kPluginChecks[c] << ": " << got.reason;
+      continue;
+    }
+    EXPECT_EQ(got.outcome, CheckOutcome::kFail) << report.table();
+    EXPECT_NE(got.reason.find(why), std::string::npos) << got.reason;
+  }
+}
+
+// Issue 39 item 5: every check runs the plugin's code in a worker process.
+// A pass that crashes only on its second run in a process fails
+// `deterministic` (two runs in one worker), one that crashes on its own
+// output fails `idempotent`, and every other check still has its result.
+TEST(CheckPlugin, ACrashInALaterCheckIsThatChecksFailure) {
+  PluginCheckOptions options;
+  options.graphs = {reference_case("seed_mymodule")};
+  options.passes = {"second_run_segfault", "segfault_on_own_mark"};
+  auto report = check_plugin(kCrashPlugin, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->rows.size(), 2u) << report->table();
+  const std::string killed =
+      "seed_mymodule: the worker process was killed by SIGSEGV";
+  expect_fails_only(*report, "second_run_segfault", "deterministic", killed);
+  expect_fails_only(*report, "segfault_on_own_mark", "idempotent", killed);
+  for (const char* pass : {"second_run_segfault", "segfault_on_own_mark"}) {
+    for (const char* check :
+         {"runs", "lint", "numbers", "rollback", "contract"}) {
+      EXPECT_EQ(result(*report, pass, check).outcome, CheckOutcome::kOk)
+          << pass << " " << check << "\n"
+          << report->table();
+    }
+  }
+}
+
+TEST(CheckPlugin, PassesAreSelectedByOwnOrQualifiedName) {
+  PluginCheckOptions options;
+  options.graphs = {reference_case("seed_mymodule")};
+  options.passes = {"fx_passes.cse", "dce"};
+  auto report = check_plugin("plugins/libfx_passes.so", options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->rows.size(), 2u) << report->table();
+  EXPECT_EQ(report->rows[0].pass, "dce");  // the plugin's order
+  EXPECT_EQ(report->rows[1].pass, "cse");
+  options.passes = {"dce", "no_such_pass"};
+  auto unknown = check_plugin("plugins/libfx_passes.so", options);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find(
+                "has no pass 'no_such_pass' (its passes: dce, cse, "),
+            std::string::npos)
+      << unknown.status();
+}
+
+// Issue 39 item 5: read_meta requires tensor_meta, which the reference
+// graphs lack: shape_prop runs first on each graph with input.pt, and a
+// bundle without one is skipped, saying so.
+TEST(CheckPlugin, APassRequiringTensorMetaGetsShapePropFirst) {
+  PluginCheckOptions options;
+  options.graphs = reference_bundles();
+  options.passes = {"read_meta"};
+  auto report = check_plugin(kTestPasses, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->ok()) << report->table();
+  for (const char* check :
+       {"runs", "lint", "numbers", "deterministic", "rollback", "contract"}) {
+    EXPECT_EQ(result(*report, "read_meta", check).outcome, CheckOutcome::kOk)
+        << check << "\n"
+        << report->table();
+  }
+  options.graphs = {reference_case("seed_dropout_functional")};
+  auto no_inputs = check_plugin(kTestPasses, options);
+  ASSERT_TRUE(no_inputs.ok()) << no_inputs.status();
+  CheckResult runs = result(*no_inputs, "read_meta", "runs");
+  EXPECT_EQ(runs.outcome, CheckOutcome::kSkip);
+  EXPECT_NE(runs.reason.find("it requires 'tensor_meta', which this graph "
+                             "lacks, and the bundle has no input.pt"),
+            std::string::npos)
+      << runs.reason;
+}
+
+// The prefix given replaces the automatic shape_prop: a prefix that does
+// not make tensor_meta leaves the requirement unmet; one naming an unknown
+// pass is an error.
+TEST(CheckPlugin, APrefixPipelineRunsBeforeThePass) {
+  PluginCheckOptions options;
+  options.graphs = {reference_case("seed_mymodule")};
+  options.passes = {"read_meta"};
+  options.before = "shape_prop,dce";
+  auto report = check_plugin(kTestPasses, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(result(*report, "read_meta", "runs").outcome, CheckOutcome::kOk)
+      << report->table();
+  EXPECT_EQ(result(*report, "read_meta", "numbers").outcome, CheckOutcome::kOk)
+      << report->table();
+  options.before = "dce";
+  auto unmet = check_plugin(kTestPasses, options);
+  ASSERT_TRUE(unmet.ok()) << unmet.status();
+  CheckResult runs = result(*unmet, "read_meta", "runs");
+  EXPECT_EQ(runs.outcome, CheckOutcome::kSkip);
+  EXPECT_NE(runs.reason.find("requires 'tensor_meta', which does not hold"),
+            std::string::npos)
+      << runs.reason;
+  options.before = "shape_prop,no_such_pass";
+  auto unknown = check_plugin(kTestPasses, options);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(
+      unknown.status().message().find("the pipeline to run before each pass "
+                                      "('shape_prop,no_such_pass')"),
+      std::string::npos)
+      << unknown.status();
+  EXPECT_NE(unknown.status().message().find("no_such_pass'"), std::string::npos)
+      << unknown.status();
+}
+
 TEST(CheckPlugin, ALibraryThatIsNoPluginIsAnError) {
-  auto report = check_plugin("tests/plugin_api/plugins/libnot_a_plugin.so",
-                             PluginCheckOptions{reference_bundles()});
+  PluginCheckOptions options;
+  options.graphs = reference_bundles();
+  auto report =
+      check_plugin("tests/plugin_api/plugins/libnot_a_plugin.so", options);
   EXPECT_FALSE(report.ok());
 }
 
