@@ -22,6 +22,7 @@
 #include "plugin_api/pipeline/pass_manager.h"
 #include "plugin_api/pipeline/pass_registry.h"
 #include "plugin_api/pipeline/pipeline.h"
+#include "plugin_api/pipeline/plugin_extensions.h"
 #include "plugin_api/pipeline/standard_instrumentations.h"
 
 namespace fx::tools {
@@ -37,10 +38,30 @@ std::string names(const FxNameList& list) {
   return join(out, ", ");
 }
 
+// What a pass declares besides its options: ordering constraints,
+// properties (pass_ordering.h), and API version 6's tolerance and
+// idempotence (only when declared).
+void print_declarations(const FxPassInfo& pass, const host::PassDeclaration& d,
+                        std::ostream& out) {
+  for (auto [list, what] : {std::pair{&pass.run_after, "run after"},
+                            {&pass.run_before, "run before"},
+                            {&pass.required, "requires"},
+                            {&pass.produces, "produces"},
+                            {&pass.invalidates, "invalidates"}}) {
+    if (list->count > 0) out << "    " << what << ": " << names(*list) << "\n";
+  }
+  if (d.declares_tolerance()) {
+    out << "    tolerance: rtol " << d.tolerance.rtol << ", atol "
+        << d.tolerance.atol << "\n";
+  }
+  if (d.idempotent) out << "    idempotent: yes\n";
+}
+
 // A pass by its own name, or by its qualified name when another plugin's
 // pass has the same name (pass_registry.h).
-void print_pass(const host::Plugin& plugin, const FxPassInfo& pass,
+void print_pass(const host::Plugin& plugin, size_t index,
                 const host::PassRegistry& registry, std::ostream& out) {
+  const FxPassInfo& pass = plugin.pass(index);
   out << "  pass "
       << (registry.ambiguous(pass.name) ? cat(plugin.name(), ".", pass.name)
                                         : std::string(pass.name))
@@ -54,12 +75,29 @@ void print_pass(const host::Plugin& plugin, const FxPassInfo& pass,
                                                   : std::string())
         << "\n";
   }
-  for (auto [list, what] : {std::pair{&pass.run_after, "run after"},
-                            {&pass.run_before, "run before"},
-                            {&pass.required, "requires"},
-                            {&pass.produces, "produces"},
-                            {&pass.invalidates, "invalidates"}}) {
-    if (list->count > 0) out << "    " << what << ": " << names(*list) << "\n";
+  print_declarations(pass, plugin.declaration(index), out);
+}
+
+// What the plugin registered when it was loaded (plugin_extensions.h).
+void print_extensions(const host::PluginExtensions& e, std::ostream& out) {
+  for (const host::RegisteredCustomOp& op : e.custom_ops) {
+    out << "  custom op " << op.target << "(" << op.signature << ")"
+        << (op.has_shape_function
+                ? ""
+                : ", no shape function (it cannot run on meta tensors)")
+        << "\n";
+  }
+  if (e.leaf_module_rules > 0) {
+    out << "  leaf-module rules: " << e.leaf_module_rules << "\n";
+  }
+  for (const std::string& op : e.decompositions) {
+    out << "  make_fx decomposition: " << op << "\n";
+  }
+  for (const std::string& op : e.leaf_ops) {
+    out << "  make_fx leaf operator: " << op << "\n";
+  }
+  for (const std::string& name : e.backends) {
+    out << "  backend: " << name << "\n";
   }
 }
 
@@ -71,8 +109,9 @@ void print_plugin(const host::Plugin& plugin,
       << ")\n"
       << "  file:   " << plugin.path() << "\n"
       << "  sha256: " << plugin.sha256() << "\n";
+  print_extensions(host::plugin_extensions(plugin), out);
   for (size_t p = 0; p < plugin.num_passes(); ++p) {
-    print_pass(plugin, plugin.pass(p), registry, out);
+    print_pass(plugin, p, registry, out);
   }
 }
 

@@ -1,8 +1,8 @@
 #include "plugin_api/pipeline/pass_registry.h"
 
 #include "fx_core/support/strings.h"
-#include "plugin_api/capi/extensions.h"
 #include "plugin_api/pipeline/pipeline.h"
+#include "plugin_api/pipeline/plugin_extensions.h"
 #include "plugin_api/pipeline/plugin_load_worker.h"
 
 namespace fx::host {
@@ -23,9 +23,7 @@ absl::Status PassRegistry::add(std::shared_ptr<const Plugin> plugin) {
               "; load only one of them"));
     }
   }
-  absl::Status extended = register_extensions(
-      info, plugin->path().empty() ? "built in" : plugin->path(),
-      plugin->sha256(), plugin);
+  absl::Status extended = register_plugin_extensions(plugin);
   if (!extended.ok()) return extended;
   for (size_t i = 0; i < info.num_passes; ++i) {
     RegisteredPass pass{&plugin->pass(i), plugin.get()};

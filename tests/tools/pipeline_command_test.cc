@@ -72,6 +72,69 @@ TEST(FxPlugins, ShowsConstraintsAndPropertiesOfPasses) {
             std::string::npos);
 }
 
+// API version 6's declarations: a tolerance, idempotence.
+TEST(FxPlugins, ShowsDeclaredToleranceAndIdempotence) {
+  Result r = run({"plugins", "--no-default-plugins", "--plugin",
+                  kPlugins + "libdeclaring_plugin.so"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("  pass scale_output: output * 1.001, within its "
+                       "tolerance\n"
+                       "    invalidates: tensor_meta\n"
+                       "    tolerance: rtol 0.01, atol 1e-05\n"
+                       "  pass scale_too_far: "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  pass stamp_once: marks the output once "
+                       "(idempotent)\n"
+                       "    idempotent: yes\n"
+                       "  pass stamp_again: "),
+            std::string::npos)
+      << r.out;
+  // Declared by none of c_plugin's passes.
+  Result plain = run({"plugins", "--no-default-plugins", "--plugin",
+                      kPlugins + "libc_plugin.so"});
+  EXPECT_EQ(plain.out.find("tolerance"), std::string::npos) << plain.out;
+  EXPECT_EQ(plain.out.find("idempotent"), std::string::npos) << plain.out;
+}
+
+// What each plugin registered when it loaded, under its name and before its
+// passes: custom ops and leaf-module rules (test_passes), make_fx's
+// decompositions and leaf operators (capture_vendor, which has no passes),
+// backends (accelerator).
+TEST(FxPlugins, ShowsTheExtensionsEachPluginRegisters) {
+  std::string capture = "sdk_examples/capture_vendor/libcapture_vendor.so";
+  std::string accelerator = "sdk_examples/accelerator/libaccelerator.so";
+  Result r = run({"plugins", "--no-default-plugins", "--plugin",
+                  kPlugins + "libtest_passes.so", "--plugin", capture,
+                  "--plugin", accelerator});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("  custom op test_vendor.scaled_add(input, other, "
+                       "alpha=1.0)\n"
+                       "  leaf-module rules: 1\n"
+                       "  pass decompose_relu: "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  sha256: " + *host::sha256_file(capture) +
+                       "\n"
+                       "  make_fx decomposition: aten::silu\n"
+                       "  make_fx leaf operator: aten::layer_norm\n"
+                       "plugin accelerator 0.2 "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  sha256: " + *host::sha256_file(accelerator) +
+                       "\n"
+                       "  backend: accelerator\n"
+                       "  pass accelerator_mark: "),
+            std::string::npos)
+      << r.out;
+  // Listed again by a second fx plugins in this process, where the host
+  // registers nothing twice.
+  Result again = run({"plugins", "--no-default-plugins", "--plugin", capture});
+  EXPECT_NE(again.out.find("  make_fx leaf operator: aten::layer_norm\n"),
+            std::string::npos)
+      << again.out;
+}
+
 TEST(FxPlugins, ABadPluginIsAnError) {
   Result r = run(
       {"plugins", "--no-default-plugins", "--plugin", kPlugins + "missing.so"});
