@@ -103,7 +103,10 @@ class ElfFile {
     absl::Status s = check_ident(header);
     if (s.ok()) s = check_header(header);
     if (s.ok()) s = check_tables(header);
-    if (s.ok()) s = check_segments(header);
+    std::vector<Elf64_Phdr> segments;
+    if (s.ok()) s = read_segments(header, segments);
+    if (s.ok()) s = check_segments(segments);
+    if (s.ok()) s = check_not_a_program(segments);
     return s;
   }
 
@@ -209,13 +212,19 @@ class ElfFile {
     return absl::OkStatus();
   }
 
-  // Every segment's bytes in the file: what dlopen maps.
-  absl::Status check_segments(const Elf64_Ehdr& header) const {
-    std::vector<Elf64_Phdr> segments(header.e_phnum);
+  // The program header table (inside the file: check_tables).
+  absl::Status read_segments(const Elf64_Ehdr& header,
+                             std::vector<Elf64_Phdr>& segments) const {
+    segments.resize(header.e_phnum);
     if (!read_at(header.e_phoff, segments.data(),
                  segments.size() * sizeof(Elf64_Phdr))) {
       return refuse("its program header table cannot be read");
     }
+    return absl::OkStatus();
+  }
+
+  // Every segment's bytes in the file: what dlopen maps.
+  absl::Status check_segments(const std::vector<Elf64_Phdr>& segments) const {
     for (size_t i = 0; i < segments.size(); ++i) {
       const Elf64_Phdr& segment = segments[i];
       if (segment.p_filesz == 0) continue;
@@ -224,6 +233,42 @@ class ElfFile {
         return truncated(cat("its segment ", i, " (",
                              segment_type_name(segment.p_type), ")"),
                          end);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Whether the dynamic section (inside the file: check_segments) has
+  // DF_1_PIE in DT_FLAGS_1, read up to DT_NULL or kMaxDynamicEntries.
+  bool flags_pie(const Elf64_Phdr& dynamic) const {
+    constexpr uint64_t kMaxDynamicEntries = 4096;
+    uint64_t count = std::min<uint64_t>(dynamic.p_filesz / sizeof(Elf64_Dyn),
+                                        kMaxDynamicEntries);
+    for (uint64_t i = 0; i < count; ++i) {
+      Elf64_Dyn entry{};
+      if (!read_at(dynamic.p_offset + i * sizeof(Elf64_Dyn), &entry,
+                   sizeof(entry)) ||
+          entry.d_tag == DT_NULL) {
+        return false;
+      }
+      if (entry.d_tag == DT_FLAGS_1 && (entry.d_un.d_val & DF_1_PIE) != 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // A position-independent executable is ET_DYN too, but dlopen refuses it
+  // ("cannot dynamically load position-independent executable"): a
+  // cc_binary built without linkshared, say.
+  absl::Status check_not_a_program(
+      const std::vector<Elf64_Phdr>& segments) const {
+    for (const Elf64_Phdr& segment : segments) {
+      if (segment.p_type == PT_DYNAMIC && flags_pie(segment)) {
+        return refuse(
+            "it is a position-independent executable (a program), not a "
+            "shared library (link it with -shared; in Bazel, cc_binary "
+            "with linkshared = True)");
       }
     }
     return absl::OkStatus();

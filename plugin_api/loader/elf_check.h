@@ -11,7 +11,9 @@
 //     an object file or a core dump) and this machine's e_machine;
 //   - its program header table (at least one entry) and its section header
 //     table (when it has one) inside the file, at the entry sizes of ELF64;
-//   - the file bytes of every segment (p_offset + p_filesz) inside the file.
+//   - the file bytes of every segment (p_offset + p_filesz) inside the file;
+//   - no DF_1_PIE flag in its dynamic section: a position-independent
+//     executable is ET_DYN too, but a program, which dlopen refuses.
 // This is about files cut short or built elsewhere, not about hostile ones:
 // a file that passes still runs its code when it is loaded (isolate that in
 // a worker process: plugin_api/pipeline/plugin_load_worker.h).

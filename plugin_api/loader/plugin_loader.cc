@@ -1,5 +1,7 @@
 #include "plugin_api/loader/plugin_loader.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <boost/dll/shared_library.hpp>
 #include <boost/filesystem.hpp>
@@ -332,6 +334,27 @@ absl::StatusOr<std::shared_ptr<const Plugin>> Plugin::from_info(
   return std::shared_ptr<const Plugin>(std::move(plugin));
 }
 
+namespace {
+
+// Why dlopen refuses `path`. Boost.DLL reports every refusal as "Bad file
+// descriptor" and clears dlerror(), so ask dlopen once more: a library it
+// refused (a dependency not found, an undefined symbol under RTLD_NOW) ran
+// none of its code, and is refused again for the same reason. A bare file
+// name is in the working directory, as Boost.DLL opens it.
+std::string dlopen_failure(const std::string& path) {
+  std::string file = path.find('/') == std::string::npos ? "./" + path : path;
+  ::dlerror();
+  void* handle = ::dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle != nullptr) {
+    ::dlclose(handle);
+    return "dlopen failed once, then opened it (try again)";
+  }
+  const char* why = ::dlerror();
+  return why != nullptr ? why : "dlopen failed without saying why";
+}
+
+}  // namespace
+
 absl::StatusOr<std::shared_ptr<const Plugin>> load_plugin(
     const std::string& path, std::string_view expected_sha256) {
   // 1. The hash, before any of the file's code can run.
@@ -358,8 +381,7 @@ absl::StatusOr<std::shared_ptr<const Plugin>> load_plugin(
            error);
   if (error) {
     return absl::InvalidArgumentError(
-        cat("cannot load plugin '", path, "': ", std::string(error.message()),
-            " (is it a shared library built for this platform?)"));
+        cat("cannot load plugin '", path, "': ", dlopen_failure(path)));
   }
   if (!lib.has(FX_PLUGIN_ENTRY_POINT)) {
     return absl::InvalidArgumentError(

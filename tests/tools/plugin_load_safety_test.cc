@@ -5,6 +5,10 @@
 // --isolate, always fx plugin-check) each is an error naming the plugin and
 // what ended the worker that loaded it, exit status 1, never a signal; a
 // truncated library is an error naming what is missing, isolated or not.
+// Issue 39, item 4: every file that is no plugin of this machine (text,
+// another machine's library, a program, a library without the entry point
+// or needing a symbol nothing defines) is refused by fx plugins and fx run,
+// isolated or not, naming the file and the real cause.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -229,6 +233,76 @@ TEST(PluginLoadSafety, ATruncatedLibraryIsAnErrorNamingIt) {
   EXPECT_EQ(check.status, 1) << check.describe();
   EXPECT_TRUE(has(check.err, "the file is truncated or corrupt"))
       << check.describe();
+}
+
+// A file that is no plugin of this machine, and the start of the error
+// that refuses it (after "fx COMMAND: ").
+struct NotAPlugin {
+  std::string path;
+  std::string error;
+};
+
+// A copy of a real plugin with e_machine (bytes 18..19, little-endian)
+// patched to RISC-V's, which neither x86-64 nor AArch64 is.
+std::string foreign_copy() {
+  std::string library = slurp(kFxPasses);
+  library[18] = static_cast<char>(243);  // EM_RISCV
+  library[19] = 0;
+  std::string path = temp_path("libriscv.so");
+  write(path, library);
+  return path;
+}
+
+std::vector<NotAPlugin> not_plugins() {
+  std::string text = temp_path("libnotes.so");
+  write(text, "plugins: see README\n");
+  std::string foreign = foreign_copy();
+  std::string no_entry = kPlugins + "libnot_a_plugin.so";
+  std::string undefined = kPlugins + "libundefined_symbol_plugin.so";
+  return {
+      {text, "cannot load plugin '" + text +
+                 "': not a shared library (the file does not start with an "
+                 "ELF header)"},
+      {foreign, "cannot load plugin '" + foreign +
+                    "': it is built for RISC-V (machine 243); this machine "
+                    "is "},
+      {kFx, "cannot load plugin '" + kFx +
+                "': it is a position-independent executable (a program), "
+                "not a shared library (link it with -shared"},
+      {no_entry, "'" + no_entry +
+                     "' is not an fx plugin: it does not export "
+                     "fx_plugin_get_info"},
+      {undefined, "cannot load plugin '" + undefined + "': " + undefined +
+                      ": undefined symbol: fx_test_defined_nowhere"},
+  };
+}
+
+// fx plugins (in process and isolated) and fx run name the file and the
+// cause, exit 1, and never repeat Boost.DLL's "Bad file descriptor".
+TEST(PluginLoadSafety, FilesThatAreNoPluginAreRefusedNamingTheCause) {
+  std::string output = temp_path("not_plugins/out.fx.json");
+  for (const NotAPlugin& file : not_plugins()) {
+    const std::vector<std::string> plugin{"--no-default-plugins", "--plugin",
+                                          file.path};
+    std::vector<std::string> listed{"plugins"}, isolated{"plugins"},
+        run{"run", mymodule() + "/graph.fx.json", "--pipeline", "dce", "-o",
+            output};
+    for (auto* args : {&listed, &isolated, &run}) {
+      args->insert(args->end(), plugin.begin(), plugin.end());
+    }
+    isolated.push_back("--isolate");
+    for (const auto* args : {&listed, &isolated, &run}) {
+      SCOPED_TRACE(file.path + ", fx " + (*args)[0] +
+                   (args == &isolated ? " --isolate" : ""));
+      Ended r = fx(*args);
+      EXPECT_EQ(r.signal, 0) << r.describe();
+      EXPECT_EQ(r.status, 1) << r.describe();
+      EXPECT_TRUE(has(r.err, "fx " + (*args)[0] + ": " + file.error))
+          << r.describe();
+      EXPECT_FALSE(has(r.err, "Bad file descriptor")) << r.describe();
+    }
+    EXPECT_FALSE(fs::exists(output));
+  }
 }
 
 }  // namespace

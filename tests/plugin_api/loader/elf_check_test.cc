@@ -1,7 +1,7 @@
 // Issue 34: plugin files checked as complete ELF shared objects of this
 // machine before dlopen. Each file is a copy of a real test plugin, cut
 // short or with one header field changed; a truncated copy was a SIGBUS in
-// the host, a foreign one said "Bad file descriptor".
+// the host, a foreign one (or a program) said "Bad file descriptor".
 #include "plugin_api/loader/elf_check.h"
 
 #include <elf.h>
@@ -150,6 +150,21 @@ TEST_F(ElfCheck, WhatIsNotASharedObjectIsRefused) {
   EXPECT_NE(refusal(patched(offsetof(Elf64_Ehdr, e_shoff), ~uint64_t{0}))
                 .find("its section header table ends at byte "),
             std::string::npos);
+}
+
+// A position-independent executable is ET_DYN too (Debian's compilers
+// build programs so; this test is one), but dlopen refuses it: Boost.DLL
+// said "Bad file descriptor".
+TEST_F(ElfCheck, AProgramIsRefused) {
+  std::string program = slurp("/proc/self/exe");
+  Elf64_Ehdr header{};
+  ASSERT_GT(program.size(), sizeof header);
+  std::memcpy(&header, program.data(), sizeof header);
+  if (header.e_type != ET_DYN) GTEST_SKIP() << "this test is not a PIE";
+  EXPECT_EQ(refusal(program),
+            "it is a position-independent executable (a program), not a "
+            "shared library (link it with -shared; in Bazel, cc_binary with "
+            "linkshared = True)");
 }
 
 }  // namespace
