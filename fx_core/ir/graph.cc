@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "fx_core/ir/codegen.h"
+#include "fx_core/ir/lifetime_listener.h"
 #include "fx_core/ir/python_repr.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
@@ -206,6 +207,7 @@ Graph::~Graph() {
     delete n;
     n = next;
   }
+  if (external_slot_ != 0) detail::notify_graph_destroyed(this);
 }
 
 Node* Graph::first() const {

@@ -228,6 +228,12 @@ class Graph {
   PythonCode python_code(std::string_view root_module = "self") const;
 
   // The module that owns this graph (a GraphModule), or nullptr.
+  // A number a host attaches to the graph (the C ABI's handle slot; 0:
+  // none). While it is non-zero, the process's LifetimeListener is told
+  // when the graph is destroyed (lifetime_listener.h).
+  uint32_t external_slot() const { return external_slot_; }
+  void set_external_slot(uint32_t slot) const { external_slot_ = slot; }
+
   const GraphOwner* owning_module() const { return owner_; }
   void set_owning_module(const GraphOwner* owner) { owner_ = owner; }
 
@@ -262,6 +268,7 @@ class Graph {
   // Whether each TargetEntry lists its nodes (find_nodes' index): built by
   // the first find_nodes, so a graph nobody searches does not pay for it.
   mutable bool nodes_indexed_ = false;
+  mutable uint32_t external_slot_ = 0;
   Namespace namespace_;
   absl::flat_hash_map<std::string_view, std::unique_ptr<detail::TargetEntry>>
       targets_;

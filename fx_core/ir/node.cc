@@ -4,6 +4,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "fx_core/ir/graph.h"
+#include "fx_core/ir/lifetime_listener.h"
 #include "fx_core/ir/python_repr.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
@@ -80,6 +81,10 @@ Node* Node::prev() const {
 
 Node* Node::next() const {
   return (next_ == nullptr || next_->sentinel_) ? nullptr : next_;
+}
+
+Node::~Node() {
+  if (external_slot_ != 0) detail::notify_node_destroyed(this);
 }
 
 Node::Extras& Node::extras() {

@@ -66,6 +66,13 @@ class Node {
 
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
+  ~Node();
+
+  // A number a host attaches to the node (the C ABI's handle slot; 0:
+  // none). While it is non-zero, the process's LifetimeListener is told
+  // when the node is destroyed (lifetime_listener.h).
+  uint32_t external_slot() const { return external_slot_; }
+  void set_external_slot(uint32_t slot) const { external_slot_ = slot; }
 
   Graph* graph() const { return target_->graph; }
   // The unique name; name().data() is NUL-terminated.
@@ -169,7 +176,7 @@ class Node {
   void remove_from_list();
   void insert_before_this(Node* x);
 
-  // 120 bytes on LP64: the graph is reached through target_, and the name is
+  // 128 bytes on LP64: the graph is reached through target_, and the name is
   // a pointer into the namespace's arena plus a length that fills padding.
   Node* prev_ = nullptr;
   Node* next_ = nullptr;
@@ -184,6 +191,7 @@ class Node {
   Args args_;
   Users users_;
   std::unique_ptr<Extras> extras_;
+  mutable uint32_t external_slot_ = 0;
 };
 
 }  // namespace fx

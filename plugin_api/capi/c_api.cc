@@ -367,51 +367,63 @@ void fill_arg_inspection_entries(FxApi& t) {
 
 // NodeOp .. NodeFindKwarg: the node's own fields.
 void fill_node_field_entries(FxApi& t) {
-  t.NodeOp = [](const FxNode* n) {
-    return n ? static_cast<FxOpcode>(unwrap(n)->op()) : FX_OP_PLACEHOLDER;
+  t.NodeOp = [](const FxNode* h) {
+    const Node* n = peek(h);
+    return n ? static_cast<FxOpcode>(n->op()) : FX_OP_PLACEHOLDER;
   };
-  t.NodeName = [](const FxNode* n) -> const char* {
-    return n ? unwrap(n)->name().data() : nullptr;
+  t.NodeName = [](const FxNode* h) -> const char* {
+    const Node* n = peek(h);
+    return n ? n->name().data() : nullptr;
   };
-  t.NodeTarget = [](const FxNode* n) -> const char* {
-    return n ? unwrap(n)->target().c_str() : nullptr;
+  t.NodeTarget = [](const FxNode* h) -> const char* {
+    const Node* n = peek(h);
+    return n ? n->target().c_str() : nullptr;
   };
-  t.NodeType = [](const FxNode* n) -> const char* {
+  t.NodeType = [](const FxNode* h) -> const char* {
+    const Node* n = peek(h);
     if (n == nullptr) return nullptr;
-    std::string_view type = unwrap(n)->type();
+    std::string_view type = n->type();
     return type.empty() ? "" : type.data();
   };
-  t.NodeGraph = [](const FxNode* n) -> FxGraph* {
-    return n ? wrap(unwrap(n)->graph()) : nullptr;
+  t.NodeGraph = [](const FxNode* h) -> FxGraph* {
+    const Node* n = peek(h);
+    return n ? wrap(n->graph()) : nullptr;
   };
-  t.NodeNumArgs = [](const FxNode* n) -> size_t {
-    return n ? unwrap(n)->args().size() : 0;
+  t.NodeNumArgs = [](const FxNode* h) -> size_t {
+    const Node* n = peek(h);
+    return n ? n->args().size() : 0;
   };
-  t.NodeArg = [](const FxNode* n, size_t i) -> const FxArg* {
-    if (n == nullptr || i >= unwrap(n)->args().size()) return nullptr;
-    return wrap(&unwrap(n)->args()[i]);
+  t.NodeArg = [](const FxNode* h, size_t i) -> const FxArg* {
+    const Node* n = peek(h);
+    if (n == nullptr || i >= n->args().size()) return nullptr;
+    return wrap(&n->args()[i]);
   };
-  t.NodeNumKwargs = [](const FxNode* n) -> size_t {
-    return n ? unwrap(n)->kwargs().size() : 0;
+  t.NodeNumKwargs = [](const FxNode* h) -> size_t {
+    const Node* n = peek(h);
+    return n ? n->kwargs().size() : 0;
   };
-  t.NodeKwargKey = [](const FxNode* n, size_t i) -> const char* {
-    if (n == nullptr || i >= unwrap(n)->kwargs().size()) return nullptr;
-    return unwrap(n)->kwargs()[i].first.c_str();
+  t.NodeKwargKey = [](const FxNode* h, size_t i) -> const char* {
+    const Node* n = peek(h);
+    if (n == nullptr || i >= n->kwargs().size()) return nullptr;
+    return n->kwargs()[i].first.c_str();
   };
-  t.NodeKwargValue = [](const FxNode* n, size_t i) -> const FxArg* {
-    if (n == nullptr || i >= unwrap(n)->kwargs().size()) return nullptr;
-    return wrap(&unwrap(n)->kwargs()[i].second);
+  t.NodeKwargValue = [](const FxNode* h, size_t i) -> const FxArg* {
+    const Node* n = peek(h);
+    if (n == nullptr || i >= n->kwargs().size()) return nullptr;
+    return wrap(&n->kwargs()[i].second);
   };
-  t.NodeFindKwarg = [](const FxNode* n, const char* key) -> const FxArg* {
+  t.NodeFindKwarg = [](const FxNode* h, const char* key) -> const FxArg* {
+    const Node* n = peek(h);
     if (n == nullptr || key == nullptr) return nullptr;
-    return wrap(find_item(unwrap(n)->kwargs(), key));
+    return wrap(find_item(n->kwargs(), key));
   };
 }
 
-size_t node_users(const FxNode* n, FxNode** out, size_t capacity) {
+size_t node_users(const FxNode* h, FxNode** out, size_t capacity) {
+  const Node* n = peek(h);
   if (n == nullptr) return 0;
   size_t i = 0;
-  for (Node* user : unwrap(n)->users()) {
+  for (Node* user : n->users()) {
     if (i < capacity && out != nullptr) out[i] = wrap(user);
     ++i;
   }
@@ -419,9 +431,10 @@ size_t node_users(const FxNode* n, FxNode** out, size_t capacity) {
 }
 
 // The neighbour in graph order that is not erased, or nullptr.
-FxNode* live_neighbour(const FxNode* n, bool forward) {
+FxNode* live_neighbour(const FxNode* h, bool forward) {
+  const Node* n = peek(h);
   if (n == nullptr) return nullptr;
-  Node* next = forward ? unwrap(n)->next() : unwrap(n)->prev();
+  Node* next = forward ? n->next() : n->prev();
   while (next != nullptr && next->erased()) {
     next = forward ? next->next() : next->prev();
   }
@@ -430,33 +443,40 @@ FxNode* live_neighbour(const FxNode* n, bool forward) {
 
 // NodeNumUsers .. NodeFormat: users, inputs, neighbours, flags, meta, text.
 void fill_node_link_entries(FxApi& t) {
-  t.NodeNumUsers = [](const FxNode* n) -> size_t {
-    return n ? unwrap(n)->num_users() : 0;
+  t.NodeNumUsers = [](const FxNode* h) -> size_t {
+    const Node* n = peek(h);
+    return n ? n->num_users() : 0;
   };
-  t.NodeUser = [](const FxNode* n, size_t i) -> FxNode* {
-    if (n == nullptr || i >= unwrap(n)->users().size()) return nullptr;
-    return wrap(unwrap(n)->users()[i]);
+  t.NodeUser = [](const FxNode* h, size_t i) -> FxNode* {
+    const Node* n = peek(h);
+    if (n == nullptr || i >= n->users().size()) return nullptr;
+    return wrap(n->users()[i]);
   };
   t.NodeUsers = node_users;
-  t.NodeNumInputs = [](const FxNode* n) -> size_t {
-    return n ? unwrap(n)->all_input_nodes().size() : 0;
+  t.NodeNumInputs = [](const FxNode* h) -> size_t {
+    const Node* n = peek(h);
+    return n ? n->all_input_nodes().size() : 0;
   };
-  t.NodeInput = [](const FxNode* n, size_t i) -> FxNode* {
+  t.NodeInput = [](const FxNode* h, size_t i) -> FxNode* {
+    const Node* n = peek(h);
     if (n == nullptr) return nullptr;
-    std::vector<Node*> inputs = unwrap(n)->all_input_nodes();
+    std::vector<Node*> inputs = n->all_input_nodes();
     return i < inputs.size() ? wrap(inputs[i]) : nullptr;
   };
   t.NodeNext = [](const FxNode* n) { return live_neighbour(n, true); };
   t.NodePrev = [](const FxNode* n) { return live_neighbour(n, false); };
-  t.NodeIsErased = [](const FxNode* n) -> int {
-    return n && unwrap(n)->erased();
+  t.NodeIsErased = [](const FxNode* h) -> int {
+    const Node* n = peek(h);
+    return n && n->erased();
   };
-  t.NodeIsImpure = [](const FxNode* n) -> int {
-    return n && unwrap(n)->is_impure();
+  t.NodeIsImpure = [](const FxNode* h) -> int {
+    const Node* n = peek(h);
+    return n && n->is_impure();
   };
-  t.NodeOperatorEffects = [](const FxNode* n) -> uint32_t {
+  t.NodeOperatorEffects = [](const FxNode* h) -> uint32_t {
+    const Node* n = peek(h);
     if (n == nullptr) return 0;
-    const Node& node = *unwrap(n);
+    const Node& node = *n;
     try {
       OperatorEffects e = operator_effects(node.op(), node.target());
       return (e.nondeterministic ? FX_EFFECT_NONDETERMINISTIC : 0u) |
@@ -465,16 +485,19 @@ void fill_node_link_entries(FxApi& t) {
       return 0u;
     }
   };
-  t.NodeNumMeta = [](const FxNode* n) -> size_t {
-    return n ? unwrap(n)->meta().size() : 0;
+  t.NodeNumMeta = [](const FxNode* h) -> size_t {
+    const Node* n = peek(h);
+    return n ? n->meta().size() : 0;
   };
-  t.NodeMetaKey = [](const FxNode* n, size_t i) -> const char* {
-    if (n == nullptr || i >= unwrap(n)->meta().size()) return nullptr;
-    return unwrap(n)->meta()[i].first.c_str();
+  t.NodeMetaKey = [](const FxNode* h, size_t i) -> const char* {
+    const Node* n = peek(h);
+    if (n == nullptr || i >= n->meta().size()) return nullptr;
+    return n->meta()[i].first.c_str();
   };
-  t.NodeGetMeta = [](const FxNode* n, const char* key) -> const FxArg* {
+  t.NodeGetMeta = [](const FxNode* h, const char* key) -> const FxArg* {
+    const Node* n = peek(h);
     if (n == nullptr || key == nullptr) return nullptr;
-    return wrap(unwrap(n)->meta_value(key));
+    return wrap(n->meta_value(key));
   };
   t.NodeFormat = [](const FxNode* n, char** out) {
     return guarded("NodeFormat", [&] {
@@ -593,17 +616,21 @@ FxStatus* find_nodes(const FxGraph* g, FxOpcode op, const char* target,
 
 // GraphNumNodes .. GraphFindNodes.
 void fill_graph_query_entries(FxApi& t) {
-  t.GraphNumNodes = [](const FxGraph* g) -> size_t {
-    return g ? unwrap(g)->size() : 0;
+  t.GraphNumNodes = [](const FxGraph* h) -> size_t {
+    const Graph* g = peek(h);
+    return g ? g->size() : 0;
   };
-  t.GraphFirstNode = [](const FxGraph* g) -> FxNode* {
-    return g ? wrap(unwrap(g)->first()) : nullptr;
+  t.GraphFirstNode = [](const FxGraph* h) -> FxNode* {
+    const Graph* g = peek(h);
+    return g ? wrap(g->first()) : nullptr;
   };
-  t.GraphLastNode = [](const FxGraph* g) -> FxNode* {
-    return g ? wrap(unwrap(g)->last()) : nullptr;
+  t.GraphLastNode = [](const FxGraph* h) -> FxNode* {
+    const Graph* g = peek(h);
+    return g ? wrap(g->last()) : nullptr;
   };
-  t.GraphOutputNode = [](const FxGraph* g) -> FxNode* {
-    return g ? wrap(unwrap(g)->output_node()) : nullptr;
+  t.GraphOutputNode = [](const FxGraph* h) -> FxNode* {
+    const Graph* g = peek(h);
+    return g ? wrap(g->output_node()) : nullptr;
   };
   t.GraphFindNodes = find_nodes;
 }
@@ -635,9 +662,10 @@ void fill_graph_edit_entries(FxApi& t) {
           anchor ? live_node(anchor, "anchor") : nullptr, after != 0);
     });
   };
-  t.GraphGetInsertPoint = [](const FxGraph* g, FxNode** anchor, int* after) {
+  t.GraphGetInsertPoint = [](const FxGraph* h, FxNode** anchor, int* after) {
+    const Graph* g = peek(h);
     if (g == nullptr) return;
-    auto [node, is_after] = unwrap(g)->insert_point();
+    auto [node, is_after] = g->insert_point();
     if (anchor) *anchor = wrap(node);
     if (after) *after = is_after ? 1 : 0;
   };
@@ -674,10 +702,17 @@ void set_attr(FxGraph* g, const char* name, DLManagedTensor* tensor) {
     if (tensor && tensor->deleter) tensor->deleter(tensor);
     fail(FX_INVALID_ARGUMENT, "graph, name and tensor must not be NULL");
   }
-  AttributeStore* s = store_for(unwrap(g));
+  const Graph* graph = nullptr;
+  try {
+    graph = live_graph(g);
+  } catch (...) {
+    if (tensor->deleter) tensor->deleter(tensor);
+    throw;
+  }
+  AttributeStore* s = store_for(graph);
   if (s == nullptr) {
     if (tensor->deleter) tensor->deleter(tensor);
-    require_store(unwrap(g));
+    require_store(graph);
   }
   std::string error;
   if (!s->set_attr(name, tensor, &error)) fail(FX_INVALID_ARGUMENT, error);
@@ -686,8 +721,8 @@ void set_attr(FxGraph* g, const char* name, DLManagedTensor* tensor) {
 // GraphHasAttr .. GraphModuleType.
 void fill_attribute_entries(FxApi& t) {
   t.GraphHasAttr = [](const FxGraph* g, const char* name) -> int {
-    if (g == nullptr || name == nullptr) return 0;
-    AttributeStore* s = store_for(unwrap(g));
+    if (name == nullptr || peek(g) == nullptr) return 0;
+    AttributeStore* s = store_for(peek(g));
     return s != nullptr && s->has_attr(name);
   };
   t.GraphGetAttr = [](const FxGraph* g, const char* name,
@@ -743,8 +778,8 @@ void fill_module_entries(FxApi& t) {
                    [&] { add_module(g, name, type, config); });
   };
   t.GraphNumExampleInputs = [](const FxGraph* g) -> size_t {
-    if (g == nullptr) return 0;
-    AttributeStore* s = store_for(unwrap(g));
+    if (peek(g) == nullptr) return 0;
+    AttributeStore* s = store_for(peek(g));
     return s ? s->num_example_inputs() : 0;
   };
   t.GraphExampleInput = [](const FxGraph* g, size_t index,
@@ -763,8 +798,8 @@ void fill_module_entries(FxApi& t) {
 // GraphNumExampleBatches, GraphExampleBatchInput (version 10).
 void fill_example_batch_entries(FxApi& t) {
   t.GraphNumExampleBatches = [](const FxGraph* g) -> size_t {
-    if (g == nullptr) return 0;
-    AttributeStore* s = store_for(unwrap(g));
+    if (peek(g) == nullptr) return 0;
+    AttributeStore* s = store_for(peek(g));
     return s ? s->num_example_batches() : 0;
   };
   t.GraphExampleBatchInput = [](const FxGraph* g, size_t batch, size_t index,

@@ -166,7 +166,8 @@ void fill_rewrite_entries(FxApi& t) {
   };
   // Kept until free_released_graphs(), so later uses are refused.
   t.ReleaseGraph = [](FxGraph* g) {
-    if (g != nullptr) release_graph(unwrap(g));
+    const Graph* graph = peek(g);  // a stale handle: nothing to release
+    if (graph != nullptr) release_graph(const_cast<Graph*>(graph));
   };
   t.GraphMatchPattern = match_pattern;
   t.GraphReplacePattern = replace_pattern;

@@ -456,7 +456,7 @@ void fill_submodule_entries(FxApi& t) {
     return guarded("GraphShareAttr", [&] { share_attr(g, sub, name); });
   };
   t.GraphModuleTraining = [](const FxGraph* g, const char* name) -> int {
-    const Graph* graph = unwrap(g);
+    const Graph* graph = peek(g);
     auto* gm = graph == nullptr
                    ? nullptr
                    : dynamic_cast<const GraphModule*>(graph->owning_module());

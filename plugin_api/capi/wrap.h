@@ -12,8 +12,8 @@
 //                             holds it, and borrowed
 //
 // wrap() gives the handle of an object, unwrap() the object of a handle;
-// both keep const-ness and map nullptr to nullptr. Neither checks anything:
-// a handle is the object's address. Private to plugin_api/capi; host code
+// both keep const-ness and map nullptr to nullptr. Graph and node handles
+// are checked (below); an FxArg handle is the argument's address. Private to plugin_api/capi; host code
 // elsewhere converts graphs and nodes with fx::host::to_handle() and
 // from_handle() (c_api.h), which call these.
 //
@@ -28,27 +28,73 @@
 #include "fx_core/ir/argument.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/ir/node.h"
+#include "plugin_api/capi/handle_table.h"
 
 namespace fx::host::internal {
 
-// FxGraph <-> fx::Graph
-inline FxGraph* wrap(Graph* g) { return reinterpret_cast<FxGraph*>(g); }
-inline const FxGraph* wrap(const Graph* g) {
-  return reinterpret_cast<const FxGraph*>(g);
-}
-inline Graph* unwrap(FxGraph* g) { return reinterpret_cast<Graph*>(g); }
-inline const Graph* unwrap(const FxGraph* g) {
-  return reinterpret_cast<const Graph*>(g);
+// FxGraph <-> fx::Graph and FxNode <-> fx::Node: handles from the handle
+// table (handle_table.h), never addresses. unwrap() maps NULL to nullptr
+// and throws ApiError (FX_FAILED_PRECONDITION) for a handle that names no
+// live object, saying why (stale: its graph was rolled back, replaced or
+// released; a node handle passed as a graph; not a handle); use it inside
+// guarded(). peek() gives nullptr for all of those, for the getters that
+// cannot fail (they return NULL / 0 as for a NULL handle).
+// Throws ApiError saying why `state` (not kNull or kLive) is refused.
+[[noreturn]] void fail_handle(HandleState state, HandleKind kind);
+
+template <typename Object>
+uintptr_t handle_of(const Object* object, HandleKind kind) noexcept {
+  try {
+    return HandleTable::instance().handle_of(object, kind);
+  } catch (...) {  // no slot left: handed out as NULL (getters cannot fail)
+    return 0;
+  }
 }
 
-// FxNode <-> fx::Node
-inline FxNode* wrap(Node* n) { return reinterpret_cast<FxNode*>(n); }
-inline const FxNode* wrap(const Node* n) {
-  return reinterpret_cast<const FxNode*>(n);
+inline const void* checked(const void* handle, HandleKind kind) {
+  HandleState why;
+  const void* object = HandleTable::instance().object_of(
+      reinterpret_cast<uintptr_t>(handle), kind, &why);
+  if (object == nullptr && why != HandleState::kNull) fail_handle(why, kind);
+  return object;
 }
-inline Node* unwrap(FxNode* n) { return reinterpret_cast<Node*>(n); }
+
+inline const void* peeked(const void* handle, HandleKind kind) {
+  HandleState why;
+  return HandleTable::instance().object_of(reinterpret_cast<uintptr_t>(handle),
+                                           kind, &why);
+}
+
+inline FxGraph* wrap(Graph* g) {
+  return reinterpret_cast<FxGraph*>(handle_of(g, HandleKind::kGraph));
+}
+inline const FxGraph* wrap(const Graph* g) {
+  return reinterpret_cast<const FxGraph*>(handle_of(g, HandleKind::kGraph));
+}
+inline const Graph* unwrap(const FxGraph* g) {
+  return static_cast<const Graph*>(checked(g, HandleKind::kGraph));
+}
+inline Graph* unwrap(FxGraph* g) {
+  return const_cast<Graph*>(unwrap(static_cast<const FxGraph*>(g)));
+}
+inline const Graph* peek(const FxGraph* g) {
+  return static_cast<const Graph*>(peeked(g, HandleKind::kGraph));
+}
+
+inline FxNode* wrap(Node* n) {
+  return reinterpret_cast<FxNode*>(handle_of(n, HandleKind::kNode));
+}
+inline const FxNode* wrap(const Node* n) {
+  return reinterpret_cast<const FxNode*>(handle_of(n, HandleKind::kNode));
+}
 inline const Node* unwrap(const FxNode* n) {
-  return reinterpret_cast<const Node*>(n);
+  return static_cast<const Node*>(checked(n, HandleKind::kNode));
+}
+inline Node* unwrap(FxNode* n) {
+  return const_cast<Node*>(unwrap(static_cast<const FxNode*>(n)));
+}
+inline const Node* peek(const FxNode* n) {
+  return static_cast<const Node*>(peeked(n, HandleKind::kNode));
 }
 
 // FxArg <-> fx::Argument

@@ -4,7 +4,9 @@
 #include <torch/csrc/jit/serialization/pickle.h>
 #include <torch/torch.h>
 
+#include <atomic>
 #include <cstring>
+#include <memory>
 #include <map>
 #include <set>
 #include <utility>
@@ -146,7 +148,7 @@ class GraphModuleTarget::Attributes : public AttributeStore {
       return nullptr;
     }
     remember(std::string(name), t);
-    return at::toDLPack(t.detach());
+    return track_view(std::string(name), t);
   }
 
   bool set_attr(std::string_view name, DLManagedTensor* tensor,
@@ -279,10 +281,13 @@ class GraphModuleTarget::Attributes : public AttributeStore {
     return absl::OkStatus();
   }
 
-  // Before a pass: the journal emptied, the submodules noted.
+  // Before a pass: the journal emptied, the submodules noted, and a copy
+  // of each tensor an earlier pass still holds a view of (it may write
+  // through it in this pass: the rollback must undo that too).
   void begin() {
     journal_.clear();
     read_.clear();
+    remember_held_views();
     modules_at_begin_.clear();
     for (const auto& m : module_.named_modules("", /*include_self=*/false)) {
       modules_at_begin_.emplace(m.key(), m.value().get());
@@ -349,6 +354,52 @@ class GraphModuleTarget::Attributes : public AttributeStore {
     if (read_.count(name) == 0) {
       read_.emplace(name, Read{tensor, tensor.detach().clone()});
     }
+  }
+
+  // A view GraphGetAttr handed out and the plugin has not released (its
+  // DLPack deleter not yet called): the plugin may write through it at any
+  // time, in any later pass.
+  struct HeldView {
+    std::string name;
+    at::Tensor view;  // shares the storage the plugin's view points into
+    std::shared_ptr<std::atomic<bool>> held;
+  };
+  // The DLPack view of `tensor`, whose deleter marks it released.
+  DLManagedTensor* track_view(const std::string& name,
+                              const at::Tensor& tensor) const {
+    struct Tracked {
+      DLManagedTensor outer;
+      DLManagedTensor* inner;
+      std::shared_ptr<std::atomic<bool>> held;
+    };
+    auto* tracked = new Tracked{{}, at::toDLPack(tensor.detach()),
+                                std::make_shared<std::atomic<bool>>(true)};
+    tracked->outer.dl_tensor = tracked->inner->dl_tensor;
+    tracked->outer.manager_ctx = tracked;
+    tracked->outer.deleter = [](DLManagedTensor* self) {
+      auto* t = static_cast<Tracked*>(self->manager_ctx);
+      t->held->store(false);
+      t->inner->deleter(t->inner);
+      delete t;
+    };
+    held_views_.push_back(HeldView{name, tensor.detach(), tracked->held});
+    return &tracked->outer;
+  }
+  // remember() for every view still held whose storage is still that of
+  // the module's attribute of that name (a replaced attribute's old
+  // storage is no longer the module's); forgets the released ones.
+  void remember_held_views() {
+    std::vector<HeldView> still;
+    for (HeldView& v : held_views_) {
+      if (!v.held->load()) continue;
+      at::Tensor now = module_.get_attr(v.name);
+      if (now.defined() && now.has_storage() &&
+          now.storage().is_alias_of(v.view.storage())) {
+        remember(v.name, now);
+      }
+      still.push_back(std::move(v));
+    }
+    held_views_ = std::move(still);
   }
 
   // Writes `value` into the tensor at `name` in place, as the pass did in
@@ -445,6 +496,7 @@ class GraphModuleTarget::Attributes : public AttributeStore {
   std::vector<Entry> journal_;
   std::map<std::string, const torch::nn::Module*> modules_at_begin_;
   mutable std::map<std::string, Read> read_;  // by the name it was read as
+  mutable std::vector<HeldView> held_views_;
 };
 
 GraphModuleTarget::GraphModuleTarget(GraphModule& module,

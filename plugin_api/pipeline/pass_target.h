@@ -7,7 +7,9 @@
 //    memory with the module; a pass should set a new tensor with
 //    GraphSetAttr rather than write into them, but one that writes in place
 //    is rolled back too: each tensor read is copied (once per pass) and put
-//    back on rollback, and a write is a change (changed()). Example inputs
+//    back on rollback, and a write is a change (changed()). So is a write
+//    through a view an earlier pass kept (did not release): at begin(),
+//    every tensor with a view still held is copied too. Example inputs
 //    are handed out as copies.
 //  - GraphFileTarget: a graph file without weights (graph and `modules`
 //    section); attribute calls fail with FX_FAILED_PRECONDITION.

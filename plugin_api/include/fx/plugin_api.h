@@ -62,6 +62,12 @@
  *    owned by the caller, ReleaseGraph.
  *  - FxNode*: borrowed; valid while the node is in its graph, and an erased
  *    node stays readable until `run` returns.
+ *  - FxGraph* and FxNode* are checked handles, not addresses: once the
+ *    object is gone (a graph rolled back after a failed pass, replaced, or
+ *    released and freed; a node purged) its handle is stale for good, even
+ *    if a new object takes its memory. A stale handle is refused: entries
+ *    returning FxStatus* fail with FX_FAILED_PRECONDITION, getters answer as
+ *    for NULL. Do not keep handles across passes; ask for fresh ones.
  *  - FxArg*: returned by Create* / Clone*: owned by the caller, ReleaseArg.
  *    `const FxArg*` returned by getters: borrowed, valid until the node or
  *    argument it came from is changed or released. Functions that take

@@ -211,6 +211,63 @@ TEST_F(CApi, AReleasedGraphAndItsNodesAreRefused) {
   host::free_released_graphs();
 }
 
+// Handles are checked, not followed: once its graph is freed, a handle is
+// stale for good, even when a new graph or node takes its address; a node
+// handle passed as a graph's and a made-up pointer are refused by name.
+TEST_F(CApi, HandlesOfFreedObjectsAreStaleForGood) {
+  const FxApi* api = host::api();
+  FxGraph* g = nullptr;
+  ASSERT_EQ(status_text(api->CreateGraph(&g)), "OK");
+  FxNode* x = nullptr;
+  ASSERT_EQ(status_text(api->GraphCreateNode(g, FX_OP_PLACEHOLDER, "x", nullptr,
+                                             0, nullptr, nullptr, 0, nullptr,
+                                             nullptr, &x)),
+            "OK");
+  EXPECT_EQ(api->GraphFirstNode(g), x);  // one handle per live object
+  const Node* address = host::from_handle(x);
+  api->ReleaseGraph(g);
+  host::free_released_graphs();
+
+  // New objects, likely at the freed addresses: other handles.
+  std::vector<std::unique_ptr<Graph>> graphs;
+  std::vector<FxNode*> fresh;
+  for (int i = 0; i < 64; ++i) {
+    graphs.push_back(std::make_unique<Graph>());
+    Node* n = graphs.back()->placeholder("y");
+    fresh.push_back(host::to_handle(n));
+    EXPECT_NE(fresh.back(), x);
+    if (n == address) EXPECT_EQ(api->NodeName(fresh.back()), std::string("y"));
+  }
+  const std::string stale =
+      " the node handle is stale: its node no longer exists (its graph was "
+      "rolled back after a failed pass, replaced, or released); ask the host "
+      "for a fresh one";
+  EXPECT_EQ(status_text(api->NodeSetTarget(x, "z")),
+            std::to_string(FX_FAILED_PRECONDITION) + " NodeSetTarget:" + stale);
+  EXPECT_EQ(api->NodeName(x), nullptr);
+  EXPECT_EQ(api->NodeNext(x), nullptr);
+  EXPECT_EQ(api->GraphNumNodes(g), 0u);
+  EXPECT_EQ(status_text(api->GraphLint(g)),
+            std::to_string(FX_FAILED_PRECONDITION) +
+                " GraphLint: the graph handle is stale: its graph no longer "
+                "exists (its graph was rolled back after a failed pass, "
+                "replaced, or released); ask the host for a fresh one");
+  api->ReleaseGraph(g);  // a stale handle: nothing happens
+
+  FxNode* relu = host::to_handle(relu_);
+  EXPECT_EQ(status_text(api->GraphLint(reinterpret_cast<FxGraph*>(relu))),
+            std::to_string(FX_INVALID_ARGUMENT) +
+                " GraphLint: the graph handle is a handle of another kind (a "
+                "node)");
+  EXPECT_EQ(api->GraphNumNodes(reinterpret_cast<FxGraph*>(relu)), 0u);
+  int on_stack = 0;
+  EXPECT_EQ(status_text(api->NodeSetTarget(
+                reinterpret_cast<FxNode*>(&on_stack), "z")),
+            std::to_string(FX_INVALID_ARGUMENT) +
+                " NodeSetTarget: the node handle was not made by this host");
+  EXPECT_EQ(api->NodeName(reinterpret_cast<FxNode*>(&on_stack)), nullptr);
+}
+
 TEST_F(CApi, NullHandlesAreRefusedNotDereferenced) {
   FxNode* out = nullptr;
   FxStatus* s = host::api()->GraphCreateNode(nullptr, FX_OP_CALL_FUNCTION, "f",

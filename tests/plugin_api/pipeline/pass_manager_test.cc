@@ -129,7 +129,9 @@ TEST_F(PassManagerTest, ConfigErrorsNameThePassAndOption) {
             "unknown pass 'dce' (known passes: decompose_relu, "
             "fake_shape_prop, read_meta, echo_options, edit_then_fail, "
             "break_graph, second_output, retarget_placeholder, "
-            "zero_weights_then_fail, double_in_place, first, "
+            "zero_weights_then_fail, double_in_place, keep_views, "
+            "write_kept_views_then_fail, keep_handles, use_kept_handles, "
+            "first, "
             "second, third, "
             "cycle_a, cycle_b, throw_through_c, rebuild_module_then_fail, "
             "record_shapes, c_add_to_mul, retarget)");
@@ -567,6 +569,56 @@ TEST_F(PassManagerTest, InPlaceWritesToParametersRollBack) {
                 "the graph or its attributes"});
   EXPECT_NE(report.summary().find("    warning: it reported changed=0"),
             std::string::npos);
+}
+
+// A view an earlier pass kept (never released) and a later pass writes
+// through before it fails: the rollback puts the weight back all the same,
+// in the module and in what is written afterwards.
+TEST_F(PassManagerTest, WritesThroughAViewKeptFromAnEarlierPassRollBack) {
+  auto graph = std::make_unique<Graph>();
+  Node* x = graph->placeholder("x");
+  Node* w = graph->get_attr("weight");
+  graph->output(graph->call_function("operator.mul", {x, w}));
+  torch::Tensor original = torch::arange(4, torch::kFloat);
+  GraphModule::AttributeMap attrs = {
+      {"weight", {nullptr, original.clone(), true}}};
+  GraphModule gm(attrs, std::move(graph));
+
+  auto pm = manager("keep_views{names=weight},write_kept_views_then_fail");
+  ASSERT_TRUE(pm.ok()) << pm.status();
+  GraphModuleTarget target(gm);
+  PipelineReport report = pm->run(target);
+  ASSERT_EQ(report.passes.size(), 2u);
+  EXPECT_EQ(report.passes[1].error,
+            "INTERNAL: write_kept_views_then_fail gives up");
+  EXPECT_TRUE(torch::equal(gm.get_attr("weight"), original))
+      << gm.get_attr("weight");
+}
+
+// Handles kept from a graph that was rolled back are stale: getters answer
+// as for NULL, edits fail with FX_FAILED_PRECONDITION; nothing is read
+// after it was freed (the ASan run of this test would say so).
+TEST_F(PassManagerTest, HandlesFromARolledBackGraphAreRefused) {
+  PipelineReport report =
+      run("keep_handles{fail=true},use_kept_handles", FailurePolicy::kSkip);
+  ASSERT_EQ(report.passes.size(), 2u);
+  EXPECT_EQ(report.passes[0].error, "INTERNAL: keep_handles gives up");
+  ASSERT_TRUE(report.passes[1].error.empty()) << report.passes[1].error;
+  const Argument* seen = file_.graph->output_node()->meta_value("stale");
+  ASSERT_NE(seen, nullptr);
+  EXPECT_EQ(seen->as_string(),
+            "name=NULL nodes=0 status=NodeSetMeta: the node handle is stale: "
+            "its node no longer exists (its graph was rolled back after a "
+            "failed pass, replaced, or released); ask the host for a fresh "
+            "one");
+  // Not rolled back, the same handles stay good in the next pass.
+  report = run("keep_handles,use_kept_handles");
+  ASSERT_TRUE(report.ok()) << report.failure;
+  seen = file_.graph->output_node()->meta_value("stale");
+  ASSERT_NE(seen, nullptr);
+  EXPECT_EQ(seen->as_string(), "name=x nodes=" +
+                                   std::to_string(file_.graph->size()) +
+                                   " status=OK");
 }
 
 // tensor_meta as shape_prop records it (shape and dtype are what counts).

@@ -146,6 +146,70 @@ bool double_in_place(fxp::Graph& g, const fxp::Options& options) {
 
 bool noop(fxp::Graph&, const fxp::Options&) { return false; }
 
+// What keep_views, keep_handles and their partners keep between passes, as
+// a plugin that misbehaves would (in statics, across passes).
+std::vector<DLManagedTensor*>& kept_views() {
+  static std::vector<DLManagedTensor*> views;
+  return views;
+}
+FxGraph* kept_graph = nullptr;
+FxNode* kept_node = nullptr;
+
+// Takes a view of each named float parameter and keeps it (never releases
+// it); changes nothing.
+bool keep_views(fxp::Graph& g, const fxp::Options& options) {
+  for (const std::string& name : options.get_list("names")) {
+    kept_views().push_back(g.get_attr_tensor(name.c_str()));
+  }
+  return false;
+}
+
+// Writes 7 into every element of the views keep_views kept (in an earlier
+// pass), then fails.
+bool write_kept_views_then_fail(fxp::Graph&, const fxp::Options&) {
+  for (DLManagedTensor* t : kept_views()) {
+    DLTensor& d = t->dl_tensor;
+    int64_t count = 1;
+    for (int i = 0; i < d.ndim; ++i) count *= d.shape[i];
+    float* data =
+        reinterpret_cast<float*>(static_cast<char*>(d.data) + d.byte_offset);
+    for (int64_t i = 0; i < count; ++i) data[i] = 7;
+  }
+  throw fxp::Error(FX_INTERNAL, "write_kept_views_then_fail gives up");
+}
+
+// Keeps the graph's handle and its first node's, marks that node's meta,
+// then fails when `fail` is set (so the graph is rolled back).
+bool keep_handles(fxp::Graph& g, const fxp::Options& options) {
+  kept_graph = g.get();
+  kept_node = fxp::api()->GraphFirstNode(g.get());
+  fxp::check(fxp::api()->NodeSetMeta(kept_node, "kept",
+                                     fxp::Arg(1).get()));
+  if (options.get_bool("fail")) {
+    throw fxp::Error(FX_INTERNAL, "keep_handles gives up");
+  }
+  return true;
+}
+
+// Uses the handles keep_handles kept in an earlier pass: the getters must
+// answer as for NULL and an edit must fail; the edit's status (or its
+// absence) is recorded in this pass's graph as the output's meta['stale'].
+bool use_kept_handles(fxp::Graph& g, const fxp::Options&) {
+  std::string seen = fxp::api()->NodeName(kept_node) == nullptr
+                         ? "name=NULL"
+                         : "name=" + std::string(fxp::api()->NodeName(kept_node));
+  seen += " nodes=" + std::to_string(fxp::api()->GraphNumNodes(kept_graph));
+  FxStatus* s =
+      fxp::api()->NodeSetMeta(kept_node, "again", fxp::Arg(2).get());
+  seen += s ? " status=" + std::string(fxp::api()->GetStatusMessage(s))
+            : " status=OK";
+  if (s) fxp::api()->ReleaseStatus(s);
+  FxNode* out = fxp::api()->GraphOutputNode(g.get());
+  fxp::check(fxp::api()->NodeSetMeta(out, "stale",
+                                     fxp::Arg(seen).get()));
+  return true;
+}
+
 // Rebuilds module `name` from its own config, zeroes its weight, then fails.
 bool rebuild_module_then_fail(fxp::Graph& g, const fxp::Options& options) {
   std::string name = options.get_string("name");
@@ -300,6 +364,17 @@ FXP_PLUGIN_WITH_EXTENSIONS(
                                "doubles parameters in place; may then fail")
         .option("names", FX_OPTION_STRING_LIST, "", "float parameters")
         .option("fail", FX_OPTION_BOOL, "false", "fail afterwards"),
+    fxp::pass<keep_views>("keep_views",
+                          "keeps views of parameters, never releases them")
+        .option("names", FX_OPTION_STRING_LIST, "", "float parameters"),
+    fxp::pass<write_kept_views_then_fail>(
+        "write_kept_views_then_fail",
+        "writes through the views keep_views kept, then fails"),
+    fxp::pass<keep_handles>("keep_handles",
+                            "keeps graph and node handles; may then fail")
+        .option("fail", FX_OPTION_BOOL, "false", "fail afterwards"),
+    fxp::pass<use_kept_handles>("use_kept_handles",
+                                "uses the handles keep_handles kept"),
     fxp::pass<noop>("first", "declares run_before second")
         .run_before({"second"}),
     fxp::pass<noop>("second", "declares nothing"),
