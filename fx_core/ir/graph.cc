@@ -222,7 +222,7 @@ Node* Graph::last() const {
 
 Node* Graph::output_node() const {
   for (Node* n : reversed_nodes()) {
-    if (n->op_ == Opcode::kOutput) return n;
+    if (n->op() == Opcode::kOutput) return n;
   }
   return nullptr;
 }
@@ -278,7 +278,7 @@ Node* Graph::create_node(Opcode op, std::string_view target, Node::Args args,
                          std::string_view type) {
   auto node = std::unique_ptr<Node>(new Node());
   node->target_ = &sentinel_entry_;  // this graph, until indexed below
-  node->op_ = op;
+  node->op_ = static_cast<uint32_t>(op);
   std::string candidate =
       name ? std::string(*name) : target_to_name_candidate(op, target);
   node->set_name(candidate);
@@ -388,7 +388,7 @@ Node* Graph::node_copy(const Node* node,
     args = node->args_;
     kwargs = node->kwargs();
   }
-  Node* result = create_node(node->op_, node->target(), std::move(args),
+  Node* result = create_node(node->op(), node->target(), std::move(args),
                              std::move(kwargs), node->name(), node->type());
   if (!node->type_text_override().empty()) {
     result->set_type(node->type(), node->type_text_override());
@@ -412,7 +412,7 @@ std::optional<Argument> Graph::copy_nodes(const Graph& g, const Find& find,
   namespace_.reserve(g.size());
   for (Node* node : g.nodes()) {
     if (find(node) != nullptr) continue;
-    if (node->op_ == Opcode::kOutput) {
+    if (node->op() == Opcode::kOutput) {
       if (output_node) *output_node = node;
       return node->args_.empty() ? Argument() : map_arg(node->args_[0], lookup);
     }
@@ -549,7 +549,7 @@ std::vector<Node*> Graph::find_nodes(Opcode op, std::string_view target) const {
   auto it = targets_.find(target);
   if (it == targets_.end()) return out;
   for (Node* n : it->second->nodes) {
-    if (n->op_ == op) out.push_back(n);
+    if (n->op() == op) out.push_back(n);
   }
   if (out.size() > 1) {
     if (!order_valid_) renumber();
@@ -578,7 +578,7 @@ std::string Graph::tabular() const {
   for (Node* n : nodes()) {
     Argument args =
         Argument::tuple(ArgumentList(n->args_.begin(), n->args_.end()));
-    rows.push_back({std::string(opcode_name(n->op_)), std::string(n->name()),
+    rows.push_back({std::string(opcode_name(n->op())), std::string(n->name()),
                     tabular_target(n), repr(args),
                     repr(Argument::dict(n->kwargs()))});
   }

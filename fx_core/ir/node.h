@@ -71,13 +71,15 @@ class Node {
   // A number a host attaches to the node (the C ABI's handle slot; 0:
   // none). While it is non-zero, the process's LifetimeListener is told
   // when the node is destroyed (lifetime_listener.h).
+  // Slots are below kMaxExternalSlot.
+  static constexpr uint32_t kMaxExternalSlot = uint32_t{1} << 26;
   uint32_t external_slot() const { return external_slot_; }
   void set_external_slot(uint32_t slot) const { external_slot_ = slot; }
 
   Graph* graph() const { return target_->graph; }
   // The unique name; name().data() is NUL-terminated.
   std::string_view name() const { return {name_, name_len_}; }
-  Opcode op() const { return op_; }
+  Opcode op() const { return static_cast<Opcode>(op_); }
   const std::string& target() const { return target_->text; }
   const Args& args() const { return args_; }
   const Kwargs& kwargs() const;
@@ -150,7 +152,8 @@ class Node {
 
  private:
   friend class Graph;
-  Node() = default;  // the graph's sentinel
+  // The graph's sentinel, and every node before Graph::create_node fills it.
+  Node() : op_(0), erased_(0), sentinel_(0), external_slot_(0) {}
 
   // Rarely set state, allocated on first use. Kwargs come first: a node with
   // kwargs but no meta or type pays only for them.
@@ -176,14 +179,16 @@ class Node {
   void remove_from_list();
   void insert_before_this(Node* x);
 
-  // 128 bytes on LP64: the graph is reached through target_, and the name is
+  // 120 bytes on LP64: the graph is reached through target_, and the name is
   // a pointer into the namespace's arena plus a length that fills padding.
   Node* prev_ = nullptr;
   Node* next_ = nullptr;
   detail::TargetEntry* target_ = nullptr;  // never null once in a graph
-  Opcode op_ = Opcode::kPlaceholder;
-  bool erased_ = false;
-  bool sentinel_ = false;
+  // One 32-bit word: the opcode, two flags and the host's slot.
+  uint32_t op_ : 4;  // an Opcode
+  uint32_t erased_ : 1;
+  uint32_t sentinel_ : 1;
+  mutable uint32_t external_slot_ : 26;
   uint32_t target_slot_ = 0;  // position in target_->nodes, once indexed
   mutable uint32_t order_ = 0;
   uint32_t name_len_ = 0;
@@ -191,7 +196,6 @@ class Node {
   Args args_;
   Users users_;
   std::unique_ptr<Extras> extras_;
-  mutable uint32_t external_slot_ = 0;
 };
 
 }  // namespace fx

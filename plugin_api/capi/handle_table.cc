@@ -8,6 +8,8 @@
 namespace fx::host::internal {
 
 static_assert(sizeof(uintptr_t) == 8, "handles pack 64 bits");
+static_assert(HandleTable::kMaxSlots <= Node::kMaxExternalSlot,
+              "a slot number must fit a node's external slot");
 
 std::atomic<HandleTable*> HandleTable::the_table{nullptr};
 

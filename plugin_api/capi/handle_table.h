@@ -80,6 +80,11 @@ class HandleTable final : public LifetimeListener {
   static constexpr size_t kChunkSize = size_t{1} << kChunkBits;
   static constexpr size_t kMaxChunks = 255;  // slot numbers fit 24 bits
 
+ public:
+  static constexpr size_t kMaxSlots = kMaxChunks * kChunkSize;
+
+ private:
+
   // nullptr when never allocated.
   Slot* slot(uint32_t number) const {
     size_t chunk = number >> kChunkBits;
