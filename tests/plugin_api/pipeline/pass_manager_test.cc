@@ -621,6 +621,44 @@ TEST_F(PassManagerTest, HandlesFromARolledBackGraphAreRefused) {
                                    " status=OK");
 }
 
+// The same misuse from a C99 plugin: handles and a weight view kept by a
+// pass that failed, then used by later passes. The stale handles are
+// refused, the write through the view is rolled back.
+TEST_F(PassManagerTest, ACPluginsKeptHandlesAndViewsDoNoHarm) {
+  auto plugin = load_plugin(kDir + "libkept_handles_plugin.so");
+  ASSERT_TRUE(plugin.ok()) << plugin.status();
+  PassRegistry registry;
+  ASSERT_TRUE(registry.add(*plugin).ok());
+  auto graph = std::make_unique<Graph>();
+  Node* x = graph->placeholder("x");
+  Node* w = graph->get_attr("weight");
+  graph->output(graph->call_function("operator.mul", {x, w}));
+  torch::Tensor original = torch::arange(4, torch::kFloat);
+  GraphModule::AttributeMap attrs = {
+      {"weight", {nullptr, original.clone(), true}}};
+  GraphModule gm(attrs, std::move(graph));
+
+  auto spec = parse_pipeline_text(
+      "keep_then_fail,use_kept_handles,write_kept_view_then_fail");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  spec->on_failure = FailurePolicy::kSkip;
+  auto pm = PassManager::create(registry, *spec);
+  ASSERT_TRUE(pm.ok()) << pm.status();
+  GraphModuleTarget target(gm);
+  PipelineReport report = pm->run(target);
+  ASSERT_EQ(report.passes.size(), 3u);
+  EXPECT_EQ(report.passes[0].error, "INTERNAL: keep_then_fail gives up");
+  EXPECT_TRUE(report.passes[1].error.empty()) << report.passes[1].error;
+  EXPECT_EQ(report.passes[2].error,
+            "INTERNAL: write_kept_view_then_fail gives up");
+  const Argument* seen = gm.graph().output_node()->meta_value("seen");
+  ASSERT_NE(seen, nullptr);
+  EXPECT_EQ(seen->as_string(), "name=NULL status=FAILED_PRECONDITION");
+  EXPECT_TRUE(torch::equal(gm.get_attr("weight"), original))
+      << gm.get_attr("weight");
+  EXPECT_EQ(gm.graph().first()->type(), "");  // keep_then_fail's edit undone
+}
+
 // tensor_meta as shape_prop records it (shape and dtype are what counts).
 Argument tensor_meta(std::vector<int64_t> shape) {
   ArgumentList dims(shape.begin(), shape.end());
