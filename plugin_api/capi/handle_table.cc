@@ -24,7 +24,6 @@ HandleTable& HandleTable::create() {
 }
 
 uint32_t HandleTable::allocate(const void* object, HandleKind kind) {
-  std::lock_guard<std::mutex> lock(mutex_);
   uint32_t number;
   if (free_head_ < free_.size()) {
     number = free_[free_head_++];

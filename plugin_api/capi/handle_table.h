@@ -53,7 +53,12 @@ class HandleTable final : public LifetimeListener {
   uintptr_t handle_of(const Object* object, HandleKind kind) {
     if (object == nullptr) return 0;
     if (object->external_slot() == 0) {
-      object->set_external_slot(allocate(object, kind));
+      std::lock_guard<std::mutex> lock(mutex_);
+      // Checked again under the lock: two threads handing out the same
+      // object for the first time get one slot.
+      if (object->external_slot() == 0) {
+        object->set_external_slot(allocate(object, kind));
+      }
     }
     return pack(object->external_slot());
   }
@@ -98,6 +103,7 @@ class HandleTable final : public LifetimeListener {
            uint64_t{s.kind.load(std::memory_order_relaxed)} << kKindShift |
            s.generation.load(std::memory_order_relaxed);
   }
+  // A free slot holding `object`; the caller holds mutex_.
   uint32_t allocate(const void* object, HandleKind kind);
   void release(uint32_t number) noexcept;
 
