@@ -2,6 +2,8 @@
 # The installed SDK (bazel run //:install -- PREFIX), used as a plugin author
 # outside the tree would:
 #   1. install into a prefix, then move the prefix elsewhere (relocatable);
+#      the prefix holds the author's guide (share/doc/fx-sdk, the tree's
+#      docs/PLUGIN_AUTHORS.md) and the offline Bazel stand-ins;
 #   2. the installed bin/fx runs from / with no Bazel runfiles in sight and
 #      finds its first-party plugins in PREFIX/lib/fx-sdk/plugins;
 #   3. the plugin template (PREFIX/share/fx-sdk/plugin_template) configures,
@@ -40,9 +42,17 @@ for f in bin/fx include/fx/plugin_api.h include/fx/plugin_api.hpp \
   share/fx-sdk/torchfx_export.py share/fx-sdk/bazel/fx_sdk.BUILD \
   share/fx-sdk/bazel/fx_plugin.bzl share/fx-sdk/bazel/BUILD.bazel \
   share/fx-sdk/plugin_template/BUILD.bazel \
-  share/fx-sdk/plugin_template/WORKSPACE.example; do
+  share/fx-sdk/plugin_template/WORKSPACE.example \
+  share/fx-sdk/bazel/rules_cc/cc/defs.bzl share/fx-sdk/bazel/rules_java/java/defs.bzl \
+  share/fx-sdk/bazel/remote_coverage_tools/BUILD.bazel \
+  share/doc/fx-sdk/PLUGIN_AUTHORS.md; do
   [ -f "$work/staging/prefix/$f" ] || fail "install left out $f"
 done
+cmp "$work/staging/prefix/share/doc/fx-sdk/PLUGIN_AUTHORS.md" \
+  "$TEST_SRCDIR/fx_sdk/docs/PLUGIN_AUTHORS.md" ||
+  fail "the installed author's guide is not docs/PLUGIN_AUTHORS.md"
+[ -x "$work/staging/prefix/share/fx-sdk/plugin_template/tests/check_pass.sh" ] ||
+  fail "the template's check_pass.sh (Bazel's sh_test) is not executable"
 if grep -rlI -- "$work/staging" "$work/staging/prefix"; then
   fail "installed files name the install prefix (not relocatable)"
 fi

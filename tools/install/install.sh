@@ -17,7 +17,10 @@
 #                                           fx_sdk.BUILD (new_local_repository's
 #                                           build_file: @fx_sdk//:plugin_api)
 #                                           fx_plugin.bzl (fx_plugin macro) and
-#                                           rules_cc/ (offline Bazel 4)
+#                                           rules_cc/, rules_java/,
+#                                           remote_coverage_tools/ (stand-ins
+#                                           for what Bazel 4 downloads:
+#                                           offline builds and tests)
 #   PREFIX/share/fx-sdk/plugin_template/    a plugin project to copy (CMake,
 #                                           make + pkg-config, or Bazel:
 #                                           BUILD.bazel, WORKSPACE.example)
@@ -26,6 +29,8 @@
 #   PREFIX/lib/python/fx_sdk/               the Python package (import fx_sdk
 #                                           with PYTHONPATH=PREFIX/lib/python);
 #                                           it loads the plugins above
+#   PREFIX/share/doc/fx-sdk/PLUGIN_AUTHORS.md   the plugin author's guide
+#                                           (docs/PLUGIN_AUTHORS.md)
 #   PREFIX/share/fx-sdk/runtime-libraries.txt   what bin/fx and _C.so load
 #                                           from the system, and the packages
 #                                           that provide it
@@ -40,8 +45,8 @@
 # comes from the system library path.
 #
 # Re-installing into the same PREFIX replaces the SDK's own directories
-# (include/fx, lib/fx-sdk, lib/cmake/FxSdk, lib/python/fx_sdk, share/fx-sdk)
-# and files.
+# (include/fx, lib/fx-sdk, lib/cmake/FxSdk, lib/python/fx_sdk, share/fx-sdk,
+# share/doc/fx-sdk) and files.
 set -euo pipefail
 
 usage() { echo "usage: bazel run //:install -- PREFIX" >&2; exit 2; }
@@ -73,10 +78,10 @@ api_version="$(sed -n 's/^#define FX_API_VERSION \([0-9]*\).*/\1/p' "$src/plugin
 
 mkdir -p "$prefix"
 rm -rf "$prefix/include/fx" "$prefix/lib/fx-sdk" "$prefix/lib/cmake/FxSdk" \
-  "$prefix/lib/python/fx_sdk" "$prefix/share/fx-sdk"
+  "$prefix/lib/python/fx_sdk" "$prefix/share/fx-sdk" "$prefix/share/doc/fx-sdk"
 install -d "$prefix/bin" "$prefix/include/fx" "$prefix/include/dlpack" \
   "$prefix/lib/fx-sdk/plugins" "$prefix/lib/cmake/FxSdk" "$prefix/lib/pkgconfig" \
-  "$prefix/lib/python/fx_sdk" "$prefix/share/fx-sdk"
+  "$prefix/lib/python/fx_sdk" "$prefix/share/fx-sdk" "$prefix/share/doc/fx-sdk"
 
 install -m 755 "$src/tools/fx" "$prefix/bin/fx"
 install -m 644 "$src/tools/torchfx_export.py" "$prefix/share/fx-sdk/"
@@ -87,6 +92,7 @@ for h in plugin_api.h plugin_api.hpp plugin_api_inline.hpp; do
   install -m 644 "$src/plugin_api/include/fx/$h" "$prefix/include/fx/"
 done
 install -m 644 "$dlpack" "$prefix/include/dlpack/dlpack.h"
+install -m 644 "$src/docs/PLUGIN_AUTHORS.md" "$prefix/share/doc/fx-sdk/"
 install -m 644 "$src/tools/install/fx_plugin.map" "$prefix/lib/fx-sdk/"
 install -m 644 "$src/tools/install/FxSdkConfig.cmake" "$prefix/lib/cmake/FxSdk/"
 sed "s/@FX_API_VERSION@/$api_version/g" "$src/tools/install/FxSdkConfigVersion.cmake.in" \
@@ -107,22 +113,48 @@ install -d "$prefix/share/fx-sdk/bazel"
 install -m 644 "$src/tools/install/fx_sdk.BUILD" "$src/tools/install/fx_plugin.bzl" \
   "$prefix/share/fx-sdk/bazel/"
 echo 'exports_files(["fx_plugin.bzl"])' >"$prefix/share/fx-sdk/bazel/BUILD.bazel"
-# A rules_cc stand-in for offline Bazel 4 (third_party/rules_cc's): its own
-# workspace, so not a package of @fx_sdk.
-shim="$prefix/share/fx-sdk/bazel/rules_cc"
-install -d "$shim/cc"
-install -m 644 "$runfiles/rules_cc/cc/defs.bzl" "$shim/cc/defs.bzl"
-echo 'workspace(name = "rules_cc")' >"$shim/WORKSPACE"
-: >"$shim/BUILD.bazel"
-echo 'exports_files(["defs.bzl"])' >"$shim/cc/BUILD.bazel"
-chmod 644 "$prefix/share/fx-sdk/bazel/BUILD.bazel" "$shim/WORKSPACE" \
-  "$shim/BUILD.bazel" "$shim/cc/BUILD.bazel"
+# Stand-ins for what Bazel 4's WORKSPACE suffix downloads, so a plugin's
+# workspace builds and tests offline (WORKSPACE.example declares them), each
+# its own workspace (so not a package of @fx_sdk):
+#   rules_cc               third_party/rules_cc's forwarding cc/defs.bzl
+#   rules_java             rules_java_defs.bzl as java/defs.bzl (every build
+#                          reads @bazel_tools//tools/jdk, which loads it)
+#   remote_coverage_tools  the two filegroups `bazel test` asks for
+# stand_in NAME [SUBDIR DEFS]: the repository NAME under share/fx-sdk/bazel,
+# with DEFS installed as SUBDIR/defs.bzl.
+stand_in() {
+  local dir="$prefix/share/fx-sdk/bazel/$1"
+  install -d "$dir"
+  echo "workspace(name = \"$1\")" >"$dir/WORKSPACE"
+  : >"$dir/BUILD.bazel"
+  if [ $# -eq 3 ]; then
+    install -D -m 644 "$3" "$dir/$2/defs.bzl"
+    echo 'exports_files(["defs.bzl"])' >"$dir/$2/BUILD.bazel"
+    chmod 644 "$dir/$2/BUILD.bazel"
+  fi
+  chmod 644 "$dir/WORKSPACE" "$dir/BUILD.bazel"
+}
+stand_in rules_cc cc "$runfiles/rules_cc/cc/defs.bzl"
+stand_in rules_java java "$src/tools/install/rules_java_defs.bzl"
+stand_in remote_coverage_tools
+{
+  echo '# What `bazel test` asks for; coverage itself is not provided.'
+  echo 'package(default_visibility = ["//visibility:public"])'
+  echo
+  echo 'filegroup(name = "coverage_report_generator")'
+  echo
+  echo 'filegroup(name = "lcov_merger")'
+} >"$prefix/share/fx-sdk/bazel/remote_coverage_tools/BUILD.bazel"
+chmod 644 "$prefix/share/fx-sdk/bazel/BUILD.bazel"
 
 # The template, without the monorepo's Bazel glue (BUILD.bazel); its
 # out-of-tree Bazel BUILD (plugin.BUILD) becomes its BUILD.bazel.
 template="$src/sdk_examples/plugin_template"
+# Its scripts stay executable (Bazel's sh_test runs tests/check_pass.sh).
 (cd "$template" && find -L . -type f ! -name BUILD.bazel ! -name plugin.BUILD ! -name '*_test.sh') | while read -r f; do
-  install -D -m 644 "$template/$f" "$prefix/share/fx-sdk/plugin_template/$f"
+  mode=644
+  case "$f" in *.sh) mode=755 ;; esac
+  install -D -m "$mode" "$template/$f" "$prefix/share/fx-sdk/plugin_template/$f"
 done
 install -m 644 "$template/plugin.BUILD" "$prefix/share/fx-sdk/plugin_template/BUILD.bazel"
 
@@ -153,4 +185,5 @@ echo "  fx:      $prefix/bin/fx"
 echo "  CMake:   find_package(FxSdk) with CMAKE_PREFIX_PATH=$prefix"
 echo "  pkg-config: PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs fx-plugin"
 echo "  template: $prefix/share/fx-sdk/plugin_template"
+echo "  guide:   $prefix/share/doc/fx-sdk/PLUGIN_AUTHORS.md"
 echo "  Python:  PYTHONPATH=$prefix/lib/python /usr/bin/python3 -c 'import torch, fx_sdk'"
