@@ -65,20 +65,24 @@ constexpr std::string_view kUsage =
     "      [--plugin PATH]... [--plugin-dir DIR]... [--print-after PASS|all]\n"
     "      [--reproducer-dir DIR] [--on-failure stop|skip]\n"
     "      [--ordering explicit|auto] [--progress] [--time]\n"
-    "      [--isolate] [--pass-timeout SECONDS] [--pass-memory-limit MIB]\n"
+    "      [--isolate | --no-isolate] [--pass-timeout SECONDS]\n"
+    "      [--pass-memory-limit MIB]\n"
     "                             runs a pipeline of plugin passes on FILE\n"
     "                             and writes the result atomically; exit\n"
     "                             status 3 when failed passes were skipped\n"
     "                             (the result is written without them);\n"
-    "                             --isolate loads each plugin and runs\n"
-    "                             each pass in a worker process that a\n"
+    "                             an isolated plugin is loaded and each of\n"
+    "                             its passes run in a worker process that a\n"
     "                             crash, a hang past the timeout or the\n"
     "                             memory limit (MiB beyond the host's) ends\n"
-    "                             instead of fx\n"
+    "                             instead of fx: by default every plugin\n"
+    "                             not first-party nor pinned by sha256 in\n"
+    "                             the config, --isolate every plugin,\n"
+    "                             --no-isolate none\n"
     "  minimize FILE --inputs IN.pt (--pipeline TEXT | --config CONF.json)\n"
     "      [--plugin PATH]... [--plugin-dir DIR]... [--mode "
     "bisect|sequential]\n"
-    "      [--atol X] [--rtol X] [--find-all] [--isolate]\n"
+    "      [--atol X] [--rtol X] [--find-all] [--isolate | --no-isolate]\n"
     "      [--pass-timeout SECONDS] [--pass-memory-limit MIB]\n"
     "                             the smallest subgraph whose outputs differ\n"
     "                             beyond tolerance when the pipeline is\n"
@@ -103,7 +107,8 @@ constexpr std::string_view kUsage =
     "                             (a crash is that check's FAIL); a table,\n"
     "                             exit status 1 on any FAIL\n"
     "  reduce FILE --pipeline TEXT [-o OUT.fx.json] [--inputs IN.pt]\n"
-    "      [--isolate] [--pass-timeout SECONDS] [--pass-memory-limit MIB]\n"
+    "      [--isolate | --no-isolate] [--pass-timeout SECONDS]\n"
+    "      [--pass-memory-limit MIB]\n"
     "      [--plugin PATH]... [--plugin-dir DIR]...\n"
     "                             shrinks FILE while the pipeline fails the\n"
     "                             same way (pass and error kind) and writes\n"
@@ -164,12 +169,14 @@ const std::map<std::string_view, std::vector<std::string_view>>& flags() {
   static const auto* table =
       new std::map<std::string_view, std::vector<std::string_view>>{
           {"plugins", {"no-default-plugins", "isolate"}},
-          {"reduce", {"no-default-plugins", "isolate"}},
+          {"reduce", {"no-default-plugins", "isolate", "no-isolate"}},
           {"plugin-check", {"no-default-plugins"}},
           {"exec", {"no-default-plugins", "eval", "dynamic"}},
           {"dot", {"no-default-plugins"}},
-          {"run", {"progress", "time", "no-default-plugins", "isolate"}},
-          {"minimize", {"find-all", "no-default-plugins", "isolate"}},
+          {"run",
+           {"progress", "time", "no-default-plugins", "isolate", "no-isolate"}},
+          {"minimize",
+           {"find-all", "no-default-plugins", "isolate", "no-isolate"}},
       };
   return *table;
 }
@@ -345,6 +352,7 @@ int run_run(Invocation& inv, const host::PluginSources& sources,
   run.on_failure = inv.value("on-failure", "");
   run.ordering = inv.value("ordering", "");
   run.isolate = inv.flag("isolate");
+  run.no_isolate = inv.flag("no-isolate");
   run.pass_timeout = inv.value("pass-timeout", "");
   run.pass_memory_limit = inv.value("pass-memory-limit", "");
   run.progress = inv.flag("progress");
@@ -379,6 +387,7 @@ int run_reduce(Invocation& inv, const host::PluginSources& sources,
   args.output = inv.value("output", "");
   args.inputs = inv.value("inputs", "");
   args.isolate = inv.flag("isolate");
+  args.no_isolate = inv.flag("no-isolate");
   args.pass_timeout = inv.value("pass-timeout", "");
   args.pass_memory_limit = inv.value("pass-memory-limit", "");
   args.sources = sources;
@@ -432,6 +441,7 @@ int run_minimize(Invocation& inv, const host::PluginSources& sources,
   m.rtol = inv.value("rtol", "");
   m.find_all = inv.flag("find-all");
   m.isolate = inv.flag("isolate");
+  m.no_isolate = inv.flag("no-isolate");
   m.pass_timeout = inv.value("pass-timeout", "");
   m.pass_memory_limit = inv.value("pass-memory-limit", "");
   m.sources = sources;

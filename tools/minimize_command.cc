@@ -103,7 +103,8 @@ int run_minimize_command(const MinimizeArgs& args, std::ostream& out,
       args.config.empty() ? host::parse_pipeline_text(args.pipeline)
                           : host::read_pipeline_config(args.config);
   if (!spec.ok()) return fail(err, 2, spec.status().message());
-  std::string wrong = apply_isolation_flags(args.isolate, args.pass_timeout,
+  std::string wrong = apply_isolation_flags(args.isolate, args.no_isolate,
+                                            args.pass_timeout,
                                             args.pass_memory_limit, *spec);
   if (!wrong.empty()) return fail(err, 2, wrong);
   host::PassRegistry registry;
@@ -115,6 +116,9 @@ int run_minimize_command(const MinimizeArgs& args, std::ostream& out,
   }
   auto pm = host::PassManager::create(registry, *std::move(spec));
   if (!pm.ok()) return fail(err, 2, pm.status().message());
+  if (std::string note = auto_isolation_note(*pm); !note.empty()) {
+    err << "fx minimize: " << note << "\n";
+  }
   auto gm = read_graph_module(args.input);
   if (!gm.ok()) return fail(err, 1, gm.status().message());
   std::vector<c10::IValue> inputs;

@@ -33,6 +33,7 @@ struct MinimizeArgs {
   std::string rtol;               // --rtol X
   bool find_all = false;          // --find-all
   bool isolate = false;           // --isolate: each pass in a worker process
+  bool no_isolate = false;        // --no-isolate: each pass in this process
   std::string pass_timeout;       // --pass-timeout SECONDS (implies --isolate)
   std::string pass_memory_limit;  // --pass-memory-limit MIB (implies it too)
   host::PluginSources sources;

@@ -1,5 +1,6 @@
 #include "tools/pipeline_commands.h"
 
+#include <algorithm>
 #include <boost/filesystem.hpp>
 #include <cstdlib>
 #include <fstream>
@@ -176,8 +177,9 @@ Stop apply_policies(const RunArgs& args, host::PipelineSpec& spec,
 // --isolate, --pass-timeout, --pass-memory-limit (apply_isolation_flags).
 Stop apply_isolation(const RunArgs& args, host::PipelineSpec& spec,
                      std::ostream& err) {
-  std::string wrong = apply_isolation_flags(args.isolate, args.pass_timeout,
-                                            args.pass_memory_limit, spec);
+  std::string wrong =
+      apply_isolation_flags(args.isolate, args.no_isolate, args.pass_timeout,
+                            args.pass_memory_limit, spec);
   if (!wrong.empty()) return fail(err, 2, wrong);
   return std::nullopt;
 }
@@ -395,6 +397,9 @@ int run_pipeline(const RunArgs& args, std::ostream& out, std::ostream& err,
   absl::StatusOr<host::PassManager> pm =
       host::PassManager::create(registry, std::move(spec));
   if (!pm.ok()) return fail(err, 2, pm.status().message());
+  if (std::string note = auto_isolation_note(*pm); !note.empty()) {
+    err << "fx run: " << note << "\n";
+  }
   // A plugin that crashes the process is named before it dies.
   pm->add_instrumentation(
       std::make_unique<host::FatalSignalInstrumentation>("fx run"));
@@ -416,10 +421,30 @@ int run_pipeline(const RunArgs& args, std::ostream& out, std::ostream& err,
 
 }  // namespace
 
-std::string apply_isolation_flags(bool isolate, const std::string& pass_timeout,
+std::string apply_isolation_flags(bool isolate, bool no_isolate,
+                                  const std::string& pass_timeout,
                                   const std::string& pass_memory_limit,
                                   host::PipelineSpec& spec) {
-  if (isolate) spec.isolate = true;
+  if (no_isolate &&
+      (isolate || !pass_timeout.empty() || !pass_memory_limit.empty())) {
+    return cat("--no-isolate contradicts ",
+               isolate                 ? "--isolate"
+               : !pass_timeout.empty() ? "--pass-timeout"
+                                       : "--pass-memory-limit",
+               ", which runs the passes in worker processes");
+  }
+  if (no_isolate && spec.isolation() == host::Isolation::kAll &&
+      spec.isolate != host::Isolation::kAll) {
+    return "--no-isolate: the config's pass_timeout or pass_memory_limit "
+           "needs the passes in worker processes";
+  }
+  if (isolate) {
+    spec.isolate = host::Isolation::kAll;
+  } else if (no_isolate) {
+    spec.isolate = host::Isolation::kNone;
+  } else if (!spec.isolate) {
+    spec.isolate = host::Isolation::kAuto;  // the fx command's default
+  }
   if (!pass_timeout.empty()) {
     char* end = nullptr;
     double seconds = std::strtod(pass_timeout.c_str(), &end);
@@ -440,6 +465,20 @@ std::string apply_isolation_flags(bool isolate, const std::string& pass_timeout,
     spec.pass_memory_limit_mib = mib;
   }
   return {};
+}
+
+std::string auto_isolation_note(const host::PassManager& pm) {
+  if (pm.spec().isolation() != host::Isolation::kAuto) return {};
+  std::vector<std::string> names;
+  for (const host::ScheduledPass& s : pm.schedule()) {
+    const std::string& name = s.invocation.pass;
+    if (s.isolated &&
+        std::find(names.begin(), names.end(), name) == names.end()) {
+      names.push_back(name);
+    }
+  }
+  if (names.empty()) return {};
+  return cat("isolated (not pinned): ", join(names, ", "));
 }
 
 absl::Status load_plugins_for(std::string_view command,
@@ -502,6 +541,7 @@ int run_dot_command(const DotArgs& args, std::ostream& out, std::ostream& err) {
   run.pipeline = (args.pipeline.empty() ? "" : args.pipeline + ",") +
                  "dot{path=" + tmp.string() + "}";
   run.sources = args.sources;
+  run.no_isolate = true;  // fx dot draws in process, as it always has
   run.output = "";
   std::ostringstream ignored;
   int status = run_pipeline(run, ignored, err, /*write_result=*/false);

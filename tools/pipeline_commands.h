@@ -30,9 +30,15 @@
 //      rolled back and is named on stderr, the rest of the pipeline ran and
 //      the output was written without their changes.
 //
-// Isolation (--isolate, --pass-timeout, --pass-memory-limit, or the
-// config's "isolate", "pass_timeout", "pass_memory_limit"): each pass runs in
-// a worker process (plugin_api/pipeline/pass_call.h); a pass that crashes,
+// Isolation. By default ("isolate": "auto") a pass runs in a worker process
+// unless its plugin is trusted: first-party (shipped beside fx) or pinned by
+// sha256 in the config (host::trusted_plugin); stderr then names the passes
+// that run isolated ("fx run: isolated (not pinned): a, b"). --isolate (or
+// --pass-timeout, --pass-memory-limit, or the config's "isolate": true,
+// "pass_timeout", "pass_memory_limit") isolates every pass; --no-isolate (or
+// the config's "isolate": false) runs every pass in fx's process. A flag
+// wins over the config, the config over the default. Isolated, each pass
+// runs in a worker process (plugin_api/pipeline/pass_call.h); a pass that crashes,
 // aborts, runs past the timeout or past the memory limit fails like one
 // that returned an error (rolled back, named with what ended its worker,
 // a reproducer written when asked), and fx run goes on as --on-failure says.
@@ -56,6 +62,7 @@
 
 #include "absl/status/status.h"
 #include "plugin_api/loader/plugin_discovery.h"
+#include "plugin_api/pipeline/pass_manager.h"
 #include "plugin_api/pipeline/pass_registry.h"
 
 namespace fx::tools {
@@ -71,12 +78,18 @@ absl::Status load_plugins_for(std::string_view command,
                               host::PassRegistry& registry, std::ostream& err,
                               const host::LoadIsolation& isolation = {});
 
-// --isolate, --pass-timeout SECONDS and --pass-memory-limit MIB (each of
-// the last two implies --isolate) over `spec`'s own settings, for fx run,
-// reduce and minimize. Empty, or what is wrong with a flag's value.
-std::string apply_isolation_flags(bool isolate, const std::string& pass_timeout,
+// --isolate, --no-isolate, --pass-timeout SECONDS and --pass-memory-limit
+// MIB (each of the last two implies --isolate) over `spec`'s own settings,
+// and "auto" when neither the flags nor the config choose, for fx run,
+// reduce and minimize. Empty, or what is wrong with the flags.
+std::string apply_isolation_flags(bool isolate, bool no_isolate,
+                                  const std::string& pass_timeout,
                                   const std::string& pass_memory_limit,
                                   host::PipelineSpec& spec);
+
+// Under "isolate": "auto", the line naming the passes that run isolated
+// ("isolated (not pinned): a, b"); empty otherwise or when none does.
+std::string auto_isolation_note(const host::PassManager& pm);
 
 // fx plugins: every plugin, its passes and their options. With `isolate`
 // (--isolate), each plugin is loaded in a worker process first, so one that
@@ -96,6 +109,7 @@ struct RunArgs {
   std::string on_failure;      // --on-failure stop|skip
   std::string ordering;        // --ordering explicit|auto
   bool isolate = false;        // --isolate: each pass in a worker process
+  bool no_isolate = false;     // --no-isolate: each pass in this process
   std::string pass_timeout;    // --pass-timeout SECONDS (implies --isolate)
   std::string pass_memory_limit;  // --pass-memory-limit MIB (implies it too)
   bool progress = false;          // --progress: "[i/n] pass" on stderr

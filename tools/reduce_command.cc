@@ -260,7 +260,8 @@ int run_reduce_command(const ReduceArgs& args, std::ostream& out,
   absl::StatusOr<host::PipelineSpec> spec =
       host::parse_pipeline_text(args.pipeline);
   if (!spec.ok()) return fail(err, 2, spec.status().message());
-  std::string wrong = apply_isolation_flags(args.isolate, args.pass_timeout,
+  std::string wrong = apply_isolation_flags(args.isolate, args.no_isolate,
+                                            args.pass_timeout,
                                             args.pass_memory_limit, *spec);
   if (!wrong.empty()) return fail(err, 2, wrong);
   std::string output =
@@ -271,6 +272,9 @@ int run_reduce_command(const ReduceArgs& args, std::ostream& out,
   absl::StatusOr<host::PassManager> pm =
       host::PassManager::create(registry, *std::move(spec));
   if (!pm.ok()) return fail(err, 2, pm.status().message());
+  if (std::string note = auto_isolation_note(*pm); !note.empty()) {
+    err << "fx reduce: " << note << "\n";
+  }
   absl::StatusOr<GraphFile> file = read_graph_file(args.input);
   if (!file.ok()) return fail(err, 1, file.status().message());
   if (absl::Status rule = check_output(args, *file, output); !rule.ok()) {

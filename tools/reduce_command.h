@@ -36,6 +36,7 @@ struct ReduceArgs {
   std::string output;             // -o OUT, or empty for the default
   std::string inputs;             // --inputs IN.pt, or empty for none
   bool isolate = false;           // --isolate: each pass in a worker process
+  bool no_isolate = false;        // --no-isolate: each pass in this process
   std::string pass_timeout;       // --pass-timeout SECONDS (implies --isolate)
   std::string pass_memory_limit;  // --pass-memory-limit MIB (implies it too)
   host::PluginSources sources;

@@ -54,6 +54,26 @@ std::vector<std::string> default_plugin_dirs() {
   return dirs;
 }
 
+std::string first_party_plugin_dir() {
+  std::vector<std::string> dirs = runfiles_plugin_dirs();
+  return dirs.empty() ? std::string() : dirs.front();
+}
+
+bool is_first_party_plugin(const std::string& path) {
+  static const std::string first_party = [] {
+    std::string dir = first_party_plugin_dir();
+    if (dir.empty()) return dir;
+    boost::system::error_code ec;
+    std::string canonical = fs::canonical(dir, ec).string();
+    return ec ? std::string() : canonical;
+  }();
+  if (first_party.empty() || path.empty()) return false;
+  boost::system::error_code ec;
+  fs::path parent = fs::absolute(path).parent_path();
+  std::string canonical = fs::canonical(parent, ec).string();
+  return !ec && canonical == first_party;
+}
+
 PluginDiscovery::PluginDiscovery(Sink sink, Skip skip)
     : sink_(std::move(sink)), skip_(std::move(skip)) {}
 

@@ -50,6 +50,13 @@ inline constexpr std::string_view kInstalledPluginDir = "lib/fx-sdk/plugins";
 // are listed whether or not they exist; loading a missing one is an error).
 std::vector<std::string> default_plugin_dirs();
 
+// The first-party plugin directory (item 2 above), or empty; and whether
+// the file at `path` lies directly inside it (compared as canonical
+// directories, so a symbolic link to a plugin elsewhere is not inside).
+// Under "isolate": "auto" its plugins are trusted to run in process.
+std::string first_party_plugin_dir();
+bool is_first_party_plugin(const std::string& path);
+
 // What a host asks for, loaded in this order: the files, the directories,
 // then (unless turned off) the default directories.
 struct PluginSources {

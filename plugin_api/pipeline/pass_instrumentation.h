@@ -74,6 +74,7 @@ struct ScheduledPass {
   PassInvocation invocation;   // as written in the pipeline
   FxOptions options;           // every option of its schema, bound
   FailurePolicy on_failure;    // its own policy, or else the pipeline's
+  bool isolated = false;       // runs in a worker (PipelineSpec::isolate)
 };
 
 // What every hook is told: the pipeline and the run so far.

@@ -202,6 +202,7 @@ class PipelineRun {
       PassRecord& record = report_.passes.emplace_back();
       record.pass = s.pass->info->name;
       record.plugin = std::string(s.pass->plugin->name());
+      record.isolated = s.isolated;
     }
   }
 
@@ -276,7 +277,7 @@ class PipelineRun {
   std::string call(const PassEvent& event) {
     const PipelineSpec& spec = pm_.spec();
     PassCallResult result =
-        spec.isolated()
+        event.pass().isolated
             ? call_pass_isolated(event.pass(), target_,
                                  WorkerLimits{spec.pass_timeout_seconds,
                                               spec.pass_memory_limit_mib})
@@ -386,6 +387,9 @@ absl::StatusOr<PassManager> PassManager::create(const PassRegistry& registry,
   if (!ordered.ok()) return ordered.status();
   absl::Status printable = check_print_after(spec, *ordered);
   if (!printable.ok()) return printable;
+  for (ScheduledPass& s : *ordered) {
+    s.isolated = isolates(spec, *s.pass->plugin);
+  }
   PassManager pm;
   pm.registry_ = &registry;
   pm.schedule_ = *std::move(ordered);

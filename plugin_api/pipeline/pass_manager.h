@@ -14,10 +14,12 @@
 //     is recorded as not run, and an unmet requirement is a failure;
 //  2. the call: take a snapshot of the graph (and start the attribute
 //     journal), then call the pass through the C ABI; a returned status or
-//     an exception that escaped the plugin is a failure. With isolation
-//     (PipelineSpec::isolated(), pass_call.h) the call runs in a worker
-//     process: a crash, abort, timeout or exhausted memory limit there is a
-//     failure of the pass, and the host's graph is untouched;
+//     an exception that escaped the plugin is a failure. A pass that
+//     PipelineSpec::isolate isolates (every pass, or under "auto" those of
+//     plugins that are not trusted: pass_registry.h isolates(), decided at
+//     create() into ScheduledPass::isolated) is called in a worker process
+//     (pass_call.h): a crash, abort, timeout or exhausted memory limit
+//     there is a failure of the pass, and the host's graph is untouched;
 //  3. validation (unless verify_each is off): lint the graph, then check
 //     every property the pass declares it produces (property_checks.h),
 //     then the contract of a pass that keeps tensor_meta (declares neither

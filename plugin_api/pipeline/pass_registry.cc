@@ -1,5 +1,6 @@
 #include "plugin_api/pipeline/pass_registry.h"
 
+#include "absl/strings/ascii.h"
 #include "fx_core/support/strings.h"
 #include "plugin_api/pipeline/pipeline.h"
 #include "plugin_api/pipeline/plugin_extensions.h"
@@ -101,6 +102,29 @@ std::vector<RegisteredPass> PassRegistry::passes() const {
   return out;
 }
 
+bool trusted_plugin(const PipelineSpec& spec, const Plugin& plugin) {
+  if (plugin.path().empty()) return true;
+  for (const PluginReference& ref : spec.plugins) {
+    if (!ref.sha256.empty() &&
+        absl::AsciiStrToLower(ref.sha256) == plugin.sha256()) {
+      return true;
+    }
+  }
+  return is_first_party_plugin(plugin.path());
+}
+
+bool isolates(const PipelineSpec& spec, const Plugin& plugin) {
+  switch (spec.isolation()) {
+    case Isolation::kAll:
+      return true;
+    case Isolation::kAuto:
+      return !trusted_plugin(spec, plugin);
+    case Isolation::kNone:
+      break;
+  }
+  return false;
+}
+
 namespace {
 
 PluginDiscovery discovery_into(PassRegistry& registry,
@@ -114,8 +138,12 @@ PluginDiscovery discovery_into(PassRegistry& registry,
       });
   if (isolation.isolated) {
     discovery.set_precheck(
-        [limits = isolation.limits](const std::string& path,
-                                    std::string_view sha256) {
+        [limits = isolation.limits, except = isolation.except_trusted](
+            const std::string& path, std::string_view sha256) {
+          // A pinned file that does not match is refused before it opens.
+          if (except && (!sha256.empty() || is_first_party_plugin(path))) {
+            return absl::OkStatus();
+          }
           return load_plugin_in_worker(path, sha256, limits).status;
         });
   }
@@ -133,8 +161,9 @@ absl::Status load_plugins(const PipelineSpec& spec,
                           const PluginSources& sources,
                           PassRegistry& registry) {
   LoadIsolation isolation{
-      spec.isolated(),
-      WorkerLimits{spec.pass_timeout_seconds, spec.pass_memory_limit_mib}};
+      spec.isolation() != Isolation::kNone,
+      WorkerLimits{spec.pass_timeout_seconds, spec.pass_memory_limit_mib},
+      spec.isolation() == Isolation::kAuto};
   PluginDiscovery discovery = discovery_into(registry, isolation);
   for (const PluginReference& ref : spec.plugins) {
     absl::Status s = discovery.load_file(ref.path, ref.sha256);

@@ -26,7 +26,8 @@
 // each plugin in a worker process first (plugin_load_worker.h): a plugin
 // that crashes, aborts, exits or hangs while loading is then a load error
 // naming it (skipped, like any, when it was found in a directory) and the
-// host goes on.
+// host goes on. Under "isolate": "auto" only plugins that are not trusted
+// (trusted_plugin) are loaded in a worker first.
 #ifndef PLUGIN_API_PIPELINE_PASS_REGISTRY_H_
 #define PLUGIN_API_PIPELINE_PASS_REGISTRY_H_
 
@@ -104,7 +105,18 @@ class PassRegistry {
 struct LoadIsolation {
   bool isolated = false;
   WorkerLimits limits;
+  // With `isolated`: a plugin pinned by sha256 or first-party
+  // (is_first_party_plugin) is loaded here directly ("isolate": "auto").
+  bool except_trusted = false;
 };
+
+// Whether `plugin` is trusted to run in process under "isolate": "auto":
+// compiled into the host (no file), first-party (shipped beside the
+// program: is_first_party_plugin), or one whose sha256 `spec` pins (it was
+// loaded, so the pin matched; the content is what is trusted).
+bool trusted_plugin(const PipelineSpec& spec, const Plugin& plugin);
+// Whether `spec` runs the passes of `plugin` in a worker process.
+bool isolates(const PipelineSpec& spec, const Plugin& plugin);
 
 // Loads the plugins `sources` names into `registry`, in discovery order
 // (plugin_discovery.h). A file named in `sources.plugins` that does not load
@@ -117,8 +129,9 @@ absl::Status load_plugins(const PluginSources& sources, PassRegistry& registry,
 // sha256-pinned where the config says so), then its "plugin_dirs", then
 // `sources`; a file named more than once is loaded once. Directory entries
 // are skipped as above. When the pipeline isolates its passes
-// (PipelineSpec::isolated), plugins are loaded isolated too, under its pass
-// timeout and memory limit.
+// (PipelineSpec::isolation), plugins are loaded isolated too, under its pass
+// timeout and memory limit: every one (true), or those not trusted
+// ("auto").
 absl::Status load_plugins(const PipelineSpec& spec,
                           const PluginSources& sources, PassRegistry& registry);
 

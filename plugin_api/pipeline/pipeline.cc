@@ -369,12 +369,16 @@ class ConfigReader {
   }
 
   absl::Status isolate(const json& value, const std::string& at) {
-    if (!value.is_boolean()) {
-      return absl::InvalidArgumentError(
-          cat(at, ": expected true or false, got ", value.dump()));
+    if (value.is_boolean()) {
+      spec_.isolate = value.get<bool>() ? Isolation::kAll : Isolation::kNone;
+      return absl::OkStatus();
     }
-    spec_.isolate = value.get<bool>();
-    return absl::OkStatus();
+    if (value.is_string() && value.get<std::string>() == "auto") {
+      spec_.isolate = Isolation::kAuto;
+      return absl::OkStatus();
+    }
+    return absl::InvalidArgumentError(
+        cat(at, ": expected true, false or \"auto\", got ", value.dump()));
   }
 
   absl::Status pass_timeout(const json& value, const std::string& at) {
@@ -439,6 +443,18 @@ std::string_view failure_policy_name(FailurePolicy policy) {
 
 std::string_view ordering_name(Ordering ordering) {
   return keyword_name(ordering, kOrderings);
+}
+
+std::string_view isolation_name(Isolation isolation) {
+  switch (isolation) {
+    case Isolation::kAll:
+      return "true";
+    case Isolation::kAuto:
+      return "auto";
+    case Isolation::kNone:
+      break;
+  }
+  return "false";
 }
 
 absl::StatusOr<PipelineSpec> parse_pipeline_text(std::string_view text) {
@@ -594,7 +610,11 @@ std::string pipeline_config_json(const PipelineSpec& spec) {
   if (!spec.assume.empty()) root["assume"] = spec.assume;
   if (!spec.reproducer_dir.empty())
     root["reproducer_dir"] = spec.reproducer_dir;
-  if (spec.isolate) root["isolate"] = true;
+  if (spec.isolate == Isolation::kAuto) {
+    root["isolate"] = "auto";
+  } else if (spec.isolate) {
+    root["isolate"] = *spec.isolate == Isolation::kAll;
+  }
   if (spec.pass_timeout_seconds > 0) {
     root["pass_timeout"] = spec.pass_timeout_seconds;
   }

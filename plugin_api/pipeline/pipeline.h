@@ -20,7 +20,14 @@
 //     "print_after": ["decompose"] | "all",
 //     "assume": ["tensor_meta"],          (properties the input already has)
 //     "reproducer_dir": "repro/",
-//     "isolate": true,           (each pass in a worker process)
+//     "isolate": true | false | "auto",  (true: each pass in a worker
+//                process; false: each in this process; "auto": a pass runs
+//                in a worker unless its plugin is trusted, i.e. first-party
+//                (shipped beside the program) or pinned by "sha256" here.
+//                Unset: the host's default, false for the library
+//                (PassManager, fx_sdk.run_pipeline), "auto" for fx run,
+//                fx reduce and fx minimize, whose --isolate / --no-isolate
+//                win over this key)
 //     "pass_timeout": 30,        (seconds; implies isolate)
 //     "pass_memory_limit": 2048  (MiB a worker may grow by; implies isolate)
 //   }
@@ -60,6 +67,12 @@ absl::StatusOr<Ordering> parse_ordering(std::string_view word);
 std::string_view failure_policy_name(FailurePolicy policy);
 std::string_view ordering_name(Ordering ordering);
 
+// Which passes run in a worker process (pass_call.h): none, all, or those
+// of plugins that are not trusted (pass_registry.h trusted_plugin).
+enum class Isolation { kNone, kAll, kAuto };
+// The config's words: false, true, "auto".
+std::string_view isolation_name(Isolation isolation);
+
 struct PassInvocation {
   std::string pass;
   std::vector<std::pair<std::string, OptionInput>> options;
@@ -82,16 +95,23 @@ struct PipelineSpec {
   std::string reproducer_dir;
   std::vector<PluginReference> plugins;
   std::vector<std::string> plugin_dirs;
-  // Isolation (pass_call.h): each pass runs in a worker process, which a
-  // crash, an abort, a timeout or the memory limit ends instead of the
-  // host. A timeout or a memory limit implies it (see isolated()).
-  bool isolate = false;
+  // Isolation (pass_call.h): a pass run in a worker process is ended by
+  // a crash, an abort, a timeout or the memory limit instead of the host.
+  // Unset ("isolate" not given): the host's default, kNone here. A timeout
+  // or a memory limit isolates every pass (see isolation()).
+  std::optional<Isolation> isolate;
   double pass_timeout_seconds = 0;     // 0: none
   uint64_t pass_memory_limit_mib = 0;  // 0: none
 
-  bool isolated() const {
-    return isolate || pass_timeout_seconds > 0 || pass_memory_limit_mib > 0;
+  // The policy in force.
+  Isolation isolation() const {
+    if (pass_timeout_seconds > 0 || pass_memory_limit_mib > 0) {
+      return Isolation::kAll;
+    }
+    return isolate.value_or(Isolation::kNone);
   }
+  // Whether every pass runs isolated.
+  bool isolated() const { return isolation() == Isolation::kAll; }
 };
 
 // The largest pass_memory_limit accepted (1 TiB).

@@ -28,6 +28,7 @@ struct PassRecord {
   // A contract the pass broke without failing, e.g. "it reported changed=0
   // but changed the graph or its attributes"; empty when none.
   std::string warning;
+  bool isolated = false;  // it ran (or would have run) in a worker process
 };
 
 struct PipelineReport {

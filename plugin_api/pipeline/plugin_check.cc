@@ -285,7 +285,7 @@ absl::StatusOr<PassManager> prefix_manager(const PassRegistry& registry,
                                            const PluginCheckOptions& options) {
   absl::StatusOr<PipelineSpec> spec = parse_pipeline_text(text);
   if (!spec.ok()) return spec.status();
-  spec->isolate = true;
+  spec->isolate = Isolation::kAll;
   spec->pass_timeout_seconds = options.pass_timeout_seconds;
   spec->pass_memory_limit_mib = options.pass_memory_limit_mib;
   return PassManager::create(registry, *std::move(spec));

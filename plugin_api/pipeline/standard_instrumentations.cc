@@ -111,6 +111,11 @@ PipelineSpec reproducer_spec(const PassEvent& event,
   }
   repro.verify_each = event.spec.verify_each;
   repro.isolate = event.spec.isolate;
+  // Its plugins are pinned, so "auto" would trust them all: a pass that ran
+  // isolated stays isolated.
+  if (event.spec.isolation() == Isolation::kAuto && event.pass().isolated) {
+    repro.isolate = Isolation::kAll;
+  }
   repro.pass_timeout_seconds = event.spec.pass_timeout_seconds;
   repro.pass_memory_limit_mib = event.spec.pass_memory_limit_mib;
   repro.assume.assign(event.holding.begin(), event.holding.end());
@@ -221,7 +226,7 @@ void ReproducerInstrumentation::run_before_pass(const PassEvent& event) {
   // In process, a pass can end the process (a crash, an exit, a kill after
   // a hang): its reproducer is written before it runs, and removed when it
   // returns.
-  if (written_ || event.spec.isolated()) return;
+  if (written_ || event.pass().isolated) return;
   pending_ = new_reproducer_dir(dir_, event);
   if (pending_.empty()) return;
   const Plugin& plugin = *event.pass().pass->plugin;

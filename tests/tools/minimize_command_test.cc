@@ -49,6 +49,14 @@ class FxMinimize : public ::testing::Test {
                                      "--plugin",
                                      kPlugin};
     args.insert(args.end(), more.begin(), more.end());
+    // In process, as before isolation became the default ("auto"), unless
+    // the test isolates.
+    bool isolated = false;
+    for (const std::string& m : more) {
+      isolated = isolated || m == "--isolate" || m == "--pass-timeout" ||
+                 m == "--pass-memory-limit";
+    }
+    if (!isolated) args.push_back("--no-isolate");
     return run(args);
   }
 

@@ -246,15 +246,15 @@ TEST(FxRunDeathTest, APassThatCrashesTheProcessIsNamed) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   std::string crash = kPlugins + "libcrash_plugin.so";
   std::string out = temp_path("crash/out.fx.json");
-  EXPECT_EXIT(run({"run", mymodule(), "--no-default-plugins", "--plugin", crash,
-                   "--pipeline", "segfault", "-o", out}),
+  EXPECT_EXIT(run({"run", mymodule(), "--no-default-plugins", "--no-isolate",
+                   "--plugin", crash, "--pipeline", "segfault", "-o", out}),
               ::testing::KilledBySignal(SIGSEGV),
               "fx run: fatal signal SIGSEGV in pass 'segfault' of plugin "
               "'crash' \\(" +
                   crash +
                   "\\); the process ends here and no output is written");
-  EXPECT_EXIT(run({"run", mymodule(), "--no-default-plugins", "--plugin", crash,
-                   "--pipeline", "abort", "-o", out}),
+  EXPECT_EXIT(run({"run", mymodule(), "--no-default-plugins", "--no-isolate",
+                   "--plugin", crash, "--pipeline", "abort", "-o", out}),
               ::testing::KilledBySignal(SIGABRT),
               "fx run: fatal signal SIGABRT in pass 'abort' of plugin 'crash'");
   EXPECT_FALSE(exists(out));
@@ -268,20 +268,21 @@ TEST(FxRunDeathTest, APluginEndingTheProcessIsNamedAndFails) {
   std::string plugin = kPlugins + "libprocess_state_plugin.so";
   std::string out = temp_path("process_state/out.fx.json");
   for (const char* pass : {"exit_0", "quick_exit"}) {
-    EXPECT_EXIT(run({"run", mymodule(), "--no-default-plugins", "--plugin",
-                     plugin, "--pipeline", pass, "-o", out}),
+    EXPECT_EXIT(run({"run", mymodule(), "--no-default-plugins", "--no-isolate",
+                     "--plugin", plugin, "--pipeline", pass, "-o", out}),
                 ::testing::ExitedWithCode(70),
                 std::string("fx run: the process was ended \\(exit or "
                             "quick_exit\\) during pass '") +
                     pass + "' of plugin 'process_state'")
         << pass;
   }
-  EXPECT_EXIT(run({"run", mymodule(), "--no-default-plugins", "--plugin",
-                   plugin, "--pipeline", "thread_crash,sleep", "-o", out}),
-              ::testing::KilledBySignal(SIGSEGV),
-              "fx run: fatal signal SIGSEGV in another thread \\(one a "
-              "plugin left running\\?\\) during pass 'sleep' of plugin "
-              "'process_state'");
+  EXPECT_EXIT(
+      run({"run", mymodule(), "--no-default-plugins", "--no-isolate",
+           "--plugin", plugin, "--pipeline", "thread_crash,sleep", "-o", out}),
+      ::testing::KilledBySignal(SIGSEGV),
+      "fx run: fatal signal SIGSEGV in another thread \\(one a "
+      "plugin left running\\?\\) during pass 'sleep' of plugin "
+      "'process_state'");
   EXPECT_FALSE(exists(out));
 }
 
@@ -294,10 +295,10 @@ TEST(FxRunDeathTest, AnInProcessCrashLeavesAReproducer) {
   fs::remove_all(repro);
   std::string crash = kPlugins + "libcrash_plugin.so";
   std::string out = temp_path("crash_repro_out/out.fx.json");
-  EXPECT_EXIT(
-      run({"run", mymodule(), "--no-default-plugins", "--plugin", crash,
-           "--pipeline", "segfault", "-o", out, "--reproducer-dir", repro}),
-      ::testing::KilledBySignal(SIGSEGV), "pass 'segfault'");
+  EXPECT_EXIT(run({"run", mymodule(), "--no-default-plugins", "--no-isolate",
+                   "--plugin", crash, "--pipeline", "segfault", "-o", out,
+                   "--reproducer-dir", repro}),
+              ::testing::KilledBySignal(SIGSEGV), "pass 'segfault'");
   std::vector<fs::path> dirs(fs::directory_iterator(repro), {});
   ASSERT_EQ(dirs.size(), 1u);
   EXPECT_EQ(dirs[0].filename().string().rfind("segfault-", 0), 0u);
@@ -336,8 +337,9 @@ TEST(FxRun, APassThatChangesTheWorkingDirectoryDoesNotMoveTheOutput) {
   std::string plugin =
       fs::absolute(kPlugins + "libprocess_state_plugin.so").string();
   fs::current_path(dir);
-  Result r = run({"run", input, "--no-default-plugins", "--plugin", plugin,
-                  "--pipeline", "chdir", "-o", "out.fx.json"});
+  Result r =
+      run({"run", input, "--no-default-plugins", "--no-isolate", "--plugin",
+           plugin, "--pipeline", "chdir", "-o", "out.fx.json"});
   std::string now = fs::current_path().string();
   fs::current_path(here);
   ASSERT_EQ(r.status, 0) << r.err;
@@ -352,7 +354,8 @@ TEST(FxRun, RunsAPipelineAndWritesTheBundle) {
                   kPlugins + "libc_plugin.so", "--pipeline",
                   "c_add_to_mul{tag=cli}", "-o", out});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.err, "");
+  // Not pinned: run isolated by default, and said so.
+  EXPECT_EQ(r.err, "fx run: isolated (not pinned): c_add_to_mul\n");
   auto file = read_graph_file(out);
   ASSERT_TRUE(file.ok()) << file.status();
   EXPECT_EQ(
@@ -509,7 +512,9 @@ TEST(FxRun, AStoppedPipelineWritesNothingAndSaysWhy) {
                   "--reproducer-dir", repro});
   EXPECT_EQ(r.status, 1);
   EXPECT_FALSE(exists(out));
-  EXPECT_EQ(r.err.rfind("fx run: pass 'edit_then_fail' of plugin "
+  EXPECT_EQ(r.err.rfind("fx run: isolated (not pinned): decompose_relu, "
+                        "edit_then_fail\n"
+                        "fx run: pass 'edit_then_fail' of plugin "
                         "'test_passes' (" +
                             kPlugins +
                             "libtest_passes.so) failed and was rolled back: "
@@ -876,6 +881,96 @@ TEST(FxRunIsolated, TheConfigKeyIsolatesAndTheFlagsAreChecked) {
   EXPECT_EQ(r.err,
             "fx run: --pass-memory-limit expects MiB (an integer from 1 to "
             "1048576), got '-1'\n");
+}
+
+// The fx command's default, "isolate": "auto": a plugin neither first-party
+// nor pinned runs in a worker, so its crash is contained (fx goes on, names
+// the pass, exits as for any isolated failure) and stderr names the passes
+// run isolated; first-party passes (dce) run in process.
+TEST(FxRunAutoIsolation, AnUnpinnedPluginRunsIsolatedByDefault) {
+  std::string dir = temp_path("auto-isolation");
+  std::string crash = kPlugins + "libcrash_plugin.so";
+  Result r = run({"run", mymodule(), "--plugin", crash, "--pipeline",
+                  "dce,segfault", "-o", dir + "/out.fx.json"});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("fx run: isolated (not pinned): segfault\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("pass 'segfault' of plugin 'crash'"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("killed by SIGSEGV"), std::string::npos) << r.err;
+  EXPECT_FALSE(exists(dir + "/out.fx.json"));
+  // Skipped, the rest is written (exit status 3), as with --isolate.
+  r = run({"run", mymodule(), "--plugin", crash, "--pipeline", "segfault,dce",
+           "--on-failure", "skip", "-o", dir + "/out.fx.json"});
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_TRUE(exists(dir + "/out.fx.json"));
+  // First-party passes alone: nothing is isolated, nothing said.
+  r = run({"run", mymodule(), "--pipeline", "dce", "-o", dir + "/dce.fx.json"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err.find("isolated"), std::string::npos) << r.err;
+  // The same under fx reduce: the crash is a failure to reduce, not the end.
+  r = run({"reduce", mymodule(), "--plugin", crash, "--pipeline", "segfault",
+           "-o", dir + "/reduced.fx.json"});
+  EXPECT_NE(r.err.find("fx reduce: isolated (not pinned): segfault\n"),
+            std::string::npos)
+      << r.err;
+}
+
+// Run in process (proved by the crash ending the process): the crash plugin
+// pinned by sha256 in the config under the default; --no-isolate; a config's
+// "isolate": false. A config's "isolate" loses to a flag.
+TEST(FxRunAutoIsolationDeathTest, PinnedOrNotIsolatedPluginsRunInProcess) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  namespace fs = boost::filesystem;
+  std::string dir = temp_path("auto-isolation-pinned");
+  fs::create_directories(dir);
+  std::string crash = fs::absolute(kPlugins + "libcrash_plugin.so").string();
+  std::string out = dir + "/out.fx.json";
+  std::string pinned = dir + "/pinned.json";
+  std::ofstream(pinned) << R"({"plugins": [{"path": ")" << crash
+                        << R"(", "sha256": ")" << *host::sha256_file(crash)
+                        << R"("}], "pipeline": "dce,segfault"})";
+  EXPECT_EXIT(run({"run", mymodule(), "--config", pinned, "-o", out}),
+              ::testing::KilledBySignal(SIGSEGV),
+              "fx run: fatal signal SIGSEGV in pass 'segfault' of plugin "
+              "'crash'");
+  EXPECT_EXIT(run({"run", mymodule(), "--no-isolate", "--plugin", crash,
+                   "--pipeline", "segfault", "-o", out}),
+              ::testing::KilledBySignal(SIGSEGV), "pass 'segfault'");
+  std::string in_process = dir + "/in_process.json";
+  std::ofstream(in_process)
+      << R"({"plugins": [")" << crash
+      << R"("], "pipeline": "segfault", "isolate": false})";
+  EXPECT_EXIT(run({"run", mymodule(), "--config", in_process, "-o", out}),
+              ::testing::KilledBySignal(SIGSEGV), "pass 'segfault'");
+  // --isolate wins over the config's false; pinned, still isolated.
+  Result r =
+      run({"run", mymodule(), "--config", in_process, "--isolate", "-o", out});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("killed by SIGSEGV"), std::string::npos) << r.err;
+  r = run({"run", mymodule(), "--config", pinned, "--isolate", "-o", out});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("killed by SIGSEGV"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("isolated (not pinned)"), std::string::npos) << r.err;
+  EXPECT_FALSE(exists(out));
+}
+
+// The flags that contradict each other.
+TEST(FxRunAutoIsolation, FlagsAreChecked) {
+  std::string out = temp_path("auto-isolation-flags/out.fx.json");
+  Result r = run({"run", mymodule(), "--pipeline", "dce", "--isolate",
+                  "--no-isolate", "-o", out});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err,
+            "fx run: --no-isolate contradicts --isolate, which runs the "
+            "passes in worker processes\n");
+  r = run({"run", mymodule(), "--pipeline", "dce", "--pass-timeout", "5",
+           "--no-isolate", "-o", out});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--no-isolate contradicts --pass-timeout"),
+            std::string::npos)
+      << r.err;
 }
 
 TEST(FxDot, DrawsTheGraphWithTensorMetaAndGraphvizRendersIt) {

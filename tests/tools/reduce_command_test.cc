@@ -49,8 +49,8 @@ TEST(FxReduce, ShrinksResnet18ToTheNodeThatFails) {
   }
   std::string out = temp_dir("out") + "/small.fx.json";
   const std::string pipeline = "refuse_target{target=layer3.1.conv2}";
-  Result r = run({"reduce", resnet18(), "--no-default-plugins", "--plugin",
-                  kPicky, "--pipeline", pipeline, "-o", out});
+  Result r = run({"reduce", resnet18(), "--no-default-plugins", "--no-isolate",
+                  "--plugin", kPicky, "--pipeline", pipeline, "-o", out});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("to 3 nodes"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("the failure: pass 'refuse_target': INTERNAL"),
@@ -106,9 +106,9 @@ TEST(FxReduce, AGraphThatDoesNotFailIsAnError) {
     GTEST_SKIP() << "needs Python torch and torchvision";
   }
   std::string out = temp_dir("none") + "/none.fx.json";
-  Result r =
-      run({"reduce", resnet18(), "--no-default-plugins", "--plugin", kPicky,
-           "--pipeline", "refuse_target{target=no.such}", "-o", out});
+  Result r = run({"reduce", resnet18(), "--no-default-plugins", "--no-isolate",
+                  "--plugin", kPicky, "--pipeline",
+                  "refuse_target{target=no.such}", "-o", out});
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("does not fail"), std::string::npos) << r.err;
   EXPECT_FALSE(boost::filesystem::exists(out));

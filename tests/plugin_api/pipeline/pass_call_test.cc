@@ -57,7 +57,7 @@ class PassCallTest : public ::testing::Test {
                       WorkerLimits limits = {}) {
     auto spec = parse_pipeline_text(text);
     EXPECT_TRUE(spec.ok()) << spec.status();
-    spec->isolate = isolate;
+    spec->isolate = isolate ? Isolation::kAll : Isolation::kNone;
     spec->pass_timeout_seconds = limits.timeout_seconds;
     spec->pass_memory_limit_mib = limits.memory_limit_mib;
     spec->reproducer_dir = reproducer_dir_;

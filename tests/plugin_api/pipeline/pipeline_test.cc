@@ -118,6 +118,33 @@ TEST(PipelineConfig, WrittenConfigReadsBack) {
   EXPECT_EQ(pipeline_config_json(*again), json);
 }
 
+// "isolate": true, false or "auto", each read and written back; unset is
+// the library's default, in process.
+TEST(PipelineConfig, IsolatePolicyHasThreeValues) {
+  EXPECT_FALSE(parse_pipeline_text("a")->isolate.has_value());
+  EXPECT_EQ(parse_pipeline_text("a")->isolation(), Isolation::kNone);
+  for (auto [word, policy] : {std::pair{"true", Isolation::kAll},
+                              std::pair{"false", Isolation::kNone},
+                              std::pair{"\"auto\"", Isolation::kAuto}}) {
+    SCOPED_TRACE(word);
+    auto spec = parse_pipeline_config(
+        std::string(R"({"pipeline": "a", "isolate": )") + word + "}", "c.json",
+        "");
+    ASSERT_TRUE(spec.ok()) << spec.status();
+    EXPECT_EQ(spec->isolate, policy);
+    EXPECT_EQ(spec->isolation(), policy);
+    auto again = parse_pipeline_config(pipeline_config_json(*spec), "r", "");
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(again->isolate, policy);
+  }
+  // A timeout isolates every pass, whatever "isolate" says.
+  auto spec = parse_pipeline_config(
+      R"({"pipeline": "a", "isolate": "auto", "pass_timeout": 1})", "c.json",
+      "");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->isolation(), Isolation::kAll);
+}
+
 // Isolation: "isolate", and a timeout or memory limit, which imply it.
 TEST(PipelineConfig, IsolationKeysAreReadCheckedAndWritten) {
   auto spec = parse_pipeline_config(R"({"pipeline": "a", "isolate": true})",
@@ -140,7 +167,8 @@ TEST(PipelineConfig, IsolationKeysAreReadCheckedAndWritten) {
 
   EXPECT_EQ(error_of(parse_pipeline_config(
                 R"({"pipeline": "a", "isolate": "yes"})", "c.json", "")),
-            "c.json: 'isolate': expected true or false, got \"yes\"");
+            "c.json: 'isolate': expected true, false or \"auto\", got "
+            "\"yes\"");
   EXPECT_EQ(error_of(parse_pipeline_config(
                 R"({"pipeline": "a", "pass_timeout": 0})", "c.json", "")),
             "c.json: 'pass_timeout': expected seconds (a number > 0), got 0");
