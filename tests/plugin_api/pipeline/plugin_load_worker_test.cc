@@ -49,7 +49,7 @@ TEST(PluginLoadWorker, ACrashExitOrHangWhileLoadingNamesThePlugin) {
     std::string path = kDir + "libload_" + c.how + "_plugin.so";
     WorkerLoad load = load_plugin_in_worker(path, {}, WorkerLimits{1, 0});
     EXPECT_TRUE(load.worker_failed) << path;
-    EXPECT_EQ(load.status.message(),
+    EXPECT_EQ(std::string(load.status.message()),
               "cannot load plugin '" + path +
                   "': loading it in a worker process failed: the worker "
                   "process " +
