@@ -537,17 +537,23 @@ TEST_F(PassManagerTest, RollbackRestoresReplacedParameters) {
   EXPECT_TRUE(torch::equal(gm.forward({torch::ones(4)}).toTensor(), before));
 }
 
-// A pass that writes into a parameter through GraphGetAttr's view: rolled
-// back when it fails; counted as a change (it says changed=0) when not.
-TEST_F(PassManagerTest, InPlaceWritesToParametersRollBack) {
+// x * weight, with the parameter `weight` a copy of `weight`.
+std::unique_ptr<GraphModule> times_weight(const torch::Tensor& weight) {
   auto graph = std::make_unique<Graph>();
   Node* x = graph->placeholder("x");
   Node* w = graph->get_attr("weight");
   graph->output(graph->call_function("operator.mul", {x, w}));
-  torch::Tensor original = torch::arange(4, torch::kFloat);
   GraphModule::AttributeMap attrs = {
-      {"weight", {nullptr, original.clone(), true}}};
-  GraphModule gm(attrs, std::move(graph));
+      {"weight", {nullptr, weight.clone(), true}}};
+  return std::make_unique<GraphModule>(attrs, std::move(graph));
+}
+
+// A pass that writes into a parameter through GraphGetAttr's view: rolled
+// back when it fails; counted as a change (it says changed=0) when not.
+TEST_F(PassManagerTest, InPlaceWritesToParametersRollBack) {
+  torch::Tensor original = torch::arange(4, torch::kFloat);
+  std::unique_ptr<GraphModule> module = times_weight(original);
+  GraphModule& gm = *module;
 
   auto failing = manager("double_in_place{names=weight,fail=true}");
   ASSERT_TRUE(failing.ok()) << failing.status();
@@ -575,14 +581,9 @@ TEST_F(PassManagerTest, InPlaceWritesToParametersRollBack) {
 // through before it fails: the rollback puts the weight back all the same,
 // in the module and in what is written afterwards.
 TEST_F(PassManagerTest, WritesThroughAViewKeptFromAnEarlierPassRollBack) {
-  auto graph = std::make_unique<Graph>();
-  Node* x = graph->placeholder("x");
-  Node* w = graph->get_attr("weight");
-  graph->output(graph->call_function("operator.mul", {x, w}));
   torch::Tensor original = torch::arange(4, torch::kFloat);
-  GraphModule::AttributeMap attrs = {
-      {"weight", {nullptr, original.clone(), true}}};
-  GraphModule gm(attrs, std::move(graph));
+  std::unique_ptr<GraphModule> module = times_weight(original);
+  GraphModule& gm = *module;
 
   auto pm = manager("keep_views{names=weight},write_kept_views_then_fail");
   ASSERT_TRUE(pm.ok()) << pm.status();
@@ -629,14 +630,9 @@ TEST_F(PassManagerTest, ACPluginsKeptHandlesAndViewsDoNoHarm) {
   ASSERT_TRUE(plugin.ok()) << plugin.status();
   PassRegistry registry;
   ASSERT_TRUE(registry.add(*plugin).ok());
-  auto graph = std::make_unique<Graph>();
-  Node* x = graph->placeholder("x");
-  Node* w = graph->get_attr("weight");
-  graph->output(graph->call_function("operator.mul", {x, w}));
   torch::Tensor original = torch::arange(4, torch::kFloat);
-  GraphModule::AttributeMap attrs = {
-      {"weight", {nullptr, original.clone(), true}}};
-  GraphModule gm(attrs, std::move(graph));
+  std::unique_ptr<GraphModule> module = times_weight(original);
+  GraphModule& gm = *module;
 
   auto spec = parse_pipeline_text(
       "keep_then_fail,use_kept_handles,write_kept_view_then_fail");

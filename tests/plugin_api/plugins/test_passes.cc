@@ -124,18 +124,23 @@ bool zero_weights_then_fail(fxp::Graph& g, const fxp::Options& options) {
   throw fxp::Error(FX_INTERNAL, "zero_weights_then_fail gives up");
 }
 
+// Calls `f` on every element of a float32 tensor, in place.
+template <typename F>
+void for_each_float(const DLTensor& d, F f) {
+  int64_t count = 1;
+  for (int i = 0; i < d.ndim; ++i) count *= d.shape[i];
+  float* data =
+      reinterpret_cast<float*>(static_cast<char*>(d.data) + d.byte_offset);
+  for (int64_t i = 0; i < count; ++i) f(data[i]);
+}
+
 // Doubles each named float parameter in place, through GraphGetAttr's view
 // (what a pass should not do; the host rolls it back all the same), then
 // fails when `fail` is set. Says it changed nothing.
 bool double_in_place(fxp::Graph& g, const fxp::Options& options) {
   for (const std::string& name : options.get_list("names")) {
     DLManagedTensor* t = g.get_attr_tensor(name.c_str());
-    DLTensor& d = t->dl_tensor;
-    int64_t count = 1;
-    for (int i = 0; i < d.ndim; ++i) count *= d.shape[i];
-    float* data =
-        reinterpret_cast<float*>(static_cast<char*>(d.data) + d.byte_offset);
-    for (int64_t i = 0; i < count; ++i) data[i] *= 2;
+    for_each_float(t->dl_tensor, [](float& v) { v *= 2; });
     if (t->deleter) t->deleter(t);
   }
   if (options.get_bool("fail")) {
@@ -168,12 +173,7 @@ bool keep_views(fxp::Graph& g, const fxp::Options& options) {
 // pass), then fails.
 bool write_kept_views_then_fail(fxp::Graph&, const fxp::Options&) {
   for (DLManagedTensor* t : kept_views()) {
-    DLTensor& d = t->dl_tensor;
-    int64_t count = 1;
-    for (int i = 0; i < d.ndim; ++i) count *= d.shape[i];
-    float* data =
-        reinterpret_cast<float*>(static_cast<char*>(d.data) + d.byte_offset);
-    for (int64_t i = 0; i < count; ++i) data[i] = 7;
+    for_each_float(t->dl_tensor, [](float& v) { v = 7; });
   }
   throw fxp::Error(FX_INTERNAL, "write_kept_views_then_fail gives up");
 }
