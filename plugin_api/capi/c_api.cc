@@ -191,7 +191,7 @@ void fill_status_entries(FxApi& t) {
 // `value` first, so its errors come before a NULL `out`'s.
 void give_arg(FxArg** out, Argument value) {
   FxArg** slot = require(out, "out");
-  *slot = wrap(new Argument(std::move(value)));
+  *slot = give(std::move(value));
 }
 
 ArgumentList copy_items(const FxArg* const* items, size_t count) {
@@ -285,43 +285,34 @@ void fill_compound_arg_entries(FxApi& t) {
   t.CloneArg = [](const FxArg* arg, FxArg** out) {
     return guarded("CloneArg", [&] { give_arg(out, copy_arg(arg, "arg")); });
   };
-  t.ReleaseArg = [](FxArg* arg) { delete unwrap(arg); };
+  t.ReleaseArg = release_arg;
 }
 
 // -------------------------------------------------- arguments: inspection
 
 size_t arg_size(const FxArg* a) {
-  if (a == nullptr) return 0;
-  const Argument& arg = *unwrap(a);
+  const Argument* found = peek(a);
+  if (found == nullptr) return 0;
+  const Argument& arg = *found;
   if (arg.is_sequence() || arg.is_slice()) return arg.elements().size();
   if (arg.is_dict()) return arg.items().size();
   return 0;
 }
 
-const FxArg* arg_item(const FxArg* a, size_t i) {
-  if (a == nullptr) return nullptr;
-  const Argument& arg = *unwrap(a);
-  if (arg.is_sequence() || arg.is_slice()) {
-    return i < arg.elements().size() ? wrap(&arg.elements()[i]) : nullptr;
-  }
-  if (arg.is_dict()) {
-    return i < arg.items().size() ? wrap(&arg.items()[i].second) : nullptr;
-  }
-  return nullptr;
-}
+const FxArg* arg_item(const FxArg* a, size_t i) { return borrow(a, i); }
 
 // ArgKind .. ArgEqual.
 void fill_arg_inspection_entries(FxApi& t) {
   t.ArgKind = [](const FxArg* a) {
-    if (a == nullptr) return FX_ARG_NONE;
+    const Argument* arg = peek(a);
+    if (arg == nullptr) return FX_ARG_NONE;
     // Symbolic ints have no FxArgKind (old plugins' switches): a string
     // (ArgGetString: the expression) that ArgIsSymInt (version 8) tells apart.
     // A qscheme (in a module config) likewise reads as its name.
-    if (unwrap(a)->is_symint() ||
-        unwrap(a)->kind() == Argument::Kind::kQScheme) {
+    if (arg->is_symint() || arg->kind() == Argument::Kind::kQScheme) {
       return FX_ARG_STRING;
     }
-    return static_cast<FxArgKind>(unwrap(a)->kind());
+    return static_cast<FxArgKind>(arg->kind());
   };
   t.ArgGetBool = [](const FxArg* a, int* out) {
     return guarded("ArgGetBool", [&] {
@@ -351,19 +342,28 @@ void fill_arg_inspection_entries(FxApi& t) {
   t.ArgSize = arg_size;
   t.ArgItem = arg_item;
   t.ArgKey = [](const FxArg* a, size_t i) -> const char* {
-    if (a == nullptr || !unwrap(a)->is_dict() ||
-        i >= unwrap(a)->items().size()) {
+    const Argument* arg = peek(a);
+    if (arg == nullptr || !arg->is_dict() || i >= arg->items().size()) {
       return nullptr;
     }
-    return unwrap(a)->items()[i].first.c_str();
+    return arg->items()[i].first.c_str();
   };
   t.ArgEqual = [](const FxArg* a, const FxArg* b) -> int {
-    if (a == nullptr || b == nullptr) return a == b;
-    return *unwrap(a) == *unwrap(b) ? 1 : 0;
+    const Argument* x = peek(a);
+    const Argument* y = peek(b);
+    if (x == nullptr || y == nullptr) return x == y;
+    return *x == *y ? 1 : 0;
   };
 }
 
 // ------------------------------------------------------ nodes: inspection
+
+// The index of `key` in `dict`, or its size when absent.
+size_t index_of(const ArgumentDict& dict, std::string_view key) {
+  size_t i = 0;
+  while (i < dict.size() && dict[i].first != key) ++i;
+  return i;
+}
 
 // NodeOp .. NodeFindKwarg: the node's own fields.
 void fill_node_field_entries(FxApi& t) {
@@ -393,10 +393,8 @@ void fill_node_field_entries(FxApi& t) {
     const Node* n = peek(h);
     return n ? n->args().size() : 0;
   };
-  t.NodeArg = [](const FxNode* h, size_t i) -> const FxArg* {
-    const Node* n = peek(h);
-    if (n == nullptr || i >= n->args().size()) return nullptr;
-    return wrap(&n->args()[i]);
+  t.NodeArg = [](const FxNode* h, size_t i) {
+    return borrow(h, StepField::kArgs, i);
   };
   t.NodeNumKwargs = [](const FxNode* h) -> size_t {
     const Node* n = peek(h);
@@ -407,15 +405,13 @@ void fill_node_field_entries(FxApi& t) {
     if (n == nullptr || i >= n->kwargs().size()) return nullptr;
     return n->kwargs()[i].first.c_str();
   };
-  t.NodeKwargValue = [](const FxNode* h, size_t i) -> const FxArg* {
-    const Node* n = peek(h);
-    if (n == nullptr || i >= n->kwargs().size()) return nullptr;
-    return wrap(&n->kwargs()[i].second);
+  t.NodeKwargValue = [](const FxNode* h, size_t i) {
+    return borrow(h, StepField::kKwargs, i);
   };
   t.NodeFindKwarg = [](const FxNode* h, const char* key) -> const FxArg* {
     const Node* n = peek(h);
     if (n == nullptr || key == nullptr) return nullptr;
-    return wrap(find_item(n->kwargs(), key));
+    return borrow(h, StepField::kKwargs, index_of(n->kwargs(), key));
   };
 }
 
@@ -497,7 +493,7 @@ void fill_node_link_entries(FxApi& t) {
   t.NodeGetMeta = [](const FxNode* h, const char* key) -> const FxArg* {
     const Node* n = peek(h);
     if (n == nullptr || key == nullptr) return nullptr;
-    return wrap(n->meta_value(key));
+    return borrow(h, StepField::kMeta, index_of(n->meta(), key));
   };
   t.NodeFormat = [](const FxNode* n, char** out) {
     return guarded("NodeFormat", [&] {

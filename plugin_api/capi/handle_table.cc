@@ -43,15 +43,61 @@ uint32_t HandleTable::allocate(const void* object, HandleKind kind) {
 }
 
 void HandleTable::release(uint32_t number) noexcept {
-  Slot* s = slot(number);
+  Slot* s = number == 0 ? nullptr : slot(number);
   if (s == nullptr) return;
   s->generation.fetch_add(1, std::memory_order_acq_rel);
   s->object.store(nullptr, std::memory_order_release);
+  // What was borrowed from it goes with it (the list is detached first, so
+  // a reuse of this slot starts with none).
+  uint32_t borrowed = s->first_borrowed.exchange(0, std::memory_order_acq_rel);
+  while (borrowed != 0) {
+    uint32_t next =
+        slot(borrowed)->next_borrowed.load(std::memory_order_acquire);
+    release(borrowed);
+    borrowed = next;
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   try {
     free_.push_back(number);
   } catch (...) {  // out of memory: the slot is simply never reused
   }
+}
+
+uint32_t HandleTable::find_borrowed(uint32_t number, uintptr_t owner,
+                                    uint64_t step) const {
+  uint32_t b = slot(number)->first_borrowed.load(std::memory_order_acquire);
+  while (b != 0) {
+    const Slot& s = *slot(b);
+    if (s.step.load(std::memory_order_relaxed) == step &&
+        s.owner.load(std::memory_order_relaxed) == owner) {
+      return b;
+    }
+    b = s.next_borrowed.load(std::memory_order_acquire);
+  }
+  return 0;
+}
+
+uintptr_t HandleTable::borrowed_of(uintptr_t owner, Step step) {
+  auto number = static_cast<uint32_t>(owner >> kSlotShift);
+  uint64_t packed = pack_step(step);
+  uint32_t b = find_borrowed(number, owner, packed);
+  if (b == 0) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    b = find_borrowed(number, owner, packed);  // made by another thread?
+    if (b == 0) {
+      Slot& owner_slot = *slot(number);
+      b = allocate(nullptr, HandleKind::kArgRef);
+      Slot& s = *slot(b);
+      s.owner.store(owner, std::memory_order_relaxed);
+      s.step.store(packed, std::memory_order_relaxed);
+      s.object.store(&s, std::memory_order_release);
+      s.next_borrowed.store(
+          owner_slot.first_borrowed.load(std::memory_order_relaxed),
+          std::memory_order_relaxed);
+      owner_slot.first_borrowed.store(b, std::memory_order_release);
+    }
+  }
+  return pack(b);
 }
 
 void HandleTable::node_destroyed(const Node* node) noexcept {

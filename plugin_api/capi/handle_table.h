@@ -1,10 +1,23 @@
-// fx::host::internal::HandleTable: the values of the C ABI's FxGraph* and
-// FxNode* handles. A handle is not the object's address but a slot number
-// with a generation (and a tag for its kind), so that a handle kept after
-// its object was destroyed (a graph rolled back by the pass manager,
-// replaced, or released and freed; a purged node) is recognised as stale
-// and refused, never followed into freed memory, even when a new object
-// now lives at the old address.
+// fx::host::internal::HandleTable: the values of the C ABI's FxGraph*,
+// FxNode*, FxArg* and FxMatch* handles. A handle is not the object's address
+// but a slot number with a generation (and a tag for its kind), so that a
+// handle kept after its object was destroyed (a graph rolled back by the
+// pass manager, replaced, or released and freed; a purged node; a released
+// argument; a match after its callback) is recognised as stale and refused,
+// never followed into freed memory, even when a new object now lives at
+// the old address.
+//
+// Two sorts of slot:
+//  - an object's slot (graph, node, owned argument, match) holds its
+//    address;
+//  - a borrowed slot (kArgRef: an argument a getter lends, such as a node's
+//    args[1] or an item of a list) holds no address but where to find the
+//    value: its owner's handle and one step (which field, which index).
+//    Whoever reads it walks from the owner again, checking bounds, so a
+//    borrowed handle is never a dangling pointer, whatever happened to the
+//    owner's fields since. Borrowed slots hang off their owner's slot (one
+//    per owner and step: asking twice gives the same handle) and turn stale
+//    with it.
 //
 // Contract:
 //  - handle_of(object) gives the object's handle, the same one each time
@@ -19,6 +32,12 @@
 //    LifetimeListener) its slot's generation advances, so every handle to
 //    it turns stale for good (32-bit generations; a freed slot is reused
 //    only after every slot freed before it).
+//  - borrowed_of(owner, step) gives the borrowed slot's handle (made the
+//    first time); step_of(handle) gives back the owner and step of a live
+//    borrowed handle. Freeing an owner's slot frees its borrowed slots
+//    (and theirs).
+//  - forget(object) frees the slot of an object that reports no
+//    destruction (an owned argument, a match).
 //  - Handing out a slot for the first time and freeing one take a lock;
 //    reads from several threads are safe, as are handles made on several
 //    threads. At most 2**24 - 1 objects hold a slot at once (bad_alloc).
@@ -36,7 +55,26 @@
 
 namespace fx::host::internal {
 
-enum class HandleKind : uint8_t { kGraph = 0x47, kNode = 0x4e };
+enum class HandleKind : uint8_t {
+  kGraph = 0x47,   // fx::Graph
+  kNode = 0x4e,    // fx::Node
+  kArg = 0x41,     // an argument owned by the plugin (OwnedArgument)
+  kArgRef = 0x52,  // an argument borrowed from an owner: see above
+  kMatch = 0x4d,   // FxMatch, for the duration of a callback
+};
+
+// A borrowed slot's step from its owner: a field and an index in it.
+enum class StepField : uint8_t {
+  kArgs = 1,    // a node's args[i]
+  kKwargs,      // a node's kwargs[i] (its value)
+  kMeta,        // a node's meta[i] (its value)
+  kItem,        // an argument's elements[i], or the value of items[i]
+  kMatchValue,  // a match's nodes_map[i] (its value)
+};
+struct Step {
+  StepField field;
+  uint32_t index;
+};
 
 enum class HandleState { kNull, kLive, kStale, kWrongKind, kUnknown };
 
@@ -65,6 +103,24 @@ class HandleTable final : public LifetimeListener {
   inline const void* object_of(uintptr_t handle, HandleKind kind,
                                HandleState* why) const;
 
+  // The handle of the value `step` away from the live object or borrowed
+  // value `owner` (a handle this table gave).
+  uintptr_t borrowed_of(uintptr_t owner, Step step);
+  // Of a borrowed handle: its owner's handle and the step, or false with
+  // `why` set (kStale, kWrongKind, kUnknown; kNull for NULL).
+  inline bool step_of(uintptr_t handle, uintptr_t* owner, Step* step,
+                      HandleState* why) const;
+  // The tag of a handle made by this table, or 0.
+  static uint8_t tag_of(uintptr_t handle) {
+    return static_cast<uint8_t>(handle >> kKindShift);
+  }
+
+  // Frees `object`'s slot, if it has one (its handles turn stale).
+  template <typename Object>
+  void forget(const Object* object) noexcept {
+    if (object != nullptr) release(object->external_slot());
+  }
+
   void node_destroyed(const Node* node) noexcept override;
   void graph_destroyed(const Graph* graph) noexcept override;
 
@@ -77,10 +133,38 @@ class HandleTable final : public LifetimeListener {
   static constexpr int kSlotShift = 40;
   static constexpr int kKindShift = 32;
   struct Slot {
+    // The object; for a borrowed slot, the slot itself (never NULL while
+    // live).
     std::atomic<const void*> object{nullptr};
     std::atomic<uint32_t> generation{0};
     std::atomic<uint8_t> kind{0};
+    // The borrowed slots taken from this one: a list through next_borrowed.
+    std::atomic<uint32_t> first_borrowed{0};
+    std::atomic<uint32_t> next_borrowed{0};
+    // Of a borrowed slot: its owner's handle and its step (field << 32 |
+    // index).
+    std::atomic<uintptr_t> owner{0};
+    std::atomic<uint64_t> step{0};
   };
+  static uint64_t pack_step(Step step) {
+    return uint64_t{static_cast<uint8_t>(step.field)} << 32 | step.index;
+  }
+  static bool known_tag(uint8_t tag) {
+    switch (static_cast<HandleKind>(tag)) {
+      case HandleKind::kGraph:
+      case HandleKind::kNode:
+      case HandleKind::kArg:
+      case HandleKind::kArgRef:
+      case HandleKind::kMatch:
+        return true;
+    }
+    return false;
+  }
+  // The live slot a handle names, or nullptr with `why` set.
+  inline const Slot* live_slot(uintptr_t handle, HandleKind kind,
+                               HandleState* why) const;
+  // A borrowed slot of `owner` (slot `number`) with `step`, or 0.
+  uint32_t find_borrowed(uint32_t number, uintptr_t owner, uint64_t step) const;
   static constexpr int kChunkBits = 16;
   static constexpr size_t kChunkSize = size_t{1} << kChunkBits;
   static constexpr size_t kMaxChunks = 255;  // slot numbers fit 24 bits
@@ -89,7 +173,6 @@ class HandleTable final : public LifetimeListener {
   static constexpr size_t kMaxSlots = kMaxChunks * kChunkSize;
 
  private:
-
   // nullptr when never allocated.
   Slot* slot(uint32_t number) const {
     size_t chunk = number >> kChunkBits;
@@ -108,22 +191,21 @@ class HandleTable final : public LifetimeListener {
   void release(uint32_t number) noexcept;
 
   std::array<std::atomic<Slot*>, kMaxChunks> chunks_{};
-  std::mutex mutex_;  // allocation and the free queue
-  uint32_t next_ = 1;  // slot numbers start at 1 (0: no slot)
+  std::mutex mutex_;            // allocation and the free queue
+  uint32_t next_ = 1;           // slot numbers start at 1 (0: no slot)
   std::vector<uint32_t> free_;  // a ring: reused oldest first
   size_t free_head_ = 0;
 };
 
-const void* HandleTable::object_of(uintptr_t handle, HandleKind kind,
-                                   HandleState* why) const {
+const HandleTable::Slot* HandleTable::live_slot(uintptr_t handle,
+                                                HandleKind kind,
+                                                HandleState* why) const {
   *why = HandleState::kNull;
   if (handle == 0) return nullptr;
   auto number = static_cast<uint32_t>(handle >> kSlotShift);
-  auto tag = static_cast<uint8_t>(handle >> kKindShift);
+  uint8_t tag = tag_of(handle);
   auto generation = static_cast<uint32_t>(handle);
-  bool tagged = tag == static_cast<uint8_t>(HandleKind::kGraph) ||
-                tag == static_cast<uint8_t>(HandleKind::kNode);
-  const Slot* s = tagged && number != 0 ? slot(number) : nullptr;
+  const Slot* s = known_tag(tag) && number != 0 ? slot(number) : nullptr;
   if (s == nullptr) {
     *why = HandleState::kUnknown;
     return nullptr;
@@ -132,15 +214,37 @@ const void* HandleTable::object_of(uintptr_t handle, HandleKind kind,
     *why = HandleState::kWrongKind;
     return nullptr;
   }
-  const void* object = s->object.load(std::memory_order_acquire);
-  if (object == nullptr ||
+  if (s->object.load(std::memory_order_acquire) == nullptr ||
       s->generation.load(std::memory_order_acquire) != generation ||
       s->kind.load(std::memory_order_relaxed) != tag) {
     *why = HandleState::kStale;
     return nullptr;
   }
   *why = HandleState::kLive;
-  return object;
+  return s;
+}
+
+const void* HandleTable::object_of(uintptr_t handle, HandleKind kind,
+                                   HandleState* why) const {
+  const Slot* s = live_slot(handle, kind, why);
+  return s == nullptr ? nullptr : s->object.load(std::memory_order_acquire);
+}
+
+bool HandleTable::step_of(uintptr_t handle, uintptr_t* owner, Step* step,
+                          HandleState* why) const {
+  const Slot* s = live_slot(handle, HandleKind::kArgRef, why);
+  if (s == nullptr) return false;
+  *owner = s->owner.load(std::memory_order_acquire);
+  uint64_t packed = s->step.load(std::memory_order_acquire);
+  *step =
+      Step{static_cast<StepField>(packed >> 32), static_cast<uint32_t>(packed)};
+  // Read before the generation changed (a slot freed and reused meanwhile)?
+  if (s->generation.load(std::memory_order_acquire) !=
+      static_cast<uint32_t>(handle)) {
+    *why = HandleState::kStale;
+    return false;
+  }
+  return true;
 }
 
 }  // namespace fx::host::internal

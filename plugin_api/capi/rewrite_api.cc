@@ -12,13 +12,6 @@
 #include "plugin_api/capi/api_internal.h"
 #include "plugin_api/capi/wrap.h"
 
-// A match or a replacement made, as plugins see it.
-struct FxMatch {
-  const std::vector<std::pair<const fx::Node*, fx::Argument>>* nodes_map;
-  fx::Node* anchor;
-  const std::vector<fx::Node*>* replacements;
-};
-
 namespace fx::host::internal {
 namespace {
 
@@ -81,7 +74,8 @@ std::vector<MatchFilter> match_filters(FxMatchFilterFn filter,
                                             const Graph&, const Graph&) {
       std::vector<Node*> none;
       FxMatch match{&m.nodes_map, anchor_of(m.anchors, m.nodes_map), &none};
-      return filter(&match, filter_data) != 0;
+      ScopedMatch lent(match);
+      return filter(lent.handle(), filter_data) != 0;
     });
   }
   return filters;
@@ -98,7 +92,8 @@ FxStatus* match_pattern(const FxGraph* g, const FxGraph* p, uint32_t flags,
     std::vector<Node*> none;
     for (const InternalMatch& m : matcher.match(graph)) {
       FxMatch match{&m.nodes_map, anchor_of(m.anchors, m.nodes_map), &none};
-      from_callback = on_match(&match, user_data);
+      ScopedMatch lent(match);
+      from_callback = on_match(lent.handle(), user_data);
       if (from_callback != nullptr) return;
     }
   });
@@ -121,7 +116,8 @@ FxStatus* replace_pattern(FxGraph* g, const FxGraph* p, const FxGraph* r,
     if (on_replaced == nullptr) return;
     for (const ReplacedPatterns& r : done) {
       FxMatch match{&r.nodes_map, r.matched_anchor, &r.replacements};
-      from_callback = on_replaced(&match, replaced_data);
+      ScopedMatch lent(match);
+      from_callback = on_replaced(lent.handle(), replaced_data);
       if (from_callback != nullptr) return;
     }
   });
@@ -130,24 +126,26 @@ FxStatus* replace_pattern(FxGraph* g, const FxGraph* p, const FxGraph* r,
 
 // MatchSize .. MatchReplacement.
 void fill_match_entries(FxApi& t) {
-  t.MatchSize = [](const FxMatch* m) -> size_t {
+  t.MatchSize = [](const FxMatch* h) -> size_t {
+    const FxMatch* m = peek(h);
     return m ? m->nodes_map->size() : 0;
   };
-  t.MatchPatternNode = [](const FxMatch* m, size_t i) -> const FxNode* {
+  t.MatchPatternNode = [](const FxMatch* h, size_t i) -> const FxNode* {
+    const FxMatch* m = peek(h);
     if (m == nullptr || i >= m->nodes_map->size()) return nullptr;
     return wrap((*m->nodes_map)[i].first);
   };
-  t.MatchValue = [](const FxMatch* m, size_t i) -> const FxArg* {
-    if (m == nullptr || i >= m->nodes_map->size()) return nullptr;
-    return wrap(&(*m->nodes_map)[i].second);
-  };
-  t.MatchAnchor = [](const FxMatch* m) -> FxNode* {
+  t.MatchValue = [](const FxMatch* h, size_t i) { return borrow(h, i); };
+  t.MatchAnchor = [](const FxMatch* h) -> FxNode* {
+    const FxMatch* m = peek(h);
     return m ? wrap(m->anchor) : nullptr;
   };
-  t.MatchNumReplacements = [](const FxMatch* m) -> size_t {
+  t.MatchNumReplacements = [](const FxMatch* h) -> size_t {
+    const FxMatch* m = peek(h);
     return m ? m->replacements->size() : 0;
   };
-  t.MatchReplacement = [](const FxMatch* m, size_t i) -> FxNode* {
+  t.MatchReplacement = [](const FxMatch* h, size_t i) -> FxNode* {
+    const FxMatch* m = peek(h);
     if (m == nullptr || i >= m->replacements->size()) return nullptr;
     return wrap((*m->replacements)[i]);
   };

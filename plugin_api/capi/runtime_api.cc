@@ -406,7 +406,7 @@ void module_config(const FxGraph* g, const char* name, FxArg** out) {
     fail(FX_UNIMPLEMENTED, cat("the module '", name, "' (", m->name(),
                                ") cannot describe its configuration"));
   }
-  *out = wrap(new Argument(Argument::dict(kind->describe(*m))));
+  *out = give(Argument::dict(kind->describe(*m)));
 }
 
 bool is_submodule(GraphModule& gm, const GraphModule& child) {

@@ -111,7 +111,8 @@ void check_inputs(const FxShapeEnv& e, const DLTensor* const* inputs,
 
 void fill_symint_entries(FxApi& t) {
   t.ArgIsSymInt = [](const FxArg* a) -> int {
-    return a != nullptr && unwrap(a)->is_symint() ? 1 : 0;
+    const Argument* arg = peek(a);
+    return arg != nullptr && arg->is_symint() ? 1 : 0;
   };
   t.CreateSymInt = [](const char* expression, FxArg** out) {
     return guarded("CreateSymInt", [&] {
@@ -123,7 +124,7 @@ void fill_symint_entries(FxApi& t) {
              cat("\"", expression, "\" is not a symbolic int: ",
                  std::string(expr.status().message())));
       }
-      *slot = wrap(new Argument(Argument::symint(expr->str())));
+      *slot = give(Argument::symint(expr->str()));
     });
   };
 }

@@ -102,7 +102,7 @@ void fill_symbolic_shape_prop_entry(FxApi& t) {
       add_hints(env, hints, num_hints);
       assign_default_hints(env);
       std::vector<sym::Relation> taken = symbolic_shape_prop(gm, env);
-      if (guards != nullptr) *guards = wrap(new Argument(guard_list(taken)));
+      if (guards != nullptr) *guards = give(guard_list(taken));
     });
   };
 }

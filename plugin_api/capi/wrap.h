@@ -12,14 +12,16 @@
 //                             holds it, and borrowed
 //
 // wrap() gives the handle of an object, unwrap() the object of a handle;
-// both keep const-ness and map nullptr to nullptr. Graph and node handles
-// are checked (below); an FxArg handle is the argument's address. Private to plugin_api/capi; host code
+// both keep const-ness and map nullptr to nullptr. Every handle is checked
+// (below): a handle outliving its object is refused. Private to
+// plugin_api/capi; host code
 // elsewhere converts graphs and nodes with fx::host::to_handle() and
 // from_handle() (c_api.h), which call these.
 //
-// The other handle types need no conversion: the host defines them as the
-// structs behind the C names (FxStatus and FxOptions in c_api.h, FxValue in
-// runtime_api.cc, FxMatch in rewrite_api.cc, FxRegistrar and FxOpCall in
+// FxMatch (match.h) is a checked handle too, for the duration of its
+// callback. The other handle types need no conversion: the host defines
+// them as the structs behind the C names (FxStatus and FxOptions in
+// c_api.h, FxValue in runtime_api.cc, FxRegistrar and FxOpCall in
 // extension_api.cc).
 #ifndef PLUGIN_API_CAPI_WRAP_H_
 #define PLUGIN_API_CAPI_WRAP_H_
@@ -29,6 +31,7 @@
 #include "fx_core/ir/graph.h"
 #include "fx_core/ir/node.h"
 #include "plugin_api/capi/handle_table.h"
+#include "plugin_api/capi/match.h"
 
 namespace fx::host::internal {
 
@@ -40,7 +43,9 @@ namespace fx::host::internal {
 // guarded(). peek() gives nullptr for all of those, for the getters that
 // cannot fail (they return NULL / 0 as for a NULL handle).
 // Throws ApiError saying why `state` (not kNull or kLive) is refused.
-[[noreturn]] void fail_handle(HandleState state, HandleKind kind);
+// `handle` is the one refused.
+[[noreturn]] void fail_handle(HandleState state, HandleKind kind,
+                              const void* handle);
 
 template <typename Object>
 uintptr_t handle_of(const Object* object, HandleKind kind) noexcept {
@@ -55,7 +60,9 @@ inline const void* checked(const void* handle, HandleKind kind) {
   HandleState why;
   const void* object = HandleTable::instance().object_of(
       reinterpret_cast<uintptr_t>(handle), kind, &why);
-  if (object == nullptr && why != HandleState::kNull) fail_handle(why, kind);
+  if (object == nullptr && why != HandleState::kNull) {
+    fail_handle(why, kind, handle);
+  }
   return object;
 }
 
@@ -97,15 +104,69 @@ inline const Node* peek(const FxNode* n) {
   return static_cast<const Node*>(peeked(n, HandleKind::kNode));
 }
 
-// FxArg <-> fx::Argument
-inline FxArg* wrap(Argument* a) { return reinterpret_cast<FxArg*>(a); }
-inline const FxArg* wrap(const Argument* a) {
-  return reinterpret_cast<const FxArg*>(a);
-}
-inline Argument* unwrap(FxArg* a) { return reinterpret_cast<Argument*>(a); }
+// FxArg <-> fx::Argument: checked handles too (handle_table.h). An owned
+// argument (give(): Create*, CloneArg, GraphModuleConfig, ...) has a slot of
+// its own until release_arg() (ReleaseArg). A borrowed one (a node's arg,
+// kwarg or meta value, an item of an argument, a match's value) is a
+// borrowed slot: its owner and one step, walked again at every unwrap(),
+// so it reads what its owner holds now, and is refused once the owner is
+// gone or no longer has that field. unwrap() / peek() behave as for graphs
+// and nodes.
+struct OwnedArgument {
+  Argument value;
+  uint32_t external_slot() const { return slot; }
+  void set_external_slot(uint32_t s) const { slot = s; }
+  mutable uint32_t slot = 0;
+};
+
+const Argument* resolve_arg(const FxArg* a, HandleState* why);
+
+// A new argument owned by the caller. Throws bad_alloc.
+FxArg* give(Argument value);
+// Frees an owned argument; a borrowed, stale or unknown handle is ignored.
+void release_arg(FxArg* a) noexcept;
+
 inline const Argument* unwrap(const FxArg* a) {
-  return reinterpret_cast<const Argument*>(a);
+  HandleState why;
+  const Argument* arg = resolve_arg(a, &why);
+  if (arg == nullptr && why != HandleState::kNull) {
+    fail_handle(why, HandleKind::kArg, a);
+  }
+  return arg;
 }
+inline const Argument* peek(const FxArg* a) {
+  HandleState why;
+  return resolve_arg(a, &why);
+}
+
+// The handle of what lies `step` away from a live owner (`owner` is its
+// handle), or NULL when the owner is not live or the index is out of
+// range.
+const FxArg* borrow(const FxNode* owner, StepField field, size_t index);
+const FxArg* borrow(const FxArg* owner, size_t index);    // an item
+const FxArg* borrow(const FxMatch* owner, size_t index);  // a match value
+
+// FxMatch <-> its handle, for the duration of a callback (ScopedMatch).
+inline FxMatch* wrap(FxMatch* m) {
+  return reinterpret_cast<FxMatch*>(handle_of(m, HandleKind::kMatch));
+}
+inline const FxMatch* peek(const FxMatch* m) {
+  return static_cast<const FxMatch*>(peeked(m, HandleKind::kMatch));
+}
+
+// Lends `match` to a callback: handle() is its handle until destruction,
+// when the handle and everything borrowed from it turn stale.
+class ScopedMatch {
+ public:
+  explicit ScopedMatch(FxMatch& match) : match_(match) {}
+  ~ScopedMatch() { HandleTable::instance().forget(&match_); }
+  ScopedMatch(const ScopedMatch&) = delete;
+  ScopedMatch& operator=(const ScopedMatch&) = delete;
+  FxMatch* handle() { return wrap(&match_); }
+
+ private:
+  FxMatch& match_;
+};
 
 }  // namespace fx::host::internal
 

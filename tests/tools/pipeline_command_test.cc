@@ -14,6 +14,8 @@
 #include "fx_core/format/graph_json.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/ir/node.h"
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/graph_module_file.h"
 #include "plugin_api/loader/sha256.h"
 #include "tests/testing/reference.h"
 #include "tests/tools/fx_run.h"
@@ -826,6 +828,81 @@ TEST(FxRunIsolated, ACrashingPassLeavesTheGraphByteIdentical) {
     EXPECT_EQ(json, expected) << pass;
     EXPECT_EQ(read_text(dir + "/bundle-" + pass + ".weights.pt"),
               read_text(dir + "/bundle.weights.pt"));
+  }
+}
+
+// Issue 39, a C plugin that keeps what it was lent: handles, a borrowed
+// argument and a weight view kept by a pass that fails, used by the passes
+// after it, in process and isolated. In process the host refuses every
+// stale handle (the plugin records what it was told); isolated, each pass
+// has its own worker, so nothing kept reaches a later pass. Either way the
+// write through the kept view is rolled back, the failures are named, the
+// exit status says passes were skipped, and the reproducer (of the first
+// failure) holds the original weight and replays the failure.
+TEST(FxRunHostilePlugins, KeptHandlesAndViewsDoNoHarmInProcessOrIsolated) {
+  namespace fs = boost::filesystem;
+  std::string dir = temp_path("kept_handles");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  torch::Tensor original = torch::arange(4, torch::kFloat);
+  auto graph = std::make_unique<Graph>();
+  Node* x = graph->placeholder("x");
+  Node* w = graph->get_attr("weight");
+  graph->output(graph->call_function("operator.mul", {x, w}));
+  GraphModule module({{"weight", {nullptr, original.clone(), true}}},
+                     std::move(graph));
+  std::string in = dir + "/in.fx.json";
+  ASSERT_TRUE(write_graph_module(module, in).ok());
+  std::string kept = kPlugins + "libkept_handles_plugin.so";
+  for (std::string mode : {"--no-isolate", "--isolate"}) {
+    std::string out = dir + "/out" + mode + ".fx.json";
+    std::string repro = dir + "/repro" + mode;
+    Result r =
+        run({"run", in, "--no-default-plugins", mode, "--plugin", kept,
+             "--pipeline",
+             "keep_then_fail,use_kept_handles,write_kept_view_then_fail",
+             "--on-failure", "skip", "-o", out, "--reproducer-dir", repro});
+    EXPECT_EQ(r.status, 3) << mode << ": " << r.err;
+    EXPECT_NE(r.err.find("fx run: pass 'keep_then_fail' of plugin "
+                         "'kept_handles' (" +
+                         kept +
+                         ") failed and was "
+                         "rolled back: INTERNAL: keep_then_fail gives up"),
+              std::string::npos)
+        << mode << ": " << r.err;
+    EXPECT_NE(r.err.find("fx run: 2 passes failed and skipped (rolled back): "
+                         "'keep_then_fail', 'write_kept_view_then_fail'; " +
+                         out + " was written without their changes"),
+              std::string::npos)
+        << mode << ": " << r.err;
+    auto gm = read_graph_module(out);
+    ASSERT_TRUE(gm.ok()) << gm.status();
+    EXPECT_TRUE(torch::equal((*gm)->get_attr("weight"), original)) << mode;
+    const Argument* seen = (*gm)->graph().output_node()->meta_value("seen");
+    ASSERT_NE(seen, nullptr) << mode;
+    EXPECT_EQ(seen->as_string(),
+              mode == "--isolate"
+                  ? "nothing kept released=FAILED_PRECONDITION"
+                  : "name=NULL status=FAILED_PRECONDITION "
+                    "arg=FAILED_PRECONDITION released=FAILED_PRECONDITION");
+
+    std::vector<fs::path> dirs;
+    for (const fs::path& p : fs::directory_iterator(repro)) {
+      if (p.filename().string().rfind("keep_then_fail-", 0) == 0) {
+        dirs.push_back(p);
+      }
+    }
+    ASSERT_EQ(dirs.size(), 1u) << mode;
+    auto before = read_graph_module((dirs[0] / "graph.fx.json").string());
+    ASSERT_TRUE(before.ok()) << before.status();
+    EXPECT_TRUE(torch::equal((*before)->get_attr("weight"), original));
+    Result again =
+        run({"run", (dirs[0] / "graph.fx.json").string(), "--config",
+             (dirs[0] / "pipeline.json").string(), "--no-default-plugins", mode,
+             "-o", dir + "/again" + mode + ".fx.json"});
+    EXPECT_EQ(again.status, 1) << again.err;
+    EXPECT_NE(again.err.find("keep_then_fail gives up"), std::string::npos)
+        << again.err;
   }
 }
 

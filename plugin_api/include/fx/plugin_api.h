@@ -72,6 +72,12 @@
  *    `const FxArg*` returned by getters: borrowed, valid until the node or
  *    argument it came from is changed or released. Functions that take
  *    arguments copy them; the caller keeps ownership of what it passed.
+ *    FxArg* and FxMatch* are checked handles too: a released argument, one
+ *    borrowed from a node, argument or match that is gone (or no longer has
+ *    that index), and a match kept after its callback are refused as above.
+ *    A borrowed argument reads its source again each time: after the node's
+ *    args change it reads the new value at its index (ask again rather than
+ *    count on either).
  *  - char* returned by functions with an FxString out-parameter: owned by the
  *    caller, ReleaseString. `const char*` from getters: borrowed, valid as long
  *    as the handle it came from.

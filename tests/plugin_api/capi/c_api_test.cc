@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 
 #include "fx/plugin_api.hpp"
+#include "fx_core/ir/argument.h"
 #include "fx_core/ir/graph.h"
 
 namespace fx {
@@ -261,11 +263,132 @@ TEST_F(CApi, HandlesOfFreedObjectsAreStaleForGood) {
                 "node)");
   EXPECT_EQ(api->GraphNumNodes(reinterpret_cast<FxGraph*>(relu)), 0u);
   int on_stack = 0;
-  EXPECT_EQ(status_text(api->NodeSetTarget(
-                reinterpret_cast<FxNode*>(&on_stack), "z")),
+  EXPECT_EQ(status_text(
+                api->NodeSetTarget(reinterpret_cast<FxNode*>(&on_stack), "z")),
             std::to_string(FX_INVALID_ARGUMENT) +
                 " NodeSetTarget: the node handle was not made by this host");
   EXPECT_EQ(api->NodeName(reinterpret_cast<FxNode*>(&on_stack)), nullptr);
+}
+
+// Arguments are checked handles too. A borrowed one names its owner and
+// where in it (a node's args[i], an item of a list, a match's value) and is
+// read from there again each time: it sees what the owner holds now, and is
+// refused once the owner is gone (a released argument, a freed node, a
+// match after its callback) or no longer has that index. Asking twice for
+// the same value gives the same handle.
+TEST_F(CApi, BorrowedAndReleasedArgumentsAreChecked) {
+  const FxApi* api = host::api();
+  const std::string stale_arg =
+      std::to_string(FX_FAILED_PRECONDITION) +
+      " ArgGetNode: the argument handle is stale: its argument no longer "
+      "exists (it was released, or what it was borrowed from (a node, "
+      "argument or match) is gone or no longer holds it); ask the host for a "
+      "fresh one";
+  FxNode* relu = host::to_handle(relu_);
+  const FxArg* input = api->NodeArg(relu, 0);
+  EXPECT_EQ(api->NodeArg(relu, 0), input);
+  EXPECT_EQ(api->NodeArg(relu, 1), nullptr);
+  FxNode* read = nullptr;
+  ASSERT_EQ(status_text(api->ArgGetNode(input, &read)), "OK");
+  EXPECT_EQ(read, host::to_handle(x_));
+  // The node's args change: the handle reads the new args[0] ...
+  relu_->set_args({relu_});
+  ASSERT_EQ(status_text(api->ArgGetNode(input, &read)), "OK");
+  EXPECT_EQ(read, relu);
+  // ... and once there is no args[0], it is stale.
+  relu_->set_args({});
+  EXPECT_EQ(status_text(api->ArgGetNode(input, &read)), stale_arg);
+  EXPECT_EQ(api->ArgKind(input), FX_ARG_NONE);
+
+  // An item of an owned list turns stale when the list is released; a
+  // released argument is refused, and releasing it again does nothing.
+  FxArg* one = nullptr;
+  ASSERT_EQ(status_text(api->CreateInt(1, &one)), "OK");
+  FxArg* list = nullptr;
+  const FxArg* items[] = {one, one};
+  ASSERT_EQ(status_text(api->CreateList(items, 2, &list)), "OK");
+  const FxArg* second = api->ArgItem(list, 1);
+  int64_t value = 0;
+  ASSERT_EQ(status_text(api->ArgGetInt(second, &value)), "OK");
+  EXPECT_EQ(value, 1);
+  api->ReleaseArg(list);
+  api->ReleaseArg(list);
+  EXPECT_EQ(api->ArgSize(list), 0u);
+  EXPECT_EQ(api->ArgItem(list, 0), nullptr);
+  FxStatus* s = api->ArgGetInt(second, &value);
+  EXPECT_EQ(api->GetStatusCode(s), FX_FAILED_PRECONDITION);
+  api->ReleaseStatus(s);
+  api->ReleaseArg(one);
+  s = api->ArgGetInt(one, &value);
+  EXPECT_EQ(api->GetStatusCode(s), FX_FAILED_PRECONDITION);
+  api->ReleaseStatus(s);
+
+  // A node handle is not an argument; a made-up pointer is no handle.
+  EXPECT_EQ(
+      status_text(api->ArgGetNode(reinterpret_cast<const FxArg*>(relu), &read)),
+      std::to_string(FX_INVALID_ARGUMENT) +
+          " ArgGetNode: the argument handle is a handle of another "
+          "kind (a node)");
+  Argument on_stack(3);
+  EXPECT_EQ(status_text(api->ArgGetInt(
+                reinterpret_cast<const FxArg*>(&on_stack), &value)),
+            std::to_string(FX_INVALID_ARGUMENT) +
+                " ArgGetInt: the argument handle was not made by this host");
+}
+
+// Values borrowed from a node's meta or kwargs follow the key's slot; a
+// node freed takes every argument borrowed from it (and from those) along.
+TEST_F(CApi, ArgumentsBorrowedFromAFreedNodeAreStale) {
+  const FxApi* api = host::api();
+  auto graph = std::make_unique<Graph>();
+  Node* y = graph->placeholder("y");
+  y->set_meta("shape",
+              Argument::tuple({Argument(int64_t{2}), Argument(int64_t{3})}));
+  FxNode* handle = host::to_handle(y);
+  const FxArg* shape = api->NodeGetMeta(handle, "shape");
+  const FxArg* rows = api->ArgItem(shape, 0);
+  int64_t value = 0;
+  ASSERT_EQ(status_text(api->ArgGetInt(api->ArgItem(shape, 1), &value)), "OK");
+  EXPECT_EQ(value, 3);
+  EXPECT_EQ(api->NodeGetMeta(handle, "missing"), nullptr);
+  graph.reset();
+  FxStatus* s = api->ArgGetInt(rows, &value);
+  EXPECT_EQ(api->GetStatusCode(s), FX_FAILED_PRECONDITION);
+  api->ReleaseStatus(s);
+  EXPECT_EQ(api->ArgSize(shape), 0u);
+}
+
+// A match is lent for its callback: kept longer, it and the values
+// borrowed from it are refused.
+TEST_F(CApi, AMatchKeptAfterItsCallbackIsStale) {
+  const FxApi* api = host::api();
+  Graph pattern;
+  Node* p = pattern.placeholder("p");
+  pattern.output(pattern.call_function("torch.relu", {p}));
+  struct Kept {
+    const FxMatch* match = nullptr;
+    const FxArg* value = nullptr;
+    size_t size_inside = 0;
+  } kept;
+  FxMatchFn keep = [](const FxMatch* m, void* data) -> FxStatus* {
+    auto* k = static_cast<Kept*>(data);
+    k->match = m;
+    k->size_inside = host::api()->MatchSize(m);
+    k->value = host::api()->MatchValue(m, 0);
+    return nullptr;
+  };
+  ASSERT_EQ(
+      status_text(api->GraphMatchPattern(
+          host::to_handle(&graph_), host::to_handle(&pattern), 0, keep, &kept)),
+      "OK");
+  ASSERT_NE(kept.match, nullptr);
+  EXPECT_GT(kept.size_inside, 0u);
+  EXPECT_EQ(api->MatchSize(kept.match), 0u);
+  EXPECT_EQ(api->MatchAnchor(kept.match), nullptr);
+  FxNode* read = nullptr;
+  FxStatus* s = api->ArgGetNode(kept.value, &read);
+  EXPECT_EQ(api->GetStatusCode(s), FX_FAILED_PRECONDITION);
+  api->ReleaseStatus(s);
 }
 
 TEST_F(CApi, NullHandlesAreRefusedNotDereferenced) {

@@ -617,9 +617,9 @@ TEST_F(PassManagerTest, HandlesFromARolledBackGraphAreRefused) {
   ASSERT_TRUE(report.ok()) << report.failure;
   seen = file_.graph->output_node()->meta_value("stale");
   ASSERT_NE(seen, nullptr);
-  EXPECT_EQ(seen->as_string(), "name=x nodes=" +
-                                   std::to_string(file_.graph->size()) +
-                                   " status=OK");
+  EXPECT_EQ(
+      seen->as_string(),
+      "name=x nodes=" + std::to_string(file_.graph->size()) + " status=OK");
 }
 
 // The same misuse from a C99 plugin: handles and a weight view kept by a
@@ -649,7 +649,9 @@ TEST_F(PassManagerTest, ACPluginsKeptHandlesAndViewsDoNoHarm) {
             "INTERNAL: write_kept_view_then_fail gives up");
   const Argument* seen = gm.graph().output_node()->meta_value("seen");
   ASSERT_NE(seen, nullptr);
-  EXPECT_EQ(seen->as_string(), "name=NULL status=FAILED_PRECONDITION");
+  EXPECT_EQ(seen->as_string(),
+            "name=NULL status=FAILED_PRECONDITION arg=FAILED_PRECONDITION "
+            "released=FAILED_PRECONDITION");
   EXPECT_TRUE(torch::equal(gm.get_attr("weight"), original))
       << gm.get_attr("weight");
   EXPECT_EQ(gm.graph().first()->type(), "");  // keep_then_fail's edit undone
