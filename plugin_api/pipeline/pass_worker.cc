@@ -132,7 +132,11 @@ void describe(const WorkerLimits& limits, WorkerOutcome& outcome) {
     outcome.failure = cat("the worker process exited with status ",
                           outcome.exit_status, " before finishing", memory);
   } else {
-    outcome.failure = "the worker process ended without a complete result";
+    // Only the work ends the child early with status 0: the code it ran
+    // (a plugin) called exit(0), _exit(0) or quick_exit(0).
+    outcome.failure =
+        "the worker process exited with status 0 before finishing (the code "
+        "it ran ended the process)";
   }
 }
 

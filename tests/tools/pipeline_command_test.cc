@@ -906,6 +906,71 @@ TEST(FxRunHostilePlugins, KeptHandlesAndViewsDoNoHarmInProcessOrIsolated) {
   }
 }
 
+// Issue 39: a pass that leaves a graph that is no graph (a second output
+// node in mid-graph, a placeholder turned into a call) is refused by the
+// lint after the pass, in process as isolated: named, rolled back, nothing
+// written, exit status 1.
+TEST(FxRunHostilePlugins, ABrokenGraphIsRefusedInProcessOrIsolated) {
+  std::string passes = kPlugins + "libtest_passes.so";
+  std::string out = temp_path("broken_graph/out.fx.json");
+  for (std::string mode : {"--no-isolate", "--isolate"}) {
+    for (std::string pass : {"second_output", "retarget_placeholder"}) {
+      Result r = run({"run", mymodule(), "--no-default-plugins", mode,
+                      "--plugin", passes, "--pipeline", pass, "-o", out});
+      EXPECT_EQ(r.status, 1) << mode << " " << pass << ": " << r.err;
+      EXPECT_NE(r.err.find("fx run: pass '" + pass +
+                           "' of plugin "
+                           "'test_passes' (" +
+                           passes +
+                           ") failed and was "
+                           "rolled back: "),
+                std::string::npos)
+          << mode << " " << pass << ": " << r.err;
+      EXPECT_NE(r.err.find("the pipeline stopped; " + out + " was not written"),
+                std::string::npos)
+          << r.err;
+      EXPECT_FALSE(exists(out)) << mode << " " << pass;
+    }
+  }
+}
+
+// Issue 39, the isolated side of APluginEndingTheProcessIsNamedAndFails:
+// a pass that calls exit(0) or quick_exit(0) ends its worker, not fx, and
+// is named as a failure; one that calls chdir() moves its worker only.
+TEST(FxRunHostilePlugins, EndingOrMovingTheProcessIsolatedIsContained) {
+  namespace fs = boost::filesystem;
+  std::string plugin =
+      fs::absolute(kPlugins + "libprocess_state_plugin.so").string();
+  std::string out = temp_path("process_state_isolated/out.fx.json");
+  for (std::string pass : {"exit_0", "quick_exit"}) {
+    Result r = run({"run", mymodule(), "--no-default-plugins", "--isolate",
+                    "--plugin", plugin, "--pipeline", pass, "-o", out});
+    EXPECT_EQ(r.status, 1) << pass << ": " << r.err;
+    EXPECT_NE(r.err.find("fx run: pass '" + pass +
+                         "' of plugin "
+                         "'process_state' (" +
+                         plugin +
+                         ") failed and was "
+                         "rolled back: the worker process exited with status 0 "
+                         "before finishing (the code it ran ended the "
+                         "process)"),
+              std::string::npos)
+        << pass << ": " << r.err;
+    EXPECT_FALSE(exists(out)) << pass;
+  }
+  std::string dir = temp_path("chdir_isolated");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::path here = fs::current_path();
+  std::string input = fs::absolute(mymodule()).string();
+  fs::current_path(dir);
+  Result r = run({"run", input, "--no-default-plugins", "--isolate", "--plugin",
+                  plugin, "--pipeline", "chdir", "-o", "out.fx.json"});
+  fs::current_path(here);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(exists(dir + "/out.fx.json"));
+}
+
 // A pass that hangs is killed at --pass-timeout; one that eats memory fails
 // at --pass-memory-limit; both imply --isolate; fx run stops and says why.
 TEST(FxRunIsolated, TimeoutAndMemoryLimitEndTheWorker) {
