@@ -8,6 +8,8 @@
 namespace fx::host::internal {
 
 static_assert(sizeof(uintptr_t) == 8, "handles pack 64 bits");
+static_assert(HandleTable::kMaxSlots <= (size_t{1} << 24),
+              "a slot number must fit 24 bits (handles, lists of loans)");
 static_assert(HandleTable::kMaxSlots <= Node::kMaxExternalSlot,
               "a slot number must fit a node's external slot");
 
@@ -37,7 +39,9 @@ uint32_t HandleTable::allocate(const void* object, HandleKind kind) {
     number = next_++;
   }
   Slot& s = *slot(number);
-  s.kind.store(static_cast<uint8_t>(kind), std::memory_order_relaxed);
+  // No borrowed slots yet: release() emptied the list.
+  s.tag_and_first.store(uint32_t{static_cast<uint8_t>(kind)} << 24,
+                        std::memory_order_relaxed);
   s.object.store(object, std::memory_order_release);
   return number;
 }
@@ -49,10 +53,11 @@ void HandleTable::release(uint32_t number) noexcept {
   s->object.store(nullptr, std::memory_order_release);
   // What was borrowed from it goes with it (the list is detached first, so
   // a reuse of this slot starts with none).
-  uint32_t borrowed = s->first_borrowed.exchange(0, std::memory_order_acq_rel);
+  uint32_t borrowed =
+      s->tag_and_first.fetch_and(~kFirstMask, std::memory_order_acq_rel) &
+      kFirstMask;
   while (borrowed != 0) {
-    uint32_t next =
-        slot(borrowed)->next_borrowed.load(std::memory_order_acquire);
+    uint32_t next = loan(borrowed)->next.load(std::memory_order_acquire);
     release(borrowed);
     borrowed = next;
   }
@@ -65,16 +70,40 @@ void HandleTable::release(uint32_t number) noexcept {
 
 uint32_t HandleTable::find_borrowed(uint32_t number, uintptr_t owner,
                                     uint64_t step) const {
-  uint32_t b = slot(number)->first_borrowed.load(std::memory_order_acquire);
+  uint32_t b =
+      slot(number)->tag_and_first.load(std::memory_order_acquire) & kFirstMask;
   while (b != 0) {
-    const Slot& s = *slot(b);
-    if (s.step.load(std::memory_order_relaxed) == step &&
-        s.owner.load(std::memory_order_relaxed) == owner) {
+    const Loan& l = *loan(b);
+    if (l.step.load(std::memory_order_relaxed) == step &&
+        l.owner.load(std::memory_order_relaxed) == owner) {
       return b;
     }
-    b = s.next_borrowed.load(std::memory_order_acquire);
+    b = l.next.load(std::memory_order_acquire);
   }
   return 0;
+}
+
+uint32_t HandleTable::link_borrowed(uint32_t number, uintptr_t owner,
+                                    uint64_t step) {
+  uint32_t b = allocate(nullptr, HandleKind::kArgRef);
+  size_t chunk = b >> kChunkBits;
+  if (loans_[chunk].load(std::memory_order_relaxed) == nullptr) {
+    loans_[chunk].store(new Loan[kChunkSize], std::memory_order_release);
+  }
+  Slot& s = *slot(b);
+  Loan& l = *loan(b);
+  l.owner.store(owner, std::memory_order_relaxed);
+  l.step.store(step, std::memory_order_relaxed);
+  s.object.store(&s, std::memory_order_release);
+  // Pushed on the owner's list; release() may empty it meanwhile (it takes
+  // no lock), hence the exchange loop.
+  std::atomic<uint32_t>& head = slot(number)->tag_and_first;
+  uint32_t now = head.load(std::memory_order_relaxed);
+  do {
+    l.next.store(now & kFirstMask, std::memory_order_relaxed);
+  } while (!head.compare_exchange_weak(now, (now & ~kFirstMask) | b,
+                                       std::memory_order_acq_rel));
+  return b;
 }
 
 uintptr_t HandleTable::borrowed_of(uintptr_t owner, Step step) {
@@ -84,18 +113,7 @@ uintptr_t HandleTable::borrowed_of(uintptr_t owner, Step step) {
   if (b == 0) {
     std::lock_guard<std::mutex> lock(mutex_);
     b = find_borrowed(number, owner, packed);  // made by another thread?
-    if (b == 0) {
-      Slot& owner_slot = *slot(number);
-      b = allocate(nullptr, HandleKind::kArgRef);
-      Slot& s = *slot(b);
-      s.owner.store(owner, std::memory_order_relaxed);
-      s.step.store(packed, std::memory_order_relaxed);
-      s.object.store(&s, std::memory_order_release);
-      s.next_borrowed.store(
-          owner_slot.first_borrowed.load(std::memory_order_relaxed),
-          std::memory_order_relaxed);
-      owner_slot.first_borrowed.store(b, std::memory_order_release);
-    }
+    if (b == 0) b = link_borrowed(number, owner, packed);
   }
   return pack(b);
 }

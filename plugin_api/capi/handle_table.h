@@ -1,14 +1,14 @@
 // fx::host::internal::HandleTable: the values of the C ABI's FxGraph*,
-// FxNode*, FxArg* and FxMatch* handles. A handle is not the object's address
-// but a slot number with a generation (and a tag for its kind), so that a
-// handle kept after its object was destroyed (a graph rolled back by the
-// pass manager, replaced, or released and freed; a purged node; a released
-// argument; a match after its callback) is recognised as stale and refused,
-// never followed into freed memory, even when a new object now lives at
-// the old address.
+// FxNode*, FxArg*, FxMatch* and FxValue* handles. A handle is not the
+// object's address but a slot number with a generation (and a tag for its
+// kind), so that a handle kept after its object was destroyed (a graph
+// rolled back by the pass manager, replaced, or released and freed; a
+// purged node; a released argument; a match or value after its callback)
+// is recognised as stale and refused, never followed into freed memory,
+// even when a new object now lives at the old address.
 //
 // Two sorts of slot:
-//  - an object's slot (graph, node, owned argument, match) holds its
+//  - an object's slot (graph, node, owned argument, match, value) holds its
 //    address;
 //  - a borrowed slot (kArgRef: an argument a getter lends, such as a node's
 //    args[1] or an item of a list) holds no address but where to find the
@@ -61,6 +61,12 @@ enum class HandleKind : uint8_t {
   kArg = 0x41,     // an argument owned by the plugin (OwnedArgument)
   kArgRef = 0x52,  // an argument borrowed from an owner: see above
   kMatch = 0x4d,   // FxMatch, for the duration of a callback
+  kValue = 0x56,   // FxValue (and its items), for the duration of a callback
+  // A node's args[i], kwargs[i] or meta[i] (i < 256), named without a slot
+  // of its own: see direct_of().
+  kNodeArgs = 0x61,
+  kNodeKwargs = 0x6b,
+  kNodeMeta = 0x6d,
 };
 
 // A borrowed slot's step from its owner: a field and an index in it.
@@ -106,6 +112,28 @@ class HandleTable final : public LifetimeListener {
   // The handle of the value `step` away from the live object or borrowed
   // value `owner` (a handle this table gave).
   uintptr_t borrowed_of(uintptr_t owner, Step step);
+  // The common case without a slot: the value `step` away from the live
+  // node `node` (its handle), step.field one of kArgs, kKwargs, kMeta and
+  // step.index below kMaxDirectIndex. The handle packs the node's slot,
+  // the field's tag, the index and the low 24 bits of the node's
+  // generation; node_of_direct() gives the node back while that slot holds
+  // the same node. (A stale handle is recognised unless the slot was
+  // reused 2**24 times since; even then it names a live node and is read
+  // with bounds checks, never through freed memory.)
+  static constexpr uint32_t kMaxDirectIndex = 256;
+  static uintptr_t direct_of(uintptr_t node, Step step) {
+    HandleKind tag = step.field == StepField::kArgs ? HandleKind::kNodeArgs
+                     : step.field == StepField::kKwargs
+                         ? HandleKind::kNodeKwargs
+                         : HandleKind::kNodeMeta;
+    return (node & ~uintptr_t{0xFFFFFFFFFF}) |
+           uint64_t{static_cast<uint8_t>(tag)} << kKindShift |
+           uint64_t{step.index} << kDirectIndexShift |
+           (node & kDirectGenerationMask);
+  }
+  // Of a direct handle: the node and the step, or nullptr with `why` set.
+  inline const void* node_of_direct(uintptr_t handle, Step* step,
+                                    HandleState* why) const;
   // Of a borrowed handle: its owner's handle and the step, or false with
   // `why` set (kStale, kWrongKind, kUnknown; kNull for NULL).
   inline bool step_of(uintptr_t handle, uintptr_t* owner, Step* step,
@@ -132,19 +160,29 @@ class HandleTable final : public LifetimeListener {
   // NULL); 39..32: the kind's tag; 31..0: the slot's generation.
   static constexpr int kSlotShift = 40;
   static constexpr int kKindShift = 32;
+  // A direct handle's bits 31..24: the index; 23..0: the generation's low
+  // bits.
+  static constexpr int kDirectIndexShift = 24;
+  static constexpr uintptr_t kDirectGenerationMask = 0xFFFFFF;
+  // 16 bytes: a visit of a large graph reads one slot per node.
   struct Slot {
     // The object; for a borrowed slot, the slot itself (never NULL while
     // live).
     std::atomic<const void*> object{nullptr};
     std::atomic<uint32_t> generation{0};
-    std::atomic<uint8_t> kind{0};
-    // The borrowed slots taken from this one: a list through next_borrowed.
-    std::atomic<uint32_t> first_borrowed{0};
-    std::atomic<uint32_t> next_borrowed{0};
-    // Of a borrowed slot: its owner's handle and its step (field << 32 |
-    // index).
-    std::atomic<uintptr_t> owner{0};
-    std::atomic<uint64_t> step{0};
+    // Bits 31..24: the kind's tag; 23..0: the first of the borrowed slots
+    // taken from this one (a list through Loan::next), 0 for none.
+    std::atomic<uint32_t> tag_and_first{0};
+  };
+  static_assert(sizeof(Slot) == 16, "a slot is 16 bytes");
+  static uint8_t tag_in(uint32_t tag_and_first) { return tag_and_first >> 24; }
+  static constexpr uint32_t kFirstMask = 0xFFFFFF;
+  // What a borrowed slot names, beside the slots (in chunks of their own,
+  // made when a chunk's first borrowed slot is).
+  struct Loan {
+    std::atomic<uintptr_t> owner{0};  // the owner's handle
+    std::atomic<uint64_t> step{0};    // field << 32 | index
+    std::atomic<uint32_t> next{0};    // the owner's next borrowed slot
   };
   static uint64_t pack_step(Step step) {
     return uint64_t{static_cast<uint8_t>(step.field)} << 32 | step.index;
@@ -156,6 +194,10 @@ class HandleTable final : public LifetimeListener {
       case HandleKind::kArg:
       case HandleKind::kArgRef:
       case HandleKind::kMatch:
+      case HandleKind::kValue:
+      case HandleKind::kNodeArgs:
+      case HandleKind::kNodeKwargs:
+      case HandleKind::kNodeMeta:
         return true;
     }
     return false;
@@ -165,6 +207,9 @@ class HandleTable final : public LifetimeListener {
                                HandleState* why) const;
   // A borrowed slot of `owner` (slot `number`) with `step`, or 0.
   uint32_t find_borrowed(uint32_t number, uintptr_t owner, uint64_t step) const;
+  // A new borrowed slot of `owner` (slot `number`) with `step`; the caller
+  // holds mutex_.
+  uint32_t link_borrowed(uint32_t number, uintptr_t owner, uint64_t step);
   static constexpr int kChunkBits = 16;
   static constexpr size_t kChunkSize = size_t{1} << kChunkBits;
   static constexpr size_t kMaxChunks = 255;  // slot numbers fit 24 bits
@@ -180,10 +225,16 @@ class HandleTable final : public LifetimeListener {
     Slot* slots = chunks_[chunk].load(std::memory_order_acquire);
     return slots == nullptr ? nullptr : &slots[number & (kChunkSize - 1)];
   }
+  // The loan of a borrowed slot `number` (its chunk exists).
+  Loan* loan(uint32_t number) const {
+    Loan* loans = loans_[number >> kChunkBits].load(std::memory_order_acquire);
+    return &loans[number & (kChunkSize - 1)];
+  }
   uintptr_t pack(uint32_t number) const {
     const Slot& s = *slot(number);
     return uint64_t{number} << kSlotShift |
-           uint64_t{s.kind.load(std::memory_order_relaxed)} << kKindShift |
+           uint64_t{tag_in(s.tag_and_first.load(std::memory_order_relaxed))}
+               << kKindShift |
            s.generation.load(std::memory_order_relaxed);
   }
   // A free slot holding `object`; the caller holds mutex_.
@@ -191,6 +242,7 @@ class HandleTable final : public LifetimeListener {
   void release(uint32_t number) noexcept;
 
   std::array<std::atomic<Slot*>, kMaxChunks> chunks_{};
+  std::array<std::atomic<Loan*>, kMaxChunks> loans_{};
   std::mutex mutex_;            // allocation and the free queue
   uint32_t next_ = 1;           // slot numbers start at 1 (0: no slot)
   std::vector<uint32_t> free_;  // a ring: reused oldest first
@@ -216,7 +268,7 @@ const HandleTable::Slot* HandleTable::live_slot(uintptr_t handle,
   }
   if (s->object.load(std::memory_order_acquire) == nullptr ||
       s->generation.load(std::memory_order_acquire) != generation ||
-      s->kind.load(std::memory_order_relaxed) != tag) {
+      tag_in(s->tag_and_first.load(std::memory_order_relaxed)) != tag) {
     *why = HandleState::kStale;
     return nullptr;
   }
@@ -230,12 +282,45 @@ const void* HandleTable::object_of(uintptr_t handle, HandleKind kind,
   return s == nullptr ? nullptr : s->object.load(std::memory_order_acquire);
 }
 
+const void* HandleTable::node_of_direct(uintptr_t handle, Step* step,
+                                        HandleState* why) const {
+  auto number = static_cast<uint32_t>(handle >> kSlotShift);
+  const Slot* s = number != 0 ? slot(number) : nullptr;
+  if (s == nullptr) {
+    *why = HandleState::kUnknown;
+    return nullptr;
+  }
+  const void* object = s->object.load(std::memory_order_acquire);
+  if (object == nullptr ||
+      (s->generation.load(std::memory_order_acquire) & kDirectGenerationMask) !=
+          (handle & kDirectGenerationMask) ||
+      tag_in(s->tag_and_first.load(std::memory_order_relaxed)) !=
+          static_cast<uint8_t>(HandleKind::kNode)) {
+    *why = HandleState::kStale;
+    return nullptr;
+  }
+  switch (static_cast<HandleKind>(tag_of(handle))) {
+    case HandleKind::kNodeArgs:
+      step->field = StepField::kArgs;
+      break;
+    case HandleKind::kNodeKwargs:
+      step->field = StepField::kKwargs;
+      break;
+    default:
+      step->field = StepField::kMeta;
+  }
+  step->index = static_cast<uint32_t>(handle >> kDirectIndexShift) & 0xFF;
+  *why = HandleState::kLive;
+  return object;
+}
+
 bool HandleTable::step_of(uintptr_t handle, uintptr_t* owner, Step* step,
                           HandleState* why) const {
   const Slot* s = live_slot(handle, HandleKind::kArgRef, why);
   if (s == nullptr) return false;
-  *owner = s->owner.load(std::memory_order_acquire);
-  uint64_t packed = s->step.load(std::memory_order_acquire);
+  const Loan& l = *loan(static_cast<uint32_t>(handle >> kSlotShift));
+  *owner = l.owner.load(std::memory_order_acquire);
+  uint64_t packed = l.step.load(std::memory_order_acquire);
   *step =
       Step{static_cast<StepField>(packed >> 32), static_cast<uint32_t>(packed)};
   // Read before the generation changed (a slot freed and reused meanwhile)?

@@ -20,7 +20,8 @@
 #include "plugin_api/capi/wrap.h"
 
 // What a node computed, with the metadata a plugin may ask for kept alive
-// beside it.
+// beside it. Lent to a callback as a checked handle (ScopedValue), as are
+// its items.
 struct FxValue {
   FxValue(c10::IValue v, const fx::Node* n) : value(std::move(v)), node(n) {}
   c10::IValue value;
@@ -29,6 +30,11 @@ struct FxValue {
   mutable std::vector<double> scales;
   mutable std::vector<int64_t> zero_points;
   mutable std::string dtype_name;
+
+  // The handle table's slot (HandleTable::handle_of).
+  uint32_t external_slot() const { return slot; }
+  void set_external_slot(uint32_t s) const { slot = s; }
+  mutable uint32_t slot = 0;
 };
 
 namespace fx::host::internal {
@@ -101,6 +107,35 @@ struct StatusFromCallback {
   FxStatus* status;
 };
 
+// FxValue <-> its handle, checked like the others (wrap.h).
+const FxValue* wrap_value(const FxValue* v) {
+  return reinterpret_cast<const FxValue*>(handle_of(v, HandleKind::kValue));
+}
+const FxValue* unwrap_value(const FxValue* h) {
+  return static_cast<const FxValue*>(checked(h, HandleKind::kValue));
+}
+const FxValue* peek_value(const FxValue* h) {
+  return static_cast<const FxValue*>(peeked(h, HandleKind::kValue));
+}
+
+// Lends `value` to a callback: handle() is its handle until destruction,
+// when it and the handles of its items turn stale.
+class ScopedValue {
+ public:
+  explicit ScopedValue(const FxValue& value) : value_(value) {}
+  ~ScopedValue() { forget(value_); }
+  ScopedValue(const ScopedValue&) = delete;
+  ScopedValue& operator=(const ScopedValue&) = delete;
+  const FxValue* handle() const { return wrap_value(&value_); }
+
+ private:
+  static void forget(const FxValue& v) {
+    for (const FxValue& item : v.items) forget(item);
+    HandleTable::instance().forget(&v);
+  }
+  const FxValue& value_;
+};
+
 FxStatus* graph_run(FxGraph* g, const DLTensor* const* inputs, size_t n,
                     int meta, FxNodeValueFn on_node, void* user_data) {
   FxStatus* from_callback = nullptr;
@@ -111,9 +146,10 @@ FxStatus* graph_run(FxGraph* g, const DLTensor* const* inputs, size_t n,
     if (on_node != nullptr) {
       report = [&](const Node& node, const c10::IValue& v) {
         FxValue value(v, &node);
+        ScopedValue lent(value);
         // The graph is the plugin's to read (its FxGraph* is not const).
         Node* mutable_node = const_cast<Node*>(&node);
-        FxStatus* s = on_node(wrap(mutable_node), &value, user_data);
+        FxStatus* s = on_node(wrap(mutable_node), lent.handle(), user_data);
         if (s != nullptr) throw StatusFromCallback{s};
       };
     }
@@ -144,7 +180,8 @@ FxStatus* graph_evaluate(FxGraph* g, FxNode* node, FxNodeValueFn on_value,
     require(on_value, "on_value");
     at::NoGradGuard no_grad;
     FxValue value(evaluate_constant(gm, *n), n);
-    from_callback = on_value(node, &value, user_data);
+    ScopedValue lent(value);
+    from_callback = on_value(node, lent.handle(), user_data);
   });
   return from_callback != nullptr ? from_callback : status;
 }
@@ -197,6 +234,7 @@ DLDataType storage_dtype(const at::Tensor& t) {
   return out;
 }
 
+// The tensor of a value (unwrapped).
 const at::Tensor& require_tensor(const FxValue* v) {
   require(v, "value");
   if (!v->value.isTensor()) {
@@ -228,7 +266,8 @@ void fill_run_entries(FxApi& t) {
 
 // ------------------------------------------------------------------ values
 
-FxValueKind value_kind(const FxValue* v) {
+FxValueKind value_kind(const FxValue* h) {
+  const FxValue* v = peek_value(h);
   if (v == nullptr) return FX_VALUE_OTHER;
   const c10::IValue& x = v->value;
   if (x.isNone()) return FX_VALUE_NONE;
@@ -241,7 +280,8 @@ FxValueKind value_kind(const FxValue* v) {
   return FX_VALUE_OTHER;
 }
 
-const char* value_type_name(const FxValue* v) {
+const char* value_type_name(const FxValue* h) {
+  const FxValue* v = peek_value(h);
   if (v == nullptr) return "";
   const c10::IValue& x = v->value;
   if (x.isNone()) return "NoneType";
@@ -282,8 +322,9 @@ void fill_quantization(const at::Tensor& x, const FxValue* v,
   out->zero_points = v->zero_points.data();
 }
 
-// The metadata of a tensor value (its strings kept alive by `v`).
-FxTensorMeta tensor_meta_of(const FxValue* v) {
+// The metadata of a tensor value (its strings kept alive by the value).
+FxTensorMeta tensor_meta_of(const FxValue* h) {
+  const FxValue* v = unwrap_value(h);
   const at::Tensor& x = require_tensor(v);
   FxTensorMeta meta{};
   meta.ndim = static_cast<int32_t>(x.dim());
@@ -317,25 +358,27 @@ FxStatus* value_tensor_meta2(const FxValue* v, FxTensorMeta* out) {
 
 // ValueGetBool, ValueGetInt, ValueGetFloat.
 void fill_scalar_value_entries(FxApi& t) {
-  t.ValueGetBool = [](const FxValue* v, int* out) {
+  t.ValueGetBool = [](const FxValue* h, int* out) {
     return guarded("ValueGetBool", [&] {
+      const FxValue* v = unwrap_value(h);
       if (!require(v, "value")->value.isBool()) {
         fail(FX_INVALID_ARGUMENT, "the value is not a bool");
       }
       *require(out, "out") = v->value.toBool() ? 1 : 0;
     });
   };
-  t.ValueGetInt = [](const FxValue* v, int64_t* out) {
+  t.ValueGetInt = [](const FxValue* h, int64_t* out) {
     return guarded("ValueGetInt", [&] {
+      const FxValue* v = unwrap_value(h);
       if (!require(v, "value")->value.isInt()) {
         fail(FX_INVALID_ARGUMENT, "the value is not an int");
       }
       *require(out, "out") = v->value.toInt();
     });
   };
-  t.ValueGetFloat = [](const FxValue* v, double* out) {
+  t.ValueGetFloat = [](const FxValue* h, double* out) {
     return guarded("ValueGetFloat", [&] {
-      const c10::IValue& x = require(v, "value")->value;
+      const c10::IValue& x = require(unwrap_value(h), "value")->value;
       if (!x.isDouble() && !x.isInt()) {
         fail(FX_INVALID_ARGUMENT, "the value is not a number");
       }
@@ -352,7 +395,7 @@ void fill_value_entries(FxApi& t) {
   t.ValueTensorMeta2 = value_tensor_meta2;
   t.ValueToDLPack = [](const FxValue* v, DLManagedTensor** out) {
     return guarded("ValueToDLPack", [&] {
-      const at::Tensor& x = require_tensor(v);
+      const at::Tensor& x = require_tensor(unwrap_value(v));
       require(out, "out");
       if (x.is_meta()) {
         fail(FX_FAILED_PRECONDITION, "a meta tensor has no data");
@@ -361,15 +404,17 @@ void fill_value_entries(FxApi& t) {
     });
   };
   fill_scalar_value_entries(t);
-  t.ValueSize = [](const FxValue* v) -> size_t {
+  t.ValueSize = [](const FxValue* h) -> size_t {
+    const FxValue* v = peek_value(h);
     if (v == nullptr) return 0;
     fill_items(v);
     return v->items.size();
   };
-  t.ValueItem = [](const FxValue* v, size_t i) -> const FxValue* {
+  t.ValueItem = [](const FxValue* h, size_t i) -> const FxValue* {
+    const FxValue* v = peek_value(h);
     if (v == nullptr) return nullptr;
     fill_items(v);
-    return i < v->items.size() ? &v->items[i] : nullptr;
+    return i < v->items.size() ? wrap_value(&v->items[i]) : nullptr;
   };
 }
 

@@ -17,8 +17,13 @@ const char* name_of(HandleKind kind) {
       return "node";
     case HandleKind::kMatch:
       return "match";
+    case HandleKind::kValue:
+      return "value";
     case HandleKind::kArg:
     case HandleKind::kArgRef:
+    case HandleKind::kNodeArgs:
+    case HandleKind::kNodeKwargs:
+    case HandleKind::kNodeMeta:
       break;
   }
   return "argument";
@@ -31,9 +36,13 @@ const char* why_gone(HandleKind kind) {
       return "its graph was rolled back after a failed pass, replaced, or "
              "released";
     case HandleKind::kMatch:
-      return "a match lives for the duration of its callback";
+    case HandleKind::kValue:
+      return "it is lent for the duration of its callback";
     case HandleKind::kArg:
     case HandleKind::kArgRef:
+    case HandleKind::kNodeArgs:
+    case HandleKind::kNodeKwargs:
+    case HandleKind::kNodeMeta:
       break;
   }
   return "it was released, or what it was borrowed from (a node, argument "
@@ -49,6 +58,20 @@ const Argument* at(const Items& items, uint32_t i) {
     return &items[i];
   } else {
     return &items[i].second;
+  }
+}
+
+// args[i], kwargs[i] (its value) or meta[i] (its value) of `n`.
+const Argument* field_of(const Node& n, Step step) {
+  switch (step.field) {
+    case StepField::kArgs:
+      return at(n.args(), step.index);
+    case StepField::kKwargs:
+      return at(n.kwargs(), step.index);
+    case StepField::kMeta:
+      return at(n.meta(), step.index);
+    default:
+      return nullptr;
   }
 }
 
@@ -71,17 +94,7 @@ const Argument* follow(uintptr_t owner, Step step, HandleState* why) {
   }
   auto* n =
       static_cast<const Node*>(table.object_of(owner, HandleKind::kNode, why));
-  if (n == nullptr) return nullptr;
-  switch (step.field) {
-    case StepField::kArgs:
-      return at(n->args(), step.index);
-    case StepField::kKwargs:
-      return at(n->kwargs(), step.index);
-    case StepField::kMeta:
-      return at(n->meta(), step.index);
-    default:
-      return nullptr;
-  }
+  return n == nullptr ? nullptr : field_of(*n, step);
 }
 
 uintptr_t value_of(const void* handle) {
@@ -89,6 +102,11 @@ uintptr_t value_of(const void* handle) {
 }
 
 const FxArg* borrowed(uintptr_t owner, StepField field, size_t index) {
+  if (field != StepField::kItem && field != StepField::kMatchValue &&
+      index < HandleTable::kMaxDirectIndex) {
+    return reinterpret_cast<const FxArg*>(HandleTable::direct_of(
+        owner, Step{field, static_cast<uint32_t>(index)}));
+  }
   try {
     return reinterpret_cast<const FxArg*>(HandleTable::instance().borrowed_of(
         owner, Step{field, static_cast<uint32_t>(index)}));
@@ -128,8 +146,21 @@ const Argument* resolve_arg(const FxArg* a, HandleState* why) {
   }
   uintptr_t owner;
   Step step;
-  if (!table.step_of(handle, &owner, &step, why)) return nullptr;
-  const Argument* found = follow(owner, step, why);
+  const Argument* found;
+  switch (static_cast<HandleKind>(HandleTable::tag_of(handle))) {
+    case HandleKind::kNodeArgs:
+    case HandleKind::kNodeKwargs:
+    case HandleKind::kNodeMeta: {
+      auto* n =
+          static_cast<const Node*>(table.node_of_direct(handle, &step, why));
+      if (n == nullptr) return nullptr;
+      found = field_of(*n, step);
+      break;
+    }
+    default:
+      if (!table.step_of(handle, &owner, &step, why)) return nullptr;
+      found = follow(owner, step, why);
+  }
   // A live owner without that index: the value is gone.
   if (found == nullptr && *why != HandleState::kUnknown &&
       *why != HandleState::kWrongKind) {

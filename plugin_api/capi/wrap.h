@@ -18,11 +18,10 @@
 // elsewhere converts graphs and nodes with fx::host::to_handle() and
 // from_handle() (c_api.h), which call these.
 //
-// FxMatch (match.h) is a checked handle too, for the duration of its
-// callback. The other handle types need no conversion: the host defines
-// them as the structs behind the C names (FxStatus and FxOptions in
-// c_api.h, FxValue in runtime_api.cc, FxRegistrar and FxOpCall in
-// extension_api.cc).
+// FxMatch (match.h) and FxValue (runtime_api.cc) are checked handles too,
+// for the duration of their callback. The other handle types need no
+// conversion: the host defines them as the structs behind the C names (FxStatus
+// and FxOptions in c_api.h, FxRegistrar and FxOpCall in extension_api.cc).
 #ifndef PLUGIN_API_CAPI_WRAP_H_
 #define PLUGIN_API_CAPI_WRAP_H_
 

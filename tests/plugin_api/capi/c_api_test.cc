@@ -2,7 +2,9 @@
 // plugin drives it: every call crosses the FxApi table.
 #include "plugin_api/capi/c_api.h"
 
+#include <ATen/DLConvertor.h>
 #include <gtest/gtest.h>
+#include <torch/torch.h>
 
 #include <memory>
 #include <string>
@@ -10,6 +12,7 @@
 #include "fx/plugin_api.hpp"
 #include "fx_core/ir/argument.h"
 #include "fx_core/ir/graph.h"
+#include "fx_core/runtime/graph_module.h"
 
 namespace fx {
 namespace {
@@ -238,7 +241,9 @@ TEST_F(CApi, HandlesOfFreedObjectsAreStaleForGood) {
     Node* n = graphs.back()->placeholder("y");
     fresh.push_back(host::to_handle(n));
     EXPECT_NE(fresh.back(), x);
-    if (n == address) EXPECT_EQ(api->NodeName(fresh.back()), std::string("y"));
+    if (n == address) {
+      EXPECT_EQ(api->NodeName(fresh.back()), std::string("y"));
+    }
   }
   const std::string stale =
       " the node handle is stale: its node no longer exists (its graph was "
@@ -389,6 +394,50 @@ TEST_F(CApi, AMatchKeptAfterItsCallbackIsStale) {
   FxStatus* s = api->ArgGetNode(kept.value, &read);
   EXPECT_EQ(api->GetStatusCode(s), FX_FAILED_PRECONDITION);
   api->ReleaseStatus(s);
+}
+
+// A value (and its items) is lent for its callback: kept longer, it is
+// refused, whatever the value was.
+TEST_F(CApi, AValueKeptAfterItsCallbackIsStale) {
+  const FxApi* api = host::api();
+  auto graph = std::make_unique<Graph>();
+  Node* x = graph->placeholder("x");
+  graph->output(graph->call_function("torch.chunk", {x, int64_t{2}}));
+  GraphModule gm(GraphModule::AttributeMap{}, std::move(graph));
+  struct Kept {
+    const FxValue* value = nullptr;
+    const FxValue* item = nullptr;
+    int64_t rows_inside = 0;
+  } kept;
+  FxNodeValueFn keep = [](FxNode*, const FxValue* v, void* data) -> FxStatus* {
+    const FxApi* api = host::api();
+    auto* k = static_cast<Kept*>(data);
+    if (api->ValueKind(v) != FX_VALUE_SEQUENCE) return nullptr;
+    k->value = v;
+    k->item = api->ValueItem(v, 0);
+    FxTensorMeta meta{};
+    FxStatus* s = api->ValueTensorMeta(k->item, &meta);
+    if (s == nullptr) k->rows_inside = meta.shape[0];
+    return s;
+  };
+  at::Tensor input = torch::ones({4, 2});
+  DLManagedTensor* dl = at::toDLPack(input);
+  const DLTensor* inputs[] = {&dl->dl_tensor};
+  FxStatus* s =
+      api->GraphRun(host::to_handle(&gm.graph()), inputs, 1, 0, keep, &kept);
+  dl->deleter(dl);
+  ASSERT_EQ(status_text(s), "OK");
+  ASSERT_NE(kept.value, nullptr);
+  EXPECT_EQ(kept.rows_inside, 2);
+  EXPECT_EQ(api->ValueKind(kept.value), FX_VALUE_OTHER);
+  EXPECT_EQ(api->ValueSize(kept.value), 0u);
+  EXPECT_EQ(api->ValueItem(kept.value, 0), nullptr);
+  FxTensorMeta meta{};
+  EXPECT_EQ(status_text(api->ValueTensorMeta(kept.item, &meta)),
+            std::to_string(FX_FAILED_PRECONDITION) +
+                " ValueTensorMeta: the value handle is stale: its value no "
+                "longer exists (it is lent for the duration of its "
+                "callback); ask the host for a fresh one");
 }
 
 TEST_F(CApi, NullHandlesAreRefusedNotDereferenced) {
