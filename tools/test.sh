@@ -57,7 +57,12 @@ torchvision_models=resnet18,mobilenet_v3_small,squeezenet1_1,efficientnet_b0
 torchvision_models+=,convnext_tiny,googlenet,regnet_x_400mf,swin_t
 other_models=sample.GptDecoder,sample.StatsConvNet,sample.MixedNet
 other_models+=,segmentation.lraspp_mobilenet_v3_large
-bazel test --config=asan --test_tag_filters= \
+# Build outputs come from the disk cache (.bazelrc) when an earlier build
+# made them; tests always run (--nocache_test_results). Entries unused for a
+# week are pruned first (Bazel 4 never shrinks the cache).
+disk_cache="$HOME/.cache/fx-sdk/bazel-disk-cache"
+[ ! -d "$disk_cache" ] || find "$disk_cache" -type f -atime +7 -delete
+bazel test --config=asan --nocache_test_results --test_tag_filters= \
   --test_env=ASAN_OPTIONS=detect_leaks=1:detect_odr_violation=0 \
   --test_env=FX_TORCHVISION_MODELS="$torchvision_models" \
   --test_env=FX_OTHER_MODELS="$other_models" \
@@ -70,7 +75,7 @@ for t in "${asan_targets[@]}"; do
   count_results "$asan_logs/${t/://}"
 done
 
-bazel test //... "$@"
+bazel test --nocache_test_results //... "$@"
 status=$?
 count_results bazel-testlogs/
 

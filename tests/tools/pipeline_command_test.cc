@@ -935,16 +935,27 @@ TEST(FxRunHostilePlugins, ABrokenGraphIsRefusedInProcessOrIsolated) {
 }
 
 // Issue 39, the isolated side of APluginEndingTheProcessIsNamedAndFails:
-// a pass that calls exit(0) or quick_exit(0) ends its worker, not fx, and
-// is named as a failure; one that calls chdir() moves its worker only.
+// a pass that calls exit(0), quick_exit(0) or _exit(0) ends its worker, not
+// fx, and is named as a failure; one that calls chdir() moves its worker
+// only. _exit runs no hook, so in process nothing could tell it from
+// success: an unpinned plugin runs isolated by default, which catches it.
 TEST(FxRunHostilePlugins, EndingOrMovingTheProcessIsolatedIsContained) {
   namespace fs = boost::filesystem;
   std::string plugin =
       fs::absolute(kPlugins + "libprocess_state_plugin.so").string();
   std::string out = temp_path("process_state_isolated/out.fx.json");
-  for (std::string pass : {"exit_0", "quick_exit"}) {
+  for (std::string pass : {"exit_0", "quick_exit", "_exit"}) {
+    // --isolate, and the default for an unpinned plugin.
     Result r = run({"run", mymodule(), "--no-default-plugins", "--isolate",
                     "--plugin", plugin, "--pipeline", pass, "-o", out});
+    Result by_default =
+        run({"run", mymodule(), "--no-default-plugins", "--plugin", plugin,
+             "--pipeline", pass, "-o", out});
+    EXPECT_EQ(by_default.status, 1) << pass << ": " << by_default.err;
+    EXPECT_NE(by_default.err.find("the worker process exited with status 0 "
+                                  "before finishing"),
+              std::string::npos)
+        << pass << ": " << by_default.err;
     EXPECT_EQ(r.status, 1) << pass << ": " << r.err;
     EXPECT_NE(r.err.find("fx run: pass '" + pass +
                          "' of plugin "

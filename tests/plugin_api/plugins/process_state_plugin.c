@@ -1,9 +1,10 @@
 /* A plugin whose passes misuse the process they run in (issue 39): 'exit_0'
- * calls exit(0) and 'quick_exit' quick_exit(0) (the host must not report
- * success), 'chdir' moves the process to '/' and succeeds (the host's
- * relative output path must not follow), 'thread_crash' starts a thread
- * that writes through NULL 200 ms later and returns (the crash must be
- * named), 'sleep' sleeps a second (a pass for that thread to crash in). */
+ * calls exit(0), 'quick_exit' quick_exit(0) and '_exit' _exit(0), which no
+ * hook sees (the host must not report success), 'chdir' moves the process to
+ * '/' and succeeds (the host's relative output path must not follow),
+ * 'thread_crash' starts a thread that writes through NULL 200 ms later and
+ * returns (the crash must be named), 'sleep' sleeps a second (a pass for that
+ * thread to crash in). */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stddef.h>
@@ -26,6 +27,13 @@ static FxStatus* do_quick_exit(const FxApi* api, FxGraph* graph,
                                int* changed) {
   UNUSED_PASS_ARGS;
   quick_exit(0);
+}
+
+static FxStatus* do_underscore_exit(const FxApi* api, FxGraph* graph,
+                                    const FxOptions* options, void* user_data,
+                                    int* changed) {
+  UNUSED_PASS_ARGS;
+  _exit(0);
 }
 
 static FxStatus* do_chdir(const FxApi* api, FxGraph* graph,
@@ -72,6 +80,7 @@ static FxStatus* do_sleep(const FxApi* api, FxGraph* graph,
 static const FxPassInfo kPasses[] = {
     PASS("exit_0", "calls exit(0)", do_exit_0),
     PASS("quick_exit", "calls quick_exit(0)", do_quick_exit),
+    PASS("_exit", "calls _exit(0)", do_underscore_exit),
     PASS("chdir", "moves the process to /", do_chdir),
     PASS("thread_crash", "leaves a thread that crashes 200 ms later",
          thread_crash),
