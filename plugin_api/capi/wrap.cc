@@ -9,35 +9,25 @@
 namespace fx::host::internal {
 namespace {
 
-const char* name_of(HandleKind kind) {
-  switch (kind) {
-    case HandleKind::kGraph:
-      return "graph";
-    case HandleKind::kNode:
-      return "node";
-    case HandleKind::kMatch:
-      return "match";
-    case HandleKind::kValue:
-      return "value";
-    case HandleKind::kArg:
-    case HandleKind::kArgRef:
-    case HandleKind::kNodeArgs:
-    case HandleKind::kNodeKwargs:
-    case HandleKind::kNodeMeta:
-      break;
-  }
-  return "argument";
-}
+// How a refusal names a handle's kind, and why such a handle goes stale.
+struct KindText {
+  const char* name;
+  const char* why_gone;
+};
 
-const char* why_gone(HandleKind kind) {
+KindText text_of(HandleKind kind) {
   switch (kind) {
     case HandleKind::kGraph:
-    case HandleKind::kNode:
-      return "its graph was rolled back after a failed pass, replaced, or "
-             "released";
+    case HandleKind::kNode: {
+      const char* why =
+          "its graph was rolled back after a failed pass, replaced, or "
+          "released";
+      return {kind == HandleKind::kGraph ? "graph" : "node", why};
+    }
     case HandleKind::kMatch:
     case HandleKind::kValue:
-      return "it is lent for the duration of its callback";
+      return {kind == HandleKind::kMatch ? "match" : "value",
+              "it is lent for the duration of its callback"};
     case HandleKind::kArg:
     case HandleKind::kArgRef:
     case HandleKind::kNodeArgs:
@@ -45,8 +35,9 @@ const char* why_gone(HandleKind kind) {
     case HandleKind::kNodeMeta:
       break;
   }
-  return "it was released, or what it was borrowed from (a node, argument "
-         "or match) is gone or no longer holds it";
+  return {"argument",
+          "it was released, or what it was borrowed from (a node, argument "
+          "or match) is gone or no longer holds it"};
 }
 
 // items[i] of a list of arguments, or the value of items[i] of a list of
@@ -118,18 +109,19 @@ const FxArg* borrowed(uintptr_t owner, StepField field, size_t index) {
 }  // namespace
 
 void fail_handle(HandleState state, HandleKind kind, const void* handle) {
-  const char* name = name_of(kind);
+  const char* name = text_of(kind).name;
   if (state == HandleState::kStale) {
     fail(
         FX_FAILED_PRECONDITION,
         cat("the ", name, " handle is stale: its ", name, " no longer exists (",
-            why_gone(kind), "); ask the host for a fresh one"));
+            text_of(kind).why_gone, "); ask the host for a fresh one"));
   }
   if (state == HandleState::kWrongKind) {
     fail(FX_INVALID_ARGUMENT,
          cat("the ", name, " handle is a handle of another kind (a ",
-             name_of(static_cast<HandleKind>(
-                 HandleTable::tag_of(value_of(handle)))),
+             text_of(
+                 static_cast<HandleKind>(HandleTable::tag_of(value_of(handle))))
+                 .name,
              ")"));
   }
   fail(FX_INVALID_ARGUMENT,
