@@ -10,15 +10,26 @@ namespace fx::capture {
 CaptureSymNode::CaptureSymNode(std::weak_ptr<SymNodeOwner> owner,
                                sym::Expr expr, int64_t hint, Source source)
     : owner_(std::move(owner)),
+      owner_raw_(owner_.lock().get()),
       expr_(std::move(expr)),
       hint_(hint),
       source_(std::move(source)) {}
 
-sym::GuardRecorder& CaptureSymNode::guards() const {
-  std::shared_ptr<SymNodeOwner> owner = owner_.lock();
-  TORCH_CHECK(owner != nullptr, "fx::make_fx: the symbolic int ", expr_.str(),
+CaptureSymNode::CaptureSymNode(const CaptureSymNode& sibling, sym::Expr expr,
+                               int64_t hint, Source source)
+    : owner_(sibling.owner_),
+      owner_raw_(sibling.owner_raw_),
+      expr_(std::move(expr)),
+      hint_(hint),
+      source_(std::move(source)) {}
+
+SymNodeOwner& CaptureSymNode::owner() const {
+  // The capture runs on one thread and owns the only strong reference, so
+  // an unexpired owner_ is alive for the duration of this call.
+  TORCH_CHECK(owner_raw_ != nullptr && !owner_.expired(),
+              "fx::make_fx: the symbolic int ", expr_.str(),
               " is used after its capture ended");
-  return owner->guards();
+  return *owner_raw_;
 }
 
 namespace {
@@ -35,55 +46,54 @@ CaptureSymNode& as_capture(const c10::SymIntNode& node) {
 
 namespace {
 
+using Op = sym::ExprMemo::Op;
+
 // `op` on two hints as Python computes it on ints, or nullopt where that
 // needs care (overflow, a zero divisor): the expression's evaluation says.
-std::optional<int64_t> hint_of(const std::string& op, int64_t a, int64_t b) {
+std::optional<int64_t> hint_of(Op op, int64_t a, int64_t b) {
   int64_t r = 0;
-  if (op == "add") {
+  if (op == Op::kAdd) {
     if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
-  } else if (op == "sub") {
+  } else if (op == Op::kSub) {
     if (__builtin_sub_overflow(a, b, &r)) return std::nullopt;
-  } else if (op == "mul") {
+  } else if (op == Op::kMul) {
     if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
   } else if (b <= 0 || a < 0) {
     return std::nullopt;
   } else {
-    r = op == "floordiv" ? a / b : a % b;
+    r = op == Op::kFloorDiv ? a / b : a % b;
   }
   return r;
 }
 
+// make_fx's names of the operators (operator.add, ...).
+const char* name_of(Op op) {
+  static const char* const kNames[] = {"add", "sub", "mul", "floordiv", "mod"};
+  return kNames[static_cast<int>(op)];
+}
+
 }  // namespace
 
-c10::SymIntNode CaptureSymNode::arithmetic(const std::string& op,
+c10::SymIntNode CaptureSymNode::arithmetic(Op op,
                                            const c10::SymIntNode& other) {
   CaptureSymNode& b = as_capture(other);
-  if (op == "mul") {
+  if (op == Op::kMul) {
     // make_fx's peephole: multiplying by a wrapped 1 is the other operand.
     if (b.is_constant() && b.hint_ == 1) {
       return c10::SymIntNode::reclaim_copy(this);
     }
     if (is_constant() && hint_ == 1) return other;
   }
-  sym::Expr e;
-  if (op == "add") {
-    e = expr_ + b.expr_;
-  } else if (op == "sub") {
-    e = expr_ - b.expr_;
-  } else if (op == "mul") {
-    e = expr_ * b.expr_;
-  } else if (op == "floordiv") {
-    e = sym::floordiv(expr_, b.expr_);
-  } else {
-    e = sym::mod(expr_, b.expr_);
-  }
+  SymNodeOwner& capture = owner();
+  sym::Expr e = capture.expr_memo().apply(op, expr_, b.expr_);
   Source source;
   source.kind = Source::Kind::kOperator;
-  source.op = op;
+  source.op = name_of(op);
   source.operands = {c10::SymIntNode::reclaim_copy(this), other};
   std::optional<int64_t> hint = hint_of(op, hint_, b.hint_);
-  return c10::make_intrusive<CaptureSymNode>(
-      owner_, e, hint ? *hint : guards().hint(e), std::move(source));
+  int64_t value = hint ? *hint : capture.guards().hint(e);
+  return c10::make_intrusive<CaptureSymNode>(*this, std::move(e), value,
+                                             std::move(source));
 }
 
 c10::SymIntNode CaptureSymNode::compare(sym::Relation::Op op,
@@ -97,26 +107,26 @@ c10::SymIntNode CaptureSymNode::compare(sym::Relation::Op op,
   source.op = kNames[static_cast<int>(op)];
   source.operands = {c10::SymIntNode::reclaim_copy(this), other};
   auto node = c10::make_intrusive<CaptureSymNode>(
-      owner_, sym::Expr::integer(value ? 1 : 0), value ? 1 : 0,
+      *this, sym::Expr::integer(value ? 1 : 0), value ? 1 : 0,
       std::move(source));
   node->relation_ = std::move(relation);
   return node;
 }
 
 c10::SymIntNode CaptureSymNode::add(const c10::SymIntNode& other) {
-  return arithmetic("add", other);
+  return arithmetic(Op::kAdd, other);
 }
 c10::SymIntNode CaptureSymNode::sub(const c10::SymIntNode& other) {
-  return arithmetic("sub", other);
+  return arithmetic(Op::kSub, other);
 }
 c10::SymIntNode CaptureSymNode::mul(const c10::SymIntNode& other) {
-  return arithmetic("mul", other);
+  return arithmetic(Op::kMul, other);
 }
 c10::SymIntNode CaptureSymNode::floordiv(const c10::SymIntNode& other) {
-  return arithmetic("floordiv", other);
+  return arithmetic(Op::kFloorDiv, other);
 }
 c10::SymIntNode CaptureSymNode::mod(const c10::SymIntNode& other) {
-  return arithmetic("mod", other);
+  return arithmetic(Op::kMod, other);
 }
 c10::SymIntNode CaptureSymNode::eq(const c10::SymIntNode& other) {
   return compare(sym::Relation::Op::kEq, other);
@@ -142,7 +152,8 @@ c10::SymIntNode CaptureSymNode::clone() {
 }
 
 c10::SymIntNode CaptureSymNode::wrap(int64_t num) {
-  return c10::make_intrusive<CaptureSymNode>(owner_, sym::Expr::integer(num),
+  if (c10::SymIntNode shared = owner().constant(num)) return shared;
+  return c10::make_intrusive<CaptureSymNode>(*this, sym::Expr::integer(num),
                                              num, Source());
 }
 

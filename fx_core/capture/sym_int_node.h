@@ -19,18 +19,25 @@
 //  - truediv, sym_float and ceil are not supported (c10::Error), as they
 //    have no SymInt result in 1.13's C++.
 //  - A node outliving its capture throws c10::Error when asked to compute.
+// Cost: LibTorch's size arithmetic (computeStride, infer_size) makes tens of
+// nodes per reshape, so a node is one allocation: its operands are inline,
+// its capture is reached without locking, arithmetic on expressions it has
+// seen is a lookup (sym::ExprMemo), and the capture hands out one shared
+// node per small wrapped constant.
 #ifndef FX_CORE_CAPTURE_SYM_INT_NODE_H_
 #define FX_CORE_CAPTURE_SYM_INT_NODE_H_
 
 #include <c10/core/SymInt.h>
 #include <c10/core/SymIntNodeImpl.h>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "fx_core/symbolic/expr_memo.h"
 #include "fx_core/symbolic/guard_recorder.h"
 #include "fx_core/symbolic/sym_expr.h"
 #include "fx_core/symbolic/sym_relation.h"
@@ -50,6 +57,11 @@ class SymNodeOwner {
  public:
   virtual ~SymNodeOwner() = default;
   virtual sym::GuardRecorder& guards() = 0;
+  virtual sym::ExprMemo& expr_memo() = 0;
+  // A node for the wrapped constant `value`: shared by every use when the
+  // owner keeps one (constants have no graph node, so sharing is unseen),
+  // else null.
+  virtual c10::SymIntNode constant(int64_t value) = 0;
 };
 
 class CaptureSymNode final : public c10::SymIntNodeImpl {
@@ -60,8 +72,8 @@ class CaptureSymNode final : public c10::SymIntNodeImpl {
     Kind kind = Kind::kConstant;
     const c10::TensorImpl* tensor = nullptr;  // kSize, kStride, kNumel
     int64_t dim = 0;                          // kSize, kStride
-    std::string op;                           // kOperator: "mul"
-    std::vector<c10::SymIntNode> operands;    // kOperator
+    const char* op = nullptr;                 // kOperator: "mul"
+    std::array<c10::SymIntNode, 2> operands;  // kOperator
   };
 
   CaptureSymNode(std::weak_ptr<SymNodeOwner> owner, sym::Expr expr,
@@ -93,13 +105,21 @@ class CaptureSymNode final : public c10::SymIntNodeImpl {
   bool bool_() override;
   std::string str() override;
 
+  // A node of `sibling`'s capture (no lock of the owner).
+  CaptureSymNode(const CaptureSymNode& sibling, sym::Expr expr, int64_t hint,
+                 Source source);
+
  private:
-  sym::GuardRecorder& guards() const;
-  c10::SymIntNode arithmetic(const std::string& op,
+  // The capture, checked alive.
+  SymNodeOwner& owner() const;
+  sym::GuardRecorder& guards() const { return owner().guards(); }
+  c10::SymIntNode arithmetic(sym::ExprMemo::Op op,
                              const c10::SymIntNode& other);
   c10::SymIntNode compare(sym::Relation::Op op, const c10::SymIntNode& other);
 
   std::weak_ptr<SymNodeOwner> owner_;
+  // owner_'s object, used only while owner_ has not expired.
+  SymNodeOwner* owner_raw_;
   sym::Expr expr_;
   int64_t hint_;
   Source source_;

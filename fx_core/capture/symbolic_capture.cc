@@ -5,6 +5,7 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -312,14 +313,89 @@ void SymbolicCapture::wrap_results(const c10::FunctionSchema& schema,
   }
 }
 
+namespace {
+
+// Appends the identity of `v` as a shape function input to `key`: the
+// nodes of its expressions, its integers' values. False for a kind the
+// identity key does not cover (strings, dicts, ...).
+bool append_identity(const c10::IValue& v, std::vector<intptr_t>* key) {
+  auto tag = [key](intptr_t t) { key->push_back(t); };
+  if (v.isTensor()) {
+    const at::Tensor& t = v.toTensor();
+    if (!t.defined()) return tag(0), true;
+    if (const SymbolicTensorImpl* impl = symbolic_impl(t)) {
+      tag(1);
+      tag(static_cast<intptr_t>(impl->size_exprs().size()));
+      for (const Expr& e : impl->size_exprs()) {
+        tag(reinterpret_cast<intptr_t>(&e.node()));
+      }
+      return true;
+    }
+    tag(2);
+    tag(t.dim());
+    for (int64_t size : t.sizes()) tag(static_cast<intptr_t>(size));
+    return true;
+  }
+  if (v.isSymInt()) {
+    CaptureSymNode* n = capture_node(v.toSymInt());
+    if (n == nullptr) return false;
+    tag(3);
+    tag(reinterpret_cast<intptr_t>(&n->expr().node()));
+    return true;
+  }
+  if (v.isInt()) return tag(4), tag(static_cast<intptr_t>(v.toInt())), true;
+  if (v.isBool()) return tag(5), tag(v.toBool()), true;
+  if (v.isNone()) return tag(6), true;
+  if (v.isDouble()) {
+    double d = v.toDouble();
+    intptr_t bits = 0;
+    std::memcpy(&bits, &d, sizeof(bits));
+    return tag(7), tag(bits), true;
+  }
+  if (v.isList()) {
+    c10::ArrayRef<c10::IValue> items = v.toListRef();
+    tag(8);
+    tag(static_cast<intptr_t>(items.size()));
+    for (const c10::IValue& item : items) {
+      if (!append_identity(item, key)) return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 const SymValue& SymbolicCapture::result_shapes(
     const c10::FunctionSchema& schema, const std::vector<c10::IValue>& args) {
+  // The same expression nodes: a lookup, without building the inputs.
+  std::vector<intptr_t> identity{reinterpret_cast<intptr_t>(&schema)};
+  bool identified = true;
+  for (const c10::IValue& arg : args) {
+    identified = identified && append_identity(arg, &identity);
+  }
+  if (identified) {
+    auto found = identity_memo_.find(identity);
+    if (found != identity_memo_.end()) return *found->second.result;
+  }
   std::vector<SymValue> inputs;
   size_t key = std::hash<const void*>()(&schema);
   for (const c10::IValue& arg : args) {
     inputs.push_back(shape_input(arg));
     key = key * 31 + value_hash(inputs.back());
   }
+  const SymValue& result = structural_result(schema, inputs, key);
+  if (identified) {
+    // `inputs` holds the expressions the identity names, keeping them alive.
+    identity_memo_.emplace(std::move(identity),
+                           IdentityEntry{std::move(inputs), &result});
+  }
+  return result;
+}
+
+const SymValue& SymbolicCapture::structural_result(
+    const c10::FunctionSchema& schema, const std::vector<SymValue>& inputs,
+    size_t key) {
   // The same expressions give the same result, and their guards are
   // recorded already.
   auto [first, last] = shape_memo_.equal_range(key);
@@ -337,7 +413,7 @@ const SymValue& SymbolicCapture::result_shapes(
   }
   std::vector<SymValue> result =
       evaluate_shape_graph(*graph, inputs, guards_, operator_name(schema));
-  MemoEntry entry{&schema, std::move(inputs),
+  MemoEntry entry{&schema, inputs,
                   result.size() == 1 ? result[0] : SymValue::tuple(result)};
   return shape_memo_.emplace(key, std::move(entry))->second.result;
 }
@@ -440,6 +516,17 @@ const std::vector<Expr>& SymbolicCapture::result_strides(
       .first->second.strides;
 }
 
+c10::SymIntNode SymbolicCapture::constant(int64_t value) {
+  if (value < kFirstShared || value >= kFirstShared + kShared) return {};
+  c10::SymIntNode& node = constants_[value - kFirstShared];
+  if (!node) {
+    node = c10::make_intrusive<CaptureSymNode>(weak_from_this(),
+                                               Expr::integer(value), value,
+                                               CaptureSymNode::Source());
+  }
+  return node;
+}
+
 at::Tensor SymbolicCapture::alias(const at::Tensor& tensor) {
   const SymbolicTensorImpl* impl = symbolic_impl(tensor);
   if (impl == nullptr) return tensor;
@@ -481,7 +568,7 @@ Node* SymbolicCapture::node_of(CaptureSymNode& n) {
         args.push_back(argument(operand->toSymInt()));
       }
       name = source.op;
-      target = "operator." + source.op;
+      target = std::string("operator.") + source.op;
       break;
     case Kind::kConstant:
       throw FxError("make_fx (symbolic): a constant has no node");

@@ -38,12 +38,14 @@
 #include <ATen/core/ivalue.h>
 #include <ATen/core/stack.h>
 
+#include <array>
 #include <functional>
 #include <map>
 #include <memory>
 #include <unordered_map>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "fx_core/capture/sym_int_node.h"
 #include "fx_core/ir/argument.h"
 #include "fx_core/runtime/symbolic/shape_graph_eval.h"
@@ -85,6 +87,8 @@ class SymbolicCapture final
       std::vector<InputShape> shapes, const sym::Bindings& hints);
 
   sym::GuardRecorder& guards() override { return guards_; }
+  sym::ExprMemo& expr_memo() override { return expr_memo_; }
+  c10::SymIntNode constant(int64_t value) override;
 
   at::Tensor input(size_t i);
   // The value with SymInts replaced by their hints (lists too) and
@@ -126,6 +130,11 @@ class SymbolicCapture final
   std::vector<InputShape> shapes_;
   std::vector<std::pair<std::string, int64_t>> symbols_;  // in order
   sym::GuardRecorder guards_;
+  sym::ExprMemo expr_memo_;
+  // The shared wrapped constants kFirstShared .. kFirstShared + kShared - 1.
+  static constexpr int64_t kFirstShared = -1;
+  static constexpr int64_t kShared = 66;
+  std::array<c10::SymIntNode, kShared> constants_;
   // Shape function results by operator and argument expressions (their
   // structure, hashed).
   struct MemoEntry {
@@ -134,6 +143,17 @@ class SymbolicCapture final
     SymValue result;
   };
   std::unordered_multimap<size_t, MemoEntry> shape_memo_;
+  const SymValue& structural_result(const c10::FunctionSchema& schema,
+                                    const std::vector<SymValue>& inputs,
+                                    size_t key);
+  // The same results by the identities of the arguments' expression nodes
+  // (a call on the same nodes skips building its inputs); `kept` holds
+  // those expressions alive so their identities are not reused.
+  struct IdentityEntry {
+    std::vector<SymValue> kept;
+    const SymValue* result;  // in shape_memo_, whose nodes do not move
+  };
+  absl::flat_hash_map<std::vector<intptr_t>, IdentityEntry> identity_memo_;
   // A result's strides by the identities of its sizes' expressions, its
   // strides at the hints and the identities of the strides of the inputs it
   // views; `kept` keeps those expressions alive so their identities are not
@@ -142,7 +162,7 @@ class SymbolicCapture final
     std::vector<std::vector<sym::Expr>> kept;
     std::vector<sym::Expr> strides;
   };
-  std::map<std::vector<intptr_t>, StridesOf> strides_memo_;
+  absl::flat_hash_map<std::vector<intptr_t>, StridesOf> strides_memo_;
   const std::vector<sym::Expr>& result_strides(
       const std::vector<sym::Expr>& sizes, const at::Tensor& meta,
       const std::vector<const std::vector<sym::Expr>*>& bases);

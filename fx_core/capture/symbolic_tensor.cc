@@ -66,11 +66,15 @@ std::vector<CaptureSymNode*> SymbolicTensorImpl::nodes() const {
   return out;
 }
 
-sym::GuardRecorder& SymbolicTensorImpl::guards() const {
+SymNodeOwner& SymbolicTensorImpl::owner() const {
   std::shared_ptr<SymNodeOwner> owner = owner_.lock();
   TORCH_CHECK(owner != nullptr,
               "fx::make_fx: a symbolic tensor is used after its capture ended");
-  return owner->guards();
+  return *owner;  // alive: the capture holds the only strong reference
+}
+
+sym::GuardRecorder& SymbolicTensorImpl::guards() const {
+  return owner().guards();
 }
 
 void SymbolicTensorImpl::specialize(const std::vector<sym::Expr>& exprs) const {
@@ -123,8 +127,11 @@ c10::SymIntArrayRef SymbolicTensorImpl::sym_strides_custom() const {
 
 c10::SymInt SymbolicTensorImpl::sym_numel_custom() const {
   if (!numel_) {
+    sym::ExprMemo& memo = owner().expr_memo();
     sym::Expr e = sym::Expr::integer(1);
-    for (const sym::Expr& s : size_exprs_) e = e * s;
+    for (const sym::Expr& s : size_exprs_) {
+      e = memo.apply(sym::ExprMemo::Op::kMul, e, s);
+    }
     numel_ = make_int(e, meta_.numel(), Kind::kNumel, 0);
   }
   return *numel_;
@@ -140,6 +147,7 @@ bool SymbolicTensorImpl::is_contiguous_custom(at::MemoryFormat format) const {
   }
   // 1.13's compute_contiguous on SymInts: each stride of a dimension whose
   // size is not 1 equals the product of the sizes inside it.
+  sym::ExprMemo& memo = owner().expr_memo();
   sym::Expr expected = sym::Expr::integer(1);
   for (size_t d = size_exprs_.size(); d-- > 0;) {
     const sym::Expr& size = size_exprs_[d];
@@ -152,7 +160,7 @@ bool SymbolicTensorImpl::is_contiguous_custom(at::MemoryFormat format) const {
             {sym::Relation::Op::kEq, stride_exprs_[d], expected})) {
       return false;
     }
-    expected = expected * size;
+    expected = memo.apply(sym::ExprMemo::Op::kMul, expected, size);
   }
   return true;
 }

@@ -71,6 +71,7 @@ class SymbolicTensorImpl final : public c10::TensorImpl {
   const char* tensorimpl_type_name() const override {
     return "fx::capture::SymbolicTensorImpl";
   }
+  SymNodeOwner& owner() const;
   sym::GuardRecorder& guards() const;
   void specialize(const std::vector<sym::Expr>& exprs) const;
   c10::SymInt make_int(const sym::Expr& e, int64_t hint,

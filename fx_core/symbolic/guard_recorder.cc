@@ -32,6 +32,16 @@ Relation negated(const Relation& relation) {
 }
 
 GuardRecorder::Decision& GuardRecorder::lookup(const Relation& relation) {
+  Identity identity{relation.op, &relation.lhs.node(), &relation.rhs.node()};
+  auto found = by_identity_.find(identity);
+  if (found != by_identity_.end()) return *found->second.decision;
+  Decision& d = lookup_structure(relation);
+  by_identity_.emplace(identity, Known{relation, &d});
+  return d;
+}
+
+GuardRecorder::Decision& GuardRecorder::lookup_structure(
+    const Relation& relation) {
   size_t key = relation.lhs.hash() * 31 + relation.rhs.hash() +
                static_cast<size_t>(relation.op);
   auto [first, last] = decisions_.equal_range(key);

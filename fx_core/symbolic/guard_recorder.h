@@ -13,7 +13,8 @@
 //  - value() is decide()'s value without recording anything.
 //  - Decisions are kept by the relation's structure, so deciding the same
 //    relation again (LibTorch's size checks repeat the same comparisons)
-//    costs a lookup.
+//    costs a lookup; a relation on the very same expression nodes is found
+//    by their identity, without comparing structures.
 //  - specialize() turns an expression into its hint's integer, guarding
 //    that it equals it (torch's guard_int).
 //  - No LibTorch.
@@ -23,8 +24,10 @@
 #include <cstdint>
 #include <optional>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "fx_core/symbolic/sym_expr.h"
 #include "fx_core/symbolic/sym_relation.h"
 
@@ -52,11 +55,31 @@ class GuardRecorder {
     bool recorded = false;
   };
   Decision& lookup(const Relation& relation);
+  Decision& lookup_structure(const Relation& relation);
   void record(Relation guard);
 
   Bindings hints_;
   std::vector<Relation> guards_;
   std::unordered_multimap<size_t, Decision> decisions_;  // by structure
+  // The same decisions by the identity of the sides' nodes; `sides` keeps
+  // those nodes alive so an identity is not reused.
+  struct Identity {
+    Relation::Op op;
+    const internal::Node* lhs;
+    const internal::Node* rhs;
+    friend bool operator==(const Identity& a, const Identity& b) {
+      return a.op == b.op && a.lhs == b.lhs && a.rhs == b.rhs;
+    }
+    template <typename H>
+    friend H AbslHashValue(H h, const Identity& k) {
+      return H::combine(std::move(h), static_cast<int>(k.op), k.lhs, k.rhs);
+    }
+  };
+  struct Known {
+    Relation sides;
+    Decision* decision;  // in decisions_, whose nodes do not move
+  };
+  absl::flat_hash_map<Identity, Known> by_identity_;
 };
 
 // The relation that holds when `relation` does not: Eq <-> Ne, Lt <-> Ge,
