@@ -3,6 +3,7 @@
 #include <c10/util/Exception.h>
 
 #include <optional>
+#include <typeinfo>
 #include <utility>
 
 namespace fx::capture {
@@ -34,8 +35,17 @@ SymNodeOwner& CaptureSymNode::owner() const {
 
 namespace {
 
+// The class is final: an exact type check is a dynamic_cast without the
+// hierarchy walk (LibTorch's size arithmetic asks this of every operand).
+CaptureSymNode* as_capture_node(c10::SymIntNodeImpl* node) {
+  if (node == nullptr || typeid(*node) != typeid(CaptureSymNode)) {
+    return nullptr;
+  }
+  return static_cast<CaptureSymNode*>(node);
+}
+
 CaptureSymNode& as_capture(const c10::SymIntNode& node) {
-  auto* n = dynamic_cast<CaptureSymNode*>(node.get());
+  CaptureSymNode* n = as_capture_node(node.get());
   TORCH_CHECK(n != nullptr,
               "fx::make_fx: a symbolic int of another library met one of "
               "the capture's");
@@ -175,7 +185,7 @@ std::string CaptureSymNode::str() {
 
 CaptureSymNode* capture_node(const c10::SymInt& value) {
   if (!value.is_symbolic()) return nullptr;
-  return dynamic_cast<CaptureSymNode*>(value.toSymIntNodeImplUnowned());
+  return as_capture_node(value.toSymIntNodeImplUnowned());
 }
 
 }  // namespace fx::capture
