@@ -381,7 +381,9 @@ typedef struct FxCustomOp {
   const char* target;    /* the call_function target: "my_vendor.fused_gelu" */
   const char* signature; /* Python style: "input, alpha=1.0" */
   FxOpKernelFn kernel;
-  FxOpShapeFn shape; /* may be NULL: then meta runs call the kernel */
+  /* May be NULL: the op then cannot run on meta tensors (shape_prop, meta
+   * capture), and such a run fails with an error naming the op. */
+  FxOpShapeFn shape;
   void* user_data;
 } FxCustomOp;
 
