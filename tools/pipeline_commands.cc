@@ -319,7 +319,8 @@ host::RunHooks run_hooks(const RunArgs& args, std::ostream& out,
   return hooks;
 }
 
-// --time's table, then the failure, if any; a stopped pipeline stops fx run.
+// --time's table, then each failure with its reproducer; a stopped
+// pipeline stops fx run.
 Stop print_report(const RunArgs& args, const host::PipelineReport& report,
                   std::ostream& out, std::ostream& err) {
   if (args.timing) out << report.summary();
@@ -327,9 +328,12 @@ Stop print_report(const RunArgs& args, const host::PipelineReport& report,
     err << "fx run: warning: " << warning << "\n";
   }
   if (report.ok()) return std::nullopt;
-  fail(err, 1, report.failure);
-  if (!report.reproducer.empty()) {
-    fail(err, 1, cat("reproducer written to ", report.reproducer));
+  for (const host::PassRecord& record : report.passes) {
+    if (record.failure.empty()) continue;
+    fail(err, 1, record.failure);
+    if (!record.reproducer.empty()) {
+      fail(err, 1, cat("reproducer written to ", record.reproducer));
+    }
   }
   if (!report.stopped) return std::nullopt;
   return fail(err, 1,

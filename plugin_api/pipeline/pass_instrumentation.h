@@ -32,9 +32,9 @@
 //   run_after_pass           it succeeded and was committed; the record says
 //                            whether it changed the graph;
 //   run_after_pass_failed    it failed and was rolled back: the target is
-//                            again the pass's input; the record's `error` and,
-//                            for the first failure, the report's `failure`
-//                            are set.
+//                            again the pass's input; the record's `error`
+//                            and `failure` and, for the first failure, the
+//                            report's `failure` are set.
 // run_before_pipeline comes before the first pass, run_after_pipeline after
 // the last, once the target has finished (a GraphModule is recompiled).
 //

@@ -359,9 +359,10 @@ class PipelineRun {
     }
   }
 
-  // Reporting a failure of pass `i`: the report keeps the first, and the
-  // pass's policy decides whether the pipeline stops.
+  // Reporting a failure of pass `i`: its record keeps it, the report its
+  // first, and the pass's policy decides whether the pipeline stops.
   void fail(size_t i, std::string failure) {
+    report_.passes[i].failure = failure;
     if (report_.failure.empty()) report_.failure = std::move(failure);
     if (pm_.schedule()[i].on_failure == FailurePolicy::kStop) {
       report_.stopped = true;

@@ -1,11 +1,12 @@
 // What a pipeline run reports: one PassRecord per scheduled pass, in run
-// order, and the run's first failure.
+// order, each failure on its pass's record, and the run's first failure.
 //
 // The pass manager fills `pass`, `plugin`, `outcome`, `changed`,
-// `claimed_changed` and `error`; the timing instrumentation (always on, see
-// standard_instrumentations.h) fills `run_seconds` and `verify_seconds`; the
-// reproducer instrumentation fills `reproducer`. Other instrumentations may
-// read the report while it is being filled (pass_instrumentation.h).
+// `claimed_changed`, `error` and `failure`; the timing instrumentation (always
+// on, see standard_instrumentations.h) fills `run_seconds` and
+// `verify_seconds`; the reproducer instrumentation fills `reproducer`. Other
+// instrumentations may read the report while it is being filled
+// (pass_instrumentation.h).
 #ifndef PLUGIN_API_PIPELINE_PIPELINE_REPORT_H_
 #define PLUGIN_API_PIPELINE_PIPELINE_REPORT_H_
 
@@ -25,6 +26,11 @@ struct PassRecord {
   double run_seconds = 0;
   double verify_seconds = 0;
   std::string error;  // why it was rolled back or not run
+  // Its failure as the run reports it ("pass 'x' of plugin 'p' (FILE)
+  // failed and was rolled back: ..."); empty when it did not fail. Under
+  // the skip policy every failed pass has one, not only the first.
+  std::string failure;
+  std::string reproducer;  // the reproducer directory of its failure
   // A contract the pass broke without failing, e.g. "it reported changed=0
   // but changed the graph or its attributes"; empty when none.
   std::string warning;
@@ -33,10 +39,11 @@ struct PassRecord {
 
 struct PipelineReport {
   std::vector<PassRecord> passes;
-  // The first failure ("pass 'x' failed: ..."), empty when none.
+  // The first failure ("pass 'x' failed: ..."), empty when none; every
+  // failure is on its pass's record.
   std::string failure;
   bool stopped = false;    // the pipeline stopped at the failure
-  std::string reproducer;  // the reproducer directory written, or empty
+  std::string reproducer;  // the first failure's reproducer, or empty
 
   bool ok() const { return failure.empty(); }
   bool changed() const;

@@ -204,7 +204,6 @@ ReproducerInstrumentation::ReproducerInstrumentation(std::string dir)
     : dir_(std::move(dir)) {}
 
 void ReproducerInstrumentation::run_before_pipeline(const PipelineEvent&) {
-  written_ = false;
   pending_.clear();
 }
 
@@ -226,7 +225,7 @@ void ReproducerInstrumentation::run_before_pass(const PassEvent& event) {
   // In process, a pass can end the process (a crash, an exit, a kill after
   // a hang): its reproducer is written before it runs, and removed when it
   // returns.
-  if (written_ || event.pass().isolated) return;
+  if (event.pass().isolated) return;
   pending_ = new_reproducer_dir(dir_, event);
   if (pending_.empty()) return;
   const Plugin& plugin = *event.pass().pass->plugin;
@@ -249,17 +248,17 @@ void ReproducerInstrumentation::run_after_pass(const PassEvent&) {
 }
 
 void ReproducerInstrumentation::run_after_pass_failed(const PassEvent& event) {
-  if (written_) return;
-  written_ = true;
   // The one written before the pass is written again, whole (its graph
   // would otherwise take the other of a bundle's two weights names).
   boost::system::error_code ec;
   if (!pending_.empty()) boost::filesystem::remove_all(pending_, ec);
   pending_.clear();
+  PassRecord& record = event.record();
   std::string dir = new_reproducer_dir(dir_, event);
   if (dir.empty()) return;
-  if (write_reproducer(event, dir, event.report.failure).ok()) {
-    event.report.reproducer = dir;
+  if (write_reproducer(event, dir, record.failure).ok()) {
+    record.reproducer = dir;
+    if (event.report.reproducer.empty()) event.report.reproducer = dir;
   }
 }
 

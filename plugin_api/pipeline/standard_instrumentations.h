@@ -61,8 +61,9 @@ class ProgressInstrumentation : public PassInstrumentation {
   Callback report_;
 };
 
-// Reproducers: when the first pass of a run fails, writes into a new
-// directory DIR/PASS-YYYYmmdd-HHMMSS-PID
+// Reproducers: when a pass fails (each one that fails, when the pipeline
+// goes on past failures), writes into a new directory
+// DIR/PASS-YYYYmmdd-HHMMSS-PID
 //   graph.fx.json  the graph the pass received (the rolled-back target),
 //                  with its weights file beside it;
 //   inputs.pt      the example inputs the passes saw, when there were any;
@@ -78,7 +79,8 @@ class ProgressInstrumentation : public PassInstrumentation {
 // A pass run in process is given its reproducer before it runs (its README
 // says the process ended during the pass), removed when the pass returns:
 // one that crashes, exits or hangs the process still leaves it.
-// and sets PipelineReport::reproducer to the directory (it stays empty when
+// It sets the failed pass's PassRecord::reproducer to the directory, and
+// PipelineReport::reproducer to the first failure's (they stay empty when
 // the directory could not be written). Installed when the pipeline sets
 // reproducer_dir.
 class ReproducerInstrumentation : public PassInstrumentation {
@@ -91,8 +93,7 @@ class ReproducerInstrumentation : public PassInstrumentation {
 
  private:
   std::string dir_;
-  bool written_ = false;  // only the first failure of a run
-  std::string pending_;   // written before an in-process pass, until it ends
+  std::string pending_;  // written before an in-process pass, until it ends
 };
 
 // Fatal signals and exits inside a pass, named. While a pass's run function

@@ -837,8 +837,8 @@ TEST(FxRunIsolated, ACrashingPassLeavesTheGraphByteIdentical) {
 // stale handle (the plugin records what it was told); isolated, each pass
 // has its own worker, so nothing kept reaches a later pass. Either way the
 // write through the kept view is rolled back, the failures are named, the
-// exit status says passes were skipped, and the reproducer (of the first
-// failure) holds the original weight and replays the failure.
+// exit status says passes were skipped, and each failure's reproducer
+// holds the original weight and replays that failure.
 TEST(FxRunHostilePlugins, KeptHandlesAndViewsDoNoHarmInProcessOrIsolated) {
   namespace fs = boost::filesystem;
   std::string dir = temp_path("kept_handles");
@@ -903,6 +903,38 @@ TEST(FxRunHostilePlugins, KeptHandlesAndViewsDoNoHarmInProcessOrIsolated) {
     EXPECT_EQ(again.status, 1) << again.err;
     EXPECT_NE(again.err.find("keep_then_fail gives up"), std::string::npos)
         << again.err;
+
+    // The second failure is named too, with a reproducer of its own that
+    // holds the graph it received (the original weight: the first failure
+    // was rolled back) and replays it.
+    EXPECT_NE(r.err.find("fx run: pass 'write_kept_view_then_fail' of "
+                         "plugin 'kept_handles' (" +
+                         kept +
+                         ") failed and was rolled back: INTERNAL: "
+                         "write_kept_view_then_fail gives up"),
+              std::string::npos)
+        << mode << ": " << r.err;
+    std::vector<fs::path> later;
+    for (const fs::path& p : fs::directory_iterator(repro)) {
+      if (p.filename().string().rfind("write_kept_view_then_fail-", 0) == 0) {
+        later.push_back(p);
+      }
+    }
+    ASSERT_EQ(later.size(), 1u) << mode;
+    EXPECT_NE(r.err.find("fx run: reproducer written to " + later[0].string()),
+              std::string::npos)
+        << mode << ": " << r.err;
+    auto received = read_graph_module((later[0] / "graph.fx.json").string());
+    ASSERT_TRUE(received.ok()) << received.status();
+    EXPECT_TRUE(torch::equal((*received)->get_attr("weight"), original));
+    Result replay =
+        run({"run", (later[0] / "graph.fx.json").string(), "--config",
+             (later[0] / "pipeline.json").string(), "--no-default-plugins",
+             mode, "-o", dir + "/replay" + mode + ".fx.json"});
+    EXPECT_EQ(replay.status, 1) << replay.err;
+    EXPECT_NE(replay.err.find("write_kept_view_then_fail gives up"),
+              std::string::npos)
+        << replay.err;
   }
 }
 
