@@ -235,6 +235,27 @@ bool is_allowed_pickle_global(const std::string& global) {
 
 namespace {
 
+// The bytes of one element of the storage type `global` ("torch
+// FloatStorage"), 0 for anything else.
+size_t storage_element_size(const std::string& global) {
+  static const std::pair<std::string_view, size_t> kSizes[] = {
+      {"DoubleStorage", 8},       {"FloatStorage", 4},
+      {"HalfStorage", 2},         {"BFloat16Storage", 2},
+      {"LongStorage", 8},         {"IntStorage", 4},
+      {"ShortStorage", 2},        {"CharStorage", 1},
+      {"ByteStorage", 1},         {"BoolStorage", 1},
+      {"ComplexFloatStorage", 8}, {"ComplexDoubleStorage", 16},
+      {"QInt8Storage", 1},        {"QUInt8Storage", 1},
+      {"QInt32Storage", 4},       {"QUInt4x2Storage", 1},
+      {"QUInt2x4Storage", 1}};
+  if (global.rfind("torch ", 0) != 0) return 0;
+  std::string_view name = std::string_view(global).substr(6);
+  for (const auto& [type, size] : kSizes) {
+    if (type == name) return size;
+  }
+  return 0;
+}
+
 // The calls LibTorch's unpickler cannot make, which the reader makes after
 // it (tagged tuples): the tuple opcode Python builds their arguments with,
 // or 0 for any other global.
@@ -257,8 +278,9 @@ int tagged_call_args(const std::string& global) {
 // marks go; then the program is written again with those changes.
 class PickleRewriter {
  public:
-  explicit PickleRewriter(const std::string& p)
-      : p_(p),
+  PickleRewriter(const std::string& p, RecordBytes record_bytes)
+      : record_bytes_(std::move(record_bytes)),
+        p_(p),
         ops_(parse_ops(p)),
         marks_before_(ops_.size() + 1, 0),
         replaced_(ops_.size(), -1),
@@ -290,6 +312,10 @@ class PickleRewriter {
     std::optional<int64_t> integer;  // an int's value
     // A tuple's items (what tensors' rebuild calls are checked on).
     std::shared_ptr<const std::vector<Elem>> items;
+    // A storage's number of elements, from its record's size.
+    std::optional<uint64_t> storage_elements;
+    // A rebuilt tensor reaching past its storage: how (else empty).
+    std::string outside_storage;
   };
 
   [[noreturn]] void fail(size_t i, std::string_view what) const {
@@ -444,9 +470,13 @@ class PickleRewriter {
         insert(i, top(i), state);
         break;
       }
-      case 'Q':
-        stack_.push_back(elem_at(pop(i).start));
+      case 'Q': {  // BINPERSID: a storage
+        Elem id = pop(i);
+        Elem e = elem_at(id.start);
+        e.storage_elements = storage_elements(id);
+        stack_.push_back(e);
         break;
+      }
       case '2':
         stack_.push_back(top(i));
         break;
@@ -573,13 +603,16 @@ class PickleRewriter {
     stack_.push_back(e);
   }
 
-  // A tuple keeps its items' integers (and nested tuples) for
-  // check_tensor; nothing else of them, so big pickles stay cheap to model.
+  // A tuple keeps its items' integers, storages and nested tuples, and
+  // their globals and strings when short (a storage's persistent id names
+  // its type and record), for the checks of rebuilt tensors; nothing else
+  // of them, so big pickles stay cheap to model.
   static void keep_items(Elem* tuple, std::vector<Elem> items) {
+    constexpr size_t kKeptText = 256;
     for (Elem& item : items) {
       item.object = nullptr;
-      item.global.clear();
-      item.text.clear();
+      if (item.global.size() > kKeptText) item.global.clear();
+      if (item.text.size() > kKeptText) item.text.clear();
     }
     tuple->items = std::make_shared<const std::vector<Elem>>(std::move(items));
   }
@@ -589,12 +622,13 @@ class PickleRewriter {
     Elem args = pop(i);
     Elem callable = pop(i);
     if (callable.global.empty()) fail(i, "calls something that is no global");
-    check_rebuilt_tensor(i, callable.global, args);
+    std::string outside = check_rebuilt_tensor(i, callable.global, args);
     int args_op = tagged_call_args(callable.global);
     if (args_op != 0) {
       tag_python_tuple(i, callable, args, args_op);
     }
     Elem result = elem_at(callable.start);
+    result.outside_storage = std::move(outside);
     result.object->depth = args.object->depth;
     stack_.push_back(result);
   }
@@ -602,15 +636,17 @@ class PickleRewriter {
   // _rebuild_tensor(_v2) and _rebuild_qtensor(storage, offset, size,
   // stride, ...): LibTorch's unpickler makes a negative stride positive
   // (other numbers than torch.load's) where torch.load refuses the tensor,
-  // so such a tensor is refused here, by name of what is negative.
-  void check_rebuilt_tensor(size_t i, const std::string& global,
-                            const Elem& args) {
+  // so such a tensor is refused here, by name of what is negative. Returns
+  // how the tensor reaches past its storage, if it does (the loaded value's
+  // checks refuse it by its place in the value; see check_quantizer_params).
+  std::string check_rebuilt_tensor(size_t i, const std::string& global,
+                                   const Elem& args) {
     if (global != "torch._utils _rebuild_tensor_v2" &&
         global != "torch._utils _rebuild_tensor" &&
         global != "torch._utils _rebuild_qtensor") {
-      return;
+      return "";
     }
-    if (!args.items || args.items->size() < 4) return;
+    if (!args.items || args.items->size() < 4) return "";
     const std::vector<Elem>& a = *args.items;
     if (a[1].integer && *a[1].integer < 0) {
       fail(i, cat("a tensor with storage offset ", *a[1].integer,
@@ -626,6 +662,71 @@ class PickleRewriter {
         }
       }
     }
+    if (global == "torch._utils _rebuild_qtensor" && a.size() > 4) {
+      check_quantizer_params(i, a[4]);
+    }
+    return outside_storage(a);
+  }
+
+  // How a tensor rebuilt from (storage, offset, size, stride) reaches past
+  // its storage's record, or "" when it does not or that is not known
+  // (LibTorch refuses what is not a storage and int tuples).
+  static std::string outside_storage(const std::vector<Elem>& a) {
+    if (!a[0].storage_elements || !a[1].integer || !a[2].items || !a[3].items ||
+        a[2].items->size() != a[3].items->size()) {
+      return "";
+    }
+    const std::vector<Elem>& sizes = *a[2].items;
+    const std::vector<Elem>& strides = *a[3].items;
+    unsigned __int128 last = static_cast<uint64_t>(*a[1].integer);
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      if (!sizes[d].integer || !strides[d].integer) return "";
+      if (*sizes[d].integer == 0) return "";  // no element
+      last += static_cast<unsigned __int128>(*sizes[d].integer - 1) *
+              static_cast<uint64_t>(*strides[d].integer);
+    }
+    if (last < *a[0].storage_elements) return "";
+    std::vector<int64_t> size, stride;
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      size.push_back(*sizes[d].integer);
+      stride.push_back(*strides[d].integer);
+    }
+    return cat("sizes [", join(size, ", "), "], strides [", join(stride, ", "),
+               "] and storage offset ", *a[1].integer,
+               " reach past its storage of ", *a[0].storage_elements,
+               " elements");
+  }
+
+  // A per-channel quantizer's (qscheme, scales, zero_points, axis):
+  // LibTorch's unpickler reads the scales and zero points while it rebuilds
+  // the tensor, before the loaded value's checks could refuse them, so each
+  // must lie inside its storage (tests/fuzz crashes/torch_save
+  // qtensor_scales_outside_storage: a null read).
+  void check_quantizer_params(size_t i, const Elem& params) {
+    if (!params.items || params.items->size() < 3) return;
+    const char* kWhat[] = {"scales", "zero points"};
+    for (int k = 0; k < 2; ++k) {
+      const std::string& outside = (*params.items)[1 + k].outside_storage;
+      if (!outside.empty()) {
+        fail(i, cat("a per-channel quantized tensor's ", kWhat[k],
+                    " (a tensor whose ", outside, ")"));
+      }
+    }
+  }
+
+  // The elements of the storage a persistent id ('storage', torch.TStorage,
+  // key, location, numel) names: its record's bytes over the type's size;
+  // nullopt when not known (LibTorch then refuses the id or the record).
+  std::optional<uint64_t> storage_elements(const Elem& id) const {
+    if (!record_bytes_ || !id.items || id.items->size() != 5) {
+      return std::nullopt;
+    }
+    const std::vector<Elem>& parts = *id.items;
+    size_t element = storage_element_size(parts[1].global);
+    if (parts[0].text != "storage" || element == 0) return std::nullopt;
+    std::optional<uint64_t> bytes = record_bytes_(parts[2].text);
+    if (!bytes) return std::nullopt;
+    return *bytes / element;
   }
 
   // torch.Size((d, ...)), torch.return_types.X(((v, ...), {})) and the
@@ -675,6 +776,7 @@ class PickleRewriter {
     return out;
   }
 
+  RecordBytes record_bytes_;
   const std::string& p_;
   std::vector<PickleOp> ops_;
   std::vector<Elem> stack_;
@@ -686,8 +788,9 @@ class PickleRewriter {
 
 }  // namespace
 
-std::string rewrite_pickle_for_libtorch(const std::string& p) {
-  return PickleRewriter(p).rewrite();
+std::string rewrite_pickle_for_libtorch(const std::string& p,
+                                        const RecordBytes& record_bytes) {
+  return PickleRewriter(p, record_bytes).rewrite();
 }
 
 }  // namespace fx

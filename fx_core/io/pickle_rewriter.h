@@ -22,12 +22,20 @@
 // torch.save writes (tensors, storages, OrderedDict, torch.Size, dtypes,
 // torch.device, LibTorch's torch.jit._pickle helpers, torch.return_types,
 // sparse tensors and their layouts).
+// Given the sizes of the archive's records, every tensor rebuilt from a
+// storage (_rebuild_tensor(_v2), _rebuild_qtensor) must lie inside its
+// record: LibTorch's unpickler does not check, and reads some tensors while
+// it unpickles (a per-channel quantizer's scales; tests/fuzz
+// crashes/torch_save/qtensor_scales_outside_storage).
 // A refusal throws FxError naming the byte offset and, for a global, its
 // name.
 #ifndef FX_CORE_IO_PICKLE_REWRITER_H_
 #define FX_CORE_IO_PICKLE_REWRITER_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -43,8 +51,13 @@ inline constexpr std::string_view kPythonTupleTag("\0fx.python_tuple:", 17);
 // _rebuild_tensor_v2": module, space, name, as GLOBAL writes it).
 bool is_allowed_pickle_global(const std::string& global);
 
+// The bytes of record "data/KEY" of the archive, nullopt when it has none.
+using RecordBytes =
+    std::function<std::optional<uint64_t>(const std::string& key)>;
+
 // The checked, rewritten program. Throws FxError as described above.
-std::string rewrite_pickle_for_libtorch(const std::string& pickle);
+std::string rewrite_pickle_for_libtorch(const std::string& pickle,
+                                        const RecordBytes& record_bytes = {});
 
 }  // namespace fx
 

@@ -9,6 +9,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -330,8 +334,23 @@ c10::IValue load_archive(
   if (!directory.ok()) throw FxError(std::string(directory.message()));
   caffe2::serialize::PyTorchStreamReader reader(std::move(source));
   auto [pickle, pickle_size] = reader.getRecord("data.pkl");
+  // The storages' records, read while the pickle is checked (their sizes
+  // bound the tensors rebuilt from them), handed to the unpickler after.
+  std::map<std::string, std::tuple<at::DataPtr, size_t>> prefetched;
+  auto record_bytes = [&](const std::string& key) -> std::optional<uint64_t> {
+    std::string name = cat("data/", key);
+    if (auto it = prefetched.find(name); it != prefetched.end()) {
+      return std::get<1>(it->second);
+    }
+    if (!reader.hasRecord(name)) return std::nullopt;
+    auto record = reader.getRecord(name);
+    size_t size = std::get<1>(record);
+    prefetched.emplace(name, std::move(record));
+    return size;
+  };
   std::string program = rewrite_pickle_for_libtorch(
-      std::string(static_cast<const char*>(pickle.get()), pickle_size));
+      std::string(static_cast<const char*>(pickle.get()), pickle_size),
+      record_bytes);
   size_t done = 0;
   auto read_program = [&](char* buffer, size_t n) -> size_t {
     n = std::min(n, program.size() - done);
@@ -342,9 +361,16 @@ c10::IValue load_archive(
   Records records;
   auto read_record = [&](const std::string& key) {
     std::string name = cat("data/", key);
-    auto [data, size] = reader.getRecord(name);
+    at::DataPtr data;
+    size_t size = 0;
+    if (auto it = prefetched.find(name); it != prefetched.end()) {
+      std::tie(data, size) = std::move(it->second);
+      prefetched.erase(it);
+    } else {
+      std::tie(data, size) = reader.getRecord(name);
+    }
     records[data.get()] = Record{name, size};
-    return std::move(data);
+    return data;
   };
   torch::jit::Unpickler unpickler(read_program, nullptr, nullptr, read_record,
                                   c10::nullopt);

@@ -190,11 +190,28 @@ TEST(TorchSaveLimits, AQuantizedStorageWithoutQuantizerIsRefused) {
 // quantized tensor whose scales tensor claims more bytes than its record
 // holds. The check walked the value's tensors, not the quantizer's, and
 // writing the value back read past the record (ASan: heap-buffer-overflow).
+// Since LibTorch's unpickler reads the scales while it rebuilds the tensor,
+// the pickle's check refuses them before it runs.
 TEST(TorchSaveLimits, PerChannelScalesOutsideTheirRecordAreRefused) {
   std::string error = error_of(
       "tests/fuzz/crashes/torch_save/per_channel_scales_outside_record");
-  EXPECT_THAT(error, HasSubstr("(scales)"));
-  EXPECT_THAT(error, HasSubstr("its storage claims"));
+  EXPECT_THAT(error, HasSubstr("a per-channel quantized tensor's scales (a "
+                               "tensor whose sizes [2], strides [1] and "
+                               "storage offset 0 reach past its storage of 0 "
+                               "elements)"));
+}
+
+// Found by tests/fuzz:torch_save's 10M campaign
+// (crashes/torch_save/qtensor_scales_outside_storage): LibTorch's unpickler
+// rebuilt a per-channel quantized tensor from scales reaching past their
+// storage and read them (a SIGSEGV at address 0, in _to_copy from
+// make_per_channel_affine_quantizer), before any check of the loaded value
+// could run. The pickle's check knows each storage's record size now.
+TEST(TorchSaveLimits, ScalesOutsideTheirStorageAreRefusedBeforeUnpickling) {
+  std::string error =
+      error_of("tests/fuzz/crashes/torch_save/qtensor_scales_outside_storage");
+  EXPECT_THAT(error, HasSubstr("a per-channel quantized tensor's "));
+  EXPECT_THAT(error, HasSubstr("reach past its storage of"));
 }
 
 // Found by tests/fuzz:torch_save (crashes/torch_save/empty_record_null_buffer):
