@@ -24,7 +24,7 @@ Expr compute(ExprMemo::Op op, const Expr& a, const Expr& b) {
 }  // namespace
 
 Expr ExprMemo::apply(Op op, const Expr& a, const Expr& b) {
-  Key key{op, &a.node(), &b.node()};
+  Key key(op, a, b);
   auto found = entries_.find(key);
   if (found != entries_.end()) return found->second.result;
   Expr result = compute(op, a, b);  // may throw: nothing is kept then

@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "absl/container/flat_hash_map.h"
+#include "fx_core/symbolic/node_pair_key.h"
 #include "fx_core/symbolic/sym_expr.h"
 
 namespace fx::sym {
@@ -29,18 +30,7 @@ class ExprMemo {
   Expr apply(Op op, const Expr& a, const Expr& b);
 
  private:
-  struct Key {
-    Op op;
-    const internal::Node* a;
-    const internal::Node* b;
-    friend bool operator==(const Key& x, const Key& y) {
-      return x.op == y.op && x.a == y.a && x.b == y.b;
-    }
-    template <typename H>
-    friend H AbslHashValue(H h, const Key& k) {
-      return H::combine(std::move(h), static_cast<int>(k.op), k.a, k.b);
-    }
-  };
+  using Key = NodePairKey<Op>;
   struct Entry {
     Expr a, b, result;
   };

@@ -32,7 +32,7 @@ Relation negated(const Relation& relation) {
 }
 
 GuardRecorder::Decision& GuardRecorder::lookup(const Relation& relation) {
-  Identity identity{relation.op, &relation.lhs.node(), &relation.rhs.node()};
+  Identity identity(relation.op, relation.lhs, relation.rhs);
   auto found = by_identity_.find(identity);
   if (found != by_identity_.end()) return *found->second.decision;
   Decision& d = lookup_structure(relation);

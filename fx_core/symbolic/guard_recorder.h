@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "fx_core/symbolic/node_pair_key.h"
 #include "fx_core/symbolic/sym_expr.h"
 #include "fx_core/symbolic/sym_relation.h"
 
@@ -63,18 +64,7 @@ class GuardRecorder {
   std::unordered_multimap<size_t, Decision> decisions_;  // by structure
   // The same decisions by the identity of the sides' nodes; `sides` keeps
   // those nodes alive so an identity is not reused.
-  struct Identity {
-    Relation::Op op;
-    const internal::Node* lhs;
-    const internal::Node* rhs;
-    friend bool operator==(const Identity& a, const Identity& b) {
-      return a.op == b.op && a.lhs == b.lhs && a.rhs == b.rhs;
-    }
-    template <typename H>
-    friend H AbslHashValue(H h, const Identity& k) {
-      return H::combine(std::move(h), static_cast<int>(k.op), k.lhs, k.rhs);
-    }
-  };
+  using Identity = NodePairKey<Relation::Op>;
   struct Known {
     Relation sides;
     Decision* decision;  // in decisions_, whose nodes do not move

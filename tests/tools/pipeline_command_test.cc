@@ -831,6 +831,18 @@ TEST(FxRunIsolated, ACrashingPassLeavesTheGraphByteIdentical) {
   }
 }
 
+// The reproducer directories (PASS-TIME-PID) written for `pass` in `dir`.
+std::vector<boost::filesystem::path> reproducers_of(const std::string& pass,
+                                                    const std::string& dir) {
+  std::vector<boost::filesystem::path> found;
+  for (const auto& p : boost::filesystem::directory_iterator(dir)) {
+    if (p.path().filename().string().rfind(pass + "-", 0) == 0) {
+      found.push_back(p.path());
+    }
+  }
+  return found;
+}
+
 // Issue 39, a C plugin that keeps what it was lent: handles, a borrowed
 // argument and a weight view kept by a pass that fails, used by the passes
 // after it, in process and isolated. In process the host refuses every
@@ -886,12 +898,7 @@ TEST(FxRunHostilePlugins, KeptHandlesAndViewsDoNoHarmInProcessOrIsolated) {
                   : "name=NULL status=FAILED_PRECONDITION "
                     "arg=FAILED_PRECONDITION released=FAILED_PRECONDITION");
 
-    std::vector<fs::path> dirs;
-    for (const fs::path& p : fs::directory_iterator(repro)) {
-      if (p.filename().string().rfind("keep_then_fail-", 0) == 0) {
-        dirs.push_back(p);
-      }
-    }
+    std::vector<fs::path> dirs = reproducers_of("keep_then_fail", repro);
     ASSERT_EQ(dirs.size(), 1u) << mode;
     auto before = read_graph_module((dirs[0] / "graph.fx.json").string());
     ASSERT_TRUE(before.ok()) << before.status();
@@ -914,12 +921,8 @@ TEST(FxRunHostilePlugins, KeptHandlesAndViewsDoNoHarmInProcessOrIsolated) {
                          "write_kept_view_then_fail gives up"),
               std::string::npos)
         << mode << ": " << r.err;
-    std::vector<fs::path> later;
-    for (const fs::path& p : fs::directory_iterator(repro)) {
-      if (p.filename().string().rfind("write_kept_view_then_fail-", 0) == 0) {
-        later.push_back(p);
-      }
-    }
+    std::vector<fs::path> later =
+        reproducers_of("write_kept_view_then_fail", repro);
     ASSERT_EQ(later.size(), 1u) << mode;
     EXPECT_NE(r.err.find("fx run: reproducer written to " + later[0].string()),
               std::string::npos)
