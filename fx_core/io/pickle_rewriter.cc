@@ -186,6 +186,27 @@ std::vector<PickleOp> parse_ops(const std::string& p) {
   refuse(p.size(), "the program has no STOP");
 }
 
+// The bytes of one element of the storage type `global` ("torch
+// FloatStorage"), 0 for anything else.
+size_t storage_element_size(const std::string& global) {
+  static const std::pair<std::string_view, size_t> kSizes[] = {
+      {"DoubleStorage", 8},       {"FloatStorage", 4},
+      {"HalfStorage", 2},         {"BFloat16Storage", 2},
+      {"LongStorage", 8},         {"IntStorage", 4},
+      {"ShortStorage", 2},        {"CharStorage", 1},
+      {"ByteStorage", 1},         {"BoolStorage", 1},
+      {"ComplexFloatStorage", 8}, {"ComplexDoubleStorage", 16},
+      {"QInt8Storage", 1},        {"QUInt8Storage", 1},
+      {"QInt32Storage", 4},       {"QUInt4x2Storage", 1},
+      {"QUInt2x4Storage", 1}};
+  if (global.rfind("torch ", 0) != 0) return 0;
+  std::string_view name = std::string_view(global).substr(6);
+  for (const auto& [type, size] : kSizes) {
+    if (type == name) return size;
+  }
+  return 0;
+}
+
 }  // namespace
 
 bool is_allowed_pickle_global(const std::string& global) {
@@ -225,36 +246,10 @@ bool is_allowed_pickle_global(const std::string& global) {
     return true;
   }
   if (is_dtype_name(cat("torch.", name))) return true;
-  return one_of({"FloatStorage", "DoubleStorage", "HalfStorage",
-                 "BFloat16Storage", "LongStorage", "IntStorage", "ShortStorage",
-                 "CharStorage", "ByteStorage", "BoolStorage",
-                 "ComplexFloatStorage", "ComplexDoubleStorage", "QInt8Storage",
-                 "QUInt8Storage", "QInt32Storage", "QUInt4x2Storage",
-                 "QUInt2x4Storage"});
+  return storage_element_size(global) != 0;  // the storage types
 }
 
 namespace {
-
-// The bytes of one element of the storage type `global` ("torch
-// FloatStorage"), 0 for anything else.
-size_t storage_element_size(const std::string& global) {
-  static const std::pair<std::string_view, size_t> kSizes[] = {
-      {"DoubleStorage", 8},       {"FloatStorage", 4},
-      {"HalfStorage", 2},         {"BFloat16Storage", 2},
-      {"LongStorage", 8},         {"IntStorage", 4},
-      {"ShortStorage", 2},        {"CharStorage", 1},
-      {"ByteStorage", 1},         {"BoolStorage", 1},
-      {"ComplexFloatStorage", 8}, {"ComplexDoubleStorage", 16},
-      {"QInt8Storage", 1},        {"QUInt8Storage", 1},
-      {"QInt32Storage", 4},       {"QUInt4x2Storage", 1},
-      {"QUInt2x4Storage", 1}};
-  if (global.rfind("torch ", 0) != 0) return 0;
-  std::string_view name = std::string_view(global).substr(6);
-  for (const auto& [type, size] : kSizes) {
-    if (type == name) return size;
-  }
-  return 0;
-}
 
 // The calls LibTorch's unpickler cannot make, which the reader makes after
 // it (tagged tuples): the tuple opcode Python builds their arguments with,
