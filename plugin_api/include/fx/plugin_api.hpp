@@ -179,7 +179,10 @@ class Arg {
 using Kwargs = std::vector<std::pair<std::string, Arg>>;
 
 // A node handle (borrowed from the host; cheap to copy). Valid while the node
-// is in its graph; an erased node stays readable until the pass returns.
+// is in its graph; an erased node stays readable until the pass returns. One
+// kept longer (from an earlier pass, a rolled-back or released graph) is
+// refused by the host: getters answer as for an empty Node ("", 0, an empty
+// view) and changes throw Error(FX_FAILED_PRECONDITION).
 class Node {
  public:
   Node() = default;

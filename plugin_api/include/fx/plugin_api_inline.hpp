@@ -37,6 +37,13 @@ inline void check(FxStatus* status) {
   throw Error(code, message);
 }
 
+namespace detail {
+// A string the host lent, or "" where it answered NULL: the getters answer
+// NULL for a NULL, released or stale handle, and neither std::string nor
+// std::string_view may be made from NULL.
+inline const char* lent(const char* text) { return text ? text : ""; }
+}  // namespace detail
+
 inline std::string take_string(char* text) {
   std::string out = text ? text : "";
   api()->ReleaseString(text);
@@ -192,14 +199,18 @@ inline Arg Arg::symint(const char* expression) {
 // --------------------------------------------------------------------- Node
 
 inline FxOpcode Node::op() const { return api()->NodeOp(node_); }
-inline std::string_view Node::name() const { return api()->NodeName(node_); }
+inline std::string_view Node::name() const {
+  return detail::lent(api()->NodeName(node_));
+}
 inline std::string_view Node::target() const {
-  return api()->NodeTarget(node_);
+  return detail::lent(api()->NodeTarget(node_));
 }
 inline const char* Node::target_cstr() const {
   return api()->NodeTarget(node_);
 }
-inline std::string_view Node::type() const { return api()->NodeType(node_); }
+inline std::string_view Node::type() const {
+  return detail::lent(api()->NodeType(node_));
+}
 inline size_t Node::num_args() const { return api()->NodeNumArgs(node_); }
 
 inline ArgView Node::arg(size_t i) const {
@@ -215,7 +226,7 @@ inline std::vector<ArgView> Node::args() const {
 inline size_t Node::num_kwargs() const { return api()->NodeNumKwargs(node_); }
 
 inline std::string Node::kwarg_key(size_t i) const {
-  return api()->NodeKwargKey(node_, i);
+  return detail::lent(api()->NodeKwargKey(node_, i));
 }
 
 inline ArgView Node::kwarg_value(size_t i) const {
@@ -452,8 +463,7 @@ inline void Graph::set_attr_tensor(const char* name, DLManagedTensor* tensor) {
   check(api()->GraphSetAttr(graph_, name, tensor));
 }
 
-inline void Graph::set_attr_quantized(const char* name,
-                                      DLManagedTensor* values,
+inline void Graph::set_attr_quantized(const char* name, DLManagedTensor* values,
                                       const DLTensor& scales,
                                       const DLTensor& zero_points,
                                       int64_t axis) {
@@ -521,7 +531,7 @@ inline std::vector<ShapeEnv::Symbol> ShapeEnv::symbols() const {
   size_t n = env_ ? api()->ShapeEnvNumSymbols(env_) : 0;
   for (size_t i = 0; i < n; ++i) {
     Symbol s;
-    s.name = api()->ShapeEnvSymbolName(env_, i);
+    s.name = detail::lent(api()->ShapeEnvSymbolName(env_, i));
     int64_t hint = 0;
     FxStatus* status = api()->ShapeEnvSymbolHint(env_, i, &hint);
     if (status == nullptr) s.hint = hint;
