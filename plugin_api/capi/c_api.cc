@@ -124,14 +124,21 @@ AttributeStore* require_store(const Graph* g) {
   return s;
 }
 
+// What an FxOptions handle names: the options of the pass being called.
+template <>
+struct HostObject<FxOptions> : HandleSlot {
+  const FxOptions* options = nullptr;
+};
+
 namespace {
 
-const std::pair<std::string, OptionValue>* find_option(const FxOptions* options,
+const std::pair<std::string, OptionValue>* find_option(const FxOptions* handle,
                                                        const char* name,
                                                        FxOptionType type) {
-  require(options, "options");
+  const FxOptions& options =
+      *require(unwrap_object(handle), "options")->options;
   require(name, "name");
-  for (const auto& kv : options->values) {
+  for (const auto& kv : options.values) {
     if (kv.first == name) {
       if (kv.second.type != type) {
         fail(FX_INVALID_ARGUMENT,
@@ -966,6 +973,17 @@ FxGraph* to_handle(Graph* g) { return internal::wrap(g); }
 Graph* from_handle(FxGraph* g) { return internal::unwrap(g); }
 FxNode* to_handle(Node* n) { return internal::wrap(n); }
 Node* from_handle(FxNode* n) { return internal::unwrap(n); }
+
+LentOptions::LentOptions(const FxOptions& options)
+    : lent_(std::make_unique<internal::HostObject<FxOptions>>()) {
+  lent_->options = &options;
+  handle_ = reinterpret_cast<const FxOptions*>(
+      internal::handle_of(lent_.get(), internal::HandleKind::kOptions));
+}
+
+LentOptions::~LentOptions() {
+  internal::HandleTable::instance().forget(lent_.get());
+}
 
 ScopedAttributeStore::ScopedAttributeStore(const Graph* graph,
                                            AttributeStore* store)

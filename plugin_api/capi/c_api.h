@@ -1,8 +1,9 @@
 // The host side of the C ABI: the FxApi table implemented over fx_core.
 //
-// Handles map onto fx_core objects: FxGraph* is an fx::Graph*, FxNode* an
-// fx::Node*, FxArg* an fx::Argument* (converted only by wrap.h, and by
-// to_handle / from_handle below for host code). Every entry catches C++
+// Handles name fx_core objects (an FxGraph an fx::Graph, an FxNode an
+// fx::Node, an FxArg an fx::Argument) through the handle table: checked
+// values, not addresses (converted only by wrap.h, and by to_handle /
+// from_handle and LentOptions below for host code). Every entry catches C++
 // exceptions and returns them as FxStatus objects; nothing but C leaves the
 // table.
 //
@@ -13,6 +14,7 @@
 #define PLUGIN_API_CAPI_C_API_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,6 +48,28 @@ FxGraph* to_handle(Graph* g);
 Graph* from_handle(FxGraph* g);
 FxNode* to_handle(Node* n);
 Node* from_handle(FxNode* n);
+
+namespace internal {
+template <typename Handle>
+struct HostObject;
+}  // namespace internal
+
+// Lends `options` to one pass call: handle() is what the pass is given, a
+// checked handle (wrap.h) that turns stale when this is destroyed, so a
+// plugin that keeps it past its pass is refused, never shown freed memory.
+// `options` must outlive this.
+class LentOptions {
+ public:
+  explicit LentOptions(const FxOptions& options);
+  ~LentOptions();
+  LentOptions(const LentOptions&) = delete;
+  LentOptions& operator=(const LentOptions&) = delete;
+  const FxOptions* handle() const { return handle_; }
+
+ private:
+  std::unique_ptr<internal::HostObject<FxOptions>> lent_;
+  const FxOptions* handle_;
+};
 
 // Frees the graphs plugins released with ReleaseGraph since the last call.
 // Until then a released graph is kept, marked, so every entry refuses it

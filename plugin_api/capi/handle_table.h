@@ -1,5 +1,6 @@
 // fx::host::internal::HandleTable: the values of the C ABI's FxGraph*,
-// FxNode*, FxArg*, FxMatch* and FxValue* handles. A handle is not the
+// FxNode*, FxArg*, FxMatch*, FxValue*, FxSupport*, FxPartitions*,
+// FxShapeEnv* and FxOptions* handles. A handle is not the
 // object's address but a slot number with a generation (and a tag for its
 // kind), so that a handle kept after its object was destroyed (a graph
 // rolled back by the pass manager, replaced, or released and freed; a
@@ -67,6 +68,23 @@ enum class HandleKind : uint8_t {
   kNodeArgs = 0x61,
   kNodeKwargs = 0x6b,
   kNodeMeta = 0x6d,
+  // Host objects that are no IR (HostObject, wrap.h): owned by the plugin
+  // until their Release* entry, or lent for one pass.
+  kSupport = 0x53,     // FxSupport, a support rule
+  kPartitions = 0x50,  // FxPartitions, proposed partitions
+  kShapeEnv = 0x45,    // FxShapeEnv, a graph's shape environment
+  kOptions = 0x4f,     // FxOptions, lent for the pass it configures
+};
+
+// What an object needs to hold a slot when it is not an fx::Graph or
+// fx::Node: the number of its slot (0 for none).
+class HandleSlot {
+ public:
+  uint32_t external_slot() const { return slot_; }
+  void set_external_slot(uint32_t slot) const { slot_ = slot; }
+
+ private:
+  mutable uint32_t slot_ = 0;
 };
 
 // A borrowed slot's step from its owner: a field and an index in it.
@@ -146,7 +164,9 @@ class HandleTable final : public LifetimeListener {
   // Frees `object`'s slot, if it has one (its handles turn stale).
   template <typename Object>
   void forget(const Object* object) noexcept {
-    if (object != nullptr) release(object->external_slot());
+    if (object == nullptr) return;
+    release(object->external_slot());
+    object->set_external_slot(0);  // lent again, it gets a fresh slot
   }
 
   void node_destroyed(const Node* node) noexcept override;
@@ -198,6 +218,10 @@ class HandleTable final : public LifetimeListener {
       case HandleKind::kNodeArgs:
       case HandleKind::kNodeKwargs:
       case HandleKind::kNodeMeta:
+      case HandleKind::kSupport:
+      case HandleKind::kPartitions:
+      case HandleKind::kShapeEnv:
+      case HandleKind::kOptions:
         return true;
     }
     return false;

@@ -16,19 +16,31 @@
 #include "plugin_api/capi/api_internal.h"
 #include "plugin_api/capi/wrap.h"
 
-struct FxSupport {
-  fx::OperatorSupport rule;
-};
-
-struct FxPartitions {
-  std::vector<fx::Partition> partitions;
-};
-
 namespace fx::host::internal {
+
+template <>
+struct HostObject<FxSupport> : HandleSlot {
+  OperatorSupport rule;
+};
+
+// Each partition's nodes, in graph order, as node handles, never addresses:
+// partitions kept after their graph was rolled back, replaced or released
+// name nodes that are refused, not followed.
+template <>
+struct HostObject<FxPartitions> : HandleSlot {
+  std::vector<std::vector<FxNode*>> nodes;
+};
+
 namespace {
 
 FxSupport* new_support(OperatorSupport rule) {
-  return new FxSupport{std::move(rule)};
+  auto object = std::make_unique<HostObject<FxSupport>>();
+  object->rule = std::move(rule);
+  return give_object<FxSupport>(std::move(object));
+}
+
+const OperatorSupport& rule_of(const FxSupport* rule, const char* what) {
+  return require(unwrap_object(rule), what)->rule;
 }
 
 std::vector<std::string> string_list(const char* const* items, size_t count,
@@ -52,7 +64,7 @@ std::vector<OperatorSupport> rule_list(const FxSupport* const* rules,
     if (rules[i] == nullptr) {
       fail(FX_INVALID_ARGUMENT, cat("rules[", i, "] is NULL"));
     }
-    out.push_back(rules[i]->rule);
+    out.push_back(rule_of(rules[i], "rules[i]"));
   }
   return out;
 }
@@ -157,12 +169,15 @@ PartitionOptions partition_options(const FxPartitionOptions* options) {
 void propose(const FxGraph* g, const FxSupport* rule,
              const FxPartitionOptions* options, FxPartitions** out) {
   const Graph& graph = *require(unwrap(g), "graph");
-  require(rule, "rule");
+  const OperatorSupport& support = rule_of(rule, "rule");
   require(out, "out");
-  auto result = std::make_unique<FxPartitions>();
-  result->partitions =
-      propose_partitions(graph, rule->rule, partition_options(options));
-  *out = result.release();
+  auto result = std::make_unique<HostObject<FxPartitions>>();
+  for (const Partition& part :
+       propose_partitions(graph, support, partition_options(options))) {
+    std::vector<FxNode*>& nodes = result->nodes.emplace_back();
+    for (Node* n : part.nodes) nodes.push_back(wrap(n));
+  }
+  *out = give_object<FxPartitions>(std::move(result));
 }
 
 // Every name PREFIX k is free in `gm`.
@@ -206,12 +221,23 @@ void fuse(FxGraph* g, const FxPartitions* partitions, const char* prefix) {
 std::vector<std::vector<Node*>> checked_partition_lists(
     GraphModule& gm, const FxPartitions* partitions,
     const std::string& prefix) {
-  require(partitions, "partitions");
-  check_names_free(gm, prefix, partitions->partitions.size());
+  const auto& handles = require(unwrap_object(partitions), "partitions")->nodes;
+  check_names_free(gm, prefix, handles.size());
   std::vector<std::vector<Node*>> lists;
-  for (const Partition& part : partitions->partitions) {
-    for (const Node* n : part.nodes) check_attribute(gm, *n);
-    lists.push_back(part.nodes);
+  for (size_t k = 0; k < handles.size(); ++k) {
+    std::vector<Node*>& nodes = lists.emplace_back();
+    for (FxNode* handle : handles[k]) {
+      const Node* n = peek(handle);
+      if (n == nullptr) {
+        fail(FX_FAILED_PRECONDITION,
+             cat("partition ", k,
+                 " names a node that no longer exists (its graph was rolled "
+                 "back, replaced or released since the partitions were "
+                 "proposed): propose them again"));
+      }
+      check_attribute(gm, *n);
+      nodes.push_back(const_cast<Node*>(n));
+    }
   }
   return lists;
 }
@@ -253,16 +279,16 @@ void fill_partition_entries(FxApi& t) {
   };
   t.SupportNot = [](const FxSupport* rule, FxSupport** out) {
     return guarded("SupportNot", [&] {
-      *require(out, "out") = new_support(negation(require(rule, "rule")->rule));
+      *require(out, "out") = new_support(negation(rule_of(rule, "rule")));
     });
   };
-  t.ReleaseSupport = [](FxSupport* rule) { delete rule; };
+  t.ReleaseSupport = [](FxSupport* rule) { release_object(rule); };
   t.SupportIsNodeSupported = [](const FxSupport* rule, const FxNode* node,
                                 int* out) {
     return guarded("SupportIsNodeSupported", [&] {
       *require(out, "out") =
-          require(rule, "rule")
-              ->rule.is_node_supported(*require(unwrap(node), "node"));
+          rule_of(rule, "rule")
+              .is_node_supported(*require(unwrap(node), "node"));
     });
   };
   t.GraphProposePartitions = [](const FxGraph* g, const FxSupport* rule,
@@ -272,17 +298,21 @@ void fill_partition_entries(FxApi& t) {
                    [&] { propose(g, rule, options, out); });
   };
   t.PartitionsCount = [](const FxPartitions* p) -> size_t {
-    return p ? p->partitions.size() : 0;
+    const HostObject<FxPartitions>* object = peek_object(p);
+    return object ? object->nodes.size() : 0;
   };
   t.PartitionSize = [](const FxPartitions* p, size_t i) -> size_t {
-    return p && i < p->partitions.size() ? p->partitions[i].nodes.size() : 0;
+    const HostObject<FxPartitions>* object = peek_object(p);
+    return object && i < object->nodes.size() ? object->nodes[i].size() : 0;
   };
+  // NULL for a node that no longer exists, as for one out of range.
   t.PartitionNode = [](const FxPartitions* p, size_t i, size_t j) -> FxNode* {
-    if (p == nullptr || i >= p->partitions.size()) return nullptr;
-    const std::vector<Node*>& nodes = p->partitions[i].nodes;
-    return j < nodes.size() ? wrap(nodes[j]) : nullptr;
+    const HostObject<FxPartitions>* object = peek_object(p);
+    if (object == nullptr || i >= object->nodes.size()) return nullptr;
+    const std::vector<FxNode*>& nodes = object->nodes[i];
+    return j < nodes.size() && peek(nodes[j]) ? nodes[j] : nullptr;
   };
-  t.ReleasePartitions = [](FxPartitions* p) { delete p; };
+  t.ReleasePartitions = [](FxPartitions* p) { release_object(p); };
   t.GraphFusePartitions = [](FxGraph* g, const FxPartitions* partitions,
                              const char* prefix) {
     return guarded("GraphFusePartitions", [&] { fuse(g, partitions, prefix); });

@@ -16,16 +16,20 @@
 #include "plugin_api/capi/api_internal.h"
 #include "plugin_api/capi/wrap.h"
 
-// A graph's shape environment when it was read, with the texts the entries
-// hand out (borrowed from it).
-struct FxShapeEnv {
-  std::shared_ptr<const fx::sym::ShapeEnv> env;
+namespace fx::host::internal {
+
+// What an FxShapeEnv names (a checked handle, wrap.h): a graph's shape
+// environment when it was read, with the texts the entries hand out
+// (borrowed from it).
+template <>
+struct HostObject<FxShapeEnv> : HandleSlot {
+  std::shared_ptr<const sym::ShapeEnv> env;
   std::vector<std::string> placeholders;  // the graph's, in order
   std::vector<std::string> symbols;
   std::vector<std::string> relations;  // each guard's relation, sympy's text
 };
+using ShapeEnvObject = HostObject<FxShapeEnv>;
 
-namespace fx::host::internal {
 namespace {
 
 // The declared hints and guards of the GraphModule owning `g`, if any.
@@ -34,11 +38,11 @@ const sym::ShapeEnv* declared_env(const Graph& g) {
   return gm == nullptr ? nullptr : gm->declared_shape_env().get();
 }
 
-std::unique_ptr<FxShapeEnv> snapshot(const Graph& g) {
+std::unique_ptr<ShapeEnvObject> snapshot(const Graph& g) {
   std::shared_ptr<const sym::ShapeEnv> env =
       graph_shape_env(g, declared_env(g));
   if (env == nullptr) return nullptr;
-  auto out = std::make_unique<FxShapeEnv>();
+  auto out = std::make_unique<ShapeEnvObject>();
   for (const Node* n : g.nodes()) {
     if (n->op() == Opcode::kPlaceholder) {
       out->placeholders.emplace_back(n->name());
@@ -52,12 +56,12 @@ std::unique_ptr<FxShapeEnv> snapshot(const Graph& g) {
   return out;
 }
 
-const FxShapeEnv& live_env(const FxShapeEnv* env) {
-  return *require(env, "env");
+const ShapeEnvObject& live_env(const FxShapeEnv* env) {
+  return *require(unwrap_object(env), "env");
 }
 
 const std::string& symbol_at(const FxShapeEnv* env, size_t index) {
-  const FxShapeEnv& e = live_env(env);
+  const ShapeEnvObject& e = live_env(env);
   if (index >= e.symbols.size()) {
     fail(FX_INVALID_ARGUMENT, cat("symbol index ", index, " is out of range (",
                                   e.symbols.size(), " symbols)"));
@@ -85,7 +89,7 @@ sym::TensorShape dl_shape(const DLTensor& t, size_t index) {
   return shape;
 }
 
-void check_inputs(const FxShapeEnv& e, const DLTensor* const* inputs,
+void check_inputs(const ShapeEnvObject& e, const DLTensor* const* inputs,
                   size_t num_inputs) {
   if (num_inputs != e.placeholders.size()) {
     fail(FX_INVALID_ARGUMENT,
@@ -130,18 +134,20 @@ void fill_symint_entries(FxApi& t) {
 }
 
 void fill_symbol_entries(FxApi& t) {
-  t.ShapeEnvNumSymbols = [](const FxShapeEnv* env) -> size_t {
+  t.ShapeEnvNumSymbols = [](const FxShapeEnv* handle) -> size_t {
+    const ShapeEnvObject* env = peek_object(handle);
     return env ? env->symbols.size() : 0;
   };
-  t.ShapeEnvSymbolName = [](const FxShapeEnv* env,
+  t.ShapeEnvSymbolName = [](const FxShapeEnv* handle,
                             size_t index) -> const char* {
+    const ShapeEnvObject* env = peek_object(handle);
     if (env == nullptr || index >= env->symbols.size()) return nullptr;
     return env->symbols[index].c_str();
   };
   t.ShapeEnvSymbolHint = [](const FxShapeEnv* env, size_t index, int64_t* out) {
     return guarded("ShapeEnvSymbolHint", [&] {
       const std::string& name = symbol_at(env, index);
-      std::optional<int64_t> hint = env->env->hint(name);
+      std::optional<int64_t> hint = live_env(env).env->hint(name);
       if (!hint) fail(FX_NOT_FOUND, cat("no hint was recorded for ", name));
       *require(out, "out") = *hint;
     });
@@ -151,11 +157,12 @@ void fill_symbol_entries(FxApi& t) {
                               int* is_stride) {
     return guarded("ShapeEnvSymbolSource", [&] {
       const std::string& name = symbol_at(env, index);
-      std::optional<sym::DimSource> at = env->env->source(name);
+      const ShapeEnvObject& e = live_env(env);
+      std::optional<sym::DimSource> at = e.env->source(name);
       if (!at) {
         fail(FX_NOT_FOUND, cat("no placeholder size or stride is ", name));
       }
-      for (const std::string& p : env->placeholders) {
+      for (const std::string& p : e.placeholders) {
         if (p == at->placeholder && placeholder) *placeholder = p.c_str();
       }
       if (dim) *dim = at->dim;
@@ -165,15 +172,18 @@ void fill_symbol_entries(FxApi& t) {
 }
 
 void fill_guard_entries(FxApi& t) {
-  t.ShapeEnvNumGuards = [](const FxShapeEnv* env) -> size_t {
+  t.ShapeEnvNumGuards = [](const FxShapeEnv* handle) -> size_t {
+    const ShapeEnvObject* env = peek_object(handle);
     return env ? env->relations.size() : 0;
   };
-  t.ShapeEnvGuard = [](const FxShapeEnv* env, size_t index) -> const char* {
+  t.ShapeEnvGuard = [](const FxShapeEnv* handle, size_t index) -> const char* {
+    const ShapeEnvObject* env = peek_object(handle);
     if (env == nullptr || index >= env->relations.size()) return nullptr;
     return env->env->guard_text(index).c_str();
   };
-  t.ShapeEnvGuardRelation = [](const FxShapeEnv* env,
+  t.ShapeEnvGuardRelation = [](const FxShapeEnv* handle,
                                size_t index) -> const char* {
+    const ShapeEnvObject* env = peek_object(handle);
     if (env == nullptr || index >= env->relations.size()) return nullptr;
     return env->relations[index].c_str();
   };
@@ -191,10 +201,11 @@ void fill_shape_env_entries(FxApi& t) {
   t.GraphShapeEnv = [](const FxGraph* graph, FxShapeEnv** out) {
     return guarded("GraphShapeEnv", [&] {
       FxShapeEnv** slot = require(out, "out");
-      *slot = snapshot(*live_graph(graph)).release();
+      std::unique_ptr<ShapeEnvObject> env = snapshot(*live_graph(graph));
+      *slot = env ? give_object<FxShapeEnv>(std::move(env)) : nullptr;
     });
   };
-  t.ReleaseShapeEnv = [](FxShapeEnv* env) { delete env; };
+  t.ReleaseShapeEnv = [](FxShapeEnv* env) { release_object(env); };
   fill_symbol_entries(t);
   fill_guard_entries(t);
 }

@@ -28,6 +28,14 @@ KindText text_of(HandleKind kind) {
     case HandleKind::kValue:
       return {kind == HandleKind::kMatch ? "match" : "value",
               "it is lent for the duration of its callback"};
+    case HandleKind::kSupport:
+      return {"support rule", "it was released (ReleaseSupport)"};
+    case HandleKind::kPartitions:
+      return {"partitions", "they were released (ReleasePartitions)"};
+    case HandleKind::kShapeEnv:
+      return {"shape environment", "it was released (ReleaseShapeEnv)"};
+    case HandleKind::kOptions:
+      return {"options", "they are lent for the duration of their pass"};
     case HandleKind::kArg:
     case HandleKind::kArgRef:
     case HandleKind::kNodeArgs:

@@ -19,11 +19,14 @@
 // from_handle() (c_api.h), which call these.
 //
 // FxMatch (match.h) and FxValue (runtime_api.cc) are checked handles too,
-// for the duration of their callback. The other handle types need no
-// conversion: the host defines them as the structs behind the C names (FxStatus
-// and FxOptions in c_api.h, FxRegistrar and FxOpCall in extension_api.cc).
+// for the duration of their callback, and so are FxSupport, FxPartitions,
+// FxShapeEnv and FxOptions (HostObject, at the end). FxStatus, FxRegistrar
+// and FxOpCall are the structs behind the C names (c_api.h,
+// extension_api.cc): addresses, not checked.
 #ifndef PLUGIN_API_CAPI_WRAP_H_
 #define PLUGIN_API_CAPI_WRAP_H_
+
+#include <memory>
 
 #include "fx/plugin_api.h"
 #include "fx_core/ir/argument.h"
@@ -165,6 +168,87 @@ class ScopedMatch {
 
  private:
   FxMatch& match_;
+};
+
+// Host objects that are no IR behind an opaque handle type: FxSupport,
+// FxPartitions and FxShapeEnv (owned by the plugin from the entry that
+// makes one until its Release* entry) and FxOptions (lent for one pass).
+// The C name stays an incomplete type on the host too, so that no code can
+// read a handle as an address; the object is a HostObject<Handle>.
+// unwrap_object() and peek_object() behave as unwrap() and peek() above: a
+// released, expired or made-up handle is refused by name (or answers as
+// NULL), never followed.
+template <typename Handle>
+struct HostObjectKind;
+template <>
+struct HostObjectKind<FxSupport> {
+  static constexpr HandleKind value = HandleKind::kSupport;
+};
+template <>
+struct HostObjectKind<FxPartitions> {
+  static constexpr HandleKind value = HandleKind::kPartitions;
+};
+template <>
+struct HostObjectKind<FxShapeEnv> {
+  static constexpr HandleKind value = HandleKind::kShapeEnv;
+};
+template <>
+struct HostObjectKind<FxOptions> {
+  static constexpr HandleKind value = HandleKind::kOptions;
+};
+
+// What a Handle stands for: defined where its entries are (partition_api.cc,
+// shape_env_api.cc, pass_options.h).
+template <typename Handle>
+struct HostObject;
+
+// A new object the plugin owns until release_object(). Throws bad_alloc.
+template <typename Handle>
+Handle* give_object(std::unique_ptr<HostObject<Handle>> object) {
+  uintptr_t handle = HandleTable::instance().handle_of(
+      object.get(), HostObjectKind<Handle>::value);
+  object.release();
+  return reinterpret_cast<Handle*>(handle);
+}
+
+template <typename Handle>
+const HostObject<Handle>* unwrap_object(const Handle* h) {
+  return static_cast<const HostObject<Handle>*>(
+      checked(h, HostObjectKind<Handle>::value));
+}
+
+template <typename Handle>
+const HostObject<Handle>* peek_object(const Handle* h) {
+  return static_cast<const HostObject<Handle>*>(
+      peeked(h, HostObjectKind<Handle>::value));
+}
+
+// Frees an owned object; NULL, a second release or a made-up handle does
+// nothing.
+template <typename Handle>
+void release_object(Handle* h) noexcept {
+  const HostObject<Handle>* object = peek_object(h);
+  if (object == nullptr) return;
+  HandleTable::instance().forget(object);
+  delete object;
+}
+
+// Lends `object` for a scope: handle() is its handle until destruction,
+// when it turns stale.
+template <typename Handle>
+class ScopedObject {
+ public:
+  explicit ScopedObject(const HostObject<Handle>& object) : object_(object) {}
+  ~ScopedObject() { HandleTable::instance().forget(&object_); }
+  ScopedObject(const ScopedObject&) = delete;
+  ScopedObject& operator=(const ScopedObject&) = delete;
+  const Handle* handle() const {
+    return reinterpret_cast<const Handle*>(
+        handle_of(&object_, HostObjectKind<Handle>::value));
+  }
+
+ private:
+  const HostObject<Handle>& object_;
 };
 
 }  // namespace fx::host::internal

@@ -89,8 +89,9 @@ PassCallResult call_pass(const ScheduledPass& pass, PassTarget& target) {
   FxStatus* status = nullptr;
   const FxApi* table = api(pass.pass->plugin->info().api_version);
   try {
-    status = info.run(table, to_handle(&graph), &pass.options, info.user_data,
-                      &changed);
+    LentOptions options(pass.options);
+    status = info.run(table, to_handle(&graph), options.handle(),
+                      info.user_data, &changed);
   } catch (const std::exception& e) {
     result.error = cat("an exception escaped the plugin: ", e.what());
   } catch (...) {

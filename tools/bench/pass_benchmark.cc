@@ -90,13 +90,14 @@ void BM_Pass_fx_core(benchmark::State& state) {
 void BM_Pass_c_abi(benchmark::State& state) {
   const FxPassInfo& pass = bench_plugin().pass(0);
   FxOptions options = *fx::host::bind_pass_options(pass, {});
+  fx::host::LentOptions lent(options);
   for (auto _ : state) {
     state.PauseTiming();
     auto g = chain(state.range(0));
     state.ResumeTiming();
     int changed = 0;
     FxStatus* status = pass.run(fx::host::api(), fx::host::to_handle(g.get()),
-                                &options, pass.user_data, &changed);
+                                lent.handle(), pass.user_data, &changed);
     if (status != nullptr) state.SkipWithError(status->message.c_str());
     state.PauseTiming();
     g.reset();
@@ -117,11 +118,12 @@ void BM_Visit_c_abi(benchmark::State& state) {
   fx::host::OptionInput zero;
   zero.text = "0";
   FxOptions options = *fx::host::bind_pass_options(pass, {{"every", zero}});
+  fx::host::LentOptions lent(options);
   auto g = chain(state.range(0));
   for (auto _ : state) {
     int changed = 0;
     FxStatus* status = pass.run(fx::host::api(), fx::host::to_handle(g.get()),
-                                &options, pass.user_data, &changed);
+                                lent.handle(), pass.user_data, &changed);
     if (status != nullptr) state.SkipWithError(status->message.c_str());
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));

@@ -536,7 +536,8 @@ TEST_F(CApi, OptionsAreTypedAndNamed) {
   rules.type = FX_OPTION_STRING_LIST;
   rules.list = {"relu", "gelu"};
   options.values.emplace_back("rules", rules);
-  fxp::Options o(&options);
+  auto lent = std::make_unique<host::LentOptions>(options);
+  fxp::Options o(lent->handle());
   EXPECT_EQ(o.get_list("rules"), (std::vector<std::string>{"relu", "gelu"}));
   try {
     (void)o.get_int("rules");
@@ -552,6 +553,25 @@ TEST_F(CApi, OptionsAreTypedAndNamed) {
     EXPECT_STREQ(e.what(),
                  "OptionsGetInt: no option 'missing' in this pass's schema");
   }
+  // Options are lent for their pass: kept longer, they are refused, even
+  // when the same options are lent again; the address is no handle.
+  lent.reset();
+  host::LentOptions again(options);
+  try {
+    (void)o.get_list("rules");
+    FAIL() << "expected an error";
+  } catch (const fxp::Error& e) {
+    EXPECT_EQ(e.code(), FX_FAILED_PRECONDITION);
+    EXPECT_NE(std::string(e.what()).find("the options handle is stale"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(fxp::Options(again.handle()).get_list("rules").size(), 2u);
+  FxStatus* s = fxp::api()->OptionsGetListSize(
+      reinterpret_cast<const FxOptions*>(&options), "rules", nullptr);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(fxp::api()->GetStatusCode(s), FX_INVALID_ARGUMENT);
+  fxp::api()->ReleaseStatus(s);
 }
 
 }  // namespace

@@ -196,6 +196,76 @@ TEST_F(PartitionThroughCAbi, FusionRefusesPartitionsTorchFxFindsCyclic) {
   EXPECT_GE(refused, 3);
 }
 
+// relu(x) -> neg, in a GraphModule of its own.
+std::unique_ptr<GraphModule> relu_neg() {
+  auto graph = std::make_unique<Graph>();
+  Node* x = graph->placeholder("x");
+  Node* r = graph->call_function("torch.relu", {x});
+  graph->output(graph->call_function("torch.neg", {r}));
+  return std::make_unique<GraphModule>(GraphModule::AttributeMap{},
+                                       std::move(graph));
+}
+
+// Issue 39: partitions and support rules are checked handles. Partitions
+// name their nodes by handle, so once their graph is gone (rolled back,
+// replaced, released) they name no node and fusing them is refused; a
+// released rule or partition list is refused, and releasing twice does
+// nothing.
+TEST(PartitionEntries, KeptPartitionsAndRulesAreRefusedNotFollowed) {
+  const FxApi* t = api();
+  auto code_of = [&](FxStatus* status, const std::string& says) {
+    EXPECT_NE(status, nullptr) << says;
+    if (status == nullptr) return FX_OK;
+    FxStatusCode code = t->GetStatusCode(status);
+    EXPECT_NE(std::string(t->GetStatusMessage(status)).find(says),
+              std::string::npos)
+        << t->GetStatusMessage(status);
+    t->ReleaseStatus(status);
+    return code;
+  };
+  const char* targets[] = {"torch.relu", "torch.neg"};
+  FxSupport* rule = nullptr;
+  ASSERT_EQ(t->SupportTargets(FX_OP_CALL_FUNCTION, targets, 2, &rule), nullptr);
+  std::unique_ptr<GraphModule> first = relu_neg();
+  FxPartitions* partitions = nullptr;
+  ASSERT_EQ(t->GraphProposePartitions(to_handle(&first->graph()), rule, nullptr,
+                                      &partitions),
+            nullptr);
+  ASSERT_EQ(t->PartitionsCount(partitions), 1u);
+  ASSERT_EQ(t->PartitionSize(partitions, 0), 2u);
+  EXPECT_NE(t->PartitionNode(partitions, 0, 0), nullptr);
+
+  first.reset();  // the graph the partitions were proposed on is gone
+  EXPECT_EQ(t->PartitionNode(partitions, 0, 0), nullptr);
+  std::unique_ptr<GraphModule> second = relu_neg();
+  std::string before = second->graph().str();
+  EXPECT_EQ(code_of(t->GraphFusePartitions(to_handle(&second->graph()),
+                                           partitions, nullptr),
+                    "partition 0 names a node that no longer exists"),
+            FX_FAILED_PRECONDITION);
+  EXPECT_EQ(second->graph().str(), before);
+
+  t->ReleasePartitions(partitions);
+  t->ReleasePartitions(partitions);  // a second release does nothing
+  EXPECT_EQ(t->PartitionsCount(partitions), 0u);
+  EXPECT_EQ(code_of(t->GraphFusePartitions(to_handle(&second->graph()),
+                                           partitions, nullptr),
+                    "the partitions handle is stale"),
+            FX_FAILED_PRECONDITION);
+  t->ReleaseSupport(rule);
+  t->ReleaseSupport(rule);
+  EXPECT_EQ(code_of(t->GraphProposePartitions(to_handle(&second->graph()), rule,
+                                              nullptr, &partitions),
+                    "the support rule handle is stale"),
+            FX_FAILED_PRECONDITION);
+  int supported = 0;
+  EXPECT_EQ(code_of(t->SupportIsNodeSupported(
+                        reinterpret_cast<const FxSupport*>(&supported),
+                        to_handle(second->graph().output_node()), &supported),
+                    "the support rule handle was not made by this host"),
+            FX_INVALID_ARGUMENT);
+}
+
 TEST(PartitionEntries, RefuseBadArguments) {
   const FxApi* t = api();
   FxSupport* out = nullptr;

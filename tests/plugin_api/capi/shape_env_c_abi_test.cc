@@ -236,6 +236,34 @@ TEST_F(ShapeEnvCAbi, OutOfRangeAndNullHandlesAreRefusedWithoutACrash) {
   api()->ReleaseShapeEnv(nullptr);
 }
 
+// Issue 39: an environment is a checked handle. Released (once or twice),
+// its getters answer as for NULL and its checks are refused by name.
+TEST_F(ShapeEnvCAbi, AReleasedEnvironmentIsRefusedNotFollowed) {
+  FxShapeEnv* env = nullptr;
+  ASSERT_EQ(api()->GraphShapeEnv(to_handle(&gm_->graph()), &env), nullptr);
+  ASSERT_NE(env, nullptr);
+  ASSERT_GT(api()->ShapeEnvNumSymbols(env), 0u);
+  api()->ReleaseShapeEnv(env);
+  api()->ReleaseShapeEnv(env);  // a second release does nothing
+  EXPECT_EQ(api()->ShapeEnvNumSymbols(env), 0u);
+  EXPECT_EQ(api()->ShapeEnvSymbolName(env, 0), nullptr);
+  EXPECT_EQ(api()->ShapeEnvNumGuards(env), 0u);
+  EXPECT_EQ(api()->ShapeEnvGuard(env, 0), nullptr);
+  int64_t hint = 0;
+  FxStatus* s = api()->ShapeEnvSymbolHint(env, 0, &hint);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(api()->GetStatusCode(s), FX_FAILED_PRECONDITION);
+  EXPECT_NE(std::string(api()->GetStatusMessage(s))
+                .find("the shape environment handle is stale"),
+            std::string::npos)
+      << api()->GetStatusMessage(s);
+  api()->ReleaseStatus(s);
+  s = api()->ShapeEnvCheck(env, nullptr, 0);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(api()->GetStatusCode(s), FX_FAILED_PRECONDITION);
+  api()->ReleaseStatus(s);
+}
+
 // A graph whose tensor_meta is concrete (or absent) has no environment; a
 // version-7 plugin's table has no version-8 entries, and the wrapper says so.
 TEST_F(ShapeEnvCAbi, OnlySymbolicGraphsHaveOneAndOnlyVersion8Tables) {
