@@ -29,8 +29,16 @@ class GraphModule;
 
 namespace fx::host::internal {
 
-inline FxStatus* make_status(FxStatusCode code, std::string message) {
-  return new (std::nothrow) FxStatus{code, std::move(message)};
+// A new status (a checked handle, wrap.h); NULL only when out of memory.
+inline FxStatus* make_status(FxStatusCode code, std::string message) noexcept {
+  try {
+    auto status = std::make_unique<HostObject<FxStatus>>();
+    status->code = code;
+    status->message = std::move(message);
+    return give_object<FxStatus>(std::move(status));
+  } catch (...) {
+    return nullptr;
+  }
 }
 
 // A failure raised inside an entry; becomes the returned status.

@@ -180,15 +180,24 @@ Opcode to_opcode(FxOpcode op) {
 
 // --------------------------------------------------------------- status
 
+// What a handle that names no live status says.
+constexpr const char* kNoStatus =
+    "not a live status (released already, or not made by this host)";
+
 void fill_status_entries(FxApi& t) {
   t.CreateStatus = [](FxStatusCode code, const char* message) {
     return make_status(code, message ? message : "");
   };
-  t.GetStatusCode = [](const FxStatus* s) { return s ? s->code : FX_OK; };
-  t.GetStatusMessage = [](const FxStatus* s) {
-    return s ? s->message.c_str() : "";
+  // A handle that names no live status reads as an internal error.
+  t.GetStatusCode = [](const FxStatus* s) {
+    const HostObject<FxStatus>* status = peek_object(s);
+    return status ? status->code : s ? FX_INTERNAL : FX_OK;
   };
-  t.ReleaseStatus = [](FxStatus* s) { delete s; };
+  t.GetStatusMessage = [](const FxStatus* s) {
+    const HostObject<FxStatus>* status = peek_object(s);
+    return status ? status->message.c_str() : s ? kNoStatus : "";
+  };
+  t.ReleaseStatus = [](FxStatus* s) { release_object(s); };
   t.ReleaseString = [](char* text) { std::free(text); };
 }
 
@@ -973,6 +982,17 @@ FxGraph* to_handle(Graph* g) { return internal::wrap(g); }
 Graph* from_handle(FxGraph* g) { return internal::unwrap(g); }
 FxNode* to_handle(Node* n) { return internal::wrap(n); }
 Node* from_handle(FxNode* n) { return internal::unwrap(n); }
+
+StatusText take_status(FxStatus* status) {
+  StatusText text;
+  if (status == nullptr) return text;
+  const auto* live = internal::peek_object(status);
+  if (live == nullptr) return {FX_INTERNAL, internal::kNoStatus};
+  text.code = live->code;
+  text.message = live->message;
+  internal::release_object(status);
+  return text;
+}
 
 LentOptions::LentOptions(const FxOptions& options)
     : lent_(std::make_unique<internal::HostObject<FxOptions>>()) {

@@ -155,17 +155,23 @@ struct OptionValue {
   std::vector<std::string> list;
 };
 
+// What a status says.
+struct StatusText {
+  FxStatusCode code = FX_OK;
+  std::string message;
+};
+
+// Reads and frees a status (a checked handle, wrap.h) that an entry or a
+// plugin's function returned: NULL reads as FX_OK; a handle that names no
+// live status (released already, or not made by this host) as FX_INTERNAL,
+// saying so, and nothing is freed.
+StatusText take_status(FxStatus* status);
+
 }  // namespace fx::host
 
 // The host's definition of the opaque option set handed to a pass.
 struct FxOptions {
   std::vector<std::pair<std::string, fx::host::OptionValue>> values;
-};
-
-// A status object: code and message.
-struct FxStatus {
-  FxStatusCode code;
-  std::string message;
 };
 
 #endif  // PLUGIN_API_CAPI_C_API_H_

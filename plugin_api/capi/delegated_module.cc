@@ -20,9 +20,7 @@ namespace {
 
 // The message of a backend's status, which is freed.
 std::string take_message(FxStatus* status) {
-  std::string message = status->message;
-  delete status;
-  return message;
+  return take_status(status).message;
 }
 
 // A placeholder's shape and dtype, from its meta['tensor_meta'].

@@ -15,29 +15,54 @@
 #include "fx_core/runtime/value.h"
 #include "plugin_api/capi/api_internal.h"
 #include "plugin_api/capi/extensions.h"
-
-// Registration in progress: who registers (for messages).
-struct FxRegistrar {
-  std::string origin;
-  std::string plugin;
-  uint32_t api_version;  // of the table the plugin's functions are handed
-  // make_fx's decompositions and leaf ops, registered together when
-  // register_extensions succeeds (none when it fails).
-  std::vector<fx::capture::CaptureExtension> capture = {};
-};
-
-// A custom op call: its bound arguments.
-struct FxOpCall {
-  fx::OpArgs* args;
-  std::string target;
-  mutable std::deque<std::string> dtype_names;  // stable c_str()s
-};
+#include "plugin_api/capi/wrap.h"
 
 namespace fx::host {
 namespace internal {
 
-const std::string& registrar_plugin(const FxRegistrar* r) { return r->plugin; }
-uint32_t registrar_api_version(const FxRegistrar* r) { return r->api_version; }
+// What an FxRegistrar names (a checked handle, lent while its plugin
+// registers): who registers (for messages).
+template <>
+struct HostObject<FxRegistrar> : HandleSlot {
+  std::string origin;
+  std::string plugin;
+  uint32_t api_version = 0;  // of the table the plugin's functions are handed
+  // make_fx's decompositions and leaf ops, registered together when
+  // register_extensions succeeds (none when it fails).
+  std::vector<capture::CaptureExtension> capture = {};
+};
+using Registrar = HostObject<FxRegistrar>;
+
+// What an FxOpCall names (a checked handle, lent for one call of a custom
+// op's kernel or shape function): its bound arguments.
+template <>
+struct HostObject<FxOpCall> : HandleSlot {
+  OpArgs* args = nullptr;
+  std::string target;
+  mutable std::deque<std::string> dtype_names;  // stable c_str()s
+};
+using OpCall = HostObject<FxOpCall>;
+
+namespace {
+
+Registrar& registrar_of(FxRegistrar* r) {
+  return const_cast<Registrar&>(*require(unwrap_object(r), "registrar"));
+}
+const Registrar& registrar_of(const FxRegistrar* r) {
+  return *require(unwrap_object(r), "registrar");
+}
+const OpCall& call_of(const FxOpCall* call) {
+  return *require(unwrap_object(call), "call");
+}
+
+}  // namespace
+
+const std::string& registrar_plugin(const FxRegistrar* r) {
+  return registrar_of(r).plugin;
+}
+uint32_t registrar_api_version(const FxRegistrar* r) {
+  return registrar_of(r).api_version;
+}
 
 namespace {
 
@@ -58,30 +83,29 @@ Extensions& extensions() {
   return *e;
 }
 
-size_t param_index(const FxOpCall* call, const char* name) {
-  require(call, "call");
+size_t param_index(const OpCall& call, const char* name) {
   require(name, "name");
-  for (size_t i = 0; i < call->args->size(); ++i) {
-    if (call->args->param_name(i) == name) return i;
+  for (size_t i = 0; i < call.args->size(); ++i) {
+    if (call.args->param_name(i) == name) return i;
   }
   fail(FX_NOT_FOUND,
-       cat("custom op '", call->target, "' has no parameter '", name, "'"));
+       cat("custom op '", call.target, "' has no parameter '", name, "'"));
 }
 
-const at::Tensor& tensor_param(const FxOpCall* call, const char* name) {
+const at::Tensor& tensor_param(const OpCall& call, const char* name) {
   size_t i = param_index(call, name);
-  if (!(*call->args)[i].isTensor()) {
+  if (!(*call.args)[i].isTensor()) {
     fail(FX_INVALID_ARGUMENT, cat("argument '", name, "' of custom op '",
-                                  call->target, "' is not a tensor"));
+                                  call.target, "' is not a tensor"));
   }
-  return (*call->args)[i].toTensor();
+  return (*call.args)[i].toTensor();
 }
 
 DLDataType dl_dtype(const at::Tensor& t) { return at::getDLDataType(t); }
 
 // A custom op on meta tensors: an empty meta tensor of the shape and dtype
 // its shape function gives.
-c10::IValue run_shape_function(const FxCustomOp& op, FxOpCall& call,
+c10::IValue run_shape_function(const FxCustomOp& op, const OpCall& call,
                                uint32_t version) {
   if (op.shape == nullptr) {
     throw FxError(cat("custom op '", op.target,
@@ -90,11 +114,11 @@ c10::IValue run_shape_function(const FxCustomOp& op, FxOpCall& call,
   }
   FxTensorSpec spec{};
   spec.struct_size = sizeof(FxTensorSpec);
-  ScopedV1Handle live(&call, V1HandleKind::kOpCall, version);
-  FxStatus* status = op.shape(api(version), &call, op.user_data, &spec);
+  ScopedObject<FxOpCall> lent(call);
+  ScopedV1Handle live(lent.handle(), V1HandleKind::kOpCall, version);
+  FxStatus* status = op.shape(api(version), lent.handle(), op.user_data, &spec);
   if (status != nullptr) {
-    std::string message = status->message;
-    delete status;
+    std::string message = take_status(status).message;
     throw FxError(cat("the shape function of custom op '", op.target,
                       "' failed: ", message));
   }
@@ -112,18 +136,20 @@ c10::IValue run_shape_function(const FxCustomOp& op, FxOpCall& call,
 // `version`: the table version the op's plugin is handed.
 c10::IValue run_custom_op(const FxCustomOp& op, OpArgs& args,
                           uint32_t version) {
-  FxOpCall call{&args, op.target, {}};
+  OpCall call;
+  call.args = &args;
+  call.target = op.target;
   bool meta = false;
   for (size_t i = 0; i < args.size(); ++i) {
     meta = meta || (args[i].isTensor() && args[i].toTensor().is_meta());
   }
   if (meta) return run_shape_function(op, call, version);
   DLManagedTensor* out = nullptr;
-  ScopedV1Handle live(&call, V1HandleKind::kOpCall, version);
-  FxStatus* status = op.kernel(api(version), &call, op.user_data, &out);
+  ScopedObject<FxOpCall> lent(call);
+  ScopedV1Handle live(lent.handle(), V1HandleKind::kOpCall, version);
+  FxStatus* status = op.kernel(api(version), lent.handle(), op.user_data, &out);
   if (status != nullptr) {
-    std::string message = status->message;
-    delete status;
+    std::string message = take_status(status).message;
     if (out != nullptr && out->deleter) out->deleter(out);
     throw FxError(cat("custom op '", op.target, "' failed: ", message));
   }
@@ -133,8 +159,7 @@ c10::IValue run_custom_op(const FxCustomOp& op, OpArgs& args,
   return at::fromDLPack(out);
 }
 
-void register_custom_op(FxRegistrar* r, const FxCustomOp* op) {
-  require(r, "registrar");
+void register_custom_op(const Registrar* r, const FxCustomOp* op) {
   require(op, "op");
   if (op->target == nullptr || *op->target == '\0' || op->kernel == nullptr) {
     fail(FX_INVALID_ARGUMENT,
@@ -164,7 +189,7 @@ void register_custom_op(FxRegistrar* r, const FxCustomOp* op) {
 }
 
 // The canonical name of the operator a plugin names, or FX_NOT_FOUND.
-std::string capture_op_name(const FxRegistrar* r, const char* op,
+std::string capture_op_name(const Registrar* r, const char* op,
                             const char* what) {
   require(op, "op");
   try {
@@ -177,7 +202,7 @@ std::string capture_op_name(const FxRegistrar* r, const char* op,
 
 // Stages `op` for make_fx: FX_FAILED_PRECONDITION when it is taken (by
 // another plugin, or by this one already).
-void stage_capture_extension(FxRegistrar* r, std::string name,
+void stage_capture_extension(Registrar* r, std::string name,
                              Decomposition decomposition) {
   for (const auto& staged : r->capture) {
     if (staged.op == name) {
@@ -193,9 +218,8 @@ void stage_capture_extension(FxRegistrar* r, std::string name,
   r->capture.push_back({std::move(name), std::move(decomposition)});
 }
 
-void register_decomposition(FxRegistrar* r, const char* op,
+void register_decomposition(Registrar* r, const char* op,
                             const FxGraph* replacement) {
-  require(r, "registrar");
   std::string name = capture_op_name(r, op, "a decomposition of");
   const Graph* graph = unwrap(require(replacement, "replacement"));
   Decomposition decomposition;
@@ -209,8 +233,7 @@ void register_decomposition(FxRegistrar* r, const char* op,
   stage_capture_extension(r, std::move(name), std::move(decomposition));
 }
 
-void register_leaf_op(FxRegistrar* r, const char* op) {
-  require(r, "registrar");
+void register_leaf_op(Registrar* r, const char* op) {
   stage_capture_extension(r, capture_op_name(r, op, "the leaf operator"),
                           nullptr);
 }
@@ -220,19 +243,22 @@ void register_leaf_op(FxRegistrar* r, const char* op) {
 void fill_registration_entries(FxApi& t) {
   t.RegisterDecomposition = [](FxRegistrar* r, const char* op,
                                const FxGraph* replacement) {
-    return guarded("RegisterDecomposition",
-                   [&] { register_decomposition(r, op, replacement); });
+    return guarded("RegisterDecomposition", [&] {
+      register_decomposition(&registrar_of(r), op, replacement);
+    });
   };
   t.RegisterLeafOp = [](FxRegistrar* r, const char* op) {
-    return guarded("RegisterLeafOp", [&] { register_leaf_op(r, op); });
+    return guarded("RegisterLeafOp",
+                   [&] { register_leaf_op(&registrar_of(r), op); });
   };
   t.RegisterCustomOp = [](FxRegistrar* r, const FxCustomOp* op) {
-    return guarded("RegisterCustomOp", [&] { register_custom_op(r, op); });
+    return guarded("RegisterCustomOp",
+                   [&] { register_custom_op(&registrar_of(r), op); });
   };
   t.RegisterLeafModuleRule = [](FxRegistrar* r, FxLeafModuleFn fn,
                                 void* user_data) {
     return guarded("RegisterLeafModuleRule", [&] {
-      require(r, "registrar");
+      registrar_of(r);
       require(fn, "is_leaf");
       Extensions& e = extensions();
       std::lock_guard<std::mutex> lock(e.mutex);
@@ -242,15 +268,16 @@ void fill_registration_entries(FxApi& t) {
 }
 
 // The metadata of a tensor argument (its dtype name kept alive by `call`).
-FxTensorMeta call_meta_of(const FxOpCall* call, const char* name) {
+FxTensorMeta call_meta_of(const FxOpCall* handle, const char* name) {
+  const OpCall& call = call_of(handle);
   const at::Tensor& x = tensor_param(call, name);
   FxTensorMeta meta{};
   meta.ndim = static_cast<int32_t>(x.dim());
   meta.shape = x.sizes().data();
   meta.strides = x.strides().data();
   meta.dtype = dl_dtype(x);
-  call->dtype_names.push_back(dtype_name(x.scalar_type()));
-  meta.dtype_name = call->dtype_names.back().c_str();
+  call.dtype_names.push_back(dtype_name(x.scalar_type()));
+  meta.dtype_name = call.dtype_names.back().c_str();
   meta.memory_format = "";
   meta.requires_grad = x.requires_grad();
   meta.qscheme = "";
@@ -276,7 +303,8 @@ FxStatus* call_tensor_meta2(const FxOpCall* call, const char* name,
 
 // CallHasArg .. CallFloatArg.
 void fill_call_entries(FxApi& t) {
-  t.CallHasArg = [](const FxOpCall* call, const char* name) -> int {
+  t.CallHasArg = [](const FxOpCall* handle, const char* name) -> int {
+    const OpCall* call = peek_object(handle);
     if (call == nullptr || name == nullptr) return 0;
     for (size_t i = 0; i < call->args->size(); ++i) {
       if (call->args->param_name(i) == name) return !call->args->is_none(i);
@@ -286,7 +314,7 @@ void fill_call_entries(FxApi& t) {
   t.CallTensorArg = [](const FxOpCall* call, const char* name,
                        DLManagedTensor** out) {
     return guarded("CallTensorArg", [&] {
-      const at::Tensor& x = tensor_param(call, name);
+      const at::Tensor& x = tensor_param(call_of(call), name);
       require(out, "out");
       if (x.is_meta()) {
         fail(FX_FAILED_PRECONDITION, "a meta tensor has no data");
@@ -298,12 +326,14 @@ void fill_call_entries(FxApi& t) {
   t.CallTensorMeta2 = call_tensor_meta2;
   t.CallIntArg = [](const FxOpCall* call, const char* name, int64_t* out) {
     return guarded("CallIntArg", [&] {
-      *require(out, "out") = call->args->to_int(param_index(call, name));
+      const OpCall& c = call_of(call);
+      *require(out, "out") = c.args->to_int(param_index(c, name));
     });
   };
   t.CallFloatArg = [](const FxOpCall* call, const char* name, double* out) {
     return guarded("CallFloatArg", [&] {
-      *require(out, "out") = call->args->to_double(param_index(call, name));
+      const OpCall& c = call_of(call);
+      *require(out, "out") = c.args->to_double(param_index(c, name));
     });
   };
 }
@@ -331,20 +361,24 @@ absl::Status register_extensions(const FxPluginInfo& info,
     if (!e.registered.insert(std::move(key)).second) return absl::OkStatus();
     e.resident.push_back(std::move(keep_alive));
   }
-  FxRegistrar registrar{std::string(origin), info.name, info.api_version};
-  internal::ScopedV1Handle live(&registrar, internal::V1HandleKind::kRegistrar,
+  internal::Registrar registrar;
+  registrar.origin = origin;
+  registrar.plugin = info.name;
+  registrar.api_version = info.api_version;
+  internal::ScopedObject<FxRegistrar> lent(registrar);
+  auto* handle = const_cast<FxRegistrar*>(lent.handle());
+  internal::ScopedV1Handle live(handle, internal::V1HandleKind::kRegistrar,
                                 info.api_version);
   FxStatus* status = nullptr;
   try {
-    status = info.register_extensions(api(info.api_version), &registrar);
+    status = info.register_extensions(api(info.api_version), handle);
   } catch (...) {
     return absl::InternalError(cat("plugin '", info.name, "' (", origin,
                                    "): an exception escaped "
                                    "register_extensions"));
   }
   if (status != nullptr) {
-    std::string message = status->message;
-    delete status;
+    std::string message = take_status(status).message;
     return absl::FailedPreconditionError(
         cat("plugin '", info.name, "' (", origin,
             ") failed to register its extensions: ", message));

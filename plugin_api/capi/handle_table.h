@@ -1,9 +1,9 @@
 // fx::host::internal::HandleTable: the values of the C ABI's FxGraph*,
 // FxNode*, FxArg*, FxMatch*, FxValue*, FxSupport*, FxPartitions*,
-// FxShapeEnv* and FxOptions* handles. A handle is not the
-// object's address but a slot number with a generation (and a tag for its
-// kind), so that a handle kept after its object was destroyed (a graph
-// rolled back by the pass manager, replaced, or released and freed; a
+// FxShapeEnv*, FxOptions*, FxRegistrar*, FxOpCall* and FxStatus* handles. A
+// handle is not the object's address but a slot number with a generation (and a
+// tag for its kind), so that a handle kept after its object was destroyed (a
+// graph rolled back by the pass manager, replaced, or released and freed; a
 // purged node; a released argument; a match or value after its callback)
 // is recognised as stale and refused, never followed into freed memory,
 // even when a new object now lives at the old address.
@@ -74,6 +74,9 @@ enum class HandleKind : uint8_t {
   kPartitions = 0x50,  // FxPartitions, proposed partitions
   kShapeEnv = 0x45,    // FxShapeEnv, a graph's shape environment
   kOptions = 0x4f,     // FxOptions, lent for the pass it configures
+  kRegistrar = 0x72,   // FxRegistrar, lent while its plugin registers
+  kOpCall = 0x63,      // FxOpCall, lent for one kernel or shape call
+  kStatus = 0x73,      // FxStatus, owned until ReleaseStatus
 };
 
 // What an object needs to hold a slot when it is not an fx::Graph or
@@ -222,6 +225,9 @@ class HandleTable final : public LifetimeListener {
       case HandleKind::kPartitions:
       case HandleKind::kShapeEnv:
       case HandleKind::kOptions:
+      case HandleKind::kRegistrar:
+      case HandleKind::kOpCall:
+      case HandleKind::kStatus:
         return true;
     }
     return false;

@@ -165,7 +165,7 @@ FxStatus* graph_run(FxGraph* g, const DLTensor* const* inputs, size_t n,
     }
   });
   if (from_callback != nullptr) {
-    if (status != nullptr) delete status;
+    release_object(status);
     return from_callback;
   }
   return status;

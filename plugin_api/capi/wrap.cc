@@ -36,6 +36,13 @@ KindText text_of(HandleKind kind) {
       return {"shape environment", "it was released (ReleaseShapeEnv)"};
     case HandleKind::kOptions:
       return {"options", "they are lent for the duration of their pass"};
+    case HandleKind::kRegistrar:
+      return {"registrar", "it is lent while its plugin registers"};
+    case HandleKind::kOpCall:
+      return {"custom-op call",
+              "it is lent for one call of the kernel or shape function"};
+    case HandleKind::kStatus:
+      return {"status", "it was released (ReleaseStatus)"};
     case HandleKind::kArg:
     case HandleKind::kArgRef:
     case HandleKind::kNodeArgs:

@@ -20,9 +20,8 @@
 //
 // FxMatch (match.h) and FxValue (runtime_api.cc) are checked handles too,
 // for the duration of their callback, and so are FxSupport, FxPartitions,
-// FxShapeEnv and FxOptions (HostObject, at the end). FxStatus, FxRegistrar
-// and FxOpCall are the structs behind the C names (c_api.h,
-// extension_api.cc): addresses, not checked.
+// FxShapeEnv, FxOptions, FxRegistrar, FxOpCall and FxStatus (HostObject, at
+// the end).
 #ifndef PLUGIN_API_CAPI_WRAP_H_
 #define PLUGIN_API_CAPI_WRAP_H_
 
@@ -172,7 +171,10 @@ class ScopedMatch {
 
 // Host objects that are no IR behind an opaque handle type: FxSupport,
 // FxPartitions and FxShapeEnv (owned by the plugin from the entry that
-// makes one until its Release* entry) and FxOptions (lent for one pass).
+// makes one until its Release* entry), FxOptions (lent for one pass),
+// FxRegistrar (lent while a plugin registers), FxOpCall (lent for one
+// call of a custom op's kernel or shape function) and FxStatus (owned by
+// whoever holds it until ReleaseStatus).
 // The C name stays an incomplete type on the host too, so that no code can
 // read a handle as an address; the object is a HostObject<Handle>.
 // unwrap_object() and peek_object() behave as unwrap() and peek() above: a
@@ -180,6 +182,10 @@ class ScopedMatch {
 // NULL), never followed.
 template <typename Handle>
 struct HostObjectKind;
+// What a Handle stands for: defined where its entries are (partition_api.cc,
+// shape_env_api.cc, c_api.cc, extension_api.cc; FxStatus's below).
+template <typename Handle>
+struct HostObject;
 template <>
 struct HostObjectKind<FxSupport> {
   static constexpr HandleKind value = HandleKind::kSupport;
@@ -197,10 +203,26 @@ struct HostObjectKind<FxOptions> {
   static constexpr HandleKind value = HandleKind::kOptions;
 };
 
-// What a Handle stands for: defined where its entries are (partition_api.cc,
-// shape_env_api.cc, pass_options.h).
-template <typename Handle>
-struct HostObject;
+template <>
+struct HostObjectKind<FxRegistrar> {
+  static constexpr HandleKind value = HandleKind::kRegistrar;
+};
+template <>
+struct HostObjectKind<FxOpCall> {
+  static constexpr HandleKind value = HandleKind::kOpCall;
+};
+template <>
+struct HostObjectKind<FxStatus> {
+  static constexpr HandleKind value = HandleKind::kStatus;
+};
+
+// What an FxStatus names: a code and a message, owned by whoever holds the
+// handle until ReleaseStatus (or take_status, c_api.h).
+template <>
+struct HostObject<FxStatus> : HandleSlot {
+  FxStatusCode code = FX_OK;
+  std::string message;
+};
 
 // A new object the plugin owns until release_object(). Throws bad_alloc.
 template <typename Handle>

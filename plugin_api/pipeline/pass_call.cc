@@ -98,8 +98,8 @@ PassCallResult call_pass(const ScheduledPass& pass, PassTarget& target) {
     result.error = "an exception escaped the plugin";
   }
   if (status != nullptr) {
-    result.error = cat(status_code_name(status->code), ": ", status->message);
-    api()->ReleaseStatus(status);
+    StatusText text = take_status(status);
+    result.error = cat(status_code_name(text.code), ": ", text.message);
   }
   free_released_graphs();
   result.claimed_changed = changed != 0;

@@ -98,7 +98,9 @@ void BM_Pass_c_abi(benchmark::State& state) {
     int changed = 0;
     FxStatus* status = pass.run(fx::host::api(), fx::host::to_handle(g.get()),
                                 lent.handle(), pass.user_data, &changed);
-    if (status != nullptr) state.SkipWithError(status->message.c_str());
+    if (status != nullptr) {
+      state.SkipWithError(fx::host::take_status(status).message.c_str());
+    }
     state.PauseTiming();
     g.reset();
     state.ResumeTiming();
@@ -124,7 +126,9 @@ void BM_Visit_c_abi(benchmark::State& state) {
     int changed = 0;
     FxStatus* status = pass.run(fx::host::api(), fx::host::to_handle(g.get()),
                                 lent.handle(), pass.user_data, &changed);
-    if (status != nullptr) state.SkipWithError(status->message.c_str());
+    if (status != nullptr) {
+      state.SkipWithError(fx::host::take_status(status).message.c_str());
+    }
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }

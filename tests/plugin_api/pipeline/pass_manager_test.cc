@@ -131,7 +131,7 @@ TEST_F(PassManagerTest, ConfigErrorsNameThePassAndOption) {
             "break_graph, second_output, retarget_placeholder, "
             "zero_weights_then_fail, double_in_place, keep_views, "
             "write_kept_views_then_fail, keep_handles, use_kept_handles, "
-            "first, "
+            "use_kept_lent_handles, first, "
             "second, third, "
             "cycle_a, cycle_b, throw_through_c, rebuild_module_then_fail, "
             "record_shapes, c_add_to_mul, retarget)");
@@ -753,6 +753,21 @@ TEST_F(PassManagerTest, CustomOpsOfAPluginRunAndPropagateShapes) {
                       "4x5 torch.float32", "4x5 torch.float32"}));
   EXPECT_EQ(host::leaf_module_rule("test_vendor.Block", "block"), true);
   EXPECT_EQ(host::leaf_module_rule("torch.nn.Linear", "fc"), std::nullopt);
+
+  // Issue 39: what the host lent the kernel and the registration (the
+  // call, the registrar) and a released status are refused when kept past
+  // their time, never followed.
+  auto kept = manager("use_kept_lent_handles");
+  ASSERT_TRUE(kept.ok());
+  GraphModuleTarget again(gm);
+  report = kept->run(again);
+  ASSERT_TRUE(report.ok()) << report.failure;
+  const Argument* lent = gm.graph().output_node()->meta_value("lent");
+  ASSERT_NE(lent, nullptr);
+  EXPECT_EQ(lent->as_string(),
+            "call=FAILED_PRECONDITION registrar=FAILED_PRECONDITION "
+            "released_status=not a live status (released already, or not "
+            "made by this host)");
 }
 
 }  // namespace

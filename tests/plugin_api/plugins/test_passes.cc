@@ -183,8 +183,7 @@ bool write_kept_views_then_fail(fxp::Graph&, const fxp::Options&) {
 bool keep_handles(fxp::Graph& g, const fxp::Options& options) {
   kept_graph = g.get();
   kept_node = fxp::api()->GraphFirstNode(g.get());
-  fxp::check(fxp::api()->NodeSetMeta(kept_node, "kept",
-                                     fxp::Arg(1).get()));
+  fxp::check(fxp::api()->NodeSetMeta(kept_node, "kept", fxp::Arg(1).get()));
   if (options.get_bool("fail")) {
     throw fxp::Error(FX_INTERNAL, "keep_handles gives up");
   }
@@ -195,18 +194,17 @@ bool keep_handles(fxp::Graph& g, const fxp::Options& options) {
 // answer as for NULL and an edit must fail; the edit's status (or its
 // absence) is recorded in this pass's graph as the output's meta['stale'].
 bool use_kept_handles(fxp::Graph& g, const fxp::Options&) {
-  std::string seen = fxp::api()->NodeName(kept_node) == nullptr
-                         ? "name=NULL"
-                         : "name=" + std::string(fxp::api()->NodeName(kept_node));
+  std::string seen =
+      fxp::api()->NodeName(kept_node) == nullptr
+          ? "name=NULL"
+          : "name=" + std::string(fxp::api()->NodeName(kept_node));
   seen += " nodes=" + std::to_string(fxp::api()->GraphNumNodes(kept_graph));
-  FxStatus* s =
-      fxp::api()->NodeSetMeta(kept_node, "again", fxp::Arg(2).get());
+  FxStatus* s = fxp::api()->NodeSetMeta(kept_node, "again", fxp::Arg(2).get());
   seen += s ? " status=" + std::string(fxp::api()->GetStatusMessage(s))
             : " status=OK";
   if (s) fxp::api()->ReleaseStatus(s);
   FxNode* out = fxp::api()->GraphOutputNode(g.get());
-  fxp::check(fxp::api()->NodeSetMeta(out, "stale",
-                                     fxp::Arg(seen).get()));
+  fxp::check(fxp::api()->NodeSetMeta(out, "stale", fxp::Arg(seen).get()));
   return true;
 }
 
@@ -262,8 +260,14 @@ struct OwnedTensor {
   std::vector<float> data;
 };
 
+// What the kernel and register_extensions were lent, kept past their call
+// as a plugin that misbehaves would (use_kept_lent_handles uses them).
+const FxOpCall* kept_call = nullptr;
+FxRegistrar* kept_registrar = nullptr;
+
 FxStatus* scaled_add_kernel(const FxApi* api, const FxOpCall* call, void*,
                             DLManagedTensor** out) {
+  kept_call = call;
   DLManagedTensor* a = nullptr;
   DLManagedTensor* b = nullptr;
   double alpha = 1.0;
@@ -316,12 +320,44 @@ int block_is_leaf(const char* module_type, const char*, void*) {
 }
 
 FxStatus* register_extensions(const FxApi* api, FxRegistrar* registrar) {
+  kept_registrar = registrar;
   static const FxCustomOp scaled_add = {
       "test_vendor.scaled_add", "input, other, alpha=1.0", scaled_add_kernel,
       scaled_add_shape, nullptr};
   FxStatus* s = api->RegisterCustomOp(registrar, &scaled_add);
   if (s) return s;
   return api->RegisterLeafModuleRule(registrar, block_is_leaf, nullptr);
+}
+
+// Uses what the host lent past its call: the call scaled_add's kernel last
+// saw, register_extensions' registrar, and a status it released (twice); the
+// host's answers go into the output's meta['lent'] ("none" where nothing was
+// kept).
+bool use_kept_lent_handles(fxp::Graph& g, const fxp::Options&) {
+  const FxApi* api = fxp::api();
+  auto code_of = [&](FxStatus* s) -> std::string {
+    std::string code = s == nullptr ? "OK"
+                       : api->GetStatusCode(s) == FX_FAILED_PRECONDITION
+                           ? "FAILED_PRECONDITION"
+                           : "another error";
+    api->ReleaseStatus(s);
+    return code;
+  };
+  double alpha = 0;
+  std::string seen =
+      "call=" + (kept_call
+                     ? code_of(api->CallFloatArg(kept_call, "alpha", &alpha))
+                     : std::string("none"));
+  seen += " registrar=" +
+          (kept_registrar
+               ? code_of(api->RegisterLeafOp(kept_registrar, "aten::relu"))
+               : std::string("none"));
+  FxStatus* released = api->CreateStatus(FX_INTERNAL, "released");
+  api->ReleaseStatus(released);
+  seen += " released_status=" + std::string(api->GetStatusMessage(released));
+  api->ReleaseStatus(released);  // a second release does nothing
+  g.output_node().set_meta("lent", fxp::Arg(seen));
+  return true;
 }
 
 // A pass body without the wrapper's trampoline: the exception crosses the C
@@ -375,6 +411,9 @@ FXP_PLUGIN_WITH_EXTENSIONS(
         .option("fail", FX_OPTION_BOOL, "false", "fail afterwards"),
     fxp::pass<use_kept_handles>("use_kept_handles",
                                 "uses the handles keep_handles kept"),
+    fxp::pass<use_kept_lent_handles>(
+        "use_kept_lent_handles",
+        "uses a kernel's call, a registrar and a status past their time"),
     fxp::pass<noop>("first", "declares run_before second")
         .run_before({"second"}),
     fxp::pass<noop>("second", "declares nothing"),
