@@ -26,6 +26,7 @@
 #define PLUGIN_API_CAPI_WRAP_H_
 
 #include <memory>
+#include <type_traits>
 
 #include "fx/plugin_api.h"
 #include "fx_core/ir/argument.h"
@@ -180,41 +181,35 @@ class ScopedMatch {
 // unwrap_object() and peek_object() behave as unwrap() and peek() above: a
 // released, expired or made-up handle is refused by name (or answers as
 // NULL), never followed.
+// The handle table's kind of each such handle type (none for others: a
+// compile error).
 template <typename Handle>
-struct HostObjectKind;
+struct IsHostObjectHandle : std::false_type {};
+template <typename Handle>
+constexpr HandleKind kHandleKindOf = [] {
+  static_assert(IsHostObjectHandle<Handle>::value,
+                "not the handle type of a host object");
+  return HandleKind::kGraph;
+}();
+template <>
+constexpr HandleKind kHandleKindOf<FxSupport> = HandleKind::kSupport;
+template <>
+constexpr HandleKind kHandleKindOf<FxPartitions> = HandleKind::kPartitions;
+template <>
+constexpr HandleKind kHandleKindOf<FxShapeEnv> = HandleKind::kShapeEnv;
+template <>
+constexpr HandleKind kHandleKindOf<FxOptions> = HandleKind::kOptions;
+template <>
+constexpr HandleKind kHandleKindOf<FxRegistrar> = HandleKind::kRegistrar;
+template <>
+constexpr HandleKind kHandleKindOf<FxOpCall> = HandleKind::kOpCall;
+template <>
+constexpr HandleKind kHandleKindOf<FxStatus> = HandleKind::kStatus;
+
 // What a Handle stands for: defined where its entries are (partition_api.cc,
 // shape_env_api.cc, c_api.cc, extension_api.cc; FxStatus's below).
 template <typename Handle>
 struct HostObject;
-template <>
-struct HostObjectKind<FxSupport> {
-  static constexpr HandleKind value = HandleKind::kSupport;
-};
-template <>
-struct HostObjectKind<FxPartitions> {
-  static constexpr HandleKind value = HandleKind::kPartitions;
-};
-template <>
-struct HostObjectKind<FxShapeEnv> {
-  static constexpr HandleKind value = HandleKind::kShapeEnv;
-};
-template <>
-struct HostObjectKind<FxOptions> {
-  static constexpr HandleKind value = HandleKind::kOptions;
-};
-
-template <>
-struct HostObjectKind<FxRegistrar> {
-  static constexpr HandleKind value = HandleKind::kRegistrar;
-};
-template <>
-struct HostObjectKind<FxOpCall> {
-  static constexpr HandleKind value = HandleKind::kOpCall;
-};
-template <>
-struct HostObjectKind<FxStatus> {
-  static constexpr HandleKind value = HandleKind::kStatus;
-};
 
 // What an FxStatus names: a code and a message, owned by whoever holds the
 // handle until ReleaseStatus (or take_status, c_api.h).
@@ -227,8 +222,8 @@ struct HostObject<FxStatus> : HandleSlot {
 // A new object the plugin owns until release_object(). Throws bad_alloc.
 template <typename Handle>
 Handle* give_object(std::unique_ptr<HostObject<Handle>> object) {
-  uintptr_t handle = HandleTable::instance().handle_of(
-      object.get(), HostObjectKind<Handle>::value);
+  uintptr_t handle =
+      HandleTable::instance().handle_of(object.get(), kHandleKindOf<Handle>);
   object.release();
   return reinterpret_cast<Handle*>(handle);
 }
@@ -236,13 +231,13 @@ Handle* give_object(std::unique_ptr<HostObject<Handle>> object) {
 template <typename Handle>
 const HostObject<Handle>* unwrap_object(const Handle* h) {
   return static_cast<const HostObject<Handle>*>(
-      checked(h, HostObjectKind<Handle>::value));
+      checked(h, kHandleKindOf<Handle>));
 }
 
 template <typename Handle>
 const HostObject<Handle>* peek_object(const Handle* h) {
   return static_cast<const HostObject<Handle>*>(
-      peeked(h, HostObjectKind<Handle>::value));
+      peeked(h, kHandleKindOf<Handle>));
 }
 
 // Frees an owned object; NULL, a second release or a made-up handle does
@@ -266,7 +261,7 @@ class ScopedObject {
   ScopedObject& operator=(const ScopedObject&) = delete;
   const Handle* handle() const {
     return reinterpret_cast<const Handle*>(
-        handle_of(&object_, HostObjectKind<Handle>::value));
+        handle_of(&object_, kHandleKindOf<Handle>));
   }
 
  private:
