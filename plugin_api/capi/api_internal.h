@@ -137,27 +137,10 @@ std::vector<std::vector<Node*>> checked_partition_lists(
 // The version-1 table's forwarding of the slots its two releases laid out
 // differently (first_release_forwarding.cc): slots 99..105 of `v1` become
 // forwarders that send a call whose first argument is a live registrar or
-// custom-op call of a version-1 plugin to the first release's entry there
-// (RegisterCustomOp .. CallFloatArg) and every other call to the entry the
-// slot is declared as.
+// custom-op call (a live handle of the handle table) to the first release's
+// entry there (RegisterCustomOp .. CallFloatArg) and every other call to the
+// entry the slot is declared as.
 void forward_first_release_slots(FxApi& v1);
-
-// What a version-1 plugin is handed that the forwarders recognise.
-enum class V1HandleKind { kRegistrar = 0, kOpCall = 1 };
-
-// Marks `handle` live for the forwarders while in scope, when the plugin it
-// is handed to has api_version 1 (otherwise does nothing).
-class ScopedV1Handle {
- public:
-  ScopedV1Handle(const void* handle, V1HandleKind kind, uint32_t api_version);
-  ~ScopedV1Handle();
-  ScopedV1Handle(const ScopedV1Handle&) = delete;
-  ScopedV1Handle& operator=(const ScopedV1Handle&) = delete;
-
- private:
-  const void* handle_;
-  V1HandleKind kind_;
-};
 
 // The parts of the table implemented outside c_api.cc.
 void fill_runtime_entries(FxApi& table);    // runtime_api.cc

@@ -115,7 +115,6 @@ c10::IValue run_shape_function(const FxCustomOp& op, const OpCall& call,
   FxTensorSpec spec{};
   spec.struct_size = sizeof(FxTensorSpec);
   ScopedObject<FxOpCall> lent(call);
-  ScopedV1Handle live(lent.handle(), V1HandleKind::kOpCall, version);
   FxStatus* status = op.shape(api(version), lent.handle(), op.user_data, &spec);
   if (status != nullptr) {
     std::string message = take_status(status).message;
@@ -146,7 +145,6 @@ c10::IValue run_custom_op(const FxCustomOp& op, OpArgs& args,
   if (meta) return run_shape_function(op, call, version);
   DLManagedTensor* out = nullptr;
   ScopedObject<FxOpCall> lent(call);
-  ScopedV1Handle live(lent.handle(), V1HandleKind::kOpCall, version);
   FxStatus* status = op.kernel(api(version), lent.handle(), op.user_data, &out);
   if (status != nullptr) {
     std::string message = take_status(status).message;
@@ -258,7 +256,7 @@ void fill_registration_entries(FxApi& t) {
   t.RegisterLeafModuleRule = [](FxRegistrar* r, FxLeafModuleFn fn,
                                 void* user_data) {
     return guarded("RegisterLeafModuleRule", [&] {
-      registrar_of(r);
+      registrar_of(r);  // refuses one that is not lent now
       require(fn, "is_leaf");
       Extensions& e = extensions();
       std::lock_guard<std::mutex> lock(e.mutex);
@@ -367,8 +365,6 @@ absl::Status register_extensions(const FxPluginInfo& info,
   registrar.api_version = info.api_version;
   internal::ScopedObject<FxRegistrar> lent(registrar);
   auto* handle = const_cast<FxRegistrar*>(lent.handle());
-  internal::ScopedV1Handle live(handle, internal::V1HandleKind::kRegistrar,
-                                info.api_version);
   FxStatus* status = nullptr;
   try {
     status = info.register_extensions(api(info.api_version), handle);

@@ -13,12 +13,14 @@
 // first-release entry takes a registrar (RegisterCustomOp,
 // RegisterLeafModuleRule) or a custom-op call (CallHasArg .. CallFloatArg)
 // as its first argument, and the second release's entry takes a graph or an
-// out-pointer, never one of those. The host knows every registrar and call
-// it has handed to a version-1 plugin and not taken back (LiveV1Handles), so
-// each slot of the version-1 table holds a forwarder that sends a call whose
-// first argument is such a handle to the first-release entry and every other
-// call to the second release's. The dispatch is exact: it compares
-// addresses, it never guesses from the values.
+// out-pointer, never one of those. Registrars and calls are checked handles
+// lent for their registration or call (wrap.h), so each slot of the
+// version-1 table holds a forwarder that asks the handle table whether its
+// first argument is a live registrar or call, sends such a call to the
+// first-release entry and every other call to the second release's. A graph
+// handle has another kind; an out-pointer would have to spell, bit for bit, a
+// live registrar's or call's slot, kind and 32-bit generation. The table
+// reads any value without following it, so asking is safe.
 //
 // The forwarders are called through the slot's declared type by one kind of
 // plugin and through the other release's type by the other, so they are
@@ -31,9 +33,7 @@
 // shorter call did not pass only on the path that needs them, which is
 // never the shorter call's path.
 #include <cstdint>
-#include <mutex>
 
-#include "absl/container/flat_hash_map.h"
 #include "plugin_api/capi/api_internal.h"
 
 #if !defined(__x86_64__) && !defined(__aarch64__)
@@ -55,44 +55,11 @@ static_assert(slot_of(offsetof(FxApi, GraphNumExampleInputs)) == 99 &&
                   slot_of(offsetof(FxApi, RegisterCustomOp)) == 113,
               "the slots the two version-1 releases disagree on moved");
 
-// Registrars and custom-op calls handed to version-1 plugins, while live.
-class LiveV1Handles {
- public:
-  static LiveV1Handles& get() {
-    static auto* handles = new LiveV1Handles();
-    return *handles;
-  }
-  void add(const void* handle, V1HandleKind kind) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    ++live_[handle].count[static_cast<int>(kind)];
-  }
-  void remove(const void* handle, V1HandleKind kind) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = live_.find(handle);
-    if (it == live_.end()) return;
-    Entry& e = it->second;
-    --e.count[static_cast<int>(kind)];
-    if (e.count[0] == 0 && e.count[1] == 0) live_.erase(it);
-  }
-  bool is(const void* handle, V1HandleKind kind) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = live_.find(handle);
-    return it != live_.end() && it->second.count[static_cast<int>(kind)] > 0;
-  }
-
- private:
-  struct Entry {
-    int count[2] = {0, 0};
-  };
-  std::mutex mutex_;
-  absl::flat_hash_map<const void*, Entry> live_;
-};
-
 bool is_registrar(const void* p) {
-  return LiveV1Handles::get().is(p, V1HandleKind::kRegistrar);
+  return peeked(p, HandleKind::kRegistrar) != nullptr;
 }
 bool is_op_call(const void* p) {
-  return LiveV1Handles::get().is(p, V1HandleKind::kOpCall);
+  return peeked(p, HandleKind::kOpCall) != nullptr;
 }
 
 // The host's whole table, whose entries the forwarders call (built before
@@ -197,16 +164,6 @@ void install(Entry& entry, Forwarder* forwarder) {
 }
 
 }  // namespace
-
-ScopedV1Handle::ScopedV1Handle(const void* handle, V1HandleKind kind,
-                               uint32_t api_version)
-    : handle_(api_version <= 1 ? handle : nullptr), kind_(kind) {
-  if (handle_ != nullptr) LiveV1Handles::get().add(handle_, kind_);
-}
-
-ScopedV1Handle::~ScopedV1Handle() {
-  if (handle_ != nullptr) LiveV1Handles::get().remove(handle_, kind_);
-}
 
 void forward_first_release_slots(FxApi& v1) {
   install(v1.GraphNumExampleInputs, &slot99);
