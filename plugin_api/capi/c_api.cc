@@ -994,16 +994,18 @@ StatusText take_status(FxStatus* status) {
   return text;
 }
 
-LentOptions::LentOptions(const FxOptions& options)
-    : lent_(std::make_unique<internal::HostObject<FxOptions>>()) {
-  lent_->options = &options;
-  handle_ = reinterpret_cast<const FxOptions*>(
-      internal::handle_of(lent_.get(), internal::HandleKind::kOptions));
-}
+// The scope is destroyed first, so the handle turns stale before the object
+// goes.
+struct LentOptions::Lent {
+  explicit Lent(const FxOptions& options) { object.options = &options; }
+  internal::HostObject<FxOptions> object;
+  internal::ScopedObject<FxOptions> scope{object};
+};
 
-LentOptions::~LentOptions() {
-  internal::HandleTable::instance().forget(lent_.get());
-}
+LentOptions::LentOptions(const FxOptions& options)
+    : lent_(std::make_unique<Lent>(options)), handle_(lent_->scope.handle()) {}
+
+LentOptions::~LentOptions() = default;
 
 ScopedAttributeStore::ScopedAttributeStore(const Graph* graph,
                                            AttributeStore* store)

@@ -49,11 +49,6 @@ Graph* from_handle(FxGraph* g);
 FxNode* to_handle(Node* n);
 Node* from_handle(FxNode* n);
 
-namespace internal {
-template <typename Handle>
-struct HostObject;
-}  // namespace internal
-
 // Lends `options` to one pass call: handle() is what the pass is given, a
 // checked handle (wrap.h) that turns stale when this is destroyed, so a
 // plugin that keeps it past its pass is refused, never shown freed memory.
@@ -67,7 +62,8 @@ class LentOptions {
   const FxOptions* handle() const { return handle_; }
 
  private:
-  std::unique_ptr<internal::HostObject<FxOptions>> lent_;
+  struct Lent;  // the object the handle names, and its scope (c_api.cc)
+  std::unique_ptr<Lent> lent_;
   const FxOptions* handle_;
 };
 

@@ -181,6 +181,7 @@ class ScopedMatch {
 // unwrap_object() and peek_object() behave as unwrap() and peek() above: a
 // released, expired or made-up handle is refused by name (or answers as
 // NULL), never followed.
+
 // The handle table's kind of each such handle type (none for others: a
 // compile error).
 template <typename Handle>
