@@ -344,6 +344,16 @@ class PickleRewriter {
     return items;
   }
 
+  // DICT and SETITEMS take keys and values in pairs. LibTorch 1.13's
+  // unpickler reads the value of an unpaired last key from past the end of
+  // its stack (memory a destroyed value left), so an odd count is refused.
+  void require_pairs(size_t i, const std::vector<Elem>& items) const {
+    if (items.size() % 2 != 0) {
+      fail(i, cat("an odd number of items after the MARK (", items.size(),
+                  "): a key without its value"));
+    }
+  }
+
   // `item` goes inside `container`.
   void insert(size_t i, Elem& container, const Elem& item) {
     item.object->inside = true;
@@ -405,6 +415,7 @@ class PickleRewriter {
       case 'd':
       case 0x91: {  // TUPLE, LIST, DICT, FROZENSET
         std::vector<Elem> items = pop_to_mark(i, &mark);
+        if (op.code == 'd') require_pairs(i, items);
         Elem e = elem_at(mark.start);
         e.built_by = i;
         insert_all(i, e, items);
@@ -416,6 +427,7 @@ class PickleRewriter {
       case 'u':
       case 0x90: {  // APPENDS, SETITEMS, ADDITEMS
         std::vector<Elem> items = pop_to_mark(i, &mark);
+        if (op.code == 'u') require_pairs(i, items);
         insert_all(i, top(i), items);
         break;
       }
