@@ -216,6 +216,11 @@ class GraphModuleTarget::Attributes : public AttributeStore {
     entry.is_module = true;
     entry.spec = ModuleSpec{std::string(type), config, false, nullptr};
     entry.previous_module = module_.get_submodule(name);
+    // A replacement keeps the mode of the module it replaces (a fused
+    // convolution of an eval-mode model is in eval mode too).
+    if (entry.previous_module != nullptr) {
+      module->train(entry.previous_module->is_training());
+    }
     journal_.push_back(std::move(entry));
     module_.add_submodule(name, std::move(module));
     return true;
@@ -446,6 +451,11 @@ class GraphModuleTarget::Attributes : public AttributeStore {
     entry.name = name;
     entry.is_module = true;
     entry.previous_module = module_.get_submodule(name);
+    // A replacement keeps the mode of the module it replaces (a fused
+    // convolution of an eval-mode model is in eval mode too).
+    if (entry.previous_module != nullptr) {
+      module->train(entry.previous_module->is_training());
+    }
     journal_.push_back(std::move(entry));
     module_.add_submodule(name, std::move(module));
   }

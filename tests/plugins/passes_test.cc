@@ -27,16 +27,7 @@ std::string tmp(const std::string& name) {
 
 // Exports tests/plugins/golden_models.py:CLASS with torch.fx.
 std::string export_model(const std::string& cls, const std::string& shape) {
-  std::string dir = tmp("models/" + cls);
-  if (std::filesystem::exists(dir + "/graph.fx.json")) return dir;
-  std::string log;
-  int status =
-      run_command("/usr/bin/python3 " + runfile("tools/torchfx_export.py") +
-                      " --module " + runfile("tests/plugins/golden_models.py") +
-                      ":" + cls + " --input-shape " + shape + " -o " + dir,
-                  &log);
-  if (status != 0) throw std::runtime_error("export failed:\n" + log);
-  return dir;
+  return export_module("tests/plugins/golden_models.py", cls, shape);
 }
 
 // Runs passes_golden.py MODE on the bundle; returns its output directory.

@@ -31,7 +31,7 @@ TEST(PluginAbi, EachPluginExportsOnlyTheEntryPointAndNeedsNoHostLibrary) {
           << out;
     }
   }
-  EXPECT_EQ(plugins, 5u);
+  EXPECT_EQ(plugins, 6u);
 }
 
 }  // namespace

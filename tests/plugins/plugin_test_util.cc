@@ -170,4 +170,20 @@ std::string export_torchvision(const std::string& name) {
   return dir;
 }
 
+std::string export_module(const std::string& module_file, const std::string& cls,
+                          const std::string& shape, bool train) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  std::string dir = std::string(tmp ? tmp : "/tmp") + "/models/" + cls +
+                    (train ? "_train" : "");
+  if (std::filesystem::exists(dir + "/graph.fx.json")) return dir;
+  std::string log;
+  int status = run_command(
+      "/usr/bin/python3 " + runfile("tools/torchfx_export.py") + " --module " +
+          runfile(module_file) + ":" + cls + " --input-shape " + shape +
+          (train ? " --train" : "") + " -o " + dir,
+      &log);
+  if (status != 0) throw std::runtime_error("exporting " + cls + " failed:\n" + log);
+  return dir;
+}
+
 }  // namespace fx::plugins_test

@@ -767,7 +767,8 @@ struct FxApi {
    * Python type `module_type` ("torch.nn.Conv2d") built from `config` (a
    * dict of constructor keyword arguments, as GraphModuleConfig returns;
    * copied). Its parameters start as the constructor makes them; set them
-   * with GraphSetAttr. Rolled back with the pass when it fails. */
+   * with GraphSetAttr. A module replacing another is in the training or eval
+   * mode the replaced one was in. Rolled back with the pass when it fails. */
   FxStatus* (*GraphAddModule)(FxGraph* graph, const char* qualified_name,
                               const char* module_type, const FxArg* config);
   /* Writes up to `capacity` users of `node`, in order, to `out` and returns

@@ -1,0 +1,80 @@
+#!/usr/bin/python3
+"""torch.fx.experimental.optimization on a bundle: the goldens for the
+optimization plugin's tests.
+
+    optimization_golden.py TORCHFX_IMPORT_PY BUNDLE_DIR MODE OUT_DIR MODEL
+
+MODEL is the module the bundle was exported from (torchvision:NAME or
+FILE:CLASS, as tools/torchfx_export.py takes it). torch's passes take the
+module and trace it themselves, so they get the module, built again with
+the bundle's weights (read by tools/torchfx_import.py) and in the mode the
+bundle records. Writes to OUT_DIR what torch 1.13 makes of it:
+  fuse   torch.fx.experimental.optimization.fuse(gm): graph.txt, code.py,
+         output.pt (the fused module on BUNDLE_DIR/input.pt), weights.pt
+         (every convolution's weight and bias, by qualified name); error.txt
+         with the exception's type when fuse raises instead
+Graph text uses the current docs' num_users form.
+"""
+
+import importlib.util
+import os
+import re
+import sys
+
+import torch
+import torch.fx
+from torch.fx.experimental import optimization
+
+
+def build(source):
+    if source.startswith("torchvision:"):
+        import torchvision.models
+        return getattr(torchvision.models, source.split(":", 1)[1])()
+    path, cls = source.split(":")
+    spec = importlib.util.spec_from_file_location("models", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return getattr(mod, cls)()
+
+
+def main():
+    spec = importlib.util.spec_from_file_location("torchfx_import", sys.argv[1])
+    importer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(importer)
+    bundle, mode, out_dir, source = sys.argv[2:6]
+    os.makedirs(out_dir, exist_ok=True)
+    gm = importer.load_bundle(bundle)
+    model = build(source)
+    model.load_state_dict(gm.state_dict())
+    recorded = dict(gm.named_modules())
+    for name, m in model.named_modules():
+        if name and name in recorded:
+            m.training = recorded[name].training
+    inputs = torch.load(os.path.join(bundle, "input.pt"))
+    if mode != "fuse":
+        sys.exit(f"unknown mode {mode}")
+    try:
+        result = optimization.fuse(model)
+    except Exception as e:  # torch's own refusal is the golden
+        with open(os.path.join(out_dir, "error.txt"), "w") as f:
+            f.write(type(e).__name__ + "\n")
+        return
+    with open(os.path.join(out_dir, "graph.txt"), "w") as f:
+        f.write(re.sub(r"\[#users=", "[num_users=", str(result.graph)))
+    with open(os.path.join(out_dir, "code.py"), "w") as f:
+        f.write(result.code)
+    with torch.no_grad():
+        out = result(*inputs)
+    torch.save(out, os.path.join(out_dir, "output.pt"))
+    convs = (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d)
+    weights = {}
+    for name, m in result.named_modules():
+        if isinstance(m, convs):
+            weights[name + ".weight"] = m.weight.detach()
+            if m.bias is not None:
+                weights[name + ".bias"] = m.bias.detach()
+    torch.save(weights, os.path.join(out_dir, "weights.pt"))
+
+
+if __name__ == "__main__":
+    main()

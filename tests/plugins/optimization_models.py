@@ -1,0 +1,57 @@
+"""Models for the optimization plugin's tests (fuse), exported with torch.fx.
+
+Every BatchNorm has running statistics that are not the initial 0 and 1, so
+that folding them is checked number for number.
+"""
+
+import torch
+import torch.nn.functional as F
+
+
+def _stats(bn):
+    if bn.running_mean is not None:
+        bn.running_mean.uniform_(-0.5, 0.5)
+        bn.running_var.uniform_(0.5, 2.0)
+    if bn.weight is not None:
+        bn.weight.data.uniform_(0.5, 1.5)
+        bn.bias.data.uniform_(-0.5, 0.5)
+
+
+class ConvBn(torch.nn.Module):
+    """Each fuse pattern, and the sites torch's fuse leaves alone."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(1)
+        self.conv2 = torch.nn.Conv2d(3, 8, 3, padding=1, bias=False)
+        self.bn2 = torch.nn.BatchNorm2d(8)
+        self.conv1 = torch.nn.Conv1d(8, 8, 3, padding=1)
+        self.bn1 = torch.nn.BatchNorm1d(8, eps=1e-3)
+        self.conv3 = torch.nn.Conv3d(8, 4, 1)
+        self.bn3 = torch.nn.BatchNorm3d(4, affine=False)
+        # A convolution with two users: not fused.
+        self.shared = torch.nn.Conv2d(3, 8, 1)
+        self.bn_shared = torch.nn.BatchNorm2d(8)
+        # No running statistics: not fused.
+        self.conv_batch = torch.nn.Conv2d(3, 8, 1)
+        self.bn_batch = torch.nn.BatchNorm2d(8, track_running_stats=False)
+        # A BatchNorm of the wrong dimension for its convolution, and one
+        # after a functional convolution: not fused.
+        self.conv_mismatch = torch.nn.Conv1d(8, 8, 1)
+        self.bn_mismatch = torch.nn.BatchNorm2d(8)
+        self.bn_functional = torch.nn.BatchNorm2d(8)
+        self.w = torch.nn.Parameter(torch.randn(8, 3, 1, 1))
+        for bn in (self.bn2, self.bn1, self.bn3, self.bn_shared, self.bn_batch,
+                   self.bn_mismatch, self.bn_functional):
+            _stats(bn)
+
+    def forward(self, x):
+        a = torch.relu(self.bn2(self.conv2(x)))
+        b = self.bn1(self.conv1(a.flatten(2)))
+        c = self.bn3(self.conv3(b.view(2, 8, 4, 4, 4)))
+        d = self.shared(x)
+        e = self.bn_shared(d) + d
+        f = self.bn_batch(self.conv_batch(x))
+        g = self.bn_mismatch(self.conv_mismatch(b).view(2, 8, 8, 8))
+        h = self.bn_functional(F.conv2d(x, self.w))
+        return c.sum() + e + f + g + h

@@ -1,0 +1,123 @@
+// libfx_optimization through the pass manager against torch 1.13's
+// torch.fx.experimental.optimization on the same bundles (Python in the
+// test): fuse gives torch's graph text and code, torch's fused weights to
+// the bit and torch's output; it refuses what torch's fuse refuses.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
+#include "fx_core/io/torch_save.h"
+#include "fx_core/ir/graph.h"
+#include "tests/plugins/plugin_test_util.h"
+#include "tests/testing/reference.h"
+
+namespace fx::plugins_test {
+namespace {
+
+constexpr const char* kModels = "tests/plugins/optimization_models.py";
+
+// Runs optimization_golden.py MODE on the bundle exported from `model`
+// (torchvision:NAME, or CLASS of optimization_models.py); returns its output
+// directory.
+std::string torch_fx(const std::string& bundle, const std::string& mode,
+                     std::string model) {
+  if (model.rfind("torchvision:", 0) != 0) {
+    model = runfile(kModels) + ":" + model;
+  }
+  std::string out = bundle + ".golden_" + mode;
+  std::string log;
+  int status = run_command(
+      "/usr/bin/python3 " + runfile("tests/plugins/optimization_golden.py") +
+          " " + runfile("tools/torchfx_import.py") + " " + bundle + " " +
+          mode + " " + out + " " + model,
+      &log);
+  if (status != 0) throw std::runtime_error("torch.fx golden failed:\n" + log);
+  return out;
+}
+
+c10::IValue read(const std::string& path) {
+  auto v = read_value_file(path);
+  if (!v.ok()) throw std::runtime_error(std::string(v.status().message()));
+  return *v;
+}
+
+class OptimizationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!python_skip_reason().empty()) GTEST_SKIP() << python_skip_reason();
+  }
+
+  // fuse on the bundle against torch's fuse: text, code, every
+  // convolution's weights exactly, the output.
+  void expect_fuse_as_torch(const std::string& dir, const std::string& model) {
+    Bundle b = load_bundle(dir);
+    std::string golden = torch_fx(dir, "fuse", model);
+    ASSERT_FALSE(std::filesystem::exists(golden + "/error.txt"))
+        << testing::read_file(golden + "/error.txt");
+    host::PipelineReport report = run_pipeline(*b.gm, "fuse", b.inputs);
+    ASSERT_TRUE(report.ok()) << report.failure;
+    EXPECT_TRUE(report.passes[0].changed);
+    EXPECT_EQ(b.gm->graph().str(), testing::read_file(golden + "/graph.txt"));
+    EXPECT_EQ(b.gm->code(), testing::read_file(golden + "/code.py"));
+    c10::Dict<c10::IValue, c10::IValue> weights =
+        read(golden + "/weights.pt").toGenericDict();
+    ASSERT_GT(weights.size(), 0u);
+    for (const auto& entry : weights) {
+      const std::string name = entry.key().toStringRef();
+      at::Tensor ours = b.gm->get_attr(name);
+      ASSERT_TRUE(ours.defined()) << name;
+      EXPECT_TRUE(at::equal(ours, entry.value().toTensor())) << name;
+    }
+    EXPECT_EQ(max_abs_diff(forward(*b.gm, b.inputs),
+                           read(golden + "/output.pt")),
+              0.0);
+  }
+};
+
+TEST_F(OptimizationTest, FuseFoldsEachPatternAsTorchDoes) {
+  // Conv2d without bias + BatchNorm2d, Conv1d + BatchNorm1d(eps=1e-3),
+  // Conv3d + affine-less BatchNorm3d fused; a shared convolution, a
+  // BatchNorm without running statistics, a mismatched pair and a
+  // functional convolution left alone.
+  std::string dir = export_module(kModels, "ConvBn", "2,3,8,8");
+  expect_fuse_as_torch(dir, "ConvBn");
+  Bundle b = load_bundle(dir);
+  run_pipeline(*b.gm, "fuse", b.inputs);
+  std::string text = b.gm->graph().str();
+  for (const char* kept : {"bn_shared", "bn_batch", "bn_mismatch",
+                           "bn_functional"}) {
+    EXPECT_NE(text.find(std::string("target=") + kept + "]"),
+              std::string::npos)
+        << kept;
+  }
+  // conv2 was rebuilt with a bias: still in eval mode, as torch's
+  // deep copy of it is.
+  EXPECT_FALSE(b.gm->get_submodule("conv2")->is_training());
+}
+
+TEST_F(OptimizationTest, FuseOnResnet18IsTorchs) {
+  expect_fuse_as_torch(export_torchvision("resnet18"), "torchvision:resnet18");
+}
+
+TEST_F(OptimizationTest, FuseRefusesTrainingModeAsTorchDoes) {
+  std::string dir = export_module(kModels, "ConvBn", "2,3,8,8", /*train=*/true);
+  std::string golden = torch_fx(dir, "fuse", "ConvBn");
+  EXPECT_EQ(testing::read_file(golden + "/error.txt"), "AssertionError\n");
+  Bundle b = load_bundle(dir);
+  const std::string before = b.gm->graph().str();
+  at::Tensor weight = b.gm->get_attr("conv2.weight").clone();
+  host::PipelineReport report = run_pipeline(*b.gm, "fuse", b.inputs);
+  ASSERT_FALSE(report.ok());
+  // The Conv1d pattern comes first, as in torch's fuse.
+  EXPECT_NE(report.failure.find("fuse: 'conv1' and 'bn1' must be in eval mode"),
+            std::string::npos)
+      << report.failure;
+  EXPECT_EQ(b.gm->graph().str(), before);
+  EXPECT_TRUE(at::equal(b.gm->get_attr("conv2.weight"), weight));
+}
+
+}  // namespace
+}  // namespace fx::plugins_test
