@@ -6,8 +6,8 @@
 
 #include <atomic>
 #include <cstring>
-#include <memory>
 #include <map>
+#include <memory>
 #include <set>
 #include <utility>
 #include <vector>
@@ -377,7 +377,8 @@ class GraphModuleTarget::Attributes : public AttributeStore {
       DLManagedTensor* inner;
       std::shared_ptr<std::atomic<bool>> held;
     };
-    auto* tracked = new Tracked{{}, at::toDLPack(tensor.detach()),
+    auto* tracked = new Tracked{{},
+                                at::toDLPack(tensor.detach()),
                                 std::make_shared<std::atomic<bool>>(true)};
     tracked->outer.dl_tensor = tracked->inner->dl_tensor;
     tracked->outer.manager_ctx = tracked;

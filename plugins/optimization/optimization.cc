@@ -108,8 +108,8 @@ std::vector<T> channel_values(const Graph& g, const std::string& name,
 template <typename T>
 fxp::Tensor tensor_of(const std::vector<int64_t>& shape,
                       const std::vector<T>& values) {
-  fxp::Tensor t = fxp::make_tensor(
-      shape, sizeof(T) == 4 ? fxp::kFloat32 : fxp::kFloat64);
+  fxp::Tensor t =
+      fxp::make_tensor(shape, sizeof(T) == 4 ? fxp::kFloat32 : fxp::kFloat64);
   T* data = t.mutable_data<T>();
   for (size_t i = 0; i < values.size(); ++i) data[i] = values[i];
   return t;
@@ -199,4 +199,5 @@ FXP_PLUGIN("fx_optimization", "1.0",
            fxp::pass<fuse>("fuse",
                            "folds eval-mode BatchNorm1d/2d/3d into the "
                            "Conv1d/2d/3d module before it (torch.fx "
-                           "experimental.optimization.fuse)"))
+                           "experimental.optimization.fuse)")
+               .idempotent())

@@ -29,11 +29,11 @@ std::string torch_fx(const std::string& bundle, const std::string& mode,
   }
   std::string out = bundle + ".golden_" + mode;
   std::string log;
-  int status = run_command(
-      "/usr/bin/python3 " + runfile("tests/plugins/optimization_golden.py") +
-          " " + runfile("tools/torchfx_import.py") + " " + bundle + " " +
-          mode + " " + out + " " + model,
-      &log);
+  int status = run_command("/usr/bin/python3 " +
+                               runfile("tests/plugins/optimization_golden.py") +
+                               " " + runfile("tools/torchfx_import.py") + " " +
+                               bundle + " " + mode + " " + out + " " + model,
+                           &log);
   if (status != 0) throw std::runtime_error("torch.fx golden failed:\n" + log);
   return out;
 }
@@ -71,9 +71,9 @@ class OptimizationTest : public ::testing::Test {
       ASSERT_TRUE(ours.defined()) << name;
       EXPECT_TRUE(at::equal(ours, entry.value().toTensor())) << name;
     }
-    EXPECT_EQ(max_abs_diff(forward(*b.gm, b.inputs),
-                           read(golden + "/output.pt")),
-              0.0);
+    EXPECT_EQ(
+        max_abs_diff(forward(*b.gm, b.inputs), read(golden + "/output.pt")),
+        0.0);
   }
 };
 
@@ -87,10 +87,9 @@ TEST_F(OptimizationTest, FuseFoldsEachPatternAsTorchDoes) {
   Bundle b = load_bundle(dir);
   run_pipeline(*b.gm, "fuse", b.inputs);
   std::string text = b.gm->graph().str();
-  for (const char* kept : {"bn_shared", "bn_batch", "bn_mismatch",
-                           "bn_functional"}) {
-    EXPECT_NE(text.find(std::string("target=") + kept + "]"),
-              std::string::npos)
+  for (const char* kept :
+       {"bn_shared", "bn_batch", "bn_mismatch", "bn_functional"}) {
+    EXPECT_NE(text.find(std::string("target=") + kept + "]"), std::string::npos)
         << kept;
   }
   // conv2 was rebuilt with a bias: still in eval mode, as torch's

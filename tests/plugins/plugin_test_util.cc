@@ -170,8 +170,9 @@ std::string export_torchvision(const std::string& name) {
   return dir;
 }
 
-std::string export_module(const std::string& module_file, const std::string& cls,
-                          const std::string& shape, bool train) {
+std::string export_module(const std::string& module_file,
+                          const std::string& cls, const std::string& shape,
+                          bool train) {
   const char* tmp = std::getenv("TEST_TMPDIR");
   std::string dir = std::string(tmp ? tmp : "/tmp") + "/models/" + cls +
                     (train ? "_train" : "");
@@ -182,7 +183,8 @@ std::string export_module(const std::string& module_file, const std::string& cls
           runfile(module_file) + ":" + cls + " --input-shape " + shape +
           (train ? " --train" : "") + " -o " + dir,
       &log);
-  if (status != 0) throw std::runtime_error("exporting " + cls + " failed:\n" + log);
+  if (status != 0)
+    throw std::runtime_error("exporting " + cls + " failed:\n" + log);
   return dir;
 }
 

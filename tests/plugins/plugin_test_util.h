@@ -59,8 +59,9 @@ std::string export_torchvision(const std::string& name);
 // torch.fx for an input of `shape` ("2,3,8,8") into TEST_TMPDIR (once per
 // process), in eval mode or with `train` in training mode; returns the
 // bundle directory; throws with the log on failure.
-std::string export_module(const std::string& module_file, const std::string& cls,
-                          const std::string& shape, bool train = false);
+std::string export_module(const std::string& module_file,
+                          const std::string& cls, const std::string& shape,
+                          bool train = false);
 // Runs a shell command; returns its exit status, its output in *output.
 int run_command(const std::string& command, std::string* output);
 

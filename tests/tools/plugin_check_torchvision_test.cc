@@ -68,7 +68,8 @@ INSTANTIATE_TEST_SUITE_P(FirstParty, PluginCheckTorchvision,
                          ::testing::Values("libfx_passes.so",
                                            "libfx_shape_prop.so",
                                            "libfx_decompose.so",
-                                           "libfx_quantize.so"),
+                                           "libfx_quantize.so",
+                                           "libfx_optimization.so"),
                          [](const auto& info) {
                            std::string name = info.param;
                            return name.substr(6, name.size() - 9);
