@@ -480,7 +480,7 @@ class PickleRewriter {
       case 'Q': {  // BINPERSID: a storage
         Elem id = pop(i);
         Elem e = elem_at(id.start);
-        e.storage_elements = storage_elements(id);
+        e.storage_elements = storage_elements(i, id);
         stack_.push_back(e);
         break;
       }
@@ -722,18 +722,28 @@ class PickleRewriter {
   }
 
   // The elements of the storage a persistent id ('storage', torch.TStorage,
-  // key, location, numel) names: its record's bytes over the type's size;
-  // nullopt when not known (LibTorch then refuses the id or the record).
-  std::optional<uint64_t> storage_elements(const Elem& id) const {
-    if (!record_bytes_ || !id.items || id.items->size() != 5) {
-      return std::nullopt;
-    }
+  // key, location, numel) names, as LibTorch's unpickler makes it: numel
+  // elements on the record's bytes, and no bytes at all (a null data
+  // pointer) when numel is 0, whatever the record holds; so the elements a
+  // tensor may read are the fewer of numel and the record's bytes over the
+  // type's size (tests/fuzz crashes/torch_save zero_numel_zero_points: a
+  // null read). nullopt when not known (LibTorch then refuses the id or the
+  // record). A negative numel is refused: LibTorch would size the storage
+  // from it.
+  std::optional<uint64_t> storage_elements(size_t i, const Elem& id) const {
+    if (!id.items || id.items->size() != 5) return std::nullopt;
     const std::vector<Elem>& parts = *id.items;
     size_t element = storage_element_size(parts[1].global);
-    if (parts[0].text != "storage" || element == 0) return std::nullopt;
+    if (parts[0].text != "storage" || element == 0 || !parts[4].integer) {
+      return std::nullopt;
+    }
+    const int64_t numel = *parts[4].integer;
+    if (numel < 0) fail(i, cat("a storage of ", numel, " elements"));
+    if (numel == 0) return 0;
+    if (!record_bytes_) return std::nullopt;
     std::optional<uint64_t> bytes = record_bytes_(parts[2].text);
     if (!bytes) return std::nullopt;
-    return *bytes / element;
+    return std::min(*bytes / element, static_cast<uint64_t>(numel));
   }
 
   // torch.Size((d, ...)), torch.return_types.X(((v, ...), {})) and the

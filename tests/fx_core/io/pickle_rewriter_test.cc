@@ -143,6 +143,18 @@ TEST(PickleRewriter, KeysWithoutValuesAreRefused) {
             "");
 }
 
+// LibTorch's unpickler sizes a storage by the numel of its persistent id
+// ('storage', type, key, location, numel): a negative one is refused.
+TEST(PickleRewriter, StoragesOfNegativeSizeAreRefused) {
+  using namespace std::string_literals;  // NOLINT: NUL bytes in the literals
+  const std::string id = "(X\x07\x00\x00\x00storage"s +
+                         "ctorch\nFloatStorage\n"s + "X\x01\x00\x00\x00"s +
+                         "0"s + "X\x03\x00\x00\x00"s + "cpu"s;
+  EXPECT_EQ(refusal(id + "J\xff\xff\xff\xfftQ."),
+            "bad pickle at byte 53: a storage of -1 elements (opcode 0x51)");
+  EXPECT_EQ(refusal(id + "K\x02tQ."), "");
+}
+
 TEST(PickleRewriter, LengthsThatWouldWrapAreRefused) {
   // BINUNICODE8 of 2^64 - 9 bytes.
   EXPECT_EQ(refusal(bytes(

@@ -214,6 +214,22 @@ TEST(TorchSaveLimits, ScalesOutsideTheirStorageAreRefusedBeforeUnpickling) {
   EXPECT_THAT(error, HasSubstr("reach past its storage of"));
 }
 
+// Found by tests/fuzz:torch_save's 1 Dec campaign
+// (crashes/torch_save/zero_numel_zero_points): the zero points' storage
+// names 0 elements while its record holds 16 bytes. LibTorch's unpickler
+// sizes a storage by the numel of its persistent id and reads no record
+// for 0, so the zero points (size 2) read a null pointer while the
+// quantizer was built (SIGSEGV in `fx exec`). The pickle's check took the
+// record's size for the storage's.
+TEST(TorchSaveLimits, AStorageHoldsTheFewerOfItsNumelAndItsRecord) {
+  std::string error =
+      error_of("tests/fuzz/crashes/torch_save/zero_numel_zero_points");
+  EXPECT_THAT(error, HasSubstr("a per-channel quantized tensor's zero points "
+                               "(a tensor whose sizes [2], strides [1] and "
+                               "storage offset 0 reach past its storage of 0 "
+                               "elements)"));
+}
+
 // Found by tests/fuzz:torch_save (crashes/torch_save/empty_record_null_buffer):
 // a stored record declared empty (the version record: 235 bytes stored, size
 // 0). LibTorch allocates nothing for it and miniz reads its 0 bytes into the
