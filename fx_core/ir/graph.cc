@@ -25,14 +25,35 @@ absl::flat_hash_set<std::string>& side_effectful_functions() {
   return *set;
 }
 
+// A call_function target's __name__: the last dotted component, but
+// "OP.OVERLOAD" for an operator overload (torch.ops.NS.OP.OVERLOAD), whose
+// __name__ names both (the packet torch.ops.NS.OP's is OP).
+std::string_view function_name(std::string_view target) {
+  constexpr std::string_view kOps = "torch.ops.";
+  size_t dot = target.rfind('.');
+  if (dot == std::string_view::npos) return target;
+  if (target.substr(0, kOps.size()) == kOps) {
+    std::string_view rest = target.substr(kOps.size());
+    size_t ns_end = rest.find('.');
+    size_t op_end = ns_end == std::string_view::npos
+                        ? std::string_view::npos
+                        : rest.find('.', ns_end + 1);
+    if (op_end != std::string_view::npos &&
+        rest.find('.', op_end + 1) == std::string_view::npos) {
+      return rest.substr(ns_end + 1);
+    }
+  }
+  return target.substr(dot + 1);
+}
+
 // torch.fx's Graph._target_to_str then _snake_case: the name candidate for a
-// node. Callable targets (call_function) use their __name__, the last dotted
-// component; string targets are used whole, dunder stripped.
+// node. Callable targets (call_function) use their __name__ (above); string
+// targets are used whole, dunder stripped. The namespace then makes the
+// candidate an identifier ("add_.tensor" -> "add__tensor").
 std::string target_to_name_candidate(Opcode op, std::string_view target) {
   std::string_view t = target;
   if (op == Opcode::kCallFunction) {
-    size_t dot = t.rfind('.');
-    if (dot != std::string_view::npos) t = t.substr(dot + 1);
+    t = function_name(t);
   } else if (t.size() >= 4 && t.substr(0, 2) == "__" &&
              t.substr(t.size() - 2) == "__") {
     t = t.substr(2, t.size() - 4);

@@ -15,6 +15,15 @@
 //    (a convolution without bias is rebuilt with one). Like torch's fuse
 //    (which asserts it), modules in training mode are refused: run it on an
 //    eval-mode graph.
+//  - remove_dropout: torch's remove_dropout(model), a Transformer that
+//    retraces the graph and lets each torch.nn.Dropout call_module (that
+//    type exactly: not Dropout2d, not F.dropout) return its input. The
+//    retrace keeps the nodes and their names but no type annotation, so
+//    every node's type is cleared too (meta is kept). Where the retrace
+//    would name a node otherwise (a name freed by a removed dropout, e.g.
+//    F.dropout's node `dropout_1` when the module node `dropout` goes, or
+//    make_fx's `clone`, which a retrace names `clone_default`), the pass
+//    refuses, naming the node: the plugin API cannot rename nodes.
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -193,11 +202,88 @@ bool fuse(Graph& g, const fxp::Options&) {
   return changed;
 }
 
+// -------------------------------------------------------- remove_dropout
+
+[[noreturn]] void refuse_removal(const std::string& what) {
+  throw fxp::Error(FX_FAILED_PRECONDITION, "remove_dropout: " + what);
+}
+
+// The nodes torch's DropoutRemover drops: calls of a torch.nn.Dropout with
+// one positional argument (the Transformer asserts that), a node.
+std::vector<Node> dropouts(const Graph& g) {
+  std::vector<Node> out;
+  for (Node n : g) {
+    if (called_type(g, n) != "torch.nn.Dropout") continue;
+    if (n.num_args() != 1) {
+      refuse_removal("'" + std::string(n.name()) + "' calls a Dropout with " +
+                     std::to_string(n.num_args()) +
+                     " positional arguments; torch's remove_dropout asserts "
+                     "exactly one");
+    }
+    if (!n.arg(0).is_node()) {
+      refuse_removal("'" + std::string(n.name()) +
+                     "' calls a Dropout on a constant");
+    }
+    out.push_back(n);
+  }
+  return out;
+}
+
+bool is_dropout(const std::vector<Node>& dropouts, const Node& n) {
+  for (const Node& d : dropouts) {
+    if (d.get() == n.get()) return true;
+  }
+  return false;
+}
+
+// The retrace names every node afresh from its target (a placeholder from
+// its target, the output "output") in graph order, without the dropouts.
+// Checked on a scratch graph whose nodes the host names as it names a
+// traced node: each must get the node's own name.
+void require_retrace_names(const Graph& g, const std::vector<Node>& dropouts) {
+  fxp::OwnedGraph scratch;
+  for (Node n : g) {
+    if (is_dropout(dropouts, n)) continue;
+    const bool named_by_target =
+        n.op() == FX_OP_PLACEHOLDER || n.op() == FX_OP_OUTPUT;
+    Node fresh =
+        scratch.view().create_node(n.op(), n.target_cstr(), {}, {},
+                                   named_by_target ? n.target_cstr() : nullptr);
+    if (fresh.name() != n.name()) {
+      refuse_removal("torch's retrace would name node '" +
+                     std::string(n.name()) + "' '" + std::string(fresh.name()) +
+                     "' (it names every node afresh from its target); "
+                     "renaming nodes is not in the plugin API");
+    }
+  }
+}
+
+bool remove_dropout(Graph& g, const fxp::Options&) {
+  std::vector<Node> found = dropouts(g);
+  require_retrace_names(g, found);
+  bool changed = !found.empty();
+  for (Node d : found) {
+    d.replace_all_uses_with(d.arg(0).node());
+    g.erase_node(d);
+  }
+  for (Node n : g) {
+    if (n.type().empty()) continue;
+    n.set_type(nullptr);
+    changed = true;
+  }
+  return changed;
+}
+
 }  // namespace
 
-FXP_PLUGIN("fx_optimization", "1.0",
-           fxp::pass<fuse>("fuse",
-                           "folds eval-mode BatchNorm1d/2d/3d into the "
-                           "Conv1d/2d/3d module before it (torch.fx "
-                           "experimental.optimization.fuse)")
-               .idempotent())
+FXP_PLUGIN(
+    "fx_optimization", "1.0",
+    fxp::pass<fuse>("fuse",
+                    "folds eval-mode BatchNorm1d/2d/3d into the "
+                    "Conv1d/2d/3d module before it (torch.fx "
+                    "experimental.optimization.fuse)")
+        .idempotent(),
+    fxp::pass<remove_dropout>("remove_dropout",
+                              "removes every torch.nn.Dropout call (torch.fx "
+                              "experimental.optimization.remove_dropout)")
+        .idempotent())

@@ -13,6 +13,9 @@ bundle records. Writes to OUT_DIR what torch 1.13 makes of it:
          output.pt (the fused module on BUNDLE_DIR/input.pt), weights.pt
          (every convolution's weight and bias, by qualified name); error.txt
          with the exception's type when fuse raises instead
+  remove_dropout
+         torch.fx.experimental.optimization.remove_dropout(gm): graph.txt,
+         code.py, output.pt
 Graph text uses the current docs' num_users form.
 """
 
@@ -51,10 +54,12 @@ def main():
         if name and name in recorded:
             m.training = recorded[name].training
     inputs = torch.load(os.path.join(bundle, "input.pt"))
-    if mode != "fuse":
+    passes = {"fuse": optimization.fuse,
+              "remove_dropout": optimization.remove_dropout}
+    if mode not in passes:
         sys.exit(f"unknown mode {mode}")
     try:
-        result = optimization.fuse(model)
+        result = passes[mode](model)
     except Exception as e:  # torch's own refusal is the golden
         with open(os.path.join(out_dir, "error.txt"), "w") as f:
             f.write(type(e).__name__ + "\n")

@@ -55,3 +55,34 @@ class ConvBn(torch.nn.Module):
         g = self.bn_mismatch(self.conv_mismatch(b).view(2, 8, 8, 8))
         h = self.bn_functional(F.conv2d(x, self.w))
         return c.sum() + e + f + g + h
+
+
+class Dropouts(torch.nn.Module):
+    """torch.nn.Dropout modules go; Dropout2d and F.dropout stay; the
+    annotated types go with the retrace."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8)
+        self.drop = torch.nn.Dropout(0.5)
+        self.drop2d = torch.nn.Dropout2d(0.5)
+        self.head = torch.nn.Sequential(torch.nn.Dropout(0.2),
+                                        torch.nn.Linear(8, 4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.drop(torch.relu(self.fc(x)))
+        z = F.dropout(y, 0.1, training=False)
+        w = self.drop2d(z.unsqueeze(-1)).squeeze(-1)
+        return self.head(w + y)
+
+
+class DropoutNameClash(torch.nn.Module):
+    """torch's retrace names F.dropout's node `dropout` once the module's
+    node `dropout` is gone."""
+
+    def __init__(self):
+        super().__init__()
+        self.dropout = torch.nn.Dropout(0.5)
+
+    def forward(self, x):
+        return F.dropout(self.dropout(x), 0.1, training=False) * 2

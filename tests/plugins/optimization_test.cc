@@ -50,20 +50,29 @@ class OptimizationTest : public ::testing::Test {
     if (!python_skip_reason().empty()) GTEST_SKIP() << python_skip_reason();
   }
 
-  // fuse on the bundle against torch's fuse: text, code, every
-  // convolution's weights exactly, the output.
-  void expect_fuse_as_torch(const std::string& dir, const std::string& model) {
+  // `pass` on the bundle against torch's pass of that name on the model:
+  // graph text, code and output; the bundle after the pass.
+  Bundle expect_as_torch(const std::string& dir, const std::string& model,
+                         const std::string& pass) {
     Bundle b = load_bundle(dir);
-    std::string golden = torch_fx(dir, "fuse", model);
-    ASSERT_FALSE(std::filesystem::exists(golden + "/error.txt"))
-        << testing::read_file(golden + "/error.txt");
-    host::PipelineReport report = run_pipeline(*b.gm, "fuse", b.inputs);
-    ASSERT_TRUE(report.ok()) << report.failure;
-    EXPECT_TRUE(report.passes[0].changed);
+    std::string golden = torch_fx(dir, pass, model);
+    EXPECT_FALSE(std::filesystem::exists(golden + "/error.txt"));
+    host::PipelineReport report = run_pipeline(*b.gm, pass, b.inputs);
+    EXPECT_TRUE(report.ok()) << report.failure;
+    EXPECT_TRUE(report.passes.at(0).changed);
     EXPECT_EQ(b.gm->graph().str(), testing::read_file(golden + "/graph.txt"));
     EXPECT_EQ(b.gm->code(), testing::read_file(golden + "/code.py"));
+    EXPECT_EQ(
+        max_abs_diff(forward(*b.gm, b.inputs), read(golden + "/output.pt")),
+        0.0);
+    return b;
+  }
+
+  // fuse as torch's, and every convolution's weights exactly torch's.
+  void expect_fuse_as_torch(const std::string& dir, const std::string& model) {
+    Bundle b = expect_as_torch(dir, model, "fuse");
     c10::Dict<c10::IValue, c10::IValue> weights =
-        read(golden + "/weights.pt").toGenericDict();
+        read(dir + ".golden_fuse/weights.pt").toGenericDict();
     ASSERT_GT(weights.size(), 0u);
     for (const auto& entry : weights) {
       const std::string name = entry.key().toStringRef();
@@ -71,9 +80,6 @@ class OptimizationTest : public ::testing::Test {
       ASSERT_TRUE(ours.defined()) << name;
       EXPECT_TRUE(at::equal(ours, entry.value().toTensor())) << name;
     }
-    EXPECT_EQ(
-        max_abs_diff(forward(*b.gm, b.inputs), read(golden + "/output.pt")),
-        0.0);
   }
 };
 
@@ -116,6 +122,33 @@ TEST_F(OptimizationTest, FuseRefusesTrainingModeAsTorchDoes) {
       << report.failure;
   EXPECT_EQ(b.gm->graph().str(), before);
   EXPECT_TRUE(at::equal(b.gm->get_attr("conv2.weight"), weight));
+}
+
+TEST_F(OptimizationTest, RemoveDropoutIsTorchsRetrace) {
+  // Dropout modules (one inside a Sequential) go; Dropout2d and F.dropout
+  // stay; the forward's annotations go with the retrace.
+  expect_as_torch(export_module(kModels, "Dropouts", "3,8"), "Dropouts",
+                  "remove_dropout");
+  expect_as_torch(export_torchvision("mobilenet_v2"),
+                  "torchvision:mobilenet_v2", "remove_dropout");
+}
+
+TEST_F(OptimizationTest, RemoveDropoutRefusesWhereTorchRenamesANode) {
+  std::string dir = export_module(kModels, "DropoutNameClash", "3,8");
+  std::string golden = torch_fx(dir, "remove_dropout", "DropoutNameClash");
+  // torch's F.dropout node takes the freed name.
+  EXPECT_NE(testing::read_file(golden + "/graph.txt")
+                .find("%dropout : [num_users=1] = call_function"),
+            std::string::npos);
+  Bundle b = load_bundle(dir);
+  const std::string before = b.gm->graph().str();
+  host::PipelineReport report = run_pipeline(*b.gm, "remove_dropout", b.inputs);
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.failure.find("remove_dropout: torch's retrace would name "
+                                "node 'dropout_1' 'dropout'"),
+            std::string::npos)
+      << report.failure;
+  EXPECT_EQ(b.gm->graph().str(), before);
 }
 
 }  // namespace

@@ -90,3 +90,26 @@ def test_pass_keeps_torch_fx_results(name, pass_text):
     got = got[0] if isinstance(got, (list, tuple)) else got
     torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
     assert got.requires_grad == expected.requires_grad
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_remove_dropout_is_torchs_or_refused(name):
+    """torch's remove_dropout retraces: where it keeps every name the SDK's
+    pass gives its graph; where it renames nodes (make_fx's aten names) the
+    SDK's refuses, naming the node, and the graph stays as it was."""
+    from torch.fx.experimental.optimization import remove_dropout
+    gm, x = GRAPHS[name]
+    expected = remove_dropout(gm)
+    renamed = [n.name for n in gm.graph.nodes] != [
+        n.name for n in expected.graph.nodes]
+    sdk = fx_sdk.from_torch_fx(gm)
+    before = str(fx_sdk.to_torch_fx(sdk).graph)
+    if renamed:
+        with pytest.raises(RuntimeError, match="torch's retrace would name"):
+            fx_sdk._C._run_pipeline(sdk, "remove_dropout", [],
+                                    [fx_sdk.PLUGIN_DIR], True, [x])
+        assert str(fx_sdk.to_torch_fx(sdk).graph) == before
+    else:
+        fx_sdk._C._run_pipeline(sdk, "remove_dropout", [],
+                                [fx_sdk.PLUGIN_DIR], True, [x])
+        assert str(fx_sdk.to_torch_fx(sdk).graph) == str(expected.graph)

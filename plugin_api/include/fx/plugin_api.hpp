@@ -231,6 +231,8 @@ class Node {
   void update_arg(size_t i, const Arg& value);
   void update_kwarg(const char* key, const Arg& value);
   void set_target(const char* target);
+  // The type annotation; nullptr or "" for none.
+  void set_type(const char* type);
   void set_meta(const char* key, const Arg& value);
   // Every user of this node uses `replacement` instead; returns how many
   // users changed.

@@ -288,6 +288,10 @@ inline void Node::set_target(const char* target) {
   check(api()->NodeSetTarget(node_, target));
 }
 
+inline void Node::set_type(const char* type) {
+  check(api()->NodeSetType(node_, type));
+}
+
 inline void Node::set_meta(const char* key, const Arg& value) {
   check(api()->NodeSetMeta(node_, key, value.get()));
 }
