@@ -311,6 +311,9 @@ class PickleRewriter {
     std::optional<uint64_t> storage_elements;
     // A rebuilt tensor reaching past its storage: how (else empty).
     std::string outside_storage;
+    // A tensor rebuilt from a storage of the file whose elements it was
+    // checked to stay inside.
+    bool inside_storage = false;
   };
 
   [[noreturn]] void fail(size_t i, std::string_view what) const {
@@ -629,13 +632,15 @@ class PickleRewriter {
     Elem args = pop(i);
     Elem callable = pop(i);
     if (callable.global.empty()) fail(i, "calls something that is no global");
-    std::string outside = check_rebuilt_tensor(i, callable.global, args);
+    std::optional<std::string> outside =
+        check_rebuilt_tensor(i, callable.global, args);
     int args_op = tagged_call_args(callable.global);
     if (args_op != 0) {
       tag_python_tuple(i, callable, args, args_op);
     }
     Elem result = elem_at(callable.start);
-    result.outside_storage = std::move(outside);
+    result.inside_storage = outside && outside->empty();
+    result.outside_storage = outside.value_or("");
     result.object->depth = args.object->depth;
     stack_.push_back(result);
   }
@@ -646,14 +651,15 @@ class PickleRewriter {
   // so such a tensor is refused here, by name of what is negative. Returns
   // how the tensor reaches past its storage, if it does (the loaded value's
   // checks refuse it by its place in the value; see check_quantizer_params).
-  std::string check_rebuilt_tensor(size_t i, const std::string& global,
-                                   const Elem& args) {
+  std::optional<std::string> check_rebuilt_tensor(size_t i,
+                                                  const std::string& global,
+                                                  const Elem& args) {
     if (global != "torch._utils _rebuild_tensor_v2" &&
         global != "torch._utils _rebuild_tensor" &&
         global != "torch._utils _rebuild_qtensor") {
-      return "";
+      return std::nullopt;
     }
-    if (!args.items || args.items->size() < 4) return "";
+    if (!args.items || args.items->size() < 4) return std::nullopt;
     const std::vector<Elem>& a = *args.items;
     if (a[1].integer && *a[1].integer < 0) {
       fail(i, cat("a tensor with storage offset ", *a[1].integer,
@@ -676,18 +682,20 @@ class PickleRewriter {
   }
 
   // How a tensor rebuilt from (storage, offset, size, stride) reaches past
-  // its storage's record, or "" when it does not or that is not known
-  // (LibTorch refuses what is not a storage and int tuples).
-  static std::string outside_storage(const std::vector<Elem>& a) {
+  // its storage's record: "" when it does not, nullopt when that is not
+  // known (LibTorch refuses what is not a storage and int tuples; the
+  // loaded value's checks see the rest).
+  static std::optional<std::string> outside_storage(
+      const std::vector<Elem>& a) {
     if (!a[0].storage_elements || !a[1].integer || !a[2].items || !a[3].items ||
         a[2].items->size() != a[3].items->size()) {
-      return "";
+      return std::nullopt;
     }
     const std::vector<Elem>& sizes = *a[2].items;
     const std::vector<Elem>& strides = *a[3].items;
     unsigned __int128 last = static_cast<uint64_t>(*a[1].integer);
     for (size_t d = 0; d < sizes.size(); ++d) {
-      if (!sizes[d].integer || !strides[d].integer) return "";
+      if (!sizes[d].integer || !strides[d].integer) return std::nullopt;
       if (*sizes[d].integer == 0) return "";  // no element
       last += static_cast<unsigned __int128>(*sizes[d].integer - 1) *
               static_cast<uint64_t>(*strides[d].integer);
@@ -707,16 +715,25 @@ class PickleRewriter {
   // A per-channel quantizer's (qscheme, scales, zero_points, axis):
   // LibTorch's unpickler reads the scales and zero points while it rebuilds
   // the tensor, before the loaded value's checks could refuse them, so each
-  // must lie inside its storage (tests/fuzz crashes/torch_save
-  // qtensor_scales_outside_storage: a null read).
+  // must be what torch.save writes there, a tensor rebuilt from a storage of
+  // the file, and lie inside that storage (tests/fuzz crashes/torch_save
+  // qtensor_scales_outside_storage: a null read). A raw storage, a tensor
+  // rebuilt from another tensor or a storage of unknown size is refused.
   void check_quantizer_params(size_t i, const Elem& params) {
     if (!params.items || params.items->size() < 3) return;
+    // A per-tensor quantizer's scale and zero point are numbers.
+    if ((*params.items)[0].global == "torch per_tensor_affine") return;
     const char* kWhat[] = {"scales", "zero points"};
     for (int k = 0; k < 2; ++k) {
-      const std::string& outside = (*params.items)[1 + k].outside_storage;
-      if (!outside.empty()) {
+      const Elem& e = (*params.items)[1 + k];
+      if (!e.outside_storage.empty()) {
         fail(i, cat("a per-channel quantized tensor's ", kWhat[k],
-                    " (a tensor whose ", outside, ")"));
+                    " (a tensor whose ", e.outside_storage, ")"));
+      }
+      if (!e.inside_storage) {
+        fail(i, cat("a per-channel quantized tensor's ", kWhat[k],
+                    " are not a tensor rebuilt from a storage of the file "
+                    "with a known size"));
       }
     }
   }

@@ -187,7 +187,14 @@ class GraphModuleTarget::Attributes : public AttributeStore {
     entry.is_parameter = is_parameter;
     entry.requires_grad = current.defined() && current.requires_grad();
     journal_.push_back(std::move(entry));
-    module_.set_attr(name, value, is_parameter);
+    // A parameter given new values keeps requiring grad (torch:
+    // `p.data = values`; a pass's new nn.Parameter requires grad too).
+    at::Tensor stored = value;
+    if (is_parameter && current.defined() && stored.is_floating_point() &&
+        stored.requires_grad() != current.requires_grad()) {
+      stored = value.detach().requires_grad_(current.requires_grad());
+    }
+    module_.set_attr(name, stored, is_parameter);
     return true;
   }
 

@@ -11,7 +11,8 @@ the bundle's weights (read by tools/torchfx_import.py) and in the mode the
 bundle records. Writes to OUT_DIR what torch 1.13 makes of it:
   fuse   torch.fx.experimental.optimization.fuse(gm): graph.txt, code.py,
          output.pt (the fused module on BUNDLE_DIR/input.pt), weights.pt
-         (every convolution's weight and bias, by qualified name); error.txt
+         (every convolution's weight and bias, by qualified name) and
+         requires_grad.txt (theirs: "NAME True" lines); error.txt
          with the exception's type when fuse raises instead
   remove_dropout
          torch.fx.experimental.optimization.remove_dropout(gm): graph.txt,
@@ -72,13 +73,16 @@ def main():
         out = result(*inputs)
     torch.save(out, os.path.join(out_dir, "output.pt"))
     convs = (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d)
-    weights = {}
+    weights, grads = {}, []
     for name, m in result.named_modules():
         if isinstance(m, convs):
-            weights[name + ".weight"] = m.weight.detach()
-            if m.bias is not None:
-                weights[name + ".bias"] = m.bias.detach()
+            for p in ("weight", "bias"):
+                if getattr(m, p) is not None:
+                    weights[f"{name}.{p}"] = getattr(m, p).detach()
+                    grads.append(f"{name}.{p} {getattr(m, p).requires_grad}")
     torch.save(weights, os.path.join(out_dir, "weights.pt"))
+    with open(os.path.join(out_dir, "requires_grad.txt"), "w") as f:
+        f.write("\n".join(grads) + "\n")
 
 
 if __name__ == "__main__":

@@ -57,6 +57,16 @@ class ConvBn(torch.nn.Module):
         return c.sum() + e + f + g + h
 
 
+class ConvBnLastInTraining(ConvBn):
+    """ConvBn whose bn3 stays in training mode: torch's fuse fuses the
+    Conv1d and Conv2d pairs first, then asserts on (conv3, bn3)."""
+
+    def train(self, mode=True):
+        super().train(mode)
+        self.bn3.training = True
+        return self
+
+
 class Dropouts(torch.nn.Module):
     """torch.nn.Dropout modules go; Dropout2d and F.dropout stay; the
     annotated types go with the retrace."""

@@ -155,6 +155,29 @@ TEST(PickleRewriter, StoragesOfNegativeSizeAreRefused) {
   EXPECT_EQ(refusal(id + "K\x02tQ."), "");
 }
 
+// A per-channel quantizer's scales and zero points are read by LibTorch's
+// unpickler while it rebuilds the tensor: a raw storage there (a tensor of
+// the storage's declared numel over however few bytes its record holds)
+// is refused, as is anything but a rebuilt tensor of known bounds.
+TEST(PickleRewriter, PerChannelScalesMustBeRebuiltTensors) {
+  using namespace std::string_literals;  // NOLINT: NUL bytes in the literals
+  auto storage = [](const std::string& key, const std::string& type) {
+    return "(X\x07\x00\x00\x00storage"s + "ctorch\n"s + type + "\n"s +
+           "X\x01\x00\x00\x00"s + key + "X\x03\x00\x00\x00"s + "cpu"s +
+           "K\x02tQ"s;
+  };
+  const std::string program =
+      "\x80\x02"s + "ctorch._utils\n_rebuild_qtensor\n("s +
+      storage("0", "QInt8Storage") + "K\x00K\x02\x85K\x01\x85"s +
+      "(ctorch\nper_channel_affine\n"s + storage("1", "DoubleStorage") +
+      storage("2", "LongStorage") + "K\x00t"s + "\x89"s +
+      "ccollections\nOrderedDict\n)Rt"s + "R."s;
+  EXPECT_THAT(refusal(program),
+              HasSubstr("a per-channel quantized tensor's scales are not a "
+                        "tensor rebuilt from a storage of the file with a "
+                        "known size"));
+}
+
 TEST(PickleRewriter, LengthsThatWouldWrapAreRefused) {
   // BINUNICODE8 of 2^64 - 9 bytes.
   EXPECT_EQ(refusal(bytes(
