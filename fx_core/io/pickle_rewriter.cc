@@ -747,13 +747,24 @@ class PickleRewriter {
   // null read). nullopt when not known (LibTorch then refuses the id or the
   // record). A negative numel is refused: LibTorch would size the storage
   // from it.
+  //
+  // The id must be what torch.save writes: LibTorch's unpickler takes its
+  // second item as a dtype whatever it is (an int there indexed its dtype
+  // table: crashes/torch_save/storage_type_int, a SIGSEGV), so anything else
+  // is refused.
   std::optional<uint64_t> storage_elements(size_t i, const Elem& id) const {
-    if (!id.items || id.items->size() != 5) return std::nullopt;
+    const bool well_formed =
+        id.items && id.items->size() == 5 && (*id.items)[0].text == "storage" &&
+        storage_element_size((*id.items)[1].global) != 0 &&
+        !(*id.items)[2].text.empty() && !(*id.items)[3].text.empty() &&
+        (*id.items)[4].integer;
+    if (!well_formed) {
+      fail(i,
+           "a persistent id other than torch.save's ('storage', "
+           "torch.TypeStorage, key, location, numel)");
+    }
     const std::vector<Elem>& parts = *id.items;
     size_t element = storage_element_size(parts[1].global);
-    if (parts[0].text != "storage" || element == 0 || !parts[4].integer) {
-      return std::nullopt;
-    }
     const int64_t numel = *parts[4].integer;
     if (numel < 0) fail(i, cat("a storage of ", numel, " elements"));
     if (numel == 0) return 0;

@@ -230,6 +230,17 @@ TEST(TorchSaveLimits, AStorageHoldsTheFewerOfItsNumelAndItsRecord) {
                                "elements)"));
 }
 
+// Found by tests/fuzz:torch_save's 1 Dec campaign
+// (crashes/torch_save/storage_type_int): a storage's persistent id whose
+// type is an int (-2046538758), not a storage class. LibTorch's unpickler
+// takes it as a dtype and indexes its dtype table with it (SIGSEGV at
+// address 4). Persistent ids must be torch.save's.
+TEST(TorchSaveLimits, PersistentIdsAreTorchSaves) {
+  std::string error =
+      error_of("tests/fuzz/crashes/torch_save/storage_type_int");
+  EXPECT_THAT(error, HasSubstr("a persistent id other than torch.save's"));
+}
+
 // Found by tests/fuzz:torch_save (crashes/torch_save/empty_record_null_buffer):
 // a stored record declared empty (the version record: 235 bytes stored, size
 // 0). LibTorch allocates nothing for it and miniz reads its 0 bytes into the
