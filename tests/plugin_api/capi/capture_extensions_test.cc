@@ -118,7 +118,7 @@ TEST(CaptureExtensions, AReplacementThatDoesNotFitTheSchemaIsInvalid) {
   EXPECT_EQ(last_code, FX_INVALID_ARGUMENT);
   EXPECT_NE(load<unknown_target>("unknown_target")
                 .find("the replacement of aten::frac calls "
-                      "torch.ops.aten.no_such.default (node default), "
+                      "torch.ops.aten.no_such.default (node no_such_default), "
                       "which no kernel runs"),
             std::string::npos);
   EXPECT_EQ(last_code, FX_INVALID_ARGUMENT);
@@ -201,7 +201,7 @@ TEST(CaptureExtensions, AFailingReplacementFailsTheCaptureNamingPluginAndOp) {
   } catch (const FxError& e) {
     EXPECT_EQ(std::string(e.what()).rfind(
                   "make_fx: the decomposition of aten::frac registered by "
-                  "plugin 'throwing' failed: while running node 'default' "
+                  "plugin 'throwing' failed: while running node 'mm_default' "
                   "(call_function torch.ops.aten.mm.default): self must be a "
                   "matrix",
                   0),
