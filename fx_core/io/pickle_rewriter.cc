@@ -309,11 +309,10 @@ class PickleRewriter {
     std::shared_ptr<const std::vector<Elem>> items;
     // A storage's number of elements, from its record's size.
     std::optional<uint64_t> storage_elements;
-    // A rebuilt tensor reaching past its storage: how (else empty).
-    std::string outside_storage;
-    // A tensor rebuilt from a storage of the file whose elements it was
-    // checked to stay inside.
-    bool inside_storage = false;
+    // A tensor rebuilt from a storage of the file: how it reaches past that
+    // storage, "" when it stays inside; nullopt for anything else and when
+    // its bounds are not known.
+    std::optional<std::string> outside_storage;
   };
 
   [[noreturn]] void fail(size_t i, std::string_view what) const {
@@ -639,8 +638,7 @@ class PickleRewriter {
       tag_python_tuple(i, callable, args, args_op);
     }
     Elem result = elem_at(callable.start);
-    result.inside_storage = outside && outside->empty();
-    result.outside_storage = outside.value_or("");
+    result.outside_storage = std::move(outside);
     result.object->depth = args.object->depth;
     stack_.push_back(result);
   }
@@ -725,15 +723,16 @@ class PickleRewriter {
     if ((*params.items)[0].global == "torch per_tensor_affine") return;
     const char* kWhat[] = {"scales", "zero points"};
     for (int k = 0; k < 2; ++k) {
-      const Elem& e = (*params.items)[1 + k];
-      if (!e.outside_storage.empty()) {
-        fail(i, cat("a per-channel quantized tensor's ", kWhat[k],
-                    " (a tensor whose ", e.outside_storage, ")"));
-      }
-      if (!e.inside_storage) {
+      const std::optional<std::string>& outside =
+          (*params.items)[1 + k].outside_storage;
+      if (!outside) {
         fail(i, cat("a per-channel quantized tensor's ", kWhat[k],
                     " are not a tensor rebuilt from a storage of the file "
                     "with a known size"));
+      }
+      if (!outside->empty()) {
+        fail(i, cat("a per-channel quantized tensor's ", kWhat[k],
+                    " (a tensor whose ", *outside, ")"));
       }
     }
   }
@@ -753,18 +752,17 @@ class PickleRewriter {
   // table: crashes/torch_save/storage_type_int, a SIGSEGV), so anything else
   // is refused.
   std::optional<uint64_t> storage_elements(size_t i, const Elem& id) const {
-    const bool well_formed =
-        id.items && id.items->size() == 5 && (*id.items)[0].text == "storage" &&
-        storage_element_size((*id.items)[1].global) != 0 &&
-        !(*id.items)[2].text.empty() && !(*id.items)[3].text.empty() &&
-        (*id.items)[4].integer;
-    if (!well_formed) {
+    const size_t element = id.items && id.items->size() == 5
+                               ? storage_element_size((*id.items)[1].global)
+                               : 0;
+    if (element == 0 || (*id.items)[0].text != "storage" ||
+        (*id.items)[2].text.empty() || (*id.items)[3].text.empty() ||
+        !(*id.items)[4].integer) {
       fail(i,
            "a persistent id other than torch.save's ('storage', "
            "torch.TypeStorage, key, location, numel)");
     }
     const std::vector<Elem>& parts = *id.items;
-    size_t element = storage_element_size(parts[1].global);
     const int64_t numel = *parts[4].integer;
     if (numel < 0) fail(i, cat("a storage of ", numel, " elements"));
     if (numel == 0) return 0;

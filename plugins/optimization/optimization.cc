@@ -27,6 +27,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "fx/plugin_api.hpp"
@@ -229,21 +230,16 @@ std::vector<Node> dropouts(const Graph& g) {
   return out;
 }
 
-bool is_dropout(const std::vector<Node>& dropouts, const Node& n) {
-  for (const Node& d : dropouts) {
-    if (d.get() == n.get()) return true;
-  }
-  return false;
-}
-
 // The retrace names every node afresh from its target (a placeholder from
 // its target, the output "output") in graph order, without the dropouts.
 // Checked on a scratch graph whose nodes the host names as it names a
 // traced node: each must get the node's own name.
 void require_retrace_names(const Graph& g, const std::vector<Node>& dropouts) {
+  std::unordered_set<FxNode*> removed;
+  for (const Node& d : dropouts) removed.insert(d.get());
   fxp::OwnedGraph scratch;
   for (Node n : g) {
-    if (is_dropout(dropouts, n)) continue;
+    if (removed.count(n.get()) != 0) continue;
     const bool named_by_target =
         n.op() == FX_OP_PLACEHOLDER || n.op() == FX_OP_OUTPUT;
     Node fresh =
