@@ -1,5 +1,6 @@
 // libfx_optimization.so: the graph passes of torch 1.13's
-// torch.fx.experimental.optimization, under their Python names.
+// torch.fx.experimental.optimization and merge_matmul, under their Python
+// names (merge_matmul in merge_matmul.cc).
 //
 //  - fuse: torch's fuse(model). For the patterns (Conv1d, BatchNorm1d),
 //    (Conv2d, BatchNorm2d) and (Conv3d, BatchNorm3d), in that order, every
@@ -31,6 +32,8 @@
 #include <vector>
 
 #include "fx/plugin_api.hpp"
+#include "plugins/optimization/passes.h"
+#include "plugins/optimization/retrace.h"
 
 namespace {
 
@@ -230,33 +233,11 @@ std::vector<Node> dropouts(const Graph& g) {
   return out;
 }
 
-// The retrace names every node afresh from its target (a placeholder from
-// its target, the output "output") in graph order, without the dropouts.
-// Checked on a scratch graph whose nodes the host names as it names a
-// traced node: each must get the node's own name.
-void require_retrace_names(const Graph& g, const std::vector<Node>& dropouts) {
-  std::unordered_set<FxNode*> removed;
-  for (const Node& d : dropouts) removed.insert(d.get());
-  fxp::OwnedGraph scratch;
-  for (Node n : g) {
-    if (removed.count(n.get()) != 0) continue;
-    const bool named_by_target =
-        n.op() == FX_OP_PLACEHOLDER || n.op() == FX_OP_OUTPUT;
-    Node fresh =
-        scratch.view().create_node(n.op(), n.target_cstr(), {}, {},
-                                   named_by_target ? n.target_cstr() : nullptr);
-    if (fresh.name() != n.name()) {
-      refuse_removal("torch's retrace would name node '" +
-                     std::string(n.name()) + "' '" + std::string(fresh.name()) +
-                     "' (it names every node afresh from its target); "
-                     "renaming nodes is not in the plugin API");
-    }
-  }
-}
-
 bool remove_dropout(Graph& g, const fxp::Options&) {
   std::vector<Node> found = dropouts(g);
-  require_retrace_names(g, found);
+  std::unordered_set<FxNode*> removed;
+  for (const Node& d : found) removed.insert(d.get());
+  fx_optimization::require_retrace_names(g, removed, "remove_dropout");
   bool changed = !found.empty();
   for (Node d : found) {
     d.replace_all_uses_with(d.arg(0).node());
@@ -282,4 +263,12 @@ FXP_PLUGIN(
     fxp::pass<remove_dropout>("remove_dropout",
                               "removes every torch.nn.Dropout call (torch.fx "
                               "experimental.optimization.remove_dropout)")
-        .idempotent())
+        .idempotent(),
+    fxp::pass<fx_optimization::merge_matmul>(
+        "merge_matmul",
+        "merges the torch.matmul calls that share a right operand into one "
+        "(torch.fx experimental.merge_matmul.merge_matmul)")
+        .option("all_groups", FX_OPTION_BOOL, "false",
+                "merge every group of matmuls sharing a right operand; "
+                "torch 1.13 fails on a second group (KeyError), and so does "
+                "this pass by default"))

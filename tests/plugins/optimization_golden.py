@@ -17,6 +17,9 @@ bundle records. Writes to OUT_DIR what torch 1.13 makes of it:
   remove_dropout
          torch.fx.experimental.optimization.remove_dropout(gm): graph.txt,
          code.py, output.pt
+  merge_matmul
+         torch.fx.experimental.merge_matmul.merge_matmul(gm): graph.txt,
+         code.py, output.pt
 Graph text uses the current docs' num_users form.
 """
 
@@ -28,6 +31,7 @@ import sys
 import torch
 import torch.fx
 from torch.fx.experimental import optimization
+from torch.fx.experimental.merge_matmul import merge_matmul
 
 
 def build(source):
@@ -56,7 +60,8 @@ def main():
             m.training = recorded[name].training
     inputs = torch.load(os.path.join(bundle, "input.pt"))
     passes = {"fuse": optimization.fuse,
-              "remove_dropout": optimization.remove_dropout}
+              "remove_dropout": optimization.remove_dropout,
+              "merge_matmul": merge_matmul}
     if mode not in passes:
         sys.exit(f"unknown mode {mode}")
     try:

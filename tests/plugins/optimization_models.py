@@ -1,4 +1,5 @@
-"""Models for the optimization plugin's tests (fuse), exported with torch.fx.
+"""Models for the optimization plugin's tests (fuse, remove_dropout,
+merge_matmul), exported with torch.fx.
 
 Every BatchNorm has running statistics that are not the initial 0 and 1, so
 that folding them is checked number for number.
@@ -96,3 +97,69 @@ class DropoutNameClash(torch.nn.Module):
 
     def forward(self, x):
         return F.dropout(self.dropout(x), 0.1, training=False) * 2
+
+
+class MatmulsSharingAWeight(torch.nn.Module):
+    """Three torch.matmul calls on the parameter w, rows of three sizes,
+    merge (a fresh get_attr reads w; the old one stays, unused); a
+    dependent pair on v does not; a dead chain and the annotations show
+    torch's breadth-first sort and retrace."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(2)
+        self.w = torch.nn.Parameter(torch.randn(8, 5))
+        self.v = torch.nn.Parameter(torch.randn(8, 8))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a = torch.matmul(x[:2], self.w)
+        b = torch.matmul(x.relu(), self.w)
+        c = torch.matmul(x, self.v)
+        d = torch.matmul(c, self.v)
+        x.sin().cos().tan()
+        e = torch.matmul(x * 2, self.w)
+        return a.sum() + b.sum() + d.sum() + e
+
+
+class MatmulsSharingANode(torch.nn.Module):
+    """The shared right operand is a node (x.t()); a left operand is a
+    graph input; the merged results feed one another's users."""
+
+    def forward(self, x):
+        t = x.t()
+        p = torch.matmul(x.sin(), t)
+        q = torch.matmul(x, t)
+        r = torch.matmul(x[1:].cos(), t)
+        return torch.cat([p + q[:, :1], r], 0)
+
+
+class MatmulsTooFarApart(torch.nn.Module):
+    """A left operand seven nodes deep: torch's may_depend_on gives up
+    after six and assumes a dependency, so nothing merges."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(8, 3))
+
+    def forward(self, x):
+        deep = x
+        for _ in range(7):
+            deep = deep.relu()
+        return torch.matmul(x, self.w) + torch.matmul(deep, self.w)
+
+
+class MatmulsInTwoGroups(torch.nn.Module):
+    """Two mergeable groups: torch names the second group's merged matmul
+    `matmul`, a name the first group's erased matmul had."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(8, 3))
+        self.v = torch.nn.Parameter(torch.randn(8, 4))
+
+    def forward(self, x):
+        a = torch.matmul(x, self.w)
+        b = torch.matmul(x.relu(), self.w)
+        c = torch.matmul(x, self.v)
+        d = torch.matmul(x.sin(), self.v)
+        return a.sum() + b.sum() + c.sum() + d.sum()

@@ -2,6 +2,8 @@
 // torch.fx.experimental.optimization on the same bundles (Python in the
 // test): fuse gives torch's graph text and code, torch's fused weights to
 // the bit and torch's output; it refuses what torch's fuse refuses.
+// remove_dropout and merge_matmul give torch's text, code and output, and
+// refuse where torch's would rename a node or fail.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
@@ -53,13 +55,13 @@ class OptimizationTest : public ::testing::Test {
   // `pass` on the bundle against torch's pass of that name on the model:
   // graph text, code and output; the bundle after the pass.
   Bundle expect_as_torch(const std::string& dir, const std::string& model,
-                         const std::string& pass) {
+                         const std::string& pass, bool changes = true) {
     Bundle b = load_bundle(dir);
     std::string golden = torch_fx(dir, pass, model);
     EXPECT_FALSE(std::filesystem::exists(golden + "/error.txt"));
     host::PipelineReport report = run_pipeline(*b.gm, pass, b.inputs);
     EXPECT_TRUE(report.ok()) << report.failure;
-    EXPECT_TRUE(report.passes.at(0).changed);
+    EXPECT_EQ(report.passes.at(0).changed, changes);
     EXPECT_EQ(b.gm->graph().str(), testing::read_file(golden + "/graph.txt"));
     EXPECT_EQ(b.gm->code(), testing::read_file(golden + "/code.py"));
     EXPECT_EQ(
@@ -159,6 +161,47 @@ TEST_F(OptimizationTest, RemoveDropoutRefusesWhereTorchRenamesANode) {
             std::string::npos)
       << report.failure;
   EXPECT_EQ(b.gm->graph().str(), before);
+}
+
+TEST_F(OptimizationTest, MergeMatmulIsTorchs) {
+  // A parameter's three matmuls merged (a dependent pair on another left
+  // alone, a dead chain sorted with the rest); a node's three; a left
+  // operand too deep for torch's dependency search: nothing merged.
+  expect_as_torch(export_module(kModels, "MatmulsSharingAWeight", "6,8"),
+                  "MatmulsSharingAWeight", "merge_matmul");
+  expect_as_torch(export_module(kModels, "MatmulsSharingANode", "6,8"),
+                  "MatmulsSharingANode", "merge_matmul");
+  expect_as_torch(export_module(kModels, "MatmulsTooFarApart", "4,8"),
+                  "MatmulsTooFarApart", "merge_matmul", /*changes=*/false);
+}
+
+TEST_F(OptimizationTest, MergeMatmulFailsOnASecondGroupAsTorchDoes) {
+  std::string dir = export_module(kModels, "MatmulsInTwoGroups", "4,8");
+  std::string golden = torch_fx(dir, "merge_matmul", "MatmulsInTwoGroups");
+  EXPECT_EQ(testing::read_file(golden + "/error.txt"), "KeyError\n");
+  Bundle b = load_bundle(dir);
+  const std::string before = b.gm->graph().str();
+  host::PipelineReport report = run_pipeline(*b.gm, "merge_matmul", b.inputs);
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.failure.find(
+                "merge_matmul: the matmuls 'matmul_2', 'matmul_3' share a "
+                "right operand too, after the merged 'matmul', 'matmul_1'"),
+            std::string::npos)
+      << report.failure;
+  EXPECT_EQ(b.gm->graph().str(), before);
+
+  // all_groups=true merges both, with the numbers of the unmerged graph.
+  c10::IValue expected = forward(*b.gm, b.inputs);
+  report = run_pipeline(*b.gm, "merge_matmul{all_groups=true}", b.inputs);
+  ASSERT_TRUE(report.ok()) << report.failure;
+  const std::string text = b.gm->graph().str();
+  size_t merged = 0;
+  for (size_t at = text.find("split_result_tensors]"); at != std::string::npos;
+       at = text.find("split_result_tensors]", at + 1)) {
+    ++merged;
+  }
+  EXPECT_EQ(merged, 2u) << text;
+  EXPECT_LT(max_abs_diff(forward(*b.gm, b.inputs), expected), 1e-5);
 }
 
 }  // namespace

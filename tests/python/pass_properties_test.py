@@ -113,3 +113,47 @@ def test_remove_dropout_is_torchs_or_refused(name):
         fx_sdk._C._run_pipeline(sdk, "remove_dropout", [],
                                 [fx_sdk.PLUGIN_DIR], True, [x])
         assert str(fx_sdk.to_torch_fx(sdk).graph) == str(expected.graph)
+
+
+class SharedWeightMatmuls(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.rand(4, 5))
+
+    def forward(self, x):
+        return torch.matmul(x, self.w) + torch.matmul(x.sin(), self.w)
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS) + ["shared_weight_matmuls"])
+def test_merge_matmul_is_torchs_or_refused(name):
+    """torch's merge_matmul retraces and merges: where the retrace keeps
+    every name the SDK's pass gives its graph, which goes back to torch.fx
+    and runs there with torch's numbers; where it renames nodes the SDK's
+    refuses, naming the node, and the graph stays as it was."""
+    from torch.fx.experimental.merge_matmul import merge_matmul
+    if name == "shared_weight_matmuls":
+        gm, x = torch.fx.symbolic_trace(SharedWeightMatmuls()), \
+            torch.randn(3, 4)
+    else:
+        gm, x = GRAPHS[name]
+    expected = merge_matmul(gm)
+    renamed = [n.name for n in gm.graph.nodes] != [
+        n.name for n in torch.fx.symbolic_trace(gm).graph.nodes]
+    sdk = fx_sdk.from_torch_fx(gm)
+    before = str(fx_sdk.to_torch_fx(sdk).graph)
+    if renamed:
+        with pytest.raises(RuntimeError, match="torch's retrace would name"):
+            fx_sdk._C._run_pipeline(sdk, "merge_matmul", [],
+                                    [fx_sdk.PLUGIN_DIR], True, [x])
+        assert str(fx_sdk.to_torch_fx(sdk).graph) == before
+        return
+    fx_sdk._C._run_pipeline(sdk, "merge_matmul", [], [fx_sdk.PLUGIN_DIR],
+                            True, [x])
+    back = fx_sdk.to_torch_fx(sdk)
+    assert str(back.graph) == str(expected.graph)
+    assert back.code == expected.code
+    if name != "training_bn":  # its batch statistics change the buffers
+        torch.manual_seed(7)
+        want = expected(x.clone())
+        torch.manual_seed(7)
+        torch.testing.assert_close(back(x.clone()), want, rtol=0, atol=0)

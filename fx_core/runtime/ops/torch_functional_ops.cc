@@ -1,7 +1,8 @@
 // torch's Python-level functions over ATen (torch 1.13's torch/functional.py,
 // torch/_lowrank.py and the Tensor methods torch/_tensor.py defines in
 // Python): cdist, norm, lu, meshgrid, broadcast_shapes, stft, svd_lowrank,
-// pca_lowrank.
+// pca_lowrank; and torch.fx.experimental.merge_matmul's
+// split_result_tensors, which graphs that pass made call.
 //
 // torch.fx records them under their Python names (torch.functional.norm,
 // torch._lowrank.svd_lowrank; the methods as call_method "norm", "lu"). Each
@@ -333,6 +334,23 @@ IValue pca_lowrank(OpArgs& a) {
   return svd_lowrank(A - C, q, niter, c10::nullopt);
 }
 
+// merge_matmul's split of a merged product: torch.split(result,
+// [x.shape[0] for x in inputs]).
+IValue split_result_tensors(OpArgs& a) {
+  std::vector<at::Tensor> inputs = tensors_of(a[1]);
+  std::vector<int64_t> rows;
+  rows.reserve(inputs.size());
+  for (const at::Tensor& x : inputs) {
+    if (x.dim() == 0) {
+      throw FxError(
+          "split_result_tensors: an input is a 0-d tensor (it has "
+          "no shape[0])");
+    }
+    rows.push_back(x.size(0));
+  }
+  return tuple_of(at::split_with_sizes(a.tensor(0), rows));
+}
+
 }  // namespace
 
 void register_torch_functional_ops(OpRegistry& r) {
@@ -391,6 +409,8 @@ void register_torch_functional_ops(OpRegistry& r) {
            svd_lowrank_function);
   function("torch._lowrank.pca_lowrank", "A, q=None, center=True, niter=2",
            pca_lowrank);
+  function("torch.fx.experimental.merge_matmul.split_result_tensors",
+           "result, inputs", split_result_tensors);
 }
 
 }  // namespace fx::ops

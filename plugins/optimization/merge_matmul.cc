@@ -1,0 +1,285 @@
+// merge_matmul: torch 1.13's torch.fx.experimental.merge_matmul.merge_matmul.
+//
+// The torch.matmul call_function nodes are grouped by their right-hand
+// operand (a get_attr node by its target, so two reads of one attribute are
+// one operand; any other node by itself), groups in the order of their first
+// matmul. Each group of two or more matmuls that are pairwise independent
+// (torch's may_depend_on: a search up to six inputs deep, assuming a
+// dependency where it gives up) becomes
+//   cat = torch.cat([lhs...]); matmul = torch.matmul(cat, rhs)
+//   split = torch.fx.experimental.merge_matmul.split_result_tensors(
+//       matmul, [lhs...])
+//   getitem_i = split[i]
+// (a fresh get_attr of the attribute as the right operand when it is one),
+// each old matmul's users read its getitem and the old matmul goes; then the
+// whole graph is sorted as torch's legalize_graph sorts it (Kahn's algorithm,
+// breadth first, in graph order with the new nodes at the end, users in
+// their recorded order), which also leaves every node's users in graph order
+// as legalize_graph's copy does.
+//
+// Like torch's pass, which starts with symbolic_trace(module), the graph is
+// retraced: every type annotation but the placeholders' and the output's
+// goes, and a graph whose nodes a retrace would name otherwise is refused.
+// torch names the new nodes in a namespace of the live nodes' names; the
+// host never reuses a name, so where the two would differ (a name a node
+// erased by an earlier pass had) the pass refuses too, naming the node.
+// Meta is kept (the retrace would drop it).
+//
+// torch 1.13 cannot merge a second group: legalize_graph gives the module a
+// new graph while the remaining groups still hold the old graph's nodes,
+// and the next legalize_graph raises KeyError. By default the pass refuses
+// there as torch fails, naming both groups. Option all_groups=true merges
+// every group, sorting after each as torch means to; the new nodes then get
+// the host's names (which never reuse an erased node's name), for which
+// torch has no counterpart to compare with.
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "fx/plugin_api.hpp"
+#include "plugins/optimization/passes.h"
+#include "plugins/optimization/retrace.h"
+
+namespace fx_optimization {
+namespace {
+
+using fxp::Arg;
+using fxp::Graph;
+using fxp::Node;
+
+constexpr const char* kPass = "merge_matmul";
+constexpr const char* kMatmul = "torch.matmul";
+constexpr const char* kSplit =
+    "torch.fx.experimental.merge_matmul.split_result_tensors";
+
+[[noreturn]] void refuse(const std::string& what) {
+  throw fxp::Error(FX_FAILED_PRECONDITION, std::string(kPass) + ": " + what);
+}
+
+// A matmul operand as torch's pass keys it: (null, target) for a get_attr
+// node, (node, "") for any other.
+using Operand = std::pair<FxNode*, std::string>;
+
+Node operand_node(const Node& mm, size_t i) {
+  if (!mm.arg(i).is_node()) {
+    refuse("'" + std::string(mm.name()) + "' multiplies a constant (torch's " +
+           "merge_matmul reads each operand's .op)");
+  }
+  return mm.arg(i).node();
+}
+
+Operand operand_of(const Node& n) {
+  if (n.op() == FX_OP_GET_ATTR) return {nullptr, std::string(n.target())};
+  return {n.get(), ""};
+}
+
+struct Group {
+  Operand rhs;
+  std::vector<Node> matmuls;
+};
+
+std::vector<Group> matmuls_by_rhs(const Graph& g) {
+  std::vector<Group> groups;
+  std::map<Operand, size_t> index;
+  for (Node n : g) {
+    if (n.op() != FX_OP_CALL_FUNCTION || n.target() != kMatmul) continue;
+    if (n.num_args() != 2) {
+      refuse("'" + std::string(n.name()) + "' has " +
+             std::to_string(n.num_args()) +
+             " positional arguments; torch's merge_matmul unpacks two");
+    }
+    operand_node(n, 0);
+    Operand rhs = operand_of(operand_node(n, 1));
+    auto [it, added] = index.emplace(rhs, groups.size());
+    if (added) groups.push_back({rhs, {}});
+    groups[it->second].matmuls.push_back(n);
+  }
+  return groups;
+}
+
+// torch's may_depend_on(a, b, depth). `known_not` holds, for nodes already
+// searched towards this `b`, the least depth at which they were found not
+// to depend on it (a deeper search cannot find a dependency a shallower one
+// ruled out: it only gives up later).
+bool may_depend_on(const Node& a, const Node& b, int depth,
+                   std::unordered_map<FxNode*, int>* known_not) {
+  if (a == b) return true;
+  std::vector<Node> inputs = a.all_input_nodes();
+  if (inputs.empty()) return false;
+  if (depth == 0) return true;
+  auto it = known_not->find(a.get());
+  if (it != known_not->end() && it->second <= depth) return false;
+  for (const Node& input : inputs) {
+    if (may_depend_on(input, b, depth - 1, known_not)) return true;
+  }
+  (*known_not)[a.get()] = depth;
+  return false;
+}
+
+bool depends(const Node& a, const Node& b) {
+  std::unordered_map<FxNode*, int> known_not;
+  return may_depend_on(a, b, 6, &known_not);
+}
+
+bool independent(const std::vector<Node>& nodes) {
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    for (size_t j = i + 1; j < nodes.size(); ++j) {
+      if (depends(nodes[i], nodes[j]) || depends(nodes[j], nodes[i])) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// The names torch gives new nodes after a legalize_graph: a namespace
+// holding the live nodes' names only (a scratch graph the host names as it
+// names a traced node).
+class TorchNamespace {
+ public:
+  explicit TorchNamespace(const Graph& g) {
+    for (Node n : g) {
+      std::string name(n.name());
+      scratch_.view().create_node(FX_OP_PLACEHOLDER, name.c_str(), {}, {},
+                                  name.c_str());
+    }
+  }
+  // Refuses unless `made` got the name torch gives a node of its opcode and
+  // target.
+  void expect_name(const Node& made) {
+    Node fresh = scratch_.view().create_node(made.op(), made.target_cstr());
+    if (fresh.name() == made.name()) return;
+    refuse("torch would name the new node '" + std::string(made.name()) +
+           "' '" + std::string(fresh.name()) +
+           "' (a name a node erased earlier had); renaming nodes is not in "
+           "the plugin API");
+  }
+
+ private:
+  fxp::OwnedGraph scratch_;
+};
+
+// torch's legalize_graph on `order` (the graph's nodes in torch's list
+// order): Kahn's algorithm, breadth first. The graph is rearranged to the
+// result and each node's arguments set again in that order, so that every
+// node's users are in graph order, as in legalize_graph's copy.
+void legalize(Graph& g, const std::vector<Node>& order) {
+  std::unordered_map<FxNode*, size_t> indegree;
+  for (const Node& n : order) indegree[n.get()] = 0;
+  for (const Node& n : order) {
+    for (const Node& user : n.users()) ++indegree[user.get()];
+  }
+  std::deque<Node> ready;
+  for (const Node& n : order) {
+    if (indegree[n.get()] == 0) ready.push_back(n);
+  }
+  std::vector<Node> sorted;
+  sorted.reserve(order.size());
+  while (!ready.empty()) {
+    Node cur = ready.front();
+    ready.pop_front();
+    sorted.push_back(cur);
+    for (const Node& user : cur.users()) {
+      if (--indegree[user.get()] == 0) ready.push_back(user);
+    }
+  }
+  if (sorted.size() != order.size()) refuse("the graph has a cycle");
+  Node first = *g.begin();
+  if (first != sorted[0]) first.prepend(sorted[0]);
+  for (size_t i = 1; i < sorted.size(); ++i) sorted[i - 1].append(sorted[i]);
+  for (Node n : sorted) {
+    std::vector<Arg> args;
+    for (const fxp::ArgView& a : n.args()) args.emplace_back(a);
+    n.set_args(args);
+  }
+}
+
+// Merges `group`; with `torch_names`, refuses where torch would name a new
+// node otherwise.
+void merge(Graph& g, const Group& group, bool torch_names) {
+  std::vector<Node> order = g.nodes();
+  std::optional<TorchNamespace> names;
+  if (torch_names) names.emplace(g);
+  std::vector<Arg> lhs;
+  for (const Node& mm : group.matmuls) lhs.emplace_back(mm.arg(0).node());
+  std::vector<Node> made;
+  Node rhs = group.rhs.first != nullptr
+                 ? Node(group.rhs.first)
+                 : made.emplace_back(g.get_attr(group.rhs.second.c_str()));
+  Node cat = made.emplace_back(g.call_function("torch.cat", {Arg::list(lhs)}));
+  Node merged = made.emplace_back(g.call_function(kMatmul, {cat, rhs}));
+  Node split =
+      made.emplace_back(g.call_function(kSplit, {merged, Arg::list(lhs)}));
+  for (size_t i = 0; i < lhs.size(); ++i) {
+    made.push_back(g.call_function("operator.getitem",
+                                   {split, Arg(static_cast<int64_t>(i))}));
+  }
+  if (names) {
+    for (const Node& n : made) names->expect_name(n);
+  }
+  std::unordered_set<FxNode*> erased;
+  for (size_t i = 0; i < group.matmuls.size(); ++i) {
+    Node old = group.matmuls[i];
+    old.replace_all_uses_with(made[made.size() - lhs.size() + i]);
+    g.erase_node(old);
+    erased.insert(old.get());
+  }
+  std::vector<Node> listed;
+  for (const Node& n : order) {
+    if (erased.count(n.get()) == 0) listed.push_back(n);
+  }
+  listed.insert(listed.end(), made.begin(), made.end());
+  legalize(g, listed);
+}
+
+// The retrace's annotations: a placeholder's and the output's stay (the
+// generated forward's signature carries them), every other goes.
+bool clear_traced_types(Graph& g) {
+  bool changed = false;
+  for (Node n : g) {
+    if (n.op() == FX_OP_PLACEHOLDER || n.op() == FX_OP_OUTPUT) continue;
+    if (n.type().empty()) continue;
+    n.set_type(nullptr);
+    changed = true;
+  }
+  return changed;
+}
+
+std::string describe(const Group& group) {
+  std::string text = "'" + std::string(group.matmuls[0].name()) + "'";
+  for (size_t i = 1; i < group.matmuls.size(); ++i) {
+    text += ", '" + std::string(group.matmuls[i].name()) + "'";
+  }
+  return text;
+}
+
+}  // namespace
+
+bool merge_matmul(Graph& g, const fxp::Options& options) {
+  const bool all_groups = options.get_bool("all_groups");
+  require_retrace_names(g, {}, kPass);
+  bool changed = clear_traced_types(g);
+  std::string merged;  // the merged group's matmuls, named before they go
+  for (const Group& group : matmuls_by_rhs(g)) {
+    if (group.matmuls.size() < 2 || !independent(group.matmuls)) continue;
+    if (!merged.empty() && !all_groups) {
+      refuse("the matmuls " + describe(group) +
+             " share a right operand too, after the merged " + merged +
+             ": torch 1.13's merge_matmul raises KeyError on a second group "
+             "(it merges it with the nodes of the graph legalize_graph "
+             "replaced); all_groups=true merges every group");
+    }
+    merged = describe(group);
+    merge(g, group, /*torch_names=*/!all_groups);
+    changed = true;
+  }
+  return changed;
+}
+
+}  // namespace fx_optimization

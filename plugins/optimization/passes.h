@@ -1,0 +1,16 @@
+// The passes of libfx_optimization.so defined outside optimization.cc (the
+// plugin's registration lists them all).
+#ifndef PLUGINS_OPTIMIZATION_PASSES_H_
+#define PLUGINS_OPTIMIZATION_PASSES_H_
+
+#include "fx/plugin_api.hpp"
+
+namespace fx_optimization {
+
+// torch 1.13's torch.fx.experimental.merge_matmul.merge_matmul
+// (merge_matmul.cc).
+bool merge_matmul(fxp::Graph& g, const fxp::Options& options);
+
+}  // namespace fx_optimization
+
+#endif  // PLUGINS_OPTIMIZATION_PASSES_H_
