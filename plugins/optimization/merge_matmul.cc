@@ -5,7 +5,8 @@
 // one operand; any other node by itself), groups in the order of their first
 // matmul. Each group of two or more matmuls that are pairwise independent
 // (torch's may_depend_on: a search up to six inputs deep, assuming a
-// dependency where it gives up) becomes
+// dependency where it gives up; decided here in one walk per matmul instead
+// of one per pair) becomes
 //   cat = torch.cat([lhs...]); matmul = torch.matmul(cat, rhs)
 //   split = torch.fx.experimental.merge_matmul.split_result_tensors(
 //       matmul, [lhs...])
@@ -29,9 +30,10 @@
 // new graph while the remaining groups still hold the old graph's nodes,
 // and the next legalize_graph raises KeyError. By default the pass refuses
 // there as torch fails, naming both groups. Option all_groups=true merges
-// every group, sorting after each as torch means to; the new nodes then get
-// the host's names (which never reuse an erased node's name), for which
-// torch has no counterpart to compare with.
+// every group and sorts the graph once, at the end (torch would sort after
+// each group: a pass over the graph per group); the new nodes then get the
+// host's names (which never reuse an erased node's name). torch has no
+// counterpart to compare that with.
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -103,36 +105,54 @@ std::vector<Group> matmuls_by_rhs(const Graph& g) {
   return groups;
 }
 
-// torch's may_depend_on(a, b, depth). `known_not` holds, for nodes already
-// searched towards this `b`, the least depth at which they were found not
-// to depend on it (a deeper search cannot find a dependency a shallower one
-// ruled out: it only gives up later).
-bool may_depend_on(const Node& a, const Node& b, int depth,
-                   std::unordered_map<FxNode*, int>* known_not) {
-  if (a == b) return true;
-  std::vector<Node> inputs = a.all_input_nodes();
-  if (inputs.empty()) return false;
-  if (depth == 0) return true;
-  auto it = known_not->find(a.get());
-  if (it != known_not->end() && it->second <= depth) return false;
-  for (const Node& input : inputs) {
-    if (may_depend_on(input, b, depth - 1, known_not)) return true;
+// What torch's may_depend_on(a, b) finds from `a`, for every b at once.
+// Its search returns true on reaching b, false on a node without inputs,
+// and true (giving up) on a node that still has inputs at depth six. So a
+// depends on b when b is within six inputs of it (a itself included), and
+// on every node when seven inputs lead up from it. Each node is visited
+// once per depth at most: a visit deeper in the search (less depth left)
+// can only find more, so a node is visited again only with less depth left.
+struct Ancestry {
+  bool gives_up = false;
+  std::unordered_set<FxNode*> near;  // within six inputs
+};
+
+Ancestry ancestry(const Node& a) {
+  constexpr int kSearchDepth = 6;
+  Ancestry out;
+  std::unordered_map<FxNode*, int> least_left;
+  std::vector<std::pair<Node, int>> todo{{a, kSearchDepth}};
+  while (!todo.empty()) {
+    auto [n, left] = todo.back();
+    todo.pop_back();
+    auto [it, fresh] = least_left.emplace(n.get(), left);
+    if (!fresh) {
+      if (it->second <= left) continue;
+      it->second = left;
+    }
+    out.near.insert(n.get());
+    std::vector<Node> inputs = n.all_input_nodes();
+    if (inputs.empty()) continue;
+    if (left == 0) {
+      out.gives_up = true;
+      return out;
+    }
+    for (const Node& input : inputs) todo.emplace_back(input, left - 1);
   }
-  (*known_not)[a.get()] = depth;
-  return false;
+  return out;
 }
 
-bool depends(const Node& a, const Node& b) {
-  std::unordered_map<FxNode*, int> known_not;
-  return may_depend_on(a, b, 6, &known_not);
-}
-
-bool independent(const std::vector<Node>& nodes) {
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    for (size_t j = i + 1; j < nodes.size(); ++j) {
-      if (depends(nodes[i], nodes[j]) || depends(nodes[j], nodes[i])) {
-        return false;
-      }
+// torch's are_nodes_independent: no pair (a, b) where may_depend_on(a, b)
+// or may_depend_on(b, a). Linear in the matmuls' six-deep ancestries, where
+// torch searches once per ordered pair.
+bool independent(const std::vector<Node>& matmuls) {
+  std::unordered_set<FxNode*> group;
+  for (const Node& mm : matmuls) group.insert(mm.get());
+  for (const Node& mm : matmuls) {
+    Ancestry found = ancestry(mm);
+    if (found.gives_up) return false;
+    for (FxNode* n : found.near) {
+      if (n != mm.get() && group.count(n) != 0) return false;
     }
   }
   return true;
@@ -200,10 +220,12 @@ void legalize(Graph& g, const std::vector<Node>& order) {
   }
 }
 
-// Merges `group`; with `torch_names`, refuses where torch would name a new
-// node otherwise.
-void merge(Graph& g, const Group& group, bool torch_names) {
-  std::vector<Node> order = g.nodes();
+// Merges `group`, the new nodes at the end of the graph; with
+// `torch_names`, refuses where torch would name a new node otherwise.
+// Returns the new nodes in order of creation; the old matmuls go into
+// `erased`.
+std::vector<Node> merge(Graph& g, const Group& group, bool torch_names,
+                        std::unordered_set<FxNode*>* erased) {
   std::optional<TorchNamespace> names;
   if (torch_names) names.emplace(g);
   std::vector<Arg> lhs;
@@ -223,19 +245,13 @@ void merge(Graph& g, const Group& group, bool torch_names) {
   if (names) {
     for (const Node& n : made) names->expect_name(n);
   }
-  std::unordered_set<FxNode*> erased;
   for (size_t i = 0; i < group.matmuls.size(); ++i) {
     Node old = group.matmuls[i];
     old.replace_all_uses_with(made[made.size() - lhs.size() + i]);
     g.erase_node(old);
-    erased.insert(old.get());
+    erased->insert(old.get());
   }
-  std::vector<Node> listed;
-  for (const Node& n : order) {
-    if (erased.count(n.get()) == 0) listed.push_back(n);
-  }
-  listed.insert(listed.end(), made.begin(), made.end());
-  legalize(g, listed);
+  return made;
 }
 
 // The retrace's annotations: a placeholder's and the output's stay (the
@@ -266,6 +282,10 @@ bool merge_matmul(Graph& g, const fxp::Options& options) {
   require_retrace_names(g, {}, kPass);
   bool changed = clear_traced_types(g);
   std::string merged;  // the merged group's matmuls, named before they go
+  // torch's list order for legalize_graph: the graph's nodes, then the new
+  // ones in order of creation, less the erased matmuls.
+  std::vector<Node> listed = g.nodes();
+  std::unordered_set<FxNode*> erased;
   for (const Group& group : matmuls_by_rhs(g)) {
     if (group.matmuls.size() < 2 || !independent(group.matmuls)) continue;
     if (!merged.empty() && !all_groups) {
@@ -276,10 +296,17 @@ bool merge_matmul(Graph& g, const fxp::Options& options) {
              "replaced); all_groups=true merges every group");
     }
     merged = describe(group);
-    merge(g, group, /*torch_names=*/!all_groups);
-    changed = true;
+    std::vector<Node> made = merge(g, group, !all_groups, &erased);
+    listed.insert(listed.end(), made.begin(), made.end());
   }
-  return changed;
+  if (merged.empty()) return changed;
+  std::vector<Node> live;
+  live.reserve(listed.size());
+  for (const Node& n : listed) {
+    if (erased.count(n.get()) == 0) live.push_back(n);
+  }
+  legalize(g, live);
+  return true;
 }
 
 }  // namespace fx_optimization

@@ -134,8 +134,12 @@ class MatmulsSharingANode(torch.nn.Module):
 
 
 class MatmulsTooFarApart(torch.nn.Module):
-    """A left operand seven nodes deep: torch's may_depend_on gives up
-    after six and assumes a dependency, so nothing merges."""
+    """A left operand six relus deep: seven inputs lead up from its matmul,
+    torch's may_depend_on gives up at depth six on a relu that still has an
+    input and assumes a dependency, so nothing merges (with five relus the
+    search reaches x, which has none, and they merge)."""
+
+    depth = 6
 
     def __init__(self):
         super().__init__()
@@ -143,9 +147,13 @@ class MatmulsTooFarApart(torch.nn.Module):
 
     def forward(self, x):
         deep = x
-        for _ in range(7):
+        for _ in range(self.depth):
             deep = deep.relu()
         return torch.matmul(x, self.w) + torch.matmul(deep, self.w)
+
+
+class MatmulsJustCloseEnough(MatmulsTooFarApart):
+    depth = 5
 
 
 class MatmulsInTwoGroups(torch.nn.Module):

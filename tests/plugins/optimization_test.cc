@@ -166,13 +166,16 @@ TEST_F(OptimizationTest, RemoveDropoutRefusesWhereTorchRenamesANode) {
 TEST_F(OptimizationTest, MergeMatmulIsTorchs) {
   // A parameter's three matmuls merged (a dependent pair on another left
   // alone, a dead chain sorted with the rest); a node's three; a left
-  // operand too deep for torch's dependency search: nothing merged.
+  // operand too deep for torch's dependency search: nothing merged; one
+  // just within it: merged.
   expect_as_torch(export_module(kModels, "MatmulsSharingAWeight", "6,8"),
                   "MatmulsSharingAWeight", "merge_matmul");
   expect_as_torch(export_module(kModels, "MatmulsSharingANode", "6,8"),
                   "MatmulsSharingANode", "merge_matmul");
   expect_as_torch(export_module(kModels, "MatmulsTooFarApart", "4,8"),
                   "MatmulsTooFarApart", "merge_matmul", /*changes=*/false);
+  expect_as_torch(export_module(kModels, "MatmulsJustCloseEnough", "4,8"),
+                  "MatmulsJustCloseEnough", "merge_matmul");
 }
 
 TEST_F(OptimizationTest, MergeMatmulFailsOnASecondGroupAsTorchDoes) {
