@@ -1,8 +1,10 @@
 #include "fx_core/runtime/graph_module.h"
 
 #include <mutex>
+#include <string_view>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "fx_core/ir/codegen.h"
 #include "fx_core/runtime/module_path.h"
 #include "fx_core/runtime/module_registry.h"
@@ -82,29 +84,39 @@ GraphModule::GraphModule(const AttributeMap& root, std::unique_ptr<Graph> graph,
       graph_(std::move(graph)),
       class_name_(std::move(class_name)),
       foreign_targets_(std::move(foreign_targets)) {
-  copy_from([&root](const Node& n) {
-    for (const auto& [path, attr] : root) {
-      if (path == n.target()) return attr;
+  // Each path at its first position in `root`: all of them, and the
+  // modules' (a lookup per node, not a scan of `root`).
+  absl::flat_hash_map<std::string_view, size_t> first, first_module;
+  for (size_t i = 0; i < root.size(); ++i) {
+    first.emplace(root[i].first, i);
+    if (root[i].second.module) first_module.emplace(root[i].first, i);
+  }
+  copy_from([&](const Node& n) {
+    const std::string& target = n.target();
+    if (auto exact = first.find(target); exact != first.end()) {
+      return root[exact->second].second;
     }
-    // A get_attr of something inside a listed submodule (`linear.weight`).
-    for (const auto& [path, attr] : root) {
-      const std::string& target = n.target();
-      if (attr.module && target.size() > path.size() &&
-          target.compare(0, path.size(), path) == 0 &&
-          target[path.size()] == '.') {
-        std::string_view rest =
-            std::string_view(target).substr(path.size() + 1);
-        Attribute a;
-        if (auto t = tensor_at(*attr.module, rest)) {
-          a.tensor = t->tensor;
-          a.is_parameter = t->is_parameter;
-        } else {
-          a.module = submodule_at(*attr.module, rest);
-        }
-        return a;
+    // A get_attr of something inside a listed submodule (`linear.weight`):
+    // the first listed module whose path is a dotted prefix of the target.
+    size_t owner = root.size();
+    for (size_t dot = target.find('.'); dot != std::string::npos;
+         dot = target.find('.', dot + 1)) {
+      auto found = first_module.find(std::string_view(target).substr(0, dot));
+      if (found != first_module.end() && found->second < owner) {
+        owner = found->second;
       }
     }
-    return Attribute{};
+    if (owner == root.size()) return Attribute{};
+    const auto& [path, attr] = root[owner];
+    std::string_view rest = std::string_view(target).substr(path.size() + 1);
+    Attribute a;
+    if (auto t = tensor_at(*attr.module, rest)) {
+      a.tensor = t->tensor;
+      a.is_parameter = t->is_parameter;
+    } else {
+      a.module = submodule_at(*attr.module, rest);
+    }
+    return a;
   });
 }
 

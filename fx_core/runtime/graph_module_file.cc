@@ -247,23 +247,48 @@ absl::Status create_modules(
   return absl::OkStatus();
 }
 
+// The module attributes of `attrs` by path, each path at its first
+// position.
+using ModuleIndex = absl::flat_hash_map<std::string, size_t>;
+
+ModuleIndex index_modules(const GraphModule::AttributeMap& attrs) {
+  ModuleIndex index;
+  for (size_t i = 0; i < attrs.size(); ++i) {
+    if (attrs[i].second.module) index.emplace(attrs[i].first, i);
+  }
+  return index;
+}
+
+// The first module (in `attrs` order) whose path is a dotted prefix of
+// `key`, or nullptr; looked up once per '.' of the key.
+const GraphModule::AttributeMap::value_type* owning_module(
+    const std::string& key, const ModuleIndex& index,
+    const GraphModule::AttributeMap& attrs) {
+  size_t best = attrs.size();
+  for (size_t dot = key.find('.'); dot != std::string::npos;
+       dot = key.find('.', dot + 1)) {
+    auto found = index.find(key.substr(0, dot));
+    if (found != index.end() && found->second < best) best = found->second;
+  }
+  return best < attrs.size() ? &attrs[best] : nullptr;
+}
+
 // One weight: into the module whose path prefixes `key`, or a top-level
 // get_attr target.
 absl::Status place_weight(const std::string& key, const at::Tensor& tensor,
                           bool share, const WeightKind* kind,
+                          const ModuleIndex& modules,
                           GraphModule::AttributeMap& attrs) {
-  for (const auto& [path, attr] : attrs) {
-    if (attr.module && starts_with(key, path) && key.size() > path.size() &&
-        key[path.size()] == '.') {
-      std::string error;
-      if (!load_into(*attr.module, key.substr(path.size() + 1), tensor, share,
-                     kind, &error)) {
-        return absl::InvalidArgumentError(
-            cat("weight '", key, "' for module '", path, "' (",
-                module_type_name(*attr.module), "): ", error));
-      }
-      return absl::OkStatus();
+  if (const auto* owner = owning_module(key, modules, attrs)) {
+    const auto& [path, attr] = *owner;
+    std::string error;
+    if (!load_into(*attr.module, key.substr(path.size() + 1), tensor, share,
+                   kind, &error)) {
+      return absl::InvalidArgumentError(
+          cat("weight '", key, "' for module '", path, "' (",
+              module_type_name(*attr.module), "): ", error));
     }
+    return absl::OkStatus();
   }
   attrs.push_back({key, loose_tensor(key, tensor, kind)});
   return absl::OkStatus();
@@ -274,10 +299,11 @@ absl::Status place_weight(const std::string& key, const at::Tensor& tensor,
 absl::Status place_weights(const TensorList& weights, const KindMap& kinds,
                            bool share, GraphModule::AttributeMap& attrs,
                            absl::flat_hash_set<std::string>& loaded) {
+  const ModuleIndex modules = index_modules(attrs);
   for (const auto& [key, tensor] : weights) {
     loaded.insert(key);
     absl::Status placed =
-        place_weight(key, tensor, share, kind_of(kinds, key), attrs);
+        place_weight(key, tensor, share, kind_of(kinds, key), modules, attrs);
     if (!placed.ok()) return placed;
   }
   return absl::OkStatus();

@@ -1,15 +1,60 @@
 #include "fx_core/runtime/module_path.h"
 
+#include <string>
+
 #include "fx_core/support/strings.h"
 
 namespace fx {
+namespace {
+
+// A torch::nn::Module keeps its children, parameters and buffers in
+// OrderedDicts, each with a hash index, but shows them only as copies:
+// named_children() and named_parameters() copy every entry, which made one
+// lookup linear in the module's siblings (or its parameters) and passes over
+// big models quadratic. The lookups below read the dictionaries in place.
+// The members are not public. An explicit instantiation may name them (the
+// standard exempts the names in one from access checking, [temp.spec]), and
+// the Member template below takes their addresses that way; a LibTorch that
+// renames them fails to compile here.
+using ChildDict =
+    torch::OrderedDict<std::string, std::shared_ptr<torch::nn::Module>>;
+using TensorDict = torch::OrderedDict<std::string, at::Tensor>;
+
+struct ChildrenOf {
+  using Type = ChildDict torch::nn::Module::*;
+  friend Type member(ChildrenOf);
+};
+struct ParametersOf {
+  using Type = TensorDict torch::nn::Module::*;
+  friend Type member(ParametersOf);
+};
+struct BuffersOf {
+  using Type = TensorDict torch::nn::Module::*;
+  friend Type member(BuffersOf);
+};
+
+template <typename Tag, typename Tag::Type M>
+struct Member {
+  friend typename Tag::Type member(Tag) { return M; }
+};
+template struct Member<ChildrenOf, &torch::nn::Module::children_>;
+template struct Member<ParametersOf, &torch::nn::Module::parameters_>;
+template struct Member<BuffersOf, &torch::nn::Module::buffers_>;
+
+// The defined tensor `name` of `dict` (named_parameters() and
+// named_buffers() leave out undefined ones, such as a Conv's absent bias).
+const at::Tensor* defined_entry(const TensorDict& dict, std::string_view name) {
+  const at::Tensor* t = dict.find(std::string(name));
+  return t != nullptr && t->defined() ? t : nullptr;
+}
+
+}  // namespace
 
 std::shared_ptr<torch::nn::Module> child_named(const torch::nn::Module& m,
                                                std::string_view name) {
-  for (const auto& item : m.named_children()) {
-    if (item.key() == name) return item.value();
-  }
-  return nullptr;
+  const std::shared_ptr<torch::nn::Module>* child =
+      (m.*member(ChildrenOf{})).find(std::string(name));
+  return child != nullptr ? *child : nullptr;
 }
 
 const torch::nn::Module* module_at(const torch::nn::Module& root,
@@ -39,11 +84,11 @@ std::shared_ptr<torch::nn::Module> submodule_at(const torch::nn::Module& root,
 
 std::optional<TensorAttr> own_tensor(const torch::nn::Module& m,
                                      std::string_view name) {
-  for (const auto& p : m.named_parameters(/*recurse=*/false)) {
-    if (p.key() == name) return TensorAttr{p.value(), true};
+  if (const at::Tensor* p = defined_entry(m.*member(ParametersOf{}), name)) {
+    return TensorAttr{*p, true};
   }
-  for (const auto& b : m.named_buffers(/*recurse=*/false)) {
-    if (b.key() == name) return TensorAttr{b.value(), false};
+  if (const at::Tensor* b = defined_entry(m.*member(BuffersOf{}), name)) {
+    return TensorAttr{*b, false};
   }
   return std::nullopt;
 }

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <utility>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "fx_core/ir/codegen.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/graph_module_file.h"
+#include "fx_core/runtime/module_path.h"
 #include "fx_core/runtime/module_registry.h"
 #include "fx_core/support/strings.h"
 #include "plugin_api/capi/c_api.h"
@@ -177,10 +179,10 @@ class GraphModuleTarget::Attributes : public AttributeStore {
     }
     // set_attr replaces an existing tensor's data in place, so keep the old
     // data through a new alias of it (and its requires_grad).
-    bool is_parameter = false;
-    for (const auto& p : module_.named_parameters(/*recurse=*/true)) {
-      if (p.key() == name) is_parameter = true;
-    }
+    // Looked up in the owning module alone: a walk over every parameter of
+    // the model per call made passes that set many attributes quadratic.
+    std::optional<TensorAttr> existing = tensor_at(module_, name);
+    const bool is_parameter = existing && existing->is_parameter;
     Entry entry;
     entry.name = std::string(name);
     entry.previous = current.defined() ? current.variable_data() : at::Tensor();

@@ -1,0 +1,204 @@
+// torch.fx's own passes as first-party plugins (issue 36) on graphs of about
+// 100k nodes: each must run in linear or near-linear time, none above 1 s.
+//
+//   bazel run --config=opt //tools/bench:torch_passes_benchmark
+//
+// Each iteration builds a fresh GraphModule (not timed) and runs one pass
+// through the PassManager as `fx run` does (snapshot, the pass, lint,
+// change detection, commit; no recompile), on graphs where the pass has the
+// most to do:
+//  - fuse: 25k Conv2d -> BatchNorm2d -> relu triples, every pair folded;
+//  - remove_dropout: 50k calls of one Dropout, each removed;
+//  - merge_matmul: 33k torch.matmul calls sharing one weight, one group
+//    merged (one cat, one matmul, 33k getitems) and the graph sorted;
+//  - merge_matmul{all_groups=true}: 20k groups of two matmuls sharing a
+//    node, all merged, the graph sorted once.
+#include <ATen/ATen.h>
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "fx_core/format/graph_json.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/runtime/graph_module_file.h"
+#include "plugin_api/loader/plugin_loader.h"
+#include "plugin_api/pipeline/pass_manager.h"
+#include "plugin_api/pipeline/pipeline.h"
+
+namespace {
+
+using Build = std::function<fx::GraphFile(int64_t, fx::TensorList*)>;
+
+const fx::host::PassRegistry& registry() {
+  static fx::host::PassRegistry* r = [] {
+    auto* out = new fx::host::PassRegistry();
+    auto plugin = fx::host::load_plugin("plugins/libfx_optimization.so");
+    absl::Status added =
+        plugin.ok() ? out->add(*plugin) : absl::Status(plugin.status());
+    if (!added.ok()) {
+      fprintf(stderr, "%s\n", std::string(added.message()).c_str());
+      std::abort();
+    }
+    return out;
+  }();
+  return *r;
+}
+
+fx::ModuleSpec module(const char* type, fx::ArgumentDict config) {
+  fx::ModuleSpec spec;
+  spec.type = type;
+  spec.config = std::move(config);
+  return spec;
+}
+
+// x -> conv_i -> bn_i -> relu -> ... (3 nodes per triple), the modules in
+// stages of 128 pairs ("s3.conv5", "s3.bn5") as a model nests them. (A
+// flat root with tens of thousands of children would measure LibTorch's
+// child lookup instead: Module::named_children() copies every child, so
+// fx::child_named is linear in the number of siblings.)
+fx::GraphFile conv_bn_chain(int64_t nodes, fx::TensorList* weights) {
+  fx::GraphFile file;
+  file.graph = std::make_unique<fx::Graph>();
+  fx::Graph& g = *file.graph;
+  fx::Node* x = g.placeholder("x");
+  for (int64_t i = 0; 3 * i + 2 < nodes; ++i) {
+    std::string stage = "s" + std::to_string(i / 128) + ".";
+    std::string conv = stage + "conv" + std::to_string(i % 128);
+    std::string bn = stage + "bn" + std::to_string(i % 128);
+    file.modules.emplace_back(
+        conv, module("torch.nn.Conv2d", {{"in_channels", fx::Argument(1)},
+                                         {"out_channels", fx::Argument(1)},
+                                         {"kernel_size", fx::Argument(1)}}));
+    file.modules.emplace_back(
+        bn, module("torch.nn.BatchNorm2d", {{"num_features", 1}}));
+    weights->emplace_back(conv + ".weight", at::full({1, 1, 1, 1}, 0.5));
+    weights->emplace_back(conv + ".bias", at::full({1}, 0.1));
+    weights->emplace_back(bn + ".weight", at::full({1}, 1.5));
+    weights->emplace_back(bn + ".bias", at::full({1}, 0.2));
+    weights->emplace_back(bn + ".running_mean", at::full({1}, 0.3));
+    weights->emplace_back(bn + ".running_var", at::full({1}, 2.0));
+    weights->emplace_back(bn + ".num_batches_tracked",
+                          at::zeros({}, at::kLong));
+    x = g.call_module(conv, {x});
+    x = g.call_module(bn, {x});
+    x = g.call_method("relu", {x});
+  }
+  g.output(x);
+  return file;
+}
+
+// x -> drop -> relu -> drop -> ... (one Dropout module, called each time).
+fx::GraphFile dropout_chain(int64_t nodes, fx::TensorList*) {
+  fx::GraphFile file;
+  file.graph = std::make_unique<fx::Graph>();
+  file.modules.emplace_back("drop", module("torch.nn.Dropout", {{"p", 0.5}}));
+  fx::Graph& g = *file.graph;
+  fx::Node* x = g.placeholder("x");
+  for (int64_t i = 0; 2 * i + 2 < nodes; ++i) {
+    x = g.call_module("drop", {x});
+    x = g.call_method("relu", {x});
+  }
+  g.output(x);
+  return file;
+}
+
+// acc = acc + torch.matmul(x.relu(), w), each matmul on the weight w.
+fx::GraphFile shared_weight_matmuls(int64_t nodes, fx::TensorList* weights) {
+  fx::GraphFile file;
+  file.graph = std::make_unique<fx::Graph>();
+  weights->emplace_back("w", at::ones({4, 4}));
+  fx::Graph& g = *file.graph;
+  fx::Node* x = g.placeholder("x");
+  fx::Node* w = g.get_attr("w");
+  fx::Node* acc = x;
+  for (int64_t i = 0; 3 * i + 3 < nodes; ++i) {
+    fx::Node* lhs = g.call_method("relu", {x});
+    fx::Node* mm = g.call_function("torch.matmul", {lhs, w});
+    acc = g.call_function("operator.add", {acc, mm});
+  }
+  g.output(acc);
+  return file;
+}
+
+// Groups of two: t = x.t(); torch.matmul(x.relu(), t) + torch.matmul(
+// x.sin(), t), summed into acc.
+fx::GraphFile node_sharing_pairs(int64_t nodes, fx::TensorList*) {
+  fx::GraphFile file;
+  file.graph = std::make_unique<fx::Graph>();
+  fx::Graph& g = *file.graph;
+  fx::Node* x = g.placeholder("x");
+  fx::Node* acc = x;
+  for (int64_t i = 0; 7 * i + 2 < nodes; ++i) {
+    fx::Node* t = g.call_method("t", {x});
+    fx::Node* a = g.call_function(
+        "torch.matmul", {g.call_method("relu", {x}), fx::Argument(t)});
+    fx::Node* b = g.call_function("torch.matmul",
+                                  {g.call_method("sin", {x}), fx::Argument(t)});
+    acc = g.call_function("operator.add",
+                          {g.call_function("operator.add", {acc, a}), b});
+  }
+  g.output(acc);
+  return file;
+}
+
+void BM_TorchPass(benchmark::State& state, const char* pipeline,
+                  const Build& build) {
+  auto spec = fx::host::parse_pipeline_text(pipeline);
+  auto pm = fx::host::PassManager::create(registry(), *spec);
+  if (!pm.ok()) {
+    state.SkipWithError(std::string(pm.status().message()).c_str());
+    return;
+  }
+  size_t nodes = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    fx::TensorList weights;
+    fx::GraphFile file = build(state.range(0), &weights);
+    nodes = file.graph->size();
+    auto gm = fx::load_graph_module_shared(std::move(file), weights);
+    if (!gm.ok()) {
+      state.SkipWithError(std::string(gm.status().message()).c_str());
+      return;
+    }
+    fx::host::GraphModuleTarget target(**gm, {}, false);
+    state.ResumeTiming();
+    fx::host::PipelineReport report = pm->run(target);
+    state.PauseTiming();
+    if (!report.ok() || !report.passes.at(0).changed) {
+      state.SkipWithError(
+          ("the pass did not change the graph: " + report.failure).c_str());
+      return;
+    }
+    target.finish();
+    state.ResumeTiming();
+  }
+  state.counters["nodes"] = static_cast<double>(nodes);
+}
+
+BENCHMARK_CAPTURE(BM_TorchPass, fuse, "fuse", conv_bn_chain)
+    ->Arg(100000)
+    ->Iterations(3)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_TorchPass, remove_dropout, "remove_dropout", dropout_chain)
+    ->Arg(100000)
+    ->Iterations(3)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_TorchPass, merge_matmul, "merge_matmul",
+                  shared_weight_matmuls)
+    ->Arg(100000)
+    ->Iterations(3)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_TorchPass, merge_matmul_all_groups,
+                  "merge_matmul{all_groups=true}", node_sharing_pairs)
+    ->Arg(100000)
+    ->Iterations(3)
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
