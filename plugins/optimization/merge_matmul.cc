@@ -158,9 +158,10 @@ bool independent(const std::vector<Node>& matmuls) {
   return true;
 }
 
-// The names torch gives new nodes after a legalize_graph: a namespace
-// holding the live nodes' names only (a scratch graph the host names as it
-// names a traced node).
+// The names torch gives the merged group's new nodes: its graph is a fresh
+// retrace, so its namespace holds the live nodes' names only (here a
+// scratch graph the host names as it names a traced node), while the
+// host's also holds the names of nodes erased earlier.
 class TorchNamespace {
  public:
   explicit TorchNamespace(const Graph& g) {
