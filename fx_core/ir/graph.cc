@@ -503,6 +503,58 @@ void Graph::reserve_names_of(const Graph& other) {
   namespace_.merge_from(other.namespace_);
 }
 
+void Graph::rename_nodes(const std::vector<Node*>& nodes,
+                         const std::vector<std::string_view>& names) {
+  if (nodes.size() != names.size()) {
+    throw FxError(cat("rename_nodes: ", nodes.size(), " nodes but ",
+                      names.size(), " names"));
+  }
+  absl::flat_hash_map<const Node*, size_t> renamed;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node* n = nodes[i];
+    if (n == nullptr || n->sentinel_ || n->graph() != this || n->erased()) {
+      throw FxError(cat("rename_nodes: entry ", i,
+                        " is not a live node of this graph"));
+    }
+    if (!renamed.emplace(n, i).second) {
+      throw FxError(cat("rename_nodes: entry ", i, " renames node '",
+                        n->name(), "' again (entry ", renamed[n], ")"));
+    }
+    if (!Namespace::is_legal_node_name(names[i])) {
+      throw FxError(cat("rename_nodes: entry ", i, " (node '", n->name(),
+                        "'): ", python_string_repr(names[i]),
+                        " is not a legal node name (a Python identifier that "
+                        "is not a keyword, a builtin or a code generation "
+                        "global)"));
+    }
+  }
+  // Every live node's name after the rename, with who has it.
+  absl::flat_hash_map<std::string_view, const Node*> final_names;
+  final_names.reserve(size_);
+  auto take = [&](std::string_view name, const Node* n) {
+    auto [it, fresh] = final_names.emplace(name, n);
+    if (fresh) return;
+    const Node* a = renamed.contains(n) ? n : it->second;
+    const Node* b = a == n ? it->second : n;
+    throw FxError(cat("rename_nodes: entry ", renamed[a], " gives node '",
+                      a->name(), "' the name '", name, "', which node '",
+                      b->name(), "' ",
+                      renamed.contains(b) ? "is given too" : "keeps"));
+  };
+  for (size_t i = 0; i < nodes.size(); ++i) take(names[i], nodes[i]);
+  for (Node* n : this->nodes()) {
+    if (!renamed.contains(n)) take(n->name(), n);
+  }
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    nodes[i]->set_name(namespace_.claim(names[i]));
+  }
+}
+
+void Graph::reset_namespace() {
+  namespace_.forget_names();
+  for (Node* n : nodes()) n->set_name(namespace_.claim(n->name()));
+}
+
 bool Graph::eliminate_dead_code() {
   lint();
   bool changed = false;

@@ -199,6 +199,19 @@ class Graph {
   // manager's isolated passes send their result back as a file).
   void reserve_names_of(const Graph& other);
 
+  // Gives nodes[i] the name names[i], for every i at once: a node may take a
+  // name another node of the batch gives up (a swap) or one an erased node
+  // had. Each name must be a legal node name (Namespace::is_legal_node_name)
+  // and unique among the live nodes afterwards; the nodes live nodes of this
+  // graph, each once. Throws FxError naming the entry, and then nothing has
+  // changed. O(nodes of the graph + the batch).
+  void rename_nodes(const std::vector<Node*>& nodes,
+                    const std::vector<std::string_view>& names);
+  // From now on names new nodes as a graph freshly built from its live nodes
+  // would (what a retrace by torch.fx's Transformer gives): the names of
+  // erased nodes, and names given up by renames, are free again. O(nodes).
+  void reset_namespace();
+
   // Erases nodes without users that are not impure, last to first. Lints
   // first. Returns whether anything changed.
   bool eliminate_dead_code();

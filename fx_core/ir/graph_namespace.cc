@@ -261,6 +261,30 @@ bool Namespace::is_illegal(std::string_view name, std::string_view obj) const {
   return false;
 }
 
+std::string_view Namespace::claim(std::string_view name) {
+  auto it = used_.find(name);
+  if (it != used_.end()) return stored_view(*it);
+  std::string_view stored = store(name);
+  used_.insert(stored.data());
+  return stored;
+}
+
+void Namespace::forget_names() {
+  used_.clear();
+  watermark_.clear();
+  obj_to_name_.clear();
+  ++generation_;
+}
+
+bool Namespace::is_legal_node_name(std::string_view name) {
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
+  for (char c : name) {
+    if (!is_ident_char(c)) return false;
+  }
+  return !is_keyword(name) && !is_builtin(name) &&
+         custom_builtin_object(name).empty();
+}
+
 uint64_t Namespace::watermark(std::string_view base) const {
   for (const Namespace* ns = this; ns != nullptr; ns = ns->parent_) {
     auto it = ns->watermark_.find(base);

@@ -63,6 +63,21 @@ class Namespace {
   // True when `name` has been handed out here or in a parent.
   bool is_used(std::string_view name) const;
 
+  // Marks exactly `name` as used (no legalising, no counting up; it may be
+  // used already) and returns its stable view: a node renamed on purpose
+  // (Graph::rename_nodes). The caller checks is_legal_node_name.
+  std::string_view claim(std::string_view name);
+  // Forgets every name handed out: afterwards this namespace is a fresh
+  // one's (Graph::reset_namespace claims the live names again). Views handed
+  // out earlier stay valid.
+  void forget_names();
+  // How many times forget_names ran (a worker process tells its host that a
+  // pass reset the graph's names).
+  uint64_t generation() const { return generation_; }
+  // A name a node may have: an ASCII Python identifier that is not a
+  // keyword, a builtin or one of the code generation globals.
+  static bool is_legal_node_name(std::string_view name);
+
   // Python keywords, builtins and torch.fx's codegen globals.
   static bool is_keyword(std::string_view name);
   static bool is_builtin(std::string_view name);
@@ -80,6 +95,7 @@ class Namespace {
   std::string_view store(std::string_view name);
 
   const Namespace* parent_ = nullptr;
+  uint64_t generation_ = 0;
   // Stable storage for names and keys: chars in blocks that never move.
   std::deque<std::unique_ptr<char[]>> blocks_;
   size_t block_used_ = 0;

@@ -904,6 +904,7 @@ FxApi make_api() {
   fill_symbolic_shape_prop_entry(t);
   fill_quantized_attr_entry(t);
   fill_example_batch_entries(t);
+  fill_rename_entries(t);
   return t;
 }
 
@@ -935,11 +936,13 @@ constexpr size_t entries_end(uint32_t version) {
       return offsetof(FxApi, GraphSetQuantizedAttr);
     case 9:
       return offsetof(FxApi, GraphNumExampleBatches);
+    case 10:
+      return offsetof(FxApi, GraphRenameNodes);
     default:
       return sizeof(FxApi);
   }
 }
-static_assert(FX_API_VERSION == 10,
+static_assert(FX_API_VERSION == 11,
               "a new API version: add where its entries end to entries_end");
 
 // The whole table cut down to `version`: later entries zeroed.

@@ -30,6 +30,7 @@ PassTarget::~PassTarget() = default;
 
 void PassTarget::begin() {
   snapshot_ = graph().snapshot();
+  namespace_generation_ = graph().graph_namespace().generation();
   begin_attributes();
 }
 
@@ -45,8 +46,11 @@ void PassTarget::rollback() {
 }
 
 namespace {
-// encode_changes() bytes: the JSON text's size, the text, the attributes.
+// encode_changes() bytes: the JSON text's size, a flag byte, the text, the
+// attributes. The flag says the pass reset the graph's namespace: the graph
+// rebuilt from the text then keeps the fresh namespace the file gives it.
 constexpr size_t kSizeBytes = sizeof(uint64_t);
+constexpr size_t kHeaderBytes = kSizeBytes + 1;
 }  // namespace
 
 std::string PassTarget::encode_changes() {
@@ -58,6 +62,9 @@ std::string PassTarget::encode_changes() {
   std::string json = to_graph_json(graph(), added);
   uint64_t size = json.size();
   std::string bytes(reinterpret_cast<const char*>(&size), kSizeBytes);
+  const bool reset =
+      graph().graph_namespace().generation() != namespace_generation_;
+  bytes.push_back(reset ? '\1' : '\0');
   return bytes + json + attributes;
 }
 
@@ -65,17 +72,18 @@ absl::Status PassTarget::apply_changes(std::string_view bytes) {
   if (bytes.empty()) return absl::OkStatus();  // the pass changed nothing
   uint64_t size = 0;
   if (bytes.size() >= kSizeBytes) std::memcpy(&size, bytes.data(), kSizeBytes);
-  if (bytes.size() < kSizeBytes || bytes.size() - kSizeBytes < size) {
+  if (bytes.size() < kHeaderBytes || bytes.size() - kHeaderBytes < size) {
     return absl::InternalError("the worker's result is truncated");
   }
+  const bool namespace_reset = bytes[kSizeBytes] != '\0';
   absl::StatusOr<GraphFile> file =
-      parse_graph_json(bytes.substr(kSizeBytes, size), "<worker result>");
+      parse_graph_json(bytes.substr(kHeaderBytes, size), "<worker result>");
   if (!file.ok()) return file.status();
   try {
     absl::Status applied =
-        apply_attribute_changes(file->modules, bytes.substr(kSizeBytes + size));
+        apply_attribute_changes(file->modules, bytes.substr(kHeaderBytes + size));
     if (!applied.ok()) return applied;
-    file->graph->reserve_names_of(graph());
+    if (!namespace_reset) file->graph->reserve_names_of(graph());
     // A pass does not change the code generator, and a file cannot hold
     // every kind (a Python CodeGen kept in process): the graph keeps its own.
     file->graph->set_codegen(graph().codegen().clone());

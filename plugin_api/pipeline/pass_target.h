@@ -113,6 +113,9 @@ class PassTarget {
 
  private:
   std::unique_ptr<Graph> snapshot_;
+  // The graph namespace's generation when the pass began: a pass that reset
+  // the namespace (GraphResetNamespace) sends a fresh one back.
+  uint64_t namespace_generation_ = 0;
 };
 
 class GraphModuleTarget : public PassTarget {

@@ -126,7 +126,7 @@ extern "C" {
  * Version 1 was released twice with different tables (106 entries, then 123
  * with fourteen inserted before RegisterCustomOp); the host serves both
  * (released/README.md, "Version 1, twice"). */
-#define FX_API_VERSION 10
+#define FX_API_VERSION 11
 
 #if defined(_WIN32)
 #define FX_PLUGIN_EXPORT __declspec(dllexport)
@@ -1009,6 +1009,27 @@ struct FxApi {
    * of); batch 0 is GraphExampleInput's. FX_NOT_FOUND out of range. */
   FxStatus* (*GraphExampleBatchInput)(const FxGraph* graph, size_t batch,
                                       size_t index, DLManagedTensor** out);
+
+  /* Version 11: renaming -------------------------------------------------- */
+  /* Gives nodes[i] the name names[i] for every i < n, all at once: a pass
+   * that rebuilds part of a graph keeps the names torch.fx would give (a
+   * retrace's, or extract_subgraph's placeholders named after the nodes they
+   * stand for). A node may take a name another node of the batch gives up
+   * (a swap) or one an erased node had. FX_INVALID_ARGUMENT, naming the
+   * entry, and nothing renamed, when a name is not an ASCII Python
+   * identifier, is a keyword, a builtin or a global of the generated code
+   * (torch, inf, nan, device, ...), or would be another live node's too;
+   * or when a node is not a live node of `graph` or comes twice. The names
+   * are copied; names read earlier with NodeName stay valid. */
+  FxStatus* (*GraphRenameNodes)(FxGraph* graph, size_t n,
+                                FxNode* const* nodes,
+                                const char* const* names);
+  /* From now on `graph` names new nodes as a graph freshly built from its
+   * live nodes would: the names of erased nodes, and those given up by
+   * GraphRenameNodes, are free again (what torch.fx's Transformer gives, whose
+   * retrace builds a new graph). Otherwise, as in torch.fx, a name once
+   * handed out is never handed out again. */
+  FxStatus* (*GraphResetNamespace)(FxGraph* graph);
 };
 
 /* NodeOperatorEffects' bits (version 7). */

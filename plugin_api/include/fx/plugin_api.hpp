@@ -370,6 +370,14 @@ class Graph {
   void erase_node(Node n);
   // torch.fx's eliminate_dead_code; returns whether it removed anything.
   bool eliminate_dead_code();
+  // Renames every (node, name) pair at once (version 11: GraphRenameNodes;
+  // swaps allowed, an erased node's name may be taken). Error
+  // (FX_INVALID_ARGUMENT) and nothing renamed when a name is illegal or
+  // would be two nodes'; FX_UNIMPLEMENTED on an older host.
+  void rename_nodes(const std::vector<std::pair<Node, std::string>>& renames);
+  // New nodes named as in a graph freshly built from the live nodes
+  // (version 11: GraphResetNamespace; a retrace's names).
+  void reset_namespace();
   // Throws Error when the graph is malformed.
   void lint() const;
   // print(graph) and gm.code.

@@ -433,6 +433,24 @@ inline void Graph::erase_node(Node n) {
   check(api()->GraphEraseNode(graph_, n.get()));
 }
 
+inline void Graph::rename_nodes(
+    const std::vector<std::pair<Node, std::string>>& renames) {
+  require_api_version(11, "GraphRenameNodes");
+  std::vector<FxNode*> nodes;
+  std::vector<const char*> names;
+  for (const auto& [node, name] : renames) {
+    nodes.push_back(node.get());
+    names.push_back(name.c_str());
+  }
+  check(api()->GraphRenameNodes(graph_, renames.size(), nodes.data(),
+                                names.data()));
+}
+
+inline void Graph::reset_namespace() {
+  require_api_version(11, "GraphResetNamespace");
+  check(api()->GraphResetNamespace(graph_));
+}
+
 inline bool Graph::eliminate_dead_code() {
   int changed = 0;
   check(api()->GraphEliminateDeadCode(graph_, &changed));
