@@ -20,11 +20,11 @@
 //
 // Like torch's pass, which starts with symbolic_trace(module), the graph is
 // retraced: every type annotation but the placeholders' and the output's
-// goes, and a graph whose nodes a retrace would name otherwise is refused.
-// torch names the new nodes in a namespace of the live nodes' names; the
-// host never reuses a name, so where the two would differ (a name a node
-// erased by an earlier pass had) the pass refuses too, naming the node.
-// Meta is kept (the retrace would drop it).
+// goes, nodes the retrace names otherwise are renamed, and the namespace
+// holds the live names only, so the new nodes get torch's names (a name a
+// node erased by an earlier pass had may be taken again). legalize_graph's
+// copy leaves a fresh namespace too. Meta is kept (the retrace would drop
+// it).
 //
 // torch 1.13 cannot merge a second group: legalize_graph gives the module a
 // new graph while the remaining groups still hold the old graph's nodes,
@@ -37,7 +37,6 @@
 #include <cstdint>
 #include <deque>
 #include <map>
-#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -158,34 +157,6 @@ bool independent(const std::vector<Node>& matmuls) {
   return true;
 }
 
-// The names torch gives the merged group's new nodes: its graph is a fresh
-// retrace, so its namespace holds the live nodes' names only (here a
-// scratch graph the host names as it names a traced node), while the
-// host's also holds the names of nodes erased earlier.
-class TorchNamespace {
- public:
-  explicit TorchNamespace(const Graph& g) {
-    for (Node n : g) {
-      std::string name(n.name());
-      scratch_.view().create_node(FX_OP_PLACEHOLDER, name.c_str(), {}, {},
-                                  name.c_str());
-    }
-  }
-  // Refuses unless `made` got the name torch gives a node of its opcode and
-  // target.
-  void expect_name(const Node& made) {
-    Node fresh = scratch_.view().create_node(made.op(), made.target_cstr());
-    if (fresh.name() == made.name()) return;
-    refuse("torch would name the new node '" + std::string(made.name()) +
-           "' '" + std::string(fresh.name()) +
-           "' (a name a node erased earlier had); renaming nodes is not in "
-           "the plugin API");
-  }
-
- private:
-  fxp::OwnedGraph scratch_;
-};
-
 // torch's legalize_graph on `order` (the graph's nodes in torch's list
 // order): Kahn's algorithm, breadth first. The graph is rearranged to the
 // result and each node's arguments set again in that order, so that every
@@ -221,14 +192,10 @@ void legalize(Graph& g, const std::vector<Node>& order) {
   }
 }
 
-// Merges `group`, the new nodes at the end of the graph; with
-// `torch_names`, refuses where torch would name a new node otherwise.
-// Returns the new nodes in order of creation; the old matmuls go into
-// `erased`.
-std::vector<Node> merge(Graph& g, const Group& group, bool torch_names,
+// Merges `group`, the new nodes at the end of the graph. Returns the new
+// nodes in order of creation; the old matmuls go into `erased`.
+std::vector<Node> merge(Graph& g, const Group& group,
                         std::unordered_set<FxNode*>* erased) {
-  std::optional<TorchNamespace> names;
-  if (torch_names) names.emplace(g);
   std::vector<Arg> lhs;
   for (const Node& mm : group.matmuls) lhs.emplace_back(mm.arg(0).node());
   std::vector<Node> made;
@@ -242,9 +209,6 @@ std::vector<Node> merge(Graph& g, const Group& group, bool torch_names,
   for (size_t i = 0; i < lhs.size(); ++i) {
     made.push_back(g.call_function("operator.getitem",
                                    {split, Arg(static_cast<int64_t>(i))}));
-  }
-  if (names) {
-    for (const Node& n : made) names->expect_name(n);
   }
   for (size_t i = 0; i < group.matmuls.size(); ++i) {
     Node old = group.matmuls[i];
@@ -280,8 +244,9 @@ std::string describe(const Group& group) {
 
 bool merge_matmul(Graph& g, const fxp::Options& options) {
   const bool all_groups = options.get_bool("all_groups");
-  require_retrace_names(g, {}, kPass);
-  bool changed = clear_traced_types(g);
+  const Renames renames = retrace_names(g, {}, kPass);
+  apply_retrace_names(g, renames);
+  bool changed = clear_traced_types(g) || !renames.empty();
   std::string merged;  // the merged group's matmuls, named before they go
   // torch's list order for legalize_graph: the graph's nodes, then the new
   // ones in order of creation, less the erased matmuls.
@@ -297,7 +262,7 @@ bool merge_matmul(Graph& g, const fxp::Options& options) {
              "replaced); all_groups=true merges every group");
     }
     merged = describe(group);
-    std::vector<Node> made = merge(g, group, !all_groups, &erased);
+    std::vector<Node> made = merge(g, group, &erased);
     listed.insert(listed.end(), made.begin(), made.end());
   }
   if (merged.empty()) return changed;
@@ -307,6 +272,7 @@ bool merge_matmul(Graph& g, const fxp::Options& options) {
     if (erased.count(n.get()) == 0) live.push_back(n);
   }
   legalize(g, live);
+  apply_retrace_names(g, {});  // legalize_graph's copy: a fresh namespace
   return true;
 }
 

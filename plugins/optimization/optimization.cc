@@ -19,12 +19,12 @@
 //  - remove_dropout: torch's remove_dropout(model), a Transformer that
 //    retraces the graph and lets each torch.nn.Dropout call_module (that
 //    type exactly: not Dropout2d, not F.dropout) return its input. The
-//    retrace keeps the nodes and their names but no type annotation, so
-//    every node's type is cleared too (meta is kept). Where the retrace
-//    would name a node otherwise (a name freed by a removed dropout, e.g.
-//    F.dropout's node `dropout_1` when the module node `dropout` goes, or
-//    make_fx's `clone`, which a retrace names `clone_default`), the pass
-//    refuses, naming the node: the plugin API cannot rename nodes.
+//    retrace keeps the nodes but no type annotation, so every node's type
+//    is cleared too (meta is kept), and names each node afresh: where that
+//    differs (a name freed by a removed dropout, e.g. F.dropout's node
+//    `dropout_1` becomes `dropout` when the module node `dropout` goes, or
+//    make_fx's `clone`, which a retrace names `clone_default`) the node is
+//    renamed, and new nodes are then named as in the retraced graph.
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -237,12 +237,14 @@ bool remove_dropout(Graph& g, const fxp::Options&) {
   std::vector<Node> found = dropouts(g);
   std::unordered_set<FxNode*> removed;
   for (const Node& d : found) removed.insert(d.get());
-  fx_optimization::require_retrace_names(g, removed, "remove_dropout");
-  bool changed = !found.empty();
+  const fx_optimization::Renames renames =
+      fx_optimization::retrace_names(g, removed, "remove_dropout");
+  bool changed = !found.empty() || !renames.empty();
   for (Node d : found) {
     d.replace_all_uses_with(d.arg(0).node());
     g.erase_node(d);
   }
+  fx_optimization::apply_retrace_names(g, renames);
   for (Node n : g) {
     if (n.type().empty()) continue;
     n.set_type(nullptr);

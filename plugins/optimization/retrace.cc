@@ -4,10 +4,16 @@
 #include <unordered_set>
 
 namespace fx_optimization {
+namespace {
 
-void require_retrace_names(const fxp::Graph& g,
-                           const std::unordered_set<FxNode*>& removed,
-                           const std::string& pass) {
+constexpr uint32_t kRenamingVersion = 11;
+
+}  // namespace
+
+Renames retrace_names(const fxp::Graph& g,
+                      const std::unordered_set<FxNode*>& removed,
+                      const std::string& pass) {
+  Renames renames;
   fxp::OwnedGraph scratch;
   for (fxp::Node n : g) {
     if (removed.count(n.get()) != 0) continue;
@@ -17,15 +23,24 @@ void require_retrace_names(const fxp::Graph& g,
     fxp::Node fresh =
         scratch.view().create_node(n.op(), n.target_cstr(), {}, {},
                                    named_by_target ? n.target_cstr() : nullptr);
-    if (fresh.name() != n.name()) {
+    if (fresh.name() == n.name()) continue;
+    if (fxp::api()->version < kRenamingVersion) {
       throw fxp::Error(FX_FAILED_PRECONDITION,
                        pass + ": torch's retrace would name node '" +
                            std::string(n.name()) + "' '" +
                            std::string(fresh.name()) +
-                           "' (it names every node afresh from its target); "
-                           "renaming nodes is not in the plugin API");
+                           "', and this host cannot rename nodes (C ABI "
+                           "version 11, GraphRenameNodes)");
     }
+    renames.emplace_back(n, std::string(fresh.name()));
   }
+  return renames;
+}
+
+void apply_retrace_names(fxp::Graph& g, const Renames& renames) {
+  if (fxp::api()->version < kRenamingVersion) return;
+  if (!renames.empty()) g.rename_nodes(renames);
+  g.reset_namespace();
 }
 
 }  // namespace fx_optimization

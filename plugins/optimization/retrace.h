@@ -1,26 +1,34 @@
 // What torch 1.13's retracing passes do to a graph besides their own edit:
 // symbolic_trace (merge_matmul) and the Transformer (remove_dropout) record
-// every node afresh, so each node is named again from its target in graph
-// order and loses its type annotation. The plugin API cannot rename nodes,
-// so a pass that retraces refuses a graph whose nodes the retrace would
-// name otherwise.
+// every node afresh into a new graph, so each node is named again from its
+// target in graph order, loses its type annotation, and the graph's
+// namespace holds the live names only (an erased node's name is free again).
 #ifndef PLUGINS_OPTIMIZATION_RETRACE_H_
 #define PLUGINS_OPTIMIZATION_RETRACE_H_
 
 #include <string>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "fx/plugin_api.hpp"
 
 namespace fx_optimization {
 
-// Throws FX_FAILED_PRECONDITION, prefixed by `pass`, naming the first node
-// (in graph order, skipping `removed`) that a retrace would give another
-// name than its own. Checked on a scratch graph whose nodes the host names
-// as it names a traced node.
-void require_retrace_names(const fxp::Graph& g,
-                           const std::unordered_set<FxNode*>& removed,
-                           const std::string& pass);
+// The nodes (in graph order, skipping `removed`) a retrace names otherwise,
+// each with the name it gives: found on a scratch graph whose nodes the host
+// names as it names a traced node. On a host older than C ABI version 11
+// (no renaming) a non-empty answer is refused with FX_FAILED_PRECONDITION,
+// prefixed by `pass` and naming the first node, before anything changes.
+using Renames = std::vector<std::pair<fxp::Node, std::string>>;
+Renames retrace_names(const fxp::Graph& g,
+                      const std::unordered_set<FxNode*>& removed,
+                      const std::string& pass);
+
+// Gives the nodes their retrace names (after the caller erased `removed`)
+// and resets the namespace to the live names, as a retrace leaves it. On an
+// older host, where `renames` is empty, the namespace is left as it is.
+void apply_retrace_names(fxp::Graph& g, const Renames& renames);
 
 }  // namespace fx_optimization
 

@@ -20,6 +20,10 @@ bundle records. Writes to OUT_DIR what torch 1.13 makes of it:
   merge_matmul
          torch.fx.experimental.merge_matmul.merge_matmul(gm): graph.txt,
          code.py, output.pt
+and, for every mode but an error, next_names.txt: the name the result's
+graph gives a new node of each get_attr/call_* node's opcode and target, in
+graph order, one per line (created one after another: what its namespace
+holds after the pass).
 Graph text uses the current docs' num_users form.
 """
 
@@ -88,6 +92,16 @@ def main():
     torch.save(weights, os.path.join(out_dir, "weights.pt"))
     with open(os.path.join(out_dir, "requires_grad.txt"), "w") as f:
         f.write("\n".join(grads) + "\n")
+    write_next_names(result.graph, os.path.join(out_dir, "next_names.txt"))
+
+
+def write_next_names(graph, path):
+    made = []
+    for n in list(graph.nodes):
+        if n.op in ("get_attr", "call_function", "call_method", "call_module"):
+            made.append(graph.create_node(n.op, n.target).name)
+    with open(path, "w") as f:
+        f.write("".join(name + "\n" for name in made))
 
 
 if __name__ == "__main__":

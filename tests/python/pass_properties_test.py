@@ -93,26 +93,19 @@ def test_pass_keeps_torch_fx_results(name, pass_text):
 
 
 @pytest.mark.parametrize("name", sorted(GRAPHS))
-def test_remove_dropout_is_torchs_or_refused(name):
-    """torch's remove_dropout retraces: where it keeps every name the SDK's
-    pass gives its graph; where it renames nodes (make_fx's aten names) the
-    SDK's refuses, naming the node, and the graph stays as it was."""
+def test_remove_dropout_is_torchs(name):
+    """torch's remove_dropout retraces: the SDK's pass gives its graph
+    torch's, names included (make_fx's aten nodes renamed as the retrace
+    names them)."""
     from torch.fx.experimental.optimization import remove_dropout
     gm, x = GRAPHS[name]
     expected = remove_dropout(gm)
-    renamed = [n.name for n in gm.graph.nodes] != [
-        n.name for n in expected.graph.nodes]
     sdk = fx_sdk.from_torch_fx(gm)
-    before = str(fx_sdk.to_torch_fx(sdk).graph)
-    if renamed:
-        with pytest.raises(RuntimeError, match="torch's retrace would name"):
-            fx_sdk._C._run_pipeline(sdk, "remove_dropout", [],
-                                    [fx_sdk.PLUGIN_DIR], True, [x])
-        assert str(fx_sdk.to_torch_fx(sdk).graph) == before
-    else:
-        fx_sdk._C._run_pipeline(sdk, "remove_dropout", [],
-                                [fx_sdk.PLUGIN_DIR], True, [x])
-        assert str(fx_sdk.to_torch_fx(sdk).graph) == str(expected.graph)
+    fx_sdk._C._run_pipeline(sdk, "remove_dropout", [], [fx_sdk.PLUGIN_DIR],
+                            True, [x])
+    back = fx_sdk.to_torch_fx(sdk)
+    assert str(back.graph) == str(expected.graph)
+    assert back.code == expected.code
 
 
 class SharedWeightMatmuls(torch.nn.Module):
@@ -125,11 +118,10 @@ class SharedWeightMatmuls(torch.nn.Module):
 
 
 @pytest.mark.parametrize("name", sorted(GRAPHS) + ["shared_weight_matmuls"])
-def test_merge_matmul_is_torchs_or_refused(name):
-    """torch's merge_matmul retraces and merges: where the retrace keeps
-    every name the SDK's pass gives its graph, which goes back to torch.fx
-    and runs there with torch's numbers; where it renames nodes the SDK's
-    refuses, naming the node, and the graph stays as it was."""
+def test_merge_matmul_is_torchs(name):
+    """torch's merge_matmul retraces and merges: the SDK's pass gives its
+    graph torch's, names included, which goes back to torch.fx and runs
+    there with torch's numbers."""
     from torch.fx.experimental.merge_matmul import merge_matmul
     if name == "shared_weight_matmuls":
         gm, x = torch.fx.symbolic_trace(SharedWeightMatmuls()), \
@@ -137,16 +129,7 @@ def test_merge_matmul_is_torchs_or_refused(name):
     else:
         gm, x = GRAPHS[name]
     expected = merge_matmul(gm)
-    renamed = [n.name for n in gm.graph.nodes] != [
-        n.name for n in torch.fx.symbolic_trace(gm).graph.nodes]
     sdk = fx_sdk.from_torch_fx(gm)
-    before = str(fx_sdk.to_torch_fx(sdk).graph)
-    if renamed:
-        with pytest.raises(RuntimeError, match="torch's retrace would name"):
-            fx_sdk._C._run_pipeline(sdk, "merge_matmul", [],
-                                    [fx_sdk.PLUGIN_DIR], True, [x])
-        assert str(fx_sdk.to_torch_fx(sdk).graph) == before
-        return
     fx_sdk._C._run_pipeline(sdk, "merge_matmul", [], [fx_sdk.PLUGIN_DIR],
                             True, [x])
     back = fx_sdk.to_torch_fx(sdk)
