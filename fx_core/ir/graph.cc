@@ -513,12 +513,12 @@ void Graph::rename_nodes(const std::vector<Node*>& nodes,
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node* n = nodes[i];
     if (n == nullptr || n->sentinel_ || n->graph() != this || n->erased()) {
-      throw FxError(cat("rename_nodes: entry ", i,
-                        " is not a live node of this graph"));
+      throw FxError(
+          cat("rename_nodes: entry ", i, " is not a live node of this graph"));
     }
     if (!renamed.emplace(n, i).second) {
-      throw FxError(cat("rename_nodes: entry ", i, " renames node '",
-                        n->name(), "' again (entry ", renamed[n], ")"));
+      throw FxError(cat("rename_nodes: entry ", i, " renames node '", n->name(),
+                        "' again (entry ", renamed[n], ")"));
     }
     if (!Namespace::is_legal_node_name(names[i])) {
       throw FxError(cat("rename_nodes: entry ", i, " (node '", n->name(),

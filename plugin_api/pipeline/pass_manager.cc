@@ -44,6 +44,16 @@ class WorkingDirectoryGuard {
   int fd_;
 };
 
+bool contains(const FxNameList& list, std::string_view name) {
+  for (size_t i = 0; i < list.count; ++i) {
+    if (name == list.names[i]) return true;
+  }
+  return false;
+}
+
+// The property a pass that changes the placeholders declares it invalidates.
+constexpr std::string_view kSignature = "signature";
+
 // The graph's placeholder targets, in order: its signature.
 std::vector<std::string> placeholder_targets(const Graph& graph) {
   std::vector<std::string> out;
@@ -56,9 +66,11 @@ std::vector<std::string> placeholder_targets(const Graph& graph) {
 // What every pass keeps, checked after each one, in process as in a worker
 // (where reading the worker's file back checks the first part too): exactly
 // one output node, the last; and the placeholders it found (their targets,
-// in order: the signature callers use). The error, or empty.
+// in order: the signature callers use) unless it declares it invalidates
+// "signature". The error, or empty.
 std::string check_outline(const Graph& graph,
-                          const std::vector<std::string>& signature) {
+                          const std::vector<std::string>& signature,
+                          bool may_change_signature) {
   size_t outputs = 0;
   const Node* last = nullptr;
   for (const Node* n : graph.nodes()) {
@@ -74,18 +86,11 @@ std::string check_outline(const Graph& graph,
                "' follows the output node (the output must be last)");
   }
   std::vector<std::string> now = placeholder_targets(graph);
-  if (now != signature) {
+  if (now != signature && !may_change_signature) {
     return cat("it changed the graph's placeholders (its signature) from (",
                join(signature, ", "), ") to (", join(now, ", "), ")");
   }
   return {};
-}
-
-bool contains(const FxNameList& list, std::string_view name) {
-  for (size_t i = 0; i < list.count; ++i) {
-    if (name == list.names[i]) return true;
-  }
-  return false;
 }
 
 // ---------------------------------------------------------------- building
@@ -240,9 +245,14 @@ class PipelineRun {
       error = verify(event, signature);
       hooks_.after(&PassInstrumentation::run_after_verification, event);
     } else if (error.empty()) {  // even unverified, never an unwritable graph
-      error = check_outline(target_.graph(), signature);
+      error = check_outline(target_.graph(), signature,
+                            contains(event.info().invalidates, kSignature));
     }
     if (error.empty()) {
+      // The example inputs were the old placeholders'.
+      if (placeholder_targets(target_.graph()) != signature) {
+        target_.forget_example_inputs();
+      }
       commit(event);
       hooks_.after(&PassInstrumentation::run_after_pass, event);
     } else {
@@ -295,7 +305,9 @@ class PipelineRun {
     } catch (const FxError& e) {
       return cat("it left an invalid graph: ", e.what());
     }
-    std::string outline = check_outline(target_.graph(), signature);
+    std::string outline =
+        check_outline(target_.graph(), signature,
+                      contains(event.info().invalidates, kSignature));
     if (!outline.empty()) return outline;
     const FxNameList& produces = event.info().produces;
     for (size_t p = 0; p < produces.count; ++p) {

@@ -80,8 +80,8 @@ absl::Status PassTarget::apply_changes(std::string_view bytes) {
       parse_graph_json(bytes.substr(kHeaderBytes, size), "<worker result>");
   if (!file.ok()) return file.status();
   try {
-    absl::Status applied =
-        apply_attribute_changes(file->modules, bytes.substr(kHeaderBytes + size));
+    absl::Status applied = apply_attribute_changes(
+        file->modules, bytes.substr(kHeaderBytes + size));
     if (!applied.ok()) return applied;
     if (!namespace_reset) file->graph->reserve_names_of(graph());
     // A pass does not change the code generator, and a file cannot hold
@@ -141,6 +141,7 @@ class GraphModuleTarget::Attributes : public AttributeStore {
   void add_batches(std::vector<std::vector<at::Tensor>> batches) {
     for (auto& b : batches) batches_.push_back(std::move(b));
   }
+  void clear_batches() { batches_.clear(); }
   std::vector<at::Tensor> example_inputs() const {
     return batches_.empty() ? std::vector<at::Tensor>{} : batches_[0];
   }
@@ -545,6 +546,10 @@ Graph& GraphModuleTarget::graph() { return module_.graph(); }
 AttributeStore* GraphModuleTarget::attributes() { return attributes_.get(); }
 std::vector<at::Tensor> GraphModuleTarget::example_inputs() const {
   return attributes_->example_inputs();
+}
+
+void GraphModuleTarget::forget_example_inputs() {
+  attributes_->clear_batches();
 }
 
 void GraphModuleTarget::replace_graph(std::unique_ptr<Graph> graph) {

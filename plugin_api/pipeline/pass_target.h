@@ -82,6 +82,8 @@ class PassTarget {
   // The example inputs passes see (GraphExampleInput), one per placeholder;
   // none by default.
   virtual std::vector<at::Tensor> example_inputs() const { return {}; }
+  // Drops them (and every batch): a pass changed the placeholders.
+  virtual void forget_example_inputs() {}
 
   // Writes the current state as an fx-graph file at `json_path` (plus, for a
   // GraphModule, the weights beside it). Atomic per file.
@@ -139,6 +141,7 @@ class GraphModuleTarget : public PassTarget {
   GraphModule* module() override { return &module_; }
   void finish() override;
   std::vector<at::Tensor> example_inputs() const override;
+  void forget_example_inputs() override;
   absl::Status write(const std::string& json_path) const override;
 
  protected:

@@ -273,4 +273,18 @@ FXP_PLUGIN(
         .option("all_groups", FX_OPTION_BOOL, "false",
                 "merge every group of matmuls sharing a right operand; "
                 "torch 1.13 fails on a second group (KeyError), and so does "
-                "this pass by default"))
+                "this pass by default"),
+    fxp::pass<fx_optimization::extract_subgraph>(
+        "extract_subgraph",
+        "turns the graph into the subgraph from `inputs` to `outputs` "
+        "(torch.fx experimental.optimization.extract_subgraph)")
+        .invalidates({"signature"})
+        .option("inputs", FX_OPTION_STRING_LIST, "",
+                "the nodes that become the subgraph's placeholders, in order "
+                "(each named after its node)")
+        .option("outputs", FX_OPTION_STRING_LIST, "",
+                "the nodes whose values the subgraph returns, as a list")
+        .option("nodes", FX_OPTION_STRING_LIST, "",
+                "the nodes copied, in order (torch's `nodes`); by default "
+                "every node the outputs need, back to the inputs, in graph "
+                "order"))

@@ -11,6 +11,10 @@ namespace fx_optimization {
 // (merge_matmul.cc).
 bool merge_matmul(fxp::Graph& g, const fxp::Options& options);
 
+// torch 1.13's torch.fx.experimental.optimization.extract_subgraph, the
+// graph turned into the subgraph's (extract_subgraph.cc).
+bool extract_subgraph(fxp::Graph& g, const fxp::Options& options);
+
 }  // namespace fx_optimization
 
 #endif  // PLUGINS_OPTIMIZATION_PASSES_H_

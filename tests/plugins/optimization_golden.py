@@ -20,6 +20,13 @@ bundle records. Writes to OUT_DIR what torch 1.13 makes of it:
   merge_matmul
          torch.fx.experimental.merge_matmul.merge_matmul(gm): graph.txt,
          code.py, output.pt
+  extract_subgraph{inputs=A,B,outputs=C,nodes=D,E}
+         (the pass's text form; nodes optional, by default every node the
+         outputs need back to the inputs, in graph order)
+         torch.fx.experimental.optimization.extract_subgraph on
+         symbolic_trace(model)'s nodes of those names: graph.txt, code.py,
+         inputs.pt (the inputs' values when the model runs on
+         BUNDLE_DIR/input.pt), output.pt (the subgraph on them)
 and, for every mode but an error, next_names.txt: the name the result's
 graph gives a new node of each get_attr/call_* node's opcode and target, in
 graph order, one per line (created one after another: what its namespace
@@ -63,6 +70,9 @@ def main():
         if name and name in recorded:
             m.training = recorded[name].training
     inputs = torch.load(os.path.join(bundle, "input.pt"))
+    if mode.startswith("extract_subgraph"):
+        extract(model, mode, inputs, out_dir)
+        return
     passes = {"fuse": optimization.fuse,
               "remove_dropout": optimization.remove_dropout,
               "merge_matmul": merge_matmul}
@@ -92,6 +102,68 @@ def main():
     torch.save(weights, os.path.join(out_dir, "weights.pt"))
     with open(os.path.join(out_dir, "requires_grad.txt"), "w") as f:
         f.write("\n".join(grads) + "\n")
+    write_next_names(result.graph, os.path.join(out_dir, "next_names.txt"))
+
+
+def pass_options(text):
+    """`name{a=x,y,b=z}` -> {"a": ["x", "y"], "b": ["z"]}: an item without
+    '=' continues the previous option's list, as the SDK's pipelines read
+    it."""
+    options, key = {}, None
+    body = text[text.index("{") + 1:text.rindex("}")] if "{" in text else ""
+    for item in filter(None, (i.strip() for i in body.split(","))):
+        if "=" in item:
+            key, item = (part.strip() for part in item.split("=", 1))
+            options[key] = []
+        options[key].append(item)
+    return options
+
+
+def needed(graph, inputs, outputs):
+    stop, seen, work = set(inputs), set(), []
+    for n in outputs:
+        if n not in stop and n not in seen:
+            seen.add(n)
+            work.append(n)
+    while work:
+        for i in work.pop().all_input_nodes:
+            if i not in stop and i not in seen:
+                seen.add(i)
+                work.append(i)
+    return [n for n in graph.nodes if n in seen]
+
+
+def extract(model, mode, inputs, out_dir):
+    options = pass_options(mode)
+    gm = torch.fx.symbolic_trace(model)
+    by_name = {n.name: n for n in gm.graph.nodes}
+    ins = [by_name[n] for n in options.get("inputs", [])]
+    outs = [by_name[n] for n in options["outputs"]]
+    nodes = ([by_name[n] for n in options["nodes"]] if "nodes" in options
+             else needed(gm.graph, ins, outs))
+    values = {}
+
+    class Record(torch.fx.Interpreter):
+        def run_node(self, n):
+            values[n] = super().run_node(n)
+            return values[n]
+
+    with torch.no_grad():
+        Record(gm).run(*inputs)
+    try:
+        result = optimization.extract_subgraph(gm, nodes, ins, outs)
+    except Exception as e:  # torch's own refusal is the golden
+        with open(os.path.join(out_dir, "error.txt"), "w") as f:
+            f.write(type(e).__name__ + "\n")
+        return
+    with open(os.path.join(out_dir, "graph.txt"), "w") as f:
+        f.write(re.sub(r"\[#users=", "[num_users=", str(result.graph)))
+    with open(os.path.join(out_dir, "code.py"), "w") as f:
+        f.write(result.code)
+    sub_inputs = [values[n] for n in ins]
+    torch.save(sub_inputs, os.path.join(out_dir, "inputs.pt"))
+    with torch.no_grad():
+        torch.save(result(*sub_inputs), os.path.join(out_dir, "output.pt"))
     write_next_names(result.graph, os.path.join(out_dir, "next_names.txt"))
 
 

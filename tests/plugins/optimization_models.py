@@ -171,3 +171,21 @@ class MatmulsInTwoGroups(torch.nn.Module):
         c = torch.matmul(x, self.v)
         d = torch.matmul(x.sin(), self.v)
         return a.sum() + b.sum() + c.sum() + d.sum()
+
+
+class SubgraphSource(torch.nn.Module):
+    """extract_subgraph's source: a convolution and batch norm, two
+    branches joined, a parameter read through a view, two results."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(3)
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+        self.bn = torch.nn.BatchNorm2d(4)
+        self.w = torch.nn.Parameter(torch.randn(4))
+
+    def forward(self, x):
+        a = self.bn(self.conv(x))
+        b = torch.relu(a) + torch.tanh(a)
+        c = b * self.w.view(1, -1, 1, 1)
+        return c.sum(dim=1), torch.sigmoid(c)

@@ -32,11 +32,11 @@ std::string torch_fx(const std::string& bundle, const std::string& mode,
   }
   std::string out = bundle + ".golden_" + mode;
   std::string log;
-  int status = run_command("/usr/bin/python3 " +
-                               runfile("tests/plugins/optimization_golden.py") +
-                               " " + runfile("tools/torchfx_import.py") + " " +
-                               bundle + " " + mode + " " + out + " " + model,
-                           &log);
+  int status = run_command(
+      "/usr/bin/python3 " + runfile("tests/plugins/optimization_golden.py") +
+          " " + runfile("tools/torchfx_import.py") + " " + bundle + " '" +
+          mode + "' '" + out + "' " + model,
+      &log);
   if (status != 0) throw std::runtime_error("torch.fx golden failed:\n" + log);
   return out;
 }
@@ -88,6 +88,28 @@ class OptimizationTest : public ::testing::Test {
       names += std::string(g.create_node(n->op(), n->target())->name()) + "\n";
     }
     EXPECT_EQ(names, testing::read_file(golden + "/next_names.txt"));
+  }
+
+  // extract_subgraph `pass` as torch's: graph text, code, the names new
+  // nodes get, and the numbers on the values the inputs have when the model
+  // runs on the bundle's input.
+  void expect_extract_as_torch(const std::string& dir, const std::string& model,
+                               const std::string& pass) {
+    Bundle b = load_bundle(dir);
+    std::string golden = torch_fx(dir, pass, model);
+    ASSERT_FALSE(std::filesystem::exists(golden + "/error.txt"));
+    host::PipelineReport report = run_pipeline(*b.gm, pass, b.inputs);
+    ASSERT_TRUE(report.ok()) << report.failure;
+    EXPECT_EQ(b.gm->graph().str(), testing::read_file(golden + "/graph.txt"));
+    EXPECT_EQ(b.gm->code(), testing::read_file(golden + "/code.py"));
+    std::vector<at::Tensor> inputs;
+    const c10::IValue saved = read(golden + "/inputs.pt");
+    for (const c10::IValue& v : saved.toListRef()) {
+      inputs.push_back(v.toTensor());
+    }
+    EXPECT_EQ(max_abs_diff(forward(*b.gm, inputs), read(golden + "/output.pt")),
+              0.0);
+    expect_next_names(dir, pass, golden);
   }
 
   // fuse as torch's, and every convolution's weights exactly torch's.
@@ -173,6 +195,63 @@ TEST_F(OptimizationTest, RemoveDropoutRenamesAsTorchsRetrace) {
   EXPECT_NE(b.gm->graph().str().find("%dropout : [num_users=1] = "
                                      "call_function"),
             std::string::npos);
+}
+
+// extract_subgraph against torch's: the subgraph of resnet18 from layer1's
+// output to layer2's (torchvision's feature extraction cut), and of
+// SubgraphSource from the batch norm and tanh to the product (a parameter
+// read on the way), from `x` to both results, with the nodes listed, and
+// with an input returned and another unused.
+TEST_F(OptimizationTest, ExtractSubgraphIsTorchs) {
+  std::string resnet = export_torchvision("resnet18");
+  expect_extract_as_torch(resnet, "torchvision:resnet18",
+                          "extract_subgraph{inputs=layer1_1_relu_1,"
+                          "outputs=layer2_1_relu_1}");
+  std::string dir = export_module(kModels, "SubgraphSource", "2,3,6,6");
+  for (const char* pass :
+       {"extract_subgraph{inputs=bn,tanh,outputs=mul}",
+        "extract_subgraph{inputs=x,outputs=sum_1,sigmoid}",
+        "extract_subgraph{inputs=relu,tanh,outputs=add,mul,nodes=add,w,view,"
+        "mul}",
+        "extract_subgraph{inputs=conv,bn,outputs=bn}"}) {
+    SCOPED_TRACE(pass);
+    expect_extract_as_torch(dir, "SubgraphSource", pass);
+  }
+}
+
+TEST_F(OptimizationTest, ExtractSubgraphRefusesWhatTorchCannotCopy) {
+  std::string dir = export_module(kModels, "SubgraphSource", "2,3,6,6");
+  const std::string pass =
+      "extract_subgraph{inputs=bn,outputs=add,nodes=relu,add}";
+  std::string golden = torch_fx(dir, pass, "SubgraphSource");
+  EXPECT_EQ(testing::read_file(golden + "/error.txt"), "KeyError\n");
+  Bundle b = load_bundle(dir);
+  const std::string before = b.gm->graph().str();
+  for (const auto& [text, message] :
+       std::vector<std::pair<std::string, std::string>>{
+           {pass,
+            "extract_subgraph: node 'add' reads 'tanh', which is neither an "
+            "input nor a node before it in the subgraph (torch raises "
+            "KeyError); add it to 'inputs' or 'nodes'"},
+           {"extract_subgraph{inputs=bn,outputs=nope}",
+            "extract_subgraph: option 'outputs' names 'nope', which is no "
+            "node of the graph"},
+           {"extract_subgraph{inputs=bn}",
+            "extract_subgraph: option 'outputs' names no node"},
+           {"extract_subgraph{inputs=x,outputs=output}",
+            "extract_subgraph: option 'outputs' names the output node; name "
+            "the values it returns"},
+           {"extract_subgraph{inputs=relu,outputs=mul,nodes=mul}",
+            "extract_subgraph: node 'mul' reads 'add', which is neither an "
+            "input nor a node before it in the subgraph (torch raises "
+            "KeyError); add it to 'inputs' or 'nodes'"}}) {
+    SCOPED_TRACE(text);
+    host::PipelineReport report = run_pipeline(*b.gm, text, b.inputs);
+    ASSERT_FALSE(report.ok());
+    EXPECT_NE(report.failure.find(message), std::string::npos)
+        << report.failure;
+    EXPECT_EQ(b.gm->graph().str(), before);
+  }
 }
 
 TEST_F(OptimizationTest, MergeMatmulIsTorchs) {

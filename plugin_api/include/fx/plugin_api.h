@@ -240,7 +240,10 @@ typedef struct FxPassInfo {
   FxNameList run_before;  /* when both run, these run after this pass */
   FxNameList required;    /* properties that must hold ("tensor_meta") */
   FxNameList produces;    /* properties this pass establishes */
-  FxNameList invalidates; /* properties this pass destroys */
+  FxNameList invalidates; /* properties this pass destroys; "signature":
+                             it may change the placeholders (which the host
+                             otherwise requires every pass to keep), and
+                             the example inputs go with them (version 11) */
   FxPassRunFn run;
   void* user_data;
 
@@ -970,8 +973,7 @@ struct FxApi {
    * naming the placeholder and dimension or the text that is wrong,
    * FX_FAILED_PRECONDITION naming the node without a shape rule (or the
    * graph without an owning GraphModule). */
-  FxStatus* (*GraphSymbolicShapeProp)(FxGraph* graph,
-                                      const char* const* shapes,
+  FxStatus* (*GraphSymbolicShapeProp)(FxGraph* graph, const char* const* shapes,
                                       size_t num_shapes,
                                       const char* const* hints,
                                       size_t num_hints, FxArg** guards);
@@ -996,8 +998,7 @@ struct FxApi {
   FxStatus* (*GraphSetQuantizedAttr)(FxGraph* graph, const char* qualified_name,
                                      DLManagedTensor* values,
                                      const DLTensor* scales,
-                                     const DLTensor* zero_points,
-                                     int64_t axis);
+                                     const DLTensor* zero_points, int64_t axis);
 
   /* Version 10: several batches of example inputs ------------------------- */
   /* How many batches of example inputs the host holds for this graph: 0
@@ -1021,8 +1022,7 @@ struct FxApi {
    * (torch, inf, nan, device, ...), or would be another live node's too;
    * or when a node is not a live node of `graph` or comes twice. The names
    * are copied; names read earlier with NodeName stay valid. */
-  FxStatus* (*GraphRenameNodes)(FxGraph* graph, size_t n,
-                                FxNode* const* nodes,
+  FxStatus* (*GraphRenameNodes)(FxGraph* graph, size_t n, FxNode* const* nodes,
                                 const char* const* names);
   /* From now on `graph` names new nodes as a graph freshly built from its
    * live nodes would: the names of erased nodes, and those given up by

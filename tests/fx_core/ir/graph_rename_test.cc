@@ -55,7 +55,9 @@ TEST(GraphRename, AnErasedNodesNameMayBeTaken) {
 
 TEST(GraphRename, ANameALiveNodeKeepsIsRefusedAndNothingChanges) {
   Chain c;
-  EXPECT_EQ(error_of([&] { c.g.rename_nodes({c.relu, c.add}, {"y", "x"}); }),
+  EXPECT_EQ(error_of([&] {
+              c.g.rename_nodes({c.relu, c.add}, {"y", "x"});
+            }),
             "rename_nodes: entry 1 gives node 'add' the name 'x', which node "
             "'x' keeps");
   EXPECT_EQ(graph_order(c.g), (Names{"x", "add", "relu", "output"}));
@@ -64,7 +66,9 @@ TEST(GraphRename, ANameALiveNodeKeepsIsRefusedAndNothingChanges) {
 TEST(GraphRename, TwoNodesGivenOneNameAreRefused) {
   Chain c;
   EXPECT_EQ(
-      error_of([&] { c.g.rename_nodes({c.add, c.relu}, {"same", "same"}); }),
+      error_of([&] {
+        c.g.rename_nodes({c.add, c.relu}, {"same", "same"});
+      }),
       "rename_nodes: entry 1 gives node 'relu' the name 'same', which node "
       "'add' is given too");
 }
@@ -74,8 +78,9 @@ TEST(GraphRename, IllegalNamesAreRefused) {
   for (std::string_view bad :
        {"", "1x", "a b", "x.y", "class", "sum", "torch", "inf", "é"}) {
     SCOPED_TRACE(std::string(bad));
-    EXPECT_NE(error_of([&] { c.g.rename_nodes({c.add}, {bad}); })
-                  .find("is not a legal node name"),
+    EXPECT_NE(error_of([&] {
+                c.g.rename_nodes({c.add}, {bad});
+              }).find("is not a legal node name"),
               std::string::npos);
   }
   EXPECT_EQ(c.add->name(), "add");
@@ -84,7 +89,9 @@ TEST(GraphRename, IllegalNamesAreRefused) {
 TEST(GraphRename, ANodeTwiceOrFromElsewhereIsRefused) {
   Chain c;
   Chain other;
-  EXPECT_EQ(error_of([&] { c.g.rename_nodes({c.add, c.add}, {"a", "b"}); }),
+  EXPECT_EQ(error_of([&] {
+              c.g.rename_nodes({c.add, c.add}, {"a", "b"});
+            }),
             "rename_nodes: entry 1 renames node 'add' again (entry 0)");
   EXPECT_EQ(error_of([&] { c.g.rename_nodes({other.add}, {"a"}); }),
             "rename_nodes: entry 0 is not a live node of this graph");

@@ -129,7 +129,8 @@ TEST_F(PassManagerTest, ConfigErrorsNameThePassAndOption) {
             "unknown pass 'dce' (known passes: decompose_relu, "
             "fake_shape_prop, read_meta, echo_options, edit_then_fail, "
             "break_graph, second_output, retarget_placeholder, "
-            "zero_weights_then_fail, double_in_place, keep_views, "
+            "declared_retarget_placeholder, zero_weights_then_fail, "
+            "double_in_place, keep_views, "
             "write_kept_views_then_fail, keep_handles, use_kept_handles, "
             "use_kept_lent_handles, first, "
             "second, third, "
@@ -546,6 +547,21 @@ std::unique_ptr<GraphModule> times_weight(const torch::Tensor& weight) {
   GraphModule::AttributeMap attrs = {
       {"weight", {nullptr, weight.clone(), true}}};
   return std::make_unique<GraphModule>(attrs, std::move(graph));
+}
+
+// A pass that declares it invalidates "signature" may change the
+// placeholders (extract_subgraph does); the example inputs, which were the
+// old placeholders', go. Undeclared, the same change is rolled back (above).
+TEST_F(PassManagerTest, APassDeclaringItInvalidatesTheSignatureMayChangeIt) {
+  std::unique_ptr<GraphModule> module = times_weight(torch::ones(4));
+  auto pm = manager("declared_retarget_placeholder");
+  ASSERT_TRUE(pm.ok()) << pm.status();
+  GraphModuleTarget target(*module, {torch::ones(4)});
+  ASSERT_EQ(target.example_inputs().size(), 1u);
+  PipelineReport report = pm->run(target);
+  ASSERT_TRUE(report.ok()) << report.failure;
+  EXPECT_EQ((*module->graph().nodes().begin())->target(), "torch.relu");
+  EXPECT_TRUE(target.example_inputs().empty());
 }
 
 // A pass that writes into a parameter through GraphGetAttr's view: rolled

@@ -393,6 +393,10 @@ FXP_PLUGIN_WITH_EXTENSIONS(
                              "adds a second output node in mid-graph"),
     fxp::pass<retarget_placeholder>("retarget_placeholder",
                                     "renames the first placeholder's target"),
+    fxp::pass<retarget_placeholder>("declared_retarget_placeholder",
+                                    "renames the first placeholder's target, "
+                                    "declaring it changes the signature")
+        .invalidates({"signature"}),
     fxp::pass<zero_weights_then_fail>("zero_weights_then_fail",
                                       "replaces weights, then fails")
         .option("names", FX_OPTION_STRING_LIST, "", "parameters to replace"),
