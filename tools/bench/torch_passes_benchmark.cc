@@ -12,7 +12,10 @@
 //  - merge_matmul: 33k torch.matmul calls sharing one weight, one group
 //    merged (one cat, one matmul, 33k getitems) and the graph sorted;
 //  - merge_matmul{all_groups=true}: 20k groups of two matmuls sharing a
-//    node, all merged, the graph sorted once.
+//    node, all merged, the graph sorted once;
+//  - extract_subgraph: the matmul graph from its first add to its last (33k
+//    iterations), every node but one copied, the old ones erased and all
+//    renamed.
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
 
@@ -195,6 +198,14 @@ BENCHMARK_CAPTURE(BM_TorchPass, merge_matmul, "merge_matmul",
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_TorchPass, merge_matmul_all_groups,
                   "merge_matmul{all_groups=true}", node_sharing_pairs)
+    ->Arg(100000)
+    ->Iterations(3)
+    ->Unit(benchmark::kMillisecond);
+
+// shared_weight_matmuls(100000) has 33332 adds: add .. add_33331.
+BENCHMARK_CAPTURE(BM_TorchPass, extract_subgraph,
+                  "extract_subgraph{inputs=add,outputs=add_33331}",
+                  shared_weight_matmuls)
     ->Arg(100000)
     ->Iterations(3)
     ->Unit(benchmark::kMillisecond);
