@@ -454,6 +454,31 @@ void module_config(const FxGraph* g, const char* name, FxArg** out) {
   *out = give(Argument::dict(kind->describe(*m)));
 }
 
+void module_parameters(const FxGraph* g, const char* name, FxArg** out) {
+  GraphModule& gm = owning_module(unwrap(g));
+  require(name, "qualified_name");
+  require(out, "out");
+  std::shared_ptr<torch::nn::Module> sub;
+  torch::nn::Module* m = &gm;
+  if (*name != '\0') {
+    sub = gm.get_submodule(name);
+    if (sub == nullptr) {
+      fail(FX_NOT_FOUND, cat("the module has no submodule '", name, "'"));
+    }
+    m = sub.get();
+  }
+  const std::string prefix = *name != '\0' ? cat(name, ".") : "";
+  std::vector<const void*> seen;
+  ArgumentList names;
+  for (const auto& p : m->named_parameters(/*recurse=*/true)) {
+    const void* impl = p.value().unsafeGetTensorImpl();
+    if (std::find(seen.begin(), seen.end(), impl) != seen.end()) continue;
+    seen.push_back(impl);
+    names.emplace_back(prefix + p.key());
+  }
+  *out = give(Argument::list(std::move(names)));
+}
+
 bool is_submodule(GraphModule& gm, const GraphModule& child) {
   for (const auto& c : gm.named_modules("", /*include_self=*/false)) {
     if (c.value().get() == &child) return true;
@@ -499,6 +524,11 @@ void fill_submodule_entries(FxApi& t) {
   };
   t.GraphShareAttr = [](FxGraph* g, FxGraph* sub, const char* name) {
     return guarded("GraphShareAttr", [&] { share_attr(g, sub, name); });
+  };
+  t.GraphModuleParameters = [](const FxGraph* g, const char* name,
+                               FxArg** out) {
+    return guarded("GraphModuleParameters",
+                   [&] { module_parameters(g, name, out); });
   };
   t.GraphModuleTraining = [](const FxGraph* g, const char* name) -> int {
     const Graph* graph = peek(g);

@@ -872,6 +872,19 @@ inline void share_attr(Graph& g, Graph& sub, const char* name) {
   check(api()->GraphShareAttr(g.get(), sub.get(), name));
 }
 
+inline std::vector<std::string> module_parameters(const Graph& g,
+                                                  const char* name) {
+  require_api_version(11, "GraphModuleParameters");
+  FxArg* out = nullptr;
+  check(api()->GraphModuleParameters(g.get(), name, &out));
+  const Arg list = Arg::adopt(out);
+  std::vector<std::string> names;
+  for (size_t i = 0; i < list.view().size(); ++i) {
+    names.emplace_back(list.view()[i].as_string());
+  }
+  return names;
+}
+
 inline Arg module_config(const Graph& g, const char* name) {
   FxArg* out = nullptr;
   check(api()->GraphModuleConfig(g.get(), name, &out));

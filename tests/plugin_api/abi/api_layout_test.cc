@@ -212,7 +212,8 @@ namespace {
 // Version 11: renaming.
 #define FX_API_V11_ENTRIES(X) \
   X(GraphRenameNodes)         \
-  X(GraphResetNamespace)
+  X(GraphResetNamespace)      \
+  X(GraphModuleParameters)
 
 // Every entry's position: kIndex_<name>, counted over all versions.
 #define FX_ENTRY_INDEX(name) kIndex_##name,
@@ -317,7 +318,7 @@ TEST(ApiLayout, EveryReleasedEntryIsWhereItWasReleased) {
   EXPECT_EQ(static_cast<size_t>(kV8Entries), 160u);
   EXPECT_EQ(static_cast<size_t>(kV9Entries), 161u);
   EXPECT_EQ(static_cast<size_t>(kV10Entries), 163u);
-  EXPECT_EQ(sizeof(FxApi), kFirstEntry + 165 * kEntrySize);
+  EXPECT_EQ(sizeof(FxApi), kFirstEntry + 166 * kEntrySize);
   // Version 1's FxPassInfo on LP64: 6 pointer-sized words and 5 name lists
   // of 2 words each; version 6 adds 16 bytes of tolerance and the flag.
   EXPECT_EQ(kPassInfoV1Size, 128u);

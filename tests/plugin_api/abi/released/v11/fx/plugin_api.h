@@ -1030,6 +1030,15 @@ struct FxApi {
    * retrace builds a new graph). Otherwise, as in torch.fx, a name once
    * handed out is never handed out again. */
   FxStatus* (*GraphResetNamespace)(FxGraph* graph);
+  /* The parameters of the submodule at `qualified_name` ("" for the graph's
+   * module itself), as torch's named_parameters() lists them: recursively,
+   * in registration order, a tensor shared by two paths once (at its
+   * first). A list argument of their qualified names from the graph's
+   * module ("layer1.0.conv1.weight"), owned by the caller (ReleaseArg).
+   * Needs the graph's owning GraphModule; FX_NOT_FOUND when there is no
+   * such submodule. */
+  FxStatus* (*GraphModuleParameters)(const FxGraph* graph,
+                                     const char* qualified_name, FxArg** out);
 };
 
 /* NodeOperatorEffects' bits (version 7). */
