@@ -287,4 +287,21 @@ FXP_PLUGIN(
         .option("nodes", FX_OPTION_STRING_LIST, "",
                 "the nodes copied, in order (torch's `nodes`); by default "
                 "every node the outputs need, back to the inputs, in graph "
-                "order"))
+                "order"),
+    fxp::pass<fx_optimization::replace_target_nodes_with>(
+        "replace_target_nodes_with",
+        "makes every node of one opcode and target a node of another, same "
+        "arguments and name (torch.fx passes.graph_manipulation)")
+        .option("old_op", FX_OPTION_STRING, "call_function",
+                "the opcode of the nodes replaced")
+        .option("old_target", FX_OPTION_STRING, "",
+                "their target (torch.relu, a method or module name)")
+        .option("new_op", FX_OPTION_STRING, "call_function",
+                "the opcode of the new nodes")
+        .option("new_target", FX_OPTION_STRING, "", "the new nodes' target"),
+    fxp::pass<fx_optimization::get_size_of_all_nodes>(
+        "get_size_of_all_nodes",
+        "writes each node's torch size_bytes (output, total) into "
+        "meta['size_bytes'] (torch.fx passes.graph_manipulation; run "
+        "shape_prop first)")
+        .idempotent())

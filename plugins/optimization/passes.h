@@ -15,6 +15,10 @@ bool merge_matmul(fxp::Graph& g, const fxp::Options& options);
 // graph turned into the subgraph's (extract_subgraph.cc).
 bool extract_subgraph(fxp::Graph& g, const fxp::Options& options);
 
+// torch 1.13's torch.fx.passes.graph_manipulation (graph_manipulation.cc).
+bool replace_target_nodes_with(fxp::Graph& g, const fxp::Options& options);
+bool get_size_of_all_nodes(fxp::Graph& g, const fxp::Options& options);
+
 }  // namespace fx_optimization
 
 #endif  // PLUGINS_OPTIMIZATION_PASSES_H_

@@ -27,7 +27,15 @@ bundle records. Writes to OUT_DIR what torch 1.13 makes of it:
          symbolic_trace(model)'s nodes of those names: graph.txt, code.py,
          inputs.pt (the inputs' values when the model runs on
          BUNDLE_DIR/input.pt), output.pt (the subgraph on them)
-and, for every mode but an error, next_names.txt: the name the result's
+  replace_target_nodes_with{old_op=..,old_target=..,new_op=..,new_target=..}
+         torch.fx.passes.graph_manipulation.replace_target_nodes_with on
+         symbolic_trace(model) (call_function targets looked up by their
+         dotted names): graph.txt, code.py, output.pt
+  get_size_of_all_nodes
+         torch.fx.passes.graph_manipulation.get_size_of_all_nodes on
+         symbolic_trace(model) with BUNDLE_DIR/input.pt as its args (its
+         ShapeProp): sizes.txt, "NAME OUTPUT_SIZE TOTAL_SIZE" per node
+and, for every mode but an error and get_size_of_all_nodes, next_names.txt: the name the result's
 graph gives a new node of each get_attr/call_* node's opcode and target, in
 graph order, one per line (created one after another: what its namespace
 holds after the pass).
@@ -72,6 +80,12 @@ def main():
     inputs = torch.load(os.path.join(bundle, "input.pt"))
     if mode.startswith("extract_subgraph"):
         extract(model, mode, inputs, out_dir)
+        return
+    if mode.startswith("replace_target_nodes_with"):
+        replace_targets(model, mode, inputs, out_dir)
+        return
+    if mode == "get_size_of_all_nodes":
+        write_sizes(model, inputs, out_dir)
         return
     passes = {"fuse": optimization.fuse,
               "remove_dropout": optimization.remove_dropout,
@@ -165,6 +179,54 @@ def extract(model, mode, inputs, out_dir):
     with torch.no_grad():
         torch.save(result(*sub_inputs), os.path.join(out_dir, "output.pt"))
     write_next_names(result.graph, os.path.join(out_dir, "next_names.txt"))
+
+
+def lookup(dotted):
+    """A function by its dotted name (torch.relu, operator.add): the
+    longest importable module prefix, then attributes."""
+    parts = dotted.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for name in parts[cut:]:
+            obj = getattr(obj, name)
+        return obj
+    raise ValueError(f"cannot look up {dotted}")
+
+
+def replace_targets(model, mode, inputs, out_dir):
+    from torch.fx.passes.graph_manipulation import replace_target_nodes_with
+    options = {"old_op": "call_function", "new_op": "call_function"}
+    options.update({k: v[0] for k, v in pass_options(mode).items()})
+
+    def target(op, name):
+        return lookup(name) if op == "call_function" else name
+
+    gm = torch.fx.symbolic_trace(model)
+    replace_target_nodes_with(
+        gm, options["old_op"], target(options["old_op"], options["old_target"]),
+        options["new_op"], target(options["new_op"], options["new_target"]))
+    with open(os.path.join(out_dir, "graph.txt"), "w") as f:
+        f.write(re.sub(r"\[#users=", "[num_users=", str(gm.graph)))
+    with open(os.path.join(out_dir, "code.py"), "w") as f:
+        f.write(gm.code)
+    with torch.no_grad():
+        torch.save(gm(*inputs), os.path.join(out_dir, "output.pt"))
+    write_next_names(gm.graph, os.path.join(out_dir, "next_names.txt"))
+
+
+def write_sizes(model, inputs, out_dir):
+    from torch.fx.passes.graph_manipulation import get_size_of_all_nodes
+    gm = torch.fx.symbolic_trace(model)
+    get_size_of_all_nodes(gm, list(inputs))
+    with open(os.path.join(out_dir, "sizes.txt"), "w") as f:
+        for n in gm.graph.nodes:
+            if n.op == "output":
+                break
+            f.write(f"{n.name} {n.size_bytes.output_size} "
+                    f"{n.size_bytes.total_size}\n")
 
 
 def write_next_names(graph, path):

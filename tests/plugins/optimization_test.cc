@@ -254,6 +254,78 @@ TEST_F(OptimizationTest, ExtractSubgraphRefusesWhatTorchCannotCopy) {
   }
 }
 
+// replace_target_nodes_with against torch's: a function for another, a
+// function for a method (the opcode changes), a method for another, a
+// module call for another; a target nothing has changes nothing.
+TEST_F(OptimizationTest, ReplaceTargetNodesWithIsTorchs) {
+  std::string dir = export_module(kModels, "SubgraphSource", "2,3,6,6");
+  for (const char* pass :
+       {"replace_target_nodes_with{old_op=call_function,old_target=torch.relu,"
+        "new_op=call_function,new_target=torch.sigmoid}",
+        "replace_target_nodes_with{old_op=call_function,old_target=torch.tanh,"
+        "new_op=call_method,new_target=tanh}",
+        "replace_target_nodes_with{old_op=call_method,old_target=view,"
+        "new_op=call_method,new_target=reshape}",
+        "replace_target_nodes_with{old_op=call_module,old_target=bn,"
+        "new_op=call_function,new_target=torch.nn.functional.relu}"}) {
+    SCOPED_TRACE(pass);
+    expect_as_torch(dir, "SubgraphSource", pass);
+  }
+  expect_as_torch(dir, "SubgraphSource",
+                  "replace_target_nodes_with{old_target=torch.cos,"
+                  "new_target=torch.sin}",
+                  /*changes=*/false);
+  Bundle b = load_bundle(dir);
+  host::PipelineReport report = run_pipeline(
+      *b.gm, "replace_target_nodes_with{old_op=output,new_target=x}");
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.failure.find("replace_target_nodes_with: option 'old_op' "
+                                "is 'output': placeholders and the output "
+                                "are not replaced"),
+            std::string::npos)
+      << report.failure;
+}
+
+// get_size_of_all_nodes after shape_prop against torch's after its
+// ShapeProp: every node's output and total bytes (a module's parameters
+// counted), on SubgraphSource and resnet18; without tensor_meta, torch's
+// error.
+TEST_F(OptimizationTest, GetSizeOfAllNodesIsTorchs) {
+  for (const auto& [dir, model] :
+       std::vector<std::pair<std::string, std::string>>{
+           {export_module(kModels, "SubgraphSource", "2,3,6,6"),
+            "SubgraphSource"},
+           {export_torchvision("resnet18"), "torchvision:resnet18"}}) {
+    SCOPED_TRACE(model);
+    std::string golden = torch_fx(dir, "get_size_of_all_nodes", model);
+    Bundle b = load_bundle(dir);
+    host::PipelineReport report =
+        run_pipeline(*b.gm, "shape_prop,get_size_of_all_nodes", b.inputs);
+    ASSERT_TRUE(report.ok()) << report.failure;
+    std::string sizes;
+    for (Node* n : b.gm->graph().nodes()) {
+      if (n->op() == Opcode::kOutput) break;
+      const Argument* s = nullptr;
+      for (const auto& [key, value] : n->meta()) {
+        if (key == "size_bytes") s = &value;
+      }
+      ASSERT_NE(s, nullptr) << n->name();
+      sizes += std::string(n->name()) + " " +
+               std::to_string(s->elements().at(0).as_int()) + " " +
+               std::to_string(s->elements().at(1).as_int()) + "\n";
+    }
+    EXPECT_EQ(sizes, testing::read_file(golden + "/sizes.txt"));
+  }
+  Bundle b = load_bundle(export_module(kModels, "SubgraphSource", "2,3,6,6"));
+  host::PipelineReport report = run_pipeline(*b.gm, "get_size_of_all_nodes");
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.failure.find("get_size_of_all_nodes: Node x has no tensor "
+                                "metadata associated with it! Check that "
+                                "shape propagation has run."),
+            std::string::npos)
+      << report.failure;
+}
+
 TEST_F(OptimizationTest, MergeMatmulIsTorchs) {
   // A parameter's three matmuls merged (a dependent pair on another left
   // alone, a dead chain sorted with the rest); a node's three; a left
