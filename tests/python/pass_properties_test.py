@@ -140,3 +140,31 @@ def test_merge_matmul_is_torchs(name):
         want = expected(x.clone())
         torch.manual_seed(7)
         torch.testing.assert_close(back(x.clone()), want, rtol=0, atol=0)
+
+
+def test_extract_subgraph_through_run_pipeline_is_torchs():
+    """torchvision's feature-extraction cut of resnet18 (layer1's output to
+    layer2's) by fx_sdk.run_pipeline equals torch's extract_subgraph: code,
+    graph, the parameters kept, the numbers."""
+    import torchvision
+    from torch.fx.experimental.optimization import extract_subgraph
+    torch.manual_seed(0)
+    gm = torch.fx.symbolic_trace(torchvision.models.resnet18().eval())
+    nodes = {n.name: n for n in gm.graph.nodes}
+    ins, outs = [nodes["layer1_1_relu_1"]], [nodes["layer2_1_relu_1"]]
+    seen, work = set(), list(outs)
+    while work:
+        n = work.pop()
+        if n not in seen and n not in ins:
+            seen.add(n)
+            work.extend(n.all_input_nodes)
+    expected = extract_subgraph(gm, [n for n in gm.graph.nodes if n in seen],
+                                ins, outs)
+    out, report = fx_sdk.run_pipeline(
+        gm, "extract_subgraph{inputs=layer1_1_relu_1,outputs=layer2_1_relu_1}")
+    assert report[0]["outcome"] == "ran", report
+    assert out.code == expected.code
+    assert str(out.graph) == str(expected.graph)
+    assert sorted(out.state_dict()) == sorted(expected.state_dict())
+    x = torch.randn(1, 64, 56, 56)
+    torch.testing.assert_close(out(x), expected(x), rtol=0, atol=0)
