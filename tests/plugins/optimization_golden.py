@@ -98,10 +98,7 @@ def main():
         with open(os.path.join(out_dir, "error.txt"), "w") as f:
             f.write(type(e).__name__ + "\n")
         return
-    with open(os.path.join(out_dir, "graph.txt"), "w") as f:
-        f.write(re.sub(r"\[#users=", "[num_users=", str(result.graph)))
-    with open(os.path.join(out_dir, "code.py"), "w") as f:
-        f.write(result.code)
+    write_text_and_code(result, out_dir)
     with torch.no_grad():
         out = result(*inputs)
     torch.save(out, os.path.join(out_dir, "output.pt"))
@@ -170,10 +167,7 @@ def extract(model, mode, inputs, out_dir):
         with open(os.path.join(out_dir, "error.txt"), "w") as f:
             f.write(type(e).__name__ + "\n")
         return
-    with open(os.path.join(out_dir, "graph.txt"), "w") as f:
-        f.write(re.sub(r"\[#users=", "[num_users=", str(result.graph)))
-    with open(os.path.join(out_dir, "code.py"), "w") as f:
-        f.write(result.code)
+    write_text_and_code(result, out_dir)
     sub_inputs = [values[n] for n in ins]
     torch.save(sub_inputs, os.path.join(out_dir, "inputs.pt"))
     with torch.no_grad():
@@ -208,10 +202,7 @@ def replace_targets(model, mode, inputs, out_dir):
     replace_target_nodes_with(
         gm, options["old_op"], target(options["old_op"], options["old_target"]),
         options["new_op"], target(options["new_op"], options["new_target"]))
-    with open(os.path.join(out_dir, "graph.txt"), "w") as f:
-        f.write(re.sub(r"\[#users=", "[num_users=", str(gm.graph)))
-    with open(os.path.join(out_dir, "code.py"), "w") as f:
-        f.write(gm.code)
+    write_text_and_code(gm, out_dir)
     with torch.no_grad():
         torch.save(gm(*inputs), os.path.join(out_dir, "output.pt"))
     write_next_names(gm.graph, os.path.join(out_dir, "next_names.txt"))
@@ -227,6 +218,15 @@ def write_sizes(model, inputs, out_dir):
                 break
             f.write(f"{n.name} {n.size_bytes.output_size} "
                     f"{n.size_bytes.total_size}\n")
+
+
+def write_text_and_code(gm, out_dir):
+    """graph.txt (print(gm.graph), in the current docs' num_users form) and
+    code.py (gm.code)."""
+    with open(os.path.join(out_dir, "graph.txt"), "w") as f:
+        f.write(re.sub(r"\[#users=", "[num_users=", str(gm.graph)))
+    with open(os.path.join(out_dir, "code.py"), "w") as f:
+        f.write(gm.code)
 
 
 def write_next_names(graph, path):
