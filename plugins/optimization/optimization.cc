@@ -304,4 +304,5 @@ FXP_PLUGIN(
         "writes each node's torch size_bytes (output, total) into "
         "meta['size_bytes'] (torch.fx passes.graph_manipulation; run "
         "shape_prop first)")
+        .run_after({"shape_prop"})
         .idempotent())
