@@ -469,14 +469,15 @@ void module_parameters(const FxGraph* g, const char* name, FxArg** out) {
   }
   const std::string prefix = *name != '\0' ? cat(name, ".") : "";
   std::vector<const void*> seen;
-  ArgumentList names;
+  ArgumentDict shapes;
   for (const auto& p : m->named_parameters(/*recurse=*/true)) {
     const void* impl = p.value().unsafeGetTensorImpl();
     if (std::find(seen.begin(), seen.end(), impl) != seen.end()) continue;
     seen.push_back(impl);
-    names.emplace_back(prefix + p.key());
+    ArgumentList sizes(p.value().sizes().begin(), p.value().sizes().end());
+    shapes.emplace_back(prefix + p.key(), Argument::tuple(std::move(sizes)));
   }
-  *out = give(Argument::list(std::move(names)));
+  *out = give(Argument::dict(std::move(shapes)));
 }
 
 bool is_submodule(GraphModule& gm, const GraphModule& child) {

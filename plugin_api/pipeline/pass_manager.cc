@@ -70,7 +70,7 @@ std::vector<std::string> placeholder_targets(const Graph& graph) {
 // "signature". The error, or empty.
 std::string check_outline(const Graph& graph,
                           const std::vector<std::string>& signature,
-                          bool may_change_signature) {
+                          const FxPassInfo& pass) {
   size_t outputs = 0;
   const Node* last = nullptr;
   for (const Node* n : graph.nodes()) {
@@ -86,7 +86,7 @@ std::string check_outline(const Graph& graph,
                "' follows the output node (the output must be last)");
   }
   std::vector<std::string> now = placeholder_targets(graph);
-  if (now != signature && !may_change_signature) {
+  if (now != signature && !contains(pass.invalidates, kSignature)) {
     return cat("it changed the graph's placeholders (its signature) from (",
                join(signature, ", "), ") to (", join(now, ", "), ")");
   }
@@ -245,8 +245,7 @@ class PipelineRun {
       error = verify(event, signature);
       hooks_.after(&PassInstrumentation::run_after_verification, event);
     } else if (error.empty()) {  // even unverified, never an unwritable graph
-      error = check_outline(target_.graph(), signature,
-                            contains(event.info().invalidates, kSignature));
+      error = check_outline(target_.graph(), signature, event.info());
     }
     if (error.empty()) {
       // The example inputs were the old placeholders'.
@@ -306,8 +305,7 @@ class PipelineRun {
       return cat("it left an invalid graph: ", e.what());
     }
     std::string outline =
-        check_outline(target_.graph(), signature,
-                      contains(event.info().invalidates, kSignature));
+        check_outline(target_.graph(), signature, event.info());
     if (!outline.empty()) return outline;
     const FxNameList& produces = event.info().produces;
     for (size_t p = 0; p < produces.count; ++p) {

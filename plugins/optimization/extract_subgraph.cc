@@ -31,6 +31,7 @@
 
 #include "fx/plugin_api.hpp"
 #include "plugins/optimization/passes.h"
+#include "plugins/optimization/retrace.h"
 
 namespace fx_optimization {
 namespace {
@@ -40,17 +41,16 @@ using fxp::Graph;
 using fxp::Node;
 
 constexpr const char* kPass = "extract_subgraph";
-constexpr uint32_t kRenamingVersion = 11;
 
 [[noreturn]] void refuse(const std::string& what) {
   throw fxp::Error(FX_INVALID_ARGUMENT, std::string(kPass) + ": " + what);
 }
 
+using NodesByName = std::unordered_map<std::string, Node>;
+
 // The nodes an option names, in its order.
-std::vector<Node> named_nodes(const Graph& g, const fxp::Options& options,
-                              const char* option) {
-  std::unordered_map<std::string, Node> by_name;
-  for (Node n : g) by_name.emplace(std::string(n.name()), n);
+std::vector<Node> named_nodes(const NodesByName& by_name,
+                              const fxp::Options& options, const char* option) {
   std::vector<Node> out;
   for (const std::string& name : options.get_list(option)) {
     auto it = by_name.find(name);
@@ -145,18 +145,14 @@ std::vector<std::string> torch_names(const std::vector<Node>& inputs,
 }  // namespace
 
 bool extract_subgraph(Graph& g, const fxp::Options& options) {
-  if (fxp::api()->version < kRenamingVersion) {
-    refuse(
-        "this host cannot rename nodes (C ABI version 11, "
-        "GraphRenameNodes)");
-  }
-  const std::vector<Node> inputs = named_nodes(g, options, "inputs");
-  const std::vector<Node> outputs = named_nodes(g, options, "outputs");
+  require_renaming(kPass);
+  NodesByName by_name;
+  for (Node n : g) by_name.emplace(std::string(n.name()), n);
+  const std::vector<Node> inputs = named_nodes(by_name, options, "inputs");
+  const std::vector<Node> outputs = named_nodes(by_name, options, "outputs");
   if (outputs.empty()) refuse("option 'outputs' names no node");
-  std::vector<Node> nodes = named_nodes(g, options, "nodes");
-  if (options.get_list("nodes").empty()) {
-    nodes = needed_nodes(g, inputs, outputs);
-  }
+  std::vector<Node> nodes = named_nodes(by_name, options, "nodes");
+  if (nodes.empty()) nodes = needed_nodes(g, inputs, outputs);
   check_copies(inputs, nodes, outputs);
   const std::vector<std::string> names = torch_names(inputs, nodes);
 
@@ -183,12 +179,11 @@ bool extract_subgraph(Graph& g, const fxp::Options& options) {
   }
   for (auto it = old.rbegin(); it != old.rend(); ++it) g.erase_node(*it);
 
-  std::vector<std::pair<Node, std::string>> renames;
+  Renames renames;
   for (size_t i = 0; i < made.size(); ++i) {
     if (made[i].name() != names[i]) renames.emplace_back(made[i], names[i]);
   }
-  g.rename_nodes(renames);
-  g.reset_namespace();
+  apply_retrace_names(g, renames);
   return true;
 }
 

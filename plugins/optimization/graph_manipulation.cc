@@ -25,6 +25,7 @@
 
 #include "fx/plugin_api.hpp"
 #include "plugins/optimization/passes.h"
+#include "plugins/optimization/retrace.h"
 
 namespace fx_optimization {
 namespace {
@@ -67,6 +68,7 @@ FxOpcode opcode(const fxp::Options& options, const char* option) {
 }  // namespace
 
 bool replace_target_nodes_with(Graph& g, const fxp::Options& options) {
+  require_renaming(kReplace);
   const FxOpcode old_op = opcode(options, "old_op");
   const FxOpcode new_op = opcode(options, "new_op");
   const std::string old_target = options.get_string("old_target");
@@ -74,7 +76,7 @@ bool replace_target_nodes_with(Graph& g, const fxp::Options& options) {
   if (new_target.empty()) {
     refuse(kReplace, FX_INVALID_ARGUMENT, "option 'new_target' is empty");
   }
-  std::vector<std::pair<Node, std::string>> renames;
+  Renames renames;
   for (Node n : g.nodes()) {
     if (n.op() != old_op || n.target() != old_target) continue;
     std::vector<Arg> args;
@@ -92,8 +94,7 @@ bool replace_target_nodes_with(Graph& g, const fxp::Options& options) {
     renames.emplace_back(made, std::string(n.name()));
     g.erase_node(n);
   }
-  g.rename_nodes(renames);
-  g.reset_namespace();  // torch assigns the module a new graph
+  apply_retrace_names(g, renames);  // torch assigns the module a new graph
   return !renames.empty();
 }
 
@@ -160,13 +161,10 @@ bool get_size_of_all_nodes(Graph& g, const fxp::Options&) {
     int64_t total_elems = output_elems;
     if (n.op() == FX_OP_CALL_MODULE) {
       const std::string target(n.target());
-      for (const std::string& p : fxp::module_parameters(g, target.c_str())) {
-        DLManagedTensor* t = g.get_attr_tensor(p.c_str());
+      for (const fxp::ModuleParameter& p :
+           fxp::module_parameters(g, target.c_str())) {
         int64_t count = 1;
-        for (int d = 0; d < t->dl_tensor.ndim; ++d) {
-          count *= t->dl_tensor.shape[d];
-        }
-        if (t->deleter) t->deleter(t);
+        for (int64_t size : p.shape) count *= size;
         total_elems += count;
       }
     }

@@ -37,6 +37,14 @@ Renames retrace_names(const fxp::Graph& g,
   return renames;
 }
 
+void require_renaming(const std::string& pass) {
+  if (fxp::api()->version >= kRenamingVersion) return;
+  throw fxp::Error(FX_FAILED_PRECONDITION,
+                   pass +
+                       ": this host cannot rename nodes (C ABI version 11, "
+                       "GraphRenameNodes)");
+}
+
 void apply_retrace_names(fxp::Graph& g, const Renames& renames) {
   if (fxp::api()->version < kRenamingVersion) return;
   if (!renames.empty()) g.rename_nodes(renames);

@@ -25,10 +25,16 @@ Renames retrace_names(const fxp::Graph& g,
                       const std::unordered_set<FxNode*>& removed,
                       const std::string& pass);
 
-// Gives the nodes their retrace names (after the caller erased `removed`)
-// and resets the namespace to the live names, as a retrace leaves it. On an
-// older host, where `renames` is empty, the namespace is left as it is.
+// Gives the nodes their new names (after the caller erased what it
+// removed) and resets the namespace to the live names, as a graph torch
+// built anew leaves it (a retrace, extract_subgraph's and
+// replace_target_nodes_with's new graph). On an older host, where
+// `renames` is empty, the namespace is left as it is.
 void apply_retrace_names(fxp::Graph& g, const Renames& renames);
+
+// Refuses, prefixed by `pass`, before anything changes, on a host older than
+// C ABI version 11: the pass always renames.
+void require_renaming(const std::string& pass);
 
 }  // namespace fx_optimization
 

@@ -570,11 +570,16 @@ inline void share_attr(Graph& g, Graph& sub, const char* name);
 // The module's constructor keyword arguments ({"eps": 1e-05, ...}).
 inline Arg module_config(const Graph& g, const char* name);
 
-// The qualified names of the parameters of the submodule `name` ("" for the
-// graph's module), as torch's named_parameters() lists them (version 11:
-// GraphModuleParameters; FX_UNIMPLEMENTED on an older host).
-inline std::vector<std::string> module_parameters(const Graph& g,
-                                                  const char* name);
+// The parameters of the submodule `name` ("" for the graph's module), as
+// torch's named_parameters() lists them: qualified names and shapes, no
+// tensor read (version 11: GraphModuleParameters; FX_UNIMPLEMENTED on an
+// older host).
+struct ModuleParameter {
+  std::string name;
+  std::vector<int64_t> shape;
+};
+inline std::vector<ModuleParameter> module_parameters(const Graph& g,
+                                                      const char* name);
 
 // Adds or replaces the submodule `name` with a new `type` module built from
 // `config` (a dict of constructor keyword arguments).

@@ -872,17 +872,22 @@ inline void share_attr(Graph& g, Graph& sub, const char* name) {
   check(api()->GraphShareAttr(g.get(), sub.get(), name));
 }
 
-inline std::vector<std::string> module_parameters(const Graph& g,
-                                                  const char* name) {
+inline std::vector<ModuleParameter> module_parameters(const Graph& g,
+                                                      const char* name) {
   require_api_version(11, "GraphModuleParameters");
   FxArg* out = nullptr;
   check(api()->GraphModuleParameters(g.get(), name, &out));
-  const Arg list = Arg::adopt(out);
-  std::vector<std::string> names;
-  for (size_t i = 0; i < list.view().size(); ++i) {
-    names.emplace_back(list.view()[i].as_string());
+  const Arg dict = Arg::adopt(out);
+  std::vector<ModuleParameter> params;
+  for (size_t i = 0; i < dict.view().size(); ++i) {
+    ModuleParameter p{dict.view().key(i), {}};
+    const ArgView shape = dict.view()[i];
+    for (size_t d = 0; d < shape.size(); ++d) {
+      p.shape.push_back(shape[d].as_int());
+    }
+    params.push_back(std::move(p));
   }
-  return names;
+  return params;
 }
 
 inline Arg module_config(const Graph& g, const char* name) {

@@ -17,6 +17,12 @@
 namespace fx::host {
 namespace {
 
+std::vector<std::string> names(const std::vector<fxp::ModuleParameter>& ps) {
+  std::vector<std::string> out;
+  for (const fxp::ModuleParameter& p : ps) out.push_back(p.name);
+  return out;
+}
+
 class ModuleParametersCAbi : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -43,13 +49,18 @@ class ModuleParametersCAbi : public ::testing::Test {
 
 TEST_F(ModuleParametersCAbi, ListsTheParametersAsTorchDoes) {
   fxp::Graph g(to_handle(&gm_->graph()));
-  EXPECT_EQ(fxp::module_parameters(g, "block"),
+  EXPECT_EQ(names(fxp::module_parameters(g, "block")),
             (std::vector<std::string>{"block.tied", "block.0.weight",
                                       "block.0.bias", "block.2.bias"}));
-  EXPECT_EQ(fxp::module_parameters(g, "block.0"),
+  EXPECT_EQ(names(fxp::module_parameters(g, "block.0")),
             (std::vector<std::string>{"block.0.weight", "block.0.bias"}));
   EXPECT_TRUE(fxp::module_parameters(g, "block.1").empty());
-  EXPECT_EQ(fxp::module_parameters(g, ""),
+  // Shapes come with the names: block.0 is Linear(4, 3).
+  std::vector<fxp::ModuleParameter> first =
+      fxp::module_parameters(g, "block.0");
+  EXPECT_EQ(first.at(0).shape, (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(first.at(1).shape, (std::vector<int64_t>{3}));
+  EXPECT_EQ(names(fxp::module_parameters(g, "")),
             (std::vector<std::string>{"scale", "block.tied", "block.0.weight",
                                       "block.0.bias", "block.2.bias"}));
 }

@@ -1033,8 +1033,10 @@ struct FxApi {
   /* The parameters of the submodule at `qualified_name` ("" for the graph's
    * module itself), as torch's named_parameters() lists them: recursively,
    * in registration order, a tensor shared by two paths once (at its
-   * first). A list argument of their qualified names from the graph's
-   * module ("layer1.0.conv1.weight"), owned by the caller (ReleaseArg).
+   * first). A dict argument from their qualified names from the graph's
+   * module ("layer1.0.conv1.weight") to their shapes (tuples of ints), owned
+   * by the caller (ReleaseArg): sizes without reading, or copying for a
+   * rollback, any tensor.
    * Needs the graph's owning GraphModule; FX_NOT_FOUND when there is no
    * such submodule. */
   FxStatus* (*GraphModuleParameters)(const FxGraph* graph,
