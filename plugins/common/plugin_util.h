@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -210,6 +211,35 @@ inline void append_key(fxp::ArgView a, std::string& out) {
     }
   }
   out += "?";
+}
+
+// A copy of `a` whose node references go through `map` (torch.fx's
+// map_arg): lists, tuples, dicts and slices are rebuilt, literals copied.
+inline fxp::Arg map_arg(fxp::ArgView a,
+                        const std::function<fxp::Node(fxp::Node)>& map) {
+  switch (a.kind()) {
+    case FX_ARG_NODE:
+      return fxp::Arg(map(a.node()));
+    case FX_ARG_LIST:
+    case FX_ARG_TUPLE: {
+      std::vector<fxp::Arg> items;
+      for (size_t i = 0; i < a.size(); ++i) items.push_back(map_arg(a[i], map));
+      return a.kind() == FX_ARG_LIST ? fxp::Arg::list(items)
+                                     : fxp::Arg::tuple(items);
+    }
+    case FX_ARG_DICT: {
+      std::vector<std::pair<std::string, fxp::Arg>> items;
+      for (size_t i = 0; i < a.size(); ++i) {
+        items.emplace_back(a.key(i), map_arg(a[i], map));
+      }
+      return fxp::Arg::dict(items);
+    }
+    case FX_ARG_SLICE:
+      return fxp::Arg::slice(map_arg(a[0], map), map_arg(a[1], map),
+                             map_arg(a[2], map));
+    default:
+      return fxp::Arg(a);
+  }
 }
 
 // All placeholders, in order.

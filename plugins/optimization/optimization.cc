@@ -305,4 +305,17 @@ FXP_PLUGIN(
         "meta['size_bytes'] (torch.fx passes.graph_manipulation; run "
         "shape_prop first)")
         .run_after({"shape_prop"})
-        .idempotent())
+        .idempotent(),
+    fxp::pass<fx_optimization::split_by_tags>(
+        "split_by_tags",
+        "moves each tag's nodes into a submodule named after the tag, "
+        "called in the order of `tags` (torch.fx passes.split_utils."
+        "split_by_tags)")
+        .invalidates({"signature"})
+        .option("tags", FX_OPTION_STRING_LIST, "",
+                "the tags, in the order their submodules are called")
+        .option("meta_key", FX_OPTION_STRING, "tag",
+                "the node meta key holding each node's tag (torch's "
+                "node.tag)")
+        .option("tag_nodes", FX_OPTION_STRING_LIST, "",
+                "tags given here instead, as TAG:NODE+NODE... items"))

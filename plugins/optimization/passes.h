@@ -19,6 +19,10 @@ bool extract_subgraph(fxp::Graph& g, const fxp::Options& options);
 bool replace_target_nodes_with(fxp::Graph& g, const fxp::Options& options);
 bool get_size_of_all_nodes(fxp::Graph& g, const fxp::Options& options);
 
+// torch 1.13's torch.fx.passes.split_utils.split_by_tags, the graph turned
+// into the split's main graph (split_by_tags.cc).
+bool split_by_tags(fxp::Graph& g, const fxp::Options& options);
+
 }  // namespace fx_optimization
 
 #endif  // PLUGINS_OPTIMIZATION_PASSES_H_

@@ -389,31 +389,6 @@ bool is_compute(const Node& n) {
          n.op() == FX_OP_CALL_MODULE;
 }
 
-// Copies `a`, mapping node references through `map` (which must hold them).
-Arg remap(ArgView a, const std::function<Node(Node)>& map) {
-  switch (a.kind()) {
-    case FX_ARG_NODE:
-      return Arg(map(a.node()));
-    case FX_ARG_LIST:
-    case FX_ARG_TUPLE: {
-      std::vector<Arg> items;
-      for (size_t i = 0; i < a.size(); ++i) items.push_back(remap(a[i], map));
-      return a.kind() == FX_ARG_LIST ? Arg::list(items) : Arg::tuple(items);
-    }
-    case FX_ARG_DICT: {
-      std::vector<std::pair<std::string, Arg>> items;
-      for (size_t i = 0; i < a.size(); ++i) {
-        items.emplace_back(a.key(i), remap(a[i], map));
-      }
-      return Arg::dict(items);
-    }
-    case FX_ARG_SLICE:
-      return Arg::slice(remap(a[0], map), remap(a[1], map), remap(a[2], map));
-    default:
-      return Arg(a);
-  }
-}
-
 void check_one_split_option(const std::vector<std::string>& groups,
                             const std::vector<std::string>& split_at,
                             const std::string& meta_key) {
@@ -556,10 +531,11 @@ class SubgraphBuilder {
     for (Node n : members) {
       std::vector<Arg> args;
       for (size_t i = 0; i < n.num_args(); ++i)
-        args.push_back(remap(n.arg(i), map));
+        args.push_back(fx_plugins::map_arg(n.arg(i), map));
       fxp::Kwargs kwargs;
       for (size_t i = 0; i < n.num_kwargs(); ++i) {
-        kwargs.emplace_back(n.kwarg_key(i), remap(n.kwarg_value(i), map));
+        kwargs.emplace_back(n.kwarg_key(i),
+                            fx_plugins::map_arg(n.kwarg_value(i), map));
       }
       std::string target(n.target()), name(n.name()), type(n.type());
       if (n.op() == FX_OP_CALL_MODULE) share(target);

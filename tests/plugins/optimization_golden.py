@@ -31,6 +31,11 @@ bundle records. Writes to OUT_DIR what torch 1.13 makes of it:
          torch.fx.passes.graph_manipulation.replace_target_nodes_with on
          symbolic_trace(model) (call_function targets looked up by their
          dotted names): graph.txt, code.py, output.pt
+  split_by_tags{tags=A,B,tag_nodes=A:N+N,B:N,...}
+         torch.fx.passes.split_utils.split_by_tags on symbolic_trace(model)
+         whose nodes get the tags tag_nodes gives (node.tag): graph.txt,
+         code.py, output.pt, and each component's graph and code
+         (TAG.graph.txt, TAG.code.py)
   get_size_of_all_nodes
          torch.fx.passes.graph_manipulation.get_size_of_all_nodes on
          symbolic_trace(model) with BUNDLE_DIR/input.pt as its args (its
@@ -83,6 +88,9 @@ def main():
         return
     if mode.startswith("replace_target_nodes_with"):
         replace_targets(model, mode, inputs, out_dir)
+        return
+    if mode.startswith("split_by_tags"):
+        split(model, mode, inputs, out_dir)
         return
     if mode == "get_size_of_all_nodes":
         write_sizes(model, inputs, out_dir)
@@ -208,6 +216,31 @@ def replace_targets(model, mode, inputs, out_dir):
     write_next_names(gm.graph, os.path.join(out_dir, "next_names.txt"))
 
 
+def split(model, mode, inputs, out_dir):
+    from torch.fx.passes.split_utils import split_by_tags
+    options = pass_options(mode)
+    gm = torch.fx.symbolic_trace(model)
+    tag_of = {}
+    for item in options.get("tag_nodes", []):
+        tag, names = item.split(":", 1)
+        tag_of.update({name: tag for name in names.split("+")})
+    for n in gm.graph.nodes:
+        if n.name in tag_of:
+            n.tag = tag_of[n.name]
+    try:
+        result = split_by_tags(gm, options["tags"])
+    except Exception as e:  # torch's own refusal is the golden
+        with open(os.path.join(out_dir, "error.txt"), "w") as f:
+            f.write(type(e).__name__ + "\n")
+        return
+    write_text_and_code(result, out_dir)
+    for tag in options["tags"]:
+        write_text_and_code(getattr(result, tag), out_dir, tag + ".")
+    with torch.no_grad():
+        torch.save(result(*inputs), os.path.join(out_dir, "output.pt"))
+    write_next_names(result.graph, os.path.join(out_dir, "next_names.txt"))
+
+
 def write_sizes(model, inputs, out_dir):
     from torch.fx.passes.graph_manipulation import get_size_of_all_nodes
     gm = torch.fx.symbolic_trace(model)
@@ -220,12 +253,12 @@ def write_sizes(model, inputs, out_dir):
                     f"{n.size_bytes.total_size}\n")
 
 
-def write_text_and_code(gm, out_dir):
-    """graph.txt (print(gm.graph), in the current docs' num_users form) and
-    code.py (gm.code)."""
-    with open(os.path.join(out_dir, "graph.txt"), "w") as f:
+def write_text_and_code(gm, out_dir, prefix=""):
+    """PREFIXgraph.txt (print(gm.graph), in the current docs' num_users
+    form) and PREFIXcode.py (gm.code)."""
+    with open(os.path.join(out_dir, prefix + "graph.txt"), "w") as f:
         f.write(re.sub(r"\[#users=", "[num_users=", str(gm.graph)))
-    with open(os.path.join(out_dir, "code.py"), "w") as f:
+    with open(os.path.join(out_dir, prefix + "code.py"), "w") as f:
         f.write(gm.code)
 
 

@@ -189,3 +189,22 @@ class SubgraphSource(torch.nn.Module):
         b = torch.relu(a) + torch.tanh(a)
         c = b * self.w.view(1, -1, 1, 1)
         return c.sum(dim=1), torch.sigmoid(c)
+
+
+class TaggedBranches(torch.nn.Module):
+    """split_by_tags' source: two branches of linears joined by a cat, a
+    buffer read inside and returned, a call_method and keyword arguments."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(5)
+        self.linear1 = torch.nn.Linear(8, 8)
+        self.linear2 = torch.nn.Linear(8, 8)
+        self.linear3 = torch.nn.Linear(16, 4)
+        self.register_buffer("b", torch.randn(8))
+
+    def forward(self, x):
+        r1 = self.linear1(x)
+        r2 = self.linear2(x.relu())
+        r3 = torch.cat([r1, r2 + self.b], dim=1)
+        return self.linear3(r3).softmax(dim=-1), r1, self.b

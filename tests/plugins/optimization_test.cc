@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "fx_core/io/torch_save.h"
@@ -109,6 +111,33 @@ class OptimizationTest : public ::testing::Test {
     }
     EXPECT_EQ(max_abs_diff(forward(*b.gm, inputs), read(golden + "/output.pt")),
               0.0);
+    expect_next_names(dir, pass, golden);
+  }
+
+  // split_by_tags `pass` as torch's: the main graph's text, code and the
+  // names new nodes get, each component's text and code, the numbers.
+  void expect_split_as_torch(const std::string& dir, const std::string& model,
+                             const std::string& pass,
+                             const std::vector<std::string>& tags) {
+    Bundle b = load_bundle(dir);
+    std::string golden = torch_fx(dir, pass, model);
+    ASSERT_FALSE(std::filesystem::exists(golden + "/error.txt"));
+    c10::IValue expected = read(golden + "/output.pt");
+    host::PipelineReport report = run_pipeline(*b.gm, pass, b.inputs);
+    ASSERT_TRUE(report.ok()) << report.failure;
+    EXPECT_EQ(b.gm->graph().str(), testing::read_file(golden + "/graph.txt"));
+    EXPECT_EQ(b.gm->code(), testing::read_file(golden + "/code.py"));
+    for (const std::string& tag : tags) {
+      SCOPED_TRACE(tag);
+      auto sub = std::dynamic_pointer_cast<GraphModule>(
+          b.gm->get_submodule(tag));
+      ASSERT_NE(sub, nullptr);
+      EXPECT_EQ(sub->graph().str(),
+                testing::read_file(golden + "/" + tag + ".graph.txt"));
+      EXPECT_EQ(sub->code(),
+                testing::read_file(golden + "/" + tag + ".code.py"));
+    }
+    EXPECT_EQ(max_abs_diff(forward(*b.gm, b.inputs), expected), 0.0);
     expect_next_names(dir, pass, golden);
   }
 
@@ -368,6 +397,110 @@ TEST_F(OptimizationTest, MergeMatmulFailsOnASecondGroupAsTorchDoes) {
   }
   EXPECT_EQ(merged, 2u) << text;
   EXPECT_LT(max_abs_diff(forward(*b.gm, b.inputs), expected), 1e-5);
+}
+
+TEST_F(OptimizationTest, SplitByTagsIsTorchs) {
+  std::string dir = export_module(kModels, "TaggedBranches", "2,8");
+  // Two components, the second reading the first and the input; a buffer
+  // read in one and returned by the main graph.
+  expect_split_as_torch(dir, "TaggedBranches",
+                        "split_by_tags{tags=ro,main,tag_nodes=ro:linear1,"
+                        "main:relu+linear2+add+cat+linear3+softmax}",
+                        {"ro", "main"});
+  // A component returning two values (getitem in the main graph), one
+  // returning the model's output and a value the output returns directly,
+  // a tag with no nodes (nothing in, an empty tuple out), and tags named
+  // like the placeholder and a node.
+  expect_split_as_torch(dir, "TaggedBranches",
+                        "split_by_tags{tags=x,cat,empty,tag_nodes=x:linear1+"
+                        "relu,cat:linear2+add+cat+linear3+softmax}",
+                        {"x", "cat", "empty"});
+}
+
+TEST_F(OptimizationTest, SplitByTagsReadsTagsFromMeta) {
+  std::string dir = export_module(kModels, "TaggedBranches", "2,8");
+  const std::string given =
+      "split_by_tags{tags=ro,main,tag_nodes=ro:linear1+relu+linear2,"
+      "main:add+cat+linear3+softmax}";
+  std::string golden = torch_fx(dir, given, "TaggedBranches");
+  Bundle b = load_bundle(dir);
+  for (Node* n : b.gm->graph().nodes()) {
+    const std::string name(n->name());
+    if (n->op() == Opcode::kCallFunction || n->op() == Opcode::kCallMethod ||
+        n->op() == Opcode::kCallModule) {
+      const bool ro = name == "linear1" || name == "relu" || name == "linear2";
+      n->set_meta("group", Argument(std::string(ro ? "ro" : "main")));
+    }
+  }
+  host::PipelineReport report = run_pipeline(
+      *b.gm, "split_by_tags{tags=ro,main,meta_key=group}", b.inputs);
+  ASSERT_TRUE(report.ok()) << report.failure;
+  EXPECT_EQ(b.gm->graph().str(), testing::read_file(golden + "/graph.txt"));
+  EXPECT_EQ(b.gm->code(), testing::read_file(golden + "/code.py"));
+  auto ro = std::dynamic_pointer_cast<GraphModule>(b.gm->get_submodule("ro"));
+  ASSERT_NE(ro, nullptr);
+  EXPECT_EQ(ro->code(), testing::read_file(golden + "/ro.code.py"));
+  EXPECT_EQ(max_abs_diff(forward(*b.gm, b.inputs), read(golden + "/output.pt")),
+            0.0);
+}
+
+TEST_F(OptimizationTest, SplitByTagsRefusesWhatTorchRefuses) {
+  std::string dir = export_module(kModels, "TaggedBranches", "2,8");
+  const std::string tagged =
+      ",tag_nodes=ro:linear1,main:relu+linear2+add+cat+linear3+softmax}";
+  // torch asserts a node's tag is no earlier than its inputs', and that
+  // every node has one; a tag outside `tags` is its KeyError.
+  for (const auto& [pass, error, message] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"split_by_tags{tags=main,ro" + tagged, "AssertionError",
+            "split_by_tags: node 'cat' (tag 'main') reads 'linear1' (tag "
+            "'ro'), a later tag in option 'tags'"},
+           {"split_by_tags{tags=ro,main,tag_nodes=ro:linear1,main:relu+"
+            "linear2+add+cat+linear3}",
+            "AssertionError",
+            "split_by_tags: node 'softmax' has no tag (meta['tag'] or the "
+            "option tag_nodes)"},
+           {"split_by_tags{tags=ro,main,tag_nodes=ro:linear1,main:relu+"
+            "linear2+add+cat+linear3,other:softmax}",
+            "KeyError",
+            "split_by_tags: node 'softmax' has tag 'other', which is not in "
+            "option 'tags'"}}) {
+    SCOPED_TRACE(pass);
+    std::string golden = torch_fx(dir, pass, "TaggedBranches");
+    EXPECT_EQ(testing::read_file(golden + "/error.txt"), error + "\n");
+    Bundle b = load_bundle(dir);
+    const std::string before = b.gm->graph().str();
+    host::PipelineReport report = run_pipeline(*b.gm, pass, b.inputs);
+    ASSERT_FALSE(report.ok());
+    EXPECT_NE(report.failure.find(message), std::string::npos)
+        << report.failure;
+    EXPECT_EQ(b.gm->graph().str(), before);
+    EXPECT_EQ(b.gm->get_submodule("ro"), nullptr);
+  }
+  // Where this pass departs from torch: a tag naming one of the module's
+  // attributes (torch's new root holds the components alone; here the
+  // module keeps its attributes), a tag that is no identifier, a node
+  // named by tag_nodes that does not exist.
+  Bundle b = load_bundle(dir);
+  for (const auto& [pass, message] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"split_by_tags{tags=linear1,main,tag_nodes=linear1:linear1,main:"
+            "relu+linear2+add+cat+linear3+softmax}",
+            "tag 'linear1' names an attribute the module already has"},
+           {"split_by_tags{tags=a.b" + tagged,
+            "option 'tags' holds 'a.b', which is no Python identifier"},
+           {"split_by_tags{tags=ro,main,tag_nodes=ro:linear1+nope,main:relu+"
+            "linear2+add+cat+linear3+softmax}",
+            "option 'tag_nodes' names 'nope', which is no node of the graph"},
+       }) {
+    SCOPED_TRACE(pass);
+    const std::string before = b.gm->graph().str();
+    host::PipelineReport report = run_pipeline(*b.gm, pass, b.inputs);
+    ASSERT_FALSE(report.ok());
+    EXPECT_NE(report.failure.find(message), std::string::npos)
+        << report.failure;
+    EXPECT_EQ(b.gm->graph().str(), before);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,435 @@
+// split_by_tags: torch 1.13's torch.fx.passes.split_utils.split_by_tags(gm,
+// tags), as a pass that turns the graph into the split's main graph (a
+// pipeline's graph changes in place; torch returns a new GraphModule).
+//
+// What torch does, and so this pass:
+//  - one component per tag, in the order of `tags`, each a GraphModule
+//    child named after its tag;
+//  - in graph order, every call_function, call_method and call_module node
+//    is copied (its name kept) into its tag's component, whose graph gets,
+//    as the copy's arguments need them and in that order, a get_attr copy
+//    of each get_attr node it reads (named from the target) and a
+//    placeholder (named after the node) for each value from outside: an
+//    input of the graph or another component's node. A node may not read
+//    a node of a later tag (torch asserts it);
+//  - a component returns its nodes used outside it (by later components
+//    or by the output), in the order they were first so used, one value
+//    bare and several as a tuple;
+//  - the main graph: the placeholders (targets their names, defaults
+//    dropped), a get_attr (target: the node's name) for each get_attr
+//    node the output returns, then each component's call_module (and an
+//    operator.getitem per result when it returns several), the output.
+//    Every node is named as in torch's new graph, whose namespace it then
+//    has.
+// A node's tag is its meta[meta_key] (torch reads `node.tag`), or given by
+// the `tag_nodes` option. An untagged node, a tag not in `tags`, a node
+// reading a later tag, a tag naming an existing attribute of the module:
+// refused before anything changes, naming the node or the tag.
+//
+// Left as it is: torch's new root module holds only the components (and
+// the returned attributes); here the module keeps its other attributes.
+// The copies keep meta['tensor_meta'] and get meta[meta_key] (torch's
+// node_copy copies all meta; the C ABI cannot list a node's meta keys).
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "fx/plugin_api.hpp"
+#include "plugins/common/plugin_util.h"
+#include "plugins/optimization/passes.h"
+#include "plugins/optimization/retrace.h"
+
+namespace fx_optimization {
+namespace {
+
+using fxp::Arg;
+using fxp::ArgView;
+using fxp::Graph;
+using fxp::Node;
+
+constexpr const char* kPass = "split_by_tags";
+
+[[noreturn]] void refuse(const std::string& what) {
+  throw fxp::Error(FX_INVALID_ARGUMENT, std::string(kPass) + ": " + what);
+}
+
+bool is_callable(const Node& n) {
+  return n.op() == FX_OP_CALL_FUNCTION || n.op() == FX_OP_CALL_METHOD ||
+         n.op() == FX_OP_CALL_MODULE;
+}
+
+// The node references in `a`, in map_arg's order, repeats kept.
+void flatten(ArgView a, std::vector<Node>& out) {
+  if (a.kind() == FX_ARG_NODE) {
+    out.push_back(a.node());
+    return;
+  }
+  for (size_t i = 0; i < a.size(); ++i) flatten(a[i], out);
+}
+
+std::vector<Node> flat_inputs(const Node& n) {
+  std::vector<Node> out;
+  for (size_t i = 0; i < n.num_args(); ++i) flatten(n.arg(i), out);
+  for (size_t i = 0; i < n.num_kwargs(); ++i) flatten(n.kwarg_value(i), out);
+  return out;
+}
+
+// A component's graph, as torch fills it: the steps in order.
+struct Step {
+  enum Kind { kGetAttr, kPlaceholder, kCopy } kind;
+  Node node;  // the original node copied, read or taken as input
+};
+
+struct Component {
+  std::string tag;
+  size_t order = 0;
+  std::vector<Step> steps;
+  std::vector<Node> inputs;   // torch's orig_inputs
+  std::vector<Node> outputs;  // torch's orig_outputs
+};
+
+// The plan: components, each node's, and the output's get_attr reads.
+struct Split {
+  std::vector<Component> components;
+  std::unordered_map<FxNode*, size_t> component_of;
+  std::vector<Node> output_attrs;  // get_attr nodes the output returns
+};
+
+// Each tag of `tags` once, in order.
+std::map<std::string, size_t> tag_orders(const std::vector<std::string>& tags) {
+  std::map<std::string, size_t> order;
+  for (const std::string& t : tags) {
+    const bool identifier =
+        !t.empty() && !std::isdigit(static_cast<unsigned char>(t[0])) &&
+        std::all_of(t.begin(), t.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+        });
+    if (!identifier) {
+      refuse("option 'tags' holds '" + t +
+             "', which is no Python identifier (each tag names a submodule)");
+    }
+    if (!order.emplace(t, order.size()).second) {
+      refuse("option 'tags' lists '" + t + "' twice");
+    }
+  }
+  if (order.empty()) refuse("option 'tags' names no tag");
+  return order;
+}
+
+// The tag_nodes option, `TAG:NODE+NODE...` items: node name -> tag.
+std::map<std::string, std::string> given_tags(const fxp::Options& options) {
+  std::map<std::string, std::string> out;
+  for (const std::string& item : options.get_list("tag_nodes")) {
+    size_t colon = item.find(':');
+    if (colon == std::string::npos || colon == 0) {
+      refuse("option 'tag_nodes' item '" + item +
+             "' is not TAG:NODE+NODE...");
+    }
+    std::string tag = item.substr(0, colon);
+    size_t start = colon + 1;
+    while (start <= item.size()) {
+      size_t end = std::min(item.find('+', start), item.size());
+      std::string name = item.substr(start, end - start);
+      if (name.empty()) refuse("option 'tag_nodes' item '" + item +
+                               "' has an empty node name");
+      if (!out.emplace(name, tag).second && out[name] != tag) {
+        refuse("option 'tag_nodes' gives node '" + name + "' two tags");
+      }
+      start = end + 1;
+    }
+  }
+  return out;
+}
+
+class Planner {
+ public:
+  Planner(const std::vector<std::string>& tags, const fxp::Options& options)
+      : orders_(tag_orders(tags)),
+        given_(given_tags(options)),
+        meta_key_(options.get_string("meta_key")) {
+    for (const std::string& t : tags) {
+      split_.components.push_back({t, orders_.at(t), {}, {}, {}});
+    }
+  }
+
+  Split plan(const Graph& g) {
+    std::set<std::string> named(keys(given_));
+    Node output;
+    for (Node n : g) {
+      named.erase(std::string(n.name()));
+      if (n.op() == FX_OP_OUTPUT) output = n;
+      if (is_callable(n)) place(n);
+    }
+    if (!named.empty()) {
+      refuse("option 'tag_nodes' names '" + *named.begin() +
+             "', which is no node of the graph");
+    }
+    std::vector<Node> returned;
+    if (output.num_args() > 0) flatten(output.arg(0), returned);
+    for (const Node& x : returned) {
+      if (x.op() == FX_OP_GET_ATTR) {
+        split_.output_attrs.push_back(x);
+      } else {
+        use_in_main(x);
+      }
+    }
+    for (const Node& n : used_in_main_) {
+      if (n.op() == FX_OP_PLACEHOLDER) continue;
+      split_.components[split_.component_of.at(n.get())].outputs.push_back(n);
+    }
+    return std::move(split_);
+  }
+
+ private:
+  static std::set<std::string> keys(
+      const std::map<std::string, std::string>& m) {
+    std::set<std::string> out;
+    for (const auto& [k, v] : m) out.insert(k);
+    return out;
+  }
+
+  std::string tag_of(const Node& n) const {
+    std::string name(n.name());
+    auto given = given_.find(name);
+    if (given != given_.end()) return given->second;
+    ArgView m = n.meta(meta_key_.c_str());
+    if (m && m.kind() == FX_ARG_STRING) return m.as_string();
+    refuse("node '" + name + "' has no tag (meta['" + meta_key_ +
+           "'] or the option tag_nodes); torch's split_by_tags needs one on "
+           "every call_function, call_method and call_module node");
+  }
+
+  void place(const Node& n) {
+    const std::string tag = tag_of(n);
+    auto found = orders_.find(tag);
+    if (found == orders_.end()) {
+      refuse("node '" + std::string(n.name()) + "' has tag '" + tag +
+             "', which is not in option 'tags'");
+    }
+    Component& comp = split_.components[found->second];
+    const std::vector<Node> inputs = flat_inputs(n);
+    for (const Node& x : inputs) {
+      if (x.op() == FX_OP_PLACEHOLDER || x.op() == FX_OP_GET_ATTR) continue;
+      const Component& up = split_.components[split_.component_of.at(x.get())];
+      if (up.order > comp.order) {
+        refuse("node '" + std::string(n.name()) + "' (tag '" + tag +
+               "') reads '" + std::string(x.name()) + "' (tag '" + up.tag +
+               "'), a later tag in option 'tags' (torch asserts a node's "
+               "tag comes no earlier than its inputs')");
+      }
+    }
+    std::unordered_set<FxNode*>& attrs = attrs_[found->second];
+    for (const Node& x : inputs) {
+      if (x.op() == FX_OP_GET_ATTR) {
+        if (attrs.insert(x.get()).second) {
+          comp.steps.push_back({Step::kGetAttr, x});
+        }
+        continue;
+      }
+      if (x.op() != FX_OP_PLACEHOLDER &&
+          split_.component_of.at(x.get()) == found->second) {
+        continue;
+      }
+      if (std::find(comp.inputs.begin(), comp.inputs.end(), x) ==
+          comp.inputs.end()) {
+        comp.inputs.push_back(x);
+        comp.steps.push_back({Step::kPlaceholder, x});
+        use_in_main(x);
+      }
+    }
+    comp.steps.push_back({Step::kCopy, n});
+    split_.component_of[n.get()] = found->second;
+  }
+
+  void use_in_main(const Node& x) {
+    if (used_set_.insert(x.get()).second) used_in_main_.push_back(x);
+  }
+
+  const std::map<std::string, size_t> orders_;
+  const std::map<std::string, std::string> given_;
+  const std::string meta_key_;
+  Split split_;
+  std::map<size_t, std::unordered_set<FxNode*>> attrs_;
+  std::vector<Node> used_in_main_;  // torch's used_in_main, in order
+  std::unordered_set<FxNode*> used_set_;
+};
+
+// Fills component `comp`'s graph `sub` as torch's loop does.
+void build_component(Graph& g, const Component& comp, Graph sub,
+                     const std::string& meta_key) {
+  std::unordered_map<FxNode*, Node> env;
+  std::set<std::string> shared;
+  auto share = [&](const Node& n) {
+    std::string target(n.target());
+    if (shared.insert(target).second) {
+      fxp::share_attr(g, sub, target.c_str());
+    }
+  };
+  const std::function<Node(Node)> value = [&](Node x) { return env.at(x.get()); };
+  for (const Step& step : comp.steps) {
+    const Node& n = step.node;
+    std::string target(n.target()), name(n.name()), type(n.type());
+    const char* type_or_null = type.empty() ? nullptr : type.c_str();
+    if (step.kind == Step::kGetAttr) {
+      share(n);
+      env[n.get()] = sub.create_node(FX_OP_GET_ATTR, target.c_str(), {}, {},
+                                     nullptr, type_or_null);
+    } else if (step.kind == Step::kPlaceholder) {
+      env[n.get()] = sub.create_node(FX_OP_PLACEHOLDER, name.c_str(), {}, {},
+                                     nullptr, type_or_null);
+    } else {
+      if (n.op() == FX_OP_CALL_MODULE) share(n);
+      std::vector<Arg> args;
+      for (size_t i = 0; i < n.num_args(); ++i) {
+        args.push_back(fx_plugins::map_arg(n.arg(i), value));
+      }
+      fxp::Kwargs kwargs;
+      for (size_t i = 0; i < n.num_kwargs(); ++i) {
+        kwargs.emplace_back(n.kwarg_key(i),
+                            fx_plugins::map_arg(n.kwarg_value(i), value));
+      }
+      Node copy = sub.create_node(n.op(), target.c_str(), args, kwargs,
+                                  name.c_str(), type_or_null);
+      if (ArgView m = n.meta("tensor_meta")) copy.set_meta("tensor_meta", Arg(m));
+      copy.set_meta(meta_key.c_str(), Arg(comp.tag));
+      env[n.get()] = copy;
+    }
+  }
+  std::vector<Arg> outs;
+  for (const Node& o : comp.outputs) outs.emplace_back(env.at(o.get()));
+  sub.create_node(FX_OP_OUTPUT, "output",
+                  {outs.size() == 1 ? outs[0] : Arg::tuple(outs)});
+}
+
+// The main graph's new nodes, made before the output in torch's order:
+// returned attributes, then each component's call and getitems.
+struct MainNodes {
+  std::vector<Node> made;  // in order
+  std::unordered_map<FxNode*, Node> value_of;  // original -> main value
+};
+
+MainNodes build_main(Graph& g, const Split& split) {
+  MainNodes main;
+  fxp::InsertGuard at = g.inserting_before(g.output_node());
+  for (const Node& x : split.output_attrs) {
+    std::string name(x.name()), target(x.target());
+    if (name != target) {
+      g.set_attr_tensor(name.c_str(), g.get_attr_tensor(target.c_str()));
+    }
+    std::string type(x.type());
+    main.value_of[x.get()] = main.made.emplace_back(
+        g.create_node(FX_OP_GET_ATTR, name.c_str(), {}, {}, nullptr,
+                      type.empty() ? nullptr : type.c_str()));
+  }
+  auto main_value = [&](const Node& x) {
+    auto it = main.value_of.find(x.get());
+    return it == main.value_of.end() ? x : it->second;
+  };
+  for (const Component& comp : split.components) {
+    std::vector<Arg> args;
+    for (const Node& x : comp.inputs) args.emplace_back(main_value(x));
+    Node call = main.made.emplace_back(g.call_module(comp.tag.c_str(), args));
+    if (comp.outputs.size() == 1) {
+      main.value_of[comp.outputs[0].get()] = call;
+      continue;
+    }
+    for (size_t i = 0; i < comp.outputs.size(); ++i) {
+      main.value_of[comp.outputs[i].get()] = main.made.emplace_back(
+          g.call_function("operator.getitem",
+                          {Arg(call), Arg(static_cast<int64_t>(i))}));
+    }
+  }
+  return main;
+}
+
+// The names torch's new main graph gives its nodes (placeholders, then the
+// made nodes, then the output), on a scratch graph the host names alike.
+std::vector<std::string> main_names(const std::vector<Node>& placeholders,
+                                    const std::vector<Node>& made) {
+  fxp::OwnedGraph scratch;
+  Graph s = scratch.view();
+  std::vector<std::string> names;
+  for (const Node& p : placeholders) {
+    std::string target(p.name());
+    names.emplace_back(s.create_node(FX_OP_PLACEHOLDER, target.c_str()).name());
+  }
+  for (const Node& n : made) {
+    names.emplace_back(s.create_node(n.op(), n.target_cstr()).name());
+  }
+  names.emplace_back(s.create_node(FX_OP_OUTPUT, "output").name());
+  return names;
+}
+
+// Every component's tag is free in the module (torch's new root holds
+// nothing else).
+void check_tags_free(const Graph& g, const Split& split) {
+  for (const Component& comp : split.components) {
+    bool taken = g.has_attr(comp.tag.c_str());
+    if (!taken) {
+      try {
+        (void)g.module_type(comp.tag.c_str());
+        taken = true;
+      } catch (const fxp::Error&) {
+      }
+    }
+    if (taken) {
+      refuse("tag '" + comp.tag +
+             "' names an attribute the module already has; the component "
+             "would replace it (torch's new root holds only the components)");
+    }
+  }
+}
+
+}  // namespace
+
+bool split_by_tags(Graph& g, const fxp::Options& options) {
+  require_renaming(kPass);
+  const std::string meta_key = options.get_string("meta_key");
+  Split split = Planner(options.get_list("tags"), options).plan(g);
+  check_tags_free(g, split);
+
+  for (const Component& comp : split.components) {
+    build_component(g, comp, fxp::add_subgraph_module(g, comp.tag.c_str()),
+                    meta_key);
+  }
+  MainNodes main = build_main(g, split);
+  Node output = g.output_node();
+  if (output.num_args() > 0) {
+    output.update_arg(0, fx_plugins::map_arg(output.arg(0), [&](Node x) {
+                        auto it = main.value_of.find(x.get());
+                        return it == main.value_of.end() ? x : it->second;
+                      }));
+  }
+  std::unordered_set<FxNode*> made;
+  for (const Node& n : main.made) made.insert(n.get());
+  std::vector<Node> old = g.nodes();
+  for (auto it = old.rbegin(); it != old.rend(); ++it) {
+    const Node& n = *it;
+    if ((is_callable(n) || n.op() == FX_OP_GET_ATTR) && !made.count(n.get())) {
+      g.erase_node(n);
+    }
+  }
+  std::vector<Node> placeholders = fx_plugins::placeholders(g);
+  for (Node p : placeholders) {
+    if (p.target() != p.name()) p.set_target(std::string(p.name()).c_str());
+    if (p.num_args() > 0) p.set_args({});
+  }
+  const std::vector<std::string> names = main_names(placeholders, main.made);
+  Renames renames;
+  size_t i = 0;
+  for (Node n : g) {
+    if (n.name() != names[i]) renames.emplace_back(n, names[i]);
+    ++i;
+  }
+  apply_retrace_names(g, renames);
+  return true;
+}
+
+}  // namespace fx_optimization
