@@ -237,8 +237,7 @@ class Planner {
           split_.component_of.at(x.get()) == found->second) {
         continue;
       }
-      if (std::find(comp.inputs.begin(), comp.inputs.end(), x) ==
-          comp.inputs.end()) {
+      if (inputs_[found->second].insert(x.get()).second) {
         comp.inputs.push_back(x);
         comp.steps.push_back({Step::kPlaceholder, x});
         use_in_main(x);
@@ -256,7 +255,8 @@ class Planner {
   const std::map<std::string, std::string> given_;
   const std::string meta_key_;
   Split split_;
-  std::map<size_t, std::unordered_set<FxNode*>> attrs_;
+  // Per component: the get_attr nodes copied, the inputs taken.
+  std::map<size_t, std::unordered_set<FxNode*>> attrs_, inputs_;
   std::vector<Node> used_in_main_;  // torch's used_in_main, in order
   std::unordered_set<FxNode*> used_set_;
 };

@@ -15,7 +15,10 @@
 //    node, all merged, the graph sorted once;
 //  - extract_subgraph: the matmul graph from its first add to its last (33k
 //    iterations), every node but one copied, the old ones erased and all
-//    renamed.
+//    renamed;
+//  - split_by_tags: the matmul graph's nodes tagged t0 .. t9 by position in
+//    meta['tag'] (ten components in a chain), every node moved into its
+//    component and the main graph rebuilt.
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
 
@@ -25,6 +28,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "fx_core/format/graph_json.h"
 #include "fx_core/ir/graph.h"
@@ -149,6 +153,24 @@ fx::GraphFile node_sharing_pairs(int64_t nodes, fx::TensorList*) {
   return file;
 }
 
+// shared_weight_matmuls with each call node's meta['tag'] t0 .. t9 by its
+// position: ten components, each reading the one before.
+fx::GraphFile tagged_matmuls(int64_t nodes, fx::TensorList* weights) {
+  fx::GraphFile file = shared_weight_matmuls(nodes, weights);
+  std::vector<fx::Node*> calls;
+  for (fx::Node* n : file.graph->nodes()) {
+    if (n->op() == fx::Opcode::kCallFunction ||
+        n->op() == fx::Opcode::kCallMethod) {
+      calls.push_back(n);
+    }
+  }
+  for (size_t i = 0; i < calls.size(); ++i) {
+    calls[i]->set_meta(
+        "tag", fx::Argument("t" + std::to_string(i * 10 / calls.size())));
+  }
+  return file;
+}
+
 void BM_TorchPass(benchmark::State& state, const char* pipeline,
                   const Build& build) {
   auto spec = fx::host::parse_pipeline_text(pipeline);
@@ -206,6 +228,13 @@ BENCHMARK_CAPTURE(BM_TorchPass, merge_matmul_all_groups,
 BENCHMARK_CAPTURE(BM_TorchPass, extract_subgraph,
                   "extract_subgraph{inputs=add,outputs=add_33331}",
                   shared_weight_matmuls)
+    ->Arg(100000)
+    ->Iterations(3)
+    ->Unit(benchmark::kMillisecond);
+
+BENCHMARK_CAPTURE(BM_TorchPass, split_by_tags,
+                  "split_by_tags{tags=t0,t1,t2,t3,t4,t5,t6,t7,t8,t9}",
+                  tagged_matmuls)
     ->Arg(100000)
     ->Iterations(3)
     ->Unit(benchmark::kMillisecond);
