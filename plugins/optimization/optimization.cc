@@ -318,4 +318,27 @@ FXP_PLUGIN(
                 "the node meta key holding each node's tag (torch's "
                 "node.tag)")
         .option("tag_nodes", FX_OPTION_STRING_LIST, "",
-                "tags given here instead, as TAG:NODE+NODE... items"))
+                "tags given here instead, as TAG:NODE+NODE... items"),
+    fxp::pass<fx_optimization::splitter>(
+        "splitter",
+        "splits the graph into alternating accelerator (_run_on_acc_K) and "
+        "CPU submodules by a support list (torch.fx passes.splitter_base."
+        "_SplitterBase; run shape_prop first)")
+        .run_after({"shape_prop"})
+        .invalidates({"signature"})
+        .option("supported", FX_OPTION_STRING_LIST, "",
+                "the targets the accelerator runs, as torch's "
+                "get_node_target spells them: module classes "
+                "(torch.nn.modules.conv.Conv2d), function qualified names "
+                "(torch.relu, _operator.add), method names (relu)")
+        .option("min_acc_module_size", FX_OPTION_INT, "1",
+                "an accelerator subgraph with fewer nodes joins the CPU "
+                "subgraph before it")
+        .option("skip_fusion", FX_OPTION_BOOL, "false",
+                "no fusion groups (acc nodes linked by non-tensor values "
+                "kept together)")
+        .option("allow_non_tensor", FX_OPTION_BOOL, "false",
+                "let non-tensor values flow between accelerator and CPU "
+                "subgraphs")
+        .option("non_acc_submodule_name", FX_OPTION_STRING, "_run_on_cpu_",
+                "name prefix of the CPU submodules"))

@@ -3,6 +3,10 @@
 #ifndef PLUGINS_OPTIMIZATION_PASSES_H_
 #define PLUGINS_OPTIMIZATION_PASSES_H_
 
+#include <functional>
+#include <string>
+#include <vector>
+
 #include "fx/plugin_api.hpp"
 
 namespace fx_optimization {
@@ -22,6 +26,16 @@ bool get_size_of_all_nodes(fxp::Graph& g, const fxp::Options& options);
 // torch 1.13's torch.fx.passes.split_utils.split_by_tags, the graph turned
 // into the split's main graph (split_by_tags.cc).
 bool split_by_tags(fxp::Graph& g, const fxp::Options& options);
+
+// The split itself, for the passes that tag (splitter): `tag_of` gives each
+// call node's tag (it throws to refuse), `meta_key` is where the copies
+// keep it. Refuses, before anything changes, what split_by_tags refuses.
+using TagOf = std::function<std::string(const fxp::Node&)>;
+void split_graph_by_tags(fxp::Graph& g, const std::vector<std::string>& tags,
+                         const TagOf& tag_of, const std::string& meta_key);
+
+// torch 1.13's torch.fx.passes.splitter_base._SplitterBase (splitter.cc).
+bool splitter(fxp::Graph& g, const fxp::Options& options);
 
 }  // namespace fx_optimization
 

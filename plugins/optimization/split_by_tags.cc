@@ -20,7 +20,7 @@
 //    node the output returns, then each component's call_module (and an
 //    operator.getitem per result when it returns several), the output.
 //    Every node is named as in torch's new graph, whose namespace it then
-//    has.
+//    has; the output has no type annotation (no return annotation).
 // A node's tag is its meta[meta_key] (torch reads `node.tag`), or given by
 // the `tag_nodes` option. An untagged node, a tag not in `tags`, a node
 // reading a later tag, a tag naming an existing attribute of the module:
@@ -34,6 +34,7 @@
 #include <cctype>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -148,28 +149,45 @@ std::map<std::string, std::string> given_tags(const fxp::Options& options) {
   return out;
 }
 
+// The pass's tags: tag_nodes' where it names the node, else meta[meta_key];
+// refuses a tag_nodes name that is no node of `g`.
+TagOf tags_from_options(const Graph& g, const fxp::Options& options) {
+  auto given = std::make_shared<const std::map<std::string, std::string>>(
+      given_tags(options));
+  std::set<std::string> unknown;
+  for (const auto& entry : *given) unknown.insert(entry.first);
+  for (Node n : g) unknown.erase(std::string(n.name()));
+  if (!unknown.empty()) {
+    refuse("option 'tag_nodes' names '" + *unknown.begin() +
+           "', which is no node of the graph");
+  }
+  const std::string meta_key = options.get_string("meta_key");
+  return [given, meta_key](const Node& n) {
+    const std::string name(n.name());
+    auto found = given->find(name);
+    if (found != given->end()) return found->second;
+    ArgView m = n.meta(meta_key.c_str());
+    if (m && m.kind() == FX_ARG_STRING) return m.as_string();
+    refuse("node '" + name + "' has no tag (meta['" + meta_key +
+           "'] or the option tag_nodes); torch's split_by_tags needs one on "
+           "every call_function, call_method and call_module node");
+  };
+}
+
 class Planner {
  public:
-  Planner(const std::vector<std::string>& tags, const fxp::Options& options)
-      : orders_(tag_orders(tags)),
-        given_(given_tags(options)),
-        meta_key_(options.get_string("meta_key")) {
+  Planner(const std::vector<std::string>& tags, TagOf tag_of)
+      : orders_(tag_orders(tags)), tag_of_(std::move(tag_of)) {
     for (const std::string& t : tags) {
       split_.components.push_back({t, orders_.at(t), {}, {}, {}});
     }
   }
 
   Split plan(const Graph& g) {
-    std::set<std::string> named(keys(given_));
     Node output;
     for (Node n : g) {
-      named.erase(std::string(n.name()));
       if (n.op() == FX_OP_OUTPUT) output = n;
       if (is_callable(n)) place(n);
-    }
-    if (!named.empty()) {
-      refuse("option 'tag_nodes' names '" + *named.begin() +
-             "', which is no node of the graph");
     }
     std::vector<Node> returned;
     if (output.num_args() > 0) flatten(output.arg(0), returned);
@@ -188,26 +206,8 @@ class Planner {
   }
 
  private:
-  static std::set<std::string> keys(
-      const std::map<std::string, std::string>& m) {
-    std::set<std::string> out;
-    for (const auto& [k, v] : m) out.insert(k);
-    return out;
-  }
-
-  std::string tag_of(const Node& n) const {
-    std::string name(n.name());
-    auto given = given_.find(name);
-    if (given != given_.end()) return given->second;
-    ArgView m = n.meta(meta_key_.c_str());
-    if (m && m.kind() == FX_ARG_STRING) return m.as_string();
-    refuse("node '" + name + "' has no tag (meta['" + meta_key_ +
-           "'] or the option tag_nodes); torch's split_by_tags needs one on "
-           "every call_function, call_method and call_module node");
-  }
-
   void place(const Node& n) {
-    const std::string tag = tag_of(n);
+    const std::string tag = tag_of_(n);
     auto found = orders_.find(tag);
     if (found == orders_.end()) {
       refuse("node '" + std::string(n.name()) + "' has tag '" + tag +
@@ -252,8 +252,7 @@ class Planner {
   }
 
   const std::map<std::string, size_t> orders_;
-  const std::map<std::string, std::string> given_;
-  const std::string meta_key_;
+  const TagOf tag_of_;
   Split split_;
   // Per component: the get_attr nodes copied, the inputs taken.
   std::map<size_t, std::unordered_set<FxNode*>> attrs_, inputs_;
@@ -391,8 +390,15 @@ void check_tags_free(const Graph& g, const Split& split) {
 
 bool split_by_tags(Graph& g, const fxp::Options& options) {
   require_renaming(kPass);
-  const std::string meta_key = options.get_string("meta_key");
-  Split split = Planner(options.get_list("tags"), options).plan(g);
+  split_graph_by_tags(g, options.get_list("tags"),
+                      tags_from_options(g, options),
+                      options.get_string("meta_key"));
+  return true;
+}
+
+void split_graph_by_tags(Graph& g, const std::vector<std::string>& tags,
+                         const TagOf& tag_of, const std::string& meta_key) {
+  Split split = Planner(tags, tag_of).plan(g);
   check_tags_free(g, split);
 
   for (const Component& comp : split.components) {
@@ -401,6 +407,7 @@ bool split_by_tags(Graph& g, const fxp::Options& options) {
   }
   MainNodes main = build_main(g, split);
   Node output = g.output_node();
+  output.set_type(nullptr);  // torch's new output carries no annotation
   if (output.num_args() > 0) {
     output.update_arg(0, fx_plugins::map_arg(output.arg(0), [&](Node x) {
                         auto it = main.value_of.find(x.get());
@@ -429,7 +436,6 @@ bool split_by_tags(Graph& g, const fxp::Options& options) {
     ++i;
   }
   apply_retrace_names(g, renames);
-  return true;
 }
 
 }  // namespace fx_optimization

@@ -36,6 +36,12 @@ bundle records. Writes to OUT_DIR what torch 1.13 makes of it:
          whose nodes get the tags tag_nodes gives (node.tag): graph.txt,
          code.py, output.pt, and each component's graph and code
          (TAG.graph.txt, TAG.code.py)
+  splitter{supported=T,T,min_acc_module_size=N,skip_fusion=B,
+           allow_non_tensor=B,non_acc_submodule_name=S}
+         torch.fx.passes.splitter_base._SplitterBase(symbolic_trace(model),
+         [BUNDLE_DIR/input.pt], OperatorSupport({T: None, ...}), settings)():
+         graph.txt, code.py, output.pt, tags.txt (the submodules' names, one
+         a line) and each one's graph and code (TAG.graph.txt, TAG.code.py)
   get_size_of_all_nodes
          torch.fx.passes.graph_manipulation.get_size_of_all_nodes on
          symbolic_trace(model) with BUNDLE_DIR/input.pt as its args (its
@@ -91,6 +97,9 @@ def main():
         return
     if mode.startswith("split_by_tags"):
         split(model, mode, inputs, out_dir)
+        return
+    if mode.startswith("splitter"):
+        run_splitter(model, mode, inputs, out_dir)
         return
     if mode == "get_size_of_all_nodes":
         write_sizes(model, inputs, out_dir)
@@ -235,6 +244,34 @@ def split(model, mode, inputs, out_dir):
         return
     write_text_and_code(result, out_dir)
     for tag in options["tags"]:
+        write_text_and_code(getattr(result, tag), out_dir, tag + ".")
+    with torch.no_grad():
+        torch.save(result(*inputs), os.path.join(out_dir, "output.pt"))
+    write_next_names(result.graph, os.path.join(out_dir, "next_names.txt"))
+
+
+def run_splitter(model, mode, inputs, out_dir):
+    from torch.fx.passes.operator_support import OperatorSupport
+    from torch.fx.passes.splitter_base import _SplitterBase, _SplitterSettingBase
+    options = pass_options(mode)
+    settings = _SplitterSettingBase()
+    settings.min_acc_module_size = int(options.get("min_acc_module_size", ["1"])[0])
+    settings.skip_fusion = options.get("skip_fusion", ["false"])[0] == "true"
+    settings.allow_non_tensor = options.get("allow_non_tensor", ["false"])[0] == "true"
+    support = OperatorSupport({t: None for t in options.get("supported", [])})
+    name = options.get("non_acc_submodule_name", ["_run_on_cpu_"])[0]
+    gm = torch.fx.symbolic_trace(model)
+    try:
+        splitter = _SplitterBase(gm, list(inputs), support, settings, name)
+        result = splitter()
+    except Exception as e:  # torch's own refusal is the golden
+        with open(os.path.join(out_dir, "error.txt"), "w") as f:
+            f.write(type(e).__name__ + "\n")
+        return
+    write_text_and_code(result, out_dir)
+    with open(os.path.join(out_dir, "tags.txt"), "w") as f:
+        f.write("".join(tag + "\n" for tag in splitter.tags))
+    for tag in splitter.tags:
         write_text_and_code(getattr(result, tag), out_dir, tag + ".")
     with torch.no_grad():
         torch.save(result(*inputs), os.path.join(out_dir, "output.pt"))

@@ -208,3 +208,20 @@ class TaggedBranches(torch.nn.Module):
         r2 = self.linear2(x.relu())
         r3 = torch.cat([r1, r2 + self.b], dim=1)
         return self.linear3(r3).softmax(dim=-1), r1, self.b
+
+
+class SizesAndViews(torch.nn.Module):
+    """The splitter's non-tensor flows: sizes read by call_method and
+    getattr/getitem, used by views on either side of a linear."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(6)
+        self.linear = torch.nn.Linear(12, 6)
+
+    def forward(self, x):
+        b = x.size(0)
+        y = x.view(b, -1)
+        z = torch.relu(self.linear(y))
+        n = z.shape[1]
+        return z.reshape(n, b) + 1

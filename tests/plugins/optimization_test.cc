@@ -114,16 +114,20 @@ class OptimizationTest : public ::testing::Test {
     expect_next_names(dir, pass, golden);
   }
 
-  // split_by_tags `pass` as torch's: the main graph's text, code and the
-  // names new nodes get, each component's text and code, the numbers.
+  // split_by_tags or splitter `pass` as torch's: the main graph's text,
+  // code and the names new nodes get, each component's text and code (the
+  // tags given, or the splitter's from the golden), the numbers. `before`
+  // runs first (the splitter's shape_prop).
   void expect_split_as_torch(const std::string& dir, const std::string& model,
                              const std::string& pass,
-                             const std::vector<std::string>& tags) {
+                             std::vector<std::string> tags = {},
+                             const std::string& before = "") {
     Bundle b = load_bundle(dir);
     std::string golden = torch_fx(dir, pass, model);
     ASSERT_FALSE(std::filesystem::exists(golden + "/error.txt"));
+    if (tags.empty()) tags = lines_of(testing::read_file(golden + "/tags.txt"));
     c10::IValue expected = read(golden + "/output.pt");
-    host::PipelineReport report = run_pipeline(*b.gm, pass, b.inputs);
+    host::PipelineReport report = run_pipeline(*b.gm, before + pass, b.inputs);
     ASSERT_TRUE(report.ok()) << report.failure;
     EXPECT_EQ(b.gm->graph().str(), testing::read_file(golden + "/graph.txt"));
     EXPECT_EQ(b.gm->code(), testing::read_file(golden + "/code.py"));
@@ -138,7 +142,7 @@ class OptimizationTest : public ::testing::Test {
                 testing::read_file(golden + "/" + tag + ".code.py"));
     }
     EXPECT_EQ(max_abs_diff(forward(*b.gm, b.inputs), expected), 0.0);
-    expect_next_names(dir, pass, golden);
+    expect_next_names(dir, before + pass, golden);
   }
 
   // fuse as torch's, and every convolution's weights exactly torch's.
@@ -415,6 +419,53 @@ TEST_F(OptimizationTest, SplitByTagsIsTorchs) {
                         "split_by_tags{tags=x,cat,empty,tag_nodes=x:linear1+"
                         "relu,cat:linear2+add+cat+linear3+softmax}",
                         {"x", "cat", "empty"});
+}
+
+TEST_F(OptimizationTest, SplitterIsTorchs) {
+  const std::string prop = "shape_prop,";
+  // Linears on the accelerator; the rest (relu, add, cat, softmax) on CPU.
+  std::string dir = export_module(kModels, "TaggedBranches", "2,8");
+  expect_split_as_torch(dir, "TaggedBranches",
+                        "splitter{supported=torch.nn.modules.linear.Linear}",
+                        {}, prop);
+  expect_split_as_torch(dir, "TaggedBranches",
+                        "splitter{supported=torch.nn.modules.linear.Linear,"
+                        "relu,torch.cat,min_acc_module_size=3,"
+                        "non_acc_submodule_name=_host_}",
+                        {}, prop);
+  // Non-tensor values: sizes read on either side of the accelerator, with
+  // and without fusion groups and the non-tensor rule.
+  std::string sizes = export_module(kModels, "SizesAndViews", "4,3,4");
+  for (const char* pass :
+       {"splitter{supported=size,view,torch.relu}",
+        "splitter{supported=view,torch.relu,reshape,_operator.add}",
+        "splitter{supported=view,torch.relu,reshape,_operator.add,"
+        "allow_non_tensor=true}",
+        // Everything but the linear: the sizes' fusion group holds it, so
+        // the group runs on CPU; without fusion groups, three subgraphs.
+        "splitter{supported=size,view,torch.relu,getattr,_operator.getitem,"
+        "reshape,_operator.add}",
+        "splitter{supported=size,view,torch.relu,getattr,_operator.getitem,"
+        "reshape,_operator.add,skip_fusion=true}",
+        // Everything but the add: one fusion group on the accelerator.
+        "splitter{supported=size,view,torch.nn.modules.linear.Linear,"
+        "torch.relu,getattr,_operator.getitem,reshape}",
+        "splitter{supported=size,view,torch.nn.modules.linear.Linear,"
+        "torch.relu,getattr,_operator.getitem,reshape,_operator.add}"}) {
+    SCOPED_TRACE(pass);
+    expect_split_as_torch(sizes, "SizesAndViews", pass, {}, prop);
+  }
+}
+
+TEST_F(OptimizationTest, SplitterOnResnet18IsTorchs) {
+  // Convolutions and batch norms on the accelerator: every relu, add and
+  // the pooling and head on CPU, alternating through the residual blocks.
+  std::string resnet = export_torchvision("resnet18");
+  expect_split_as_torch(resnet, "torchvision:resnet18",
+                        "splitter{supported=torch.nn.modules.conv.Conv2d,"
+                        "torch.nn.modules.batchnorm.BatchNorm2d,"
+                        "min_acc_module_size=2}",
+                        {}, "shape_prop,");
 }
 
 TEST_F(OptimizationTest, SplitByTagsReadsTagsFromMeta) {

@@ -50,13 +50,6 @@ c10::IValue read_output(const std::string& dir) {
   return *v;
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
-
 // "call_function operator.add" for each call node, as passes_golden.py.
 std::vector<std::string> call_targets(const Graph& g) {
   std::vector<std::string> out;

@@ -124,6 +124,13 @@ double max_abs_diff(const c10::IValue& a, const c10::IValue& b) {
   return out;
 }
 
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
 int run_command(const std::string& command, std::string* output) {
   std::string full = command + " 2>&1";
   FILE* pipe = popen(full.c_str(), "r");

@@ -62,6 +62,8 @@ std::string export_torchvision(const std::string& name);
 std::string export_module(const std::string& module_file,
                           const std::string& cls, const std::string& shape,
                           bool train = false);
+// The lines of `text`, without their line breaks.
+std::vector<std::string> lines_of(const std::string& text);
 // Runs a shell command; returns its exit status, its output in *output.
 int run_command(const std::string& command, std::string* output);
 

@@ -1,0 +1,398 @@
+// splitter: torch 1.13's torch.fx.passes.splitter_base._SplitterBase, called
+// (`splitter()`): the graph's call nodes split into alternating accelerator
+// and CPU submodules, as few as the data flow allows.
+//
+// As torch does, in order:
+//  - the acc nodes: the call nodes the `supported` targets name (torch's
+//    OperatorSupport with a support dict of those names and no dtype
+//    rules: get_node_target's spelling, a module's class, a function's
+//    qualified name, a builtin's or a method's bare name); unless allow_non_tensor, an acc node
+//    reading a CPU node's non-tensor result, or giving a non-tensor result
+//    to a CPU node, is a CPU node (FxNetAccNodesFinder, transitively);
+//  - unless skip_fusion, fusion groups (FxNetAccFusionsFinder): acc nodes
+//    linked by non-tensor values (no tensor_meta) stay together, and a
+//    group with a CPU node in it is CPU altogether;
+//  - the dependencies between call nodes, a fusion group's shared;
+//  - put_nodes_into_subgraphs: starting from the users of the placeholders
+//    and attributes, with CPU first when a CPU starter depends on nothing,
+//    each subgraph takes every node of its kind whose dependencies are met,
+//    then the kind flips;
+//  - remove_small_acc_subgraphs: an acc subgraph of fewer than
+//    min_acc_module_size nodes joins the CPU subgraph before it (or becomes
+//    CPU when first), and adjacent CPU subgraphs merge;
+//  - the tags `_run_on_acc_K` and `{non_acc_submodule_name}K` (K counting
+//    all subgraphs), and split_by_tags on them (split_by_tags.cc).
+// Needs meta['type'] and meta['tensor_meta'] as torch's ShapeProp leaves
+// them: run shape_prop first. A call node no subgraph reaches (one reading
+// no node) is refused as torch's split_by_tags asserts, and torch's
+// FxNetSplitterInternalError is refused with its message.
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "fx/plugin_api.hpp"
+#include "plugins/optimization/passes.h"
+#include "plugins/optimization/retrace.h"
+
+namespace fx_optimization {
+namespace {
+
+using fxp::Node;
+
+constexpr const char* kPass = "splitter";
+
+[[noreturn]] void refuse(FxStatusCode code, const std::string& what) {
+  throw fxp::Error(code, std::string(kPass) + ": " + what);
+}
+
+bool is_callable(const Node& n) {
+  return n.op() == FX_OP_CALL_FUNCTION || n.op() == FX_OP_CALL_METHOD ||
+         n.op() == FX_OP_CALL_MODULE;
+}
+
+// torch's is_node_output_tensor: meta['type'] a Tensor class.
+bool output_is_tensor(const Node& n) {
+  fxp::ArgView type = n.meta("type");
+  if (!type || type.kind() != FX_ARG_STRING) return false;
+  const std::string t = type.as_string();
+  return t == "torch.Tensor" || t == "torch.nn.parameter.Parameter";
+}
+
+bool has_tensor_meta(const Node& n) { return bool(n.meta("tensor_meta")); }
+
+// Nodes by position in the graph, and sets of them ordered by position
+// (torch's sets, iterated here in graph order).
+using NodeSet = std::set<size_t>;
+
+class Splitter {
+ public:
+  Splitter(const fxp::Graph& g, const fxp::Options& options)
+      : nodes_(g.nodes()) {
+    for (size_t i = 0; i < nodes_.size(); ++i) index_[nodes_[i].get()] = i;
+    check_shapes();
+    find_acc_nodes(options);
+    if (!options.get_bool("allow_non_tensor")) {
+      reduce_non_tensor_inputs();
+      reduce_non_tensor_outputs();
+    }
+    if (!options.get_bool("skip_fusion")) find_fusions();
+    find_deps();
+  }
+
+  // The subgraphs, each a kind and its nodes, after removing small ones.
+  struct Subgraph {
+    bool is_acc;
+    std::vector<size_t> nodes;
+  };
+  std::vector<Subgraph> subgraphs(int64_t min_acc_module_size) {
+    return remove_small_acc_subgraphs(put_nodes_into_subgraphs(),
+                                      min_acc_module_size);
+  }
+
+  size_t index(const Node& n) const { return index_.at(n.get()); }
+
+ private:
+  void check_shapes() const {
+    for (const Node& n : nodes_) {
+      if (is_callable(n) && !n.meta("type")) {
+        refuse(FX_FAILED_PRECONDITION,
+               "node '" + std::string(n.name()) +
+                   "' has no meta['type']: run shape_prop first (torch's "
+                   "splitter runs ShapeProp on its sample input)");
+      }
+    }
+  }
+
+  void find_acc_nodes(const fxp::Options& options) {
+    // get_node_target spells a builtin function bare (getattr), like a
+    // method; a module's class always has its module path.
+    const std::vector<std::string> names = options.get_list("supported");
+    if (names.empty()) return;
+    std::vector<std::string> dotted;
+    for (const std::string& t : names) {
+      if (t.find('.') != std::string::npos) dotted.push_back(t);
+    }
+    std::vector<fxp::Support> rules = {fxp::Support::functions(names),
+                                       fxp::Support::methods(names)};
+    if (!dotted.empty()) rules.push_back(fxp::Support::module_types(dotted));
+    const fxp::Support support = fxp::Support::any_of(rules);
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      if (is_callable(nodes_[i]) && support.is_node_supported(nodes_[i])) {
+        acc_.insert(i);
+      }
+    }
+  }
+
+  std::vector<size_t> users(size_t i) const {
+    std::vector<size_t> out;
+    for (const Node& u : nodes_[i].users()) out.push_back(index(u));
+    return out;
+  }
+
+  // torch's reduce_acc_nodes_non_tensor_input_helper.
+  void remove_downstream(std::deque<size_t> work) {
+    while (!work.empty()) {
+      size_t n = work.front();
+      work.pop_front();
+      for (size_t u : users(n)) {
+        if (acc_.erase(u) && !output_is_tensor(nodes_[u])) work.push_back(u);
+      }
+    }
+  }
+
+  void reduce_non_tensor_inputs() {
+    std::deque<size_t> cpu;
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      if (is_callable(nodes_[i]) && !acc_.count(i) &&
+          !output_is_tensor(nodes_[i])) {
+        cpu.push_back(i);
+      }
+    }
+    remove_downstream(std::move(cpu));
+  }
+
+  void reduce_non_tensor_outputs() {
+    while (true) {
+      std::deque<size_t> new_cpu;
+      for (size_t n : acc_) {
+        if (output_is_tensor(nodes_[n])) continue;
+        for (size_t u : users(n)) {
+          if (!acc_.count(u)) {
+            new_cpu.push_back(n);
+            break;
+          }
+        }
+      }
+      if (new_cpu.empty()) return;
+      for (size_t n : new_cpu) acc_.erase(n);
+      remove_downstream(std::move(new_cpu));
+    }
+  }
+
+  std::vector<size_t> callable_inputs(size_t i) const {
+    std::vector<size_t> out;
+    for (const Node& in : nodes_[i].all_input_nodes()) {
+      if (is_callable(in)) out.push_back(index(in));
+    }
+    return out;
+  }
+
+  // torch's FxNetAccFusionsFinder.FusionGroup.
+  struct FusionGroup {
+    size_t top;
+    NodeSet nodes, inputs;
+    std::vector<size_t> to_process;
+  };
+
+  void add_to_group(FusionGroup& group, size_t n) const {
+    if (!group.nodes.insert(n).second) return;
+    group.to_process.push_back(n);
+    group.inputs.erase(n);
+    for (size_t in : callable_inputs(n)) {
+      if (!group.nodes.count(in)) group.inputs.insert(in);
+    }
+  }
+
+  // torch's recursive_add_node: a path from `inputs` back up to the group
+  // joins it.
+  bool add_paths(FusionGroup& group, const std::vector<size_t>& inputs) const {
+    for (size_t arg : inputs) {
+      if (!is_callable(nodes_[arg]) || arg < group.top) continue;
+      if (group.nodes.count(arg)) return true;
+      if (add_paths(group, callable_inputs(arg))) {
+        add_to_group(group, arg);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void add_paths_from_inputs(FusionGroup& group) const {
+    const std::vector<size_t> inputs(group.inputs.begin(), group.inputs.end());
+    add_paths(group, inputs);
+  }
+
+  FusionGroup grow_group(size_t start) const {
+    FusionGroup group{start, {start}, {}, {start}};
+    for (const Node& in : nodes_[start].all_input_nodes()) {
+      group.inputs.insert(index(in));
+    }
+    while (!group.to_process.empty()) {
+      size_t n = group.to_process.back();
+      group.to_process.pop_back();
+      add_paths_from_inputs(group);
+      if (!has_tensor_meta(nodes_[n])) {
+        for (size_t u : users(n)) {
+          if (!is_callable(nodes_[u]) || group.nodes.count(u)) continue;
+          add_to_group(group, u);
+          add_paths_from_inputs(group);
+        }
+      }
+      for (size_t arg : callable_inputs(n)) {
+        if (has_tensor_meta(nodes_[arg]) || group.nodes.count(arg)) continue;
+        add_to_group(group, arg);
+        group.top = std::min(group.top, arg);
+        add_paths_from_inputs(group);
+      }
+    }
+    return group;
+  }
+
+  void find_fusions() {
+    const NodeSet candidates = acc_;
+    for (size_t n : candidates) {
+      if (fusion_of_.count(n) || !acc_.count(n) || has_tensor_meta(nodes_[n])) {
+        continue;
+      }
+      FusionGroup group = grow_group(n);
+      const bool all_acc =
+          std::all_of(group.nodes.begin(), group.nodes.end(),
+                      [&](size_t m) { return acc_.count(m) != 0; });
+      if (!all_acc) {
+        for (size_t m : group.nodes) acc_.erase(m);
+        continue;
+      }
+      fusions_.push_back(group.nodes);
+      for (size_t m : group.nodes) fusion_of_[m] = fusions_.size() - 1;
+    }
+  }
+
+  // torch's find_deps and update_deps_for_fusions.
+  void find_deps() {
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      if (!is_callable(nodes_[i])) continue;
+      for (size_t u : users(i)) {
+        if (nodes_[u].op() != FX_OP_OUTPUT) deps_[u].insert(i);
+      }
+    }
+    for (const auto& [node, f] : fusion_of_) {
+      const NodeSet& fusion = fusions_[f];
+      for (size_t neighbour : fusion) {
+        for (size_t d : deps_[neighbour]) {
+          if (!fusion.count(d)) deps_[node].insert(d);
+        }
+        for (size_t u : users(neighbour)) {
+          if (!fusion.count(u)) deps_[u].insert(node);
+        }
+      }
+    }
+  }
+
+  bool ready(size_t n, const std::unordered_set<size_t>& visited) {
+    const NodeSet& d = deps_[n];
+    return std::all_of(d.begin(), d.end(),
+                       [&](size_t x) { return visited.count(x) != 0; });
+  }
+
+  std::vector<Subgraph> put_nodes_into_subgraphs() {
+    NodeSet cpu, acc;
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      const FxOpcode op = nodes_[i].op();
+      if (op != FX_OP_PLACEHOLDER && op != FX_OP_GET_ATTR) continue;
+      for (size_t u : users(i)) (acc_.count(u) ? acc : cpu).insert(u);
+    }
+    bool acc_mode = std::none_of(cpu.begin(), cpu.end(),
+                                 [&](size_t n) { return deps_[n].empty(); });
+    std::unordered_set<size_t> visited;
+    std::vector<Subgraph> out;
+    std::vector<size_t> current;
+    while (!cpu.empty() || !acc.empty()) {
+      NodeSet& pool = acc_mode ? acc : cpu;
+      auto found = std::find_if(pool.begin(), pool.end(),
+                                [&](size_t n) { return ready(n, visited); });
+      if (found == pool.end()) {
+        if (current.empty()) internal_error("Subgraph can't be empty");
+        out.push_back({acc_mode, std::move(current)});
+        current.clear();
+        acc_mode = !acc_mode;
+        continue;
+      }
+      const size_t n = *found;
+      pool.erase(found);
+      visited.insert(n);
+      current.push_back(n);
+      auto fusion = fusion_of_.find(n);
+      if (fusion != fusion_of_.end()) {
+        NodeSet& buddies = acc_.count(n) ? acc : cpu;
+        for (size_t m : fusions_[fusion->second]) {
+          if (!visited.count(m)) buddies.insert(m);
+        }
+      }
+      for (size_t u : users(n)) {
+        if (is_callable(nodes_[u])) (acc_.count(u) ? acc : cpu).insert(u);
+      }
+    }
+    if (!current.empty()) out.push_back({acc_mode, std::move(current)});
+    if (out.empty()) internal_error("Couldn't create subgraphs");
+    return out;
+  }
+
+  static std::vector<Subgraph> remove_small_acc_subgraphs(
+      std::vector<Subgraph> subgraphs, int64_t min_size) {
+    std::vector<Subgraph> result;
+    for (Subgraph& s : subgraphs) {
+      const bool small =
+          s.is_acc && static_cast<int64_t>(s.nodes.size()) < min_size;
+      if (s.is_acc && !small) {
+        result.push_back(std::move(s));
+      } else if (small && result.empty()) {
+        s.is_acc = false;
+        result.push_back(std::move(s));
+      } else if (small || (!result.empty() && !result.back().is_acc)) {
+        auto& into = result.back().nodes;
+        into.insert(into.end(), s.nodes.begin(), s.nodes.end());
+      } else {
+        result.push_back(std::move(s));
+      }
+    }
+    return result;
+  }
+
+  [[noreturn]] static void internal_error(const std::string& what) {
+    refuse(FX_INTERNAL, "FxNetSplitterInternalError: " + what);
+  }
+
+  const std::vector<Node> nodes_;
+  std::unordered_map<FxNode*, size_t> index_;
+  NodeSet acc_;
+  std::vector<NodeSet> fusions_;
+  std::map<size_t, size_t> fusion_of_;  // node -> its fusion
+  std::unordered_map<size_t, NodeSet> deps_;
+};
+
+}  // namespace
+
+bool splitter(fxp::Graph& g, const fxp::Options& options) {
+  require_renaming(kPass);
+  const int64_t min_size = options.get_int("min_acc_module_size");
+  const std::string cpu_name = options.get_string("non_acc_submodule_name");
+  Splitter split(g, options);
+  std::vector<std::string> tags;
+  std::unordered_map<FxNode*, std::string> tag_of;
+  const std::vector<Node> nodes = g.nodes();
+  for (const auto& s : split.subgraphs(min_size)) {
+    const std::string k = std::to_string(tags.size());
+    tags.push_back(s.is_acc ? "_run_on_acc_" + k : cpu_name + k);
+    for (size_t n : s.nodes) tag_of[nodes[n].get()] = tags.back();
+  }
+  split_graph_by_tags(
+      g, tags,
+      [&](const Node& n) {
+        auto found = tag_of.find(n.get());
+        if (found != tag_of.end()) return found->second;
+        refuse(FX_INVALID_ARGUMENT,
+               "node '" + std::string(n.name()) +
+                   "' is in no subgraph (it reads no node, so torch's "
+                   "traversal never reaches it, and its split_by_tags "
+                   "asserts every call node has a tag)");
+      },
+      "tag");
+  return true;
+}
+
+}  // namespace fx_optimization
