@@ -4,8 +4,14 @@
 #ifndef PLUGINS_COMMON_PLUGIN_UTIL_H_
 #define PLUGINS_COMMON_PLUGIN_UTIL_H_
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -239,6 +245,39 @@ inline fxp::Arg map_arg(fxp::ArgView a,
                              map_arg(a[2], map));
     default:
       return fxp::Arg(a);
+  }
+}
+
+// Writes `text` to `path` as a whole or not at all: into a fresh temporary
+// beside it (mkstemp: O_EXCL, so never through a planted symlink or into a
+// planted FIFO), then renamed over it. Error (FX_INVALID_ARGUMENT) naming
+// the path and the reason; no temporary is left behind.
+inline void write_file_atomically(const std::string& path,
+                                  const std::string& text) {
+  auto fail = [&](const std::string& why) {
+    throw fxp::Error(FX_INVALID_ARGUMENT,
+                     "cannot write '" + path + "': " + why);
+  };
+  std::string tmp = path + ".XXXXXX";
+  const int fd = mkstemp(tmp.data());
+  if (fd < 0) fail(std::strerror(errno));
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string why = std::strerror(errno);
+      close(fd);
+      unlink(tmp.c_str());
+      fail(why);
+    }
+    done += static_cast<size_t>(n);
+  }
+  const bool ok = fchmod(fd, 0644) == 0 && fsync(fd) == 0;
+  const std::string why = std::strerror(errno);
+  if (close(fd) != 0 || !ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    unlink(tmp.c_str());
+    fail(ok ? std::strerror(errno) : why);
   }
 }
 

@@ -341,4 +341,7 @@ FXP_PLUGIN(
                 "let non-tensor values flow between accelerator and CPU "
                 "subgraphs")
         .option("non_acc_submodule_name", FX_OPTION_STRING, "_run_on_cpu_",
-                "name prefix of the CPU submodules"))
+                "name prefix of the CPU submodules")
+        .option("report", FX_OPTION_STRING, "",
+                "where to write torch's node support preview and the "
+                "splitter's summary (a file, or - for standard output)"))

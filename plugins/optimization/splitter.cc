@@ -26,9 +26,20 @@
 // them: run shape_prop first. A call node no subgraph reaches (one reading
 // no node) is refused as torch's split_by_tags asserts, and torch's
 // FxNetSplitterInternalError is refused with its message.
+//
+// With `report` (a file, or - for standard output), written after the
+// split: torch's node_support_preview report (each call target and its
+// argument dtypes, supported or not) and the lines its splitter prints
+// (small acc subgraphs eliminated, "Got N acc subgraphs and M non-acc
+// subgraphs"). Module classes are spelled as the host spells them
+// (torch.nn.Linear, where torch prints torch.nn.modules.linear.Linear), and
+// a target's dtype combinations in order of first appearance (torch's come
+// from a set).
 #include <algorithm>
 #include <deque>
+#include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -36,6 +47,7 @@
 #include <vector>
 
 #include "fx/plugin_api.hpp"
+#include "plugins/common/plugin_util.h"
 #include "plugins/optimization/passes.h"
 #include "plugins/optimization/retrace.h"
 
@@ -89,12 +101,20 @@ class Splitter {
     bool is_acc;
     std::vector<size_t> nodes;
   };
-  std::vector<Subgraph> subgraphs(int64_t min_acc_module_size) {
+  // `log` gets the lines torch prints on the way.
+  std::vector<Subgraph> subgraphs(int64_t min_acc_module_size,
+                                  std::string& log) {
     return remove_small_acc_subgraphs(put_nodes_into_subgraphs(),
-                                      min_acc_module_size);
+                                      min_acc_module_size, log);
   }
 
   size_t index(const Node& n) const { return index_.at(n.get()); }
+
+  // Whether the support list names `n` (torch's is_node_supported, before
+  // the non-tensor rules and fusion groups).
+  bool listed(const Node& n) const {
+    return support_ && support_->is_node_supported(n);
+  }
 
  private:
   void check_shapes() const {
@@ -120,9 +140,9 @@ class Splitter {
     std::vector<fxp::Support> rules = {fxp::Support::functions(names),
                                        fxp::Support::methods(names)};
     if (!dotted.empty()) rules.push_back(fxp::Support::module_types(dotted));
-    const fxp::Support support = fxp::Support::any_of(rules);
+    support_ = fxp::Support::any_of(rules);
     for (size_t i = 0; i < nodes_.size(); ++i) {
-      if (is_callable(nodes_[i]) && support.is_node_supported(nodes_[i])) {
+      if (is_callable(nodes_[i]) && support_->is_node_supported(nodes_[i])) {
         acc_.insert(i);
       }
     }
@@ -333,11 +353,17 @@ class Splitter {
   }
 
   static std::vector<Subgraph> remove_small_acc_subgraphs(
-      std::vector<Subgraph> subgraphs, int64_t min_size) {
+      std::vector<Subgraph> subgraphs, int64_t min_size, std::string& log) {
     std::vector<Subgraph> result;
     for (Subgraph& s : subgraphs) {
       const bool small =
           s.is_acc && static_cast<int64_t>(s.nodes.size()) < min_size;
+      if (small) {
+        log += "Eliminating acc subgraph because it's smaller than the "
+               "threshold: " +
+               std::to_string(s.nodes.size()) + " < " +
+               std::to_string(min_size) + "\n";
+      }
       if (s.is_acc && !small) {
         result.push_back(std::move(s));
       } else if (small && result.empty()) {
@@ -358,6 +384,7 @@ class Splitter {
   }
 
   const std::vector<Node> nodes_;
+  std::optional<fxp::Support> support_;  // none: nothing supported
   std::unordered_map<FxNode*, size_t> index_;
   NodeSet acc_;
   std::vector<NodeSet> fusions_;
@@ -365,21 +392,102 @@ class Splitter {
   std::unordered_map<size_t, NodeSet> deps_;
 };
 
+// torch's get_node_target for the preview: a module's class (as the host
+// spells it: torch.nn.Linear where torch prints torch.nn.modules.linear.
+// Linear), a function's qualified name (operator.* as _operator.*), a
+// method's or builtin's name.
+std::string node_target(const fxp::Graph& g, const Node& n) {
+  std::string target(n.target());
+  if (n.op() == FX_OP_CALL_MODULE) return g.module_type(target.c_str());
+  if (n.op() == FX_OP_CALL_FUNCTION && target.rfind("operator.", 0) == 0) {
+    return "_" + target;
+  }
+  return target;
+}
+
+// The dtype of a node argument as the preview reads it (tensor_meta's), or
+// None.
+std::string arg_dtype(fxp::ArgView a) {
+  if (!a.is_node()) return "None";
+  fxp::ArgView meta = a.node().meta("tensor_meta");
+  fxp::ArgView dtype = meta && meta.kind() == FX_ARG_DICT
+                           ? fxp::dict_get(meta, "dtype")
+                           : fxp::ArgView();
+  return dtype ? dtype.as_string() : "None";
+}
+
+// "(args' dtypes, {kwargs' dtypes})" as torch's preview prints the pair:
+// the args' trailing Nones dropped, a Python tuple; the node-valued kwargs.
+std::string dtype_signature(const Node& n) {
+  std::vector<std::string> args;
+  for (size_t i = 0; i < n.num_args(); ++i) args.push_back(arg_dtype(n.arg(i)));
+  while (!args.empty() && args.back() == "None") args.pop_back();
+  std::string out = "((";
+  for (size_t i = 0; i < args.size(); ++i) {
+    out += (i ? ", " : "") + args[i];
+  }
+  out += args.size() == 1 ? ",), {" : "), {";
+  bool first = true;
+  for (size_t i = 0; i < n.num_kwargs(); ++i) {
+    if (!n.kwarg_value(i).is_node()) continue;
+    out += (first ? "'" : ", '") + n.kwarg_key(i) +
+           "': " + arg_dtype(n.kwarg_value(i));
+    first = false;
+  }
+  return out + "})";
+}
+
+// torch's node_support_preview report: each target with each dtype
+// signature its nodes have (in order of first appearance; torch iterates a
+// set), supported ones first.
+std::string support_preview(const fxp::Graph& g, const Splitter& split) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> lists[2];
+  for (Node n : g) {
+    if (!is_callable(n)) continue;
+    auto& list = lists[split.listed(n) ? 0 : 1];
+    const std::string target = node_target(g, n);
+    auto entry = std::find_if(list.begin(), list.end(), [&](const auto& e) {
+      return e.first == target;
+    });
+    if (entry == list.end()) entry = list.insert(list.end(), {target, {}});
+    const std::string sig = dtype_signature(n);
+    if (std::find(entry->second.begin(), entry->second.end(), sig) ==
+        entry->second.end()) {
+      entry->second.push_back(sig);
+    }
+  }
+  std::string out;
+  for (int k = 0; k < 2; ++k) {
+    out += k == 0 ? "\nSupported node types in the model:\n"
+                  : "\nUnsupported node types in the model:\n";
+    for (const auto& [target, sigs] : lists[k]) {
+      for (const std::string& sig : sigs) out += target + ": " + sig + "\n";
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 bool splitter(fxp::Graph& g, const fxp::Options& options) {
   require_renaming(kPass);
   const int64_t min_size = options.get_int("min_acc_module_size");
   const std::string cpu_name = options.get_string("non_acc_submodule_name");
+  const std::string report_path = options.get_string("report");
   Splitter split(g, options);
+  std::string report = report_path.empty() ? "" : support_preview(g, split);
   std::vector<std::string> tags;
   std::unordered_map<FxNode*, std::string> tag_of;
   const std::vector<Node> nodes = g.nodes();
-  for (const auto& s : split.subgraphs(min_size)) {
+  size_t acc_count = 0;
+  for (const auto& s : split.subgraphs(min_size, report)) {
     const std::string k = std::to_string(tags.size());
     tags.push_back(s.is_acc ? "_run_on_acc_" + k : cpu_name + k);
+    acc_count += s.is_acc;
     for (size_t n : s.nodes) tag_of[nodes[n].get()] = tags.back();
   }
+  report += "Got " + std::to_string(acc_count) + " acc subgraphs and " +
+            std::to_string(tags.size() - acc_count) + " non-acc subgraphs\n";
   split_graph_by_tags(
       g, tags,
       [&](const Node& n) {
@@ -392,6 +500,11 @@ bool splitter(fxp::Graph& g, const fxp::Options& options) {
                    "asserts every call node has a tag)");
       },
       "tag");
+  if (report_path == "-") {
+    std::cout << report << std::flush;
+  } else if (!report_path.empty()) {
+    fx_plugins::write_file_atomically(report_path, report);
+  }
   return true;
 }
 

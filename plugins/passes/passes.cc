@@ -9,7 +9,6 @@
 //   split_module  torch.fx's split_module by a partition option
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
@@ -356,17 +355,7 @@ bool dot(Graph& g, const fxp::Options& options) {
     std::cout << text << std::flush;
     return false;
   }
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
-    file << text;
-    if (!file.flush()) {
-      throw fxp::Error(FX_INVALID_ARGUMENT, "cannot write '" + path + "'");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    throw fxp::Error(FX_INVALID_ARGUMENT, "cannot write '" + path + "'");
-  }
+  fx_plugins::write_file_atomically(path, text);
   return false;
 }
 

@@ -41,7 +41,9 @@ bundle records. Writes to OUT_DIR what torch 1.13 makes of it:
          torch.fx.passes.splitter_base._SplitterBase(symbolic_trace(model),
          [BUNDLE_DIR/input.pt], OperatorSupport({T: None, ...}), settings)():
          graph.txt, code.py, output.pt, tags.txt (the submodules' names, one
-         a line) and each one's graph and code (TAG.graph.txt, TAG.code.py)
+         a line) and each one's graph and code (TAG.graph.txt, TAG.code.py),
+         report.txt (node_support_preview's report, module classes spelled
+         torch.nn.NAME, then what the splitter prints)
   get_size_of_all_nodes
          torch.fx.passes.graph_manipulation.get_size_of_all_nodes on
          symbolic_trace(model) with BUNDLE_DIR/input.pt as its args (its
@@ -53,7 +55,9 @@ holds after the pass).
 Graph text uses the current docs' num_users form.
 """
 
+import contextlib
 import importlib.util
+import io
 import os
 import re
 import sys
@@ -261,14 +265,22 @@ def run_splitter(model, mode, inputs, out_dir):
     support = OperatorSupport({t: None for t in options.get("supported", [])})
     name = options.get("non_acc_submodule_name", ["_run_on_cpu_"])[0]
     gm = torch.fx.symbolic_trace(model)
+    printed = io.StringIO()
     try:
         splitter = _SplitterBase(gm, list(inputs), support, settings, name)
-        result = splitter()
+        with contextlib.redirect_stdout(io.StringIO()):
+            preview = splitter.node_support_preview()
+        with contextlib.redirect_stdout(printed):
+            result = splitter()
     except Exception as e:  # torch's own refusal is the golden
         with open(os.path.join(out_dir, "error.txt"), "w") as f:
             f.write(type(e).__name__ + "\n")
         return
     write_text_and_code(result, out_dir)
+    with open(os.path.join(out_dir, "report.txt"), "w") as f:
+        # Module classes as the SDK spells them (torch.nn.Linear).
+        f.write(re.sub(r"torch\.nn\.modules\.\w+\.", "torch.nn.", preview))
+        f.write(printed.getvalue())
     with open(os.path.join(out_dir, "tags.txt"), "w") as f:
         f.write("".join(tag + "\n" for tag in splitter.tags))
     for tag in splitter.tags:

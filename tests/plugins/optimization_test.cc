@@ -457,6 +457,41 @@ TEST_F(OptimizationTest, SplitterIsTorchs) {
   }
 }
 
+TEST_F(OptimizationTest, SplitterReportIsTorchs) {
+  // node_support_preview's report and what the splitter prints, with a
+  // small acc subgraph eliminated.
+  std::string dir = export_module(kModels, "TaggedBranches", "2,8");
+  const std::string options =
+      "supported=torch.nn.modules.linear.Linear,relu,torch.cat,"
+      "min_acc_module_size=3";
+  std::string golden =
+      torch_fx(dir, "splitter{" + options + "}", "TaggedBranches");
+  Bundle b = load_bundle(dir);
+  const std::string path = b.dir + ".report.txt";
+  host::PipelineReport report = run_pipeline(
+      *b.gm, "shape_prop,splitter{" + options + ",report=" + path + "}",
+      b.inputs);
+  ASSERT_TRUE(report.ok()) << report.failure;
+  const std::string want = testing::read_file(golden + "/report.txt");
+  EXPECT_NE(want.find("Eliminating acc subgraph"), std::string::npos) << want;
+  EXPECT_EQ(testing::read_file(path), want);
+}
+
+TEST_F(OptimizationTest, SplitterRefusesWithoutShapes) {
+  // torch's splitter runs ShapeProp itself; here shape_prop runs first.
+  std::string dir = export_module(kModels, "TaggedBranches", "2,8");
+  Bundle b = load_bundle(dir);
+  const std::string before = b.gm->graph().str();
+  host::PipelineReport report = run_pipeline(
+      *b.gm, "splitter{supported=torch.nn.modules.linear.Linear}", b.inputs);
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.failure.find("splitter: node 'linear1' has no "
+                                "meta['type']: run shape_prop first"),
+            std::string::npos)
+      << report.failure;
+  EXPECT_EQ(b.gm->graph().str(), before);
+}
+
 TEST_F(OptimizationTest, SplitterOnResnet18IsTorchs) {
   // Convolutions and batch norms on the accelerator: every relu, add and
   // the pooling and head on CPU, alternating through the residual blocks.

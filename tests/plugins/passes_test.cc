@@ -229,6 +229,36 @@ TEST_F(PassesTest, DotDrawsEveryNodeAndEdgeWithTensorMeta) {
   EXPECT_FALSE(report.passes[1].changed);
 }
 
+TEST_F(PassesTest, DotWritesThroughNoPlantedTemporary) {
+  // A symlink planted where the pass once put its temporary (PATH.tmp)
+  // leads to another file: that file stays as it was, the drawing lands
+  // at PATH (a fresh mkstemp temporary renamed over it), and nothing else
+  // is left in the directory.
+  Bundle b = load_reference("seed_mymodule");
+  const std::string dir = tmp("planted");
+  std::filesystem::create_directories(dir);
+  const std::string victim = dir + "/victim.txt", path = dir + "/g.dot";
+  { std::ofstream(victim) << "precious\n"; }
+  std::filesystem::create_symlink(victim, path + ".tmp");
+  host::PipelineReport report = run_pipeline(*b.gm, "dot{path=" + path + "}");
+  ASSERT_TRUE(report.ok()) << report.failure;
+  EXPECT_EQ(testing::read_file(victim), "precious\n");
+  EXPECT_EQ(testing::read_file(path).rfind("digraph", 0), 0u);
+  size_t entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    (void)e;
+    ++entries;
+  }
+  EXPECT_EQ(entries, 3u);  // victim.txt, g.dot.tmp (the symlink), g.dot
+  // A path in a directory that does not exist: refused, naming it.
+  report = run_pipeline(*b.gm, "dot{path=" + dir + "/no/such/g.dot}");
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.failure.find("cannot write '" + dir + "/no/such/g.dot': No "
+                                "such file or directory"),
+            std::string::npos)
+      << report.failure;
+}
+
 TEST_F(PassesTest, DotColoursNodesByPartition) {
   Bundle b = load_reference("seed_mymodule");
   for (Node* n : b.gm->graph().nodes()) {
