@@ -37,9 +37,11 @@
 // from a set).
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <optional>
+#include <queue>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -303,29 +305,80 @@ class Splitter {
     }
   }
 
-  bool ready(size_t n, const std::unordered_set<size_t>& visited) {
-    const NodeSet& d = deps_[n];
-    return std::all_of(d.begin(), d.end(),
-                       [&](size_t x) { return visited.count(x) != 0; });
-  }
+  // torch's put_nodes_into_subgraphs. torch scans its pools for a node
+  // whose dependencies are visited; here each node counts its unvisited
+  // dependencies, and a pooled node whose count reaches zero waits in its
+  // kind's ready queue (lowest position first). Which nodes a subgraph
+  // takes does not depend on the order: taking a node only readies others.
+  class Traversal {
+   public:
+    explicit Traversal(Splitter& s) : s_(s) {
+      for (auto& [node, deps] : s.deps_) {
+        unmet_[node] = deps.size();
+        for (size_t d : deps) dependents_[d].push_back(node);
+      }
+    }
+
+    void pool(size_t n) {
+      if (visited_.count(n) || !pooled_.insert(n).second) return;
+      ++pooled_count_[kind(n)];
+      if (unmet(n) == 0) ready_[kind(n)].push(n);
+    }
+
+    bool empty() const { return pooled_count_[0] + pooled_count_[1] == 0; }
+    bool any_pooled_without_deps(bool acc) const {
+      for (size_t n : pooled_) {
+        if (kind(n) == acc && s_.deps_[n].empty()) return true;
+      }
+      return false;
+    }
+
+    // The next ready node of the kind, or nullopt.
+    std::optional<size_t> take(bool acc) {
+      auto& ready = ready_[acc];
+      if (ready.empty()) return std::nullopt;
+      const size_t n = ready.top();
+      ready.pop();
+      pooled_.erase(n);
+      --pooled_count_[acc];
+      visited_.insert(n);
+      for (size_t d : dependents_[n]) {
+        if (--unmet_[d] == 0 && pooled_.count(d)) ready_[kind(d)].push(d);
+      }
+      return n;
+    }
+
+    bool visited(size_t n) const { return visited_.count(n) != 0; }
+
+   private:
+    bool kind(size_t n) const { return s_.acc_.count(n) != 0; }
+    size_t unmet(size_t n) const {
+      auto it = unmet_.find(n);
+      return it == unmet_.end() ? 0 : it->second;
+    }
+
+    Splitter& s_;
+    std::unordered_map<size_t, size_t> unmet_;
+    std::unordered_map<size_t, std::vector<size_t>> dependents_;
+    std::unordered_set<size_t> pooled_, visited_;
+    size_t pooled_count_[2] = {0, 0};
+    std::priority_queue<size_t, std::vector<size_t>, std::greater<size_t>>
+        ready_[2];
+  };
 
   std::vector<Subgraph> put_nodes_into_subgraphs() {
-    NodeSet cpu, acc;
+    Traversal t(*this);
     for (size_t i = 0; i < nodes_.size(); ++i) {
       const FxOpcode op = nodes_[i].op();
       if (op != FX_OP_PLACEHOLDER && op != FX_OP_GET_ATTR) continue;
-      for (size_t u : users(i)) (acc_.count(u) ? acc : cpu).insert(u);
+      for (size_t u : users(i)) t.pool(u);
     }
-    bool acc_mode = std::none_of(cpu.begin(), cpu.end(),
-                                 [&](size_t n) { return deps_[n].empty(); });
-    std::unordered_set<size_t> visited;
+    bool acc_mode = !t.any_pooled_without_deps(false);
     std::vector<Subgraph> out;
     std::vector<size_t> current;
-    while (!cpu.empty() || !acc.empty()) {
-      NodeSet& pool = acc_mode ? acc : cpu;
-      auto found = std::find_if(pool.begin(), pool.end(),
-                                [&](size_t n) { return ready(n, visited); });
-      if (found == pool.end()) {
+    while (!t.empty()) {
+      const std::optional<size_t> found = t.take(acc_mode);
+      if (!found) {
         if (current.empty()) internal_error("Subgraph can't be empty");
         out.push_back({acc_mode, std::move(current)});
         current.clear();
@@ -333,18 +386,13 @@ class Splitter {
         continue;
       }
       const size_t n = *found;
-      pool.erase(found);
-      visited.insert(n);
       current.push_back(n);
       auto fusion = fusion_of_.find(n);
       if (fusion != fusion_of_.end()) {
-        NodeSet& buddies = acc_.count(n) ? acc : cpu;
-        for (size_t m : fusions_[fusion->second]) {
-          if (!visited.count(m)) buddies.insert(m);
-        }
+        for (size_t m : fusions_[fusion->second]) t.pool(m);
       }
       for (size_t u : users(n)) {
-        if (is_callable(nodes_[u])) (acc_.count(u) ? acc : cpu).insert(u);
+        if (is_callable(nodes_[u])) t.pool(u);
       }
     }
     if (!current.empty()) out.push_back({acc_mode, std::move(current)});

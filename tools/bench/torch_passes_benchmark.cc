@@ -171,6 +171,25 @@ fx::GraphFile tagged_matmuls(int64_t nodes, fx::TensorList* weights) {
   return file;
 }
 
+// x.relu() and x.sin() in alternating blocks of 1000 calls, each with the
+// meta['type'] and meta['tensor_meta'] shape_prop writes.
+fx::GraphFile relu_sin_blocks(int64_t nodes, fx::TensorList*) {
+  fx::GraphFile file;
+  file.graph = std::make_unique<fx::Graph>();
+  fx::Graph& g = *file.graph;
+  fx::Node* x = g.placeholder("x");
+  fx::ArgumentDict fields;
+  fields.emplace_back("shape", fx::Argument::tuple({fx::Argument(4)}));
+  const fx::Argument meta = fx::Argument::dict(fields);
+  for (int64_t i = 0; i + 2 < nodes; ++i) {
+    x = g.call_method((i / 1000) % 2 == 0 ? "relu" : "sin", {x});
+    x->set_meta("type", fx::Argument(std::string("torch.Tensor")));
+    x->set_meta("tensor_meta", meta);
+  }
+  g.output(x);
+  return file;
+}
+
 void BM_TorchPass(benchmark::State& state, const char* pipeline,
                   const Build& build) {
   auto spec = fx::host::parse_pipeline_text(pipeline);
@@ -235,6 +254,12 @@ BENCHMARK_CAPTURE(BM_TorchPass, extract_subgraph,
 BENCHMARK_CAPTURE(BM_TorchPass, split_by_tags,
                   "split_by_tags{tags=t0,t1,t2,t3,t4,t5,t6,t7,t8,t9}",
                   tagged_matmuls)
+    ->Arg(100000)
+    ->Iterations(3)
+    ->Unit(benchmark::kMillisecond);
+
+BENCHMARK_CAPTURE(BM_TorchPass, splitter, "splitter{supported=relu}",
+                  relu_sin_blocks)
     ->Arg(100000)
     ->Iterations(3)
     ->Unit(benchmark::kMillisecond);
