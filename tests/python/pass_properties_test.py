@@ -168,3 +168,61 @@ def test_extract_subgraph_through_run_pipeline_is_torchs():
     assert sorted(out.state_dict()) == sorted(expected.state_dict())
     x = torch.randn(1, 64, 56, 56)
     torch.testing.assert_close(out(x), expected(x), rtol=0, atol=0)
+
+
+def test_splitter_through_run_pipeline_is_torchs():
+    """torch's _SplitterBase on resnet18 (convolutions and batch norms on the
+    accelerator) and the SDK's splitter through fx_sdk.run_pipeline give the
+    same main graph and code, the same submodules' code, the same numbers;
+    the result goes back to torch.fx and runs there."""
+    import torchvision
+    from torch.fx.passes.operator_support import OperatorSupport
+    from torch.fx.passes.splitter_base import _SplitterBase, _SplitterSettingBase
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18().eval()
+    x = torch.randn(1, 3, 64, 64)
+    supported = ["torch.nn.modules.conv.Conv2d",
+                 "torch.nn.modules.batchnorm.BatchNorm2d"]
+    settings = _SplitterSettingBase()
+    settings.min_acc_module_size = 2
+    splitter = _SplitterBase(torch.fx.symbolic_trace(model), [x],
+                             OperatorSupport({t: None for t in supported}),
+                             settings)
+    expected = splitter()
+    out, report = fx_sdk.run_pipeline(
+        torch.fx.symbolic_trace(model),
+        "shape_prop,splitter{supported=" + ",".join(supported) +
+        ",min_acc_module_size=2}", example_inputs=[x])
+    assert [r["outcome"] for r in report] == ["ran", "ran"], report
+    assert out.code == expected.code
+    assert str(out.graph) == str(expected.graph)
+    for tag in splitter.tags:
+        assert getattr(out, tag).code == getattr(expected, tag).code, tag
+    with torch.no_grad():
+        torch.testing.assert_close(out(x), expected(x), rtol=0, atol=0)
+
+
+def test_split_by_tags_through_run_pipeline_is_torchs():
+    """torch's split_by_tags and the SDK's on a module whose halves are
+    tagged: main graph, code, submodules' code, numbers."""
+    from torch.fx.passes.split_utils import split_by_tags
+    torch.manual_seed(0)
+    model = Attributes()
+    gm = torch.fx.symbolic_trace(model)
+    names = [n.name for n in gm.graph.nodes if n.op.startswith("call")]
+    front, back = names[:len(names) // 2], names[len(names) // 2:]
+    for n in gm.graph.nodes:
+        if n.op.startswith("call"):
+            n.tag = "front" if n.name in front else "back"
+    expected = split_by_tags(gm, ["front", "back"])
+    out, report = fx_sdk.run_pipeline(
+        torch.fx.symbolic_trace(model),
+        "split_by_tags{tags=front,back,tag_nodes=front:" + "+".join(front) +
+        ",back:" + "+".join(back) + "}")
+    assert report[0]["outcome"] == "ran", report
+    assert out.code == expected.code
+    assert str(out.graph) == str(expected.graph)
+    for tag in ("front", "back"):
+        assert getattr(out, tag).code == getattr(expected, tag).code, tag
+    x = torch.randn(3, 4)
+    torch.testing.assert_close(out(x), expected(x), rtol=0, atol=0)
