@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "fx_core/runtime/modules/given_config.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
@@ -30,6 +31,12 @@ const ModuleKind& ModuleRegistry::add(ModuleKind kind) {
   }
   auto owned = std::make_unique<ModuleKind>(std::move(kind));
   ModuleKind* raw = owned.get();
+  if (raw->describe) {  // values as the module's creator spelled them
+    raw->describe = [describe = std::move(raw->describe)](
+                        const torch::nn::Module& module) {
+      return respell_as_given(module, describe(module));
+    };
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   kinds_.push_back(std::move(owned));
   by_type_[raw->type] = raw;
@@ -98,7 +105,9 @@ std::shared_ptr<torch::nn::Module> ModuleRegistry::create(
   OpArgs args(kind.init_schema, values.data());
   try {
     check_module_config(kind, args, weights);
-    return kind.create(args);
+    std::shared_ptr<torch::nn::Module> module = kind.create(args);
+    remember_given_config(module, config);
+    return module;
   } catch (const std::exception& e) {
     throw FxError(cat(type, ": ", e.what()));
   }

@@ -119,7 +119,9 @@ struct ModuleKind {
   std::function<void(OpArgs&)> check_config;
   std::function<WeightShapes(OpArgs&)> weight_shapes;
   std::function<void(OpArgs&, const WeightVisitor&)> visit_weights;
-  // The constructor keyword arguments that rebuild `module`.
+  // The constructor keyword arguments that rebuild `module`. add() wraps it
+  // so that a module create() built says them as its config spelled them
+  // (kernel_size=3, not (3, 3): modules/given_config.h).
   std::function<ArgumentDict(const torch::nn::Module&)> describe;
   // For the C++ code generator: the class ("torch::nn::LinearImpl") and the
   // header that declares it; empty when generated code cannot name it.

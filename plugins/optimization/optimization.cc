@@ -319,6 +319,12 @@ FXP_PLUGIN(
                 "node.tag)")
         .option("tag_nodes", FX_OPTION_STRING_LIST, "",
                 "tags given here instead, as TAG:NODE+NODE... items"),
+    fxp::pass<fx_optimization::param_fetch>(
+        "param_fetch",
+        "writes what a lowering needs of each call_module's module into "
+        "meta['attrs_for_lowering'] (torch.fx passes.param_fetch."
+        "lift_lowering_attrs_to_nodes)")
+        .idempotent(),
     fxp::pass<fx_optimization::splitter>(
         "splitter",
         "splits the graph into alternating accelerator (_run_on_acc_K) and "

@@ -34,6 +34,10 @@ using TagOf = std::function<std::string(const fxp::Node&)>;
 void split_graph_by_tags(fxp::Graph& g, const std::vector<std::string>& tags,
                          const TagOf& tag_of, const std::string& meta_key);
 
+// torch 1.13's torch.fx.passes.param_fetch.lift_lowering_attrs_to_nodes
+// (param_fetch.cc).
+bool param_fetch(fxp::Graph& g, const fxp::Options& options);
+
 // torch 1.13's torch.fx.passes.splitter_base._SplitterBase (splitter.cc).
 bool splitter(fxp::Graph& g, const fxp::Options& options);
 

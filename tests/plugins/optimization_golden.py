@@ -44,6 +44,12 @@ bundle records. Writes to OUT_DIR what torch 1.13 makes of it:
          a line) and each one's graph and code (TAG.graph.txt, TAG.code.py),
          report.txt (node_support_preview's report, module classes spelled
          torch.nn.NAME, then what the splitter prints)
+  param_fetch
+         torch.fx.passes.param_fetch.lift_lowering_attrs_to_nodes on
+         symbolic_trace(model): attrs.txt, "NODE REPR" per call_module node
+         (repr of node.attrs_for_lowering with each tensor written as
+         {'get_attr': QUALIFIED_NAME}, the module's attribute it is), or
+         error.txt with the exception's type
   get_size_of_all_nodes
          torch.fx.passes.graph_manipulation.get_size_of_all_nodes on
          symbolic_trace(model) with BUNDLE_DIR/input.pt as its args (its
@@ -104,6 +110,9 @@ def main():
         return
     if mode.startswith("splitter"):
         run_splitter(model, mode, inputs, out_dir)
+        return
+    if mode == "param_fetch":
+        fetch_params(model, out_dir)
         return
     if mode == "get_size_of_all_nodes":
         write_sizes(model, inputs, out_dir)
@@ -288,6 +297,31 @@ def run_splitter(model, mode, inputs, out_dir):
     with torch.no_grad():
         torch.save(result(*inputs), os.path.join(out_dir, "output.pt"))
     write_next_names(result.graph, os.path.join(out_dir, "next_names.txt"))
+
+
+def fetch_params(model, out_dir):
+    from torch.fx.passes.param_fetch import lift_lowering_attrs_to_nodes
+    gm = torch.fx.symbolic_trace(model)
+    try:
+        lift_lowering_attrs_to_nodes(gm)
+    except Exception as e:  # torch's own refusal is the golden
+        with open(os.path.join(out_dir, "error.txt"), "w") as f:
+            f.write(type(e).__name__ + "\n")
+        return
+    names = {id(t): name for name, t in
+             list(gm.named_parameters()) + list(gm.named_buffers())}
+
+    def referenced(value):
+        if isinstance(value, torch.Tensor):
+            return {"get_attr": names[id(value)]}
+        return value
+
+    with open(os.path.join(out_dir, "attrs.txt"), "w") as f:
+        for n in gm.graph.nodes:
+            if n.op == "call_module":
+                attrs = {k: referenced(v)
+                         for k, v in n.attrs_for_lowering.items()}
+                f.write(f"{n.name} {attrs!r}\n")
 
 
 def write_sizes(model, inputs, out_dir):

@@ -225,3 +225,25 @@ class SizesAndViews(torch.nn.Module):
         z = torch.relu(self.linear(y))
         n = z.shape[1]
         return z.reshape(n, b) + 1
+
+
+class FetchBook(torch.nn.Module):
+    """param_fetch's corners: a convolution without bias and with string
+    padding, a BatchNorm without affine weights or running statistics, an
+    in-place ReLU, a MaxPool2d given tuples, a Linear."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(8)
+        self.conv = torch.nn.Conv2d(3, 4, (3, 1), bias=False, padding="same",
+                                    padding_mode="reflect")
+        self.bn = torch.nn.BatchNorm2d(4, affine=False,
+                                       track_running_stats=False)
+        self.relu = torch.nn.ReLU(inplace=True)
+        self.pool = torch.nn.MaxPool2d((2, 2), stride=(1, 2), ceil_mode=True)
+        self.gap = torch.nn.AdaptiveAvgPool2d(1)
+        self.fc = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        x = self.pool(self.relu(self.bn(self.conv(x))))
+        return self.fc(self.gap(x).flatten(1))

@@ -16,6 +16,7 @@
 
 #include "fx_core/io/torch_save.h"
 #include "fx_core/ir/graph.h"
+#include "fx_core/ir/python_repr.h"
 #include "tests/plugins/plugin_test_util.h"
 #include "tests/testing/reference.h"
 
@@ -501,6 +502,51 @@ TEST_F(OptimizationTest, SplitterOnResnet18IsTorchs) {
                         "torch.nn.modules.batchnorm.BatchNorm2d,"
                         "min_acc_module_size=2}",
                         {}, "shape_prop,");
+}
+
+// "NODE REPR" for each call_module node's meta['attrs_for_lowering'].
+std::string fetched_attrs(const GraphModule& gm) {
+  std::string out;
+  for (const Node* n : gm.graph().nodes()) {
+    if (n->op() != Opcode::kCallModule) continue;
+    const Argument* attrs = n->meta_value("attrs_for_lowering");
+    out += std::string(n->name()) + " " +
+           (attrs == nullptr ? "missing" : repr(*attrs)) + "\n";
+  }
+  return out;
+}
+
+TEST_F(OptimizationTest, ParamFetchIsTorchs) {
+  // resnet18: every class of torch's module_fetch_book but Linear's
+  // neighbours; MaxPool2d(kernel_size=3, stride=2, padding=1) as given.
+  std::string resnet = export_torchvision("resnet18");
+  std::string golden = torch_fx(resnet, "param_fetch", "torchvision:resnet18");
+  Bundle b = load_bundle(resnet);
+  host::PipelineReport report = run_pipeline(*b.gm, "param_fetch", b.inputs);
+  ASSERT_TRUE(report.ok()) << report.failure;
+  EXPECT_EQ(fetched_attrs(*b.gm), testing::read_file(golden + "/attrs.txt"));
+  // A convolution without bias, a BatchNorm without affine weights or
+  // running statistics, a ReLU in place, a MaxPool2d with tuples.
+  std::string dir = export_module(kModels, "FetchBook", "2,3,8,8");
+  golden = torch_fx(dir, "param_fetch", "FetchBook");
+  b = load_bundle(dir);
+  report = run_pipeline(*b.gm, "param_fetch", b.inputs);
+  ASSERT_TRUE(report.ok()) << report.failure;
+  EXPECT_EQ(fetched_attrs(*b.gm), testing::read_file(golden + "/attrs.txt"));
+}
+
+TEST_F(OptimizationTest, ParamFetchRefusesWhatTorchsBookLacks) {
+  // ConvBn holds Conv1d and BatchNorm1d, which torch's book lacks.
+  std::string dir = export_module(kModels, "ConvBn", "2,3,8,8");
+  std::string golden = torch_fx(dir, "param_fetch", "ConvBn");
+  EXPECT_EQ(testing::read_file(golden + "/error.txt"), "RuntimeError\n");
+  Bundle b = load_bundle(dir);
+  host::PipelineReport report = run_pipeline(*b.gm, "param_fetch", b.inputs);
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.failure.find("which is not in the module_fetch_book yet"),
+            std::string::npos)
+      << report.failure;
+  EXPECT_EQ(fetched_attrs(*b.gm).find("{"), std::string::npos);
 }
 
 TEST_F(OptimizationTest, SplitByTagsReadsTagsFromMeta) {
