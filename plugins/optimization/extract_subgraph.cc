@@ -122,24 +122,18 @@ void check_copies(const std::vector<Node>& inputs,
   }
 }
 
-// The names torch's new graph gives its nodes, made in its order on a
-// scratch graph the host names alike.
+// The names torch's new graph gives its nodes: a placeholder per input
+// (named after it), a copy of each node (asking for its name), the output.
 std::vector<std::string> torch_names(const std::vector<Node>& inputs,
                                      const std::vector<Node>& nodes) {
-  fxp::OwnedGraph scratch;
-  Graph s = scratch.view();
-  std::vector<std::string> names;
+  std::vector<FreshNode> fresh;
   for (const Node& in : inputs) {
-    std::string target(in.name());
-    names.emplace_back(s.create_node(FX_OP_PLACEHOLDER, target.c_str()).name());
+    fresh.push_back({FX_OP_PLACEHOLDER, std::string(in.name()), ""});
   }
   for (const Node& n : nodes) {
-    std::string name(n.name());
-    names.emplace_back(
-        s.create_node(n.op(), n.target_cstr(), {}, {}, name.c_str()).name());
+    fresh.push_back({n.op(), n.target_cstr(), std::string(n.name())});
   }
-  names.emplace_back(s.create_node(FX_OP_OUTPUT, "output").name());
-  return names;
+  return fresh_graph_names(fresh);
 }
 
 }  // namespace

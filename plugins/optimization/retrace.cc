@@ -37,6 +37,20 @@ Renames retrace_names(const fxp::Graph& g,
   return renames;
 }
 
+std::vector<std::string> fresh_graph_names(
+    const std::vector<FreshNode>& nodes) {
+  fxp::OwnedGraph scratch;
+  fxp::Graph s = scratch.view();
+  std::vector<std::string> names;
+  for (const FreshNode& n : nodes) {
+    names.emplace_back(s.create_node(n.op, n.target.c_str(), {}, {},
+                                     n.name.empty() ? nullptr : n.name.c_str())
+                           .name());
+  }
+  names.emplace_back(s.create_node(FX_OP_OUTPUT, "output").name());
+  return names;
+}
+
 void require_renaming(const std::string& pass) {
   if (fxp::api()->version >= kRenamingVersion) return;
   throw fxp::Error(FX_FAILED_PRECONDITION,

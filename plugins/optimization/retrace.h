@@ -32,6 +32,18 @@ Renames retrace_names(const fxp::Graph& g,
 // `renames` is empty, the namespace is left as it is.
 void apply_retrace_names(fxp::Graph& g, const Renames& renames);
 
+// A node a pass's new graph makes, as torch's new graph would: its opcode,
+// target and the name asked for (empty: named from the target, as a
+// placeholder is).
+struct FreshNode {
+  FxOpcode op;
+  std::string target;
+  std::string name;
+};
+// The names a graph built anew gives `nodes`, made in that order, then its
+// output's: found on a scratch graph the host names alike.
+std::vector<std::string> fresh_graph_names(const std::vector<FreshNode>& nodes);
+
 // Refuses, prefixed by `pass`, before anything changes, on a host older than
 // C ABI version 11: the pass always renames.
 void require_renaming(const std::string& pass);

@@ -348,22 +348,16 @@ MainNodes build_main(Graph& g, const Split& split) {
   return main;
 }
 
-// The names torch's new main graph gives its nodes (placeholders, then the
-// made nodes, then the output), on a scratch graph the host names alike.
+// The names torch's new main graph gives its nodes: the placeholders
+// (targets their names), the made nodes, the output.
 std::vector<std::string> main_names(const std::vector<Node>& placeholders,
                                     const std::vector<Node>& made) {
-  fxp::OwnedGraph scratch;
-  Graph s = scratch.view();
-  std::vector<std::string> names;
+  std::vector<FreshNode> fresh;
   for (const Node& p : placeholders) {
-    std::string target(p.name());
-    names.emplace_back(s.create_node(FX_OP_PLACEHOLDER, target.c_str()).name());
+    fresh.push_back({FX_OP_PLACEHOLDER, std::string(p.name()), ""});
   }
-  for (const Node& n : made) {
-    names.emplace_back(s.create_node(n.op(), n.target_cstr()).name());
-  }
-  names.emplace_back(s.create_node(FX_OP_OUTPUT, "output").name());
-  return names;
+  for (const Node& n : made) fresh.push_back({n.op(), n.target_cstr(), ""});
+  return fresh_graph_names(fresh);
 }
 
 // Every component's tag is free in the module (torch's new root holds
