@@ -219,6 +219,13 @@ inline void append_key(fxp::ArgView a, std::string& out) {
   out += "?";
 }
 
+// call_function, call_method or call_module (torch.fx's CALLABLE_NODE_OPS).
+inline bool is_call_node(const fxp::Node& n) {
+  const FxOpcode op = n.op();
+  return op == FX_OP_CALL_FUNCTION || op == FX_OP_CALL_METHOD ||
+         op == FX_OP_CALL_MODULE;
+}
+
 // A copy of `a` whose node references go through `map` (torch.fx's
 // map_arg): lists, tuples, dicts and slices are rebuilt, literals copied.
 inline fxp::Arg map_arg(fxp::ArgView a,

@@ -46,7 +46,9 @@ struct FetchEntry {
 
 const std::vector<FetchEntry>& fetch_book() {
   static const std::vector<FetchEntry> book = {
-      {"torch.nn.Linear", "torch.nn.modules.linear.Linear", {"weight", "bias"},
+      {"torch.nn.Linear",
+       "torch.nn.modules.linear.Linear",
+       {"weight", "bias"},
        {}},
       {"torch.nn.Conv2d",
        "torch.nn.modules.conv.Conv2d",
@@ -78,25 +80,22 @@ Arg attrs_for_lowering(const fxp::Graph& g, const std::string& target,
                        const FetchEntry& entry) {
   std::vector<std::pair<std::string, Arg>> items = {
       {"name", Arg(entry.qualified)}};
-  const std::string prefix = target + ".";
-  Arg config = fxp::module_config(g, target.c_str());
-  auto value = [&](const char* attr) {
-    for (const char* t : entry.tensors) {
-      if (std::string(t) != attr) continue;
-      const std::string name = prefix + attr;
-      if (!g.has_attr(name.c_str())) return Arg();
-      return Arg::dict({{"get_attr", Arg(name)}});
-    }
-    fxp::ArgView v = fxp::dict_get(config.view(), attr);
-    if (!v) {
-      throw fxp::Error(FX_INTERNAL, "param_fetch: the config of '" + target +
-                                        "' has no '" + attr + "'");
-    }
-    return Arg(v);
-  };
   // torch's book lists each class's tensors before its other values.
-  for (const char* t : entry.tensors) items.emplace_back(t, value(t));
-  for (const char* v : entry.values) items.emplace_back(v, value(v));
+  for (const char* t : entry.tensors) {
+    const std::string name = target + "." + t;
+    items.emplace_back(t, g.has_attr(name.c_str())
+                              ? Arg::dict({{"get_attr", Arg(name)}})
+                              : Arg());
+  }
+  const Arg config = fxp::module_config(g, target.c_str());
+  for (const char* v : entry.values) {
+    fxp::ArgView value = fxp::dict_get(config.view(), v);
+    if (!value) {
+      throw fxp::Error(FX_INTERNAL, "param_fetch: the config of '" + target +
+                                        "' has no '" + v + "'");
+    }
+    items.emplace_back(v, Arg(value));
+  }
   return Arg::dict(items);
 }
 

@@ -61,11 +61,6 @@ constexpr const char* kPass = "split_by_tags";
   throw fxp::Error(FX_INVALID_ARGUMENT, std::string(kPass) + ": " + what);
 }
 
-bool is_callable(const Node& n) {
-  return n.op() == FX_OP_CALL_FUNCTION || n.op() == FX_OP_CALL_METHOD ||
-         n.op() == FX_OP_CALL_MODULE;
-}
-
 // The node references in `a`, in map_arg's order, repeats kept.
 void flatten(ArgView a, std::vector<Node>& out) {
   if (a.kind() == FX_ARG_NODE) {
@@ -88,12 +83,14 @@ struct Step {
   Node node;  // the original node copied, read or taken as input
 };
 
+// Component i is tag i of `tags` (torch's order).
 struct Component {
   std::string tag;
-  size_t order = 0;
   std::vector<Step> steps;
   std::vector<Node> inputs;   // torch's orig_inputs
   std::vector<Node> outputs;  // torch's orig_outputs
+  // While planning: the get_attr nodes copied, the inputs taken.
+  std::unordered_set<FxNode*> attrs_seen, inputs_seen;
 };
 
 // The plan: components, each node's, and the output's get_attr reads.
@@ -130,16 +127,15 @@ std::map<std::string, std::string> given_tags(const fxp::Options& options) {
   for (const std::string& item : options.get_list("tag_nodes")) {
     size_t colon = item.find(':');
     if (colon == std::string::npos || colon == 0) {
-      refuse("option 'tag_nodes' item '" + item +
-             "' is not TAG:NODE+NODE...");
+      refuse("option 'tag_nodes' item '" + item + "' is not TAG:NODE+NODE...");
     }
     std::string tag = item.substr(0, colon);
     size_t start = colon + 1;
     while (start <= item.size()) {
       size_t end = std::min(item.find('+', start), item.size());
       std::string name = item.substr(start, end - start);
-      if (name.empty()) refuse("option 'tag_nodes' item '" + item +
-                               "' has an empty node name");
+      if (name.empty())
+        refuse("option 'tag_nodes' item '" + item + "' has an empty node name");
       if (!out.emplace(name, tag).second && out[name] != tag) {
         refuse("option 'tag_nodes' gives node '" + name + "' two tags");
       }
@@ -179,7 +175,7 @@ class Planner {
   Planner(const std::vector<std::string>& tags, TagOf tag_of)
       : orders_(tag_orders(tags)), tag_of_(std::move(tag_of)) {
     for (const std::string& t : tags) {
-      split_.components.push_back({t, orders_.at(t), {}, {}, {}});
+      split_.components.push_back({t, {}, {}, {}, {}, {}});
     }
   }
 
@@ -187,7 +183,7 @@ class Planner {
     Node output;
     for (Node n : g) {
       if (n.op() == FX_OP_OUTPUT) output = n;
-      if (is_callable(n)) place(n);
+      if (fx_plugins::is_call_node(n)) place(n);
     }
     std::vector<Node> returned;
     if (output.num_args() > 0) flatten(output.arg(0), returned);
@@ -213,38 +209,39 @@ class Planner {
       refuse("node '" + std::string(n.name()) + "' has tag '" + tag +
              "', which is not in option 'tags'");
     }
-    Component& comp = split_.components[found->second];
+    const size_t index = found->second;
+    Component& comp = split_.components[index];
     const std::vector<Node> inputs = flat_inputs(n);
     for (const Node& x : inputs) {
       if (x.op() == FX_OP_PLACEHOLDER || x.op() == FX_OP_GET_ATTR) continue;
-      const Component& up = split_.components[split_.component_of.at(x.get())];
-      if (up.order > comp.order) {
+      const size_t up = split_.component_of.at(x.get());
+      if (up > index) {
         refuse("node '" + std::string(n.name()) + "' (tag '" + tag +
-               "') reads '" + std::string(x.name()) + "' (tag '" + up.tag +
+               "') reads '" + std::string(x.name()) + "' (tag '" +
+               split_.components[up].tag +
                "'), a later tag in option 'tags' (torch asserts a node's "
                "tag comes no earlier than its inputs')");
       }
     }
-    std::unordered_set<FxNode*>& attrs = attrs_[found->second];
     for (const Node& x : inputs) {
       if (x.op() == FX_OP_GET_ATTR) {
-        if (attrs.insert(x.get()).second) {
+        if (comp.attrs_seen.insert(x.get()).second) {
           comp.steps.push_back({Step::kGetAttr, x});
         }
         continue;
       }
       if (x.op() != FX_OP_PLACEHOLDER &&
-          split_.component_of.at(x.get()) == found->second) {
+          split_.component_of.at(x.get()) == index) {
         continue;
       }
-      if (inputs_[found->second].insert(x.get()).second) {
+      if (comp.inputs_seen.insert(x.get()).second) {
         comp.inputs.push_back(x);
         comp.steps.push_back({Step::kPlaceholder, x});
         use_in_main(x);
       }
     }
     comp.steps.push_back({Step::kCopy, n});
-    split_.component_of[n.get()] = found->second;
+    split_.component_of[n.get()] = index;
   }
 
   void use_in_main(const Node& x) {
@@ -254,8 +251,6 @@ class Planner {
   const std::map<std::string, size_t> orders_;
   const TagOf tag_of_;
   Split split_;
-  // Per component: the get_attr nodes copied, the inputs taken.
-  std::map<size_t, std::unordered_set<FxNode*>> attrs_, inputs_;
   std::vector<Node> used_in_main_;  // torch's used_in_main, in order
   std::unordered_set<FxNode*> used_set_;
 };
@@ -271,7 +266,9 @@ void build_component(Graph& g, const Component& comp, Graph sub,
       fxp::share_attr(g, sub, target.c_str());
     }
   };
-  const std::function<Node(Node)> value = [&](Node x) { return env.at(x.get()); };
+  const std::function<Node(Node)> value = [&](Node x) {
+    return env.at(x.get());
+  };
   for (const Step& step : comp.steps) {
     const Node& n = step.node;
     std::string target(n.target()), name(n.name()), type(n.type());
@@ -296,7 +293,8 @@ void build_component(Graph& g, const Component& comp, Graph sub,
       }
       Node copy = sub.create_node(n.op(), target.c_str(), args, kwargs,
                                   name.c_str(), type_or_null);
-      if (ArgView m = n.meta("tensor_meta")) copy.set_meta("tensor_meta", Arg(m));
+      if (ArgView m = n.meta("tensor_meta"))
+        copy.set_meta("tensor_meta", Arg(m));
       copy.set_meta(meta_key.c_str(), Arg(comp.tag));
       env[n.get()] = copy;
     }
@@ -310,8 +308,14 @@ void build_component(Graph& g, const Component& comp, Graph sub,
 // The main graph's new nodes, made before the output in torch's order:
 // returned attributes, then each component's call and getitems.
 struct MainNodes {
-  std::vector<Node> made;  // in order
+  std::vector<Node> made;                      // in order
   std::unordered_map<FxNode*, Node> value_of;  // original -> main value
+
+  // The main graph's value for original node `x` (a placeholder: itself).
+  Node value(const Node& x) const {
+    auto it = value_of.find(x.get());
+    return it == value_of.end() ? x : it->second;
+  }
 };
 
 MainNodes build_main(Graph& g, const Split& split) {
@@ -327,22 +331,18 @@ MainNodes build_main(Graph& g, const Split& split) {
         g.create_node(FX_OP_GET_ATTR, name.c_str(), {}, {}, nullptr,
                       type.empty() ? nullptr : type.c_str()));
   }
-  auto main_value = [&](const Node& x) {
-    auto it = main.value_of.find(x.get());
-    return it == main.value_of.end() ? x : it->second;
-  };
   for (const Component& comp : split.components) {
     std::vector<Arg> args;
-    for (const Node& x : comp.inputs) args.emplace_back(main_value(x));
+    for (const Node& x : comp.inputs) args.emplace_back(main.value(x));
     Node call = main.made.emplace_back(g.call_module(comp.tag.c_str(), args));
     if (comp.outputs.size() == 1) {
       main.value_of[comp.outputs[0].get()] = call;
       continue;
     }
     for (size_t i = 0; i < comp.outputs.size(); ++i) {
-      main.value_of[comp.outputs[i].get()] = main.made.emplace_back(
-          g.call_function("operator.getitem",
-                          {Arg(call), Arg(static_cast<int64_t>(i))}));
+      main.value_of[comp.outputs[i].get()] =
+          main.made.emplace_back(g.call_function(
+              "operator.getitem", {Arg(call), Arg(static_cast<int64_t>(i))}));
     }
   }
   return main;
@@ -399,22 +399,18 @@ void split_graph_by_tags(Graph& g, const std::vector<std::string>& tags,
     build_component(g, comp, fxp::add_subgraph_module(g, comp.tag.c_str()),
                     meta_key);
   }
-  MainNodes main = build_main(g, split);
+  const std::vector<Node> old = g.nodes();
+  const MainNodes main = build_main(g, split);
   Node output = g.output_node();
   output.set_type(nullptr);  // torch's new output carries no annotation
   if (output.num_args() > 0) {
     output.update_arg(0, fx_plugins::map_arg(output.arg(0), [&](Node x) {
-                        auto it = main.value_of.find(x.get());
-                        return it == main.value_of.end() ? x : it->second;
+                        return main.value(x);
                       }));
   }
-  std::unordered_set<FxNode*> made;
-  for (const Node& n : main.made) made.insert(n.get());
-  std::vector<Node> old = g.nodes();
   for (auto it = old.rbegin(); it != old.rend(); ++it) {
-    const Node& n = *it;
-    if ((is_callable(n) || n.op() == FX_OP_GET_ATTR) && !made.count(n.get())) {
-      g.erase_node(n);
+    if (fx_plugins::is_call_node(*it) || it->op() == FX_OP_GET_ATTR) {
+      g.erase_node(*it);
     }
   }
   std::vector<Node> placeholders = fx_plugins::placeholders(g);

@@ -6,9 +6,10 @@
 //  - the acc nodes: the call nodes the `supported` targets name (torch's
 //    OperatorSupport with a support dict of those names and no dtype
 //    rules: get_node_target's spelling, a module's class, a function's
-//    qualified name, a builtin's or a method's bare name); unless allow_non_tensor, an acc node
-//    reading a CPU node's non-tensor result, or giving a non-tensor result
-//    to a CPU node, is a CPU node (FxNetAccNodesFinder, transitively);
+//    qualified name, a builtin's or a method's bare name); unless
+//    allow_non_tensor, an acc node reading a CPU node's non-tensor result, or
+//    giving a non-tensor result to a CPU node, is a CPU node
+//    (FxNetAccNodesFinder, transitively);
 //  - unless skip_fusion, fusion groups (FxNetAccFusionsFinder): acc nodes
 //    linked by non-tensor values (no tensor_meta) stay together, and a
 //    group with a CPU node in it is CPU altogether;
@@ -64,11 +65,6 @@ constexpr const char* kPass = "splitter";
   throw fxp::Error(code, std::string(kPass) + ": " + what);
 }
 
-bool is_callable(const Node& n) {
-  return n.op() == FX_OP_CALL_FUNCTION || n.op() == FX_OP_CALL_METHOD ||
-         n.op() == FX_OP_CALL_MODULE;
-}
-
 // torch's is_node_output_tensor: meta['type'] a Tensor class.
 bool output_is_tensor(const Node& n) {
   fxp::ArgView type = n.meta("type");
@@ -88,6 +84,7 @@ class Splitter {
   Splitter(const fxp::Graph& g, const fxp::Options& options)
       : nodes_(g.nodes()) {
     for (size_t i = 0; i < nodes_.size(); ++i) index_[nodes_[i].get()] = i;
+    index_edges();
     check_shapes();
     find_acc_nodes(options);
     if (!options.get_bool("allow_non_tensor")) {
@@ -119,9 +116,24 @@ class Splitter {
   }
 
  private:
+  // Each node's users, and the call nodes among its inputs, by position:
+  // read through the C ABI once, walked many times below.
+  void index_edges() {
+    users_.resize(nodes_.size());
+    callable_inputs_.resize(nodes_.size());
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      for (const Node& u : nodes_[i].users()) users_[i].push_back(index(u));
+      for (const Node& in : nodes_[i].all_input_nodes()) {
+        if (fx_plugins::is_call_node(in)) {
+          callable_inputs_[i].push_back(index(in));
+        }
+      }
+    }
+  }
+
   void check_shapes() const {
     for (const Node& n : nodes_) {
-      if (is_callable(n) && !n.meta("type")) {
+      if (fx_plugins::is_call_node(n) && !n.meta("type")) {
         refuse(FX_FAILED_PRECONDITION,
                "node '" + std::string(n.name()) +
                    "' has no meta['type']: run shape_prop first (torch's "
@@ -144,17 +156,14 @@ class Splitter {
     if (!dotted.empty()) rules.push_back(fxp::Support::module_types(dotted));
     support_ = fxp::Support::any_of(rules);
     for (size_t i = 0; i < nodes_.size(); ++i) {
-      if (is_callable(nodes_[i]) && support_->is_node_supported(nodes_[i])) {
+      if (fx_plugins::is_call_node(nodes_[i]) &&
+          support_->is_node_supported(nodes_[i])) {
         acc_.insert(i);
       }
     }
   }
 
-  std::vector<size_t> users(size_t i) const {
-    std::vector<size_t> out;
-    for (const Node& u : nodes_[i].users()) out.push_back(index(u));
-    return out;
-  }
+  const std::vector<size_t>& users(size_t i) const { return users_[i]; }
 
   // torch's reduce_acc_nodes_non_tensor_input_helper.
   void remove_downstream(std::deque<size_t> work) {
@@ -170,7 +179,7 @@ class Splitter {
   void reduce_non_tensor_inputs() {
     std::deque<size_t> cpu;
     for (size_t i = 0; i < nodes_.size(); ++i) {
-      if (is_callable(nodes_[i]) && !acc_.count(i) &&
+      if (fx_plugins::is_call_node(nodes_[i]) && !acc_.count(i) &&
           !output_is_tensor(nodes_[i])) {
         cpu.push_back(i);
       }
@@ -196,12 +205,8 @@ class Splitter {
     }
   }
 
-  std::vector<size_t> callable_inputs(size_t i) const {
-    std::vector<size_t> out;
-    for (const Node& in : nodes_[i].all_input_nodes()) {
-      if (is_callable(in)) out.push_back(index(in));
-    }
-    return out;
+  const std::vector<size_t>& callable_inputs(size_t i) const {
+    return callable_inputs_[i];
   }
 
   // torch's FxNetAccFusionsFinder.FusionGroup.
@@ -224,7 +229,7 @@ class Splitter {
   // joins it.
   bool add_paths(FusionGroup& group, const std::vector<size_t>& inputs) const {
     for (size_t arg : inputs) {
-      if (!is_callable(nodes_[arg]) || arg < group.top) continue;
+      if (!fx_plugins::is_call_node(nodes_[arg]) || arg < group.top) continue;
       if (group.nodes.count(arg)) return true;
       if (add_paths(group, callable_inputs(arg))) {
         add_to_group(group, arg);
@@ -250,7 +255,8 @@ class Splitter {
       add_paths_from_inputs(group);
       if (!has_tensor_meta(nodes_[n])) {
         for (size_t u : users(n)) {
-          if (!is_callable(nodes_[u]) || group.nodes.count(u)) continue;
+          if (!fx_plugins::is_call_node(nodes_[u]) || group.nodes.count(u))
+            continue;
           add_to_group(group, u);
           add_paths_from_inputs(group);
         }
@@ -287,7 +293,7 @@ class Splitter {
   // torch's find_deps and update_deps_for_fusions.
   void find_deps() {
     for (size_t i = 0; i < nodes_.size(); ++i) {
-      if (!is_callable(nodes_[i])) continue;
+      if (!fx_plugins::is_call_node(nodes_[i])) continue;
       for (size_t u : users(i)) {
         if (nodes_[u].op() != FX_OP_OUTPUT) deps_[u].insert(i);
       }
@@ -392,7 +398,7 @@ class Splitter {
         for (size_t m : fusions_[fusion->second]) t.pool(m);
       }
       for (size_t u : users(n)) {
-        if (is_callable(nodes_[u])) t.pool(u);
+        if (fx_plugins::is_call_node(nodes_[u])) t.pool(u);
       }
     }
     if (!current.empty()) out.push_back({acc_mode, std::move(current)});
@@ -407,10 +413,11 @@ class Splitter {
       const bool small =
           s.is_acc && static_cast<int64_t>(s.nodes.size()) < min_size;
       if (small) {
-        log += "Eliminating acc subgraph because it's smaller than the "
-               "threshold: " +
-               std::to_string(s.nodes.size()) + " < " +
-               std::to_string(min_size) + "\n";
+        log +=
+            "Eliminating acc subgraph because it's smaller than the "
+            "threshold: " +
+            std::to_string(s.nodes.size()) + " < " + std::to_string(min_size) +
+            "\n";
       }
       if (s.is_acc && !small) {
         result.push_back(std::move(s));
@@ -434,6 +441,7 @@ class Splitter {
   const std::vector<Node> nodes_;
   std::optional<fxp::Support> support_;  // none: nothing supported
   std::unordered_map<FxNode*, size_t> index_;
+  std::vector<std::vector<size_t>> users_, callable_inputs_;
   NodeSet acc_;
   std::vector<NodeSet> fusions_;
   std::map<size_t, size_t> fusion_of_;  // node -> its fusion
@@ -491,12 +499,11 @@ std::string dtype_signature(const Node& n) {
 std::string support_preview(const fxp::Graph& g, const Splitter& split) {
   std::vector<std::pair<std::string, std::vector<std::string>>> lists[2];
   for (Node n : g) {
-    if (!is_callable(n)) continue;
+    if (!fx_plugins::is_call_node(n)) continue;
     auto& list = lists[split.listed(n) ? 0 : 1];
     const std::string target = node_target(g, n);
-    auto entry = std::find_if(list.begin(), list.end(), [&](const auto& e) {
-      return e.first == target;
-    });
+    auto entry = std::find_if(list.begin(), list.end(),
+                              [&](const auto& e) { return e.first == target; });
     if (entry == list.end()) entry = list.insert(list.end(), {target, {}});
     const std::string sig = dtype_signature(n);
     if (std::find(entry->second.begin(), entry->second.end(), sig) ==

@@ -373,11 +373,6 @@ std::vector<std::string> split(const std::string& text, char sep) {
   return out;
 }
 
-bool is_compute(const Node& n) {
-  return n.op() == FX_OP_CALL_FUNCTION || n.op() == FX_OP_CALL_METHOD ||
-         n.op() == FX_OP_CALL_MODULE;
-}
-
 void check_one_split_option(const std::vector<std::string>& groups,
                             const std::vector<std::string>& split_at,
                             const std::string& meta_key) {
@@ -413,7 +408,7 @@ LabelledNodes label_compute_nodes(Graph& g,
   LabelledNodes out;
   int boundary = 0;
   for (Node n : g) {
-    if (!is_compute(n)) continue;
+    if (!fx_plugins::is_call_node(n)) continue;
     std::string name(n.name());
     std::string label;
     if (!groups.empty()) {
