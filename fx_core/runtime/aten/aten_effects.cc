@@ -12,16 +12,6 @@
 namespace fx {
 namespace {
 
-// The operator torch.nn.functional.NAME names, when NAME is one: most
-// functional ops that draw random numbers are thin Python wrappers of the
-// ATen operator of the same name (dropout, alpha_dropout, rrelu, ...).
-std::optional<AtenTarget> functional_target(std::string_view target) {
-  constexpr std::string_view kPrefix = "torch.nn.functional.";
-  if (target.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
-  return aten_target(Opcode::kCallFunction,
-                     "torch." + std::string(target.substr(kPrefix.size())));
-}
-
 OperatorEffects effects_of(const c10::OperatorHandle& op) {
   OperatorEffects e;
   e.nondeterministic = op.hasTag(at::Tag::nondeterministic_seeded);
@@ -66,8 +56,7 @@ OperatorEffects effects_of(const AtenTarget& t) {
 }  // namespace
 
 OperatorEffects operator_effects(Opcode op, std::string_view target) {
-  std::optional<AtenTarget> t = aten_target(op, target);
-  if (!t && op == Opcode::kCallFunction) t = functional_target(target);
+  std::optional<AtenTarget> t = declaring_operator(op, target);
   return t ? effects_of(*t) : OperatorEffects{};
 }
 

@@ -1,7 +1,8 @@
 // fx::OperatorEffects: what LibTorch's own operator declarations say a
 // call_function / call_method target does besides computing its result,
 // read from the ATen schemas and tags of the operator the target names
-// (aten_target.h's spellings, and torch.nn.functional.NAME for aten::NAME):
+// (aten_target.h's declaring_operator: its spellings, and
+// torch.nn.functional.NAME for aten::NAME):
 //  - nondeterministic: tag nondeterministic_seeded (two calls with the same
 //    arguments draw different random numbers: rand*, randn*, dropout,
 //    bernoulli, normal, multinomial, uniform_, ...);

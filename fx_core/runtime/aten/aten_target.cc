@@ -81,4 +81,14 @@ std::optional<AtenTarget> aten_target(Opcode op, std::string_view target) {
   return std::nullopt;
 }
 
+std::optional<AtenTarget> declaring_operator(Opcode op,
+                                             std::string_view target) {
+  std::optional<AtenTarget> t = aten_target(op, target);
+  if (t || op != Opcode::kCallFunction) return t;
+  constexpr std::string_view kPrefix = "torch.nn.functional.";
+  if (target.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
+  return aten_target(Opcode::kCallFunction,
+                     cat("torch.", target.substr(kPrefix.size())));
+}
+
 }  // namespace fx

@@ -36,7 +36,7 @@ struct AtenTarget {
   std::string name;      // qualified: "aten::std"
   std::string overload;  // with exact_overload: "dim", or "" for default
   bool exact_overload = false;
-  bool method = false;      // call_method: the receiver is args[0]
+  bool method = false;  // call_method: the receiver is args[0]
   // torch.ops.*: results as the operator returns them (plain tuples,
   // not Python's torch.return_types).
   bool ops_namespace = false;
@@ -46,6 +46,15 @@ struct AtenTarget {
 // The ATen operator `target` names, or std::nullopt when the spelling names
 // none (another module's function, a name that is not an identifier).
 std::optional<AtenTarget> aten_target(Opcode op, std::string_view target);
+
+// The operator whose declarations (schemas, tags) describe a call of
+// `target`: aten_target's, and for call_function torch.nn.functional.NAME
+// aten::NAME, since most functional ops are thin Python wrappers of the ATen
+// operator of the same name (dropout, alpha_dropout, rrelu, ...). What
+// operator_effects (aten_effects.h) and operator_schemas (aten_schemas.h)
+// read; not a spelling AtenOp calls.
+std::optional<AtenTarget> declaring_operator(Opcode op,
+                                             std::string_view target);
 
 }  // namespace fx
 
