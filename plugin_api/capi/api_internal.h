@@ -153,6 +153,7 @@ void fill_shape_env_entries(FxApi& table);  // shape_env_api.cc
 void fill_symbolic_shape_prop_entry(FxApi& table);
 void fill_quantized_attr_entry(FxApi& table);  // quantized_attr_api.cc
 void fill_rename_entries(FxApi& table);        // rename_api.cc
+void fill_schema_entries(FxApi& table);        // schema_api.cc
 
 }  // namespace fx::host::internal
 

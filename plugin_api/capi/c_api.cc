@@ -905,6 +905,7 @@ FxApi make_api() {
   fill_quantized_attr_entry(t);
   fill_example_batch_entries(t);
   fill_rename_entries(t);
+  fill_schema_entries(t);
   return t;
 }
 
@@ -938,11 +939,13 @@ constexpr size_t entries_end(uint32_t version) {
       return offsetof(FxApi, GraphNumExampleBatches);
     case 10:
       return offsetof(FxApi, GraphRenameNodes);
+    case 11:
+      return offsetof(FxApi, OperatorSchemas);
     default:
       return sizeof(FxApi);
   }
 }
-static_assert(FX_API_VERSION == 11,
+static_assert(FX_API_VERSION == 12,
               "a new API version: add where its entries end to entries_end");
 
 // The whole table cut down to `version`: later entries zeroed.

@@ -1,5 +1,6 @@
 // The FxApi entries that run graphs and read runtime values: GraphRun and
-// GraphEvaluate (fx_core/runtime/meta_execution behind the table), Value*,
+// GraphEvaluate (fx_core/runtime/meta_execution behind the table), Value*
+// (ValueStorage, version 12: a run numbers the storages it is asked about),
 // and the submodule entries (GraphAddSubgraphModule, GraphModuleConfig,
 // GraphShareAttr). They need the graph's owning GraphModule.
 #include <ATen/ATen.h>
@@ -8,10 +9,12 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/meta_execution.h"
 #include "fx_core/runtime/module_registry.h"
@@ -19,13 +22,22 @@
 #include "plugin_api/capi/api_internal.h"
 #include "plugin_api/capi/wrap.h"
 
+namespace fx::host::internal {
+class RunStorages;
+}  // namespace fx::host::internal
+
 // What a node computed, with the metadata a plugin may ask for kept alive
 // beside it. Lent to a callback as a checked handle (ScopedValue), as are
 // its items.
 struct FxValue {
-  FxValue(c10::IValue v, const fx::Node* n) : value(std::move(v)), node(n) {}
+  FxValue(c10::IValue v, const fx::Node* n,
+          fx::host::internal::RunStorages* r = nullptr)
+      : value(std::move(v)), node(n), run(r) {}
   c10::IValue value;
   const fx::Node* node;  // the node that computed it, if any
+  // The storages of the GraphRun it is a value of (ValueStorage), or
+  // nullptr (GraphEvaluate).
+  fx::host::internal::RunStorages* run;
   mutable std::vector<FxValue> items;
   mutable std::vector<double> scales;
   mutable std::vector<int64_t> zero_points;
@@ -48,6 +60,26 @@ GraphModule& owning_module(const Graph* g) {
   }
   return const_cast<GraphModule&>(*gm);
 }
+
+// The storages a GraphRun has numbered for ValueStorage: 1, 2, 3, ... in
+// the order they were first asked about, each kept alive until the run
+// returns, so that no later storage takes the address (and the number) of
+// one that died.
+class RunStorages {
+ public:
+  uint64_t id_of(const c10::Storage& storage) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto [it, added] =
+        ids_.try_emplace(storage.unsafeGetStorageImpl(), kept_.size() + 1);
+    if (added) kept_.push_back(storage);
+    return it->second;
+  }
+
+ private:
+  std::mutex mutex_;
+  absl::flat_hash_map<const c10::StorageImpl*, uint64_t> ids_;
+  std::vector<c10::Storage> kept_;
+};
 
 namespace {
 
@@ -142,10 +174,11 @@ FxStatus* graph_run(FxGraph* g, const DLTensor* const* inputs, size_t n,
   FxStatus* status = guarded("GraphRun", [&] {
     GraphModule& gm = owning_module(unwrap(g));
     std::vector<c10::IValue> args = input_values(inputs, n, meta != 0);
+    RunStorages storages;  // outlives every value lent during the run
     NodeValueFn report;
     if (on_node != nullptr) {
       report = [&](const Node& node, const c10::IValue& v) {
-        FxValue value(v, &node);
+        FxValue value(v, &node, &storages);
         ScopedValue lent(value);
         // The graph is the plugin's to read (its FxGraph* is not const).
         Node* mutable_node = const_cast<Node*>(&node);
@@ -249,11 +282,11 @@ void fill_items(const FxValue* v) {
   const c10::IValue& x = v->value;
   if (x.isTuple()) {
     for (const c10::IValue& e : x.toTupleRef().elements()) {
-      v->items.emplace_back(e, nullptr);
+      v->items.emplace_back(e, nullptr, v->run);
     }
   } else if (x.isList()) {
     for (const c10::IValue& e : x.toListRef()) {
-      v->items.emplace_back(e, nullptr);
+      v->items.emplace_back(e, nullptr, v->run);
     }
   }
 }
@@ -387,7 +420,27 @@ void fill_scalar_value_entries(FxApi& t) {
   };
 }
 
-// ValueKind .. ValueItem.
+// ValueStorage: a tensor value's storage, numbered within its run.
+FxStatus* value_storage(const FxValue* h, uint64_t* storage, int64_t* offset) {
+  return guarded("ValueStorage", [&] {
+    const FxValue* v = unwrap_value(h);
+    const at::Tensor& x = require_tensor(v);
+    if (v->run == nullptr) {
+      fail(FX_INVALID_ARGUMENT,
+           "the value is not a value of a GraphRun in progress (GraphEvaluate "
+           "numbers no storages)");
+    }
+    if (!x.defined()) fail(FX_INVALID_ARGUMENT, "the tensor is undefined");
+    if (!x.has_storage()) {
+      fail(FX_INVALID_ARGUMENT,
+           "the tensor has no storage (a sparse or mkldnn tensor)");
+    }
+    if (storage != nullptr) *storage = v->run->id_of(x.storage());
+    if (offset != nullptr) *offset = x.storage_offset();
+  });
+}
+
+// ValueKind .. ValueItem, ValueStorage.
 void fill_value_entries(FxApi& t) {
   t.ValueKind = value_kind;
   t.ValueTypeName = value_type_name;
@@ -416,6 +469,7 @@ void fill_value_entries(FxApi& t) {
     fill_items(v);
     return i < v->items.size() ? wrap_value(&v->items[i]) : nullptr;
   };
+  t.ValueStorage = value_storage;
 }
 
 // -------------------------------------------------------------- submodules

@@ -126,7 +126,7 @@ extern "C" {
  * Version 1 was released twice with different tables (106 entries, then 123
  * with fourteen inserted before RegisterCustomOp); the host serves both
  * (released/README.md, "Version 1, twice"). */
-#define FX_API_VERSION 11
+#define FX_API_VERSION 12
 
 #if defined(_WIN32)
 #define FX_PLUGIN_EXPORT __declspec(dllexport)
@@ -1041,6 +1041,40 @@ struct FxApi {
    * such submodule. */
   FxStatus* (*GraphModuleParameters)(const FxGraph* graph,
                                      const char* qualified_name, FxArg** out);
+
+  /* Version 12: operator schemas and tensor storage ----------------------- */
+  /* The schemas of the ATen operators `target` names, each as torch prints
+   * str(op._schema): "aten::add.Tensor(Tensor self, Tensor other, *,
+   * Scalar alpha=1) -> Tensor", alias annotations included
+   * ("Tensor(a) self", "Tensor(a!) self", "Tensor(a -> *) self").
+   * `target` is a node's target as torch.fx spells it, resolved as
+   * NodeOperatorEffects resolves it: a call_function target
+   * torch.ops.aten.NAME.OVERLOAD names that one overload ("default" the
+   * unnamed one); torch.ops.aten.NAME, torch.NAME, torch.nn.functional.NAME
+   * and a call_method target NAME (a Tensor method: a target without a dot)
+   * name every overload of aten::NAME, in the order
+   * torch._C._jit_get_schemas_for_operator("aten::NAME") lists them
+   * (TorchScript's overloads and out= variants included).
+   * torch.ops.NS.NAME[.OVERLOAD] names NS::NAME's alike, for any namespace
+   * LibTorch registers operators in. *out: a list argument of strings, the
+   * caller's (ReleaseArg); an empty list when the target names no
+   * operator LibTorch has (operator.add, a Python function, an unknown
+   * overload). FX_INVALID_ARGUMENT for NULL. */
+  FxStatus* (*OperatorSchemas)(const char* target, FxArg** out);
+  /* Where a tensor value of a GraphRun keeps its elements: *storage an
+   * identity of its storage, nonzero, equal for two values of the same run
+   * exactly when they share a storage (a view and its base, an in-place
+   * op's result and its input), meta runs included (meta tensors have
+   * storages too; in a meta run, a value the host computes without the op's
+   * meta kernel, on CPU, has a storage of its own); *offset its
+   * storage_offset() in elements. The host keeps every storage it has
+   * numbered alive until the run returns, so an identity is never reused
+   * within a run. Items of a value (ValueItem) are values of its run. Either
+   * out-parameter may be NULL. FX_INVALID_ARGUMENT when the value is not a
+   * tensor (or is one without a storage: sparse) or not a value of a run in
+   * progress (GraphEvaluate's). */
+  FxStatus* (*ValueStorage)(const FxValue* value, uint64_t* storage,
+                            int64_t* offset);
 };
 
 /* NodeOperatorEffects' bits (version 7). */

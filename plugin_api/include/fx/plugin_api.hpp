@@ -517,6 +517,15 @@ inline constexpr DLDataType kFloat64{kDLFloat, 64, 1};
 inline constexpr DLDataType kInt8{kDLInt, 8, 1};
 inline constexpr DLDataType kInt64{kDLInt, 64, 1};
 
+// Where a tensor value of a run keeps its elements (RuntimeValue::storage).
+struct TensorStorage {
+  // Equal for two values of the same run exactly when they share a storage
+  // (a view and its base, an in-place op's result and its input); nonzero,
+  // never reused within a run.
+  uint64_t id;
+  int64_t offset;  // storage_offset(), in elements
+};
+
 // A borrowed runtime value (what a node computed), valid during the callback
 // that receives it.
 class RuntimeValue {
@@ -537,6 +546,11 @@ class RuntimeValue {
   // The items of a sequence (tuple, list, torch.Size).
   size_t size() const;
   RuntimeValue item(size_t i) const;
+  // A tensor value's storage within its run_graph run, meta runs included
+  // (version 12: ValueStorage; FX_UNIMPLEMENTED on an older host). Error
+  // (FX_INVALID_ARGUMENT) for a value that is not a tensor or not of a run
+  // (evaluate's).
+  TensorStorage storage() const;
 
  private:
   const FxValue* v_;
@@ -580,6 +594,14 @@ struct ModuleParameter {
 };
 inline std::vector<ModuleParameter> module_parameters(const Graph& g,
                                                       const char* name);
+
+// The schemas of the ATen operators a node target names, each as torch
+// prints str(op._schema): one for torch.ops.aten.NAME.OVERLOAD; every
+// overload of aten::NAME, in torch's order, for torch.ops.aten.NAME,
+// torch.NAME, torch.nn.functional.NAME or a Tensor method NAME; none for a
+// target that names no operator (operator.add). Version 12:
+// OperatorSchemas; FX_UNIMPLEMENTED on an older host.
+inline std::vector<std::string> operator_schemas(const char* target);
 
 // Adds or replaces the submodule `name` with a new `type` module built from
 // `config` (a dict of constructor keyword arguments).

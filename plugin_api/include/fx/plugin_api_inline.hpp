@@ -782,6 +782,13 @@ inline RuntimeValue RuntimeValue::item(size_t i) const {
   return RuntimeValue(api()->ValueItem(v_, i));
 }
 
+inline TensorStorage RuntimeValue::storage() const {
+  require_api_version(12, "ValueStorage");
+  TensorStorage out{0, 0};
+  check(api()->ValueStorage(v_, &out.id, &out.offset));
+  return out;
+}
+
 // ------------------------------------------------ running and module access
 
 namespace detail {
@@ -888,6 +895,18 @@ inline std::vector<ModuleParameter> module_parameters(const Graph& g,
     params.push_back(std::move(p));
   }
   return params;
+}
+
+inline std::vector<std::string> operator_schemas(const char* target) {
+  require_api_version(12, "OperatorSchemas");
+  FxArg* out = nullptr;
+  check(api()->OperatorSchemas(target, &out));
+  const Arg list = Arg::adopt(out);
+  std::vector<std::string> schemas;
+  for (size_t i = 0; i < list.view().size(); ++i) {
+    schemas.emplace_back(list.view()[i].as_string());
+  }
+  return schemas;
 }
 
 inline Arg module_config(const Graph& g, const char* name) {

@@ -215,6 +215,11 @@ namespace {
   X(GraphResetNamespace)      \
   X(GraphModuleParameters)
 
+// Version 12: operator schemas and tensor storage.
+#define FX_API_V12_ENTRIES(X) \
+  X(OperatorSchemas)          \
+  X(ValueStorage)
+
 // Every entry's position: kIndex_<name>, counted over all versions.
 #define FX_ENTRY_INDEX(name) kIndex_##name,
 // (kV1Continue .. kV4Continue only make the numbering of the
@@ -238,7 +243,9 @@ enum EntryIndex : size_t {
   kV9Continue = kV9Entries - 1,
   FX_API_V10_ENTRIES(FX_ENTRY_INDEX) kV10Entries,
   kV10Continue = kV10Entries - 1,
-  FX_API_V11_ENTRIES(FX_ENTRY_INDEX) kEntries
+  FX_API_V11_ENTRIES(FX_ENTRY_INDEX) kV11Entries,
+  kV11Continue = kV11Entries - 1,
+  FX_API_V12_ENTRIES(FX_ENTRY_INDEX) kEntries
 };
 #undef FX_ENTRY_INDEX
 
@@ -270,10 +277,11 @@ FX_API_V8_ENTRIES(FX_CHECK_OFFSET)
 FX_API_V9_ENTRIES(FX_CHECK_OFFSET)
 FX_API_V10_ENTRIES(FX_CHECK_OFFSET)
 FX_API_V11_ENTRIES(FX_CHECK_OFFSET)
+FX_API_V12_ENTRIES(FX_CHECK_OFFSET)
 #undef FX_CHECK_OFFSET
 
-// Version 6 extends FxPassInfo only (below); version 11 ends the table. An
-// appended entry needs a "Version 12" list here (and FX_API_VERSION 12).
+// Version 6 extends FxPassInfo only (below); version 12 ends the table. An
+// appended entry needs a "Version 13" list here (and FX_API_VERSION 13).
 static_assert(sizeof(FxApi) == kFirstEntry + kEntries * kEntrySize,
               "FxApi has entries this file does not list: list them under "
               "their version");
@@ -285,7 +293,8 @@ static_assert(kV7Entries == 146, "versions 1 to 7 have 146 entries");
 static_assert(kV8Entries == 160, "versions 1 to 8 have 160 entries");
 static_assert(kV9Entries == 161, "versions 1 to 9 have 161 entries");
 static_assert(kV10Entries == 163, "versions 1 to 10 have 163 entries");
-static_assert(FX_API_VERSION == 11,
+static_assert(kV11Entries == 166, "versions 1 to 11 have 166 entries");
+static_assert(FX_API_VERSION == 12,
               "a new FX_API_VERSION: list its entries above");
 
 // FxPassInfo: version 1's fields end with user_data (the size a version-1
@@ -318,7 +327,8 @@ TEST(ApiLayout, EveryReleasedEntryIsWhereItWasReleased) {
   EXPECT_EQ(static_cast<size_t>(kV8Entries), 160u);
   EXPECT_EQ(static_cast<size_t>(kV9Entries), 161u);
   EXPECT_EQ(static_cast<size_t>(kV10Entries), 163u);
-  EXPECT_EQ(sizeof(FxApi), kFirstEntry + 166 * kEntrySize);
+  EXPECT_EQ(static_cast<size_t>(kV11Entries), 166u);
+  EXPECT_EQ(sizeof(FxApi), kFirstEntry + 168 * kEntrySize);
   // Version 1's FxPassInfo on LP64: 6 pointer-sized words and 5 name lists
   // of 2 words each; version 6 adds 16 bytes of tolerance and the flag.
   EXPECT_EQ(kPassInfoV1Size, 128u);
