@@ -19,12 +19,13 @@ Interpreter::Interpreter(GraphModule& module, bool garbage_collect_values)
 
 Interpreter::~Interpreter() = default;
 
-c10::IValue Interpreter::run(std::vector<c10::IValue> inputs, Env initial_env) {
+c10::IValue Interpreter::run(std::vector<c10::IValue> inputs, Env initial_env,
+                             bool enable_io_processing) {
   env_ = std::move(initial_env);
   const Graph& graph = module_.graph();
-  // torch.fx's run() with enable_io_processing (its default): the graph's
-  // CodeGen maps the inputs to the placeholders and the output value.
-  inputs_ = process_inputs(graph.codegen(), std::move(inputs));
+  inputs_ = enable_io_processing
+                ? process_inputs(graph.codegen(), std::move(inputs))
+                : std::move(inputs);
   next_input_ = 0;
 
   // The last user of each node, for freeing values.
@@ -68,7 +69,8 @@ c10::IValue Interpreter::run(std::vector<c10::IValue> inputs, Env initial_env) {
     }
     if (n->op() == Opcode::kOutput) {
       inputs_.clear();
-      return process_outputs(graph.codegen(), env_.at(n));
+      return enable_io_processing ? process_outputs(graph.codegen(), env_.at(n))
+                                  : env_.at(n);
     }
   }
   inputs_.clear();

@@ -49,7 +49,13 @@ class Interpreter {
   virtual ~Interpreter();
 
   // Runs the graph on positional inputs; returns the output node's value.
-  c10::IValue run(std::vector<c10::IValue> inputs, Env initial_env = {});
+  // As torch.fx's run(*args, enable_io_processing=True): the graph's CodeGen
+  // maps the inputs to the placeholders (a pytree graph flattens forward's
+  // arguments) and processes the output value. Without it the inputs are
+  // the placeholders' values in order and the output node's value is
+  // returned as it is.
+  c10::IValue run(std::vector<c10::IValue> inputs, Env initial_env = {},
+                  bool enable_io_processing = true);
 
   // Runs one node: fetches its arguments, dispatches on its opcode.
   virtual c10::IValue run_node(const Node& n);

@@ -354,13 +354,14 @@ class ConstantEvaluator : public Interpreter {
 }  // namespace
 
 c10::IValue run_and_report(GraphModule& module, std::vector<c10::IValue> inputs,
-                           ExecutionMode mode, const NodeValueFn& on_node) {
+                           ExecutionMode mode, const NodeValueFn& on_node,
+                           bool enable_io_processing) {
   if (mode == ExecutionMode::kMeta) {
     for (c10::IValue& input : inputs) input = to_meta(input);
   }
   ReportingInterpreter interpreter(module, mode, on_node);
   try {
-    return interpreter.run(std::move(inputs));
+    return interpreter.run(std::move(inputs), {}, enable_io_processing);
   } catch (const CallbackException& e) {
     std::rethrow_exception(e.error);
   }

@@ -70,10 +70,11 @@ using NodeValueFn =
     std::function<void(const Node& node, const c10::IValue& value)>;
 
 // Runs `module`'s graph on positional `inputs` (as GraphModule::forward
-// takes them) and calls `on_node`, when set, after every node in graph
-// order: placeholders, get_attr and the output node included (the output
-// node's value is the one before the CodeGen's output processing). Returns
-// the module's output.
+// takes them; with enable_io_processing false, one per placeholder, as
+// Interpreter::run takes them then) and calls `on_node`, when set, after
+// every node in graph order: placeholders, get_attr and the output node
+// included (the output node's value is the one before the CodeGen's output
+// processing). Returns the module's output.
 //
 // With kMeta, tensors among `inputs` (also inside lists and tuples) that are
 // not meta tensors are replaced by meta tensors of the same sizes, strides
@@ -84,7 +85,8 @@ using NodeValueFn =
 // `on_node` stops the run and propagates unchanged (of any type, not
 // wrapped). The graph must not be changed while it runs.
 c10::IValue run_and_report(GraphModule& module, std::vector<c10::IValue> inputs,
-                           ExecutionMode mode, const NodeValueFn& on_node = {});
+                           ExecutionMode mode, const NodeValueFn& on_node = {},
+                           bool enable_io_processing = true);
 
 // `value` with every tensor (also inside lists and tuples) replaced by an
 // empty meta tensor of the same sizes, strides and dtype; undefined and meta

@@ -190,9 +190,11 @@ FxStatus* graph_run(FxGraph* g, const DLTensor* const* inputs, size_t n,
     // torch.fx's.
     c10::AutoGradMode grad_mode(true);
     try {
+      // One input per placeholder (GraphRun's contract), also for a pytree
+      // graph, whose forward takes them nested: no input processing.
       run_and_report(gm, std::move(args),
                      meta != 0 ? ExecutionMode::kMeta : ExecutionMode::kReal,
-                     report);
+                     report, /*enable_io_processing=*/false);
     } catch (const StatusFromCallback& s) {
       from_callback = s.status;
     }

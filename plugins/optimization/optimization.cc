@@ -325,6 +325,12 @@ FXP_PLUGIN(
         "meta['attrs_for_lowering'] (torch.fx passes.param_fetch."
         "lift_lowering_attrs_to_nodes)")
         .idempotent(),
+    fxp::pass<fx_optimization::reinplace>(
+        "reinplace",
+        "turns out-of-place ATen calls whose self argument nothing later "
+        "reads into their in-place forms, and {view}_scatter calls into a "
+        "view and copy_ (torch.fx passes.reinplace; a functional graph, "
+        "sample inputs from the host's example inputs or tensor_meta)"),
     fxp::pass<fx_optimization::splitter>(
         "splitter",
         "splits the graph into alternating accelerator (_run_on_acc_K) and "

@@ -38,6 +38,9 @@ void split_graph_by_tags(fxp::Graph& g, const std::vector<std::string>& tags,
 // (param_fetch.cc).
 bool param_fetch(fxp::Graph& g, const fxp::Options& options);
 
+// torch 1.13's torch.fx.passes.reinplace.reinplace (reinplace.cc).
+bool reinplace(fxp::Graph& g, const fxp::Options& options);
+
 // torch 1.13's torch.fx.passes.splitter_base._SplitterBase (splitter.cc).
 bool splitter(fxp::Graph& g, const fxp::Options& options);
 

@@ -190,6 +190,34 @@ fx::GraphFile relu_sin_blocks(int64_t nodes, fx::TensorList*) {
   return file;
 }
 
+// A functional ATen graph as make_fx(functionalize(f)) writes one, in blocks
+// of five: a = add(y, 1); v = slice(a, 0, 0, 2); m = mul(v, 2);
+// s = slice_scatter(a, m, 0, 0, 2); y = relu(s). reinplace writes every add,
+// mul and relu in place and erases every slice_scatter. The placeholder
+// carries the tensor_meta shape_prop writes (the pass's sample input).
+fx::GraphFile functional_blocks(int64_t nodes, fx::TensorList*) {
+  fx::GraphFile file;
+  file.graph = std::make_unique<fx::Graph>();
+  fx::Graph& g = *file.graph;
+  fx::Node* x = g.placeholder("x_1");
+  fx::ArgumentDict fields;
+  fields.emplace_back("shape", fx::Argument::tuple({fx::Argument(4)}));
+  fields.emplace_back("dtype", fx::Argument::dtype("torch.float32"));
+  fields.emplace_back("stride", fx::Argument::tuple({fx::Argument(1)}));
+  x->set_meta("tensor_meta", fx::Argument::dict(fields));
+  fx::Node* y = g.call_function("torch.ops.aten.clone.default", {x});
+  for (int64_t i = 0; 5 * i + 8 < nodes; ++i) {
+    fx::Node* a = g.call_function("torch.ops.aten.add.Tensor", {y, 1});
+    fx::Node* v = g.call_function("torch.ops.aten.slice.Tensor", {a, 0, 0, 2});
+    fx::Node* m = g.call_function("torch.ops.aten.mul.Tensor", {v, 2});
+    fx::Node* s = g.call_function("torch.ops.aten.slice_scatter.default",
+                                  {a, m, 0, 0, 2});
+    y = g.call_function("torch.ops.aten.relu.default", {s});
+  }
+  g.output(y);
+  return file;
+}
+
 void BM_TorchPass(benchmark::State& state, const char* pipeline,
                   const Build& build) {
   auto spec = fx::host::parse_pipeline_text(pipeline);
@@ -260,6 +288,11 @@ BENCHMARK_CAPTURE(BM_TorchPass, split_by_tags,
 
 BENCHMARK_CAPTURE(BM_TorchPass, splitter, "splitter{supported=relu}",
                   relu_sin_blocks)
+    ->Arg(100000)
+    ->Iterations(3)
+    ->Unit(benchmark::kMillisecond);
+
+BENCHMARK_CAPTURE(BM_TorchPass, reinplace, "reinplace", functional_blocks)
     ->Arg(100000)
     ->Iterations(3)
     ->Unit(benchmark::kMillisecond);
