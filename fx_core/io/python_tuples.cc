@@ -45,7 +45,16 @@ c10::TupleTypePtr size_type(size_t rank) {
 }
 
 std::string qualified_tuple_name(const c10::ivalue::Tuple& t) {
-  const c10::TupleTypePtr type = t.type();
+  // A named tuple carries its type. An unnamed one gets its type inferred
+  // from its elements, which LibTorch refuses for an undefined tensor (the
+  // output an operator did not compute, None in Python: the attention
+  // weights of _native_multi_head_attention without need_weights).
+  c10::TupleTypePtr type;
+  try {
+    type = t.type();
+  } catch (const c10::Error&) {
+    return "";
+  }
   if (!type->name()) return "";
   return type->name()->qualifiedName();
 }
@@ -152,7 +161,7 @@ std::string python_tuple_name(const c10::IValue& v) {
 
 std::optional<c10::IValue> named_tuple_field(const c10::IValue& v,
                                              const std::string& field) {
-  if (!v.isTuple()) return std::nullopt;
+  if (!v.isTuple() || python_tuple_name(v).empty()) return std::nullopt;
   const c10::ivalue::Tuple& t = v.toTupleRef();
   const c10::TupleTypePtr type = t.type();
   if (!type->schema() || !type->name() ||

@@ -269,9 +269,19 @@ DLDataType storage_dtype(const at::Tensor& t) {
   return out;
 }
 
+// None, or an undefined tensor: what an operator returns for an output it
+// did not compute (_native_multi_head_attention's weights without
+// need_weights), which Python sees as None.
+bool is_none(const c10::IValue& x) {
+  return x.isNone() || (x.isTensor() && !x.toTensor().defined());
+}
+
 // The tensor of a value (unwrapped).
 const at::Tensor& require_tensor(const FxValue* v) {
   require(v, "value");
+  if (is_none(v->value)) {
+    fail(FX_INVALID_ARGUMENT, "the value is None, not a tensor");
+  }
   if (!v->value.isTensor()) {
     fail(FX_INVALID_ARGUMENT,
          cat("the value is a ", v->value.tagKind(), ", not a tensor"));
@@ -305,7 +315,7 @@ FxValueKind value_kind(const FxValue* h) {
   const FxValue* v = peek_value(h);
   if (v == nullptr) return FX_VALUE_OTHER;
   const c10::IValue& x = v->value;
-  if (x.isNone()) return FX_VALUE_NONE;
+  if (is_none(x)) return FX_VALUE_NONE;
   if (x.isTensor()) return FX_VALUE_TENSOR;
   if (x.isBool()) return FX_VALUE_BOOL;
   if (x.isInt()) return FX_VALUE_INT;
@@ -319,7 +329,7 @@ const char* value_type_name(const FxValue* h) {
   const FxValue* v = peek_value(h);
   if (v == nullptr) return "";
   const c10::IValue& x = v->value;
-  if (x.isNone()) return "NoneType";
+  if (is_none(x)) return "NoneType";
   if (x.isTensor()) return "torch.Tensor";
   if (x.isBool()) return "bool";
   if (x.isInt()) return "int";
@@ -328,7 +338,14 @@ const char* value_type_name(const FxValue* h) {
   if (x.isTuple()) {
     // torch.Size, torch.return_types.*: the name lives in the named tuple
     // type, which is cached for the life of the process.
-    const c10::TupleTypePtr type = x.toTupleRef().type();
+    // (A plain tuple's type is inferred from its elements, which LibTorch
+    // refuses for an undefined tensor: a plain tuple all the same.)
+    c10::TupleTypePtr type;
+    try {
+      type = x.toTupleRef().type();
+    } catch (const c10::Error&) {
+      return "tuple";
+    }
     return type->name() ? type->name()->qualifiedName().c_str() : "tuple";
   }
   if (x.isList()) return "list";

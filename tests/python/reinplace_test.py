@@ -108,6 +108,39 @@ def test_torchvision_models(name):
         torch.testing.assert_close(ours(*args), expected)
 
 
+class SelfAttention(torch.nn.Module):
+    """vit_b_16's attention: _native_multi_head_attention without weights
+    returns an undefined tensor as its second output (None in Python)."""
+
+    def __init__(self):
+        super().__init__()
+        self.mha = torch.nn.MultiheadAttention(16, 2, batch_first=True)
+
+    def forward(self, x):
+        return self.mha(x, x, x, need_weights=False)[0].relu()
+
+
+def test_attention_without_weights():
+    model = SelfAttention().eval()
+    x = torch.randn(2, 5, 16)
+    with torch.no_grad():
+        gm, inputs, args = functional_graph(model, x)
+        ours = sdk_reinplace(gm, *inputs)
+        theirs = torch_reinplace(copy.deepcopy(gm), *inputs)
+        assert ours.code == theirs.code
+        assert "relu_.default" in ours.code
+        torch.testing.assert_close(ours(*args), model(x))
+        # shape_prop records the undefined output as torch's ShapeProp does:
+        # type NoneType, no tensor_meta.
+        sdk = fx_sdk.from_torch_fx(gm)
+        fx_sdk._C._run_pipeline(sdk, "shape_prop{meta=true}", [],
+                                [fx_sdk.PLUGIN_DIR], True, inputs,
+                                recompile=False, example_batches=[])
+        weights = [n for n in sdk.graph.nodes if n.name == "getitem_1"][0]
+        assert weights.meta["type"] == "NoneType"
+        assert "tensor_meta" not in weights.meta
+
+
 def test_tensor_meta_instead_of_example_inputs():
     def f(x):
         a = x.clone()
