@@ -31,7 +31,6 @@
 // naming the node.
 #include <algorithm>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <numeric>
 #include <set>
@@ -215,22 +214,12 @@ Infos propagate(fxp::Graph& g, Schemas& schemas) {
   SampleInputs in = sample_inputs(g);
   std::vector<const DLTensor*> inputs;
   for (const DLTensor& t : in.described) inputs.push_back(&t);
-  std::unordered_set<FxNode*> ran;
+  // The host reports every node, the output node with what it returns.
   fxp::run_graph(g, inputs, /*meta=*/true, [&](Node n, fxp::RuntimeValue v) {
     NodeInfo& info = infos[n.get()];
     flatten(v, info.leaves);
     info.single_tensor = v.is_tensor();
-    ran.insert(n.get());
   });
-  // The output node's result is what it returns.
-  Node out = g.output_node();
-  if (out && !ran.count(out.get())) {
-    for (Node input : out.all_input_nodes()) {
-      const std::vector<Leaf>& leaves = infos[input.get()].leaves;
-      NodeInfo& info = infos[out.get()];
-      info.leaves.insert(info.leaves.end(), leaves.begin(), leaves.end());
-    }
-  }
   std::unordered_map<FxNode*, Node> multi_output_views;
   for (Node n : g) {
     if (n.op() != FX_OP_CALL_FUNCTION || n.num_args() == 0) continue;
@@ -311,7 +300,6 @@ class AliasClasses {
     Class& small = *classes_[y];
     big.users.insert(small.users.begin(), small.users.end());
     big.views.insert(big.views.end(), small.views.begin(), small.views.end());
-    big.members += small.members;
     classes_[y].reset(new Class());
     parent_[y] = x;
   }
@@ -320,7 +308,6 @@ class AliasClasses {
   struct Class {
     std::set<std::pair<size_t, FxNode*>> users;
     std::vector<Node> views;  // members with a view_of
-    size_t members = 0;
   };
 
   size_t find(size_t c) {
@@ -332,7 +319,6 @@ class AliasClasses {
   }
   void add_member(size_t c, const Node& n) {
     Class& cls = *classes_[c];
-    ++cls.members;
     if (infos_.at(n.get()).view_of) cls.views.push_back(n);
     for (Node u : n.users()) {
       cls.users.emplace(infos_.at(u.get()).idx, u.get());
