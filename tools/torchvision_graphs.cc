@@ -7,6 +7,7 @@
 #include <boost/filesystem.hpp>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -76,7 +77,8 @@ absl::StatusOr<std::string> find_exporter() {
           ". Fix: set FX_TORCHFX_EXPORT to tools/torchfx_export.py"));
 }
 
-// Runs `argv` with stdout and stderr going to `log`; its exit status, or -1
+// Runs `argv` with stdout and stderr going to `log` (a new file: never
+// through a planted symlink); its exit status, or -1
 // when it could not be started or ended by a signal.
 int run_logged(const std::vector<std::string>& argv, const std::string& log) {
   std::vector<char*> args;
@@ -86,7 +88,8 @@ int run_logged(const std::vector<std::string>& argv, const std::string& log) {
   pid_t pid = fork();
   if (pid < 0) return -1;
   if (pid == 0) {
-    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fd = open(log.c_str(),
+                  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd >= 0) {
       dup2(fd, STDOUT_FILENO);
       dup2(fd, STDERR_FILENO);
@@ -118,18 +121,34 @@ bool is_bundle(const fs::path& dir) {
          fs::is_regular_file(dir / "input.pt", ec);
 }
 
+// A fresh directory beside `bundle` for its export (mkdtemp: a new name that
+// no planted file or symlink can take), or an error naming it.
+absl::StatusOr<fs::path> fresh_export_dir(const std::string& model,
+                                          const fs::path& bundle) {
+  boost::system::error_code ec;
+  fs::create_directories(bundle.parent_path(), ec);
+  std::string tmp =
+      (bundle.parent_path() / cat(".", model, ".partial-XXXXXX")).string();
+  if (ec || mkdtemp(tmp.data()) == nullptr) {
+    return absl::PermissionDeniedError(
+        cat(tmp, ": cannot create the directory: ",
+            ec ? ec.message() : std::strerror(errno)));
+  }
+  // mkdtemp's 0700 made 0755, as the cache's other bundles are.
+  fs::permissions(tmp,
+                  fs::owner_all | fs::group_read | fs::group_exe |
+                      fs::others_read | fs::others_exe,
+                  ec);
+  return fs::path(tmp);
+}
+
 // Exports `model` into `bundle` through a temporary sibling directory.
 absl::Status export_model(const std::string& model, const fs::path& bundle,
                           const std::string& exporter) {
-  fs::path tmp = bundle.parent_path() /
-                 cat(".", model, ".partial-", static_cast<int64_t>(getpid()));
+  absl::StatusOr<fs::path> dir = fresh_export_dir(model, bundle);
+  if (!dir.ok()) return dir.status();
+  const fs::path tmp = *dir;
   boost::system::error_code ec;
-  fs::remove_all(tmp, ec);
-  fs::create_directories(tmp, ec);
-  if (ec) {
-    return absl::PermissionDeniedError(
-        cat(tmp.string(), ": cannot create the directory: ", ec.message()));
-  }
   std::string python =
       env("FX_PYTHON").empty() ? "/usr/bin/python3" : env("FX_PYTHON");
   std::string log = (tmp / "export.log").string();
