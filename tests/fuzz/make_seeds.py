@@ -187,6 +187,87 @@ def torch_save_bundle_seed():
           json.dumps(graph, indent=1).encode() + b"\0" + saved(weights))
 
 
+def quantized_models():
+    """Small models in each of PyTorch's quantized forms (issue 33):
+    convert_fx's lowered kinds (Quantize, DeQuantize, quantized and fused
+    Conv1d/2d/3d and Linear, BatchNorm2d, Hardswish, LeakyReLU, ELU), the
+    dynamic Linear, and the quantized norms between eager-mode stubs, with
+    an example input each: (name, GraphModule, [input])."""
+    from torch.ao.quantization import QConfigMapping, default_dynamic_qconfig
+    from torch.ao.quantization import get_default_qconfig_mapping
+    from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
+    torch.backends.quantized.engine = "onednn"
+    nn = torch.nn
+
+    def lowered(model, x, qconfig=None):
+        prepared = prepare_fx(model.eval(), qconfig or
+                              get_default_qconfig_mapping("onednn"), (x,))
+        with torch.no_grad():
+            prepared(x)
+        return convert_fx(prepared)
+
+    torch.manual_seed(0)
+    conv2d = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.BatchNorm2d(4),
+                           nn.Hardswish(), nn.Conv2d(4, 2, 1), nn.Flatten(),
+                           nn.Linear(2 * 4 * 4, 3), nn.ReLU(), nn.Linear(3, 2))
+    conv1d = nn.Sequential(nn.Conv1d(2, 3, 3), nn.LeakyReLU(0.1), nn.ELU())
+    conv3d = nn.Sequential(nn.Conv3d(2, 2, 3), nn.BatchNorm3d(2))
+    mlp = nn.Sequential(nn.Linear(6, 4), nn.ReLU(), nn.Linear(4, 2))
+    nnq = torch.ao.nn.quantized
+
+    def affine(*shape):
+        return (nn.Parameter(torch.rand(*shape) + 0.5),
+                nn.Parameter(torch.randn(*shape)))
+    norms = nn.Sequential(
+        nnq.Quantize(0.05, 64, torch.quint8),
+        nnq.GroupNorm(2, 4, *affine(4), 0.04, 60),
+        nnq.InstanceNorm2d(4, *affine(4), 0.04, 70, affine=True),
+        nnq.LayerNorm([4, 3, 3], *affine(4, 3, 3), 0.05, 64),
+        nnq.DeQuantize()).eval()
+    x2, x1, x3 = (torch.randn(1, 3, 6, 6), torch.randn(1, 2, 6),
+                  torch.randn(1, 2, 4, 4, 4))
+    xm = torch.randn(2, 6)
+    dynamic = QConfigMapping().set_global(default_dynamic_qconfig)
+    return [("quantized_conv2d", lowered(conv2d, x2), [x2]),
+            ("quantized_conv1d", lowered(conv1d, x1), [x1]),
+            ("quantized_conv3d", lowered(conv3d, x3), [x3]),
+            ("quantized_dynamic_linear", lowered(mlp, xm, dynamic), [xm]),
+            ("quantized_norms", torch.fx.symbolic_trace(norms),
+             [torch.randn(1, 4, 3, 3)])]
+
+
+def quantized_seeds():
+    """Bundles of quantized_models() (graph, NUL, weights), and a
+    module_config seed for each module kind they hold, given the input its
+    module gets in the model (a quantized one for the quantized kinds)."""
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
+    import torchfx_export
+    for name, gm, inputs in quantized_models():
+        document, weights = torchfx_export.graph_document(gm)
+        if weights:
+            document["weights"] = "model.weights.pt"
+        write("bundle", name + ".bundle", json.dumps(document).encode() +
+              (b"\0" + saved(weights) if weights else b""))
+        seen = set()
+        interpreter = torch.fx.Interpreter(gm)
+        module_inputs = {}
+
+        def record(target, args, _kwargs, old=interpreter.call_module):
+            module_inputs.setdefault(target, args[0])
+            return old(target, args, _kwargs)
+        interpreter.call_module = record
+        with torch.no_grad():
+            interpreter.run(*inputs)
+        for target, spec in document.get("modules", {}).items():
+            kind = spec["type"]
+            if kind in seen or target not in module_inputs:
+                continue
+            seen.add(kind)
+            sizes = " ".join(str(d) for d in module_inputs[target].shape)
+            write("module_config", "%s_%s" % (name, target.replace(".", "_")),
+                  "%s\n%s\n%s" % (kind, json.dumps(spec["config"]), sizes))
+
+
 def pipeline_seeds():
     texts = [
         "shape_prop,decompose{rules=relu,gelu},quantize{dtype=int8}",
@@ -336,6 +417,7 @@ def main():
     pipeline_seeds()
     plugin_info_seeds()
     module_config_seeds()
+    quantized_seeds()
 
 
 if __name__ == "__main__":
