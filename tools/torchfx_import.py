@@ -11,6 +11,11 @@ present) it runs the GraphModule and compares with the expected output
 (default DIR/expected.pt when present): exit status 0 when allclose, 1 when
 not, 2 on a bundle it cannot read. --print shows the graph and gm.code.
 
+No file larger than 16 GiB is read (the C++ readers' limit): the graph,
+weights, inputs and expected outputs are refused with their size and the
+limit before anything is read; --max-file-bytes N or $FX_MAX_FILE_BYTES
+sets another limit (the option wins).
+
 Use it to bring a graph back to Python after C++ passes: the rebuilt module
 is a plain torch.fx GraphModule.
 """
@@ -23,6 +28,7 @@ import json
 import os
 import pickle
 import re
+import stat
 import sys
 
 import torch
@@ -33,6 +39,68 @@ import torch.utils._pytree as pytree
 
 class BundleError(Exception):
     pass
+
+
+# Files larger than this are refused before anything is read (issue 34,
+# item 5), as fx_core/io/regular_file.cc does: 16 GiB unless
+# $FX_MAX_FILE_BYTES (a positive integer) or --max-file-bytes says otherwise.
+DEFAULT_MAX_FILE_BYTES = 16 << 30
+_max_file_bytes_option = None  # --max-file-bytes, which wins over the env
+
+
+def max_file_bytes():
+    """The limit: --max-file-bytes, else $FX_MAX_FILE_BYTES when it is a
+    positive integer, else DEFAULT_MAX_FILE_BYTES."""
+    if _max_file_bytes_option is not None:
+        return _max_file_bytes_option
+    text = os.environ.get("FX_MAX_FILE_BYTES", "")
+    if text.isascii() and text.isdigit() and int(text) > 0:
+        return int(text)
+    return DEFAULT_MAX_FILE_BYTES
+
+
+def set_max_file_bytes(limit):
+    """Sets the limit for this process (None: the environment's again)."""
+    global _max_file_bytes_option
+    _max_file_bytes_option = limit
+
+
+_FILE_KINDS = ((stat.S_ISDIR, "a directory"),
+               (stat.S_ISCHR, "a character device"),
+               (stat.S_ISBLK, "a block device"),
+               (stat.S_ISFIFO, "a FIFO"),
+               (stat.S_ISSOCK, "a socket"))
+
+
+def open_within_limit(path, mode="rb"):
+    """`path` opened for reading when it is a regular file no larger than
+    max_file_bytes() (os.fstat on the open descriptor, so the file checked
+    is the file read); BundleError naming its size and the limit, or its
+    kind, otherwise. Opened non-blocking first: a FIFO does not block."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        raise BundleError(f"cannot read '{path}': {e.strerror}")
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = next((k for test, k in _FILE_KINDS if test(st.st_mode)),
+                        "not a plain file")
+            raise BundleError(
+                f"cannot read '{path}': not a regular file ({kind})")
+        limit = max_file_bytes()
+        if st.st_size > limit:
+            raise BundleError(
+                f"cannot read '{path}': {st.st_size} bytes is more than the "
+                f"limit of {limit} bytes (raise it with --max-file-bytes N "
+                f"or FX_MAX_FILE_BYTES)")
+        os.set_blocking(fd, True)
+        f = os.fdopen(fd, mode, **({} if "b" in mode else
+                                   {"encoding": "utf-8"}))
+    except BaseException:
+        os.close(fd)
+        raise
+    return f
 
 
 # What a file may name (issue 34, "nothing executable from data"): the
@@ -626,7 +694,7 @@ def set_path(root, path, value):
 def load_bundle(directory):
     path = os.path.join(directory, "graph.fx.json")
     try:
-        with open(path) as f:
+        with open_within_limit(path, "r") as f:
             doc = json.load(f)
     except (OSError, ValueError) as e:
         raise BundleError(f"{path}: {e}")
@@ -644,20 +712,25 @@ def load_tensors(path):
     """What torch.save wrote to `path`, read with torch.load(weights_only=
     True): tensors, numbers, strings and containers (and torch's
     return_types), never a pickle's code. BundleError for a file that
-    needs more."""
+    needs more, or that is larger than max_file_bytes()."""
     _allow_return_types()
     try:
-        try:
-            return torch.load(path, weights_only=True)
-        except pickle.UnpicklingError as e:
-            if "Unsupported operand" not in str(e):
-                raise
-            # torch 1.13's weights_only unpickler lacks opcodes torch.save
-            # writes (BINFLOAT, for a per-tensor quantized tensor's scale):
-            # Python's unpickler, allowed the same globals only. (Not
-            # through torch.load(pickle_module=...): without weights_only,
-            # torch 1.13 replaces any pickle_module by pickle itself.)
-            return _load_restricted(path)
+        with open_within_limit(path) as f:
+            try:
+                return torch.load(f, weights_only=True)
+            except pickle.UnpicklingError as e:
+                if "Unsupported operand" not in str(e):
+                    raise
+                # torch 1.13's weights_only unpickler lacks opcodes
+                # torch.save writes (BINFLOAT, for a per-tensor quantized
+                # tensor's scale): Python's unpickler, allowed the same
+                # globals only. (Not through torch.load(pickle_module=...):
+                # without weights_only, torch 1.13 replaces any
+                # pickle_module by pickle itself.)
+                f.seek(0)
+                return _load_restricted(f)
+    except BundleError:
+        raise
     except OSError as e:
         raise BundleError(f"{path}: {e}")
     except Exception as e:  # pickle.UnpicklingError, RuntimeError, ...
@@ -667,13 +740,13 @@ def load_tensors(path):
                           f"{why or type(e).__name__}")
 
 
-def _load_restricted(path):
-    """torch.load's zip-file reading with _RestrictedPickle's unpickler."""
+def _load_restricted(f):
+    """torch.load's zip-file reading of open file `f` with
+    _RestrictedPickle's unpickler."""
     from torch import serialization
-    with open(path, "rb") as f:
-        with serialization._open_zipfile_reader(f) as zip_file:
-            return serialization._load(zip_file, None, _RestrictedPickle,
-                                       encoding="utf-8")
+    with serialization._open_zipfile_reader(f) as zip_file:
+        return serialization._load(zip_file, None, _RestrictedPickle,
+                                   encoding="utf-8")
 
 
 class _RestrictedPickle:
@@ -1177,6 +1250,13 @@ def flatten(value):
     return []
 
 
+def _positive_bytes(text):
+    if not (text.isascii() and text.isdigit() and int(text) > 0):
+        raise argparse.ArgumentTypeError(
+            f"needs a positive number of bytes, got '{text}'")
+    return int(text)
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("directory")
@@ -1185,7 +1265,11 @@ def main(argv):
     parser.add_argument("--rtol", type=float, default=1e-4)
     parser.add_argument("--atol", type=float, default=1e-5)
     parser.add_argument("--print", action="store_true")
+    parser.add_argument("--max-file-bytes", type=_positive_bytes,
+                        help="refuse larger files (default $FX_MAX_FILE_BYTES"
+                        " or 16 GiB)")
     args = parser.parse_args(argv)
+    set_max_file_bytes(args.max_file_bytes)
     try:
         gm = load_bundle(args.directory)
     except BundleError as e:

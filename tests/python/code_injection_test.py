@@ -2,13 +2,36 @@
 carry Python (targets, node and parameter names, types, module types and
 paths, keyword names) in every injection form -- semicolons, line breaks,
 quotes, calls, dunder attributes, __import__, f-strings, Unicode
-look-alikes -- is refused by every `fx` command that prints, generates or
-runs code and by the Python importer (tools/torchfx_import.py), with an
+look-alikes, a trailing backslash -- is refused by every `fx` command that
+reads, prints, generates or runs code (fx_commands(), `fx plugin-check`
+included) and by the Python importer (tools/torchfx_import.py), with an
 error naming the node or module and the field; and no statement of it
 runs: a canary file the payload would `touch` is never made. The importer
 also reads weights with torch.load(weights_only=True) (a pickle's code
 never runs) and builds objects only by lookup in modules a file may name
 (os.system, builtins.eval, torch.hub.load: refused).
+
+Why this covers forms x fields x commands without running all ~720 `fx`
+processes (each starts LibTorch: over a second on 2 cores): the strings are
+refused in one place, the graph reader (fx_core/format), which every
+command calls before it does anything with them, per field and whatever
+the form. So each factor is covered by every pair, as a covering array of
+strength 2:
+  - forms x fields: in process by the C++ reader's own test
+    (tests/fx_core/format/code_injection_test.cc), here by the importer
+    (in process) and through the installed `fx` binary by one `fx
+    plugin-check` process that reads all 72 bundles
+    (test_every_form_in_every_field_is_refused_by_the_importer_and_fx);
+  - forms x commands and fields x commands: every command is given every
+    form, form f of command c in field (c + f) mod 8, so that the same 9
+    runs per command also give it every field (9 forms >= 8 fields, and 10
+    commands >= 8 fields: every form also meets every field)
+    (test_every_command_refuses_every_form_and_every_field).
+A command that skipped the reader, or its checks for one form or one
+field, fails a pair; a miss confined to one (form, field, command) triple
+would need a command to re-check one field's text differently for one
+form, which no command does (they share the reader). The runs of a test
+go in parallel, one per CPU.
 
 Run by fx_sdk_test.sh under /usr/bin/python3.
 """
@@ -20,6 +43,7 @@ import os
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import torch
@@ -102,8 +126,16 @@ def write_bundle(directory, edit=None):
     return path
 
 
+def passes_plugin():
+    """The first-party plugin libfx_passes.so beside the fx binary's tools/
+    (in its runfiles, or bazel-bin)."""
+    return os.path.join(os.path.dirname(os.path.dirname(fx_binary())),
+                        "plugins", "libfx_passes.so")
+
+
 def fx_commands(path, out):
-    """Every `fx` command that prints, generates or runs a bundle's code."""
+    """Every `fx` command that reads a bundle and prints, generates or runs
+    its code (`fx plugin-check` reads the bundles of a directory)."""
     inputs = os.path.join(os.path.dirname(path), "input.pt")
     return {
         "print": ["print", path],
@@ -117,7 +149,31 @@ def fx_commands(path, out):
                    out + ".reduced.fx.json"],
         "minimize": ["minimize", path, "--inputs", inputs, "--pipeline",
                      "dce"],
+        "plugin-check": ["plugin-check", passes_plugin(), "--graphs",
+                         os.path.dirname(path), "--pass", "dce"],
     }
+
+
+COMMANDS = list(fx_commands("g.fx.json", "out"))
+
+
+def parallel(function, items):
+    """function(item) for each item, one process-running thread per CPU."""
+    workers = max(1, min(4, len(os.sched_getaffinity(0))))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(function, items))
+
+
+def refusal(command, result):
+    """(refused, its message) for `fx COMMAND`'s result. `fx plugin-check`
+    reports a bundle that does not load as skipped rows naming why (exit
+    status 0: its table goes on with the other bundles), no check run."""
+    if command != "plugin-check":
+        return result.returncode != 0, result.stderr
+    rows = [line.split() for line in result.stdout.splitlines()]
+    ran = [r for r in rows if len(r) >= 3 and r[2] in ("ok", "FAIL")]
+    refused = "the graph does not load: " in result.stdout and not ran
+    return refused, result.stdout + result.stderr
 
 
 def fx(args):
@@ -135,7 +191,7 @@ def import_in_process(directory):
 
 
 def assert_refused(status, error, place, canary, what):
-    assert status != 0, f"{what}: accepted"
+    assert status != 0, f"{what}: accepted: {error}"
     for word in place:
         assert word in error, f"{what}: {error!r} does not name {word}"
     assert not os.path.exists(canary), f"{what}: the payload ran"
@@ -143,40 +199,92 @@ def assert_refused(status, error, place, canary, what):
 
 def test_the_legit_bundle_goes_through_every_command(tmp_path):
     path = write_bundle(str(tmp_path / "b"))
-    for name, args in fx_commands(path, str(tmp_path / "out")).items():
-        if name in ("reduce", "minimize"):  # need a failing pipeline
-            continue
-        result = fx(args)
+    commands = fx_commands(path, str(tmp_path / "out"))
+    names = [n for n in commands if n not in ("reduce", "minimize")]
+    # (reduce and minimize need a failing pipeline)
+    for name, result in zip(names, parallel(lambda n: fx(commands[n]),
+                                            names)):
         assert result.returncode == 0, (name, result.stderr)
+        assert not refusal(name, result)[0], (name, result.stdout)
     assert import_in_process(str(tmp_path / "b"))[0] == 0
 
 
-@pytest.mark.parametrize("field", sorted(FIELDS))
-def test_every_form_in_every_field_is_refused_by_fx_code_and_the_importer(
-        field, tmp_path):
-    place, put, legit = FIELDS[field]
+def bundle_name(field, form):
+    return f"{field}--{form}".replace(" ", "_")
+
+
+def test_every_form_in_every_field_is_refused_by_the_importer_and_fx(
+        tmp_path):
+    """forms x fields: the importer in process, and the fx binary's reader
+    in one `fx plugin-check` process over a directory of all 72 bundles.
+    Its table has a row per check, not per bundle: a check any bundle ran
+    would be ok (dce on the legit bundle is: the test above), so every row
+    skipped says that no bundle loaded; the row's reason is the first
+    bundle's refusal, naming its node and field."""
     canary = str(tmp_path / "PWNED")
-    for form, make in forms(canary).items():
-        directory = str(tmp_path / form.replace(" ", "_"))
+    graphs = tmp_path / "graphs"
+    for field, (place, put, legit) in FIELDS.items():
+        for form, make in forms(canary).items():
+            directory = str(graphs / bundle_name(field, form))
+            write_bundle(directory, lambda d: put(d, make(legit)))
+            status, error = import_in_process(directory)
+            assert_refused(status, error, place, canary,
+                           f"torchfx_import, {field}, {form}")
+    result = fx(["plugin-check", passes_plugin(), "--graphs", str(graphs),
+                 "--pass", "dce"])
+    refused, report = refusal("plugin-check", result)
+    assert refused, report
+    assert f"on {len(FIELDS) * len(forms(canary))} graphs" in report, report
+    first = sorted(bundle_name(field, form) for field in FIELDS
+                   for form in forms(canary))[0]
+    place = next(FIELDS[field][0] for field in FIELDS for form in forms(canary)
+                 if bundle_name(field, form) == first)
+    rows = [line for line in report.splitlines() if line.startswith("dce ")]
+    assert len(rows) == 7, report
+    for row in rows:
+        assert f"skip  {first}: the graph does not load: " in row, row
+        for word in place:
+            assert word in row, f"{row!r} does not name {word}"
+    assert not os.path.exists(canary), "fx plugin-check: the payload ran"
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_refuses_every_form_and_every_field(command, tmp_path):
+    """Form f of forms() in field (c + f) mod 8 of FIELDS, c the command's
+    place in fx_commands(): over the commands, every form meets every
+    command and every field, and every field every command."""
+    canary = str(tmp_path / "PWNED")
+    fields = sorted(FIELDS)
+    c = COMMANDS.index(command)
+    runs = []
+    for f, (form, make) in enumerate(forms(canary).items()):
+        field = fields[(c + f) % len(fields)]
+        place, put, legit = FIELDS[field]
+        directory = str(tmp_path / bundle_name(field, form))
         path = write_bundle(directory, lambda d: put(d, make(legit)))
-        result = fx(["code", path])
-        assert_refused(result.returncode, result.stderr, place, canary,
-                       f"fx code, {field}, {form}")
-        status, error = import_in_process(directory)
-        assert_refused(status, error, place, canary,
-                       f"torchfx_import, {field}, {form}")
+        args = fx_commands(path, os.path.join(directory, "out"))[command]
+        runs.append((field, form, place, args))
+    results = parallel(lambda run: fx(run[3]), runs)
+    for (field, form, place, _), result in zip(runs, results):
+        refused, error = refusal(command, result)
+        assert_refused(1 if refused else 0, error, place, canary,
+                       f"fx {command}, {field}, {form}")
 
 
-@pytest.mark.parametrize("field", sorted(FIELDS))
-def test_every_command_refuses_each_field(field, tmp_path):
-    place, put, legit = FIELDS[field]
-    canary = str(tmp_path / "PWNED")
-    path = write_bundle(str(tmp_path / "b"),
-                        lambda d: put(d, forms(canary)["newline"](legit)))
-    for name, args in fx_commands(path, str(tmp_path / "out")).items():
-        result = fx(args)
-        assert_refused(result.returncode, result.stderr, place, canary,
-                       f"fx {name}, {field}")
+def test_the_covering_design_meets_every_pair():
+    """The design above: each (form, command), (field, command) and
+    (form, field) pair is run."""
+    fields = sorted(FIELDS)
+    form_names = list(forms("x"))
+    triples = {(form, fields[(c + f) % len(fields)], command)
+               for c, command in enumerate(COMMANDS)
+               for f, form in enumerate(form_names)}
+    assert {(a, c) for a, _, c in triples} == {
+        (a, c) for a in form_names for c in COMMANDS}
+    assert {(b, c) for _, b, c in triples} == {
+        (b, c) for b in fields for c in COMMANDS}
+    assert {(a, b) for a, b, _ in triples} == {
+        (a, b) for a in form_names for b in fields}
 
 
 def test_the_importer_as_a_program_refuses_and_runs_nothing(tmp_path):

@@ -1,8 +1,10 @@
 // Issue 34, item 5: plugins that crash, abort, exit or hang while they load
 // (tests/plugin_api/plugins/load_crash_plugin.c), and plugin files cut
 // short, given to the fx binary run as a child process, so that a crash is
-// seen as the signal it is. Isolated (fx run --isolate, fx plugins
-// --isolate, always fx plugin-check) each is an error naming the plugin and
+// seen as the signal it is: a static constructor or fx_plugin_get_info that
+// segfaults, aborts, exits or hangs. Isolated (fx run --isolate, fx reduce
+// --isolate, a pipeline config's "isolate": true, fx plugins --isolate,
+// always fx plugin-check) each is an error naming the plugin and
 // what ended the worker that loaded it, exit status 1, never a signal; a
 // truncated library is an error naming what is missing, isolated or not.
 // Issue 39, item 4: every file that is no plugin of this machine (text,
@@ -132,6 +134,9 @@ const std::vector<LoadCrash>& load_crashes() {
       {kPlugins + "libload_ctor_exit_plugin.so", "exited with status 7"},
       {kPlugins + "libload_ctor_hang_plugin.so", "did not finish within 5 s"},
       {kPlugins + "libload_info_segv_plugin.so", "was killed by SIGSEGV"},
+      {kPlugins + "libload_info_abort_plugin.so", "was killed by SIGABRT"},
+      {kPlugins + "libload_info_exit_plugin.so", "exited with status 7"},
+      {kPlugins + "libload_info_hang_plugin.so", "did not finish within 5 s"},
   };
   return *crashes;
 }
@@ -154,6 +159,52 @@ TEST(PluginLoadSafety, FxRunIsolatedNamesAPluginThatCrashesWhileLoading) {
     EXPECT_EQ(r.status, 1) << r.describe();
     EXPECT_TRUE(has(r.err, "fx run: " + load_error(crash))) << r.describe();
     EXPECT_FALSE(fs::exists(output));
+  }
+}
+
+TEST(PluginLoadSafety, FxReduceIsolatedNamesAPluginThatCrashesWhileLoading) {
+  std::string output = temp_path("reduce.fx.json");
+  for (const LoadCrash& crash : load_crashes()) {
+    SCOPED_TRACE(crash.plugin);
+    fs::remove(output);
+    Ended r = fx({"reduce", mymodule() + "/graph.fx.json", "--pipeline", "dce",
+                  "-o", output, "--isolate", "--pass-timeout", "5",
+                  "--no-default-plugins", "--plugin", crash.plugin});
+    EXPECT_EQ(r.signal, 0) << r.describe();
+    EXPECT_EQ(r.status, 1) << r.describe();
+    EXPECT_TRUE(has(r.err, "fx reduce: " + load_error(crash))) << r.describe();
+    EXPECT_FALSE(fs::exists(output));
+  }
+}
+
+// The isolation a pipeline config asks for ("isolate": true, no --isolate
+// flag) covers loading its plugins too: fx run --config and fx minimize
+// --config.
+TEST(PluginLoadSafety, AConfigThatIsolatesNamesAPluginThatCrashesWhileLoading) {
+  std::string output = temp_path("config_run.fx.json");
+  for (const LoadCrash& crash : load_crashes()) {
+    SCOPED_TRACE(crash.plugin);
+    // The config's plugin paths are relative to the config's directory.
+    LoadCrash absolute{fs::absolute(crash.plugin).string(), crash.ending};
+    std::string config = temp_path("isolate.json");
+    write(config, "{\"pipeline\": \"dce\", \"plugins\": [\"" +
+                      absolute.plugin +
+                      "\"], \"isolate\": true, \"pass_timeout\": 5}\n");
+    fs::remove(output);
+    Ended run = fx({"run", mymodule() + "/graph.fx.json", "--config", config,
+                    "-o", output, "--no-default-plugins"});
+    EXPECT_EQ(run.signal, 0) << run.describe();
+    EXPECT_EQ(run.status, 1) << run.describe();
+    EXPECT_TRUE(has(run.err, "fx run: " + load_error(absolute)))
+        << run.describe();
+    EXPECT_FALSE(fs::exists(output));
+    Ended minimize = fx({"minimize", mymodule() + "/graph.fx.json", "--inputs",
+                         mymodule() + "/input.pt", "--config", config,
+                         "--no-default-plugins"});
+    EXPECT_EQ(minimize.signal, 0) << minimize.describe();
+    EXPECT_EQ(minimize.status, 1) << minimize.describe();
+    EXPECT_TRUE(has(minimize.err, load_error(absolute)))
+        << minimize.describe();
   }
 }
 

@@ -1,6 +1,7 @@
 // Loading a plugin in a worker process first (issue 34): a plugin that
-// loads, one whose load fails with an error, and ones that crash, exit or
-// hang while loading, none of which this process survives in process.
+// loads, one whose load fails with an error, and ones whose static
+// constructor or fx_plugin_get_info crashes, aborts, exits or hangs, none of
+// which this process survives in process.
 #include "plugin_api/pipeline/plugin_load_worker.h"
 
 #include <gtest/gtest.h>
@@ -49,7 +50,10 @@ TEST(PluginLoadWorker, ACrashExitOrHangWhileLoadingNamesThePlugin) {
         Case{"ctor_abort", "was killed by SIGABRT"},
         Case{"ctor_exit", "exited with status 7 before finishing"},
         Case{"ctor_hang", "did not finish within 1 s and was killed", 1},
-        Case{"info_segv", "was killed by SIGSEGV"}}) {
+        Case{"info_segv", "was killed by SIGSEGV"},
+        Case{"info_abort", "was killed by SIGABRT"},
+        Case{"info_exit", "exited with status 7 before finishing"},
+        Case{"info_hang", "did not finish within 1 s and was killed", 1}}) {
     std::string path = kDir + "libload_" + c.how + "_plugin.so";
     WorkerLoad load =
         load_plugin_in_worker(path, {}, WorkerLimits{c.timeout_seconds, 0});

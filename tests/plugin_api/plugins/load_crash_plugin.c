@@ -4,7 +4,10 @@
  *   CTOR_ABORT  its static constructor calls abort();
  *   CTOR_EXIT   its static constructor calls exit(7);
  *   CTOR_HANG   its static constructor never returns;
- *   INFO_SEGV   fx_plugin_get_info writes to an unmapped address.
+ *   INFO_SEGV   fx_plugin_get_info writes to an unmapped address;
+ *   INFO_ABORT  fx_plugin_get_info calls abort();
+ *   INFO_EXIT   fx_plugin_get_info calls exit(7);
+ *   INFO_HANG   fx_plugin_get_info never returns.
  * An isolated host (fx run --isolate, fx plugin-check) must name it and go
  * on; an in-process host dies with it. */
 #include <stddef.h>
@@ -46,6 +49,12 @@ static const FxPluginInfo kPlugin = {"load_crash",
 FX_PLUGIN_EXPORT const FxPluginInfo* fx_plugin_get_info(void) {
 #if defined(INFO_SEGV)
   crash();
+#elif defined(INFO_ABORT)
+  abort();
+#elif defined(INFO_EXIT)
+  exit(7);
+#elif defined(INFO_HANG)
+  for (;;) pause();
 #endif
   return &kPlugin;
 }
