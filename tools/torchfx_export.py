@@ -14,6 +14,8 @@ writes, as ../shared/spec/fx-graph-json.md specifies:
 and, with --reference, torch.fx's own text forms of the same graph:
     DIR/graph.txt         print(gm.graph), in the current docs' num_users form
     DIR/code.py           gm.code
+DIR is written as a set (export()): a crash leaves the old bundle or the new
+one, every file of the same export; DIR's other files are kept.
 
 The model is put in eval mode, or with --train in training mode (model.train():
 each module's own train() decides its mode, and the bundle records each
@@ -23,12 +25,16 @@ has python3-torch and python3-torchvision.
 
 import argparse
 import collections
+import ctypes
+import errno
 import importlib.util
 import inspect
 import json
 import math
 import os
 import re
+import shutil
+import stat
 import sys
 import tempfile
 
@@ -833,43 +839,151 @@ def current_weights_name(out_dir):
     return name if isinstance(name, str) else None
 
 
+# The files of a bundle directory export writes: a directory it replaces
+# loses them and its Python bytecode cache (__pycache__, of a model module
+# kept there); its other files are kept.
+BUNDLE_FILES = ("graph.fx.json",) + WEIGHTS_NAMES + (
+    "input.pt", "expected.pt", "graph.txt", "code.py")
+DROPPED = BUNDLE_FILES + ("__pycache__",)
+
+_AT_FDCWD = -100
+_RENAME_NOREPLACE = 1
+_RENAME_EXCHANGE = 2
+
+
+def _renameat2(source, target, flags):
+    """renameat2(2) (glibc 2.28+); OSError on failure (EINVAL or ENOSYS
+    where the file system or the kernel lacks the flag)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    renameat2 = getattr(libc, "renameat2", None)
+    if renameat2 is None:
+        raise OSError(errno.ENOSYS, os.strerror(errno.ENOSYS), source)
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int,
+                          ctypes.c_char_p, ctypes.c_uint]
+    if renameat2(_AT_FDCWD, os.fsencode(source), _AT_FDCWD,
+                 os.fsencode(target), flags) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, os.strerror(error), source, None, target)
+
+
+def _files_to_keep(target, out_dir):
+    """The entries of the existing directory `target` that are not the
+    bundle's (kept in the new one). The directory is replaced as a whole, so
+    one holding a directory of its own, or the current directory, is
+    refused."""
+    inside = os.path.relpath(os.path.realpath(os.getcwd()), target)
+    if inside != ".." and not inside.startswith(".." + os.sep):
+        raise ValueError(f"{out_dir}: is the current directory or holds it; "
+                         "refusing to replace it (the bundle's directory is "
+                         "replaced as a whole)")
+    kept = []
+    for entry in os.scandir(target):
+        if entry.name in DROPPED:
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            raise ValueError(
+                f"{out_dir}: holds the directory '{entry.name}', which is not "
+                "the bundle's; refusing to replace the directory (it is "
+                "replaced as a whole, keeping only its other files)")
+        kept.append(entry.name)
+    return kept
+
+
+def _commit(tmp, target, replaces):
+    """`tmp` takes the place of `target` in one rename; returns what is left
+    at `tmp` to remove (the old directory, or nothing)."""
+    if not replaces:
+        try:
+            _renameat2(tmp, target, _RENAME_NOREPLACE)
+        except OSError as e:
+            if e.errno not in (errno.EINVAL, errno.ENOSYS):
+                raise
+            os.rename(tmp, target)
+        return None
+    try:
+        _renameat2(tmp, target, _RENAME_EXCHANGE)
+        return tmp
+    except OSError as e:
+        if e.errno not in (errno.EINVAL, errno.ENOSYS):
+            raise
+    # No RENAME_EXCHANGE here: the old directory goes aside first.
+    aside = tempfile.mkdtemp(prefix=os.path.basename(tmp) + ".old.",
+                             dir=os.path.dirname(target))
+    os.rename(target, aside)
+    os.rename(tmp, target)
+    return aside
+
+
 def export(gm, example_inputs, out_dir, reference=False):
     """Writes gm as a bundle in `out_dir` (graph.fx.json and its weights),
     with input.pt, expected.pt and, for a reference, graph.txt and code.py.
-    The bundle is written as a set, as the SDK writes one: the weights
-    first, the graph last (its rename commits); a bundle there already
-    keeps its weights file until then, the new weights taking the other of
-    the two names (model.weights.pt, model.weights.1.pt), and the old one
-    is removed after."""
-    os.makedirs(out_dir, exist_ok=True)
+
+    The directory is written as a set: every file goes into a fresh
+    directory beside `out_dir` (`.NAME.export.*`), which then takes its
+    place in one rename (renameat2: RENAME_NOREPLACE for a new directory,
+    RENAME_EXCHANGE for an existing one, whose old contents are removed
+    after). A crash at any point leaves the old bundle loadable and
+    unchanged, or the new one whole (and at worst that directory beside
+    it). An existing `out_dir` loses the bundle's files (BUNDLE_FILES) and
+    its __pycache__, and keeps its other files (hard-linked into the new
+    directory) and its permissions; one that holds another directory, the
+    current directory and a path that is not a directory are refused
+    (ValueError). A symlink to a directory is followed. On a file system
+    without RENAME_EXCHANGE the old directory is renamed aside first (a
+    crash between the two renames leaves it there)."""
     document, weights = graph_document(gm)
     check_storable(weights)
-    old = current_weights_name(out_dir)
-    name = WEIGHTS_NAMES[1] if old == WEIGHTS_NAMES[0] else WEIGHTS_NAMES[0]
-    if weights:
-        document["weights"] = name
-        write_atomically(os.path.join(out_dir, name),
-                         lambda f: torch.save(weights, f))
-    write_atomically(os.path.join(out_dir, "input.pt"),
-                     lambda f: torch.save(list(example_inputs), f))
-    with torch.no_grad():
-        expected = gm(*example_inputs)
-    write_atomically(os.path.join(out_dir, "expected.pt"),
-                     lambda f: torch.save(expected, f))
-    if reference:
-        text = re.sub(r"\[#users=", "[num_users=", str(gm.graph)) + "\n"
-        write_atomically(os.path.join(out_dir, "graph.txt"),
-                         lambda f: f.write(text.encode()))
-        write_atomically(os.path.join(out_dir, "code.py"),
-                         lambda f: f.write(gm.code.encode()))
-    graph = json.dumps(document, indent=1).encode()
-    write_atomically(os.path.join(out_dir, "graph.fx.json"),
-                     lambda f: f.write(graph))
-    if old in WEIGHTS_NAMES and (old != name or not weights):
-        try:
-            os.unlink(os.path.join(out_dir, old))
-        except FileNotFoundError:
-            pass
+    target = os.path.realpath(out_dir)
+    replaces = os.path.lexists(target)
+    if replaces and not os.path.isdir(target):
+        raise ValueError(f"{out_dir}: exists and is not a directory; "
+                         "refusing to replace it")
+    kept = _files_to_keep(target, out_dir) if replaces else []
+    parent = os.path.dirname(target)
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="." + os.path.basename(target) + ".export.",
+                           dir=parent)
+    try:
+        if replaces:
+            os.chmod(tmp, os.stat(target).st_mode & 0o7777)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o777 & ~umask)
+        if weights:
+            document["weights"] = WEIGHTS_NAMES[0]
+            write_atomically(os.path.join(tmp, WEIGHTS_NAMES[0]),
+                             lambda f: torch.save(weights, f))
+        write_atomically(os.path.join(tmp, "input.pt"),
+                         lambda f: torch.save(list(example_inputs), f))
+        with torch.no_grad():
+            expected = gm(*example_inputs)
+        write_atomically(os.path.join(tmp, "expected.pt"),
+                         lambda f: torch.save(expected, f))
+        if reference:
+            text = re.sub(r"\[#users=", "[num_users=", str(gm.graph)) + "\n"
+            write_atomically(os.path.join(tmp, "graph.txt"),
+                             lambda f: f.write(text.encode()))
+            write_atomically(os.path.join(tmp, "code.py"),
+                             lambda f: f.write(gm.code.encode()))
+        graph = json.dumps(document, indent=1).encode()
+        write_atomically(os.path.join(tmp, "graph.fx.json"),
+                         lambda f: f.write(graph))
+        if replaces:
+            for name in os.listdir(tmp):
+                try:
+                    mode = os.lstat(os.path.join(target, name)).st_mode
+                except FileNotFoundError:
+                    continue
+                if stat.S_ISREG(mode):
+                    os.chmod(os.path.join(tmp, name), mode & 0o7777)
+            for name in kept:
+                os.link(os.path.join(target, name), os.path.join(tmp, name),
+                        follow_symlinks=False)
+        tmp = _commit(tmp, target, replaces)
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def load_module(spec):

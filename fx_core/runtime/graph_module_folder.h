@@ -42,12 +42,29 @@
 // Unlike torch.fx, no module is pickled: every module must be describable
 // (registered with ModuleRegistry with a describe function).
 //
-// Everything is generated and checked before anything is written; files are
-// then replaced atomically, __init__.py last. Errors come back as a status
-// naming what failed: a module that cannot be described (its path and C++
-// class), a get_attr / call_module target the module lacks, a module_name
-// that is not a Python identifier, a folder that cannot be created or
-// written.
+// The folder is written as a set. Everything is generated and checked
+// before anything is written; the files then go into a fresh directory
+// beside the folder (`.NAME.to_folder.PID.RANDOM`), which takes the
+// folder's place in one rename: renameat2 with RENAME_NOREPLACE when there
+// is no folder, else with RENAME_EXCHANGE, the old folder (now at the
+// fresh name) being removed after. A crash at any point leaves the old
+// folder loadable and unchanged, or the new one whole (and at worst that
+// directory beside it). On a file system without RENAME_EXCHANGE the old
+// folder is renamed aside first, and a crash between the two renames leaves
+// it beside the folder's name.
+//
+// An existing folder is replaced as a whole: its package files (the names
+// above, model.weights.1.pt, __pycache__) go; its other files are kept
+// (hard-linked into the new folder, with its permissions and those of the
+// package files it had); a directory of its own that is not __pycache__,
+// the current directory (or one holding it), and a path that exists and is
+// not a directory are refused, naming the path. A symlink to a directory is
+// followed (the directory is replaced, the link stays).
+//
+// Errors come back as a status naming what failed: a module that cannot be
+// described (its path and C++ class), a get_attr / call_module target the
+// module lacks, a module_name that is not a Python identifier, a folder that
+// cannot be created, written or replaced; nothing is changed then.
 //
 // Limitations: a wrapped function (or a CodeGen additional_globals entry) is
 // imported by its qualified name (`import pkg.mod` / `fn = pkg.mod.fn`), so

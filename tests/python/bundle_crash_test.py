@@ -1,8 +1,18 @@
-"""Bundles written as a set (issue 34 item 3): `fx run -o OUT` is killed
-(SIGKILL, by strace's fault injection) at each rename and at each write it
-makes in turn, while it replaces a bundle already at OUT; after each kill
-what is at OUT loads and computes either the old bundle's numbers, with the
-old graph and the weights it names byte-identical, or the new bundle's.
+"""Bundles written as a set (issue 34 item 3): each writer of bundles is
+killed (SIGKILL, by strace's fault injection) at each rename and at each
+write it makes in turn (the folder writers also at each mkdir, link and
+unlink), while it replaces a bundle already there; after each kill what is
+there is the old bundle, every file byte-identical, or the new one whole:
+ - `fx run -o OUT` and `fx reduce -o OUT` (fx::write_graph_module): the
+   graph at OUT loads and computes the old numbers with the old graph and
+   the weights it names unchanged, or the new numbers;
+ - fx::to_folder (to_folder_writer, a command around it; to_folder has no
+   other caller outside the C++ API): every file of the package folder
+   (module.py, state_dict.pt, the bundle, __init__.py, and a file of the
+   user's kept in it) is the old package's, or every one the new one's;
+ - tools/torchfx_export.py: likewise every file of its directory
+   (graph.fx.json, the weights, input.pt, expected.pt, a file of the
+   user's).
 """
 
 import json
@@ -61,51 +71,164 @@ def snapshot(graph):
     return text, open(os.path.join(folder, weights), "rb").read()
 
 
-def killed_run(source, out, syscalls, n):
-    """fx run SOURCE -o OUT, SIGKILLed at the n-th of `syscalls`."""
-    inject = f"inject={syscalls}:signal=SIGKILL:when={n}"
-    return subprocess.run(
-        ["strace", "-f", "-o", "/dev/null", "-e", f"trace={syscalls}", "-e",
-         inject, fx_binary(), "run", source, "--pipeline", "dce", "-o", out],
-        capture_output=True, text=True, timeout=120)
+RENAMES = "rename,renameat,renameat2"
+# What a folder writer does besides: its fresh directory, the files of the
+# user's it keeps, the old folder's removal.
+DIRECTORY_CALLS = "mkdir,mkdirat,link,linkat,unlink,unlinkat,rmdir"
 
 
-@pytest.mark.parametrize("syscalls", ["rename,renameat,renameat2", "write"])
+def runfile(path):
+    return os.path.join(os.environ.get("TEST_SRCDIR", ""),
+                        os.environ.get("TEST_WORKSPACE", ""), path)
+
+
+def strace(syscalls, n):
+    """strace killing its command at the n-th of `syscalls`."""
+    return ["strace", "-f", "-o", "/dev/null", "-e", f"trace={syscalls}",
+            "-e", f"inject={syscalls}:signal=SIGKILL:when={n}"]
+
+
+def writer_args(command, source, out):
+    """`fx run` or `fx reduce` writing SOURCE's result to OUT."""
+    if command == "run":
+        return ["run", source, "--pipeline", "dce", "-o", out]
+    # refuse_target fails while the linear node is there: the reduced
+    # bundle is x -> linear -> output, with linear's weights.
+    picky = runfile("tests/plugin_api/plugins/libpicky_plugin.so")
+    if not os.path.isfile(picky):
+        picky = "bazel-bin/tests/plugin_api/plugins/libpicky_plugin.so"
+    return ["reduce", source, "--no-default-plugins", "--no-isolate",
+            "--plugin", picky, "--pipeline", "refuse_target{target=linear}",
+            "-o", out]
+
+
+@pytest.mark.parametrize("command", ["run", "reduce"])
+@pytest.mark.parametrize("syscalls", [RENAMES, "write"])
 def test_a_killed_writer_leaves_the_old_bundle_or_the_new_one(tmp_path,
-                                                               syscalls):
+                                                               syscalls,
+                                                               command):
     if shutil.which("strace") is None:
         pytest.fail("strace is missing (tools/setup.sh installs it)")
     a, b = make_inputs(tmp_path)
-    old_numbers, new_numbers = outputs_of(a, tmp_path), outputs_of(b, tmp_path)
-    assert not torch.equal(old_numbers, new_numbers)
+    probe = str(tmp_path / "probe" / "model.fx.json")
+    r = fx(*writer_args(command, b, probe))
+    assert r.returncode == 0, r.stderr
+    new_numbers = outputs_of(probe, tmp_path)
     out = str(tmp_path / "out" / "model.fx.json")
     killed = 0
     for n in range(1, 200):
         shutil.rmtree(tmp_path / "out", ignore_errors=True)
-        r = fx("run", a, "--pipeline", "dce", "-o", out)
+        r = fx(*writer_args(command, a, out))
         assert r.returncode == 0, r.stderr
         before = snapshot(out)
-        r = killed_run(b, out, syscalls, n)
+        if n == 1:
+            old_numbers = outputs_of(out, tmp_path)
+            assert not torch.equal(old_numbers, new_numbers)
+        r = subprocess.run([*strace(syscalls, n), fx_binary(),
+                            *writer_args(command, b, out)],
+                           capture_output=True, text=True, timeout=120)
         if r.returncode == 0:
             break
         assert r.returncode in (-9, 137), (r.returncode, r.stderr)
         killed += 1
         numbers, now = outputs_of(out, tmp_path), snapshot(out)
-        where = f"killed at {syscalls} #{n}"
+        where = f"fx {command} killed at {syscalls} #{n}"
         if now[0] == before[0]:  # the old graph: its weights untouched
             assert now[1] == before[1], where
             assert torch.equal(numbers, old_numbers), where
         else:  # the new graph: with its own weights
             assert torch.equal(numbers, new_numbers), where
     else:
-        pytest.fail("fx run never finished")
+        pytest.fail(f"fx {command} never finished")
     assert killed >= 2, killed
     assert torch.equal(outputs_of(out, tmp_path), new_numbers)
 
 
-EXPORTER = os.path.join(os.environ.get("TEST_SRCDIR", ""),
-                        os.environ.get("TEST_WORKSPACE", ""), "tools",
-                        "torchfx_export.py")
+def folder_files(folder):
+    """Every file of `folder`, by name: its bytes."""
+    return {name: open(os.path.join(folder, name), "rb").read()
+            for name in sorted(os.listdir(folder))}
+
+
+def killed_writer_leftovers(parent, name, prefix, where):
+    """Beside `name` in `parent`, at worst the writer's own directory."""
+    for entry in os.listdir(parent):
+        assert entry == name or entry.startswith(prefix), (where, entry)
+
+
+def to_folder(source, folder, module_name, syscalls=None, n=0):
+    """fx::to_folder of the bundle SOURCE into FOLDER (to_folder_writer)."""
+    writer = runfile("tests/python/to_folder_writer")
+    if not os.path.isfile(writer):
+        writer = "bazel-bin/tests/python/to_folder_writer"
+    return subprocess.run(
+        [*(strace(syscalls, n) if syscalls else []), writer, source,
+         str(folder), module_name], capture_output=True, text=True,
+        timeout=120)
+
+
+def package_outputs(parent, module_name, tmp_path):
+    """What Python torch computes with the package `parent`/pkg."""
+    script = (f"import sys, torch; sys.path.insert(0, {str(parent)!r}); "
+              f"from pkg import {module_name}; m = {module_name}(); "
+              f"x = torch.load({str(tmp_path / 'input.pt')!r}); "
+              f"torch.save(m(*x), {str(tmp_path / 'py.pt')!r})")
+    r = subprocess.run(["/usr/bin/python3", "-B", "-c", script],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return torch.load(tmp_path / "py.pt")
+
+
+@pytest.mark.parametrize("syscalls", [RENAMES, "write", DIRECTORY_CALLS])
+def test_a_killed_to_folder_leaves_the_old_package_or_the_new_one(tmp_path,
+                                                                  syscalls):
+    """fx::to_folder replacing a package folder (holding a file of the
+    user's, which stays) is killed at each call in turn."""
+    if shutil.which("strace") is None:
+        pytest.fail("strace is missing (tools/setup.sh installs it)")
+    a, b = make_inputs(tmp_path)
+    old_dir, new_dir = tmp_path / "old" / "pkg", tmp_path / "new" / "pkg"
+    for source, folder, name in ((a, old_dir, "First"),
+                                 (b, new_dir, "Second")):
+        r = to_folder(source, folder, name)
+        assert r.returncode == 0, r.stderr
+        (folder / "notes.txt").write_text("the user's")
+    old, new = folder_files(old_dir), folder_files(new_dir)
+    assert sorted(old) == sorted(new) == [
+        "__init__.py", "graph.fx.json", "model.weights.pt", "module.py",
+        "notes.txt", "state_dict.pt"]
+    for name in ("module.py", "state_dict.pt", "model.weights.pt"):
+        assert old[name] != new[name], name
+    # Both packages load, in C++ and in Python, with their own numbers.
+    old_numbers = outputs_of(str(old_dir / "graph.fx.json"), tmp_path)
+    new_numbers = outputs_of(str(new_dir / "graph.fx.json"), tmp_path)
+    assert not torch.equal(old_numbers, new_numbers)
+    assert torch.allclose(package_outputs(old_dir.parent, "First", tmp_path),
+                          old_numbers)
+    assert torch.allclose(package_outputs(new_dir.parent, "Second", tmp_path),
+                          new_numbers)
+    out = tmp_path / "out"
+    killed = 0
+    for n in range(1, 100):
+        shutil.rmtree(out, ignore_errors=True)
+        shutil.copytree(old_dir, out / "pkg")
+        r = to_folder(b, out / "pkg", "Second", syscalls, n)
+        if r.returncode == 0:
+            break
+        assert r.returncode in (-9, 137), (r.returncode, r.stderr)
+        killed += 1
+        where = f"to_folder killed at {syscalls} #{n}"
+        now = folder_files(out / "pkg")
+        assert now == old or now == new, (where, sorted(now))
+        killed_writer_leftovers(out, "pkg", ".pkg.to_folder.", where)
+    else:
+        pytest.fail("to_folder never finished")
+    assert killed >= 2, killed
+    assert folder_files(out / "pkg") == new
+    assert os.listdir(out) == ["pkg"]
+
+
+EXPORTER = runfile("tools/torchfx_export.py")
 MODEL = '''
 import torch
 
@@ -120,53 +243,83 @@ class Net(torch.nn.Module):
 '''
 
 
-def export(model_file, out, seed, strace=()):
+def export(model_file, out, seed, syscalls=None, n=0, cwd=None):
     """torchfx_export.py's bundle of Net (weights from `seed`) into `out`."""
-    exporter = EXPORTER if os.path.isfile(EXPORTER) else "tools/torchfx_export.py"
+    exporter = os.path.abspath(EXPORTER if os.path.isfile(EXPORTER) else
+                               "tools/torchfx_export.py")
     return subprocess.run(
-        [*strace, "/usr/bin/python3", exporter, "--module",
-         f"{model_file}:Net", "--input-shape", "2,4", "--seed", str(seed),
-         "-o", out], capture_output=True, text=True, timeout=300)
+        [*(strace(syscalls, n) if syscalls else []), "/usr/bin/python3", "-B",
+         exporter, "--module", f"{model_file}:Net", "--input-shape", "2,4",
+         "--seed", str(seed), "-o", out], capture_output=True, text=True,
+        timeout=300, cwd=cwd)
 
 
-def test_a_killed_exporter_leaves_the_old_bundle_or_the_new_one(tmp_path):
-    """The Python writer of bundles, killed at each rename as fx run is."""
+@pytest.mark.parametrize("syscalls", [RENAMES, "write", DIRECTORY_CALLS])
+def test_a_killed_exporter_leaves_the_old_bundle_or_the_new_one(tmp_path,
+                                                                syscalls):
+    """The Python writer of bundles: its directory (graph, weights,
+    input.pt, expected.pt and a file of the user's) is the old export's
+    or the new one's after each kill."""
     if shutil.which("strace") is None:
         pytest.fail("strace is missing (tools/setup.sh installs it)")
     model_file = tmp_path / "net.py"
     model_file.write_text(MODEL)
     x = torch.rand(2, 4)
     torch.save([x], tmp_path / "input.pt")
-    numbers = {}
+    files, numbers = {}, {}
     for seed in (1, 2):
-        probe = str(tmp_path / f"probe{seed}")
-        assert export(model_file, probe, seed).returncode == 0
-        numbers[seed] = outputs_of(os.path.join(probe, "graph.fx.json"),
-                                   tmp_path)
+        probe = tmp_path / f"probe{seed}"
+        r = export(model_file, str(probe), seed)
+        assert r.returncode == 0, r.stderr
+        (probe / "notes.txt").write_text("the user's")
+        files[seed] = folder_files(probe)
+        numbers[seed] = outputs_of(str(probe / "graph.fx.json"), tmp_path)
+    assert sorted(files[1]) == sorted(files[2]) == [
+        "expected.pt", "graph.fx.json", "input.pt", "model.weights.pt",
+        "notes.txt"]
+    for name in ("expected.pt", "model.weights.pt"):
+        assert files[1][name] != files[2][name], name
     assert not torch.equal(numbers[1], numbers[2])
-    out = str(tmp_path / "out")
-    graph = os.path.join(out, "graph.fx.json")
-    syscalls = "rename,renameat,renameat2"
+    out = tmp_path / "out"
     killed = 0
-    for n in range(1, 50):
+    for n in range(1, 100):
         shutil.rmtree(out, ignore_errors=True)
-        assert export(model_file, out, 1).returncode == 0
-        before = snapshot(graph)
-        strace = ["strace", "-f", "-o", "/dev/null", "-e", f"trace={syscalls}",
-                  "-e", f"inject={syscalls}:signal=SIGKILL:when={n}"]
-        r = export(model_file, out, 2, strace)
+        out.mkdir()
+        shutil.copytree(tmp_path / "probe1", out / "bundle")
+        r = export(model_file, str(out / "bundle"), 2, syscalls, n)
         if r.returncode == 0:
             break
+        assert r.returncode in (-9, 137), (r.returncode, r.stderr)
         killed += 1
-        got, now = outputs_of(graph, tmp_path), snapshot(graph)
-        if now[0] == before[0]:
-            assert now[1] == before[1], f"killed at rename #{n}"
-            assert torch.equal(got, numbers[1]), f"killed at rename #{n}"
-        else:
-            assert torch.equal(got, numbers[2]), f"killed at rename #{n}"
+        where = f"the exporter killed at {syscalls} #{n}"
+        now = folder_files(out / "bundle")
+        assert now == files[1] or now == files[2], (where, sorted(now))
+        killed_writer_leftovers(out, "bundle", ".bundle.export.", where)
+        seed = 1 if now == files[1] else 2
+        got = outputs_of(str(out / "bundle" / "graph.fx.json"), tmp_path)
+        assert torch.equal(got, numbers[seed]), where
     else:
         pytest.fail("the exporter never finished")
     assert killed >= 2, killed
-    assert torch.equal(outputs_of(graph, tmp_path), numbers[2])
-    assert sorted(f for f in os.listdir(out) if "weights" in f) == \
-        ["model.weights.1.pt"]
+    assert folder_files(out / "bundle") == files[2]
+    assert os.listdir(out) == ["bundle"]
+
+
+def test_the_exporter_refuses_what_it_cannot_replace_as_a_whole(tmp_path):
+    """A path that is not a directory, a directory holding one of its own
+    and the current directory are named and left as they were."""
+    model_file = tmp_path / "net.py"
+    model_file.write_text(MODEL)
+    (tmp_path / "file").write_text("mine")
+    (tmp_path / "bundle" / "data").mkdir(parents=True)
+    for out, why, cwd in (
+            (tmp_path / "file", "exists and is not a directory", None),
+            (tmp_path / "bundle", "holds the directory 'data'", None),
+            (tmp_path, "is the current directory or holds it",
+             tmp_path / "bundle" / "data")):
+        r = export(model_file, str(out), 1, cwd=cwd)
+        assert r.returncode != 0
+        assert f"{out}: {why}" in r.stderr, r.stderr
+    assert (tmp_path / "file").read_text() == "mine"
+    assert os.listdir(tmp_path / "bundle") == ["data"]
+    assert sorted(os.listdir(tmp_path)) == ["bundle", "file", "net.py"]

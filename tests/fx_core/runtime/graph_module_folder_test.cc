@@ -380,6 +380,84 @@ TEST(ToFolder, AFolderThatCannotBeCreatedIsNamed) {
   EXPECT_NE(msg.find(blocker + "/pkg"), std::string::npos) << msg;
 }
 
+std::vector<std::string> entries(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    names.push_back(e.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// The folder is replaced as a whole (one rename): the user's files in it
+// stay, the permissions too, and nothing is left beside it.
+TEST(ToFolder, ReplacingAFolderKeepsTheUsersFilesAndLeavesNothingBeside) {
+  auto gm = load_reference("seed_mymodule");
+  ASSERT_NE(gm, nullptr);
+  const std::string parent = tmpdir() + "/replace";
+  const std::string dir = parent + "/pkg";
+  ASSERT_TRUE(to_folder(*gm, dir, "First").ok());
+  std::ofstream(dir + "/notes.txt") << "the user's";
+  fs::create_directories(dir + "/__pycache__");
+  fs::permissions(dir + "/module.py",
+                  fs::perms::owner_read | fs::perms::owner_write);
+  absl::Status s = to_folder(*gm, dir, "Second");
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_NE(testing::read_file(dir + "/module.py").find("class Second("),
+            std::string::npos);
+  EXPECT_EQ(testing::read_file(dir + "/notes.txt"), "the user's");
+  EXPECT_EQ(fs::status(dir + "/module.py").permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(entries(dir),
+            (std::vector<std::string>{"__init__.py", "graph.fx.json",
+                                      "model.weights.pt", "module.py",
+                                      "notes.txt", "state_dict.pt"}));
+  EXPECT_EQ(entries(parent), (std::vector<std::string>{"pkg"}));
+}
+
+TEST(ToFolder, APathThatIsNotADirectoryIsRefusedAndKept) {
+  auto gm = load_reference("seed_mymodule");
+  ASSERT_NE(gm, nullptr);
+  const std::string file = tmpdir() + "/not_a_folder";
+  std::ofstream(file) << "mine";
+  absl::Status s = to_folder(*gm, file);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find(file), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("not a directory"), std::string::npos)
+      << s.message();
+  EXPECT_EQ(testing::read_file(file), "mine");
+}
+
+TEST(ToFolder, AFolderHoldingADirectoryOfItsOwnIsRefusedAndKept) {
+  auto gm = load_reference("seed_mymodule");
+  ASSERT_NE(gm, nullptr);
+  const std::string dir = tmpdir() + "/with_subdirectory";
+  ASSERT_TRUE(to_folder(*gm, dir, "First").ok());
+  fs::create_directories(dir + "/data");
+  absl::Status s = to_folder(*gm, dir, "Second");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find(dir), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("'data'"), std::string::npos) << s.message();
+  EXPECT_NE(testing::read_file(dir + "/module.py").find("class First("),
+            std::string::npos);
+  EXPECT_EQ(entries(tmpdir() + "/with_subdirectory").size(), 6u);
+}
+
+TEST(ToFolder, ASymlinkToAFolderIsWrittenThrough) {
+  auto gm = load_reference("seed_mymodule");
+  ASSERT_NE(gm, nullptr);
+  const std::string parent = tmpdir() + "/linked";
+  fs::create_directories(parent + "/real");
+  fs::create_directory_symlink("real", parent + "/link");
+  ASSERT_TRUE(to_folder(*gm, parent + "/link", "First").ok());
+  ASSERT_TRUE(to_folder(*gm, parent + "/link", "Second").ok());
+  EXPECT_TRUE(fs::is_symlink(parent + "/link"));
+  EXPECT_NE(
+      testing::read_file(parent + "/real/module.py").find("class Second("),
+      std::string::npos);
+  EXPECT_EQ(entries(parent), (std::vector<std::string>{"link", "real"}));
+}
+
 TEST(ToFolder, ModuleNameMustBeAPythonIdentifier) {
   auto gm = load_reference("seed_mymodule");
   ASSERT_NE(gm, nullptr);
