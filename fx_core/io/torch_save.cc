@@ -8,7 +8,9 @@
 #include <torch/csrc/jit/serialization/unpickler.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -182,12 +184,20 @@ class LoadedValueCheck {
     check_quantizer(t, place);
   }
 
-  // A per-channel quantized tensor's scales and zero points (tensors of
-  // the file the quantizer holds, out of the value's tree): each inside its
-  // record, one number per channel of the axis.
+  // A quantized tensor's quantization: scales positive and finite, zero
+  // points inside the range of its integer type (torch.load accepts any
+  // number, and a zero or NaN scale divides by zero in every kernel); a
+  // per-channel tensor's scales and zero points (tensors of the file the
+  // quantizer holds, out of the value's tree) each inside its record, one
+  // number per channel of the axis.
   void check_quantizer(const at::Tensor& t, const std::string& place) {
     if (!t.is_quantized()) return;
     const at::QScheme scheme = t.qscheme();
+    if (scheme == at::kPerTensorAffine) {
+      check_qparams(t, place, at::scalar_tensor(t.q_scale(), at::kDouble),
+                    at::scalar_tensor(t.q_zero_point(), at::kLong));
+      return;
+    }
     if (scheme != at::kPerChannelAffine &&
         scheme != at::kPerChannelAffineFloatQParams) {
       return;
@@ -204,6 +214,52 @@ class LoadedValueCheck {
                         " or number of scales and zero points does not fit "
                         "its sizes ",
                         c10::str(t.sizes())));
+    }
+    check_qparams(t, place, scales, zero_points);
+  }
+
+  // The first scale that is not positive and finite, or zero point outside
+  // the integer type's range (float zero points: finite), refused naming it.
+  static void check_qparams(const at::Tensor& t, const std::string& place,
+                            const at::Tensor& scales,
+                            const at::Tensor& zero_points) {
+    const auto [low, high] = quantized_range(t.scalar_type());
+    const at::Tensor s = scales.to(at::kDouble).contiguous();
+    const at::Tensor z = zero_points.to(at::kDouble).contiguous();
+    const bool integral = !at::isFloatingType(zero_points.scalar_type());
+    for (int64_t i = 0; i < s.numel(); ++i) {
+      const double scale = s.data_ptr<double>()[i];
+      const double zero = z.data_ptr<double>()[i];
+      const std::string which = s.dim() == 0 ? "" : cat(" ", i);
+      if (!(scale > 0) || !std::isfinite(scale)) {
+        throw FxError(cat("tensor ", place.empty() ? "at the top" : place,
+                          ": a ", c10::toString(t.scalar_type()),
+                          " tensor whose scale", which, " is ", c10::str(scale),
+                          " (a quantization scale is positive and finite)"));
+      }
+      if (!std::isfinite(zero) || (integral && (zero < low || zero > high))) {
+        throw FxError(cat("tensor ", place.empty() ? "at the top" : place,
+                          ": a ", c10::toString(t.scalar_type()),
+                          " tensor whose zero point", which, " is ",
+                          c10::str(zero), ", outside [", low, ", ", high, "]"));
+      }
+    }
+  }
+
+  // The range of a quantized type's integers.
+  static std::pair<int64_t, int64_t> quantized_range(at::ScalarType type) {
+    switch (type) {
+      case at::kQUInt8:
+        return {0, 255};
+      case at::kQInt8:
+        return {-128, 127};
+      case at::kQUInt4x2:
+        return {0, 15};
+      case at::kQUInt2x4:
+        return {0, 3};
+      default:
+        return {std::numeric_limits<int32_t>::min(),
+                std::numeric_limits<int32_t>::max()};
     }
   }
 

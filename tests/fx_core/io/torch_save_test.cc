@@ -245,6 +245,71 @@ TEST_F(TorchSave, QuantizedTensorsRoundTripWithPython) {
                      "ours[2].q_per_channel_axis() == 1"));
 }
 
+// Quantization parameters no kernel can use (issue 33's bad input): a scale
+// of zero, NaN, infinity or below zero, a zero point outside its type's
+// range. torch.save writes them and torch.load reads them back unchecked;
+// here each is refused naming the tensor and the number.
+TEST_F(TorchSave, QuantizationParametersNoKernelCanUseAreRefused) {
+  struct Case {
+    std::string make;  // the Python expression of the quantized tensor
+    std::string error;
+  };
+  const std::string x = "torch.linspace(-2, 2, 6).view(2, 3)";
+  const std::string per_channel =
+      "torch._make_per_channel_quantized_tensor(torch.zeros(2, 3, "
+      "dtype=torch.int8), torch.tensor([0.1, %s], dtype=torch.double), "
+      "torch.tensor([0, %s]), 0)";
+  auto channel = [&](const std::string& scale, const std::string& zero) {
+    std::string text = per_channel;
+    text.replace(text.find("%s"), 2, scale);
+    text.replace(text.find("%s"), 2, zero);
+    return text;
+  };
+  const std::vector<Case> cases = {
+      {"torch._make_per_tensor_quantized_tensor(torch.zeros(2, 3, "
+       "dtype=torch.uint8), 0.0, 3)",
+       "tensor [1]: a QUInt8 tensor whose scale is 0 (a quantization scale "
+       "is positive and finite)"},
+      {"torch.quantize_per_tensor(" + x + ", float('nan'), 3, torch.quint8)",
+       "tensor [1]: a QUInt8 tensor whose scale is nan"},
+      {"torch.quantize_per_tensor(" + x + ", float('inf'), 3, torch.quint8)",
+       "tensor [1]: a QUInt8 tensor whose scale is inf"},
+      {"torch.quantize_per_tensor(" + x + ", -0.5, 3, torch.qint8)",
+       "tensor [1]: a QInt8 tensor whose scale is -0.5"},
+      {"torch._make_per_tensor_quantized_tensor(torch.zeros(2, 3, "
+       "dtype=torch.uint8), 0.1, 300)",
+       "tensor [1]: a QUInt8 tensor whose zero point is 300, outside [0, "
+       "255]"},
+      {"torch._make_per_tensor_quantized_tensor(torch.zeros(2, 3, "
+       "dtype=torch.int8), 0.1, -129)",
+       "a QInt8 tensor whose zero point is -129, outside [-128, 127]"},
+      {channel("0.0", "0"),
+       "tensor [1]: a QInt8 tensor whose scale 1 is 0 (a quantization scale "
+       "is positive and finite)"},
+      {channel("0.2", "200"),
+       "tensor [1]: a QInt8 tensor whose zero point 1 is 200, outside "
+       "[-128, 127]"},
+  };
+  // One Python writes every file and reads each back.
+  std::string script = "import torch\n";
+  auto path = [&](size_t i) {
+    return tmp("bad_qparams_" + std::to_string(i) + ".pt");
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    script += "torch.save([torch.ones(1), " + cases[i].make + "], '" + path(i) +
+              "'); torch.load('" + path(i) + "')\n";
+  }
+  ASSERT_TRUE(python_script(script, ""));
+  for (size_t i = 0; i < cases.size(); ++i) {
+    auto v = read_value_file(path(i));
+    ASSERT_FALSE(v.ok()) << cases[i].make;
+    EXPECT_NE(v.status().message().find(cases[i].error), std::string::npos)
+        << v.status().message();
+    EXPECT_NE(v.status().message().find(path(i)), std::string::npos)
+        << v.status().message();
+  }
+}
+
 // Sparse COO and CSR tensors both ways: Python's files load here (checked
 // as torch.load checks them), ours load in Python.
 TEST_F(TorchSave, SparseTensorsRoundTripWithPython) {
