@@ -56,15 +56,20 @@ Stop check_args(const ExecArgs& args, std::ostream& err) {
   return std::nullopt;
 }
 
-// The one output rule (fx_core/io/output_rule.h): --outputs is none of the
-// files this run reads, the bundle's weights included.
-Stop check_output(const ExecArgs& args, const GraphFile& file,
-                  std::ostream& err) {
-  if (args.outputs.empty()) return std::nullopt;
+// The files this run reads, the bundle's weights included.
+FilesRead files_read(const ExecArgs& args, const GraphFile& file) {
   FilesRead reads;
   reads.add(args.input, "the graph");
   reads.add(weights_path(file), cat("the weights of ", args.input));
   for (const std::string& in : args.inputs) reads.add(in, "--inputs");
+  return reads;
+}
+
+// The one output rule (fx_core/io/output_rule.h): --outputs is none of the
+// files this run reads.
+Stop check_output(const ExecArgs& args, const FilesRead& reads,
+                  std::ostream& err) {
+  if (args.outputs.empty()) return std::nullopt;
   absl::Status s = reads.check_outputs({{"--outputs", args.outputs}});
   if (!s.ok()) return fail(err, 2, std::string(s.message()));
   return std::nullopt;
@@ -257,7 +262,10 @@ int run_exec_command(const ExecArgs& args, std::ostream& out,
   }
   absl::StatusOr<GraphFile> file = read_graph_file(args.input);
   if (!file.ok()) return *fail(err, 1, std::string(file.status().message()));
-  if (Stop s = check_output(args, *file, err)) return *s;
+  const FilesRead reads = files_read(args, *file);
+  if (Stop s = check_output(args, reads, err)) return *s;
+  // A file a pass writes (WriteOutputFile) obeys the same rule.
+  const FilesRead::Published published = reads.publish();
   auto module = load_graph_module(*std::move(file));
   if (!module.ok()) {
     return *fail(

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "fx_core/format/graph_json.h"
+#include "fx_core/io/output_rule.h"
 #include "fx_core/io/torch_save.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/graph_module_file.h"
@@ -119,7 +121,17 @@ int run_minimize_command(const MinimizeArgs& args, std::ostream& out,
   if (std::string note = auto_isolation_note(*pm); !note.empty()) {
     err << "fx minimize: " << note << "\n";
   }
-  auto gm = read_graph_module(args.input);
+  absl::StatusOr<GraphFile> file = read_graph_file(args.input);
+  if (!file.ok()) return fail(err, 1, file.status().message());
+  // fx minimize writes no file; one a pass writes (WriteOutputFile) obeys
+  // the one output rule (fx_core/io/output_rule.h).
+  FilesRead reads;
+  reads.add(args.input, "the graph");
+  reads.add(weights_path(*file), cat("the weights of ", args.input));
+  reads.add(args.inputs, "--inputs");
+  reads.add(args.config, "--config");
+  const FilesRead::Published published = reads.publish();
+  auto gm = load_graph_module(*std::move(file));
   if (!gm.ok()) return fail(err, 1, gm.status().message());
   std::vector<c10::IValue> inputs;
   if (Stop s = read_inputs(args.inputs, inputs, err)) return *s;

@@ -412,6 +412,8 @@ int run_pipeline(const RunArgs& args, std::ostream& out, std::ostream& err,
   if (write_result) {
     if (Stop s = check_output(args.output, input, err)) return *s;
   }
+  // A file a pass writes (WriteOutputFile) obeys the same rule.
+  const FilesRead::Published published = input.reads.publish();
   host::PipelineReport report =
       pm->run(*input.target, run_hooks(args, out, err));
   if (Stop s = print_report(args, report, out, err)) return *s;

@@ -51,15 +51,19 @@ absl::Status write_reduced(const GraphFile& file, const std::string& path) {
   return write_graph_module(**module, path);
 }
 
+// The files fx reduce reads.
+FilesRead files_read(const ReduceArgs& args, const GraphFile& file) {
+  FilesRead reads;
+  reads.add(args.input, "the graph");
+  reads.add(weights_path(file), cat("the weights of ", args.input));
+  reads.add(args.inputs, "--inputs");
+  return reads;
+}
+
 // The one output rule (fx_core/io/output_rule.h): OUT, and the weights
 // written beside it when the input has weights, are not the files read.
-absl::Status check_output(const ReduceArgs& args, const GraphFile& file,
+absl::Status check_output(const FilesRead& reads, const GraphFile& file,
                           const std::string& output) {
-  const std::string& input = args.input;
-  FilesRead reads;
-  reads.add(input, "the graph");
-  reads.add(weights_path(file), cat("the weights of ", input));
-  reads.add(args.inputs, "--inputs");
   std::vector<std::pair<std::string, std::string>> outputs = {{"-o", output}};
   if (!file.weights.empty()) {
     boost::filesystem::path out(output);
@@ -277,9 +281,12 @@ int run_reduce_command(const ReduceArgs& args, std::ostream& out,
   }
   absl::StatusOr<GraphFile> file = read_graph_file(args.input);
   if (!file.ok()) return fail(err, 1, file.status().message());
-  if (absl::Status rule = check_output(args, *file, output); !rule.ok()) {
+  const FilesRead reads = files_read(args, *file);
+  if (absl::Status rule = check_output(reads, *file, output); !rule.ok()) {
     return fail(err, 2, rule.message());
   }
+  // A file a pass writes (WriteOutputFile) obeys the same rule.
+  const FilesRead::Published published = reads.publish();
   absl::StatusOr<host::FailureProbe> probe = make_probe(args, *pm, *file);
   if (!probe.ok()) return fail(err, 1, probe.status().message());
   absl::StatusOr<host::ReduceResult> reduced =

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <random>
 
 #include "fx_core/support/strings.h"
@@ -78,7 +79,9 @@ absl::Status write_file_atomically(const std::string& path,
   std::string tmp = temporary_beside(path);
   int fd = create_temporary(path, tmp);
   if (fd < 0) {
-    return absl::PermissionDeniedError(cat(path, ": cannot write (", tmp, ")"));
+    const int error = errno;
+    return absl::PermissionDeniedError(
+        cat(path, ": cannot write (", tmp, "): ", std::strerror(error)));
   }
   bool written = write_all(fd, contents);
   if (::close(fd) != 0) written = false;
@@ -87,8 +90,10 @@ absl::Status write_file_atomically(const std::string& path,
     return absl::DataLossError(cat(path, ": write failed"));
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int error = errno;
     std::remove(tmp.c_str());
-    return absl::PermissionDeniedError(cat(path, ": cannot replace the file"));
+    return absl::PermissionDeniedError(
+        cat(path, ": cannot replace the file: ", std::strerror(error)));
   }
   return absl::OkStatus();
 }

@@ -1,12 +1,28 @@
 #include "fx_core/io/output_rule.h"
 
 #include <filesystem>
+#include <mutex>
+#include <optional>
 #include <system_error>
 
 #include "fx_core/io/regular_file.h"
 #include "fx_core/support/strings.h"
 
 namespace fx {
+namespace {
+
+// The process's current inputs (FilesRead::publish).
+struct CurrentInputs {
+  std::mutex mutex;
+  std::optional<FilesRead> reads;
+};
+
+CurrentInputs& current_inputs() {
+  static auto* current = new CurrentInputs();  // never destroyed
+  return *current;
+}
+
+}  // namespace
 
 std::string resolved_path(const std::string& path) {
   std::error_code ec;
@@ -43,6 +59,39 @@ absl::Status FilesRead::check_outputs(
     }
   }
   return absl::OkStatus();
+}
+
+FilesRead::Published FilesRead::publish() const { return Published(*this); }
+
+FilesRead::Published::Published(const FilesRead& reads) {
+  CurrentInputs& current = current_inputs();
+  std::lock_guard<std::mutex> lock(current.mutex);
+  had_previous_ = current.reads.has_value();
+  if (had_previous_) previous_ = current.reads->read_;
+  current.reads = reads;
+}
+
+FilesRead::Published::~Published() {
+  CurrentInputs& current = current_inputs();
+  std::lock_guard<std::mutex> lock(current.mutex);
+  if (!had_previous_) {
+    current.reads.reset();
+    return;
+  }
+  current.reads.emplace();
+  current.reads->read_ = std::move(previous_);
+}
+
+absl::Status check_current_output(const std::string& option,
+                                  const std::string& output) {
+  CurrentInputs& current = current_inputs();
+  std::optional<FilesRead> reads;
+  {
+    std::lock_guard<std::mutex> lock(current.mutex);
+    reads = current.reads;
+  }
+  if (!reads) return absl::OkStatus();
+  return reads->check_outputs({{option, output}});
 }
 
 }  // namespace fx

@@ -154,6 +154,7 @@ void fill_symbolic_shape_prop_entry(FxApi& table);
 void fill_quantized_attr_entry(FxApi& table);  // quantized_attr_api.cc
 void fill_rename_entries(FxApi& table);        // rename_api.cc
 void fill_schema_entries(FxApi& table);        // schema_api.cc
+void fill_output_file_entry(FxApi& table);     // output_file_api.cc
 
 }  // namespace fx::host::internal
 

@@ -906,6 +906,7 @@ FxApi make_api() {
   fill_example_batch_entries(t);
   fill_rename_entries(t);
   fill_schema_entries(t);
+  fill_output_file_entry(t);
   return t;
 }
 
@@ -941,11 +942,13 @@ constexpr size_t entries_end(uint32_t version) {
       return offsetof(FxApi, GraphRenameNodes);
     case 11:
       return offsetof(FxApi, OperatorSchemas);
+    case 12:
+      return offsetof(FxApi, WriteOutputFile);
     default:
       return sizeof(FxApi);
   }
 }
-static_assert(FX_API_VERSION == 12,
+static_assert(FX_API_VERSION == 13,
               "a new API version: add where its entries end to entries_end");
 
 // The whole table cut down to `version`: later entries zeroed.

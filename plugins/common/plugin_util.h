@@ -255,12 +255,20 @@ inline fxp::Arg map_arg(fxp::ArgView a,
   }
 }
 
-// Writes `text` to `path` as a whole or not at all: into a fresh temporary
-// beside it (mkstemp: O_EXCL, so never through a planted symlink or into a
-// planted FIFO), then renamed over it. Error (FX_INVALID_ARGUMENT) naming
-// the path and the reason; no temporary is left behind.
+// Writes `text` to `path` as a whole or not at all. On a host of version 13
+// or later the host writes it (fxp::write_output_file, C ABI
+// WriteOutputFile): under the host's output rule, so a file the running
+// command reads (`fx run`'s graph or its weights) is refused, naming both,
+// and left as it was. On an older host: into a fresh temporary beside it
+// (mkstemp: O_EXCL, so never through a planted symlink or into a planted
+// FIFO), then renamed over it. Error (FX_INVALID_ARGUMENT) naming the path
+// and the reason; no temporary is left behind.
 inline void write_file_atomically(const std::string& path,
                                   const std::string& text) {
+  if (fxp::api() != nullptr && fxp::api()->version >= 13) {
+    fxp::write_output_file(path, text);
+    return;
+  }
   auto fail = [&](const std::string& why) {
     throw fxp::Error(FX_INVALID_ARGUMENT,
                      "cannot write '" + path + "': " + why);

@@ -444,6 +444,73 @@ TEST(FxOutputRule, NoCommandOverwritesAFileItReads) {
   EXPECT_EQ(testing::read_file(weights), before_weights);
 }
 
+// A file a pass writes (dot's path, splitter's report: the C ABI's
+// WriteOutputFile, version 13) obeys the same rule: never the command's
+// graph or its weights, in process or in an isolated pass worker.
+TEST(FxOutputRule, APassWritesNoFileTheCommandReads) {
+  namespace fs = boost::filesystem;
+  std::string dir = temp_path("pass_output_rule");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::string ref = testing::reference_dir() + "/seed_mymodule/";
+  for (const char* name : {"graph.fx.json", "model.weights.pt", "input.pt"}) {
+    fs::copy_file(ref + name, dir + "/" + name);
+  }
+  const std::string graph = dir + "/graph.fx.json";
+  const std::string weights = dir + "/model.weights.pt";
+  const std::string out = dir + "/out.fx.json";
+  const std::string before_graph = testing::read_file(graph);
+  const std::string before_weights = testing::read_file(weights);
+  struct Case {
+    std::string target, input, what;
+  };
+  const std::vector<Case> cases = {
+      {graph, graph, "the graph"},
+      {dir + "/./graph.fx.json", graph, "the graph"},
+      {weights, weights, "the weights of " + graph}};
+  for (const Case& c : cases) {
+    const std::string refusal = "the pass's output file " + c.target +
+                                " would overwrite " + c.input + " (" + c.what +
+                                "), which this command reads";
+    for (const std::string& pass :
+         {"dot{path=" + c.target + "}",
+          "shape_prop,splitter{supported=torch.nn.modules.linear.Linear,"
+          "report=" +
+              c.target + "}"}) {
+      for (const char* isolation : {"--isolate", "--no-isolate"}) {
+        Result r = run({"run", graph, "--inputs", dir + "/input.pt",
+                        "--pipeline", pass, isolation, "-o", out});
+        EXPECT_EQ(r.status, 1) << pass << " " << isolation << ": " << r.err;
+        EXPECT_NE(r.err.find(refusal), std::string::npos)
+            << pass << " " << isolation << ": " << r.err;
+        EXPECT_FALSE(exists(out)) << pass;
+      }
+    }
+    Result r =
+        run({"exec", graph, "--inputs", dir + "/input.pt", "--outputs",
+             dir + "/out.pt", "--pipeline", "dot{path=" + c.target + "}"});
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_NE(r.err.find(refusal), std::string::npos) << r.err;
+    EXPECT_FALSE(exists(dir + "/out.pt"));
+  }
+  EXPECT_EQ(testing::read_file(graph), before_graph);
+  EXPECT_EQ(testing::read_file(weights), before_weights);
+  // Other files are written as before.
+  Result r = run({"run", graph, "--inputs", dir + "/input.pt", "--pipeline",
+                  "shape_prop,dot{path=" + dir +
+                      "/g.dot},splitter{supported="
+                      "torch.nn.modules.linear.Linear,report=" +
+                      dir + "/split.txt}",
+                  "-o", out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(testing::read_file(dir + "/g.dot").rfind("digraph", 0), 0u);
+  EXPECT_NE(testing::read_file(dir + "/split.txt").find("Got 1 acc subgraphs"),
+            std::string::npos)
+      << testing::read_file(dir + "/split.txt");
+  EXPECT_TRUE(exists(out));
+  EXPECT_EQ(testing::read_file(graph), before_graph);
+}
+
 TEST(FxRunOutputs, ATargetThatIsNoRegularFileIsRefused) {
   Result r = run({"run", mymodule(), "--pipeline", "dce", "-o", "/dev/full"});
   EXPECT_EQ(r.status, 2);

@@ -126,7 +126,7 @@ extern "C" {
  * Version 1 was released twice with different tables (106 entries, then 123
  * with fourteen inserted before RegisterCustomOp); the host serves both
  * (released/README.md, "Version 1, twice"). */
-#define FX_API_VERSION 12
+#define FX_API_VERSION 13
 
 #if defined(_WIN32)
 #define FX_PLUGIN_EXPORT __declspec(dllexport)
@@ -1075,6 +1075,24 @@ struct FxApi {
    * progress (GraphEvaluate's). */
   FxStatus* (*ValueStorage)(const FxValue* value, uint64_t* storage,
                             int64_t* offset);
+
+  /* Version 13: files a pass writes ---------------------------------------- */
+  /* Writes `size` bytes at `data` to the file `path` (a report, a drawing)
+   * under the host's one output rule: refused with FX_INVALID_ARGUMENT,
+   * naming `path` and the input it would overwrite, when `path` is a file
+   * the running host command reads (`fx run`'s graph file, its weights,
+   * --inputs, --config: compared as files, so links and other spellings of
+   * them are refused too), and left untouched then. Otherwise the host
+   * replaces (or creates) it atomically: the bytes go to a fresh temporary
+   * in `path`'s directory (O_EXCL | O_NOFOLLOW) that is renamed over it, so
+   * a reader sees the old file or the whole new one; a replaced file keeps
+   * its permission bits. With no host command (fx_sdk.run_pipeline from
+   * Python) nothing is refused. The directory must exist. FX_INVALID_ARGUMENT
+   * also for a NULL or empty path, NULL data with a nonzero size, and a path
+   * that exists and is not a regular file; FX_INTERNAL when writing fails
+   * (permissions, a full disk), no temporary left behind. */
+  FxStatus* (*WriteOutputFile)(const char* path, const void* data,
+                               size_t size);
 };
 
 /* NodeOperatorEffects' bits (version 7). */

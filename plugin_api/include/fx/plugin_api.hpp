@@ -603,6 +603,14 @@ inline std::vector<ModuleParameter> module_parameters(const Graph& g,
 // OperatorSchemas; FX_UNIMPLEMENTED on an older host.
 inline std::vector<std::string> operator_schemas(const char* target);
 
+// Writes `bytes` to the file `path` (a report, a drawing) through the host:
+// refused with Error(FX_INVALID_ARGUMENT) naming `path` and the input it
+// would overwrite when the running host command reads that file (its graph,
+// its weights: the host's one output rule), otherwise replaced atomically
+// (a temporary beside it, renamed). Version 13: WriteOutputFile;
+// FX_UNIMPLEMENTED on an older host.
+inline void write_output_file(const std::string& path, std::string_view bytes);
+
 // Adds or replaces the submodule `name` with a new `type` module built from
 // `config` (a dict of constructor keyword arguments).
 inline void add_module(Graph& g, const char* name, const char* type,

@@ -909,6 +909,11 @@ inline std::vector<std::string> operator_schemas(const char* target) {
   return schemas;
 }
 
+inline void write_output_file(const std::string& path, std::string_view bytes) {
+  require_api_version(13, "WriteOutputFile");
+  check(api()->WriteOutputFile(path.c_str(), bytes.data(), bytes.size()));
+}
+
 inline Arg module_config(const Graph& g, const char* name) {
   FxArg* out = nullptr;
   check(api()->GraphModuleConfig(g.get(), name, &out));

@@ -208,7 +208,7 @@ TEST(AbiCompat, EveryReleasedHeadersEntriesAreServedAtTheirOffsets) {
   const size_t first = offsetof(FxApi, CreateStatus);
   std::set<size_t> forwarded;
   for (const char* release : {"v1_106", "v1_123", "v2", "v3", "v4", "v5", "v6",
-                              "v7", "v8", "v9", "v10", "v11", "v12"}) {
+                              "v7", "v8", "v9", "v10", "v11", "v12", "v13"}) {
     SCOPED_TRACE(release);
     ReleasedEntries r = released_entries(release);
     ASSERT_FALSE(r.entries.empty());
@@ -294,9 +294,9 @@ TEST(AbiCompat, APluginNeedingANewerHostIsRefusedBeforeItsCodeRuns) {
   const std::string path = "tests/plugin_api/plugins/libfuture_plugin.so";
   EXPECT_EQ(error_of(load_plugin(path)),
             "plugin 'future_plugin' (" + path +
-                ") requires fx plugin API version 13 or later, but this host "
-                "provides version 12. Fix: use an fx host that provides API "
-                "version 13, or rebuild the plugin with min_api_version <= 12");
+                ") requires fx plugin API version 14 or later, but this host "
+                "provides version 13. Fix: use an fx host that provides API "
+                "version 14, or rebuild the plugin with min_api_version <= 13");
   EXPECT_EQ(std::getenv("FX_FUTURE_PLUGIN_RAN"), nullptr);
 }
 
@@ -321,7 +321,7 @@ TEST(AbiCompat, DeclaredSizesAreChecked) {
   EXPECT_EQ(
       error_of(check_plugin_info(&info, "x.so"))
           .rfind("plugin 'sized' (x.so) was built against fx plugin API "
-                 "version 13, newer than this host's 12, and does not declare "
+                 "version 14, newer than this host's 13, and does not declare "
                  "pass_info_size",
                  0),
       0u);

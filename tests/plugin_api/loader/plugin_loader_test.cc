@@ -64,10 +64,10 @@ TEST(PluginLoader, LoadsAPluginBuiltWithTheOldCxxAbi) {
 TEST(PluginLoader, RefusesAPluginThatNeedsANewerHost) {
   EXPECT_EQ(error_of(load_plugin(kDir + "libfuture_plugin.so")),
             "plugin 'future_plugin' (" + kDir +
-                "libfuture_plugin.so) requires fx plugin API version 13 or "
-                "later, but this host provides version 12. Fix: use an fx "
-                "host that provides API version 13, or rebuild the plugin "
-                "with min_api_version <= 12");
+                "libfuture_plugin.so) requires fx plugin API version 14 or "
+                "later, but this host provides version 13. Fix: use an fx "
+                "host that provides API version 14, or rebuild the plugin "
+                "with min_api_version <= 13");
 }
 
 TEST(PluginLoader, RefusesALibraryWithoutTheEntryPoint) {
