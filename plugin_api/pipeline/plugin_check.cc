@@ -765,13 +765,29 @@ absl::StatusOr<Prefixes> prepare_prefixes(
   return prefixes;
 }
 
+// The bundles of `directories`, each read and its graph loaded once: a
+// graph that does not load is bad input, not a graph the passes decline, so
+// every such bundle is named (one line each, with why) and nothing is
+// checked.
 absl::StatusOr<std::vector<Bundle>> read_bundles(
     const std::vector<std::string>& directories) {
   std::vector<Bundle> bundles;
+  std::vector<std::string> unloadable;
   for (const std::string& dir : directories) {
     absl::StatusOr<Bundle> bundle = read_bundle(dir);
     if (!bundle.ok()) return bundle.status();
+    absl::StatusOr<std::shared_ptr<GraphModule>> module = load_fresh(*bundle);
+    if (!module.ok()) {
+      unloadable.push_back(cat(dir, ": the graph does not load: ",
+                               std::string(module.status().message())));
+    }
     bundles.push_back(*std::move(bundle));
+  }
+  if (!unloadable.empty()) {
+    return absl::InvalidArgumentError(
+        cat(unloadable.size(), " of ", directories.size(), " graph",
+            directories.size() == 1 ? "" : "s", " do not load:\n",
+            join(unloadable, "\n")));
   }
   return bundles;
 }

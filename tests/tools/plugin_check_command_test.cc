@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -83,6 +85,39 @@ TEST(FxPluginCheck, UsageAndLoadErrorsAreNamed) {
            "--graphs", testing::reference_dir()});
   EXPECT_EQ(not_plugin.status, 1);
   EXPECT_TRUE(has(not_plugin.err, "libnot_a_plugin.so")) << not_plugin.err;
+}
+
+// A graph that does not load is bad input, not a graph the passes decline:
+// every such bundle is named with why, nothing is checked, exit status 1
+// (a set of graphs none of which loaded used to pass with skipped rows).
+TEST(FxPluginCheck, GraphsThatDoNotLoadAreNamedAndNothingIsChecked) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "unloadable_set";
+  fs::remove_all(dir);
+  for (const char* name : {"a_good", "b_bad", "c_bad"}) {
+    fs::create_directories(dir / name);
+    for (const auto& f :
+         fs::directory_iterator(testing::reference_dir() + "/seed_mymodule")) {
+      fs::copy_file(f.path(), dir / name / f.path().filename());
+    }
+  }
+  std::ofstream(dir / "b_bad" / "graph.fx.json", std::ios::trunc) << "{";
+  std::ofstream(dir / "c_bad" / "graph.fx.json", std::ios::trunc)
+      << R"({"format": "fx-graph", "version": 1, "nodes": [)"
+      << R"({"name": "x", "op": "nonsense", "target": "x"}]})";
+  Result r = run({"plugin-check", "plugins/libfx_passes.so", "--graphs",
+                  dir.string(), "--pass", "dce"});
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_TRUE(has(r.err, "2 of 3 graphs do not load:")) << r.err;
+  EXPECT_TRUE(
+      has(r.err, (dir / "b_bad").string() + ": the graph does not load: "))
+      << r.err;
+  EXPECT_TRUE(
+      has(r.err, (dir / "c_bad").string() + ": the graph does not load: "))
+      << r.err;
+  EXPECT_TRUE(has(r.err, "nonsense")) << r.err;
+  EXPECT_FALSE(has(r.err, "a_good")) << r.err;
+  EXPECT_FALSE(has(r.out, "dce ")) << r.out;
 }
 
 const std::string kCrashPlugin = "tests/plugin_api/plugins/libcrash_plugin.so";
