@@ -909,8 +909,16 @@ def _commit(tmp, target, replaces):
     # No RENAME_EXCHANGE here: the old directory goes aside first.
     aside = tempfile.mkdtemp(prefix=os.path.basename(tmp) + ".old.",
                              dir=os.path.dirname(target))
-    os.rename(target, aside)
-    os.rename(tmp, target)
+    try:
+        os.rename(target, aside)
+    except BaseException:
+        os.rmdir(aside)
+        raise
+    try:
+        os.rename(tmp, target)
+    except BaseException:
+        os.rename(aside, target)
+        raise
     return aside
 
 
@@ -927,15 +935,18 @@ def export(gm, example_inputs, out_dir, reference=False):
     it). An existing `out_dir` loses the bundle's files (BUNDLE_FILES) and
     its __pycache__, and keeps its other files (hard-linked into the new
     directory) and its permissions; one that holds another directory, the
-    current directory and a path that is not a directory are refused
-    (ValueError). A symlink to a directory is followed. On a file system
+    current directory and a path that is not a directory (a symlink to
+    nothing included) are refused (ValueError; main() reports it in one line
+    and exits with status 2). A symlink to a directory is followed. On a file system
     without RENAME_EXCHANGE the old directory is renamed aside first (a
     crash between the two renames leaves it there)."""
     document, weights = graph_document(gm)
     check_storable(weights)
     target = os.path.realpath(out_dir)
     replaces = os.path.lexists(target)
-    if replaces and not os.path.isdir(target):
+    if (os.path.lexists(out_dir) and not os.path.isdir(out_dir)) or (
+            replaces and not os.path.isdir(target)):
+        # A file, or a symlink to nothing (as fx::to_folder refuses it).
         raise ValueError(f"{out_dir}: exists and is not a directory; "
                          "refusing to replace it")
     kept = _files_to_keep(target, out_dir) if replaces else []
@@ -944,12 +955,6 @@ def export(gm, example_inputs, out_dir, reference=False):
     tmp = tempfile.mkdtemp(prefix="." + os.path.basename(target) + ".export.",
                            dir=parent)
     try:
-        if replaces:
-            os.chmod(tmp, os.stat(target).st_mode & 0o7777)
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o777 & ~umask)
         if weights:
             document["weights"] = WEIGHTS_NAMES[0]
             write_atomically(os.path.join(tmp, WEIGHTS_NAMES[0]),
@@ -980,6 +985,14 @@ def export(gm, example_inputs, out_dir, reference=False):
             for name in kept:
                 os.link(os.path.join(target, name), os.path.join(tmp, name),
                         follow_symlinks=False)
+        # The directory's mode last, once everything is in it (so a 0555
+        # directory is replaced too).
+        if replaces:
+            os.chmod(tmp, os.stat(target).st_mode & 0o7777)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o777 & ~umask)
         tmp = _commit(tmp, target, replaces)
     finally:
         if tmp is not None:
@@ -1020,8 +1033,15 @@ def main(argv):
     gm = torch.fx.symbolic_trace(model)
     shape = [int(d) for d in args.input_shape.split(",")]
     example = [torch.rand(*shape)]
-    export(gm, example, args.output, reference=args.reference)
+    try:
+        export(gm, example, args.output, reference=args.reference)
+    except ValueError as e:
+        # A refusal (what cannot be replaced, a graph the format cannot
+        # hold): one line, as argparse reports a bad argument.
+        print(f"{parser.prog}: error: {e}", file=sys.stderr)
+        return 2
+    return 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(main(sys.argv[1:]))

@@ -566,6 +566,46 @@ absl::Status folder_error(std::string_view what, const std::string& folder,
       cat("to_folder: ", what, " '", folder, "': ", error_text(error)));
 }
 
+// The parent directory of `path` cannot be created or written in: named.
+absl::Status parent_error(const fs::path& path, const std::string& folder,
+                          int error) {
+  return absl::PermissionDeniedError(
+      cat("to_folder: cannot create the folder '", folder,
+          "': its parent directory '", path.parent_path().string(),
+          "' cannot be created or written in: ", error_text(error)));
+}
+
+// Removes `dir` (`what`: the old folder after it was replaced, or the new
+// one's unfinished files); its directories are made writable by their owner
+// and the removal retried if it fails (a 0555 folder). What still cannot be
+// removed is left there, named on stderr: it is no error of to_folder's (the
+// folder was replaced, or the status says why it was not).
+constexpr char kOldFolder[] = "the old contents of the folder";
+
+void remove_folder(const fs::path& dir, const char* what) {
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  if (!ec) return;
+  std::error_code walk;
+  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::add, walk);
+  for (fs::recursive_directory_iterator it(dir, walk), end; !walk && it != end;
+       it.increment(walk)) {
+    std::error_code ignored;
+    if (it->symlink_status(ignored).type() == fs::file_type::directory) {
+      fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add,
+                      ignored);
+    }
+  }
+  ec.clear();
+  fs::remove_all(dir, ec);
+  if (ec) {
+    std::fprintf(stderr,
+                 "to_folder: warning: %s, left at '%s', cannot be removed: "
+                 "%s\n",
+                 what, dir.c_str(), ec.message().c_str());
+  }
+}
+
 // The directory `folder` names: absolute, `.` and `..` resolved, and its
 // symlinks followed (a symlink to a directory is written through).
 fs::path folder_path(const std::string& folder) {
@@ -594,10 +634,10 @@ absl::StatusOr<fs::path> fresh_directory_beside(const fs::path& path,
         path.parent_path() / cat(".", path.filename().string(), ".to_folder.",
                                  static_cast<int64_t>(::getpid()), ".", suffix);
     if (::mkdir(tmp.c_str(), 0777) == 0) return tmp;
-    if (errno != EEXIST)
-      return folder_error("cannot create the folder", folder, errno);
+    const int error = errno;
+    if (error != EEXIST) return parent_error(path, folder, error);
   }
-  return folder_error("cannot create the folder", folder, EEXIST);
+  return parent_error(path, folder, EEXIST);
 }
 
 // What an existing folder holds besides the package: the files to keep.
@@ -660,15 +700,17 @@ absl::Status fill_folder(const GraphModule& gm, const fs::path& dir,
       ::chmod(it->path().c_str(), st.st_mode & 07777);
     }
   }
-  if (::stat(old.c_str(), &st) == 0) ::chmod(dir.c_str(), st.st_mode & 07777);
   for (const std::string& name : others) {
     // linkat without AT_SYMLINK_FOLLOW: a symlink is kept as a symlink.
     if (::linkat(AT_FDCWD, (old / name).c_str(), AT_FDCWD, (dir / name).c_str(),
                  0) != 0) {
+      const int error = errno;
       return folder_error(cat("cannot keep '", name, "' of the folder"), folder,
-                          errno);
+                          error);
     }
   }
+  // The folder's mode last, once everything is in it (a 0555 folder).
+  if (::stat(old.c_str(), &st) == 0) ::chmod(dir.c_str(), st.st_mode & 07777);
   return absl::OkStatus();
 }
 
@@ -696,7 +738,7 @@ absl::Status commit_folder(const fs::path& tmp, const fs::path& path,
   }
   if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(),
                   RENAME_EXCHANGE) == 0) {
-    fs::remove_all(tmp, ec);
+    remove_folder(tmp, kOldFolder);
     return absl::OkStatus();
   }
   if (errno != EINVAL && errno != ENOSYS) {
@@ -716,7 +758,7 @@ absl::Status commit_folder(const fs::path& tmp, const fs::path& path,
     ::rename(aside->c_str(), path.c_str());
     return folder_error("cannot replace the folder", folder, error);
   }
-  fs::remove_all(*aside, ec);
+  remove_folder(*aside, kOldFolder);
   return absl::OkStatus();
 }
 
@@ -739,16 +781,13 @@ absl::Status write_folder(const GraphModule& gm, const std::string& folder,
     others = std::move(*found);
   }
   fs::create_directories(path.parent_path(), ec);
-  if (ec) {
-    return absl::PermissionDeniedError(cat(
-        "to_folder: cannot create the folder '", folder, "': ", ec.message()));
-  }
+  if (ec) return parent_error(path, folder, ec.value());
   absl::StatusOr<fs::path> tmp = fresh_directory_beside(path, folder);
   if (!tmp.ok()) return tmp.status();
   absl::Status s = fill_folder(gm, *tmp, py, state,
                                replaces ? path : fs::path(), others, folder);
   if (s.ok()) s = commit_folder(*tmp, path, replaces, folder);
-  if (!s.ok()) fs::remove_all(*tmp, ec);
+  if (!s.ok()) remove_folder(*tmp, "the unfinished new folder");
   return s;
 }
 

@@ -59,12 +59,25 @@
 // package files it had); a directory of its own that is not __pycache__,
 // the current directory (or one holding it), and a path that exists and is
 // not a directory are refused, naming the path. A symlink to a directory is
-// followed (the directory is replaced, the link stays).
+// followed (the directory is replaced, the link stays). The folder's mode is
+// set last, so a read-only (0555) folder is replaced too.
+//
+// Unlike torch.fx's to_folder, a folder holding a directory of its own other
+// than __pycache__ and the current directory ('' included) or one holding it
+// are refused, and replacing a folder needs write access to its parent
+// directory and hard-linkable kept files (so a folder on another mount than
+// its parent directory, a mount point, is refused), and leaves the caller as
+// the owner of the folder and its package files, without the old folder's
+// ACLs.
 //
 // Errors come back as a status naming what failed: a module that cannot be
 // described (its path and C++ class), a get_attr / call_module target the
 // module lacks, a module_name that is not a Python identifier, a folder that
-// cannot be created, written or replaced; nothing is changed then.
+// cannot be created, written or replaced (a parent directory that cannot be
+// created or written in is named); nothing is changed then. Once the folder
+// is replaced, old contents that cannot be removed (even after making their
+// directories writable) are not an error: they stay at their
+// `.NAME.to_folder.*` name beside the folder, named in a warning on stderr.
 //
 // Limitations: a wrapped function (or a CodeGen additional_globals entry) is
 // imported by its qualified name (`import pkg.mod` / `fn = pkg.mod.fn`), so

@@ -306,20 +306,29 @@ def test_a_killed_exporter_leaves_the_old_bundle_or_the_new_one(tmp_path,
 
 
 def test_the_exporter_refuses_what_it_cannot_replace_as_a_whole(tmp_path):
-    """A path that is not a directory, a directory holding one of its own
-    and the current directory are named and left as they were."""
+    """A path that is not a directory (a symlink to nothing too, as
+    fx::to_folder), a directory holding one of its own and the current
+    directory are named in one line (no traceback), exit status 2, and left
+    as they were."""
     model_file = tmp_path / "net.py"
     model_file.write_text(MODEL)
     (tmp_path / "file").write_text("mine")
     (tmp_path / "bundle" / "data").mkdir(parents=True)
+    os.symlink("nowhere", tmp_path / "dangling")
     for out, why, cwd in (
             (tmp_path / "file", "exists and is not a directory", None),
+            (tmp_path / "dangling", "exists and is not a directory", None),
             (tmp_path / "bundle", "holds the directory 'data'", None),
             (tmp_path, "is the current directory or holds it",
              tmp_path / "bundle" / "data")):
         r = export(model_file, str(out), 1, cwd=cwd)
-        assert r.returncode != 0
+        assert r.returncode == 2, (r.returncode, r.stderr)
         assert f"{out}: {why}" in r.stderr, r.stderr
+        assert "Traceback" not in r.stderr, r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert r.stderr.startswith("torchfx_export.py: error: "), r.stderr
     assert (tmp_path / "file").read_text() == "mine"
     assert os.listdir(tmp_path / "bundle") == ["data"]
-    assert sorted(os.listdir(tmp_path)) == ["bundle", "file", "net.py"]
+    assert os.readlink(tmp_path / "dangling") == "nowhere"
+    assert sorted(os.listdir(tmp_path)) == ["bundle", "dangling", "file",
+                                            "net.py"]

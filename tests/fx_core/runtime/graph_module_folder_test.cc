@@ -378,6 +378,9 @@ TEST(ToFolder, AFolderThatCannotBeCreatedIsNamed) {
   std::string msg(s.message());
   EXPECT_NE(msg.find("cannot create the folder"), std::string::npos) << msg;
   EXPECT_NE(msg.find(blocker + "/pkg"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("its parent directory '" + blocker + "'"),
+            std::string::npos)
+      << msg;
 }
 
 std::vector<std::string> entries(const std::string& dir) {
@@ -413,6 +416,31 @@ TEST(ToFolder, ReplacingAFolderKeepsTheUsersFilesAndLeavesNothingBeside) {
                                       "model.weights.pt", "module.py",
                                       "notes.txt", "state_dict.pt"}));
   EXPECT_EQ(entries(parent), (std::vector<std::string>{"pkg"}));
+}
+
+// A read-only folder is replaced too: its mode is set last, after the files
+// are written and the user's linked in. (Tests run as root here, which
+// writes into a 0555 directory anyway; what is checked is the mode and the
+// user's file kept.)
+TEST(ToFolder, AReadOnlyFolderIsReplacedKeepingItsModeAndTheUsersFile) {
+  auto gm = load_reference("seed_mymodule");
+  ASSERT_NE(gm, nullptr);
+  const std::string parent = tmpdir() + "/read_only";
+  const std::string dir = parent + "/pkg";
+  ASSERT_TRUE(to_folder(*gm, dir, "First").ok());
+  std::ofstream(dir + "/notes.txt") << "the user's";
+  const fs::perms r_x = fs::perms::owner_read | fs::perms::owner_exec |
+                        fs::perms::group_read | fs::perms::group_exec |
+                        fs::perms::others_read | fs::perms::others_exec;
+  fs::permissions(dir, r_x);
+  absl::Status s = to_folder(*gm, dir, "Second");
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_NE(testing::read_file(dir + "/module.py").find("class Second("),
+            std::string::npos);
+  EXPECT_EQ(testing::read_file(dir + "/notes.txt"), "the user's");
+  EXPECT_EQ(fs::status(dir).permissions() & fs::perms::all, r_x);
+  EXPECT_EQ(entries(parent), (std::vector<std::string>{"pkg"}));
+  fs::permissions(dir, fs::perms::owner_write, fs::perm_options::add);
 }
 
 TEST(ToFolder, APathThatIsNotADirectoryIsRefusedAndKept) {
