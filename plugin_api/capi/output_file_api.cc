@@ -29,8 +29,10 @@ void fill_output_file_entry(FxApi& t) {
                                    data == nullptr ? 0 : size);
       const absl::Status written = write_file_atomically(path, bytes);
       if (!written.ok()) {
-        fail(absl::IsInvalidArgument(written) ? FX_INVALID_ARGUMENT
-                                              : FX_INTERNAL,
+        // A path the host cannot write (no such directory, no permission,
+        // not a regular file) is the caller's argument; only a failed write
+        // (a full disk) is the host's.
+        fail(absl::IsDataLoss(written) ? FX_INTERNAL : FX_INVALID_ARGUMENT,
              std::string(written.message()));
       }
     });

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "fx_core/format/graph_json.h"
+#include "fx_core/io/output_rule.h"
 #include "fx_core/io/torch_save.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/graph_module_file.h"
@@ -792,6 +793,22 @@ absl::StatusOr<std::vector<Bundle>> read_bundles(
   return bundles;
 }
 
+// Every regular file of the bundles' directories (graph, weights, inputs),
+// as files the command reads.
+FilesRead bundle_files(const std::vector<std::string>& directories) {
+  FilesRead reads;
+  for (const std::string& dir : directories) {
+    boost::system::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end;
+         it.increment(ec)) {
+      if (fs::is_regular_file(it->path(), ec)) {
+        reads.add(it->path().string(), cat("a file of the bundle ", dir));
+      }
+    }
+  }
+  return reads;
+}
+
 // Folds one graph's result into the pass's: a failure wins, then ok.
 void merge(CheckResult& total, const CheckResult& one,
            const std::string& graph) {
@@ -871,6 +888,9 @@ absl::StatusOr<std::vector<std::string>> find_graph_bundles(
         cat(directory, ": cannot read the directory: ", ec.message()));
   }
   for (; it != fs::directory_iterator(); it.increment(ec)) {
+    // Hidden directories are no bundles of the set (a writer's temporary
+    // left by a crash: .NAME.export.*, .NAME.to_folder.*, .MODEL.partial-*).
+    if (it->path().filename().string().rfind('.', 0) == 0) continue;
     if (fs::exists(it->path() / std::string(kGraphFile), ec)) {
       bundles.push_back(it->path().string());
     }
@@ -906,6 +926,9 @@ absl::StatusOr<PluginCheckReport> check_plugin(
   if (!prefixes.ok()) return prefixes.status();
   absl::StatusOr<std::vector<Bundle>> bundles = read_bundles(options.graphs);
   if (!bundles.ok()) return bundles.status();
+  // The files of the bundles are what this command reads: a file a pass
+  // writes (WriteOutputFile) must not be one of them.
+  const FilesRead::Published inputs = bundle_files(options.graphs).publish();
   PluginCheckReport report;
   report.plugin = (*plugin)->describe();
   for (const RegisteredPass& pass : *passes) {

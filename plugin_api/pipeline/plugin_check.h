@@ -128,8 +128,9 @@ struct PluginCheckReport {
 };
 
 // The bundles under `directory`: itself when it holds graph.fx.json, else
-// each of its sub-directories that does, sorted. InvalidArgument when there
-// are none or the directory cannot be read.
+// each of its sub-directories that does (hidden ones, a crashed writer's
+// temporaries, skipped), sorted. InvalidArgument when there are none or the
+// directory cannot be read.
 absl::StatusOr<std::vector<std::string>> find_graph_bundles(
     const std::string& directory);
 
@@ -138,8 +139,12 @@ absl::StatusOr<std::vector<std::string>> find_graph_bundles(
 // refused declaration); `options.passes` names a pass the plugin lacks (the
 // message names those it has); `options.before` does not parse or names a
 // pass no loaded plugin provides, or a plugin of `before_sources` does not
-// load; a bundle does not read. Check failures, and a plugin that crashes,
-// exits or hangs while loading, are in the report, never errors.
+// load; a bundle's inputs do not read; a bundle's graph does not load (every
+// such bundle named, one line each, and nothing checked). Check failures,
+// and a plugin that crashes, exits or hangs while loading, are in the
+// report, never errors. While the checks run, the bundles' files are the
+// process's published inputs (fx_core/io/output_rule.h): a file a pass
+// writes through the host (WriteOutputFile) is never one of them.
 absl::StatusOr<PluginCheckReport> check_plugin(
     const std::string& library, const PluginCheckOptions& options);
 

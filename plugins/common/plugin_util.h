@@ -261,8 +261,9 @@ inline fxp::Arg map_arg(fxp::ArgView a,
 // command reads (`fx run`'s graph or its weights) is refused, naming both,
 // and left as it was. On an older host: into a fresh temporary beside it
 // (mkstemp: O_EXCL, so never through a planted symlink or into a planted
-// FIFO), then renamed over it. Error (FX_INVALID_ARGUMENT) naming the path
-// and the reason; no temporary is left behind.
+// FIFO), then renamed over it. Error (FX_INVALID_ARGUMENT; FX_INTERNAL when
+// the host's write of the bytes fails, a full disk) naming the path and the
+// reason; no temporary is left behind.
 inline void write_file_atomically(const std::string& path,
                                   const std::string& text) {
   if (fxp::api() != nullptr && fxp::api()->version >= 13) {

@@ -120,6 +120,32 @@ TEST(FxPluginCheck, GraphsThatDoNotLoadAreNamedAndNothingIsChecked) {
   EXPECT_FALSE(has(r.out, "dce ")) << r.out;
 }
 
+// The bundles' files are what plugin-check reads: a pass run before the
+// checks (or checked) that writes onto one of them through the host is
+// refused and the bundle stays as it was (issue 34 item 2). A hidden
+// directory (a crashed writer's temporary) is no bundle of the set.
+TEST(FxPluginCheck, APassWritesNoFileOfTheBundlesAndHiddenDirsAreNoBundles) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "published_set";
+  fs::remove_all(dir);
+  for (const char* name : {"model", ".model.export.abc123"}) {
+    fs::create_directories(dir / name);
+    for (const auto& f :
+         fs::directory_iterator(testing::reference_dir() + "/seed_mymodule")) {
+      fs::copy_file(f.path(), dir / name / f.path().filename());
+    }
+  }
+  const fs::path graph = dir / "model" / "graph.fx.json";
+  const std::string before = testing::read_file(graph.string());
+  Result r =
+      run({"plugin-check", "plugins/libfx_passes.so", "--graphs", dir.string(),
+           "--pass", "dce", "--before", "dot{path=" + graph.string() + "}"});
+  EXPECT_TRUE(has(r.out, "on 1 graph under")) << r.out;
+  EXPECT_TRUE(has(r.out + r.err, "would overwrite")) << r.out << r.err;
+  EXPECT_FALSE(has(r.out, "dce  runs           ok")) << r.out;
+  EXPECT_EQ(testing::read_file(graph.string()), before);
+}
+
 const std::string kCrashPlugin = "tests/plugin_api/plugins/libcrash_plugin.so";
 const std::string kTestPasses = "tests/plugin_api/plugins/libtest_passes.so";
 

@@ -194,9 +194,9 @@ TEST_F(WriteOutputFileCAbi, BadArgumentsAreRefused) {
   EXPECT_EQ(s.message, "WriteOutputFile: " + path("sub") +
                            ": not a regular file; refusing to replace it");
   EXPECT_TRUE(fs::is_directory(path("sub")));
-  // A directory that does not exist: the write fails, naming the path.
+  // A directory that does not exist: the caller's argument, named.
   s = write(path("missing/x.txt"), "x");
-  EXPECT_EQ(s.code, FX_INTERNAL);
+  EXPECT_EQ(s.code, FX_INVALID_ARGUMENT);
   EXPECT_NE(s.message.find(path("missing/x.txt")), std::string::npos)
       << s.message;
 }

@@ -1088,9 +1088,10 @@ struct FxApi {
    * a reader sees the old file or the whole new one; a replaced file keeps
    * its permission bits. With no host command (fx_sdk.run_pipeline from
    * Python) nothing is refused. The directory must exist. FX_INVALID_ARGUMENT
-   * also for a NULL or empty path, NULL data with a nonzero size, and a path
-   * that exists and is not a regular file; FX_INTERNAL when writing fails
-   * (permissions, a full disk), no temporary left behind. */
+   * also for a NULL or empty path, NULL data with a nonzero size, a path
+   * that exists and is not a regular file, and a path the host cannot
+   * create or replace (no such directory, no permission); FX_INTERNAL when
+   * writing the bytes fails (a full disk). No temporary is left behind. */
   FxStatus* (*WriteOutputFile)(const char* path, const void* data,
                                size_t size);
 };
