@@ -223,6 +223,9 @@ namespace {
 // Version 13: files a pass writes.
 #define FX_API_V13_ENTRIES(X) X(WriteOutputFile)
 
+// Version 14: Python signatures.
+#define FX_API_V14_ENTRIES(X) X(TargetSignature)
+
 // Every entry's position: kIndex_<name>, counted over all versions.
 #define FX_ENTRY_INDEX(name) kIndex_##name,
 // (kV1Continue .. kV4Continue only make the numbering of the
@@ -250,7 +253,9 @@ enum EntryIndex : size_t {
   kV11Continue = kV11Entries - 1,
   FX_API_V12_ENTRIES(FX_ENTRY_INDEX) kV12Entries,
   kV12Continue = kV12Entries - 1,
-  FX_API_V13_ENTRIES(FX_ENTRY_INDEX) kEntries
+  FX_API_V13_ENTRIES(FX_ENTRY_INDEX) kV13Entries,
+  kV13Continue = kV13Entries - 1,
+  FX_API_V14_ENTRIES(FX_ENTRY_INDEX) kEntries
 };
 #undef FX_ENTRY_INDEX
 
@@ -284,10 +289,11 @@ FX_API_V10_ENTRIES(FX_CHECK_OFFSET)
 FX_API_V11_ENTRIES(FX_CHECK_OFFSET)
 FX_API_V12_ENTRIES(FX_CHECK_OFFSET)
 FX_API_V13_ENTRIES(FX_CHECK_OFFSET)
+FX_API_V14_ENTRIES(FX_CHECK_OFFSET)
 #undef FX_CHECK_OFFSET
 
-// Version 6 extends FxPassInfo only (below); version 13 ends the table. An
-// appended entry needs a "Version 14" list here (and FX_API_VERSION 14).
+// Version 6 extends FxPassInfo only (below); version 14 ends the table. An
+// appended entry needs a "Version 15" list here (and FX_API_VERSION 15).
 static_assert(sizeof(FxApi) == kFirstEntry + kEntries * kEntrySize,
               "FxApi has entries this file does not list: list them under "
               "their version");
@@ -301,7 +307,10 @@ static_assert(kV9Entries == 161, "versions 1 to 9 have 161 entries");
 static_assert(kV10Entries == 163, "versions 1 to 10 have 163 entries");
 static_assert(kV11Entries == 166, "versions 1 to 11 have 166 entries");
 static_assert(kV12Entries == 168, "versions 1 to 12 have 168 entries");
-static_assert(FX_API_VERSION == 13,
+static_assert(kV13Entries == 169, "versions 1 to 13 have 169 entries");
+static_assert(kIndex_TargetSignature == 169,
+              "TargetSignature (version 14) is entry 169 (0-based)");
+static_assert(FX_API_VERSION == 14,
               "a new FX_API_VERSION: list its entries above");
 
 // FxPassInfo: version 1's fields end with user_data (the size a version-1
@@ -336,7 +345,10 @@ TEST(ApiLayout, EveryReleasedEntryIsWhereItWasReleased) {
   EXPECT_EQ(static_cast<size_t>(kV10Entries), 163u);
   EXPECT_EQ(static_cast<size_t>(kV11Entries), 166u);
   EXPECT_EQ(static_cast<size_t>(kV12Entries), 168u);
-  EXPECT_EQ(sizeof(FxApi), kFirstEntry + 169 * kEntrySize);
+  EXPECT_EQ(static_cast<size_t>(kV13Entries), 169u);
+  // TargetSignature, the 170th entry, at byte 8 + 169 * 8 on LP64.
+  EXPECT_EQ(offsetof(FxApi, TargetSignature), 1360u);
+  EXPECT_EQ(sizeof(FxApi), kFirstEntry + 170 * kEntrySize);
   // Version 1's FxPassInfo on LP64: 6 pointer-sized words and 5 name lists
   // of 2 words each; version 6 adds 16 bytes of tolerance and the flag.
   EXPECT_EQ(kPassInfoV1Size, 128u);
