@@ -403,7 +403,8 @@ def _size(value):
 def _node_meta(node):
     """node.meta's entries the SDK's graphs can hold (those
     tools/torchfx_export.py's node_meta keeps), as Python values;
-    shape_prop's TensorMetadata as a dict of its fields."""
+    shape_prop's TensorMetadata as a dict of its fields, a class in
+    meta['type'] by its name."""
     meta = {}
     for key, value in node.meta.items():
         if key == "is_wrapped" or not isinstance(key, str) or value is None:
@@ -416,6 +417,8 @@ def _node_meta(node):
                      "stride": [_size(d) for d in value.stride],
                      "requires_grad": bool(value.requires_grad),
                      "memory_format": value.memory_format}
+        elif key == "type" and isinstance(value, type):
+            value = _export.meta_type_name(value)
         elif isinstance(value, torch.nn.Module):
             continue
         else:

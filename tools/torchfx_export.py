@@ -459,10 +459,20 @@ def tensor_meta(value):
     }}
 
 
+def meta_type_name(cls):
+    """meta['type'] (ShapeProp's type(result)) as the SDK's shape_prop
+    writes it: torch.Tensor, int, tuple, torch.Size."""
+    if cls is torch.Tensor:
+        return "torch.Tensor"
+    if cls.__module__ == "builtins":
+        return cls.__qualname__
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
 def node_meta(node):
-    """The node's meta entries the format can hold (ARG values, and
-    tensor_meta in the spec's form); the rest (tensors, types, arbitrary
-    objects) are left out."""
+    """The node's meta entries the format can hold (ARG values, a class
+    in meta['type'] by its name, and tensor_meta in the spec's form); the
+    rest (tensors, other types, arbitrary objects) are left out."""
     meta = {}
     for key, value in node.meta.items():
         if key == "is_wrapped" or not isinstance(key, str):
@@ -470,6 +480,8 @@ def node_meta(node):
         try:
             if key == "tensor_meta" and type(value).__name__ == "TensorMetadata":
                 encoded = tensor_meta(value)
+            elif key == "type" and isinstance(value, type):
+                encoded = meta_type_name(value)
             else:
                 encoded = encode(value, key)
         except ValueError:

@@ -944,11 +944,13 @@ constexpr size_t entries_end(uint32_t version) {
       return offsetof(FxApi, OperatorSchemas);
     case 12:
       return offsetof(FxApi, WriteOutputFile);
+    case 13:
+      return offsetof(FxApi, TargetSignature);
     default:
       return sizeof(FxApi);
   }
 }
-static_assert(FX_API_VERSION == 13,
+static_assert(FX_API_VERSION == 14,
               "a new API version: add where its entries end to entries_end");
 
 // The whole table cut down to `version`: later entries zeroed.

@@ -1,16 +1,159 @@
-// The FxApi entry of version 12 that reads LibTorch's declarations:
-// OperatorSchemas (an operator's schemas as torch prints them, for a target
-// resolved as NodeOperatorEffects resolves it; fx_core/runtime/aten/
-// aten_schemas.h). Version 12's ValueStorage is with the other Value*
-// entries (runtime_api.cc).
+// The FxApi entries that read the declarations a call binds to:
+// OperatorSchemas (version 12: an operator's schemas as torch prints them,
+// for a target resolved as NodeOperatorEffects resolves it; fx_core/runtime/
+// aten/aten_schemas.h) and TargetSignature (version 14: the Python signature
+// of a Python-level call_function target or of a submodule's forward, as the
+// host's registries bind them). Version 12's ValueStorage is with the other
+// Value* entries (runtime_api.cc).
+#include <torch/nn/module.h>
+
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 
 #include "fx_core/runtime/aten/aten_schemas.h"
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/module_registry.h"
+#include "fx_core/runtime/op_registry.h"
+#include "fx_core/runtime/value.h"
 #include "plugin_api/capi/api_internal.h"
 
 namespace fx::host::internal {
+namespace {
+
+// A default value as a signature spells it (a Python literal: None, True,
+// 'text', 3, 1e-05, (1, 2), [], torch.float32) as the value Python holds.
+Argument literal(std::string_view text, std::string_view signature) {
+  text = strip(text);
+  if (text == "None") return Argument();
+  if (text == "True") return Argument(true);
+  if (text == "False") return Argument(false);
+  if (text.size() >= 2 && (text.front() == '\'' || text.front() == '"') &&
+      text.back() == text.front()) {
+    return Argument(std::string(text.substr(1, text.size() - 2)));
+  }
+  if (text.size() >= 2 && (text.front() == '(' || text.front() == '[')) {
+    ArgumentList items;
+    for (std::string_view part :
+         split_top_level(text.substr(1, text.size() - 2))) {
+      if (!part.empty()) items.push_back(literal(part, signature));
+    }
+    return text.front() == '(' ? Argument::tuple(std::move(items))
+                               : Argument::list(std::move(items));
+  }
+  if (text.substr(0, 6) == "torch.") {
+    const std::string name(text);
+    if (parse_dtype(name)) return Argument::dtype(name);
+    if (parse_memory_format(name)) return Argument::memory_format(name);
+    if (parse_layout(name)) return Argument::layout(name);
+  }
+  const std::string s(text);
+  char* end = nullptr;
+  if (s.find_first_of(".eEn") == std::string::npos) {
+    const long long i = std::strtoll(s.c_str(), &end, 10);
+    if (end != s.c_str() && *end == '\0') return Argument(int64_t{i});
+  }
+  const double d = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() && *end == '\0') return Argument(d);
+  fail(FX_INTERNAL, cat("signature '", signature,
+                        "': cannot read the default value '", text, "'"));
+}
+
+const char* kind_name(OpParam::Kind kind) {
+  switch (kind) {
+    case OpParam::Kind::kPositional:
+      return "POSITIONAL_OR_KEYWORD";
+    case OpParam::Kind::kKeywordOnly:
+      return "KEYWORD_ONLY";
+    case OpParam::Kind::kVarPositional:
+      return "VAR_POSITIONAL";
+    case OpParam::Kind::kVarKeyword:
+      return "VAR_KEYWORD";
+  }
+  return "POSITIONAL_OR_KEYWORD";
+}
+
+// `schema` as TargetSignature's list of parameter dicts. The defaults are
+// read from the signature's text, so a dtype stays a dtype.
+Argument signature_argument(const OpSchema& schema) {
+  ArgumentList params;
+  size_t p = 0;
+  for (std::string_view part : split_top_level(schema.text())) {
+    if (part == "*") continue;
+    const OpParam& param = schema.params().at(p++);
+    ArgumentDict d;
+    d.emplace_back("name", Argument(param.name));
+    d.emplace_back("kind", Argument(std::string(kind_name(param.kind))));
+    if (param.has_default) {
+      d.emplace_back("default",
+                     literal(part.substr(part.find('=') + 1), schema.text()));
+    }
+    params.push_back(Argument::dict(std::move(d)));
+  }
+  return Argument::list(std::move(params));
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+// Whether torch 1.13 holds `target` as a builtin (a C function, which
+// inspect cannot read and NormalizeArgs binds to its ATen schemas): the
+// C modules' functions, and torch.NAME where aten::NAME exists (torch's
+// _VariableFunctions; the Python functions of torch/__init__.py, such as
+// torch._assert, name no operator).
+bool is_builtin_function(std::string_view target) {
+  for (std::string_view module :
+       {"operator.", "math.", "cmath.", "builtins.", "torch._C.",
+        "torch.ops."}) {
+    if (starts_with(target, module)) return true;
+  }
+  if (starts_with(target, "torch.") &&
+      target.find('.', 6) == std::string_view::npos) {
+    return !operator_schemas(Opcode::kCallFunction, target).empty();
+  }
+  return false;
+}
+
+const OpSchema* function_signature(std::string_view target) {
+  if (is_builtin_function(target)) return nullptr;
+  const OpDef* def = OpRegistry::global().find(Opcode::kCallFunction, target);
+  return def == nullptr ? nullptr : &def->schema;
+}
+
+const OpSchema* forward_signature(const FxGraph* g, const char* target) {
+  GraphModule& gm = owning_module(unwrap(g));
+  std::shared_ptr<torch::nn::Module> m = gm.get_submodule(target);
+  if (m == nullptr) {
+    fail(FX_NOT_FOUND, cat("the module has no submodule '", target, "'"));
+  }
+  const ModuleKind* kind = ModuleRegistry::global().find(*m);
+  return kind == nullptr ? nullptr : &kind->forward_schema;
+}
+
+void target_signature(const FxGraph* g, FxOpcode op, const char* target,
+                      FxArg** out) {
+  require(target, "target");
+  require(out, "out");
+  const OpSchema* schema = nullptr;
+  if (op == FX_OP_CALL_FUNCTION) {
+    schema = function_signature(target);
+  } else if (op == FX_OP_CALL_MODULE) {
+    schema = forward_signature(require(g, "graph"), target);
+  } else {
+    fail(FX_INVALID_ARGUMENT,
+         "op must be FX_OP_CALL_FUNCTION or FX_OP_CALL_MODULE");
+  }
+  if (schema == nullptr) {
+    fail(FX_NOT_FOUND, cat("'", target,
+                           "' has no Python signature the host knows (a "
+                           "builtin binds to its ATen schemas)"));
+  }
+  *out = give(signature_argument(*schema));
+}
+
+}  // namespace
 
 void fill_schema_entries(FxApi& t) {
   t.OperatorSchemas = [](const char* target, FxArg** out) {
@@ -29,6 +172,11 @@ void fill_schema_entries(FxApi& t) {
       }
       *out = give(Argument::list(std::move(schemas)));
     });
+  };
+  t.TargetSignature = [](const FxGraph* g, FxOpcode op, const char* target,
+                         FxArg** out) {
+    return guarded("TargetSignature",
+                   [&] { target_signature(g, op, target, out); });
   };
 }
 

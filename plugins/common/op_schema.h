@@ -26,6 +26,9 @@ struct SchemaArgument {
   std::string name;
   std::optional<std::string> default_value;
   bool kwarg_only = false;
+  // A fixed-size list's size: 2 for "int[2]" (whose scalar default stands
+  // for that many copies: "int[2] stride=1" is [1, 1]); 0 otherwise.
+  int list_size = 0;
 
   // torch's alias_info.is_write.
   bool is_write() const { return alias.find('!') != std::string::npos; }
@@ -96,6 +99,10 @@ inline void split_type(std::string_view text, SchemaArgument& arg) {
     } else if (text[i] == '[') {
       const size_t close = text.find(']', i);
       type += "[]";
+      for (size_t d = i + 1; d < close && d < text.size(); ++d) {
+        if (text[d] < '0' || text[d] > '9') break;
+        arg.list_size = arg.list_size * 10 + (text[d] - '0');
+      }
       i = close == std::string_view::npos ? text.size() : close;
     } else {
       type += text[i];

@@ -356,4 +356,22 @@ FXP_PLUGIN(
                 "name prefix of the CPU submodules")
         .option("report", FX_OPTION_STRING, "",
                 "where to write torch's node support preview and the "
-                "splitter's summary (a file, or - for standard output)"))
+                "splitter's summary (a file, or - for standard output)"),
+    fxp::pass<fx_optimization::normalize_args>(
+        "normalize_args",
+        "rewrites each call_function and torch.nn module call with keyword "
+        "arguments in its signature's order, defaults filled in (torch.fx "
+        "experimental.normalize.NormalizeArgs)")
+        .idempotent()
+        .option("normalize_to_only_use_kwargs", FX_OPTION_BOOL, "true",
+                "every argument as a keyword; false keeps the positional "
+                "ones and writes the rest as keywords")
+        .option("node_type_for_args", FX_OPTION_BOOL, "false",
+                "type every node argument with the normalized node's own "
+                "meta['type'], as torch 1.13 does; by default each node "
+                "argument has its own")
+        .option("ops_self_as_input", FX_OPTION_BOOL, "false",
+                "rename an ATen schema's `self` to `input` for torch.ops "
+                "targets too, as torch 1.13 does (the operator then refuses "
+                "the call); by default a torch.ops call keeps `self` as "
+                "its first positional argument"))

@@ -44,6 +44,10 @@ bool reinplace(fxp::Graph& g, const fxp::Options& options);
 // torch 1.13's torch.fx.passes.splitter_base._SplitterBase (splitter.cc).
 bool splitter(fxp::Graph& g, const fxp::Options& options);
 
+// torch 1.13's torch.fx.experimental.normalize.NormalizeArgs
+// (normalize.cc).
+bool normalize_args(fxp::Graph& g, const fxp::Options& options);
+
 }  // namespace fx_optimization
 
 #endif  // PLUGINS_OPTIMIZATION_PASSES_H_

@@ -126,7 +126,7 @@ extern "C" {
  * Version 1 was released twice with different tables (106 entries, then 123
  * with fourteen inserted before RegisterCustomOp); the host serves both
  * (released/README.md, "Version 1, twice"). */
-#define FX_API_VERSION 13
+#define FX_API_VERSION 14
 
 #if defined(_WIN32)
 #define FX_PLUGIN_EXPORT __declspec(dllexport)
@@ -1094,6 +1094,33 @@ struct FxApi {
    * writing the bytes fails (a full disk). No temporary is left behind. */
   FxStatus* (*WriteOutputFile)(const char* path, const void* data,
                                size_t size);
+
+  /* Version 14: Python signatures ----------------------------------------- */
+  /* The Python signature a call binds its arguments to, as
+   * inspect.signature(target) has it in torch 1.13, for the calls whose
+   * target is a Python function rather than a builtin:
+   *  - FX_OP_CALL_FUNCTION: `target` is a node's target
+   *    ("torch.nn.functional.relu", "torch.functional.split",
+   *    "torch._assert", a function a vendor registered with a signature)
+   *    naming a function the host runs from a Python signature. Builtins
+   *    (C functions: torch.NAME for an ATen operator aten::NAME,
+   *    torch._C.*, torch.ops.*, operator.*, math.*, builtins.*) have no
+   *    such signature; their arguments bind to their ATen schemas
+   *    (OperatorSchemas);
+   *  - FX_OP_CALL_MODULE: `target` is the qualified name of a submodule of
+   *    the graph's owning GraphModule; the signature is its class's
+   *    `forward`, without `self`, as the host calls it.
+   * *out (the caller's, ReleaseArg) is a list with a dict per parameter, in
+   * order: {"name": "inplace", "kind": K, "default": False}, K one of
+   * inspect's "POSITIONAL_OR_KEYWORD", "KEYWORD_ONLY", "VAR_POSITIONAL",
+   * "VAR_KEYWORD"; "default" is absent for a parameter without one.
+   * FX_NOT_FOUND when the target is a builtin, names nothing the host
+   * knows, or (call_module) no submodule / one whose class the host has no
+   * forward signature for; FX_INVALID_ARGUMENT for NULL or another opcode.
+   * `graph` may be NULL for FX_OP_CALL_FUNCTION; call_module needs the
+   * graph's owning GraphModule (FX_FAILED_PRECONDITION without one). */
+  FxStatus* (*TargetSignature)(const FxGraph* graph, FxOpcode op,
+                               const char* target, FxArg** out);
 };
 
 /* NodeOperatorEffects' bits (version 7). */

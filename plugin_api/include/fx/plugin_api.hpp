@@ -230,6 +230,8 @@ class Node {
   void set_args(const std::vector<Arg>& args);
   void update_arg(size_t i, const Arg& value);
   void update_kwarg(const char* key, const Arg& value);
+  // Replaces every keyword argument, in this order.
+  void set_kwargs(const std::vector<std::pair<std::string, Arg>>& kwargs);
   void set_target(const char* target);
   // The type annotation; nullptr or "" for none.
   void set_type(const char* type);
@@ -610,6 +612,24 @@ inline std::vector<std::string> operator_schemas(const char* target);
 // (a temporary beside it, renamed). Version 13: WriteOutputFile;
 // FX_UNIMPLEMENTED on an older host.
 inline void write_output_file(const std::string& path, std::string_view bytes);
+
+// One parameter of a Python signature (TargetSignature).
+struct SignatureParam {
+  std::string name;
+  // inspect's kind: "POSITIONAL_OR_KEYWORD", "KEYWORD_ONLY",
+  // "VAR_POSITIONAL" or "VAR_KEYWORD".
+  std::string kind;
+  std::optional<Arg> default_value;  // none: the parameter has no default
+};
+// The Python signature a call of `target` binds to, as inspect.signature
+// has it: a call_function target that is a Python function
+// (torch.nn.functional.relu), or (FX_OP_CALL_MODULE) the forward of the
+// submodule `target` of g's owning GraphModule. std::nullopt when there is
+// none the host knows: a builtin (its arguments bind to its ATen schemas,
+// operator_schemas), an unknown target or module class. Version 14:
+// TargetSignature; FX_UNIMPLEMENTED on an older host.
+inline std::optional<std::vector<SignatureParam>> target_signature(
+    const Graph& g, FxOpcode op, const std::string& target);
 
 // Adds or replaces the submodule `name` with a new `type` module built from
 // `config` (a dict of constructor keyword arguments).

@@ -284,6 +284,18 @@ inline void Node::update_kwarg(const char* key, const Arg& value) {
   check(api()->NodeSetKwarg(node_, key, value.get()));
 }
 
+inline void Node::set_kwargs(
+    const std::vector<std::pair<std::string, Arg>>& kwargs) {
+  std::vector<const char*> keys;
+  std::vector<const FxArg*> values;
+  for (const auto& [key, value] : kwargs) {
+    keys.push_back(key.c_str());
+    values.push_back(value.get());
+  }
+  check(api()->NodeSetKwargs(node_, keys.data(), values.data(),
+                             kwargs.size()));
+}
+
 inline void Node::set_target(const char* target) {
   check(api()->NodeSetTarget(node_, target));
 }
@@ -912,6 +924,31 @@ inline std::vector<std::string> operator_schemas(const char* target) {
 inline void write_output_file(const std::string& path, std::string_view bytes) {
   require_api_version(13, "WriteOutputFile");
   check(api()->WriteOutputFile(path.c_str(), bytes.data(), bytes.size()));
+}
+
+inline std::optional<std::vector<SignatureParam>> target_signature(
+    const Graph& g, FxOpcode op, const std::string& target) {
+  require_api_version(14, "TargetSignature");
+  FxArg* out = nullptr;
+  FxStatus* status = api()->TargetSignature(g.get(), op, target.c_str(), &out);
+  if (status != nullptr && api()->GetStatusCode(status) == FX_NOT_FOUND) {
+    api()->ReleaseStatus(status);
+    return std::nullopt;
+  }
+  check(status);
+  const Arg list = Arg::adopt(out);
+  std::vector<SignatureParam> params;
+  for (size_t i = 0; i < list.view().size(); ++i) {
+    const ArgView d = list.view()[i];
+    SignatureParam p;
+    for (size_t k = 0; k < d.size(); ++k) {
+      if (d.key(k) == "name") p.name = d[k].as_string();
+      if (d.key(k) == "kind") p.kind = d[k].as_string();
+      if (d.key(k) == "default") p.default_value = Arg(d[k]);
+    }
+    params.push_back(std::move(p));
+  }
+  return params;
 }
 
 inline Arg module_config(const Graph& g, const char* name) {

@@ -1,0 +1,363 @@
+// torch 1.13's torch.fx.experimental.normalize.NormalizeArgs (with
+// torch.fx.operator_schemas.normalize_function and normalize_module): each
+// call_function and call_module node's arguments matched to the callee's
+// signature and rewritten as keyword arguments in the signature's order,
+// defaults filled in (or, with normalize_to_only_use_kwargs false, the
+// positional arguments kept and the rest so).
+//
+// Where the signature comes from, as torch decides it:
+//  - a Python function (torch.nn.functional.relu, torch.functional.split,
+//    torch._assert): its inspect.signature, which the host knows as the
+//    signature it binds the call to (TargetSignature);
+//  - a builtin naming ATen operators (torch.add, torch._C._nn.linear,
+//    torch.ops.aten.add.Tensor, torch.ops.aten.add): every schema of the
+//    operator (one for an overload), `self` named `input`; the call is
+//    normalized when exactly one binds, or else by the first whose
+//    annotations the arguments' types match (python_types.h);
+//  - a module whose class is torch.nn.NAME: its forward's signature.
+// Everything else (operator.*, math.*, call_method, a module of another
+// class, torch.nonzero, which torch's table overrides without answering)
+// keeps its arguments. Like torch's Transformer, the pass records every
+// node afresh: nodes are named again from their targets (retrace.h), keep
+// their type and meta, and the output node loses its type.
+//
+// Where torch 1.13 is wrong, an option says so and the default differs:
+//  - node_type_for_args: torch types every node argument of a call with
+//    the meta['type'] of the node being normalized (NormalizeArgs.run_node's
+//    get_type reads n.meta, not the argument's); by default each node
+//    argument has its own meta['type']; true reproduces torch;
+//  - ops_self_as_input: torch renames an ATen schema's `self` to `input`
+//    for torch.ops targets too, which the operator then refuses
+//    ("aten::relu() is missing value for argument 'self'"). By default a
+//    torch.ops.* call keeps `self` as its first positional argument (the
+//    one way to pass it: OpOverload.__call__ cannot take `self` by
+//    keyword), so the graph still runs; true renames as torch does.
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "fx/plugin_api.hpp"
+#include "plugins/common/op_schema.h"
+#include "plugins/optimization/passes.h"
+#include "plugins/optimization/python_types.h"
+#include "plugins/optimization/retrace.h"
+
+namespace fx_optimization {
+namespace {
+
+using fxp::Arg;
+using fxp::ArgView;
+using fxp::Graph;
+using fxp::Node;
+
+// One parameter of the signature a call is normalized to.
+struct Param {
+  std::string name;
+  bool keyword_only = false;
+  bool variadic = false;  // *args or **kwargs: torch does not normalize
+  std::optional<Arg> default_value;
+  PyType annotation;  // schemas only
+};
+using Signature = std::vector<Param>;
+
+[[noreturn]] void refuse(const Node& n, const std::string& what) {
+  throw fxp::Error(FX_INVALID_ARGUMENT, "normalize_args: node '" +
+                                            std::string(n.name()) + "' (" +
+                                            std::string(n.target()) +
+                                            "): " + what);
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+// ------------------------------------------------------------- signatures
+
+Signature from_python(const std::vector<fxp::SignatureParam>& params) {
+  Signature sig;
+  for (const fxp::SignatureParam& p : params) {
+    Param param;
+    param.name = p.name;
+    param.keyword_only = p.kind == "KEYWORD_ONLY";
+    param.variadic = p.kind == "VAR_POSITIONAL" || p.kind == "VAR_KEYWORD";
+    param.default_value = p.default_value;
+    sig.push_back(std::move(param));
+  }
+  return sig;
+}
+
+// A schema default as torch's argument.default_value holds it: "1." is
+// 1.0, a float argument's "1" too, "int[2] stride=1" is [1, 1].
+Arg schema_default(std::string_view text,
+                   const fx_plugins::SchemaArgument& arg);
+
+Arg schema_scalar(std::string_view text, bool is_float) {
+  if (text == "None") return Arg();
+  if (text == "True") return Arg(true);
+  if (text == "False") return Arg(false);
+  if (text.size() >= 2 && (text.front() == '"' || text.front() == '\'')) {
+    return Arg(std::string(text.substr(1, text.size() - 2)));
+  }
+  const std::string s(text);
+  if (is_float || s.find_first_of(".eEna") != std::string::npos) {
+    return Arg(std::stod(s));
+  }
+  return Arg(static_cast<int64_t>(std::stoll(s)));
+}
+
+Arg schema_default(std::string_view text,
+                   const fx_plugins::SchemaArgument& arg) {
+  const bool is_float = starts_with(arg.type, "float");
+  const bool is_list = arg.type.find("[]") != std::string::npos;
+  if (text.size() >= 2 && text.front() == '[') {
+    std::vector<Arg> items;
+    for (std::string_view part :
+         fx_plugins::schema_detail::split_top_level(
+             text.substr(1, text.size() - 2))) {
+      items.push_back(schema_scalar(part, is_float));
+    }
+    return Arg::list(items);
+  }
+  Arg scalar = schema_scalar(text, is_float);
+  if (!is_list || scalar.view().is_none() || arg.list_size == 0) return scalar;
+  return Arg::list(std::vector<Arg>(arg.list_size, scalar));
+}
+
+Signature from_schema(const fx_plugins::OperatorSchema& schema,
+                      bool self_as_input) {
+  Signature sig;
+  for (const fx_plugins::SchemaArgument& a : schema.arguments) {
+    Param param;
+    param.name = a.name == "self" && self_as_input ? "input" : a.name;
+    param.keyword_only = a.kwarg_only;
+    if (a.default_value) {
+      param.default_value = schema_default(*a.default_value, a);
+    }
+    param.annotation = annotation_of_schema_type(a.type);
+    sig.push_back(std::move(param));
+  }
+  return sig;
+}
+
+// ---------------------------------------------------------------- binding
+
+// Python's Signature.bind for a call with `num_args` positionals and
+// keywords `keys`: which parameter each argument fills, or the TypeError's
+// message.
+struct Binding {
+  std::vector<int> source;  // per parameter: arg index, -1 - kwarg, or kNone
+  std::string error;
+};
+constexpr int kNone = -1000000;
+
+Binding bind(const Signature& sig, size_t num_args,
+             const std::vector<std::string>& keys) {
+  Binding b;
+  b.source.assign(sig.size(), kNone);
+  size_t positional = 0;
+  for (size_t i = 0; i < num_args; ++i) {
+    while (positional < sig.size() && sig[positional].keyword_only) {
+      ++positional;
+    }
+    if (positional >= sig.size()) {
+      b.error = "too many positional arguments";
+      return b;
+    }
+    b.source[positional++] = static_cast<int>(i);
+  }
+  for (size_t k = 0; k < keys.size(); ++k) {
+    size_t p = 0;
+    while (p < sig.size() && sig[p].name != keys[k]) ++p;
+    if (p == sig.size()) {
+      b.error = "got an unexpected keyword argument '" + keys[k] + "'";
+      return b;
+    }
+    if (b.source[p] != kNone) {
+      b.error = "multiple values for argument '" + keys[k] + "'";
+      return b;
+    }
+    b.source[p] = -1 - static_cast<int>(k);
+  }
+  for (size_t p = 0; p < sig.size(); ++p) {
+    if (b.source[p] == kNone && !sig[p].default_value) {
+      b.error = "missing a required argument: '" + sig[p].name + "'";
+      return b;
+    }
+  }
+  return b;
+}
+
+struct Call {
+  std::vector<ArgView> args;
+  std::vector<std::string> keys;
+  std::vector<ArgView> values;
+};
+
+Call call_of(const Node& n) {
+  Call c;
+  c.args = n.args();
+  for (size_t i = 0; i < n.num_kwargs(); ++i) {
+    c.keys.push_back(n.kwarg_key(i));
+    c.values.push_back(n.kwarg_value(i));
+  }
+  return c;
+}
+
+bool has_variadic(const Signature& sig) {
+  for (const Param& p : sig) {
+    if (p.variadic) return true;
+  }
+  return false;
+}
+
+// torch's _args_kwargs_to_normalized_args_kwargs on a binding that holds.
+void rewrite(Node& n, const Signature& sig, const Call& call,
+             const Binding& b, bool only_kwargs) {
+  std::vector<Arg> args;
+  fxp::Kwargs kwargs;
+  for (size_t p = 0; p < sig.size(); ++p) {
+    const int s = b.source[p];
+    Arg value = s == kNone  ? *sig[p].default_value
+                : s >= 0    ? Arg(call.args[s])
+                            : Arg(call.values[-1 - s]);
+    // torch.ops' `self` stays positional: OpOverload.__call__(self, ...)
+    // cannot take it by keyword.
+    const bool positional_self = p == 0 && sig[p].name == "self";
+    if (positional_self || (!only_kwargs && p < call.args.size())) {
+      args.push_back(std::move(value));
+    } else {
+      kwargs.emplace_back(sig[p].name, std::move(value));
+    }
+  }
+  n.set_args(args);
+  n.set_kwargs(kwargs);
+}
+
+// Whether every argument the binding gives matches its annotation.
+bool types_match(const Signature& sig, const Call& call, const Binding& b,
+                 const NodeType& node_type) {
+  for (size_t p = 0; p < sig.size(); ++p) {
+    const int s = b.source[p];
+    if (s == kNone) continue;
+    const PyType t = s >= 0 ? positional_type(call.args[s], node_type)
+                            : keyword_type(call.values[-1 - s], node_type);
+    if (!type_matches(sig[p].annotation, t)) return false;
+  }
+  return true;
+}
+
+// normalize_function's builtin branch: the one schema the call binds to,
+// or the first whose annotations its arguments' types match.
+bool normalize_builtin(Node& n, const std::vector<Signature>& overloads,
+                       bool only_kwargs, const NodeType& node_type) {
+  const Call call = call_of(n);
+  std::vector<size_t> bound;
+  for (size_t i = 0; i < overloads.size(); ++i) {
+    if (bind(overloads[i], call.args.size(), call.keys).error.empty()) {
+      bound.push_back(i);
+    }
+  }
+  if (bound.empty()) return false;
+  if (bound.size() == 1) {
+    const Signature& sig = overloads[bound[0]];
+    rewrite(n, sig, call, bind(sig, call.args.size(), call.keys), only_kwargs);
+    return true;
+  }
+  for (const Signature& sig : overloads) {
+    const Binding b = bind(sig, call.args.size(), call.keys);
+    if (b.error.empty() && types_match(sig, call, b, node_type)) {
+      rewrite(n, sig, call, b, only_kwargs);
+      return true;
+    }
+  }
+  return false;
+}
+
+// Normalizes to a Python signature: torch raises the bind's TypeError,
+// here the pass's error naming the node.
+bool normalize_python(Node& n, const Signature& sig, bool only_kwargs) {
+  if (has_variadic(sig)) return false;
+  const Call call = call_of(n);
+  const Binding b = bind(sig, call.args.size(), call.keys);
+  if (!b.error.empty()) refuse(n, b.error);
+  rewrite(n, sig, call, b, only_kwargs);
+  return true;
+}
+
+// The builtins torch binds to ATen schemas: torch.ops.*, torch.NAME, and
+// the C modules torch.* functions live in (torch._C._nn.linear).
+bool names_schemas(std::string_view target) {
+  if (starts_with(target, "torch.ops.") || starts_with(target, "torch._C.")) {
+    return true;
+  }
+  return starts_with(target, "torch.") &&
+         target.find('.', 6) == std::string_view::npos &&
+         target != "torch.nonzero";
+}
+
+struct Settings {
+  bool only_kwargs = true;
+  bool ops_self_as_input = false;
+  bool node_type_for_args = false;
+};
+
+bool normalize_function(Graph& g, Node& n, const Settings& s) {
+  const std::string target(n.target());
+  if (auto python = fxp::target_signature(g, FX_OP_CALL_FUNCTION, target)) {
+    return normalize_python(n, from_python(*python), s.only_kwargs);
+  }
+  if (!names_schemas(target)) return false;
+  const bool self_as_input =
+      !starts_with(target, "torch.ops.") || s.ops_self_as_input;
+  std::vector<Signature> overloads;
+  for (const auto& schema : fx_plugins::operator_schemas_of(target.c_str())) {
+    overloads.push_back(from_schema(schema, self_as_input));
+  }
+  const PyType own = meta_type(n);
+  const NodeType node_type = [&](const Node& arg) {
+    return s.node_type_for_args ? own : meta_type(arg);
+  };
+  return normalize_builtin(n, overloads, s.only_kwargs, node_type);
+}
+
+// normalize_module: modules whose class is torch.nn's own.
+bool normalize_module(Graph& g, Node& n, const Settings& s) {
+  const std::string target(n.target());
+  std::string type;
+  try {
+    type = g.module_type(target.c_str());
+  } catch (const fxp::Error&) {
+    refuse(n, "the module has no submodule '" + target + "'");
+  }
+  if (!starts_with(type, "torch.nn.") ||
+      type.find('.', 9) != std::string::npos) {
+    return false;
+  }
+  auto python = fxp::target_signature(g, FX_OP_CALL_MODULE, target);
+  return python && normalize_python(n, from_python(*python), s.only_kwargs);
+}
+
+}  // namespace
+
+bool normalize_args(Graph& g, const fxp::Options& options) {
+  require_renaming("normalize_args");
+  Settings s;
+  s.only_kwargs = options.get_bool("normalize_to_only_use_kwargs");
+  s.ops_self_as_input = options.get_bool("ops_self_as_input");
+  s.node_type_for_args = options.get_bool("node_type_for_args");
+  const Renames renames = retrace_names(g, {}, "normalize_args");
+  bool changed = !renames.empty();
+  for (Node n : g) {
+    const std::string before = n.format();
+    if (n.op() == FX_OP_CALL_FUNCTION) normalize_function(g, n, s);
+    if (n.op() == FX_OP_CALL_MODULE) normalize_module(g, n, s);
+    if (n.op() == FX_OP_OUTPUT && !n.type().empty()) n.set_type(nullptr);
+    changed |= n.format() != before;
+  }
+  apply_retrace_names(g, renames);
+  return changed;
+}
+
+}  // namespace fx_optimization

@@ -1,0 +1,150 @@
+"""The normalize_args pass (libfx_optimization) against torch 1.13's
+torch.fx.experimental.normalize.NormalizeArgs on the same graphs: after
+fx_sdk.run_pipeline(gm, "normalize_args") the graph text and code are
+torch's, and the numbers the unnormalized graph's. Run by fx_sdk_test.sh.
+
+The graphs: PyTorch's own tests of NormalizeArgs (test_fx_experimental.py:
+resnet18 traced down to functionals with BatchNorm2d as the only leaf,
+every torch.nn module of common_nn's module_tests and new_module_tests
+traced in a wrapper), torchvision models, make_fx graphs (ATen overloads),
+and hand-written corner cases (overloads told apart by constant types, a
+call binding to several, defaults of every kind, normalize_to_only_use_kwargs
+false). Bad input: a call its signature refuses is named and the pass rolled
+back.
+"""
+
+import math
+import operator
+import warnings
+
+import pytest
+import torch
+import torch.fx
+import torch.nn.functional as F
+import torchvision
+from torch.fx.experimental.normalize import NormalizeArgs
+from torch.fx.experimental.proxy_tensor import make_fx
+
+import fx_sdk
+
+
+def sdk_normalize(gm, options=""):
+    pipeline = "normalize_args" + ("{" + options + "}" if options else "")
+    out, report = fx_sdk.run_pipeline(gm, pipeline)
+    assert report[0]["outcome"] == "ran", report
+    return out
+
+
+def torch_normalize(gm, only_kwargs=True):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # create_type_hint's warnings
+        return NormalizeArgs(gm, only_kwargs).transform()
+
+
+def same(a, b):
+    if isinstance(a, torch.Tensor):
+        return torch.equal(a, b)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def check(gm, inputs, options="", only_kwargs=True):
+    """Ours and torch's on gm: same text and code; ours computes what gm
+    does."""
+    with torch.no_grad():
+        expected = gm(*inputs)
+    theirs = torch_normalize(gm, only_kwargs)
+    ours = sdk_normalize(gm, options)
+    assert str(ours.graph) == str(theirs.graph)
+    assert ours.code == theirs.code
+    with torch.no_grad():
+        assert same(ours(*inputs), expected)
+    return ours
+
+
+class Corners(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+        self.bn = torch.nn.BatchNorm2d(4)
+        self.lin = torch.nn.Linear(4, 2)
+
+    def forward(self, x: torch.Tensor, y=3) -> torch.Tensor:
+        a = F.relu(self.bn(self.conv(x)))
+        a = F.max_pool2d(a, 2)  # boolean-dispatched
+        b = torch.add(a, a, alpha=2)  # binds to several: kept
+        c = torch.arange(5)  # binds to one overload
+        d = torch.full((2, 2), 1.5)  # constants only
+        e = torch.flatten(F.adaptive_avg_pool2d(a + 1, 1), 1)
+        f = torch.cat([e, e], 1)  # a list of nodes: no type, kept
+        g = torch.nn.functional.dropout(e, 0.2, training=False)
+        h = torch.sum(f) + torch.relu(b).mean() + c.sum() + d.sum()
+        i = F.layer_norm(e, (4,), eps=1e-3)
+        j = torch.clamp(e, min=0.0)
+        return self.lin(g).sum(dim=1) * h + i.sum() + j.sum() + y
+
+
+def test_corner_cases_are_torchs():
+    gm = torch.fx.symbolic_trace(Corners().eval())
+    check(gm, [torch.randn(2, 3, 8, 8)])
+
+
+def test_positional_arguments_kept_without_only_kwargs():
+    gm = torch.fx.symbolic_trace(Corners().eval())
+    check(gm, [torch.randn(2, 3, 8, 8)],
+          options="normalize_to_only_use_kwargs=false", only_kwargs=False)
+
+
+def test_resnet18_traced_to_functionals():
+    """PyTorch's test_normalize_args: resnet18 traced with BatchNorm2d as
+    its only leaf module, shape-propagated, normalized."""
+    from torch.fx.passes.shape_prop import ShapeProp
+
+    class FunctionalTracer(torch.fx.Tracer):
+        def is_leaf_module(self, m, qualified_name):
+            return type(m) in {torch.nn.BatchNorm2d}
+
+    m = torchvision.models.resnet18().eval()
+    gm = torch.fx.GraphModule(m, FunctionalTracer().trace(m))
+    x = torch.randn(2, 3, 64, 64)
+    ShapeProp(gm).propagate(x)
+    ours = check(gm, [x])
+    for node in ours.graph.nodes:
+        if node.op == "call_function" and node.target != operator.add:
+            assert len(node.args) == 0, node.format_node()
+
+
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "squeezenet1_1",
+                                  "googlenet"])
+def test_torchvision_models(name):
+    kwargs = {"aux_logits": False, "init_weights": False} \
+        if name == "googlenet" else {}
+    m = getattr(torchvision.models, name)(**kwargs).eval()
+    check(torch.fx.symbolic_trace(m), [torch.randn(1, 3, 64, 64)])
+
+
+def functional_graph():
+    def f(x, w):
+        y = torch.nn.functional.conv2d(x, w).relu().sum(1)
+        return y + x.mean() + torch.ops.aten.add(y, 1)
+    return make_fx(f)(torch.randn(1, 2, 5, 5), torch.randn(3, 2, 3, 3))
+
+
+def test_make_fx_graph_as_torch_renames_self():
+    """torch 1.13 renames an ATen overload's `self` to `input`:
+    ops_self_as_input=true gives its text and code (a graph neither runs)."""
+    gm = functional_graph()
+    theirs = torch_normalize(gm)
+    ours = sdk_normalize(gm, "ops_self_as_input=true")
+    assert str(ours.graph) == str(theirs.graph)
+    assert ours.code == theirs.code
+    assert "relu_default = torch.ops.aten.relu.default(input = " in ours.code
+
+
+def test_make_fx_graph_keeps_self_and_runs():
+    gm = functional_graph()
+    inputs = [torch.randn(1, 2, 5, 5), torch.randn(3, 2, 3, 3)]
+    ours = sdk_normalize(gm)
+    assert "torch.ops.aten.relu.default(convolution_default)" in ours.code
+    assert same(ours(*inputs), gm(*inputs))
