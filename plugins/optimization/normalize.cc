@@ -22,10 +22,12 @@
 // their type and meta, and the output node loses its type.
 //
 // Where torch 1.13 is wrong, an option says so and the default differs:
-//  - node_type_for_args: torch types every node argument of a call with
-//    the meta['type'] of the node being normalized (NormalizeArgs.run_node's
-//    get_type reads n.meta, not the argument's); by default each node
-//    argument has its own meta['type']; true reproduces torch;
+//  - node_type_for_args: torch types every positional node argument of a
+//    call with the meta['type'] of the node being normalized
+//    (NormalizeArgs.run_node's get_type reads n.meta, not the argument's)
+//    and every keyword one as a Proxy (it types the Transformer's values),
+//    which matches nothing; by default each node argument has its own
+//    meta['type']; true reproduces torch;
 //  - ops_self_as_input: torch renames an ATen schema's `self` to `input`
 //    for torch.ops targets too, which the operator then refuses
 //    ("aten::relu() is missing value for argument 'self'"). By default a
@@ -236,13 +238,19 @@ void rewrite(Node& n, const Signature& sig, const Call& call,
 }
 
 // Whether every argument the binding gives matches its annotation.
+struct ArgTypes {
+  NodeType positional;  // a node among the positional arguments
+  NodeType keyword;     // a node given by keyword
+};
+
 bool types_match(const Signature& sig, const Call& call, const Binding& b,
-                 const NodeType& node_type) {
+                 const ArgTypes& types) {
   for (size_t p = 0; p < sig.size(); ++p) {
     const int s = b.source[p];
     if (s == kNone) continue;
-    const PyType t = s >= 0 ? positional_type(call.args[s], node_type)
-                            : keyword_type(call.values[-1 - s], node_type);
+    const PyType t =
+        s >= 0 ? positional_type(call.args[s], types.positional)
+               : keyword_type(call.values[-1 - s], types.keyword);
     if (!type_matches(sig[p].annotation, t)) return false;
   }
   return true;
@@ -251,7 +259,7 @@ bool types_match(const Signature& sig, const Call& call, const Binding& b,
 // normalize_function's builtin branch: the one schema the call binds to,
 // or the first whose annotations its arguments' types match.
 bool normalize_builtin(Node& n, const std::vector<Signature>& overloads,
-                       bool only_kwargs, const NodeType& node_type) {
+                       bool only_kwargs, const ArgTypes& types) {
   const Call call = call_of(n);
   std::vector<size_t> bound;
   for (size_t i = 0; i < overloads.size(); ++i) {
@@ -267,7 +275,7 @@ bool normalize_builtin(Node& n, const std::vector<Signature>& overloads,
   }
   for (const Signature& sig : overloads) {
     const Binding b = bind(sig, call.args.size(), call.keys);
-    if (b.error.empty() && types_match(sig, call, b, node_type)) {
+    if (b.error.empty() && types_match(sig, call, b, types)) {
       rewrite(n, sig, call, b, only_kwargs);
       return true;
     }
@@ -303,6 +311,20 @@ struct Settings {
   bool node_type_for_args = false;
 };
 
+// How node arguments are typed: each by its own meta['type'], or as torch
+// 1.13 types them (node_type_for_args): a positional node by the meta of
+// the node being normalized, a keyword one as the Transformer's Proxy it
+// is there (a class no annotation names).
+ArgTypes arg_types(const Node& n, const Settings& s) {
+  if (!s.node_type_for_args) return {meta_type, meta_type};
+  const PyType own = meta_type(n);
+  PyType proxy;
+  proxy.kind = PyType::Kind::kClass;
+  proxy.cls = "Proxy";
+  return {[own](const Node&) { return own; },
+          [proxy](const Node&) { return proxy; }};
+}
+
 bool normalize_function(Graph& g, Node& n, const Settings& s) {
   const std::string target(n.target());
   if (auto python = fxp::target_signature(g, FX_OP_CALL_FUNCTION, target)) {
@@ -315,11 +337,7 @@ bool normalize_function(Graph& g, Node& n, const Settings& s) {
   for (const auto& schema : fx_plugins::operator_schemas_of(target.c_str())) {
     overloads.push_back(from_schema(schema, self_as_input));
   }
-  const PyType own = meta_type(n);
-  const NodeType node_type = [&](const Node& arg) {
-    return s.node_type_for_args ? own : meta_type(arg);
-  };
-  return normalize_builtin(n, overloads, s.only_kwargs, node_type);
+  return normalize_builtin(n, overloads, s.only_kwargs, arg_types(n, s));
 }
 
 // normalize_module: modules whose class is torch.nn's own.

@@ -367,9 +367,10 @@ FXP_PLUGIN(
                 "every argument as a keyword; false keeps the positional "
                 "ones and writes the rest as keywords")
         .option("node_type_for_args", FX_OPTION_BOOL, "false",
-                "type every node argument with the normalized node's own "
-                "meta['type'], as torch 1.13 does; by default each node "
-                "argument has its own")
+                "type node arguments as torch 1.13 does (positional ones "
+                "with the normalized node's own meta['type'], keyword ones "
+                "as a Proxy, matching nothing); by default each node "
+                "argument has its own meta['type']")
         .option("ops_self_as_input", FX_OPTION_BOOL, "false",
                 "rename an ATen schema's `self` to `input` for torch.ops "
                 "targets too, as torch 1.13 does (the operator then refuses "

@@ -15,6 +15,8 @@ back.
 
 import math
 import operator
+import os
+import sys
 import warnings
 
 import pytest
@@ -148,3 +150,148 @@ def test_make_fx_graph_keeps_self_and_runs():
     ours = sdk_normalize(gm)
     assert "torch.ops.aten.relu.default(convolution_default)" in ours.code
     assert same(ours(*inputs), gm(*inputs))
+
+
+def common_nn_modules():
+    """PyTorch's test_normalize_modules_exhaustive: every standard torch.nn
+    module of common_nn's module_tests and new_module_tests, called from a
+    wrapper module."""
+    # expecttest, which Debian lacks: the conformance suite's stand-in.
+    sdk_root = os.path.dirname(os.path.dirname(fx_sdk.__file__))
+    sys.path.append(os.path.join(os.path.dirname(sdk_root), "tools",
+                                 "conformance", "shims"))
+    from torch.testing._internal.common_nn import module_tests, new_module_tests
+    cases = []
+    for params in module_tests + new_module_tests:
+        if "module_name" not in params:
+            continue  # a functional's test (PyTorch's test skips these too)
+        name = params.get("fullname") or params.get("desc") or ""
+        cases.append(pytest.param(params, id=f"{params['module_name']}_{name}"
+                                  f"_{len(cases)}"))
+    return cases
+
+
+def wrapped_module(params):
+    constructor = params.get("constructor") or \
+        getattr(torch.nn, params["module_name"])
+    torch.manual_seed(0)
+    mod = constructor(*params.get("constructor_args", ()))
+    if mod.__class__.__name__ not in dir(torch.nn):
+        pytest.skip("not a standard torch.nn module (PyTorch's test skips it)")
+    inputs = params["input_fn"]() if "input_fn" in params else \
+        torch.randn(params["input_size"])
+    if not isinstance(inputs, (tuple, list)):
+        inputs = (inputs,)
+    names = ", ".join(f"v{i}" for i in range(len(inputs)))
+    code = (f"class Test{mod.__class__.__name__}(torch.nn.Module):\n"
+            f"    def __init__(self, mod):\n"
+            f"        super().__init__()\n"
+            f"        self.mod = mod\n"
+            f"    def forward(self, {names}):\n"
+            f"        return self.mod({names})\n")
+    scope = {"torch": torch}
+    exec(code, scope)
+    return scope[f"Test{mod.__class__.__name__}"](mod), list(inputs)
+
+
+STOCHASTIC = {"FractionalMaxPool2d", "FractionalMaxPool3d", "RReLU"}
+
+
+@pytest.mark.parametrize("params", common_nn_modules())
+def test_pytorch_normalize_modules_exhaustive(params):
+    module, inputs = wrapped_module(params)
+    gm = torch.fx.symbolic_trace(module)
+    theirs = torch_normalize(gm)
+    ours = sdk_normalize(gm)
+    assert str(ours.graph) == str(theirs.graph)
+    assert ours.code == theirs.code
+    if params["module_name"] not in STOCHASTIC:
+        with torch.no_grad():
+            expected = module(*inputs)
+            assert same(ours(*inputs), expected)
+
+
+def opinfo_programs():
+    """PyTorch's TestNormalizeOperators.test_normalize_operator_exhaustive:
+    for each OpInfo operator (float32, CPU), a module calling torch.NAME on
+    the first samples' arguments, tensors as its inputs."""
+    from torch.testing._internal.common_methods_invocations import op_db
+    fx_fail = {"cat", "stack", "hstack", "vstack", "dstack",
+               "linalg.multi_dot"}
+    cases = []
+    for op in op_db:
+        if isinstance(op.op, torch._ops.OpOverload) or op.name in fx_fail:
+            continue
+        if torch.float32 not in op.supported_dtypes("cpu"):
+            continue
+        cases.append(pytest.param(op, id=f"{op.name}_{op.variant_test_name}"))
+    return cases
+
+
+def opinfo_module(op, sample):
+    names, values, fx_args = [], [], []
+    for i, v in enumerate([sample.input] + list(sample.args)):
+        if isinstance(v, torch.Tensor):
+            names.append(f"arg_{i}")
+            values.append(v)
+            fx_args.append(names[-1])
+        else:
+            fx_args.append(repr(v))
+    for k, v in sample.kwargs.items():
+        if isinstance(v, torch.Tensor):
+            names.append(k)
+            values.append(v)
+            fx_args.append(f"{k} = {k}")
+        else:
+            fx_args.append(f"{k} = {repr(v)}")
+    code = (f"class TestModule(torch.nn.Module):\n"
+            f"    def forward(self, {', '.join(names)}):\n"
+            f"        return torch.{op.name}({', '.join(fx_args)})\n")
+    scope = {"torch": torch, "inf": math.inf}
+    exec(code, scope)
+    return scope["TestModule"](), values
+
+
+@pytest.mark.parametrize("op", opinfo_programs())
+def test_pytorch_normalize_operators_exhaustive(op):
+    """Each program shape-propagated (meta['type'] on every node, as
+    NormalizeArgs reads it), then normalized by torch and by the SDK with
+    node_type_for_args (torch's typing); by default too, which must run."""
+    from torch.fx.passes.shape_prop import ShapeProp
+    checked = 0
+    for sample in list(op.sample_inputs("cpu", torch.float32,
+                                        requires_grad=False))[:3]:
+        values = [sample.input] + list(sample.args) + \
+            list(sample.kwargs.values())
+        if any(isinstance(v, complex) for v in values):
+            continue  # complex constants: not in FX (PyTorch's test skips)
+        module, inputs = opinfo_module(op, sample)
+        try:
+            gm = torch.fx.symbolic_trace(module)
+            ShapeProp(gm).propagate(*inputs)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                theirs = torch_normalize(gm)
+        except Exception as e:  # not traceable, or torch's pass fails
+            print(f"torch cannot: {type(e).__name__}: {e}")
+            continue
+        try:
+            ours = sdk_normalize(gm, "node_type_for_args=true")
+        except ValueError as e:
+            if "cannot" in str(e) or "not supported" in str(e):
+                print(f"the SDK cannot hold the graph: {e}")
+                continue
+            raise
+        assert str(ours.graph) == str(theirs.graph)
+        assert ours.code == theirs.code
+        runs = sdk_normalize(gm)
+        torch.manual_seed(0)
+        expected = gm(*inputs)
+        torch.manual_seed(0)
+        got = runs(*inputs)
+        if op.name.startswith(("empty", "new_empty")):  # uninitialized
+            got, expected = got.shape, expected.shape
+        torch.testing.assert_close(got, expected, equal_nan=True)
+        checked += 1
+    if checked == 0:
+        pytest.skip("no sample both torch and the SDK could trace and hold")
