@@ -523,7 +523,8 @@ WeightShapes adaptive_log_softmax_weights(OpArgs& a) {
 }
 
 // nn.AdaptiveLogSoftmaxWithLoss: LibTorch's class (head, tail.N.M under
-// Python's names); forward(input, target) gives Python's _ASMoutput.
+// Python's names); forward(input_, target_) (torch 1.13's parameter names)
+// gives Python's _ASMoutput.
 void add_adaptive_log_softmax(ModuleRegistry& r) {
   using Impl = torch::nn::AdaptiveLogSoftmaxWithLossImpl;
   KindBuilder<Impl>(r, "torch.nn.AdaptiveLogSoftmaxWithLoss",
@@ -540,7 +541,7 @@ void add_adaptive_log_softmax(ModuleRegistry& r) {
                 .div_value(a.to_double(3))
                 .head_bias(a.to_bool(4)));
       })
-      .forward("input, target", [](Impl& m, OpArgs& a) -> IValue {
+      .forward("input_, target_", [](Impl& m, OpArgs& a) -> IValue {
         torch::nn::ASMoutput out = m.forward(a.tensor(0), a.tensor(1));
         return make_asm_output(
             out.output, at::scalar_tensor(out.loss, out.output.options()));

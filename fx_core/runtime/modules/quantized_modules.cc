@@ -301,9 +301,12 @@ void declare_tensors(FunctionalModuleImpl& m, OpArgs&) {
   }
 }
 
+// `forward_signature`: the Python class's forward without self (torch
+// 1.13's convolutions take `input`, its Linear and LinearReLU classes `x`).
 FunctionalModuleSpec quantized_spec(std::string type, const char* init,
-                                    CustomForward forward) {
-  FunctionalModuleSpec spec{std::move(type), init, "input", "", {}};
+                                    CustomForward forward,
+                                    const char* forward_signature = "input") {
+  FunctionalModuleSpec spec{std::move(type), init, forward_signature, "", {}};
   spec.parameters = declare_tensors;
   spec.custom = std::move(forward);
   return spec;
@@ -605,7 +608,7 @@ void register_quantized_modules(ModuleRegistry& registry) {
             true}}) {
     FunctionalModuleSpec spec =
         quantized_spec(type, relu ? linear_relu_init : linear_init,
-                       dynamic_linear_forward(relu));
+                       dynamic_linear_forward(relu), "x");
     spec.config_rules = {ints_in("in_features", 1, kMaxConfigInt),
                          ints_in("out_features", 1, kMaxConfigInt)};
     add_module_spec(registry, spec);
@@ -616,7 +619,7 @@ void register_quantized_modules(ModuleRegistry& registry) {
         conv ? quantized_spec(type, conv_init,
                               packed_forward(conv_kind(conv_dims), relu))
              : quantized_spec(type, relu ? linear_relu_init : linear_init,
-                              packed_forward(linear_kind(), relu));
+                              packed_forward(linear_kind(), relu), "x");
     if (conv) {
       spec.config_rules = {ints_in("in_channels", 1, kMaxConfigInt),
                            ints_in("out_channels", 1, kMaxConfigInt),
