@@ -1,13 +1,15 @@
 // The FxApi entries that read the declarations a call binds to:
 // OperatorSchemas (version 12: an operator's schemas as torch prints them,
 // for a target resolved as NodeOperatorEffects resolves it; fx_core/runtime/
-// aten/aten_schemas.h) and TargetSignature (version 14: the Python signature
+// aten/aten_schemas.h), TargetSignature (version 14: the Python signature
 // of a Python-level call_function target or of a submodule's forward, as the
-// host's registries bind them). Version 12's ValueStorage is with the other
+// host's registries bind them) and TargetReturnType (version 14: the type
+// torch's AnnotateTypesWithSchema gives such a call or a get_attr). Version 12's ValueStorage is with the other
 // Value* entries (runtime_api.cc).
 #include <torch/nn/module.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -16,6 +18,7 @@
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/module_registry.h"
 #include "fx_core/runtime/op_registry.h"
+#include "fx_core/runtime/python_declarations.h"
 #include "fx_core/runtime/value.h"
 #include "plugin_api/capi/api_internal.h"
 
@@ -99,11 +102,20 @@ bool starts_with(std::string_view s, std::string_view prefix) {
 }
 
 // Whether torch 1.13 holds `target` as a builtin (a C function, which
-// inspect cannot read and NormalizeArgs binds to its ATen schemas): the
-// C modules' functions, and torch.NAME where aten::NAME exists (torch's
-// _VariableFunctions; the Python functions of torch/__init__.py, such as
-// torch._assert, name no operator).
+// inspect cannot read and NormalizeArgs binds to its ATen schemas): what
+// python_declarations.h lists (F.conv2d is torch.conv2d; torch.split is
+// Python's), else the C modules' functions and torch.NAME where aten::NAME
+// exists (torch's _VariableFunctions).
 bool is_builtin_function(std::string_view target) {
+  switch (python_function_kind(target)) {
+    case PythonFunctionKind::kBuiltin:
+      return true;
+    case PythonFunctionKind::kPythonFunction:
+    case PythonFunctionKind::kNotNormalizable:
+      return false;
+    case PythonFunctionKind::kUnlisted:
+      break;
+  }
   for (std::string_view module :
        {"operator.", "math.", "cmath.", "builtins.", "torch._C.",
         "torch.ops."}) {
@@ -132,6 +144,22 @@ const OpSchema* forward_signature(const FxGraph* g, const char* target) {
   return kind == nullptr ? nullptr : &kind->forward_schema;
 }
 
+// A function torch defines as a boolean dispatch of boolean dispatches
+// (torch.functional.unique): inspect sees the dispatcher's (*args,
+// **kwargs), though the host binds calls to the implementation's.
+bool dispatches_on_booleans(std::string_view target, const OpSchema& schema) {
+  if (python_function_kind(target) != PythonFunctionKind::kNotNormalizable) {
+    return false;
+  }
+  for (const OpParam& p : schema.params()) {
+    if (p.kind == OpParam::Kind::kVarPositional ||
+        p.kind == OpParam::Kind::kVarKeyword) {
+      return false;
+    }
+  }
+  return true;
+}
+
 void target_signature(const FxGraph* g, FxOpcode op, const char* target,
                       FxArg** out) {
   require(target, "target");
@@ -146,11 +174,44 @@ void target_signature(const FxGraph* g, FxOpcode op, const char* target,
          "op must be FX_OP_CALL_FUNCTION or FX_OP_CALL_MODULE");
   }
   if (schema == nullptr) {
-    fail(FX_NOT_FOUND, cat("'", target,
-                           "' has no Python signature the host knows (a "
-                           "builtin binds to its ATen schemas)"));
+    fail(FX_NOT_FOUND,
+         cat("'", target,
+             op == FX_OP_CALL_FUNCTION
+                 ? "' has no Python signature the host knows (a builtin "
+                   "binds to its ATen schemas)"
+                 : "': the host knows no forward signature for its class"));
+  }
+  if (op == FX_OP_CALL_FUNCTION && dispatches_on_booleans(target, *schema)) {
+    static const OpSchema kVariadic = OpSchema::parse("*args, **kwargs");
+    schema = &kVariadic;
   }
   *out = give(signature_argument(*schema));
+}
+
+void target_return_type(const FxGraph* g, FxOpcode op, const char* target,
+                        char** out) {
+  require(target, "target");
+  require(out, "out");
+  std::optional<std::string_view> type;
+  if (op == FX_OP_CALL_FUNCTION) {
+    type = python_return_annotation(target);
+  } else if (op == FX_OP_CALL_MODULE) {
+    GraphModule& gm = owning_module(unwrap(require(g, "graph")));
+    std::shared_ptr<torch::nn::Module> m = gm.get_submodule(target);
+    const ModuleKind* kind =
+        m == nullptr ? nullptr : ModuleRegistry::global().find(*m);
+    if (kind != nullptr) type = python_return_annotation(kind->type);
+  } else if (op == FX_OP_GET_ATTR) {
+    GraphModule& gm = owning_module(unwrap(require(g, "graph")));
+    if (gm.get_attr(target).defined()) type = "torch.Tensor";
+  } else {
+    fail(FX_INVALID_ARGUMENT,
+         "op must be FX_OP_CALL_FUNCTION, FX_OP_CALL_MODULE or FX_OP_GET_ATTR");
+  }
+  if (!type) {
+    fail(FX_NOT_FOUND, cat("'", target, "' has no type annotation"));
+  }
+  *out = c_string(*type);
 }
 
 }  // namespace
@@ -177,6 +238,11 @@ void fill_schema_entries(FxApi& t) {
                          FxArg** out) {
     return guarded("TargetSignature",
                    [&] { target_signature(g, op, target, out); });
+  };
+  t.TargetReturnType = [](const FxGraph* g, FxOpcode op, const char* target,
+                          char** out) {
+    return guarded("TargetReturnType",
+                   [&] { target_return_type(g, op, target, out); });
   };
 }
 

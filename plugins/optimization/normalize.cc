@@ -294,10 +294,14 @@ bool normalize_python(Node& n, const Signature& sig, bool only_kwargs) {
   return true;
 }
 
-// The builtins torch binds to ATen schemas: torch.ops.*, torch.NAME, and
-// the C modules torch.* functions live in (torch._C._nn.linear).
+// The builtins torch binds to ATen schemas: torch.ops.*, torch.NAME, the
+// C modules torch.* functions live in (torch._C._nn.linear), and the
+// torch.nn.functional names that are C functions (F.pad), which the host
+// gives no Python signature (a Python function of torch.nn.functional the
+// host does not know has none either: such a graph does not run here).
 bool names_schemas(std::string_view target) {
-  if (starts_with(target, "torch.ops.") || starts_with(target, "torch._C.")) {
+  if (starts_with(target, "torch.ops.") || starts_with(target, "torch._C.") ||
+      starts_with(target, "torch.nn.functional.")) {
     return true;
   }
   return starts_with(target, "torch.") &&

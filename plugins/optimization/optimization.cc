@@ -375,4 +375,29 @@ FXP_PLUGIN(
                 "rename an ATen schema's `self` to `input` for torch.ops "
                 "targets too, as torch 1.13 does (the operator then refuses "
                 "the call); by default a torch.ops call keeps `self` as "
-                "its first positional argument"))
+                "its first positional argument"),
+    fxp::pass<fx_optimization::normalize_operators>(
+        "normalize_operators",
+        "rewrites torch.add, torch.mul, ... calls of two arguments as the "
+        "operator.* function and types nodes as annotate_types_with_schema "
+        "does (torch.fx experimental.normalize.NormalizeOperators)")
+        .idempotent()
+        .invalidates({"tensor_meta"})
+        .option("drop_kwargs", FX_OPTION_BOOL, "false",
+                "rewrite a call with keyword arguments too, dropping them, "
+                "as torch 1.13 does (torch.add(a, b, alpha=2) becomes a + "
+                "b); by default such a call is kept"),
+    fxp::pass<fx_optimization::annotate_types_with_schema>(
+        "annotate_types_with_schema",
+        "types calls of torch.nn.functional and torch.nn modules with "
+        "their declared return annotations and tensor get_attrs as "
+        "torch.Tensor (torch.fx experimental.schema_type_annotation."
+        "AnnotateTypesWithSchema)")
+        .idempotent()
+        .invalidates({"tensor_meta"})
+        .option("annotate_functionals", FX_OPTION_BOOL, "true",
+                "type torch.nn.functional calls")
+        .option("annotate_modules", FX_OPTION_BOOL, "true",
+                "type calls of torch.nn modules")
+        .option("annotate_get_attrs", FX_OPTION_BOOL, "true",
+                "type get_attr nodes of tensors"))

@@ -48,6 +48,12 @@ bool splitter(fxp::Graph& g, const fxp::Options& options);
 // (normalize.cc).
 bool normalize_args(fxp::Graph& g, const fxp::Options& options);
 
+// torch 1.13's torch.fx.experimental.schema_type_annotation.
+// AnnotateTypesWithSchema and torch.fx.experimental.normalize.
+// NormalizeOperators (annotate_types.cc).
+bool annotate_types_with_schema(fxp::Graph& g, const fxp::Options& options);
+bool normalize_operators(fxp::Graph& g, const fxp::Options& options);
+
 }  // namespace fx_optimization
 
 #endif  // PLUGINS_OPTIMIZATION_PASSES_H_

@@ -631,6 +631,15 @@ struct SignatureParam {
 inline std::optional<std::vector<SignatureParam>> target_signature(
     const Graph& g, FxOpcode op, const std::string& target);
 
+// The type torch 1.13's AnnotateTypesWithSchema gives a call_function of a
+// torch.nn.functional Python function, a call_module of a torch.nn class
+// (its forward's return annotation) or a get_attr of a tensor
+// ("torch.Tensor"), as torch.fx's code spells types; std::nullopt when it
+// gives none. Version 14: TargetReturnType; FX_UNIMPLEMENTED on an older
+// host.
+inline std::optional<std::string> target_return_type(
+    const Graph& g, FxOpcode op, const std::string& target);
+
 // Adds or replaces the submodule `name` with a new `type` module built from
 // `config` (a dict of constructor keyword arguments).
 inline void add_module(Graph& g, const char* name, const char* type,

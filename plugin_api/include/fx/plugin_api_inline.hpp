@@ -951,6 +951,20 @@ inline std::optional<std::vector<SignatureParam>> target_signature(
   return params;
 }
 
+inline std::optional<std::string> target_return_type(
+    const Graph& g, FxOpcode op, const std::string& target) {
+  require_api_version(14, "TargetReturnType");
+  char* out = nullptr;
+  FxStatus* status =
+      api()->TargetReturnType(g.get(), op, target.c_str(), &out);
+  if (status != nullptr && api()->GetStatusCode(status) == FX_NOT_FOUND) {
+    api()->ReleaseStatus(status);
+    return std::nullopt;
+  }
+  check(status);
+  return take_string(out);
+}
+
 inline Arg module_config(const Graph& g, const char* name) {
   FxArg* out = nullptr;
   check(api()->GraphModuleConfig(g.get(), name, &out));

@@ -295,3 +295,135 @@ def test_pytorch_normalize_operators_exhaustive(op):
         checked += 1
     if checked == 0:
         pytest.skip("no sample both torch and the SDK could trace and hold")
+
+
+# ------------------------------------------------ NormalizeOperators and
+# ------------------------------------------------ AnnotateTypesWithSchema
+
+def sdk_pass(gm, pipeline):
+    out, report = fx_sdk.run_pipeline(gm, pipeline)
+    assert report[0]["outcome"] == "ran", report
+    return out
+
+
+def check_transform(gm, inputs, pipeline, theirs):
+    ours = sdk_pass(gm, pipeline)
+    assert str(ours.graph) == str(theirs.graph)
+    assert ours.code == theirs.code
+    with torch.no_grad():
+        assert same(ours(*inputs), gm(*inputs))
+    return ours
+
+
+BINARY = [torch.add, torch.mul, torch.sub, torch.div, torch.floor_divide,
+          torch.remainder, torch.eq, torch.ne, torch.lt, torch.le, torch.gt,
+          torch.ge]
+
+
+@pytest.mark.parametrize("op", BINARY, ids=lambda op: op.__name__)
+def test_pytorch_normalize_binary_operators(op):
+    """PyTorch's test_normalize_binary_operators: Tensor/Tensor and
+    Tensor/scalar calls become the operator.* function."""
+    from torch.fx.experimental.normalize import NormalizeOperators
+
+    class Tensors(torch.nn.Module):
+        def forward(self, x, y):
+            return op(x, y)
+
+    class Scalar(torch.nn.Module):
+        def forward(self, x):
+            return op(x, 42)
+
+    x, y = torch.randn(3, 4), torch.randn(3, 4)
+    for module, inputs in ((Tensors(), [x, y]), (Scalar(), [x])):
+        gm = torch.fx.symbolic_trace(module)
+        ours = check_transform(gm, inputs, "normalize_operators",
+                               NormalizeOperators(gm).transform())
+        assert not any(n.target in BINARY for n in ours.graph.nodes)
+
+
+class KeywordOperators(torch.nn.Module):
+    def forward(self, x, y):
+        return torch.add(x, y, alpha=2) + torch.div(x, y, rounding_mode="floor")
+
+
+def test_normalize_operators_keeps_calls_with_keywords():
+    """torch 1.13 drops alpha and rounding_mode (other numbers); the SDK
+    keeps those calls by default, and drops them as torch does with
+    drop_kwargs."""
+    from torch.fx.experimental.normalize import NormalizeOperators
+    gm = torch.fx.symbolic_trace(KeywordOperators())
+    x, y = torch.randn(3, 4), torch.rand(3, 4) + 0.5
+    ours = sdk_pass(gm, "normalize_operators")
+    assert same(ours(x, y), gm(x, y))
+    assert "torch.add(x, y, alpha = 2)" in ours.code
+    theirs = NormalizeOperators(gm).transform()
+    as_torch = sdk_pass(gm, "normalize_operators{drop_kwargs=true}")
+    assert str(as_torch.graph) == str(theirs.graph)
+    assert as_torch.code == theirs.code
+    assert same(as_torch(x, y), theirs(x, y))
+    assert not same(theirs(x, y), gm(x, y))  # torch's bug, reproduced
+
+
+def resnet18_graphs():
+    """PyTorch's test_annotate_returns_with_schema: resnet18 traced to
+    modules and traced to functionals (BatchNorm2d the only leaf)."""
+    class FunctionalTracer(torch.fx.Tracer):
+        def is_leaf_module(self, m, qualified_name):
+            return type(m) in {torch.nn.BatchNorm2d}
+
+    m = torchvision.models.resnet18().eval()
+    return [torch.fx.symbolic_trace(m),
+            torch.fx.GraphModule(m, FunctionalTracer().trace(m))]
+
+
+@pytest.mark.parametrize("which", [0, 1], ids=["modules", "functionals"])
+def test_pytorch_annotate_returns_with_schema(which):
+    from torch.fx.experimental.schema_type_annotation import \
+        AnnotateTypesWithSchema
+    gm = resnet18_graphs()[which]
+    x = torch.randn(1, 3, 64, 64)
+    check_transform(gm, [x], "annotate_types_with_schema",
+                    AnnotateTypesWithSchema(gm).transform())
+
+
+@pytest.mark.parametrize("which", [0, 1], ids=["modules", "functionals"])
+def test_normalize_operators_on_resnet18(which):
+    from torch.fx.experimental.normalize import NormalizeOperators
+    gm = resnet18_graphs()[which]
+    check_transform(gm, [torch.randn(1, 3, 64, 64)], "normalize_operators",
+                    NormalizeOperators(gm).transform())
+
+
+@pytest.mark.parametrize("options", [
+    "annotate_functionals=false", "annotate_modules=false",
+    "annotate_get_attrs=false"])
+def test_annotate_types_options(options):
+    """Each annotate_* flag as AnnotateTypesWithSchema's argument of that
+    name, on a graph with every kind of node it types (Corners, with
+    shape_prop's meta, which the transform drops as torch's does)."""
+    from torch.fx.experimental.schema_type_annotation import \
+        AnnotateTypesWithSchema
+    from torch.fx.passes.shape_prop import ShapeProp
+    gm = torch.fx.symbolic_trace(Corners().eval())
+    x = torch.randn(2, 3, 8, 8)
+    ShapeProp(gm).propagate(x)
+    key, value = options.split("=")
+    theirs = AnnotateTypesWithSchema(gm, **{key: value == "true"}).transform()
+    ours = check_transform(gm, [x], "annotate_types_with_schema{" + options +
+                           "}", theirs)
+    assert all(not n.meta for n in ours.graph.nodes)
+
+
+def test_python_declarations_are_torchs():
+    """The generated table the host reads is what torch 1.13 declares."""
+    import subprocess
+    runfiles = os.path.dirname(os.path.dirname(
+        os.path.dirname(fx_sdk.__file__)))
+    script = os.path.join(runfiles, "tools", "gen_python_declarations.py")
+    table = os.path.join(runfiles, "fx_core", "runtime",
+                         "python_declarations.inc")
+    generated = subprocess.run([sys.executable, script], check=True,
+                               capture_output=True, text=True).stdout
+    with open(table) as f:
+        assert f.read() == generated
