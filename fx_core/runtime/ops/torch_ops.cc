@@ -331,9 +331,13 @@ void register_torch_ops(OpRegistry& r) {
         at::split_with_sizes(a.tensor(0), a.int_list(1), a.to_int(2)));
   };
   both("split", "split_size_or_sections, dim=0", split);
-  // What torch.fx records for torch.split. Also on the IR benchmark's graph.
-  r.add(Opcode::kCallFunction, "torch.functional.split",
-        "tensor, split_size_or_sections, dim=0", split);
+  // torch.split is that Python function, whose first parameter is `tensor`;
+  // torch.fx records it as torch.functional.split. Also on the IR
+  // benchmark's graph.
+  for (const char* target : {"torch.split", "torch.functional.split"}) {
+    r.add(Opcode::kCallFunction, target,
+          "tensor, split_size_or_sections, dim=0", split);
+  }
   // C++ spelling.
   r.add(
       Opcode::kCallFunction, "torch.cat", "tensors, dim=0",

@@ -223,8 +223,8 @@ namespace {
 // Version 13: files a pass writes.
 #define FX_API_V13_ENTRIES(X) X(WriteOutputFile)
 
-// Version 14: Python signatures.
-#define FX_API_V14_ENTRIES(X) X(TargetSignature)
+// Version 14: Python signatures and annotations.
+#define FX_API_V14_ENTRIES(X) X(TargetSignature) X(TargetReturnType)
 
 // Every entry's position: kIndex_<name>, counted over all versions.
 #define FX_ENTRY_INDEX(name) kIndex_##name,
@@ -310,6 +310,8 @@ static_assert(kV12Entries == 168, "versions 1 to 12 have 168 entries");
 static_assert(kV13Entries == 169, "versions 1 to 13 have 169 entries");
 static_assert(kIndex_TargetSignature == 169,
               "TargetSignature (version 14) is entry 169 (0-based)");
+static_assert(kIndex_TargetReturnType == 170,
+              "TargetReturnType (version 14) is entry 170 (0-based)");
 static_assert(FX_API_VERSION == 14,
               "a new FX_API_VERSION: list its entries above");
 
@@ -348,7 +350,8 @@ TEST(ApiLayout, EveryReleasedEntryIsWhereItWasReleased) {
   EXPECT_EQ(static_cast<size_t>(kV13Entries), 169u);
   // TargetSignature, the 170th entry, at byte 8 + 169 * 8 on LP64.
   EXPECT_EQ(offsetof(FxApi, TargetSignature), 1360u);
-  EXPECT_EQ(sizeof(FxApi), kFirstEntry + 170 * kEntrySize);
+  EXPECT_EQ(offsetof(FxApi, TargetReturnType), 1368u);
+  EXPECT_EQ(sizeof(FxApi), kFirstEntry + 171 * kEntrySize);
   // Version 1's FxPassInfo on LP64: 6 pointer-sized words and 5 name lists
   // of 2 words each; version 6 adds 16 bytes of tolerance and the flag.
   EXPECT_EQ(kPassInfoV1Size, 128u);

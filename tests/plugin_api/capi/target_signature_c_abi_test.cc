@@ -342,5 +342,80 @@ TEST_F(TargetSignatureCAbi, OlderTablesLackIt) {
   }
 }
 
+TEST_F(TargetSignatureCAbi, BooleanDispatchesOfDispatchesAreVariadic) {
+  // inspect.signature(torch.unique) is the dispatcher's (*args, **kwargs).
+  if (OpRegistry::global().find(Opcode::kCallFunction,
+                                "torch.functional.unique") == nullptr) {
+    GTEST_SKIP() << "the host registers no torch.functional.unique";
+  }
+  EXPECT_EQ(function("torch.functional.unique"),
+            (Spelled{"args VAR_POSITIONAL", "kwargs VAR_KEYWORD"}));
+}
+
+TEST_F(TargetSignatureCAbi, FunctionalBuiltinsHaveNone) {
+  // F.conv2d is torch.conv2d and F.pad torch._C._nn.pad in torch 1.13.
+  for (const char* target :
+       {"torch.nn.functional.conv2d", "torch.nn.functional.pad",
+        "torch.nn.functional.linear"}) {
+    SCOPED_TRACE(target);
+    EXPECT_EQ(function(target), (Spelled{"<none>"}));
+  }
+}
+
+// TargetReturnType (version 14): AnnotateTypesWithSchema's types.
+std::string return_type(const fxp::Graph& g, FxOpcode op,
+                        const std::string& target) {
+  return fxp::target_return_type(g, op, target).value_or("<none>");
+}
+
+TEST_F(TargetSignatureCAbi, ReturnTypesOfFunctionalsModulesAndTensors) {
+  const fxp::Graph g = graph();
+  EXPECT_EQ(return_type(g, FX_OP_CALL_FUNCTION, "torch.nn.functional.relu"),
+            "torch.Tensor");
+  EXPECT_EQ(return_type(g, FX_OP_CALL_FUNCTION,
+                        "torch.nn.functional.max_pool2d_with_indices"),
+            "typing_Tuple[torch.Tensor,torch.Tensor]");
+  // Its branches declare different types; a builtin declares none.
+  EXPECT_EQ(
+      return_type(g, FX_OP_CALL_FUNCTION, "torch.nn.functional.max_pool2d"),
+      "<none>");
+  EXPECT_EQ(return_type(g, FX_OP_CALL_FUNCTION, "torch.add"), "<none>");
+  EXPECT_EQ(return_type(g, FX_OP_CALL_MODULE, "conv"), "torch.Tensor");
+  EXPECT_EQ(return_type(g, FX_OP_CALL_MODULE, "block.0"), "torch.Tensor");
+  EXPECT_EQ(return_type(g, FX_OP_CALL_MODULE, "block"), "<none>");
+  EXPECT_EQ(return_type(g, FX_OP_CALL_MODULE, "unknown"), "<none>");
+  EXPECT_EQ(return_type(g, FX_OP_CALL_MODULE, "nope"), "<none>");
+  EXPECT_EQ(return_type(g, FX_OP_GET_ATTR, "conv.weight"), "torch.Tensor");
+  EXPECT_EQ(return_type(g, FX_OP_GET_ATTR, "conv"), "<none>");
+  EXPECT_EQ(return_type(g, FX_OP_GET_ATTR, "nope"), "<none>");
+}
+
+TEST_F(TargetSignatureCAbi, ReturnTypeRefusals) {
+  FxGraph* g = to_handle(&gm_->graph());
+  char* out = nullptr;
+  StatusText s = take_status(
+      api()->TargetReturnType(g, FX_OP_CALL_FUNCTION, nullptr, &out));
+  EXPECT_EQ(s.code, FX_INVALID_ARGUMENT);
+  EXPECT_EQ(s.message, "TargetReturnType: target must not be NULL");
+  s = take_status(api()->TargetReturnType(g, FX_OP_CALL_METHOD, "relu", &out));
+  EXPECT_EQ(s.code, FX_INVALID_ARGUMENT);
+  s = take_status(
+      api()->TargetReturnType(nullptr, FX_OP_GET_ATTR, "conv.weight", &out));
+  EXPECT_EQ(s.message, "TargetReturnType: graph must not be NULL");
+  Graph bare;
+  bare.output(bare.placeholder("x"));
+  s = take_status(api()->TargetReturnType(to_handle(&bare), FX_OP_GET_ATTR,
+                                          "w", &out));
+  EXPECT_EQ(s.code, FX_FAILED_PRECONDITION) << s.message;
+  EXPECT_EQ(out, nullptr);
+  s = take_status(api()->TargetReturnType(nullptr, FX_OP_CALL_FUNCTION,
+                                          "torch.nn.functional.relu", &out));
+  ASSERT_EQ(s.code, FX_OK) << s.message;
+  EXPECT_STREQ(out, "torch.Tensor");
+  api()->ReleaseString(out);
+  EXPECT_EQ(api(13)->TargetReturnType, nullptr);
+  EXPECT_NE(api(14)->TargetReturnType, nullptr);
+}
+
 }  // namespace
 }  // namespace fx::host

@@ -184,50 +184,11 @@ std::string join(const Lines& lines) {
 // reason outside the registrations, keyed "F TARGET" / "M TYPE". Each must
 // still differ (a fixed one is taken off the list).
 const std::map<std::string, std::string>& known_differences() {
-  // torch 1.13's torch.nn.functional.NAME is the C builtin itself
-  // (torch.conv2d, torch._C._nn.linear, torch._C._nn.pad, ...): inspect
-  // has no signature for it and torch.fx binds its calls to the ATen
-  // schemas, so by plugin_api.h TargetSignature should say FX_NOT_FOUND.
-  // The registry keeps a Python-style signature to run graphs that spell
-  // the target so; schema_api.cc's is_builtin_function does not know these
-  // aliases.
-  const std::string f_builtin =
-      "F.NAME is a C builtin in torch 1.13; the host answers from the "
-      "registry's signature (schema_api.cc: is_builtin_function)";
-  // torch.NAME re-exports torch.functional's Python function (torch.split
-  // is torch.functional.split), yet aten::NAME exists, and
-  // is_builtin_function takes every such torch.NAME for a builtin.
-  const std::string torch_python =
-      "torch.NAME is torch.functional's Python function in torch 1.13, but "
-      "aten::NAME exists and the host takes it for a builtin "
-      "(schema_api.cc: is_builtin_function)";
-  // unique and unique_consecutive dispatch twice on booleans: the if_true
-  // branch normalize_function reads is itself a dispatcher, (*args,
-  // **kwargs); the host gives _unique_impl's and
-  // _unique_consecutive_impl's signature, which every branch takes.
-  const std::string nested_dispatch =
-      "a nested boolean_dispatch: torch's if_true branch is (*args, "
-      "**kwargs); the host gives the implementation's signature";
-  static const auto* known = new std::map<std::string, std::string>{
-      {"F torch.nn.functional.adaptive_avg_pool1d", f_builtin},
-      {"F torch.nn.functional.avg_pool1d", f_builtin},
-      {"F torch.nn.functional.avg_pool2d", f_builtin},
-      {"F torch.nn.functional.avg_pool3d", f_builtin},
-      {"F torch.nn.functional.conv1d", f_builtin},
-      {"F torch.nn.functional.conv2d", f_builtin},
-      {"F torch.nn.functional.conv3d", f_builtin},
-      {"F torch.nn.functional.gelu", f_builtin},
-      {"F torch.nn.functional.linear", f_builtin},
-      {"F torch.nn.functional.logsigmoid", f_builtin},
-      {"F torch.nn.functional.one_hot", f_builtin},
-      {"F torch.nn.functional.pad", f_builtin},
-      {"F torch.nn.functional.softplus", f_builtin},
-      {"F torch.broadcast_tensors", torch_python},
-      {"F torch.norm", torch_python},
-      {"F torch.split", torch_python},
-      {"F torch.functional.unique", nested_dispatch},
-      {"F torch.functional.unique_consecutive", nested_dispatch},
-  };
+  // None: the builtins torch.nn.functional re-exports (F.conv2d), the
+  // Python functions torch.NAME re-exports (torch.split) and the nested
+  // boolean dispatches (torch.unique) are told apart by the generated
+  // fx_core/runtime/python_declarations.inc.
+  static const auto* known = new std::map<std::string, std::string>{};
   return *known;
 }
 

@@ -1095,7 +1095,7 @@ struct FxApi {
   FxStatus* (*WriteOutputFile)(const char* path, const void* data,
                                size_t size);
 
-  /* Version 14: Python signatures ----------------------------------------- */
+  /* Version 14: Python signatures and annotations ------------------------- */
   /* The Python signature a call binds its arguments to, as
    * inspect.signature(target) has it in torch 1.13, for the calls whose
    * target is a Python function rather than a builtin:
@@ -1121,6 +1121,24 @@ struct FxApi {
    * graph's owning GraphModule (FX_FAILED_PRECONDITION without one). */
   FxStatus* (*TargetSignature)(const FxGraph* graph, FxOpcode op,
                                const char* target, FxArg** out);
+  /* The type torch 1.13's AnnotateTypesWithSchema gives a node of opcode
+   * `op` and this target, as torch.fx's code spells a type
+   * ("torch.Tensor", "typing_Tuple[torch.Tensor,torch.Tensor]"); *out is
+   * the caller's (ReleaseString):
+   *  - FX_OP_CALL_FUNCTION: a Python function of torch.nn.functional
+   *    (torch.nn.functional.relu): its declared return annotation (a
+   *    boolean-dispatched one's when both branches declare the same);
+   *  - FX_OP_CALL_MODULE: the submodule `target` of the graph's owning
+   *    GraphModule, when its class is torch.nn's: its forward's;
+   *  - FX_OP_GET_ATTR: the attribute at `target`, as TorchScript infers
+   *    its type: "torch.Tensor" for a parameter, buffer or tensor constant.
+   * FX_NOT_FOUND when there is none (no annotation or `-> None`, another
+   * function or module class, a submodule, no such attribute);
+   * FX_INVALID_ARGUMENT for NULL or another opcode. `graph` may be NULL for
+   * FX_OP_CALL_FUNCTION; the others need the graph's owning GraphModule
+   * (FX_FAILED_PRECONDITION without one). */
+  FxStatus* (*TargetReturnType)(const FxGraph* graph, FxOpcode op,
+                                const char* target, char** out);
 };
 
 /* NodeOperatorEffects' bits (version 7). */
