@@ -24,6 +24,7 @@
 // kept, and drop_kwargs=true does as torch does.
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -74,14 +75,24 @@ bool remap_operator(Node& n, bool drop_kwargs) {
   return true;
 }
 
-// The type AnnotateTypesWithSchema gives `n`, or "" for none.
-std::string annotation(const Graph& g, const Node& n, const Annotate& a) {
+// The type AnnotateTypesWithSchema gives `n`, or "" for none; a
+// call_function target's found once (`functions`).
+std::string annotation(
+    const Graph& g, const Node& n, const Annotate& a,
+    std::unordered_map<std::string, std::string>& functions) {
   const bool asked = (n.op() == FX_OP_CALL_FUNCTION && a.functionals) ||
                      (n.op() == FX_OP_CALL_MODULE && a.modules) ||
                      (n.op() == FX_OP_GET_ATTR && a.get_attrs);
   if (!asked) return "";
-  return fxp::target_return_type(g, n.op(), std::string(n.target()))
-      .value_or("");
+  const std::string target(n.target());
+  if (n.op() != FX_OP_CALL_FUNCTION) {
+    return fxp::target_return_type(g, n.op(), target).value_or("");
+  }
+  auto [it, added] = functions.try_emplace(target);
+  if (added) {
+    it->second = fxp::target_return_type(g, n.op(), target).value_or("");
+  }
+  return it->second;
 }
 
 // Clears `n`'s meta; true when it had any.
@@ -109,8 +120,9 @@ bool transform(Graph& g, const Annotate& a, const std::string& pass,
   // Named from the targets the new graph records.
   const Renames renames = retrace_names(g, {}, pass);
   changed |= !renames.empty();
+  std::unordered_map<std::string, std::string> functions;
   for (Node n : g) {
-    const std::string type = annotation(g, n, a);
+    const std::string type = annotation(g, n, a, functions);
     if (type != n.type()) {
       n.set_type(type.empty() ? nullptr : type.c_str());
       changed = true;

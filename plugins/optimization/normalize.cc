@@ -36,6 +36,7 @@
 //    keyword), so the graph still runs; true renames as torch does.
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -215,7 +216,26 @@ bool has_variadic(const Signature& sig) {
 }
 
 // torch's _args_kwargs_to_normalized_args_kwargs on a binding that holds.
-void rewrite(Node& n, const Signature& sig, const Call& call,
+// Whether the call already passes `args` and `kwargs` (in that order).
+bool unchanged(const Call& call, const std::vector<Arg>& args,
+               const fxp::Kwargs& kwargs) {
+  if (args.size() != call.args.size() || kwargs.size() != call.keys.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!(args[i].view() == call.args[i])) return false;
+  }
+  for (size_t k = 0; k < kwargs.size(); ++k) {
+    if (kwargs[k].first != call.keys[k] ||
+        !(kwargs[k].second.view() == call.values[k])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Rewrites the call as bound; false when it already reads so.
+bool rewrite(Node& n, const Signature& sig, const Call& call,
              const Binding& b, bool only_kwargs) {
   std::vector<Arg> args;
   fxp::Kwargs kwargs;
@@ -233,8 +253,10 @@ void rewrite(Node& n, const Signature& sig, const Call& call,
       kwargs.emplace_back(sig[p].name, std::move(value));
     }
   }
+  if (unchanged(call, args, kwargs)) return false;
   n.set_args(args);
   n.set_kwargs(kwargs);
+  return true;
 }
 
 // Whether every argument the binding gives matches its annotation.
@@ -270,14 +292,13 @@ bool normalize_builtin(Node& n, const std::vector<Signature>& overloads,
   if (bound.empty()) return false;
   if (bound.size() == 1) {
     const Signature& sig = overloads[bound[0]];
-    rewrite(n, sig, call, bind(sig, call.args.size(), call.keys), only_kwargs);
-    return true;
+    return rewrite(n, sig, call, bind(sig, call.args.size(), call.keys),
+                   only_kwargs);
   }
   for (const Signature& sig : overloads) {
     const Binding b = bind(sig, call.args.size(), call.keys);
     if (b.error.empty() && types_match(sig, call, b, types)) {
-      rewrite(n, sig, call, b, only_kwargs);
-      return true;
+      return rewrite(n, sig, call, b, only_kwargs);
     }
   }
   return false;
@@ -290,8 +311,7 @@ bool normalize_python(Node& n, const Signature& sig, bool only_kwargs) {
   const Call call = call_of(n);
   const Binding b = bind(sig, call.args.size(), call.keys);
   if (!b.error.empty()) refuse(n, b.error);
-  rewrite(n, sig, call, b, only_kwargs);
-  return true;
+  return rewrite(n, sig, call, b, only_kwargs);
 }
 
 // The builtins torch binds to ATen schemas: torch.ops.*, torch.NAME, the
@@ -329,36 +349,78 @@ ArgTypes arg_types(const Node& n, const Settings& s) {
           [proxy](const Node&) { return proxy; }};
 }
 
-bool normalize_function(Graph& g, Node& n, const Settings& s) {
-  const std::string target(n.target());
-  if (auto python = fxp::target_signature(g, FX_OP_CALL_FUNCTION, target)) {
-    return normalize_python(n, from_python(*python), s.only_kwargs);
-  }
-  if (!names_schemas(target)) return false;
-  const bool self_as_input =
-      !starts_with(target, "torch.ops.") || s.ops_self_as_input;
-  std::vector<Signature> overloads;
-  for (const auto& schema : fx_plugins::operator_schemas_of(target.c_str())) {
-    overloads.push_back(from_schema(schema, self_as_input));
-  }
-  return normalize_builtin(n, overloads, s.only_kwargs, arg_types(n, s));
-}
+// What a callee binds to, found once per target (module type).
+struct Callee {
+  std::optional<Signature> python;  // a Python signature
+  std::vector<Signature> overloads;  // else a builtin's schemas
+};
 
-// normalize_module: modules whose class is torch.nn's own.
-bool normalize_module(Graph& g, Node& n, const Settings& s) {
-  const std::string target(n.target());
-  std::string type;
-  try {
-    type = g.module_type(target.c_str());
-  } catch (const fxp::Error&) {
-    refuse(n, "the module has no submodule '" + target + "'");
+class Callees {
+ public:
+  Callees(const Graph& g, const Settings& s) : g_(g), s_(s) {}
+
+  const Callee& function(const std::string& target) {
+    auto [it, added] = functions_.try_emplace(target);
+    if (!added) return it->second;
+    Callee& c = it->second;
+    if (auto python = fxp::target_signature(g_, FX_OP_CALL_FUNCTION, target)) {
+      c.python = from_python(*python);
+    } else if (names_schemas(target)) {
+      const bool self_as_input =
+          !starts_with(target, "torch.ops.") || s_.ops_self_as_input;
+      for (const auto& schema :
+           fx_plugins::operator_schemas_of(target.c_str())) {
+        c.overloads.push_back(from_schema(schema, self_as_input));
+      }
+    }
+    return c;
   }
-  if (!starts_with(type, "torch.nn.") ||
-      type.find('.', 9) != std::string::npos) {
-    return false;
+
+  // The forward's signature of the torch.nn module `target` calls, or
+  // nullptr for a module of another class.
+  const Signature* module(const Node& n) {
+    const std::string target(n.target());
+    std::string type;
+    try {
+      type = g_.module_type(target.c_str());
+    } catch (const fxp::Error&) {
+      refuse(n, "the module has no submodule '" + target + "'");
+    }
+    if (!starts_with(type, "torch.nn.") ||
+        type.find('.', 9) != std::string::npos) {
+      return nullptr;
+    }
+    auto [it, added] = modules_.try_emplace(type);
+    if (added) {
+      if (auto python = fxp::target_signature(g_, FX_OP_CALL_MODULE, target)) {
+        it->second = from_python(*python);
+      }
+    }
+    return it->second ? &*it->second : nullptr;
   }
-  auto python = fxp::target_signature(g, FX_OP_CALL_MODULE, target);
-  return python && normalize_python(n, from_python(*python), s.only_kwargs);
+
+ private:
+  const Graph& g_;
+  const Settings& s_;
+  std::unordered_map<std::string, Callee> functions_;
+  std::unordered_map<std::string, std::optional<Signature>> modules_;
+};
+
+bool normalize_node(Node& n, Callees& callees, const Settings& s) {
+  if (n.op() == FX_OP_CALL_FUNCTION) {
+    const Callee& c = callees.function(std::string(n.target()));
+    if (c.python) return normalize_python(n, *c.python, s.only_kwargs);
+    return normalize_builtin(n, c.overloads, s.only_kwargs, arg_types(n, s));
+  }
+  if (n.op() == FX_OP_CALL_MODULE) {
+    const Signature* sig = callees.module(n);
+    return sig != nullptr && normalize_python(n, *sig, s.only_kwargs);
+  }
+  if (n.op() == FX_OP_OUTPUT && !n.type().empty()) {
+    n.set_type(nullptr);  // the Transformer's output has no type
+    return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -371,13 +433,8 @@ bool normalize_args(Graph& g, const fxp::Options& options) {
   s.node_type_for_args = options.get_bool("node_type_for_args");
   const Renames renames = retrace_names(g, {}, "normalize_args");
   bool changed = !renames.empty();
-  for (Node n : g) {
-    const std::string before = n.format();
-    if (n.op() == FX_OP_CALL_FUNCTION) normalize_function(g, n, s);
-    if (n.op() == FX_OP_CALL_MODULE) normalize_module(g, n, s);
-    if (n.op() == FX_OP_OUTPUT && !n.type().empty()) n.set_type(nullptr);
-    changed |= n.format() != before;
-  }
+  Callees callees(g, s);
+  for (Node n : g) changed |= normalize_node(n, callees, s);
   apply_retrace_names(g, renames);
   return changed;
 }

@@ -427,3 +427,42 @@ def test_python_declarations_are_torchs():
                                capture_output=True, text=True).stdout
     with open(table) as f:
         assert f.read() == generated
+
+
+# ------------------------------------------------------------- bad input
+
+class UnexpectedKeyword(torch.nn.Module):
+    def forward(self, x):
+        return F.relu(x).sin() + F.gelu(x)
+
+
+def test_a_call_its_signature_refuses_is_named_and_rolled_back():
+    """torch raises TypeError from the transform; the SDK's pass fails
+    naming the node and what is wrong, and the graph is as it was."""
+    gm = torch.fx.symbolic_trace(UnexpectedKeyword())
+    relu = next(n for n in gm.graph.nodes if n.name == "relu")
+    relu.kwargs = {"inplace": False, "foo": 1}
+    gm.recompile()
+    before = str(gm.graph)
+    with pytest.raises(TypeError):
+        torch_normalize(gm)
+    out, report = fx_sdk.run_pipeline(gm, "normalize_args")
+    assert report[0]["outcome"] == "rolled_back", report
+    assert "normalize_args: node 'relu' (torch.nn.functional.relu): got an " \
+        "unexpected keyword argument 'foo'" in report[0]["error"]
+    assert str(out.graph) == before
+
+
+@pytest.mark.parametrize("pipeline,wanted", [
+    ("normalize_args{normalize_to_only_use_kwargs=maybe}",
+     "normalize_to_only_use_kwargs"),
+    ("normalize_args{only_kwargs=true}", "only_kwargs"),
+    ("normalize_operators{drop_kwargs=2}", "drop_kwargs"),
+    ("annotate_types_with_schema{annotate_modules=}", "annotate_modules"),
+])
+def test_bad_options_are_named(pipeline, wanted):
+    gm = torch.fx.symbolic_trace(UnexpectedKeyword())
+    with pytest.raises(RuntimeError) as e:
+        fx_sdk.run_pipeline(gm, pipeline)
+    assert pipeline.split("{")[0] in str(e.value)
+    assert wanted in str(e.value)

@@ -18,7 +18,11 @@
 //    renamed;
 //  - split_by_tags: the matmul graph's nodes tagged t0 .. t9 by position in
 //    meta['tag'] (ten components in a chain), every node moved into its
-//    component and the main graph rebuilt.
+//    component and the main graph rebuilt;
+//  - normalize_args, normalize_operators, annotate_types_with_schema: 25k
+//    blocks of F.relu, torch.flatten, torch.add, F.dropout: every call
+//    rewritten (normalize_args), every torch.add made operator.add and
+//    every F call typed (normalize_operators), every F call typed.
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
 
@@ -218,6 +222,32 @@ fx::GraphFile functional_blocks(int64_t nodes, fx::TensorList*) {
   return file;
 }
 
+// Blocks of four calls normalize_args rewrites, each with the meta['type']
+// shape_prop writes: F.relu(x) (a Python signature), torch.flatten(x, 0)
+// (one ATen overload binds), torch.add(x, 1.5) (several bind: told apart
+// by the arguments' types) and F.dropout(x, 0.1, False); normalize_operators
+// and annotate_types_with_schema type every F call and normalize_operators
+// rewrites every torch.add.
+fx::GraphFile functional_calls(int64_t nodes, fx::TensorList*) {
+  fx::GraphFile file;
+  file.graph = std::make_unique<fx::Graph>();
+  fx::Graph& g = *file.graph;
+  fx::Node* x = g.placeholder("x");
+  const fx::Argument tensor(std::string("torch.Tensor"));
+  for (int64_t i = 0; 4 * i + 5 < nodes; ++i) {
+    x = g.call_function("torch.nn.functional.relu", {x});
+    x->set_meta("type", tensor);
+    x = g.call_function("torch.flatten", {x, 0});
+    x->set_meta("type", tensor);
+    x = g.call_function("torch.add", {x, 1.5});
+    x->set_meta("type", tensor);
+    x = g.call_function("torch.nn.functional.dropout", {x, 0.1, false});
+    x->set_meta("type", tensor);
+  }
+  g.output(x);
+  return file;
+}
+
 void BM_TorchPass(benchmark::State& state, const char* pipeline,
                   const Build& build) {
   auto spec = fx::host::parse_pipeline_text(pipeline);
@@ -293,6 +323,24 @@ BENCHMARK_CAPTURE(BM_TorchPass, splitter, "splitter{supported=relu}",
     ->Unit(benchmark::kMillisecond);
 
 BENCHMARK_CAPTURE(BM_TorchPass, reinplace, "reinplace", functional_blocks)
+    ->Arg(100000)
+    ->Iterations(3)
+    ->Unit(benchmark::kMillisecond);
+
+BENCHMARK_CAPTURE(BM_TorchPass, normalize_args, "normalize_args",
+                  functional_calls)
+    ->Arg(100000)
+    ->Iterations(3)
+    ->Unit(benchmark::kMillisecond);
+
+BENCHMARK_CAPTURE(BM_TorchPass, normalize_operators, "normalize_operators",
+                  functional_calls)
+    ->Arg(100000)
+    ->Iterations(3)
+    ->Unit(benchmark::kMillisecond);
+
+BENCHMARK_CAPTURE(BM_TorchPass, annotate_types_with_schema,
+                  "annotate_types_with_schema", functional_calls)
     ->Arg(100000)
     ->Iterations(3)
     ->Unit(benchmark::kMillisecond);
