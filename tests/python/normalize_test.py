@@ -144,6 +144,32 @@ def test_make_fx_graph_as_torch_renames_self():
     assert "relu_default = torch.ops.aten.relu.default(input = " in ours.code
 
 
+def symbolic_graph():
+    def f(x, y):
+        a = x.view(x.shape[0] * 2, -1)
+        return torch.cat([a, a]) + y.sum()
+    return make_fx(f, tracing_mode="symbolic")(torch.randn(4, 6),
+                                               torch.randn(3))
+
+
+def test_symbolic_make_fx_graph_as_torch():
+    """make_fx(tracing_mode="symbolic"): sym_size (an overload packet) and
+    its arithmetic, a size list holding a node."""
+    gm = symbolic_graph()
+    theirs = torch_normalize(gm)
+    ours = sdk_normalize(gm, "ops_self_as_input=true")
+    assert str(ours.graph) == str(theirs.graph)
+    assert ours.code == theirs.code
+
+
+def test_symbolic_make_fx_graph_runs_at_other_sizes():
+    gm = symbolic_graph()
+    ours = sdk_normalize(gm)
+    for shape in [(4, 6), (6, 10)]:
+        inputs = [torch.randn(*shape), torch.randn(5)]
+        assert same(ours(*inputs), gm(*inputs))
+
+
 def test_make_fx_graph_keeps_self_and_runs():
     gm = functional_graph()
     inputs = [torch.randn(1, 2, 5, 5), torch.randn(3, 2, 3, 3)]
@@ -385,6 +411,21 @@ def test_pytorch_annotate_returns_with_schema(which):
     x = torch.randn(1, 3, 64, 64)
     check_transform(gm, [x], "annotate_types_with_schema",
                     AnnotateTypesWithSchema(gm).transform())
+
+
+@pytest.mark.parametrize("name", ["mobilenet_v2", "squeezenet1_1",
+                                  "densenet121", "mnasnet0_5"])
+@pytest.mark.parametrize("pipeline", ["normalize_operators",
+                                      "annotate_types_with_schema"])
+def test_torchvision_models_typed_as_torch(name, pipeline):
+    from torch.fx.experimental.normalize import NormalizeOperators
+    from torch.fx.experimental.schema_type_annotation import \
+        AnnotateTypesWithSchema
+    transform = NormalizeOperators if pipeline == "normalize_operators" \
+        else AnnotateTypesWithSchema
+    gm = torch.fx.symbolic_trace(getattr(torchvision.models, name)().eval())
+    check_transform(gm, [torch.randn(1, 3, 64, 64)], pipeline,
+                    transform(gm).transform())
 
 
 @pytest.mark.parametrize("which", [0, 1], ids=["modules", "functionals"])
