@@ -470,6 +470,44 @@ def test_python_declarations_are_torchs():
         assert f.read() == generated
 
 
+# ------------------------------------------------------- reference graphs
+
+REFERENCE = os.environ.get("FX_SDK_REFERENCE", "")
+BUNDLES = sorted(
+    name for name in (os.listdir(REFERENCE) if os.path.isdir(REFERENCE)
+                      else [])
+    if os.path.exists(os.path.join(REFERENCE, name, "graph.fx.json")))
+
+
+@pytest.mark.parametrize("name", BUNDLES)
+@pytest.mark.parametrize("pipeline", ["normalize_args", "normalize_operators",
+                                      "annotate_types_with_schema"])
+def test_reference_graphs(name, pipeline):
+    """The seed docs' graphs (../shared/reference) through each pass and
+    torch's: same text and code; the numbers of the graph before it, on the
+    bundle's input where it has one and is not in training mode."""
+    from fx_sdk import torchfx_import
+    from torch.fx.experimental.normalize import NormalizeOperators
+    from torch.fx.experimental.schema_type_annotation import \
+        AnnotateTypesWithSchema
+    transform = {"normalize_args": NormalizeArgs,
+                 "normalize_operators": NormalizeOperators,
+                 "annotate_types_with_schema": AnnotateTypesWithSchema}
+    directory = os.path.join(REFERENCE, name)
+    gm = torchfx_import.load_bundle(directory)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = transform[pipeline](gm).transform()
+    ours = sdk_pass(gm, pipeline)
+    assert str(ours.graph) == str(theirs.graph)
+    assert ours.code == theirs.code
+    inputs_path = os.path.join(directory, "input.pt")
+    if os.path.exists(inputs_path) and not gm.training:
+        inputs = torch.load(inputs_path)
+        with torch.no_grad():
+            assert same(ours(*inputs), gm(*inputs))
+
+
 # ------------------------------------------------------------- bad input
 
 class UnexpectedKeyword(torch.nn.Module):
