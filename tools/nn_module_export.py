@@ -275,6 +275,17 @@ CASES = [
     ("nn.AvgPool2d(2, divisor_override=3)", [(1, 2, 4, 4)], False),
     ("nn.AdaptiveAvgPool1d(3)", [(2, 3, 7)], False),
     ("nn.AdaptiveAvgPool2d((2, 3))", [(1, 2, 5, 7)], False),
+    # Configs PyTorch's test_normalize_modules_exhaustive found converted
+    # wrongly (fx_core/runtime/modules).
+    ("nn.MaxPool1d(3, stride=2, return_indices=True)", [(2, 3, 9)], False),
+    ("nn.MaxPool2d((3, 2), padding=1, return_indices=True)", [(1, 2, 7, 7)],
+     False),
+    ("nn.MaxPool3d(2, return_indices=True)", [(1, 2, 4, 4, 4)], False),
+    ("nn.AvgPool1d(3, stride=2, padding=1, count_include_pad=False)",
+     [(2, 3, 7)], False),
+    ("nn.AdaptiveAvgPool2d((None, 3))", [(1, 2, 5, 7)], False),
+    ("nn.ZeroPad2d(2)", [(3, 4, 5)], False),
+    ("nn.CrossMapLRN2d(5, 5e-3, 1e-3, 2)", [(2, 3, 6, 6)], False),
 ]
 
 

@@ -14,7 +14,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -130,7 +132,10 @@ struct KindBuilder {
       }
     }
   }
-  KindBuilder& create(std::function<std::shared_ptr<Impl>(OpArgs&)> make) {
+  // `make` returns a std::shared_ptr<Impl> (or of another module class the
+  // config asks for: MaxPool2d's return_indices=True).
+  template <typename Make>
+  KindBuilder& create(Make make) {
     kind.create = [make](OpArgs& a) -> std::shared_ptr<torch::nn::Module> {
       return make(a);
     };
@@ -161,6 +166,12 @@ struct KindBuilder {
     kind.forward = [fn](torch::nn::Module& m, OpArgs& a) {
       return fn(dynamic_cast<Impl&>(m), a);
     };
+    return *this;
+  }
+  // Generated C++ cannot name the class (it is internal to this file).
+  KindBuilder& no_cpp_class() {
+    kind.cpp_class.clear();
+    kind.cpp_header.clear();
     return *this;
   }
   ~KindBuilder() { r.add(std::move(kind)); }
@@ -351,66 +362,162 @@ void add_batch_norm(ModuleRegistry& r) {
       });
 }
 
+// nn.MaxPool1d/2d(..., return_indices=True), whose forward returns
+// (values, indices) as torch's does (max_pool{1,2}d_with_indices, the ATen
+// operators torch.nn.functional calls). LibTorch's MaxPoolNdImpl has no
+// such option (forward() gives the values), so a module built with it is
+// this class instead. It is not a MaxPoolNdImpl: C++ generated for a graph
+// (cpp_codegen, which calls a torch.nn.MaxPoolNd through LibTorch's class)
+// fails on it with std::bad_cast rather than drop the indices.
+template <size_t N>
+class MaxPoolWithIndicesImpl
+    : public torch::nn::Cloneable<MaxPoolWithIndicesImpl<N>> {
+ public:
+  explicit MaxPoolWithIndicesImpl(torch::nn::MaxPoolOptions<N> o)
+      : options(std::move(o)) {}
+  void reset() override {}
+  std::tuple<at::Tensor, at::Tensor> forward(const at::Tensor& input) {
+    if constexpr (N == 1) {
+      return at::max_pool1d_with_indices(
+          input, *options.kernel_size(), *options.stride(), *options.padding(),
+          *options.dilation(), options.ceil_mode());
+    } else {
+      return at::max_pool2d_with_indices(
+          input, *options.kernel_size(), *options.stride(), *options.padding(),
+          *options.dilation(), options.ceil_mode());
+    }
+  }
+  torch::nn::MaxPoolOptions<N> options;
+};
+
+// Both classes of a torch.nn.MaxPoolNd: LibTorch's (return_indices=False)
+// and MaxPoolWithIndicesImpl<N>. The latter's kind is added first, so the
+// type name resolves to LibTorch's (whose create builds either) and only
+// lookup by C++ type reaches it.
 template <size_t N, typename Impl>
 void add_max_pool(ModuleRegistry& r) {
-  KindBuilder<Impl>(r, cat("torch.nn.MaxPool", N, "d"),
-                    "kernel_size, stride=None, padding=0, dilation=1, "
-                    "return_indices=False, ceil_mode=False")
-      .rules({ints_at_least("kernel_size", 1), ints_at_least("stride", 1),
-              ints_at_least("padding", 0), ints_at_least("dilation", 1)})
-      .check([](OpArgs& a) { check_window<N>(a, 0, 2, 3, 1); })
-      .create([](OpArgs& a) {
-        torch::nn::MaxPoolOptions<N> o(expanding<N>(a, 0));
-        o.stride(a.is_none(1) ? expanding<N>(a, 0) : expanding<N>(a, 1))
-            .padding(expanding<N>(a, 2))
-            .dilation(expanding<N>(a, 3))
-            .ceil_mode(a.to_bool(5));
-        if (a.to_bool(4)) {
-          throw FxError("return_indices=True is not supported");
-        }
-        return std::make_shared<Impl>(o);
+  using WithIndices = MaxPoolWithIndicesImpl<N>;
+  auto create = [](OpArgs& a) -> std::shared_ptr<torch::nn::Module> {
+    torch::nn::MaxPoolOptions<N> o(expanding<N>(a, 0));
+    o.stride(a.is_none(1) ? expanding<N>(a, 0) : expanding<N>(a, 1))
+        .padding(expanding<N>(a, 2))
+        .dilation(expanding<N>(a, 3))
+        .ceil_mode(a.to_bool(5));
+    if (a.to_bool(4)) return std::make_shared<WithIndices>(o);
+    return std::make_shared<Impl>(o);
+  };
+  auto describe = [](const torch::nn::MaxPoolOptions<N>& o,
+                     bool return_indices) {
+    return ArgumentDict{{"kernel_size", int_tuple<N>(o.kernel_size())},
+                        {"stride", int_tuple<N>(o.stride())},
+                        {"padding", int_tuple<N>(o.padding())},
+                        {"dilation", int_tuple<N>(o.dilation())},
+                        {"return_indices", return_indices},
+                        {"ceil_mode", o.ceil_mode()}};
+  };
+  const char* signature =
+      "kernel_size, stride=None, padding=0, dilation=1, "
+      "return_indices=False, ceil_mode=False";
+  std::vector<ConfigRule> rules = {
+      ints_at_least("kernel_size", 1), ints_at_least("stride", 1),
+      ints_at_least("padding", 0), ints_at_least("dilation", 1)};
+  auto check = [](OpArgs& a) { check_window<N>(a, 0, 2, 3, 1); };
+  KindBuilder<WithIndices>(r, cat("torch.nn.MaxPool", N, "d"), signature)
+      .rules(rules)
+      .check(check)
+      .create(create)
+      .forward("input",
+               [](WithIndices& m, OpArgs& a) -> IValue {
+                 auto [values, indices] = m.forward(a.tensor(0));
+                 return make_tuple({values, indices});
+               })
+      .describe([describe](const WithIndices& m) {
+        return describe(m.options, true);
       })
-      .describe([](const Impl& m) {
-        const auto& o = m.options;
-        return ArgumentDict{{"kernel_size", int_tuple<N>(o.kernel_size())},
-                            {"stride", int_tuple<N>(o.stride())},
-                            {"padding", int_tuple<N>(o.padding())},
-                            {"dilation", int_tuple<N>(o.dilation())},
-                            {"return_indices", false},
-                            {"ceil_mode", o.ceil_mode()}};
-      });
+      .no_cpp_class();
+  KindBuilder<Impl>(r, cat("torch.nn.MaxPool", N, "d"), signature)
+      .rules(rules)
+      .check(check)
+      .create(create)
+      .describe(
+          [describe](const Impl& m) { return describe(m.options, false); });
 }
 
+// nn.AvgPool1d(kernel_size, stride=None, padding=0, ceil_mode=False,
+// count_include_pad=True) and AvgPool2d(..., divisor_override=None): torch
+// 1.13's AvgPool1d has no divisor_override (LibTorch's options do).
 template <size_t N, typename Impl>
 void add_avg_pool(ModuleRegistry& r) {
+  constexpr bool kDivisor = N > 1;
+  std::vector<ConfigRule> rules = {ints_at_least("kernel_size", 1),
+                                   ints_at_least("stride", 1),
+                                   ints_at_least("padding", 0)};
+  if (kDivisor) rules.push_back(ints_at_least("divisor_override", 1));
   KindBuilder<Impl>(r, cat("torch.nn.AvgPool", N, "d"),
-                    "kernel_size, stride=None, padding=0, ceil_mode=False, "
-                    "count_include_pad=True, divisor_override=None")
-      .rules({ints_at_least("kernel_size", 1), ints_at_least("stride", 1),
-              ints_at_least("padding", 0),
-              ints_at_least("divisor_override", 1)})
+                    kDivisor ? "kernel_size, stride=None, padding=0, "
+                               "ceil_mode=False, count_include_pad=True, "
+                               "divisor_override=None"
+                             : "kernel_size, stride=None, padding=0, "
+                               "ceil_mode=False, count_include_pad=True")
+      .rules(std::move(rules))
       .check([](OpArgs& a) { check_window<N>(a, 0, 2, -1, 1); })
       .create([](OpArgs& a) {
         torch::nn::AvgPoolOptions<N> o(expanding<N>(a, 0));
         o.stride(a.is_none(1) ? expanding<N>(a, 0) : expanding<N>(a, 1))
             .padding(expanding<N>(a, 2))
             .ceil_mode(a.to_bool(3))
-            .count_include_pad(a.to_bool(4))
-            .divisor_override(a.optional_int(5));
+            .count_include_pad(a.to_bool(4));
+        if (kDivisor) o.divisor_override(a.optional_int(5));
         return std::make_shared<Impl>(o);
       })
       .describe([](const Impl& m) {
         const auto& o = m.options;
-        return ArgumentDict{
-            {"kernel_size", int_tuple<N>(o.kernel_size())},
-            {"stride", int_tuple<N>(o.stride())},
-            {"padding", int_tuple<N>(o.padding())},
-            {"ceil_mode", o.ceil_mode()},
-            {"count_include_pad", o.count_include_pad()},
-            {"divisor_override", o.divisor_override()
-                                     ? Argument(*o.divisor_override())
-                                     : Argument()}};
+        ArgumentDict out{{"kernel_size", int_tuple<N>(o.kernel_size())},
+                         {"stride", int_tuple<N>(o.stride())},
+                         {"padding", int_tuple<N>(o.padding())},
+                         {"ceil_mode", o.ceil_mode()},
+                         {"count_include_pad", o.count_include_pad()}};
+        if (kDivisor) {
+          out.emplace_back("divisor_override",
+                           o.divisor_override()
+                               ? Argument(*o.divisor_override())
+                               : Argument());
+        }
+        return out;
       });
+}
+
+// An output_size of an adaptive pooling: an int (N copies) or N ints or
+// Nones (None keeps that size of the input, as torch's _list_with_default).
+template <size_t N>
+torch::ExpandingArrayWithOptionalElem<N> optional_sizes(OpArgs& a, size_t i) {
+  const IValue& v = a[i];
+  if (v.isInt()) return torch::ExpandingArrayWithOptionalElem<N>(v.toInt());
+  std::vector<IValue> items;
+  if (v.isTuple()) {
+    items = v.toTupleRef().elements().vec();
+  } else if (v.isList()) {
+    items = v.toListRef().vec();
+  } else {
+    throw FxError(cat("argument '", a.param_name(i),
+                      "' must be an int or a sequence of ints or Nones"));
+  }
+  if (items.size() != N) {
+    throw FxError(cat("argument '", a.param_name(i), "' must have ", N,
+                      " elements, not ", items.size()));
+  }
+  std::vector<c10::optional<int64_t>> sizes;
+  for (const IValue& item : items) {
+    if (item.isNone()) {
+      sizes.emplace_back(c10::nullopt);
+    } else if (item.isInt()) {
+      sizes.emplace_back(item.toInt());
+    } else {
+      throw FxError(cat("argument '", a.param_name(i),
+                        "' must be an int or a sequence of ints or Nones"));
+    }
+  }
+  return torch::ExpandingArrayWithOptionalElem<N>(sizes);
 }
 
 // Activations without options: ReLU(inplace=False), Sigmoid(), ...
@@ -442,6 +549,15 @@ void add_cross_map_lrn2d(ModuleRegistry& r) {
                 .alpha(a.to_double(1))
                 .beta(a.to_double(2))
                 .k(static_cast<int64_t>(k)));
+      })
+      // k an int, as torch's default (1) is; a module built from a config
+      // says it as given (k=2.0 stays a float).
+      .describe([](const torch::nn::CrossMapLRN2dImpl& m) {
+        const auto& o = m.options;
+        return ArgumentDict{{"size", o.size()},
+                            {"alpha", o.alpha()},
+                            {"beta", o.beta()},
+                            {"k", o.k()}};
       });
 }
 
@@ -701,10 +817,8 @@ void register_builtin_modules(ModuleRegistry& r) {
                                                 "output_size")
       .rules({ints_at_least("output_size", 0)})
       .create([](OpArgs& a) {
-        std::vector<int64_t> size = a.int_list(0);
-        if (size.size() == 1) size.push_back(size[0]);
         return std::make_shared<torch::nn::AdaptiveAvgPool2dImpl>(
-            torch::nn::AdaptiveAvgPool2dOptions({size[0], size[1]}));
+            torch::nn::AdaptiveAvgPool2dOptions(optional_sizes<2>(a, 0)));
       })
       .describe([](const torch::nn::AdaptiveAvgPool2dImpl& m) {
         ArgumentList size;

@@ -147,11 +147,13 @@ void add_padding(std::vector<FunctionalModuleSpec>* specs) {
     constant.padding_ints = 2 * n;
     specs->push_back(constant);
   }
+  // ZeroPad2d(padding): ConstantPad2d(padding, 0.) (value is no argument of
+  // its own).
   FunctionalModuleSpec zero{"ZeroPad2d",
-                            "padding, value=0.0",
+                            "padding",
                             "input",
                             F("pad"),
-                            {"input", "padding", "'constant'", "value"}};
+                            {"input", "padding", "'constant'", "0.0"}};
   zero.padding_ints = 4;
   specs->push_back(zero);
 }

@@ -57,6 +57,9 @@ bool same_value(const Argument& given, const Argument& described) {
   if (given.is_int() && described.is_float()) {
     return static_cast<double>(given.as_int()) == described.as_float();
   }
+  if (given.is_float() && described.is_int()) {
+    return given.as_float() == static_cast<double>(described.as_int());
+  }
   if (!described.is_sequence()) return false;
   const ArgumentList& items = described.elements();
   if (given.is_int()) {

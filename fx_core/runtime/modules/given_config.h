@@ -30,8 +30,8 @@ void remember_given_config(const std::shared_ptr<torch::nn::Module>& module,
 // `described` (what a kind's describe() says `module` is) with each value
 // the module was given spelled otherwise put back as given: an int for a
 // tuple or list of that int repeated (3 for (3, 3)), a list for a tuple of
-// the same items, an int for an equal float. Values that differ in meaning
-// stay as described.
+// the same items, an int for an equal float and a float for an equal int.
+// Values that differ in meaning stay as described.
 ArgumentDict respell_as_given(const torch::nn::Module& module,
                               ArgumentDict described);
 

@@ -1,8 +1,10 @@
 // Module configs are checked against their constructors' contracts before
 // anything is allocated (issue 41): ranges, rules across fields, products
-// that overflow, and the weights a file actually holds.
+// that overflow, and the weights a file actually holds. And configs say what
+// torch 1.13's constructors take (ModuleConfig).
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
+#include <torch/nn/modules/pooling.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -14,6 +16,7 @@
 
 #include "fx_core/io/atomic_file.h"
 #include "fx_core/io/torch_save.h"
+#include "fx_core/ir/python_repr.h"
 #include "fx_core/runtime/graph_module_file.h"
 #include "fx_core/runtime/module_registry.h"
 #include "fx_core/support/error.h"
@@ -371,6 +374,171 @@ TEST(ModuleContract, AFileWithTheWeightsLoadsThemAndRuns) {
   EXPECT_TRUE(at::allclose((**bn)(y).toTensor(),
                            at::batch_norm(y, w.new_ones({4}), b, mean, var,
                                           false, 0.1, 1e-5, false)));
+}
+
+// ---- Configs as torch 1.13 holds them (the kinds fixed by PyTorch's
+// test_normalize_modules_exhaustive through fx_sdk) ----
+
+Argument tuple_of(std::vector<Argument> items) {
+  return Argument::tuple(ArgumentList(std::move(items)));
+}
+
+// What the kind of `m` says its constructor arguments are, as Python's repr
+// of the keyword dict; and that a module built from that says the same.
+std::string described(const std::shared_ptr<torch::nn::Module>& m) {
+  const ModuleKind* kind = ModuleRegistry::global().find(*m);
+  if (kind == nullptr || !kind->describe) return "<no description>";
+  ArgumentDict config = kind->describe(*m);
+  auto again = ModuleRegistry::global().create(kind->type, config);
+  const ModuleKind* again_kind = ModuleRegistry::global().find(*again);
+  EXPECT_EQ(again_kind, kind);
+  EXPECT_EQ(repr(Argument::dict(again_kind->describe(*again))),
+            repr(Argument::dict(config)));
+  return repr(Argument::dict(std::move(config)));
+}
+
+c10::IValue run(const std::shared_ptr<torch::nn::Module>& m,
+                const at::Tensor& x) {
+  return call_module(*m, "m", {x}, {});
+}
+
+TEST(ModuleConfig, ZeroPad2dTakesOnlyPaddingAndPadsWithZeros) {
+  auto m = ModuleRegistry::global().create(
+      "torch.nn.ZeroPad2d", {{"padding", tuple_of({1, 1, 2, 0})}});
+  EXPECT_EQ(described(m), "{'padding': (1, 1, 2, 0)}");
+  at::Tensor x = at::randn({2, 3, 4, 5});
+  EXPECT_TRUE(at::equal(run(m, x).toTensor(),
+                        at::constant_pad_nd(x, {1, 1, 2, 0}, 0.0)));
+  EXPECT_EQ(described(ModuleRegistry::global().create(
+                "torch.nn.ZeroPad2d", {{"padding", int64_t{2}}})),
+            "{'padding': 2}");
+  EXPECT_NE(create_error("torch.nn.ZeroPad2d",
+                         {{"padding", int64_t{1}}, {"value", 0.0}})
+                .find("value"),
+            std::string::npos);
+}
+
+TEST(ModuleConfig, AvgPool1dHasNoDivisorOverrideAvgPool2dDoes) {
+  auto m = ModuleRegistry::global().create("torch.nn.AvgPool1d",
+                                           {{"kernel_size", int64_t{3}},
+                                            {"stride", int64_t{2}},
+                                            {"padding", int64_t{1}},
+                                            {"count_include_pad", false}});
+  EXPECT_EQ(described(m),
+            "{'kernel_size': 3, 'stride': 2, 'padding': 1, 'ceil_mode': "
+            "False, 'count_include_pad': False}");
+  at::Tensor x = at::randn({2, 3, 7});
+  EXPECT_TRUE(at::equal(run(m, x).toTensor(),
+                        at::avg_pool1d(x, {3}, {2}, {1}, false, false)));
+  EXPECT_NE(
+      create_error("torch.nn.AvgPool1d", {{"kernel_size", int64_t{3}},
+                                          {"divisor_override", int64_t{2}}})
+          .find("divisor_override"),
+      std::string::npos);
+  auto m2 = ModuleRegistry::global().create(
+      "torch.nn.AvgPool2d",
+      {{"kernel_size", int64_t{2}}, {"divisor_override", int64_t{3}}});
+  EXPECT_EQ(described(m2),
+            "{'kernel_size': 2, 'stride': (2, 2), 'padding': (0, 0), "
+            "'ceil_mode': False, 'count_include_pad': True, "
+            "'divisor_override': 3}");
+}
+
+TEST(ModuleConfig, MaxPoolWithReturnIndicesReturnsValuesAndIndices) {
+  at::Tensor x2 = at::randn({1, 2, 7, 7});
+  auto m2 = ModuleRegistry::global().create("torch.nn.MaxPool2d",
+                                            {{"kernel_size", int64_t{3}},
+                                             {"stride", int64_t{2}},
+                                             {"padding", int64_t{1}},
+                                             {"return_indices", true},
+                                             {"ceil_mode", true}});
+  EXPECT_EQ(described(m2),
+            "{'kernel_size': 3, 'stride': 2, 'padding': 1, 'dilation': (1, "
+            "1), 'return_indices': True, 'ceil_mode': True}");
+  c10::IValue out = run(m2, x2);
+  ASSERT_TRUE(out.isTuple());
+  auto [values, indices] =
+      at::max_pool2d_with_indices(x2, {3, 3}, {2, 2}, {1, 1}, {1, 1}, true);
+  ASSERT_EQ(out.toTupleRef().elements().size(), 2u);
+  EXPECT_TRUE(at::equal(out.toTupleRef().elements()[0].toTensor(), values));
+  EXPECT_TRUE(at::equal(out.toTupleRef().elements()[1].toTensor(), indices));
+  // A copy is still one that returns the indices.
+  auto copy = m2->clone();
+  EXPECT_TRUE(run(copy, x2).isTuple());
+
+  at::Tensor x1 = at::randn({2, 3, 7});
+  auto m1 = ModuleRegistry::global().create(
+      "torch.nn.MaxPool1d",
+      {{"kernel_size", int64_t{2}}, {"return_indices", true}});
+  EXPECT_EQ(described(m1),
+            "{'kernel_size': 2, 'stride': (2,), 'padding': (0,), "
+            "'dilation': (1,), 'return_indices': True, 'ceil_mode': False}");
+  auto [v1, i1] = at::max_pool1d_with_indices(x1, {2}, {2}, {0}, {1}, false);
+  out = run(m1, x1);
+  ASSERT_TRUE(out.isTuple());
+  EXPECT_TRUE(at::equal(out.toTupleRef().elements()[0].toTensor(), v1));
+  EXPECT_TRUE(at::equal(out.toTupleRef().elements()[1].toTensor(), i1));
+
+  // Without it: LibTorch's class, which generated C++ names.
+  auto plain = ModuleRegistry::global().create("torch.nn.MaxPool2d",
+                                               {{"kernel_size", int64_t{2}}});
+  EXPECT_NE(dynamic_cast<torch::nn::MaxPool2dImpl*>(plain.get()), nullptr);
+  EXPECT_EQ(ModuleRegistry::global().find("torch.nn.MaxPool2d"),
+            ModuleRegistry::global().find(*plain));
+  EXPECT_TRUE(run(plain, x2).isTensor());
+  EXPECT_EQ(described(plain),
+            "{'kernel_size': 2, 'stride': (2, 2), 'padding': (0, 0), "
+            "'dilation': (1, 1), 'return_indices': False, 'ceil_mode': "
+            "False}");
+
+  at::Tensor x3 = at::randn({1, 2, 4, 4, 4});
+  auto m3 = ModuleRegistry::global().create(
+      "torch.nn.MaxPool3d",
+      {{"kernel_size", int64_t{2}}, {"return_indices", true}});
+  auto [v3, i3] = at::max_pool3d_with_indices(x3, {2, 2, 2}, {2, 2, 2},
+                                              {0, 0, 0}, {1, 1, 1}, false);
+  out = run(m3, x3);
+  ASSERT_TRUE(out.isTuple());
+  EXPECT_TRUE(at::equal(out.toTupleRef().elements()[0].toTensor(), v3));
+  EXPECT_TRUE(at::equal(out.toTupleRef().elements()[1].toTensor(), i3));
+}
+
+TEST(ModuleConfig, AdaptiveAvgPool2dKeepsTheInputSizeWhereOutputSizeIsNone) {
+  auto m = ModuleRegistry::global().create(
+      "torch.nn.AdaptiveAvgPool2d",
+      {{"output_size", tuple_of({Argument(), int64_t{3}})}});
+  EXPECT_EQ(described(m), "{'output_size': (None, 3)}");
+  at::Tensor x = at::randn({1, 2, 5, 7});
+  EXPECT_TRUE(
+      at::equal(run(m, x).toTensor(), at::adaptive_avg_pool2d(x, {5, 3})));
+  auto listed = ModuleRegistry::global().create(
+      "torch.nn.AdaptiveAvgPool2d",
+      {{"output_size", Argument::list({int64_t{4}, Argument()})}});
+  EXPECT_EQ(described(listed), "{'output_size': [4, None]}");
+  EXPECT_TRUE(
+      at::equal(run(listed, x).toTensor(), at::adaptive_avg_pool2d(x, {4, 7})));
+  EXPECT_EQ(described(ModuleRegistry::global().create(
+                "torch.nn.AdaptiveAvgPool2d", {{"output_size", int64_t{3}}})),
+            "{'output_size': 3}");
+  EXPECT_EQ(create_error("torch.nn.AdaptiveAvgPool2d",
+                         {{"output_size", tuple_of({1, 2, 3})}}),
+            "torch.nn.AdaptiveAvgPool2d: argument 'output_size' must have 2 "
+            "elements, not 3");
+}
+
+TEST(ModuleConfig, CrossMapLRN2dDescribesItsConstructorArguments) {
+  auto m = ModuleRegistry::global().create("torch.nn.CrossMapLRN2d",
+                                           {{"size", int64_t{5}},
+                                            {"alpha", 5e-3},
+                                            {"beta", 1e-3},
+                                            {"k", int64_t{2}}});
+  EXPECT_EQ(described(m), "{'size': 5, 'alpha': 0.005, 'beta': 0.001, 'k': 2}");
+  EXPECT_EQ(described(ModuleRegistry::global().create("torch.nn.CrossMapLRN2d",
+                                                      {{"size", int64_t{3}}})),
+            "{'size': 3, 'alpha': 0.0001, 'beta': 0.75, 'k': 1}");
+  EXPECT_EQ(described(ModuleRegistry::global().create(
+                "torch.nn.CrossMapLRN2d", {{"size", int64_t{3}}, {"k", 2.0}})),
+            "{'size': 3, 'alpha': 0.0001, 'beta': 0.75, 'k': 2.0}");
 }
 
 }  // namespace
