@@ -3,6 +3,7 @@
 #include "plugins/quantize/lower.h"
 
 #include <cmath>
+#include <cstdio>
 #include <optional>
 #include <set>
 #include <string>
@@ -36,8 +37,20 @@ std::optional<double> number(const Graph& g, ArgView a) {
   return std::nullopt;
 }
 
+// A scale or zero point as a message shows it: 0.1, -1, 300, nan, inf.
+std::string number_text(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.9g", v);
+  return text;
+}
+
 // torch.quantize_per_tensor(x, scale, zero_point, torch.quint8): its
-// quantization, when it is one onednn's int8 ops take.
+// quantization, when it is one onednn's int8 ops take. Scales and zero
+// points the kernels cannot use (a scale not positive and finite, a zero
+// point not a whole number in [0, 255]) are bad input, named: a lowering
+// that left such a node in float would hide the graph's error.
 std::optional<QParams> quint8_quantize(const Graph& g, Node n) {
   if (n.op() != FX_OP_CALL_FUNCTION || n.target() != kQuantize ||
       n.num_args() != 4 || n.num_kwargs() != 0) {
@@ -49,9 +62,20 @@ std::optional<QParams> quint8_quantize(const Graph& g, Node n) {
   }
   std::optional<double> scale = number(g, n.arg(1));
   std::optional<double> zero_point = number(g, n.arg(2));
-  if (!scale || !zero_point || !(*scale > 0) || !std::isfinite(*scale) ||
-      *zero_point < 0 || *zero_point > 255) {
-    return std::nullopt;
+  if (!scale || !zero_point) return std::nullopt;
+  const std::string where = "quantize_lower: node '" + std::string(n.name()) +
+                            "' (" + kQuantize + ")";
+  if (!(*scale > 0) || !std::isfinite(*scale)) {
+    throw fxp::Error(FX_INVALID_ARGUMENT,
+                     where + " has scale " + number_text(*scale) +
+                         ": a scale must be positive and finite");
+  }
+  if (!(*zero_point >= 0 && *zero_point <= 255) ||
+      *zero_point != std::floor(*zero_point)) {
+    throw fxp::Error(FX_INVALID_ARGUMENT,
+                     where + " has zero point " + number_text(*zero_point) +
+                         ": a quint8 zero point is a whole number in [0, "
+                         "255]");
   }
   return QParams{*scale, static_cast<int64_t>(*zero_point)};
 }

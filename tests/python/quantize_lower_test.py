@@ -494,3 +494,34 @@ def test_skip_keeps_the_named_layers_in_float(resnet):
     assert len(lowered) == 20 - 5  # resnet18's 20 convolutions
     with torch.no_grad():
         torch.testing.assert_close(gm(x), back(x), rtol=0, atol=0)
+
+
+def bad_quantize(scale, zero_point):
+    def f(x):
+        q = torch.quantize_per_tensor(x, scale, zero_point, torch.quint8)
+        return torch.relu(q.dequantize())
+    return f
+
+
+@pytest.mark.parametrize("scale,zero_point,wanted", [
+    (0.0, 0, "has scale 0: a scale must be positive and finite"),
+    (-0.5, 0, "has scale -0.5: a scale must be positive and finite"),
+    (float("nan"), 0, "has scale nan: a scale must be positive and finite"),
+    (float("inf"), 0, "has scale inf: a scale must be positive and finite"),
+    (0.1, 300, "has zero point 300: a quint8 zero point is a whole number "
+     "in [0, 255]"),
+    (0.1, -1, "has zero point -1: a quint8 zero point"),
+])
+def test_a_quantize_with_bad_qparams_is_refused(scale, zero_point, wanted):
+    """A quantize node whose literal scale or zero point the int8 kernels
+    cannot use is bad input: quantize_lower names the node and is rolled
+    back, the graph as it was (it used to stay in float, silently)."""
+    gm = fx_sdk.from_torch_fx(torch.fx.symbolic_trace(
+        bad_quantize(scale, zero_point)))
+    before = gm.graph_text
+    with pytest.raises(RuntimeError) as e:
+        run(gm, "quantize_lower", torch.randn(4))
+    assert "failed and was rolled back: INVALID_ARGUMENT: quantize_lower: " \
+        "node 'quantize_per_tensor' (torch.quantize_per_tensor) " + wanted \
+        in str(e.value)
+    assert gm.graph_text == before
