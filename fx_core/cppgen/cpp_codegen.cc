@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -108,6 +109,10 @@ class CppEmitter {
   void emit_call(const Node* n, const std::string& name, std::string& body);
   void emit_module_call(const Node* n, const std::string& name,
                         std::string& body);
+  // A module call's arguments in its forward's order: keyword arguments
+  // (normalize_args passes every one so) bound to the forward's signature.
+  std::vector<Argument> module_call_arguments(const Node* n,
+                                              const ModuleKind& kind);
   void emit_registry_module_call(const Node* n, const std::string& name,
                                  std::string& body);
   void emit_return(const Node* n, std::string& body);
@@ -361,11 +366,37 @@ void CppEmitter::emit_module_call(const Node* n, const std::string& name,
     headers_.push_back(kind->cpp_header);
   }
   std::vector<std::string> args;
-  for (const Argument& a : n->args()) args.push_back(render(a, n, false));
-  if (!n->kwargs().empty()) fail(n, "keyword arguments to a module");
+  for (const Argument& a : module_call_arguments(n, *kind)) {
+    args.push_back(render(a, n, false));
+  }
   append(&body, "  auto ", name, " = fx::cpp::submodule<", kind->cpp_class,
          ">(self, ", cpp_string_literal(n->target()), ").forward(",
          join(args, ", "), ");\n");
+}
+
+std::vector<Argument> CppEmitter::module_call_arguments(
+    const Node* n, const ModuleKind& kind) {
+  if (n->kwargs().empty()) {
+    return std::vector<Argument>(n->args().begin(), n->args().end());
+  }
+  std::vector<std::optional<Argument>> bound;
+  std::string error;
+  if (!bind_node_arguments(kind.forward_schema, n->args(), n->kwargs(),
+                           &bound, &error)) {
+    fail(n, error);
+  }
+  size_t count = bound.size();
+  while (count > 0 && !bound[count - 1]) --count;
+  std::vector<Argument> out;
+  for (size_t i = 0; i < count; ++i) {
+    if (!bound[i]) {
+      fail(n, cat("keyword arguments to a module that leave out '",
+                  kind.forward_schema.params()[i].name,
+                  "' before one given: C++ cannot skip it"));
+    }
+    out.push_back(*bound[i]);
+  }
+  return out;
 }
 
 void CppEmitter::emit_registry_module_call(const Node* n,

@@ -182,6 +182,32 @@ TEST(CppCodegen, ModuleOfUnknownTypeIsRefusedByName) {
   }
 }
 
+// normalize_args passes a module its arguments by keyword: the C++ call is
+// the positional one; a keyword the forward lacks is refused by name.
+TEST(CppCodegen, ModuleCallsWithKeywordArgumentsArePositional) {
+  Graph g;
+  Node* x = g.placeholder("x");
+  Node* m = g.call_module("fc", {}, {{"input", Argument(x)}});
+  g.output(m);
+  std::string code = gen_cpp_code(g, {{"fc", "torch.nn.Linear"}});
+  EXPECT_NE(code.find("fx::cpp::submodule<torch::nn::LinearImpl>(self, "
+                      "\"fc\").forward(x);"),
+            std::string::npos)
+      << code;
+  Graph h;
+  Node* y = h.placeholder("x");
+  h.output(h.call_module("fc", {}, {{"nope", Argument(y)}}));
+  try {
+    gen_cpp_code(h, {{"fc", "torch.nn.Linear"}});
+    FAIL() << "expected FxError";
+  } catch (const FxError& e) {
+    EXPECT_NE(std::string(e.what()).find("node 'fc'"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("nope"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(CppCodegen, CppKeywordNodeNamesAreRenamed) {
   Graph g;
   Node* x = g.placeholder("x");
