@@ -381,8 +381,8 @@ std::vector<Argument> CppEmitter::module_call_arguments(
   }
   std::vector<std::optional<Argument>> bound;
   std::string error;
-  if (!bind_node_arguments(kind.forward_schema, n->args(), n->kwargs(),
-                           &bound, &error)) {
+  if (!bind_node_arguments(kind.forward_schema, n->args(), n->kwargs(), &bound,
+                           &error)) {
     fail(n, error);
   }
   size_t count = bound.size();

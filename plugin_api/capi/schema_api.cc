@@ -4,8 +4,8 @@
 // aten/aten_schemas.h), TargetSignature (version 14: the Python signature
 // of a Python-level call_function target or of a submodule's forward, as the
 // host's registries bind them) and TargetReturnType (version 14: the type
-// torch's AnnotateTypesWithSchema gives such a call or a get_attr). Version 12's ValueStorage is with the other
-// Value* entries (runtime_api.cc).
+// torch's AnnotateTypesWithSchema gives such a call or a get_attr). Version
+// 12's ValueStorage is with the other Value* entries (runtime_api.cc).
 #include <torch/nn/module.h>
 
 #include <memory>
@@ -116,9 +116,8 @@ bool is_builtin_function(std::string_view target) {
     case PythonFunctionKind::kUnlisted:
       break;
   }
-  for (std::string_view module :
-       {"operator.", "math.", "cmath.", "builtins.", "torch._C.",
-        "torch.ops."}) {
+  for (std::string_view module : {"operator.", "math.", "cmath.", "builtins.",
+                                  "torch._C.", "torch.ops."}) {
     if (starts_with(target, module)) return true;
   }
   if (starts_with(target, "torch.") &&

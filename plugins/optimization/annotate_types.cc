@@ -108,8 +108,8 @@ bool clear_meta(Node& n) {
   return !keys.empty();
 }
 
-bool transform(Graph& g, const Annotate& a, const std::string& pass,
-               bool remap, bool drop_kwargs) {
+bool transform(Graph& g, const Annotate& a, const std::string& pass, bool remap,
+               bool drop_kwargs) {
   require_renaming(pass);
   bool changed = false;
   for (Node n : g) {

@@ -66,10 +66,9 @@ struct Param {
 using Signature = std::vector<Param>;
 
 [[noreturn]] void refuse(const Node& n, const std::string& what) {
-  throw fxp::Error(FX_INVALID_ARGUMENT, "normalize_args: node '" +
-                                            std::string(n.name()) + "' (" +
-                                            std::string(n.target()) +
-                                            "): " + what);
+  throw fxp::Error(FX_INVALID_ARGUMENT,
+                   "normalize_args: node '" + std::string(n.name()) + "' (" +
+                       std::string(n.target()) + "): " + what);
 }
 
 bool starts_with(std::string_view s, std::string_view prefix) {
@@ -116,8 +115,7 @@ Arg schema_default(std::string_view text,
   const bool is_list = arg.type.find("[]") != std::string::npos;
   if (text.size() >= 2 && text.front() == '[') {
     std::vector<Arg> items;
-    for (std::string_view part :
-         fx_plugins::schema_detail::split_top_level(
+    for (std::string_view part : fx_plugins::schema_detail::split_top_level(
              text.substr(1, text.size() - 2))) {
       items.push_back(schema_scalar(part, is_float));
     }
@@ -235,15 +233,15 @@ bool unchanged(const Call& call, const std::vector<Arg>& args,
 }
 
 // Rewrites the call as bound; false when it already reads so.
-bool rewrite(Node& n, const Signature& sig, const Call& call,
-             const Binding& b, bool only_kwargs) {
+bool rewrite(Node& n, const Signature& sig, const Call& call, const Binding& b,
+             bool only_kwargs) {
   std::vector<Arg> args;
   fxp::Kwargs kwargs;
   for (size_t p = 0; p < sig.size(); ++p) {
     const int s = b.source[p];
-    Arg value = s == kNone  ? *sig[p].default_value
-                : s >= 0    ? Arg(call.args[s])
-                            : Arg(call.values[-1 - s]);
+    Arg value = s == kNone ? *sig[p].default_value
+                : s >= 0   ? Arg(call.args[s])
+                           : Arg(call.values[-1 - s]);
     // torch.ops' `self` stays positional: OpOverload.__call__(self, ...)
     // cannot take it by keyword.
     const bool positional_self = p == 0 && sig[p].name == "self";
@@ -270,9 +268,8 @@ bool types_match(const Signature& sig, const Call& call, const Binding& b,
   for (size_t p = 0; p < sig.size(); ++p) {
     const int s = b.source[p];
     if (s == kNone) continue;
-    const PyType t =
-        s >= 0 ? positional_type(call.args[s], types.positional)
-               : keyword_type(call.values[-1 - s], types.keyword);
+    const PyType t = s >= 0 ? positional_type(call.args[s], types.positional)
+                            : keyword_type(call.values[-1 - s], types.keyword);
     if (!type_matches(sig[p].annotation, t)) return false;
   }
   return true;
@@ -351,7 +348,7 @@ ArgTypes arg_types(const Node& n, const Settings& s) {
 
 // What a callee binds to, found once per target (module type).
 struct Callee {
-  std::optional<Signature> python;  // a Python signature
+  std::optional<Signature> python;   // a Python signature
   std::vector<Signature> overloads;  // else a builtin's schemas
 };
 

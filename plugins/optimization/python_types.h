@@ -28,7 +28,7 @@ struct PyType {
     kOptional,  // typing.Optional[elem]
   };
   Kind kind = Kind::kUnknown;
-  std::string cls;                    // kClass: the class's name
+  std::string cls;                     // kClass: the class's name
   std::shared_ptr<const PyType> elem;  // kList, kTuple, kOptional
 };
 

@@ -637,8 +637,9 @@ inline std::optional<std::vector<SignatureParam>> target_signature(
 // ("torch.Tensor"), as torch.fx's code spells types; std::nullopt when it
 // gives none. Version 14: TargetReturnType; FX_UNIMPLEMENTED on an older
 // host.
-inline std::optional<std::string> target_return_type(
-    const Graph& g, FxOpcode op, const std::string& target);
+inline std::optional<std::string> target_return_type(const Graph& g,
+                                                     FxOpcode op,
+                                                     const std::string& target);
 
 // Adds or replaces the submodule `name` with a new `type` module built from
 // `config` (a dict of constructor keyword arguments).

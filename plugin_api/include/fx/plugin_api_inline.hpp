@@ -292,8 +292,7 @@ inline void Node::set_kwargs(
     keys.push_back(key.c_str());
     values.push_back(value.get());
   }
-  check(api()->NodeSetKwargs(node_, keys.data(), values.data(),
-                             kwargs.size()));
+  check(api()->NodeSetKwargs(node_, keys.data(), values.data(), kwargs.size()));
 }
 
 inline void Node::set_target(const char* target) {
@@ -955,8 +954,7 @@ inline std::optional<std::string> target_return_type(
     const Graph& g, FxOpcode op, const std::string& target) {
   require_api_version(14, "TargetReturnType");
   char* out = nullptr;
-  FxStatus* status =
-      api()->TargetReturnType(g.get(), op, target.c_str(), &out);
+  FxStatus* status = api()->TargetReturnType(g.get(), op, target.c_str(), &out);
   if (status != nullptr && api()->GetStatusCode(status) == FX_NOT_FOUND) {
     api()->ReleaseStatus(status);
     return std::nullopt;

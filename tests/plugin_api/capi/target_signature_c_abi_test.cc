@@ -94,8 +94,8 @@ class TargetSignatureCAbi : public ::testing::Test {
     auto graph = std::make_unique<Graph>();
     Node* x = graph->placeholder("x");
     Node* y = graph->call_module("conv", {x});
-    Node* z = graph->call_module("fc", {graph->call_method(
-                                            "flatten", {y, int64_t{1}})});
+    Node* z = graph->call_module(
+        "fc", {graph->call_method("flatten", {y, int64_t{1}})});
     // A GraphModule keeps the submodules its graph calls.
     graph->output(
         graph->call_module("unknown", {graph->call_module("block", {z})}));
@@ -159,34 +159,34 @@ TEST_F(TargetSignatureCAbi, ReluIsInputAndInplace) {
 }
 
 TEST_F(TargetSignatureCAbi, KeywordOnlyParametersAndTheirDefaults) {
-  EXPECT_EQ(function("torch.nn.functional.triplet_margin_with_distance_loss"),
-            (Spelled{"anchor POSITIONAL_OR_KEYWORD",
-                     "positive POSITIONAL_OR_KEYWORD",
-                     "negative POSITIONAL_OR_KEYWORD",
-                     "distance_function KEYWORD_ONLY=None",
-                     "margin KEYWORD_ONLY=float(1)", "swap KEYWORD_ONLY=False",
-                     "reduction KEYWORD_ONLY='mean'"}));
-  EXPECT_EQ(function("torch.nn.functional.softmax"),
-            (Spelled{"input POSITIONAL_OR_KEYWORD",
-                     "dim POSITIONAL_OR_KEYWORD=None",
-                     "_stacklevel POSITIONAL_OR_KEYWORD=3",
-                     "dtype POSITIONAL_OR_KEYWORD=None"}));
-  EXPECT_EQ(function("torch.masked._ops.sum"),
-            (Spelled{"input POSITIONAL_OR_KEYWORD",
-                     "dim POSITIONAL_OR_KEYWORD=None",
-                     "keepdim KEYWORD_ONLY=False", "dtype KEYWORD_ONLY=None",
-                     "mask KEYWORD_ONLY=None"}));
+  EXPECT_EQ(
+      function("torch.nn.functional.triplet_margin_with_distance_loss"),
+      (Spelled{"anchor POSITIONAL_OR_KEYWORD", "positive POSITIONAL_OR_KEYWORD",
+               "negative POSITIONAL_OR_KEYWORD",
+               "distance_function KEYWORD_ONLY=None",
+               "margin KEYWORD_ONLY=float(1)", "swap KEYWORD_ONLY=False",
+               "reduction KEYWORD_ONLY='mean'"}));
+  EXPECT_EQ(
+      function("torch.nn.functional.softmax"),
+      (Spelled{"input POSITIONAL_OR_KEYWORD", "dim POSITIONAL_OR_KEYWORD=None",
+               "_stacklevel POSITIONAL_OR_KEYWORD=3",
+               "dtype POSITIONAL_OR_KEYWORD=None"}));
+  EXPECT_EQ(
+      function("torch.masked._ops.sum"),
+      (Spelled{"input POSITIONAL_OR_KEYWORD", "dim POSITIONAL_OR_KEYWORD=None",
+               "keepdim KEYWORD_ONLY=False", "dtype KEYWORD_ONLY=None",
+               "mask KEYWORD_ONLY=None"}));
   // *tensors, then a keyword-only parameter.
   EXPECT_EQ(function("torch.functional.meshgrid"),
             (Spelled{"tensors VAR_POSITIONAL", "indexing KEYWORD_ONLY=None"}));
-  EXPECT_EQ(function("torch.nn.functional.interpolate"),
-            (Spelled{"input POSITIONAL_OR_KEYWORD",
-                     "size POSITIONAL_OR_KEYWORD=None",
-                     "scale_factor POSITIONAL_OR_KEYWORD=None",
-                     "mode POSITIONAL_OR_KEYWORD='nearest'",
-                     "align_corners POSITIONAL_OR_KEYWORD=None",
-                     "recompute_scale_factor POSITIONAL_OR_KEYWORD=None",
-                     "antialias POSITIONAL_OR_KEYWORD=False"}));
+  EXPECT_EQ(
+      function("torch.nn.functional.interpolate"),
+      (Spelled{"input POSITIONAL_OR_KEYWORD", "size POSITIONAL_OR_KEYWORD=None",
+               "scale_factor POSITIONAL_OR_KEYWORD=None",
+               "mode POSITIONAL_OR_KEYWORD='nearest'",
+               "align_corners POSITIONAL_OR_KEYWORD=None",
+               "recompute_scale_factor POSITIONAL_OR_KEYWORD=None",
+               "antialias POSITIONAL_OR_KEYWORD=False"}));
 }
 
 // A vendor's function registered with a signature holding every kind of
@@ -200,19 +200,18 @@ TEST_F(TargetSignatureCAbi, AVendorsSignatureKeepsItsDefaultsTyped) {
       [](OpArgs& a) { return a[0]; });
   const std::optional<std::vector<fxp::SignatureParam>> got =
       fxp::target_signature(graph(), FX_OP_CALL_FUNCTION, "acme_ops.blend");
-  EXPECT_EQ(spell(got),
-            (Spelled{"x POSITIONAL_OR_KEYWORD",
-                     "size POSITIONAL_OR_KEYWORD=(1, 2)",
-                     "pair POSITIONAL_OR_KEYWORD=(3,)",
-                     "names POSITIONAL_OR_KEYWORD=[]",
-                     "eps POSITIONAL_OR_KEYWORD=float(1e-05)",
-                     "neg POSITIONAL_OR_KEYWORD=-2",
-                     "scale POSITIONAL_OR_KEYWORD=float(2)",
-                     "rest VAR_POSITIONAL",
-                     "dtype KEYWORD_ONLY=torch.float16",
-                     "fmt KEYWORD_ONLY=torch.channels_last",
-                     "layout KEYWORD_ONLY=torch.strided",
-                     "label KEYWORD_ONLY='a, b'", "options VAR_KEYWORD"}));
+  EXPECT_EQ(
+      spell(got),
+      (Spelled{"x POSITIONAL_OR_KEYWORD", "size POSITIONAL_OR_KEYWORD=(1, 2)",
+               "pair POSITIONAL_OR_KEYWORD=(3,)",
+               "names POSITIONAL_OR_KEYWORD=[]",
+               "eps POSITIONAL_OR_KEYWORD=float(1e-05)",
+               "neg POSITIONAL_OR_KEYWORD=-2",
+               "scale POSITIONAL_OR_KEYWORD=float(2)", "rest VAR_POSITIONAL",
+               "dtype KEYWORD_ONLY=torch.float16",
+               "fmt KEYWORD_ONLY=torch.channels_last",
+               "layout KEYWORD_ONLY=torch.strided", "label KEYWORD_ONLY='a, b'",
+               "options VAR_KEYWORD"}));
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->at(1).default_value->view().kind(), FX_ARG_TUPLE);
   EXPECT_EQ(got->at(1).default_value->view()[0].kind(), FX_ARG_INT);
@@ -292,12 +291,12 @@ TEST_F(TargetSignatureCAbi, NullAndOtherOpcodesAreRefused) {
                                          "torch.nn.functional.relu", nullptr));
   EXPECT_EQ(s.code, FX_INVALID_ARGUMENT);
   EXPECT_EQ(s.message, "TargetSignature: out must not be NULL");
-  s = take_status(api()->TargetSignature(nullptr, FX_OP_CALL_MODULE, "conv",
-                                         &out));
+  s = take_status(
+      api()->TargetSignature(nullptr, FX_OP_CALL_MODULE, "conv", &out));
   EXPECT_EQ(s.code, FX_INVALID_ARGUMENT);
   EXPECT_EQ(s.message, "TargetSignature: graph must not be NULL");
-  for (FxOpcode op : {FX_OP_PLACEHOLDER, FX_OP_GET_ATTR, FX_OP_CALL_METHOD,
-                      FX_OP_OUTPUT}) {
+  for (FxOpcode op :
+       {FX_OP_PLACEHOLDER, FX_OP_GET_ATTR, FX_OP_CALL_METHOD, FX_OP_OUTPUT}) {
     SCOPED_TRACE(op);
     s = take_status(api()->TargetSignature(g, op, "relu", &out));
     EXPECT_EQ(s.code, FX_INVALID_ARGUMENT);
@@ -312,8 +311,8 @@ TEST_F(TargetSignatureCAbi, CallModuleNeedsAnOwningGraphModule) {
   Graph bare;
   bare.output(bare.call_module("conv", {bare.placeholder("x")}));
   FxArg* out = nullptr;
-  StatusText s = take_status(
-      api()->TargetSignature(to_handle(&bare), FX_OP_CALL_MODULE, "conv", &out));
+  StatusText s = take_status(api()->TargetSignature(
+      to_handle(&bare), FX_OP_CALL_MODULE, "conv", &out));
   EXPECT_EQ(s.code, FX_FAILED_PRECONDITION);
   EXPECT_NE(s.message.find("no owning GraphModule"), std::string::npos)
       << s.message;
@@ -404,8 +403,8 @@ TEST_F(TargetSignatureCAbi, ReturnTypeRefusals) {
   EXPECT_EQ(s.message, "TargetReturnType: graph must not be NULL");
   Graph bare;
   bare.output(bare.placeholder("x"));
-  s = take_status(api()->TargetReturnType(to_handle(&bare), FX_OP_GET_ATTR,
-                                          "w", &out));
+  s = take_status(
+      api()->TargetReturnType(to_handle(&bare), FX_OP_GET_ATTR, "w", &out));
   EXPECT_EQ(s.code, FX_FAILED_PRECONDITION) << s.message;
   EXPECT_EQ(out, nullptr);
   s = take_status(api()->TargetReturnType(nullptr, FX_OP_CALL_FUNCTION,

@@ -277,7 +277,8 @@ TEST(TargetSignatureConformance, MatchesPythonTorch) {
       unimportable.push_back(key + " (" + theirs[0].substr(2) + ")");
       continue;
     }
-    const bool builtin = !theirs.empty() && theirs[0].rfind("! builtin", 0) == 0;
+    const bool builtin =
+        !theirs.empty() && theirs[0].rfind("! builtin", 0) == 0;
     if (builtin) ++builtins;
     if (we_answer && !builtin) ++compared;
     bool same;
@@ -294,14 +295,15 @@ TEST(TargetSignatureConformance, MatchesPythonTorch) {
     differences.push_back(key + "\n    host:" + join(ours) +
                           "\n    torch 1.13:" + join(theirs));
   }
-  std::cout << host.size() << " targets and module kinds; "
-            << answered << " answered by TargetSignature, " << compared
+  std::cout << host.size() << " targets and module kinds; " << answered
+            << " answered by TargetSignature, " << compared
             << " compared with inspect.signature; " << builtins
             << " builtins in torch; " << skipped
             << " not importable in Python, skipped; " << unbuilt.size()
             << " module kinds not built from a config of 1s (their "
                "registered forward compared)\n";
-  for (const std::string& u : unimportable) std::cout << "  skipped " << u << "\n";
+  for (const std::string& u : unimportable)
+    std::cout << "  skipped " << u << "\n";
   for (const auto& [type, why] : unbuilt) {
     std::cout << "  not built " << type << ": " << why << "\n";
   }
