@@ -97,10 +97,6 @@ Argument signature_argument(const OpSchema& schema) {
   return Argument::list(std::move(params));
 }
 
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
 // Whether torch 1.13 holds `target` as a builtin (a C function, which
 // inspect cannot read and NormalizeArgs binds to its ATen schemas): what
 // python_declarations.h lists (F.conv2d is torch.conv2d; torch.split is
@@ -118,9 +114,9 @@ bool is_builtin_function(std::string_view target) {
   }
   for (std::string_view module : {"operator.", "math.", "cmath.", "builtins.",
                                   "torch._C.", "torch.ops."}) {
-    if (starts_with(target, module)) return true;
+    if (target.rfind(module, 0) == 0) return true;
   }
-  if (starts_with(target, "torch.") &&
+  if (target.rfind("torch.", 0) == 0 &&
       target.find('.', 6) == std::string_view::npos) {
     return !operator_schemas(Opcode::kCallFunction, target).empty();
   }
@@ -133,13 +129,19 @@ const OpSchema* function_signature(std::string_view target) {
   return def == nullptr ? nullptr : &def->schema;
 }
 
-const OpSchema* forward_signature(const FxGraph* g, const char* target) {
-  GraphModule& gm = owning_module(unwrap(g));
+// The kind of the submodule `target` of g's owning GraphModule (nullptr for
+// a class the registry does not know); FX_NOT_FOUND when there is none.
+const ModuleKind* submodule_kind(const FxGraph* g, const char* target) {
+  GraphModule& gm = owning_module(unwrap(require(g, "graph")));
   std::shared_ptr<torch::nn::Module> m = gm.get_submodule(target);
   if (m == nullptr) {
     fail(FX_NOT_FOUND, cat("the module has no submodule '", target, "'"));
   }
-  const ModuleKind* kind = ModuleRegistry::global().find(*m);
+  return ModuleRegistry::global().find(*m);
+}
+
+const OpSchema* forward_signature(const FxGraph* g, const char* target) {
+  const ModuleKind* kind = submodule_kind(g, target);
   return kind == nullptr ? nullptr : &kind->forward_schema;
 }
 
@@ -167,7 +169,7 @@ void target_signature(const FxGraph* g, FxOpcode op, const char* target,
   if (op == FX_OP_CALL_FUNCTION) {
     schema = function_signature(target);
   } else if (op == FX_OP_CALL_MODULE) {
-    schema = forward_signature(require(g, "graph"), target);
+    schema = forward_signature(g, target);
   } else {
     fail(FX_INVALID_ARGUMENT,
          "op must be FX_OP_CALL_FUNCTION or FX_OP_CALL_MODULE");
@@ -195,10 +197,7 @@ void target_return_type(const FxGraph* g, FxOpcode op, const char* target,
   if (op == FX_OP_CALL_FUNCTION) {
     type = python_return_annotation(target);
   } else if (op == FX_OP_CALL_MODULE) {
-    GraphModule& gm = owning_module(unwrap(require(g, "graph")));
-    std::shared_ptr<torch::nn::Module> m = gm.get_submodule(target);
-    const ModuleKind* kind =
-        m == nullptr ? nullptr : ModuleRegistry::global().find(*m);
+    const ModuleKind* kind = submodule_kind(g, target);
     if (kind != nullptr) type = python_return_annotation(kind->type);
   } else if (op == FX_OP_GET_ATTR) {
     GraphModule& gm = owning_module(unwrap(require(g, "graph")));

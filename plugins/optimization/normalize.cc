@@ -90,11 +90,6 @@ Signature from_python(const std::vector<fxp::SignatureParam>& params) {
   return sig;
 }
 
-// A schema default as torch's argument.default_value holds it: "1." is
-// 1.0, a float argument's "1" too, "int[2] stride=1" is [1, 1].
-Arg schema_default(std::string_view text,
-                   const fx_plugins::SchemaArgument& arg);
-
 Arg schema_scalar(std::string_view text, bool is_float) {
   if (text == "None") return Arg();
   if (text == "True") return Arg(true);
@@ -109,6 +104,8 @@ Arg schema_scalar(std::string_view text, bool is_float) {
   return Arg(static_cast<int64_t>(std::stoll(s)));
 }
 
+// A schema default as torch's argument.default_value holds it: "1." is
+// 1.0, a float argument's "1" too, "int[2] stride=1" is [1, 1].
 Arg schema_default(std::string_view text,
                    const fx_plugins::SchemaArgument& arg) {
   const bool is_float = starts_with(arg.type, "float");
@@ -280,22 +277,19 @@ bool types_match(const Signature& sig, const Call& call, const Binding& b,
 bool normalize_builtin(Node& n, const std::vector<Signature>& overloads,
                        bool only_kwargs, const ArgTypes& types) {
   const Call call = call_of(n);
-  std::vector<size_t> bound;
-  for (size_t i = 0; i < overloads.size(); ++i) {
-    if (bind(overloads[i], call.args.size(), call.keys).error.empty()) {
-      bound.push_back(i);
-    }
-  }
-  if (bound.empty()) return false;
-  if (bound.size() == 1) {
-    const Signature& sig = overloads[bound[0]];
-    return rewrite(n, sig, call, bind(sig, call.args.size(), call.keys),
-                   only_kwargs);
-  }
+  std::vector<std::pair<const Signature*, Binding>> bound;
   for (const Signature& sig : overloads) {
-    const Binding b = bind(sig, call.args.size(), call.keys);
-    if (b.error.empty() && types_match(sig, call, b, types)) {
-      return rewrite(n, sig, call, b, only_kwargs);
+    Binding b = bind(sig, call.args.size(), call.keys);
+    if (b.error.empty()) bound.emplace_back(&sig, std::move(b));
+  }
+  if (bound.size() == 1) {
+    return rewrite(n, *bound[0].first, call, bound[0].second, only_kwargs);
+  }
+  // Several bind (none: nothing to do): torch takes the first, in schema
+  // order, whose annotations the arguments' types match.
+  for (const auto& [sig, b] : bound) {
+    if (types_match(*sig, call, b, types)) {
+      return rewrite(n, *sig, call, b, only_kwargs);
     }
   }
   return false;

@@ -330,9 +330,10 @@ void register_torch_ops(OpRegistry& r) {
     return tuple_of(
         at::split_with_sizes(a.tensor(0), a.int_list(1), a.to_int(2)));
   };
-  both("split", "split_size_or_sections, dim=0", split);
-  // torch.split is that Python function, whose first parameter is `tensor`;
-  // torch.fx records it as torch.functional.split. Also on the IR
+  r.add(Opcode::kCallMethod, "split", "self, split_size_or_sections, dim=0",
+        split);
+  // torch.split is torch.functional.split, whose first parameter is
+  // `tensor`; torch.fx records it under that name. Also on the IR
   // benchmark's graph.
   for (const char* target : {"torch.split", "torch.functional.split"}) {
     r.add(Opcode::kCallFunction, target,
