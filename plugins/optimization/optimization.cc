@@ -400,4 +400,31 @@ FXP_PLUGIN(
         .option("annotate_modules", FX_OPTION_BOOL, "true",
                 "type calls of torch.nn modules")
         .option("annotate_get_attrs", FX_OPTION_BOOL, "true",
-                "type get_attr nodes of tensors"))
+                "type get_attr nodes of tensors"),
+    fxp::pass<fx_optimization::accelerator_partition>(
+        "accelerator_partition",
+        "partitions the graph over the devices by size, sparse_nn, cost or "
+        "Kernighan-Lin and splits it into submod_ID submodules, each call's "
+        "partition and DAG node in meta['partition'] (torch.fx "
+        "experimental.accelerator_partitioner.Partitioner; run shape_prop "
+        "first)")
+        .run_after({"shape_prop"})
+        .invalidates({"signature"})
+        .option("devices", FX_OPTION_STRING_LIST, "",
+                "the devices, as NAME:AVAILABLE_MEM_BYTES:LOGICAL_ID items "
+                "(torch's Device)")
+        .option("mode", FX_OPTION_STRING, "size_based",
+                "size_based, sparse_nn, cost_aware, kl_based or aot_based "
+                "(torch's PartitionMode)")
+        .option("transfer_rate_bytes_per_sec", FX_OPTION_FLOAT, "0",
+                "bytes per second between devices (cost_aware, kl_based)")
+        .option("node_to_latency_mapping", FX_OPTION_STRING_LIST, "",
+                "NODE:MEM_LATENCY_SEC:COMPUTER_LATENCY_SEC items (torch's "
+                "NodeLatency), for cost_aware and kl_based; given, each "
+                "partition's latency goes into meta too")
+        .option("node_to_partition_mapping", FX_OPTION_STRING_LIST, "",
+                "aot_based: NODE:PARTITION_ID items")
+        .option("partition_to_logical_device_mapping", FX_OPTION_STRING_LIST,
+                "", "aot_based: PARTITION_ID:LOGICAL_ID+LOGICAL_ID... items")
+        .option("saturate_host", FX_OPTION_BOOL, "false",
+                "replicate the partitions onto idle devices with room"))

@@ -54,6 +54,10 @@ bool normalize_args(fxp::Graph& g, const fxp::Options& options);
 bool annotate_types_with_schema(fxp::Graph& g, const fxp::Options& options);
 bool normalize_operators(fxp::Graph& g, const fxp::Options& options);
 
+// torch 1.13's torch.fx.experimental.accelerator_partitioner.Partitioner
+// (accelerator_partition.cc).
+bool accelerator_partition(fxp::Graph& g, const fxp::Options& options);
+
 }  // namespace fx_optimization
 
 #endif  // PLUGINS_OPTIMIZATION_PASSES_H_

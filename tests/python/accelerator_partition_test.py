@@ -1,0 +1,638 @@
+"""accelerator_partition against torch 1.13's Partitioner
+(torch.fx.experimental.accelerator_partitioner) on the same graphs: PyTorch's
+own cases from test/fx/test_fx_experimental.py (their assertions kept, on
+torch's result and ours), a Kernighan-Lin case, torchvision models by size,
+and refusals. For each graph both results must agree on the partitions
+(nodes, ids, parents, children, BFS level, memory, logical devices), the
+DAG torch's dump_dag builds, the main graph's text and code, every
+submodule's graph and code, the latencies, and the numbers. Run by
+fx_sdk_test.sh.
+"""
+
+import copy
+
+import pytest
+import torch
+from torch.fx import symbolic_trace
+from torch.fx.experimental.accelerator_partitioner import Partitioner
+from torch.fx.experimental.partitioner_utils import (
+    Device,
+    NodeLatency,
+    PartitionerConfig,
+    PartitionMode,
+    get_latency_of_partitioned_graph,
+    get_partition_to_latency_mapping,
+)
+from torch.fx.passes import graph_manipulation
+
+import fx_sdk
+
+
+# ------------------------------------------------------------ helpers
+
+
+def torch_partition(model, inputs, config):
+    """torch 1.13's Partitioner on a fresh trace, sizes from its ShapeProp."""
+    traced = symbolic_trace(model)
+    graph_manipulation.get_size_of_all_nodes(traced, inputs)
+    partitioner = Partitioner()
+    ret = partitioner.partition_graph(traced, model, config)
+    return traced, partitioner, ret
+
+
+def options_text(config, traced=None):
+    """The pass's options for a PartitionerConfig (node keys by name)."""
+    items = ["devices=" + ",".join(
+        f"{d.name}:{d.available_mem_bytes}:{d.logical_id}"
+        for d in config.devices),
+        "mode=" + config.mode.name,
+        "transfer_rate_bytes_per_sec=" +
+        repr(float(config.transfer_rate_bytes_per_sec)),
+        "saturate_host=" + ("true" if config.saturate_host else "false")]
+    if config.node_to_latency_mapping:
+        items.append("node_to_latency_mapping=" + ",".join(
+            f"{n.name}:{float(l.mem_latency_sec)!r}:"
+            f"{float(l.computer_latency_sec)!r}"
+            for n, l in config.node_to_latency_mapping.items()))
+    if config.node_to_partition_mapping:
+        items.append("node_to_partition_mapping=" + ",".join(
+            f"{n.name}:{p}" for n, p in
+            config.node_to_partition_mapping.items()))
+        items.append("partition_to_logical_device_mapping=" + ",".join(
+            f"{p}:" + "+".join(str(i) for i in ids) for p, ids in
+            config.partition_to_logical_device_mapping.items()))
+    return "accelerator_partition{" + ",".join(items) + "}"
+
+
+def sdk_partition(model, inputs, config):
+    out, report = fx_sdk.run_pipeline(
+        symbolic_trace(model), "shape_prop," + options_text(config),
+        example_inputs=inputs)
+    assert [r["outcome"] for r in report] == ["ran", "ran"], report
+    return out
+
+
+def flat_targets(gm):
+    """gm's graph with call_module targets spelt as torch's split_module
+    spells them in a submodule (layer1.0.conv1 -> layer1_0_conv1): the
+    pass keeps the dotted path, the one departure (see plugins/README.md)."""
+    graph = copy.deepcopy(gm.graph)
+    for n in graph.nodes:
+        if n.op == "call_module":
+            n.target = n.target.replace(".", "_")
+    return graph
+
+
+def submodule_names(gm):
+    return [n.target for n in gm.graph.nodes if n.op == "call_module"]
+
+
+def partition_facts(p):
+    return {"partition_id": p.partition_id,
+            "nodes": sorted(n.name for n in p.nodes),
+            "parents": sorted(q.partition_id for q in p.parents),
+            "children": sorted(q.partition_id for q in p.children),
+            "bfs_level": p.bfs_level,
+            "used_mem_bytes": p.used_mem_bytes,
+            "logical_device_ids": list(p.logical_device_ids)}
+
+
+def assert_same(model, inputs, config, seed=None):
+    """Both partitioners on `model`; everything compared; ours returned."""
+    traced, partitioner, ret = torch_partition(model, inputs, config)
+    expected = ret.module_with_submodules
+    out = sdk_partition(model, inputs, config)
+    assert out.code == expected.code
+    assert str(out.graph) == str(expected.graph)
+    names = submodule_names(expected)
+    assert submodule_names(out) == names
+    for name in names:
+        want, got = getattr(expected, name), getattr(out, name)
+        assert str(flat_targets(got)) == str(want.graph), name
+        assert (flat_targets(got).python_code("self").src ==
+                want.graph.python_code("self").src), name
+    # Partitions and the DAG, from meta['partition'] of each submod call.
+    calls = {n.name: n.meta["partition"] for n in out.graph.nodes
+             if n.op == "call_module"}
+    by_id = {p.partition_id: p for p in partitioner.partitions}
+    for dag_node in ret.dag.nodes:
+        meta = calls[dag_node.submodule_node.name]
+        assert [n.name for n in dag_node.input_nodes] == meta["input_nodes"]
+        assert [n.name for n in dag_node.output_nodes] == meta["output_nodes"]
+        assert list(dag_node.logical_device_ids) == \
+            meta["logical_device_ids"]
+        assert dag_node.size_bytes == meta["size_bytes"]
+        want = partition_facts(by_id[meta["partition_id"]])
+        got = {k: (sorted(meta[k]) if k == "nodes" else meta[k])
+               for k in want}
+        assert got == want
+    assert len(calls) == len(ret.dag.nodes)
+    if config.node_to_latency_mapping:
+        latencies = get_partition_to_latency_mapping(
+            partitioner.partitions, config.node_to_latency_mapping)
+        for p, latency in latencies.items():
+            meta = calls.get(f"submod_{p.partition_id}")
+            if meta is not None:
+                assert tuple(meta["latency"].values()) == tuple(latency)
+        critical = get_latency_of_partitioned_graph(
+            partitioner.partitions, latencies,
+            config.transfer_rate_bytes_per_sec)
+        output = [n for n in out.graph.nodes if n.op == "output"][0]
+        assert output.meta["critical_path_latency_sec"] == critical
+    # The numbers: torch's split module, ours and the unsplit trace.
+    with torch.no_grad():
+        torch.manual_seed(seed or 0)
+        want = expected(*inputs)
+        torch.manual_seed(seed or 0)
+        got = out(*inputs)
+        torch.manual_seed(seed or 0)
+        plain = traced(*inputs)
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+    torch.testing.assert_close(got, plain, rtol=0, atol=0)
+    return ret, partitioner, out
+
+
+def refused(model, inputs, options, match):
+    """The pipeline stops with an error matching `match`; the graph is as
+    it was."""
+    gm = symbolic_trace(model)
+    sdk = fx_sdk.from_torch_fx(gm)
+    before = fx_sdk.to_torch_fx(sdk).code
+    with pytest.raises(RuntimeError, match=match):
+        fx_sdk._C._run_pipeline(sdk, "shape_prop," + options, [],
+                                [fx_sdk.PLUGIN_DIR], True, list(inputs))
+    after = fx_sdk.to_torch_fx(sdk)
+    assert after.code == before
+    assert not any(n.op == "call_module" and n.target.startswith("submod_")
+                   for n in after.graph.nodes)
+
+
+# ------------------------------------------------- PyTorch's own cases
+
+
+class AddModule(torch.nn.Module):
+    def forward(self, a, b):
+        return a + b
+
+
+def test_find_single_partition():
+    a, b = torch.rand(1), torch.rand(1)
+    devices = [Device("dev_0", 125, 0), Device("dev_1", 150, 1),
+               Device("dev_2", 125, 2)]
+    ret, _, out = assert_same(AddModule(), [a, b], PartitionerConfig(devices))
+    assert ret.dag.nodes[0].logical_device_ids == [1]
+    call = [n for n in out.graph.nodes if n.op == "call_module"][0]
+    assert call.meta["partition"]["logical_device_ids"] == [1]
+
+
+def test_lack_of_devices():
+    a, b = torch.rand(4), torch.rand(4)
+    devices = [Device("dev_0", 4, 0), Device("dev_1", 4, 1)]
+    config = PartitionerConfig(devices, PartitionMode.size_based)
+    with pytest.raises(RuntimeError,
+                       match="Devices have no enough memory for the module"):
+        torch_partition(AddModule(), [a, b], config)
+    refused(AddModule(), [a, b], options_text(config),
+            "accelerator_partition: Devices have no enough memory for the "
+            "module")
+
+
+class LinearAdd(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+
+    def forward(self, a):
+        linear = self.linear(a)
+        add = linear + a
+        return add
+
+
+def test_large_node_error():
+    a = torch.rand(4)
+    devices = [Device(f"dev_{i}", 40, 0) for i in range(5)]
+    config = PartitionerConfig(devices, PartitionMode.size_based)
+    with pytest.raises(RuntimeError, match="linearis too large to fit any "
+                                           "device"):
+        torch_partition(LinearAdd(), [a], config)
+    refused(LinearAdd(), [a], options_text(config),
+            "accelerator_partition: linearis too large to fit any device")
+
+
+class RandAdds(torch.nn.Module):
+    def forward(self, a, b):
+        add_1 = a + b
+        add_2 = add_1 + torch.rand(4)
+        add_3 = add_2 + torch.rand(4)
+        return add_3
+
+
+def test_partition_node_manipulation():
+    a, b = torch.rand(4), torch.rand(4)
+    config = PartitionerConfig([Device("dev_0", 1000, 0)])
+    _, partitioner, out = assert_same(RandAdds(), [a, b], config)
+    assert partitioner.partitions[0].used_mem_bytes == 112
+    call = [n for n in out.graph.nodes if n.op == "call_module"][0]
+    assert call.meta["partition"]["used_mem_bytes"] == 112
+
+
+class SizeBased(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+        self.c = torch.rand(4)
+
+    def forward(self, a, b):
+        add_1 = a + b
+        linear = self.linear(add_1)
+        add_2 = linear + self.c
+        return add_2
+
+
+def test_size_based_partition():
+    a, b = torch.rand(4), torch.rand(4)
+    devices = [Device("dev_0", 125, 0), Device("dev_1", 125, 1),
+               Device("dev_2", 125, 2)]
+    ret, _, out = assert_same(
+        SizeBased(), [a, b], PartitionerConfig(devices,
+                                               PartitionMode.size_based))
+    for i, node in enumerate(ret.dag.nodes):
+        assert node.logical_device_ids == [i]
+    calls = [n for n in out.graph.nodes if n.op == "call_module"]
+    assert [c.meta["partition"]["logical_device_ids"] for c in calls] == \
+        [[0], [1], [2]]
+
+
+class DeviceMapping(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+
+    def forward(self, a):
+        b = torch.rand(4)
+        add_1 = a + b
+        linear_1 = self.linear(add_1)
+        add_2 = torch.rand(4) + a
+        add_3 = add_2 + linear_1
+        return add_3
+
+
+def test_partition_device_mapping():
+    a = torch.rand(4)
+    devices = [Device("dev_0", 120, 0), Device("dev_1", 160, 1)]
+    ret, _, _ = assert_same(DeviceMapping(), [a],
+                            PartitionerConfig(devices,
+                                              PartitionMode.size_based))
+    for i, node in enumerate(ret.dag.nodes):
+        assert node.logical_device_ids == ([1] if i == 1 else [0])
+
+
+class MyRecommendationModule(torch.nn.Module):
+    def create_mlp(self, num_of_layers, input_size, output_size):
+        layers = torch.nn.ModuleList()
+        for _ in range(num_of_layers):
+            layers.append(torch.nn.Linear(input_size, output_size))
+            layers.append(torch.nn.ReLU())
+        return layers
+
+    def __init__(self):
+        super().__init__()
+        self.bottom_layers = torch.nn.Sequential(*self.create_mlp(4, 4, 4))
+        self.top_layers = torch.nn.Sequential(*self.create_mlp(3, 24, 24))
+        self.embedding_layers = torch.nn.ModuleList()
+        self.embedding_layers.append(
+            torch.nn.EmbeddingBag(500000, 4, mode="sum", sparse=True))
+        for _ in range(3):
+            self.embedding_layers.append(
+                torch.nn.EmbeddingBag(1000000, 4, mode="sum", sparse=True))
+        self.embedding_layers.append(
+            torch.nn.EmbeddingBag(500000, 4, mode="sum", sparse=True))
+
+    def forward(self, a, b, offset):
+        x = self.bottom_layers(a)
+        y = []
+        c = []
+        for i in range(len(self.embedding_layers)):
+            temp = torch.randint(10, (8,))
+            c.append(temp + b)
+        for i in range(len(self.embedding_layers)):
+            if i % 2 == 0:
+                y.append(self.embedding_layers[i](c[i], offset))
+            else:
+                y.append(self.embedding_layers[i](torch.randint(10, (8,)),
+                                                  offset))
+        z = torch.cat([x] + y, dim=1)
+        return self.top_layers(z)
+
+
+SPARSE_NN = None
+
+
+def sparse_nn_model():
+    global SPARSE_NN
+    if SPARSE_NN is None:
+        torch.manual_seed(0)
+        SPARSE_NN = MyRecommendationModule()
+    return SPARSE_NN
+
+
+def sparse_nn_inputs():
+    torch.manual_seed(1)
+    return [torch.rand(2, 4), torch.randint(10, (8,)),
+            torch.randint(1, (2,))]
+
+
+@pytest.mark.parametrize("saturate_host", [False, True])
+def test_sparse_nn_partition(saturate_host):
+    devices = [Device("dev_0", 33000000, 0), Device("dev_1", 33000000, 1),
+               Device("dev_2", 33000000, 2)]
+    if saturate_host:  # room for a copy of each: torch's shared id list
+        devices += [Device(f"dev_{i}", 33000000, i) for i in range(3, 9)]
+    config = PartitionerConfig(devices, PartitionMode.sparse_nn,
+                               saturate_host=saturate_host)
+    _, _, out = assert_same(sparse_nn_model(), sparse_nn_inputs(), config,
+                            seed=3)
+    if not saturate_host:
+        assert len(out.graph.nodes) == 24
+
+
+class LatencyModule(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+
+    def forward(self, a):
+        add_1 = a + torch.rand(4)
+        add_2 = add_1 + torch.rand(4)
+        linear_1 = self.linear(add_1)
+        add_3 = add_2 + linear_1
+        add_4 = add_2 + add_3
+        return add_4
+
+
+def latency_by_size(traced, compute_when_equal):
+    """PyTorch's tests' node latencies, from each node's size."""
+    graph_manipulation.get_size_of_all_nodes(traced, [torch.rand(4)])
+    mapping = {}
+    for node in traced.graph.nodes:
+        if node.op in {"output", "placeholder", "get_attr"}:
+            continue
+        sizes = node.size_bytes
+        if sizes.total_size == sizes.output_size:
+            mapping[node] = NodeLatency(sizes.total_size,
+                                        compute_when_equal(sizes.total_size))
+        else:
+            mapping[node] = NodeLatency(sizes.total_size, sizes.output_size)
+    return mapping
+
+
+def test_partition_latency():
+    model = LatencyModule()
+    mapping = latency_by_size(symbolic_trace(model), lambda t: 2.0 * t)
+    devices = [Device("dev_0", 200, 0), Device("dev_1", 200, 1)]
+    config = PartitionerConfig(devices, transfer_rate_bytes_per_sec=2,
+                               node_to_latency_mapping=mapping)
+    _, partitioner, out = assert_same(model, [torch.rand(4)], config)
+    latencies = get_partition_to_latency_mapping(partitioner.partitions,
+                                                 mapping)
+    for p, latency in latencies.items():
+        assert latency == ((128.0, 80.0, 160.0) if p.partition_id == 0
+                           else (16.0, 32.0, 32.0))
+    output = [n for n in out.graph.nodes if n.op == "output"][0]
+    assert output.meta["critical_path_latency_sec"] == 208.0
+
+
+class CostAware(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+
+    def forward(self, a):
+        add_1 = a + torch.rand(4)
+        add_2 = add_1 + torch.rand(4)
+        linear_1 = self.linear(add_1)
+        add_3 = add_2 + torch.rand(4)
+        add_4 = add_2 + linear_1
+        add_5 = add_3 + add_4
+        return add_5
+
+
+def test_cost_aware_partition():
+    model = CostAware()
+    mapping = latency_by_size(symbolic_trace(model), lambda t: 1)
+    devices = [Device(f"dev_{i}", 125, i) for i in range(4)]
+    config = PartitionerConfig(devices, mode=PartitionMode.cost_aware,
+                               transfer_rate_bytes_per_sec=2,
+                               node_to_latency_mapping=mapping)
+    _, _, out = assert_same(model, [torch.rand(4)], config)
+    output = [n for n in out.graph.nodes if n.op == "output"][0]
+    assert output.meta["critical_path_latency_sec"] == 160.0
+
+
+@pytest.mark.parametrize("rate,memory", [(2, 125), (1000, 125), (2, 160),
+                                         (0.5, 200)])
+def test_kl_based_partition(rate, memory):
+    """Not among PyTorch's tests: size_based, then Kernighan-Lin swaps."""
+    model = CostAware()
+    mapping = latency_by_size(symbolic_trace(model), lambda t: 1)
+    devices = [Device(f"dev_{i}", memory, i) for i in range(4)]
+    config = PartitionerConfig(devices, mode=PartitionMode.kl_based,
+                               transfer_rate_bytes_per_sec=rate,
+                               node_to_latency_mapping=mapping)
+    assert_same(model, [torch.rand(4)], config)
+
+
+class Aot(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.b = torch.rand(4)
+        self.c = torch.rand(4)
+
+    def forward(self, a):
+        add_1 = a + self.b
+        add_2 = self.c + add_1
+        return add_2
+
+
+def test_aot_based_partition():
+    model = Aot()
+    traced = symbolic_trace(model)
+    node_to_partition, partition_to_devices = {}, {}
+    for count, node in enumerate(n for n in traced.graph.nodes
+                                 if n.op not in {"placeholder", "get_attr",
+                                                 "output"}):
+        node_to_partition[node] = count
+        partition_to_devices[count] = [0]
+    config = PartitionerConfig(
+        devices=[Device("dev_0", 200, 0)], mode=PartitionMode.aot_based,
+        node_to_partition_mapping=node_to_partition,
+        partition_to_logical_device_mapping=partition_to_devices)
+    ret, _, out = assert_same(model, [torch.rand(4)], config)
+    for node in ret.dag.nodes:
+        assert node.size_bytes == 48
+        assert node.logical_device_ids == [0]
+    for n in out.graph.nodes:
+        if n.op == "call_module":
+            assert n.meta["partition"]["size_bytes"] == 48
+
+
+def test_saturate_host():
+    devices = [Device("dev_0", 200, 0), Device("dev_1", 200, 1),
+               Device("dev_2", 100, 2), Device("dev_3", 100, 3),
+               Device("dev_4", 200, 4), Device("dev_5", 100, 5)]
+    config = PartitionerConfig(devices, saturate_host=True)
+    _, partitioner, out = assert_same(LatencyModule(), [torch.rand(4)],
+                                      config)
+    assert len(partitioner.partitions) == 2
+    assert partitioner.partitions[0].logical_device_ids == [0, 4]
+    assert partitioner.partitions[1].logical_device_ids == [1, 2]
+    calls = [n for n in out.graph.nodes if n.op == "call_module"]
+    assert [c.meta["partition"]["logical_device_ids"] for c in calls] == \
+        [[0, 4], [1, 2]]
+
+
+# ------------------------------------------------------ more graphs
+
+
+class ManyOutputs(torch.nn.Module):
+    """Partitions with several results (getitem), kwargs, a dead node."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(8, 8)
+        self.register_buffer("scale", torch.rand(8))
+
+    def forward(self, x, y):
+        a = torch.relu(x)
+        b = torch.sigmoid(y) * self.scale
+        c = self.linear(a + b)
+        d = torch.cat([c, a], dim=0)
+        e = torch.add(d, 1.0, alpha=2.0)
+        return e.sum(dim=0, keepdim=True), b, self.scale
+
+
+@pytest.mark.parametrize("memory", [256, 320, 400, 700])
+def test_size_based_several_results(memory):
+    devices = [Device(f"dev_{i}", memory, i) for i in range(6)]
+    assert_same(ManyOutputs(), [torch.rand(2, 8), torch.rand(2, 8)],
+                PartitionerConfig(devices))
+
+
+@pytest.mark.parametrize("name,memory", [("resnet18", 12_000_000),
+                                         ("mobilenet_v2", 3_000_000),
+                                         ("squeezenet1_1", 1_000_000)])
+def test_torchvision_size_based(name, memory):
+    import torchvision
+    torch.manual_seed(0)
+    model = getattr(torchvision.models, name)().eval()
+    x = torch.rand(1, 3, 64, 64)
+    traced = symbolic_trace(model)
+    graph_manipulation.get_size_of_all_nodes(traced, [x])
+    total = sum(n.size_bytes.total_size for n in traced.graph.nodes
+                if n.op != "output")
+    count = total // memory + 2
+    devices = [Device(f"dev_{i}", memory, i) for i in range(count)]
+    ret, _, _ = assert_same(model, [x], PartitionerConfig(devices))
+    assert len(ret.dag.nodes) > 2
+
+
+# ------------------------------------------------------------ refusals
+
+
+DEVICES = "devices=dev_0:100:0,dev_1:100:1"
+
+
+@pytest.mark.parametrize("options,match", [
+    ("accelerator_partition", "No devices"),
+    ("accelerator_partition{devices=dev_0:100}", "NAME:AVAILABLE_MEM_BYTES"),
+    ("accelerator_partition{devices=dev_0:lots:0}", "'lots' is not an "
+                                                    "integer"),
+    ("accelerator_partition{devices=d:1:0,d:2:1}", "names device 'd' twice"),
+    ("accelerator_partition{" + DEVICES + ",mode=fastest}",
+     "option 'mode' is 'fastest'"),
+    ("accelerator_partition{" + DEVICES + ",saturate_host=maybe}",
+     "saturate_host"),
+    ("accelerator_partition{" + DEVICES + ",transfer_rate_bytes_per_sec=x}",
+     "transfer_rate_bytes_per_sec"),
+    ("accelerator_partition{" + DEVICES + ",colour=red}", "colour"),
+    ("accelerator_partition{" + DEVICES +
+     ",node_to_latency_mapping=nowhere:1:2}", "'nowhere', which is no node"),
+    ("accelerator_partition{" + DEVICES +
+     ",node_to_partition_mapping=add:0}", "are for mode aot_based"),
+    ("accelerator_partition{devices=dev_0:100:0,mode=aot_based,"
+     "node_to_partition_mapping=add:0}", "gives no devices for partition 0"),
+    ("accelerator_partition{devices=dev_0:100:0,mode=aot_based,"
+     "node_to_partition_mapping=a:0,partition_to_logical_device_mapping=0:0}",
+     "'a', which is no call node"),
+    ("accelerator_partition{devices=dev_0:100:0,mode=aot_based,"
+     "node_to_partition_mapping=add:0,"
+     "partition_to_logical_device_mapping=0:7,saturate_host=true}",
+     "logical device 7"),
+])
+def test_bad_options(options, match):
+    refused(AddModule(), [torch.rand(4), torch.rand(4)], options, match)
+
+
+def test_no_tensor_meta():
+    gm = symbolic_trace(AddModule())
+    sdk = fx_sdk.from_torch_fx(gm)
+    with pytest.raises(RuntimeError, match="accelerator_partition: Node a "
+                                           "has no tensor metadata"):
+        fx_sdk._C._run_pipeline(sdk, "accelerator_partition{" + DEVICES + "}",
+                                [], [fx_sdk.PLUGIN_DIR], True, [])
+
+
+class NoOps(torch.nn.Module):
+    def forward(self, a):
+        return a
+
+
+def test_no_operations():
+    with pytest.raises(RuntimeError, match="No Partition since no operations"):
+        torch_partition(NoOps(), [torch.rand(4)],
+                        PartitionerConfig([Device("d", 100, 0)]))
+    refused(NoOps(), [torch.rand(4)], "accelerator_partition{" + DEVICES + "}",
+            "accelerator_partition: No Partition since no operations")
+
+
+def test_cost_aware_needs_latencies_and_a_rate():
+    model = CostAware()
+    devices = ",".join(f"dev_{i}:125:{i}" for i in range(4))
+    refused(model, [torch.rand(4)],
+            "accelerator_partition{devices=" + devices +
+            ",mode=cost_aware,transfer_rate_bytes_per_sec=2}",
+            "node 'add' has no latency")
+    mapping = latency_by_size(symbolic_trace(model), lambda t: 1)
+    latencies = ",".join(f"{n.name}:{l.mem_latency_sec}:"
+                         f"{l.computer_latency_sec}"
+                         for n, l in mapping.items())
+    refused(model, [torch.rand(4)],
+            "accelerator_partition{devices=" + devices +
+            ",mode=cost_aware,node_to_latency_mapping=" + latencies + "}",
+            "transfer_rate_bytes_per_sec' is 0")
+
+
+def test_sparse_nn_refusals():
+    devices = ",".join(f"dev_{i}:100:{i}" for i in range(2))
+    refused(CostAware(), [torch.rand(4)],
+            "accelerator_partition{devices=" + devices + ",mode=sparse_nn}",
+            "no embedding nodes")
+    refused(CostAware(), [torch.rand(4)],
+            "accelerator_partition{devices=dev_0:100:0,dev_1:120:1,"
+            "mode=sparse_nn}", "All devices must have same memory size")
+
+
+class DeadBranch(torch.nn.Module):
+    def forward(self, a):
+        torch.relu(a)
+        return a + 1
+
+
+def test_partition_without_result():
+    """torch's split_module fails (IndexError) on a partition whose nodes
+    nothing outside uses; the pass refuses it."""
+    config = PartitionerConfig([Device("d0", 40, 0), Device("d1", 40, 1)])
+    with pytest.raises(IndexError):
+        torch_partition(DeadBranch(), [torch.rand(4)], config)
+    refused(DeadBranch(), [torch.rand(4)], options_text(config),
+            "has no result used outside it")
