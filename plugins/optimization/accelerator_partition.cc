@@ -922,12 +922,14 @@ bool Partitioner::is_embedding_node(int v) {
                        std::string::npos;
       for (const fxp::ModuleParameter& param :
            fxp::module_parameters(graph_, prefix.c_str())) {
-        std::string path = prefix;
+        // Qualified from the root: the modules on its way hold it.
         std::vector<std::string> parts = split_text(param.name, '.');
+        std::string path;
         for (size_t k = 0; k + 1 < parts.size() && !embedding; ++k) {
-          path += "." + parts[k];
-          embedding = graph_.module_type(path.c_str()).find("Embedding") !=
-                      std::string::npos;
+          path += (k == 0 ? "" : ".") + parts[k];
+          embedding = path.size() > prefix.size() &&
+                      graph_.module_type(path.c_str()).find("Embedding") !=
+                          std::string::npos;
         }
       }
       found = embedding_prefix_.emplace(prefix, embedding).first;
