@@ -89,8 +89,10 @@ class CompiledGraph {
 }  // namespace
 
 void bind_compiled_graph(py::module_& m) {
+  // dynamic_attr: fx_sdk.compile records the pipeline it ran on the
+  // object (pipeline, passes, pipeline_report).
   py::class_<CompiledGraph>(
-      m, "CompiledGraph",
+      m, "CompiledGraph", py::dynamic_attr(),
       "An SDK GraphModule planned for inference (fx::InferencePlan): call it "
       "as the GraphModule.")
       .def("__call__", &CompiledGraph::call,

@@ -9,7 +9,9 @@
     for node in sdk_gm.graph.nodes: ...     # torch.fx's graph API (graph.py)
     sdk_gm.recompile()
     out, report = fx_sdk.run_pipeline(gm, "dce,cse")
-    fast = fx_sdk.compile(gm, [x])          # the SDK's InferencePlan
+    out, report = fx_sdk.run_pipeline(gm, "O2")  # a named pipeline
+    fast = fx_sdk.compile(gm, [x])          # 'inference', then the plan
+    fast.passes                             # the passes that ran
     every = fx_sdk.compile(gm, [x], dynamic=True)  # one plan, every shape
     sdk_gm.shape_env.format_guards()       # make_fx symbolic: torch's guards
     y = fast(x)
@@ -50,6 +52,7 @@ import contextlib
 import functools
 import gc
 import json
+import logging
 import os
 import re
 import types
@@ -89,6 +92,10 @@ def _plugin_dir():
 
 
 PLUGIN_DIR = _plugin_dir()
+
+# run_pipeline and compile log the passes each pipeline ran (INFO) and the
+# passes rolled back (WARNING) here.
+_log = logging.getLogger("fx_sdk")
 
 # Type names seen in graphs converted from torch.fx -> the Python types, so
 # that to_torch_fx gives nodes back the types they had (torch.Tensor,
@@ -636,10 +643,32 @@ class _CompileOnFirstUse:
         return cls.__dict__["forward"].__get__(gm, cls)
 
 
+def _plugin_sources(plugins, default_plugins):
+    """(files, dirs): `plugins` split into files and directories, then the
+    first-party plugins unless default_plugins is False."""
+    files, dirs = [], []
+    for p in plugins:
+        (dirs if os.path.isdir(p) else files).append(os.fspath(p))
+    if default_plugins and os.path.isdir(PLUGIN_DIR):
+        dirs.append(PLUGIN_DIR)
+    return files, dirs
+
+
+def _log_report(pipeline, report):
+    """Logs the passes `pipeline` ran, and those rolled back with why."""
+    ran = [r["pass"] for r in report if r["outcome"] == "ran"]
+    _log.info("pipeline %s: ran %s", pipeline, ", ".join(ran) or "no pass")
+    for r in report:
+        if r["outcome"] == "rolled_back":
+            _log.warning("pipeline %s: pass %s failed and was rolled back: %s",
+                         pipeline, r["pass"], r["error"])
+
+
 def run_pipeline(gm, pipeline, plugins=(), example_inputs=(),
                  default_plugins=True, lazy=True, example_batches=()):
     """Runs the SDK's pass pipeline `pipeline` (fx run's text form:
-    "shape_prop{shapes=1x3x224x224},decompose{rules=relu},dce") on a
+    "shape_prop{shapes=1x3x224x224},decompose{rules=relu},dce", or a named
+    pipeline: "O1", "O2", "inference", as `fx pipelines` lists them) on a
     torch.fx GraphModule. `plugins` are plugin files or directories, loaded
     before the first-party plugins (PLUGIN_DIR) and $FX_PLUGIN_PATH
     (default_plugins=False leaves those out). `example_inputs` are the
@@ -652,19 +681,19 @@ def run_pipeline(gm, pipeline, plugins=(), example_inputs=(),
     pass, plugin, outcome ("ran", "rolled_back", "not_run"), changed,
     seconds (run wall time), verify_seconds, error. A pass that failed and
     was rolled back is in the report; a pipeline that stops raises
-    RuntimeError."""
+    RuntimeError. The passes that ran are logged (logger "fx_sdk", INFO);
+    an unknown pass or named pipeline raises ValueError naming it (and the
+    named pipelines), as does a named pipeline's pass whose plugin is not
+    loaded (naming the pass and the plugin)."""
     sdk_gm = from_torch_fx(gm)
-    files, dirs = [], []
-    for p in plugins:
-        (dirs if os.path.isdir(p) else files).append(os.fspath(p))
-    if default_plugins and os.path.isdir(PLUGIN_DIR):
-        dirs.append(PLUGIN_DIR)
+    files, dirs = _plugin_sources(plugins, default_plugins)
     # sdk_gm is only converted and dropped: its code and compiled plan are
     # not regenerated after the passes (to_torch_fx reads the graph).
     report = _C._run_pipeline(sdk_gm, pipeline, files, dirs, default_plugins,
                               list(example_inputs), recompile=False,
                               example_batches=[list(b) for b in
                                                example_batches])
+    _log_report(pipeline, report)
     return to_torch_fx(sdk_gm, lazy=lazy), report
 
 
@@ -685,11 +714,54 @@ def symbolic_shape_prop(gm, shapes=None, hints=None):
     return _C._symbolic_shape_prop(gm, spec, dict(hints or {}))
 
 
-def compile(gm, example_inputs, dynamic=False):  # noqa: A001 (torch's name)
+# What fx_sdk.compile runs before planning unless told otherwise.
+DEFAULT_COMPILE_PIPELINE = "inference"
+
+
+def _pipeline_graph(gm, pipeline, example_inputs, plugins, default_plugins,
+                    explicit):
+    """An SDK GraphModule of `gm` after `pipeline`, never gm itself (an SDK
+    GraphModule is deep-copied first), and the pipeline's report. The
+    example inputs are the passes' when they are all tensors. An explicit
+    pipeline stops at a failing pass (RuntimeError); the default one rolls
+    it back, skips it and logs a warning."""
+    if isinstance(gm, GraphModule):
+        sdk_gm = _C._deepcopy(gm)
+    else:
+        sdk_gm = from_torch_fx(gm)
+    tensors = list(example_inputs)
+    if not all(isinstance(x, torch.Tensor) for x in tensors):
+        tensors = []
+    files, dirs = _plugin_sources(plugins, default_plugins)
+    report = _C._run_pipeline(sdk_gm, pipeline, files, dirs, default_plugins,
+                              tensors, recompile=True,
+                              on_failure="stop" if explicit else "skip")
+    _log_report(pipeline, report)
+    return sdk_gm, report
+
+
+def compile(gm, example_inputs, dynamic=False,  # noqa: A001 (torch's name)
+            pipeline=None, plugins=(), default_plugins=True):
     """A callable that runs the SDK's InferencePlan
     (fx_core/runtime/plan/inference_plan.h) for `gm`, a torch.fx
     GraphModule or an fx_sdk.GraphModule, planned on `example_inputs`.
     Call it as gm: compiled(*inputs) returns what gm returns.
+
+    First it runs `pipeline` on a copy of gm (gm itself is left as it is):
+    for a torch.fx GraphModule by default the named pipeline "inference"
+    (DEFAULT_COMPILE_PIPELINE: shape_prop, fold_bn, fuse_conv, fuse_linear,
+    fuse_matmul, fuse_pointwise, the InferencePlan's fast path); an
+    fx_sdk.GraphModule is the caller's to optimise and by default is
+    planned as it is (the callable's graph_module is then gm). Any
+    pipeline text or named pipeline ("O1", "O2", "inference") given runs
+    on either (an fx_sdk.GraphModule deep-copied first); pipeline="" runs
+    none. The callable records what ran: `pipeline` (the
+    text or name), `passes` (the passes that ran, in order) and
+    `pipeline_report` (run_pipeline's report); the passes are also logged
+    (logger "fx_sdk"). Under the default pipeline a pass that fails on
+    this graph is rolled back and skipped (a logged warning, in the
+    report); a pipeline given explicitly stops there and raises
+    RuntimeError. `plugins` and `default_plugins` are run_pipeline's.
 
     It has the signature of a functorch.compile.aot_function fw_compiler
     (or bw_compiler): aot_function(fn, fw_compiler=fx_sdk.compile). With
@@ -701,6 +773,22 @@ def compile(gm, example_inputs, dynamic=False):  # noqa: A001 (torch's name)
     `stats` says more. Inputs that break a symbolic graph's guard raise the
     guard's RuntimeError. With grad mode on the plan runs the SDK's
     GraphModule.forward. Raises ValueError naming the node the SDK cannot
-    take or run on the example inputs."""
-    sdk_gm = gm if isinstance(gm, GraphModule) else from_torch_fx(gm)
-    return _C._compile(sdk_gm, list(example_inputs), dynamic=bool(dynamic))
+    take or run on the example inputs, or the pipeline's pass or name that
+    is unknown."""
+    explicit = pipeline is not None
+    if not explicit:
+        # An SDK GraphModule is the caller's to optimise: planned as it is.
+        sdk = isinstance(gm, GraphModule)
+        pipeline = "" if sdk else DEFAULT_COMPILE_PIPELINE
+    report = []
+    if pipeline:
+        sdk_gm, report = _pipeline_graph(gm, pipeline, example_inputs,
+                                         plugins, default_plugins, explicit)
+    else:
+        sdk_gm = gm if isinstance(gm, GraphModule) else from_torch_fx(gm)
+    compiled = _C._compile(sdk_gm, list(example_inputs),
+                           dynamic=bool(dynamic))
+    compiled.pipeline = pipeline
+    compiled.passes = [r["pass"] for r in report if r["outcome"] == "ran"]
+    compiled.pipeline_report = report
+    return compiled

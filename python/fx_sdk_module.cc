@@ -26,6 +26,7 @@
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/graph_module_file.h"
 #include "fx_core/runtime/value.h"
+#include "fx_core/support/error.h"
 #include "plugin_api/loader/plugin_discovery.h"
 #include "plugin_api/pipeline/pass_manager.h"
 #include "plugin_api/pipeline/pass_registry.h"
@@ -238,6 +239,9 @@ const char* outcome_name(fx::host::PassRecord::Outcome outcome) {
 // With `recompile` false gm's code and compiled plan are left as they were
 // (GraphModuleTarget's recompile_at_finish): for a caller that converts the
 // graph and drops gm.
+// `pipeline` may be a named pipeline (O1, O2, inference); `on_failure`
+// ("stop" or "skip", empty: the pipeline's default, stop) says whether a
+// failed pass stops the run or is rolled back and skipped.
 // Raises ValueError for a pipeline that does not parse, plugins that do not
 // load or passes that do not resolve, RuntimeError when the pipeline stops.
 py::list run_pipeline(fx::GraphModule& gm, const std::string& pipeline,
@@ -246,10 +250,20 @@ py::list run_pipeline(fx::GraphModule& gm, const std::string& pipeline,
                       bool default_dirs,
                       const std::vector<at::Tensor>& example_inputs,
                       bool recompile,
-                      std::vector<std::vector<at::Tensor>> example_batches) {
+                      std::vector<std::vector<at::Tensor>> example_batches,
+                      const std::string& on_failure) {
   absl::StatusOr<fx::host::PipelineSpec> spec =
       fx::host::parse_pipeline_text(pipeline);
   if (!spec.ok()) raise_value_error(spec.status());
+  if (!on_failure.empty()) {
+    absl::StatusOr<fx::host::FailurePolicy> policy =
+        fx::host::parse_failure_policy(on_failure);
+    if (!policy.ok()) {
+      raise_value_error(absl::InvalidArgumentError(
+          "on_failure: " + std::string(policy.status().message())));
+    }
+    spec->on_failure = *policy;
+  }
   fx::host::PluginSources sources;
   sources.plugins = plugins;
   sources.plugin_dirs = plugin_dirs;
@@ -337,5 +351,18 @@ PYBIND11_MODULE(_C, m) {
   m.def("_run_pipeline", &run_pipeline, py::arg("gm"), py::arg("pipeline"),
         py::arg("plugins"), py::arg("plugin_dirs"), py::arg("default_dirs"),
         py::arg("example_inputs"), py::arg("recompile") = true,
-        py::arg("example_batches") = std::vector<std::vector<at::Tensor>>{});
+        py::arg("example_batches") = std::vector<std::vector<at::Tensor>>{},
+        py::arg("on_failure") = std::string());
+  m.def(
+      "_deepcopy",
+      [](const fx::GraphModule& gm) {
+        try {
+          return gm.deepcopy();
+        } catch (const fx::FxError& e) {
+          throw py::value_error(e.what());
+        }
+      },
+      py::arg("gm"),
+      "An independent copy of gm (GraphModule::deepcopy): graph, weights, "
+      "submodules.");
 }

@@ -19,6 +19,7 @@
 #include "fx_core/runtime/parallel.h"
 #include "fx_core/runtime/plan/inference_plan.h"
 #include "fx_core/support/strings.h"
+#include "plugin_api/pipeline/named_pipelines.h"
 #include "plugin_api/pipeline/pass_manager.h"
 #include "plugin_api/pipeline/pass_registry.h"
 #include "plugin_api/pipeline/pass_target.h"
@@ -34,6 +35,25 @@ using Stop = std::optional<int>;
 Stop fail(std::ostream& err, int status, const std::string& message) {
   err << "fx exec: " << message << "\n";
   return status;
+}
+
+// --optimize as the inference pipeline, and the engine a named pipeline
+// chooses when --engine does not.
+Stop resolve_pipeline(const ExecArgs& given, ExecArgs& args,
+                      std::ostream& err) {
+  args = given;
+  if (args.optimize && !args.pipeline.empty()) {
+    return fail(err, 2,
+                "--optimize runs the named pipeline 'inference'; give it or "
+                "--pipeline, not both");
+  }
+  if (args.optimize) args.pipeline = "inference";
+  if (args.engine.empty()) {
+    const host::NamedPipeline* named =
+        host::find_named_pipeline(strip(args.pipeline));
+    args.engine = named ? std::string(named->engine) : "graph_module";
+  }
+  return std::nullopt;
 }
 
 // Usage errors, found before anything is read.
@@ -131,6 +151,9 @@ Stop run_passes(const host::PassManager& pm, GraphModule& module,
   }
   if (!report.ok()) {
     return fail(err, 1, cat(report.failure, "; nothing was run"));
+  }
+  if (std::string ran = named_pipeline_note(pm, report); !ran.empty()) {
+    err << "fx exec: " << ran << "\n";
   }
   return std::nullopt;
 }
@@ -248,8 +271,10 @@ void report(const ExecArgs& args, const Runs& runs, std::ostream& out) {
 
 }  // namespace
 
-int run_exec_command(const ExecArgs& args, std::ostream& out,
+int run_exec_command(const ExecArgs& given, std::ostream& out,
                      std::ostream& err) {
+  ExecArgs args;
+  if (Stop s = resolve_pipeline(given, args, err)) return *s;
   if (Stop s = check_args(args, err)) return *s;
   // Custom ops stay registered (and their plugins loaded) for the life of
   // the process; the registry only has to outlive the run.

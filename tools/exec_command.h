@@ -1,8 +1,9 @@
 // `fx exec FILE --inputs IN.pt [--inputs IN2.pt]... [--outputs OUT.pt]
-// [--pipeline TEXT] [--engine graph_module|inference_plan|interpreter]
-// [--dynamic] [--threads N] [--repeat N] [--eval]`: runs a bundle (or a graph
-// file without parameters) on the inputs, a torch.save list, without
-// autograd, and writes the output with torch.save, atomically.
+// [--pipeline TEXT | --optimize]
+// [--engine graph_module|inference_plan|interpreter] [--dynamic] [--threads N]
+// [--repeat N] [--eval]`: runs a bundle (or a graph file without parameters) on
+// the inputs, a torch.save list, without autograd, and writes the output with
+// torch.save, atomically.
 //
 //  - Plugins (--plugin, --plugin-dir, the default directories as for fx run)
 //    are loaded first, so the custom ops and module rules they register
@@ -12,6 +13,12 @@
 //    `--pipeline shape_prop,fold_bn,fuse_conv --engine inference_plan` runs
 //    the plan on the graph the inference plugin optimized, as `fx run` would
 //    write it. A failing pass is an error (exit status 1) naming it.
+//    TEXT may be a named pipeline (plugin_api/pipeline/named_pipelines.h:
+//    O1, O2, inference); its engine is then the default for --engine, and
+//    stderr names the passes that ran ("fx exec: named pipeline
+//    inference: ran shape_prop, fold_bn, ...").
+//  - --optimize is `--pipeline inference`: the InferencePlan's fast path
+//    (with --engine inference_plan unless --engine says otherwise).
 //  - Each module runs in the training mode the bundle records for it
 //    ("training" in MODULE), as torch.fx runs the exported model; --eval
 //    puts them all in eval mode first, as model.eval().
@@ -49,15 +56,17 @@
 namespace fx::tools {
 
 struct ExecArgs {
-  std::string input;                    // FILE
-  std::vector<std::string> inputs;      // --inputs IN.pt, one per set
-  std::string outputs;                  // --outputs OUT.pt (may be empty)
-  std::string pipeline;                 // --pipeline TEXT (may be empty)
-  std::string engine = "graph_module";  // --engine
-  int threads = 0;                      // --threads N; 0: the default
-  int repeat = 0;                       // --repeat N; 0: run once
-  bool eval = false;                    // --eval: every module in eval mode
-  bool dynamic = false;                 // --dynamic: one plan, every shape
+  std::string input;                // FILE
+  std::vector<std::string> inputs;  // --inputs IN.pt, one per set
+  std::string outputs;              // --outputs OUT.pt (may be empty)
+  std::string pipeline;             // --pipeline TEXT (may be empty)
+  bool optimize = false;            // --optimize: --pipeline inference
+  // --engine; empty: the named pipeline's engine, else graph_module.
+  std::string engine;
+  int threads = 0;       // --threads N; 0: the default
+  int repeat = 0;        // --repeat N; 0: run once
+  bool eval = false;     // --eval: every module in eval mode
+  bool dynamic = false;  // --dynamic: one plan, every shape
   host::PluginSources sources;
 };
 

@@ -35,7 +35,7 @@ constexpr std::string_view kUsage =
     "                             generated code: Python (gm.code, the\n"
     "                             default) or C++ (LibTorch) in NAMESPACE\n"
     "  exec FILE --inputs IN.pt [--inputs IN2.pt]... --outputs OUT.pt\n"
-    "      [--pipeline TEXT] [--dynamic]\n"
+    "      [--pipeline TEXT | --optimize] [--dynamic]\n"
     "      [--engine graph_module|inference_plan|interpreter]\n"
     "      [--threads N] [--repeat N] [--eval] [--plugin PATH]...\n"
     "      [--plugin-dir DIR]...\n"
@@ -47,7 +47,10 @@ constexpr std::string_view kUsage =
     "                             and module rules are registered first;\n"
     "                             --pipeline runs passes on it in memory\n"
     "                             first (e.g. shape_prop,fold_bn,fuse_conv\n"
-    "                             for --engine inference_plan);\n"
+    "                             for --engine inference_plan; a named\n"
+    "                             pipeline also sets the engine);\n"
+    "                             --optimize is --pipeline inference (the\n"
+    "                             InferencePlan's fast path);\n"
     "                             --repeat N times N runs after a warm-up and\n"
     "                             prints min and median (--outputs is then\n"
     "                             optional); several --inputs run one after\n"
@@ -59,6 +62,10 @@ constexpr std::string_view kUsage =
     "                             lists plugins, their passes and options;\n"
     "                             --isolate loads each in a worker process\n"
     "                             first (one that crashes is an error)\n"
+    "  pipelines                  the named pipelines (O1, O2, inference):\n"
+    "                             what each is for, its passes and engine;\n"
+    "                             --pipeline NAME runs one wherever a\n"
+    "                             pipeline is taken\n"
     "  run FILE (--pipeline TEXT | --config CONF.json) -o OUT.fx.json\n"
     "      [--inputs IN.pt]  (example inputs the passes may use: one\n"
     "                        batch, or a list of batches to calibrate on)\n"
@@ -145,6 +152,7 @@ const std::map<std::string_view, std::vector<std::string_view>>& options() {
            {"inputs", "outputs", "pipeline", "plugin", "plugin-dir", "engine",
             "threads", "repeat"}},
           {"demo", {}},
+          {"pipelines", {}},
           {"plugins", {"plugin", "plugin-dir"}},
           {"reduce",
            {"pipeline", "output", "inputs", "plugin", "plugin-dir",
@@ -171,7 +179,7 @@ const std::map<std::string_view, std::vector<std::string_view>>& flags() {
           {"plugins", {"no-default-plugins", "isolate"}},
           {"reduce", {"no-default-plugins", "isolate", "no-isolate"}},
           {"plugin-check", {"no-default-plugins"}},
-          {"exec", {"no-default-plugins", "eval", "dynamic"}},
+          {"exec", {"no-default-plugins", "eval", "dynamic", "optimize"}},
           {"dot", {"no-default-plugins"}},
           {"run",
            {"progress", "time", "no-default-plugins", "isolate", "no-isolate"}},
@@ -316,7 +324,8 @@ int run_exec(Invocation& inv, const host::PluginSources& sources,
   e.inputs = inv.all("inputs");
   e.outputs = inv.value("outputs", "");
   e.pipeline = inv.value("pipeline", "");
-  e.engine = inv.value("engine", e.engine);
+  e.optimize = inv.flag("optimize");
+  e.engine = inv.value("engine", "");
   e.eval = inv.flag("eval");
   e.dynamic = inv.flag("dynamic");
   if (!positive_int(inv, "threads", &e.threads, err) ||
@@ -412,12 +421,12 @@ int run_graph_command(Invocation& inv, std::ostream& out, std::ostream& err) {
   } else if (lang == "python") {
     out << file.graph->python_code("self").src;
   } else {
-    std::vector<std::pair<std::string, std::string>> module_types;
+    std::vector<CppModule> modules;
     for (const auto& [path, spec] : file.modules) {
-      module_types.emplace_back(path, spec.type);
+      modules.push_back({path, spec.type, spec.config});
     }
     try {
-      out << gen_cpp_code(*file.graph, module_types,
+      out << gen_cpp_code(*file.graph, modules,
                           inv.value("name", "fx_generated"));
     } catch (const FxError& e) {
       err << "fx code: " << inv.positional[0] << ": " << e.what() << "\n";
@@ -451,11 +460,13 @@ int run_minimize(Invocation& inv, const host::PluginSources& sources,
 // Runs a parsed command.
 int run_invocation(Invocation& inv, std::ostream& out, std::ostream& err) {
   const std::string& command = inv.command;
-  if ((command == "demo" || command == "plugins") && !inv.positional.empty()) {
+  if ((command == "demo" || command == "plugins" || command == "pipelines") &&
+      !inv.positional.empty()) {
     err << "fx " << command << ": takes no FILE\n" << kUsage;
     return 2;
   }
   if (command == "demo") return run_demo(out, err);
+  if (command == "pipelines") return run_pipelines_command(out);
   host::PluginSources sources;
   sources.plugins = inv.all("plugin");
   sources.plugin_dirs = inv.all("plugin-dir");

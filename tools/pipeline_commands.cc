@@ -20,6 +20,7 @@
 #include "fx_core/support/strings.h"
 #include "plugin_api/capi/pass_options.h"
 #include "plugin_api/loader/plugin_loader.h"
+#include "plugin_api/pipeline/named_pipelines.h"
 #include "plugin_api/pipeline/pass_manager.h"
 #include "plugin_api/pipeline/pass_registry.h"
 #include "plugin_api/pipeline/pipeline.h"
@@ -416,6 +417,9 @@ int run_pipeline(const RunArgs& args, std::ostream& out, std::ostream& err,
   const FilesRead::Published published = input.reads.publish();
   host::PipelineReport report =
       pm->run(*input.target, run_hooks(args, out, err));
+  if (std::string ran = named_pipeline_note(*pm, report); !ran.empty()) {
+    err << "fx run: " << ran << "\n";
+  }
   if (Stop s = print_report(args, report, out, err)) return *s;
   if (write_result) {
     if (int status = write_output(args.output, *input.target, err)) {
@@ -425,7 +429,45 @@ int run_pipeline(const RunArgs& args, std::ostream& out, std::ostream& err,
   return report_skipped(args, report, err);
 }
 
+// The names of the passes in `report` with `outcome`.
+std::vector<std::string> passes_with(const host::PipelineReport& report,
+                                     host::PassRecord::Outcome outcome) {
+  std::vector<std::string> names;
+  for (const host::PassRecord& record : report.passes) {
+    if (record.outcome == outcome) names.push_back(record.pass);
+  }
+  return names;
+}
+
 }  // namespace
+
+std::string named_pipeline_note(const host::PassManager& pm,
+                                const host::PipelineReport& report) {
+  const std::vector<std::string>& named = pm.spec().named_pipelines;
+  if (named.empty()) return {};
+  std::vector<std::string> ran =
+      passes_with(report, host::PassRecord::Outcome::kRan);
+  std::vector<std::string> rolled_back =
+      passes_with(report, host::PassRecord::Outcome::kRolledBack);
+  std::string note =
+      cat(named.size() == 1 ? "named pipeline " : "named pipelines ",
+          join(named, ", "), ": ran ",
+          ran.empty() ? std::string("no pass") : join(ran, ", "));
+  if (!rolled_back.empty()) {
+    append(&note, "; rolled back: ", join(rolled_back, ", "));
+  }
+  return note;
+}
+
+int run_pipelines_command(std::ostream& out) {
+  for (const host::NamedPipeline& p : host::named_pipelines()) {
+    out << p.name << ": " << p.description << "\n"
+        << "  passes: " << p.passes << "\n"
+        << "  engine: " << p.engine << "\n";
+  }
+  out.flush();
+  return out ? 0 : 1;
+}
 
 std::string apply_isolation_flags(bool isolate, bool no_isolate,
                                   const std::string& pass_timeout,
@@ -515,6 +557,8 @@ int run_plugins_command(const host::PluginSources& sources, std::ostream& out,
   for (const auto& plugin : registry.plugins()) {
     print_plugin(*plugin, registry, out);
   }
+  out << "named pipelines (fx pipelines lists their passes): "
+      << host::named_pipeline_names() << "\n";
   return 0;
 }
 

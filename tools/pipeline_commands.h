@@ -30,6 +30,12 @@
 //      rolled back and is named on stderr, the rest of the pipeline ran and
 //      the output was written without their changes.
 //
+// --pipeline TEXT may be a named pipeline (O1, O2, inference, or one among
+// passes: "O1,dot"); stderr then names the passes that ran
+// (named_pipeline_note). A named pipeline whose pass no loaded plugin
+// provides is an error naming the pass and its first-party plugin; an
+// unknown one-word pipeline names the known named pipelines.
+//
 // Isolation. By default ("isolate": "auto") a pass runs in a worker process
 // unless its plugin is trusted: first-party (shipped beside fx) or pinned by
 // sha256 in the config (host::trusted_plugin); stderr then names the passes
@@ -38,15 +44,15 @@
 // "pass_timeout", "pass_memory_limit") isolates every pass; --no-isolate (or
 // the config's "isolate": false) runs every pass in fx's process. A flag
 // wins over the config, the config over the default. Isolated, each pass
-// runs in a worker process (plugin_api/pipeline/pass_call.h); a pass that crashes,
-// aborts, runs past the timeout or past the memory limit fails like one
-// that returned an error (rolled back, named with what ended its worker,
-// a reproducer written when asked), and fx run goes on as --on-failure says.
-// Each plugin is loaded in a worker process first too (under the same
-// timeout, or host::kPluginLoadTimeoutSeconds, and memory limit): one that
-// crashes, aborts, exits or hangs while loading is a load error naming it
-// and what ended the worker (exit status 1; a warning and skipped when it
-// was found in a directory), never the end of fx.
+// runs in a worker process (plugin_api/pipeline/pass_call.h); a pass that
+// crashes, aborts, runs past the timeout or past the memory limit fails like
+// one that returned an error (rolled back, named with what ended its worker, a
+// reproducer written when asked), and fx run goes on as --on-failure says. Each
+// plugin is loaded in a worker process first too (under the same timeout, or
+// host::kPluginLoadTimeoutSeconds, and memory limit): one that crashes, aborts,
+// exits or hangs while loading is a load error naming it and what ended the
+// worker (exit status 1; a warning and skipped when it was found in a
+// directory), never the end of fx.
 //
 // FILE may be a bundle (weights) or a bare graph file. A bare file that
 // loads as a GraphModule without weights (a graph without parameters, as
@@ -90,6 +96,16 @@ std::string apply_isolation_flags(bool isolate, bool no_isolate,
 // Under "isolate": "auto", the line naming the passes that run isolated
 // ("isolated (not pinned): a, b"); empty otherwise or when none does.
 std::string auto_isolation_note(const host::PassManager& pm);
+
+// When `pm`'s pipeline used a named pipeline (O1, O2, inference), the line
+// naming it and the passes that ran ("named pipeline inference: ran
+// shape_prop, fold_bn, ..."; then "; rolled back: ..." for failed ones);
+// empty otherwise. fx run and fx exec print it on stderr.
+std::string named_pipeline_note(const host::PassManager& pm,
+                                const host::PipelineReport& report);
+
+// fx pipelines: each named pipeline, its description, passes and engine.
+int run_pipelines_command(std::ostream& out);
 
 // fx plugins: every plugin, its passes and their options. With `isolate`
 // (--isolate), each plugin is loaded in a worker process first, so one that

@@ -13,6 +13,7 @@
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 #include "plugin_api/capi/pass_options.h"
+#include "plugin_api/pipeline/named_pipelines.h"
 #include "plugin_api/pipeline/pass_call.h"
 #include "plugin_api/pipeline/pass_ordering.h"
 #include "plugin_api/pipeline/property_checks.h"
@@ -95,6 +96,27 @@ std::string check_outline(const Graph& graph,
 
 // ---------------------------------------------------------------- building
 
+// `status`, the registry's error for a pass it lacks, saying which plugin a
+// named pipeline of `spec` needs for it, or, for a one-word pipeline, that
+// the word is no named pipeline either.
+absl::Status unknown_pass(const absl::Status& status, const PipelineSpec& spec,
+                          std::string_view pass) {
+  if (!absl::IsNotFound(status)) return status;
+  const std::string why(status.message());
+  for (const std::string& name : spec.named_pipelines) {
+    const NamedPipeline* named = find_named_pipeline(name);
+    if (named == nullptr || !uses_pass(*named, pass)) continue;
+    return absl::NotFoundError(cat(
+        "the named pipeline '", name, "' needs pass '", pass, "' of plugin ",
+        first_party_plugin_of(pass), ", which is not loaded: ", why));
+  }
+  if (spec.passes.size() != 1 || !spec.named_pipelines.empty()) return status;
+  return absl::NotFoundError(cat(why, "; '", pass,
+                                 "' is no named pipeline either (named "
+                                 "pipelines: ",
+                                 named_pipeline_names(), ")"));
+}
+
 // Each pass of `spec` resolved in `registry`, its options bound.
 absl::StatusOr<std::vector<ScheduledPass>> bind_passes(
     const PassRegistry& registry, const PipelineSpec& spec) {
@@ -102,7 +124,9 @@ absl::StatusOr<std::vector<ScheduledPass>> bind_passes(
   for (const PassInvocation& invocation : spec.passes) {
     absl::StatusOr<const RegisteredPass*> found =
         registry.lookup(invocation.pass);
-    if (!found.ok()) return found.status();
+    if (!found.ok()) {
+      return unknown_pass(found.status(), spec, invocation.pass);
+    }
     const RegisteredPass* pass = *found;
     absl::StatusOr<FxOptions> options =
         bind_pass_options(*pass->info, invocation.options);

@@ -1,11 +1,13 @@
 #include "plugin_api/pipeline/pipeline.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/ascii.h"
 #include "fx_core/format/json_text.h"
 #include "fx_core/io/regular_file.h"
 #include "fx_core/support/strings.h"
+#include "plugin_api/pipeline/named_pipelines.h"
 
 namespace fx::host {
 namespace {
@@ -197,6 +199,9 @@ absl::Status parse_pass_entry(const json& entry, std::string_view where,
         parse_pipeline_text(entry.get<std::string>());
     if (!one.ok()) return error_at(where, one.status());
     for (PassInvocation& p : one->passes) spec.passes.push_back(std::move(p));
+    for (std::string& name : one->named_pipelines) {
+      spec.named_pipelines.push_back(std::move(name));
+    }
     return absl::OkStatus();
   }
   if (!entry.is_object()) {
@@ -427,6 +432,31 @@ class ConfigReader {
   bool has_pipeline_ = false;
 };
 
+// `pass`, read at `column` of `text`, into `spec`: a named pipeline's
+// passes in its place (named_pipelines.h), or the pass itself.
+absl::Status add_pass(std::string_view text, size_t column, PassInvocation pass,
+                      PipelineSpec& spec) {
+  const NamedPipeline* named = find_named_pipeline(pass.pass);
+  if (named == nullptr) {
+    spec.passes.push_back(std::move(pass));
+    return absl::OkStatus();
+  }
+  if (!pass.options.empty()) {
+    return text_error(
+        text, column,
+        cat("the named pipeline '", pass.pass,
+            "' takes no options (it stands for ", named->passes, ")"));
+  }
+  absl::StatusOr<PipelineSpec> passes = parse_pipeline_text(named->passes);
+  if (!passes.ok()) return passes.status();
+  for (PassInvocation& p : passes->passes) spec.passes.push_back(std::move(p));
+  std::vector<std::string>& used = spec.named_pipelines;
+  if (std::find(used.begin(), used.end(), pass.pass) == used.end()) {
+    used.push_back(pass.pass);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<FailurePolicy> parse_failure_policy(std::string_view word) {
@@ -499,7 +529,8 @@ absl::StatusOr<PipelineSpec> parse_pipeline_text(std::string_view text) {
       pos = close + 1;
       skip_spaces();
     }
-    spec.passes.push_back(std::move(pass));
+    absl::Status added = add_pass(text, start, std::move(pass), spec);
+    if (!added.ok()) return added;
     if (pos == n) break;
     if (text[pos] != ',') {
       return text_error(

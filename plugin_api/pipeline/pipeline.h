@@ -5,7 +5,9 @@
 // Passes are separated by commas; options go in braces as key=value pairs,
 // also separated by commas. Inside braces an item without '=' continues the
 // previous option's value, so `rules=relu,gelu` gives rules the list
-// "relu,gelu". Spaces around names and values are ignored.
+// "relu,gelu". Spaces around names and values are ignored. A named
+// pipeline (named_pipelines.h: O1, O2, inference) stands for its passes
+// wherever a pass may stand: "O2" and "O1,dot" parse to their passes.
 //
 // JSON config (every key but "pipeline" optional):
 //   {
@@ -95,6 +97,9 @@ struct PipelineSpec {
   std::string reproducer_dir;
   std::vector<PluginReference> plugins;
   std::vector<std::string> plugin_dirs;
+  // The named pipelines the text used, in order (each once): a pass of one
+  // that no plugin provides is named with its first-party plugin.
+  std::vector<std::string> named_pipelines;
   // Isolation (pass_call.h): a pass run in a worker process is ended by
   // a crash, an abort, a timeout or the memory limit instead of the host.
   // Unset ("isolate" not given): the host's default, kNone here. A timeout

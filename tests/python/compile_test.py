@@ -256,3 +256,80 @@ def test_dynamic_plan_on_a_symbolic_graph_checks_its_guards():
             compiled(torch.randn(5, 7), torch.randn(3))
     assert compiled.plan_builds == 1
     assert compiled.stats["shape_specialisations"] == 3
+
+
+# fx_sdk.compile's pipeline (issue 37 item 5): the named pipeline
+# "inference" by default on a torch.fx GraphModule, any pipeline when given.
+
+INFERENCE_NAMES = INFERENCE_PASSES.split(",")
+
+
+def module_types(gm):
+    return [type(gm.get_submodule(n.target)).__name__
+            for n in gm.graph.nodes if n.op == "call_module"]
+
+
+def test_compile_runs_the_inference_pipeline_by_default(caplog):
+    torch.manual_seed(0)
+    model, inputs = resnet18()
+    gm = torch.fx.symbolic_trace(model)
+    weights = {k: v.clone() for k, v in gm.state_dict().items()}
+    with caplog.at_level("INFO", logger="fx_sdk"):
+        compiled = fx_sdk.compile(gm, inputs)
+    # gm is left as it was: its modules and every weight.
+    for key, value in gm.state_dict().items():
+        assert torch.equal(value, weights[key]), key
+    assert compiled.pipeline == "inference"
+    assert compiled.passes == INFERENCE_NAMES
+    assert [r["outcome"] for r in compiled.pipeline_report] == ["ran"] * 6
+    assert ("pipeline inference: ran " + ", ".join(INFERENCE_NAMES)
+            in caplog.text)
+    # BatchNorm folded and the convolutions fused, in the plan's graph only.
+    assert "fx_inference.conv2d" in compiled.graph_module.code
+    planned = fx_sdk.to_torch_fx(compiled.graph_module)
+    assert "BatchNorm2d" not in module_types(planned)
+    assert "BatchNorm2d" in module_types(gm)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(*inputs), model(*inputs),
+                                   rtol=1e-4, atol=1e-5)
+    assert compiled.stats["onednn_steps"] > 0
+
+
+@pytest.mark.parametrize("pipeline,passes", [
+    ("O1", ["dce", "cse"]), ("", []), (INFERENCE_PASSES, INFERENCE_NAMES)])
+def test_an_explicit_pipeline_wins(pipeline, passes):
+    torch.manual_seed(0)
+    model, inputs = resnet18()
+    compiled = fx_sdk.compile(torch.fx.symbolic_trace(model), inputs,
+                              pipeline=pipeline)
+    assert compiled.pipeline == pipeline
+    assert compiled.passes == passes
+    assert ("fx_inference" in compiled.graph_module.code) == bool(
+        "fold_bn" in passes)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(*inputs), model(*inputs),
+                                   rtol=1e-4, atol=1e-5)
+
+
+def test_an_sdk_graph_module_is_copied_for_an_explicit_pipeline():
+    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU()).eval()
+    sdk_gm = fx_sdk.from_torch_fx(torch.fx.symbolic_trace(model))
+    code = sdk_gm.code
+    x = torch.rand(2, 4)
+    # By default planned as it is (test_compile_takes_an_sdk_graph_module).
+    assert fx_sdk.compile(sdk_gm, [x]).passes == []
+    compiled = fx_sdk.compile(sdk_gm, [x], pipeline="inference")
+    assert compiled.passes == INFERENCE_NAMES
+    assert compiled.graph_module is not sdk_gm
+    assert "fx_inference.linear" in compiled.graph_module.code
+    assert sdk_gm.code == code
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x))
+
+
+def test_compile_refuses_an_unknown_pipeline_naming_the_known_ones():
+    gm = torch.fx.symbolic_trace(torch.nn.ReLU())
+    with pytest.raises(ValueError, match=r"unknown pass 'O3' .*; 'O3' is no "
+                       r"named pipeline either \(named pipelines: O1, O2, "
+                       r"inference\)"):
+        fx_sdk.compile(gm, [torch.rand(2)], pipeline="O3")

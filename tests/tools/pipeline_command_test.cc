@@ -58,7 +58,70 @@ TEST(FxPlugins, ListsPluginsPassesAndOptions) {
           "\n"
           "  pass c_add_to_mul: operator.add -> operator.mul, written in C\n"
           "    option tag (string, default ''): written to meta['tag'] of "
-          "the output\n");
+          "the output\n"
+          "named pipelines (fx pipelines lists their passes): O1, O2, "
+          "inference\n");
+}
+
+// Issue 37 item 5: the named pipelines, listed and run by name.
+TEST(FxPipelines, ListsEachNameItsPassesAndEngine) {
+  Result r = run({"pipelines"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_NE(r.out.find("O1: cleanups that never change a number"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\n  passes: dce,cse\n  engine: graph_module\nO2: "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\ninference: the InferencePlan's fast path"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(
+      r.out.find("\n  passes: shape_prop,fold_bn,fuse_conv,fuse_linear,"
+                 "fuse_matmul,fuse_pointwise\n  engine: inference_plan\n"),
+      std::string::npos)
+      << r.out;
+  EXPECT_EQ(run({"pipelines", "x.fx.json"}).status, 2);
+}
+
+TEST(FxRun, ANamedPipelineRunsItsPassesAndSaysWhichRan) {
+  std::string out = temp_path("named/out.fx.json");
+  Result r = run({"run", mymodule(), "--pipeline", "O1", "-o", out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "fx run: named pipeline O1: ran dce, cse\n");
+  EXPECT_TRUE(exists(out));
+  // Among other passes, and refused with options.
+  r = run({"run", mymodule(), "--pipeline", "cse,O1", "-o", out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "fx run: named pipeline O1: ran cse, dce, cse\n");
+  r = run({"run", mymodule(), "--pipeline", "O1{x=1}", "-o", out});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err,
+            "fx run: pipeline 'O1{x=1}', column 1: the named pipeline 'O1' "
+            "takes no options (it stands for dce,cse)\n");
+}
+
+TEST(FxRun, ANamedPipelineWithoutItsPluginNamesThem) {
+  std::string out = temp_path("named/missing.fx.json");
+  Result r =
+      run({"run", mymodule(), "--no-default-plugins", "--plugin",
+           kPlugins + "libc_plugin.so", "--pipeline", "inference", "-o", out});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err,
+            "fx run: the named pipeline 'inference' needs pass 'shape_prop' "
+            "of plugin fx_shape_prop (libfx_shape_prop.so), which is not "
+            "loaded: unknown pass 'shape_prop' (known passes: "
+            "c_add_to_mul)\n");
+  r = run({"run", mymodule(), "--pipeline", "O3", "-o", out});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err.rfind("fx run: unknown pass 'O3' (known passes: ", 0), 0)
+      << r.err;
+  EXPECT_NE(r.err.find("; 'O3' is no named pipeline either (named "
+                       "pipelines: O1, O2, inference)\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(exists(out));
 }
 
 TEST(FxPlugins, ShowsConstraintsAndPropertiesOfPasses) {
@@ -595,7 +658,9 @@ TEST(FxRun, ConfigErrorsAreReportedBeforeAnythingRuns) {
            kPlugins + "libc_plugin.so", "--pipeline", "dce", "-o", out});
   EXPECT_EQ(unknown.status, 2);
   EXPECT_EQ(unknown.err,
-            "fx run: unknown pass 'dce' (known passes: c_add_to_mul)\n");
+            "fx run: unknown pass 'dce' (known passes: c_add_to_mul); 'dce' "
+            "is no named pipeline either (named pipelines: O1, O2, "
+            "inference)\n");
   Result no_output = run({"run", mymodule(), "--pipeline", "dce"});
   EXPECT_EQ(no_output.status, 2);
   EXPECT_EQ(no_output.err, "fx run: -o OUT.fx.json is required\n");

@@ -135,13 +135,34 @@ TEST_F(PassManagerTest, ConfigErrorsNameThePassAndOption) {
             "use_kept_lent_handles, first, "
             "second, third, "
             "cycle_a, cycle_b, throw_through_c, rebuild_module_then_fail, "
-            "record_shapes, c_add_to_mul, retarget)");
+            "record_shapes, c_add_to_mul, retarget); 'dce' is no named "
+            "pipeline either (named pipelines: O1, O2, inference)");
   EXPECT_EQ(error_of(manager("echo_options{bits=8}")),
             "pass 'echo_options' has no option 'bits' (its options: flag, "
             "count, scale, dtype, rules)");
   EXPECT_EQ(error_of(manager("echo_options{count=many}")),
             "option 'count' of pass 'echo_options' is a int: expected an int, "
             "got 'many'");
+}
+
+TEST_F(PassManagerTest, NamedPipelinesNameWhatTheyMiss) {
+  // None of the first-party plugins is loaded here.
+  std::string missing = error_of(manager("inference"));
+  EXPECT_EQ(missing.substr(0, missing.find(':')),
+            "the named pipeline 'inference' needs pass 'shape_prop' of "
+            "plugin fx_shape_prop (libfx_shape_prop.so), which is not loaded");
+  EXPECT_NE(missing.find("unknown pass 'shape_prop' (known passes: "),
+            std::string::npos);
+  EXPECT_EQ(error_of(manager("first,O1")).substr(0, 78),
+            "the named pipeline 'O1' needs pass 'dce' of plugin fx_passes "
+            "(libfx_passes.so)");
+  // A word that is neither a pass nor a name, e.g. a level that does not
+  // exist, names the named pipelines.
+  std::string unknown = error_of(manager("O3"));
+  EXPECT_EQ(unknown.substr(0, 25), "unknown pass 'O3' (known ");
+  EXPECT_EQ(unknown.substr(unknown.find(';')),
+            "; 'O3' is no named pipeline either (named pipelines: O1, O2, "
+            "inference)");
 }
 
 TEST_F(PassManagerTest, OrderingConstraintsOfPluginsAreChecked) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "plugin_api/capi/pass_options.h"
+#include "plugin_api/pipeline/named_pipelines.h"
 #include "plugin_api/pipeline/pass_ordering.h"
 #include "tests/testing/status_matchers.h"
 
@@ -69,6 +70,82 @@ TEST(PipelineText, ErrorsNameTheColumn) {
             "pipeline 'a{x={y}}', column 5: options cannot nest '{'");
   EXPECT_EQ(error_of(parse_pipeline_text("a{=1}")),
             "pipeline 'a{=1}', column 3: bad option name '' for pass 'a'");
+}
+
+// Named pipelines (named_pipelines.h): one word for a pass list.
+
+const std::vector<std::string> kInferencePasses = {
+    "shape_prop",  "fold_bn",     "fuse_conv",
+    "fuse_linear", "fuse_matmul", "fuse_pointwise"};
+
+TEST(NamedPipelines, EachNameStandsForItsPasses) {
+  auto o1 = parse_pipeline_text("O1");
+  ASSERT_TRUE(o1.ok()) << o1.status();
+  EXPECT_EQ(pass_names(*o1), (std::vector<std::string>{"dce", "cse"}));
+  EXPECT_EQ(o1->named_pipelines, (std::vector<std::string>{"O1"}));
+  auto inference = parse_pipeline_text(" inference ");
+  ASSERT_TRUE(inference.ok()) << inference.status();
+  EXPECT_EQ(pass_names(*inference), kInferencePasses);
+  auto o2 = parse_pipeline_text("O2");
+  ASSERT_TRUE(o2.ok()) << o2.status();
+  std::vector<std::string> o2_passes = {"dce", "cse"};
+  o2_passes.insert(o2_passes.end(), kInferencePasses.begin(),
+                   kInferencePasses.end());
+  EXPECT_EQ(pass_names(*o2), o2_passes);
+  EXPECT_EQ(pipeline_text(o2->passes),
+            "dce,cse,shape_prop,fold_bn,fuse_conv,fuse_linear,fuse_matmul,"
+            "fuse_pointwise");
+}
+
+TEST(NamedPipelines, StandAmongPassesAndInConfigs) {
+  auto spec = parse_pipeline_text("O1,dot{path=g.dot},O1");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(pass_names(*spec),
+            (std::vector<std::string>{"dce", "cse", "dot", "dce", "cse"}));
+  EXPECT_EQ(spec->named_pipelines, (std::vector<std::string>{"O1"}));
+  auto config = parse_pipeline_config(
+      R"({"pipeline": ["inference", {"pass": "dce"}]})", "c.json", "");
+  ASSERT_TRUE(config.ok()) << config.status();
+  std::vector<std::string> want = kInferencePasses;
+  want.push_back("dce");
+  EXPECT_EQ(pass_names(*config), want);
+  EXPECT_EQ(config->named_pipelines, (std::vector<std::string>{"inference"}));
+  // A plain pipeline names none.
+  EXPECT_TRUE(parse_pipeline_text("dce,cse")->named_pipelines.empty());
+}
+
+TEST(NamedPipelines, TakeNoOptionsAndAreCaseSensitive) {
+  EXPECT_EQ(error_of(parse_pipeline_text("dce,O2{x=1}")),
+            "pipeline 'dce,O2{x=1}', column 5: the named pipeline 'O2' takes "
+            "no options (it stands for dce,cse,shape_prop,fold_bn,fuse_conv,"
+            "fuse_linear,fuse_matmul,fuse_pointwise)");
+  // "o2" is no name: it stays a pass name (for the pass manager to refuse).
+  auto lower = parse_pipeline_text("o2");
+  ASSERT_TRUE(lower.ok());
+  EXPECT_EQ(pass_names(*lower), (std::vector<std::string>{"o2"}));
+  EXPECT_TRUE(lower->named_pipelines.empty());
+}
+
+TEST(NamedPipelines, TheTable) {
+  EXPECT_EQ(named_pipeline_names(), "O1, O2, inference");
+  EXPECT_EQ(find_named_pipeline("inference")->engine, "inference_plan");
+  EXPECT_EQ(find_named_pipeline("O2")->engine, "inference_plan");
+  EXPECT_EQ(find_named_pipeline("O1")->engine, "graph_module");
+  EXPECT_EQ(find_named_pipeline("O3"), nullptr);
+  for (const NamedPipeline& p : named_pipelines()) {
+    EXPECT_FALSE(p.description.empty()) << p.name;
+    auto spec = parse_pipeline_text(p.passes);
+    ASSERT_TRUE(spec.ok()) << p.name << ": " << spec.status();
+    EXPECT_TRUE(spec->named_pipelines.empty()) << p.name;
+    // Every pass a name uses comes from a first-party plugin it can name.
+    for (const PassInvocation& pass : spec->passes) {
+      EXPECT_TRUE(uses_pass(p, pass.pass));
+      EXPECT_FALSE(first_party_plugin_of(pass.pass).empty()) << pass.pass;
+    }
+  }
+  EXPECT_EQ(first_party_plugin_of("fold_bn"),
+            "fx_inference (libfx_inference.so)");
+  EXPECT_FALSE(uses_pass(*find_named_pipeline("O1"), "fold_bn"));
 }
 
 TEST(PipelineConfig, ReadsEveryKey) {
