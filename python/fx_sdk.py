@@ -776,6 +776,10 @@ def compile(gm, example_inputs, dynamic=False,  # noqa: A001 (torch's name)
     take or run on the example inputs, or the pipeline's pass or name that
     is unknown."""
     explicit = pipeline is not None
+    if explicit and not isinstance(pipeline, str):
+        raise TypeError("compile: pipeline must be pipeline text or a named "
+                        "pipeline (O1, O2, inference), got "
+                        f"{type(pipeline).__name__}")
     if not explicit:
         # An SDK GraphModule is the caller's to optimise: planned as it is.
         sdk = isinstance(gm, GraphModule)

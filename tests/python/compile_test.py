@@ -333,3 +333,27 @@ def test_compile_refuses_an_unknown_pipeline_naming_the_known_ones():
                        r"named pipeline either \(named pipelines: O1, O2, "
                        r"inference\)"):
         fx_sdk.compile(gm, [torch.rand(2)], pipeline="O3")
+
+
+def test_a_pass_failing_under_the_default_pipeline_is_skipped(caplog):
+    def scaled(x, n):
+        return torch.relu(x) * n
+    gm = torch.fx.symbolic_trace(scaled)
+    # n is no tensor: the passes get no example inputs, and shape_prop,
+    # with nothing to run on, fails.
+    with caplog.at_level("INFO", logger="fx_sdk"):
+        compiled = fx_sdk.compile(gm, [torch.rand(3), 2])
+    outcomes = {r["pass"]: r["outcome"] for r in compiled.pipeline_report}
+    assert outcomes["shape_prop"] == "rolled_back"
+    assert "shape_prop" not in compiled.passes
+    assert ("pipeline inference: pass shape_prop failed and was rolled "
+            "back: FAILED_PRECONDITION: shape_prop needs inputs") in caplog.text
+    x = torch.randn(3)
+    torch.testing.assert_close(compiled(x, 2), scaled(x, 2))
+    # Given explicitly, the same pipeline stops there.
+    with pytest.raises(RuntimeError, match="pass 'shape_prop' of plugin "
+                       "'fx_shape_prop' .* failed and was rolled back"):
+        fx_sdk.compile(gm, [torch.rand(3), 2], pipeline="inference")
+    with pytest.raises(TypeError, match="pipeline must be pipeline text or "
+                       "a named pipeline"):
+        fx_sdk.compile(gm, [torch.rand(3), 2], pipeline=["inference"])
