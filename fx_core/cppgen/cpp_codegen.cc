@@ -78,8 +78,7 @@ std::string_view placeholder_type(std::string_view type) {
 
 class CppEmitter {
  public:
-  CppEmitter(const Graph& graph,
-             const std::vector<std::pair<std::string, std::string>>& modules)
+  CppEmitter(const Graph& graph, const std::vector<CppModule>& modules)
       : graph_(graph), modules_(modules) {}
 
   std::string emit(std::string_view ns);
@@ -122,7 +121,7 @@ class CppEmitter {
                      const std::string& body);
 
   const Graph& graph_;
-  const std::vector<std::pair<std::string, std::string>>& modules_;
+  const std::vector<CppModule>& modules_;
   absl::flat_hash_map<const Node*, std::string> names_;
   std::vector<std::string> headers_;
 };
@@ -348,13 +347,21 @@ void CppEmitter::emit_call(const Node* n, const std::string& name,
 
 void CppEmitter::emit_module_call(const Node* n, const std::string& name,
                                   std::string& body) {
-  std::string type;
-  for (const auto& [path, t] : modules_) {
-    if (path == n->target()) type = t;
+  auto module =
+      std::find_if(modules_.begin(), modules_.end(),
+                   [n](const CppModule& m) { return m.path == n->target(); });
+  if (module == modules_.end()) fail(n, "the module's type is not known");
+  const ModuleKind* kind = nullptr;
+  try {
+    const ModuleRegistry& registry = ModuleRegistry::global();
+    kind = module->config ? registry.find(module->type, *module->config)
+                          : registry.find(module->type);
+  } catch (const FxError& e) {
+    fail(n, e.what());
   }
-  if (type.empty()) fail(n, "the module's type is not known");
-  const ModuleKind* kind = ModuleRegistry::global().find(type);
-  if (kind == nullptr) fail(n, cat("module type ", type, " is not registered"));
+  if (kind == nullptr) {
+    fail(n, cat("module type ", module->type, " is not registered"));
+  }
   if (kind->cpp_class.empty()) {
     // A module without a C++ class of its own (a torch.nn module rebuilt
     // from Python, a vendor's): called through the module registry.
@@ -402,9 +409,14 @@ std::vector<Argument> CppEmitter::module_call_arguments(
 void CppEmitter::emit_registry_module_call(const Node* n,
                                            const std::string& name,
                                            std::string& body) {
-  append(&body, "  auto ", name, " = fx::cpp::call_module", value_suffix(n),
-         "(self, ", cpp_string_literal(n->target()), ", ",
-         registry_arguments(n), ");\n");
+  // An indexed result (a module returning a tuple) is a list of tensors,
+  // as an indexed call_function's is.
+  const bool indexed = *value_suffix(n) != '\0';
+  std::string call =
+      cat("fx::cpp::call_module", value_suffix(n), "(self, ",
+          cpp_string_literal(n->target()), ", ", registry_arguments(n), ")");
+  if (indexed) call = cat("fx::cpp::as_list(", call, ")");
+  append(&body, "  auto ", name, " = ", call, ";\n");
 }
 
 void CppEmitter::emit_return(const Node* n, std::string& body) {
@@ -446,11 +458,10 @@ std::string CppEmitter::source(std::string_view ns,
 
 }  // namespace
 
-std::string gen_cpp_code(
-    const Graph& graph,
-    const std::vector<std::pair<std::string, std::string>>& module_types,
-    std::string_view cpp_namespace) {
-  CppEmitter emitter(graph, module_types);
+std::string gen_cpp_code(const Graph& graph,
+                         const std::vector<CppModule>& modules,
+                         std::string_view cpp_namespace) {
+  CppEmitter emitter(graph, modules);
   return emitter.emit(cpp_namespace);
 }
 

@@ -22,23 +22,44 @@
 //
 // Throws FxError naming the node when a target has no kernel at all or a
 // module type has no C++ class (`modules` maps call_module targets to their
-// Python types, as a graph file's `modules` section does).
+// Python types and constructor configs, as a graph file's `modules` section
+// does). The config decides the class where a type has several: a
+// MaxPool2d with return_indices=True (values and indices) is not LibTorch's
+// MaxPool2dImpl and is called through the module registry. Without a config
+// the type's usual class is assumed.
 #ifndef FX_CORE_CPPGEN_CPP_CODEGEN_H_
 #define FX_CORE_CPPGEN_CPP_CODEGEN_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "fx_core/ir/argument.h"
+
 namespace fx {
 
 class Graph;
 
-std::string gen_cpp_code(
-    const Graph& graph,
-    const std::vector<std::pair<std::string, std::string>>& module_types,
-    std::string_view cpp_namespace = "fx_generated");
+// A submodule a graph's call_module nodes may call.
+struct CppModule {
+  CppModule(std::string path, std::string type,
+            std::optional<ArgumentDict> config = std::nullopt)
+      : path(std::move(path)),
+        type(std::move(type)),
+        config(std::move(config)) {}
+
+  std::string path;  // "layer1.0.conv1"
+  std::string type;  // "torch.nn.Conv2d"
+  // Its constructor's keyword arguments; without them the type's usual
+  // class is assumed.
+  std::optional<ArgumentDict> config;
+};
+
+std::string gen_cpp_code(const Graph& graph,
+                         const std::vector<CppModule>& modules,
+                         std::string_view cpp_namespace = "fx_generated");
 
 }  // namespace fx
 

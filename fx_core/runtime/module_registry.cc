@@ -32,10 +32,10 @@ const ModuleKind& ModuleRegistry::add(ModuleKind kind) {
   auto owned = std::make_unique<ModuleKind>(std::move(kind));
   ModuleKind* raw = owned.get();
   if (raw->describe) {  // values as the module's creator spelled them
-    raw->describe = [describe = std::move(raw->describe)](
-                        const torch::nn::Module& module) {
-      return respell_as_given(module, describe(module));
-    };
+    raw->describe =
+        [describe = std::move(raw->describe)](const torch::nn::Module& module) {
+          return respell_as_given(module, describe(module));
+        };
   }
   std::lock_guard<std::mutex> lock(mutex_);
   kinds_.push_back(std::move(owned));
@@ -62,6 +62,20 @@ const ModuleKind* ModuleRegistry::find(std::string_view type) const {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = by_type_.find(std::string(type));
   return it == by_type_.end() ? nullptr : it->second;
+}
+
+const ModuleKind* ModuleRegistry::find(std::string_view type,
+                                       const ArgumentDict& config) const {
+  const ModuleKind* named = find(type);
+  if (named == nullptr || !named->create) return named;
+  size_t classes = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& kind : kinds_) classes += kind->type == type;
+  }
+  if (classes < 2) return named;
+  const ModuleKind* built = find(*create(type, config));
+  return built != nullptr ? built : named;
 }
 
 std::vector<std::string> ModuleRegistry::types() const {

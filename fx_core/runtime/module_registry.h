@@ -146,6 +146,13 @@ class ModuleRegistry {
   // nullptr when neither exists.
   const ModuleKind* find(const torch::nn::Module& module) const;
   const ModuleKind* find(std::string_view type) const;
+  // The kind of the module create(type, config) builds. It differs from
+  // find(type) only for a type whose config chooses among several classes
+  // (MaxPool2d with return_indices=True is not LibTorch's MaxPool2dImpl);
+  // only then is the module built. nullptr for an unknown type; throws
+  // FxError as create() for a config it refuses.
+  const ModuleKind* find(std::string_view type,
+                         const ArgumentDict& config) const;
   std::vector<std::string> types() const;
 
   // Builds a module of `type` from constructor keyword arguments, checked

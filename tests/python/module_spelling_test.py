@@ -59,3 +59,23 @@ def test_resnet18_modules_print_as_torch():
     assert repr(back.maxpool) == repr(gm.maxpool)
     for name, module in gm.named_children():
         assert repr(getattr(back, name)) == repr(module), name
+
+
+@pytest.mark.parametrize("shape", [(5,), (3, 4), (2, 3, 4), (2, 3, 4, 5)])
+def test_softmax_without_dim_picks_torchs_dimension(shape):
+    # nn.Softmax() leaves the dimension to F.softmax, which picks it from the
+    # input's rank (0 for ranks 1 and 3, else 1): LibTorch's class has no
+    # such mode, so the SDK builds its own; it comes back as Softmax(dim=None).
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Softmax(), torch.nn.Softmax(dim=-1))
+    gm = torch.fx.symbolic_trace(model)
+    sdk = fx_sdk.from_torch_fx(gm)
+    x = torch.randn(*shape)
+    with pytest.warns(UserWarning, match="Implicit dimension"):
+        want = model(x)
+    assert torch.equal(sdk(x), want)
+    back = fx_sdk.to_torch_fx(sdk)
+    assert [repr(m) for m in back.children()] == [
+        "Softmax(dim=None)", "Softmax(dim=-1)"]
+    assert back.get_submodule("0").dim is None
+    assert back.get_submodule("1").dim == -1

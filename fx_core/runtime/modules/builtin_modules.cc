@@ -390,6 +390,40 @@ class MaxPoolWithIndicesImpl
   torch::nn::MaxPoolOptions<N> options;
 };
 
+// nn.Softmax(dim=None), whose forward picks the dimension from the input's
+// rank as torch's F.softmax does for an implicit dim (_get_softmax_dim: 0
+// for ranks 0, 1 and 3, else 1; torch also warns that this is deprecated).
+// LibTorch's SoftmaxImpl needs an int, so a module built without one is
+// this class, which C++ generated code calls through the module registry.
+class SoftmaxImplicitDimImpl
+    : public torch::nn::Cloneable<SoftmaxImplicitDimImpl> {
+ public:
+  void reset() override {}
+  at::Tensor forward(const at::Tensor& input) {
+    const int64_t rank = input.dim();
+    return at::softmax(input, rank == 0 || rank == 1 || rank == 3 ? 0 : 1);
+  }
+};
+
+// Both classes of a torch.nn.Softmax, added as add_max_pool adds its two.
+void add_softmax(ModuleRegistry& r) {
+  auto create = [](OpArgs& a) -> std::shared_ptr<torch::nn::Module> {
+    if (a.is_none(0)) return std::make_shared<SoftmaxImplicitDimImpl>();
+    return std::make_shared<torch::nn::SoftmaxImpl>(a.to_int(0));
+  };
+  KindBuilder<SoftmaxImplicitDimImpl>(r, "torch.nn.Softmax", "dim=None")
+      .create(create)
+      .describe([](const SoftmaxImplicitDimImpl&) {
+        return ArgumentDict{{"dim", Argument()}};
+      })
+      .no_cpp_class();
+  KindBuilder<torch::nn::SoftmaxImpl>(r, "torch.nn.Softmax", "dim=None")
+      .create(create)
+      .describe([](const torch::nn::SoftmaxImpl& m) {
+        return ArgumentDict{{"dim", m.options.dim()}};
+      });
+}
+
 // Both classes of a torch.nn.MaxPoolNd: LibTorch's (return_indices=False)
 // and MaxPoolWithIndicesImpl<N>. The latter's kind is added first, so the
 // type name resolves to LibTorch's (whose create builds either) and only
@@ -794,13 +828,7 @@ void register_builtin_modules(ModuleRegistry& r) {
         return ArgumentDict{{"negative_slope", m.options.negative_slope()},
                             {"inplace", m.options.inplace()}};
       });
-  KindBuilder<torch::nn::SoftmaxImpl>(r, "torch.nn.Softmax", "dim=None")
-      .create([](OpArgs& a) {
-        return std::make_shared<torch::nn::SoftmaxImpl>(a.to_int(0));
-      })
-      .describe([](const torch::nn::SoftmaxImpl& m) {
-        return ArgumentDict{{"dim", m.options.dim()}};
-      });
+  add_softmax(r);
   KindBuilder<torch::nn::FlattenImpl>(r, "torch.nn.Flatten",
                                       "start_dim=1, end_dim=-1")
       .create([](OpArgs& a) {

@@ -28,6 +28,7 @@ FX_DECLARE_GENERATED(seed_topk)
 FX_DECLARE_GENERATED(seed_wrap)
 FX_DECLARE_GENERATED(aten_and_modules)
 FX_DECLARE_GENERATED(norm_pool)
+FX_DECLARE_GENERATED(pool_indices_softmax)
 FX_DECLARE_GENERATED(registry_fallback)
 
 namespace fx {
@@ -131,6 +132,26 @@ TEST(CppCodegen, AtenTargetsAndRebuiltModulesRunThroughTheRegistries) {
       -1, true));
   EXPECT_TRUE(at::equal(want, by_hand));
   EXPECT_TRUE(at::equal(aten_and_modules::forward(**gm, x).toTensor(), want));
+}
+
+// Module types whose config chooses the class: MaxPool2d with
+// return_indices=True (values and indices, not LibTorch's MaxPool2dImpl) and
+// Softmax without a dim (the dimension from the input's rank, as
+// F.softmax picks it) are called through the module registry; Softmax with
+// a dim stays LibTorch's class.
+TEST(CppCodegen, ConfigsThatChooseAnotherClassRunThroughTheRegistry) {
+  auto gm = read_graph_module(
+      std::string(std::getenv("TEST_SRCDIR")) +
+      "/fx_sdk/tests/fx_core/cppgen/testdata/pool_indices_softmax.fx.json");
+  ASSERT_TRUE(gm.ok()) << gm.status().message();
+  at::Tensor x = at::rand({2, 3, 8, 8});
+  at::Tensor want = (*gm)->forward({x}).toTensor();
+  auto [values, indices] = at::max_pool2d_with_indices(x, {2, 2});
+  at::Tensor by_hand =
+      at::softmax(at::softmax(values, 1), -1) + indices.to(at::kFloat);
+  EXPECT_TRUE(at::equal(want, by_hand));
+  EXPECT_TRUE(
+      at::equal(pool_indices_softmax::forward(**gm, x).toTensor(), want));
 }
 
 // Issue 22: text from a graph file is only ever an escaped string literal.
