@@ -376,6 +376,12 @@ FXP_PLUGIN(
                 "targets too, as torch 1.13 does (the operator then refuses "
                 "the call); by default a torch.ops call keeps `self` as "
                 "its first positional argument"),
+    fxp::pass<fx_optimization::gradual_typecheck>(
+        "gradual_typecheck",
+        "types every node with a TensorType of Dyn or sized dimensions "
+        "from the placeholders' annotations, or fails with torch's type "
+        "error (torch.fx experimental.graph_gradual_typechecker."
+        "GraphTypeChecker)"),
     fxp::pass<fx_optimization::normalize_operators>(
         "normalize_operators",
         "rewrites torch.add, torch.mul, ... calls of two arguments as the "

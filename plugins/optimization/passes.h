@@ -41,6 +41,10 @@ bool param_fetch(fxp::Graph& g, const fxp::Options& options);
 // torch 1.13's torch.fx.passes.reinplace.reinplace (reinplace.cc).
 bool reinplace(fxp::Graph& g, const fxp::Options& options);
 
+// torch 1.13's torch.fx.experimental.graph_gradual_typechecker.
+// GraphTypeChecker.type_check (gradual_typecheck.cc).
+bool gradual_typecheck(fxp::Graph& g, const fxp::Options& options);
+
 // torch 1.13's torch.fx.passes.splitter_base._SplitterBase (splitter.cc).
 bool splitter(fxp::Graph& g, const fxp::Options& options);
 

@@ -1,0 +1,70 @@
+// The types of torch 1.13's gradual type checker (torch.fx.tensor_type):
+// Dyn, TensorType over dimensions that are integers or Dyn, int, and any
+// other annotation kept as the text it is. A node's `type` holds the form
+// torch.fx's generated code spells it in: TensorType((1, Dyn)) is
+// "torch.fx.tensor_type.TensorType[_1,torch.fx.tensor_type._DynType]" (each
+// size a global named after it, Dyn by its class), Dyn alone
+// "torch.fx.tensor_type._DynType".
+//
+// The contract: parse_gradual_type(code_form(t)) == t up to TensorType's
+// tuple-or-list form, which torch's repr shows ("TensorType[(1, Dyn)]",
+// "TensorType[[2, Dyn]]") and the code form does not; repr() prints it as
+// torch does.
+#ifndef PLUGINS_OPTIMIZATION_GRADUAL_TYPE_H_
+#define PLUGINS_OPTIMIZATION_GRADUAL_TYPE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fx_optimization {
+
+// One dimension: a size, or Dyn (nullopt).
+using Dim = std::optional<int64_t>;
+
+struct GradualType {
+  enum class Kind {
+    kNone,    // no type (None in torch)
+    kDyn,     // Dyn
+    kTensor,  // TensorType[dims]
+    kInt,     // int
+    kOther,   // any other annotation (torch.Tensor, ...)
+  };
+  Kind kind = Kind::kNone;
+  std::vector<Dim> dims;  // kTensor
+  bool list = false;      // kTensor: made from a list, printed [..]
+  std::string other;      // kOther: the code form
+
+  static GradualType dyn();
+  static GradualType tensor(std::vector<Dim> dims, bool list = false);
+  bool is_dyn() const { return kind == Kind::kDyn; }
+  bool is_tensor() const { return kind == Kind::kTensor; }
+  size_t rank() const { return dims.size(); }
+};
+
+// TensorType's __eq__ (dimensions compared, tuple or list alike).
+bool operator==(const GradualType& a, const GradualType& b);
+inline bool operator!=(const GradualType& a, const GradualType& b) {
+  return !(a == b);
+}
+
+// The type a node's code-form `type` stands for ("" is kNone).
+GradualType parse_gradual_type(std::string_view code);
+// The code form of `t` ("" for kNone).
+std::string code_form(const GradualType& t);
+// repr(t) as torch prints it in messages and the graph text.
+std::string repr(const GradualType& t);
+std::string repr(const Dim& d);
+
+// torch.fx.tensor_type.is_consistent and is_more_precise, on types and on
+// dimensions.
+bool is_consistent(const Dim& a, const Dim& b);
+bool is_consistent(const GradualType& a, const GradualType& b);
+bool is_more_precise(const Dim& a, const Dim& b);
+bool is_more_precise(const GradualType& a, const GradualType& b);
+
+}  // namespace fx_optimization
+
+#endif  // PLUGINS_OPTIMIZATION_GRADUAL_TYPE_H_

@@ -1,0 +1,629 @@
+// torch 1.13's torch.fx.experimental.graph_gradual_typechecker.
+// GraphTypeChecker.type_check(): every node gets a gradual type
+// (gradual_type.h) from the inference rule of its target, in graph order:
+//  - placeholder: its annotation, Dyn without one;
+//  - get_attr: TensorType of the tensor's shape;
+//  - call_function: torch.add / operator.add (broadcasting), getattr
+//    (`.shape`: Dyn), torch.transpose, torch.reshape, torch.flatten;
+//  - call_module of torch.nn's Conv2d, BatchNorm2d, ReLU, MaxPool2d,
+//    Linear, AdaptiveAvgPool2d (by exact class, as torch looks them up);
+//  - output: its value's type.
+// Some rules also refine their input's type (Conv2d and BatchNorm2d expand
+// a Dyn input to rank 4; ReLU, MaxPool2d, Linear, AdaptiveAvgPool2d and
+// flatten expand a Dyn input to their own type's rank). A node whose target
+// has no rule, an argument torch's rules assert on, and each TypeError
+// torch raises are errors naming the pass and the node with torch's
+// message; the pass manager then rolls the graph back.
+//
+// What torch does and this does not: meta['broadcast'] and the broadcast
+// operand types add_inference_rule leaves in an add's meta (Python
+// TensorType objects, which a graph's meta cannot hold), and an output of
+// several values typed as a tuple of types (left untyped here).
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "fx/plugin_api.hpp"
+#include "plugins/optimization/gradual_type.h"
+#include "plugins/optimization/passes.h"
+
+namespace fx_optimization {
+namespace {
+
+using fxp::ArgView;
+using fxp::Graph;
+using fxp::Node;
+using Type = GradualType;
+
+constexpr const char* kPass = "gradual_typecheck";
+
+[[noreturn]] void fail(const Node& n, const std::string& what) {
+  throw fxp::Error(
+      FX_INVALID_ARGUMENT,
+      std::string(kPass) + ": node '" + std::string(n.name()) + "': " + what);
+}
+
+// The types as the check goes (rules change their inputs' types too).
+class Checker {
+ public:
+  explicit Checker(Graph& g) : g_(g) {}
+
+  void run() {
+    for (Node n : g_) check_node(n);
+  }
+
+  // Writes every changed type to its node; true when one changed.
+  bool write() {
+    bool changed = false;
+    for (Node n : g_) {
+      auto it = types_.find(n.get());
+      if (it == types_.end()) continue;
+      const std::string code = code_form(it->second);
+      if (code != n.type()) {
+        n.set_type(code.empty() ? nullptr : code.c_str());
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
+ private:
+  Type& type_of(const Node& n) {
+    auto [it, added] = types_.try_emplace(n.get());
+    if (added) it->second = parse_gradual_type(n.type());
+    return it->second;
+  }
+
+  // n.args[i], asserted to be a node as torch asserts.
+  Node node_arg(const Node& n, size_t i) {
+    if (i >= n.num_args() || !n.arg(i).is_node()) {
+      fail(n, "AssertionError: argument " + std::to_string(i) +
+                  " is not a node (torch asserts isinstance(n.args[" +
+                  std::to_string(i) + "], Node))");
+    }
+    return n.arg(i).node();
+  }
+
+  int64_t int_arg(const Node& n, size_t i) {
+    if (n.arg(i).kind() != FX_ARG_INT) {
+      fail(n,
+           "AssertionError: argument " + std::to_string(i) + " is not an int");
+    }
+    return n.arg(i).as_int();
+  }
+
+  void check_node(Node n) {
+    Type& t = type_of(n);
+    if (t.kind == Type::Kind::kNone) t = Type::dyn();
+    switch (n.op()) {
+      case FX_OP_PLACEHOLDER:
+        return;
+      case FX_OP_GET_ATTR:
+        return check_get_attr(n);
+      case FX_OP_CALL_FUNCTION:
+        return check_function(n);
+      case FX_OP_CALL_MODULE:
+        return check_module(n);
+      case FX_OP_OUTPUT:
+        return check_output(n);
+      default:
+        fail(n, std::string("NotImplementedError: Method ") +
+                    (n.op() == FX_OP_CALL_METHOD ? "call_method" : "?") +
+                    " not yet implemented");
+    }
+  }
+
+  void check_get_attr(const Node& n) {
+    const std::string target(n.target());
+    if (!g_.has_attr(target.c_str())) return;
+    fxp::Tensor tensor(g_.get_attr_tensor(target.c_str()));
+    std::vector<Dim> dims;
+    for (int64_t d : tensor.shape()) dims.emplace_back(d);
+    type_of(n) = Type::tensor(std::move(dims));
+  }
+
+  void check_output(const Node& n) {
+    if (n.num_args() == 1 && n.arg(0).is_node()) {
+      type_of(n) = type_of(n.arg(0).node());
+    } else {
+      type_of(n) = Type{};
+    }
+  }
+
+  void check_function(const Node& n);
+  void check_module(const Node& n);
+
+  // The rules (torch's names).
+  void add_rule(const Node& n);
+  void getattr_rule(const Node& n);
+  void transpose_rule(const Node& n);
+  void reshape_rule(const Node& n);
+  void flatten_rule(const Node& n);
+  void bn2d_rule(const Node& n, const fxp::Arg& config);
+  void conv2d_rule(const Node& n, const fxp::Arg& config);
+  // ReLU, MaxPool2d, Linear, AdaptiveAvgPool2d, flatten: the input made
+  // the node's rank when Dyn, then `check` of a tensor input joined with
+  // the node's own type (`own_first`: in that order, as torch joins them).
+  using Check = std::function<Type(const Type&)>;
+  void shape_rule(const Node& n, const Check& check, bool own_first);
+
+  Graph& g_;
+  std::unordered_map<FxNode*, Type> types_;
+};
+
+// ----------------------------------------------------------------- helpers
+
+Type expand_to_tensor_dim(const Node& n, const Type& t, size_t rank) {
+  if (t.is_dyn()) return Type::tensor(std::vector<Dim>(rank));
+  if (!t.is_tensor()) fail(n, "TypeError: Cannot match the type " + repr(t));
+  if (t.rank() != rank) {
+    fail(n, "TypeError: Cannot extend tensor. Tensor " + repr(t) +
+                " has rank " + std::to_string(t.rank()) +
+                ". It should have rank " + std::to_string(rank));
+  }
+  return t;
+}
+
+Type greatest_upper_bound(const Node& n, const Type& a, const Type& b) {
+  if (a.is_dyn()) return b;
+  if (b.is_dyn()) return a;
+  if (!a.is_tensor() || !b.is_tensor()) return Type{};
+  if (!is_consistent(a, b)) {
+    fail(n, "TypeError: Inconsistent types " + repr(a) + ", " + repr(b));
+  }
+  std::vector<Dim> dims;
+  for (size_t i = 0; i < a.rank(); ++i) {
+    dims.push_back(is_more_precise(a.dims[i], b.dims[i]) ? a.dims[i]
+                                                         : b.dims[i]);
+  }
+  return Type::tensor(std::move(dims));
+}
+
+// broadcast_types: both tensors padded with leading 1s to one rank, each 1
+// replaced by the other's dimension.
+std::pair<Type, Type> broadcast_types(const Node& n, const Type& a,
+                                      const Type& b) {
+  if (a.is_dyn() || b.is_dyn()) return {a, b};
+  if (!a.is_tensor() || !b.is_tensor()) {
+    fail(n, "TypeError: Cannot broadcast types " + repr(a) + " and " + repr(b));
+  }
+  std::vector<Dim> x = a.dims, y = b.dims;
+  while (x.size() < y.size()) x.insert(x.begin(), Dim(1));
+  while (y.size() < x.size()) y.insert(y.begin(), Dim(1));
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (x[i] == Dim(1)) {
+      x[i] = y[i];
+    } else if (y[i] == Dim(1)) {
+      y[i] = x[i];
+    }
+  }
+  return {Type::tensor(std::move(x)), Type::tensor(std::move(y))};
+}
+
+// ------------------------------------------------------- module attributes
+
+// A module attribute as torch's rules read it: an int or a pair.
+std::vector<int64_t> pair_of(const Node& n, const fxp::Arg& config,
+                             const char* key) {
+  ArgView v = fxp::dict_get(config.view(), key);
+  if (v && v.kind() == FX_ARG_INT) return {v.as_int(), v.as_int()};
+  if (v && (v.kind() == FX_ARG_TUPLE || v.kind() == FX_ARG_LIST) &&
+      v.size() == 2 && v[0].kind() == FX_ARG_INT && v[1].kind() == FX_ARG_INT) {
+    return {v[0].as_int(), v[1].as_int()};
+  }
+  fail(n, std::string("TypeError: the module's ") + key +
+              " is not an int or a pair of ints");
+}
+
+int64_t int_of(const Node& n, const fxp::Arg& config, const char* key) {
+  ArgView v = fxp::dict_get(config.view(), key);
+  if (!v || v.kind() != FX_ARG_INT) {
+    fail(n, std::string("TypeError: the module's ") + key + " is not an int");
+  }
+  return v.as_int();
+}
+
+struct Window {
+  std::vector<int64_t> padding, kernel_size, stride, dilation;
+};
+
+// A convolution's or pooling's window; `stride` None is kernel_size, as
+// MaxPool2d's constructor makes it.
+Window window_of(const Node& n, const fxp::Arg& config) {
+  Window w;
+  w.padding = pair_of(n, config, "padding");
+  w.kernel_size = pair_of(n, config, "kernel_size");
+  ArgView stride = fxp::dict_get(config.view(), "stride");
+  w.stride = !stride || stride.is_none() ? w.kernel_size
+                                         : pair_of(n, config, "stride");
+  w.dilation = pair_of(n, config, "dilation");
+  return w;
+}
+
+int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+// calculate_out_dimension (torch divides both dimensions by stride[0]).
+Dim out_dimension(const Node& n, const Dim& d_in, const Window& w,
+                  size_t index) {
+  if (!d_in) return std::nullopt;
+  if (w.stride[0] == 0) fail(n, "ZeroDivisionError: integer division by 0");
+  const int64_t v = *d_in + 2 * w.padding[index] -
+                    w.dilation[index] * (w.kernel_size[index] - 1) - 1;
+  return floor_div(v, w.stride[0]) + 1;
+}
+
+// ------------------------------------------------------- module reprs
+
+// str() of a config value as torch's extra_repr formats it.
+std::string py_str(const ArgView& v) {
+  switch (v.kind()) {
+    case FX_ARG_NONE:
+      return "None";
+    case FX_ARG_BOOL:
+      return v.as_bool() ? "True" : "False";
+    case FX_ARG_INT:
+      return std::to_string(v.as_int());
+    case FX_ARG_FLOAT: {
+      // Python's repr: the shortest text that reads back the same.
+      char buf[32];
+      for (int precision = 1; precision <= 17; ++precision) {
+        std::snprintf(buf, sizeof(buf), "%.*g", precision, v.as_float());
+        if (std::strtod(buf, nullptr) == v.as_float()) break;
+      }
+      std::string text(buf);
+      if (text.find_first_of(".en") == std::string::npos) text += ".0";
+      return text;
+    }
+    case FX_ARG_TUPLE:
+    case FX_ARG_LIST: {
+      const bool tuple = v.kind() == FX_ARG_TUPLE;
+      std::string out = tuple ? "(" : "[";
+      for (size_t i = 0; i < v.size(); ++i) {
+        if (i) out += ", ";
+        out += py_str(v[i]);
+      }
+      if (tuple && v.size() == 1) out += ",";
+      return out + (tuple ? ")" : "]");
+    }
+    default:
+      return v.as_string();
+  }
+}
+
+std::string config_str(const fxp::Arg& config, const char* key) {
+  ArgView v = fxp::dict_get(config.view(), key);
+  return v ? py_str(v) : "?";
+}
+
+// `key` differs from a tuple of `value`s.
+bool differs(const fxp::Arg& config, const char* key, int64_t value) {
+  ArgView v = fxp::dict_get(config.view(), key);
+  if (!v || v.kind() == FX_ARG_INT) return v && v.as_int() != value;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i].kind() != FX_ARG_INT || v[i].as_int() != value) return true;
+  }
+  return false;
+}
+
+// repr(module) of the classes torch's messages print.
+std::string module_repr(const std::string& cls, const fxp::Arg& c) {
+  if (cls == "BatchNorm2d") {
+    return "BatchNorm2d(" + config_str(c, "num_features") +
+           ", eps=" + config_str(c, "eps") +
+           ", momentum=" + config_str(c, "momentum") +
+           ", affine=" + config_str(c, "affine") +
+           ", track_running_stats=" + config_str(c, "track_running_stats") +
+           ")";
+  }
+  if (cls == "Linear") {
+    return "Linear(in_features=" + config_str(c, "in_features") +
+           ", out_features=" + config_str(c, "out_features") +
+           ", bias=" + config_str(c, "bias") + ")";
+  }
+  if (cls == "MaxPool2d") {
+    return "MaxPool2d(kernel_size=" + config_str(c, "kernel_size") +
+           ", stride=" + config_str(c, "stride") +
+           ", padding=" + config_str(c, "padding") +
+           ", dilation=" + config_str(c, "dilation") +
+           ", ceil_mode=" + config_str(c, "ceil_mode") + ")";
+  }
+  std::string out = "Conv2d(" + config_str(c, "in_channels") + ", " +
+                    config_str(c, "out_channels") +
+                    ", kernel_size=" + config_str(c, "kernel_size") +
+                    ", stride=" + config_str(c, "stride");
+  if (differs(c, "padding", 0)) out += ", padding=" + config_str(c, "padding");
+  if (differs(c, "dilation", 1)) {
+    out += ", dilation=" + config_str(c, "dilation");
+  }
+  if (differs(c, "groups", 1)) out += ", groups=" + config_str(c, "groups");
+  ArgView bias = fxp::dict_get(c.view(), "bias");
+  if (bias && bias.kind() == FX_ARG_BOOL && !bias.as_bool()) {
+    out += ", bias=False";
+  }
+  ArgView mode = fxp::dict_get(c.view(), "padding_mode");
+  if (mode && mode.as_string() != "zeros") {
+    out += ", padding_mode=" + mode.as_string();
+  }
+  return out + ")";
+}
+
+// ------------------------------------------------------------------- rules
+
+void Checker::check_function(const Node& n) {
+  const std::string_view target = n.target();
+  if (target == "torch.add" || target == "operator.add") return add_rule(n);
+  if (target == "builtins.getattr") return getattr_rule(n);
+  if (target == "torch.transpose") return transpose_rule(n);
+  if (target == "torch.reshape") return reshape_rule(n);
+  if (target == "torch.flatten") return flatten_rule(n);
+  fail(n, "RuntimeError: No inference rule registered for target " +
+              std::string(target) + "!");
+}
+
+void Checker::add_rule(const Node& n) {
+  const Node lhs = node_arg(n, 0), rhs = node_arg(n, 1);
+  const Type t1 = type_of(lhs), t2 = type_of(rhs);
+  if (t1.kind == Type::Kind::kInt && t2.is_tensor()) {
+    type_of(n) = t2;
+    return;
+  }
+  if (t2.kind == Type::Kind::kInt && t1.is_tensor()) {
+    type_of(n) = t1;
+    return;
+  }
+  const auto [b1, b2] = broadcast_types(n, t1, t2);
+  if (!is_consistent(b1, b2)) {
+    fail(n, "TypeError: Cannot add arguments " + std::string(lhs.name()) +
+                " (" + repr(t1) + ") and " + std::string(rhs.name()) + " (" +
+                repr(t2) + ") in node " + std::string(n.name()) +
+                ". Types should match ");
+  }
+  type_of(n) = is_more_precise(b1, b2) ? b2 : b1;
+}
+
+void Checker::getattr_rule(const Node& n) {
+  if (n.num_args() < 2 || n.arg(1).kind() != FX_ARG_STRING ||
+      n.arg(1).as_string() != "shape") {
+    fail(n, "TypeError: Not yet implelemted");
+  }
+  type_of(n) = Type::dyn();
+}
+
+void Checker::transpose_rule(const Node& n) {
+  const Type t = type_of(node_arg(n, 0));
+  const int64_t dim1 = int_arg(n, 1), dim2 = int_arg(n, 2);
+  if (t.is_dyn()) {
+    type_of(n) = Type::dyn();
+    return;
+  }
+  const auto rank = static_cast<int64_t>(t.rank());
+  if (!t.is_tensor() || dim1 < 0 || dim1 >= rank || dim2 < 0 || dim2 >= rank) {
+    fail(n, "TypeError: Cannot transpose " + std::to_string(dim1) + " and " +
+                std::to_string(dim2) + " in type " + repr(t) + " for node " +
+                std::string(n.name()));
+  }
+  std::vector<Dim> dims = t.dims;
+  std::swap(dims[dim1], dims[dim2]);
+  type_of(n) =
+      greatest_upper_bound(n, type_of(n), Type::tensor(dims, /*list=*/true));
+}
+
+void Checker::reshape_rule(const Node& n) {
+  const Type t1 = type_of(node_arg(n, 0));
+  const ArgView shape = n.num_args() > 1 ? n.arg(1) : ArgView();
+  if (!shape || shape.kind() != FX_ARG_LIST) {
+    fail(n, "AssertionError: argument 1 is not a list");
+  }
+  std::vector<Dim> dims;
+  int64_t p2 = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i].kind() != FX_ARG_INT) {
+      fail(n, "TypeError: the shape holds a value that is not an int");
+    }
+    const int64_t d = shape[i].as_int();
+    dims.push_back(d == -1 ? Dim() : Dim(d));
+    p2 *= d;
+  }
+  const Type wanted = Type::tensor(dims, /*list=*/true);
+  if (t1.is_dyn()) {
+    type_of(n) = wanted;
+    return;
+  }
+  int64_t p1 = 1;
+  for (const Dim& d : t1.dims) p1 *= d ? *d : 1;
+  if (!t1.is_tensor() || shape.size() == 0 || p1 == 0 || p2 == 0 ||
+      (p1 % p2 != 0 && p2 % p1 != 0)) {
+    fail(n, "TypeError: Cannot reshape in node " + std::string(n.name()) +
+                " from " + repr(t1) + " to " + repr(wanted));
+  }
+  type_of(n) = wanted;
+}
+
+// flatten_check, with torch's reading of negative start dimensions.
+Type flatten_check(const Node& n, const Type& t, int64_t start, int64_t end) {
+  const auto l = static_cast<int64_t>(t.rank());
+  start = start == -1 ? l : (start < 0 ? -start : start);
+  end = end < 0 ? l + end + 1 : end + 1;
+  if (!(0 <= start && start <= l - 1 && 0 <= end && end <= l && start < end)) {
+    fail(n, "TypeError: Incompatable dimentions " + std::to_string(start) +
+                ", " + std::to_string(end - 1) + " in type " + repr(t));
+  }
+  std::vector<Dim> dims(t.dims.begin(), t.dims.begin() + start);
+  Dim mid = 1;
+  for (int64_t i = start; i < end; ++i) {
+    mid = t.dims[i] && mid ? Dim(*mid * *t.dims[i]) : Dim();
+  }
+  dims.push_back(mid);
+  dims.insert(dims.end(), t.dims.begin() + end, t.dims.end());
+  return Type::tensor(std::move(dims));
+}
+
+void Checker::flatten_rule(const Node& n) {
+  node_arg(n, 0);
+  const int64_t start = n.num_args() > 1 ? int_arg(n, 1) : 1;
+  const int64_t end = n.num_args() > 2 ? int_arg(n, 2) : -1;
+  shape_rule(
+      n, [&](const Type& t) { return flatten_check(n, t, start, end); },
+      /*own_first=*/false);
+}
+
+void Checker::shape_rule(const Node& n, const Check& check, bool own_first) {
+  Type& input = type_of(node_arg(n, 0));
+  const Type own = type_of(n);
+  if (input.is_dyn() && own.is_tensor()) {
+    input = expand_to_tensor_dim(n, input, own.rank());
+  }
+  if (!input.is_tensor()) return;
+  const Type out = check(input);
+  type_of(n) = own_first ? greatest_upper_bound(n, own, out)
+                         : greatest_upper_bound(n, out, own);
+}
+
+void Checker::bn2d_rule(const Node& n, const fxp::Arg& config) {
+  Type& input = type_of(node_arg(n, 0));
+  input = expand_to_tensor_dim(n, input, 4);
+  const Type arg = input;
+  const Type own = expand_to_tensor_dim(n, type_of(n), 4);
+  const Dim features = int_of(n, config, "num_features");
+  if (!is_consistent(arg.dims[1], features) ||
+      !is_consistent(own.dims[1], features) || !is_consistent(arg, own)) {
+    fail(n, "TypeError: Cannot apply " + module_repr("BatchNorm2d", config) +
+                " with input type " + repr(arg) + " and existing type " +
+                repr(own) + " on " + std::string(n.name()));
+  }
+  type_of(n) = greatest_upper_bound(n, arg, own);
+}
+
+void Checker::conv2d_rule(const Node& n, const fxp::Arg& config) {
+  Type& input = type_of(node_arg(n, 0));
+  input = expand_to_tensor_dim(n, input, 4);
+  const Type arg = input;
+  const Type own = expand_to_tensor_dim(n, type_of(n), 4);
+  if (!is_consistent(arg.dims[1], int_of(n, config, "in_channels"))) {
+    fail(n, "TypeError: Cannot apply " + module_repr("Conv2d", config) +
+                " with input type " + repr(arg) + " and existing type " +
+                repr(type_of(n)) + " on " + std::string(n.name()));
+  }
+  const Window w = window_of(n, config);
+  const Type out = Type::tensor({arg.dims[0], int_of(n, config, "out_channels"),
+                                 out_dimension(n, arg.dims[2], w, 0),
+                                 out_dimension(n, arg.dims[3], w, 1)});
+  type_of(n) = greatest_upper_bound(n, out, own);
+}
+
+// maxpool2d_check.
+Type maxpool2d_check(const Node& n, const Type& t, const Window& w,
+                     const std::string& module) {
+  if (t.rank() != 3 && t.rank() != 4) {
+    fail(n, "TypeError: Wrong size " + repr(t) + " for " + module);
+  }
+  std::vector<Dim> dims = t.dims;
+  const size_t r = dims.size();
+  dims[r - 2] = out_dimension(n, t.dims[r - 2], w, 0);
+  dims[r - 1] = out_dimension(n, t.dims[r - 1], w, 1);
+  return Type::tensor(std::move(dims));
+}
+
+// linear_check.
+Type linear_check(const Node& n, const Type& t, int64_t in, int64_t out,
+                  const std::string& module) {
+  if (t.rank() < 2) {
+    fail(n, "TypeError: Type " + repr(t) + " must have rank 2 or more.");
+  }
+  if (!is_consistent(Dim(in), t.dims.back())) {
+    fail(n, "TypeError: Inconsistent " + std::to_string(in) + " and " +
+                repr(t.dims.back()) + " in " + module);
+  }
+  std::vector<Dim> dims = t.dims;
+  dims.back() = out;
+  return Type::tensor(std::move(dims));
+}
+
+// AdaptiveAvgPool2d's output_size as (height, width); None takes the
+// other's.
+std::vector<Dim> output_size_of(const Node& n, const fxp::Arg& config) {
+  ArgView v = fxp::dict_get(config.view(), "output_size");
+  if (v && v.kind() == FX_ARG_INT) return {v.as_int(), v.as_int()};
+  if (v && (v.kind() == FX_ARG_TUPLE || v.kind() == FX_ARG_LIST) &&
+      v.size() == 2) {
+    std::vector<Dim> size;
+    for (size_t i = 0; i < 2; ++i) {
+      if (v[i].kind() == FX_ARG_INT) {
+        size.emplace_back(v[i].as_int());
+      } else if (v[i].is_none() && v.kind() == FX_ARG_TUPLE) {
+        size.emplace_back(std::nullopt);
+      } else {
+        fail(n, "TypeError: the module's output_size is not a pair of ints");
+      }
+    }
+    if (!size[0] && size[1]) size[0] = size[1];
+    if (!size[1] && size[0]) size[1] = size[0];
+    if (size[0] && size[1]) return size;
+  }
+  fail(n, "TypeError: the module's output_size is not an int or a pair");
+}
+
+Type adaptiveavgpool2d_check(const Node& n, const Type& t,
+                             const std::vector<Dim>& size) {
+  if (t.rank() != 3 && t.rank() != 4) {
+    fail(n, "TypeError: Tensor ranks must be 3 or 4. Got " + repr(t));
+  }
+  std::vector<Dim> dims = t.dims;
+  dims[dims.size() - 2] = size[0];
+  dims[dims.size() - 1] = size[1];
+  return Type::tensor(std::move(dims));
+}
+
+void Checker::check_module(const Node& n) {
+  const std::string target(n.target());
+  const std::string cls = g_.module_type(target.c_str());
+  const auto config = [&] { return fxp::module_config(g_, target.c_str()); };
+  if (cls == "torch.nn.Conv2d") return conv2d_rule(n, config());
+  if (cls == "torch.nn.BatchNorm2d") return bn2d_rule(n, config());
+  if (cls == "torch.nn.ReLU") {
+    return shape_rule(
+        n, [](const Type& t) { return t; }, /*own_first=*/false);
+  }
+  if (cls == "torch.nn.MaxPool2d") {
+    const fxp::Arg c = config();
+    const Window w = window_of(n, c);
+    const std::string module = module_repr("MaxPool2d", c);
+    return shape_rule(
+        n, [&](const Type& t) { return maxpool2d_check(n, t, w, module); },
+        false);
+  }
+  if (cls == "torch.nn.Linear") {
+    const fxp::Arg c = config();
+    const int64_t in = int_of(n, c, "in_features");
+    const int64_t out = int_of(n, c, "out_features");
+    const std::string module = module_repr("Linear", c);
+    return shape_rule(
+        n, [&](const Type& t) { return linear_check(n, t, in, out, module); },
+        false);
+  }
+  if (cls == "torch.nn.AdaptiveAvgPool2d") {
+    const std::vector<Dim> size = output_size_of(n, config());
+    return shape_rule(
+        n, [&](const Type& t) { return adaptiveavgpool2d_check(n, t, size); },
+        /*own_first=*/true);
+  }
+  fail(n, "RuntimeError: No inference rule registered for class " + cls + "!");
+}
+
+}  // namespace
+
+bool gradual_typecheck(Graph& g, const fxp::Options&) {
+  Checker checker(g);
+  checker.run();
+  return checker.write();
+}
+
+}  // namespace fx_optimization

@@ -1,0 +1,261 @@
+"""The gradual_typecheck pass (libfx_optimization) against torch 1.13's
+torch.fx.experimental.graph_gradual_typechecker.GraphTypeChecker on the
+same graphs: every node's type (in the form gm.code spells it) and the
+generated code are torch's, or both refuse with torch's TypeError message.
+Run by fx_sdk_test.sh.
+
+The pass runs on the SDK's GraphModule (fx_sdk.from_torch_fx) and is read
+there: fx_sdk.to_torch_fx cannot take the result back to torch.fx, since a
+type the pass makes names size globals (`_3`) no import resolves, and the
+C ABI gives a pass no way to set the type's graph-text form
+(`TensorType[(1, Dyn)]`), so the graph text is not compared (see
+plugins/README.md).
+
+PyTorch's own test/fx/test_gradual_type.py runs with its GraphTypeChecker
+replaced by one that runs both checkers on the same graph and compares
+them, then leaves torch's result for the test's own assertions (and for
+its Refine / infer_symbolic_types steps, which the pass does not port).
+"""
+
+import importlib.util
+import os
+import re
+import sys
+import unittest
+
+import pytest
+import torch
+import torch.fx
+import torchvision
+from torch.fx.experimental import graph_gradual_typechecker as gtc
+from torch.fx.tensor_type import Dyn, TensorType
+
+import fx_sdk
+
+TESTS = os.environ.get("FX_PYTORCH_TESTS") or \
+    "/var/cache/fx-sdk/pytorch-1.13.1-tests"
+TorchChecker = gtc.GraphTypeChecker
+
+
+def sdk_typecheck(gm):
+    """Ours on an SDK copy of gm: (the SDK GraphModule, the pass's report)."""
+    sdk_gm = fx_sdk.from_torch_fx(gm)
+    files, dirs = fx_sdk._plugin_sources((), True)
+    try:
+        report = fx_sdk._C._run_pipeline(sdk_gm, "gradual_typecheck", files,
+                                         dirs, True, [], recompile=True,
+                                         example_batches=[])
+    except RuntimeError as e:  # the pass failed: the pipeline stops
+        assert "failed and was rolled back" in str(e), e
+        return sdk_gm, {"outcome": "rolled_back", "error": str(e)}
+    return sdk_gm, report[0]
+
+
+def node_types(sdk_gm):
+    return [(n.name, n.type) for n in sdk_gm.graph.nodes]
+
+
+DYN = "torch.fx.tensor_type._DynType"
+TENSOR_TYPE = re.compile(r"torch\.fx\.tensor_type\.TensorType\[(.*)\]")
+
+
+def as_torch_type(code):
+    """The torch object a code-form type stands for (sizes are globals
+    named _N, Dyn its class)."""
+    if code is None or code == "int":
+        return int if code else None
+    if code == DYN:
+        return Dyn
+    m = TENSOR_TYPE.fullmatch(code)
+    if not m:
+        return code
+    return TensorType(tuple(Dyn if a == DYN else int(a[1:])
+                            for a in m.group(1).split(",")))
+
+
+def same_types(ours, gm):
+    """Every node of ours has the type torch gave gm's."""
+    for n, theirs in zip(ours.graph.nodes, gm.graph.nodes):
+        want = theirs.type
+        if want is not None and not isinstance(want, (TensorType, type)) \
+                and want != Dyn:
+            want = torch.fx.node._type_repr(want)
+        assert as_torch_type(n.type) == want, (n.name, n.type, want)
+
+
+def check(gm):
+    """Both checkers on gm; torch's result is left in gm. Returns ours."""
+    gm.recompile()  # the code names the types a test set on the nodes
+    before = node_types(fx_sdk.from_torch_fx(gm))
+    ours, report = sdk_typecheck(gm)
+    try:
+        TorchChecker({}, gm).type_check()
+    except (TypeError, RuntimeError, AssertionError,
+            NotImplementedError) as e:
+        assert report["outcome"] == "rolled_back", report
+        # torch's TypeErrors word for word; its other errors print Python
+        # objects (a target's repr), named here by their text instead.
+        want = f"{type(e).__name__}: {e}" if isinstance(e, TypeError) else \
+            f"{type(e).__name__}: "
+        assert want in report["error"], (want, report["error"])
+        assert node_types(ours) == before  # rolled back (torch's is not)
+        raise
+    assert report["outcome"] == "ran", report
+    same_types(ours, gm)
+    try:
+        gm.recompile()
+    except AssertionError:
+        # torch 1.13's code generation fails on a size above 256: it names
+        # each size's global after the int object, and equal ints above 256
+        # are different objects (add_global asserts). The types are compared.
+        assert any(isinstance(a, int) and a > 256 for n in gm.graph.nodes
+                   if isinstance(n.type, TensorType) for a in n.type.__args__)
+        return ours
+    theirs = fx_sdk.from_torch_fx(gm)
+    assert node_types(ours) == node_types(theirs)
+    assert ours.code == gm.code
+    return ours
+
+
+class CheckedTypeChecker:
+    """GraphTypeChecker for PyTorch's tests: ours compared with torch's."""
+
+    def __init__(self, env, traced):
+        self.traced = traced
+
+    def type_check(self):
+        check(self.traced)
+        return True
+
+
+def pytorch_gradual_type_tests():
+    path = os.path.join(TESTS, "fx", "test_gradual_type.py")
+    if not os.path.exists(path):
+        return None, []
+    # expecttest, which Debian lacks: the conformance suite's stand-in.
+    sdk_root = os.path.dirname(os.path.dirname(fx_sdk.__file__))
+    sys.path.append(os.path.join(os.path.dirname(sdk_root), "tools",
+                                 "conformance", "shims"))
+    spec = importlib.util.spec_from_file_location("test_gradual_type", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    names = []
+    for cls in (module.AnnotationsTest, module.TypeCheckerTest):
+        names += sorted(f"{cls.__name__}.{n}" for n in dir(cls)
+                        if n.startswith("test_"))
+    return module, names
+
+
+MODULE, NAMES = pytorch_gradual_type_tests()
+
+
+@pytest.mark.parametrize("name", NAMES or ["missing"])
+def test_pytorch_gradual_type_tests(name, monkeypatch):
+    if MODULE is None:
+        pytest.skip(f"PyTorch's test_gradual_type.py is not in {TESTS}")
+    monkeypatch.setattr(MODULE, "GraphTypeChecker", CheckedTypeChecker)
+    cls_name, test_name = name.split(".")
+    result = unittest.TestResult()
+    getattr(MODULE, cls_name)(test_name).run(result)
+    problems = result.errors + result.failures
+    assert not problems, problems[0][1]
+    assert result.testsRun == 1 and not result.skipped
+
+
+@pytest.mark.parametrize("name", ["resnet18", "resnet50"])
+def test_torchvision_resnet(name):
+    """As test_gradual_type.py's test_resnet50: traced, the input annotated
+    TensorType((1, 3, 224, 224)), and with a Dyn batch."""
+    for dims in [(1, 3, 224, 224), (Dyn, 3, 224, 224)]:
+        gm = torch.fx.symbolic_trace(getattr(torchvision.models, name)())
+        for n in gm.graph.nodes:
+            if n.op == "placeholder":
+                n.type = TensorType(dims)
+        gm.recompile()
+        ours = check(gm)
+        batch = "_1" if dims[0] == 1 else DYN
+        assert list(ours.graph.nodes)[-1].type == \
+            f"torch.fx.tensor_type.TensorType[{batch},_1000]"
+
+
+def test_untyped_input_parameter_and_scalar_add():
+    """An unannotated input is Dyn (and every rule on it), a parameter's
+    type is its shape, an int operand of add takes the tensor's type."""
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.randn(3, 4))
+            self.lin = torch.nn.Linear(4, 2)
+
+        def forward(self, x, y: TensorType((Dyn, 4)), k: int):
+            a = torch.add(y, self.w)
+            b = torch.flatten(self.lin(torch.transpose(x, 0, 1)), 1)
+            return torch.add(k, b + a)
+
+    check(torch.fx.symbolic_trace(M()))
+
+
+def refused(gm):
+    """Both refuse gm: torch's message is ours, the graph as it was."""
+    before = node_types(fx_sdk.from_torch_fx(gm))
+    ours, report = sdk_typecheck(gm)
+    assert "INVALID_ARGUMENT: gradual_typecheck: node '" in report["error"]
+    assert node_types(ours) == before
+    with pytest.raises((TypeError, RuntimeError, AssertionError,
+                        NotImplementedError)):
+        check(gm)  # torch's message in ours, word for word
+    return report["error"]
+
+
+def test_inconsistent_annotations_refused():
+    class M(torch.nn.Module):
+        def forward(self, x: TensorType((1, 2, 3)),
+                    y: TensorType((1, 4, 3))):
+            return torch.add(x, y)
+
+    error = refused(torch.fx.symbolic_trace(M()))
+    assert "Cannot add arguments x (TensorType[(1, 2, 3)])" in error
+
+
+def test_conv_channels_refused():
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bn = torch.nn.BatchNorm2d(3)
+
+        def forward(self, x: TensorType((1, 2, Dyn, 4))):
+            return torch.reshape(self.bn(x), [5, -1])
+
+    refused(torch.fx.symbolic_trace(M()))
+
+
+def test_unknown_ops_refused():
+    class Fn(torch.nn.Module):
+        def forward(self, x: TensorType((1, 2))):
+            return torch.sigmoid(x)
+
+    class Method(torch.nn.Module):
+        def forward(self, x: TensorType((1, 2))):
+            return x.relu()
+
+    class Mod(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.act = torch.nn.Tanh()
+
+        def forward(self, x: TensorType((1, 2))):
+            return self.act(x)
+
+    class Const(torch.nn.Module):
+        def forward(self, x: TensorType((1, 2))):
+            return x + 1
+
+    for cls in (Fn, Method, Mod, Const):
+        gm = torch.fx.symbolic_trace(cls())
+        ours, report = sdk_typecheck(gm)
+        assert report["outcome"] == "rolled_back", report
+        assert "gradual_typecheck: node '" in report["error"]
+        with pytest.raises((RuntimeError, NotImplementedError,
+                            AssertionError)):
+            TorchChecker({}, gm).type_check()
