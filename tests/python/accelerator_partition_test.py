@@ -374,9 +374,10 @@ class LatencyModule(torch.nn.Module):
         return add_4
 
 
-def latency_by_size(traced, compute_when_equal):
+def latency_by_size(traced, compute_when_equal, inputs=None):
     """PyTorch's tests' node latencies, from each node's size."""
-    graph_manipulation.get_size_of_all_nodes(traced, [torch.rand(4)])
+    graph_manipulation.get_size_of_all_nodes(traced,
+                                             inputs or [torch.rand(4)])
     mapping = {}
     for node in traced.graph.nodes:
         if node.op in {"output", "placeholder", "get_attr"}:
@@ -524,6 +525,63 @@ def test_size_based_several_results(memory):
     devices = [Device(f"dev_{i}", memory, i) for i in range(6)]
     assert_same(ManyOutputs(), [torch.rand(2, 8), torch.rand(2, 8)],
                 PartitionerConfig(devices))
+
+
+class Mixed(torch.nn.Module):
+    """A module called twice, keyword arguments holding nodes, a value read
+    by several later partitions, nested module targets, an annotated
+    placeholder and a dict result."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+        self.seq = torch.nn.Sequential(torch.nn.Linear(8, 8),
+                                       torch.nn.ReLU())
+
+    def forward(self, x: torch.Tensor, y):
+        a = self.lin(x)
+        b = self.lin(a)
+        c = torch.add(input=a, other=b, alpha=2.0)
+        d = self.seq(c)
+        e = torch.stack([a, b, c, d, y])
+        return {"e": e.sum(dim=0), "a": a}
+
+
+def largest_need(model, inputs):
+    traced = symbolic_trace(model)
+    graph_manipulation.get_size_of_all_nodes(traced, inputs)
+    nodes = [n for n in traced.graph.nodes if n.op != "output"]
+    total = sum(n.size_bytes.total_size for n in nodes)
+    return total, max(n.size_bytes.total_size +
+                      sum(i.size_bytes.output_size for i in n.all_input_nodes)
+                      for n in nodes)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1.5, 2.0, 2.5])
+@pytest.mark.parametrize("mode", ["size_based", "kl_based"])
+def test_mixed_graph(scale, mode):
+    torch.manual_seed(0)
+    model = Mixed()
+    inputs = [torch.rand(2, 8), torch.rand(2, 8)]
+    total, largest = largest_need(model, inputs)
+    memory = int(largest * scale)
+    devices = [Device(f"dev_{i}", memory, i)
+               for i in range(total // memory + 2)]
+    traced = symbolic_trace(model)
+    mapping = latency_by_size(traced, lambda t: 1, inputs)
+    config = PartitionerConfig(devices, PartitionMode[mode],
+                               transfer_rate_bytes_per_sec=16,
+                               node_to_latency_mapping=mapping)
+    probe = symbolic_trace(model)
+    try:
+        torch_partition(model, inputs, config._replace(
+            node_to_latency_mapping=latency_by_size(probe, lambda t: 1,
+                                                    inputs)), probe)
+    except RuntimeError as e:  # torch's refusal is the pass's
+        refused(model, inputs, options_text(config), str(e))
+        return
+    ret, _, _ = assert_same(model, inputs, config, traced=traced)
+    assert len(ret.dag.nodes) >= 2
 
 
 @pytest.mark.parametrize("name,memory", [("resnet18", 12_000_000),
