@@ -2,8 +2,6 @@
 
 #include <string>
 
-#include "fx_core/support/strings.h"
-
 namespace fx {
 namespace {
 
@@ -57,16 +55,30 @@ std::shared_ptr<torch::nn::Module> child_named(const torch::nn::Module& m,
   return child != nullptr ? *child : nullptr;
 }
 
+const ChildDict& children_of(const torch::nn::Module& m) {
+  return m.*member(ChildrenOf{});
+}
+
 const torch::nn::Module* module_at(const torch::nn::Module& root,
                                    std::string_view path) {
   const torch::nn::Module* m = &root;
   if (path.empty()) return m;
-  for (std::string_view atom : split(path, '.')) {
-    std::shared_ptr<torch::nn::Module> child = child_named(*m, atom);
-    if (!child) return nullptr;
-    m = child.get();  // owned by its parent, which outlives this walk
+  // One key string for every level's lookup, no list of the atoms, no
+  // shared_ptr copies: every attribute access of a pass walks here.
+  std::string atom;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = path.find('.', start);
+    atom.assign(path.substr(start, dot == std::string_view::npos
+                                       ? std::string_view::npos
+                                       : dot - start));
+    const std::shared_ptr<torch::nn::Module>* child =
+        (m->*member(ChildrenOf{})).find(atom);
+    if (child == nullptr || *child == nullptr) return nullptr;
+    m = child->get();  // owned by its parent, which outlives this walk
+    if (dot == std::string_view::npos) return m;
+    start = dot + 1;
   }
-  return m;
 }
 
 torch::nn::Module* module_at(torch::nn::Module& root, std::string_view path) {

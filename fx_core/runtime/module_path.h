@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace fx {
@@ -18,6 +19,11 @@ namespace fx {
 // The direct child `name` of `m`, or nullptr.
 std::shared_ptr<torch::nn::Module> child_named(const torch::nn::Module& m,
                                                std::string_view name);
+
+// The direct children of `m` by name, in order, read in place (children()
+// and named_children() copy them); valid while `m`'s children do not change.
+const torch::OrderedDict<std::string, std::shared_ptr<torch::nn::Module>>&
+children_of(const torch::nn::Module& m);
 
 // The module at `path` below `root` (`root` itself for an empty path), or
 // nullptr when a level is missing.

@@ -4,8 +4,10 @@
 #include <torch/csrc/jit/serialization/pickle.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -13,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "fx_core/io/atomic_file.h"
 #include "fx_core/ir/codegen.h"
 #include "fx_core/runtime/graph_module.h"
@@ -100,6 +103,82 @@ bool PassTarget::changed() {
          (snapshot_ && !structurally_equal(*snapshot_, graph()));
 }
 
+namespace {
+
+// Bytes copied in, kept until clear(): the rollback copies of the tensors a
+// pass reads, one memcpy each instead of a LibTorch tensor (an allocation
+// and a dispatched copy per tensor were a sixth of fuse's time).
+class ByteArena {
+ public:
+  // A copy of `bytes` bytes at `data`, valid until clear().
+  const char* copy(const void* data, size_t bytes) {
+    if (chunks_.empty() || used_ + bytes > capacity_) {
+      capacity_ = std::max(bytes, kChunkBytes);
+      chunks_.push_back(std::make_unique<char[]>(capacity_));
+      used_ = 0;
+    }
+    char* out = chunks_.back().get() + used_;
+    if (bytes > 0) std::memcpy(out, data, bytes);
+    used_ += bytes;
+    return out;
+  }
+  void clear() {
+    chunks_.clear();
+    used_ = capacity_ = 0;
+  }
+
+ private:
+  static constexpr size_t kChunkBytes = size_t{1} << 20;
+  std::vector<std::unique_ptr<char[]>> chunks_;
+  size_t used_ = 0;
+  size_t capacity_ = 0;
+};
+
+// Whether `t` is a dense tensor whose bytes can be copied as one block:
+// on the CPU, not quantized, contiguous.
+bool copyable_bytes(const at::Tensor& t) {
+  return t.is_cpu() && !t.is_quantized() && t.is_contiguous();
+}
+
+// Whether `t`'s strides are row-major for its sizes (or absent, which
+// DLPack defines as row-major); sizes of 0 or 1 leave a stride free.
+bool row_major(const DLTensor& t) {
+  if (t.strides == nullptr) return true;
+  int64_t expected = 1;
+  for (int32_t d = t.ndim - 1; d >= 0; --d) {
+    if (t.shape[d] > 1 && t.strides[d] != expected) return false;
+    expected *= t.shape[d];
+  }
+  return true;
+}
+
+// A tensor the host owns with `tensor`'s values; takes ownership of
+// `tensor` (its deleter is called, also on an error). A row-major CPU
+// tensor is copied with one memcpy; any other through LibTorch.
+at::Tensor owned_copy(DLManagedTensor* tensor) {
+  const DLTensor& dl = tensor->dl_tensor;
+  if (dl.device.device_type != kDLCPU || !row_major(dl)) {
+    return at::fromDLPack(tensor).clone();
+  }
+  at::Tensor out;
+  try {
+    out = at::empty(at::IntArrayRef(dl.shape, dl.ndim),
+                    at::TensorOptions().dtype(at::toScalarType(dl.dtype)));
+    if (out.nbytes() > 0) {
+      std::memcpy(out.data_ptr(),
+                  static_cast<const char*>(dl.data) + dl.byte_offset,
+                  out.nbytes());
+    }
+  } catch (...) {
+    if (tensor->deleter) tensor->deleter(tensor);
+    throw;
+  }
+  if (tensor->deleter) tensor->deleter(tensor);
+  return out;
+}
+
+}  // namespace
+
 // The module's tensors and submodules for the C ABI, with a journal of the
 // tensors a pass replaced so a rollback can put them back.
 class GraphModuleTarget::Attributes : public AttributeStore {
@@ -166,17 +245,24 @@ class GraphModuleTarget::Attributes : public AttributeStore {
                 std::string* error) override {
     at::Tensor value;
     try {
-      // fromDLPack takes ownership and calls the deleter when done.
-      value = at::fromDLPack(tensor).clone();
+      // Takes ownership and calls the deleter when done.
+      value = owned_copy(tensor);
     } catch (const std::exception& e) {
       *error = cat("cannot read the tensor for '", name, "': ", e.what());
       return false;
     }
-    return set_tensor_attr(name, value, error);
+    return store_tensor(name, value, /*owned=*/true, error);
   }
 
   bool set_tensor_attr(std::string_view name, const at::Tensor& value,
                        std::string* error) override {
+    return store_tensor(name, value, /*owned=*/false, error);
+  }
+
+  // set_tensor_attr; `owned`: nothing else holds `value`, which may then
+  // be given requires_grad itself instead of through a detached alias.
+  bool store_tensor(std::string_view name, const at::Tensor& value, bool owned,
+                    std::string* error) {
     at::Tensor current = module_.get_attr(name);
     if (current.defined() && current.is_quantized() != value.is_quantized()) {
       *error = cat("'", name, "' holds ",
@@ -203,7 +289,11 @@ class GraphModuleTarget::Attributes : public AttributeStore {
     at::Tensor stored = value;
     if (is_parameter && current.defined() && stored.is_floating_point() &&
         stored.requires_grad() != current.requires_grad()) {
-      stored = value.detach().requires_grad_(current.requires_grad());
+      if (owned && stored.is_leaf()) {
+        stored.set_requires_grad(current.requires_grad());
+      } else {
+        stored = value.detach().requires_grad_(current.requires_grad());
+      }
     }
     module_.set_attr(name, stored, is_parameter);
     return true;
@@ -250,10 +340,10 @@ class GraphModuleTarget::Attributes : public AttributeStore {
   // wrote in place (into the tensor it read, before any replacement).
   std::string encode(std::vector<std::pair<std::string, ModuleSpec>>* added) {
     c10::impl::GenericList entries(c10::AnyType::get());
-    for (const auto& [name, read] : read_) {
+    for (const Read& read : reads_) {
       if (!read.unchanged()) {
         entries.push_back(c10::ivalue::Tuple::create(
-            {c10::IValue(name), c10::IValue(read.tensor.detach()),
+            {c10::IValue(read.name), c10::IValue(read.tensor.detach()),
              c10::IValue(true)}));
       }
     }
@@ -309,22 +399,21 @@ class GraphModuleTarget::Attributes : public AttributeStore {
   // through it in this pass: the rollback must undo that too).
   void begin() {
     journal_.clear();
-    read_.clear();
+    clear_reads();
     remember_held_views();
-    modules_at_begin_.clear();
-    for (const auto& m : module_.named_modules("", /*include_self=*/false)) {
-      modules_at_begin_.emplace(m.key(), m.value().get());
-    }
+    graph_modules_at_begin_.clear();
+    std::string path;
+    note_graph_modules(module_, &path);
   }
   void clear() {
     journal_.clear();
-    read_.clear();
+    clear_reads();
   }
   // Whether the pass replaced, added or wrote into an attribute.
   bool changed() const {
     if (!journal_.empty()) return true;
-    for (const auto& entry : read_) {
-      if (!entry.second.unchanged()) return true;
+    for (const Read& read : reads_) {
+      if (!read.unchanged()) return true;
     }
     return false;
   }
@@ -332,12 +421,10 @@ class GraphModuleTarget::Attributes : public AttributeStore {
   // its replacements, newest first.
   void undo() {
     torch::NoGradGuard no_grad;
-    for (auto& entry : read_) {
-      if (!entry.second.unchanged()) {
-        entry.second.tensor.detach().copy_(entry.second.copy);
-      }
+    for (Read& read : reads_) {
+      if (!read.unchanged()) read.restore();
     }
-    read_.clear();
+    clear_reads();
     for (auto it = journal_.rbegin(); it != journal_.rend(); ++it) {
       if (it->is_module) {
         if (it->previous_module) {
@@ -363,21 +450,69 @@ class GraphModuleTarget::Attributes : public AttributeStore {
     ModuleSpec spec;  // what the module was built from
   };
   // A tensor a pass read (GraphGetAttr hands out a view of it) and a copy
-  // of what it held then: in-place writes through the view roll back.
+  // of what it held then: in-place writes through the view roll back. A
+  // dense CPU tensor's copy is its bytes in the arena (`saved`, compared and
+  // put back bit for bit); any other tensor's is a LibTorch clone.
   struct Read {
+    std::string name;
     at::Tensor tensor;
     at::Tensor copy;
+    const char* saved = nullptr;
+    size_t bytes = 0;
     bool unchanged() const {
+      if (!copy.defined()) {
+        return tensor.nbytes() == bytes &&
+               std::memcmp(tensor.data_ptr(), saved, bytes) == 0;
+      }
       return tensor.sizes() == copy.sizes() && tensor.dtype() == copy.dtype() &&
              torch::equal(tensor, copy);
+    }
+    // Puts the copy back (outside autograd).
+    void restore() {
+      if (copy.defined()) {
+        tensor.detach().copy_(copy);
+      } else if (tensor.nbytes() == bytes && bytes > 0) {
+        std::memcpy(tensor.data_ptr(), saved, bytes);
+      }
     }
   };
   // Notes `tensor`, read under `name`, the first time in a pass.
   void remember(const std::string& name, const at::Tensor& tensor) const {
-    if (read_.count(name) == 0) {
+    auto [it, added] = read_index_.try_emplace(name, reads_.size());
+    if (!added) return;
+    Read read;
+    read.name = name;
+    read.tensor = tensor;
+    if (copyable_bytes(tensor)) {
+      read.bytes = tensor.nbytes();
+      read.saved = arena_.copy(tensor.data_ptr(), read.bytes);
+    } else {
       torch::NoGradGuard no_grad;  // a copy outside autograd, no detach
-      read_.emplace(name, Read{tensor, tensor.clone()});
+      read.copy = tensor.clone();
     }
+    reads_.push_back(std::move(read));
+  }
+  void clear_reads() {
+    reads_.clear();
+    read_index_.clear();
+    arena_.clear();
+  }
+
+  // Notes every GraphModule below `m` by its qualified name, `*path` being
+  // `m`'s (with a trailing '.' unless empty); no name is built for the
+  // other modules.
+  void note_graph_modules(const torch::nn::Module& m, std::string* path) {
+    const size_t base = path->size();
+    for (const auto& child : children_of(m)) {
+      path->resize(base);
+      path->append(child.key());
+      if (auto* gm = dynamic_cast<const GraphModule*>(child.value().get())) {
+        graph_modules_at_begin_.emplace(*path, gm);
+      }
+      path->push_back('.');
+      note_graph_modules(*child.value(), path);
+    }
+    path->resize(base);
   }
 
   // A view GraphGetAttr handed out and the plugin has not released (its
@@ -398,17 +533,19 @@ class GraphModuleTarget::Attributes : public AttributeStore {
     struct Tracked {
       DLManagedTensor outer;
       at::Tensor tensor;
-      std::vector<int64_t> shape;
-      std::vector<int64_t> strides;
+      std::vector<int64_t> dims;  // the shape, then the strides
       std::shared_ptr<std::atomic<bool>> held;
     };
     if (!tensor.is_cpu()) return track_exported(name, tensor);
     auto tracked = std::make_unique<Tracked>();
     tracked->tensor = tensor;
-    tracked->shape = tensor.sizes().vec();
-    tracked->strides = tensor.strides().vec();
-    for (size_t i = 0; i < tracked->shape.size(); ++i) {
-      if (tracked->shape[i] < 2) tracked->strides[i] = 1;
+    const size_t ndim = tensor.dim();
+    tracked->dims.resize(2 * ndim);
+    int64_t* shape = tracked->dims.data();
+    int64_t* strides = shape + ndim;
+    for (size_t i = 0; i < ndim; ++i) {
+      shape[i] = tensor.sizes()[i];
+      strides[i] = shape[i] < 2 ? 1 : tensor.strides()[i];
     }
     tracked->held = std::make_shared<std::atomic<bool>>(true);
     DLTensor& dl = tracked->outer.dl_tensor;
@@ -416,8 +553,8 @@ class GraphModuleTarget::Attributes : public AttributeStore {
     dl.device = DLDevice{kDLCPU, 0};
     dl.ndim = static_cast<int32_t>(tensor.dim());
     dl.dtype = at::getDLDataType(tensor);  // throws for unsupported dtypes
-    dl.shape = tracked->shape.data();
-    dl.strides = tracked->strides.data();
+    dl.shape = shape;
+    dl.strides = strides;
     dl.byte_offset = 0;
     tracked->outer.manager_ctx = tracked.get();
     tracked->outer.deleter = [](DLManagedTensor* self) {
@@ -454,7 +591,7 @@ class GraphModuleTarget::Attributes : public AttributeStore {
   // the module's attribute of that name (a replaced attribute's old
   // storage is no longer the module's); forgets the released ones.
   void remember_held_views() {
-    std::vector<HeldView> still;
+    std::deque<HeldView> still;
     for (HeldView& v : held_views_) {
       if (!v.held->load()) continue;
       at::Tensor now = module_.get_attr(v.name);
@@ -490,9 +627,9 @@ class GraphModuleTarget::Attributes : public AttributeStore {
     for (const Entry& e : journal_) journaled.insert(e.name);
     for (const auto& m : module_.named_modules("", /*include_self=*/false)) {
       auto* gm = dynamic_cast<const GraphModule*>(m.value().get());
-      auto before = modules_at_begin_.find(m.key());
+      auto before = graph_modules_at_begin_.find(m.key());
       if (gm == nullptr || journaled.count(m.key()) > 0 ||
-          (before != modules_at_begin_.end() && before->second == gm)) {
+          (before != graph_modules_at_begin_.end() && before->second == gm)) {
         continue;
       }
       bool nested = false;
@@ -563,10 +700,14 @@ class GraphModuleTarget::Attributes : public AttributeStore {
 
   GraphModule& module_;
   std::vector<std::vector<at::Tensor>> batches_;  // of example inputs
-  std::vector<Entry> journal_;
-  std::map<std::string, const torch::nn::Module*> modules_at_begin_;
-  mutable std::map<std::string, Read> read_;  // by the name it was read as
-  mutable std::vector<HeldView> held_views_;
+  std::deque<Entry> journal_;                     // no moves as it grows
+  // The GraphModules among the submodules when the pass began, by name.
+  std::map<std::string, const GraphModule*> graph_modules_at_begin_;
+  // The tensors read in this pass, in order, and their index by name.
+  mutable std::deque<Read> reads_;
+  mutable absl::flat_hash_map<std::string, size_t> read_index_;
+  mutable ByteArena arena_;
+  mutable std::deque<HeldView> held_views_;
 };
 
 GraphModuleTarget::GraphModuleTarget(GraphModule& module,
@@ -615,10 +756,12 @@ namespace {
 // Every GraphModule below `m`, outer before inner (named_modules' order,
 // without building its 'a.b.c' names: a model of 50k modules paid a third
 // of a second per pass for them).
-void recompile_graph_submodules(torch::nn::Module& m) {
-  for (const std::shared_ptr<torch::nn::Module>& child : m.children()) {
-    if (auto* sub = dynamic_cast<GraphModule*>(child.get())) sub->recompile();
-    recompile_graph_submodules(*child);
+void recompile_graph_submodules(const torch::nn::Module& m) {
+  for (const auto& child : children_of(m)) {
+    if (auto* sub = dynamic_cast<GraphModule*>(child.value().get())) {
+      sub->recompile();
+    }
+    recompile_graph_submodules(*child.value());
   }
 }
 }  // namespace
