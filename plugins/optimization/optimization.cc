@@ -28,6 +28,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -59,39 +60,70 @@ constexpr FusePattern kFusePatterns[] = {
   throw fxp::Error(FX_FAILED_PRECONDITION, "fuse: " + what);
 }
 
-// The type of the submodule call_module node `n` calls; "" for other nodes
-// and for targets that name no submodule.
-std::string called_type(const Graph& g, const Node& n) {
-  if (n.op() != FX_OP_CALL_MODULE) return "";
-  try {
-    return g.module_type(std::string(n.target()).c_str());
-  } catch (const fxp::Error&) {
-    return "";
+// The types of the submodules call_module nodes call, asked of the host
+// once per node in a pass (a fold rebuilds a module with its own type), and
+// kept by node: a table keyed by target strings was a tenth of fuse.
+class ModuleTypes {
+ public:
+  explicit ModuleTypes(const Graph& g) : g_(g) {
+    by_node_.reserve(g.size());
+    intern("");  // index 0: no module
   }
-}
+
+  // The type of the submodule `n` calls; "" for other nodes and for
+  // targets that name no submodule.
+  const std::string& called(const Node& n) {
+    if (n.op() != FX_OP_CALL_MODULE) return names_[0];
+    auto [it, added] = by_node_.try_emplace(n.get(), 0);
+    if (added) it->second = intern(asked(n));
+    return names_[it->second];
+  }
+  // Before `n` is erased (its handle may be reused).
+  void forget(const Node& n) { by_node_.erase(n.get()); }
+
+ private:
+  std::string asked(const Node& n) const {
+    try {
+      return g_.module_type(std::string(n.target()).c_str());
+    } catch (const fxp::Error&) {
+      return "";
+    }
+  }
+  size_t intern(std::string type) {
+    auto [it, added] = index_.try_emplace(type, names_.size());
+    if (added) names_.push_back(std::move(type));
+    return it->second;
+  }
+
+  const Graph& g_;
+  std::unordered_map<FxNode*, size_t> by_node_;
+  std::unordered_map<std::string, size_t> index_;  // into names_
+  std::vector<std::string> names_;
+};
 
 // torch's matches_module_pattern: `bn` calls a module of the pattern's
 // BatchNorm type on a call_module of its convolution type.
-bool matches(const Graph& g, const FusePattern& p, const Node& bn) {
+bool matches(ModuleTypes& types, const FusePattern& p, const Node& bn) {
   if (bn.num_args() == 0 || !bn.arg(0).is_node()) return false;
-  return called_type(g, bn) == p.batch_norm &&
-         called_type(g, bn.arg(0).node()) == p.conv;
+  return types.called(bn) == p.batch_norm &&
+         types.called(bn.arg(0).node()) == p.conv;
 }
 
-bool tracks_running_stats(const Graph& g, const std::string& bn) {
-  Arg config = fxp::module_config(g, bn.c_str());
+// Whether BatchNorm `bn`, built from `config`, uses running statistics.
+bool tracks_running_stats(const Graph& g, const std::string& bn,
+                          const Arg& config) {
   ArgView track = fxp::dict_get(config.view(), "track_running_stats");
   if (track && !track.as_bool()) return false;
   return g.has_attr((bn + ".running_mean").c_str()) &&
          g.has_attr((bn + ".running_var").c_str());
 }
 
-// An attribute's values as a contiguous tensor of T's dtype; `shape` gets
-// its sizes. Refused when it is of another dtype or not contiguous.
+// Attribute `name`'s values, `t`, as a contiguous tensor of T's dtype;
+// `shape` gets its sizes. Refused when it is of another dtype or not
+// contiguous.
 template <typename T>
-std::vector<T> values_of(const Graph& g, const std::string& name,
+std::vector<T> values_of(const fxp::Tensor& t, const std::string& name,
                          std::vector<int64_t>* shape = nullptr) {
-  fxp::Tensor t(g.get_attr_tensor(name.c_str()));
   const DLDataType dt = t.dl().dtype;
   if (dt.code != kDLFloat || dt.bits != sizeof(T) * 8 || dt.lanes != 1 ||
       !t.is_contiguous()) {
@@ -104,12 +136,16 @@ std::vector<T> values_of(const Graph& g, const std::string& name,
 }
 
 // Per-channel values of `name`, or `fill` for each channel when the module
-// has no such attribute (no conv bias; an affine-less BatchNorm).
+// has no such attribute (no conv bias; an affine-less BatchNorm). `present`:
+// the caller knows it has it.
 template <typename T>
 std::vector<T> channel_values(const Graph& g, const std::string& name,
-                              size_t channels, T fill) {
-  if (!g.has_attr(name.c_str())) return std::vector<T>(channels, fill);
-  std::vector<T> v = values_of<T>(g, name);
+                              size_t channels, T fill, bool present = false) {
+  if (!present && !g.has_attr(name.c_str())) {
+    return std::vector<T>(channels, fill);
+  }
+  std::vector<T> v =
+      values_of<T>(fxp::Tensor(g.get_attr_tensor(name.c_str())), name);
   if (v.size() != channels) {
     refuse("'" + name + "' has " + std::to_string(v.size()) +
            " values; the convolution has " + std::to_string(channels) +
@@ -141,22 +177,34 @@ void give_bias(Graph& g, const std::string& conv, const std::string& type) {
   fxp::add_module(g, conv.c_str(), type.c_str(), Arg::dict(items));
 }
 
+// What a fold reads of the BatchNorm and writes to the convolution.
+struct FoldSite {
+  std::string conv;  // the convolution's target
+  std::string bn;    // the BatchNorm's target
+  std::string conv_type;
+  Arg bn_config;  // the BatchNorm's constructor arguments
+};
+
 // fuse_conv_bn_weights (torch/nn/utils/fusion.py) in T's arithmetic, then
-// the results set as the convolution's weight and bias.
+// the results set as the convolution's weight and bias; `weight` is the
+// convolution's.
 template <typename T>
-void fold_into_conv(Graph& g, const std::string& conv, const std::string& bn,
-                    const std::string& conv_type) {
+void fold_into_conv(Graph& g, const FoldSite& site, const fxp::Tensor& weight) {
+  const std::string& conv = site.conv;
+  const std::string& bn = site.bn;
   std::vector<int64_t> shape;
-  std::vector<T> w = values_of<T>(g, conv + ".weight", &shape);
+  std::vector<T> w = values_of<T>(weight, conv + ".weight", &shape);
   const size_t channels = shape.empty() ? 0 : static_cast<size_t>(shape[0]);
   if (channels == 0) refuse("'" + conv + ".weight' has no output channels");
-  std::vector<T> mean = channel_values<T>(g, bn + ".running_mean", channels, 0);
-  std::vector<T> var = channel_values<T>(g, bn + ".running_var", channels, 0);
+  // tracks_running_stats found both.
+  std::vector<T> mean =
+      channel_values<T>(g, bn + ".running_mean", channels, 0, true);
+  std::vector<T> var =
+      channel_values<T>(g, bn + ".running_var", channels, 0, true);
   std::vector<T> gamma = channel_values<T>(g, bn + ".weight", channels, 1);
   std::vector<T> beta = channel_values<T>(g, bn + ".bias", channels, 0);
   std::vector<T> b = channel_values<T>(g, conv + ".bias", channels, 0);
-  Arg config = fxp::module_config(g, bn.c_str());
-  ArgView eps_arg = fxp::dict_get(config.view(), "eps");
+  ArgView eps_arg = fxp::dict_get(site.bn_config.view(), "eps");
   const T eps = static_cast<T>(eps_arg ? eps_arg.as_float() : 1e-5);
   const size_t per_channel = w.size() / channels;
   for (size_t c = 0; c < channels; ++c) {
@@ -166,39 +214,44 @@ void fold_into_conv(Graph& g, const std::string& conv, const std::string& bn,
     const T centred = (b[c] - mean[c]) * var_rsqrt;
     b[c] = centred * gamma[c] + beta[c];
   }
-  if (!g.has_attr((conv + ".bias").c_str())) give_bias(g, conv, conv_type);
+  if (!g.has_attr((conv + ".bias").c_str())) {
+    give_bias(g, conv, site.conv_type);
+  }
   g.set_attr_tensor((conv + ".weight").c_str(), tensor_of(shape, w).release());
   g.set_attr_tensor((conv + ".bias").c_str(),
                     tensor_of({static_cast<int64_t>(channels)}, b).release());
 }
 
-void fold(Graph& g, const std::string& conv, const std::string& bn,
-          const std::string& conv_type) {
-  if (g.module_training(conv.c_str()) == 1 ||
-      g.module_training(bn.c_str()) == 1) {
-    refuse("'" + conv + "' and '" + bn +
+void fold(Graph& g, const FoldSite& site) {
+  if (g.module_training(site.conv.c_str()) == 1 ||
+      g.module_training(site.bn.c_str()) == 1) {
+    refuse("'" + site.conv + "' and '" + site.bn +
            "' must be in eval mode (torch's fuse_conv_bn_eval asserts "
            "\"Fusion only for eval!\"); call .eval() first");
   }
-  fxp::Tensor weight(g.get_attr_tensor((conv + ".weight").c_str()));
+  fxp::Tensor weight(g.get_attr_tensor((site.conv + ".weight").c_str()));
   if (weight.dl().dtype.bits == 64) {
-    fold_into_conv<double>(g, conv, bn, conv_type);
+    fold_into_conv<double>(g, site, weight);
   } else {
-    fold_into_conv<float>(g, conv, bn, conv_type);
+    fold_into_conv<float>(g, site, weight);
   }
 }
 
 bool fuse(Graph& g, const fxp::Options&) {
   bool changed = false;
+  ModuleTypes types(g);
   for (const FusePattern& pattern : kFusePatterns) {
     for (Node bn : g) {
-      if (!matches(g, pattern, bn)) continue;
+      if (!matches(types, pattern, bn)) continue;
       Node conv = bn.arg(0).node();
       if (conv.num_users() > 1) continue;
-      const std::string bn_target(bn.target());
-      if (!tracks_running_stats(g, bn_target)) continue;
-      fold(g, std::string(conv.target()), bn_target, pattern.conv);
+      FoldSite site{std::string(conv.target()), std::string(bn.target()),
+                    pattern.conv, Arg()};
+      site.bn_config = fxp::module_config(g, site.bn.c_str());
+      if (!tracks_running_stats(g, site.bn, site.bn_config)) continue;
+      fold(g, site);
       bn.replace_all_uses_with(conv);
+      types.forget(bn);
       g.erase_node(bn);
       changed = true;
     }
@@ -216,8 +269,9 @@ bool fuse(Graph& g, const fxp::Options&) {
 // one positional argument (the Transformer asserts that), a node.
 std::vector<Node> dropouts(const Graph& g) {
   std::vector<Node> out;
+  ModuleTypes types(g);
   for (Node n : g) {
-    if (called_type(g, n) != "torch.nn.Dropout") continue;
+    if (types.called(n) != "torch.nn.Dropout") continue;
     if (n.num_args() != 1) {
       refuse_removal("'" + std::string(n.name()) + "' calls a Dropout with " +
                      std::to_string(n.num_args()) +

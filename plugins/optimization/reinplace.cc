@@ -83,6 +83,8 @@ struct NodeInfo {
   std::vector<Leaf> leaves;  // tree_flatten(meta['fake_result'])
   bool single_tensor = false;
   Node view_of;  // meta['view_of']: the base this node is a view of
+  // The operator's schema (schema_of), looked up once.
+  const fx_plugins::OperatorSchema* schema = nullptr;
 };
 
 class Schemas {
@@ -209,8 +211,13 @@ using Infos = std::unordered_map<FxNode*, NodeInfo>;
 // torch's _FunctionalizationMetadataProp: the meta run, then views.
 Infos propagate(fxp::Graph& g, Schemas& schemas) {
   Infos infos;
+  infos.reserve(g.size());
   size_t idx = 0;
-  for (Node n : g) infos[n.get()].idx = idx++;
+  for (Node n : g) {
+    NodeInfo& info = infos[n.get()];
+    info.idx = idx++;
+    info.schema = schema_of(schemas, n);
+  }
   SampleInputs in = sample_inputs(g);
   std::vector<const DLTensor*> inputs;
   for (const DLTensor& t : in.described) inputs.push_back(&t);
@@ -225,7 +232,7 @@ Infos propagate(fxp::Graph& g, Schemas& schemas) {
     if (n.op() != FX_OP_CALL_FUNCTION || n.num_args() == 0) continue;
     ArgView first = n.arg(0);
     if (first.kind() != FX_ARG_NODE) continue;
-    if (const OperatorSchema* s = schema_of(schemas, n); s && is_view(*s)) {
+    if (const OperatorSchema* s = infos[n.get()].schema; s && is_view(*s)) {
       if (s->arguments[0].aliases_many()) {
         multi_output_views[n.get()] = first.node();
       } else {
@@ -246,12 +253,15 @@ Infos propagate(fxp::Graph& g, Schemas& schemas) {
 class AliasClasses {
  public:
   AliasClasses(const fxp::Graph& g, Infos& infos) : infos_(infos) {
+    std::vector<size_t> classes;
     for (Node n : g) {
       const NodeInfo& info = infos_.at(n.get());
-      std::set<size_t> classes;
+      classes.clear();
       for (const Leaf& l : info.leaves) {
-        if (l.storage != 0) classes.insert(class_of(l.storage));
+        if (l.storage != 0) classes.push_back(class_of(l.storage));
       }
+      std::sort(classes.begin(), classes.end());
+      classes.erase(std::unique(classes.begin(), classes.end()), classes.end());
       for (size_t c : classes) add_member(c, n);
     }
   }
@@ -475,7 +485,7 @@ class Reinplacer {
   }
 
   bool try_node(Node n) {
-    const OperatorSchema* s = schema_of(schemas_, n);
+    const OperatorSchema* s = infos_.at(n.get()).schema;
     if (s == nullptr) return false;
     const Leaf* self = writable_self(n, *s);
     const Leaf* result = single_storage(n);
