@@ -19,6 +19,9 @@
 //  - split_by_tags: the matmul graph's nodes tagged t0 .. t9 by position in
 //    meta['tag'] (ten components in a chain), every node moved into its
 //    component and the main graph rebuilt;
+//  - accelerator_partition: a 100k relu / sin chain of float32[4] values
+//    (tensor_meta on every node), size_based over twelve devices of 180k
+//    bytes: ten partitions, the graph split into ten submodules;
 //  - normalize_args, normalize_operators, annotate_types_with_schema: 25k
 //    blocks of F.relu, torch.flatten, torch.add, F.dropout: every call
 //    rewritten (normalize_args), every torch.add made operator.add and
@@ -194,6 +197,20 @@ fx::GraphFile relu_sin_blocks(int64_t nodes, fx::TensorList*) {
   return file;
 }
 
+// relu_sin_blocks with the tensor_meta shape_prop writes (shape and dtype)
+// on the placeholder too: accelerator_partition sizes every node.
+fx::GraphFile sized_relu_sin_chain(int64_t nodes, fx::TensorList* weights) {
+  fx::GraphFile file = relu_sin_blocks(nodes, weights);
+  fx::ArgumentDict fields;
+  fields.emplace_back("shape", fx::Argument::tuple({fx::Argument(4)}));
+  fields.emplace_back("dtype", fx::Argument::dtype("torch.float32"));
+  const fx::Argument meta = fx::Argument::dict(fields);
+  for (fx::Node* n : file.graph->nodes()) {
+    if (n->op() != fx::Opcode::kOutput) n->set_meta("tensor_meta", meta);
+  }
+  return file;
+}
+
 // A functional ATen graph as make_fx(functionalize(f)) writes one, in blocks
 // of five: a = add(y, 1); v = slice(a, 0, 0, 2); m = mul(v, 2);
 // s = slice_scatter(a, m, 0, 0, 2); y = relu(s). reinplace writes every add,
@@ -318,6 +335,16 @@ BENCHMARK_CAPTURE(BM_TorchPass, split_by_tags,
 
 BENCHMARK_CAPTURE(BM_TorchPass, splitter, "splitter{supported=relu}",
                   relu_sin_blocks)
+    ->Arg(100000)
+    ->Iterations(3)
+    ->Unit(benchmark::kMillisecond);
+
+BENCHMARK_CAPTURE(BM_TorchPass, accelerator_partition,
+                  "accelerator_partition{devices=d0:180000:0,d1:180000:1,"
+                  "d2:180000:2,d3:180000:3,d4:180000:4,d5:180000:5,"
+                  "d6:180000:6,d7:180000:7,d8:180000:8,d9:180000:9,"
+                  "d10:180000:10,d11:180000:11}",
+                  sized_relu_sin_chain)
     ->Arg(100000)
     ->Iterations(3)
     ->Unit(benchmark::kMillisecond);
