@@ -259,3 +259,16 @@ def test_unknown_ops_refused():
         with pytest.raises((RuntimeError, NotImplementedError,
                             AssertionError)):
             TorchChecker({}, gm).type_check()
+
+
+def test_unknown_option_refused():
+    """The pass takes no options (refinement is not ported): one is refused
+    by name before the pass runs."""
+
+    class M(torch.nn.Module):
+        def forward(self, x: TensorType((1, 2))):
+            return torch.add(x, x)
+
+    with pytest.raises(ValueError, match="refine"):
+        fx_sdk.run_pipeline(torch.fx.symbolic_trace(M()),
+                            "gradual_typecheck{refine=true}")
