@@ -12,6 +12,7 @@ PyTorch's own, computed here.
 """
 
 import copy
+import json
 import os
 import subprocess
 import tempfile
@@ -154,6 +155,24 @@ def norms():
         nnq.LayerNorm([4, 6, 6], *affine(4, 6, 6), 0.05, 64),
         nnq.DeQuantize()).eval()
     return torch.fx.symbolic_trace(model), torch.randn(2, 4, 6, 6)
+
+
+@pytest.fixture(scope="module")
+def norms_int_scale():
+    """The quantized norms with whole-number output scales, which torch
+    keeps as int64 buffers (torch.tensor(2)): a file then says `2`, not
+    `2.0`."""
+    torch.manual_seed(7)
+    nnq = torch.ao.nn.quantized
+    weight = torch.nn.Parameter(torch.rand(4) + 0.5)
+    bias = torch.nn.Parameter(torch.randn(4))
+    model = torch.nn.Sequential(
+        nnq.Quantize(0.05, 64, torch.quint8),
+        nnq.GroupNorm(2, 4, weight, bias, 1, 60),
+        nnq.LayerNorm([6], torch.nn.Parameter(torch.rand(6) + 0.5),
+                      torch.nn.Parameter(torch.randn(6)), 2, 64),
+        nnq.DeQuantize()).eval()
+    return torch.fx.symbolic_trace(model), torch.randn(2, 4, 6, 6) * 8
 
 
 @pytest.fixture(scope="module")
@@ -309,7 +328,8 @@ def test_to_torch_fx_gives_back_quantized_modules(which, request):
 
 @pytest.mark.parametrize("which", ["resnet", "mlp", "mixed", "dynamic",
                                    "eager", "more", "norms",
-                                   "reference_resnet", "reference_kinds"])
+                                   "norms_int_scale", "reference_resnet",
+                                   "reference_kinds"])
 def test_bundles_print_run_and_load_back(which, request):
     gm, x = request.getfixturevalue(which)
     inputs = list(x) if isinstance(x, tuple) else [x]
@@ -336,6 +356,36 @@ def test_bundles_print_run_and_load_back(which, request):
         with torch.no_grad():
             torch.testing.assert_close(loaded(*inputs), expected, rtol=0,
                                        atol=0)
+
+
+def test_a_whole_number_scale_written_as_an_int(norms_int_scale):
+    # torchfx_export writes the scale as a float; another writer may say
+    # `2` as torch's own int64 buffer holds it: the same numbers either way.
+    gm, x = norms_int_scale
+    with torch.no_grad():
+        expected = gm(x)
+    with tempfile.TemporaryDirectory() as out:
+        torchfx_export.export(gm, [x], out)
+        graph = os.path.join(out, "graph.fx.json")
+        with open(graph) as f:
+            doc = json.load(f)
+        ints = 0
+        for spec in doc["modules"].values():
+            scale = spec["config"].get("scale")
+            if isinstance(scale, float) and scale.is_integer():
+                spec["config"]["scale"] = int(scale)
+                ints += 1
+        assert ints == 2
+        with open(graph, "w") as f:
+            json.dump(doc, f)
+        in_path, outputs = (os.path.join(out, name)
+                            for name in ("in.pt", "out.pt"))
+        torch.save([x], in_path)
+        subprocess.run([fx_binary(), "exec", graph, "--inputs", in_path,
+                        "--outputs", outputs], check=True,
+                       capture_output=True)
+        torch.testing.assert_close(torch.load(outputs), expected, rtol=0,
+                                   atol=0)
 
 
 def test_a_pass_pipeline_keeps_the_quantized_modules(resnet):

@@ -436,7 +436,8 @@ FunctionalModuleSpec quantized_norm_spec(const QuantizedNorm& norm) {
       m.register_parameter("weight", at::ones(shape));
       m.register_parameter("bias", at::zeros(shape));
     }
-    m.register_buffer("scale", at::scalar_tensor(m.config("scale").toDouble()));
+    m.register_buffer(
+        "scale", at::scalar_tensor(m.config("scale").toScalar().toDouble()));
     m.register_buffer(
         "zero_point",
         at::scalar_tensor(m.config("zero_point").toInt(), at::kLong));
