@@ -139,10 +139,11 @@ def pytorch_gradual_type_tests():
     spec = importlib.util.spec_from_file_location("test_gradual_type", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    names = []
-    for cls in (module.AnnotationsTest, module.TypeCheckerTest):
-        names += sorted(f"{cls.__name__}.{n}" for n in dir(cls)
-                        if n.startswith("test_"))
+    # TypeCheckerTest's 32 tests; AnnotationsTest's 6 test tensor_type's
+    # relations alone (no GraphTypeChecker), nothing of the pass.
+    cls = module.TypeCheckerTest
+    names = sorted(f"{cls.__name__}.{n}" for n in dir(cls)
+                   if n.startswith("test_"))
     return module, names
 
 
