@@ -29,6 +29,9 @@ Targets:
                the unoptimised graph's GraphModule, the optimised bundle's
                and NAME::run agree (rtol, atol); each module type named in
                `absent_modules` no longer appears in the optimised graph.
+  NAME_benchmark  (with `inputs`) a cc_binary (`bazel run`): the median
+               time of the unoptimised GraphModule, the optimised one and
+               NAME::run on random inputs shaped like `inputs`.
 
 Hermetic: the fx tool runs with --no-default-plugins and loads exactly the
 `plugins` given (by label, as --plugin PATH), never $FX_PLUGIN_PATH or the
@@ -46,7 +49,7 @@ macro only wraps `fx run` and `fx code`, like tools/install/fx_plugin.bzl
 wraps the plugin build for out-of-tree users.
 """
 
-load("@rules_cc//cc:defs.bzl", "cc_library", "cc_test")
+load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library", "cc_test")
 
 _FX = "//tools:fx"
 
@@ -223,6 +226,18 @@ def fx_library(
         deps = [
             ":" + name,
             "//tools/bazel:fx_library_test_main",
+        ],
+        tags = tags,
+    )
+    cc_binary(
+        name = name + "_benchmark",
+        testonly = True,
+        srcs = [name + "_test_entry.cc"],
+        args = test_args,
+        data = test_data,
+        deps = [
+            ":" + name,
+            "//tools/bazel:fx_library_benchmark_main",
         ],
         tags = tags,
     )
