@@ -255,6 +255,27 @@ inline fxp::Arg map_arg(fxp::ArgView a,
   }
 }
 
+// `n`'s args, each through map_arg with `map` (copying a node into
+// another graph).
+inline std::vector<fxp::Arg> map_args(
+    const fxp::Node& n, const std::function<fxp::Node(fxp::Node)>& map) {
+  std::vector<fxp::Arg> args;
+  for (size_t i = 0; i < n.num_args(); ++i) {
+    args.push_back(map_arg(n.arg(i), map));
+  }
+  return args;
+}
+
+// `n`'s kwargs, each value through map_arg with `map`.
+inline fxp::Kwargs map_kwargs(const fxp::Node& n,
+                              const std::function<fxp::Node(fxp::Node)>& map) {
+  fxp::Kwargs kwargs;
+  for (size_t i = 0; i < n.num_kwargs(); ++i) {
+    kwargs.emplace_back(n.kwarg_key(i), map_arg(n.kwarg_value(i), map));
+  }
+  return kwargs;
+}
+
 // Writes `text` to `path` as a whole or not at all. On a host of version 13
 // or later the host writes it (fxp::write_output_file, C ABI
 // WriteOutputFile): under the host's output rule, so a file the running

@@ -180,15 +180,8 @@ void build_submodule(Graph& g, const GraphInfo& info, const SplitPartition& p,
     if (n.op() == FX_OP_CALL_MODULE && shared.insert(target).second) {
       fxp::share_attr(g, sub, target.c_str());
     }
-    std::vector<Arg> args;
-    for (size_t i = 0; i < n.num_args(); ++i) {
-      args.push_back(fx_plugins::map_arg(n.arg(i), value));
-    }
-    fxp::Kwargs kwargs;
-    for (size_t i = 0; i < n.num_kwargs(); ++i) {
-      kwargs.emplace_back(n.kwarg_key(i),
-                          fx_plugins::map_arg(n.kwarg_value(i), value));
-    }
+    const std::vector<Arg> args = fx_plugins::map_args(n, value);
+    const fxp::Kwargs kwargs = fx_plugins::map_kwargs(n, value);
     Node copy = sub.create_node(n.op(), target.c_str(), args, kwargs);
     copy_meta(n, copy);
     env[n.get()] = copy;

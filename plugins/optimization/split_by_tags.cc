@@ -282,15 +282,8 @@ void build_component(Graph& g, const Component& comp, Graph sub,
                                      nullptr, type_or_null);
     } else {
       if (n.op() == FX_OP_CALL_MODULE) share(n);
-      std::vector<Arg> args;
-      for (size_t i = 0; i < n.num_args(); ++i) {
-        args.push_back(fx_plugins::map_arg(n.arg(i), value));
-      }
-      fxp::Kwargs kwargs;
-      for (size_t i = 0; i < n.num_kwargs(); ++i) {
-        kwargs.emplace_back(n.kwarg_key(i),
-                            fx_plugins::map_arg(n.kwarg_value(i), value));
-      }
+      const std::vector<Arg> args = fx_plugins::map_args(n, value);
+      const fxp::Kwargs kwargs = fx_plugins::map_kwargs(n, value);
       Node copy = sub.create_node(n.op(), target.c_str(), args, kwargs,
                                   name.c_str(), type_or_null);
       if (ArgView m = n.meta("tensor_meta"))
