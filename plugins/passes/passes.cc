@@ -513,14 +513,8 @@ class SubgraphBuilder {
   void copy_members(const std::vector<Node>& members) {
     std::function<Node(Node)> map = [&](Node n) { return value_of(n); };
     for (Node n : members) {
-      std::vector<Arg> args;
-      for (size_t i = 0; i < n.num_args(); ++i)
-        args.push_back(fx_plugins::map_arg(n.arg(i), map));
-      fxp::Kwargs kwargs;
-      for (size_t i = 0; i < n.num_kwargs(); ++i) {
-        kwargs.emplace_back(n.kwarg_key(i),
-                            fx_plugins::map_arg(n.kwarg_value(i), map));
-      }
+      std::vector<Arg> args = fx_plugins::map_args(n, map);
+      fxp::Kwargs kwargs = fx_plugins::map_kwargs(n, map);
       std::string target(n.target()), name(n.name()), type(n.type());
       if (n.op() == FX_OP_CALL_MODULE) share(target);
       env_[n.get()] =
