@@ -16,7 +16,7 @@ action that Bazel caches.
     )
 
 Targets:
-  NAME_bundle  `fx run` of the pipeline: NAME_bundle/graph.fx.json and its
+  NAME_bundle  `fx run` of the pipeline (the action NAME_optimize): NAME_bundle/graph.fx.json and its
                weights NAME_bundle/model.weights.pt (an empty file when the
                optimised graph has no parameters).
   NAME         a cc_library: the optimised graph's C++ (`fx code --lang=cpp
@@ -39,205 +39,57 @@ first-party directory beside it; it reads only the declared graph, weights,
 inputs and config. The same graph, pipeline and plugins give byte-identical
 outputs (tests/tools/fx_library/deterministic_test.sh).
 
-A pipeline that fails (an unknown pass or named pipeline, a pass's error)
-fails NAME_bundle's action, and Bazel prints fx run's message (the pass and
-its error). `pipeline` naming a label or a *.json file is read as a pipeline
-config (fx run --config); otherwise it is pipeline text (fx run --pipeline).
+Bad input is named by attribute. While Bazel analyses the build: a target
+in `plugins` that is not an fx plugin (built with fx_plugin, or first-party:
+tagged "fx_plugin"), a file of this package in `graph`, `weights`, `inputs`
+or a config `pipeline` that does not exist. While it builds: a pipeline fx
+refuses (an unknown pass or named pipeline, a bad option) fails
+NAME_optimize (mnemonic FxPipeline) with fx run's message and
+"fx_library //PKG:NAME: pipeline 'TEXT': fx run refused it"; a pass that
+fails fails it with the pass's error and the path of its reproducer, kept in
+/tmp/fx_library_reproducers/PKG/NAME on the machine that ran the action
+(fx_library_core.bzl REPRODUCER_ROOT). `pipeline` naming a label or a *.json
+file is read as a pipeline config (fx run --config); otherwise it is
+pipeline text (fx run --pipeline).
 
 Why tools/bazel: the fx tool and the plugins are built in this tree; the
-macro only wraps `fx run` and `fx code`, like tools/install/fx_plugin.bzl
-wraps the plugin build for out-of-tree users.
+macro only wraps `fx run` and `fx code`. Its body is fx_library_core.bzl,
+which the install ships too: tools/install/fx_library.bzl gives it the
+installed fx, plugins and host library (@fx_sdk//share/fx-sdk/bazel:
+fx_library.bzl in a workspace on the SDK).
 """
 
-load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library", "cc_test")
+load(":fx_library_core.bzl", "fx_library_core")
 
-_FX = "//tools:fx"
-
-def _is_config(pipeline):
-    return pipeline.startswith(":") or pipeline.startswith("//") or \
-           pipeline.startswith("@") or pipeline.endswith(".json")
-
-def fx_library(
-        name,
-        graph,
-        pipeline,
-        plugins,
-        weights = [],
-        inputs = None,
-        absent_modules = [],
-        rtol = 1e-4,
-        atol = 1e-5,
-        tags = [],
-        visibility = None,
-        **kwargs):
-    """The targets above; kwargs pass through to the cc_library NAME.
+def fx_library(name, **kwargs):
+    """The targets above, from this tree's fx, codegen support and drivers.
 
     Args:
       name: the C++ namespace and the cc_library's name.
-      graph: the graph: a .fx.json file, or a target whose files hold
-        exactly one (its weights among them, or in `weights`).
-      pipeline: pipeline text ("O2", "shape_prop,fold_bn") or a JSON
-        pipeline config (a label or a file ending in .json).
-      plugins: the plugin shared libraries the passes come from (labels of
-        fx_plugin or first-party libfx_*.so targets); nothing else is loaded.
-      weights: the graph's weights file(s) when `graph` is a bare file.
-      inputs: a torch.save file of example inputs (one tensor per
-        placeholder): given to passes that need them (fx run --inputs) and
-        the shapes and dtypes of NAME_test's random inputs.
-      absent_modules: module type names (e.g. "BatchNorm2d") NAME_test
-        checks the optimised graph no longer calls.
-      rtol: NAME_test's relative tolerance.
-      atol: NAME_test's absolute tolerance.
-      tags: tags of every target.
-      visibility: visibility of NAME and NAME_bundle.
-      **kwargs: further cc_library arguments for NAME.
+      **kwargs: graph: the graph: a .fx.json file, or a target whose files
+          hold exactly one (its weights among them, or in `weights`).
+        pipeline: pipeline text ("O2", "shape_prop,fold_bn") or a JSON
+          pipeline config (a label or a file ending in .json).
+        plugins: the plugin shared libraries the passes come from (fx_plugin
+          targets or first-party //plugins:libfx_*.so); nothing else is loaded.
+        weights: the graph's weights file(s) when `graph` is a bare file.
+        inputs: a torch.save file of example inputs (one tensor per
+          placeholder): given to passes that need them (fx run --inputs) and
+          the shapes and dtypes of NAME_test's random inputs.
+        absent_modules: module type names (e.g. "BatchNorm2d") NAME_test
+          checks the optimised graph no longer calls.
+        rtol, atol: NAME_test's tolerances (floats).
+        tags: tags of every target; visibility: of NAME and NAME_bundle;
+        anything else: further cc_library arguments for NAME.
     """
-    if not plugins:
-        fail("fx_library %s: plugins: give the plugin libraries the pipeline's passes come from (no plugin is found any other way)" % name)
-    if type(pipeline) != "string" or not pipeline:
-        fail("fx_library %s: pipeline: pipeline text (\"O2\", \"shape_prop,fold_bn\") or a JSON config label" % name)
-    for a, v in [("rtol", rtol), ("atol", atol)]:
-        if type(v) != "float" or v < 0:
-            fail("fx_library %s: %s: a non-negative float, got %r" % (name, a, v))
-
-    bundle = name + "_bundle/graph.fx.json"
-    bundle_weights = name + "_bundle/model.weights.pt"
-    plugin_flags = " ".join(["--plugin $(location %s)" % p for p in plugins])
-    srcs = [graph] + weights + plugins
-    if _is_config(pipeline):
-        pipeline_flag = "--config $(location %s)" % pipeline
-        srcs.append(pipeline)
-    else:
-        pipeline_flag = "--pipeline '%s'" % pipeline
-    inputs_flag = ""
-    if inputs:
-        inputs_flag = "--inputs $(location %s)" % inputs
-        srcs.append(inputs)
-
-    # The one *.fx.json among the graph target's files.
-    find_graph = ("g=; for f in $(locations %s); do case $$f in *.fx.json) " +
-                  "[ -z \"$$g\" ] || { echo \"fx_library %s: graph: more than " +
-                  "one .fx.json in %s\" >&2; exit 1; }; g=$$f;; esac; done; " +
-                  "[ -n \"$$g\" ] || { echo \"fx_library %s: graph: no .fx.json " +
-                  "file in %s\" >&2; exit 1; }; ") % (graph, name, graph, name, graph)
-    native.genrule(
-        name = name + "_optimize",
-        srcs = srcs,
-        outs = [bundle, bundle_weights],
-        cmd = (find_graph +
-               "out=$(location %s); w=$(location %s); " % (bundle, bundle_weights) +
-               "env -u FX_PLUGIN_PATH $(location %s) run --no-default-plugins " % _FX +
-               "%s %s %s -o $$out $$g || exit 1; " % (plugin_flags, pipeline_flag, inputs_flag) +
-               "[ -f $$w ] || : > $$w"),
-        tools = [_FX],
-        message = "fx_library %s: running the pipeline" % name,
-        tags = tags,
-        visibility = visibility,
-    )
-    native.filegroup(
-        name = name + "_bundle",
-        srcs = [bundle, bundle_weights],
-        tags = tags,
-        visibility = visibility,
-    )
-
-    # The generated C++, and run() over it: as many tensors as the optimised
-    # graph has placeholders.
-    native.genrule(
-        name = name + "_cpp",
-        srcs = [bundle, bundle_weights],
-        outs = [name + "_forward.cc", name + "_run.cc", name + ".h"],
-        cmd = (
-            "$(location {fx}) code --lang=cpp --name={ns} $(location {b}) > $(location {ns}_forward.cc) && " +
-            "n=$$($(location {fx}) print $(location {b}) | grep -c 'placeholder\\[') ; " +
-            "args=; decl=; i=0; while [ $$i -lt $$n ]; do " +
-            "args=\"$$args, inputs[$$i]\"; decl=\"$$decl, at::Tensor\"; i=$$((i+1)); done; " +
-            "{{ echo '// {ns}: the fx graph {g} after the pipeline {p} (fx_library).'; " +
-            "echo '// Generated; edit the fx_library target, not this file.'; " +
-            "echo '#ifndef FX_LIBRARY_{ns}_H_'; echo '#define FX_LIBRARY_{ns}_H_'; " +
-            "echo '#include <ATen/ATen.h>'; echo '#include <ATen/core/ivalue.h>'; " +
-            "echo '#include <torch/nn/module.h>'; echo '#include <vector>'; " +
-            "echo 'namespace {ns} {{'; " +
-            "echo '// The optimised bundle, relative to the runfiles root (fx_sdk/...).'; " +
-            "echo 'inline constexpr const char* kBundle = \"$(rootpath {b})\";'; " +
-            "echo \"// The graph's placeholders, in order.\"; " +
-            "echo \"inline constexpr size_t kNumInputs = $$n;\"; " +
-            "echo '// The optimised graph on inputs (kNumInputs tensors; otherwise'; " +
-            "echo '// std::invalid_argument); self: the bundle read by fx::read_graph_module.'; " +
-            "echo 'c10::IValue run(torch::nn::Module& self, const std::vector<at::Tensor>& inputs);'; " +
-            "echo '}}  // namespace {ns}'; echo '#endif'; }} > $(location {ns}.h) && " +
-            "{{ echo '#include \"$(rootpath {ns}.h)\"'; echo '#include <stdexcept>'; echo '#include <string>'; " +
-            "echo 'namespace {ns} {{'; " +
-            "echo \"c10::IValue forward(torch::nn::Module& self$$decl);\"; " +
-            "echo 'c10::IValue run(torch::nn::Module& self, const std::vector<at::Tensor>& inputs) {{'; " +
-            "echo '  if (inputs.size() != kNumInputs) throw std::invalid_argument(\"{ns}::run: \" + std::to_string(kNumInputs) + \" inputs expected, got \" + std::to_string(inputs.size()));'; " +
-            "echo \"  return forward(self$$args);\"; echo '}}'; echo '}}  // namespace {ns}'; }} > $(location {ns}_run.cc)"
-        ).format(fx = _FX, ns = name, b = bundle, g = graph, p = pipeline.replace("'", "")),
-        tools = [_FX],
-        tags = tags,
-    )
-    cc_library(
+    fx_library_core(
         name = name,
-        srcs = [name + "_forward.cc", name + "_run.cc"],
-        hdrs = [name + ".h"],
-        data = [":" + name + "_bundle"],
-        deps = [
+        fx = "//tools:fx",
+        cc_deps = [
             "//fx_core/cppgen:cpp_codegen_support",
             "@system//:torch",
         ],
-        tags = tags,
-        visibility = visibility,
+        test_main = "//tools/bazel:fx_library_test_main",
+        benchmark_main = "//tools/bazel:fx_library_benchmark_main",
         **kwargs
-    )
-
-    if not inputs:
-        # NAME_test draws its random inputs like the example inputs.
-        return
-
-    # NAME_test: the driver (tools/bazel/fx_library_test_main.cc) calls
-    # fx::library_test::run_generated, defined here for this library alone.
-    native.genrule(
-        name = name + "_test_entry",
-        outs = [name + "_test_entry.cc"],
-        cmd = ("{{ echo '#include \"$(rootpath {ns}.h)\"'; " +
-               "echo 'namespace fx::library_test {{'; " +
-               "echo 'c10::IValue run_generated(torch::nn::Module& self, const std::vector<at::Tensor>& inputs) {{ return {ns}::run(self, inputs); }}'; " +
-               "echo '}}'; }} > $@").format(ns = name),
-        srcs = [name + ".h"],
-        tags = tags,
-    )
-    test_args = [
-        "--optimized=$(rootpath %s)" % bundle,
-        "--rtol=%r" % rtol,
-        "--atol=%r" % atol,
-    ] + ["--absent=" + m for m in absent_modules]
-    test_data = [graph, bundle, bundle_weights] + weights
-    test_args.append("--inputs=$(rootpath %s)" % inputs)
-    test_data.append(inputs)
-
-    # Last: the graph target's files (the driver takes the .fx.json).
-    test_args.append("$(rootpaths %s)" % graph)
-    cc_test(
-        name = name + "_test",
-        size = "small",
-        srcs = [name + "_test_entry.cc"],
-        args = test_args,
-        data = test_data,
-        deps = [
-            ":" + name,
-            "//tools/bazel:fx_library_test_main",
-        ],
-        tags = tags,
-    )
-    cc_binary(
-        name = name + "_benchmark",
-        testonly = True,
-        srcs = [name + "_test_entry.cc"],
-        args = test_args,
-        data = test_data,
-        deps = [
-            ":" + name,
-            "//tools/bazel:fx_library_benchmark_main",
-        ],
-        tags = tags,
     )
