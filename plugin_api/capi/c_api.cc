@@ -11,6 +11,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "fx_core/format/code_names.h"
 #include "fx_core/ir/codegen.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/ir/node.h"
@@ -401,6 +402,12 @@ void fill_node_field_entries(FxApi& t) {
     std::string_view type = n->type();
     return type.empty() ? "" : type.data();
   };
+  t.NodeTypeText = [](const FxNode* n, char** out) {
+    return guarded("NodeTypeText", [&] {
+      const Node* node = live_node(n, "node");
+      *require(out, "out") = c_string(node->type_text());
+    });
+  };
   t.NodeGraph = [](const FxNode* h) -> FxGraph* {
     const Node* n = peek(h);
     return n ? wrap(n->graph()) : nullptr;
@@ -534,6 +541,27 @@ void remove_meta(FxNode* n, const char* key) {
        cat("node '", unwrap(n)->name(), "' has no meta '", k, "'"));
 }
 
+// NodeSetTypeText (version 15): the type as code spells it and as
+// print(graph) shows it, both checked as a graph file's are.
+void set_type_text(FxNode* n, const char* type, const char* text) {
+  Node* node = live_node(n, "node");
+  const std::string_view code = type ? type : "";
+  const std::string_view shown = text ? text : "";
+  if (!code.empty() && !is_type_expression(code)) {
+    fail(FX_INVALID_ARGUMENT,
+         cat("type '", code,
+             "' is not a type expression (dotted ASCII names, [ ] and "
+             "commas)"));
+  }
+  if (!shown.empty() && code.empty()) {
+    fail(FX_INVALID_ARGUMENT, "a type text needs a type");
+  }
+  if (!is_printable_text(shown)) {
+    fail(FX_INVALID_ARGUMENT, "a type text is printable ASCII on one line");
+  }
+  node->set_type(code, shown);
+}
+
 // NodeSetArgs .. NodeRemoveMeta: the node's own fields.
 void fill_node_update_entries(FxApi& t) {
   t.NodeSetArgs = [](FxNode* n, const FxArg* const* args, size_t count) {
@@ -568,6 +596,9 @@ void fill_node_update_entries(FxApi& t) {
   t.NodeSetType = [](FxNode* n, const char* type) {
     return guarded("NodeSetType",
                    [&] { live_node(n, "node")->set_type(type ? type : ""); });
+  };
+  t.NodeSetTypeText = [](FxNode* n, const char* type, const char* text) {
+    return guarded("NodeSetTypeText", [&] { set_type_text(n, type, text); });
   };
   t.NodeSetMeta = [](FxNode* n, const char* key, const FxArg* value) {
     return guarded("NodeSetMeta", [&] {
@@ -946,11 +977,13 @@ constexpr size_t entries_end(uint32_t version) {
       return offsetof(FxApi, WriteOutputFile);
     case 13:
       return offsetof(FxApi, TargetSignature);
+    case 14:
+      return offsetof(FxApi, NodeSetTypeText);
     default:
       return sizeof(FxApi);
   }
 }
-static_assert(FX_API_VERSION == 14,
+static_assert(FX_API_VERSION == 15,
               "a new API version: add where its entries end to entries_end");
 
 // The whole table cut down to `version`: later entries zeroed.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "fx_core/format/code_names.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/meta_execution.h"
 #include "fx_core/runtime/module_registry.h"
@@ -567,16 +568,46 @@ bool is_parameter(GraphModule& gm, const char* name) {
   return false;
 }
 
-void share_attr(FxGraph* g, FxGraph* sub, const char* name) {
+// Whether `child` already holds `object` (a module or a tensor) at `name`:
+// false when it holds nothing there; FX_FAILED_PRECONDITION when it holds
+// something else.
+bool holds_already(GraphModule& child, const std::string& name,
+                   const void* object) {
+  const void* held = nullptr;
+  if (std::shared_ptr<torch::nn::Module> m = child.get_submodule(name)) {
+    held = m.get();
+  } else if (at::Tensor t = child.get_attr(name); t.defined()) {
+    held = t.unsafeGetTensorImpl();
+  }
+  if (held == nullptr) return false;
+  if (held != object) {
+    fail(FX_FAILED_PRECONDITION,
+         cat("the subgraph's module already has another attribute '", name,
+             "'"));
+  }
+  return true;
+}
+
+// GraphShareAttr (as_name NULL: the same name, replacing what is there) and
+// GraphShareAttrAs (refusing to replace another object).
+void share_attr(FxGraph* g, FxGraph* sub, const char* name,
+                const char* as_name) {
   GraphModule& gm = owning_module(unwrap(g));
   GraphModule& child = owning_module(unwrap(require(sub, "subgraph")));
   require(name, "qualified_name");
+  const bool checked = as_name != nullptr;
+  const std::string as = checked ? as_name : name;
+  if (checked && !is_attribute_path(as)) {
+    fail(FX_INVALID_ARGUMENT,
+         cat("name '", as, "' is not a qualified attribute name"));
+  }
   if (!is_submodule(gm, child)) {
     fail(FX_INVALID_ARGUMENT,
          "the subgraph's module is not a submodule of the graph's module");
   }
   if (std::shared_ptr<torch::nn::Module> m = gm.get_submodule(name)) {
-    child.add_submodule(name, std::move(m));
+    if (checked && holds_already(child, as, m.get())) return;
+    child.add_submodule(as, std::move(m));
     return;
   }
   at::Tensor t = gm.get_attr(name);
@@ -584,10 +615,11 @@ void share_attr(FxGraph* g, FxGraph* sub, const char* name) {
     fail(FX_NOT_FOUND,
          cat("the module has no submodule, parameter or buffer '", name, "'"));
   }
-  child.set_attr(name, t, is_parameter(gm, name), gm.buffer_kind(name));
+  if (checked && holds_already(child, as, t.unsafeGetTensorImpl())) return;
+  child.set_attr(as, t, is_parameter(gm, name), gm.buffer_kind(name));
 }
 
-// GraphAddSubgraphModule, GraphModuleConfig, GraphShareAttr.
+// GraphAddSubgraphModule, GraphModuleConfig, GraphShareAttr(As).
 void fill_submodule_entries(FxApi& t) {
   t.GraphAddSubgraphModule = [](FxGraph* g, const char* name, FxGraph** out) {
     return guarded("GraphAddSubgraphModule",
@@ -597,7 +629,13 @@ void fill_submodule_entries(FxApi& t) {
     return guarded("GraphModuleConfig", [&] { module_config(g, name, out); });
   };
   t.GraphShareAttr = [](FxGraph* g, FxGraph* sub, const char* name) {
-    return guarded("GraphShareAttr", [&] { share_attr(g, sub, name); });
+    return guarded("GraphShareAttr",
+                   [&] { share_attr(g, sub, name, nullptr); });
+  };
+  t.GraphShareAttrAs = [](FxGraph* g, FxGraph* sub, const char* name,
+                          const char* as_name) {
+    return guarded("GraphShareAttrAs",
+                   [&] { share_attr(g, sub, name, require(as_name, "name")); });
   };
   t.GraphModuleParameters = [](const FxGraph* g, const char* name,
                                FxArg** out) {

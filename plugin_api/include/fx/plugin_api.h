@@ -126,7 +126,7 @@ extern "C" {
  * Version 1 was released twice with different tables (106 entries, then 123
  * with fourteen inserted before RegisterCustomOp); the host serves both
  * (released/README.md, "Version 1, twice"). */
-#define FX_API_VERSION 14
+#define FX_API_VERSION 15
 
 #if defined(_WIN32)
 #define FX_PLUGIN_EXPORT __declspec(dllexport)
@@ -1139,6 +1139,32 @@ struct FxApi {
    * (FX_FAILED_PRECONDITION without one). */
   FxStatus* (*TargetReturnType)(const FxGraph* graph, FxOpcode op,
                                 const char* target, char** out);
+
+  /* Version 15: printed types and renamed shared attributes --------------- */
+  /* Sets the node's type annotation as torch.fx's code spells it (`type`,
+   * NULL or "" for none, as NodeSetType) together with how print(graph)
+   * shows it, `text`, when that is not what torch.fx derives from the code
+   * spelling: a gradual type's repr, "TensorType[(1, 2, Dyn)]", whose code
+   * spelling is a list of globals. `text` NULL or "" means derived. `text`
+   * is one line of printable ASCII (FX_INVALID_ARGUMENT otherwise) and is
+   * kept in graph files (the node's "type_text"). Rolled back with the pass
+   * when it fails. */
+  FxStatus* (*NodeSetTypeText)(FxNode* node, const char* type,
+                               const char* text);
+  /* The node's type as print(graph) shows it (the text NodeSetTypeText
+   * gave, else the one derived from NodeType), "" for none; *out is the
+   * caller's (ReleaseString). */
+  FxStatus* (*NodeTypeText)(const FxNode* node, char** out);
+  /* GraphShareAttr under another name: makes the submodule, parameter or
+   * buffer at `qualified_name` of `graph`'s module an attribute of
+   * `subgraph`'s module at `name` (a qualified name of that module; torch's
+   * split_module uses "layer1_0_conv" for "layer1.0.conv"), shared rather
+   * than copied. FX_FAILED_PRECONDITION when `subgraph`'s module already
+   * has an attribute `name` that is a different object; sharing the same
+   * object under the same name twice does nothing. FX_NOT_FOUND and
+   * FX_INVALID_ARGUMENT as GraphShareAttr. */
+  FxStatus* (*GraphShareAttrAs)(FxGraph* graph, FxGraph* subgraph,
+                                const char* qualified_name, const char* name);
 };
 
 /* NodeOperatorEffects' bits (version 7). */

@@ -235,6 +235,13 @@ class Node {
   void set_target(const char* target);
   // The type annotation; nullptr or "" for none.
   void set_type(const char* type);
+  // The type annotation and how print(graph) shows it when that is not what
+  // torch.fx derives ("TensorType[(1, Dyn)]"); "" for derived. Version 15:
+  // NodeSetTypeText; FX_UNIMPLEMENTED on an older host.
+  void set_type(const char* type, const char* text);
+  // The type as print(graph) shows it, "" for none. Version 15:
+  // NodeTypeText; on an older host, the type as code spells it.
+  std::string type_text() const;
   void set_meta(const char* key, const Arg& value);
   // Every user of this node uses `replacement` instead; returns how many
   // users changed.
@@ -582,6 +589,11 @@ inline Graph add_subgraph_module(Graph& g, const char* name);
 
 // Shares the attribute or submodule `name` of g's module with `sub`'s.
 inline void share_attr(Graph& g, Graph& sub, const char* name);
+// Shares it as `sub`'s attribute `as_name` (split_module's "layer1_0_conv"
+// for "layer1.0.conv"). Version 15: GraphShareAttrAs; FX_UNIMPLEMENTED on an
+// older host unless as_name == name.
+inline void share_attr(Graph& g, Graph& sub, const char* name,
+                       const char* as_name);
 
 // The module's constructor keyword arguments ({"eps": 1e-05, ...}).
 inline Arg module_config(const Graph& g, const char* name);

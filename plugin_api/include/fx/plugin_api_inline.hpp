@@ -303,6 +303,18 @@ inline void Node::set_type(const char* type) {
   check(api()->NodeSetType(node_, type));
 }
 
+inline void Node::set_type(const char* type, const char* text) {
+  require_api_version(15, "NodeSetTypeText");
+  check(api()->NodeSetTypeText(node_, type, text));
+}
+
+inline std::string Node::type_text() const {
+  if (api()->version < 15) return std::string(type());
+  char* out = nullptr;
+  check(api()->NodeTypeText(node_, &out));
+  return take_string(out);
+}
+
 inline void Node::set_meta(const char* key, const Arg& value) {
   check(api()->NodeSetMeta(node_, key, value.get()));
 }
@@ -888,6 +900,15 @@ inline Graph add_subgraph_module(Graph& g, const char* name) {
 
 inline void share_attr(Graph& g, Graph& sub, const char* name) {
   check(api()->GraphShareAttr(g.get(), sub.get(), name));
+}
+
+inline void share_attr(Graph& g, Graph& sub, const char* name,
+                       const char* as_name) {
+  if (api()->version < 15 && std::strcmp(name, as_name) == 0) {
+    return share_attr(g, sub, name);
+  }
+  require_api_version(15, "GraphShareAttrAs");
+  check(api()->GraphShareAttrAs(g.get(), sub.get(), name, as_name));
 }
 
 inline std::vector<ModuleParameter> module_parameters(const Graph& g,

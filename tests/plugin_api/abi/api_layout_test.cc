@@ -226,6 +226,10 @@ namespace {
 // Version 14: Python signatures and annotations.
 #define FX_API_V14_ENTRIES(X) X(TargetSignature) X(TargetReturnType)
 
+// Version 15: printed types and renamed shared attributes.
+#define FX_API_V15_ENTRIES(X) \
+  X(NodeSetTypeText) X(NodeTypeText) X(GraphShareAttrAs)
+
 // Every entry's position: kIndex_<name>, counted over all versions.
 #define FX_ENTRY_INDEX(name) kIndex_##name,
 // (kV1Continue .. kV4Continue only make the numbering of the
@@ -255,7 +259,9 @@ enum EntryIndex : size_t {
   kV12Continue = kV12Entries - 1,
   FX_API_V13_ENTRIES(FX_ENTRY_INDEX) kV13Entries,
   kV13Continue = kV13Entries - 1,
-  FX_API_V14_ENTRIES(FX_ENTRY_INDEX) kEntries
+  FX_API_V14_ENTRIES(FX_ENTRY_INDEX) kV14Entries,
+  kV14Continue = kV14Entries - 1,
+  FX_API_V15_ENTRIES(FX_ENTRY_INDEX) kEntries
 };
 #undef FX_ENTRY_INDEX
 
@@ -290,10 +296,11 @@ FX_API_V11_ENTRIES(FX_CHECK_OFFSET)
 FX_API_V12_ENTRIES(FX_CHECK_OFFSET)
 FX_API_V13_ENTRIES(FX_CHECK_OFFSET)
 FX_API_V14_ENTRIES(FX_CHECK_OFFSET)
+FX_API_V15_ENTRIES(FX_CHECK_OFFSET)
 #undef FX_CHECK_OFFSET
 
-// Version 6 extends FxPassInfo only (below); version 14 ends the table. An
-// appended entry needs a "Version 15" list here (and FX_API_VERSION 15).
+// Version 6 extends FxPassInfo only (below); version 15 ends the table. An
+// appended entry needs a "Version 16" list here (and FX_API_VERSION 16).
 static_assert(sizeof(FxApi) == kFirstEntry + kEntries * kEntrySize,
               "FxApi has entries this file does not list: list them under "
               "their version");
@@ -312,7 +319,10 @@ static_assert(kIndex_TargetSignature == 169,
               "TargetSignature (version 14) is entry 169 (0-based)");
 static_assert(kIndex_TargetReturnType == 170,
               "TargetReturnType (version 14) is entry 170 (0-based)");
-static_assert(FX_API_VERSION == 14,
+static_assert(kV14Entries == 171, "versions 1 to 14 have 171 entries");
+static_assert(kIndex_NodeSetTypeText == 171 && kIndex_GraphShareAttrAs == 173,
+              "version 15's entries are 171 to 173 (0-based)");
+static_assert(FX_API_VERSION == 15,
               "a new FX_API_VERSION: list its entries above");
 
 // FxPassInfo: version 1's fields end with user_data (the size a version-1
@@ -351,7 +361,12 @@ TEST(ApiLayout, EveryReleasedEntryIsWhereItWasReleased) {
   // TargetSignature, the 170th entry, at byte 8 + 169 * 8 on LP64.
   EXPECT_EQ(offsetof(FxApi, TargetSignature), 1360u);
   EXPECT_EQ(offsetof(FxApi, TargetReturnType), 1368u);
-  EXPECT_EQ(sizeof(FxApi), kFirstEntry + 171 * kEntrySize);
+  EXPECT_EQ(static_cast<size_t>(kV14Entries), 171u);
+  // NodeSetTypeText, the 172nd entry, at byte 8 + 171 * 8 on LP64.
+  EXPECT_EQ(offsetof(FxApi, NodeSetTypeText), 1376u);
+  EXPECT_EQ(offsetof(FxApi, NodeTypeText), 1384u);
+  EXPECT_EQ(offsetof(FxApi, GraphShareAttrAs), 1392u);
+  EXPECT_EQ(sizeof(FxApi), kFirstEntry + 174 * kEntrySize);
   // Version 1's FxPassInfo on LP64: 6 pointer-sized words and 5 name lists
   // of 2 words each; version 6 adds 16 bytes of tolerance and the flag.
   EXPECT_EQ(kPassInfoV1Size, 128u);
