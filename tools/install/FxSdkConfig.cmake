@@ -11,6 +11,19 @@
 #                       nothing else of the SDK: no fx_core, no LibTorch.
 #   FxSdk::fx           IMPORTED executable: PREFIX/bin/fx, to run passes in
 #                       tests (fx run FILE --plugin $<TARGET_FILE:p> ...).
+#   FxSdk::host         with COMPONENTS host, find_package(FxSdk REQUIRED
+#                       COMPONENTS host): IMPORTED shared library, the SDK as
+#                       a C++ library for host applications (libfx_host.so,
+#                       #include "fx_sdk/host.h"): its include directories
+#                       (PREFIX/include/fx-sdk and PREFIX/include), C++17,
+#                       and LibTorch (find_package(Torch): Debian's
+#                       libtorch-dev) and Abseil (find_package(absl):
+#                       libabsl-dev) as interface dependencies, which the
+#                       headers use. Only this component looks for them, so
+#                       a plugin project needs neither. FX_HOST_VERSION is
+#                       the library's version (fx_sdk/host.h says how
+#                       versions are named); the example application is in
+#                       PREFIX/share/fx-sdk/examples/host_app.
 #   FX_EXECUTABLE, FX_PLUGIN_DIR (first-party plugins), FX_API_VERSION,
 #   FxSdk_INCLUDE_DIR, FxSdk_PREFIX
 #   fx_add_plugin(NAME SOURCES src... [LINK_LIBRARIES lib...])
@@ -42,6 +55,43 @@ if(NOT TARGET FxSdk::fx AND EXISTS "${FX_EXECUTABLE}")
   add_executable(FxSdk::fx IMPORTED)
   set_target_properties(FxSdk::fx PROPERTIES IMPORTED_LOCATION "${FX_EXECUTABLE}")
 endif()
+
+# FxSdk::host, when the host component is asked for.
+function(_fx_sdk_host_target)
+  set(header "${FxSdk_PREFIX}/include/fx-sdk/fx_sdk/host.h")
+  if(NOT EXISTS "${header}")
+    set(FxSdk_host_NOT_FOUND_MESSAGE "no ${header}" PARENT_SCOPE)
+    return()
+  endif()
+  foreach(part MAJOR MINOR PATCH)
+    file(STRINGS "${header}" line REGEX "^#define FX_HOST_VERSION_${part} [0-9]+")
+    string(REGEX REPLACE "^#define FX_HOST_VERSION_${part} ([0-9]+).*" "\\1"
+           ${part} "${line}")
+  endforeach()
+  set(FX_HOST_VERSION "${MAJOR}.${MINOR}.${PATCH}" PARENT_SCOPE)
+  set(library "${FxSdk_PREFIX}/lib/libfx_host.so.${MAJOR}.${MINOR}.${PATCH}")
+  if(NOT EXISTS "${library}")
+    set(FxSdk_host_NOT_FOUND_MESSAGE "no ${library}" PARENT_SCOPE)
+    return()
+  endif()
+  find_package(Torch QUIET)
+  find_package(absl QUIET)
+  if(NOT TARGET torch OR NOT TARGET absl::statusor)
+    set(FxSdk_host_NOT_FOUND_MESSAGE
+        "FxSdk::host needs LibTorch (find_package(Torch), Debian's libtorch-dev) and Abseil (find_package(absl), libabsl-dev)"
+        PARENT_SCOPE)
+    return()
+  endif()
+  add_library(FxSdk::host SHARED IMPORTED)
+  set_target_properties(FxSdk::host PROPERTIES
+    IMPORTED_LOCATION "${library}"
+    IMPORTED_SONAME "libfx_host.so.${MAJOR}.${MINOR}"
+    INTERFACE_INCLUDE_DIRECTORIES "${FxSdk_PREFIX}/include/fx-sdk;${FxSdk_INCLUDE_DIR}"
+    INTERFACE_COMPILE_FEATURES cxx_std_17
+    INTERFACE_LINK_LIBRARIES
+      "torch;absl::status;absl::statusor;absl::flat_hash_map;absl::flat_hash_set")
+  set(FxSdk_host_FOUND TRUE PARENT_SCOPE)
+endfunction()
 
 function(fx_add_plugin name)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "" "" "SOURCES;LINK_LIBRARIES")
@@ -77,3 +127,19 @@ function(fx_add_plugin name)
 endfunction()
 
 set(FxSdk_FOUND TRUE)
+foreach(_fx_component IN LISTS FxSdk_FIND_COMPONENTS)
+  if(_fx_component STREQUAL "host")
+    if(NOT TARGET FxSdk::host)
+      _fx_sdk_host_target()
+    else()
+      set(FxSdk_host_FOUND TRUE)
+    endif()
+  else()
+    set(FxSdk_${_fx_component}_NOT_FOUND_MESSAGE "no such component (the one there is: host)")
+  endif()
+  if(NOT FxSdk_${_fx_component}_FOUND AND FxSdk_FIND_REQUIRED_${_fx_component})
+    set(FxSdk_FOUND FALSE)
+    set(FxSdk_NOT_FOUND_MESSAGE "FxSdk component ${_fx_component}: ${FxSdk_${_fx_component}_NOT_FOUND_MESSAGE}")
+  endif()
+endforeach()
+unset(_fx_component)

@@ -26,6 +26,24 @@
 #                                           BUILD.bazel, WORKSPACE.example)
 #   PREFIX/share/fx-sdk/torchfx_export.py   the torch.fx exporter fx
 #                                           plugin-check --torchvision runs
+#   PREFIX/lib/libfx_host.so               the SDK as a C++ library for host
+#                                           applications (tools/host): the
+#                                           real file libfx_host.so.X.Y.Z,
+#                                           its SONAME link libfx_host.so.X.Y
+#                                           and libfx_host.so; fx_sdk/host.h
+#                                           says which headers are stable and
+#                                           how versions are named. LibTorch,
+#                                           Abseil, ... stay the system's
+#   PREFIX/include/fx-sdk/                  its headers at their tree paths
+#                                           (fx_sdk/host.h, fx_core/...,
+#                                           plugin_api/...): those host.h
+#                                           reaches, nothing else
+#   PREFIX/lib/pkgconfig/fx-host.pc         pkg-config --cflags --libs fx-host
+#                                           (FxSdk::host is the CMake target:
+#                                           find_package(FxSdk COMPONENTS host))
+#   PREFIX/share/fx-sdk/examples/host_app/  a host application to copy: trace,
+#                                           pipeline with plugins, plan, eager
+#                                           comparison (CMake, pkg-config)
 #   PREFIX/lib/python/fx_sdk/               the Python package (import fx_sdk
 #                                           with PYTHONPATH=PREFIX/lib/python);
 #                                           it loads the plugins above
@@ -45,8 +63,8 @@
 # comes from the system library path.
 #
 # Re-installing into the same PREFIX replaces the SDK's own directories
-# (include/fx, lib/fx-sdk, lib/cmake/FxSdk, lib/python/fx_sdk, share/fx-sdk,
-# share/doc/fx-sdk) and files.
+# (include/fx, include/fx-sdk, lib/fx-sdk, lib/cmake/FxSdk, lib/python/fx_sdk,
+# share/fx-sdk, share/doc/fx-sdk) and files (lib/libfx_host.so*).
 set -euo pipefail
 
 usage() { echo "usage: bazel run //:install -- PREFIX" >&2; exit 2; }
@@ -76,8 +94,71 @@ done
 api_version="$(sed -n 's/^#define FX_API_VERSION \([0-9]*\).*/\1/p' "$src/plugin_api/include/fx/plugin_api.h")"
 [ -n "$api_version" ] || { echo "install: FX_API_VERSION not found" >&2; exit 1; }
 
+# The headers fx_sdk/host.h reaches through quoted includes, each under
+# PREFIX/include/fx-sdk at its path in the tree (fx_sdk/host.h itself lives
+# in tools/host). An include of ours (fx_core/, plugin_api/, fx_sdk/) that
+# is not in the runfiles stops the install; others (LibTorch, Abseil, the
+# plugin contract fx/..., installed above) come from elsewhere.
+install_host_headers() {
+  local dest="$prefix/include/fx-sdk" todo=("fx_sdk/host.h") seen=" " h path inc
+  while [ ${#todo[@]} -gt 0 ]; do
+    h="${todo[0]}"
+    todo=("${todo[@]:1}")
+    case "$seen" in *" $h "*) continue ;; esac
+    seen+="$h "
+    case "$h" in
+      fx_sdk/*) path="$src/tools/host/$h" ;;
+      *) path="$src/$h" ;;
+    esac
+    [ -f "$path" ] || { echo "install: header $h is not in the runfiles" >&2; exit 1; }
+    install -D -m 644 "$path" "$dest/$h"
+    while read -r inc; do
+      case "$inc" in
+        fx_core/* | plugin_api/capi/* | plugin_api/loader/* | plugin_api/pipeline/* | fx_sdk/*)
+          todo+=("$inc") ;;
+      esac
+    done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$path")
+  done
+}
+
+# host_version_part MAJOR|MINOR|PATCH HEADER: FX_HOST_VERSION_<part>.
+host_version_part() {
+  sed -n "s/^#define FX_HOST_VERSION_$1 \([0-9]*\).*/\1/p" "$2"
+}
+
+# install_host_library LIB HEADER: LIB as lib/libfx_host.so.MAJOR.MINOR.PATCH
+# (HEADER's FX_HOST_VERSION_*), with the links libfx_host.so.MAJOR.MINOR
+# (its SONAME, which must agree) and libfx_host.so; the headers; the
+# pkg-config file fx-host.pc; the example host application.
+install_host_library() {
+  local lib="$1" header="$2" major minor patch soname
+  major="$(host_version_part MAJOR "$header")"
+  minor="$(host_version_part MINOR "$header")"
+  patch="$(host_version_part PATCH "$header")"
+  [ -n "$major" ] && [ -n "$minor" ] && [ -n "$patch" ] ||
+    { echo "install: FX_HOST_VERSION_* not found in $header" >&2; exit 1; }
+  host_version="$major.$minor.$patch"
+  soname="$(readelf -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')"
+  [ "$soname" = "libfx_host.so.$major.$minor" ] || {
+    echo "install: $lib has SONAME '$soname', fx_sdk/host.h says version $host_version (libfx_host.so.$major.$minor)" >&2
+    exit 1
+  }
+  install -m 755 "$lib" "$prefix/lib/libfx_host.so.$host_version"
+  ln -s "libfx_host.so.$host_version" "$prefix/lib/$soname"
+  ln -s "$soname" "$prefix/lib/libfx_host.so"
+  install_host_headers
+  local torch_include="/usr/include/torch/csrc/api/include"
+  sed -e "s/@FX_HOST_VERSION@/$host_version/g" -e "s|@TORCH_API_INCLUDE@|$torch_include|g" \
+    "$src/tools/install/fx-host.pc.in" >"$prefix/lib/pkgconfig/fx-host.pc"
+  chmod 644 "$prefix/lib/pkgconfig/fx-host.pc"
+  install -d "$prefix/share/fx-sdk/examples/host_app"
+  install -m 644 "$src/sdk_examples/host_app/host_app.cc" \
+    "$src/sdk_examples/host_app/CMakeLists.txt" "$src/sdk_examples/host_app/README.md" \
+    "$prefix/share/fx-sdk/examples/host_app/"
+}
+
 mkdir -p "$prefix"
-rm -rf "$prefix/include/fx" "$prefix/lib/fx-sdk" "$prefix/lib/cmake/FxSdk" \
+rm -rf "$prefix/include/fx" "$prefix/include/fx-sdk" "$prefix"/lib/libfx_host.so* "$prefix/lib/fx-sdk" "$prefix/lib/cmake/FxSdk" \
   "$prefix/lib/python/fx_sdk" "$prefix/share/fx-sdk" "$prefix/share/doc/fx-sdk"
 install -d "$prefix/bin" "$prefix/include/fx" "$prefix/include/dlpack" \
   "$prefix/lib/fx-sdk/plugins" "$prefix/lib/cmake/FxSdk" "$prefix/lib/pkgconfig" \
@@ -100,6 +181,10 @@ sed "s/@FX_API_VERSION@/$api_version/g" "$src/tools/install/FxSdkConfigVersion.c
 sed "s/@FX_API_VERSION@/$api_version/g" "$src/tools/install/fx-plugin.pc.in" \
   >"$prefix/lib/pkgconfig/fx-plugin.pc"
 chmod 644 "$prefix/lib/cmake/FxSdk/FxSdkConfigVersion.cmake" "$prefix/lib/pkgconfig/fx-plugin.pc"
+
+# The SDK as a library for C++ hosts (tools/host/fx_sdk/host.h): the
+# library under its version's names, its headers, CMake and pkg-config.
+install_host_library "$src/tools/host/libfx_host.so" "$src/tools/host/fx_sdk/host.h"
 
 # The Python package, without its copy of the plugins (it finds them in
 # lib/fx-sdk/plugins).
@@ -184,6 +269,7 @@ echo "installed the fx SDK (plugin API $api_version) in $prefix"
 echo "  fx:      $prefix/bin/fx"
 echo "  CMake:   find_package(FxSdk) with CMAKE_PREFIX_PATH=$prefix"
 echo "  pkg-config: PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs fx-plugin"
+echo "  host library: $prefix/lib/libfx_host.so.$host_version: find_package(FxSdk COMPONENTS host), pkg-config fx-host, $prefix/share/fx-sdk/examples/host_app"
 echo "  template: $prefix/share/fx-sdk/plugin_template"
 echo "  guide:   $prefix/share/doc/fx-sdk/PLUGIN_AUTHORS.md"
 echo "  Python:  PYTHONPATH=$prefix/lib/python /usr/bin/python3 -c 'import torch, fx_sdk'"
