@@ -507,9 +507,14 @@ def _call_function_target(name, functions=None):
         raise ValueError(str(e)) from None
 
 
-def _node_type(name):
-    """node.type for a type string: the type seen when the graph came from
-    torch.fx, else the type the name resolves to, else None."""
+def _node_type(name, text=None):
+    """node.type for a type string (`text`: how print(graph) shows it when
+    that is not derived from the string): a gradual type (TensorType, Dyn)
+    built from its parts, the type seen when the graph came from torch.fx,
+    else the type the name resolves to, else None."""
+    gradual = _import.gradual_type(name, text)
+    if gradual is not None:
+        return gradual
     if name in _types:
         return _types[name]
     try:
@@ -532,6 +537,9 @@ def _global_object(name, qualified, functions=None):
         return builtin.obj
     if name in _annotation_globals:
         return _annotation_globals[name]
+    size = _import.gradual_size(name)
+    if size is not None:  # a TensorType's size (_3 is 3), as torch.fx names it
+        return size
     if name in _types:  # a type the graph's annotations name by its global
         return _types[name]
     try:  # a module a file may name (torchfx_import.trusted_module)

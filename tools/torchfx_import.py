@@ -903,13 +903,55 @@ def restore_weight_kinds(gm, doc, weights):
             place_tensor(gm, key, weights[key], kind)
 
 
+TENSOR_TYPE = "torch.fx.tensor_type.TensorType"
+DYN_TYPE = "torch.fx.tensor_type._DynType"
+_SIZE_GLOBAL = re.compile(r"_([0-9]{1,18})")
+
+
+def gradual_size(name):
+    """The int a TensorType size's global in generated code stands for
+    (torch.fx names 3 `_3`), None for any other name."""
+    m = _SIZE_GLOBAL.fullmatch(name)
+    return int(m.group(1)) if m else None
+
+
+def gradual_type(code, text=None):
+    """The gradual type (torch.fx.tensor_type) a node's "type" spells, made
+    from its parts, never evaluated: DYN_TYPE is Dyn, TENSOR_TYPE[a,b,..]
+    (each a size global _N or DYN_TYPE) a TensorType, of a list when `text`
+    (the node's "type_text") shows TensorType[[..]], of a torch.Size when it
+    shows TensorType[torch.Size(..)], else of a tuple. None for any other
+    type."""
+    from torch.fx.tensor_type import Dyn, TensorType
+    if code == DYN_TYPE:
+        return Dyn
+    if not (code.startswith(TENSOR_TYPE + "[") and code.endswith("]")):
+        return None
+    body = code[len(TENSOR_TYPE) + 1:-1]
+    dims = []
+    for item in body.split(",") if body else []:
+        size = gradual_size(item)
+        if item != DYN_TYPE and size is None:
+            return None
+        dims.append(Dyn if item == DYN_TYPE else size)
+    text = text or ""
+    if text.startswith("TensorType[["):
+        return TensorType(dims)
+    if text.startswith("TensorType[torch.Size(") and Dyn not in dims:
+        return TensorType(torch.Size(dims))
+    return TensorType(tuple(dims))
+
+
 def node_type(entry, types):
-    """The Python type an entry's "type" names: from `types` (name -> type,
-    those seen when the graph was exported), else resolved; None if
-    neither."""
+    """The Python type an entry's "type" names: a gradual type
+    (gradual_type), from `types` (name -> type, those seen when the graph
+    was exported), else resolved; None if none of these."""
     name = entry.get("type")
     if name is None:
         return None
+    gradual = gradual_type(name, entry.get("type_text"))
+    if gradual is not None:
+        return gradual
     if types and name in types:
         return types[name]
     try:

@@ -67,11 +67,11 @@ GradualType GradualType::dyn() {
   return t;
 }
 
-GradualType GradualType::tensor(std::vector<Dim> dims, bool list) {
+GradualType GradualType::tensor(std::vector<Dim> dims, Form form) {
   GradualType t;
   t.kind = Kind::kTensor;
   t.dims = std::move(dims);
-  t.list = list;
+  t.form = form;
   return t;
 }
 
@@ -82,7 +82,15 @@ bool operator==(const GradualType& a, const GradualType& b) {
   return true;
 }
 
-GradualType parse_gradual_type(std::string_view code) {
+GradualType::Form form_of(std::string_view text) {
+  if (text.substr(0, 12) == "TensorType[[") return GradualType::Form::kList;
+  if (text.substr(0, 22) == "TensorType[torch.Size(") {
+    return GradualType::Form::kSize;
+  }
+  return GradualType::Form::kTuple;
+}
+
+GradualType parse_gradual_type(std::string_view code, std::string_view text) {
   if (code.empty()) return GradualType{};
   if (code == kDynType) return GradualType::dyn();
   if (code == "int") {
@@ -91,7 +99,9 @@ GradualType parse_gradual_type(std::string_view code) {
     return t;
   }
   if (code.substr(0, kTensorType.size()) == kTensorType) {
-    return parse_tensor(code);
+    GradualType t = parse_tensor(code);
+    if (t.is_tensor()) t.form = form_of(text);
+    return t;
   }
   return other(code);
 }
@@ -134,15 +144,18 @@ std::string repr(const GradualType& t) {
     case GradualType::Kind::kTensor:
       break;
   }
+  using Form = GradualType::Form;
   std::string out = "TensorType[";
-  out += t.list ? '[' : '(';
+  if (t.form == Form::kSize) out += "torch.Size(";
+  out += t.form == Form::kTuple ? '(' : '[';
   for (size_t i = 0; i < t.dims.size(); ++i) {
     if (i) out += ", ";
     out += repr(t.dims[i]);
   }
-  if (!t.list && t.dims.size() == 1) out += ',';
-  out += t.list ? "]]" : ")]";
-  return out;
+  if (t.form == Form::kTuple && t.dims.size() == 1) out += ',';
+  out += t.form == Form::kTuple ? ")" : "]";
+  if (t.form == Form::kSize) out += ")";
+  return out + "]";
 }
 
 bool is_consistent(const Dim& a, const Dim& b) { return !a || !b || a == b; }

@@ -6,10 +6,10 @@
 // size a global named after it, Dyn by its class), Dyn alone
 // "torch.fx.tensor_type._DynType".
 //
-// The contract: parse_gradual_type(code_form(t)) == t up to TensorType's
-// tuple-or-list form, which torch's repr shows ("TensorType[(1, Dyn)]",
-// "TensorType[[2, Dyn]]") and the code form does not; repr() prints it as
-// torch does.
+// The contract: parse_gradual_type(code_form(t), repr(t)) == t, form
+// included: TensorType's tuple, list or torch.Size form, which torch's repr
+// shows ("TensorType[(1, Dyn)]", "TensorType[[2, Dyn]]") and the code form
+// does not, is read from the repr; repr() prints it as torch does.
 #ifndef PLUGINS_OPTIMIZATION_GRADUAL_TYPE_H_
 #define PLUGINS_OPTIMIZATION_GRADUAL_TYPE_H_
 
@@ -32,13 +32,17 @@ struct GradualType {
     kInt,     // int
     kOther,   // any other annotation (torch.Tensor, ...)
   };
+  // What a TensorType was made from, which its repr shows: a tuple
+  // "TensorType[(1, Dyn)]", a list "TensorType[[1, Dyn]]", a tensor's
+  // shape "TensorType[torch.Size([1, 2])]".
+  enum class Form { kTuple, kList, kSize };
   Kind kind = Kind::kNone;
-  std::vector<Dim> dims;  // kTensor
-  bool list = false;      // kTensor: made from a list, printed [..]
-  std::string other;      // kOther: the code form
+  std::vector<Dim> dims;     // kTensor
+  Form form = Form::kTuple;  // kTensor
+  std::string other;         // kOther: the code form
 
   static GradualType dyn();
-  static GradualType tensor(std::vector<Dim> dims, bool list = false);
+  static GradualType tensor(std::vector<Dim> dims, Form form = Form::kTuple);
   bool is_dyn() const { return kind == Kind::kDyn; }
   bool is_tensor() const { return kind == Kind::kTensor; }
   size_t rank() const { return dims.size(); }
@@ -50,8 +54,10 @@ inline bool operator!=(const GradualType& a, const GradualType& b) {
   return !(a == b);
 }
 
-// The type a node's code-form `type` stands for ("" is kNone).
-GradualType parse_gradual_type(std::string_view code);
+// The type a node's code-form `type` stands for ("" is kNone), its form
+// read from the node's graph text `text` (repr(t); "" for a tuple).
+GradualType parse_gradual_type(std::string_view code,
+                               std::string_view text = "");
 // The code form of `t` ("" for kNone).
 std::string code_form(const GradualType& t);
 // repr(t) as torch prints it in messages and the graph text.

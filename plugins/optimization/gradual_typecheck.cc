@@ -15,10 +15,16 @@
 // torch raises are errors naming the pass and the node with torch's
 // message; the pass manager then rolls the graph back.
 //
+// Each changed type is written in its code form with the text print(graph)
+// shows for it (torch's repr: TensorType[(1, Dyn)], TensorType[[1, Dyn]]
+// from a list, TensorType[torch.Size([3, 4])] from a parameter's shape).
+//
 // What torch does and this does not: meta['broadcast'] and the broadcast
 // operand types add_inference_rule leaves in an add's meta (Python
 // TensorType objects, which a graph's meta cannot hold), and an output of
-// several values typed as a tuple of types (left untyped here).
+// several values typed as the Python tuple of their types, which is no
+// annotation (torch's recompile then fails with "unhashable type:
+// 'TensorType'"); the output is left untyped here.
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -47,6 +53,12 @@ constexpr const char* kPass = "gradual_typecheck";
       std::string(kPass) + ": node '" + std::string(n.name()) + "': " + what);
 }
 
+// How print(graph) shows `t` when that is not its code form's derived text
+// (torch's _type_repr: repr(TensorType), Dyn); "" otherwise.
+std::string graph_text(const Type& t) {
+  return t.is_tensor() || t.is_dyn() ? repr(t) : "";
+}
+
 // The types as the check goes (rules change their inputs' types too).
 class Checker {
  public:
@@ -63,8 +75,9 @@ class Checker {
       auto it = types_.find(n.get());
       if (it == types_.end()) continue;
       const std::string code = code_form(it->second);
-      if (code != n.type()) {
-        n.set_type(code.empty() ? nullptr : code.c_str());
+      const std::string text = graph_text(it->second);
+      if (code != n.type() || (!text.empty() && text != n.type_text())) {
+        n.set_type(code.c_str(), text.c_str());
         changed = true;
       }
     }
@@ -74,7 +87,9 @@ class Checker {
  private:
   Type& type_of(const Node& n) {
     auto [it, added] = types_.try_emplace(n.get());
-    if (added) it->second = parse_gradual_type(n.type());
+    if (!added) return it->second;
+    // The code form does not say TensorType's form; the graph text does.
+    it->second = parse_gradual_type(n.type(), n.type_text());
     return it->second;
   }
 
@@ -123,7 +138,7 @@ class Checker {
     fxp::Tensor tensor(g_.get_attr_tensor(target.c_str()));
     std::vector<Dim> dims;
     for (int64_t d : tensor.shape()) dims.emplace_back(d);
-    type_of(n) = Type::tensor(std::move(dims));
+    type_of(n) = Type::tensor(std::move(dims), Type::Form::kSize);
   }
 
   void check_output(const Node& n) {
@@ -412,8 +427,8 @@ void Checker::transpose_rule(const Node& n) {
   }
   std::vector<Dim> dims = t.dims;
   std::swap(dims[dim1], dims[dim2]);
-  type_of(n) =
-      greatest_upper_bound(n, type_of(n), Type::tensor(dims, /*list=*/true));
+  type_of(n) = greatest_upper_bound(n, type_of(n),
+                                    Type::tensor(dims, Type::Form::kList));
 }
 
 void Checker::reshape_rule(const Node& n) {
@@ -432,7 +447,7 @@ void Checker::reshape_rule(const Node& n) {
     dims.push_back(d == -1 ? Dim() : Dim(d));
     p2 *= d;
   }
-  const Type wanted = Type::tensor(dims, /*list=*/true);
+  const Type wanted = Type::tensor(dims, Type::Form::kList);
   if (t1.is_dyn()) {
     type_of(n) = wanted;
     return;

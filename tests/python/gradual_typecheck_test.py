@@ -1,15 +1,10 @@
 """The gradual_typecheck pass (libfx_optimization) against torch 1.13's
 torch.fx.experimental.graph_gradual_typechecker.GraphTypeChecker on the
-same graphs: every node's type (in the form gm.code spells it) and the
-generated code are torch's, or both refuse with torch's TypeError message.
-Run by fx_sdk_test.sh.
-
-The pass runs on the SDK's GraphModule (fx_sdk.from_torch_fx) and is read
-there: fx_sdk.to_torch_fx cannot take the result back to torch.fx, since a
-type the pass makes names size globals (`_3`) no import resolves, and the
-C ABI gives a pass no way to set the type's graph-text form
-(`TensorType[(1, Dyn)]`), so the graph text is not compared (see
-plugins/README.md).
+same graphs: every node's type, the graph text (print(graph): a typed node
+shows `TensorType[(1, 2, Dyn)]`, `TensorType[[2, Dyn]]` or
+`TensorType[torch.Size([3, 4])]` as torch made it) and the generated code
+are torch's, read back through fx_sdk.to_torch_fx; or both refuse with
+torch's TypeError message. Run by fx_sdk_test.sh.
 
 PyTorch's own test/fx/test_gradual_type.py runs with its GraphTypeChecker
 replaced by one that runs both checkers on the same graph and compares
@@ -18,6 +13,7 @@ its Refine / infer_symbolic_types steps, which the pass does not port).
 """
 
 import importlib.util
+import json
 import os
 import re
 import sys
@@ -31,6 +27,7 @@ from torch.fx.experimental import graph_gradual_typechecker as gtc
 from torch.fx.tensor_type import Dyn, TensorType
 
 import fx_sdk
+
 
 TESTS = os.environ.get("FX_PYTORCH_TESTS") or \
     "/var/cache/fx-sdk/pytorch-1.13.1-tests"
@@ -83,10 +80,24 @@ def same_types(ours, gm):
         assert as_torch_type(n.type) == want, (n.name, n.type, want)
 
 
+def same_text_and_code(ours, gm, code=True):
+    """ours (an SDK GraphModule) back in torch.fx prints as gm and has its
+    node types (their repr: a TensorType's tuple, list or torch.Size form
+    included) and, with `code`, its code."""
+    back = fx_sdk.to_torch_fx(ours)
+    assert str(back.graph) == str(gm.graph)
+    assert [repr(n.type) for n in back.graph.nodes] == \
+        [repr(n.type) for n in gm.graph.nodes]
+    if code:
+        assert back.code == gm.code
+    return back
+
+
 def check(gm):
     """Both checkers on gm; torch's result is left in gm. Returns ours."""
     gm.recompile()  # the code names the types a test set on the nodes
     before = node_types(fx_sdk.from_torch_fx(gm))
+    before_text = str(gm.graph)
     ours, report = sdk_typecheck(gm)
     try:
         TorchChecker({}, gm).type_check()
@@ -99,6 +110,7 @@ def check(gm):
             f"{type(e).__name__}: "
         assert want in report["error"], (want, report["error"])
         assert node_types(ours) == before  # rolled back (torch's is not)
+        assert str(fx_sdk.to_torch_fx(ours).graph) == before_text
         raise
     assert report["outcome"] == "ran", report
     same_types(ours, gm)
@@ -107,13 +119,16 @@ def check(gm):
     except AssertionError:
         # torch 1.13's code generation fails on a size above 256: it names
         # each size's global after the int object, and equal ints above 256
-        # are different objects (add_global asserts). The types are compared.
+        # are different objects (add_global asserts). The types and the
+        # graph text are compared.
         assert any(isinstance(a, int) and a > 256 for n in gm.graph.nodes
                    if isinstance(n.type, TensorType) for a in n.type.__args__)
+        same_text_and_code(ours, gm, code=False)
         return ours
     theirs = fx_sdk.from_torch_fx(gm)
     assert node_types(ours) == node_types(theirs)
     assert ours.code == gm.code
+    same_text_and_code(ours, gm)
     return ours
 
 
@@ -263,8 +278,8 @@ def test_unknown_ops_refused():
 
 
 def test_unknown_option_refused():
-    """The pass takes no options (refinement is not ported): one is refused
-    by name before the pass runs."""
+    """The pass takes no options: one is refused by name before the pass
+    runs."""
 
     class M(torch.nn.Module):
         def forward(self, x: TensorType((1, 2))):
@@ -273,3 +288,103 @@ def test_unknown_option_refused():
     with pytest.raises(ValueError, match="refine"):
         fx_sdk.run_pipeline(torch.fx.symbolic_trace(M()),
                             "gradual_typecheck{refine=true}")
+
+
+def test_run_pipeline_gives_torch_types_back():
+    """fx_sdk.run_pipeline's GraphModule is torch's after GraphTypeChecker,
+    in a graph whose types hold sizes (_7) and forms (a transpose's list, a
+    parameter's torch.Size) no input had: graph text, code and types."""
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(2, 7)
+            self.w = torch.nn.Parameter(torch.randn(2, 1, 7))
+
+        def forward(self, x: TensorType((1, 2, Dyn)),
+                    y: TensorType((1, 2, 3))):
+            a = torch.transpose(torch.add(x, y), 1, 2)
+            return torch.add(self.lin(a), self.w)
+
+    gm = torch.fx.symbolic_trace(M())
+    back, report = fx_sdk.run_pipeline(gm, "gradual_typecheck")
+    assert report[0]["outcome"] == "ran"
+    TorchChecker({}, gm).type_check()
+    gm.recompile()
+    assert str(back.graph) == str(gm.graph)
+    assert back.code == gm.code
+    assert [repr(n.type) for n in back.graph.nodes] == \
+        [repr(n.type) for n in gm.graph.nodes]
+    assert "TensorType[[1, Dyn, 2]]" in str(back.graph)
+    assert "TensorType[torch.Size([2, 1, 7])]" in str(back.graph)
+    x = torch.randn(1, 2, 3)
+    torch.testing.assert_close(back(x, x), gm(x, x))
+
+
+def test_graph_file_keeps_type_text():
+    """The typed graph as a graph file: each TensorType's print(graph) form
+    is the node's "type_text", and the file read back (types made from
+    their names, nothing evaluated) prints and codes as torch's."""
+
+    class M(torch.nn.Module):
+        def forward(self, x: TensorType((2, Dyn, 3))):
+            return torch.reshape(torch.transpose(x, 0, 2), [3, -1])
+
+    gm = torch.fx.symbolic_trace(M())
+    ours, report = sdk_typecheck(gm)
+    assert report["outcome"] == "ran", report
+    TorchChecker({}, gm).type_check()
+    gm.recompile()
+    text, weights = fx_sdk._C._to_bundle(ours, include_nodes=True,
+                                         in_process=True)
+    doc = json.loads(text)
+    texts = {e["name"]: e.get("type_text") for e in doc["nodes"]}
+    assert texts["transpose"] == "TensorType[[3, Dyn, 2]]"
+    assert texts["reshape"] == "TensorType[[3, Dyn]]"
+    back = fx_sdk._import.build_graph_module(doc, dict(weights), share=True)
+    assert str(back.graph) == str(gm.graph)
+    assert back.code == gm.code
+
+
+def test_gradual_type_names_are_not_evaluated():
+    """The importer makes a gradual type from its parts only: anything else
+    in TensorType[...] is no gradual type."""
+    tt = "torch.fx.tensor_type.TensorType"
+    assert fx_sdk._import.gradual_type(f"{tt}[_1,_2]") == TensorType((1, 2))
+    assert fx_sdk._import.gradual_type("torch.fx.tensor_type._DynType") is Dyn
+    for code in (f"{tt}[os.system]", f"{tt}[_1,__import__]", f"{tt}[_-1]",
+                 "torch.Tensor", f"{tt}[_1"):
+        assert fx_sdk._import.gradual_type(code) is None, code
+    assert fx_sdk._import.gradual_size("_12") == 12
+    assert fx_sdk._import.gradual_size("_x") is None
+
+
+def test_tuple_output():
+    """An output of several values: torch 1.13 types it with the Python
+    tuple of their types, no type annotation (its gm.recompile() then fails:
+    TypeError: unhashable type: 'TensorType'); ours leaves the output
+    untyped, so the code stays valid, and types every other node as torch.
+    The graph text (which shows no output type) is torch's."""
+
+    class M(torch.nn.Module):
+        def forward(self, x: TensorType((1, 2, Dyn)),
+                    y: TensorType((1, 2, 3))):
+            a = torch.add(x, y)
+            return (a, torch.transpose(a, 0, 1))
+
+    gm = torch.fx.symbolic_trace(M())
+    ours, report = sdk_typecheck(gm)
+    assert report["outcome"] == "ran", report
+    TorchChecker({}, gm).type_check()
+    nodes = list(gm.graph.nodes)
+    assert nodes[-1].type == (nodes[2].type, nodes[3].type)
+    with pytest.raises(TypeError, match="unhashable type: 'TensorType'"):
+        gm.recompile()
+    back = fx_sdk.to_torch_fx(ours)
+    assert str(back.graph) == str(gm.graph)
+    assert [repr(n.type) for n in back.graph.nodes][:-1] == \
+        [repr(n.type) for n in nodes][:-1]
+    assert list(back.graph.nodes)[-1].type is None
+    x = torch.randn(1, 2, 3)
+    for got, want in zip(back(x, x), M()(x, x)):
+        torch.testing.assert_close(got, want)
