@@ -25,7 +25,10 @@
 //  - normalize_args, normalize_operators, annotate_types_with_schema: 25k
 //    blocks of F.relu, torch.flatten, torch.add, F.dropout: every call
 //    rewritten (normalize_args), every torch.add made operator.add and
-//    every F call typed (normalize_operators), every F call typed.
+//    every F call typed (normalize_operators), every F call typed;
+//  - gradual_typecheck: 20k blocks of one Conv2d, BatchNorm2d and ReLU
+//    module, torch.add and torch.transpose on an input typed
+//    TensorType((Dyn, 3, 32, 32)): every node typed (and its graph text).
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
 
@@ -265,6 +268,50 @@ fx::GraphFile functional_calls(int64_t nodes, fx::TensorList*) {
   return file;
 }
 
+// x : TensorType((Dyn, 3, 32, 32)) -> conv -> bn -> relu -> add(., x) ->
+// transpose(., 2, 3) -> ..., one module of each kind called every time
+// (a 3x3 convolution padded by 1 keeps the shape).
+fx::GraphFile typed_conv_blocks(int64_t nodes, fx::TensorList* weights) {
+  fx::GraphFile file;
+  file.graph = std::make_unique<fx::Graph>();
+  const fx::Argument pair = fx::Argument::tuple({fx::Argument(1), 1});
+  file.modules.emplace_back(
+      "conv",
+      module("torch.nn.Conv2d",
+             {{"in_channels", fx::Argument(3)},
+              {"out_channels", fx::Argument(3)},
+              {"kernel_size", fx::Argument::tuple({fx::Argument(3), 3})},
+              {"stride", pair},
+              {"padding", pair},
+              {"dilation", pair},
+              {"groups", fx::Argument(1)}}));
+  file.modules.emplace_back(
+      "bn", module("torch.nn.BatchNorm2d", {{"num_features", 3}}));
+  file.modules.emplace_back("relu", module("torch.nn.ReLU", {}));
+  weights->emplace_back("conv.weight", at::full({3, 3, 3, 3}, 0.1));
+  weights->emplace_back("conv.bias", at::zeros({3}));
+  weights->emplace_back("bn.weight", at::ones({3}));
+  weights->emplace_back("bn.bias", at::zeros({3}));
+  weights->emplace_back("bn.running_mean", at::zeros({3}));
+  weights->emplace_back("bn.running_var", at::ones({3}));
+  weights->emplace_back("bn.num_batches_tracked", at::zeros({}, at::kLong));
+  fx::Graph& g = *file.graph;
+  fx::Node* x = g.placeholder("x");
+  x->set_type(
+      "torch.fx.tensor_type.TensorType[torch.fx.tensor_type._DynType,_3,_32,"
+      "_32]",
+      "TensorType[(Dyn, 3, 32, 32)]");
+  for (int64_t i = 0; 5 * i + 7 < nodes; ++i) {
+    fx::Node* y = g.call_module("conv", {x});
+    y = g.call_module("bn", {y});
+    y = g.call_module("relu", {y});
+    y = g.call_function("torch.add", {y, x});
+    x = g.call_function("torch.transpose", {y, 2, 3});
+  }
+  g.output(x);
+  return file;
+}
+
 void BM_TorchPass(benchmark::State& state, const char* pipeline,
                   const Build& build) {
   auto spec = fx::host::parse_pipeline_text(pipeline);
@@ -368,6 +415,12 @@ BENCHMARK_CAPTURE(BM_TorchPass, normalize_operators, "normalize_operators",
 
 BENCHMARK_CAPTURE(BM_TorchPass, annotate_types_with_schema,
                   "annotate_types_with_schema", functional_calls)
+    ->Arg(100000)
+    ->Iterations(3)
+    ->Unit(benchmark::kMillisecond);
+
+BENCHMARK_CAPTURE(BM_TorchPass, gradual_typecheck, "gradual_typecheck",
+                  typed_conv_blocks)
     ->Arg(100000)
     ->Iterations(3)
     ->Unit(benchmark::kMillisecond);
