@@ -35,6 +35,18 @@ struct TinyMlp : fx::Module<TinyMlp> {
   at::Tensor bias;
 };
 
+// Prints `code` (GraphModule::code(), torch.fx's gm.code) under `title`,
+// without the blank lines torch.fx puts around it.
+void print_code(const std::string& title, const std::string& code) {
+  size_t begin = code.find_first_not_of('\n');
+  size_t end = code.find_last_not_of(" \n");
+  std::cout << title << ":\n"
+            << (begin == std::string::npos
+                    ? ""
+                    : code.substr(begin, end + 1 - begin))
+            << "\n";
+}
+
 // Runs `pipeline` on `gm` with the plugins of `plugin_dir`; false (with
 // the error printed) when a plugin does not load, a pass does not resolve
 // or the pipeline stops.
@@ -86,12 +98,11 @@ int run(const std::string& plugin_dir) {
   at::Tensor expected = model.forward(fx::Value(x)).tensor();
 
   std::shared_ptr<fx::GraphModule> gm = fx::symbolic_trace(model);
-  std::cout << "traced:" << gm->code();
+  print_code("traced", gm->code());
   if (!run_pipeline(*gm, "inference", plugin_dir, x)) return 1;
-  std::cout << "after the pipeline:" << gm->code();
+  print_code("after the pipeline", gm->code());
 
-  std::unique_ptr<fx::InferencePlan> plan =
-      fx::InferencePlan::build(*gm, {x});
+  std::unique_ptr<fx::InferencePlan> plan = fx::InferencePlan::build(*gm, {x});
   at::Tensor got = plan->run({x}).toTensor();
   double diff = (got - expected).abs().max().item<double>();
   std::printf("plan: %zu steps, %zu on oneDNN; max |plan - eager| = %.3g\n",
