@@ -8,10 +8,12 @@
 // PREFIX/lib/libfx_host.so and its headers under PREFIX/include/fx-sdk, at
 // the paths they have in the source tree ("fx_core/...", "plugin_api/...",
 // this file as "fx_sdk/host.h"); the plugin contract stays at
-// PREFIX/include/fx/plugin_api.h. LibTorch, Abseil, Boost.Filesystem and
-// OpenSSL are not in the library: it needs them from the system (Debian's
-// libtorch-dev, libabsl-dev, ...), and so does a host that includes these
-// headers (Abseil's containers and status types appear in them).
+// PREFIX/include/fx/plugin_api.h. LibTorch, Abseil, Boost.Filesystem,
+// OpenSSL and oneDNN are not in the library: it loads them from the system
+// (Debian's libtorch-dev, libabsl-dev, ...), and a host that includes these
+// headers compiles and links against LibTorch and Abseil too (Abseil's
+// containers and status types appear in them). The library exports the fx
+// namespace alone.
 // sdk_examples/host_app (installed as PREFIX/share/fx-sdk/examples/host_app)
 // is a complete host.
 //
