@@ -376,7 +376,7 @@ class GraphModuleTarget::Attributes : public AttributeStore {
       const auto& fields = item.toTupleRef().elements();
       std::string name = fields[0].toStringRef();
       bool done = true;
-      if (fields.size() == 5) {
+      if (fields.size() == kSubgraphModuleFields) {
         adopt_module(name, decode_subgraph_module(module_, item));
       } else if (fields.size() == 3) {
         done = write_in_place(name, fields[1].toTensor(), &error);

@@ -61,6 +61,63 @@ c10::List<std::string> shared_modules(const GraphModule& root,
   return shared;
 }
 
+// Every parameter and buffer of `root` outside `skip` (and its subtree), by
+// tensor.
+std::map<const c10::TensorImpl*, std::string> root_tensors(
+    const GraphModule& root, const std::string& skip) {
+  std::map<const c10::TensorImpl*, std::string> found;
+  auto add = [&](const std::string& key, const at::Tensor& t) {
+    if (key.rfind(skip + ".", 0) == 0 || !t.defined()) return;
+    found.emplace(t.unsafeGetTensorImpl(), key);
+  };
+  for (const auto& p : root.named_parameters(/*recurse=*/true)) {
+    add(p.key(), p.value());
+  }
+  for (const auto& b : root.named_buffers(/*recurse=*/true)) {
+    add(b.key(), b.value());
+  }
+  return found;
+}
+
+// `child`'s tensors outside its shared modules: (name in child, name in
+// root) in `shared` for those it shares with `root` (GraphShareAttr of a
+// parameter or buffer, split_module's get_attr), by value in `owned` for
+// the others.
+void split_tensors(const torch::OrderedDict<std::string, at::Tensor>& tensors,
+                   const std::map<const c10::TensorImpl*, std::string>& in_root,
+                   const std::vector<std::string>& shared_names,
+                   c10::List<std::string>& shared,
+                   c10::Dict<std::string, at::Tensor>& owned) {
+  for (const auto& t : tensors) {
+    if (under_any(t.key(), shared_names)) continue;
+    auto found = t.value().defined()
+                     ? in_root.find(t.value().unsafeGetTensorImpl())
+                     : in_root.end();
+    if (found != in_root.end()) {
+      shared.push_back(t.key());
+      shared.push_back(found->second);
+    } else {
+      owned.insert(t.key(), t.value());
+    }
+  }
+}
+
+// The root's tensor of each (name in child, name in root) pair, set on
+// `child` as a parameter or a buffer (of the root's kind).
+void share_tensors(const GraphModule& root, c10::ArrayRef<c10::IValue> pairs,
+                   bool parameter, GraphModule& child) {
+  for (size_t i = 0; i + 1 < pairs.size(); i += 2) {
+    const std::string& in_root = pairs[i + 1].toStringRef();
+    at::Tensor t = root.get_attr(in_root);
+    if (!t.defined()) {
+      throw FxError(cat("the root module has no parameter or buffer '", in_root,
+                        "' to share"));
+    }
+    child.set_attr(pairs[i].toStringRef(), t, parameter,
+                   root.buffer_kind(in_root));
+  }
+}
+
 }  // namespace
 
 c10::IValue encode_subgraph_module(const GraphModule& root,
@@ -69,17 +126,17 @@ c10::IValue encode_subgraph_module(const GraphModule& root,
   std::vector<std::string> shared_names;
   c10::List<std::string> shared =
       shared_modules(root, name, child, &shared_names);
+  const auto in_root = root_tensors(root, name);
   c10::Dict<std::string, at::Tensor> parameters, buffers;
-  for (const auto& p : child.named_parameters(/*recurse=*/true)) {
-    if (!under_any(p.key(), shared_names))
-      parameters.insert(p.key(), p.value());
-  }
-  for (const auto& b : child.named_buffers(/*recurse=*/true)) {
-    if (!under_any(b.key(), shared_names)) buffers.insert(b.key(), b.value());
-  }
+  c10::List<std::string> shared_parameters, shared_buffers;
+  split_tensors(child.named_parameters(/*recurse=*/true), in_root, shared_names,
+                shared_parameters, parameters);
+  split_tensors(child.named_buffers(/*recurse=*/true), in_root, shared_names,
+                shared_buffers, buffers);
   return c10::ivalue::Tuple::create(
       {c10::IValue(name), c10::IValue(to_graph_json(child.graph())),
-       c10::IValue(shared), c10::IValue(parameters), c10::IValue(buffers)});
+       c10::IValue(shared), c10::IValue(parameters), c10::IValue(buffers),
+       c10::IValue(shared_parameters), c10::IValue(shared_buffers)});
 }
 
 std::shared_ptr<GraphModule> decode_subgraph_module(const GraphModule& root,
@@ -103,6 +160,8 @@ std::shared_ptr<GraphModule> decode_subgraph_module(const GraphModule& root,
   for (const auto& b : fields[4].toGenericDict()) {
     child->set_attr(b.key().toStringRef(), b.value().toTensor(), false);
   }
+  share_tensors(root, fields[5].toListRef(), /*parameter=*/true, *child);
+  share_tensors(root, fields[6].toListRef(), /*parameter=*/false, *child);
   absl::StatusOr<GraphFile> file =
       parse_graph_json(fields[1].toStringRef(), "<worker submodule>");
   if (!file.ok()) throw FxError(std::string(file.status().message()));

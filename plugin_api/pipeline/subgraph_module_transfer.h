@@ -2,20 +2,27 @@
 // GraphShareAttr: split_module's partitions) from an isolated pass's worker
 // to the host (pass_call.h). The worker encodes the submodule as an IValue:
 // its graph as fx-graph JSON text, the tensors it owns by value, and the
-// modules it shares with the root module by their qualified names in the
-// root; the host rebuilds it against its own root, sharing the same modules.
+// modules, parameters and buffers it shares with the root module as (name
+// in the child, name in the root) pairs (the names may differ:
+// split_module's layer1_0_conv1 is the root's layer1.0.conv1); the host
+// rebuilds it against its own root, sharing the same objects.
 #ifndef PLUGIN_API_PIPELINE_SUBGRAPH_MODULE_TRANSFER_H_
 #define PLUGIN_API_PIPELINE_SUBGRAPH_MODULE_TRANSFER_H_
 
 #include <ATen/core/ivalue.h>
 
+#include <cstddef>
 #include <memory>
+#include <string>
 
 namespace fx {
 class GraphModule;
 }  // namespace fx
 
 namespace fx::host {
+
+// The number of fields of the tuple encode_subgraph_module() makes.
+inline constexpr size_t kSubgraphModuleFields = 7;
 
 // `child`, a submodule of `root`, as an IValue. Throws FxError when a
 // module it holds is neither in `root` outside `child` nor a GraphModule.
