@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -316,6 +317,36 @@ inline void write_file_atomically(const std::string& path,
     unlink(tmp.c_str());
     fail(ok ? std::strerror(errno) : why);
   }
+}
+
+// The name torch's split_module gives the parent's attribute `target`
+// inside a submodule: "_".join(target.split(".")) ("layer1.0.conv1" ->
+// "layer1_0_conv1").
+inline std::string split_module_attr_name(std::string_view target) {
+  std::string out(target);
+  std::replace(out.begin(), out.end(), '.', '_');
+  return out;
+}
+
+// Shares g's attribute or submodule `target` with `sub` under
+// split_module_attr_name(target) (the same object, fxp::share_attr) and
+// returns that name. Error(FX_FAILED_PRECONDITION) naming `target` when
+// `sub` already holds another object under that name ("a.b_c" and "a_b.c"
+// both become "a_b_c"; torch's split_module silently keeps the last one).
+inline std::string share_as_split_module_attr(fxp::Graph& g, fxp::Graph& sub,
+                                              const std::string& target) {
+  const std::string flat = split_module_attr_name(target);
+  try {
+    fxp::share_attr(g, sub, target.c_str(), flat.c_str());
+  } catch (const fxp::Error& e) {
+    if (e.code() != FX_FAILED_PRECONDITION) throw;
+    throw fxp::Error(FX_FAILED_PRECONDITION,
+                     "attribute '" + target + "' becomes '" + flat +
+                         "' in the submodule, which already holds another "
+                         "attribute under that name (" +
+                         e.what() + ")");
+  }
+  return flat;
 }
 
 // All placeholders, in order.

@@ -160,7 +160,8 @@ void copy_meta(const Node& from, Node& to) {
   }
 }
 
-// Fills submodule `p`'s graph as torch's split_module does.
+// Fills submodule `p`'s graph as torch's split_module does: a call_module
+// of `layer1.0.conv1` calls the shared module as `layer1_0_conv1`.
 void build_submodule(Graph& g, const GraphInfo& info, const SplitPartition& p,
                      Graph sub) {
   std::unordered_map<FxNode*, Node> env;
@@ -170,15 +171,22 @@ void build_submodule(Graph& g, const GraphInfo& info, const SplitPartition& p,
     copy_meta(info.nodes[v], ph);
     env[info.nodes[v].get()] = ph;
   }
-  std::set<std::string> shared;
+  std::map<std::string, std::string> shared;  // target -> name in `sub`
   const std::function<Node(Node)> value = [&](Node x) {
     return env.at(x.get());
   };
   for (int v : p.nodes) {
     const Node& n = info.nodes[v];
-    const std::string target(n.target());
-    if (n.op() == FX_OP_CALL_MODULE && shared.insert(target).second) {
-      fxp::share_attr(g, sub, target.c_str());
+    std::string target(n.target());
+    if (n.op() == FX_OP_CALL_MODULE) {
+      auto it = shared.find(target);
+      if (it == shared.end()) {
+        it = shared
+                 .emplace(target, fx_plugins::share_as_split_module_attr(
+                                      g, sub, target))
+                 .first;
+      }
+      target = it->second;
     }
     const std::vector<Arg> args = fx_plugins::map_args(n, value);
     const fxp::Kwargs kwargs = fx_plugins::map_kwargs(n, value);

@@ -497,7 +497,10 @@ std::vector<size_t> partition_order(const std::vector<Node>& compute,
   return order;
 }
 
-// Fills a submodule's graph with copies of a partition's nodes.
+// Fills a submodule's graph with copies of a partition's nodes as torch's
+// split_module does: placeholders named as the values they receive, the
+// copies named from their targets and without type annotations, and an
+// attribute `layer1.0.conv1` of the parent shared as `layer1_0_conv1`.
 class SubgraphBuilder {
  public:
   SubgraphBuilder(Graph& parent, Graph sub) : parent_(parent), sub_(sub) {}
@@ -515,11 +518,9 @@ class SubgraphBuilder {
     for (Node n : members) {
       std::vector<Arg> args = fx_plugins::map_args(n, map);
       fxp::Kwargs kwargs = fx_plugins::map_kwargs(n, map);
-      std::string target(n.target()), name(n.name()), type(n.type());
-      if (n.op() == FX_OP_CALL_MODULE) share(target);
-      env_[n.get()] =
-          sub_.create_node(n.op(), target.c_str(), args, kwargs, name.c_str(),
-                           type.empty() ? nullptr : type.c_str());
+      std::string target(n.target());
+      if (n.op() == FX_OP_CALL_MODULE) target = share(target);
+      env_[n.get()] = sub_.create_node(n.op(), target.c_str(), args, kwargs);
     }
   }
 
@@ -534,9 +535,17 @@ class SubgraphBuilder {
   }
 
  private:
-  void share(std::string_view target) {
-    std::string t(target);
-    if (shared_.insert(t).second) fxp::share_attr(parent_, sub_, t.c_str());
+  // The parent's attribute `target` shared with the submodule (once);
+  // its name there.
+  std::string share(const std::string& target) {
+    auto it = shared_.find(target);
+    if (it == shared_.end()) {
+      it = shared_
+               .emplace(target, fx_plugins::share_as_split_module_attr(
+                                    parent_, sub_, target))
+               .first;
+    }
+    return it->second;
   }
 
   // The submodule's value for `n`: a copy made already, or a get_attr
@@ -545,10 +554,8 @@ class SubgraphBuilder {
     auto it = env_.find(n.get());
     if (it != env_.end()) return it->second;
     if (n.op() == FX_OP_GET_ATTR) {
-      std::string target(n.target()), name(n.name());
-      share(target);
-      Node attr = sub_.create_node(FX_OP_GET_ATTR, target.c_str(), {}, {},
-                                   name.c_str());
+      std::string target = share(std::string(n.target()));
+      Node attr = sub_.create_node(FX_OP_GET_ATTR, target.c_str());
       env_[n.get()] = attr;
       return attr;
     }
@@ -560,7 +567,7 @@ class SubgraphBuilder {
   Graph& parent_;
   Graph sub_;
   std::unordered_map<FxNode*, Node> env_;
-  std::set<std::string> shared_;
+  std::map<std::string, std::string> shared_;  // target -> name in sub_
 };
 
 // Moves the partitions, in order, into submodules called from the parent.

@@ -61,6 +61,35 @@ class Split(torch.nn.Module):
         return self.fc(p) + self.offset, y.sum()
 
 
+class NestedAttr(torch.nn.Module):
+    """split_module: a call_module and a get_attr of nested modules
+    (block.0, block.0.bias), the get_attr read in another partition."""
+
+    def __init__(self):
+        super().__init__()
+        self.block = torch.nn.Sequential(torch.nn.Linear(4, 4),
+                                         torch.nn.ReLU())
+        self.head = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.head(self.block(x) + self.block[0].bias)
+
+
+class FlatNameClash(torch.nn.Module):
+    """a.b_c and a_b.c: both layer paths flatten to a_b_c in a split_module
+    submodule (torch keeps the last one silently)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Module()
+        self.a.b_c = torch.nn.Linear(4, 4)
+        self.a_b = torch.nn.Module()
+        self.a_b.c = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.a_b.c(self.a.b_c(x))
+
+
 class Functional(torch.nn.Module):
     """Every decomposition rule in its functional and method forms."""
 

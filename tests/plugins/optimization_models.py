@@ -210,6 +210,22 @@ class TaggedBranches(torch.nn.Module):
         return self.linear3(r3).softmax(dim=-1), r1, self.b
 
 
+class NestedTagged(torch.nn.Module):
+    """split_by_tags on nested modules: a call_module block.0 and a get_attr
+    of block.0.bias (read in another component) keep their dotted paths
+    in the components, as torch's lift_subgraph_as_module builds them."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(6)
+        self.block = torch.nn.Sequential(torch.nn.Linear(8, 8),
+                                         torch.nn.ReLU())
+        self.head = torch.nn.Sequential(torch.nn.Linear(8, 4))
+
+    def forward(self, x):
+        return self.head(self.block(x) + self.block[0].bias)
+
+
 class SizesAndViews(torch.nn.Module):
     """The splitter's non-tensor flows: sizes read by call_method and
     getattr/getitem, used by views on either side of a linear."""

@@ -7,7 +7,10 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -420,6 +423,82 @@ TEST_F(OptimizationTest, SplitByTagsIsTorchs) {
                         "split_by_tags{tags=x,cat,empty,tag_nodes=x:linear1+"
                         "relu,cat:linear2+add+cat+linear3+softmax}",
                         {"x", "cat", "empty"});
+}
+
+// torch 1.13's split_by_tags keeps dotted targets in its components
+// (lift_subgraph_as_module nests holder modules: block.0, block.0.bias),
+// unlike split_module's flat names; so do the components here.
+TEST_F(OptimizationTest, SplitByTagsKeepsNestedTargetsAsTorchDoes) {
+  std::string dir = export_module(kModels, "NestedTagged", "2,8");
+  expect_split_as_torch(dir, "NestedTagged",
+                        "split_by_tags{tags=a,b,tag_nodes=a:block_0+block_1,"
+                        "b:add+head_0}",
+                        {"a", "b"});
+  Bundle b = load_bundle(dir);
+  const at::Tensor bias = b.gm->get_attr("block.0.bias");
+  ASSERT_TRUE(run_pipeline(*b.gm,
+                           "split_by_tags{tags=a,b,tag_nodes=a:block_0+"
+                           "block_1,b:add+head_0}",
+                           b.inputs)
+                  .ok());
+  auto comp = std::dynamic_pointer_cast<GraphModule>(b.gm->get_submodule("b"));
+  ASSERT_NE(comp, nullptr);
+  EXPECT_TRUE(comp->get_attr("block.0.bias").is_same(bias));
+}
+
+// accelerator_partition on resnet18 (its nested modules called as
+// layer1_0_conv1 in the submodules, as torch's split_module names them) in
+// the host and in a worker process: the same main graph and submodules,
+// each flat name the root's module object itself, eager's numbers.
+TEST_F(OptimizationTest, AcceleratorPartitionSharesNestedModulesIsolated) {
+  std::string devices;
+  for (int i = 0; i < 6; ++i) {
+    devices += (i ? "," : "") + ("dev_" + std::to_string(i)) +
+               ":20000000:" + std::to_string(i);
+  }
+  const std::string text =
+      "shape_prop,accelerator_partition{devices=" + devices + "}";
+  std::string host_code;
+  for (const std::string& pipeline :
+       {text, "{\"pipeline\": \"" + text + "\", \"isolate\": true}"}) {
+    SCOPED_TRACE(pipeline);
+    Bundle b = load_bundle(export_torchvision("resnet18"));
+    std::map<std::string, std::shared_ptr<torch::nn::Module>> before;
+    for (const auto& m : b.gm->named_modules("", /*include_self=*/false)) {
+      before[m.key()] = m.value();
+    }
+    host::PipelineReport report = run_pipeline(*b.gm, pipeline, b.inputs);
+    ASSERT_TRUE(report.ok()) << report.failure;
+    std::string code = b.gm->code();
+    size_t flat = 0;
+    for (const Node* n : b.gm->graph().nodes()) {
+      if (n->op() != Opcode::kCallModule) continue;
+      auto sub = std::dynamic_pointer_cast<GraphModule>(
+          b.gm->get_submodule(n->target()));
+      ASSERT_NE(sub, nullptr) << n->target();
+      code += "\n# " + n->target() + "\n" + sub->code();
+      for (const Node* m : sub->graph().nodes()) {
+        if (m->op() != Opcode::kCallModule) continue;
+        const std::string target = m->target();
+        std::string dotted;
+        for (const auto& [name, module] : before) {
+          std::string spelt = name;
+          std::replace(spelt.begin(), spelt.end(), '.', '_');
+          if (spelt == target) dotted = name;
+        }
+        ASSERT_FALSE(dotted.empty()) << target;
+        EXPECT_EQ(sub->get_submodule(target), before.at(dotted)) << target;
+        flat += dotted != target;
+      }
+    }
+    EXPECT_GT(flat, 0u) << code;
+    if (host_code.empty()) {
+      host_code = code;
+    } else {
+      EXPECT_EQ(code, host_code);
+    }
+    EXPECT_LE(max_abs_diff(forward(*b.gm, b.inputs), b.expected), 1e-4);
+  }
 }
 
 TEST_F(OptimizationTest, SplitterIsTorchs) {

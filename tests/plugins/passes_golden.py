@@ -12,7 +12,8 @@ writes to OUT_DIR what torch.fx does with it:
                output.pt
   split        ARG: comma-separated nodes that start a partition;
                torch.fx.passes.split_module.split_module's submodule count
-               and each submodule's call targets (targets.txt), output.pt
+               and each submodule's call targets (targets.txt), graph text
+               (SUBMOD.graph.txt) and code (SUBMOD.code.py), output.pt
   run          output.pt: the module's output on DIR/input.pt
 Graph text uses the current docs' num_users form.
 """
@@ -83,7 +84,12 @@ def main():
         lines = []
         for n in result.graph.nodes:
             if n.op == "call_module":
-                lines.append(f"{n.target}: " + " ".join(targets(getattr(result, n.target))))
+                sub = getattr(result, n.target)
+                lines.append(f"{n.target}: " + " ".join(targets(sub)))
+                with open(os.path.join(out_dir, n.target + ".graph.txt"), "w") as f:
+                    f.write(text(sub.graph))
+                with open(os.path.join(out_dir, n.target + ".code.py"), "w") as f:
+                    f.write(sub.code)
     with torch.no_grad():
         out = result(*inputs)
     torch.save(out, os.path.join(out_dir, "output.pt"))

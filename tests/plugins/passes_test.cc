@@ -183,6 +183,110 @@ TEST_F(PassesTest, SplitModuleOnResnet18ByLayer) {
   EXPECT_LE(max_abs_diff(forward(*b.gm, b.inputs), b.expected), 1e-4);
 }
 
+// split_module on resnet18 by layer, in the host and in a worker process
+// (the submodules sent back): every submodule's graph text and code are
+// torch's split_module's with the same split_callback (layer1.0.conv1 is
+// called as layer1_0_conv1 there, the parent's module object itself), and
+// the numbers torch's.
+TEST_F(PassesTest, SplitModuleOnResnet18IsTorchsInTheHostAndIsolated) {
+  const std::string dir = export_torchvision("resnet18");
+  const std::string starts =
+      "layer1_0_conv1,layer2_0_conv1,layer3_0_conv1,layer4_0_conv1,avgpool";
+  const std::string golden = torch_fx(dir, "split", starts);
+  const std::string text = "split_module{split_at=" + starts + "}";
+  for (const std::string& pipeline :
+       {text, "{\"pipeline\": \"" + text + "\", \"isolate\": true}"}) {
+    SCOPED_TRACE(pipeline);
+    Bundle b = load_bundle(dir);
+    std::shared_ptr<torch::nn::Module> conv =
+        b.gm->get_submodule("layer1.0.conv1");
+    ASSERT_NE(conv, nullptr);
+    host::PipelineReport report = run_pipeline(*b.gm, pipeline, b.inputs);
+    ASSERT_TRUE(report.ok()) << report.failure;
+    std::vector<std::string> got;
+    for (const Node* n : b.gm->graph().nodes()) {
+      if (n->op() != Opcode::kCallModule) continue;
+      auto sub = std::dynamic_pointer_cast<GraphModule>(
+          b.gm->get_submodule(n->target()));
+      ASSERT_NE(sub, nullptr) << n->target();
+      got.push_back(n->target() + ":");
+      for (const std::string& t : call_targets(sub->graph())) {
+        got.back() += " " + t;
+      }
+      const std::string want = golden + "/" + n->target();
+      EXPECT_EQ(sub->graph().str(), testing::read_file(want + ".graph.txt"));
+      EXPECT_EQ(sub->code(), testing::read_file(want + ".code.py"));
+    }
+    EXPECT_EQ(got, lines_of(testing::read_file(golden + "/targets.txt")));
+    auto submod_1 =
+        std::dynamic_pointer_cast<GraphModule>(b.gm->get_submodule("submod_1"));
+    ASSERT_NE(submod_1, nullptr);
+    EXPECT_EQ(submod_1->get_submodule("layer1_0_conv1"), conv);
+    EXPECT_EQ(submod_1->get_submodule("layer1"), nullptr);
+    EXPECT_LE(max_abs_diff(forward(*b.gm, b.inputs), read_output(golden)),
+              1e-5);
+  }
+}
+
+// A get_attr of a nested module's parameter read in another partition is
+// recreated there under torch's flat name (block_0_bias), the parent's
+// tensor itself, in the host and in a worker process.
+TEST_F(PassesTest, SplitModuleSharesNestedAttributesUnderFlatNames) {
+  const std::string dir = export_model("NestedAttr", "3,4");
+  const std::string golden = torch_fx(dir, "split", "add");
+  const std::string text = "split_module{split_at=add}";
+  for (const std::string& pipeline :
+       {text, "{\"pipeline\": \"" + text + "\", \"isolate\": true}"}) {
+    SCOPED_TRACE(pipeline);
+    Bundle b = load_bundle(dir);
+    std::shared_ptr<torch::nn::Module> linear = b.gm->get_submodule("block.0");
+    ASSERT_NE(linear, nullptr);
+    const at::Tensor bias = b.gm->get_attr("block.0.bias");
+    host::PipelineReport report = run_pipeline(*b.gm, pipeline, b.inputs);
+    ASSERT_TRUE(report.ok()) << report.failure;
+    auto submod_0 =
+        std::dynamic_pointer_cast<GraphModule>(b.gm->get_submodule("submod_0"));
+    auto submod_1 =
+        std::dynamic_pointer_cast<GraphModule>(b.gm->get_submodule("submod_1"));
+    ASSERT_NE(submod_0, nullptr);
+    ASSERT_NE(submod_1, nullptr);
+    EXPECT_EQ(submod_0->get_submodule("block_0"), linear);
+    EXPECT_TRUE(submod_1->get_attr("block_0_bias").is_same(bias));
+    EXPECT_NE(
+        submod_1->graph().str().find(
+            "%block_0_bias : [num_users=1] = get_attr[target=block_0_bias]"),
+        std::string::npos)
+        << submod_1->graph().str();
+    std::vector<std::string> got;
+    for (const auto& [name, sub] :
+         {std::pair{"submod_0", submod_0}, std::pair{"submod_1", submod_1}}) {
+      got.push_back(std::string(name) + ":");
+      for (const std::string& t : call_targets(sub->graph())) {
+        got.back() += " " + t;
+      }
+    }
+    EXPECT_EQ(got, lines_of(testing::read_file(golden + "/targets.txt")));
+    EXPECT_LE(max_abs_diff(forward(*b.gm, b.inputs), read_output(golden)),
+              1e-6);
+  }
+}
+
+// Two attributes whose paths flatten alike in one submodule are refused,
+// naming both names, and the graph is rolled back.
+TEST_F(PassesTest, SplitModuleRefusesTwoPathsWithOneFlatName) {
+  Bundle b = load_bundle(export_model("FlatNameClash", "2,4"));
+  const std::string before = b.gm->graph().str();
+  host::PipelineReport report =
+      run_pipeline(*b.gm, "split_module{partitions=a_b_c+a_b_c_1}", b.inputs);
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.failure.find("attribute 'a_b.c' becomes 'a_b_c' in the "
+                                "submodule, which already holds another "
+                                "attribute under that name"),
+            std::string::npos)
+      << report.failure;
+  EXPECT_EQ(b.gm->graph().str(), before);
+}
+
 TEST_F(PassesTest, SplitModuleByMetaKeyAndBadOptions) {
   Bundle b = load_reference("seed_mymodule");
   EXPECT_NE(run_pipeline(*b.gm, "split_module")

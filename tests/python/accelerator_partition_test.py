@@ -9,8 +9,6 @@ submodule's graph and code, the latencies, and the numbers. Run by
 fx_sdk_test.sh.
 """
 
-import copy
-
 import pytest
 import torch
 from torch.fx import symbolic_trace
@@ -73,17 +71,6 @@ def sdk_partition(traced, inputs, config):
     return out
 
 
-def flat_targets(gm):
-    """gm's graph with call_module targets spelt as torch's split_module
-    spells them in a submodule (layer1.0.conv1 -> layer1_0_conv1): the
-    pass keeps the dotted path, the one departure (see plugins/README.md)."""
-    graph = copy.deepcopy(gm.graph)
-    for n in graph.nodes:
-        if n.op == "call_module":
-            n.target = n.target.replace(".", "_")
-    return graph
-
-
 def submodule_names(gm):
     return [n.target for n in gm.graph.nodes if n.op == "call_module"]
 
@@ -112,9 +99,15 @@ def assert_same(model, inputs, config, seed=None, traced=None):
     assert submodule_names(out) == names
     for name in names:
         want, got = getattr(expected, name), getattr(out, name)
-        assert str(flat_targets(got)) == str(want.graph), name
-        assert (flat_targets(got).python_code("self").src ==
-                want.graph.python_code("self").src), name
+        # Nested modules as torch names them: layer1.0.conv1 is called as
+        # layer1_0_conv1, an attribute of the submodule.
+        assert str(got.graph) == str(want.graph), name
+        assert got.code == want.code, name
+        for n in want.graph.nodes:
+            if n.op == "call_module":
+                assert "." not in n.target
+                assert isinstance(getattr(got, n.target),
+                                  type(getattr(want, n.target))), name
     # Partitions and the DAG, from meta['partition'] of each submod call.
     calls = {n.name: n.meta["partition"] for n in out.graph.nodes
              if n.op == "call_module"}
