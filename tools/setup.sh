@@ -16,6 +16,7 @@ packages=(
   abigail-tools  # abidw/abidiff: the plugin ABI baseline check (tests/plugin_api/abi)
   cmake pkgconf make  # the SDK install test builds the plugin template out of tree
   strace  # kills bundle writers at every rename and write (tests/python/bundle_crash_test)
+  nginx-light  # its WebDAV module serves Bazel's HTTP remote cache (tests/tools:fx_library_remote_cache_test)
   # The fuzz targets' libFuzzer builds (bazel --config=fuzz, tools/fuzz.sh):
   # clang, its libFuzzer and sanitizer runtimes, its linker.
   clang-14 libclang-rt-14-dev lld-14

@@ -29,10 +29,17 @@ c10::IValue run_generated(torch::nn::Module& self,
 
 namespace {
 
+// `path` as $(rootpath) gives it, i.e. under the workspace's runfiles
+// directory: TEST_SRCDIR/TEST_WORKSPACE under bazel test, else the working
+// directory (bazel run starts there). The workspace is the one declaring
+// the fx_library: this tree's, or a user's on the install.
 std::string runfile(const std::string& path) {
-  const char* root = std::getenv("RUNFILES_DIR");
-  if (!root) root = std::getenv("TEST_SRCDIR");
-  return std::string(root ? root : ".") + "/fx_sdk/" + path;
+  const char* root = std::getenv("TEST_SRCDIR");
+  const char* workspace = std::getenv("TEST_WORKSPACE");
+  if (root && workspace) {
+    return std::string(root) + "/" + workspace + "/" + path;
+  }
+  return path;
 }
 
 std::vector<at::Tensor> tensors_of(const c10::IValue& v) {

@@ -136,7 +136,7 @@ def _is_config(pipeline):
     return pipeline.startswith(":") or pipeline.startswith("//") or \
            pipeline.startswith("@") or pipeline.endswith(".json")
 
-def _check_file(name, attr, value):
+def _check_file(label, attr, value):
     """Fails naming `attr` when `value`, a file of this package, is missing."""
     if value.startswith("//") or value.startswith("@"):
         return  # another package: Bazel names it if it is missing
@@ -144,7 +144,7 @@ def _check_file(name, attr, value):
     if native.existing_rule(path) or native.glob([path]):
         return
     fail("fx_library %s: %s: no file or target '%s' in package '%s'" %
-         (name, attr, path, native.package_name()))
+         (label, attr, path, native.package_name()))
 
 def fx_library_core(
         name,
@@ -180,16 +180,16 @@ def fx_library_core(
     for a, v in [("rtol", rtol), ("atol", atol)]:
         if type(v) != "float" or v < 0:
             fail("fx_library %s: %s: a non-negative float, got %r" % (name, a, v))
-    _check_file(name, "graph", graph)
+    label = "//%s:%s" % (native.package_name(), name)
+    _check_file(label, "graph", graph)
     for w in weights:
-        _check_file(name, "weights", w)
+        _check_file(label, "weights", w)
     if inputs:
-        _check_file(name, "inputs", inputs)
+        _check_file(label, "inputs", inputs)
     config = pipeline if _is_config(pipeline) else None
     if config:
-        _check_file(name, "pipeline", config)
+        _check_file(label, "pipeline", config)
 
-    label = "//%s:%s" % (native.package_name(), name)
     bundle = name + "_bundle/graph.fx.json"
     bundle_weights = name + "_bundle/model.weights.pt"
     _fx_pipeline(

@@ -39,9 +39,17 @@ struct Args {
   std::vector<std::string> absent;
 };
 
+// `path` as $(rootpath) gives it, i.e. under the workspace's runfiles
+// directory: TEST_SRCDIR/TEST_WORKSPACE under bazel test, else the working
+// directory (bazel run starts there). The workspace is the one declaring
+// the fx_library: this tree's, or a user's on the install.
 std::string runfile(const std::string& path) {
   const char* root = std::getenv("TEST_SRCDIR");
-  return std::string(root ? root : ".") + "/fx_sdk/" + path;
+  const char* workspace = std::getenv("TEST_WORKSPACE");
+  if (root && workspace) {
+    return std::string(root) + "/" + workspace + "/" + path;
+  }
+  return path;
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {

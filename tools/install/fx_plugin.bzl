@@ -10,10 +10,12 @@ builds libmy_pass.so the way the fx host expects a plugin (as CMake's
 fx_add_plugin does): position-independent code, hidden visibility, the version script that exports fx_plugin_get_info alone,
 and no undefined symbols (a plugin needs nothing from the host: everything
 comes through the FxApi table). It depends on @fx_sdk//:plugin_api only.
+The target is tagged "fx_plugin": fx_library (fx_library.bzl) takes only
+targets so tagged in its `plugins`.
 """
 
-def fx_plugin(name, srcs, deps = [], copts = [], **kwargs):
-    """lib<name>.so from srcs; extra deps, copts and cc_binary arguments pass through."""
+def fx_plugin(name, srcs, deps = [], copts = [], tags = [], **kwargs):
+    """lib<name>.so from srcs; extra deps, copts, tags and cc_binary arguments pass through."""
     version_script = "@fx_sdk//:lib/fx-sdk/fx_plugin.map"
     native.cc_binary(
         name = "lib" + name + ".so",
@@ -26,5 +28,6 @@ def fx_plugin(name, srcs, deps = [], copts = [], **kwargs):
             "-Wl,--no-undefined",
         ],
         deps = ["@fx_sdk//:plugin_api"] + deps,
+        tags = ["fx_plugin"] + tags,
         **kwargs
     )

@@ -16,7 +16,11 @@
 #   PREFIX/share/fx-sdk/bazel/              the SDK as a Bazel repository:
 #                                           fx_sdk.BUILD (new_local_repository's
 #                                           build_file: @fx_sdk//:plugin_api)
-#                                           fx_plugin.bzl (fx_plugin macro) and
+#                                           fx_plugin.bzl (fx_plugin macro),
+#                                           fx_library.bzl (fx_library macro:
+#                                           its body fx_library_core.bzl and
+#                                           NAME_test's and NAME_benchmark's
+#                                           mains, in BUILD.bazel) and
 #                                           rules_cc/, rules_java/,
 #                                           remote_coverage_tools/ (stand-ins
 #                                           for what Bazel 4 downloads:
@@ -24,6 +28,9 @@
 #   PREFIX/share/fx-sdk/plugin_template/    a plugin project to copy (CMake,
 #                                           make + pkg-config, or Bazel:
 #                                           BUILD.bazel, WORKSPACE.example)
+#   PREFIX/share/fx-sdk/fx_library_template/   a Bazel workspace to copy: a
+#                                           model through fx_library into a
+#                                           C++ program
 #   PREFIX/share/fx-sdk/torchfx_export.py   the torch.fx exporter fx
 #                                           plugin-check --torchvision runs
 #   PREFIX/lib/libfx_host.so               the SDK as a C++ library for host
@@ -94,13 +101,15 @@ done
 api_version="$(sed -n 's/^#define FX_API_VERSION \([0-9]*\).*/\1/p' "$src/plugin_api/include/fx/plugin_api.h")"
 [ -n "$api_version" ] || { echo "install: FX_API_VERSION not found" >&2; exit 1; }
 
-# The headers fx_sdk/host.h reaches through quoted includes, each under
-# PREFIX/include/fx-sdk at its path in the tree (fx_sdk/host.h itself lives
-# in tools/host). An include of ours (fx_core/, plugin_api/, fx_sdk/) that
-# is not in the runfiles stops the install; others (LibTorch, Abseil, the
-# plugin contract fx/..., installed above) come from elsewhere.
+# The headers fx_sdk/host.h reaches through quoted includes, and those of
+# the code fx_library generates and its drivers (the codegen support, Value),
+# each under PREFIX/include/fx-sdk at its path in the tree (fx_sdk/host.h
+# itself lives in tools/host). An include of ours (fx_core/, plugin_api/,
+# fx_sdk/) that is not in the runfiles stops the install; others (LibTorch,
+# Abseil, the plugin contract fx/..., installed above) come from elsewhere.
 install_host_headers() {
-  local dest="$prefix/include/fx-sdk" todo=("fx_sdk/host.h") seen=" " h path inc
+  local dest="$prefix/include/fx-sdk" seen=" " h path inc
+  local todo=("fx_sdk/host.h" "fx_core/cppgen/cpp_codegen_support.h" "fx_core/runtime/value.h")
   while [ ${#todo[@]} -gt 0 ]; do
     h="${todo[0]}"
     todo=("${todo[@]:1}")
@@ -196,8 +205,10 @@ done
 # The SDK as a Bazel repository (fx_sdk.BUILD says how to declare it).
 install -d "$prefix/share/fx-sdk/bazel"
 install -m 644 "$src/tools/install/fx_sdk.BUILD" "$src/tools/install/fx_plugin.bzl" \
+  "$src/tools/install/fx_library.bzl" "$src/tools/bazel/fx_library_core.bzl" \
+  "$src/tools/bazel/fx_library_test_main.cc" "$src/tools/bazel/fx_library_benchmark_main.cc" \
   "$prefix/share/fx-sdk/bazel/"
-echo 'exports_files(["fx_plugin.bzl"])' >"$prefix/share/fx-sdk/bazel/BUILD.bazel"
+install -m 644 "$src/tools/install/fx_sdk_bazel.BUILD" "$prefix/share/fx-sdk/bazel/BUILD.bazel"
 # Stand-ins for what Bazel 4's WORKSPACE suffix downloads, so a plugin's
 # workspace builds and tests offline (WORKSPACE.example declares them), each
 # its own workspace (so not a package of @fx_sdk):
@@ -243,6 +254,13 @@ template="$src/sdk_examples/plugin_template"
 done
 install -m 644 "$template/plugin.BUILD" "$prefix/share/fx-sdk/plugin_template/BUILD.bazel"
 
+# The fx_library template likewise: fx_library.BUILD becomes its BUILD.bazel.
+template="$src/sdk_examples/fx_library_template"
+(cd "$template" && find -L . -type f ! -name BUILD.bazel ! -name fx_library.BUILD) | while read -r f; do
+  install -D -m 644 "$template/$f" "$prefix/share/fx-sdk/fx_library_template/$f"
+done
+install -m 644 "$template/fx_library.BUILD" "$prefix/share/fx-sdk/fx_library_template/BUILD.bazel"
+
 # What bin/fx loads from the system (its direct dependencies) and from which
 # Debian packages, for whoever copies PREFIX to another machine.
 {
@@ -271,5 +289,6 @@ echo "  CMake:   find_package(FxSdk) with CMAKE_PREFIX_PATH=$prefix"
 echo "  pkg-config: PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs fx-plugin"
 echo "  host library: $prefix/lib/libfx_host.so.$host_version: find_package(FxSdk COMPONENTS host), pkg-config fx-host, $prefix/share/fx-sdk/examples/host_app"
 echo "  template: $prefix/share/fx-sdk/plugin_template"
+echo "  fx_library: $prefix/share/fx-sdk/fx_library_template (Bazel)"
 echo "  guide:   $prefix/share/doc/fx-sdk/PLUGIN_AUTHORS.md"
 echo "  Python:  PYTHONPATH=$prefix/lib/python /usr/bin/python3 -c 'import torch, fx_sdk'"
