@@ -915,16 +915,37 @@ def gradual_size(name):
     return int(m.group(1)) if m else None
 
 
+_VAR = re.compile(r"~([0-9]{1,18})")
+_TUPLE_TEXT = re.compile(r"TensorType\[\((.*)\)\]")
+
+
+def _variables(dims, text):
+    """dims with each Dyn that `text` (TensorType[(1, ~3)]) shows as a
+    unification variable made that Var (unify_refinements spells a variable
+    Dyn in code)."""
+    from torch.fx.experimental.unification import Var
+    from torch.fx.tensor_type import Dyn
+    m = _TUPLE_TEXT.fullmatch(text)
+    items = m.group(1).rstrip(",").split(", ") if m else []
+    if len(items) != len(dims):
+        return dims
+    return [Var(int(v.group(1))) if dim is Dyn and (v := _VAR.fullmatch(item))
+            else dim for item, dim in zip(items, dims)]
+
+
 def gradual_type(code, text=None):
     """The gradual type (torch.fx.tensor_type) a node's "type" spells, made
     from its parts, never evaluated: DYN_TYPE is Dyn, TENSOR_TYPE[a,b,..]
     (each a size global _N or DYN_TYPE) a TensorType, of a list when `text`
     (the node's "type_text") shows TensorType[[..]], of a torch.Size when it
-    shows TensorType[torch.Size(..)], else of a tuple. None for any other
-    type."""
+    shows TensorType[torch.Size(..)], else of a tuple; a Dyn the text shows
+    as ~N (unify_refinements' variables) is unification's Var(N). None for
+    any other type."""
+    from torch.fx.experimental.unification import Var
     from torch.fx.tensor_type import Dyn, TensorType
     if code == DYN_TYPE:
-        return Dyn
+        v = _VAR.fullmatch(text or "")
+        return Var(int(v.group(1))) if v else Dyn
     if not (code.startswith(TENSOR_TYPE + "[") and code.endswith("]")):
         return None
     body = code[len(TENSOR_TYPE) + 1:-1]
@@ -939,6 +960,8 @@ def gradual_type(code, text=None):
         return TensorType(dims)
     if text.startswith("TensorType[torch.Size(") and Dyn not in dims:
         return TensorType(torch.Size(dims))
+    if "~" in text:
+        dims = _variables(dims, text)
     return TensorType(tuple(dims))
 
 

@@ -436,6 +436,16 @@ FXP_PLUGIN(
         "from the placeholders' annotations, or fails with torch's type "
         "error (torch.fx experimental.graph_gradual_typechecker."
         "GraphTypeChecker)"),
+    fxp::pass<fx_optimization::unify_refinements>(
+        "unify_refinements",
+        "gives each Dyn dimension a variable (~0, ~1, ...) and solves the "
+        "equalities between inputs' and outputs' dimensions, as torch.fx "
+        "experimental.unify_refinements.infer_symbolic_types_single_pass "
+        "(Refine, unify_eq, substitute_all_types); run gradual_typecheck "
+        "first")
+        .option("rounds", FX_OPTION_INT, "1",
+                "how many times: 2 is infer_symbolic_types without its "
+                "sympy step (symbolic_relations)"),
     fxp::pass<fx_optimization::normalize_operators>(
         "normalize_operators",
         "rewrites torch.add, torch.mul, ... calls of two arguments as the "

@@ -44,6 +44,10 @@ bool reinplace(fxp::Graph& g, const fxp::Options& options);
 // torch 1.13's torch.fx.experimental.graph_gradual_typechecker.
 // GraphTypeChecker.type_check (gradual_typecheck.cc).
 bool gradual_typecheck(fxp::Graph& g, const fxp::Options& options);
+// torch 1.13's torch.fx.experimental.unify_refinements.
+// infer_symbolic_types_single_pass: Refine, unify_eq, substitute_all_types
+// (unify_refinements.cc).
+bool unify_refinements(fxp::Graph& g, const fxp::Options& options);
 
 // torch 1.13's torch.fx.passes.splitter_base._SplitterBase (splitter.cc).
 bool splitter(fxp::Graph& g, const fxp::Options& options);

@@ -1,0 +1,503 @@
+// torch 1.13's torch.fx.experimental.unify_refinements.
+// infer_symbolic_types_single_pass (rounds=1): Refine.refine() gives every
+// Dyn of every node's type a fresh variable ~0, ~1, ... (in graph order,
+// dimensions left to right; a Dyn type itself becomes a variable), and the
+// refinement rule of each node's target adds equality constraints between
+// its input's and its own dimensions (Conv2d, Linear: the first; BatchNorm2d,
+// ReLU: all; MaxPool2d, AdaptiveAvgPool2d: the first two; torch.add and
+// operator.add: the broadcast operands' equal dimensions with the result's;
+// torch.flatten: the dimensions it keeps). unify_eq solves them in order
+// (unification's unify: each side walked through the substitution, a
+// variable bound to the other side) and substitute_all_types replaces
+// every variable with its solution. rounds=2 runs it twice, as
+// infer_symbolic_types does before its sympy step (symbolic_relations, not
+// ported: the variables stay variables rather than sympy symbols, which
+// print the same).
+//
+// A variable prints as torch prints it (TensorType[(~1, 2)], ~3); the code
+// spells it Dyn (torch.fx.tensor_type._DynType), the dimension it stands
+// for being unknown there (torch 1.13 cannot generate code for a type with
+// a variable: AttributeError: 'Var' object has no attribute '__name__').
+// Every refined TensorType is of a tuple, as torch makes them.
+//
+// Errors (naming the pass and the node): a type whose graph text is not a
+// gradual type, a Conv2d node whose types are not both tensors (torch's
+// rule returns None: TypeError), arguments torch's rules assert on, and
+// two different sizes the constraints make equal (unify fails).
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "fx/plugin_api.hpp"
+#include "plugins/optimization/passes.h"
+
+namespace fx_optimization {
+namespace {
+
+using fxp::Graph;
+using fxp::Node;
+
+constexpr const char* kPass = "unify_refinements";
+constexpr std::string_view kDynCode = "torch.fx.tensor_type._DynType";
+constexpr std::string_view kTensorCode = "torch.fx.tensor_type.TensorType";
+
+[[noreturn]] void fail(const Node& n, const std::string& what) {
+  throw fxp::Error(
+      FX_INVALID_ARGUMENT,
+      std::string(kPass) + ": node '" + std::string(n.name()) + "': " + what);
+}
+
+// A dimension: a size, Dyn, or the variable ~value.
+struct Sym {
+  enum class Kind { kSize, kDyn, kVar };
+  Kind kind = Kind::kDyn;
+  int64_t value = 0;
+  bool operator==(const Sym& o) const {
+    return kind == o.kind && (kind == Kind::kDyn || value == o.value);
+  }
+  bool operator!=(const Sym& o) const { return !(*this == o); }
+  bool is_var() const { return kind == Kind::kVar; }
+};
+
+// A node's type: none, a TensorType, a lone dimension (Dyn or a variable),
+// or another annotation kept as it is.
+struct SymType {
+  enum class Kind { kNone, kTensor, kDim, kOther };
+  Kind kind = Kind::kNone;
+  std::vector<Sym> dims;  // kTensor; kDim: one
+  bool changed = false;
+  bool is_tensor() const { return kind == Kind::kTensor; }
+};
+
+std::string repr(const Sym& s) {
+  switch (s.kind) {
+    case Sym::Kind::kSize:
+      return std::to_string(s.value);
+    case Sym::Kind::kVar:
+      return "~" + std::to_string(s.value);
+    case Sym::Kind::kDyn:
+      break;
+  }
+  return "Dyn";
+}
+
+std::string code(const Sym& s) {
+  return s.kind == Sym::Kind::kSize ? "_" + std::to_string(s.value)
+                                    : std::string(kDynCode);
+}
+
+// An integer at text[pos..] (digits, optionally after '-').
+bool read_int(std::string_view text, size_t* pos, int64_t* out) {
+  size_t p = *pos;
+  const bool negative = p < text.size() && text[p] == '-';
+  if (negative) ++p;
+  const size_t start = p;
+  int64_t v = 0;
+  while (p < text.size() && text[p] >= '0' && text[p] <= '9' &&
+         p - start < 18) {
+    v = v * 10 + (text[p++] - '0');
+  }
+  if (p == start) return false;
+  *pos = p;
+  *out = negative ? -v : v;
+  return true;
+}
+
+// One dimension as print(graph) shows it: 3, Dyn, ~4.
+bool read_sym(std::string_view text, size_t* pos, Sym* out) {
+  if (text.substr(*pos, 3) == "Dyn") {
+    *pos += 3;
+    *out = Sym{};
+    return true;
+  }
+  const bool var = *pos < text.size() && text[*pos] == '~';
+  size_t p = *pos + (var ? 1 : 0);
+  int64_t v = 0;
+  if (!read_int(text, &p, &v)) return false;
+  *pos = p;
+  *out = Sym{var ? Sym::Kind::kVar : Sym::Kind::kSize, v};
+  return true;
+}
+
+// TensorType[(a, b)], TensorType[[a, b]], TensorType[torch.Size([a, b])].
+bool read_tensor(std::string_view text, std::vector<Sym>* dims) {
+  std::string_view open[] = {"TensorType[(", "TensorType[[",
+                             "TensorType[torch.Size(["};
+  std::string_view close[] = {")]", "]]", "])]"};
+  for (int form = 0; form < 3; ++form) {
+    if (text.substr(0, open[form].size()) != open[form]) continue;
+    size_t pos = open[form].size();
+    dims->clear();
+    while (text.substr(pos, close[form].size()) != close[form]) {
+      Sym s;
+      if (!read_sym(text, &pos, &s)) return false;
+      dims->push_back(s);
+      if (text.substr(pos, 2) == ", ") pos += 2;
+      if (text.substr(pos, 1) == ",") ++pos;  // (3,)
+    }
+    return pos + close[form].size() == text.size();
+  }
+  return false;
+}
+
+// The code form's dimensions (_3, DynType): a type without graph text.
+bool read_code(std::string_view type, std::vector<Sym>* dims) {
+  std::string_view body = type.substr(kTensorCode.size());
+  if (body.size() < 2 || body.front() != '[' || body.back() != ']') {
+    return false;
+  }
+  body = body.substr(1, body.size() - 2);
+  dims->clear();
+  while (!body.empty()) {
+    const size_t comma = body.find(',');
+    const std::string_view item = body.substr(0, comma);
+    size_t pos = 1;
+    int64_t v = 0;
+    if (item == kDynCode) {
+      dims->push_back(Sym{});
+    } else if (item.size() > 1 && item[0] == '_' && read_int(item, &pos, &v) &&
+               pos == item.size() && v >= 0) {
+      dims->push_back(Sym{Sym::Kind::kSize, v});
+    } else {
+      return false;
+    }
+    body = comma == std::string_view::npos ? std::string_view()
+                                           : body.substr(comma + 1);
+  }
+  return true;
+}
+
+SymType parse(const Node& n) {
+  SymType t;
+  const std::string_view type = n.type();
+  if (type.empty()) return t;
+  std::string text = n.type_text();
+  if (type == kDynCode) {
+    size_t pos = 0;
+    Sym s;
+    if (text == kDynCode) text = "Dyn";
+    if (!read_sym(text, &pos, &s) || pos != text.size()) {
+      fail(n, "type text '" + text + "' is not Dyn or a variable");
+    }
+    t.kind = SymType::Kind::kDim;
+    t.dims = {s};
+    return t;
+  }
+  if (type.substr(0, kTensorCode.size()) != kTensorCode) {
+    t.kind = SymType::Kind::kOther;
+    return t;
+  }
+  t.kind = SymType::Kind::kTensor;
+  if (!read_tensor(text, &t.dims) && !read_code(type, &t.dims)) {
+    fail(n, "type text '" + text +
+                "' is not a TensorType of sizes, Dyn and "
+                "variables");
+  }
+  return t;
+}
+
+std::string repr(const SymType& t) {
+  if (t.kind == SymType::Kind::kDim) return repr(t.dims[0]);
+  std::string out = "TensorType[(";
+  for (size_t i = 0; i < t.dims.size(); ++i) {
+    if (i) out += ", ";
+    out += repr(t.dims[i]);
+  }
+  if (t.dims.size() == 1) out += ',';
+  return out + ")]";
+}
+
+std::string code(const SymType& t) {
+  if (t.kind == SymType::Kind::kDim) return code(t.dims[0]);
+  std::string out(kTensorCode);
+  out += '[';
+  for (size_t i = 0; i < t.dims.size(); ++i) {
+    if (i) out += ',';
+    out += code(t.dims[i]);
+  }
+  return out + ']';
+}
+
+struct Equality {
+  Sym lhs, rhs;
+  Node node;  // whose rule made it
+};
+
+// Python's a[start:stop] bounds for a sequence of `size`.
+std::pair<size_t, size_t> py_slice(int64_t start, int64_t stop, size_t size) {
+  const auto n = static_cast<int64_t>(size);
+  auto clamp = [n](int64_t i) {
+    if (i < 0) i += n;
+    return static_cast<size_t>(i < 0 ? 0 : (i > n ? n : i));
+  };
+  const size_t a = clamp(start), b = clamp(stop);
+  return {a, b < a ? a : b};
+}
+
+class Refine {
+ public:
+  explicit Refine(Graph& g) : g_(g) {}
+
+  // One round: fresh variables, constraints, unification, substitution.
+  void round() {
+    next_var_ = 0;
+    constraints_.clear();
+    for (Node n : g_) refine_node(n);
+    substitute(unify());
+  }
+
+  bool write() {
+    bool changed = false;
+    for (Node n : g_) {
+      auto it = types_.find(n.get());
+      if (it == types_.end() || !it->second.changed) continue;
+      const SymType& t = it->second;
+      const std::string c = code(t), text = repr(t);
+      if (c != n.type() || text != n.type_text()) {
+        n.set_type(c.c_str(), text.c_str());
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
+ private:
+  SymType& type_of(const Node& n) {
+    auto [it, added] = types_.try_emplace(n.get());
+    if (added) it->second = parse(n);
+    return it->second;
+  }
+
+  Sym fresh() { return Sym{Sym::Kind::kVar, next_var_++}; }
+
+  // replace_dyn_with_fresh_var (a missing type is Dyn).
+  void replace_dyn(SymType& t) {
+    if (t.kind == SymType::Kind::kNone) {
+      t.kind = SymType::Kind::kDim;
+      t.dims = {Sym{}};
+    }
+    if (t.kind != SymType::Kind::kTensor && t.kind != SymType::Kind::kDim) {
+      return;
+    }
+    // torch makes a new TensorType of a tuple whatever the old one's form.
+    t.changed = true;
+    for (Sym& s : t.dims) {
+      if (s.kind == Sym::Kind::kDyn) s = fresh();
+    }
+  }
+
+  Node node_arg(const Node& n) {
+    if (n.num_args() == 0 || !n.arg(0).is_node()) {
+      fail(n,
+           "AssertionError: argument 0 is not a node (torch asserts "
+           "isinstance(n.args[0], Node))");
+    }
+    return n.arg(0).node();
+  }
+
+  void refine_node(const Node& n) {
+    if (n.op() == FX_OP_OUTPUT) return refine_output(n);
+    replace_dyn(type_of(n));
+    if (n.op() == FX_OP_CALL_FUNCTION) {
+      const std::string_view target = n.target();
+      if (target == "torch.add" || target == "operator.add") {
+        return element_wise_eq(n);
+      }
+      if (target == "torch.flatten") return flatten_eq(n);
+    } else if (n.op() == FX_OP_CALL_MODULE) {
+      const std::string cls = g_.module_type(std::string(n.target()).c_str());
+      if (cls == "torch.nn.Conv2d") return first_eq(n, /*conv=*/true);
+      if (cls == "torch.nn.Linear") return first_eq(n, false);
+      if (cls == "torch.nn.BatchNorm2d" || cls == "torch.nn.ReLU") {
+        return all_eq(n);
+      }
+      if (cls == "torch.nn.MaxPool2d" || cls == "torch.nn.AdaptiveAvgPool2d") {
+        return first_two_eq(n);
+      }
+    }
+  }
+
+  // The output's type is its value's (an output of several values stays
+  // untyped, as gradual_typecheck leaves it).
+  void refine_output(const Node& n) {
+    SymType& t = type_of(n);
+    if (n.num_args() == 1 && n.arg(0).is_node()) {
+      t = type_of(n.arg(0).node());
+      t.changed = t.is_tensor() || t.kind == SymType::Kind::kDim;
+    }
+  }
+
+  void add(const Node& n, const Sym& a, const Sym& b) {
+    constraints_.push_back({a, b, n});
+  }
+
+  const std::vector<Sym>& dims(const Node& n, size_t i, const SymType& t) {
+    if (i >= t.dims.size()) {
+      fail(n, "IndexError: tuple index out of range");
+    }
+    return t.dims;
+  }
+
+  void first_eq(const Node& n, bool conv) {
+    const SymType& arg = type_of(node_arg(n));
+    const SymType& own = type_of(n);
+    if (!arg.is_tensor() || !own.is_tensor()) {
+      if (conv) {
+        fail(n,
+             "TypeError: 'NoneType' object is not iterable (torch's "
+             "Conv2d refinement rule returns None unless the input and "
+             "the node are tensors)");
+      }
+      return;
+    }
+    add(n, dims(n, 0, arg)[0], dims(n, 0, own)[0]);
+  }
+
+  void all_eq(const Node& n) {
+    const SymType& arg = type_of(node_arg(n));
+    const SymType& own = type_of(n);
+    if (!arg.is_tensor() || !own.is_tensor()) return;
+    for (size_t i = 0; i < arg.dims.size(); ++i) {
+      add(n, arg.dims[i], dims(n, i, own)[i]);
+    }
+  }
+
+  void first_two_eq(const Node& n) {
+    const SymType& arg = type_of(node_arg(n));
+    const SymType& own = type_of(n);
+    if (!arg.is_tensor() || !own.is_tensor()) return;
+    add(n, dims(n, 0, arg)[0], dims(n, 0, own)[0]);
+    add(n, dims(n, 1, arg)[1], dims(n, 1, own)[1]);
+  }
+
+  void element_wise_eq(const Node& n) {
+    if (n.num_args() < 2 || !n.arg(0).is_node() || !n.arg(1).is_node()) {
+      return;
+    }
+    const SymType& t1 = type_of(n.arg(0).node());
+    const SymType& t2 = type_of(n.arg(1).node());
+    const SymType& own = type_of(n);
+    if (!t1.is_tensor() || !t2.is_tensor() || !own.is_tensor()) return;
+    // broadcast_types: padded with leading 1s, each 1 replaced by the
+    // other's dimension.
+    std::vector<Sym> a = t1.dims, b = t2.dims;
+    const Sym one{Sym::Kind::kSize, 1};
+    while (a.size() < b.size()) a.insert(a.begin(), one);
+    while (b.size() < a.size()) b.insert(b.begin(), one);
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i] == one) {
+        a[i] = b[i];
+      } else if (b[i] == one) {
+        b[i] = a[i];
+      }
+    }
+    for (size_t i = 0; i < a.size() && i < own.dims.size(); ++i) {
+      if (a[i] == b[i]) add(n, a[i], own.dims[i]);
+    }
+  }
+
+  int64_t int_arg(const Node& n, size_t i) {
+    if (n.arg(i).kind() != FX_ARG_INT) {
+      fail(n,
+           "AssertionError: argument " + std::to_string(i) + " is not an int");
+    }
+    return n.arg(i).as_int();
+  }
+
+  void flatten_eq(const Node& n) {
+    const Node input = node_arg(n);
+    int64_t start = n.num_args() > 1 ? int_arg(n, 1) : 1;
+    int64_t end = n.num_args() > 2 ? int_arg(n, 2) : -1;
+    const SymType& own = type_of(n);
+    const SymType& arg = type_of(input);
+    if (!own.is_tensor() || !arg.is_tensor()) return;
+    const auto l = static_cast<int64_t>(own.dims.size());
+    start = start == -1 ? l : start;
+    end = end < 0 ? l + end + 1 : end + 1;
+    const auto [o0, o1] = py_slice(0, start, own.dims.size());
+    const auto [a0, a1] = py_slice(0, start, arg.dims.size());
+    for (size_t i = 0; o0 + i < o1 && a0 + i < a1; ++i) {
+      add(n, own.dims[o0 + i], arg.dims[a0 + i]);
+    }
+    const auto [p0, p1] = py_slice(end, l, own.dims.size());
+    const auto [b0, b1] =
+        py_slice(end, static_cast<int64_t>(arg.dims.size()), arg.dims.size());
+    for (size_t i = 0; p0 + i < p1 && b0 + i < b1; ++i) {
+      add(n, own.dims[p0 + i], arg.dims[b0 + i]);
+    }
+  }
+
+  using Substitution = std::unordered_map<int64_t, Sym>;
+
+  static Sym walk(Sym s, const Substitution& sub) {
+    while (s.is_var()) {
+      auto it = sub.find(s.value);
+      if (it == sub.end()) break;
+      s = it->second;
+    }
+    return s;
+  }
+
+  // unify_eq: each constraint in order, as unification's unify.
+  Substitution unify() {
+    Substitution sub;
+    for (const Equality& e : constraints_) {
+      const Sym u = walk(e.lhs, sub), v = walk(e.rhs, sub);
+      if (u == v) continue;
+      if (u.is_var()) {
+        sub[u.value] = v;
+      } else if (v.is_var()) {
+        sub[v.value] = u;
+      } else {
+        fail(e.node,
+             "NotImplementedError: Could not find signature for _unify: "
+             "<int, int, dict> (torch's unify on two different sizes: the "
+             "refinement constraint " +
+                 repr(e.lhs) + " = " + repr(e.rhs) + " makes " + repr(u) +
+                 " and " + repr(v) + " equal)");
+      }
+    }
+    return sub;
+  }
+
+  // substitute_all_types: every variable replaced by its solution.
+  void substitute(const Substitution& sub) {
+    for (auto& [node, t] : types_) {
+      if (t.kind != SymType::Kind::kTensor && t.kind != SymType::Kind::kDim) {
+        continue;
+      }
+      for (Sym& s : t.dims) {
+        const Sym solved = walk(s, sub);
+        if (solved != s) {
+          s = solved;
+          t.changed = true;
+        }
+      }
+    }
+  }
+
+  Graph& g_;
+  std::unordered_map<FxNode*, SymType> types_;
+  std::vector<Equality> constraints_;
+  int64_t next_var_ = 0;
+};
+
+}  // namespace
+
+bool unify_refinements(Graph& g, const fxp::Options& options) {
+  const int64_t rounds = options.get_int("rounds");
+  if (rounds < 1) {
+    throw fxp::Error(FX_INVALID_ARGUMENT,
+                     std::string(kPass) +
+                         ": option rounds must be 1 or more, "
+                         "not " +
+                         std::to_string(rounds));
+  }
+  Refine refine(g);
+  for (int64_t i = 0; i < rounds; ++i) refine.round();
+  return refine.write();
+}
+
+}  // namespace fx_optimization
