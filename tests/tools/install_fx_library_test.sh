@@ -7,7 +7,8 @@
 #      offline (fx_workspace.sh): build //:conv_bn_bundle (the pipeline
 #      folds both BatchNorm2d away), `bazel run //:conv_bn_main` (the C++
 #      program over the generated conv_bn::run) and `bazel test
-#      //:conv_bn_test` (the optimised library against the original graph);
+#      //:conv_bn_test` (the optimised library against the original graph)
+#      and `bazel run //:conv_bn_benchmark` (it times run());
 #   3. bad input, one package each, in one `bazel build --keep_going`: a
 #      plugins entry that is not an fx plugin, a missing inputs file, an
 #      unknown named pipeline and a pass that fails (a plugin built with
@@ -48,6 +49,12 @@ grep -E "^conv_bn: output \[2, 144\], sum -?[0-9]" "$work/run.log" ||
 step "bazel test //:conv_bn_test"
 in_workspace "$ws" "$out" "$work/test.log" test //:conv_bn_test ||
   { cat "$work/test.log" "$ws"/bazel-testlogs/conv_bn_test/test.log; fail "bazel test //:conv_bn_test"; }
+
+step "bazel run //:conv_bn_benchmark"
+in_workspace "$ws" "$out" "$work/benchmark.log" run //:conv_bn_benchmark ||
+  { cat "$work/benchmark.log"; fail "bazel run //:conv_bn_benchmark"; }
+grep -E "^generated C\+\+ run\(\): +[0-9.]+ ms" "$work/benchmark.log" ||
+  { cat "$work/benchmark.log"; fail "conv_bn_benchmark printed no time for run()"; }
 
 step "bad input"
 mkdir -p "$ws/not_a_plugin" "$ws/missing_input" "$ws/unknown_pipeline" "$ws/failing_pass"
