@@ -28,7 +28,10 @@
 //    every F call typed (normalize_operators), every F call typed;
 //  - gradual_typecheck: 20k blocks of one Conv2d, BatchNorm2d and ReLU
 //    module, torch.add and torch.transpose on an input typed
-//    TensorType((Dyn, 3, 32, 32)): every node typed (and its graph text).
+//    TensorType((Dyn, 3, 32, 32)): every node typed (and its graph text);
+//    gradual_typecheck,unify_refinements: then a variable for each Dyn
+//    (the batch of every node), about 260k constraints unified, every type
+//    rewritten.
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
 
@@ -421,6 +424,12 @@ BENCHMARK_CAPTURE(BM_TorchPass, annotate_types_with_schema,
 
 BENCHMARK_CAPTURE(BM_TorchPass, gradual_typecheck, "gradual_typecheck",
                   typed_conv_blocks)
+    ->Arg(100000)
+    ->Iterations(3)
+    ->Unit(benchmark::kMillisecond);
+
+BENCHMARK_CAPTURE(BM_TorchPass, gradual_typecheck_unify_refinements,
+                  "gradual_typecheck,unify_refinements", typed_conv_blocks)
     ->Arg(100000)
     ->Iterations(3)
     ->Unit(benchmark::kMillisecond);
