@@ -53,6 +53,7 @@ bool structurally_equal(const Graph& a, const Graph& b) {
     ++ib;
     if (x->op() != y->op() || x->name() != y->name() ||
         x->target() != y->target() || x->type() != y->type() ||
+        x->type_text_override() != y->type_text_override() ||
         !same_sequence(x->args(), y->args()) ||
         !same_dict(x->kwargs(), y->kwargs()) ||
         !same_dict(x->meta(), y->meta())) {

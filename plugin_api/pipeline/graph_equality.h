@@ -1,7 +1,8 @@
 // Structural equality of two graphs: the same nodes in the same order with
-// the same opcode, name, target, type annotation, args, kwargs and meta
-// (node references compared by name). What the pass manager uses to tell
-// whether a pass really changed the graph, in one linear walk.
+// the same opcode, name, target, type annotation (and the graph text set
+// for it), args, kwargs and meta (node references compared by name). What
+// the pass manager uses to tell whether a pass really changed the graph, in
+// one linear walk.
 #ifndef PLUGIN_API_PIPELINE_GRAPH_EQUALITY_H_
 #define PLUGIN_API_PIPELINE_GRAPH_EQUALITY_H_
 
