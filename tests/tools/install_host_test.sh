@@ -17,23 +17,14 @@
 # The compiles are the proof that the installed headers are self-contained.
 set -euo pipefail
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-step() { echo "== $*"; }
+source "$TEST_SRCDIR/fx_sdk/tests/tools/fx_workspace.sh"  # fail, step, install_sdk
 
-installer="$TEST_SRCDIR/fx_sdk/tools/install/install"
-[ -x "$installer" ] || fail "no installer at $installer"
 work="$TEST_TMPDIR/work"
 rm -rf "$work"
 mkdir -p "$work"
 
 step "install, relocate"
-"$installer" "$work/staging" >"$work/install.log" 2>&1 || {
-  cat "$work/install.log"
-  fail "install failed"
-}
-sdk="$work/elsewhere/fx-sdk"
-mkdir -p "$(dirname "$sdk")"
-mv "$work/staging" "$sdk"
+install_sdk "$work"
 
 step "the library"
 header="$sdk/include/fx-sdk/fx_sdk/host.h"
