@@ -417,18 +417,23 @@ class GraphModuleTarget::Attributes : public AttributeStore {
     }
     return false;
   }
-  // Undoes the pass's changes: what it wrote into tensors it read, then
-  // its replacements, newest first.
+  // Undoes the pass's changes: what it wrote into tensors it read, the
+  // submodules it added (GraphAddSubgraphModule, GraphAddModule under a new
+  // name: taken out again, so a rerun can add them), then its replacements,
+  // newest first.
   void undo() {
     torch::NoGradGuard no_grad;
     for (Read& read : reads_) {
       if (!read.unchanged()) read.restore();
     }
     clear_reads();
+    for (const auto& added : new_graph_modules()) remove_module(added.first);
     for (auto it = journal_.rbegin(); it != journal_.rend(); ++it) {
       if (it->is_module) {
         if (it->previous_module) {
           module_.add_submodule(it->name, it->previous_module);
+        } else {
+          remove_module(it->name);
         }
       } else if (it->previous.defined()) {
         it->previous.set_requires_grad(it->requires_grad);
@@ -617,6 +622,22 @@ class GraphModuleTarget::Attributes : public AttributeStore {
     torch::NoGradGuard no_grad;
     t.detach().copy_(value);
     return true;
+  }
+
+  // Takes the submodule at the qualified `name` out of its parent (one the
+  // pass added); nothing when there is none.
+  void remove_module(const std::string& name) {
+    const size_t dot = name.rfind('.');
+    std::shared_ptr<torch::nn::Module> parent;
+    torch::nn::Module* owner = &module_;
+    if (dot != std::string::npos) {
+      parent = module_.get_submodule(std::string_view(name).substr(0, dot));
+      if (parent == nullptr) return;
+      owner = parent.get();
+    }
+    const std::string leaf =
+        dot == std::string::npos ? name : name.substr(dot + 1);
+    if (owner->named_children().contains(leaf)) owner->unregister_module(leaf);
   }
 
   // GraphModules the pass added as submodules behind the journal's back

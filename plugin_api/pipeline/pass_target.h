@@ -16,9 +16,11 @@
 //
 // Transactions: begin() before a pass, then commit() or rollback(). Rolling
 // back restores the graph exactly (nodes, names, meta, the namespace) and
-// every attribute the pass replaced. An attribute the pass added under a new
-// name stays in the module but is unreferenced by the restored graph, so a
-// written bundle is byte-identical to one written before the pass.
+// every attribute the pass replaced, and takes out every submodule it added
+// (a split's submod_0: a rerun can add it again). A parameter or buffer the
+// pass added under a new name stays in the module (LibTorch cannot
+// unregister one) but is unreferenced by the restored graph, so a written
+// bundle is byte-identical to one written before the pass.
 //
 // Isolation (isolated_pass.h): a pass run in a worker process changes the
 // worker's copy of the target; encode_changes() there turns what the pass

@@ -285,6 +285,14 @@ TEST_F(PassesTest, SplitModuleRefusesTwoPathsWithOneFlatName) {
             std::string::npos)
       << report.failure;
   EXPECT_EQ(b.gm->graph().str(), before);
+  // The rollback took out the submodule the pass had added: a rerun fails
+  // for the same reason, not because submod_0 is taken.
+  EXPECT_EQ(b.gm->get_submodule("submod_0"), nullptr);
+  const std::string first = report.failure;
+  report =
+      run_pipeline(*b.gm, "split_module{partitions=a_b_c+a_b_c_1}", b.inputs);
+  EXPECT_EQ(report.failure, first);
+  EXPECT_EQ(b.gm->graph().str(), before);
 }
 
 TEST_F(PassesTest, SplitModuleByMetaKeyAndBadOptions) {
