@@ -10,6 +10,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "fx_core/format/code_names.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/meta_execution.h"
+#include "fx_core/runtime/module_path.h"
 #include "fx_core/runtime/module_registry.h"
 #include "fx_core/runtime/value.h"
 #include "plugin_api/capi/api_internal.h"
@@ -554,16 +556,14 @@ void module_parameters(const FxGraph* g, const char* name, FxArg** out) {
   *out = give(Argument::dict(std::move(shapes)));
 }
 
-bool is_submodule(GraphModule& gm, const GraphModule& child) {
-  for (const auto& c : gm.named_modules("", /*include_self=*/false)) {
-    if (c.value().get() == &child) return true;
-  }
-  return false;
-}
-
-bool is_parameter(GraphModule& gm, const char* name) {
-  for (const auto& p : gm.named_parameters(/*recurse=*/true)) {
-    if (p.key() == name) return true;
+// Whether `child` is a module below `m`, by identity: a walk of the
+// children in place (named_modules() would build every module's name, once
+// per attribute a split shares).
+bool is_submodule(const torch::nn::Module& m, const GraphModule& child) {
+  for (const auto& c : children_of(m)) {
+    if (c.value().get() == &child || is_submodule(*c.value(), child)) {
+      return true;
+    }
   }
   return false;
 }
@@ -610,13 +610,14 @@ void share_attr(FxGraph* g, FxGraph* sub, const char* name,
     child.add_submodule(as, std::move(m));
     return;
   }
-  at::Tensor t = gm.get_attr(name);
-  if (!t.defined()) {
+  std::optional<TensorAttr> t = tensor_at(gm, name);
+  if (!t || !t->tensor.defined()) {
     fail(FX_NOT_FOUND,
          cat("the module has no submodule, parameter or buffer '", name, "'"));
   }
-  if (checked && holds_already(child, as, t.unsafeGetTensorImpl())) return;
-  child.set_attr(as, t, is_parameter(gm, name), gm.buffer_kind(name));
+  const at::Tensor& tensor = t->tensor;
+  if (checked && holds_already(child, as, tensor.unsafeGetTensorImpl())) return;
+  child.set_attr(as, tensor, t->is_parameter, gm.buffer_kind(name));
 }
 
 // GraphAddSubgraphModule, GraphModuleConfig, GraphShareAttr(As).

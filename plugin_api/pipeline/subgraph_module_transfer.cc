@@ -67,7 +67,7 @@ std::map<const c10::TensorImpl*, std::string> root_tensors(
     const GraphModule& root, const std::string& skip) {
   std::map<const c10::TensorImpl*, std::string> found;
   auto add = [&](const std::string& key, const at::Tensor& t) {
-    if (key.rfind(skip + ".", 0) == 0 || !t.defined()) return;
+    if (under(key, skip) || !t.defined()) return;
     found.emplace(t.unsafeGetTensorImpl(), key);
   };
   for (const auto& p : root.named_parameters(/*recurse=*/true)) {
