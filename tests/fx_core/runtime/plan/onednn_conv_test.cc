@@ -8,7 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
 #include <vector>
+
+#include "tests/testing/onednn_support.h"
 
 namespace fx {
 namespace {
@@ -46,6 +49,9 @@ at::Tensor nhwc_empty(const std::vector<int64_t>& sizes) {
 }
 
 TEST(OnednnConv, WinogradMatchesLibTorch) {
+  if (std::string why = testing::winograd_skip_reason(); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
   at::manual_seed(0);
   for (int64_t c : {16, 64}) {
     at::Tensor x = at::randn({1, c, 28, 28});
