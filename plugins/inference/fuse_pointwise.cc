@@ -9,10 +9,12 @@
 #include <vector>
 
 #include "plugins/common/plugin_util.h"
+#include "plugins/common/rewrite_util.h"
 
 namespace fx_inference {
 namespace {
 
+using fx_plugins::call_param;
 using fxp::Arg;
 using fxp::ArgView;
 using fxp::Graph;
@@ -31,11 +33,6 @@ struct Elementwise {
   std::vector<Operand> operands;
   bool plan_binds_alone = false;  // the InferencePlan binds it directly
 };
-
-ArgView param(const Node& n, size_t index, const char* name) {
-  if (ArgView k = n.kwarg(name)) return k;
-  return index < n.num_args() ? n.arg(index) : ArgView();
-}
 
 bool is_number(const ArgView& v) {
   return v && (v.kind() == FX_ARG_INT || v.kind() == FX_ARG_FLOAT);
@@ -68,7 +65,7 @@ std::optional<Elementwise> unary(const Node& n, const char* op,
   for (size_t i = 0; i < n.num_kwargs(); ++i) {
     if (n.kwarg_key(i) != "inplace") return std::nullopt;
   }
-  ArgView inplace = param(n, 1, "inplace");
+  ArgView inplace = call_param(n, 1, "inplace");
   if (inplace && inplace.kind() != FX_ARG_BOOL) return std::nullopt;
   if (inplace && inplace.as_bool() && n.arg(0).node().num_users() != 1) {
     return std::nullopt;
@@ -101,8 +98,8 @@ std::optional<Elementwise> clamp_call(const Node& n, size_t first_bound,
     if (k != lo_name && k != hi_name) return std::nullopt;
   }
   if (n.num_args() > first_bound + 2) return std::nullopt;
-  return clamp(n.arg(0).node(), param(n, first_bound, lo_name),
-               param(n, first_bound + 1, hi_name), true);
+  return clamp(n.arg(0).node(), call_param(n, first_bound, lo_name),
+               call_param(n, first_bound + 1, hi_name), true);
 }
 
 std::optional<Elementwise> function_elementwise(const Node& n) {
@@ -130,7 +127,7 @@ std::optional<Elementwise> function_elementwise(const Node& n) {
     return e;
   }
   if (t == "torch.nn.functional.gelu") {
-    ArgView approximate = param(n, 1, "approximate");
+    ArgView approximate = call_param(n, 1, "approximate");
     if (n.num_args() != 1 || n.num_kwargs() > 1 || !n.arg(0).is_node() ||
         (approximate && approximate.as_string() != "none")) {
       return std::nullopt;
@@ -138,15 +135,17 @@ std::optional<Elementwise> function_elementwise(const Node& n) {
     return Elementwise{"gelu", {operand(n.arg(0))}, false};
   }
   if (t == "torch.nn.functional.hardtanh") {
-    ArgView inplace = param(n, 3, "inplace");
+    ArgView inplace = call_param(n, 3, "inplace");
     if (inplace && (inplace.kind() != FX_ARG_BOOL || inplace.as_bool())) {
       return std::nullopt;
     }
     if (n.num_args() == 0 || !n.arg(0).is_node() || n.num_args() > 4) {
       return std::nullopt;
     }
-    Arg lo = param(n, 1, "min_val") ? Arg(param(n, 1, "min_val")) : Arg(-1.0);
-    Arg hi = param(n, 2, "max_val") ? Arg(param(n, 2, "max_val")) : Arg(1.0);
+    Arg lo = call_param(n, 1, "min_val") ? Arg(call_param(n, 1, "min_val"))
+                                         : Arg(-1.0);
+    Arg hi = call_param(n, 2, "max_val") ? Arg(call_param(n, 2, "max_val"))
+                                         : Arg(1.0);
     return clamp(n.arg(0).node(), lo.view(), hi.view(), false);
   }
   if (t == "torch.clamp") return clamp_call(n, 1, "min", "max");
@@ -344,9 +343,7 @@ bool fuse_pointwise(Graph& g, const fxp::Options&) {
       return position.at(a.get()) < position.at(b.get());
     });
     Node fused = fused_node(g, group, elementwise);
-    if (ArgView m = group.back().meta("tensor_meta")) {
-      fused.set_meta("tensor_meta", Arg(m));
-    }
+    fx_plugins::copy_tensor_meta(group.back(), fused);
     group.back().replace_all_uses_with(fused);
     for (auto m = group.rbegin(); m != group.rend(); ++m) {
       taken.insert(m->get());

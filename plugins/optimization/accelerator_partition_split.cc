@@ -244,14 +244,7 @@ void name_main(Graph& g, const std::vector<Node>& made) {
     }
   }
   for (const Node& n : made) fresh.push_back({n.op(), n.target_cstr(), ""});
-  const std::vector<std::string> names = fresh_graph_names(fresh);
-  Renames renames;
-  size_t i = 0;
-  for (Node n : g) {
-    if (n.name() != names[i]) renames.emplace_back(n, names[i]);
-    ++i;
-  }
-  apply_retrace_names(g, renames);
+  apply_fresh_graph_names(g, fresh_graph_names(fresh));
 }
 
 }  // namespace

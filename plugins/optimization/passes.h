@@ -1,5 +1,7 @@
-// The passes of libfx_optimization.so defined outside optimization.cc (the
-// plugin's registration lists them all).
+// The passes of libfx_optimization.so, each in its own file (named below),
+// for the plugin's registration (plugin.cc), which gives their names,
+// options and descriptions. Each returns whether it changed the graph;
+// refusals are fxp::Error, with the graph left as it was.
 #ifndef PLUGINS_OPTIMIZATION_PASSES_H_
 #define PLUGINS_OPTIMIZATION_PASSES_H_
 
@@ -11,6 +13,14 @@
 
 namespace fx_optimization {
 
+// torch 1.13's torch.fx.experimental.optimization.fuse: eval-mode
+// BatchNorm folded into the convolution before it (fuse.cc).
+bool fuse(fxp::Graph& g, const fxp::Options& options);
+
+// torch 1.13's torch.fx.experimental.optimization.remove_dropout, with the
+// names and types its retrace gives (remove_dropout.cc).
+bool remove_dropout(fxp::Graph& g, const fxp::Options& options);
+
 // torch 1.13's torch.fx.experimental.merge_matmul.merge_matmul
 // (merge_matmul.cc).
 bool merge_matmul(fxp::Graph& g, const fxp::Options& options);
@@ -19,7 +29,9 @@ bool merge_matmul(fxp::Graph& g, const fxp::Options& options);
 // graph turned into the subgraph's (extract_subgraph.cc).
 bool extract_subgraph(fxp::Graph& g, const fxp::Options& options);
 
-// torch 1.13's torch.fx.passes.graph_manipulation (graph_manipulation.cc).
+// torch 1.13's torch.fx.passes.graph_manipulation: replace_target_nodes_with
+// (replace_target_nodes_with.cc) and get_size_of_all_nodes
+// (get_size_of_all_nodes.cc).
 bool replace_target_nodes_with(fxp::Graph& g, const fxp::Options& options);
 bool get_size_of_all_nodes(fxp::Graph& g, const fxp::Options& options);
 

@@ -51,6 +51,17 @@ std::vector<std::string> fresh_graph_names(
   return names;
 }
 
+void apply_fresh_graph_names(fxp::Graph& g,
+                             const std::vector<std::string>& names) {
+  Renames renames;
+  size_t i = 0;
+  for (fxp::Node n : g) {
+    if (n.name() != names[i]) renames.emplace_back(n, names[i]);
+    ++i;
+  }
+  apply_retrace_names(g, renames);
+}
+
 void require_renaming(const std::string& pass) {
   if (fxp::api()->version >= kRenamingVersion) return;
   throw fxp::Error(FX_FAILED_PRECONDITION,

@@ -44,6 +44,13 @@ struct FreshNode {
 // output's: found on a scratch graph the host names alike.
 std::vector<std::string> fresh_graph_names(const std::vector<FreshNode>& nodes);
 
+// Gives the graph's nodes, in graph order, the names of `names` (one a
+// node, as fresh_graph_names gives them) where they differ, then resets the
+// namespace as apply_retrace_names does: the graph is named as torch's new
+// graph would be.
+void apply_fresh_graph_names(fxp::Graph& g,
+                             const std::vector<std::string>& names);
+
 // Refuses, prefixed by `pass`, before anything changes, on a host older than
 // C ABI version 11: the pass always renames.
 void require_renaming(const std::string& pass);

@@ -411,14 +411,7 @@ void split_graph_by_tags(Graph& g, const std::vector<std::string>& tags,
     if (p.target() != p.name()) p.set_target(std::string(p.name()).c_str());
     if (p.num_args() > 0) p.set_args({});
   }
-  const std::vector<std::string> names = main_names(placeholders, main.made);
-  Renames renames;
-  size_t i = 0;
-  for (Node n : g) {
-    if (n.name() != names[i]) renames.emplace_back(n, names[i]);
-    ++i;
-  }
-  apply_retrace_names(g, renames);
+  apply_fresh_graph_names(g, main_names(placeholders, main.made));
 }
 
 }  // namespace fx_optimization

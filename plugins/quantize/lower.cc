@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "plugins/common/rewrite_util.h"
 #include "plugins/quantize/patterns.h"
 #include "plugins/quantize/report.h"
 
@@ -373,7 +374,7 @@ std::string module_name(const Graph& g, const Int8Weight& w) {
       base.compare(base.size() - suffix.size(), suffix.size(), suffix) == 0) {
     base.resize(base.size() - suffix.size());
   }
-  return fresh_attr_name(g, base + "_quantized");
+  return fx_plugins::fresh_attr_name(g, base + "_quantized");
 }
 
 bool bias_ok(ArgView bias) {

@@ -87,17 +87,6 @@ inline bool keeps_quantization(const fxp::Graph& g, fxp::Node n) {
          t == "torch.nn.functional.hardtanh";
 }
 
-// `base`, or base_1, base_2, ... : the first name the graph's module has no
-// attribute or submodule of.
-inline std::string fresh_attr_name(const fxp::Graph& g,
-                                   const std::string& base) {
-  std::string name = base;
-  for (int i = 1; g.has_attr(name.c_str()); ++i) {
-    name = base + "_" + std::to_string(i);
-  }
-  return name;
-}
-
 }  // namespace fx_quant
 
 #endif  // PLUGINS_QUANTIZE_PATTERNS_H_

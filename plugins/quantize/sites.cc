@@ -4,11 +4,15 @@
 #include <algorithm>
 #include <cmath>
 
+#include "plugins/common/rewrite_util.h"
 #include "plugins/quantize/float_values.h"
 #include "plugins/quantize/patterns.h"
 
 namespace fx_quant {
 
+using fx_plugins::call_param;
+using fx_plugins::flat;
+using fx_plugins::fresh_attr_name;
 using fxp::Arg;
 using fxp::ArgView;
 using fxp::Graph;
@@ -16,11 +20,6 @@ using fxp::Node;
 using fxp::Value;
 
 namespace {
-
-ArgView call_param(const Node& n, size_t index, const char* name) {
-  if (ArgView k = n.kwarg(name)) return k;
-  return index < n.num_args() ? n.arg(index) : ArgView();
-}
 
 // Whether a `skip` entry names the site: its node's name; its module's
 // path or a parent's ("layer4" for layer4.0.conv1), or its type
@@ -40,13 +39,6 @@ bool named_by(Graph& g, const Site& s, const std::string& entry) {
 }
 
 }  // namespace
-
-std::string flat(std::string s) {
-  for (char& c : s) {
-    if (c == '.') c = '_';
-  }
-  return s;
-}
 
 std::optional<Site> site_of(Graph& g, Node n) {
   Site s;
@@ -185,13 +177,6 @@ Value input_of(const Site& s) { return call_param(s.node, 0, "input").node(); }
 void replace(Graph& g, Node old, const Value& with) {
   old.replace_all_uses_with(with.node());
   g.erase_node(old);
-}
-
-// get_attr nodes the rewrite left without users (the float weights).
-void erase_unused_attrs(Graph& g) {
-  for (Node n : g) {
-    if (n.op() == FX_OP_GET_ATTR && n.num_users() == 0) g.erase_node(n);
-  }
 }
 
 }  // namespace fx_quant

@@ -24,9 +24,6 @@ struct Site {
   std::string name;                 // base for new attribute names
 };
 
-// `s` with '.' replaced by '_' (a module path as an attribute name).
-std::string flat(std::string s);
-
 // The site `n` is, if it is one.
 std::optional<Site> site_of(fxp::Graph& g, fxp::Node n);
 
@@ -61,9 +58,6 @@ fxp::Value input_of(const Site& s);
 
 // Replaces `old` by `with` everywhere and erases it.
 void replace(fxp::Graph& g, fxp::Node old, const fxp::Value& with);
-
-// Erases get_attr nodes the rewrites left without users.
-void erase_unused_attrs(fxp::Graph& g);
 
 }  // namespace fx_quant
 
