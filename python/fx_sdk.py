@@ -17,12 +17,13 @@
     y = fast(x)
     f = functorch.compile.aot_function(fn, fw_compiler=fx_sdk.compile)
 
-Graphs cross as the fx-graph interchange format (../shared/spec) in memory,
-never as files; parameters, buffers and get_attr tensors are shared, not
-copied: the SDK's modules hold the same storage as the torch.fx
-GraphModule's, and so does the GraphModule to_torch_fx returns. Submodules
-of a module kind the SDK knows (torch.nn's) cross by type and constructor
-config (tools/torchfx_export.py's module_config).
+Graphs cross as the fx-graph interchange format (specified in
+docs/fx-graph-json.md) in memory, never as files; parameters, buffers and
+get_attr tensors are shared, not copied: the SDK's modules hold the same
+storage as the torch.fx GraphModule's, and so does the GraphModule
+to_torch_fx returns. Submodules of a module kind the SDK knows (torch.nn's)
+cross by type and constructor config (tools/torchfx_export.py's
+module_config).
 
 Python callables stay Python, in process: a call_function target the SDK
 has no kernel for (a user's function, a torch.fx.wrap'ed helper, a lambda)

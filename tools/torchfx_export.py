@@ -4,7 +4,7 @@
     python3 tools/torchfx_export.py (--torchvision NAME | --module FILE:CLASS)
         [--input-shape 1,3,224,224] [--seed 0] [--train] [--reference] -o DIR
 
-writes, as ../shared/spec/fx-graph-json.md specifies:
+writes, as docs/fx-graph-json.md (the fx-graph format's specification) says:
     DIR/graph.fx.json     the graph, the modules it calls, the weights' name
     DIR/model.weights.pt  every parameter and buffer of those modules and
                           every get_attr target (torch.save of a dict;

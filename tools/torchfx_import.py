@@ -4,7 +4,7 @@
     python3 tools/torchfx_import.py DIR [--inputs IN.pt] [--expected OUT.pt]
         [--rtol 1e-4] [--atol 1e-5] [--print]
 
-reads DIR/graph.fx.json (../shared/spec/fx-graph-json.md) and the weights it
+reads DIR/graph.fx.json (docs/fx-graph-json.md specifies it) and the weights it
 names, builds the modules from their types and configs, and the graph node by
 node with torch.fx's Graph API. With inputs (default DIR/input.pt when
 present) it runs the GraphModule and compares with the expected output

@@ -1,4 +1,4 @@
-// fx-graph JSON files (../shared/spec/fx-graph-json.md): reading, writing,
+// fx-graph JSON files (docs/fx-graph-json.md): reading, writing,
 // round trips, and errors that name the node and field at fault.
 //
 // Where a graph read from a file is printed or turned into code, the expected
