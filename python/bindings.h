@@ -1,5 +1,7 @@
 // The parts of fx_sdk._C, one per file; fx_sdk_module.cc assembles them into
-// the module. Bindings only: the work lives in fx_core and plugin_api.
+// the module. Bindings only: the work lives in fx_core and plugin_api. The
+// values every part converts are below them all (python_values.h,
+// held_objects.h); a part calls no function of fx_sdk_module.cc.
 //
 // Errors cross as Python exceptions: an input the SDK cannot take (a graph,
 // an argument value, a pipeline) raises ValueError; a misuse of a handle
@@ -8,15 +10,12 @@
 #ifndef PYTHON_BINDINGS_H_
 #define PYTHON_BINDINGS_H_
 
-#include <ATen/core/ivalue.h>
 #include <pybind11/pybind11.h>
 
 #include <memory>
 #include <string>
 #include <unordered_map>
-#include <vector>
 
-#include "absl/status/status.h"
 #include "fx_core/runtime/graph_module.h"
 
 namespace fx {
@@ -26,22 +25,6 @@ class Graph;
 }  // namespace fx
 
 namespace fx_sdk {
-
-// Raises ValueError with the status's message.
-[[noreturn]] void raise_value_error(const absl::Status& status);
-
-// Python values (call arguments, a list) as the IValues GraphModule::forward
-// takes (tensors shared, not copied).
-std::vector<c10::IValue> to_ivalues(const pybind11::handle& sequence);
-
-// A run's result as Python's own types: torch.Size, torch.return_types.*
-// and the other named tuples of fx_core/io/python_tuples.h become those
-// classes (not TorchScript's ad-hoc namedtuples); containers recursively.
-pybind11::object to_python(c10::IValue value);
-
-// torch 1.13's SymInt for a symbolic int's expression (argument.h's
-// kSymInt), built by fx_sdk.torchfx_import.symint (sympy, never eval).
-pybind11::object symint(const std::string& expression);
 
 using GraphModuleClass =
     pybind11::class_<fx::GraphModule, std::shared_ptr<fx::GraphModule>>;
@@ -79,12 +62,6 @@ void add_python_parts(
     const std::unordered_map<PyObject*, std::string>& function_names,
     pybind11::handle opaque_modules, pybind11::handle attributes,
     fx::InProcessParts& parts);
-// The object a Python callable returned that the runtime holds as it is
-// (python_callables.cc), or a null object for any other value.
-pybind11::object held_python_object(const c10::IValue& value);
-// A Python object the runtime has no form for (a user's class given as an
-// input), held as it is for the Python callables and methods that use it.
-c10::IValue python_object_value(pybind11::handle object);
 // A user's torch.fx CodeGen subclass (`codegen`, a Python object) as the
 // SDK graph's code generator (python_codegen.cc): text and run-time hooks
 // asked of the object itself.

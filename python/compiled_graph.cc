@@ -21,6 +21,7 @@
 #include "fx_core/runtime/plan/inference_plan.h"
 #include "fx_core/support/error.h"
 #include "python/bindings.h"
+#include "python/python_values.h"
 
 namespace py = pybind11;
 

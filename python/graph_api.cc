@@ -33,6 +33,7 @@
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/support/error.h"
 #include "python/bindings.h"
+#include "python/python_values.h"
 
 namespace py = pybind11;
 
@@ -134,18 +135,9 @@ py::object fx_sdk_function(const char* name) {
 }
 
 py::object to_python(const fx::Argument& arg, const GraphRef& ref) {
+  if (py::object scalar = scalar_to_python(arg)) return scalar;
   using Kind = fx::Argument::Kind;
   switch (arg.kind()) {
-    case Kind::kNone:
-      return py::none();
-    case Kind::kBool:
-      return py::bool_(arg.as_bool());
-    case Kind::kInt:
-      return py::int_(arg.as_int());
-    case Kind::kFloat:
-      return py::float_(arg.as_float());
-    case Kind::kString:
-      return py::str(arg.as_string());
     case Kind::kNode:
       return wrap_node(ref, arg.as_node());
     case Kind::kList: {
@@ -193,6 +185,8 @@ py::object to_python(const fx::Argument& arg, const GraphRef& ref) {
       return torch_attribute(arg.as_string());
     case Kind::kSymInt:
       return symint(arg.as_string());
+    default:  // the scalars, converted above
+      break;
   }
   return py::none();
 }

@@ -45,6 +45,8 @@
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 #include "python/bindings.h"
+#include "python/held_objects.h"
+#include "python/python_values.h"
 
 namespace py = pybind11;
 using fx::cat;
@@ -54,23 +56,7 @@ namespace {
 
 constexpr char kOrigin[] = "python";
 
-std::shared_ptr<void> python_handle(py::handle object);
-
-// Any other Python object a callable returns, held as it is so that it can
-// reach another Python callable (or the graph's output) unchanged.
-struct PythonObjectCapsule : torch::CustomClassHolder {
-  explicit PythonObjectCapsule(std::shared_ptr<void> h)
-      : handle(std::move(h)) {}
-  std::shared_ptr<void> handle;
-};
-
 // ------------------------------------------------------------ conversions
-
-// A value that is a Python object the runtime holds as it is.
-bool is_python_object(const c10::IValue& v) {
-  return v.isCapsule() &&
-         dynamic_cast<PythonObjectCapsule*>(v.toCapsule().get()) != nullptr;
-}
 
 py::object value_to_python(const c10::IValue& v);
 
@@ -207,8 +193,7 @@ c10::IValue value_from_python(py::handle o, const std::string& what) {
       // held as it is, below
     }
   }
-  return c10::IValue::make_capsule(
-      c10::make_intrusive<PythonObjectCapsule>(python_handle(o)));
+  return python_object_value(o);
 }
 
 // "TypeError: message" for a pending Python exception.
@@ -236,26 +221,6 @@ c10::IValue call_python(const py::object& fn, std::vector<c10::IValue> args,
 }
 
 // ---------------------------------------------------------------- handles
-
-// A Python object as an opaque handle: a new reference, dropped with the
-// GIL taken (leaked while Python finalises).
-std::shared_ptr<void> python_handle(py::handle object) {
-  auto* held = new py::object(py::reinterpret_borrow<py::object>(object));
-  return std::shared_ptr<void>(held, [](void* p) {
-    auto* o = static_cast<py::object*>(p);
-    if (!Py_IsInitialized() || _Py_IsFinalizing()) {
-      o->release();  // leaked: Python is going away
-      delete o;
-      return;
-    }
-    py::gil_scoped_acquire gil;
-    delete o;
-  });
-}
-
-const py::object& object_of(void* handle) {
-  return *static_cast<const py::object*>(handle);
-}
 
 // The `**kwargs` of a "*args, **kwargs" entry as (name, value) pairs.
 fx::OpaqueModuleImpl::Kwargs keyword_arguments(const c10::IValue& kwargs) {
@@ -490,8 +455,7 @@ fx::ForeignAttribute python_attribute(std::string path, py::handle object) {
   fx::ForeignAttribute a;
   a.path = std::move(path);
   a.handle = python_handle(object);
-  a.value = c10::IValue::make_capsule(
-      c10::make_intrusive<PythonObjectCapsule>(a.handle));
+  a.value = held_value(a.handle);
   a.origin = kOrigin;
   a.description = type_name(object);
   a.copy = [](const fx::ForeignAttribute& from) {
@@ -628,18 +592,6 @@ bool module_kind_known(const std::string& type) {
 }
 
 }  // namespace
-
-c10::IValue python_object_value(py::handle object) {
-  return c10::IValue::make_capsule(
-      c10::make_intrusive<PythonObjectCapsule>(python_handle(object)));
-}
-
-py::object held_python_object(const c10::IValue& value) {
-  if (!value.isCapsule()) return py::object();
-  auto* held = dynamic_cast<PythonObjectCapsule*>(value.toCapsule().get());
-  if (held == nullptr) return py::object();
-  return object_of(held->handle.get());
-}
 
 void add_python_parts(
     const fx::Graph& graph,

@@ -26,6 +26,7 @@
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 #include "python/bindings.h"
+#include "python/python_values.h"
 
 namespace py = pybind11;
 
@@ -141,18 +142,9 @@ class PythonCodeGen : public fx::RuntimeCodeGen {
 
   // output_args as generate_output sees them in torch.fx.
   static py::object code_value(const fx::Argument& arg) {
+    if (py::object scalar = scalar_to_python(arg)) return scalar;
     using Kind = fx::Argument::Kind;
     switch (arg.kind()) {
-      case Kind::kNone:
-        return py::none();
-      case Kind::kBool:
-        return py::bool_(arg.as_bool());
-      case Kind::kInt:
-        return py::int_(arg.as_int());
-      case Kind::kFloat:
-        return py::float_(arg.as_float());
-      case Kind::kString:
-        return py::str(arg.as_string());
       case Kind::kNode:
         return fx_sdk_attr("_CodeName")(std::string(arg.as_node()->name()));
       case Kind::kList:

@@ -20,6 +20,7 @@
 #include "fx_core/runtime/shape_guards.h"
 #include "fx_core/symbolic/shape_env.h"
 #include "python/bindings.h"
+#include "python/python_values.h"
 
 namespace py = pybind11;
 

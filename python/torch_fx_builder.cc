@@ -42,6 +42,7 @@
 #include "fx_core/runtime/graph_module.h"
 #include "python/bindings.h"
 #include "python/node_names.h"
+#include "python/python_values.h"
 
 namespace py = pybind11;
 
@@ -278,18 +279,9 @@ class TorchFxBuilder {
   // dicts are torch.fx's immutable ones and each node is recorded as an
   // input; in meta they are plain.
   py::object to_python(const fx::Argument& arg, PyObject* input_nodes) {
+    if (py::object scalar = scalar_to_python(arg)) return scalar;
     using Kind = fx::Argument::Kind;
     switch (arg.kind()) {
-      case Kind::kNone:
-        return py::none();
-      case Kind::kBool:
-        return py::bool_(arg.as_bool());
-      case Kind::kInt:
-        return own(PyLong_FromLongLong(arg.as_int()));
-      case Kind::kFloat:
-        return own(PyFloat_FromDouble(arg.as_float()));
-      case Kind::kString:
-        return utf8(arg.as_string());
       case Kind::kNode: {
         auto it = nodes_.find(arg.as_node());
         if (it == nodes_.end()) {
@@ -347,6 +339,8 @@ class TorchFxBuilder {
             torch_names_.get(arg.as_string()));
       case Kind::kSymInt:
         return symint(arg.as_string());
+      default:  // the scalars, converted above
+        break;
     }
     return py::none();
   }

@@ -51,6 +51,7 @@
 #include "fx_core/symbolic/shape_env.h"
 #include "python/bindings.h"
 #include "python/node_names.h"
+#include "python/python_values.h"
 
 namespace py = pybind11;
 

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -15,9 +16,11 @@
 #include "fx_core/ir/codegen.h"
 #include "fx_core/support/error.h"
 #include "plugin_api/pipeline/pass_registry.h"
+#include "tools/command_options.h"
 #include "tools/demo.h"
 #include "tools/exec_command.h"
 #include "tools/minimize_command.h"
+#include "tools/pass_isolation_args.h"
 #include "tools/pipeline_commands.h"
 #include "tools/plugin_check_command.h"
 #include "tools/reduce_command.h"
@@ -141,78 +144,266 @@ constexpr std::string_view kUsage =
     "and among the first-party plugins shipped with fx\n"
     "(--no-default-plugins turns both off).\n";
 
-// Options that take a value, per command.
-const std::map<std::string_view, std::vector<std::string_view>>& options() {
-  static const auto* table =
-      new std::map<std::string_view, std::vector<std::string_view>>{
-          {"print", {}},
-          {"tabular", {}},
-          {"code", {"lang", "name"}},
-          {"exec",
-           {"inputs", "outputs", "pipeline", "plugin", "plugin-dir", "engine",
-            "threads", "repeat"}},
-          {"demo", {}},
-          {"pipelines", {}},
-          {"plugins", {"plugin", "plugin-dir"}},
-          {"reduce",
-           {"pipeline", "output", "inputs", "plugin", "plugin-dir",
-            "pass-timeout", "pass-memory-limit"}},
-          {"plugin-check",
-           {"graphs", "torchvision", "rtol", "atol", "pass-timeout",
-            "pass-memory-limit", "pass", "before", "plugin", "plugin-dir"}},
-          {"dot", {"output", "pipeline", "plugin", "plugin-dir"}},
-          {"run",
-           {"pipeline", "config", "output", "inputs", "plugin", "plugin-dir",
-            "print-after", "reproducer-dir", "on-failure", "ordering",
-            "pass-timeout", "pass-memory-limit"}},
-          {"minimize",
-           {"inputs", "pipeline", "config", "plugin", "plugin-dir", "mode",
-            "atol", "rtol", "pass-timeout", "pass-memory-limit"}},
-      };
-  return *table;
+// An invocation as parsed: the command, its FILE and every option's values.
+struct Invocation {
+  std::string command;
+  std::vector<std::string> positional;
+  OptionValues values;
+};
+
+// A command: the options it takes, whether it takes a FILE, and how it runs
+// an invocation (its arguments struct filled from it).
+struct Command {
+  std::vector<std::string_view> values;  // options taking a value
+  std::vector<std::string_view> flags;   // options taking none
+  bool takes_file = false;
+  std::function<int(const Invocation&, std::ostream&, std::ostream&)> run;
+
+  bool takes(std::string_view key) const {
+    return std::find(values.begin(), values.end(), key) != values.end();
+  }
+  bool is_flag(std::string_view key) const {
+    return std::find(flags.begin(), flags.end(), key) != flags.end();
+  }
+};
+
+// The command whose arguments struct is `Args`: `signature` binds its FILE
+// and options to a struct's fields, `run` runs it on the filled struct.
+template <typename Args>
+Command command(CommandSignature (*signature)(Args&),
+                int (*run)(const Args&, std::ostream&, std::ostream&)) {
+  Command c;
+  Args unfilled;
+  CommandSignature names = signature(unfilled);
+  c.takes_file = names.file != nullptr;
+  for (const CommandOption& option : names.options) {
+    (option.is_flag() ? c.flags : c.values).push_back(option.name);
+  }
+  c.run = [signature, run](const Invocation& inv, std::ostream& out,
+                           std::ostream& err) {
+    Args args;
+    CommandSignature bound = signature(args);
+    if (bound.file != nullptr) *bound.file = inv.positional[0];
+    if (!fill_options(inv.command, bound.options, inv.values, err)) return 2;
+    return run(args, out, err);
+  };
+  return c;
 }
 
-// Options that take no value, per command.
-const std::map<std::string_view, std::vector<std::string_view>>& flags() {
-  static const auto* table =
-      new std::map<std::string_view, std::vector<std::string_view>>{
-          {"plugins", {"no-default-plugins", "isolate"}},
-          {"reduce", {"no-default-plugins", "isolate", "no-isolate"}},
-          {"plugin-check", {"no-default-plugins"}},
-          {"exec", {"no-default-plugins", "eval", "dynamic", "optimize"}},
-          {"dot", {"no-default-plugins"}},
-          {"run",
-           {"progress", "time", "no-default-plugins", "isolate", "no-isolate"}},
-          {"minimize",
-           {"find-all", "no-default-plugins", "isolate", "no-isolate"}},
-      };
+// `options`, then each list of `more`.
+template <typename... More>
+std::vector<CommandOption> with(std::vector<CommandOption> options,
+                                const More&... more) {
+  (options.insert(options.end(), more.begin(), more.end()), ...);
+  return options;
+}
+
+// --plugin PATH, --plugin-dir DIR, --no-default-plugins: where plugins come
+// from (every command that loads them).
+std::vector<CommandOption> plugin_options(host::PluginSources& sources) {
+  return {{"plugin", &sources.plugins},
+          {"plugin-dir", &sources.plugin_dirs},
+          {"no-default-plugins", Cleared{&sources.default_dirs}}};
+}
+
+// --isolate, --no-isolate, --pass-timeout, --pass-memory-limit (fx run,
+// reduce and minimize).
+std::vector<CommandOption> isolation_options(PassIsolationArgs& isolation) {
+  return {{"isolate", &isolation.isolate},
+          {"no-isolate", &isolation.no_isolate},
+          {"pass-timeout", &isolation.pass_timeout},
+          {"pass-memory-limit", &isolation.pass_memory_limit}};
+}
+
+// fx demo and fx pipelines take nothing.
+struct NoArgs {};
+
+CommandSignature no_arguments(NoArgs&) { return {}; }
+
+int demo(const NoArgs&, std::ostream& out, std::ostream& err) {
+  return run_demo(out, err);
+}
+
+int pipelines(const NoArgs&, std::ostream& out, std::ostream&) {
+  return run_pipelines_command(out);
+}
+
+// fx plugins [--isolate]
+struct PluginsArgs {
+  host::PluginSources sources;
+  bool isolate = false;
+};
+
+CommandSignature plugins_signature(PluginsArgs& a) {
+  return {nullptr, with({{"isolate", &a.isolate}}, plugin_options(a.sources))};
+}
+
+int plugins(const PluginsArgs& a, std::ostream& out, std::ostream& err) {
+  return run_plugins_command(a.sources, out, err, a.isolate);
+}
+
+// fx print / tabular / code FILE
+struct GraphArgs {
+  std::string file;
+  std::string lang = "python";        // code --lang
+  std::string name = "fx_generated";  // code --name: the C++ namespace
+};
+
+CommandSignature graph_signature(GraphArgs& a) { return {&a.file, {}}; }
+
+CommandSignature code_signature(GraphArgs& a) {
+  return {&a.file, {{"lang", &a.lang}, {"name", &a.name}}};
+}
+
+// Loads FILE or reports why not.
+bool load(const std::string& path, GraphFile* file, std::ostream& err) {
+  absl::StatusOr<GraphFile> loaded = read_graph_file(path);
+  if (!loaded.ok()) {
+    err << "fx: " << loaded.status().message() << "\n";
+    return false;
+  }
+  *file = std::move(*loaded);
+  return true;
+}
+
+// The exit status once everything is written to `out`.
+int flushed(std::ostream& out) {
+  out.flush();
+  return out ? 0 : 1;
+}
+
+int print_graph(const GraphArgs& a, std::ostream& out, std::ostream& err) {
+  GraphFile file;
+  if (!load(a.file, &file, err)) return 1;
+  out << file.graph->str() << "\n";
+  return flushed(out);
+}
+
+int print_tabular(const GraphArgs& a, std::ostream& out, std::ostream& err) {
+  GraphFile file;
+  if (!load(a.file, &file, err)) return 1;
+  out << file.graph->tabular();
+  return flushed(out);
+}
+
+int print_code(const GraphArgs& a, std::ostream& out, std::ostream& err) {
+  if (a.lang != "python" && a.lang != "cpp") {
+    err << "fx code: unknown language '" << a.lang
+        << "' (expected python or cpp)\n";
+    return 2;
+  }
+  GraphFile file;
+  if (!load(a.file, &file, err)) return 1;
+  if (a.lang == "python") {
+    out << file.graph->python_code("self").src;
+    return flushed(out);
+  }
+  std::vector<CppModule> modules;
+  for (const auto& [path, spec] : file.modules) {
+    modules.push_back({path, spec.type, spec.config});
+  }
+  try {
+    out << gen_cpp_code(*file.graph, modules, a.name);
+  } catch (const FxError& e) {
+    err << "fx code: " << a.file << ": " << e.what() << "\n";
+    return 1;
+  }
+  return flushed(out);
+}
+
+// fx exec FILE --inputs IN.pt [--outputs OUT.pt] [--pipeline TEXT] ...
+CommandSignature exec_signature(ExecArgs& a) {
+  return {&a.input, with({{"inputs", &a.inputs},
+                          {"outputs", &a.outputs},
+                          {"pipeline", &a.pipeline},
+                          {"optimize", &a.optimize},
+                          {"engine", &a.engine},
+                          {"threads", &a.threads},
+                          {"repeat", &a.repeat},
+                          {"eval", &a.eval},
+                          {"dynamic", &a.dynamic}},
+                         plugin_options(a.sources))};
+}
+
+// fx dot FILE [-o OUT.dot] [--pipeline TEXT]
+CommandSignature dot_signature(DotArgs& a) {
+  return {&a.input, with({{"output", &a.output}, {"pipeline", &a.pipeline}},
+                         plugin_options(a.sources))};
+}
+
+// fx run FILE (--pipeline TEXT | --config CONF.json) -o OUT.fx.json ...
+CommandSignature run_signature(RunArgs& a) {
+  return {&a.input,
+          with({{"pipeline", &a.pipeline},
+                {"config", &a.config},
+                {"output", &a.output},
+                {"inputs", &a.inputs},
+                {"print-after", &a.print_after},
+                {"reproducer-dir", &a.reproducer_dir},
+                {"on-failure", &a.on_failure},
+                {"ordering", &a.ordering},
+                {"progress", &a.progress},
+                {"time", &a.timing}},
+               isolation_options(a.isolation), plugin_options(a.sources))};
+}
+
+// fx plugin-check LIB.so [--graphs DIR] [--torchvision MODELS] ...
+CommandSignature plugin_check_signature(PluginCheckArgs& a) {
+  return {&a.library, with({{"graphs", &a.graphs},
+                            {"torchvision", &a.torchvision},
+                            {"rtol", &a.rtol},
+                            {"atol", &a.atol},
+                            {"pass-timeout", &a.pass_timeout},
+                            {"pass-memory-limit", &a.pass_memory_limit},
+                            {"pass", &a.passes},
+                            {"before", &a.before}},
+                           plugin_options(a.sources))};
+}
+
+// fx reduce FILE --pipeline TEXT [-o OUT.fx.json] [--inputs IN.pt] ...
+CommandSignature reduce_signature(ReduceArgs& a) {
+  return {&a.input,
+          with({{"pipeline", &a.pipeline},
+                {"output", &a.output},
+                {"inputs", &a.inputs}},
+               isolation_options(a.isolation), plugin_options(a.sources))};
+}
+
+// fx minimize FILE --inputs IN.pt (--pipeline TEXT | --config CONF.json) ...
+CommandSignature minimize_signature(MinimizeArgs& a) {
+  return {&a.input,
+          with({{"inputs", &a.inputs},
+                {"pipeline", &a.pipeline},
+                {"config", &a.config},
+                {"mode", &a.mode},
+                {"atol", &a.atol},
+                {"rtol", &a.rtol},
+                {"find-all", &a.find_all}},
+               isolation_options(a.isolation), plugin_options(a.sources))};
+}
+
+// Every command, by name.
+const std::map<std::string_view, Command>& commands() {
+  static const auto* table = new std::map<std::string_view, Command>{
+      {"print", command(graph_signature, print_graph)},
+      {"tabular", command(graph_signature, print_tabular)},
+      {"code", command(code_signature, print_code)},
+      {"exec", command(exec_signature, run_exec_command)},
+      {"demo", command(no_arguments, demo)},
+      {"pipelines", command(no_arguments, pipelines)},
+      {"plugins", command(plugins_signature, plugins)},
+      {"reduce", command(reduce_signature, run_reduce_command)},
+      {"plugin-check",
+       command(plugin_check_signature, run_plugin_check_command)},
+      {"dot", command(dot_signature, run_dot_command)},
+      {"run", command(run_signature, run_pipeline_command)},
+      {"minimize", command(minimize_signature, run_minimize_command)},
+  };
   return *table;
 }
 
 // Options every command takes, before or after its name.
 bool is_global_option(std::string_view key) { return key == "max-file-bytes"; }
-
-bool is_flag(std::string_view command, std::string_view key) {
-  auto it = flags().find(command);
-  return it != flags().end() && std::find(it->second.begin(), it->second.end(),
-                                          key) != it->second.end();
-}
-
-struct Invocation {
-  std::string command;
-  std::vector<std::string> positional;
-  // Every value given for an option, in order (--plugin may repeat).
-  std::map<std::string, std::vector<std::string>> values;
-  std::string value(const std::string& key, const std::string& fallback) {
-    auto it = values.find(key);
-    return it == values.end() ? fallback : it->second.back();
-  }
-  std::vector<std::string> all(const std::string& key) {
-    auto it = values.find(key);
-    return it == values.end() ? std::vector<std::string>() : it->second;
-  }
-  bool flag(const std::string& key) { return values.count(key) > 0; }
-};
 
 // Parses `--key=value` and `--key value`; false (with a message) on an
 // unknown command or option.
@@ -237,17 +428,16 @@ bool parse(const std::vector<std::string>& args, Invocation* inv,
     return false;
   }
   inv->command = args[first];
-  auto known = options().find(inv->command);
-  if (known == options().end()) {
+  auto known = commands().find(inv->command);
+  if (known == commands().end()) {
     err << "fx: unknown command '" << inv->command << "'\n" << kUsage;
     return false;
   }
+  const Command& command = known->second;
   for (size_t i = first + 1; i < args.size(); ++i) {
     std::string_view a = args[i];
-    if (a == "-o" && (inv->command == "run" || inv->command == "dot" ||
-                      inv->command == "reduce")) {
-      a = "--output";
-    }
+    // -o is --output for every command that takes one.
+    if (a == "-o" && command.takes("output")) a = "--output";
     if (a.size() < 2 || a.substr(0, 2) != "--") {
       if (a.size() > 1 && a[0] == '-') {
         err << "fx " << inv->command << ": unknown option '" << a << "'\n"
@@ -265,13 +455,11 @@ bool parse(const std::vector<std::string>& args, Invocation* inv,
       value = std::string(key.substr(eq + 1));
       key = key.substr(0, eq);
     }
-    if (!inline_value && is_flag(inv->command, key)) {
+    if (!inline_value && command.is_flag(key)) {
       inv->values[std::string(key)].push_back("true");
       continue;
     }
-    const auto& allowed = known->second;
-    if (!is_global_option(key) &&
-        std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+    if (!is_global_option(key) && !command.takes(key)) {
       err << "fx " << inv->command << ": unknown option '" << a << "'\n"
           << kUsage;
       return false;
@@ -289,206 +477,21 @@ bool parse(const std::vector<std::string>& args, Invocation* inv,
   return true;
 }
 
-// Loads FILE or reports why not.
-bool load(const std::string& path, GraphFile* file, std::ostream& err) {
-  absl::StatusOr<GraphFile> loaded = read_graph_file(path);
-  if (!loaded.ok()) {
-    err << "fx: " << loaded.status().message() << "\n";
-    return false;
-  }
-  *file = std::move(*loaded);
-  return true;
-}
-
-// A positive integer option, or false with a message.
-bool positive_int(Invocation& inv, const std::string& key, int* value,
-                  std::ostream& err) {
-  if (!inv.values.count(key)) return true;
-  std::string text = inv.value(key, "");
-  char* end = nullptr;
-  long n = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || n < 1 || n > 1000000) {
-    err << "fx " << inv.command << ": --" << key
-        << " expects a positive integer, got '" << text << "'\n";
-    return false;
-  }
-  *value = static_cast<int>(n);
-  return true;
-}
-
-// fx exec FILE --inputs IN.pt [--outputs OUT.pt] [--pipeline TEXT] ...
-int run_exec(Invocation& inv, const host::PluginSources& sources,
-             std::ostream& out, std::ostream& err) {
-  ExecArgs e;
-  e.input = inv.positional[0];
-  e.inputs = inv.all("inputs");
-  e.outputs = inv.value("outputs", "");
-  e.pipeline = inv.value("pipeline", "");
-  e.optimize = inv.flag("optimize");
-  e.engine = inv.value("engine", "");
-  e.eval = inv.flag("eval");
-  e.dynamic = inv.flag("dynamic");
-  if (!positive_int(inv, "threads", &e.threads, err) ||
-      !positive_int(inv, "repeat", &e.repeat, err)) {
+// Runs a parsed command, once it has the FILE it takes (or none).
+int run_invocation(const Invocation& inv, std::ostream& out,
+                   std::ostream& err) {
+  const Command& command = commands().at(inv.command);
+  if (!command.takes_file && !inv.positional.empty()) {
+    err << "fx " << inv.command << ": takes no FILE\n" << kUsage;
     return 2;
   }
-  e.sources = sources;
-  return run_exec_command(e, out, err);
-}
-
-// fx dot FILE [-o OUT.dot] [--pipeline TEXT]
-int run_dot(Invocation& inv, const host::PluginSources& sources,
-            std::ostream& out, std::ostream& err) {
-  DotArgs dot;
-  dot.input = inv.positional[0];
-  dot.output = inv.value("output", "");
-  dot.pipeline = inv.value("pipeline", "");
-  dot.sources = sources;
-  return run_dot_command(dot, out, err);
-}
-
-// fx run FILE (--pipeline TEXT | --config CONF.json) -o OUT.fx.json ...
-int run_run(Invocation& inv, const host::PluginSources& sources,
-            std::ostream& out, std::ostream& err) {
-  RunArgs run;
-  run.input = inv.positional[0];
-  run.pipeline = inv.value("pipeline", "");
-  run.config = inv.value("config", "");
-  run.output = inv.value("output", "");
-  run.inputs = inv.value("inputs", "");
-  run.print_after = inv.value("print-after", "");
-  run.reproducer_dir = inv.value("reproducer-dir", "");
-  run.on_failure = inv.value("on-failure", "");
-  run.ordering = inv.value("ordering", "");
-  run.isolate = inv.flag("isolate");
-  run.no_isolate = inv.flag("no-isolate");
-  run.pass_timeout = inv.value("pass-timeout", "");
-  run.pass_memory_limit = inv.value("pass-memory-limit", "");
-  run.progress = inv.flag("progress");
-  run.timing = inv.flag("time");
-  run.sources = sources;
-  return run_pipeline_command(run, out, err);
-}
-
-// fx plugin-check LIB.so
-int run_plugin_check(Invocation& inv, const host::PluginSources& sources,
-                     std::ostream& out, std::ostream& err) {
-  PluginCheckArgs args;
-  args.library = inv.positional[0];
-  args.graphs = inv.value("graphs", "");
-  args.torchvision = inv.value("torchvision", "");
-  args.rtol = inv.value("rtol", "");
-  args.atol = inv.value("atol", "");
-  args.pass_timeout = inv.value("pass-timeout", "");
-  args.pass_memory_limit = inv.value("pass-memory-limit", "");
-  args.passes = inv.all("pass");
-  args.before = inv.value("before", "");
-  args.sources = sources;
-  return run_plugin_check_command(args, out, err);
-}
-
-// fx reduce FILE --pipeline TEXT
-int run_reduce(Invocation& inv, const host::PluginSources& sources,
-               std::ostream& out, std::ostream& err) {
-  ReduceArgs args;
-  args.input = inv.positional[0];
-  args.pipeline = inv.value("pipeline", "");
-  args.output = inv.value("output", "");
-  args.inputs = inv.value("inputs", "");
-  args.isolate = inv.flag("isolate");
-  args.no_isolate = inv.flag("no-isolate");
-  args.pass_timeout = inv.value("pass-timeout", "");
-  args.pass_memory_limit = inv.value("pass-memory-limit", "");
-  args.sources = sources;
-  return run_reduce_command(args, out, err);
-}
-
-// fx print / tabular / code FILE
-int run_graph_command(Invocation& inv, std::ostream& out, std::ostream& err) {
-  const std::string& command = inv.command;
-  std::string lang = inv.value("lang", "python");
-  if (command == "code" && lang != "python" && lang != "cpp") {
-    err << "fx code: unknown language '" << lang
-        << "' (expected python or cpp)\n";
-    return 2;
-  }
-  GraphFile file;
-  if (!load(inv.positional[0], &file, err)) return 1;
-  if (command == "print") {
-    out << file.graph->str() << "\n";
-  } else if (command == "tabular") {
-    out << file.graph->tabular();
-  } else if (lang == "python") {
-    out << file.graph->python_code("self").src;
-  } else {
-    std::vector<CppModule> modules;
-    for (const auto& [path, spec] : file.modules) {
-      modules.push_back({path, spec.type, spec.config});
-    }
-    try {
-      out << gen_cpp_code(*file.graph, modules,
-                          inv.value("name", "fx_generated"));
-    } catch (const FxError& e) {
-      err << "fx code: " << inv.positional[0] << ": " << e.what() << "\n";
-      return 1;
-    }
-  }
-  out.flush();
-  return out ? 0 : 1;
-}
-
-// fx minimize FILE --inputs IN.pt (--pipeline TEXT | --config CONF.json) ...
-int run_minimize(Invocation& inv, const host::PluginSources& sources,
-                 std::ostream& out, std::ostream& err) {
-  MinimizeArgs m;
-  m.input = inv.positional[0];
-  m.inputs = inv.value("inputs", "");
-  m.pipeline = inv.value("pipeline", "");
-  m.config = inv.value("config", "");
-  m.mode = inv.value("mode", "");
-  m.atol = inv.value("atol", "");
-  m.rtol = inv.value("rtol", "");
-  m.find_all = inv.flag("find-all");
-  m.isolate = inv.flag("isolate");
-  m.no_isolate = inv.flag("no-isolate");
-  m.pass_timeout = inv.value("pass-timeout", "");
-  m.pass_memory_limit = inv.value("pass-memory-limit", "");
-  m.sources = sources;
-  return run_minimize_command(m, out, err);
-}
-
-// Runs a parsed command.
-int run_invocation(Invocation& inv, std::ostream& out, std::ostream& err) {
-  const std::string& command = inv.command;
-  if ((command == "demo" || command == "plugins" || command == "pipelines") &&
-      !inv.positional.empty()) {
-    err << "fx " << command << ": takes no FILE\n" << kUsage;
-    return 2;
-  }
-  if (command == "demo") return run_demo(out, err);
-  if (command == "pipelines") return run_pipelines_command(out);
-  host::PluginSources sources;
-  sources.plugins = inv.all("plugin");
-  sources.plugin_dirs = inv.all("plugin-dir");
-  sources.default_dirs = !inv.flag("no-default-plugins");
-  if (command == "plugins") {
-    return run_plugins_command(sources, out, err, inv.flag("isolate"));
-  }
-  if (inv.positional.size() != 1) {
-    err << "fx " << command << ": expected one FILE, got "
+  if (command.takes_file && inv.positional.size() != 1) {
+    err << "fx " << inv.command << ": expected one FILE, got "
         << inv.positional.size() << "\n"
         << kUsage;
     return 2;
   }
-  if (command == "exec") return run_exec(inv, sources, out, err);
-  if (command == "dot") return run_dot(inv, sources, out, err);
-  if (command == "run") return run_run(inv, sources, out, err);
-  if (command == "minimize") return run_minimize(inv, sources, out, err);
-  if (command == "plugin-check") {
-    return run_plugin_check(inv, sources, out, err);
-  }
-  if (command == "reduce") return run_reduce(inv, sources, out, err);
-  return run_graph_command(inv, out, err);
+  return command.run(inv, out, err);
 }
 
 // The largest file the command reads (--max-file-bytes), for as long as
@@ -508,10 +511,11 @@ class FileLimit {
 };
 
 // Sets `limit` from --max-file-bytes; false with a message on a bad value.
-bool apply_file_limit(Invocation& inv, std::optional<FileLimit>* limit,
+bool apply_file_limit(const Invocation& inv, std::optional<FileLimit>* limit,
                       std::ostream& err) {
-  if (!inv.values.count("max-file-bytes")) return true;
-  std::string text = inv.value("max-file-bytes", "");
+  auto given = inv.values.find("max-file-bytes");
+  if (given == inv.values.end()) return true;
+  std::string text = given->second.back();
   char* end = nullptr;
   errno = 0;
   unsigned long long bytes = std::strtoull(text.c_str(), &end, 10);

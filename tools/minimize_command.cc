@@ -105,9 +105,7 @@ int run_minimize_command(const MinimizeArgs& args, std::ostream& out,
       args.config.empty() ? host::parse_pipeline_text(args.pipeline)
                           : host::read_pipeline_config(args.config);
   if (!spec.ok()) return fail(err, 2, spec.status().message());
-  std::string wrong = apply_isolation_flags(args.isolate, args.no_isolate,
-                                            args.pass_timeout,
-                                            args.pass_memory_limit, *spec);
+  std::string wrong = apply_isolation_flags(args.isolation, *spec);
   if (!wrong.empty()) return fail(err, 2, wrong);
   host::PassRegistry registry;
   absl::Status loaded = host::load_plugins(*spec, args.sources, registry);

@@ -20,22 +20,20 @@
 #include <string>
 
 #include "plugin_api/loader/plugin_discovery.h"
+#include "tools/pass_isolation_args.h"
 
 namespace fx::tools {
 
 struct MinimizeArgs {
-  std::string input;              // FILE
-  std::string inputs;             // --inputs IN.pt (a tensor or a list of them)
-  std::string pipeline;           // --pipeline TEXT
-  std::string config;             // --config CONF.json
-  std::string mode;               // --mode bisect|sequential ("" = bisect)
-  std::string atol;               // --atol X ("" = the minimizer's default)
-  std::string rtol;               // --rtol X
-  bool find_all = false;          // --find-all
-  bool isolate = false;           // --isolate: each pass in a worker process
-  bool no_isolate = false;        // --no-isolate: each pass in this process
-  std::string pass_timeout;       // --pass-timeout SECONDS (implies --isolate)
-  std::string pass_memory_limit;  // --pass-memory-limit MIB (implies it too)
+  std::string input;            // FILE
+  std::string inputs;           // --inputs IN.pt (a tensor or a list of them)
+  std::string pipeline;         // --pipeline TEXT
+  std::string config;           // --config CONF.json
+  std::string mode;             // --mode bisect|sequential ("" = bisect)
+  std::string atol;             // --atol X ("" = the minimizer's default)
+  std::string rtol;             // --rtol X
+  bool find_all = false;        // --find-all
+  PassIsolationArgs isolation;  // --isolate, --no-isolate, --pass-timeout ...
   host::PluginSources sources;
 };
 

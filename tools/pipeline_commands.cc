@@ -178,9 +178,7 @@ Stop apply_policies(const RunArgs& args, host::PipelineSpec& spec,
 // --isolate, --pass-timeout, --pass-memory-limit (apply_isolation_flags).
 Stop apply_isolation(const RunArgs& args, host::PipelineSpec& spec,
                      std::ostream& err) {
-  std::string wrong =
-      apply_isolation_flags(args.isolate, args.no_isolate, args.pass_timeout,
-                            args.pass_memory_limit, spec);
+  std::string wrong = apply_isolation_flags(args.isolation, spec);
   if (!wrong.empty()) return fail(err, 2, wrong);
   return std::nullopt;
 }
@@ -469,46 +467,46 @@ int run_pipelines_command(std::ostream& out) {
   return out ? 0 : 1;
 }
 
-std::string apply_isolation_flags(bool isolate, bool no_isolate,
-                                  const std::string& pass_timeout,
-                                  const std::string& pass_memory_limit,
+std::string apply_isolation_flags(const PassIsolationArgs& flags,
                                   host::PipelineSpec& spec) {
-  if (no_isolate &&
-      (isolate || !pass_timeout.empty() || !pass_memory_limit.empty())) {
+  if (flags.no_isolate && (flags.isolate || !flags.pass_timeout.empty() ||
+                           !flags.pass_memory_limit.empty())) {
     return cat("--no-isolate contradicts ",
-               isolate                 ? "--isolate"
-               : !pass_timeout.empty() ? "--pass-timeout"
-                                       : "--pass-memory-limit",
+               flags.isolate                 ? "--isolate"
+               : !flags.pass_timeout.empty() ? "--pass-timeout"
+                                             : "--pass-memory-limit",
                ", which runs the passes in worker processes");
   }
-  if (no_isolate && spec.isolation() == host::Isolation::kAll &&
+  if (flags.no_isolate && spec.isolation() == host::Isolation::kAll &&
       spec.isolate != host::Isolation::kAll) {
     return "--no-isolate: the config's pass_timeout or pass_memory_limit "
            "needs the passes in worker processes";
   }
-  if (isolate) {
+  if (flags.isolate) {
     spec.isolate = host::Isolation::kAll;
-  } else if (no_isolate) {
+  } else if (flags.no_isolate) {
     spec.isolate = host::Isolation::kNone;
   } else if (!spec.isolate) {
     spec.isolate = host::Isolation::kAuto;  // the fx command's default
   }
-  if (!pass_timeout.empty()) {
+  if (!flags.pass_timeout.empty()) {
     char* end = nullptr;
-    double seconds = std::strtod(pass_timeout.c_str(), &end);
+    double seconds = std::strtod(flags.pass_timeout.c_str(), &end);
     if (*end != '\0' || !(seconds > 0) || seconds > 1e9) {
       return cat("--pass-timeout expects seconds (a number > 0), got '",
-                 pass_timeout, "'");
+                 flags.pass_timeout, "'");
     }
     spec.pass_timeout_seconds = seconds;
   }
-  if (!pass_memory_limit.empty()) {
+  if (!flags.pass_memory_limit.empty()) {
     char* end = nullptr;
-    unsigned long long mib = std::strtoull(pass_memory_limit.c_str(), &end, 10);
-    if (*end != '\0' || pass_memory_limit[0] == '-' || mib == 0 ||
+    unsigned long long mib =
+        std::strtoull(flags.pass_memory_limit.c_str(), &end, 10);
+    if (*end != '\0' || flags.pass_memory_limit[0] == '-' || mib == 0 ||
         mib > host::kMaxMemoryLimitMib) {
       return cat("--pass-memory-limit expects MiB (an integer from 1 to ",
-                 host::kMaxMemoryLimitMib, "), got '", pass_memory_limit, "'");
+                 host::kMaxMemoryLimitMib, "), got '", flags.pass_memory_limit,
+                 "'");
     }
     spec.pass_memory_limit_mib = mib;
   }
@@ -591,7 +589,7 @@ int run_dot_command(const DotArgs& args, std::ostream& out, std::ostream& err) {
   run.pipeline = (args.pipeline.empty() ? "" : args.pipeline + ",") +
                  "dot{path=" + tmp.string() + "}";
   run.sources = args.sources;
-  run.no_isolate = true;  // fx dot draws in process, as it always has
+  run.isolation.no_isolate = true;  // fx dot draws in process, as it always has
   run.output = "";
   std::ostringstream ignored;
   int status = run_pipeline(run, ignored, err, /*write_result=*/false);

@@ -70,6 +70,7 @@
 #include "plugin_api/loader/plugin_discovery.h"
 #include "plugin_api/pipeline/pass_manager.h"
 #include "plugin_api/pipeline/pass_registry.h"
+#include "tools/pass_isolation_args.h"
 
 namespace fx::tools {
 
@@ -88,9 +89,7 @@ absl::Status load_plugins_for(std::string_view command,
 // MIB (each of the last two implies --isolate) over `spec`'s own settings,
 // and "auto" when neither the flags nor the config choose, for fx run,
 // reduce and minimize. Empty, or what is wrong with the flags.
-std::string apply_isolation_flags(bool isolate, bool no_isolate,
-                                  const std::string& pass_timeout,
-                                  const std::string& pass_memory_limit,
+std::string apply_isolation_flags(const PassIsolationArgs& flags,
                                   host::PipelineSpec& spec);
 
 // Under "isolate": "auto", the line naming the passes that run isolated
@@ -124,12 +123,9 @@ struct RunArgs {
   std::string reproducer_dir;  // --reproducer-dir DIR
   std::string on_failure;      // --on-failure stop|skip
   std::string ordering;        // --ordering explicit|auto
-  bool isolate = false;        // --isolate: each pass in a worker process
-  bool no_isolate = false;     // --no-isolate: each pass in this process
-  std::string pass_timeout;    // --pass-timeout SECONDS (implies --isolate)
-  std::string pass_memory_limit;  // --pass-memory-limit MIB (implies it too)
-  bool progress = false;          // --progress: "[i/n] pass" on stderr
-  bool timing = false;            // --time: the per-pass table on stdout
+  PassIsolationArgs isolation;  // --isolate, --no-isolate, --pass-timeout ...
+  bool progress = false;        // --progress: "[i/n] pass" on stderr
+  bool timing = false;          // --time: the per-pass table on stdout
   host::PluginSources sources;
 };
 

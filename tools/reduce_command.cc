@@ -264,9 +264,7 @@ int run_reduce_command(const ReduceArgs& args, std::ostream& out,
   absl::StatusOr<host::PipelineSpec> spec =
       host::parse_pipeline_text(args.pipeline);
   if (!spec.ok()) return fail(err, 2, spec.status().message());
-  std::string wrong = apply_isolation_flags(args.isolate, args.no_isolate,
-                                            args.pass_timeout,
-                                            args.pass_memory_limit, *spec);
+  std::string wrong = apply_isolation_flags(args.isolation, *spec);
   if (!wrong.empty()) return fail(err, 2, wrong);
   std::string output =
       args.output.empty() ? default_reduce_output(args.input) : args.output;

@@ -27,18 +27,16 @@
 #include <string>
 
 #include "plugin_api/loader/plugin_discovery.h"
+#include "tools/pass_isolation_args.h"
 
 namespace fx::tools {
 
 struct ReduceArgs {
-  std::string input;              // FILE
-  std::string pipeline;           // --pipeline TEXT
-  std::string output;             // -o OUT, or empty for the default
-  std::string inputs;             // --inputs IN.pt, or empty for none
-  bool isolate = false;           // --isolate: each pass in a worker process
-  bool no_isolate = false;        // --no-isolate: each pass in this process
-  std::string pass_timeout;       // --pass-timeout SECONDS (implies --isolate)
-  std::string pass_memory_limit;  // --pass-memory-limit MIB (implies it too)
+  std::string input;            // FILE
+  std::string pipeline;         // --pipeline TEXT
+  std::string output;           // -o OUT, or empty for the default
+  std::string inputs;           // --inputs IN.pt, or empty for none
+  PassIsolationArgs isolation;  // --isolate, --no-isolate, --pass-timeout ...
   host::PluginSources sources;
 };
 

@@ -98,6 +98,20 @@ def working(engines, x):
     return kept
 
 
+def time_rows(label, model, x, threads, repeat, int8_engines):
+    """At each thread count, one JSON row (model `label`): the median ms of
+    the float anchors (eager, the SDK's plan) and of the int8 engines
+    int8_engines() makes at that count, timed interleaved on x."""
+    for n in threads:
+        set_threads(n)
+        engines = {"float eager": model, "float plan": float_plan(model, x),
+                   **int8_engines()}
+        ms = interleaved(working(engines, x), x, repeat, WARM)
+        row = {"model": label, "threads": n, "warm": WARM,
+               **{k: round(v, 2) for k, v in ms.items()}}
+        print(json.dumps(row), flush=True)
+
+
 def bench(name, threads, repeat):
     torch.manual_seed(0)
     model = getattr(torchvision.models, name)().eval()
@@ -113,10 +127,9 @@ def bench(name, threads, repeat):
     print(f"# {name}: int8 SQNR against float {sqnr(reference, int8):.1f} "
           f"dB; the SDK's int8 output equals PyTorch's; the SDK pipeline's "
           f"SQNR {sqnr(reference, own):.1f} dB", flush=True)
-    for n in threads:
-        set_threads(n)
-        engines = {"float eager": model, "float plan": float_plan(model, x),
-                   "int8 eager": q}
+
+    def int8_engines():
+        engines = {"int8 eager": q}
         try:
             with torch.no_grad():
                 engines["int8 TorchScript"] = torch.jit.freeze(
@@ -130,10 +143,9 @@ def bench(name, threads, repeat):
         except ValueError as e:
             print(f"# int8 SDK pipeline fails: {str(e).splitlines()[0]}",
                   flush=True)
-        ms = interleaved(working(engines, x), x, repeat, WARM)
-        row = {"model": name, "threads": n, "warm": WARM,
-               **{k: round(v, 2) for k, v in ms.items()}}
-        print(json.dumps(row), flush=True)
+        return engines
+
+    time_rows(name, model, x, threads, repeat, int8_engines)
 
 
 def bench_dynamic(threads, repeat):
@@ -156,18 +168,15 @@ def bench_dynamic(threads, repeat):
         print(f"# encoder: dynamic int8 SQNR against float: PyTorch "
               f"{sqnr(reference, theirs(x)):.1f} dB, SDK pipeline "
               f"{sqnr(reference, ours(x)):.1f} dB", flush=True)
-    for n in threads:
-        set_threads(n)
-        engines = {"float eager": model, "float plan": float_plan(model, x),
-                   "int8 dynamic eager (PyTorch)": theirs}
+
+    def int8_engines():
         with torch.no_grad():
-            engines["int8 dynamic TorchScript"] = torch.jit.freeze(
-                torch.jit.trace(theirs, x))
-        engines["int8 dynamic SDK pipeline"] = fx_sdk.compile(ours, [x])
-        ms = interleaved(working(engines, x), x, repeat, WARM)
-        row = {"model": "encoder", "threads": n, "warm": WARM,
-               **{k: round(v, 2) for k, v in ms.items()}}
-        print(json.dumps(row), flush=True)
+            traced = torch.jit.freeze(torch.jit.trace(theirs, x))
+        return {"int8 dynamic eager (PyTorch)": theirs,
+                "int8 dynamic TorchScript": traced,
+                "int8 dynamic SDK pipeline": fx_sdk.compile(ours, [x])}
+
+    time_rows("encoder", model, x, threads, repeat, int8_engines)
 
 
 def main(argv):

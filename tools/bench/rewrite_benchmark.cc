@@ -96,63 +96,72 @@ const Patterns& patterns() {
   return *p;
 }
 
-void BM_Match(benchmark::State& state) {
-  auto g = build_graph(state.range(0));
-  fx::SubgraphMatcher matcher(patterns().pattern);
-  size_t matches = 0;
-  for (auto _ : state) {
-    matches = matcher.match(*g).size();
-    benchmark::DoNotOptimize(matches);
-  }
+// The match count of the last run and the size, for the BigO fit.
+void report(benchmark::State& state, size_t matches) {
   state.counters["matches"] = static_cast<double>(matches);
   state.SetComplexityN(state.range(0));
+}
+
+// Times SubgraphMatcher::match of `pattern` on `g`.
+void time_match(benchmark::State& state, const fx::Graph& g,
+                const fx::Graph& pattern) {
+  fx::SubgraphMatcher matcher(pattern);
+  size_t matches = 0;
+  for (auto _ : state) {
+    matches = matcher.match(g).size();
+    benchmark::DoNotOptimize(matches);
+  }
+  report(state, matches);
+}
+
+// Times `replace` (returning the matches replaced) on what `fresh` makes,
+// made anew for every run and made and freed outside the timing.
+template <typename Fresh, typename Replace>
+void time_replace(benchmark::State& state, Fresh fresh, Replace replace) {
+  size_t matches = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto target = fresh();
+    state.ResumeTiming();
+    matches = replace(*target);
+    state.PauseTiming();
+    target.reset();
+    state.ResumeTiming();
+  }
+  report(state, matches);
+}
+
+void BM_Match(benchmark::State& state) {
+  time_match(state, *build_graph(state.range(0)), patterns().pattern);
 }
 
 void BM_ReplaceInGraph(benchmark::State& state) {
-  size_t matches = 0;
-  for (auto _ : state) {
-    state.PauseTiming();
-    auto g = build_graph(state.range(0));
-    state.ResumeTiming();
-    matches = fx::replace_pattern_in_graph(*g, patterns().pattern,
-                                           patterns().replacement)
-                  .size();
-    state.PauseTiming();
-    g.reset();
-    state.ResumeTiming();
-  }
-  state.counters["matches"] = static_cast<double>(matches);
-  state.SetComplexityN(state.range(0));
+  time_replace(
+      state, [&] { return build_graph(state.range(0)); },
+      [](fx::Graph& g) {
+        return fx::replace_pattern_in_graph(g, patterns().pattern,
+                                            patterns().replacement)
+            .size();
+      });
 }
 
 void BM_ReplacePattern(benchmark::State& state) {
-  size_t matches = 0;
-  for (auto _ : state) {
-    state.PauseTiming();
-    auto gm = std::make_shared<fx::GraphModule>(fx::GraphModule::AttributeMap{},
-                                                build_graph(state.range(0)));
-    state.ResumeTiming();
-    matches =
-        fx::replace_pattern(*gm, patterns().pattern, patterns().replacement)
+  time_replace(
+      state,
+      [&] {
+        return std::make_shared<fx::GraphModule>(
+            fx::GraphModule::AttributeMap{}, build_graph(state.range(0)));
+      },
+      [](fx::GraphModule& gm) {
+        return fx::replace_pattern(gm, patterns().pattern,
+                                   patterns().replacement)
             .size();
-    state.PauseTiming();
-    gm.reset();
-    state.ResumeTiming();
-  }
-  state.counters["matches"] = static_cast<double>(matches);
-  state.SetComplexityN(state.range(0));
+      });
 }
 
 void BM_MultiOutputMatch(benchmark::State& state) {
-  auto g = build_multi_output_graph(state.range(0));
-  fx::SubgraphMatcher matcher(patterns().multi_pattern);
-  size_t matches = 0;
-  for (auto _ : state) {
-    matches = matcher.match(*g).size();
-    benchmark::DoNotOptimize(matches);
-  }
-  state.counters["matches"] = static_cast<double>(matches);
-  state.SetComplexityN(state.range(0));
+  time_match(state, *build_multi_output_graph(state.range(0)),
+             patterns().multi_pattern);
 }
 
 #define SIZES                                               \

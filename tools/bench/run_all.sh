@@ -137,6 +137,15 @@ def t(us):
         return f"{us / 1e3:.2f} ms"
     return f"{us:.1f} us"
 
+def gnuplot(script, what, path):
+    """Runs gnuplot on `script`, which draws `what` into `path`, and says where
+    it went (or that gnuplot is not installed)."""
+    if shutil.which("gnuplot"):
+        subprocess.run(["gnuplot"], input=script.encode(), check=True)
+        print(f"\n{what}: {path}", file=sys.stderr)
+    else:
+        print(f"\ngnuplot not installed: no {what}", file=sys.stderr)
+
 def ratio(a, b):
     return f"{a / b:.1f}x" if a and b and a > 0 and b > 0 else "—"
 
@@ -279,11 +288,7 @@ set datafile missing 'NaN'
 set title 'Batch-1 inference, one run: achieved GFLOP/s per engine (measured sgemm peak, GFLOP/s: {peaks})'
 plot {', '.join(bars)}
 """
-    if shutil.which("gnuplot"):
-        subprocess.run(["gnuplot"], input=script.encode(), check=True)
-        print(f"\nmodel plot: {model_plot}", file=sys.stderr)
-    else:
-        print("\ngnuplot not installed: no model plot", file=sys.stderr)
+    gnuplot(script, "model plot", model_plot)
 
 if plot and sizes:
     data = os.path.join(work, "plot.dat")
@@ -310,9 +315,5 @@ set title 'IR operations: SDK (C++) vs torch.fx 1.13 (Python), one run'
 set datafile missing 'NaN'
 plot {', '.join(lines)}
 """
-    if shutil.which("gnuplot"):
-        subprocess.run(["gnuplot"], input=script.encode(), check=True)
-        print(f"\nplot: {plot}", file=sys.stderr)
-    else:
-        print("\ngnuplot not installed: no plot", file=sys.stderr)
+    gnuplot(script, "plot", plot)
 PY

@@ -174,6 +174,10 @@ def blas_library():
 
 
 def edit_storm(g):
+    """After every third node (output excepted) insert torch.neg(node), point
+    node's other users at it, then undo: uses back to node, erase neg. The
+    edit the C++ benchmarks time too (suite_benchmark.cc, ir_benchmark.cc);
+    torchfx_ir_bench.py times this one."""
     nodes = list(g.nodes)
     for node in nodes[::3]:
         if node.op == "output":

@@ -28,6 +28,7 @@ import copy
 import gc
 import json
 import operator
+import os
 import platform
 import statistics
 import sys
@@ -36,6 +37,9 @@ import tracemalloc
 
 import torch
 import torch.fx
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from suite_bench import edit_storm  # noqa: E402  (the same edit)
 
 OPERATIONS = ("build", "copy", "print", "codegen", "lint", "edit")
 # 100k is opt-in (--sizes 1000,10000,100000): torch 1.13 names nodes by a
@@ -73,20 +77,6 @@ def build_graph(n):
         prev = g.call_function(operator.add, (prev, 1.0))
     g.output(prev)
     return g
-
-
-def edit_graph(g):
-    """After every third node (output excepted) insert torch.neg(node), point
-    node's other users at it, then undo: uses back to node, erase neg."""
-    nodes = list(g.nodes)
-    for node in nodes[::3]:
-        if node.op == "output":
-            continue
-        with g.inserting_after(node):
-            neg = g.call_function(torch.neg, (node,))
-        node.replace_all_uses_with(neg, delete_user_cb=lambda user: user is not neg)
-        neg.replace_all_uses_with(node)
-        g.erase_node(neg)
 
 
 def node_count(g):
@@ -150,7 +140,7 @@ def run(sizes, min_time, min_reps, max_reps, max_time, bytes_max_size, log):
             "print": (str, lambda: g),
             "codegen": (lambda graph: graph.python_code("self"), lambda: g),
             "lint": (lambda graph: graph.lint(), lambda: g),
-            "edit": (edit_graph, edit_input),
+            "edit": (edit_storm, edit_input),
         }
         for op in OPERATIONS:
             fn, setup = cases[op]
