@@ -325,7 +325,9 @@ bool accelerator_partition(Graph& g, const fxp::Options& options) {
   require_renaming(kPass);
   const Config config = parse_config(options);
   write_sizes(g, options);
-  const GraphInfo info = read_graph(g);
+  const GraphInfo info =
+      read_graph(g, config.mode == Mode::kAotBased ||
+                        !config.node_to_latency_mapping.empty());
   Latencies latencies = read_latencies(info, config);
   Partitioner partitioner(g, info, config, latencies);
   partitioner.partition_graph();

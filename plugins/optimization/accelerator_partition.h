@@ -66,7 +66,7 @@ struct GraphInfo {
   std::vector<std::vector<int>> inputs;  // distinct, args then kwargs
   std::vector<std::vector<int>> users;   // without the output node
   std::unordered_map<FxNode*, int> index;
-  std::map<std::string, int> by_name;
+  std::map<std::string, int> by_name;  // only when read_graph is asked
 
   bool is_call(int v) const {
     return op[v] == FX_OP_CALL_FUNCTION || op[v] == FX_OP_CALL_METHOD ||
@@ -78,7 +78,8 @@ struct GraphInfo {
   std::string name(int v) const { return std::string(nodes[v].name()); }
 };
 
-GraphInfo read_graph(const fxp::Graph& g);
+// `by_name`: also index the nodes by name (the options naming nodes).
+GraphInfo read_graph(const fxp::Graph& g, bool by_name);
 
 // ----------------------------------------------------------- partitions
 

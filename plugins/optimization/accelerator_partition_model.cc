@@ -21,14 +21,17 @@ using fxp::ArgView;
 using fxp::Graph;
 using fxp::Node;
 
-GraphInfo read_graph(const Graph& g) {
+GraphInfo read_graph(const Graph& g, bool by_name) {
   GraphInfo info;
+  info.index.reserve(g.size());
   for (Node n : g) {
-    if (n.op() == FX_OP_OUTPUT) break;
-    info.index[n.get()] = static_cast<int>(info.nodes.size());
-    info.by_name[std::string(n.name())] = static_cast<int>(info.nodes.size());
+    const FxOpcode op = n.op();
+    if (op == FX_OP_OUTPUT) break;
+    const int v = static_cast<int>(info.nodes.size());
+    info.index.emplace(n.get(), v);
+    if (by_name) info.by_name[std::string(n.name())] = v;
     info.nodes.push_back(n);
-    info.op.push_back(n.op());
+    info.op.push_back(op);
     ArgView size = n.meta("size_bytes");
     info.output_size.push_back(size[0].as_int());
     info.total_size.push_back(size[1].as_int());
@@ -36,9 +39,12 @@ GraphInfo read_graph(const Graph& g) {
   const size_t count = info.nodes.size();
   info.inputs.resize(count);
   info.users.resize(count);
+  const FxApi* api = fxp::api();
   for (size_t v = 0; v < count; ++v) {
-    for (Node x : info.nodes[v].all_input_nodes()) {
-      auto it = info.index.find(x.get());
+    FxNode* n = info.nodes[v].get();
+    const size_t num_inputs = api->NodeNumInputs(n);
+    for (size_t i = 0; i < num_inputs; ++i) {
+      auto it = info.index.find(api->NodeInput(n, i));
       if (it == info.index.end()) {
         refuse_graph("node '" + info.name(static_cast<int>(v)) +
                      "' reads a node after the output");
@@ -69,16 +75,16 @@ void recalculate_mem_size(const GraphInfo& g, Partition& p) {
 // Partition.add_node: the node and its placeholder / get_attr inputs; the
 // size is updated by what changed (recalculate_mem_size's value).
 void add_node(const GraphInfo& g, Partition& p, int v) {
-  std::vector<int> added;
+  std::vector<int> added;  // v and the placeholders / get_attrs it reads
   for (int u : g.inputs[v]) {
     if (g.is_input(u) && p.nodes.insert(u).second) added.push_back(u);
   }
   if (p.nodes.insert(v).second) added.push_back(v);
-  const std::set<int> fresh(added.begin(), added.end());
   for (int y : added) {
     p.used_mem_bytes += extra_size_of(g, y, p.nodes);
     for (int w : g.users[y]) {
-      if (p.nodes.count(w) && !fresh.count(w)) {
+      if (p.nodes.count(w) &&
+          std::find(added.begin(), added.end(), w) == added.end()) {
         p.used_mem_bytes -= g.output_size[y];
       }
     }
@@ -99,18 +105,24 @@ void remove_node(const GraphInfo& g, Partition& p, int v) {
 
 // set_parents_and_children.
 void set_parents_and_children(const GraphInfo& g, const PartitionList& ps) {
-  std::unordered_map<int, std::vector<Partition*>> holders;
+  // The partitions holding each node, by node index (offsets into `held`).
+  std::vector<size_t> first(g.nodes.size() + 1, 0);
   for (Partition* p : ps) {
     p->parents.clear();
     p->children.clear();
-    for (int v : p->nodes) holders[v].push_back(p);
+    for (int v : p->nodes) ++first[v + 1];
+  }
+  for (size_t v = 0; v < g.nodes.size(); ++v) first[v + 1] += first[v];
+  std::vector<Partition*> held(first.back());
+  std::vector<size_t> next(first.begin(), first.end() - 1);
+  for (Partition* p : ps) {
+    for (int v : p->nodes) held[next[v]++] = p;
   }
   for (Partition* p : ps) {
     for (int v : p->nodes) {
       for (int u : g.users[v]) {
-        auto it = holders.find(u);
-        if (it == holders.end()) continue;
-        for (Partition* q : it->second) {
+        for (size_t k = first[u]; k < first[u + 1]; ++k) {
+          Partition* q = held[k];
           if (q != p && !q->nodes.count(v)) {
             p->children.insert(q);
             q->parents.insert(p);

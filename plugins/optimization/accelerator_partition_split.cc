@@ -62,7 +62,7 @@ class SplitPlan {
                      "'node_to_partition_mapping' misses it; torch raises "
                      "KeyError)");
       }
-      place(v, std::to_string(it->second));
+      place(v, partition(it->second));
     }
   }
 
@@ -80,13 +80,20 @@ class SplitPlan {
   }
 
  private:
-  void place(int v, const std::string& name) {
-    auto [it, fresh] = index_.emplace(name, partitions_.size());
-    if (fresh) {
+  // The partition of id `id`, named by its id (made on first use).
+  SplitPartition* partition(int64_t id) {
+    SplitPartition*& p = by_id_[id];
+    if (p == nullptr) {
+      const std::string name = std::to_string(id);
+      index_.emplace(name, partitions_.size());
       partitions_.push_back(std::make_unique<SplitPartition>());
-      partitions_.back()->name = name;
+      p = partitions_.back().get();
+      p->name = name;
     }
-    SplitPartition* p = partitions_[it->second].get();
+    return p;
+  }
+
+  void place(int v, SplitPartition* p) {
     p->nodes.push_back(v);
     part_of_[v] = p;
     const Node& n = g_.nodes[v];
@@ -147,16 +154,19 @@ class SplitPlan {
   const GraphInfo& g_;
   std::vector<std::unique_ptr<SplitPartition>> partitions_;
   std::map<std::string, size_t> index_;
+  std::unordered_map<int64_t, SplitPartition*> by_id_;
   std::unordered_map<int, SplitPartition*> part_of_;
 };
 
-// Copies every meta item of `from` to `to` (torch's node.meta.copy()).
+// Copies every meta item of `from` to `to` (torch's node.meta.copy()); the
+// host copies each value from the borrowed one.
 void copy_meta(const Node& from, Node& to) {
   const FxApi* api = fxp::api();
   const size_t count = api->NodeNumMeta(from.get());
   for (size_t i = 0; i < count; ++i) {
     const char* key = api->NodeMetaKey(from.get(), i);
-    to.set_meta(key, Arg(from.meta(key)));
+    fxp::check(
+        api->NodeSetMeta(to.get(), key, api->NodeGetMeta(from.get(), key)));
   }
 }
 

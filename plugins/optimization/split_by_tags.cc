@@ -269,6 +269,8 @@ void build_component(Graph& g, const Component& comp, Graph sub,
   const std::function<Node(Node)> value = [&](Node x) {
     return env.at(x.get());
   };
+  const Arg tag(comp.tag);
+  const FxApi* api = fxp::api();
   for (const Step& step : comp.steps) {
     const Node& n = step.node;
     std::string target(n.target()), name(n.name()), type(n.type());
@@ -286,9 +288,11 @@ void build_component(Graph& g, const Component& comp, Graph sub,
       const fxp::Kwargs kwargs = fx_plugins::map_kwargs(n, value);
       Node copy = sub.create_node(n.op(), target.c_str(), args, kwargs,
                                   name.c_str(), type_or_null);
-      if (ArgView m = n.meta("tensor_meta"))
-        copy.set_meta("tensor_meta", Arg(m));
-      copy.set_meta(meta_key.c_str(), Arg(comp.tag));
+      // The host copies the value from the borrowed one.
+      if (ArgView m = n.meta("tensor_meta")) {
+        fxp::check(api->NodeSetMeta(copy.get(), "tensor_meta", m.get()));
+      }
+      copy.set_meta(meta_key.c_str(), tag);
       env[n.get()] = copy;
     }
   }

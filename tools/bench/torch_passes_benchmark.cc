@@ -3,6 +3,11 @@
 //
 //   bazel run --config=opt //tools/bench:torch_passes_benchmark
 //
+// Under valgrind, one iteration of one pass, timed part only:
+//   FX_TORCH_PASSES_ITERATIONS=1 valgrind --tool=callgrind \
+//     --toggle-collect='fx::host::PassManager::run*' \
+//     torch_passes_benchmark --benchmark_filter=reinplace
+//
 // Each iteration builds a fresh GraphModule (not timed) and runs one pass
 // through the PassManager as `fx run` does (snapshot, the pass, lint,
 // change detection, commit; no recompile), on graphs where the pass has the
@@ -315,6 +320,18 @@ fx::GraphFile typed_conv_blocks(int64_t nodes, fx::TensorList* weights) {
   return file;
 }
 
+int64_t env_int(const char* name, int64_t fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? std::atoll(value) : fallback;
+}
+
+// The graphs' size and the iterations, 100k and 3 unless the environment
+// says otherwise (FX_TORCH_PASSES_NODES, FX_TORCH_PASSES_ITERATIONS: a
+// smaller or single run under valgrind; extract_subgraph's pipeline names
+// nodes of the 100k graph).
+const int64_t kNodes = env_int("FX_TORCH_PASSES_NODES", 100000);
+const int64_t kIterations = env_int("FX_TORCH_PASSES_ITERATIONS", 3);
+
 void BM_TorchPass(benchmark::State& state, const char* pipeline,
                   const Build& build) {
   auto spec = fx::host::parse_pipeline_text(pipeline);
@@ -350,43 +367,43 @@ void BM_TorchPass(benchmark::State& state, const char* pipeline,
 }
 
 BENCHMARK_CAPTURE(BM_TorchPass, fuse, "fuse", conv_bn_chain)
-    ->Arg(100000)
-    ->Iterations(3)
+    ->Arg(kNodes)
+    ->Iterations(kIterations)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_TorchPass, remove_dropout, "remove_dropout", dropout_chain)
-    ->Arg(100000)
-    ->Iterations(3)
+    ->Arg(kNodes)
+    ->Iterations(kIterations)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_TorchPass, merge_matmul, "merge_matmul",
                   shared_weight_matmuls)
-    ->Arg(100000)
-    ->Iterations(3)
+    ->Arg(kNodes)
+    ->Iterations(kIterations)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_TorchPass, merge_matmul_all_groups,
                   "merge_matmul{all_groups=true}", node_sharing_pairs)
-    ->Arg(100000)
-    ->Iterations(3)
+    ->Arg(kNodes)
+    ->Iterations(kIterations)
     ->Unit(benchmark::kMillisecond);
 
 // shared_weight_matmuls(100000) has 33332 adds: add .. add_33331.
 BENCHMARK_CAPTURE(BM_TorchPass, extract_subgraph,
                   "extract_subgraph{inputs=add,outputs=add_33331}",
                   shared_weight_matmuls)
-    ->Arg(100000)
-    ->Iterations(3)
+    ->Arg(kNodes)
+    ->Iterations(kIterations)
     ->Unit(benchmark::kMillisecond);
 
 BENCHMARK_CAPTURE(BM_TorchPass, split_by_tags,
                   "split_by_tags{tags=t0,t1,t2,t3,t4,t5,t6,t7,t8,t9}",
                   tagged_matmuls)
-    ->Arg(100000)
-    ->Iterations(3)
+    ->Arg(kNodes)
+    ->Iterations(kIterations)
     ->Unit(benchmark::kMillisecond);
 
 BENCHMARK_CAPTURE(BM_TorchPass, splitter, "splitter{supported=relu}",
                   relu_sin_blocks)
-    ->Arg(100000)
-    ->Iterations(3)
+    ->Arg(kNodes)
+    ->Iterations(kIterations)
     ->Unit(benchmark::kMillisecond);
 
 BENCHMARK_CAPTURE(BM_TorchPass, accelerator_partition,
@@ -395,43 +412,43 @@ BENCHMARK_CAPTURE(BM_TorchPass, accelerator_partition,
                   "d6:180000:6,d7:180000:7,d8:180000:8,d9:180000:9,"
                   "d10:180000:10,d11:180000:11}",
                   sized_relu_sin_chain)
-    ->Arg(100000)
-    ->Iterations(3)
+    ->Arg(kNodes)
+    ->Iterations(kIterations)
     ->Unit(benchmark::kMillisecond);
 
 BENCHMARK_CAPTURE(BM_TorchPass, reinplace, "reinplace", functional_blocks)
-    ->Arg(100000)
-    ->Iterations(3)
+    ->Arg(kNodes)
+    ->Iterations(kIterations)
     ->Unit(benchmark::kMillisecond);
 
 BENCHMARK_CAPTURE(BM_TorchPass, normalize_args, "normalize_args",
                   functional_calls)
-    ->Arg(100000)
-    ->Iterations(3)
+    ->Arg(kNodes)
+    ->Iterations(kIterations)
     ->Unit(benchmark::kMillisecond);
 
 BENCHMARK_CAPTURE(BM_TorchPass, normalize_operators, "normalize_operators",
                   functional_calls)
-    ->Arg(100000)
-    ->Iterations(3)
+    ->Arg(kNodes)
+    ->Iterations(kIterations)
     ->Unit(benchmark::kMillisecond);
 
 BENCHMARK_CAPTURE(BM_TorchPass, annotate_types_with_schema,
                   "annotate_types_with_schema", functional_calls)
-    ->Arg(100000)
-    ->Iterations(3)
+    ->Arg(kNodes)
+    ->Iterations(kIterations)
     ->Unit(benchmark::kMillisecond);
 
 BENCHMARK_CAPTURE(BM_TorchPass, gradual_typecheck, "gradual_typecheck",
                   typed_conv_blocks)
-    ->Arg(100000)
-    ->Iterations(3)
+    ->Arg(kNodes)
+    ->Iterations(kIterations)
     ->Unit(benchmark::kMillisecond);
 
 BENCHMARK_CAPTURE(BM_TorchPass, gradual_typecheck_unify_refinements,
                   "gradual_typecheck,unify_refinements", typed_conv_blocks)
-    ->Arg(100000)
-    ->Iterations(3)
+    ->Arg(kNodes)
+    ->Iterations(kIterations)
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace
