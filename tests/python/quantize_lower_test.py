@@ -75,6 +75,18 @@ def sqnr(reference, value):
     return float(10 * torch.log10(reference.pow(2).mean() / noise))
 
 
+def sqnr_floor(model, x, calibration):
+    """The SQNR against the reference pattern a lowered model must reach:
+    25 dB, or less on CPUs where the int8 kernels saturate. oneDNN's default
+    qconfig quantizes activations to the full quint8 range, which x86 CPUs
+    without VNNI (AVX2's 16-bit pair sums) saturate: there PyTorch's own
+    convert_fx of `model` falls far below 25 dB (10 dB for MLP on an AMD
+    EPYC with AVX2), and the floor is what PyTorch reaches less 1 dB."""
+    with torch.no_grad():
+        theirs = sqnr(model(x), pytorch_int8(model, x, calibration)(x))
+    return min(25.0, theirs - 1.0)
+
+
 def targets(gm, op):
     return [n.target for n in gm.graph.nodes if n.op == op]
 
@@ -146,7 +158,7 @@ def test_mobilenet_v2_is_int8_from_the_first_quantize_to_the_last(
 @pytest.mark.parametrize("which", ["resnet", "mlp", "mobilenet"])
 def test_pytorch_computes_the_same_numbers_on_the_lowered_graph(which,
                                                                 request):
-    _, x, _, (gm, reference, _) = request.getfixturevalue(which)
+    model, x, calibration, (gm, reference, _) = request.getfixturevalue(which)
     back = fx_sdk.to_torch_fx(gm)
     plan = fx_sdk.compile(gm, [x])
     with torch.no_grad():
@@ -158,7 +170,7 @@ def test_pytorch_computes_the_same_numbers_on_the_lowered_graph(which,
     # mobilenet_v2's random weights leave its output near 1e-9, nothing
     # to compare.
     if which != "mobilenet":
-        assert sqnr(reference, want) > 25
+        assert sqnr(reference, want) > sqnr_floor(model, x, calibration)
 
 
 def test_accuracy_is_pytorchs_convert_fx_on_the_same_calibration(resnet):
@@ -195,7 +207,7 @@ def test_an_op_whose_output_is_not_quantized_stays_float(mlp):
     assert "torch.nn.functional.linear" in lowering["float"][0]
     with torch.no_grad():
         torch.testing.assert_close(gm(x), back(x), rtol=0, atol=0)
-    assert sqnr(reference, back(x)) > 25
+    assert sqnr(reference, back(x)) > sqnr_floor(model, x, calibration)
 
 
 @pytest.mark.parametrize("observer", ["minmax", "histogram"])
