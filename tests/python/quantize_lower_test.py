@@ -81,7 +81,8 @@ def sqnr_floor(model, x, calibration):
     qconfig quantizes activations to the full quint8 range, which x86 CPUs
     without VNNI (AVX2's 16-bit pair sums) saturate: there PyTorch's own
     convert_fx of `model` falls far below 25 dB (10 dB for MLP on an AMD
-    EPYC with AVX2), and the floor is what PyTorch reaches less 1 dB."""
+    EPYC with AVX2), and the floor is what PyTorch reaches less 1 dB.
+    Callers ask only below 25 dB: it quantizes `model` with PyTorch."""
     with torch.no_grad():
         theirs = sqnr(model(x), pytorch_int8(model, x, calibration)(x))
     return min(25.0, theirs - 1.0)
@@ -170,7 +171,8 @@ def test_pytorch_computes_the_same_numbers_on_the_lowered_graph(which,
     # mobilenet_v2's random weights leave its output near 1e-9, nothing
     # to compare.
     if which != "mobilenet":
-        assert sqnr(reference, want) > sqnr_floor(model, x, calibration)
+        ours = sqnr(reference, want)
+        assert ours > 25 or ours > sqnr_floor(model, x, calibration)
 
 
 def test_accuracy_is_pytorchs_convert_fx_on_the_same_calibration(resnet):
@@ -207,7 +209,8 @@ def test_an_op_whose_output_is_not_quantized_stays_float(mlp):
     assert "torch.nn.functional.linear" in lowering["float"][0]
     with torch.no_grad():
         torch.testing.assert_close(gm(x), back(x), rtol=0, atol=0)
-    assert sqnr(reference, back(x)) > sqnr_floor(model, x, calibration)
+    ours = sqnr(reference, back(x))
+    assert ours > 25 or ours > sqnr_floor(model, x, calibration)
 
 
 @pytest.mark.parametrize("observer", ["minmax", "histogram"])
