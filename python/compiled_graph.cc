@@ -1,5 +1,5 @@
 // fx_sdk._C.CompiledGraph: an SDK GraphModule planned for inference
-// (fx::InferencePlan, fx_core/runtime/plan) on example inputs, called as a
+// (fx::InferencePlan, fx_core/compile) on example inputs, called as a
 // function: fx_sdk.compile returns one, and functorch.compile.aot_function
 // takes fx_sdk.compile as its fw_compiler.
 //
@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "fx_core/compile/inference_plan.h"
 #include "fx_core/runtime/graph_module.h"
-#include "fx_core/runtime/plan/inference_plan.h"
 #include "fx_core/support/error.h"
 #include "python/bindings.h"
 #include "python/python_values.h"

@@ -752,7 +752,7 @@ def _pipeline_graph(gm, pipeline, example_inputs, plugins, default_plugins,
 def compile(gm, example_inputs, dynamic=False,  # noqa: A001 (torch's name)
             pipeline=None, plugins=(), default_plugins=True):
     """A callable that runs the SDK's InferencePlan
-    (fx_core/runtime/plan/inference_plan.h) for `gm`, a torch.fx
+    (fx_core/compile/inference_plan.h) for `gm`, a torch.fx
     GraphModule or an fx_sdk.GraphModule, planned on `example_inputs`.
     Call it as gm: compiled(*inputs) returns what gm returns.
 

@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "fx_core/compile/inference_plan.h"
 #include "fx_core/format/graph_json.h"
 #include "fx_core/io/output_rule.h"
 #include "fx_core/io/torch_save.h"
@@ -17,7 +18,6 @@
 #include "fx_core/runtime/graph_module_file.h"
 #include "fx_core/runtime/interpreter.h"
 #include "fx_core/runtime/parallel.h"
-#include "fx_core/runtime/plan/inference_plan.h"
 #include "fx_core/support/strings.h"
 #include "plugin_api/pipeline/named_pipelines.h"
 #include "plugin_api/pipeline/pass_manager.h"

@@ -27,11 +27,11 @@ packages=(
   libopenblas0-pthread
   # oneDNN's headers for the libdnnl.so.2 LibTorch already links: the
   # InferencePlan calls its convolutions directly (prepacked weights, fused
-  # post-ops; fx_core/runtime/plan/onednn_conv).
+  # post-ops; fx_core/compile/onednn_conv).
   libdnnl-dev
   # SLEEF's header for the libsleef.so.3 LibTorch already links: ATen's AVX2
   # vector class calls it in the InferencePlan's fused pointwise loop
-  # (fx_core/runtime/plan/pointwise_loop.cc).
+  # (fx_core/compile/pointwise_loop.cc).
   libsleef-dev
 )
 

@@ -6,10 +6,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "fx_core/ir/codegen.h"
+#include "fx_core/runtime/graph_executor.h"
 #include "fx_core/runtime/module_path.h"
 #include "fx_core/runtime/module_registry.h"
 #include "fx_core/runtime/op_registry.h"
-#include "fx_core/runtime/plan/execution_plan.h"
 #include "fx_core/runtime/runtime_codegen.h"
 #include "fx_core/runtime/shape_guards.h"
 #include "fx_core/support/error.h"
@@ -194,7 +194,7 @@ void GraphModule::recompile() {
   shape_env_.reset();
   try {
     shape_env_ = graph_shape_env(*graph_, declared_shape_env_.get());
-    plan_ = ExecutionPlan::compile(*graph_, *this, &foreign_targets_);
+    plan_ = compile_graph_executor(*graph_, *this, &foreign_targets_);
   } catch (const FxError& e) {
     plan_error_ = e.what();
   }

@@ -9,8 +9,9 @@
 // deepcopy() makes an independent copy.
 //
 // recompile() regenerates `code()` (torch.fx's `gm.code`, byte for byte) and
-// the executable form (ExecutionPlan); forward() runs that plan through the
-// graph's CodeGen process_inputs / process_outputs hooks. Call recompile()
+// the executable form (a GraphExecutor, graph_executor.h: the compiler
+// layer's ExecutionPlan); forward() runs it through the graph's CodeGen
+// process_inputs / process_outputs hooks. Call recompile()
 // after editing graph() or replacing an attribute, as in torch.fx. A graph
 // that cannot run (an unknown target) still prints and generates code;
 // forward() then throws FxError naming the node (check_executable() reports
@@ -43,7 +44,7 @@
 
 namespace fx {
 
-class ExecutionPlan;
+class GraphExecutor;
 namespace sym {
 class ShapeEnv;
 }  // namespace sym
@@ -165,7 +166,7 @@ class GraphModule : public torch::nn::Module, public GraphOwner {
   std::unique_ptr<Graph> graph_;
   std::string class_name_;
   std::string code_;
-  std::unique_ptr<ExecutionPlan> plan_;
+  std::unique_ptr<GraphExecutor> plan_;
   std::string plan_error_;
   std::shared_ptr<const sym::ShapeEnv> declared_shape_env_;
   std::shared_ptr<const sym::ShapeEnv> shape_env_;

@@ -12,18 +12,6 @@
 
 namespace fx {
 
-ModuleRegistry& ModuleRegistry::global() {
-  static ModuleRegistry* registry = [] {
-    auto* r = new ModuleRegistry();
-    register_builtin_modules(*r);
-    register_functional_modules(*r);
-    register_quantized_modules(*r);
-    for (auto& kind : r->kinds_) kind->keeps_args = true;
-    return r;
-  }();
-  return *registry;
-}
-
 const ModuleKind& ModuleRegistry::add(ModuleKind kind) {
   if (kind.type.empty() || !kind.forward) {
     throw FxError(cat("ModuleRegistry::add: module kind '", kind.type,

@@ -6,7 +6,6 @@
 
 #include "fx_core/runtime/aten/aten_op.h"
 #include "fx_core/runtime/aten/aten_target.h"
-#include "fx_core/runtime/ops/builtin_ops.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
@@ -360,16 +359,6 @@ c10::optional<c10::MemoryFormat> OpArgs::optional_memory_format(
 
 // ---------------------------------------------------------------- registry
 
-OpRegistry& OpRegistry::global() {
-  static OpRegistry* registry = [] {
-    auto* r = new OpRegistry();
-    register_builtin_ops(*r);
-    for (auto& def : r->defs_) def->keeps_args = true;  // none moves its args
-    return r;
-  }();
-  return *registry;
-}
-
 const OpDef& OpRegistry::add(Opcode op, std::string_view target,
                              std::string_view signature, OpKernel kernel,
                              std::string_view cpp) {
@@ -561,19 +550,6 @@ bool bind_values(const OpSchema& schema, std::vector<c10::IValue> args,
     }
   }
   return true;
-}
-
-void register_builtin_ops(OpRegistry& registry) {
-  ops::register_python_ops(registry);
-  ops::register_torch_ops(registry);
-  ops::register_functional_ops(registry);
-  ops::register_torchvision_ops(registry);
-  ops::register_inference_ops(registry);
-  ops::register_python_wrapper_ops(registry);
-  ops::register_masked_ops(registry);
-  ops::register_loss_ops(registry);
-  ops::register_nn_functional_wrapper_ops(registry);
-  ops::register_torch_functional_ops(registry);
 }
 
 c10::IValue call_op(

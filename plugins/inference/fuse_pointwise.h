@@ -1,7 +1,8 @@
 // fuse_pointwise (libfx_inference.so): groups of float elementwise nodes
-// become one fx_inference.pointwise node (runtime/plan/pointwise_program.h
-// for its program), which the host runs op by op with ATen's kernels and the
-// InferencePlan in one TensorIterator pass.
+// become one fx_inference.pointwise node
+// (fx_core/runtime/ops/pointwise_program.h for its program), which the host
+// runs op by op with ATen's kernels and the InferencePlan in one TensorIterator
+// pass.
 //
 // Elementwise nodes: add / sub / mul / true div of tensors and Python numbers
 // (operator.*, torch.*, Tensor methods; no alpha, no rounding_mode); neg,

@@ -24,13 +24,13 @@
 #include <string>
 #include <vector>
 
+#include "fx_core/compile/conv_choice.h"
+#include "fx_core/compile/inference_plan.h"
 #include "fx_core/io/torch_save.h"
 #include "fx_core/ir/codegen.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/ir/node.h"
 #include "fx_core/runtime/graph_module_file.h"
-#include "fx_core/runtime/plan/conv_choice.h"
-#include "fx_core/runtime/plan/inference_plan.h"
 #include "tests/plugins/plugin_test_util.h"
 #include "tests/testing/onednn_support.h"
 
@@ -179,8 +179,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"MatmulTails", "2,6,24", 0, 0, 0, 8, 5}),
     [](const auto& info) { return info.param.cls; });
 
-// Each convolution algorithm the plan may choose (plan/conv_choice.h),
-// forced, and the residuals summed in place: results equal eager.
+// Each convolution algorithm the plan may choose
+// (fx_core/compile/conv_choice.h), forced, and the residuals summed in place:
+// results equal eager.
 struct AlgorithmCase {
   std::string cls, shape;
   ConvPolicy policy;

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "fx_core/runtime/plan/onednn_conv.h"
+#include "fx_core/compile/onednn_conv.h"
 
 namespace fx::testing {
 namespace {

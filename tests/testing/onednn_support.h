@@ -3,8 +3,8 @@
 //
 // oneDNN implements its f32 Winograd convolution for AVX-512 CPUs only; on
 // others it declines it, OnednnConv::create(..., kWinograd) returns nullptr,
-// and the plan runs the direct kernel (plan/onednn_conv.h). Tests that
-// expect Winograd steps skip, saying why, where oneDNN declines.
+// and the plan runs the direct kernel (fx_core/compile/onednn_conv.h). Tests
+// that expect Winograd steps skip, saying why, where oneDNN declines.
 #ifndef TESTS_TESTING_ONEDNN_SUPPORT_H_
 #define TESTS_TESTING_ONEDNN_SUPPORT_H_
 

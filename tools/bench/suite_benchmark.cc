@@ -77,6 +77,7 @@
 #include <string>
 #include <vector>
 
+#include "fx_core/compile/inference_plan.h"
 #include "fx_core/io/torch_save.h"
 #include "fx_core/ir/codegen.h"
 #include "fx_core/ir/graph.h"
@@ -85,7 +86,6 @@
 #include "fx_core/runtime/interpreter.h"
 #include "fx_core/runtime/modules/activation.h"
 #include "fx_core/runtime/parallel.h"
-#include "fx_core/runtime/plan/inference_plan.h"
 #include "fx_core/tracer/functions.h"
 #include "fx_core/tracer/tracer.h"
 #include "tools/bench/traced_chain.h"

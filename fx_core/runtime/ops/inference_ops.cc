@@ -23,7 +23,7 @@
 // (F.gelu's default, with erf) and 'gelu_tanh' (F.gelu(approximate='tanh')).
 //
 // fx_inference.pointwise(inputs, program, scalars=None)
-//   = the program's instructions (plan/pointwise_program.h), each the ATen
+//   = the program's instructions (pointwise_program.h), each the ATen
 //     op the fused node was (scalar - tensor is torch.rsub, as Python's
 //     Tensor.__rsub__), on tensors and Python numbers.
 #include <ATen/ATen.h>
@@ -35,7 +35,7 @@
 
 #include "fx_core/runtime/ops/builtin_ops.h"
 #include "fx_core/runtime/ops/inference_op_names.h"
-#include "fx_core/runtime/plan/pointwise_program.h"
+#include "fx_core/runtime/ops/pointwise_program.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"

@@ -5,8 +5,9 @@
 // at each family:
 //  - C++ spelling: `cpp` says how fx_core/cppgen writes the call (at::relu,
 //    x.view(...)); some are also InferencePlan's direct kernels
-//    (plan/inference_plan.cc: add, sub, mul, div, relu, clamp, sigmoid, tanh,
-//    neg) and torch.relu is on the 1k-op chain benchmark's hot path;
+//    (fx_core/compile/inference_plan.cc: add, sub, mul, div, relu, clamp,
+//    sigmoid, tanh, neg) and torch.relu is on the 1k-op chain benchmark's hot
+//    path;
 //  - Python-level: Python's callable is a Python function or a hand-written
 //    binding with no ATen operator behind its name (torch.split, Tensor.to,
 //    Tensor.float, torch.tensor, torch._assert).
@@ -29,7 +30,6 @@ IValue tuple_of(std::vector<at::Tensor> tensors) {
   std::vector<IValue> items(tensors.begin(), tensors.end());
   return make_tuple(std::move(items));
 }
-
 
 // Registers `torch.NAME(input, REST)` and, when `method`, `x.NAME(REST)`.
 // `cpp` uses {input}/{self} interchangeably: both names map to the first

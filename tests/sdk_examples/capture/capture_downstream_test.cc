@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "fx_core/capture/make_fx.h"
+#include "fx_core/compile/inference_plan.h"
 #include "fx_core/format/graph_json.h"
 #include "fx_core/io/torch_save.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/graph_module_file.h"
-#include "fx_core/runtime/plan/inference_plan.h"
 #include "sdk_examples/capture/examples.h"
 #include "tests/fx_core/tracer/tracer_testing.h"
 #include "tests/testing/python.h"

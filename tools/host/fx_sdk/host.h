@@ -44,12 +44,12 @@
 #include <string>
 
 #include "fx_core/capture/make_fx.h"
+#include "fx_core/compile/inference_plan.h"
 #include "fx_core/format/graph_json.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/graph_module_file.h"
 #include "fx_core/runtime/interpreter.h"
-#include "fx_core/runtime/plan/inference_plan.h"
 #include "fx_core/support/error.h"
 #include "fx_core/tracer/functions.h"
 #include "fx_core/tracer/tracer.h"

@@ -1,6 +1,6 @@
 // parse_pointwise_program: the instruction text's syntax, one space between
 // words (issue 41: `relu  t0` was accepted).
-#include "fx_core/runtime/plan/pointwise_program.h"
+#include "fx_core/runtime/ops/pointwise_program.h"
 
 #include <gtest/gtest.h>
 

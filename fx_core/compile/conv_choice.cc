@@ -1,0 +1,136 @@
+#include "fx_core/compile/conv_choice.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "fx_core/support/error.h"
+#include "fx_core/support/strings.h"
+
+namespace fx {
+namespace {
+
+// Winograd is kept when it takes at most this share of the direct time.
+constexpr double kWinogradMargin = 0.95;
+constexpr int kTimedRuns = 3;
+
+ConvPolicy policy_from_env() {
+  const char* v = std::getenv("FX_CONV_ALGORITHM");
+  if (v == nullptr || *v == '\0') return ConvPolicy::kDirect;
+  const std::string s = v;
+  if (s == "measure") return ConvPolicy::kMeasure;
+  if (s == "direct") return ConvPolicy::kDirect;
+  if (s == "winograd") return ConvPolicy::kWinograd;
+  throw FxError(
+      cat("FX_CONV_ALGORITHM=", s, ": expected direct, measure or winograd"));
+}
+
+// What a decision depends on besides the weights' values.
+using Key = std::tuple<std::vector<int64_t>, std::vector<int64_t>,
+                       std::vector<int64_t>, std::string, bool, int>;
+
+struct State {
+  std::mutex mu;
+  std::optional<ConvPolicy> policy;  // unset: from the environment
+  std::map<Key, ConvAlgorithm> decisions;
+  size_t measurements = 0;
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+Key key_of(const at::Tensor& w, const at::Tensor& bias,
+           const FusedConvParams& p, const std::vector<int64_t>& in) {
+  return {w.sizes().vec(),      in, p.padding, p.activation, bias.defined(),
+          at::get_num_threads()};
+}
+
+// The best of kTimedRuns wall times of `conv` on zeros, after a warm-up.
+double best_time(OnednnConv& conv) {
+  const auto cl = at::TensorOptions().dtype(at::kFloat);
+  at::Tensor x = at::zeros(conv.input_sizes(), cl)
+                     .contiguous(at::MemoryFormat::ChannelsLast);
+  at::Tensor out = at::empty(conv.output_sizes(),
+                             cl.memory_format(at::MemoryFormat::ChannelsLast));
+  conv.run(x, nullptr, out);
+  double best = 1e300;
+  for (int i = 0; i < kTimedRuns; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    conv.run(x, nullptr, out);
+    const std::chrono::duration<double> took =
+        std::chrono::steady_clock::now() - start;
+    best = std::min(best, took.count());
+  }
+  return best;
+}
+
+}  // namespace
+
+ConvPolicy conv_policy() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.policy) s.policy = policy_from_env();
+  return *s.policy;
+}
+
+void set_conv_policy(ConvPolicy policy) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.policy = policy;
+}
+
+size_t conv_measurements() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.measurements;
+}
+
+std::unique_ptr<OnednnConv> choose_onednn_conv(
+    const at::Tensor& weight, const at::Tensor& bias,
+    const FusedConvParams& params, const std::vector<int64_t>& input_sizes) {
+  auto direct = [&] {
+    return OnednnConv::create(weight, bias, params, input_sizes);
+  };
+  const ConvPolicy policy = conv_policy();
+  if (policy == ConvPolicy::kDirect ||
+      !OnednnConv::winograd_applies(weight, params)) {
+    return direct();
+  }
+  std::unique_ptr<OnednnConv> wino = OnednnConv::create(
+      weight, bias, params, input_sizes, ConvAlgorithm::kWinograd);
+  if (wino == nullptr) return direct();
+  if (policy == ConvPolicy::kWinograd) return wino;
+  const Key key = key_of(weight, bias, params, input_sizes);
+  State& s = state();
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    auto it = s.decisions.find(key);
+    if (it != s.decisions.end()) {
+      return it->second == ConvAlgorithm::kWinograd ? std::move(wino)
+                                                    : direct();
+    }
+  }
+  std::unique_ptr<OnednnConv> dir = direct();
+  if (dir == nullptr) return wino;
+  const bool wino_wins = best_time(*wino) <= kWinogradMargin * best_time(*dir);
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.decisions[key] =
+        wino_wins ? ConvAlgorithm::kWinograd : ConvAlgorithm::kDirect;
+    ++s.measurements;
+  }
+  return wino_wins ? std::move(wino) : std::move(dir);
+}
+
+}  // namespace fx

@@ -1,0 +1,94 @@
+#include "fx_core/compile/onednn_common.h"
+
+#include <vector>
+
+#include "fx_core/compile/huge_pages.h"
+#include "fx_core/compile/shared_weights.h"
+
+namespace fx {
+
+struct SharedWeights::Impl {
+  struct Entry {
+    at::Tensor weight;  // kept alive: its identity is the key
+    dnnl::memory::desc want;
+    PackedWeights packed;
+  };
+  std::vector<Entry> entries;
+};
+
+namespace {
+
+thread_local SharedWeights* current_weights = nullptr;
+
+}  // namespace
+
+SharedWeights::SharedWeights() : impl_(std::make_unique<Impl>()) {}
+SharedWeights::~SharedWeights() = default;
+size_t SharedWeights::packs() const { return impl_->entries.size(); }
+
+SharedWeightsScope::SharedWeightsScope(SharedWeights* weights)
+    : previous_(current_weights) {
+  current_weights = weights;
+}
+SharedWeightsScope::~SharedWeightsScope() { current_weights = previous_; }
+SharedWeights* SharedWeightsScope::current() { return current_weights; }
+
+dnnl::engine& onednn_engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+bool append_onednn_activation(std::string_view a, double min_val,
+                              double max_val, dnnl::post_ops* ops) {
+  using dnnl::algorithm;
+  auto eltwise = [&](algorithm alg, float alpha, float beta) {
+    ops->append_eltwise(1.f, alg, alpha, beta);
+  };
+  if (a == "none") return true;
+  if (a == "relu") {
+    eltwise(algorithm::eltwise_relu, 0.f, 0.f);
+  } else if (a == "gelu") {
+    eltwise(algorithm::eltwise_gelu_erf, 0.f, 0.f);
+  } else if (a == "gelu_tanh") {
+    eltwise(algorithm::eltwise_gelu_tanh, 0.f, 0.f);
+  } else if (a == "hardtanh") {
+    eltwise(algorithm::eltwise_clip, static_cast<float>(min_val),
+            static_cast<float>(max_val));
+  } else if (a == "hardswish") {
+    eltwise(algorithm::eltwise_hardswish, 0.f, 0.f);
+  } else if (a == "silu") {
+    eltwise(algorithm::eltwise_swish, 1.f, 0.f);
+  } else if (a == "sigmoid") {
+    eltwise(algorithm::eltwise_logistic, 0.f, 0.f);
+  } else if (a == "hardsigmoid") {  // clamp(x / 6 + 1 / 2, 0, 1)
+    eltwise(algorithm::eltwise_linear, 1.f / 6.f, 0.5f);
+    eltwise(algorithm::eltwise_clip, 0.f, 1.f);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+PackedWeights pack_weights(dnnl::memory user, const dnnl::memory::desc& want) {
+  PackedWeights w;
+  w.block = allocate_on_huge_pages(want.get_size());
+  w.memory = dnnl::memory(want, onednn_engine(), w.block.get());
+  dnnl::stream stream(onednn_engine());
+  dnnl::reorder(user, w.memory).execute(stream, user, w.memory);
+  stream.wait();
+  return w;
+}
+
+PackedWeights pack_weights_of(const at::Tensor& weight, dnnl::memory user,
+                              const dnnl::memory::desc& want) {
+  SharedWeights* shared = SharedWeightsScope::current();
+  if (shared == nullptr) return pack_weights(user, want);
+  std::vector<SharedWeights::Impl::Entry>& entries = shared->impl().entries;
+  for (const SharedWeights::Impl::Entry& e : entries) {
+    if (e.weight.is_same(weight) && e.want == want) return e.packed;
+  }
+  entries.push_back({weight, want, pack_weights(user, want)});
+  return entries.back().packed;
+}
+
+}  // namespace fx

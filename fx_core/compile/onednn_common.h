@@ -1,0 +1,42 @@
+// What the InferencePlan's oneDNN steps (onednn_conv, onednn_linear,
+// onednn_matmul) share: the CPU engine and the fused ops' activations as
+// oneDNN post-ops. Included by those .cc files only (it pulls in dnnl.hpp).
+#ifndef FX_CORE_COMPILE_ONEDNN_COMMON_H_
+#define FX_CORE_COMPILE_ONEDNN_COMMON_H_
+
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <string_view>
+
+namespace fx {
+
+// The process's oneDNN CPU engine (made on first use).
+dnnl::engine& onednn_engine();
+
+// Appends `activation`, as fx_inference.conv2d / linear name it ("none",
+// "relu", "hardtanh" with min_val / max_val, "hardswish", "silu", "sigmoid",
+// "hardsigmoid", "gelu", "gelu_tanh"), to `ops` as eltwise post-ops; false
+// for any other name.
+bool append_onednn_activation(std::string_view activation, double min_val,
+                              double max_val, dnnl::post_ops* ops);
+
+// Weights reordered once into the layout a primitive wants, in memory on
+// huge pages (huge_pages.h) that `block` keeps alive.
+struct PackedWeights {
+  std::shared_ptr<void> block;
+  dnnl::memory memory;
+};
+PackedWeights pack_weights(dnnl::memory user, const dnnl::memory::desc& want);
+
+// The attribute tensor `weight` (its values in `user`) in layout `want`:
+// the copy the SharedWeights in scope on this thread already holds for that
+// tensor and layout (packed into it on first request; shared_weights.h),
+// or without one a copy of its own (pack_weights).
+PackedWeights pack_weights_of(const at::Tensor& weight, dnnl::memory user,
+                              const dnnl::memory::desc& want);
+
+}  // namespace fx
+
+#endif  // FX_CORE_COMPILE_ONEDNN_COMMON_H_

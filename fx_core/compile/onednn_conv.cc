@@ -1,0 +1,247 @@
+#include "fx_core/compile/onednn_conv.h"
+
+#include <ATen/ATen.h>
+
+#include <unordered_map>
+#include <utility>
+
+#include "fx_core/compile/onednn_common.h"
+
+namespace fx {
+namespace {
+
+using dnnl::algorithm;
+using dnnl::memory;
+using Dt = dnnl::memory::data_type;
+using Tag = dnnl::memory::format_tag;
+
+memory::dims output_dims(const memory::dims& in, const at::Tensor& w,
+                         const FusedConvParams& p) {
+  memory::dims out{in[0], w.size(0), 0, 0};
+  for (int i = 0; i < 2; ++i) {
+    const int64_t k = w.size(2 + i);
+    out[2 + i] = (in[2 + i] + 2 * p.padding[i] - p.dilation[i] * (k - 1) - 1) /
+                     p.stride[i] +
+                 1;
+  }
+  return out;
+}
+
+bool supported(const at::Tensor& w, const at::Tensor& bias,
+               const FusedConvParams& p, const std::vector<int64_t>& in) {
+  if (w.scalar_type() != at::kFloat || w.dim() != 4 || in.size() != 4 ||
+      !w.device().is_cpu() || w.layout() != at::kStrided) {
+    return false;
+  }
+  if (bias.defined() && (bias.scalar_type() != at::kFloat || bias.dim() != 1 ||
+                         bias.size(0) != w.size(0))) {
+    return false;
+  }
+  if (p.stride.size() != 2 || p.padding.size() != 2 || p.dilation.size() != 2 ||
+      p.groups < 1) {
+    return false;
+  }
+  for (int i = 0; i < 2; ++i) {
+    if (p.stride[i] < 1 || p.padding[i] < 0 || p.dilation[i] < 1) return false;
+  }
+  if (w.size(0) % p.groups != 0 || in[1] != w.size(1) * p.groups) return false;
+  for (int64_t s : in) {
+    if (s < 1) return false;
+  }
+  return true;
+}
+
+// The convolution's dims and attributes, as oneDNN takes them.
+struct ConvShape {
+  memory::dims src, dst, weights, bias, strides, dilates, pad;
+  bool grouped = false;
+};
+
+ConvShape conv_shape(const at::Tensor& w, const FusedConvParams& p,
+                     const std::vector<int64_t>& in) {
+  ConvShape s;
+  s.src.assign(in.begin(), in.end());
+  s.dst = output_dims(s.src, w, p);
+  const int64_t g = p.groups;
+  s.grouped = g > 1;
+  s.weights = {w.size(0), w.size(1), w.size(2), w.size(3)};
+  if (s.grouped) {
+    s.weights = {g, w.size(0) / g, w.size(1), w.size(2), w.size(3)};
+  }
+  s.bias = {w.size(0)};
+  s.strides = {p.stride[0], p.stride[1]};
+  s.dilates = {p.dilation[0] - 1, p.dilation[1] - 1};
+  s.pad = {p.padding[0], p.padding[1]};
+  return s;
+}
+
+// The primitive descriptor: NHWC activations for kDirect, whatever oneDNN
+// asks for (nChw16c) for kWinograd; weights in oneDNN's preferred layout.
+// Throws dnnl::error when oneDNN has no kernel for it.
+dnnl::convolution_forward::primitive_desc make_pd(const ConvShape& s,
+                                                  bool has_bias,
+                                                  ConvAlgorithm choice,
+                                                  const dnnl::post_ops& ops) {
+  const bool wino = choice == ConvAlgorithm::kWinograd;
+  const Tag act = wino ? Tag::any : Tag::nhwc;
+  const memory::desc src_md(s.src, Dt::f32, act);
+  const memory::desc dst_md(s.dst, Dt::f32, act);
+  const memory::desc w_any(s.weights, Dt::f32, Tag::any);
+  const algorithm alg =
+      wino ? algorithm::convolution_winograd : algorithm::convolution_direct;
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(ops);
+  const auto kind = dnnl::prop_kind::forward_inference;
+  if (has_bias) {
+    const memory::desc b_md(s.bias, Dt::f32, Tag::a);
+    return {{kind, alg, src_md, w_any, b_md, dst_md, s.strides, s.dilates,
+             s.pad, s.pad},
+            attr,
+            onednn_engine()};
+  }
+  return {
+      {kind, alg, src_md, w_any, dst_md, s.strides, s.dilates, s.pad, s.pad},
+      attr,
+      onednn_engine()};
+}
+
+}  // namespace
+
+struct OnednnConv::Impl {
+  std::vector<int64_t> in_sizes, out_sizes;
+  ConvAlgorithm algorithm = ConvAlgorithm::kDirect;
+  std::string implementation;
+  at::Tensor bias;  // contiguous; kept alive for its memory
+  dnnl::convolution_forward prim;
+  memory src, dst, bias_mem;
+  PackedWeights weights;
+  std::unordered_map<int, memory> args;
+  dnnl::stream stream{onednn_engine()};
+  bool has_residual = false;
+  // kWinograd: the NHWC tensors the plan passes, and the reorders between
+  // them and the primitive's blocked src / dst (owned memory).
+  memory user_src, user_dst;
+  dnnl::reorder to_blocked, from_blocked;
+
+  void set_weights(const at::Tensor& weight, const ConvShape& s,
+                   const memory::desc& want);
+  void set_activations(const dnnl::convolution_forward::primitive_desc& pd,
+                       const ConvShape& s);
+};
+
+// The weights, reordered once into the primitive's layout.
+void OnednnConv::Impl::set_weights(const at::Tensor& weight, const ConvShape& s,
+                                   const memory::desc& want) {
+  at::Tensor w = weight.contiguous();
+  memory user_w({s.weights, Dt::f32, s.grouped ? Tag::goihw : Tag::oihw},
+                onednn_engine(), w.data_ptr());
+  weights = pack_weights_of(weight, user_w, want);
+}
+
+// src / dst: the caller's NHWC memory (re-pointed each run), or for
+// kWinograd blocked memory of our own with reorders from and to NHWC.
+void OnednnConv::Impl::set_activations(
+    const dnnl::convolution_forward::primitive_desc& pd, const ConvShape& s) {
+  dnnl::engine& engine = onednn_engine();
+  const memory::desc src_nhwc(s.src, Dt::f32, Tag::nhwc);
+  const memory::desc dst_nhwc(s.dst, Dt::f32, Tag::nhwc);
+  if (algorithm == ConvAlgorithm::kDirect) {
+    src = memory(src_nhwc, engine, DNNL_MEMORY_NONE);
+    dst = memory(dst_nhwc, engine, DNNL_MEMORY_NONE);
+    return;
+  }
+  src = memory(pd.src_desc(), engine);
+  dst = memory(pd.dst_desc(), engine);
+  user_src = memory(src_nhwc, engine, DNNL_MEMORY_NONE);
+  user_dst = memory(dst_nhwc, engine, DNNL_MEMORY_NONE);
+  to_blocked = dnnl::reorder(user_src, src);
+  from_blocked = dnnl::reorder(dst, user_dst);
+}
+
+bool OnednnConv::winograd_applies(const at::Tensor& w,
+                                  const FusedConvParams& p) {
+  return w.dim() == 4 && w.size(2) == 3 && w.size(3) == 3 && p.groups == 1 &&
+         p.stride == std::vector<int64_t>{1, 1} &&
+         p.dilation == std::vector<int64_t>{1, 1} && !p.has_residual;
+}
+
+std::unique_ptr<OnednnConv> OnednnConv::create(const at::Tensor& weight,
+                                               const at::Tensor& bias,
+                                               const FusedConvParams& p,
+                                               std::vector<int64_t> in,
+                                               ConvAlgorithm algorithm) {
+  if (!supported(weight, bias, p, in)) return nullptr;
+  if (algorithm == ConvAlgorithm::kWinograd && !winograd_applies(weight, p)) {
+    return nullptr;
+  }
+  const ConvShape s = conv_shape(weight, p, in);
+  if (s.dst[2] < 1 || s.dst[3] < 1) return nullptr;
+  dnnl::post_ops ops;
+  // The residual is added before the activation, as the reference does.
+  if (p.has_residual) ops.append_sum(1.f);
+  if (!append_onednn_activation(p.activation, p.min_val, p.max_val, &ops))
+    return nullptr;
+  dnnl::convolution_forward::primitive_desc pd;
+  try {
+    pd = make_pd(s, bias.defined(), algorithm, ops);
+  } catch (const dnnl::error&) {
+    return nullptr;
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->algorithm = algorithm;
+  impl->implementation = pd.impl_info_str();
+  impl->set_weights(weight, s, pd.weights_desc());
+  impl->prim = dnnl::convolution_forward(pd);
+  impl->set_activations(pd, s);
+  impl->args = {{DNNL_ARG_SRC, impl->src},
+                {DNNL_ARG_WEIGHTS, impl->weights.memory},
+                {DNNL_ARG_DST, impl->dst}};
+  if (bias.defined()) {
+    impl->bias = bias.contiguous();
+    impl->bias_mem = memory({s.bias, Dt::f32, Tag::a}, onednn_engine(),
+                            impl->bias.data_ptr());
+    impl->args.emplace(DNNL_ARG_BIAS, impl->bias_mem);
+  }
+  impl->has_residual = p.has_residual;
+  impl->in_sizes = std::move(in);
+  impl->out_sizes.assign(s.dst.begin(), s.dst.end());
+  return std::unique_ptr<OnednnConv>(new OnednnConv(std::move(impl)));
+}
+
+OnednnConv::OnednnConv(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+OnednnConv::~OnednnConv() = default;
+
+const std::vector<int64_t>& OnednnConv::input_sizes() const {
+  return impl_->in_sizes;
+}
+const std::vector<int64_t>& OnednnConv::output_sizes() const {
+  return impl_->out_sizes;
+}
+ConvAlgorithm OnednnConv::algorithm() const { return impl_->algorithm; }
+std::string OnednnConv::implementation() const { return impl_->implementation; }
+
+void OnednnConv::run(const at::Tensor& input, const at::Tensor* residual,
+                     const at::Tensor& out) {
+  constexpr auto kNhwc = at::MemoryFormat::ChannelsLast;
+  at::Tensor x = input.contiguous(kNhwc);
+  // The sum post-op accumulates into the destination: the residual first.
+  if (impl_->has_residual && (residual->data_ptr() != out.data_ptr() ||
+                              residual->strides() != out.strides())) {
+    out.copy_(*residual);
+  }
+  Impl& m = *impl_;
+  if (m.algorithm == ConvAlgorithm::kWinograd) {
+    m.user_src.set_data_handle(x.data_ptr());
+    m.user_dst.set_data_handle(out.data_ptr());
+    m.to_blocked.execute(m.stream, m.user_src, m.src);
+    m.prim.execute(m.stream, m.args);
+    m.from_blocked.execute(m.stream, m.dst, m.user_dst);
+  } else {
+    m.src.set_data_handle(x.data_ptr());
+    m.dst.set_data_handle(out.data_ptr());
+    m.prim.execute(m.stream, m.args);
+  }
+  m.stream.wait();
+}
+
+}  // namespace fx

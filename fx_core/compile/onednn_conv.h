@@ -1,0 +1,89 @@
+// fx::OnednnConv: one fx_inference.conv2d (a 2-d convolution with bias,
+// residual add and activation; fx_core/runtime/ops/inference_ops.cc) bound to
+// oneDNN for float32 CPU inference, as the InferencePlan runs it.
+//
+// create() builds the oneDNN primitive for one input shape and algorithm,
+// with the weights reordered once into the layout oneDNN prefers for it
+// (format any; in memory on huge pages, huge_pages.h) and the tail as post-ops:
+// the residual as a `sum` post-op (oneDNN accumulates into the destination,
+// which must hold the residual first), then the eltwise activation. A
+// binary-add post-op would compute the same, but oneDNN 2.6 has no brgemm
+// kernel for it and falls back to its older 1x1 kernel, up to 2x slower at 7x7
+// (measured on resnet50's shapes). Activations are NHWC (torch.channels_last):
+// run() takes any strided float32 input of the planned sizes (others are copied
+// to channels_last first) and writes `out`, a channels_last-contiguous float32
+// tensor of output_sizes(). When the residual is `out` itself (the plan writes
+// into a dead residual's buffer) nothing is copied; otherwise it is copied into
+// `out` before the convolution.
+//
+// Algorithms: kDirect (oneDNN's direct kernels, brgemm on AVX-512, NHWC
+// throughout) and kWinograd (3x3, stride 1, no dilation or groups, no
+// residual: oneDNN's F(2x2, 3x3) Winograd kernel, which only takes the
+// blocked nChw16c layout, so run() reorders the input into it and the
+// result back to NHWC). conv_choice.h says which runs and why. Results
+// equal the reference kernel within float32 rounding (oneDNN's accumulation
+// order; Winograd's transforms round a little more: still within 1e-4 relative
+// on the tested models).
+//
+// Uses the libdnnl.so.2 LibTorch links; no oneDNN type appears here. One
+// object is for one thread at a time (its memory handles are re-pointed on
+// each run).
+#ifndef FX_CORE_COMPILE_ONEDNN_CONV_H_
+#define FX_CORE_COMPILE_ONEDNN_CONV_H_
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fx {
+
+// The arguments of fx_inference.conv2d besides its tensors.
+struct FusedConvParams {
+  std::vector<int64_t> stride, padding, dilation;  // two each
+  int64_t groups = 1;
+  bool has_residual = false;
+  std::string activation = "none";
+  double min_val = 0.0, max_val = 0.0;  // hardtanh's bounds
+};
+
+enum class ConvAlgorithm { kDirect, kWinograd };
+
+class OnednnConv {
+ public:
+  // The primitive for inputs of `input_sizes` (N, C, H, W); nullptr when
+  // oneDNN cannot compute the op as the reference does (not float32, not
+  // 4-d, an unknown activation, channels that do not divide into groups) or
+  // when the algorithm does not apply (winograd_applies).
+  static std::unique_ptr<OnednnConv> create(
+      const at::Tensor& weight, const at::Tensor& bias,
+      const FusedConvParams& params, std::vector<int64_t> input_sizes,
+      ConvAlgorithm algorithm = ConvAlgorithm::kDirect);
+  // Whether kWinograd may apply to this convolution (oneDNN may still
+  // decline it: create() then returns nullptr).
+  static bool winograd_applies(const at::Tensor& weight,
+                               const FusedConvParams& params);
+  ~OnednnConv();
+  OnednnConv(const OnednnConv&) = delete;
+  OnednnConv& operator=(const OnednnConv&) = delete;
+
+  const std::vector<int64_t>& input_sizes() const;
+  const std::vector<int64_t>& output_sizes() const;
+  ConvAlgorithm algorithm() const;
+  // oneDNN's name for the kernel it chose (e.g. "brgconv:avx512_core").
+  std::string implementation() const;
+  // `residual` is required when the params have one (output_sizes()).
+  void run(const at::Tensor& input, const at::Tensor* residual,
+           const at::Tensor& out);
+
+ private:
+  struct Impl;
+  explicit OnednnConv(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fx
+
+#endif  // FX_CORE_COMPILE_ONEDNN_CONV_H_

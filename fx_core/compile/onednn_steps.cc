@@ -1,0 +1,270 @@
+#include "fx_core/compile/onednn_steps.h"
+
+#include <ATen/ATen.h>
+
+#include <utility>
+
+#include "fx_core/compile/conv_choice.h"
+#include "fx_core/compile/onednn_conv.h"
+#include "fx_core/compile/onednn_linear.h"
+#include "fx_core/compile/onednn_matmul.h"
+#include "fx_core/runtime/ops/inference_op_names.h"
+
+namespace fx {
+namespace {
+
+using Kind = PlannedParam::Kind;
+
+bool is_number(const PlannedParam& p) {
+  return p.kind == Kind::kConstant &&
+         (p.constant.isDouble() || p.constant.isInt()) && !p.constant.isBool();
+}
+
+double number(const PlannedParam& p) {
+  return p.constant.isDouble() ? p.constant.toDouble()
+                               : static_cast<double>(p.constant.toInt());
+}
+
+bool is_none(const PlannedParam& p) {
+  return p.kind == Kind::kConstant && p.constant.isNone();
+}
+
+bool float_value(const PlannedParam& p) {
+  return p.kind == Kind::kValue && p.float_cpu;
+}
+
+// Laid out row-major (strides of size-1 dimensions aside).
+bool row_major(const PlannedParam& m) {
+  int64_t expected = 1;
+  for (size_t i = m.sizes.size(); i-- > 0;) {
+    if (m.sizes[i] == 1) continue;
+    if (m.strides[i] != expected) return false;
+    expected *= m.sizes[i];
+  }
+  return true;
+}
+
+// A float32 CPU tensor of `sizes`, any strides.
+bool has_sizes(const at::Tensor* t, const std::vector<int64_t>& sizes) {
+  return t != nullptr && t->defined() && t->scalar_type() == at::kFloat &&
+         t->device().is_cpu() && t->layout() == at::kStrided && !t->is_conj() &&
+         !t->is_neg() && t->sizes() == c10::IntArrayRef(sizes);
+}
+
+// ---------------------------------------------------- fx_inference.conv2d
+
+class ConvStep : public OnednnStep {
+ public:
+  ConvStep(std::unique_ptr<OnednnConv> conv, int32_t input, int32_t residual)
+      : conv_(std::move(conv)) {
+    inputs_.push_back(input);
+    if (residual >= 0) inputs_.push_back(residual);
+    residual_ = residual;
+    sums_in_place_ = true;
+  }
+  const std::vector<int64_t>& output_sizes() const override {
+    return conv_->output_sizes();
+  }
+  at::Tensor empty_output() const override {
+    return at::empty(conv_->output_sizes(),
+                     at::TensorOptions()
+                         .dtype(at::kFloat)
+                         .memory_format(at::MemoryFormat::ChannelsLast));
+  }
+  bool fits(const std::vector<const at::Tensor*>& x) const override {
+    return has_sizes(x[0], conv_->input_sizes()) &&
+           (x.size() < 2 || has_sizes(x[1], conv_->output_sizes()));
+  }
+  void run(const std::vector<const at::Tensor*>& x,
+           const at::Tensor& out) override {
+    conv_->run(*x[0], x.size() > 1 ? x[1] : nullptr, out);
+  }
+  bool winograd() const override {
+    return conv_->algorithm() == ConvAlgorithm::kWinograd;
+  }
+
+ private:
+  std::unique_ptr<OnednnConv> conv_;
+};
+
+// An int or a sequence of one or two ints as two values (conv2d's stride,
+// ...).
+bool int_pair(const PlannedParam& p, std::vector<int64_t>* out) {
+  if (p.kind != Kind::kConstant) return false;
+  const c10::IValue& v = p.constant;
+  if (v.isInt()) {
+    out->assign(2, v.toInt());
+    return true;
+  }
+  std::vector<c10::IValue> items;
+  if (v.isList()) {
+    for (const c10::IValue& e : v.toListRef()) items.push_back(e);
+  } else if (v.isTuple()) {
+    for (const c10::IValue& e : v.toTupleRef().elements()) items.push_back(e);
+  } else {
+    return false;
+  }
+  if (items.size() == 1) items.push_back(items[0]);
+  if (items.size() != 2) return false;
+  out->clear();
+  for (const c10::IValue& e : items) {
+    if (!e.isInt()) return false;
+    out->push_back(e.toInt());
+  }
+  return true;
+}
+
+// fx_inference.conv2d's non-tensor arguments (parameters 3..6 and 8..10),
+// when all are constants of the right types.
+bool conv_params(const std::vector<PlannedParam>& p, FusedConvParams* out) {
+  if (!int_pair(p[3], &out->stride) || !int_pair(p[4], &out->padding) ||
+      !int_pair(p[5], &out->dilation) || p[6].kind != Kind::kConstant ||
+      !p[6].constant.isInt() || p[8].kind != Kind::kConstant ||
+      !p[8].constant.isString() || !is_number(p[9]) || !is_number(p[10])) {
+    return false;
+  }
+  out->groups = p[6].constant.toInt();
+  out->activation = p[8].constant.toStringRef();
+  out->min_val = number(p[9]);
+  out->max_val = number(p[10]);
+  return true;
+}
+
+// fx_inference.conv2d(input, weight, bias, stride, padding, dilation,
+// groups, residual, activation, min_val, max_val): attribute weights,
+// float32 values, the algorithm as conv_choice.h picks it.
+std::unique_ptr<OnednnStep> bind_conv(const std::vector<PlannedParam>& p,
+                                      const PlannedParam& out) {
+  FusedConvParams params;
+  if (p.size() != 11 || !float_value(p[0]) || p[1].kind != Kind::kAttribute ||
+      (p[2].kind != Kind::kAttribute && !is_none(p[2])) ||
+      (!float_value(p[7]) && !is_none(p[7])) || !conv_params(p, &params)) {
+    return nullptr;
+  }
+  params.has_residual = !is_none(p[7]);
+  if (params.has_residual && p[7].sizes != out.sizes) return nullptr;
+  std::unique_ptr<OnednnConv> conv = choose_onednn_conv(
+      *p[1].attribute, p[2].attribute ? *p[2].attribute : at::Tensor(), params,
+      p[0].sizes);
+  if (conv == nullptr || conv->output_sizes() != out.sizes) return nullptr;
+  return std::make_unique<ConvStep>(std::move(conv), p[0].slot,
+                                    params.has_residual ? p[7].slot : -1);
+}
+
+// ---------------------------------------------------- fx_inference.linear
+
+class LinearStep : public OnednnStep {
+ public:
+  LinearStep(std::unique_ptr<OnednnLinear> linear, int32_t input,
+             int32_t residual)
+      : linear_(std::move(linear)) {
+    inputs_.push_back(input);
+    if (residual >= 0) inputs_.push_back(residual);
+    residual_ = residual;
+  }
+  const std::vector<int64_t>& output_sizes() const override {
+    return linear_->output_sizes();
+  }
+  bool fits(const std::vector<const at::Tensor*>& x) const override {
+    return has_sizes(x[0], linear_->input_sizes()) &&
+           (x.size() < 2 || has_sizes(x[1], linear_->output_sizes()));
+  }
+  void run(const std::vector<const at::Tensor*>& x,
+           const at::Tensor& out) override {
+    linear_->run(*x[0], x.size() > 1 ? x[1] : nullptr, out);
+  }
+
+ private:
+  std::unique_ptr<OnednnLinear> linear_;
+};
+
+// fx_inference.linear(input, weight, bias, residual, activation, min_val,
+// max_val): attribute weights, float32 values.
+std::unique_ptr<OnednnStep> bind_linear(const std::vector<PlannedParam>& p,
+                                        const PlannedParam& out) {
+  if (p.size() != 7 || !float_value(p[0]) || p[1].kind != Kind::kAttribute ||
+      (p[2].kind != Kind::kAttribute && !is_none(p[2])) ||
+      (!float_value(p[3]) && !is_none(p[3])) || p[4].kind != Kind::kConstant ||
+      !p[4].constant.isString() || !is_number(p[5]) || !is_number(p[6])) {
+    return nullptr;
+  }
+  FusedLinearParams params;
+  params.has_residual = !is_none(p[3]);
+  params.activation = p[4].constant.toStringRef();
+  params.min_val = number(p[5]);
+  params.max_val = number(p[6]);
+  if (params.has_residual && p[3].sizes != out.sizes) return nullptr;
+  std::unique_ptr<OnednnLinear> linear = OnednnLinear::create(
+      *p[1].attribute, p[2].attribute ? *p[2].attribute : at::Tensor(), params,
+      p[0].sizes);
+  // The planned buffer takes the reference's layout: it must be the
+  // contiguous one oneDNN writes.
+  if (linear == nullptr || linear->output_sizes() != out.sizes ||
+      !row_major(out)) {
+    return nullptr;
+  }
+  return std::make_unique<LinearStep>(std::move(linear), p[0].slot,
+                                      params.has_residual ? p[3].slot : -1);
+}
+
+// ---------------------------------------------------- fx_inference.matmul
+
+class MatmulStep : public OnednnStep {
+ public:
+  MatmulStep(std::unique_ptr<OnednnMatmul> matmul, int32_t a, int32_t b)
+      : matmul_(std::move(matmul)) {
+    inputs_ = {a, b};
+  }
+  const std::vector<int64_t>& output_sizes() const override {
+    return matmul_->output_sizes();
+  }
+  bool fits(const std::vector<const at::Tensor*>& x) const override {
+    return x[0] != nullptr && x[1] != nullptr && matmul_->fits(*x[0], *x[1]);
+  }
+  void run(const std::vector<const at::Tensor*>& x,
+           const at::Tensor& out) override {
+    matmul_->run(*x[0], *x[1], out);
+  }
+
+ private:
+  std::unique_ptr<OnednnMatmul> matmul_;
+};
+
+// fx_inference.matmul(input, other, scale): float32 values of one rank.
+std::unique_ptr<OnednnStep> bind_matmul(const std::vector<PlannedParam>& p,
+                                        const PlannedParam& out) {
+  if (p.size() != 3 || !float_value(p[0]) || !float_value(p[1]) ||
+      !is_number(p[2])) {
+    return nullptr;
+  }
+  std::unique_ptr<OnednnMatmul> matmul = OnednnMatmul::create(
+      {p[0].sizes, p[0].strides}, {p[1].sizes, p[1].strides}, number(p[2]));
+  if (matmul == nullptr || matmul->output_sizes() != out.sizes ||
+      !row_major(out)) {
+    return nullptr;
+  }
+  return std::make_unique<MatmulStep>(std::move(matmul), p[0].slot, p[1].slot);
+}
+
+}  // namespace
+
+at::Tensor OnednnStep::empty_output() const {
+  return at::empty(output_sizes(), at::kFloat);
+}
+
+bool onednn_sets_layout(const std::string& target) {
+  return inference_op(target) == "conv2d";
+}
+
+std::unique_ptr<OnednnStep> bind_onednn_step(
+    const std::string& target, const std::vector<PlannedParam>& params,
+    const PlannedParam& out) {
+  if (!float_value(out)) return nullptr;
+  const std::string_view op = inference_op(target);
+  if (op == "conv2d") return bind_conv(params, out);
+  if (op == "linear") return bind_linear(params, out);
+  if (op == "matmul") return bind_matmul(params, out);
+  return nullptr;
+}
+
+}  // namespace fx

@@ -1,0 +1,134 @@
+// fx::OnednnConv against LibTorch's own convolution (at::conv2d, then the
+// residual add and the activation): both algorithms, the residual summed in
+// place (the residual is the destination) and copied first (any other
+// tensor, any layout), and the algorithm refusing what it cannot run.
+#include "fx_core/compile/onednn_conv.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/testing/onednn_support.h"
+
+namespace fx {
+namespace {
+
+constexpr auto kNhwc = at::MemoryFormat::ChannelsLast;
+
+FusedConvParams params(int64_t stride, int64_t padding, bool residual,
+                       const char* activation) {
+  FusedConvParams p;
+  p.stride = {stride, stride};
+  p.padding = {padding, padding};
+  p.dilation = {1, 1};
+  p.has_residual = residual;
+  p.activation = activation;
+  return p;
+}
+
+at::Tensor reference(const at::Tensor& x, const at::Tensor& w,
+                     const at::Tensor& b, const FusedConvParams& p,
+                     const at::Tensor* residual) {
+  at::Tensor y = at::conv2d(x, w, b, p.stride, p.padding, p.dilation);
+  if (residual != nullptr) y = y + *residual;
+  return p.activation == "relu" ? at::relu(y) : y;
+}
+
+void expect_close(const at::Tensor& got, const at::Tensor& want) {
+  const double scale = want.abs().max().item<double>();
+  EXPECT_TRUE(at::allclose(got, want, 1e-4, 1e-5 * std::max(1.0, scale)))
+      << "max |got - want| = " << (got - want).abs().max().item<double>()
+      << ", max |want| = " << scale;
+}
+
+at::Tensor nhwc_empty(const std::vector<int64_t>& sizes) {
+  return at::empty(sizes, at::TensorOptions().memory_format(kNhwc));
+}
+
+TEST(OnednnConv, WinogradMatchesLibTorch) {
+  if (std::string why = testing::winograd_skip_reason(); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  at::manual_seed(0);
+  for (int64_t c : {16, 64}) {
+    at::Tensor x = at::randn({1, c, 28, 28});
+    at::Tensor w = at::randn({c, c, 3, 3}) * 0.1, b = at::randn({c});
+    FusedConvParams p = params(1, 1, false, "relu");
+    ASSERT_TRUE(OnednnConv::winograd_applies(w, p));
+    auto conv =
+        OnednnConv::create(w, b, p, x.sizes().vec(), ConvAlgorithm::kWinograd);
+    ASSERT_NE(conv, nullptr);
+    EXPECT_EQ(conv->algorithm(), ConvAlgorithm::kWinograd);
+    EXPECT_NE(conv->implementation().find("wino"), std::string::npos)
+        << conv->implementation();
+    at::Tensor out = nhwc_empty(conv->output_sizes());
+    conv->run(x, nullptr, out);  // an NCHW input: copied to NHWC first
+    expect_close(out, reference(x, w, b, p, nullptr));
+    conv->run(x.contiguous(kNhwc), nullptr, out);
+    expect_close(out, reference(x, w, b, p, nullptr));
+  }
+}
+
+TEST(OnednnConv, WinogradRefusesWhatItCannotRun) {
+  at::Tensor w3 = at::randn({8, 8, 3, 3}), w1 = at::randn({8, 8, 1, 1});
+  at::Tensor b = at::randn({8});
+  const std::vector<int64_t> in{1, 8, 12, 12};
+  FusedConvParams strided = params(2, 1, false, "none");
+  FusedConvParams residual = params(1, 1, true, "none");
+  FusedConvParams grouped = params(1, 1, false, "none");
+  grouped.groups = 2;
+  at::Tensor wg = at::randn({8, 4, 3, 3});
+  for (auto [w, p] :
+       {std::pair{w3, strided}, std::pair{w3, residual},
+        std::pair{w1, params(1, 0, false, "none")}, std::pair{wg, grouped}}) {
+    EXPECT_FALSE(OnednnConv::winograd_applies(w, p));
+    EXPECT_EQ(OnednnConv::create(w, b, p, in, ConvAlgorithm::kWinograd),
+              nullptr);
+    auto direct = OnednnConv::create(w, b, p, in);
+    ASSERT_NE(direct, nullptr);
+    EXPECT_EQ(direct->algorithm(), ConvAlgorithm::kDirect);
+  }
+}
+
+// The residual as a sum post-op: copied into the destination first, from
+// NHWC and NCHW tensors alike, or summed in place when it is the
+// destination.
+TEST(OnednnConv, ResidualCopiedOrSummedInPlace) {
+  at::manual_seed(1);
+  for (int64_t k : {1, 3}) {
+    at::Tensor x = at::randn({1, 32, 14, 14}).contiguous(kNhwc);
+    at::Tensor w = at::randn({64, 32, k, k}) * 0.1, b = at::randn({64});
+    FusedConvParams p = params(1, k / 2, true, "relu");
+    auto conv = OnednnConv::create(w, b, p, x.sizes().vec());
+    ASSERT_NE(conv, nullptr);
+    at::Tensor r = at::randn({1, 64, 14, 14});
+    const at::Tensor want = reference(x, w, b, p, &r);
+    for (const at::Tensor& residual : {r, r.contiguous(kNhwc)}) {
+      at::Tensor out = nhwc_empty(conv->output_sizes());
+      conv->run(x, &residual, out);
+      expect_close(out, want);
+      expect_close(residual, r);  // not written
+    }
+    at::Tensor in_place = r.contiguous(kNhwc).clone(kNhwc);
+    conv->run(x, &in_place, in_place);
+    expect_close(in_place, want);
+  }
+}
+
+TEST(OnednnConv, DirectWithoutBiasMatchesLibTorch) {
+  at::manual_seed(2);
+  at::Tensor x = at::randn({1, 3, 33, 31});
+  at::Tensor w = at::randn({16, 3, 7, 7}) * 0.1;
+  FusedConvParams p = params(2, 3, false, "none");
+  auto conv = OnednnConv::create(w, at::Tensor(), p, x.sizes().vec());
+  ASSERT_NE(conv, nullptr);
+  at::Tensor out = nhwc_empty(conv->output_sizes());
+  conv->run(x, nullptr, out);
+  expect_close(out, reference(x, w, at::Tensor(), p, nullptr));
+}
+
+}  // namespace
+}  // namespace fx

@@ -1,0 +1,203 @@
+// fx::OnednnLinear against ATen's unfused kernels (torch.nn.functional.linear,
+// add, then the activation: what fx_inference.linear's reference computes)
+// at the suite transformer's shapes and small ones, for every activation,
+// with and without bias and residual, on strided and 1-d inputs; create()
+// refuses what oneDNN would compute differently. And the InferencePlan on a
+// graph of fx_inference.linear nodes: allclose to GraphModule::forward,
+// bound to oneDNN, and each fallback forced (other shape, strided input,
+// double, grad mode).
+#include "fx_core/compile/onednn_linear.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
+#include <gtest/gtest.h>
+#include <torch/nn/module.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fx_core/compile/inference_plan.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/runtime/graph_module.h"
+
+namespace fx {
+namespace {
+
+at::Tensor reference(const at::Tensor& x, const at::Tensor& w,
+                     const at::Tensor& b, const at::Tensor* residual,
+                     const FusedLinearParams& p) {
+  at::Tensor y = at::linear(
+      x, w, b.defined() ? c10::optional<at::Tensor>(b) : c10::nullopt);
+  if (residual != nullptr) y = y + *residual;
+  const std::string& a = p.activation;
+  if (a == "relu") return at::relu(y);
+  if (a == "gelu") return at::gelu(y);
+  if (a == "gelu_tanh") return at::gelu(y, "tanh");
+  if (a == "hardtanh") return at::hardtanh(y, p.min_val, p.max_val);
+  if (a == "hardswish") return at::hardswish(y);
+  if (a == "silu") return at::silu(y);
+  if (a == "sigmoid") return at::sigmoid(y);
+  if (a == "hardsigmoid") return at::hardsigmoid(y);
+  return y;
+}
+
+void expect_close(const at::Tensor& got, const at::Tensor& want,
+                  const std::string& what) {
+  ASSERT_EQ(got.sizes(), want.sizes()) << what;
+  EXPECT_TRUE(at::allclose(got, want, 1e-4, 1e-5))
+      << what
+      << ": max |got - want| = " << (got - want).abs().max().item<double>();
+}
+
+// One primitive on `x`, compared with the reference.
+void check(const at::Tensor& x, int64_t n, bool bias, bool residual,
+           FusedLinearParams p, const std::string& what) {
+  const int64_t k = x.size(-1);
+  at::Tensor w = at::randn({n, k}) * (1.0 / std::sqrt(double(k)));
+  at::Tensor b = bias ? at::randn({n}) * 0.1 : at::Tensor();
+  std::vector<int64_t> out_sizes = x.sizes().vec();
+  out_sizes.back() = n;
+  at::Tensor r = at::randn(out_sizes);
+  p.has_residual = residual;
+  auto linear = OnednnLinear::create(w, b, p, x.sizes().vec());
+  ASSERT_NE(linear, nullptr) << what;
+  EXPECT_EQ(linear->output_sizes(), out_sizes) << what;
+  at::Tensor out = at::empty(out_sizes);
+  for (int run = 0; run < 2; ++run) {  // memory handles re-pointed
+    linear->run(x, residual ? &r : nullptr, out);
+    expect_close(out, reference(x, w, b, residual ? &r : nullptr, p), what);
+  }
+}
+
+TEST(OnednnLinear, TransformerShapesMatchATen) {
+  at::manual_seed(0);
+  FusedLinearParams none, gelu;
+  gelu.activation = "gelu";
+  at::Tensor x = at::randn({1, 128, 256});
+  check(x, 768, true, false, none, "qkv 128x256x768");
+  check(x, 256, true, true, none, "proj + residual 128x256x256");
+  check(x, 1024, true, false, gelu, "fc1 + gelu 128x256x1024");
+  check(at::randn({1, 128, 1024}), 256, true, true, none,
+        "fc2 + residual 128x1024x256");
+  check(x, 1000, true, false, none, "head 128x256x1000");
+}
+
+TEST(OnednnLinear, EveryActivationMatchesATen) {
+  at::manual_seed(1);
+  for (const char* a : {"none", "relu", "gelu", "gelu_tanh", "hardtanh",
+                        "hardswish", "silu", "sigmoid", "hardsigmoid"}) {
+    FusedLinearParams p;
+    p.activation = a;
+    p.min_val = -0.5;
+    p.max_val = 0.25;
+    for (bool residual : {false, true}) {
+      check(at::randn({3, 5, 24}), 40, true, residual, p,
+            std::string(a) + (residual ? " + residual" : ""));
+    }
+  }
+}
+
+TEST(OnednnLinear, NoBiasStridedAndOneDimensionalInputs) {
+  at::manual_seed(2);
+  FusedLinearParams relu;
+  relu.activation = "relu";
+  check(at::randn({7, 33}), 9, false, false, relu, "no bias, 2-d");
+  check(at::randn({33}), 9, true, true, relu, "1-d");
+  at::Tensor strided = at::randn({6, 66}).narrow(1, 0, 33);
+  ASSERT_FALSE(strided.is_contiguous());
+  check(strided, 17, true, true, relu, "strided input");
+  check(at::randn({4, 6}).t(), 5, true, false, relu, "transposed input");
+}
+
+TEST(OnednnLinear, RefusesWhatItCannotComputeAlike) {
+  FusedLinearParams p;
+  at::Tensor w = at::randn({8, 4});
+  EXPECT_NE(OnednnLinear::create(w, at::randn({8}), p, {2, 4}), nullptr);
+  EXPECT_EQ(OnednnLinear::create(w.to(at::kDouble), at::Tensor(), p, {2, 4}),
+            nullptr);
+  EXPECT_EQ(OnednnLinear::create(w, at::randn({8}, at::kDouble), p, {2, 4}),
+            nullptr);
+  EXPECT_EQ(OnednnLinear::create(w, at::randn({7}), p, {2, 4}), nullptr);
+  EXPECT_EQ(OnednnLinear::create(w, at::Tensor(), p, {2, 5}), nullptr);
+  EXPECT_EQ(OnednnLinear::create(w, at::Tensor(), p, {0, 4}), nullptr);
+  EXPECT_EQ(OnednnLinear::create(w, at::Tensor(), p, {}), nullptr);
+  EXPECT_EQ(OnednnLinear::create(at::randn({8, 4, 1}), at::Tensor(), p, {2, 4}),
+            nullptr);
+  p.activation = "softplus";
+  EXPECT_EQ(OnednnLinear::create(w, at::Tensor(), p, {2, 4}), nullptr);
+}
+
+// x -> linear + gelu -> linear + residual(x) -> linear (no bias) + relu,
+// the middle value also an output (a fresh result each run).
+std::unique_ptr<GraphModule> linear_graph(torch::nn::Module& root) {
+  root.register_parameter("w1", at::randn({32, 16}) * 0.25);
+  root.register_parameter("b1", at::randn({32}) * 0.1);
+  root.register_parameter("w2", at::randn({16, 32}) * 0.2);
+  root.register_parameter("b2", at::randn({16}) * 0.1);
+  root.register_parameter("w3", at::randn({8, 16}) * 0.25);
+  auto g = std::make_unique<Graph>();
+  Node* x = g->placeholder("x");
+  Node* h = g->call_function("fx_inference.linear",
+                             {x, g->get_attr("w1"), g->get_attr("b1")},
+                             {{"activation", std::string("gelu")}});
+  Node* y = g->call_function(
+      "fx_inference.linear", {h, g->get_attr("w2"), g->get_attr("b2")},
+      {{"residual", x}, {"activation", std::string("none")}});
+  Node* z = g->call_function("fx_inference.linear",
+                             {y, g->get_attr("w3"), Argument()},
+                             {{"activation", std::string("relu")}});
+  g->output(Argument::tuple({z, y}));
+  return std::make_unique<GraphModule>(root, std::move(g));
+}
+
+void expect_outputs_close(const c10::IValue& got, const c10::IValue& want,
+                          const std::string& what) {
+  ASSERT_TRUE(got.isTuple() && want.isTuple()) << what;
+  for (size_t i = 0; i < 2; ++i) {
+    expect_close(got.toTupleRef().elements()[i].toTensor(),
+                 want.toTupleRef().elements()[i].toTensor(),
+                 what + " [" + std::to_string(i) + "]");
+  }
+}
+
+TEST(OnednnLinear, PlanBindsLinearsAndEachFallbackMatchesForward) {
+  at::manual_seed(3);
+  auto root = std::make_shared<torch::nn::Module>();
+  auto gm = linear_graph(*root);
+  c10::AutoGradMode no_grad(false);
+  at::Tensor x = at::randn({2, 5, 16});
+  auto plan = InferencePlan::build(*gm, {x});
+  for (int run = 0; run < 2; ++run) {
+    expect_outputs_close(plan->run({x}), gm->forward({x}), "planned");
+  }
+  EXPECT_EQ(plan->stats().onednn_steps, 3u);
+  EXPECT_EQ(plan->stats().direct_fallbacks, 0u);
+  // Another shape: re-planned, still on oneDNN.
+  at::Tensor other = at::randn({7, 16});
+  expect_outputs_close(plan->run({other}), gm->forward({other}), "other shape");
+  EXPECT_EQ(plan->stats().replans, 1u);
+  EXPECT_EQ(plan->stats().onednn_steps, 3u);
+  // A strided input of the planned sizes: re-planned.
+  at::Tensor strided = at::randn({2, 5, 32}).narrow(2, 0, 16);
+  expect_outputs_close(plan->run({strided}), gm->forward({strided}), "strided");
+  EXPECT_EQ(plan->stats().replans, 2u);
+  // Grad mode: GraphModule::forward.
+  {
+    c10::AutoGradMode grad(true);
+    expect_outputs_close(plan->run({x}), gm->forward({x}), "grad mode");
+    EXPECT_EQ(plan->stats().forward_calls, 1u);
+  }
+  // Double: the reference kernel, no oneDNN step.
+  gm->to(at::kDouble);
+  at::Tensor x64 = x.to(at::kDouble);
+  auto plan64 = InferencePlan::build(*gm, {x64});
+  c10::IValue got = plan64->run({x64});
+  EXPECT_EQ(got.toTupleRef().elements()[0].toTensor().scalar_type(),
+            at::kDouble);
+  EXPECT_EQ(plan64->stats().onednn_steps, 0u);
+  expect_outputs_close(got, gm->forward({x64}), "double");
+}
+
+}  // namespace
+}  // namespace fx
