@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "fx_core/runtime/ops/builtin_ops.h"
 #include "fx_core/runtime/value.h"
@@ -141,6 +142,28 @@ at::Tensor tensor_binary(Binary op, const at::Tensor& a, const at::Tensor& b) {
   throw FxError("unknown binary operator");
 }
 
+// Python's comparisons of two numbers of one kind (two ints or two floats);
+// nullopt for the other operators.
+template <typename T>
+std::optional<bool> compare_numbers(Binary op, T x, T y) {
+  switch (op) {
+    case Binary::kEq:
+      return x == y;
+    case Binary::kNe:
+      return x != y;
+    case Binary::kLt:
+      return x < y;
+    case Binary::kLe:
+      return x <= y;
+    case Binary::kGt:
+      return x > y;
+    case Binary::kGe:
+      return x >= y;
+    default:
+      return std::nullopt;
+  }
+}
+
 IValue number_binary(Binary op, std::string_view name, const IValue& a,
                      const IValue& b) {
   if (a.isBool() && b.isBool()) {
@@ -159,6 +182,7 @@ IValue number_binary(Binary op, std::string_view name, const IValue& a,
   bool ints = !a.isDouble() && !b.isDouble();
   if (ints) {
     int64_t x = as_int(a), y = as_int(b);
+    if (std::optional<bool> c = compare_numbers(op, x, y)) return *c;
     switch (op) {
       case Binary::kAdd:
         return x + y;
@@ -195,24 +219,14 @@ IValue number_binary(Binary op, std::string_view name, const IValue& a,
         return x << y;
       case Binary::kRShift:
         return x >> y;
-      case Binary::kEq:
-        return x == y;
-      case Binary::kNe:
-        return x != y;
-      case Binary::kLt:
-        return x < y;
-      case Binary::kLe:
-        return x <= y;
-      case Binary::kGt:
-        return x > y;
-      case Binary::kGe:
-        return x >= y;
       case Binary::kMatMul:
+      default:  // the comparisons: compare_numbers above
         break;
     }
     unsupported(name, a, b);
   }
   double x = as_double(a), y = as_double(b);
+  if (std::optional<bool> c = compare_numbers(op, x, y)) return *c;
   switch (op) {
     case Binary::kAdd:
       return x + y;
@@ -238,18 +252,6 @@ IValue number_binary(Binary op, std::string_view name, const IValue& a,
         throw FxError("0.0 cannot be raised to a negative power");
       }
       return std::pow(x, y);
-    case Binary::kEq:
-      return x == y;
-    case Binary::kNe:
-      return x != y;
-    case Binary::kLt:
-      return x < y;
-    case Binary::kLe:
-      return x <= y;
-    case Binary::kGt:
-      return x > y;
-    case Binary::kGe:
-      return x >= y;
     default:
       unsupported(name, a, b);
   }
