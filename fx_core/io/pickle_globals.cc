@@ -74,7 +74,7 @@ bool is_allowed_pickle_global(const std::string& global) {
     return true;
   }
   if (is_dtype_name(cat("torch.", name))) return true;
-  return storage_element_size(global) != 0;  // the storage types
+  return pickle::storage_element_size(global) != 0;  // the storage types
 }
 
 }  // namespace fx
