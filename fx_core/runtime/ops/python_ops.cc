@@ -142,11 +142,18 @@ at::Tensor tensor_binary(Binary op, const at::Tensor& a, const at::Tensor& b) {
   throw FxError("unknown binary operator");
 }
 
-// Python's comparisons of two numbers of one kind (two ints or two floats);
-// nullopt for the other operators.
+// Python's +, -, * and comparisons of two numbers of one kind (two ints or
+// two floats), which int and float compute alike; nullopt for the other
+// operators.
 template <typename T>
-std::optional<bool> compare_numbers(Binary op, T x, T y) {
+std::optional<IValue> same_kind_binary(Binary op, T x, T y) {
   switch (op) {
+    case Binary::kAdd:
+      return x + y;
+    case Binary::kSub:
+      return x - y;
+    case Binary::kMul:
+      return x * y;
     case Binary::kEq:
       return x == y;
     case Binary::kNe:
@@ -182,14 +189,8 @@ IValue number_binary(Binary op, std::string_view name, const IValue& a,
   bool ints = !a.isDouble() && !b.isDouble();
   if (ints) {
     int64_t x = as_int(a), y = as_int(b);
-    if (std::optional<bool> c = compare_numbers(op, x, y)) return *c;
+    if (std::optional<IValue> r = same_kind_binary(op, x, y)) return *r;
     switch (op) {
-      case Binary::kAdd:
-        return x + y;
-      case Binary::kSub:
-        return x - y;
-      case Binary::kMul:
-        return x * y;
       case Binary::kTrueDiv:
         if (y == 0) throw FxError("division by zero");
         return static_cast<double>(x) / static_cast<double>(y);
@@ -220,20 +221,14 @@ IValue number_binary(Binary op, std::string_view name, const IValue& a,
       case Binary::kRShift:
         return x >> y;
       case Binary::kMatMul:
-      default:  // the comparisons: compare_numbers above
+      default:  // + - * and the comparisons: same_kind_binary above
         break;
     }
     unsupported(name, a, b);
   }
   double x = as_double(a), y = as_double(b);
-  if (std::optional<bool> c = compare_numbers(op, x, y)) return *c;
+  if (std::optional<IValue> r = same_kind_binary(op, x, y)) return *r;
   switch (op) {
-    case Binary::kAdd:
-      return x + y;
-    case Binary::kSub:
-      return x - y;
-    case Binary::kMul:
-      return x * y;
     case Binary::kTrueDiv:
       if (y == 0) throw FxError("float division by zero");
       return x / y;
