@@ -7,7 +7,7 @@
 //
 // Graphs cross node by node in memory (torch_fx_reader.cc,
 // torch_fx_builder.cc), module specs as fx-graph JSON text
-// (../shared/spec), tensors as torch.Tensor objects (the same LibTorch as
+// (docs/fx-graph-json.md), tensors as torch.Tensor objects (the same LibTorch as
 // Python's torch: no copies).
 // An error in the SDK's input (a graph, a config, a pipeline) raises
 // ValueError; a failing pipeline raises RuntimeError.

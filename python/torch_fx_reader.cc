@@ -6,12 +6,12 @@
 // interned names.
 //
 // Each torch.fx Node becomes the fx::Node the fx-graph reader
-// (fx_core/format/graph_json.cc) would make of what tools/torchfx_export.py
-// writes for it: the same name, op, target (a call_function's as its
-// qualified name), args and kwargs (torch.fx's values as argument.h holds
-// them), type, and meta: the entries the format can hold, is_wrapped as the
-// reader infers it. The modules, weight_kinds and pytree (the graph's
-// _PyTreeCodeGen info) sections, still in the format's JSON, go through
+// (fx_core/format/graph_json_reader.cc) would make of what
+// tools/torchfx_export.py writes for it: the same name, op, target (a
+// call_function's as its qualified name), args and kwargs (torch.fx's values as
+// argument.h holds them), type, and meta: the entries the format can hold,
+// is_wrapped as the reader infers it. The modules, weight_kinds and pytree (the
+// graph's _PyTreeCodeGen info) sections, still in the format's JSON, go through
 // that reader so that they are read in one place.
 //
 // Python callables the caller passes give what needs Python:

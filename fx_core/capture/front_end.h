@@ -9,8 +9,8 @@
 //   lift_fresh_copy torch::tensor(2.0)   scalar_tensor                  a
 //   constant + lift_fresh_copy
 //
-// This file names the calls; the recorder (make_fx.cc) follows the sequence
-// on the user's calls and records Python's spelling when it completes.
+// This file names the calls; the recorder (recorder_front_end.cc) follows the
+// sequence on the user's calls and records Python's spelling when it completes.
 #ifndef FX_CORE_CAPTURE_FRONT_END_H_
 #define FX_CORE_CAPTURE_FRONT_END_H_
 

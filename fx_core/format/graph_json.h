@@ -1,4 +1,4 @@
-// Reading and writing `fx-graph` JSON files (../shared/spec/fx-graph-json.md,
+// Reading and writing `fx-graph` JSON files (docs/fx-graph-json.md,
 // version 1): the interchange format between torch.fx and this SDK.
 //
 // Reading validates everything and builds nothing on failure: a malformed

@@ -1,3 +1,6 @@
+// The checks and rewrite of a torch.save pickle program for LibTorch's
+// unpickler (pickle_rewriter.h): a model of the unpickler's stack over the
+// program's instructions (pickle_ops.h), then the program written again.
 #include "fx_core/io/pickle_rewriter.h"
 
 #include <algorithm>
@@ -7,249 +10,20 @@
 #include <string>
 #include <vector>
 
-#include "fx_core/ir/torch_names.h"
+#include "fx_core/io/pickle_ops.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 
 namespace fx {
 namespace {
 
-// One instruction of a pickle program: its opcode and argument bytes.
-struct PickleOp {
-  size_t offset;
-  size_t size;  // opcode included
-  uint8_t code;
-};
-
-std::string hex_byte(uint8_t code) {
-  static const char kDigits[] = "0123456789abcdef";
-  return cat("0x", kDigits[code >> 4], kDigits[code & 15]);
-}
-
-[[noreturn]] void refuse(size_t offset, std::string_view what) {
-  throw FxError(cat("bad pickle at byte ", offset, ": ", what));
-}
-
-uint64_t little_endian(const std::string& p, size_t at, size_t n) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < n; ++i) {
-    v |= static_cast<uint64_t>(static_cast<uint8_t>(p[at + i])) << (8 * i);
-  }
-  return v;
-}
-
-// How an opcode's argument is laid out.
-enum class ArgKind { kNone, kFixed, kCounted, kLines, kRefused };
-struct ArgLayout {
-  ArgKind kind;
-  size_t n;  // fixed size, width of the length, or number of lines
-};
-
-// Opcodes that build arbitrary objects or that LibTorch cannot read: INST,
-// OBJ, EXT1/2/4, NEWOBJ_EX, PERSID, text GET/PUT, BYTEARRAY8, buffers.
-bool is_refused_opcode(uint8_t code) {
-  switch (code) {
-    case 'i':
-    case 'o':
-    case 0x82:
-    case 0x83:
-    case 0x84:
-    case 0x92:
-    case 'P':
-    case 'g':
-    case 'p':
-    case 0x96:
-    case 0x97:
-    case 0x98:
-      return true;
-    default:
-      return false;
-  }
-}
-
-ArgLayout fixed_or_counted(uint8_t code) {
-  switch (code) {
-    case 0x80:
-    case 'K':
-    case 'q':
-    case 'h':
-      return {ArgKind::kFixed, 1};
-    case 'M':
-      return {ArgKind::kFixed, 2};
-    case 'J':
-    case 'r':
-    case 'j':
-      return {ArgKind::kFixed, 4};
-    case 'G':
-    case 0x95:
-      return {ArgKind::kFixed, 8};
-    case 0x8a:
-    case 0x8c:
-    case 'U':
-    case 'C':
-      return {ArgKind::kCounted, 1};
-    case 0x8b:
-    case 'X':
-    case 'T':
-    case 'B':
-      return {ArgKind::kCounted, 4};
-    case 0x8d:
-    case 0x8e:
-      return {ArgKind::kCounted, 8};
-    default:
-      return {ArgKind::kNone, 0};
-  }
-}
-
-ArgLayout argument_layout(uint8_t code) {
-  if (is_refused_opcode(code)) return {ArgKind::kRefused, 0};
-  ArgLayout sized = fixed_or_counted(code);
-  if (sized.kind != ArgKind::kNone) return sized;
-  switch (code) {
-    case 'c':
-      return {ArgKind::kLines, 2};
-    case 'I':
-    case 'L':
-    case 'F':
-    case 'S':
-    case 'V':
-      return {ArgKind::kLines, 1};
-    case '(':
-    case '.':
-    case '0':
-    case '1':
-    case '2':
-    case 'N':
-    case 'Q':
-    case 'R':
-    case 'a':
-    case 'b':
-    case 'd':
-    case '}':
-    case 'e':
-    case 'l':
-    case ']':
-    case 's':
-    case 't':
-    case ')':
-    case 'u':
-    case 0x81:
-    case 0x85:
-    case 0x86:
-    case 0x87:
-    case 0x88:
-    case 0x89:
-    case 0x8f:
-    case 0x90:
-    case 0x91:
-    case 0x93:
-    case 0x94:
-      return {ArgKind::kNone, 0};
-    default:
-      return {ArgKind::kRefused, 0};
-  }
-}
-
-// Splits the program into instructions, every length checked against the
-// bytes left (no sum that can wrap). Stops after STOP.
-std::vector<PickleOp> parse_ops(const std::string& p) {
-  std::vector<PickleOp> ops;
-  size_t pos = 0;
-  while (pos < p.size()) {
-    size_t start = pos;
-    uint8_t code = static_cast<uint8_t>(p[pos++]);
-    ArgLayout arg = argument_layout(code);
-    size_t left = p.size() - pos;
-    if (arg.kind == ArgKind::kRefused) {
-      refuse(start, cat("unsupported opcode ", hex_byte(code)));
-    } else if (arg.kind == ArgKind::kFixed) {
-      if (arg.n > left) refuse(start, "truncated argument");
-      pos += arg.n;
-    } else if (arg.kind == ArgKind::kCounted) {
-      if (arg.n > left) refuse(start, "truncated length");
-      uint64_t n = little_endian(p, pos, arg.n);
-      if (n > left - arg.n) {
-        refuse(start,
-               cat("length ", n, " beyond the ", left - arg.n, " bytes left"));
-      }
-      pos += arg.n + static_cast<size_t>(n);
-    } else {
-      for (size_t k = 0; k < arg.n; ++k) {
-        size_t nl = p.find('\n', pos);
-        if (nl == std::string::npos) refuse(start, "truncated line");
-        pos = nl + 1;
-      }
-    }
-    ops.push_back({start, pos - start, code});
-    if (code == '.') return ops;
-  }
-  refuse(p.size(), "the program has no STOP");
-}
-
-// The bytes of one element of the storage type `global` ("torch
-// FloatStorage"), 0 for anything else.
-size_t storage_element_size(const std::string& global) {
-  static const std::pair<std::string_view, size_t> kSizes[] = {
-      {"DoubleStorage", 8},       {"FloatStorage", 4},
-      {"HalfStorage", 2},         {"BFloat16Storage", 2},
-      {"LongStorage", 8},         {"IntStorage", 4},
-      {"ShortStorage", 2},        {"CharStorage", 1},
-      {"ByteStorage", 1},         {"BoolStorage", 1},
-      {"ComplexFloatStorage", 8}, {"ComplexDoubleStorage", 16},
-      {"QInt8Storage", 1},        {"QUInt8Storage", 1},
-      {"QInt32Storage", 4},       {"QUInt4x2Storage", 1},
-      {"QUInt2x4Storage", 1}};
-  if (global.rfind("torch ", 0) != 0) return 0;
-  std::string_view name = std::string_view(global).substr(6);
-  for (const auto& [type, size] : kSizes) {
-    if (type == name) return size;
-  }
-  return 0;
-}
-
-}  // namespace
-
-bool is_allowed_pickle_global(const std::string& global) {
-  size_t space = global.find(' ');
-  if (space == std::string::npos) return false;
-  std::string_view module(global.data(), space);
-  std::string_view name = std::string_view(global).substr(space + 1);
-  auto one_of = [&](std::initializer_list<std::string_view> names) {
-    return std::find(names.begin(), names.end(), name) != names.end();
-  };
-  if (module == "collections") return name == "OrderedDict";
-  if (module == "torch._utils") {
-    return one_of({"_rebuild_tensor", "_rebuild_tensor_v2",
-                   "_rebuild_parameter", "_rebuild_qtensor",
-                   "_rebuild_sparse_tensor", "_rebuild_sparse_csr_tensor"});
-  }
-  if (module == "torch.serialization") return name == "_get_layout";
-  if (module == "torch.nn.modules.adaptive") return name == "_ASMoutput";
-  if (module == "torch.jit._pickle") {
-    return one_of({"restore_type_tag", "build_intlist", "build_tensorlist",
-                   "build_doublelist", "build_boollist"});
-  }
-  if (module == "torch.return_types") {
-    // A Python identifier, as every class there is named (a NUL in the
-    // name read, but the writer could not write it back: tests/fuzz
-    // crashes/torch_save/return_types_nul_name).
-    auto word = [](char c) {
-      return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-             (c >= '0' && c <= '9');
-    };
-    return !name.empty() && !(name[0] >= '0' && name[0] <= '9') &&
-           std::all_of(name.begin(), name.end(), word);
-  }
-  if (module != "torch") return false;
-  if (one_of({"Size", "device", "per_tensor_affine", "per_channel_affine",
-              "per_channel_affine_float_qparams"})) {
-    return true;
-  }
-  if (is_dtype_name(cat("torch.", name))) return true;
-  return storage_element_size(global) != 0;  // the storage types
-}
-
-namespace {
+using pickle::fixed_or_counted;
+using pickle::hex_byte;
+using pickle::little_endian;
+using pickle::parse_ops;
+using pickle::PickleOp;
+using pickle::refuse;
+using pickle::storage_element_size;
 
 // The calls LibTorch's unpickler cannot make, which the reader makes after
 // it (tagged tuples): the tuple opcode Python builds their arguments with,

@@ -1,4 +1,4 @@
-// GraphModules to and from fx-graph bundles (../shared/spec/fx-graph-json.md):
+// GraphModules to and from fx-graph bundles (docs/fx-graph-json.md):
 // `graph.fx.json` plus the weights file it names (torch.save format).
 //
 // Loading builds every module of the file's `modules` section through the

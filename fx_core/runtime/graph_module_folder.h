@@ -9,7 +9,7 @@
 //                       gm.state_dict() keys them (`linear.weight`, `param`,
 //                       `layer1.0.conv1.weight`); torch.load gives a dict
 //     graph.fx.json     the same module as an fx-graph bundle
-//     model.weights.pt  (../shared/spec/fx-graph-json.md), written by
+//     model.weights.pt  (docs/fx-graph-json.md), written by
 //                       write_graph_module: read_graph_module(
 //                       folder + "/graph.fx.json") rebuilds it in C++
 //                       (model.weights.pt only when there are weights)

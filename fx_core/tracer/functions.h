@@ -211,25 +211,6 @@ struct FunctionTraits<R (C::*)(P...) const> : FunctionTraits<R (*)(P...)> {};
 template <typename R, typename C, typename... P>
 struct FunctionTraits<R (C::*)(P...)> : FunctionTraits<R (*)(P...)> {};
 
-template <typename T>
-T value_as(const Value& v) {
-  if constexpr (std::is_same_v<T, Value>) {
-    return v;
-  } else if constexpr (std::is_same_v<T, bool>) {
-    return v.to_bool();
-  } else if constexpr (std::is_integral_v<T>) {
-    return static_cast<T>(v.to_int());
-  } else if constexpr (std::is_floating_point_v<T>) {
-    return static_cast<T>(v.to_double());
-  } else if constexpr (std::is_same_v<T, std::string>) {
-    return v.to_string();
-  } else if constexpr (std::is_same_v<T, at::Tensor>) {
-    return v.tensor();
-  } else {
-    return v.to_ivalue().template to<T>();
-  }
-}
-
 std::string cat_arity(std::string_view target, size_t want, size_t got);
 
 template <typename Fn, typename... P, size_t... I>

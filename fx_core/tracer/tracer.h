@@ -113,6 +113,26 @@ class TraceableModule : public torch::nn::Module {
 };
 
 namespace detail {
+// A Value as a C++ parameter of type T takes it (functions.h's wrapped
+// functions, and from_value below once a proxy is refused).
+template <typename T>
+T value_as(const Value& v) {
+  if constexpr (std::is_same_v<T, Value>) {
+    return v;
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return v.to_bool();
+  } else if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(v.to_int());
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(v.to_double());
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    return v.to_string();
+  } else if constexpr (std::is_same_v<T, at::Tensor>) {
+    return v.tensor();
+  } else {
+    return v.to_ivalue().template to<T>();
+  }
+}
 // A Value given to a C++ parameter of type T.
 [[noreturn]] void traced_concrete_param(const TraceableModule& m, size_t index,
                                         const Value& v);
@@ -122,19 +142,7 @@ T from_value(const Value& v, const TraceableModule& m, size_t index) {
     return v;
   } else {
     if (v.is_proxy()) traced_concrete_param(m, index, v);
-    if constexpr (std::is_same_v<T, bool>) {
-      return v.to_bool();
-    } else if constexpr (std::is_integral_v<T>) {
-      return static_cast<T>(v.to_int());
-    } else if constexpr (std::is_floating_point_v<T>) {
-      return static_cast<T>(v.to_double());
-    } else if constexpr (std::is_same_v<T, std::string>) {
-      return v.to_string();
-    } else if constexpr (std::is_same_v<T, at::Tensor>) {
-      return v.tensor();
-    } else {
-      return v.to_ivalue().to<T>();
-    }
+    return value_as<T>(v);
   }
 }
 [[noreturn]] void wrong_arity(std::string_view module, size_t want, size_t got);

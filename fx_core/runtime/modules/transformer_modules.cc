@@ -39,10 +39,11 @@ void visit_stack(const IValue& layer, int64_t n, const IValue& norm,
                  const std::string& what, const std::string& prefix,
                  const WeightVisitor& visit) {
   WeightShapes one;
-  visit_described_weights(layer, what, "",
-                  [&](const std::string& key, const std::vector<int64_t>& s) {
-                    one.emplace_back(key, s);
-                  });
+  visit_described_weights(
+      layer, what, "",
+      [&](const std::string& key, const std::vector<int64_t>& s) {
+        one.emplace_back(key, s);
+      });
   for (int64_t i = 0; i < n; ++i) {
     for (const auto& [key, shape] : one) {
       visit(cat(prefix, "layers.", i, ".", key), shape);
@@ -224,8 +225,9 @@ void visit_transformer(OpArgs& a, const WeightVisitor& visit) {
     throw FxError(cat("Transformer has no constructor argument '", name, "'"));
   };
   for (bool decoder : {false, true}) {
-    visit_described_weights(stack_description(config, decoder), stack_name(decoder),
-                    decoder ? "decoder." : "encoder.", visit);
+    visit_described_weights(stack_description(config, decoder),
+                            stack_name(decoder),
+                            decoder ? "decoder." : "encoder.", visit);
   }
 }
 
@@ -250,6 +252,20 @@ IValue transformer_forward(FunctionalModuleImpl& m, OpArgs& args) {
                     {tgt, memory, args[3], args[4], args[6], args[7]});
 }
 
+// TransformerEncoder's and TransformerDecoder's stack: `num_layers` copies
+// of the `layer` given first, then an optional norm; their config rule,
+// parameters and weights.
+void set_layer_stack(FunctionalModuleSpec& spec, const char* layer) {
+  spec.config_rules = {ints_in("num_layers", 0, kMaxRepeatCount)};
+  spec.parameters = [layer](FunctionalModuleImpl& m, OpArgs& a) {
+    make_layers(m, a[0], a.to_int(1), layer);
+    make_norm(m, a[2]);
+  };
+  spec.visit_weights = [layer](OpArgs& a, const WeightVisitor& visit) {
+    visit_stack(a[0], a.to_int(1), a[2], layer, "", visit);
+  };
+}
+
 }  // namespace
 
 void add_transformer_specs(std::vector<FunctionalModuleSpec>* specs) {
@@ -259,14 +275,7 @@ void add_transformer_specs(std::vector<FunctionalModuleSpec>* specs) {
                                "src, mask=None, src_key_padding_mask=None",
                                "",
                                {}};
-  encoder.config_rules = {ints_in("num_layers", 0, kMaxRepeatCount)};
-  encoder.parameters = [](FunctionalModuleImpl& m, OpArgs& a) {
-    make_layers(m, a[0], a.to_int(1), "encoder_layer");
-    make_norm(m, a[2]);
-  };
-  encoder.visit_weights = [](OpArgs& a, const WeightVisitor& visit) {
-    visit_stack(a[0], a.to_int(1), a[2], "encoder_layer", "", visit);
-  };
+  set_layer_stack(encoder, "encoder_layer");
   encoder.custom = encoder_forward;
   specs->push_back(std::move(encoder));
 
@@ -277,14 +286,7 @@ void add_transformer_specs(std::vector<FunctionalModuleSpec>* specs) {
       "tgt_key_padding_mask=None, memory_key_padding_mask=None",
       "",
       {}};
-  decoder.config_rules = {ints_in("num_layers", 0, kMaxRepeatCount)};
-  decoder.parameters = [](FunctionalModuleImpl& m, OpArgs& a) {
-    make_layers(m, a[0], a.to_int(1), "decoder_layer");
-    make_norm(m, a[2]);
-  };
-  decoder.visit_weights = [](OpArgs& a, const WeightVisitor& visit) {
-    visit_stack(a[0], a.to_int(1), a[2], "decoder_layer", "", visit);
-  };
+  set_layer_stack(decoder, "decoder_layer");
   decoder.custom = decoder_forward;
   specs->push_back(std::move(decoder));
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "fx_core/runtime/ops/builtin_ops.h"
 #include "fx_core/runtime/value.h"
@@ -141,6 +142,35 @@ at::Tensor tensor_binary(Binary op, const at::Tensor& a, const at::Tensor& b) {
   throw FxError("unknown binary operator");
 }
 
+// Python's +, -, * and comparisons of two numbers of one kind (two ints or
+// two floats), which int and float compute alike; nullopt for the other
+// operators.
+template <typename T>
+std::optional<IValue> same_kind_binary(Binary op, T x, T y) {
+  switch (op) {
+    case Binary::kAdd:
+      return x + y;
+    case Binary::kSub:
+      return x - y;
+    case Binary::kMul:
+      return x * y;
+    case Binary::kEq:
+      return x == y;
+    case Binary::kNe:
+      return x != y;
+    case Binary::kLt:
+      return x < y;
+    case Binary::kLe:
+      return x <= y;
+    case Binary::kGt:
+      return x > y;
+    case Binary::kGe:
+      return x >= y;
+    default:
+      return std::nullopt;
+  }
+}
+
 IValue number_binary(Binary op, std::string_view name, const IValue& a,
                      const IValue& b) {
   if (a.isBool() && b.isBool()) {
@@ -159,13 +189,8 @@ IValue number_binary(Binary op, std::string_view name, const IValue& a,
   bool ints = !a.isDouble() && !b.isDouble();
   if (ints) {
     int64_t x = as_int(a), y = as_int(b);
+    if (std::optional<IValue> r = same_kind_binary(op, x, y)) return *r;
     switch (op) {
-      case Binary::kAdd:
-        return x + y;
-      case Binary::kSub:
-        return x - y;
-      case Binary::kMul:
-        return x * y;
       case Binary::kTrueDiv:
         if (y == 0) throw FxError("division by zero");
         return static_cast<double>(x) / static_cast<double>(y);
@@ -195,31 +220,15 @@ IValue number_binary(Binary op, std::string_view name, const IValue& a,
         return x << y;
       case Binary::kRShift:
         return x >> y;
-      case Binary::kEq:
-        return x == y;
-      case Binary::kNe:
-        return x != y;
-      case Binary::kLt:
-        return x < y;
-      case Binary::kLe:
-        return x <= y;
-      case Binary::kGt:
-        return x > y;
-      case Binary::kGe:
-        return x >= y;
       case Binary::kMatMul:
+      default:  // + - * and the comparisons: same_kind_binary above
         break;
     }
     unsupported(name, a, b);
   }
   double x = as_double(a), y = as_double(b);
+  if (std::optional<IValue> r = same_kind_binary(op, x, y)) return *r;
   switch (op) {
-    case Binary::kAdd:
-      return x + y;
-    case Binary::kSub:
-      return x - y;
-    case Binary::kMul:
-      return x * y;
     case Binary::kTrueDiv:
       if (y == 0) throw FxError("float division by zero");
       return x / y;
@@ -238,18 +247,6 @@ IValue number_binary(Binary op, std::string_view name, const IValue& a,
         throw FxError("0.0 cannot be raised to a negative power");
       }
       return std::pow(x, y);
-    case Binary::kEq:
-      return x == y;
-    case Binary::kNe:
-      return x != y;
-    case Binary::kLt:
-      return x < y;
-    case Binary::kLe:
-      return x <= y;
-    case Binary::kGt:
-      return x > y;
-    case Binary::kGe:
-      return x >= y;
     default:
       unsupported(name, a, b);
   }

@@ -82,8 +82,8 @@ TEST_P(CaptureExample, GraphAndCodeEqualMakeFxAndRunsEagerNumbers) {
 }
 
 // Meta mode: shapes only (LibTorch's C++ build lacks meta kernels for
-// several of these operators; make_fx.cc has shape rules for them); the graph
-// is make_fx's of the Python model moved to the meta device, and the
+// several of these operators; meta_rules.cc has shape rules for them); the
+// graph is make_fx's of the Python model moved to the meta device, and the
 // GraphModule, which keeps the real weights, runs to eager's numbers.
 TEST_P(CaptureExample, MetaModeEqualsMakeFxOnMeta) {
   MakeFxOptions options;
