@@ -123,7 +123,7 @@ install_host_headers() {
     install -D -m 644 "$path" "$dest/$h"
     while read -r inc; do
       case "$inc" in
-        fx_core/* | plugin_api/capi/* | plugin_api/loader/* | plugin_api/pipeline/* | fx_sdk/*)
+        fx_core/* | host/capi/* | host/loader/* | host/pipeline/* | fx_sdk/*)
           todo+=("$inc") ;;
       esac
     done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$path")
