@@ -1,5 +1,5 @@
 // Private to the host's implementation of the C ABI (c_api.cc and the files
-// that fill the rest of the table): the guard that turns every C++ exception
+// that fill the table's parts): the guard that turns every C++ exception
 // into an FxStatus, argument checks, and the table's parts. Handles are
 // converted by wrap() / unwrap() (wrap.h), nowhere else.
 #ifndef HOST_CAPI_API_INTERNAL_H_
@@ -142,13 +142,35 @@ std::vector<std::vector<Node*>> checked_partition_lists(
 // entry the slot is declared as.
 void forward_first_release_slots(FxApi& v1);
 
-// The parts of the table implemented outside c_api.cc.
-void fill_runtime_entries(FxApi& table);    // runtime_api.cc
-void fill_extension_entries(FxApi& table);  // extension_api.cc
-void fill_rewrite_entries(FxApi& table);    // rewrite_api.cc
-void fill_partition_entries(FxApi& table);  // partition_api.cc
-void fill_delegate_entries(FxApi& table);   // delegate_api.cc
-void fill_shape_env_entries(FxApi& table);  // shape_env_api.cc
+// A node's arguments from a C array of FxArg (arg_api.cc): each copied, the
+// arrays not NULL when `count` is not 0.
+Node::Kwargs make_kwargs(const char* const* keys, const FxArg* const* values,
+                         size_t count);
+Node::Args make_args(const FxArg* const* args, size_t count);
+// The opcode `op` names, FX_INVALID_ARGUMENT for an unknown one.
+Opcode to_opcode(FxOpcode op);
+
+// The parts of the table, each in its own file (c_api.cc fills the table).
+void fill_status_entries(FxApi& table);          // status_api.cc
+void fill_scalar_arg_entries(FxApi& table);      // arg_api.cc
+void fill_compound_arg_entries(FxApi& table);    // arg_api.cc
+void fill_arg_inspection_entries(FxApi& table);  // arg_api.cc
+void fill_node_field_entries(FxApi& table);      // node_api.cc
+void fill_node_link_entries(FxApi& table);       // node_api.cc
+void fill_node_update_entries(FxApi& table);     // node_api.cc
+void fill_node_rewire_entries(FxApi& table);     // node_api.cc
+void fill_graph_query_entries(FxApi& table);     // graph_api.cc
+void fill_graph_edit_entries(FxApi& table);      // graph_api.cc
+void fill_attribute_entries(FxApi& table);       // module_api.cc
+void fill_module_entries(FxApi& table);          // module_api.cc
+void fill_example_batch_entries(FxApi& table);   // module_api.cc
+void fill_option_entries(FxApi& table);          // options_api.cc
+void fill_runtime_entries(FxApi& table);         // runtime_api.cc
+void fill_extension_entries(FxApi& table);       // extension_api.cc
+void fill_rewrite_entries(FxApi& table);         // rewrite_api.cc
+void fill_partition_entries(FxApi& table);       // partition_api.cc
+void fill_delegate_entries(FxApi& table);        // delegate_api.cc
+void fill_shape_env_entries(FxApi& table);       // shape_env_api.cc
 // symbolic_shape_prop_api.cc
 void fill_symbolic_shape_prop_entry(FxApi& table);
 void fill_quantized_attr_entry(FxApi& table);  // quantized_attr_api.cc

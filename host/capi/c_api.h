@@ -62,7 +62,7 @@ class LentOptions {
   const FxOptions* handle() const { return handle_; }
 
  private:
-  struct Lent;  // the object the handle names, and its scope (c_api.cc)
+  struct Lent;  // the object the handle names, and its scope (options_api.cc)
   std::unique_ptr<Lent> lent_;
   const FxOptions* handle_;
 };

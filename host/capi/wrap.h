@@ -208,7 +208,7 @@ template <>
 constexpr HandleKind kHandleKindOf<FxStatus> = HandleKind::kStatus;
 
 // What a Handle stands for: defined where its entries are (partition_api.cc,
-// shape_env_api.cc, c_api.cc, extension_api.cc; FxStatus's below).
+// shape_env_api.cc, options_api.cc, extension_api.cc; FxStatus's below).
 template <typename Handle>
 struct HostObject;
 
