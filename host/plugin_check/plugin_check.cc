@@ -3,14 +3,11 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
-#include <boost/filesystem.hpp>
-#include <charconv>
 #include <cstring>
 #include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <utility>
 
 #include "fx_core/format/graph_json.h"
@@ -29,14 +26,25 @@
 #include "host/pipeline/plugin_load_worker.h"
 #include "host/pipeline/property_checks.h"
 #include "host/pipeline/tensor_meta_check.h"
+#include "host/plugin_check/graph_bundle.h"
+#include "host/plugin_check/module_comparison.h"
 
 namespace fx::host {
 namespace {
 
-namespace fs = boost::filesystem;
+using plugin_check_internal::Bundle;
+using plugin_check_internal::bundle_files;
+using plugin_check_internal::example_tensors;
+using plugin_check_internal::kInputsFile;
+using plugin_check_internal::load_fresh;
+using plugin_check_internal::number_text;
+using plugin_check_internal::read_bundles;
+using plugin_check_internal::run_module;
+using plugin_check_internal::State;
+using plugin_check_internal::state_difference;
+using plugin_check_internal::state_of;
+using plugin_check_internal::value_difference;
 
-constexpr std::string_view kGraphFile = "graph.fx.json";
-constexpr std::string_view kInputsFile = "input.pt";
 constexpr std::string_view kTensorMeta = "tensor_meta";
 constexpr std::string_view kShapeProp = "shape_prop";
 
@@ -60,42 +68,6 @@ CheckResult skipped(std::string reason) {
   return {CheckOutcome::kSkip, std::move(reason)};
 }
 
-// A graph bundle: where its JSON is, and its example inputs (if any).
-struct Bundle {
-  std::string name;
-  std::string json_path;
-  bool has_inputs = false;
-  std::vector<c10::IValue> inputs;
-};
-
-absl::StatusOr<Bundle> read_bundle(const std::string& directory) {
-  Bundle bundle;
-  bundle.name = fs::path(directory).filename().string();
-  bundle.json_path = (fs::path(directory) / std::string(kGraphFile)).string();
-  fs::path inputs = fs::path(directory) / std::string(kInputsFile);
-  boost::system::error_code ec;
-  if (!fs::exists(inputs, ec)) return bundle;
-  absl::StatusOr<c10::IValue> value = read_value_file(inputs.string());
-  if (!value.ok()) return value.status();
-  bundle.has_inputs = true;
-  if (value->isList()) {
-    bundle.inputs = value->toListRef().vec();
-  } else if (value->isTuple()) {
-    const auto& items = value->toTupleRef().elements();
-    bundle.inputs.assign(items.begin(), items.end());
-  } else {
-    bundle.inputs = {*value};
-  }
-  return bundle;
-}
-
-// A fresh GraphModule of the bundle's file.
-absl::StatusOr<std::shared_ptr<GraphModule>> load_fresh(const Bundle& bundle) {
-  absl::StatusOr<GraphFile> file = read_graph_file(bundle.json_path);
-  if (!file.ok()) return file.status();
-  return load_graph_module(*std::move(file));
-}
-
 // What a pass is checked on: a bundle's graph as its file has it or, after
 // a prefix pipeline, as the prefix left it (`prepared`).
 struct Subject {
@@ -116,116 +88,6 @@ absl::StatusOr<std::shared_ptr<GraphModule>> load_fresh(
     weights.emplace_back(key, tensor.detach().clone());
   }
   return load_graph_module_shared(*std::move(file), weights);
-}
-
-std::vector<at::Tensor> example_tensors(const Bundle& bundle) {
-  std::vector<at::Tensor> tensors;
-  for (const c10::IValue& v : bundle.inputs) {
-    if (v.isTensor()) tensors.push_back(v.toTensor().clone());
-  }
-  return tensors;
-}
-
-std::vector<c10::IValue> cloned_inputs(const Bundle& bundle) {
-  std::vector<c10::IValue> inputs;
-  for (const c10::IValue& v : bundle.inputs) {
-    inputs.push_back(v.isTensor() ? c10::IValue(v.toTensor().clone()) : v);
-  }
-  return inputs;
-}
-
-// A module as a bundle in memory, its weights copied.
-struct State {
-  std::string json;
-  TensorList weights;
-};
-
-absl::StatusOr<State> state_of(const GraphModule& module) {
-  absl::StatusOr<GraphBundle> bundle =
-      describe_graph_module(module, "model.weights.pt");
-  if (!bundle.ok()) return bundle.status();
-  State state{std::move(bundle->json), {}};
-  for (const auto& [key, tensor] : bundle->weights) {
-    state.weights.emplace_back(key, tensor.detach().clone());
-  }
-  return state;
-}
-
-// Empty when equal; else what differs.
-std::string state_difference(const State& a, const State& b) {
-  if (a.json != b.json) return "the fx-graph JSON differs";
-  if (a.weights.size() != b.weights.size()) return "the weights differ";
-  for (size_t i = 0; i < a.weights.size(); ++i) {
-    if (a.weights[i].first != b.weights[i].first ||
-        !at::equal(a.weights[i].second, b.weights[i].second)) {
-      return cat("weight '", a.weights[i].first, "' differs");
-    }
-  }
-  return "";
-}
-
-// `value` in its shortest round-trip form ("0.0001", "1e-06", "nan"):
-// fx::cat takes no floating-point numbers.
-std::string number_text(double value) {
-  char buf[32];
-  auto res = std::to_chars(buf, buf + sizeof(buf), value);
-  return std::string(buf, res.ptr);
-}
-
-// Empty when `got` matches `want` within the tolerances; else where not.
-std::string value_difference(const c10::IValue& want, const c10::IValue& got,
-                             const FxTolerance& tolerance,
-                             const std::string& where) {
-  if (want.isTensor() && got.isTensor()) {
-    const at::Tensor& w = want.toTensor();
-    const at::Tensor& g = got.toTensor();
-    if (w.sizes() != g.sizes() || w.scalar_type() != g.scalar_type()) {
-      return cat(where, ": expected ", c10::str(w.sizes()), " ",
-                 c10::toString(w.scalar_type()), ", got ", c10::str(g.sizes()),
-                 " ", c10::toString(g.scalar_type()));
-    }
-    bool close = w.is_floating_point() || w.is_complex()
-                     ? at::allclose(g, w, tolerance.rtol, tolerance.atol, true)
-                     : at::equal(g, w);
-    return close ? "" : cat(where, ": values differ beyond the tolerance");
-  }
-  bool want_seq = want.isList() || want.isTuple();
-  if (want_seq && (got.isList() || got.isTuple())) {
-    std::vector<c10::IValue> w =
-        want.isList()
-            ? want.toListRef().vec()
-            : std::vector<c10::IValue>(want.toTupleRef().elements().begin(),
-                                       want.toTupleRef().elements().end());
-    std::vector<c10::IValue> g =
-        got.isList()
-            ? got.toListRef().vec()
-            : std::vector<c10::IValue>(got.toTupleRef().elements().begin(),
-                                       got.toTupleRef().elements().end());
-    if (w.size() != g.size()) {
-      return cat(where, ": expected ", w.size(), " items, got ", g.size());
-    }
-    for (size_t i = 0; i < w.size(); ++i) {
-      std::string d =
-          value_difference(w[i], g[i], tolerance, cat(where, "[", i, "]"));
-      if (!d.empty()) return d;
-    }
-    return "";
-  }
-  if (want.tagKind() != got.tagKind()) {
-    return cat(where, ": expected a ", want.tagKind(), ", got a ",
-               got.tagKind());
-  }
-  return want == got ? "" : cat(where, ": values differ");
-}
-
-// The output of `module` on the bundle's inputs, or the error.
-absl::StatusOr<c10::IValue> run_module(GraphModule& module,
-                                       const Bundle& bundle) {
-  try {
-    return module.forward(cloned_inputs(bundle));
-  } catch (const std::exception& e) {
-    return absl::FailedPreconditionError(e.what());
-  }
 }
 
 // A worker's results as bytes: per check, its outcome (one byte), the size
@@ -766,49 +628,6 @@ absl::StatusOr<Prefixes> prepare_prefixes(
   return prefixes;
 }
 
-// The bundles of `directories`, each read and its graph loaded once: a
-// graph that does not load is bad input, not a graph the passes decline, so
-// every such bundle is named (one line each, with why) and nothing is
-// checked.
-absl::StatusOr<std::vector<Bundle>> read_bundles(
-    const std::vector<std::string>& directories) {
-  std::vector<Bundle> bundles;
-  std::vector<std::string> unloadable;
-  for (const std::string& dir : directories) {
-    absl::StatusOr<Bundle> bundle = read_bundle(dir);
-    if (!bundle.ok()) return bundle.status();
-    absl::StatusOr<std::shared_ptr<GraphModule>> module = load_fresh(*bundle);
-    if (!module.ok()) {
-      unloadable.push_back(cat(dir, ": the graph does not load: ",
-                               std::string(module.status().message())));
-    }
-    bundles.push_back(*std::move(bundle));
-  }
-  if (!unloadable.empty()) {
-    return absl::InvalidArgumentError(
-        cat(unloadable.size(), " of ", directories.size(), " graph",
-            directories.size() == 1 ? "" : "s", " do not load:\n",
-            join(unloadable, "\n")));
-  }
-  return bundles;
-}
-
-// Every regular file of the bundles' directories (graph, weights, inputs),
-// as files the command reads.
-FilesRead bundle_files(const std::vector<std::string>& directories) {
-  FilesRead reads;
-  for (const std::string& dir : directories) {
-    boost::system::error_code ec;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end;
-         it.increment(ec)) {
-      if (fs::is_regular_file(it->path(), ec)) {
-        reads.add(it->path().string(), cat("a file of the bundle ", dir));
-      }
-    }
-  }
-  return reads;
-}
-
 // Folds one graph's result into the pass's: a failure wins, then ok.
 void merge(CheckResult& total, const CheckResult& one,
            const std::string& graph) {
@@ -822,87 +641,7 @@ void merge(CheckResult& total, const CheckResult& one,
   }
 }
 
-std::string_view outcome_word(CheckOutcome outcome) {
-  switch (outcome) {
-    case CheckOutcome::kOk:
-      return "ok";
-    case CheckOutcome::kFail:
-      return "FAIL";
-    case CheckOutcome::kSkip:
-      return "skip";
-  }
-  return "?";
-}
-
 }  // namespace
-
-bool PluginCheckReport::ok() const {
-  if (!load_failure.empty()) return false;
-  for (const PassCheckRow& row : rows) {
-    for (const CheckResult& r : row.results) {
-      if (r.outcome == CheckOutcome::kFail) return false;
-    }
-  }
-  return true;
-}
-
-std::string PluginCheckReport::table() const {
-  size_t width = load_failure.empty() ? 4 : 8;
-  for (const PassCheckRow& row : rows) width = std::max(width, row.pass.size());
-  std::ostringstream out;
-  auto pad = [](std::string_view s, size_t n) {
-    return std::string(s) + std::string(n > s.size() ? n - s.size() : 0, ' ');
-  };
-  out << pad("pass", width) << "  " << pad("check", 13) << "  result\n";
-  if (!load_failure.empty()) {
-    out << pad("(plugin)", width) << "  " << pad("loads", 13) << "  "
-        << pad(outcome_word(CheckOutcome::kFail), 4) << "  "
-        << std::string_view(load_failure).substr(0, load_failure.find('\n'))
-        << "\n";
-  }
-  for (const PassCheckRow& row : rows) {
-    for (size_t c = 0; c < row.results.size(); ++c) {
-      const CheckResult& r = row.results[c];
-      out << pad(row.pass, width) << "  " << pad(kPluginChecks[c], 13) << "  "
-          << pad(outcome_word(r.outcome), 4);
-      // One line per check: a multi-line reason (lint's) keeps its first.
-      if (!r.reason.empty()) {
-        out << "  "
-            << std::string_view(r.reason).substr(0, r.reason.find('\n'));
-      }
-      out << "\n";
-    }
-  }
-  return out.str();
-}
-
-absl::StatusOr<std::vector<std::string>> find_graph_bundles(
-    const std::string& directory) {
-  boost::system::error_code ec;
-  fs::path dir(directory);
-  if (fs::exists(dir / std::string(kGraphFile), ec)) return {{directory}};
-  std::vector<std::string> bundles;
-  fs::directory_iterator it(dir, ec);
-  if (ec) {
-    return absl::InvalidArgumentError(
-        cat(directory, ": cannot read the directory: ", ec.message()));
-  }
-  for (; it != fs::directory_iterator(); it.increment(ec)) {
-    // Hidden directories are no bundles of the set (a writer's temporary
-    // left by a crash: .NAME.export.*, .NAME.to_folder.*, .MODEL.partial-*).
-    if (it->path().filename().string().rfind('.', 0) == 0) continue;
-    if (fs::exists(it->path() / std::string(kGraphFile), ec)) {
-      bundles.push_back(it->path().string());
-    }
-  }
-  if (bundles.empty()) {
-    return absl::InvalidArgumentError(
-        cat(directory, ": no graph bundles (directories holding ", kGraphFile,
-            ") in it"));
-  }
-  std::sort(bundles.begin(), bundles.end());
-  return bundles;
-}
 
 absl::StatusOr<PluginCheckReport> check_plugin(
     const std::string& library, const PluginCheckOptions& options) {
