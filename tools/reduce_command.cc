@@ -22,7 +22,7 @@
 #include "host/pipeline/pass_registry.h"
 #include "host/pipeline/pass_target.h"
 #include "host/pipeline/pipeline.h"
-#include "host/pipeline/pipeline_probe.h"
+#include "host/minimizer/pipeline_probe.h"
 #include "tools/pipeline_commands.h"
 
 namespace fx::tools {

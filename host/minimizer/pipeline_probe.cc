@@ -1,4 +1,4 @@
-#include "host/pipeline/pipeline_probe.h"
+#include "host/minimizer/pipeline_probe.h"
 
 #include <memory>
 #include <utility>

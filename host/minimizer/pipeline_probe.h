@@ -6,8 +6,8 @@
 // error: the text before the first ':' ("pass 'refuse_target': INTERNAL"
 // for a status the pass returned, "pass 'x': the worker process was killed
 // by SIGSEGV" under isolation). Empty when every pass succeeded.
-#ifndef HOST_PIPELINE_PIPELINE_PROBE_H_
-#define HOST_PIPELINE_PIPELINE_PROBE_H_
+#ifndef HOST_MINIMIZER_PIPELINE_PROBE_H_
+#define HOST_MINIMIZER_PIPELINE_PROBE_H_
 
 #include <string>
 
@@ -26,4 +26,4 @@ std::string probe_pipeline(const PassManager& pm, const GraphFile& file);
 
 }  // namespace fx::host
 
-#endif  // HOST_PIPELINE_PIPELINE_PROBE_H_
+#endif  // HOST_MINIMIZER_PIPELINE_PROBE_H_
