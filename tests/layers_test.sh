@@ -4,7 +4,7 @@
 # this test's runfiles point into):
 #   1. the IR (//fx_core/ir), fx_core/symbolic and their support pull in no
 #      LibTorch, nothing but Abseil from the system;
-#   2. no fx_core or plugin_api layer depends on a layer above it;
+#   2. no fx_core or host layer depends on a layer above it;
 #   3. every plugin (a linkshared cc_binary anywhere in the tree but the
 #      Python extension module) depends on
 #      plugin_api/include and first-party plugin helpers only: no fx_core, no
@@ -50,8 +50,10 @@ expect_empty "fx_core/partition pulls in nothing from the system but Abseil" \
 # Bottom to top, as in BUILD.bazel's package groups (symbolic beside ir).
 layers=(
   //fx_core/support "//fx_core/ir + //fx_core/symbolic" //fx_core/io //fx_core/format
-  //fx_core/partition //fx_core/runtime "//fx_core/capture + //fx_core/cppgen + //fx_core/tracer" //fx_core/rewrite
-  //plugin_api/capi //plugin_api/loader //plugin_api/pipeline
+  //fx_core/partition //fx_core/runtime //fx_core/compile
+  "//fx_core/capture + //fx_core/cppgen + //fx_core/tracer" //fx_core/rewrite
+  //host/capi //host/options //host/loader //host/extensions //host/pipeline
+  "//host/plugin_check + //host/minimizer"
 )
 pattern() {  # "//a + //b" -> "//a/... + //b/..."
   sed 's|\(//[a-z_/]*\)|\1/...|g' <<<"$1"
@@ -66,7 +68,7 @@ for ((i = 0; i < ${#layers[@]} - 1; i++)); do
 done
 
 # The tree's own packages (not //..., which would walk the bazel-* links).
-tree='//fx_core/... + //plugin_api/... + //plugins/... + //python/... + //sdk_examples/... + //tests/... + //tools/...'
+tree='//fx_core/... + //host/... + //plugin_api/... + //plugins/... + //python/... + //sdk_examples/... + //tests/... + //tools/...'
 # The Python extension module (//python:_C.so) is a host, not a plugin.
 plugins="$(q "attr(linkshared, 1, kind(cc_binary, $tree)) except //python:_C.so")" || exit 1
 [ -n "$plugins" ] || { echo "FAIL: no plugins found"; exit 1; }

@@ -10,10 +10,10 @@
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/interpreter.h"
 #include "fx_core/tracer/tracer.h"
-#include "plugin_api/loader/plugin_discovery.h"
-#include "plugin_api/pipeline/pass_manager.h"
-#include "plugin_api/pipeline/pass_registry.h"
-#include "plugin_api/pipeline/pipeline.h"
+#include "host/loader/plugin_discovery.h"
+#include "host/pipeline/pass_manager.h"
+#include "host/pipeline/pass_registry.h"
+#include "host/pipeline/pipeline.h"
 #include "sdk_examples/tracing/seed_examples.h"
 
 namespace fx::tools {

@@ -19,11 +19,11 @@
 #include "fx_core/runtime/interpreter.h"
 #include "fx_core/runtime/parallel.h"
 #include "fx_core/support/strings.h"
-#include "plugin_api/pipeline/named_pipelines.h"
-#include "plugin_api/pipeline/pass_manager.h"
-#include "plugin_api/pipeline/pass_registry.h"
-#include "plugin_api/pipeline/pass_target.h"
-#include "plugin_api/pipeline/pipeline.h"
+#include "host/pipeline/named_pipelines.h"
+#include "host/pipeline/pass_manager.h"
+#include "host/pipeline/pass_registry.h"
+#include "host/pipeline/pass_target.h"
+#include "host/pipeline/pipeline.h"
 #include "tools/pipeline_commands.h"
 
 namespace fx::tools {

@@ -13,7 +13,7 @@
 //    `--pipeline shape_prop,fold_bn,fuse_conv --engine inference_plan` runs
 //    the plan on the graph the inference plugin optimized, as `fx run` would
 //    write it. A failing pass is an error (exit status 1) naming it.
-//    TEXT may be a named pipeline (plugin_api/pipeline/named_pipelines.h:
+//    TEXT may be a named pipeline (host/pipeline/named_pipelines.h:
 //    O1, O2, inference); its engine is then the default for --engine, and
 //    stderr names the passes that ran ("fx exec: named pipeline
 //    inference: ran shape_prop, fold_bn, ...").
@@ -51,7 +51,7 @@
 #include <string>
 #include <vector>
 
-#include "plugin_api/loader/plugin_discovery.h"
+#include "host/loader/plugin_discovery.h"
 
 namespace fx::tools {
 

@@ -15,7 +15,7 @@
 #include "fx_core/io/regular_file.h"
 #include "fx_core/ir/codegen.h"
 #include "fx_core/support/error.h"
-#include "plugin_api/pipeline/pass_registry.h"
+#include "host/pipeline/pass_registry.h"
 #include "tools/command_options.h"
 #include "tools/demo.h"
 #include "tools/exec_command.h"

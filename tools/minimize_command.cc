@@ -13,11 +13,11 @@
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/graph_module_file.h"
 #include "fx_core/support/strings.h"
-#include "plugin_api/pipeline/minimizer.h"
-#include "plugin_api/pipeline/pass_manager.h"
-#include "plugin_api/pipeline/pass_registry.h"
-#include "plugin_api/pipeline/pipeline.h"
-#include "plugin_api/pipeline/pipeline_backend.h"
+#include "host/minimizer/minimizer.h"
+#include "host/pipeline/pass_manager.h"
+#include "host/pipeline/pass_registry.h"
+#include "host/pipeline/pipeline.h"
+#include "host/minimizer/pipeline_backend.h"
 #include "tools/pipeline_commands.h"
 
 namespace fx::tools {

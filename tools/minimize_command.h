@@ -1,5 +1,5 @@
 // `fx minimize`: the smallest subgraph a backend computes wrongly
-// (plugin_api/pipeline/minimizer.h, torch.fx's net_min_base). Argument
+// (host/minimizer/minimizer.h, torch.fx's net_min_base). Argument
 // handling and printing only.
 //
 //   fx minimize FILE --inputs IN.pt (--pipeline TEXT | --config CONF.json)
@@ -19,7 +19,7 @@
 #include <ostream>
 #include <string>
 
-#include "plugin_api/loader/plugin_discovery.h"
+#include "host/loader/plugin_discovery.h"
 #include "tools/pass_isolation_args.h"
 
 namespace fx::tools {

@@ -18,14 +18,14 @@
 #include "fx_core/runtime/graph_module_file.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/strings.h"
-#include "plugin_api/capi/pass_options.h"
-#include "plugin_api/loader/plugin_loader.h"
-#include "plugin_api/pipeline/named_pipelines.h"
-#include "plugin_api/pipeline/pass_manager.h"
-#include "plugin_api/pipeline/pass_registry.h"
-#include "plugin_api/pipeline/pipeline.h"
-#include "plugin_api/pipeline/plugin_extensions.h"
-#include "plugin_api/pipeline/standard_instrumentations.h"
+#include "host/options/pass_options.h"
+#include "host/loader/plugin_loader.h"
+#include "host/pipeline/named_pipelines.h"
+#include "host/pipeline/pass_manager.h"
+#include "host/pipeline/pass_registry.h"
+#include "host/pipeline/pipeline.h"
+#include "host/extensions/plugin_extensions.h"
+#include "host/pipeline/standard_instrumentations.h"
 
 namespace fx::tools {
 namespace {

@@ -1,8 +1,8 @@
 // `fx plugins`, `fx run` and `fx dot`: listing plugins and running pipelines
 // of their passes on graph files. Argument handling and printing only: the
-// plugins are found by plugin_api/loader/plugin_discovery.h and loaded by
+// plugins are found by host/loader/plugin_discovery.h and loaded by
 // host::load_plugins (pass_registry.h), the pipeline is read by
-// plugin_api/pipeline/pipeline.h and run by the PassManager.
+// host/pipeline/pipeline.h and run by the PassManager.
 //
 // Where plugins come from, in this order, each file loaded once:
 //  1. the config's "plugins" (sha256-pinned when the config says so) and
@@ -44,7 +44,7 @@
 // "pass_timeout", "pass_memory_limit") isolates every pass; --no-isolate (or
 // the config's "isolate": false) runs every pass in fx's process. A flag
 // wins over the config, the config over the default. Isolated, each pass
-// runs in a worker process (plugin_api/pipeline/pass_call.h); a pass that
+// runs in a worker process (host/pipeline/pass_call.h); a pass that
 // crashes, aborts, runs past the timeout or past the memory limit fails like
 // one that returned an error (rolled back, named with what ended its worker, a
 // reproducer written when asked), and fx run goes on as --on-failure says. Each
@@ -67,9 +67,9 @@
 #include <string_view>
 
 #include "absl/status/status.h"
-#include "plugin_api/loader/plugin_discovery.h"
-#include "plugin_api/pipeline/pass_manager.h"
-#include "plugin_api/pipeline/pass_registry.h"
+#include "host/loader/plugin_discovery.h"
+#include "host/pipeline/pass_manager.h"
+#include "host/pipeline/pass_registry.h"
 #include "tools/pass_isolation_args.h"
 
 namespace fx::tools {

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "fx_core/support/strings.h"
-#include "plugin_api/pipeline/pipeline.h"
-#include "plugin_api/pipeline/plugin_check.h"
+#include "host/pipeline/pipeline.h"
+#include "host/plugin_check/plugin_check.h"
 #include "tools/torchvision_graphs.h"
 
 namespace fx::tools {

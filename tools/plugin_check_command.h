@@ -1,7 +1,7 @@
 // `fx plugin-check LIB.so [--graphs DIR] [--torchvision MODELS] [--pass
 // NAME]... [--before PIPELINE] [--plugin PATH]... [--plugin-dir DIR]...
 // [--no-default-plugins] [--rtol X] [--atol X] [--pass-timeout SECONDS]
-// [--pass-memory-limit MIB]`: runs plugin_api/pipeline/plugin_check.h's
+// [--pass-memory-limit MIB]`: runs host/plugin_check/plugin_check.h's
 // checks on the passes of LIB.so (every one, or each --pass NAME) and
 // prints their table, always whole: every check that runs the plugin's code
 // runs it in a worker process, so a crash, an exit or a hang past
@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "plugin_api/loader/plugin_discovery.h"
+#include "host/loader/plugin_discovery.h"
 
 namespace fx::tools {
 

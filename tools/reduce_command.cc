@@ -17,12 +17,12 @@
 #include "fx_core/runtime/interpreter.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/strings.h"
-#include "plugin_api/pipeline/graph_reducer.h"
-#include "plugin_api/pipeline/pass_manager.h"
-#include "plugin_api/pipeline/pass_registry.h"
-#include "plugin_api/pipeline/pass_target.h"
-#include "plugin_api/pipeline/pipeline.h"
-#include "plugin_api/pipeline/pipeline_probe.h"
+#include "host/minimizer/graph_reducer.h"
+#include "host/pipeline/pass_manager.h"
+#include "host/pipeline/pass_registry.h"
+#include "host/pipeline/pass_target.h"
+#include "host/pipeline/pipeline.h"
+#include "host/minimizer/pipeline_probe.h"
 #include "tools/pipeline_commands.h"
 
 namespace fx::tools {

@@ -1,7 +1,7 @@
 // `fx reduce FILE --pipeline TEXT [-o OUT] [--inputs IN.pt] [--isolate]
 // [--pass-timeout S] [--pass-memory-limit MIB] [--plugin PATH]...
 // [--plugin-dir DIR]...`: shrinks FILE while the pipeline keeps failing the
-// same way (plugin_api/pipeline/graph_reducer.h, pipeline_probe.h) and
+// same way (host/minimizer/graph_reducer.h, pipeline_probe.h) and
 // writes the smallest graph found to OUT (default: FILE's name with
 // `.reduced.fx.json`), atomically, with the weights it uses beside it.
 //
@@ -26,7 +26,7 @@
 #include <ostream>
 #include <string>
 
-#include "plugin_api/loader/plugin_discovery.h"
+#include "host/loader/plugin_discovery.h"
 #include "tools/pass_isolation_args.h"
 
 namespace fx::tools {

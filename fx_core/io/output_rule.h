@@ -12,7 +12,7 @@
 //
 // Outputs written on a command's behalf by code that does not see its
 // FilesRead (a plugin's pass writing a file through the C ABI's
-// WriteOutputFile, plugin_api/capi) obey the same rule through the process's
+// WriteOutputFile, host/capi) obey the same rule through the process's
 // current inputs: the command publishes its FilesRead (publish()) for as
 // long as such code runs, and that code checks with check_current_output().
 // One registry per process; a pass worker forked by the pass manager

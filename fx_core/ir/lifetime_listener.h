@@ -1,5 +1,5 @@
 // fx::LifetimeListener: who is told that an observed node or graph is being
-// destroyed. The C ABI's handle table (plugin_api/capi/handle_table.h) is
+// destroyed. The C ABI's handle table (host/capi/handle_table.h) is
 // the one listener: it observes every node and graph it hands to a plugin,
 // so that a handle kept after its object was destroyed (a rolled-back or
 // released graph, a purged node) is refused instead of used after free.

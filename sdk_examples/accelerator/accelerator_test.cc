@@ -23,11 +23,11 @@
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/graph_module_file.h"
 #include "fx_core/runtime/module_registry.h"
-#include "plugin_api/loader/plugin_loader.h"
-#include "plugin_api/pipeline/pass_manager.h"
-#include "plugin_api/pipeline/pass_registry.h"
-#include "plugin_api/pipeline/pass_target.h"
-#include "plugin_api/pipeline/pipeline.h"
+#include "host/loader/plugin_loader.h"
+#include "host/pipeline/pass_manager.h"
+#include "host/pipeline/pass_registry.h"
+#include "host/pipeline/pass_target.h"
+#include "host/pipeline/pipeline.h"
 
 namespace fx {
 namespace {

@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <utility>
 
-#include "plugin_api/loader/plugin_loader.h"
-#include "plugin_api/pipeline/pass_registry.h"
+#include "host/loader/plugin_loader.h"
+#include "host/pipeline/pass_registry.h"
 
 namespace capture_vendor {
 

@@ -12,8 +12,8 @@
 #include "fx_core/ir/node.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/graph_module_file.h"
-#include "plugin_api/loader/plugin_loader.h"
-#include "plugin_api/pipeline/pass_manager.h"
+#include "host/loader/plugin_loader.h"
+#include "host/pipeline/pass_manager.h"
 
 namespace fx {
 namespace {

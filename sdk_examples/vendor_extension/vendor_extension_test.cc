@@ -12,12 +12,12 @@
 #include "fx_core/ir/node.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/tracer/tracer.h"
-#include "plugin_api/loader/plugin_loader.h"
-#include "plugin_api/loader/plugin_tracer.h"
-#include "plugin_api/pipeline/pass_manager.h"
-#include "plugin_api/pipeline/pass_registry.h"
-#include "plugin_api/pipeline/pass_target.h"
-#include "plugin_api/pipeline/pipeline.h"
+#include "host/loader/plugin_loader.h"
+#include "host/loader/plugin_tracer.h"
+#include "host/pipeline/pass_manager.h"
+#include "host/pipeline/pass_registry.h"
+#include "host/pipeline/pass_target.h"
+#include "host/pipeline/pipeline.h"
 #include "sdk_examples/vendor_extension/vendor_model.h"
 
 namespace vendor_example {

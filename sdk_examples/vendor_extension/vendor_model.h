@@ -1,5 +1,5 @@
 // A model that uses the vendor plugin's extensions. Trace it with
-// fx::host::PluginTracer (plugin_api/loader/plugin_tracer.h), which follows the
+// fx::host::PluginTracer (host/loader/plugin_tracer.h), which follows the
 // leaf-module rules plugins registered.
 #ifndef SDK_EXAMPLES_VENDOR_EXTENSION_VENDOR_MODEL_H_
 #define SDK_EXAMPLES_VENDOR_EXTENSION_VENDOR_MODEL_H_

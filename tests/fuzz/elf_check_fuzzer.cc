@@ -1,5 +1,5 @@
 // Fuzz target: the plugin file check before dlopen
-// (fx::host::check_shared_object, plugin_api/loader/elf_check.h). The bytes
+// (fx::host::check_shared_object, host/loader/elf_check.h). The bytes
 // are written to a temporary file and checked; the file is never loaded. A
 // refusal must carry a message; an accepted file must at least start with
 // the ELF magic and hold a whole ELF64 header.
@@ -12,7 +12,7 @@
 #include <cstring>
 #include <string>
 
-#include "plugin_api/loader/elf_check.h"
+#include "host/loader/elf_check.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace {

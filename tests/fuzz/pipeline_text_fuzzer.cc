@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "plugin_api/pipeline/pipeline.h"
+#include "host/pipeline/pipeline.h"
 #include "tests/fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "fx/plugin_api.h"
-#include "plugin_api/capi/pass_options.h"
-#include "plugin_api/loader/plugin_loader.h"
-#include "plugin_api/pipeline/pass_registry.h"
-#include "plugin_api/pipeline/pipeline.h"
+#include "host/options/pass_options.h"
+#include "host/loader/plugin_loader.h"
+#include "host/pipeline/pass_registry.h"
+#include "host/pipeline/pipeline.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace {

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "fx_core/runtime/graph_module.h"
-#include "plugin_api/pipeline/pass_manager.h"
-#include "plugin_api/pipeline/pass_registry.h"
+#include "host/pipeline/pass_manager.h"
+#include "host/pipeline/pass_registry.h"
 #include "tests/testing/python.h"
 
 namespace fx::plugins_test {

@@ -1,4 +1,4 @@
-"""Named pipelines (issue 37 item 5; plugin_api/pipeline/named_pipelines.h):
+"""Named pipelines (issue 37 item 5; host/pipeline/named_pipelines.h):
 O1, O2 and inference by name through fx_sdk.run_pipeline and the fx command
 (fx pipelines, fx run --pipeline NAME, fx exec --optimize): each runs the
 passes it lists (the printed or returned list and the graph), gives torch

@@ -16,7 +16,7 @@
 #include "fx_core/ir/node.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/graph_module_file.h"
-#include "plugin_api/loader/sha256.h"
+#include "host/loader/sha256.h"
 #include "tests/testing/reference.h"
 #include "tests/tools/fx_run.h"
 

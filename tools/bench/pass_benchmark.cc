@@ -17,10 +17,10 @@
 
 #include "fx_core/ir/graph.h"
 #include "fx_core/ir/node.h"
-#include "plugin_api/capi/c_api.h"
-#include "plugin_api/capi/pass_options.h"
-#include "plugin_api/loader/plugin_loader.h"
-#include "plugin_api/pipeline/pass_manager.h"
+#include "host/capi/c_api.h"
+#include "host/options/pass_options.h"
+#include "host/loader/plugin_loader.h"
+#include "host/pipeline/pass_manager.h"
 
 namespace {
 

@@ -51,9 +51,9 @@
 #include "fx_core/format/graph_json.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/runtime/graph_module_file.h"
-#include "plugin_api/loader/plugin_loader.h"
-#include "plugin_api/pipeline/pass_manager.h"
-#include "plugin_api/pipeline/pipeline.h"
+#include "host/loader/plugin_loader.h"
+#include "host/pipeline/pass_manager.h"
+#include "host/pipeline/pipeline.h"
 
 namespace {
 

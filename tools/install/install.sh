@@ -104,7 +104,7 @@ api_version="$(sed -n 's/^#define FX_API_VERSION \([0-9]*\).*/\1/p' "$src/plugin
 # The headers fx_sdk/host.h reaches through quoted includes, and those of
 # the code fx_library generates and its drivers (the codegen support, Value),
 # each under PREFIX/include/fx-sdk at its path in the tree (fx_sdk/host.h
-# itself lives in tools/host). An include of ours (fx_core/, plugin_api/,
+# itself lives in tools/host). An include of ours (fx_core/, host/,
 # fx_sdk/) that is not in the runfiles stops the install; others (LibTorch,
 # Abseil, the plugin contract fx/..., installed above) come from elsewhere.
 install_host_headers() {
@@ -123,7 +123,7 @@ install_host_headers() {
     install -D -m 644 "$path" "$dest/$h"
     while read -r inc; do
       case "$inc" in
-        fx_core/* | plugin_api/capi/* | plugin_api/loader/* | plugin_api/pipeline/* | fx_sdk/*)
+        fx_core/* | host/* | fx_sdk/*)
           todo+=("$inc") ;;
       esac
     done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$path")

@@ -449,7 +449,7 @@ typedef struct FxPartitionOptions {
  * GraphModule: GraphGetAttr, GraphModuleType and GraphModuleConfig read its
  * weights and modules; GraphRun runs it), `name` its call_module target
  * ("accelerator_0"), `graph_json` the same graph as fx-graph JSON text
- * (../shared/spec/fx-graph-json.md, without weights), `inputs` the shape
+ * (docs/fx-graph-json.md, without weights), `inputs` the shape
  * and dtype of each placeholder (from its meta['tensor_meta']). Sets
  * *compiled (the backend's own object, passed back to run and release) or
  * returns a status saying why the partition cannot be compiled. */

@@ -28,11 +28,11 @@
 #include "fx_core/ir/node.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/op_registry.h"
-#include "plugin_api/capi/c_api.h"
-#include "plugin_api/capi/extensions.h"
-#include "plugin_api/loader/plugin_loader.h"
-#include "plugin_api/pipeline/pass_manager.h"
-#include "plugin_api/pipeline/pass_registry.h"
+#include "host/capi/c_api.h"
+#include "host/capi/extensions.h"
+#include "host/loader/plugin_loader.h"
+#include "host/pipeline/pass_manager.h"
+#include "host/pipeline/pass_registry.h"
 #include "tests/testing/status_matchers.h"
 
 namespace fx::host {

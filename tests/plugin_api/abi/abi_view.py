@@ -13,7 +13,7 @@ break.
 
 FORWARDED (comma-separated FxApi member names) is for the first release of
 version 1 only: entries the host serves at BASELINE's offsets through its
-forwarders (plugin_api/capi/first_release_forwarding.cc). They are moved
+forwarders (host/capi/first_release_forwarding.cc). They are moved
 back to BASELINE's offsets, and whatever the current table has at those
 offsets is what the forwarders also serve, so it leaves the view. Any other
 difference still shows.

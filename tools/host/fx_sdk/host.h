@@ -53,13 +53,13 @@
 #include "fx_core/support/error.h"
 #include "fx_core/tracer/functions.h"
 #include "fx_core/tracer/tracer.h"
-#include "plugin_api/loader/plugin_discovery.h"
-#include "plugin_api/pipeline/named_pipelines.h"
-#include "plugin_api/pipeline/pass_manager.h"
-#include "plugin_api/pipeline/pass_registry.h"
-#include "plugin_api/pipeline/pass_target.h"
-#include "plugin_api/pipeline/pipeline.h"
-#include "plugin_api/pipeline/pipeline_report.h"
+#include "host/loader/plugin_discovery.h"
+#include "host/pipeline/named_pipelines.h"
+#include "host/pipeline/pass_manager.h"
+#include "host/pipeline/pass_registry.h"
+#include "host/pipeline/pass_target.h"
+#include "host/pipeline/pipeline.h"
+#include "host/pipeline/pipeline_report.h"
 
 #define FX_HOST_VERSION_MAJOR 1
 #define FX_HOST_VERSION_MINOR 0

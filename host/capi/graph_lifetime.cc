@@ -1,0 +1,166 @@
+// The lifetime of what a plugin's handles name: the attribute stores bound
+// to graphs (ScopedAttributeStore), the graphs a plugin created and released
+// (kept, marked, until free_released_graphs), and the checks that refuse a
+// released graph or an erased node (live_graph, live_node).
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <new>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/ir/node.h"
+#include "fx_core/support/error.h"
+#include "fx_core/support/strings.h"
+#include "host/capi/api_internal.h"
+#include "host/capi/c_api.h"
+#include "host/capi/wrap.h"
+
+namespace fx::host {
+namespace internal {
+
+// ---------------------------------------------------------- attributes
+
+std::mutex& stores_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+absl::flat_hash_map<const Graph*, AttributeStore*>& stores() {
+  static auto* map = new absl::flat_hash_map<const Graph*, AttributeStore*>();
+  return *map;
+}
+
+AttributeStore* store_for(const Graph* g) {
+  std::lock_guard<std::mutex> lock(stores_mutex());
+  auto it = stores().find(g);
+  return it == stores().end() ? nullptr : it->second;
+}
+
+// ------------------------------------------- released graphs, erased nodes
+
+namespace {
+
+struct GraphsOfPlugins {
+  std::mutex mutex;
+  absl::flat_hash_set<const Graph*> created;  // by CreateGraph, not freed
+  absl::flat_hash_set<const Graph*> released;
+  std::atomic<size_t> num_released{0};  // read without the lock
+};
+
+GraphsOfPlugins& graphs_of_plugins() {
+  static auto* graphs = new GraphsOfPlugins();
+  return *graphs;
+}
+
+}  // namespace
+
+void note_created_graph(Graph* g) {
+  GraphsOfPlugins& all = graphs_of_plugins();
+  std::lock_guard<std::mutex> lock(all.mutex);
+  all.created.insert(g);
+}
+
+// Only a graph from CreateGraph is released, once; any other is left alone.
+void release_graph(Graph* g) {
+  GraphsOfPlugins& all = graphs_of_plugins();
+  std::lock_guard<std::mutex> lock(all.mutex);
+  if (all.created.count(g) == 0 || !all.released.insert(g).second) return;
+  all.num_released.store(all.released.size(), std::memory_order_release);
+}
+
+bool is_released(const Graph* g) {
+  GraphsOfPlugins& all = graphs_of_plugins();
+  if (all.num_released.load(std::memory_order_acquire) == 0) return false;
+  std::lock_guard<std::mutex> lock(all.mutex);
+  return all.released.count(g) > 0;
+}
+
+namespace {
+[[noreturn]] void fail_released() {
+  fail(FX_FAILED_PRECONDITION,
+       "the graph was released (ReleaseGraph); it and its nodes can no longer "
+       "be used");
+}
+}  // namespace
+
+Graph* live_graph(FxGraph* g) {
+  Graph* graph = require(unwrap(g), "graph");
+  if (is_released(graph)) fail_released();
+  return graph;
+}
+
+const Graph* live_graph(const FxGraph* g) {
+  const Graph* graph = require(unwrap(g), "graph");
+  if (is_released(graph)) fail_released();
+  return graph;
+}
+
+Node* live_node(FxNode* n, const char* what) {
+  return const_cast<Node*>(live_node(static_cast<const FxNode*>(n), what));
+}
+
+const Node* live_node(const FxNode* n, const char* what) {
+  const Node* node = require(unwrap(n), what);
+  if (is_released(node->graph())) fail_released();
+  if (node->erased()) {
+    fail(FX_FAILED_PRECONDITION,
+         cat(what, " '", node->name(),
+             "' was erased; an erased node can only be read"));
+  }
+  return node;
+}
+
+AttributeStore* require_store(const Graph* g) {
+  AttributeStore* s = store_for(g);
+  if (s == nullptr) {
+    fail(FX_FAILED_PRECONDITION,
+         "this graph has no owning module, so it has no attributes");
+  }
+  return s;
+}
+
+}  // namespace internal
+
+using internal::stores;
+using internal::stores_mutex;
+
+void free_released_graphs() {
+  internal::GraphsOfPlugins& all = internal::graphs_of_plugins();
+  std::lock_guard<std::mutex> lock(all.mutex);
+  for (const Graph* g : all.released) {
+    all.created.erase(g);
+    delete g;
+  }
+  all.released.clear();
+  all.num_released.store(0, std::memory_order_release);
+}
+
+ScopedAttributeStore::ScopedAttributeStore(const Graph* graph,
+                                           AttributeStore* store)
+    : graph_(graph) {
+  std::lock_guard<std::mutex> lock(stores_mutex());
+  auto it = stores().find(graph);
+  previous_ = it == stores().end() ? nullptr : it->second;
+  if (store) {
+    stores()[graph] = store;
+  } else {
+    stores().erase(graph);
+  }
+}
+
+ScopedAttributeStore::~ScopedAttributeStore() {
+  std::lock_guard<std::mutex> lock(stores_mutex());
+  if (previous_) {
+    stores()[graph_] = previous_;
+  } else {
+    stores().erase(graph_);
+  }
+}
+
+}  // namespace fx::host

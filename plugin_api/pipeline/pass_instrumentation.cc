@@ -1,7 +1,0 @@
-#include "plugin_api/pipeline/pass_instrumentation.h"
-
-namespace fx::host {
-
-PassInstrumentation::~PassInstrumentation() = default;
-
-}  // namespace fx::host
