@@ -29,6 +29,7 @@ class Tensor;
 
 namespace fx {
 class Graph;
+class GraphModule;
 class Node;
 }  // namespace fx
 
@@ -126,6 +127,14 @@ class AttributeStore {
                  " batch of example inputs, no batch ", batch);
     return nullptr;
   }
+
+ protected:
+  // module_type() for a store whose submodules are `module`'s: false with
+  // *error naming the store as `owner` ("the partition has no submodule
+  // 'x'") when there is none at `qualified_name`.
+  static bool submodule_type(const GraphModule& module, std::string_view owner,
+                             std::string_view qualified_name, std::string* type,
+                             std::string* error);
 };
 
 // Binds `store` to `graph` while in scope (nesting restores the previous).

@@ -90,13 +90,7 @@ class PartitionAttributes : public AttributeStore {
   }
   bool module_type(std::string_view name, std::string* type,
                    std::string* error) const override {
-    std::shared_ptr<torch::nn::Module> m = module_.get_submodule(name);
-    if (m == nullptr) {
-      *error = cat("the partition has no submodule '", name, "'");
-      return false;
-    }
-    *type = module_type_name(*m);
-    return true;
+    return submodule_type(module_, "the partition", name, type, error);
   }
 
  private:

@@ -5,11 +5,14 @@
 #include <cstddef>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <new>
 #include <vector>
 
 #include "fx_core/ir/graph.h"
 #include "fx_core/ir/node.h"
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/graph_module_file.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 #include "host/capi/api_internal.h"
@@ -17,6 +20,19 @@
 #include "host/capi/wrap.h"
 
 namespace fx::host {
+
+bool AttributeStore::submodule_type(const GraphModule& module,
+                                    std::string_view owner,
+                                    std::string_view qualified_name,
+                                    std::string* type, std::string* error) {
+  std::shared_ptr<torch::nn::Module> m = module.get_submodule(qualified_name);
+  if (m == nullptr) {
+    *error = cat(owner, " has no submodule '", qualified_name, "'");
+    return false;
+  }
+  *type = module_type_name(*m);
+  return true;
+}
 namespace internal {
 
 namespace {

@@ -11,7 +11,6 @@
 #include "fx_core/support/strings.h"
 
 namespace fx::host {
-namespace {
 
 GraphFile copy_of(const GraphFile& file) {
   GraphFile copy;
@@ -21,6 +20,8 @@ GraphFile copy_of(const GraphFile& file) {
   copy.directory = file.directory;
   return copy;
 }
+
+namespace {
 
 Node* find_named(const Graph& graph, std::string_view name) {
   for (Node* node : graph.nodes()) {

@@ -21,6 +21,10 @@
 
 namespace fx::host {
 
+// A copy of `file` that the reducer (and a probe) may change: the graph
+// snapshotted, the modules, weights path and directory copied.
+GraphFile copy_of(const GraphFile& file);
+
 // The failure category of running something on `file`, or empty.
 using FailureProbe = std::function<std::string(const GraphFile& file)>;
 

@@ -6,21 +6,10 @@
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/graph_module_file.h"
 #include "fx_core/support/strings.h"
+#include "host/minimizer/graph_reducer.h"
 #include "host/pipeline/pass_target.h"
 
 namespace fx::host {
-namespace {
-
-GraphFile copy_of(const GraphFile& file) {
-  GraphFile copy;
-  copy.graph = file.graph->snapshot();
-  copy.modules = file.modules;
-  copy.weights = file.weights;
-  copy.directory = file.directory;
-  return copy;
-}
-
-}  // namespace
 
 std::string failure_category(const PipelineReport& report) {
   for (const PassRecord& record : report.passes) {

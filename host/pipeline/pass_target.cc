@@ -301,13 +301,7 @@ class GraphModuleTarget::Attributes : public AttributeStore {
 
   bool module_type(std::string_view name, std::string* type,
                    std::string* error) const override {
-    std::shared_ptr<torch::nn::Module> m = module_.get_submodule(name);
-    if (m == nullptr) {
-      *error = cat("the module has no submodule '", name, "'");
-      return false;
-    }
-    *type = module_type_name(*m);
-    return true;
+    return submodule_type(module_, "the module", name, type, error);
   }
 
   bool add_module(std::string_view name, std::string_view type,
