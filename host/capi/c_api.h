@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "fx/plugin_api.h"
@@ -127,14 +128,27 @@ class AttributeStore {
                  " batch of example inputs, no batch ", batch);
     return nullptr;
   }
+};
+
+// An AttributeStore over a GraphModule's tensors and submodules; `owner`
+// names it in errors ("the partition has no submodule 'x'").
+class GraphModuleAttributeStore : public AttributeStore {
+ public:
+  GraphModuleAttributeStore(const GraphModule& module, std::string owner)
+      : graph_module_(module), owner_(std::move(owner)) {}
+
+  bool has_attr(std::string_view qualified_name) const override;
+  bool module_type(std::string_view qualified_name, std::string* type,
+                   std::string* error) const override;
 
  protected:
-  // module_type() for a store whose submodules are `module`'s: false with
-  // *error naming the store as `owner` ("the partition has no submodule
-  // 'x'") when there is none at `qualified_name`.
-  static bool submodule_type(const GraphModule& module, std::string_view owner,
-                             std::string_view qualified_name, std::string* type,
-                             std::string* error);
+  // The tensor at `qualified_name`, or an undefined one with *error set.
+  at::Tensor tensor_attr(std::string_view qualified_name,
+                         std::string* error) const;
+
+ private:
+  const GraphModule& graph_module_;
+  std::string owner_;
 };
 
 // Binds `store` to `graph` while in scope (nesting restores the previous).

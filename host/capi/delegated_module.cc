@@ -65,22 +65,15 @@ FxTensorSpec input_spec(const Node& placeholder, const std::string& where) {
 }
 
 // A partition's tensors and submodules, read only.
-class PartitionAttributes : public AttributeStore {
+class PartitionAttributes : public GraphModuleAttributeStore {
  public:
-  explicit PartitionAttributes(const GraphModule& module) : module_(module) {}
+  explicit PartitionAttributes(const GraphModule& module)
+      : GraphModuleAttributeStore(module, "the partition") {}
 
-  bool has_attr(std::string_view name) const override {
-    return module_.get_attr(name).defined() ||
-           module_.get_submodule(name) != nullptr;
-  }
   DLManagedTensor* get_attr(std::string_view name,
                             std::string* error) const override {
-    at::Tensor t = module_.get_attr(name);
-    if (!t.defined()) {
-      *error = cat("the partition has no parameter or buffer '", name, "'");
-      return nullptr;
-    }
-    return at::toDLPack(t.detach());
+    at::Tensor t = tensor_attr(name, error);
+    return t.defined() ? at::toDLPack(t.detach()) : nullptr;
   }
   bool set_attr(std::string_view name, DLManagedTensor* tensor,
                 std::string* error) override {
@@ -88,13 +81,6 @@ class PartitionAttributes : public AttributeStore {
     *error = cat("a delegated partition is read only (setting '", name, "')");
     return false;
   }
-  bool module_type(std::string_view name, std::string* type,
-                   std::string* error) const override {
-    return submodule_type(module_, "the partition", name, type, error);
-  }
-
- private:
-  const GraphModule& module_;
 };
 
 }  // namespace

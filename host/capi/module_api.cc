@@ -21,17 +21,30 @@
 
 namespace fx::host {
 
-bool AttributeStore::submodule_type(const GraphModule& module,
-                                    std::string_view owner,
-                                    std::string_view qualified_name,
-                                    std::string* type, std::string* error) {
-  std::shared_ptr<torch::nn::Module> m = module.get_submodule(qualified_name);
+bool GraphModuleAttributeStore::has_attr(std::string_view name) const {
+  return graph_module_.get_attr(name).defined() ||
+         graph_module_.get_submodule(name) != nullptr;
+}
+
+bool GraphModuleAttributeStore::module_type(std::string_view name,
+                                            std::string* type,
+                                            std::string* error) const {
+  std::shared_ptr<torch::nn::Module> m = graph_module_.get_submodule(name);
   if (m == nullptr) {
-    *error = cat(owner, " has no submodule '", qualified_name, "'");
+    *error = cat(owner_, " has no submodule '", name, "'");
     return false;
   }
   *type = module_type_name(*m);
   return true;
+}
+
+at::Tensor GraphModuleAttributeStore::tensor_attr(std::string_view name,
+                                                  std::string* error) const {
+  at::Tensor t = graph_module_.get_attr(name);
+  if (!t.defined()) {
+    *error = cat(owner_, " has no parameter or buffer '", name, "'");
+  }
+  return t;
 }
 namespace internal {
 

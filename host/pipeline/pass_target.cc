@@ -181,10 +181,10 @@ at::Tensor owned_copy(DLManagedTensor* tensor) {
 
 // The module's tensors and submodules for the C ABI, with a journal of the
 // tensors a pass replaced so a rollback can put them back.
-class GraphModuleTarget::Attributes : public AttributeStore {
+class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
  public:
   Attributes(GraphModule& module, std::vector<at::Tensor> example_inputs)
-      : module_(module) {
+      : GraphModuleAttributeStore(module, "the module"), module_(module) {
     if (!example_inputs.empty()) batches_.push_back(std::move(example_inputs));
   }
 
@@ -225,18 +225,10 @@ class GraphModuleTarget::Attributes : public AttributeStore {
     return batches_.empty() ? std::vector<at::Tensor>{} : batches_[0];
   }
 
-  bool has_attr(std::string_view name) const override {
-    return module_.get_attr(name).defined() ||
-           module_.get_submodule(name) != nullptr;
-  }
-
   DLManagedTensor* get_attr(std::string_view name,
                             std::string* error) const override {
-    at::Tensor t = module_.get_attr(name);
-    if (!t.defined()) {
-      *error = cat("the module has no parameter or buffer '", name, "'");
-      return nullptr;
-    }
+    at::Tensor t = tensor_attr(name, error);
+    if (!t.defined()) return nullptr;
     remember(std::string(name), t);
     return track_view(std::string(name), t);
   }
@@ -297,11 +289,6 @@ class GraphModuleTarget::Attributes : public AttributeStore {
     }
     module_.set_attr(name, stored, is_parameter);
     return true;
-  }
-
-  bool module_type(std::string_view name, std::string* type,
-                   std::string* error) const override {
-    return submodule_type(module_, "the module", name, type, error);
   }
 
   bool add_module(std::string_view name, std::string_view type,
