@@ -1,6 +1,6 @@
-// Helpers shared by the first-party plugins: dtype names, torch.fx's
-// TensorMetadata as a meta argument, and argument keys. Header-only, built
-// from plugin_api/include alone like the plugins themselves.
+// Helpers shared by the first-party plugins: a pass's refusal, dtype names,
+// torch.fx's TensorMetadata as a meta argument, and argument keys. Header-only,
+// built from plugin_api/include alone like the plugins themselves.
 #ifndef PLUGINS_COMMON_PLUGIN_UTIL_H_
 #define PLUGINS_COMMON_PLUGIN_UTIL_H_
 
@@ -21,6 +21,13 @@
 #include "fx/plugin_api.hpp"
 
 namespace fx_plugins {
+
+// Refuses on behalf of the pass `pass`: an Error of `code` whose message
+// names the pass ("PASS: what"), the form the passes' refusals share.
+[[noreturn]] inline void refuse_in(const char* pass, FxStatusCode code,
+                                   const std::string& what) {
+  throw fxp::Error(code, std::string(pass) + ": " + what);
+}
 
 // "float32", "torch.float32", "float", "int64", ... -> DLPack dtype.
 inline DLDataType parse_dtype(std::string name) {

@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "fx/plugin_api.hpp"
+#include "plugins/common/plugin_util.h"
 #include "plugins/optimization/passes.h"
 #include "plugins/optimization/retrace.h"
 
@@ -59,7 +60,7 @@ using fxp::Graph;
 using fxp::Node;
 
 [[noreturn]] void refuse(FxStatusCode code, const std::string& what) {
-  throw fxp::Error(code, std::string(kPass) + ": " + what);
+  fx_plugins::refuse_in(kPass, code, what);
 }
 [[noreturn]] void bad_option(const std::string& what) {
   refuse(FX_INVALID_ARGUMENT, what);

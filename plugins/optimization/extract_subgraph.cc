@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "fx/plugin_api.hpp"
+#include "plugins/common/plugin_util.h"
 #include "plugins/optimization/passes.h"
 #include "plugins/optimization/retrace.h"
 
@@ -43,7 +44,7 @@ using fxp::Node;
 constexpr const char* kPass = "extract_subgraph";
 
 [[noreturn]] void refuse(const std::string& what) {
-  throw fxp::Error(FX_INVALID_ARGUMENT, std::string(kPass) + ": " + what);
+  fx_plugins::refuse_in(kPass, FX_INVALID_ARGUMENT, what);
 }
 
 using NodesByName = std::unordered_map<std::string, Node>;

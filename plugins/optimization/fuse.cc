@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "fx/plugin_api.hpp"
+#include "plugins/common/plugin_util.h"
 #include "plugins/optimization/module_types.h"
 #include "plugins/optimization/passes.h"
 
@@ -43,7 +44,7 @@ constexpr FusePattern kFusePatterns[] = {
 };
 
 [[noreturn]] void refuse(const std::string& what) {
-  throw fxp::Error(FX_FAILED_PRECONDITION, "fuse: " + what);
+  fx_plugins::refuse_in("fuse", FX_FAILED_PRECONDITION, what);
 }
 
 // torch's matches_module_pattern: `bn` calls a module of the pattern's

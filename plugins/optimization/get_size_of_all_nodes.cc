@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fx/plugin_api.hpp"
+#include "plugins/common/plugin_util.h"
 #include "plugins/optimization/passes.h"
 
 namespace fx_optimization {
@@ -29,7 +30,7 @@ constexpr const char* kSizes = "get_size_of_all_nodes";
 
 // Refuses, naming the pass (torch raises or asserts there).
 [[noreturn]] void refuse(const std::string& what) {
-  throw fxp::Error(FX_FAILED_PRECONDITION, std::string(kSizes) + ": " + what);
+  fx_plugins::refuse_in(kSizes, FX_FAILED_PRECONDITION, what);
 }
 
 // torch's element_size() of a dtype (quantized ones: their storage's).

@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "fx/plugin_api.hpp"
+#include "plugins/common/plugin_util.h"
 #include "plugins/optimization/passes.h"
 #include "plugins/optimization/retrace.h"
 
@@ -60,7 +61,7 @@ constexpr const char* kSplit =
     "torch.fx.experimental.merge_matmul.split_result_tensors";
 
 [[noreturn]] void refuse(const std::string& what) {
-  throw fxp::Error(FX_FAILED_PRECONDITION, std::string(kPass) + ": " + what);
+  fx_plugins::refuse_in(kPass, FX_FAILED_PRECONDITION, what);
 }
 
 // A matmul operand as torch's pass keys it: (null, target) for a get_attr

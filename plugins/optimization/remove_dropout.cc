@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fx/plugin_api.hpp"
+#include "plugins/common/plugin_util.h"
 #include "plugins/optimization/module_types.h"
 #include "plugins/optimization/passes.h"
 #include "plugins/optimization/retrace.h"
@@ -24,7 +25,7 @@ using fxp::Graph;
 using fxp::Node;
 
 [[noreturn]] void refuse_removal(const std::string& what) {
-  throw fxp::Error(FX_FAILED_PRECONDITION, "remove_dropout: " + what);
+  fx_plugins::refuse_in("remove_dropout", FX_FAILED_PRECONDITION, what);
 }
 
 // The nodes torch's DropoutRemover drops: calls of a torch.nn.Dropout with

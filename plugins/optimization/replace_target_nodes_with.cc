@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fx/plugin_api.hpp"
+#include "plugins/common/plugin_util.h"
 #include "plugins/optimization/passes.h"
 #include "plugins/optimization/retrace.h"
 
@@ -27,7 +28,7 @@ constexpr const char* kReplace = "replace_target_nodes_with";
 
 // Refuses, naming the pass (torch raises or asserts there).
 [[noreturn]] void refuse(const std::string& what) {
-  throw fxp::Error(FX_INVALID_ARGUMENT, std::string(kReplace) + ": " + what);
+  fx_plugins::refuse_in(kReplace, FX_INVALID_ARGUMENT, what);
 }
 
 FxOpcode opcode(const fxp::Options& options, const char* option) {

@@ -58,7 +58,7 @@ using fxp::Node;
 constexpr const char* kPass = "split_by_tags";
 
 [[noreturn]] void refuse(const std::string& what) {
-  throw fxp::Error(FX_INVALID_ARGUMENT, std::string(kPass) + ": " + what);
+  fx_plugins::refuse_in(kPass, FX_INVALID_ARGUMENT, what);
 }
 
 // The node references in `a`, in map_arg's order, repeats kept.

@@ -62,7 +62,7 @@ using fxp::Node;
 constexpr const char* kPass = "splitter";
 
 [[noreturn]] void refuse(FxStatusCode code, const std::string& what) {
-  throw fxp::Error(code, std::string(kPass) + ": " + what);
+  fx_plugins::refuse_in(kPass, code, what);
 }
 
 // torch's is_node_output_tensor: meta['type'] a Tensor class.

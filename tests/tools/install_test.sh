@@ -33,6 +33,15 @@ step "install"
 }
 for f in bin/fx include/fx/plugin_api.h include/fx/plugin_api.hpp \
   include/fx/plugin_api_inline.hpp include/dlpack/dlpack.h \
+  include/fx/plugin_api_arg_inline.hpp \
+  include/fx/plugin_api_graph_inline.hpp \
+  include/fx/plugin_api_partition_inline.hpp \
+  include/fx/plugin_api_pass_inline.hpp \
+  include/fx/plugin_api_rewrite_inline.hpp \
+  include/fx/plugin_api_run_inline.hpp \
+  include/fx/plugin_api_shape_env_inline.hpp \
+  include/fx/plugin_api_tensor_inline.hpp \
+  include/fx/plugin_api_value_inline.hpp \
   lib/cmake/FxSdk/FxSdkConfig.cmake lib/cmake/FxSdk/FxSdkConfigVersion.cmake \
   lib/pkgconfig/fx-plugin.pc lib/fx-sdk/fx_plugin.map \
   lib/fx-sdk/plugins/libfx_passes.so lib/fx-sdk/plugins/libfx_shape_prop.so \

@@ -5,7 +5,7 @@
 #   PREFIX/lib/fx-sdk/plugins/libfx_*.so    the first-party plugins (fx finds
 #                                           them here, plugin_discovery.h)
 #   PREFIX/include/fx/plugin_api.h          the plugin contract: the C header,
-#   PREFIX/include/fx/plugin_api{,_inline}.hpp   the C++ wrapper,
+#   PREFIX/include/fx/plugin_api{,_inline,_*_inline}.hpp   the C++ wrapper,
 #   PREFIX/include/dlpack/dlpack.h          and DLPack, which the header uses
 #   PREFIX/lib/cmake/FxSdk/                 find_package(FxSdk): the targets
 #                                           FxSdk::plugin_api and FxSdk::fx,
@@ -178,7 +178,10 @@ install -m 644 "$src/tools/torchfx_export.py" "$prefix/share/fx-sdk/"
 for p in "$src"/plugins/libfx_*.so; do
   install -m 755 "$p" "$prefix/lib/fx-sdk/plugins/"
 done
-for h in plugin_api.h plugin_api.hpp plugin_api_inline.hpp; do
+for h in plugin_api.h plugin_api.hpp plugin_api_inline.hpp \
+  plugin_api_arg_inline.hpp plugin_api_graph_inline.hpp plugin_api_partition_inline.hpp \
+  plugin_api_pass_inline.hpp plugin_api_rewrite_inline.hpp plugin_api_run_inline.hpp \
+  plugin_api_shape_env_inline.hpp plugin_api_tensor_inline.hpp plugin_api_value_inline.hpp; do
   install -m 644 "$src/plugin_api/include/fx/$h" "$prefix/include/fx/"
 done
 install -m 644 "$dlpack" "$prefix/include/dlpack/dlpack.h"

@@ -27,7 +27,10 @@
 //
 // Layout. This file is the wrapper's reference: its classes and functions
 // with their contracts. Their bodies are in fx/plugin_api_inline.hpp, which
-// this file includes at its end; plugins include only fx/plugin_api.hpp.
+// this file includes at its end, and in the one-concept headers that it
+// includes in turn (fx/plugin_api_<concept>_inline.hpp: arg, graph,
+// shape_env, value, tensor, run, rewrite, pass, partition); plugins include
+// only fx/plugin_api.hpp.
 // Bodies stay here, in the class, only when they are one statement over the
 // object's own members and call nothing of the host: handle getters (get(),
 // Arg::view(), OwnedGraph::view(), PluginDef::info()), explicit operator
