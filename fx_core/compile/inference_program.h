@@ -1,0 +1,145 @@
+// fx::InferencePlan::Program: one plan of an InferencePlan for one set of
+// input layouts (inference_plan.h): the compiled steps, each bound to a
+// direct ATen kernel, a fused pointwise kernel, a oneDNN step or the
+// registry kernel, and the buffers planned for their results. Its members
+// are defined by concern: loading and running (inference_program.cc),
+// memory planning (inference_program_memory.cc), binding steps to kernels
+// (inference_program_binding.cc).
+//
+// Internal to fx_core/compile (inference_plan's sources).
+#ifndef FX_CORE_COMPILE_INFERENCE_PROGRAM_H_
+#define FX_CORE_COMPILE_INFERENCE_PROGRAM_H_
+
+#include <ATen/ATen.h>
+#include <ATen/TensorIterator.h>
+#include <c10/core/GradMode.h>
+#include <torch/nn/module.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fx_core/compile/buffer_pool.h"
+#include "fx_core/compile/compiled_steps.h"
+#include "fx_core/compile/direct_kernels.h"
+#include "fx_core/compile/inference_plan.h"
+#include "fx_core/compile/onednn_steps.h"
+#include "fx_core/compile/pointwise_kernel.h"
+#include "fx_core/compile/shared_weights.h"
+#include "fx_core/compile/tensor_meta.h"
+#include "fx_core/ir/codegen.h"
+#include "fx_core/ir/graph.h"
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/op_registry.h"
+#include "fx_core/runtime/runtime_codegen.h"
+#include "fx_core/runtime/shape_guards.h"
+#include "fx_core/runtime/value.h"
+#include "fx_core/support/error.h"
+#include "fx_core/support/strings.h"
+
+namespace fx {
+
+struct InferencePlan::Program {
+  using Source = ValueSource;
+
+  // Where a direct step's operand i comes from (fx_inference.pointwise: the
+  // items of its `inputs` list).
+  static const ValueSource& operand_source(const CompiledStep& step, size_t i,
+                                           bool pointwise) {
+    return pointwise ? step.params[0].items[i] : step.params[i];
+  }
+
+  struct Operand {
+    int iter_index = 0;  // operand index in the TensorIterator
+    int32_t slot = -1;
+    TensorMeta meta;
+  };
+  // A compiled step and what binding it to an ATen kernel adds.
+  struct Step : CompiledStep {
+    explicit Step(CompiledStep&& compiled)
+        : CompiledStep(std::move(compiled)) {}
+    bool direct = false;
+    DirectOp direct_op = DirectOp::kAdd;
+    c10::Scalar s1, s2;  // alpha; clamp bounds
+    std::optional<at::TensorIterator> iter;
+    std::vector<Operand> variable;  // operands re-pointed each run
+    at::Tensor buffer;              // the planned result (unless fresh)
+    bool fresh = false;             // allocate the result each run
+    TensorMeta out_meta;
+    size_t num_operands = 0;
+    std::vector<at::Tensor> operands;  // as the iterator was built on
+    // fx_inference.pointwise in one pass: the kernel (operands: the
+    // `inputs` list's items).
+    std::shared_ptr<PointwiseKernel> pointwise;
+    bool in_place = false;  // the result overwrites a dead operand's buffer
+    // fx_inference.conv2d / linear / matmul on oneDNN, and its operands
+    // (re-filled each run: no allocation).
+    std::shared_ptr<OnednnStep> onednn;
+    std::vector<const at::Tensor*> onednn_operands;
+    bool residual_in_place = false;  // sums into the dead residual's buffer
+  };
+  // Per alias group (indexed by its root slot): the last step reading any
+  // of its values, and whether one of them reaches the output.
+  struct GroupLiveness {
+    std::vector<size_t> last;
+    std::vector<bool> escapes;
+  };
+
+  std::vector<Step> steps;  // compile_steps' steps, in graph order
+  size_t num_slots = 0;
+  size_t num_inputs = 0;
+  std::vector<size_t> last_use;        // per slot (CompiledSteps::last_use)
+  std::vector<c10::IValue> input_sig;  // tensors: unused; else the value
+  std::vector<TensorMeta> input_meta;
+  bool plannable = true;  // false: inputs we cannot compare (lists...)
+  std::vector<TensorMeta> slot_meta;
+  std::vector<at::Tensor> buffers;
+  size_t buffer_bytes = 0;
+  std::vector<at::Tensor> scratch;  // stand-in memory for variable operands
+  // Dynamic plans: the memory every specialisation's buffers live in, and
+  // its generation when the iterators last pointed into it.
+  SharedBuffers* shared_buffers = nullptr;
+  uint64_t buffers_generation = 0;
+  size_t direct_fallbacks = 0;
+  bool diverged = false;  // this run left the plan (see run_direct)
+  bool stale = false;     // re-plan before the next run
+
+  std::vector<c10::IValue> slots;
+  std::vector<c10::IValue> buffer_args;
+
+  void load(CompiledSteps compiled);
+  void follow_shared_buffers();
+  c10::IValue execute(std::vector<c10::IValue> inputs, bool record);
+  c10::IValue run_kernel(const Step& step);
+  void run_direct(Step& step);
+  bool matches(const std::vector<c10::IValue>& inputs) const;
+
+  void plan_direct();
+  bool bind_onednn_steps(bool layout_setting);
+  PlannedParam planned_param(const Source& s) const;
+  void run_onednn(Step& step);
+  std::vector<bool> find_candidates(AliasGroups& groups);
+  GroupLiveness group_liveness(AliasGroups& groups) const;
+  void place_direct(Step& step, size_t index, AliasGroups& groups,
+                    const GroupLiveness& live, BufferPool& pool);
+  bool take_dead_operand(Step& step, size_t index, AliasGroups& groups,
+                         const GroupLiveness& live, BufferPool& pool,
+                         at::Tensor* out);
+  bool only_reader_of_group(const Step& step, int32_t slot,
+                            AliasGroups& groups) const;
+  bool bind_pointwise(Step& step);
+  void place_onednn(Step& step, AliasGroups& groups, const GroupLiveness& live,
+                    BufferPool& pool);
+  void residuals_in_place(const std::vector<bool>& candidate,
+                          AliasGroups& groups, GroupLiveness* live);
+  bool bind_direct(Step& step);
+  bool operands_fit(const Step& step, size_t num_operands) const;
+  void make_operands(Step& step);
+  at::Tensor stand_in(size_t i, int32_t slot, Step& step);
+};
+
+}  // namespace fx
+
+#endif  // FX_CORE_COMPILE_INFERENCE_PROGRAM_H_

@@ -1,0 +1,243 @@
+// InferencePlan::Program: binding steps to kernels: oneDNN steps and their
+// buffers, direct ATen kernels on TensorIterators, fused pointwise kernels,
+// and the operands they are built on.
+#include "fx_core/compile/inference_program.h"
+
+namespace fx {
+
+// A oneDNN step's result buffer: its residual's when it sums in place, none
+// when its group escapes (a fresh tensor each run), else one from the pool.
+void InferencePlan::Program::place_onednn(Step& step, AliasGroups& groups,
+                                          const GroupLiveness& live,
+                                          BufferPool& pool) {
+  const int32_t r = groups.find(step.slot);
+  step.out_meta = slot_meta[step.slot];
+  step.fresh = live.escapes[r];
+  step.direct = true;
+  if (step.fresh) return;
+  if (step.residual_in_place) {
+    const Step& producer = steps[step.onednn->residual()];
+    if (producer.direct && !producer.fresh && producer.buffer.defined() &&
+        producer.out_meta.same_layout(step.out_meta)) {
+      step.buffer = producer.buffer;
+      return;
+    }
+    step.residual_in_place = false;
+  }
+  step.buffer = pool.take(step.out_meta, r, &buffer_bytes);
+}
+
+// oneDNN steps summing in place (convolutions) whose residual is dead after
+// them write into its buffer (the sum post-op accumulates there; no copy):
+// the residual comes from a direct step, has the result's layout, is not the
+// step's input and neither group escapes. Their groups are united so the buffer
+// lives on with the result (*live is updated: a chain of residual blocks shares
+// one buffer).
+void InferencePlan::Program::residuals_in_place(
+    const std::vector<bool>& candidate, AliasGroups& groups,
+    GroupLiveness* live_groups) {
+  const GroupLiveness& live = *live_groups;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    Step& step = steps[i];
+    if (!step.onednn || !step.onednn->sums_in_place()) continue;
+    const int32_t residual = step.onednn->residual();
+    if (residual < 0) continue;
+    const int32_t res = groups.find(residual);
+    const int32_t self = groups.find(step.slot);
+    if (!candidate[residual] || live.last[res] != i || live.escapes[res] ||
+        live.escapes[self] || res == self ||
+        res == groups.find(step.onednn->inputs()[0]) ||
+        !slot_meta[residual].same_layout(slot_meta[step.slot])) {
+      continue;
+    }
+    groups.unite(step.slot, residual);
+    step.residual_in_place = true;
+    *live_groups = group_liveness(groups);
+  }
+}
+
+// Binds the calls oneDNN can run as planned (onednn_steps.h): those
+// whose result layout is oneDNN's own (convolutions) or the others; returns
+// whether any was.
+bool InferencePlan::Program::bind_onednn_steps(bool layout_setting) {
+  bool any = false;
+  for (Step& step : steps) {
+    if (step.kind != Step::Kind::kCallOp || step.slot < 0 || step.onednn ||
+        onednn_sets_layout(step.op->target) != layout_setting) {
+      continue;
+    }
+    std::vector<PlannedParam> params;
+    for (const Source& s : step.params) params.push_back(planned_param(s));
+    Source result;
+    result.kind = Source::Kind::kSlot;
+    result.slot = step.slot;
+    step.onednn =
+        bind_onednn_step(step.op->target, params, planned_param(result));
+    any = any || step.onednn != nullptr;
+  }
+  return any;
+}
+
+// What the planner knows of one parameter.
+PlannedParam InferencePlan::Program::planned_param(const Source& s) const {
+  PlannedParam p;
+  if (s.kind == Source::Kind::kConstant) {
+    p.kind = PlannedParam::Kind::kConstant;
+    p.constant = s.constant;
+  } else if (s.kind == Source::Kind::kSlot &&
+             steps[s.slot].kind == Step::Kind::kConstant) {
+    const c10::IValue& c = steps[s.slot].constant;
+    if (c.isTensor()) {
+      p.kind = PlannedParam::Kind::kAttribute;
+      p.attribute = &c.toTensor();
+    }
+  } else if (s.kind == Source::Kind::kSlot) {
+    const TensorMeta& m = slot_meta[s.slot];
+    p.kind = PlannedParam::Kind::kValue;
+    p.slot = s.slot;
+    p.float_cpu = m.float_cpu();
+    p.sizes = m.sizes;
+    p.strides = m.strides;
+  }
+  return p;
+}
+
+// The step on oneDNN into its planned buffer (a fresh one when it has
+// none); operands of other sizes than planned leave the plan as run_direct
+// does.
+void InferencePlan::Program::run_onednn(Step& step) {
+  std::vector<const at::Tensor*>& operands = step.onednn_operands;
+  operands.clear();
+  for (int32_t slot : step.onednn->inputs()) {
+    operands.push_back(slots[slot].isTensor() ? &slots[slot].toTensor()
+                                              : nullptr);
+  }
+  if (diverged || !step.onednn->fits(operands)) {
+    if (!diverged) {
+      ++direct_fallbacks;
+      diverged = true;
+      stale = true;
+    }
+    slots[step.slot] = run_kernel(step);
+    return;
+  }
+  at::Tensor out = step.buffer;
+  if (!out.defined()) out = step.onednn->empty_output();
+  step.onednn->run(operands, out);
+  slots[step.slot] = std::move(out);
+}
+
+// Whether `step` maps to a direct kernel; sets direct_op, s1, s2,
+// num_operands and out_meta (tensor operands come first; numbers are
+// wrapped).
+bool InferencePlan::Program::bind_direct(Step& step) {
+  if (step.kind != Step::Kind::kCallOp) return false;
+  std::optional<DirectMatch> match = match_direct_target(*step.op);
+  if (!match) return false;
+  step.direct_op = match->op;
+  if (match->op == DirectOp::kPointwise) return bind_pointwise(step);
+  if (!bind_scalars(step.op->target, step.params, &step.direct_op, &step.s1,
+                    &step.s2)) {
+    return false;
+  }
+  if (step.params.size() < match->num_operands) return false;
+  if (!result_fits(step.direct_op, slot_meta[step.slot])) return false;
+  if (!operands_fit(step, match->num_operands)) return false;
+  step.num_operands = match->num_operands;
+  step.out_meta = slot_meta[step.slot];
+  return true;
+}
+
+// fx_inference.pointwise(inputs, program, scalars) with constant program
+// and scalars and float32 inputs: its PointwiseKernel.
+bool InferencePlan::Program::bind_pointwise(Step& step) {
+  const std::vector<Source>& p = step.params;
+  if (p.size() != 3 || p[0].kind != Source::Kind::kList ||
+      p[1].kind != Source::Kind::kConstant || !p[1].constant.isList() ||
+      p[2].kind != Source::Kind::kConstant || !p[2].constant.isList()) {
+    return false;
+  }
+  std::vector<std::string> program;
+  for (const c10::IValue& v : p[1].constant.toListRef()) {
+    if (!v.isString()) return false;
+    program.push_back(v.toStringRef());
+  }
+  std::vector<double> scalars;
+  for (const c10::IValue& v : p[2].constant.toListRef()) {
+    if (!v.isDouble() && !v.isInt()) return false;
+    scalars.push_back(v.isDouble() ? v.toDouble()
+                                   : static_cast<double>(v.toInt()));
+  }
+  const size_t n = p[0].items.size();
+  if (!result_fits(DirectOp::kPointwise, slot_meta[step.slot])) return false;
+  for (const Source& s : p[0].items) {
+    if (s.kind != Source::Kind::kSlot) return false;
+  }
+  if (!operands_fit(step, n)) return false;
+  step.pointwise = PointwiseKernel::create(program, std::move(scalars), n);
+  if (step.pointwise == nullptr) return false;
+  step.num_operands = n;
+  step.out_meta = slot_meta[step.slot];
+  return true;
+}
+
+// The tensor operands are plain CPU tensors of the result's dtype; operands
+// after the first may also be numbers (not bools).
+bool InferencePlan::Program::operands_fit(const Step& step,
+                                          size_t num_operands) const {
+  const TensorMeta& out = slot_meta[step.slot];
+  const bool pointwise = step.direct_op == DirectOp::kPointwise;
+  for (size_t i = 0; i < num_operands; ++i) {
+    const Source& s = operand_source(step, i, pointwise);
+    if (s.kind == Source::Kind::kConstant && i > 0 && is_number(s.constant) &&
+        !s.constant.isBool()) {
+      continue;
+    }
+    if (s.kind != Source::Kind::kSlot) return false;
+    const TensorMeta& m = slot_meta[s.slot];
+    if (!m.is_tensor || !m.plain || m.dtype != out.dtype) return false;
+  }
+  return true;
+}
+
+// The operands of a direct step: numbers wrapped, constants and earlier
+// buffers as they are, stand-ins (in scratch memory) for the rest.
+void InferencePlan::Program::make_operands(Step& step) {
+  step.operands.clear();
+  step.variable.clear();
+  for (size_t i = 0; i < step.num_operands; ++i) {
+    const Source& s = operand_source(step, i, step.pointwise != nullptr);
+    if (s.kind == Source::Kind::kConstant) {
+      step.operands.push_back(wrap_number(s.constant));
+      continue;
+    }
+    const Step& producer = steps[s.slot];  // slot i is step i's result
+    if (producer.kind == Step::Kind::kConstant) {
+      step.operands.push_back(producer.constant.toTensor());
+    } else if (producer.direct && !producer.fresh) {
+      step.operands.push_back(producer.buffer);
+    } else {
+      step.operands.push_back(stand_in(i, s.slot, step));
+    }
+  }
+}
+
+// A variable operand (re-pointed each run) for operand i, reading `slot`:
+// a tensor of the planned layout over scratch memory.
+at::Tensor InferencePlan::Program::stand_in(size_t i, int32_t slot,
+                                            Step& step) {
+  const TensorMeta& m = slot_meta[slot];
+  Operand op;
+  op.iter_index = static_cast<int>(i + 1);
+  op.slot = slot;
+  op.meta = m;
+  step.variable.push_back(op);
+  size_t need = std::max<size_t>(m.nbytes(), 64);
+  if (scratch.empty() || static_cast<size_t>(scratch.back().numel()) < need) {
+    scratch.push_back(at::empty({static_cast<int64_t>(need)}, at::kByte));
+  }
+  return at::from_blob(scratch.back().data_ptr(), m.sizes, m.strides,
+                       at::TensorOptions().dtype(m.dtype));
+}
+
+}  // namespace fx

@@ -1,0 +1,709 @@
+// GraphModuleTarget: a pass target over a GraphModule (pass_target.h), and
+// its attribute store for the C ABI with a journal of the tensors a pass
+// replaced, so a rollback puts them back.
+#include <ATen/DLConvertor.h>
+#include <torch/csrc/jit/serialization/pickle.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "fx_core/io/atomic_file.h"
+#include "fx_core/ir/codegen.h"
+#include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/graph_module_file.h"
+#include "fx_core/runtime/module_path.h"
+#include "fx_core/runtime/module_registry.h"
+#include "fx_core/support/strings.h"
+#include "host/capi/c_api.h"
+#include "host/pipeline/graph_equality.h"
+#include "host/pipeline/pass_target.h"
+#include "host/pipeline/subgraph_module_transfer.h"
+
+namespace fx::host {
+
+namespace {
+
+// Bytes copied in, kept until clear(): the rollback copies of the tensors a
+// pass reads, one memcpy each instead of a LibTorch tensor (an allocation
+// and a dispatched copy per tensor were a sixth of fuse's time).
+class ByteArena {
+ public:
+  // A copy of `bytes` bytes at `data`, valid until clear().
+  const char* copy(const void* data, size_t bytes) {
+    if (chunks_.empty() || used_ + bytes > capacity_) {
+      capacity_ = std::max(bytes, kChunkBytes);
+      chunks_.push_back(std::make_unique<char[]>(capacity_));
+      used_ = 0;
+    }
+    char* out = chunks_.back().get() + used_;
+    if (bytes > 0) std::memcpy(out, data, bytes);
+    used_ += bytes;
+    return out;
+  }
+  void clear() {
+    chunks_.clear();
+    used_ = capacity_ = 0;
+  }
+
+ private:
+  static constexpr size_t kChunkBytes = size_t{1} << 20;
+  std::vector<std::unique_ptr<char[]>> chunks_;
+  size_t used_ = 0;
+  size_t capacity_ = 0;
+};
+
+// Whether `t` is a dense tensor whose bytes can be copied as one block:
+// on the CPU, not quantized, contiguous.
+bool copyable_bytes(const at::Tensor& t) {
+  return t.is_cpu() && !t.is_quantized() && t.is_contiguous();
+}
+
+// Whether `t`'s strides are row-major for its sizes (or absent, which
+// DLPack defines as row-major); sizes of 0 or 1 leave a stride free.
+bool row_major(const DLTensor& t) {
+  if (t.strides == nullptr) return true;
+  int64_t expected = 1;
+  for (int32_t d = t.ndim - 1; d >= 0; --d) {
+    if (t.shape[d] > 1 && t.strides[d] != expected) return false;
+    expected *= t.shape[d];
+  }
+  return true;
+}
+
+// A tensor the host owns with `tensor`'s values; takes ownership of
+// `tensor` (its deleter is called, also on an error). A row-major CPU
+// tensor is copied with one memcpy; any other through LibTorch.
+at::Tensor owned_copy(DLManagedTensor* tensor) {
+  const DLTensor& dl = tensor->dl_tensor;
+  if (dl.device.device_type != kDLCPU || !row_major(dl)) {
+    return at::fromDLPack(tensor).clone();
+  }
+  at::Tensor out;
+  try {
+    out = at::empty(at::IntArrayRef(dl.shape, dl.ndim),
+                    at::TensorOptions().dtype(at::toScalarType(dl.dtype)));
+    if (out.nbytes() > 0) {
+      std::memcpy(out.data_ptr(),
+                  static_cast<const char*>(dl.data) + dl.byte_offset,
+                  out.nbytes());
+    }
+  } catch (...) {
+    if (tensor->deleter) tensor->deleter(tensor);
+    throw;
+  }
+  if (tensor->deleter) tensor->deleter(tensor);
+  return out;
+}
+
+}  // namespace
+
+// The module's tensors and submodules for the C ABI, with a journal of the
+// tensors a pass replaced so a rollback can put them back.
+class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
+ public:
+  Attributes(GraphModule& module, std::vector<at::Tensor> example_inputs)
+      : GraphModuleAttributeStore(module, "the module"), module_(module) {
+    if (!example_inputs.empty()) batches_.push_back(std::move(example_inputs));
+  }
+
+  // Batch 0 is the passes' example inputs; the others, calibration data.
+  size_t num_example_inputs() const override {
+    return batches_.empty() ? 0 : batches_[0].size();
+  }
+  size_t num_example_batches() const override { return batches_.size(); }
+  DLManagedTensor* example_input(size_t index,
+                                 std::string* error) const override {
+    return example_batch_input(0, index, error);
+  }
+  DLManagedTensor* example_batch_input(size_t batch, size_t index,
+                                       std::string* error) const override {
+    if (batch > 0 && batch >= batches_.size()) {
+      *error = cat("there are ", batches_.size(),
+                   " batches of example inputs, no batch ", batch);
+      return nullptr;
+    }
+    const size_t count = batches_.empty() ? 0 : batches_[batch].size();
+    if (index >= count) {
+      *error = batch == 0 ? cat("there are ", count,
+                                " example inputs, no "
+                                "index ",
+                                index)
+                          : cat("batch ", batch, " has ", count,
+                                " example inputs, no index ", index);
+      return nullptr;
+    }
+    // A copy: a pass that writes into it cannot change the inputs.
+    return at::toDLPack(batches_[batch][index].detach().clone());
+  }
+  void add_batches(std::vector<std::vector<at::Tensor>> batches) {
+    for (auto& b : batches) batches_.push_back(std::move(b));
+  }
+  void clear_batches() { batches_.clear(); }
+  std::vector<at::Tensor> example_inputs() const {
+    return batches_.empty() ? std::vector<at::Tensor>{} : batches_[0];
+  }
+
+  DLManagedTensor* get_attr(std::string_view name,
+                            std::string* error) const override {
+    at::Tensor t = tensor_attr(name, error);
+    if (!t.defined()) return nullptr;
+    remember(std::string(name), t);
+    return track_view(std::string(name), t);
+  }
+
+  bool set_attr(std::string_view name, DLManagedTensor* tensor,
+                std::string* error) override {
+    at::Tensor value;
+    try {
+      // Takes ownership and calls the deleter when done.
+      value = owned_copy(tensor);
+    } catch (const std::exception& e) {
+      *error = cat("cannot read the tensor for '", name, "': ", e.what());
+      return false;
+    }
+    return store_tensor(name, value, /*owned=*/true, error);
+  }
+
+  bool set_tensor_attr(std::string_view name, const at::Tensor& value,
+                       std::string* error) override {
+    return store_tensor(name, value, /*owned=*/false, error);
+  }
+
+  // set_tensor_attr; `owned`: nothing else holds `value`, which may then
+  // be given requires_grad itself instead of through a detached alias.
+  bool store_tensor(std::string_view name, const at::Tensor& value, bool owned,
+                    std::string* error) {
+    at::Tensor current = module_.get_attr(name);
+    if (current.defined() && current.is_quantized() != value.is_quantized()) {
+      *error = cat("'", name, "' holds ",
+                   current.is_quantized() ? "a quantized" : "an unquantized",
+                   " tensor; it cannot be replaced by ",
+                   value.is_quantized() ? "a quantized" : "an unquantized",
+                   " one (give the new tensor a new name)");
+      return false;
+    }
+    // set_attr replaces an existing tensor's data in place, so keep the old
+    // data through a new alias of it (and its requires_grad).
+    // Looked up in the owning module alone: a walk over every parameter of
+    // the model per call made passes that set many attributes quadratic.
+    std::optional<TensorAttr> existing = tensor_at(module_, name);
+    const bool is_parameter = existing && existing->is_parameter;
+    Entry entry;
+    entry.name = std::string(name);
+    entry.previous = current.defined() ? current.variable_data() : at::Tensor();
+    entry.is_parameter = is_parameter;
+    entry.requires_grad = current.defined() && current.requires_grad();
+    journal_.push_back(std::move(entry));
+    // A parameter given new values keeps requiring grad (torch:
+    // `p.data = values`; a pass's new nn.Parameter requires grad too).
+    at::Tensor stored = value;
+    if (is_parameter && current.defined() && stored.is_floating_point() &&
+        stored.requires_grad() != current.requires_grad()) {
+      if (owned && stored.is_leaf()) {
+        stored.set_requires_grad(current.requires_grad());
+      } else {
+        stored = value.detach().requires_grad_(current.requires_grad());
+      }
+    }
+    module_.set_attr(name, stored, is_parameter);
+    return true;
+  }
+
+  bool add_module(std::string_view name, std::string_view type,
+                  const ArgumentDict& config, std::string* error) override {
+    std::shared_ptr<torch::nn::Module> module;
+    try {
+      module = ModuleRegistry::global().create(type, config);
+    } catch (const std::exception& e) {
+      *error = cat("cannot build module '", name, "': ", e.what());
+      return false;
+    }
+    Entry entry;
+    entry.name = std::string(name);
+    entry.is_module = true;
+    entry.spec = ModuleSpec{std::string(type), config, false, nullptr};
+    entry.previous_module = module_.get_submodule(name);
+    // A replacement keeps the mode of the module it replaces (a fused
+    // convolution of an eval-mode model is in eval mode too).
+    if (entry.previous_module != nullptr) {
+      module->train(entry.previous_module->is_training());
+    }
+    journal_.push_back(std::move(entry));
+    module_.add_submodule(name, std::move(module));
+    return true;
+  }
+
+  // The journal with today's values: (name, tensor) for a tensor set,
+  // (name, {parameter or buffer: tensor}) for a module added, whose spec
+  // goes into `added`; first, (name, tensor, true) for each tensor the pass
+  // wrote in place (into the tensor it read, before any replacement).
+  std::string encode(std::vector<std::pair<std::string, ModuleSpec>>* added) {
+    c10::impl::GenericList entries(c10::AnyType::get());
+    for (const Read& read : reads_) {
+      if (!read.unchanged()) {
+        entries.push_back(c10::ivalue::Tuple::create(
+            {c10::IValue(read.name), c10::IValue(read.tensor.detach()),
+             c10::IValue(true)}));
+      }
+    }
+    for (const Entry& e : journal_) {
+      if (e.is_module) {
+        added->emplace_back(e.name, e.spec);
+        entries.push_back(c10::ivalue::Tuple::create(
+            {c10::IValue(e.name), c10::IValue(module_state(e.name))}));
+      } else {
+        entries.push_back(c10::ivalue::Tuple::create(
+            {c10::IValue(e.name), c10::IValue(module_.get_attr(e.name))}));
+      }
+    }
+    for (const auto& [name, child] : new_graph_modules()) {
+      entries.push_back(encode_subgraph_module(module_, name, *child));
+    }
+    std::vector<char> bytes = torch::jit::pickle_save(entries);
+    return std::string(bytes.begin(), bytes.end());
+  }
+
+  // Replays encode()'s entries through set_attr / add_module (journaled).
+  absl::Status apply(
+      const std::vector<std::pair<std::string, ModuleSpec>>& added,
+      std::string_view bytes) {
+    c10::IValue entries =
+        torch::jit::pickle_load(std::vector<char>(bytes.begin(), bytes.end()));
+    size_t next_module = 0;
+    std::string error;
+    for (const c10::IValue& item : entries.toListRef()) {
+      const auto& fields = item.toTupleRef().elements();
+      std::string name = fields[0].toStringRef();
+      bool done = true;
+      if (fields.size() == kSubgraphModuleFields) {
+        adopt_module(name, decode_subgraph_module(module_, item));
+      } else if (fields.size() == 3) {
+        done = write_in_place(name, fields[1].toTensor(), &error);
+      } else if (fields[1].isTensor()) {
+        done = set_tensor_attr(name, fields[1].toTensor(), &error);
+      } else if (next_module >= added.size()) {
+        return absl::InternalError(cat("module '", name, "' has no spec"));
+      } else {
+        const ModuleSpec& spec = added[next_module++].second;
+        done = add_module(name, spec.type, spec.config, &error) &&
+               load_state(name, fields[1].toGenericDict(), &error);
+      }
+      if (!done) return absl::InternalError(error);
+    }
+    return absl::OkStatus();
+  }
+
+  // Before a pass: the journal emptied, the submodules noted, and a copy
+  // of each tensor an earlier pass still holds a view of (it may write
+  // through it in this pass: the rollback must undo that too).
+  void begin() {
+    journal_.clear();
+    clear_reads();
+    remember_held_views();
+    graph_modules_at_begin_.clear();
+    std::string path;
+    note_graph_modules(module_, &path);
+  }
+  void clear() {
+    journal_.clear();
+    clear_reads();
+  }
+  // Whether the pass replaced, added or wrote into an attribute.
+  bool changed() const {
+    if (!journal_.empty()) return true;
+    for (const Read& read : reads_) {
+      if (!read.unchanged()) return true;
+    }
+    return false;
+  }
+  // Undoes the pass's changes: what it wrote into tensors it read, the
+  // submodules it added (GraphAddSubgraphModule, GraphAddModule under a new
+  // name: taken out again, so a rerun can add them), then its replacements,
+  // newest first.
+  void undo() {
+    torch::NoGradGuard no_grad;
+    for (Read& read : reads_) {
+      if (!read.unchanged()) read.restore();
+    }
+    clear_reads();
+    for (const auto& added : new_graph_modules()) remove_module(added.first);
+    for (auto it = journal_.rbegin(); it != journal_.rend(); ++it) {
+      if (it->is_module) {
+        if (it->previous_module) {
+          module_.add_submodule(it->name, it->previous_module);
+        } else {
+          remove_module(it->name);
+        }
+      } else if (it->previous.defined()) {
+        it->previous.set_requires_grad(it->requires_grad);
+        module_.set_attr(it->name, it->previous, it->is_parameter);
+      }
+    }
+    journal_.clear();
+  }
+
+ private:
+  // One change a pass made: a tensor replaced or a module added/replaced.
+  struct Entry {
+    std::string name;
+    at::Tensor previous;  // undefined when the pass added the attribute
+    bool is_parameter = false;
+    bool requires_grad = false;
+    bool is_module = false;
+    std::shared_ptr<torch::nn::Module> previous_module;  // null: added
+    ModuleSpec spec;  // what the module was built from
+  };
+  // A tensor a pass read (GraphGetAttr hands out a view of it) and a copy
+  // of what it held then: in-place writes through the view roll back. A
+  // dense CPU tensor's copy is its bytes in the arena (`saved`, compared and
+  // put back bit for bit); any other tensor's is a LibTorch clone.
+  struct Read {
+    std::string name;
+    at::Tensor tensor;
+    at::Tensor copy;
+    const char* saved = nullptr;
+    size_t bytes = 0;
+    bool unchanged() const {
+      if (!copy.defined()) {
+        return tensor.nbytes() == bytes &&
+               std::memcmp(tensor.data_ptr(), saved, bytes) == 0;
+      }
+      return tensor.sizes() == copy.sizes() && tensor.dtype() == copy.dtype() &&
+             torch::equal(tensor, copy);
+    }
+    // Puts the copy back (outside autograd).
+    void restore() {
+      if (copy.defined()) {
+        tensor.detach().copy_(copy);
+      } else if (tensor.nbytes() == bytes && bytes > 0) {
+        std::memcpy(tensor.data_ptr(), saved, bytes);
+      }
+    }
+  };
+  // Notes `tensor`, read under `name`, the first time in a pass.
+  void remember(const std::string& name, const at::Tensor& tensor) const {
+    auto [it, added] = read_index_.try_emplace(name, reads_.size());
+    if (!added) return;
+    Read read;
+    read.name = name;
+    read.tensor = tensor;
+    if (copyable_bytes(tensor)) {
+      read.bytes = tensor.nbytes();
+      read.saved = arena_.copy(tensor.data_ptr(), read.bytes);
+    } else {
+      torch::NoGradGuard no_grad;  // a copy outside autograd, no detach
+      read.copy = tensor.clone();
+    }
+    reads_.push_back(std::move(read));
+  }
+  void clear_reads() {
+    reads_.clear();
+    read_index_.clear();
+    arena_.clear();
+  }
+
+  // Notes every GraphModule below `m` by its qualified name, `*path` being
+  // `m`'s (with a trailing '.' unless empty); no name is built for the
+  // other modules.
+  void note_graph_modules(const torch::nn::Module& m, std::string* path) {
+    const size_t base = path->size();
+    for (const auto& child : children_of(m)) {
+      path->resize(base);
+      path->append(child.key());
+      if (auto* gm = dynamic_cast<const GraphModule*>(child.value().get())) {
+        graph_modules_at_begin_.emplace(*path, gm);
+      }
+      path->push_back('.');
+      note_graph_modules(*child.value(), path);
+    }
+    path->resize(base);
+  }
+
+  // A view GraphGetAttr handed out and the plugin has not released (its
+  // DLPack deleter not yet called): the plugin may write through it at any
+  // time, in any later pass.
+  struct HeldView {
+    std::string name;
+    at::Tensor view;  // shares the storage the plugin's view points into
+    std::shared_ptr<std::atomic<bool>> held;
+  };
+  // The DLPack view of `tensor`, whose deleter marks it released. Built
+  // here rather than by at::toDLPack, which makes an as_strided view per
+  // export (a dispatcher call; a sixth of fuse's time on 25k folds): the
+  // view shares `tensor` itself, with torch's normalisation of the strides
+  // of size-1 dimensions (gh-83069) done on a copy of the numbers.
+  DLManagedTensor* track_view(const std::string& name,
+                              const at::Tensor& tensor) const {
+    struct Tracked {
+      DLManagedTensor outer;
+      at::Tensor tensor;
+      std::vector<int64_t> dims;  // the shape, then the strides
+      std::shared_ptr<std::atomic<bool>> held;
+    };
+    if (!tensor.is_cpu()) return track_exported(name, tensor);
+    auto tracked = std::make_unique<Tracked>();
+    tracked->tensor = tensor;
+    const size_t ndim = tensor.dim();
+    tracked->dims.resize(2 * ndim);
+    int64_t* shape = tracked->dims.data();
+    int64_t* strides = shape + ndim;
+    for (size_t i = 0; i < ndim; ++i) {
+      shape[i] = tensor.sizes()[i];
+      strides[i] = shape[i] < 2 ? 1 : tensor.strides()[i];
+    }
+    tracked->held = std::make_shared<std::atomic<bool>>(true);
+    DLTensor& dl = tracked->outer.dl_tensor;
+    dl.data = tensor.data_ptr();
+    dl.device = DLDevice{kDLCPU, 0};
+    dl.ndim = static_cast<int32_t>(tensor.dim());
+    dl.dtype = at::getDLDataType(tensor);  // throws for unsupported dtypes
+    dl.shape = shape;
+    dl.strides = strides;
+    dl.byte_offset = 0;
+    tracked->outer.manager_ctx = tracked.get();
+    tracked->outer.deleter = [](DLManagedTensor* self) {
+      auto* t = static_cast<Tracked*>(self->manager_ctx);
+      t->held->store(false);
+      delete t;
+    };
+    held_views_.push_back(HeldView{name, tensor, tracked->held});
+    return &tracked.release()->outer;
+  }
+  // track_view through at::toDLPack, for tensors not on the CPU (it says
+  // which devices DLPack cannot carry).
+  DLManagedTensor* track_exported(const std::string& name,
+                                  const at::Tensor& tensor) const {
+    struct Tracked {
+      DLManagedTensor outer;
+      DLManagedTensor* inner;
+      std::shared_ptr<std::atomic<bool>> held;
+    };
+    auto* tracked = new Tracked{
+        {}, at::toDLPack(tensor), std::make_shared<std::atomic<bool>>(true)};
+    tracked->outer.dl_tensor = tracked->inner->dl_tensor;
+    tracked->outer.manager_ctx = tracked;
+    tracked->outer.deleter = [](DLManagedTensor* self) {
+      auto* t = static_cast<Tracked*>(self->manager_ctx);
+      t->held->store(false);
+      t->inner->deleter(t->inner);
+      delete t;
+    };
+    held_views_.push_back(HeldView{name, tensor, tracked->held});
+    return &tracked->outer;
+  }
+  // remember() for every view still held whose storage is still that of
+  // the module's attribute of that name (a replaced attribute's old
+  // storage is no longer the module's); forgets the released ones.
+  void remember_held_views() {
+    std::deque<HeldView> still;
+    for (HeldView& v : held_views_) {
+      if (!v.held->load()) continue;
+      at::Tensor now = module_.get_attr(v.name);
+      if (now.defined() && now.has_storage() &&
+          now.storage().is_alias_of(v.view.storage())) {
+        remember(v.name, now);
+      }
+      still.push_back(std::move(v));
+    }
+    held_views_ = std::move(still);
+  }
+
+  // Writes `value` into the tensor at `name` in place, as the pass did in
+  // the worker (remembered first, so a rollback undoes it).
+  bool write_in_place(const std::string& name, const at::Tensor& value,
+                      std::string* error) {
+    at::Tensor t = module_.get_attr(name);
+    if (!t.defined() || t.sizes() != value.sizes()) {
+      *error = cat("the tensor '", name, "' the pass wrote into is not there");
+      return false;
+    }
+    remember(name, t);
+    torch::NoGradGuard no_grad;
+    t.detach().copy_(value);
+    return true;
+  }
+
+  // Takes the submodule at the qualified `name` out of its parent (one the
+  // pass added); nothing when there is none.
+  void remove_module(const std::string& name) {
+    const size_t dot = name.rfind('.');
+    std::shared_ptr<torch::nn::Module> parent;
+    torch::nn::Module* owner = &module_;
+    if (dot != std::string::npos) {
+      parent = module_.get_submodule(std::string_view(name).substr(0, dot));
+      if (parent == nullptr) return;
+      owner = parent.get();
+    }
+    const std::string leaf =
+        dot == std::string::npos ? name : name.substr(dot + 1);
+    if (owner->named_children().contains(leaf)) owner->unregister_module(leaf);
+  }
+
+  // GraphModules the pass added as submodules behind the journal's back
+  // (GraphAddSubgraphModule), outermost only, in module order.
+  std::vector<std::pair<std::string, const GraphModule*>> new_graph_modules() {
+    std::vector<std::pair<std::string, const GraphModule*>> found;
+    std::set<std::string> journaled;
+    for (const Entry& e : journal_) journaled.insert(e.name);
+    for (const auto& m : module_.named_modules("", /*include_self=*/false)) {
+      auto* gm = dynamic_cast<const GraphModule*>(m.value().get());
+      auto before = graph_modules_at_begin_.find(m.key());
+      if (gm == nullptr || journaled.count(m.key()) > 0 ||
+          (before != graph_modules_at_begin_.end() && before->second == gm)) {
+        continue;
+      }
+      bool nested = false;
+      for (const auto& f : found) {
+        nested = nested || m.key().rfind(f.first + ".", 0) == 0;
+      }
+      if (!nested) found.emplace_back(m.key(), gm);
+    }
+    return found;
+  }
+
+  // Adds `module` at `name` as add_module does (journaled).
+  void adopt_module(const std::string& name,
+                    std::shared_ptr<torch::nn::Module> module) {
+    Entry entry;
+    entry.name = name;
+    entry.is_module = true;
+    entry.previous_module = module_.get_submodule(name);
+    // A replacement keeps the mode of the module it replaces (a fused
+    // convolution of an eval-mode model is in eval mode too).
+    if (entry.previous_module != nullptr) {
+      module->train(entry.previous_module->is_training());
+    }
+    journal_.push_back(std::move(entry));
+    module_.add_submodule(name, std::move(module));
+  }
+
+  // The parameters and buffers of submodule `name`, by their names in it.
+  c10::Dict<std::string, at::Tensor> module_state(const std::string& name) {
+    c10::Dict<std::string, at::Tensor> state;
+    std::shared_ptr<torch::nn::Module> m = module_.get_submodule(name);
+    if (m == nullptr) return state;
+    for (const auto& p : m->named_parameters())
+      state.insert(p.key(), p.value());
+    for (const auto& b : m->named_buffers()) state.insert(b.key(), b.value());
+    return state;
+  }
+
+  // Copies `state` into submodule `name` (built by add_module just before).
+  bool load_state(const std::string& name, const c10::impl::GenericDict& state,
+                  std::string* error) {
+    std::shared_ptr<torch::nn::Module> m = module_.get_submodule(name);
+    // named_parameters() returns a copy: keep it while pointing into it.
+    auto parameters = m->named_parameters();
+    auto buffers = m->named_buffers();
+    torch::NoGradGuard no_grad;
+    for (const auto& item : state) {
+      std::string key = item.key().toStringRef();
+      at::Tensor* mine = parameters.find(key);
+      if (mine == nullptr) mine = buffers.find(key);
+      const at::Tensor& value = item.value().toTensor();
+      if (mine == nullptr) {
+        // A tensor the pass gave the module (a quantized module's weight
+        // is registered when it is set): registered here the same way.
+        module_.set_attr(cat(name, ".", key), value, /*is_parameter=*/false);
+      } else if (mine->is_quantized() != value.is_quantized()) {
+        *error = cat("module '", name, "': '", key, "' is ",
+                     mine->is_quantized() ? "" : "not ",
+                     "quantized, the worker's is ",
+                     value.is_quantized() ? "" : "not ");
+        return false;
+      } else {
+        mine->set_data(value);
+      }
+    }
+    return true;
+  }
+
+  GraphModule& module_;
+  std::vector<std::vector<at::Tensor>> batches_;  // of example inputs
+  std::deque<Entry> journal_;                     // no moves as it grows
+  // The GraphModules among the submodules when the pass began, by name.
+  std::map<std::string, const GraphModule*> graph_modules_at_begin_;
+  // The tensors read in this pass, in order, and their index by name.
+  mutable std::deque<Read> reads_;
+  mutable absl::flat_hash_map<std::string, size_t> read_index_;
+  mutable ByteArena arena_;
+  mutable std::deque<HeldView> held_views_;
+};
+
+GraphModuleTarget::GraphModuleTarget(GraphModule& module,
+                                     std::vector<at::Tensor> example_inputs,
+                                     bool recompile_at_finish)
+    : module_(module),
+      attributes_(
+          std::make_unique<Attributes>(module, std::move(example_inputs))),
+      recompile_at_finish_(recompile_at_finish) {}
+GraphModuleTarget::~GraphModuleTarget() = default;
+
+void GraphModuleTarget::add_example_batches(
+    std::vector<std::vector<at::Tensor>> batches) {
+  attributes_->add_batches(std::move(batches));
+}
+
+Graph& GraphModuleTarget::graph() { return module_.graph(); }
+AttributeStore* GraphModuleTarget::attributes() { return attributes_.get(); }
+std::vector<at::Tensor> GraphModuleTarget::example_inputs() const {
+  return attributes_->example_inputs();
+}
+
+void GraphModuleTarget::forget_example_inputs() {
+  attributes_->clear_batches();
+}
+
+void GraphModuleTarget::replace_graph(std::unique_ptr<Graph> graph) {
+  module_.set_graph(std::move(graph));
+}
+void GraphModuleTarget::begin_attributes() { attributes_->begin(); }
+void GraphModuleTarget::end_attributes() { attributes_->clear(); }
+void GraphModuleTarget::rollback_attributes() { attributes_->undo(); }
+bool GraphModuleTarget::attributes_changed() const {
+  return attributes_->changed();
+}
+std::string GraphModuleTarget::encode_attribute_changes(
+    std::vector<std::pair<std::string, ModuleSpec>>* added) {
+  return attributes_->encode(added);
+}
+absl::Status GraphModuleTarget::apply_attribute_changes(
+    const std::vector<std::pair<std::string, ModuleSpec>>& added,
+    std::string_view bytes) {
+  return attributes_->apply(added, bytes);
+}
+namespace {
+// Every GraphModule below `m`, outer before inner (named_modules' order,
+// without building its 'a.b.c' names: a model of 50k modules paid a third
+// of a second per pass for them).
+void recompile_graph_submodules(const torch::nn::Module& m) {
+  for (const auto& child : children_of(m)) {
+    if (auto* sub = dynamic_cast<GraphModule*>(child.value().get())) {
+      sub->recompile();
+    }
+    recompile_graph_submodules(*child.value());
+  }
+}
+}  // namespace
+
+void GraphModuleTarget::committed() { recompile_graph_submodules(module_); }
+void GraphModuleTarget::finish() {
+  recompile_graph_submodules(module_);
+  if (recompile_at_finish_) module_.recompile();
+}
+
+absl::Status GraphModuleTarget::write(const std::string& json_path) const {
+  return write_graph_module(module_, json_path);
+}
+
+}  // namespace fx::host
