@@ -5,7 +5,9 @@
 #   1. the IR (//fx_core/ir), fx_core/symbolic and their support pull in no
 #      LibTorch, nothing but Abseil from the system;
 #   2. no fx_core or host layer depends on a layer above it;
-#   3. every plugin (a linkshared cc_binary anywhere in the tree but the
+#   3. every program holding GraphModules links the executor
+#      (//fx_core/compile:execution_plan);
+#   4. every plugin (a linkshared cc_binary anywhere in the tree but the
 #      Python extension module) depends on
 #      plugin_api/include and first-party plugin helpers only: no fx_core, no
 #      host library, no LibTorch.
@@ -69,6 +71,19 @@ done
 
 # The tree's own packages (not //..., which would walk the bazel-* links).
 tree='//fx_core/... + //host/... + //plugin_api/... + //plugins/... + //python/... + //sdk_examples/... + //tests/... + //tools/...'
+# A GraphModule runs through the executor fx_core/compile installs when it
+# is linked (fx_core/runtime/graph_executor.h): every program holding
+# GraphModules links it, or it fails only at run time. A test that checks
+# life without it says so with the tag no_graph_executor.
+# Link edges only: a genrule's tool (the fx binary generating a test's
+# source) reaches the executor but links nothing into the test, so the
+# closures are taken over cc_library rules.
+libs="kind('cc_library rule', $tree)"
+holding="kind('cc_(test|binary) rule', rdeps($tree, rdeps($libs, //fx_core/runtime:graph_module), 1))"
+linking="rdeps($tree, rdeps($libs, //fx_core/compile:execution_plan), 1)"
+expect_empty "every program holding GraphModules links //fx_core/compile:execution_plan" \
+  "$holding except $linking except attr(tags, no_graph_executor, $holding)"
+
 # The Python extension module (//python:_C.so) is a host, not a plugin.
 plugins="$(q "attr(linkshared, 1, kind(cc_binary, $tree)) except //python:_C.so")" || exit 1
 [ -n "$plugins" ] || { echo "FAIL: no plugins found"; exit 1; }

@@ -178,11 +178,8 @@ install -m 644 "$src/tools/torchfx_export.py" "$prefix/share/fx-sdk/"
 for p in "$src"/plugins/libfx_*.so; do
   install -m 755 "$p" "$prefix/lib/fx-sdk/plugins/"
 done
-for h in plugin_api.h plugin_api.hpp plugin_api_inline.hpp \
-  plugin_api_arg_inline.hpp plugin_api_graph_inline.hpp plugin_api_partition_inline.hpp \
-  plugin_api_pass_inline.hpp plugin_api_rewrite_inline.hpp plugin_api_run_inline.hpp \
-  plugin_api_shape_env_inline.hpp plugin_api_tensor_inline.hpp plugin_api_value_inline.hpp; do
-  install -m 644 "$src/plugin_api/include/fx/$h" "$prefix/include/fx/"
+for h in "$src"/plugin_api/include/fx/*.h "$src"/plugin_api/include/fx/*.hpp; do
+  install -m 644 "$h" "$prefix/include/fx/"
 done
 install -m 644 "$dlpack" "$prefix/include/dlpack/dlpack.h"
 install -m 644 "$src/docs/PLUGIN_AUTHORS.md" "$prefix/share/doc/fx-sdk/"
