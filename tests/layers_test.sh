@@ -54,7 +54,7 @@ layers=(
   //fx_core/support "//fx_core/ir + //fx_core/symbolic" //fx_core/io //fx_core/format
   //fx_core/partition //fx_core/runtime //fx_core/compile
   "//fx_core/capture + //fx_core/cppgen + //fx_core/tracer" //fx_core/rewrite
-  //host/capi //host/options //host/loader //host/extensions //host/pipeline
+  //host/handles //host/delegate //host/capi //host/options //host/loader //host/extensions //host/pipeline
   "//host/plugin_check + //host/minimizer"
 )
 pattern() {  # "//a + //b" -> "//a/... + //b/..."

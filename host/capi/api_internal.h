@@ -1,7 +1,8 @@
 // Private to the host's implementation of the C ABI (c_api.cc and the files
-// that fill the table's parts): the guard that turns every C++ exception
-// into an FxStatus, argument checks, and the table's parts. Handles are
-// converted by wrap() / unwrap() (wrap.h), nowhere else.
+// that fill the table's parts): argument checks, the lifetime of graphs
+// plugins create, and the table's parts. The guard every entry runs in is
+// host/handles/guard.h; handles are converted by wrap() / unwrap()
+// (host/handles/wrap.h), nowhere else.
 #ifndef HOST_CAPI_API_INTERNAL_H_
 #define HOST_CAPI_API_INTERNAL_H_
 
@@ -21,7 +22,9 @@
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 #include "host/capi/c_api.h"
-#include "host/capi/wrap.h"
+#include "host/handles/attribute_store.h"
+#include "host/handles/guard.h"
+#include "host/handles/wrap.h"
 
 namespace fx {
 class GraphModule;
@@ -29,63 +32,8 @@ class GraphModule;
 
 namespace fx::host::internal {
 
-// A new status (a checked handle, wrap.h); NULL only when out of memory.
-inline FxStatus* make_status(FxStatusCode code, std::string message) noexcept {
-  try {
-    auto status = std::make_unique<HostObject<FxStatus>>();
-    status->code = code;
-    status->message = std::move(message);
-    return give_object<FxStatus>(std::move(status));
-  } catch (...) {
-    return nullptr;
-  }
-}
-
-// A failure raised inside an entry; becomes the returned status.
-struct ApiError {
-  FxStatusCode code;
-  std::string message;
-};
-
-[[noreturn]] inline void fail(FxStatusCode code, std::string message) {
-  throw ApiError{code, std::move(message)};
-}
-
-template <typename T>
-T* require(T* p, const char* what) {
-  if (p == nullptr) fail(FX_INVALID_ARGUMENT, cat(what, " must not be NULL"));
-  return p;
-}
-
-// Runs `body`, turning every exception into a status.
-template <typename Fn>
-FxStatus* guarded(const char* entry, Fn&& body) {
-  try {
-    body();
-    return nullptr;
-  } catch (const ApiError& e) {
-    return make_status(e.code, cat(entry, ": ", e.message));
-  } catch (const FxError& e) {
-    return make_status(FX_FAILED_PRECONDITION, cat(entry, ": ", e.what()));
-  } catch (const std::bad_alloc&) {
-    return make_status(FX_INTERNAL, cat(entry, ": out of memory"));
-  } catch (const std::exception& e) {
-    return make_status(FX_INTERNAL, cat(entry, ": ", e.what()));
-  } catch (...) {
-    return make_status(FX_INTERNAL, cat(entry, ": unknown exception"));
-  }
-}
-
 inline Argument copy_arg(const FxArg* a, const char* what) {
   return *unwrap(require(a, what));
-}
-
-inline char* c_string(std::string_view text) {
-  char* out = static_cast<char*>(std::malloc(text.size() + 1));
-  if (out == nullptr) throw std::bad_alloc();
-  std::memcpy(out, text.data(), text.size());
-  out[text.size()] = '\0';
-  return out;
 }
 
 // Graphs from CreateGraph, and what ReleaseGraph does with them: a released
@@ -104,11 +52,6 @@ const Graph* live_graph(const FxGraph* g);
 Node* live_node(FxNode* n, const char* what);
 const Node* live_node(const FxNode* n, const char* what);
 
-// The attribute store bound to `g` (ScopedAttributeStore), or nullptr.
-AttributeStore* store_for(const Graph* g);
-// The same, failing with FX_FAILED_PRECONDITION when there is none.
-AttributeStore* require_store(const Graph* g);
-
 // FxTensorMeta as the host fills it, and into the caller's struct: version-1
 // entries write exactly the version-1 fields (kTensorMetaV1Size bytes), the
 // version-2 entries the fields that fit in the caller's `struct_size`.
@@ -119,7 +62,7 @@ void write_tensor_meta(const FxTensorMeta& meta, FxTensorMeta* out,
 // least the version-1 fields); the host writes at most sizeof(FxTensorMeta).
 size_t declared_tensor_meta_size(const FxTensorMeta* out);
 
-// The GraphModule that owns `g` (runtime_api.cc); fails with
+// The GraphModule that owns `g` (submodule_api.cc); fails with
 // FX_FAILED_PRECONDITION when there is none.
 GraphModule& owning_module(const Graph* g);
 
@@ -165,7 +108,9 @@ void fill_attribute_entries(FxApi& table);       // module_api.cc
 void fill_module_entries(FxApi& table);          // module_api.cc
 void fill_example_batch_entries(FxApi& table);   // module_api.cc
 void fill_option_entries(FxApi& table);          // options_api.cc
-void fill_runtime_entries(FxApi& table);         // runtime_api.cc
+void fill_run_entries(FxApi& table);             // run_api.cc
+void fill_value_entries(FxApi& table);           // value_api.cc
+void fill_submodule_entries(FxApi& table);       // submodule_api.cc
 void fill_extension_entries(FxApi& table);       // extension_api.cc
 void fill_rewrite_entries(FxApi& table);         // rewrite_api.cc
 void fill_partition_entries(FxApi& table);       // partition_api.cc

@@ -15,7 +15,7 @@
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 #include "host/capi/api_internal.h"
-#include "host/capi/wrap.h"
+#include "host/handles/wrap.h"
 
 namespace fx::host {
 namespace internal {
@@ -27,7 +27,9 @@ namespace internal {
 FxApi make_api() {
   FxApi t{};
   t.version = FX_API_VERSION;
-  fill_runtime_entries(t);
+  fill_run_entries(t);
+  fill_value_entries(t);
+  fill_submodule_entries(t);
   fill_extension_entries(t);
   fill_rewrite_entries(t);
   fill_status_entries(t);

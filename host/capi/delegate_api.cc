@@ -12,8 +12,8 @@
 #include "fx_core/partition/fuse_partitions.h"
 #include "fx_core/runtime/graph_module.h"
 #include "host/capi/api_internal.h"
-#include "host/capi/delegated_module.h"
-#include "host/capi/wrap.h"
+#include "host/delegate/delegated_module.h"
+#include "host/handles/wrap.h"
 
 namespace fx::host::internal {
 namespace {
@@ -46,6 +46,7 @@ void register_backend(FxRegistrar* r, const FxBackendInfo* info) {
   backend->name = info->name;
   backend->plugin = registrar_plugin(r);
   backend->api_version = registrar_api_version(r);
+  backend->table = api(backend->api_version);
   backend->info = *info;
   backend->info.name = nullptr;  // points into the plugin; `name` is ours
   Backends& all = backends();

@@ -15,7 +15,7 @@
 #include "fx_core/runtime/value.h"
 #include "host/capi/api_internal.h"
 #include "host/capi/extensions.h"
-#include "host/capi/wrap.h"
+#include "host/handles/wrap.h"
 
 namespace fx::host {
 namespace internal {

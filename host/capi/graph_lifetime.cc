@@ -1,7 +1,6 @@
-// The lifetime of what a plugin's handles name: the attribute stores bound
-// to graphs (ScopedAttributeStore), the graphs a plugin created and released
-// (kept, marked, until free_released_graphs), and the checks that refuse a
-// released graph or an erased node (live_graph, live_node).
+// The lifetime of what a plugin's handles name: the graphs a plugin created
+// and released (kept, marked, until free_released_graphs), and the checks
+// that refuse a released graph or an erased node (live_graph, live_node).
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
@@ -11,7 +10,6 @@
 #include <new>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/ir/node.h"
@@ -19,28 +17,10 @@
 #include "fx_core/support/strings.h"
 #include "host/capi/api_internal.h"
 #include "host/capi/c_api.h"
-#include "host/capi/wrap.h"
+#include "host/handles/wrap.h"
 
 namespace fx::host {
 namespace internal {
-
-// ---------------------------------------------------------- attributes
-
-std::mutex& stores_mutex() {
-  static std::mutex m;
-  return m;
-}
-
-absl::flat_hash_map<const Graph*, AttributeStore*>& stores() {
-  static auto* map = new absl::flat_hash_map<const Graph*, AttributeStore*>();
-  return *map;
-}
-
-AttributeStore* store_for(const Graph* g) {
-  std::lock_guard<std::mutex> lock(stores_mutex());
-  auto it = stores().find(g);
-  return it == stores().end() ? nullptr : it->second;
-}
 
 // ------------------------------------------- released graphs, erased nodes
 
@@ -116,19 +96,7 @@ const Node* live_node(const FxNode* n, const char* what) {
   return node;
 }
 
-AttributeStore* require_store(const Graph* g) {
-  AttributeStore* s = store_for(g);
-  if (s == nullptr) {
-    fail(FX_FAILED_PRECONDITION,
-         "this graph has no owning module, so it has no attributes");
-  }
-  return s;
-}
-
 }  // namespace internal
-
-using internal::stores;
-using internal::stores_mutex;
 
 void free_released_graphs() {
   internal::GraphsOfPlugins& all = internal::graphs_of_plugins();
@@ -139,28 +107,6 @@ void free_released_graphs() {
   }
   all.released.clear();
   all.num_released.store(0, std::memory_order_release);
-}
-
-ScopedAttributeStore::ScopedAttributeStore(const Graph* graph,
-                                           AttributeStore* store)
-    : graph_(graph) {
-  std::lock_guard<std::mutex> lock(stores_mutex());
-  auto it = stores().find(graph);
-  previous_ = it == stores().end() ? nullptr : it->second;
-  if (store) {
-    stores()[graph] = store;
-  } else {
-    stores().erase(graph);
-  }
-}
-
-ScopedAttributeStore::~ScopedAttributeStore() {
-  std::lock_guard<std::mutex> lock(stores_mutex());
-  if (previous_) {
-    stores()[graph_] = previous_;
-  } else {
-    stores().erase(graph_);
-  }
 }
 
 }  // namespace fx::host

@@ -17,36 +17,10 @@
 #include "fx_core/support/strings.h"
 #include "host/capi/api_internal.h"
 #include "host/capi/c_api.h"
-#include "host/capi/wrap.h"
+#include "host/handles/attribute_store.h"
+#include "host/handles/wrap.h"
 
-namespace fx::host {
-
-bool GraphModuleAttributeStore::has_attr(std::string_view name) const {
-  return graph_module_.get_attr(name).defined() ||
-         graph_module_.get_submodule(name) != nullptr;
-}
-
-bool GraphModuleAttributeStore::module_type(std::string_view name,
-                                            std::string* type,
-                                            std::string* error) const {
-  std::shared_ptr<torch::nn::Module> m = graph_module_.get_submodule(name);
-  if (m == nullptr) {
-    *error = cat(owner_, " has no submodule '", name, "'");
-    return false;
-  }
-  *type = module_type_name(*m);
-  return true;
-}
-
-at::Tensor GraphModuleAttributeStore::tensor_attr(std::string_view name,
-                                                  std::string* error) const {
-  at::Tensor t = graph_module_.get_attr(name);
-  if (!t.defined()) {
-    *error = cat(owner_, " has no parameter or buffer '", name, "'");
-  }
-  return t;
-}
-namespace internal {
+namespace fx::host::internal {
 
 namespace {
 
@@ -177,6 +151,4 @@ void fill_example_batch_entries(FxApi& t) {
   };
 }
 
-}  // namespace internal
-
-}  // namespace fx::host
+}  // namespace fx::host::internal

@@ -18,7 +18,7 @@
 #include "fx_core/support/strings.h"
 #include "host/capi/api_internal.h"
 #include "host/capi/c_api.h"
-#include "host/capi/wrap.h"
+#include "host/handles/wrap.h"
 
 namespace fx::host {
 namespace internal {

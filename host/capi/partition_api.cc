@@ -14,7 +14,7 @@
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/module_registry.h"
 #include "host/capi/api_internal.h"
-#include "host/capi/wrap.h"
+#include "host/handles/wrap.h"
 
 namespace fx::host::internal {
 

@@ -5,7 +5,7 @@
 // of a Python-level call_function target or of a submodule's forward, as the
 // host's registries bind them) and TargetReturnType (version 14: the type
 // torch's AnnotateTypesWithSchema gives such a call or a get_attr). Version
-// 12's ValueStorage is with the other Value* entries (runtime_api.cc).
+// 12's ValueStorage is with the other Value* entries (value_api.cc).
 #include <torch/nn/module.h>
 
 #include <memory>

@@ -14,7 +14,7 @@
 #include "fx_core/symbolic/shape_env.h"
 #include "fx_core/symbolic/sym_parser.h"
 #include "host/capi/api_internal.h"
-#include "host/capi/wrap.h"
+#include "host/handles/wrap.h"
 
 namespace fx::host::internal {
 

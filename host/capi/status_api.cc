@@ -1,5 +1,6 @@
-// The status entries of the C function table (CreateStatus .. ReleaseString)
-// and take_status, which reads and releases a status for the host.
+// The status entries of the C function table (CreateStatus .. ReleaseString).
+// The host reads and releases a status with take_status
+// (host/handles/status.h).
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
@@ -13,18 +14,10 @@
 #include "fx_core/support/strings.h"
 #include "host/capi/api_internal.h"
 #include "host/capi/c_api.h"
-#include "host/capi/wrap.h"
+#include "host/handles/status.h"
+#include "host/handles/wrap.h"
 
-namespace fx::host {
-namespace internal {
-
-namespace {
-
-// What a handle that names no live status says.
-constexpr const char* kNoStatus =
-    "not a live status (released already, or not made by this host)";
-
-}  // namespace
+namespace fx::host::internal {
 
 void fill_status_entries(FxApi& t) {
   t.CreateStatus = [](FxStatusCode code, const char* message) {
@@ -43,17 +36,4 @@ void fill_status_entries(FxApi& t) {
   t.ReleaseString = [](char* text) { std::free(text); };
 }
 
-}  // namespace internal
-
-StatusText take_status(FxStatus* status) {
-  StatusText text;
-  if (status == nullptr) return text;
-  const auto* live = internal::peek_object(status);
-  if (live == nullptr) return {FX_INTERNAL, internal::kNoStatus};
-  text.code = live->code;
-  text.message = live->message;
-  internal::release_object(status);
-  return text;
-}
-
-}  // namespace fx::host
+}  // namespace fx::host::internal

@@ -11,12 +11,9 @@
 #include "fx_core/runtime/symbolic/symbolic_meta.h"
 #include "fx_core/symbolic/shape_env.h"
 #include "host/capi/api_internal.h"
-#include "host/capi/wrap.h"
+#include "host/handles/wrap.h"
 
 namespace fx::host::internal {
-
-GraphModule& owning_module(const Graph* g);  // runtime_api.cc
-
 namespace {
 
 std::vector<std::string> placeholder_names(const Graph& g) {

@@ -3,9 +3,9 @@
 //
 //   bazel run --config=opt //tools/bench:torch_passes_benchmark
 //
-// Under valgrind, one iteration of one pass, timed part only:
-//   FX_TORCH_PASSES_ITERATIONS=1 valgrind --tool=callgrind \
-//     --toggle-collect='fx::host::PassManager::run*' \
+// Under valgrind, one iteration of one pass, timed part only (one command):
+//   FX_TORCH_PASSES_ITERATIONS=1 valgrind --tool=callgrind
+//     --toggle-collect='fx::host::PassManager::run*'
 //     torch_passes_benchmark --benchmark_filter=reinplace
 //
 // Each iteration builds a fresh GraphModule (not timed) and runs one pass

@@ -1,4 +1,4 @@
-#include "host/capi/handle_table.h"
+#include "host/handles/handle_table.h"
 
 #include <new>
 

@@ -42,8 +42,8 @@
 //  - Handing out a slot for the first time and freeing one take a lock;
 //    reads from several threads are safe, as are handles made on several
 //    threads. At most 2**24 - 1 objects hold a slot at once (bad_alloc).
-#ifndef HOST_CAPI_HANDLE_TABLE_H_
-#define HOST_CAPI_HANDLE_TABLE_H_
+#ifndef HOST_HANDLES_HANDLE_TABLE_H_
+#define HOST_HANDLES_HANDLE_TABLE_H_
 
 #include <array>
 #include <atomic>
@@ -364,4 +364,4 @@ bool HandleTable::step_of(uintptr_t handle, uintptr_t* owner, Step* step,
 
 }  // namespace fx::host::internal
 
-#endif  // HOST_CAPI_HANDLE_TABLE_H_
+#endif  // HOST_HANDLES_HANDLE_TABLE_H_

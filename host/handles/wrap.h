@@ -13,17 +13,17 @@
 //
 // wrap() gives the handle of an object, unwrap() the object of a handle;
 // both keep const-ness and map nullptr to nullptr. Every handle is checked
-// (below): a handle outliving its object is refused. Private to
-// host/capi; host code
+// (below): a handle outliving its object is refused. Private to the host's
+// implementation of the C ABI (host/capi, host/delegate); host code
 // elsewhere converts graphs and nodes with fx::host::to_handle() and
-// from_handle() (c_api.h), which call these.
+// from_handle() (host/capi/c_api.h), which call these.
 //
-// FxMatch (match.h) and FxValue (runtime_api.cc) are checked handles too,
-// for the duration of their callback, and so are FxSupport, FxPartitions,
+// FxMatch (match.h) and FxValue (host/capi/run_value.h) are checked handles
+// too, for the duration of their callback, and so are FxSupport, FxPartitions,
 // FxShapeEnv, FxOptions, FxRegistrar, FxOpCall and FxStatus (HostObject, at
 // the end).
-#ifndef HOST_CAPI_WRAP_H_
-#define HOST_CAPI_WRAP_H_
+#ifndef HOST_HANDLES_WRAP_H_
+#define HOST_HANDLES_WRAP_H_
 
 #include <memory>
 #include <type_traits>
@@ -32,8 +32,8 @@
 #include "fx_core/ir/argument.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/ir/node.h"
-#include "host/capi/handle_table.h"
-#include "host/capi/match.h"
+#include "host/handles/handle_table.h"
+#include "host/handles/match.h"
 
 namespace fx::host::internal {
 
@@ -213,7 +213,7 @@ template <typename Handle>
 struct HostObject;
 
 // What an FxStatus names: a code and a message, owned by whoever holds the
-// handle until ReleaseStatus (or take_status, c_api.h).
+// handle until ReleaseStatus (or take_status, status.h).
 template <>
 struct HostObject<FxStatus> : HandleSlot {
   FxStatusCode code = FX_OK;
@@ -271,4 +271,4 @@ class ScopedObject {
 
 }  // namespace fx::host::internal
 
-#endif  // HOST_CAPI_WRAP_H_
+#endif  // HOST_HANDLES_WRAP_H_

@@ -8,8 +8,8 @@
 // the backend may have built from them; the backend reads them through the
 // partition graph's handle (GraphGetAttr, GraphModuleType, GraphModuleConfig;
 // GraphSetAttr is refused).
-#ifndef HOST_CAPI_DELEGATED_MODULE_H_
-#define HOST_CAPI_DELEGATED_MODULE_H_
+#ifndef HOST_DELEGATE_DELEGATED_MODULE_H_
+#define HOST_DELEGATE_DELEGATED_MODULE_H_
 
 #include <ATen/core/ivalue.h>
 #include <torch/nn/module.h>
@@ -21,7 +21,7 @@
 
 #include "fx/plugin_api.h"
 #include "fx_core/runtime/graph_module.h"
-#include "host/capi/c_api.h"
+#include "host/handles/attribute_store.h"
 
 namespace fx::host {
 
@@ -29,7 +29,8 @@ namespace fx::host {
 struct Backend {
   std::string name;
   std::string plugin;
-  uint32_t api_version = 0;  // of the table its callbacks are handed
+  uint32_t api_version = 0;      // of the table its callbacks are handed
+  const FxApi* table = nullptr;  // that table (host/capi's api(api_version))
   FxBackendInfo info{};
 };
 
@@ -73,4 +74,4 @@ void register_delegated_module_kind();
 
 }  // namespace fx::host
 
-#endif  // HOST_CAPI_DELEGATED_MODULE_H_
+#endif  // HOST_DELEGATE_DELEGATED_MODULE_H_

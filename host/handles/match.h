@@ -1,11 +1,11 @@
 // FxMatch, the C ABI's view of a subgraph match (or of a replacement made):
 // what GraphMatchPattern / GraphReplacePattern lend a plugin's callback.
-// Private to host/capi. A plugin holds it as a checked handle
-// (wrap.h), valid for the duration of the callback only: the host forgets
-// it when the callback returns (ScopedMatch), so a match kept longer, and
-// the arguments borrowed from it, are refused.
-#ifndef HOST_CAPI_MATCH_H_
-#define HOST_CAPI_MATCH_H_
+// Private to the host's C ABI (host/capi). A plugin holds it as a checked
+// handle (wrap.h), valid for the duration of the callback only: the host
+// forgets it when the callback returns (ScopedMatch), so a match kept longer,
+// and the arguments borrowed from it, are refused.
+#ifndef HOST_HANDLES_MATCH_H_
+#define HOST_HANDLES_MATCH_H_
 
 #include <cstdint>
 #include <utility>
@@ -28,4 +28,4 @@ struct FxMatch {
   mutable uint32_t slot = 0;
 };
 
-#endif  // HOST_CAPI_MATCH_H_
+#endif  // HOST_HANDLES_MATCH_H_

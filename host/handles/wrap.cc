@@ -1,10 +1,10 @@
-#include "host/capi/wrap.h"
+#include "host/handles/wrap.h"
 
 #include <memory>
 #include <type_traits>
 #include <vector>
 
-#include "host/capi/api_internal.h"
+#include "host/handles/guard.h"
 
 namespace fx::host::internal {
 namespace {

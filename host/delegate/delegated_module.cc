@@ -1,4 +1,4 @@
-#include "host/capi/delegated_module.h"
+#include "host/delegate/delegated_module.h"
 
 #include <ATen/ATen.h>
 #include <ATen/DLConvertor.h>
@@ -12,8 +12,9 @@
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
-#include "host/capi/c_api.h"
-#include "host/capi/wrap.h"
+#include "host/handles/attribute_store.h"
+#include "host/handles/status.h"
+#include "host/handles/wrap.h"
 
 namespace fx::host {
 namespace {
@@ -109,9 +110,8 @@ DelegatedModule::DelegatedModule(std::shared_ptr<const Backend> backend,
   num_outputs_ = returns_tuple_ ? result.elements().size() : 1;
   std::string json = to_graph_json(graph);
   FxStatus* status = backend_->info.compile(
-      api(backend_->api_version), internal::wrap(&graph), name_.c_str(),
-      json.c_str(), specs.data(), specs.size(), backend_->info.user_data,
-      &compiled_);
+      backend_->table, internal::wrap(&graph), name_.c_str(), json.c_str(),
+      specs.data(), specs.size(), backend_->info.user_data, &compiled_);
   if (status != nullptr) {
     throw FxError(cat(where(), ": compile failed: ", take_message(status)));
   }
@@ -144,8 +144,8 @@ c10::IValue DelegatedModule::forward(const std::vector<c10::IValue>& inputs) {
   }
   std::vector<DLManagedTensor*> outputs(num_outputs_, nullptr);
   FxStatus* status = backend_->info.run(
-      api(backend_->api_version), compiled_, views.data(), views.size(),
-      outputs.data(), outputs.size(), backend_->info.user_data);
+      backend_->table, compiled_, views.data(), views.size(), outputs.data(),
+      outputs.size(), backend_->info.user_data);
   for (DLManagedTensor* m : managed) m->deleter(m);
   std::vector<at::Tensor> results;
   for (DLManagedTensor* out : outputs) {
