@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,6 +32,7 @@ import torch
 import torch.fx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ort_engine import OrtEngine, export_onnx  # noqa: E402
 from suite_bench import TransformerBlock, blas_library, set_threads  # noqa
 
 import fx_sdk  # noqa: E402
@@ -66,41 +66,6 @@ def torchscript(model, example):
     with torch.no_grad():
         traced = torch.jit.trace(model, example, check_trace=False)
         return torch.jit.optimize_for_inference(torch.jit.freeze(traced))
-
-
-class OrtEngine:
-    """ONNX Runtime in a node process (tools/bench/ort_runner.js): one model,
-    every shape its dynamic axes allow. timed(x) runs it once on a random
-    input of x's shape and returns the run's ms as measured inside node (no
-    pipe time)."""
-
-    def __init__(self, model, example, dynamic_axes, threads, node_path):
-        self.dir = tempfile.TemporaryDirectory()
-        path = os.path.join(self.dir.name, "model.onnx")
-        with torch.no_grad():
-            torch.onnx.export(model, example, path, input_names=["x"],
-                              output_names=["y"], opset_version=13,
-                              dynamic_axes={"x": dynamic_axes,
-                                            "y": dynamic_axes})
-        runner = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                              "ort_runner.js")
-        self.proc = subprocess.Popen(
-            ["node", runner, path, str(threads)], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, text=True,
-            env={**os.environ, "NODE_PATH": node_path})
-
-    def timed(self, x):
-        self.proc.stdin.write("x".join(str(d) for d in x.shape) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError("ort_runner stopped (see its error above)")
-        return float(line)
-
-    def close(self):
-        self.proc.stdin.close()
-        self.proc.wait()
-        self.dir.cleanup()
 
 
 def run_once(fn, x):
@@ -144,8 +109,12 @@ def inference_graph(model, example):
 def bench_model(name, model, inputs, threads, repeat, rows, ort=None):
     """`ort`: (NODE_PATH, the input's dynamic axes) to add ONNX Runtime."""
     set_threads(threads)
-    ort_engine = (OrtEngine(model, inputs[0], ort[1], threads, ort[0])
-                  if ort else None)
+    ort_engine = None
+    if ort:
+        onnx_dir = tempfile.TemporaryDirectory()
+        onnx_path = os.path.join(onnx_dir.name, "model.onnx")
+        export_onnx(model, inputs[0], onnx_path, ort[1])
+        ort_engine = OrtEngine(onnx_path, threads, ort[0])
     gm = inference_graph(model, inputs[0])
     dynamic = fx_sdk.compile(gm, [inputs[0]], dynamic=True)
     for x in inputs:
@@ -170,6 +139,7 @@ def bench_model(name, model, inputs, threads, repeat, rows, ort=None):
         print(json.dumps(row), flush=True)
     if ort_engine:
         ort_engine.close()
+        onnx_dir.cleanup()
     stats = dynamic.stats
     print(f"# {name} {threads} threads: plan_builds {dynamic.plan_builds}, "
           f"shape_specialisations {stats['shape_specialisations']}, "

@@ -18,6 +18,10 @@
 #                         every CPU in the affinity mask, e.g. 1,2)
 #     --forward-only      the forward and model rows alone (no IR, no pass)
 #     --no-python         the SDK alone
+#     --no-ort            no ONNX Runtime column (by default
+#                         setup_onnxruntime.sh installs its pinned
+#                         onnxruntime-node from the npm registry; when it
+#                         cannot, the suite says why and goes on without)
 #
 # Parts: IR operations on a traced N-node chain (trace, copy, print, codegen,
 # lint, edit storm) and bytes per node (suite_benchmark.cc,
@@ -26,8 +30,8 @@
 # Interpreter, hand-written LibTorch, TorchScript, Python eager, torch.fx
 # GraphModule and Interpreter); resnet50, mobilenet_v3_large, efficientnet_b0
 # and a small transformer at batch 1 (TorchScript frozen + optimized for
-# inference, eager LibTorch, Python eager, GraphModule, InferencePlan,
-# Interpreter); a pass through the C ABI against the same pass on fx_core
+# inference, eager LibTorch, Python eager, ONNX Runtime's CPU provider,
+# GraphModule, InferencePlan, Interpreter); a pass through the C ABI against the same pass on fx_core
 # (pass_benchmark.cc). Forward rows run at every --threads count (LibTorch's
 # and OpenBLAS's threads, set alike in C++ and Python); every row states its
 # count and the tables state the BLAS. See BENCHMARKS.md.
@@ -48,6 +52,7 @@ sizes=1000,10000,100000,1000000
 py_sizes=1000,10000
 repeat=20
 python=1
+ort=1
 threads=""
 forward_only=0
 while [[ $# -gt 0 ]]; do
@@ -61,6 +66,7 @@ while [[ $# -gt 0 ]]; do
     --json-out) json_out=$2; shift ;;
     --quick) sizes=1000,10000; py_sizes=1000; repeat=5 ;;
     --no-python) python=0 ;;
+    --no-ort) ort=0 ;;
     --threads) threads=$2; shift ;;
     --forward-only) forward_only=1 ;;
     *) echo "run_all.sh: unknown option $1" >&2; exit 2 ;;
@@ -84,9 +90,19 @@ common=(--repeat "$repeat")
 [[ -n "$threads" ]] && common+=(--threads "$threads")
 [[ $forward_only -eq 1 ]] && common+=(--skip-ir)
 if [[ $python -eq 1 ]] && /usr/bin/python3 -c 'import torch, torchvision' 2>/dev/null; then
+  ort_args=()
+  if [[ $ort -eq 1 ]]; then
+    # ONNX Runtime runs the models in the Python half (exported there).
+    if node_path=$(bash "$runfiles/tools/bench/setup_onnxruntime.sh" 2>"$work/ort.log"); then
+      ort_args=(--ort "$node_path")
+    else
+      echo "ONNX Runtime could not be installed (no ONNX Runtime column):" >&2
+      tail -3 "$work/ort.log" >&2
+    fi
+  fi
   echo "== torch.fx (Python) ==" >&2
   /usr/bin/python3 "$runfiles/tools/bench/suite_bench.py" "$work/models" \
-    --sizes "$py_sizes" "${common[@]}" > "$work/python.json"
+    --sizes "$py_sizes" "${common[@]}" "${ort_args[@]}" > "$work/python.json"
   models_args=(--models "$work/models")
   # The InferencePlan rows plan each model after the inference passes
   # (BatchNorm folded, convolutions and linears fused for oneDNN):
@@ -155,40 +171,48 @@ def r2(a, b):
 blas = sdk.get("blas", "unknown")
 models = sdk.get("models", {})
 if models:
-    print(f"### Headline: batch 1, median wall time per call (BLAS: {blas})\n")
+    ort = py.get("onnxruntime")
+    print(f"### Headline: batch 1, median wall time per call (BLAS: {blas}; ONNX Runtime: "
+          f"{'onnxruntime-node ' + ort + ', CPU provider, same threads' if ort else 'not run'})\n")
     print("| model | threads | TorchScript frozen + optimized (C++) | eager LibTorch | Python eager | "
-          "SDK GraphModule | SDK InferencePlan | InferencePlan / best of TorchScript-optimized and eager "
-          "LibTorch (goal <= 0.90x) | GraphModule / eager LibTorch |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "ONNX Runtime | SDK GraphModule | SDK InferencePlan | InferencePlan / best of TorchScript-optimized "
+          "and eager LibTorch (goal <= 0.90x) | InferencePlan / ONNX Runtime (goal <= 0.90x) | "
+          "GraphModule / eager LibTorch |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for threads in sorted(models, key=int):
         for name, c in models[threads].items():
             p = py.get("models", {}).get(threads, {}).get(name, {})
             ts, hand = c["torchscript_optimized_us"], c["libtorch_us"]
             best = min(v for v in (ts, hand) if v > 0) if max(ts, hand) > 0 else -1
             print(f"| {name} | {threads} | {t(ts)} | {t(hand)} | {t(p.get('eager_us'))} | "
-                  f"{t(c['graph_module_us'])} | {t(c['inference_plan_us'])} | "
-                  f"{r2(c['inference_plan_us'], best)} | {r2(c['graph_module_us'], hand)} |")
+                  f"{t(p.get('ort_us'))} | {t(c['graph_module_us'])} | {t(c['inference_plan_us'])} | "
+                  f"{r2(c['inference_plan_us'], best)} | {r2(c['inference_plan_us'], p.get('ort_us'))} | "
+                  f"{r2(c['graph_module_us'], hand)} |")
     print("\n| model | threads | nodes | SDK Interpreter | Interpreter / GraphModule | "
-          "nodes the plan binds to ATen kernels | TorchScript-optimized max abs diff |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "nodes the plan binds to ATen kernels | TorchScript-optimized max abs diff | "
+          "ONNX Runtime max abs diff (vs eager) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for threads in sorted(models, key=int):
         for name, c in models[threads].items():
+            p = py.get("models", {}).get(threads, {}).get(name, {})
+            od = p.get("ort_max_abs_diff")
             print(f"| {name} | {threads} | {int(c['nodes'])} | {t(c['interpreter_us'])} | "
                   f"{r2(c['interpreter_us'], c['graph_module_us'])} | {c['plan_direct_nodes']} | "
-                  f"{c['torchscript_max_abs_diff']:.2g} |")
+                  f"{c['torchscript_max_abs_diff']:.2g} | {f'{od:.2g}' if od is not None else '—'} |")
     print()
 
 # Achieved GFLOP/s: the model's flops (PyTorch's profiler) over each engine's
 # median time, against the peak suite_bench.py measured (best 2048^2 sgemm).
 ENGINES = (("TorchScript-optimized", "torchscript_optimized_us"), ("eager LibTorch", "libtorch_us"),
-           ("Python eager", "eager_us"), ("SDK GraphModule", "graph_module_us"),
+           ("Python eager", "eager_us"), ("ONNX Runtime", "ort_us"), ("SDK GraphModule", "graph_module_us"),
            ("SDK InferencePlan", "inference_plan_us"))
+PYTHON_SIDE = ("eager_us", "ort_us")  # measured by suite_bench.py
 peak = py.get("peak_gflops", {})
 
 def gflops(threads, name, key):
     c = models[threads][name]
     p = py.get("models", {}).get(threads, {}).get(name, {})
-    us = p.get(key) if key == "eager_us" else c.get(key)
+    us = p.get(key) if key in PYTHON_SIDE else c.get(key)
     flops = p.get("flops")
     return flops / us / 1e3 if flops and us and us > 0 else None
 

@@ -30,6 +30,12 @@ through openblas_set_num_threads when it is the BLAS):
    PyTorch's own profiler (torch.profiler.profile(with_flops=True): the sum
    over conv2d, addmm, mm, bmm, ... of its per-op formulas), so achieved
    GFLOP/s = flops / median time for every engine.
+ - "onnxruntime" (--ort NODE_PATH): each model exported with torch.onnx.export
+   (opset 13) from the same weights and run by ONNX Runtime's CPU provider
+   (onnxruntime-node, tools/bench/ort_engine.py) at the same thread counts
+   (intra-op threads, sequential execution, optimisation level "all") on the
+   same input; its output is checked against eager's (rtol 1e-3, atol 1e-4)
+   before it is timed, as eager is.
  - "peak_gflops": the machine's achievable peak at each thread count,
    measured rather than derived from a data sheet: the best of 5 single-
    precision 2048x2048 matrix products (torch.mm through the BLAS) in GFLOP/s.
@@ -300,9 +306,40 @@ def timed(fn):
     return time.perf_counter() - start
 
 
-def models(dir_, names, repeat, threads, log):
+def ort_rows(model, x, bundle, threads, reps, node_path, out, name):
+    """ONNX Runtime on the model exported from the same weights, at every
+    thread count: its output checked against eager's on the same input, then
+    timed as eager is (median of 5 medians of `reps` runs, on that input)."""
+    from ort_engine import OrtEngine, export_onnx
+
+    path = os.path.join(bundle, "model.onnx")
+    export_onnx(model, x, path)
+    with torch.no_grad():
+        want = model(x).flatten()
+    for t in threads:
+        engine = OrtEngine(path, t, node_path)
+        try:
+            got = engine.output(x)
+            if got.numel() != want.numel():
+                raise RuntimeError(f"ONNX Runtime's {name} gives {got.numel()} "
+                                   f"values, eager {want.numel()}")
+            diff = (got - want).abs().max().item()
+            if not torch.allclose(got, want, rtol=1e-3, atol=1e-4):
+                raise RuntimeError(f"ONNX Runtime's {name} differs from eager "
+                                   f"by up to {diff:.3g}")
+            times = [statistics.median(engine.timed_on(x) for _ in range(reps))
+                     for _ in range(5)]
+        finally:
+            engine.close()
+        row = out[str(t)][name]
+        row["ort_us"] = statistics.median(times) * 1e3
+        row["ort_max_abs_diff"] = diff
+
+
+def models(dir_, names, repeat, threads, log, ort=None):
     """Exports every model (bundle, frozen TorchScript) and times Python eager
-    at every thread count."""
+    at every thread count; with `ort` (NODE_PATH of onnxruntime-node), ONNX
+    Runtime too (ort_rows)."""
     out = {str(t): {} for t in threads}
     for name in names:
         model, x = make_model(name)
@@ -319,6 +356,9 @@ def models(dir_, names, repeat, threads, log):
                 times = [median_us(lambda _: model(x), reps, collect=False) for _ in range(5)]
                 out[str(t)][name] = {"eager_us": statistics.median(times), "threads": t,
                                      "nodes": len(gm.graph.nodes), "flops": flops}
+        if ort:
+            set_threads(1)  # ONNX Runtime's threads run in its own process
+            ort_rows(model, x, bundle, threads, reps, ort, out, name)
         log(f"python models {name} done")
     return out
 
@@ -334,6 +374,9 @@ def main(argv):
     parser.add_argument("--threads", default="",
                         help="thread counts, e.g. 1,2 (default: 1 and every available CPU)")
     parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--ort", default="",
+                        help="NODE_PATH with onnxruntime-node (tools/bench/"
+                        "setup_onnxruntime.sh prints it): ONNX Runtime's column")
     args = parser.parse_args(argv)
     cores = len(os.sched_getaffinity(0))
     threads = [int(t) for t in args.threads.split(",") if t] or sorted({1, cores})
@@ -342,11 +385,14 @@ def main(argv):
         print(line, file=sys.stderr, flush=True)
 
     result = {"ir": {}, "forward": {}, "models": {}, "threads": threads, "blas": blas_library()}
+    if args.ort:
+        from ort_engine import version
+        result["onnxruntime"] = version(args.ort)
     if not args.skip_forward:
         result["forward"] = forward(args.dir, args.repeat, threads, log)
     if not args.skip_models:
         names = [n for n in args.models.split(",") if n]
-        result["models"] = models(args.dir, names, args.repeat, threads, log)
+        result["models"] = models(args.dir, names, args.repeat, threads, log, args.ort)
         result["peak_gflops"] = peak_gflops(threads)
     if not args.skip_ir:
         set_threads(1)  # graph operations are single-threaded code
