@@ -33,7 +33,7 @@ import torch.fx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ort_engine import OrtEngine, export_onnx  # noqa: E402
-from suite_bench import TransformerBlock, blas_library, set_threads  # noqa
+from suite_bench import Encoder, blas_library, set_threads  # noqa
 
 import fx_sdk  # noqa: E402
 
@@ -45,16 +45,6 @@ IDLE_SECONDS = 0.2
 
 PASSES = ("shape_prop,fold_bn,fuse_conv,fuse_linear,fuse_matmul,"
           "fuse_pointwise")
-
-
-class Encoder(torch.nn.Module):
-    def __init__(self, dim=512, heads=8, ff=2048, layers=6):
-        super().__init__()
-        self.blocks = torch.nn.Sequential(
-            *[TransformerBlock(dim, heads, ff) for _ in range(layers)])
-
-    def forward(self, x):
-        return self.blocks(x)
 
 
 def resnet50():

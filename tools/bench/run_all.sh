@@ -18,6 +18,8 @@
 #                         every CPU in the affinity mask, e.g. 1,2)
 #     --forward-only      the forward and model rows alone (no IR, no pass)
 #     --no-python         the SDK alone
+#     --models LIST       the models (default: suite_bench.py's MODELS)
+#     --batches LIST      batch sizes of the models (default 1,8)
 #     --no-ort            no ONNX Runtime column (by default
 #                         setup_onnxruntime.sh installs its pinned
 #                         onnxruntime-node from the npm registry; when it
@@ -28,13 +30,15 @@
 # suite_bench.py), single-threaded code run at 1 thread; forward overhead on
 # a 1k-op chain of small ops (compiled GraphModule, InferencePlan,
 # Interpreter, hand-written LibTorch, TorchScript, Python eager, torch.fx
-# GraphModule and Interpreter); resnet50, mobilenet_v3_large, efficientnet_b0
-# and a small transformer at batch 1 (TorchScript frozen + optimized for
-# inference, eager LibTorch, Python eager, ONNX Runtime's CPU provider,
-# GraphModule, InferencePlan, Interpreter); a pass through the C ABI against the same pass on fx_core
-# (pass_benchmark.cc). Forward rows run at every --threads count (LibTorch's
-# and OpenBLAS's threads, set alike in C++ and Python); every row states its
-# count and the tables state the BLAS. See BENCHMARKS.md.
+# GraphModule and Interpreter); the models (suite_bench.py's MODELS:
+# torchvision's classification models torch.fx traces, a small transformer,
+# a transformer encoder) at batch 1 and 8 (TorchScript frozen + optimized
+# for inference, eager LibTorch where written by hand, Python eager, ONNX
+# Runtime's CPU provider, GraphModule, InferencePlan, Interpreter); a pass
+# through the C ABI against the same pass on fx_core (pass_benchmark.cc).
+# Forward rows run at every --threads count (LibTorch's and OpenBLAS's
+# threads, set alike in C++ and Python); every row states its count and the
+# tables state the BLAS. See BENCHMARKS.md.
 set -euo pipefail
 
 if [[ -z "${BUILD_WORKSPACE_DIRECTORY:-}" ]]; then
@@ -54,6 +58,8 @@ repeat=20
 python=1
 ort=1
 threads=""
+models=""
+batches=""
 forward_only=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -68,6 +74,8 @@ while [[ $# -gt 0 ]]; do
     --no-python) python=0 ;;
     --no-ort) ort=0 ;;
     --threads) threads=$2; shift ;;
+    --models) models=$2; shift ;;
+    --batches) batches=$2; shift ;;
     --forward-only) forward_only=1 ;;
     *) echo "run_all.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -101,17 +109,22 @@ if [[ $python -eq 1 ]] && /usr/bin/python3 -c 'import torch, torchvision' 2>/dev
     fi
   fi
   echo "== torch.fx (Python) ==" >&2
+  model_args=()
+  [[ -n "$models" ]] && model_args+=(--models "$models")
+  [[ -n "$batches" ]] && model_args+=(--batches "$batches")
   /usr/bin/python3 "$runfiles/tools/bench/suite_bench.py" "$work/models" \
-    --sizes "$py_sizes" "${common[@]}" "${ort_args[@]}" > "$work/python.json"
+    --sizes "$py_sizes" "${common[@]}" "${model_args[@]}" "${ort_args[@]}" > "$work/python.json"
   models_args=(--models "$work/models")
   # The InferencePlan rows plan each model after the inference passes
   # (BatchNorm folded, convolutions and linears fused for oneDNN):
   # DIR/NAME/graph.opt.fx.json.
   for dir in "$work"/models/*/; do
     [[ -f "$dir/graph.fx.json" && -f "$dir/input.pt" ]] || continue
+    # A model the passes refuse is planned as traced (and said so).
     "$runfiles/tools/fx" run "$dir/graph.fx.json" --pipeline shape_prop,fold_bn,fuse_conv,fuse_linear,fuse_matmul,fuse_pointwise \
       --inputs "$dir/input.pt" --plugin "$runfiles/plugins/libfx_shape_prop.so" \
-      --plugin "$runfiles/plugins/libfx_inference.so" -o "$dir/graph.opt.fx.json" >/dev/null
+      --plugin "$runfiles/plugins/libfx_inference.so" -o "$dir/graph.opt.fx.json" >/dev/null ||
+      echo "the inference passes failed on $(basename "$dir"): its plan runs the traced graph" >&2
   done
 elif [[ $python -eq 1 ]]; then
   echo "python3-torch / python3-torchvision missing: the SDK alone" >&2
@@ -172,7 +185,7 @@ blas = sdk.get("blas", "unknown")
 models = sdk.get("models", {})
 if models:
     ort = py.get("onnxruntime")
-    print(f"### Headline: batch 1, median wall time per call (BLAS: {blas}; ONNX Runtime: "
+    print(f"### Headline: batch 1 (NAME) and batch B (NAME@B), median wall time per call (BLAS: {blas}; ONNX Runtime: "
           f"{'onnxruntime-node ' + ort + ', CPU provider, same threads' if ort else 'not run'})\n")
     print("| model | threads | TorchScript frozen + optimized (C++) | eager LibTorch | Python eager | "
           "ONNX Runtime | SDK GraphModule | SDK InferencePlan | InferencePlan / best of TorchScript-optimized "
@@ -182,6 +195,9 @@ if models:
     for threads in sorted(models, key=int):
         for name, c in models[threads].items():
             p = py.get("models", {}).get(threads, {}).get(name, {})
+            if "error" in c:
+                print(f"| {name} | {threads} | the SDK could not run it: {c['error'][:160]} |")
+                continue
             ts, hand = c["torchscript_optimized_us"], c["libtorch_us"]
             best = min(v for v in (ts, hand) if v > 0) if max(ts, hand) > 0 else -1
             print(f"| {name} | {threads} | {t(ts)} | {t(hand)} | {t(p.get('eager_us'))} | "
@@ -194,11 +210,21 @@ if models:
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for threads in sorted(models, key=int):
         for name, c in models[threads].items():
+            if "error" in c:
+                continue
             p = py.get("models", {}).get(threads, {}).get(name, {})
             od = p.get("ort_max_abs_diff")
             print(f"| {name} | {threads} | {int(c['nodes'])} | {t(c['interpreter_us'])} | "
                   f"{r2(c['interpreter_us'], c['graph_module_us'])} | {c['plan_direct_nodes']} | "
                   f"{c['torchscript_max_abs_diff']:.2g} | {f'{od:.2g}' if od is not None else '—'} |")
+    print()
+    # What Python could not export or run at all, and where ONNX Runtime failed.
+    for threads, rows in sorted(py.get("models", {}).items(), key=lambda kv: int(kv[0])):
+        for name, p in rows.items():
+            if "error" in p:
+                print(f"- {name}, {threads} thread(s): not in the suite ({p['error'][:200]})")
+            elif "ort_error" in p:
+                print(f"- {name}, {threads} thread(s): no ONNX Runtime figure ({p['ort_error'][:200]})")
     print()
 
 # Achieved GFLOP/s: the model's flops (PyTorch's profiler) over each engine's
@@ -211,6 +237,8 @@ peak = py.get("peak_gflops", {})
 
 def gflops(threads, name, key):
     c = models[threads][name]
+    if "error" in c:
+        return None
     p = py.get("models", {}).get(threads, {}).get(name, {})
     us = p.get(key) if key in PYTHON_SIDE else c.get(key)
     flops = p.get("flops")

@@ -2,7 +2,8 @@
 """Python torch.fx's side of the unified benchmark suite (run_all.sh).
 
     suite_bench.py DIR [--sizes 1000,10000] [--repeat N] [--threads 1,2]
-                       [--models resnet50,...] [--skip-ir] [--skip-forward]
+                       [--models resnet50,...] [--batches 1,8] [--ort NODE_PATH]
+                       [--skip-ir] [--skip-forward]
                        [--skip-models]
 
 IR: the chain tools/bench/suite_benchmark.cc traces (N nodes cycling
@@ -19,10 +20,14 @@ through openblas_set_num_threads when it is the BLAS):
    torch.fx's GraphModule and torch.fx's Interpreter. Writes DIR/chain as an
    fx-graph bundle (tools/torchfx_export.py) plus script.pt (torch.jit.script
    of the GraphModule) for the C++ side.
- - "models": resnet50, mobilenet_v3_large, efficientnet_b0 (torchvision,
-   random init with seed 0) at 1x3x224x224 and SmallTransformer below (128
-   tokens), batch 1: Python eager. Writes DIR/NAME as a bundle plus
-   script_frozen.pt: torch.jit.freeze(torch.jit.script(model)), which the C++
+ - "models": MODELS below (torchvision's classification models, random init
+   with seed 0, at Bx3x224x224; SmallTransformer on 128 tokens; Encoder on
+   128 embeddings of 512), at every batch size of --batches (default 1 and
+   8; DIR/NAME for batch 1, DIR/NAME@B otherwise): Python eager. A model
+   that cannot be traced, exported or scripted gets {"error": ...} and is
+   left out of DIR/models.txt, the C++ side's list. Writes DIR/NAME as a bundle plus
+   script_frozen.pt: torch.jit.freeze(torch.jit.script(model)) (of
+   torch.jit.trace where scripting fails), which the C++
    side loads and puts through torch::jit::optimize_for_inference (the pass
    torch.jit.optimize_for_inference runs; the oneDNN module it makes cannot
    be saved and loaded again in torch 1.13).
@@ -155,6 +160,19 @@ class SmallTransformer(torch.nn.Module):
         return self.head(self.ln(x))
 
 
+class Encoder(torch.nn.Module):
+    """A transformer encoder of issue 35's suite: d_model 512, 8 heads, MLP
+    2048, 6 pre-norm blocks, on embeddings (batch, tokens, 512)."""
+
+    def __init__(self, dim=512, heads=8, ff=2048, layers=6):
+        super().__init__()
+        self.blocks = torch.nn.Sequential(
+            *[TransformerBlock(dim, heads, ff) for _ in range(layers)])
+
+    def forward(self, x):
+        return self.blocks(x)
+
+
 def set_threads(n):
     """torch's intra-op threads and, when the BLAS is OpenBLAS, its own
     pool (the pthread build ignores torch.set_num_threads)."""
@@ -267,16 +285,27 @@ def forward(dir_, repeat, threads, log):
     return out
 
 
-MODELS = ("resnet50", "mobilenet_v3_large", "efficientnet_b0", "transformer")
+# torchvision's classification models torch.fx traces, a small BERT-style
+# model (tokens in) and a transformer encoder (embeddings in, 128 tokens).
+MODELS = ("resnet50", "resnext50_32x4d", "mobilenet_v3_large", "efficientnet_b0",
+          "regnet_y_400mf", "densenet121", "mnasnet1_0", "convnext_tiny", "swin_t",
+          "vit_b_16", "transformer", "encoder")
 
 
-def make_model(name):
+def bundle_name(name, batch):
+    """The model's bundle directory: NAME at batch 1, NAME@BATCH otherwise."""
+    return name if batch == 1 else f"{name}@{batch}"
+
+
+def make_model(name, batch=1):
     import torchvision.models
 
     torch.manual_seed(0)
     if name == "transformer":
-        return SmallTransformer().eval(), torch.randint(0, 1000, (1, 128))
-    return getattr(torchvision.models, name)().eval(), torch.randn(1, 3, 224, 224)
+        return SmallTransformer().eval(), torch.randint(0, 1000, (batch, 128))
+    if name == "encoder":
+        return Encoder().eval(), torch.randn(batch, 128, 512)
+    return getattr(torchvision.models, name)().eval(), torch.randn(batch, 3, 224, 224)
 
 
 def count_flops(model, x):
@@ -336,30 +365,60 @@ def ort_rows(model, x, bundle, threads, reps, node_path, out, name):
         row["ort_max_abs_diff"] = diff
 
 
-def models(dir_, names, repeat, threads, log, ort=None):
-    """Exports every model (bundle, frozen TorchScript) and times Python eager
-    at every thread count; with `ort` (NODE_PATH of onnxruntime-node), ONNX
-    Runtime too (ort_rows)."""
-    out = {str(t): {} for t in threads}
-    for name in names:
-        model, x = make_model(name)
-        bundle = os.path.join(dir_, name)
-        with torch.no_grad():
-            gm = torch.fx.symbolic_trace(model)
-            torchfx_export.export(gm, [x], bundle)
-            frozen = torch.jit.freeze(torch.jit.script(model))
-            frozen.save(os.path.join(bundle, "script_frozen.pt"))
-            flops = count_flops(model, x)
-            reps = max(3, repeat // 4)
-            for t in threads:
-                set_threads(t)
-                times = [median_us(lambda _: model(x), reps, collect=False) for _ in range(5)]
-                out[str(t)][name] = {"eager_us": statistics.median(times), "threads": t,
-                                     "nodes": len(gm.graph.nodes), "flops": flops}
-        if ort:
-            set_threads(1)  # ONNX Runtime's threads run in its own process
+def frozen_script(model, x):
+    """torch.jit.freeze of the scripted model, or of the traced one when
+    scripting fails (as a deployment engineer would fall back)."""
+    try:
+        return torch.jit.freeze(torch.jit.script(model))
+    except Exception:  # noqa: BLE001 - any scripting failure: trace instead
+        return torch.jit.freeze(torch.jit.trace(model, x, check_trace=False))
+
+
+def one_model(dir_, name, model, x, repeat, threads, ort, out):
+    """Exports one model (bundle, frozen TorchScript) into DIR/NAME and
+    times it in Python eager (and ONNX Runtime) at every thread count."""
+    bundle = os.path.join(dir_, name)
+    with torch.no_grad():
+        gm = torch.fx.symbolic_trace(model)
+        torchfx_export.export(gm, [x], bundle)
+        frozen_script(model, x).save(os.path.join(bundle, "script_frozen.pt"))
+        flops = count_flops(model, x)
+        reps = max(3, repeat // 4)
+        for t in threads:
+            set_threads(t)
+            times = [median_us(lambda _: model(x), reps, collect=False) for _ in range(5)]
+            out[str(t)][name] = {"eager_us": statistics.median(times), "threads": t,
+                                 "batch": x.shape[0], "nodes": len(gm.graph.nodes),
+                                 "flops": flops}
+    if ort:
+        set_threads(1)  # ONNX Runtime's threads run in its own process
+        try:
             ort_rows(model, x, bundle, threads, reps, ort, out, name)
-        log(f"python models {name} done")
+        except Exception as e:  # noqa: BLE001 - export or run: said, skipped
+            for t in threads:
+                out[str(t)][name]["ort_error"] = f"{type(e).__name__}: {e}"[:300]
+
+
+def models(dir_, names, batches, repeat, threads, log, ort=None):
+    """Every model at every batch size (one_model); a model that cannot be
+    traced, exported or scripted is recorded with its error and skipped.
+    DIR/models.txt lists the bundles in order, for the C++ side."""
+    out = {str(t): {} for t in threads}
+    order = []
+    for name in names:
+        for batch in batches:
+            bundle = bundle_name(name, batch)
+            try:
+                model, x = make_model(name, batch)
+                one_model(dir_, bundle, model, x, repeat, threads, ort, out)
+                order.append(bundle)
+            except Exception as e:  # noqa: BLE001 - said in the table
+                for t in threads:
+                    out[str(t)][bundle] = {"error": f"{type(e).__name__}: {e}"[:300],
+                                           "threads": t, "batch": batch}
+            log(f"python models {bundle} done")
+    with open(os.path.join(dir_, "models.txt"), "w") as f:
+        f.write("".join(f"{b}\n" for b in order))
     return out
 
 
@@ -374,6 +433,7 @@ def main(argv):
     parser.add_argument("--threads", default="",
                         help="thread counts, e.g. 1,2 (default: 1 and every available CPU)")
     parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--batches", default="1,8")
     parser.add_argument("--ort", default="",
                         help="NODE_PATH with onnxruntime-node (tools/bench/"
                         "setup_onnxruntime.sh prints it): ONNX Runtime's column")
@@ -392,7 +452,10 @@ def main(argv):
         result["forward"] = forward(args.dir, args.repeat, threads, log)
     if not args.skip_models:
         names = [n for n in args.models.split(",") if n]
-        result["models"] = models(args.dir, names, args.repeat, threads, log, args.ort)
+        batches = [int(b) for b in args.batches.split(",") if b]
+        os.makedirs(args.dir, exist_ok=True)
+        result["models"] = models(args.dir, names, batches, args.repeat, threads, log,
+                                  args.ort)
         result["peak_gflops"] = peak_gflops(threads)
     if not args.skip_ir:
         set_threads(1)  # graph operations are single-threaded code

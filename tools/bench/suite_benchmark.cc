@@ -30,17 +30,20 @@
 // torch.fx's GraphModule).
 //
 // Models ("models": {THREADS: {name: row}}, with --models DIR): the bundles
-// suite_bench.py writes, batch 1: resnet50, mobilenet_v3_large,
-// efficientnet_b0 (1x3x224x224) and a small transformer (128 tokens). Per
-// model: TorchScript as deployed for inference (DIR/NAME/script_frozen.pt,
-// torch.jit.freeze of torch.jit.script in Python, loaded here and put through
-// torch::jit::optimize_for_inference: conv/BN folding, oneDNN weights and
-// fused ops), eager LibTorch (the model's forward written out over the
-// bundle's modules, as a LibTorch user writes it), GraphModule, InferencePlan
-// and Interpreter. When DIR/NAME/graph.opt.fx.json exists (run_all.sh writes
-// it with `fx run --pipeline` shape_prop, fold_bn, fuse_conv, fuse_linear,
-// fuse_matmul, fuse_pointwise), the InferencePlan plans that graph: BatchNorm
-// folded, convolutions, linears and matmuls with their tails on oneDNN.
+// suite_bench.py writes (DIR/models.txt lists them: torchvision's
+// classification models, a small transformer and an encoder, NAME at batch
+// 1 and NAME@B at batch B). A model that fails to load or differs gets a row
+// {"error": ...} and the others go on. Per model: TorchScript as deployed for
+// inference (DIR/NAME/script_frozen.pt, torch.jit.freeze of torch.jit.script in
+// Python, loaded here and put through torch::jit::optimize_for_inference:
+// conv/BN folding, oneDNN weights and fused ops), eager LibTorch (the model's
+// forward written out over the bundle's modules, as a LibTorch user writes it:
+// resnet50, the mobile models and the small transformer), GraphModule,
+// InferencePlan and Interpreter. When DIR/NAME/graph.opt.fx.json exists
+// (run_all.sh writes it with `fx run --pipeline` shape_prop, fold_bn,
+// fuse_conv, fuse_linear, fuse_matmul, fuse_pointwise), the InferencePlan plans
+// that graph: BatchNorm folded, convolutions, linears and matmuls with their
+// tails on oneDNN.
 //
 // Every variant's output is checked against GraphModule::forward first:
 // bitwise for the inference plan of the original graph, allclose 1e-4/1e-5
@@ -69,9 +72,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -426,10 +431,18 @@ struct ForwardRow {
   size_t onednn = 0;            // plan steps on oneDNN
   bool plan_optimized = false;  // planned after the inference passes
   double plan_max_diff = 0;     // plan vs GraphModule
+  std::string error;            // why the model could not be measured
 };
+
+std::string json_string(const std::string& text);
 
 std::string row_json(const ForwardRow& r, bool optimized_script) {
   std::ostringstream out;
+  if (!r.error.empty()) {
+    out << "\"" << r.name << "\": {\"threads\": " << r.threads
+        << ", \"error\": " << json_string(r.error) << "}";
+    return out.str();
+  }
   out << "\"" << r.name << "\": {\"threads\": " << r.threads
       << ", \"nodes\": " << r.nodes
       << ", \"graph_module_us\": " << r.graph_module
@@ -634,50 +647,104 @@ std::string forward_json(const std::string& models,
   return rows_json(rows, false);
 }
 
+// The bundles suite_bench.py wrote, in its order (DIR/models.txt); without
+// that list, every directory of DIR holding a bundle but the chain, sorted.
+std::vector<std::string> model_names(const std::string& models) {
+  std::vector<std::string> names;
+  std::ifstream list(models + "/models.txt");
+  for (std::string line; std::getline(list, line);) {
+    if (!line.empty()) names.push_back(line);
+  }
+  if (list.is_open()) return names;
+  for (const auto& entry : std::filesystem::directory_iterator(models)) {
+    std::string name = entry.path().filename().string();
+    if (name != "chain" &&
+        std::filesystem::exists(entry.path() / "graph.fx.json")) {
+      names.push_back(name);
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// The model's forward written by hand over the bundle's modules, for the
+// models that have one (any batch: NAME@B is NAME's); empty otherwise.
+std::function<at::Tensor(const at::Tensor&)> by_hand_for(
+    const std::string& bundle, fx::GraphModule* m) {
+  std::string name = bundle.substr(0, bundle.find('@'));
+  if (name == "resnet50") {
+    return [m](const at::Tensor& x) { return resnet50_by_hand(*m, x); };
+  }
+  if (name == "transformer") {
+    return [m](const at::Tensor& x) { return transformer_by_hand(*m, x); };
+  }
+  if (name == "mobilenet_v3_large" || name == "efficientnet_b0") {
+    return [m](const at::Tensor& x) { return mobile_by_hand(*m, x); };
+  }
+  return nullptr;
+}
+
+Subject load_subject(const std::string& models, const std::string& name,
+                     int repeat) {
+  std::string dir = models + "/" + name;
+  auto gm = fx::read_graph_module(dir + "/graph.fx.json");
+  auto inputs = fx::read_value_file(dir + "/input.pt");
+  if (!gm.ok() || !inputs.ok()) {
+    throw std::runtime_error("cannot read the " + name + " bundle: " +
+                             std::string(!gm.ok() ? gm.status().message()
+                                                  : inputs.status().message()));
+  }
+  Subject s;
+  s.name = name;
+  s.gm = std::move(*gm);
+  s.gm->eval();
+  s.in = inputs->toListRef().vec();
+  s.by_hand = by_hand_for(name, s.gm.get());
+  s.script = load_script(dir + "/script_frozen.pt", true);
+  s.optimized_script = true;
+  if (std::filesystem::exists(dir + "/graph.opt.fx.json")) {
+    auto opt = fx::read_graph_module(dir + "/graph.opt.fx.json");
+    if (!opt.ok()) {
+      throw std::runtime_error(
+          "cannot read the optimized " + name +
+          " bundle: " + std::string(opt.status().message()));
+    }
+    s.optimized = std::move(*opt);
+    s.optimized->eval();
+  }
+  s.repeat = std::max(3, repeat / 4);
+  return s;
+}
+
+// A model that cannot be loaded or measured gets a row with its error (and
+// a line on stderr); the others are measured as usual.
 std::string models_json(const std::string& models,
                         const std::vector<int>& threads, int repeat) {
-  std::vector<Subject> subjects;
-  for (std::string name :
-       {"resnet50", "mobilenet_v3_large", "efficientnet_b0", "transformer"}) {
-    std::string dir = models + "/" + name;
-    if (!std::filesystem::exists(dir + "/graph.fx.json")) continue;
-    auto gm = fx::read_graph_module(dir + "/graph.fx.json");
-    auto inputs = fx::read_value_file(dir + "/input.pt");
-    if (!gm.ok() || !inputs.ok()) {
-      throw std::runtime_error("cannot read the " + name + " bundle");
-    }
-    Subject s;
-    s.name = name;
-    s.gm = std::move(*gm);
-    s.gm->eval();
-    s.in = inputs->toListRef().vec();
-    fx::GraphModule* m = s.gm.get();
-    if (name == "resnet50") {
-      s.by_hand = [m](const at::Tensor& x) { return resnet50_by_hand(*m, x); };
-    } else if (name == "transformer") {
-      s.by_hand = [m](const at::Tensor& x) {
-        return transformer_by_hand(*m, x);
-      };
-    } else {
-      s.by_hand = [m](const at::Tensor& x) { return mobile_by_hand(*m, x); };
-    }
-    s.script = load_script(dir + "/script_frozen.pt", true);
-    s.optimized_script = true;
-    if (std::filesystem::exists(dir + "/graph.opt.fx.json")) {
-      auto opt = fx::read_graph_module(dir + "/graph.opt.fx.json");
-      if (!opt.ok()) {
-        throw std::runtime_error("cannot read the optimized " + name +
-                                 " bundle");
-      }
-      s.optimized = std::move(*opt);
-      s.optimized->eval();
-    }
-    s.repeat = std::max(3, repeat / 4);
-    subjects.push_back(std::move(s));
-  }
   std::map<int, std::vector<ForwardRow>> rows;
-  for (int t : threads) {
-    for (Subject& s : subjects) rows[t].push_back(measure(s, t));
+  for (const std::string& name : model_names(models)) {
+    std::optional<Subject> s;
+    std::string error;
+    try {
+      s = load_subject(models, name, repeat);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    for (int t : threads) {
+      ForwardRow r;
+      try {
+        if (s) r = measure(*s, t);
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      if (!error.empty()) {
+        std::cerr << "suite_benchmark: " << name << ": " << error << "\n";
+        r = ForwardRow{};
+        r.name = name;
+        r.threads = t;
+        r.error = error;
+      }
+      rows[t].push_back(std::move(r));
+    }
   }
   return rows_json(rows, true);
 }
