@@ -18,23 +18,15 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "fx/plugin_api.h"
-#include "fx_core/ir/argument.h"
-#include "fx_core/support/strings.h"
 #include "host/handles/attribute_store.h"
 #include "host/handles/status.h"
 
-namespace at {
-class Tensor;
-}  // namespace at
-
 namespace fx {
 class Graph;
-class GraphModule;
 class Node;
 }  // namespace fx
 
