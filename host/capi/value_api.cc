@@ -11,7 +11,6 @@
 #include <string_view>
 #include <vector>
 
-#include "fx_core/format/code_names.h"
 #include "fx_core/runtime/value.h"
 #include "host/capi/api_internal.h"
 #include "host/capi/run_value.h"

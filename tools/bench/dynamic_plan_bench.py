@@ -25,14 +25,13 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 
 import torch
 import torch.fx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ort_engine import OrtEngine, export_onnx  # noqa: E402
+from ort_engine import OrtEngine  # noqa: E402
 from suite_bench import Encoder, blas_library, set_threads  # noqa
 
 import fx_sdk  # noqa: E402
@@ -99,12 +98,8 @@ def inference_graph(model, example):
 def bench_model(name, model, inputs, threads, repeat, rows, ort=None):
     """`ort`: (NODE_PATH, the input's dynamic axes) to add ONNX Runtime."""
     set_threads(threads)
-    ort_engine = None
-    if ort:
-        onnx_dir = tempfile.TemporaryDirectory()
-        onnx_path = os.path.join(onnx_dir.name, "model.onnx")
-        export_onnx(model, inputs[0], onnx_path, ort[1])
-        ort_engine = OrtEngine(onnx_path, threads, ort[0])
+    ort_engine = (OrtEngine.exported(model, inputs[0], threads, ort[0], ort[1])
+                  if ort else None)
     gm = inference_graph(model, inputs[0])
     dynamic = fx_sdk.compile(gm, [inputs[0]], dynamic=True)
     for x in inputs:
@@ -129,7 +124,6 @@ def bench_model(name, model, inputs, threads, repeat, rows, ort=None):
         print(json.dumps(row), flush=True)
     if ort_engine:
         ort_engine.close()
-        onnx_dir.cleanup()
     stats = dynamic.stats
     print(f"# {name} {threads} threads: plan_builds {dynamic.plan_builds}, "
           f"shape_specialisations {stats['shape_specialisations']}, "

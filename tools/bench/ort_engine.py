@@ -51,12 +51,24 @@ class OrtEngine:
     ms of a run on x itself; output(x): the model's first output on x."""
 
     def __init__(self, onnx_path, threads, node_path):
+        # Inputs and outputs passed as files (and the model, for exported()).
         self.dir = tempfile.TemporaryDirectory()
         self.files = {}  # id(x) -> (x, its raw file)
         self.proc = subprocess.Popen(
             ["node", RUNNER, onnx_path, str(threads)], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, text=True,
             env={**os.environ, "NODE_PATH": node_path})
+
+    @classmethod
+    def exported(cls, model, example, threads, node_path, dynamic_axes=None):
+        """An engine for `model`, exported (export_onnx) into a directory
+        that lives as long as the engine."""
+        folder = tempfile.TemporaryDirectory()
+        path = os.path.join(folder.name, "model.onnx")
+        export_onnx(model, example, path, dynamic_axes)
+        engine = cls(path, threads, node_path)
+        engine.model_dir = folder
+        return engine
 
     def _run(self, line):
         self.proc.stdin.write(line + "\n")
@@ -91,3 +103,5 @@ class OrtEngine:
         self.proc.stdin.close()
         self.proc.wait()
         self.dir.cleanup()
+        if hasattr(self, "model_dir"):
+            self.model_dir.cleanup()

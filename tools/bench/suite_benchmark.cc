@@ -434,7 +434,14 @@ struct ForwardRow {
   std::string error;            // why the model could not be measured
 };
 
-std::string json_string(const std::string& text);
+std::string json_string(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
 
 std::string row_json(const ForwardRow& r, bool optimized_script) {
   std::ostringstream out;
@@ -716,34 +723,40 @@ Subject load_subject(const std::string& models, const std::string& name,
   return s;
 }
 
-// A model that cannot be loaded or measured gets a row with its error (and
-// a line on stderr); the others are measured as usual.
+// The row of a model that could not be loaded or measured (said on stderr).
+ForwardRow error_row(const std::string& name, int threads,
+                     const std::string& error) {
+  std::cerr << "suite_benchmark: " << name << ": " << error << "\n";
+  ForwardRow r;
+  r.name = name;
+  r.threads = threads;
+  r.error = error;
+  return r;
+}
+
+// A model that cannot be loaded, or measured at one thread count, gets a row
+// with its error there; the others are measured as usual.
 std::string models_json(const std::string& models,
                         const std::vector<int>& threads, int repeat) {
   std::map<int, std::vector<ForwardRow>> rows;
   for (const std::string& name : model_names(models)) {
     std::optional<Subject> s;
-    std::string error;
+    std::string load_error;
     try {
       s = load_subject(models, name, repeat);
     } catch (const std::exception& e) {
-      error = e.what();
+      load_error = e.what();
     }
     for (int t : threads) {
-      ForwardRow r;
+      if (!s) {
+        rows[t].push_back(error_row(name, t, load_error));
+        continue;
+      }
       try {
-        if (s) r = measure(*s, t);
+        rows[t].push_back(measure(*s, t));
       } catch (const std::exception& e) {
-        error = e.what();
+        rows[t].push_back(error_row(name, t, e.what()));
       }
-      if (!error.empty()) {
-        std::cerr << "suite_benchmark: " << name << ": " << error << "\n";
-        r = ForwardRow{};
-        r.name = name;
-        r.threads = t;
-        r.error = error;
-      }
-      rows[t].push_back(std::move(r));
     }
   }
   return rows_json(rows, true);
@@ -757,15 +770,6 @@ std::vector<int> parse_ints(const std::string& list) {
     if (!item.empty()) out.push_back(std::stoi(item));
   }
   return out;
-}
-
-std::string json_string(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
 }
 
 }  // namespace
