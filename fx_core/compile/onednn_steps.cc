@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "fx_core/compile/conv_choice.h"
+#include "fx_core/compile/linear_choice.h"
 #include "fx_core/compile/onednn_conv.h"
 #include "fx_core/compile/onednn_linear.h"
 #include "fx_core/compile/onednn_matmul.h"
@@ -179,7 +180,8 @@ class LinearStep : public OnednnStep {
 };
 
 // fx_inference.linear(input, weight, bias, residual, activation, min_val,
-// max_val): attribute weights, float32 values.
+// max_val): attribute weights, float32 values, on oneDNN where
+// linear_choice.h picks it.
 std::unique_ptr<OnednnStep> bind_linear(const std::vector<PlannedParam>& p,
                                         const PlannedParam& out) {
   if (p.size() != 7 || !float_value(p[0]) || p[1].kind != Kind::kAttribute ||
@@ -194,7 +196,7 @@ std::unique_ptr<OnednnStep> bind_linear(const std::vector<PlannedParam>& p,
   params.min_val = number(p[5]);
   params.max_val = number(p[6]);
   if (params.has_residual && p[3].sizes != out.sizes) return nullptr;
-  std::unique_ptr<OnednnLinear> linear = OnednnLinear::create(
+  std::unique_ptr<OnednnLinear> linear = choose_onednn_linear(
       *p[1].attribute, p[2].attribute ? *p[2].attribute : at::Tensor(), params,
       p[0].sizes);
   // The planned buffer takes the reference's layout: it must be the

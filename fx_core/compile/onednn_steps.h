@@ -1,6 +1,7 @@
 // fx::OnednnStep: a graph node the InferencePlan runs on oneDNN:
 // fx_inference.conv2d (onednn_conv.h, the algorithm chosen by
-// conv_choice.h), fx_inference.linear (onednn_linear.h) and
+// conv_choice.h), fx_inference.linear (onednn_linear.h, where
+// linear_choice.h prefers it to the reference kernel) and
 // fx_inference.matmul (onednn_matmul.h), all written by the
 // plugins/inference passes.
 //

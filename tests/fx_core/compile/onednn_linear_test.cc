@@ -5,7 +5,7 @@
 // refuses what oneDNN would compute differently. And the InferencePlan on a
 // graph of fx_inference.linear nodes: allclose to GraphModule::forward,
 // bound to oneDNN, and each fallback forced (other shape, strided input,
-// double, grad mode).
+// double, grad mode); under each linear policy, oneDNN where it says.
 #include "fx_core/compile/onednn_linear.h"
 
 #include <ATen/ATen.h>
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "fx_core/compile/inference_plan.h"
+#include "fx_core/compile/linear_choice.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/runtime/graph_module.h"
 
@@ -162,6 +163,7 @@ void expect_outputs_close(const c10::IValue& got, const c10::IValue& want,
 }
 
 TEST(OnednnLinear, PlanBindsLinearsAndEachFallbackMatchesForward) {
+  set_linear_policy(LinearPolicy::kOnednn);
   at::manual_seed(3);
   auto root = std::make_shared<torch::nn::Module>();
   auto gm = linear_graph(*root);
@@ -197,6 +199,36 @@ TEST(OnednnLinear, PlanBindsLinearsAndEachFallbackMatchesForward) {
             at::kDouble);
   EXPECT_EQ(plan64->stats().onednn_steps, 0u);
   expect_outputs_close(got, gm->forward({x64}), "double");
+}
+
+// The plan under each linear policy (linear_choice.h): the reference's
+// result, on oneDNN exactly where the policy put it. Shapes no other test
+// of this process measures, so the measured decisions are this plan's.
+TEST(OnednnLinear, PlanFollowsTheLinearPolicy) {
+  at::manual_seed(4);
+  auto root = std::make_shared<torch::nn::Module>();
+  auto gm = linear_graph(*root);
+  c10::AutoGradMode no_grad(false);
+  at::Tensor x = at::randn({3, 11, 16});
+  const c10::IValue want = gm->forward({x});
+  set_linear_policy(LinearPolicy::kAten);
+  auto aten = InferencePlan::build(*gm, {x});
+  expect_outputs_close(aten->run({x}), want, "aten");
+  EXPECT_EQ(aten->stats().onednn_steps, 0u);
+  set_linear_policy(LinearPolicy::kMeasure);
+  const size_t measured = linear_measurements();
+  const size_t aten_won = linear_measurements_won_by_aten();
+  auto chosen = InferencePlan::build(*gm, {x});
+  expect_outputs_close(chosen->run({x}), want, "measure");
+  expect_outputs_close(chosen->run({x}), want, "measure, second run");
+  EXPECT_EQ(linear_measurements(), measured + 3);
+  EXPECT_EQ(chosen->stats().onednn_steps,
+            3u - (linear_measurements_won_by_aten() - aten_won));
+  EXPECT_EQ(chosen->stats().direct_fallbacks, 0u);
+  // Built again: the cached decisions, the same kernels.
+  auto again = InferencePlan::build(*gm, {x});
+  EXPECT_EQ(linear_measurements(), measured + 3);
+  EXPECT_EQ(again->stats().onednn_steps, chosen->stats().onednn_steps);
 }
 
 }  // namespace
