@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "fx_core/compile/conv_choice.h"
+#include "fx_core/compile/linear_choice.h"
 #include "fx_core/compile/inference_plan.h"
 #include "fx_core/io/torch_save.h"
 #include "fx_core/ir/codegen.h"
@@ -121,6 +122,9 @@ class InferenceModels : public ::testing::TestWithParam<Case> {};
 
 TEST_P(InferenceModels, PassesAndPlanMatchEager) {
   if (std::string why = python_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  // Every linear oneDNN can run on oneDNN: the counts below are the
+  // binder's, not a measurement's (linear_choice_test.cc tests that).
+  set_linear_policy(LinearPolicy::kOnednn);
   const Case& c = GetParam();
   Bundle b = load_bundle(export_model(c.cls, c.shape));
   expect_close(forward(*b.gm, b.inputs), b.expected, "original graph");
@@ -313,6 +317,7 @@ class LinearMatmulFallbacks : public ::testing::TestWithParam<LinearCase> {};
 
 TEST_P(LinearMatmulFallbacks, EachFallbackMatchesEager) {
   if (std::string why = python_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  set_linear_policy(LinearPolicy::kOnednn);
   const LinearCase& c = GetParam();
   Bundle b = load_bundle(export_model(c.cls, c.shape));
   std::shared_ptr<GraphModule> gm = optimized(b);
