@@ -14,6 +14,7 @@
 #include <tuple>
 #include <utility>
 
+#include "fx_core/runtime/parallel.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 
@@ -138,8 +139,12 @@ size_t linear_measurements_won_by_aten() {
 std::unique_ptr<OnednnLinear> choose_onednn_linear(
     const at::Tensor& weight, const at::Tensor& bias,
     const FusedLinearParams& params, const std::vector<int64_t>& input_sizes) {
-  const LinearPolicy policy = linear_policy();
+  LinearPolicy policy = linear_policy();
   if (policy == LinearPolicy::kAten) return nullptr;
+  if (policy == LinearPolicy::kMeasure && at::get_num_threads() > 1 &&
+      blas_has_own_thread_pool()) {
+    policy = LinearPolicy::kOnednn;
+  }
   const Key key = key_of(weight, bias, params, input_sizes);
   std::optional<bool> decided;
   State& s = state();

@@ -19,6 +19,12 @@
 // everything the timing depends on (weight and input sizes, bias, residual,
 // activation, thread count): a model pays once per distinct shape (the
 // encoder of BENCHMARKS.md: four shapes, a few milliseconds each).
+// Except at more than one thread when the BLAS is OpenBLAS's pthread build:
+// its thread pool and LibTorch's OpenMP pool then take turns on the cores,
+// each spinning while the other works, a cost that shows in the whole graph
+// but not in a linear timed alone (2 threads, linears chosen alone against
+// all on oneDNN: encoder 49 against 51 ms, swin_t 172 against 124 ms), so
+// oneDNN, on LibTorch's pool, is taken without measuring.
 // kOnednn binds every linear oneDNN can compute; kAten none.
 //
 // The policy: the environment variable FX_LINEAR_KERNEL=measure|onednn|aten

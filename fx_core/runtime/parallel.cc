@@ -76,4 +76,11 @@ std::string blas_library() {
   return file;
 }
 
+bool blas_has_own_thread_pool() {
+  using GetParallel = int (*)();
+  const auto get_parallel = reinterpret_cast<GetParallel>(
+      dlsym(RTLD_DEFAULT, "openblas_get_parallel"));
+  return get_parallel != nullptr && get_parallel() == 1;
+}
+
 }  // namespace fx

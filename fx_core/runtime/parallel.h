@@ -45,6 +45,12 @@ int num_threads();
 // symbol cannot be found.
 std::string blas_library();
 
+// Whether that BLAS runs matrix products on a thread pool of its own beside
+// LibTorch's OpenMP pool: OpenBLAS's pthread build (openblas_get_parallel()
+// is 1). At more than one thread the two pools then take turns on the cores,
+// each spinning while the other works.
+bool blas_has_own_thread_pool();
+
 }  // namespace fx
 
 #endif  // FX_CORE_RUNTIME_PARALLEL_H_

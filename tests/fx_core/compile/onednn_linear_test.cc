@@ -9,6 +9,7 @@
 #include "fx_core/compile/onednn_linear.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
 #include <torch/nn/module.h>
@@ -205,6 +206,9 @@ TEST(OnednnLinear, PlanBindsLinearsAndEachFallbackMatchesForward) {
 // result, on oneDNN exactly where the policy put it. Shapes no other test
 // of this process measures, so the measured decisions are this plan's.
 TEST(OnednnLinear, PlanFollowsTheLinearPolicy) {
+  // One thread: measured whatever the BLAS (linear_choice.h).
+  const int threads = at::get_num_threads();
+  at::set_num_threads(1);
   at::manual_seed(4);
   auto root = std::make_shared<torch::nn::Module>();
   auto gm = linear_graph(*root);
@@ -229,6 +233,7 @@ TEST(OnednnLinear, PlanFollowsTheLinearPolicy) {
   auto again = InferencePlan::build(*gm, {x});
   EXPECT_EQ(linear_measurements(), measured + 3);
   EXPECT_EQ(again->stats().onednn_steps, chosen->stats().onednn_steps);
+  at::set_num_threads(threads);
 }
 
 }  // namespace

@@ -58,5 +58,14 @@ TEST(Parallel, BlasLibraryNamesTheFileThatDefinesSgemm) {
   EXPECT_NE(blas.find("libblas"), std::string::npos) << blas;
 }
 
+// tools/setup.sh installs OpenBLAS's pthread build; the reference BLAS and
+// OpenBLAS's OpenMP build have no pool of their own.
+TEST(Parallel, BlasThreadPoolIsOpenBlasPthreadsOwn) {
+  const std::string blas = blas_library();
+  EXPECT_EQ(blas_has_own_thread_pool(),
+            blas.find("openblas-pthread") != std::string::npos)
+      << blas;
+}
+
 }  // namespace
 }  // namespace fx
