@@ -19,9 +19,14 @@
 // shows for it (torch's repr: TensorType[(1, Dyn)], TensorType[[1, Dyn]]
 // from a list, TensorType[torch.Size([3, 4])] from a parameter's shape).
 //
-// What torch does and this does not: meta['broadcast'] and the broadcast
-// operand types add_inference_rule leaves in an add's meta (Python
-// TensorType objects, which a graph's meta cannot hold), and an output of
+// add_inference_rule's meta['broadcast'] (whether broadcasting changed an
+// operand's type) is written as torch writes it, on every add of two
+// non-int operands.
+//
+// What torch does and this does not: the broadcast operand types
+// add_inference_rule also leaves in such an add's meta, under each
+// operand's name (Python TensorType objects, which a graph's meta cannot
+// hold), and an output of
 // several values typed as the Python tuple of their types, which is no
 // annotation (torch's recompile then fails with "unhashable type:
 // 'TensorType'"); the output is left untyped here.
@@ -299,6 +304,8 @@ void Checker::add_rule(const Node& n) {
     return;
   }
   const auto [b1, b2] = broadcast_types(n, t1, t2);
+  // Whether broadcasting changed an operand's type, as torch notes it.
+  Node(n).set_meta("broadcast", fxp::Arg(b1 != t1 || b2 != t2));
   if (!is_consistent(b1, b2)) {
     fail(n, "TypeError: Cannot add arguments " + std::string(lhs.name()) +
                 " (" + repr(t1) + ") and " + std::string(rhs.name()) + " (" +

@@ -17,6 +17,7 @@ compares graph text and types, then finishes with torch's sympy step
 
 import importlib.util
 import json
+import operator
 import os
 import re
 import sys
@@ -84,6 +85,15 @@ def same_types(ours, gm):
         assert as_torch_type(n.type) == want, (n.name, n.type, want)
 
 
+def same_broadcast_meta(ours, gm):
+    """Every add torch's checker noted meta['broadcast'] on has ours, and
+    no other node has it."""
+    back = fx_sdk.to_torch_fx(ours)
+    for n, theirs in zip(back.graph.nodes, gm.graph.nodes):
+        assert n.meta.get("broadcast") == theirs.meta.get("broadcast"), \
+            (n.name, n.meta.get("broadcast"), theirs.meta.get("broadcast"))
+
+
 def same_text_and_code(ours, gm, code=True):
     """ours (an SDK GraphModule) back in torch.fx prints as gm and has its
     node types (their repr: a TensorType's tuple, list or torch.Size form
@@ -118,6 +128,7 @@ def check(gm):
         raise
     assert report["outcome"] == "ran", report
     same_types(ours, gm)
+    same_broadcast_meta(ours, gm)
     try:
         gm.recompile()
     except AssertionError:
@@ -246,6 +257,28 @@ def test_torchvision_resnet(name):
         batch = "_1" if dims[0] == 1 else DYN
         assert list(ours.graph.nodes)[-1].type == \
             f"torch.fx.tensor_type.TensorType[{batch},_1000]"
+
+
+def test_broadcast_noted_as_torch_notes_it():
+    """meta['broadcast'] on each add of two tensors: True where
+    broadcasting changed an operand's type, False where not (check()
+    compares every node with torch's)."""
+
+    class M(torch.nn.Module):
+        def forward(self, x, y):
+            z = torch.add(x, y)
+            return operator.add(z, x)
+
+    gm = torch.fx.symbolic_trace(M())
+    x, y = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    x.type = TensorType((1, 2, Dyn))
+    y.type = TensorType((2, 1))
+    ours = check(gm)
+    adds = [n for n in gm.graph.nodes if n.op == "call_function"]
+    assert [n.meta.get("broadcast") for n in adds] == [True, False]
+    back = fx_sdk.to_torch_fx(ours)
+    assert [n.meta.get("broadcast") for n in back.graph.nodes
+            if n.op == "call_function"] == [True, False]
 
 
 def test_untyped_input_parameter_and_scalar_add():
