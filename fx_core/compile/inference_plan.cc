@@ -167,7 +167,7 @@ InferencePlan::Stats InferencePlan::stats() const {
   const Program& program = *programs_.front();
   for (const Program::Step& step : program.steps) {
     ++s.steps;
-    if (step.onednn) ++s.onednn_steps;
+    if (step.onednn && !step.onednn->on_blas()) ++s.onednn_steps;
     if (step.onednn && step.onednn->winograd()) ++s.winograd_steps;
     if (step.residual_in_place) ++s.residuals_in_place;
     if (step.pointwise) ++s.pointwise_steps;

@@ -21,9 +21,9 @@
 namespace fx {
 namespace {
 
-// The reference kernel is chosen when it takes at most this share of
+// Another kernel is kept over oneDNN when it takes at most this share of
 // oneDNN's time.
-constexpr double kAtenMargin = 0.95;
+constexpr double kMargin = 0.95;
 constexpr int kTimedRuns = 3;
 
 LinearPolicy policy_from_env() {
@@ -32,9 +32,10 @@ LinearPolicy policy_from_env() {
   const std::string s = v;
   if (s == "measure") return LinearPolicy::kMeasure;
   if (s == "onednn") return LinearPolicy::kOnednn;
+  if (s == "blas") return LinearPolicy::kBlas;
   if (s == "aten") return LinearPolicy::kAten;
   throw FxError(
-      cat("FX_LINEAR_KERNEL=", s, ": expected measure, onednn or aten"));
+      cat("FX_LINEAR_KERNEL=", s, ": expected measure, onednn, blas or aten"));
 }
 
 // What a decision depends on besides the weights' values.
@@ -44,8 +45,9 @@ using Key = std::tuple<std::vector<int64_t>, std::vector<int64_t>, bool, bool,
 struct State {
   std::mutex mu;
   std::optional<LinearPolicy> policy;  // unset: from the environment
-  std::map<Key, bool> aten_wins;
-  size_t measurements = 0, won_by_aten = 0;
+  std::map<Key, LinearKernel> decisions;
+  size_t measurements = 0;
+  std::map<LinearKernel, size_t> won;
 };
 
 State& state() {
@@ -89,24 +91,73 @@ double best_time(Run run) {
   return best;
 }
 
-// Whether the reference kernel is enough faster than `linear` on zeros.
-bool aten_is_faster(OnednnLinear& linear, const at::Tensor& weight,
-                    const at::Tensor& bias, const FusedLinearParams& p,
-                    const c10::TypedOperatorHandle<ReferenceLinear>& ref) {
-  c10::AutoGradMode no_grad(false);  // as the plan runs
-  const at::Tensor x = at::zeros(linear.input_sizes());
-  const at::Tensor out = at::empty(linear.output_sizes());
-  const at::Tensor residual =
-      p.has_residual ? at::zeros(linear.output_sizes()) : at::Tensor();
-  const double onednn = best_time(
-      [&] { linear.run(x, p.has_residual ? &residual : nullptr, out); });
+// Zero operands of one linear's planned shape.
+struct Operands {
+  Operands(const std::vector<int64_t>& in, const std::vector<int64_t>& out,
+           bool has_residual)
+      : x(at::zeros(in)),
+        out(at::empty(out)),
+        residual(has_residual ? at::zeros(out) : at::Tensor()) {}
+  const at::Tensor* residual_or_null() const {
+    return residual.defined() ? &residual : nullptr;
+  }
+  at::Tensor x, out, residual;
+};
+
+// The time of the candidate that is not oneDNN: BlasLinear when there is
+// one, else the reference kernel.
+double other_time(const ChosenLinear& c, const at::Tensor& weight,
+                  const at::Tensor& bias, const FusedLinearParams& p,
+                  const Operands& o) {
+  if (c.blas) {
+    return best_time([&] { c.blas->run(o.x, o.residual_or_null(), o.out); });
+  }
+  const auto ref = reference_linear();
+  if (!ref) return 1e300;
   const c10::optional<at::Tensor> b =
       bias.defined() ? c10::optional<at::Tensor>(bias) : c10::nullopt;
   const c10::optional<at::Tensor> r =
-      p.has_residual ? c10::optional<at::Tensor>(residual) : c10::nullopt;
-  const double aten = best_time(
-      [&] { ref.call(x, weight, b, r, p.activation, p.min_val, p.max_val); });
-  return aten <= kAtenMargin * onednn;
+      p.has_residual ? c10::optional<at::Tensor>(o.residual) : c10::nullopt;
+  return best_time([&] {
+    ref->call(o.x, weight, b, r, p.activation, p.min_val, p.max_val);
+  });
+}
+
+// Which of `c`'s candidates (oneDNN, and BlasLinear or the reference
+// kernel) runs faster.
+LinearKernel measure(const ChosenLinear& c, const at::Tensor& weight,
+                     const at::Tensor& bias, const FusedLinearParams& p) {
+  c10::AutoGradMode no_grad(false);  // as the plan runs
+  const Operands o(c.onednn->input_sizes(), c.onednn->output_sizes(),
+                   p.has_residual);
+  const double onednn =
+      best_time([&] { c.onednn->run(o.x, o.residual_or_null(), o.out); });
+  const double other = other_time(c, weight, bias, p, o);
+  if (other > kMargin * onednn) return LinearKernel::kOnednn;
+  return c.blas ? LinearKernel::kBlas : LinearKernel::kAten;
+}
+
+// `c` with only `kernel`'s candidate left.
+ChosenLinear keep(ChosenLinear c, LinearKernel kernel) {
+  if (kernel != LinearKernel::kOnednn) c.onednn.reset();
+  if (kernel != LinearKernel::kBlas) c.blas.reset();
+  return c;
+}
+
+std::optional<LinearKernel> decided(const Key& key) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  auto it = s.decisions.find(key);
+  if (it == s.decisions.end()) return std::nullopt;
+  return it->second;
+}
+
+void record(const Key& key, LinearKernel kernel) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.decisions[key] = kernel;
+  ++s.measurements;
+  ++s.won[kernel];
 }
 
 }  // namespace
@@ -130,45 +181,45 @@ size_t linear_measurements() {
   return s.measurements;
 }
 
-size_t linear_measurements_won_by_aten() {
+size_t linear_measurements_won_by(LinearKernel kernel) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
-  return s.won_by_aten;
+  auto it = s.won.find(kernel);
+  return it == s.won.end() ? 0 : it->second;
 }
 
-std::unique_ptr<OnednnLinear> choose_onednn_linear(
-    const at::Tensor& weight, const at::Tensor& bias,
-    const FusedLinearParams& params, const std::vector<int64_t>& input_sizes) {
-  LinearPolicy policy = linear_policy();
-  if (policy == LinearPolicy::kAten) return nullptr;
-  if (policy == LinearPolicy::kMeasure && at::get_num_threads() > 1 &&
-      blas_has_own_thread_pool()) {
-    policy = LinearPolicy::kOnednn;
+ChosenLinear choose_linear(const at::Tensor& weight, const at::Tensor& bias,
+                           const FusedLinearParams& params,
+                           const std::vector<int64_t>& input_sizes) {
+  ChosenLinear c;
+  const LinearPolicy policy = linear_policy();
+  if (policy == LinearPolicy::kAten) return c;
+  if (policy == LinearPolicy::kBlas) {
+    c.blas = BlasLinear::create(weight, bias, params, input_sizes);
+    return c;
   }
   const Key key = key_of(weight, bias, params, input_sizes);
-  std::optional<bool> decided;
-  State& s = state();
-  if (policy == LinearPolicy::kMeasure) {
-    std::lock_guard<std::mutex> lock(s.mu);
-    auto it = s.aten_wins.find(key);
-    if (it != s.aten_wins.end()) decided = it->second;
+  const std::optional<LinearKernel> known =
+      policy == LinearPolicy::kMeasure ? decided(key) : std::nullopt;
+  if (known == LinearKernel::kAten) return c;
+  if (known != LinearKernel::kBlas) {
+    c.onednn = OnednnLinear::create(weight, bias, params, input_sizes);
   }
-  if (decided == true) return nullptr;
-  std::unique_ptr<OnednnLinear> linear =
-      OnednnLinear::create(weight, bias, params, input_sizes);
-  if (linear == nullptr || policy == LinearPolicy::kOnednn || decided) {
-    return linear;
+  if (policy == LinearPolicy::kOnednn || known == LinearKernel::kOnednn) {
+    return c;
   }
-  const auto ref = reference_linear();
-  if (!ref) return linear;
-  const bool aten_wins = aten_is_faster(*linear, weight, bias, params, *ref);
-  {
-    std::lock_guard<std::mutex> lock(s.mu);
-    s.aten_wins[key] = aten_wins;
-    ++s.measurements;
-    if (aten_wins) ++s.won_by_aten;
+  c.blas = BlasLinear::create(weight, bias, params, input_sizes);
+  if (known == LinearKernel::kBlas || c.onednn == nullptr) {
+    const LinearKernel kernel =
+        c.blas ? LinearKernel::kBlas : LinearKernel::kAten;
+    return keep(std::move(c), kernel);
   }
-  return aten_wins ? nullptr : std::move(linear);
+  if (!c.blas && at::get_num_threads() > 1 && blas_has_own_thread_pool()) {
+    return c;  // oneDNN, unmeasured (see the header)
+  }
+  const LinearKernel winner = measure(c, weight, bias, params);
+  record(key, winner);
+  return keep(std::move(c), winner);
 }
 
 }  // namespace fx

@@ -1,35 +1,39 @@
-// fx::choose_onednn_linear: whether one fx_inference.linear runs in the
-// InferencePlan on oneDNN's matmul (onednn_linear.h) or on its reference
+// fx::choose_linear: which kernel one fx_inference.linear runs on in the
+// InferencePlan (issue 35, item 3): oneDNN's matmul (onednn_linear.h), the
+// BLAS split over LibTorch's threads (blas_linear.h), or its reference
 // kernel (at::linear, then the residual add and the activation, each an ATen
-// op: fx_core/runtime/ops/inference_ops.cc) (issue 35, item 3).
+// op: fx_core/runtime/ops/inference_ops.cc).
 //
-// Neither wins everywhere. oneDNN 2.6's f32 matmul on AVX2 (no AVX-512)
-// runs a transformer's projections 1.5-3x slower than the BLAS LibTorch
-// calls at 128 rows (d_model 512, sequence 128, batch 1), yet it is ahead on
-// the single-row classifier heads of the vision models, and it fuses the
-// residual and the activation into the product where ATen makes a pass over
-// the output for each.
+// None wins everywhere. oneDNN 2.6's f32 matmul on AVX2 (no AVX-512) runs a
+// transformer's projections 1.5-3x slower than OpenBLAS at 128 rows
+// (d_model 512, sequence 128, batch 1), yet it is ahead on the single-row
+// classifier heads of the vision models, and it fuses the residual and the
+// activation into the product.
 //
 // LinearPolicy::kMeasure (the default) chooses per linear by measurement:
-// both are run on zero inputs of the planned shape at the current thread
-// count (a warm-up run, then the best of three runs each; the reference
-// kernel through the dispatcher, its output allocation and tail included,
-// as the plan runs it), and the reference kernel is chosen when it takes at
-// most 95% of oneDNN's time. Decisions are cached for the process, keyed by
-// everything the timing depends on (weight and input sizes, bias, residual,
-// activation, thread count): a model pays once per distinct shape (the
-// encoder of BENCHMARKS.md: four shapes, a few milliseconds each).
-// Except at more than one thread when the BLAS is OpenBLAS's pthread build:
-// its thread pool and LibTorch's OpenMP pool then take turns on the cores,
-// each spinning while the other works, a cost that shows in the whole graph
-// but not in a linear timed alone (2 threads, linears chosen alone against
-// all on oneDNN: encoder 49 against 51 ms, swin_t 172 against 124 ms), so
-// oneDNN, on LibTorch's pool, is taken without measuring.
-// kOnednn binds every linear oneDNN can compute; kAten none.
+// the candidates are run on zero inputs of the planned shape at the current
+// thread count (a warm-up run, then the best of three runs each), and one is
+// kept over oneDNN when it takes at most 95% of oneDNN's time. The
+// candidates: oneDNN and BlasLinear when the BLAS is OpenBLAS; otherwise
+// oneDNN and the reference kernel (through the dispatcher, its output
+// allocation and tail included, as the plan runs it), except at more than
+// one thread when the BLAS keeps a thread pool of its own
+// (fx::blas_has_own_thread_pool): the two pools then take turns on the
+// cores, a cost that shows in the whole graph but not in a linear timed
+// alone (swin_t at 2 threads: 172 ms with linears chosen that way, 124 ms
+// all on oneDNN), so oneDNN is taken without measuring. Decisions are cached
+// for the process, keyed by everything the timing depends on (weight and
+// input sizes, bias, residual, activation, thread count): a model pays once
+// per distinct shape (the encoder of BENCHMARKS.md: four shapes, a few
+// milliseconds each).
 //
-// The policy: the environment variable FX_LINEAR_KERNEL=measure|onednn|aten
-// sets the initial one (unset: measure; other values are an error naming the
-// variable); set_linear_policy() overrides it. Thread-safe.
+// kOnednn, kBlas and kAten take that kernel wherever it can run the op (the
+// reference kernel elsewhere).
+//
+// The policy: the environment variable
+// FX_LINEAR_KERNEL=measure|onednn|blas|aten sets the initial one (unset:
+// measure; other values are an error naming the variable);
+// set_linear_policy() overrides it. Thread-safe.
 #ifndef FX_CORE_COMPILE_LINEAR_CHOICE_H_
 #define FX_CORE_COMPILE_LINEAR_CHOICE_H_
 
@@ -40,27 +44,38 @@
 #include <memory>
 #include <vector>
 
+#include "fx_core/compile/blas_linear.h"
 #include "fx_core/compile/onednn_linear.h"
 
 namespace fx {
 
-enum class LinearPolicy { kMeasure, kOnednn, kAten };
+enum class LinearPolicy { kMeasure, kOnednn, kBlas, kAten };
+enum class LinearKernel { kOnednn, kBlas, kAten };
 
 LinearPolicy linear_policy();
 void set_linear_policy(LinearPolicy policy);
 
-// The oneDNN linear when the policy picks it; nullptr when the reference
-// kernel is to run instead, or when oneDNN cannot run it
-// (OnednnLinear::create).
-std::unique_ptr<OnednnLinear> choose_onednn_linear(
-    const at::Tensor& weight, const at::Tensor& bias,
-    const FusedLinearParams& params, const std::vector<int64_t>& input_sizes);
+// The kernel chosen for one linear: at most one of the two is set; neither
+// means the reference kernel.
+struct ChosenLinear {
+  std::unique_ptr<OnednnLinear> onednn;
+  std::unique_ptr<BlasLinear> blas;
+  LinearKernel kernel() const {
+    return onednn ? LinearKernel::kOnednn
+           : blas ? LinearKernel::kBlas
+                  : LinearKernel::kAten;
+  }
+};
 
-// How many measurements choose_onednn_linear has made in this process (each
-// one times both kernels on one shape), and how many of them the reference
-// kernel won, for tests and the benchmarks.
+ChosenLinear choose_linear(const at::Tensor& weight, const at::Tensor& bias,
+                           const FusedLinearParams& params,
+                           const std::vector<int64_t>& input_sizes);
+
+// How many measurements choose_linear has made in this process (each one
+// times the candidates on one shape), and how many of them `kernel` won,
+// for tests and the benchmarks.
 size_t linear_measurements();
-size_t linear_measurements_won_by_aten();
+size_t linear_measurements_won_by(LinearKernel kernel);
 
 }  // namespace fx
 

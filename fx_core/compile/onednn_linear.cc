@@ -15,8 +15,10 @@ using dnnl::memory;
 using Dt = dnnl::memory::data_type;
 using Tag = dnnl::memory::format_tag;
 
-bool supported(const at::Tensor& w, const at::Tensor& bias,
-               const std::vector<int64_t>& in) {
+}  // namespace
+
+bool fused_linear_supported(const at::Tensor& w, const at::Tensor& bias,
+                            const std::vector<int64_t>& in) {
   if (w.scalar_type() != at::kFloat || w.dim() != 2 || !w.device().is_cpu() ||
       w.layout() != at::kStrided || in.empty() || in.back() != w.size(1)) {
     return false;
@@ -31,8 +33,6 @@ bool supported(const at::Tensor& w, const at::Tensor& bias,
   }
   return w.size(0) >= 1;
 }
-
-}  // namespace
 
 struct OnednnLinear::Impl {
   std::vector<int64_t> in_sizes, out_sizes;
@@ -49,7 +49,7 @@ std::unique_ptr<OnednnLinear> OnednnLinear::create(const at::Tensor& weight,
                                                    const at::Tensor& bias,
                                                    const FusedLinearParams& p,
                                                    std::vector<int64_t> in) {
-  if (!supported(weight, bias, in)) return nullptr;
+  if (!fused_linear_supported(weight, bias, in)) return nullptr;
   const int64_t n = weight.size(0), k = weight.size(1);
   int64_t m = 1;
   for (size_t i = 0; i + 1 < in.size(); ++i) m *= in[i];

@@ -35,6 +35,12 @@ struct FusedLinearParams {
   double min_val = 0.0, max_val = 0.0;  // hardtanh's bounds
 };
 
+// Whether a fused linear's tensors are ones its kernels here take: a
+// float32 [N, K] CPU weight, no bias or a float32 [N] one, an input of
+// `input_sizes` [..., K] with no empty dimension.
+bool fused_linear_supported(const at::Tensor& weight, const at::Tensor& bias,
+                            const std::vector<int64_t>& input_sizes);
+
 class OnednnLinear {
  public:
   // The primitive for inputs of `input_sizes` ([..., K], at least 1-d);

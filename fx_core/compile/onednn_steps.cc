@@ -156,32 +156,42 @@ std::unique_ptr<OnednnStep> bind_conv(const std::vector<PlannedParam>& p,
 
 class LinearStep : public OnednnStep {
  public:
-  LinearStep(std::unique_ptr<OnednnLinear> linear, int32_t input,
-             int32_t residual)
+  LinearStep(ChosenLinear linear, int32_t input, int32_t residual)
       : linear_(std::move(linear)) {
     inputs_.push_back(input);
     if (residual >= 0) inputs_.push_back(residual);
     residual_ = residual;
   }
+  const std::vector<int64_t>& input_sizes() const {
+    return linear_.onednn ? linear_.onednn->input_sizes()
+                          : linear_.blas->input_sizes();
+  }
   const std::vector<int64_t>& output_sizes() const override {
-    return linear_->output_sizes();
+    return linear_.onednn ? linear_.onednn->output_sizes()
+                          : linear_.blas->output_sizes();
   }
   bool fits(const std::vector<const at::Tensor*>& x) const override {
-    return has_sizes(x[0], linear_->input_sizes()) &&
-           (x.size() < 2 || has_sizes(x[1], linear_->output_sizes()));
+    return has_sizes(x[0], input_sizes()) &&
+           (x.size() < 2 || has_sizes(x[1], output_sizes()));
   }
   void run(const std::vector<const at::Tensor*>& x,
            const at::Tensor& out) override {
-    linear_->run(*x[0], x.size() > 1 ? x[1] : nullptr, out);
+    const at::Tensor* residual = x.size() > 1 ? x[1] : nullptr;
+    if (linear_.onednn) {
+      linear_.onednn->run(*x[0], residual, out);
+    } else {
+      linear_.blas->run(*x[0], residual, out);
+    }
   }
+  bool on_blas() const override { return linear_.blas != nullptr; }
 
  private:
-  std::unique_ptr<OnednnLinear> linear_;
+  ChosenLinear linear_;
 };
 
 // fx_inference.linear(input, weight, bias, residual, activation, min_val,
-// max_val): attribute weights, float32 values, on oneDNN where
-// linear_choice.h picks it.
+// max_val): attribute weights, float32 values, on oneDNN or the BLAS as
+// linear_choice.h picks.
 std::unique_ptr<OnednnStep> bind_linear(const std::vector<PlannedParam>& p,
                                         const PlannedParam& out) {
   if (p.size() != 7 || !float_value(p[0]) || p[1].kind != Kind::kAttribute ||
@@ -196,17 +206,16 @@ std::unique_ptr<OnednnStep> bind_linear(const std::vector<PlannedParam>& p,
   params.min_val = number(p[5]);
   params.max_val = number(p[6]);
   if (params.has_residual && p[3].sizes != out.sizes) return nullptr;
-  std::unique_ptr<OnednnLinear> linear = choose_onednn_linear(
+  ChosenLinear linear = choose_linear(
       *p[1].attribute, p[2].attribute ? *p[2].attribute : at::Tensor(), params,
       p[0].sizes);
+  if (linear.kernel() == LinearKernel::kAten) return nullptr;
+  auto step = std::make_unique<LinearStep>(
+      std::move(linear), p[0].slot, params.has_residual ? p[3].slot : -1);
   // The planned buffer takes the reference's layout: it must be the
-  // contiguous one oneDNN writes.
-  if (linear == nullptr || linear->output_sizes() != out.sizes ||
-      !row_major(out)) {
-    return nullptr;
-  }
-  return std::make_unique<LinearStep>(std::move(linear), p[0].slot,
-                                      params.has_residual ? p[3].slot : -1);
+  // contiguous one the kernel writes.
+  if (step->output_sizes() != out.sizes || !row_major(out)) return nullptr;
+  return step;
 }
 
 // ---------------------------------------------------- fx_inference.matmul

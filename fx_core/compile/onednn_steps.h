@@ -1,7 +1,7 @@
 // fx::OnednnStep: a graph node the InferencePlan runs on oneDNN:
 // fx_inference.conv2d (onednn_conv.h, the algorithm chosen by
-// conv_choice.h), fx_inference.linear (onednn_linear.h, where
-// linear_choice.h prefers it to the reference kernel) and
+// conv_choice.h), fx_inference.linear (onednn_linear.h, or the BLAS split
+// over LibTorch's threads, blas_linear.h, as linear_choice.h picks) and
 // fx_inference.matmul (onednn_matmul.h), all written by the
 // plugins/inference passes.
 //
@@ -62,6 +62,8 @@ class OnednnStep {
                    const at::Tensor& out) = 0;
   // Whether it runs oneDNN's Winograd kernel (for the plan's statistics).
   virtual bool winograd() const { return false; }
+  // Runs on the BLAS (BlasLinear), not on oneDNN.
+  virtual bool on_blas() const { return false; }
 
  protected:
   std::vector<int32_t> inputs_;

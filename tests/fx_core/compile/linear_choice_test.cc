@@ -1,7 +1,7 @@
-// fx::choose_onednn_linear: the policy (environment variable, setter), and
-// the measurement made once per shape, tail and thread count, its decision
+// fx::choose_linear: the policy (environment variable, setter), and the
+// measurement made once per shape, tail and thread count, its decision
 // cached. What the plan computes under each policy is in
-// onednn_linear_test.cc.
+// onednn_linear_test.cc; BlasLinear's results in blas_linear_test.cc.
 #include "fx_core/compile/linear_choice.h"
 
 #include <ATen/ATen.h>
@@ -22,6 +22,11 @@ FusedLinearParams gelu() {
   FusedLinearParams p;
   p.activation = "gelu";
   return p;
+}
+
+size_t won_by_others() {
+  return linear_measurements_won_by(LinearKernel::kBlas) +
+         linear_measurements_won_by(LinearKernel::kAten);
 }
 
 // First in this file: the policy is read from the environment on first use.
@@ -48,15 +53,21 @@ TEST(LinearChoice, PolicyPicksTheKernel) {
   const std::vector<int64_t> in{3, 16};
   const size_t before = linear_measurements();
   set_linear_policy(LinearPolicy::kOnednn);
-  EXPECT_NE(choose_onednn_linear(w, b, gelu(), in), nullptr);
-  // What oneDNN cannot compute alike stays on the reference kernel.
-  EXPECT_EQ(choose_onednn_linear(w.to(at::kDouble), b, gelu(), in), nullptr);
+  EXPECT_EQ(choose_linear(w, b, gelu(), in).kernel(), LinearKernel::kOnednn);
+  // What no kernel here computes alike stays on the reference kernel.
+  EXPECT_EQ(choose_linear(w.to(at::kDouble), b, gelu(), in).kernel(),
+            LinearKernel::kAten);
+  set_linear_policy(LinearPolicy::kBlas);
+  EXPECT_EQ(
+      choose_linear(w, b, gelu(), in).kernel(),
+      BlasLinear::available() ? LinearKernel::kBlas : LinearKernel::kAten);
   set_linear_policy(LinearPolicy::kAten);
-  EXPECT_EQ(choose_onednn_linear(w, b, gelu(), in), nullptr);
+  EXPECT_EQ(choose_linear(w, b, gelu(), in).kernel(), LinearKernel::kAten);
   EXPECT_EQ(linear_measurements(), before);
-  // Nothing to measure when oneDNN cannot run it.
+  // Nothing to measure when no candidate can run it.
   set_linear_policy(LinearPolicy::kMeasure);
-  EXPECT_EQ(choose_onednn_linear(w.to(at::kDouble), b, gelu(), in), nullptr);
+  EXPECT_EQ(choose_linear(w.to(at::kDouble), b, gelu(), in).kernel(),
+            LinearKernel::kAten);
   EXPECT_EQ(linear_measurements(), before);
 }
 
@@ -68,53 +79,40 @@ TEST(LinearChoice, MeasuresOncePerShapeTailAndThreadCount) {
   at::Tensor w = at::randn({96, 64}), b = at::randn({96});
   const std::vector<int64_t> in{2, 40, 64};
   const size_t before = linear_measurements();
-  const size_t aten_before = linear_measurements_won_by_aten();
-  const bool first_onednn = choose_onednn_linear(w, b, gelu(), in) != nullptr;
+  const size_t others_before = won_by_others();
+  const LinearKernel first = choose_linear(w, b, gelu(), in).kernel();
   EXPECT_EQ(linear_measurements(), before + 1);
-  EXPECT_EQ(linear_measurements_won_by_aten(),
-            aten_before + (first_onednn ? 0 : 1));
+  EXPECT_EQ(won_by_others(),
+            others_before + (first == LinearKernel::kOnednn ? 0 : 1));
+  // Where the BLAS is OpenBLAS, the candidate beside oneDNN is BlasLinear.
+  if (BlasLinear::available()) {
+    EXPECT_NE(first, LinearKernel::kAten);
+  }
   // Other weights of the same shape: the cached decision.
   at::Tensor w2 = at::randn({96, 64});
-  EXPECT_EQ(choose_onednn_linear(w2, b, gelu(), in) != nullptr, first_onednn);
+  EXPECT_EQ(choose_linear(w2, b, gelu(), in).kernel(), first);
   EXPECT_EQ(linear_measurements(), before + 1);
   // Another input size, another tail, no bias: each measured anew.
-  choose_onednn_linear(w, b, gelu(), {7, 64});
+  choose_linear(w, b, gelu(), {7, 64});
   EXPECT_EQ(linear_measurements(), before + 2);
   FusedLinearParams residual = gelu();
   residual.has_residual = true;
-  choose_onednn_linear(w, b, residual, in);
+  choose_linear(w, b, residual, in);
   EXPECT_EQ(linear_measurements(), before + 3);
-  choose_onednn_linear(w, at::Tensor(), gelu(), in);
+  choose_linear(w, at::Tensor(), gelu(), in);
   EXPECT_EQ(linear_measurements(), before + 4);
-  // So is another thread count, unless the BLAS has a pool of its own:
-  // then oneDNN, unmeasured.
+  // So is another thread count: measured too when BlasLinear can run it
+  // (it stays on LibTorch's threads); with a BLAS that keeps a pool of its
+  // own and no BlasLinear, oneDNN unmeasured.
   at::set_num_threads(2);
-  const bool onednn = choose_onednn_linear(w, b, gelu(), in) != nullptr;
-  if (blas_has_own_thread_pool()) {
-    EXPECT_TRUE(onednn);
+  const LinearKernel two = choose_linear(w, b, gelu(), in).kernel();
+  if (!BlasLinear::available() && blas_has_own_thread_pool()) {
+    EXPECT_EQ(two, LinearKernel::kOnednn);
     EXPECT_EQ(linear_measurements(), before + 4);
   } else {
     EXPECT_EQ(linear_measurements(), before + 5);
   }
   at::set_num_threads(threads);
-}
-
-// Whichever kernel won, a oneDNN linear the policy returns computes the
-// reference's result (the plan runs the reference itself otherwise).
-TEST(LinearChoice, ChosenLinearComputesTheReference) {
-  set_linear_policy(LinearPolicy::kOnednn);
-  at::manual_seed(6);
-  at::Tensor w = at::randn({32, 48}) * 0.15, b = at::randn({32});
-  at::Tensor x = at::randn({5, 48}), r = at::randn({5, 32});
-  FusedLinearParams p = gelu();
-  p.has_residual = true;
-  auto linear = choose_onednn_linear(w, b, p, x.sizes().vec());
-  ASSERT_NE(linear, nullptr);
-  at::Tensor out = at::empty({5, 32});
-  linear->run(x, &r, out);
-  at::Tensor want = at::gelu(at::linear(x, w, b) + r);
-  EXPECT_TRUE(at::allclose(out, want, 1e-4, 1e-5));
-  set_linear_policy(LinearPolicy::kMeasure);
 }
 
 }  // namespace

@@ -219,15 +219,29 @@ TEST(OnednnLinear, PlanFollowsTheLinearPolicy) {
   auto aten = InferencePlan::build(*gm, {x});
   expect_outputs_close(aten->run({x}), want, "aten");
   EXPECT_EQ(aten->stats().onednn_steps, 0u);
+  // The BLAS split over the plan's threads, at 1 and 2 of them.
+  set_linear_policy(LinearPolicy::kBlas);
+  for (int n : {1, 2}) {
+    at::set_num_threads(n);
+    auto blas = InferencePlan::build(*gm, {x});
+    expect_outputs_close(blas->run({x}), want, "blas");
+    expect_outputs_close(blas->run({x}), want, "blas, second run");
+    EXPECT_EQ(blas->stats().onednn_steps, 0u);
+    EXPECT_EQ(blas->stats().direct_fallbacks, 0u);
+  }
+  at::set_num_threads(1);
   set_linear_policy(LinearPolicy::kMeasure);
   const size_t measured = linear_measurements();
-  const size_t aten_won = linear_measurements_won_by_aten();
+  const size_t others_won = linear_measurements_won_by(LinearKernel::kBlas) +
+                            linear_measurements_won_by(LinearKernel::kAten);
   auto chosen = InferencePlan::build(*gm, {x});
   expect_outputs_close(chosen->run({x}), want, "measure");
   expect_outputs_close(chosen->run({x}), want, "measure, second run");
   EXPECT_EQ(linear_measurements(), measured + 3);
-  EXPECT_EQ(chosen->stats().onednn_steps,
-            3u - (linear_measurements_won_by_aten() - aten_won));
+  EXPECT_EQ(
+      chosen->stats().onednn_steps,
+      3u - (linear_measurements_won_by(LinearKernel::kBlas) +
+            linear_measurements_won_by(LinearKernel::kAten) - others_won));
   EXPECT_EQ(chosen->stats().direct_fallbacks, 0u);
   // Built again: the cached decisions, the same kernels.
   auto again = InferencePlan::build(*gm, {x});

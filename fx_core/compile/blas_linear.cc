@@ -1,0 +1,190 @@
+#include "fx_core/compile/blas_linear.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <utility>
+
+namespace fx {
+namespace {
+
+// CBLAS's enumerators (cblas.h), which the BLAS's cblas_sgemm takes.
+constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
+// A part has at least this many output columns (one AVX2 register pair).
+constexpr int64_t kMinColumns = 16;
+
+using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int,
+                       const float*, int, float, float*, int);
+
+struct Blas {
+  Sgemm sgemm = nullptr;
+  void (*set_threads)(int) = nullptr;
+  int (*get_threads)() = nullptr;
+};
+
+// OpenBLAS's entry points in this process, or nullptr.
+const Blas* openblas() {
+  static const Blas blas = [] {
+    Blas b;
+    b.sgemm = reinterpret_cast<Sgemm>(dlsym(RTLD_DEFAULT, "cblas_sgemm"));
+    b.set_threads = reinterpret_cast<void (*)(int)>(
+        dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+    b.get_threads = reinterpret_cast<int (*)()>(
+        dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+    return b;
+  }();
+  return blas.sgemm && blas.set_threads && blas.get_threads ? &blas : nullptr;
+}
+
+// The BLAS's own pool at one thread while in scope.
+class OneBlasThread {
+ public:
+  explicit OneBlasThread(const Blas& blas)
+      : blas_(blas), before_(blas.get_threads()) {
+    if (before_ != 1) blas_.set_threads(1);
+  }
+  ~OneBlasThread() {
+    if (before_ != 1) blas_.set_threads(before_);
+  }
+  OneBlasThread(const OneBlasThread&) = delete;
+  OneBlasThread& operator=(const OneBlasThread&) = delete;
+
+ private:
+  const Blas& blas_;
+  const int before_;
+};
+
+bool known_activation(const std::string& a) {
+  for (const char* name : {"none", "relu", "hardtanh", "hardswish", "silu",
+                           "sigmoid", "hardsigmoid", "gelu", "gelu_tanh"}) {
+    if (a == name) return true;
+  }
+  return false;
+}
+
+// `t` through the activation, in place (ATen's kernels; t may be strided).
+void activate_in_place(at::Tensor& t, const FusedLinearParams& p) {
+  const std::string& a = p.activation;
+  if (a == "relu") {
+    at::relu_(t);
+  } else if (a == "hardtanh") {
+    at::hardtanh_(t, p.min_val, p.max_val);
+  } else if (a == "hardswish") {
+    at::hardswish_(t);
+  } else if (a == "silu") {
+    at::silu_(t);
+  } else if (a == "sigmoid") {
+    at::sigmoid_(t);
+  } else if (a == "hardsigmoid") {
+    at::hardsigmoid_(t);
+  } else if (a == "gelu" || a == "gelu_tanh") {
+    at::gelu_out(t, t, a == "gelu" ? "none" : "tanh");
+  }
+}
+
+bool fits_int(int64_t v) { return v <= std::numeric_limits<int>::max(); }
+
+}  // namespace
+
+struct BlasLinear::Impl {
+  std::vector<int64_t> in_sizes, out_sizes;
+  at::Tensor weight, bias;  // contiguous
+  FusedLinearParams params;
+  int64_t m = 0, n = 0, k = 0;
+  const Blas* blas = nullptr;
+
+  // Output columns [n0, n1): bias and residual in, the product added, the
+  // activation applied.
+  void run_part(const float* x, const float* residual, float* out, int64_t n0,
+                int64_t n1) const {
+    const float* b = bias.defined() ? bias.data_ptr<float>() : nullptr;
+    const bool accumulate = b != nullptr || residual != nullptr;
+    if (accumulate) {
+      for (int64_t i = 0; i < m; ++i) {
+        float* row = out + i * n;
+        const float* r = residual ? residual + i * n : nullptr;
+        for (int64_t j = n0; j < n1; ++j) {
+          row[j] = (b ? b[j] : 0.0f) + (r ? r[j] : 0.0f);
+        }
+      }
+    }
+    blas->sgemm(kRowMajor, kNoTrans, kTrans, static_cast<int>(m),
+                static_cast<int>(n1 - n0), static_cast<int>(k), 1.0f, x,
+                static_cast<int>(k), weight.data_ptr<float>() + n0 * k,
+                static_cast<int>(k), accumulate ? 1.0f : 0.0f, out + n0,
+                static_cast<int>(n));
+  }
+};
+
+bool BlasLinear::available() { return openblas() != nullptr; }
+
+std::unique_ptr<BlasLinear> BlasLinear::create(const at::Tensor& weight,
+                                               const at::Tensor& bias,
+                                               const FusedLinearParams& p,
+                                               std::vector<int64_t> in) {
+  const Blas* blas = openblas();
+  if (blas == nullptr || !fused_linear_supported(weight, bias, in) ||
+      !known_activation(p.activation)) {
+    return nullptr;
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->n = weight.size(0);
+  impl->k = weight.size(1);
+  impl->m = 1;
+  for (size_t i = 0; i + 1 < in.size(); ++i) impl->m *= in[i];
+  if (!fits_int(impl->m) || !fits_int(impl->n) || !fits_int(impl->k)) {
+    return nullptr;
+  }
+  impl->weight = weight.detach().contiguous();
+  if (bias.defined()) impl->bias = bias.detach().contiguous();
+  impl->params = p;
+  impl->blas = blas;
+  impl->out_sizes = in;
+  impl->out_sizes.back() = impl->n;
+  impl->in_sizes = std::move(in);
+  return std::unique_ptr<BlasLinear>(new BlasLinear(std::move(impl)));
+}
+
+BlasLinear::BlasLinear(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+BlasLinear::~BlasLinear() = default;
+
+const std::vector<int64_t>& BlasLinear::input_sizes() const {
+  return impl_->in_sizes;
+}
+const std::vector<int64_t>& BlasLinear::output_sizes() const {
+  return impl_->out_sizes;
+}
+
+void BlasLinear::run(const at::Tensor& input, const at::Tensor* residual,
+                     const at::Tensor& out) {
+  const Impl& d = *impl_;
+  const at::Tensor x = input.contiguous();
+  at::Tensor r;
+  if (d.params.has_residual) r = residual->contiguous();
+  const int64_t parts = std::max<int64_t>(
+      1, std::min<int64_t>(at::get_num_threads(), d.n / kMinColumns));
+  // Columns per part, a multiple of kMinColumns.
+  const int64_t width =
+      ((d.n + parts - 1) / parts + kMinColumns - 1) / kMinColumns * kMinColumns;
+  at::Tensor out2d = out.view({d.m, d.n});
+  OneBlasThread one(*d.blas);
+  at::parallel_for(0, parts, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t part = begin; part < end; ++part) {
+      const int64_t n0 = part * width, n1 = std::min(d.n, n0 + width);
+      if (n0 >= n1) continue;
+      d.run_part(x.data_ptr<float>(),
+                 r.defined() ? r.data_ptr<float>() : nullptr,
+                 out.data_ptr<float>(), n0, n1);
+      if (d.params.activation != "none") {
+        at::Tensor cols = out2d.narrow(1, n0, n1 - n0);
+        activate_in_place(cols, d.params);
+      }
+    }
+  });
+}
+
+}  // namespace fx
