@@ -40,24 +40,6 @@ const Blas* openblas() {
   return blas.sgemm && blas.set_threads && blas.get_threads ? &blas : nullptr;
 }
 
-// The BLAS's own pool at one thread while in scope.
-class OneBlasThread {
- public:
-  explicit OneBlasThread(const Blas& blas)
-      : blas_(blas), before_(blas.get_threads()) {
-    if (before_ != 1) blas_.set_threads(1);
-  }
-  ~OneBlasThread() {
-    if (before_ != 1) blas_.set_threads(before_);
-  }
-  OneBlasThread(const OneBlasThread&) = delete;
-  OneBlasThread& operator=(const OneBlasThread&) = delete;
-
- private:
-  const Blas& blas_;
-  const int before_;
-};
-
 bool known_activation(const std::string& a) {
   for (const char* name : {"none", "relu", "hardtanh", "hardswish", "silu",
                            "sigmoid", "hardsigmoid", "gelu", "gelu_tanh"}) {
@@ -120,6 +102,17 @@ struct BlasLinear::Impl {
   }
 };
 
+OneBlasThread::OneBlasThread() {
+  const Blas* blas = openblas();
+  if (blas == nullptr) return;
+  before_ = blas->get_threads();
+  if (before_ != 1) blas->set_threads(1);
+}
+
+OneBlasThread::~OneBlasThread() {
+  if (before_ != 1) openblas()->set_threads(before_);
+}
+
 bool BlasLinear::available() { return openblas() != nullptr; }
 
 std::unique_ptr<BlasLinear> BlasLinear::create(const at::Tensor& weight,
@@ -171,7 +164,7 @@ void BlasLinear::run(const at::Tensor& input, const at::Tensor* residual,
   const int64_t width =
       ((d.n + parts - 1) / parts + kMinColumns - 1) / kMinColumns * kMinColumns;
   at::Tensor out2d = out.view({d.m, d.n});
-  OneBlasThread one(*d.blas);
+  OneBlasThread one;
   at::parallel_for(0, parts, 1, [&](int64_t begin, int64_t end) {
     for (int64_t part = begin; part < end; ++part) {
       const int64_t n0 = part * width, n1 = std::min(d.n, n0 + width);

@@ -38,6 +38,21 @@
 
 namespace fx {
 
+// Holds OpenBLAS's own thread pool at one thread while in scope and puts
+// its count back after; nothing when the BLAS is not OpenBLAS or is at one
+// thread already. A BLAS call from another thread of the process meanwhile
+// runs on one thread.
+class OneBlasThread {
+ public:
+  OneBlasThread();
+  ~OneBlasThread();
+  OneBlasThread(const OneBlasThread&) = delete;
+  OneBlasThread& operator=(const OneBlasThread&) = delete;
+
+ private:
+  int before_ = 1;
+};
+
 class BlasLinear {
  public:
   // Whether this process's BLAS is one BlasLinear can drive (OpenBLAS).

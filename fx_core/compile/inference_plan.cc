@@ -1,6 +1,7 @@
 #include "fx_core/compile/inference_plan.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <ATen/TensorIterator.h>
 #include <c10/core/GradMode.h>
 #include <torch/nn/module.h>
@@ -11,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "fx_core/compile/blas_linear.h"
 #include "fx_core/compile/buffer_pool.h"
 #include "fx_core/compile/compiled_steps.h"
 #include "fx_core/compile/direct_kernels.h"
@@ -23,6 +25,7 @@
 #include "fx_core/ir/graph.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/runtime/op_registry.h"
+#include "fx_core/runtime/parallel.h"
 #include "fx_core/runtime/runtime_codegen.h"
 #include "fx_core/runtime/shape_guards.h"
 #include "fx_core/runtime/value.h"
@@ -141,6 +144,13 @@ c10::IValue InferencePlan::run(std::vector<c10::IValue> inputs) {
   if (c10::GradMode::is_enabled() || !programs_.front()->plannable) {
     ++forward_calls_;
     return gm_.forward(std::move(inputs));
+  }
+  // Products the plan leaves to ATen (inside leaf functions, unfused
+  // matmuls) run on the calling thread instead of on OpenBLAS's own pool,
+  // which would take turns with LibTorch's OpenMP pool (blas_linear.h).
+  std::optional<OneBlasThread> one_blas_thread;
+  if (at::get_num_threads() > 1 && blas_has_own_thread_pool()) {
+    one_blas_thread.emplace();
   }
   const CodeGen& codegen = gm_.graph().codegen();
   std::vector<c10::IValue> in = process_inputs(codegen, inputs);

@@ -2,8 +2,8 @@
 // linear, add and activation, through PyTorch's dispatcher) at the suite
 // transformer's shapes and small ones, for every activation, with and
 // without bias and residual, on strided and 1-d inputs, at 1 and 2 threads;
-// the BLAS's own thread count is left as it was; create() refuses what it
-// cannot compute.
+// the BLAS's own thread count is left as it was (OneBlasThread); create()
+// refuses what it cannot compute.
 #include "fx_core/compile/blas_linear.h"
 
 #include <ATen/ATen.h>
@@ -121,6 +121,29 @@ TEST_F(BlasLinearTest, LeavesTheBlasThreadCountAsItWas) {
   FusedLinearParams p;
   check(at::randn({64, 32}), 64, true, false, p, "2 threads");
   EXPECT_EQ(get(), before);
+}
+
+TEST_F(BlasLinearTest, OneBlasThreadHoldsThePoolAtOneThreadInScope) {
+  using GetThreads = int (*)();
+  using SetThreads = void (*)(int);
+  auto get = reinterpret_cast<GetThreads>(
+      dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+  auto set = reinterpret_cast<SetThreads>(
+      dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+  ASSERT_TRUE(get != nullptr && set != nullptr);
+  const int before = get();
+  set(2);
+  {
+    OneBlasThread one;
+    EXPECT_EQ(get(), 1);
+    {
+      OneBlasThread nested;
+      EXPECT_EQ(get(), 1);
+    }
+    EXPECT_EQ(get(), 1);
+  }
+  EXPECT_EQ(get(), 2);
+  set(before);
 }
 
 TEST_F(BlasLinearTest, RefusesWhatItCannotComputeAlike) {
