@@ -9,6 +9,8 @@
 #include <string>
 #include <utility>
 
+#include "fx_core/runtime/parallel.h"
+
 namespace fx {
 namespace {
 
@@ -20,24 +22,14 @@ constexpr int64_t kMinColumns = 16;
 using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int,
                        const float*, int, float, float*, int);
 
-struct Blas {
-  Sgemm sgemm = nullptr;
-  void (*set_threads)(int) = nullptr;
-  int (*get_threads)() = nullptr;
-};
-
-// OpenBLAS's entry points in this process, or nullptr.
-const Blas* openblas() {
-  static const Blas blas = [] {
-    Blas b;
-    b.sgemm = reinterpret_cast<Sgemm>(dlsym(RTLD_DEFAULT, "cblas_sgemm"));
-    b.set_threads = reinterpret_cast<void (*)(int)>(
-        dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
-    b.get_threads = reinterpret_cast<int (*)()>(
-        dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
-    return b;
-  }();
-  return blas.sgemm && blas.set_threads && blas.get_threads ? &blas : nullptr;
+// OpenBLAS's cblas_sgemm in this process, or nullptr when the BLAS is not
+// OpenBLAS (its thread count cannot be held at one).
+Sgemm openblas_sgemm() {
+  static const Sgemm sgemm =
+      OneBlasThread::possible()
+          ? reinterpret_cast<Sgemm>(dlsym(RTLD_DEFAULT, "cblas_sgemm"))
+          : nullptr;
+  return sgemm;
 }
 
 bool known_activation(const std::string& a) {
@@ -77,7 +69,7 @@ struct BlasLinear::Impl {
   at::Tensor weight, bias;  // contiguous
   FusedLinearParams params;
   int64_t m = 0, n = 0, k = 0;
-  const Blas* blas = nullptr;
+  Sgemm sgemm = nullptr;
 
   // Output columns [n0, n1): bias and residual in, the product added, the
   // activation applied.
@@ -94,33 +86,22 @@ struct BlasLinear::Impl {
         }
       }
     }
-    blas->sgemm(kRowMajor, kNoTrans, kTrans, static_cast<int>(m),
-                static_cast<int>(n1 - n0), static_cast<int>(k), 1.0f, x,
-                static_cast<int>(k), weight.data_ptr<float>() + n0 * k,
-                static_cast<int>(k), accumulate ? 1.0f : 0.0f, out + n0,
-                static_cast<int>(n));
+    sgemm(kRowMajor, kNoTrans, kTrans, static_cast<int>(m),
+          static_cast<int>(n1 - n0), static_cast<int>(k), 1.0f, x,
+          static_cast<int>(k), weight.data_ptr<float>() + n0 * k,
+          static_cast<int>(k), accumulate ? 1.0f : 0.0f, out + n0,
+          static_cast<int>(n));
   }
 };
 
-OneBlasThread::OneBlasThread() {
-  const Blas* blas = openblas();
-  if (blas == nullptr) return;
-  before_ = blas->get_threads();
-  if (before_ != 1) blas->set_threads(1);
-}
-
-OneBlasThread::~OneBlasThread() {
-  if (before_ != 1) openblas()->set_threads(before_);
-}
-
-bool BlasLinear::available() { return openblas() != nullptr; }
+bool BlasLinear::available() { return openblas_sgemm() != nullptr; }
 
 std::unique_ptr<BlasLinear> BlasLinear::create(const at::Tensor& weight,
                                                const at::Tensor& bias,
                                                const FusedLinearParams& p,
                                                std::vector<int64_t> in) {
-  const Blas* blas = openblas();
-  if (blas == nullptr || !fused_linear_supported(weight, bias, in) ||
+  const Sgemm sgemm = openblas_sgemm();
+  if (sgemm == nullptr || !fused_linear_supported(weight, bias, in) ||
       !known_activation(p.activation)) {
     return nullptr;
   }
@@ -135,7 +116,7 @@ std::unique_ptr<BlasLinear> BlasLinear::create(const at::Tensor& weight,
   impl->weight = weight.detach().contiguous();
   if (bias.defined()) impl->bias = bias.detach().contiguous();
   impl->params = p;
-  impl->blas = blas;
+  impl->sgemm = sgemm;
   impl->out_sizes = in;
   impl->out_sizes.back() = impl->n;
   impl->in_sizes = std::move(in);

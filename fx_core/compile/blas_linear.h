@@ -11,8 +11,8 @@
 // thread on AVX2. Here the output's columns are split in as many parts as
 // LibTorch has threads, each part one single-threaded cblas_sgemm call (the
 // BLAS's own pool set to one thread for the duration of run(), and its
-// count restored after), so the products run at OpenBLAS's speed on
-// LibTorch's pool. The bias (and residual) are written into the output
+// count restored after: fx::OneBlasThread), so the products run at OpenBLAS's
+// speed on LibTorch's pool. The bias (and residual) are written into the output
 // first and accumulated into (beta 1); the activation is applied in place
 // to each part by ATen's kernel.
 //
@@ -34,26 +34,11 @@
 #include <memory>
 #include <vector>
 
-#include "fx_core/compile/onednn_linear.h"
+#include "fx_core/compile/fused_linear.h"
 
 namespace fx {
 
-// Holds OpenBLAS's own thread pool at one thread while in scope and puts
-// its count back after; nothing when the BLAS is not OpenBLAS or is at one
-// thread already. A BLAS call from another thread of the process meanwhile
-// runs on one thread.
-class OneBlasThread {
- public:
-  OneBlasThread();
-  ~OneBlasThread();
-  OneBlasThread(const OneBlasThread&) = delete;
-  OneBlasThread& operator=(const OneBlasThread&) = delete;
-
- private:
-  int before_ = 1;
-};
-
-class BlasLinear {
+class BlasLinear : public FusedLinearKernel {
  public:
   // Whether this process's BLAS is one BlasLinear can drive (OpenBLAS).
   static bool available();
@@ -61,15 +46,14 @@ class BlasLinear {
                                             const at::Tensor& bias,
                                             const FusedLinearParams& params,
                                             std::vector<int64_t> input_sizes);
-  ~BlasLinear();
+  ~BlasLinear() override;
   BlasLinear(const BlasLinear&) = delete;
   BlasLinear& operator=(const BlasLinear&) = delete;
 
-  const std::vector<int64_t>& input_sizes() const;
-  const std::vector<int64_t>& output_sizes() const;
-  // `residual` (output_sizes()) is required when the params have one.
+  const std::vector<int64_t>& input_sizes() const override;
+  const std::vector<int64_t>& output_sizes() const override;
   void run(const at::Tensor& input, const at::Tensor* residual,
-           const at::Tensor& out);
+           const at::Tensor& out) override;
 
  private:
   struct Impl;

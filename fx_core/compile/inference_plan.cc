@@ -12,7 +12,6 @@
 #include <utility>
 #include <vector>
 
-#include "fx_core/compile/blas_linear.h"
 #include "fx_core/compile/buffer_pool.h"
 #include "fx_core/compile/compiled_steps.h"
 #include "fx_core/compile/direct_kernels.h"
@@ -147,7 +146,7 @@ c10::IValue InferencePlan::run(std::vector<c10::IValue> inputs) {
   }
   // Products the plan leaves to ATen (inside leaf functions, unfused
   // matmuls) run on the calling thread instead of on OpenBLAS's own pool,
-  // which would take turns with LibTorch's OpenMP pool (blas_linear.h).
+  // which would take turns with LibTorch's OpenMP pool (parallel.h).
   std::optional<OneBlasThread> one_blas_thread;
   if (at::get_num_threads() > 1 && blas_has_own_thread_pool()) {
     one_blas_thread.emplace();

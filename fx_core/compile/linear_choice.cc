@@ -14,6 +14,8 @@
 #include <tuple>
 #include <utility>
 
+#include "fx_core/compile/blas_linear.h"
+#include "fx_core/compile/onednn_linear.h"
 #include "fx_core/runtime/parallel.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
@@ -104,13 +106,12 @@ struct Operands {
   at::Tensor x, out, residual;
 };
 
-// The time of the candidate that is not oneDNN: BlasLinear when there is
-// one, else the reference kernel.
-double other_time(const ChosenLinear& c, const at::Tensor& weight,
-                  const at::Tensor& bias, const FusedLinearParams& p,
-                  const Operands& o) {
-  if (c.blas) {
-    return best_time([&] { c.blas->run(o.x, o.residual_or_null(), o.out); });
+// The time of `c` on `o`: its kernel's, or the reference kernel's for kAten.
+double time_of(const ChosenLinear& c, const at::Tensor& weight,
+               const at::Tensor& bias, const FusedLinearParams& p,
+               const Operands& o) {
+  if (c.impl) {
+    return best_time([&] { c.impl->run(o.x, o.residual_or_null(), o.out); });
   }
   const auto ref = reference_linear();
   if (!ref) return 1e300;
@@ -123,24 +124,30 @@ double other_time(const ChosenLinear& c, const at::Tensor& weight,
   });
 }
 
-// Which of `c`'s candidates (oneDNN, and BlasLinear or the reference
-// kernel) runs faster.
-LinearKernel measure(const ChosenLinear& c, const at::Tensor& weight,
-                     const at::Tensor& bias, const FusedLinearParams& p) {
+// Whether `other` (BlasLinear or the reference kernel) is enough faster
+// than `onednn` to be kept instead.
+bool other_wins(const ChosenLinear& onednn, const ChosenLinear& other,
+                const at::Tensor& weight, const at::Tensor& bias,
+                const FusedLinearParams& p) {
   c10::AutoGradMode no_grad(false);  // as the plan runs
-  const Operands o(c.onednn->input_sizes(), c.onednn->output_sizes(),
+  const Operands o(onednn.impl->input_sizes(), onednn.impl->output_sizes(),
                    p.has_residual);
-  const double onednn =
-      best_time([&] { c.onednn->run(o.x, o.residual_or_null(), o.out); });
-  const double other = other_time(c, weight, bias, p, o);
-  if (other > kMargin * onednn) return LinearKernel::kOnednn;
-  return c.blas ? LinearKernel::kBlas : LinearKernel::kAten;
+  const double onednn_time = time_of(onednn, weight, bias, p, o);
+  return time_of(other, weight, bias, p, o) <= kMargin * onednn_time;
 }
 
-// `c` with only `kernel`'s candidate left.
-ChosenLinear keep(ChosenLinear c, LinearKernel kernel) {
-  if (kernel != LinearKernel::kOnednn) c.onednn.reset();
-  if (kernel != LinearKernel::kBlas) c.blas.reset();
+// `kernel` built for this linear; the reference kernel when it cannot run
+// it.
+ChosenLinear build(LinearKernel kernel, const at::Tensor& weight,
+                   const at::Tensor& bias, const FusedLinearParams& params,
+                   const std::vector<int64_t>& in) {
+  ChosenLinear c;
+  if (kernel == LinearKernel::kOnednn) {
+    c.impl = OnednnLinear::create(weight, bias, params, in);
+  } else if (kernel == LinearKernel::kBlas) {
+    c.impl = BlasLinear::create(weight, bias, params, in);
+  }
+  if (c.impl) c.kernel = kernel;
   return c;
 }
 
@@ -191,35 +198,34 @@ size_t linear_measurements_won_by(LinearKernel kernel) {
 ChosenLinear choose_linear(const at::Tensor& weight, const at::Tensor& bias,
                            const FusedLinearParams& params,
                            const std::vector<int64_t>& input_sizes) {
-  ChosenLinear c;
-  const LinearPolicy policy = linear_policy();
-  if (policy == LinearPolicy::kAten) return c;
-  if (policy == LinearPolicy::kBlas) {
-    c.blas = BlasLinear::create(weight, bias, params, input_sizes);
-    return c;
+  auto make = [&](LinearKernel kernel) {
+    return build(kernel, weight, bias, params, input_sizes);
+  };
+  switch (linear_policy()) {
+    case LinearPolicy::kAten:
+      return ChosenLinear();
+    case LinearPolicy::kOnednn:
+      return make(LinearKernel::kOnednn);
+    case LinearPolicy::kBlas:
+      return make(LinearKernel::kBlas);
+    case LinearPolicy::kMeasure:
+      break;
   }
   const Key key = key_of(weight, bias, params, input_sizes);
-  const std::optional<LinearKernel> known =
-      policy == LinearPolicy::kMeasure ? decided(key) : std::nullopt;
-  if (known == LinearKernel::kAten) return c;
-  if (known != LinearKernel::kBlas) {
-    c.onednn = OnednnLinear::create(weight, bias, params, input_sizes);
+  if (const std::optional<LinearKernel> known = decided(key)) {
+    return make(*known);
   }
-  if (policy == LinearPolicy::kOnednn || known == LinearKernel::kOnednn) {
-    return c;
+  ChosenLinear onednn = make(LinearKernel::kOnednn);
+  ChosenLinear other =
+      make(BlasLinear::available() ? LinearKernel::kBlas : LinearKernel::kAten);
+  if (!onednn.impl) return other;
+  if (!other.impl && at::get_num_threads() > 1 && blas_has_own_thread_pool()) {
+    return onednn;  // unmeasured (see the header)
   }
-  c.blas = BlasLinear::create(weight, bias, params, input_sizes);
-  if (known == LinearKernel::kBlas || c.onednn == nullptr) {
-    const LinearKernel kernel =
-        c.blas ? LinearKernel::kBlas : LinearKernel::kAten;
-    return keep(std::move(c), kernel);
-  }
-  if (!c.blas && at::get_num_threads() > 1 && blas_has_own_thread_pool()) {
-    return c;  // oneDNN, unmeasured (see the header)
-  }
-  const LinearKernel winner = measure(c, weight, bias, params);
-  record(key, winner);
-  return keep(std::move(c), winner);
+  const bool other_kept = other_wins(onednn, other, weight, bias, params);
+  ChosenLinear& winner = other_kept ? other : onednn;
+  record(key, winner.kernel);
+  return std::move(winner);
 }
 
 }  // namespace fx

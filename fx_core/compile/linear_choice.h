@@ -44,8 +44,7 @@
 #include <memory>
 #include <vector>
 
-#include "fx_core/compile/blas_linear.h"
-#include "fx_core/compile/onednn_linear.h"
+#include "fx_core/compile/fused_linear.h"
 
 namespace fx {
 
@@ -55,16 +54,11 @@ enum class LinearKernel { kOnednn, kBlas, kAten };
 LinearPolicy linear_policy();
 void set_linear_policy(LinearPolicy policy);
 
-// The kernel chosen for one linear: at most one of the two is set; neither
-// means the reference kernel.
+// The kernel chosen for one linear; `impl` is null for the reference
+// kernel (kAten).
 struct ChosenLinear {
-  std::unique_ptr<OnednnLinear> onednn;
-  std::unique_ptr<BlasLinear> blas;
-  LinearKernel kernel() const {
-    return onednn ? LinearKernel::kOnednn
-           : blas ? LinearKernel::kBlas
-                  : LinearKernel::kAten;
-  }
+  LinearKernel kernel = LinearKernel::kAten;
+  std::unique_ptr<FusedLinearKernel> impl;
 };
 
 ChosenLinear choose_linear(const at::Tensor& weight, const at::Tensor& bias,

@@ -17,23 +17,6 @@ using Tag = dnnl::memory::format_tag;
 
 }  // namespace
 
-bool fused_linear_supported(const at::Tensor& w, const at::Tensor& bias,
-                            const std::vector<int64_t>& in) {
-  if (w.scalar_type() != at::kFloat || w.dim() != 2 || !w.device().is_cpu() ||
-      w.layout() != at::kStrided || in.empty() || in.back() != w.size(1)) {
-    return false;
-  }
-  if (bias.defined() && (bias.scalar_type() != at::kFloat || bias.dim() != 1 ||
-                         bias.size(0) != w.size(0) || !bias.device().is_cpu() ||
-                         bias.layout() != at::kStrided)) {
-    return false;
-  }
-  for (int64_t s : in) {
-    if (s < 1) return false;
-  }
-  return w.size(0) >= 1;
-}
-
 struct OnednnLinear::Impl {
   std::vector<int64_t> in_sizes, out_sizes;
   at::Tensor bias;  // contiguous; kept alive for its memory

@@ -23,25 +23,13 @@
 
 #include <cstdint>
 #include <memory>
-#include <string>
 #include <vector>
+
+#include "fx_core/compile/fused_linear.h"
 
 namespace fx {
 
-// The arguments of fx_inference.linear besides its tensors.
-struct FusedLinearParams {
-  bool has_residual = false;
-  std::string activation = "none";
-  double min_val = 0.0, max_val = 0.0;  // hardtanh's bounds
-};
-
-// Whether a fused linear's tensors are ones its kernels here take: a
-// float32 [N, K] CPU weight, no bias or a float32 [N] one, an input of
-// `input_sizes` [..., K] with no empty dimension.
-bool fused_linear_supported(const at::Tensor& weight, const at::Tensor& bias,
-                            const std::vector<int64_t>& input_sizes);
-
-class OnednnLinear {
+class OnednnLinear : public FusedLinearKernel {
  public:
   // The primitive for inputs of `input_sizes` ([..., K], at least 1-d);
   // nullptr when oneDNN cannot compute the op as the reference does (not
@@ -51,15 +39,14 @@ class OnednnLinear {
                                               const at::Tensor& bias,
                                               const FusedLinearParams& params,
                                               std::vector<int64_t> input_sizes);
-  ~OnednnLinear();
+  ~OnednnLinear() override;
   OnednnLinear(const OnednnLinear&) = delete;
   OnednnLinear& operator=(const OnednnLinear&) = delete;
 
-  const std::vector<int64_t>& input_sizes() const;
-  const std::vector<int64_t>& output_sizes() const;
-  // `residual` (output_sizes()) is required when the params have one.
+  const std::vector<int64_t>& input_sizes() const override;
+  const std::vector<int64_t>& output_sizes() const override;
   void run(const at::Tensor& input, const at::Tensor* residual,
-           const at::Tensor& out);
+           const at::Tensor& out) override;
 
  private:
   struct Impl;

@@ -162,28 +162,20 @@ class LinearStep : public OnednnStep {
     if (residual >= 0) inputs_.push_back(residual);
     residual_ = residual;
   }
-  const std::vector<int64_t>& input_sizes() const {
-    return linear_.onednn ? linear_.onednn->input_sizes()
-                          : linear_.blas->input_sizes();
-  }
   const std::vector<int64_t>& output_sizes() const override {
-    return linear_.onednn ? linear_.onednn->output_sizes()
-                          : linear_.blas->output_sizes();
+    return linear_.impl->output_sizes();
   }
   bool fits(const std::vector<const at::Tensor*>& x) const override {
-    return has_sizes(x[0], input_sizes()) &&
+    return has_sizes(x[0], linear_.impl->input_sizes()) &&
            (x.size() < 2 || has_sizes(x[1], output_sizes()));
   }
   void run(const std::vector<const at::Tensor*>& x,
            const at::Tensor& out) override {
-    const at::Tensor* residual = x.size() > 1 ? x[1] : nullptr;
-    if (linear_.onednn) {
-      linear_.onednn->run(*x[0], residual, out);
-    } else {
-      linear_.blas->run(*x[0], residual, out);
-    }
+    linear_.impl->run(*x[0], x.size() > 1 ? x[1] : nullptr, out);
   }
-  bool on_blas() const override { return linear_.blas != nullptr; }
+  bool on_blas() const override {
+    return linear_.kernel == LinearKernel::kBlas;
+  }
 
  private:
   ChosenLinear linear_;
@@ -209,7 +201,7 @@ std::unique_ptr<OnednnStep> bind_linear(const std::vector<PlannedParam>& p,
   ChosenLinear linear = choose_linear(
       *p[1].attribute, p[2].attribute ? *p[2].attribute : at::Tensor(), params,
       p[0].sizes);
-  if (linear.kernel() == LinearKernel::kAten) return nullptr;
+  if (linear.impl == nullptr) return nullptr;
   auto step = std::make_unique<LinearStep>(
       std::move(linear), p[0].slot, params.has_residual ? p[3].slot : -1);
   // The planned buffer takes the reference's layout: it must be the

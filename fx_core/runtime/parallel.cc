@@ -12,6 +12,30 @@
 #include "fx_core/support/strings.h"
 
 namespace fx {
+namespace {
+
+// OpenBLAS's thread-count entry points, when it is the BLAS; looked up once.
+struct OpenBlasThreads {
+  void (*set)(int) = nullptr;
+  int (*get)() = nullptr;
+  int (*parallel)() = nullptr;
+};
+
+const OpenBlasThreads& openblas_threads() {
+  static const OpenBlasThreads t = [] {
+    OpenBlasThreads f;
+    f.set = reinterpret_cast<void (*)(int)>(
+        dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+    f.get = reinterpret_cast<int (*)()>(
+        dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+    f.parallel = reinterpret_cast<int (*)()>(
+        dlsym(RTLD_DEFAULT, "openblas_get_parallel"));
+    return f;
+  }();
+  return t;
+}
+
+}  // namespace
 
 int available_cores() {
   cpu_set_t set;
@@ -46,11 +70,7 @@ int set_num_threads(int n) {
   // OpenBLAS's pthread build keeps its own pool, sized to every CPU, whatever
   // LibTorch's count; its OpenMP build follows omp_set_num_threads but takes
   // this call too.
-  using SetThreads = void (*)(int);
-  if (auto* blas_threads = reinterpret_cast<SetThreads>(
-          dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) {
-    blas_threads(n);
-  }
+  if (openblas_threads().set != nullptr) openblas_threads().set(n);
   return n;
 }
 
@@ -77,10 +97,23 @@ std::string blas_library() {
 }
 
 bool blas_has_own_thread_pool() {
-  using GetParallel = int (*)();
-  const auto get_parallel = reinterpret_cast<GetParallel>(
-      dlsym(RTLD_DEFAULT, "openblas_get_parallel"));
-  return get_parallel != nullptr && get_parallel() == 1;
+  static const bool own = openblas_threads().parallel != nullptr &&
+                          openblas_threads().parallel() == 1;
+  return own;
+}
+
+bool OneBlasThread::possible() {
+  return openblas_threads().set != nullptr && openblas_threads().get != nullptr;
+}
+
+OneBlasThread::OneBlasThread() {
+  if (!possible()) return;
+  before_ = openblas_threads().get();
+  if (before_ != 1) openblas_threads().set(1);
+}
+
+OneBlasThread::~OneBlasThread() {
+  if (before_ != 1) openblas_threads().set(before_);
 }
 
 }  // namespace fx

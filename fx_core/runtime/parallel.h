@@ -48,8 +48,25 @@ std::string blas_library();
 // Whether that BLAS runs matrix products on a thread pool of its own beside
 // LibTorch's OpenMP pool: OpenBLAS's pthread build (openblas_get_parallel()
 // is 1). At more than one thread the two pools then take turns on the cores,
-// each spinning while the other works.
+// each spinning while the other works. Looked up once per process.
 bool blas_has_own_thread_pool();
+
+// Holds OpenBLAS's own thread count at one while in scope and puts it back
+// after; nothing when the BLAS is not OpenBLAS or is at one thread already
+// (nested holds cost one query). A BLAS call from another thread of the
+// process meanwhile runs on one thread.
+class OneBlasThread {
+ public:
+  OneBlasThread();
+  ~OneBlasThread();
+  OneBlasThread(const OneBlasThread&) = delete;
+  OneBlasThread& operator=(const OneBlasThread&) = delete;
+  // Whether this process's BLAS is OpenBLAS, whose count it can hold.
+  static bool possible();
+
+ private:
+  int before_ = 1;
+};
 
 }  // namespace fx
 

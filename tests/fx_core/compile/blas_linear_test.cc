@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "fx_core/runtime/parallel.h"
+
 namespace fx {
 namespace {
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "fx_core/compile/blas_linear.h"
 #include "fx_core/runtime/parallel.h"
 #include "fx_core/support/error.h"
 
@@ -53,20 +54,20 @@ TEST(LinearChoice, PolicyPicksTheKernel) {
   const std::vector<int64_t> in{3, 16};
   const size_t before = linear_measurements();
   set_linear_policy(LinearPolicy::kOnednn);
-  EXPECT_EQ(choose_linear(w, b, gelu(), in).kernel(), LinearKernel::kOnednn);
+  EXPECT_EQ(choose_linear(w, b, gelu(), in).kernel, LinearKernel::kOnednn);
   // What no kernel here computes alike stays on the reference kernel.
-  EXPECT_EQ(choose_linear(w.to(at::kDouble), b, gelu(), in).kernel(),
+  EXPECT_EQ(choose_linear(w.to(at::kDouble), b, gelu(), in).kernel,
             LinearKernel::kAten);
   set_linear_policy(LinearPolicy::kBlas);
-  EXPECT_EQ(
-      choose_linear(w, b, gelu(), in).kernel(),
-      BlasLinear::available() ? LinearKernel::kBlas : LinearKernel::kAten);
+  EXPECT_EQ(choose_linear(w, b, gelu(), in).kernel, BlasLinear::available()
+                                                        ? LinearKernel::kBlas
+                                                        : LinearKernel::kAten);
   set_linear_policy(LinearPolicy::kAten);
-  EXPECT_EQ(choose_linear(w, b, gelu(), in).kernel(), LinearKernel::kAten);
+  EXPECT_EQ(choose_linear(w, b, gelu(), in).kernel, LinearKernel::kAten);
   EXPECT_EQ(linear_measurements(), before);
   // Nothing to measure when no candidate can run it.
   set_linear_policy(LinearPolicy::kMeasure);
-  EXPECT_EQ(choose_linear(w.to(at::kDouble), b, gelu(), in).kernel(),
+  EXPECT_EQ(choose_linear(w.to(at::kDouble), b, gelu(), in).kernel,
             LinearKernel::kAten);
   EXPECT_EQ(linear_measurements(), before);
 }
@@ -80,7 +81,7 @@ TEST(LinearChoice, MeasuresOncePerShapeTailAndThreadCount) {
   const std::vector<int64_t> in{2, 40, 64};
   const size_t before = linear_measurements();
   const size_t others_before = won_by_others();
-  const LinearKernel first = choose_linear(w, b, gelu(), in).kernel();
+  const LinearKernel first = choose_linear(w, b, gelu(), in).kernel;
   EXPECT_EQ(linear_measurements(), before + 1);
   EXPECT_EQ(won_by_others(),
             others_before + (first == LinearKernel::kOnednn ? 0 : 1));
@@ -90,7 +91,7 @@ TEST(LinearChoice, MeasuresOncePerShapeTailAndThreadCount) {
   }
   // Other weights of the same shape: the cached decision.
   at::Tensor w2 = at::randn({96, 64});
-  EXPECT_EQ(choose_linear(w2, b, gelu(), in).kernel(), first);
+  EXPECT_EQ(choose_linear(w2, b, gelu(), in).kernel, first);
   EXPECT_EQ(linear_measurements(), before + 1);
   // Another input size, another tail, no bias: each measured anew.
   choose_linear(w, b, gelu(), {7, 64});
@@ -105,7 +106,7 @@ TEST(LinearChoice, MeasuresOncePerShapeTailAndThreadCount) {
   // (it stays on LibTorch's threads); with a BLAS that keeps a pool of its
   // own and no BlasLinear, oneDNN unmeasured.
   at::set_num_threads(2);
-  const LinearKernel two = choose_linear(w, b, gelu(), in).kernel();
+  const LinearKernel two = choose_linear(w, b, gelu(), in).kernel;
   if (!BlasLinear::available() && blas_has_own_thread_pool()) {
     EXPECT_EQ(two, LinearKernel::kOnednn);
     EXPECT_EQ(linear_measurements(), before + 4);

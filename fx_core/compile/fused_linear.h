@@ -1,0 +1,49 @@
+// fx::FusedLinearKernel: what the InferencePlan's kernels for one
+// fx_inference.linear (fx_core/runtime/ops/inference_ops.cc: a linear layer
+// with bias, residual add and activation) have in common: OnednnLinear
+// (onednn_linear.h) and BlasLinear (blas_linear.h), one of which
+// linear_choice.h picks for a shape.
+//
+// A kernel is built for one input shape ([..., K], the leading dimensions
+// flattened into rows). run() takes a float32 input of input_sizes()
+// (copied to contiguous first when it is not) and writes `out`, a
+// contiguous float32 tensor of output_sizes() ([..., N]), the layout the
+// reference kernel gives; `residual` (output_sizes()) is required when the
+// params have one. Results equal the reference within float32 rounding.
+// One object is for one thread at a time.
+#ifndef FX_CORE_COMPILE_FUSED_LINEAR_H_
+#define FX_CORE_COMPILE_FUSED_LINEAR_H_
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fx {
+
+// The arguments of fx_inference.linear besides its tensors.
+struct FusedLinearParams {
+  bool has_residual = false;
+  std::string activation = "none";
+  double min_val = 0.0, max_val = 0.0;  // hardtanh's bounds
+};
+
+// Whether a fused linear's tensors are ones the kernels take: a float32
+// [N, K] CPU weight, no bias or a float32 [N] one, an input of
+// `input_sizes` [..., K] with no empty dimension.
+bool fused_linear_supported(const at::Tensor& weight, const at::Tensor& bias,
+                            const std::vector<int64_t>& input_sizes);
+
+class FusedLinearKernel {
+ public:
+  virtual ~FusedLinearKernel() = default;
+  virtual const std::vector<int64_t>& input_sizes() const = 0;
+  virtual const std::vector<int64_t>& output_sizes() const = 0;
+  virtual void run(const at::Tensor& input, const at::Tensor* residual,
+                   const at::Tensor& out) = 0;
+};
+
+}  // namespace fx
+
+#endif  // FX_CORE_COMPILE_FUSED_LINEAR_H_
