@@ -42,7 +42,11 @@ if grep -E "RPATH|RUNPATH" "$work/dynamic.txt"; then fail "the library has an rp
 for needed in libtorch.so libtorch_cpu.so libc10.so; do
   grep -q "(NEEDED).*\[$needed" "$work/dynamic.txt" || fail "the library does not load $needed from the system"
 done
-nm -D --defined-only "$lib" | awk '{print $3}' | c++filt >"$work/exports.txt"
+# Exported: the defined dynamic symbols bound global, weak or unique (nm's
+# upper-case types, u, v and w). The linker keeps a local entry for a
+# thread-local a TLS relocation names (LibTorch's inline
+# lazy_init_num_threads()::init under -fopenmp); no other object binds to it.
+nm -D --defined-only "$lib" | awk '$2 ~ /^[A-Zuvw]$/ {print $3}' | c++filt >"$work/exports.txt"
 if grep -vE '^(fx::|(vtable|typeinfo|typeinfo name|VTT|guard variable) for fx::|(non-)?virtual thunk to fx::)' \
   "$work/exports.txt" >"$work/foreign.txt"; then
   head -20 "$work/foreign.txt"
