@@ -1,6 +1,9 @@
 #include "fx_core/ir/argument.h"
 
+#include <atomic>
 #include <charconv>
+#include <cstdint>
+#include <utility>
 
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
@@ -57,6 +60,42 @@ struct Argument::KeyedDictData {
   ArgumentList keys;
 };
 
+template <typename T>
+struct Argument::Shared {
+  template <typename... Args>
+  explicit Shared(Args&&... args) : value(std::forward<Args>(args)...) {}
+  std::atomic<uint32_t> refs{1};
+  T value;
+};
+
+namespace {
+
+template <typename T>
+T* share(T* payload) {
+  payload->refs.fetch_add(1, std::memory_order_relaxed);
+  return payload;
+}
+
+template <typename T>
+void unshare(T* payload) {
+  if (payload->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    delete payload;
+  }
+}
+
+// The payload made this Argument's own (copied when shared), for writing.
+template <typename T>
+T* own(T*& payload) {
+  if (payload->refs.load(std::memory_order_acquire) != 1) {
+    T* copy = new T(payload->value);
+    unshare(payload);
+    payload = copy;
+  }
+  return payload;
+}
+
+}  // namespace
+
 std::string_view NamedTupleType::qualified_name() const {
   std::string_view n = name;
   return n.substr(0, n.find('#'));
@@ -90,22 +129,22 @@ bool holds_list(Argument::Kind k) {
 }  // namespace
 
 Argument::Argument(std::string s) : kind_(Kind::kString) {
-  payload_.str = new std::string(std::move(s));
+  payload_.str = new Shared<std::string>(std::move(s));
 }
 
 Argument::Argument(std::initializer_list<Argument> items) : kind_(Kind::kList) {
-  payload_.list = new ArgumentList(items);
+  payload_.list = new Shared<ArgumentList>(items);
 }
 
 Argument Argument::list(ArgumentList items) {
   Argument a(Kind::kList);
-  a.payload_.list = new ArgumentList(std::move(items));
+  a.payload_.list = new Shared<ArgumentList>(std::move(items));
   return a;
 }
 
 Argument Argument::tuple(ArgumentList items) {
   Argument a(Kind::kTuple);
-  a.payload_.list = new ArgumentList(std::move(items));
+  a.payload_.list = new Shared<ArgumentList>(std::move(items));
   return a;
 }
 
@@ -119,14 +158,14 @@ Argument Argument::named_tuple(std::shared_ptr<const NamedTupleType> type,
   }
   Argument a(Kind::kTuple);
   a.extended_ = true;
-  a.payload_.named_tuple =
-      new NamedTupleData{std::move(items), std::move(type)};
+  a.payload_.named_tuple = new Shared<NamedTupleData>(
+      NamedTupleData{std::move(items), std::move(type)});
   return a;
 }
 
 Argument Argument::dict(ArgumentDict items) {
   Argument a(Kind::kDict);
-  a.payload_.dict = new ArgumentDict(std::move(items));
+  a.payload_.dict = new Shared<ArgumentDict>(std::move(items));
   return a;
 }
 
@@ -167,21 +206,22 @@ Argument Argument::keyed_dict(KeyedArgumentDict items) {
   if (all_str) return dict(std::move(labelled));
   Argument a(Kind::kDict);
   a.extended_ = true;
-  a.payload_.keyed_dict = new KeyedDictData{std::move(labelled), {}};
-  a.payload_.keyed_dict->keys.reserve(items.size());
+  a.payload_.keyed_dict =
+      new Shared<KeyedDictData>(KeyedDictData{std::move(labelled), {}});
+  a.payload_.keyed_dict->value.keys.reserve(items.size());
   for (auto& kv : items) {
-    a.payload_.keyed_dict->keys.push_back(std::move(kv.first));
+    a.payload_.keyed_dict->value.keys.push_back(std::move(kv.first));
   }
   return a;
 }
 
 Argument Argument::slice(Argument start, Argument stop, Argument step) {
   Argument a(Kind::kSlice);
-  a.payload_.list = new ArgumentList();
-  a.payload_.list->reserve(3);
-  a.payload_.list->push_back(std::move(start));
-  a.payload_.list->push_back(std::move(stop));
-  a.payload_.list->push_back(std::move(step));
+  a.payload_.list = new Shared<ArgumentList>();
+  a.payload_.list->value.reserve(3);
+  a.payload_.list->value.push_back(std::move(start));
+  a.payload_.list->value.push_back(std::move(stop));
+  a.payload_.list->value.push_back(std::move(step));
   return a;
 }
 
@@ -189,37 +229,37 @@ Argument Argument::ellipsis() { return Argument(Kind::kEllipsis); }
 
 Argument Argument::dtype(std::string name) {
   Argument a(Kind::kDtype);
-  a.payload_.str = new std::string(std::move(name));
+  a.payload_.str = new Shared<std::string>(std::move(name));
   return a;
 }
 
 Argument Argument::device(std::string name) {
   Argument a(Kind::kDevice);
-  a.payload_.str = new std::string(std::move(name));
+  a.payload_.str = new Shared<std::string>(std::move(name));
   return a;
 }
 
 Argument Argument::memory_format(std::string name) {
   Argument a(Kind::kMemoryFormat);
-  a.payload_.str = new std::string(std::move(name));
+  a.payload_.str = new Shared<std::string>(std::move(name));
   return a;
 }
 
 Argument Argument::layout(std::string name) {
   Argument a(Kind::kLayout);
-  a.payload_.str = new std::string(std::move(name));
+  a.payload_.str = new Shared<std::string>(std::move(name));
   return a;
 }
 
 Argument Argument::qscheme(std::string name) {
   Argument a(Kind::kQScheme);
-  a.payload_.str = new std::string(std::move(name));
+  a.payload_.str = new Shared<std::string>(std::move(name));
   return a;
 }
 
 Argument Argument::symint(std::string expression) {
   Argument a(Kind::kSymInt);
-  a.payload_.str = new std::string(std::move(expression));
+  a.payload_.str = new Shared<std::string>(std::move(expression));
   return a;
 }
 
@@ -260,15 +300,15 @@ Argument::~Argument() { destroy(); }
 
 void Argument::destroy() noexcept {
   if (extended_ && kind_ == Kind::kTuple) {
-    delete payload_.named_tuple;
+    unshare(payload_.named_tuple);
   } else if (extended_) {
-    delete payload_.keyed_dict;
+    unshare(payload_.keyed_dict);
   } else if (holds_string(kind_)) {
-    delete payload_.str;
+    unshare(payload_.str);
   } else if (holds_list(kind_)) {
-    delete payload_.list;
+    unshare(payload_.list);
   } else if (kind_ == Kind::kDict) {
-    delete payload_.dict;
+    unshare(payload_.dict);
   }
   kind_ = Kind::kNone;
   extended_ = false;
@@ -276,19 +316,18 @@ void Argument::destroy() noexcept {
 }
 
 void Argument::copy_from(const Argument& other) {
-  // Called on a None value only.
+  // Called on a None value only. The payload is shared, not copied.
+  payload_ = other.payload_;
   if (other.extended_ && other.kind_ == Kind::kTuple) {
-    payload_.named_tuple = new NamedTupleData(*other.payload_.named_tuple);
+    share(payload_.named_tuple);
   } else if (other.extended_) {
-    payload_.keyed_dict = new KeyedDictData(*other.payload_.keyed_dict);
+    share(payload_.keyed_dict);
   } else if (holds_string(other.kind_)) {
-    payload_.str = new std::string(*other.payload_.str);
+    share(payload_.str);
   } else if (holds_list(other.kind_)) {
-    payload_.list = new ArgumentList(*other.payload_.list);
+    share(payload_.list);
   } else if (other.kind_ == Kind::kDict) {
-    payload_.dict = new ArgumentDict(*other.payload_.dict);
-  } else {
-    payload_ = other.payload_;
+    share(payload_.dict);
   }
   kind_ = other.kind_;
   extended_ = other.extended_;
@@ -312,7 +351,7 @@ double Argument::as_float() const {
 
 const std::string& Argument::as_string() const {
   if (!holds_string(kind_)) wrong_kind("str", kind_);
-  return *payload_.str;
+  return payload_.str->value;
 }
 
 Node* Argument::as_node() const {
@@ -322,38 +361,41 @@ Node* Argument::as_node() const {
 
 const ArgumentList& Argument::elements() const {
   if (!holds_list(kind_)) wrong_kind("list or tuple", kind_);
-  return extended_ ? payload_.named_tuple->items : *payload_.list;
+  return extended_ ? payload_.named_tuple->value.items : payload_.list->value;
 }
 
 ArgumentList& Argument::mutable_elements() {
   if (!holds_list(kind_)) wrong_kind("list or tuple", kind_);
-  return extended_ ? payload_.named_tuple->items : *payload_.list;
+  return extended_ ? own(payload_.named_tuple)->value.items
+                   : own(payload_.list)->value;
 }
 
 const ArgumentDict& Argument::items() const {
   if (kind_ != Kind::kDict) wrong_kind("dict", kind_);
-  return extended_ ? payload_.keyed_dict->items : *payload_.dict;
+  return extended_ ? payload_.keyed_dict->value.items : payload_.dict->value;
 }
 
 ArgumentDict& Argument::mutable_items() {
   if (kind_ != Kind::kDict) wrong_kind("dict", kind_);
-  return extended_ ? payload_.keyed_dict->items : *payload_.dict;
+  return extended_ ? own(payload_.keyed_dict)->value.items
+                   : own(payload_.dict)->value;
 }
 
 const NamedTupleType* Argument::named_tuple_type() const {
-  return extended_ && kind_ == Kind::kTuple ? payload_.named_tuple->type.get()
-                                            : nullptr;
+  return extended_ && kind_ == Kind::kTuple
+             ? payload_.named_tuple->value.type.get()
+             : nullptr;
 }
 
 const std::shared_ptr<const NamedTupleType>& Argument::shared_named_tuple_type()
     const {
   static const std::shared_ptr<const NamedTupleType> kNone;
-  return extended_ && kind_ == Kind::kTuple ? payload_.named_tuple->type
+  return extended_ && kind_ == Kind::kTuple ? payload_.named_tuple->value.type
                                             : kNone;
 }
 
 const ArgumentList* Argument::dict_keys() const {
-  return extended_ && kind_ == Kind::kDict ? &payload_.keyed_dict->keys
+  return extended_ && kind_ == Kind::kDict ? &payload_.keyed_dict->value.keys
                                            : nullptr;
 }
 
@@ -364,12 +406,14 @@ const Argument* Argument::find(std::string_view key) const {
 bool operator==(const Argument& a, const Argument& b) {
   if (a.kind_ != b.kind_ || a.extended_ != b.extended_) return false;
   if (a.extended_ && a.kind_ == Argument::Kind::kTuple) {
-    return *a.payload_.named_tuple->type == *b.payload_.named_tuple->type &&
-           a.payload_.named_tuple->items == b.payload_.named_tuple->items;
+    const Argument::NamedTupleData& x = a.payload_.named_tuple->value;
+    const Argument::NamedTupleData& y = b.payload_.named_tuple->value;
+    return &x == &y || (*x.type == *y.type && x.items == y.items);
   }
   if (a.extended_) {
-    return a.payload_.keyed_dict->keys == b.payload_.keyed_dict->keys &&
-           a.payload_.keyed_dict->items == b.payload_.keyed_dict->items;
+    const Argument::KeyedDictData& x = a.payload_.keyed_dict->value;
+    const Argument::KeyedDictData& y = b.payload_.keyed_dict->value;
+    return &x == &y || (x.keys == y.keys && x.items == y.items);
   }
   switch (a.kind_) {
     case Argument::Kind::kNone:
@@ -386,10 +430,15 @@ bool operator==(const Argument& a, const Argument& b) {
     case Argument::Kind::kNode:
       return a.payload_.node == b.payload_.node;
     case Argument::Kind::kDict:
-      return *a.payload_.dict == *b.payload_.dict;
+      return a.payload_.dict == b.payload_.dict ||
+             a.payload_.dict->value == b.payload_.dict->value;
     default:
-      if (holds_string(a.kind_)) return *a.payload_.str == *b.payload_.str;
-      return *a.payload_.list == *b.payload_.list;
+      if (holds_string(a.kind_)) {
+        return a.payload_.str == b.payload_.str ||
+               a.payload_.str->value == b.payload_.str->value;
+      }
+      return a.payload_.list == b.payload_.list ||
+             a.payload_.list->value == b.payload_.list->value;
   }
 }
 

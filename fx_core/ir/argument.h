@@ -197,6 +197,13 @@ class Argument {
  private:
   struct NamedTupleData;
   struct KeyedDictData;
+  // A heap payload (string, list, dict, ...) shared by copies of an
+  // Argument: copying one bumps a count, and a mutable_*() accessor copies
+  // the payload first when another Argument still shares it (copy on
+  // write). Meta dicts (shape_prop's tensor_meta) are copied by every graph
+  // snapshot and every node copy; this makes each such copy O(1).
+  template <typename T>
+  struct Shared;
 
   explicit Argument(Kind kind) noexcept : kind_(kind) { payload_.i = 0; }
   void destroy() noexcept;
@@ -210,11 +217,11 @@ class Argument {
     int64_t i;
     double f;
     Node* node;
-    std::string* str;
-    ArgumentList* list;
-    ArgumentDict* dict;
-    NamedTupleData* named_tuple;
-    KeyedDictData* keyed_dict;
+    Shared<std::string>* str;
+    Shared<ArgumentList>* list;
+    Shared<ArgumentDict>* dict;
+    Shared<NamedTupleData>* named_tuple;
+    Shared<KeyedDictData>* keyed_dict;
   } payload_;
 };
 

@@ -262,6 +262,9 @@ class Graph {
   void index_node(Node* n, detail::TargetEntry* entry);
   void unindex_node(Node* n);
   void renumber() const;
+  // snapshot()'s copy of `from`, its arguments already mapped: named as
+  // `from` is (the name must be free or already in this namespace).
+  Node* copy_named(const Node& from, Node::Args args, Node::Kwargs kwargs);
   // graph_copy's loop: copies g's nodes that `find` (g's node -> its copy or
   // null) does not know yet, telling `record` each new copy.
   template <typename Find, typename Record>

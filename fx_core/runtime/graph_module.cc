@@ -189,15 +189,34 @@ void GraphModule::set_graph(std::unique_ptr<Graph> graph) {
 
 void GraphModule::recompile() {
   code_ = graph_->python_code("self").src;
+  shape_env_.reset();
+  std::lock_guard<std::mutex> lock(plan_mutex_);
   plan_.reset();
   plan_error_.clear();
-  shape_env_.reset();
+  plan_compiled_ = false;
   try {
     shape_env_ = graph_shape_env(*graph_, declared_shape_env_.get());
-    plan_ = compile_graph_executor(*graph_, *this, &foreign_targets_);
+  } catch (const FxError& e) {
+    plan_error_ = e.what();
+    plan_compiled_ = true;
+  }
+}
+
+const GraphExecutor* GraphModule::executor() const {
+  std::lock_guard<std::mutex> lock(plan_mutex_);
+  if (plan_compiled_) return plan_.get();
+  try {
+    // The executor reads the module's attributes and submodules; it
+    // changes none of them (a GraphModule is not made const in practice:
+    // make_shared, register_module).
+    plan_ = compile_graph_executor(*graph_, const_cast<GraphModule&>(*this),
+                                   &foreign_targets_);
   } catch (const FxError& e) {
     plan_error_ = e.what();
   }
+  // Any other exception leaves it uncompiled: the next call tries again.
+  plan_compiled_ = true;
+  return plan_.get();
 }
 
 void GraphModule::set_foreign_targets(ForeignTargets targets) {
@@ -211,16 +230,17 @@ void GraphModule::set_shape_env(std::shared_ptr<const sym::ShapeEnv> declared) {
 }
 
 absl::Status GraphModule::check_executable() const {
-  if (plan_) return absl::OkStatus();
+  if (executor() != nullptr) return absl::OkStatus();
   return absl::FailedPreconditionError(plan_error_);
 }
 
 c10::IValue GraphModule::forward(std::vector<c10::IValue> inputs) {
-  if (!plan_) throw FxError(plan_error_);
+  const GraphExecutor* plan = executor();
+  if (plan == nullptr) throw FxError(plan_error_);
   const CodeGen& codegen = graph_->codegen();
   std::vector<c10::IValue> flat = process_inputs(codegen, std::move(inputs));
   if (shape_env_) check_shape_guards(*shape_env_, *graph_, flat);
-  return process_outputs(codegen, plan_->run(std::move(flat)));
+  return process_outputs(codegen, plan->run(std::move(flat)));
 }
 
 std::shared_ptr<GraphModule> GraphModule::deepcopy() const {

@@ -9,8 +9,11 @@
 // deepcopy() makes an independent copy.
 //
 // recompile() regenerates `code()` (torch.fx's `gm.code`, byte for byte) and
-// the executable form (a GraphExecutor, graph_executor.h: the compiler
-// layer's ExecutionPlan); forward() runs it through the graph's CodeGen
+// drops the executable form (a GraphExecutor, graph_executor.h: the compiler
+// layer's ExecutionPlan), which the first forward() or check_executable()
+// after it compiles (once, whichever thread asks first): a pass pipeline
+// that recompiles a module's graphs after every pass compiles none of them
+// it does not run. forward() runs it through the graph's CodeGen
 // process_inputs / process_outputs hooks. Call recompile()
 // after editing graph() or replacing an attribute, as in torch.fx. A graph
 // that cannot run (an unknown target) still prints and generates code;
@@ -33,6 +36,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -166,8 +170,13 @@ class GraphModule : public torch::nn::Module, public GraphOwner {
   std::unique_ptr<Graph> graph_;
   std::string class_name_;
   std::string code_;
-  std::unique_ptr<GraphExecutor> plan_;
-  std::string plan_error_;
+  // The executable form, compiled on demand (executor()); plan_error_ says
+  // why there is none once plan_compiled_. Guarded by plan_mutex_.
+  const GraphExecutor* executor() const;
+  mutable std::mutex plan_mutex_;
+  mutable bool plan_compiled_ = false;
+  mutable std::unique_ptr<GraphExecutor> plan_;
+  mutable std::string plan_error_;
   std::shared_ptr<const sym::ShapeEnv> declared_shape_env_;
   std::shared_ptr<const sym::ShapeEnv> shape_env_;
   ForeignTargets foreign_targets_;

@@ -667,9 +667,11 @@ void GraphModuleTarget::forget_example_inputs() {
 void GraphModuleTarget::replace_graph(std::unique_ptr<Graph> graph) {
   module_.set_graph(std::move(graph));
 }
-void GraphModuleTarget::begin_attributes() { attributes_->begin(); }
 void GraphModuleTarget::end_attributes() { attributes_->clear(); }
-void GraphModuleTarget::rollback_attributes() { attributes_->undo(); }
+void GraphModuleTarget::rollback_attributes() {
+  attributes_->undo();
+  submodules_current_ = true;
+}
 bool GraphModuleTarget::attributes_changed() const {
   return attributes_->changed();
 }
@@ -696,9 +698,19 @@ void recompile_graph_submodules(const torch::nn::Module& m) {
 }
 }  // namespace
 
-void GraphModuleTarget::committed() { recompile_graph_submodules(module_); }
-void GraphModuleTarget::finish() {
+void GraphModuleTarget::begin_attributes() {
+  submodules_current_ = false;
+  attributes_->begin();
+}
+void GraphModuleTarget::committed() {
   recompile_graph_submodules(module_);
+  submodules_current_ = true;
+}
+// After a commit or a rollback the submodules are as compiled; only a
+// pipeline that ran no pass (or one left open) has them to recompile.
+void GraphModuleTarget::finish() {
+  if (!submodules_current_) recompile_graph_submodules(module_);
+  submodules_current_ = true;
   if (recompile_at_finish_) module_.recompile();
 }
 

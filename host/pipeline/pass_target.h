@@ -164,6 +164,9 @@ class GraphModuleTarget : public PassTarget {
   GraphModule& module_;
   std::unique_ptr<Attributes> attributes_;
   bool recompile_at_finish_;
+  // The GraphModules among the submodules were recompiled after the last
+  // pass (committed) or are as before it (rolled back).
+  bool submodules_current_ = false;
 };
 
 class GraphFileTarget : public PassTarget {

@@ -141,6 +141,36 @@ TEST(Argument, CopyIsDeep) {
   EXPECT_NE(a, b);
 }
 
+// Copies share their payload until one is written (copy on write): a write
+// through either side, at any depth and of any container kind, leaves the
+// other as it was.
+TEST(Argument, CopiesShareUntilWrittenThroughEitherSide) {
+  auto type = std::make_shared<NamedTupleType>();
+  type->name = "Pair";
+  type->fields = {"x", "y"};
+  Argument original = Argument::list(
+      {Argument::named_tuple(type, {1, Argument::dict({{"k", "v"}})}),
+       Argument::keyed_dict({{Argument(int64_t{3}), Argument("three")}})});
+  const Argument pristine = Argument::list(
+      {Argument::named_tuple(type, {1, Argument::dict({{"k", "v"}})}),
+       Argument::keyed_dict({{Argument(int64_t{3}), Argument("three")}})});
+  Argument copy = original;
+  EXPECT_EQ(&copy.elements(), &original.elements());  // shared, not copied
+  original.mutable_elements()[0]
+      .mutable_elements()[1]
+      .mutable_items()[0]
+      .second = "written";
+  original.mutable_elements()[1].mutable_items()[0].second = "drei";
+  EXPECT_EQ(copy, pristine);
+  EXPECT_NE(original, pristine);
+  EXPECT_EQ(original.elements()[0].named_tuple_type(), type.get());
+  ASSERT_NE(original.elements()[1].dict_keys(), nullptr);
+  EXPECT_EQ(original.elements()[1].dict_keys()->at(0).as_int(), 3);
+  Argument third = copy;
+  third = Argument();  // releasing one sharer keeps the others' payload
+  EXPECT_EQ(copy, pristine);
+}
+
 TEST(Argument, MoveLeavesTheSourceNone) {
   Argument a = Argument::list({1, 2});
   Argument b = std::move(a);

@@ -563,6 +563,39 @@ TEST(GraphCopy, DeepcopyKeepsTheNamespace) {
   EXPECT_EQ(copy->call_function("torch.relu", {first})->name(), "relu_1");
 }
 
+// The pass manager's rollback copy: what deepcopy() copies, each node under
+// its own name (explicit, counted up, after an erase), and a namespace that
+// names the next nodes exactly as the original's does.
+TEST(GraphCopy, SnapshotIsTheGraphAndItsNamespace) {
+  Graph g;
+  Node* x = g.placeholder("x", "torch.Tensor");
+  Node* a = g.call_function("torch.relu", {x});
+  Node* b = g.call_function("torch.relu", {a});
+  Node* named = g.create_node(Opcode::kCallFunction, "torch.add", {a, b},
+                              {{"alpha", Argument::list({x, 2})}}, "add_7",
+                              "torch.Tensor");
+  named->set_meta("tensor_meta", Argument::dict({{"shape", {1, 2}}}));
+  g.erase_node(g.call_function("torch.relu", {named}));
+  g.output(Argument::tuple({named, b}), "Tuple[torch.Tensor, torch.Tensor]");
+
+  std::unique_ptr<Graph> copy = g.snapshot();
+  EXPECT_EQ(copy->str(), g.str());
+  EXPECT_EQ(copy->python_code("self").src, g.python_code("self").src);
+  std::vector<Node*> ours = g.nodes().to_vector();
+  std::vector<Node*> theirs = copy->nodes().to_vector();
+  ASSERT_EQ(ours.size(), theirs.size());
+  for (size_t i = 0; i < ours.size(); ++i) {
+    EXPECT_EQ(theirs[i]->graph(), copy.get());
+    EXPECT_EQ(names_of(theirs[i]->users()), names_of(ours[i]->users()));
+    EXPECT_EQ(theirs[i]->meta(), ours[i]->meta());
+  }
+  for (const char* target : {"torch.relu", "torch.add", "add_7", "x"}) {
+    EXPECT_EQ(copy->call_function(target, {theirs[0]})->name(),
+              g.call_function(target, {ours[0]})->name())
+        << target;
+  }
+}
+
 TEST(GraphCopy, DeepcopyFillsTheMemo) {
   Graph g;
   Node* x = g.placeholder("x");
