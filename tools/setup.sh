@@ -33,6 +33,9 @@ packages=(
   # vector class calls it in the InferencePlan's fused pointwise loop
   # (fx_core/compile/pointwise_loop.cc).
   libsleef-dev
+  # TCMalloc (gperftools, minimal): the `fx` command's allocator; glibc's
+  # malloc makes the larger passes 1.3-2x slower (BENCHMARKS.md, issue 36).
+  libtcmalloc-minimal4
 )
 
 # Which BLAS LibTorch will load (Debian's libblas.so.3 alternative).

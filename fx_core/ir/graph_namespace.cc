@@ -195,6 +195,19 @@ const absl::flat_hash_set<std::string_view>& builtin_set() {
   return *set;
 }
 
+// Every name is_illegal may refuse (keywords, builtins, codegen globals):
+// one lookup tells most names apart from all of them.
+const absl::flat_hash_set<std::string_view>& reserved_set() {
+  static const auto* set = [] {
+    auto* all = new absl::flat_hash_set<std::string_view>(
+        std::begin(kBuiltins), std::end(kBuiltins));
+    all->insert(std::begin(kKeywords), std::end(kKeywords));
+    for (const auto& [name, obj] : kCustomBuiltins) all->insert(name);
+    return all;
+  }();
+  return *set;
+}
+
 bool is_ident_char(char c) {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
          (c >= 'A' && c <= 'Z') || c == '_';
@@ -250,6 +263,7 @@ bool Namespace::is_used(std::string_view name) const {
 }
 
 bool Namespace::is_illegal(std::string_view name, std::string_view obj) const {
+  if (!reserved_set().contains(name)) return false;
   if (is_keyword(name)) return true;
   if (is_builtin(name)) {
     // Legal only for the builtin itself ("builtins.len" may be named len).
