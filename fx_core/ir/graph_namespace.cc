@@ -199,8 +199,8 @@ const absl::flat_hash_set<std::string_view>& builtin_set() {
 // one lookup tells most names apart from all of them.
 const absl::flat_hash_set<std::string_view>& reserved_set() {
   static const auto* set = [] {
-    auto* all = new absl::flat_hash_set<std::string_view>(
-        std::begin(kBuiltins), std::end(kBuiltins));
+    auto* all = new absl::flat_hash_set<std::string_view>(std::begin(kBuiltins),
+                                                          std::end(kBuiltins));
     all->insert(std::begin(kKeywords), std::end(kKeywords));
     for (const auto& [name, obj] : kCustomBuiltins) all->insert(name);
     return all;

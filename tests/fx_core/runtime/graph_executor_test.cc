@@ -70,17 +70,23 @@ TEST(GraphExecutor, NoneInstalledNamesTheMissingDependency) {
   }
 }
 
-// An installed executor compiles every GraphModule from then on, at
-// recompile(); its errors are the module's check_executable() / forward()
-// errors.
+// An installed executor compiles every GraphModule from then on, once per
+// recompile(), when the module is first run or checked (a module recompiled
+// and never run compiles nothing); its errors are the module's
+// check_executable() / forward() errors.
 TEST(GraphExecutor, InstalledExecutorRunsAndItsErrorsAreReported) {
   set_graph_executor_factory(&compile_doubling);
   MyModule root;
   GraphModule gm(root, my_module_graph());
-  EXPECT_EQ(compiled_graphs, 1);
+  const int before = compiled_graphs;
+  gm.recompile();
+  EXPECT_EQ(compiled_graphs, before);
   EXPECT_TRUE(gm.check_executable().ok());
+  EXPECT_EQ(compiled_graphs, before + 1);
   at::Tensor x = at::arange(3.0);
   EXPECT_TRUE(at::equal(gm.forward({x}).toTensor(), x * 2));
+  EXPECT_TRUE(at::equal(gm.forward({x}).toTensor(), x * 2));
+  EXPECT_EQ(compiled_graphs, before + 1);
 
   set_graph_executor_factory(&compile_refusing);
   gm.recompile();
