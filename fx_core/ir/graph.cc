@@ -304,9 +304,17 @@ Node* Graph::create_node(Opcode op, std::string_view target, Node::Args args,
       name ? std::string(*name) : target_to_name_candidate(op, target);
   node->set_name(candidate);
   node->check_inputs(args, kwargs);  // before any state changes
-  node->set_name(namespace_.create_name(candidate));
+  return add_node(std::move(node), namespace_.create_name(candidate), target,
+                  type, {}, std::move(args), std::move(kwargs));
+}
+
+Node* Graph::add_node(std::unique_ptr<Node> node, std::string_view name,
+                      std::string_view target, std::string_view type,
+                      std::string_view type_text, Node::Args args,
+                      Node::Kwargs kwargs) {
+  node->set_name(name);
   index_node(node.get(), intern_target(target));
-  node->set_type(type);
+  node->set_type(type, type_text);
   node->update_args_kwargs(std::move(args), std::move(kwargs));
   Node* raw = node.release();
   insert(raw);
@@ -394,17 +402,25 @@ void Graph::erase_node(Node* node) {
 
 void Graph::purge_erased_nodes() { erased_.clear(); }
 
+namespace {
+// `node`'s arguments with every node in them mapped through `fn`.
+void map_inputs(const Node& node, const std::function<Argument(Node*)>& fn,
+                Node::Args* args, Node::Kwargs* kwargs) {
+  args->reserve(node.args().size());
+  for (const Argument& a : node.args()) args->push_back(map_arg(a, fn));
+  kwargs->reserve(node.kwargs().size());
+  for (const auto& kv : node.kwargs()) {
+    kwargs->emplace_back(kv.first, map_arg(kv.second, fn));
+  }
+}
+}  // namespace
+
 Node* Graph::node_copy(const Node* node,
                        const std::function<Argument(Node*)>& arg_transform) {
   Node::Args args;
   Node::Kwargs kwargs;
   if (arg_transform) {
-    for (const Argument& a : node->args_) {
-      args.push_back(map_arg(a, arg_transform));
-    }
-    for (const auto& kv : node->kwargs()) {
-      kwargs.emplace_back(kv.first, map_arg(kv.second, arg_transform));
-    }
+    map_inputs(*node, arg_transform, &args, &kwargs);
   } else {
     args = node->args_;
     kwargs = node->kwargs();
@@ -507,35 +523,25 @@ std::unique_ptr<Graph> Graph::snapshot() const {
     return Argument(copies[n->order_]);
   };
   for (const Node* from : nodes()) {
-    Node::Args args;
-    args.reserve(from->args_.size());
-    for (const Argument& a : from->args_) args.push_back(map_arg(a, copy_of));
-    Node::Kwargs kwargs;
-    kwargs.reserve(from->kwargs().size());
-    for (const auto& kv : from->kwargs()) {
-      kwargs.emplace_back(kv.first, map_arg(kv.second, copy_of));
-    }
-    copies[from->order_] =
-        g->copy_named(*from, std::move(args), std::move(kwargs));
+    copies[from->order_] = g->copy_named(*from, copy_of);
   }
   g->codegen_ = codegen_->clone();
   return g;
 }
 
-Node* Graph::copy_named(const Node& from, Node::Args args,
-                        Node::Kwargs kwargs) {
+Node* Graph::copy_named(const Node& from,
+                        const std::function<Argument(Node*)>& map) {
+  Node::Args args;
+  Node::Kwargs kwargs;
+  map_inputs(from, map, &args, &kwargs);
   auto node = std::unique_ptr<Node>(new Node());
   node->target_ = &sentinel_entry_;  // this graph, until indexed below
   node->op_ = from.op_;
-  node->set_name(namespace_.claim(from.name()));
-  index_node(node.get(), intern_target(from.target()));
-  node->set_type(from.type(), from.type_text_override());
-  node->update_args_kwargs(std::move(args), std::move(kwargs));
-  if (!from.meta().empty()) node->mutable_meta() = from.meta();
-  Node* raw = node.release();
-  insert(raw);
-  ++size_;
-  return raw;
+  Node* copy = add_node(std::move(node), namespace_.claim(from.name()),
+                        from.target(), from.type(), from.type_text_override(),
+                        std::move(args), std::move(kwargs));
+  if (!from.meta().empty()) copy->mutable_meta() = from.meta();
+  return copy;
 }
 
 void Graph::reserve_names_of(const Graph& other) {

@@ -262,9 +262,17 @@ class Graph {
   void index_node(Node* n, detail::TargetEntry* entry);
   void unindex_node(Node* n);
   void renumber() const;
-  // snapshot()'s copy of `from`, its arguments already mapped: named as
-  // `from` is (the name must be free or already in this namespace).
-  Node* copy_named(const Node& from, Node::Args args, Node::Kwargs kwargs);
+  // create_node's last steps, shared with copy_named: names the node
+  // (`name` is a view this graph's namespace handed out), indexes it under
+  // `target`, types it, sets its arguments and inserts it.
+  Node* add_node(std::unique_ptr<Node> node, std::string_view name,
+                 std::string_view target, std::string_view type,
+                 std::string_view type_text, Node::Args args,
+                 Node::Kwargs kwargs);
+  // snapshot()'s copy of `from`, its node arguments mapped through `map`:
+  // named as `from` is (the name must be free or already in this
+  // namespace), with its type and meta. Arguments are not checked again.
+  Node* copy_named(const Node& from, const std::function<Argument(Node*)>& map);
   // graph_copy's loop: copies g's nodes that `find` (g's node -> its copy or
   // null) does not know yet, telling `record` each new copy.
   template <typename Find, typename Record>

@@ -190,16 +190,18 @@ void GraphModule::set_graph(std::unique_ptr<Graph> graph) {
 void GraphModule::recompile() {
   code_ = graph_->python_code("self").src;
   shape_env_.reset();
-  std::lock_guard<std::mutex> lock(plan_mutex_);
-  plan_.reset();
-  plan_error_.clear();
-  plan_compiled_ = false;
+  std::string error;
   try {
     shape_env_ = graph_shape_env(*graph_, declared_shape_env_.get());
   } catch (const FxError& e) {
-    plan_error_ = e.what();
-    plan_compiled_ = true;
+    error = e.what();
   }
+  // The executor is compiled at first use (executor()); a graph whose shape
+  // environment failed has none.
+  std::lock_guard<std::mutex> lock(plan_mutex_);
+  plan_.reset();
+  plan_compiled_ = !error.empty();
+  plan_error_ = std::move(error);
 }
 
 const GraphExecutor* GraphModule::executor() const {
