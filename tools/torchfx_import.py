@@ -933,24 +933,84 @@ def _variables(dims, text):
             else dim for item, dim in zip(items, dims)]
 
 
+_INT_TEXT = re.compile(r"-?[0-9]{1,18}")
+_FLOOR = re.compile(r"floor\(~([0-9]{1,18})(?:/([0-9]{1,18}))?"
+                    r"(?: ([+-]) ([0-9]{1,18})/([0-9]{1,18}))?\)"
+                    r"(?: ([+-]) ([0-9]{1,18}))?")
+
+
+def sympy_dimension(text):
+    """The sympy object unify_refinements' symbolic step prints as `text`:
+    the symbol ~3, or a Conv2d's size over one, floor(~3/2 - 1/2) + 1,
+    made from its parts (never evaluated); None for any other text."""
+    import sympy
+    if _VAR.fullmatch(text):
+        return sympy.Symbol(text)
+    m = _FLOOR.fullmatch(text)
+    if not m:
+        return None
+    var, stride, sign, num, den, outer_sign, outer = m.groups()
+    inner = sympy.Symbol("~" + var) / int(stride or 1)
+    if num:
+        inner += (1 if sign == "+" else -1) * sympy.Rational(int(num),
+                                                             int(den))
+    value = sympy.floor(inner)
+    if outer:
+        value += (1 if outer_sign == "+" else -1) * int(outer)
+    return value
+
+
+def _text_dims(code_items, text):
+    """The dimensions of a TensorType of a tuple as its graph text `text`
+    shows them (the code's names are globals, which after
+    unify_refinements' symbolic step are not always the size they look
+    like: `_11` may be 7): ints, Dyn, a ~N the code spells Dyn (a
+    unification Var), sympy symbols and expressions. None when the text
+    is not a tuple of these, one per code item."""
+    from torch.fx.experimental.unification import Var
+    from torch.fx.tensor_type import Dyn
+    m = _TUPLE_TEXT.fullmatch(text)
+    items = m.group(1).rstrip(",").split(", ") if m and m.group(1) else []
+    if len(items) != len(code_items):
+        return None
+    dims = []
+    for c, t in zip(code_items, items):
+        if _INT_TEXT.fullmatch(t):
+            dims.append(int(t))
+        elif t == "Dyn" or (c == DYN_TYPE and _VAR.fullmatch(t)):
+            dims.append(Dyn if t == "Dyn" else Var(int(t[1:])))
+        elif (value := sympy_dimension(t)) is not None:
+            dims.append(value)
+        else:
+            return None
+    return dims
+
+
 def gradual_type(code, text=None):
     """The gradual type (torch.fx.tensor_type) a node's "type" spells, made
     from its parts, never evaluated: DYN_TYPE is Dyn, TENSOR_TYPE[a,b,..]
     (each a size global _N or DYN_TYPE) a TensorType, of a list when `text`
     (the node's "type_text") shows TensorType[[..]], of a torch.Size when it
     shows TensorType[torch.Size(..)], else of a tuple; a Dyn the text shows
-    as ~N (unify_refinements' variables) is unification's Var(N). None for
-    any other type."""
+    as ~N (unify_refinements' variables) is unification's Var(N). After
+    unify_refinements' symbolic step, the code names each dimension's
+    global and the text shows its value: sympy symbols and expressions
+    (sympy_dimension). None for any other type."""
     from torch.fx.experimental.unification import Var
     from torch.fx.tensor_type import Dyn, TensorType
     if code == DYN_TYPE:
         v = _VAR.fullmatch(text or "")
         return Var(int(v.group(1))) if v else Dyn
+    if text and _VAR.fullmatch(text) and code.isidentifier():
+        return sympy_dimension(text)
     if not (code.startswith(TENSOR_TYPE + "[") and code.endswith("]")):
         return None
     body = code[len(TENSOR_TYPE) + 1:-1]
+    code_items = body.split(",") if body else []
+    if text and (from_text := _text_dims(code_items, text)) is not None:
+        return TensorType(tuple(from_text))
     dims = []
-    for item in body.split(",") if body else []:
+    for item in code_items:
         size = gradual_size(item)
         if item != DYN_TYPE and size is None:
             return None
@@ -963,6 +1023,18 @@ def gradual_type(code, text=None):
     if "~" in text:
         dims = _variables(dims, text)
     return TensorType(tuple(dims))
+
+
+def gradual_globals(code, gradual):
+    """The objects a gradual type's code form names (its sizes, symbols and
+    expressions), by their globals: gradual is gradual_type(code, ...)."""
+    from torch.fx.tensor_type import TensorType
+    if not isinstance(gradual, TensorType):
+        return {code: gradual} if code.isidentifier() else {}
+    body = code[len(TENSOR_TYPE) + 1:-1]
+    items = body.split(",") if body else []
+    return {item: dim for item, dim in zip(items, gradual.__args__)
+            if item.isidentifier()}
 
 
 def node_type(entry, types):

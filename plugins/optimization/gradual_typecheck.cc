@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "fx/plugin_api.hpp"
+#include "plugins/optimization/conv_window.h"
 #include "plugins/optimization/gradual_type.h"
 #include "plugins/optimization/module_repr.h"
 #include "plugins/optimization/passes.h"
@@ -225,19 +226,6 @@ std::pair<Type, Type> broadcast_types(const Node& n, const Type& a,
 
 // ------------------------------------------------------- module attributes
 
-// A module attribute as torch's rules read it: an int or a pair.
-std::vector<int64_t> pair_of(const Node& n, const fxp::Arg& config,
-                             const char* key) {
-  ArgView v = fxp::dict_get(config.view(), key);
-  if (v && v.kind() == FX_ARG_INT) return {v.as_int(), v.as_int()};
-  if (v && (v.kind() == FX_ARG_TUPLE || v.kind() == FX_ARG_LIST) &&
-      v.size() == 2 && v[0].kind() == FX_ARG_INT && v[1].kind() == FX_ARG_INT) {
-    return {v[0].as_int(), v[1].as_int()};
-  }
-  fail(n, std::string("TypeError: the module's ") + key +
-              " is not an int or a pair of ints");
-}
-
 int64_t int_of(const Node& n, const fxp::Arg& config, const char* key) {
   ArgView v = fxp::dict_get(config.view(), key);
   if (!v || v.kind() != FX_ARG_INT) {
@@ -246,37 +234,21 @@ int64_t int_of(const Node& n, const fxp::Arg& config, const char* key) {
   return v.as_int();
 }
 
-struct Window {
-  std::vector<int64_t> padding, kernel_size, stride, dilation;
-};
-
-// A convolution's or pooling's window; `stride` None is kernel_size, as
-// MaxPool2d's constructor makes it.
-Window window_of(const Node& n, const fxp::Arg& config) {
-  Window w;
-  w.padding = pair_of(n, config, "padding");
-  w.kernel_size = pair_of(n, config, "kernel_size");
-  ArgView stride = fxp::dict_get(config.view(), "stride");
-  w.stride = !stride || stride.is_none() ? w.kernel_size
-                                         : pair_of(n, config, "stride");
-  w.dilation = pair_of(n, config, "dilation");
-  return w;
-}
-
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
+// The module's window (conv_window.h); refused when a field is not an int
+// or a pair of ints.
+ConvWindow window_of(const Node& n, const fxp::Arg& config) {
+  std::string error;
+  std::optional<ConvWindow> w = conv_window(config, &error);
+  if (!w) fail(n, error);
+  return *w;
 }
 
 // calculate_out_dimension (torch divides both dimensions by stride[0]).
-Dim out_dimension(const Node& n, const Dim& d_in, const Window& w,
+Dim out_dimension(const Node& n, const Dim& d_in, const ConvWindow& w,
                   size_t index) {
   if (!d_in) return std::nullopt;
   if (w.stride[0] == 0) fail(n, "ZeroDivisionError: integer division by 0");
-  const int64_t v = *d_in + 2 * w.padding[index] -
-                    w.dilation[index] * (w.kernel_size[index] - 1) - 1;
-  return floor_div(v, w.stride[0]) + 1;
+  return floor_div(*d_in + out_offset(w, index), w.stride[0]) + 1;
 }
 
 // ------------------------------------------------------------------- rules
@@ -438,7 +410,7 @@ void Checker::conv2d_rule(const Node& n, const fxp::Arg& config) {
                 " with input type " + repr(arg) + " and existing type " +
                 repr(type_of(n)) + " on " + std::string(n.name()));
   }
-  const Window w = window_of(n, config);
+  const ConvWindow w = window_of(n, config);
   const Type out = Type::tensor({arg.dims[0], int_of(n, config, "out_channels"),
                                  out_dimension(n, arg.dims[2], w, 0),
                                  out_dimension(n, arg.dims[3], w, 1)});
@@ -446,7 +418,7 @@ void Checker::conv2d_rule(const Node& n, const fxp::Arg& config) {
 }
 
 // maxpool2d_check.
-Type maxpool2d_check(const Node& n, const Type& t, const Window& w,
+Type maxpool2d_check(const Node& n, const Type& t, const ConvWindow& w,
                      const std::string& module) {
   if (t.rank() != 3 && t.rank() != 4) {
     fail(n, "TypeError: Wrong size " + repr(t) + " for " + module);
@@ -520,7 +492,7 @@ void Checker::check_module(const Node& n) {
   }
   if (cls == "torch.nn.MaxPool2d") {
     const fxp::Arg c = config();
-    const Window w = window_of(n, c);
+    const ConvWindow w = window_of(n, c);
     const std::string module = module_repr("MaxPool2d", c);
     return shape_rule(
         n, [&](const Type& t) { return maxpool2d_check(n, t, w, module); },

@@ -145,8 +145,12 @@ FXP_PLUGIN(
         "(Refine, unify_eq, substitute_all_types); run gradual_typecheck "
         "first")
         .option("rounds", FX_OPTION_INT, "1",
-                "how many times: 2 is infer_symbolic_types without its "
-                "sympy step (symbolic_relations)"),
+                "how many times: 2 with symbolic_relations is "
+                "infer_symbolic_types")
+        .option("symbolic_relations", FX_OPTION_BOOL, "false",
+                "then Refine.symbolic_relations: variables become sympy "
+                "symbols (named in the code), a Conv2d's sizes sympy "
+                "expressions over its input's"),
     fxp::pass<fx_optimization::normalize_operators>(
         "normalize_operators",
         "rewrites torch.add, torch.mul, ... calls of two arguments as the "

@@ -10,27 +10,35 @@
 // (unification's unify: each side walked through the substitution, a
 // variable bound to the other side) and substitute_all_types replaces
 // every variable with its solution. rounds=2 runs it twice, as
-// infer_symbolic_types does before its sympy step (symbolic_relations, not
-// ported: the variables stay variables rather than sympy symbols, which
-// print the same).
+// infer_symbolic_types does; symbolic_relations=true then takes its last
+// step (Refine.symbolic_relations): variables become sympy symbols and a
+// Conv2d's spatial sizes expressions over its input's.
 //
 // A variable prints as torch prints it (TensorType[(~1, 2)], ~3); the code
 // spells it Dyn (torch.fx.tensor_type._DynType), the dimension it stands
 // for being unknown there (torch 1.13 cannot generate code for a type with
 // a variable: AttributeError: 'Var' object has no attribute '__name__').
-// Every refined TensorType is of a tuple, as torch makes them.
+// After the symbolic step torch can, and the code names each size, symbol
+// and expression with the global torch's code generation gives it
+// (GlobalNames). Every refined TensorType is of a tuple, as torch makes
+// them.
 //
 // Errors (naming the pass and the node): a type whose graph text is not a
 // gradual type, a Conv2d node whose types are not both tensors (torch's
 // rule returns None: TypeError), arguments torch's rules assert on, and
 // two different sizes the constraints make equal (unify fails).
+#include <cctype>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "fx/plugin_api.hpp"
+#include "plugins/optimization/conv_window.h"
+#include "plugins/optimization/module_repr.h"
 #include "plugins/optimization/passes.h"
 
 namespace fx_optimization {
@@ -49,13 +57,20 @@ constexpr std::string_view kTensorCode = "torch.fx.tensor_type.TensorType";
       std::string(kPass) + ": node '" + std::string(n.name()) + "': " + what);
 }
 
-// A dimension: a size, Dyn, or the variable ~value.
+// A dimension: a size, Dyn, or the variable ~value; after the symbolic
+// step, the sympy symbol ~value, or a Conv2d's output size over one,
+// floor((~value + offset) / stride) + 1.
 struct Sym {
-  enum class Kind { kSize, kDyn, kVar };
+  enum class Kind { kSize, kDyn, kVar, kSymbol, kExpr };
   Kind kind = Kind::kDyn;
   int64_t value = 0;
+  int64_t stride = 1;  // kExpr
+  int64_t offset = 0;  // kExpr
   bool operator==(const Sym& o) const {
-    return kind == o.kind && (kind == Kind::kDyn || value == o.value);
+    if (kind != o.kind) return false;
+    if (kind == Kind::kDyn) return true;
+    return value == o.value &&
+           (kind != Kind::kExpr || (stride == o.stride && offset == o.offset));
   }
   bool operator!=(const Sym& o) const { return !(*this == o); }
   bool is_var() const { return kind == Kind::kVar; }
@@ -71,19 +86,138 @@ struct SymType {
   bool is_tensor() const { return kind == Kind::kTensor; }
 };
 
+// " + k", " - k", or nothing for 0, as sympy prints an Add's constant.
+std::string signed_term(int64_t k, const std::string& denominator = "") {
+  if (k == 0) return "";
+  return (k > 0 ? " + " : " - ") + std::to_string(k > 0 ? k : -k) + denominator;
+}
+
+int64_t gcd(int64_t a, int64_t b) {
+  a = a < 0 ? -a : a;
+  while (b != 0) {
+    const int64_t r = a % b;
+    a = b;
+    b = r;
+  }
+  return a;
+}
+
+// floor((~v + c) / s) + 1 as sympy 1.11 prints it: the quotient expanded
+// (~v/s + c/s, the fraction reduced), an integer c/s taken out of the
+// floor, and the constants summed (floor(~v/2 - 1/2) + 1, floor(~7/3) - 2,
+// floor(~5)).
+std::string expr_repr(const Sym& e) {
+  const std::string var = "~" + std::to_string(e.value);
+  const int64_t s = e.stride, c = e.offset;
+  if (c % s == 0) {
+    const std::string inner = s == 1 ? var : var + "/" + std::to_string(s);
+    return "floor(" + inner + ")" + signed_term(c / s + 1);
+  }
+  const int64_t g = gcd(c, s);
+  return "floor(" + var + "/" + std::to_string(s) +
+         signed_term(c / g, "/" + std::to_string(s / g)) + ") + 1";
+}
+
 std::string repr(const Sym& s) {
   switch (s.kind) {
     case Sym::Kind::kSize:
       return std::to_string(s.value);
     case Sym::Kind::kVar:
+    case Sym::Kind::kSymbol:
       return "~" + std::to_string(s.value);
+    case Sym::Kind::kExpr:
+      return expr_repr(s);
     case Sym::Kind::kDyn:
       break;
   }
   return "Dyn";
 }
 
-std::string code(const Sym& s) {
+// The sympy class of a dimension, as torch's messages print type(d).
+std::string python_class(const Sym& s) {
+  switch (s.kind) {
+    case Sym::Kind::kSize:
+      return "<class 'int'>";
+    case Sym::Kind::kSymbol:
+      return "<class 'sympy.core.symbol.Symbol'>";
+    case Sym::Kind::kExpr:
+      return s.offset % s.stride == 0 && s.offset / s.stride == -1
+                 ? "<class 'sympy.functions.elementary.integers.floor'>"
+                 : "<class 'sympy.core.add.Add'>";
+    default:
+      return "<class 'torch.fx.experimental.unification.variable.Var'>";
+  }
+}
+
+// The globals torch.fx's code generation names the objects of the
+// annotations with, in the order it meets them (graph.py's add_global and
+// _Namespace.create_name): the object's repr made a legal name (each run
+// of other characters one '_', '_' before a leading digit), and when that
+// is taken, the next free `base_N`. Equal objects share one name: 3 is
+// `_3`; the symbol ~3 is `_3` too unless the int 3 has it (then `_4`,
+// `_5`, ...); floor(~0/2 - 1/2) + 1 is `floor_0_2_1_2_1`. The namespace
+// starts with the graph's node names and torch.fx's custom builtins.
+class GlobalNames {
+ public:
+  explicit GlobalNames(const Graph& g) {
+    for (const char* builtin :
+         {"inf", "nan", "NoneType", "torch", "device", "fx_pytree", "pytree"}) {
+      used_.emplace(builtin);
+    }
+    for (Node n : g) used_.emplace(n.name());
+  }
+
+  const std::string& name_of(const Sym& s) {
+    const std::string text = repr(s);
+    const std::string key = std::to_string(static_cast<int>(s.kind)) + text;
+    auto [it, added] = by_object_.try_emplace(key);
+    if (added) it->second = create_name(legal(text));
+    return it->second;
+  }
+
+ private:
+  static std::string legal(const std::string& text) {
+    std::string out;
+    bool in_illegal = false;
+    for (char c : text) {
+      const bool ok = c == '_' || std::isalnum(static_cast<unsigned char>(c));
+      if (ok) out += c;
+      if (!ok && !in_illegal) out += '_';
+      in_illegal = !ok;
+    }
+    if (!out.empty() && std::isdigit(static_cast<unsigned char>(out[0]))) {
+      out.insert(0, "_");
+    }
+    return out;
+  }
+
+  // _Namespace.create_name: `base_N` is tried from N + 1 on.
+  std::string create_name(const std::string& candidate) {
+    std::string base = candidate, name = candidate;
+    int64_t num = 0;
+    const size_t underscore = candidate.rfind('_');
+    if (underscore != std::string::npos && underscore + 1 < candidate.size() &&
+        candidate.size() - underscore - 1 <= 18 &&
+        candidate.find_first_not_of("0123456789", underscore + 1) ==
+            std::string::npos) {
+      base = candidate.substr(0, underscore);
+      num = std::stoll(candidate.substr(underscore + 1));
+      name = base + "_" + std::to_string(num);
+    }
+    while (used_.count(name) > 0) name = base + "_" + std::to_string(++num);
+    used_.insert(name);
+    return name;
+  }
+
+  std::unordered_set<std::string> used_;
+  std::unordered_map<std::string, std::string> by_object_;
+};
+
+// A dimension's code form: a size's global `_N`, Dyn's class for Dyn and
+// for a variable (torch 1.13 cannot generate code for a Var); with
+// `names` (after the symbolic step, when torch can), each object's global.
+std::string code(const Sym& s, GlobalNames* names) {
+  if (names != nullptr && s.kind != Sym::Kind::kDyn) return names->name_of(s);
   return s.kind == Sym::Kind::kSize ? "_" + std::to_string(s.value)
                                     : std::string(kDynCode);
 }
@@ -209,13 +343,13 @@ std::string repr(const SymType& t) {
   return out + ")]";
 }
 
-std::string code(const SymType& t) {
-  if (t.kind == SymType::Kind::kDim) return code(t.dims[0]);
+std::string code(const SymType& t, GlobalNames* names) {
+  if (t.kind == SymType::Kind::kDim) return code(t.dims[0], names);
   std::string out(kTensorCode);
   out += '[';
   for (size_t i = 0; i < t.dims.size(); ++i) {
     if (i) out += ',';
-    out += code(t.dims[i]);
+    out += code(t.dims[i], names);
   }
   return out + ']';
 }
@@ -248,13 +382,40 @@ class Refine {
     substitute(unify());
   }
 
+  // Refine.symbolic_relations (infer_symbolic_types' last step), in graph
+  // order: every variable becomes a sympy symbol (printed as the variable
+  // was), a Conv2d's spatial sizes become expressions over its input's,
+  // and the output's type is its value's again.
+  void symbolic_relations() {
+    symbolic_ = true;
+    for (Node n : g_) {
+      if (n.op() == FX_OP_OUTPUT) {
+        refine_output(n);
+        continue;
+      }
+      SymType& t = type_of(n);
+      if (t.is_tensor() || t.kind == SymType::Kind::kDim) {
+        for (Sym& s : t.dims) {
+          if (s.is_var()) s.kind = Sym::Kind::kSymbol;
+        }
+        t.changed = true;
+      }
+      if (n.op() == FX_OP_CALL_MODULE && module_type(n) == "torch.nn.Conv2d") {
+        conv_relations(n);
+      }
+    }
+  }
+
   bool write() {
     bool changed = false;
+    std::optional<GlobalNames> names;
+    if (symbolic_) names.emplace(g_);
     for (Node n : g_) {
       auto it = types_.find(n.get());
       if (it == types_.end() || !it->second.changed) continue;
       const SymType& t = it->second;
-      const std::string c = code(t), text = repr(t);
+      const std::string c = code(t, names ? &*names : nullptr);
+      const std::string text = repr(t);
       if (c != n.type() || text != n.type_text()) {
         n.set_type(c.c_str(), text.c_str());
         changed = true;
@@ -271,6 +432,47 @@ class Refine {
   }
 
   Sym fresh() { return Sym{Sym::Kind::kVar, next_var_++}; }
+
+  std::string module_type(const Node& n) const {
+    return g_.module_type(std::string(n.target()).c_str());
+  }
+
+  // conv_rule: the output's sizes 2 and 3 from the input's (read 3, then
+  // 2, as torch does), each calculate_out_dimension's.
+  void conv_relations(const Node& n) {
+    const SymType& arg = type_of(node_arg(n));
+    SymType& own = type_of(n);
+    if (!arg.is_tensor() || !own.is_tensor()) return;
+    const Sym w_in = dims(n, 3, arg)[3], h_in = arg.dims[2];
+    const fxp::Arg config =
+        fxp::module_config(g_, std::string(n.target()).c_str());
+    std::string error;
+    std::optional<ConvWindow> window = conv_window(config, &error);
+    if (!window) fail(n, error);
+    const Sym h_out = out_dimension(n, h_in, *window, 0, config);
+    const Sym w_out = out_dimension(n, w_in, *window, 1, config);
+    own.dims = {dims(n, 1, own)[0], own.dims[1], h_out, w_out};
+  }
+
+  // calculate_out_dimension on an int or a symbol (any other is torch's
+  // TypeError).
+  Sym out_dimension(const Node& n, const Sym& d_in, const ConvWindow& w,
+                    size_t index, const fxp::Arg& config) {
+    if (d_in.kind != Sym::Kind::kSize && d_in.kind != Sym::Kind::kSymbol) {
+      fail(n, "TypeError: " + repr(d_in) + " in " +
+                  module_repr("Conv2d", config) +
+                  " must be a number or Dyn. Received " + python_class(d_in));
+    }
+    if (w.stride[0] == 0) {
+      fail(n, "ZeroDivisionError: integer division or modulo by zero");
+    }
+    const int64_t offset = out_offset(w, index);
+    if (d_in.kind == Sym::Kind::kSize) {
+      return Sym{Sym::Kind::kSize,
+                 floor_div(d_in.value + offset, w.stride[0]) + 1};
+    }
+    return Sym{Sym::Kind::kExpr, d_in.value, w.stride[0], offset};
+  }
 
   // replace_dyn_with_fresh_var (a missing type is Dyn).
   void replace_dyn(SymType& t) {
@@ -307,7 +509,7 @@ class Refine {
       }
       if (target == "torch.flatten") return flatten_eq(n);
     } else if (n.op() == FX_OP_CALL_MODULE) {
-      const std::string cls = g_.module_type(std::string(n.target()).c_str());
+      const std::string cls = module_type(n);
       if (cls == "torch.nn.Conv2d") return first_eq(n, /*conv=*/true);
       if (cls == "torch.nn.Linear") return first_eq(n, false);
       if (cls == "torch.nn.BatchNorm2d" || cls == "torch.nn.ReLU") {
@@ -482,6 +684,7 @@ class Refine {
   std::unordered_map<FxNode*, SymType> types_;
   std::vector<Equality> constraints_;
   int64_t next_var_ = 0;
+  bool symbolic_ = false;  // after symbolic_relations()
 };
 
 }  // namespace
@@ -497,6 +700,7 @@ bool unify_refinements(Graph& g, const fxp::Options& options) {
   }
   Refine refine(g);
   for (int64_t i = 0; i < rounds; ++i) refine.round();
+  if (options.get_bool("symbolic_relations")) refine.symbolic_relations();
   return refine.write();
 }
 

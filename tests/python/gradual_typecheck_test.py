@@ -11,8 +11,9 @@ replaced by one that runs both checkers on the same graph and compares
 them, then leaves torch's result for the test's own assertions; its
 infer_symbolic_types is replaced by one that runs the unify_refinements
 pass (rounds=2) and torch's two refinement rounds on the same graph and
-compares graph text and types, then finishes with torch's sympy step
-(symbolic_relations, not ported) for the test's assertions.
+compares graph text, types and code (sympy symbols and expressions
+included) after torch's full infer_symbolic_types, then leaves torch's
+result for the test's assertions.
 """
 
 import importlib.util
@@ -169,27 +170,54 @@ def torch_refine_round(traced):
 COMPARED_REFINEMENTS = []
 
 
+def same_refined(back, traced, code=True):
+    """back (ours, through to_torch_fx) prints as traced and has its types:
+    their reprs and values (Var, sympy symbols and expressions alike) and,
+    with `code`, its code."""
+    assert str(back.graph) == str(traced.graph)
+    assert [repr(n.type) for n in back.graph.nodes] == \
+        [repr(n.type) for n in traced.graph.nodes]
+    assert [n.type for n in back.graph.nodes] == \
+        [n.type for n in traced.graph.nodes]
+    assert [[type(a) for a in getattr(n.type, "__args__", [n.type])]
+            for n in back.graph.nodes] == \
+        [[type(a) for a in getattr(n.type, "__args__", [n.type])]
+         for n in traced.graph.nodes]
+    if code:
+        assert back.code == traced.code
+
+
 def checked_infer_symbolic_types(traced):
     """torch's infer_symbolic_types (two refinement rounds, then
-    symbolic_relations), ours (unify_refinements{rounds=2}) compared with
-    it before its sympy step: graph text and type reprs. A graph torch
-    cannot generate code for (a size above 256, sympy types of an earlier
-    call) cannot reach ours through gm.code and is not compared."""
+    symbolic_relations) and ours (unify_refinements{rounds=2,
+    symbolic_relations=true}) on the same graph: graph text, types and, where
+    torch can generate it, code; or both refuse with torch's TypeError. A
+    graph torch cannot generate code for before (a size above 256) cannot
+    reach ours through gm.code and is not compared."""
     try:
         traced.recompile()
-        ours, report = sdk_typecheck(traced, "unify_refinements{rounds=2}")
+        ours, report = sdk_typecheck(
+            traced, "unify_refinements{rounds=2,symbolic_relations=true}")
     except (AssertionError, AttributeError, TypeError):
         ours = None
     torch_refine_round(traced)
     r = torch_refine_round(traced)
+    try:
+        r.symbolic_relations()
+    except TypeError as e:
+        if ours is not None:
+            assert report["outcome"] == "rolled_back", report
+            assert f"TypeError: {e}" in report["error"], report["error"]
+        raise
     if ours is not None:
         assert report["outcome"] == "ran", report
-        back = fx_sdk.to_torch_fx(ours)
-        assert str(back.graph) == str(traced.graph)
-        assert [repr(n.type) for n in back.graph.nodes] == \
-            [repr(n.type) for n in traced.graph.nodes]
+        try:
+            traced.recompile()
+        except AssertionError:  # torch's codegen on a size above 256
+            same_refined(fx_sdk.to_torch_fx(ours), traced, code=False)
+        else:
+            same_refined(fx_sdk.to_torch_fx(ours), traced)
         COMPARED_REFINEMENTS.append(str(traced.graph))
-    r.symbolic_relations()
 
 
 def pytorch_gradual_type_tests():
@@ -553,6 +581,75 @@ def test_unify_refinements_resnet18(rounds):
                if isinstance(n.type, TensorType)}
     assert all(b.startswith("~") for b in batches)
     assert len(batches) < 20
+
+
+class SymbolicConvs(torch.nn.Module):
+    """symbolic_relations' Conv2d rule on each kind of size: an int, a symbol with an even and an
+    odd offset, stride 1 (floor alone, and floor plus a constant), and the
+    symbols of several inputs and of an add, named apart from the ints in
+    the code (~3 is `_5` where 3 and 4 came first)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 4, 3, stride=2, padding=1)
+        self.conv2 = torch.nn.Conv2d(4, 4, 3, stride=1, padding=1)
+        self.conv3 = torch.nn.Conv2d(4, 4, 5, stride=3, dilation=2)
+        self.conv4 = torch.nn.Conv2d(4, 4, (2, 4), stride=(2, 1),
+                                     padding=(3, 0))
+        self.relu = torch.nn.ReLU()
+
+    def forward(self, x: TensorType((1, 3, Dyn, 29)),
+                y: TensorType((Dyn, 4, Dyn, Dyn))):
+        a = self.relu(self.conv2(self.relu(self.conv1(x))))
+        b = self.conv4(self.relu(self.conv3(a)))
+        return b + y
+
+
+class ConvAfterConv(torch.nn.Module):
+    """A Conv2d reading another's expression: torch's TypeError."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 4, 3, stride=2, padding=1)
+        self.conv2 = torch.nn.Conv2d(4, 4, 3, padding=1)
+
+    def forward(self, x: TensorType((1, 3, Dyn, Dyn))):
+        return self.conv2(self.conv1(x))
+
+
+@pytest.mark.parametrize("cls", [SymbolicConvs, RefinedBlock, BroadcastAdd,
+                                 FlattenNegative])
+def test_infer_symbolic_types(cls):
+    """gradual_typecheck, then unify_refinements{rounds=2,
+    symbolic_relations=true} against torch's GraphTypeChecker and
+    infer_symbolic_types on the same graph: graph text, types (sympy
+    symbols and floor expressions, made back from their parts) and the
+    code, whose globals torch names after each object."""
+    gm = torch.fx.symbolic_trace(cls())
+    back, report = fx_sdk.run_pipeline(
+        gm, "gradual_typecheck,"
+        "unify_refinements{rounds=2,symbolic_relations=true}")
+    assert [r["outcome"] for r in report] == ["ran", "ran"], report
+    TorchChecker({}, gm).type_check()
+    ur.infer_symbolic_types(gm)
+    gm.recompile()
+    same_refined(back, gm)
+    if cls is SymbolicConvs:
+        assert "floor(" in str(back.graph) and "floor_" in back.code
+
+
+def test_infer_symbolic_types_conv_after_conv_refused():
+    gm = torch.fx.symbolic_trace(ConvAfterConv())
+    with pytest.raises(TypeError) as theirs:
+        TorchChecker({}, gm).type_check()
+        ur.infer_symbolic_types(gm)
+    gm = torch.fx.symbolic_trace(ConvAfterConv())
+    with pytest.raises(RuntimeError) as ours:
+        fx_sdk.run_pipeline(
+            gm, "gradual_typecheck,"
+            "unify_refinements{rounds=2,symbolic_relations=true}")
+    assert "unify_refinements: node 'conv2': TypeError: " + \
+        str(theirs.value) in str(ours.value)
 
 
 def test_unify_refinements_conflict_refused():
