@@ -37,15 +37,16 @@ bool is_local_atom(std::string_view atom) {
   return atom == "<locals>" || atom == "<lambda>";
 }
 
-// Atom `i` of a qualified name: an identifier, a local atom after the first,
+// An atom of a qualified name (`first`: the leading one; `next`: the one
+// after it, when `has_next`): an identifier, a local atom after the first,
 // a dunder name only as a leading __main__ or a function before <locals>.
-bool is_qualified_atom(const std::vector<std::string_view>& atoms, size_t i) {
-  std::string_view atom = atoms[i];
-  if (is_local_atom(atom)) return i > 0;
+bool is_qualified_atom(std::string_view atom, bool first, bool has_next,
+                       std::string_view next) {
+  if (is_local_atom(atom)) return !first;
   if (!is_ascii_identifier(atom)) return false;
   if (!is_dunder_name(atom)) return true;
-  if (i == 0 && atom == "__main__") return true;
-  return i + 1 < atoms.size() && atoms[i + 1] == "<locals>";
+  if (first && atom == "__main__") return true;
+  return has_next && next == "<locals>";
 }
 
 // An atom of an attribute path: a name torch.nn takes for a module
@@ -126,11 +127,19 @@ bool is_qualified_name(std::string_view text, bool class_suffix) {
     if (!is_hex_digits(text.substr(hash + 1))) return false;
     text = text.substr(0, hash);
   }
-  std::vector<std::string_view> atoms = split(text, '.');
-  for (size_t i = 0; i < atoms.size(); ++i) {
-    if (!is_qualified_atom(atoms, i)) return false;
+  // Atom by atom, each seen with the one after it (no list of atoms: a
+  // type expression checks every name it holds).
+  for (size_t start = 0;;) {
+    const size_t dot = text.find('.', start);
+    const bool has_next = dot != std::string_view::npos;
+    std::string_view atom = text.substr(start, has_next ? dot - start : dot);
+    std::string_view next =
+        has_next ? text.substr(dot + 1, text.find('.', dot + 1) - dot - 1)
+                 : std::string_view();
+    if (!is_qualified_atom(atom, start == 0, has_next, next)) return false;
+    if (!has_next) return true;
+    start = dot + 1;
   }
-  return true;
 }
 
 bool is_attribute_path(std::string_view text) {

@@ -135,6 +135,7 @@ namespace {
 // typing's generics, which torch.fx's code names typing_List, ... and the
 // graph text prints as typing.List, ...
 bool is_typing_generic(std::string_view name) {
+  if (name.empty() || name[0] < 'A' || name[0] > 'Z') return false;
   static constexpr std::string_view kTyping[] = {
       "List", "Tuple",    "Dict",     "Optional", "Union",
       "Any",  "Callable", "Sequence", "Set",      "FrozenSet",
@@ -151,9 +152,11 @@ std::string_view trim_spaces(std::string_view s) {
   return s;
 }
 
-// Parses the annotation starting at `pos` (up to a top-level ',' or ']') and
-// returns its text form: repr() of the typing object it stands for.
-std::string type_text_at(std::string_view code, size_t& pos) {
+// Appends the text form of the annotation starting at `pos` (up to a
+// top-level ',' or ']'), repr() of the typing object it stands for, to
+// `out`, in place: a node's type is written and compared at every change,
+// so no string is built per argument.
+void append_type_text(std::string& out, std::string_view code, size_t& pos) {
   size_t start = pos;
   while (pos < code.size() && code[pos] != '[' && code[pos] != ',' &&
          code[pos] != ']') {
@@ -162,14 +165,23 @@ std::string type_text_at(std::string_view code, size_t& pos) {
   std::string_view word = trim_spaces(code.substr(start, pos - start));
   std::string_view generic = word;
   if (generic.substr(0, 7) == "typing_") generic.remove_prefix(7);
-  std::string name =
-      is_typing_generic(generic) ? cat("typing.", generic) : std::string(word);
-  if (pos >= code.size() || code[pos] != '[') return name;
-
-  std::vector<std::string> args;
+  const bool typing = is_typing_generic(generic);
+  if (pos >= code.size() || code[pos] != '[') {
+    append(&out, typing ? "typing." : "", typing ? generic : word);
+    return;
+  }
+  const size_t head = out.size();
+  append(&out, typing ? "typing." : "", typing ? generic : word, "[");
+  // Where the first two arguments' texts lie in `out`, for Union.
+  size_t count = 0;
+  std::pair<size_t, size_t> spans[2];
   ++pos;  // '['
   while (pos < code.size()) {
-    args.push_back(type_text_at(code, pos));
+    if (count > 0) out += ", ";
+    const size_t begin = out.size();
+    append_type_text(out, code, pos);
+    if (count < 2) spans[count] = {begin, out.size() - begin};
+    ++count;
     if (pos < code.size() && code[pos] == ',') {
       ++pos;
       continue;
@@ -177,20 +189,25 @@ std::string type_text_at(std::string_view code, size_t& pos) {
     if (pos < code.size() && code[pos] == ']') ++pos;
     break;
   }
+  out += ']';
   // typing prints Union[X, None] as Optional[X].
-  if (generic == "Union" && args.size() == 2 &&
-      (args[0] == "NoneType" || args[1] == "NoneType")) {
-    return cat("typing.Optional[", args[0] == "NoneType" ? args[1] : args[0],
-               "]");
+  if (generic == "Union" && count == 2) {
+    const std::string a = out.substr(spans[0].first, spans[0].second);
+    const std::string b = out.substr(spans[1].first, spans[1].second);
+    if (a == "NoneType" || b == "NoneType") {
+      out.resize(head);
+      append(&out, "typing.Optional[", a == "NoneType" ? b : a, "]");
+    }
   }
-  return cat(name, "[", join(args, ", "), "]");
 }
 
 }  // namespace
 
 std::string type_text_form(std::string_view code_form) {
   size_t pos = 0;
-  std::string out = type_text_at(code_form, pos);
+  std::string out;
+  out.reserve(code_form.size() + 16);
+  append_type_text(out, code_form, pos);
   // Whatever does not parse as an annotation is kept as it is.
   if (pos < code_form.size()) out.append(code_form.substr(pos));
   return out;

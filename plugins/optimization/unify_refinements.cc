@@ -433,8 +433,29 @@ class Refine {
 
   Sym fresh() { return Sym{Sym::Kind::kVar, next_var_++}; }
 
-  std::string module_type(const Node& n) const {
-    return g_.module_type(std::string(n.target()).c_str());
+  // The class of the module `n` calls, asked once per target (a model
+  // calls one ReLU module many times).
+  const std::string& module_type(const Node& n) {
+    auto [it, added] = classes_.try_emplace(std::string(n.target()));
+    if (added) it->second = g_.module_type(it->first.c_str());
+    return it->second;
+  }
+
+  // What conv_rule reads of a Conv2d module, once per target: its window
+  // (or why it has none) and its repr.
+  struct ConvModule {
+    std::optional<ConvWindow> window;
+    std::string error;
+    std::string repr;
+  };
+  const ConvModule& conv_module(const Node& n) {
+    auto [it, added] = convs_.try_emplace(std::string(n.target()));
+    if (added) {
+      const fxp::Arg config = fxp::module_config(g_, it->first.c_str());
+      it->second.window = conv_window(config, &it->second.error);
+      it->second.repr = module_repr("Conv2d", config);
+    }
+    return it->second;
   }
 
   // conv_rule: the output's sizes 2 and 3 from the input's (read 3, then
@@ -444,23 +465,19 @@ class Refine {
     SymType& own = type_of(n);
     if (!arg.is_tensor() || !own.is_tensor()) return;
     const Sym w_in = dims(n, 3, arg)[3], h_in = arg.dims[2];
-    const fxp::Arg config =
-        fxp::module_config(g_, std::string(n.target()).c_str());
-    std::string error;
-    std::optional<ConvWindow> window = conv_window(config, &error);
-    if (!window) fail(n, error);
-    const Sym h_out = out_dimension(n, h_in, *window, 0, config);
-    const Sym w_out = out_dimension(n, w_in, *window, 1, config);
+    const ConvModule& conv = conv_module(n);
+    if (!conv.window) fail(n, conv.error);
+    const Sym h_out = out_dimension(n, h_in, *conv.window, 0, conv.repr);
+    const Sym w_out = out_dimension(n, w_in, *conv.window, 1, conv.repr);
     own.dims = {dims(n, 1, own)[0], own.dims[1], h_out, w_out};
   }
 
   // calculate_out_dimension on an int or a symbol (any other is torch's
   // TypeError).
   Sym out_dimension(const Node& n, const Sym& d_in, const ConvWindow& w,
-                    size_t index, const fxp::Arg& config) {
+                    size_t index, const std::string& module) {
     if (d_in.kind != Sym::Kind::kSize && d_in.kind != Sym::Kind::kSymbol) {
-      fail(n, "TypeError: " + repr(d_in) + " in " +
-                  module_repr("Conv2d", config) +
+      fail(n, "TypeError: " + repr(d_in) + " in " + module +
                   " must be a number or Dyn. Received " + python_class(d_in));
     }
     if (w.stride[0] == 0) {
@@ -685,6 +702,8 @@ class Refine {
   std::vector<Equality> constraints_;
   int64_t next_var_ = 0;
   bool symbolic_ = false;  // after symbolic_relations()
+  std::unordered_map<std::string, std::string> classes_;  // by target
+  std::unordered_map<std::string, ConvModule> convs_;     // by target
 };
 
 }  // namespace

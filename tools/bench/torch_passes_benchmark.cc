@@ -36,7 +36,8 @@
 //    TensorType((Dyn, 3, 32, 32)): every node typed (and its graph text);
 //    gradual_typecheck,unify_refinements: then a variable for each Dyn
 //    (the batch of every node), about 260k constraints unified, every type
-//    rewritten.
+//    rewritten; unify_refinements alone, and with rounds=2 and
+//    symbolic_relations (infer_symbolic_types), on the type-checked graph.
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
 
@@ -332,12 +333,23 @@ int64_t env_int(const char* name, int64_t fallback) {
 const int64_t kNodes = env_int("FX_TORCH_PASSES_NODES", 100000);
 const int64_t kIterations = env_int("FX_TORCH_PASSES_ITERATIONS", 3);
 
-void BM_TorchPass(benchmark::State& state, const char* pipeline,
-                  const Build& build) {
+// The pass manager of `pipeline`, or the error.
+absl::StatusOr<fx::host::PassManager> pass_manager(const char* pipeline) {
   auto spec = fx::host::parse_pipeline_text(pipeline);
-  auto pm = fx::host::PassManager::create(registry(), *spec);
-  if (!pm.ok()) {
-    state.SkipWithError(std::string(pm.status().message()).c_str());
+  if (!spec.ok()) return spec.status();
+  return fx::host::PassManager::create(registry(), *spec);
+}
+
+// `pipeline` timed on the graph `build` makes, after `setup` (when not
+// null: passes that make the pipeline's input, run untimed).
+void BM_TorchPass(benchmark::State& state, const char* pipeline,
+                  const Build& build, const char* setup = nullptr) {
+  auto pm = pass_manager(pipeline);
+  // Without a setup, `before` is built but never run.
+  auto before = pass_manager(setup != nullptr ? setup : pipeline);
+  if (!pm.ok() || !before.ok()) {
+    state.SkipWithError(
+        std::string((pm.ok() ? before : pm).status().message()).c_str());
     return;
   }
   size_t nodes = 0;
@@ -353,6 +365,10 @@ void BM_TorchPass(benchmark::State& state, const char* pipeline,
     }
     auto target = std::make_unique<fx::host::GraphModuleTarget>(
         **gm, std::vector<at::Tensor>{}, false);
+    if (setup != nullptr && !before->run(*target).ok()) {
+      state.SkipWithError("the setup passes failed");
+      return;
+    }
     state.ResumeTiming();
     fx::host::PipelineReport report = pm->run(*target);
     if (!report.ok() || !report.passes.at(0).changed) {
@@ -454,6 +470,19 @@ BENCHMARK_CAPTURE(BM_TorchPass, gradual_typecheck, "gradual_typecheck",
 
 BENCHMARK_CAPTURE(BM_TorchPass, gradual_typecheck_unify_refinements,
                   "gradual_typecheck,unify_refinements", typed_conv_blocks)
+    ->Arg(kNodes)
+    ->Iterations(kIterations)
+    ->Unit(benchmark::kMillisecond);
+
+BENCHMARK_CAPTURE(BM_TorchPass, unify_refinements, "unify_refinements",
+                  typed_conv_blocks, "gradual_typecheck")
+    ->Arg(kNodes)
+    ->Iterations(kIterations)
+    ->Unit(benchmark::kMillisecond);
+
+BENCHMARK_CAPTURE(BM_TorchPass, infer_symbolic_types,
+                  "unify_refinements{rounds=2,symbolic_relations=true}",
+                  typed_conv_blocks, "gradual_typecheck")
     ->Arg(kNodes)
     ->Iterations(kIterations)
     ->Unit(benchmark::kMillisecond);
