@@ -412,12 +412,17 @@ def _node_meta(node):
     """node.meta's entries the SDK's graphs can hold (those
     tools/torchfx_export.py's node_meta keeps), as Python values;
     shape_prop's TensorMetadata as a dict of its fields, a class in
-    meta['type'] by its name."""
+    meta['type'] by its name, an add's broadcast operand types as
+    (code form, text)."""
     meta = {}
     for key, value in node.meta.items():
         if key == "is_wrapped" or not isinstance(key, str) or value is None:
             continue
-        if key == "tensor_meta" and type(value).__name__ == "TensorMetadata":
+        operand_type = _export.broadcast_operand_type(node, key, value)
+        if operand_type is not None:
+            value = operand_type
+        elif key == "tensor_meta" and \
+                type(value).__name__ == "TensorMetadata":
             if getattr(value, "is_quantized", True):
                 continue
             value = {"shape": [_size(d) for d in value.shape],

@@ -247,14 +247,44 @@ class TorchFxBuilder {
                                   wrapped->as_bool();
       if (is_wrapped) check(PyDict_SetItem(meta.ptr(), n.is_wrapped, Py_True));
     }
+    const fx::Argument* broadcast = node.meta_value("broadcast");
+    const bool broadcast_types =
+        broadcast != nullptr &&
+        broadcast->kind() == fx::Argument::Kind::kBool && broadcast->as_bool();
     for (const auto& [key, value] : node.meta()) {
       if (key == "is_wrapped" || names_erased_node(value)) continue;
       py::object v = to_python(value, nullptr);
       if (key == "tensor_meta") v = tensor_meta_(v);
       if (key == "type") v = meta_type(v);
+      if (broadcast_types && is_operand_type(node, key, value)) {
+        // gradual_typecheck's broadcast operand type: (code form, text).
+        const auto& pair = value.elements();
+        v = py::reinterpret_borrow<py::object>(
+            typed_texts_.get(pair[0].as_string() + '\n' + pair[1].as_string()));
+      }
       check(PyDict_SetItem(meta.ptr(), utf8(key).ptr(), v.ptr()));
     }
     return meta;
+  }
+
+  // Whether meta[key] of an add torch's type checker broadcast is an
+  // operand's broadcast type: keyed by the name of one of its first two
+  // arguments, a (code form, graph text) pair of strings.
+  static bool is_operand_type(const fx::Node& node, const std::string& key,
+                              const fx::Argument& value) {
+    if (value.kind() != fx::Argument::Kind::kTuple) return false;
+    const auto& pair = value.elements();
+    if (pair.size() != 2 || pair[0].kind() != fx::Argument::Kind::kString ||
+        pair[1].kind() != fx::Argument::Kind::kString) {
+      return false;
+    }
+    for (size_t i = 0; i < node.args().size() && i < 2; ++i) {
+      const fx::Argument& a = node.args()[i];
+      if (a.kind() == fx::Argument::Kind::kNode && a.as_node()->name() == key) {
+        return true;
+      }
+    }
+    return false;
   }
 
   // True when a meta value names a node no longer in the graph (torch.fx

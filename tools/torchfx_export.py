@@ -469,16 +469,45 @@ def meta_type_name(cls):
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
+def gradual_code_form(t):
+    """The code form of a TensorType over ints and Dyn (TensorType[_1,
+    torch.fx.tensor_type._DynType] as torch.fx's code spells it), or None."""
+    from torch.fx.tensor_type import Dyn, TensorType
+    if not isinstance(t, TensorType) or not all(
+            d is Dyn or (type(d) is int and d >= 0) for d in t.__args__):
+        return None
+    dims = ["torch.fx.tensor_type._DynType" if d is Dyn else f"_{d}"
+            for d in t.__args__]
+    return f"torch.fx.tensor_type.TensorType[{','.join(dims)}]"
+
+
+def broadcast_operand_type(node, key, value):
+    """The (code form, graph text) pair an operand's broadcast type is kept
+    as in an add's meta (torch's GraphTypeChecker leaves a TensorType under
+    each operand's name where meta['broadcast'] is True), or None."""
+    if node.meta.get("broadcast") is not True or not any(
+            isinstance(a, torch.fx.Node) and a.name == key
+            for a in node.args[:2]):
+        return None
+    code = gradual_code_form(value)
+    return None if code is None else (code, repr(value))
+
+
 def node_meta(node):
     """The node's meta entries the format can hold (ARG values, a class
-    in meta['type'] by its name, and tensor_meta in the spec's form); the
-    rest (tensors, other types, arbitrary objects) are left out."""
+    in meta['type'] by its name, tensor_meta in the spec's form, and an
+    add's broadcast operand types as (code form, text)); the rest (tensors,
+    other types, arbitrary objects) are left out."""
     meta = {}
     for key, value in node.meta.items():
         if key == "is_wrapped" or not isinstance(key, str):
             continue
         try:
-            if key == "tensor_meta" and type(value).__name__ == "TensorMetadata":
+            operand_type = broadcast_operand_type(node, key, value)
+            if operand_type is not None:
+                encoded = encode(operand_type, key)
+            elif key == "tensor_meta" and \
+                    type(value).__name__ == "TensorMetadata":
                 encoded = tensor_meta(value)
             elif key == "type" and isinstance(value, type):
                 encoded = meta_type_name(value)

@@ -21,15 +21,14 @@
 //
 // add_inference_rule's meta['broadcast'] (whether broadcasting changed an
 // operand's type) is written as torch writes it, on every add of two
-// non-int operands.
+// non-int operands; where it is True, so are the operands' broadcast
+// types under their names, each as the pair (code form, graph text),
+// which fx_sdk.to_torch_fx makes the TensorType torch leaves there.
 //
-// What torch does and this does not: the broadcast operand types
-// add_inference_rule also leaves in such an add's meta, under each
-// operand's name (Python TensorType objects, which a graph's meta cannot
-// hold), and an output of
-// several values typed as the Python tuple of their types, which is no
-// annotation (torch's recompile then fails with "unhashable type:
-// 'TensorType'"); the output is left untyped here.
+// What torch does and this does not: an output of several values typed as
+// the Python tuple of their types, which is no annotation (torch's
+// recompile then fails with "unhashable type: 'TensorType'"); the output
+// is left untyped here.
 #include <functional>
 #include <string>
 #include <unordered_map>
@@ -276,8 +275,19 @@ void Checker::add_rule(const Node& n) {
     return;
   }
   const auto [b1, b2] = broadcast_types(n, t1, t2);
-  // Whether broadcasting changed an operand's type, as torch notes it.
-  Node(n).set_meta("broadcast", fxp::Arg(b1 != t1 || b2 != t2));
+  // Whether broadcasting changed an operand's type, as torch notes it, and
+  // then, as torch does, each operand's broadcast type under the operand's
+  // name (str(node)): the type's code form and graph text, which
+  // fx_sdk.to_torch_fx makes a TensorType again.
+  const bool broadcast = b1 != t1 || b2 != t2;
+  Node(n).set_meta("broadcast", fxp::Arg(broadcast));
+  if (broadcast) {
+    for (const auto& [operand, t] : {std::pair{lhs, b1}, std::pair{rhs, b2}}) {
+      Node(n).set_meta(
+          std::string(operand.name()).c_str(),
+          fxp::Arg::tuple({fxp::Arg(code_form(t)), fxp::Arg(repr(t))}));
+    }
+  }
   if (!is_consistent(b1, b2)) {
     fail(n, "TypeError: Cannot add arguments " + std::string(lhs.name()) +
                 " (" + repr(t1) + ") and " + std::string(rhs.name()) + " (" +

@@ -86,13 +86,25 @@ def same_types(ours, gm):
         assert as_torch_type(n.type) == want, (n.name, n.type, want)
 
 
+def broadcast_meta(n):
+    """meta['broadcast'] and the operand types torch's add rule leaves
+    under the operands' names (their repr: tuple form included)."""
+    names = [a.name for a in n.args[:2] if isinstance(a, torch.fx.Node)]
+    return (n.meta.get("broadcast"),
+            {k: repr(n.meta[k]) for k in names if k in n.meta})
+
+
 def same_broadcast_meta(ours, gm):
-    """Every add torch's checker noted meta['broadcast'] on has ours, and
-    no other node has it."""
+    """Every add torch's checker noted meta['broadcast'] on has ours, with
+    the operands' broadcast TensorTypes where it is True; no other node
+    has them."""
     back = fx_sdk.to_torch_fx(ours)
     for n, theirs in zip(back.graph.nodes, gm.graph.nodes):
-        assert n.meta.get("broadcast") == theirs.meta.get("broadcast"), \
-            (n.name, n.meta.get("broadcast"), theirs.meta.get("broadcast"))
+        assert broadcast_meta(n) == broadcast_meta(theirs), \
+            (n.name, broadcast_meta(n), broadcast_meta(theirs))
+        for k, v in n.meta.items():
+            if k in broadcast_meta(theirs)[1]:
+                assert isinstance(v, TensorType) and v == theirs.meta[k]
 
 
 def same_text_and_code(ours, gm, code=True):
@@ -289,8 +301,9 @@ def test_torchvision_resnet(name):
 
 def test_broadcast_noted_as_torch_notes_it():
     """meta['broadcast'] on each add of two tensors: True where
-    broadcasting changed an operand's type, False where not (check()
-    compares every node with torch's)."""
+    broadcasting changed an operand's type, with each operand's broadcast
+    type under its name, False where not (check() compares every node with
+    torch's)."""
 
     class M(torch.nn.Module):
         def forward(self, x, y):
@@ -307,6 +320,14 @@ def test_broadcast_noted_as_torch_notes_it():
     back = fx_sdk.to_torch_fx(ours)
     assert [n.meta.get("broadcast") for n in back.graph.nodes
             if n.op == "call_function"] == [True, False]
+    add = next(n for n in back.graph.nodes if n.op == "call_function")
+    theirs = next(n for n in gm.graph.nodes if n.op == "call_function")
+    assert add.meta["x"] == theirs.meta["x"] == TensorType((1, 2, Dyn))
+    assert add.meta["y"] == theirs.meta["y"] == TensorType((1, 2, Dyn))
+    # The pair survives a graph file, and torch's graph comes in with it.
+    again = fx_sdk.to_torch_fx(fx_sdk.from_torch_fx(back))
+    assert broadcast_meta(list(again.graph.nodes)[2]) == \
+        broadcast_meta(list(gm.graph.nodes)[2])
 
 
 def test_untyped_input_parameter_and_scalar_add():
