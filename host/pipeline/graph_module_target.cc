@@ -183,7 +183,10 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
   // be given requires_grad itself instead of through a detached alias.
   bool store_tensor(std::string_view name, const at::Tensor& value, bool owned,
                     std::string* error) {
-    at::Tensor current = module_.get_attr(name);
+    // Looked up in the owning module alone: a walk over every parameter of
+    // the model per call made passes that set many attributes quadratic.
+    std::optional<TensorAttr> existing = tensor_at(module_, name);
+    const at::Tensor current = existing ? existing->tensor : at::Tensor();
     if (current.defined() && current.is_quantized() != value.is_quantized()) {
       *error = cat("'", name, "' holds ",
                    current.is_quantized() ? "a quantized" : "an unquantized",
@@ -194,9 +197,6 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
     }
     // set_attr replaces an existing tensor's data in place, so keep the old
     // data through a new alias of it (and its requires_grad).
-    // Looked up in the owning module alone: a walk over every parameter of
-    // the model per call made passes that set many attributes quadratic.
-    std::optional<TensorAttr> existing = tensor_at(module_, name);
     const bool is_parameter = existing && existing->is_parameter;
     Entry entry;
     entry.name = std::string(name);

@@ -47,21 +47,20 @@ constexpr FusePattern kFusePatterns[] = {
   fx_plugins::refuse_in("fuse", FX_FAILED_PRECONDITION, what);
 }
 
-// torch's matches_module_pattern: `bn` calls a module of the pattern's
-// BatchNorm type on a call_module of its convolution type.
-bool matches(ModuleTypes& types, const FusePattern& p, const Node& bn) {
-  if (bn.num_args() == 0 || !bn.arg(0).is_node()) return false;
-  return types.called(bn) == p.batch_norm &&
-         types.called(bn.arg(0).node()) == p.conv;
-}
-
-// Whether BatchNorm `bn`, built from `config`, uses running statistics.
-bool tracks_running_stats(const Graph& g, const std::string& bn,
-                          const Arg& config) {
-  ArgView track = fxp::dict_get(config.view(), "track_running_stats");
-  if (track && !track.as_bool()) return false;
-  return g.has_attr((bn + ".running_mean").c_str()) &&
-         g.has_attr((bn + ".running_var").c_str());
+// torch's matches_module_pattern over its three patterns: the pattern
+// whose BatchNorm type `bn` calls, on a call_module of its convolution
+// type; nullptr when none.
+const FusePattern* matching_pattern(ModuleTypes& types, const Node& bn) {
+  const std::string& called = types.called(bn);
+  if (called.empty() || bn.num_args() == 0 || !bn.arg(0).is_node()) {
+    return nullptr;
+  }
+  for (const FusePattern& p : kFusePatterns) {
+    if (called == p.batch_norm) {
+      return types.called(bn.arg(0).node()) == p.conv ? &p : nullptr;
+    }
+  }
+  return nullptr;
 }
 
 // Attribute `name`'s values, `t`, as a contiguous tensor of T's dtype;
@@ -81,17 +80,14 @@ std::vector<T> values_of(const fxp::Tensor& t, const std::string& name,
   return std::vector<T>(data, data + t.numel());
 }
 
-// Per-channel values of `name`, or `fill` for each channel when the module
-// has no such attribute (no conv bias; an affine-less BatchNorm). `present`:
-// the caller knows it has it.
+// Per-channel values of `name` (the tensor `t`), or `fill` for each
+// channel when the module has no such attribute (`t` empty: no conv bias;
+// an affine-less BatchNorm).
 template <typename T>
-std::vector<T> channel_values(const Graph& g, const std::string& name,
-                              size_t channels, T fill, bool present = false) {
-  if (!present && !g.has_attr(name.c_str())) {
-    return std::vector<T>(channels, fill);
-  }
-  std::vector<T> v =
-      values_of<T>(fxp::Tensor(g.get_attr_tensor(name.c_str())), name);
+std::vector<T> channel_values(const fxp::Tensor& t, const std::string& name,
+                              size_t channels, T fill) {
+  if (!t) return std::vector<T>(channels, fill);
+  std::vector<T> v = values_of<T>(t, name);
   if (v.size() != channels) {
     refuse("'" + name + "' has " + std::to_string(v.size()) +
            " values; the convolution has " + std::to_string(channels) +
@@ -131,25 +127,30 @@ struct FoldSite {
   Arg bn_config;  // the BatchNorm's constructor arguments
 };
 
+// The tensors a fold reads, each asked of the host once; an absent one
+// (no conv bias, an affine-less BatchNorm) is empty.
+struct FoldInputs {
+  fxp::Tensor weight, bias, mean, var, gamma, beta;
+};
+
 // fuse_conv_bn_weights (torch/nn/utils/fusion.py) in T's arithmetic, then
-// the results set as the convolution's weight and bias; `weight` is the
-// convolution's.
+// the results set as the convolution's weight and bias.
 template <typename T>
-void fold_into_conv(Graph& g, const FoldSite& site, const fxp::Tensor& weight) {
+void fold_into_conv(Graph& g, const FoldSite& site, const FoldInputs& in) {
   const std::string& conv = site.conv;
   const std::string& bn = site.bn;
   std::vector<int64_t> shape;
-  std::vector<T> w = values_of<T>(weight, conv + ".weight", &shape);
+  std::vector<T> w = values_of<T>(in.weight, conv + ".weight", &shape);
   const size_t channels = shape.empty() ? 0 : static_cast<size_t>(shape[0]);
   if (channels == 0) refuse("'" + conv + ".weight' has no output channels");
-  // tracks_running_stats found both.
   std::vector<T> mean =
-      channel_values<T>(g, bn + ".running_mean", channels, 0, true);
+      channel_values<T>(in.mean, bn + ".running_mean", channels, 0);
   std::vector<T> var =
-      channel_values<T>(g, bn + ".running_var", channels, 0, true);
-  std::vector<T> gamma = channel_values<T>(g, bn + ".weight", channels, 1);
-  std::vector<T> beta = channel_values<T>(g, bn + ".bias", channels, 0);
-  std::vector<T> b = channel_values<T>(g, conv + ".bias", channels, 0);
+      channel_values<T>(in.var, bn + ".running_var", channels, 0);
+  std::vector<T> gamma =
+      channel_values<T>(in.gamma, bn + ".weight", channels, 1);
+  std::vector<T> beta = channel_values<T>(in.beta, bn + ".bias", channels, 0);
+  std::vector<T> b = channel_values<T>(in.bias, conv + ".bias", channels, 0);
   ArgView eps_arg = fxp::dict_get(site.bn_config.view(), "eps");
   const T eps = static_cast<T>(eps_arg ? eps_arg.as_float() : 1e-5);
   const size_t per_channel = w.size() / channels;
@@ -160,49 +161,67 @@ void fold_into_conv(Graph& g, const FoldSite& site, const fxp::Tensor& weight) {
     const T centred = (b[c] - mean[c]) * var_rsqrt;
     b[c] = centred * gamma[c] + beta[c];
   }
-  if (!g.has_attr((conv + ".bias").c_str())) {
-    give_bias(g, conv, site.conv_type);
-  }
+  if (!in.bias) give_bias(g, conv, site.conv_type);
   g.set_attr_tensor((conv + ".weight").c_str(), tensor_of(shape, w).release());
   g.set_attr_tensor((conv + ".bias").c_str(),
                     tensor_of({static_cast<int64_t>(channels)}, b).release());
 }
 
-void fold(Graph& g, const FoldSite& site) {
+// Folds the BatchNorm into the convolution; `in` holds its running
+// statistics.
+void fold(Graph& g, const FoldSite& site, FoldInputs& in) {
   if (g.module_training(site.conv.c_str()) == 1 ||
       g.module_training(site.bn.c_str()) == 1) {
     refuse("'" + site.conv + "' and '" + site.bn +
            "' must be in eval mode (torch's fuse_conv_bn_eval asserts "
            "\"Fusion only for eval!\"); call .eval() first");
   }
-  fxp::Tensor weight(g.get_attr_tensor((site.conv + ".weight").c_str()));
-  if (weight.dl().dtype.bits == 64) {
-    fold_into_conv<double>(g, site, weight);
+  in.weight = fxp::Tensor(g.get_attr_tensor((site.conv + ".weight").c_str()));
+  in.bias = fxp::Tensor(g.find_attr_tensor((site.conv + ".bias").c_str()));
+  in.gamma = fxp::Tensor(g.find_attr_tensor((site.bn + ".weight").c_str()));
+  in.beta = fxp::Tensor(g.find_attr_tensor((site.bn + ".bias").c_str()));
+  if (in.weight.dl().dtype.bits == 64) {
+    fold_into_conv<double>(g, site, in);
   } else {
-    fold_into_conv<float>(g, site, weight);
+    fold_into_conv<float>(g, site, in);
   }
+}
+
+// The BatchNorm's running statistics when it uses them (its config says
+// track_running_stats and it holds both), else false.
+bool running_stats(const Graph& g, const FoldSite& site, FoldInputs* in) {
+  ArgView track = fxp::dict_get(site.bn_config.view(), "track_running_stats");
+  if (track && !track.as_bool()) return false;
+  in->mean =
+      fxp::Tensor(g.find_attr_tensor((site.bn + ".running_mean").c_str()));
+  in->var = fxp::Tensor(g.find_attr_tensor((site.bn + ".running_var").c_str()));
+  return in->mean && in->var;
 }
 
 }  // namespace
 
+// torch runs its patterns one after another over the whole graph. A
+// BatchNorm matches at most one (each pattern has its own BatchNorm class)
+// and folds of different patterns write different convolutions, so one
+// walk in graph order folds the same pairs into the same numbers.
 bool fuse(Graph& g, const fxp::Options&) {
   bool changed = false;
   ModuleTypes types(g);
-  for (const FusePattern& pattern : kFusePatterns) {
-    for (Node bn : g) {
-      if (!matches(types, pattern, bn)) continue;
-      Node conv = bn.arg(0).node();
-      if (conv.num_users() > 1) continue;
-      FoldSite site{std::string(conv.target()), std::string(bn.target()),
-                    pattern.conv, Arg()};
-      site.bn_config = fxp::module_config(g, site.bn.c_str());
-      if (!tracks_running_stats(g, site.bn, site.bn_config)) continue;
-      fold(g, site);
-      bn.replace_all_uses_with(conv);
-      types.forget(bn);
-      g.erase_node(bn);
-      changed = true;
-    }
+  for (Node bn : g) {
+    const FusePattern* pattern = matching_pattern(types, bn);
+    if (pattern == nullptr) continue;
+    Node conv = bn.arg(0).node();
+    if (conv.num_users() > 1) continue;
+    FoldSite site{std::string(conv.target()), std::string(bn.target()),
+                  pattern->conv, Arg()};
+    site.bn_config = fxp::module_config(g, site.bn.c_str());
+    FoldInputs in;
+    if (!running_stats(g, site, &in)) continue;
+    fold(g, site, in);
+    bn.replace_all_uses_with(conv);
+    types.forget(bn);
+    g.erase_node(bn);
+    changed = true;
   }
   return changed;
 }

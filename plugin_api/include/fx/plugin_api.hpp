@@ -399,6 +399,9 @@ class Graph {
   bool has_attr(const char* name) const;
   // A DLPack view of the attribute; the caller calls its deleter.
   DLManagedTensor* get_attr_tensor(const char* name) const;
+  // get_attr_tensor, or nullptr where the module holds no tensor at `name`
+  // (one call where has_attr and get_attr_tensor would make two).
+  DLManagedTensor* find_attr_tensor(const char* name) const;
   // Adds or replaces a tensor attribute; ownership moves to the host.
   void set_attr_tensor(const char* name, DLManagedTensor* tensor);
   // Adds or replaces a quantized tensor attribute (version 9:

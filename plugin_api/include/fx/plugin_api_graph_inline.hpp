@@ -322,6 +322,17 @@ inline DLManagedTensor* Graph::get_attr_tensor(const char* name) const {
   return out;
 }
 
+inline DLManagedTensor* Graph::find_attr_tensor(const char* name) const {
+  DLManagedTensor* out = nullptr;
+  FxStatus* status = api()->GraphGetAttr(graph_, name, &out);
+  if (status != nullptr && api()->GetStatusCode(status) == FX_NOT_FOUND) {
+    api()->ReleaseStatus(status);
+    return nullptr;
+  }
+  check(status);
+  return out;
+}
+
 inline void Graph::set_attr_tensor(const char* name, DLManagedTensor* tensor) {
   check(api()->GraphSetAttr(graph_, name, tensor));
 }

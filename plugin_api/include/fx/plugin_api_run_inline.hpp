@@ -199,8 +199,12 @@ inline void add_module(Graph& g, const char* name, const char* type,
 }
 
 inline ArgView dict_get(ArgView dict, std::string_view key) {
-  for (size_t i = 0; i < dict.size(); ++i) {
-    if (dict.key(i) == key) return dict[i];
+  // The host's own key strings, compared where they lie (no std::string
+  // per key: a module's config is asked of every node a pass visits).
+  const size_t size = dict.size();
+  for (size_t i = 0; i < size; ++i) {
+    const char* k = api()->ArgKey(dict.get(), i);
+    if (k != nullptr && key == k) return dict[i];
   }
   return ArgView();
 }
