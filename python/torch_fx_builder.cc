@@ -97,6 +97,13 @@ class TorchFxBuilder {
           const size_t cut = key.find('\n');
           return node_type(key.substr(0, cut), key.substr(cut + 1));
         })),
+        meta_types_(py::cpp_function([node_type](const std::string& key) {
+          // The same for a type kept in meta, whose code form names no
+          // global of the code (globals_out=None).
+          const size_t cut = key.find('\n');
+          return node_type(key.substr(0, cut), key.substr(cut + 1),
+                           py::arg("globals_out") = py::none());
+        })),
         tensor_meta_(std::move(tensor_meta)),
         torch_(py::module_::import("torch")),
         torch_names_(py::cpp_function([](const std::string& dotted) {
@@ -260,7 +267,7 @@ class TorchFxBuilder {
         // gradual_typecheck's broadcast operand type: (code form, text).
         const auto& pair = value.elements();
         v = py::reinterpret_borrow<py::object>(
-            typed_texts_.get(pair[0].as_string() + '\n' + pair[1].as_string()));
+            meta_types_.get(pair[0].as_string() + '\n' + pair[1].as_string()));
       }
       check(PyDict_SetItem(meta.ptr(), utf8(key).ptr(), v.ptr()));
     }
@@ -269,13 +276,16 @@ class TorchFxBuilder {
 
   // Whether meta[key] of an add torch's type checker broadcast is an
   // operand's broadcast type: keyed by the name of one of its first two
-  // arguments, a (code form, graph text) pair of strings.
+  // arguments, a (code form, graph text) pair of strings whose code form is
+  // a TensorType's and whose text is one line.
   static bool is_operand_type(const fx::Node& node, const std::string& key,
                               const fx::Argument& value) {
     if (value.kind() != fx::Argument::Kind::kTuple) return false;
     const auto& pair = value.elements();
     if (pair.size() != 2 || pair[0].kind() != fx::Argument::Kind::kString ||
-        pair[1].kind() != fx::Argument::Kind::kString) {
+        pair[1].kind() != fx::Argument::Kind::kString ||
+        pair[0].as_string().rfind("torch.fx.tensor_type.TensorType[", 0) != 0 ||
+        pair[0].as_string().find('\n') != std::string::npos) {
       return false;
     }
     for (size_t i = 0; i < node.args().size() && i < 2; ++i) {
@@ -398,6 +408,7 @@ class TorchFxBuilder {
       py::module_::import("fx_sdk").attr("_namedtuple_class")};
   ObjectCache types_;
   ObjectCache typed_texts_;
+  ObjectCache meta_types_;  // gradual types kept in meta
   py::object tensor_meta_;
   py::module_ torch_;
   ObjectCache torch_names_;

@@ -1,5 +1,7 @@
 #include "plugins/optimization/conv_window.h"
 
+#include <cstdint>
+
 namespace fx_optimization {
 namespace {
 
@@ -54,9 +56,28 @@ int64_t floor_div(int64_t a, int64_t b) {
   return q;
 }
 
-int64_t out_offset(const ConvWindow& w, size_t index) {
-  return 2 * w.padding[index] - w.dilation[index] * (w.kernel_size[index] - 1) -
-         1;
+std::optional<int64_t> out_offset(const ConvWindow& w, size_t index) {
+  int64_t padding2 = 0, reach = 0, kernel1 = 0, out = 0;
+  if (__builtin_mul_overflow(w.padding[index], 2, &padding2) ||
+      __builtin_sub_overflow(w.kernel_size[index], 1, &kernel1) ||
+      __builtin_mul_overflow(w.dilation[index], kernel1, &reach) ||
+      __builtin_sub_overflow(padding2, reach, &out) ||
+      __builtin_sub_overflow(out, 1, &out)) {
+    return std::nullopt;
+  }
+  return out;
+}
+
+std::optional<int64_t> out_size(int64_t d_in, const ConvWindow& w,
+                                size_t index) {
+  const std::optional<int64_t> offset = out_offset(w, index);
+  int64_t numerator = 0, out = 0;
+  if (!offset || __builtin_add_overflow(d_in, *offset, &numerator) ||
+      (numerator == INT64_MIN && w.stride[0] == -1) ||
+      __builtin_add_overflow(floor_div(numerator, w.stride[0]), 1, &out)) {
+    return std::nullopt;
+  }
+  return out;
 }
 
 }  // namespace fx_optimization

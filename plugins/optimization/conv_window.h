@@ -30,10 +30,17 @@ std::optional<ConvWindow> conv_window(const fxp::Arg& config,
 int64_t floor_div(int64_t a, int64_t b);
 
 // calculate_out_dimension's numerator less the input size, for dimension
-// `index`: 2 * padding - dilation * (kernel_size - 1) - 1. The output size
-// is (d_in + offset) // stride[0] + 1 for both dimensions (torch's rule
-// divides by stride[0] twice: a bug kept).
-int64_t out_offset(const ConvWindow& w, size_t index);
+// `index`: 2 * padding - dilation * (kernel_size - 1) - 1; nullopt when it
+// does not fit in 64 bits. The output size is (d_in + offset) // stride[0]
+// + 1 for both dimensions (torch's rule divides by stride[0] twice: a bug
+// kept).
+std::optional<int64_t> out_offset(const ConvWindow& w, size_t index);
+
+// calculate_out_dimension of the size `d_in` for dimension `index`,
+// (d_in + offset) // stride[0] + 1; nullopt when a step does not fit in 64
+// bits. stride[0] != 0.
+std::optional<int64_t> out_size(int64_t d_in, const ConvWindow& w,
+                                size_t index);
 
 }  // namespace fx_optimization
 

@@ -246,8 +246,12 @@ ConvWindow window_of(const Node& n, const fxp::Arg& config) {
 Dim out_dimension(const Node& n, const Dim& d_in, const ConvWindow& w,
                   size_t index) {
   if (!d_in) return std::nullopt;
-  if (w.stride[0] == 0) fail(n, "ZeroDivisionError: integer division by 0");
-  return floor_div(*d_in + out_offset(w, index), w.stride[0]) + 1;
+  if (w.stride[0] == 0) {
+    fail(n, "ZeroDivisionError: integer division or modulo by zero");
+  }
+  const std::optional<int64_t> size = out_size(*d_in, w, index);
+  if (!size) fail(n, "the module's window makes a size beyond 64 bits");
+  return *size;
 }
 
 // ------------------------------------------------------------------- rules

@@ -133,7 +133,8 @@ std::string repr(const Sym& s) {
   return "Dyn";
 }
 
-// The sympy class of a dimension, as torch's messages print type(d).
+// The class of a dimension as torch's messages print type(d) (sympy's
+// function classes print as their bare names: floor).
 std::string python_class(const Sym& s) {
   switch (s.kind) {
     case Sym::Kind::kSize:
@@ -142,7 +143,7 @@ std::string python_class(const Sym& s) {
       return "<class 'sympy.core.symbol.Symbol'>";
     case Sym::Kind::kExpr:
       return s.offset % s.stride == 0 && s.offset / s.stride == -1
-                 ? "<class 'sympy.functions.elementary.integers.floor'>"
+                 ? "floor"
                  : "<class 'sympy.core.add.Add'>";
     default:
       return "<class 'torch.fx.experimental.unification.variable.Var'>";
@@ -483,12 +484,19 @@ class Refine {
     if (w.stride[0] == 0) {
       fail(n, "ZeroDivisionError: integer division or modulo by zero");
     }
-    const int64_t offset = out_offset(w, index);
-    if (d_in.kind == Sym::Kind::kSize) {
-      return Sym{Sym::Kind::kSize,
-                 floor_div(d_in.value + offset, w.stride[0]) + 1};
+    const std::optional<int64_t> offset = out_offset(w, index);
+    const std::optional<int64_t> size =
+        d_in.kind == Sym::Kind::kSize ? out_size(d_in.value, w, index) : offset;
+    if (!offset || !size || *offset == INT64_MIN) {
+      fail(n, "the module's window makes a size beyond 64 bits");
     }
-    return Sym{Sym::Kind::kExpr, d_in.value, w.stride[0], offset};
+    if (d_in.kind == Sym::Kind::kSize) return Sym{Sym::Kind::kSize, *size};
+    if (w.stride[0] < 0) {
+      fail(n,
+           "a negative stride over a symbolic size (torch's sympy "
+           "expression is not one this pass writes)");
+    }
+    return Sym{Sym::Kind::kExpr, d_in.value, w.stride[0], *offset};
   }
 
   // replace_dyn_with_fresh_var (a missing type is Dyn).

@@ -197,6 +197,10 @@ def same_refined(back, traced, code=True):
          for n in traced.graph.nodes]
     if code:
         assert back.code == traced.code
+        # The code's globals stand for torch's objects: its annotations are.
+        traced.recompile()
+        assert back.forward.__annotations__ == \
+            traced.forward.__annotations__
 
 
 def checked_infer_symbolic_types(traced):
@@ -627,19 +631,30 @@ class SymbolicConvs(torch.nn.Module):
 
 
 class ConvAfterConv(torch.nn.Module):
-    """A Conv2d reading another's expression: torch's TypeError."""
+    """A Conv2d reading another's expression: torch's TypeError, which
+    names the expression's class (an Add, or a bare floor at stride 1)."""
 
-    def __init__(self):
+    def __init__(self, stride):
         super().__init__()
-        self.conv1 = torch.nn.Conv2d(3, 4, 3, stride=2, padding=1)
+        self.conv1 = torch.nn.Conv2d(3, 4, 3, stride=stride, padding=1)
         self.conv2 = torch.nn.Conv2d(4, 4, 3, padding=1)
 
     def forward(self, x: TensorType((1, 3, Dyn, Dyn))):
         return self.conv2(self.conv1(x))
 
 
+class BroadcastNames(torch.nn.Module):
+    """A broadcast add whose operand types (kept in its meta, sizes named
+    `_N` there) meet code globals named apart from their sizes (`_1` is the
+    symbol ~1 in the code, `_2` the int 1)."""
+
+    def forward(self, x: TensorType((Dyn, Dyn, 1, 2)),
+                y: TensorType((2,))):
+        return x + y
+
+
 @pytest.mark.parametrize("cls", [SymbolicConvs, RefinedBlock, BroadcastAdd,
-                                 FlattenNegative])
+                                 FlattenNegative, BroadcastNames])
 def test_infer_symbolic_types(cls):
     """gradual_typecheck, then unify_refinements{rounds=2,
     symbolic_relations=true} against torch's GraphTypeChecker and
@@ -659,12 +674,14 @@ def test_infer_symbolic_types(cls):
         assert "floor(" in str(back.graph) and "floor_" in back.code
 
 
-def test_infer_symbolic_types_conv_after_conv_refused():
-    gm = torch.fx.symbolic_trace(ConvAfterConv())
+@pytest.mark.parametrize("stride", [2, 1])
+def test_infer_symbolic_types_conv_after_conv_refused(stride):
+    gm = torch.fx.symbolic_trace(ConvAfterConv(stride))
     with pytest.raises(TypeError) as theirs:
         TorchChecker({}, gm).type_check()
         ur.infer_symbolic_types(gm)
-    gm = torch.fx.symbolic_trace(ConvAfterConv())
+    assert ("Add" if stride == 2 else "Received floor") in str(theirs.value)
+    gm = torch.fx.symbolic_trace(ConvAfterConv(stride))
     with pytest.raises(RuntimeError) as ours:
         fx_sdk.run_pipeline(
             gm, "gradual_typecheck,"
