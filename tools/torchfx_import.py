@@ -919,20 +919,6 @@ _VAR = re.compile(r"~([0-9]{1,18})")
 _TUPLE_TEXT = re.compile(r"TensorType\[\((.*)\)\]")
 
 
-def _variables(dims, text):
-    """dims with each Dyn that `text` (TensorType[(1, ~3)]) shows as a
-    unification variable made that Var (unify_refinements spells a variable
-    Dyn in code)."""
-    from torch.fx.experimental.unification import Var
-    from torch.fx.tensor_type import Dyn
-    m = _TUPLE_TEXT.fullmatch(text)
-    items = m.group(1).rstrip(",").split(", ") if m else []
-    if len(items) != len(dims):
-        return dims
-    return [Var(int(v.group(1))) if dim is Dyn and (v := _VAR.fullmatch(item))
-            else dim for item, dim in zip(items, dims)]
-
-
 _INT_TEXT = re.compile(r"-?[0-9]{1,18}")
 _FLOOR = re.compile(r"floor\(~([0-9]{1,18})(?:/([0-9]{1,18}))?"
                     r"(?: ([+-]) ([0-9]{1,18})/([0-9]{1,18}))?\)"
@@ -1020,8 +1006,6 @@ def gradual_type(code, text=None):
         return TensorType(dims)
     if text.startswith("TensorType[torch.Size(") and Dyn not in dims:
         return TensorType(torch.Size(dims))
-    if "~" in text:
-        dims = _variables(dims, text)
     return TensorType(tuple(dims))
 
 

@@ -484,13 +484,15 @@ class Refine {
     if (w.stride[0] == 0) {
       fail(n, "ZeroDivisionError: integer division or modulo by zero");
     }
-    const std::optional<int64_t> offset = out_offset(w, index);
-    const std::optional<int64_t> size =
-        d_in.kind == Sym::Kind::kSize ? out_size(d_in.value, w, index) : offset;
-    if (!offset || !size || *offset == INT64_MIN) {
-      fail(n, "the module's window makes a size beyond 64 bits");
+    constexpr const char* kOverflow =
+        "the module's window makes a size beyond 64 bits";
+    if (d_in.kind == Sym::Kind::kSize) {
+      const std::optional<int64_t> size = out_size(d_in.value, w, index);
+      if (!size) fail(n, kOverflow);
+      return Sym{Sym::Kind::kSize, *size};
     }
-    if (d_in.kind == Sym::Kind::kSize) return Sym{Sym::Kind::kSize, *size};
+    const std::optional<int64_t> offset = out_offset(w, index);
+    if (!offset || *offset == INT64_MIN) fail(n, kOverflow);
     if (w.stride[0] < 0) {
       fail(n,
            "a negative stride over a symbolic size (torch's sympy "

@@ -45,6 +45,7 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -345,12 +346,13 @@ absl::StatusOr<fx::host::PassManager> pass_manager(const char* pipeline) {
 void BM_TorchPass(benchmark::State& state, const char* pipeline,
                   const Build& build, const char* setup = nullptr) {
   auto pm = pass_manager(pipeline);
-  // Without a setup, `before` is built but never run.
-  auto before = pass_manager(setup != nullptr ? setup : pipeline);
-  if (!pm.ok() || !before.ok()) {
-    state.SkipWithError(
-        std::string((pm.ok() ? before : pm).status().message()).c_str());
-    return;
+  std::optional<absl::StatusOr<fx::host::PassManager>> before;
+  if (setup != nullptr) before.emplace(pass_manager(setup));
+  for (const auto* built : {&pm, before ? &*before : &pm}) {
+    if (!built->ok()) {
+      state.SkipWithError(std::string(built->status().message()).c_str());
+      return;
+    }
   }
   size_t nodes = 0;
   for (auto _ : state) {
@@ -365,7 +367,7 @@ void BM_TorchPass(benchmark::State& state, const char* pipeline,
     }
     auto target = std::make_unique<fx::host::GraphModuleTarget>(
         **gm, std::vector<at::Tensor>{}, false);
-    if (setup != nullptr && !before->run(*target).ok()) {
+    if (before && !(*before)->run(*target).ok()) {
       state.SkipWithError("the setup passes failed");
       return;
     }
