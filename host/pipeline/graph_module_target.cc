@@ -2,6 +2,7 @@
 // its attribute store for the C ABI with a journal of the tensors a pass
 // replaced, so a rollback puts them back.
 #include <ATen/DLConvertor.h>
+#include <ATen/EmptyTensor.h>
 #include <torch/csrc/jit/serialization/pickle.h>
 #include <torch/torch.h>
 
@@ -50,6 +51,10 @@ class ByteArena {
     used_ += bytes;
     return out;
   }
+  // A copy of `text`, valid until clear().
+  std::string_view copy(std::string_view text) {
+    return {copy(text.data(), text.size()), text.size()};
+  }
   void clear() {
     chunks_.clear();
     used_ = capacity_ = 0;
@@ -60,6 +65,45 @@ class ByteArena {
   std::vector<std::unique_ptr<char[]>> chunks_;
   size_t used_ = 0;
   size_t capacity_ = 0;
+};
+
+// A DLPack view of a module's tensor that GraphGetAttr hands to a plugin,
+// and the host's note of it: one allocation, owned by both and freed by the
+// last to let go (the plugin through the DLPack deleter, which also marks
+// the view released; the host through Release). The shape and strides of
+// up to kInlineDims dimensions live inside it.
+struct SharedView {
+  static constexpr size_t kInlineDims = 4;
+  explicit SharedView(const at::Tensor& t) : tensor(t) {
+    outer.manager_ctx = this;
+    outer.deleter = [](DLManagedTensor* self) {
+      auto* view = static_cast<SharedView*>(self->manager_ctx);
+      view->held.store(false);
+      if (view->inner != nullptr) view->inner->deleter(view->inner);
+      view->inner = nullptr;
+      view->release();
+    };
+  }
+  // Room for the shape then the strides of `ndim` dimensions.
+  int64_t* dims(size_t ndim) {
+    if (ndim <= kInlineDims) return inline_dims;
+    more_dims.resize(2 * ndim);
+    return more_dims.data();
+  }
+  void release() {
+    if (owners.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+  struct Release {
+    void operator()(SharedView* view) const { view->release(); }
+  };
+
+  DLManagedTensor outer{};
+  at::Tensor tensor;                 // shares the plugin's storage
+  DLManagedTensor* inner = nullptr;  // at::toDLPack's, off the CPU
+  std::atomic<int> owners{2};        // the plugin and the host
+  std::atomic<bool> held{true};      // until the plugin's deleter
+  int64_t inline_dims[2 * kInlineDims];
+  std::vector<int64_t> more_dims;
 };
 
 // Whether `t` is a dense tensor whose bytes can be copied as one block:
@@ -90,8 +134,10 @@ at::Tensor owned_copy(DLManagedTensor* tensor) {
   }
   at::Tensor out;
   try {
-    out = at::empty(at::IntArrayRef(dl.shape, dl.ndim),
-                    at::TensorOptions().dtype(at::toScalarType(dl.dtype)));
+    // Straight to the CPU allocator: at::empty's dispatch was a tenth of
+    // what a pass setting 50k small tensors paid per tensor.
+    out = at::detail::empty_cpu(at::IntArrayRef(dl.shape, dl.ndim),
+                                at::toScalarType(dl.dtype));
     if (out.nbytes() > 0) {
       std::memcpy(out.data_ptr(),
                   static_cast<const char*>(dl.data) + dl.byte_offset,
@@ -157,8 +203,8 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
                             std::string* error) const override {
     at::Tensor t = tensor_attr(name, error);
     if (!t.defined()) return nullptr;
-    remember(std::string(name), t);
-    return track_view(std::string(name), t);
+    remember(name, t);
+    return track_view(name, t);
   }
 
   bool set_attr(std::string_view name, DLManagedTensor* tensor,
@@ -252,8 +298,8 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
     for (const Read& read : reads_) {
       if (!read.unchanged()) {
         entries.push_back(c10::ivalue::Tuple::create(
-            {c10::IValue(read.name), c10::IValue(read.tensor.detach()),
-             c10::IValue(true)}));
+            {c10::IValue(std::string(read.name)),
+             c10::IValue(read.tensor.detach()), c10::IValue(true)}));
       }
     }
     for (const Entry& e : journal_) {
@@ -368,7 +414,7 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
   // dense CPU tensor's copy is its bytes in the arena (`saved`, compared and
   // put back bit for bit); any other tensor's is a LibTorch clone.
   struct Read {
-    std::string name;
+    std::string_view name;  // in arena_
     at::Tensor tensor;
     at::Tensor copy;
     const char* saved = nullptr;
@@ -391,11 +437,10 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
     }
   };
   // Notes `tensor`, read under `name`, the first time in a pass.
-  void remember(const std::string& name, const at::Tensor& tensor) const {
-    auto [it, added] = read_index_.try_emplace(name, reads_.size());
-    if (!added) return;
+  void remember(std::string_view name, const at::Tensor& tensor) const {
+    if (read_index_.contains(name)) return;
     Read read;
-    read.name = name;
+    read.name = arena_.copy(name);
     read.tensor = tensor;
     if (copyable_bytes(tensor)) {
       read.bytes = tensor.nbytes();
@@ -404,6 +449,7 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
       torch::NoGradGuard no_grad;  // a copy outside autograd, no detach
       read.copy = tensor.clone();
     }
+    read_index_.emplace(read.name, reads_.size());
     reads_.push_back(std::move(read));
   }
   void clear_reads() {
@@ -431,75 +477,66 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
 
   // A view GraphGetAttr handed out and the plugin has not released (its
   // DLPack deleter not yet called): the plugin may write through it at any
-  // time, in any later pass.
+  // time, in any later pass. `view` is shared with the plugin's tensor.
   struct HeldView {
     std::string name;
-    at::Tensor view;  // shares the storage the plugin's view points into
-    std::shared_ptr<std::atomic<bool>> held;
+    std::unique_ptr<SharedView, SharedView::Release> view;
   };
   // The DLPack view of `tensor`, whose deleter marks it released. Built
   // here rather than by at::toDLPack, which makes an as_strided view per
   // export (a dispatcher call; a sixth of fuse's time on 25k folds): the
   // view shares `tensor` itself, with torch's normalisation of the strides
   // of size-1 dimensions (gh-83069) done on a copy of the numbers.
-  DLManagedTensor* track_view(const std::string& name,
+  DLManagedTensor* track_view(std::string_view name,
                               const at::Tensor& tensor) const {
-    struct Tracked {
-      DLManagedTensor outer;
-      at::Tensor tensor;
-      std::vector<int64_t> dims;  // the shape, then the strides
-      std::shared_ptr<std::atomic<bool>> held;
-    };
     if (!tensor.is_cpu()) return track_exported(name, tensor);
-    auto tracked = std::make_unique<Tracked>();
-    tracked->tensor = tensor;
+    auto* shared = new SharedView(tensor);
     const size_t ndim = tensor.dim();
-    tracked->dims.resize(2 * ndim);
-    int64_t* shape = tracked->dims.data();
+    int64_t* shape = shared->dims(ndim);
     int64_t* strides = shape + ndim;
     for (size_t i = 0; i < ndim; ++i) {
       shape[i] = tensor.sizes()[i];
       strides[i] = shape[i] < 2 ? 1 : tensor.strides()[i];
     }
-    tracked->held = std::make_shared<std::atomic<bool>>(true);
-    DLTensor& dl = tracked->outer.dl_tensor;
+    DLTensor& dl = shared->outer.dl_tensor;
     dl.data = tensor.data_ptr();
     dl.device = DLDevice{kDLCPU, 0};
-    dl.ndim = static_cast<int32_t>(tensor.dim());
-    dl.dtype = at::getDLDataType(tensor);  // throws for unsupported dtypes
+    dl.ndim = static_cast<int32_t>(ndim);
+    try {
+      dl.dtype = at::getDLDataType(tensor);  // throws for unsupported dtypes
+    } catch (...) {
+      shared->release();
+      shared->release();
+      throw;
+    }
     dl.shape = shape;
     dl.strides = strides;
     dl.byte_offset = 0;
-    tracked->outer.manager_ctx = tracked.get();
-    tracked->outer.deleter = [](DLManagedTensor* self) {
-      auto* t = static_cast<Tracked*>(self->manager_ctx);
-      t->held->store(false);
-      delete t;
-    };
-    held_views_.push_back(HeldView{name, tensor, tracked->held});
-    return &tracked.release()->outer;
+    hold(name, shared);
+    return &shared->outer;
+  }
+  // Notes `view` as held. The notes of views the plugin has released are
+  // dropped whenever the notes have doubled since the last sweep, so a pass
+  // that reads 100k tensors one at a time keeps a few of them, not 100k.
+  void hold(std::string_view name, SharedView* view) const {
+    held_views_.push_back(HeldView{std::string(name), {view, {}}});
+    if (held_views_.size() < sweep_at_) return;
+    held_views_.erase(
+        std::remove_if(held_views_.begin(), held_views_.end(),
+                       [](const HeldView& v) { return !v.view->held.load(); }),
+        held_views_.end());
+    sweep_at_ = std::max<size_t>(kFirstSweep, 2 * held_views_.size());
   }
   // track_view through at::toDLPack, for tensors not on the CPU (it says
   // which devices DLPack cannot carry).
-  DLManagedTensor* track_exported(const std::string& name,
+  DLManagedTensor* track_exported(std::string_view name,
                                   const at::Tensor& tensor) const {
-    struct Tracked {
-      DLManagedTensor outer;
-      DLManagedTensor* inner;
-      std::shared_ptr<std::atomic<bool>> held;
-    };
-    auto* tracked = new Tracked{
-        {}, at::toDLPack(tensor), std::make_shared<std::atomic<bool>>(true)};
-    tracked->outer.dl_tensor = tracked->inner->dl_tensor;
-    tracked->outer.manager_ctx = tracked;
-    tracked->outer.deleter = [](DLManagedTensor* self) {
-      auto* t = static_cast<Tracked*>(self->manager_ctx);
-      t->held->store(false);
-      t->inner->deleter(t->inner);
-      delete t;
-    };
-    held_views_.push_back(HeldView{name, tensor, tracked->held});
-    return &tracked->outer;
+    DLManagedTensor* inner = at::toDLPack(tensor);
+    auto* shared = new SharedView(tensor);
+    shared->inner = inner;
+    shared->outer.dl_tensor = inner->dl_tensor;
+    hold(name, shared);
+    return &shared->outer;
   }
   // remember() for every view still held whose storage is still that of
   // the module's attribute of that name (a replaced attribute's old
@@ -507,15 +544,16 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
   void remember_held_views() {
     std::deque<HeldView> still;
     for (HeldView& v : held_views_) {
-      if (!v.held->load()) continue;
+      if (!v.view->held.load()) continue;
       at::Tensor now = module_.get_attr(v.name);
       if (now.defined() && now.has_storage() &&
-          now.storage().is_alias_of(v.view.storage())) {
+          now.storage().is_alias_of(v.view->tensor.storage())) {
         remember(v.name, now);
       }
       still.push_back(std::move(v));
     }
     held_views_ = std::move(still);
+    sweep_at_ = std::max<size_t>(kFirstSweep, 2 * held_views_.size());
   }
 
   // Writes `value` into the tensor at `name` in place, as the pass did in
@@ -635,9 +673,12 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
   std::map<std::string, const GraphModule*> graph_modules_at_begin_;
   // The tensors read in this pass, in order, and their index by name.
   mutable std::deque<Read> reads_;
-  mutable absl::flat_hash_map<std::string, size_t> read_index_;
+  // Keyed by the names in arena_.
+  mutable absl::flat_hash_map<std::string_view, size_t> read_index_;
   mutable ByteArena arena_;
   mutable std::deque<HeldView> held_views_;
+  static constexpr size_t kFirstSweep = 1024;
+  mutable size_t sweep_at_ = kFirstSweep;
 };
 
 GraphModuleTarget::GraphModuleTarget(GraphModule& module,
