@@ -916,7 +916,9 @@ def gradual_size(name):
 
 
 _VAR = re.compile(r"~([0-9]{1,18})")
-_TUPLE_TEXT = re.compile(r"TensorType\[\((.*)\)\]")
+# A TensorType's graph text: of a tuple, a list or a torch.Size.
+_TENSOR_TEXT = re.compile(r"TensorType\[\((.*)\)\]|TensorType\[\[(.*)\]\]"
+                          r"|TensorType\[torch\.Size\(\[(.*)\]\)\]")
 
 
 _INT_TEXT = re.compile(r"-?[0-9]{1,18}")
@@ -947,16 +949,17 @@ def sympy_dimension(text):
 
 
 def _text_dims(code_items, text):
-    """The dimensions of a TensorType of a tuple as its graph text `text`
-    shows them (the code's names are globals, which after
-    unify_refinements' symbolic step are not always the size they look
-    like: `_11` may be 7): ints, Dyn, a ~N the code spells Dyn (a
+    """The dimensions of a TensorType as its graph text `text` shows them
+    (the code's names are globals, which are not always the size they
+    look like: torch.fx names -1 `_1`, and after unify_refinements'
+    symbolic step `_11` may be 7): ints, Dyn, a ~N the code spells Dyn (a
     unification Var), sympy symbols and expressions. None when the text
-    is not a tuple of these, one per code item."""
+    is not a TensorType of these, one per code item."""
     from torch.fx.experimental.unification import Var
     from torch.fx.tensor_type import Dyn
-    m = _TUPLE_TEXT.fullmatch(text)
-    items = m.group(1).rstrip(",").split(", ") if m and m.group(1) else []
+    m = _TENSOR_TEXT.fullmatch(text)
+    body = next((g for g in m.groups() if g is not None), "") if m else ""
+    items = body.rstrip(",").split(", ") if body else []
     if len(items) != len(code_items):
         return None
     dims = []
@@ -993,15 +996,15 @@ def gradual_type(code, text=None):
         return None
     body = code[len(TENSOR_TYPE) + 1:-1]
     code_items = body.split(",") if body else []
-    if text and (from_text := _text_dims(code_items, text)) is not None:
-        return TensorType(tuple(from_text))
-    dims = []
-    for item in code_items:
-        size = gradual_size(item)
-        if item != DYN_TYPE and size is None:
-            return None
-        dims.append(Dyn if item == DYN_TYPE else size)
     text = text or ""
+    dims = _text_dims(code_items, text) if text else None
+    if dims is None:
+        dims = []
+        for item in code_items:
+            size = gradual_size(item)
+            if item != DYN_TYPE and size is None:
+                return None
+            dims.append(Dyn if item == DYN_TYPE else size)
     if text.startswith("TensorType[["):
         return TensorType(dims)
     if text.startswith("TensorType[torch.Size(") and Dyn not in dims:

@@ -55,6 +55,66 @@ GradualType parse_tensor(std::string_view code) {
   return GradualType::tensor(std::move(dims));
 }
 
+// An int at text[*pos..] (digits, after an optional '-').
+bool read_int(std::string_view text, size_t* pos, int64_t* out) {
+  size_t p = *pos;
+  const bool negative = p < text.size() && text[p] == '-';
+  if (negative) ++p;
+  const size_t start = p;
+  int64_t v = 0;
+  while (p < text.size() && p - start < 18 &&
+         std::isdigit(static_cast<unsigned char>(text[p]))) {
+    v = v * 10 + (text[p++] - '0');
+  }
+  if (p == start) return false;
+  *pos = p;
+  *out = negative ? -v : v;
+  return true;
+}
+
+// The dimensions repr() shows in `text`: "TensorType[(1, Dyn)]",
+// "TensorType[(3,)]", "TensorType[[1, Dyn]]", "TensorType[torch.Size([1,
+// 2])]"; nullopt for any other text (Dyn, unification variables ~N,
+// sympy expressions).
+std::optional<std::vector<Dim>> dims_of_text(std::string_view text) {
+  constexpr std::string_view kOpenings[] = {"TensorType[(", "TensorType[[",
+                                            "TensorType[torch.Size(["};
+  constexpr std::string_view kClosings[] = {")]", "]]", "])]"};
+  for (size_t k = 0; k < 3; ++k) {
+    const std::string_view open = kOpenings[k], close = kClosings[k];
+    if (text.size() < open.size() + close.size() ||
+        text.substr(0, open.size()) != open ||
+        text.substr(text.size() - close.size()) != close) {
+      continue;
+    }
+    std::string_view body =
+        text.substr(open.size(), text.size() - open.size() - close.size());
+    std::vector<Dim> dims;
+    size_t pos = 0;
+    while (pos < body.size()) {
+      int64_t v = 0;
+      if (body.substr(pos, 3) == "Dyn") {
+        dims.push_back(std::nullopt);
+        pos += 3;
+      } else if (read_int(body, &pos, &v)) {
+        dims.push_back(v);
+      } else {
+        return std::nullopt;
+      }
+      if (pos == body.size()) break;
+      if (body.substr(pos, 2) == ", ") {
+        pos += 2;
+      } else if (body.substr(pos) == "," && k == 0 && dims.size() == 1) {
+        pos += 1;  // a tuple of one: (3,)
+      } else {
+        return std::nullopt;
+      }
+    }
+    return dims;
+  }
+  return std::nullopt;
+}
+
 bool same_dims(const GradualType& a, const GradualType& b) {
   return a.dims == b.dims;
 }
@@ -100,13 +160,19 @@ GradualType parse_gradual_type(std::string_view code, std::string_view text) {
   }
   if (code.substr(0, kTensorType.size()) == kTensorType) {
     GradualType t = parse_tensor(code);
-    if (t.is_tensor()) t.form = form_of(text);
+    if (!t.is_tensor()) return t;
+    t.form = form_of(text);
+    auto shown = dims_of_text(text);
+    if (shown && shown->size() == t.dims.size()) t.dims = std::move(*shown);
     return t;
   }
   return other(code);
 }
 
-std::string code_form(const GradualType& t) {
+namespace {
+
+template <typename SizeName>
+std::string code_form_with(const GradualType& t, SizeName size_name) {
   switch (t.kind) {
     case GradualType::Kind::kNone:
       return "";
@@ -123,10 +189,22 @@ std::string code_form(const GradualType& t) {
   out += '[';
   for (size_t i = 0; i < t.dims.size(); ++i) {
     if (i) out += ',';
-    out += t.dims[i] ? "_" + std::to_string(*t.dims[i]) : std::string(kDynType);
+    out += t.dims[i] ? size_name(*t.dims[i]) : std::string(kDynType);
   }
   out += ']';
   return out;
+}
+
+}  // namespace
+
+std::string code_form(const GradualType& t) {
+  return code_form_with(
+      t, [](int64_t size) { return "_" + std::to_string(size); });
+}
+
+std::string code_form(const GradualType& t, GlobalNames& names) {
+  return code_form_with(
+      t, [&names](int64_t size) { return names.size_name(size); });
 }
 
 std::string repr(const Dim& d) { return d ? std::to_string(*d) : "Dyn"; }

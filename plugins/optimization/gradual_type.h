@@ -9,7 +9,9 @@
 // The contract: parse_gradual_type(code_form(t), repr(t)) == t, form
 // included: TensorType's tuple, list or torch.Size form, which torch's repr
 // shows ("TensorType[(1, Dyn)]", "TensorType[[2, Dyn]]") and the code form
-// does not, is read from the repr; repr() prints it as torch does.
+// does not, is read from the repr; repr() prints it as torch does. Where
+// the repr shows the sizes, they are read from it too: the code's globals
+// are names, not always the sizes they look like (-1 is `_1`).
 #ifndef PLUGINS_OPTIMIZATION_GRADUAL_TYPE_H_
 #define PLUGINS_OPTIMIZATION_GRADUAL_TYPE_H_
 
@@ -18,6 +20,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "plugins/optimization/global_names.h"
 
 namespace fx_optimization {
 
@@ -58,8 +62,11 @@ inline bool operator!=(const GradualType& a, const GradualType& b) {
 // read from the node's graph text `text` (repr(t); "" for a tuple).
 GradualType parse_gradual_type(std::string_view code,
                                std::string_view text = "");
-// The code form of `t` ("" for kNone).
+// The code form of `t` ("" for kNone), each size spelled `_N`.
 std::string code_form(const GradualType& t);
+// The code form of `t` with each size's global named by `names` (torch.fx's
+// code generation names -1 `_1`, and 1 met after it `_2`).
+std::string code_form(const GradualType& t, GlobalNames& names);
 // repr(t) as torch prints it in messages and the graph text.
 std::string repr(const GradualType& t);
 std::string repr(const Dim& d);

@@ -75,10 +75,15 @@ class Checker {
   // Writes every changed type to its node; true when one changed.
   bool write() {
     bool changed = false;
+    GlobalNames names(g_);
     for (Node n : g_) {
       auto it = types_.find(n.get());
-      if (it == types_.end()) continue;
-      const std::string code = code_form(it->second);
+      if (it == types_.end()) {
+        // Its annotation's sizes are still met by torch's code, in order.
+        code_form(parse_gradual_type(n.type(), n.type_text()), names);
+        continue;
+      }
+      const std::string code = code_form(it->second, names);
       const std::string text = graph_text(it->second);
       if (code != n.type() || (!text.empty() && text != n.type_text())) {
         n.set_type(code.c_str(), text.c_str());

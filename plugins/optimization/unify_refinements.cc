@@ -38,6 +38,7 @@
 
 #include "fx/plugin_api.hpp"
 #include "plugins/optimization/conv_window.h"
+#include "plugins/optimization/global_names.h"
 #include "plugins/optimization/module_repr.h"
 #include "plugins/optimization/passes.h"
 
@@ -150,77 +151,20 @@ std::string python_class(const Sym& s) {
   }
 }
 
-// The globals torch.fx's code generation names the objects of the
-// annotations with, in the order it meets them (graph.py's add_global and
-// _Namespace.create_name): the object's repr made a legal name (each run
-// of other characters one '_', '_' before a leading digit), and when that
-// is taken, the next free `base_N`. Equal objects share one name: 3 is
-// `_3`; the symbol ~3 is `_3` too unless the int 3 has it (then `_4`,
-// `_5`, ...); floor(~0/2 - 1/2) + 1 is `floor_0_2_1_2_1`. The namespace
-// starts with the graph's node names and torch.fx's custom builtins.
-class GlobalNames {
- public:
-  explicit GlobalNames(const Graph& g) {
-    for (const char* builtin :
-         {"inf", "nan", "NoneType", "torch", "device", "fx_pytree", "pytree"}) {
-      used_.emplace(builtin);
-    }
-    for (Node n : g) used_.emplace(n.name());
-  }
-
-  const std::string& name_of(const Sym& s) {
-    const std::string text = repr(s);
-    const std::string key = std::to_string(static_cast<int>(s.kind)) + text;
-    auto [it, added] = by_object_.try_emplace(key);
-    if (added) it->second = create_name(legal(text));
-    return it->second;
-  }
-
- private:
-  static std::string legal(const std::string& text) {
-    std::string out;
-    bool in_illegal = false;
-    for (char c : text) {
-      const bool ok = c == '_' || std::isalnum(static_cast<unsigned char>(c));
-      if (ok) out += c;
-      if (!ok && !in_illegal) out += '_';
-      in_illegal = !ok;
-    }
-    if (!out.empty() && std::isdigit(static_cast<unsigned char>(out[0]))) {
-      out.insert(0, "_");
-    }
-    return out;
-  }
-
-  // _Namespace.create_name: `base_N` is tried from N + 1 on.
-  std::string create_name(const std::string& candidate) {
-    std::string base = candidate, name = candidate;
-    int64_t num = 0;
-    const size_t underscore = candidate.rfind('_');
-    if (underscore != std::string::npos && underscore + 1 < candidate.size() &&
-        candidate.size() - underscore - 1 <= 18 &&
-        candidate.find_first_not_of("0123456789", underscore + 1) ==
-            std::string::npos) {
-      base = candidate.substr(0, underscore);
-      num = std::stoll(candidate.substr(underscore + 1));
-      name = base + "_" + std::to_string(num);
-    }
-    while (used_.count(name) > 0) name = base + "_" + std::to_string(++num);
-    used_.insert(name);
-    return name;
-  }
-
-  std::unordered_set<std::string> used_;
-  std::unordered_map<std::string, std::string> by_object_;
-};
-
 // A dimension's code form: a size's global `_N`, Dyn's class for Dyn and
 // for a variable (torch 1.13 cannot generate code for a Var); with
 // `names` (after the symbolic step, when torch can), each object's global.
 std::string code(const Sym& s, GlobalNames* names) {
-  if (names != nullptr && s.kind != Sym::Kind::kDyn) return names->name_of(s);
-  return s.kind == Sym::Kind::kSize ? "_" + std::to_string(s.value)
-                                    : std::string(kDynCode);
+  switch (s.kind) {
+    case Sym::Kind::kSize:
+      return names->size_name(s.value);
+    case Sym::Kind::kSymbol:
+      return names->name_of("symbol", repr(s));
+    case Sym::Kind::kExpr:
+      return names->name_of("expr", repr(s));
+    default:
+      return std::string(kDynCode);
+  }
 }
 
 // An integer at text[pos..] (digits, optionally after '-').
@@ -409,13 +353,15 @@ class Refine {
 
   bool write() {
     bool changed = false;
-    std::optional<GlobalNames> names;
-    if (symbolic_) names.emplace(g_);
+    GlobalNames names(g_);
     for (Node n : g_) {
       auto it = types_.find(n.get());
-      if (it == types_.end() || !it->second.changed) continue;
+      if (it == types_.end()) continue;
       const SymType& t = it->second;
-      const std::string c = code(t, names ? &*names : nullptr);
+      // Every type is spelled, changed or not: torch's code meets each
+      // annotation's objects in graph order and names them as it goes.
+      const std::string c = code(t, &names);
+      if (!t.changed) continue;
       const std::string text = repr(t);
       if (c != n.type() || text != n.type_text()) {
         n.set_type(c.c_str(), text.c_str());

@@ -732,3 +732,59 @@ def test_unify_refinements_bad_option():
                        match="unify_refinements: option rounds must be 1 or "
                              "more, not 0"):
         fx_sdk.run_pipeline(gm, "unify_refinements{rounds=0}")
+
+
+class NegativeBroadcast(torch.nn.Module):
+    def forward(self, x: TensorType((-1, 3)), y: TensorType((1, 3))):
+        return torch.add(x, y)
+
+
+class NegativeFlatten(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.relu = torch.nn.ReLU()
+
+    def forward(self, x: TensorType((2, -1, 4))):
+        return torch.flatten(self.relu(x), 1)
+
+
+class NegativeTranspose(torch.nn.Module):
+    def forward(self, x: TensorType((1, 2, -1))):
+        return torch.transpose(x, 0, 2)
+
+
+NEGATIVE_SIZES = [NegativeBroadcast, NegativeFlatten, NegativeTranspose]
+
+
+@pytest.mark.parametrize("cls", NEGATIVE_SIZES)
+def test_negative_sizes(cls):
+    """Annotations with negative sizes: torch.fx names a size's global
+    through its namespace, so -1 is `_1` and a 1 met after it `_2`; each
+    pass reads a size from the graph text, never from its global's name,
+    and names the globals of the types it writes as torch's code does
+    (graph text, types, code and its globals against torch's)."""
+    gm = torch.fx.symbolic_trace(cls())
+    gm.recompile()
+    back, report = fx_sdk.run_pipeline(gm, "gradual_typecheck")
+    assert [r["outcome"] for r in report] == ["ran"], report
+    TorchChecker({}, gm).type_check()
+    gm.recompile()
+    same_refined(back, gm)
+    assert any(a < 0 for n in back.graph.nodes
+               if isinstance(n.type, TensorType) for a in n.type.__args__)
+
+
+@pytest.mark.parametrize("cls", NEGATIVE_SIZES)
+def test_negative_sizes_refined(cls):
+    """unify_refinements after gradual_typecheck on the same graphs, against
+    torch's refinement round (sizes only: no variable, so torch can
+    generate the code too)."""
+    gm = torch.fx.symbolic_trace(cls())
+    gm.recompile()
+    back, report = fx_sdk.run_pipeline(
+        gm, "gradual_typecheck,unify_refinements")
+    assert [r["outcome"] for r in report] == ["ran", "ran"], report
+    TorchChecker({}, gm).type_check()
+    torch_refine_round(gm)
+    gm.recompile()
+    same_refined(back, gm)
