@@ -55,23 +55,6 @@ GradualType parse_tensor(std::string_view code) {
   return GradualType::tensor(std::move(dims));
 }
 
-// An int at text[*pos..] (digits, after an optional '-').
-bool read_int(std::string_view text, size_t* pos, int64_t* out) {
-  size_t p = *pos;
-  const bool negative = p < text.size() && text[p] == '-';
-  if (negative) ++p;
-  const size_t start = p;
-  int64_t v = 0;
-  while (p < text.size() && p - start < 18 &&
-         std::isdigit(static_cast<unsigned char>(text[p]))) {
-    v = v * 10 + (text[p++] - '0');
-  }
-  if (p == start) return false;
-  *pos = p;
-  *out = negative ? -v : v;
-  return true;
-}
-
 // The dimensions repr() shows in `text`: "TensorType[(1, Dyn)]",
 // "TensorType[(3,)]", "TensorType[[1, Dyn]]", "TensorType[torch.Size([1,
 // 2])]"; nullopt for any other text (Dyn, unification variables ~N,
@@ -120,6 +103,22 @@ bool same_dims(const GradualType& a, const GradualType& b) {
 }
 
 }  // namespace
+
+bool read_int(std::string_view text, size_t* pos, int64_t* out) {
+  size_t p = *pos;
+  const bool negative = p < text.size() && text[p] == '-';
+  if (negative) ++p;
+  const size_t start = p;
+  int64_t v = 0;
+  while (p < text.size() && p - start < 18 &&
+         std::isdigit(static_cast<unsigned char>(text[p]))) {
+    v = v * 10 + (text[p++] - '0');
+  }
+  if (p == start) return false;
+  *pos = p;
+  *out = negative ? -v : v;
+  return true;
+}
 
 GradualType GradualType::dyn() {
   GradualType t;

@@ -58,6 +58,10 @@ inline bool operator!=(const GradualType& a, const GradualType& b) {
   return !(a == b);
 }
 
+// Reads an int of at most 18 digits, after an optional '-', at
+// text[*pos..] into *out and moves *pos past it; false when there is none.
+bool read_int(std::string_view text, size_t* pos, int64_t* out);
+
 // The type a node's code-form `type` stands for ("" is kNone), its form
 // read from the node's graph text `text` (repr(t); "" for a tuple).
 GradualType parse_gradual_type(std::string_view code,

@@ -39,6 +39,7 @@
 #include "fx/plugin_api.hpp"
 #include "plugins/optimization/conv_window.h"
 #include "plugins/optimization/global_names.h"
+#include "plugins/optimization/gradual_type.h"
 #include "plugins/optimization/module_repr.h"
 #include "plugins/optimization/passes.h"
 
@@ -165,23 +166,6 @@ std::string code(const Sym& s, GlobalNames* names) {
     default:
       return std::string(kDynCode);
   }
-}
-
-// An integer at text[pos..] (digits, optionally after '-').
-bool read_int(std::string_view text, size_t* pos, int64_t* out) {
-  size_t p = *pos;
-  const bool negative = p < text.size() && text[p] == '-';
-  if (negative) ++p;
-  const size_t start = p;
-  int64_t v = 0;
-  while (p < text.size() && text[p] >= '0' && text[p] <= '9' &&
-         p - start < 18) {
-    v = v * 10 + (text[p++] - '0');
-  }
-  if (p == start) return false;
-  *pos = p;
-  *out = negative ? -v : v;
-  return true;
 }
 
 // One dimension as print(graph) shows it: 3, Dyn, ~4.
