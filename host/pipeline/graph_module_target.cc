@@ -490,6 +490,7 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
   DLManagedTensor* track_view(std::string_view name,
                               const at::Tensor& tensor) const {
     if (!tensor.is_cpu()) return track_exported(name, tensor);
+    const DLDataType dtype = at::getDLDataType(tensor);  // throws if none
     auto* shared = new SharedView(tensor);
     const size_t ndim = tensor.dim();
     int64_t* shape = shared->dims(ndim);
@@ -502,13 +503,7 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
     dl.data = tensor.data_ptr();
     dl.device = DLDevice{kDLCPU, 0};
     dl.ndim = static_cast<int32_t>(ndim);
-    try {
-      dl.dtype = at::getDLDataType(tensor);  // throws for unsupported dtypes
-    } catch (...) {
-      shared->release();
-      shared->release();
-      throw;
-    }
+    dl.dtype = dtype;
     dl.shape = shape;
     dl.strides = strides;
     dl.byte_offset = 0;
