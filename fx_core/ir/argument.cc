@@ -478,6 +478,9 @@ void set_item(ArgumentDict& dict, std::string_view key, Argument value) {
       return;
     }
   }
+  // Meta dicts hold a few entries (tensor_meta, type, partition, ...): room
+  // for four at the first one saves growing one entry at a time.
+  if (dict.empty()) dict.reserve(4);
   dict.emplace_back(std::string(key), std::move(value));
 }
 

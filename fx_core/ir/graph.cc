@@ -510,13 +510,14 @@ std::unique_ptr<Graph> Graph::deepcopy(ValueMap* memo) const {
 }
 
 // deepcopy() as its nodes would be named by it, built without naming them:
-// the copy's namespace is this one's first, so each node claims the name it
-// has here (create_node's legalising and counting would give the same name,
-// at a third of a snapshot's cost). Node arguments are valid (they come from
-// a graph), so they are not checked again.
+// the copy's namespace is a copy of this one sharing its storage, so each
+// node keeps the very name it has here (create_node's legalising and counting
+// would give the same name, at a third of a snapshot's cost). Meta and types
+// are shared until either side writes. Node arguments are valid (they come
+// from a graph), so they are not checked again.
 std::unique_ptr<Graph> Graph::snapshot() const {
   auto g = std::make_unique<Graph>();
-  g->namespace_.merge_from(namespace_);
+  g->namespace_.copy_from(namespace_);
   if (!order_valid_) renumber();
   std::vector<Node*> copies(sentinel_->prev_->order_ + 1, nullptr);
   const std::function<Argument(Node*)> copy_of = [&](Node* n) -> Argument {
@@ -537,10 +538,11 @@ Node* Graph::copy_named(const Node& from,
   auto node = std::unique_ptr<Node>(new Node());
   node->target_ = &sentinel_entry_;  // this graph, until indexed below
   node->op_ = from.op_;
-  Node* copy = add_node(std::move(node), namespace_.claim(from.name()),
-                        from.target(), from.type(), from.type_text_override(),
+  // The namespaces share storage (Namespace::copy_from): `from`'s name is
+  // already one of this namespace's views.
+  Node* copy = add_node(std::move(node), from.name(), from.target(), {}, {},
                         std::move(args), std::move(kwargs));
-  if (!from.meta().empty()) copy->mutable_meta() = from.meta();
+  copy->share_meta_and_type(from);
   return copy;
 }
 

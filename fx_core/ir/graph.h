@@ -270,8 +270,8 @@ class Graph {
                  std::string_view type_text, Node::Args args,
                  Node::Kwargs kwargs);
   // snapshot()'s copy of `from`, its node arguments mapped through `map`:
-  // named as `from` is (the name must be free or already in this
-  // namespace), with its type and meta. Arguments are not checked again.
+  // named as `from` is (its name must be a view of this namespace's shared
+  // storage), its type and meta shared. Arguments are not checked again.
   Node* copy_named(const Node& from, const std::function<Argument(Node*)>& map);
   // graph_copy's loop: copies g's nodes that `find` (g's node -> its copy or
   // null) does not know yet, telling `record` each new copy.

@@ -330,6 +330,17 @@ void Namespace::merge_from(const Namespace& other) {
   }
 }
 
+void Namespace::copy_from(const Namespace& other) {
+  if (&other == this) return;
+  // Appended, not replaced: views this namespace handed out stay valid.
+  blocks_.insert(blocks_.end(), other.blocks_.begin(), other.blocks_.end());
+  block_used_ = block_size_ = 0;  // the shared last block stays other's
+  used_ = other.used_;
+  watermark_ = other.watermark_;
+  obj_to_name_ = other.obj_to_name_;
+  generation_ = other.generation_;
+}
+
 std::string_view Namespace::store(std::string_view name) {
   // Each name is stored after its length and with a terminating NUL, so it
   // can be handed out as a C string (the plugin C API does) and hashed
@@ -338,7 +349,7 @@ std::string_view Namespace::store(std::string_view name) {
   const size_t need = sizeof(len) + name.size() + 1;
   if (blocks_.empty() || block_used_ + need > block_size_) {
     block_size_ = std::max<size_t>(need, 16 * 1024);
-    blocks_.push_back(std::make_unique<char[]>(block_size_));
+    blocks_.emplace_back(new char[block_size_]);
     block_used_ = 0;
   }
   char* dst = blocks_.back().get() + block_used_;

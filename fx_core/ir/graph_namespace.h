@@ -21,7 +21,6 @@
 
 #include <cstdint>
 #include <cstring>
-#include <deque>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -56,6 +55,14 @@ class Namespace {
   // candidates get the same names from now on. This namespace's own names
   // stay valid (nodes hold views of them).
   void merge_from(const Namespace& other);
+
+  // Makes this namespace a copy of `other`: the same names used, the same
+  // counters (what it had used before is forgotten; views it handed out stay
+  // valid). The names' storage is shared, not copied, so every view `other`
+  // handed out is also a view this namespace owns (Graph::snapshot gives its
+  // copies the original nodes' names). Names created afterwards on either
+  // side are that side's only.
+  void copy_from(const Namespace& other);
 
   // Makes room for `n` more names without rehashing (Graph::graph_copy).
   void reserve(size_t n) { used_.reserve(used_.size() + n); }
@@ -96,8 +103,10 @@ class Namespace {
 
   const Namespace* parent_ = nullptr;
   uint64_t generation_ = 0;
-  // Stable storage for names and keys: chars in blocks that never move.
-  std::deque<std::unique_ptr<char[]>> blocks_;
+  // Stable storage for names and keys: chars in blocks that never move,
+  // shared with copies (copy_from). Only the last block is written, and only
+  // by the namespace that made it: a copy starts a block of its own.
+  std::vector<std::shared_ptr<char[]>> blocks_;
   size_t block_used_ = 0;
   size_t block_size_ = 0;
   // Every name in the arena is a uint32_t length, the chars, then a NUL, and

@@ -99,8 +99,20 @@ Node::Extras& Node::extras() {
 
 Node::MetaAndType& Node::more() {
   Extras& e = extras();
-  if (!e.more) e.more = std::make_unique<MetaAndType>();
+  if (!e.more) {
+    e.more = std::make_shared<MetaAndType>();
+  } else if (e.more.use_count() > 1) {
+    e.more = std::make_shared<MetaAndType>(*e.more);
+  }
   return *e.more;
+}
+
+void Node::share_meta_and_type(const Node& from) {
+  if (from.extras_ && from.extras_->more) {
+    extras().more = from.extras_->more;
+  } else if (extras_) {
+    extras_->more.reset();
+  }
 }
 
 std::string_view Node::type() const {

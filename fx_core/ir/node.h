@@ -107,7 +107,10 @@ class Node {
   std::string type_text() const;
 
   // Meta: string keys to Argument values (shape_prop's "tensor_meta", ...).
-  // Node references in meta are not uses.
+  // Node references in meta are not uses. A graph's snapshot shares its
+  // nodes' meta and type until either side changes them (copy on write), so
+  // the reference mutable_meta() returns is valid until the node is next
+  // snapshotted or its meta replaced: do not keep it across a pass.
   const ArgumentDict& meta() const;
   ArgumentDict& mutable_meta();
   const Argument* meta_value(std::string_view key) const;
@@ -156,7 +159,9 @@ class Node {
   Node() : op_(0), erased_(0), sentinel_(0), external_slot_(0) {}
 
   // Rarely set state, allocated on first use. Kwargs come first: a node with
-  // kwargs but no meta or type pays only for them.
+  // kwargs but no meta or type pays only for them. MetaAndType is shared
+  // between a node and its snapshot copy (Graph::snapshot) until one of them
+  // writes: more() copies it first when it is shared.
   struct MetaAndType {
     ArgumentDict meta;
     std::string type;
@@ -164,10 +169,13 @@ class Node {
   };
   struct Extras {
     Kwargs kwargs;
-    std::unique_ptr<MetaAndType> more;
+    std::shared_ptr<MetaAndType> more;
   };
   Extras& extras();
+  // The meta and type for writing: allocated, or unshared, first.
   MetaAndType& more();
+  // Makes this node's meta and type `from`'s, shared until either writes.
+  void share_meta_and_type(const Node& from);
   void set_name(std::string_view name) {
     name_ = name.data();
     name_len_ = static_cast<uint32_t>(name.size());

@@ -1,7 +1,10 @@
 #include "fx_core/runtime/interpreter.h"
 
+#include <cstdint>
 #include <utility>
+#include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "fx_core/ir/codegen.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/runtime/graph_module.h"
@@ -13,6 +16,49 @@
 #include "fx_core/support/strings.h"
 
 namespace fx {
+namespace {
+
+// For each node, the values whose last use it is (torch.fx's
+// user_to_last_uses), as one chain per node in a single array.
+class LastUses {
+ public:
+  LastUses() = default;
+  explicit LastUses(const Graph& graph) {
+    absl::flat_hash_map<const Node*, const Node*> last_use;
+    last_use.reserve(graph.size());
+    for (Node* n : graph.nodes()) {
+      auto note = [&](Node* input) { last_use[input] = n; };
+      for (const Argument& a : n->args()) for_each_node(a, note);
+      for (const auto& kv : n->kwargs()) for_each_node(kv.second, note);
+    }
+    head_.reserve(last_use.size());
+    freed_.reserve(last_use.size());
+    for (const auto& [value, user] : last_use) {
+      uint32_t& head = head_[user];
+      freed_.push_back({value, head});
+      head = static_cast<uint32_t>(freed_.size());
+    }
+  }
+
+  template <typename Fn>
+  void for_each_freed_by(const Node* user, Fn&& fn) const {
+    auto it = head_.find(user);
+    if (it == head_.end()) return;
+    for (uint32_t i = it->second; i != 0; i = freed_[i - 1].next) {
+      fn(freed_[i - 1].value);
+    }
+  }
+
+ private:
+  struct Freed {
+    const Node* value;
+    uint32_t next;  // 1 + the index of the user's next entry; 0 ends
+  };
+  absl::flat_hash_map<const Node*, uint32_t> head_;  // 1 + the first index
+  std::vector<Freed> freed_;
+};
+
+}  // namespace
 
 Interpreter::Interpreter(GraphModule& module, bool garbage_collect_values)
     : module_(module), garbage_collect_values_(garbage_collect_values) {}
@@ -28,15 +74,8 @@ c10::IValue Interpreter::run(std::vector<c10::IValue> inputs, Env initial_env,
                 : std::move(inputs);
   next_input_ = 0;
 
-  // The last user of each node, for freeing values.
-  absl::flat_hash_map<const Node*, std::vector<const Node*>> to_free;
-  if (garbage_collect_values_) {
-    absl::flat_hash_map<const Node*, const Node*> last_use;
-    for (Node* n : graph.nodes()) {
-      for (Node* input : n->all_input_nodes()) last_use[input] = n;
-    }
-    for (const auto& [value, user] : last_use) to_free[user].push_back(value);
-  }
+  const LastUses to_free =
+      garbage_collect_values_ ? LastUses(graph) : LastUses();
 
   for (Node* n : graph.nodes()) {
     // Partial evaluation: the value was given, the node is not run. As in
@@ -61,12 +100,7 @@ c10::IValue Interpreter::run(std::vector<c10::IValue> inputs, Env initial_env,
     // As torch.fx: the value is stored (the output node's too), then the
     // values whose last use this node was are dropped.
     env_[n] = std::move(value);
-    if (garbage_collect_values_) {
-      auto it = to_free.find(n);
-      if (it != to_free.end()) {
-        for (const Node* dead : it->second) env_.erase(dead);
-      }
-    }
+    to_free.for_each_freed_by(n, [&](const Node* dead) { env_.erase(dead); });
     if (n->op() == Opcode::kOutput) {
       inputs_.clear();
       return enable_io_processing ? process_outputs(graph.codegen(), env_.at(n))

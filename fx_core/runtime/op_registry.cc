@@ -404,13 +404,17 @@ std::unique_ptr<OpDef> aten_def(Opcode op, std::string_view target,
   def->op = op;
   def->target = std::string(target);
   def->schema = OpSchema::parse("*args, **kwargs");
-  def->kernel = [aten, candidates](OpArgs& a) {
+  def->call_values = [aten, candidates](std::vector<c10::IValue> args,
+                                        const AtenOp::Kwargs& kwargs) {
+    return candidates ? aten->call(std::move(args), kwargs, *candidates)
+                      : aten->call(std::move(args), kwargs);
+  };
+  def->kernel = [call = def->call_values](OpArgs& a) {
     AtenOp::Kwargs kwargs;
     for (const auto& e : a[1].toGenericDict()) {
       kwargs.emplace_back(e.key().toStringRef(), e.value());
     }
-    return candidates ? aten->call(sequence_elements(a[0]), kwargs, *candidates)
-                      : aten->call(sequence_elements(a[0]), kwargs);
+    return call(sequence_elements(a[0]), kwargs);
   };
   if (!candidates) {
     def->specialize = [op, target = def->target, aten](const Node& node) {
@@ -555,6 +559,7 @@ bool bind_values(const OpSchema& schema, std::vector<c10::IValue> args,
 c10::IValue call_op(
     const OpDef& def, std::vector<c10::IValue> args,
     const std::vector<std::pair<std::string, c10::IValue>>& kwargs) {
+  if (def.call_values) return def.call_values(std::move(args), kwargs);
   if (!def.specialize && !kwargs.empty()) {
     // A keyword the hand-written signature leaves out may be the ATen
     // operator's (torch.div(x, y, out=None)): as compiled plans do.

@@ -162,6 +162,13 @@ struct OpDef {
   // compiles the node (its kernel then tries only the overloads that can
   // accept the node's call). Throws FxError when none can.
   std::function<std::unique_ptr<OpDef>(const Node& node)> specialize;
+  // Set for entries whose signature is `*args, **kwargs` (ATen operators):
+  // the kernel taking a call's values as they are, so that call_op need not
+  // pack them in a tuple and a dict for `kernel` to unpack again.
+  std::function<c10::IValue(
+      std::vector<c10::IValue> args,
+      const std::vector<std::pair<std::string, c10::IValue>>& kwargs)>
+      call_values;
   // How the C++ code generator spells a call, with `{param}` placeholders
   // ("torch::relu({input})", "{self}.view({size})"); empty when the target
   // has no C++ spelling.

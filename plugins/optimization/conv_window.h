@@ -5,18 +5,19 @@
 #ifndef PLUGINS_OPTIMIZATION_CONV_WINDOW_H_
 #define PLUGINS_OPTIMIZATION_CONV_WINDOW_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "fx/plugin_api.hpp"
 
 namespace fx_optimization {
 
 struct ConvWindow {
-  std::vector<int64_t> padding, kernel_size, stride, dilation;  // pairs
+  using Pair = std::array<int64_t, 2>;
+  Pair padding, kernel_size, stride, dilation;
 };
 
 // The window in the module's constructor arguments `config`: each field an

@@ -1,5 +1,6 @@
 #include "plugins/optimization/global_names.h"
 
+#include <algorithm>
 #include <cctype>
 #include <string>
 
@@ -30,7 +31,15 @@ GlobalNames::GlobalNames(const fxp::Graph& g) {
        {"inf", "nan", "NoneType", "torch", "device", "fx_pytree", "pytree"}) {
     used_.emplace(builtin);
   }
-  for (fxp::Node n : g) used_.emplace(n.name());
+  node_names_.reserve(g.size());
+  for (fxp::Node n : g) node_names_.emplace_back(n.name());
+  std::sort(node_names_.begin(), node_names_.end());
+}
+
+bool GlobalNames::is_used(const std::string& name) const {
+  return used_.count(name) > 0 ||
+         std::binary_search(node_names_.begin(), node_names_.end(),
+                            std::string_view(name));
 }
 
 const std::string& GlobalNames::name_of(std::string_view kind,
@@ -61,7 +70,7 @@ std::string GlobalNames::create_name(const std::string& candidate) {
     num = std::stoll(candidate.substr(underscore + 1));
     name = base + "_" + std::to_string(num);
   }
-  while (used_.count(name) > 0) name = base + "_" + std::to_string(++num);
+  while (is_used(name)) name = base + "_" + std::to_string(++num);
   used_.insert(name);
   return name;
 }

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "fx/plugin_api.hpp"
 
@@ -23,6 +24,8 @@ namespace fx_optimization {
 
 class GlobalNames {
  public:
+  // Reads g's node names as views of the host's: the pass must not rename
+  // g's nodes while this object is alive.
   explicit GlobalNames(const fxp::Graph& g);
 
   // The global of the object of class `kind` (objects of two classes with
@@ -34,7 +37,11 @@ class GlobalNames {
 
  private:
   std::string create_name(const std::string& candidate);
+  bool is_used(const std::string& name) const;
 
+  // The graph's node names, sorted (one allocation for a graph of any size).
+  std::vector<std::string_view> node_names_;
+  // The custom builtins and the names handed out.
   std::unordered_set<std::string> used_;
   std::unordered_map<std::string, std::string> by_object_;
 };

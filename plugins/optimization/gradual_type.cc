@@ -60,42 +60,22 @@ GradualType parse_tensor(std::string_view code) {
 // 2])]"; nullopt for any other text (Dyn, unification variables ~N,
 // sympy expressions).
 std::optional<std::vector<Dim>> dims_of_text(std::string_view text) {
-  constexpr std::string_view kOpenings[] = {"TensorType[(", "TensorType[[",
-                                            "TensorType[torch.Size(["};
-  constexpr std::string_view kClosings[] = {")]", "]]", "])]"};
-  for (size_t k = 0; k < 3; ++k) {
-    const std::string_view open = kOpenings[k], close = kClosings[k];
-    if (text.size() < open.size() + close.size() ||
-        text.substr(0, open.size()) != open ||
-        text.substr(text.size() - close.size()) != close) {
-      continue;
-    }
-    std::string_view body =
-        text.substr(open.size(), text.size() - open.size() - close.size());
-    std::vector<Dim> dims;
-    size_t pos = 0;
-    while (pos < body.size()) {
-      int64_t v = 0;
-      if (body.substr(pos, 3) == "Dyn") {
-        dims.push_back(std::nullopt);
-        pos += 3;
-      } else if (read_int(body, &pos, &v)) {
-        dims.push_back(v);
-      } else {
-        return std::nullopt;
-      }
-      if (pos == body.size()) break;
-      if (body.substr(pos, 2) == ", ") {
-        pos += 2;
-      } else if (body.substr(pos) == "," && k == 0 && dims.size() == 1) {
-        pos += 1;  // a tuple of one: (3,)
-      } else {
-        return std::nullopt;
-      }
-    }
-    return dims;
-  }
-  return std::nullopt;
+  std::vector<Dim> dims;
+  const bool read =
+      read_tensor_dims(text, [&](std::string_view body, size_t* pos) {
+        int64_t v = 0;
+        if (body.substr(*pos, 3) == "Dyn") {
+          dims.push_back(std::nullopt);
+          *pos += 3;
+        } else if (read_int(body, pos, &v)) {
+          dims.push_back(v);
+        } else {
+          return false;
+        }
+        return true;
+      });
+  if (!read) return std::nullopt;
+  return dims;
 }
 
 bool same_dims(const GradualType& a, const GradualType& b) {

@@ -62,6 +62,44 @@ inline bool operator!=(const GradualType& a, const GradualType& b) {
 // text[*pos..] into *out and moves *pos past it; false when there is none.
 bool read_int(std::string_view text, size_t* pos, int64_t* out);
 
+// Reads the dimensions of a TensorType's graph text in each form torch
+// prints: "TensorType[(1, Dyn)]" (and "(3,)" for one), "TensorType[[1,
+// Dyn]]", "TensorType[torch.Size([1, 2])]". For each dimension calls
+// `read_dim(body, &pos)`, which reads one at body[pos..] and moves pos past
+// it, or returns false to refuse the text. False when the text is none of
+// these forms or a dimension is refused.
+template <typename ReadDim>
+bool read_tensor_dims(std::string_view text, ReadDim&& read_dim) {
+  constexpr std::string_view kOpenings[] = {"TensorType[(", "TensorType[[",
+                                            "TensorType[torch.Size(["};
+  constexpr std::string_view kClosings[] = {")]", "]]", "])]"};
+  for (size_t k = 0; k < 3; ++k) {
+    const std::string_view open = kOpenings[k], close = kClosings[k];
+    if (text.size() < open.size() + close.size() ||
+        text.substr(0, open.size()) != open ||
+        text.substr(text.size() - close.size()) != close) {
+      continue;
+    }
+    const std::string_view body =
+        text.substr(open.size(), text.size() - open.size() - close.size());
+    size_t pos = 0, count = 0;
+    while (pos < body.size()) {
+      if (!read_dim(body, &pos)) return false;
+      ++count;
+      if (pos == body.size()) break;
+      if (body.substr(pos, 2) == ", ") {
+        pos += 2;
+      } else if (k == 0 && count == 1 && body.substr(pos) == ",") {
+        pos += 1;  // a tuple of one: (3,)
+      } else {
+        return false;
+      }
+    }
+    return true;
+  }
+  return false;
+}
+
 // The type a node's code-form `type` stands for ("" is kNone), its form
 // read from the node's graph text `text` (repr(t); "" for a tuple).
 GradualType parse_gradual_type(std::string_view code,

@@ -186,23 +186,13 @@ bool read_sym(std::string_view text, size_t* pos, Sym* out) {
 
 // TensorType[(a, b)], TensorType[[a, b]], TensorType[torch.Size([a, b])].
 bool read_tensor(std::string_view text, std::vector<Sym>* dims) {
-  std::string_view open[] = {"TensorType[(", "TensorType[[",
-                             "TensorType[torch.Size(["};
-  std::string_view close[] = {")]", "]]", "])]"};
-  for (int form = 0; form < 3; ++form) {
-    if (text.substr(0, open[form].size()) != open[form]) continue;
-    size_t pos = open[form].size();
-    dims->clear();
-    while (text.substr(pos, close[form].size()) != close[form]) {
-      Sym s;
-      if (!read_sym(text, &pos, &s)) return false;
-      dims->push_back(s);
-      if (text.substr(pos, 2) == ", ") pos += 2;
-      if (text.substr(pos, 1) == ",") ++pos;  // (3,)
-    }
-    return pos + close[form].size() == text.size();
-  }
-  return false;
+  dims->clear();
+  return read_tensor_dims(text, [&](std::string_view body, size_t* pos) {
+    Sym s;
+    if (!read_sym(body, pos, &s)) return false;
+    dims->push_back(s);
+    return true;
+  });
 }
 
 // The code form's dimensions (_3, DynType): a type without graph text.

@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fx {
@@ -145,6 +147,32 @@ TEST(Namespace, AChildSeesItsParentsNamesWithoutChangingIt) {
   EXPECT_EQ(child.create_name("add"), "add_1");
   EXPECT_FALSE(parent.is_used("add_1"));
   EXPECT_EQ(parent.create_name("add"), "add_1");
+}
+
+// Graph::snapshot's copy: the same names used and counters, the names'
+// storage shared (the original's views stay valid after it is gone), and
+// names created afterwards on either side that side's only.
+TEST(Namespace, ACopyContinuesAsTheOriginalAndOutlivesIt) {
+  auto original = std::make_unique<Namespace>();
+  std::string_view add = original->create_name("add");
+  EXPECT_EQ(original->create_name("add"), "add_1");
+  EXPECT_EQ(original->create_name("math.sqrt", "math.sqrt"), "math_sqrt");
+  Namespace copy;
+  std::string_view own = copy.create_name("mine");
+  copy.copy_from(*original);
+  EXPECT_TRUE(copy.is_used("add_1"));
+  EXPECT_FALSE(copy.is_used("mine"));
+  EXPECT_EQ(copy.claim("add"), add);  // the very view, not a copy
+  EXPECT_EQ(copy.claim("add").data(), add.data());
+  EXPECT_EQ(original->create_name("relu"), "relu");
+  EXPECT_FALSE(copy.is_used("relu"));
+  original.reset();
+  EXPECT_EQ(add, "add");
+  EXPECT_EQ(own, "mine");
+  EXPECT_EQ(copy.create_name("add"), "add_2");
+  EXPECT_EQ(copy.create_name("relu"), "relu");
+  EXPECT_EQ(copy.create_name("x", "math.sqrt"), "math_sqrt");
+  EXPECT_EQ(copy.create_name("math.sqrt"), "math_sqrt_1");
 }
 
 TEST(Namespace, ClassifiesKeywordsBuiltinsAndCodegenGlobals) {

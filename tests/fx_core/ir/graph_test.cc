@@ -596,6 +596,40 @@ TEST(GraphCopy, SnapshotIsTheGraphAndItsNamespace) {
   }
 }
 
+// The snapshot shares each node's meta and type with the original until
+// either writes: a write on one side is never seen on the other, and the
+// snapshot outlives the original.
+TEST(GraphCopy, SnapshotMetaAndTypeAreCopiedOnWrite) {
+  auto g = std::make_unique<Graph>();
+  Node* x = g->placeholder("x", "torch.Tensor");
+  Node* y = g->call_function("torch.relu", {x});
+  y->set_type("torch.Tensor", "'torch.Tensor'");
+  y->set_meta("stack", Argument("a"));
+  g->output(y);
+  std::unique_ptr<Graph> copy = g->snapshot();
+  Node* cy = copy->nodes().to_vector()[1];
+
+  y->set_meta("stack", Argument("changed"));
+  y->set_meta("extra", Argument(1));
+  x->set_type("int");
+  EXPECT_EQ(cy->meta(), (ArgumentDict{{"stack", Argument("a")}}));
+  EXPECT_EQ(copy->nodes().to_vector()[0]->type(), "torch.Tensor");
+
+  cy->mutable_meta().emplace_back("only_in_copy", Argument(true));
+  cy->set_type("float");
+  EXPECT_EQ(y->meta(), (ArgumentDict{{"stack", Argument("changed")},
+                                     {"extra", Argument(1)}}));
+  EXPECT_EQ(y->type(), "torch.Tensor");
+  EXPECT_EQ(y->type_text(), "'torch.Tensor'");
+
+  const std::string code = copy->python_code("self").src;
+  g.reset();
+  EXPECT_EQ(cy->name(), "relu");
+  EXPECT_EQ(cy->type(), "float");
+  EXPECT_EQ(copy->python_code("self").src, code);
+  EXPECT_EQ(copy->call_function("torch.relu", {cy})->name(), "relu_1");
+}
+
 TEST(GraphCopy, DeepcopyFillsTheMemo) {
   Graph g;
   Node* x = g.placeholder("x");
