@@ -5,6 +5,8 @@
 #include <cctype>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -255,9 +257,7 @@ class Parser {
 
   // name, name.size(N), name.stride(N), name.storage_offset()
   Expr symbol(std::string_view name, size_t start) {
-    if (pos_ >= text_.size() || text_[pos_] != '.') {
-      return Expr::symbol(name);
-    }
+    if (pos_ >= text_.size() || text_[pos_] != '.') return named(name);
     ++pos_;
     std::string_view method = identifier();
     if (method == "storage_offset") {
@@ -271,7 +271,15 @@ class Parser {
     } else {
       fail("expected size(N), stride(N) or storage_offset() after '.'");
     }
-    return Expr::symbol(text_.substr(start, pos_ - start));
+    return named(text_.substr(start, pos_ - start));
+  }
+
+  // One node per name in an expression: its sort key is computed once, and
+  // comparing two occurrences is comparing two pointers.
+  Expr named(std::string_view name) {
+    auto [it, added] = symbols_.try_emplace(name);
+    if (added) it->second = Expr::symbol(name);
+    return it->second;
   }
 
   // Symbol names are taken verbatim, so no spaces inside them.
@@ -292,6 +300,7 @@ class Parser {
   std::string_view text_;
   size_t pos_ = 0;
   int depth_ = 0;
+  std::unordered_map<std::string_view, Expr> symbols_;  // views of text_
 };
 
 absl::Status error_status(const ParseError& e) {
