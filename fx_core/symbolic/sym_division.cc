@@ -8,6 +8,7 @@
 #include <numeric>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
@@ -376,21 +377,23 @@ std::optional<Expr> denest(const Expr& p, const Expr& q, int depth) {
 }
 
 // Mod.eval's Add branch: Mod(Mod(a, q) + b, q) -> Mod(a + b, q).
+// The terms are summed once, at the end: adding them one at a time made a
+// sum of n terms cost n sorts of a growing sum.
 std::optional<Expr> merge_mod_terms(const Expr& p, const Expr& q, int depth) {
-  Expr net;
+  std::vector<Expr> net;
   bool any_mod = false;
   for (const Term& t : p.node().poly) {
     Expr term = from_term(t);
     if (!is_atom_of(term, Expr::Kind::kMod)) {
-      net = net + term;
+      net.push_back(std::move(term));
       continue;
     }
     if (term.node().operands[1] != q) return std::nullopt;
     any_mod = true;
-    net = net + term.node().operands[0];
+    net.push_back(term.node().operands[0]);
   }
   if (!any_mod) return std::nullopt;
-  return eval_mod(net, q, depth + 1);
+  return eval_mod(sym::sum(net), q, depth + 1);
 }
 
 // Mod.eval's Mul branch. Returns the result, or rewrites *p (integer
@@ -435,19 +438,19 @@ std::optional<Expr> mul_branch(Expr* p, const Expr& q, int depth) {
 // Mod.eval's "simplify terms": each term replaced by its Mod when that
 // adds no Mod.
 Expr reduce_terms(const Expr& p, const Expr& q, int depth) {
-  Expr sum;
+  std::vector<Expr> terms;
   bool changed = false;
   for (const Term& t : p.node().poly) {
     Expr term = from_term(t);
     Expr reduced = eval_mod(term, q, depth + 1);
     if (count_mods(reduced) > count_mods(term)) {
-      sum = sum + term;
+      terms.push_back(std::move(term));
     } else {
       changed = changed || reduced != term;
-      sum = sum + reduced;
+      terms.push_back(std::move(reduced));
     }
   }
-  return changed ? sum : p;
+  return changed ? sym::sum(terms) : p;
 }
 
 }  // namespace

@@ -136,16 +136,16 @@ std::vector<std::string> Expr::free_symbols() const {
 
 Expr Expr::substitute(const Substitution& replacements) const {
   if (node_->atom) return substitute_atom(*this, replacements);
-  Expr sum;
+  std::vector<Expr> terms;
   for (const Term& t : node_->poly) {
     Expr product = integer(t.coeff);
     for (const Factor& f : t.factors) {
       product =
           product * sym::pow(substitute_atom(f.atom, replacements), f.power);
     }
-    sum = sum + product;
+    terms.push_back(std::move(product));
   }
-  return sum;
+  return sym::sum(terms);
 }
 
 int64_t Expr::evaluate(const Bindings& bindings) const {

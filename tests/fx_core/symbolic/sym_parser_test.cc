@@ -98,6 +98,36 @@ TEST(SymParserTest, DeepNestingIsAnErrorNotACrash) {
   EXPECT_EQ(error_text(nested_ok), "");
 }
 
+// Mod.eval's rules on sums of many terms, each checked against the same
+// modulo reached another way. The rules once added the terms one at a time
+// (crashes/sym_expr/mod_of_sum_timeout: a second for a 400-byte input).
+TEST(SymParserTest, ModOfALongSumIsTheModOfTheMergedSum) {
+  std::string merged = "Mod(Mod(x0, q)";
+  std::string plain = "Mod(x0";
+  std::string multiples = "Mod(y";
+  for (int i = 1; i < 300; ++i) {
+    const std::string x = "x" + std::to_string(i);
+    merged += " + " + x;
+    plain += " + " + x;
+    multiples += " + " + std::to_string(i) + "*q*" + x;
+  }
+  merged += ", q)";
+  plain += ", q)";
+  multiples += ", q)";
+  EXPECT_EQ(parsed(merged), parsed(plain));
+  EXPECT_EQ(parsed(multiples), parsed("Mod(y, q)"));
+  EXPECT_EQ(parsed(merged).str().substr(0, 16), "Mod(x0 + x1 + x1");
+}
+
+// Each name is one symbol however often it occurs, and an expression
+// prints the same whichever occurrence made it.
+TEST(SymParserTest, RepeatedNamesAreOneSymbol) {
+  Expr e = parsed("s0*s1 + s1*s0 + s0.size(0) - s0.size(0) + s0");
+  EXPECT_EQ(e, Expr::integer(2) * Expr::symbol("s0") * Expr::symbol("s1") +
+                   Expr::symbol("s0"));
+  EXPECT_EQ(e.str(), "2*s0*s1 + s0");
+}
+
 TEST(SymParserTest, PythonOperatorsAndSymbolForms) {
   EXPECT_EQ(parsed("t0.size(1) // 2"),
             floordiv(Expr::symbol("t0.size(1)"), Expr::integer(2)));
