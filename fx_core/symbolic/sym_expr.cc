@@ -205,7 +205,7 @@ Expr sum(const std::vector<Expr>& terms) {
     internal::Poly p = to_poly(t);
     all.insert(all.end(), p.begin(), p.end());
   }
-  return from_poly(internal::poly_add(all, {}));
+  return from_poly(internal::poly_sum(std::move(all)));
 }
 
 Expr operator*(const Expr& a, const Expr& b) {

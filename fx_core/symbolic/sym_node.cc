@@ -173,27 +173,6 @@ std::vector<Factor> multiply_factors(const std::vector<Factor>& a,
   return out;
 }
 
-// Sorts by monomial and merges equal monomials; drops zero terms.
-Poly normalize(Poly terms) {
-  std::sort(terms.begin(), terms.end(), [](const Term& a, const Term& b) {
-    return compare_monomials(a, b) < 0;
-  });
-  Poly out;
-  for (Term& t : terms) {
-    if (!out.empty() && compare_monomials(out.back(), t) == 0) {
-      out.back().coeff = checked_add(out.back().coeff, t.coeff);
-      if (out.back().coeff == 0) out.pop_back();
-    } else if (t.coeff != 0) {
-      out.push_back(std::move(t));
-    }
-  }
-  if (out.size() > kMaxTerms) {
-    throw FxError(
-        cat("symbolic expression of more than ", kMaxTerms, " terms"));
-  }
-  return out;
-}
-
 }  // namespace
 
 int compare(const Key& a, const Key& b) {
@@ -246,8 +225,27 @@ int64_t python_mod(int64_t a, int64_t b) {
   return r;
 }
 
+namespace {
+
+// Two atoms' keys are (class_key, args, 1, 1), so they are ordered by what
+// their keys start with, without building the keys: the class (all seven
+// differ), then a symbol's name or a division's operands. A FloorDiv of a
+// sum of 10k terms is then keyed only when ordered against another one.
+int compare_atoms(const Node& a, const Node& b) {
+  if (a.kind != b.kind) return compare(*class_key(a.kind), *class_key(b.kind));
+  if (a.kind == Expr::Kind::kSymbol) {
+    const int c = a.name.compare(b.name);
+    return c < 0 ? -1 : c > 0 ? 1 : 0;
+  }
+  const int c = compare_exprs(a.operands[0], b.operands[0]);
+  return c != 0 ? c : compare_exprs(a.operands[1], b.operands[1]);
+}
+
+}  // namespace
+
 int compare_exprs(const Expr& a, const Expr& b) {
   if (&a.node() == &b.node()) return 0;
+  if (a.node().atom && b.node().atom) return compare_atoms(a.node(), b.node());
   return compare(sort_key(a.node()), sort_key(b.node()));
 }
 
@@ -411,10 +409,33 @@ Expr from_poly(Poly poly) {
 
 Expr from_term(const Term& term) { return from_poly({term}); }
 
+Poly poly_sum(Poly terms) {
+  std::sort(terms.begin(), terms.end(), [](const Term& a, const Term& b) {
+    return compare_monomials(a, b) < 0;
+  });
+  Poly out;
+  out.reserve(terms.size());
+  for (Term& t : terms) {
+    if (!out.empty() && compare_monomials(out.back(), t) == 0) {
+      out.back().coeff = checked_add(out.back().coeff, t.coeff);
+      if (out.back().coeff == 0) out.pop_back();
+    } else if (t.coeff != 0) {
+      out.push_back(std::move(t));
+    }
+  }
+  if (out.size() > kMaxTerms) {
+    throw FxError(
+        cat("symbolic expression of more than ", kMaxTerms, " terms"));
+  }
+  return out;
+}
+
 Poly poly_add(const Poly& a, const Poly& b) {
-  Poly all = a;
+  Poly all;
+  all.reserve(a.size() + b.size());
+  all.insert(all.end(), a.begin(), a.end());
   all.insert(all.end(), b.begin(), b.end());
-  return normalize(std::move(all));
+  return poly_sum(std::move(all));
 }
 
 Poly poly_mul(const Poly& a, const Poly& b) {
@@ -430,7 +451,7 @@ Poly poly_mul(const Poly& a, const Poly& b) {
                      multiply_factors(x.factors, y.factors)});
     }
   }
-  return normalize(std::move(all));
+  return poly_sum(std::move(all));
 }
 
 Poly poly_scale(const Poly& a, int64_t factor) {

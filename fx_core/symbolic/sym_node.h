@@ -75,6 +75,9 @@ Expr from_term(const Term& term);
 
 // Polynomial arithmetic, each result canonical.
 Poly poly_add(const Poly& a, const Poly& b);
+// The terms summed: sorted by monomial, equal monomials merged, zero terms
+// dropped.
+Poly poly_sum(Poly terms);
 Poly poly_mul(const Poly& a, const Poly& b);
 Poly poly_scale(const Poly& a, int64_t factor);
 
