@@ -98,7 +98,7 @@ Parity parity(const Expr& e) {
 
 enum class Sign { kPositive, kNonnegative, kNonpositive, kNegative, kUnknown };
 
-std::optional<bool> positive_fact(const Expr& d);
+std::optional<bool> positive_fact(const Expr& d, int sign = 1);
 
 Sign times(Sign a, Sign b) {
   if (a == Sign::kUnknown || b == Sign::kUnknown) return Sign::kUnknown;
@@ -116,12 +116,13 @@ Sign atom_sign(const Expr& atom) {
   if (atom.kind() != Expr::Kind::kMod) return Sign::kUnknown;
   const Expr& q = atom.node().operands[1];
   if (positive_fact(q) == true) return Sign::kNonnegative;
-  if (positive_fact(-q) == true) return Sign::kNonpositive;
+  if (positive_fact(q, -1) == true) return Sign::kNonpositive;
   return Sign::kUnknown;
 }
 
-Sign term_sign(const Term& t) {
-  Sign s = t.coeff > 0 ? Sign::kPositive : Sign::kNegative;
+// The sign of `sign` * t (`sign` 1 or -1).
+Sign term_sign(const Term& t, int sign = 1) {
+  Sign s = (t.coeff > 0) == (sign > 0) ? Sign::kPositive : Sign::kNegative;
   for (const Factor& f : t.factors) {
     Sign a = atom_sign(f.atom);
     s = times(s, f.power % 2 == 0 ? times(a, a) : a);
@@ -136,37 +137,44 @@ bool symbols_only(const Term& t) {
   return true;
 }
 
-// What sympy knows of d >= 0 / d > 0.
-Sign sign_of(const Expr& d) {
+// What sympy knows of `sign` * d >= 0 / > 0 (`sign` 1 or -1: a negation
+// is read off d's terms, not built, which for a sum of 10k terms is a sort).
+Sign sign_of(const Expr& d, int sign = 1) {
   if (auto v = d.as_integer()) {
-    return *v > 0    ? Sign::kPositive
-           : *v == 0 ? Sign::kNonnegative
+    const int64_t sv = sign * *v;  // no INT64_MIN, so never overflows
+    return sv > 0    ? Sign::kPositive
+           : sv == 0 ? Sign::kNonnegative
                      : Sign::kUnknown;
   }
+  const Poly atom_terms = d.node().atom ? to_poly(d) : Poly{};
+  const Poly& poly = d.node().atom ? atom_terms : d.node().poly;
   int64_t c = 0;
-  Poly rest;
-  for (const Term& t : to_poly(d)) {
+  const Term* single = nullptr;  // the one non-constant term, if one
+  size_t non_constant = 0;
+  for (const Term& t : poly) {
     if (t.factors.empty()) {
-      c = t.coeff;
+      c = sign * t.coeff;
     } else {
-      rest.push_back(t);
+      single = &t;
+      ++non_constant;
     }
   }
   if (c < 0) {
     // _monotonic_sign: a single positive term over symbols is >= its
     // coefficient.
-    if (rest.size() != 1 || term_sign(rest[0]) != Sign::kPositive ||
-        !symbols_only(rest[0])) {
+    if (non_constant != 1 || term_sign(*single, sign) != Sign::kPositive ||
+        !symbols_only(*single)) {
       return Sign::kUnknown;
     }
-    int64_t s = rest[0].coeff + c;
+    int64_t s = sign * single->coeff + c;
     return s > 0    ? Sign::kPositive
            : s == 0 ? Sign::kNonnegative
                     : Sign::kUnknown;
   }
   bool positive = c > 0;
-  for (const Term& t : rest) {
-    Sign s = term_sign(t);
+  for (const Term& t : poly) {
+    if (t.factors.empty()) continue;
+    Sign s = term_sign(t, sign);
     if (s != Sign::kPositive && s != Sign::kNonnegative) return Sign::kUnknown;
     positive = positive || s == Sign::kPositive;
   }
@@ -174,21 +182,22 @@ Sign sign_of(const Expr& d) {
 }
 
 // sympy's (d > 0), (d >= 0) and (d == 0) as true / false / unknown.
-std::optional<bool> positive_fact(const Expr& d) {
-  if (sign_of(d) == Sign::kPositive) return true;
-  if (sign_of(-d) != Sign::kUnknown) return false;
+// Of `sign` * d, for `sign` 1 or -1.
+std::optional<bool> positive_fact(const Expr& d, int sign) {
+  if (sign_of(d, sign) == Sign::kPositive) return true;
+  if (sign_of(d, -sign) != Sign::kUnknown) return false;
   return std::nullopt;
 }
 
-std::optional<bool> nonnegative_fact(const Expr& d) {
-  if (sign_of(d) != Sign::kUnknown) return true;
-  if (sign_of(-d) == Sign::kPositive) return false;
+std::optional<bool> nonnegative_fact(const Expr& d, int sign = 1) {
+  if (sign_of(d, sign) != Sign::kUnknown) return true;
+  if (sign_of(d, -sign) == Sign::kPositive) return false;
   return std::nullopt;
 }
 
 std::optional<bool> zero_fact(const Expr& d) {
   if (auto v = d.as_integer()) return *v == 0;
-  if (sign_of(d) == Sign::kPositive || sign_of(-d) == Sign::kPositive) {
+  if (sign_of(d) == Sign::kPositive || sign_of(d, -1) == Sign::kPositive) {
     return false;
   }
   if (parity(d) == Parity::kOdd) return false;
@@ -277,13 +286,13 @@ std::optional<Expr> by_difference(const Expr& p, const Expr& q) {
   Expr d = *ap;
   for (int i = 0; i < 2; ++i) {
     d = d - *aq;
-    if (positive_fact(-d) != true) continue;
+    if (positive_fact(d, -1) != true) continue;
     bool p_pos = positive_fact(p) == true;
-    bool p_neg = positive_fact(-p) == true;
+    bool p_neg = positive_fact(p, -1) == true;
     if (positive_fact(q) == true) {
       if (p_pos) return d + q;
       if (p_neg) return -d;
-    } else if (positive_fact(-q) == true) {
+    } else if (positive_fact(q, -1) == true) {
       if (p_pos) return d;
       if (p_neg) return -d + q;
     }
@@ -314,19 +323,7 @@ std::optional<Expr> number_eval(const Expr& p, const Expr& q, int depth) {
   return by_difference(p, q);
 }
 
-size_t count_mods(const Expr& e) {
-  const Node& n = e.node();
-  if (n.atom) {
-    if (n.kind == Expr::Kind::kSymbol) return 0;
-    return (n.kind == Expr::Kind::kMod ? 1 : 0) + count_mods(n.operands[0]) +
-           count_mods(n.operands[1]);
-  }
-  size_t count = 0;
-  for (const Term& t : n.poly) {
-    for (const Factor& f : t.factors) count += count_mods(f.atom);
-  }
-  return count;
-}
+size_t count_mods(const Expr& e) { return e.node().mod_count; }
 
 // sympy's could_extract_minus_sign.
 bool could_extract_minus_sign(const Expr& e) {
@@ -357,7 +354,9 @@ std::optional<Expr> negated_mod(const Expr& e) {
 
 bool known_nonnegative(const Expr& e) { return nonnegative_fact(e) == true; }
 
-bool known_nonpositive(const Expr& e) { return nonnegative_fact(-e) == true; }
+bool known_nonpositive(const Expr& e) {
+  return nonnegative_fact(e, -1) == true;
+}
 
 std::optional<Expr> denest(const Expr& p, const Expr& q, int depth) {
   if (is_atom_of(p, Expr::Kind::kMod)) {

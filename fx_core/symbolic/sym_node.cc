@@ -320,6 +320,22 @@ size_t mix(size_t seed, size_t value) {
   return seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
 }
 
+size_t saturating_add(size_t a, size_t b) {
+  return a > std::numeric_limits<size_t>::max() - b
+             ? std::numeric_limits<size_t>::max()
+             : a + b;
+}
+
+size_t poly_mod_count(const Poly& poly) {
+  size_t count = 0;
+  for (const Term& t : poly) {
+    for (const Factor& f : t.factors) {
+      count = saturating_add(count, f.atom.node().mod_count);
+    }
+  }
+  return count;
+}
+
 size_t poly_hash(const Poly& poly) {
   size_t h = 0x51ed27;
   for (const Term& t : poly) {
@@ -350,6 +366,9 @@ Expr make_atom(Expr::Kind kind, const Expr& base, const Expr& divisor) {
   n->operands = {base, divisor};
   n->hash = mix(mix(static_cast<size_t>(kind), base.node().hash),
                 divisor.node().hash);
+  n->mod_count = saturating_add(
+      kind == Expr::Kind::kMod ? 1 : 0,
+      saturating_add(base.node().mod_count, divisor.node().mod_count));
   return Expr(std::move(n));
 }
 
@@ -374,6 +393,7 @@ Expr make_poly_node(Poly poly) {
   n->kind = poly_kind(poly);
   n->atom = false;
   n->hash = poly_hash(poly);
+  n->mod_count = poly_mod_count(poly);
   n->poly = std::move(poly);
   return Expr(std::move(n));
 }

@@ -50,6 +50,9 @@ struct Node {
   std::vector<Expr> operands;  // kFloorDiv, kMod: {base, divisor}
   Poly poly;                   // everything but atoms
   size_t hash = 0;             // of the structure, set when made
+  // The Mod atoms in the expression tree, a shared one counted each time
+  // it occurs (sympy's count(Mod)), set when made; at most SIZE_MAX.
+  size_t mod_count = 0;
 
   // sympy's sort_key of the whole expression, computed on first use: most
   // expressions (sizes, strides) are never ordered against another.
