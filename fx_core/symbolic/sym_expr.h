@@ -20,7 +20,10 @@
 //    or not, reads back); a result outside that range throws FxError, as do
 //    division and modulo by zero. Nothing is undefined behaviour.
 //  - An expression of more than kMaxTerms terms throws FxError (hostile
-//    powers such as (a + b + c)**40 stop there).
+//    powers such as (a + b + c)**40 stop there), and so does one of more
+//    than kMaxSize parts (terms and atoms, a part that occurs more than once
+//    counted each time, as str() prints it: nested divisions of large sums,
+//    each sharing the one before, would otherwise print gigabytes).
 #ifndef FX_CORE_SYMBOLIC_SYM_EXPR_H_
 #define FX_CORE_SYMBOLIC_SYM_EXPR_H_
 
@@ -47,6 +50,8 @@ using Substitution = std::map<std::string, Expr, std::less<>>;
 
 // The most terms one expression may have.
 inline constexpr size_t kMaxTerms = 10000;
+// The most parts one expression may have, counted as its text repeats them.
+inline constexpr size_t kMaxSize = 1000000;
 
 class Expr {
  public:

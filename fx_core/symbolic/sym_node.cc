@@ -326,6 +326,27 @@ size_t saturating_add(size_t a, size_t b) {
              : a + b;
 }
 
+// `size` when it is at most kMaxSize, else FxError.
+size_t checked_size(size_t size) {
+  if (size > kMaxSize) {
+    throw FxError(cat("symbolic expression of more than ", kMaxSize,
+                      " parts (terms and atoms, a repeated part counted each "
+                      "time it occurs)"));
+  }
+  return size;
+}
+
+size_t poly_size(const Poly& poly) {
+  size_t size = 0;
+  for (const Term& t : poly) {
+    size = saturating_add(size, 1);
+    for (const Factor& f : t.factors) {
+      size = saturating_add(size, f.atom.node().size);
+    }
+  }
+  return checked_size(std::max<size_t>(size, 1));
+}
+
 size_t poly_mod_count(const Poly& poly) {
   size_t count = 0;
   for (const Term& t : poly) {
@@ -369,6 +390,8 @@ Expr make_atom(Expr::Kind kind, const Expr& base, const Expr& divisor) {
   n->mod_count = saturating_add(
       kind == Expr::Kind::kMod ? 1 : 0,
       saturating_add(base.node().mod_count, divisor.node().mod_count));
+  n->size = checked_size(
+      saturating_add(1, saturating_add(base.node().size, divisor.node().size)));
   return Expr(std::move(n));
 }
 
@@ -394,6 +417,7 @@ Expr make_poly_node(Poly poly) {
   n->atom = false;
   n->hash = poly_hash(poly);
   n->mod_count = poly_mod_count(poly);
+  n->size = poly_size(poly);
   n->poly = std::move(poly);
   return Expr(std::move(n));
 }

@@ -53,6 +53,10 @@ struct Node {
   // The Mod atoms in the expression tree, a shared one counted each time
   // it occurs (sympy's count(Mod)), set when made; at most SIZE_MAX.
   size_t mod_count = 0;
+  // Its parts, counted the same way: 1 for a symbol, 1 + the operands' for
+  // FloorDiv and Mod, each term's 1 + its atoms' for a sum; set when made,
+  // at most kMaxSize.
+  size_t size = 1;
 
   // sympy's sort_key of the whole expression, computed on first use: most
   // expressions (sizes, strides) are never ordered against another.

@@ -118,6 +118,30 @@ TEST(SymParserTest, ModOfALongSumIsTheModOfTheMergedSum) {
   EXPECT_EQ(parsed(multiples), parsed("Mod(y, q)"));
 }
 
+// An expression's parts are counted as its text repeats them: FloorDiv(P,
+// q) for a P of 8192 terms of 13 symbols each (114688 parts) is 114690
+// parts, and a product of k of them 1 + 114690 k.
+TEST(SymParserTest, PartsBeyondTheLimitAreRefused) {
+  auto product = [](int k) {
+    std::string text;
+    for (int i = 0; i < k; ++i) {
+      const std::string x = "x" + std::to_string(i) + "_";
+      std::string p = "(" + x + "a0 + " + x + "b0)";
+      for (int j = 1; j < 13; ++j) {
+        p += "*(" + x + "a" + std::to_string(j) + " + " + x + "b" +
+             std::to_string(j) + ")";
+      }
+      text += (i ? " * " : "") + std::string("FloorDiv(") + p + ", q)";
+    }
+    return text;
+  };
+  EXPECT_EQ(error_text(product(8)), "");  // 917521 parts
+  EXPECT_NE(error_text(product(9))
+                .find("symbolic expression of more than 1000000 parts"),
+            std::string::npos)
+      << error_text(product(9));
+}
+
 // Each name is one symbol however often it occurs, and an expression
 // prints the same whichever occurrence made it.
 TEST(SymParserTest, RepeatedNamesAreOneSymbol) {
