@@ -45,7 +45,8 @@ bool known_positive_atom(const Expr& atom) {
 // terms over symbols.
 bool known_nonzero(const Expr& e) {
   if (auto v = e.as_integer()) return *v != 0;
-  for (const Term& t : to_poly(e)) {
+  Poly scratch;
+  for (const Term& t : terms_of(e, &scratch)) {
     if (t.coeff < 0) return false;
     for (const Factor& f : t.factors) {
       if (!known_positive_atom(f.atom)) return false;
@@ -146,8 +147,8 @@ Sign sign_of(const Expr& d, int sign = 1) {
            : sv == 0 ? Sign::kNonnegative
                      : Sign::kUnknown;
   }
-  const Poly atom_terms = d.node().atom ? to_poly(d) : Poly{};
-  const Poly& poly = d.node().atom ? atom_terms : d.node().poly;
+  Poly scratch;
+  const Poly& poly = terms_of(d, &scratch);
   int64_t c = 0;
   const Term* single = nullptr;  // the one non-constant term, if one
   size_t non_constant = 0;

@@ -19,7 +19,7 @@ using internal::from_poly;
 using internal::Node;
 using internal::Poly;
 using internal::Term;
-using internal::to_poly;
+using internal::terms_of;
 
 namespace {
 
@@ -193,27 +193,32 @@ bool operator==(const Expr& a, const Expr& b) {
   return same_terms(x.poly, y.poly);
 }
 
+// The operands' terms are read in place (internal::terms_of), not copied.
 Expr operator+(const Expr& a, const Expr& b) {
-  return from_poly(internal::poly_add(to_poly(a), to_poly(b)));
+  Poly sa, sb;
+  return from_poly(internal::poly_add(terms_of(a, &sa), terms_of(b, &sb)));
 }
 
 Expr operator-(const Expr& a, const Expr& b) { return a + (-b); }
 
 Expr sum(const std::vector<Expr>& terms) {
-  internal::Poly all;
+  Poly all;
+  Poly scratch;
   for (const Expr& t : terms) {
-    internal::Poly p = to_poly(t);
+    const Poly& p = terms_of(t, &scratch);
     all.insert(all.end(), p.begin(), p.end());
   }
   return from_poly(internal::poly_sum(std::move(all)));
 }
 
 Expr operator*(const Expr& a, const Expr& b) {
-  return from_poly(internal::poly_mul(to_poly(a), to_poly(b)));
+  Poly sa, sb;
+  return from_poly(internal::poly_mul(terms_of(a, &sa), terms_of(b, &sb)));
 }
 
 Expr operator-(const Expr& a) {
-  return from_poly(internal::poly_scale(to_poly(a), -1));
+  Poly scratch;
+  return from_poly(internal::poly_scale(terms_of(a, &scratch), -1));
 }
 
 Expr pow(const Expr& base, int64_t exponent) {

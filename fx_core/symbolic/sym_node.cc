@@ -336,36 +336,26 @@ size_t checked_size(size_t size) {
   return size;
 }
 
-size_t poly_size(const Poly& poly) {
-  size_t size = 0;
+// What a node made of `poly` records of it, in one pass over the terms.
+struct PolySummary {
+  size_t hash = 0x51ed27;  // of the structure
+  size_t mod_count = 0;    // Node::mod_count
+  size_t size = 0;         // Node::size
+};
+PolySummary summarize(const Poly& poly) {
+  PolySummary s;
   for (const Term& t : poly) {
-    size = saturating_add(size, 1);
+    s.hash = mix(s.hash, std::hash<int64_t>()(t.coeff));
+    s.size = saturating_add(s.size, 1);
     for (const Factor& f : t.factors) {
-      size = saturating_add(size, f.atom.node().size);
+      const Node& atom = f.atom.node();
+      s.hash = mix(mix(s.hash, atom.hash), std::hash<int64_t>()(f.power));
+      s.mod_count = saturating_add(s.mod_count, atom.mod_count);
+      s.size = saturating_add(s.size, atom.size);
     }
   }
-  return checked_size(std::max<size_t>(size, 1));
-}
-
-size_t poly_mod_count(const Poly& poly) {
-  size_t count = 0;
-  for (const Term& t : poly) {
-    for (const Factor& f : t.factors) {
-      count = saturating_add(count, f.atom.node().mod_count);
-    }
-  }
-  return count;
-}
-
-size_t poly_hash(const Poly& poly) {
-  size_t h = 0x51ed27;
-  for (const Term& t : poly) {
-    h = mix(h, std::hash<int64_t>()(t.coeff));
-    for (const Factor& f : t.factors) {
-      h = mix(mix(h, f.atom.node().hash), std::hash<int64_t>()(f.power));
-    }
-  }
-  return h;
+  s.size = checked_size(std::max<size_t>(s.size, 1));
+  return s;
 }
 
 }  // namespace
@@ -400,6 +390,12 @@ Poly to_poly(const Expr& e) {
   return e.node().poly;
 }
 
+const Poly& terms_of(const Expr& e, Poly* scratch) {
+  if (!e.node().atom) return e.node().poly;
+  *scratch = to_poly(e);
+  return *scratch;
+}
+
 const Key& sort_key(const Node& node) {
   std::call_once(node.key_once, [&node] {
     node.key = node.atom ? atom_key(node) : poly_key(node.poly);
@@ -415,9 +411,10 @@ Expr make_poly_node(Poly poly) {
   auto n = std::make_shared<Node>();
   n->kind = poly_kind(poly);
   n->atom = false;
-  n->hash = poly_hash(poly);
-  n->mod_count = poly_mod_count(poly);
-  n->size = poly_size(poly);
+  const PolySummary summary = summarize(poly);
+  n->hash = summary.hash;
+  n->mod_count = summary.mod_count;
+  n->size = summary.size;
   n->poly = std::move(poly);
   return Expr(std::move(n));
 }

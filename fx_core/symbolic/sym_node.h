@@ -77,6 +77,9 @@ int64_t python_mod(int64_t a, int64_t b);
 Expr make_symbol(std::string_view name);
 Expr make_atom(Expr::Kind kind, const Expr& base, const Expr& divisor);
 Poly to_poly(const Expr& e);
+// e's terms without copying a sum's: its node's own, or for an atom its
+// one term, made in *scratch.
+const Poly& terms_of(const Expr& e, Poly* scratch);
 Expr from_poly(Poly poly);
 Expr from_term(const Term& term);
 
