@@ -272,21 +272,22 @@ bool ratio_is_integer(const Expr& p, const Expr& q) {
   return true;
 }
 
-// sympy's Abs(e) when it evaluates (e's sign known), else nullopt.
-std::optional<Expr> known_abs(const Expr& e) {
-  if (nonnegative_fact(e) == true) return e;
-  if (positive_fact(e) == false) return -e;
+// The sign s with s * e = Abs(e) when sympy's Abs(e) evaluates (e's sign
+// known), else nullopt.
+std::optional<int> known_abs_sign(const Expr& e) {
+  if (nonnegative_fact(e) == true) return 1;
+  if (positive_fact(e) == false) return -1;
   return std::nullopt;
 }
 
-// number_eval's "by difference": -2|q| < p < 2|q| from the signs.
+// number_eval's "by difference": -2|q| < p < 2|q| from the signs. The
+// differences |p| - i*|q| are formed once each, never through -p or -q.
 std::optional<Expr> by_difference(const Expr& p, const Expr& q) {
-  std::optional<Expr> ap = known_abs(p);
-  std::optional<Expr> aq = known_abs(q);
-  if (!ap || !aq) return std::nullopt;
-  Expr d = *ap;
-  for (int i = 0; i < 2; ++i) {
-    d = d - *aq;
+  std::optional<int> sp = known_abs_sign(p);
+  std::optional<int> sq = known_abs_sign(q);
+  if (!sp || !sq) return std::nullopt;
+  for (int i = 1; i <= 2; ++i) {
+    Expr d = linear_combination(*sp, p, -i * *sq, q);
     if (positive_fact(d, -1) != true) continue;
     bool p_pos = positive_fact(p) == true;
     bool p_neg = positive_fact(p, -1) == true;
@@ -305,7 +306,8 @@ std::optional<Expr> by_difference(const Expr& p, const Expr& q) {
 // Mod.eval's number_eval.
 std::optional<Expr> number_eval(const Expr& p, const Expr& q, int depth) {
   if (is_int(q, 0)) throw FxError("symbolic integer modulo by zero");
-  if (is_int(p, 0) || p == q || p == -q || (is_int(q, 1) && known_integer(p))) {
+  if (is_int(p, 0) || p == q || is_negation(p, q) ||
+      (is_int(q, 1) && known_integer(p))) {
     return Expr::integer(0);
   }
   auto qv = q.as_integer();
@@ -365,7 +367,9 @@ std::optional<Expr> denest(const Expr& p, const Expr& q, int depth) {
     if (is_int(eval_mod(inner_q, q, depth + 1), 0)) {
       return eval_mod(p.node().operands[0], q, depth + 1);
     }
-    if (known_nonnegative(inner_q * (q - inner_q))) return p;
+    if (known_nonnegative(inner_q * linear_combination(1, q, -1, inner_q))) {
+      return p;
+    }
   } else if (auto m = negated_mod(p)) {
     const Expr& inner_q = m->node().operands[1];
     if (is_int(eval_mod(inner_q, q, depth + 1), 0)) {

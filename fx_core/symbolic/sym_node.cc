@@ -7,6 +7,7 @@
 
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
+#include "fx_core/symbolic/work_budget.h"
 
 namespace fx::sym::internal {
 namespace {
@@ -371,6 +372,7 @@ Expr make_symbol(std::string_view name) {
 }
 
 Expr make_atom(Expr::Kind kind, const Expr& base, const Expr& divisor) {
+  charge_work(1);
   auto n = std::make_shared<Node>();
   n->kind = kind;
   n->atom = true;
@@ -407,7 +409,15 @@ namespace {
 
 constexpr int64_t kFirstShared = -8, kLastShared = 256;
 
+void check_term_count(size_t n) {
+  if (n > kMaxTerms) {
+    throw FxError(
+        cat("symbolic expression of more than ", kMaxTerms, " terms"));
+  }
+}
+
 Expr make_poly_node(Poly poly) {
+  charge_work(1);
   auto n = std::make_shared<Node>();
   n->kind = poly_kind(poly);
   n->atom = false;
@@ -451,6 +461,7 @@ Expr from_poly(Poly poly) {
 Expr from_term(const Term& term) { return from_poly({term}); }
 
 Poly poly_sum(Poly terms) {
+  charge_work(terms.size());
   std::sort(terms.begin(), terms.end(), [](const Term& a, const Term& b) {
     return compare_monomials(a, b) < 0;
   });
@@ -464,26 +475,37 @@ Poly poly_sum(Poly terms) {
       out.push_back(std::move(t));
     }
   }
-  if (out.size() > kMaxTerms) {
-    throw FxError(
-        cat("symbolic expression of more than ", kMaxTerms, " terms"));
-  }
+  check_term_count(out.size());
   return out;
 }
 
+// Both canonical, so one merge: no sort.
 Poly poly_add(const Poly& a, const Poly& b) {
-  Poly all;
-  all.reserve(a.size() + b.size());
-  all.insert(all.end(), a.begin(), a.end());
-  all.insert(all.end(), b.begin(), b.end());
-  return poly_sum(std::move(all));
+  charge_work(a.size() + b.size());
+  Poly out;
+  out.reserve(a.size() + b.size());
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    int c = compare_monomials(a[i], b[j]);
+    if (c < 0) {
+      out.push_back(a[i++]);
+    } else if (c > 0) {
+      out.push_back(b[j++]);
+    } else {
+      int64_t coeff = checked_add(a[i].coeff, b[j].coeff);
+      if (coeff != 0) out.push_back({coeff, a[i].factors});
+      ++i;
+      ++j;
+    }
+  }
+  out.insert(out.end(), a.begin() + i, a.end());
+  out.insert(out.end(), b.begin() + j, b.end());
+  check_term_count(out.size());
+  return out;
 }
 
 Poly poly_mul(const Poly& a, const Poly& b) {
-  if (a.size() * b.size() > kMaxTerms) {
-    throw FxError(
-        cat("symbolic expression of more than ", kMaxTerms, " terms"));
-  }
+  check_term_count(a.size() * b.size());
   Poly all;
   all.reserve(a.size() * b.size());
   for (const Term& x : a) {
@@ -495,8 +517,37 @@ Poly poly_mul(const Poly& a, const Poly& b) {
   return poly_sum(std::move(all));
 }
 
+// A non-zero factor keeps the monomials and their order: no sort.
 Poly poly_scale(const Poly& a, int64_t factor) {
-  return poly_mul(a, Poly{Term{factor, {}}});
+  if (factor == 0) return {};
+  charge_work(a.size());
+  Poly out = a;
+  for (Term& t : out) t.coeff = checked_mul(t.coeff, factor);
+  return out;
+}
+
+bool is_negation(const Expr& a, const Expr& b) {
+  Poly sa, sb;
+  const Poly& x = terms_of(a, &sa);
+  const Poly& y = terms_of(b, &sb);
+  if (x.size() != y.size()) return false;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (x[i].coeff != -y[i].coeff ||
+        x[i].factors.size() != y[i].factors.size()) {
+      return false;
+    }
+    for (size_t k = 0; k < x[i].factors.size(); ++k) {
+      const Factor &f = x[i].factors[k], &g = y[i].factors[k];
+      if (f.power != g.power || f.atom != g.atom) return false;
+    }
+  }
+  return true;
+}
+
+Expr linear_combination(int64_t ca, const Expr& a, int64_t cb, const Expr& b) {
+  Poly sa, sb;
+  return from_poly(poly_add(poly_scale(terms_of(a, &sa), ca),
+                            poly_scale(terms_of(b, &sb), cb)));
 }
 
 }  // namespace fx::sym::internal

@@ -90,6 +90,10 @@ Poly poly_add(const Poly& a, const Poly& b);
 Poly poly_sum(Poly terms);
 Poly poly_mul(const Poly& a, const Poly& b);
 Poly poly_scale(const Poly& a, int64_t factor);
+// a == -b, read off the terms without building -b.
+bool is_negation(const Expr& a, const Expr& b);
+// The sum of terms scaled, ca * a + cb * b, formed once.
+Expr linear_combination(int64_t ca, const Expr& a, int64_t cb, const Expr& b);
 
 // Sort keys and orders.
 int compare_exprs(const Expr& a, const Expr& b);  // by sort key

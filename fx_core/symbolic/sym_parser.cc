@@ -311,6 +311,7 @@ absl::Status error_status(const ParseError& e) {
 }  // namespace
 
 absl::StatusOr<Expr> parse_sym_expr(std::string_view text) {
+  WorkBudget budget(parse_work_limit(text.size()));
   try {
     return Parser(text).whole_expr();
   } catch (const ParseError& e) {
@@ -319,6 +320,7 @@ absl::StatusOr<Expr> parse_sym_expr(std::string_view text) {
 }
 
 absl::StatusOr<Relation> parse_sym_relation(std::string_view text) {
+  WorkBudget budget(parse_work_limit(text.size()));
   try {
     return Parser(text).whole_relation();
   } catch (const ParseError& e) {

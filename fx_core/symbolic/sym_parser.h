@@ -12,7 +12,9 @@
 //  - Errors (InvalidArgument) name the byte offset and what was expected:
 //    "at offset 7: expected ')' after the arguments of FloorDiv". Overflow,
 //    division by zero and nesting deeper than kMaxParseDepth are errors too.
-//    No input crashes or exhausts the stack.
+//    No input crashes or exhausts the stack, and none costs more than
+//    parse_work_limit(its length) units of simplification (work_budget.h)
+//    unless the caller armed a budget of its own.
 #ifndef FX_CORE_SYMBOLIC_SYM_PARSER_H_
 #define FX_CORE_SYMBOLIC_SYM_PARSER_H_
 
@@ -21,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "fx_core/symbolic/sym_expr.h"
 #include "fx_core/symbolic/sym_relation.h"
+#include "fx_core/symbolic/work_budget.h"
 
 namespace fx::sym {
 

@@ -12,6 +12,7 @@
 #include "fx_core/support/error.h"
 #include "fx_core/symbolic/sym_expr.h"
 #include "fx_core/symbolic/sym_relation.h"
+#include "fx_core/symbolic/work_budget.h"
 #include "tests/testing/status_matchers.h"
 
 namespace fx::sym {
@@ -209,6 +210,34 @@ TEST(SymRelationTest, EvaluateAndParse) {
   absl::StatusOr<Relation> ne = parse_sym_relation("x != y");
   ASSERT_TRUE(ne.ok());
   EXPECT_EQ(ne->op, Relation::Op::kNe);
+}
+
+// Mod of a 3600-term sum by a sum of n symbols reduces each term by the
+// divisor: n * 3600 steps from a text of a few hundred bytes plus 7n.
+std::string mod_by_sum(int n) {
+  auto sum = [](const std::string& x, int k, const std::string& extra) {
+    std::string s = "(";
+    for (int i = 0; i < k; ++i) s += (i ? " + " : "") + x + std::to_string(i);
+    return s + extra + ")";
+  };
+  return "Mod(" + sum("a", 60, "") + "*" + sum("b", 60, "") + ", " +
+         sum("c", n, " + 1") + ")";
+}
+
+TEST(SymParserTest, SimplificationBeyondTheWorkBudgetIsRefused) {
+  EXPECT_EQ(error_text(mod_by_sum(10)), "");   // about 400000 units
+  const std::string costly = mod_by_sum(200);  // about 5900000 units
+  ASSERT_LT(parse_work_limit(costly.size()), 5000000u);
+  EXPECT_NE(
+      error_text(costly).find(
+          "symbolic expression too costly to simplify: more than " +
+          std::to_string(parse_work_limit(costly.size())) + " term operations"),
+      std::string::npos)
+      << error_text(costly);
+  // A caller's own budget covers the parse instead.
+  WorkBudget generous(10000000);
+  EXPECT_EQ(error_text(costly), "");
+  EXPECT_GT(WorkBudget::spent(), 5000000u);
 }
 
 }  // namespace
