@@ -897,6 +897,9 @@ absl::StatusOr<GraphFile> parse_graph_json(std::string_view text,
                                            std::string_view source) {
   absl::StatusOr<Json> root = parse_json_text(text, source);
   if (!root.ok()) return root.status();
+  // One budget for all the file's symbolic expressions: each text alone
+  // may cost a fixed allowance, the file as a whole no more than one.
+  sym::WorkBudget budget(sym::parse_work_limit(text.size()));
   return Reader(source).read(*root);
 }
 

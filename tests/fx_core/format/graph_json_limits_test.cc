@@ -9,10 +9,12 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "fx_core/format/graph_json.h"
 #include "fx_core/ir/codegen.h"
 #include "fx_core/ir/graph.h"
+#include "fx_core/symbolic/work_budget.h"
 
 namespace fx {
 namespace {
@@ -171,6 +173,50 @@ TEST(GraphFileLimits, TextThatCodeWritesAsIsIsChecked) {
      "args": [{"node": "r"}], "kwargs": {}}]})"),
               HasSubstr("node 'r': field 'kwargs': 'a=print(1),b' is not a "
                         "Python identifier"));
+}
+
+// Mod((a0 + ... + a59)*(b0 + ... + b59), c0 + ... + c49 + 1): a kilobyte
+// that costs about 1.6 million term operations to simplify, within one
+// expression's budget.
+std::string costly_symint() {
+  std::vector<std::string> sums;
+  for (const char* x : {"a", "b", "c"}) {
+    std::string s;
+    for (int i = 0; i < (*x == 'c' ? 50 : 60); ++i) {
+      s += (i ? " + " : "") + std::string(x) + std::to_string(i);
+    }
+    sums.push_back("(" + s + (*x == 'c' ? " + 1)" : ")"));
+  }
+  return "Mod(" + sums[0] + "*" + sums[1] + ", " + sums[2] + ")";
+}
+
+// Placeholders x0.. whose meta.val is the costly expression.
+std::string graph_of_costly_symints(int n) {
+  std::string nodes;
+  for (int i = 0; i < n; ++i) {
+    const std::string x = "x" + std::to_string(i);
+    nodes += R"({"name": ")" + x + R"(", "op": "placeholder", "target": ")" +
+             x +
+             R"(", "args": [], "kwargs": {}, "meta": {"val": {"symint": ")" +
+             costly_symint() + R"("}}},)";
+  }
+  return R"({"format": "fx-graph", "version": 1, "nodes": [)" + nodes +
+         R"({"name": "output", "op": "output", "target": "output",
+             "args": [null], "kwargs": {}}]})";
+}
+
+// One work budget covers every expression of a file (work_budget.h): what
+// one expression may cost, a file of many such may not.
+TEST(GraphFileLimits, SymbolicSimplificationHasOneBudgetPerFile) {
+  EXPECT_EQ(parse_error(graph_of_costly_symints(1)), "");
+  const std::string many = graph_of_costly_symints(3);
+  EXPECT_THAT(parse_error(many),
+              HasSubstr("node 'x1' field 'meta.val': 'symint' \"Mod((a0 + "));
+  EXPECT_THAT(parse_error(many),
+              HasSubstr("symbolic expression too costly to simplify: more "
+                        "than " +
+                        std::to_string(sym::parse_work_limit(many.size())) +
+                        " term operations"));
 }
 
 }  // namespace
