@@ -17,10 +17,11 @@
 //  - parse_sym_expr and parse_sym_relation arm parse_work_limit(text) for
 //    each text: a fixed allowance plus a linear one per byte, so reading
 //    sympy's output costs time in proportion to its length and a short text
-//    costs at most about the fixed part (2 million units, 0.3 s). Measured: the largest legal
+//    costs at most about the fixed part (1 million units, about 0.2 s
+//    without sanitizers). Measured: the largest legal
 //    expansions (10000 terms) cost under 20000 units from their 100-byte
 //    factored form; reading printed canonical text back costs at most 3.5
-//    units a byte (a 3 MB print of nested Mods: 10 million units, 1.5 s).
+//    units a byte (measured on prints of nested Mods up to 3 MB).
 #ifndef FX_CORE_SYMBOLIC_WORK_BUDGET_H_
 #define FX_CORE_SYMBOLIC_WORK_BUDGET_H_
 
@@ -28,7 +29,7 @@
 
 namespace fx::sym {
 
-inline constexpr uint64_t kParseWorkBase = 2000000;
+inline constexpr uint64_t kParseWorkBase = 1000000;
 inline constexpr uint64_t kParseWorkPerByte = 16;
 inline uint64_t parse_work_limit(uint64_t text_bytes) {
   return kParseWorkBase + kParseWorkPerByte * text_bytes;

@@ -175,14 +175,14 @@ TEST(GraphFileLimits, TextThatCodeWritesAsIsIsChecked) {
                         "Python identifier"));
 }
 
-// Mod((a0 + ... + a59)*(b0 + ... + b59), c0 + ... + c49 + 1): a kilobyte
-// that costs about 1.6 million term operations to simplify, within one
+// Mod((a0 + ... + a59)*(b0 + ... + b59), c0 + ... + c19 + 1): a kilobyte
+// that costs about 0.7 million term operations to simplify, within one
 // expression's budget.
 std::string costly_symint() {
   std::vector<std::string> sums;
   for (const char* x : {"a", "b", "c"}) {
     std::string s;
-    for (int i = 0; i < (*x == 'c' ? 50 : 60); ++i) {
+    for (int i = 0; i < (*x == 'c' ? 20 : 60); ++i) {
       s += (i ? " + " : "") + std::string(x) + std::to_string(i);
     }
     sums.push_back("(" + s + (*x == 'c' ? " + 1)" : ")"));
@@ -209,7 +209,7 @@ std::string graph_of_costly_symints(int n) {
 // one expression may cost, a file of many such may not.
 TEST(GraphFileLimits, SymbolicSimplificationHasOneBudgetPerFile) {
   EXPECT_EQ(parse_error(graph_of_costly_symints(1)), "");
-  const std::string many = graph_of_costly_symints(3);
+  const std::string many = graph_of_costly_symints(2);
   EXPECT_THAT(parse_error(many),
               HasSubstr("node 'x1' field 'meta.val': 'symint' \"Mod((a0 + "));
   EXPECT_THAT(parse_error(many),
