@@ -11,6 +11,7 @@
 
 #include "plugins/common/rewrite_util.h"
 #include "plugins/quantize/patterns.h"
+#include "plugins/quantize/reference_modules.h"
 #include "plugins/quantize/report.h"
 
 namespace fx_quant {
@@ -108,6 +109,8 @@ class Lowering {
         changed |= drop_requantize(n);
       } else if (n.op() == FX_OP_CALL_FUNCTION) {
         changed |= lower_weighted(n) || lower_dynamic(n);
+      } else if (n.op() == FX_OP_CALL_MODULE) {
+        changed |= lower_reference(n);
       }
     }
     if (changed) g_.eliminate_dead_code();
@@ -197,8 +200,7 @@ class Lowering {
       auto guard = g_.inserting_before(r->quantize);
       call = g_.call_function(
           r->relu ? "torch.ops.quantized.add_relu" : "torch.ops.quantized.add",
-          {Arg(*a), Arg(*b), Arg(r->qparams.scale),
-           Arg(r->qparams.zero_point)});
+          {Arg(*a), Arg(*b), Arg(r->quantize.arg(1)), Arg(r->quantize.arg(2))});
     }
     replace_chain(add, *r, call);
     lowered_.insert(call.get());
@@ -223,7 +225,22 @@ class Lowering {
       if (u != after) u.replace_input_with(op, after);
     }
     if (dq.num_users() == 0) g_.erase_node(dq);
+    quantized_dropout(op);
     return true;
+  }
+
+  // A Dropout module now called on a quint8 tensor becomes the quantized
+  // Dropout convert_fx puts there (the identity in eval mode, as this one
+  // is), unless another call shares it.
+  void quantized_dropout(Node op) {
+    if (op.op() != FX_OP_CALL_MODULE ||
+        g_.module_type(op.target_cstr()) != "torch.nn.Dropout" ||
+        g_.find_nodes(FX_OP_CALL_MODULE, op.target_cstr()).size() != 1) {
+      return;
+    }
+    Arg config = fxp::module_config(g_, op.target_cstr());
+    fxp::add_module(g_, op.target_cstr(),
+                    "torch.ao.nn.quantized.modules.dropout.Dropout", config);
   }
 
   // quantize_per_tensor(dequantize(Y), s, z) -> Y: Y is quint8 already,
@@ -239,6 +256,7 @@ class Lowering {
 
   bool lower_weighted(Node op);
   bool lower_dynamic(Node op);
+  bool lower_reference(Node op);
 
   Graph& g_;
   std::set<FxNode*> quantized_;  // nodes whose value is a quint8 tensor
@@ -445,6 +463,43 @@ bool Lowering::lower_dynamic(Node op) {
   op.replace_all_uses_with(call);
   lowered_.insert(call.get());
   g_.erase_node(op);
+  return true;
+}
+
+// PyTorch's reference pattern (convert_to_reference_fx): dequantize(X) ->
+// a call of a reference Conv2d / Linear, or of a ConvReLU2d / LinearReLU
+// holding one [-> ReLU] -> quantize_per_tensor becomes a call of the
+// quantized module convert_fx builds, under the same name (so a module
+// called from two places stays as it is).
+bool Lowering::lower_reference(Node op) {
+  if (op.num_args() != 1 || op.num_kwargs() != 0) return false;
+  const std::string target(op.target());
+  std::optional<ReferenceModule> m = reference_module(g_, target);
+  if (!m) return false;
+  std::optional<Node> x = quantized_source(op.arg(0));
+  std::optional<Requantized> r = requantized(op);
+  if (!x || !r || (m->fused_relu && r->relu)) return false;
+  if (g_.find_nodes(FX_OP_CALL_MODULE, target.c_str()).size() != 1) {
+    return false;
+  }
+  const bool relu = m->fused_relu || bool(r->relu);
+  std::optional<QuantizedParts> parts = quantized_parts(g_, *m, relu);
+  if (!parts) return false;
+  fxp::add_module(g_, target.c_str(), module_type(m->conv, relu),
+                  parts->config);
+  g_.set_attr_quantized((target + ".weight").c_str(), parts->values.release(),
+                        parts->scales.dl(), parts->zero_points.dl(),
+                        parts->axis);
+  if (parts->bias) {
+    g_.set_attr_tensor((target + ".bias").c_str(), parts->bias.release());
+  }
+  set_output_qparams(g_, target, r->qparams);
+  op.replace_input_with(op.arg(0).node(), *x);
+  r->quantize.replace_all_uses_with(op);
+  g_.erase_node(r->quantize);
+  if (r->relu) g_.erase_node(r->relu);
+  quantized_.insert(op.get());
+  lowered_.insert(op.get());
   return true;
 }
 

@@ -13,9 +13,17 @@
 //
 //   dequantize(A) + dequantize(B) [-> ReLU] -> quantize_per_tensor(s, z)
 //
-// becomes torch.ops.quantized.add(A, B, s, z) (add_relu with the ReLU).
+// becomes torch.ops.quantized.add(A, B, s, z) (add_relu with the ReLU; s
+// and z as the quantize node gives them, literals or attributes).
+// PyTorch's own reference form (convert_to_reference_fx) lowers the same
+// way: dequantize(X) -> a reference Conv2d / Linear module, alone or in a
+// ConvReLU2d / LinearReLU [-> ReLU] -> quantize_per_tensor becomes the
+// quantized module convert_fx builds, under the module's name, its weight
+// quantized with the reference module's weight_qparams
+// (reference_modules.h): the graph and numbers are convert_fx's.
 // Pooling, ReLU6, Hardtanh, flatten and an eval-mode Dropout between them
-// run on the quint8 tensor (keeping its quantization, as convert_fx does).
+// run on the quint8 tensor (keeping its quantization, as convert_fx does;
+// the Dropout becomes the quantized one).
 // A chain of such ops then passes quint8 tensors from one to the next; what
 // does not match (an op without an observed output) stays as it was, in
 // float between dequantize and quantize. And quantize_weights{dynamic=true}'s
