@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 
@@ -27,15 +28,19 @@ class Parser {
   explicit Parser(std::string_view text) : text_(text) {}
 
   Expr whole_expr() {
-    Expr e = sum();
-    expect_end();
-    return e;
+    return at_offset_reached([&] {
+      Expr e = sum();
+      expect_end();
+      return e;
+    });
   }
 
   Relation whole_relation() {
-    Relation r = relation();
-    expect_end();
-    return r;
+    return at_offset_reached([&] {
+      Relation r = relation();
+      expect_end();
+      return r;
+    });
   }
 
  private:
@@ -120,6 +125,17 @@ class Parser {
       return step();
     } catch (const FxError& e) {
       throw ParseError{offset, e.what()};
+    }
+  }
+  // `read`, an FxError no step turned into a ParseError reported at the
+  // offset reached: the work budget (work_budget.h) can run out in any
+  // step that makes a node, a literal's or a symbol's included.
+  template <typename F>
+  std::invoke_result_t<F&> at_offset_reached(F&& read) {
+    try {
+      return read();
+    } catch (const FxError& e) {
+      throw ParseError{pos_, e.what()};
     }
   }
 

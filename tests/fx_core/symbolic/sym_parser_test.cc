@@ -240,5 +240,21 @@ TEST(SymParserTest, SimplificationBeyondTheWorkBudgetIsRefused) {
   EXPECT_GT(WorkBudget::spent(), 5000000u);
 }
 
+// The budget can run out in any step that makes a node, not only in the
+// arithmetic: a literal made when nothing is left (small integers are
+// shared, a large one is a new node) is a refusal at the offset reached,
+// never an exception out of the parser (the sym_expr campaign's
+// crashes/sym_expr/budget_spent_on_a_literal aborted there).
+TEST(SymParserTest, ABudgetSpentOnALiteralIsAnError) {
+  const std::string refused =
+      "symbolic expression too costly to simplify: more than 0 term "
+      "operations";
+  WorkBudget spent(0);
+  EXPECT_EQ(error_text("123456789"), "at offset 9: " + refused);
+  absl::StatusOr<Relation> r = parse_sym_relation("s0 < 123456789");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "at offset 14: " + refused);
+}
+
 }  // namespace
 }  // namespace fx::sym
