@@ -11,6 +11,9 @@ models as anchors (issue 33): per model, batch 1, each thread count:
   int8 SDK             fx_sdk.from_torch_fx(that): the SDK's GraphModule,
                        the same int8 kernels (LibTorch's quantized::conv2d,
                        ...) called from C++
+  int8 SDK reference   convert_to_reference_fx of the same prepared model,
+                       lowered by the SDK's quantize_lower (convert_fx's
+                       graph and numbers), then fx_sdk.compile
   encoder              (dynamic quantization, bench_dynamic below)
   int8 SDK pipeline    the SDK's own quantization of the float model:
                        fold_bn, quantize_prepare{outputs=true}, calibration
@@ -36,7 +39,9 @@ import torch
 import torch.fx
 import torchvision
 from torch.ao.quantization import get_default_qconfig_mapping
-from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
+from torch.ao.quantization.quantize_fx import (convert_fx,
+                                               convert_to_reference_fx,
+                                               prepare_fx)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dynamic_plan_bench import (  # noqa: E402
@@ -54,14 +59,25 @@ def sqnr(reference, value):
     return float(10 * torch.log10(reference.pow(2).mean() / noise))
 
 
-def quantized(model, x, calibration):
+def prepared_model(model, x, calibration):
     torch.backends.quantized.engine = "onednn"
     prepared = prepare_fx(copy.deepcopy(model),
                           get_default_qconfig_mapping("onednn"), (x,))
     with torch.no_grad():
         for batch in calibration:
             prepared(batch)
-    return convert_fx(prepared)
+    return prepared
+
+
+def quantized(model, x, calibration):
+    return convert_fx(prepared_model(model, x, calibration))
+
+
+def reference_lowered(model, x, calibration):
+    """convert_to_reference_fx's model lowered by quantize_lower."""
+    reference = convert_to_reference_fx(prepared_model(model, x, calibration))
+    gm, _ = fx_sdk.run_pipeline(reference, "quantize_lower")
+    return gm
 
 
 def sdk_quantized(model, x, calibration, observer="minmax"):
@@ -120,12 +136,15 @@ def bench(name, threads, repeat):
     q = quantized(model, x, calibration)
     sdk_q = fx_sdk.from_torch_fx(q)
     ours = sdk_quantized(model, x, calibration)
+    lowered = reference_lowered(model, x, calibration)
     with torch.no_grad():
         reference, int8 = model(x), q(x)
         torch.testing.assert_close(sdk_q(x), int8, rtol=0, atol=0)
+        torch.testing.assert_close(lowered(x), int8, rtol=0, atol=0)
         own = ours(x)
     print(f"# {name}: int8 SQNR against float {sqnr(reference, int8):.1f} "
-          f"dB; the SDK's int8 output equals PyTorch's; the SDK pipeline's "
+          f"dB; the SDK's int8 output, and its lowering of the reference "
+          f"model, equal PyTorch's; the SDK pipeline's "
           f"SQNR {sqnr(reference, own):.1f} dB", flush=True)
 
     def int8_engines():
@@ -138,6 +157,7 @@ def bench(name, threads, repeat):
             print(f"# {name}: TorchScript cannot trace the int8 model: "
                   f"{str(e).splitlines()[0]}", flush=True)
         engines["int8 SDK"] = sdk_q
+        engines["int8 SDK reference"] = fx_sdk.compile(lowered, [x])
         try:  # building a plan runs the graph once
             engines["int8 SDK pipeline"] = fx_sdk.compile(ours, [x])
         except ValueError as e:
