@@ -117,8 +117,13 @@ IValue tensor_to(OpArgs& a) {
 
 }  // namespace
 
+// torch.quantize_per_tensor, hand-written for speed (quantize_ops.cc;
+// declared here until builtin_ops.h next changes).
+void register_quantize_per_tensor(OpRegistry& r);
+
 void register_torch_ops(OpRegistry& r) {
   Both both{r};
+  register_quantize_per_tensor(r);
 
   // C++ spelling. Elementwise (relu, add, sub, mul, div, clamp, sigmoid, tanh,
   // neg are also InferencePlan's direct kernels, which read these entries'
