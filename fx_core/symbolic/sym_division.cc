@@ -55,14 +55,35 @@ bool known_nonzero(const Expr& e) {
   return true;
 }
 
-// sympy's is_integer is True (FloorDiv has no assumptions, so None).
+// True when sympy knows e != 0 whatever its sign: a non-zero integer, or a
+// sum whose terms are all positive or all negative, over symbols (-s is
+// non-zero; known_nonzero, which known_positive builds on, says so only of
+// positive sums).
+bool known_nonzero_either_sign(const Expr& e) {
+  if (auto v = e.as_integer()) return *v != 0;
+  Poly scratch;
+  int sign = 0;
+  for (const Term& t : terms_of(e, &scratch)) {
+    const int term_sign = t.coeff < 0 ? -1 : 1;
+    if (sign != 0 && term_sign != sign) return false;
+    sign = term_sign;
+    for (const Factor& f : t.factors) {
+      if (!known_positive_atom(f.atom)) return false;
+    }
+  }
+  return true;
+}
+
+// sympy's is_integer is True (FloorDiv has no assumptions, so None). A Mod
+// is an integer when both its operands are and its divisor is non-zero
+// (Mod._eval_is_integer), a negative divisor included.
 bool known_integer(const Expr& e) {
   const Node& n = e.node();
   if (n.kind == Expr::Kind::kSymbol) return true;
   if (n.kind == Expr::Kind::kFloorDiv) return false;
   if (n.kind == Expr::Kind::kMod) {
     return known_integer(n.operands[0]) && known_integer(n.operands[1]) &&
-           known_nonzero(n.operands[1]);
+           known_nonzero_either_sign(n.operands[1]);
   }
   for (const Term& t : n.poly) {
     for (const Factor& f : t.factors) {

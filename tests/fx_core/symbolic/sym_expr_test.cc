@@ -97,6 +97,28 @@ class Program {
 
   const std::vector<Step>& steps() const { return steps_; }
 
+  // Appends `op` (add, sub, mul, neg, floordiv or mod) of steps a and b;
+  // returns its index.
+  size_t apply(const std::string& op, size_t a, size_t b) {
+    const Expr& x = *steps_[a].expr;
+    const Expr& y = *steps_[b].expr;
+    std::string line = op + " " + std::to_string(a) + " " + std::to_string(b);
+    if (op == "neg") line = "neg " + std::to_string(a);
+    try {
+      Expr e = op == "add"        ? x + y
+               : op == "sub"      ? x - y
+               : op == "mul"      ? x * y
+               : op == "neg"      ? -x
+               : op == "floordiv" ? floordiv(x, y)
+                                  : mod(x, y);
+      steps_.push_back({line, describe(e), e, std::nullopt});
+      if (e.str().size() < 160) pool_.push_back(steps_.size() - 1);
+    } catch (const FxError&) {
+      steps_.push_back({line, "ERROR", std::nullopt, std::nullopt});
+    }
+    return steps_.size() - 1;
+  }
+
  private:
   static std::string cat_op(const char* a, const char* b) {
     return std::string(a) + b;
@@ -156,30 +178,16 @@ class Program {
     std::string op = kOps[rng_.next(7)];
     size_t a = pick();
     size_t b = (op == "floordiv" || op == "mod") ? pick_divisor() : pick();
-    const Expr& x = *steps_[a].expr;
-    const Expr& y = *steps_[b].expr;
-    std::string line = op + " " + std::to_string(a) + " " + std::to_string(b);
-    if (op == "neg") line = "neg " + std::to_string(a);
-    if (op == "rel") {
-      int r = static_cast<int>(rng_.next(6));
-      line = std::string("rel ") + kRels[r] + " " + std::to_string(a) + " " +
-             std::to_string(b);
-      Relation rel{static_cast<Relation::Op>(r), x, y};
-      steps_.push_back({line, describe(rel), std::nullopt, rel});
+    if (op != "rel") {
+      apply(op, a, b);
       return;
     }
-    try {
-      Expr e = op == "add"        ? x + y
-               : op == "sub"      ? x - y
-               : op == "mul"      ? x * y
-               : op == "neg"      ? -x
-               : op == "floordiv" ? floordiv(x, y)
-                                  : mod(x, y);
-      steps_.push_back({line, describe(e), e, std::nullopt});
-      if (e.str().size() < 160) pool_.push_back(steps_.size() - 1);
-    } catch (const FxError&) {
-      steps_.push_back({line, "ERROR", std::nullopt, std::nullopt});
-    }
+    int r = static_cast<int>(rng_.next(6));
+    std::string line = std::string("rel ") + kRels[r] + " " +
+                       std::to_string(a) + " " + std::to_string(b);
+    Relation rel{static_cast<Relation::Op>(r), *steps_[a].expr,
+                 *steps_[b].expr};
+    steps_.push_back({line, describe(rel), std::nullopt, rel});
   }
 
   Lcg rng_;
@@ -261,6 +269,26 @@ TEST_P(SympyAgreementTest, ParserReadsBackEverythingSympyPrinted) {
     }
   }
   EXPECT_GT(checked, 300);
+}
+
+// Mods whose divisor is a negated symbol, found by the sym_expr campaign
+// (FUZZING.md): sympy knows Mod(x, -s) is an integer, so
+// Mod(s*Mod(x, -s), -s) and Mod(t*Mod(x, -s), 1) are 0.
+TEST(SympyAgreement, ModsOfANegatedSymbolMatchSympy) {
+  if (!have_sympy()) GTEST_SKIP() << "/usr/bin/python3 cannot import sympy";
+  Program program(7);
+  const size_t s0 = 0, s1 = 1, s2 = 2, one = 4;  // the leaves' positions
+  const size_t neg = program.apply("neg", s0, s0);
+  const size_t inner = program.apply("mod", s1, neg);
+  program.apply("mod", program.apply("mul", s0, inner), neg);
+  program.apply("mod", program.apply("mul", s2, inner), one);
+  program.apply("mod", inner, program.apply("neg", one, one));
+  std::vector<std::string> theirs = sympy_lines(program, "negated_divisor");
+  ASSERT_EQ(theirs.size(), program.steps().size());
+  for (size_t i = 0; i < theirs.size(); ++i) {
+    const std::string sympy = theirs[i].substr(0, theirs[i].rfind(" | "));
+    EXPECT_EQ(program.steps()[i].ours, sympy) << program.steps()[i].op;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, SympyAgreementTest,
