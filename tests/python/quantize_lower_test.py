@@ -24,18 +24,7 @@ from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
 import fx_sdk
 from fx_command import fx_binary
 from fx_sdk import torchfx_export, torchfx_import
-
-
-class MLP(torch.nn.Module):
-    """Linear + ReLU (LinearReLU when lowered), then a plain Linear."""
-
-    def __init__(self):
-        super().__init__()
-        self.fc1 = torch.nn.Linear(12, 16)
-        self.fc2 = torch.nn.Linear(16, 4)
-
-    def forward(self, x):
-        return self.fc2(torch.relu(self.fc1(x)))
+from quantize_models import MLP
 
 
 def run(gm, pipeline, x):
