@@ -78,14 +78,16 @@ QConvShape conv_shape(const at::Tensor& w, const QuantizedConvParams& p,
   s.dst = {in[0], w.size(0), 0, 0};
   for (int i = 0; i < 2; ++i) {
     const int64_t k = w.size(2 + i);
-    s.dst[2 + i] = (in[2 + i] + 2 * p.padding[i] - p.dilation[i] * (k - 1) - 1) /
-                       p.stride[i] +
-                   1;
+    s.dst[2 + i] =
+        (in[2 + i] + 2 * p.padding[i] - p.dilation[i] * (k - 1) - 1) /
+            p.stride[i] +
+        1;
   }
   const int64_t g = p.groups;
   s.grouped = g > 1;
   s.weights = {w.size(0), w.size(1), w.size(2), w.size(3)};
-  if (s.grouped) s.weights = {g, w.size(0) / g, w.size(1), w.size(2), w.size(3)};
+  if (s.grouped)
+    s.weights = {g, w.size(0) / g, w.size(1), w.size(2), w.size(3)};
   s.bias = {w.size(0)};
   s.strides = {p.stride[0], p.stride[1]};
   s.dilates = {p.dilation[0] - 1, p.dilation[1] - 1};
@@ -194,9 +196,10 @@ struct OnednnQConv::Impl {
   dnnl::stream stream{onednn_engine()};
 };
 
-std::unique_ptr<OnednnQConv> OnednnQConv::create(
-    const at::Tensor& weight, const at::Tensor& bias,
-    const QuantizedConvParams& p, std::vector<int64_t> in) {
+std::unique_ptr<OnednnQConv> OnednnQConv::create(const at::Tensor& weight,
+                                                 const at::Tensor& bias,
+                                                 const QuantizedConvParams& p,
+                                                 std::vector<int64_t> in) {
   const std::vector<double> w_scales = weight_scales(weight);
   if (!supported(weight, w_scales, bias, p, in)) return nullptr;
   const QConvShape s = conv_shape(weight, p, in);
@@ -223,8 +226,8 @@ std::unique_ptr<OnednnQConv> OnednnQConv::create(
                 {DNNL_ARG_DST, impl->dst}};
   if (bias.defined()) {
     impl->bias = bias_in_accumulator_units(bias, r.bias_scales);
-    impl->bias_mem = memory({s.bias, Dt::f32, Tag::a}, engine,
-                            impl->bias.data_ptr());
+    impl->bias_mem =
+        memory({s.bias, Dt::f32, Tag::a}, engine, impl->bias.data_ptr());
     impl->args.emplace(DNNL_ARG_BIAS, impl->bias_mem);
   }
   impl->in_sizes = std::move(in);

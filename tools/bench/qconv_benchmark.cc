@@ -38,8 +38,8 @@ struct ConvShape {
 // torchvision's mobilenet_v2: (expansion t, channels c, blocks n, stride s).
 std::vector<ConvShape> mobilenet_v2_convs() {
   std::vector<ConvShape> convs{{3, 224, 32, 3, 2, 1, true}};
-  const int64_t settings[][4] = {{1, 16, 1, 1},  {6, 24, 2, 2},  {6, 32, 3, 2},
-                                 {6, 64, 4, 2},  {6, 96, 3, 1},  {6, 160, 3, 2},
+  const int64_t settings[][4] = {{1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2},
+                                 {6, 64, 4, 2}, {6, 96, 3, 1}, {6, 160, 3, 2},
                                  {6, 320, 1, 1}};
   int64_t c = 32, size = 112;
   for (const auto& [t, out, n, s] : settings) {
@@ -69,10 +69,9 @@ Layer make_layer(const ConvShape& s) {
   const int64_t pad = s.kernel / 2;
   at::Tensor x = at::rand({1, s.in_channels, s.size, s.size}) * 4;
   l.input = at::quantize_per_tensor(
-                x.contiguous(at::MemoryFormat::ChannelsLast), 4.0 / 255, 0,
-                at::kQUInt8);
-  at::Tensor w = at::randn({s.out_channels, s.in_channels / s.groups,
-                            s.kernel, s.kernel}) *
+      x.contiguous(at::MemoryFormat::ChannelsLast), 4.0 / 255, 0, at::kQUInt8);
+  at::Tensor w = at::randn({s.out_channels, s.in_channels / s.groups, s.kernel,
+                            s.kernel}) *
                  0.1;
   at::Tensor scales = w.abs().amax({1, 2, 3}).to(at::kDouble) / 127;
   l.weight = at::quantize_per_channel(
@@ -87,7 +86,7 @@ Layer make_layer(const ConvShape& s) {
   p.output_scale = 0.05;
   p.output_zero_point = s.relu6 ? 0 : 128;
   if (s.relu6) p.clamp = std::pair{0.0, 6.0};
-  std::vector<c10::IValue> stack{l.weight, l.bias,     p.stride,
+  std::vector<c10::IValue> stack{l.weight,  l.bias,     p.stride,
                                  p.padding, p.dilation, p.groups};
   c10::Dispatcher::singleton()
       .findSchemaOrThrow("quantized::conv2d_prepack", "")
@@ -179,15 +178,16 @@ void print_layers() {
     const double ours = median_us([&] { l.conv->run(l.input, l.out); });
     total_libtorch += libtorch;
     total_ours += ours;
-    std::printf("%5lld -> %5lld, %3lldx%-3lld k%lld s%lld g%-5lld %-28s %8.1f %8.1f\n",
-                static_cast<long long>(l.input.size(1)),
-                static_cast<long long>(l.weight.size(0)),
-                static_cast<long long>(l.input.size(2)),
-                static_cast<long long>(l.input.size(3)),
-                static_cast<long long>(l.weight.size(2)),
-                static_cast<long long>(l.params.stride[0]),
-                static_cast<long long>(l.params.groups),
-                l.conv->implementation().c_str(), libtorch, ours);
+    std::printf(
+        "%5lld -> %5lld, %3lldx%-3lld k%lld s%lld g%-5lld %-28s %8.1f %8.1f\n",
+        static_cast<long long>(l.input.size(1)),
+        static_cast<long long>(l.weight.size(0)),
+        static_cast<long long>(l.input.size(2)),
+        static_cast<long long>(l.input.size(3)),
+        static_cast<long long>(l.weight.size(2)),
+        static_cast<long long>(l.params.stride[0]),
+        static_cast<long long>(l.params.groups),
+        l.conv->implementation().c_str(), libtorch, ours);
   }
   std::printf("total: LibTorch %.1f us, OnednnQConv %.1f us\n", total_libtorch,
               total_ours);

@@ -32,9 +32,9 @@ struct Case {
 };
 
 at::Tensor quantized_weight(const Case& c) {
-  at::Tensor w = at::randn({c.out_channels, c.input[1] / c.groups, c.kernel,
-                            c.kernel}) *
-                 0.2;
+  at::Tensor w =
+      at::randn({c.out_channels, c.input[1] / c.groups, c.kernel, c.kernel}) *
+      0.2;
   if (!c.per_channel) return at::quantize_per_tensor(w, 0.004, 0, at::kQInt8);
   at::Tensor scales = w.abs().amax({1, 2, 3}).to(at::kDouble) / 127.0;
   at::Tensor zero_points = at::zeros({c.out_channels}, at::kLong);
@@ -64,12 +64,9 @@ class LibTorchQConv {
     at::globalContext().setQEngine(at::QEngine::ONEDNN);
     auto& dispatcher = c10::Dispatcher::singleton();
     std::vector<c10::IValue> stack{
-        qw,
-        bias.defined() ? c10::IValue(bias) : c10::IValue(),
-        p.stride,
-        p.padding,
-        p.dilation,
-        p.groups};
+        qw,         bias.defined() ? c10::IValue(bias) : c10::IValue(),
+        p.stride,   p.padding,
+        p.dilation, p.groups};
     dispatcher.findSchemaOrThrow("quantized::conv2d_prepack", "")
         .callBoxed(&stack);
     packed_ = stack.at(0);
@@ -108,8 +105,8 @@ at::Tensor run_ours(OnednnQConv& conv, const at::Tensor& qx,
 
 // The number of elements that differ, and the largest difference.
 std::string differences(const at::Tensor& got, const at::Tensor& want) {
-  at::Tensor d = (got.int_repr().to(at::kInt) - want.int_repr().to(at::kInt))
-                     .abs();
+  at::Tensor d =
+      (got.int_repr().to(at::kInt) - want.int_repr().to(at::kInt)).abs();
   return std::to_string(d.ne(0).sum().item<int64_t>()) + " of " +
          std::to_string(d.numel()) + " differ, by up to " +
          std::to_string(d.max().item<int>());
@@ -135,15 +132,15 @@ TEST(OnednnQConv, EqualsLibTorchOnMobilenetShapes) {
   // input, out, kernel, stride, padding, dilation, groups, per_channel,
   // bias, relu, input zp, output zp
   const std::vector<Case> cases = {
-      {{1, 3, 32, 32}, 32, 3, 2, 1, 1, 1, true, true, true, 128, 0},  // stem
-      {{1, 32, 16, 16}, 32, 3, 1, 1, 1, 32, true, true, true, 0, 0},  // dw
+      {{1, 3, 32, 32}, 32, 3, 2, 1, 1, 1, true, true, true, 128, 0},   // stem
+      {{1, 32, 16, 16}, 32, 3, 1, 1, 1, 32, true, true, true, 0, 0},   // dw
       {{1, 96, 16, 16}, 96, 3, 2, 1, 1, 96, true, true, false, 7, 3},  // dw/2
       {{1, 32, 16, 16}, 16, 1, 1, 0, 1, 1, true, true, false, 0, 64},  // 1x1
       {{1, 16, 8, 8}, 96, 1, 1, 0, 1, 1, true, false, true, 100, 0},
   };
   for (const Case& c : cases) {
-    SCOPED_TRACE("input channels " + std::to_string(c.input[1]) +
-                 ", groups " + std::to_string(c.groups));
+    SCOPED_TRACE("input channels " + std::to_string(c.input[1]) + ", groups " +
+                 std::to_string(c.groups));
     for (uint64_t seed = 0; seed < 4; ++seed) expect_equal_to_libtorch(c, seed);
   }
 }
@@ -192,9 +189,9 @@ TEST(OnednnQConv, AcceptsUint8TensorsAndAnyInputLayout) {
   ASSERT_NE(conv, nullptr);
   const at::Tensor want = run_ours(*conv, qx, p);
   // The same bytes as plain uint8, in and out; the input contiguous NCHW.
-  at::Tensor out = at::empty(conv->output_sizes(),
-                             at::TensorOptions().dtype(at::kByte).memory_format(
-                                 kNhwc));
+  at::Tensor out =
+      at::empty(conv->output_sizes(),
+                at::TensorOptions().dtype(at::kByte).memory_format(kNhwc));
   conv->run(qx.int_repr().contiguous(), out);
   EXPECT_TRUE(at::equal(out, want.int_repr()));
 }
@@ -236,9 +233,9 @@ TEST(OnednnQConv, RunRefusesTensorsOfOtherSizesOrTypes) {
   const QuantizedConvParams p = params_of(c, qx);
   auto conv = OnednnQConv::create(qw, at::Tensor(), p, c.input);
   ASSERT_NE(conv, nullptr);
-  at::Tensor out = at::empty(conv->output_sizes(),
-                             at::TensorOptions().dtype(at::kByte).memory_format(
-                                 kNhwc));
+  at::Tensor out =
+      at::empty(conv->output_sizes(),
+                at::TensorOptions().dtype(at::kByte).memory_format(kNhwc));
   EXPECT_THROW(conv->run(at::randn(c.input), out), c10::Error);
   EXPECT_THROW(conv->run(qx.int_repr()[0].unsqueeze(0).narrow(2, 0, 8), out),
                c10::Error);
