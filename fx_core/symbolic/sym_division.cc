@@ -382,21 +382,59 @@ bool known_nonpositive(const Expr& e) {
   return nonnegative_fact(e, -1) == true;
 }
 
+// Whether inner_q * (q + k * inner_q) (k is 1 or -1) is known nonnegative
+// (want 1) or nonpositive (want -1): the test of sympy's rule for a Mod in a
+// Mod. sympy's integers have no bound, so two integers are decided exactly
+// here too (in 128 bits: the product of two int64 overflows int64 for
+// moduli above about 3e9, and refusing such a text made a printed Mod that
+// parsed once fail to parse again). Otherwise, when the signs of both
+// factors are known they decide it (a product of terms of one sign each has
+// terms of one sign: what the expanded product would give, without forming
+// coefficients that may overflow); else the product is formed and asked,
+// and a product beyond int64 is not known to have either sign.
+bool known_product_sign(const Expr& inner_q, const Expr& q, int k, int want) {
+  const auto a = inner_q.as_integer();
+  const auto b = q.as_integer();
+  if (a && b) {
+    const __int128 product =
+        static_cast<__int128>(*a) *
+        (static_cast<__int128>(*b) + k * static_cast<__int128>(*a));
+    return want > 0 ? product >= 0 : product <= 0;
+  }
+  const Expr second = linear_combination(1, q, k, inner_q);
+  const std::optional<bool> a_nonneg = nonnegative_fact(inner_q);
+  const std::optional<bool> a_nonpos = nonnegative_fact(inner_q, -1);
+  const std::optional<bool> b_nonneg = nonnegative_fact(second);
+  const std::optional<bool> b_nonpos = nonnegative_fact(second, -1);
+  const bool same = (a_nonneg == true && b_nonneg == true) ||
+                    (a_nonpos == true && b_nonpos == true);
+  const bool opposite = (a_nonneg == true && b_nonpos == true) ||
+                        (a_nonpos == true && b_nonneg == true);
+  if (same || opposite) return want > 0 ? same : opposite;
+  try {
+    const Expr product = inner_q * second;
+    return want > 0 ? known_nonnegative(product) : known_nonpositive(product);
+  } catch (const IntegerOverflow&) {
+    // Coefficients beyond int64, and the factors' signs are not both
+    // known: sympy's product then has terms of both signs too (one factor is
+    // an integer, or the cancellation that could decide it is beyond us).
+    return false;
+  }
+}
+
 std::optional<Expr> denest(const Expr& p, const Expr& q, int depth) {
   if (is_atom_of(p, Expr::Kind::kMod)) {
     const Expr& inner_q = p.node().operands[1];
     if (is_int(eval_mod(inner_q, q, depth + 1), 0)) {
       return eval_mod(p.node().operands[0], q, depth + 1);
     }
-    if (known_nonnegative(inner_q * linear_combination(1, q, -1, inner_q))) {
-      return p;
-    }
+    if (known_product_sign(inner_q, q, -1, 1)) return p;
   } else if (auto m = negated_mod(p)) {
     const Expr& inner_q = m->node().operands[1];
     if (is_int(eval_mod(inner_q, q, depth + 1), 0)) {
       return eval_mod(-m->node().operands[0], q, depth + 1);
     }
-    if (known_nonpositive(inner_q * (q + inner_q))) return p;
+    if (known_product_sign(inner_q, q, 1, -1)) return p;
   }
   return std::nullopt;
 }

@@ -16,7 +16,7 @@ constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
 int64_t in_range(bool overflowed, int64_t value, const char* what) {
   if (overflowed || value == kMin) {
-    throw FxError(cat("integer overflow in symbolic ", what));
+    throw IntegerOverflow(cat("integer overflow in symbolic ", what));
   }
   return value;
 }

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fx_core/support/error.h"
 #include "fx_core/symbolic/sym_expr.h"
 
 namespace fx::sym::internal {
@@ -65,7 +66,13 @@ struct Node {
 };
 const Key& sort_key(const Node& node);
 
-// Checked arithmetic on int64 without INT64_MIN; FxError on overflow.
+// What checked arithmetic throws when a result leaves int64 (sympy's
+// integers have no bound; here such an expression is refused).
+struct IntegerOverflow : FxError {
+  using FxError::FxError;
+};
+
+// Checked arithmetic on int64 without INT64_MIN; IntegerOverflow on overflow.
 int64_t checked_add(int64_t a, int64_t b);
 int64_t checked_mul(int64_t a, int64_t b);
 int64_t checked_neg(int64_t a);
