@@ -54,7 +54,9 @@ c10::IValue InferencePlan::Program::execute(std::vector<c10::IValue> inputs,
           break;
         case Step::Kind::kCallOp:
         case Step::Kind::kCallModule:
-          if (step.onednn) {
+          if (step.forwards >= 0 && steps[step.forwards].ran_onednn) {
+            slots[step.slot] = slots[step.forwards];
+          } else if (step.onednn) {
             run_onednn(step);
           } else if (step.direct) {
             run_direct(step);

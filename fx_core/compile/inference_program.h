@@ -79,6 +79,11 @@ struct InferencePlan::Program {
     std::shared_ptr<OnednnStep> onednn;
     std::vector<const at::Tensor*> onednn_operands;
     bool residual_in_place = false;  // sums into the dead residual's buffer
+    bool ran_onednn = false;         // this run's result came from `onednn`
+    // A clamp module fused into the int8 convolution step producing slot
+    // `forwards` (quantized_steps.h): when that step ran on oneDNN, this
+    // call's result is its result, unchanged.
+    int32_t forwards = -1;
   };
   // Per alias group (indexed by its root slot): the last step reading any
   // of its values, and whether one of them reaches the output.
@@ -118,6 +123,9 @@ struct InferencePlan::Program {
 
   void plan_direct();
   bool bind_onednn_steps(bool layout_setting);
+  bool bind_module_step(Step& step);
+  void fuse_quantized_clamps();
+  std::vector<size_t> reader_counts() const;
   PlannedParam planned_param(const Source& s) const;
   void run_onednn(Step& step);
   std::vector<bool> find_candidates(AliasGroups& groups);
@@ -132,6 +140,7 @@ struct InferencePlan::Program {
   bool bind_pointwise(Step& step);
   void place_onednn(Step& step, AliasGroups& groups, const GroupLiveness& live,
                     BufferPool& pool);
+  at::Tensor quantized_buffer(Step& step, int32_t group, BufferPool& pool);
   void residuals_in_place(const std::vector<bool>& candidate,
                           AliasGroups& groups, GroupLiveness* live);
   bool bind_direct(Step& step);

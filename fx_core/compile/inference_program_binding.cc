@@ -1,7 +1,10 @@
 // InferencePlan::Program: binding steps to kernels: oneDNN steps and their
 // buffers, direct ATen kernels on TensorIterators, fused pointwise kernels,
 // and the operands they are built on.
+#include <ATen/quantized/Quantizer.h>
+
 #include "fx_core/compile/inference_program.h"
+#include "fx_core/compile/quantized_steps.h"
 
 namespace fx {
 
@@ -24,7 +27,35 @@ void InferencePlan::Program::place_onednn(Step& step, AliasGroups& groups,
     }
     step.residual_in_place = false;
   }
-  step.buffer = pool.take(step.out_meta, r, &buffer_bytes);
+  step.buffer = c10::isQIntType(step.out_meta.dtype)
+                    ? quantized_buffer(step, r, pool)
+                    : pool.take(step.out_meta, r, &buffer_bytes);
+}
+
+// A quint8 step's planned buffer: uint8 memory from the pool seen as a
+// quint8 tensor with the step's output scale and zero point (the pool's
+// tensors are plain; a quantized tensor cannot be one). A dynamic plan's
+// buffers move when a larger shape is planned, so its quint8 results are
+// fresh tensors each run instead.
+at::Tensor InferencePlan::Program::quantized_buffer(Step& step, int32_t group,
+                                                    BufferPool& pool) {
+  if (shared_buffers != nullptr) {
+    step.fresh = true;
+    return at::Tensor();
+  }
+  TensorMeta bytes = step.out_meta;
+  bytes.dtype = at::kByte;
+  at::Tensor memory = pool.take(bytes, group, &buffer_bytes);
+  const at::Tensor like = step.onednn->empty_output();
+  at::Tensor out = at::from_blob_quantized_per_tensor_affine(
+      memory.data_ptr(), memory.sizes(), memory.strides(), [memory](void*) {},
+      like.q_scale(), like.q_zero_point(),
+      at::TensorOptions().dtype(like.scalar_type()));
+  // from_blob takes the scale as a float: the step's own (a double) again.
+  at::set_quantizer_(
+      out, at::make_per_tensor_affine_quantizer(
+               like.q_scale(), like.q_zero_point(), like.scalar_type()));
+  return out;
 }
 
 // oneDNN steps summing in place (convolutions) whose residual is dead after
@@ -62,6 +93,10 @@ void InferencePlan::Program::residuals_in_place(
 bool InferencePlan::Program::bind_onednn_steps(bool layout_setting) {
   bool any = false;
   for (Step& step : steps) {
+    if (step.kind == Step::Kind::kCallModule && !layout_setting) {
+      any = bind_module_step(step) || any;
+      continue;
+    }
     if (step.kind != Step::Kind::kCallOp || step.slot < 0 || step.onednn ||
         onednn_sets_layout(step.op->target) != layout_setting) {
       continue;
@@ -75,7 +110,59 @@ bool InferencePlan::Program::bind_onednn_steps(bool layout_setting) {
         bind_onednn_step(step.op->target, params, planned_param(result));
     any = any || step.onednn != nullptr;
   }
+  if (!layout_setting) fuse_quantized_clamps();
   return any;
+}
+
+// How many parameters of all steps (the output's included) read each slot.
+std::vector<size_t> InferencePlan::Program::reader_counts() const {
+  std::vector<size_t> readers(num_slots, 0);
+  for (const Step& step : steps) {
+    for (const Source& s : step.params) {
+      s.for_each_slot([&](int32_t slot) { ++readers[slot]; });
+    }
+  }
+  return readers;
+}
+
+// A ReLU6 / Hardtanh / ReLU module whose input is an int8 convolution
+// step's result and its only use becomes a clip of that step
+// (quantized_steps.h); the module's call then forwards the result.
+void InferencePlan::Program::fuse_quantized_clamps() {
+  const std::vector<size_t> readers = reader_counts();
+  for (Step& step : steps) {
+    if (step.kind != Step::Kind::kCallModule || step.module == nullptr ||
+        step.module_kind == nullptr || step.slot < 0 || step.onednn ||
+        step.params.empty() || step.params[0].kind != Source::Kind::kSlot) {
+      continue;
+    }
+    const int32_t input = step.params[0].slot;
+    Step& producer = steps[input];
+    if (!producer.onednn || readers[input] != 1) continue;
+    const auto bounds = module_clamp(*step.module_kind, *step.module);
+    if (bounds &&
+        fuse_quantized_clamp(*producer.onednn, bounds->first, bounds->second)) {
+      step.forwards = input;
+    }
+  }
+}
+
+// A module call the plan runs itself (quantized_steps.h: 2-d quantized
+// convolutions on a quint8 input); whether it was bound.
+bool InferencePlan::Program::bind_module_step(Step& step) {
+  if (step.slot < 0 || step.onednn || step.module == nullptr ||
+      step.module_kind == nullptr || step.params.empty() ||
+      step.params[0].kind != Source::Kind::kSlot) {
+    return false;
+  }
+  const int32_t input = step.params[0].slot;
+  const TensorMeta& in = slot_meta[input];
+  if (!in.is_tensor || in.dtype != at::kQUInt8 || !in.device.is_cpu()) {
+    return false;
+  }
+  step.onednn = bind_quantized_module_step(*step.module_kind, *step.module,
+                                           input, in.sizes);
+  return step.onednn != nullptr;
 }
 
 // What the planner knows of one parameter.
@@ -112,6 +199,7 @@ void InferencePlan::Program::run_onednn(Step& step) {
     operands.push_back(slots[slot].isTensor() ? &slots[slot].toTensor()
                                               : nullptr);
   }
+  step.ran_onednn = false;
   if (diverged || !step.onednn->fits(operands)) {
     if (!diverged) {
       ++direct_fallbacks;
@@ -121,6 +209,7 @@ void InferencePlan::Program::run_onednn(Step& step) {
     slots[step.slot] = run_kernel(step);
     return;
   }
+  step.ran_onednn = true;
   at::Tensor out = step.buffer;
   if (!out.defined()) out = step.onednn->empty_output();
   step.onednn->run(operands, out);

@@ -18,7 +18,11 @@ models as anchors (issue 33): per model, batch 1, each thread count:
   int8 SDK pipeline    the SDK's own quantization of the float model:
                        fold_bn, quantize_prepare{outputs=true}, calibration
                        on the same batches, quantize_convert, quantize_lower,
-                       then fx_sdk.compile (the InferencePlan)
+                       then fx_sdk.compile (the InferencePlan: its own int8
+                       convolutions, fx_core/compile/quantized_steps.h)
+  int8 SDK pipeline, LibTorch convs
+                       the same plan with FX_INT8_CONV=registry: its
+                       convolutions on LibTorch's quantized::conv2d
 
 The int8 outputs are checked equal (the SDK's to PyTorch's, exactly) and
 their SQNR against float is printed. Engines run round-robin after a
@@ -101,6 +105,17 @@ def float_plan(model, x):
     return fx_sdk.compile(inference_graph(model, x), [x])
 
 
+def libtorch_convs_plan(gm, x):
+    """gm's plan with its quantized convolutions on LibTorch's
+    quantized::conv2d (FX_INT8_CONV=registry) instead of the plan's own
+    int8 steps: the before of fx_core/compile/quantized_steps.h."""
+    os.environ["FX_INT8_CONV"] = "registry"
+    try:
+        return fx_sdk.compile(gm, [x])
+    finally:
+        del os.environ["FX_INT8_CONV"]
+
+
 def working(engines, x):
     """`engines` without those whose first call raises (reported)."""
     kept = {}
@@ -160,6 +175,8 @@ def bench(name, threads, repeat):
         engines["int8 SDK reference"] = fx_sdk.compile(lowered, [x])
         try:  # building a plan runs the graph once
             engines["int8 SDK pipeline"] = fx_sdk.compile(ours, [x])
+            engines["int8 SDK pipeline, LibTorch convs"] = (
+                libtorch_convs_plan(ours, x))
         except ValueError as e:
             print(f"# int8 SDK pipeline fails: {str(e).splitlines()[0]}",
                   flush=True)

@@ -1,0 +1,62 @@
+// fx::bind_quantized_module_step: the InferencePlan's int8 steps. A
+// call_module of torch.ao.nn.quantized's Conv2d or of
+// torch.ao.nn.intrinsic.quantized's ConvReLU2d (what convert_fx and the
+// quantize plugin's quantize_lower write) runs on fx::OnednnQConv
+// (onednn_qconv.h) instead of the module's LibTorch kernel
+// (quantized::conv2d): the same oneDNN int8 kernel and the same bytes, the
+// weights packed once for the plan, the result written into a planned
+// buffer, without the per-call work of LibTorch's operator (an output
+// allocated, the primitive looked up in a cache).
+//
+// The step takes the module's int8 weight, float bias, output scale and
+// zero point and its stride, padding, dilation and groups as the plan is
+// built (later changes to the module are not seen, as for the float
+// convolutions' packed weights). The input's scale and zero point are read
+// from the quint8 input on each run: its primitive is built for the first
+// pair and again whenever they change. fits() refuses inputs other than
+// per-tensor quint8 tensors of the planned sizes with a usable scale and
+// zero point (the plan then runs the module as it would without the step).
+// FX_INT8_CONV=registry (default: plan) binds none: every module runs its
+// LibTorch kernel; any other value is an FxError when a plan is built.
+#ifndef FX_CORE_COMPILE_QUANTIZED_STEPS_H_
+#define FX_CORE_COMPILE_QUANTIZED_STEPS_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fx_core/compile/onednn_steps.h"
+
+namespace torch::nn {
+class Module;
+}  // namespace torch::nn
+
+namespace fx {
+
+struct ModuleKind;
+
+// A ReLU6, Hardtanh or ReLU module (torch.nn's, as PyTorch's quantized
+// mobilenets call them on quint8 tensors) after an int8 convolution step whose
+// result nothing else reads is fused into it as a clip of the real-valued
+// result (onednn_qconv.h: the same bytes as the convolution then the
+// module); the plan then hands the module's call the convolution's result.
+// The module's clamp bounds, or nullopt when it is none of these.
+std::optional<std::pair<double, double>> module_clamp(
+    const ModuleKind& kind, const torch::nn::Module& module);
+// Fuses the clamp [lo, hi] into `step` when it is an int8 convolution step
+// without a ReLU or clamp of its own; whether it did.
+bool fuse_quantized_clamp(OnednnStep& step, double lo, double hi);
+
+// The step for `module` of `kind` reading its input from `input_slot`,
+// recorded with `input_sizes`; nullptr when it is not a 2-d quantized
+// convolution oneDNN computes as LibTorch does (onednn_qconv.h).
+std::unique_ptr<OnednnStep> bind_quantized_module_step(
+    const ModuleKind& kind, const torch::nn::Module& module, int32_t input_slot,
+    const std::vector<int64_t>& input_sizes);
+
+}  // namespace fx
+
+#endif  // FX_CORE_COMPILE_QUANTIZED_STEPS_H_
