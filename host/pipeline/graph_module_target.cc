@@ -14,6 +14,8 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -97,6 +99,22 @@ struct SharedView {
     void operator()(SharedView* view) const { view->release(); }
   };
 
+  // The attribute's name the view was handed out under; a name of up to
+  // kInlineName bytes (most module paths) lives inside the view too.
+  void set_name(std::string_view name) {
+    name_size = name.size();
+    if (name.size() <= kInlineName) {
+      std::memcpy(inline_name, name.data(), name.size());
+    } else {
+      long_name.assign(name);
+    }
+  }
+  std::string_view name() const {
+    return name_size <= kInlineName ? std::string_view(inline_name, name_size)
+                                    : std::string_view(long_name);
+  }
+
+  static constexpr size_t kInlineName = 48;
   DLManagedTensor outer{};
   at::Tensor tensor;                 // shares the plugin's storage
   DLManagedTensor* inner = nullptr;  // at::toDLPack's, off the CPU
@@ -104,6 +122,9 @@ struct SharedView {
   std::atomic<bool> held{true};      // until the plugin's deleter
   int64_t inline_dims[2 * kInlineDims];
   std::vector<int64_t> more_dims;
+  size_t name_size = 0;
+  char inline_name[kInlineName];
+  std::string long_name;
 };
 
 // Whether `t` is a dense tensor whose bytes can be copied as one block:
@@ -477,11 +498,9 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
 
   // A view GraphGetAttr handed out and the plugin has not released (its
   // DLPack deleter not yet called): the plugin may write through it at any
-  // time, in any later pass. `view` is shared with the plugin's tensor.
-  struct HeldView {
-    std::string name;
-    std::unique_ptr<SharedView, SharedView::Release> view;
-  };
+  // time, in any later pass. Shared with the plugin's tensor; it knows the
+  // attribute's name.
+  using HeldView = std::unique_ptr<SharedView, SharedView::Release>;
   // The DLPack view of `tensor`, whose deleter marks it released. Built
   // here rather than by at::toDLPack, which makes an as_strided view per
   // export (a dispatcher call; a sixth of fuse's time on 25k folds): the
@@ -514,11 +533,12 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
   // dropped whenever the notes have doubled since the last sweep, so a pass
   // that reads 100k tensors one at a time keeps a few of them, not 100k.
   void hold(std::string_view name, SharedView* view) const {
-    held_views_.push_back(HeldView{std::string(name), {view, {}}});
+    view->set_name(name);
+    held_views_.emplace_back(view);
     if (held_views_.size() < sweep_at_) return;
     held_views_.erase(
         std::remove_if(held_views_.begin(), held_views_.end(),
-                       [](const HeldView& v) { return !v.view->held.load(); }),
+                       [](const HeldView& v) { return !v->held.load(); }),
         held_views_.end());
     sweep_at_ = std::max<size_t>(kFirstSweep, 2 * held_views_.size());
   }
@@ -537,13 +557,13 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
   // the module's attribute of that name (a replaced attribute's old
   // storage is no longer the module's); forgets the released ones.
   void remember_held_views() {
-    std::deque<HeldView> still;
+    std::vector<HeldView> still;
     for (HeldView& v : held_views_) {
-      if (!v.view->held.load()) continue;
-      at::Tensor now = module_.get_attr(v.name);
+      if (!v->held.load()) continue;
+      at::Tensor now = module_.get_attr(v->name());
       if (now.defined() && now.has_storage() &&
-          now.storage().is_alias_of(v.view->tensor.storage())) {
-        remember(v.name, now);
+          now.storage().is_alias_of(v->tensor.storage())) {
+        remember(v->name(), now);
       }
       still.push_back(std::move(v));
     }
@@ -671,7 +691,7 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
   // Keyed by the names in arena_.
   mutable absl::flat_hash_map<std::string_view, size_t> read_index_;
   mutable ByteArena arena_;
-  mutable std::deque<HeldView> held_views_;
+  mutable std::vector<HeldView> held_views_;
   static constexpr size_t kFirstSweep = 1024;
   mutable size_t sweep_at_ = kFirstSweep;
 };

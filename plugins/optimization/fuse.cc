@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fx/plugin_api.hpp"
@@ -63,47 +64,67 @@ const FusePattern* matching_pattern(ModuleTypes& types, const Node& bn) {
   return nullptr;
 }
 
-// Attribute `name`'s values, `t`, as a contiguous tensor of T's dtype;
-// `shape` gets its sizes. Refused when it is of another dtype or not
-// contiguous.
+// A module tensor's name, `<module>.<attribute>`, built in one buffer that
+// every read of a pass reuses (no allocation per read once it has grown).
+class AttrName {
+ public:
+  const char* of(std::string_view module, std::string_view attribute) {
+    text_.assign(module).append(1, '.').append(attribute);
+    return text_.c_str();
+  }
+  static std::string text(std::string_view module, std::string_view attribute) {
+    return std::string(module) + "." + std::string(attribute);
+  }
+
+ private:
+  std::string text_;
+};
+
+// The elements of `t`, the tensor `module`.`attribute`, read in place.
+// Refused when it is of another dtype than T or not contiguous.
 template <typename T>
-std::vector<T> values_of(const fxp::Tensor& t, const std::string& name,
-                         std::vector<int64_t>* shape = nullptr) {
+const T* elements_of(const fxp::Tensor& t, std::string_view module,
+                     std::string_view attribute) {
   const DLDataType dt = t.dl().dtype;
   if (dt.code != kDLFloat || dt.bits != sizeof(T) * 8 || dt.lanes != 1 ||
       !t.is_contiguous()) {
-    refuse("'" + name + "' is not a contiguous tensor of the convolution " +
-           "weight's dtype (float32 or float64)");
+    refuse("'" + AttrName::text(module, attribute) +
+           "' is not a contiguous tensor of the convolution weight's dtype "
+           "(float32 or float64)");
   }
-  if (shape != nullptr) *shape = t.shape();
-  const T* data = t.data<T>();
-  return std::vector<T>(data, data + t.numel());
+  return t.data<T>();
 }
 
-// Per-channel values of `name` (the tensor `t`), or `fill` for each
-// channel when the module has no such attribute (`t` empty: no conv bias;
-// an affine-less BatchNorm).
+// Per-channel values of `module`.`attribute` (the tensor `t`), read in
+// place, or `fill` for each channel when the module has no such attribute
+// (`t` empty: no conv bias; an affine-less BatchNorm).
 template <typename T>
-std::vector<T> channel_values(const fxp::Tensor& t, const std::string& name,
-                              size_t channels, T fill) {
-  if (!t) return std::vector<T>(channels, fill);
-  std::vector<T> v = values_of<T>(t, name);
-  if (v.size() != channels) {
-    refuse("'" + name + "' has " + std::to_string(v.size()) +
-           " values; the convolution has " + std::to_string(channels) +
-           " output channels");
+class ChannelValues {
+ public:
+  ChannelValues(const fxp::Tensor& t, std::string_view module,
+                std::string_view attribute, int64_t channels, T fill)
+      : fill_(fill) {
+    if (!t) return;
+    data_ = elements_of<T>(t, module, attribute);
+    if (t.numel() != channels) {
+      refuse("'" + AttrName::text(module, attribute) + "' has " +
+             std::to_string(t.numel()) + " values; the convolution has " +
+             std::to_string(channels) + " output channels");
+    }
   }
-  return v;
-}
+  T operator[](int64_t c) const { return data_ != nullptr ? data_[c] : fill_; }
 
+ private:
+  const T* data_ = nullptr;
+  T fill_;
+};
+
+// A new tensor of T's dtype with the sizes of the DLPack tensor `like`.
 template <typename T>
-fxp::Tensor tensor_of(const std::vector<int64_t>& shape,
-                      const std::vector<T>& values) {
-  fxp::Tensor t =
-      fxp::make_tensor(shape, sizeof(T) == 4 ? fxp::kFloat32 : fxp::kFloat64);
-  T* data = t.mutable_data<T>();
-  for (size_t i = 0; i < values.size(); ++i) data[i] = values[i];
-  return t;
+fxp::Tensor new_tensor_like(const fxp::Tensor& like) {
+  const DLTensor& dl = like.dl();
+  return fxp::make_tensor(std::vector<int64_t>(dl.shape, dl.shape + dl.ndim),
+                          sizeof(T) == 4 ? fxp::kFloat32 : fxp::kFloat64);
 }
 
 // A convolution whose module has no bias parameter gets one: the module is
@@ -121,9 +142,9 @@ void give_bias(Graph& g, const std::string& conv, const std::string& type) {
 
 // What a fold reads of the BatchNorm and writes to the convolution.
 struct FoldSite {
-  std::string conv;  // the convolution's target
-  std::string bn;    // the BatchNorm's target
-  std::string conv_type;
+  std::string_view conv;  // the convolution's target (the node's own text)
+  std::string_view bn;    // the BatchNorm's target
+  const char* conv_type;
   Arg bn_config;  // the BatchNorm's constructor arguments
 };
 
@@ -133,68 +154,73 @@ struct FoldInputs {
   fxp::Tensor weight, bias, mean, var, gamma, beta;
 };
 
-// fuse_conv_bn_weights (torch/nn/utils/fusion.py) in T's arithmetic, then
-// the results set as the convolution's weight and bias.
+// fuse_conv_bn_weights (torch/nn/utils/fusion.py) in T's arithmetic, read
+// from the host's views and written straight into the new tensors, which
+// are then set as the convolution's weight and bias.
 template <typename T>
-void fold_into_conv(Graph& g, const FoldSite& site, const FoldInputs& in) {
-  const std::string& conv = site.conv;
-  const std::string& bn = site.bn;
-  std::vector<int64_t> shape;
-  std::vector<T> w = values_of<T>(in.weight, conv + ".weight", &shape);
-  const size_t channels = shape.empty() ? 0 : static_cast<size_t>(shape[0]);
-  if (channels == 0) refuse("'" + conv + ".weight' has no output channels");
-  std::vector<T> mean =
-      channel_values<T>(in.mean, bn + ".running_mean", channels, 0);
-  std::vector<T> var =
-      channel_values<T>(in.var, bn + ".running_var", channels, 0);
-  std::vector<T> gamma =
-      channel_values<T>(in.gamma, bn + ".weight", channels, 1);
-  std::vector<T> beta = channel_values<T>(in.beta, bn + ".bias", channels, 0);
-  std::vector<T> b = channel_values<T>(in.bias, conv + ".bias", channels, 0);
+void fold_into_conv(Graph& g, const FoldSite& site, const FoldInputs& in,
+                    AttrName& name) {
+  const T* w = elements_of<T>(in.weight, site.conv, "weight");
+  const int64_t channels = in.weight.ndim() == 0 ? 0 : in.weight.dl().shape[0];
+  if (channels <= 0) {
+    refuse("'" + AttrName::text(site.conv, "weight") +
+           "' has no output channels");
+  }
+  const ChannelValues<T> mean(in.mean, site.bn, "running_mean", channels, 0);
+  const ChannelValues<T> var(in.var, site.bn, "running_var", channels, 0);
+  const ChannelValues<T> gamma(in.gamma, site.bn, "weight", channels, 1);
+  const ChannelValues<T> beta(in.beta, site.bn, "bias", channels, 0);
+  const ChannelValues<T> bias(in.bias, site.conv, "bias", channels, 0);
   ArgView eps_arg = fxp::dict_get(site.bn_config.view(), "eps");
   const T eps = static_cast<T>(eps_arg ? eps_arg.as_float() : 1e-5);
-  const size_t per_channel = w.size() / channels;
-  for (size_t c = 0; c < channels; ++c) {
+  fxp::Tensor new_weight = new_tensor_like<T>(in.weight);
+  fxp::Tensor new_bias = fxp::make_tensor({channels}, new_weight.dl().dtype);
+  T* out_w = new_weight.mutable_data<T>();
+  T* out_b = new_bias.mutable_data<T>();
+  const int64_t per_channel = in.weight.numel() / channels;
+  for (int64_t c = 0; c < channels; ++c) {
     const T var_rsqrt = T(1) / std::sqrt(var[c] + eps);
     const T scale = gamma[c] * var_rsqrt;
-    for (size_t i = 0; i < per_channel; ++i) w[c * per_channel + i] *= scale;
-    const T centred = (b[c] - mean[c]) * var_rsqrt;
-    b[c] = centred * gamma[c] + beta[c];
+    for (int64_t i = c * per_channel; i < (c + 1) * per_channel; ++i) {
+      out_w[i] = w[i] * scale;
+    }
+    const T centred = (bias[c] - mean[c]) * var_rsqrt;
+    out_b[c] = centred * gamma[c] + beta[c];
   }
-  if (!in.bias) give_bias(g, conv, site.conv_type);
-  g.set_attr_tensor((conv + ".weight").c_str(), tensor_of(shape, w).release());
-  g.set_attr_tensor((conv + ".bias").c_str(),
-                    tensor_of({static_cast<int64_t>(channels)}, b).release());
+  if (!in.bias) give_bias(g, std::string(site.conv), site.conv_type);
+  g.set_attr_tensor(name.of(site.conv, "weight"), new_weight.release());
+  g.set_attr_tensor(name.of(site.conv, "bias"), new_bias.release());
 }
 
 // Folds the BatchNorm into the convolution; `in` holds its running
 // statistics.
-void fold(Graph& g, const FoldSite& site, FoldInputs& in) {
-  if (g.module_training(site.conv.c_str()) == 1 ||
-      g.module_training(site.bn.c_str()) == 1) {
-    refuse("'" + site.conv + "' and '" + site.bn +
+void fold(Graph& g, const FoldSite& site, FoldInputs& in, AttrName& name) {
+  const std::string conv(site.conv), bn(site.bn);
+  if (g.module_training(conv.c_str()) == 1 ||
+      g.module_training(bn.c_str()) == 1) {
+    refuse("'" + conv + "' and '" + bn +
            "' must be in eval mode (torch's fuse_conv_bn_eval asserts "
            "\"Fusion only for eval!\"); call .eval() first");
   }
-  in.weight = fxp::Tensor(g.get_attr_tensor((site.conv + ".weight").c_str()));
-  in.bias = fxp::Tensor(g.find_attr_tensor((site.conv + ".bias").c_str()));
-  in.gamma = fxp::Tensor(g.find_attr_tensor((site.bn + ".weight").c_str()));
-  in.beta = fxp::Tensor(g.find_attr_tensor((site.bn + ".bias").c_str()));
+  in.weight = fxp::Tensor(g.get_attr_tensor(name.of(conv, "weight")));
+  in.bias = fxp::Tensor(g.find_attr_tensor(name.of(conv, "bias")));
+  in.gamma = fxp::Tensor(g.find_attr_tensor(name.of(bn, "weight")));
+  in.beta = fxp::Tensor(g.find_attr_tensor(name.of(bn, "bias")));
   if (in.weight.dl().dtype.bits == 64) {
-    fold_into_conv<double>(g, site, in);
+    fold_into_conv<double>(g, site, in, name);
   } else {
-    fold_into_conv<float>(g, site, in);
+    fold_into_conv<float>(g, site, in, name);
   }
 }
 
 // The BatchNorm's running statistics when it uses them (its config says
 // track_running_stats and it holds both), else false.
-bool running_stats(const Graph& g, const FoldSite& site, FoldInputs* in) {
+bool running_stats(const Graph& g, const FoldSite& site, FoldInputs* in,
+                   AttrName& name) {
   ArgView track = fxp::dict_get(site.bn_config.view(), "track_running_stats");
   if (track && !track.as_bool()) return false;
-  in->mean =
-      fxp::Tensor(g.find_attr_tensor((site.bn + ".running_mean").c_str()));
-  in->var = fxp::Tensor(g.find_attr_tensor((site.bn + ".running_var").c_str()));
+  in->mean = fxp::Tensor(g.find_attr_tensor(name.of(site.bn, "running_mean")));
+  in->var = fxp::Tensor(g.find_attr_tensor(name.of(site.bn, "running_var")));
   return in->mean && in->var;
 }
 
@@ -207,17 +233,17 @@ bool running_stats(const Graph& g, const FoldSite& site, FoldInputs* in) {
 bool fuse(Graph& g, const fxp::Options&) {
   bool changed = false;
   ModuleTypes types(g);
+  AttrName name;
   for (Node bn : g) {
     const FusePattern* pattern = matching_pattern(types, bn);
     if (pattern == nullptr) continue;
     Node conv = bn.arg(0).node();
     if (conv.num_users() > 1) continue;
-    FoldSite site{std::string(conv.target()), std::string(bn.target()),
-                  pattern->conv, Arg()};
-    site.bn_config = fxp::module_config(g, site.bn.c_str());
+    FoldSite site{conv.target(), bn.target(), pattern->conv, Arg()};
+    site.bn_config = fxp::module_config(g, std::string(site.bn).c_str());
     FoldInputs in;
-    if (!running_stats(g, site, &in)) continue;
-    fold(g, site, in);
+    if (!running_stats(g, site, &in, name)) continue;
+    fold(g, site, in, name);
     bn.replace_all_uses_with(conv);
     types.forget(bn);
     g.erase_node(bn);

@@ -137,8 +137,8 @@ class OptimizationTest : public ::testing::Test {
     EXPECT_EQ(b.gm->code(), testing::read_file(golden + "/code.py"));
     for (const std::string& tag : tags) {
       SCOPED_TRACE(tag);
-      auto sub = std::dynamic_pointer_cast<GraphModule>(
-          b.gm->get_submodule(tag));
+      auto sub =
+          std::dynamic_pointer_cast<GraphModule>(b.gm->get_submodule(tag));
       ASSERT_NE(sub, nullptr);
       EXPECT_EQ(sub->graph().str(),
                 testing::read_file(golden + "/" + tag + ".graph.txt"));
@@ -213,6 +213,41 @@ TEST_F(OptimizationTest, FuseRefusesTrainingModeAsTorchDoes) {
   EXPECT_TRUE(at::equal(b.gm->get_attr("conv1.weight"), conv1));
   EXPECT_TRUE(at::equal(b.gm->get_attr("conv2.weight"), conv2));
   EXPECT_FALSE(b.gm->get_attr("conv2.bias").defined());
+}
+
+TEST_F(OptimizationTest, FuseRefusesStatisticsThatDoNotFitTheConvolution) {
+  // torch's fuse_conv_bn_weights fails on these in its broadcasting; the
+  // pass names the tensor and what is wrong, and is rolled back (conv2's
+  // pair, folded before bn1's, included).
+  std::string dir = export_module(kModels, "ConvBn", "2,3,8,8");
+  struct Case {
+    const char* attr;
+    at::Tensor value;
+    bool is_parameter;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"bn1.running_var", at::ones({5}), false,
+       "fuse: 'bn1.running_var' has 5 values; the convolution has 8 output "
+       "channels"},
+      {"bn1.weight", at::ones({8}, at::kDouble), true,
+       "fuse: 'bn1.weight' is not a contiguous tensor of the convolution "
+       "weight's dtype (float32 or float64)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.attr);
+    Bundle b = load_bundle(dir);
+    b.gm->set_attr(c.attr, c.value, c.is_parameter);
+    const std::string before = b.gm->graph().str();
+    at::Tensor conv2 = b.gm->get_attr("conv2.weight").clone();
+    host::PipelineReport report = run_pipeline(*b.gm, "fuse", b.inputs);
+    ASSERT_FALSE(report.ok());
+    EXPECT_NE(report.failure.find(c.message), std::string::npos)
+        << report.failure;
+    EXPECT_EQ(b.gm->graph().str(), before);
+    EXPECT_TRUE(at::equal(b.gm->get_attr("conv2.weight"), conv2));
+    EXPECT_FALSE(b.gm->get_attr("conv2.bias").defined());
+  }
 }
 
 TEST_F(OptimizationTest, RemoveDropoutIsTorchsRetrace) {
