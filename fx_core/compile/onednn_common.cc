@@ -91,4 +91,24 @@ PackedWeights pack_weights_of(const at::Tensor& weight, dnnl::memory user,
   return entries.back().packed;
 }
 
+OnednnConvDims onednn_conv_dims(const ConvGeometry& g,
+                                const std::vector<int64_t>& weight_sizes,
+                                const std::vector<int64_t>& input_sizes) {
+  const std::vector<int64_t>& w = weight_sizes;
+  OnednnConvDims d;
+  d.src.assign(input_sizes.begin(), input_sizes.end());
+  const std::vector<int64_t> out = conv_output_sizes(g, w, input_sizes);
+  d.dst.assign(out.begin(), out.end());
+  d.weights.assign(w.begin(), w.end());
+  if (g.groups > 1) {
+    d.weights = {g.groups, w[0] / g.groups, w[1], w[2], w[3]};
+    d.weights_tag = dnnl::memory::format_tag::goihw;
+  }
+  d.bias = {w[0]};
+  d.strides = {g.stride[0], g.stride[1]};
+  d.dilates = {g.dilation[0] - 1, g.dilation[1] - 1};
+  d.pad = {g.padding[0], g.padding[1]};
+  return d;
+}
+
 }  // namespace fx

@@ -6,9 +6,13 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <cstdint>
 #include <memory>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string_view>
+#include <vector>
+
+#include "fx_core/compile/conv_geometry.h"
 
 namespace fx {
 
@@ -21,6 +25,18 @@ dnnl::engine& onednn_engine();
 // for any other name.
 bool append_onednn_activation(std::string_view activation, double min_val,
                               double max_val, dnnl::post_ops* ops);
+
+// A 2-d convolution's sizes as oneDNN's convolution_forward takes them:
+// src, dst and bias; weights as `weights_tag` lays them out (goihw, with the
+// groups split off, when grouped); strides, dilations (oneDNN counts them
+// from 0) and padding. For a geometry that fits (conv_geometry.h).
+struct OnednnConvDims {
+  dnnl::memory::dims src, dst, weights, bias, strides, dilates, pad;
+  dnnl::memory::format_tag weights_tag = dnnl::memory::format_tag::oihw;
+};
+OnednnConvDims onednn_conv_dims(const ConvGeometry& g,
+                                const std::vector<int64_t>& weight_sizes,
+                                const std::vector<int64_t>& input_sizes);
 
 // Weights reordered once into the layout a primitive wants, in memory on
 // huge pages (huge_pages.h) that `block` keeps alive.

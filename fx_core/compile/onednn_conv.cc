@@ -15,70 +15,21 @@ using dnnl::memory;
 using Dt = dnnl::memory::data_type;
 using Tag = dnnl::memory::format_tag;
 
-memory::dims output_dims(const memory::dims& in, const at::Tensor& w,
-                         const FusedConvParams& p) {
-  memory::dims out{in[0], w.size(0), 0, 0};
-  for (int i = 0; i < 2; ++i) {
-    const int64_t k = w.size(2 + i);
-    out[2 + i] = (in[2 + i] + 2 * p.padding[i] - p.dilation[i] * (k - 1) - 1) /
-                     p.stride[i] +
-                 1;
-  }
-  return out;
-}
-
 bool supported(const at::Tensor& w, const at::Tensor& bias,
                const FusedConvParams& p, const std::vector<int64_t>& in) {
-  if (w.scalar_type() != at::kFloat || w.dim() != 4 || in.size() != 4 ||
-      !w.device().is_cpu() || w.layout() != at::kStrided) {
+  if (w.scalar_type() != at::kFloat || w.dim() != 4 || !w.device().is_cpu() ||
+      w.layout() != at::kStrided ||
+      !conv_geometry_fits(p, w.sizes().vec(), in)) {
     return false;
   }
-  if (bias.defined() && (bias.scalar_type() != at::kFloat || bias.dim() != 1 ||
-                         bias.size(0) != w.size(0))) {
-    return false;
-  }
-  if (p.stride.size() != 2 || p.padding.size() != 2 || p.dilation.size() != 2 ||
-      p.groups < 1) {
-    return false;
-  }
-  for (int i = 0; i < 2; ++i) {
-    if (p.stride[i] < 1 || p.padding[i] < 0 || p.dilation[i] < 1) return false;
-  }
-  if (w.size(0) % p.groups != 0 || in[1] != w.size(1) * p.groups) return false;
-  for (int64_t s : in) {
-    if (s < 1) return false;
-  }
-  return true;
-}
-
-// The convolution's dims and attributes, as oneDNN takes them.
-struct ConvShape {
-  memory::dims src, dst, weights, bias, strides, dilates, pad;
-  bool grouped = false;
-};
-
-ConvShape conv_shape(const at::Tensor& w, const FusedConvParams& p,
-                     const std::vector<int64_t>& in) {
-  ConvShape s;
-  s.src.assign(in.begin(), in.end());
-  s.dst = output_dims(s.src, w, p);
-  const int64_t g = p.groups;
-  s.grouped = g > 1;
-  s.weights = {w.size(0), w.size(1), w.size(2), w.size(3)};
-  if (s.grouped) {
-    s.weights = {g, w.size(0) / g, w.size(1), w.size(2), w.size(3)};
-  }
-  s.bias = {w.size(0)};
-  s.strides = {p.stride[0], p.stride[1]};
-  s.dilates = {p.dilation[0] - 1, p.dilation[1] - 1};
-  s.pad = {p.padding[0], p.padding[1]};
-  return s;
+  return !bias.defined() || (bias.scalar_type() == at::kFloat &&
+                             bias.dim() == 1 && bias.size(0) == w.size(0));
 }
 
 // The primitive descriptor: NHWC activations for kDirect, whatever oneDNN
 // asks for (nChw16c) for kWinograd; weights in oneDNN's preferred layout.
 // Throws dnnl::error when oneDNN has no kernel for it.
-dnnl::convolution_forward::primitive_desc make_pd(const ConvShape& s,
+dnnl::convolution_forward::primitive_desc make_pd(const OnednnConvDims& s,
                                                   bool has_bias,
                                                   ConvAlgorithm choice,
                                                   const dnnl::post_ops& ops) {
@@ -123,25 +74,27 @@ struct OnednnConv::Impl {
   memory user_src, user_dst;
   dnnl::reorder to_blocked, from_blocked;
 
-  void set_weights(const at::Tensor& weight, const ConvShape& s,
+  void set_weights(const at::Tensor& weight, const OnednnConvDims& s,
                    const memory::desc& want);
   void set_activations(const dnnl::convolution_forward::primitive_desc& pd,
-                       const ConvShape& s);
+                       const OnednnConvDims& s);
 };
 
 // The weights, reordered once into the primitive's layout.
-void OnednnConv::Impl::set_weights(const at::Tensor& weight, const ConvShape& s,
+void OnednnConv::Impl::set_weights(const at::Tensor& weight,
+                                   const OnednnConvDims& s,
                                    const memory::desc& want) {
   at::Tensor w = weight.contiguous();
-  memory user_w({s.weights, Dt::f32, s.grouped ? Tag::goihw : Tag::oihw},
-                onednn_engine(), w.data_ptr());
+  memory user_w({s.weights, Dt::f32, s.weights_tag}, onednn_engine(),
+                w.data_ptr());
   weights = pack_weights_of(weight, user_w, want);
 }
 
 // src / dst: the caller's NHWC memory (re-pointed each run), or for
 // kWinograd blocked memory of our own with reorders from and to NHWC.
 void OnednnConv::Impl::set_activations(
-    const dnnl::convolution_forward::primitive_desc& pd, const ConvShape& s) {
+    const dnnl::convolution_forward::primitive_desc& pd,
+    const OnednnConvDims& s) {
   dnnl::engine& engine = onednn_engine();
   const memory::desc src_nhwc(s.src, Dt::f32, Tag::nhwc);
   const memory::desc dst_nhwc(s.dst, Dt::f32, Tag::nhwc);
@@ -174,8 +127,7 @@ std::unique_ptr<OnednnConv> OnednnConv::create(const at::Tensor& weight,
   if (algorithm == ConvAlgorithm::kWinograd && !winograd_applies(weight, p)) {
     return nullptr;
   }
-  const ConvShape s = conv_shape(weight, p, in);
-  if (s.dst[2] < 1 || s.dst[3] < 1) return nullptr;
+  const OnednnConvDims s = onednn_conv_dims(p, weight.sizes().vec(), in);
   dnnl::post_ops ops;
   // The residual is added before the activation, as the reference does.
   if (p.has_residual) ops.append_sum(1.f);

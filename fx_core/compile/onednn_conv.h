@@ -38,12 +38,13 @@
 #include <string>
 #include <vector>
 
+#include "fx_core/compile/conv_geometry.h"
+
 namespace fx {
 
-// The arguments of fx_inference.conv2d besides its tensors.
-struct FusedConvParams {
-  std::vector<int64_t> stride, padding, dilation;  // two each
-  int64_t groups = 1;
+// The arguments of fx_inference.conv2d besides its tensors: its geometry,
+// and its tail.
+struct FusedConvParams : ConvGeometry {
   bool has_residual = false;
   std::string activation = "none";
   double min_val = 0.0, max_val = 0.0;  // hardtanh's bounds

@@ -51,48 +51,7 @@ bool supported(const at::Tensor& w, const std::vector<double>& w_scales,
       !quint8_zero_point(p.output_zero_point)) {
     return false;
   }
-  if (p.stride.size() != 2 || p.padding.size() != 2 || p.dilation.size() != 2 ||
-      p.groups < 1 || (p.relu && p.clamp)) {
-    return false;
-  }
-  for (int i = 0; i < 2; ++i) {
-    if (p.stride[i] < 1 || p.padding[i] < 0 || p.dilation[i] < 1) return false;
-  }
-  if (w.size(0) % p.groups != 0 || in[1] != w.size(1) * p.groups) return false;
-  for (int64_t s : in) {
-    if (s < 1) return false;
-  }
-  return true;
-}
-
-// The convolution's dims, as oneDNN takes them.
-struct QConvShape {
-  memory::dims src, dst, weights, bias, strides, dilates, pad;
-  bool grouped = false;
-};
-
-QConvShape conv_shape(const at::Tensor& w, const QuantizedConvParams& p,
-                      const std::vector<int64_t>& in) {
-  QConvShape s;
-  s.src.assign(in.begin(), in.end());
-  s.dst = {in[0], w.size(0), 0, 0};
-  for (int i = 0; i < 2; ++i) {
-    const int64_t k = w.size(2 + i);
-    s.dst[2 + i] =
-        (in[2 + i] + 2 * p.padding[i] - p.dilation[i] * (k - 1) - 1) /
-            p.stride[i] +
-        1;
-  }
-  const int64_t g = p.groups;
-  s.grouped = g > 1;
-  s.weights = {w.size(0), w.size(1), w.size(2), w.size(3)};
-  if (s.grouped)
-    s.weights = {g, w.size(0) / g, w.size(1), w.size(2), w.size(3)};
-  s.bias = {w.size(0)};
-  s.strides = {p.stride[0], p.stride[1]};
-  s.dilates = {p.dilation[0] - 1, p.dilation[1] - 1};
-  s.pad = {p.padding[0], p.padding[1]};
-  return s;
+  return !(p.relu && p.clamp) && conv_geometry_fits(p, w.sizes().vec(), in);
 }
 
 // The requantisation as LibTorch's onednn engine sets it up: oneDNN's scales
@@ -160,7 +119,7 @@ dnnl::primitive_attr make_attr(const QuantizedConvParams& p,
 
 // Throws dnnl::error when oneDNN has no kernel for it.
 dnnl::convolution_forward::primitive_desc make_pd(
-    const QConvShape& s, bool has_bias, const dnnl::primitive_attr& attr) {
+    const OnednnConvDims& s, bool has_bias, const dnnl::primitive_attr& attr) {
   const memory::desc src_md(s.src, Dt::u8, Tag::nhwc);
   const memory::desc dst_md(s.dst, Dt::u8, Tag::nhwc);
   const memory::desc w_any(s.weights, Dt::s8, Tag::any);
@@ -186,52 +145,89 @@ bool is_u8(const at::Tensor& t) {
 }  // namespace
 
 struct OnednnQConv::Impl {
+  at::Tensor weight, bias;  // as given (quantized; float)
+  std::vector<double> weight_scales;
+  QuantizedConvParams params;
   std::vector<int64_t> in_sizes, out_sizes;
   std::string implementation;
-  at::Tensor bias;  // in accumulator units; kept alive for its memory
+  at::Tensor scaled_bias;  // in accumulator units; kept for its memory
   dnnl::convolution_forward prim;
   memory src, dst, bias_mem;
   PackedWeights weights;
   std::unordered_map<int, memory> args;
   dnnl::stream stream{onednn_engine()};
+
+  // The primitive for `params` and `in_sizes` (set), with the weights
+  // taken from `packed` when it holds them in the layout the primitive
+  // wants; false when oneDNN has no kernel for it.
+  bool build(const PackedWeights* packed);
 };
+
+bool OnednnQConv::Impl::build(const PackedWeights* packed) {
+  const OnednnConvDims s =
+      onednn_conv_dims(params, weight.sizes().vec(), in_sizes);
+  const Requantization r = requantization(params, weight_scales);
+  dnnl::convolution_forward::primitive_desc pd;
+  try {
+    pd = make_pd(s, bias.defined(), make_attr(params, r));
+  } catch (const dnnl::error&) {
+    return false;
+  }
+  implementation = pd.impl_info_str();
+  if (packed != nullptr && packed->memory.get_desc() == pd.weights_desc()) {
+    weights = *packed;
+  } else {
+    const at::Tensor w = weight.int_repr().contiguous();
+    memory user_w({s.weights, Dt::s8, s.weights_tag}, onednn_engine(),
+                  w.data_ptr());
+    weights = pack_weights(user_w, pd.weights_desc());
+  }
+  prim = dnnl::convolution_forward(pd);
+  dnnl::engine& engine = onednn_engine();
+  src = memory({s.src, Dt::u8, Tag::nhwc}, engine, DNNL_MEMORY_NONE);
+  dst = memory({s.dst, Dt::u8, Tag::nhwc}, engine, DNNL_MEMORY_NONE);
+  args = {{DNNL_ARG_SRC, src},
+          {DNNL_ARG_WEIGHTS, weights.memory},
+          {DNNL_ARG_DST, dst}};
+  if (bias.defined()) {
+    scaled_bias = bias_in_accumulator_units(bias, r.bias_scales);
+    bias_mem =
+        memory({s.bias, Dt::f32, Tag::a}, engine, scaled_bias.data_ptr());
+    args.emplace(DNNL_ARG_BIAS, bias_mem);
+  }
+  out_sizes.assign(s.dst.begin(), s.dst.end());
+  return true;
+}
 
 std::unique_ptr<OnednnQConv> OnednnQConv::create(const at::Tensor& weight,
                                                  const at::Tensor& bias,
                                                  const QuantizedConvParams& p,
                                                  std::vector<int64_t> in) {
-  const std::vector<double> w_scales = weight_scales(weight);
+  std::vector<double> w_scales = weight_scales(weight);
   if (!supported(weight, w_scales, bias, p, in)) return nullptr;
-  const QConvShape s = conv_shape(weight, p, in);
-  if (s.dst[2] < 1 || s.dst[3] < 1) return nullptr;
-  const Requantization r = requantization(p, w_scales);
-  dnnl::convolution_forward::primitive_desc pd;
-  try {
-    pd = make_pd(s, bias.defined(), make_attr(p, r));
-  } catch (const dnnl::error&) {
+  auto impl = std::make_unique<Impl>();
+  impl->weight = weight;
+  impl->bias = bias;
+  impl->weight_scales = std::move(w_scales);
+  impl->params = p;
+  impl->in_sizes = std::move(in);
+  if (!impl->build(nullptr)) return nullptr;
+  return std::unique_ptr<OnednnQConv>(new OnednnQConv(std::move(impl)));
+}
+
+std::unique_ptr<OnednnQConv> OnednnQConv::with_params(
+    const QuantizedConvParams& p) const {
+  const Impl& me = *impl_;
+  if (!supported(me.weight, me.weight_scales, me.bias, p, me.in_sizes)) {
     return nullptr;
   }
   auto impl = std::make_unique<Impl>();
-  impl->implementation = pd.impl_info_str();
-  const at::Tensor w = weight.int_repr().contiguous();
-  memory user_w({s.weights, Dt::s8, s.grouped ? Tag::goihw : Tag::oihw},
-                onednn_engine(), w.data_ptr());
-  impl->weights = pack_weights(user_w, pd.weights_desc());
-  impl->prim = dnnl::convolution_forward(pd);
-  dnnl::engine& engine = onednn_engine();
-  impl->src = memory({s.src, Dt::u8, Tag::nhwc}, engine, DNNL_MEMORY_NONE);
-  impl->dst = memory({s.dst, Dt::u8, Tag::nhwc}, engine, DNNL_MEMORY_NONE);
-  impl->args = {{DNNL_ARG_SRC, impl->src},
-                {DNNL_ARG_WEIGHTS, impl->weights.memory},
-                {DNNL_ARG_DST, impl->dst}};
-  if (bias.defined()) {
-    impl->bias = bias_in_accumulator_units(bias, r.bias_scales);
-    impl->bias_mem =
-        memory({s.bias, Dt::f32, Tag::a}, engine, impl->bias.data_ptr());
-    impl->args.emplace(DNNL_ARG_BIAS, impl->bias_mem);
-  }
-  impl->in_sizes = std::move(in);
-  impl->out_sizes.assign(s.dst.begin(), s.dst.end());
+  impl->weight = me.weight;
+  impl->bias = me.bias;
+  impl->weight_scales = me.weight_scales;
+  impl->params = p;
+  impl->in_sizes = me.in_sizes;
+  if (!impl->build(&me.weights)) return nullptr;
   return std::unique_ptr<OnednnQConv>(new OnednnQConv(std::move(impl)));
 }
 
@@ -244,6 +240,7 @@ const std::vector<int64_t>& OnednnQConv::input_sizes() const {
 const std::vector<int64_t>& OnednnQConv::output_sizes() const {
   return impl_->out_sizes;
 }
+const QuantizedConvParams& OnednnQConv::params() const { return impl_->params; }
 std::string OnednnQConv::implementation() const {
   return impl_->implementation;
 }

@@ -40,12 +40,13 @@
 #include <utility>
 #include <vector>
 
+#include "fx_core/compile/conv_geometry.h"
+
 namespace fx {
 
-// A quantized convolution's arguments besides its tensors.
-struct QuantizedConvParams {
-  std::vector<int64_t> stride, padding, dilation;  // two each
-  int64_t groups = 1;
+// A quantized convolution's arguments besides its tensors: its geometry,
+// its quantization parameters and its activation.
+struct QuantizedConvParams : ConvGeometry {
   double input_scale = 1.0;
   int64_t input_zero_point = 0;
   double output_scale = 1.0;
@@ -67,12 +68,19 @@ class OnednnQConv {
                                              const at::Tensor& bias,
                                              const QuantizedConvParams& params,
                                              std::vector<int64_t> input_sizes);
+  // The same convolution (weights, bias, input sizes) with other
+  // parameters: other input or output qparams, a clamp. The packed weights
+  // are shared, not packed again, when the new primitive wants the layout
+  // they are in (oneDNN's memory descriptors compared); nullptr as create().
+  std::unique_ptr<OnednnQConv> with_params(
+      const QuantizedConvParams& params) const;
   ~OnednnQConv();
   OnednnQConv(const OnednnQConv&) = delete;
   OnednnQConv& operator=(const OnednnQConv&) = delete;
 
   const std::vector<int64_t>& input_sizes() const;
   const std::vector<int64_t>& output_sizes() const;
+  const QuantizedConvParams& params() const;
   // oneDNN's name for the kernel it chose (e.g. "brg:avx512_core_vnni").
   std::string implementation() const;
   void run(const at::Tensor& input, const at::Tensor& out);

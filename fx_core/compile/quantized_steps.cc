@@ -63,6 +63,16 @@ std::optional<std::vector<int64_t>> int_pair(const ArgumentDict& config,
   return out;
 }
 
+// A config entry that is an int; `fallback` when absent; nullopt for
+// anything else.
+std::optional<int64_t> int_item(const ArgumentDict& config,
+                                std::string_view key, int64_t fallback) {
+  const Argument* a = find_item(config, key);
+  if (a == nullptr) return fallback;
+  if (!a->is_int()) return std::nullopt;
+  return a->as_int();
+}
+
 // The module's stride, padding, dilation, groups and output quantization;
 // nullopt when its config is not one the step can read.
 std::optional<QuantizedConvParams> module_params(const ModuleKind& kind,
@@ -73,7 +83,7 @@ std::optional<QuantizedConvParams> module_params(const ModuleKind& kind,
   auto stride = int_pair(config, "stride", 1);
   auto padding = int_pair(config, "padding", 0);
   auto dilation = int_pair(config, "dilation", 1);
-  auto groups = int_pair(config, "groups", 1);
+  auto groups = int_item(config, "groups", 1);
   const at::Tensor scale = module_tensor(m, "scale");
   const at::Tensor zero_point = module_tensor(m, "zero_point");
   if (!stride || !padding || !dilation || !groups || !scale.defined() ||
@@ -84,7 +94,7 @@ std::optional<QuantizedConvParams> module_params(const ModuleKind& kind,
   p.stride = *stride;
   p.padding = *padding;
   p.dilation = *dilation;
-  p.groups = (*groups)[0];
+  p.groups = *groups;
   p.output_scale = scale.item<double>();
   p.output_zero_point = zero_point.item<int64_t>();
   p.relu = relu;
@@ -99,12 +109,8 @@ bool usable_qparams(double scale, int64_t zero_point) {
 
 class QuantizedConvStep : public OnednnStep {
  public:
-  QuantizedConvStep(at::Tensor weight, at::Tensor bias, QuantizedConvParams p,
-                    std::unique_ptr<OnednnQConv> conv, int32_t input)
-      : weight_(std::move(weight)),
-        bias_(std::move(bias)),
-        params_(std::move(p)),
-        conv_(std::move(conv)) {
+  QuantizedConvStep(std::unique_ptr<OnednnQConv> conv, int32_t input)
+      : conv_(std::move(conv)) {
     inputs_.push_back(input);
   }
   const std::vector<int64_t>& output_sizes() const override {
@@ -113,7 +119,7 @@ class QuantizedConvStep : public OnednnStep {
   at::Tensor empty_output() const override {
     return at::_empty_affine_quantized(
         conv_->output_sizes(), at::TensorOptions().dtype(at::kQUInt8),
-        params_.output_scale, params_.output_zero_point,
+        conv_->params().output_scale, conv_->params().output_zero_point,
         at::MemoryFormat::ChannelsLast);
   }
   bool fits(const std::vector<const at::Tensor*>& x) const override {
@@ -126,14 +132,13 @@ class QuantizedConvStep : public OnednnStep {
   // The clamp fused (fuse_quantized_clamp); false when it has a ReLU or a
   // clamp already or oneDNN refuses it.
   bool fuse_clamp(double lo, double hi) {
-    if (params_.relu || params_.clamp || !(lo <= hi)) return false;
-    QuantizedConvParams p = params_;
+    const QuantizedConvParams& now = conv_->params();
+    if (now.relu || now.clamp || !(lo <= hi)) return false;
+    QuantizedConvParams p = now;
     p.clamp = std::pair{lo, hi};
-    std::unique_ptr<OnednnQConv> conv =
-        OnednnQConv::create(weight_, bias_, p, conv_->input_sizes());
+    std::unique_ptr<OnednnQConv> conv = conv_->with_params(p);
     if (conv == nullptr) return false;
     conv_ = std::move(conv);
-    params_ = std::move(p);
     return true;
   }
   void run(const std::vector<const at::Tensor*>& x,
@@ -141,26 +146,22 @@ class QuantizedConvStep : public OnednnStep {
     const at::Tensor& input = *x[0];
     const double scale = input.q_scale();
     const int64_t zero_point = input.q_zero_point();
-    if (scale != params_.input_scale ||
-        zero_point != params_.input_zero_point) {
-      QuantizedConvParams p = params_;
+    const QuantizedConvParams& now = conv_->params();
+    if (scale != now.input_scale || zero_point != now.input_zero_point) {
+      QuantizedConvParams p = now;
       p.input_scale = scale;
       p.input_zero_point = zero_point;
-      std::unique_ptr<OnednnQConv> conv =
-          OnednnQConv::create(weight_, bias_, p, conv_->input_sizes());
+      std::unique_ptr<OnednnQConv> conv = conv_->with_params(p);
       // create() accepted these sizes with other usable qparams (fits()).
       TORCH_CHECK(conv != nullptr, "OnednnQConv refused input qparams ", scale,
                   ", ", zero_point);
       conv_ = std::move(conv);
-      params_ = std::move(p);
     }
     conv_->run(input, out);
   }
 
  private:
-  at::Tensor weight_, bias_;
-  QuantizedConvParams params_;  // input_scale / zero_point: conv_'s
-  std::unique_ptr<OnednnQConv> conv_;
+  std::unique_ptr<OnednnQConv> conv_;  // its params: the input's last qparams
 };
 
 }  // namespace
@@ -204,8 +205,7 @@ std::unique_ptr<OnednnStep> bind_quantized_module_step(
   std::unique_ptr<OnednnQConv> conv =
       OnednnQConv::create(weight, bias, *p, input_sizes);
   if (conv == nullptr) return nullptr;
-  return std::make_unique<QuantizedConvStep>(weight, bias, *std::move(p),
-                                             std::move(conv), input_slot);
+  return std::make_unique<QuantizedConvStep>(std::move(conv), input_slot);
 }
 
 }  // namespace fx

@@ -179,6 +179,45 @@ TEST(OnednnQConv, ClampEqualsConvolutionThenQuantizedHardtanh) {
   }
 }
 
+TEST(OnednnQConv, WithParamsEqualsLibTorchForTheNewParams) {
+  // The plan builds a convolution once at bind, again with a fused clamp,
+  // and again when an input's qparams differ: each rebuilt one (its
+  // weights packed once, shared when the layout allows) computes what
+  // LibTorch computes for the new parameters. The input zero points go
+  // from non-zero to zero and back (oneDNN may want the weights in another
+  // layout when the input has a zero point: its compensation).
+  at::manual_seed(0);
+  const Case c{{1, 16, 12, 12}, 32, 3, 1, 1, 1, 1, true, true, false, 5, 10};
+  const at::Tensor qw = quantized_weight(c), bias = at::randn({32});
+  QuantizedConvParams p = params_of(c, quantized_input(c));
+  std::unique_ptr<OnednnQConv> conv = OnednnQConv::create(qw, bias, p, c.input);
+  ASSERT_NE(conv, nullptr);
+  for (int64_t zero_point : {0, 77, 0, 128}) {
+    SCOPED_TRACE("input zero point " + std::to_string(zero_point));
+    Case next = c;
+    next.input_zero_point = zero_point;
+    const at::Tensor qx = quantized_input(next);
+    p.input_scale = qx.q_scale();
+    p.input_zero_point = zero_point;
+    p.clamp.reset();
+    conv = conv->with_params(p);
+    ASSERT_NE(conv, nullptr);
+    const at::Tensor conv_only = LibTorchQConv(qw, bias, p)(qx);
+    at::Tensor got = run_ours(*conv, qx, p);
+    EXPECT_TRUE(at::equal(got.int_repr(), conv_only.int_repr()))
+        << differences(got, conv_only);
+    p.clamp = std::pair{0.0, 6.0};
+    conv = conv->with_params(p);
+    ASSERT_NE(conv, nullptr);
+    const at::Tensor want = at::hardtanh(conv_only, 0.0, 6.0);
+    got = run_ours(*conv, qx, p);
+    EXPECT_TRUE(at::equal(got.int_repr(), want.int_repr()))
+        << differences(got, want);
+  }
+  p.relu = true;  // with the clamp: refused, as create() refuses it
+  EXPECT_EQ(conv->with_params(p), nullptr);
+}
+
 TEST(OnednnQConv, AcceptsUint8TensorsAndAnyInputLayout) {
   at::manual_seed(0);
   const Case c{{1, 8, 9, 9}, 8, 3, 1, 1, 1, 1, true, true, true, 3, 0};
