@@ -145,6 +145,14 @@ bool is_u8(const at::Tensor& t) {
 }  // namespace
 
 struct OnednnQConv::Impl {
+  Impl(at::Tensor w, at::Tensor b, std::vector<double> scales,
+       const QuantizedConvParams& p, std::vector<int64_t> in)
+      : weight(std::move(w)),
+        bias(std::move(b)),
+        weight_scales(std::move(scales)),
+        params(p),
+        in_sizes(std::move(in)) {}
+
   at::Tensor weight, bias;  // as given (quantized; float)
   std::vector<double> weight_scales;
   QuantizedConvParams params;
@@ -205,12 +213,8 @@ std::unique_ptr<OnednnQConv> OnednnQConv::create(const at::Tensor& weight,
                                                  std::vector<int64_t> in) {
   std::vector<double> w_scales = weight_scales(weight);
   if (!supported(weight, w_scales, bias, p, in)) return nullptr;
-  auto impl = std::make_unique<Impl>();
-  impl->weight = weight;
-  impl->bias = bias;
-  impl->weight_scales = std::move(w_scales);
-  impl->params = p;
-  impl->in_sizes = std::move(in);
+  auto impl = std::make_unique<Impl>(weight, bias, std::move(w_scales), p,
+                                     std::move(in));
   if (!impl->build(nullptr)) return nullptr;
   return std::unique_ptr<OnednnQConv>(new OnednnQConv(std::move(impl)));
 }
@@ -221,12 +225,8 @@ std::unique_ptr<OnednnQConv> OnednnQConv::with_params(
   if (!supported(me.weight, me.weight_scales, me.bias, p, me.in_sizes)) {
     return nullptr;
   }
-  auto impl = std::make_unique<Impl>();
-  impl->weight = me.weight;
-  impl->bias = me.bias;
-  impl->weight_scales = me.weight_scales;
-  impl->params = p;
-  impl->in_sizes = me.in_sizes;
+  auto impl = std::make_unique<Impl>(me.weight, me.bias, me.weight_scales, p,
+                                     me.in_sizes);
   if (!impl->build(&me.weights)) return nullptr;
   return std::unique_ptr<OnednnQConv>(new OnednnQConv(std::move(impl)));
 }
