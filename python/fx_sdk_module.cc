@@ -7,10 +7,10 @@
 //
 // Graphs cross node by node in memory (torch_fx_reader.cc,
 // torch_fx_builder.cc), module specs as fx-graph JSON text
-// (docs/fx-graph-json.md), tensors as torch.Tensor objects (the same LibTorch as
-// Python's torch: no copies).
-// An error in the SDK's input (a graph, a config, a pipeline) raises
-// ValueError; a failing pipeline raises RuntimeError.
+// (docs/fx-graph-json.md), tensors as torch.Tensor objects (the same LibTorch
+// as Python's torch: no copies). An error in the SDK's input (a graph, a
+// config, a pipeline) raises ValueError; a failing pipeline raises
+// RuntimeError.
 #include <torch/extension.h>
 
 #include <memory>

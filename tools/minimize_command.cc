@@ -14,10 +14,10 @@
 #include "fx_core/runtime/graph_module_file.h"
 #include "fx_core/support/strings.h"
 #include "host/minimizer/minimizer.h"
+#include "host/minimizer/pipeline_backend.h"
 #include "host/pipeline/pass_manager.h"
 #include "host/pipeline/pass_registry.h"
 #include "host/pipeline/pipeline.h"
-#include "host/minimizer/pipeline_backend.h"
 #include "tools/pipeline_commands.h"
 
 namespace fx::tools {

@@ -18,13 +18,13 @@
 #include "fx_core/runtime/graph_module_file.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/strings.h"
-#include "host/options/pass_options.h"
+#include "host/extensions/plugin_extensions.h"
 #include "host/loader/plugin_loader.h"
+#include "host/options/pass_options.h"
 #include "host/pipeline/named_pipelines.h"
 #include "host/pipeline/pass_manager.h"
 #include "host/pipeline/pass_registry.h"
 #include "host/pipeline/pipeline.h"
-#include "host/extensions/plugin_extensions.h"
 #include "host/pipeline/standard_instrumentations.h"
 
 namespace fx::tools {

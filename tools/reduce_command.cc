@@ -18,11 +18,11 @@
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/strings.h"
 #include "host/minimizer/graph_reducer.h"
+#include "host/minimizer/pipeline_probe.h"
 #include "host/pipeline/pass_manager.h"
 #include "host/pipeline/pass_registry.h"
 #include "host/pipeline/pass_target.h"
 #include "host/pipeline/pipeline.h"
-#include "host/minimizer/pipeline_probe.h"
 #include "tools/pipeline_commands.h"
 
 namespace fx::tools {

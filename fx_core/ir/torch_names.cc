@@ -55,10 +55,10 @@ bool is_layout_name(std::string_view name) {
 }
 
 bool is_qscheme_name(std::string_view name) {
-  return one_of(name, {"torch.per_tensor_affine", "torch.per_channel_affine",
-                       "torch.per_tensor_symmetric",
-                       "torch.per_channel_symmetric",
-                       "torch.per_channel_affine_float_qparams"});
+  return one_of(name,
+                {"torch.per_tensor_affine", "torch.per_channel_affine",
+                 "torch.per_tensor_symmetric", "torch.per_channel_symmetric",
+                 "torch.per_channel_affine_float_qparams"});
 }
 
 bool is_memory_format_name(std::string_view name) {

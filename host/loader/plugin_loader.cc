@@ -14,9 +14,9 @@
 
 #include "absl/strings/ascii.h"
 #include "fx_core/support/strings.h"
-#include "host/options/pass_options.h"
 #include "host/loader/elf_check.h"
 #include "host/loader/sha256.h"
+#include "host/options/pass_options.h"
 
 namespace fx::host {
 

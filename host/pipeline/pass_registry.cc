@@ -2,8 +2,8 @@
 
 #include "absl/strings/ascii.h"
 #include "fx_core/support/strings.h"
-#include "host/pipeline/pipeline.h"
 #include "host/extensions/plugin_extensions.h"
+#include "host/pipeline/pipeline.h"
 #include "host/pipeline/plugin_load_worker.h"
 
 namespace fx::host {

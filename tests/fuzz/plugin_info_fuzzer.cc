@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "fx/plugin_api.h"
-#include "host/options/pass_options.h"
 #include "host/loader/plugin_loader.h"
+#include "host/options/pass_options.h"
 #include "host/pipeline/pass_registry.h"
 #include "host/pipeline/pipeline.h"
 #include "tests/fuzz/fuzz_check.h"

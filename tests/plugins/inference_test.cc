@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "fx_core/compile/conv_choice.h"
-#include "fx_core/compile/linear_choice.h"
 #include "fx_core/compile/inference_plan.h"
+#include "fx_core/compile/linear_choice.h"
 #include "fx_core/io/torch_save.h"
 #include "fx_core/ir/codegen.h"
 #include "fx_core/ir/graph.h"

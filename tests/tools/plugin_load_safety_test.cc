@@ -187,8 +187,7 @@ TEST(PluginLoadSafety, AConfigThatIsolatesNamesAPluginThatCrashesWhileLoading) {
     // The config's plugin paths are relative to the config's directory.
     LoadCrash absolute{fs::absolute(crash.plugin).string(), crash.ending};
     std::string config = temp_path("isolate.json");
-    write(config, "{\"pipeline\": \"dce\", \"plugins\": [\"" +
-                      absolute.plugin +
+    write(config, "{\"pipeline\": \"dce\", \"plugins\": [\"" + absolute.plugin +
                       "\"], \"isolate\": true, \"pass_timeout\": 5}\n");
     fs::remove(output);
     Ended run = fx({"run", mymodule() + "/graph.fx.json", "--config", config,
@@ -203,8 +202,7 @@ TEST(PluginLoadSafety, AConfigThatIsolatesNamesAPluginThatCrashesWhileLoading) {
                          "--no-default-plugins"});
     EXPECT_EQ(minimize.signal, 0) << minimize.describe();
     EXPECT_EQ(minimize.status, 1) << minimize.describe();
-    EXPECT_TRUE(has(minimize.err, load_error(absolute)))
-        << minimize.describe();
+    EXPECT_TRUE(has(minimize.err, load_error(absolute))) << minimize.describe();
   }
 }
 

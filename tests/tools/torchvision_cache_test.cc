@@ -128,8 +128,7 @@ TEST_F(TorchvisionCache, AFailedExportIsNamedAndLeavesNothing) {
       << r.err;
   EXPECT_NE(r.err.find("exit status 3"), std::string::npos) << r.err;
   // The exporter's log is in the error.
-  EXPECT_NE(r.err.find("the-exporters-own-words"), std::string::npos)
-      << r.err;
+  EXPECT_NE(r.err.find("the-exporters-own-words"), std::string::npos) << r.err;
   EXPECT_TRUE(fs::is_empty(torchvision()));
 }
 

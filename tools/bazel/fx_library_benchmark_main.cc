@@ -72,10 +72,14 @@ int run(int argc, char** argv) {
       return a.size() >= s.size() &&
              a.compare(a.size() - s.size(), s.size(), s) == 0;
     };
-    if (a.rfind("--optimized=", 0) == 0) optimized = a.substr(12);
-    else if (a.rfind("--inputs=", 0) == 0) inputs = a.substr(9);
-    else if (a.rfind("--repeat=", 0) == 0) repeat = std::max(1, std::stoi(a.substr(9)));
-    else if (a.rfind("--", 0) != 0 && ends_with(".fx.json")) original = a;
+    if (a.rfind("--optimized=", 0) == 0)
+      optimized = a.substr(12);
+    else if (a.rfind("--inputs=", 0) == 0)
+      inputs = a.substr(9);
+    else if (a.rfind("--repeat=", 0) == 0)
+      repeat = std::max(1, std::stoi(a.substr(9)));
+    else if (a.rfind("--", 0) != 0 && ends_with(".fx.json"))
+      original = a;
   }
   c10::NoGradGuard no_grad;
   auto a = read_graph_module(runfile(original));

@@ -118,8 +118,8 @@ int check_absent(const GraphModule& gm, const Args& args) {
     std::string type = m ? module_type_name(*m) : "";
     for (const std::string& absent : args.absent) {
       if (type.find(absent) != std::string::npos) {
-        std::cerr << "FAIL: the optimised graph still calls " << type
-                  << " (" << node->name() << ")\n";
+        std::cerr << "FAIL: the optimised graph still calls " << type << " ("
+                  << node->name() << ")\n";
         ++failures;
       }
     }
@@ -137,9 +137,9 @@ int compare(const c10::IValue& got, const c10::IValue& want,
   }
   int failures = 0;
   for (size_t i = 0; i < g.size(); ++i) {
-    bool close = g[i].sizes() == w[i].sizes() &&
-                 at::allclose(g[i].to(w[i].scalar_type()), w[i], args.rtol,
-                              args.atol);
+    bool close =
+        g[i].sizes() == w[i].sizes() &&
+        at::allclose(g[i].to(w[i].scalar_type()), w[i], args.rtol, args.atol);
     double diff = g[i].sizes() == w[i].sizes()
                       ? (g[i].to(at::kDouble) - w[i].to(at::kDouble))
                             .abs()

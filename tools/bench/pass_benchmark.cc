@@ -18,8 +18,8 @@
 #include "fx_core/ir/graph.h"
 #include "fx_core/ir/node.h"
 #include "host/capi/c_api.h"
-#include "host/options/pass_options.h"
 #include "host/loader/plugin_loader.h"
+#include "host/options/pass_options.h"
 #include "host/pipeline/pass_manager.h"
 
 namespace {

@@ -143,8 +143,8 @@ std::map<std::string, Schemas> parse_cases(const std::string& text) {
 
 TEST_F(OperatorSchemasCAbi, MatchPythonTorch) {
   if (!testing::have_python_torch()) GTEST_SKIP() << "no python3-torch";
-  const std::map<std::string, Schemas> cases = parse_cases(testing::run_python(
-      "tests/host/capi/operator_schemas_cases.py", {}));
+  const std::map<std::string, Schemas> cases = parse_cases(
+      testing::run_python("tests/host/capi/operator_schemas_cases.py", {}));
   ASSERT_GT(cases.size(), 1000u);
   // Registered by torch's Python extension (libtorch_python: distributed
   // RPC's RRef operators and dist_autograd's backward), not by LibTorch, so

@@ -28,8 +28,8 @@ class QuantizedAttrCAbi : public ::testing::Test {
   void SetUp() override {
     auto graph = std::make_unique<Graph>();
     Node* x = graph->placeholder("x");
-    graph->output(graph->call_function("operator.add",
-                                       {x, graph->get_attr("w")}));
+    graph->output(
+        graph->call_function("operator.add", {x, graph->get_attr("w")}));
     GraphModule::AttributeMap attrs = {{"w", {nullptr, at::ones({2}), false}}};
     gm_ = std::make_unique<GraphModule>(attrs, std::move(graph));
     target_ = std::make_unique<GraphModuleTarget>(*gm_);

@@ -258,8 +258,8 @@ TEST(TargetSignatureConformance, MatchesPythonTorch) {
     std::ofstream out(list);
     for (const auto& [key, lines] : host) out << key << "\n";
   }
-  const std::map<std::string, Lines> torch_says = parse(testing::run_python(
-      "tests/host/capi/target_signature_cases.py", {list}));
+  const std::map<std::string, Lines> torch_says = parse(
+      testing::run_python("tests/host/capi/target_signature_cases.py", {list}));
   ASSERT_EQ(torch_says.size(), host.size());
 
   size_t answered = 0, compared = 0, builtins = 0, skipped = 0;

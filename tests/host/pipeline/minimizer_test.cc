@@ -12,9 +12,9 @@
 
 #include "fx_core/runtime/graph_module.h"
 #include "host/loader/plugin_loader.h"
+#include "host/minimizer/pipeline_backend.h"
 #include "host/pipeline/pass_manager.h"
 #include "host/pipeline/pipeline.h"
-#include "host/minimizer/pipeline_backend.h"
 #include "tests/plugins/plugin_test_util.h"
 
 namespace fx::host {

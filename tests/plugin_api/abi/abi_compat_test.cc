@@ -207,9 +207,9 @@ TEST(AbiCompat, EveryReleasedHeadersEntriesAreServedAtTheirOffsets) {
   ASSERT_EQ(current.size(), (sizeof(FxApi) - sizeof(void*)) / sizeof(void*));
   const size_t first = offsetof(FxApi, CreateStatus);
   std::set<size_t> forwarded;
-  for (const char* release : {"v1_106", "v1_123", "v2", "v3", "v4", "v5", "v6",
-                              "v7", "v8", "v9", "v10", "v11", "v12", "v13",
-                              "v14", "v15"}) {
+  for (const char* release :
+       {"v1_106", "v1_123", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9",
+        "v10", "v11", "v12", "v13", "v14", "v15"}) {
     SCOPED_TRACE(release);
     ReleasedEntries r = released_entries(release);
     ASSERT_FALSE(r.entries.empty());
