@@ -516,6 +516,44 @@ Expr reduce_terms(const Expr& p, const Expr& q, int depth) {
   return changed ? sym::sum(terms) : p;
 }
 
+// sympy's gcd_terms(e), which Mod.eval applies to p / G and q / G after
+// taking out their gcd G (and FloorDiv.eval's sympy.simplify likewise): a
+// sum is left as it is, but a product is rebuilt factor by factor, each
+// Mod or FloorDiv atom made again from its rebuilt operands with
+// evaluation. So a Mod that an earlier step kept unevaluated (Mod.eval's
+// last step, when nothing changed) is simplified now: in
+// Mod(2*Mod(4*x*Mod(y, 5), 5), 4) the inner Mod is 4*Mod(x*y, 5), even,
+// and the whole is 0, as in sympy. (Without this, the first reading of a
+// text left such a Mod and reading its print back decided it.)
+Expr rebuilt(const Expr& e, int depth);
+
+// A Mod or FloorDiv atom made again from its rebuilt operands; any other
+// atom as it is.
+Expr rebuilt_atom(const Expr& atom, int depth) {
+  const Expr::Kind k = atom.kind();
+  if (k != Expr::Kind::kMod && k != Expr::Kind::kFloorDiv) return atom;
+  const Expr base = rebuilt(atom.node().operands[0], depth + 1);
+  const Expr divisor = rebuilt(atom.node().operands[1], depth + 1);
+  return k == Expr::Kind::kMod ? eval_mod(base, divisor, depth + 1)
+                               : eval_floordiv(base, divisor, depth + 1);
+}
+
+Expr rebuilt(const Expr& e, int depth) {
+  check_depth(depth);
+  const Expr::Kind kind = e.kind();
+  if (kind == Expr::Kind::kInteger || kind == Expr::Kind::kSymbol ||
+      kind == Expr::Kind::kAdd) {
+    return e;
+  }
+  if (e.node().atom) return rebuilt_atom(e, depth);
+  const Term& t = e.node().poly[0];
+  Expr out = Expr::integer(t.coeff);
+  for (const Factor& f : t.factors) {
+    out = out * sym::pow(rebuilt_atom(f.atom, depth), f.power);
+  }
+  return out;
+}
+
 }  // namespace
 
 bool known_odd(const Expr& e) { return parity(e) == Parity::kOdd; }
@@ -548,7 +586,8 @@ Expr eval_floordiv(const Expr& base, const Expr& divisor, int depth) {
   Poly dp = to_poly(divisor);
   Term g = monomial_gcd(bp, dp);
   if (!is_one(g)) {
-    return eval_floordiv(from_poly(divide(bp, g)), from_poly(divide(dp, g)),
+    return eval_floordiv(rebuilt(from_poly(divide(bp, g)), depth + 1),
+                         rebuilt(from_poly(divide(dp, g)), depth + 1),
                          depth + 1);
   }
   return make_atom(Expr::Kind::kFloorDiv, base, divisor);
@@ -570,8 +609,8 @@ Expr eval_mod(const Expr& p_in, const Expr& q_in, int depth) {
   Term g = monomial_gcd(to_poly(p), to_poly(q));
   Expr scale = from_term(g);
   if (!is_one(g)) {
-    p = from_poly(divide(to_poly(p), g));
-    q = from_poly(divide(to_poly(q), g));
+    p = rebuilt(from_poly(divide(to_poly(p), g)), depth + 1);
+    q = rebuilt(from_poly(divide(to_poly(q), g)), depth + 1);
   }
   Expr p_was = p;
   Expr q_was = q;

@@ -30,6 +30,7 @@
 // needs (a comparison operator, Eq or Ne): parse_sym_relation reads the
 // whole left side before it finds no comparison, so every costly
 // expression was simplified twice to learn only that.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -52,19 +53,30 @@ bool refused_for_cost(const absl::Status& status) {
          std::string_view::npos;
 }
 
+// `parse(text)` under a budget of *left units, which it lowers by what the
+// parse spent.
+template <typename Parse>
+auto parse_within(std::string_view text, Parse parse, uint64_t* left) {
+  fx::sym::WorkBudget budget(*left);
+  auto parsed = parse(text);
+  *left -= std::min(*left, fx::sym::WorkBudget::spent());
+  return parsed;
+}
+
 template <typename Parse>
 void check_round_trip(std::string_view text, Parse parse) {
-  auto parsed = [&] {
-    fx::sym::WorkBudget first_read(kFirstReadWork);
-    return parse(text);
-  }();
+  uint64_t first_read = kFirstReadWork;
+  auto parsed = parse_within(text, parse, &first_read);
   fx::fuzz::require_message(parsed.status());
   if (!parsed.ok()) return;
+  // Printing runs outside the budgets: a relation's str() decides it
+  // (arithmetic that a live budget would charge, and refuse past its
+  // limit with an FxError the budget's contract allows).
   std::string printed = parsed->str();
   if (printed == "True" || printed == "False") return;  // a decided relation
-  fx::sym::WorkBudget read_back(kReadBackWork);
+  uint64_t read_back = kReadBackWork;
   for (int round = 0; round < kRounds; ++round) {
-    auto again = parse(printed);
+    auto again = parse_within(printed, parse, &read_back);
     if (!again.ok() && refused_for_cost(again.status())) return;
     fx::fuzz::require(again.ok(), "printed text does not parse");
     std::string next = again->str();
