@@ -2,7 +2,8 @@
 // parse_sym_relation). Whatever parses prints text that parses again, and
 // printing and parsing reach a fixed point within a few rounds (it is one
 // round except where sympy itself builds a Mod unevaluated, which the
-// parser, like sympy, simplifies when it reads it back).
+// parser, like sympy, simplifies when it reads it back; a relation may then
+// be decided, True or False, as sympy decides it).
 //
 // Work budgets (work_budget.h), far tighter than the parser's own:
 //  - the first read of the input runs under kFirstReadWork term operations
@@ -81,6 +82,10 @@ void check_round_trip(std::string_view text, Parse parse) {
     fx::fuzz::require(again.ok(), "printed text does not parse");
     std::string next = again->str();
     if (next == printed) return;
+    // Decided on reading back, as sympy decides it: a Mod the first
+    // reading kept unevaluated simplifies when rebuilt from the text
+    // (2*Mod(x, 5) - 2*Mod(Mod(x, 5), 245) is 0, so `... > y` is False).
+    if (next == "True" || next == "False") return;
     printed = next;
   }
   fx::fuzz::require(false, "printing and parsing do not reach a fixed point");
