@@ -460,22 +460,24 @@ std::optional<Expr> merge_mod_terms(const Expr& p, const Expr& q, int depth) {
 }
 
 // Mod.eval's Mul branch. Returns the result, or rewrites *p (integer
-// coefficient reduced modulo q) and returns nullopt.
+// coefficient reduced modulo q) and returns nullopt. sympy 1.11 (torch
+// 1.13's) distributes whenever every Mod factor has the divisor q, without
+// asking whether the factors are integers (later sympy asks): so
+// Mod(3*Mod(FloorDiv(x, 9), 10), 10) is 3*Mod(FloorDiv(x, 9), 10), although
+// torch's FloorDiv is not known to be an integer.
 std::optional<Expr> mul_branch(Expr* p, const Expr& q, int depth) {
   const Term& t = p->node().poly[0];
   std::vector<Expr> non_mod_l;
   std::vector<Expr> mod_l;
-  bool all_integer = true;
   if (t.coeff != 1) non_mod_l.push_back(Expr::integer(t.coeff));
   for (const Factor& f : t.factors) {
     Expr factor = sym::pow(f.atom, f.power);
-    all_integer = all_integer && known_integer(factor);
     bool is_mod = f.power == 1 && f.atom.kind() == Expr::Kind::kMod;
     (is_mod ? mod_l : non_mod_l).push_back(factor);
   }
   bool same_q = !mod_l.empty();
   for (const Expr& m : mod_l) same_q = same_q && m.node().operands[1] == q;
-  if (same_q && all_integer && known_integer(q)) {
+  if (same_q) {
     Expr prod_non_mod = Expr::integer(1);
     Expr net = Expr::integer(1);
     for (const Expr& x : non_mod_l) {
