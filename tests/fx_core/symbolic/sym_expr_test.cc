@@ -277,6 +277,17 @@ TEST_P(SympyAgreementTest, ParserReadsBackEverythingSympyPrinted) {
   EXPECT_GT(checked, 300);
 }
 
+// Every step of `program` printed as sympy prints it (`name` names the
+// program's file).
+void expect_agrees_with_sympy(const Program& program, const std::string& name) {
+  std::vector<std::string> theirs = sympy_lines(program, name);
+  ASSERT_EQ(theirs.size(), program.steps().size());
+  for (size_t i = 0; i < theirs.size(); ++i) {
+    const std::string sympy = theirs[i].substr(0, theirs[i].rfind(" | "));
+    EXPECT_EQ(program.steps()[i].ours, sympy) << program.steps()[i].op;
+  }
+}
+
 // Mods whose divisor is a negated symbol, found by the sym_expr campaign
 // (FUZZING.md): sympy knows Mod(x, -s) is an integer, so
 // Mod(s*Mod(x, -s), -s) and Mod(t*Mod(x, -s), 1) are 0.
@@ -289,12 +300,7 @@ TEST(SympyAgreement, ModsOfANegatedSymbolMatchSympy) {
   program.apply("mod", program.apply("mul", s0, inner), neg);
   program.apply("mod", program.apply("mul", s2, inner), one);
   program.apply("mod", inner, program.apply("neg", one, one));
-  std::vector<std::string> theirs = sympy_lines(program, "negated_divisor");
-  ASSERT_EQ(theirs.size(), program.steps().size());
-  for (size_t i = 0; i < theirs.size(); ++i) {
-    const std::string sympy = theirs[i].substr(0, theirs[i].rfind(" | "));
-    EXPECT_EQ(program.steps()[i].ours, sympy) << program.steps()[i].op;
-  }
+  expect_agrees_with_sympy(program, "negated_divisor");
 }
 
 // A Mod that Mod.eval kept unevaluated, inside a product whose gcd with a
@@ -317,12 +323,7 @@ TEST(SympyAgreement, ModsKeptUnevaluatedAreRebuiltAfterTheGcdAsInSympy) {
   program.apply("floordiv", program.apply("mul", two, outer), four);
   program.apply("mod", program.apply("mul", outer, s1),
                 program.apply("mul", two, s1));
-  std::vector<std::string> theirs = sympy_lines(program, "rebuilt_after_gcd");
-  ASSERT_EQ(theirs.size(), program.steps().size());
-  for (size_t i = 0; i < theirs.size(); ++i) {
-    const std::string sympy = theirs[i].substr(0, theirs[i].rfind(" | "));
-    EXPECT_EQ(program.steps()[i].ours, sympy) << program.steps()[i].op;
-  }
+  expect_agrees_with_sympy(program, "rebuilt_after_gcd");
 }
 
 // A sum whose first print is not sympy's fixed point, found by the sym_expr
@@ -368,12 +369,7 @@ TEST(SympyAgreement, ModDistributesOverAFloorDivAsInSympy) {
     x = program.apply("mod", x, ten);
     x = program.apply("mod", program.apply("mul", x, three), big);
   }
-  std::vector<std::string> theirs = sympy_lines(program, "floordiv_mods");
-  ASSERT_EQ(theirs.size(), program.steps().size());
-  for (size_t i = 0; i < theirs.size(); ++i) {
-    const std::string sympy = theirs[i].substr(0, theirs[i].rfind(" | "));
-    EXPECT_EQ(program.steps()[i].ours, sympy) << program.steps()[i].op;
-  }
+  expect_agrees_with_sympy(program, "floordiv_mods");
 }
 
 // Mods of Mods whose moduli multiply beyond int64, found by the sym_expr
@@ -399,12 +395,7 @@ TEST(SympyAgreement, ModsOfModsWithLargeModuliMatchSympy) {
   }
   program.apply("mod", program.apply("mod", s0, program.apply("mul", s1, big)),
                 small);
-  std::vector<std::string> theirs = sympy_lines(program, "large_moduli");
-  ASSERT_EQ(theirs.size(), program.steps().size());
-  for (size_t i = 0; i < theirs.size(); ++i) {
-    const std::string sympy = theirs[i].substr(0, theirs[i].rfind(" | "));
-    EXPECT_EQ(program.steps()[i].ours, sympy) << program.steps()[i].op;
-  }
+  expect_agrees_with_sympy(program, "large_moduli");
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, SympyAgreementTest,
