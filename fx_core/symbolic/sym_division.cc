@@ -5,6 +5,7 @@
 // term. Not matched: the gcd of two sums with a common non-monomial factor
 // (gcd(x + 1, 2*x + 2)), and Mod's "by difference" rule and sign reasoning
 // for a symbolic divisor (sympy's Mod(x + 1, x + 2) is x + 1; here it stays).
+#include <algorithm>
 #include <numeric>
 #include <optional>
 #include <utility>
@@ -549,11 +550,23 @@ Expr rebuilt(const Expr& e, int depth) {
   }
   if (e.node().atom) return rebuilt_atom(e, depth);
   const Term& t = e.node().poly[0];
+  const bool has_division =
+      std::any_of(t.factors.begin(), t.factors.end(), [](const Factor& f) {
+        return f.atom.kind() == Expr::Kind::kMod ||
+               f.atom.kind() == Expr::Kind::kFloorDiv;
+      });
+  if (!has_division) return e;  // nothing a rebuild could change
   Expr out = Expr::integer(t.coeff);
   for (const Factor& f : t.factors) {
     out = out * sym::pow(rebuilt_atom(f.atom, depth), f.power);
   }
   return out;
+}
+
+// p / g as Mod.eval and FloorDiv.eval go on with it: divided, then
+// rebuilt as sympy's gcd_terms / simplify rebuild it.
+Expr quotient(const Poly& p, const Term& g, int depth) {
+  return rebuilt(from_poly(divide(p, g)), depth);
 }
 
 }  // namespace
@@ -588,8 +601,7 @@ Expr eval_floordiv(const Expr& base, const Expr& divisor, int depth) {
   Poly dp = to_poly(divisor);
   Term g = monomial_gcd(bp, dp);
   if (!is_one(g)) {
-    return eval_floordiv(rebuilt(from_poly(divide(bp, g)), depth + 1),
-                         rebuilt(from_poly(divide(dp, g)), depth + 1),
+    return eval_floordiv(quotient(bp, g, depth + 1), quotient(dp, g, depth + 1),
                          depth + 1);
   }
   return make_atom(Expr::Kind::kFloorDiv, base, divisor);
@@ -611,8 +623,8 @@ Expr eval_mod(const Expr& p_in, const Expr& q_in, int depth) {
   Term g = monomial_gcd(to_poly(p), to_poly(q));
   Expr scale = from_term(g);
   if (!is_one(g)) {
-    p = rebuilt(from_poly(divide(to_poly(p), g)), depth + 1);
-    q = rebuilt(from_poly(divide(to_poly(q), g)), depth + 1);
+    p = quotient(to_poly(p), g, depth + 1);
+    q = quotient(to_poly(q), g, depth + 1);
   }
   Expr p_was = p;
   Expr q_was = q;
