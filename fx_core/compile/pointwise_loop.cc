@@ -23,50 +23,94 @@ struct Lane {
   float value = 0.0f;
 };
 
-Vec load(const Lane& l, int64_t i, int64_t n) {
-  if (l.ptr == nullptr) return Vec(l.value);
-  return n >= kLanes ? Vec::loadu(l.ptr + i) : Vec::loadu(l.ptr + i, n);
+// The lane's values at [i, i + kLanes), or its broadcast value.
+inline Vec load(const Lane& l, const Vec& broadcast, int64_t i) {
+  return l.ptr == nullptr ? broadcast : Vec::loadu(l.ptr + i);
+}
+
+// The last n < kLanes values.
+inline Vec load_tail(const Lane& l, int64_t i, int64_t n) {
+  return l.ptr == nullptr ? Vec(l.value) : Vec::loadu(l.ptr + i, n);
+}
+
+// dst[0, n) = f(a, b, c) lane by lane: the instruction's op is chosen once
+// a block (f is a lambda of the op), not once a vector.
+template <typename F>
+inline void map(F f, const Lane& a, const Lane& b, const Lane& c, float* dst,
+                int64_t n) {
+  const Vec va(a.value), vb(b.value), vc(c.value);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    f(load(a, va, i), load(b, vb, i), load(c, vc, i)).store(dst + i);
+  }
+  if (i < n) {
+    const int64_t m = n - i;
+    f(load_tail(a, i, m), load_tail(b, i, m), load_tail(c, i, m))
+        .store(dst + i, m);
+  }
 }
 
 // ATen's vectorized CPU formulas (UnaryOpsKernel.cpp, Activation.cpp,
 // BinaryOpsKernel.cpp, TensorCompareKernel.cpp in torch 1.13).
-Vec apply(PointwiseOp op, const Vec& a, const Vec& b, const Vec& c) {
+void apply(PointwiseOp op, const Lane& a, const Lane& b, const Lane& c,
+           float* dst, int64_t n) {
   const Vec zero(0.0f), one(1.0f), three(3.0f), six(6.0f);
   switch (op) {
     case PointwiseOp::kAdd:
-      return a + b;
+      return map([](Vec x, Vec y, Vec) { return x + y; }, a, b, c, dst, n);
     case PointwiseOp::kSub:
-      return a - b;
+      return map([](Vec x, Vec y, Vec) { return x - y; }, a, b, c, dst, n);
     case PointwiseOp::kMul:
-      return a * b;
+      return map([](Vec x, Vec y, Vec) { return x * y; }, a, b, c, dst, n);
     case PointwiseOp::kDiv:
-      return a / b;
+      return map([](Vec x, Vec y, Vec) { return x / y; }, a, b, c, dst, n);
     case PointwiseOp::kNeg:
-      return a.neg();
+      return map([](Vec x, Vec, Vec) { return x.neg(); }, a, b, c, dst, n);
     case PointwiseOp::kRelu:
-      return at::vec::clamp_min(a, zero);
+      return map([&](Vec x, Vec, Vec) { return at::vec::clamp_min(x, zero); },
+                 a, b, c, dst, n);
     case PointwiseOp::kSigmoid:
-      return ((zero - a).exp() + one).reciprocal();
+      return map([&](Vec x, Vec,
+                     Vec) { return ((zero - x).exp() + one).reciprocal(); },
+                 a, b, c, dst, n);
     case PointwiseOp::kTanh:
-      return a.tanh();
+      return map([](Vec x, Vec, Vec) { return x.tanh(); }, a, b, c, dst, n);
     case PointwiseOp::kSilu:
-      return a / (one + a.neg().exp());
+      return map([&](Vec x, Vec, Vec) { return x / (one + x.neg().exp()); }, a,
+                 b, c, dst, n);
     case PointwiseOp::kHardswish:
-      return a * at::vec::minimum(at::vec::clamp_min(a + three, zero), six) /
-             six;
+      return map(
+          [&](Vec x, Vec, Vec) {
+            return x *
+                   at::vec::minimum(at::vec::clamp_min(x + three, zero), six) /
+                   six;
+          },
+          a, b, c, dst, n);
     case PointwiseOp::kHardsigmoid:
-      return at::vec::minimum(at::vec::clamp_min(a + three, zero), six) / six;
+      return map(
+          [&](Vec x, Vec, Vec) {
+            return at::vec::minimum(at::vec::clamp_min(x + three, zero), six) /
+                   six;
+          },
+          a, b, c, dst, n);
     case PointwiseOp::kGelu:
-      return a * Vec(0.5f) *
-             (one + (a * Vec(static_cast<float>(M_SQRT1_2))).erf());
+      return map(
+          [&](Vec x, Vec, Vec) {
+            return x * Vec(0.5f) *
+                   (one + (x * Vec(static_cast<float>(M_SQRT1_2))).erf());
+          },
+          a, b, c, dst, n);
     case PointwiseOp::kClamp:
-      return at::vec::clamp(a, b, c);
+      return map(
+          [](Vec x, Vec lo, Vec hi) { return at::vec::clamp(x, lo, hi); }, a, b,
+          c, dst, n);
     case PointwiseOp::kClampMin:
-      return at::vec::clamp_min(a, b);
+      return map([](Vec x, Vec lo, Vec) { return at::vec::clamp_min(x, lo); },
+                 a, b, c, dst, n);
     case PointwiseOp::kClampMax:
-      return at::vec::clamp_max(a, b);
+      return map([](Vec x, Vec hi, Vec) { return at::vec::clamp_max(x, hi); },
+                 a, b, c, dst, n);
   }
-  return a;
 }
 
 class Evaluator {
@@ -95,16 +139,7 @@ class Evaluator {
       float* dst = j == last ? (direct_out ? reinterpret_cast<float*>(out)
                                            : out_tmp_.data())
                              : &temps_[j * kBlock];
-      for (int64_t i = 0; i < n; i += kLanes) {
-        const int64_t m = std::min(kLanes, n - i);
-        Vec r = apply(ins.op, load(ops[0], i, m), load(ops[1], i, m),
-                      load(ops[2], i, m));
-        if (m == kLanes) {
-          r.store(dst + i);
-        } else {
-          r.store(dst + i, m);
-        }
-      }
+      apply(ins.op, ops[0], ops[1], ops[2], dst, n);
     }
     if (!direct_out) {
       for (int64_t i = 0; i < n; ++i) {

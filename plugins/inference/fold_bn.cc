@@ -14,6 +14,7 @@
 
 #include "fx/plugin_api.hpp"
 #include "plugins/common/rewrite_util.h"
+#include "plugins/inference/batch_norm.h"
 #include "plugins/inference/passes.h"
 #include "plugins/inference/sites.h"
 
@@ -23,40 +24,10 @@ namespace {
 using fx_plugins::copy_tensor_meta;
 using fx_plugins::erase_unused_get_attrs;
 using fx_plugins::flat;
-using fx_plugins::fresh_attr_name;
 using fxp::Arg;
 using fxp::ArgView;
 using fxp::Graph;
 using fxp::Node;
-
-// A contiguous float32 attribute's values, or nullopt.
-std::optional<std::vector<double>> float_values(const Graph& g,
-                                                const std::string& name,
-                                                std::vector<int64_t>* shape) {
-  fxp::Tensor t(g.get_attr_tensor(name.c_str()));
-  const DLDataType dt = t.dl().dtype;
-  if (dt.code != kDLFloat || dt.bits != 32 || dt.lanes != 1 ||
-      !t.is_contiguous()) {
-    return std::nullopt;
-  }
-  if (shape != nullptr) *shape = t.shape();
-  std::vector<double> v(t.numel());
-  for (int64_t i = 0; i < t.numel(); ++i) v[i] = t.float_at(i);
-  return v;
-}
-
-std::string store_float(Graph& g, const std::string& base,
-                        const std::vector<int64_t>& shape,
-                        const std::vector<double>& values) {
-  fxp::Tensor t = fxp::make_tensor(shape, fxp::kFloat32);
-  float* data = t.mutable_data<float>();
-  for (size_t i = 0; i < values.size(); ++i) {
-    data[i] = static_cast<float>(values[i]);
-  }
-  std::string name = fresh_attr_name(g, base);
-  g.set_attr_tensor(name.c_str(), t.release());
-  return name;
-}
 
 // The folded weight and bias of `conv` followed by the BatchNorm2d `bn`;
 // nullopt when some tensor is not contiguous float32 or shapes disagree.
@@ -96,22 +67,6 @@ std::optional<Folded> fold(Graph& g, const ConvSite& conv,
     f.bias[c] = (bias[c] - (*mean)[c]) * scale + beta[c];
   }
   return f;
-}
-
-// `bn` when it is a BatchNorm2d in eval mode with running statistics called
-// on `x` alone.
-bool is_batch_norm(Graph& g, const Node& bn) {
-  if (bn.op() != FX_OP_CALL_MODULE || bn.num_args() != 1 ||
-      bn.num_kwargs() != 0) {
-    return false;
-  }
-  std::string target(bn.target());
-  // Training mode normalises by the batch's statistics: nothing to fold
-  // (unknown, on an older host: folded, as before).
-  if (g.module_training(target.c_str()) == 1) return false;
-  return g.module_type(target.c_str()) == "torch.nn.BatchNorm2d" &&
-         g.has_attr((target + ".running_mean").c_str()) &&
-         g.has_attr((target + ".running_var").c_str());
 }
 
 }  // namespace

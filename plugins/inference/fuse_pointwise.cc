@@ -6,10 +6,12 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "plugins/common/plugin_util.h"
 #include "plugins/common/rewrite_util.h"
+#include "plugins/inference/batch_norm.h"
 
 namespace fx_inference {
 namespace {
@@ -29,9 +31,18 @@ struct Operand {
 // One elementwise node as a program instruction: its op and operands
 // (clamp: the input and its bounds, clamp_min / clamp_max one bound).
 struct Elementwise {
+  Elementwise(std::string op_name, std::vector<Operand> inputs, bool binds)
+      : op(std::move(op_name)),
+        operands(std::move(inputs)),
+        plan_binds_alone(binds) {}
+
   std::string op;
   std::vector<Operand> operands;
-  bool plan_binds_alone = false;  // the InferencePlan binds it directly
+  bool plan_binds_alone;  // the InferencePlan binds it directly
+  // A BatchNorm2d module (op "batch_norm"): two instructions, x * scale +
+  // shift, on new attributes named after the module.
+  std::string module;
+  std::optional<BatchNormAffine> affine;
 };
 
 bool is_number(const ArgView& v) {
@@ -196,6 +207,14 @@ std::optional<Elementwise> module_elementwise(Graph& g, const Node& n) {
   }
   if (type == "torch.nn.ReLU6")
     return clamp(x, Arg(0.0).view(), Arg(6.0).view(), false);
+  if (is_batch_norm(g, n)) {
+    std::optional<BatchNormAffine> affine = batch_norm_affine(g, target);
+    if (!affine) return std::nullopt;
+    Elementwise e = one("batch_norm");
+    e.module = target;
+    e.affine = std::move(affine);
+    return e;
+  }
   if (type == "torch.nn.Hardtanh") {
     return clamp(x, fxp::dict_get(config.view(), "min_val"),
                  fxp::dict_get(config.view(), "max_val"), false);
@@ -246,6 +265,12 @@ std::optional<Elementwise> elementwise_of(Graph& g, const Node& n) {
   if (n.op() != FX_OP_CALL_FUNCTION && n.op() != FX_OP_CALL_METHOD) {
     e->plan_binds_alone = false;
   }
+  // BatchNorm2d: float32 (its statistics' dtype), 4-d, one statistic a
+  // channel (else LibTorch's error stays the node's).
+  if (e->affine && (m.dtype != "torch.float32" || m.shape.size() != 4 ||
+                    m.shape[1] != std::to_string(e->affine->scale.size()))) {
+    return std::nullopt;
+  }
   return e;
 }
 
@@ -284,38 +309,82 @@ std::vector<Node> grow(const Node& root, const NodeMap& elementwise,
 }
 
 // The fx_inference.pointwise node computing `group` (in graph order, the
-// root last), inserted before the root.
+// root last), inserted before the root, with the attributes its
+// BatchNorm2d members need.
+class FusedProgram {
+ public:
+  explicit FusedProgram(Graph& g) : g_(g) {}
+
+  void add(const Node& member, const Elementwise& e) {
+    if (e.affine) {
+      const int64_t channels = static_cast<int64_t>(e.affine->scale.size());
+      const std::vector<int64_t> shape{channels, 1, 1};
+      const std::string base = fx_plugins::flat(e.module);
+      // One statement each: the inputs are numbered in this order.
+      const std::string x = ref(e.operands[0]);
+      const std::string scale =
+          attribute(store_float(g_, base + "_scale", shape, e.affine->scale));
+      const std::string shift =
+          attribute(store_float(g_, base + "_shift", shape, e.affine->shift));
+      instruction("mul " + x + " " + scale);
+      instruction("add t" + std::to_string(program_.size() - 1) + " " + shift);
+    } else {
+      std::string text = e.op;
+      for (const Operand& o : e.operands) text += " " + ref(o);
+      instruction(text);
+    }
+    temp_[member.get()] = program_.size() - 1;
+  }
+
+  Node node() {
+    return g_.call_function(
+        "torch.ops.fx_inference.pointwise",
+        {Arg::list(inputs_), Arg::list(program_), Arg::list(scalars_)});
+  }
+
+ private:
+  void instruction(std::string text) { program_.emplace_back(std::move(text)); }
+
+  // How the program names an operand: s<k>, t<k> or i<k>.
+  std::string ref(const Operand& o) {
+    if (!o.node) {
+      scalars_.emplace_back(o.value);
+      return "s" + std::to_string(scalars_.size() - 1);
+    }
+    if (auto t = temp_.find(o.node.get()); t != temp_.end()) {
+      return "t" + std::to_string(t->second);
+    }
+    return input(o.node);
+  }
+
+  std::string input(const Node& n) {
+    auto it = std::find(input_nodes_.begin(), input_nodes_.end(), n.get());
+    if (it == input_nodes_.end()) {
+      input_nodes_.push_back(n.get());
+      inputs_.emplace_back(n);
+      it = input_nodes_.end() - 1;
+    }
+    return "i" + std::to_string(it - input_nodes_.begin());
+  }
+
+  std::string attribute(const std::string& name) {
+    return input(g_.get_attr(name.c_str()));
+  }
+
+  Graph& g_;
+  std::vector<Arg> inputs_, program_, scalars_;
+  std::vector<FxNode*> input_nodes_;
+  std::unordered_map<FxNode*, size_t> temp_;
+};
+
 Node fused_node(Graph& g, const std::vector<Node>& group,
                 const NodeMap& elementwise) {
-  std::vector<Arg> inputs, program, scalars;
-  std::vector<FxNode*> input_nodes;
-  std::unordered_map<FxNode*, size_t> temp;
-  for (size_t k = 0; k < group.size(); ++k) {
-    const Elementwise& e = elementwise.at(group[k].get());
-    std::string text = e.op;
-    for (const Operand& o : e.operands) {
-      if (!o.node) {
-        text += " s" + std::to_string(scalars.size());
-        scalars.emplace_back(o.value);
-      } else if (auto t = temp.find(o.node.get()); t != temp.end()) {
-        text += " t" + std::to_string(t->second);
-      } else {
-        auto it =
-            std::find(input_nodes.begin(), input_nodes.end(), o.node.get());
-        text += " i" + std::to_string(it - input_nodes.begin());
-        if (it == input_nodes.end()) {
-          input_nodes.push_back(o.node.get());
-          inputs.emplace_back(o.node);
-        }
-      }
-    }
-    program.emplace_back(text);
-    temp[group[k].get()] = k;
-  }
   auto guard = g.inserting_before(group.back());
-  return g.call_function(
-      "torch.ops.fx_inference.pointwise",
-      {Arg::list(inputs), Arg::list(program), Arg::list(scalars)});
+  FusedProgram program(g);
+  for (const Node& member : group) {
+    program.add(member, elementwise.at(member.get()));
+  }
+  return program.node();
 }
 
 }  // namespace

@@ -28,7 +28,8 @@
 //    (permuted, transposed) operands in place.
 //  - fuse_pointwise (fuse_pointwise.h): what fuse_conv leaves of the
 //    elementwise tails (chains and DAGs of float elementwise nodes, operands
-//    broadcasting) becomes one fx_inference.pointwise node each, which the
+//    broadcasting; an eval-mode BatchNorm2d fold_bn left, as x * scale +
+//    shift) becomes one fx_inference.pointwise node each, which the
 //    InferencePlan runs in one TensorIterator pass.
 // All keep meta['tensor_meta'] (the replaced chain's last value's).
 #include "fx/plugin_api.hpp"

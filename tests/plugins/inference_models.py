@@ -68,6 +68,21 @@ class EfficientNetB0(torch.nn.Module):
         return self.net(x)
 
 
+class DenseNet(torch.nn.Module):
+    """torchvision's DenseNet, two blocks of two layers: its BatchNorms
+    before each ReLU have no convolution before them (pre-activation), and
+    each layer's input is a concatenation of all earlier features."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = calibrated(torchvision.models.DenseNet(
+            growth_rate=8, block_config=(2, 2), num_init_features=16,
+            bn_size=2, num_classes=10))
+
+    def forward(self, x):
+        return self.net(x)
+
+
 class Transformer(torch.nn.Module):
     """The suite's small transformer on token ids made from a float input."""
 

@@ -170,7 +170,10 @@ INSTANTIATE_TEST_SUITE_P(
     // Linears: the classifiers', the transformer's 4 x (qkv, proj + residual,
     // fc1 + gelu, fc2 + residual) and its head; its matmuls: 4 x (q @ k^T *
     // scale, att @ v).
-    ::testing::Values(Case{"ConvTails", "1,3,16,16", 10, 1, 0, 0, -1, 1},
+    // ConvTails' BatchNorm of a shared convolution and DenseNet's before
+    // each ReLU are not folded: they become pointwise steps.
+    ::testing::Values(Case{"ConvTails", "1,3,16,16", 10, 0, 0, 0, -1, 2},
+                      Case{"DenseNet", "1,3,64,64", 10, 0, 1, 0, -1, 6},
                       Case{"PointwiseTails", "1,3,16,16", 2, 0, 0, 0, -1, 4},
                       Case{"ResNet18", "1,3,96,96", 20, 0, 1},
                       Case{"ResNet50", "1,3,96,96", 53, 0, 1, 0, -1, 0, 1e-3,
@@ -304,7 +307,7 @@ TEST_P(PlanFallbacks, EachFallbackMatchesEager) {
 INSTANTIATE_TEST_SUITE_P(Models, PlanFallbacks,
                          ::testing::Values("ConvTails", "PointwiseTails",
                                            "ResNet18", "MobileNetV3Large",
-                                           "EfficientNetB0"));
+                                           "EfficientNetB0", "DenseNet"));
 
 // The same fallbacks on the models whose oneDNN steps are linears and
 // matmuls.

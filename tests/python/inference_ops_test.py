@@ -13,6 +13,7 @@ import subprocess
 import torch
 import torch.fx
 import torch.nn.functional as F
+import torchvision
 
 import fx_sdk
 from fx_command import fx_binary
@@ -74,6 +75,39 @@ def test_it_comes_back_to_the_sdk_with_torch_fx_text_and_code():
     assert sdk.code == fused.code
     with torch.no_grad():
         torch.testing.assert_close(sdk(x), fused(x))
+
+
+def test_a_batch_norm_without_a_convolution_before_it_is_pointwise():
+    """densenet's BatchNorm2d before each ReLU (pre-activation, after a
+    concatenation) cannot fold into a convolution: fuse_pointwise makes it
+    x * scale + shift with the ReLU in one fx_inference.pointwise, whose
+    numbers in torch.fx are eager's."""
+    torch.manual_seed(0)
+    model = torchvision.models.DenseNet(growth_rate=4, block_config=(2,),
+                                        num_init_features=8, bn_size=2,
+                                        num_classes=3).eval()
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.running_mean.uniform_(-1, 1)
+                m.running_var.uniform_(0.5, 2)
+                m.weight.uniform_(0.5, 1.5)
+                m.bias.uniform_(-0.2, 0.2)
+    x = torch.rand(2, 3, 32, 32)
+    fused, report = fx_sdk.run_pipeline(torch.fx.symbolic_trace(model),
+                                        PASSES, example_inputs=(x,))
+    assert all(r["outcome"] == "ran" for r in report), report
+    assert not any(isinstance(m, torch.nn.BatchNorm2d)
+                   for m in fused.modules())
+    # norm1 + relu1 of each layer, norm5 + the final relu.
+    pointwise = [n for n in fused.graph.nodes
+                 if n.target == torch.ops.fx_inference.pointwise]
+    assert len(pointwise) == 3
+    assert pointwise[0].args[1] == ["mul i0 i1", "add t0 i2", "relu t1"]
+    with torch.no_grad():
+        torch.testing.assert_close(fused(x), model(x), rtol=1e-5, atol=1e-6)
+        plan = fx_sdk.compile(fused, [x], pipeline="")
+        torch.testing.assert_close(plan(x), model(x), rtol=1e-5, atol=1e-6)
 
 
 def test_the_custom_ops_compute_the_unfused_ops():
