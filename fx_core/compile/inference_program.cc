@@ -1,6 +1,8 @@
 // InferencePlan::Program: loading the compiled steps and running them.
 #include "fx_core/compile/inference_program.h"
 
+#include <chrono>
+
 namespace fx {
 
 void InferencePlan::Program::load(CompiledSteps compiled) {
@@ -10,6 +12,8 @@ void InferencePlan::Program::load(CompiledSteps compiled) {
     if (step.var_args || step.has_default) plannable = false;
     steps.emplace_back(std::move(step));
   }
+  profiling = plan_profiling_requested();
+  if (profiling) step_times.resize(steps.size());
   num_slots = compiled.num_slots;
   num_inputs = compiled.num_inputs;
   last_use = std::move(compiled.last_use);
@@ -43,7 +47,11 @@ c10::IValue InferencePlan::Program::execute(std::vector<c10::IValue> inputs,
     throw FxError(cat("forward() takes ", num_inputs, " inputs but ",
                       inputs.size(), " were given"));
   }
+  if (profiling && !record) ++profiled_runs;
   for (Step& step : steps) {
+    const bool timed = profiling && !record && step.is_call();
+    const auto start = timed ? std::chrono::steady_clock::now()
+                             : std::chrono::steady_clock::time_point();
     try {
       switch (step.kind) {
         case Step::Kind::kPlaceholder:
@@ -73,6 +81,12 @@ c10::IValue InferencePlan::Program::execute(std::vector<c10::IValue> inputs,
     } catch (const std::exception& e) {
       for (c10::IValue& s : slots) s = c10::IValue();
       throw node_error(*step.node, e);
+    }
+    if (timed) {
+      step_times[&step - steps.data()].add(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(
+              std::chrono::steady_clock::now() - start)
+              .count());
     }
     if (record && step.slot >= 0) {
       slot_meta[step.slot] = TensorMeta::of(slots[step.slot]);

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +41,10 @@
 #include "fx_core/support/strings.h"
 
 namespace fx {
+
+// Whether the environment asks for plan profiles: FX_PLAN_PROFILE set to
+// anything but "" or "0" when the program is built.
+bool plan_profiling_requested();
 
 struct InferencePlan::Program {
   using Source = ValueSource;
@@ -113,6 +118,22 @@ struct InferencePlan::Program {
 
   std::vector<c10::IValue> slots;
   std::vector<c10::IValue> buffer_args;
+
+  // FX_PLAN_PROFILE=1 (inference_program_profile.cc): each run's call steps
+  // timed (wall clock), printed to stderr per step and per engine when the
+  // program goes (a static plan's at its end or re-plan; each dynamic
+  // specialisation's when evicted or at the end).
+  struct StepTime {
+    std::vector<int64_t> ns;  // one a run
+    int64_t total_ns = 0;
+    void add(int64_t t);
+  };
+  bool profiling = false;
+  uint64_t profiled_runs = 0;
+  std::vector<StepTime> step_times;  // per step, when profiling
+  ~Program();
+  std::string engine(const Step& step) const;
+  void print_profile(std::ostream& out) const;
 
   void load(CompiledSteps compiled);
   void follow_shared_buffers();

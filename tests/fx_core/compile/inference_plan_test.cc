@@ -215,6 +215,53 @@ TEST(InferencePlan, ThousandOpChainIsBoundDirectlyWithTwoBuffers) {
   EXPECT_EQ(stats.buffers, 1u);        // each op over its dead operand
 }
 
+// FX_PLAN_PROFILE=1: when the plan goes, stderr has one line for each call
+// step (its node, target, engine and result) and the run count; the planning
+// run is not counted. Unset, nothing is printed.
+TEST(InferencePlan, ProfileListsEveryCallStepOnce) {
+  auto root = make_root();
+  auto gm = make_chain(*root, 9);
+  c10::AutoGradMode no_grad(false);
+  auto print_of = [&](const char* value) {
+    if (value) {
+      setenv("FX_PLAN_PROFILE", value, 1);
+    } else {
+      unsetenv("FX_PLAN_PROFILE");
+    }
+    ::testing::internal::CaptureStderr();
+    {
+      auto plan = InferencePlan::build(*gm, {at::randn({4, 16})});
+      for (int i = 0; i < 5; ++i) plan->run({at::randn({4, 16})});
+    }
+    unsetenv("FX_PLAN_PROFILE");
+    return ::testing::internal::GetCapturedStderr();
+  };
+  const std::string text = print_of("1");
+  EXPECT_NE(text.find("fx plan profile: 5 runs on 4x16 torch.float32"),
+            std::string::npos)
+      << text;
+  size_t lines = 0;
+  for (const Node* n : gm->graph().nodes()) {
+    if (n->op() != Opcode::kCallFunction) continue;
+    const std::string line_end = " " + std::string(n->name()) + " (" +
+                                 n->target() + ") -> 4x16 torch.float32\n";
+    const size_t at = text.find(line_end);
+    EXPECT_NE(at, std::string::npos) << n->name() << "\n" << text;
+    EXPECT_EQ(text.find(line_end, at + 1), std::string::npos) << n->name();
+    // The chain's ops all run on direct kernels.
+    const size_t start = text.rfind('\n', at) + 1;
+    EXPECT_NE(text.substr(start, at - start).find("  direct "),
+              std::string::npos)
+        << n->name();
+    ++lines;
+  }
+  EXPECT_EQ(lines, 9u);
+  EXPECT_NE(text.find("by engine (medians): direct 100.0%"), std::string::npos)
+      << text;
+  EXPECT_EQ(print_of(nullptr), "");
+  EXPECT_EQ(print_of("0"), "");
+}
+
 // Every direct kernel, with numbers, kwargs, broadcasting, method and
 // function spellings, intermediate values in the output (fresh each run),
 // views of buffers and in-place ops on them (aliasing).
