@@ -124,8 +124,10 @@ struct InferencePlan::Program {
   // program goes (a static plan's at its end or re-plan; each dynamic
   // specialisation's when evicted or at the end).
   struct StepTime {
-    std::vector<int64_t> ns;  // one a run
+    std::vector<int64_t> ns;  // the first kSamples runs' times
     int64_t total_ns = 0;
+    uint64_t calls = 0;
+    static constexpr size_t kSamples = 4096;  // bounds a server's memory
     void add(int64_t t);
   };
   bool profiling = false;

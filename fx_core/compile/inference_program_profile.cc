@@ -24,8 +24,9 @@ bool plan_profiling_requested() {
 }
 
 void InferencePlan::Program::StepTime::add(int64_t t) {
-  ns.push_back(t);
+  if (ns.size() < kSamples) ns.push_back(t);
   total_ns += t;
+  ++calls;
 }
 
 InferencePlan::Program::~Program() {
@@ -65,9 +66,10 @@ std::string inputs_text(const std::vector<TensorMeta>& inputs) {
 
 }  // namespace
 
-// One line a step, slowest median first: its median, its share of the sum
-// of medians (a typical run; on a loaded machine the means also count the
-// time other processes took), minimum and mean.
+// One line a step, slowest median first: its median and minimum (over the
+// first StepTime::kSamples runs), its share of the sum of medians (a
+// typical run; on a loaded machine the means also count the time other
+// processes took), and its mean over all runs.
 void InferencePlan::Program::print_profile(std::ostream& out) const {
   struct Line {
     size_t step;
@@ -102,9 +104,9 @@ void InferencePlan::Program::print_profile(std::ostream& out) const {
     out << std::setprecision(1) << std::setw(11) << l.median / 1e3
         << std::setw(7) << l.median * share << "%" << std::setw(10)
         << l.min / 1e3 << std::setw(10)
-        << t.total_ns / 1e3 / static_cast<double>(t.ns.size()) << "  "
-        << std::left << std::setw(10) << how << std::right << " "
-        << step.node->name() << " (" << step.node->target() << ") -> "
+        << t.total_ns / 1e3 / static_cast<double>(t.calls) << "  " << std::left
+        << std::setw(10) << how << std::right << " " << step.node->name()
+        << " (" << step.node->target() << ") -> "
         << (step.slot >= 0 ? meta_text(slot_meta[step.slot]) : "-") << "\n";
   }
   out << "  by engine (medians):";
