@@ -372,6 +372,34 @@ TEST(SympyAgreement, ModDistributesOverAFloorDivAsInSympy) {
   expect_agrees_with_sympy(program, "floordiv_mods");
 }
 
+// Reading a print back may remove one level of nesting a reading, in sympy
+// as here, found by the sym_expr campaign (FUZZING.md, run 6): a chain of
+// Mods and products by 3 builds Mod(3*(Mod(3*(Mod(N, 14)), 8114)), 8) with
+// its inner Mod(.., 8114) unevaluated (3*Mod(N, 14) < 8114 is known only
+// when rebuilt), and each reading of the print rebuilds one more level: six
+// readings to settle. Every reading's print must be sympy's.
+TEST(SympyAgreement, EachReadingBackRemovesANestedModAsInSympy) {
+  if (!have_sympy()) GTEST_SKIP() << "/usr/bin/python3 cannot import sympy";
+  absl::StatusOr<Relation> first = parse_sym_relation(
+      "E*2-N != N % 14 * 3 % 8114 * 3 % 8 % 104 * 3 % 8114 * 3 % 8 % 10 * 3 "
+      "% 2 % c * 3 % 2 % c");
+  ASSERT_TRUE(first.ok()) << first.status();
+  std::string printed = first->str();
+  constexpr int kReadings = 6;
+  std::vector<std::string> theirs =
+      lines_of(testing::run_python("tests/fx_core/symbolic/sympy_rounds.py",
+                                   {printed, std::to_string(kReadings)}));
+  ASSERT_EQ(theirs.size(), static_cast<size_t>(kReadings));
+  for (int i = 0; i < kReadings; ++i) {
+    absl::StatusOr<Relation> again = parse_sym_relation(printed);
+    ASSERT_TRUE(again.ok()) << again.status();
+    printed = again->str();
+    EXPECT_EQ(printed, theirs[i]) << "reading " << i + 1;
+  }
+  EXPECT_EQ(theirs[kReadings - 2], theirs[kReadings - 1]);  // settled
+  EXPECT_NE(theirs[0], theirs[kReadings - 1]);  // after several readings
+}
+
 // Mods of Mods whose moduli multiply beyond int64, found by the sym_expr
 // campaign (FUZZING.md): sympy's rule for a Mod in a Mod asks the sign of
 // inner_q * (q - inner_q) (of inner_q * (q + inner_q) for a negated inner
