@@ -400,6 +400,35 @@ TEST(SympyAgreement, EachReadingBackRemovesANestedModAsInSympy) {
   EXPECT_NE(theirs[0], theirs[kReadings - 1]);  // after several readings
 }
 
+// A print whose reading back leaves int64, found by the sym_expr campaign
+// (FUZZING.md, run 7): (f*2 % 10 * -N2 % 10 * N - x75)**37 prints terms of
+// (Mod(4*N2*(Mod(f, 5)), 5))**37, the inner Mod kept unevaluated as sympy
+// keeps it; read back, the Mod is rebuilt as 4*Mod(N2*f, 5), and the power
+// brings 4**37 out. sympy's integers are unbounded and it prints that
+// coefficient; ours are int64, as SymInts are, so reading it back is an
+// overflow error, not a wrong value.
+TEST(SympyAgreement, AReadingBackPastInt64IsRefusedAsSympyGoesPastIt) {
+  if (!have_sympy()) GTEST_SKIP() << "/usr/bin/python3 cannot import sympy";
+  const std::string printed = "(Mod(4*N2*(Mod(f, 5)), 5))**37";
+  std::vector<std::string> theirs = lines_of(testing::run_python(
+      "tests/fx_core/symbolic/sympy_rounds.py", {printed, "1"}));
+  ASSERT_EQ(theirs.size(), 1u);
+  EXPECT_EQ(theirs[0], "18889465931478580854784*(Mod(N2*f, 5))**37");
+  absl::StatusOr<Expr> ours = parse_sym_expr(printed);
+  ASSERT_FALSE(ours.ok()) << ours->str();
+  EXPECT_NE(ours.status().message().find(
+                "integer overflow in symbolic multiplication"),
+            std::string::npos)
+      << ours.status();
+  // Within int64 the same rebuild reads back as sympy's.
+  absl::StatusOr<Expr> small = parse_sym_expr("(Mod(4*N2*(Mod(f, 5)), 5))**3");
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_EQ(small->str(), lines_of(testing::run_python(
+                                       "tests/fx_core/symbolic/sympy_rounds.py",
+                                       {"(Mod(4*N2*(Mod(f, 5)), 5))**3", "1"}))
+                              .at(0));
+}
+
 // Mods of Mods whose moduli multiply beyond int64, found by the sym_expr
 // campaign (FUZZING.md): sympy's rule for a Mod in a Mod asks the sign of
 // inner_q * (q - inner_q) (of inner_q * (q + inner_q) for a negated inner
