@@ -13,6 +13,7 @@
 #include <functional>
 #include <limits>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -427,6 +428,31 @@ TEST(SympyAgreement, AReadingBackPastInt64IsRefusedAsSympyGoesPastIt) {
                                        "tests/fx_core/symbolic/sympy_rounds.py",
                                        {"(Mod(4*N2*(Mod(f, 5)), 5))**3", "1"}))
                               .at(0));
+}
+
+// A Mod that sympy cannot rebuild, found by the sym_expr campaign
+// (FUZZING.md, run 8): a reading kept Mod(3*g1 + 1, 2*g1 - 1) unevaluated,
+// and rebuilding it, as reading the print back does, recurses in sympy
+// 1.11's Mod.eval until Python's RecursionError. Ours refuses it at its
+// depth bound with an error instead.
+TEST(SympyAgreement, AModSympyCannotRebuildIsRefusedNotRecursedInto) {
+  if (!have_sympy()) GTEST_SKIP() << "/usr/bin/python3 cannot import sympy";
+  const std::string mod = "Mod(3*g1 + 1, 2*g1 - 1)";
+  std::string sympy_error;
+  try {
+    const std::string theirs = testing::run_python(
+        "tests/fx_core/symbolic/sympy_rounds.py", {mod, "1"});
+    ADD_FAILURE() << "sympy now evaluates " << mod << ": " << theirs;
+  } catch (const std::runtime_error& e) {
+    sympy_error = e.what();
+  }
+  EXPECT_NE(sympy_error.find("RecursionError"), std::string::npos)
+      << sympy_error.substr(0, 2000);
+  absl::StatusOr<Expr> ours = parse_sym_expr(mod);
+  ASSERT_FALSE(ours.ok()) << ours->str();
+  EXPECT_NE(ours.status().message().find("nested too deeply to simplify"),
+            std::string::npos)
+      << ours.status();
 }
 
 // Mods of Mods whose moduli multiply beyond int64, found by the sym_expr
