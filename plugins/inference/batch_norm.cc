@@ -49,33 +49,45 @@ std::string store_float(fxp::Graph& g, const std::string& base,
   return name;
 }
 
-std::optional<BatchNormAffine> batch_norm_affine(fxp::Graph& g,
-                                                 const std::string& target) {
+std::optional<BatchNormStatistics> batch_norm_statistics(
+    fxp::Graph& g, const std::string& target) {
   auto mean = float_values(g, target + ".running_mean", nullptr);
   auto var = float_values(g, target + ".running_var", nullptr);
   if (!mean || !var || mean->size() != var->size()) return std::nullopt;
-  const size_t channels = mean->size();
-  std::vector<double> weight(channels, 1.0), bias(channels, 0.0);
-  for (auto [name, into] : {std::pair{target + ".weight", &weight},
-                            std::pair{target + ".bias", &bias}}) {
+  BatchNormStatistics s;
+  s.mean = std::move(*mean);
+  s.var = std::move(*var);
+  s.weight.assign(s.channels(), 1.0);
+  s.bias.assign(s.channels(), 0.0);
+  for (auto [name, into] : {std::pair{target + ".weight", &s.weight},
+                            std::pair{target + ".bias", &s.bias}}) {
     if (!g.has_attr(name.c_str())) continue;  // affine=False
     auto v = float_values(g, name, nullptr);
-    if (!v || v->size() != channels) return std::nullopt;
+    if (!v || v->size() != s.channels()) return std::nullopt;
     *into = std::move(*v);
   }
   fxp::Arg config = fxp::module_config(g, target.c_str());
-  fxp::ArgView eps_arg = fxp::dict_get(config.view(), "eps");
-  const double eps = eps_arg ? eps_arg.as_float() : 1e-5;
+  if (fxp::ArgView eps = fxp::dict_get(config.view(), "eps")) {
+    s.eps = eps.as_float();
+  }
+  return s;
+}
+
+std::optional<BatchNormAffine> batch_norm_affine(fxp::Graph& g,
+                                                 const std::string& target) {
+  std::optional<BatchNormStatistics> s = batch_norm_statistics(g, target);
+  if (!s) return std::nullopt;
   BatchNormAffine a;
-  a.scale.resize(channels);
-  a.shift.resize(channels);
-  for (size_t c = 0; c < channels; ++c) {
+  a.scale.resize(s->channels());
+  a.shift.resize(s->channels());
+  for (size_t c = 0; c < s->channels(); ++c) {
     // float32 throughout, one rounding an operation, as the kernel does.
-    const float invstd = static_cast<float>(1.0 / std::sqrt((*var)[c] + eps));
-    const float scale = invstd * static_cast<float>(weight[c]);
-    const float product = static_cast<float>((*mean)[c]) * scale;
+    const float invstd =
+        static_cast<float>(1.0 / std::sqrt(s->var[c] + s->eps));
+    const float scale = invstd * static_cast<float>(s->weight[c]);
+    const float product = static_cast<float>(s->mean[c]) * scale;
     a.scale[c] = scale;
-    a.shift[c] = static_cast<float>(bias[c]) - product;
+    a.shift[c] = static_cast<float>(s->bias[c]) - product;
   }
   return a;
 }

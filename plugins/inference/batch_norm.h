@@ -7,6 +7,7 @@
 #ifndef PLUGINS_INFERENCE_BATCH_NORM_H_
 #define PLUGINS_INFERENCE_BATCH_NORM_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -31,6 +32,19 @@ std::optional<std::vector<double>> float_values(const fxp::Graph& g,
 std::string store_float(fxp::Graph& g, const std::string& base,
                         const std::vector<int64_t>& shape,
                         const std::vector<double>& values);
+
+// A BatchNorm2d module's running statistics, affine parameters (1 and 0
+// when affine=False) and eps, one value a channel.
+struct BatchNormStatistics {
+  std::vector<double> mean, var, weight, bias;
+  double eps = 1e-5;
+  size_t channels() const { return mean.size(); }
+};
+
+// The statistics of the BatchNorm2d module `target` (is_batch_norm);
+// nullopt when one is not contiguous float32 or their counts differ.
+std::optional<BatchNormStatistics> batch_norm_statistics(
+    fxp::Graph& g, const std::string& target);
 
 // BatchNorm2d(x) = x * scale + shift per channel, with scale and shift
 // computed in float32 as LibTorch 1.13's CPU kernel computes them

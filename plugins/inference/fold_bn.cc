@@ -25,7 +25,6 @@ using fx_plugins::copy_tensor_meta;
 using fx_plugins::erase_unused_get_attrs;
 using fx_plugins::flat;
 using fxp::Arg;
-using fxp::ArgView;
 using fxp::Graph;
 using fxp::Node;
 
@@ -40,31 +39,23 @@ std::optional<Folded> fold(Graph& g, const ConvSite& conv,
                            const std::string& bn) {
   Folded f;
   auto w = float_values(g, conv.weight, &f.weight_shape);
-  auto mean = float_values(g, bn + ".running_mean", nullptr);
-  auto var = float_values(g, bn + ".running_var", nullptr);
-  if (!w || !mean || !var || f.weight_shape.empty()) return std::nullopt;
+  std::optional<BatchNormStatistics> s = batch_norm_statistics(g, bn);
+  if (!w || !s || f.weight_shape.empty()) return std::nullopt;
   const size_t channels = static_cast<size_t>(f.weight_shape[0]);
-  if (mean->size() != channels || var->size() != channels) return std::nullopt;
-  std::vector<double> gamma(channels, 1.0), beta(channels, 0.0),
-      bias(channels, 0.0);
-  for (auto [name, into] :
-       {std::pair{bn + ".weight", &gamma}, std::pair{bn + ".bias", &beta},
-        std::pair{conv.bias, &bias}}) {
-    if (name.empty() || !g.has_attr(name.c_str())) continue;
-    auto v = float_values(g, name, nullptr);
+  if (s->channels() != channels) return std::nullopt;
+  std::vector<double> bias(channels, 0.0);
+  if (!conv.bias.empty() && g.has_attr(conv.bias.c_str())) {
+    auto v = float_values(g, conv.bias, nullptr);
     if (!v || v->size() != channels) return std::nullopt;
-    *into = *v;
+    bias = std::move(*v);
   }
-  Arg config = fxp::module_config(g, bn.c_str());
-  ArgView eps_arg = fxp::dict_get(config.view(), "eps");
-  const double eps = eps_arg ? eps_arg.as_float() : 1e-5;
   const size_t per = w->size() / channels;
-  f.weight = *w;
+  f.weight = std::move(*w);
   f.bias.resize(channels);
   for (size_t c = 0; c < channels; ++c) {
-    const double scale = gamma[c] / std::sqrt((*var)[c] + eps);
+    const double scale = s->weight[c] / std::sqrt(s->var[c] + s->eps);
     for (size_t i = 0; i < per; ++i) f.weight[c * per + i] *= scale;
-    f.bias[c] = (bias[c] - (*mean)[c]) * scale + beta[c];
+    f.bias[c] = (bias[c] - s->mean[c]) * scale + s->bias[c];
   }
   return f;
 }
