@@ -14,6 +14,11 @@ seed printed, to replay with --seed).
   python3 tests/fuzz/python_conversions.py --seed 17          # one case
   python3 tests/fuzz/python_conversions.py --cases 0:300      # seeds 0..299
   python3 tests/fuzz/python_conversions.py --seconds 600      # a campaign
+  python3 tests/fuzz/python_conversions.py --cases 0:1000000 --jobs 2
+
+--jobs N runs N children at once (one a core), each on its own batch of
+consecutive seeds; a campaign given as --cases ranges can be split over
+several runs of the same build, since each seed is the same case anywhere.
 
 Exit status 1 when a case crashed or raised an exception without a message.
 No Atheris: the values come from random.Random(seed), so every seed is a
@@ -21,6 +26,7 @@ reproducer.
 """
 
 import argparse
+import concurrent.futures
 import math
 import multiprocessing
 import operator
@@ -73,6 +79,11 @@ def random_value(rng, depth=0, max_depth=4):
     return dict(zip(keys, items))
 
 
+# Nesting depths for deep(): either side of the SDK's 1000-level limits
+# (kMaxValueDepth, kMaxJsonDepth, kMaxPickleDepth), and far past them.
+DEPTHS = [10, 200, 999, 1000, 1001, 3000]
+
+
 def deep(rng, depth):
     """A tuple, list or dict nested `depth` levels."""
     value = rng.choice([1, None, "leaf"])
@@ -109,7 +120,7 @@ def random_arg(rng, values):
     if rng.random() < 0.5:
         return rng.choice(values)
     if rng.random() < 0.05:
-        return deep(rng, rng.choice([10, 200, 3000]))
+        return deep(rng, rng.choice(DEPTHS))
     return random_value(rng)
 
 
@@ -199,12 +210,38 @@ def run_batch(seeds):
     return done
 
 
+def run_batches(batches, jobs):
+    """run_batch over each batch, `jobs` children at a time; yields each
+    batch's (seed, outcome) pairs as it ends, seeds after a crash run
+    again in a new child."""
+    def whole(batch):
+        done = []
+        while batch:
+            part = run_batch(batch)
+            done += part
+            batch = batch[len(part):]
+        return done
+
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        running = set()
+        for batch in batches:
+            running.add(pool.submit(whole, batch))
+            if len(running) >= jobs:
+                finished, running = concurrent.futures.wait(
+                    running, return_when=concurrent.futures.FIRST_COMPLETED)
+                for future in finished:
+                    yield future.result()
+        for future in concurrent.futures.as_completed(running):
+            yield future.result()
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seed", type=int)
     parser.add_argument("--cases", help="FIRST:END, seeds FIRST..END-1")
     parser.add_argument("--seconds", type=float)
-    parser.add_argument("--batch", type=int, default=200)
+    parser.add_argument("--batch", type=int, default=1000)
+    parser.add_argument("--jobs", type=int, default=1)
     args = parser.parse_args(argv)
     if args.seed is not None:
         seeds = iter([args.seed])
@@ -213,24 +250,29 @@ def main(argv):
         seeds = iter(range(first, end))
     else:
         seeds = iter(range(random.randrange(2**40), 2**62))
-    deadline = time.time() + args.seconds if args.seconds else math.inf
+    start = time.time()
+    deadline = start + args.seconds if args.seconds else math.inf
+
+    def batches():
+        while time.time() < deadline:
+            batch = [s for _, s in zip(range(args.batch), seeds)]
+            if not batch:
+                return
+            yield batch
+
     counts, failures = {}, []
-    while time.time() < deadline:
-        batch = [s for _, s in zip(range(args.batch), seeds)]
-        if not batch:
-            break
-        while batch:
-            done = run_batch(batch)
-            for seed, outcome in done:
-                key = outcome.split(":")[0]
-                counts[key] = counts.get(key, 0) + 1
-                if key in ("crash", "bad error"):
-                    failures.append((seed, outcome))
-                    print(f"seed {seed}: {outcome}", flush=True)
-            batch = batch[len(done):]
+    for done in run_batches(batches(), max(1, args.jobs)):
+        for seed, outcome in done:
+            key = outcome.split(":")[0]
+            counts[key] = counts.get(key, 0) + 1
+            if key in ("crash", "bad error"):
+                failures.append((seed, outcome))
+                print(f"seed {seed}: {outcome}", flush=True)
     total = sum(counts.values())
-    print(f"{total} cases: " + ", ".join(f"{v} {k}" for k, v in
-                                         sorted(counts.items())))
+    seconds = time.time() - start
+    print(f"{total} cases in {seconds:.0f} s ({total / seconds:.0f} a "
+          "second): " + ", ".join(f"{v} {k}" for k, v in
+                                  sorted(counts.items())))
     return 1 if failures else 0
 
 
