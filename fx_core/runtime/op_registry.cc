@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <utility>
 
 #include "fx_core/runtime/aten/aten_op.h"
 #include "fx_core/runtime/aten/aten_target.h"
+#include "fx_core/runtime/enum_ints.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
@@ -214,6 +216,17 @@ void OpArgs::wrong_type(size_t i, std::string_view wanted) const {
                     value_type_name(values_[i])));
 }
 
+namespace {
+
+// Argument `i`, an int standing for an enumerator (enum_ints.h), names none.
+[[noreturn]] void wrong_enum_int(const OpArgs& a, size_t i,
+                                 std::string_view wanted) {
+  throw FxError(cat("argument '", a.param_name(i), "' must be ", wanted,
+                    ", not the int ", a[i].toInt(), ", which names none"));
+}
+
+}  // namespace
+
 const at::Tensor& OpArgs::tensor(size_t i) const {
   if (!values_[i].isTensor()) wrong_type(i, "Tensor");
   return values_[i].toTensor();
@@ -347,14 +360,19 @@ std::vector<at::Tensor> OpArgs::tensor_list(size_t i) const {
 c10::optional<c10::ScalarType> OpArgs::optional_dtype(size_t i) const {
   if (values_[i].isNone()) return c10::nullopt;
   if (!values_[i].isInt()) wrong_type(i, "a torch.dtype");
-  return static_cast<c10::ScalarType>(values_[i].toInt());
+  std::optional<c10::ScalarType> dtype = dtype_from_int(values_[i].toInt());
+  if (!dtype) wrong_enum_int(*this, i, "a torch.dtype");
+  return *dtype;
 }
 
 c10::optional<c10::MemoryFormat> OpArgs::optional_memory_format(
     size_t i) const {
   if (values_[i].isNone()) return c10::nullopt;
   if (!values_[i].isInt()) wrong_type(i, "a torch.memory_format");
-  return static_cast<c10::MemoryFormat>(values_[i].toInt());
+  std::optional<c10::MemoryFormat> format =
+      memory_format_from_int(values_[i].toInt());
+  if (!format) wrong_enum_int(*this, i, "a torch.memory_format");
+  return *format;
 }
 
 // ---------------------------------------------------------------- registry

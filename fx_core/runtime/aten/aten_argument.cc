@@ -4,9 +4,11 @@
 #include <ATen/core/function_schema.h>
 #include <ATen/core/jit_type.h>
 
+#include <optional>
 #include <utility>
 #include <vector>
 
+#include "fx_core/runtime/enum_ints.h"
 #include "fx_core/runtime/value.h"
 
 namespace fx {
@@ -214,10 +216,14 @@ bool aten_accepts(const AtenParam& p, const c10::IValue& v,
              (is_zero_dim(v) && v.toTensor().scalar_type() == at::kBool);
     case AtenType::kString:
       return v.isString();
+    // An int naming no enumerator would be cast unchecked by LibTorch's
+    // boxed kernels (enum_ints.h): no overload accepts it.
     case AtenType::kScalarType:
+      return v.isInt() && dtype_from_int(v.toInt());
     case AtenType::kLayout:
+      return v.isInt() && layout_from_int(v.toInt());
     case AtenType::kMemoryFormat:
-      return v.isInt();
+      return v.isInt() && memory_format_from_int(v.toInt());
     case AtenType::kDevice:
       return v.isDevice() || v.isString() || v.isInt();
     case AtenType::kGenerator:

@@ -4,10 +4,12 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "fx_core/runtime/enum_ints.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
@@ -170,16 +172,16 @@ ArgumentDict describe_config(const FunctionalModuleImpl& module) {
   ArgumentDict out;
   for (const auto& [name, value] : module.config()) {
     // Factory arguments stay out unless given (Quantize's dtype is its
-    // output's); a dtype is held as its ScalarType number.
+    // output's); a dtype is held as its ScalarType number (an int naming
+    // none is described as the int it is).
     if (value.isTensor() ||
         ((name == "device" || name == "dtype") && value.isNone())) {
       continue;
     }
-    out.emplace_back(
-        name, name == "dtype" && value.isInt()
-                  ? Argument::dtype(
-                        dtype_name(static_cast<c10::ScalarType>(value.toInt())))
-                  : constant_argument(value));
+    std::optional<c10::ScalarType> dtype;
+    if (name == "dtype" && value.isInt()) dtype = dtype_from_int(value.toInt());
+    out.emplace_back(name, dtype ? Argument::dtype(dtype_name(*dtype))
+                                 : constant_argument(value));
   }
   return out;
 }

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "fx_core/runtime/enum_ints.h"
 #include "fx_core/runtime/modules/module_spec.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
@@ -64,11 +65,19 @@ WeightQParams weight_scheme(const IValue& v) {
       !(qscheme->isNone() || qscheme->isInt())) {
     throw FxError("weight_qparams must give a qscheme (or None) and a dtype");
   }
-  q.qscheme = qscheme->isNone()
-                  ? std::nullopt
-                  : std::optional<c10::QScheme>(
-                        static_cast<c10::QScheme>(qscheme->toInt()));
-  q.dtype = static_cast<c10::ScalarType>(dtype->toInt());
+  if (!qscheme->isNone()) {
+    q.qscheme = qscheme_from_int(qscheme->toInt());
+    if (!q.qscheme) {
+      throw FxError(cat("weight_qparams' qscheme ", qscheme->toInt(),
+                        " names no torch.qscheme"));
+    }
+  }
+  std::optional<c10::ScalarType> type = dtype_from_int(dtype->toInt());
+  if (!type) {
+    throw FxError(
+        cat("weight_qparams' dtype ", dtype->toInt(), " names no torch.dtype"));
+  }
+  q.dtype = *type;
   return q;
 }
 
@@ -142,13 +151,17 @@ Argument typed_qparams(const IValue& v) {
   for (const auto& entry : v.toGenericDict()) {
     const std::string& key = entry.key().toStringRef();
     const IValue& value = entry.value();
+    std::optional<c10::QScheme> qscheme;
+    std::optional<c10::ScalarType> dtype;
     if (key == "qscheme" && value.isInt()) {
-      items.emplace_back(key, Argument::qscheme(qscheme_name(
-                                  static_cast<c10::QScheme>(value.toInt()))));
+      qscheme = qscheme_from_int(value.toInt());
     } else if (key == "dtype" && value.isInt()) {
-      items.emplace_back(
-          key, Argument::dtype(
-                   dtype_name(static_cast<c10::ScalarType>(value.toInt()))));
+      dtype = dtype_from_int(value.toInt());
+    }
+    if (qscheme) {
+      items.emplace_back(key, Argument::qscheme(qscheme_name(*qscheme)));
+    } else if (dtype) {
+      items.emplace_back(key, Argument::dtype(dtype_name(*dtype)));
     } else {
       items.emplace_back(key, constant_argument(value));
     }

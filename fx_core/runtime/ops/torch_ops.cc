@@ -16,6 +16,9 @@
 // the Python signature shared.
 #include <ATen/ATen.h>
 
+#include <optional>
+
+#include "fx_core/runtime/enum_ints.h"
 #include "fx_core/runtime/ops/builtin_ops.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
@@ -91,11 +94,26 @@ IValue tensor_to(OpArgs& a) {
   // Python's overloads: to(device, dtype, non_blocking, copy),
   // to(dtype, non_blocking, copy), to(tensor, non_blocking, copy).
   int flags = 0;
+  bool dtype_given = false;
   for (const IValue& v : sequence_elements(a[1])) {
     if (v.isBool() && flags < 2) {
       (flags++ == 0 ? non_blocking : copy) = v.toBool();
     } else if (v.isInt()) {
-      dtype = static_cast<c10::ScalarType>(v.toInt());
+      if (dtype_given) {
+        throw FxError(
+            cat("to() received an invalid combination of arguments:"
+                " a second dtype (",
+                v.toInt(), "); Python's overloads take one"));
+      }
+      std::optional<c10::ScalarType> named = dtype_from_int(v.toInt());
+      if (!named) {
+        throw FxError(
+            cat("to() received an invalid combination of arguments:"
+                " the int ",
+                v.toInt(), " names no dtype"));
+      }
+      dtype = *named;
+      dtype_given = true;
     } else if (v.isDevice()) {
       device = v.toDevice();
     } else if (v.isString()) {

@@ -360,6 +360,97 @@ TEST(OpArgs, WrongTypeNamesTheParameterAndBothTypes) {
             "argument 'input' must be Tensor, not int");
 }
 
+// A graph may hold a dtype or a memory format as its enumerator's int, as
+// TorchScript does; an int naming none is refused by name (Python refuses
+// an int there at all: torch.sum(x, dtype=100) is a TypeError). Before,
+// it was cast unchecked: x.to(100) terminated the process, torch.zeros(3,
+// dtype=-1) was a segfault, and 263 ran as torch.float64 (263 mod 256 is
+// 7), found by tests/fuzz/python_conversions.py (seed 1612: x.to(7,
+// 2**63 - 1)).
+const std::vector<int64_t> kIntsNamingNoDtype = {
+    100,
+    -1,
+    263,
+    23,
+    std::numeric_limits<int64_t>::max(),
+    std::numeric_limits<int64_t>::min()};
+
+TEST(OpArgs, AnIntNamingNoDtypeIsRefusedByName) {
+  for (int64_t bad : kIntsNamingNoDtype) {
+    EXPECT_EQ(error_of([&] {
+                call("torch.sum", {at::ones({2})}, {{"dtype", bad}});
+              }),
+              "argument 'dtype' must be a torch.dtype, not the int " +
+                  std::to_string(bad) + ", which names none");
+  }
+  // torch.float64's own int still names it.
+  EXPECT_EQ(call("torch.sum", {at::ones({2})}, {{"dtype", int64_t{7}}})
+                .toTensor()
+                .scalar_type(),
+            at::kDouble);
+}
+
+TEST(OpArgs, AnIntNamingNoMemoryFormatIsRefusedByName) {
+  for (int64_t bad : {int64_t{4}, int64_t{-1}, int64_t{258}}) {
+    EXPECT_EQ(
+        error_of([&] {
+          call_method("contiguous", {at::ones({2})}, {{"memory_format", bad}});
+        }),
+        "argument 'memory_format' must be a torch.memory_format, not "
+        "the int " +
+            std::to_string(bad) + ", which names none");
+  }
+  at::Tensor nhwc = call_method("contiguous", {at::ones({1, 2, 3, 4})},
+                                {{"memory_format", int64_t{2}}})
+                        .toTensor();
+  EXPECT_TRUE(nhwc.is_contiguous(at::MemoryFormat::ChannelsLast));
+}
+
+TEST(TensorTo, AnIntNamingNoDtypeOrASecondDtypeIsRefused) {
+  at::Tensor x = at::ones({2, 3});
+  for (int64_t bad : kIntsNamingNoDtype) {
+    EXPECT_EQ(error_of([&] {
+                call_method("to", {x, bad});
+              }),
+              "to() received an invalid combination of arguments: the int " +
+                  std::to_string(bad) + " names no dtype");
+  }
+  EXPECT_EQ(
+      error_of([&] {
+        call_method("to", {x, int64_t{7}, std::numeric_limits<int64_t>::max()});
+      }),
+      "to() received an invalid combination of arguments: a second "
+      "dtype (9223372036854775807); Python's overloads take one");
+  EXPECT_EQ(call_method("to", {x, int64_t{7}}).toTensor().scalar_type(),
+            at::kDouble);
+}
+
+// An ATen operator's ScalarType, Layout and MemoryFormat parameters accept
+// only ints that name one: no overload takes another, so the call is
+// refused with Python's message before LibTorch casts it.
+TEST(AtenBinding, AnIntNamingNoEnumeratorMatchesNoOverload) {
+  for (int64_t bad : kIntsNamingNoDtype) {
+    EXPECT_THAT(error_of([&] {
+                  call("torch.zeros", {int64_t{3}}, {{"dtype", bad}});
+                }),
+                HasSubstr("zeros() received an invalid combination of "
+                          "arguments - got (int, dtype=int)"));
+  }
+  EXPECT_THAT(error_of([] {
+                call("torch.zeros", {int64_t{3}}, {{"layout", int64_t{99}}});
+              }),
+              HasSubstr("zeros() received an invalid combination"));
+  EXPECT_THAT(
+      error_of([] {
+        call("torch.empty", {int64_t{3}}, {{"memory_format", int64_t{-7}}});
+      }),
+      HasSubstr("empty() received an invalid combination"));
+  EXPECT_EQ(call("torch.zeros", {int64_t{3}}, {{"dtype", int64_t{7}}})
+                .toTensor()
+                .scalar_type(),
+            at::kDouble);
+}
+
 // ========================================================== OpRegistry
 
 TEST(OpRegistry, AddThenFindReturnsTheEntry) {

@@ -94,6 +94,30 @@ TEST(ModuleContract, AConvPaddingBeyondInt32IsRefusedByFieldAndValue) {
             "int of a module config must lie within +-2147483647");
 }
 
+// A reference module's weight_qparams hold its qscheme and dtype as their
+// ints (a file may give any int): one naming none is refused, not cast.
+TEST(ModuleContract, WeightQParamsIntsNamingNoDtypeOrQSchemeAreRefused) {
+  auto config = [](int64_t qscheme, int64_t dtype) -> ArgumentDict {
+    return {{"in_channels", int64_t{2}},
+            {"out_channels", int64_t{3}},
+            {"kernel_size", int64_t{3}},
+            {"weight_qparams", Argument::dict({{"qscheme", qscheme},
+                                               {"dtype", dtype},
+                                               {"scale", 0.5},
+                                               {"zero_point", int64_t{0}}})}};
+  };
+  const std::string type =
+      "torch.ao.nn.quantized.reference.modules.conv.Conv2d";
+  // torch.per_tensor_affine (0) and torch.qint8 (12) build.
+  EXPECT_EQ(create_error(type, config(0, 12)), "");
+  EXPECT_EQ(create_error(type, config(0, 268)),
+            type + ": weight_qparams' dtype 268 names no torch.dtype");
+  EXPECT_EQ(create_error(type, config(-1, 12)),
+            type + ": weight_qparams' qscheme -1 names no torch.qscheme");
+  EXPECT_EQ(create_error(type, config(5, 12)),
+            type + ": weight_qparams' qscheme 5 names no torch.qscheme");
+}
+
 TEST(ModuleContract, AWindowWhoseSizeOverflowsIsRefused) {
   std::string msg = create_error("torch.nn.Conv2d",
                                  {{"in_channels", int64_t{1}},
