@@ -7,12 +7,17 @@
 
 #include "fx_core/runtime/aten/aten_op.h"
 #include "fx_core/runtime/aten/aten_target.h"
-#include "fx_core/runtime/enum_ints.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 
 namespace fx {
+
+// value.cc: the enumerator an int standing for a torch enum names, or
+// std::nullopt (declared here until value.h next changes).
+std::optional<c10::ScalarType> dtype_from_int(int64_t value);
+std::optional<c10::MemoryFormat> memory_format_from_int(int64_t value);
+
 namespace {
 
 // A default value written as a Python literal.
@@ -218,7 +223,7 @@ void OpArgs::wrong_type(size_t i, std::string_view wanted) const {
 
 namespace {
 
-// Argument `i`, an int standing for an enumerator (enum_ints.h), names none.
+// Argument `i`, an int standing for an enumerator (value.cc), names none.
 [[noreturn]] void wrong_enum_int(const OpArgs& a, size_t i,
                                  std::string_view wanted) {
   throw FxError(cat("argument '", a.param_name(i), "' must be ", wanted,

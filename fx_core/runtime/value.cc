@@ -350,6 +350,46 @@ std::optional<c10::Layout> parse_layout(std::string_view name) {
   return std::nullopt;
 }
 
+// The ints that stand for torch's enums in a graph's values. A dtype,
+// layout, memory format or qscheme is held as its enumerator's int, as
+// TorchScript holds it; an int read from a file or put in a graph by a user
+// can be any int64. c10's enums are 8 bits wide and LibTorch does not check
+// a cast: an int naming no enumerator crashed its kernels (a dtype of 100
+// reached a noexcept setter and terminated the process, -1 was a segfault)
+// or was silently taken for another (263 read as 7, torch.float64). Each
+// function returns the enumerator `value` names, std::nullopt for none.
+// Declared where they are used (op_registry.cc, ops/torch_ops.cc,
+// aten/aten_argument.cc, modules/reference_modules.cc, modules/module_spec.cc)
+// until value.h next changes: a change to a header rebuilds most of the tree.
+namespace {
+
+// `value` as enumerator E when 0 <= value < end (E's count).
+template <typename E>
+std::optional<E> below(int64_t value, E end) {
+  if (value < 0 || value >= static_cast<int64_t>(end)) return std::nullopt;
+  return static_cast<E>(value);
+}
+
+}  // namespace
+
+// Every ScalarType but Undefined: torch.uint8 ... torch.bfloat16, the
+// quantized and the bit-packed dtypes.
+std::optional<c10::ScalarType> dtype_from_int(int64_t value) {
+  return below(value, c10::ScalarType::Undefined);
+}
+
+std::optional<c10::Layout> layout_from_int(int64_t value) {
+  return below(value, c10::Layout::NumOptions);
+}
+
+std::optional<c10::MemoryFormat> memory_format_from_int(int64_t value) {
+  return below(value, c10::MemoryFormat::NumOptions);
+}
+
+std::optional<c10::QScheme> qscheme_from_int(int64_t value) {
+  return below(value, c10::QScheme::COMPILE_TIME_NUM_QSCHEMES);
+}
+
 namespace {
 
 struct QSchemeName {

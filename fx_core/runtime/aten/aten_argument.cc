@@ -8,10 +8,16 @@
 #include <utility>
 #include <vector>
 
-#include "fx_core/runtime/enum_ints.h"
 #include "fx_core/runtime/value.h"
 
 namespace fx {
+
+// value.cc: the enumerator an int standing for a torch enum names, or
+// std::nullopt (declared here until value.h next changes).
+std::optional<c10::ScalarType> dtype_from_int(int64_t value);
+std::optional<c10::Layout> layout_from_int(int64_t value);
+std::optional<c10::MemoryFormat> memory_format_from_int(int64_t value);
+
 namespace {
 
 AtenType list_type(const c10::TypePtr& element) {
@@ -217,7 +223,7 @@ bool aten_accepts(const AtenParam& p, const c10::IValue& v,
     case AtenType::kString:
       return v.isString();
     // An int naming no enumerator would be cast unchecked by LibTorch's
-    // boxed kernels (enum_ints.h): no overload accepts it.
+    // boxed kernels (value.cc): no overload accepts it.
     case AtenType::kScalarType:
       return v.isInt() && dtype_from_int(v.toInt());
     case AtenType::kLayout:

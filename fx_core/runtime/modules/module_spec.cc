@@ -9,12 +9,16 @@
 #include <utility>
 #include <vector>
 
-#include "fx_core/runtime/enum_ints.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 
 namespace fx {
+
+// value.cc: the enumerator an int standing for a torch enum names, or
+// std::nullopt (declared here until value.h next changes).
+std::optional<c10::ScalarType> dtype_from_int(int64_t value);
+
 namespace {
 
 using c10::IValue;

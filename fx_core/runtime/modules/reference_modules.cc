@@ -17,13 +17,18 @@
 #include <utility>
 #include <vector>
 
-#include "fx_core/runtime/enum_ints.h"
 #include "fx_core/runtime/modules/module_spec.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 
 namespace fx {
+
+// value.cc: the enumerator an int standing for a torch enum names, or
+// std::nullopt (declared here until value.h next changes).
+std::optional<c10::ScalarType> dtype_from_int(int64_t value);
+std::optional<c10::QScheme> qscheme_from_int(int64_t value);
+
 namespace {
 
 using c10::IValue;

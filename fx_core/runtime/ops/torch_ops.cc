@@ -18,11 +18,16 @@
 
 #include <optional>
 
-#include "fx_core/runtime/enum_ints.h"
 #include "fx_core/runtime/ops/builtin_ops.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
+
+namespace fx {
+// value.cc: the enumerator an int standing for a torch enum names, or
+// std::nullopt (declared here until value.h next changes).
+std::optional<c10::ScalarType> dtype_from_int(int64_t value);
+}  // namespace fx
 
 namespace fx::ops {
 namespace {
