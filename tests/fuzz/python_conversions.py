@@ -20,7 +20,9 @@ seed printed, to replay with --seed).
 consecutive seeds; a campaign given as --cases ranges can be split over
 several runs of the same build, since each seed is the same case anywhere.
 
-Exit status 1 when a case crashed or raised an exception without a message.
+Exit status 1 when a case crashed, ran longer than --timeout seconds (30
+by default; the child is killed), or raised an exception without a
+message.
 No Atheris: the values come from random.Random(seed), so every seed is a
 reproducer.
 """
@@ -191,35 +193,43 @@ def child(seeds, sender):
     sender.close()
 
 
-def run_batch(seeds):
+def run_batch(seeds, timeout):
     """(seed, outcome) for each seed; a crash ends the batch with its seed
-    and the signal."""
+    and the signal, a case running longer than `timeout` seconds with its
+    seed and "timeout" (the child is killed)."""
     context = multiprocessing.get_context("fork")
     receiver, sender = context.Pipe(duplex=False)
     process = context.Process(target=child, args=(seeds, sender))
     process.start()
     sender.close()
-    done = []
+    done, timed_out = [], False
     while True:
+        # The first case also pays for the child's import of fx_sdk.
+        if not receiver.poll(timeout + (0 if done else 60)):
+            timed_out = True
+            process.kill()
+            break
         try:
             done.append(receiver.recv())
         except EOFError:  # the child finished or died
             break
     process.join()
-    if process.exitcode and len(done) < len(seeds):
+    if timed_out:
+        done.append((seeds[len(done)], f"timeout: over {timeout:g} s"))
+    elif process.exitcode and len(done) < len(seeds):
         crashed = seeds[len(done)]
         done.append((crashed, f"crash: exit code {process.exitcode}"))
     return done
 
 
-def run_batches(batches, jobs):
+def run_batches(batches, jobs, timeout):
     """run_batch over each batch, `jobs` children at a time; yields each
-    batch's (seed, outcome) pairs as it ends, seeds after a crash run
-    again in a new child."""
+    batch's (seed, outcome) pairs as it ends, seeds after a crash or a
+    timeout run again in a new child."""
     def whole(batch):
         done = []
         while batch:
-            part = run_batch(batch)
+            part = run_batch(batch, timeout)
             done += part
             batch = batch[len(part):]
         return done
@@ -244,6 +254,8 @@ def main(argv):
     parser.add_argument("--seconds", type=float)
     parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--timeout", type=float, default=30,
+                        help="seconds a case may run (default 30)")
     args = parser.parse_args(argv)
     if args.seed is not None:
         seeds = iter([args.seed])
@@ -263,11 +275,11 @@ def main(argv):
             yield batch
 
     counts, failures = {}, []
-    for done in run_batches(batches(), max(1, args.jobs)):
+    for done in run_batches(batches(), max(1, args.jobs), args.timeout):
         for seed, outcome in done:
             key = outcome.split(":")[0]
             counts[key] = counts.get(key, 0) + 1
-            if key in ("crash", "bad error"):
+            if key in ("crash", "bad error", "timeout"):
                 failures.append((seed, outcome))
                 print(f"seed {seed}: {outcome}", flush=True)
     total = sum(counts.values())

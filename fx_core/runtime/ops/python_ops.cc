@@ -7,7 +7,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <new>
 #include <optional>
+#include <stdexcept>
 
 #include "fx_core/runtime/ops/builtin_ops.h"
 #include "fx_core/runtime/value.h"
@@ -261,6 +264,33 @@ IValue same_kind(const IValue& like, std::vector<IValue> items) {
 
 bool values_equal(const IValue& a, const IValue& b);
 
+// Reserves room in `out` for a sequence of `count` items repeated `n` times
+// (Python's `seq * n`) before any item is copied, and returns how many
+// copies to append: 0 when n < 1 or the sequence is empty. A repeat too
+// large for memory (a list times 2**31 - 1 is 32 GiB of values per item)
+// fails at once with its size, as CPython's MemoryError, instead of growing
+// for minutes first.
+template <typename Sequence>
+int64_t reserve_repeat(Sequence& out, size_t count, int64_t n) {
+  if (n < 1 || count == 0) return 0;
+  auto too_large = [&] {
+    return FxError(cat("MemoryError: a sequence of length ", count,
+                       " repeated ", n, " times does not fit in memory"));
+  };
+  const uint64_t times = static_cast<uint64_t>(n);
+  if (times > std::numeric_limits<size_t>::max() / sizeof(IValue) / count) {
+    throw too_large();
+  }
+  try {
+    out.reserve(count * times);
+  } catch (const std::bad_alloc&) {
+    throw too_large();
+  } catch (const std::length_error&) {
+    throw too_large();
+  }
+  return n;
+}
+
 IValue binary(Binary op, std::string_view name, const IValue& a,
               const IValue& b) {
   if (a.isTensor() && b.isTensor()) {
@@ -291,7 +321,8 @@ IValue binary(Binary op, std::string_view name, const IValue& a,
     const IValue& n = is_sequence(a) ? b : a;
     if (!n.isInt()) unsupported(name, a, b);
     std::vector<IValue> one = sequence_elements(seq), items;
-    for (int64_t i = 0; i < n.toInt(); ++i) {
+    const int64_t times = reserve_repeat(items, one.size(), n.toInt());
+    for (int64_t i = 0; i < times; ++i) {
       items.insert(items.end(), one.begin(), one.end());
     }
     return same_kind(seq, std::move(items));
@@ -558,8 +589,9 @@ IValue extend_list(const IValue& list, const std::vector<IValue>& items) {
 IValue repeat_list(const IValue& list, int64_t n) {
   c10::List<IValue> elements = list.toList();
   std::vector<IValue> one = elements.vec();
+  const int64_t times = reserve_repeat(elements, one.size(), n);
   elements.clear();
-  for (int64_t i = 0; i < n; ++i) {
+  for (int64_t i = 0; i < times; ++i) {
     for (const IValue& v : one) elements.push_back(v);
   }
   return list;

@@ -25,6 +25,7 @@
 namespace fx {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using Kwargs = std::vector<std::pair<std::string, c10::IValue>>;
 
@@ -677,6 +678,28 @@ TEST(PythonOperators, MulRepeatsASequenceFromEitherSide) {
   c10::IValue t = call("operator.mul", {int_tuple({1, 2}), int64_t{2}});
   ASSERT_TRUE(t.isTuple());
   EXPECT_EQ(ints(t), (std::vector<int64_t>{1, 2, 1, 2}));
+}
+
+TEST(PythonOperators, ARepeatTooLargeForMemoryFailsAtOnceWithItsSize) {
+  // Python 3.11: [1, 2] * 2**62 raises MemoryError before allocating; the
+  // fuzzers' [[x]] * (2**31 - 1) grew for three minutes before this check.
+  const int64_t n = int64_t{1} << 62;
+  for (const char* op : {"operator.mul", "operator.imul"}) {
+    EXPECT_THAT(error_of([&] {
+                  call(op, {make_list({int64_t{1}, int64_t{2}}), n});
+                }),
+                AllOf(HasSubstr("MemoryError"),
+                      HasSubstr("length 2 repeated 4611686018427387904 times")))
+        << op;
+  }
+  EXPECT_THAT(error_of([&] {
+                call("operator.mul", {n, int_tuple({1})});
+              }),
+              HasSubstr("length 1 repeated"));
+  // [1] * -3 == [] and [] * 2**62 == [] (nothing to allocate).
+  EXPECT_TRUE(ints(call("operator.mul", {make_list({int64_t{1}}), int64_t{-3}}))
+                  .empty());
+  EXPECT_TRUE(ints(call("operator.mul", {int_tuple({}), n})).empty());
 }
 
 // ================================================= operator.* on tensors
