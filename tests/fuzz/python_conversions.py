@@ -17,8 +17,11 @@ seed printed, to replay with --seed).
   python3 tests/fuzz/python_conversions.py --cases 0:1000000 --jobs 2
 
 --jobs N runs N children at once (one a core), each on its own batch of
-consecutive seeds; a campaign given as --cases ranges can be split over
-several runs of the same build, since each seed is the same case anywhere.
+consecutive seeds (--batch, 20,000 by default: a child's start, importing
+fx_sdk and warming torch.fx and LibTorch, costs seconds, and with batches of
+1,000 it took two thirds of a campaign's time); a campaign given as --cases
+ranges can be split over several runs of the same build, since each seed is
+the same case anywhere.
 
 Exit status 1 when a case crashed, ran longer than --timeout seconds (30
 by default; the child is killed), or raised an exception without a
@@ -252,7 +255,7 @@ def main(argv):
     parser.add_argument("--seed", type=int)
     parser.add_argument("--cases", help="FIRST:END, seeds FIRST..END-1")
     parser.add_argument("--seconds", type=float)
-    parser.add_argument("--batch", type=int, default=1000)
+    parser.add_argument("--batch", type=int, default=20000)
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=30,
                         help="seconds a case may run (default 30)")
