@@ -25,7 +25,9 @@ the same case anywhere.
 
 Exit status 1 when a case crashed, ran longer than --timeout seconds (30
 by default; the child is killed), or raised an exception without a
-message.
+message. Each child's address space is capped at its size after importing
+fx_sdk plus --memory MB (2048): a case that allocates more must get an
+error from the SDK, as it does from PyTorch.
 No Atheris: the values come from random.Random(seed), so every seed is a
 reproducer.
 """
@@ -36,6 +38,7 @@ import math
 import multiprocessing
 import operator
 import random
+import resource
 import sys
 import time
 
@@ -181,12 +184,28 @@ def run_case(seed):
     return "accepted"
 
 
-def child(seeds, sender):
+def limit_memory(megabytes):
+    """Caps this process's address space at its size now plus `megabytes`,
+    so a case allocating more (torch.zeros(2**31 - 1) is 8 GiB, and zeroing
+    it takes PyTorch itself 50 s on a small VM) fails at once with an
+    allocation error, which the SDK must report as PyTorch does, instead of
+    running past --timeout (libFuzzer's -malloc_limit_mb in spirit)."""
+    with open("/proc/self/statm") as statm:
+        pages = int(statm.read().split()[0])
+    size = pages * resource.getpagesize() + megabytes * 2**20
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    if hard != resource.RLIM_INFINITY:
+        size = min(size, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (size, hard))
+
+
+def child(seeds, sender, memory):
     """Runs `seeds`, sending each outcome at once (a crash loses none)."""
     global fx_sdk
     import fx_sdk as sdk_module
     fx_sdk = sdk_module
     sys.setrecursionlimit(20000)
+    limit_memory(memory)
     for seed in seeds:
         try:
             outcome = run_case(seed)
@@ -196,13 +215,13 @@ def child(seeds, sender):
     sender.close()
 
 
-def run_batch(seeds, timeout):
+def run_batch(seeds, timeout, memory=2048):
     """(seed, outcome) for each seed; a crash ends the batch with its seed
     and the signal, a case running longer than `timeout` seconds with its
     seed and "timeout" (the child is killed)."""
     context = multiprocessing.get_context("fork")
     receiver, sender = context.Pipe(duplex=False)
-    process = context.Process(target=child, args=(seeds, sender))
+    process = context.Process(target=child, args=(seeds, sender, memory))
     process.start()
     sender.close()
     done, timed_out = [], False
@@ -225,14 +244,14 @@ def run_batch(seeds, timeout):
     return done
 
 
-def run_batches(batches, jobs, timeout):
+def run_batches(batches, jobs, timeout, memory):
     """run_batch over each batch, `jobs` children at a time; yields each
     batch's (seed, outcome) pairs as it ends, seeds after a crash or a
     timeout run again in a new child."""
     def whole(batch):
         done = []
         while batch:
-            part = run_batch(batch, timeout)
+            part = run_batch(batch, timeout, memory)
             done += part
             batch = batch[len(part):]
         return done
@@ -259,6 +278,9 @@ def main(argv):
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=30,
                         help="seconds a case may run (default 30)")
+    parser.add_argument("--memory", type=int, default=2048,
+                        help="MB a child may allocate beyond its size "
+                        "after importing fx_sdk (default 2048)")
     args = parser.parse_args(argv)
     if args.seed is not None:
         seeds = iter([args.seed])
@@ -278,7 +300,8 @@ def main(argv):
             yield batch
 
     counts, failures = {}, []
-    for done in run_batches(batches(), max(1, args.jobs), args.timeout):
+    for done in run_batches(batches(), max(1, args.jobs), args.timeout,
+                            args.memory):
         for seed, outcome in done:
             key = outcome.split(":")[0]
             counts[key] = counts.get(key, 0) + 1
