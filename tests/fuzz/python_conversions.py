@@ -45,6 +45,11 @@ import time
 import torch
 import torch.fx
 
+# Outcomes that are findings, and the per-case limits (--timeout, --memory).
+FINDINGS = ("crash", "bad error", "timeout")
+TIMEOUT_SECONDS = 30
+MEMORY_MB = 2048
+
 # Imported in the child only (a crash there must not kill the driver).
 fx_sdk = None
 
@@ -215,7 +220,7 @@ def child(seeds, sender, memory):
     sender.close()
 
 
-def run_batch(seeds, timeout, memory=2048):
+def run_batch(seeds, timeout=TIMEOUT_SECONDS, memory=MEMORY_MB):
     """(seed, outcome) for each seed; a crash ends the batch with its seed
     and the signal, a case running longer than `timeout` seconds with its
     seed and "timeout" (the child is killed)."""
@@ -276,9 +281,9 @@ def main(argv):
     parser.add_argument("--seconds", type=float)
     parser.add_argument("--batch", type=int, default=20000)
     parser.add_argument("--jobs", type=int, default=1)
-    parser.add_argument("--timeout", type=float, default=30,
+    parser.add_argument("--timeout", type=float, default=TIMEOUT_SECONDS,
                         help="seconds a case may run (default 30)")
-    parser.add_argument("--memory", type=int, default=2048,
+    parser.add_argument("--memory", type=int, default=MEMORY_MB,
                         help="MB a child may allocate beyond its size "
                         "after importing fx_sdk (default 2048)")
     args = parser.parse_args(argv)
@@ -305,7 +310,7 @@ def main(argv):
         for seed, outcome in done:
             key = outcome.split(":")[0]
             counts[key] = counts.get(key, 0) + 1
-            if key in ("crash", "bad error", "timeout"):
+            if key in FINDINGS:
                 failures.append((seed, outcome))
                 print(f"seed {seed}: {outcome}", flush=True)
     total = sum(counts.values())
