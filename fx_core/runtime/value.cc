@@ -358,9 +358,6 @@ std::optional<c10::Layout> parse_layout(std::string_view name) {
 // reached a noexcept setter and terminated the process, -1 was a segfault)
 // or was silently taken for another (263 read as 7, torch.float64). Each
 // function returns the enumerator `value` names, std::nullopt for none.
-// Declared where they are used (op_registry.cc, ops/torch_ops.cc,
-// aten/aten_argument.cc, modules/reference_modules.cc, modules/module_spec.cc)
-// until value.h next changes: a change to a header rebuilds most of the tree.
 namespace {
 
 // `value` as enumerator E when 0 <= value < end (E's count).

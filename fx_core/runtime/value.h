@@ -98,6 +98,17 @@ std::optional<c10::Layout> parse_layout(std::string_view name);
 std::optional<c10::QScheme> parse_qscheme(std::string_view name);
 std::string qscheme_name(c10::QScheme scheme);
 
+// The enumerator an int standing for a torch enum names (a dtype, layout,
+// memory format or qscheme is an int in an IValue, as TorchScript holds it),
+// std::nullopt for none. An int read from a file or put in a graph can be
+// any int64, and c10's 8-bit enums are cast unchecked by LibTorch (an int
+// naming no dtype crashed its kernels or was taken for another): every int
+// reaching LibTorch as an enum goes through these first.
+std::optional<c10::ScalarType> dtype_from_int(int64_t value);
+std::optional<c10::Layout> layout_from_int(int64_t value);
+std::optional<c10::MemoryFormat> memory_format_from_int(int64_t value);
+std::optional<c10::QScheme> qscheme_from_int(int64_t value);
+
 // The Python type name of a value, for messages ("Tensor", "int", "tuple").
 std::string value_type_name(const c10::IValue& v);
 

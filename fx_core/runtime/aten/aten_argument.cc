@@ -12,12 +12,6 @@
 
 namespace fx {
 
-// value.cc: the enumerator an int standing for a torch enum names, or
-// std::nullopt (declared here until value.h next changes).
-std::optional<c10::ScalarType> dtype_from_int(int64_t value);
-std::optional<c10::Layout> layout_from_int(int64_t value);
-std::optional<c10::MemoryFormat> memory_format_from_int(int64_t value);
-
 namespace {
 
 AtenType list_type(const c10::TypePtr& element) {

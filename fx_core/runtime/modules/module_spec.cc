@@ -15,10 +15,6 @@
 
 namespace fx {
 
-// value.cc: the enumerator an int standing for a torch enum names, or
-// std::nullopt (declared here until value.h next changes).
-std::optional<c10::ScalarType> dtype_from_int(int64_t value);
-
 namespace {
 
 using c10::IValue;

@@ -24,11 +24,6 @@
 
 namespace fx {
 
-// value.cc: the enumerator an int standing for a torch enum names, or
-// std::nullopt (declared here until value.h next changes).
-std::optional<c10::ScalarType> dtype_from_int(int64_t value);
-std::optional<c10::QScheme> qscheme_from_int(int64_t value);
-
 namespace {
 
 using c10::IValue;

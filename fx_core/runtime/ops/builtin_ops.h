@@ -35,6 +35,9 @@ class AtenOperator {
 void register_python_ops(OpRegistry& registry);
 // torch.* functions and the Tensor methods (call_method) that mirror them.
 void register_torch_ops(OpRegistry& registry);
+// torch.quantize_per_tensor, hand-written for speed (quantize_ops.cc);
+// register_torch_ops calls it.
+void register_quantize_per_tensor(OpRegistry& registry);
 // torch.nn.functional.*, torch._C._nn.*.
 void register_functional_ops(OpRegistry& registry);
 // Python functions over one ATen operator (F.max_pool2d_with_indices,

@@ -27,6 +27,7 @@
 #include <type_traits>
 
 #include "fx_core/runtime/op_registry.h"
+#include "fx_core/runtime/ops/builtin_ops.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>

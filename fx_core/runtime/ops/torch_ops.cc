@@ -23,12 +23,6 @@
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 
-namespace fx {
-// value.cc: the enumerator an int standing for a torch enum names, or
-// std::nullopt (declared here until value.h next changes).
-std::optional<c10::ScalarType> dtype_from_int(int64_t value);
-}  // namespace fx
-
 namespace fx::ops {
 namespace {
 
@@ -139,10 +133,6 @@ IValue tensor_to(OpArgs& a) {
 }
 
 }  // namespace
-
-// torch.quantize_per_tensor, hand-written for speed (quantize_ops.cc;
-// declared here until builtin_ops.h next changes).
-void register_quantize_per_tensor(OpRegistry& r);
 
 void register_torch_ops(OpRegistry& r) {
   Both both{r};
