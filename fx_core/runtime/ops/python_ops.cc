@@ -262,6 +262,9 @@ IValue same_kind(const IValue& like, std::vector<IValue> items) {
                         : make_list(std::move(items));
 }
 
+// What Python's `*` repeats: a list, tuple, torch.Size or str.
+bool is_repeatable(const IValue& v) { return is_sequence(v) || v.isString(); }
+
 bool values_equal(const IValue& a, const IValue& b);
 
 // Reserves room in `out` for a sequence of `count` items repeated `n` times
@@ -278,7 +281,8 @@ int64_t reserve_repeat(Sequence& out, size_t count, int64_t n) {
                        " repeated ", n, " times does not fit in memory"));
   };
   const uint64_t times = static_cast<uint64_t>(n);
-  if (times > std::numeric_limits<size_t>::max() / sizeof(IValue) / count) {
+  const size_t item = sizeof(typename Sequence::value_type);
+  if (times > std::numeric_limits<size_t>::max() / item / count) {
     throw too_large();
   }
   try {
@@ -289,6 +293,42 @@ int64_t reserve_repeat(Sequence& out, size_t count, int64_t n) {
     throw too_large();
   }
   return n;
+}
+
+// The count of `seq * n` as Python's n.__index__() gives it: an int, a bool,
+// or an integer tensor of one element; anything else is CPython's
+// TypeError, naming n's type (Tensor's own message for other tensors).
+int64_t repeat_count(const IValue& n) {
+  if (n.isInt() || n.isBool()) return as_int(n);
+  if (n.isTensor()) {
+    const at::Tensor& t = n.toTensor();
+    if (t.numel() != 1 ||
+        !c10::isIntegralType(t.scalar_type(), /*includeBool=*/true)) {
+      throw FxError(
+          "only integer tensors of a single element can be converted to an "
+          "index");
+    }
+    return t.item<int64_t>();
+  }
+  throw FxError(cat("can't multiply sequence by non-int of type '",
+                    value_type_name(n), "'"));
+}
+
+// Python's seq * n (and n * seq) for a list, tuple, torch.Size or str.
+IValue repeat_sequence(const IValue& seq, int64_t n) {
+  if (seq.isString()) {
+    const std::string& one = seq.toStringRef();
+    std::string out;
+    const int64_t times = reserve_repeat(out, one.size(), n);
+    for (int64_t i = 0; i < times; ++i) out += one;
+    return out;
+  }
+  std::vector<IValue> one = sequence_elements(seq), items;
+  const int64_t times = reserve_repeat(items, one.size(), n);
+  for (int64_t i = 0; i < times; ++i) {
+    items.insert(items.end(), one.begin(), one.end());
+  }
+  return same_kind(seq, std::move(items));
 }
 
 IValue binary(Binary op, std::string_view name, const IValue& a,
@@ -316,16 +356,10 @@ IValue binary(Binary op, std::string_view name, const IValue& a,
     for (IValue& v : sequence_elements(b)) items.push_back(std::move(v));
     return same_kind(a, std::move(items));
   }
-  if (op == Binary::kMul && (is_sequence(a) || is_sequence(b))) {
-    const IValue& seq = is_sequence(a) ? a : b;
-    const IValue& n = is_sequence(a) ? b : a;
-    if (!n.isInt()) unsupported(name, a, b);
-    std::vector<IValue> one = sequence_elements(seq), items;
-    const int64_t times = reserve_repeat(items, one.size(), n.toInt());
-    for (int64_t i = 0; i < times; ++i) {
-      items.insert(items.end(), one.begin(), one.end());
-    }
-    return same_kind(seq, std::move(items));
+  if (op == Binary::kMul && (is_repeatable(a) || is_repeatable(b))) {
+    // CPython tries a's repeat first: with two sequences, b is the count.
+    const bool a_repeats = is_repeatable(a);
+    return repeat_sequence(a_repeats ? a : b, repeat_count(a_repeats ? b : a));
   }
   if (op == Binary::kAdd && a.isString() && b.isString()) {
     return a.toStringRef() + b.toStringRef();
@@ -612,12 +646,13 @@ IValue inplace_binary(Binary op, std::string_view name, const IValue& a,
     }
     return extend_list(a, sequence_elements(b));
   }
-  if (a.isList() && op == Binary::kMul) {
-    if (!b.isInt() && !b.isBool()) {
-      throw FxError(cat("can't multiply sequence by non-int of type '",
-                        value_type_name(b), "'"));
-    }
-    return repeat_list(a, as_int(b));
+  if (a.isList() && op == Binary::kMul) return repeat_list(a, repeat_count(b));
+  if (a.isTensor() && op == Binary::kMul && is_repeatable(b)) {
+    // CPython's in-place multiply repeats only its left operand; a tensor
+    // has sequence methods but no repeat, so `t *= [1]` is refused where
+    // `t * [1]` repeats the list.
+    throw FxError(cat("unsupported operand type(s) for *=: 'Tensor' and '",
+                      value_type_name(b), "'"));
   }
   return binary(op, name, a, b);
 }
