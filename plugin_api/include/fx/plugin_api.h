@@ -1092,8 +1092,7 @@ struct FxApi {
    * that exists and is not a regular file, and a path the host cannot
    * create or replace (no such directory, no permission); FX_INTERNAL when
    * writing the bytes fails (a full disk). No temporary is left behind. */
-  FxStatus* (*WriteOutputFile)(const char* path, const void* data,
-                               size_t size);
+  FxStatus* (*WriteOutputFile)(const char* path, const void* data, size_t size);
 
   /* Version 14: Python signatures and annotations ------------------------- */
   /* The Python signature a call binds its arguments to, as
