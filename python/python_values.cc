@@ -1,5 +1,6 @@
 #include "python/python_values.h"
 
+#include <torch/csrc/Size.h>
 #include <torch/csrc/jit/python/pybind_utils.h>
 #include <torch/extension.h>
 
@@ -76,6 +77,11 @@ bool is_user_object(py::handle value) {
 
 c10::IValue to_ivalue(py::handle value) {
   if (is_user_object(value)) return python_object_value(value);
+  if (THPSize_Check(value.ptr())) {
+    // A torch.Size stays one (TorchScript would make it a plain tuple):
+    // `size * 2` and `size[1:]` are torch.Size in Python.
+    return fx::make_torch_size(value.cast<std::vector<int64_t>>());
+  }
   try {
     return torch::jit::toTypeInferredIValue(value);
   } catch (const std::exception&) {

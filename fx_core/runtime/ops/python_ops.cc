@@ -12,7 +12,9 @@
 #include <optional>
 #include <stdexcept>
 
+#include "fx_core/ir/python_repr.h"
 #include "fx_core/runtime/ops/builtin_ops.h"
+#include "fx_core/runtime/ops/python_numbers.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
@@ -44,19 +46,42 @@ int64_t as_int(const IValue& v) {
   return v.isBool() ? (v.toBool() ? 1 : 0) : v.toInt();
 }
 
-[[noreturn]] void unsupported(std::string_view op, const IValue& a,
-                              const IValue& b) {
-  throw FxError(cat("unsupported operand type(s) for ", op, ": '",
-                    value_type_name(a), "' and '", value_type_name(b), "'"));
+// Python's truth value of `v` (bool(v), `not v`): a tensor of one element
+// is its value; an empty or larger one is ambiguous, as torch says.
+bool truth(const IValue& v) {
+  if (v.isNone()) return false;
+  if (v.isBool()) return v.toBool();
+  if (v.isInt()) return v.toInt() != 0;
+  if (v.isDouble()) return v.toDouble() != 0;
+  if (v.isString()) return !v.toStringRef().empty();
+  if (v.isGenericDict()) return v.toGenericDict().size() != 0;
+  if (is_sequence(v)) return !sequence_elements(v).empty();
+  if (v.isTensor()) {
+    const at::Tensor& t = v.toTensor();
+    if (t.numel() != 1) {
+      throw FxError(cat("RuntimeError: Boolean value of Tensor with ",
+                        t.numel() == 0 ? "no values" : "more than one value",
+                        " is ambiguous"));
+    }
+    return t.item().toBool();
+  }
+  return true;  // slices, Ellipsis, devices, objects
 }
 
-int64_t py_floordiv(int64_t a, int64_t b) {
-  if (b == 0) throw FxError("integer division or modulo by zero");
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
+// v.__index__(): an int, a bool or an integer tensor of one element;
+// std::nullopt for anything else. A float tensor raises torch's TypeError.
+std::optional<int64_t> python_index(const IValue& v) {
+  if (v.isInt() || v.isBool()) return as_int(v);
+  if (!v.isTensor()) return std::nullopt;
+  const at::Tensor& t = v.toTensor();
+  if (t.numel() != 1 ||
+      !c10::isIntegralType(t.scalar_type(), /*includeBool=*/true)) {
+    throw FxError(
+        "TypeError: only integer tensors of a single element can be "
+        "converted to an index");
+  }
+  return t.item<int64_t>();
 }
-int64_t py_mod(int64_t a, int64_t b) { return a - py_floordiv(a, b) * b; }
 
 // CPython's _float_div_mod: x // y and x % y on floats (1 // 0.1 == 9.0, not
 // floor(1 / 0.1) == 10.0).
@@ -145,11 +170,137 @@ at::Tensor tensor_binary(Binary op, const at::Tensor& a, const at::Tensor& b) {
   throw FxError("unknown binary operator");
 }
 
-// Python's +, -, * and comparisons of two numbers of one kind (two ints or
-// two floats), which int and float compute alike; nullopt for the other
-// operators.
+// Python's symbol for `op` in its TypeErrors ("unsupported operand type(s)
+// for +", "'<' not supported between ...").
+const char* symbol(Binary op) {
+  static constexpr const char* kSymbols[] = {
+      "+", "-",  "*",  "/",  "//", "%", "** or pow()", "@", "&", "|",
+      "^", "<<", ">>", "==", "!=", "<", "<=",          ">", ">="};
+  return kSymbols[static_cast<int>(op)];
+}
+
+bool is_ordering(Binary op) {
+  return op == Binary::kLt || op == Binary::kLe || op == Binary::kGt ||
+         op == Binary::kGe;
+}
+
+// CPython's TypeError for operands `op` does not take (`inplace`: the
+// operator.iX form, "+=").
+[[noreturn]] void unsupported(Binary op, bool inplace, const IValue& a,
+                              const IValue& b) {
+  const std::string x = value_type_name(a), y = value_type_name(b);
+  if (is_ordering(op)) {
+    throw FxError(cat("TypeError: '", symbol(op),
+                      "' not supported between instances of '", x, "' and '", y,
+                      "'"));
+  }
+  if (op == Binary::kAdd && (is_sequence(a) || a.isString())) {
+    throw FxError(cat("TypeError: can only concatenate ",
+                      a.isString() ? "str"
+                      : a.isList() ? "list"
+                                   : "tuple",
+                      " (not \"", y, "\") to ",
+                      a.isString() ? "str"
+                      : a.isList() ? "list"
+                                   : "tuple"));
+  }
+  const std::string sym = !inplace             ? symbol(op)
+                          : op == Binary::kPow ? "**="
+                                               : cat(symbol(op), "=");
+  throw FxError(cat("TypeError: unsupported operand type(s) for ", sym, ": '",
+                    x, "' and '", y, "'"));
+}
+
+// A comparison from a three-way result (-1, 0, 1; 2: unordered, a NaN).
+bool compare(Binary op, int order) {
+  if (order == 2) return op == Binary::kNe;
+  switch (op) {
+    case Binary::kEq:
+      return order == 0;
+    case Binary::kNe:
+      return order != 0;
+    case Binary::kLt:
+      return order < 0;
+    case Binary::kLe:
+      return order <= 0;
+    case Binary::kGt:
+      return order > 0;
+    default:
+      return order >= 0;
+  }
+}
+
 template <typename T>
-std::optional<IValue> same_kind_binary(Binary op, T x, T y) {
+int three_way(T x, T y) {
+  return x < y ? -1 : x > y ? 1 : x == y ? 0 : 2;
+}
+
+bool is_comparison(Binary op) {
+  return op == Binary::kEq || op == Binary::kNe || is_ordering(op);
+}
+
+// Two ints (bools count as ints): exact, or an OverflowError beyond 64 bits.
+IValue int_binary(Binary op, bool inplace, int64_t x, int64_t y,
+                  const IValue& a, const IValue& b) {
+  if (is_comparison(op)) return compare(op, three_way(x, y));
+  switch (op) {
+    case Binary::kAdd:
+      return py_add(x, y);
+    case Binary::kSub:
+      return py_sub(x, y);
+    case Binary::kMul:
+      return py_mul(x, y);
+    case Binary::kTrueDiv:
+      return py_truediv(x, y);
+    case Binary::kFloorDiv:
+      return py_floordiv(x, y);
+    case Binary::kMod:
+      return py_mod(x, y);
+    case Binary::kPow:
+      if (y >= 0) return py_pow(x, y);
+      if (x == 0) {
+        throw FxError(
+            "ZeroDivisionError: 0.0 cannot be raised to a negative power");
+      }
+      return std::pow(static_cast<double>(x), static_cast<double>(y));
+    case Binary::kAnd:
+      return x & y;
+    case Binary::kOr:
+      return x | y;
+    case Binary::kXor:
+      return x ^ y;
+    case Binary::kLShift:
+      return py_lshift(x, y);
+    case Binary::kRShift:
+      return py_rshift(x, y);
+    default:
+      unsupported(op, inplace, a, b);
+  }
+}
+
+// Python's float ** float: an OverflowError where the result leaves the
+// finite range; a negative base's fractional power is complex in Python,
+// which the runtime's floats cannot hold.
+double float_pow(double x, double y) {
+  if (x == 0 && y < 0) {
+    throw FxError(
+        "ZeroDivisionError: 0.0 cannot be raised to a negative power");
+  }
+  if (x < 0 && std::isfinite(x) && std::isfinite(y) && y != std::floor(y)) {
+    throw FxError(cat("ValueError: (", python_float_repr(x), ") ** ",
+                      python_float_repr(y),
+                      " is a complex number in Python; the runtime's floats "
+                      "are real"));
+  }
+  const double r = std::pow(x, y);
+  if (std::isinf(r) && std::isfinite(x) && std::isfinite(y)) {
+    throw FxError("OverflowError: (34, 'Numerical result out of range')");
+  }
+  return r;
+}
+
+IValue float_binary(Binary op, bool inplace, double x, double y,
+                    const IValue& a, const IValue& b) {
   switch (op) {
     case Binary::kAdd:
       return x + y;
@@ -157,24 +308,29 @@ std::optional<IValue> same_kind_binary(Binary op, T x, T y) {
       return x - y;
     case Binary::kMul:
       return x * y;
-    case Binary::kEq:
-      return x == y;
-    case Binary::kNe:
-      return x != y;
-    case Binary::kLt:
-      return x < y;
-    case Binary::kLe:
-      return x <= y;
-    case Binary::kGt:
-      return x > y;
-    case Binary::kGe:
-      return x >= y;
+    case Binary::kTrueDiv:
+      if (y == 0) throw FxError("ZeroDivisionError: float division by zero");
+      return x / y;
+    case Binary::kFloorDiv:
+    case Binary::kMod: {
+      if (y == 0) {
+        throw FxError(op == Binary::kMod
+                          ? "ZeroDivisionError: float modulo"
+                          : "ZeroDivisionError: float floor division by zero");
+      }
+      double div, mod;
+      py_float_divmod(x, y, &div, &mod);
+      return op == Binary::kMod ? mod : div;
+    }
+    case Binary::kPow:
+      return float_pow(x, y);
     default:
-      return std::nullopt;
+      if (is_comparison(op)) return compare(op, three_way(x, y));
+      unsupported(op, inplace, a, b);
   }
 }
 
-IValue number_binary(Binary op, std::string_view name, const IValue& a,
+IValue number_binary(Binary op, bool inplace, const IValue& a,
                      const IValue& b) {
   if (a.isBool() && b.isBool()) {
     // bool's own &, |, ^ (the others are int's).
@@ -189,70 +345,16 @@ IValue number_binary(Binary op, std::string_view name, const IValue& a,
         break;
     }
   }
-  bool ints = !a.isDouble() && !b.isDouble();
-  if (ints) {
-    int64_t x = as_int(a), y = as_int(b);
-    if (std::optional<IValue> r = same_kind_binary(op, x, y)) return *r;
-    switch (op) {
-      case Binary::kTrueDiv:
-        if (y == 0) throw FxError("division by zero");
-        return static_cast<double>(x) / static_cast<double>(y);
-      case Binary::kFloorDiv:
-        return py_floordiv(x, y);
-      case Binary::kMod:
-        return py_mod(x, y);
-      case Binary::kPow:
-        if (y < 0) {
-          if (x == 0) {
-            throw FxError("0.0 cannot be raised to a negative power");
-          }
-          return std::pow(static_cast<double>(x), y);
-        }
-        {
-          int64_t r = 1;
-          for (int64_t i = 0; i < y; ++i) r *= x;
-          return r;
-        }
-      case Binary::kAnd:
-        return x & y;
-      case Binary::kOr:
-        return x | y;
-      case Binary::kXor:
-        return x ^ y;
-      case Binary::kLShift:
-        return x << y;
-      case Binary::kRShift:
-        return x >> y;
-      case Binary::kMatMul:
-      default:  // + - * and the comparisons: same_kind_binary above
-        break;
-    }
-    unsupported(name, a, b);
+  if (!a.isDouble() && !b.isDouble()) {
+    return int_binary(op, inplace, as_int(a), as_int(b), a, b);
   }
-  double x = as_double(a), y = as_double(b);
-  if (std::optional<IValue> r = same_kind_binary(op, x, y)) return *r;
-  switch (op) {
-    case Binary::kTrueDiv:
-      if (y == 0) throw FxError("float division by zero");
-      return x / y;
-    case Binary::kFloorDiv:
-    case Binary::kMod: {
-      if (y == 0) {
-        throw FxError(op == Binary::kMod ? "float modulo"
-                                         : "float floor division by zero");
-      }
-      double div, mod;
-      py_float_divmod(x, y, &div, &mod);
-      return op == Binary::kMod ? mod : div;
-    }
-    case Binary::kPow:
-      if (x == 0 && y < 0) {
-        throw FxError("0.0 cannot be raised to a negative power");
-      }
-      return std::pow(x, y);
-    default:
-      unsupported(name, a, b);
+  if (is_comparison(op) && a.isDouble() != b.isDouble()) {
+    // An int against a float compares exactly, as Python's does.
+    const int order = a.isDouble() ? -compare_int_float(as_int(b), a.toDouble())
+                                   : compare_int_float(as_int(a), b.toDouble());
+    return compare(op, order == -2 ? 2 : order);
   }
+  return float_binary(op, inplace, as_double(a), as_double(b), a, b);
 }
 
 // Rebuilds a sequence of the same kind as `like` (list, tuple, torch.Size:
@@ -266,6 +368,9 @@ IValue same_kind(const IValue& like, std::vector<IValue> items) {
 bool is_repeatable(const IValue& v) { return is_sequence(v) || v.isString(); }
 
 bool values_equal(const IValue& a, const IValue& b);
+bool dicts_equal(const IValue& a, const IValue& b);
+IValue binary(Binary op, bool inplace, const IValue& a, const IValue& b);
+std::optional<bool> sequence_order(Binary op, const IValue& a, const IValue& b);
 
 // Reserves room in `out` for a sequence of `count` items repeated `n` times
 // (Python's `seq * n`) before any item is copied, and returns how many
@@ -331,8 +436,7 @@ IValue repeat_sequence(const IValue& seq, int64_t n) {
   return same_kind(seq, std::move(items));
 }
 
-IValue binary(Binary op, std::string_view name, const IValue& a,
-              const IValue& b) {
+IValue binary(Binary op, bool inplace, const IValue& a, const IValue& b) {
   if (a.isTensor() && b.isTensor()) {
     return tensor_binary(op, a.toTensor(), b.toTensor());
   }
@@ -349,7 +453,7 @@ IValue binary(Binary op, std::string_view name, const IValue& a,
     }
     return tensor_binary(op, wrap_number(a), b.toTensor());
   }
-  if (is_number(a) && is_number(b)) return number_binary(op, name, a, b);
+  if (is_number(a) && is_number(b)) return number_binary(op, inplace, a, b);
   if (op == Binary::kAdd && is_sequence(a) && is_sequence(b) &&
       a.isTuple() == b.isTuple()) {
     std::vector<IValue> items = sequence_elements(a);
@@ -366,12 +470,38 @@ IValue binary(Binary op, std::string_view name, const IValue& a,
   }
   if (op == Binary::kEq) return values_equal(a, b);
   if (op == Binary::kNe) return !values_equal(a, b);
-  unsupported(name, a, b);
+  if (is_ordering(op)) {
+    if (std::optional<bool> r = sequence_order(op, a, b)) return *r;
+  }
+  unsupported(op, inplace, a, b);
 }
 
+// Python's <, <=, >, >= on two strs (by code point: UTF-8's byte order) or
+// two lists or two tuples (torch.Size is one): the first unequal items
+// decide, else the lengths; std::nullopt for other operands.
+std::optional<bool> sequence_order(Binary op, const IValue& a,
+                                   const IValue& b) {
+  if (a.isString() && b.isString()) {
+    return compare(op, three_way(a.toStringRef().compare(b.toStringRef()), 0));
+  }
+  if (!is_sequence(a) || !is_sequence(b) || a.isTuple() != b.isTuple()) {
+    return std::nullopt;
+  }
+  std::vector<IValue> x = sequence_elements(a), y = sequence_elements(b);
+  for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
+    if (!values_equal(x[i], y[i])) {
+      return truth(binary(op, /*inplace=*/false, x[i], y[i]));
+    }
+  }
+  return compare(op, three_way(x.size(), y.size()));
+}
+
+// Python's a == b for the values a graph holds (list items compared as
+// list.__eq__ does: an item is equal to itself, else by ==, whose result's
+// truth is taken: a one-element tensor is its value).
 bool values_equal(const IValue& a, const IValue& b) {
   if (is_number(a) && is_number(b)) {
-    return as_double(a) == as_double(b);
+    return number_binary(Binary::kEq, /*inplace=*/false, a, b).toBool();
   }
   if (is_sequence(a) && is_sequence(b)) {
     if (a.isTuple() != b.isTuple()) return false;
@@ -385,9 +515,33 @@ bool values_equal(const IValue& a, const IValue& b) {
   if (a.isString() && b.isString()) return a.toStringRef() == b.toStringRef();
   if (a.isNone() || b.isNone()) return a.isNone() && b.isNone();
   if (a.isTensor() || b.isTensor()) {
-    return a.isTensor() && b.isTensor() && a.toTensor().is_same(b.toTensor());
+    if (a.isTensor() && b.isTensor() && a.toTensor().is_same(b.toTensor())) {
+      return true;
+    }
+    const bool comparable =
+        (a.isTensor() || is_number(a)) && (b.isTensor() || is_number(b));
+    return comparable && truth(binary(Binary::kEq, /*inplace=*/false, a, b));
   }
+  if (a.isGenericDict() && b.isGenericDict()) return dicts_equal(a, b);
+  const SliceValue *x = as_slice(a), *y = as_slice(b);
+  if (x != nullptr || y != nullptr) {
+    return x != nullptr && y != nullptr && values_equal(x->start, y->start) &&
+           values_equal(x->stop, y->stop) && values_equal(x->step, y->step);
+  }
+  if (is_ellipsis(a) || is_ellipsis(b)) return is_ellipsis(a) && is_ellipsis(b);
   return a.tagKind() == b.tagKind() && a.hash(a) == b.hash(b);
+}
+
+bool dicts_equal(const IValue& a, const IValue& b) {
+  const c10::Dict<IValue, IValue> x = a.toGenericDict(), y = b.toGenericDict();
+  if (x.size() != y.size()) return false;
+  for (const auto& entry : x) {
+    auto found = y.find(entry.key());
+    if (found == y.end() || !values_equal(entry.value(), found->value())) {
+      return false;
+    }
+  }
+  return true;
 }
 
 // Python's index normalisation for sequences; `kind` names the sequence in
@@ -395,38 +549,119 @@ bool values_equal(const IValue& a, const IValue& b) {
 int64_t seq_index(int64_t i, size_t n, std::string_view kind) {
   int64_t size = static_cast<int64_t>(n);
   if (i < 0) i += size;
-  if (i < 0 || i >= size) throw FxError(cat(kind, " index out of range"));
+  if (i < 0 || i >= size) {
+    throw FxError(cat("IndexError: ", kind, " index out of range"));
+  }
   return i;
 }
 
 int64_t slice_part(const IValue& v, int64_t fallback) {
   if (v.isNone()) return fallback;
-  if (v.isInt()) return v.toInt();
-  if (v.isTensor()) return v.toTensor().item<int64_t>();
+  if (v.isTensor() && v.toTensor().is_floating_point()) {
+    throw FxError(
+        "TypeError: slice indices must be integers or None or have an "
+        "__index__ method");
+  }
+  if (std::optional<int64_t> i = python_index(v)) return *i;
   throw FxError(
-      cat("slice indices must be integers or None, not ", value_type_name(v)));
+      "TypeError: slice indices must be integers or None or have an "
+      "__index__ method");
+}
+
+// The indices seq[start:stop:step] takes from a sequence of n items, as
+// CPython's PySlice_AdjustIndices gives them; no index arithmetic
+// overflows, whatever the ints (a step of 2**63 - 1 takes one item).
+std::vector<int64_t> slice_indices(int64_t n, const SliceValue& s) {
+  int64_t step = slice_part(s.step, 1);
+  if (step == 0) throw FxError("ValueError: slice step cannot be zero");
+  step = std::max(step, -std::numeric_limits<int64_t>::max());
+  auto adjust = [&](const IValue& v, int64_t forward, int64_t backward) {
+    if (v.isNone()) return step > 0 ? forward : backward;
+    int64_t i = slice_part(v, 0);
+    if (i < 0) {
+      i += n;
+      if (i < 0) i = step < 0 ? -1 : 0;
+    } else if (i >= n) {
+      i = step < 0 ? n - 1 : n;
+    }
+    return i;
+  };
+  const int64_t start = adjust(s.start, 0, n - 1);
+  const int64_t stop = adjust(s.stop, n, -1);
+  std::vector<int64_t> out;
+  for (int64_t i = start; step > 0 ? i < stop : i > stop;) {
+    out.push_back(i);
+    if (step > 0 ? stop - i <= step : i - stop <= -step) break;
+    i += step;
+  }
+  return out;
 }
 
 std::vector<IValue> slice_sequence(const std::vector<IValue>& items,
                                    const SliceValue& s) {
-  int64_t n = static_cast<int64_t>(items.size());
-  int64_t step = slice_part(s.step, 1);
-  if (step == 0) throw FxError("slice step cannot be zero");
-  auto clamp_index = [&](int64_t i, bool is_start) {
-    if (i < 0) i += n;
-    if (step > 0) return std::clamp<int64_t>(i, 0, n);
-    (void)is_start;
-    return std::clamp<int64_t>(i, -1, n - 1);
-  };
-  int64_t start = s.start.isNone() ? (step > 0 ? 0 : n - 1)
-                                   : clamp_index(slice_part(s.start, 0), true);
-  int64_t stop = s.stop.isNone() ? (step > 0 ? n : -1)
-                                 : clamp_index(slice_part(s.stop, 0), false);
   std::vector<IValue> out;
-  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+  for (int64_t i : slice_indices(static_cast<int64_t>(items.size()), s)) {
     out.push_back(items[i]);
   }
   return out;
+}
+
+// A str's characters (code points) as views of its UTF-8 bytes: Python
+// indexes, slices and measures a str by code point.
+std::vector<std::string_view> characters(const std::string& s) {
+  std::vector<std::string_view> out;
+  for (size_t i = 0; i < s.size();) {
+    const auto lead = static_cast<unsigned char>(s[i]);
+    size_t n = lead < 0x80           ? 1
+               : (lead >> 5) == 0x6  ? 2
+               : (lead >> 4) == 0xE  ? 3
+               : (lead >> 3) == 0x1E ? 4
+                                     : 1;
+    n = std::min(n, s.size() - i);
+    out.emplace_back(s.data() + i, n);
+    i += n;
+  }
+  return out;
+}
+
+IValue string_item(const std::string& s, const IValue& index) {
+  std::vector<std::string_view> chars = characters(s);
+  if (const SliceValue* slice = as_slice(index)) {
+    std::string out;
+    for (int64_t i :
+         slice_indices(static_cast<int64_t>(chars.size()), *slice)) {
+      out += chars[i];
+    }
+    return out;
+  }
+  if (std::optional<int64_t> i = python_index(index)) {
+    return std::string(chars[seq_index(*i, chars.size(), "string")]);
+  }
+  throw FxError(cat("TypeError: string indices must be integers, not '",
+                    value_type_name(index), "'"));
+}
+
+// repr(key) in a KeyError, for the keys a graph's dicts hold.
+std::string key_repr(const IValue& key) {
+  if (key.isString()) return cat("'", key.toStringRef(), "'");
+  if (key.isBool()) return key.toBool() ? "True" : "False";
+  if (key.isInt()) return std::to_string(key.toInt());
+  if (key.isNone()) return "None";
+  return value_type_name(key);
+}
+
+// dict[key]: a bool or an integral float finds the int key it equals, as
+// Python's hash and == make it ({1: 'a'}[True] is 'a').
+IValue dict_item(const c10::Dict<IValue, IValue>& dict, const IValue& key) {
+  auto it = dict.find(key);
+  if (it == dict.end() && (key.isBool() || key.isDouble())) {
+    const double x = key.isBool() ? key.toBool() : key.toDouble();
+    if (x == std::floor(x) && std::fabs(x) < 9.2e18) {
+      it = dict.find(IValue(static_cast<int64_t>(x)));
+    }
+  }
+  if (it == dict.end()) throw FxError(cat("KeyError: ", key_repr(key)));
+  return it->value();
 }
 
 // Appends the TensorIndex for one Python index. Each is constructed in
@@ -512,34 +747,83 @@ IValue getitem(const IValue& obj, const IValue& index) {
     if (const SliceValue* s = as_slice(index)) {
       return same_kind(obj, slice_sequence(items, *s));
     }
-    if (index.isInt() || index.isBool()) {
-      return items[seq_index(as_int(index), items.size(),
-                             value_type_name(obj))];
+    if (std::optional<int64_t> i = python_index(index)) {
+      return items[seq_index(*i, items.size(),
+                             obj.isTuple() ? "tuple" : "list")];
     }
-    if (index.isTensor() && index.toTensor().numel() == 1) {
-      return items[seq_index(index.toTensor().item<int64_t>(), items.size(),
-                             value_type_name(obj))];
-    }
-    throw FxError(cat(value_type_name(obj),
+    throw FxError(cat("TypeError: ", value_type_name(obj),
                       " indices must be integers or slices, not ",
                       value_type_name(index)));
   }
-  if (obj.isGenericDict()) {
-    auto dict = obj.toGenericDict();
-    auto it = dict.find(index);
-    if (it == dict.end()) {
-      throw FxError(cat("KeyError: ", index.isString()
-                                          ? index.toStringRef()
-                                          : value_type_name(index)));
+  if (obj.isGenericDict()) return dict_item(obj.toGenericDict(), index);
+  if (obj.isString()) return string_item(obj.toStringRef(), index);
+  throw FxError(cat("TypeError: '", value_type_name(obj),
+                    "' object is not subscriptable"));
+}
+
+// `item in container` (operator.contains(container, item)).
+bool contains(const IValue& container, const IValue& item) {
+  if (container.isString()) {
+    if (!item.isString()) {
+      throw FxError(
+          cat("TypeError: 'in <string>' requires string as left "
+              "operand, not ",
+              value_type_name(item)));
     }
-    return it->value();
+    return container.toStringRef().find(item.toStringRef()) !=
+           std::string::npos;
+  }
+  if (container.isGenericDict()) {
+    const c10::Dict<IValue, IValue> dict = container.toGenericDict();
+    try {
+      dict_item(dict, item);
+      return true;
+    } catch (const FxError&) {
+      return false;
+    }
+  }
+  if (container.isTensor()) {
+    if (!item.isTensor() && !is_number(item)) {
+      throw FxError(
+          cat("RuntimeError: Tensor.__contains__ only supports "
+              "Tensor or scalar, but you passed in a ",
+              value_type_name(item)));
+    }
+    const at::Tensor& t = container.toTensor();
+    return (item.isTensor() ? at::eq(t, item.toTensor())
+                            : at::eq(t, item.toScalar()))
+        .any()
+        .item<bool>();
+  }
+  if (!is_sequence(container)) {
+    throw FxError(cat("TypeError: argument of type '",
+                      value_type_name(container), "' is not iterable"));
+  }
+  for (const IValue& v : sequence_elements(container)) {
+    if (values_equal(v, item)) return true;
+  }
+  return false;
+}
+
+// len(obj).
+int64_t length(const IValue& obj) {
+  if (obj.isTensor()) {
+    if (obj.toTensor().dim() == 0) {
+      throw FxError("TypeError: len() of a 0-d tensor");
+    }
+    return obj.toTensor().size(0);
   }
   if (obj.isString()) {
-    const std::string& s = obj.toStringRef();
-    return std::string(1, s[seq_index(as_int(index), s.size(), "string")]);
+    return static_cast<int64_t>(characters(obj.toStringRef()).size());
   }
-  throw FxError(
-      cat("'", value_type_name(obj), "' object is not subscriptable"));
+  if (obj.isGenericDict()) {
+    return static_cast<int64_t>(obj.toGenericDict().size());
+  }
+  if (!is_sequence(obj)) {
+    throw FxError(cat("TypeError: object of type '", value_type_name(obj),
+                      "' has no len()"));
+  }
+  return static_cast<int64_t>(sequence_elements(obj).size());
 }
 
 // Tensor.H: the conjugate transpose of a matrix (a 0-d tensor's conjugate).
@@ -566,8 +850,89 @@ IValue tensor_attribute(const at::Tensor& t, const std::string& name) {
   if (name == "data") return t.detach();
   if (name == "layout") return static_cast<int64_t>(t.layout());
   if (name == "real") return at::real(t);
+  if (name == "grad") {
+    const at::Tensor& grad = t.grad();
+    return grad.defined() ? IValue(grad) : IValue();
+  }
+  if (name == "is_leaf") return t.is_leaf();
+  if (name == "is_sparse") return t.is_sparse();
+  if (name == "is_quantized") return t.is_quantized();
+  if (name == "is_meta") return t.is_meta();
   if (name == "imag") return at::imag(t);
   throw FxError(cat("'Tensor' object has no attribute '", name, "'"));
+}
+
+IValue device_attribute(const c10::Device& device, const std::string& name) {
+  if (name == "type") {
+    return c10::DeviceTypeName(device.type(), /*lower_case=*/true);
+  }
+  if (name == "index") {
+    return device.has_index() ? IValue(int64_t{device.index()}) : IValue();
+  }
+  throw FxError(cat("'torch.device' object has no attribute '", name, "'"));
+}
+
+// Python's iter(v) as `list += v` walks it: a list's or tuple's items, a
+// str's characters, a dict's keys, a tensor's rows.
+std::vector<IValue> iterate(const IValue& v) {
+  if (is_sequence(v)) return sequence_elements(v);
+  std::vector<IValue> out;
+  if (v.isString()) {
+    for (std::string_view c : characters(v.toStringRef())) {
+      out.emplace_back(std::string(c));
+    }
+  } else if (v.isGenericDict()) {
+    for (const auto& entry : v.toGenericDict()) out.push_back(entry.key());
+  } else if (v.isTensor() && v.toTensor().dim() > 0) {
+    for (at::Tensor& row : v.toTensor().unbind(0)) out.emplace_back(row);
+  } else if (v.isTensor()) {
+    throw FxError("TypeError: iteration over a 0-d tensor");
+  } else {
+    throw FxError(
+        cat("TypeError: '", value_type_name(v), "' object is not iterable"));
+  }
+  return out;
+}
+
+// obj[index] = value (operator.setitem): a tensor indexed as torch does, a
+// list's item, a dict's entry. A list built of one type (the runtime's
+// lists are typed when homogeneous) takes only values of that type.
+void setitem(const IValue& obj, const IValue& index, const IValue& value) {
+  if (obj.isTensor()) {
+    std::vector<at::indexing::TensorIndex> indices = tensor_indices(index);
+    at::Tensor target = obj.toTensor();
+    if (value.isTensor()) {
+      target.index_put_(indices, value.toTensor());
+    } else {
+      target.index_put_(indices, value.toScalar());
+    }
+  } else if (obj.isList()) {
+    c10::List<IValue> items = obj.toList();
+    std::optional<int64_t> i = python_index(index);
+    if (!i) {
+      throw FxError(cat("TypeError: list indices must be integers, not ",
+                        value_type_name(index),
+                        " (slice assignment is not supported here)"));
+    }
+    const int64_t size = static_cast<int64_t>(items.size());
+    const int64_t k = *i < 0 ? *i + size : *i;
+    if (k < 0 || k >= size) {
+      throw FxError("IndexError: list assignment index out of range");
+    }
+    if (!value.type()->isSubtypeOf(*items.elementType())) {
+      throw FxError(cat("TypeError: this list holds ",
+                        items.elementType()->annotation_str(),
+                        " only (the runtime types a list built of one "
+                        "type), not '",
+                        value_type_name(value), "'"));
+    }
+    items.set(k, value);
+  } else if (obj.isGenericDict()) {
+    obj.toGenericDict().insert_or_assign(index, value);
+  } else {
+    throw FxError(cat("TypeError: '", value_type_name(obj),
+                      "' object does not support item assignment"));
+  }
 }
 
 // Tensor.__iX__ for `op` (Tensor has no __imatmul__).
@@ -633,38 +998,66 @@ IValue repeat_list(const IValue& list, int64_t n) {
 
 // Python's operator.iX(a, b): a.__iX__(b) where a's type has one (tensors:
 // mutated; lists: += and *= mutate), else a X b.
-IValue inplace_binary(Binary op, std::string_view name, const IValue& a,
-                      const IValue& b) {
+IValue inplace_binary(Binary op, const IValue& a, const IValue& b) {
   if (a.isTensor() && op != Binary::kMatMul && (b.isTensor() || is_number(b))) {
     at::Tensor t = a.toTensor();
     if (op == Binary::kPow && is_number(b)) return t.pow_(b.toScalar());
     return tensor_inplace(op, t, b.isTensor() ? b.toTensor() : wrap_number(b));
   }
-  if (a.isList() && op == Binary::kAdd) {
-    if (!is_sequence(b)) {
-      throw FxError(cat("'", value_type_name(b), "' object is not iterable"));
-    }
-    return extend_list(a, sequence_elements(b));
-  }
+  if (a.isList() && op == Binary::kAdd) return extend_list(a, iterate(b));
   if (a.isList() && op == Binary::kMul) return repeat_list(a, repeat_count(b));
   if (a.isTensor() && op == Binary::kMul && is_repeatable(b)) {
     // CPython's in-place multiply repeats only its left operand; a tensor
     // has sequence methods but no repeat, so `t *= [1]` is refused where
     // `t * [1]` repeats the list.
-    throw FxError(cat("unsupported operand type(s) for *=: 'Tensor' and '",
-                      value_type_name(b), "'"));
+    throw FxError(
+        cat("TypeError: unsupported operand type(s) for *=: 'Tensor' and '",
+            value_type_name(b), "'"));
   }
-  return binary(op, name, a, b);
+  return binary(op, /*inplace=*/true, a, b);
 }
 
-// operator.iconcat(a, b): a += b for a sequence `a` (a list, tuple or
-// string; CPython's PySequence_Check, which tensors fail).
-IValue inplace_concat(const IValue& a, const IValue& b) {
+// operator.concat and iconcat take a sequence first (a list, tuple or str:
+// CPython's PySequence_Check, which tensors fail).
+void check_concatenable(const IValue& a) {
   if (!is_sequence(a) && !a.isString()) {
-    throw FxError(
-        cat("'", value_type_name(a), "' object can't be concatenated"));
+    throw FxError(cat("TypeError: '", value_type_name(a),
+                      "' object can't be concatenated"));
   }
-  return inplace_binary(Binary::kAdd, "operator.iconcat", a, b);
+}
+
+// operator.iconcat(a, b): a += b.
+IValue inplace_concat(const IValue& a, const IValue& b) {
+  check_concatenable(a);
+  return inplace_binary(Binary::kAdd, a, b);
+}
+
+// Python's `a is b`: Ellipsis is one object (each of its IValues a new
+// capsule).
+bool same_object(const IValue& a, const IValue& b) {
+  if (is_ellipsis(a) || is_ellipsis(b)) return is_ellipsis(a) && is_ellipsis(b);
+  return a.isSameIdentity(b);
+}
+
+// The int a unary operator takes (a bool counts as 1 or 0), or CPython's
+// TypeError naming the operator ("bad operand type for unary -: 'str'").
+int64_t unary_int(const IValue& v, std::string_view op) {
+  if (v.isInt() || v.isBool()) return as_int(v);
+  throw FxError(cat("TypeError: bad operand type for ", op, ": '",
+                    value_type_name(v), "'"));
+}
+
+// Python's int(x): a float's integer part, a str's decimal literal, a
+// one-element tensor's value (truncated).
+int64_t to_python_int(OpArgs& a, size_t i) {
+  const IValue& v = a[i];
+  if (v.isDouble()) return float_to_int(v.toDouble());
+  if (v.isString()) return parse_int(v.toStringRef());
+  if (v.isTensor() && v.toTensor().numel() == 1 &&
+      v.toTensor().is_floating_point()) {
+    return float_to_int(v.toTensor().item<double>());
+  }
+  return a.to_int(i);
 }
 
 // `cpp` is the C++ spelling: an infix operator ("+") or a call template.
@@ -673,7 +1066,7 @@ void add_binary(OpRegistry& r, const char* name, Binary op,
   std::string target = cat("operator.", name);
   r.add(
       Opcode::kCallFunction, target, "a, b",
-      [op, target](OpArgs& a) { return binary(op, target, a[0], a[1]); },
+      [op](OpArgs& a) { return binary(op, /*inplace=*/false, a[0], a[1]); },
       cpp.find('{') == std::string_view::npos ? cat("({a} ", cpp, " {b})")
                                               : std::string(cpp));
 }
@@ -705,25 +1098,29 @@ void register_python_ops(OpRegistry& r) {
       [](OpArgs& a) -> IValue {
         if (a[0].isTensor()) return at::neg(a.tensor(0));
         if (a[0].isDouble()) return -a[0].toDouble();
-        return -as_int(a[0]);
+        return py_neg(unary_int(a[0], "unary -"));
       },
       "(-{a})");
   r.add(
       Opcode::kCallFunction, "operator.pos", "a",
-      [](OpArgs& a) -> IValue { return a[0]; }, "(+{a})");
+      [](OpArgs& a) -> IValue {
+        if (a[0].isTensor() || a[0].isDouble()) return a[0];
+        return unary_int(a[0], "unary +");  // +True is 1
+      },
+      "(+{a})");
   r.add(
       Opcode::kCallFunction, "operator.abs", "a",
       [](OpArgs& a) -> IValue {
         if (a[0].isTensor()) return at::abs(a.tensor(0));
         if (a[0].isDouble()) return std::fabs(a[0].toDouble());
-        return std::abs(as_int(a[0]));
+        return py_abs(unary_int(a[0], "abs()"));
       },
       "at::abs({a})");
   r.add(
       Opcode::kCallFunction, "operator.invert", "a",
       [](OpArgs& a) -> IValue {
         if (a[0].isTensor()) return at::bitwise_not(a.tensor(0));
-        return ~as_int(a[0]);
+        return ~unary_int(a[0], "unary ~");
       },
       "(~{a})");
   // concrete_args' check that an argument traced as None is None (the
@@ -733,38 +1130,29 @@ void register_python_ops(OpRegistry& r) {
           if (!a.is_none(0)) throw FxError(a.to_string(1));
           return IValue();
         });
-  r.add(Opcode::kCallFunction, "operator.not_", "a", [](OpArgs& a) -> IValue {
-    if (a[0].isTensor()) return at::logical_not(a.tensor(0));
-    return !a.to_bool(0);
+  r.add(Opcode::kCallFunction, "operator.not_", "a",
+        [](OpArgs& a) -> IValue { return !truth(a[0]); });
+  r.add(Opcode::kCallFunction, "operator.truth", "a",
+        [](OpArgs& a) -> IValue { return truth(a[0]); });
+  r.add(Opcode::kCallFunction, "operator.index", "a", [](OpArgs& a) -> IValue {
+    if (std::optional<int64_t> i = python_index(a[0])) return *i;
+    throw FxError(cat("TypeError: '", value_type_name(a[0]),
+                      "' object cannot be interpreted as an integer"));
   });
   r.add(
       Opcode::kCallFunction, "operator.getitem", "a, b",
       [](OpArgs& a) { return getitem(a[0], a[1]); }, "{a}[{b}]");
   r.add(Opcode::kCallFunction, "operator.setitem", "a, b, c",
         [](OpArgs& a) -> IValue {
-          if (!a[0].isTensor()) {
-            throw FxError("operator.setitem is supported on tensors only");
-          }
-          std::vector<at::indexing::TensorIndex> indices = tensor_indices(a[1]);
-          at::Tensor target = a.tensor(0);
-          if (a[2].isTensor()) {
-            target.index_put_(indices, a.tensor(2));
-          } else {
-            target.index_put_(indices, a.scalar(2));
-          }
+          setitem(a[0], a[1], a[2]);
           return IValue();
         });
   r.add(Opcode::kCallFunction, "operator.contains", "a, b",
-        [](OpArgs& a) -> IValue {
-          for (const IValue& v : sequence_elements(a[0])) {
-            if (values_equal(v, a[1])) return true;
-          }
-          return false;
-        });
+        [](OpArgs& a) -> IValue { return contains(a[0], a[1]); });
   r.add(Opcode::kCallFunction, "operator.is_", "a, b",
-        [](OpArgs& a) -> IValue { return a[0].isSameIdentity(a[1]); });
+        [](OpArgs& a) -> IValue { return same_object(a[0], a[1]); });
   r.add(Opcode::kCallFunction, "operator.is_not", "a, b",
-        [](OpArgs& a) -> IValue { return !a[0].isSameIdentity(a[1]); });
+        [](OpArgs& a) -> IValue { return !same_object(a[0], a[1]); });
   // In-place operators, as Python's operator.iX: a tensor or list mutated
   // and returned, any other value's new value.
   for (auto [name, op] : std::initializer_list<std::pair<const char*, Binary>>{
@@ -783,12 +1171,17 @@ void register_python_ops(OpRegistry& r) {
            {"imatmul", Binary::kMatMul}}) {
     std::string target = cat("operator.", name);
     r.add(Opcode::kCallFunction, target, "a, b",
-          [op = op, target](OpArgs& a) -> IValue {
-            return inplace_binary(op, target, a[0], a[1]);
+          [op = op](OpArgs& a) -> IValue {
+            return inplace_binary(op, a[0], a[1]);
           });
   }
   r.add(Opcode::kCallFunction, "operator.iconcat", "a, b",
         [](OpArgs& a) -> IValue { return inplace_concat(a[0], a[1]); });
+  r.add(Opcode::kCallFunction, "operator.concat", "a, b",
+        [](OpArgs& a) -> IValue {
+          check_concatenable(a[0]);
+          return binary(Binary::kAdd, /*inplace=*/false, a[0], a[1]);
+        });
 
   // getattr(obj, name[, default]): the default, given positionally only as
   // Python's builtin takes it, is returned for a missing attribute.
@@ -802,6 +1195,7 @@ void register_python_ops(OpRegistry& r) {
           }
           try {
             if (a[0].isTensor()) return tensor_attribute(a.tensor(0), name);
+            if (a[0].isDevice()) return device_attribute(a[0].toDevice(), name);
             if (auto field = named_tuple_field(a[0], name)) return *field;
             if (a[0].isObject()) {  // a TorchScript class's instance
               const c10::ivalue::Object& object = a[0].toObjectRef();
@@ -818,26 +1212,13 @@ void register_python_ops(OpRegistry& r) {
         });
   r.add(
       Opcode::kCallFunction, "builtins.len", "obj",
-      [](OpArgs& a) -> IValue {
-        if (a[0].isTensor()) {
-          if (a.tensor(0).dim() == 0) {
-            throw FxError("len() of a 0-d tensor");
-          }
-          return a.tensor(0).size(0);
-        }
-        if (a[0].isString()) {
-          return static_cast<int64_t>(a[0].toStringRef().size());
-        }
-        return static_cast<int64_t>(sequence_elements(a[0]).size());
-      },
-      "{obj}.size(0)");
-  r.add(Opcode::kCallFunction, "builtins.int", "x", [](OpArgs& a) -> IValue {
-    if (a[0].isDouble()) return static_cast<int64_t>(a[0].toDouble());
-    return a.to_int(0);
+      [](OpArgs& a) -> IValue { return length(a[0]); }, "{obj}.size(0)");
+  r.add(Opcode::kCallFunction, "builtins.int", "x",
+        [](OpArgs& a) -> IValue { return to_python_int(a, 0); });
+  r.add(Opcode::kCallFunction, "builtins.float", "x", [](OpArgs& a) -> IValue {
+    if (a[0].isString()) return parse_float(a[0].toStringRef());
+    return a.to_double(0);
   });
-  r.add(Opcode::kCallFunction, "builtins.float", "x",
-        [](OpArgs& a) -> IValue { return a.to_double(0); });
-
   struct MathFn {
     const char* name;
     double (*fn)(double);
@@ -850,14 +1231,18 @@ void register_python_ops(OpRegistry& r) {
                    MathFn{"tanh", [](double x) { return std::tanh(x); }}}) {
     r.add(
         Opcode::kCallFunction, cat("math.", m.name), "x",
-        [fn = m.fn](OpArgs& a) -> IValue { return fn(a.to_double(0)); },
+        [fn = m.fn, exp = m.name == std::string_view("exp")](OpArgs& a)
+            -> IValue { return math_function(fn, a.to_double(0), exp); },
         cat("std::", m.name, "(static_cast<double>({x}))"));
   }
+  // math.floor and math.ceil of an int are that int, exactly.
   r.add(Opcode::kCallFunction, "math.floor", "x", [](OpArgs& a) -> IValue {
-    return static_cast<int64_t>(std::floor(a.to_double(0)));
+    if (a[0].isInt() || a[0].isBool()) return as_int(a[0]);
+    return float_to_int(std::floor(a.to_double(0)));
   });
   r.add(Opcode::kCallFunction, "math.ceil", "x", [](OpArgs& a) -> IValue {
-    return static_cast<int64_t>(std::ceil(a.to_double(0)));
+    if (a[0].isInt() || a[0].isBool()) return as_int(a[0]);
+    return float_to_int(std::ceil(a.to_double(0)));
   });
 }
 

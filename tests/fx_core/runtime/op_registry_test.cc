@@ -666,7 +666,9 @@ TEST(PythonOperators, AddingATupleAndAListIsAnError) {
   EXPECT_THAT(error_of([] {
                 call("operator.add", {int_tuple({1}), make_list({int64_t{3}})});
               }),
-              HasSubstr("'tuple' and 'list'"));
+              // Python 3.11: (1,) + [3]
+              HasSubstr("TypeError: can only concatenate tuple (not \"list\") "
+                        "to tuple"));
 }
 
 TEST(PythonOperators, MulRepeatsASequenceFromEitherSide) {
