@@ -62,6 +62,14 @@ c10::IValue InferencePlan::Program::execute(std::vector<c10::IValue> inputs,
           break;
         case Step::Kind::kCallOp:
         case Step::Kind::kCallModule:
+          // An int8 convolution module runs on the plan's own kernel from
+          // the first recording run on (its input's meta is recorded by
+          // then): LibTorch 1.13's quantized::conv2d, which the registry
+          // would call, fails in some processes ("could not create a
+          // primitive descriptor for a reorder primitive", BENCHMARKS.md).
+          if (record && step.kind == Step::Kind::kCallModule) {
+            bind_module_step(step);
+          }
           if (step.forwards >= 0 && steps[step.forwards].ran_onednn) {
             slots[step.slot] = slots[step.forwards];
           } else if (step.onednn) {
