@@ -19,10 +19,14 @@ constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 constexpr double kTwo63 = 9223372036854775808.0;  // 2**63
 
 // Python would hold the exact int; the runtime's ints have 64 bits.
-[[noreturn]] void overflow(int64_t a, std::string_view op, int64_t b) {
-  throw FxError(cat("OverflowError: ", a, " ", op, " ", b,
+[[noreturn]] void beyond_64_bits(std::string_view expression) {
+  throw FxError(cat("OverflowError: ", expression,
                     " does not fit in 64 bits (the runtime's ints are int64; "
                     "Python's int would hold it)"));
+}
+
+[[noreturn]] void overflow(int64_t a, std::string_view op, int64_t b) {
+  beyond_64_bits(cat(a, " ", op, " ", b));
 }
 
 [[noreturn]] void zero_division(const char* message) {
@@ -94,16 +98,12 @@ int64_t parse_int(std::string_view text) {
     if (!is_digit(c)) throw invalid();
     if (__builtin_mul_overflow(value, 10, &value) ||
         __builtin_sub_overflow(value, c - '0', &value)) {
-      throw FxError(cat("OverflowError: int('", text,
-                        "') does not fit in 64 bits (the runtime's ints are "
-                        "int64; Python's int would hold it)"));
+      beyond_64_bits(cat("int('", text, "')"));
     }
   }
   // Accumulated as a negative number: -2**63 fits, 2**63 does not.
   if (!negative && value == kMin) {
-    throw FxError(cat("OverflowError: int('", text,
-                      "') does not fit in 64 bits (the runtime's ints are "
-                      "int64; Python's int would hold it)"));
+    beyond_64_bits(cat("int('", text, "')"));
   }
   return negative ? value : -value;
 }
@@ -184,11 +184,7 @@ int64_t py_mod(int64_t a, int64_t b) {
 }
 
 int64_t py_neg(int64_t a) {
-  if (a == kMin) {
-    throw FxError(cat("OverflowError: -(", a,
-                      ") does not fit in 64 bits (the runtime's ints are "
-                      "int64; Python's int would hold it)"));
-  }
+  if (a == kMin) beyond_64_bits(cat("-(", a, ")"));
   return -a;
 }
 
@@ -266,9 +262,7 @@ int64_t float_to_int(double x) {
   }
   const double whole = std::trunc(x);
   if (whole >= kTwo63 || whole < -kTwo63) {
-    throw FxError(cat("OverflowError: int(", python_float_repr(x),
-                      ") does not fit in 64 bits (the runtime's ints are "
-                      "int64; Python's int would hold it)"));
+    beyond_64_bits(cat("int(", python_float_repr(x), ")"));
   }
   return static_cast<int64_t>(whole);
 }
