@@ -89,14 +89,11 @@ void InferencePlan::Program::residuals_in_place(
 
 // Binds the calls oneDNN can run as planned (onednn_steps.h): those
 // whose result layout is oneDNN's own (convolutions) or the others; returns
-// whether any was.
+// whether any was. (Module calls, the int8 convolutions, are bound by the
+// recording run itself: execute() calls bind_module_step.)
 bool InferencePlan::Program::bind_onednn_steps(bool layout_setting) {
   bool any = false;
   for (Step& step : steps) {
-    if (step.kind == Step::Kind::kCallModule && !layout_setting) {
-      any = bind_module_step(step) || any;
-      continue;
-    }
     if (step.kind != Step::Kind::kCallOp || step.slot < 0 || step.onednn ||
         onednn_sets_layout(step.op->target) != layout_setting) {
       continue;
@@ -148,7 +145,8 @@ void InferencePlan::Program::fuse_quantized_clamps() {
 }
 
 // A module call the plan runs itself (quantized_steps.h: 2-d quantized
-// convolutions on a quint8 input); whether it was bound.
+// convolutions on a quint8 input); whether it was bound. The recording run
+// calls it before the step runs, its input's meta recorded.
 bool InferencePlan::Program::bind_module_step(Step& step) {
   if (step.slot < 0 || step.onednn || step.module == nullptr ||
       step.module_kind == nullptr || step.params.empty() ||

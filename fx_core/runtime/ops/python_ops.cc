@@ -404,18 +404,8 @@ int64_t reserve_repeat(Sequence& out, size_t count, int64_t n) {
 // or an integer tensor of one element; anything else is CPython's
 // TypeError, naming n's type (Tensor's own message for other tensors).
 int64_t repeat_count(const IValue& n) {
-  if (n.isInt() || n.isBool()) return as_int(n);
-  if (n.isTensor()) {
-    const at::Tensor& t = n.toTensor();
-    if (t.numel() != 1 ||
-        !c10::isIntegralType(t.scalar_type(), /*includeBool=*/true)) {
-      throw FxError(
-          "only integer tensors of a single element can be converted to an "
-          "index");
-    }
-    return t.item<int64_t>();
-  }
-  throw FxError(cat("can't multiply sequence by non-int of type '",
+  if (std::optional<int64_t> count = python_index(n)) return *count;
+  throw FxError(cat("TypeError: can't multiply sequence by non-int of type '",
                     value_type_name(n), "'"));
 }
 
@@ -557,11 +547,6 @@ int64_t seq_index(int64_t i, size_t n, std::string_view kind) {
 
 int64_t slice_part(const IValue& v, int64_t fallback) {
   if (v.isNone()) return fallback;
-  if (v.isTensor() && v.toTensor().is_floating_point()) {
-    throw FxError(
-        "TypeError: slice indices must be integers or None or have an "
-        "__index__ method");
-  }
   if (std::optional<int64_t> i = python_index(v)) return *i;
   throw FxError(
       "TypeError: slice indices must be integers or None or have an "
@@ -650,9 +635,10 @@ std::string key_repr(const IValue& key) {
   return value_type_name(key);
 }
 
-// dict[key]: a bool or an integral float finds the int key it equals, as
-// Python's hash and == make it ({1: 'a'}[True] is 'a').
-IValue dict_item(const c10::Dict<IValue, IValue>& dict, const IValue& key) {
+// Where `key` is in `dict`: a bool or an integral float finds the int key
+// it equals, as Python's hash and == make it ({1: 'a'}[True] is 'a').
+c10::Dict<IValue, IValue>::iterator find_key(
+    const c10::Dict<IValue, IValue>& dict, const IValue& key) {
   auto it = dict.find(key);
   if (it == dict.end() && (key.isBool() || key.isDouble())) {
     const double x = key.isBool() ? key.toBool() : key.toDouble();
@@ -660,6 +646,11 @@ IValue dict_item(const c10::Dict<IValue, IValue>& dict, const IValue& key) {
       it = dict.find(IValue(static_cast<int64_t>(x)));
     }
   }
+  return it;
+}
+
+IValue dict_item(const c10::Dict<IValue, IValue>& dict, const IValue& key) {
+  auto it = find_key(dict, key);
   if (it == dict.end()) throw FxError(cat("KeyError: ", key_repr(key)));
   return it->value();
 }
@@ -775,12 +766,7 @@ bool contains(const IValue& container, const IValue& item) {
   }
   if (container.isGenericDict()) {
     const c10::Dict<IValue, IValue> dict = container.toGenericDict();
-    try {
-      dict_item(dict, item);
-      return true;
-    } catch (const FxError&) {
-      return false;
-    }
+    return find_key(dict, item) != dict.end();
   }
   if (container.isTensor()) {
     if (!item.isTensor() && !is_number(item)) {
