@@ -88,9 +88,10 @@ void InferencePlan::Program::residuals_in_place(
 }
 
 // Binds the calls oneDNN can run as planned (onednn_steps.h): those
-// whose result layout is oneDNN's own (convolutions) or the others; returns
-// whether any was. (Module calls, the int8 convolutions, are bound by the
-// recording run itself: execute() calls bind_module_step.)
+// whose result layout is oneDNN's own (convolutions) or the others, with
+// the quantized ops the plan computes itself (quantized_steps.h); returns
+// whether any was. (Module calls, the int8 convolutions and linears, are
+// bound by the recording run itself: execute() calls bind_module_step.)
 bool InferencePlan::Program::bind_onednn_steps(bool layout_setting) {
   bool any = false;
   for (Step& step : steps) {
@@ -103,8 +104,11 @@ bool InferencePlan::Program::bind_onednn_steps(bool layout_setting) {
     Source result;
     result.kind = Source::Kind::kSlot;
     result.slot = step.slot;
-    step.onednn =
-        bind_onednn_step(step.op->target, params, planned_param(result));
+    const PlannedParam out = planned_param(result);
+    step.onednn = bind_onednn_step(step.op->target, params, out);
+    if (!step.onednn && !layout_setting) {
+      step.onednn = bind_quantized_op_step(step.op->target, params, out);
+    }
     any = any || step.onednn != nullptr;
   }
   if (!layout_setting) fuse_quantized_clamps();

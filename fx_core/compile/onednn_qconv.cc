@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "fx_core/compile/int8_requantization.h"
 #include "fx_core/compile/onednn_common.h"
 
 namespace fx {
@@ -15,84 +16,23 @@ using dnnl::memory;
 using Dt = dnnl::memory::data_type;
 using Tag = dnnl::memory::format_tag;
 
-bool positive_finite(double x) { return std::isfinite(x) && x > 0; }
-bool quint8_zero_point(int64_t z) { return z >= 0 && z <= 255; }
-
-// PyTorch's weight scales (one, or one per output channel); empty when the
-// weight is not a qint8 tensor oneDNN can take (zero points must be 0).
-std::vector<double> weight_scales(const at::Tensor& w) {
-  if (w.scalar_type() != at::kQInt8 || w.dim() != 4) return {};
-  if (w.qscheme() == at::kPerTensorAffine) {
-    if (w.q_zero_point() != 0) return {};
-    return {w.q_scale()};
-  }
-  if (w.qscheme() != at::kPerChannelAffine || w.q_per_channel_axis() != 0) {
-    return {};
-  }
-  const at::Tensor zp = w.q_per_channel_zero_points();
-  if (zp.ne(0).any().item<bool>()) return {};
-  const at::Tensor s = w.q_per_channel_scales().to(at::kDouble).contiguous();
-  return {s.data_ptr<double>(), s.data_ptr<double>() + s.numel()};
-}
-
 bool supported(const at::Tensor& w, const std::vector<double>& w_scales,
                const at::Tensor& bias, const QuantizedConvParams& p,
                const std::vector<int64_t>& in) {
   if (w_scales.empty() || in.size() != 4) return false;
-  for (double s : w_scales) {
-    if (!positive_finite(s)) return false;
-  }
   if (bias.defined() && (bias.scalar_type() != at::kFloat || bias.dim() != 1 ||
                          bias.size(0) != w.size(0))) {
     return false;
   }
-  if (!positive_finite(p.input_scale) || !positive_finite(p.output_scale) ||
-      !quint8_zero_point(p.input_zero_point) ||
-      !quint8_zero_point(p.output_zero_point)) {
+  if (!usable_u8_qparams(p.input_scale, p.input_zero_point) ||
+      !usable_u8_qparams(p.output_scale, p.output_zero_point)) {
     return false;
   }
   return !(p.relu && p.clamp) && conv_geometry_fits(p, w.sizes().vec(), in);
 }
 
-// The requantisation as LibTorch's onednn engine sets it up: oneDNN's scales
-// are PyTorch's reciprocals (the input's and output's computed in double and
-// rounded to float, the weights' in float); the bias goes into the
-// accumulator's units (1/si * 1/sw, in float) and the output multiplier
-// takes the accumulator to the output's. Any other order of these roundings
-// moves a few results by one (measured: 1 in 4,000 to 1 in 25,000).
-struct Requantization {
-  std::vector<float> bias_scales, output_scales;
-};
-
-Requantization requantization(const QuantizedConvParams& p,
-                              const std::vector<double>& w_scales) {
-  const float src = static_cast<float>(1.0 / p.input_scale);
-  const float dst = static_cast<float>(1.0 / p.output_scale);
-  Requantization r;
-  for (double ws : w_scales) {
-    const float bias_scale = src * (1.0f / static_cast<float>(ws));
-    r.bias_scales.push_back(bias_scale);
-    r.output_scales.push_back(dst / bias_scale);
-  }
-  return r;
-}
-
-// The float bias in the accumulator's units (not rounded: oneDNN adds a
-// float bias to the accumulator converted to float).
-at::Tensor bias_in_accumulator_units(const at::Tensor& bias,
-                                     const std::vector<float>& bias_scales) {
-  const at::Tensor b = bias.contiguous();
-  at::Tensor out = at::empty({b.numel()}, at::kFloat);
-  const float* src = b.data_ptr<float>();
-  float* dst = out.data_ptr<float>();
-  for (int64_t i = 0; i < b.numel(); ++i) {
-    dst[i] = src[i] * bias_scales[bias_scales.size() == 1 ? 0 : i];
-  }
-  return out;
-}
-
 dnnl::primitive_attr make_attr(const QuantizedConvParams& p,
-                               const Requantization& r) {
+                               const Int8Scales& r) {
   dnnl::primitive_attr attr;
   const int per_channel = r.output_scales.size() > 1 ? 1 << 1 : 0;
   attr.set_output_scales(per_channel, r.output_scales);
@@ -164,6 +104,16 @@ struct OnednnQConv::Impl {
   PackedWeights weights;
   std::unordered_map<int, memory> args;
   dnnl::stream stream{onednn_engine()};
+  // An NCHW-contiguous input (a quantize_per_tensor of the model's input)
+  // is reordered into this NHWC copy by oneDNN (made on first use):
+  // LibTorch's contiguous(channels_last) of a quint8 tensor took as long as
+  // the stem convolution itself.
+  dnnl::reorder to_nhwc;
+  memory nchw_input, nhwc_input;
+  at::Tensor nhwc_copy;
+
+  // The input's data as the primitive reads it (NHWC).
+  const void* nhwc_data(const at::Tensor& input, at::Tensor* keep);
 
   // The primitive for `params` and `in_sizes` (set), with the weights
   // taken from `packed` when it holds them in the layout the primitive
@@ -174,7 +124,8 @@ struct OnednnQConv::Impl {
 bool OnednnQConv::Impl::build(const PackedWeights* packed) {
   const OnednnConvDims s =
       onednn_conv_dims(params, weight.sizes().vec(), in_sizes);
-  const Requantization r = requantization(params, weight_scales);
+  const Int8Scales r =
+      int8_scales(params.input_scale, params.output_scale, weight_scales);
   dnnl::convolution_forward::primitive_desc pd;
   try {
     pd = make_pd(s, bias.defined(), make_attr(params, r));
@@ -207,11 +158,35 @@ bool OnednnQConv::Impl::build(const PackedWeights* packed) {
   return true;
 }
 
+const void* OnednnQConv::Impl::nhwc_data(const at::Tensor& input,
+                                          at::Tensor* keep) {
+  if (input.is_contiguous(at::MemoryFormat::ChannelsLast)) {
+    return input.data_ptr();
+  }
+  if (!input.is_contiguous()) {
+    *keep = input.contiguous(at::MemoryFormat::ChannelsLast);
+    return keep->data_ptr();
+  }
+  if (!nhwc_copy.defined()) {
+    const memory::dims dims(in_sizes.begin(), in_sizes.end());
+    dnnl::engine& engine = onednn_engine();
+    nhwc_copy = at::empty(in_sizes, at::TensorOptions().dtype(at::kByte),
+                          at::MemoryFormat::ChannelsLast);
+    nchw_input = memory({dims, Dt::u8, Tag::nchw}, engine, DNNL_MEMORY_NONE);
+    nhwc_input =
+        memory({dims, Dt::u8, Tag::nhwc}, engine, nhwc_copy.data_ptr());
+    to_nhwc = dnnl::reorder(nchw_input, nhwc_input);
+  }
+  nchw_input.set_data_handle(input.data_ptr());
+  to_nhwc.execute(stream, nchw_input, nhwc_input);
+  return nhwc_copy.data_ptr();
+}
+
 std::unique_ptr<OnednnQConv> OnednnQConv::create(const at::Tensor& weight,
                                                  const at::Tensor& bias,
                                                  const QuantizedConvParams& p,
                                                  std::vector<int64_t> in) {
-  std::vector<double> w_scales = weight_scales(weight);
+  std::vector<double> w_scales = int8_weight_scales(weight, 4);
   if (!supported(weight, w_scales, bias, p, in)) return nullptr;
   auto impl = std::make_unique<Impl>(weight, bias, std::move(w_scales), p,
                                      std::move(in));
@@ -252,9 +227,9 @@ void OnednnQConv::run(const at::Tensor& input, const at::Tensor& out) {
                   out.sizes() == impl_->out_sizes &&
                   out.is_contiguous(at::MemoryFormat::ChannelsLast),
               "OnednnQConv: tensors of other sizes than planned");
-  const at::Tensor x = input.contiguous(at::MemoryFormat::ChannelsLast);
   Impl& m = *impl_;
-  m.src.set_data_handle(x.data_ptr());
+  at::Tensor keep;
+  m.src.set_data_handle(const_cast<void*>(m.nhwc_data(input, &keep)));
   m.dst.set_data_handle(out.data_ptr());
   m.prim.execute(m.stream, m.args);
   m.stream.wait();

@@ -19,7 +19,8 @@
 // equal quantized::conv2d's bit for bit
 // (tests/fx_core/compile:onednn_qconv_test). Activations are NHWC
 // (torch.channels_last): run() takes the input's uint8 data (a quint8 or a
-// uint8 tensor; any strides, other than channels_last-contiguous copied first)
+// uint8 tensor; NCHW-contiguous reordered by oneDNN into a copy the object
+// keeps, other strides copied through LibTorch)
 // and writes into `out`, a channels_last-contiguous quint8 or uint8 tensor of
 // output_sizes(). Without a fused ReLU, the optional `clamp` bounds are a
 // Hardtanh (ReLU6) of the real-valued result: as rounding is monotone, that

@@ -12,7 +12,6 @@
 #include "fx_core/runtime/ops/inference_op_names.h"
 
 namespace fx {
-namespace {
 
 using Kind = PlannedParam::Kind;
 
@@ -34,7 +33,6 @@ bool float_value(const PlannedParam& p) {
   return p.kind == Kind::kValue && p.float_cpu;
 }
 
-// Laid out row-major (strides of size-1 dimensions aside).
 bool row_major(const PlannedParam& m) {
   int64_t expected = 1;
   for (size_t i = m.sizes.size(); i-- > 0;) {
@@ -44,6 +42,8 @@ bool row_major(const PlannedParam& m) {
   }
   return true;
 }
+
+namespace {
 
 // A float32 CPU tensor of `sizes`, any strides.
 bool has_sizes(const at::Tensor* t, const std::vector<int64_t>& sizes) {

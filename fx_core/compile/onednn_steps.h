@@ -44,6 +44,15 @@ struct PlannedParam {
   std::vector<int64_t> sizes, strides;
 };
 
+// What a planned parameter is, for the binders: an int or float constant
+// (not a bool) and its value; None; a float32 CPU value; laid out
+// row-major (the strides of size-1 dimensions aside).
+bool is_number(const PlannedParam& p);
+double number(const PlannedParam& p);
+bool is_none(const PlannedParam& p);
+bool float_value(const PlannedParam& p);
+bool row_major(const PlannedParam& p);
+
 class OnednnStep {
  public:
   virtual ~OnednnStep() = default;

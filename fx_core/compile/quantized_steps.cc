@@ -3,7 +3,10 @@
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>
 
+#include <immintrin.h>
+
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <optional>
@@ -11,6 +14,7 @@
 #include <utility>
 
 #include "fx_core/compile/onednn_qconv.h"
+#include "fx_core/compile/onednn_qlinear.h"
 #include "fx_core/ir/argument.h"
 #include "fx_core/runtime/module_registry.h"
 #include "fx_core/support/error.h"
@@ -35,6 +39,18 @@ bool quantized_conv2d(const std::string& type, bool* relu) {
   static const char* const kWithRelu[] = {
       "torch.nn.intrinsic.quantized.modules.conv_relu.ConvReLU2d",
       "torch.ao.nn.intrinsic.quantized.modules.conv_relu.ConvReLU2d"};
+  *relu = type == kWithRelu[0] || type == kWithRelu[1];
+  return *relu || type == kPlain;
+}
+
+// Whether `type` is a quantized Linear module, and whether it has the ReLU
+// fused.
+bool quantized_linear(const std::string& type, bool* relu) {
+  static const char* const kPlain =
+      "torch.ao.nn.quantized.modules.linear.Linear";
+  static const char* const kWithRelu[] = {
+      "torch.nn.intrinsic.quantized.modules.linear_relu.LinearReLU",
+      "torch.ao.nn.intrinsic.quantized.modules.linear_relu.LinearReLU"};
   *relu = type == kWithRelu[0] || type == kWithRelu[1];
   return *relu || type == kPlain;
 }
@@ -73,6 +89,19 @@ std::optional<int64_t> int_item(const ArgumentDict& config,
   return a->as_int();
 }
 
+// The module's output scale and zero point (its 0-dim `scale` and
+// `zero_point`); nullopt when it has none.
+std::optional<std::pair<double, int64_t>> output_qparams(
+    const torch::nn::Module& m) {
+  const at::Tensor scale = module_tensor(m, "scale");
+  const at::Tensor zero_point = module_tensor(m, "zero_point");
+  if (!scale.defined() || !zero_point.defined() || scale.numel() != 1 ||
+      zero_point.numel() != 1) {
+    return std::nullopt;
+  }
+  return std::pair{scale.item<double>(), zero_point.item<int64_t>()};
+}
+
 // The module's stride, padding, dilation, groups and output quantization;
 // nullopt when its config is not one the step can read.
 std::optional<QuantizedConvParams> module_params(const ModuleKind& kind,
@@ -84,10 +113,8 @@ std::optional<QuantizedConvParams> module_params(const ModuleKind& kind,
   auto padding = int_pair(config, "padding", 0);
   auto dilation = int_pair(config, "dilation", 1);
   auto groups = int_item(config, "groups", 1);
-  const at::Tensor scale = module_tensor(m, "scale");
-  const at::Tensor zero_point = module_tensor(m, "zero_point");
-  if (!stride || !padding || !dilation || !groups || !scale.defined() ||
-      !zero_point.defined() || scale.numel() != 1 || zero_point.numel() != 1) {
+  const auto output = output_qparams(m);
+  if (!stride || !padding || !dilation || !groups || !output) {
     return std::nullopt;
   }
   QuantizedConvParams p;
@@ -95,16 +122,25 @@ std::optional<QuantizedConvParams> module_params(const ModuleKind& kind,
   p.padding = *padding;
   p.dilation = *dilation;
   p.groups = *groups;
-  p.output_scale = scale.item<double>();
-  p.output_zero_point = zero_point.item<int64_t>();
+  p.output_scale = output->first;
+  p.output_zero_point = output->second;
   p.relu = relu;
   return p;
 }
 
-// A scale and zero point OnednnQConv takes for a quint8 input.
+// A scale and zero point oneDNN's int8 kernels take for a quint8 input.
 bool usable_qparams(double scale, int64_t zero_point) {
   return std::isfinite(scale) && scale > 0 && zero_point >= 0 &&
          zero_point <= 255;
+}
+
+// Whether `t` is a per-tensor quint8 CPU tensor of `sizes` with usable
+// qparams: what an int8 step planned for `sizes` takes.
+bool planned_quint8(const at::Tensor* t, const std::vector<int64_t>& sizes) {
+  return t != nullptr && t->defined() && t->scalar_type() == at::kQUInt8 &&
+         t->device().is_cpu() && t->qscheme() == at::kPerTensorAffine &&
+         t->sizes() == c10::IntArrayRef(sizes) &&
+         usable_qparams(t->q_scale(), t->q_zero_point());
 }
 
 class QuantizedConvStep : public OnednnStep {
@@ -123,11 +159,7 @@ class QuantizedConvStep : public OnednnStep {
         at::MemoryFormat::ChannelsLast);
   }
   bool fits(const std::vector<const at::Tensor*>& x) const override {
-    const at::Tensor* t = x[0];
-    return t != nullptr && t->defined() && t->scalar_type() == at::kQUInt8 &&
-           t->device().is_cpu() && t->qscheme() == at::kPerTensorAffine &&
-           t->sizes() == c10::IntArrayRef(conv_->input_sizes()) &&
-           usable_qparams(t->q_scale(), t->q_zero_point());
+    return planned_quint8(x[0], conv_->input_sizes());
   }
   // The clamp fused (fuse_quantized_clamp); false when it has a ReLU or a
   // clamp already or oneDNN refuses it.
@@ -164,7 +196,196 @@ class QuantizedConvStep : public OnednnStep {
   std::unique_ptr<OnednnQConv> conv_;  // its params: the input's last qparams
 };
 
+// A quantized Linear / LinearReLU module on OnednnQLinear: a row-major
+// quint8 result in a planned buffer; the primitive rebuilt when the input's
+// qparams change, as the convolution's.
+class QuantizedLinearStep : public OnednnStep {
+ public:
+  QuantizedLinearStep(std::unique_ptr<OnednnQLinear> linear, int32_t input)
+      : linear_(std::move(linear)) {
+    inputs_.push_back(input);
+  }
+  const std::vector<int64_t>& output_sizes() const override {
+    return linear_->output_sizes();
+  }
+  at::Tensor empty_output() const override {
+    return at::_empty_affine_quantized(
+        linear_->output_sizes(), at::TensorOptions().dtype(at::kQUInt8),
+        linear_->params().output_scale, linear_->params().output_zero_point);
+  }
+  bool fits(const std::vector<const at::Tensor*>& x) const override {
+    return planned_quint8(x[0], linear_->input_sizes()) &&
+           x[0]->is_contiguous();
+  }
+  void run(const std::vector<const at::Tensor*>& x,
+           const at::Tensor& out) override {
+    const at::Tensor& input = *x[0];
+    const QuantizedLinearParams& now = linear_->params();
+    if (input.q_scale() != now.input_scale ||
+        input.q_zero_point() != now.input_zero_point) {
+      QuantizedLinearParams p = now;
+      p.input_scale = input.q_scale();
+      p.input_zero_point = input.q_zero_point();
+      std::unique_ptr<OnednnQLinear> linear = linear_->with_params(p);
+      // create() accepted these sizes with other usable qparams (fits()).
+      TORCH_CHECK(linear != nullptr, "OnednnQLinear refused input qparams ",
+                  p.input_scale, ", ", p.input_zero_point);
+      linear_ = std::move(linear);
+    }
+    linear_->run(input, out);
+  }
+
+ private:
+  std::unique_ptr<OnednnQLinear> linear_;  // params: the input's last qparams
+};
+
+std::unique_ptr<OnednnStep> bind_quantized_linear(
+    const torch::nn::Module& module, bool relu,
+    int32_t input_slot, const std::vector<int64_t>& input_sizes) {
+  const auto output = output_qparams(module);
+  const at::Tensor weight = module_tensor(module, "weight");
+  if (!output || !weight.defined()) return nullptr;
+  QuantizedLinearParams p;
+  p.output_scale = output->first;
+  p.output_zero_point = output->second;
+  p.relu = relu;
+  // Built once here for an input scale and zero point of 1 and 0; the
+  // first run builds it for the input's own.
+  std::unique_ptr<OnednnQLinear> linear = OnednnQLinear::create(
+      weight, module_tensor(module, "bias"), p, input_sizes);
+  if (linear == nullptr) return nullptr;
+  return std::make_unique<QuantizedLinearStep>(std::move(linear), input_slot);
+}
+
+// ------------------------------------------------ torch.quantize_per_tensor
+
+// LibTorch 1.13's quantize_val for quint8 on x86: zp + rint(x * inv),
+// clamped to 0..255, where inv is 1 / scale in float; a product that
+// rounds to 2^63 or more, or NaN, converts to int64's "indefinite" value
+// (the lowest) and so gives 0.
+uint8_t quantize_one(float x, float inv, float zero_point) {
+  const float r = std::nearbyint(x * inv);
+  if (!(r < 0x1p63f)) return 0;
+  const float q = r + zero_point;  // exact below 2^24, clamped above it
+  return q <= 0.0f ? 0 : q >= 255.0f ? 255 : static_cast<uint8_t>(q);
+}
+
+// quantize_one on 8 floats at a time (the same IEEE products and the same
+// round-to-nearest-even), the last few one by one.
+__attribute__((target("avx2"))) void quantize_avx2(const float* x,
+                                                   uint8_t* q, int64_t n,
+                                                   float inv,
+                                                   float zero_point) {
+  const __m256 scale = _mm256_set1_ps(inv), zp = _mm256_set1_ps(zero_point);
+  const __m256 lo = _mm256_setzero_ps(), hi = _mm256_set1_ps(255.0f);
+  const __m256 limit = _mm256_set1_ps(0x1p63f);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 r =
+        _mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), scale),
+                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256 in_range = _mm256_cmp_ps(r, limit, _CMP_LT_OQ);
+    const __m256 v = _mm256_and_ps(
+        _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(r, zp), lo), hi), in_range);
+    const __m256i ints = _mm256_cvtps_epi32(v);
+    const __m128i words =
+        _mm_packus_epi32(_mm256_castsi256_si128(ints),
+                         _mm256_extracti128_si256(ints, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(q + i),
+                     _mm_packus_epi16(words, words));
+  }
+  for (; i < n; ++i) q[i] = quantize_one(x[i], inv, zero_point);
+}
+
+void quantize_u8(const float* x, uint8_t* q, int64_t n, double scale,
+                 int64_t zero_point) {
+  const float inv = 1.0f / static_cast<float>(scale);
+  const float zp = static_cast<float>(zero_point);
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) return quantize_avx2(x, q, n, inv, zp);
+  for (int64_t i = 0; i < n; ++i) q[i] = quantize_one(x[i], inv, zp);
+}
+
+// torch.quantize_per_tensor(x, scale, zero_point, torch.quint8) of a
+// row-major float32 CPU tensor into a row-major quint8 one.
+class QuantizeStep : public OnednnStep {
+ public:
+  QuantizeStep(int32_t input, std::vector<int64_t> sizes, double scale,
+               int64_t zero_point)
+      : sizes_(std::move(sizes)), scale_(scale), zero_point_(zero_point) {
+    inputs_.push_back(input);
+  }
+  const std::vector<int64_t>& output_sizes() const override { return sizes_; }
+  at::Tensor empty_output() const override {
+    return at::_empty_affine_quantized(
+        sizes_, at::TensorOptions().dtype(at::kQUInt8), scale_, zero_point_);
+  }
+  bool fits(const std::vector<const at::Tensor*>& x) const override {
+    const at::Tensor* t = x[0];
+    return t != nullptr && t->defined() && t->scalar_type() == at::kFloat &&
+           t->device().is_cpu() && t->sizes() == c10::IntArrayRef(sizes_) &&
+           t->is_contiguous();
+  }
+  void run(const std::vector<const at::Tensor*>& x,
+           const at::Tensor& out) override {
+    TORCH_CHECK(out.is_contiguous() && out.sizes() == x[0]->sizes(),
+                "QuantizeStep: a result buffer of other sizes than planned");
+    quantize_u8(x[0]->data_ptr<float>(),
+                static_cast<uint8_t*>(out.data_ptr()), out.numel(), scale_,
+                zero_point_);
+  }
+
+ private:
+  std::vector<int64_t> sizes_;
+  double scale_;
+  int64_t zero_point_;
+};
+
+// A scale or zero point: a number, or a one-element attribute tensor (as
+// convert_fx's graphs pass them) read once here.
+std::optional<double> qparam(const PlannedParam& p, bool integral) {
+  if (is_number(p)) {
+    if (integral && !p.constant.isInt()) return std::nullopt;
+    return number(p);
+  }
+  if (p.kind != PlannedParam::Kind::kAttribute || p.attribute->numel() != 1 ||
+      p.attribute->is_complex() ||
+      (integral && at::isFloatingType(p.attribute->scalar_type()))) {
+    return std::nullopt;
+  }
+  return p.attribute->item<double>();
+}
+
+std::unique_ptr<OnednnStep> bind_quantize(const std::vector<PlannedParam>& p,
+                                          const PlannedParam& out) {
+  if (p.size() != 4 || !float_value(p[0]) || !row_major(p[0]) ||
+      p[3].kind != PlannedParam::Kind::kConstant || !p[3].constant.isInt() ||
+      p[3].constant.toInt() != static_cast<int64_t>(at::kQUInt8) ||
+      out.sizes != p[0].sizes || !row_major(out)) {
+    return nullptr;
+  }
+  const std::optional<double> scale = qparam(p[1], false);
+  const std::optional<double> zero_point = qparam(p[2], true);
+  if (!scale || !zero_point ||
+      !usable_qparams(*scale, static_cast<int64_t>(*zero_point))) {
+    return nullptr;
+  }
+  return std::make_unique<QuantizeStep>(p[0].slot, p[0].sizes, *scale,
+                                        static_cast<int64_t>(*zero_point));
+}
+
 }  // namespace
+
+std::unique_ptr<OnednnStep> bind_quantized_op_step(
+    const std::string& target, const std::vector<PlannedParam>& params,
+    const PlannedParam& out) {
+  if (target == "torch.quantize_per_tensor" ||
+      target == "torch.ops.aten.quantize_per_tensor.default" ||
+      target == "torch.ops.aten.quantize_per_tensor.tensor_qparams") {
+    return bind_quantize(params, out);
+  }
+  return nullptr;
+}
 
 std::optional<std::pair<double, double>> module_clamp(
     const ModuleKind& kind, const torch::nn::Module& module) {
@@ -193,6 +414,10 @@ std::unique_ptr<OnednnStep> bind_quantized_module_step(
     const ModuleKind& kind, const torch::nn::Module& module, int32_t input_slot,
     const std::vector<int64_t>& input_sizes) {
   bool relu = false;
+  if (quantized_linear(kind.type, &relu)) {
+    if (!int8_steps_wanted()) return nullptr;
+    return bind_quantized_linear(module, relu, input_slot, input_sizes);
+  }
   if (!quantized_conv2d(kind.type, &relu) || !int8_steps_wanted()) {
     return nullptr;
   }

@@ -3,15 +3,17 @@
 // torch.ao.nn.intrinsic.quantized's ConvReLU2d (what convert_fx and the
 // quantize plugin's quantize_lower write) runs on fx::OnednnQConv
 // (onednn_qconv.h) instead of the module's LibTorch kernel
-// (quantized::conv2d): the same oneDNN int8 kernel and the same bytes, the
-// weights packed once for the plan, the result written into a planned
-// buffer, without the per-call work of LibTorch's operator (an output
-// allocated, the primitive looked up in a cache).
+// (quantized::conv2d), and one of their Linear or LinearReLU on a 2-d input
+// on fx::OnednnQLinear (onednn_qlinear.h) instead of quantized::linear: the
+// same oneDNN int8 computation and the same bytes, the weights packed once
+// for the plan, the result written into a planned buffer, without the
+// per-call work of LibTorch's operator (an output allocated, the primitive
+// looked up in a cache, a linear's weights repacked).
 //
 // The step takes the module's int8 weight, float bias, output scale and
-// zero point and its stride, padding, dilation and groups as the plan is
-// built (later changes to the module are not seen, as for the float
-// convolutions' packed weights). The input's scale and zero point are read
+// zero point (and a convolution's stride, padding, dilation and groups) as
+// the plan is built (later changes to the module are not seen, as for the
+// float convolutions' packed weights). The input's scale and zero point are read
 // from the quint8 input on each run: its primitive is built for the first
 // pair and again whenever they change. fits() refuses inputs other than
 // per-tensor quint8 tensors of the planned sizes with a usable scale and
@@ -52,10 +54,22 @@ bool fuse_quantized_clamp(OnednnStep& step, double lo, double hi);
 
 // The step for `module` of `kind` reading its input from `input_slot`,
 // recorded with `input_sizes`; nullptr when it is not a 2-d quantized
-// convolution oneDNN computes as LibTorch does (onednn_qconv.h).
+// convolution or a quantized linear layer oneDNN computes as LibTorch does
+// (onednn_qconv.h, onednn_qlinear.h).
 std::unique_ptr<OnednnStep> bind_quantized_module_step(
     const ModuleKind& kind, const torch::nn::Module& module, int32_t input_slot,
     const std::vector<int64_t>& input_sizes);
+
+// The step for a call of `target` with `params` whose result was recorded
+// as `out`, when it is one of the quantized ops the plan computes itself,
+// with LibTorch 1.13's numbers: torch.quantize_per_tensor of a row-major
+// float32 CPU tensor into quint8 (its scale and zero point numbers or 0-dim
+// attribute tensors: convert_fx's graphs), written as LibTorch writes it
+// with AVX2 (its own kernel is scalar: 0.5 ms for a 224x224 image).
+// nullptr for any other call.
+std::unique_ptr<OnednnStep> bind_quantized_op_step(
+    const std::string& target, const std::vector<PlannedParam>& params,
+    const PlannedParam& out);
 
 }  // namespace fx
 

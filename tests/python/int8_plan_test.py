@@ -1,9 +1,10 @@
-"""The InferencePlan's own int8 convolutions (issue 33, item 2;
-fx_core/compile/quantized_steps.h): the calls of torch.ao.nn.quantized's
-Conv2d and ConvReLU2d modules in PyTorch's convert_fx graphs run on
-fx::OnednnQConv, oneDNN's int8 kernel set up as LibTorch's onednn engine
-sets it up, with the module's weights packed once and results in planned
-buffers. Every expected value is PyTorch's own, computed here: the plan's
+"""The InferencePlan's own int8 convolutions and linear layers (issue 33,
+item 2; fx_core/compile/quantized_steps.h): the calls of
+torch.ao.nn.quantized's Conv2d and ConvReLU2d modules in PyTorch's
+convert_fx graphs run on fx::OnednnQConv, and those of its Linear and
+LinearReLU on fx::OnednnQLinear, oneDNN's int8 kernels set up as LibTorch's
+onednn engine sets them up, with the module's weights packed once and
+results in planned buffers. Every expected value is PyTorch's own, computed here: the plan's
 outputs must equal the convert_fx model's bit for bit.
 """
 
@@ -14,8 +15,9 @@ import pytest
 import torch
 import torch.fx
 import torchvision
-from torch.nn.intrinsic.quantized import ConvReLU2d
+from torch.nn.intrinsic.quantized import ConvReLU2d, LinearReLU
 from torch.ao.nn.quantized import Conv2d as QConv2d
+from torch.ao.nn.quantized import Linear as QLinear
 from torch.ao.quantization import get_default_qconfig_mapping
 from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
 
@@ -34,11 +36,27 @@ def convert(model, x, calibration):
     return convert_fx(prepared)
 
 
-def quantized_convs(gm):
-    """How many 2-d quantized convolution modules `gm` calls."""
+def quantized_calls(gm, types):
+    """How many calls of modules of `types` `gm` makes."""
     modules = dict(gm.named_modules())
     return sum(1 for n in gm.graph.nodes if n.op == "call_module" and
-               type(modules[n.target]) in (QConv2d, ConvReLU2d))
+               type(modules[n.target]) in types)
+
+
+def quantized_convs(gm):
+    """How many 2-d quantized convolution modules `gm` calls."""
+    return quantized_calls(gm, (QConv2d, ConvReLU2d))
+
+
+def quantizes(gm):
+    """How many torch.quantize_per_tensor calls `gm` makes."""
+    return sum(1 for n in gm.graph.nodes if n.op == "call_function" and
+               n.target is torch.quantize_per_tensor)
+
+
+def quantized_linears(gm):
+    """How many quantized Linear / LinearReLU modules `gm` calls."""
+    return quantized_calls(gm, (QLinear, LinearReLU))
 
 
 def fused_clamps(gm):
@@ -66,17 +84,21 @@ def test_pytorchs_int8_models_run_on_the_plans_convolutions(name, size):
     x = torch.randn(1, 3, size, size)
     q = convert(model, x, [torch.randn_like(x) for _ in range(3)])
     plan = fx_sdk.compile(fx_sdk.from_torch_fx(q), [x])
-    # Every quantized convolution is an int8 step of the plan (a graph of
-    # quantized modules has no other oneDNN step), and the ReLU6s after
-    # them are fused: neither runs LibTorch's kernel any more.
-    assert plan.stats["onednn_steps"] == quantized_convs(q) > 0
+    # Every quantized convolution and the classifier's quantized Linear is
+    # an int8 step of the plan (a graph of quantized modules has no other
+    # oneDNN step), and the ReLU6s after the convolutions are fused: none
+    # runs LibTorch's kernel any more.
+    # The input's quantize_per_tensor is a step of the plan too.
+    layers = quantized_convs(q) + quantized_linears(q)
+    assert quantized_linears(q) >= 1
+    assert plan.stats["onednn_steps"] == layers + quantizes(q)
     os.environ["FX_INT8_CONV"] = "registry"
     try:
         registry = fx_sdk.compile(fx_sdk.from_torch_fx(q), [x])
     finally:
         del os.environ["FX_INT8_CONV"]
     assert (plan.stats["fallback_steps"] == registry.stats["fallback_steps"] -
-            quantized_convs(q) - fused_clamps(q))
+            layers - fused_clamps(q))
     if name == "mobilenet_v2":
         assert fused_clamps(q) == 35
     with torch.no_grad():
@@ -219,3 +241,79 @@ def test_fx_int8_conv_registry_leaves_the_modules_to_libtorch(monkeypatch):
     with pytest.raises(Exception, match="FX_INT8_CONV=fast: expected plan or "
                        "registry"):
         fx_sdk.compile(sdk, [x])
+
+
+class Mlp(torch.nn.Module):
+    """Linear layers with and without a ReLU after them (convert_fx makes
+    a LinearReLU of the first), on rows of features."""
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(40, 64)
+        self.relu = torch.nn.ReLU()
+        self.fc2 = torch.nn.Linear(64, 24)
+        self.fc3 = torch.nn.Linear(24, 10, bias=False)
+
+    def forward(self, x):
+        return self.fc3(self.fc2(self.relu(self.fc1(x))))
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_quantized_linear_layers_are_pytorchs(dynamic):
+    """LinearReLU, Linear and a Linear without bias on the plan's int8
+    linear step; a dynamic plan runs every batch size (one primitive each)."""
+    torch.manual_seed(0)
+    model = Mlp().eval()
+    x = torch.randn(4, 40)
+    q = convert(model, x, [torch.randn(4, 40) * 2 for _ in range(3)])
+    assert quantized_calls(q, (LinearReLU,)) == 1
+    assert quantized_linears(q) == 3
+    plan = fx_sdk.compile(fx_sdk.from_torch_fx(q), [x], dynamic=dynamic)
+    assert plan.stats["onednn_steps"] == 3 + quantizes(q)
+    with torch.no_grad():
+        for rows in (4, 1, 7, 4) if dynamic else (4, 4):
+            b = torch.randn(rows, 40) * 3
+            torch.testing.assert_close(plan(b), q(b), rtol=0, atol=0)
+    assert plan.plan_builds == 1
+
+
+class QuantizeThenDequantize(torch.nn.Module):
+    """torch.quantize_per_tensor of the input with its scale and zero point
+    as attribute tensors (as convert_fx passes them), then dequantize."""
+    def __init__(self, scale, zero_point):
+        super().__init__()
+        self.register_buffer("scale", torch.tensor(scale))
+        self.register_buffer("zero_point", torch.tensor(zero_point))
+
+    def forward(self, x):
+        q = torch.quantize_per_tensor(x, self.scale, self.zero_point,
+                                      torch.quint8)
+        return q.dequantize(), q
+
+
+@pytest.mark.parametrize("scale,zero_point", [(0.02, 3), (0.0173, 128),
+                                              (1 / 3, 0), (0.1, 255)])
+def test_quantize_per_tensor_is_pytorchs(scale, zero_point):
+    """The plan's own quantize (AVX2, 8 values at a time, the rest one by
+    one) against LibTorch's on random values, ties and values past the
+    range: NaN, infinities and products beyond int64 give 0 in LibTorch."""
+    torch.manual_seed(0)
+    module = QuantizeThenDequantize(scale, zero_point)
+    gm = fx_sdk.from_torch_fx(torch.fx.symbolic_trace(module))
+    x = torch.randn(2, 3, 17, 19) * 4
+    plan = fx_sdk.compile(gm, [x])
+    assert plan.stats["onednn_steps"] == 1
+    special = torch.tensor([float("nan"), float("inf"), -float("inf"), 1e30,
+                            -1e30, 3e9, -3e9, 1e19, 9.3e18, -9.3e18,
+                            2.5 * scale, 3.5 * scale, -0.5 * scale, 0.0,
+                            255 * scale, 256 * scale])
+    for batch in (x, torch.randn_like(x) * 100, torch.rand_like(x)):
+        flat = batch.flatten()
+        flat[:special.numel()] = special
+        flat[-special.numel():] = special  # in the one-by-one tail too
+        want = module(batch)
+        got = plan(batch)
+        assert torch.equal(got[1].int_repr(), want[1].int_repr())
+        assert (got[1].q_scale(), got[1].q_zero_point()) == (
+            want[1].q_scale(), want[1].q_zero_point())
+        torch.testing.assert_close(got[0], want[0], rtol=0, atol=0,
+                                   equal_nan=True)

@@ -233,6 +233,14 @@ TEST(OnednnQConv, AcceptsUint8TensorsAndAnyInputLayout) {
                 at::TensorOptions().dtype(at::kByte).memory_format(kNhwc));
   conv->run(qx.int_repr().contiguous(), out);
   EXPECT_TRUE(at::equal(out, want.int_repr()));
+  // Twice (the reorder into the kept NHWC copy is made once), then an input
+  // contiguous in neither layout.
+  out.zero_();
+  conv->run(qx.int_repr().contiguous(), out);
+  EXPECT_TRUE(at::equal(out, want.int_repr()));
+  out.zero_();
+  conv->run(qx.int_repr().transpose(2, 3).contiguous().transpose(2, 3), out);
+  EXPECT_TRUE(at::equal(out, want.int_repr()));
 }
 
 TEST(OnednnQConv, RefusesWhatItCannotComputeAsLibTorchDoes) {
