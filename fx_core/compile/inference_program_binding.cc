@@ -7,6 +7,31 @@
 #include "fx_core/compile/quantized_steps.h"
 
 namespace fx {
+namespace {
+
+// A call's arguments in order: an ATen operator's (bound as `*args,
+// **kwargs`: a tuple and a dict) when it has no keyword arguments, else
+// the parameters as bound to the op's schema.
+std::vector<const ValueSource*> positional_sources(
+    const std::vector<ValueSource>& params) {
+  std::vector<const ValueSource*> out;
+  auto no_kwargs = [](const ValueSource& s) {
+    return s.kind == ValueSource::Kind::kDict
+               ? s.items.empty()
+               : s.kind == ValueSource::Kind::kConstant &&
+                     s.constant.isGenericDict() &&
+                     s.constant.toGenericDict().empty();
+  };
+  if (params.size() == 2 && params[0].kind == ValueSource::Kind::kTuple &&
+      no_kwargs(params[1])) {
+    for (const ValueSource& s : params[0].items) out.push_back(&s);
+  } else {
+    for (const ValueSource& s : params) out.push_back(&s);
+  }
+  return out;
+}
+
+}  // namespace
 
 // A oneDNN step's result buffer: its residual's when it sums in place, none
 // when its group escapes (a fresh tensor each run), else one from the pool.
@@ -107,7 +132,11 @@ bool InferencePlan::Program::bind_onednn_steps(bool layout_setting) {
     const PlannedParam out = planned_param(result);
     step.onednn = bind_onednn_step(step.op->target, params, out);
     if (!step.onednn && !layout_setting) {
-      step.onednn = bind_quantized_op_step(step.op->target, params, out);
+      std::vector<PlannedParam> positional;
+      for (const Source* s : positional_sources(step.params)) {
+        positional.push_back(planned_param(*s));
+      }
+      step.onednn = bind_quantized_op_step(step.op->target, positional, out);
     }
     any = any || step.onednn != nullptr;
   }

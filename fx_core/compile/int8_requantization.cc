@@ -31,7 +31,8 @@ std::vector<double> int8_weight_scales(const at::Tensor& w, int64_t dims) {
   }
   if (w.q_per_channel_zero_points().ne(0).any().item<bool>()) return {};
   const at::Tensor s = w.q_per_channel_scales().to(at::kDouble).contiguous();
-  return scales_if_usable({s.data_ptr<double>(), s.data_ptr<double>() + s.numel()});
+  return scales_if_usable(
+      {s.data_ptr<double>(), s.data_ptr<double>() + s.numel()});
 }
 
 bool usable_u8_qparams(double scale, int64_t zero_point) {

@@ -159,7 +159,7 @@ bool OnednnQConv::Impl::build(const PackedWeights* packed) {
 }
 
 const void* OnednnQConv::Impl::nhwc_data(const at::Tensor& input,
-                                          at::Tensor* keep) {
+                                         at::Tensor* keep) {
   if (input.is_contiguous(at::MemoryFormat::ChannelsLast)) {
     return input.data_ptr();
   }

@@ -3,8 +3,6 @@
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>
 
-#include <immintrin.h>
-
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -15,6 +13,7 @@
 
 #include "fx_core/compile/onednn_qconv.h"
 #include "fx_core/compile/onednn_qlinear.h"
+#include "fx_core/compile/quantized_kernels.h"
 #include "fx_core/ir/argument.h"
 #include "fx_core/runtime/module_registry.h"
 #include "fx_core/support/error.h"
@@ -240,8 +239,8 @@ class QuantizedLinearStep : public OnednnStep {
 };
 
 std::unique_ptr<OnednnStep> bind_quantized_linear(
-    const torch::nn::Module& module, bool relu,
-    int32_t input_slot, const std::vector<int64_t>& input_sizes) {
+    const torch::nn::Module& module, bool relu, int32_t input_slot,
+    const std::vector<int64_t>& input_sizes) {
   const auto output = output_qparams(module);
   const at::Tensor weight = module_tensor(module, "weight");
   if (!output || !weight.defined()) return nullptr;
@@ -258,53 +257,6 @@ std::unique_ptr<OnednnStep> bind_quantized_linear(
 }
 
 // ------------------------------------------------ torch.quantize_per_tensor
-
-// LibTorch 1.13's quantize_val for quint8 on x86: zp + rint(x * inv),
-// clamped to 0..255, where inv is 1 / scale in float; a product that
-// rounds to 2^63 or more, or NaN, converts to int64's "indefinite" value
-// (the lowest) and so gives 0.
-uint8_t quantize_one(float x, float inv, float zero_point) {
-  const float r = std::nearbyint(x * inv);
-  if (!(r < 0x1p63f)) return 0;
-  const float q = r + zero_point;  // exact below 2^24, clamped above it
-  return q <= 0.0f ? 0 : q >= 255.0f ? 255 : static_cast<uint8_t>(q);
-}
-
-// quantize_one on 8 floats at a time (the same IEEE products and the same
-// round-to-nearest-even), the last few one by one.
-__attribute__((target("avx2"))) void quantize_avx2(const float* x,
-                                                   uint8_t* q, int64_t n,
-                                                   float inv,
-                                                   float zero_point) {
-  const __m256 scale = _mm256_set1_ps(inv), zp = _mm256_set1_ps(zero_point);
-  const __m256 lo = _mm256_setzero_ps(), hi = _mm256_set1_ps(255.0f);
-  const __m256 limit = _mm256_set1_ps(0x1p63f);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256 r =
-        _mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), scale),
-                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m256 in_range = _mm256_cmp_ps(r, limit, _CMP_LT_OQ);
-    const __m256 v = _mm256_and_ps(
-        _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(r, zp), lo), hi), in_range);
-    const __m256i ints = _mm256_cvtps_epi32(v);
-    const __m128i words =
-        _mm_packus_epi32(_mm256_castsi256_si128(ints),
-                         _mm256_extracti128_si256(ints, 1));
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(q + i),
-                     _mm_packus_epi16(words, words));
-  }
-  for (; i < n; ++i) q[i] = quantize_one(x[i], inv, zero_point);
-}
-
-void quantize_u8(const float* x, uint8_t* q, int64_t n, double scale,
-                 int64_t zero_point) {
-  const float inv = 1.0f / static_cast<float>(scale);
-  const float zp = static_cast<float>(zero_point);
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2) return quantize_avx2(x, q, n, inv, zp);
-  for (int64_t i = 0; i < n; ++i) q[i] = quantize_one(x[i], inv, zp);
-}
 
 // torch.quantize_per_tensor(x, scale, zero_point, torch.quint8) of a
 // row-major float32 CPU tensor into a row-major quint8 one.
@@ -330,9 +282,9 @@ class QuantizeStep : public OnednnStep {
            const at::Tensor& out) override {
     TORCH_CHECK(out.is_contiguous() && out.sizes() == x[0]->sizes(),
                 "QuantizeStep: a result buffer of other sizes than planned");
-    quantize_u8(x[0]->data_ptr<float>(),
-                static_cast<uint8_t*>(out.data_ptr()), out.numel(), scale_,
-                zero_point_);
+    quantize_per_tensor_u8(x[0]->data_ptr<float>(),
+                           static_cast<uint8_t*>(out.data_ptr()), out.numel(),
+                           scale_, zero_point_);
   }
 
  private:
@@ -374,6 +326,92 @@ std::unique_ptr<OnednnStep> bind_quantize(const std::vector<PlannedParam>& p,
                                         static_cast<int64_t>(*zero_point));
 }
 
+// ----------------------------------------- quantized::add, quantized::add_relu
+
+// The memory format whose strides `m` has (contiguous or channels_last;
+// the strides of size-1 dimensions aside), or nullopt for any other.
+std::optional<at::MemoryFormat> dense_format(const PlannedParam& m) {
+  if (row_major(m)) return at::MemoryFormat::Contiguous;
+  if (m.sizes.size() != 4) return std::nullopt;
+  const std::vector<int64_t>& n = m.sizes;
+  const int64_t cl[4] = {n[1] * n[2] * n[3], 1, n[3] * n[1], n[1]};
+  for (size_t d = 0; d < 4; ++d) {
+    if (n[d] != 1 && m.strides[d] != cl[d]) return std::nullopt;
+  }
+  return at::MemoryFormat::ChannelsLast;
+}
+
+// Whether `t` is a per-tensor quint8 CPU tensor of `sizes` laid out in
+// `format`.
+bool quint8_in(const at::Tensor* t, const std::vector<int64_t>& sizes,
+               at::MemoryFormat format) {
+  return planned_quint8(t, sizes) && t->is_contiguous(format);
+}
+
+// quantized::add(qa, qb, scale, zero_point) and add_relu of two quint8
+// tensors of the same sizes and layout, elementwise in memory order into a
+// result of that layout (what LibTorch writes: qa's suggested format).
+class QuantizedAddStep : public OnednnStep {
+ public:
+  QuantizedAddStep(int32_t a, int32_t b, std::vector<int64_t> sizes,
+                   at::MemoryFormat format, double scale, int64_t zero_point,
+                   bool relu)
+      : sizes_(std::move(sizes)), format_(format) {
+    inputs_ = {a, b};
+    params_.scale = scale;
+    params_.zero_point = zero_point;
+    params_.relu = relu;
+  }
+  const std::vector<int64_t>& output_sizes() const override { return sizes_; }
+  at::Tensor empty_output() const override {
+    return at::_empty_affine_quantized(
+        sizes_, at::TensorOptions().dtype(at::kQUInt8), params_.scale,
+        params_.zero_point, format_);
+  }
+  bool fits(const std::vector<const at::Tensor*>& x) const override {
+    return quint8_in(x[0], sizes_, format_) && quint8_in(x[1], sizes_, format_);
+  }
+  void run(const std::vector<const at::Tensor*>& x,
+           const at::Tensor& out) override {
+    TORCH_CHECK(out.sizes() == x[0]->sizes() && out.is_contiguous(format_),
+                "QuantizedAddStep: a result buffer of another layout than "
+                "planned");
+    QuantizedAddParams p = params_;
+    p.a_scale = x[0]->q_scale();
+    p.a_zero_point = x[0]->q_zero_point();
+    p.b_scale = x[1]->q_scale();
+    p.b_zero_point = x[1]->q_zero_point();
+    quantized_add_u8(static_cast<const uint8_t*>(x[0]->data_ptr()),
+                     static_cast<const uint8_t*>(x[1]->data_ptr()),
+                     static_cast<uint8_t*>(out.data_ptr()), out.numel(), p);
+  }
+
+ private:
+  std::vector<int64_t> sizes_;
+  at::MemoryFormat format_;
+  QuantizedAddParams params_;  // the output's; the inputs' read each run
+};
+
+std::unique_ptr<OnednnStep> bind_add(const std::vector<PlannedParam>& p,
+                                     const PlannedParam& out, bool relu) {
+  using Kind = PlannedParam::Kind;
+  if (p.size() != 4 || p[0].kind != Kind::kValue || p[1].kind != Kind::kValue ||
+      p[0].sizes != p[1].sizes || out.sizes != p[0].sizes) {
+    return nullptr;
+  }
+  const std::optional<double> scale = qparam(p[2], false);
+  const std::optional<double> zero_point = qparam(p[3], true);
+  const std::optional<at::MemoryFormat> format = dense_format(p[0]);
+  if (!scale || !zero_point ||
+      !usable_qparams(*scale, static_cast<int64_t>(*zero_point)) || !format ||
+      dense_format(p[1]) != format || dense_format(out) != format) {
+    return nullptr;
+  }
+  return std::make_unique<QuantizedAddStep>(
+      p[0].slot, p[1].slot, p[0].sizes, *format, *scale,
+      static_cast<int64_t>(*zero_point), relu);
+}
+
 }  // namespace
 
 std::unique_ptr<OnednnStep> bind_quantized_op_step(
@@ -383,6 +421,10 @@ std::unique_ptr<OnednnStep> bind_quantized_op_step(
       target == "torch.ops.aten.quantize_per_tensor.default" ||
       target == "torch.ops.aten.quantize_per_tensor.tensor_qparams") {
     return bind_quantize(params, out);
+  }
+  if (target == "torch.ops.quantized.add") return bind_add(params, out, false);
+  if (target == "torch.ops.quantized.add_relu") {
+    return bind_add(params, out, true);
   }
   return nullptr;
 }

@@ -13,8 +13,8 @@
 // The step takes the module's int8 weight, float bias, output scale and
 // zero point (and a convolution's stride, padding, dilation and groups) as
 // the plan is built (later changes to the module are not seen, as for the
-// float convolutions' packed weights). The input's scale and zero point are read
-// from the quint8 input on each run: its primitive is built for the first
+// float convolutions' packed weights). The input's scale and zero point are
+// read from the quint8 input on each run: its primitive is built for the first
 // pair and again whenever they change. fits() refuses inputs other than
 // per-tensor quint8 tensors of the planned sizes with a usable scale and
 // zero point (the plan then runs the module as it would without the step).
@@ -62,11 +62,12 @@ std::unique_ptr<OnednnStep> bind_quantized_module_step(
 
 // The step for a call of `target` with `params` whose result was recorded
 // as `out`, when it is one of the quantized ops the plan computes itself,
-// with LibTorch 1.13's numbers: torch.quantize_per_tensor of a row-major
-// float32 CPU tensor into quint8 (its scale and zero point numbers or 0-dim
-// attribute tensors: convert_fx's graphs), written as LibTorch writes it
-// with AVX2 (its own kernel is scalar: 0.5 ms for a 224x224 image).
-// nullptr for any other call.
+// with LibTorch 1.13's numbers (quantized_kernels.h): torch.quantize_per_tensor
+// of a row-major float32 CPU tensor into quint8 (its scale and zero point
+// numbers or 0-dim attribute tensors: convert_fx's graphs; LibTorch's own
+// kernel is scalar: 0.5 ms for a 224x224 image), and quantized::add /
+// add_relu of two quint8 tensors of one layout (contiguous or
+// channels_last) into a planned buffer. nullptr for any other call.
 std::unique_ptr<OnednnStep> bind_quantized_op_step(
     const std::string& target, const std::vector<PlannedParam>& params,
     const PlannedParam& out);

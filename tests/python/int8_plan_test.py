@@ -54,6 +54,13 @@ def quantizes(gm):
                n.target is torch.quantize_per_tensor)
 
 
+def quantized_adds(gm):
+    """How many quantized::add / add_relu calls `gm` makes."""
+    return sum(1 for n in gm.graph.nodes if n.op == "call_function" and
+               n.target in (torch.ops.quantized.add,
+                            torch.ops.quantized.add_relu))
+
+
 def quantized_linears(gm):
     """How many quantized Linear / LinearReLU modules `gm` calls."""
     return quantized_calls(gm, (QLinear, LinearReLU))
@@ -88,10 +95,12 @@ def test_pytorchs_int8_models_run_on_the_plans_convolutions(name, size):
     # an int8 step of the plan (a graph of quantized modules has no other
     # oneDNN step), and the ReLU6s after the convolutions are fused: none
     # runs LibTorch's kernel any more.
-    # The input's quantize_per_tensor is a step of the plan too.
+    # The input's quantize_per_tensor and the residual quantized adds are
+    # steps of the plan too (with FX_INT8_CONV=registry as well).
     layers = quantized_convs(q) + quantized_linears(q)
-    assert quantized_linears(q) >= 1
-    assert plan.stats["onednn_steps"] == layers + quantizes(q)
+    assert quantized_linears(q) >= 1 and quantized_adds(q) >= 6
+    assert (plan.stats["onednn_steps"] ==
+            layers + quantizes(q) + quantized_adds(q))
     os.environ["FX_INT8_CONV"] = "registry"
     try:
         registry = fx_sdk.compile(fx_sdk.from_torch_fx(q), [x])
@@ -317,3 +326,60 @@ def test_quantize_per_tensor_is_pytorchs(scale, zero_point):
             want[1].q_scale(), want[1].q_zero_point())
         torch.testing.assert_close(got[0], want[0], rtol=0, atol=0,
                                    equal_nan=True)
+
+
+class QuantizedAdd(torch.nn.Module):
+    """quantized::add or add_relu of two quint8 inputs, the output's scale
+    and zero point as numbers in the graph or as attribute tensors."""
+    def __init__(self, relu, scale, zero_point, as_tensors):
+        super().__init__()
+        self.op = (torch.ops.quantized.add_relu if relu else
+                   torch.ops.quantized.add)
+        if as_tensors:
+            self.register_buffer("scale", torch.tensor(scale))
+            self.register_buffer("zero_point", torch.tensor(zero_point))
+        else:
+            self.scale, self.zero_point = scale, zero_point
+
+    def forward(self, a, b):
+        return self.op(a, b, self.scale, self.zero_point)
+
+
+@pytest.mark.parametrize("relu", [False, True])
+@pytest.mark.parametrize("shape,channels_last", [
+    ((1, 24, 56, 56), True),    # mobilenet_v2's, a multiple of 64
+    ((1, 25, 57, 57), True),    # above the grain: two blocks with tails
+    ((2, 3, 7, 5), False),      # below 64: all one by one
+    ((1, 160, 7, 7), True)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_quantized_add_is_pytorchs(relu, shape, channels_last, threads):
+    """The plan's own quantized add against LibTorch's qadd kernel: its
+    vectorised blocks of 64 and its one-by-one rest, cut into blocks of
+    work as at::parallel_for cuts them at 1 and 2 threads."""
+    torch.manual_seed(0)
+    old_threads = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        fmt = (torch.channels_last if channels_last else
+               torch.contiguous_format)
+
+        def qinput(scale, zero_point):
+            x = (torch.randn(shape) * 3).contiguous(memory_format=fmt)
+            return torch.quantize_per_tensor(x, scale, zero_point,
+                                             torch.quint8)
+
+        for as_tensors in (False, True):
+            module = QuantizedAdd(relu, 0.0731, 117, as_tensors)
+            gm = fx_sdk.from_torch_fx(torch.fx.symbolic_trace(module))
+            a, b = qinput(0.0437, 131), qinput(0.0219, 64)
+            plan = fx_sdk.compile(gm, [a, b])
+            assert plan.stats["onednn_steps"] == 1
+            for scales in ((0.0437, 131, 0.0219, 64), (0.017, 0, 0.05, 255)):
+                a, b = qinput(*scales[:2]), qinput(*scales[2:])
+                want, got = module(a, b), plan(a, b)
+                assert got.is_contiguous(memory_format=fmt)
+                assert (got.q_scale(), got.q_zero_point()) == (
+                    want.q_scale(), want.q_zero_point())
+                assert torch.equal(got.int_repr(), want.int_repr())
+    finally:
+        torch.set_num_threads(old_threads)

@@ -64,8 +64,8 @@ at::Tensor libtorch_linear(const at::Tensor& qw, const at::Tensor& bias,
   const c10::IValue packed = stack.at(0);
   stack = {qx, packed, p.output_scale, p.output_zero_point};
   dispatcher
-      .findSchemaOrThrow(p.relu ? "quantized::linear_relu" : "quantized::linear",
-                         "")
+      .findSchemaOrThrow(
+          p.relu ? "quantized::linear_relu" : "quantized::linear", "")
       .callBoxed(&stack);
   return stack.at(0).toTensor();
 }
@@ -106,16 +106,17 @@ void expect_equal_to_libtorch(const Case& c, uint64_t seed) {
 TEST(OnednnQLinear, EqualsLibTorch) {
   // rows, in, out, per_channel, bias, relu, input zp, output zp
   const std::vector<Case> cases = {
-      {1, 1280, 1000, true, true, false, 0, 0},     // mobilenet_v2
-      {1, 2048, 1000, true, true, false, 0, 61},    // resnet50
-      {8, 512, 512, true, true, false, 128, 120},   // a projection
-      {3, 100, 37, false, true, true, 17, 0},       // odd sizes, per tensor
-      {2, 64, 48, true, false, true, 255, 5},       // no bias
+      {1, 1280, 1000, true, true, false, 0, 0},    // mobilenet_v2
+      {1, 2048, 1000, true, true, false, 0, 61},   // resnet50
+      {8, 512, 512, true, true, false, 128, 120},  // a projection
+      {3, 100, 37, false, true, true, 17, 0},      // odd sizes, per tensor
+      {2, 64, 48, true, false, true, 255, 5},      // no bias
       {5, 33, 7, false, false, false, 1, 254},
   };
   for (const Case& c : cases) {
-    SCOPED_TRACE(std::to_string(c.rows) + " x " + std::to_string(c.in_features) +
-                 " -> " + std::to_string(c.out_features));
+    SCOPED_TRACE(std::to_string(c.rows) + " x " +
+                 std::to_string(c.in_features) + " -> " +
+                 std::to_string(c.out_features));
     for (uint64_t seed = 0; seed < 4; ++seed) expect_equal_to_libtorch(c, seed);
   }
 }
@@ -153,10 +154,10 @@ TEST(OnednnQLinear, RefusesWhatItCannotComputeAsLibTorchDoes) {
   // A float weight; weight zero points other than 0; a double bias; a bias
   // of another length; an input of another width or rank.
   EXPECT_EQ(OnednnQLinear::create(w, at::Tensor(), p, {1, 16}), nullptr);
-  EXPECT_EQ(OnednnQLinear::create(at::quantize_per_tensor(w, 0.01, 3,
-                                                          at::kQInt8),
-                                  at::Tensor(), p, {1, 16}),
-            nullptr);
+  EXPECT_EQ(
+      OnednnQLinear::create(at::quantize_per_tensor(w, 0.01, 3, at::kQInt8),
+                            at::Tensor(), p, {1, 16}),
+      nullptr);
   EXPECT_EQ(OnednnQLinear::create(qw, at::randn({8}, at::kDouble), p, {1, 16}),
             nullptr);
   EXPECT_EQ(OnednnQLinear::create(qw, at::randn({9}), p, {1, 16}), nullptr);
