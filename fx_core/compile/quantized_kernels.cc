@@ -1,11 +1,13 @@
 #include "fx_core/compile/quantized_kernels.h"
 
 #include <ATen/Parallel.h>
+#include <ATen/Version.h>
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 
 namespace fx {
 namespace {
@@ -148,6 +150,13 @@ void quantized_add_u8(const uint8_t* a, const uint8_t* b, uint8_t* out,
   } else {
     at::parallel_for(0, n, kGrain, block);
   }
+}
+
+bool quantized_add_is_libtorchs() {
+  static const bool yes =
+      has_avx2_fma() &&
+      at::show_config().find("CPU capability usage: AVX2") != std::string::npos;
+  return yes;
 }
 
 }  // namespace fx

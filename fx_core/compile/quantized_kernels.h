@@ -15,7 +15,8 @@
 //    at::parallel_for cuts them at the current thread count.
 //
 // Each runs AVX2 code when the CPU has it (and LibTorch's scalar formulas
-// elsewhere, which then are LibTorch's own).
+// elsewhere: quantize's are then LibTorch's own; the add's are not, and a
+// plan leaves the add to LibTorch: quantized_add_is_libtorchs()).
 #ifndef FX_CORE_COMPILE_QUANTIZED_KERNELS_H_
 #define FX_CORE_COMPILE_QUANTIZED_KERNELS_H_
 
@@ -33,6 +34,12 @@ struct QuantizedAddParams {
 };
 void quantized_add_u8(const uint8_t* a, const uint8_t* b, uint8_t* out,
                       int64_t n, const QuantizedAddParams& params);
+
+// Whether quantized_add_u8 gives LibTorch's numbers in this process: this
+// CPU has AVX2 and FMA, and LibTorch runs its AVX2 kernels (its "CPU
+// capability usage" in at::show_config(); ATEN_CPU_CAPABILITY=default, or
+// a build with AVX-512 kernels, would run others).
+bool quantized_add_is_libtorchs();
 
 }  // namespace fx
 

@@ -395,7 +395,8 @@ class QuantizedAddStep : public OnednnStep {
 std::unique_ptr<OnednnStep> bind_add(const std::vector<PlannedParam>& p,
                                      const PlannedParam& out, bool relu) {
   using Kind = PlannedParam::Kind;
-  if (p.size() != 4 || p[0].kind != Kind::kValue || p[1].kind != Kind::kValue ||
+  if (!quantized_add_is_libtorchs() || p.size() != 4 ||
+      p[0].kind != Kind::kValue || p[1].kind != Kind::kValue ||
       p[0].sizes != p[1].sizes || out.sizes != p[0].sizes) {
     return nullptr;
   }
