@@ -8,7 +8,10 @@
 //   a[oc] = (1/si) * (1/sw[oc]),  m[oc] = (1/so) / a[oc]
 //
 // (acc: the int32 sum of (x - zi) * w; si, so: the input's and output's
-// scales; sw: the weight's, one or one per output channel).
+// scales; sw: the weight's, one or one per output channel; a ReLU or clip
+// post-op on the scaled value; the output zero point zo added where the
+// oneDNN kernel adds it, which for some kernels is before the rounding:
+// LibTorch runs the same kernels with the same attributes).
 #ifndef FX_CORE_COMPILE_INT8_REQUANTIZATION_H_
 #define FX_CORE_COMPILE_INT8_REQUANTIZATION_H_
 

@@ -139,7 +139,7 @@ bool OnednnQConv::Impl::build(const PackedWeights* packed) {
     const at::Tensor w = weight.int_repr().contiguous();
     memory user_w({s.weights, Dt::s8, s.weights_tag}, onednn_engine(),
                   w.data_ptr());
-    weights = pack_weights(user_w, pd.weights_desc());
+    weights = pack_weights_of(weight, user_w, pd.weights_desc());
   }
   prim = dnnl::convolution_forward(pd);
   dnnl::engine& engine = onednn_engine();

@@ -18,7 +18,8 @@ using Tag = dnnl::memory::format_tag;
 bool supported(const at::Tensor& w, const std::vector<double>& w_scales,
                const at::Tensor& bias, const QuantizedLinearParams& p,
                const std::vector<int64_t>& in) {
-  if (w_scales.empty() || in.size() != 2 || in[0] < 1 || in[1] != w.size(1)) {
+  if (w_scales.empty() || in.size() != 2 || in[0] < 1 || in[1] < 1 ||
+      in[1] != w.size(1) || w.size(0) < 1) {
     return false;
   }
   if (bias.defined() && (bias.scalar_type() != at::kFloat || bias.dim() != 1 ||
@@ -111,7 +112,7 @@ bool OnednnQLinear::Impl::build(const PackedWeights* packed) {
     // PyTorch's (N, K) row-major is oneDNN's (K, N) in `ba`.
     const at::Tensor w = weight.int_repr().contiguous();
     memory user_w({{k, n}, Dt::s8, Tag::ba}, onednn_engine(), w.data_ptr());
-    weights = pack_weights(user_w, pd.weights_desc());
+    weights = pack_weights_of(weight, user_w, pd.weights_desc());
   }
   prim = dnnl::matmul(pd);
   dnnl::engine& engine = onednn_engine();

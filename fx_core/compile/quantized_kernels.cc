@@ -26,6 +26,15 @@ uint8_t quantize_one(float x, float inv, float zero_point) {
   return q <= 0.0f ? 0 : q >= 255.0f ? 255 : static_cast<uint8_t>(q);
 }
 
+// Stores 8 int32 values of 0..255 as bytes.
+__attribute__((target("avx2"))) inline void store_eight(__m256i ints,
+                                                        uint8_t* out) {
+  const __m128i words = _mm_packus_epi32(_mm256_castsi256_si128(ints),
+                                         _mm256_extracti128_si256(ints, 1));
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(out),
+                   _mm_packus_epi16(words, words));
+}
+
 // quantize_one on 8 floats at a time (the same IEEE products, the same
 // round-to-nearest-even), the last few one by one.
 __attribute__((target("avx2"))) void quantize_avx2(const float* x, uint8_t* q,
@@ -42,11 +51,7 @@ __attribute__((target("avx2"))) void quantize_avx2(const float* x, uint8_t* q,
     const __m256 in_range = _mm256_cmp_ps(r, limit, _CMP_LT_OQ);
     const __m256 v = _mm256_and_ps(
         _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(r, zp), lo), hi), in_range);
-    const __m256i ints = _mm256_cvtps_epi32(v);
-    const __m128i words = _mm_packus_epi32(_mm256_castsi256_si128(ints),
-                                           _mm256_extracti128_si256(ints, 1));
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(q + i),
-                     _mm_packus_epi16(words, words));
+    store_eight(_mm256_cvtps_epi32(v), q + i);
   }
   for (; i < n; ++i) q[i] = quantize_one(x[i], inv, zero_point);
 }
@@ -94,7 +99,12 @@ __attribute__((target("avx2,fma"))) inline __m256i add_eight(
     const uint8_t* a, const uint8_t* b, const AddConstants& k) {
   __m256 c = _mm256_add_ps(dequantize_eight(a, k.a_scale, k.a_premul),
                            dequantize_eight(b, k.b_scale, k.b_premul));
-  if (k.relu) c = _mm256_max_ps(c, _mm256_setzero_ps());
+  if (k.relu) {
+    // vec::maximum: a NaN stays NaN (all-ones is a NaN).
+    const __m256 zero = _mm256_setzero_ps();
+    c = _mm256_or_ps(_mm256_max_ps(c, zero),
+                     _mm256_cmp_ps(c, zero, _CMP_UNORD_Q));
+  }
   __m256 t = _mm256_mul_ps(c, _mm256_set1_ps(k.inv));
   t = _mm256_min_ps(t, _mm256_set1_ps(2147483520.0f));
   const __m256i r = _mm256_add_epi32(
@@ -112,11 +122,7 @@ __attribute__((target("avx2,fma"))) void add_block_avx2(const uint8_t* a,
   int64_t i = 0;
   for (; i + 64 <= n; i += 64) {
     for (int64_t j = i; j < i + 64; j += 8) {
-      const __m256i r = add_eight(a + j, b + j, k);
-      const __m128i words = _mm_packus_epi32(_mm256_castsi256_si128(r),
-                                             _mm256_extracti128_si256(r, 1));
-      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + j),
-                       _mm_packus_epi16(words, words));
+      store_eight(add_eight(a + j, b + j, k), out + j);
     }
   }
   for (; i < n; ++i) out[i] = add_one(a[i], b[i], k);

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include <string_view>
 #include <utility>
 
+#include "fx_core/compile/int8_requantization.h"
 #include "fx_core/compile/onednn_qconv.h"
 #include "fx_core/compile/onednn_qlinear.h"
 #include "fx_core/compile/quantized_kernels.h"
@@ -22,13 +24,33 @@
 namespace fx {
 namespace {
 
-// FX_INT8_CONV: "plan" (the default) binds the int8 steps, "registry" leaves
-// the modules to their LibTorch kernels.
+// FX_INT8_CONV: "plan" (the default) binds the int8 module steps,
+// "registry" leaves the modules to their LibTorch kernels. They are bound
+// only where the modules run on LibTorch's onednn engine (the steps compute
+// its numbers): $FX_QENGINE unset or onednn, and LibTorch has the engine.
 bool int8_steps_wanted() {
   const char* v = std::getenv("FX_INT8_CONV");
-  if (v == nullptr || *v == '\0' || std::string_view(v) == "plan") return true;
-  if (std::string_view(v) == "registry") return false;
-  throw FxError(cat("FX_INT8_CONV=", v, ": expected plan or registry"));
+  const bool wanted =
+      v == nullptr || *v == '\0' || std::string_view(v) == "plan";
+  if (!wanted && std::string_view(v) != "registry") {
+    throw FxError(cat("FX_INT8_CONV=", v, ": expected plan or registry"));
+  }
+  const char* engine = std::getenv("FX_QENGINE");
+  const bool onednn_engine = engine == nullptr || *engine == '\0' ||
+                             std::string_view(engine) == "onednn";
+  const auto& engines = at::globalContext().supportedQEngines();
+  return wanted && onednn_engine &&
+         std::find(engines.begin(), engines.end(), at::QEngine::ONEDNN) !=
+             engines.end();
+}
+
+// Whether LibTorch quantizes one element at a time with quantize_val (the
+// numbers quantize_per_tensor_u8 computes): it does unless it was built
+// with FBGEMM, whose own kernel rounds large values otherwise.
+bool scalar_libtorch_quantize() {
+  const auto& engines = at::globalContext().supportedQEngines();
+  return std::find(engines.begin(), engines.end(), at::QEngine::FBGEMM) ==
+         engines.end();
 }
 
 // Whether `type` is a 2-d quantized convolution module, and whether it has
@@ -90,7 +112,7 @@ std::optional<int64_t> int_item(const ArgumentDict& config,
 
 // The module's output scale and zero point (its 0-dim `scale` and
 // `zero_point`); nullopt when it has none.
-std::optional<std::pair<double, int64_t>> output_qparams(
+std::optional<std::pair<double, int64_t>> module_output_qparams(
     const torch::nn::Module& m) {
   const at::Tensor scale = module_tensor(m, "scale");
   const at::Tensor zero_point = module_tensor(m, "zero_point");
@@ -112,7 +134,7 @@ std::optional<QuantizedConvParams> module_params(const ModuleKind& kind,
   auto padding = int_pair(config, "padding", 0);
   auto dilation = int_pair(config, "dilation", 1);
   auto groups = int_item(config, "groups", 1);
-  const auto output = output_qparams(m);
+  const auto output = module_output_qparams(m);
   if (!stride || !padding || !dilation || !groups || !output) {
     return std::nullopt;
   }
@@ -127,19 +149,13 @@ std::optional<QuantizedConvParams> module_params(const ModuleKind& kind,
   return p;
 }
 
-// A scale and zero point oneDNN's int8 kernels take for a quint8 input.
-bool usable_qparams(double scale, int64_t zero_point) {
-  return std::isfinite(scale) && scale > 0 && zero_point >= 0 &&
-         zero_point <= 255;
-}
-
 // Whether `t` is a per-tensor quint8 CPU tensor of `sizes` with usable
 // qparams: what an int8 step planned for `sizes` takes.
 bool planned_quint8(const at::Tensor* t, const std::vector<int64_t>& sizes) {
   return t != nullptr && t->defined() && t->scalar_type() == at::kQUInt8 &&
          t->device().is_cpu() && t->qscheme() == at::kPerTensorAffine &&
          t->sizes() == c10::IntArrayRef(sizes) &&
-         usable_qparams(t->q_scale(), t->q_zero_point());
+         usable_u8_qparams(t->q_scale(), t->q_zero_point());
 }
 
 class QuantizedConvStep : public OnednnStep {
@@ -241,7 +257,7 @@ class QuantizedLinearStep : public OnednnStep {
 std::unique_ptr<OnednnStep> bind_quantized_linear(
     const torch::nn::Module& module, bool relu, int32_t input_slot,
     const std::vector<int64_t>& input_sizes) {
-  const auto output = output_qparams(module);
+  const auto output = module_output_qparams(module);
   const at::Tensor weight = module_tensor(module, "weight");
   if (!output || !weight.defined()) return nullptr;
   QuantizedLinearParams p;
@@ -293,19 +309,36 @@ class QuantizeStep : public OnednnStep {
   int64_t zero_point_;
 };
 
-// A scale or zero point: a number, or a one-element attribute tensor (as
-// convert_fx's graphs pass them) read once here.
-std::optional<double> qparam(const PlannedParam& p, bool integral) {
-  if (is_number(p)) {
-    if (integral && !p.constant.isInt()) return std::nullopt;
-    return number(p);
-  }
-  if (p.kind != PlannedParam::Kind::kAttribute || p.attribute->numel() != 1 ||
-      p.attribute->is_complex() ||
-      (integral && at::isFloatingType(p.attribute->scalar_type()))) {
+// An output's scale and zero point, each a number or a one-element
+// attribute tensor (as convert_fx's graphs pass them), read once when the
+// plan is built; nullopt unless they are a quint8 pair oneDNN takes (a
+// positive finite scale, an integer zero point in 0..255).
+struct OutputQParams {
+  double scale;
+  int64_t zero_point;
+};
+std::optional<OutputQParams> planned_output_qparams(
+    const PlannedParam& scale, const PlannedParam& zero_point) {
+  auto value = [](const PlannedParam& p,
+                  bool integral) -> std::optional<double> {
+    if (is_number(p)) {
+      if (integral && !p.constant.isInt()) return std::nullopt;
+      return number(p);
+    }
+    if (p.kind != PlannedParam::Kind::kAttribute || p.attribute->numel() != 1 ||
+        p.attribute->is_complex() || p.attribute->scalar_type() == at::kBool ||
+        (integral && at::isFloatingType(p.attribute->scalar_type()))) {
+      return std::nullopt;
+    }
+    return p.attribute->item<double>();
+  };
+  const std::optional<double> s = value(scale, false);
+  const std::optional<double> z = value(zero_point, true);
+  if (!s || !z || !(*z >= 0 && *z <= 255) ||
+      !usable_u8_qparams(*s, static_cast<int64_t>(*z))) {
     return std::nullopt;
   }
-  return p.attribute->item<double>();
+  return OutputQParams{*s, static_cast<int64_t>(*z)};
 }
 
 std::unique_ptr<OnednnStep> bind_quantize(const std::vector<PlannedParam>& p,
@@ -316,14 +349,10 @@ std::unique_ptr<OnednnStep> bind_quantize(const std::vector<PlannedParam>& p,
       out.sizes != p[0].sizes || !row_major(out)) {
     return nullptr;
   }
-  const std::optional<double> scale = qparam(p[1], false);
-  const std::optional<double> zero_point = qparam(p[2], true);
-  if (!scale || !zero_point ||
-      !usable_qparams(*scale, static_cast<int64_t>(*zero_point))) {
-    return nullptr;
-  }
-  return std::make_unique<QuantizeStep>(p[0].slot, p[0].sizes, *scale,
-                                        static_cast<int64_t>(*zero_point));
+  const std::optional<OutputQParams> q = planned_output_qparams(p[1], p[2]);
+  if (!q || !scalar_libtorch_quantize()) return nullptr;
+  return std::make_unique<QuantizeStep>(p[0].slot, p[0].sizes, q->scale,
+                                        q->zero_point);
 }
 
 // ----------------------------------------- quantized::add, quantized::add_relu
@@ -400,17 +429,14 @@ std::unique_ptr<OnednnStep> bind_add(const std::vector<PlannedParam>& p,
       p[0].sizes != p[1].sizes || out.sizes != p[0].sizes) {
     return nullptr;
   }
-  const std::optional<double> scale = qparam(p[2], false);
-  const std::optional<double> zero_point = qparam(p[3], true);
+  const std::optional<OutputQParams> q = planned_output_qparams(p[2], p[3]);
   const std::optional<at::MemoryFormat> format = dense_format(p[0]);
-  if (!scale || !zero_point ||
-      !usable_qparams(*scale, static_cast<int64_t>(*zero_point)) || !format ||
-      dense_format(p[1]) != format || dense_format(out) != format) {
+  if (!q || !format || dense_format(p[1]) != format ||
+      dense_format(out) != format) {
     return nullptr;
   }
   return std::make_unique<QuantizedAddStep>(
-      p[0].slot, p[1].slot, p[0].sizes, *format, *scale,
-      static_cast<int64_t>(*zero_point), relu);
+      p[0].slot, p[1].slot, p[0].sizes, *format, q->scale, q->zero_point, relu);
 }
 
 }  // namespace

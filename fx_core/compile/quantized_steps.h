@@ -18,8 +18,10 @@
 // pair and again whenever they change. fits() refuses inputs other than
 // per-tensor quint8 tensors of the planned sizes with a usable scale and
 // zero point (the plan then runs the module as it would without the step).
-// FX_INT8_CONV=registry (default: plan) binds none: every module runs its
-// LibTorch kernel; any other value is an FxError when a plan is built.
+// FX_INT8_CONV=registry (default: plan) binds none of these module steps:
+// every such module runs its LibTorch kernel; any other value is an FxError
+// when a plan is built. They are bound only where the modules run on
+// LibTorch's onednn engine ($FX_QENGINE unset or onednn).
 #ifndef FX_CORE_COMPILE_QUANTIZED_STEPS_H_
 #define FX_CORE_COMPILE_QUANTIZED_STEPS_H_
 
@@ -65,9 +67,13 @@ std::unique_ptr<OnednnStep> bind_quantized_module_step(
 // with LibTorch 1.13's numbers (quantized_kernels.h): torch.quantize_per_tensor
 // of a row-major float32 CPU tensor into quint8 (its scale and zero point
 // numbers or 0-dim attribute tensors: convert_fx's graphs; LibTorch's own
-// kernel is scalar: 0.5 ms for a 224x224 image), and quantized::add /
+// kernel is scalar: 0.5 ms for a 224x224 image; not where LibTorch was
+// built with FBGEMM, which quantizes otherwise), and quantized::add /
 // add_relu of two quint8 tensors of one layout (contiguous or
-// channels_last) into a planned buffer. nullptr for any other call.
+// channels_last) into a planned buffer (where LibTorch runs its AVX2
+// kernels: quantized_add_is_libtorchs()). Attribute scales and zero points
+// are read once, when the plan is built, as the modules' weights are.
+// nullptr for any other call.
 std::unique_ptr<OnednnStep> bind_quantized_op_step(
     const std::string& target, const std::vector<PlannedParam>& params,
     const PlannedParam& out);

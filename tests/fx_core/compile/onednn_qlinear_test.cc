@@ -55,6 +55,7 @@ QuantizedLinearParams params_of(const Case& c, const at::Tensor& qx) {
 at::Tensor libtorch_linear(const at::Tensor& qw, const at::Tensor& bias,
                            const QuantizedLinearParams& p,
                            const at::Tensor& qx) {
+  const at::QEngine saved = at::globalContext().qEngine();
   at::globalContext().setQEngine(at::QEngine::ONEDNN);
   auto& dispatcher = c10::Dispatcher::singleton();
   std::vector<c10::IValue> stack{
@@ -67,6 +68,7 @@ at::Tensor libtorch_linear(const at::Tensor& qw, const at::Tensor& bias,
       .findSchemaOrThrow(
           p.relu ? "quantized::linear_relu" : "quantized::linear", "")
       .callBoxed(&stack);
+  at::globalContext().setQEngine(saved);
   return stack.at(0).toTensor();
 }
 

@@ -1,8 +1,9 @@
 // fx::quantize_per_tensor_u8 and fx::quantized_add_u8 against LibTorch's
 // own at::quantize_per_tensor and quantized::add / add_relu, bit for bit:
-// random values, ties, values past the range (NaN, infinities, products
-// beyond int64), lengths with and without a one-by-one rest, and the
-// blocks of work at::parallel_for cuts at 2 threads.
+// random values, ties, values past the range (quantize: NaN, infinities,
+// products beyond int64; add: NaN sums), lengths with and without a
+// one-by-one rest, and the blocks of work at::parallel_for cuts at 2
+// threads.
 #include "fx_core/compile/quantized_kernels.h"
 
 #include <ATen/ATen.h>
@@ -89,6 +90,44 @@ void expect_add_equal(int64_t n, bool relu, uint64_t seed) {
   EXPECT_TRUE(at::equal(out, want.int_repr()))
       << n << " values, relu " << relu << ", " << at::get_num_threads()
       << " threads";
+}
+
+// Sums that are NaN (an infinite dequantized value from a scale beyond
+// float's range, plus its negative): LibTorch's vectorised maximum keeps the
+// NaN in add_relu, which then clamps to 255 or wraps to 0 by the zero point.
+TEST(QuantizedKernels, AddOfNaNSumsEqualsLibTorch) {
+  if (!quantized_add_is_libtorchs()) {
+    GTEST_SKIP() << "LibTorch does not run its AVX2 kernels here";
+  }
+  const int64_t n = 200;  // three blocks of 64 and a rest of 8
+  at::Tensor bytes = at::arange(n, at::kInt).remainder(256).to(at::kByte);
+  const at::Tensor a = at::_make_per_tensor_quantized_tensor(bytes, 1e39, 0);
+  const at::Tensor b =
+      at::_make_per_tensor_quantized_tensor(bytes.flip(0), 1e39, 255);
+  for (int64_t zp : {3, 200}) {
+    for (bool relu : {false, true}) {
+      QuantizedAddParams p;
+      p.a_scale = p.b_scale = 1e39;
+      p.b_zero_point = 255;
+      p.scale = 0.5;
+      p.zero_point = zp;
+      p.relu = relu;
+      at::Tensor out = at::empty({n}, at::kByte);
+      quantized_add_u8(static_cast<const uint8_t*>(a.data_ptr()),
+                       static_cast<const uint8_t*>(b.data_ptr()),
+                       out.data_ptr<uint8_t>(), n, p);
+      EXPECT_TRUE(at::equal(out, libtorch_add(a, b, 0.5, zp, relu).int_repr()))
+          << "zero point " << zp << ", relu " << relu;
+    }
+  }
+}
+
+TEST(QuantizedKernels, NothingToDoIsNothingDone) {
+  uint8_t guard = 7;
+  const float x = 1.0f;
+  quantize_per_tensor_u8(&x, &guard, 0, 0.1, 3);
+  quantized_add_u8(&guard, &guard, &guard, 0, QuantizedAddParams{});
+  EXPECT_EQ(guard, 7);
 }
 
 TEST(QuantizedKernels, AddEqualsLibTorch) {
