@@ -82,12 +82,16 @@ std::optional<QParams> quint8_quantize(const Graph& g, Node n) {
   return QParams{*scale, static_cast<int64_t>(*zero_point)};
 }
 
-// An op's output requantized: op [-> ReLU] -> quantize_per_tensor, each
-// feeding only the next.
+// An op's output requantized: op [-> ReLU, or -> ReLU6 / Hardtanh] ->
+// quantize_per_tensor, each feeding only the next.
 struct Requantized {
-  Node relu;  // empty without
+  Node relu;   // empty without; the quantized op takes it in
+  Node clamp;  // empty without; stays, on the quantized op's result
   Node quantize;
   QParams qparams;
+  // Where the quantized op's call goes: before the first node of the chain
+  // that stays.
+  Node insert_before() const { return clamp ? clamp : quantize; }
 };
 
 class Lowering {
@@ -169,6 +173,10 @@ class Lowering {
       r.relu = users[0];
       last = r.relu;
       users = last.users();
+    } else if (users.size() == 1 && is_clamp(g_, users[0])) {
+      r.clamp = users[0];
+      last = r.clamp;
+      users = last.users();
     }
     if (users.size() != 1 || !users[0].arg(0).is_node() ||
         users[0].arg(0).node() != last) {
@@ -181,12 +189,21 @@ class Lowering {
     return r;
   }
 
-  // The chain from `op` to its quantize node replaced by `replacement`.
+  // The chain from `op` to its quantize node replaced by `replacement`
+  // (`op` itself when it is the call made quantized): a clamp now reads the
+  // quint8 result and stands for the quantize node.
   void replace_chain(Node op, Requantized r, Node replacement) {
-    r.quantize.replace_all_uses_with(replacement);
+    Node out = replacement;
+    if (r.clamp) {
+      if (op != replacement) r.clamp.replace_input_with(op, replacement);
+      quantized_.insert(r.clamp.get());
+      lowered_.insert(r.clamp.get());
+      out = r.clamp;
+    }
+    r.quantize.replace_all_uses_with(out);
     g_.erase_node(r.quantize);
     if (r.relu) g_.erase_node(r.relu);
-    g_.erase_node(op);
+    if (op != replacement) g_.erase_node(op);
     quantized_.insert(replacement.get());
   }
 
@@ -197,7 +214,7 @@ class Lowering {
     if (!a || !b || !r) return false;
     Node call;
     {
-      auto guard = g_.inserting_before(r->quantize);
+      auto guard = g_.inserting_before(r->insert_before());
       call = g_.call_function(
           r->relu ? "torch.ops.quantized.add_relu" : "torch.ops.quantized.add",
           {Arg(*a), Arg(*b), Arg(r->quantize.arg(1)), Arg(r->quantize.arg(2))});
@@ -420,7 +437,7 @@ bool Lowering::lower_weighted(Node op) {
   set_output_qparams(g_, name, r->qparams);
   Node call;
   {
-    auto guard = g_.inserting_before(r->quantize);
+    auto guard = g_.inserting_before(r->insert_before());
     call = g_.call_module(name.c_str(), {Arg(*x)});
   }
   replace_chain(op, *r, call);
@@ -495,10 +512,7 @@ bool Lowering::lower_reference(Node op) {
   }
   set_output_qparams(g_, target, r->qparams);
   op.replace_input_with(op.arg(0).node(), *x);
-  r->quantize.replace_all_uses_with(op);
-  g_.erase_node(r->quantize);
-  if (r->relu) g_.erase_node(r->relu);
-  quantized_.insert(op.get());
+  replace_chain(op, *r, op);
   lowered_.insert(op.get());
   return true;
 }

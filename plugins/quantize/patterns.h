@@ -87,6 +87,19 @@ inline bool keeps_quantization(const fxp::Graph& g, fxp::Node n) {
          t == "torch.nn.functional.hardtanh";
 }
 
+// A ReLU6 or Hardtanh (module or function) LibTorch runs on a quint8
+// tensor: a clamp of the real values, which quantize_prepare observes after
+// (as a ReLU) and quantize_lower leaves on the quantized op's quint8 result.
+inline bool is_clamp(const fxp::Graph& g, fxp::Node n) {
+  if (!keeps_quantization(g, n)) return false;
+  if (n.op() == FX_OP_CALL_MODULE) {
+    std::string type = g.module_type(n.target_cstr());
+    return type == "torch.nn.ReLU6" || type == "torch.nn.Hardtanh";
+  }
+  return n.target() == "torch.nn.functional.relu6" ||
+         n.target() == "torch.nn.functional.hardtanh";
+}
+
 }  // namespace fx_quant
 
 #endif  // PLUGINS_QUANTIZE_PATTERNS_H_

@@ -50,10 +50,19 @@ Node observe_everywhere(Graph& g, Node value, int64_t& next_id,
 }
 
 // The value an op's output is observed at: the ReLU it alone feeds, if any
-// (PyTorch fuses the two), else the op itself.
+// (PyTorch fuses the two), or the ReLU6 / Hardtanh it alone feeds, else the
+// op itself. PyTorch observes before a ReLU6 (the clamp shares its input's
+// quantization), so its activations after ReLU6 keep the zero point of the
+// unclamped values; observed after it, they get a zero point of 0 and the
+// whole 0..255 range for [0, 6], and the convolutions reading them run
+// oneDNN's faster kernels for inputs without a zero point (quantize_lower
+// leaves the clamp on the quantized result).
 Node output_to_observe(Graph& g, Node op) {
   std::vector<Node> users = op.users();
-  if (users.size() == 1 && fx_quant::is_relu(g, users[0])) return users[0];
+  if (users.size() == 1 &&
+      (fx_quant::is_relu(g, users[0]) || fx_quant::is_clamp(g, users[0]))) {
+    return users[0];
+  }
   return op;
 }
 

@@ -530,3 +530,52 @@ def test_a_quantize_with_bad_qparams_is_refused(scale, zero_point, wanted):
         "node 'quantize_per_tensor' (torch.quantize_per_tensor) " + wanted \
         in str(e.value)
     assert gm.graph_text == before
+
+
+class ClampedBlocks(torch.nn.Module):
+    """Convolutions each followed by a ReLU6 / Hardtanh module or function
+    (mobilenet's activations), and one whose ReLU6 has another reader."""
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 16, 3, padding=1)
+        self.act1 = torch.nn.ReLU6()
+        self.dw = torch.nn.Conv2d(16, 16, 3, padding=1, groups=16)
+        self.act2 = torch.nn.Hardtanh(0.0, 4.0)
+        self.pw = torch.nn.Conv2d(16, 8, 1)
+
+    def forward(self, x):
+        y = self.act2(self.dw(self.act1(self.conv1(x))))
+        return torch.nn.functional.relu6(self.pw(y))
+
+
+def test_a_clamp_after_a_convolution_is_observed_after_it():
+    """quantize_prepare observes a ReLU6 / Hardtanh's output, as a ReLU's
+    (PyTorch observes its input): the convolution's quantized output gets
+    the clamped range, a zero point of 0 for [0, max], and quantize_lower
+    leaves the clamp on the quint8 result. PyTorch computes the lowered
+    graph's numbers; the plan computes them too."""
+    torch.manual_seed(0)
+    model = ClampedBlocks().eval()
+    x = torch.randn(2, 3, 20, 20)
+    calibration = [torch.randn(2, 3, 20, 20) for _ in range(3)]
+    gm, reference, _ = sdk_int8(model, x, calibration)
+    back = fx_sdk.to_torch_fx(gm)
+    modules = dict(back.named_modules())
+    convs = [m for m in modules.values()
+             if type(m) is torch.ao.nn.quantized.Conv2d]
+    assert len(convs) == 3
+    assert all(m.zero_point == 0 for m in convs)
+    kept = [n for n in back.graph.nodes
+            if (n.op == "call_module" and
+                type(modules[n.target]) in (torch.nn.ReLU6,
+                                            torch.nn.Hardtanh)) or
+            n.target is torch.nn.functional.relu6]
+    assert len(kept) == 3
+    plan = fx_sdk.compile(gm, [x])
+    with torch.no_grad():
+        for batch in (x, torch.randn_like(x) * 2):
+            want = back(batch)
+            torch.testing.assert_close(gm(batch), want, rtol=0, atol=0)
+            torch.testing.assert_close(plan(batch), want, rtol=0, atol=0)
+        assert sqnr(reference, back(x)) > 25
+        assert sqnr(model(x), back(x)) > 25
