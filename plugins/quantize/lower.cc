@@ -173,7 +173,7 @@ class Lowering {
       r.relu = users[0];
       last = r.relu;
       users = last.users();
-    } else if (users.size() == 1 && is_clamp(g_, users[0])) {
+    } else if (users.size() == 1 && is_clamp_of(g_, users[0], op)) {
       r.clamp = users[0];
       last = r.clamp;
       users = last.users();
@@ -217,7 +217,12 @@ class Lowering {
       auto guard = g_.inserting_before(r->insert_before());
       call = g_.call_function(
           r->relu ? "torch.ops.quantized.add_relu" : "torch.ops.quantized.add",
-          {Arg(*a), Arg(*b), Arg(r->quantize.arg(1)), Arg(r->quantize.arg(2))});
+          // Before a clamp, the quantize's own scale and zero point
+          // nodes (PyTorch's get_attrs, after the clamp) are not defined
+          // yet: their values then.
+          {Arg(*a), Arg(*b),
+           r->clamp ? Arg(r->qparams.scale) : Arg(r->quantize.arg(1)),
+           r->clamp ? Arg(r->qparams.zero_point) : Arg(r->quantize.arg(2))});
     }
     replace_chain(add, *r, call);
     lowered_.insert(call.get());

@@ -90,14 +90,34 @@ inline bool keeps_quantization(const fxp::Graph& g, fxp::Node n) {
 // A ReLU6 or Hardtanh (module or function) LibTorch runs on a quint8
 // tensor: a clamp of the real values, which quantize_prepare observes after
 // (as a ReLU) and quantize_lower leaves on the quantized op's quint8 result.
+// A function's bounds and `inplace` must be literals (a bound computed by
+// another node would be rewired with the input).
 inline bool is_clamp(const fxp::Graph& g, fxp::Node n) {
   if (!keeps_quantization(g, n)) return false;
   if (n.op() == FX_OP_CALL_MODULE) {
     std::string type = g.module_type(n.target_cstr());
     return type == "torch.nn.ReLU6" || type == "torch.nn.Hardtanh";
   }
-  return n.target() == "torch.nn.functional.relu6" ||
-         n.target() == "torch.nn.functional.hardtanh";
+  if (n.target() != "torch.nn.functional.relu6" &&
+      n.target() != "torch.nn.functional.hardtanh") {
+    return false;
+  }
+  auto literal = [](fxp::ArgView a) {
+    return a.kind() == FX_ARG_INT || a.kind() == FX_ARG_FLOAT ||
+           a.kind() == FX_ARG_BOOL;
+  };
+  for (size_t i = 1; i < n.num_args(); ++i) {
+    if (!literal(n.arg(i))) return false;
+  }
+  for (size_t i = 0; i < n.num_kwargs(); ++i) {
+    if (!literal(n.kwarg_value(i))) return false;
+  }
+  return true;
+}
+
+// Whether `n` is a clamp (is_clamp) of `op`'s value itself.
+inline bool is_clamp_of(const fxp::Graph& g, fxp::Node n, fxp::Node op) {
+  return is_clamp(g, n) && n.arg(0).node() == op;
 }
 
 }  // namespace fx_quant

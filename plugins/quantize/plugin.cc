@@ -74,8 +74,8 @@ FXP_PLUGIN_WITH_EXTENSIONS(
                 "minmax (the range seen) or histogram (the range of least "
                 "expected quantization error over the values seen)")
         .option("outputs", FX_OPTION_BOOL, "false",
-                "also observe each op's output (after the ReLU it feeds) "
-                "and residual adds, as PyTorch does: quantize_lower then "
+                "also observe each op's output (after the ReLU, ReLU6 or "
+                "Hardtanh it feeds) and residual adds: quantize_lower then "
                 "keeps activations in int8 between layers")
         .invalidates({"tensor_meta"}),
     fxp::pass<fx_quant::quantize_calibrate>(

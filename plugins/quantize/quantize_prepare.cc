@@ -1,9 +1,9 @@
 // quantize_prepare (libfx_quantize.so): inserts an observer (the custom op
 // fx_quant.observe, registered by this plugin, which records min/max) on the
 // input of every Linear and Conv2d; outputs=true also on their outputs
-// (after the ReLU each feeds) and on residual adds, as PyTorch's static
-// quantization observes them; observer=histogram for the histogram
-// observer's range; skip= keeps the named sites in float.
+// (after the ReLU, ReLU6 or Hardtanh each feeds) and on residual adds;
+// observer=histogram for the histogram observer's range; skip= keeps the
+// named sites in float.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -59,8 +59,8 @@ Node observe_everywhere(Graph& g, Node value, int64_t& next_id,
 // leaves the clamp on the quantized result).
 Node output_to_observe(Graph& g, Node op) {
   std::vector<Node> users = op.users();
-  if (users.size() == 1 &&
-      (fx_quant::is_relu(g, users[0]) || fx_quant::is_clamp(g, users[0]))) {
+  if (users.size() == 1 && (fx_quant::is_relu(g, users[0]) ||
+                            fx_quant::is_clamp_of(g, users[0], op))) {
     return users[0];
   }
   return op;
