@@ -10,6 +10,7 @@
 #include <limits>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "fx_core/compile/int8_requantization.h"
@@ -158,101 +159,62 @@ bool planned_quint8(const at::Tensor* t, const std::vector<int64_t>& sizes) {
          usable_u8_qparams(t->q_scale(), t->q_zero_point());
 }
 
-class QuantizedConvStep : public OnednnStep {
+// A quantized convolution (OnednnQConv) or linear layer (OnednnQLinear) as
+// a plan step: its quint8 result in a planned buffer of `format`; the
+// primitive rebuilt whenever the input's scale or zero point changes. A
+// linear layer takes only row-major inputs; a convolution any layout.
+template <typename Layer>
+class QuantizedLayerStep : public OnednnStep {
  public:
-  QuantizedConvStep(std::unique_ptr<OnednnQConv> conv, int32_t input)
-      : conv_(std::move(conv)) {
+  QuantizedLayerStep(std::unique_ptr<Layer> layer, int32_t input,
+                     at::MemoryFormat format)
+      : layer_(std::move(layer)), format_(format) {
     inputs_.push_back(input);
   }
   const std::vector<int64_t>& output_sizes() const override {
-    return conv_->output_sizes();
+    return layer_->output_sizes();
   }
   at::Tensor empty_output() const override {
     return at::_empty_affine_quantized(
-        conv_->output_sizes(), at::TensorOptions().dtype(at::kQUInt8),
-        conv_->params().output_scale, conv_->params().output_zero_point,
-        at::MemoryFormat::ChannelsLast);
+        layer_->output_sizes(), at::TensorOptions().dtype(at::kQUInt8),
+        layer_->params().output_scale, layer_->params().output_zero_point,
+        format_);
   }
   bool fits(const std::vector<const at::Tensor*>& x) const override {
-    return planned_quint8(x[0], conv_->input_sizes());
-  }
-  // The clamp fused (fuse_quantized_clamp); false when it has a ReLU or a
-  // clamp already or oneDNN refuses it.
-  bool fuse_clamp(double lo, double hi) {
-    const QuantizedConvParams& now = conv_->params();
-    if (now.relu || now.clamp || !(lo <= hi)) return false;
-    QuantizedConvParams p = now;
-    p.clamp = std::pair{lo, hi};
-    std::unique_ptr<OnednnQConv> conv = conv_->with_params(p);
-    if (conv == nullptr) return false;
-    conv_ = std::move(conv);
-    return true;
+    return planned_quint8(x[0], layer_->input_sizes()) &&
+           (std::is_same_v<Layer, OnednnQConv> || x[0]->is_contiguous());
   }
   void run(const std::vector<const at::Tensor*>& x,
            const at::Tensor& out) override {
     const at::Tensor& input = *x[0];
-    const double scale = input.q_scale();
-    const int64_t zero_point = input.q_zero_point();
-    const QuantizedConvParams& now = conv_->params();
-    if (scale != now.input_scale || zero_point != now.input_zero_point) {
-      QuantizedConvParams p = now;
-      p.input_scale = scale;
-      p.input_zero_point = zero_point;
-      std::unique_ptr<OnednnQConv> conv = conv_->with_params(p);
-      // create() accepted these sizes with other usable qparams (fits()).
-      TORCH_CHECK(conv != nullptr, "OnednnQConv refused input qparams ", scale,
-                  ", ", zero_point);
-      conv_ = std::move(conv);
-    }
-    conv_->run(input, out);
-  }
-
- private:
-  std::unique_ptr<OnednnQConv> conv_;  // its params: the input's last qparams
-};
-
-// A quantized Linear / LinearReLU module on OnednnQLinear: a row-major
-// quint8 result in a planned buffer; the primitive rebuilt when the input's
-// qparams change, as the convolution's.
-class QuantizedLinearStep : public OnednnStep {
- public:
-  QuantizedLinearStep(std::unique_ptr<OnednnQLinear> linear, int32_t input)
-      : linear_(std::move(linear)) {
-    inputs_.push_back(input);
-  }
-  const std::vector<int64_t>& output_sizes() const override {
-    return linear_->output_sizes();
-  }
-  at::Tensor empty_output() const override {
-    return at::_empty_affine_quantized(
-        linear_->output_sizes(), at::TensorOptions().dtype(at::kQUInt8),
-        linear_->params().output_scale, linear_->params().output_zero_point);
-  }
-  bool fits(const std::vector<const at::Tensor*>& x) const override {
-    return planned_quint8(x[0], linear_->input_sizes()) &&
-           x[0]->is_contiguous();
-  }
-  void run(const std::vector<const at::Tensor*>& x,
-           const at::Tensor& out) override {
-    const at::Tensor& input = *x[0];
-    const QuantizedLinearParams& now = linear_->params();
+    const auto& now = layer_->params();
     if (input.q_scale() != now.input_scale ||
         input.q_zero_point() != now.input_zero_point) {
-      QuantizedLinearParams p = now;
+      auto p = now;
       p.input_scale = input.q_scale();
       p.input_zero_point = input.q_zero_point();
-      std::unique_ptr<OnednnQLinear> linear = linear_->with_params(p);
       // create() accepted these sizes with other usable qparams (fits()).
-      TORCH_CHECK(linear != nullptr, "OnednnQLinear refused input qparams ",
+      TORCH_CHECK(replace(p), "the int8 step refused input qparams ",
                   p.input_scale, ", ", p.input_zero_point);
-      linear_ = std::move(linear);
     }
-    linear_->run(input, out);
+    layer_->run(input, out);
+  }
+  const Layer& layer() const { return *layer_; }
+  // The layer rebuilt with `p`; false (unchanged) when it cannot be.
+  template <typename Params>
+  bool replace(const Params& p) {
+    std::unique_ptr<Layer> layer = layer_->with_params(p);
+    if (layer == nullptr) return false;
+    layer_ = std::move(layer);
+    return true;
   }
 
  private:
-  std::unique_ptr<OnednnQLinear> linear_;  // params: the input's last qparams
+  std::unique_ptr<Layer> layer_;  // its params: the input's last qparams
+  at::MemoryFormat format_;
 };
+
+using QuantizedConvStep = QuantizedLayerStep<OnednnQConv>;
 
 std::unique_ptr<OnednnStep> bind_quantized_linear(
     const torch::nn::Module& module, bool relu, int32_t input_slot,
@@ -269,7 +231,8 @@ std::unique_ptr<OnednnStep> bind_quantized_linear(
   std::unique_ptr<OnednnQLinear> linear = OnednnQLinear::create(
       weight, module_tensor(module, "bias"), p, input_sizes);
   if (linear == nullptr) return nullptr;
-  return std::make_unique<QuantizedLinearStep>(std::move(linear), input_slot);
+  return std::make_unique<QuantizedLayerStep<OnednnQLinear>>(
+      std::move(linear), input_slot, at::MemoryFormat::Contiguous);
 }
 
 // ------------------------------------------------ torch.quantize_per_tensor
@@ -474,9 +437,15 @@ std::optional<std::pair<double, double>> module_clamp(
   return std::pair{bounds[0], bounds[1]};
 }
 
+// The clamp fused into an int8 convolution step; false when the step is
+// none, has a ReLU or a clamp already, or oneDNN refuses it.
 bool fuse_quantized_clamp(OnednnStep& step, double lo, double hi) {
   auto* conv = dynamic_cast<QuantizedConvStep*>(&step);
-  return conv != nullptr && conv->fuse_clamp(lo, hi);
+  if (conv == nullptr) return false;
+  QuantizedConvParams p = conv->layer().params();
+  if (p.relu || p.clamp || !(lo <= hi)) return false;
+  p.clamp = std::pair{lo, hi};
+  return conv->replace(p);
 }
 
 std::unique_ptr<OnednnStep> bind_quantized_module_step(
@@ -499,7 +468,8 @@ std::unique_ptr<OnednnStep> bind_quantized_module_step(
   std::unique_ptr<OnednnQConv> conv =
       OnednnQConv::create(weight, bias, *p, input_sizes);
   if (conv == nullptr) return nullptr;
-  return std::make_unique<QuantizedConvStep>(std::move(conv), input_slot);
+  return std::make_unique<QuantizedConvStep>(std::move(conv), input_slot,
+                                             at::MemoryFormat::ChannelsLast);
 }
 
 }  // namespace fx
