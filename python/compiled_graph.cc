@@ -22,6 +22,7 @@
 #include "fx_core/support/error.h"
 #include "python/bindings.h"
 #include "python/python_values.h"
+#include "python/released_gil.h"
 
 namespace py = pybind11;
 
@@ -36,7 +37,7 @@ class CompiledGraph {
                 std::vector<c10::IValue> example_inputs, bool dynamic)
       : gm_(std::move(gm)) {
     try {
-      py::gil_scoped_release released;
+      ReleasedGil released;
       plan_ = fx::InferencePlan::build(
           *gm_, std::move(example_inputs),
           dynamic ? fx::PlanShapes::kDynamic : fx::PlanShapes::kStatic);
@@ -49,7 +50,7 @@ class CompiledGraph {
     std::vector<c10::IValue> inputs = to_ivalues(args);
     c10::IValue out;
     {
-      py::gil_scoped_release released;
+      ReleasedGil released;
       std::lock_guard<std::mutex> lock(mutex_);
       out = plan_->run(std::move(inputs));
     }

@@ -32,6 +32,7 @@
 #include "host/pipeline/pipeline_report.h"
 #include "python/bindings.h"
 #include "python/python_values.h"
+#include "python/released_gil.h"
 
 namespace py = pybind11;
 
@@ -54,7 +55,7 @@ py::object call(fx::GraphModule& gm, const py::args& args) {
   std::vector<c10::IValue> inputs = to_ivalues(args);
   c10::IValue out;
   {
-    py::gil_scoped_release released;
+    ReleasedGil released;
     out = gm.forward(std::move(inputs));
   }
   return to_python(std::move(out));
@@ -114,7 +115,7 @@ py::list run_pipeline(fx::GraphModule& gm, const std::string& pipeline,
   fx::host::PipelineReport report;
   std::ostringstream printed;
   {
-    py::gil_scoped_release released;
+    ReleasedGil released;
     fx::host::GraphModuleTarget target(gm, example_inputs, recompile);
     target.add_example_batches(std::move(example_batches));
     fx::host::RunHooks hooks;

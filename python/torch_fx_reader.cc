@@ -52,6 +52,7 @@
 #include "python/bindings.h"
 #include "python/node_names.h"
 #include "python/python_values.h"
+#include "python/released_gil.h"
 
 namespace py = pybind11;
 
@@ -476,7 +477,7 @@ std::shared_ptr<fx::GraphModule> from_torch_fx(
   }
   absl::StatusOr<std::shared_ptr<fx::GraphModule>> gm;
   {
-    py::gil_scoped_release released;
+    ReleasedGil released;
     gm = fx::load_graph_module_shared(std::move(file), weights, in_process);
   }
   if (!gm.ok()) raise_value_error(gm.status());

@@ -163,12 +163,17 @@ WeightKind default_kind(const std::string& key, const at::Tensor& t,
 void collect_weights(const GraphModule& module, TensorList& weights,
                      WeightKinds& kinds) {
   absl::flat_hash_set<std::string> keys;
+  // `recorded`: the kind is written even when it is the default (a child
+  // GraphModule's parameters: its readers build it through torch.fx's
+  // GraphModule constructor, which makes a buffer of every tensor it is
+  // given, so a parameter a child's get_attr reads is one only if the file
+  // says so).
   auto add = [&](const std::string& key, const at::Tensor& t, bool is_parameter,
-                 BufferKind buffer, bool module_weight) {
+                 BufferKind buffer, bool module_weight, bool recorded) {
     if (!keys.insert(key).second) return;
     weights.emplace_back(key, t);
     WeightKind kind = kind_of_weight(t, is_parameter, buffer);
-    if (kind != default_kind(key, t, module_weight, is_parameter)) {
+    if (recorded || kind != default_kind(key, t, module_weight, is_parameter)) {
       kinds.emplace_back(key, kind);
     }
   };
@@ -177,15 +182,15 @@ void collect_weights(const GraphModule& module, TensorList& weights,
       auto* child = dynamic_cast<const GraphModule*>(attr.module.get());
       for (const auto& p : attr.module->named_parameters(true)) {
         add(cat(path, ".", p.key()), p.value(), true, BufferKind::kPersistent,
-            true);
+            true, child != nullptr);
       }
       for (const auto& b : attr.module->named_buffers(true)) {
         add(cat(path, ".", b.key()), b.value(), false,
-            child ? child->buffer_kind(b.key()) : BufferKind::kPersistent,
-            true);
+            child ? child->buffer_kind(b.key()) : BufferKind::kPersistent, true,
+            false);
       }
     } else if (attr.tensor.defined()) {
-      add(path, attr.tensor, attr.is_parameter, attr.buffer_kind, false);
+      add(path, attr.tensor, attr.is_parameter, attr.buffer_kind, false, false);
     }
   }
 }

@@ -1,5 +1,6 @@
 // Helpers shared by the first-party plugins: a pass's refusal, dtype names,
-// torch.fx's TensorMetadata as a meta argument, and argument keys. Header-only,
+// torch.fx's TensorMetadata as a meta argument, argument keys, and where
+// torch 1.13 defines its torch.nn classes. Header-only,
 // built from plugin_api/include alone like the plugins themselves.
 #ifndef PLUGINS_COMMON_PLUGIN_UTIL_H_
 #define PLUGINS_COMMON_PLUGIN_UTIL_H_
@@ -354,6 +355,101 @@ inline std::string share_as_split_module_attr(fxp::Graph& g, fxp::Graph& sub,
                          e.what() + ")");
   }
   return flat;
+}
+
+// The Python module of each class torch 1.13 exports as torch.nn.NAME, as
+// type(m).__module__ gives it (torch.nn.Linear is defined in
+// torch.nn.modules.linear): every torch.nn class that is a torch.nn.Module.
+// The host names exactly these classes torch.nn.NAME (the exporter's
+// module_type_name; every other class by its own module and qualified
+// name), and holds no other record of where they are defined.
+struct TorchNnModule {
+  const char* module;   // "torch.nn.modules.linear"
+  const char* classes;  // the class names, one space between each two
+};
+inline const std::vector<TorchNnModule>& torch_nn_modules() {
+  static const std::vector<TorchNnModule> kModules = {
+      {"torch.nn.modules.activation",
+       "CELU ELU GELU GLU Hardshrink Hardsigmoid Hardswish Hardtanh LeakyReLU "
+       "LogSigmoid LogSoftmax Mish MultiheadAttention PReLU RReLU ReLU ReLU6 "
+       "SELU SiLU Sigmoid Softmax Softmax2d Softmin Softplus Softshrink "
+       "Softsign Tanh Tanhshrink Threshold"},
+      {"torch.nn.modules.adaptive", "AdaptiveLogSoftmaxWithLoss"},
+      {"torch.nn.modules.batchnorm",
+       "BatchNorm1d BatchNorm2d BatchNorm3d LazyBatchNorm1d LazyBatchNorm2d "
+       "LazyBatchNorm3d SyncBatchNorm"},
+      {"torch.nn.modules.channelshuffle", "ChannelShuffle"},
+      {"torch.nn.modules.container",
+       "Container ModuleDict ModuleList ParameterDict ParameterList "
+       "Sequential"},
+      {"torch.nn.modules.conv",
+       "Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d "
+       "LazyConv1d LazyConv2d LazyConv3d LazyConvTranspose1d "
+       "LazyConvTranspose2d LazyConvTranspose3d"},
+      {"torch.nn.modules.distance", "CosineSimilarity PairwiseDistance"},
+      {"torch.nn.modules.dropout",
+       "AlphaDropout Dropout Dropout1d Dropout2d Dropout3d "
+       "FeatureAlphaDropout"},
+      {"torch.nn.modules.flatten", "Flatten Unflatten"},
+      {"torch.nn.modules.fold", "Fold Unfold"},
+      {"torch.nn.modules.instancenorm",
+       "InstanceNorm1d InstanceNorm2d InstanceNorm3d LazyInstanceNorm1d "
+       "LazyInstanceNorm2d LazyInstanceNorm3d"},
+      {"torch.nn.modules.linear", "Bilinear Identity LazyLinear Linear"},
+      {"torch.nn.modules.loss",
+       "BCELoss BCEWithLogitsLoss CTCLoss CosineEmbeddingLoss "
+       "CrossEntropyLoss GaussianNLLLoss HingeEmbeddingLoss HuberLoss "
+       "KLDivLoss L1Loss MSELoss MarginRankingLoss MultiLabelMarginLoss "
+       "MultiLabelSoftMarginLoss MultiMarginLoss NLLLoss NLLLoss2d "
+       "PoissonNLLLoss SmoothL1Loss SoftMarginLoss TripletMarginLoss "
+       "TripletMarginWithDistanceLoss"},
+      {"torch.nn.modules.module", "Module"},
+      {"torch.nn.modules.normalization",
+       "CrossMapLRN2d GroupNorm LayerNorm LocalResponseNorm"},
+      {"torch.nn.modules.padding",
+       "ConstantPad1d ConstantPad2d ConstantPad3d ReflectionPad1d "
+       "ReflectionPad2d ReflectionPad3d ReplicationPad1d ReplicationPad2d "
+       "ReplicationPad3d ZeroPad2d"},
+      {"torch.nn.modules.pixelshuffle", "PixelShuffle PixelUnshuffle"},
+      {"torch.nn.modules.pooling",
+       "AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveAvgPool3d "
+       "AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveMaxPool3d AvgPool1d "
+       "AvgPool2d AvgPool3d FractionalMaxPool2d FractionalMaxPool3d LPPool1d "
+       "LPPool2d MaxPool1d MaxPool2d MaxPool3d MaxUnpool1d MaxUnpool2d "
+       "MaxUnpool3d"},
+      {"torch.nn.modules.rnn",
+       "GRU GRUCell LSTM LSTMCell RNN RNNBase RNNCell RNNCellBase"},
+      {"torch.nn.modules.sparse", "Embedding EmbeddingBag"},
+      {"torch.nn.modules.transformer",
+       "Transformer TransformerDecoder TransformerDecoderLayer "
+       "TransformerEncoder TransformerEncoderLayer"},
+      {"torch.nn.modules.upsampling",
+       "Upsample UpsamplingBilinear2d UpsamplingNearest2d"},
+      {"torch.nn.parallel.data_parallel", "DataParallel"},
+  };
+  return kModules;
+}
+
+// A module type as the host names it -> the class's path as torch 1.13's
+// torch.typename and get_node_target print it: torch.nn.Linear ->
+// torch.nn.modules.linear.Linear (torch_nn_modules); any other type, which
+// the host already names by its module and qualified name, as it is.
+inline std::string torch_class_path(std::string_view type) {
+  constexpr std::string_view kNn = "torch.nn.";
+  if (type.substr(0, kNn.size()) != kNn) return std::string(type);
+  const std::string_view name = type.substr(kNn.size());
+  if (name.find('.') != std::string_view::npos) return std::string(type);
+  for (const TorchNnModule& m : torch_nn_modules()) {
+    std::string_view classes = m.classes;
+    while (!classes.empty()) {
+      const size_t end = std::min(classes.find(' '), classes.size());
+      if (classes.substr(0, end) == name) {
+        return std::string(m.module) + "." + std::string(name);
+      }
+      classes.remove_prefix(std::min(end + 1, classes.size()));
+    }
+  }
+  return std::string(type);
 }
 
 // All placeholders, in order.

@@ -26,6 +26,14 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// Whether torch's try_combining_partitions returns inf for the pair before
+// it changes anything: partitions more than one BFS level apart that are
+// not each other's parent or child.
+bool never_combined(Partition* p0, const Partition* p1) {
+  return std::abs(p0->bfs_level - p1->bfs_level) > 1 &&
+         !p1->parents.count(p0) && !p1->children.count(p0);
+}
+
 }  // namespace
 
 void Partitioner::partition_graph() {
@@ -319,15 +327,11 @@ void Partitioner::place_sparse_nn_partitions(const PartitionList& embedding,
 
 // try_combining_partitions on a copy of the list (the partitions it holds
 // are shared with torch's self.partitions and changed as torch changes
-// them).
+// them), for a pair that passes never_combined.
 double Partitioner::try_combining_partitions(size_t i, size_t j,
                                              PartitionList ps) {
   Partition* p0 = ps[i];
   Partition* p1 = ps[j];
-  if (std::abs(p0->bfs_level - p1->bfs_level) > 1 && !p1->parents.count(p0) &&
-      !p1->children.count(p0)) {
-    return kInf;
-  }
   combine_two_partitions(owner_, g_, p0, p1, ps);
   if (check_dependency(ps.back())) return kInf;
   reset_partition_device(ps);
@@ -338,9 +342,13 @@ double Partitioner::try_combining_partitions(size_t i, size_t j,
 bool Partitioner::search_combination() {
   double best = cost(owner_.list);
   if (owner_.list.size() == 1) return false;
+  // torch copies the list and reorganizes the partitions after every pair;
+  // a pair never_combined changes nothing, so neither is done for it (the
+  // same partitions, ids and links: a round was quartic in the partitions).
   std::vector<size_t> pair;
   for (size_t i = 0; i + 1 < owner_.list.size(); ++i) {
     for (size_t j = i + 1; j < owner_.list.size(); ++j) {
+      if (never_combined(owner_.list[i], owner_.list[j])) continue;
       const double new_cost = try_combining_partitions(i, j, owner_.list);
       if (new_cost <= best) {
         pair = {i, j};

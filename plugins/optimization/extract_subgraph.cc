@@ -22,7 +22,10 @@
 //
 // Left as it is: torch's GraphModule(orig_module, new_graph) copies only
 // the submodules and attributes the new graph reads; here the module keeps
-// the others (the graph, its code and its numbers are torch's).
+// the others, as the C ABI has no entry that deletes an attribute or a
+// submodule (the graph, its code and its numbers are torch's, and the
+// torch.fx GraphModule fx_sdk.run_pipeline returns holds only what the graph
+// reads, as torch's).
 #include <string>
 #include <unordered_map>
 #include <unordered_set>

@@ -65,8 +65,10 @@ int64_t numel(const ArgView& shape, const Node& n) {
 
 }  // namespace
 
+// Each node's sizes are set as they are found (a refusal further on is
+// rolled back by the pass manager): no 100k pending tuples.
 bool get_size_of_all_nodes(Graph& g, const fxp::Options&) {
-  std::vector<std::pair<Node, Arg>> sizes;
+  bool changed = false;
   for (Node n : g) {
     if (n.op() == FX_OP_OUTPUT) break;
     const ArgView meta = n.meta("tensor_meta");
@@ -94,11 +96,11 @@ bool get_size_of_all_nodes(Graph& g, const fxp::Options&) {
       }
     }
     const int64_t bytes = element_size(dtype.as_string(), n);
-    sizes.emplace_back(
-        n, Arg::tuple({Arg(bytes * output_elems), Arg(bytes * total_elems)}));
+    n.set_meta("size_bytes", Arg::tuple({Arg(bytes * output_elems),
+                                         Arg(bytes * total_elems)}));
+    changed = true;
   }
-  for (auto& [n, size] : sizes) n.set_meta("size_bytes", size);
-  return !sizes.empty();
+  return changed;
 }
 
 }  // namespace fx_optimization

@@ -12,7 +12,8 @@
 //   MaxPool2d          kernel_size, stride, padding, dilation,
 //                      return_indices, ceil_mode
 //   ReLU               inplace
-// plus "name", the class's qualified name (torch.typename). Values are the
+// plus "name", the class's path as torch.typename prints it
+// (torch.nn.modules.conv.Conv2d: fx_plugins::torch_class_path). Values are the
 // module's as its constructor was given them (kernel_size=3 stays 3: the
 // host keeps the spelling, fx_core/runtime/modules/given_config.h). A
 // tensor (a parameter or buffer), which a node's meta cannot hold, is a
@@ -27,6 +28,7 @@
 #include <vector>
 
 #include "fx/plugin_api.hpp"
+#include "plugins/common/plugin_util.h"
 #include "plugins/optimization/passes.h"
 
 namespace fx_optimization {
@@ -35,41 +37,38 @@ namespace {
 using fxp::Arg;
 using fxp::Node;
 
-// torch's module_fetch_book: the class (as the host names it), its
-// qualified name, the attributes fetched; which of them are tensors.
+// torch's module_fetch_book: the class (as the host names it), the
+// attributes fetched; which of them are tensors.
 struct FetchEntry {
   const char* type;
-  const char* qualified;
   std::vector<const char*> tensors;
   std::vector<const char*> values;  // from the constructor's arguments
+  std::string class_path;  // as torch prints the class (torch_class_path)
 };
 
 const std::vector<FetchEntry>& fetch_book() {
-  static const std::vector<FetchEntry> book = {
-      {"torch.nn.Linear",
-       "torch.nn.modules.linear.Linear",
-       {"weight", "bias"},
-       {}},
-      {"torch.nn.Conv2d",
-       "torch.nn.modules.conv.Conv2d",
-       {"weight", "bias"},
-       {"kernel_size", "stride", "padding", "dilation", "groups",
-        "padding_mode"}},
-      {"torch.nn.BatchNorm2d",
-       "torch.nn.modules.batchnorm.BatchNorm2d",
-       {"weight", "bias", "running_mean", "running_var"},
-       {"eps"}},
-      {"torch.nn.AdaptiveAvgPool2d",
-       "torch.nn.modules.pooling.AdaptiveAvgPool2d",
-       {},
-       {}},
-      {"torch.nn.MaxPool2d",
-       "torch.nn.modules.pooling.MaxPool2d",
-       {},
-       {"kernel_size", "stride", "padding", "dilation", "return_indices",
-        "ceil_mode"}},
-      {"torch.nn.ReLU", "torch.nn.modules.activation.ReLU", {}, {"inplace"}},
-  };
+  static const std::vector<FetchEntry> book = [] {
+    std::vector<FetchEntry> entries = {
+        {"torch.nn.Linear", {"weight", "bias"}, {}},
+        {"torch.nn.Conv2d",
+         {"weight", "bias"},
+         {"kernel_size", "stride", "padding", "dilation", "groups",
+          "padding_mode"}},
+        {"torch.nn.BatchNorm2d",
+         {"weight", "bias", "running_mean", "running_var"},
+         {"eps"}},
+        {"torch.nn.AdaptiveAvgPool2d", {}, {}},
+        {"torch.nn.MaxPool2d",
+         {},
+         {"kernel_size", "stride", "padding", "dilation", "return_indices",
+          "ceil_mode"}},
+        {"torch.nn.ReLU", {}, {"inplace"}},
+    };
+    for (FetchEntry& e : entries) {
+      e.class_path = fx_plugins::torch_class_path(e.type);
+    }
+    return entries;
+  }();
   return book;
 }
 
@@ -79,7 +78,7 @@ constexpr const char* kGraphModule = "torch.fx.graph_module.GraphModule";
 Arg attrs_for_lowering(const fxp::Graph& g, const std::string& target,
                        const FetchEntry& entry) {
   std::vector<std::pair<std::string, Arg>> items = {
-      {"name", Arg(entry.qualified)}};
+      {"name", Arg(entry.class_path)}};
   // torch's book lists each class's tensors before its other values.
   for (const char* t : entry.tensors) {
     const std::string name = target + "." + t;
@@ -102,7 +101,11 @@ Arg attrs_for_lowering(const fxp::Graph& g, const std::string& target,
 }  // namespace
 
 bool param_fetch(fxp::Graph& g, const fxp::Options&) {
-  std::vector<std::pair<Node, Arg>> fetched;
+  // Each node's entry is set as it is made: a refusal further on leaves
+  // the graph half-annotated, which the pass manager rolls back, and the
+  // memory of one entry serves the next (holding all of them until the end
+  // made a 50k-module graph fault in twice the fresh pages).
+  bool changed = false;
   for (Node n : g) {
     if (n.op() != FX_OP_CALL_MODULE) continue;
     const std::string target(n.target());
@@ -115,15 +118,16 @@ bool param_fetch(fxp::Graph& g, const fxp::Options&) {
     if (entry == nullptr) {
       throw fxp::Error(
           FX_INVALID_ARGUMENT,
-          "param_fetch: node '" + std::string(n.name()) + "' calls " + type +
+          "param_fetch: node '" + std::string(n.name()) + "' calls " +
+              fx_plugins::torch_class_path(type) +
               ", which is not in the module_fetch_book yet (torch's "
               "RuntimeError: only Linear, Conv2d, BatchNorm2d, "
               "AdaptiveAvgPool2d, MaxPool2d and ReLU)");
     }
-    fetched.emplace_back(n, attrs_for_lowering(g, target, *entry));
+    n.set_meta("attrs_for_lowering", attrs_for_lowering(g, target, *entry));
+    changed = true;
   }
-  for (auto& [n, attrs] : fetched) n.set_meta("attrs_for_lowering", attrs);
-  return !fetched.empty();
+  return changed;
 }
 
 }  // namespace fx_optimization

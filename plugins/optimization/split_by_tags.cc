@@ -27,7 +27,9 @@
 // refused before anything changes, naming the node or the tag.
 //
 // Left as it is: torch's new root module holds only the components (and
-// the returned attributes); here the module keeps its other attributes.
+// the returned attributes); here the module keeps its other attributes, as
+// the C ABI has no entry that deletes one (the torch.fx GraphModule
+// fx_sdk.run_pipeline returns holds only what the graph reads, as torch's).
 // The copies keep meta['tensor_meta'] and get meta[meta_key] (torch's
 // node_copy copies all meta; the C ABI cannot list a node's meta keys).
 #include <algorithm>

@@ -32,11 +32,12 @@
 // split: torch's node_support_preview report (each call target and its
 // argument dtypes, supported or not) and the lines its splitter prints
 // (small acc subgraphs eliminated, "Got N acc subgraphs and M non-acc
-// subgraphs"). Module classes are spelled as the host spells them
-// (torch.nn.Linear, where torch prints torch.nn.modules.linear.Linear), and
-// a target's dtype combinations in order of first appearance (torch's come
-// from a set).
+// subgraphs"). Module classes are spelled as torch prints them, by the
+// module that defines them (torch.nn.modules.linear.Linear for the host's
+// torch.nn.Linear: fx_plugins::torch_class_path), and a target's dtype
+// combinations in order of first appearance (torch's come from a set).
 #include <algorithm>
+#include <cctype>
 #include <deque>
 #include <functional>
 #include <iostream>
@@ -63,6 +64,17 @@ constexpr const char* kPass = "splitter";
 
 [[noreturn]] void refuse(FxStatusCode code, const std::string& what) {
   fx_plugins::refuse_in(kPass, code, what);
+}
+
+// Whether `prefix` followed by digits is a Python identifier (the CPU
+// submodules' names, which split_by_tags requires).
+bool is_name_prefix(const std::string& prefix) {
+  if (prefix.empty() || std::isdigit(static_cast<unsigned char>(prefix[0]))) {
+    return false;
+  }
+  return std::all_of(prefix.begin(), prefix.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
 }
 
 // torch's is_node_output_tensor: meta['type'] a Tensor class.
@@ -448,13 +460,14 @@ class Splitter {
   std::unordered_map<size_t, NodeSet> deps_;
 };
 
-// torch's get_node_target for the preview: a module's class (as the host
-// spells it: torch.nn.Linear where torch prints torch.nn.modules.linear.
-// Linear), a function's qualified name (operator.* as _operator.*), a
-// method's or builtin's name.
+// torch's get_node_target for the preview: a module's class by the module
+// that defines it (torch.nn.modules.linear.Linear), a function's qualified
+// name (operator.* as _operator.*), a method's or builtin's name.
 std::string node_target(const fxp::Graph& g, const Node& n) {
   std::string target(n.target());
-  if (n.op() == FX_OP_CALL_MODULE) return g.module_type(target.c_str());
+  if (n.op() == FX_OP_CALL_MODULE) {
+    return fx_plugins::torch_class_path(g.module_type(target.c_str()));
+  }
   if (n.op() == FX_OP_CALL_FUNCTION && target.rfind("operator.", 0) == 0) {
     return "_" + target;
   }
@@ -528,6 +541,12 @@ bool splitter(fxp::Graph& g, const fxp::Options& options) {
   require_renaming(kPass);
   const int64_t min_size = options.get_int("min_acc_module_size");
   const std::string cpu_name = options.get_string("non_acc_submodule_name");
+  if (!is_name_prefix(cpu_name)) {
+    refuse(FX_INVALID_ARGUMENT,
+           "option 'non_acc_submodule_name' is '" + cpu_name +
+               "': the CPU submodules' names (" + cpu_name +
+               "0, ...) must be Python identifiers");
+  }
   const std::string report_path = options.get_string("report");
   Splitter split(g, options);
   std::string report = report_path.empty() ? "" : support_preview(g, split);
@@ -558,7 +577,11 @@ bool splitter(fxp::Graph& g, const fxp::Options& options) {
   if (report_path == "-") {
     std::cout << report << std::flush;
   } else if (!report_path.empty()) {
-    fx_plugins::write_file_atomically(report_path, report);
+    try {
+      fx_plugins::write_file_atomically(report_path, report);
+    } catch (const fxp::Error& e) {
+      refuse(e.code(), "option 'report': " + std::string(e.what()));
+    }
   }
   return true;
 }

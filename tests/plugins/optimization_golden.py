@@ -42,8 +42,8 @@ bundle records. Writes to OUT_DIR what torch 1.13 makes of it:
          [BUNDLE_DIR/input.pt], OperatorSupport({T: None, ...}), settings)():
          graph.txt, code.py, output.pt, tags.txt (the submodules' names, one
          a line) and each one's graph and code (TAG.graph.txt, TAG.code.py),
-         report.txt (node_support_preview's report, module classes spelled
-         torch.nn.NAME, then what the splitter prints)
+         report.txt (node_support_preview's report, then what the splitter
+         prints)
   param_fetch
          torch.fx.passes.param_fetch.lift_lowering_attrs_to_nodes on
          symbolic_trace(model): attrs.txt, "NODE REPR" per call_module node
@@ -287,8 +287,7 @@ def run_splitter(model, mode, inputs, out_dir):
         return
     write_text_and_code(result, out_dir)
     with open(os.path.join(out_dir, "report.txt"), "w") as f:
-        # Module classes as the SDK spells them (torch.nn.Linear).
-        f.write(re.sub(r"torch\.nn\.modules\.\w+\.", "torch.nn.", preview))
+        f.write(preview)
         f.write(printed.getvalue())
     with open(os.path.join(out_dir, "tags.txt"), "w") as f:
         f.write("".join(tag + "\n" for tag in splitter.tags))

@@ -20,6 +20,7 @@
 #include "fx_core/io/torch_save.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/ir/python_repr.h"
+#include "plugins/common/plugin_util.h"
 #include "tests/plugins/plugin_test_util.h"
 #include "tests/testing/reference.h"
 
@@ -573,7 +574,8 @@ TEST_F(OptimizationTest, SplitterIsTorchs) {
 }
 
 TEST_F(OptimizationTest, SplitterReportIsTorchs) {
-  // node_support_preview's report and what the splitter prints, with a
+  // node_support_preview's report (module classes as torch prints them,
+  // torch.nn.modules.linear.Linear) and what the splitter prints, with a
   // small acc subgraph eliminated.
   std::string dir = export_module(kModels, "TaggedBranches", "2,8");
   const std::string options =
@@ -589,7 +591,43 @@ TEST_F(OptimizationTest, SplitterReportIsTorchs) {
   ASSERT_TRUE(report.ok()) << report.failure;
   const std::string want = testing::read_file(golden + "/report.txt");
   EXPECT_NE(want.find("Eliminating acc subgraph"), std::string::npos) << want;
+  EXPECT_NE(want.find("torch.nn.modules.linear.Linear: "), std::string::npos)
+      << want;
   EXPECT_EQ(testing::read_file(path), want);
+}
+
+// The host names torch.nn's classes torch.nn.NAME; the splitter's report and
+// param_fetch's `name` spell each as torch 1.13 prints it, by the module
+// defining it (type(m).__module__): every torch.nn class of the torch here.
+TEST_F(OptimizationTest, TorchClassPathsAreTorchs) {
+  std::string out;
+  ASSERT_EQ(run_command("/usr/bin/python3 -c 'import torch\n"
+                        "for n in sorted(dir(torch.nn)):\n"
+                        "    c = getattr(torch.nn, n)\n"
+                        "    if isinstance(c, type) and "
+                        "issubclass(c, torch.nn.Module):\n"
+                        "        print(\"CLASS\", n, c.__module__)'",
+                        &out),
+            0)
+      << out;
+  size_t classes = 0;
+  for (const std::string& line : lines_of(out)) {
+    if (line.rfind("CLASS ", 0) != 0) continue;
+    const size_t space = line.find(' ', 6);
+    const std::string name = line.substr(6, space - 6);
+    const std::string module = line.substr(space + 1);
+    EXPECT_EQ(fx_plugins::torch_class_path("torch.nn." + name),
+              module + "." + name);
+    ++classes;
+  }
+  EXPECT_GT(classes, 100u) << out;
+  // Other classes the host already names by their module.
+  for (const char* type :
+       {"torch.fx.graph_module.GraphModule", "models.blocks.Residual",
+        "torch.nn.NoSuchClass", "torch.nn.intrinsic.modules.fused.ConvReLU2d",
+        "torch.ao.nn.quantized.modules.linear.Linear"}) {
+    EXPECT_EQ(fx_plugins::torch_class_path(type), type);
+  }
 }
 
 TEST_F(OptimizationTest, SplitterRefusesWithoutShapes) {

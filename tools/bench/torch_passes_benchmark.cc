@@ -37,7 +37,13 @@
 //    gradual_typecheck,unify_refinements: then a variable for each Dyn
 //    (the batch of every node), about 260k constraints unified, every type
 //    rewritten; unify_refinements alone, and with rounds=2 and
-//    symbolic_relations (infer_symbolic_types), on the type-checked graph.
+//    symbolic_relations (infer_symbolic_types), on the type-checked graph;
+//  - accelerator_partition's sparse_nn (a dense chain with ten embedding
+//    calls) and aot_based (every call node's partition given) on 100k
+//    nodes; cost_aware and kl_based on 25 to 400 nodes (below);
+//  - param_fetch on the 50k modules of the conv / bn chain;
+//    get_size_of_all_nodes and replace_target_nodes_with (relu -> sigmoid)
+//    on the relu / sin chain.
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
 
@@ -224,6 +230,101 @@ fx::GraphFile sized_relu_sin_chain(int64_t nodes, fx::TensorList* weights) {
   return file;
 }
 
+// The tensor_meta shape_prop writes for a float32[4] result.
+fx::Argument float4_meta() {
+  fx::ArgumentDict fields;
+  fields.emplace_back("shape", fx::Argument::tuple({fx::Argument(4)}));
+  fields.emplace_back("dtype", fx::Argument::dtype("torch.float32"));
+  return fx::Argument::dict(fields);
+}
+
+// A model for accelerator_partition's sparse_nn mode: a relu / sin chain
+// with an EmbeddingBag call after each tenth of it (every node
+// float32[4]). Ten embedding partitions, each a BFS level of its own, so
+// torch's sparse_nn keeps them apart and places each with the whole dense
+// part (sparse_nn_devices: devices that hold the dense part and one).
+fx::GraphFile dense_chain_with_embeddings(int64_t nodes,
+                                          fx::TensorList* weights) {
+  fx::GraphFile file;
+  file.graph = std::make_unique<fx::Graph>();
+  file.modules.emplace_back(
+      "emb", module("torch.nn.EmbeddingBag",
+                    {{"num_embeddings", 1000}, {"embedding_dim", 4}}));
+  weights->emplace_back("emb.weight", at::ones({1000, 4}));
+  fx::Graph& g = *file.graph;
+  fx::Node* x = g.placeholder("x");
+  const int64_t tenth = std::max<int64_t>(1, (nodes - 2) / 10);
+  for (int64_t i = 1; i + 2 < nodes; ++i) {
+    x = i % tenth == 0
+            ? g.call_module("emb", {x})
+            : g.call_method((i / 1000) % 2 == 0 ? "relu" : "sin", {x});
+  }
+  g.output(x);
+  const fx::Argument meta = float4_meta();
+  for (fx::Node* n : g.nodes()) {
+    if (n->op() != fx::Opcode::kOutput) n->set_meta("tensor_meta", meta);
+  }
+  return file;
+}
+
+// accelerator_partition's options naming every call node of `g`: each
+// call's latency (NODE:MEM:COMPUTE, a microsecond each) and, for
+// aot_based, its partition (ten partitions in graph order, partition K on
+// device K).
+std::string latencies_of(const fx::Graph& g) {
+  std::string out = "node_to_latency_mapping=";
+  const char* sep = "";
+  for (const fx::Node* n : g.nodes()) {
+    if (n->op() == fx::Opcode::kPlaceholder || n->op() == fx::Opcode::kOutput) {
+      continue;
+    }
+    out.append(sep).append(n->name()).append(":0.000001:0.000001");
+    sep = ",";
+  }
+  return out;
+}
+std::string aot_partitions_of(const fx::Graph& g) {
+  std::vector<const fx::Node*> calls;
+  for (const fx::Node* n : g.nodes()) {
+    if (n->op() != fx::Opcode::kPlaceholder && n->op() != fx::Opcode::kOutput) {
+      calls.push_back(n);
+    }
+  }
+  std::string out = "node_to_partition_mapping=";
+  for (size_t i = 0; i < calls.size(); ++i) {
+    out.append(i == 0 ? "" : ",")
+        .append(calls[i]->name())
+        .append(":")
+        .append(std::to_string(i * 10 / calls.size()));
+  }
+  out.append(",partition_to_logical_device_mapping=");
+  for (int k = 0; k < 10; ++k) {
+    out.append(k == 0 ? "" : ",").append(std::to_string(k)).append(":");
+    out.append(std::to_string(k));
+  }
+  return out;
+}
+
+// Twelve devices of `bytes` each, as accelerator_partition spells them
+// (a float32[4] chain of n nodes needs 16n bytes: devices of 2n bytes hold
+// it on eight of them, not on one).
+std::string devices_of(int64_t bytes) {
+  std::string out = "devices=";
+  for (int k = 0; k < 12; ++k) {
+    out.append(k == 0 ? "" : ",").append("d").append(std::to_string(k));
+    out.append(":").append(std::to_string(bytes)).append(":");
+    out.append(std::to_string(k));
+  }
+  return out;
+}
+
+// Devices for dense_chain_with_embeddings: each holds the dense part (16
+// bytes a node, the inputs partitions read from others on top) and one
+// embedding call (16 kB of weight and its result), not the whole graph.
+std::string sparse_nn_devices(const fx::Graph& g) {
+  return devices_of(16 * static_cast<int64_t>(g.size()) + 16016 + 65536);
+}
+
 // A functional ATen graph as make_fx(functionalize(f)) writes one, in blocks
 // of five: a = add(y, 1); v = slice(a, 0, 0, 2); m = mul(v, 2);
 // s = slice_scatter(a, m, 0, 0, 2); y = relu(s). reinplace writes every add,
@@ -335,21 +436,37 @@ const int64_t kNodes = env_int("FX_TORCH_PASSES_NODES", 100000);
 const int64_t kIterations = env_int("FX_TORCH_PASSES_ITERATIONS", 3);
 
 // The pass manager of `pipeline`, or the error.
-absl::StatusOr<fx::host::PassManager> pass_manager(const char* pipeline) {
+absl::StatusOr<fx::host::PassManager> pass_manager(
+    const std::string& pipeline) {
   auto spec = fx::host::parse_pipeline_text(pipeline);
   if (!spec.ok()) return spec.status();
   return fx::host::PassManager::create(registry(), *spec);
 }
 
+// A pipeline's text, fixed or written from the graph it runs on (options
+// that name every node: a latency per node, a partition per node).
+struct PipelineText {
+  PipelineText(const char* text) : text(text) {}  // NOLINT: implicit
+  explicit PipelineText(std::function<std::string(const fx::Graph&)> f)
+      : from_graph(std::move(f)) {}
+  std::string of(const fx::Graph& g) const {
+    return from_graph ? from_graph(g) : std::string(text);
+  }
+  const char* text = nullptr;
+  std::function<std::string(const fx::Graph&)> from_graph;
+};
+
 // `pipeline` timed on the graph `build` makes, after `setup` (when not
-// null: passes that make the pipeline's input, run untimed).
-void BM_TorchPass(benchmark::State& state, const char* pipeline,
+// null: passes that make the pipeline's input, run untimed). A pipeline
+// written from the graph is parsed, untimed, in each iteration.
+void BM_TorchPass(benchmark::State& state, const PipelineText& pipeline,
                   const Build& build, const char* setup = nullptr) {
-  auto pm = pass_manager(pipeline);
+  std::optional<absl::StatusOr<fx::host::PassManager>> pm;
+  if (!pipeline.from_graph) pm.emplace(pass_manager(pipeline.text));
   std::optional<absl::StatusOr<fx::host::PassManager>> before;
   if (setup != nullptr) before.emplace(pass_manager(setup));
-  for (const auto* built : {&pm, before ? &*before : &pm}) {
-    if (!built->ok()) {
+  for (const auto* built : {pm ? &*pm : nullptr, before ? &*before : nullptr}) {
+    if (built != nullptr && !built->ok()) {
       state.SkipWithError(std::string(built->status().message()).c_str());
       return;
     }
@@ -360,6 +477,13 @@ void BM_TorchPass(benchmark::State& state, const char* pipeline,
     fx::TensorList weights;
     fx::GraphFile file = build(state.range(0), &weights);
     nodes = file.graph->size();
+    if (pipeline.from_graph) {
+      pm.emplace(pass_manager(pipeline.of(*file.graph)));
+      if (!pm->ok()) {
+        state.SkipWithError(std::string(pm->status().message()).c_str());
+        return;
+      }
+    }
     auto gm = fx::load_graph_module_shared(std::move(file), weights);
     if (!gm.ok()) {
       state.SkipWithError(std::string(gm.status().message()).c_str());
@@ -372,7 +496,7 @@ void BM_TorchPass(benchmark::State& state, const char* pipeline,
       return;
     }
     state.ResumeTiming();
-    fx::host::PipelineReport report = pm->run(*target);
+    fx::host::PipelineReport report = (*pm)->run(*target);
     if (!report.ok() || !report.passes.at(0).changed) {
       state.SkipWithError(
           ("the pass did not change the graph: " + report.failure).c_str());
@@ -437,6 +561,80 @@ BENCHMARK_CAPTURE(BM_TorchPass, accelerator_partition,
                   "d6:180000:6,d7:180000:7,d8:180000:8,d9:180000:9,"
                   "d10:180000:10,d11:180000:11}",
                   sized_relu_sin_chain)
+    ->Arg(kNodes)
+    ->Iterations(kIterations)
+    ->Unit(benchmark::kMillisecond);
+
+// accelerator_partition's other modes. sparse_nn on a sparse model;
+// aot_based with every call node's partition given; cost_aware and
+// kl_based are torch's searches, polynomial by definition (cost_aware
+// tries every pair of partitions per merge, kl_based every swap of two
+// nodes across every pair of partitions, each try costing the critical
+// path): they are timed on chains of 25 to 400 nodes, and what time they
+// take at 100k is not a question of the implementation.
+std::string partition_pipeline(std::string options) {
+  return "accelerator_partition{" + options + "}";
+}
+BENCHMARK_CAPTURE(BM_TorchPass, accelerator_partition_sparse_nn,
+                  PipelineText([](const fx::Graph& g) {
+                    return partition_pipeline(sparse_nn_devices(g) +
+                                              ",mode=sparse_nn");
+                  }),
+                  dense_chain_with_embeddings)
+    ->Arg(kNodes)
+    ->Iterations(kIterations)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_TorchPass, accelerator_partition_aot_based,
+                  PipelineText([](const fx::Graph& g) {
+                    return partition_pipeline(devices_of(400000) +
+                                              ",mode=aot_based," +
+                                              aot_partitions_of(g));
+                  }),
+                  sized_relu_sin_chain)
+    ->Arg(kNodes)
+    ->Iterations(kIterations)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_TorchPass, accelerator_partition_cost_aware,
+                  PipelineText([](const fx::Graph& g) {
+                    return partition_pipeline(
+                        devices_of(16 * g.size() / 8) +
+                        ",mode=cost_aware,transfer_rate_bytes_per_sec=1e9," +
+                        latencies_of(g));
+                  }),
+                  sized_relu_sin_chain)
+    ->RangeMultiplier(2)
+    ->Range(25, 400)
+    ->Iterations(kIterations)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_TorchPass, accelerator_partition_kl_based,
+                  PipelineText([](const fx::Graph& g) {
+                    return partition_pipeline(
+                        devices_of(16 * g.size() / 8) +
+                        ",mode=kl_based,transfer_rate_bytes_per_sec=1e9," +
+                        latencies_of(g));
+                  }),
+                  sized_relu_sin_chain)
+    ->RangeMultiplier(2)
+    ->Range(25, 400)
+    ->Iterations(kIterations)
+    ->Unit(benchmark::kMillisecond);
+
+// torch.fx.passes.param_fetch on 50k leaf modules (conv / bn pairs);
+// graph_manipulation's two passes on the relu / sin chain: every node's
+// size, and every relu made a sigmoid.
+BENCHMARK_CAPTURE(BM_TorchPass, param_fetch, "param_fetch", conv_bn_chain)
+    ->Arg(kNodes)
+    ->Iterations(kIterations)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_TorchPass, get_size_of_all_nodes, "get_size_of_all_nodes",
+                  sized_relu_sin_chain)
+    ->Arg(kNodes)
+    ->Iterations(kIterations)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_TorchPass, replace_target_nodes_with,
+                  "replace_target_nodes_with{old_op=call_method,"
+                  "old_target=relu,new_op=call_method,new_target=sigmoid}",
+                  relu_sin_blocks)
     ->Arg(kNodes)
     ->Iterations(kIterations)
     ->Unit(benchmark::kMillisecond);
