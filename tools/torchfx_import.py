@@ -1071,6 +1071,18 @@ def is_within(target, path):
     return target == path or target.startswith(path + ".")
 
 
+def attribute_at(module, path, where):
+    """The attribute at the dotted `path` below `module` (BundleError when
+    there is none)."""
+    value = module
+    for atom in path.split("."):
+        if not hasattr(value, atom):
+            raise BundleError(f"{where}: a node reads '{path}' of a module "
+                              f"that has no such attribute")
+        value = getattr(value, atom)
+    return value
+
+
 def build_child(qualified, config, weights, share, types, kinds):
     """A child GraphModule from its constructor's arguments (root, graph,
     class_name); its get_attr tensors come from the weights under
@@ -1093,7 +1105,16 @@ def build_child(qualified, config, weights, share, types, kinds):
              for i, entry in enumerate(config["graph"])]
     graph = build_graph(nodes, share, types, f"{where} config.graph ")
     for node in graph.nodes:
-        if node.op != "get_attr" or any(is_within(node.target, p) for p in root):
+        if node.op != "get_attr":
+            continue
+        owner = next((p for p in root if is_within(node.target, p)), None)
+        if owner is not None:
+            # An attribute of a module the graph also holds (get_attr
+            # linear.weight, call_module linear): torch.fx's constructor
+            # wants every target a key of a dict root.
+            if node.target != owner:
+                root[node.target] = attribute_at(
+                    root[owner], node.target[len(owner) + 1:], where)
             continue
         key = f"{qualified}.{node.target}"
         if key not in weights:

@@ -10,9 +10,10 @@
 // in the weights' own dtype and in torch's order of operations, so the
 // numbers are torch's. The BatchNorm node's users then read the
 // convolution and the node goes; the convolution module keeps its name (a
-// convolution without bias is rebuilt with one). Like torch's fuse (which
-// asserts it), modules in training mode are refused: run it on an
-// eval-mode graph.
+// convolution without bias is rebuilt with one). As torch's fuse works on a
+// retrace, nodes are named and annotated as symbolic_trace leaves them.
+// Like torch's fuse (which asserts it), modules in training mode are
+// refused: run it on an eval-mode graph.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -24,6 +25,7 @@
 #include "plugins/common/plugin_util.h"
 #include "plugins/optimization/module_types.h"
 #include "plugins/optimization/passes.h"
+#include "plugins/optimization/retrace.h"
 
 namespace fx_optimization {
 namespace {
@@ -226,12 +228,18 @@ bool running_stats(const Graph& g, const FoldSite& site, FoldInputs* in,
 
 }  // namespace
 
-// torch runs its patterns one after another over the whole graph. A
-// BatchNorm matches at most one (each pattern has its own BatchNorm class)
-// and folds of different patterns write different convolutions, so one
-// walk in graph order folds the same pairs into the same numbers.
+// torch's fuse edits symbolic_trace(model)'s graph: first, as that
+// retrace, calls reading no node go (the trace runs them), every node
+// torch's trace names otherwise (make_fx's `t` is `t_default`) is renamed,
+// the namespace holds the live names only and type annotations other than
+// the placeholders' and the output's go (meta is kept). torch runs its
+// patterns one after another over the whole graph. A BatchNorm matches at
+// most one (each pattern has its own BatchNorm class) and folds of
+// different patterns write different convolutions, so one walk in graph
+// order folds the same pairs into the same numbers. An erased BatchNorm's
+// name stays taken, as in torch's copy of the traced graph.
 bool fuse(Graph& g, const fxp::Options&) {
-  bool changed = false;
+  bool changed = symbolic_retrace(g, "fuse");
   ModuleTypes types(g);
   AttrName name;
   for (Node bn : g) {

@@ -220,19 +220,6 @@ std::vector<Node> merge(Graph& g, const Group& group,
   return made;
 }
 
-// The retrace's annotations: a placeholder's and the output's stay (the
-// generated forward's signature carries them), every other goes.
-bool clear_traced_types(Graph& g) {
-  bool changed = false;
-  for (Node n : g) {
-    if (n.op() == FX_OP_PLACEHOLDER || n.op() == FX_OP_OUTPUT) continue;
-    if (n.type().empty()) continue;
-    n.set_type(nullptr);
-    changed = true;
-  }
-  return changed;
-}
-
 std::string describe(const Group& group) {
   std::string text = "'" + std::string(group.matmuls[0].name()) + "'";
   for (size_t i = 1; i < group.matmuls.size(); ++i) {
@@ -245,9 +232,7 @@ std::string describe(const Group& group) {
 
 bool merge_matmul(Graph& g, const fxp::Options& options) {
   const bool all_groups = options.get_bool("all_groups");
-  const Renames renames = retrace_names(g, {}, kPass);
-  apply_retrace_names(g, renames);
-  bool changed = clear_traced_types(g) || !renames.empty();
+  bool changed = symbolic_retrace(g, kPass);
   std::string merged;  // the merged group's matmuls, named before they go
   // torch's list order for legalize_graph: the graph's nodes, then the new
   // ones in order of creation, less the erased matmuls.

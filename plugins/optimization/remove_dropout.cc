@@ -7,7 +7,8 @@
 // differs (a name freed by a removed dropout, e.g. F.dropout's node
 // `dropout_1` becomes `dropout` when the module node `dropout` goes, or
 // make_fx's `clone`, which a retrace names `clone_default`) the node is
-// renamed, and new nodes are then named as in the retraced graph.
+// renamed, and new nodes are then named as in the retraced graph. Its
+// nodes lose meta['is_wrapped'] too: the code wraps no function.
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -50,21 +51,47 @@ std::vector<Node> dropouts(const Graph& g) {
   return out;
 }
 
+// Whether the generated code wraps a call_function node's target
+// (`torch.fx._symbolic_trace.wrap("len")`): its meta['is_wrapped'], which
+// the host infers for a target outside torch and operator when absent.
+bool wrapped(const Node& n) {
+  if (n.op() != FX_OP_CALL_FUNCTION) return false;
+  fxp::ArgView flag = n.meta("is_wrapped");
+  if (flag) return flag.kind() == FX_ARG_BOOL && flag.as_bool();
+  const std::string target(n.target());
+  auto starts = [&](const char* prefix) {
+    return target.rfind(prefix, 0) == 0;
+  };
+  return !(starts("torch.") || starts("operator.") || starts("_operator.") ||
+           target == "builtins.getattr");
+}
+
 }  // namespace
 
 bool remove_dropout(Graph& g, const fxp::Options&) {
   std::vector<Node> found = dropouts(g);
+  // torch's remove_dropout transforms symbolic_trace(model), which runs
+  // the calls that read no node rather than record them.
+  const std::vector<Node> untraced = untraced_calls(g, "remove_dropout");
   std::unordered_set<FxNode*> removed;
   for (const Node& d : found) removed.insert(d.get());
+  for (const Node& n : untraced) removed.insert(n.get());
   const fx_optimization::Renames renames =
       fx_optimization::retrace_names(g, removed, "remove_dropout");
-  bool changed = !found.empty() || !renames.empty();
+  bool changed = !found.empty() || !renames.empty() || !untraced.empty();
   for (Node d : found) {
     d.replace_all_uses_with(d.arg(0).node());
     g.erase_node(d);
   }
+  for (Node n : untraced) g.erase_node(n);
   fx_optimization::apply_retrace_names(g, renames);
   for (Node n : g) {
+    // The Transformer records each call afresh, without the tracer's
+    // meta['is_wrapped']: its code wraps nothing.
+    if (wrapped(n)) {
+      n.set_meta("is_wrapped", fxp::Arg(false));
+      changed = true;
+    }
     if (n.type().empty()) continue;
     n.set_type(nullptr);
     changed = true;

@@ -50,20 +50,35 @@ FxOpcode opcode(const fxp::Options& options, const char* option) {
          "call_module");
 }
 
+// A function target as the graph holds it: torch's _get_qualified_name
+// spells a builtin by its bare name (len), the graph as builtins.len.
+std::string node_target(FxOpcode op, const std::string& target) {
+  if (op != FX_OP_CALL_FUNCTION || target.empty() ||
+      target.find('.') != std::string::npos) {
+    return target;
+  }
+  return "builtins." + target;
+}
+
 }  // namespace
 
 bool replace_target_nodes_with(Graph& g, const fxp::Options& options) {
   require_renaming(kReplace);
   const FxOpcode old_op = opcode(options, "old_op");
   const FxOpcode new_op = opcode(options, "new_op");
-  const std::string old_target = options.get_string("old_target");
-  const std::string new_target = options.get_string("new_target");
+  const std::string old_given = options.get_string("old_target");
+  const std::string old_target = node_target(old_op, old_given);
+  const std::string new_target =
+      node_target(new_op, options.get_string("new_target"));
   if (new_target.empty()) {
     refuse("option 'new_target' is empty");
   }
   Renames renames;
   for (Node n : g.nodes()) {
-    if (n.op() != old_op || n.target() != old_target) continue;
+    if (n.op() != old_op ||
+        (n.target() != old_target && n.target() != old_given)) {
+      continue;
+    }
     std::vector<Arg> args;
     for (const ArgView& a : n.args()) args.emplace_back(a);
     fxp::Kwargs kwargs;
@@ -75,6 +90,10 @@ bool replace_target_nodes_with(Graph& g, const fxp::Options& options) {
       fxp::InsertGuard at = g.inserting_before(n);
       made = g.create_node(new_op, new_target.c_str(), args, kwargs);
     }
+    // torch's new node has no meta, so its code wraps nothing; a node
+    // without meta['is_wrapped'] is taken as wrapped when its function is
+    // one symbolic tracing wraps (len), so the flag is set false.
+    if (new_op == FX_OP_CALL_FUNCTION) made.set_meta("is_wrapped", Arg(false));
     n.replace_all_uses_with(made);
     renames.emplace_back(made, std::string(n.name()));
     g.erase_node(n);

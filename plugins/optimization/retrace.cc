@@ -2,6 +2,7 @@
 
 #include <string>
 #include <unordered_set>
+#include <vector>
 
 namespace fx_optimization {
 namespace {
@@ -37,6 +38,25 @@ Renames retrace_names(const fxp::Graph& g,
   return renames;
 }
 
+std::vector<fxp::Node> untraced_calls(const fxp::Graph& g,
+                                      const std::string& pass) {
+  std::vector<fxp::Node> out;
+  for (fxp::Node n : g) {
+    if (n.op() != FX_OP_CALL_FUNCTION || !n.all_input_nodes().empty()) {
+      continue;
+    }
+    if (n.num_users() != 0) {
+      throw fxp::Error(FX_FAILED_PRECONDITION,
+                       pass + ": node '" + std::string(n.name()) +
+                           "' reads no node, so torch's retrace runs it and "
+                           "makes its value a constant attribute, which "
+                           "this pass does not do");
+    }
+    out.push_back(n);
+  }
+  return out;
+}
+
 std::vector<std::string> fresh_graph_names(
     const std::vector<FreshNode>& nodes) {
   fxp::OwnedGraph scratch;
@@ -60,6 +80,28 @@ void apply_fresh_graph_names(fxp::Graph& g,
     ++i;
   }
   apply_retrace_names(g, renames);
+}
+
+bool clear_traced_types(fxp::Graph& g) {
+  bool changed = false;
+  for (fxp::Node n : g) {
+    if (n.op() == FX_OP_PLACEHOLDER || n.op() == FX_OP_OUTPUT) continue;
+    if (n.type().empty()) continue;
+    n.set_type(nullptr);
+    changed = true;
+  }
+  return changed;
+}
+
+bool symbolic_retrace(fxp::Graph& g, const std::string& pass) {
+  const std::vector<fxp::Node> untraced = untraced_calls(g, pass);
+  std::unordered_set<FxNode*> removed;
+  for (const fxp::Node& n : untraced) removed.insert(n.get());
+  const Renames renames = retrace_names(g, removed, pass);
+  for (fxp::Node n : untraced) g.erase_node(n);
+  apply_retrace_names(g, renames);
+  const bool retyped = clear_traced_types(g);
+  return retyped || !renames.empty() || !untraced.empty();
 }
 
 void require_renaming(const std::string& pass) {

@@ -25,6 +25,15 @@ Renames retrace_names(const fxp::Graph& g,
                       const std::unordered_set<FxNode*>& removed,
                       const std::string& pass);
 
+// The call_function nodes symbolic_trace runs rather than records (no node
+// among their arguments: make_fx's `empty`, `zeros`, ...), which its
+// retrace drops, in graph order. One with users, whose value the retrace
+// would make a tensor constant, is refused with FX_FAILED_PRECONDITION,
+// prefixed by `pass` and naming it, before anything changes. Erase them
+// before apply_retrace_names, and pass them to retrace_names as removed.
+std::vector<fxp::Node> untraced_calls(const fxp::Graph& g,
+                                      const std::string& pass);
+
 // Gives the nodes their new names (after the caller erased what it
 // removed) and resets the namespace to the live names, as a graph torch
 // built anew leaves it (a retrace, extract_subgraph's and
@@ -50,6 +59,17 @@ std::vector<std::string> fresh_graph_names(const std::vector<FreshNode>& nodes);
 // graph would be.
 void apply_fresh_graph_names(fxp::Graph& g,
                              const std::vector<std::string>& names);
+
+// The annotations symbolic_trace's retrace keeps: a placeholder's and the
+// output's stay (the generated forward's signature carries them), every
+// other goes. Returns whether one went.
+bool clear_traced_types(fxp::Graph& g);
+
+// symbolic_trace's retrace of the graph, as torch's fuse and merge_matmul
+// start: the untraced calls erased, nodes renamed, the namespace reset and
+// the annotations cleared as above (meta is kept). Returns whether the
+// graph changed.
+bool symbolic_retrace(fxp::Graph& g, const std::string& pass);
 
 // Refuses, prefixed by `pass`, before anything changes, on a host older than
 // C ABI version 11: the pass always renames.
