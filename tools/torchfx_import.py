@@ -25,6 +25,7 @@ import collections
 import importlib
 import inspect
 import json
+import operator
 import os
 import pickle
 import re
@@ -1074,13 +1075,11 @@ def is_within(target, path):
 def attribute_at(module, path, where):
     """The attribute at the dotted `path` below `module` (BundleError when
     there is none)."""
-    value = module
-    for atom in path.split("."):
-        if not hasattr(value, atom):
-            raise BundleError(f"{where}: a node reads '{path}' of a module "
-                              f"that has no such attribute")
-        value = getattr(value, atom)
-    return value
+    try:
+        return operator.attrgetter(path)(module)
+    except AttributeError:
+        raise BundleError(f"{where}: a node reads '{path}' of a module that "
+                          f"has no such attribute") from None
 
 
 def build_child(qualified, config, weights, share, types, kinds):

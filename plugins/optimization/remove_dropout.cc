@@ -51,21 +51,6 @@ std::vector<Node> dropouts(const Graph& g) {
   return out;
 }
 
-// Whether the generated code wraps a call_function node's target
-// (`torch.fx._symbolic_trace.wrap("len")`): its meta['is_wrapped'], which
-// the host infers for a target outside torch and operator when absent.
-bool wrapped(const Node& n) {
-  if (n.op() != FX_OP_CALL_FUNCTION) return false;
-  fxp::ArgView flag = n.meta("is_wrapped");
-  if (flag) return flag.kind() == FX_ARG_BOOL && flag.as_bool();
-  const std::string target(n.target());
-  auto starts = [&](const char* prefix) {
-    return target.rfind(prefix, 0) == 0;
-  };
-  return !(starts("torch.") || starts("operator.") || starts("_operator.") ||
-           target == "builtins.getattr");
-}
-
 }  // namespace
 
 bool remove_dropout(Graph& g, const fxp::Options&) {
@@ -88,10 +73,7 @@ bool remove_dropout(Graph& g, const fxp::Options&) {
   for (Node n : g) {
     // The Transformer records each call afresh, without the tracer's
     // meta['is_wrapped']: its code wraps nothing.
-    if (wrapped(n)) {
-      n.set_meta("is_wrapped", fxp::Arg(false));
-      changed = true;
-    }
+    changed |= unwrap(n);
     if (n.type().empty()) continue;
     n.set_type(nullptr);
     changed = true;

@@ -90,10 +90,7 @@ bool replace_target_nodes_with(Graph& g, const fxp::Options& options) {
       fxp::InsertGuard at = g.inserting_before(n);
       made = g.create_node(new_op, new_target.c_str(), args, kwargs);
     }
-    // torch's new node has no meta, so its code wraps nothing; a node
-    // without meta['is_wrapped'] is taken as wrapped when its function is
-    // one symbolic tracing wraps (len), so the flag is set false.
-    if (new_op == FX_OP_CALL_FUNCTION) made.set_meta("is_wrapped", Arg(false));
+    unwrap(made);  // torch's new node has no meta: its code wraps nothing
     n.replace_all_uses_with(made);
     renames.emplace_back(made, std::string(n.name()));
     g.erase_node(n);

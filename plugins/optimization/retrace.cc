@@ -93,6 +93,24 @@ bool clear_traced_types(fxp::Graph& g) {
   return changed;
 }
 
+bool wrapped_in_code(const fxp::Node& n) {
+  if (n.op() != FX_OP_CALL_FUNCTION) return false;
+  fxp::ArgView flag = n.meta("is_wrapped");
+  if (flag) return flag.kind() == FX_ARG_BOOL && flag.as_bool();
+  const std::string target(n.target());
+  auto starts = [&](const char* prefix) {
+    return target.rfind(prefix, 0) == 0;
+  };
+  return !(starts("torch.") || starts("operator.") || starts("_operator.") ||
+           target == "builtins.getattr");
+}
+
+bool unwrap(fxp::Node& n) {
+  if (!wrapped_in_code(n)) return false;
+  n.set_meta("is_wrapped", fxp::Arg(false));
+  return true;
+}
+
 bool symbolic_retrace(fxp::Graph& g, const std::string& pass) {
   const std::vector<fxp::Node> untraced = untraced_calls(g, pass);
   std::unordered_set<FxNode*> removed;

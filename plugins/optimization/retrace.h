@@ -65,6 +65,16 @@ void apply_fresh_graph_names(fxp::Graph& g,
 // other goes. Returns whether one went.
 bool clear_traced_types(fxp::Graph& g);
 
+// Whether the generated code wraps the call_function node's target
+// (`torch.fx._symbolic_trace.wrap("len")`): its meta['is_wrapped'], else
+// the host's default for a node without one (a target outside torch,
+// operator and builtins.getattr).
+bool wrapped_in_code(const fxp::Node& n);
+// A node torch records afresh (a Transformer's call, create_node) carries
+// no meta['is_wrapped']: when `n`'s code wraps its target, the flag is set
+// false. Returns whether it was.
+bool unwrap(fxp::Node& n);
+
 // symbolic_trace's retrace of the graph, as torch's fuse and merge_matmul
 // start: the untraced calls erased, nodes renamed, the namespace reset and
 // the annotations cleared as above (meta is kept). Returns whether the
