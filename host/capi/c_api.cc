@@ -92,11 +92,13 @@ constexpr size_t entries_end(uint32_t version) {
       return offsetof(FxApi, TargetSignature);
     case 14:
       return offsetof(FxApi, NodeSetTypeText);
+    case 15:
+      return offsetof(FxApi, GraphSubmoduleGraph);
     default:
       return sizeof(FxApi);
   }
 }
-static_assert(FX_API_VERSION == 15,
+static_assert(FX_API_VERSION == 16,
               "a new API version: add where its entries end to entries_end");
 
 // The whole table cut down to `version`: later entries zeroed.

@@ -1,7 +1,8 @@
 // The FxApi entries of the children of a graph's owning GraphModule:
 // GraphAddSubgraphModule, GraphModuleConfig, GraphModuleParameters,
-// GraphModuleTraining and GraphShareAttr(As); and owning_module(), which
-// every entry that needs the GraphModule behind a graph goes through.
+// GraphModuleTraining, GraphShareAttr(As) and GraphSubmoduleGraph; and
+// owning_module(), which every entry that needs the GraphModule behind a
+// graph goes through.
 #include <ATen/ATen.h>
 
 #include <memory>
@@ -46,6 +47,31 @@ void add_subgraph_module(FxGraph* g, const char* name, FxGraph** out) {
   }
   gm.add_submodule(name, child);
   *out = wrap(&child->graph());
+}
+
+void submodule_graph(FxGraph* g, const char* name, FxGraph** out) {
+  const Graph* graph = live_graph(static_cast<const FxGraph*>(g));
+  GraphModule& gm = owning_module(graph);
+  require(name, "qualified_name");
+  require(out, "out");
+  std::shared_ptr<torch::nn::Module> m = gm.get_submodule(name);
+  if (m == nullptr) {
+    fail(FX_NOT_FOUND, cat("the module has no submodule '", name, "'"));
+  }
+  auto child = std::dynamic_pointer_cast<GraphModule>(m);
+  if (child == nullptr) {
+    fail(FX_INVALID_ARGUMENT, cat("the submodule '", name, "' is a ", m->name(),
+                                  ", not a GraphModule"));
+  }
+  AttributeStore* store = store_for(graph);
+  if (store == nullptr) {
+    fail(FX_FAILED_PRECONDITION,
+         "no pass runs on this graph, so it cannot lend child graphs");
+  }
+  std::string error;
+  Graph* lent = store->lend_child_graph(name, child, &error);
+  if (lent == nullptr) fail(FX_FAILED_PRECONDITION, error);
+  *out = wrap(lent);
 }
 
 void module_config(const FxGraph* g, const char* name, FxArg** out) {
@@ -161,6 +187,10 @@ void fill_submodule_entries(FxApi& t) {
   t.GraphAddSubgraphModule = [](FxGraph* g, const char* name, FxGraph** out) {
     return guarded("GraphAddSubgraphModule",
                    [&] { add_subgraph_module(g, name, out); });
+  };
+  t.GraphSubmoduleGraph = [](FxGraph* g, const char* name, FxGraph** out) {
+    return guarded("GraphSubmoduleGraph",
+                   [&] { submodule_graph(g, name, out); });
   };
   t.GraphModuleConfig = [](const FxGraph* g, const char* name, FxArg** out) {
     return guarded("GraphModuleConfig", [&] { module_config(g, name, out); });

@@ -6,6 +6,7 @@
 #define HOST_HANDLES_ATTRIBUTE_STORE_H_
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -56,6 +57,19 @@ class AttributeStore {
     (void)qualified_name, (void)type, (void)config;
     *error = "modules cannot be added to this graph's owner";
     return false;
+  }
+  // The graph of the child GraphModule `child`, the submodule at
+  // `qualified_name`, lent to the running pass (GraphSubmoduleGraph): the
+  // store notes it so its changes are committed or rolled back with the
+  // pass, and binds a store to it through which the child's own attributes
+  // are this store's under `qualified_name.`. The same graph each time in
+  // a pass. nullptr with *error set when this owner runs no pass.
+  virtual Graph* lend_child_graph(std::string_view qualified_name,
+                                  const std::shared_ptr<GraphModule>& child,
+                                  std::string* error) {
+    (void)qualified_name, (void)child;
+    *error = "no pass runs on this graph, so it cannot lend child graphs";
+    return nullptr;
   }
   // Example inputs given for the graph (none by default): a DLPack view of
   // input `index`, or nullptr with *error set.

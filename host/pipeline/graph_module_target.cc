@@ -29,6 +29,7 @@
 #include "fx_core/support/strings.h"
 #include "host/capi/c_api.h"
 #include "host/pipeline/graph_equality.h"
+#include "host/pipeline/lent_child_graphs.h"
 #include "host/pipeline/pass_target.h"
 #include "host/pipeline/subgraph_module_transfer.h"
 
@@ -179,7 +180,9 @@ at::Tensor owned_copy(DLManagedTensor* tensor) {
 class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
  public:
   Attributes(GraphModule& module, std::vector<at::Tensor> example_inputs)
-      : GraphModuleAttributeStore(module, "the module"), module_(module) {
+      : GraphModuleAttributeStore(module, "the module"),
+        module_(module),
+        lent_(*this) {
     if (!example_inputs.empty()) batches_.push_back(std::move(example_inputs));
   }
 
@@ -286,6 +289,15 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
     return true;
   }
 
+  Graph* lend_child_graph(std::string_view name,
+                          const std::shared_ptr<GraphModule>& child,
+                          std::string* error) override {
+    (void)error;
+    return lent_.lend(name, child);
+  }
+  // Lints the child graphs the pass borrowed; throws FxError.
+  void lint_lent_graphs() const { lent_.lint(); }
+
   bool add_module(std::string_view name, std::string_view type,
                   const ArgumentDict& config, std::string* error) override {
     std::shared_ptr<torch::nn::Module> module;
@@ -336,6 +348,10 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
     for (const auto& [name, child] : new_graph_modules()) {
       entries.push_back(encode_subgraph_module(module_, name, *child));
     }
+    for (auto& [name, json] : lent_.encode()) {
+      entries.push_back(c10::ivalue::Tuple::create(
+          {c10::IValue(std::move(name)), c10::IValue(std::move(json))}));
+    }
     std::vector<char> bytes = torch::jit::pickle_save(entries);
     return std::string(bytes.begin(), bytes.end());
   }
@@ -354,6 +370,9 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
       bool done = true;
       if (fields.size() == kSubgraphModuleFields) {
         adopt_module(name, decode_subgraph_module(module_, item));
+      } else if (fields.size() == 2 && fields[1].isString()) {
+        absl::Status lent = lent_.apply(module_, name, fields[1].toStringRef());
+        if (!lent.ok()) return lent;
       } else if (fields.size() == 3) {
         done = write_in_place(name, fields[1].toTensor(), &error);
       } else if (fields[1].isTensor()) {
@@ -374,6 +393,7 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
   // of each tensor an earlier pass still holds a view of (it may write
   // through it in this pass: the rollback must undo that too).
   void begin() {
+    lent_.clear();
     journal_.clear();
     clear_reads();
     remember_held_views();
@@ -382,12 +402,13 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
     note_graph_modules(module_, &path);
   }
   void clear() {
+    lent_.clear();
     journal_.clear();
     clear_reads();
   }
   // Whether the pass replaced, added or wrote into an attribute.
   bool changed() const {
-    if (!journal_.empty()) return true;
+    if (!journal_.empty() || lent_.changed()) return true;
     for (const Read& read : reads_) {
       if (!read.unchanged()) return true;
     }
@@ -399,6 +420,7 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
   // newest first.
   void undo() {
     torch::NoGradGuard no_grad;
+    lent_.rollback();
     for (Read& read : reads_) {
       if (!read.unchanged()) read.restore();
     }
@@ -694,6 +716,8 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
   mutable std::vector<HeldView> held_views_;
   static constexpr size_t kFirstSweep = 1024;
   mutable size_t sweep_at_ = kFirstSweep;
+  // The child graphs the pass borrowed (GraphSubmoduleGraph).
+  LentChildGraphs lent_;
 };
 
 GraphModuleTarget::GraphModuleTarget(GraphModule& module,
@@ -754,6 +778,9 @@ void recompile_graph_submodules(const torch::nn::Module& m) {
 }
 }  // namespace
 
+void GraphModuleTarget::lint_lent_graphs() const {
+  attributes_->lint_lent_graphs();
+}
 void GraphModuleTarget::begin_attributes() {
   submodules_current_ = false;
   attributes_->begin();

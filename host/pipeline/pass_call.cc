@@ -61,7 +61,7 @@ std::string work_in_worker(const ScheduledPass& pass, PassTarget& target) {
   std::string changes;
   if (result.error.empty()) {
     try {
-      target.graph().lint();
+      target.lint();
     } catch (const FxError& e) {
       result.error = cat("it left an invalid graph: ", e.what());
       return encode_result(result, changes);

@@ -324,7 +324,7 @@ class PipelineRun {
   std::string verify(const PassEvent& event,
                      const std::vector<std::string>& signature) {
     try {
-      target_.graph().lint();
+      target_.lint();
     } catch (const FxError& e) {
       return cat("it left an invalid graph: ", e.what());
     }

@@ -41,6 +41,11 @@ void PassTarget::begin() {
   begin_attributes();
 }
 
+void PassTarget::lint() {
+  graph().lint();
+  lint_lent_graphs();
+}
+
 void PassTarget::commit() {
   snapshot_.reset();
   end_attributes();

@@ -65,6 +65,9 @@ class PassTarget {
   void rollback();
   // Whether the graph or an attribute differs from what begin() saw.
   bool changed();
+  // Lints the graph and the child graphs the pass borrowed
+  // (GraphSubmoduleGraph); throws FxError naming the graph at fault.
+  void lint();
 
   // In the worker, after the pass: the graph as an fx-graph JSON text (the
   // modules the pass added in its `modules` section) and the attributes the
@@ -95,6 +98,7 @@ class PassTarget {
   virtual void replace_graph(std::unique_ptr<Graph> graph) = 0;
   virtual void begin_attributes() {}
   virtual void end_attributes() {}
+  virtual void lint_lent_graphs() const {}
   virtual void rollback_attributes() {}
   virtual bool attributes_changed() const { return false; }
   // The attribute part of encode_changes() / apply_changes(): the modules
@@ -150,6 +154,7 @@ class GraphModuleTarget : public PassTarget {
   void replace_graph(std::unique_ptr<Graph> graph) override;
   void begin_attributes() override;
   void end_attributes() override;
+  void lint_lent_graphs() const override;
   void rollback_attributes() override;
   bool attributes_changed() const override;
   std::string encode_attribute_changes(

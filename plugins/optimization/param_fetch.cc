@@ -19,10 +19,13 @@
 // tensor (a parameter or buffer), which a node's meta cannot hold, is a
 // reference {"get_attr": "conv1.weight"} to the module's attribute; an
 // absent one (bias=False, affine=False) is None, as torch's getattr gives.
-// A module of another class is refused with torch's RuntimeError message,
-// before anything changes. torch recurses into GraphModule children; their
-// graphs are not reachable through the C ABI, so their call_module nodes
-// are left alone here.
+// A module of another class is refused with torch's RuntimeError message
+// (the pass manager rolls back what was set before it). A call of a child
+// GraphModule (a split's submod_0) is, as torch does it, the same pass on
+// the child's graph (C ABI version 16's GraphSubmoduleGraph; its entries'
+// references are the child's own attributes); on an older host such calls
+// are left alone.
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,6 +76,7 @@ const std::vector<FetchEntry>& fetch_book() {
 }
 
 constexpr const char* kGraphModule = "torch.fx.graph_module.GraphModule";
+constexpr uint32_t kSubmoduleGraphVersion = 16;  // GraphSubmoduleGraph
 
 // The fetched attributes of module `target`, in torch's order.
 Arg attrs_for_lowering(const fxp::Graph& g, const std::string& target,
@@ -98,9 +102,8 @@ Arg attrs_for_lowering(const fxp::Graph& g, const std::string& target,
   return Arg::dict(items);
 }
 
-}  // namespace
-
-bool param_fetch(fxp::Graph& g, const fxp::Options&) {
+// torch's lift_lowering_attrs_to_nodes on `g`: whether a node got an entry.
+bool lift_lowering_attrs(fxp::Graph& g) {
   // Each node's entry is set as it is made: a refusal further on leaves
   // the graph half-annotated, which the pass manager rolls back, and the
   // memory of one entry serves the next (holding all of them until the end
@@ -110,7 +113,12 @@ bool param_fetch(fxp::Graph& g, const fxp::Options&) {
     if (n.op() != FX_OP_CALL_MODULE) continue;
     const std::string target(n.target());
     const std::string type = g.module_type(target.c_str());
-    if (type == kGraphModule) continue;
+    if (type == kGraphModule) {
+      if (fxp::api()->version < kSubmoduleGraphVersion) continue;
+      fxp::Graph child = fxp::submodule_graph(g, target.c_str());
+      changed = lift_lowering_attrs(child) || changed;
+      continue;
+    }
     const FetchEntry* entry = nullptr;
     for (const FetchEntry& e : fetch_book()) {
       if (type == e.type) entry = &e;
@@ -128,6 +136,12 @@ bool param_fetch(fxp::Graph& g, const fxp::Options&) {
     changed = true;
   }
   return changed;
+}
+
+}  // namespace
+
+bool param_fetch(fxp::Graph& g, const fxp::Options&) {
+  return lift_lowering_attrs(g);
 }
 
 }  // namespace fx_optimization

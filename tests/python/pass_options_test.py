@@ -719,11 +719,9 @@ def test_split_by_tags_keeps_a_components_parameter_a_parameter():
     assert attribute_names(got) == attribute_names(expected)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "torch's lift_lowering_attrs_to_nodes recurses into GraphModule "
-    "children; the C ABI gives a pass no way to reach an existing child "
-    "GraphModule's graph (only GraphAddSubgraphModule's new ones)"))
 def test_param_fetch_goes_into_graph_module_children():
+    """torch's lift_lowering_attrs_to_nodes recurses into GraphModule
+    children; ours through C ABI version 16's GraphSubmoduleGraph."""
     from torch.fx.passes.param_fetch import lift_lowering_attrs_to_nodes
     tags = ["t1", "t2"]
     tag_of = {"a": "t1", "relu": "t1", "add": "t2", "b": "t2"}
@@ -732,12 +730,49 @@ def test_param_fetch_goes_into_graph_module_children():
     lift_lowering_attrs_to_nodes(expected)
     got, _ = fx_sdk.run_pipeline(torch.fx.symbolic_trace(module),
                                  tags_pipeline(tags, tag_of) + ",param_fetch")
+    compared = 0
     for tag in tags:
         theirs = {n.name: n for n in getattr(expected, tag).graph.nodes}
         for n in getattr(got, tag).graph.nodes:
             if n.op == "call_module":
                 assert n.meta.get("attrs_for_lowering") == torch_attrs(
                     getattr(expected, tag), theirs[n.name])
+                compared += 1
+    assert compared == 2  # a in t1, b in t2
+    # The calls of the children themselves get nothing, as in torch.
+    for n in got.graph.nodes:
+        assert "attrs_for_lowering" not in n.meta, n.name
+
+
+def test_param_fetch_in_a_child_is_rolled_back_with_the_pass():
+    """A module outside torch's module_fetch_book inside a child
+    GraphModule: the pass fails (naming the node) after annotating the
+    other child, and the rollback takes that child's entries back too."""
+    tags = ["t1", "t2"]
+    tag_of = {"a": "t1", "relu": "t1", "add": "t2", "b": "t2"}
+    module = ModulesOnly()
+    module.b = torch.nn.Hardswish()
+    traced = torch.fx.symbolic_trace(module)
+    with pytest.raises(RuntimeError, match="node 'b' calls "
+                       "torch.nn.modules.activation.Hardswish"):
+        fx_sdk.run_pipeline(traced, tags_pipeline(tags, tag_of) +
+                            ",param_fetch")
+    sdk_gm = fx_sdk.from_torch_fx(traced)
+    files, dirs = fx_sdk._plugin_sources((), True)
+    report = fx_sdk._C._run_pipeline(
+        sdk_gm, tags_pipeline(tags, tag_of), files, dirs, True, [],
+        recompile=True, example_batches=[])
+    assert report[0]["outcome"] == "ran"
+    split = fx_sdk.to_torch_fx(sdk_gm)
+    with pytest.raises(RuntimeError, match="rolled back"):
+        fx_sdk._C._run_pipeline(sdk_gm, "param_fetch", files, dirs, True,
+                                [], recompile=True, example_batches=[])
+    after = fx_sdk.to_torch_fx(sdk_gm)
+    for tag in tags:
+        for n in getattr(after, tag).graph.nodes:
+            assert "attrs_for_lowering" not in n.meta, (tag, n.name)
+        assert str(getattr(after, tag).graph) == \
+            str(getattr(split, tag).graph)
 
 
 class ManyClasses(torch.nn.Module):

@@ -126,7 +126,7 @@ extern "C" {
  * Version 1 was released twice with different tables (106 entries, then 123
  * with fourteen inserted before RegisterCustomOp); the host serves both
  * (released/README.md, "Version 1, twice"). */
-#define FX_API_VERSION 15
+#define FX_API_VERSION 16
 
 #if defined(_WIN32)
 #define FX_PLUGIN_EXPORT __declspec(dllexport)
@@ -1164,6 +1164,23 @@ struct FxApi {
    * FX_INVALID_ARGUMENT as GraphShareAttr. */
   FxStatus* (*GraphShareAttrAs)(FxGraph* graph, FxGraph* subgraph,
                                 const char* qualified_name, const char* name);
+
+  /* Version 16: graphs of child GraphModules ------------------------------ */
+  /* The graph of the GraphModule at `qualified_name` among the submodules of
+   * `graph`'s owning module (a split's submod_0, a split_by_tags component,
+   * a module a tracer kept as a GraphModule), as torch.fx's
+   * gm.get_submodule(qualified_name).graph. *out is borrowed for the pass,
+   * as `graph` is, and asking again gives the same graph. The pass may read
+   * and change it: its changes are part of the pass, linted after it, and
+   * committed or rolled back with it (from an isolated worker too). The
+   * attribute entries on *out see that GraphModule's own attributes:
+   * GraphModuleType(*out, "a") is the class of its submodule "a" (the
+   * submodule QUALIFIED_NAME.a of `graph`'s module). FX_NOT_FOUND when there
+   * is no such submodule; FX_INVALID_ARGUMENT when it is not a GraphModule
+   * (the error names its class); FX_FAILED_PRECONDITION when `graph` has no
+   * owning GraphModule or no pass runs on it. */
+  FxStatus* (*GraphSubmoduleGraph)(FxGraph* graph, const char* qualified_name,
+                                   FxGraph** out);
 };
 
 /* NodeOperatorEffects' bits (version 7). */

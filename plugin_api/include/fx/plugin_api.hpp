@@ -593,6 +593,11 @@ inline std::vector<std::vector<Tensor>> example_batches(const Graph& g);
 // A new child GraphModule at `name` with an empty graph to fill.
 inline Graph add_subgraph_module(Graph& g, const char* name);
 
+// The graph of the existing child GraphModule at `name`, borrowed for the
+// pass; changes to it are the pass's (version 16: GraphSubmoduleGraph;
+// FX_UNIMPLEMENTED on an older host).
+inline Graph submodule_graph(Graph& g, const char* name);
+
 // Shares the attribute or submodule `name` of g's module with `sub`'s.
 inline void share_attr(Graph& g, Graph& sub, const char* name);
 // Shares it as `sub`'s attribute `as_name` (split_module's "layer1_0_conv"

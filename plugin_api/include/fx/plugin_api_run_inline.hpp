@@ -101,6 +101,13 @@ inline Graph add_subgraph_module(Graph& g, const char* name) {
   return Graph(out);
 }
 
+inline Graph submodule_graph(Graph& g, const char* name) {
+  require_api_version(16, "GraphSubmoduleGraph");
+  FxGraph* out = nullptr;
+  check(api()->GraphSubmoduleGraph(g.get(), name, &out));
+  return Graph(out);
+}
+
 inline void share_attr(Graph& g, Graph& sub, const char* name) {
   check(api()->GraphShareAttr(g.get(), sub.get(), name));
 }

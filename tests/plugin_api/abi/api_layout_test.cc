@@ -230,6 +230,9 @@ namespace {
 #define FX_API_V15_ENTRIES(X) \
   X(NodeSetTypeText) X(NodeTypeText) X(GraphShareAttrAs)
 
+// Version 16: graphs of child GraphModules.
+#define FX_API_V16_ENTRIES(X) X(GraphSubmoduleGraph)
+
 // Every entry's position: kIndex_<name>, counted over all versions.
 #define FX_ENTRY_INDEX(name) kIndex_##name,
 // (kV1Continue .. kV4Continue only make the numbering of the
@@ -261,7 +264,9 @@ enum EntryIndex : size_t {
   kV13Continue = kV13Entries - 1,
   FX_API_V14_ENTRIES(FX_ENTRY_INDEX) kV14Entries,
   kV14Continue = kV14Entries - 1,
-  FX_API_V15_ENTRIES(FX_ENTRY_INDEX) kEntries
+  FX_API_V15_ENTRIES(FX_ENTRY_INDEX) kV15Entries,
+  kV15Continue = kV15Entries - 1,
+  FX_API_V16_ENTRIES(FX_ENTRY_INDEX) kEntries
 };
 #undef FX_ENTRY_INDEX
 
@@ -297,10 +302,11 @@ FX_API_V12_ENTRIES(FX_CHECK_OFFSET)
 FX_API_V13_ENTRIES(FX_CHECK_OFFSET)
 FX_API_V14_ENTRIES(FX_CHECK_OFFSET)
 FX_API_V15_ENTRIES(FX_CHECK_OFFSET)
+FX_API_V16_ENTRIES(FX_CHECK_OFFSET)
 #undef FX_CHECK_OFFSET
 
-// Version 6 extends FxPassInfo only (below); version 15 ends the table. An
-// appended entry needs a "Version 16" list here (and FX_API_VERSION 16).
+// Version 6 extends FxPassInfo only (below); version 16 ends the table. An
+// appended entry needs a "Version 17" list here (and FX_API_VERSION 17).
 static_assert(sizeof(FxApi) == kFirstEntry + kEntries * kEntrySize,
               "FxApi has entries this file does not list: list them under "
               "their version");
@@ -322,7 +328,10 @@ static_assert(kIndex_TargetReturnType == 170,
 static_assert(kV14Entries == 171, "versions 1 to 14 have 171 entries");
 static_assert(kIndex_NodeSetTypeText == 171 && kIndex_GraphShareAttrAs == 173,
               "version 15's entries are 171 to 173 (0-based)");
-static_assert(FX_API_VERSION == 15,
+static_assert(kV15Entries == 174, "versions 1 to 15 have 174 entries");
+static_assert(kIndex_GraphSubmoduleGraph == 174,
+              "GraphSubmoduleGraph (version 16) is entry 174 (0-based)");
+static_assert(FX_API_VERSION == 16,
               "a new FX_API_VERSION: list its entries above");
 
 // FxPassInfo: version 1's fields end with user_data (the size a version-1
@@ -366,7 +375,10 @@ TEST(ApiLayout, EveryReleasedEntryIsWhereItWasReleased) {
   EXPECT_EQ(offsetof(FxApi, NodeSetTypeText), 1376u);
   EXPECT_EQ(offsetof(FxApi, NodeTypeText), 1384u);
   EXPECT_EQ(offsetof(FxApi, GraphShareAttrAs), 1392u);
-  EXPECT_EQ(sizeof(FxApi), kFirstEntry + 174 * kEntrySize);
+  EXPECT_EQ(static_cast<size_t>(kV15Entries), 174u);
+  // GraphSubmoduleGraph, the 175th entry, at byte 8 + 174 * 8 on LP64.
+  EXPECT_EQ(offsetof(FxApi, GraphSubmoduleGraph), 1400u);
+  EXPECT_EQ(sizeof(FxApi), kFirstEntry + 175 * kEntrySize);
   // Version 1's FxPassInfo on LP64: 6 pointer-sized words and 5 name lists
   // of 2 words each; version 6 adds 16 bytes of tolerance and the flag.
   EXPECT_EQ(kPassInfoV1Size, 128u);

@@ -360,6 +360,31 @@ bool use_kept_lent_handles(fxp::Graph& g, const fxp::Options&) {
   return true;
 }
 
+// Edits the graph of the child GraphModule `child` (GraphSubmoduleGraph):
+// every node gets meta['seen'], with `scale` the child's attribute of that
+// name is set to `scale` times itself (through the child's graph), with
+// `fail` it then fails, with `break` it leaves the child's graph invalid (a
+// use before definition).
+bool edit_child_graph(fxp::Graph& g, const fxp::Options& options) {
+  fxp::Graph child =
+      fxp::submodule_graph(g, options.get_string("child").c_str());
+  for (fxp::Node n : child) n.set_meta("seen", fxp::Arg(true));
+  const std::string scale = options.get_string("scale");
+  if (!scale.empty()) {
+    fxp::Tensor t(child.get_attr_tensor(scale.c_str()));
+    fxp::Tensor scaled = fxp::make_tensor({t.numel()}, fxp::kFloat32);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      scaled.mutable_data<float>()[i] = 2 * t.data<float>()[i];
+    }
+    child.set_attr_tensor(scale.c_str(), scaled.release());
+  }
+  if (options.get_bool("break")) (*child.begin()).prepend(child.output_node());
+  if (options.get_bool("fail")) {
+    throw fxp::Error(FX_FAILED_PRECONDITION, "edit_child_graph gives up");
+  }
+  return true;
+}
+
 // A pass body without the wrapper's trampoline: the exception crosses the C
 // boundary, which a correct plugin never lets happen; the host survives it.
 FxStatus* throw_through_c(const FxApi*, FxGraph*, const FxOptions*, void*,
@@ -431,5 +456,11 @@ FXP_PLUGIN_WITH_EXTENSIONS(
     fxp::pass<rebuild_module_then_fail>("rebuild_module_then_fail",
                                         "replaces a module, then fails")
         .option("name", FX_OPTION_STRING, "", "the module"),
+    fxp::pass<edit_child_graph>("edit_child_graph",
+                                "marks a child GraphModule's nodes")
+        .option("child", FX_OPTION_STRING, "", "the child GraphModule")
+        .option("scale", FX_OPTION_STRING, "", "an attribute to double")
+        .option("fail", FX_OPTION_BOOL, "false", "then fail")
+        .option("break", FX_OPTION_BOOL, "false", "then break its graph"),
     fxp::pass<record_shapes>("record_shapes", "records shapes from a meta run")
         .option("shape", FX_OPTION_STRING_LIST, "2,3", "the input's shape"))
