@@ -14,7 +14,8 @@
 //    run out, then a device for each), sparse_nn (embedding and other
 //    regions apart, combined by size and BFS level), cost_aware (single-node
 //    partitions combined pairwise while the critical path's latency does
-//    not grow), kl_based (size_based, then Kernighan-Lin swaps);
+//    not grow), kl_based (size_based, then Kernighan-Lin swaps; fixed by
+//    default, see below);
 //  - saturate_host replicates the partitions of each used device on an idle
 //    device with room for them;
 //  - torch's split_module by partition id: submodules submod_ID called in
@@ -26,6 +27,14 @@
 //    the DAG node's input_nodes, output_nodes and size_bytes; with
 //    node_to_latency_mapping also the partition's latency (mem, computer,
 //    overall) and on the output node meta['critical_path_latency_sec'].
+//
+// Where torch 1.13 is wrong the default is the fix and a bool option gives
+// torch's behaviour: kl_based applies, for each op node in graph order, its
+// best improving move and splits by the partitions as they end up
+// (kl_as_torch: torch's loop, whose split stays size_based's); each DAG
+// node's logical_device_ids and size_bytes are its own partition's
+// (dag_by_list_position: the partition's at the list position named by the
+// id, as dump_dag reads them, refused where torch raises IndexError).
 //
 // torch iterates Python sets of nodes; here a partition's nodes are in graph
 // order, which decides only ties (kl_based's swap among equal costs).
@@ -203,6 +212,8 @@ Config parse_config(const fxp::Options& options) {
   parse_latencies(options, c);
   parse_aot(options, c);
   c.saturate_host = options.get_bool("saturate_host");
+  c.kl_as_torch = options.get_bool("kl_as_torch");
+  c.dag_by_list_position = options.get_bool("dag_by_list_position");
   if (c.mode != Mode::kAotBased &&
       (!c.node_to_partition_mapping.empty() ||
        !c.partition_to_logical_device_mapping.empty())) {
@@ -235,8 +246,10 @@ Arg names_of(const std::vector<Node>& nodes) {
   return Arg::list(items);
 }
 
-// dump_dag's DAG node and the partition it names, as one meta dict.
-Arg partition_meta(const GraphInfo& info, const Partition& p, Node call,
+// dump_dag's DAG node and the partition `p` it names, as one meta dict;
+// the DAG node's logical_device_ids and size_bytes are `dag`'s.
+Arg partition_meta(const GraphInfo& info, const Partition& p,
+                   const Partition& dag, Node call,
                    const std::optional<PartitionLatency>& latency) {
   std::vector<Arg> nodes;
   for (int v : p.nodes) nodes.emplace_back(info.name(v));
@@ -250,10 +263,10 @@ Arg partition_meta(const GraphInfo& info, const Partition& p, Node call,
       {"children", ids_of(p.children)},
       {"bfs_level", Arg(p.bfs_level)},
       {"used_mem_bytes", Arg(p.used_mem_bytes)},
-      {"logical_device_ids", int_list(*p.logical_device_ids)},
+      {"logical_device_ids", int_list(*dag.logical_device_ids)},
       {"input_nodes", names_of(call.all_input_nodes())},
       {"output_nodes", names_of(outputs)},
-      {"size_bytes", Arg(p.used_mem_bytes)}};
+      {"size_bytes", Arg(dag.used_mem_bytes)}};
   if (latency) {
     items.emplace_back(
         "latency",
@@ -293,24 +306,62 @@ void write_sizes(Graph& g, const fxp::Options& options) {
   }
 }
 
+// The partition at the list position torch 1.13's dump_dag reads for
+// submodule call `call`: int(call.name.rsplit("_", 1)[-1]); refused where
+// torch raises (IndexError past the list's end, ValueError on no number).
+Partition* listed_partition(const PartitionList& ps, const Node& call) {
+  const std::string name(call.name());
+  const std::string digits = name.substr(name.rfind('_') + 1);
+  const std::string where = "dump_dag: submodule call '" + name + "' reads ";
+  if (digits.empty() || digits.size() > 18 ||
+      digits.find_first_not_of("0123456789") != std::string::npos) {
+    refuse_graph(where +
+                 "no partition position (torch raises ValueError; "
+                 "option dag_by_list_position)");
+  }
+  const size_t position = std::stoull(digits);
+  if (position >= ps.size()) {
+    refuse_graph(where + "partitions[" + digits + "], but there are " +
+                 std::to_string(ps.size()) +
+                 " partitions (torch 1.13 raises IndexError; option "
+                 "dag_by_list_position)");
+  }
+  return ps[position];
+}
+
+// Each submodule call's partition (by its id) and the one its DAG node's
+// devices and size come from: the same, or with dag_by_list_position the
+// one listed_partition reads (every call checked before any is annotated).
+std::vector<std::pair<Partition*, Partition*>> call_partitions(
+    const Config& c, const PartitionList& ps,
+    const std::vector<std::pair<Node, std::string>>& calls) {
+  std::map<int64_t, Partition*> by_id;
+  for (Partition* p : ps) by_id.emplace(p->partition_id, p);
+  std::vector<std::pair<Partition*, Partition*>> out;
+  for (const auto& [call, name] : calls) {
+    Partition* p = by_id.at(std::stoll(name));
+    out.emplace_back(p,
+                     c.dag_by_list_position ? listed_partition(ps, call) : p);
+  }
+  return out;
+}
+
 void annotate(const GraphInfo& info, const Config& c, const Latencies& l,
               const Partitioner& partitioner,
               const std::vector<std::pair<Node, std::string>>& calls,
               Graph& g) {
-  std::map<int64_t, Partition*> by_id;
-  for (Partition* p : partitioner.partitions()) {
-    by_id.emplace(p->partition_id, p);
-  }
+  const auto parts = call_partitions(c, partitioner.partitions(), calls);
   const bool timed = !c.node_to_latency_mapping.empty();
   std::map<Partition*, PartitionLatency> latency;
   if (timed) {
     latency = partition_to_latency_mapping(info, l, partitioner.partitions());
   }
-  for (const auto& [call, name] : calls) {
-    Partition* p = by_id.at(std::stoll(name));
+  for (size_t k = 0; k < calls.size(); ++k) {
+    const auto [p, dag] = parts[k];
+    Node call = calls[k].first;
     std::optional<PartitionLatency> pl;
     if (timed) pl = latency.at(p);
-    Node(call).set_meta("partition", partition_meta(info, *p, call, pl));
+    call.set_meta("partition", partition_meta(info, *p, *dag, call, pl));
   }
   if (timed) {
     g.output_node().set_meta("critical_path_latency_sec",

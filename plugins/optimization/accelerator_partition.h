@@ -51,6 +51,11 @@ struct Config {
   std::vector<std::pair<std::string, int64_t>> node_to_partition_mapping;
   std::map<int64_t, std::vector<int64_t>> partition_to_logical_device_mapping;
   bool saturate_host = false;
+  // kl_based as torch 1.13 does it (its bugs kept); else the fixed search.
+  bool kl_as_torch = false;
+  // The DAG's logical_device_ids and size_bytes from the partition at the
+  // list position given by the call's name, as torch 1.13's dump_dag.
+  bool dag_by_list_position = false;
 };
 
 std::vector<std::string> split_text(const std::string& text, char sep);
@@ -242,6 +247,18 @@ class Partitioner {
   std::pair<double, std::pair<int, int>> swap_node_to_partition(int v,
                                                                 Partition* p0,
                                                                 Partition* p1);
+  void kl_based_as_torch();
+  // The fixed kl_based's helpers (see kl_based_partition).
+  struct Move {
+    double cost;
+    int n1;  // the node of p1 swapped with the moved one; -1: none
+    Partition* p1;
+  };
+  Partition* holder_of(int v) const;
+  bool has_result(const Partition& p) const;
+  double try_move(int v, int n1, Partition* p0, Partition* p1);
+  Move best_move(int v, Partition* p0, double current);
+  void apply_move(int v, Partition* p0, const Move& move);
 
   const fxp::Graph& graph_;
   const GraphInfo& g_;
@@ -250,6 +267,7 @@ class Partitioner {
   Partitions owner_;
   std::map<int, int64_t> node_to_partition_;
   std::map<std::string, bool> embedding_prefix_;
+  std::vector<bool> read_by_output_;  // by node index (the fixed kl_based)
 };
 
 // ------------------------------------------------------- split_module

@@ -434,7 +434,13 @@ std::pair<double, std::pair<int, int>> Partitioner::swap_node_to_partition(
   return {last, pair};
 }
 
-void Partitioner::kl_based_partition() {
+// kl_based_partition as torch 1.13 does it (option kl_as_torch), its bugs
+// kept: node_to_partition is never updated after a swap, so a node's p0 can
+// be a partition it has left and the split stays size_based's (the swaps
+// change only the partitions' nodes and devices); swap_node_to_partition's
+// cost is its last try's; the best pair is never reset, so every later node
+// re-applies the last improving swap.
+void Partitioner::kl_based_as_torch() {
   size_based_partition();
   double best = cost(owner_.list);
   std::pair<int, int> node_pair{-2, -2};
@@ -463,6 +469,133 @@ void Partitioner::kl_based_partition() {
   }
   reorganize_partitions(g_, owner_.list);
   map_devices();
+}
+
+namespace {
+
+bool holds_ops(const GraphInfo& g, const Partition& p) {
+  return std::any_of(p.nodes.begin(), p.nodes.end(),
+                     [&](int v) { return !g.is_input(v); });
+}
+
+}  // namespace
+
+// kl_based (fixed): size_based, then for each op node in graph order its
+// cheapest move out of the partition now holding it (into another
+// partition, swapped with one of that partition's op nodes or alone),
+// applied when it lowers the critical path's latency. The split, ids,
+// parents, children, BFS levels and devices follow the partitions as they
+// end up. With kl_as_torch, torch 1.13's loop instead.
+void Partitioner::kl_based_partition() {
+  if (c_.kl_as_torch) {
+    kl_based_as_torch();
+    return;
+  }
+  size_based_partition();
+  read_by_output_.assign(g_.nodes.size(), false);
+  for (const Node& n : graph_.output_node().all_input_nodes()) {
+    read_by_output_[g_.index.at(n.get())] = true;
+  }
+  double current = cost(owner_.list);
+  for (size_t i = 0; i < g_.nodes.size(); ++i) {
+    const int v = static_cast<int>(i);
+    if (g_.is_input(v)) continue;
+    Partition* p0 = holder_of(v);
+    const Move move = best_move(v, p0, current);
+    if (move.p1 == nullptr) continue;
+    apply_move(v, p0, move);
+    current = cost(owner_.list);
+  }
+  map_nodes_to_partitions();
+  get_bfs_level_partition(owner_.list);
+}
+
+// The partition holding op node `v` (each op node is in exactly one).
+Partition* Partitioner::holder_of(int v) const {
+  for (Partition* p : owner_.list) {
+    if (p->nodes.count(v)) return p;
+  }
+  refuse_graph("kl_based: node '" + g_.name(v) + "' is in no partition");
+}
+
+// Whether a node of `p` is read outside it (by another partition or the
+// output): split_module fails on a partition without (IndexError).
+bool Partitioner::has_result(const Partition& p) const {
+  return std::any_of(p.nodes.begin(), p.nodes.end(), [&](int v) {
+    return !g_.is_input(v) &&
+           (read_by_output_[v] ||
+            std::any_of(g_.users[v].begin(), g_.users[v].end(),
+                        [&](int w) { return !p.nodes.count(w); }));
+  });
+}
+
+// The critical path's latency with op node `v` moved from p0 to p1 and
+// `n1` (unless -1) from p1 to p0, over the partitions then holding op
+// nodes, devices mapped afresh; inf if p0 or p1 then depends on itself
+// (a cycle) or has no result (split_module could not split it), or some
+// partition finds no device. Everything is restored afterwards, devices
+// included.
+double Partitioner::try_move(int v, int n1, Partition* p0, Partition* p1) {
+  std::vector<std::shared_ptr<std::vector<int64_t>>> devices;
+  for (Partition* p : owner_.list) devices.push_back(p->logical_device_ids);
+  swap_nodes(v, n1, p0, p1);
+  PartitionList live;
+  for (Partition* p : owner_.list) {
+    if (holds_ops(g_, *p)) live.push_back(p);
+  }
+  reorganize_partitions(g_, live);  // an emptied p0's links are stale
+  double result = kInf;
+  const bool p0_live = holds_ops(g_, *p0);
+  const bool splittable =
+      !(p0_live && (check_dependency(p0) || !has_result(*p0))) &&
+      !check_dependency(p1) && has_result(*p1);
+  if (splittable) {
+    reset_partition_device(live);
+    if (get_device_to_partitions_mapping(g_, live, c_.devices)) {
+      result = cost(live);
+    }
+  }
+  swap_nodes(n1, v, p0, p1);
+  reorganize_partitions(g_, owner_.list);
+  for (size_t k = 0; k < devices.size(); ++k) {
+    owner_.list[k]->logical_device_ids = devices[k];
+  }
+  return result;
+}
+
+// The cheapest move of op node `v` out of p0 (try_move into each other
+// partition in list order, with each of its op nodes in graph order, then
+// alone) costing less than `current`; the first of equal costs. p1 is null
+// when none does.
+Partitioner::Move Partitioner::best_move(int v, Partition* p0, double current) {
+  Move best{current, -1, nullptr};
+  for (Partition* p1 : owner_.list) {
+    if (p1 == p0) continue;
+    std::vector<int> candidates;
+    for (int n : p1->nodes) {
+      if (!g_.is_input(n)) candidates.push_back(n);
+    }
+    candidates.push_back(-1);
+    for (int n1 : candidates) {
+      const double c = try_move(v, n1, p0, p1);
+      if (c < best.cost) best = {c, n1, p1};
+    }
+  }
+  return best;
+}
+
+// Makes `move` of `v` out of p0 as try_move priced it: a p0 left without
+// op nodes leaves the list, ids follow list positions, parents and children
+// are rebuilt and the devices mapped afresh.
+void Partitioner::apply_move(int v, Partition* p0, const Move& move) {
+  swap_nodes(v, move.n1, p0, move.p1);
+  if (!holds_ops(g_, *p0)) remove_from(owner_.list, p0);
+  reorganize_partitions(g_, owner_.list);
+  reset_partition_device(owner_.list);
+  if (!map_devices()) {
+    refuse_graph("kl_based: no device mapping for the swap of node '" +
+                 g_.name(v) + "' (internal error: its try found one)");
+  }
 }
 
 // ------------------------------------------------------------ aot_based

@@ -55,6 +55,11 @@ int64_t floor_div(int64_t a, int64_t b) {
   return q;
 }
 
+int64_t out_stride(const ConvWindow& w, size_t index,
+                   bool first_stride_for_both) {
+  return w.stride[first_stride_for_both ? 0 : index];
+}
+
 std::optional<int64_t> out_offset(const ConvWindow& w, size_t index) {
   int64_t padding2 = 0, reach = 0, kernel1 = 0, out = 0;
   if (__builtin_mul_overflow(w.padding[index], 2, &padding2) ||
@@ -67,13 +72,14 @@ std::optional<int64_t> out_offset(const ConvWindow& w, size_t index) {
   return out;
 }
 
-std::optional<int64_t> out_size(int64_t d_in, const ConvWindow& w,
-                                size_t index) {
+std::optional<int64_t> out_size(int64_t d_in, const ConvWindow& w, size_t index,
+                                bool first_stride_for_both) {
   const std::optional<int64_t> offset = out_offset(w, index);
+  const int64_t stride = out_stride(w, index, first_stride_for_both);
   int64_t numerator = 0, out = 0;
   if (!offset || __builtin_add_overflow(d_in, *offset, &numerator) ||
-      (numerator == INT64_MIN && w.stride[0] == -1) ||
-      __builtin_add_overflow(floor_div(numerator, w.stride[0]), 1, &out)) {
+      (numerator == INT64_MIN && stride == -1) ||
+      __builtin_add_overflow(floor_div(numerator, stride), 1, &out)) {
     return std::nullopt;
   }
   return out;

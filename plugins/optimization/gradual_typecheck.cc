@@ -7,6 +7,10 @@
 //    (`.shape`: Dyn), torch.transpose, torch.reshape, torch.flatten;
 //  - call_module of torch.nn's Conv2d, BatchNorm2d, ReLU, MaxPool2d,
 //    Linear, AdaptiveAvgPool2d (by exact class, as torch looks them up);
+//    a Conv2d's and a MaxPool2d's spatial sizes are calculate_out_dimension's,
+//    each divided by its own stride (what the module outputs), or, with the
+//    option first_stride_for_both, both by stride[0] as torch 1.13 does (a
+//    bug: conv_window.h);
 //  - output: its value's type.
 // Some rules also refine their input's type (Conv2d and BatchNorm2d expand
 // a Dyn input to rank 4; ReLU, MaxPool2d, Linear, AdaptiveAvgPool2d and
@@ -66,7 +70,10 @@ std::string graph_text(const Type& t) {
 // The types as the check goes (rules change their inputs' types too).
 class Checker {
  public:
-  explicit Checker(Graph& g) : g_(g) {}
+  // `first_stride_for_both`: torch 1.13's division of both spatial sizes
+  // by stride[0] (conv_window.h's out_stride).
+  Checker(Graph& g, bool first_stride_for_both)
+      : g_(g), first_stride_for_both_(first_stride_for_both) {}
 
   void run() {
     for (Node n : g_) check_node(n);
@@ -176,6 +183,7 @@ class Checker {
   void shape_rule(const Node& n, const Check& check, bool own_first);
 
   Graph& g_;
+  const bool first_stride_for_both_;
   std::unordered_map<FxNode*, Type> types_;
 };
 
@@ -247,14 +255,16 @@ ConvWindow window_of(const Node& n, const fxp::Arg& config) {
   return *w;
 }
 
-// calculate_out_dimension (torch divides both dimensions by stride[0]).
+// calculate_out_dimension, dividing by out_stride's stride (stride[0] for
+// both dimensions with `first_stride_for_both`, as torch 1.13).
 Dim out_dimension(const Node& n, const Dim& d_in, const ConvWindow& w,
-                  size_t index) {
+                  size_t index, bool first_stride_for_both) {
   if (!d_in) return std::nullopt;
-  if (w.stride[0] == 0) {
+  if (out_stride(w, index, first_stride_for_both) == 0) {
     fail(n, "ZeroDivisionError: integer division or modulo by zero");
   }
-  const std::optional<int64_t> size = out_size(*d_in, w, index);
+  const std::optional<int64_t> size =
+      out_size(*d_in, w, index, first_stride_for_both);
   if (!size) fail(n, "the module's window makes a size beyond 64 bits");
   return *size;
 }
@@ -430,22 +440,23 @@ void Checker::conv2d_rule(const Node& n, const fxp::Arg& config) {
                 repr(type_of(n)) + " on " + std::string(n.name()));
   }
   const ConvWindow w = window_of(n, config);
+  const bool first = first_stride_for_both_;
   const Type out = Type::tensor({arg.dims[0], int_of(n, config, "out_channels"),
-                                 out_dimension(n, arg.dims[2], w, 0),
-                                 out_dimension(n, arg.dims[3], w, 1)});
+                                 out_dimension(n, arg.dims[2], w, 0, first),
+                                 out_dimension(n, arg.dims[3], w, 1, first)});
   type_of(n) = greatest_upper_bound(n, out, own);
 }
 
-// maxpool2d_check.
+// maxpool2d_check (`first_stride_for_both` as out_dimension's).
 Type maxpool2d_check(const Node& n, const Type& t, const ConvWindow& w,
-                     const std::string& module) {
+                     const std::string& module, bool first_stride_for_both) {
   if (t.rank() != 3 && t.rank() != 4) {
     fail(n, "TypeError: Wrong size " + repr(t) + " for " + module);
   }
   std::vector<Dim> dims = t.dims;
   const size_t r = dims.size();
-  dims[r - 2] = out_dimension(n, t.dims[r - 2], w, 0);
-  dims[r - 1] = out_dimension(n, t.dims[r - 1], w, 1);
+  dims[r - 2] = out_dimension(n, t.dims[r - 2], w, 0, first_stride_for_both);
+  dims[r - 1] = out_dimension(n, t.dims[r - 1], w, 1, first_stride_for_both);
   return Type::tensor(std::move(dims));
 }
 
@@ -514,7 +525,10 @@ void Checker::check_module(const Node& n) {
     const ConvWindow w = window_of(n, c);
     const std::string module = module_repr("MaxPool2d", c);
     return shape_rule(
-        n, [&](const Type& t) { return maxpool2d_check(n, t, w, module); },
+        n,
+        [&](const Type& t) {
+          return maxpool2d_check(n, t, w, module, first_stride_for_both_);
+        },
         false);
   }
   if (cls == "torch.nn.Linear") {
@@ -537,8 +551,8 @@ void Checker::check_module(const Node& n) {
 
 }  // namespace
 
-bool gradual_typecheck(Graph& g, const fxp::Options&) {
-  Checker checker(g);
+bool gradual_typecheck(Graph& g, const fxp::Options& options) {
+  Checker checker(g, options.get_bool("first_stride_for_both"));
   checker.run();
   return checker.write();
 }

@@ -136,7 +136,13 @@ FXP_PLUGIN(
         "types every node with a TensorType of Dyn or sized dimensions "
         "from the placeholders' annotations, or fails with torch's type "
         "error (torch.fx experimental.graph_gradual_typechecker."
-        "GraphTypeChecker)"),
+        "GraphTypeChecker)")
+        .option("first_stride_for_both", FX_OPTION_BOOL, "false",
+                "divide both spatial sizes of a Conv2d or MaxPool2d by "
+                "stride[0], as torch 1.13's calculate_out_dimension does "
+                "(a stride of (2, 1) then halves the width too); by "
+                "default each is divided by its own stride, as the module "
+                "outputs"),
     fxp::pass<fx_optimization::unify_refinements>(
         "unify_refinements",
         "gives each Dyn dimension a variable (~0, ~1, ...) and solves the "
@@ -150,7 +156,13 @@ FXP_PLUGIN(
         .option("symbolic_relations", FX_OPTION_BOOL, "false",
                 "then Refine.symbolic_relations: variables become sympy "
                 "symbols (named in the code), a Conv2d's sizes sympy "
-                "expressions over its input's"),
+                "expressions over its input's")
+        .option("first_stride_for_both", FX_OPTION_BOOL, "false",
+                "symbolic_relations divides both spatial sizes of a Conv2d "
+                "by stride[0], as torch 1.13's calculate_out_dimension "
+                "does (a stride of (2, 1) then halves the width too); by "
+                "default each is divided by its own stride, as the module "
+                "outputs"),
     fxp::pass<fx_optimization::normalize_operators>(
         "normalize_operators",
         "rewrites torch.add, torch.mul, ... calls of two arguments as the "
@@ -202,4 +214,18 @@ FXP_PLUGIN(
         .option("partition_to_logical_device_mapping", FX_OPTION_STRING_LIST,
                 "", "aot_based: PARTITION_ID:LOGICAL_ID+LOGICAL_ID... items")
         .option("saturate_host", FX_OPTION_BOOL, "false",
-                "replicate the partitions onto idle devices with room"))
+                "replicate the partitions onto idle devices with room")
+        .option("kl_as_torch", FX_OPTION_BOOL, "false",
+                "kl_based as torch 1.13 does it: the split stays "
+                "size_based's (node_to_partition is never updated), a "
+                "swap's cost is its last try's and the last improving swap "
+                "is applied again for every later node; by default each "
+                "node's best improving move is applied and the split "
+                "follows the partitions")
+        .option("dag_by_list_position", FX_OPTION_BOOL, "false",
+                "as torch 1.13's dump_dag, each DAG node's "
+                "logical_device_ids and size_bytes come from the partition "
+                "at the list position named by its id (another partition's "
+                "when aot_based ids are not 0, 1, ... in order; refused "
+                "where torch raises IndexError); by default from its own "
+                "partition"))

@@ -12,7 +12,10 @@
 // every variable with its solution. rounds=2 runs it twice, as
 // infer_symbolic_types does; symbolic_relations=true then takes its last
 // step (Refine.symbolic_relations): variables become sympy symbols and a
-// Conv2d's spatial sizes expressions over its input's.
+// Conv2d's spatial sizes expressions over its input's, each divided by its
+// own stride (what the module outputs), or, with first_stride_for_both,
+// both by stride[0] as torch 1.13's calculate_out_dimension does (a bug:
+// conv_window.h).
 //
 // A variable prints as torch prints it (TensorType[(~1, 2)], ~3); the code
 // spells it Dyn (torch.fx.tensor_type._DynType), the dimension it stands
@@ -291,7 +294,11 @@ std::pair<size_t, size_t> py_slice(int64_t start, int64_t stop, size_t size) {
 
 class Refine {
  public:
-  explicit Refine(Graph& g) : g_(g) {}
+  // `first_stride_for_both`: torch 1.13's division of a Conv2d's spatial
+  // sizes both by stride[0] in symbolic_relations (conv_window.h's
+  // out_stride).
+  Refine(Graph& g, bool first_stride_for_both)
+      : g_(g), first_stride_for_both_(first_stride_for_both) {}
 
   // One round: fresh variables, constraints, unification, substitution.
   void round() {
@@ -394,31 +401,34 @@ class Refine {
   }
 
   // calculate_out_dimension on an int or a symbol (any other is torch's
-  // TypeError).
+  // TypeError), dividing by out_stride's stride (stride[0] for both
+  // dimensions with first_stride_for_both_, as torch 1.13).
   Sym out_dimension(const Node& n, const Sym& d_in, const ConvWindow& w,
                     size_t index, const std::string& module) {
     if (d_in.kind != Sym::Kind::kSize && d_in.kind != Sym::Kind::kSymbol) {
       fail(n, "TypeError: " + repr(d_in) + " in " + module +
                   " must be a number or Dyn. Received " + python_class(d_in));
     }
-    if (w.stride[0] == 0) {
+    const int64_t stride = out_stride(w, index, first_stride_for_both_);
+    if (stride == 0) {
       fail(n, "ZeroDivisionError: integer division or modulo by zero");
     }
     constexpr const char* kOverflow =
         "the module's window makes a size beyond 64 bits";
     if (d_in.kind == Sym::Kind::kSize) {
-      const std::optional<int64_t> size = out_size(d_in.value, w, index);
+      const std::optional<int64_t> size =
+          out_size(d_in.value, w, index, first_stride_for_both_);
       if (!size) fail(n, kOverflow);
       return Sym{Sym::Kind::kSize, *size};
     }
     const std::optional<int64_t> offset = out_offset(w, index);
     if (!offset || *offset == INT64_MIN) fail(n, kOverflow);
-    if (w.stride[0] < 0) {
+    if (stride < 0) {
       fail(n,
            "a negative stride over a symbolic size (torch's sympy "
            "expression is not one this pass writes)");
     }
-    return Sym{Sym::Kind::kExpr, d_in.value, w.stride[0], *offset};
+    return Sym{Sym::Kind::kExpr, d_in.value, stride, *offset};
   }
 
   // replace_dyn_with_fresh_var (a missing type is Dyn).
@@ -628,6 +638,7 @@ class Refine {
   }
 
   Graph& g_;
+  const bool first_stride_for_both_;
   std::unordered_map<FxNode*, SymType> types_;
   std::vector<Equality> constraints_;
   int64_t next_var_ = 0;
@@ -647,7 +658,7 @@ bool unify_refinements(Graph& g, const fxp::Options& options) {
                          "not " +
                          std::to_string(rounds));
   }
-  Refine refine(g);
+  Refine refine(g, options.get_bool("first_stride_for_both"));
   for (int64_t i = 0; i < rounds; ++i) refine.round();
   if (options.get_bool("symbolic_relations")) refine.symbolic_relations();
   return refine.write();

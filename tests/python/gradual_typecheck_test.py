@@ -14,6 +14,12 @@ pass (rounds=2) and torch's two refinement rounds on the same graph and
 compares graph text, types and code (sympy symbols and expressions
 included) after torch's full infer_symbolic_types, then leaves torch's
 result for the test's assertions.
+
+torch 1.13's calculate_out_dimension divides both spatial sizes of a Conv2d
+or MaxPool2d by stride[0] (a bug); both passes do so only with the option
+first_stride_for_both=true, which every comparison with torch sets. With the
+default each size is divided by its own stride, and the sizes are checked
+against the modules' real outputs.
 """
 
 import importlib.util
@@ -39,8 +45,19 @@ TESTS = os.environ.get("FX_PYTORCH_TESTS") or \
     "/var/cache/fx-sdk/pytorch-1.13.1-tests"
 TorchChecker = gtc.GraphTypeChecker
 
+# The passes as torch 1.13 runs them: both spatial sizes of a Conv2d or
+# MaxPool2d divided by stride[0] (calculate_out_dimension's bug).
+AS_TORCH = "first_stride_for_both=true"
+TYPECHECK = f"gradual_typecheck{{{AS_TORCH}}}"
+SYMBOLIC = f"unify_refinements{{rounds=2,symbolic_relations=true,{AS_TORCH}}}"
 
-def sdk_typecheck(gm, pipeline="gradual_typecheck"):
+
+def refinements(rounds):
+    """unify_refinements{rounds=N} as torch 1.13 runs it."""
+    return f"unify_refinements{{rounds={rounds},{AS_TORCH}}}"
+
+
+def sdk_typecheck(gm, pipeline=TYPECHECK):
     """Ours on an SDK copy of gm: (the SDK GraphModule, the pass's report)."""
     sdk_gm = fx_sdk.from_torch_fx(gm)
     files, dirs = fx_sdk._plugin_sources((), True)
@@ -120,12 +137,13 @@ def same_text_and_code(ours, gm, code=True):
     return back
 
 
-def check(gm):
-    """Both checkers on gm; torch's result is left in gm. Returns ours."""
+def check(gm, pipeline=TYPECHECK):
+    """Both checkers on gm (ours as `pipeline`, by default as torch 1.13
+    runs it); torch's result is left in gm. Returns ours."""
     gm.recompile()  # the code names the types a test set on the nodes
     before = node_types(fx_sdk.from_torch_fx(gm))
     before_text = str(gm.graph)
-    ours, report = sdk_typecheck(gm)
+    ours, report = sdk_typecheck(gm, pipeline)
     try:
         TorchChecker({}, gm).type_check()
     except (TypeError, RuntimeError, AssertionError,
@@ -205,15 +223,14 @@ def same_refined(back, traced, code=True):
 
 def checked_infer_symbolic_types(traced):
     """torch's infer_symbolic_types (two refinement rounds, then
-    symbolic_relations) and ours (unify_refinements{rounds=2,
-    symbolic_relations=true}) on the same graph: graph text, types and, where
+    symbolic_relations) and ours (SYMBOLIC) on the same graph: graph text,
+    types and, where
     torch can generate it, code; or both refuse with torch's TypeError. A
     graph torch cannot generate code for before (a size above 256) cannot
     reach ours through gm.code and is not compared."""
     try:
         traced.recompile()
-        ours, report = sdk_typecheck(
-            traced, "unify_refinements{rounds=2,symbolic_relations=true}")
+        ours, report = sdk_typecheck(traced, SYMBOLIC)
     except (AssertionError, AttributeError, TypeError):
         ours = None
     torch_refine_round(traced)
@@ -287,17 +304,20 @@ REFINED_PYTORCH_TESTS = {
 }
 
 
-@pytest.mark.parametrize("name", ["resnet18", "resnet50"])
-def test_torchvision_resnet(name):
+@pytest.mark.parametrize("name,pipeline", [
+    ("resnet18", TYPECHECK), ("resnet18", "gradual_typecheck"),
+    ("resnet50", TYPECHECK)])
+def test_torchvision_resnet(name, pipeline):
     """As test_gradual_type.py's test_resnet50: traced, the input annotated
-    TensorType((1, 3, 224, 224)), and with a Dyn batch."""
+    TensorType((1, 3, 224, 224)), and with a Dyn batch. resnet's strides are
+    all symmetric, so the default pass gives torch's types too."""
     for dims in [(1, 3, 224, 224), (Dyn, 3, 224, 224)]:
         gm = torch.fx.symbolic_trace(getattr(torchvision.models, name)())
         for n in gm.graph.nodes:
             if n.op == "placeholder":
                 n.type = TensorType(dims)
         gm.recompile()
-        ours = check(gm)
+        ours = check(gm, pipeline)
         batch = "_1" if dims[0] == 1 else DYN
         assert list(ours.graph.nodes)[-1].type == \
             f"torch.fx.tensor_type.TensorType[{batch},_1000]"
@@ -418,8 +438,8 @@ def test_unknown_ops_refused():
 
 
 def test_unknown_option_refused():
-    """The pass takes no options: one is refused by name before the pass
-    runs."""
+    """An option the pass does not take is refused by name before the
+    pass runs."""
 
     class M(torch.nn.Module):
         def forward(self, x: TensorType((1, 2))):
@@ -447,7 +467,7 @@ def test_run_pipeline_gives_torch_types_back():
             return torch.add(self.lin(a), self.w)
 
     gm = torch.fx.symbolic_trace(M())
-    back, report = fx_sdk.run_pipeline(gm, "gradual_typecheck")
+    back, report = fx_sdk.run_pipeline(gm, TYPECHECK)
     assert report[0]["outcome"] == "ran"
     TorchChecker({}, gm).type_check()
     gm.recompile()
@@ -569,8 +589,8 @@ def test_unify_refinements(cls, rounds):
     the code spells a variable Dyn (torch 1.13 cannot generate code for
     one: AttributeError)."""
     gm = torch.fx.symbolic_trace(cls())
-    back, report = fx_sdk.run_pipeline(
-        gm, f"gradual_typecheck,unify_refinements{{rounds={rounds}}}")
+    back, report = fx_sdk.run_pipeline(gm,
+                                       f"{TYPECHECK},{refinements(rounds)}")
     assert [r["outcome"] for r in report] == ["ran", "ran"], report
     assert report[1]["changed"]  # a type's graph text alone counts
     TorchChecker({}, gm).type_check()
@@ -588,7 +608,8 @@ def test_unify_refinements(cls, rounds):
 @pytest.mark.parametrize("rounds", [1, 2])
 def test_unify_refinements_resnet18(rounds):
     """resnet18 with a Dyn batch: the batch variables (one round leaves
-    several, which the second unifies further) are torch's."""
+    several, which the second unifies further) are torch's. Its strides are
+    all symmetric, so the passes' defaults give torch's types too."""
     gm = torch.fx.symbolic_trace(torchvision.models.resnet18())
     for n in gm.graph.nodes:
         if n.op == "placeholder":
@@ -657,14 +678,13 @@ class BroadcastNames(torch.nn.Module):
                                  FlattenNegative, BroadcastNames])
 def test_infer_symbolic_types(cls):
     """gradual_typecheck, then unify_refinements{rounds=2,
-    symbolic_relations=true} against torch's GraphTypeChecker and
-    infer_symbolic_types on the same graph: graph text, types (sympy
+    symbolic_relations=true} (both as torch 1.13 runs them:
+    SymbolicConvs' conv4 has the stride (2, 1)) against torch's
+    GraphTypeChecker and infer_symbolic_types on the same graph: graph text, types (sympy
     symbols and floor expressions, made back from their parts) and the
     code, whose globals torch names after each object."""
     gm = torch.fx.symbolic_trace(cls())
-    back, report = fx_sdk.run_pipeline(
-        gm, "gradual_typecheck,"
-        "unify_refinements{rounds=2,symbolic_relations=true}")
+    back, report = fx_sdk.run_pipeline(gm, f"{TYPECHECK},{SYMBOLIC}")
     assert [r["outcome"] for r in report] == ["ran", "ran"], report
     TorchChecker({}, gm).type_check()
     ur.infer_symbolic_types(gm)
@@ -683,9 +703,7 @@ def test_infer_symbolic_types_conv_after_conv_refused(stride):
     assert ("Add" if stride == 2 else "Received floor") in str(theirs.value)
     gm = torch.fx.symbolic_trace(ConvAfterConv(stride))
     with pytest.raises(RuntimeError) as ours:
-        fx_sdk.run_pipeline(
-            gm, "gradual_typecheck,"
-            "unify_refinements{rounds=2,symbolic_relations=true}")
+        fx_sdk.run_pipeline(gm, f"{TYPECHECK},{SYMBOLIC}")
     assert "unify_refinements: node 'conv2': TypeError: " + \
         str(theirs.value) in str(ours.value)
 
@@ -765,7 +783,7 @@ def test_negative_sizes(cls):
     (graph text, types, code and its globals against torch's)."""
     gm = torch.fx.symbolic_trace(cls())
     gm.recompile()
-    back, report = fx_sdk.run_pipeline(gm, "gradual_typecheck")
+    back, report = fx_sdk.run_pipeline(gm, TYPECHECK)
     assert [r["outcome"] for r in report] == ["ran"], report
     TorchChecker({}, gm).type_check()
     gm.recompile()
@@ -781,10 +799,198 @@ def test_negative_sizes_refined(cls):
     generate the code too)."""
     gm = torch.fx.symbolic_trace(cls())
     gm.recompile()
-    back, report = fx_sdk.run_pipeline(
-        gm, "gradual_typecheck,unify_refinements")
+    back, report = fx_sdk.run_pipeline(gm, f"{TYPECHECK},{refinements(1)}")
     assert [r["outcome"] for r in report] == ["ran", "ran"], report
     TorchChecker({}, gm).type_check()
     torch_refine_round(gm)
     gm.recompile()
     same_refined(back, gm)
+
+
+# ------------------------------------------- asymmetric windows (stride[0])
+
+# Conv2d and MaxPool2d windows whose two dimensions differ (stride, padding,
+# dilation, kernel), on an input shape; torch 1.13's division of both
+# spatial sizes by stride[0] gives each a wrong width.
+ASYMMETRIC_WINDOWS = {
+    "conv_stride_2_1": (lambda: torch.nn.Conv2d(3, 4, 3, stride=(2, 1)),
+                        (2, 3, 17, 23)),
+    "conv_all_pairs": (lambda: torch.nn.Conv2d(3, 4, (3, 5), stride=(1, 3),
+                                               padding=(2, 1),
+                                               dilation=(1, 2)),
+                       (1, 3, 16, 21)),
+    "conv_stride_3_2": (lambda: torch.nn.Conv2d(3, 5, (2, 4), stride=(3, 2),
+                                                padding=(0, 3),
+                                                dilation=(2, 1)),
+                        (2, 3, 20, 19)),
+    "pool_stride_2_1": (lambda: torch.nn.MaxPool2d((3, 2), stride=(2, 1)),
+                        (2, 3, 15, 12)),
+    "pool_all_pairs": (lambda: torch.nn.MaxPool2d(3, stride=(1, 2),
+                                                  padding=1,
+                                                  dilation=(2, 1)),
+                       (1, 3, 14, 17)),
+    "pool_stride_3_2": (lambda: torch.nn.MaxPool2d((2, 3), stride=(3, 2),
+                                                   padding=(1, 1)),
+                        (2, 4, 19, 22)),
+    "pool_default_stride": (lambda: torch.nn.MaxPool2d((4, 2)),
+                            (1, 3, 17, 11)),
+    "pool_rank_3": (lambda: torch.nn.MaxPool2d((2, 3), stride=(1, 3)),
+                    (3, 10, 13)),
+}
+
+
+class Layers(torch.nn.Module):
+    """The layers called in order, as attributes named apart from the
+    globals of the types' sizes and symbols (Sequential's `0` makes a node
+    `_0`, which torch's code generation renames where a global is `_0`)."""
+
+    def __init__(self, *layers):
+        super().__init__()
+        self.count = len(layers)
+        for i, layer in enumerate(layers):
+            setattr(self, f"layer{i}", layer)
+
+    def forward(self, x):
+        for i in range(self.count):
+            x = getattr(self, f"layer{i}")(x)
+        return x
+
+
+def traced(layers, shape):
+    """Layers(*layers) traced, its input annotated TensorType(shape)."""
+    gm = torch.fx.symbolic_trace(Layers(*layers))
+    for n in gm.graph.nodes:
+        if n.op == "placeholder":
+            n.type = TensorType(shape)
+    gm.recompile()
+    return gm
+
+
+def windowed(name):
+    """The module of ASYMMETRIC_WINDOWS[name] traced, its input annotated
+    with the case's shape; and the module."""
+    make, shape = ASYMMETRIC_WINDOWS[name]
+    module = make()
+    return traced([module], shape), module
+
+
+def output_type(gm):
+    """The type of the node gm returns."""
+    return list(gm.graph.nodes)[-1].args[0].type
+
+
+@pytest.mark.parametrize("name", sorted(ASYMMETRIC_WINDOWS))
+def test_default_gives_the_module_output_shape(name):
+    """By default each spatial size is divided by its own stride: the type
+    is the shape PyTorch's module outputs on a tensor of the annotated
+    input shape."""
+    gm, module = windowed(name)
+    back, report = fx_sdk.run_pipeline(gm, "gradual_typecheck")
+    assert report[0]["outcome"] == "ran", report
+    shape = ASYMMETRIC_WINDOWS[name][1]
+    with torch.no_grad():
+        want = tuple(module(torch.zeros(shape)).shape)
+    assert output_type(back) == TensorType(want)
+
+
+@pytest.mark.parametrize("name", sorted(ASYMMETRIC_WINDOWS))
+def test_first_stride_for_both_is_torchs(name):
+    """first_stride_for_both=true divides both spatial sizes by stride[0]:
+    the types, graph text and code are torch 1.13's GraphTypeChecker's,
+    which differ from the default's (and from the module's output) in the
+    width."""
+    gm, _ = windowed(name)
+    ours = fx_sdk.to_torch_fx(check(gm))  # torch's, compared in check()
+    default, _ = fx_sdk.run_pipeline(windowed(name)[0], "gradual_typecheck")
+    theirs, fixed = output_type(ours), output_type(default)
+    assert theirs == output_type(gm)
+    assert theirs.__args__[:-1] == fixed.__args__[:-1]
+    assert theirs.__args__[-1] != fixed.__args__[-1]
+
+
+# Conv2d's with asymmetric windows, on an input type with Dyn spatial sizes
+# (symbols after the symbolic step): both, or the width beside an int
+# height; a ReLU after the first.
+SYMBOLIC_CONVS = {
+    "dyn_height_and_width": (
+        lambda: torch.nn.Conv2d(3, 4, (3, 2), stride=(2, 3), padding=(1, 0)),
+        (1, 3, Dyn, Dyn), True),
+    "int_height": (
+        lambda: torch.nn.Conv2d(3, 4, (2, 5), stride=(1, 4), padding=(0, 2),
+                                dilation=(2, 1)),
+        (Dyn, 3, 13, Dyn), False),
+}
+
+SYMBOLIC_DEFAULT = "gradual_typecheck," \
+    "unify_refinements{rounds=2,symbolic_relations=true}"
+
+
+def symbolic_convs(name):
+    """SYMBOLIC_CONVS[name] traced, its input annotated; and the Conv2d."""
+    make, shape, relu = SYMBOLIC_CONVS[name]
+    conv = make()
+    return traced([conv, torch.nn.ReLU()] if relu else [conv], shape), conv
+
+
+def conv_sizes(gm):
+    """The sizes of the Conv2d's input and output types."""
+    conv = next(n for n in gm.graph.nodes if n.op == "call_module")
+    return conv.args[0].type.__args__, conv.type.__args__
+
+
+@pytest.mark.parametrize("name", sorted(SYMBOLIC_CONVS))
+def test_symbolic_first_stride_for_both_is_torchs(name):
+    """gradual_typecheck and unify_refinements{rounds=2,
+    symbolic_relations=true} with first_stride_for_both=true against torch
+    1.13's GraphTypeChecker and infer_symbolic_types on the same graph:
+    graph text, types (sympy expressions dividing the width by stride[0]),
+    their classes and the code. The default's width differs."""
+    gm, _ = symbolic_convs(name)
+    back, report = fx_sdk.run_pipeline(gm, f"{TYPECHECK},{SYMBOLIC}")
+    assert [r["outcome"] for r in report] == ["ran", "ran"], report
+    TorchChecker({}, gm).type_check()
+    ur.infer_symbolic_types(gm)
+    gm.recompile()
+    same_refined(back, gm)
+    default, report = fx_sdk.run_pipeline(symbolic_convs(name)[0],
+                                          SYMBOLIC_DEFAULT)
+    assert [r["outcome"] for r in report] == ["ran", "ran"], report
+    fixed, theirs = conv_sizes(default)[1], conv_sizes(back)[1]
+    assert fixed[:3] == theirs[:3] and fixed[3] != theirs[3]
+
+
+def real_size(conv, index, d_in):
+    """The size `index` (0: height, 1: width) of conv's output on an input
+    whose size `index` is d_in (and the other large enough): PyTorch's."""
+    shape = [1, conv.in_channels, 40, 40]
+    shape[2 + index] = d_in
+    with torch.no_grad():
+        return conv(torch.zeros(shape)).shape[2 + index]
+
+
+@pytest.mark.parametrize("name", sorted(SYMBOLIC_CONVS))
+def test_symbolic_default_gives_the_module_output_sizes(name):
+    """By default symbolic_relations divides each spatial size by its own
+    stride: an expression over an input symbol is sympy's (d + 2 padding -
+    dilation (kernel - 1) - 1) // stride + 1 with the dimension's own
+    window, printed as sympy prints it, and, for every input size tried,
+    the size PyTorch's Conv2d outputs; an int input size gives the output's
+    int."""
+    import sympy
+    gm, conv = symbolic_convs(name)
+    back, report = fx_sdk.run_pipeline(gm, SYMBOLIC_DEFAULT)
+    assert [r["outcome"] for r in report] == ["ran", "ran"], report
+    inputs, outputs = conv_sizes(back)
+    for index in (0, 1):
+        d_in, got = inputs[2 + index], outputs[2 + index]
+        if isinstance(d_in, int):
+            assert got == real_size(conv, index, d_in)
+            continue
+        assert isinstance(d_in, sympy.Symbol)
+        want = (d_in + 2 * conv.padding[index]
+                - conv.dilation[index] * (conv.kernel_size[index] - 1)
+                - 1) // conv.stride[index] + 1
+        assert got == want and str(got) == str(want)
+        for size in range(9, 30):
+            assert got.subs(d_in, size) == real_size(conv, index, size)
+    assert isinstance(inputs[3], sympy.Symbol)
