@@ -78,17 +78,25 @@ const std::vector<FetchEntry>& fetch_book() {
 constexpr const char* kGraphModule = "torch.fx.graph_module.GraphModule";
 constexpr uint32_t kSubmoduleGraphVersion = 16;  // GraphSubmoduleGraph
 
-// The fetched attributes of module `target`, in torch's order.
+// The fetched attributes of module `target`, in torch's order. Each value
+// is copied once, from the config or a local Arg, into the dict.
 Arg attrs_for_lowering(const fxp::Graph& g, const std::string& target,
                        const FetchEntry& entry) {
-  std::vector<std::pair<std::string, Arg>> items = {
-      {"name", Arg(entry.class_path)}};
+  const Arg none;
+  const Arg class_path(entry.class_path);
+  std::vector<std::pair<const char*, fxp::ArgView>> items = {
+      {"name", class_path.view()}};
   // torch's book lists each class's tensors before its other values.
+  std::vector<Arg> references;
+  references.reserve(entry.tensors.size());
   for (const char* t : entry.tensors) {
     const std::string name = target + "." + t;
-    items.emplace_back(t, g.has_attr(name.c_str())
-                              ? Arg::dict({{"get_attr", Arg(name)}})
-                              : Arg());
+    if (!g.has_attr(name.c_str())) {
+      items.emplace_back(t, none.view());
+      continue;
+    }
+    references.push_back(Arg::dict({{"get_attr", Arg(name)}}));
+    items.emplace_back(t, references.back().view());
   }
   const Arg config = fxp::module_config(g, target.c_str());
   for (const char* v : entry.values) {
@@ -97,9 +105,9 @@ Arg attrs_for_lowering(const fxp::Graph& g, const std::string& target,
       throw fxp::Error(FX_INTERNAL, "param_fetch: the config of '" + target +
                                         "' has no '" + v + "'");
     }
-    items.emplace_back(v, Arg(value));
+    items.emplace_back(v, value);
   }
-  return Arg::dict(items);
+  return Arg::dict_of_views(items);
 }
 
 // torch's lift_lowering_attrs_to_nodes on `g`: whether a node got an entry.

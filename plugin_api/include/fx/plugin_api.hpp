@@ -150,6 +150,10 @@ class Arg {
   static Arg list(const std::vector<Arg>& items);
   static Arg tuple(const std::vector<Arg>& items);
   static Arg dict(const std::vector<std::pair<std::string, Arg>>& items);
+  // The same from borrowed values (an Arg's view(), a config's entry),
+  // each copied once, into the dict.
+  static Arg dict_of_views(
+      const std::vector<std::pair<const char*, ArgView>>& items);
   static Arg slice(const Arg& start, const Arg& stop, const Arg& step);
   static Arg ellipsis();
   // torch.float32 from "torch.float32"; a device from "cpu", "cuda:0".

@@ -133,6 +133,21 @@ inline Arg Arg::dict(const std::vector<std::pair<std::string, Arg>>& items) {
   return Arg(out);
 }
 
+inline Arg Arg::dict_of_views(
+    const std::vector<std::pair<const char*, ArgView>>& items) {
+  std::vector<const char*> keys;
+  std::vector<const FxArg*> values;
+  keys.reserve(items.size());
+  values.reserve(items.size());
+  for (const auto& kv : items) {
+    keys.push_back(kv.first);
+    values.push_back(kv.second.get());
+  }
+  FxArg* out = nullptr;
+  check(api()->CreateDict(keys.data(), values.data(), items.size(), &out));
+  return Arg(out);
+}
+
 inline Arg Arg::slice(const Arg& start, const Arg& stop, const Arg& step) {
   FxArg* out = nullptr;
   check(api()->CreateSlice(start.get(), stop.get(), step.get(), &out));
