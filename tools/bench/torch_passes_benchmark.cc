@@ -40,7 +40,8 @@
 //    symbolic_relations (infer_symbolic_types), on the type-checked graph;
 //  - accelerator_partition's sparse_nn (a dense chain with ten embedding
 //    calls) and aot_based (every call node's partition given) on 100k
-//    nodes; cost_aware and kl_based on 25 to 256 / 400 nodes (below);
+//    nodes; cost_aware and kl_based (as by default and as torch 1.13 does
+//    it) on 25 to 256 / 400 nodes (below);
 //  - param_fetch on the 50k modules of the conv / bn chain;
 //    get_size_of_all_nodes and replace_target_nodes_with (relu -> sigmoid)
 //    on the relu / sin chain.
@@ -607,14 +608,25 @@ BENCHMARK_CAPTURE(BM_TorchPass, accelerator_partition_cost_aware,
     ->Range(25, 256)
     ->Iterations(kIterations)
     ->Unit(benchmark::kMillisecond);
+// kl_based as the pass does it by default (each node's cheapest move,
+// applied once) and as torch 1.13 does it (kl_as_torch: the swaps that
+// torch's timings below are for).
+PipelineText kl_based_pipeline(const char* extra) {
+  return PipelineText([extra](const fx::Graph& g) {
+    return partition_pipeline(
+        devices_of(16 * g.size() / 8) +
+        ",mode=kl_based,transfer_rate_bytes_per_sec=1e9," + latencies_of(g) +
+        extra);
+  });
+}
 BENCHMARK_CAPTURE(BM_TorchPass, accelerator_partition_kl_based,
-                  PipelineText([](const fx::Graph& g) {
-                    return partition_pipeline(
-                        devices_of(16 * g.size() / 8) +
-                        ",mode=kl_based,transfer_rate_bytes_per_sec=1e9," +
-                        latencies_of(g));
-                  }),
-                  sized_relu_sin_chain)
+                  kl_based_pipeline(""), sized_relu_sin_chain)
+    ->RangeMultiplier(2)
+    ->Range(25, 400)
+    ->Iterations(kIterations)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_TorchPass, accelerator_partition_kl_based_as_torch,
+                  kl_based_pipeline(",kl_as_torch=true"), sized_relu_sin_chain)
     ->RangeMultiplier(2)
     ->Range(25, 400)
     ->Iterations(kIterations)
