@@ -12,6 +12,7 @@
 
 #include "fx_core/format/code_names.h"
 #include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/graph_module_file.h"
 #include "fx_core/runtime/module_path.h"
 #include "fx_core/runtime/module_registry.h"
 #include "host/capi/api_internal.h"
@@ -60,8 +61,8 @@ void submodule_graph(FxGraph* g, const char* name, FxGraph** out) {
   }
   auto child = std::dynamic_pointer_cast<GraphModule>(m);
   if (child == nullptr) {
-    fail(FX_INVALID_ARGUMENT, cat("the submodule '", name, "' is a ", m->name(),
-                                  ", not a GraphModule"));
+    fail(FX_INVALID_ARGUMENT, cat("the submodule '", name, "' is a ",
+                                  module_type_name(*m), ", not a GraphModule"));
   }
   AttributeStore* store = store_for(graph);
   if (store == nullptr) {

@@ -68,7 +68,9 @@ class AttributeStore {
                                   const std::shared_ptr<GraphModule>& child,
                                   std::string* error) {
     (void)qualified_name, (void)child;
-    *error = "no pass runs on this graph, so it cannot lend child graphs";
+    *error =
+        "this graph's owner cannot lend child graphs (only a pass's target "
+        "can)";
     return nullptr;
   }
   // Example inputs given for the graph (none by default): a DLPack view of

@@ -300,6 +300,11 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
 
   bool add_module(std::string_view name, std::string_view type,
                   const ArgumentDict& config, std::string* error) override {
+    if (std::string lent = lent_.lent_at_or_below(name); !lent.empty()) {
+      *error = cat("cannot replace '", name, "': the graph of '", lent,
+                   "' is lent to this pass (GraphSubmoduleGraph)");
+      return false;
+    }
     std::shared_ptr<torch::nn::Module> module;
     try {
       module = ModuleRegistry::global().create(type, config);
@@ -348,9 +353,12 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
     for (const auto& [name, child] : new_graph_modules()) {
       entries.push_back(encode_subgraph_module(module_, name, *child));
     }
-    for (auto& [name, json] : lent_.encode()) {
+    // A lent child's graph: (name, (JSON text, namespace reset)).
+    for (LentChildGraphs::Change& change : lent_.encode()) {
       entries.push_back(c10::ivalue::Tuple::create(
-          {c10::IValue(std::move(name)), c10::IValue(std::move(json))}));
+          {c10::IValue(std::move(change.qualified_name)),
+           c10::ivalue::Tuple::create({c10::IValue(std::move(change.json)),
+                                       c10::IValue(change.namespace_reset)})}));
     }
     std::vector<char> bytes = torch::jit::pickle_save(entries);
     return std::string(bytes.begin(), bytes.end());
@@ -370,8 +378,10 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
       bool done = true;
       if (fields.size() == kSubgraphModuleFields) {
         adopt_module(name, decode_subgraph_module(module_, item));
-      } else if (fields.size() == 2 && fields[1].isString()) {
-        absl::Status lent = lent_.apply(module_, name, fields[1].toStringRef());
+      } else if (fields.size() == 2 && fields[1].isTuple()) {
+        const auto& graph = fields[1].toTupleRef().elements();
+        absl::Status lent = lent_.apply(
+            module_, {name, graph[0].toStringRef(), graph[1].toBool()});
         if (!lent.ok()) return lent;
       } else if (fields.size() == 3) {
         done = write_in_place(name, fields[1].toTensor(), &error);

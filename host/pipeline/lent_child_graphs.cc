@@ -2,6 +2,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <cstdint>
 #include <exception>
 #include <memory>
 #include <string>
@@ -68,6 +69,7 @@ struct LentChildGraphs::Lent {
   std::string name;
   std::shared_ptr<GraphModule> child;
   std::unique_ptr<Graph> snapshot;
+  uint64_t namespace_generation = 0;  // the graph's when it was lent
   std::unique_ptr<ChildAttributeStore> store;
   std::unique_ptr<ScopedAttributeStore> binding;
 };
@@ -85,6 +87,7 @@ LentChildGraphs::Lent& LentChildGraphs::note(
   lent->name = std::string(qualified_name);
   lent->child = child;
   lent->snapshot = child->graph().snapshot();
+  lent->namespace_generation = child->graph().graph_namespace().generation();
   lent->store = std::make_unique<ChildAttributeStore>(owner_, qualified_name);
   lent->binding = std::make_unique<ScopedAttributeStore>(&child->graph(),
                                                          lent->store.get());
@@ -95,6 +98,20 @@ LentChildGraphs::Lent& LentChildGraphs::note(
 Graph* LentChildGraphs::lend(std::string_view qualified_name,
                              const std::shared_ptr<GraphModule>& child) {
   return &note(qualified_name, child).child->graph();
+}
+
+std::string LentChildGraphs::lent_at_or_below(
+    std::string_view qualified_name) const {
+  for (const auto& lent : lent_) {
+    const std::string_view name = lent->name;
+    if (name == qualified_name ||
+        (name.size() > qualified_name.size() &&
+         name.substr(0, qualified_name.size()) == qualified_name &&
+         name[qualified_name.size()] == '.')) {
+      return lent->name;
+    }
+  }
+  return {};
 }
 
 bool LentChildGraphs::changed() const {
@@ -117,31 +134,32 @@ void LentChildGraphs::lint() const {
   }
 }
 
-std::vector<std::pair<std::string, std::string>> LentChildGraphs::encode()
-    const {
-  std::vector<std::pair<std::string, std::string>> out;
+std::vector<LentChildGraphs::Change> LentChildGraphs::encode() const {
+  std::vector<Change> out;
   for (const auto& lent : lent_) {
-    if (!structurally_equal(*lent->snapshot, lent->child->graph())) {
-      out.emplace_back(lent->name, to_graph_json(lent->child->graph()));
+    const Graph& graph = lent->child->graph();
+    if (!structurally_equal(*lent->snapshot, graph)) {
+      out.push_back(
+          {lent->name, to_graph_json(graph),
+           graph.graph_namespace().generation() != lent->namespace_generation});
     }
   }
   return out;
 }
 
-absl::Status LentChildGraphs::apply(GraphModule& owner,
-                                    const std::string& qualified_name,
-                                    std::string_view json) {
+absl::Status LentChildGraphs::apply(GraphModule& owner, const Change& change) {
   auto child = std::dynamic_pointer_cast<GraphModule>(
-      owner.get_submodule(qualified_name));
+      owner.get_submodule(change.qualified_name));
   if (child == nullptr) {
     return absl::InternalError(cat("the worker changed the graph of '",
-                                   qualified_name,
+                                   change.qualified_name,
                                    "', which is no child GraphModule here"));
   }
-  absl::StatusOr<GraphFile> file = parse_graph_json(json, "<worker result>");
+  absl::StatusOr<GraphFile> file =
+      parse_graph_json(change.json, "<worker result>");
   if (!file.ok()) return file.status();
-  Lent& lent = note(qualified_name, child);
-  file->graph->reserve_names_of(child->graph());
+  Lent& lent = note(change.qualified_name, child);
+  if (!change.namespace_reset) file->graph->reserve_names_of(child->graph());
   file->graph->set_codegen(child->graph().codegen().clone());
   // A binding names the graph it was made for: the new graph gets its own.
   lent.binding.reset();
@@ -152,11 +170,18 @@ absl::Status LentChildGraphs::apply(GraphModule& owner,
 }
 
 void LentChildGraphs::rollback() {
+  // Every graph is put back even when one fails to recompile.
+  std::exception_ptr first;
   for (auto& lent : lent_) {
     lent->binding.reset();
-    lent->child->set_graph(std::move(lent->snapshot));
+    try {
+      lent->child->set_graph(std::move(lent->snapshot));
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
   }
   lent_.clear();
+  if (first) std::rethrow_exception(first);
 }
 
 void LentChildGraphs::clear() {

@@ -42,17 +42,26 @@ class LentChildGraphs {
   Graph* lend(std::string_view qualified_name,
               const std::shared_ptr<GraphModule>& child);
 
+  // The lent child at `qualified_name` or below it (a module replacing
+  // that one would take a lent graph from the pass), or "" when none.
+  std::string lent_at_or_below(std::string_view qualified_name) const;
+
   // Whether a lent graph differs from its snapshot.
   bool changed() const;
   // Lints every lent graph; throws FxError naming the child at fault.
   void lint() const;
-  // (qualified name, fx-graph JSON text) of each lent graph that changed.
-  std::vector<std::pair<std::string, std::string>> encode() const;
-  // In the host: the child at `qualified_name` gets the graph `json`
-  // (encode()'s), lent first so a rollback restores it; an error when it
-  // is not a GraphModule or the text does not read.
-  absl::Status apply(GraphModule& owner, const std::string& qualified_name,
-                     std::string_view json);
+  // A lent graph the pass changed, as a worker sends it to the host.
+  struct Change {
+    std::string qualified_name;
+    std::string json;      // the graph as an fx-graph JSON text
+    bool namespace_reset;  // the pass reset its namespace
+  };
+  std::vector<Change> encode() const;
+  // In the host: the child at change.qualified_name gets the graph in
+  // change.json, lent first so a rollback restores it, keeping the names
+  // the host's graph handed out unless the pass reset its namespace; an
+  // error when it is not a GraphModule or the text does not read.
+  absl::Status apply(GraphModule& owner, const Change& change);
 
   // Puts every lent graph back as it was lent, then ends the lending.
   void rollback();

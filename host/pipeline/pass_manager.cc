@@ -270,6 +270,7 @@ class PipelineRun {
       hooks_.after(&PassInstrumentation::run_after_verification, event);
     } else if (error.empty()) {  // even unverified, never an unwritable graph
       error = check_outline(target_.graph(), signature, event.info());
+      if (error.empty()) error = check_lent_graphs();
     }
     if (error.empty()) {
       // The example inputs were the old placeholders'.
@@ -317,6 +318,16 @@ class PipelineRun {
             : call_pass(event.pass(), target_);
     event.record().claimed_changed = result.claimed_changed;
     return result.error;
+  }
+
+  // The child graphs the pass borrowed, linted ("" when they are valid).
+  std::string check_lent_graphs() {
+    try {
+      target_.lint_lent_graphs();
+    } catch (const FxError& e) {
+      return cat("it left an invalid graph: ", e.what());
+    }
+    return {};
   }
 
   // Validation: lint, the outline (check_outline), then every property the

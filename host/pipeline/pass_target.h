@@ -68,6 +68,9 @@ class PassTarget {
   // Lints the graph and the child graphs the pass borrowed
   // (GraphSubmoduleGraph); throws FxError naming the graph at fault.
   void lint();
+  // Lints only the borrowed child graphs (what a run without verification
+  // still checks of them: they are written and recompiled as they are).
+  virtual void lint_lent_graphs() const {}
 
   // In the worker, after the pass: the graph as an fx-graph JSON text (the
   // modules the pass added in its `modules` section) and the attributes the
@@ -98,7 +101,6 @@ class PassTarget {
   virtual void replace_graph(std::unique_ptr<Graph> graph) = 0;
   virtual void begin_attributes() {}
   virtual void end_attributes() {}
-  virtual void lint_lent_graphs() const {}
   virtual void rollback_attributes() {}
   virtual bool attributes_changed() const { return false; }
   // The attribute part of encode_changes() / apply_changes(): the modules
@@ -149,12 +151,12 @@ class GraphModuleTarget : public PassTarget {
   std::vector<at::Tensor> example_inputs() const override;
   void forget_example_inputs() override;
   absl::Status write(const std::string& json_path) const override;
+  void lint_lent_graphs() const override;
 
  protected:
   void replace_graph(std::unique_ptr<Graph> graph) override;
   void begin_attributes() override;
   void end_attributes() override;
-  void lint_lent_graphs() const override;
   void rollback_attributes() override;
   bool attributes_changed() const override;
   std::string encode_attribute_changes(

@@ -2,9 +2,10 @@
 // changes the graph of an existing child GraphModule (a split's component)
 // and those changes are the pass's, in process and from an isolated
 // worker alike: committed with it, rolled back with it when it fails or
-// leaves the child's graph invalid (the failure names the child), and
-// attributes set through the child's graph are the owner's, rolled back
-// too. The entry's own refusals are checked without a pass.
+// leaves the child's graph invalid (the failure names the child, with
+// verification off too), and attributes set through the child's graph are
+// the owner's, rolled back too; a module replacing a lent child is refused.
+// The entry's own refusals are checked without a pass.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -58,10 +59,11 @@ class LentChildGraphsTest : public ::testing::TestWithParam<bool> {
   }
 
   // The pipeline `text`, each pass isolated when the test's parameter says.
-  PipelineReport run(const std::string& text) {
+  PipelineReport run(const std::string& text, bool verify_each = true) {
     auto spec = parse_pipeline_text(text);
     EXPECT_TRUE(spec.ok()) << spec.status();
     spec->isolate = GetParam() ? Isolation::kAll : Isolation::kNone;
+    spec->verify_each = verify_each;
     auto pm = PassManager::create(registry_, *std::move(spec));
     EXPECT_TRUE(pm.ok()) << pm.status();
     GraphModuleTarget target(*gm_);
@@ -107,11 +109,31 @@ TEST_P(LentChildGraphsTest, AnInvalidChildGraphIsNamedAndRolledBack) {
   EXPECT_EQ(part_json(), before);
 }
 
+TEST_P(LentChildGraphsTest, AnInvalidChildGraphIsRefusedUnverifiedToo) {
+  const std::string before = part_json();
+  PipelineReport report =
+      run("edit_child_graph{child=part,break=true}", /*verify_each=*/false);
+  EXPECT_NE(report.failure.find("child GraphModule 'part'"), std::string::npos)
+      << report.failure;
+  EXPECT_EQ(part_json(), before);
+}
+
+TEST_P(LentChildGraphsTest, ALentChildCannotBeReplaced) {
+  const std::string before = part_json();
+  PipelineReport report = run("edit_child_graph{child=part,replace=true}");
+  EXPECT_NE(report.failure.find("cannot replace 'part': the graph of 'part' "
+                                "is lent to this pass"),
+            std::string::npos)
+      << report.failure;
+  EXPECT_EQ(part_json(), before);
+  EXPECT_NE(dynamic_cast<GraphModule*>(gm_->get_submodule("part").get()),
+            nullptr);
+}
+
 TEST_P(LentChildGraphsTest, OnlyAGraphModuleLendsAGraph) {
   PipelineReport report = run("edit_child_graph{child=lin}");
   EXPECT_NE(report.failure.find(
-                "the submodule 'lin' is a torch::nn::LinearImpl, not a "
-                "GraphModule"),
+                "the submodule 'lin' is a torch.nn.Linear, not a GraphModule"),
             std::string::npos)
       << report.failure;
   report = run("edit_child_graph{child=nothing}");

@@ -364,7 +364,8 @@ bool use_kept_lent_handles(fxp::Graph& g, const fxp::Options&) {
 // every node gets meta['seen'], with `scale` the child's attribute of that
 // name is set to `scale` times itself (through the child's graph), with
 // `fail` it then fails, with `break` it leaves the child's graph invalid (a
-// use before definition).
+// use before definition), with `replace` it then replaces the child by a
+// ReLU module.
 bool edit_child_graph(fxp::Graph& g, const fxp::Options& options) {
   fxp::Graph child =
       fxp::submodule_graph(g, options.get_string("child").c_str());
@@ -379,6 +380,10 @@ bool edit_child_graph(fxp::Graph& g, const fxp::Options& options) {
     child.set_attr_tensor(scale.c_str(), scaled.release());
   }
   if (options.get_bool("break")) (*child.begin()).prepend(child.output_node());
+  if (options.get_bool("replace")) {
+    fxp::add_module(g, options.get_string("child").c_str(), "torch.nn.ReLU",
+                    fxp::Arg::dict({}));
+  }
   if (options.get_bool("fail")) {
     throw fxp::Error(FX_FAILED_PRECONDITION, "edit_child_graph gives up");
   }
@@ -461,6 +466,7 @@ FXP_PLUGIN_WITH_EXTENSIONS(
         .option("child", FX_OPTION_STRING, "", "the child GraphModule")
         .option("scale", FX_OPTION_STRING, "", "an attribute to double")
         .option("fail", FX_OPTION_BOOL, "false", "then fail")
-        .option("break", FX_OPTION_BOOL, "false", "then break its graph"),
+        .option("break", FX_OPTION_BOOL, "false", "then break its graph")
+        .option("replace", FX_OPTION_BOOL, "false", "then replace the child"),
     fxp::pass<record_shapes>("record_shapes", "records shapes from a meta run")
         .option("shape", FX_OPTION_STRING_LIST, "2,3", "the input's shape"))

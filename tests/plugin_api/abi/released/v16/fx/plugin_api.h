@@ -1178,7 +1178,9 @@ struct FxApi {
    * submodule QUALIFIED_NAME.a of `graph`'s module). FX_NOT_FOUND when there
    * is no such submodule; FX_INVALID_ARGUMENT when it is not a GraphModule
    * (the error names its class); FX_FAILED_PRECONDITION when `graph` has no
-   * owning GraphModule or no pass runs on it. */
+   * owning GraphModule or is not a pass's graph (no pass runs on it, or it
+   * is a partition's or a backend's). While its graph is lent, a module
+   * replacing the child (or a module above it) is refused. */
   FxStatus* (*GraphSubmoduleGraph)(FxGraph* graph, const char* qualified_name,
                                    FxGraph** out);
 };
