@@ -9,13 +9,13 @@
 #include <utility>
 
 #include "fx_core/format/graph_json.h"
-#include "fx_core/ir/codegen.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 #include "host/handles/attribute_store.h"
 #include "host/pipeline/graph_equality.h"
+#include "host/pipeline/pass_target.h"
 
 namespace fx::host {
 namespace {
@@ -159,8 +159,7 @@ absl::Status LentChildGraphs::apply(GraphModule& owner, const Change& change) {
       parse_graph_json(change.json, "<worker result>");
   if (!file.ok()) return file.status();
   Lent& lent = note(change.qualified_name, child);
-  if (!change.namespace_reset) file->graph->reserve_names_of(child->graph());
-  file->graph->set_codegen(child->graph().codegen().clone());
+  adopt_worker_graph(child->graph(), *file->graph, change.namespace_reset);
   // A binding names the graph it was made for: the new graph gets its own.
   lent.binding.reset();
   child->set_graph(std::move(file->graph));

@@ -65,6 +65,12 @@ constexpr size_t kSizeBytes = sizeof(uint64_t);
 constexpr size_t kHeaderBytes = kSizeBytes + 1;
 }  // namespace
 
+void adopt_worker_graph(const Graph& current, Graph& incoming,
+                        bool namespace_reset) {
+  if (!namespace_reset) incoming.reserve_names_of(current);
+  incoming.set_codegen(current.codegen().clone());
+}
+
 std::string PassTarget::encode_changes() {
   // Nothing changed (an analysis, a pass with nothing to do): no bytes, so
   // the host parses nothing.
@@ -95,10 +101,7 @@ absl::Status PassTarget::apply_changes(std::string_view bytes) {
     absl::Status applied = apply_attribute_changes(
         file->modules, bytes.substr(kHeaderBytes + size));
     if (!applied.ok()) return applied;
-    if (!namespace_reset) file->graph->reserve_names_of(graph());
-    // A pass does not change the code generator, and a file cannot hold
-    // every kind (a Python CodeGen kept in process): the graph keeps its own.
-    file->graph->set_codegen(graph().codegen().clone());
+    adopt_worker_graph(graph(), *file->graph, namespace_reset);
     replace_graph(std::move(file->graph));
   } catch (const std::exception& e) {
     return absl::InternalError(

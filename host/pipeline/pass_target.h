@@ -50,6 +50,13 @@ namespace fx::host {
 
 class AttributeStore;
 
+// Readies `incoming`, a graph an isolated worker sent, to take `current`'s
+// place: the names `current` handed out stay taken (unless the pass reset
+// the namespace) and it keeps `current`'s code generator, which a file
+// cannot carry (a Python CodeGen kept in process).
+void adopt_worker_graph(const Graph& current, Graph& incoming,
+                        bool namespace_reset);
+
 class PassTarget {
  public:
   virtual ~PassTarget();
