@@ -32,9 +32,12 @@ input.pt, expected.pt). expected.pt is PyTorch eager's result, computed right
 after torch.manual_seed(SEED): a runner seeds LibTorch the same way before
 running the graph, so random ops (dropout, bernoulli, rand_like ...) are
 compared too. Each case is run eagerly five times more on copies of its
-inputs with the same seed, the last four after memory was filled with one of
-two values and freed; when those results differ (uninitialised memory
-as in empty_like, nondeterministic kernels) the case is marked
+inputs with the same seed: once as is, once with LibTorch's CPU allocator
+zero-filling every new block and once with it junk-filling (c10's
+caffe2_cpu_allocator_do_{zero,junk}_fill flags, so a result read from
+uninitialised memory, as empty's, always differs), twice after memory was
+filled with one of two values and freed; when those results differ
+(uninitialised memory, nondeterministic kernels) the case is marked
 "reproducible": false and a runner compares only its structure, dtypes and
 shapes. torch.save (1.13) drops a tensor's conjugate and negative bits, so a
 lazily conjugated result (fft.ifft's) would be saved as its conjugate: such an
@@ -53,6 +56,7 @@ Needs Debian's /usr/bin/python3 with python3-torch.
 
 import argparse
 import contextlib
+import ctypes
 import io
 import json
 import math
@@ -231,6 +235,49 @@ def resolved(value):
                                    for t in found]))
 
 
+class AllocatorFill:
+    """Makes LibTorch's CPU allocator zero-fill ("zero") or junk-fill ("junk")
+    each block it hands out, through c10's gflags booleans; a no-op where the
+    loaded libc10 does not export them."""
+
+    _FLAGS = {mode: f"_ZN3fLB{len(name)}{name}E" for mode, name in (
+        ("zero", "FLAGS_caffe2_cpu_allocator_do_zero_fill"),
+        ("junk", "FLAGS_caffe2_cpu_allocator_do_junk_fill"))}
+    _flags = None
+
+    @classmethod
+    def flags(cls):
+        if cls._flags is None:
+            cls._flags = {}
+            with open("/proc/self/maps") as maps:
+                paths = {line.split()[-1] for line in maps
+                         if "/libc10.so" in line}
+            for path in paths:
+                try:
+                    lib = ctypes.CDLL(path)
+                    cls._flags = {mode: ctypes.c_bool.in_dll(lib, symbol)
+                                  for mode, symbol in cls._FLAGS.items()}
+                    break
+                except (OSError, ValueError):
+                    continue
+            if not cls._flags:
+                print("opinfo_export: libc10 exports no allocator fill flags;"
+                      " uninitialised results are found by poisoning only",
+                      file=sys.stderr)
+        return cls._flags
+
+    def __init__(self, mode):
+        self.flag = self.flags().get(mode)
+
+    def __enter__(self):
+        if self.flag is not None:
+            self.flag.value = True
+
+    def __exit__(self, *exc):
+        if self.flag is not None:
+            self.flag.value = False
+
+
 def poison(result, value):
     """Allocates, fills with `value` and frees memory the size of each strided
     tensor of `result`: the allocator hands those blocks out next."""
@@ -310,20 +357,21 @@ def export_case(fn, variant, sample, case_dir, seed):
     except ValueError as e:
         raise RuntimeError(f"cannot export: ValueError: "
                            f"{str(e).split(': ', 1)[-1]}") from e
-    # Five eager runs on copies (ops may mutate their inputs), same seed. The
-    # last four run right after memory of the result's size was filled with
-    # 1 or 3 and freed, so that a result holding uninitialised memory
-    # (empty_like) comes out different.
+    # Five eager runs on copies (ops may mutate their inputs), same seed: as
+    # is, with new blocks zero-filled, junk-filled, and twice right after
+    # memory of the result's size was filled with 1 or 3 and freed, so that a
+    # result holding uninitialised memory (empty_like) comes out different.
     # (A failing GraphModule prints its generated code to stderr: hidden.)
     runs = []
     try:
         with torch.no_grad(), contextlib.redirect_stderr(io.StringIO()):
-            for fill in (None, 1, 3, 1, 3):
+            for fill in (None, "zero", "junk", 1, 3):
                 inputs = [t.clone() for t in tensors]
-                if fill is not None:
+                if isinstance(fill, int):
                     poison(runs[0], fill)
                 torch.manual_seed(seed)
-                runs.append(gm(*inputs))
+                with AllocatorFill(fill):
+                    runs.append(gm(*inputs))
     except Exception as e:  # noqa: BLE001
         raise RuntimeError(f"eager PyTorch raises: {type(e).__name__}: "
                            f"{first_line(str(e))}") from e

@@ -19,7 +19,7 @@ export FX_SDK_REFERENCE="${TEST_SRCDIR}/shared/reference"
 # come first in the process: preload them into Python.
 # (readelf's output read whole: grep -q would stop early, and with pipefail
 # readelf's SIGPIPE would make the test think otherwise now and then.)
-needed="$(readelf -d "${runfiles}/python/fx_sdk/_C.so")"
+needed="$(readelf -d "${runfiles}/python/fx_sdk/_C.so" 2>/dev/null)"
 if [[ "$needed" == *"[libasan"* ]]; then
   export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
   export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:detect_odr_violation=0}"
