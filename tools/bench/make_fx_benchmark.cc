@@ -3,8 +3,9 @@
 // capture_graph in each tracing mode (real, fake, symbolic: issue 31's goal
 // is symbolic within 2x of real).
 //   bazel run --config=opt //tools/bench:make_fx_benchmark -- [N ...]
-//   ... -- --profile MODE N LOOPS: only capture_graph of N ops in MODE,
-//   LOOPS times (for perf record).
+//   ... -- --profile MODE N LOOPS [encoder]: only capture_graph of N ops of
+//   the heads reshapes (or N encoder layers) in MODE, LOOPS times (for perf
+//   record).
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
@@ -40,6 +41,39 @@ Tensors heads(const Tensors& in, int ops) {
     at::Tensor h = x.view_symint({b, s, 4, d / 4}).transpose(1, 2);
     x = at::add(h.transpose(1, 2).reshape_symint({b, s, d}), in[1]);
   }
+  return {x};
+}
+
+// A transformer encoder layer as a model writes it, weights as inputs
+// (x [b, s, d], then wq, wk, wv, wo [d, d], w1 [4d, d], w2 [d, 4d]): sizes
+// read from x, q/k/v projected and reshaped into 4 heads, scaled scores,
+// softmax, the heads merged back, the output projection, a residual add and
+// layer norm, the feed-forward block with its own add and norm. Returns the
+// number of ATen calls it makes per layer in *calls.
+Tensors encoder(const Tensors& in, int layers, int* calls = nullptr) {
+  at::Tensor x = in[0];
+  for (int i = 0; i < layers; ++i) {
+    c10::SymInt b = x.sym_size(0), s = x.sym_size(1), d = x.sym_size(2);
+    auto heads = [&](const at::Tensor& t) {
+      return t.view_symint({b, s, 4, d / 4}).transpose(1, 2);
+    };
+    at::Tensor q = heads(at::linear(x, in[1]));
+    at::Tensor k = heads(at::linear(x, in[2]));
+    at::Tensor v = heads(at::linear(x, in[3]));
+    at::Tensor scores = at::matmul(q, k.transpose(-2, -1)).div(2.0);
+    at::Tensor o = at::matmul(at::softmax(scores, -1), v)
+                       .transpose(1, 2)
+                       .reshape_symint({b, s, d});
+    x = std::get<0>(at::native_layer_norm_symint(
+        at::add(x, at::linear(o, in[4])), {d}, {}, {}, 1e-5));
+    at::Tensor h = at::linear(at::relu(at::linear(x, in[5])), in[6]);
+    x = std::get<0>(
+        at::native_layer_norm_symint(at::add(x, h), {d}, {}, {}, 1e-5));
+  }
+  // 3 x (linear, view, transpose), transpose, matmul, div, softmax, matmul,
+  // transpose, reshape, linear, add, layer norm, linear, relu, linear, add,
+  // layer norm.
+  if (calls != nullptr) *calls = 9 + 15;
   return {x};
 }
 
@@ -83,13 +117,29 @@ void print_cpu_breakdown(const fx::TensorFunction& fn, const Tensors& inputs,
 void print_tracing_modes(int ops, int repeats) {
   const Tensors chain_inputs = {at::randn({4, 4}), at::randn({4, 4})};
   const Tensors heads_inputs = {at::randn({2, 6, 16}), at::randn({2, 6, 16})};
-  for (bool reshapes : {false, true}) {
-    const Tensors& inputs = reshapes ? heads_inputs : chain_inputs;
-    fx::TensorFunction fn = [ops, reshapes](const Tensors& in) {
-      return reshapes ? heads(in, ops) : chain(in, ops);
+  const Tensors encoder_inputs = {
+      at::randn({2, 6, 16}), at::randn({16, 16}), at::randn({16, 16}),
+      at::randn({16, 16}),   at::randn({16, 16}), at::randn({64, 16}),
+      at::randn({16, 64})};
+  int calls_per_layer = 0;
+  encoder(encoder_inputs, 0, &calls_per_layer);
+  const int layers = std::max(1, ops / calls_per_layer);
+  for (int workload : {0, 1, 2}) {
+    const Tensors& inputs = workload == 0   ? chain_inputs
+                            : workload == 1 ? heads_inputs
+                                            : encoder_inputs;
+    fx::TensorFunction fn = [ops, workload, layers](const Tensors& in) {
+      return workload == 0   ? chain(in, ops)
+             : workload == 1 ? heads(in, ops)
+                             : encoder(in, layers);
     };
-    std::printf("%d ops (%s), capture_graph CPU time by tracing_mode:", ops,
-                reshapes ? "view/transpose/reshape/add" : "add/relu");
+    const char* name = workload == 0   ? "add/relu"
+                       : workload == 1 ? "view/transpose/reshape/add"
+                                       : "encoder layers";
+    // Per user-level ATen call.
+    const int calls = workload == 2 ? layers * calls_per_layer : ops;
+    std::printf("%d ops (%s), capture_graph CPU time by tracing_mode:",
+                calls, name);
     double real = 0, real_per_node = 0;
     for (const char* mode : {"real", "fake", "symbolic"}) {
       fx::MakeFxOptions options;
@@ -110,16 +160,24 @@ void print_tracing_modes(int ops, int repeats) {
       std::printf(
           " %s %.2f us/op (%.2fx real), %zu nodes, %.2f us/node "
           "(%.2fx real);",
-          mode, us / ops, us / real, nodes, per_node, per_node / real_per_node);
+          mode, us / calls, us / real, nodes, per_node,
+          per_node / real_per_node);
     }
     std::printf("\n");
   }
 }
 
 // capture_graph of the heads reshapes alone, for a profiler.
-int profile(const std::string& mode, int ops, int loops) {
+int profile(const std::string& mode, int ops, int loops, bool layers) {
   Tensors inputs = {at::randn({2, 6, 16}), at::randn({2, 6, 16})};
-  auto fn = [ops](const Tensors& in) { return heads(in, ops); };
+  if (layers) {
+    inputs = {at::randn({2, 6, 16}), at::randn({16, 16}), at::randn({16, 16}),
+              at::randn({16, 16}),   at::randn({16, 16}), at::randn({64, 16}),
+              at::randn({16, 64})};
+  }
+  auto fn = [ops, layers](const Tensors& in) {
+    return layers ? encoder(in, ops) : heads(in, ops);
+  };
   fx::MakeFxOptions options;
   options.tracing_mode = mode;
   for (int i = 0; i < loops; ++i) fx::capture_graph(fn, inputs, options);
@@ -130,8 +188,9 @@ int profile(const std::string& mode, int ops, int loops) {
 
 int main(int argc, char** argv) {
   at::set_num_threads(1);
-  if (argc == 5 && std::string(argv[1]) == "--profile") {
-    return profile(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
+  if ((argc == 5 || argc == 6) && std::string(argv[1]) == "--profile") {
+    return profile(argv[2], std::atoi(argv[3]), std::atoi(argv[4]),
+                   argc == 6 && std::string(argv[5]) == "encoder");
   }
   std::vector<int> sizes;
   for (int i = 1; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
