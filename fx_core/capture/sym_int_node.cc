@@ -106,21 +106,18 @@ c10::SymIntNode CaptureSymNode::arithmetic(Op op,
                                              std::move(source));
 }
 
+// c10::SymInt's comparison operators ask bool_() of the node eq() / lt()
+// ... return, at once and always: the decision (and its guard, when it
+// depends on a symbol) is taken here, and the node is the wrapped constant
+// 0 or 1, shared by the capture.
 c10::SymIntNode CaptureSymNode::compare(sym::Relation::Op op,
                                         const c10::SymIntNode& other) {
   CaptureSymNode& b = as_capture(other);
-  sym::Relation relation{op, expr_, b.expr_};
-  bool value = guards().value(relation);
-  Source source;
-  source.kind = Source::Kind::kOperator;
-  static const char* const kNames[] = {"eq", "ne", "lt", "le", "gt", "ge"};
-  source.op = kNames[static_cast<int>(op)];
-  source.operands = {c10::SymIntNode::reclaim_copy(this), other};
-  auto node = c10::make_intrusive<CaptureSymNode>(
-      *this, sym::Expr::integer(value ? 1 : 0), value ? 1 : 0,
-      std::move(source));
-  node->relation_ = std::move(relation);
-  return node;
+  const int64_t value =
+      guards().decide(sym::Relation{op, expr_, b.expr_}) ? 1 : 0;
+  if (c10::SymIntNode shared = owner().constant(value)) return shared;
+  return c10::make_intrusive<CaptureSymNode>(*this, sym::Expr::integer(value),
+                                             value, Source());
 }
 
 c10::SymIntNode CaptureSymNode::add(const c10::SymIntNode& other) {
@@ -174,14 +171,9 @@ int64_t CaptureSymNode::guard_int(const char*, int64_t) {
 
 int64_t CaptureSymNode::int_() { return guard_int(__FILE__, __LINE__); }
 
-bool CaptureSymNode::bool_() {
-  if (relation_) return guards().decide(*relation_);
-  return guard_int(__FILE__, __LINE__) != 0;
-}
+bool CaptureSymNode::bool_() { return guard_int(__FILE__, __LINE__) != 0; }
 
-std::string CaptureSymNode::str() {
-  return relation_ ? relation_->str() : expr_.str();
-}
+std::string CaptureSymNode::str() { return expr_.str(); }
 
 CaptureSymNode* capture_node(const c10::SymInt& value) {
   if (!value.is_symbolic()) return nullptr;

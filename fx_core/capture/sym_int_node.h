@@ -13,14 +13,17 @@
 //    recorded call (make_fx's thunks).
 //  - add / sub / mul / floordiv / mod compute the expression as sympy does
 //    and make a new node; mul by a wrapped constant 1 is the other operand
-//    itself (make_fx's peephole). Comparisons make a node holding the
-//    relation; bool_() decides it at the hints and records the guard.
-//    guard_int() / int_() specialise the expression to its hint (guarded).
+//    itself (make_fx's peephole). A comparison is decided at the hints when
+//    it is made, its guard recorded then (c10::SymInt's operators ask
+//    bool_() of every comparison node at once), and gives the shared
+//    constant 0 or 1. guard_int() / int_() specialise the expression to its
+//    hint (guarded).
 //  - truediv, sym_float and ceil are not supported (c10::Error), as they
 //    have no SymInt result in 1.13's C++.
 //  - A node outliving its capture throws c10::Error when asked to compute.
 // Cost: LibTorch's size arithmetic (computeStride, infer_size) makes tens of
-// nodes per reshape, so a node is one allocation: its operands are inline,
+// nodes per reshape, so a node is one allocation from a per-thread free list
+// (support/free_list.h): its operands are inline,
 // its capture is reached without locking, arithmetic on expressions it has
 // seen is a lookup (sym::ExprMemo), and the capture hands out one shared
 // node per small wrapped constant.
@@ -33,10 +36,10 @@
 #include <array>
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
+#include "fx_core/support/free_list.h"
 #include "fx_core/symbolic/expr_memo.h"
 #include "fx_core/symbolic/guard_recorder.h"
 #include "fx_core/symbolic/sym_expr.h"
@@ -109,6 +112,15 @@ class CaptureSymNode final : public c10::SymIntNodeImpl {
   CaptureSymNode(const CaptureSymNode& sibling, sym::Expr expr, int64_t hint,
                  Source source);
 
+  // LibTorch's size arithmetic makes and drops these by the million on the
+  // capturing thread: their memory is recycled (support/free_list.h).
+  static void* operator new(size_t n) {
+    return FreeList<sizeof(CaptureSymNode)>::allocate(n);
+  }
+  static void operator delete(void* p, size_t n) {
+    FreeList<sizeof(CaptureSymNode)>::release(p, n);
+  }
+
  private:
   // The capture, checked alive.
   SymNodeOwner& owner() const;
@@ -123,8 +135,6 @@ class CaptureSymNode final : public c10::SymIntNodeImpl {
   sym::Expr expr_;
   int64_t hint_;
   Source source_;
-  // A comparison's node: the relation bool_() decides.
-  std::optional<sym::Relation> relation_;
 };
 
 // The capture node behind a symbolic SymInt, or nullptr (a plain int, or

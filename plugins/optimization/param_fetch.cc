@@ -52,20 +52,23 @@ struct FetchEntry {
 const std::vector<FetchEntry>& fetch_book() {
   static const std::vector<FetchEntry> book = [] {
     std::vector<FetchEntry> entries = {
-        {"torch.nn.Linear", {"weight", "bias"}, {}},
+        {"torch.nn.Linear", {"weight", "bias"}, {}, {}},
         {"torch.nn.Conv2d",
          {"weight", "bias"},
          {"kernel_size", "stride", "padding", "dilation", "groups",
-          "padding_mode"}},
+          "padding_mode"},
+         {}},
         {"torch.nn.BatchNorm2d",
          {"weight", "bias", "running_mean", "running_var"},
-         {"eps"}},
-        {"torch.nn.AdaptiveAvgPool2d", {}, {}},
+         {"eps"},
+         {}},
+        {"torch.nn.AdaptiveAvgPool2d", {}, {}, {}},
         {"torch.nn.MaxPool2d",
          {},
          {"kernel_size", "stride", "padding", "dilation", "return_indices",
-          "ceil_mode"}},
-        {"torch.nn.ReLU", {}, {"inplace"}},
+          "ceil_mode"},
+         {}},
+        {"torch.nn.ReLU", {}, {"inplace"}, {}},
     };
     for (FetchEntry& e : entries) {
       e.class_path = fx_plugins::torch_class_path(e.type);
