@@ -117,10 +117,10 @@ void print_cpu_breakdown(const fx::TensorFunction& fn, const Tensors& inputs,
 void print_tracing_modes(int ops, int repeats) {
   const Tensors chain_inputs = {at::randn({4, 4}), at::randn({4, 4})};
   const Tensors heads_inputs = {at::randn({2, 6, 16}), at::randn({2, 6, 16})};
-  const Tensors encoder_inputs = {
-      at::randn({2, 6, 16}), at::randn({16, 16}), at::randn({16, 16}),
-      at::randn({16, 16}),   at::randn({16, 16}), at::randn({64, 16}),
-      at::randn({16, 64})};
+  const Tensors encoder_inputs = {at::randn({2, 6, 16}), at::randn({16, 16}),
+                                  at::randn({16, 16}),   at::randn({16, 16}),
+                                  at::randn({16, 16}),   at::randn({64, 16}),
+                                  at::randn({16, 64})};
   int calls_per_layer = 0;
   encoder(encoder_inputs, 0, &calls_per_layer);
   const int layers = std::max(1, ops / calls_per_layer);
@@ -138,8 +138,8 @@ void print_tracing_modes(int ops, int repeats) {
                                        : "encoder layers";
     // Per user-level ATen call.
     const int calls = workload == 2 ? layers * calls_per_layer : ops;
-    std::printf("%d ops (%s), capture_graph CPU time by tracing_mode:",
-                calls, name);
+    std::printf("%d ops (%s), capture_graph CPU time by tracing_mode:", calls,
+                name);
     double real = 0, real_per_node = 0;
     for (const char* mode : {"real", "fake", "symbolic"}) {
       fx::MakeFxOptions options;

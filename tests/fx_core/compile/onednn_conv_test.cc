@@ -1,7 +1,9 @@
 // fx::OnednnConv against LibTorch's own convolution (at::conv2d, then the
 // residual add and the activation): both algorithms, the residual summed in
 // place (the residual is the destination) and copied first (any other
-// tensor, any layout), and the algorithm refusing what it cannot run.
+// tensor, any layout), inputs in every layout (an NCHW one reordered into a
+// buffer the convolution keeps), and the algorithm refusing what it cannot
+// run.
 #include "fx_core/compile/onednn_conv.h"
 
 #include <ATen/ATen.h>
@@ -128,6 +130,33 @@ TEST(OnednnConv, DirectWithoutBiasMatchesLibTorch) {
   at::Tensor out = nhwc_empty(conv->output_sizes());
   conv->run(x, nullptr, out);
   expect_close(out, reference(x, w, at::Tensor(), p, nullptr));
+}
+
+// A model's input image arrives NCHW: oneDNN reorders it into a buffer
+// made on first use. Each run must read its own input (the buffer is
+// refilled), NHWC and strided inputs still work, and an input of other
+// sizes than the convolution's is copied as before.
+TEST(OnednnConv, NchwInputsReorderedEveryRun) {
+  at::manual_seed(3);
+  at::Tensor w = at::randn({32, 3, 3, 3}) * 0.1, b = at::randn({32});
+  FusedConvParams p = params(2, 1, true, "relu");
+  const std::vector<int64_t> in{1, 3, 40, 36};
+  auto conv = OnednnConv::create(w, b, p, in);
+  ASSERT_NE(conv, nullptr);
+  for (int run = 0; run < 3; ++run) {
+    at::Tensor x = at::randn(in);
+    at::Tensor r = at::randn(conv->output_sizes());
+    at::Tensor out = nhwc_empty(conv->output_sizes());
+    conv->run(x, &r, out);
+    expect_close(out, reference(x, w, b, p, &r));
+    conv->run(x.contiguous(kNhwc), &r, out);
+    expect_close(out, reference(x, w, b, p, &r));
+    at::Tensor wide = at::randn({1, 3, 40, 72});
+    at::Tensor strided = wide.slice(3, 0, 72, 2);  // neither layout
+    conv->run(strided, &r, out);
+    expect_close(out, reference(strided, w, b, p, &r));
+  }
+  EXPECT_EQ(conv->input_sizes(), in);
 }
 
 }  // namespace
