@@ -38,7 +38,7 @@ class FreeList {
   static void release(void* p, size_t n) {
     if (p == nullptr) return;
     Cache& c = cache();
-    if (n != kSize || c.count >= kMaxFree) {
+    if (n != kSize || c.count >= kMaxFree || c.ended) {
       ::operator delete(p);
       return;
     }
@@ -55,12 +55,18 @@ class FreeList {
   struct Cache {
     Block* head = nullptr;
     size_t count = 0;
+    // Set when the thread's list is gone: a block released later (by an
+    // object destroyed after the thread's thread_locals, at exit) goes
+    // straight back to operator delete.
+    bool ended = false;
     ~Cache() {
       while (head != nullptr) {
         Block* next = head->next;
         ::operator delete(head);
         head = next;
       }
+      count = 0;
+      ended = true;
     }
   };
   static Cache& cache() {
