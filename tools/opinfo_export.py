@@ -240,9 +240,12 @@ class AllocatorFill:
     each block it hands out, through c10's gflags booleans; a no-op where the
     loaded libc10 does not export them."""
 
-    _FLAGS = {mode: f"_ZN3fLB{len(name)}{name}E" for mode, name in (
-        ("zero", "FLAGS_caffe2_cpu_allocator_do_zero_fill"),
-        ("junk", "FLAGS_caffe2_cpu_allocator_do_junk_fill"))}
+    # As gflags declares them (namespace fLB, Debian's libc10), else as
+    # c10's own flags without gflags declare them (plain globals).
+    _NAMES = (("zero", "FLAGS_caffe2_cpu_allocator_do_zero_fill"),
+              ("junk", "FLAGS_caffe2_cpu_allocator_do_junk_fill"))
+    _SPELLINGS = ({mode: f"_ZN3fLB{len(name)}{name}E" for mode, name in _NAMES},
+                  {mode: name for mode, name in _NAMES})
     _flags = None
 
     @classmethod
@@ -250,16 +253,19 @@ class AllocatorFill:
         if cls._flags is None:
             cls._flags = {}
             with open("/proc/self/maps") as maps:
-                paths = {line.split()[-1] for line in maps
-                         if "/libc10.so" in line}
+                paths = {line.split()[5] for line in maps
+                         if "/libc10.so" in line and len(line.split()) > 5}
             for path in paths:
-                try:
-                    lib = ctypes.CDLL(path)
-                    cls._flags = {mode: ctypes.c_bool.in_dll(lib, symbol)
-                                  for mode, symbol in cls._FLAGS.items()}
+                for spelling in cls._SPELLINGS:
+                    try:
+                        lib = ctypes.CDLL(path)
+                        cls._flags = {mode: ctypes.c_bool.in_dll(lib, symbol)
+                                      for mode, symbol in spelling.items()}
+                        break
+                    except (OSError, ValueError):
+                        continue
+                if cls._flags:
                     break
-                except (OSError, ValueError):
-                    continue
             if not cls._flags:
                 print("opinfo_export: libc10 exports no allocator fill flags;"
                       " uninitialised results are found by poisoning only",

@@ -2,8 +2,11 @@
 // made and destroyed by the million on one thread (the symbolic capture's
 // integers). A freed block goes on the freeing thread's list, at most
 // kMaxFree of them (the rest go back to operator delete); a thread's list is
-// returned to operator delete when the thread ends. Use it from a final
-// class's operator new / delete:
+// returned to operator delete when the thread ends, and a block released
+// after that (an object destroyed at exit, after the thread's thread_locals)
+// goes straight back too. Under AddressSanitizer every block comes from and
+// returns to operator new / delete, so a use after free is still reported.
+// Use it from a final class's operator new / delete:
 //   static void* operator new(size_t n) {
 //     return FreeList<sizeof(T)>::allocate(n);
 //   }
@@ -16,6 +19,17 @@
 #include <cstddef>
 #include <new>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define FX_FREE_LIST_ENABLED 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FX_FREE_LIST_ENABLED 0
+#endif
+#endif
+#ifndef FX_FREE_LIST_ENABLED
+#define FX_FREE_LIST_ENABLED 1
+#endif
+
 namespace fx {
 
 template <size_t kSize, size_t kMaxFree = 4096>
@@ -23,55 +37,60 @@ class FreeList {
   static_assert(kSize >= sizeof(void*), "a block must hold a pointer");
 
  public:
-  // A block of kSize bytes; `n` (operator new's argument) must be kSize.
+  // A block of n bytes, from the thread's list when n is kSize.
   static void* allocate(size_t n) {
-    if (n != kSize) return ::operator new(n);
-    Cache& c = cache();
-    if (c.head == nullptr) return ::operator new(kSize);
-    Block* b = c.head;
-    c.head = b->next;
-    --c.count;
+    State& s = state();
+    if (!FX_FREE_LIST_ENABLED || n != kSize || s.head == nullptr) {
+      return ::operator new(n);
+    }
+    Block* b = s.head;
+    s.head = b->next;
+    --s.count;
     return b;
   }
 
-  // A block from allocate(n), given back.
+  // A block of n bytes from allocate(n), given back.
   static void release(void* p, size_t n) {
     if (p == nullptr) return;
-    Cache& c = cache();
-    if (n != kSize || c.count >= kMaxFree || c.ended) {
+    State& s = state();
+    if (!FX_FREE_LIST_ENABLED || n != kSize || s.count >= kMaxFree || s.ended) {
       ::operator delete(p);
       return;
     }
     Block* b = static_cast<Block*>(p);
-    b->next = c.head;
-    c.head = b;
-    ++c.count;
+    b->next = s.head;
+    s.head = b;
+    ++s.count;
   }
 
  private:
   struct Block {
     Block* next;
   };
-  struct Cache {
-    Block* head = nullptr;
-    size_t count = 0;
-    // Set when the thread's list is gone: a block released later (by an
-    // object destroyed after the thread's thread_locals, at exit) goes
-    // straight back to operator delete.
-    bool ended = false;
-    ~Cache() {
-      while (head != nullptr) {
-        Block* next = head->next;
-        ::operator delete(head);
-        head = next;
+  // Trivially destructible, so it stays valid until the thread's storage
+  // goes; the Reaper (a separate thread_local) empties it at thread exit.
+  struct State {
+    Block* head;
+    size_t count;
+    bool ended;
+  };
+  struct Reaper {
+    State* state;
+    ~Reaper() {
+      while (state->head != nullptr) {
+        Block* next = state->head->next;
+        ::operator delete(state->head);
+        state->head = next;
       }
-      count = 0;
-      ended = true;
+      state->count = 0;
+      state->ended = true;
     }
   };
-  static Cache& cache() {
-    thread_local Cache c;
-    return c;
+  static State& state() {
+    static thread_local State s{nullptr, 0, false};
+    static thread_local Reaper reaper{&s};
+    (void)reaper;
+    return s;
   }
 };
 

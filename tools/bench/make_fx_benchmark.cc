@@ -167,7 +167,8 @@ void print_tracing_modes(int ops, int repeats) {
   }
 }
 
-// capture_graph of the heads reshapes alone, for a profiler.
+// capture_graph of the heads reshapes (or the encoder layers) alone, for a
+// profiler.
 int profile(const std::string& mode, int ops, int loops, bool layers) {
   Tensors inputs = {at::randn({2, 6, 16}), at::randn({2, 6, 16})};
   if (layers) {

@@ -134,8 +134,7 @@ TEST(OnednnConv, DirectWithoutBiasMatchesLibTorch) {
 
 // A model's input image arrives NCHW: oneDNN reorders it into a buffer
 // made on first use. Each run must read its own input (the buffer is
-// refilled), NHWC and strided inputs still work, and an input of other
-// sizes than the convolution's is copied as before.
+// refilled), and NHWC and strided inputs still work.
 TEST(OnednnConv, NchwInputsReorderedEveryRun) {
   at::manual_seed(3);
   at::Tensor w = at::randn({32, 3, 3, 3}) * 0.1, b = at::randn({32});
