@@ -256,13 +256,16 @@ class AllocatorFill:
                 paths = {line.split()[5] for line in maps
                          if "/libc10.so" in line and len(line.split()) > 5}
             for path in paths:
+                try:
+                    lib = ctypes.CDLL(path)
+                except OSError:
+                    continue
                 for spelling in cls._SPELLINGS:
                     try:
-                        lib = ctypes.CDLL(path)
                         cls._flags = {mode: ctypes.c_bool.in_dll(lib, symbol)
                                       for mode, symbol in spelling.items()}
                         break
-                    except (OSError, ValueError):
+                    except ValueError:
                         continue
                 if cls._flags:
                     break

@@ -1,5 +1,7 @@
 #include "fx_core/compile/onednn_common.h"
 
+#include <ATen/ops/empty.h>
+
 #include <vector>
 
 #include "fx_core/compile/huge_pages.h"
@@ -109,6 +111,32 @@ OnednnConvDims onednn_conv_dims(const ConvGeometry& g,
   d.dilates = {g.dilation[0] - 1, g.dilation[1] - 1};
   d.pad = {g.padding[0], g.padding[1]};
   return d;
+}
+
+const void* NhwcInput::data(const at::Tensor& input, dnnl::stream& stream,
+                            at::Tensor* keep) {
+  constexpr auto kNhwc = at::MemoryFormat::ChannelsLast;
+  if (input.is_contiguous(kNhwc)) return input.data_ptr();
+  if (!input.is_contiguous() || input.sizes() != c10::IntArrayRef(sizes_)) {
+    *keep = input.contiguous(kNhwc);
+    return keep->data_ptr();
+  }
+  if (!buffer_.defined()) {
+    using Tag = dnnl::memory::format_tag;
+    const dnnl::memory::dims dims(sizes_.begin(), sizes_.end());
+    // Raw storage only: a quantized input's bytes go in a uint8 buffer.
+    const at::ScalarType kind =
+        input.is_quantized() ? at::kByte : input.scalar_type();
+    buffer_ = at::empty(sizes_, at::TensorOptions().dtype(kind), kNhwc);
+    nchw_ = dnnl::memory({dims, type_, Tag::nchw}, onednn_engine(),
+                         DNNL_MEMORY_NONE);
+    nhwc_ = dnnl::memory({dims, type_, Tag::nhwc}, onednn_engine(),
+                         buffer_.data_ptr());
+    reorder_ = dnnl::reorder(nchw_, nhwc_);
+  }
+  nchw_.set_data_handle(input.data_ptr());
+  reorder_.execute(stream, nchw_, nhwc_);
+  return buffer_.data_ptr();
 }
 
 }  // namespace fx

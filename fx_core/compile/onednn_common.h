@@ -53,6 +53,29 @@ PackedWeights pack_weights(dnnl::memory user, const dnnl::memory::desc& want);
 PackedWeights pack_weights_of(const at::Tensor& weight, dnnl::memory user,
                               const dnnl::memory::desc& want);
 
+// A convolution's input in NHWC, as its primitive reads it. An input of
+// `sizes` that arrives NCHW-contiguous (a model's input image) is reordered
+// by oneDNN into a buffer made on first use and reused every run: LibTorch's
+// contiguous(channels_last) allocated a new tensor each run and took about
+// as long as a 3-channel stem's convolution. One per step; not thread-safe.
+class NhwcInput {
+ public:
+  NhwcInput(std::vector<int64_t> sizes, dnnl::memory::data_type type)
+      : sizes_(std::move(sizes)), type_(type) {}
+  // The data of `input` in NHWC: its own when NHWC-contiguous, the buffer
+  // when NCHW-contiguous of `sizes`, else a channels_last copy held in
+  // *keep.
+  const void* data(const at::Tensor& input, dnnl::stream& stream,
+                   at::Tensor* keep);
+
+ private:
+  std::vector<int64_t> sizes_;
+  dnnl::memory::data_type type_;
+  at::Tensor buffer_;
+  dnnl::memory nchw_, nhwc_;
+  dnnl::reorder reorder_;
+};
+
 }  // namespace fx
 
 #endif  // FX_CORE_COMPILE_ONEDNN_COMMON_H_

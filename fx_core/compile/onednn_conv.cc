@@ -73,19 +73,7 @@ struct OnednnConv::Impl {
   // them and the primitive's blocked src / dst (owned memory).
   memory user_src, user_dst;
   dnnl::reorder to_blocked, from_blocked;
-  // An NCHW-contiguous input (a model's input image) is reordered by oneDNN
-  // into this NHWC buffer, made on first use and reused every run:
-  // LibTorch's contiguous(channels_last) allocated a new tensor each run
-  // and took about as long as a 3-channel stem's convolution.
-  struct NhwcCopy {
-    dnnl::reorder reorder;
-    memory nchw, nhwc;
-    at::Tensor buffer;
-  };
-  std::unique_ptr<NhwcCopy> nhwc_copy;
-
-  // `input` (NCHW-contiguous, of in_sizes) in NHWC, in nhwc_copy's buffer.
-  const at::Tensor& to_nhwc(const at::Tensor& input);
+  std::unique_ptr<NhwcInput> input;  // the source as the primitive reads it
 
   void set_weights(const at::Tensor& weight, const OnednnConvDims& s,
                    const memory::desc& want);
@@ -122,24 +110,6 @@ void OnednnConv::Impl::set_activations(
   user_dst = memory(dst_nhwc, engine, DNNL_MEMORY_NONE);
   to_blocked = dnnl::reorder(user_src, src);
   from_blocked = dnnl::reorder(dst, user_dst);
-}
-
-const at::Tensor& OnednnConv::Impl::to_nhwc(const at::Tensor& input) {
-  if (!nhwc_copy) {
-    const memory::dims dims(in_sizes.begin(), in_sizes.end());
-    auto c = std::make_unique<NhwcCopy>();
-    c->buffer = at::empty(in_sizes, input.options().memory_format(
-                                        at::MemoryFormat::ChannelsLast));
-    c->nchw =
-        memory({dims, Dt::f32, Tag::nchw}, onednn_engine(), DNNL_MEMORY_NONE);
-    c->nhwc = memory({dims, Dt::f32, Tag::nhwc}, onednn_engine(),
-                     c->buffer.data_ptr());
-    c->reorder = dnnl::reorder(c->nchw, c->nhwc);
-    nhwc_copy = std::move(c);
-  }
-  nhwc_copy->nchw.set_data_handle(input.data_ptr());
-  nhwc_copy->reorder.execute(stream, nhwc_copy->nchw, nhwc_copy->nhwc);
-  return nhwc_copy->buffer;
 }
 
 bool OnednnConv::winograd_applies(const at::Tensor& w,
@@ -186,6 +156,7 @@ std::unique_ptr<OnednnConv> OnednnConv::create(const at::Tensor& weight,
     impl->args.emplace(DNNL_ARG_BIAS, impl->bias_mem);
   }
   impl->has_residual = p.has_residual;
+  impl->input = std::make_unique<NhwcInput>(in, Dt::f32);
   impl->in_sizes = std::move(in);
   impl->out_sizes.assign(s.dst.begin(), s.dst.end());
   return std::unique_ptr<OnednnConv>(new OnednnConv(std::move(impl)));
@@ -205,25 +176,22 @@ std::string OnednnConv::implementation() const { return impl_->implementation; }
 
 void OnednnConv::run(const at::Tensor& input, const at::Tensor* residual,
                      const at::Tensor& out) {
-  constexpr auto kNhwc = at::MemoryFormat::ChannelsLast;
   Impl& m = *impl_;
-  const bool nchw = !input.is_contiguous(kNhwc) && input.is_contiguous() &&
-                    input.scalar_type() == at::kFloat &&
-                    input.sizes() == c10::IntArrayRef(m.in_sizes);
-  at::Tensor x = nchw ? m.to_nhwc(input) : input.contiguous(kNhwc);
+  at::Tensor keep;
+  void* x = const_cast<void*>(m.input->data(input, m.stream, &keep));
   // The sum post-op accumulates into the destination: the residual first.
   if (m.has_residual && (residual->data_ptr() != out.data_ptr() ||
                          residual->strides() != out.strides())) {
     out.copy_(*residual);
   }
   if (m.algorithm == ConvAlgorithm::kWinograd) {
-    m.user_src.set_data_handle(x.data_ptr());
+    m.user_src.set_data_handle(x);
     m.user_dst.set_data_handle(out.data_ptr());
     m.to_blocked.execute(m.stream, m.user_src, m.src);
     m.prim.execute(m.stream, m.args);
     m.from_blocked.execute(m.stream, m.dst, m.user_dst);
   } else {
-    m.src.set_data_handle(x.data_ptr());
+    m.src.set_data_handle(x);
     m.dst.set_data_handle(out.data_ptr());
     m.prim.execute(m.stream, m.args);
   }

@@ -104,16 +104,9 @@ struct OnednnQConv::Impl {
   PackedWeights weights;
   std::unordered_map<int, memory> args;
   dnnl::stream stream{onednn_engine()};
-  // An NCHW-contiguous input (a quantize_per_tensor of the model's input)
-  // is reordered into this NHWC copy by oneDNN (made on first use):
-  // LibTorch's contiguous(channels_last) of a quint8 tensor took as long as
-  // the stem convolution itself.
-  dnnl::reorder to_nhwc;
-  memory nchw_input, nhwc_input;
-  at::Tensor nhwc_copy;
-
-  // The input's data as the primitive reads it (NHWC).
-  const void* nhwc_data(const at::Tensor& input, at::Tensor* keep);
+  // The source as the primitive reads it (NHWC; a quantize_per_tensor of
+  // the model's input arrives NCHW).
+  NhwcInput input{in_sizes, Dt::u8};
 
   // The primitive for `params` and `in_sizes` (set), with the weights
   // taken from `packed` when it holds them in the layout the primitive
@@ -156,30 +149,6 @@ bool OnednnQConv::Impl::build(const PackedWeights* packed) {
   }
   out_sizes.assign(s.dst.begin(), s.dst.end());
   return true;
-}
-
-const void* OnednnQConv::Impl::nhwc_data(const at::Tensor& input,
-                                         at::Tensor* keep) {
-  if (input.is_contiguous(at::MemoryFormat::ChannelsLast)) {
-    return input.data_ptr();
-  }
-  if (!input.is_contiguous()) {
-    *keep = input.contiguous(at::MemoryFormat::ChannelsLast);
-    return keep->data_ptr();
-  }
-  if (!nhwc_copy.defined()) {
-    const memory::dims dims(in_sizes.begin(), in_sizes.end());
-    dnnl::engine& engine = onednn_engine();
-    nhwc_copy = at::empty(in_sizes, at::TensorOptions().dtype(at::kByte),
-                          at::MemoryFormat::ChannelsLast);
-    nchw_input = memory({dims, Dt::u8, Tag::nchw}, engine, DNNL_MEMORY_NONE);
-    nhwc_input =
-        memory({dims, Dt::u8, Tag::nhwc}, engine, nhwc_copy.data_ptr());
-    to_nhwc = dnnl::reorder(nchw_input, nhwc_input);
-  }
-  nchw_input.set_data_handle(input.data_ptr());
-  to_nhwc.execute(stream, nchw_input, nhwc_input);
-  return nhwc_copy.data_ptr();
 }
 
 std::unique_ptr<OnednnQConv> OnednnQConv::create(const at::Tensor& weight,
@@ -229,7 +198,8 @@ void OnednnQConv::run(const at::Tensor& input, const at::Tensor& out) {
               "OnednnQConv: tensors of other sizes than planned");
   Impl& m = *impl_;
   at::Tensor keep;
-  m.src.set_data_handle(const_cast<void*>(m.nhwc_data(input, &keep)));
+  m.src.set_data_handle(
+      const_cast<void*>(m.input.data(input, m.stream, &keep)));
   m.dst.set_data_handle(out.data_ptr());
   m.prim.execute(m.stream, m.args);
   m.stream.wait();

@@ -48,9 +48,8 @@ Tensors heads(const Tensors& in, int ops) {
 // (x [b, s, d], then wq, wk, wv, wo [d, d], w1 [4d, d], w2 [d, 4d]): sizes
 // read from x, q/k/v projected and reshaped into 4 heads, scaled scores,
 // softmax, the heads merged back, the output projection, a residual add and
-// layer norm, the feed-forward block with its own add and norm. Returns the
-// number of ATen calls it makes per layer in *calls.
-Tensors encoder(const Tensors& in, int layers, int* calls = nullptr) {
+// layer norm, the feed-forward block with its own add and norm.
+Tensors encoder(const Tensors& in, int layers) {
   at::Tensor x = in[0];
   for (int i = 0; i < layers; ++i) {
     c10::SymInt b = x.sym_size(0), s = x.sym_size(1), d = x.sym_size(2);
@@ -70,11 +69,18 @@ Tensors encoder(const Tensors& in, int layers, int* calls = nullptr) {
     x = std::get<0>(
         at::native_layer_norm_symint(at::add(x, h), {d}, {}, {}, 1e-5));
   }
-  // 3 x (linear, view, transpose), transpose, matmul, div, softmax, matmul,
-  // transpose, reshape, linear, add, layer norm, linear, relu, linear, add,
-  // layer norm.
-  if (calls != nullptr) *calls = 9 + 15;
   return {x};
+}
+
+// The ATen calls encoder() makes per layer: 3 x (linear, view, transpose),
+// transpose, matmul, div, softmax, matmul, transpose, reshape, linear, add,
+// layer norm, linear, relu, linear, add, layer norm.
+constexpr int kEncoderCallsPerLayer = 9 + 15;
+
+Tensors encoder_inputs() {
+  return {at::randn({2, 6, 16}), at::randn({16, 16}), at::randn({16, 16}),
+          at::randn({16, 16}),   at::randn({16, 16}), at::randn({64, 16}),
+          at::randn({16, 64})};
 }
 
 // Thread CPU time per op, medians of `repeats`: eager, then the three parts
@@ -117,17 +123,12 @@ void print_cpu_breakdown(const fx::TensorFunction& fn, const Tensors& inputs,
 void print_tracing_modes(int ops, int repeats) {
   const Tensors chain_inputs = {at::randn({4, 4}), at::randn({4, 4})};
   const Tensors heads_inputs = {at::randn({2, 6, 16}), at::randn({2, 6, 16})};
-  const Tensors encoder_inputs = {at::randn({2, 6, 16}), at::randn({16, 16}),
-                                  at::randn({16, 16}),   at::randn({16, 16}),
-                                  at::randn({16, 16}),   at::randn({64, 16}),
-                                  at::randn({16, 64})};
-  int calls_per_layer = 0;
-  encoder(encoder_inputs, 0, &calls_per_layer);
-  const int layers = std::max(1, ops / calls_per_layer);
+  const Tensors layer_inputs = encoder_inputs();
+  const int layers = std::max(1, ops / kEncoderCallsPerLayer);
   for (int workload : {0, 1, 2}) {
     const Tensors& inputs = workload == 0   ? chain_inputs
                             : workload == 1 ? heads_inputs
-                                            : encoder_inputs;
+                                            : layer_inputs;
     fx::TensorFunction fn = [ops, workload, layers](const Tensors& in) {
       return workload == 0   ? chain(in, ops)
              : workload == 1 ? heads(in, ops)
@@ -137,7 +138,7 @@ void print_tracing_modes(int ops, int repeats) {
                        : workload == 1 ? "view/transpose/reshape/add"
                                        : "encoder layers";
     // Per user-level ATen call.
-    const int calls = workload == 2 ? layers * calls_per_layer : ops;
+    const int calls = workload == 2 ? layers * kEncoderCallsPerLayer : ops;
     std::printf("%d ops (%s), capture_graph CPU time by tracing_mode:", calls,
                 name);
     double real = 0, real_per_node = 0;
@@ -170,12 +171,9 @@ void print_tracing_modes(int ops, int repeats) {
 // capture_graph of the heads reshapes (or the encoder layers) alone, for a
 // profiler.
 int profile(const std::string& mode, int ops, int loops, bool layers) {
-  Tensors inputs = {at::randn({2, 6, 16}), at::randn({2, 6, 16})};
-  if (layers) {
-    inputs = {at::randn({2, 6, 16}), at::randn({16, 16}), at::randn({16, 16}),
-              at::randn({16, 16}),   at::randn({16, 16}), at::randn({64, 16}),
-              at::randn({16, 64})};
-  }
+  const Tensors inputs =
+      layers ? encoder_inputs()
+             : Tensors{at::randn({2, 6, 16}), at::randn({2, 6, 16})};
   auto fn = [ops, layers](const Tensors& in) {
     return layers ? encoder(in, ops) : heads(in, ops);
   };
