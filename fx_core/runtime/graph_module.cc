@@ -56,6 +56,28 @@ std::shared_ptr<torch::nn::Module> clone_tree(const torch::nn::Module& m,
 
 }  // namespace
 
+namespace {
+
+// What `root` has at a use's target, as torch.fx's _copy_attr reads it (a
+// buffer's kind from `root_gm` when it is a GraphModule).
+GraphModule::Attribute lookup_attribute(const torch::nn::Module& root,
+                                        const GraphModule::AttributeUse& use,
+                                        const GraphModule* root_gm) {
+  GraphModule::Attribute a;
+  if (use.op == Opcode::kCallModule) {
+    a.module = submodule_at(root, use.target);
+  } else if (auto t = tensor_at(root, use.target)) {
+    a.tensor = t->tensor;
+    a.is_parameter = t->is_parameter;
+    if (root_gm != nullptr) a.buffer_kind = root_gm->buffer_kind(use.target);
+  } else {
+    a.module = submodule_at(root, use.target);
+  }
+  return a;
+}
+
+}  // namespace
+
 GraphModule::GraphModule(torch::nn::Module& root, std::unique_ptr<Graph> graph,
                          std::string class_name)
     : torch::nn::Module(class_name),
@@ -63,18 +85,8 @@ GraphModule::GraphModule(torch::nn::Module& root, std::unique_ptr<Graph> graph,
       class_name_(std::move(class_name)) {
   const auto* root_gm = dynamic_cast<const GraphModule*>(&root);
   if (root_gm != nullptr) foreign_targets_ = root_gm->foreign_targets_;
-  copy_from([&root, root_gm](const Node& n) {
-    Attribute a;
-    if (n.op() == Opcode::kCallModule) {
-      a.module = submodule_at(root, n.target());
-    } else if (auto t = tensor_at(root, n.target())) {
-      a.tensor = t->tensor;
-      a.is_parameter = t->is_parameter;
-      if (root_gm != nullptr) a.buffer_kind = root_gm->buffer_kind(n.target());
-    } else {
-      a.module = submodule_at(root, n.target());
-    }
-    return a;
+  copy_from([&root, root_gm](const AttributeUse& use) {
+    return lookup_attribute(root, use, root_gm);
   });
 }
 
@@ -91,8 +103,8 @@ GraphModule::GraphModule(const AttributeMap& root, std::unique_ptr<Graph> graph,
     first.emplace(root[i].first, i);
     if (root[i].second.module) first_module.emplace(root[i].first, i);
   }
-  copy_from([&](const Node& n) {
-    const std::string& target = n.target();
+  copy_from([&](const AttributeUse& use) {
+    const std::string& target = use.target;
     if (auto exact = first.find(target); exact != first.end()) {
       return root[exact->second].second;
     }
@@ -146,37 +158,78 @@ void register_graph_module_kind() {
 
 }  // namespace
 
-void GraphModule::copy_from(
-    const std::function<Attribute(const Node&)>& lookup) {
+void GraphModule::copy_from(const AttributeLookup& lookup) {
   register_graph_module_kind();
   if (!graph_) throw FxError("GraphModule: the graph is null");
-  for (Node* n : graph_->nodes()) {
-    if (n->op() != Opcode::kGetAttr && n->op() != Opcode::kCallModule) {
-      continue;
-    }
+  install_attributes(attribute_uses(*graph_), lookup);
+  graph_->set_owning_module(this);
+  recompile();
+}
+
+void GraphModule::install_attributes(const std::vector<AttributeUse>& uses,
+                                     const AttributeLookup& lookup) {
+  for (const AttributeUse& use : uses) {
     // As torch.fx's _copy_attr: a call_module target is always installed
     // (replacing a container made for an earlier `linear.weight`); a
     // get_attr target already present came with its submodule.
     // A foreign attribute is the overlay's, not the root's.
-    AttrKind present = resolve_attr(n->target());
-    if (n->op() == Opcode::kGetAttr &&
+    AttrKind present = resolve_attr(use.target);
+    if (use.op == Opcode::kGetAttr &&
         ((present != AttrKind::kMissing && present != AttrKind::kModule) ||
-         foreign_targets_.find_attribute(n->target()) != nullptr)) {
+         foreign_targets_.find_attribute(use.target) != nullptr)) {
       continue;
     }
-    Attribute a = lookup(*n);
+    Attribute a = lookup(use);
     if (a.module) {
-      add_submodule(n->target(), a.module);
+      add_submodule(use.target, a.module);
     } else if (a.tensor.defined()) {
-      set_attr(n->target(), a.tensor, a.is_parameter, a.buffer_kind);
+      set_attr(use.target, a.tensor, a.is_parameter, a.buffer_kind);
     } else {
-      throw FxError(cat("node '", n->name(), "' (", opcode_name(n->op()),
-                        ") refers to '", n->target(),
+      throw FxError(cat("node '", use.node, "' (", opcode_name(use.op),
+                        ") refers to '", use.target,
                         "', which the root module does not have"));
     }
   }
-  graph_->set_owning_module(this);
-  recompile();
+}
+
+std::vector<GraphModule::AttributeUse> GraphModule::attribute_uses(
+    const Graph& graph) {
+  std::vector<AttributeUse> uses;
+  for (const Node* n : graph.nodes()) {
+    if (n->op() == Opcode::kGetAttr || n->op() == Opcode::kCallModule) {
+      uses.push_back(
+          {n->op(), std::string(n->target()), std::string(n->name())});
+    }
+  }
+  return uses;
+}
+
+std::shared_ptr<GraphModule::HeldAttributes> GraphModule::keep_used_attributes(
+    const std::vector<AttributeUse>& uses) {
+  auto held = std::make_shared<HeldAttributes>();
+  held->members = take_members(*this);
+  held->buffer_kinds = std::move(buffer_kinds_);
+  buffer_kinds_.clear();
+  // The lookups read the old tree, held by a scratch module meanwhile.
+  torch::nn::Module old("Module");
+  restore_members(old, held->members);
+  try {
+    install_attributes(uses, [&](const AttributeUse& use) {
+      Attribute a = lookup_attribute(old, use, nullptr);
+      auto kind = held->buffer_kinds.find(use.target);
+      if (kind != held->buffer_kinds.end()) a.buffer_kind = kind->second;
+      return a;
+    });
+  } catch (...) {
+    restore_attributes(*held);
+    throw;
+  }
+  return held;
+}
+
+void GraphModule::restore_attributes(const HeldAttributes& held) {
+  restore_members(*this, held.members);
+  buffer_kinds_ = held.buffer_kinds;
 }
 
 void GraphModule::set_graph(std::unique_ptr<Graph> graph) {

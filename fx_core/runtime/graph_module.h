@@ -45,6 +45,7 @@
 #include "absl/status/status.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/runtime/foreign_targets.h"
+#include "fx_core/runtime/module_path.h"
 
 namespace fx {
 
@@ -158,13 +159,41 @@ class GraphModule : public torch::nn::Module, public GraphOwner {
   // order they are first used (what a graph file's modules/weights hold).
   AttributeMap referenced_attributes() const;
 
+  // A get_attr or call_module node's reference to an attribute.
+  struct AttributeUse {
+    Opcode op;
+    std::string target;
+    std::string node;  // the node's name, for errors
+  };
+  // The graph's references, in node order.
+  static std::vector<AttributeUse> attribute_uses(const Graph& graph);
+  // What the module held before keep_used_attributes().
+  struct HeldAttributes {
+    ModuleMembers members;
+    std::map<std::string, BufferKind, std::less<>> buffer_kinds;
+  };
+  // torch.fx's GraphModule(self, graph) in place, `uses` being the graph's
+  // references (attribute_uses): the module's submodules and tensors
+  // become those the uses name, installed in that order under new plain
+  // containers (the modules and tensors themselves are the same objects;
+  // no module below is changed). Returns what it held before, which
+  // restore_attributes() puts back. Throws FxError naming the node whose
+  // target the module lacks, leaving the module as it was. Call
+  // recompile() after.
+  std::shared_ptr<HeldAttributes> keep_used_attributes(
+      const std::vector<AttributeUse>& uses);
+  void restore_attributes(const HeldAttributes& held);
+
   // GraphOwner: lint and dead code elimination ask these. A foreign
   // attribute (or a path holding one) is kOther.
   AttrKind resolve_attr(std::string_view qualified_name) const override;
   bool has_function(std::string_view target) const override;
 
  private:
-  void copy_from(const std::function<Attribute(const Node&)>& lookup);
+  using AttributeLookup = std::function<Attribute(const AttributeUse&)>;
+  void copy_from(const AttributeLookup& lookup);
+  void install_attributes(const std::vector<AttributeUse>& uses,
+                          const AttributeLookup& lookup);
   torch::nn::Module& container(std::string_view path, std::string* leaf);
 
   std::unique_ptr<Graph> graph_;

@@ -1,6 +1,7 @@
 #include "fx_core/runtime/module_path.h"
 
 #include <string>
+#include <utility>
 
 namespace fx {
 namespace {
@@ -57,6 +58,30 @@ std::shared_ptr<torch::nn::Module> child_named(const torch::nn::Module& m,
 
 const ChildDict& children_of(const torch::nn::Module& m) {
   return m.*member(ChildrenOf{});
+}
+
+namespace {
+// Moves `from` into `to`, leaving `from` empty with its key description
+// (the noun LibTorch's errors use: "Parameter", "Buffer", "Submodule").
+template <typename Dict>
+void move_out(Dict& from, Dict* to) {
+  *to = std::move(from);
+  from = Dict(to->key_description());
+}
+}  // namespace
+
+ModuleMembers take_members(torch::nn::Module& m) {
+  ModuleMembers out;
+  move_out(m.*member(ParametersOf{}), &out.parameters);
+  move_out(m.*member(BuffersOf{}), &out.buffers);
+  move_out(m.*member(ChildrenOf{}), &out.children);
+  return out;
+}
+
+void restore_members(torch::nn::Module& m, ModuleMembers members) {
+  m.*member(ParametersOf{}) = std::move(members.parameters);
+  m.*member(BuffersOf{}) = std::move(members.buffers);
+  m.*member(ChildrenOf{}) = std::move(members.children);
 }
 
 const torch::nn::Module* module_at(const torch::nn::Module& root,

@@ -48,6 +48,18 @@ std::optional<TensorAttr> own_tensor(const torch::nn::Module& m,
 std::optional<TensorAttr> tensor_at(const torch::nn::Module& root,
                                     std::string_view path);
 
+// A module's own registries: its parameters, buffers and children, in
+// order (LibTorch has no way to take one out again but unregister_module).
+struct ModuleMembers {
+  torch::OrderedDict<std::string, at::Tensor> parameters;
+  torch::OrderedDict<std::string, at::Tensor> buffers;
+  torch::OrderedDict<std::string, std::shared_ptr<torch::nn::Module>> children;
+};
+// Takes every parameter, buffer and child out of `m`, which keeps none.
+ModuleMembers take_members(torch::nn::Module& m);
+// Makes `members` what `m` holds, replacing whatever it held.
+void restore_members(torch::nn::Module& m, ModuleMembers members);
+
 // Splits "a.b.c" into owner "a.b" and leaf "c" (owner empty for "c").
 void split_qualified_name(std::string_view path, std::string_view* owner,
                           std::string_view* leaf);

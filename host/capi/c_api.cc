@@ -94,11 +94,13 @@ constexpr size_t entries_end(uint32_t version) {
       return offsetof(FxApi, NodeSetTypeText);
     case 15:
       return offsetof(FxApi, GraphSubmoduleGraph);
+    case 16:
+      return offsetof(FxApi, GraphKeepUsedAttrs);
     default:
       return sizeof(FxApi);
   }
 }
-static_assert(FX_API_VERSION == 16,
+static_assert(FX_API_VERSION == 17,
               "a new API version: add where its entries end to entries_end");
 
 // The whole table cut down to `version`: later entries zeroed.

@@ -1,6 +1,7 @@
 // The FxApi entries of the children of a graph's owning GraphModule:
 // GraphAddSubgraphModule, GraphModuleConfig, GraphModuleParameters,
-// GraphModuleTraining, GraphShareAttr(As) and GraphSubmoduleGraph; and
+// GraphModuleTraining, GraphShareAttr(As), GraphSubmoduleGraph and
+// GraphKeepUsedAttrs; and
 // owning_module(), which every entry that needs the GraphModule behind a
 // graph goes through.
 #include <ATen/ATen.h>
@@ -73,6 +74,28 @@ void submodule_graph(FxGraph* g, const char* name, FxGraph** out) {
   Graph* lent = store->lend_child_graph(name, child, &error);
   if (lent == nullptr) fail(FX_FAILED_PRECONDITION, error);
   *out = wrap(lent);
+}
+
+void keep_used_attrs(FxGraph* g) {
+  const Graph* graph = live_graph(static_cast<const FxGraph*>(g));
+  GraphModule& gm = owning_module(graph);
+  for (const GraphModule::AttributeUse& use :
+       GraphModule::attribute_uses(*graph)) {
+    if (gm.resolve_attr(use.target) == GraphOwner::AttrKind::kMissing) {
+      fail(FX_NOT_FOUND,
+           cat("node '", use.node, "' (", opcode_name(use.op), ") refers to '",
+               use.target, "', which the module does not have"));
+    }
+  }
+  std::string error;
+  AttributeStore* store = store_for(graph);
+  if (store == nullptr || !store->keep_used_attributes("", *graph, &error)) {
+    fail(FX_FAILED_PRECONDITION,
+         store == nullptr
+             ? "no pass runs on this graph, so its module's attributes "
+               "cannot change"
+             : error);
+  }
 }
 
 void module_config(const FxGraph* g, const char* name, FxArg** out) {
@@ -192,6 +215,9 @@ void fill_submodule_entries(FxApi& t) {
   t.GraphSubmoduleGraph = [](FxGraph* g, const char* name, FxGraph** out) {
     return guarded("GraphSubmoduleGraph",
                    [&] { submodule_graph(g, name, out); });
+  };
+  t.GraphKeepUsedAttrs = [](FxGraph* g) {
+    return guarded("GraphKeepUsedAttrs", [&] { keep_used_attrs(g); });
   };
   t.GraphModuleConfig = [](const FxGraph* g, const char* name, FxArg** out) {
     return guarded("GraphModuleConfig", [&] { module_config(g, name, out); });

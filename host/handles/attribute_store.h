@@ -73,6 +73,19 @@ class AttributeStore {
         "can)";
     return nullptr;
   }
+  // torch.fx's GraphModule(module, graph) in place for the GraphModule at
+  // `module_path` below this store's module ("" for that module itself),
+  // `graph` being its graph: its attributes become those the graph uses
+  // (GraphModule::keep_used_attributes), committed or rolled back with the
+  // pass. False with *error set (a target the module lacks, an owner that
+  // runs no pass).
+  virtual bool keep_used_attributes(std::string_view module_path,
+                                    const Graph& graph, std::string* error) {
+    (void)module_path, (void)graph;
+    *error =
+        "no pass runs on this graph, so its module's attributes cannot change";
+    return false;
+  }
   // Example inputs given for the graph (none by default): a DLPack view of
   // input `index`, or nullptr with *error set.
   virtual size_t num_example_inputs() const { return 0; }

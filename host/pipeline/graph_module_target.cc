@@ -26,6 +26,7 @@
 #include "fx_core/runtime/graph_module_file.h"
 #include "fx_core/runtime/module_path.h"
 #include "fx_core/runtime/module_registry.h"
+#include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 #include "host/capi/c_api.h"
 #include "host/pipeline/graph_equality.h"
@@ -177,6 +178,34 @@ at::Tensor owned_copy(DLManagedTensor* tensor) {
 
 // The module's tensors and submodules for the C ABI, with a journal of the
 // tensors a pass replaced so a rollback can put them back.
+namespace {
+
+// A keep_used_attributes entry's uses as the worker sends them: a list of
+// (opcode, target, node name) tuples.
+c10::IValue encode_uses(const std::vector<GraphModule::AttributeUse>& uses) {
+  c10::impl::GenericList list(c10::AnyType::get());
+  for (const GraphModule::AttributeUse& use : uses) {
+    list.push_back(c10::ivalue::Tuple::create(
+        {c10::IValue(static_cast<int64_t>(use.op)), c10::IValue(use.target),
+         c10::IValue(use.node)}));
+  }
+  return list;
+}
+std::vector<GraphModule::AttributeUse> decode_uses(const c10::IValue& list) {
+  std::vector<GraphModule::AttributeUse> uses;
+  for (const c10::IValue& item : list.toListRef()) {
+    const auto& f = item.toTupleRef().elements();
+    const auto op = static_cast<Opcode>(f.at(0).toInt());
+    if (op != Opcode::kGetAttr && op != Opcode::kCallModule) {
+      throw FxError("a kept attribute use is neither get_attr nor call_module");
+    }
+    uses.push_back({op, f.at(1).toStringRef(), f.at(2).toStringRef()});
+  }
+  return uses;
+}
+
+}  // namespace
+
 class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
  public:
   Attributes(GraphModule& module, std::vector<at::Tensor> example_inputs)
@@ -295,6 +324,36 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
     (void)error;
     return lent_.lend(name, child);
   }
+  bool keep_used_attributes(std::string_view path, const Graph& graph,
+                            std::string* error) override {
+    return keep_uses(path, GraphModule::attribute_uses(graph), error);
+  }
+  // keep_used_attributes with the graph's uses (as a worker sends them).
+  bool keep_uses(std::string_view path,
+                 std::vector<GraphModule::AttributeUse> uses,
+                 std::string* error) {
+    Entry entry;
+    entry.name = std::string(path);
+    GraphModule* gm = &module_;
+    if (!path.empty()) {
+      entry.kept_child =
+          std::dynamic_pointer_cast<GraphModule>(module_.get_submodule(path));
+      if (entry.kept_child == nullptr) {
+        *error = cat("the module has no child GraphModule '", path, "'");
+        return false;
+      }
+      gm = entry.kept_child.get();
+    }
+    try {
+      entry.held = gm->keep_used_attributes(uses);
+    } catch (const FxError& e) {
+      *error = e.what();
+      return false;
+    }
+    entry.uses = std::move(uses);
+    journal_.push_back(std::move(entry));
+    return true;
+  }
   // Lints the child graphs the pass borrowed; throws FxError.
   void lint_lent_graphs() const { lent_.lint(); }
 
@@ -341,13 +400,17 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
       }
     }
     for (const Entry& e : journal_) {
-      if (e.is_module) {
+      if (e.held) {
+        entries.push_back(c10::ivalue::Tuple::create(
+            {c10::IValue(e.name), encode_uses(e.uses)}));
+      } else if (e.is_module) {
         added->emplace_back(e.name, e.spec);
         entries.push_back(c10::ivalue::Tuple::create(
             {c10::IValue(e.name), c10::IValue(module_state(e.name))}));
-      } else {
+      } else if (at::Tensor t = module_.get_attr(e.name); t.defined()) {
+        // (Not there when a later keep_used_attributes took it out.)
         entries.push_back(c10::ivalue::Tuple::create(
-            {c10::IValue(e.name), c10::IValue(module_.get_attr(e.name))}));
+            {c10::IValue(e.name), c10::IValue(std::move(t))}));
       }
     }
     for (const auto& [name, child] : new_graph_modules()) {
@@ -383,6 +446,8 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
         absl::Status lent = lent_.apply(
             module_, {name, graph[0].toStringRef(), graph[1].toBool()});
         if (!lent.ok()) return lent;
+      } else if (fields.size() == 2 && fields[1].isList()) {
+        done = keep_uses(name, decode_uses(fields[1]), &error);
       } else if (fields.size() == 3) {
         done = write_in_place(name, fields[1].toTensor(), &error);
       } else if (fields[1].isTensor()) {
@@ -436,8 +501,13 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
     }
     clear_reads();
     for (const auto& added : new_graph_modules()) remove_module(added.first);
+    bool kept_used = false;
     for (auto it = journal_.rbegin(); it != journal_.rend(); ++it) {
-      if (it->is_module) {
+      if (it->held) {
+        GraphModule& gm = it->kept_child ? *it->kept_child : module_;
+        gm.restore_attributes(*it->held);
+        kept_used = true;
+      } else if (it->is_module) {
         if (it->previous_module) {
           module_.add_submodule(it->name, it->previous_module);
         } else {
@@ -447,6 +517,10 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
         it->previous.set_requires_grad(it->requires_grad);
         module_.set_attr(it->name, it->previous, it->is_parameter);
       }
+    }
+    // What keep_used_attributes held may include modules added since begin.
+    if (kept_used) {
+      for (const auto& added : new_graph_modules()) remove_module(added.first);
     }
     journal_.clear();
   }
@@ -461,6 +535,11 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
     bool is_module = false;
     std::shared_ptr<torch::nn::Module> previous_module;  // null: added
     ModuleSpec spec;  // what the module was built from
+    // keep_used_attributes: what the GraphModule at `name` held before
+    // (`kept_child` when not the target's module) and the uses it kept.
+    std::shared_ptr<GraphModule::HeldAttributes> held;
+    std::shared_ptr<GraphModule> kept_child;
+    std::vector<GraphModule::AttributeUse> uses;
   };
   // A tensor a pass read (GraphGetAttr hands out a view of it) and a copy
   // of what it held then: in-place writes through the view roll back. A

@@ -55,6 +55,13 @@ class ChildAttributeStore : public AttributeStore {
                           std::string* error) override {
     return owner_.lend_child_graph(at(name), child, error);
   }
+  bool keep_used_attributes(std::string_view module_path, const Graph& graph,
+                            std::string* error) override {
+    const std::string path = module_path.empty()
+                                 ? prefix_.substr(0, prefix_.size() - 1)
+                                 : at(module_path);
+    return owner_.keep_used_attributes(path, graph, error);
+  }
 
  private:
   std::string at(std::string_view name) const { return cat(prefix_, name); }

@@ -20,12 +20,9 @@
 // output node among them: refused, naming the node and the option, before
 // anything changes.
 //
-// Left as it is: torch's GraphModule(orig_module, new_graph) copies only
-// the submodules and attributes the new graph reads; here the module keeps
-// the others, as the C ABI has no entry that deletes an attribute or a
-// submodule (the graph, its code and its numbers are torch's, and the
-// torch.fx GraphModule fx_sdk.run_pipeline returns holds only what the graph
-// reads, as torch's).
+// The module then keeps only the submodules and tensors the new graph
+// uses, in the order it first uses them, as torch's GraphModule(orig_module,
+// new_graph) copies them (GraphKeepUsedAttrs).
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -182,6 +179,7 @@ bool extract_subgraph(Graph& g, const fxp::Options& options) {
     if (made[i].name() != names[i]) renames.emplace_back(made[i], names[i]);
   }
   apply_retrace_names(g, renames);
+  fxp::keep_used_attrs(g);
   return true;
 }
 

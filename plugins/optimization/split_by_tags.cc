@@ -26,10 +26,9 @@
 // reading a later tag, a tag naming an existing attribute of the module:
 // refused before anything changes, naming the node or the tag.
 //
-// Left as it is: torch's new root module holds only the components (and
-// the returned attributes); here the module keeps its other attributes, as
-// the C ABI has no entry that deletes one (the torch.fx GraphModule
-// fx_sdk.run_pipeline returns holds only what the graph reads, as torch's).
+// The module then holds only what the main graph uses: the returned
+// attributes and the components, as torch's new root module
+// (GraphKeepUsedAttrs).
 // The copies keep meta['tensor_meta'] and get meta[meta_key] (torch's
 // node_copy copies all meta; the C ABI cannot list a node's meta keys).
 #include <algorithm>
@@ -418,6 +417,7 @@ void split_graph_by_tags(Graph& g, const std::vector<std::string>& tags,
     if (p.num_args() > 0) p.set_args({});
   }
   apply_fresh_graph_names(g, main_names(placeholders, main.made));
+  fxp::keep_used_attrs(g);
 }
 
 }  // namespace fx_optimization

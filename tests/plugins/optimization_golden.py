@@ -198,6 +198,7 @@ def extract(model, mode, inputs, out_dir):
             f.write(type(e).__name__ + "\n")
         return
     write_text_and_code(result, out_dir)
+    write_attributes(result, out_dir)
     sub_inputs = [values[n] for n in ins]
     torch.save(sub_inputs, os.path.join(out_dir, "inputs.pt"))
     with torch.no_grad():
@@ -256,6 +257,7 @@ def split(model, mode, inputs, out_dir):
             f.write(type(e).__name__ + "\n")
         return
     write_text_and_code(result, out_dir)
+    write_attributes(result, out_dir)
     for tag in options["tags"]:
         write_text_and_code(getattr(result, tag), out_dir, tag + ".")
     with torch.no_grad():
@@ -286,6 +288,7 @@ def run_splitter(model, mode, inputs, out_dir):
             f.write(type(e).__name__ + "\n")
         return
     write_text_and_code(result, out_dir)
+    write_attributes(result, out_dir)
     with open(os.path.join(out_dir, "report.txt"), "w") as f:
         f.write(preview)
         f.write(printed.getvalue())
@@ -342,6 +345,21 @@ def write_text_and_code(gm, out_dir, prefix=""):
         f.write(re.sub(r"\[#users=", "[num_users=", str(gm.graph)))
     with open(os.path.join(out_dir, prefix + "code.py"), "w") as f:
         f.write(gm.code)
+
+
+def write_attributes(gm, out_dir):
+    """attributes.txt: the module's submodules, parameters and buffers by
+    qualified name, in torch's order (named_modules, then each module's
+    own), shared objects listed under every name."""
+    modules = list(gm.named_modules(remove_duplicate=False))
+    lines = [f"module {name}" for name, _ in modules if name]
+    for kind, field in (("parameter", "_parameters"), ("buffer", "_buffers")):
+        for name, m in modules:
+            lines += [f"{kind} {name + '.' if name else ''}{key}"
+                      for key, value in getattr(m, field).items()
+                      if value is not None]
+    with open(os.path.join(out_dir, "attributes.txt"), "w") as f:
+        f.write("".join(line + "\n" for line in lines))
 
 
 def write_next_names(graph, path):

@@ -54,6 +54,19 @@ c10::IValue read(const std::string& path) {
   return *v;
 }
 
+// The module's submodules, parameters and buffers by qualified name, as
+// the golden's attributes.txt lists torch's.
+std::string attribute_listing(const torch::nn::Module& m) {
+  std::string out;
+  for (const auto& sub : m.named_modules("", /*include_self=*/false)) {
+    out += "module " + sub.key() + "\n";
+  }
+  for (const auto& p : m.named_parameters())
+    out += "parameter " + p.key() + "\n";
+  for (const auto& b : m.named_buffers()) out += "buffer " + b.key() + "\n";
+  return out;
+}
+
 class OptimizationTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -109,6 +122,8 @@ class OptimizationTest : public ::testing::Test {
     ASSERT_TRUE(report.ok()) << report.failure;
     EXPECT_EQ(b.gm->graph().str(), testing::read_file(golden + "/graph.txt"));
     EXPECT_EQ(b.gm->code(), testing::read_file(golden + "/code.py"));
+    EXPECT_EQ(attribute_listing(*b.gm),
+              testing::read_file(golden + "/attributes.txt"));
     std::vector<at::Tensor> inputs;
     const c10::IValue saved = read(golden + "/inputs.pt");
     for (const c10::IValue& v : saved.toListRef()) {
@@ -136,6 +151,8 @@ class OptimizationTest : public ::testing::Test {
     ASSERT_TRUE(report.ok()) << report.failure;
     EXPECT_EQ(b.gm->graph().str(), testing::read_file(golden + "/graph.txt"));
     EXPECT_EQ(b.gm->code(), testing::read_file(golden + "/code.py"));
+    EXPECT_EQ(attribute_listing(*b.gm),
+              testing::read_file(golden + "/attributes.txt"));
     for (const std::string& tag : tags) {
       SCOPED_TRACE(tag);
       auto sub =

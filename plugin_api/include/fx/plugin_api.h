@@ -126,7 +126,7 @@ extern "C" {
  * Version 1 was released twice with different tables (106 entries, then 123
  * with fourteen inserted before RegisterCustomOp); the host serves both
  * (released/README.md, "Version 1, twice"). */
-#define FX_API_VERSION 16
+#define FX_API_VERSION 17
 
 #if defined(_WIN32)
 #define FX_PLUGIN_EXPORT __declspec(dllexport)
@@ -1183,6 +1183,22 @@ struct FxApi {
    * replacing the child (or a module above it) is refused. */
   FxStatus* (*GraphSubmoduleGraph)(FxGraph* graph, const char* qualified_name,
                                    FxGraph** out);
+
+  /* Version 17: the attributes a graph uses ------------------------------- */
+  /* torch.fx's GraphModule(gm, gm.graph) in place: the submodules,
+   * parameters and buffers of `graph`'s owning GraphModule become those its
+   * call_module and get_attr nodes name, installed in the order the graph
+   * first names them under new plain containers, as torch.fx's _copy_attr
+   * builds them ("layer1.0.conv" alone keeps containers "layer1" and
+   * "layer1.0" holding only it); the others are taken out. What is kept is
+   * the same objects, and no module kept is changed. This is what the
+   * GraphModule torch's extract_subgraph or split_by_tags returns holds.
+   * Part of the pass: committed or rolled back with it (from an isolated
+   * worker too). On a lent child graph (GraphSubmoduleGraph) it applies to
+   * that child. FX_NOT_FOUND naming the node whose target the module lacks
+   * (nothing changes); FX_FAILED_PRECONDITION when `graph` has no owning
+   * GraphModule or no pass runs on it. */
+  FxStatus* (*GraphKeepUsedAttrs)(FxGraph* graph);
 };
 
 /* NodeOperatorEffects' bits (version 7). */

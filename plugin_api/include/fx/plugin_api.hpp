@@ -602,6 +602,11 @@ inline Graph add_subgraph_module(Graph& g, const char* name);
 // FX_UNIMPLEMENTED on an older host).
 inline Graph submodule_graph(Graph& g, const char* name);
 
+// torch.fx's GraphModule(gm, gm.graph) in place: g's module keeps only the
+// submodules and tensors its graph uses, in the order it first uses them
+// (version 17: GraphKeepUsedAttrs; FX_UNIMPLEMENTED on an older host).
+inline void keep_used_attrs(Graph& g);
+
 // Shares the attribute or submodule `name` of g's module with `sub`'s.
 inline void share_attr(Graph& g, Graph& sub, const char* name);
 // Shares it as `sub`'s attribute `as_name` (split_module's "layer1_0_conv"

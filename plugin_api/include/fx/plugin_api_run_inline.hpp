@@ -108,6 +108,11 @@ inline Graph submodule_graph(Graph& g, const char* name) {
   return Graph(out);
 }
 
+inline void keep_used_attrs(Graph& g) {
+  require_api_version(17, "GraphKeepUsedAttrs");
+  check(api()->GraphKeepUsedAttrs(g.get()));
+}
+
 inline void share_attr(Graph& g, Graph& sub, const char* name) {
   check(api()->GraphShareAttr(g.get(), sub.get(), name));
 }

@@ -64,10 +64,10 @@ TEST(PluginLoader, LoadsAPluginBuiltWithTheOldCxxAbi) {
 TEST(PluginLoader, RefusesAPluginThatNeedsANewerHost) {
   EXPECT_EQ(error_of(load_plugin(kDir + "libfuture_plugin.so")),
             "plugin 'future_plugin' (" + kDir +
-                "libfuture_plugin.so) requires fx plugin API version 17 or "
-                "later, but this host provides version 16. Fix: use an fx "
-                "host that provides API version 17, or rebuild the plugin "
-                "with min_api_version <= 16");
+                "libfuture_plugin.so) requires fx plugin API version 18 or "
+                "later, but this host provides version 17. Fix: use an fx "
+                "host that provides API version 18, or rebuild the plugin "
+                "with min_api_version <= 17");
 }
 
 TEST(PluginLoader, RefusesALibraryWithoutTheEntryPoint) {

@@ -135,9 +135,9 @@ TEST_F(PassManagerTest, ConfigErrorsNameThePassAndOption) {
             "use_kept_lent_handles, first, "
             "second, third, "
             "cycle_a, cycle_b, throw_through_c, rebuild_module_then_fail, "
-            "edit_child_graph, record_shapes, c_add_to_mul, retarget); 'dce' "
-            "is no named "
-            "pipeline either (named pipelines: O1, O2, inference)");
+            "edit_child_graph, keep_used_attrs, record_shapes, c_add_to_mul, "
+            "retarget); 'dce' is no named pipeline either (named pipelines: "
+            "O1, O2, inference)");
   EXPECT_EQ(error_of(manager("echo_options{bits=8}")),
             "pass 'echo_options' has no option 'bits' (its options: flag, "
             "count, scale, dtype, rules)");

@@ -17,7 +17,7 @@
 set -euo pipefail
 
 here=tests/plugin_api/abi
-releases=(v1_106 v1_123 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16)
+releases=(v1_106 v1_123 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17)
 FIRST_RELEASE_FORWARDED=RegisterCustomOp,RegisterLeafModuleRule,CallHasArg
 FIRST_RELEASE_FORWARDED+=,CallTensorArg,CallTensorMeta,CallIntArg,CallFloatArg
 

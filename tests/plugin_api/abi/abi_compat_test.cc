@@ -209,7 +209,7 @@ TEST(AbiCompat, EveryReleasedHeadersEntriesAreServedAtTheirOffsets) {
   std::set<size_t> forwarded;
   for (const char* release :
        {"v1_106", "v1_123", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9",
-        "v10", "v11", "v12", "v13", "v14", "v15", "v16"}) {
+        "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17"}) {
     SCOPED_TRACE(release);
     ReleasedEntries r = released_entries(release);
     ASSERT_FALSE(r.entries.empty());
@@ -295,9 +295,9 @@ TEST(AbiCompat, APluginNeedingANewerHostIsRefusedBeforeItsCodeRuns) {
   const std::string path = "tests/plugin_api/plugins/libfuture_plugin.so";
   EXPECT_EQ(error_of(load_plugin(path)),
             "plugin 'future_plugin' (" + path +
-                ") requires fx plugin API version 17 or later, but this host "
-                "provides version 16. Fix: use an fx host that provides API "
-                "version 17, or rebuild the plugin with min_api_version <= 16");
+                ") requires fx plugin API version 18 or later, but this host "
+                "provides version 17. Fix: use an fx host that provides API "
+                "version 18, or rebuild the plugin with min_api_version <= 17");
   EXPECT_EQ(std::getenv("FX_FUTURE_PLUGIN_RAN"), nullptr);
 }
 
@@ -322,7 +322,7 @@ TEST(AbiCompat, DeclaredSizesAreChecked) {
   EXPECT_EQ(
       error_of(check_plugin_info(&info, "x.so"))
           .rfind("plugin 'sized' (x.so) was built against fx plugin API "
-                 "version 17, newer than this host's 16, and does not declare "
+                 "version 18, newer than this host's 17, and does not declare "
                  "pass_info_size",
                  0),
       0u);

@@ -233,6 +233,9 @@ namespace {
 // Version 16: graphs of child GraphModules.
 #define FX_API_V16_ENTRIES(X) X(GraphSubmoduleGraph)
 
+// Version 17: the attributes a graph uses.
+#define FX_API_V17_ENTRIES(X) X(GraphKeepUsedAttrs)
+
 // Every entry's position: kIndex_<name>, counted over all versions.
 #define FX_ENTRY_INDEX(name) kIndex_##name,
 // (kV1Continue .. kV4Continue only make the numbering of the
@@ -266,7 +269,9 @@ enum EntryIndex : size_t {
   kV14Continue = kV14Entries - 1,
   FX_API_V15_ENTRIES(FX_ENTRY_INDEX) kV15Entries,
   kV15Continue = kV15Entries - 1,
-  FX_API_V16_ENTRIES(FX_ENTRY_INDEX) kEntries
+  FX_API_V16_ENTRIES(FX_ENTRY_INDEX) kV16Entries,
+  kV16Continue = kV16Entries - 1,
+  FX_API_V17_ENTRIES(FX_ENTRY_INDEX) kEntries
 };
 #undef FX_ENTRY_INDEX
 
@@ -303,10 +308,11 @@ FX_API_V13_ENTRIES(FX_CHECK_OFFSET)
 FX_API_V14_ENTRIES(FX_CHECK_OFFSET)
 FX_API_V15_ENTRIES(FX_CHECK_OFFSET)
 FX_API_V16_ENTRIES(FX_CHECK_OFFSET)
+FX_API_V17_ENTRIES(FX_CHECK_OFFSET)
 #undef FX_CHECK_OFFSET
 
-// Version 6 extends FxPassInfo only (below); version 16 ends the table. An
-// appended entry needs a "Version 17" list here (and FX_API_VERSION 17).
+// Version 6 extends FxPassInfo only (below); version 17 ends the table. An
+// appended entry needs a "Version 18" list here (and FX_API_VERSION 18).
 static_assert(sizeof(FxApi) == kFirstEntry + kEntries * kEntrySize,
               "FxApi has entries this file does not list: list them under "
               "their version");
@@ -331,7 +337,10 @@ static_assert(kIndex_NodeSetTypeText == 171 && kIndex_GraphShareAttrAs == 173,
 static_assert(kV15Entries == 174, "versions 1 to 15 have 174 entries");
 static_assert(kIndex_GraphSubmoduleGraph == 174,
               "GraphSubmoduleGraph (version 16) is entry 174 (0-based)");
-static_assert(FX_API_VERSION == 16,
+static_assert(kV16Entries == 175, "versions 1 to 16 have 175 entries");
+static_assert(kIndex_GraphKeepUsedAttrs == 175,
+              "GraphKeepUsedAttrs (version 17) is entry 175 (0-based)");
+static_assert(FX_API_VERSION == 17,
               "a new FX_API_VERSION: list its entries above");
 
 // FxPassInfo: version 1's fields end with user_data (the size a version-1
@@ -378,7 +387,10 @@ TEST(ApiLayout, EveryReleasedEntryIsWhereItWasReleased) {
   EXPECT_EQ(static_cast<size_t>(kV15Entries), 174u);
   // GraphSubmoduleGraph, the 175th entry, at byte 8 + 174 * 8 on LP64.
   EXPECT_EQ(offsetof(FxApi, GraphSubmoduleGraph), 1400u);
-  EXPECT_EQ(sizeof(FxApi), kFirstEntry + 175 * kEntrySize);
+  EXPECT_EQ(static_cast<size_t>(kV16Entries), 175u);
+  // GraphKeepUsedAttrs, the 176th entry, at byte 8 + 175 * 8 on LP64.
+  EXPECT_EQ(offsetof(FxApi, GraphKeepUsedAttrs), 1408u);
+  EXPECT_EQ(sizeof(FxApi), kFirstEntry + 176 * kEntrySize);
   // Version 1's FxPassInfo on LP64: 6 pointer-sized words and 5 name lists
   // of 2 words each; version 6 adds 16 bytes of tolerance and the flag.
   EXPECT_EQ(kPassInfoV1Size, 128u);

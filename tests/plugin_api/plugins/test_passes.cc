@@ -390,6 +390,34 @@ bool edit_child_graph(fxp::Graph& g, const fxp::Options& options) {
   return true;
 }
 
+// GraphKeepUsedAttrs on the graph (or on the graph of the child
+// GraphModule `child`): first erases the unused nodes named in `erase`,
+// adds a get_attr of `missing` when given, then keeps what the graph uses;
+// with `fail` it then fails.
+bool keep_used_attrs(fxp::Graph& g, const fxp::Options& options) {
+  const std::string child_name = options.get_string("child");
+  fxp::Graph target =
+      child_name.empty() ? g : fxp::submodule_graph(g, child_name.c_str());
+  for (const std::string& name : options.get_list("erase")) {
+    for (fxp::Node n : target) {
+      if (n.name() == name) {
+        target.erase_node(n);
+        break;
+      }
+    }
+  }
+  const std::string missing = options.get_string("missing");
+  if (!missing.empty()) {
+    auto at = target.inserting_before(target.output_node());
+    target.create_node(FX_OP_GET_ATTR, missing.c_str());
+  }
+  fxp::keep_used_attrs(target);
+  if (options.get_bool("fail")) {
+    throw fxp::Error(FX_FAILED_PRECONDITION, "keep_used_attrs gives up");
+  }
+  return true;
+}
+
 // A pass body without the wrapper's trampoline: the exception crosses the C
 // boundary, which a correct plugin never lets happen; the host survives it.
 FxStatus* throw_through_c(const FxApi*, FxGraph*, const FxOptions*, void*,
@@ -468,5 +496,11 @@ FXP_PLUGIN_WITH_EXTENSIONS(
         .option("fail", FX_OPTION_BOOL, "false", "then fail")
         .option("break", FX_OPTION_BOOL, "false", "then break its graph")
         .option("replace", FX_OPTION_BOOL, "false", "then replace the child"),
+    fxp::pass<keep_used_attrs>("keep_used_attrs",
+                               "keeps the attributes the graph uses")
+        .option("child", FX_OPTION_STRING, "", "a child GraphModule's instead")
+        .option("erase", FX_OPTION_STRING_LIST, "", "unused nodes to erase")
+        .option("missing", FX_OPTION_STRING, "", "a target to get_attr first")
+        .option("fail", FX_OPTION_BOOL, "false", "then fail"),
     fxp::pass<record_shapes>("record_shapes", "records shapes from a meta run")
         .option("shape", FX_OPTION_STRING_LIST, "2,3", "the input's shape"))
