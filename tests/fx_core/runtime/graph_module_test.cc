@@ -154,6 +154,95 @@ TEST(GraphModule, MissingAttributeOfTheRootIsNamed) {
   }
 }
 
+// The module's submodules, parameters and buffers by qualified name.
+std::string attribute_listing(const torch::nn::Module& m) {
+  std::string out;
+  for (const auto& sub : m.named_modules("", /*include_self=*/false)) {
+    out += "module " + sub.key() + "\n";
+  }
+  for (const auto& p : m.named_parameters())
+    out += "parameter " + p.key() + "\n";
+  for (const auto& b : m.named_buffers()) out += "buffer " + b.key() + "\n";
+  return out;
+}
+
+// A GraphModule over layer1.0.conv1 (call_module), linear.weight (get_attr
+// of a module's parameter: `linear` is a container holding it, as in
+// torch.fx), a root parameter and buffer, and a Linear called once; and the
+// uses of a graph that reads only the convolution and the buffer.
+struct KeepUsedCase {
+  std::shared_ptr<torch::nn::Module> conv = torch::nn::Conv2d(3, 4, 3).ptr();
+  std::shared_ptr<torch::nn::Module> linear = torch::nn::Linear(4, 4).ptr();
+  std::shared_ptr<torch::nn::Module> unused = torch::nn::Linear(2, 2).ptr();
+  GraphModule gm{
+      {{"unused", {unused, {}, false}},
+       {"linear", {linear, {}, false}},
+       {"layer1.0.conv1", {conv, {}, false}},
+       {"scale", {nullptr, torch::ones({4}), true}},
+       {"mask", {nullptr, torch::ones({4}), false, BufferKind::kPlain}}},
+      all_used()};
+  static std::unique_ptr<Graph> all_used() {
+    auto g = std::make_unique<Graph>();
+    Node* x = g->placeholder("x");
+    g->call_module("unused", {x});
+    g->get_attr("linear.weight");
+    g->get_attr("scale");
+    Node* c = g->call_module("layer1.0.conv1", {x});
+    g->output(g->call_function("operator.mul", {c, g->get_attr("mask")}));
+    return g;
+  }
+  static std::vector<GraphModule::AttributeUse> conv_and_mask() {
+    return {{Opcode::kGetAttr, "mask", "mask"},
+            {Opcode::kCallModule, "layer1.0.conv1", "conv"}};
+  }
+};
+
+TEST(GraphModule, KeepUsedAttributesInstallsTheUsesInOrderUnderNewContainers) {
+  KeepUsedCase c;
+  std::shared_ptr<torch::nn::Module> old_layer1 = c.gm.get_submodule("layer1");
+  c.gm.keep_used_attributes(KeepUsedCase::conv_and_mask());
+  // torch.fx's GraphModule(gm, graph): mask first (its order of use), a new
+  // layer1 and layer1.0 holding only the convolution, the rest gone.
+  EXPECT_EQ(attribute_listing(c.gm),
+            "module layer1\nmodule layer1.0\nmodule layer1.0.conv1\n"
+            "parameter layer1.0.conv1.weight\nparameter layer1.0.conv1.bias\n"
+            "buffer mask\n");
+  EXPECT_EQ(c.gm.get_submodule("layer1.0.conv1"), c.conv);
+  EXPECT_NE(c.gm.get_submodule("layer1"), old_layer1);
+  EXPECT_EQ(old_layer1->named_children().size(), 1u);  // left unchanged
+  EXPECT_EQ(c.gm.buffer_kind("mask"), BufferKind::kPlain);
+}
+
+TEST(GraphModule, RestoreAttributesPutsBackEveryAttributeInOrder) {
+  KeepUsedCase c;
+  const std::string before = attribute_listing(c.gm);
+  auto held = c.gm.keep_used_attributes(KeepUsedCase::conv_and_mask());
+  c.gm.restore_attributes(*held);
+  EXPECT_EQ(attribute_listing(c.gm), before);
+  EXPECT_EQ(c.gm.get_submodule("unused"), c.unused);
+  EXPECT_EQ(c.gm.buffer_kind("mask"), BufferKind::kPlain);
+  // The registries still work after the round trip.
+  c.gm.set_attr("extra", torch::zeros({1}), /*is_parameter=*/false);
+  EXPECT_TRUE(c.gm.get_attr("extra").defined());
+}
+
+TEST(GraphModule, KeepUsedAttributesOfAMissingTargetChangesNothing) {
+  KeepUsedCase c;
+  const std::string before = attribute_listing(c.gm);
+  auto uses = KeepUsedCase::conv_and_mask();
+  uses.push_back({Opcode::kGetAttr, "nope", "read_nope"});
+  try {
+    c.gm.keep_used_attributes(uses);
+    FAIL() << "expected FxError";
+  } catch (const FxError& e) {
+    EXPECT_NE(std::string(e.what()).find("node 'read_nope' (get_attr) refers "
+                                         "to 'nope'"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(attribute_listing(c.gm), before);
+}
+
 TEST(GraphModule, DeepcopyIsIndependent) {
   MyModule root;
   GraphModule gm(root, my_module_graph());
