@@ -204,15 +204,39 @@ std::vector<GraphModule::AttributeUse> GraphModule::attribute_uses(
   return uses;
 }
 
+namespace {
+
+// What a module tree holds, path by path in named_modules' order: each
+// submodule (a plain container by its path alone), parameter and buffer.
+std::vector<std::pair<std::string, const void*>> layout_of(
+    const torch::nn::Module& m) {
+  std::vector<std::pair<std::string, const void*>> out;
+  for (const auto& sub : m.named_modules("", /*include_self=*/false)) {
+    out.emplace_back("m " + sub.key(),
+                     is_container(*sub.value()) ? nullptr : sub.value().get());
+  }
+  for (const auto& p : m.named_parameters()) {
+    out.emplace_back("p " + p.key(), p.value().unsafeGetTensorImpl());
+  }
+  for (const auto& b : m.named_buffers()) {
+    out.emplace_back("b " + b.key(), b.value().unsafeGetTensorImpl());
+  }
+  return out;
+}
+
+}  // namespace
+
 std::shared_ptr<GraphModule::HeldAttributes> GraphModule::keep_used_attributes(
     const std::vector<AttributeUse>& uses) {
+  // Copies first: nothing changes until they are made.
   auto held = std::make_shared<HeldAttributes>();
-  held->members = take_members(*this);
-  held->buffer_kinds = std::move(buffer_kinds_);
-  buffer_kinds_.clear();
+  held->members = members_of(*this);
+  held->buffer_kinds = buffer_kinds_;
   // The lookups read the old tree, held by a scratch module meanwhile.
   torch::nn::Module old("Module");
   restore_members(old, held->members);
+  (void)take_members(*this);
+  buffer_kinds_.clear();
   try {
     install_attributes(uses, [&](const AttributeUse& use) {
       Attribute a = lookup_attribute(old, use, nullptr);
@@ -221,8 +245,16 @@ std::shared_ptr<GraphModule::HeldAttributes> GraphModule::keep_used_attributes(
       return a;
     });
   } catch (...) {
-    restore_attributes(*held);
+    restore_members(*this, std::move(held->members));
+    buffer_kinds_ = std::move(held->buffer_kinds);
     throw;
+  }
+  if (layout_of(*this) == layout_of(old) &&
+      buffer_kinds_ == held->buffer_kinds) {
+    // It held just that already: its own containers back, nothing changed.
+    restore_members(*this, std::move(held->members));
+    buffer_kinds_ = std::move(held->buffer_kinds);
+    return nullptr;
   }
   return held;
 }

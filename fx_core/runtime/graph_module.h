@@ -176,8 +176,12 @@ class GraphModule : public torch::nn::Module, public GraphOwner {
   // references (attribute_uses): the module's submodules and tensors
   // become those the uses name, installed in that order under new plain
   // containers (the modules and tensors themselves are the same objects;
-  // no module below is changed). Returns what it held before, which
-  // restore_attributes() puts back. Throws FxError naming the node whose
+  // no module below is changed). A buffer keeps its kind, as the
+  // constructor's copies do (torch's _copy_attr registers every tensor
+  // that is not a parameter as a persistent buffer). Returns what it held
+  // before, which restore_attributes() puts back, or nullptr when it held
+  // exactly that already (the same objects at the same paths in the same
+  // order): then nothing changed. Throws FxError naming the node whose
   // target the module lacks, leaving the module as it was. Call
   // recompile() after.
   std::shared_ptr<HeldAttributes> keep_used_attributes(

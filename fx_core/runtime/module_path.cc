@@ -70,6 +70,14 @@ void move_out(Dict& from, Dict* to) {
 }
 }  // namespace
 
+ModuleMembers members_of(const torch::nn::Module& m) {
+  ModuleMembers out;
+  out.parameters = m.*member(ParametersOf{});
+  out.buffers = m.*member(BuffersOf{});
+  out.children = m.*member(ChildrenOf{});
+  return out;
+}
+
 ModuleMembers take_members(torch::nn::Module& m) {
   ModuleMembers out;
   move_out(m.*member(ParametersOf{}), &out.parameters);

@@ -55,6 +55,8 @@ struct ModuleMembers {
   torch::OrderedDict<std::string, at::Tensor> buffers;
   torch::OrderedDict<std::string, std::shared_ptr<torch::nn::Module>> children;
 };
+// A copy of `m`'s registries (the same tensors and children).
+ModuleMembers members_of(const torch::nn::Module& m);
 // Takes every parameter, buffer and child out of `m`, which keeps none.
 ModuleMembers take_members(torch::nn::Module& m);
 // Makes `members` what `m` holds, replacing whatever it held.

@@ -81,20 +81,26 @@ void keep_used_attrs(FxGraph* g) {
   GraphModule& gm = owning_module(graph);
   for (const GraphModule::AttributeUse& use :
        GraphModule::attribute_uses(*graph)) {
-    if (gm.resolve_attr(use.target) == GraphOwner::AttrKind::kMissing) {
+    const GraphOwner::AttrKind kind = gm.resolve_attr(use.target);
+    const bool call = use.op == Opcode::kCallModule;
+    if (kind == GraphOwner::AttrKind::kMissing ||
+        (call && kind != GraphOwner::AttrKind::kModule)) {
       fail(FX_NOT_FOUND,
            cat("node '", use.node, "' (", opcode_name(use.op), ") refers to '",
-               use.target, "', which the module does not have"));
+               use.target, "', where the module has no ",
+               call ? "submodule" : "attribute"));
     }
   }
-  std::string error;
   AttributeStore* store = store_for(graph);
-  if (store == nullptr || !store->keep_used_attributes("", *graph, &error)) {
+  if (store == nullptr) {
     fail(FX_FAILED_PRECONDITION,
-         store == nullptr
-             ? "no pass runs on this graph, so its module's attributes "
-               "cannot change"
-             : error);
+         "this graph is neither a pass's graph nor one lent to it "
+         "(GraphSubmoduleGraph), so its module's attributes cannot change "
+         "here");
+  }
+  std::string error;
+  if (!store->keep_used_attributes("", *graph, &error)) {
+    fail(FX_FAILED_PRECONDITION, error);
   }
 }
 
@@ -172,6 +178,22 @@ bool holds_already(GraphModule& child, const std::string& name,
   return true;
 }
 
+// The kind of the buffer at `name` below `gm`, as the GraphModule holding
+// it says (a child GraphModule keeps its own buffers' kinds).
+BufferKind buffer_kind_below(const GraphModule& gm, std::string_view name) {
+  const GraphModule* owner = &gm;
+  std::string_view rest = name;
+  for (size_t dot = name.find('.'); dot != std::string_view::npos;
+       dot = name.find('.', dot + 1)) {
+    if (auto* child = dynamic_cast<const GraphModule*>(
+            module_at(gm, name.substr(0, dot)))) {
+      owner = child;
+      rest = name.substr(dot + 1);
+    }
+  }
+  return owner->buffer_kind(rest);
+}
+
 // GraphShareAttr (as_name NULL: the same name, replacing what is there) and
 // GraphShareAttrAs (refusing to replace another object).
 void share_attr(FxGraph* g, FxGraph* sub, const char* name,
@@ -201,7 +223,7 @@ void share_attr(FxGraph* g, FxGraph* sub, const char* name,
   }
   const at::Tensor& tensor = t->tensor;
   if (checked && holds_already(child, as, tensor.unsafeGetTensorImpl())) return;
-  child.set_attr(as, tensor, t->is_parameter, gm.buffer_kind(name));
+  child.set_attr(as, tensor, t->is_parameter, buffer_kind_below(gm, name));
 }
 
 }  // namespace

@@ -315,6 +315,7 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
       }
     }
     module_.set_attr(name, stored, is_parameter);
+    journal_.back().stored = stored;
     return true;
   }
 
@@ -344,10 +345,27 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
       }
       gm = entry.kept_child.get();
     }
+    if (path.empty()) {
+      for (const auto& [name, child] : new_graph_modules()) {
+        entry.modules_before.emplace_back(
+            name, std::dynamic_pointer_cast<GraphModule>(
+                      module_.get_submodule(name)));
+      }
+    }
     try {
       entry.held = gm->keep_used_attributes(uses);
     } catch (const FxError& e) {
       *error = e.what();
+      return false;
+    }
+    if (entry.held == nullptr) return true;  // it held just that
+    // A lent child's graph must stay where the pass borrowed it.
+    const std::string detached = lent_.detached_from(module_);
+    if (!detached.empty()) {
+      gm->restore_attributes(*entry.held);
+      *error = cat("the graph does not use '", detached,
+                   "' as a submodule, whose graph is lent to this pass "
+                   "(GraphSubmoduleGraph): it cannot be taken out");
       return false;
     }
     entry.uses = std::move(uses);
@@ -399,22 +417,30 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
              c10::IValue(read.tensor.detach()), c10::IValue(true)}));
       }
     }
+    std::set<const GraphModule*> sent;
     for (const Entry& e : journal_) {
       if (e.held) {
+        encode_modules_before(e, &sent, entries);
         entries.push_back(c10::ivalue::Tuple::create(
             {c10::IValue(e.name), encode_uses(e.uses)}));
       } else if (e.is_module) {
         added->emplace_back(e.name, e.spec);
         entries.push_back(c10::ivalue::Tuple::create(
             {c10::IValue(e.name), c10::IValue(module_state(e.name))}));
-      } else if (at::Tensor t = module_.get_attr(e.name); t.defined()) {
-        // (Not there when a later keep_used_attributes took it out.)
-        entries.push_back(c10::ivalue::Tuple::create(
-            {c10::IValue(e.name), c10::IValue(std::move(t))}));
+      } else {
+        // (Taken out again when a later keep_used_attributes left it.)
+        at::Tensor t = module_.get_attr(e.name);
+        if (!t.defined()) t = e.stored;
+        if (t.defined()) {
+          entries.push_back(c10::ivalue::Tuple::create(
+              {c10::IValue(e.name), c10::IValue(std::move(t))}));
+        }
       }
     }
     for (const auto& [name, child] : new_graph_modules()) {
-      entries.push_back(encode_subgraph_module(module_, name, *child));
+      if (sent.insert(child).second) {
+        entries.push_back(encode_subgraph_module(module_, name, *child));
+      }
     }
     // A lent child's graph: (name, (JSON text, namespace reset)).
     for (LentChildGraphs::Change& change : lent_.encode()) {
@@ -540,6 +566,13 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
     std::shared_ptr<GraphModule::HeldAttributes> held;
     std::shared_ptr<GraphModule> kept_child;
     std::vector<GraphModule::AttributeUse> uses;
+    // The GraphModules the pass had added (GraphAddSubgraphModule) when it
+    // kept the root's used attributes: a worker sends them before the keep,
+    // against the root as it was.
+    std::vector<std::pair<std::string, std::shared_ptr<GraphModule>>>
+        modules_before;
+    // A tensor entry's value (sent even when a later keep took it out).
+    at::Tensor stored;
   };
   // A tensor a pass read (GraphGetAttr hands out a view of it) and a copy
   // of what it held then: in-place writes through the view roll back. A
@@ -568,6 +601,20 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
       }
     }
   };
+  // The GraphModules added before keep entry `e` and not sent yet, against
+  // the root's registries as the keep found them.
+  void encode_modules_before(const Entry& e, std::set<const GraphModule*>* sent,
+                             c10::impl::GenericList& entries) const {
+    if (e.modules_before.empty()) return;
+    torch::nn::Module before("Module");
+    restore_members(before, e.held->members);
+    for (const auto& [name, child] : e.modules_before) {
+      if (sent->insert(child.get()).second) {
+        entries.push_back(encode_subgraph_module(before, name, *child));
+      }
+    }
+  }
+
   // Notes `tensor`, read under `name`, the first time in a pass.
   void remember(std::string_view name, const at::Tensor& tensor) const {
     if (read_index_.contains(name)) return;
@@ -718,7 +765,9 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
   std::vector<std::pair<std::string, const GraphModule*>> new_graph_modules() {
     std::vector<std::pair<std::string, const GraphModule*>> found;
     std::set<std::string> journaled;
-    for (const Entry& e : journal_) journaled.insert(e.name);
+    for (const Entry& e : journal_) {
+      if (!e.held) journaled.insert(e.name);
+    }
     for (const auto& m : module_.named_modules("", /*include_self=*/false)) {
       auto* gm = dynamic_cast<const GraphModule*>(m.value().get());
       auto before = graph_modules_at_begin_.find(m.key());

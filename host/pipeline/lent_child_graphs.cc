@@ -121,6 +121,13 @@ std::string LentChildGraphs::lent_at_or_below(
   return {};
 }
 
+std::string LentChildGraphs::detached_from(const GraphModule& owner) const {
+  for (const auto& lent : lent_) {
+    if (owner.get_submodule(lent->name) != lent->child) return lent->name;
+  }
+  return {};
+}
+
 bool LentChildGraphs::changed() const {
   for (const auto& lent : lent_) {
     if (!structurally_equal(*lent->snapshot, lent->child->graph())) {

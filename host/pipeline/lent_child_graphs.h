@@ -46,6 +46,10 @@ class LentChildGraphs {
   // that one would take a lent graph from the pass), or "" when none.
   std::string lent_at_or_below(std::string_view qualified_name) const;
 
+  // The name of a lent child that is no longer `owner`'s submodule at that
+  // name, or "" when every one is.
+  std::string detached_from(const GraphModule& owner) const;
+
   // Whether a lent graph differs from its snapshot.
   bool changed() const;
   // Lints every lent graph; throws FxError naming the child at fault.

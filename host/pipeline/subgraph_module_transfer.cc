@@ -2,11 +2,13 @@
 
 #include <map>
 #include <string>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
 #include "fx_core/format/graph_json.h"
 #include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/module_path.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 
@@ -28,7 +30,7 @@ bool under_any(const std::string& name, const std::vector<std::string>& all) {
 
 // Every module of `root` outside `skip` (and its subtree), by address.
 std::map<const torch::nn::Module*, std::string> root_modules(
-    const GraphModule& root, const std::string& skip) {
+    const torch::nn::Module& root, const std::string& skip) {
   std::map<const torch::nn::Module*, std::string> found;
   for (const auto& m : root.named_modules("", /*include_self=*/false)) {
     if (m.key() == skip || under(m.key(), skip)) continue;
@@ -37,8 +39,9 @@ std::map<const torch::nn::Module*, std::string> root_modules(
   return found;
 }
 
-// (name in child, name in root) of each module `child` shares with `root`.
-c10::List<std::string> shared_modules(const GraphModule& root,
+// (name in child, name in root) of each module `child` shares with `root`;
+// the tensors of `child`'s own plain containers go with its tensors.
+c10::List<std::string> shared_modules(const torch::nn::Module& root,
                                       const std::string& name,
                                       const GraphModule& child,
                                       std::vector<std::string>* shared_names) {
@@ -51,8 +54,11 @@ c10::List<std::string> shared_modules(const GraphModule& root,
       shared.push_back(m.key());
       shared.push_back(found->second);
       shared_names->push_back(m.key());
-    } else if (!m.value()->named_parameters(false).is_empty() ||
-               !m.value()->named_buffers(false).is_empty()) {
+    } else if (typeid(*m.value()) != typeid(torch::nn::Module) &&
+               (!m.value()->named_parameters(false).is_empty() ||
+                !m.value()->named_buffers(false).is_empty())) {
+      // (A plain container, made on the way to a shared tensor such as
+      // `block.0.bias`, is made again when that tensor is set.)
       throw FxError(cat("submodule '", name, ".", m.key(),
                         "' is not one of the root module's and cannot be "
                         "sent back from the worker"));
@@ -64,7 +70,7 @@ c10::List<std::string> shared_modules(const GraphModule& root,
 // Every parameter and buffer of `root` outside `skip` (and its subtree), by
 // tensor.
 std::map<const c10::TensorImpl*, std::string> root_tensors(
-    const GraphModule& root, const std::string& skip) {
+    const torch::nn::Module& root, const std::string& skip) {
   std::map<const c10::TensorImpl*, std::string> found;
   auto add = [&](const std::string& key, const at::Tensor& t) {
     if (under(key, skip) || !t.defined()) return;
@@ -118,9 +124,57 @@ void share_tensors(const GraphModule& root, c10::ArrayRef<c10::IValue> pairs,
   }
 }
 
+// Each module of `m` (by path, `m` itself first) with the names of its own
+// parameters, buffers and children in order.
+c10::impl::GenericList registry_orders(const torch::nn::Module& m) {
+  c10::impl::GenericList out(c10::AnyType::get());
+  auto names = [](const auto& dict) {
+    c10::List<std::string> keys;
+    for (const auto& item : dict) keys.push_back(item.key());
+    return keys;
+  };
+  for (const auto& sub : m.named_modules("", /*include_self=*/true)) {
+    const ModuleMembers members = members_of(*sub.value());
+    out.push_back(c10::ivalue::Tuple::create(
+        {c10::IValue(sub.key()), c10::IValue(names(members.parameters)),
+         c10::IValue(names(members.buffers)),
+         c10::IValue(names(members.children))}));
+  }
+  return out;
+}
+
+// `dict` with the keys in `order` first, in that order, then the others.
+template <typename Dict>
+Dict reordered(const Dict& dict, const c10::IValue& order) {
+  Dict out(dict.key_description());
+  for (const c10::IValue& key : order.toListRef()) {
+    if (const auto* value = dict.find(key.toStringRef())) {
+      out.insert(key.toStringRef(), *value);
+    }
+  }
+  for (const auto& item : dict) {
+    if (!out.contains(item.key())) out.insert(item.key(), item.value());
+  }
+  return out;
+}
+
+// Puts each module's registries of `m` in the order registry_orders gave.
+void restore_registry_orders(torch::nn::Module& m, const c10::IValue& orders) {
+  for (const c10::IValue& item : orders.toListRef()) {
+    const auto& f = item.toTupleRef().elements();
+    torch::nn::Module* sub = module_at(m, f.at(0).toStringRef());
+    if (sub == nullptr) continue;
+    ModuleMembers members = take_members(*sub);
+    members.parameters = reordered(members.parameters, f.at(1));
+    members.buffers = reordered(members.buffers, f.at(2));
+    members.children = reordered(members.children, f.at(3));
+    restore_members(*sub, std::move(members));
+  }
+}
+
 }  // namespace
 
-c10::IValue encode_subgraph_module(const GraphModule& root,
+c10::IValue encode_subgraph_module(const torch::nn::Module& root,
                                    const std::string& name,
                                    const GraphModule& child) {
   std::vector<std::string> shared_names;
@@ -136,7 +190,8 @@ c10::IValue encode_subgraph_module(const GraphModule& root,
   return c10::ivalue::Tuple::create(
       {c10::IValue(name), c10::IValue(to_graph_json(child.graph())),
        c10::IValue(shared), c10::IValue(parameters), c10::IValue(buffers),
-       c10::IValue(shared_parameters), c10::IValue(shared_buffers)});
+       c10::IValue(shared_parameters), c10::IValue(shared_buffers),
+       c10::IValue(registry_orders(child))});
 }
 
 std::shared_ptr<GraphModule> decode_subgraph_module(const GraphModule& root,
@@ -162,6 +217,7 @@ std::shared_ptr<GraphModule> decode_subgraph_module(const GraphModule& root,
   }
   share_tensors(root, fields[5].toListRef(), /*parameter=*/true, *child);
   share_tensors(root, fields[6].toListRef(), /*parameter=*/false, *child);
+  restore_registry_orders(*child, fields[7]);
   absl::StatusOr<GraphFile> file =
       parse_graph_json(fields[1].toStringRef(), "<worker submodule>");
   if (!file.ok()) throw FxError(std::string(file.status().message()));

@@ -5,7 +5,9 @@
 // modules, parameters and buffers it shares with the root module as (name
 // in the child, name in the root) pairs (the names may differ:
 // split_module's layer1_0_conv1 is the root's layer1.0.conv1); the host
-// rebuilds it against its own root, sharing the same objects.
+// rebuilds it against its own root, sharing the same objects, each of its
+// modules holding its parameters, buffers and children in the worker's
+// order.
 #ifndef HOST_PIPELINE_SUBGRAPH_MODULE_TRANSFER_H_
 #define HOST_PIPELINE_SUBGRAPH_MODULE_TRANSFER_H_
 
@@ -15,6 +17,10 @@
 #include <memory>
 #include <string>
 
+namespace torch::nn {
+class Module;
+}  // namespace torch::nn
+
 namespace fx {
 class GraphModule;
 }  // namespace fx
@@ -22,11 +28,12 @@ class GraphModule;
 namespace fx::host {
 
 // The number of fields of the tuple encode_subgraph_module() makes.
-inline constexpr size_t kSubgraphModuleFields = 7;
+inline constexpr size_t kSubgraphModuleFields = 8;
 
-// `child`, a submodule of `root`, as an IValue. Throws FxError when a
-// module it holds is neither in `root` outside `child` nor a GraphModule.
-c10::IValue encode_subgraph_module(const GraphModule& root,
+// `child`, a submodule of `root` (the root module, or its registries as
+// they were at some point of the pass), as an IValue. Throws FxError when
+// a module it holds is neither in `root` outside `child` nor a GraphModule.
+c10::IValue encode_subgraph_module(const torch::nn::Module& root,
                                    const std::string& name,
                                    const GraphModule& child);
 

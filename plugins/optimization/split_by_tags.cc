@@ -23,12 +23,16 @@
 //    has; the output has no type annotation (no return annotation).
 // A node's tag is its meta[meta_key] (torch reads `node.tag`), or given by
 // the `tag_nodes` option. An untagged node, a tag not in `tags`, a node
-// reading a later tag, a tag naming an existing attribute of the module:
-// refused before anything changes, naming the node or the tag.
+// reading a later tag, a tag that is also the name of a get_attr node the
+// output returns: refused before anything changes, naming the node or the
+// tag.
 //
 // The module then holds only what the main graph uses: the returned
 // attributes and the components, as torch's new root module
-// (GraphKeepUsedAttrs).
+// (GraphKeepUsedAttrs). A tag may name an attribute the module has (tags
+// `block` and `head` for the nodes of modules `block` and `head`): that
+// component is built under a free name and moves to its tag once the old
+// attribute is gone.
 // The copies keep meta['tensor_meta'] and get meta[meta_key] (torch's
 // node_copy copies all meta; the C ABI cannot list a node's meta keys).
 #include <algorithm>
@@ -307,6 +311,7 @@ void build_component(Graph& g, const Component& comp, Graph sub,
 // returned attributes, then each component's call and getitems.
 struct MainNodes {
   std::vector<Node> made;                      // in order
+  std::vector<Node> calls;                     // each component's call
   std::unordered_map<FxNode*, Node> value_of;  // original -> main value
 
   // The main graph's value for original node `x` (a placeholder: itself).
@@ -316,7 +321,8 @@ struct MainNodes {
   }
 };
 
-MainNodes build_main(Graph& g, const Split& split) {
+MainNodes build_main(Graph& g, const Split& split,
+                     const std::vector<std::string>& held_as) {
   MainNodes main;
   fxp::InsertGuard at = g.inserting_before(g.output_node());
   for (const Node& x : split.output_attrs) {
@@ -329,10 +335,12 @@ MainNodes build_main(Graph& g, const Split& split) {
         g.create_node(FX_OP_GET_ATTR, name.c_str(), {}, {}, nullptr,
                       type.empty() ? nullptr : type.c_str()));
   }
-  for (const Component& comp : split.components) {
+  for (size_t c = 0; c < split.components.size(); ++c) {
+    const Component& comp = split.components[c];
     std::vector<Arg> args;
     for (const Node& x : comp.inputs) args.emplace_back(main.value(x));
-    Node call = main.made.emplace_back(g.call_module(comp.tag.c_str(), args));
+    Node call = main.made.emplace_back(g.call_module(held_as[c].c_str(), args));
+    main.calls.push_back(call);
     if (comp.outputs.size() == 1) {
       main.value_of[comp.outputs[0].get()] = call;
       continue;
@@ -358,23 +366,78 @@ std::vector<std::string> main_names(const std::vector<Node>& placeholders,
   return fresh_graph_names(fresh);
 }
 
-// Every component's tag is free in the module (torch's new root holds
-// nothing else).
-void check_tags_free(const Graph& g, const Split& split) {
+// Whether `g`'s module has an attribute or submodule `name`.
+bool attribute_taken(const Graph& g, const std::string& name) {
+  if (g.has_attr(name.c_str())) return true;
+  try {
+    (void)g.module_type(name.c_str());
+    return true;
+  } catch (const fxp::Error&) {
+    return false;
+  }
+}
+
+// The module names the components are built under: each tag, or, for a
+// tag the module still holds as an attribute (torch's new root holds the
+// components alone: a tag may name a submodule the split reads, as
+// `block` for the nodes of module `block`), a free name the component
+// moves from to its tag once the old attribute is gone. A tag that is also
+// the name of a get_attr node the output returns is refused, as torch
+// raises TypeError setting that attribute where the component is.
+std::vector<std::string> names_to_build_under(const Graph& g,
+                                              const Split& split) {
+  std::set<std::string> returned;
+  for (const Node& x : split.output_attrs) returned.emplace(x.name());
+  std::set<std::string> names;
+  for (const Component& comp : split.components) names.insert(comp.tag);
+  std::vector<std::string> out;
   for (const Component& comp : split.components) {
-    bool taken = g.has_attr(comp.tag.c_str());
-    if (!taken) {
-      try {
-        (void)g.module_type(comp.tag.c_str());
-        taken = true;
-      } catch (const fxp::Error&) {
-      }
-    }
-    if (taken) {
+    if (returned.count(comp.tag) != 0) {
       refuse("tag '" + comp.tag +
-             "' names an attribute the module already has; the component "
-             "would replace it (torch's new root holds only the components)");
+             "' is also the name of a get_attr node the output returns "
+             "(torch raises TypeError setting that attribute where the "
+             "component is)");
     }
+    std::string name = comp.tag;
+    for (int k = 0; attribute_taken(g, name) || returned.count(name) != 0 ||
+                    (name != comp.tag && names.count(name) != 0);
+         ++k) {
+      name = comp.tag + "_split_" + std::to_string(k);
+    }
+    names.insert(name);
+    out.push_back(std::move(name));
+  }
+  return out;
+}
+
+// Copies component graph `from`, built under module name `held_as`, into
+// `to`, the component at its tag: the same nodes, names, types,
+// tensor_meta and tag, attributes shared from `held_as`'s.
+void move_component(Graph& g, const std::string& held_as, const Graph& from,
+                    Graph to, const std::string& meta_key) {
+  std::unordered_map<FxNode*, Node> env;
+  std::set<std::string> shared;
+  const std::function<Node(Node)> value = [&](Node x) {
+    return env.at(x.get());
+  };
+  const FxApi* api = fxp::api();
+  for (Node n : from) {
+    const std::string target(n.target()), name(n.name()), type(n.type());
+    if ((n.op() == FX_OP_GET_ATTR || n.op() == FX_OP_CALL_MODULE) &&
+        shared.insert(target).second) {
+      fxp::share_attr(g, to, (held_as + "." + target).c_str(), target.c_str());
+    }
+    Node copy =
+        to.create_node(n.op(), target.c_str(), fx_plugins::map_args(n, value),
+                       fx_plugins::map_kwargs(n, value), name.c_str(),
+                       type.empty() ? nullptr : type.c_str());
+    if (ArgView m = n.meta("tensor_meta")) {
+      fxp::check(api->NodeSetMeta(copy.get(), "tensor_meta", m.get()));
+    }
+    if (ArgView m = n.meta(meta_key.c_str())) {
+      fxp::check(api->NodeSetMeta(copy.get(), meta_key.c_str(), m.get()));
+    }
+    env[n.get()] = copy;
   }
 }
 
@@ -391,14 +454,15 @@ bool split_by_tags(Graph& g, const fxp::Options& options) {
 void split_graph_by_tags(Graph& g, const std::vector<std::string>& tags,
                          const TagOf& tag_of, const std::string& meta_key) {
   Split split = Planner(tags, tag_of).plan(g);
-  check_tags_free(g, split);
+  const std::vector<std::string> held_as = names_to_build_under(g, split);
 
-  for (const Component& comp : split.components) {
-    build_component(g, comp, fxp::add_subgraph_module(g, comp.tag.c_str()),
-                    meta_key);
+  std::vector<Graph> built;
+  for (size_t c = 0; c < split.components.size(); ++c) {
+    built.push_back(fxp::add_subgraph_module(g, held_as[c].c_str()));
+    build_component(g, split.components[c], built.back(), meta_key);
   }
   const std::vector<Node> old = g.nodes();
-  const MainNodes main = build_main(g, split);
+  const MainNodes main = build_main(g, split, held_as);
   Node output = g.output_node();
   output.set_type(nullptr);  // torch's new output carries no annotation
   if (output.num_args() > 0) {
@@ -415,6 +479,17 @@ void split_graph_by_tags(Graph& g, const std::vector<std::string>& tags,
   for (Node p : placeholders) {
     if (p.target() != p.name()) p.set_target(std::string(p.name()).c_str());
     if (p.num_args() > 0) p.set_args({});
+  }
+  // The module keeps only what the main graph uses; then a component built
+  // under another name moves to its tag, free now.
+  fxp::keep_used_attrs(g);
+  for (size_t c = 0; c < split.components.size(); ++c) {
+    const std::string& tag = split.components[c].tag;
+    if (held_as[c] == tag) continue;
+    move_component(g, held_as[c], built[c],
+                   fxp::add_subgraph_module(g, tag.c_str()), meta_key);
+    Node call = main.calls[c];
+    call.set_target(tag.c_str());
   }
   apply_fresh_graph_names(g, main_names(placeholders, main.made));
   fxp::keep_used_attrs(g);

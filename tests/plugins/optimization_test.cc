@@ -135,35 +135,43 @@ class OptimizationTest : public ::testing::Test {
   }
 
   // split_by_tags or splitter `pass` as torch's: the main graph's text,
-  // code and the names new nodes get, each component's text and code (the
-  // tags given, or the splitter's from the golden), the numbers. `before`
-  // runs first (the splitter's shape_prop).
+  // code and the names new nodes get, the module's attributes, each
+  // component's text and code (the tags given, or the splitter's from the
+  // golden), the numbers; in process, then each pass in a worker process.
+  // `before` runs first (the splitter's shape_prop).
   void expect_split_as_torch(const std::string& dir, const std::string& model,
                              const std::string& pass,
                              std::vector<std::string> tags = {},
                              const std::string& before = "") {
-    Bundle b = load_bundle(dir);
     std::string golden = torch_fx(dir, pass, model);
     ASSERT_FALSE(std::filesystem::exists(golden + "/error.txt"));
     if (tags.empty()) tags = lines_of(testing::read_file(golden + "/tags.txt"));
     c10::IValue expected = read(golden + "/output.pt");
-    host::PipelineReport report = run_pipeline(*b.gm, before + pass, b.inputs);
-    ASSERT_TRUE(report.ok()) << report.failure;
-    EXPECT_EQ(b.gm->graph().str(), testing::read_file(golden + "/graph.txt"));
-    EXPECT_EQ(b.gm->code(), testing::read_file(golden + "/code.py"));
-    EXPECT_EQ(attribute_listing(*b.gm),
-              testing::read_file(golden + "/attributes.txt"));
-    for (const std::string& tag : tags) {
-      SCOPED_TRACE(tag);
-      auto sub =
-          std::dynamic_pointer_cast<GraphModule>(b.gm->get_submodule(tag));
-      ASSERT_NE(sub, nullptr);
-      EXPECT_EQ(sub->graph().str(),
-                testing::read_file(golden + "/" + tag + ".graph.txt"));
-      EXPECT_EQ(sub->code(),
-                testing::read_file(golden + "/" + tag + ".code.py"));
+    for (bool isolated : {false, true}) {
+      SCOPED_TRACE(isolated ? "isolated" : "in process");
+      Bundle b = load_bundle(dir);
+      const std::string pipeline =
+          isolated
+              ? R"({"pipeline": ")" + before + pass + R"(", "isolate": true})"
+              : before + pass;
+      host::PipelineReport report = run_pipeline(*b.gm, pipeline, b.inputs);
+      ASSERT_TRUE(report.ok()) << report.failure;
+      EXPECT_EQ(b.gm->graph().str(), testing::read_file(golden + "/graph.txt"));
+      EXPECT_EQ(b.gm->code(), testing::read_file(golden + "/code.py"));
+      EXPECT_EQ(attribute_listing(*b.gm),
+                testing::read_file(golden + "/attributes.txt"));
+      for (const std::string& tag : tags) {
+        SCOPED_TRACE(tag);
+        auto sub =
+            std::dynamic_pointer_cast<GraphModule>(b.gm->get_submodule(tag));
+        ASSERT_NE(sub, nullptr);
+        EXPECT_EQ(sub->graph().str(),
+                  testing::read_file(golden + "/" + tag + ".graph.txt"));
+        EXPECT_EQ(sub->code(),
+                  testing::read_file(golden + "/" + tag + ".code.py"));
+      }
+      EXPECT_EQ(max_abs_diff(forward(*b.gm, b.inputs), expected), 0.0);
     }
-    EXPECT_EQ(max_abs_diff(forward(*b.gm, b.inputs), expected), 0.0);
     expect_next_names(dir, before + pass, golden);
   }
 
@@ -476,6 +484,17 @@ TEST_F(OptimizationTest, SplitByTagsIsTorchs) {
                         "split_by_tags{tags=x,cat,empty,tag_nodes=x:linear1+"
                         "relu,cat:linear2+add+cat+linear3+softmax}",
                         {"x", "cat", "empty"});
+  // Tags naming the module's own attributes: a submodule the component
+  // calls, a buffer the component reads (and the output returns as b_1):
+  // the component takes the name in torch's new root.
+  expect_split_as_torch(dir, "TaggedBranches",
+                        "split_by_tags{tags=linear1,main,tag_nodes=linear1:"
+                        "linear1,main:relu+linear2+add+cat+linear3+softmax}",
+                        {"linear1", "main"});
+  expect_split_as_torch(dir, "TaggedBranches",
+                        "split_by_tags{tags=ro,b,tag_nodes=ro:linear1,b:relu+"
+                        "linear2+add+cat+linear3+softmax}",
+                        {"ro", "b"});
 }
 
 // torch 1.13's split_by_tags keeps dotted targets in its components
@@ -487,6 +506,12 @@ TEST_F(OptimizationTest, SplitByTagsKeepsNestedTargetsAsTorchDoes) {
                         "split_by_tags{tags=a,b,tag_nodes=a:block_0+block_1,"
                         "b:add+head_0}",
                         {"a", "b"});
+  // Tagged by the modules the nodes belong to: tags `block` and `head`
+  // name the submodules whose layers the components call.
+  expect_split_as_torch(dir, "NestedTagged",
+                        "split_by_tags{tags=block,head,tag_nodes=block:"
+                        "block_0+block_1,head:add+head_0}",
+                        {"block", "head"});
   Bundle b = load_bundle(dir);
   const at::Tensor bias = b.gm->get_attr("block.0.bias");
   ASSERT_TRUE(run_pipeline(*b.gm,
@@ -765,7 +790,14 @@ TEST_F(OptimizationTest, SplitByTagsRefusesWhatTorchRefuses) {
             "linear2+add+cat+linear3,other:softmax}",
             "KeyError",
             "split_by_tags: node 'softmax' has tag 'other', which is not in "
-            "option 'tags'"}}) {
+            "option 'tags'"},
+           // A tag naming the buffer the output returns: torch's TypeError
+           // setting it where the component is.
+           {"split_by_tags{tags=ro,b_1,tag_nodes=ro:linear1,b_1:relu+linear2+"
+            "add+cat+linear3+softmax}",
+            "TypeError",
+            "split_by_tags: tag 'b_1' is also the name of a get_attr node the "
+            "output returns"}}) {
     SCOPED_TRACE(pass);
     std::string golden = torch_fx(dir, pass, "TaggedBranches");
     EXPECT_EQ(testing::read_file(golden + "/error.txt"), error + "\n");
@@ -778,16 +810,11 @@ TEST_F(OptimizationTest, SplitByTagsRefusesWhatTorchRefuses) {
     EXPECT_EQ(b.gm->graph().str(), before);
     EXPECT_EQ(b.gm->get_submodule("ro"), nullptr);
   }
-  // Where this pass departs from torch: a tag naming one of the module's
-  // attributes (torch's new root holds the components alone; here the
-  // module keeps its attributes), a tag that is no identifier, a node
-  // named by tag_nodes that does not exist.
+  // Where this pass departs from torch: a tag that is no identifier, a
+  // node named by tag_nodes that does not exist.
   Bundle b = load_bundle(dir);
   for (const auto& [pass, message] :
        std::vector<std::pair<std::string, std::string>>{
-           {"split_by_tags{tags=linear1,main,tag_nodes=linear1:linear1,main:"
-            "relu+linear2+add+cat+linear3+softmax}",
-            "tag 'linear1' names an attribute the module already has"},
            {"split_by_tags{tags=a.b" + tagged,
             "option 'tags' holds 'a.b', which is no Python identifier"},
            {"split_by_tags{tags=ro,main,tag_nodes=ro:linear1+nope,main:relu+"

@@ -37,7 +37,12 @@ GraphModule::AttributeMap attributes() {
       std::move(part_graph));
   GraphModule::Attribute mask{nullptr, torch::ones({3}), false,
                               BufferKind::kNonPersistent};
+  auto spare_graph = std::make_unique<Graph>();
+  spare_graph->output(spare_graph->placeholder("x"));
+  auto spare = std::make_shared<GraphModule>(GraphModule::AttributeMap{},
+                                             std::move(spare_graph));
   return {{"unused", {torch::nn::Linear(3, 3).ptr(), {}, false}},
+          {"spare", {spare, {}, false}},
           {"lin", {torch::nn::Linear(3, 3).ptr(), {}, false}},
           {"block.0", {torch::nn::Linear(3, 3).ptr(), {}, false}},
           {"block.1", {torch::nn::ReLU().ptr(), {}, false}},
@@ -46,12 +51,13 @@ GraphModule::AttributeMap attributes() {
           {"part", {part, {}, false}}};
 }
 
-// x -> unused.weight (dead) -> lin -> block.1 (dead) -> block.0 -> + scale
-// -> * mask -> part -> output.
+// x -> unused.weight (dead), spare (dead) -> lin -> block.1 (dead) ->
+// block.0 -> + scale -> * mask -> part -> output.
 std::unique_ptr<Graph> graph() {
   auto g = std::make_unique<Graph>();
   Node* x = g->placeholder("x");
   g->get_attr("unused.weight");
+  g->call_module("spare", {x});  // dead: erase=spare drops it
   Node* lin = g->call_module("lin", {x});
   g->call_module("block.1", {lin});
   Node* b = g->call_module("block.0", {lin});
@@ -105,7 +111,8 @@ class KeepUsedAttrsTest : public ::testing::TestWithParam<bool> {
 
 TEST_P(KeepUsedAttrsTest, TheModuleKeepsWhatItsGraphUsesInTorchsOrder) {
   std::shared_ptr<torch::nn::Module> lin = gm_->get_submodule("lin");
-  PipelineReport report = run("keep_used_attrs{erase=unused_weight,block_1}");
+  PipelineReport report =
+      run("keep_used_attrs{erase=unused_weight,spare,block_1}");
   ASSERT_TRUE(report.ok()) << report.failure;
   EXPECT_TRUE(report.passes.at(0).changed);
   // As torch.fx's GraphModule(root, graph) builds it from the same
@@ -126,7 +133,7 @@ TEST_P(KeepUsedAttrsTest, AFailedPassPutsEveryAttributeBackInOrder) {
   const std::string before = listing(*gm_);
   std::shared_ptr<torch::nn::Module> unused = gm_->get_submodule("unused");
   PipelineReport report =
-      run("keep_used_attrs{erase=unused_weight,block_1,fail=true}");
+      run("keep_used_attrs{erase=unused_weight,spare,block_1,fail=true}");
   EXPECT_NE(report.failure.find("keep_used_attrs gives up"), std::string::npos)
       << report.failure;
   EXPECT_EQ(listing(*gm_), before);
@@ -134,12 +141,45 @@ TEST_P(KeepUsedAttrsTest, AFailedPassPutsEveryAttributeBackInOrder) {
   EXPECT_EQ(gm_->buffer_kind("mask"), BufferKind::kNonPersistent);
 }
 
+TEST_P(KeepUsedAttrsTest, ATensorSetThenTakenOutKeepsItsNewValues) {
+  // unused.weight gets sevens (in place: the Linear outside sees them),
+  // then the module lets `unused` go.
+  std::shared_ptr<torch::nn::Module> unused = gm_->get_submodule("unused");
+  PipelineReport report =
+      run("keep_used_attrs{set=unused.weight,erase=unused_weight,spare}");
+  ASSERT_TRUE(report.ok()) << report.failure;
+  EXPECT_EQ(gm_->get_submodule("unused"), nullptr);
+  EXPECT_TRUE(torch::equal(unused->named_parameters()["weight"],
+                           torch::full({3, 3}, 7.0)));
+}
+
+TEST_P(KeepUsedAttrsTest, ALentChildCannotBeTakenOut) {
+  const std::string before = listing(*gm_);
+  PipelineReport report = run("keep_used_attrs{lend=spare,erase=spare}");
+  EXPECT_NE(report.failure.find("'spare' as a submodule, whose graph is "
+                                "lent to this pass"),
+            std::string::npos)
+      << report.failure;
+  EXPECT_EQ(listing(*gm_), before);
+}
+
+TEST_P(KeepUsedAttrsTest, KeepingWhatItHoldsChangesNothing) {
+  ASSERT_TRUE(run("keep_used_attrs{erase=unused_weight,spare,block_1}").ok());
+  const std::string before = listing(*gm_);
+  std::shared_ptr<torch::nn::Module> block = gm_->get_submodule("block");
+  PipelineReport report = run("keep_used_attrs");
+  ASSERT_TRUE(report.ok()) << report.failure;
+  EXPECT_FALSE(report.passes.at(0).changed);
+  EXPECT_EQ(listing(*gm_), before);
+  EXPECT_EQ(gm_->get_submodule("block"), block);  // its own container
+}
+
 TEST_P(KeepUsedAttrsTest, ATargetTheModuleLacksIsNamedAndNothingChanges) {
   const std::string before = listing(*gm_);
   PipelineReport report =
       run("keep_used_attrs{erase=unused_weight,missing=nope}");
-  EXPECT_NE(report.failure.find("(get_attr) refers to 'nope', which the "
-                                "module does not have"),
+  EXPECT_NE(report.failure.find("(get_attr) refers to 'nope', where the "
+                                "module has no attribute"),
             std::string::npos)
       << report.failure;
   EXPECT_EQ(listing(*gm_), before);
@@ -170,8 +210,9 @@ TEST(GraphKeepUsedAttrs, NeedsAPassRunningOnTheGraph) {
   FxStatus* s = api()->GraphKeepUsedAttrs(to_handle(&gm.graph()));
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(api()->GetStatusCode(s), FX_FAILED_PRECONDITION);
-  EXPECT_NE(std::string(api()->GetStatusMessage(s)).find("no pass runs"),
-            std::string::npos);
+  EXPECT_NE(
+      std::string(api()->GetStatusMessage(s)).find("neither a pass's graph"),
+      std::string::npos);
   api()->ReleaseStatus(s);
   EXPECT_EQ(listing(gm), before);
 }

@@ -391,10 +391,22 @@ bool edit_child_graph(fxp::Graph& g, const fxp::Options& options) {
 }
 
 // GraphKeepUsedAttrs on the graph (or on the graph of the child
-// GraphModule `child`): first erases the unused nodes named in `erase`,
-// adds a get_attr of `missing` when given, then keeps what the graph uses;
-// with `fail` it then fails.
+// GraphModule `child`): first borrows the graph of child `lend`, sets the
+// tensor `set` to sevens, erases the unused nodes named in `erase`, adds a
+// get_attr of `missing` when given, then keeps what the graph uses; with
+// `fail` it then fails.
 bool keep_used_attrs(fxp::Graph& g, const fxp::Options& options) {
+  const std::string lend = options.get_string("lend");
+  if (!lend.empty()) (void)fxp::submodule_graph(g, lend.c_str());
+  const std::string set = options.get_string("set");
+  if (!set.empty()) {
+    fxp::Tensor t(g.get_attr_tensor(set.c_str()));
+    fxp::Tensor sevens = fxp::make_tensor(t.shape(), fxp::kFloat32);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      sevens.mutable_data<float>()[i] = 7;
+    }
+    g.set_attr_tensor(set.c_str(), sevens.release());
+  }
   const std::string child_name = options.get_string("child");
   fxp::Graph target =
       child_name.empty() ? g : fxp::submodule_graph(g, child_name.c_str());
@@ -499,6 +511,8 @@ FXP_PLUGIN_WITH_EXTENSIONS(
     fxp::pass<keep_used_attrs>("keep_used_attrs",
                                "keeps the attributes the graph uses")
         .option("child", FX_OPTION_STRING, "", "a child GraphModule's instead")
+        .option("lend", FX_OPTION_STRING, "", "a child graph to borrow first")
+        .option("set", FX_OPTION_STRING, "", "a tensor to set to sevens first")
         .option("erase", FX_OPTION_STRING_LIST, "", "unused nodes to erase")
         .option("missing", FX_OPTION_STRING, "", "a target to get_attr first")
         .option("fail", FX_OPTION_BOOL, "false", "then fail"),

@@ -1193,11 +1193,16 @@ struct FxApi {
    * "layer1.0" holding only it); the others are taken out. What is kept is
    * the same objects, and no module kept is changed. This is what the
    * GraphModule torch's extract_subgraph or split_by_tags returns holds.
-   * Part of the pass: committed or rolled back with it (from an isolated
-   * worker too). On a lent child graph (GraphSubmoduleGraph) it applies to
-   * that child. FX_NOT_FOUND naming the node whose target the module lacks
-   * (nothing changes); FX_FAILED_PRECONDITION when `graph` has no owning
-   * GraphModule or no pass runs on it. */
+   * A buffer keeps its kind (non-persistent or a plain attribute). Part of
+   * the pass: committed or rolled back with it (from an isolated worker
+   * too); GraphModules the pass added before the call (GraphAddSubgraphModule)
+   * are kept when the graph calls them. On a lent child graph
+   * (GraphSubmoduleGraph) it applies to that child. FX_NOT_FOUND naming the
+   * node whose target the module lacks (a call_module target that is no
+   * submodule); FX_FAILED_PRECONDITION when `graph` has no owning
+   * GraphModule, is neither the pass's graph nor a lent one, or would lose
+   * a submodule whose graph is lent to the pass. Nothing changes on an
+   * error. */
   FxStatus* (*GraphKeepUsedAttrs)(FxGraph* graph);
 };
 
