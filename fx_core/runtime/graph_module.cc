@@ -433,7 +433,22 @@ void GraphModule::set_attr(std::string_view qualified_name,
 
 BufferKind GraphModule::buffer_kind(std::string_view qualified_name) const {
   auto it = buffer_kinds_.find(qualified_name);
-  return it == buffer_kinds_.end() ? BufferKind::kPersistent : it->second;
+  if (it != buffer_kinds_.end()) return it->second;
+  // A path through a child GraphModule: that one's (the deepest).
+  const torch::nn::Module* m = this;
+  const GraphModule* owner = this;
+  size_t rest = 0;
+  for (size_t start = 0, dot = qualified_name.find('.');
+       dot != std::string_view::npos && m != nullptr;
+       start = dot + 1, dot = qualified_name.find('.', start)) {
+    m = child_named(*m, qualified_name.substr(start, dot - start)).get();
+    if (auto* gm = dynamic_cast<const GraphModule*>(m)) {
+      owner = gm;
+      rest = dot + 1;
+    }
+  }
+  return owner == this ? BufferKind::kPersistent
+                       : owner->buffer_kind(qualified_name.substr(rest));
 }
 
 GraphModule::AttributeMap GraphModule::referenced_attributes() const {

@@ -152,8 +152,9 @@ class GraphModule : public torch::nn::Module, public GraphOwner {
   void set_attr(std::string_view qualified_name, const at::Tensor& tensor,
                 bool is_parameter,
                 BufferKind buffer_kind = BufferKind::kPersistent);
-  // The kind of the buffer at a dotted path set through this GraphModule
-  // (kPersistent for any other path: a module's own buffers are).
+  // The kind of the buffer at a dotted path set through this GraphModule,
+  // or through the child GraphModule the path goes through (kPersistent
+  // for any other path: a module's own buffers are).
   BufferKind buffer_kind(std::string_view qualified_name) const;
   // Every submodule, parameter and buffer the graph references, in the
   // order they are first used (what a graph file's modules/weights hold).

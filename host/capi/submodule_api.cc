@@ -7,7 +7,9 @@
 #include <ATen/ATen.h>
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -158,13 +160,31 @@ bool is_submodule(const torch::nn::Module& m, const GraphModule& child) {
   return false;
 }
 
+// Whether `held` is a plain container made on the way to tensors of
+// `module` (a get_attr of block.0.weight before block.0 is called): it
+// gives way to the module, as torch.fx's _copy_attr installs a
+// call_module target over such a container.
+bool container_of_parts(const torch::nn::Module& held,
+                        const torch::nn::Module& module) {
+  if (typeid(held) != typeid(torch::nn::Module)) return false;
+  for (const auto& dict : {held.named_parameters(), held.named_buffers()}) {
+    for (const auto& t : dict) {
+      std::optional<TensorAttr> theirs = tensor_at(module, t.key());
+      if (!theirs || !theirs->tensor.is_same(t.value())) return false;
+    }
+  }
+  return true;
+}
+
 // Whether `child` already holds `object` (a module or a tensor) at `name`:
-// false when it holds nothing there; FX_FAILED_PRECONDITION when it holds
-// something else.
+// false when it holds nothing there (or a container of `module`'s parts);
+// FX_FAILED_PRECONDITION when it holds something else.
 bool holds_already(GraphModule& child, const std::string& name,
-                   const void* object) {
+                   const void* object,
+                   const torch::nn::Module* module = nullptr) {
   const void* held = nullptr;
   if (std::shared_ptr<torch::nn::Module> m = child.get_submodule(name)) {
+    if (module != nullptr && container_of_parts(*m, *module)) return false;
     held = m.get();
   } else if (at::Tensor t = child.get_attr(name); t.defined()) {
     held = t.unsafeGetTensorImpl();
@@ -176,22 +196,6 @@ bool holds_already(GraphModule& child, const std::string& name,
              "'"));
   }
   return true;
-}
-
-// The kind of the buffer at `name` below `gm`, as the GraphModule holding
-// it says (a child GraphModule keeps its own buffers' kinds).
-BufferKind buffer_kind_below(const GraphModule& gm, std::string_view name) {
-  const GraphModule* owner = &gm;
-  std::string_view rest = name;
-  for (size_t dot = name.find('.'); dot != std::string_view::npos;
-       dot = name.find('.', dot + 1)) {
-    if (auto* child = dynamic_cast<const GraphModule*>(
-            module_at(gm, name.substr(0, dot)))) {
-      owner = child;
-      rest = name.substr(dot + 1);
-    }
-  }
-  return owner->buffer_kind(rest);
 }
 
 // GraphShareAttr (as_name NULL: the same name, replacing what is there) and
@@ -212,7 +216,7 @@ void share_attr(FxGraph* g, FxGraph* sub, const char* name,
          "the subgraph's module is not a submodule of the graph's module");
   }
   if (std::shared_ptr<torch::nn::Module> m = gm.get_submodule(name)) {
-    if (checked && holds_already(child, as, m.get())) return;
+    if (checked && holds_already(child, as, m.get(), m.get())) return;
     child.add_submodule(as, std::move(m));
     return;
   }
@@ -223,7 +227,7 @@ void share_attr(FxGraph* g, FxGraph* sub, const char* name,
   }
   const at::Tensor& tensor = t->tensor;
   if (checked && holds_already(child, as, tensor.unsafeGetTensorImpl())) return;
-  child.set_attr(as, tensor, t->is_parameter, buffer_kind_below(gm, name));
+  child.set_attr(as, tensor, t->is_parameter, gm.buffer_kind(name));
 }
 
 }  // namespace

@@ -345,8 +345,12 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
       }
       gm = entry.kept_child.get();
     }
-    if (path.empty()) {
-      for (const auto& [name, child] : new_graph_modules()) {
+    // Modules added before, at or below the GraphModule kept (the root's
+    // for a root keep), go ahead of the keep (those it keeps: see below).
+    for (const auto& [name, child] : new_graph_modules()) {
+      if (path.empty() || (name.size() > path.size() &&
+                           name.compare(0, path.size(), path) == 0 &&
+                           name[path.size()] == '.')) {
         entry.modules_before.emplace_back(
             name, std::dynamic_pointer_cast<GraphModule>(
                       module_.get_submodule(name)));
@@ -368,6 +372,14 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
                    "(GraphSubmoduleGraph): it cannot be taken out");
       return false;
     }
+    // Only those the keep kept need to reach the host.
+    auto& before = entry.modules_before;
+    before.erase(std::remove_if(before.begin(), before.end(),
+                                [&](const auto& m) {
+                                  return module_.get_submodule(m.first) !=
+                                         m.second;
+                                }),
+                 before.end());
     entry.uses = std::move(uses);
     journal_.push_back(std::move(entry));
     return true;
@@ -606,11 +618,14 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
   void encode_modules_before(const Entry& e, std::set<const GraphModule*>* sent,
                              c10::impl::GenericList& entries) const {
     if (e.modules_before.empty()) return;
+    // A root keep changed the root's registries: the modules are found as
+    // it found them. A child's keep left the root's paths as they were.
     torch::nn::Module before("Module");
-    restore_members(before, e.held->members);
+    if (e.name.empty()) restore_members(before, e.held->members);
+    const torch::nn::Module& root = e.name.empty() ? before : module_;
     for (const auto& [name, child] : e.modules_before) {
       if (sent->insert(child.get()).second) {
-        entries.push_back(encode_subgraph_module(before, name, *child));
+        entries.push_back(encode_subgraph_module(root, name, *child));
       }
     }
   }

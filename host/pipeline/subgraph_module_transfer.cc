@@ -1,5 +1,6 @@
 #include "host/pipeline/subgraph_module_transfer.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <typeinfo>
@@ -158,11 +159,24 @@ Dict reordered(const Dict& dict, const c10::IValue& order) {
   return out;
 }
 
-// Puts each module's registries of `m` in the order registry_orders gave.
-void restore_registry_orders(torch::nn::Module& m, const c10::IValue& orders) {
+// Puts each module of `m` that is `m`'s own (not one of the root's it
+// shares: `shared` holds their names in `m` at even positions) in the
+// order registry_orders gave.
+void restore_registry_orders(torch::nn::Module& m, const c10::IValue& orders,
+                             c10::ArrayRef<c10::IValue> shared) {
+  std::vector<std::string> shared_names;
+  for (size_t i = 0; i < shared.size(); i += 2) {
+    shared_names.push_back(shared[i].toStringRef());
+  }
   for (const c10::IValue& item : orders.toListRef()) {
     const auto& f = item.toTupleRef().elements();
-    torch::nn::Module* sub = module_at(m, f.at(0).toStringRef());
+    const std::string& path = f.at(0).toStringRef();
+    if (std::find(shared_names.begin(), shared_names.end(), path) !=
+            shared_names.end() ||
+        under_any(path, shared_names)) {
+      continue;
+    }
+    torch::nn::Module* sub = module_at(m, path);
     if (sub == nullptr) continue;
     ModuleMembers members = take_members(*sub);
     members.parameters = reordered(members.parameters, f.at(1));
@@ -217,7 +231,7 @@ std::shared_ptr<GraphModule> decode_subgraph_module(const GraphModule& root,
   }
   share_tensors(root, fields[5].toListRef(), /*parameter=*/true, *child);
   share_tensors(root, fields[6].toListRef(), /*parameter=*/false, *child);
-  restore_registry_orders(*child, fields[7]);
+  restore_registry_orders(*child, fields[7], shared);
   absl::StatusOr<GraphFile> file =
       parse_graph_json(fields[1].toStringRef(), "<worker submodule>");
   if (!file.ok()) throw FxError(std::string(file.status().message()));

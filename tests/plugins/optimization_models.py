@@ -226,6 +226,22 @@ class NestedTagged(torch.nn.Module):
         return self.head(self.block(x) + self.block[0].bias)
 
 
+class ReadBeforeCall(torch.nn.Module):
+    """split_by_tags with tags naming the submodules: a node reads
+    block.0.bias before block.0 is called, so the component holds a
+    container at block.0 until the module replaces it."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(6)
+        self.block = torch.nn.Sequential(torch.nn.Linear(8, 8),
+                                         torch.nn.ReLU())
+        self.head = torch.nn.Linear(8, 4)
+
+    def forward(self, x):
+        return self.head(self.block(x * self.block[0].bias))
+
+
 class SizesAndViews(torch.nn.Module):
     """The splitter's non-tensor flows: sizes read by call_method and
     getattr/getitem, used by views on either side of a linear."""

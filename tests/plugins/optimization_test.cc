@@ -506,6 +506,14 @@ TEST_F(OptimizationTest, SplitByTagsKeepsNestedTargetsAsTorchDoes) {
                         "split_by_tags{tags=a,b,tag_nodes=a:block_0+block_1,"
                         "b:add+head_0}",
                         {"a", "b"});
+  // A node reading block.0.bias before block.0 is called, tags naming the
+  // submodules: the moved component's container at block.0 gives way to
+  // the module, as in torch's.
+  std::string read_first = export_module(kModels, "ReadBeforeCall", "2,8");
+  expect_split_as_torch(read_first, "ReadBeforeCall",
+                        "split_by_tags{tags=block,head,tag_nodes=block:mul+"
+                        "block_0+block_1,head:head}",
+                        {"block", "head"});
   // Tagged by the modules the nodes belong to: tags `block` and `head`
   // name the submodules whose layers the components call.
   expect_split_as_torch(dir, "NestedTagged",

@@ -153,6 +153,18 @@ TEST_P(KeepUsedAttrsTest, ATensorSetThenTakenOutKeepsItsNewValues) {
                            torch::full({3, 3}, 7.0)));
 }
 
+TEST_P(KeepUsedAttrsTest, AChildGraphModuleAddedBeforeTheKeepSharesTheRoots) {
+  std::shared_ptr<torch::nn::Module> lin = gm_->get_submodule("lin");
+  PipelineReport report =
+      run("keep_used_attrs{add=added,erase=unused_weight,spare,block_1}");
+  ASSERT_TRUE(report.ok()) << report.failure;
+  EXPECT_NE(listing(*gm_).find("module added\nmodule added.lin\n"),
+            std::string::npos)
+      << listing(*gm_);
+  EXPECT_EQ(gm_->get_submodule("added.lin"), lin);  // shared, not a copy
+  EXPECT_EQ(gm_->get_submodule("lin"), lin);
+}
+
 TEST_P(KeepUsedAttrsTest, ALentChildCannotBeTakenOut) {
   const std::string before = listing(*gm_);
   PipelineReport report = run("keep_used_attrs{lend=spare,erase=spare}");

@@ -393,8 +393,9 @@ bool edit_child_graph(fxp::Graph& g, const fxp::Options& options) {
 // GraphKeepUsedAttrs on the graph (or on the graph of the child
 // GraphModule `child`): first borrows the graph of child `lend`, sets the
 // tensor `set` to sevens, erases the unused nodes named in `erase`, adds a
-// get_attr of `missing` when given, then keeps what the graph uses; with
-// `fail` it then fails.
+// child GraphModule `add` calling `lin` (and a call of it), a get_attr of
+// `missing` when given, then keeps what the graph uses; with `fail` it
+// then fails.
 bool keep_used_attrs(fxp::Graph& g, const fxp::Options& options) {
   const std::string lend = options.get_string("lend");
   if (!lend.empty()) (void)fxp::submodule_graph(g, lend.c_str());
@@ -417,6 +418,18 @@ bool keep_used_attrs(fxp::Graph& g, const fxp::Options& options) {
         break;
       }
     }
+  }
+  const std::string add = options.get_string("add");
+  if (!add.empty()) {
+    // A new child GraphModule calling the root's `lin`, called (dead) by
+    // the graph.
+    fxp::Graph sub = fxp::add_subgraph_module(g, add.c_str());
+    fxp::share_attr(g, sub, "lin");
+    fxp::Node x = sub.create_node(FX_OP_PLACEHOLDER, "x");
+    fxp::Node lin = sub.create_node(FX_OP_CALL_MODULE, "lin", {fxp::Arg(x)});
+    sub.create_node(FX_OP_OUTPUT, "output", {fxp::Arg(lin)});
+    auto at = g.inserting_before(g.output_node());
+    g.create_node(FX_OP_CALL_MODULE, add.c_str(), {fxp::Arg(*g.begin())});
   }
   const std::string missing = options.get_string("missing");
   if (!missing.empty()) {
@@ -513,6 +526,7 @@ FXP_PLUGIN_WITH_EXTENSIONS(
         .option("child", FX_OPTION_STRING, "", "a child GraphModule's instead")
         .option("lend", FX_OPTION_STRING, "", "a child graph to borrow first")
         .option("set", FX_OPTION_STRING, "", "a tensor to set to sevens first")
+        .option("add", FX_OPTION_STRING, "", "a child GraphModule to add first")
         .option("erase", FX_OPTION_STRING_LIST, "", "unused nodes to erase")
         .option("missing", FX_OPTION_STRING, "", "a target to get_attr first")
         .option("fail", FX_OPTION_BOOL, "false", "then fail"),
