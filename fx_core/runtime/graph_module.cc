@@ -54,10 +54,6 @@ std::shared_ptr<torch::nn::Module> clone_tree(const torch::nn::Module& m,
   return copy;
 }
 
-}  // namespace
-
-namespace {
-
 // What `root` has at a use's target, as torch.fx's _copy_attr reads it (a
 // buffer's kind from `root_gm` when it is a GraphModule).
 GraphModule::Attribute lookup_attribute(const torch::nn::Module& root,

@@ -62,6 +62,14 @@ ModuleMembers take_members(torch::nn::Module& m);
 // Makes `members` what `m` holds, replacing whatever it held.
 void restore_members(torch::nn::Module& m, ModuleMembers members);
 
+// Whether `path` names something strictly below `ancestor` ("a.b.c" and
+// "a.b" below "a"; not "ab", not "a" itself).
+inline bool path_is_below(std::string_view path, std::string_view ancestor) {
+  return path.size() > ancestor.size() &&
+         path.substr(0, ancestor.size()) == ancestor &&
+         path[ancestor.size()] == '.';
+}
+
 // Splits "a.b.c" into owner "a.b" and leaf "c" (owner empty for "c").
 void split_qualified_name(std::string_view path, std::string_view* owner,
                           std::string_view* leaf);

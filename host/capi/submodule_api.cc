@@ -81,15 +81,15 @@ void submodule_graph(FxGraph* g, const char* name, FxGraph** out) {
 void keep_used_attrs(FxGraph* g) {
   const Graph* graph = live_graph(static_cast<const FxGraph*>(g));
   GraphModule& gm = owning_module(graph);
-  for (const GraphModule::AttributeUse& use :
-       GraphModule::attribute_uses(*graph)) {
-    const GraphOwner::AttrKind kind = gm.resolve_attr(use.target);
-    const bool call = use.op == Opcode::kCallModule;
+  for (const Node* n : graph->nodes()) {
+    const bool call = n->op() == Opcode::kCallModule;
+    if (!call && n->op() != Opcode::kGetAttr) continue;
+    const GraphOwner::AttrKind kind = gm.resolve_attr(n->target());
     if (kind == GraphOwner::AttrKind::kMissing ||
         (call && kind != GraphOwner::AttrKind::kModule)) {
       fail(FX_NOT_FOUND,
-           cat("node '", use.node, "' (", opcode_name(use.op), ") refers to '",
-               use.target, "', where the module has no ",
+           cat("node '", n->name(), "' (", opcode_name(n->op()),
+               ") refers to '", n->target(), "', where the module has no ",
                call ? "submodule" : "attribute"));
     }
   }

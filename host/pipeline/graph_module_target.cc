@@ -348,9 +348,7 @@ class GraphModuleTarget::Attributes : public GraphModuleAttributeStore {
     // Modules added before, at or below the GraphModule kept (the root's
     // for a root keep), go ahead of the keep (those it keeps: see below).
     for (const auto& [name, child] : new_graph_modules()) {
-      if (path.empty() || (name.size() > path.size() &&
-                           name.compare(0, path.size(), path) == 0 &&
-                           name[path.size()] == '.')) {
+      if (path.empty() || path_is_below(name, path)) {
         entry.modules_before.emplace_back(
             name, std::dynamic_pointer_cast<GraphModule>(
                       module_.get_submodule(name)));

@@ -11,6 +11,7 @@
 #include "fx_core/format/graph_json.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/runtime/graph_module.h"
+#include "fx_core/runtime/module_path.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 #include "host/handles/attribute_store.h"
@@ -111,10 +112,7 @@ std::string LentChildGraphs::lent_at_or_below(
     std::string_view qualified_name) const {
   for (const auto& lent : lent_) {
     const std::string_view name = lent->name;
-    if (name == qualified_name ||
-        (name.size() > qualified_name.size() &&
-         name.substr(0, qualified_name.size()) == qualified_name &&
-         name[qualified_name.size()] == '.')) {
+    if (name == qualified_name || path_is_below(name, qualified_name)) {
       return lent->name;
     }
   }

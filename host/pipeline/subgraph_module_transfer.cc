@@ -16,15 +16,9 @@
 namespace fx::host {
 namespace {
 
-bool under(const std::string& name, const std::string& prefix) {
-  return name.size() > prefix.size() &&
-         name.compare(0, prefix.size(), prefix) == 0 &&
-         name[prefix.size()] == '.';
-}
-
 bool under_any(const std::string& name, const std::vector<std::string>& all) {
   for (const std::string& p : all) {
-    if (under(name, p)) return true;
+    if (path_is_below(name, p)) return true;
   }
   return false;
 }
@@ -34,7 +28,7 @@ std::map<const torch::nn::Module*, std::string> root_modules(
     const torch::nn::Module& root, const std::string& skip) {
   std::map<const torch::nn::Module*, std::string> found;
   for (const auto& m : root.named_modules("", /*include_self=*/false)) {
-    if (m.key() == skip || under(m.key(), skip)) continue;
+    if (m.key() == skip || path_is_below(m.key(), skip)) continue;
     found.emplace(m.value().get(), m.key());
   }
   return found;
@@ -74,7 +68,7 @@ std::map<const c10::TensorImpl*, std::string> root_tensors(
     const torch::nn::Module& root, const std::string& skip) {
   std::map<const c10::TensorImpl*, std::string> found;
   auto add = [&](const std::string& key, const at::Tensor& t) {
-    if (under(key, skip) || !t.defined()) return;
+    if (path_is_below(key, skip) || !t.defined()) return;
     found.emplace(t.unsafeGetTensorImpl(), key);
   };
   for (const auto& p : root.named_parameters(/*recurse=*/true)) {
@@ -126,8 +120,10 @@ void share_tensors(const GraphModule& root, c10::ArrayRef<c10::IValue> pairs,
 }
 
 // Each module of `m` (by path, `m` itself first) with the names of its own
-// parameters, buffers and children in order.
-c10::impl::GenericList registry_orders(const torch::nn::Module& m) {
+// parameters, buffers and children in order; `m`'s own modules only, not
+// the root's it shares (at `shared` or below).
+c10::impl::GenericList registry_orders(const torch::nn::Module& m,
+                                       const std::vector<std::string>& shared) {
   c10::impl::GenericList out(c10::AnyType::get());
   auto names = [](const auto& dict) {
     c10::List<std::string> keys;
@@ -135,6 +131,10 @@ c10::impl::GenericList registry_orders(const torch::nn::Module& m) {
     return keys;
   };
   for (const auto& sub : m.named_modules("", /*include_self=*/true)) {
+    if (std::find(shared.begin(), shared.end(), sub.key()) != shared.end() ||
+        under_any(sub.key(), shared)) {
+      continue;
+    }
     const ModuleMembers members = members_of(*sub.value());
     out.push_back(c10::ivalue::Tuple::create(
         {c10::IValue(sub.key()), c10::IValue(names(members.parameters)),
@@ -159,24 +159,12 @@ Dict reordered(const Dict& dict, const c10::IValue& order) {
   return out;
 }
 
-// Puts each module of `m` that is `m`'s own (not one of the root's it
-// shares: `shared` holds their names in `m` at even positions) in the
-// order registry_orders gave.
-void restore_registry_orders(torch::nn::Module& m, const c10::IValue& orders,
-                             c10::ArrayRef<c10::IValue> shared) {
-  std::vector<std::string> shared_names;
-  for (size_t i = 0; i < shared.size(); i += 2) {
-    shared_names.push_back(shared[i].toStringRef());
-  }
+// Puts the registries of the modules of `m` that registry_orders listed
+// in the order it gave.
+void restore_registry_orders(torch::nn::Module& m, const c10::IValue& orders) {
   for (const c10::IValue& item : orders.toListRef()) {
     const auto& f = item.toTupleRef().elements();
-    const std::string& path = f.at(0).toStringRef();
-    if (std::find(shared_names.begin(), shared_names.end(), path) !=
-            shared_names.end() ||
-        under_any(path, shared_names)) {
-      continue;
-    }
-    torch::nn::Module* sub = module_at(m, path);
+    torch::nn::Module* sub = module_at(m, f.at(0).toStringRef());
     if (sub == nullptr) continue;
     ModuleMembers members = take_members(*sub);
     members.parameters = reordered(members.parameters, f.at(1));
@@ -205,7 +193,7 @@ c10::IValue encode_subgraph_module(const torch::nn::Module& root,
       {c10::IValue(name), c10::IValue(to_graph_json(child.graph())),
        c10::IValue(shared), c10::IValue(parameters), c10::IValue(buffers),
        c10::IValue(shared_parameters), c10::IValue(shared_buffers),
-       c10::IValue(registry_orders(child))});
+       c10::IValue(registry_orders(child, shared_names))});
 }
 
 std::shared_ptr<GraphModule> decode_subgraph_module(const GraphModule& root,
@@ -231,7 +219,7 @@ std::shared_ptr<GraphModule> decode_subgraph_module(const GraphModule& root,
   }
   share_tensors(root, fields[5].toListRef(), /*parameter=*/true, *child);
   share_tensors(root, fields[6].toListRef(), /*parameter=*/false, *child);
-  restore_registry_orders(*child, fields[7], shared);
+  restore_registry_orders(*child, fields[7]);
   absl::StatusOr<GraphFile> file =
       parse_graph_json(fields[1].toStringRef(), "<worker submodule>");
   if (!file.ok()) throw FxError(std::string(file.status().message()));

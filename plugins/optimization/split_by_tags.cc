@@ -260,6 +260,25 @@ class Planner {
   std::unordered_set<FxNode*> used_set_;
 };
 
+// A copy of call node `n` in `sub`, as torch's node_copy makes it: its
+// name, type and arguments (each node through `value`), its tensor_meta,
+// and `tag` under meta_key.
+Node copy_call(Graph& sub, const Node& n,
+               const std::function<Node(Node)>& value,
+               const std::string& meta_key, const Arg& tag) {
+  const std::string target(n.target()), name(n.name()), type(n.type());
+  Node copy =
+      sub.create_node(n.op(), target.c_str(), fx_plugins::map_args(n, value),
+                      fx_plugins::map_kwargs(n, value), name.c_str(),
+                      type.empty() ? nullptr : type.c_str());
+  // The host copies the value from the borrowed one.
+  if (ArgView m = n.meta("tensor_meta")) {
+    fxp::check(fxp::api()->NodeSetMeta(copy.get(), "tensor_meta", m.get()));
+  }
+  copy.set_meta(meta_key.c_str(), tag);
+  return copy;
+}
+
 // Fills component `comp`'s graph `sub` as torch's loop does.
 void build_component(Graph& g, const Component& comp, Graph sub,
                      const std::string& meta_key) {
@@ -275,7 +294,6 @@ void build_component(Graph& g, const Component& comp, Graph sub,
     return env.at(x.get());
   };
   const Arg tag(comp.tag);
-  const FxApi* api = fxp::api();
   for (const Step& step : comp.steps) {
     const Node& n = step.node;
     std::string target(n.target()), name(n.name()), type(n.type());
@@ -289,16 +307,7 @@ void build_component(Graph& g, const Component& comp, Graph sub,
                                      nullptr, type_or_null);
     } else {
       if (n.op() == FX_OP_CALL_MODULE) share(n);
-      const std::vector<Arg> args = fx_plugins::map_args(n, value);
-      const fxp::Kwargs kwargs = fx_plugins::map_kwargs(n, value);
-      Node copy = sub.create_node(n.op(), target.c_str(), args, kwargs,
-                                  name.c_str(), type_or_null);
-      // The host copies the value from the borrowed one.
-      if (ArgView m = n.meta("tensor_meta")) {
-        fxp::check(api->NodeSetMeta(copy.get(), "tensor_meta", m.get()));
-      }
-      copy.set_meta(meta_key.c_str(), tag);
-      env[n.get()] = copy;
+      env[n.get()] = copy_call(sub, n, value, meta_key, tag);
     }
   }
   std::vector<Arg> outs;
@@ -411,33 +420,27 @@ std::vector<std::string> names_to_build_under(const Graph& g,
 }
 
 // Copies component graph `from`, built under module name `held_as`, into
-// `to`, the component at its tag: the same nodes, names, types,
-// tensor_meta and tag, attributes shared from `held_as`'s.
+// `to`, the component at its tag: the same nodes, names and types (the
+// calls as build_component made them), attributes shared from `held_as`'s.
 void move_component(Graph& g, const std::string& held_as, const Graph& from,
-                    Graph to, const std::string& meta_key) {
+                    Graph to, const std::string& meta_key, const Arg& tag) {
   std::unordered_map<FxNode*, Node> env;
   std::set<std::string> shared;
   const std::function<Node(Node)> value = [&](Node x) {
     return env.at(x.get());
   };
-  const FxApi* api = fxp::api();
   for (Node n : from) {
     const std::string target(n.target()), name(n.name()), type(n.type());
     if ((n.op() == FX_OP_GET_ATTR || n.op() == FX_OP_CALL_MODULE) &&
         shared.insert(target).second) {
       fxp::share_attr(g, to, (held_as + "." + target).c_str(), target.c_str());
     }
-    Node copy =
-        to.create_node(n.op(), target.c_str(), fx_plugins::map_args(n, value),
-                       fx_plugins::map_kwargs(n, value), name.c_str(),
-                       type.empty() ? nullptr : type.c_str());
-    if (ArgView m = n.meta("tensor_meta")) {
-      fxp::check(api->NodeSetMeta(copy.get(), "tensor_meta", m.get()));
-    }
-    if (ArgView m = n.meta(meta_key.c_str())) {
-      fxp::check(api->NodeSetMeta(copy.get(), meta_key.c_str(), m.get()));
-    }
-    env[n.get()] = copy;
+    env[n.get()] =
+        fx_plugins::is_call_node(n)
+            ? copy_call(to, n, value, meta_key, tag)
+            : to.create_node(n.op(), target.c_str(),
+                             fx_plugins::map_args(n, value), {}, name.c_str(),
+                             type.empty() ? nullptr : type.c_str());
   }
 }
 
@@ -487,7 +490,8 @@ void split_graph_by_tags(Graph& g, const std::vector<std::string>& tags,
     const std::string& tag = split.components[c].tag;
     if (held_as[c] == tag) continue;
     move_component(g, held_as[c], built[c],
-                   fxp::add_subgraph_module(g, tag.c_str()), meta_key);
+                   fxp::add_subgraph_module(g, tag.c_str()), meta_key,
+                   Arg(tag));
     Node call = main.calls[c];
     call.set_target(tag.c_str());
   }

@@ -22,10 +22,13 @@
 #include "fx_core/ir/python_repr.h"
 #include "plugins/common/plugin_util.h"
 #include "tests/plugins/plugin_test_util.h"
+#include "tests/testing/module_listing.h"
 #include "tests/testing/reference.h"
 
 namespace fx::plugins_test {
 namespace {
+
+using ::fx::testing::attribute_listing;
 
 constexpr const char* kModels = "tests/plugins/optimization_models.py";
 
@@ -52,19 +55,6 @@ c10::IValue read(const std::string& path) {
   auto v = read_value_file(path);
   if (!v.ok()) throw std::runtime_error(std::string(v.status().message()));
   return *v;
-}
-
-// The module's submodules, parameters and buffers by qualified name, as
-// the golden's attributes.txt lists torch's.
-std::string attribute_listing(const torch::nn::Module& m) {
-  std::string out;
-  for (const auto& sub : m.named_modules("", /*include_self=*/false)) {
-    out += "module " + sub.key() + "\n";
-  }
-  for (const auto& p : m.named_parameters())
-    out += "parameter " + p.key() + "\n";
-  for (const auto& b : m.named_buffers()) out += "buffer " + b.key() + "\n";
-  return out;
 }
 
 class OptimizationTest : public ::testing::Test {

@@ -16,6 +16,7 @@
 #include "fx_core/runtime/graph_module_file.h"
 #include "fx_core/runtime/op_registry.h"
 #include "fx_core/support/error.h"
+#include "tests/testing/module_listing.h"
 #include "tests/testing/my_module.h"
 #include "tests/testing/reference.h"
 
@@ -32,6 +33,7 @@ std::vector<c10::IValue> inputs_of(const std::string& name) {
   return v->toListRef().vec();
 }
 
+using testing::attribute_listing;
 using testing::MyModule;
 
 using testing::my_module_graph;
@@ -152,18 +154,6 @@ TEST(GraphModule, MissingAttributeOfTheRootIsNamed) {
     EXPECT_NE(std::string(e.what()).find("'nope'"), std::string::npos)
         << e.what();
   }
-}
-
-// The module's submodules, parameters and buffers by qualified name.
-std::string attribute_listing(const torch::nn::Module& m) {
-  std::string out;
-  for (const auto& sub : m.named_modules("", /*include_self=*/false)) {
-    out += "module " + sub.key() + "\n";
-  }
-  for (const auto& p : m.named_parameters())
-    out += "parameter " + p.key() + "\n";
-  for (const auto& b : m.named_buffers()) out += "buffer " + b.key() + "\n";
-  return out;
 }
 
 // A GraphModule over layer1.0.conv1 (call_module), linear.weight (get_attr

@@ -20,9 +20,12 @@
 #include "host/loader/plugin_loader.h"
 #include "host/pipeline/pass_manager.h"
 #include "host/pipeline/pass_target.h"
+#include "tests/testing/module_listing.h"
 
 namespace fx::host {
 namespace {
+
+using ::fx::testing::attribute_listing;
 
 // The attributes the module is built from: every one the graph below uses.
 GraphModule::AttributeMap attributes() {
@@ -68,18 +71,6 @@ std::unique_ptr<Graph> graph() {
   return g;
 }
 
-// The module's submodules, parameters and buffers by qualified name.
-std::string listing(const torch::nn::Module& m) {
-  std::string out;
-  for (const auto& sub : m.named_modules("", /*include_self=*/false)) {
-    out += "module " + sub.key() + "\n";
-  }
-  for (const auto& p : m.named_parameters())
-    out += "parameter " + p.key() + "\n";
-  for (const auto& b : m.named_buffers()) out += "buffer " + b.key() + "\n";
-  return out;
-}
-
 class KeepUsedAttrsTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
@@ -118,8 +109,8 @@ TEST_P(KeepUsedAttrsTest, TheModuleKeepsWhatItsGraphUsesInTorchsOrder) {
   // As torch.fx's GraphModule(root, graph) builds it from the same
   // attributes: unused and block.1 gone, block a new container.
   GraphModule expected(attributes_, gm_->graph().snapshot());
-  EXPECT_EQ(listing(*gm_), listing(expected));
-  EXPECT_EQ(listing(*gm_),
+  EXPECT_EQ(attribute_listing(*gm_), attribute_listing(expected));
+  EXPECT_EQ(attribute_listing(*gm_),
             "module lin\nmodule block\nmodule block.0\nmodule part\n"
             "parameter scale\nparameter lin.weight\nparameter lin.bias\n"
             "parameter block.0.weight\nparameter block.0.bias\n"
@@ -130,13 +121,13 @@ TEST_P(KeepUsedAttrsTest, TheModuleKeepsWhatItsGraphUsesInTorchsOrder) {
 }
 
 TEST_P(KeepUsedAttrsTest, AFailedPassPutsEveryAttributeBackInOrder) {
-  const std::string before = listing(*gm_);
+  const std::string before = attribute_listing(*gm_);
   std::shared_ptr<torch::nn::Module> unused = gm_->get_submodule("unused");
   PipelineReport report =
       run("keep_used_attrs{erase=unused_weight,spare,block_1,fail=true}");
   EXPECT_NE(report.failure.find("keep_used_attrs gives up"), std::string::npos)
       << report.failure;
-  EXPECT_EQ(listing(*gm_), before);
+  EXPECT_EQ(attribute_listing(*gm_), before);
   EXPECT_EQ(gm_->get_submodule("unused"), unused);
   EXPECT_EQ(gm_->buffer_kind("mask"), BufferKind::kNonPersistent);
 }
@@ -158,43 +149,43 @@ TEST_P(KeepUsedAttrsTest, AChildGraphModuleAddedBeforeTheKeepSharesTheRoots) {
   PipelineReport report =
       run("keep_used_attrs{add=added,erase=unused_weight,spare,block_1}");
   ASSERT_TRUE(report.ok()) << report.failure;
-  EXPECT_NE(listing(*gm_).find("module added\nmodule added.lin\n"),
+  EXPECT_NE(attribute_listing(*gm_).find("module added\nmodule added.lin\n"),
             std::string::npos)
-      << listing(*gm_);
+      << attribute_listing(*gm_);
   EXPECT_EQ(gm_->get_submodule("added.lin"), lin);  // shared, not a copy
   EXPECT_EQ(gm_->get_submodule("lin"), lin);
 }
 
 TEST_P(KeepUsedAttrsTest, ALentChildCannotBeTakenOut) {
-  const std::string before = listing(*gm_);
+  const std::string before = attribute_listing(*gm_);
   PipelineReport report = run("keep_used_attrs{lend=spare,erase=spare}");
   EXPECT_NE(report.failure.find("'spare' as a submodule, whose graph is "
                                 "lent to this pass"),
             std::string::npos)
       << report.failure;
-  EXPECT_EQ(listing(*gm_), before);
+  EXPECT_EQ(attribute_listing(*gm_), before);
 }
 
 TEST_P(KeepUsedAttrsTest, KeepingWhatItHoldsChangesNothing) {
   ASSERT_TRUE(run("keep_used_attrs{erase=unused_weight,spare,block_1}").ok());
-  const std::string before = listing(*gm_);
+  const std::string before = attribute_listing(*gm_);
   std::shared_ptr<torch::nn::Module> block = gm_->get_submodule("block");
   PipelineReport report = run("keep_used_attrs");
   ASSERT_TRUE(report.ok()) << report.failure;
   EXPECT_FALSE(report.passes.at(0).changed);
-  EXPECT_EQ(listing(*gm_), before);
+  EXPECT_EQ(attribute_listing(*gm_), before);
   EXPECT_EQ(gm_->get_submodule("block"), block);  // its own container
 }
 
 TEST_P(KeepUsedAttrsTest, ATargetTheModuleLacksIsNamedAndNothingChanges) {
-  const std::string before = listing(*gm_);
+  const std::string before = attribute_listing(*gm_);
   PipelineReport report =
       run("keep_used_attrs{erase=unused_weight,missing=nope}");
   EXPECT_NE(report.failure.find("(get_attr) refers to 'nope', where the "
                                 "module has no attribute"),
             std::string::npos)
       << report.failure;
-  EXPECT_EQ(listing(*gm_), before);
+  EXPECT_EQ(attribute_listing(*gm_), before);
 }
 
 TEST_P(KeepUsedAttrsTest, OnALentChildGraphItAppliesToTheChild) {
@@ -202,13 +193,13 @@ TEST_P(KeepUsedAttrsTest, OnALentChildGraphItAppliesToTheChild) {
       run("keep_used_attrs{child=part,erase=extra,fail=true}");
   EXPECT_NE(report.failure.find("keep_used_attrs gives up"), std::string::npos)
       << report.failure;
-  EXPECT_EQ(listing(part()), "parameter extra\nparameter w\n");
-  std::string root = listing(*gm_);
+  EXPECT_EQ(attribute_listing(part()), "parameter extra\nparameter w\n");
+  std::string root = attribute_listing(*gm_);
   report = run("keep_used_attrs{child=part,erase=extra}");
   ASSERT_TRUE(report.ok()) << report.failure;
-  EXPECT_EQ(listing(part()), "parameter w\n");
+  EXPECT_EQ(attribute_listing(part()), "parameter w\n");
   root.erase(root.find("parameter part.extra\n"), 21);
-  EXPECT_EQ(listing(*gm_), root);
+  EXPECT_EQ(attribute_listing(*gm_), root);
 }
 
 INSTANTIATE_TEST_SUITE_P(InProcessAndIsolated, KeepUsedAttrsTest,
@@ -218,7 +209,7 @@ INSTANTIATE_TEST_SUITE_P(InProcessAndIsolated, KeepUsedAttrsTest,
 
 TEST(GraphKeepUsedAttrs, NeedsAPassRunningOnTheGraph) {
   GraphModule gm(attributes(), graph());
-  const std::string before = listing(gm);
+  const std::string before = attribute_listing(gm);
   FxStatus* s = api()->GraphKeepUsedAttrs(to_handle(&gm.graph()));
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(api()->GetStatusCode(s), FX_FAILED_PRECONDITION);
@@ -226,7 +217,7 @@ TEST(GraphKeepUsedAttrs, NeedsAPassRunningOnTheGraph) {
       std::string(api()->GetStatusMessage(s)).find("neither a pass's graph"),
       std::string::npos);
   api()->ReleaseStatus(s);
-  EXPECT_EQ(listing(gm), before);
+  EXPECT_EQ(attribute_listing(gm), before);
 }
 
 }  // namespace
