@@ -125,14 +125,7 @@ void user_call_fallback(const c10::OperatorHandle& op, DispatchKeySet keys,
   if (recorder->at_user_level() && recorder->front_end_call(op, stack)) {
     return;
   }
-  const c10::FunctionSchema* saved = recorder->enter_call(&op.schema());
-  try {
-    op.redispatchBoxed(below, stack);
-  } catch (...) {
-    recorder->exit_call(saved);
-    throw;
-  }
-  recorder->exit_call(saved);
+  recorder->run_user_call(op, below, stack);
 }
 
 c10::impl::PyInterpreter* capture_interpreter() {

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "fx_core/capture/capture_mode.h"
+#include "fx_core/capture/composite_replay.h"
 #include "fx_core/capture/front_end.h"
 #include "fx_core/capture/make_fx.h"
 #include "fx_core/capture/symbolic_capture.h"
@@ -43,6 +45,9 @@ class Recorder {
 
   // Symbolic mode (symbolic_capture.h): tensors with symbolic sizes.
   void set_symbolic(std::shared_ptr<capture::SymbolicCapture> symbolic) {
+    composites_ = symbolic && CompositeReplay::enabled()
+                      ? std::make_unique<CompositeReplay>(symbolic)
+                      : nullptr;
     symbolic_ = std::move(symbolic);
   }
 
@@ -117,6 +122,14 @@ class Recorder {
     return saved;
   }
   bool at_user_level() const { return user_depth_ == 0; }
+
+  // Runs a call the user-call key saw, below the key, bracketed by
+  // enter_call / exit_call. In symbolic mode a user's composite call is
+  // replayed when its arguments' expressions were seen before
+  // (composite_replay.h), and learnt from otherwise
+  // (recorder_composite.cc).
+  void run_user_call(const c10::OperatorHandle& op, c10::DispatchKeySet below,
+                     torch::jit::Stack* stack);
   void exit_call(const c10::FunctionSchema* saved) {
     --user_depth_;
     user_schema_ = saved;
@@ -189,6 +202,17 @@ class Recorder {
 
   Node* getitem(Node* of, int64_t index);
 
+  void redispatch_user_call(const c10::OperatorHandle& op,
+                            c10::DispatchKeySet below,
+                            torch::jit::Stack* stack);
+  bool is_composite(const c10::OperatorHandle& op);
+  // A user's composite call in symbolic mode: replayed, or run and learnt.
+  void run_composite(const c10::OperatorHandle& op, c10::DispatchKeySet below,
+                     torch::jit::Stack* stack);
+  // A call the watched composite makes.
+  void run_inner(const c10::OperatorHandle& op, c10::DispatchKeySet below,
+                 torch::jit::Stack* stack);
+
   // Python's track_tensor_tree: a tensor is the node's value; a list gets
   // one getitem per element.
   void track_value(const c10::IValue& value, Node* node);
@@ -210,6 +234,16 @@ class Recorder {
   bool allow_data_dependent_ = false;
   absl::flat_hash_map<const c10::TensorImpl*, at::Tensor> meta_shadows_;
   std::shared_ptr<capture::SymbolicCapture> symbolic_;
+  std::unique_ptr<CompositeReplay> composites_;
+  absl::flat_hash_map<const c10::FunctionSchema*, bool> is_composite_;
+  // The composite call being learnt from: the calls it makes itself.
+  struct Watch {
+    int calls = 0;
+    std::optional<c10::OperatorHandle> inner;
+    std::vector<c10::IValue> inner_args, inner_results;
+    size_t inner_nodes = 0;  // graph nodes the inner call made
+  };
+  Watch* watch_ = nullptr;
   int user_depth_ = 0;
   const c10::FunctionSchema* user_schema_ = nullptr;
   absl::flat_hash_map<const c10::FunctionSchema*, Decomposition>

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "fx_core/capture/composite_replay.h"
 #include "fx_core/capture/make_fx.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/support/error.h"
@@ -41,6 +42,21 @@ Tensors heads(const Tensors& in) {
   c10::SymInt b = x.sym_size(0), s = x.sym_size(1), d = x.sym_size(2);
   at::Tensor h = x.view_symint({b, s, 4, d / 4}).transpose(1, 2);
   return {h.transpose(1, 2).reshape_symint({b, s, d})};
+}
+
+// The heads three times, then composites on the same sizes again (from the
+// third round, reshape's and flatten's size arithmetic is replayed: fresh
+// `mul` nodes, as make_fx's).
+Tensors heads_again(const Tensors& in) {
+  at::Tensor x = in[0];
+  c10::SymInt b;
+  for (int i = 0; i < 3; ++i) {
+    b = x.sym_size(0);
+    c10::SymInt s = x.sym_size(1), d = x.sym_size(2);
+    at::Tensor h = x.view_symint({b, s, 4, d / 4}).transpose(1, 2);
+    x = at::add(h.transpose(1, 2).reshape_symint({b, s, d}), in[1]);
+  }
+  return {x.flatten(1), x.flatten(1), x.reshape_symint({b, -1})};
 }
 
 Tensors arange_of(const Tensors& in) {
@@ -115,11 +131,12 @@ class SymbolicMakeFxTest : public ::testing::Test {
       SCOPED_TRACE(name + "." + mode);
       std::string dir = dir_ + "/" + name + "." + mode;
       if (std::ifstream(dir + "/error.txt").good()) continue;  // torch fails
-      std::shared_ptr<GraphModule> gm =
-          capture(fn, random(shapes), mode, options);
+      const Tensors examples = random(shapes);
+      std::shared_ptr<GraphModule> gm = capture(fn, examples, mode, options);
       EXPECT_EQ(gm->graph().str() + "\n",
                 testing::read_file(dir + "/graph.txt"));
       EXPECT_EQ(gm->code(), testing::read_file(dir + "/code.py"));
+      expect_same_without_replay(*gm, fn, examples, mode, options);
       for (const Shapes& other : others) {
         Tensors inputs = random(other);
         std::vector<c10::IValue> ivalues(inputs.begin(), inputs.end());
@@ -128,6 +145,29 @@ class SymbolicMakeFxTest : public ::testing::Test {
                              c10::IValue(c10::List<at::Tensor>(fn(inputs))));
       }
     }
+  }
+
+  // Composite calls replayed (capture/composite_replay.h) change nothing:
+  // the capture with replay off has the same graph and guards.
+  static void expect_same_without_replay(const GraphModule& gm,
+                                         const TensorFunction& fn,
+                                         const Tensors& examples,
+                                         const std::string& mode,
+                                         const MakeFxOptions& options) {
+    capture::CompositeReplay::set_enabled(false);
+    std::shared_ptr<GraphModule> plain;
+    try {
+      plain = capture(fn, examples, mode, options);
+    } catch (...) {
+      capture::CompositeReplay::set_enabled(true);
+      throw;
+    }
+    capture::CompositeReplay::set_enabled(true);
+    EXPECT_EQ(gm.graph().str(), plain->graph().str());
+    ASSERT_NE(gm.shape_env(), nullptr);
+    ASSERT_NE(plain->shape_env(), nullptr);
+    EXPECT_EQ(gm.shape_env()->format_guards(),
+              plain->shape_env()->format_guards());
   }
 
   static std::string dir_, skip_, failed_;
@@ -146,6 +186,16 @@ TEST_F(SymbolicMakeFxTest, Cat) {
 
 TEST_F(SymbolicMakeFxTest, AttentionHeads) {
   expect_symbolic("heads", heads, {{2, 5, 8}}, {{{3, 7, 12}}, {{4, 2, 16}}});
+}
+
+TEST_F(SymbolicMakeFxTest, CompositesOnTheSameSizesAgain) {
+  const uint64_t before = capture::CompositeReplay::replayed();
+  expect_symbolic("heads_again", heads_again, {{2, 5, 8}, {2, 5, 8}},
+                  {{{3, 7, 12}, {3, 7, 12}}, {{4, 2, 16}, {4, 2, 16}}});
+  // The third round's reshape and the second flatten were replayed, with
+  // and without grad (in inference mode the user-call key is excluded, so
+  // composites run as LibTorch's kernels).
+  EXPECT_GE(capture::CompositeReplay::replayed() - before, 2u * 2u);
 }
 
 TEST_F(SymbolicMakeFxTest, ArangeOfASize) {

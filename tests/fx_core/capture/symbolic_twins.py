@@ -29,6 +29,15 @@ def heads(arg0):
     return [h.transpose(1, 2).reshape(b, s, d)]
 
 
+def heads_again(arg0, arg1):
+    x = arg0
+    for _ in range(3):
+        b, s, d = x.shape[0], x.shape[1], x.shape[2]
+        h = x.view(b, s, 4, d // 4).transpose(1, 2)
+        x = h.transpose(1, 2).reshape(b, s, d) + arg1
+    return [x.flatten(1), x.flatten(1), x.reshape(b, -1)]
+
+
 def arange_of(arg0):
     return [torch.arange(arg0.shape[0])]
 
@@ -56,6 +65,7 @@ CASES = {
     "view_computed": (view_computed, [(3, 4)]),
     "cat": (cat, [(3, 4), (5, 4)]),
     "heads": (heads, [(2, 5, 8)]),
+    "heads_again": (heads_again, [(2, 5, 8), (2, 5, 8)]),
     "arange_of": (arange_of, [(5,)]),
     "expand_to": (expand_to, [(1, 4), (3, 4)]),
     "new_zeros": (new_zeros, [(3, 4)]),
