@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "fx_core/capture/symbolic_tensor.h"
@@ -33,15 +34,9 @@ std::vector<Expr> integers(c10::IntArrayRef values) {
   return out;
 }
 
-bool all_integers(const std::vector<Expr>& exprs) {
-  return std::all_of(exprs.begin(), exprs.end(),
-                     [](const Expr& e) { return e.as_integer().has_value(); });
-}
-
 // Every symbolic tensor in `value` (tensor lists included).
-void for_each_symbolic(
-    const c10::IValue& value,
-    const std::function<void(const SymbolicTensorImpl&)>& f) {
+template <typename F>
+void for_each_symbolic(const c10::IValue& value, const F& f) {
   if (value.isTensor()) {
     if (const SymbolicTensorImpl* impl = symbolic_impl(value.toTensor())) {
       f(*impl);
@@ -269,7 +264,12 @@ c10::IValue SymbolicCapture::hints(const c10::IValue& value) const {
   });
   if (ints) {
     std::vector<int64_t> out;
-    for (const c10::IValue& item : list) out.push_back(hints(item).toInt());
+    out.reserve(list.size());
+    for (const c10::IValue& item : list) {
+      const c10::SymInt s = item.toSymInt();
+      CaptureSymNode* n = capture_node(s);
+      out.push_back(n != nullptr ? n->hint() : s.as_int_unchecked());
+    }
     return out;
   }
   c10::impl::GenericList out(list.elementType());
@@ -295,7 +295,7 @@ void SymbolicCapture::wrap_results(const c10::FunctionSchema& schema,
   bool symbolic = false;
   for (const c10::IValue& arg : args) {
     for_each_symbolic(arg, [&](const SymbolicTensorImpl& impl) {
-      symbolic |= !all_integers(impl.size_exprs());
+      symbolic |= impl.has_symbolic_size();
     });
     symbolic |= arg.isSymInt() && capture_node(arg.toSymInt()) != nullptr;
     if (arg.isList()) {
@@ -318,7 +318,8 @@ namespace {
 // Appends the identity of `v` as a shape function input to `key`: the
 // nodes of its expressions, its integers' values. False for a kind the
 // identity key does not cover (strings, dicts, ...).
-bool append_identity(const c10::IValue& v, std::vector<intptr_t>* key) {
+template <typename Key>
+bool append_identity(const c10::IValue& v, Key* key) {
   auto tag = [key](intptr_t t) { key->push_back(t); };
   if (v.isTensor()) {
     const at::Tensor& t = v.toTensor();
@@ -369,7 +370,7 @@ bool append_identity(const c10::IValue& v, std::vector<intptr_t>* key) {
 const SymValue& SymbolicCapture::result_shapes(
     const c10::FunctionSchema& schema, const std::vector<c10::IValue>& args) {
   // The same expression nodes: a lookup, without building the inputs.
-  std::vector<intptr_t> identity{reinterpret_cast<intptr_t>(&schema)};
+  IdentityKey identity{reinterpret_cast<intptr_t>(&schema)};
   bool identified = true;
   for (const c10::IValue& arg : args) {
     identified = identified && append_identity(arg, &identity);
@@ -451,30 +452,40 @@ c10::IValue SymbolicCapture::wrap_value(const c10::IValue& result,
     });
   }
   if (!self.isNone()) return self;
-  std::vector<Expr> sizes;
   if (shape == nullptr) {
-    sizes = integers(t.sizes());
-  } else {
-    bool fits = shape->kind == SymValue::Kind::kList &&
-                shape->items->size() == static_cast<size_t>(t.dim());
-    for (size_t d = 0; fits && d < shape->items->size(); ++d) {
-      const SymValue& s = (*shape->items)[d];
-      fits = s.kind == SymValue::Kind::kInt &&
-             guards_.hint(s.integer) == t.size(static_cast<int64_t>(d));
-      if (fits) sizes.push_back(s.integer);
-    }
-    if (!fits) {
-      throw FxError("make_fx (symbolic): the shape rule of " +
-                    operator_name(schema) + " gives " + shape->str() +
-                    " but the kernel's result at the hints has sizes " +
-                    c10::str(t.sizes()));
-    }
+    return wrap(t,
+                std::make_shared<const std::vector<Expr>>(integers(t.sizes())),
+                args);
   }
-  return wrap(t, sizes, args);
+  return wrap(t, result_sizes(*shape, t, schema), args);
 }
 
-at::Tensor SymbolicCapture::wrap(const at::Tensor& result,
-                                 const std::vector<Expr>& sizes,
+SymbolicCapture::Exprs SymbolicCapture::result_sizes(
+    const SymValue& shape, const at::Tensor& result,
+    const c10::FunctionSchema& schema) {
+  auto found = sizes_of_.find(&shape);
+  if (found != sizes_of_.end()) return found->second;
+  std::vector<Expr> sizes;
+  bool fits = shape.kind == SymValue::Kind::kList &&
+              shape.items->size() == static_cast<size_t>(result.dim());
+  for (size_t d = 0; fits && d < shape.items->size(); ++d) {
+    const SymValue& s = (*shape.items)[d];
+    fits = s.kind == SymValue::Kind::kInt &&
+           guards_.hint(s.integer) == result.size(static_cast<int64_t>(d));
+    if (fits) sizes.push_back(s.integer);
+  }
+  if (!fits) {
+    throw FxError("make_fx (symbolic): the shape rule of " +
+                  operator_name(schema) + " gives " + shape.str() +
+                  " but the kernel's result at the hints has sizes " +
+                  c10::str(result.sizes()));
+  }
+  Exprs out = std::make_shared<const std::vector<Expr>>(std::move(sizes));
+  sizes_of_.emplace(&shape, out);
+  return out;
+}
+
+at::Tensor SymbolicCapture::wrap(const at::Tensor& result, Exprs sizes,
                                  const std::vector<c10::IValue>& args) {
   at::Tensor meta = result;
   if (!meta.is_meta()) {
@@ -482,21 +493,22 @@ at::Tensor SymbolicCapture::wrap(const at::Tensor& result,
     meta = at::empty_strided(result.sizes(), result.strides(),
                              result.options().device(at::kMeta));
   }
-  std::vector<const std::vector<Expr>*> bases;
+  Bases bases;
   for (const c10::IValue& arg : args) {
     for_each_symbolic(arg, [&](const SymbolicTensorImpl& impl) {
       if (impl.meta().is_alias_of(result))
         bases.push_back(&impl.stride_exprs());
     });
   }
-  const std::vector<Expr>& strides = result_strides(sizes, meta, bases);
-  return make_symbolic_tensor(weak_from_this(), meta, sizes, strides);
+  Exprs strides = result_strides(*sizes, meta, bases);
+  return make_symbolic_tensor(weak_from_this(), meta, std::move(sizes),
+                              std::move(strides));
 }
 
-const std::vector<Expr>& SymbolicCapture::result_strides(
+const SymbolicCapture::Exprs& SymbolicCapture::result_strides(
     const std::vector<Expr>& sizes, const at::Tensor& meta,
-    const std::vector<const std::vector<Expr>*>& bases) {
-  std::vector<intptr_t> key;
+    const Bases& bases) {
+  IdentityKey key;
   auto identities = [&key](const std::vector<Expr>& exprs) {
     key.push_back(static_cast<intptr_t>(exprs.size()));
     for (const Expr& e : exprs) {
@@ -508,9 +520,12 @@ const std::vector<Expr>& SymbolicCapture::result_strides(
   for (const std::vector<Expr>* base : bases) identities(*base);
   auto found = strides_memo_.find(key);
   if (found != strides_memo_.end()) return found->second.strides;
-  StridesOf entry{{sizes},
-                  view_strides(sizes, meta, bases, guards_,
-                               /*hint_fallback=*/true)};
+  StridesOf entry{
+      {sizes},
+      std::make_shared<const std::vector<Expr>>(view_strides(
+          sizes, meta,
+          std::vector<const std::vector<Expr>*>(bases.begin(), bases.end()),
+          guards_, /*hint_fallback=*/true))};
   for (const std::vector<Expr>* base : bases) entry.kept.push_back(*base);
   return strides_memo_.emplace(std::move(key), std::move(entry))
       .first->second.strides;
@@ -531,7 +546,8 @@ at::Tensor SymbolicCapture::alias(const at::Tensor& tensor) {
   const SymbolicTensorImpl* impl = symbolic_impl(tensor);
   if (impl == nullptr) return tensor;
   return make_symbolic_tensor(weak_from_this(), impl->meta(),
-                              impl->size_exprs(), impl->stride_exprs());
+                              impl->shared_size_exprs(),
+                              impl->shared_stride_exprs());
 }
 
 Node* SymbolicCapture::tensor_node(const c10::TensorImpl* tensor) const {
@@ -549,26 +565,29 @@ Node* SymbolicCapture::node_of(CaptureSymNode& n) {
   using Kind = CaptureSymNode::Source::Kind;
   const CaptureSymNode::Source& source = n.source();
   Node::Args args;
-  std::string target, name;
+  std::string_view target, name;
+  std::string op_target;
   switch (source.kind) {
     case Kind::kSize:
     case Kind::kStride:
       name = source.kind == Kind::kSize ? "sym_size" : "sym_stride";
+      target = source.kind == Kind::kSize ? "torch.ops.aten.sym_size"
+                                          : "torch.ops.aten.sym_stride";
       args.push_back(tensor_node(source.tensor));
       args.push_back(source.dim);
-      target = "torch.ops.aten." + name;
       break;
     case Kind::kNumel:
       name = "sym_numel";
-      args.push_back(tensor_node(source.tensor));
       target = "torch.ops.aten.sym_numel";
+      args.push_back(tensor_node(source.tensor));
       break;
     case Kind::kOperator:
       for (const c10::SymIntNode& operand : source.operands) {
         args.push_back(argument(operand->toSymInt()));
       }
       name = source.op;
-      target = std::string("operator.") + source.op;
+      op_target = std::string("operator.") + source.op;
+      target = op_target;
       break;
     case Kind::kConstant:
       throw FxError("make_fx (symbolic): a constant has no node");

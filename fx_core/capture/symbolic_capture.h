@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "fx_core/capture/sym_int_node.h"
 #include "fx_core/ir/argument.h"
 #include "fx_core/runtime/symbolic/shape_graph_eval.h"
@@ -113,8 +114,14 @@ class SymbolicCapture final
   Node* node_of(CaptureSymNode& n);
   Node* tensor_node(const c10::TensorImpl* tensor) const;
   bool is_symbolic(const c10::IValue& value) const;
-  at::Tensor wrap(const at::Tensor& meta, const std::vector<sym::Expr>& sizes,
+  using Exprs = std::shared_ptr<const std::vector<sym::Expr>>;
+  at::Tensor wrap(const at::Tensor& meta, Exprs sizes,
                   const std::vector<c10::IValue>& args);
+  // A shape rule's result as a tensor's sizes, checked against the kernel's
+  // `result` at the hints the first time (the same result is the same
+  // expressions, so the same hints).
+  Exprs result_sizes(const SymValue& shape, const at::Tensor& result,
+                     const c10::FunctionSchema& schema);
   // One result: its shape function value (nullptr: concrete sizes).
   c10::IValue wrap_value(const c10::IValue& result, const SymValue* shape,
                          const std::vector<c10::IValue>& args,
@@ -146,6 +153,8 @@ class SymbolicCapture final
   const SymValue& structural_result(const c10::FunctionSchema& schema,
                                     const std::vector<SymValue>& inputs,
                                     size_t key);
+  // Expression node addresses and integers (inline: built on every call).
+  using IdentityKey = absl::InlinedVector<intptr_t, 32>;
   // The same results by the identities of the arguments' expression nodes
   // (a call on the same nodes skips building its inputs); `kept` holds
   // those expressions alive so their identities are not reused.
@@ -153,19 +162,22 @@ class SymbolicCapture final
     std::vector<SymValue> kept;
     const SymValue* result;  // in shape_memo_, whose nodes do not move
   };
-  absl::flat_hash_map<std::vector<intptr_t>, IdentityEntry> identity_memo_;
+  absl::flat_hash_map<IdentityKey, IdentityEntry> identity_memo_;
   // A result's strides by the identities of its sizes' expressions, its
   // strides at the hints and the identities of the strides of the inputs it
   // views; `kept` keeps those expressions alive so their identities are not
   // reused.
   struct StridesOf {
     std::vector<std::vector<sym::Expr>> kept;
-    std::vector<sym::Expr> strides;
+    Exprs strides;
   };
-  absl::flat_hash_map<std::vector<intptr_t>, StridesOf> strides_memo_;
-  const std::vector<sym::Expr>& result_strides(
-      const std::vector<sym::Expr>& sizes, const at::Tensor& meta,
-      const std::vector<const std::vector<sym::Expr>*>& bases);
+  absl::flat_hash_map<IdentityKey, StridesOf> strides_memo_;
+  using Bases = absl::InlinedVector<const std::vector<sym::Expr>*, 4>;
+  const Exprs& result_strides(const std::vector<sym::Expr>& sizes,
+                              const at::Tensor& meta, const Bases& bases);
+  // result_sizes' checked results, by the shape rule's result (in
+  // shape_memo_, whose nodes do not move).
+  absl::flat_hash_map<const SymValue*, Exprs> sizes_of_;
 };
 
 }  // namespace fx::capture

@@ -13,17 +13,19 @@ namespace fx::capture {
 using Kind = CaptureSymNode::Source::Kind;
 
 SymbolicTensorImpl::SymbolicTensorImpl(std::weak_ptr<SymNodeOwner> owner,
-                                       at::Tensor meta,
-                                       std::vector<sym::Expr> sizes,
-                                       std::vector<sym::Expr> strides)
+                                       at::Tensor meta, Exprs sizes,
+                                       Exprs strides)
     : c10::TensorImpl(c10::DispatchKeySet(c10::DispatchKey::CPU), meta.dtype(),
                       c10::Device(c10::kCPU)),
       owner_(std::move(owner)),
       meta_(std::move(meta)),
       size_exprs_(std::move(sizes)),
       stride_exprs_(std::move(strides)) {
-  TORCH_INTERNAL_ASSERT(size_exprs_.size() == meta_.dim() &&
-                        stride_exprs_.size() == meta_.dim());
+  TORCH_INTERNAL_ASSERT(size_exprs_->size() == meta_.dim() &&
+                        stride_exprs_->size() == meta_.dim());
+  for (const sym::Expr& e : *size_exprs_) {
+    has_symbolic_size_ = has_symbolic_size_ || !e.as_integer();
+  }
   c10::TensorImpl::set_sizes_and_strides(meta_.sizes(), meta_.strides());
   set_python_dispatch(true);
   set_custom_sizes_strides(SizesStridesPolicy::CustomSizes);
@@ -42,16 +44,21 @@ c10::SymInt SymbolicTensorImpl::make_int(const sym::Expr& e, int64_t hint,
 
 const std::vector<c10::SymInt>& SymbolicTensorImpl::sym_ints(
     bool strides) const {
-  if (!made_sym_ints_) {
-    for (size_t d = 0; d < size_exprs_.size(); ++d) {
+  bool& made = strides ? made_strides_ : made_sizes_;
+  std::vector<c10::SymInt>& ints = strides ? strides_ : sizes_;
+  if (!made) {
+    const std::vector<sym::Expr>& exprs =
+        strides ? *stride_exprs_ : *size_exprs_;
+    ints.reserve(exprs.size());
+    for (size_t d = 0; d < exprs.size(); ++d) {
       const auto i = static_cast<int64_t>(d);
-      sizes_.push_back(make_int(size_exprs_[d], meta_.size(i), Kind::kSize, i));
-      strides_.push_back(
-          make_int(stride_exprs_[d], meta_.stride(i), Kind::kStride, i));
+      ints.push_back(make_int(exprs[d],
+                              strides ? meta_.stride(i) : meta_.size(i),
+                              strides ? Kind::kStride : Kind::kSize, i));
     }
-    made_sym_ints_ = true;
+    made = true;
   }
-  return strides ? strides_ : sizes_;
+  return ints;
 }
 
 std::vector<CaptureSymNode*> SymbolicTensorImpl::nodes() const {
@@ -85,17 +92,17 @@ void SymbolicTensorImpl::specialize(const std::vector<sym::Expr>& exprs) const {
 }
 
 c10::IntArrayRef SymbolicTensorImpl::sizes_custom() const {
-  specialize(size_exprs_);
+  specialize(*size_exprs_);
   return sizes_and_strides_.sizes_arrayref();
 }
 
 c10::IntArrayRef SymbolicTensorImpl::strides_custom() const {
-  specialize(stride_exprs_);
+  specialize(*stride_exprs_);
   return sizes_and_strides_.strides_arrayref();
 }
 
 int64_t SymbolicTensorImpl::numel_custom() const {
-  specialize(size_exprs_);
+  specialize(*size_exprs_);
   return meta_.numel();
 }
 
@@ -104,12 +111,12 @@ int64_t SymbolicTensorImpl::storage_offset_custom() const {
 }
 
 int64_t SymbolicTensorImpl::dim_custom() const {
-  return static_cast<int64_t>(size_exprs_.size());
+  return static_cast<int64_t>(size_exprs_->size());
 }
 
 int64_t SymbolicTensorImpl::size_custom(int64_t d) const {
   d = c10::maybe_wrap_dim(d, dim_custom(), /*wrap_scalar=*/false);
-  specialize({size_exprs_[static_cast<size_t>(d)]});
+  specialize({(*size_exprs_)[static_cast<size_t>(d)]});
   return meta_.size(d);
 }
 
@@ -130,7 +137,7 @@ c10::SymInt SymbolicTensorImpl::sym_numel_custom() const {
   if (!numel_) {
     sym::ExprMemo& memo = owner().expr_memo();
     sym::Expr e = sym::Expr::integer(1);
-    for (const sym::Expr& s : size_exprs_) {
+    for (const sym::Expr& s : *size_exprs_) {
       e = memo.apply(sym::ExprMemo::Op::kMul, e, s);
     }
     numel_ = make_int(e, meta_.numel(), Kind::kNumel, 0);
@@ -150,15 +157,15 @@ bool SymbolicTensorImpl::is_contiguous_custom(at::MemoryFormat format) const {
   // size is not 1 equals the product of the sizes inside it.
   sym::ExprMemo& memo = owner().expr_memo();
   sym::Expr expected = sym::Expr::integer(1);
-  for (size_t d = size_exprs_.size(); d-- > 0;) {
-    const sym::Expr& size = size_exprs_[d];
+  for (size_t d = size_exprs_->size(); d-- > 0;) {
+    const sym::Expr& size = (*size_exprs_)[d];
     bool one = size.as_integer()
                    ? *size.as_integer() == 1
                    : guards().decide(
                          {sym::Relation::Op::kEq, size, sym::Expr::integer(1)});
     if (one) continue;
     if (!guards().decide(
-            {sym::Relation::Op::kEq, stride_exprs_[d], expected})) {
+            {sym::Relation::Op::kEq, (*stride_exprs_)[d], expected})) {
       return false;
     }
     expected = memo.apply(sym::ExprMemo::Op::kMul, expected, size);
@@ -209,10 +216,21 @@ void SymbolicTensorImpl::shallow_copy_from(
 }
 
 at::Tensor make_symbolic_tensor(std::weak_ptr<SymNodeOwner> owner,
-                                at::Tensor meta, std::vector<sym::Expr> sizes,
-                                std::vector<sym::Expr> strides) {
+                                at::Tensor meta,
+                                SymbolicTensorImpl::Exprs sizes,
+                                SymbolicTensorImpl::Exprs strides) {
   return at::Tensor(c10::make_intrusive<SymbolicTensorImpl>(
       std::move(owner), std::move(meta), std::move(sizes), std::move(strides)));
+}
+
+at::Tensor make_symbolic_tensor(std::weak_ptr<SymNodeOwner> owner,
+                                at::Tensor meta, std::vector<sym::Expr> sizes,
+                                std::vector<sym::Expr> strides) {
+  using Exprs = std::vector<sym::Expr>;
+  return make_symbolic_tensor(
+      std::move(owner), std::move(meta),
+      std::make_shared<const Exprs>(std::move(sizes)),
+      std::make_shared<const Exprs>(std::move(strides)));
 }
 
 const SymbolicTensorImpl* symbolic_impl(const at::Tensor& t) {

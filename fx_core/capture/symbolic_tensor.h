@@ -32,14 +32,21 @@ namespace fx::capture {
 
 class SymbolicTensorImpl final : public c10::TensorImpl {
  public:
+  // Expressions shared by the tensors that have them (the capture's memos
+  // hand the same ones to every result of the same shapes).
+  using Exprs = std::shared_ptr<const std::vector<sym::Expr>>;
+
   // Use make_symbolic_tensor.
   SymbolicTensorImpl(std::weak_ptr<SymNodeOwner> owner, at::Tensor meta,
-                     std::vector<sym::Expr> sizes,
-                     std::vector<sym::Expr> strides);
+                     Exprs sizes, Exprs strides);
 
   const at::Tensor& meta() const { return meta_; }
-  const std::vector<sym::Expr>& size_exprs() const { return size_exprs_; }
-  const std::vector<sym::Expr>& stride_exprs() const { return stride_exprs_; }
+  const std::vector<sym::Expr>& size_exprs() const { return *size_exprs_; }
+  const std::vector<sym::Expr>& stride_exprs() const { return *stride_exprs_; }
+  const Exprs& shared_size_exprs() const { return size_exprs_; }
+  const Exprs& shared_stride_exprs() const { return stride_exprs_; }
+  // Whether a size is an expression of symbols (not an integer).
+  bool has_symbolic_size() const { return has_symbolic_size_; }
   // The capture nodes of its sizes, strides and numel (those made so far),
   // for re-tracking.
   std::vector<CaptureSymNode*> nodes() const;
@@ -79,19 +86,26 @@ class SymbolicTensorImpl final : public c10::TensorImpl {
 
   std::weak_ptr<SymNodeOwner> owner_;
   at::Tensor meta_;
-  std::vector<sym::Expr> size_exprs_;
-  std::vector<sym::Expr> stride_exprs_;
+  Exprs size_exprs_;
+  Exprs stride_exprs_;
+  bool has_symbolic_size_ = false;
   // The SymInts LibTorch sees, made on first request (most tensors of a
-  // capture never have their symbolic sizes asked for).
+  // capture never have their symbolic sizes asked for, fewer their
+  // strides).
   const std::vector<c10::SymInt>& sym_ints(bool strides) const;
   mutable std::vector<c10::SymInt> sizes_;
   mutable std::vector<c10::SymInt> strides_;
-  mutable bool made_sym_ints_ = false;
+  mutable bool made_sizes_ = false;
+  mutable bool made_strides_ = false;
   mutable c10::optional<c10::SymInt> numel_;
 };
 
 // A symbolic tensor standing for `meta` (a meta tensor at the hints) with
 // these sizes and strides (one expression per dimension each).
+at::Tensor make_symbolic_tensor(std::weak_ptr<SymNodeOwner> owner,
+                                at::Tensor meta,
+                                SymbolicTensorImpl::Exprs sizes,
+                                SymbolicTensorImpl::Exprs strides);
 at::Tensor make_symbolic_tensor(std::weak_ptr<SymNodeOwner> owner,
                                 at::Tensor meta, std::vector<sym::Expr> sizes,
                                 std::vector<sym::Expr> strides);

@@ -1,7 +1,7 @@
 // fx::make_fx's cost per recorded operator: a chain of N small ops on 4x4
 // tensors, eager and captured, median of repeated runs, one thread; then
-// capture_graph in each tracing mode (real, fake, symbolic: issue 31's goal
-// is symbolic within 2x of real).
+// capture_graph in each tracing mode (real, fake, symbolic, and symbolic
+// with composite replay off: issue 31's goal is symbolic within 2x of real).
 //   bazel run --config=opt //tools/bench:make_fx_benchmark -- [N ...]
 //   ... -- --profile MODE N LOOPS [encoder]: only capture_graph of N ops of
 //   the heads reshapes (or N encoder layers) in MODE, LOOPS times (for perf
@@ -13,9 +13,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <string>
 #include <vector>
 
+#include "fx_core/capture/composite_replay.h"
 #include "fx_core/capture/make_fx.h"
 #include "fx_core/runtime/graph_module.h"
 #include "tools/bench/timing.h"
@@ -119,12 +121,24 @@ void print_cpu_breakdown(const fx::TensorFunction& fn, const Tensors& inputs,
 }
 
 // capture_graph's thread CPU time (median) per op and per recorded node in
-// each tracing mode, on the add/relu chain and on the heads reshapes.
+// each tracing mode, on the add/relu chain, the heads reshapes and the
+// encoder layers; symbolic mode also with composite replay off
+// (capture/composite_replay.h). The modes take turns within each repeat, so
+// the VM's drift between runs does not land on one mode.
 void print_tracing_modes(int ops, int repeats) {
   const Tensors chain_inputs = {at::randn({4, 4}), at::randn({4, 4})};
   const Tensors heads_inputs = {at::randn({2, 6, 16}), at::randn({2, 6, 16})};
   const Tensors layer_inputs = encoder_inputs();
   const int layers = std::max(1, ops / kEncoderCallsPerLayer);
+  struct Mode {
+    const char* name;
+    const char* tracing_mode;
+    bool replay;
+  };
+  const Mode modes[] = {{"real", "real", true},
+                        {"fake", "fake", true},
+                        {"symbolic", "symbolic", true},
+                        {"symbolic without replay", "symbolic", false}};
   for (int workload : {0, 1, 2}) {
     const Tensors& inputs = workload == 0   ? chain_inputs
                             : workload == 1 ? heads_inputs
@@ -139,29 +153,34 @@ void print_tracing_modes(int ops, int repeats) {
                                        : "encoder layers";
     // Per user-level ATen call.
     const int calls = workload == 2 ? layers * kEncoderCallsPerLayer : ops;
+    std::vector<std::vector<double>> cpu(std::size(modes));
+    std::vector<size_t> nodes(std::size(modes));
+    for (int r = 0; r < repeats; ++r) {
+      for (size_t m = 0; m < std::size(modes); ++m) {
+        fx::MakeFxOptions options;
+        options.tracing_mode = modes[m].tracing_mode;
+        fx::capture::CompositeReplay::set_enabled(modes[m].replay);
+        double start = fx::bench::thread_cpu_us();
+        {  // the graph's destruction counted, as before
+          fx::CapturedGraph captured = fx::capture_graph(fn, inputs, options);
+          nodes[m] = captured.graph->size();
+        }
+        cpu[m].push_back(fx::bench::thread_cpu_us() - start);
+      }
+    }
+    fx::capture::CompositeReplay::set_enabled(true);
     std::printf("%d ops (%s), capture_graph CPU time by tracing_mode:", calls,
                 name);
     double real = 0, real_per_node = 0;
-    for (const char* mode : {"real", "fake", "symbolic"}) {
-      fx::MakeFxOptions options;
-      options.tracing_mode = mode;
-      std::vector<double> cpu;
-      for (int r = 0; r < repeats; ++r) {
-        double start = fx::bench::thread_cpu_us();
-        fx::capture_graph(fn, inputs, options);
-        cpu.push_back(fx::bench::thread_cpu_us() - start);
-      }
-      std::sort(cpu.begin(), cpu.end());
-      double us = cpu[cpu.size() / 2];
-      fx::CapturedGraph captured = fx::capture_graph(fn, inputs, options);
-      size_t nodes = 0;
-      for (const fx::Node* n : captured.graph->nodes()) nodes += n ? 1 : 0;
-      double per_node = us / static_cast<double>(nodes);
+    for (size_t m = 0; m < std::size(modes); ++m) {
+      std::sort(cpu[m].begin(), cpu[m].end());
+      double us = cpu[m][cpu[m].size() / 2];
+      double per_node = us / static_cast<double>(nodes[m]);
       if (real == 0) real = us, real_per_node = per_node;
       std::printf(
           " %s %.2f us/op (%.2fx real), %zu nodes, %.2f us/node "
           "(%.2fx real);",
-          mode, us / calls, us / real, nodes, per_node,
+          modes[m].name, us / calls, us / real, nodes[m], per_node,
           per_node / real_per_node);
     }
     std::printf("\n");
