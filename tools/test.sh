@@ -45,9 +45,12 @@ count_results() {
 # numbers against torch.fx's: the reference bundles (golden_test,
 # graph_module_test) and models exported by torch.fx at test time, bounded to
 # a few that cover the model families' operators (FUZZING.md, "In CI": the
-# cost). Only these targets build with ASan.
+# cost); and symbolic make_fx against its torch twins (symbolic ints and
+# tensors, composite replay: reference counts and raw node pointers). Only
+# these targets build with ASan.
 asan_targets=(
   //tests/fuzz:all
+  //tests/fx_core/capture:symbolic_make_fx_test
   //tests/fx_core/format:golden_test
   //tests/fx_core/runtime:graph_module_test
   //tests/tools:torchvision_conformance_test
