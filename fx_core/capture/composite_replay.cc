@@ -41,9 +41,6 @@ struct CompositeReplay::Recipe {
   c10::OperatorHandle inner;
   std::vector<Arg> args;
   std::vector<Step> steps;
-  // The expressions whose identities the key holds, alive so no other
-  // expression takes their addresses.
-  std::vector<sym::Expr> kept;
 };
 
 CompositeReplay::~CompositeReplay() = default;
@@ -172,7 +169,7 @@ class KeyBuilder {
   }
 
   bool append_node(const CaptureSymNode& n) {
-    push(4);
+    push(n.is_constant() ? 9 : 4);  // a constant is recorded as its value
     push(identity(n.expr()));
     // Which earlier symbolic int is the same node (itself: a new index).
     size_t same = seen_;
@@ -316,11 +313,30 @@ const CompositeReplay::Recipe* CompositeReplay::find(const Key& key,
                                                      bool* known) const {
   auto found = recipes_.find(key);
   *known = found != recipes_.end();
-  return *known ? found->second.get() : nullptr;
+  return *known ? found->second.recipe.get() : nullptr;
 }
 
-void CompositeReplay::refuse(Key key) {
-  recipes_.emplace(std::move(key), nullptr);
+namespace {
+
+// The expressions a key of a call with `args` names.
+std::vector<sym::Expr> key_expressions(c10::ArrayRef<c10::IValue> args) {
+  Objects objects;
+  for (const c10::IValue& v : args) objects.collect(v);
+  std::vector<sym::Expr> kept;
+  for (const c10::IValue* t : objects.tensors) {
+    const SymbolicTensorImpl* impl = symbolic_impl(t->toTensor());
+    for (const auto* exprs : {&impl->size_exprs(), &impl->stride_exprs()}) {
+      kept.insert(kept.end(), exprs->begin(), exprs->end());
+    }
+  }
+  for (const CaptureSymNode* n : objects.slots) kept.push_back(n->expr());
+  return kept;
+}
+
+}  // namespace
+
+void CompositeReplay::refuse(Key key, c10::ArrayRef<c10::IValue> args) {
+  recipes_.emplace(std::move(key), Entry{nullptr, key_expressions(args)});
 }
 
 void CompositeReplay::learn(Key key, c10::ArrayRef<c10::IValue> args,
@@ -328,22 +344,15 @@ void CompositeReplay::learn(Key key, c10::ArrayRef<c10::IValue> args,
                             c10::ArrayRef<c10::IValue> inner_args) {
   Objects objects;
   for (const c10::IValue& v : args) objects.collect(v);
-  auto recipe = std::make_shared<Recipe>(Recipe{inner, {}, {}, {}});
+  auto recipe = std::make_shared<Recipe>(Recipe{inner, {}, {}});
   RecipeBuilder builder(objects, &recipe->steps);
   for (const c10::IValue& v : inner_args) {
     std::optional<Arg> a = builder.arg(v);
-    if (!a) return refuse(std::move(key));
+    if (!a) return refuse(std::move(key), args);
     recipe->args.push_back(std::move(*a));
   }
-  for (const c10::IValue* t : objects.tensors) {
-    const SymbolicTensorImpl* impl = symbolic_impl(t->toTensor());
-    for (const auto* exprs : {&impl->size_exprs(), &impl->stride_exprs()}) {
-      recipe->kept.insert(recipe->kept.end(), exprs->begin(), exprs->end());
-    }
-  }
-  for (const CaptureSymNode* n : objects.slots)
-    recipe->kept.push_back(n->expr());
-  recipes_.emplace(std::move(key), std::move(recipe));
+  recipes_.emplace(std::move(key),
+                   Entry{std::move(recipe), key_expressions(args)});
 }
 
 const c10::OperatorHandle& CompositeReplay::inner(const Recipe& recipe) const {

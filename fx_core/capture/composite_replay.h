@@ -19,13 +19,15 @@
 //    expression, and which arguments are the same object (a symbolic int
 //    that is the same node as another, or a size of one of the tensors).
 //    It fails (no replay) on a tensor that is not symbolic and on argument
-//    kinds it does not cover.
+//    kinds it does not cover. The expressions a key names are kept alive
+//    with its entry, learnt or refused.
 //  - learn() keeps a recipe only when the inner call's arguments are the
 //    composite's tensors, its symbolic ints, sizes / strides / numel of its
 //    tensors, integers, or arithmetic on these made during the call (the
 //    arithmetic is recorded as nodes again, operands in the same order).
 //    The caller checks the call made nothing else (no other recorded call,
-//    no graph node outside the inner call).
+//    no graph node outside the inner call) and made its call in the
+//    dispatch state it was called in (grad mode, local dispatch keys).
 //  - instantiate() gives the inner call's arguments for a call with the
 //    same key: fresh nodes for the arithmetic (their expressions and hints
 //    are the recipe's, as the same expressions give the same values), the
@@ -85,7 +87,8 @@ class CompositeReplay {
   void learn(Key key, c10::ArrayRef<c10::IValue> args,
              const c10::OperatorHandle& inner,
              c10::ArrayRef<c10::IValue> inner_args);
-  void refuse(Key key);
+  // Records that calls of `key` (made with `args`) run LibTorch's kernel.
+  void refuse(Key key, c10::ArrayRef<c10::IValue> args);
 
   // The recipe's inner call and its arguments for a call with `args`.
   const c10::OperatorHandle& inner(const Recipe& recipe) const;
@@ -94,8 +97,14 @@ class CompositeReplay {
 
  private:
   std::weak_ptr<SymNodeOwner> owner_;
-  // nullptr: known not to replay.
-  absl::flat_hash_map<Key, std::shared_ptr<const Recipe>> recipes_;
+  // nullptr recipe: known not to replay. `kept` holds the expressions
+  // whose identities the key holds, so no other expression takes their
+  // addresses.
+  struct Entry {
+    std::shared_ptr<const Recipe> recipe;
+    std::vector<sym::Expr> kept;
+  };
+  absl::flat_hash_map<Key, Entry> recipes_;
 };
 
 }  // namespace fx::capture

@@ -298,8 +298,13 @@ bool Recorder::run_kernel(const c10::OperatorHandle& op,
   {
     const int depth = user_depth_;
     const c10::FunctionSchema* schema_at_depth = user_schema_;
+    // The kernel's calls are not those of a composite being watched
+    // (recorder_composite.cc): that composite is refused, as it made graph
+    // nodes outside its one call.
+    Watch* const watch = watch_;
     user_depth_ = 0;
     user_schema_ = nullptr;
+    watch_ = nullptr;
     try {
       // Below autograd the user-call key is excluded with the autograd
       // keys; the kernel's calls are user calls again.
@@ -312,10 +317,12 @@ bool Recorder::run_kernel(const c10::OperatorHandle& op,
     } catch (...) {
       user_depth_ = depth;
       user_schema_ = schema_at_depth;
+      watch_ = watch;
       throw;
     }
     user_depth_ = depth;
     user_schema_ = schema_at_depth;
+    watch_ = watch;
   }
   if (results.empty() && !schema.returns().empty()) return false;
   if (results.size() != schema.returns().size()) {

@@ -242,6 +242,10 @@ class Recorder {
     std::optional<c10::OperatorHandle> inner;
     std::vector<c10::IValue> inner_args, inner_results;
     size_t inner_nodes = 0;  // graph nodes the inner call made
+    // The dispatch state the inner call was made in (a kernel that changes
+    // it around its call, a tracer's or NoGradGuard, is not replayed).
+    bool inner_grad = false;
+    c10::DispatchKeySet inner_included, inner_excluded;
   };
   Watch* watch_ = nullptr;
   int user_depth_ = 0;

@@ -5,6 +5,8 @@
 // nothing else, that call is its recipe.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
+#include <c10/core/GradMode.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <utility>
 #include <vector>
@@ -99,6 +101,9 @@ void Recorder::run_composite(const c10::OperatorHandle& op,
     return;
   }
   std::vector<c10::IValue> kept_args(args.begin(), args.end());
+  const bool grad = c10::GradMode::is_enabled();
+  const c10::impl::LocalDispatchKeySet keys =
+      c10::impl::tls_local_dispatch_key_set();
   Watch watch;
   Watch* const outer = watch_;  // a decomposition's own user-level calls
   const size_t nodes_before = graph_.size();
@@ -112,12 +117,16 @@ void Recorder::run_composite(const c10::OperatorHandle& op,
   watch_ = outer;
   c10::ArrayRef<c10::IValue> results(stack->data() + stack->size() - returns,
                                      returns);
-  if (watch.calls == 1 && graph_.size() - nodes_before == watch.inner_nodes &&
+  const bool same_state = watch.inner_grad == grad &&
+                          watch.inner_included == keys.included_ &&
+                          watch.inner_excluded == keys.excluded_;
+  if (watch.calls == 1 && same_state &&
+      graph_.size() - nodes_before == watch.inner_nodes &&
       same_results(results, watch.inner_results)) {
     composites_->learn(std::move(key), kept_args, *watch.inner,
                        watch.inner_args);
   } else {
-    composites_->refuse(std::move(key));
+    composites_->refuse(std::move(key), kept_args);
   }
 }
 
@@ -131,6 +140,11 @@ void Recorder::run_inner(const c10::OperatorHandle& op,
   const size_t n = op.schema().arguments().size();
   watch.inner = op;
   watch.inner_args.assign(stack->end() - n, stack->end());
+  watch.inner_grad = c10::GradMode::is_enabled();
+  const c10::impl::LocalDispatchKeySet keys =
+      c10::impl::tls_local_dispatch_key_set();
+  watch.inner_included = keys.included_;
+  watch.inner_excluded = keys.excluded_;
   const size_t nodes_before = graph_.size();
   redispatch_user_call(op, below, stack);
   watch.inner_nodes = graph_.size() - nodes_before;

@@ -464,25 +464,30 @@ SymbolicCapture::Exprs SymbolicCapture::result_sizes(
     const SymValue& shape, const at::Tensor& result,
     const c10::FunctionSchema& schema) {
   auto found = sizes_of_.find(&shape);
-  if (found != sizes_of_.end()) return found->second;
-  std::vector<Expr> sizes;
-  bool fits = shape.kind == SymValue::Kind::kList &&
-              shape.items->size() == static_cast<size_t>(result.dim());
-  for (size_t d = 0; fits && d < shape.items->size(); ++d) {
-    const SymValue& s = (*shape.items)[d];
-    fits = s.kind == SymValue::Kind::kInt &&
-           guards_.hint(s.integer) == result.size(static_cast<int64_t>(d));
-    if (fits) sizes.push_back(s.integer);
+  if (found == sizes_of_.end()) {
+    SizesOf entry;
+    std::vector<Expr> sizes;
+    bool ints = shape.kind == SymValue::Kind::kList;
+    for (size_t d = 0; ints && d < shape.items->size(); ++d) {
+      const SymValue& s = (*shape.items)[d];
+      ints = s.kind == SymValue::Kind::kInt;
+      if (ints) {
+        sizes.push_back(s.integer);
+        entry.hints.push_back(guards_.hint(s.integer));
+      }
+    }
+    if (!ints) entry.hints = {-1};  // matches no kernel result
+    entry.sizes = std::make_shared<const std::vector<Expr>>(std::move(sizes));
+    found = sizes_of_.emplace(&shape, std::move(entry)).first;
   }
-  if (!fits) {
+  if (!std::equal(found->second.hints.begin(), found->second.hints.end(),
+                  result.sizes().begin(), result.sizes().end())) {
     throw FxError("make_fx (symbolic): the shape rule of " +
                   operator_name(schema) + " gives " + shape.str() +
                   " but the kernel's result at the hints has sizes " +
                   c10::str(result.sizes()));
   }
-  Exprs out = std::make_shared<const std::vector<Expr>>(std::move(sizes));
-  sizes_of_.emplace(&shape, out);
-  return out;
+  return found->second.sizes;
 }
 
 at::Tensor SymbolicCapture::wrap(const at::Tensor& result, Exprs sizes,

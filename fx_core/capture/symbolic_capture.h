@@ -118,8 +118,8 @@ class SymbolicCapture final
   at::Tensor wrap(const at::Tensor& meta, Exprs sizes,
                   const std::vector<c10::IValue>& args);
   // A shape rule's result as a tensor's sizes, checked against the kernel's
-  // `result` at the hints the first time (the same result is the same
-  // expressions, so the same hints).
+  // `result` at the hints (evaluated once per result: the same result is
+  // the same expressions, so the same hints).
   Exprs result_sizes(const SymValue& shape, const at::Tensor& result,
                      const c10::FunctionSchema& schema);
   // One result: its shape function value (nullptr: concrete sizes).
@@ -175,9 +175,13 @@ class SymbolicCapture final
   using Bases = absl::InlinedVector<const std::vector<sym::Expr>*, 4>;
   const Exprs& result_strides(const std::vector<sym::Expr>& sizes,
                               const at::Tensor& meta, const Bases& bases);
-  // result_sizes' checked results, by the shape rule's result (in
-  // shape_memo_, whose nodes do not move).
-  absl::flat_hash_map<const SymValue*, Exprs> sizes_of_;
+  // result_sizes' results and their values at the hints, by the shape
+  // rule's result (in shape_memo_, whose nodes do not move).
+  struct SizesOf {
+    Exprs sizes;
+    std::vector<int64_t> hints;
+  };
+  absl::flat_hash_map<const SymValue*, SizesOf> sizes_of_;
 };
 
 }  // namespace fx::capture

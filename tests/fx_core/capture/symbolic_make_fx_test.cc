@@ -78,6 +78,17 @@ Tensors view_relu(const Tensors& in) {
   return {in[0].view_symint({in[0].sym_size(0) * 2, -1}).relu()};
 }
 
+// _reshape_alias as view: a decomposition of the one call reshape's kernel
+// makes, so a composite being watched sees its inner call decomposed.
+std::vector<c10::IValue> reshape_alias_as_view(
+    const std::vector<c10::IValue>& args) {
+  std::vector<c10::SymInt> sizes;
+  for (const c10::IValue& s : args[1].toListRef()) {
+    sizes.push_back(s.toSymInt());
+  }
+  return {args[0].toTensor().view_symint(sizes)};
+}
+
 // relu as clamp_min: a decomposition, as a plugin would register it.
 std::vector<c10::IValue> relu_as_clamp(const std::vector<c10::IValue>& args) {
   return {at::clamp_min(args[0].toTensor(), 0)};
@@ -136,7 +147,7 @@ class SymbolicMakeFxTest : public ::testing::Test {
       EXPECT_EQ(gm->graph().str() + "\n",
                 testing::read_file(dir + "/graph.txt"));
       EXPECT_EQ(gm->code(), testing::read_file(dir + "/code.py"));
-      expect_same_without_replay(*gm, fn, examples, mode, options);
+      expect_same_without_replay(fn, examples, mode, options);
       for (const Shapes& other : others) {
         Tensors inputs = random(other);
         std::vector<c10::IValue> ivalues(inputs.begin(), inputs.end());
@@ -147,27 +158,54 @@ class SymbolicMakeFxTest : public ::testing::Test {
     }
   }
 
+  static CapturedGraph capture_graph_in(const std::string& mode,
+                                        const TensorFunction& fn,
+                                        const Tensors& inputs,
+                                        MakeFxOptions options) {
+    options.tracing_mode = "symbolic";
+    if (mode == "inference_mode") {
+      c10::InferenceMode inference;
+      return capture_graph(fn, inputs, options);
+    }
+    at::AutoGradMode grad_mode(mode == "grad");
+    return capture_graph(fn, inputs, options);
+  }
+
+  static std::string sizes_text(const CapturedGraph& captured) {
+    std::string out;
+    for (const SymbolicSizes& s : captured.output_sizes) {
+      for (const auto* exprs : {&s.sizes, &s.strides}) {
+        for (const sym::Expr& e : *exprs) out += e.str() + ", ";
+        out += "; ";
+      }
+      out += "\n";
+    }
+    return out;
+  }
+
   // Composite calls replayed (capture/composite_replay.h) change nothing:
-  // the capture with replay off has the same graph and guards.
-  static void expect_same_without_replay(const GraphModule& gm,
-                                         const TensorFunction& fn,
+  // the capture with replay off has the same graph, guards, and output
+  // sizes and strides.
+  static void expect_same_without_replay(const TensorFunction& fn,
                                          const Tensors& examples,
                                          const std::string& mode,
                                          const MakeFxOptions& options) {
+    CapturedGraph replayed = capture_graph_in(mode, fn, examples, options);
     capture::CompositeReplay::set_enabled(false);
-    std::shared_ptr<GraphModule> plain;
+    CapturedGraph plain;
     try {
-      plain = capture(fn, examples, mode, options);
+      plain = capture_graph_in(mode, fn, examples, options);
     } catch (...) {
       capture::CompositeReplay::set_enabled(true);
       throw;
     }
     capture::CompositeReplay::set_enabled(true);
-    EXPECT_EQ(gm.graph().str(), plain->graph().str());
-    ASSERT_NE(gm.shape_env(), nullptr);
-    ASSERT_NE(plain->shape_env(), nullptr);
-    EXPECT_EQ(gm.shape_env()->format_guards(),
-              plain->shape_env()->format_guards());
+    EXPECT_EQ(replayed.graph->str(), plain.graph->str());
+    ASSERT_NE(replayed.shape_env, nullptr);
+    ASSERT_NE(plain.shape_env, nullptr);
+    EXPECT_EQ(replayed.shape_env->format_guards(),
+              plain.shape_env->format_guards());
+    EXPECT_EQ(sizes_text(replayed), sizes_text(plain));
   }
 
   static std::string dir_, skip_, failed_;
@@ -196,6 +234,28 @@ TEST_F(SymbolicMakeFxTest, CompositesOnTheSameSizesAgain) {
   // and without grad (in inference mode the user-call key is excluded, so
   // composites run as LibTorch's kernels).
   EXPECT_GE(capture::CompositeReplay::replayed() - before, 2u * 2u);
+}
+
+// A decomposition of the composite's inner call: replayed or not, the
+// same graph, guards and sizes, and eager's numbers on other shapes.
+TEST_F(SymbolicMakeFxTest, ReplayWithTheInnerCallDecomposed) {
+  MakeFxOptions options;
+  options.decompositions["aten::_reshape_alias"] = reshape_alias_as_view;
+  for (std::string mode : {"no_grad", "grad"}) {
+    SCOPED_TRACE(mode);
+    const uint64_t before = capture::CompositeReplay::replayed();
+    expect_same_without_replay(heads_again, random({{2, 5, 8}, {2, 5, 8}}),
+                               mode, options);
+    EXPECT_GT(capture::CompositeReplay::replayed(), before);
+  }
+  options.tracing_mode = "symbolic";
+  at::NoGradGuard no_grad;
+  auto gm = make_fx(heads_again, random({{2, 5, 8}, {2, 5, 8}}), options);
+  EXPECT_EQ(gm->code().find("_reshape_alias"), std::string::npos) << gm->code();
+  Tensors inputs = random({{3, 7, 12}, {3, 7, 12}});
+  std::vector<c10::IValue> ivalues(inputs.begin(), inputs.end());
+  testing::expect_same(gm->forward(ivalues),
+                       c10::IValue(c10::List<at::Tensor>(heads_again(inputs))));
 }
 
 TEST_F(SymbolicMakeFxTest, ArangeOfASize) {
