@@ -119,17 +119,26 @@ class SymbolicMakeFxTest : public ::testing::Test {
     ASSERT_TRUE(failed_.empty()) << failed_;
   }
 
-  static std::shared_ptr<GraphModule> capture(const TensorFunction& fn,
-                                              const Tensors& inputs,
-                                              const std::string& mode,
-                                              MakeFxOptions options) {
+  // `capture(fn, inputs, options)` (make_fx or capture_graph) in symbolic
+  // mode, under no_grad, grad or inference_mode.
+  template <typename Capture>
+  static auto in_mode(const std::string& mode, Capture capture,
+                      const TensorFunction& fn, const Tensors& inputs,
+                      MakeFxOptions options) {
     options.tracing_mode = "symbolic";
     if (mode == "inference_mode") {
       c10::InferenceMode inference;
-      return make_fx(fn, inputs, options);
+      return capture(fn, inputs, options);
     }
     at::AutoGradMode grad_mode(mode == "grad");
-    return make_fx(fn, inputs, options);
+    return capture(fn, inputs, options);
+  }
+
+  static std::shared_ptr<GraphModule> capture(const TensorFunction& fn,
+                                              const Tensors& inputs,
+                                              const std::string& mode,
+                                              const MakeFxOptions& options) {
+    return in_mode(mode, make_fx, fn, inputs, options);
   }
 
   // Captures `fn` on inputs of `shapes` and compares with the twin's
@@ -161,14 +170,8 @@ class SymbolicMakeFxTest : public ::testing::Test {
   static CapturedGraph capture_graph_in(const std::string& mode,
                                         const TensorFunction& fn,
                                         const Tensors& inputs,
-                                        MakeFxOptions options) {
-    options.tracing_mode = "symbolic";
-    if (mode == "inference_mode") {
-      c10::InferenceMode inference;
-      return capture_graph(fn, inputs, options);
-    }
-    at::AutoGradMode grad_mode(mode == "grad");
-    return capture_graph(fn, inputs, options);
+                                        const MakeFxOptions& options) {
+    return in_mode(mode, capture_graph, fn, inputs, options);
   }
 
   static std::string sizes_text(const CapturedGraph& captured) {
