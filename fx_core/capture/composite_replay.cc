@@ -4,10 +4,10 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <atomic>
-#include <cstring>
 #include <utility>
 
 #include "fx_core/capture/symbolic_tensor.h"
+#include "fx_core/capture/value_identity.h"
 
 namespace fx::capture {
 
@@ -120,43 +120,18 @@ class KeyBuilder {
       : objects_(objects), key_(key) {}
 
   bool append(const c10::IValue& v) {
-    if (v.isTensor()) return append_tensor(v.toTensor());
-    if (v.isSymInt()) {
-      CaptureSymNode* n = capture_node(v.toSymInt());
-      if (n == nullptr) {
-        if (v.toSymInt().is_symbolic()) return false;
-        return push(3), push(v.toSymInt().as_int_unchecked()), true;
-      }
-      return append_node(*n);
-    }
-    if (v.isInt()) return push(3), push(v.toInt()), true;
-    if (v.isDouble()) {
-      double d = v.toDouble();
-      intptr_t bits = 0;
-      std::memcpy(&bits, &d, sizeof(bits));
-      return push(5), push(bits), true;
-    }
-    if (v.isBool()) return push(6), push(v.toBool()), true;
-    if (v.isNone()) return push(7), true;
-    if (v.isList()) {
-      c10::ArrayRef<c10::IValue> items = v.toListRef();
-      push(8);
-      push(static_cast<intptr_t>(items.size()));
-      for (const c10::IValue& item : items) {
-        if (!append(item)) return false;
-      }
-      return true;
-    }
-    return false;
+    return append_value_identity(
+        v, key_, [this](const at::Tensor& t) { return append_tensor(t); },
+        [this](const CaptureSymNode& n) { return append_node(n); });
   }
 
  private:
   void push(intptr_t x) { key_->push_back(x); }
 
   bool append_tensor(const at::Tensor& t) {
-    if (!t.defined()) return push(1), true;
+    if (!t.defined()) return push(kFirstCallerTag), true;
     const SymbolicTensorImpl* impl = symbolic_impl(t);
-    push(2);
+    push(kFirstCallerTag + 1);
     push(static_cast<intptr_t>(*objects_.tensor_index(impl)));
     push(static_cast<intptr_t>(t.scalar_type()));
     push(static_cast<intptr_t>(impl->key_set().raw_repr()));
@@ -169,7 +144,8 @@ class KeyBuilder {
   }
 
   bool append_node(const CaptureSymNode& n) {
-    push(n.is_constant() ? 9 : 4);  // a constant is recorded as its value
+    // A constant is recorded as its value, an arithmetic node as a node.
+    push(kFirstCallerTag + (n.is_constant() ? 2 : 3));
     push(identity(n.expr()));
     // Which earlier symbolic int is the same node (itself: a new index).
     size_t same = seen_;
@@ -361,17 +337,17 @@ const c10::OperatorHandle& CompositeReplay::inner(const Recipe& recipe) const {
 
 namespace {
 
-c10::SymIntNode node_of(const c10::SymInt& s) {
+c10::SymIntNode symbolic_node(const c10::SymInt& s) {
   TORCH_INTERNAL_ASSERT(s.is_symbolic(), "a replayed size is not symbolic");
   return s.toSymIntNodeImpl();
 }
 
 c10::SymIntNode tensor_int(const at::Tensor& t, Kind kind, int64_t dim) {
   const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
-  if (kind == Kind::kNumel) return node_of(impl->sym_numel());
+  if (kind == Kind::kNumel) return symbolic_node(impl->sym_numel());
   const size_t d = static_cast<size_t>(dim);
-  return node_of(kind == Kind::kSize ? impl->sym_sizes()[d]
-                                     : impl->sym_strides()[d]);
+  return symbolic_node(kind == Kind::kSize ? impl->sym_sizes()[d]
+                                           : impl->sym_strides()[d]);
 }
 
 c10::IValue build_arg(const Arg& arg, const Objects& objects,

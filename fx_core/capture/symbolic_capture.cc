@@ -5,12 +5,12 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <algorithm>
-#include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
 
 #include "fx_core/capture/symbolic_tensor.h"
+#include "fx_core/capture/value_identity.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/runtime/symbolic/shape_functions.h"
 #include "fx_core/runtime/symbolic/shape_graph_eval.h"
@@ -240,16 +240,22 @@ at::Tensor SymbolicCapture::input(size_t i) {
                               shapes_[i].strides);
 }
 
+namespace {
+
+// A SymInt's value at the hints: a capture node's hint, or the int.
+int64_t hint_of(const c10::SymInt& s) {
+  const CaptureSymNode* n = capture_node(s);
+  return n != nullptr ? n->hint() : s.as_int_unchecked();
+}
+
+}  // namespace
+
 c10::IValue SymbolicCapture::hints(const c10::IValue& value) const {
   if (value.isTensor()) {
     const SymbolicTensorImpl* impl = symbolic_impl(value.toTensor());
     return impl != nullptr ? c10::IValue(impl->meta()) : value;
   }
-  if (value.isSymInt()) {
-    const c10::SymInt s = value.toSymInt();
-    CaptureSymNode* n = capture_node(s);
-    return n != nullptr ? n->hint() : s.as_int_unchecked();
-  }
+  if (value.isSymInt()) return hint_of(value.toSymInt());
   if (!value.isList() || !is_symbolic(value)) return value;
   if (value.isTensorList()) {
     c10::List<at::Tensor> out;
@@ -265,11 +271,8 @@ c10::IValue SymbolicCapture::hints(const c10::IValue& value) const {
   if (ints) {
     std::vector<int64_t> out;
     out.reserve(list.size());
-    for (const c10::IValue& item : list) {
-      const c10::SymInt s = item.toSymInt();
-      CaptureSymNode* n = capture_node(s);
-      out.push_back(n != nullptr ? n->hint() : s.as_int_unchecked());
-    }
+    for (const c10::IValue& item : list)
+      out.push_back(hint_of(item.toSymInt()));
     return out;
   }
   c10::impl::GenericList out(list.elementType());
@@ -316,53 +319,32 @@ void SymbolicCapture::wrap_results(const c10::FunctionSchema& schema,
 namespace {
 
 // Appends the identity of `v` as a shape function input to `key`: the
-// nodes of its expressions, its integers' values. False for a kind the
-// identity key does not cover (strings, dicts, ...).
+// nodes of its expressions, its integers' values (value_identity.h). False
+// for a kind the identity key does not cover (strings, dicts, ...).
 template <typename Key>
 bool append_identity(const c10::IValue& v, Key* key) {
   auto tag = [key](intptr_t t) { key->push_back(t); };
-  if (v.isTensor()) {
-    const at::Tensor& t = v.toTensor();
-    if (!t.defined()) return tag(0), true;
+  auto tensor = [&](const at::Tensor& t) {
+    if (!t.defined()) return tag(kFirstCallerTag), true;
     if (const SymbolicTensorImpl* impl = symbolic_impl(t)) {
-      tag(1);
+      tag(kFirstCallerTag + 1);
       tag(static_cast<intptr_t>(impl->size_exprs().size()));
       for (const Expr& e : impl->size_exprs()) {
         tag(reinterpret_cast<intptr_t>(&e.node()));
       }
       return true;
     }
-    tag(2);
+    tag(kFirstCallerTag + 2);
     tag(t.dim());
     for (int64_t size : t.sizes()) tag(static_cast<intptr_t>(size));
     return true;
-  }
-  if (v.isSymInt()) {
-    CaptureSymNode* n = capture_node(v.toSymInt());
-    if (n == nullptr) return false;
-    tag(3);
-    tag(reinterpret_cast<intptr_t>(&n->expr().node()));
+  };
+  auto sym = [&](const CaptureSymNode& n) {
+    tag(kFirstCallerTag + 3);
+    tag(reinterpret_cast<intptr_t>(&n.expr().node()));
     return true;
-  }
-  if (v.isInt()) return tag(4), tag(static_cast<intptr_t>(v.toInt())), true;
-  if (v.isBool()) return tag(5), tag(v.toBool()), true;
-  if (v.isNone()) return tag(6), true;
-  if (v.isDouble()) {
-    double d = v.toDouble();
-    intptr_t bits = 0;
-    std::memcpy(&bits, &d, sizeof(bits));
-    return tag(7), tag(bits), true;
-  }
-  if (v.isList()) {
-    c10::ArrayRef<c10::IValue> items = v.toListRef();
-    tag(8);
-    tag(static_cast<intptr_t>(items.size()));
-    for (const c10::IValue& item : items) {
-      if (!append_identity(item, key)) return false;
-    }
-    return true;
-  }
-  return false;
+  };
+  return append_value_identity(v, key, tensor, sym);
 }
 
 }  // namespace
@@ -467,21 +449,23 @@ SymbolicCapture::Exprs SymbolicCapture::result_sizes(
   if (found == sizes_of_.end()) {
     SizesOf entry;
     std::vector<Expr> sizes;
+    std::vector<int64_t> hints;
     bool ints = shape.kind == SymValue::Kind::kList;
     for (size_t d = 0; ints && d < shape.items->size(); ++d) {
       const SymValue& s = (*shape.items)[d];
       ints = s.kind == SymValue::Kind::kInt;
       if (ints) {
         sizes.push_back(s.integer);
-        entry.hints.push_back(guards_.hint(s.integer));
+        hints.push_back(guards_.hint(s.integer));
       }
     }
-    if (!ints) entry.hints = {-1};  // matches no kernel result
+    if (ints) entry.hints = std::move(hints);
     entry.sizes = std::make_shared<const std::vector<Expr>>(std::move(sizes));
     found = sizes_of_.emplace(&shape, std::move(entry)).first;
   }
-  if (!std::equal(found->second.hints.begin(), found->second.hints.end(),
-                  result.sizes().begin(), result.sizes().end())) {
+  const std::optional<std::vector<int64_t>>& hints = found->second.hints;
+  if (!hints || !std::equal(hints->begin(), hints->end(),
+                            result.sizes().begin(), result.sizes().end())) {
     throw FxError("make_fx (symbolic): the shape rule of " +
                   operator_name(schema) + " gives " + shape.str() +
                   " but the kernel's result at the hints has sizes " +

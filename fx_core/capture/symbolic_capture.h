@@ -42,6 +42,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -179,7 +180,7 @@ class SymbolicCapture final
   // rule's result (in shape_memo_, whose nodes do not move).
   struct SizesOf {
     Exprs sizes;
-    std::vector<int64_t> hints;
+    std::optional<std::vector<int64_t>> hints;  // none: not a list of ints
   };
   absl::flat_hash_map<const SymValue*, SizesOf> sizes_of_;
 };
