@@ -2,31 +2,38 @@
 // layout) one fx_inference.conv2d runs with in the InferencePlan (issue 17,
 // item 3: "choose channels_last where it is faster").
 //
-// The rule, from measurements on resnet50, mobilenet_v3_large and
-// efficientnet_b0 (BENCHMARKS.md, issue 17): every convolution runs
-// ConvAlgorithm::kDirect with NHWC (channels_last) activations. For direct
-// convolutions oneDNN 2.6's fastest kernels on AVX-512 (brgemm) are NHWC
-// ones: asked for any layout, it picks NHWC itself, so no blocked layout is
-// offered there. The one kernel that needs the blocked nChw16c layout and
-// can beat them is Winograd (3x3, stride 1): timed alone it is 1.1-1.6x
-// faster on resnet50's 3x3 layers at 56x56 to 14x14 (its reorders from and
-// to NHWC included), but inside the whole network it gained nothing
-// measurable at 1 thread and lost at 2 (min of 30 runs: 28.8 against
-// 32.2 ms): its transformed weights are 1.8x larger and the reorders touch
-// every activation twice more. So kDirect is the default policy.
+// The rule: every convolution runs ConvAlgorithm::kDirect with NHWC
+// (channels_last) activations, except a 3x3 stride-1 one where oneDNN's
+// Winograd kernel (blocked nChw16c, reordered from and to NHWC) measures
+// faster on this machine. For direct convolutions oneDNN's fastest kernels
+// on AVX-512 (brgemm) are NHWC ones: asked for any layout it picks NHWC
+// itself, so no blocked layout is offered there. Whether Winograd wins
+// depends on the machine: on one AVX-512 VM it gained nothing inside
+// resnet50 at 1 thread and lost at 2 (its transformed weights are 1.8x
+// larger, its reorders touch every activation twice more); on a 2-vCPU
+// AMD EPYC with 1 MB of L2 per core it made resnet50's 3x3 layers 20-30%
+// faster in the network (BENCHMARKS.md, issue 35). So the default policy
+// measures.
 //
-// ConvPolicy::kMeasure chooses per convolution by measurement instead:
-// where kWinograd applies (OnednnConv::winograd_applies) both are built and
-// timed on zero inputs of the planned shape at the current thread count (a
-// warm-up run, then the best of three runs each, Winograd's reorders
-// included), and Winograd is kept when it is at least 5% faster. Decisions
-// are cached for the process, keyed by everything the timing depends on
-// (weight and input sizes, padding, activation, bias, thread count): a model
-// pays once per distinct shape (resnet50 at 224x224: four shapes, tens of
-// milliseconds). kWinograd runs Winograd wherever it applies.
+// ConvPolicy::kMeasure (the default) chooses per convolution: where
+// kWinograd applies (OnednnConv::winograd_applies) both are built and timed
+// on zero inputs of the planned shape at the current thread count (a warm-up
+// run, then the best of three runs each, Winograd's reorders included),
+// with the weights evicted from the caches before each timed run, as they
+// arrive from memory inside a network at batch 1 (OnednnConv::
+// evict_weights). Winograd is kept when it is at least 5% faster.
+// Decisions are cached for the process, keyed by everything the timing
+// depends on (weight and input sizes, padding, activation, bias, thread
+// count): a model pays once per distinct shape (resnet50 at 224x224: four
+// shapes, tens of milliseconds). Two processes may decide differently on a
+// close call; their results then differ within float32 rounding (Winograd
+// rounds a little more: within 1e-4 relative on the tested models).
+// kDirect runs the direct kernel everywhere (bitwise reproducible from run
+// to run and process to process); kWinograd runs Winograd wherever it
+// applies.
 //
 // The policy: the environment variable FX_CONV_ALGORITHM=direct|measure|
-// winograd sets the initial one (unset: direct; other values are an error
+// winograd sets the initial one (unset: measure; other values are an error
 // naming the variable); set_conv_policy() overrides it. Thread-safe.
 #ifndef FX_CORE_COMPILE_CONV_CHOICE_H_
 #define FX_CORE_COMPILE_CONV_CHOICE_H_

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,18 @@ TEST(ConvChoice, PolicyFromTheEnvironment) {
   ASSERT_EQ(unsetenv("FX_CONV_ALGORITHM"), 0);
   set_conv_policy(ConvPolicy::kMeasure);
   EXPECT_EQ(conv_policy(), ConvPolicy::kMeasure);
+}
+
+// Without FX_CONV_ALGORITHM the policy measures. Checked in a fresh process
+// (the policy is read once per process, and the test above has read it).
+TEST(ConvChoice, MeasuresByDefault) {
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  EXPECT_EXIT(
+      {
+        unsetenv("FX_CONV_ALGORITHM");
+        std::_Exit(conv_policy() == ConvPolicy::kMeasure ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST(ConvChoice, PolicyPicksTheAlgorithm) {
