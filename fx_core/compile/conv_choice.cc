@@ -13,6 +13,7 @@
 #include <tuple>
 #include <utility>
 
+#include "fx_core/compile/shared_weights.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 
@@ -101,41 +102,62 @@ size_t conv_measurements() {
   return s.measurements;
 }
 
-std::unique_ptr<OnednnConv> choose_onednn_conv(
-    const at::Tensor& weight, const at::Tensor& bias,
-    const FusedConvParams& params, const std::vector<int64_t>& input_sizes) {
-  auto direct = [&] {
-    return OnednnConv::create(weight, bias, params, input_sizes);
-  };
-  const ConvPolicy policy = conv_policy();
-  if (policy == ConvPolicy::kDirect ||
-      !OnednnConv::winograd_applies(weight, params)) {
-    return direct();
-  }
+namespace {
+
+// Times both algorithms on candidates that pack their own weights (no
+// SharedWeights in scope), so that the loser's packed copy goes with it.
+ConvAlgorithm measure(const at::Tensor& weight, const at::Tensor& bias,
+                      const FusedConvParams& params,
+                      const std::vector<int64_t>& input_sizes) {
+  SharedWeightsScope private_packs(nullptr);
   std::unique_ptr<OnednnConv> wino = OnednnConv::create(
       weight, bias, params, input_sizes, ConvAlgorithm::kWinograd);
-  if (wino == nullptr) return direct();
-  if (policy == ConvPolicy::kWinograd) return wino;
+  if (wino == nullptr) return ConvAlgorithm::kDirect;
+  std::unique_ptr<OnednnConv> direct =
+      OnednnConv::create(weight, bias, params, input_sizes);
+  if (direct == nullptr) return ConvAlgorithm::kWinograd;
+  return best_time(*wino) <= kWinogradMargin * best_time(*direct)
+             ? ConvAlgorithm::kWinograd
+             : ConvAlgorithm::kDirect;
+}
+
+// The cached decision for this shape, measured on first request.
+ConvAlgorithm decision(const at::Tensor& weight, const at::Tensor& bias,
+                       const FusedConvParams& params,
+                       const std::vector<int64_t>& input_sizes) {
   const Key key = key_of(weight, bias, params, input_sizes);
   State& s = state();
   {
     std::lock_guard<std::mutex> lock(s.mu);
     auto it = s.decisions.find(key);
-    if (it != s.decisions.end()) {
-      return it->second == ConvAlgorithm::kWinograd ? std::move(wino)
-                                                    : direct();
-    }
+    if (it != s.decisions.end()) return it->second;
   }
-  std::unique_ptr<OnednnConv> dir = direct();
-  if (dir == nullptr) return wino;
-  const bool wino_wins = best_time(*wino) <= kWinogradMargin * best_time(*dir);
-  {
-    std::lock_guard<std::mutex> lock(s.mu);
-    s.decisions[key] =
-        wino_wins ? ConvAlgorithm::kWinograd : ConvAlgorithm::kDirect;
-    ++s.measurements;
+  const ConvAlgorithm chosen = measure(weight, bias, params, input_sizes);
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.decisions[key] = chosen;
+  ++s.measurements;
+  return chosen;
+}
+
+}  // namespace
+
+std::unique_ptr<OnednnConv> choose_onednn_conv(
+    const at::Tensor& weight, const at::Tensor& bias,
+    const FusedConvParams& params, const std::vector<int64_t>& input_sizes) {
+  const ConvPolicy policy = conv_policy();
+  ConvAlgorithm algorithm = ConvAlgorithm::kDirect;
+  if (policy != ConvPolicy::kDirect &&
+      OnednnConv::winograd_applies(weight, params)) {
+    algorithm = policy == ConvPolicy::kWinograd
+                    ? ConvAlgorithm::kWinograd
+                    : decision(weight, bias, params, input_sizes);
   }
-  return wino_wins ? std::move(wino) : std::move(dir);
+  if (algorithm == ConvAlgorithm::kWinograd) {
+    std::unique_ptr<OnednnConv> wino = OnednnConv::create(
+        weight, bias, params, input_sizes, ConvAlgorithm::kWinograd);
+    if (wino != nullptr) return wino;  // else oneDNN declines it here
+  }
+  return OnednnConv::create(weight, bias, params, input_sizes);
 }
 
 }  // namespace fx
