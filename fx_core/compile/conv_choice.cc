@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -13,6 +14,7 @@
 #include <tuple>
 #include <utility>
 
+#include "fx_core/compile/huge_pages.h"
 #include "fx_core/compile/shared_weights.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
@@ -104,24 +106,42 @@ size_t conv_measurements() {
 
 namespace {
 
+// The algorithm measure() chose, and whether it timed both (oneDNN may
+// decline Winograd for the shape, or a candidate may fail to build).
+struct Measured {
+  ConvAlgorithm algorithm;
+  bool timed;
+};
+
 // Times both algorithms on candidates that pack their own weights (no
-// SharedWeights in scope), so that the loser's packed copy goes with it.
-ConvAlgorithm measure(const at::Tensor& weight, const at::Tensor& bias,
-                      const FusedConvParams& params,
-                      const std::vector<int64_t>& input_sizes) {
+// SharedWeights in scope) into memory unmapped when they go
+// (TransientBlocksScope), so that neither leaves a packed copy behind.
+// A candidate that throws (oneDNN, the allocator) leaves the direct kernel
+// chosen, as without a measurement.
+Measured measure(const at::Tensor& weight, const at::Tensor& bias,
+                 const FusedConvParams& params,
+                 const std::vector<int64_t>& input_sizes) {
   SharedWeightsScope private_packs(nullptr);
-  std::unique_ptr<OnednnConv> wino = OnednnConv::create(
-      weight, bias, params, input_sizes, ConvAlgorithm::kWinograd);
-  if (wino == nullptr) return ConvAlgorithm::kDirect;
-  std::unique_ptr<OnednnConv> direct =
-      OnednnConv::create(weight, bias, params, input_sizes);
-  if (direct == nullptr) return ConvAlgorithm::kWinograd;
-  return best_time(*wino) <= kWinogradMargin * best_time(*direct)
-             ? ConvAlgorithm::kWinograd
-             : ConvAlgorithm::kDirect;
+  TransientBlocksScope transient;
+  try {
+    std::unique_ptr<OnednnConv> wino = OnednnConv::create(
+        weight, bias, params, input_sizes, ConvAlgorithm::kWinograd);
+    if (wino == nullptr) return {ConvAlgorithm::kDirect, false};
+    std::unique_ptr<OnednnConv> direct =
+        OnednnConv::create(weight, bias, params, input_sizes);
+    if (direct == nullptr) return {ConvAlgorithm::kWinograd, false};
+    const bool wino_wins =
+        best_time(*wino) <= kWinogradMargin * best_time(*direct);
+    return {wino_wins ? ConvAlgorithm::kWinograd : ConvAlgorithm::kDirect,
+            true};
+  } catch (const std::exception&) {
+    return {ConvAlgorithm::kDirect, false};
+  }
 }
 
-// The cached decision for this shape, measured on first request.
+// The cached decision for this shape, measured on first request. Plans
+// built at once on two threads may both measure a new shape; the first
+// decision stored is the one both get.
 ConvAlgorithm decision(const at::Tensor& weight, const at::Tensor& bias,
                        const FusedConvParams& params,
                        const std::vector<int64_t>& input_sizes) {
@@ -132,11 +152,11 @@ ConvAlgorithm decision(const at::Tensor& weight, const at::Tensor& bias,
     auto it = s.decisions.find(key);
     if (it != s.decisions.end()) return it->second;
   }
-  const ConvAlgorithm chosen = measure(weight, bias, params, input_sizes);
+  const Measured m = measure(weight, bias, params, input_sizes);
   std::lock_guard<std::mutex> lock(s.mu);
-  s.decisions[key] = chosen;
-  ++s.measurements;
-  return chosen;
+  const auto [it, inserted] = s.decisions.emplace(key, m.algorithm);
+  if (inserted && m.timed) ++s.measurements;
+  return it->second;
 }
 
 }  // namespace

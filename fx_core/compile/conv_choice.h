@@ -11,9 +11,9 @@
 // depends on the machine: on one AVX-512 VM it gained nothing inside
 // resnet50 at 1 thread and lost at 2 (its transformed weights are 1.8x
 // larger, its reorders touch every activation twice more); on a 2-vCPU
-// AMD EPYC with 1 MB of L2 per core it made resnet50's 3x3 layers 20-30%
-// faster in the network (BENCHMARKS.md, issue 35). So the default policy
-// measures.
+// AMD EPYC with 1 MB of L2 per core it made resnet50's 3x3 layers 15-30%
+// faster in the network (BENCHMARKS.md, "Winograd measured by default").
+// So the default policy measures.
 //
 // ConvPolicy::kMeasure (the default) chooses per convolution: where
 // kWinograd applies (OnednnConv::winograd_applies) both are built and timed
@@ -21,7 +21,10 @@
 // run, then the best of three runs each, Winograd's reorders included),
 // with the weights evicted from the caches before each timed run, as they
 // arrive from memory inside a network at batch 1 (OnednnConv::
-// evict_weights). Winograd is kept when it is at least 5% faster.
+// evict_weights). The candidates pack their own weights into memory that
+// is unmapped when they are dropped (huge_pages.h, TransientBlocksScope);
+// the winner is then built as any other step (with the dynamic plan's
+// shared weights). Winograd is kept when it is at least 5% faster.
 // Decisions are cached for the process, keyed by everything the timing
 // depends on (weight and input sizes, padding, activation, bias, thread
 // count): a model pays once per distinct shape (resnet50 at 224x224: four
@@ -59,8 +62,9 @@ std::unique_ptr<OnednnConv> choose_onednn_conv(
     const at::Tensor& weight, const at::Tensor& bias,
     const FusedConvParams& params, const std::vector<int64_t>& input_sizes);
 
-// How many measurements choose_onednn_conv has made in this process (each
-// one times both algorithms of one shape), for tests.
+// How many shapes choose_onednn_conv has timed in this process (both
+// algorithms built and run; not the shapes oneDNN has no Winograd kernel
+// for), for tests.
 size_t conv_measurements();
 
 }  // namespace fx

@@ -59,6 +59,8 @@ Arena& arena() {
   return *a;
 }
 
+thread_local bool transient_blocks = false;
+
 }  // namespace
 
 bool huge_pages_enabled() {
@@ -69,8 +71,17 @@ bool huge_pages_enabled() {
   return enabled;
 }
 
+TransientBlocksScope::TransientBlocksScope() : previous_(transient_blocks) {
+  transient_blocks = true;
+}
+
+TransientBlocksScope::~TransientBlocksScope() { transient_blocks = previous_; }
+
 std::shared_ptr<void> allocate_on_huge_pages(size_t bytes) {
-  if (bytes >= kSmall && huge_pages_enabled()) return arena().allocate(bytes);
+  if (bytes >= kSmall && huge_pages_enabled()) {
+    if (transient_blocks) return map_slab(round_up(bytes, kHugePage));
+    return arena().allocate(bytes);
+  }
   void* p =
       std::aligned_alloc(kAlign, round_up(std::max<size_t>(bytes, 1), kAlign));
   if (p == nullptr) throw std::bad_alloc();

@@ -44,6 +44,23 @@ at::Tensor empty_on_huge_pages(const TensorMeta& meta);
 // Whether blocks go on huge pages in this process (FX_HUGE_PAGES).
 bool huge_pages_enabled();
 
+// While one lives on a thread, allocate_on_huge_pages on that thread maps
+// each block of 64 KiB or more on its own (2 MiB-aligned, advised for huge
+// pages, unmapped when dropped) instead of carving it from the arena, whose
+// slabs stay mapped while any block in them lives and never reuse a freed
+// block: for memory that lives briefly, such as the candidate convolutions
+// conv_choice times and drops. Scopes nest.
+class TransientBlocksScope {
+ public:
+  TransientBlocksScope();
+  ~TransientBlocksScope();
+  TransientBlocksScope(const TransientBlocksScope&) = delete;
+  TransientBlocksScope& operator=(const TransientBlocksScope&) = delete;
+
+ private:
+  bool previous_;
+};
+
 }  // namespace fx
 
 #endif  // FX_CORE_COMPILE_HUGE_PAGES_H_

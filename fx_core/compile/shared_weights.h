@@ -4,7 +4,9 @@
 // not once per shape: convolutions and linears bound for batch 1 and for
 // batch 8 read the same packed copy when their primitives want the same
 // layout (they do on the tested models; a primitive that wants another
-// layout gets a second copy, which packs() counts).
+// layout gets a second copy, which packs() counts: so does a 3x3
+// convolution that conv_choice.h measures faster on Winograd at one batch
+// size and on the direct kernel at another).
 //
 // Steps take their weights from the SharedWeights installed on their thread
 // by a SharedWeightsScope while they are created (onednn_common.h,

@@ -48,7 +48,7 @@ TEST(ConvChoice, PolicyFromTheEnvironment) {
 // Without FX_CONV_ALGORITHM the policy measures. Checked in a fresh process
 // (the policy is read once per process, and the test above has read it).
 TEST(ConvChoice, MeasuresByDefault) {
-  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
         unsetenv("FX_CONV_ALGORITHM");

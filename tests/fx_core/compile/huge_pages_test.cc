@@ -92,5 +92,28 @@ TEST(HugePages, BlocksAreAlignedAndOutliveTheirSlabsTurn) {
   EXPECT_EQ(static_cast<unsigned char*>(first.get())[99999], 0xAB);
 }
 
+// Under a TransientBlocksScope each large block is a mapping of its own,
+// advised for huge pages and unmapped when dropped; outside one, blocks
+// come from the arena, whose current slab stays mapped.
+TEST(HugePages, TransientBlocksAreUnmappedWhenDropped) {
+  if (!huge_pages_enabled()) GTEST_SKIP() << "FX_HUGE_PAGES=0";
+  const void* where = nullptr;
+  {
+    TransientBlocksScope transient;
+    std::shared_ptr<void> block = allocate_on_huge_pages(size_t{3} << 20);
+    where = block.get();
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(where) % (size_t{2} << 20), 0u);
+    EXPECT_TRUE(advised_huge(where));
+    std::memset(block.get(), 1, size_t{3} << 20);
+    // Small blocks still come from the ordinary allocator.
+    EXPECT_FALSE(advised_huge(allocate_on_huge_pages(1000).get()));
+  }
+  EXPECT_EQ(vm_flags_of(where), "") << "the dropped block is still mapped";
+  std::shared_ptr<void> from_arena = allocate_on_huge_pages(size_t{1} << 20);
+  const void* arena_block = from_arena.get();
+  from_arena.reset();
+  EXPECT_NE(vm_flags_of(arena_block), "");
+}
+
 }  // namespace
 }  // namespace fx
