@@ -4,7 +4,6 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <exception>
 #include <map>
@@ -14,6 +13,7 @@
 #include <tuple>
 #include <utility>
 
+#include "fx_core/compile/best_time.h"
 #include "fx_core/compile/huge_pages.h"
 #include "fx_core/compile/shared_weights.h"
 #include "fx_core/support/error.h"
@@ -59,52 +59,21 @@ Key key_of(const at::Tensor& w, const at::Tensor& bias,
           at::get_num_threads()};
 }
 
-// The best of kTimedRuns wall times of `conv` on zeros, after a warm-up,
-// each run with its weights evicted from the caches first: inside a network
-// a convolution's weights come from memory (the layers between its runs
-// stream every other layer's weights through the caches), while its input
-// was written by the step before it.
-double best_time(OnednnConv& conv) {
+// The best time of `conv` on zeros (best_time.h), each run with its weights
+// evicted from the caches first: inside a network a convolution's weights
+// come from memory (the layers between its runs stream every other layer's
+// weights through the caches), while its input was written by the step
+// before it.
+double cold_weights_time(OnednnConv& conv) {
   const auto cl = at::TensorOptions().dtype(at::kFloat);
   at::Tensor x = at::zeros(conv.input_sizes(), cl)
                      .contiguous(at::MemoryFormat::ChannelsLast);
   at::Tensor out = at::empty(conv.output_sizes(),
                              cl.memory_format(at::MemoryFormat::ChannelsLast));
-  conv.run(x, nullptr, out);
-  double best = 1e300;
-  for (int i = 0; i < kTimedRuns; ++i) {
-    conv.evict_weights();
-    const auto start = std::chrono::steady_clock::now();
-    conv.run(x, nullptr, out);
-    const std::chrono::duration<double> took =
-        std::chrono::steady_clock::now() - start;
-    best = std::min(best, took.count());
-  }
-  return best;
+  return best_time(
+      kTimedRuns, [&] { conv.run(x, nullptr, out); },
+      [&] { conv.evict_weights(); });
 }
-
-}  // namespace
-
-ConvPolicy conv_policy() {
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.mu);
-  if (!s.policy) s.policy = policy_from_env();
-  return *s.policy;
-}
-
-void set_conv_policy(ConvPolicy policy) {
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.mu);
-  s.policy = policy;
-}
-
-size_t conv_measurements() {
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.mu);
-  return s.measurements;
-}
-
-namespace {
 
 // The algorithm measure() chose, and whether it timed both (oneDNN may
 // decline Winograd for the shape, or a candidate may fail to build).
@@ -130,8 +99,8 @@ Measured measure(const at::Tensor& weight, const at::Tensor& bias,
     std::unique_ptr<OnednnConv> direct =
         OnednnConv::create(weight, bias, params, input_sizes);
     if (direct == nullptr) return {ConvAlgorithm::kWinograd, false};
-    const bool wino_wins =
-        best_time(*wino) <= kWinogradMargin * best_time(*direct);
+    const bool wino_wins = cold_weights_time(*wino) <=
+                           kWinogradMargin * cold_weights_time(*direct);
     return {wino_wins ? ConvAlgorithm::kWinograd : ConvAlgorithm::kDirect,
             true};
   } catch (const std::exception&) {
@@ -160,6 +129,25 @@ ConvAlgorithm decision(const at::Tensor& weight, const at::Tensor& bias,
 }
 
 }  // namespace
+
+ConvPolicy conv_policy() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.policy) s.policy = policy_from_env();
+  return *s.policy;
+}
+
+void set_conv_policy(ConvPolicy policy) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.policy = policy;
+}
+
+size_t conv_measurements() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.measurements;
+}
 
 std::unique_ptr<OnednnConv> choose_onednn_conv(
     const at::Tensor& weight, const at::Tensor& bias,

@@ -5,7 +5,6 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -14,6 +13,7 @@
 #include <tuple>
 #include <utility>
 
+#include "fx_core/compile/best_time.h"
 #include "fx_core/compile/blas_linear.h"
 #include "fx_core/compile/onednn_linear.h"
 #include "fx_core/runtime/parallel.h"
@@ -78,21 +78,6 @@ std::optional<c10::TypedOperatorHandle<ReferenceLinear>> reference_linear() {
   return op->typed<ReferenceLinear>();
 }
 
-// The best of kTimedRuns wall times of `run`, after a warm-up run.
-template <typename Run>
-double best_time(Run run) {
-  run();
-  double best = 1e300;
-  for (int i = 0; i < kTimedRuns; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    run();
-    const std::chrono::duration<double> took =
-        std::chrono::steady_clock::now() - start;
-    best = std::min(best, took.count());
-  }
-  return best;
-}
-
 // Zero operands of one linear's planned shape.
 struct Operands {
   Operands(const std::vector<int64_t>& in, const std::vector<int64_t>& out,
@@ -111,7 +96,8 @@ double time_of(const ChosenLinear& c, const at::Tensor& weight,
                const at::Tensor& bias, const FusedLinearParams& p,
                const Operands& o) {
   if (c.impl) {
-    return best_time([&] { c.impl->run(o.x, o.residual_or_null(), o.out); });
+    return best_time(kTimedRuns,
+                     [&] { c.impl->run(o.x, o.residual_or_null(), o.out); });
   }
   const auto ref = reference_linear();
   if (!ref) return 1e300;
@@ -119,7 +105,7 @@ double time_of(const ChosenLinear& c, const at::Tensor& weight,
       bias.defined() ? c10::optional<at::Tensor>(bias) : c10::nullopt;
   const c10::optional<at::Tensor> r =
       p.has_residual ? c10::optional<at::Tensor>(o.residual) : c10::nullopt;
-  return best_time([&] {
+  return best_time(kTimedRuns, [&] {
     ref->call(o.x, weight, b, r, p.activation, p.min_val, p.max_val);
   });
 }

@@ -2,6 +2,10 @@
 
 #include <ATen/ops/empty.h>
 
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
+
 #include <vector>
 
 #include "fx_core/compile/huge_pages.h"
@@ -79,6 +83,15 @@ PackedWeights pack_weights(dnnl::memory user, const dnnl::memory::desc& want) {
   dnnl::reorder(user, w.memory).execute(stream, user, w.memory);
   stream.wait();
   return w;
+}
+
+void evict_from_caches(const PackedWeights& w) {
+#if defined(__x86_64__)
+  const auto* p = static_cast<const char*>(w.memory.get_data_handle());
+  const size_t bytes = w.memory.get_desc().get_size();
+  for (size_t at = 0; at < bytes; at += 64) _mm_clflush(p + at);
+  _mm_mfence();
+#endif
 }
 
 PackedWeights pack_weights_of(const at::Tensor& weight, dnnl::memory user,

@@ -46,6 +46,11 @@ struct PackedWeights {
 };
 PackedWeights pack_weights(dnnl::memory user, const dnnl::memory::desc& want);
 
+// Flushes `w`'s memory out of every cache level (x86 clflush; a no-op
+// elsewhere), so that a run timed next reads it from memory, as each layer
+// of a network does at batch 1 (conv_choice.h).
+void evict_from_caches(const PackedWeights& w);
+
 // The attribute tensor `weight` (its values in `user`) in layout `want`:
 // the copy the SharedWeights in scope on this thread already holds for that
 // tensor and layout (packed into it on first request; shared_weights.h),

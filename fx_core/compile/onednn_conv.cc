@@ -5,10 +5,6 @@
 #include <unordered_map>
 #include <utility>
 
-#if defined(__x86_64__)
-#include <emmintrin.h>
-#endif
-
 #include "fx_core/compile/onednn_common.h"
 
 namespace fx {
@@ -178,15 +174,7 @@ const std::vector<int64_t>& OnednnConv::output_sizes() const {
 ConvAlgorithm OnednnConv::algorithm() const { return impl_->algorithm; }
 std::string OnednnConv::implementation() const { return impl_->implementation; }
 
-void OnednnConv::evict_weights() const {
-#if defined(__x86_64__)
-  const memory& w = impl_->weights.memory;
-  const auto* p = static_cast<const char*>(w.get_data_handle());
-  const size_t bytes = w.get_desc().get_size();
-  for (size_t at = 0; at < bytes; at += 64) _mm_clflush(p + at);
-  _mm_mfence();
-#endif
-}
+void OnednnConv::evict_weights() const { evict_from_caches(impl_->weights); }
 
 void OnednnConv::run(const at::Tensor& input, const at::Tensor* residual,
                      const at::Tensor& out) {

@@ -75,9 +75,8 @@ class OnednnConv {
   ConvAlgorithm algorithm() const;
   // oneDNN's name for the kernel it chose (e.g. "brgconv:avx512_core").
   std::string implementation() const;
-  // Flushes the packed weights out of every cache level (x86 clflush; a
-  // no-op elsewhere), so that a run timed next reads them from memory, as
-  // each convolution of a network does at batch 1 (conv_choice.h).
+  // Flushes the packed weights out of the caches (evict_from_caches in
+  // onednn_common.h), for conv_choice's timing.
   void evict_weights() const;
   // `residual` is required when the params have one (output_sizes()).
   void run(const at::Tensor& input, const at::Tensor* residual,
