@@ -774,9 +774,9 @@ def compile(gm, example_inputs, dynamic=False,  # noqa: A001 (torch's name)
     First it runs `pipeline` on a copy of gm (gm itself is left as it is):
     for a torch.fx GraphModule by default the named pipeline "inference"
     (DEFAULT_COMPILE_PIPELINE: shape_prop, fold_bn, fuse_conv, fuse_linear,
-    fuse_matmul, fuse_pointwise, the InferencePlan's fast path); an
-    fx_sdk.GraphModule is the caller's to optimise and by default is
-    planned as it is (the callable's graph_module is then gm). Any
+    fuse_matmul, fuse_window_attention, fuse_pointwise, the InferencePlan's
+    fast path); an fx_sdk.GraphModule is the caller's to optimise and by
+    default is planned as it is (the callable's graph_module is then gm). Any
     pipeline text or named pipeline ("O1", "O2", "inference") given runs
     on either (an fx_sdk.GraphModule deep-copied first); pipeline="" runs
     none. The callable records what ran: `pipeline` (the

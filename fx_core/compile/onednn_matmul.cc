@@ -45,9 +45,9 @@ struct OnednnMatmul::Impl {
   dnnl::stream stream{onednn_engine()};
 };
 
-std::unique_ptr<OnednnMatmul> OnednnMatmul::create(const StridedLayout& a,
-                                                   const StridedLayout& b,
-                                                   double scale) {
+std::unique_ptr<OnednnMatmul> OnednnMatmul::create(
+    const StridedLayout& a, const StridedLayout& b, double scale,
+    std::vector<int64_t> out_strides) {
   if (!valid(a) || !valid(b) || a.sizes.size() != b.sizes.size()) {
     return nullptr;
   }
@@ -61,12 +61,16 @@ std::unique_ptr<OnednnMatmul> OnednnMatmul::create(const StridedLayout& a,
   impl->b = b;
   impl->out_sizes = a.sizes;
   impl->out_sizes[rank - 1] = b.sizes[rank - 1];
-  StridedLayout out{impl->out_sizes, std::vector<int64_t>(rank)};
-  int64_t stride = 1;
-  for (size_t i = rank; i-- > 0;) {
-    out.strides[i] = stride;
-    stride *= out.sizes[i];
+  StridedLayout out{impl->out_sizes, std::move(out_strides)};
+  if (out.strides.empty()) {
+    out.strides.resize(rank);
+    int64_t stride = 1;
+    for (size_t i = rank; i-- > 0;) {
+      out.strides[i] = stride;
+      stride *= out.sizes[i];
+    }
   }
+  if (!valid(out)) return nullptr;
   dnnl::primitive_attr attr;
   if (scale != 1.0) {
     dnnl::post_ops ops;

@@ -34,10 +34,13 @@ class OnednnMatmul {
  public:
   // nullptr when oneDNN cannot compute it as the reference does (ranks
   // differ or are below 2 or above 6, batch sizes differ, inner sizes
-  // differ, an empty operand, a negative or zero stride).
-  static std::unique_ptr<OnednnMatmul> create(const StridedLayout& a,
-                                              const StridedLayout& b,
-                                              double scale);
+  // differ, an empty operand, a negative or zero stride). `out_strides`,
+  // when given, are the strides run() writes `out` with (of output_sizes()'s
+  // rank; a view into a larger buffer, such as heads written side by side),
+  // else it is contiguous.
+  static std::unique_ptr<OnednnMatmul> create(
+      const StridedLayout& a, const StridedLayout& b, double scale,
+      std::vector<int64_t> out_strides = {});
   ~OnednnMatmul();
   OnednnMatmul(const OnednnMatmul&) = delete;
   OnednnMatmul& operator=(const OnednnMatmul&) = delete;
@@ -45,6 +48,7 @@ class OnednnMatmul {
   const std::vector<int64_t>& output_sizes() const;
   // Whether `a` and `b` are float32 CPU tensors of the planned layouts.
   bool fits(const at::Tensor& a, const at::Tensor& b) const;
+  // `out`'s data is written with the planned output strides.
   void run(const at::Tensor& a, const at::Tensor& b, const at::Tensor& out);
 
  private:

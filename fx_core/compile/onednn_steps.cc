@@ -9,6 +9,7 @@
 #include "fx_core/compile/onednn_conv.h"
 #include "fx_core/compile/onednn_linear.h"
 #include "fx_core/compile/onednn_matmul.h"
+#include "fx_core/compile/window_attention.h"
 #include "fx_core/runtime/ops/inference_op_names.h"
 
 namespace fx {
@@ -249,6 +250,77 @@ std::unique_ptr<OnednnStep> bind_matmul(const std::vector<PlannedParam>& p,
   return std::make_unique<MatmulStep>(std::move(matmul), p[0].slot, p[1].slot);
 }
 
+// ---------------------------------------- fx_inference.window_attention
+
+class WindowAttentionStep : public OnednnStep {
+ public:
+  WindowAttentionStep(std::unique_ptr<WindowAttention> attention, int32_t input,
+                      int32_t bias)
+      : attention_(std::move(attention)) {
+    inputs_ = {input, bias};
+  }
+  const std::vector<int64_t>& output_sizes() const override {
+    return attention_->input_sizes();
+  }
+  bool fits(const std::vector<const at::Tensor*>& x) const override {
+    return has_sizes(x[0], attention_->input_sizes()) &&
+           has_sizes(x[1], attention_->bias_sizes());
+  }
+  void run(const std::vector<const at::Tensor*>& x,
+           const at::Tensor& out) override {
+    attention_->run(*x[0], *x[1], out);
+  }
+
+ private:
+  std::unique_ptr<WindowAttention> attention_;
+};
+
+// A constant list or tuple of exactly two ints.
+bool two_ints(const PlannedParam& p, std::vector<int64_t>* out) {
+  if (p.kind != Kind::kConstant ||
+      !(p.constant.isList() || p.constant.isTuple())) {
+    return false;
+  }
+  const size_t n = p.constant.isList() ? p.constant.toListRef().size()
+                                       : p.constant.toTupleRef().size();
+  return n == 2 && int_pair(p, out);
+}
+
+bool attribute_or_none(const PlannedParam& p) {
+  return p.kind == Kind::kAttribute || is_none(p);
+}
+
+at::Tensor attribute_or_undefined(const PlannedParam& p) {
+  return p.attribute ? *p.attribute : at::Tensor();
+}
+
+// fx_inference.window_attention(input, qkv_weight, proj_weight,
+// relative_position_bias, window_size, num_heads, shift_size,
+// attention_dropout, dropout, qkv_bias, proj_bias, logit_scale): attribute
+// weights and biases, float32 values, no dropout, no logit scale.
+std::unique_ptr<OnednnStep> bind_window_attention(
+    const std::vector<PlannedParam>& p, const PlannedParam& out) {
+  WindowAttentionParams params;
+  if (p.size() != 12 || !float_value(p[0]) || p[1].kind != Kind::kAttribute ||
+      p[2].kind != Kind::kAttribute || !float_value(p[3]) ||
+      !two_ints(p[4], &params.window_size) || p[5].kind != Kind::kConstant ||
+      !p[5].constant.isInt() || !two_ints(p[6], &params.shift_size) ||
+      !is_number(p[7]) || number(p[7]) != 0.0 || !is_number(p[8]) ||
+      number(p[8]) != 0.0 || !attribute_or_none(p[9]) ||
+      !attribute_or_none(p[10]) || !is_none(p[11]) || !row_major(out)) {
+    return nullptr;
+  }
+  params.num_heads = p[5].constant.toInt();
+  std::unique_ptr<WindowAttention> attention = WindowAttention::create(
+      *p[1].attribute, attribute_or_undefined(p[9]), *p[2].attribute,
+      attribute_or_undefined(p[10]), params, p[0].sizes, p[3].sizes);
+  if (attention == nullptr || attention->input_sizes() != out.sizes) {
+    return nullptr;
+  }
+  return std::make_unique<WindowAttentionStep>(std::move(attention), p[0].slot,
+                                               p[3].slot);
+}
+
 }  // namespace
 
 at::Tensor OnednnStep::empty_output() const {
@@ -267,6 +339,7 @@ std::unique_ptr<OnednnStep> bind_onednn_step(
   if (op == "conv2d") return bind_conv(params, out);
   if (op == "linear") return bind_linear(params, out);
   if (op == "matmul") return bind_matmul(params, out);
+  if (op == "window_attention") return bind_window_attention(params, out);
   return nullptr;
 }
 

@@ -2,8 +2,8 @@
 // fx_inference.conv2d (onednn_conv.h, the algorithm chosen by
 // conv_choice.h), fx_inference.linear (onednn_linear.h, or the BLAS split
 // over LibTorch's threads, blas_linear.h, as linear_choice.h picks) and
-// fx_inference.matmul (onednn_matmul.h), all written by the
-// plugins/inference passes.
+// fx_inference.matmul (onednn_matmul.h) and fx_inference.window_attention
+// (window_attention.h), all written by the plugins/inference passes.
 //
 // bind_onednn_step() looks at one call as planned (its target, what each
 // parameter is: a constant, an attribute tensor, or a value computed at run

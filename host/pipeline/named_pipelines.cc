@@ -20,6 +20,7 @@ constexpr PassHome kPassHomes[] = {
     {"fuse_conv", "fx_inference", "libfx_inference.so"},
     {"fuse_linear", "fx_inference", "libfx_inference.so"},
     {"fuse_matmul", "fx_inference", "libfx_inference.so"},
+    {"fuse_window_attention", "fx_inference", "libfx_inference.so"},
     {"fuse_pointwise", "fx_inference", "libfx_inference.so"},
 };
 
@@ -36,15 +37,17 @@ const std::vector<NamedPipeline>& named_pipelines() {
        "dce,cse", "graph_module"},
       {"O2",
        "O1, then BatchNorm folded into convolutions and the conv, linear, "
-       "matmul and elementwise fusions of the InferencePlan",
+       "matmul, windowed attention and elementwise fusions of the "
+       "InferencePlan",
        "dce,cse,shape_prop,fold_bn,fuse_conv,fuse_linear,fuse_matmul,"
-       "fuse_pointwise",
+       "fuse_window_attention,fuse_pointwise",
        "inference_plan"},
       {"inference",
        "the InferencePlan's fast path (BENCHMARKS.md): BatchNorm folded, "
-       "conv/linear/matmul with their tails on oneDNN, elementwise chains "
-       "fused",
-       "shape_prop,fold_bn,fuse_conv,fuse_linear,fuse_matmul,fuse_pointwise",
+       "conv/linear/matmul with their tails on oneDNN, Swin's windowed "
+       "attention as one step, elementwise chains fused",
+       "shape_prop,fold_bn,fuse_conv,fuse_linear,fuse_matmul,"
+       "fuse_window_attention,fuse_pointwise",
        "inference_plan"},
   };
   return *table;

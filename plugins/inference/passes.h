@@ -1,5 +1,6 @@
 // The passes of libfx_inference.so, one a file (fold_bn.cc, fuse_conv.cc,
-// fuse_linear.cc, fuse_matmul.cc; fuse_pointwise in fuse_pointwise.h), for
+// fuse_linear.cc, fuse_matmul.cc, fuse_window_attention.cc; fuse_pointwise
+// in fuse_pointwise.h), for
 // the plugin's registration (plugin.cc), which gives their names,
 // descriptions and order. Each rewrites what it finds and returns whether
 // it changed the graph; all keep meta['tensor_meta'] (the replaced chain's
@@ -23,6 +24,10 @@ bool fuse_linear(fxp::Graph& g, const fxp::Options& options);
 
 // matmul [* number] -> fx_inference.matmul (fuse_matmul.cc).
 bool fuse_matmul(fxp::Graph& g, const fxp::Options& options);
+
+// torchvision's shifted_window_attention -> fx_inference.window_attention
+// (fuse_window_attention.cc).
+bool fuse_window_attention(fxp::Graph& g, const fxp::Options& options);
 
 }  // namespace fx_inference
 

@@ -26,6 +26,11 @@
 //    number (attention's q @ k^T * scale) become one fx_inference.matmul
 //    node, which the InferencePlan runs on oneDNN's matmul reading strided
 //    (permuted, transposed) operands in place.
+//  - fuse_window_attention: torchvision's Swin shifted_window_attention
+//    (one call in a traced model) becomes fx_inference.window_attention,
+//    the same function, which the InferencePlan runs as one step: the
+//    window partition as one gather, the qkv and proj linears with packed
+//    weights, the attention matmuls on oneDNN.
 //  - fuse_pointwise (fuse_pointwise.h): what fuse_conv leaves of the
 //    elementwise tails (chains and DAGs of float elementwise nodes, operands
 //    broadcasting; an eval-mode BatchNorm2d fold_bn left, as x * scale +
@@ -60,6 +65,11 @@ FXP_PLUGIN(
         "strided operands, the scale as a post-op, in the InferencePlan)")
         .run_after({"shape_prop"})
         .tolerance(1e-4, 1e-5)
+        .idempotent(),
+    fxp::pass<fx_inference::fuse_window_attention>(
+        "fuse_window_attention",
+        "Swin's shifted_window_attention -> fx_inference.window_attention "
+        "(one InferencePlan step: packed linears, oneDNN matmuls)")
         .idempotent(),
     fxp::pass<fx_inference::fuse_pointwise>(
         "fuse_pointwise",

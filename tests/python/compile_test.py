@@ -173,7 +173,7 @@ def test_compile_errors_name_the_node():
 # fx_sdk.compile(..., dynamic=True): one plan for every shape.
 
 INFERENCE_PASSES = ("shape_prop,fold_bn,fuse_conv,fuse_linear,fuse_matmul,"
-                    "fuse_pointwise")
+                    "fuse_window_attention,fuse_pointwise")
 
 
 def small_resnet():
@@ -281,7 +281,8 @@ def test_compile_runs_the_inference_pipeline_by_default(caplog):
         assert torch.equal(value, weights[key]), key
     assert compiled.pipeline == "inference"
     assert compiled.passes == INFERENCE_NAMES
-    assert [r["outcome"] for r in compiled.pipeline_report] == ["ran"] * 6
+    assert [r["outcome"] for r in compiled.pipeline_report] == (
+        ["ran"] * len(INFERENCE_NAMES))
     assert ("pipeline inference: ran " + ", ".join(INFERENCE_NAMES)
             in caplog.text)
     # BatchNorm folded and the convolutions fused, in the plan's graph only.

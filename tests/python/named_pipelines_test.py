@@ -20,7 +20,7 @@ from fx_command import fx_binary
 from fx_sdk import torchfx_export
 
 INFERENCE = ["shape_prop", "fold_bn", "fuse_conv", "fuse_linear",
-             "fuse_matmul", "fuse_pointwise"]
+             "fuse_matmul", "fuse_window_attention", "fuse_pointwise"]
 O1 = ["dce", "cse"]
 NAMED = {"O1": O1, "O2": O1 + INFERENCE, "inference": INFERENCE}
 # The inference passes' tolerance on resnet18 (tests/plugins:inference_test).

@@ -77,10 +77,10 @@ TEST(FxPipelines, ListsEachNameItsPassesAndEngine) {
   EXPECT_NE(r.out.find("\ninference: the InferencePlan's fast path"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(
-      r.out.find("\n  passes: shape_prop,fold_bn,fuse_conv,fuse_linear,"
-                 "fuse_matmul,fuse_pointwise\n  engine: inference_plan\n"),
-      std::string::npos)
+  EXPECT_NE(r.out.find("\n  passes: shape_prop,fold_bn,fuse_conv,fuse_linear,"
+                       "fuse_matmul,fuse_window_attention,fuse_pointwise\n"
+                       "  engine: inference_plan\n"),
+            std::string::npos)
       << r.out;
   EXPECT_EQ(run({"pipelines", "x.fx.json"}).status, 2);
 }

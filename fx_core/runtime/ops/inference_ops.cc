@@ -18,6 +18,12 @@
 //   = act(torch.nn.functional.linear(input, weight, bias) [+ residual])
 // fx_inference.matmul(input, other, scale=1.0)
 //   = torch.matmul(input, other) [* scale, when scale != 1]
+// fx_inference.window_attention(input, qkv_weight, proj_weight,
+//     relative_position_bias, window_size, num_heads, shift_size,
+//     attention_dropout=0.0, dropout=0.0, qkv_bias=None, proj_bias=None,
+//     logit_scale=None)
+//   = torchvision.models.swin_transformer.shifted_window_attention(...)
+//     (window_attention.h)
 // activation: 'none', 'relu', 'hardtanh' (clamp to [min_val, max_val]; relu6
 // is hardtanh(0, 6)), 'hardswish', 'silu', 'sigmoid', 'hardsigmoid', 'gelu'
 // (F.gelu's default, with erf) and 'gelu_tanh' (F.gelu(approximate='tanh')).
@@ -36,6 +42,7 @@
 #include "fx_core/runtime/ops/builtin_ops.h"
 #include "fx_core/runtime/ops/inference_op_names.h"
 #include "fx_core/runtime/ops/pointwise_program.h"
+#include "fx_core/runtime/ops/window_attention.h"
 #include "fx_core/runtime/value.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
@@ -108,6 +115,13 @@ IValue fused_linear(OpArgs& a) {
 
 IValue fused_matmul(OpArgs& a) {
   return matmul_kernel(a.tensor(0), a.tensor(1), a.to_double(2));
+}
+
+IValue window_attention(OpArgs& a) {
+  return shifted_window_attention(
+      a.tensor(0), a.tensor(1), a.tensor(2), a.tensor(3), a.int_list(4),
+      a.to_int(5), a.int_list(6), a.to_double(7), a.to_double(8),
+      a.optional_tensor(9), a.optional_tensor(10), a.optional_tensor(11));
 }
 
 // An instruction's operand: a tensor, or a number.
@@ -285,6 +299,8 @@ void register_inference_ops(OpRegistry& r) {
           fused_linear);
     r.add(Opcode::kCallFunction, name("matmul"), "input, other, scale=1.0",
           fused_matmul);
+    r.add(Opcode::kCallFunction, name("window_attention"),
+          kWindowAttentionSignature, window_attention);
   }
 }
 
@@ -308,6 +324,13 @@ TORCH_LIBRARY(fx_inference, m) {
       TORCH_FN(fx::ops::linear_kernel));
   m.def("matmul(Tensor input, Tensor other, float scale=1.0) -> Tensor",
         TORCH_FN(fx::ops::matmul_kernel));
+  m.def(
+      "window_attention(Tensor input, Tensor qkv_weight, Tensor proj_weight, "
+      "Tensor relative_position_bias, int[] window_size, int num_heads, "
+      "int[] shift_size, float attention_dropout=0.0, float dropout=0.0, "
+      "Tensor? qkv_bias=None, Tensor? proj_bias=None, "
+      "Tensor? logit_scale=None) -> Tensor",
+      TORCH_FN(fx::ops::shifted_window_attention));
   m.def(
       "pointwise(Tensor[] inputs, str[] program, float[]? scalars=None) -> "
       "Tensor",

@@ -7,6 +7,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,23 @@ TEST(OnednnMatmul, AttentionOperandsWhereTheyLie) {
   check(q, k.transpose(-2, -1), 0.125, "q @ k^T * scale");
   at::Tensor att = at::softmax(at::matmul(q, k.transpose(-2, -1)), -1);
   check(att, v, 1.0, "att @ v");
+}
+
+TEST(OnednnMatmul, WritesTheHeadsSideBySide) {
+  at::manual_seed(2);
+  // att [2, 3, 5, 5] @ v [2, 3, 5, 4] into [2, 5, 3 * 4]: heads side by side.
+  at::Tensor att = at::softmax(at::randn({2, 3, 5, 5}), -1);
+  at::Tensor v = at::randn({2, 5, 3, 4}).permute({0, 2, 1, 3});
+  auto mm = OnednnMatmul::create(layout(att), layout(v), 1.0, {60, 4, 12, 1});
+  ASSERT_NE(mm, nullptr);
+  at::Tensor out = at::full({2, 5, 12}, std::nan(""));
+  mm->run(att, v, out);
+  at::Tensor want = at::matmul(att, v).transpose(1, 2).reshape({2, 5, 12});
+  EXPECT_TRUE(at::allclose(out, want, 1e-4, 1e-5))
+      << (out - want).abs().max().item<double>();
+  EXPECT_EQ(OnednnMatmul::create(layout(att), layout(v), 1.0, {60, 4, 0, 1}),
+            nullptr)
+      << "a zero output stride";
 }
 
 TEST(OnednnMatmul, TwoAndThreeDimensionalOperands) {

@@ -75,8 +75,9 @@ TEST(PipelineText, ErrorsNameTheColumn) {
 // Named pipelines (named_pipelines.h): one word for a pass list.
 
 const std::vector<std::string> kInferencePasses = {
-    "shape_prop",  "fold_bn",     "fuse_conv",
-    "fuse_linear", "fuse_matmul", "fuse_pointwise"};
+    "shape_prop",    "fold_bn",     "fuse_conv",
+    "fuse_linear",   "fuse_matmul", "fuse_window_attention",
+    "fuse_pointwise"};
 
 TEST(NamedPipelines, EachNameStandsForItsPasses) {
   auto o1 = parse_pipeline_text("O1");
@@ -94,7 +95,7 @@ TEST(NamedPipelines, EachNameStandsForItsPasses) {
   EXPECT_EQ(pass_names(*o2), o2_passes);
   EXPECT_EQ(pipeline_text(o2->passes),
             "dce,cse,shape_prop,fold_bn,fuse_conv,fuse_linear,fuse_matmul,"
-            "fuse_pointwise");
+            "fuse_window_attention,fuse_pointwise");
 }
 
 TEST(NamedPipelines, StandAmongPassesAndInConfigs) {
@@ -118,7 +119,7 @@ TEST(NamedPipelines, TakeNoOptionsAndAreCaseSensitive) {
   EXPECT_EQ(error_of(parse_pipeline_text("dce,O2{x=1}")),
             "pipeline 'dce,O2{x=1}', column 5: the named pipeline 'O2' takes "
             "no options (it stands for dce,cse,shape_prop,fold_bn,fuse_conv,"
-            "fuse_linear,fuse_matmul,fuse_pointwise)");
+            "fuse_linear,fuse_matmul,fuse_window_attention,fuse_pointwise)");
   // "o2" is no name: it stays a pass name (for the pass manager to refuse).
   auto lower = parse_pipeline_text("o2");
   ASSERT_TRUE(lower.ok());

@@ -1,0 +1,245 @@
+#include "fx_core/compile/window_attention.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <cstring>
+#include <utility>
+
+#include "fx_core/compile/linear_choice.h"
+#include "fx_core/compile/onednn_matmul.h"
+#include "fx_core/runtime/ops/window_attention.h"
+
+namespace fx {
+namespace {
+
+// The sizes of one call: the input [B, H, W, C], padded to whole windows
+// [B, pad_h, pad_w, C]; `rows` window tokens (B * windows * N) of C.
+struct Geometry {
+  int64_t B = 0, H = 0, W = 0, C = 0, heads = 0, head_dim = 0;
+  int64_t wh = 0, ww = 0, pad_h = 0, pad_w = 0, shift_h = 0, shift_w = 0;
+  int64_t N = 0, windows = 0, rows = 0;
+  bool shifted() const { return shift_h + shift_w > 0; }
+};
+
+bool two_ints(const std::vector<int64_t>& v, int64_t min) {
+  return v.size() == 2 && v[0] >= min && v[1] >= min;
+}
+
+// The geometry, or false when the call is not one create() takes.
+bool geometry(const WindowAttentionParams& p, const std::vector<int64_t>& in,
+              Geometry* g) {
+  if (in.size() != 4 || !two_ints(p.window_size, 1) ||
+      !two_ints(p.shift_size, 0) || p.num_heads < 1) {
+    return false;
+  }
+  for (int64_t d : in) {
+    if (d < 1) return false;
+  }
+  g->B = in[0], g->H = in[1], g->W = in[2], g->C = in[3];
+  if (g->C % p.num_heads != 0) return false;
+  g->heads = p.num_heads;
+  g->head_dim = g->C / p.num_heads;
+  g->wh = p.window_size[0], g->ww = p.window_size[1];
+  g->pad_h = (g->H + g->wh - 1) / g->wh * g->wh;
+  g->pad_w = (g->W + g->ww - 1) / g->ww * g->ww;
+  const std::vector<int64_t> shift =
+      ops::effective_shift(g->pad_h, g->pad_w, p.window_size, p.shift_size);
+  g->shift_h = shift[0], g->shift_w = shift[1];
+  g->N = g->wh * g->ww;
+  g->windows = (g->pad_h / g->wh) * (g->pad_w / g->ww);
+  g->rows = g->B * g->windows * g->N;
+  return true;
+}
+
+// For each window token (row), the input token it holds (b * H * W + h * W
+// + w) after the roll, or -1 for the padding. The result goes back to the
+// same place (the roll back undoes the roll).
+std::vector<int64_t> token_sources(const Geometry& g) {
+  std::vector<int64_t> src;
+  src.reserve(g.rows);
+  for (int64_t b = 0; b < g.B; ++b) {
+    for (int64_t wy = 0; wy < g.pad_h / g.wh; ++wy) {
+      for (int64_t wx = 0; wx < g.pad_w / g.ww; ++wx) {
+        for (int64_t i = 0; i < g.wh; ++i) {
+          for (int64_t j = 0; j < g.ww; ++j) {
+            const int64_t h = (wy * g.wh + i + g.shift_h) % g.pad_h;
+            const int64_t w = (wx * g.ww + j + g.shift_w) % g.pad_w;
+            src.push_back(h < g.H && w < g.W ? (b * g.H + h) * g.W + w : -1);
+          }
+        }
+      }
+    }
+  }
+  return src;
+}
+
+bool float_tensor(const at::Tensor& t, std::vector<int64_t> sizes) {
+  return t.defined() && t.scalar_type() == at::kFloat && t.device().is_cpu() &&
+         t.layout() == at::kStrided && t.sizes() == c10::IntArrayRef(sizes);
+}
+
+// The per-thread memory the intermediate matrices are carved from.
+at::Tensor& thread_scratch(int64_t floats) {
+  thread_local at::Tensor scratch;
+  if (!scratch.defined() || scratch.numel() < floats) {
+    scratch = at::empty({floats}, at::kFloat);
+  }
+  return scratch;
+}
+
+// Consecutive 64-byte aligned pieces of one scratch tensor.
+class Carver {
+ public:
+  explicit Carver(const at::Tensor& memory) : memory_(memory) {}
+  at::Tensor take(std::vector<int64_t> sizes) {
+    int64_t n = 1;
+    for (int64_t d : sizes) n *= d;
+    at::Tensor piece = memory_.narrow(0, used_, n).view(sizes);
+    used_ += (n + 15) / 16 * 16;
+    return piece;
+  }
+  static int64_t floats(const std::vector<int64_t>& pieces) {
+    int64_t total = 0;
+    for (int64_t n : pieces) total += (n + 15) / 16 * 16;
+    return total;
+  }
+
+ private:
+  at::Tensor memory_;
+  int64_t used_ = 0;
+};
+
+}  // namespace
+
+struct WindowAttention::Impl {
+  Geometry g;
+  std::vector<int64_t> in_sizes, bias_sizes;
+  std::vector<int64_t> sources;  // token_sources(g)
+  at::Tensor mask;               // [1, windows, 1, N, N]; shifted only
+  ChosenLinear qkv, proj;
+  std::unique_ptr<OnednnMatmul> logits, mix;
+
+  void gather(const float* in, float* x) const;
+  void scatter(const float* y, float* out) const;
+  int64_t scratch_floats() const {
+    const int64_t attn = g.rows / g.N * g.heads * g.N * g.N;
+    return Carver::floats(
+        {g.rows * g.C, g.rows * 3 * g.C, attn, attn, g.rows * g.C});
+  }
+};
+
+// The padded, rolled input as window tokens, one row each.
+void WindowAttention::Impl::gather(const float* in, float* x) const {
+  const size_t bytes = g.C * sizeof(float);
+  for (int64_t r = 0; r < g.rows; ++r) {
+    if (sources[r] < 0) {
+      std::memset(x + r * g.C, 0, bytes);
+    } else {
+      std::memcpy(x + r * g.C, in + sources[r] * g.C, bytes);
+    }
+  }
+}
+
+// The window tokens' results back where their inputs came from.
+void WindowAttention::Impl::scatter(const float* y, float* out) const {
+  const size_t bytes = g.C * sizeof(float);
+  for (int64_t r = 0; r < g.rows; ++r) {
+    if (sources[r] >= 0)
+      std::memcpy(out + sources[r] * g.C, y + r * g.C, bytes);
+  }
+}
+
+std::unique_ptr<WindowAttention> WindowAttention::create(
+    const at::Tensor& qkv_weight, const at::Tensor& qkv_bias,
+    const at::Tensor& proj_weight, const at::Tensor& proj_bias,
+    const WindowAttentionParams& params, std::vector<int64_t> input_sizes,
+    std::vector<int64_t> bias_sizes) {
+  auto impl = std::make_unique<Impl>();
+  Geometry& g = impl->g;
+  if (!geometry(params, input_sizes, &g)) return nullptr;
+  const int64_t C = g.C, N = g.N, windows = g.rows / N;
+  if (!float_tensor(qkv_weight, {3 * C, C}) ||
+      !float_tensor(proj_weight, {C, C}) ||
+      (qkv_bias.defined() && !float_tensor(qkv_bias, {3 * C})) ||
+      (proj_bias.defined() && !float_tensor(proj_bias, {C}))) {
+    return nullptr;
+  }
+  if (bias_sizes != std::vector<int64_t>{1, g.heads, N, N} &&
+      bias_sizes != std::vector<int64_t>{g.heads, N, N}) {
+    return nullptr;
+  }
+  impl->qkv = choose_linear(qkv_weight, qkv_bias, {}, {g.rows, C});
+  impl->proj = choose_linear(proj_weight, proj_bias, {}, {g.rows, C});
+  // q, k and v of window w, head h: qkv[w * N + n, {0, 1, 2} * C + h * hd].
+  const int64_t hd = g.head_dim;
+  const StridedLayout q{{windows, g.heads, N, hd}, {N * 3 * C, hd, 3 * C, 1}};
+  const StridedLayout k_t{{windows, g.heads, hd, N}, {N * 3 * C, hd, 1, 3 * C}};
+  const StridedLayout& v = q;  // 2 * C further on
+  const StridedLayout probs{{windows, g.heads, N, N},
+                            {g.heads * N * N, N * N, N, 1}};
+  impl->logits = OnednnMatmul::create(q, k_t, std::pow(double(hd), -0.5));
+  // probs @ v into [windows, N, heads, hd]: proj's [rows, C] input.
+  impl->mix = OnednnMatmul::create(probs, v, 1.0, {N * C, hd, C, 1});
+  if (!impl->qkv.impl || !impl->proj.impl || !impl->logits || !impl->mix) {
+    return nullptr;
+  }
+  if (g.shifted()) {
+    impl->mask = ops::shifted_window_mask(g.pad_h, g.pad_w, params.window_size,
+                                          {g.shift_h, g.shift_w},
+                                          at::TensorOptions(at::kFloat))
+                     .view({1, g.windows, 1, N, N});
+  }
+  impl->sources = token_sources(g);
+  impl->in_sizes = std::move(input_sizes);
+  impl->bias_sizes = std::move(bias_sizes);
+  return std::unique_ptr<WindowAttention>(new WindowAttention(std::move(impl)));
+}
+
+WindowAttention::WindowAttention(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)) {}
+WindowAttention::~WindowAttention() = default;
+
+const std::vector<int64_t>& WindowAttention::input_sizes() const {
+  return impl_->in_sizes;
+}
+
+const std::vector<int64_t>& WindowAttention::bias_sizes() const {
+  return impl_->bias_sizes;
+}
+
+void WindowAttention::run(const at::Tensor& input, const at::Tensor& bias,
+                          const at::Tensor& out) {
+  Impl& m = *impl_;
+  const Geometry& g = m.g;
+  const int64_t C = g.C, N = g.N, windows = g.rows / N, hd = g.head_dim;
+  Carver carve(thread_scratch(m.scratch_floats()));
+  at::Tensor x = carve.take({g.rows, C});  // later probs @ v
+  at::Tensor qkv = carve.take({g.rows, 3 * C});
+  at::Tensor logits = carve.take({windows, g.heads, N, N});
+  at::Tensor probs = carve.take({windows, g.heads, N, N});
+  at::Tensor y = carve.take({g.rows, C});
+  m.gather(input.contiguous().data_ptr<float>(), x.data_ptr<float>());
+  m.qkv.impl->run(x, nullptr, qkv);
+  auto part = [&](int64_t i, std::vector<int64_t> sizes,
+                  std::vector<int64_t> strides) {
+    return qkv.as_strided(sizes, strides, qkv.storage_offset() + i * C);
+  };
+  const at::Tensor q =
+      part(0, {windows, g.heads, N, hd}, {N * 3 * C, hd, 3 * C, 1});
+  const at::Tensor k_t =
+      part(1, {windows, g.heads, hd, N}, {N * 3 * C, hd, 1, 3 * C});
+  const at::Tensor v =
+      part(2, {windows, g.heads, N, hd}, {N * 3 * C, hd, 3 * C, 1});
+  m.logits->run(q, k_t, logits);
+  logits.add_(bias.reshape({1, g.heads, N, N}));
+  if (g.shifted()) {
+    logits.view({g.B, g.windows, g.heads, N, N}).add_(m.mask);
+  }
+  at::_softmax_out(probs, logits, -1, false);
+  m.mix->run(probs, v, x);
+  m.proj.impl->run(x, nullptr, y);
+  m.scatter(y.data_ptr<float>(), out.data_ptr<float>());
+}
+
+}  // namespace fx

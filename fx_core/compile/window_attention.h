@@ -1,0 +1,71 @@
+// fx::WindowAttention: one fx_inference.window_attention (Swin
+// Transformer's shifted_window_attention; fx_core/runtime/ops/
+// window_attention.h) as the InferencePlan runs it, for float32 CPU
+// inference without dropout and without Swin V2's logit scale:
+//  - the zero padding, the roll by -shift and the window partition are one
+//    gather into a [windows * N, C] matrix (N tokens a window);
+//  - the qkv and proj linears are fused linear kernels with their weights
+//    packed once (linear_choice.h: oneDNN or the BLAS, measured);
+//  - q @ k^T (times head_dim^-0.5) and probs @ v are oneDNN matmuls reading
+//    q, k and v where the qkv result holds them, probs @ v writing the heads
+//    side by side as proj reads them (onednn_matmul.h);
+//  - the relative position bias and the shifted windows' mask
+//    (computed once, at create()) are added, then ATen's softmax;
+//  - the roll back and the crop are one scatter into `out`.
+// Results equal the reference within float32 rounding (the scale applied to
+// q @ k^T instead of q, oneDNN's accumulation order).
+//
+// The intermediate matrices live in a per-thread scratch buffer shared by
+// every WindowAttention the thread runs (grown to the largest, kept while
+// the thread lives). One object is for one thread at a time.
+#ifndef FX_CORE_COMPILE_WINDOW_ATTENTION_H_
+#define FX_CORE_COMPILE_WINDOW_ATTENTION_H_
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace fx {
+
+struct WindowAttentionParams {
+  std::vector<int64_t> window_size, shift_size;  // two ints each
+  int64_t num_heads = 0;
+};
+
+class WindowAttention {
+ public:
+  // For inputs of `input_sizes` ([B, H, W, C]) and a relative position
+  // bias of `bias_sizes` ([1, heads, N, N] or [heads, N, N]); nullptr when
+  // the plan cannot compute it as the reference does (not float32, weights
+  // that are not [3C, C] and [C, C], biases not [3C] and [C] or undefined,
+  // C not a multiple of the heads, windows or shifts that are not two
+  // non-negative ints, an empty input).
+  static std::unique_ptr<WindowAttention> create(
+      const at::Tensor& qkv_weight, const at::Tensor& qkv_bias,
+      const at::Tensor& proj_weight, const at::Tensor& proj_bias,
+      const WindowAttentionParams& params, std::vector<int64_t> input_sizes,
+      std::vector<int64_t> bias_sizes);
+  ~WindowAttention();
+  WindowAttention(const WindowAttention&) = delete;
+  WindowAttention& operator=(const WindowAttention&) = delete;
+
+  // The input's sizes, also the result's.
+  const std::vector<int64_t>& input_sizes() const;
+  const std::vector<int64_t>& bias_sizes() const;
+  // input: float32 of input_sizes(), any strides (copied when not
+  // contiguous); bias: float32 of bias_sizes(); out: a contiguous float32
+  // tensor of input_sizes().
+  void run(const at::Tensor& input, const at::Tensor& bias,
+           const at::Tensor& out);
+
+ private:
+  struct Impl;
+  explicit WindowAttention(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fx
+
+#endif  // FX_CORE_COMPILE_WINDOW_ATTENTION_H_
