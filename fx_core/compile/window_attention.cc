@@ -1,11 +1,14 @@
 #include "fx_core/compile/window_attention.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <utility>
 
+#include "fx_core/compile/attention_tile.h"
 #include "fx_core/compile/linear_choice.h"
 #include "fx_core/compile/onednn_matmul.h"
 #include "fx_core/runtime/ops/window_attention.h"
@@ -110,7 +113,11 @@ class Carver {
   int64_t used_ = 0;
 };
 
+std::atomic<bool> use_tiles{true};
+
 }  // namespace
+
+void set_window_attention_tiles(bool use) { use_tiles = use; }
 
 struct WindowAttention::Impl {
   Geometry g;
@@ -118,12 +125,19 @@ struct WindowAttention::Impl {
   std::vector<int64_t> sources;  // token_sources(g)
   at::Tensor mask;               // [1, windows, 1, N, N]; shifted only
   ChosenLinear qkv, proj;
-  std::unique_ptr<OnednnMatmul> logits, mix;
+  // The attention core: attention_tile per window and head where the CPU
+  // has AVX2, else the two matmuls with ATen's adds and softmax between.
+  bool tiles = false;
+  std::unique_ptr<OnednnMatmul> scores, mix;
 
   void gather(const float* in, float* x) const;
+  void attend_in_tiles(const at::Tensor& qkv, const at::Tensor& bias,
+                       const at::Tensor& y) const;
+  void attend_with_matmuls(const at::Tensor& qkv, const at::Tensor& bias,
+                           const at::Tensor& y, Carver& carve) const;
   void scatter(const float* y, float* out) const;
   int64_t scratch_floats() const {
-    const int64_t attn = g.rows / g.N * g.heads * g.N * g.N;
+    const int64_t attn = tiles ? 0 : g.rows / g.N * g.heads * g.N * g.N;
     return Carver::floats(
         {g.rows * g.C, g.rows * 3 * g.C, attn, attn, g.rows * g.C});
   }
@@ -148,6 +162,65 @@ void WindowAttention::Impl::scatter(const float* y, float* out) const {
     if (sources[r] >= 0)
       std::memcpy(out + sources[r] * g.C, y + r * g.C, bytes);
   }
+}
+
+// Each window's heads through attention_tile, written side by side in y
+// ([rows, C], proj's input), windows and heads spread over LibTorch's
+// threads.
+void WindowAttention::Impl::attend_in_tiles(const at::Tensor& qkv,
+                                            const at::Tensor& bias,
+                                            const at::Tensor& y) const {
+  const int64_t C = g.C, N = g.N, hd = g.head_dim, heads = g.heads;
+  const at::Tensor b = bias.contiguous();
+  const float* qkv0 = qkv.data_ptr<float>();
+  const float* bias0 = b.data_ptr<float>();
+  const float* mask0 = mask.defined() ? mask.data_ptr<float>() : nullptr;
+  float* y0 = y.data_ptr<float>();
+  const auto scale = static_cast<float>(std::pow(double(hd), -0.5));
+  const int64_t scratch = attention_tile_scratch(N, hd);
+  at::parallel_for(0, g.rows / N * heads, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> buffer(scratch);
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t w = i / heads, h = i % heads;
+      AttentionTile t;
+      t.q = qkv0 + w * N * 3 * C + h * hd;
+      t.k = t.q + C;
+      t.v = t.q + 2 * C;
+      t.qkv_stride = 3 * C;
+      t.bias = bias0 + h * N * N;
+      t.mask = mask0 ? mask0 + (w % g.windows) * N * N : nullptr;
+      t.out = y0 + w * N * C + h * hd;
+      t.out_stride = C;
+      attention_tile(t, N, hd, scale, buffer.data());
+    }
+  });
+}
+
+// q @ k^T * scale and probs @ v on oneDNN, reading q, k and v in place and
+// writing the heads side by side in y; the bias and mask added and the
+// softmax taken by ATen, on scratch matrices.
+void WindowAttention::Impl::attend_with_matmuls(const at::Tensor& qkv,
+                                                const at::Tensor& bias,
+                                                const at::Tensor& y,
+                                                Carver& carve) const {
+  const int64_t C = g.C, N = g.N, windows = g.rows / N, hd = g.head_dim;
+  at::Tensor logits = carve.take({windows, g.heads, N, N});
+  at::Tensor probs = carve.take({windows, g.heads, N, N});
+  auto part = [&](int64_t i, std::vector<int64_t> sizes,
+                  std::vector<int64_t> strides) {
+    return qkv.as_strided(sizes, strides, qkv.storage_offset() + i * C);
+  };
+  const at::Tensor q =
+      part(0, {windows, g.heads, N, hd}, {N * 3 * C, hd, 3 * C, 1});
+  const at::Tensor k_t =
+      part(1, {windows, g.heads, hd, N}, {N * 3 * C, hd, 1, 3 * C});
+  const at::Tensor v =
+      part(2, {windows, g.heads, N, hd}, {N * 3 * C, hd, 3 * C, 1});
+  scores->run(q, k_t, logits);
+  logits.add_(bias.reshape({1, g.heads, N, N}));
+  if (g.shifted()) logits.view({g.B, g.windows, g.heads, N, N}).add_(mask);
+  at::_softmax_out(probs, logits, -1, false);
+  mix->run(probs, v, y);
 }
 
 std::unique_ptr<WindowAttention> WindowAttention::create(
@@ -178,12 +251,14 @@ std::unique_ptr<WindowAttention> WindowAttention::create(
   const StridedLayout& v = q;  // 2 * C further on
   const StridedLayout probs{{windows, g.heads, N, N},
                             {g.heads * N * N, N * N, N, 1}};
-  impl->logits = OnednnMatmul::create(q, k_t, std::pow(double(hd), -0.5));
-  // probs @ v into [windows, N, heads, hd]: proj's [rows, C] input.
-  impl->mix = OnednnMatmul::create(probs, v, 1.0, {N * C, hd, C, 1});
-  if (!impl->qkv.impl || !impl->proj.impl || !impl->logits || !impl->mix) {
-    return nullptr;
+  impl->tiles = use_tiles && attention_tile_supported();
+  if (!impl->tiles) {
+    impl->scores = OnednnMatmul::create(q, k_t, std::pow(double(hd), -0.5));
+    // probs @ v into [windows, N, heads, hd]: proj's [rows, C] input.
+    impl->mix = OnednnMatmul::create(probs, v, 1.0, {N * C, hd, C, 1});
+    if (!impl->scores || !impl->mix) return nullptr;
   }
+  if (!impl->qkv.impl || !impl->proj.impl) return nullptr;
   if (g.shifted()) {
     impl->mask = ops::shifted_window_mask(g.pad_h, g.pad_w, params.window_size,
                                           {g.shift_h, g.shift_w},
@@ -212,32 +287,17 @@ void WindowAttention::run(const at::Tensor& input, const at::Tensor& bias,
                           const at::Tensor& out) {
   Impl& m = *impl_;
   const Geometry& g = m.g;
-  const int64_t C = g.C, N = g.N, windows = g.rows / N, hd = g.head_dim;
   Carver carve(thread_scratch(m.scratch_floats()));
-  at::Tensor x = carve.take({g.rows, C});  // later probs @ v
-  at::Tensor qkv = carve.take({g.rows, 3 * C});
-  at::Tensor logits = carve.take({windows, g.heads, N, N});
-  at::Tensor probs = carve.take({windows, g.heads, N, N});
-  at::Tensor y = carve.take({g.rows, C});
+  at::Tensor x = carve.take({g.rows, g.C});  // later the heads' results
+  at::Tensor qkv = carve.take({g.rows, 3 * g.C});
+  at::Tensor y = carve.take({g.rows, g.C});
   m.gather(input.contiguous().data_ptr<float>(), x.data_ptr<float>());
   m.qkv.impl->run(x, nullptr, qkv);
-  auto part = [&](int64_t i, std::vector<int64_t> sizes,
-                  std::vector<int64_t> strides) {
-    return qkv.as_strided(sizes, strides, qkv.storage_offset() + i * C);
-  };
-  const at::Tensor q =
-      part(0, {windows, g.heads, N, hd}, {N * 3 * C, hd, 3 * C, 1});
-  const at::Tensor k_t =
-      part(1, {windows, g.heads, hd, N}, {N * 3 * C, hd, 1, 3 * C});
-  const at::Tensor v =
-      part(2, {windows, g.heads, N, hd}, {N * 3 * C, hd, 3 * C, 1});
-  m.logits->run(q, k_t, logits);
-  logits.add_(bias.reshape({1, g.heads, N, N}));
-  if (g.shifted()) {
-    logits.view({g.B, g.windows, g.heads, N, N}).add_(m.mask);
+  if (m.tiles) {
+    m.attend_in_tiles(qkv, bias, x);
+  } else {
+    m.attend_with_matmuls(qkv, bias, x, carve);
   }
-  at::_softmax_out(probs, logits, -1, false);
-  m.mix->run(probs, v, x);
   m.proj.impl->run(x, nullptr, y);
   m.scatter(y.data_ptr<float>(), out.data_ptr<float>());
 }

@@ -6,14 +6,17 @@
 //    gather into a [windows * N, C] matrix (N tokens a window);
 //  - the qkv and proj linears are fused linear kernels with their weights
 //    packed once (linear_choice.h: oneDNN or the BLAS, measured);
-//  - q @ k^T (times head_dim^-0.5) and probs @ v are oneDNN matmuls reading
-//    q, k and v where the qkv result holds them, probs @ v writing the heads
-//    side by side as proj reads them (onednn_matmul.h);
-//  - the relative position bias and the shifted windows' mask
-//    (computed once, at create()) are added, then ATen's softmax;
+//  - softmax(q @ k^T * head_dim^-0.5 + bias + mask) @ v, per window and
+//    head, is one fused pass with the scores in an L1-sized scratch
+//    (attention_tile.h, on CPUs with AVX2; windows and heads spread over
+//    LibTorch's threads), reading q, k and v where the qkv result holds
+//    them and writing the heads side by side as proj reads them. Without
+//    AVX2, q @ k^T and probs @ v are oneDNN matmuls reading the same
+//    operands in place (onednn_matmul.h), with ATen's adds and softmax
+//    between. The shifted windows' mask is computed once, at create();
 //  - the roll back and the crop are one scatter into `out`.
 // Results equal the reference within float32 rounding (the scale applied to
-// q @ k^T instead of q, oneDNN's accumulation order).
+// k or to q @ k^T instead of q, the sums in another order).
 //
 // The intermediate matrices live in a per-thread scratch buffer shared by
 // every WindowAttention the thread runs (grown to the largest, kept while
@@ -28,6 +31,10 @@
 #include <vector>
 
 namespace fx {
+
+// Whether create() fuses the attention core in tiles where the CPU allows
+// (true, the default) or always takes the oneDNN matmuls (for tests).
+void set_window_attention_tiles(bool use);
 
 struct WindowAttentionParams {
   std::vector<int64_t> window_size, shift_size;  // two ints each

@@ -3,8 +3,10 @@
 // ATen (fx_core/runtime/ops/window_attention.h; tests/python's
 // inference_ops_test holds that one to torchvision itself): Swin-T's
 // shapes, shifted and not; padded maps; a shift the window covers; batch
-// 2; no biases; the bias without its batch dimension. create() refuses what
-// it cannot compute as the reference does.
+// 2; no biases; the bias without its batch dimension; each case both with
+// the fused attention tiles (attention_tile.h, where the CPU has AVX2) and
+// with the oneDNN matmuls. create() refuses what it cannot compute as the
+// reference does. attention_tile alone against ATen's ops.
 #include "fx_core/compile/window_attention.h"
 
 #include <ATen/ATen.h>
@@ -14,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "fx_core/compile/attention_tile.h"
 #include "fx_core/runtime/ops/window_attention.h"
 
 namespace fx {
@@ -52,7 +55,7 @@ c10::optional<at::Tensor> optional(const at::Tensor& t) {
   return t.defined() ? c10::optional<at::Tensor>(t) : c10::nullopt;
 }
 
-void check(const Case& c) {
+void check_once(const Case& c) {
   at::manual_seed(0);
   const Weights w = weights_for(c);
   auto attention = WindowAttention::create(w.qkv_w, w.qkv_b, w.proj_w, w.proj_b,
@@ -73,10 +76,66 @@ void check(const Case& c) {
   }
 }
 
+// With the attention tiles and with the matmuls.
+void check(const Case& c) {
+  for (bool tiles : {true, false}) {
+    SCOPED_TRACE(tiles ? "attention tiles" : "oneDNN matmuls");
+    set_window_attention_tiles(tiles);
+    check_once(c);
+  }
+  set_window_attention_tiles(true);
+}
+
+// softmax(q @ k^T * scale + bias + mask) @ v for one [n, d] head whose q,
+// k and v rows are `stride` floats apart, written into rows of `out_stride`.
+void check_tile(int64_t n, int64_t d, bool masked) {
+  at::manual_seed(3);
+  const int64_t stride = 3 * d + 5, out_stride = d + 3;
+  const at::Tensor qkv = at::randn({n, stride});
+  const at::Tensor q = qkv.narrow(1, 0, d), k = qkv.narrow(1, d, d),
+                   v = qkv.narrow(1, 2 * d, d);
+  const at::Tensor bias = at::randn({n, n});
+  const at::Tensor mask =
+      at::where(at::rand({n, n}) < 0.3, -100.0, 0.0).to(at::kFloat);
+  const float scale = 0.3f;
+  at::Tensor scores = at::matmul(q * scale, k.t()) + bias;
+  if (masked) scores = scores + mask;
+  const at::Tensor want = at::matmul(at::softmax(scores, -1), v);
+  at::Tensor out = at::full({n, out_stride}, std::nan(""));
+  AttentionTile t;
+  t.q = q.data_ptr<float>();
+  t.k = k.data_ptr<float>();
+  t.v = v.data_ptr<float>();
+  t.qkv_stride = stride;
+  t.bias = bias.data_ptr<float>();
+  t.mask = masked ? mask.data_ptr<float>() : nullptr;
+  t.out = out.data_ptr<float>();
+  t.out_stride = out_stride;
+  std::vector<float> scratch(attention_tile_scratch(n, d));
+  attention_tile(t, n, d, scale, scratch.data());
+  const at::Tensor got = out.narrow(1, 0, d);
+  EXPECT_TRUE(at::allclose(got, want, 1e-5, 1e-5))
+      << n << " tokens of " << d << (masked ? ", masked" : "")
+      << ": max |got - want| = " << (got - want).abs().max().item<double>();
+  EXPECT_TRUE(out.narrow(1, d, out_stride - d).isnan().all().item<bool>())
+      << "wrote past its head";
+}
+
+TEST(AttentionTile, AgainstAtenOps) {
+  if (!attention_tile_supported()) GTEST_SKIP() << "no AVX2 + FMA here";
+  for (bool masked : {false, true}) {
+    check_tile(49, 32, masked);  // Swin's windows
+    check_tile(1, 8, masked);
+    check_tile(13, 12, masked);  // neither a whole number of vectors
+    check_tile(70, 5, masked);
+  }
+}
+
 TEST(WindowAttention, SwinTShapes) {
   check({"stage 1", {1, 56, 56, 96}, 3, {7, 7}, {0, 0}});
   check({"stage 1 shifted", {1, 56, 56, 96}, 3, {7, 7}, {3, 3}});
   check({"stage 4 shifted", {1, 7, 7, 768}, 24, {7, 7}, {3, 3}});
+  check({"batch 2, 7 heads of 5", {2, 14, 7, 35}, 7, {7, 7}, {3, 3}});
 }
 
 TEST(WindowAttention, PaddedAndShiftedMaps) {
