@@ -5,7 +5,6 @@
 
 #include <ATen/cpu/vec/vec.h>
 
-#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -17,10 +16,18 @@ constexpr int64_t kLanes = Vec::size();
 
 int64_t round_up(int64_t n) { return (n + kLanes - 1) / kLanes * kLanes; }
 
+// Plain loops, not <algorithm>: a template instantiated here would be
+// AVX2 code the linker might pick for callers on other CPUs.
+void fill(float* begin, float* end, float value) {
+  for (float* p = begin; p < end; ++p) *p = value;
+}
+
 float max_of(const Vec& v) {
   float lanes[kLanes];
   v.store(lanes);
-  return *std::max_element(lanes, lanes + kLanes);
+  float max = lanes[0];
+  for (float x : lanes) max = x > max ? x : max;
+  return max;
 }
 
 float sum_of(const Vec& v) {
@@ -108,7 +115,7 @@ void add_row(float* row, const float* add, int64_t n, int64_t width) {
     (Vec::loadu(row + j, n - j) + Vec::loadu(add + j, n - j))
         .store(row + j, n - j);
   }
-  std::fill(row + n, row + width, -std::numeric_limits<float>::infinity());
+  fill(row + n, row + width, -std::numeric_limits<float>::infinity());
 }
 
 // row[0, width) = softmax(row[0, width)); the -inf padding becomes 0.
@@ -137,23 +144,23 @@ bool attention_tile_supported() {
 }
 
 int64_t attention_tile_scratch(int64_t n, int64_t head_dim) {
-  const int64_t width = round_up(n), depth = round_up(head_dim);
-  // k^T [head_dim, width], scores [n, width], v and out [n, depth].
-  return head_dim * width + n * width + 2 * n * depth;
+  const int64_t width = round_up(n), padded_dim = round_up(head_dim);
+  // k^T [head_dim, width], scores [n, width], v and out [n, padded_dim].
+  return head_dim * width + n * width + 2 * n * padded_dim;
 }
 
 void attention_tile(const AttentionTile& t, int64_t n, int64_t head_dim,
                     float scale, float* scratch) {
-  const int64_t width = round_up(n), depth = round_up(head_dim);
+  const int64_t width = round_up(n), padded_dim = round_up(head_dim);
   float* k_t = scratch;
   float* scores = k_t + head_dim * width;
   float* v = scores + n * width;
-  float* out = v + n * depth;
+  float* out = v + n * padded_dim;
   // scale * k^T, zero in the padding columns.
   for (int64_t d = 0; d < head_dim; ++d) {
     float* row = k_t + d * width;
     for (int64_t j = 0; j < n; ++j) row[j] = t.k[j * t.qkv_stride + d] * scale;
-    std::fill(row + n, row + width, 0.0f);
+    fill(row + n, row + width, 0.0f);
   }
   product(t.q, t.qkv_stride, k_t, width, head_dim, scores, width, n,
           width / kLanes);
@@ -165,13 +172,14 @@ void attention_tile(const AttentionTile& t, int64_t n, int64_t head_dim,
   }
   // v padded to whole vectors, then probs @ v.
   for (int64_t j = 0; j < n; ++j) {
-    std::memcpy(v + j * depth, t.v + j * t.qkv_stride,
+    std::memcpy(v + j * padded_dim, t.v + j * t.qkv_stride,
                 head_dim * sizeof(float));
-    std::fill(v + j * depth + head_dim, v + (j + 1) * depth, 0.0f);
+    fill(v + j * padded_dim + head_dim, v + (j + 1) * padded_dim, 0.0f);
   }
-  product(scores, width, v, depth, n, out, depth, n, depth / kLanes);
+  product(scores, width, v, padded_dim, n, out, padded_dim, n,
+          padded_dim / kLanes);
   for (int64_t i = 0; i < n; ++i) {
-    std::memcpy(t.out + i * t.out_stride, out + i * depth,
+    std::memcpy(t.out + i * t.out_stride, out + i * padded_dim,
                 head_dim * sizeof(float));
   }
 }

@@ -140,7 +140,8 @@ class InferencePlan {
   struct Stats {
     size_t steps = 0;           // graph nodes
     size_t direct_steps = 0;    // bound to ATen CPU kernels or oneDNN
-    size_t onednn_steps = 0;    // of which on oneDNN (conv2d, linear, matmul)
+    size_t onednn_steps = 0;    // of which on oneDNN (conv2d, linear, matmul,
+                                // window_attention)
     size_t winograd_steps = 0;  // of which on oneDNN's Winograd kernel
     size_t residuals_in_place = 0;  // convolutions summing into the residual
     size_t pointwise_steps = 0;     // fx_inference.pointwise fused in one pass

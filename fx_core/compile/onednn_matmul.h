@@ -8,8 +8,10 @@
 // views (permuted, transposed heads) are read where they lie, without the
 // copies torch.matmul makes to fold them into bmm; the scale is an eltwise
 // post-op. run() requires operands of exactly the planned sizes and strides
-// (fits() says whether they are) and writes `out`, a contiguous float32
-// tensor of output_sizes() (batch..., M, N), the layout torch.matmul gives.
+// (fits() says whether they are) and writes `out`'s data, a float32 tensor
+// of output_sizes() (batch..., M, N): contiguous, the layout torch.matmul
+// gives, unless create() was given output strides (which must not make
+// elements overlap).
 // Results equal the reference within float32 rounding.
 //
 // Uses the libdnnl.so.2 LibTorch links; no oneDNN type appears here. One
@@ -36,8 +38,8 @@ class OnednnMatmul {
   // differ or are below 2 or above 6, batch sizes differ, inner sizes
   // differ, an empty operand, a negative or zero stride). `out_strides`,
   // when given, are the strides run() writes `out` with (of output_sizes()'s
-  // rank; a view into a larger buffer, such as heads written side by side),
-  // else it is contiguous.
+  // rank, not overlapping; a view into a larger buffer, such as heads
+  // written side by side), else it is contiguous.
   static std::unique_ptr<OnednnMatmul> create(
       const StridedLayout& a, const StridedLayout& b, double scale,
       std::vector<int64_t> out_strides = {});

@@ -21,19 +21,19 @@ namespace {
 struct Geometry {
   int64_t B = 0, H = 0, W = 0, C = 0, heads = 0, head_dim = 0;
   int64_t wh = 0, ww = 0, pad_h = 0, pad_w = 0, shift_h = 0, shift_w = 0;
-  int64_t N = 0, windows = 0, rows = 0;
+  int64_t N = 0, windows = 0, rows = 0;  // windows: of one image
   bool shifted() const { return shift_h + shift_w > 0; }
 };
 
-bool two_ints(const std::vector<int64_t>& v, int64_t min) {
+bool int_pair_at_least(const std::vector<int64_t>& v, int64_t min) {
   return v.size() == 2 && v[0] >= min && v[1] >= min;
 }
 
 // The geometry, or false when the call is not one create() takes.
 bool geometry(const WindowAttentionParams& p, const std::vector<int64_t>& in,
               Geometry* g) {
-  if (in.size() != 4 || !two_ints(p.window_size, 1) ||
-      !two_ints(p.shift_size, 0) || p.num_heads < 1) {
+  if (in.size() != 4 || !int_pair_at_least(p.window_size, 1) ||
+      !int_pair_at_least(p.shift_size, 0) || p.num_heads < 1) {
     return false;
   }
   for (int64_t d : in) {
@@ -115,6 +115,29 @@ class Carver {
 
 std::atomic<bool> use_tiles{true};
 
+// One of the two linears: linear_choice's kernel (weights packed), or
+// ATen's linear where it chooses ATen.
+struct StepLinear {
+  ChosenLinear chosen;
+  at::Tensor weight, bias;
+
+  static StepLinear choose(const at::Tensor& weight, const at::Tensor& bias,
+                           int64_t rows) {
+    return {choose_linear(weight, bias, {}, {rows, weight.size(1)}), weight,
+            bias};
+  }
+  // out [rows, N] = x [rows, K] @ weight^T + bias.
+  void run(const at::Tensor& x, at::Tensor& out) const {
+    if (chosen.impl) {
+      chosen.impl->run(x, nullptr, out);
+    } else {
+      at::linear_out(
+          out, x, weight,
+          bias.defined() ? c10::optional<at::Tensor>(bias) : c10::nullopt);
+    }
+  }
+};
+
 }  // namespace
 
 void set_window_attention_tiles(bool use) { use_tiles = use; }
@@ -124,12 +147,13 @@ struct WindowAttention::Impl {
   std::vector<int64_t> in_sizes, bias_sizes;
   std::vector<int64_t> sources;  // token_sources(g)
   at::Tensor mask;               // [1, windows, 1, N, N]; shifted only
-  ChosenLinear qkv, proj;
+  StepLinear qkv, proj;
   // The attention core: attention_tile per window and head where the CPU
   // has AVX2, else the two matmuls with ATen's adds and softmax between.
   bool tiles = false;
   std::unique_ptr<OnednnMatmul> scores, mix;
 
+  bool make_matmuls();
   void gather(const float* in, float* x) const;
   void attend_in_tiles(const at::Tensor& qkv, const at::Tensor& bias,
                        const at::Tensor& y) const;
@@ -203,24 +227,43 @@ void WindowAttention::Impl::attend_with_matmuls(const at::Tensor& qkv,
                                                 const at::Tensor& bias,
                                                 const at::Tensor& y,
                                                 Carver& carve) const {
-  const int64_t C = g.C, N = g.N, windows = g.rows / N, hd = g.head_dim;
-  at::Tensor logits = carve.take({windows, g.heads, N, N});
-  at::Tensor probs = carve.take({windows, g.heads, N, N});
+  const int64_t C = g.C, N = g.N, hd = g.head_dim;
+  const int64_t batch_windows = g.rows / N;
+  at::Tensor logits = carve.take({batch_windows, g.heads, N, N});
+  at::Tensor probs = carve.take({batch_windows, g.heads, N, N});
   auto part = [&](int64_t i, std::vector<int64_t> sizes,
                   std::vector<int64_t> strides) {
     return qkv.as_strided(sizes, strides, qkv.storage_offset() + i * C);
   };
   const at::Tensor q =
-      part(0, {windows, g.heads, N, hd}, {N * 3 * C, hd, 3 * C, 1});
+      part(0, {batch_windows, g.heads, N, hd}, {N * 3 * C, hd, 3 * C, 1});
   const at::Tensor k_t =
-      part(1, {windows, g.heads, hd, N}, {N * 3 * C, hd, 1, 3 * C});
+      part(1, {batch_windows, g.heads, hd, N}, {N * 3 * C, hd, 1, 3 * C});
   const at::Tensor v =
-      part(2, {windows, g.heads, N, hd}, {N * 3 * C, hd, 3 * C, 1});
+      part(2, {batch_windows, g.heads, N, hd}, {N * 3 * C, hd, 3 * C, 1});
   scores->run(q, k_t, logits);
   logits.add_(bias.reshape({1, g.heads, N, N}));
   if (g.shifted()) logits.view({g.B, g.windows, g.heads, N, N}).add_(mask);
   at::_softmax_out(probs, logits, -1, false);
   mix->run(probs, v, y);
+}
+
+// The oneDNN matmuls of the path without tiles; false when oneDNN has none.
+// q, k and v of window w, head h: qkv[w * N + n, {0, 1, 2} * C + h * hd].
+bool WindowAttention::Impl::make_matmuls() {
+  const int64_t C = g.C, N = g.N, hd = g.head_dim;
+  const int64_t batch_windows = g.rows / N;
+  const StridedLayout q{{batch_windows, g.heads, N, hd},
+                        {N * 3 * C, hd, 3 * C, 1}};
+  const StridedLayout k_t{{batch_windows, g.heads, hd, N},
+                          {N * 3 * C, hd, 1, 3 * C}};
+  const StridedLayout& v = q;  // 2 * C further on
+  const StridedLayout probs{{batch_windows, g.heads, N, N},
+                            {g.heads * N * N, N * N, N, 1}};
+  scores = OnednnMatmul::create(q, k_t, std::pow(double(hd), -0.5));
+  // probs @ v into [windows, N, heads, hd]: proj's [rows, C] input.
+  mix = OnednnMatmul::create(probs, v, 1.0, {N * C, hd, C, 1});
+  return scores && mix;
 }
 
 std::unique_ptr<WindowAttention> WindowAttention::create(
@@ -231,7 +274,7 @@ std::unique_ptr<WindowAttention> WindowAttention::create(
   auto impl = std::make_unique<Impl>();
   Geometry& g = impl->g;
   if (!geometry(params, input_sizes, &g)) return nullptr;
-  const int64_t C = g.C, N = g.N, windows = g.rows / N;
+  const int64_t C = g.C, N = g.N;
   if (!float_tensor(qkv_weight, {3 * C, C}) ||
       !float_tensor(proj_weight, {C, C}) ||
       (qkv_bias.defined() && !float_tensor(qkv_bias, {3 * C})) ||
@@ -242,23 +285,11 @@ std::unique_ptr<WindowAttention> WindowAttention::create(
       bias_sizes != std::vector<int64_t>{g.heads, N, N}) {
     return nullptr;
   }
-  impl->qkv = choose_linear(qkv_weight, qkv_bias, {}, {g.rows, C});
-  impl->proj = choose_linear(proj_weight, proj_bias, {}, {g.rows, C});
-  // q, k and v of window w, head h: qkv[w * N + n, {0, 1, 2} * C + h * hd].
-  const int64_t hd = g.head_dim;
-  const StridedLayout q{{windows, g.heads, N, hd}, {N * 3 * C, hd, 3 * C, 1}};
-  const StridedLayout k_t{{windows, g.heads, hd, N}, {N * 3 * C, hd, 1, 3 * C}};
-  const StridedLayout& v = q;  // 2 * C further on
-  const StridedLayout probs{{windows, g.heads, N, N},
-                            {g.heads * N * N, N * N, N, 1}};
   impl->tiles = use_tiles && attention_tile_supported();
-  if (!impl->tiles) {
-    impl->scores = OnednnMatmul::create(q, k_t, std::pow(double(hd), -0.5));
-    // probs @ v into [windows, N, heads, hd]: proj's [rows, C] input.
-    impl->mix = OnednnMatmul::create(probs, v, 1.0, {N * C, hd, C, 1});
-    if (!impl->scores || !impl->mix) return nullptr;
-  }
-  if (!impl->qkv.impl || !impl->proj.impl) return nullptr;
+  if (!impl->tiles && !impl->make_matmuls()) return nullptr;
+  // Last: the linears' choice times them.
+  impl->qkv = StepLinear::choose(qkv_weight, qkv_bias, g.rows);
+  impl->proj = StepLinear::choose(proj_weight, proj_bias, g.rows);
   if (g.shifted()) {
     impl->mask = ops::shifted_window_mask(g.pad_h, g.pad_w, params.window_size,
                                           {g.shift_h, g.shift_w},
@@ -292,13 +323,13 @@ void WindowAttention::run(const at::Tensor& input, const at::Tensor& bias,
   at::Tensor qkv = carve.take({g.rows, 3 * g.C});
   at::Tensor y = carve.take({g.rows, g.C});
   m.gather(input.contiguous().data_ptr<float>(), x.data_ptr<float>());
-  m.qkv.impl->run(x, nullptr, qkv);
+  m.qkv.run(x, qkv);
   if (m.tiles) {
     m.attend_in_tiles(qkv, bias, x);
   } else {
     m.attend_with_matmuls(qkv, bias, x, carve);
   }
-  m.proj.impl->run(x, nullptr, y);
+  m.proj.run(x, y);
   m.scatter(y.data_ptr<float>(), out.data_ptr<float>());
 }
 

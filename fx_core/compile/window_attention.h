@@ -5,7 +5,8 @@
 //  - the zero padding, the roll by -shift and the window partition are one
 //    gather into a [windows * N, C] matrix (N tokens a window);
 //  - the qkv and proj linears are fused linear kernels with their weights
-//    packed once (linear_choice.h: oneDNN or the BLAS, measured);
+//    packed once (linear_choice.h: oneDNN or the BLAS, measured; ATen's
+//    linear where it chooses ATen);
 //  - softmax(q @ k^T * head_dim^-0.5 + bias + mask) @ v, per window and
 //    head, is one fused pass with the scores in an L1-sized scratch
 //    (attention_tile.h, on CPUs with AVX2; windows and heads spread over
@@ -47,8 +48,10 @@ class WindowAttention {
   // bias of `bias_sizes` ([1, heads, N, N] or [heads, N, N]); nullptr when
   // the plan cannot compute it as the reference does (not float32, weights
   // that are not [3C, C] and [C, C], biases not [3C] and [C] or undefined,
-  // C not a multiple of the heads, windows or shifts that are not two
-  // non-negative ints, an empty input).
+  // C not a multiple of the heads, windows that are not two positive ints,
+  // shifts that are not two non-negative ints, an empty input; without
+  // AVX2, oneDNN without a matmul for it). The linears take linear_choice's
+  // kernel, or ATen's linear where it chooses ATen.
   static std::unique_ptr<WindowAttention> create(
       const at::Tensor& qkv_weight, const at::Tensor& qkv_bias,
       const at::Tensor& proj_weight, const at::Tensor& proj_bias,

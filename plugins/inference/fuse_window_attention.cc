@@ -4,8 +4,9 @@
 // fx_inference.window_attention, the same function under the name the
 // InferencePlan binds (fx_core/compile/window_attention.h: the window
 // partition as one gather, the qkv and proj linears with packed weights,
-// the attention matmuls on oneDNN reading q, k and v in place). Arguments,
-// keywords and meta stay as they are.
+// softmax(q @ k^T * scale + bias + mask) @ v fused per window and head).
+// Arguments, keywords and meta stay as they are: the rename changes no
+// number in graph mode (no tolerance to declare).
 #include "fx/plugin_api.hpp"
 #include "plugins/inference/passes.h"
 

@@ -30,7 +30,7 @@
 //    (one call in a traced model) becomes fx_inference.window_attention,
 //    the same function, which the InferencePlan runs as one step: the
 //    window partition as one gather, the qkv and proj linears with packed
-//    weights, the attention matmuls on oneDNN.
+//    weights, the attention core fused per window and head.
 //  - fuse_pointwise (fuse_pointwise.h): what fuse_conv leaves of the
 //    elementwise tails (chains and DAGs of float elementwise nodes, operands
 //    broadcasting; an eval-mode BatchNorm2d fold_bn left, as x * scale +
@@ -69,7 +69,7 @@ FXP_PLUGIN(
     fxp::pass<fx_inference::fuse_window_attention>(
         "fuse_window_attention",
         "Swin's shifted_window_attention -> fx_inference.window_attention "
-        "(one InferencePlan step: packed linears, oneDNN matmuls)")
+        "(one InferencePlan step: packed linears, fused attention core)")
         .idempotent(),
     fxp::pass<fx_inference::fuse_pointwise>(
         "fuse_pointwise",

@@ -14,7 +14,8 @@ import fx_sdk
 
 PASSES = ["dce", "cse", "const_fold", "decompose{rules=all}", "shape_prop",
           "fold_bn", "fuse_conv", "fuse_linear", "fuse_matmul",
-          "fuse_window_attention", "fuse_pointwise", "fuse", "normalize_args", "normalize_operators",
+          "fuse_window_attention",
+          "fuse_pointwise", "fuse", "normalize_args", "normalize_operators",
           "annotate_types_with_schema",
           "shape_prop,accelerator_partition{devices=dev_0:1000000000:0}"]
 

@@ -53,6 +53,19 @@ def window_targets(gm):
             if "window_attention" in str(n.target)]
 
 
+@pytest.mark.parametrize("window,heads,message", [
+    ([0, 7], 2, "window_size must be two positive ints"),
+    ([7], 2, "window_size must be two positive ints"),
+    ([7, 7], 0, "num_heads must divide the 16 channels"),
+    ([7, 7], 3, "num_heads must divide the 16 channels"),
+])
+def test_bad_arguments_are_errors_not_crashes(window, heads, message):
+    a = arguments((1, 7, 7, 16), 2, [7, 7])
+    with pytest.raises(RuntimeError, match=message):
+        torch.ops.fx_inference.window_attention(
+            window_size=window, num_heads=heads, shift_size=[0, 0], **a)
+
+
 @pytest.mark.parametrize("shape,heads,window,shift", GEOMETRIES)
 def test_the_plan_computes_the_module(shape, heads, window, shift):
     torch.manual_seed(1)
@@ -60,11 +73,25 @@ def test_the_plan_computes_the_module(shape, heads, window, shift):
     x = torch.randn(shape)
     compiled = fx_sdk.compile(torch.fx.symbolic_trace(module), [x])
     assert "fuse_window_attention" in compiled.passes
+    # The module's linears are the call's arguments: its only planned step.
+    assert compiled.stats["onednn_steps"] == 1
     with torch.no_grad():
         for _ in range(2):
             torch.testing.assert_close(compiled(x), module(x), rtol=1e-4,
                                        atol=1e-4)
             x = torch.randn(shape)
+
+
+def test_dropout_is_left_to_the_reference():
+    # torchvision drops attention weights even in eval mode (F.dropout's
+    # default training=True): random, so not planned.
+    module = ShiftedWindowAttention(16, [7, 7], [3, 3], 2,
+                                    attention_dropout=0.1).eval()
+    x = torch.randn(1, 14, 14, 16)
+    compiled = fx_sdk.compile(torch.fx.symbolic_trace(module), [x])
+    assert compiled.stats["onednn_steps"] == 0
+    with torch.no_grad():
+        assert compiled(x).shape == x.shape
 
 
 def swin_t():
@@ -74,17 +101,18 @@ def swin_t():
 
 def test_swin_t_compiles_with_every_attention_one_planned_step():
     model, x = swin_t()
-    compiled = fx_sdk.compile(torch.fx.symbolic_trace(model), [x])
+    gm = torch.fx.symbolic_trace(model)
+    # Only the renaming: the 12 attention blocks are the planned steps.
+    alone = fx_sdk.compile(gm, [x], pipeline="shape_prop,fuse_window_attention")
+    assert alone.stats["onednn_steps"] == 12
+    compiled = fx_sdk.compile(gm, [x])
     graph = compiled.graph_module.graph_text
     assert graph.count("fx_inference.window_attention") == 12
     assert "swin_transformer.shifted_window_attention" not in graph
-    # Every linear, the patch embedding and the 12 attention blocks.
-    fused = sum(graph.count(f"fx_inference.{op}]")
-                for op in ("conv2d", "linear", "window_attention"))
-    assert compiled.stats["onednn_steps"] == fused
     with torch.no_grad():
-        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4,
-                                   atol=1e-4)
+        want = model(x)
+        for plan in (alone, compiled):
+            torch.testing.assert_close(plan(x), want, rtol=1e-4, atol=1e-4)
 
 
 def test_the_pipeline_result_runs_in_torch_fx():

@@ -117,13 +117,6 @@ IValue fused_matmul(OpArgs& a) {
   return matmul_kernel(a.tensor(0), a.tensor(1), a.to_double(2));
 }
 
-IValue window_attention(OpArgs& a) {
-  return shifted_window_attention(
-      a.tensor(0), a.tensor(1), a.tensor(2), a.tensor(3), a.int_list(4),
-      a.to_int(5), a.int_list(6), a.to_double(7), a.to_double(8),
-      a.optional_tensor(9), a.optional_tensor(10), a.optional_tensor(11));
-}
-
 // An instruction's operand: a tensor, or a number.
 struct PointwiseValue {
   at::Tensor tensor;
@@ -300,7 +293,7 @@ void register_inference_ops(OpRegistry& r) {
     r.add(Opcode::kCallFunction, name("matmul"), "input, other, scale=1.0",
           fused_matmul);
     r.add(Opcode::kCallFunction, name("window_attention"),
-          kWindowAttentionSignature, window_attention);
+          kWindowAttentionSignature, shifted_window_attention_call);
   }
 }
 

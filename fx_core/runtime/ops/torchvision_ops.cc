@@ -65,14 +65,6 @@ IValue relative_position_bias(OpArgs& a) {
   return bias.permute({2, 0, 1}).contiguous().unsqueeze(0);
 }
 
-// swin_transformer.shifted_window_attention(...) (window_attention.h)
-IValue shifted_window_attention_op(OpArgs& a) {
-  return shifted_window_attention(
-      a.tensor(0), a.tensor(1), a.tensor(2), a.tensor(3), a.int_list(4),
-      a.to_int(5), a.int_list(6), a.to_double(7), a.to_double(8),
-      a.optional_tensor(9), a.optional_tensor(10), a.optional_tensor(11));
-}
-
 }  // namespace
 
 void register_torchvision_ops(OpRegistry& r) {
@@ -88,7 +80,7 @@ void register_torchvision_ops(OpRegistry& r) {
         relative_position_bias);
   r.add(Opcode::kCallFunction,
         "torchvision.models.swin_transformer.shifted_window_attention",
-        kWindowAttentionSignature, shifted_window_attention_op);
+        kWindowAttentionSignature, shifted_window_attention_call);
 }
 
 }  // namespace fx::ops

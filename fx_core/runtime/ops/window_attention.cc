@@ -5,6 +5,8 @@
 #include <cmath>
 #include <vector>
 
+#include "fx_core/runtime/op_registry.h"
+
 namespace fx::ops {
 
 using at::indexing::None;
@@ -62,7 +64,33 @@ at::Tensor attention_logits(at::Tensor q, const at::Tensor& k,
   return q.matmul(k.transpose(-2, -1));
 }
 
+// What torchvision's function needs of its arguments, as errors rather
+// than out-of-range reads or divisions by zero.
+void check_arguments(const at::Tensor& input, c10::IntArrayRef window,
+                     int64_t num_heads, c10::IntArrayRef shift) {
+  TORCH_CHECK(input.dim() == 4,
+              "shifted_window_attention: input must be [B, H, W, C], got ",
+              input.dim(), " dimensions");
+  TORCH_CHECK(window.size() == 2 && window[0] > 0 && window[1] > 0,
+              "shifted_window_attention: window_size must be two positive "
+              "ints, got ",
+              window);
+  TORCH_CHECK(shift.size() == 2,
+              "shifted_window_attention: shift_size must be two ints, got ",
+              shift);
+  TORCH_CHECK(num_heads > 0 && input.size(3) % num_heads == 0,
+              "shifted_window_attention: num_heads must divide the ",
+              input.size(3), " channels, got ", num_heads);
+}
+
 }  // namespace
+
+c10::IValue shifted_window_attention_call(OpArgs& a) {
+  return shifted_window_attention(
+      a.tensor(0), a.tensor(1), a.tensor(2), a.tensor(3), a.int_list(4),
+      a.to_int(5), a.int_list(6), a.to_double(7), a.to_double(8),
+      a.optional_tensor(9), a.optional_tensor(10), a.optional_tensor(11));
+}
 
 at::Tensor shifted_window_attention(
     const at::Tensor& input, const at::Tensor& qkv_weight,
@@ -72,6 +100,7 @@ at::Tensor shifted_window_attention(
     const c10::optional<at::Tensor>& qkv_bias_in,
     const c10::optional<at::Tensor>& proj_bias,
     const c10::optional<at::Tensor>& logit_scale) {
+  check_arguments(input, window, num_heads, shift_size);
   const int64_t B = input.size(0), H = input.size(1), W = input.size(2),
                 C = input.size(3);
   const int64_t pad_r = (window[1] - W % window[1]) % window[1];

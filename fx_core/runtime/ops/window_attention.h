@@ -9,11 +9,16 @@
 #define FX_CORE_RUNTIME_OPS_WINDOW_ATTENTION_H_
 
 #include <ATen/core/Tensor.h>
+#include <ATen/core/ivalue.h>
 #include <c10/core/TensorOptions.h>
 #include <c10/util/Optional.h>
 
 #include <cstdint>
 #include <vector>
+
+namespace fx {
+class OpArgs;
+}  // namespace fx
 
 namespace fx::ops {
 
@@ -36,6 +41,10 @@ at::Tensor shifted_window_attention(
     const c10::optional<at::Tensor>& qkv_bias,
     const c10::optional<at::Tensor>& proj_bias,
     const c10::optional<at::Tensor>& logit_scale);
+
+// The registry's kernel for both targets: the call's bound arguments
+// (kWindowAttentionSignature) through shifted_window_attention.
+c10::IValue shifted_window_attention_call(OpArgs& args);
 
 // The additive mask of a shifted window's attention on a padded
 // [pad_h, pad_w] map: [num_windows, N, N] (N = window[0] * window[1]),
