@@ -115,6 +115,9 @@ class Carver {
 
 std::atomic<bool> use_tiles{true};
 
+// Rows a thread copies at least (gather, scatter).
+constexpr int64_t kCopyGrain = 512;
+
 // One of the two linears: linear_choice's kernel (weights packed), or
 // ATen's linear where it chooses ATen.
 struct StepLinear {
@@ -168,24 +171,30 @@ struct WindowAttention::Impl {
 };
 
 // The padded, rolled input as window tokens, one row each.
+// Rows spread over LibTorch's threads, as the linears around them are.
 void WindowAttention::Impl::gather(const float* in, float* x) const {
   const size_t bytes = g.C * sizeof(float);
-  for (int64_t r = 0; r < g.rows; ++r) {
-    if (sources[r] < 0) {
-      std::memset(x + r * g.C, 0, bytes);
-    } else {
-      std::memcpy(x + r * g.C, in + sources[r] * g.C, bytes);
+  at::parallel_for(0, g.rows, kCopyGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      if (sources[r] < 0) {
+        std::memset(x + r * g.C, 0, bytes);
+      } else {
+        std::memcpy(x + r * g.C, in + sources[r] * g.C, bytes);
+      }
     }
-  }
+  });
 }
 
 // The window tokens' results back where their inputs came from.
 void WindowAttention::Impl::scatter(const float* y, float* out) const {
   const size_t bytes = g.C * sizeof(float);
-  for (int64_t r = 0; r < g.rows; ++r) {
-    if (sources[r] >= 0)
-      std::memcpy(out + sources[r] * g.C, y + r * g.C, bytes);
-  }
+  at::parallel_for(0, g.rows, kCopyGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      if (sources[r] >= 0) {
+        std::memcpy(out + sources[r] * g.C, y + r * g.C, bytes);
+      }
+    }
+  });
 }
 
 // Each window's heads through attention_tile, written side by side in y

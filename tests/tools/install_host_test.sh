@@ -63,7 +63,7 @@ clean_env=(env -u RUNFILES_DIR -u TEST_SRCDIR -u RUNFILES_MANIFEST_FILE
 # check_run LOG: the example's output says it did every step.
 check_run() {
   grep -q "^libfx_host $version (headers $version), plugin API" "$1" || fail "no version line"
-  grep -q "^pipeline shape_prop,fold_bn,fuse_conv,fuse_linear,fuse_matmul,fuse_pointwise:" "$1" ||
+  grep -q "^pipeline shape_prop,fold_bn,fuse_conv,fuse_linear,fuse_matmul,fuse_window_attention,fuse_pointwise:" "$1" ||
     fail "the inference pipeline did not run"
   grep -Eq "^fuse_linear +ran .* yes$" "$1" || fail "fuse_linear did not change the graph"
   grep -q "torch.ops.fx_inference.linear" "$1" || fail "no fused linear in the code"
