@@ -100,23 +100,6 @@ at::Tensor matmul_kernel(const at::Tensor& input, const at::Tensor& other,
   return scale == 1.0 ? y : at::mul(y, scale);
 }
 
-// shifted_window_attention (window_attention.h) through a function of this
-// file: TORCH_FN needs a kernel whose address is a constant expression,
-// which one defined in another file is not in every build (ASan).
-at::Tensor window_attention_kernel(
-    const at::Tensor& input, const at::Tensor& qkv_weight,
-    const at::Tensor& proj_weight, const at::Tensor& relative_position_bias,
-    c10::IntArrayRef window_size, int64_t num_heads,
-    c10::IntArrayRef shift_size, double attention_dropout, double dropout,
-    const c10::optional<at::Tensor>& qkv_bias,
-    const c10::optional<at::Tensor>& proj_bias,
-    const c10::optional<at::Tensor>& logit_scale) {
-  return shifted_window_attention(input, qkv_weight, proj_weight,
-                                  relative_position_bias, window_size,
-                                  num_heads, shift_size, attention_dropout,
-                                  dropout, qkv_bias, proj_bias, logit_scale);
-}
-
 IValue fused_conv2d(OpArgs& a) {
   return conv2d_kernel(a.tensor(0), a.tensor(1), a.optional_tensor(2),
                        a.int_list(3), a.int_list(4), a.int_list(5), a.to_int(6),
@@ -340,7 +323,9 @@ TORCH_LIBRARY(fx_inference, m) {
       "int[] shift_size, float attention_dropout=0.0, float dropout=0.0, "
       "Tensor? qkv_bias=None, Tensor? proj_bias=None, "
       "Tensor? logit_scale=None) -> Tensor",
-      TORCH_FN(fx::ops::window_attention_kernel));
+      // A function of another file: registered by its run-time address
+      // (TORCH_FN needs a compile-time constant, which it is not under ASan).
+      &fx::ops::shifted_window_attention);
   m.def(
       "pointwise(Tensor[] inputs, str[] program, float[]? scalars=None) -> "
       "Tensor",
