@@ -147,6 +147,7 @@ struct InferencePlan::Program {
   void plan_direct();
   bool bind_onednn_steps(bool layout_setting);
   bool bind_module_step(Step& step);
+  bool bind_pooling_steps();
   void fuse_quantized_clamps();
   std::vector<size_t> reader_counts() const;
   PlannedParam planned_param(const Source& s) const;

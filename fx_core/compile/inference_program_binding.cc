@@ -4,7 +4,9 @@
 #include <ATen/quantized/Quantizer.h>
 
 #include "fx_core/compile/inference_program.h"
+#include "fx_core/compile/pooling_steps.h"
 #include "fx_core/compile/quantized_steps.h"
+#include "fx_core/runtime/ops/inference_op_names.h"
 
 namespace fx {
 namespace {
@@ -115,8 +117,9 @@ void InferencePlan::Program::residuals_in_place(
 // Binds the calls oneDNN can run as planned (onednn_steps.h): those
 // whose result layout is oneDNN's own (convolutions) or the others, with
 // the quantized ops the plan computes itself (quantized_steps.h); returns
-// whether any was. (Module calls, the int8 convolutions and linears, are
-// bound by the recording run itself: execute() calls bind_module_step.)
+// whether any was. (Module calls: the int8 convolutions and linears are
+// bound by the recording run itself, execute() calling bind_module_step;
+// the pooling modules here, with the other steps that keep the layout.)
 bool InferencePlan::Program::bind_onednn_steps(bool layout_setting) {
   bool any = false;
   for (Step& step : steps) {
@@ -140,7 +143,40 @@ bool InferencePlan::Program::bind_onednn_steps(bool layout_setting) {
     }
     any = any || step.onednn != nullptr;
   }
-  if (!layout_setting) fuse_quantized_clamps();
+  if (!layout_setting) {
+    any = bind_pooling_steps() || any;
+    fuse_quantized_clamps();
+  }
+  return any;
+}
+
+// The pooling modules (pooling_steps.h) on float32 CPU inputs as the last
+// recording run laid them out (after the convolutions chose theirs);
+// whether any was bound. Global averages round as oneDNN does only in
+// graphs the inference passes wrote (fx_inference ops).
+bool InferencePlan::Program::bind_pooling_steps() {
+  PoolingRounding rounding = PoolingRounding::kExact;
+  for (const Step& step : steps) {
+    if (step.kind == Step::Kind::kCallOp &&
+        !inference_op(step.op->target).empty()) {
+      rounding = PoolingRounding::kFloat32;
+      break;
+    }
+  }
+  bool any = false;
+  for (Step& step : steps) {
+    if (step.kind != Step::Kind::kCallModule || step.slot < 0 || step.onednn ||
+        step.module == nullptr || step.module_kind == nullptr ||
+        step.params.empty() || step.params[0].kind != Source::Kind::kSlot) {
+      continue;
+    }
+    const int32_t input = step.params[0].slot;
+    const TensorMeta& in = slot_meta[input];
+    if (!in.float_cpu()) continue;
+    step.onednn = bind_pooling_module_step(
+        *step.module_kind, *step.module, input, in.sizes, in.strides, rounding);
+    any = any || step.onednn != nullptr;
+  }
   return any;
 }
 
@@ -178,8 +214,8 @@ void InferencePlan::Program::fuse_quantized_clamps() {
 }
 
 // A module call the plan runs itself (quantized_steps.h: 2-d quantized
-// convolutions on a quint8 input); whether it was bound. The recording run
-// calls it before the step runs, its input's meta recorded.
+// convolutions and linears on a quint8 input); whether it was bound. The
+// recording run calls it before the step runs, its input's meta recorded.
 bool InferencePlan::Program::bind_module_step(Step& step) {
   if (step.slot < 0 || step.onednn || step.module == nullptr ||
       step.module_kind == nullptr || step.params.empty() ||

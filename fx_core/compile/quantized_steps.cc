@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "fx_core/compile/int8_requantization.h"
+#include "fx_core/compile/module_config.h"
 #include "fx_core/compile/onednn_qconv.h"
 #include "fx_core/compile/onednn_qlinear.h"
 #include "fx_core/compile/quantized_kernels.h"
@@ -82,33 +83,6 @@ at::Tensor module_tensor(const torch::nn::Module& m, const std::string& name) {
   if (const at::Tensor* t = m.named_parameters(false).find(name)) return *t;
   if (const at::Tensor* t = m.named_buffers(false).find(name)) return *t;
   return at::Tensor();
-}
-
-// A config entry that is an int or a pair of ints (kernel_size=3 or (3, 3)),
-// as two ints; `fallback` twice when absent; nullopt for anything else.
-std::optional<std::vector<int64_t>> int_pair(const ArgumentDict& config,
-                                             std::string_view key,
-                                             int64_t fallback) {
-  const Argument* a = find_item(config, key);
-  if (a == nullptr) return std::vector<int64_t>{fallback, fallback};
-  if (a->is_int()) return std::vector<int64_t>{a->as_int(), a->as_int()};
-  if (!a->is_sequence() || a->elements().size() != 2) return std::nullopt;
-  std::vector<int64_t> out;
-  for (const Argument& e : a->elements()) {
-    if (!e.is_int()) return std::nullopt;
-    out.push_back(e.as_int());
-  }
-  return out;
-}
-
-// A config entry that is an int; `fallback` when absent; nullopt for
-// anything else.
-std::optional<int64_t> int_item(const ArgumentDict& config,
-                                std::string_view key, int64_t fallback) {
-  const Argument* a = find_item(config, key);
-  if (a == nullptr) return fallback;
-  if (!a->is_int()) return std::nullopt;
-  return a->as_int();
 }
 
 // The module's output scale and zero point (its 0-dim `scale` and

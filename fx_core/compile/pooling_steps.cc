@@ -1,0 +1,207 @@
+#include "fx_core/compile/pooling_steps.h"
+
+#include <torch/nn/module.h>
+
+#include <algorithm>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "fx_core/compile/module_config.h"
+#include "fx_core/compile/onednn_pooling.h"
+#include "fx_core/ir/argument.h"
+#include "fx_core/runtime/module_registry.h"
+
+namespace fx {
+namespace {
+
+// A config entry that is a bool; `fallback` when absent; nullopt for
+// anything else.
+std::optional<bool> bool_item(const ArgumentDict& config, std::string_view key,
+                              bool fallback) {
+  const Argument* a = find_item(config, key);
+  if (a == nullptr) return fallback;
+  if (!a->is_bool()) return std::nullopt;
+  return a->as_bool();
+}
+
+// ATen's pooling output size along one dimension (pooling_output_shape):
+// with ceil_mode the last window must start inside the input or the left
+// padding.
+int64_t aten_output_size(int64_t in, int64_t kernel, int64_t pad,
+                         int64_t stride, int64_t dilation, bool ceil_mode) {
+  const int64_t span =
+      in + 2 * pad - dilation * (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+  // div_rtn: rounds towards negative infinity.
+  int64_t out = (span >= 0 ? span / stride : -((-span + stride - 1) / stride));
+  out += 1;
+  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
+  return out;
+}
+
+// A max or average module's window, with ATen's output size: the padding
+// after the input extended to reach the last window (never negative: the
+// windows past the input's end are then dropped by oneDNN's floor as by
+// ATen's). nullopt where ATen would raise (padding over half the window,
+// an empty output) and the module's kernel must run.
+struct Planned {
+  PoolingWindow window;
+  std::vector<int64_t> out_hw;
+};
+std::optional<Planned> plan_window(PoolingWindow w,
+                                   const std::vector<int64_t>& padding,
+                                   const std::vector<int64_t>& in,
+                                   bool ceil_mode) {
+  Planned p;
+  w.pad_begin = padding;
+  w.pad_end = {0, 0};
+  for (size_t d = 0; d < 2; ++d) {
+    if (w.kernel[d] < 1 || w.stride[d] < 1 || w.dilation[d] < 1 ||
+        padding[d] < 0 || padding[d] > w.kernel[d] / 2) {
+      return std::nullopt;
+    }
+    const int64_t out = aten_output_size(in[2 + d], w.kernel[d], padding[d],
+                                         w.stride[d], w.dilation[d], ceil_mode);
+    if (out < 1) return std::nullopt;
+    const int64_t extent = (w.kernel[d] - 1) * w.dilation[d] + 1;
+    const int64_t reach = (out - 1) * w.stride[d] + extent - in[2 + d];
+    w.pad_end[d] = std::max<int64_t>(0, reach - padding[d]);
+    // ATen divides an average including padding by the window's part
+    // inside input + padding: the whole window only if none reaches past.
+    if (w.kind == PoolingWindow::Kind::kAvgIncludePad &&
+        w.pad_end[d] > padding[d]) {
+      return std::nullopt;
+    }
+    p.out_hw.push_back(out);
+  }
+  p.window = std::move(w);
+  return p;
+}
+
+// MaxPool2d(kernel_size, stride, padding, dilation, return_indices=False,
+// ceil_mode).
+std::optional<Planned> max_pool(const ArgumentDict& c,
+                                const std::vector<int64_t>& in) {
+  auto kernel = int_pair(c, "kernel_size", 0);
+  auto stride = int_pair(c, "stride", 0);
+  auto padding = int_pair(c, "padding", 0);
+  auto dilation = int_pair(c, "dilation", 1);
+  auto indices = bool_item(c, "return_indices", false);
+  auto ceil_mode = bool_item(c, "ceil_mode", false);
+  if (!kernel || !stride || !padding || !dilation || !indices || *indices ||
+      !ceil_mode) {
+    return std::nullopt;
+  }
+  PoolingWindow w;
+  w.kind = PoolingWindow::Kind::kMax;
+  w.kernel = *kernel;
+  w.stride = *stride;
+  w.dilation = *dilation;
+  return plan_window(std::move(w), *padding, in, *ceil_mode);
+}
+
+// AvgPool2d(kernel_size, stride, padding, ceil_mode, count_include_pad,
+// divisor_override=None).
+std::optional<Planned> avg_pool(const ArgumentDict& c,
+                                const std::vector<int64_t>& in) {
+  auto kernel = int_pair(c, "kernel_size", 0);
+  auto stride = int_pair(c, "stride", 0);
+  auto padding = int_pair(c, "padding", 0);
+  auto ceil_mode = bool_item(c, "ceil_mode", false);
+  auto include_pad = bool_item(c, "count_include_pad", true);
+  const Argument* divisor = find_item(c, "divisor_override");
+  if (!kernel || !stride || !padding || !ceil_mode || !include_pad ||
+      (divisor != nullptr && !divisor->is_none())) {
+    return std::nullopt;
+  }
+  PoolingWindow w;
+  w.kind = *include_pad ? PoolingWindow::Kind::kAvgIncludePad
+                        : PoolingWindow::Kind::kAvgExcludePad;
+  w.kernel = *kernel;
+  w.stride = *stride;
+  w.dilation = {1, 1};
+  return plan_window(std::move(w), *padding, in, *ceil_mode);
+}
+
+// AdaptiveAvgPool2d(output_size) where each output size divides the input's
+// (None: the input's): windows of input / output, no padding. A global
+// average (one output of several inputs) only when `rounding` allows.
+std::optional<Planned> adaptive_avg_pool(const ArgumentDict& c,
+                                         const std::vector<int64_t>& in,
+                                         PoolingRounding rounding) {
+  const Argument* size = find_item(c, "output_size");
+  if (size == nullptr) return std::nullopt;
+  std::vector<Argument> dims;
+  if (size->is_int()) {
+    dims = {*size, *size};
+  } else if (size->is_sequence() && size->elements().size() == 2) {
+    dims = size->elements();
+  } else {
+    return std::nullopt;
+  }
+  Planned p;
+  p.window.kind = PoolingWindow::Kind::kAvgExcludePad;
+  for (size_t d = 0; d < 2; ++d) {
+    if (!dims[d].is_none() && !dims[d].is_int()) return std::nullopt;
+    const int64_t out = dims[d].is_none() ? in[2 + d] : dims[d].as_int();
+    if (out < 1 || in[2 + d] % out != 0) return std::nullopt;
+    const int64_t k = in[2 + d] / out;
+    p.window.kernel.push_back(k);
+    p.window.stride.push_back(k);
+    p.out_hw.push_back(out);
+  }
+  if (rounding == PoolingRounding::kExact &&
+      p.out_hw == std::vector<int64_t>{1, 1} && in[2] * in[3] > 1) {
+    return std::nullopt;  // ATen's is a mean: another order of sums
+  }
+  p.window.dilation = {1, 1};
+  p.window.pad_begin = {0, 0};
+  p.window.pad_end = {0, 0};
+  return p;
+}
+
+class PoolingStep : public OnednnStep {
+ public:
+  PoolingStep(std::unique_ptr<OnednnPooling> pooling, int32_t input)
+      : pooling_(std::move(pooling)) {
+    inputs_.push_back(input);
+  }
+  const std::vector<int64_t>& output_sizes() const override {
+    return pooling_->output_sizes();
+  }
+  at::Tensor empty_output() const override { return pooling_->empty_output(); }
+  bool fits(const std::vector<const at::Tensor*>& x) const override {
+    return x[0] != nullptr && pooling_->fits(*x[0]);
+  }
+  void run(const std::vector<const at::Tensor*>& x,
+           const at::Tensor& out) override {
+    pooling_->run(*x[0], out);
+  }
+
+ private:
+  std::unique_ptr<OnednnPooling> pooling_;
+};
+
+}  // namespace
+
+std::unique_ptr<OnednnStep> bind_pooling_module_step(
+    const ModuleKind& kind, const torch::nn::Module& module, int32_t input_slot,
+    const std::vector<int64_t>& input_sizes,
+    const std::vector<int64_t>& input_strides, PoolingRounding rounding) {
+  if (!kind.describe || input_sizes.size() != 4) return nullptr;
+  std::optional<Planned> p;
+  if (kind.type == "torch.nn.MaxPool2d") {
+    p = max_pool(kind.describe(module), input_sizes);
+  } else if (kind.type == "torch.nn.AvgPool2d") {
+    p = avg_pool(kind.describe(module), input_sizes);
+  } else if (kind.type == "torch.nn.AdaptiveAvgPool2d") {
+    p = adaptive_avg_pool(kind.describe(module), input_sizes, rounding);
+  }
+  if (!p) return nullptr;
+  std::unique_ptr<OnednnPooling> pooling =
+      OnednnPooling::create(p->window, input_sizes, input_strides, p->out_hw);
+  if (pooling == nullptr) return nullptr;
+  return std::make_unique<PoolingStep>(std::move(pooling), input_slot);
+}
+
+}  // namespace fx

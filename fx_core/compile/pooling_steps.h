@@ -1,0 +1,56 @@
+// fx::bind_pooling_module_step: the InferencePlan's pooling steps. A
+// call_module of torch.nn's MaxPool2d, AvgPool2d or AdaptiveAvgPool2d on a
+// 4-d float32 CPU input (NCHW or channels_last) runs on fx::OnednnPooling
+// (onednn_pooling.h) into a planned buffer, instead of the module's LibTorch
+// kernel: ATen's max_pool2d computes and drops the argmax indices
+// (resnet50's stem pooling: 0.35-0.44 ms, about 1% of the network at 1
+// thread), and each module call allocates its result.
+//
+// Numbers: max pooling is exact, and oneDNN's averages are ATen's bit for
+// bit (both sum each window in order and divide by the same count), except
+// a global average (AdaptiveAvgPool2d to 1x1 of several elements), which
+// ATen computes as a mean (its reduction sums in another order): within
+// float32 rounding. That one is bound only with PoolingRounding::kFloat32,
+// which the plan asks for when the graph already departs from the reference
+// kernels' rounding (it holds fx_inference ops: the inference passes ran),
+// so the plan stays bitwise GraphModule::forward's on other graphs.
+//
+// The window is the module's as its kind describes it (module_config.h),
+// with ATen's output size (ceil_mode included) and checks: the step is not
+// bound, and the module's own kernel runs (and raises its errors), for
+// return_indices=True, a divisor_override, padding over half the window,
+// an output size below 1, an adaptive size that does not divide the input,
+// or an average whose windows would reach past the padding (ceil_mode),
+// which ATen divides by a smaller count than oneDNN. The module's
+// configuration is read once, when the plan is built.
+#ifndef FX_CORE_COMPILE_POOLING_STEPS_H_
+#define FX_CORE_COMPILE_POOLING_STEPS_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "fx_core/compile/onednn_steps.h"
+
+namespace torch::nn {
+class Module;
+}  // namespace torch::nn
+
+namespace fx {
+
+struct ModuleKind;
+
+// Whether a step may round otherwise than the module's kernel.
+enum class PoolingRounding { kExact, kFloat32 };
+
+// The step for `module` of `kind` reading `input_slot`, recorded with
+// `input_sizes` and `input_strides` (a float32 CPU tensor); nullptr when it
+// is not one of the modules above or not as they require.
+std::unique_ptr<OnednnStep> bind_pooling_module_step(
+    const ModuleKind& kind, const torch::nn::Module& module, int32_t input_slot,
+    const std::vector<int64_t>& input_sizes,
+    const std::vector<int64_t>& input_strides, PoolingRounding rounding);
+
+}  // namespace fx
+
+#endif  // FX_CORE_COMPILE_POOLING_STEPS_H_

@@ -1,0 +1,152 @@
+"""The InferencePlan's pooling steps (fx_core/compile/pooling_steps.h):
+torch.nn's MaxPool2d, AvgPool2d and AdaptiveAvgPool2d on float32 CPU
+inputs run on oneDNN's pooling primitive into planned buffers. The golden
+is each module itself: bit for bit (maxima, and averages, which oneDNN sums
+and divides as ATen does), in the layout PyTorch gives; a global average
+(ATen's is a mean, summed in another order) within float32 rounding, and
+planned only in graphs the inference passes rewrote. Configurations the
+step cannot compute as ATen does (an average whose ceil_mode windows reach
+past the padding, an adaptive size that does not divide the input, indices,
+a divisor override) are left to the module's own kernel.
+"""
+
+import pytest
+import torch
+import torch.fx
+import torchvision
+
+import fx_sdk
+
+nn = torch.nn
+
+# (module, input shape): the models' own (resnet's stem, densenet's
+# transitions, the classifiers' global average, squeeze-excitation), then
+# edge cases: ceil_mode, dilation, padding on one side only in effect, a
+# remainder the floor drops, an adaptive size of None.
+BOUND = [
+    (nn.MaxPool2d(3, 2, 1), (1, 64, 112, 112)),
+    (nn.MaxPool2d(3, 2, 1, ceil_mode=True), (2, 8, 13, 13)),
+    (nn.MaxPool2d(3, 2, 0, ceil_mode=True), (1, 4, 14, 14)),
+    (nn.MaxPool2d(2), (1, 5, 7, 7)),
+    (nn.MaxPool2d((3, 2), (2, 1), (1, 0), dilation=(2, 1)), (1, 5, 15, 11)),
+    (nn.AvgPool2d(2, 2), (1, 128, 56, 56)),
+    (nn.AvgPool2d(3, 2, 1), (1, 7, 9, 9)),
+    (nn.AvgPool2d(3, 2, 1, count_include_pad=False), (1, 7, 9, 9)),
+    (nn.AvgPool2d(3, 2, 1, ceil_mode=True, count_include_pad=False),
+     (1, 7, 10, 10)),
+    (nn.AvgPool2d(2, 3), (2, 3, 8, 8)),
+    (nn.AdaptiveAvgPool2d((1, 1)), (1, 72, 1, 1)),
+    (nn.AdaptiveAvgPool2d((2, None)), (1, 6, 8, 5)),
+    (nn.AdaptiveAvgPool2d(7), (1, 64, 14, 14)),
+]
+
+LEFT_TO_THE_MODULE = [
+    # ATen divides the last windows by the part inside input + padding.
+    (nn.AvgPool2d(3, 2, 1, ceil_mode=True), (1, 7, 10, 10)),
+    (nn.AvgPool2d(2, 2, divisor_override=3), (1, 4, 8, 8)),
+    (nn.AdaptiveAvgPool2d(3), (1, 6, 8, 5)),
+    (nn.MaxPool2d(2, return_indices=True), (1, 3, 8, 8)),
+    # A global average in a graph without fx_inference ops: the plan keeps
+    # to GraphModule.forward's numbers.
+    (nn.AdaptiveAvgPool2d(1), (1, 2048, 7, 7)),
+    # Unbatched: 3-d.
+    (nn.MaxPool2d(2), (3, 8, 8)),
+]
+
+
+def layouts(shape):
+    x = torch.randn(shape)
+    out = [x]
+    if len(shape) == 4:
+        out.append(x.contiguous(memory_format=torch.channels_last))
+    return out
+
+
+def compile_module(module, x):
+    gm = torch.fx.symbolic_trace(nn.Sequential(module))
+    return fx_sdk.compile(gm, [x])
+
+
+@pytest.mark.parametrize("module,shape", BOUND)
+def test_the_step_computes_the_module_bit_for_bit(module, shape):
+    torch.manual_seed(0)
+    for x in layouts(shape):
+        compiled = compile_module(module, x)
+        assert compiled.stats["onednn_steps"] == 1, (module, x.stride())
+        with torch.no_grad():
+            for _ in range(2):
+                want, got = module(x), compiled(x)
+                assert got.stride() == want.stride()
+                assert torch.equal(got, want)
+                x = torch.randn_like(x) * 10
+        assert compiled.stats["replans"] == 0
+
+
+@pytest.mark.parametrize("module,shape", LEFT_TO_THE_MODULE)
+def test_what_the_step_refuses_runs_the_module(module, shape):
+    torch.manual_seed(0)
+    for x in layouts(shape):
+        compiled = compile_module(module, x)
+        assert compiled.stats["onednn_steps"] == 0
+        with torch.no_grad():
+            want, got = module(x), compiled(x)
+        if isinstance(want, tuple):
+            assert all(torch.equal(g, w) for g, w in zip(got, want))
+        else:
+            assert torch.equal(got, want)
+
+
+def test_the_pooling_after_a_convolution_takes_its_layout():
+    # The convolutions run on oneDNN (fx_inference.conv2d) with
+    # channels_last results, chosen after the first recording run: the
+    # poolings are bound for that layout, so runs keep to the plan (no
+    # re-plans); the global average is planned too (the graph holds
+    # fx_inference ops) and rounds as float32 sums do.
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(),
+                          nn.MaxPool2d(3, 2, 1), nn.Conv2d(16, 8, 1),
+                          nn.AdaptiveAvgPool2d(1)).eval()
+    x = torch.randn(1, 3, 32, 32)
+    compiled = fx_sdk.compile(torch.fx.symbolic_trace(model), [x])
+    assert compiled.stats["onednn_steps"] == 4
+    with torch.no_grad():
+        for _ in range(3):
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-5,
+                                       atol=1e-5)
+    assert compiled.stats["replans"] == 0
+    assert compiled.stats["direct_fallbacks"] == 0
+
+
+def test_an_input_of_another_layout_leaves_the_plan_for_that_run():
+    module = nn.MaxPool2d(3, 2, 1)
+    x = torch.randn(1, 8, 16, 16)
+    compiled = compile_module(module, x)
+    other = x.contiguous(memory_format=torch.channels_last)
+    with torch.no_grad():
+        got = compiled(other)
+    assert torch.equal(got, module(other))
+    assert got.stride() == module(other).stride()
+
+
+@pytest.mark.parametrize("name", ["resnet18", "densenet121"])
+def test_torchvision_models_compile_with_their_poolings_bound(name):
+    torch.manual_seed(0)
+    model = getattr(torchvision.models, name)().eval()
+    # Without the classifier (whose linear the plan may leave to ATen's
+    # BLAS, by measurement).
+    if name == "resnet18":
+        model.fc = nn.Identity()
+    else:
+        model = model.features
+    x = torch.randn(1, 3, 224, 224)
+    compiled = fx_sdk.compile(torch.fx.symbolic_trace(model), [x])
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4,
+                                   atol=1e-4)
+    pools = [m for m in model.modules()
+             if isinstance(m, (nn.MaxPool2d, nn.AvgPool2d,
+                               nn.AdaptiveAvgPool2d))]
+    convs = [m for m in model.modules() if isinstance(m, nn.Conv2d)]
+    assert pools
+    # Every convolution and every pooling module is a planned step.
+    assert compiled.stats["onednn_steps"] == len(convs) + len(pools)
