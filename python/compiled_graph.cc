@@ -77,6 +77,7 @@ class CompiledGraph {
     d["weight_packs"] = s.weight_packs;
     d["onednn_steps"] = s.onednn_steps;
     d["direct_fallbacks"] = s.direct_fallbacks;
+    d["cats_in_place"] = s.cats_in_place;
     return d;
   }
 

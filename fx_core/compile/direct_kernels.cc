@@ -11,6 +11,7 @@
 #include <ATen/ATen.h>
 #include <ATen/TensorIterator.h>
 #include <ATen/native/BinaryOps.h>
+#include <ATen/native/Copy.h>
 #include <ATen/native/UnaryOps.h>
 
 #include <cmath>
@@ -185,6 +186,10 @@ bool iterates_in_place(const at::TensorIterator& it, const at::Tensor& out,
     if (!it.input_base(static_cast<int>(j)).is_same(operands[j])) return false;
   }
   return true;
+}
+
+void run_copy(at::TensorIterator& it) {
+  at::native::copy_stub(c10::kCPU, it, /*non_blocking=*/false);
 }
 
 void run_stub(DirectOp op, at::TensorIterator& it, const c10::Scalar& s1,

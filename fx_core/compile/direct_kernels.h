@@ -88,6 +88,10 @@ bool iterates_in_place(const at::TensorIterator& it, const at::Tensor& out,
 void run_stub(DirectOp op, at::TensorIterator& it, const c10::Scalar& s1,
               const c10::Scalar& s2);
 
+// ATen's copy kernel (copy_stub) on an iterator built over (dst, src) of
+// one dtype.
+void run_copy(at::TensorIterator& it);
+
 // Whether `v` is a Python number (int, float or bool).
 bool is_number(const c10::IValue& v);
 c10::Scalar to_scalar(const c10::IValue& v);

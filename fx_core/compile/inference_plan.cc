@@ -181,6 +181,7 @@ InferencePlan::Stats InferencePlan::stats() const {
     if (step.residual_in_place) ++s.residuals_in_place;
     if (step.pointwise) ++s.pointwise_steps;
     if (step.in_place) ++s.in_place_steps;
+    if (step.cat_in_place) ++s.cats_in_place;
     if (step.direct || step.forwards >= 0) {  // forwards: a fused clamp
       ++s.direct_steps;
       if (step.fresh) ++s.fresh_outputs;

@@ -146,6 +146,9 @@ class InferencePlan {
     size_t residuals_in_place = 0;  // convolutions summing into the residual
     size_t pointwise_steps = 0;     // fx_inference.pointwise fused in one pass
     size_t in_place_steps = 0;  // direct results written over a dead operand
+    // torch.cat steps whose result is a view of a buffer shared with the
+    // wider cats of the same pieces (each piece copied once)
+    size_t cats_in_place = 0;
     size_t fallback_steps = 0;  // call_function/method/module via registries
     size_t buffers = 0;         // preallocated result buffers
     size_t buffer_bytes = 0;

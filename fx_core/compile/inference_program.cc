@@ -29,11 +29,25 @@ void InferencePlan::Program::follow_shared_buffers() {
       shared_buffers->generation() == buffers_generation) {
     return;
   }
+  // Views of moved buffers (concatenations in place) take the new storage
+  // before any iterator reads their data pointers.
   for (Step& step : steps) {
-    if (!step.iter) continue;
-    at::TensorIterator& it = *step.iter;
+    if (!step.cat_in_place) continue;
+    const c10::Storage& moved = step.cat_shared.storage();
+    step.buffer.unsafeGetTensorImpl()->set_storage_keep_dtype(moved);
+    for (CatCopy& copy : step.cat_copies) {
+      copy.slice.unsafeGetTensorImpl()->set_storage_keep_dtype(moved);
+    }
+  }
+  auto follow = [](at::TensorIterator& it) {
     for (int i = 0; i < it.ntensors(); ++i) {
       it.unsafe_replace_operand(i, it.tensor_base(i).data_ptr());
+    }
+  };
+  for (Step& step : steps) {
+    if (step.iter) follow(*step.iter);
+    for (CatCopy& copy : step.cat_copies) {
+      if (copy.iter) follow(*copy.iter);
     }
   }
   buffers_generation = shared_buffers->generation();
@@ -110,6 +124,10 @@ c10::IValue InferencePlan::Program::run_kernel(const Step& step) {
 }
 
 void InferencePlan::Program::run_direct(Step& step) {
+  if (step.cat_in_place) {
+    run_cat_in_place(step);
+    return;
+  }
   at::TensorIterator& it = *step.iter;
   if (diverged) {
     slots[step.slot] = run_kernel(step);

@@ -46,6 +46,12 @@ namespace fx {
 // anything but "" or "0" when the program is built.
 bool plan_profiling_requested();
 
+// A call's arguments in order: an ATen operator's (bound as `*args,
+// **kwargs`: a tuple and a dict) when it has no keyword arguments, else
+// the parameters as bound to the op's schema.
+std::vector<const ValueSource*> positional_sources(
+    const std::vector<ValueSource>& params);
+
 struct InferencePlan::Program {
   using Source = ValueSource;
 
@@ -60,6 +66,14 @@ struct InferencePlan::Program {
     int iter_index = 0;  // operand index in the TensorIterator
     int32_t slot = -1;
     TensorMeta meta;
+  };
+  // One piece of a concatenation copied into its slice of the shared
+  // buffer: by an iterator built on both when the piece is a planned
+  // buffer, else from the slot at run time.
+  struct CatCopy {
+    int32_t piece = -1;  // slot
+    at::Tensor slice;
+    std::optional<at::TensorIterator> iter;
   };
   // A compiled step and what binding it to an ATen kernel adds.
   struct Step : CompiledStep {
@@ -89,6 +103,12 @@ struct InferencePlan::Program {
     // `forwards` (quantized_steps.h): when that step ran on oneDNN, this
     // call's result is its result, unchanged.
     int32_t forwards = -1;
+    // A torch.cat whose result is a view of a buffer shared with the wider
+    // cats of the same pieces (inference_program_cat.cc): the pieces it
+    // copies there first (those no narrower cat copied).
+    bool cat_in_place = false;
+    std::vector<CatCopy> cat_copies;
+    at::Tensor cat_shared;  // the family's buffer (`buffer` is its view)
   };
   // Per alias group (indexed by its root slot): the last step reading any
   // of its values, and whether one of them reaches the output.
@@ -162,6 +182,25 @@ struct InferencePlan::Program {
   bool only_reader_of_group(const Step& step, int32_t slot,
                             AliasGroups& groups) const;
   bool bind_pointwise(Step& step);
+  // torch.cat steps of one alias group concatenating prefixes of one list
+  // of pieces along one dimension (inference_program_cat.cc): their
+  // results are views of one buffer, of the widest's planned layout.
+  struct CatFamily {
+    int32_t group = -1;
+    int64_t dim = 0;
+    TensorMeta meta;    // the widest cat's result
+    at::Tensor buffer;  // taken when the first cat is placed
+    size_t copied = 0;  // pieces already copied in, in order
+  };
+  std::vector<CatFamily> find_cat_families(const std::vector<bool>& candidate,
+                                           AliasGroups& groups,
+                                           const GroupLiveness& live,
+                                           std::vector<int>* family_of) const;
+  bool family_reads_safe(const std::vector<size_t>& members, int32_t group,
+                         const std::vector<int32_t>& root_of,
+                         const std::vector<bool>& candidate) const;
+  void place_cat_in_place(Step& step, CatFamily& family, BufferPool& pool);
+  void run_cat_in_place(Step& step);
   void place_onednn(Step& step, AliasGroups& groups, const GroupLiveness& live,
                     BufferPool& pool);
   at::Tensor quantized_buffer(Step& step, int32_t group, BufferPool& pool);

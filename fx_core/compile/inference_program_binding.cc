@@ -9,11 +9,7 @@
 #include "fx_core/runtime/ops/inference_op_names.h"
 
 namespace fx {
-namespace {
 
-// A call's arguments in order: an ATen operator's (bound as `*args,
-// **kwargs`: a tuple and a dict) when it has no keyword arguments, else
-// the parameters as bound to the op's schema.
 std::vector<const ValueSource*> positional_sources(
     const std::vector<ValueSource>& params) {
   std::vector<const ValueSource*> out;
@@ -32,8 +28,6 @@ std::vector<const ValueSource*> positional_sources(
   }
   return out;
 }
-
-}  // namespace
 
 // A oneDNN step's result buffer: its residual's when it sums in place, none
 // when its group escapes (a fresh tensor each run), else one from the pool.

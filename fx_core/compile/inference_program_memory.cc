@@ -18,9 +18,14 @@ void InferencePlan::Program::plan_direct() {
       groups_ending[live.last[s]].push_back(static_cast<int32_t>(s));
     }
   }
+  std::vector<int> family_of;
+  std::vector<CatFamily> families =
+      find_cat_families(candidate, groups, live, &family_of);
   BufferPool pool(num_slots, shared_buffers);
   for (size_t i = 0; i < steps.size(); ++i) {
-    if (candidate[i] && steps[i].onednn) {
+    if (family_of[i] >= 0) {
+      place_cat_in_place(steps[i], families[family_of[i]], pool);
+    } else if (candidate[i] && steps[i].onednn) {
       place_onednn(steps[i], groups, live, pool);
     } else if (candidate[i]) {
       place_direct(steps[i], i, groups, live, pool);
