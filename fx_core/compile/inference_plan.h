@@ -38,6 +38,15 @@
 //  - fx_inference.pointwise nodes (written by fuse_pointwise) on float32 CPU
 //    values run in one TensorIterator pass (pointwise_kernel.h), as
 //    direct steps do (iterator built once, planned buffers).
+//  - torch.nn's MaxPool2d, AvgPool2d and AdaptiveAvgPool2d modules on
+//    float32 CPU values run on oneDNN's pooling (pooling_steps.h), bound
+//    once the convolutions have chosen their layout; ATen's numbers bit for
+//    bit, but a global average (ATen's is a mean: another order of sums),
+//    which is bound only in graphs the inference passes wrote.
+//  - The torch.cat calls concatenating prefixes of one list of pieces
+//    (DenseNet's blocks), read only by elementwise steps, share one planned
+//    buffer: each piece is copied in once, each result is a view of it
+//    (inference_program_cat.cc).
 //  - In place: a direct step whose operand sits in a planned buffer of the
 //    result's layout, dead after the step (its whole alias group) and read
 //    by no other operand of the step through an alias, writes its result
@@ -46,7 +55,8 @@
 //    ExecutionPlan does.
 // Results are bitwise identical to GraphModule::forward on graphs without
 // fx_inference.conv2d / linear / pointwise: the same kernels run on the same
-// operands with the same output layout (tests/fx_core/compile); oneDNN's
+// operands with the same output layout, or kernels computing the same bits
+// (pooling, concatenation; tests/fx_core/compile, tests/python); oneDNN's
 // convolutions and linears equal the reference within float32 rounding
 // (tests/plugins:inference_test), fused pointwise steps within 1e-6
 // relative (transcendental functions).

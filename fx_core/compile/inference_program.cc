@@ -45,7 +45,14 @@ void InferencePlan::Program::follow_shared_buffers() {
     }
   };
   for (Step& step : steps) {
-    if (step.iter) follow(*step.iter);
+    if (step.iter) {
+      // A fresh result's operand 0 is a tensor of the planning run, gone
+      // since: run_direct re-points it on each run.
+      at::TensorIterator& it = *step.iter;
+      for (int i = step.fresh ? 1 : 0; i < it.ntensors(); ++i) {
+        it.unsafe_replace_operand(i, it.tensor_base(i).data_ptr());
+      }
+    }
     for (CatCopy& copy : step.cat_copies) {
       if (copy.iter) follow(*copy.iter);
     }

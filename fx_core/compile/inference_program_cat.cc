@@ -115,9 +115,11 @@ int widest_of_family(const std::vector<CatMember>& members,
 // Whether the family's cats (steps `members`) are read only by elementwise
 // steps the plan binds (not the output, not oneDNN), and every other value
 // of their alias group (`root_of` gives each slot's group) only by steps
-// the plan binds, which write no operand: a piece copied once must keep its
-// value until the last cat, so no registry call, which might change it or
-// an alias of it in place, may read one.
+// the plan binds: a piece copied once must keep its value until the last
+// cat, so no registry call, which might change it or an alias of it in
+// place, may read one. (Bound steps write into an operand's buffer only
+// once that operand's whole group is dead: take_dead_operand,
+// residuals_in_place.)
 bool InferencePlan::Program::family_reads_safe(
     const std::vector<size_t>& members, int32_t group,
     const std::vector<int32_t>& root_of,
@@ -174,6 +176,12 @@ InferencePlan::Program::find_cat_families(const std::vector<bool>& candidate,
     if (widest < 0 || !family_reads_safe(indices, group, root_of, candidate)) {
       continue;
     }
+    // A cat that is a piece of a wider one would be copied into itself.
+    bool nested = false;
+    for (int32_t piece : members[widest].pieces) {
+      for (const CatMember& m : members) nested = nested || m.slot == piece;
+    }
+    if (nested) continue;
     CatFamily f;
     f.group = group;
     f.dim = members[widest].dim;
@@ -195,7 +203,7 @@ void InferencePlan::Program::place_cat_in_place(Step& step, CatFamily& family,
     family.buffer = pool.take(family.meta, family.group, &buffer_bytes);
   }
   std::vector<int32_t> pieces;
-  int64_t dim = 0;
+  int64_t dim = 0;  // as written; find_cat_families normalised family.dim
   cat_call(step, &pieces, &dim);
   int64_t offset = 0;
   for (size_t p = 0; p < pieces.size(); ++p) {
@@ -207,12 +215,16 @@ void InferencePlan::Program::place_cat_in_place(Step& step, CatFamily& family,
       const Step& producer = steps[pieces[p]];
       if (producer.direct && !producer.fresh && producer.buffer.defined() &&
           producer.out_meta.same_layout(slot_meta[pieces[p]])) {
-        copy.iter = at::TensorIteratorConfig()
-                        .add_output(copy.slice)
-                        .add_input(producer.buffer)
-                        .resize_outputs(false)
-                        .check_all_same_dtype(true)
-                        .build();
+        try {
+          copy.iter = at::TensorIteratorConfig()
+                          .add_owned_output(copy.slice)
+                          .add_owned_input(producer.buffer)
+                          .resize_outputs(false)
+                          .check_all_same_dtype(true)
+                          .build();
+        } catch (const c10::Error&) {
+          copy.iter.reset();  // copied from the slot at run time
+        }
       }
       step.cat_copies.push_back(std::move(copy));
     }

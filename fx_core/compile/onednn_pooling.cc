@@ -23,7 +23,7 @@ std::vector<int64_t> dense_strides(const std::vector<int64_t>& sizes,
 
 // Whether a tensor of `sizes` and `strides` is laid out densely in `format`
 // (the strides of size-1 dimensions do not address anything).
-bool laid_out(const std::vector<int64_t>& sizes, const c10::IntArrayRef strides,
+bool laid_out(const std::vector<int64_t>& sizes, c10::IntArrayRef strides,
               at::MemoryFormat format) {
   const std::vector<int64_t> want = dense_strides(sizes, format);
   for (size_t d = 0; d < 4; ++d) {
@@ -63,9 +63,9 @@ dnnl::algorithm onednn_algorithm(PoolingWindow::Kind kind) {
     case PoolingWindow::Kind::kAvgIncludePad:
       return dnnl::algorithm::pooling_avg_include_padding;
     case PoolingWindow::Kind::kAvgExcludePad:
-      break;
+      return dnnl::algorithm::pooling_avg_exclude_padding;
   }
-  return dnnl::algorithm::pooling_avg_exclude_padding;
+  return dnnl::algorithm::pooling_avg_exclude_padding;  // not reached
 }
 
 Tag tag_of(at::MemoryFormat format) {

@@ -1,20 +1,23 @@
 // fx::OnednnPooling: a 2-d max or average pooling of a float32 CPU tensor
-// on oneDNN's pooling primitive (forward inference: no indices), for the
-// InferencePlan's pooling steps (pooling_steps.h). ATen's CPU max_pool2d
-// computes the argmax indices even when they are dropped, and its
-// channels_last kernel reads each window once per channel vector;
-// oneDNN's jit kernel does neither.
+// on oneDNN's pooling primitive (forward inference), for the
+// InferencePlan's average pooling steps (pooling_steps.h).
 //
 // create() builds the primitive for an input of given sizes AND strides
 // (NCHW-contiguous or channels_last: oneDNN's fast kernels take those; any
-// other layout is refused) and writes the output in the same memory format,
-// as ATen's pooling does. The caller gives the window: kernel, stride,
-// dilation (1: dense) and the padding on each side, the right one already
-// extended for ceil_mode (pooling_steps.cc derives it from ATen's output
-// size). Max pooling ignores the padding; kAvgIncludePad divides by the
-// whole window, kAvgExcludePad by its elements inside the input.
-// Maxima are exact; averages equal ATen's within float32 rounding (the
-// sum's order differs).
+// other layout is refused) and writes the output in the memory format ATen's
+// pooling gives for that input. The caller gives the window: kernel,
+// stride, dilation (1: dense) and the padding on each side, the right one
+// already extended for ceil_mode (pooling_steps.cc derives it from ATen's
+// output size). kAvgIncludePad divides by the whole window, kAvgExcludePad
+// by its elements inside the input.
+//
+// Numbers: an average sums the window in order and divides once by its
+// count, as ATen's avg_pool2d kernels and its channels_last adaptive one do
+// (bit for bit; ATen's NCHW adaptive kernel divides by the height, then by
+// the width, and its global average is a mean: those round otherwise). A
+// maximum compares: NaN does not propagate, and a window of -inf gives the
+// lowest finite float, unlike ATen (the plan's max pooling is
+// max_pool_kernel.h).
 //
 // Uses the libdnnl.so.2 LibTorch links; no oneDNN type appears here. One
 // object is for one thread at a time.

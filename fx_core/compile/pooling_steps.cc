@@ -1,5 +1,6 @@
 #include "fx_core/compile/pooling_steps.h"
 
+#include <ATen/ATen.h>
 #include <torch/nn/module.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <string_view>
 #include <utility>
 
+#include "fx_core/compile/max_pool_kernel.h"
 #include "fx_core/compile/module_config.h"
 #include "fx_core/compile/onednn_pooling.h"
 #include "fx_core/ir/argument.h"
@@ -124,10 +126,14 @@ std::optional<Planned> avg_pool(const ArgumentDict& c,
 }
 
 // AdaptiveAvgPool2d(output_size) where each output size divides the input's
-// (None: the input's): windows of input / output, no padding. A global
-// average (one output of several inputs) only when `rounding` allows.
+// (None: the input's): windows of input / output, no padding. With
+// PoolingRounding::kExact: not a global average (one output of several
+// inputs: ATen's is a mean, summed in another order), and on an NCHW input
+// a window of one row or column (ATen's NCHW kernel divides by its height,
+// then by its width: two roundings, where oneDNN divides once).
 std::optional<Planned> adaptive_avg_pool(const ArgumentDict& c,
                                          const std::vector<int64_t>& in,
+                                         bool channels_last,
                                          PoolingRounding rounding) {
   const Argument* size = find_item(c, "output_size");
   if (size == nullptr) return std::nullopt;
@@ -150,9 +156,12 @@ std::optional<Planned> adaptive_avg_pool(const ArgumentDict& c,
     p.window.stride.push_back(k);
     p.out_hw.push_back(out);
   }
-  if (rounding == PoolingRounding::kExact &&
-      p.out_hw == std::vector<int64_t>{1, 1} && in[2] * in[3] > 1) {
-    return std::nullopt;  // ATen's is a mean: another order of sums
+  const bool global =
+      p.out_hw == std::vector<int64_t>{1, 1} && in[2] * in[3] > 1;
+  const bool one_division =
+      channels_last || p.window.kernel[0] == 1 || p.window.kernel[1] == 1;
+  if (rounding == PoolingRounding::kExact && (global || !one_division)) {
+    return std::nullopt;
   }
   p.window.dilation = {1, 1};
   p.window.pad_begin = {0, 0};
@@ -160,9 +169,10 @@ std::optional<Planned> adaptive_avg_pool(const ArgumentDict& c,
   return p;
 }
 
-class PoolingStep : public OnednnStep {
+// An average on oneDNN's pooling.
+class AveragePoolingStep : public OnednnStep {
  public:
-  PoolingStep(std::unique_ptr<OnednnPooling> pooling, int32_t input)
+  AveragePoolingStep(std::unique_ptr<OnednnPooling> pooling, int32_t input)
       : pooling_(std::move(pooling)) {
     inputs_.push_back(input);
   }
@@ -182,6 +192,48 @@ class PoolingStep : public OnednnStep {
   std::unique_ptr<OnednnPooling> pooling_;
 };
 
+// A maximum on channels_last inputs (max_pool_kernel.h).
+class MaxPoolingStep : public OnednnStep {
+ public:
+  MaxPoolingStep(PoolingWindow window, std::vector<int64_t> in,
+                 std::vector<int64_t> out, int32_t input)
+      : window_(std::move(window)), in_(std::move(in)), out_(std::move(out)) {
+    inputs_.push_back(input);
+  }
+  const std::vector<int64_t>& output_sizes() const override { return out_; }
+  at::Tensor empty_output() const override {
+    return at::empty(out_, at::TensorOptions()
+                               .dtype(at::kFloat)
+                               .memory_format(at::MemoryFormat::ChannelsLast));
+  }
+  bool fits(const std::vector<const at::Tensor*>& x) const override {
+    const at::Tensor* t = x[0];
+    return t != nullptr && t->defined() && t->scalar_type() == at::kFloat &&
+           t->device().is_cpu() && t->layout() == at::kStrided &&
+           t->sizes() == c10::IntArrayRef(in_) &&
+           t->is_contiguous(at::MemoryFormat::ChannelsLast);
+  }
+  void run(const std::vector<const at::Tensor*>& x,
+           const at::Tensor& out) override {
+    max_pool2d_channels_last(window_, *x[0], out);
+  }
+
+ private:
+  PoolingWindow window_;
+  std::vector<int64_t> in_, out_;
+};
+
+// Whether a tensor of these sizes and strides is channels_last and not also
+// contiguous (ATen then gives channels_last results).
+bool only_channels_last(const std::vector<int64_t>& sizes,
+                        const std::vector<int64_t>& strides) {
+  const at::Tensor t = at::empty_strided(
+      sizes, strides, at::device(at::kMeta).dtype(at::kFloat));
+  return t.is_contiguous(at::MemoryFormat::ChannelsLast) &&
+         !t.is_contiguous() &&
+         t.suggest_memory_format() == at::MemoryFormat::ChannelsLast;
+}
+
 }  // namespace
 
 std::unique_ptr<OnednnStep> bind_pooling_module_step(
@@ -189,19 +241,27 @@ std::unique_ptr<OnednnStep> bind_pooling_module_step(
     const std::vector<int64_t>& input_sizes,
     const std::vector<int64_t>& input_strides, PoolingRounding rounding) {
   if (!kind.describe || input_sizes.size() != 4) return nullptr;
-  std::optional<Planned> p;
+  const bool channels_last = only_channels_last(input_sizes, input_strides);
   if (kind.type == "torch.nn.MaxPool2d") {
-    p = max_pool(kind.describe(module), input_sizes);
-  } else if (kind.type == "torch.nn.AvgPool2d") {
+    std::optional<Planned> p = max_pool(kind.describe(module), input_sizes);
+    if (!p || !channels_last) return nullptr;
+    std::vector<int64_t> out = {input_sizes[0], input_sizes[1], p->out_hw[0],
+                                p->out_hw[1]};
+    return std::make_unique<MaxPoolingStep>(std::move(p->window), input_sizes,
+                                            std::move(out), input_slot);
+  }
+  std::optional<Planned> p;
+  if (kind.type == "torch.nn.AvgPool2d") {
     p = avg_pool(kind.describe(module), input_sizes);
   } else if (kind.type == "torch.nn.AdaptiveAvgPool2d") {
-    p = adaptive_avg_pool(kind.describe(module), input_sizes, rounding);
+    p = adaptive_avg_pool(kind.describe(module), input_sizes, channels_last,
+                          rounding);
   }
   if (!p) return nullptr;
   std::unique_ptr<OnednnPooling> pooling =
       OnednnPooling::create(p->window, input_sizes, input_strides, p->out_hw);
   if (pooling == nullptr) return nullptr;
-  return std::make_unique<PoolingStep>(std::move(pooling), input_slot);
+  return std::make_unique<AveragePoolingStep>(std::move(pooling), input_slot);
 }
 
 }  // namespace fx

@@ -1,19 +1,23 @@
 // fx::bind_pooling_module_step: the InferencePlan's pooling steps. A
 // call_module of torch.nn's MaxPool2d, AvgPool2d or AdaptiveAvgPool2d on a
-// 4-d float32 CPU input (NCHW or channels_last) runs on fx::OnednnPooling
-// (onednn_pooling.h) into a planned buffer, instead of the module's LibTorch
-// kernel: ATen's max_pool2d computes and drops the argmax indices
+// 4-d float32 CPU input runs into a planned buffer instead of the module's
+// LibTorch kernel: ATen's max_pool2d computes and drops the argmax indices
 // (resnet50's stem pooling: 0.35-0.44 ms, about 1% of the network at 1
-// thread), and each module call allocates its result.
+// thread), and each module call allocates its result. MaxPool2d on a
+// channels_last input runs max_pool_kernel.h (ATen's numbers, NaN
+// included; NCHW inputs keep ATen's kernel); the averages run on oneDNN's
+// pooling (onednn_pooling.h), on NCHW or channels_last inputs.
 //
-// Numbers: max pooling is exact, and oneDNN's averages are ATen's bit for
-// bit (both sum each window in order and divide by the same count), except
-// a global average (AdaptiveAvgPool2d to 1x1 of several elements), which
-// ATen computes as a mean (its reduction sums in another order): within
-// float32 rounding. That one is bound only with PoolingRounding::kFloat32,
-// which the plan asks for when the graph already departs from the reference
-// kernels' rounding (it holds fx_inference ops: the inference passes ran),
-// so the plan stays bitwise GraphModule::forward's on other graphs.
+// Numbers: maxima are ATen's exactly, and so are the averages that sum in
+// order and divide once, as ATen's do (every AvgPool2d; AdaptiveAvgPool2d
+// on channels_last inputs, or with windows one row or column high). The
+// others, a global average (ATen's is a mean: another order of sums) and
+// ATen's NCHW adaptive windows (divided by the height, then the width),
+// are within float32 rounding: bound only with PoolingRounding::kFloat32,
+// which the plan asks for when the graph already departs from the
+// reference kernels' rounding (it holds fx_inference ops: the inference
+// passes ran), so the plan stays bitwise GraphModule::forward's on other
+// graphs.
 //
 // The window is the module's as its kind describes it (module_config.h),
 // with ATen's output size (ceil_mode included) and checks: the step is not

@@ -95,14 +95,37 @@ def test_a_dense_block_is_concatenated_in_place_bit_for_bit(dim,
     assert compiled.stats["direct_fallbacks"] == 0
 
 
-def test_pieces_read_at_run_time_are_copied_from_their_values():
-    # The graph's inputs are pieces: not planned buffers.
+def test_a_narrower_cat_after_a_wider_one_reads_the_copied_pieces():
     module = NarrowAfterWide()
     a, b = torch.randn(2, 3, 4), torch.randn(2, 5, 4)
     compiled = compile_plain(module, [a, b])
     assert compiled.stats["cats_in_place"] == 2
     got, want = run_both(compiled, module, [a, b])
     assert torch.equal(got, want)
+
+
+class InputPieces(nn.Module):
+    def forward(self, a, b):
+        return (torch.cat([a, b], 1) + 1) * torch.cat([a, b, a], 1)[:, :8]
+
+
+class CatsOfInputs(nn.Module):
+    def forward(self, a, b):
+        first = torch.cat([a], 1) + 1
+        return (torch.cat([a, b], 1) * 2).sum(1) + first.sum(1)
+
+
+def test_pieces_read_at_run_time_are_copied_from_their_values():
+    # The graph's inputs are pieces: not planned buffers, copied from the
+    # values the run holds.
+    module = CatsOfInputs()
+    a, b = torch.randn(2, 3, 4), torch.randn(2, 5, 4)
+    compiled = compile_plain(module, [a, b])
+    assert compiled.stats["cats_in_place"] == 2
+    for _ in range(2):
+        got, want = run_both(compiled, module, [a, b])
+        assert torch.equal(got, want)
+        a, b = torch.randn_like(a), torch.randn_like(b)
 
 
 @pytest.mark.parametrize("module", [ReadByAView(), ReturnsTheCat(),
