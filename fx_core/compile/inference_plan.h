@@ -38,11 +38,12 @@
 //  - fx_inference.pointwise nodes (written by fuse_pointwise) on float32 CPU
 //    values run in one TensorIterator pass (pointwise_kernel.h), as
 //    direct steps do (iterator built once, planned buffers).
-//  - torch.nn's MaxPool2d, AvgPool2d and AdaptiveAvgPool2d modules on
-//    float32 CPU values run on oneDNN's pooling (pooling_steps.h), bound
-//    once the convolutions have chosen their layout; ATen's numbers bit for
-//    bit, but a global average (ATen's is a mean: another order of sums),
-//    which is bound only in graphs the inference passes wrote.
+//  - torch.nn's MaxPool2d modules on channels_last float32 CPU values run
+//    a kernel of the plan's own, AvgPool2d and AdaptiveAvgPool2d ones
+//    oneDNN's pooling (pooling_steps.h), bound once the convolutions have
+//    chosen their layout; ATen's numbers bit for bit (a NaN's bits aside),
+//    but a global average and ATen's NCHW adaptive windows (other orders of
+//    rounding), which are bound only in graphs the inference passes wrote.
 //  - The torch.cat calls concatenating prefixes of one list of pieces
 //    (DenseNet's blocks), read only by elementwise steps, share one planned
 //    buffer: each piece is copied in once, each result is a view of it

@@ -26,7 +26,8 @@ inline float take(float m, float v) { return (v > m || v != v) ? v : m; }
 // The same rule on four lanes, in three instructions: the maximum (maxps
 // keeps its second operand, m, on equal values such as -0 and +0, and when
 // either is NaN) and, apart, whether a NaN came by; the block then ends as
-// NaN where one did (ATen's rule makes the first NaN stick).
+// NaN where one did (under ATen's rule any NaN met wins, the last one; here
+// a NaN with all bits set).
 inline __m128 take4(__m128 m, __m128 v, __m128* nan) {
   *nan = _mm_or_ps(*nan, _mm_cmpunord_ps(v, v));
   return _mm_max_ps(v, m);

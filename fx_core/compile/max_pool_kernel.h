@@ -6,9 +6,10 @@
 // lowest finite float (a window of -inf gives -3.4e38). This loop keeps
 // ATen's rule: a window's maximum starts at -inf and takes each element
 // greater than it (so of equal values, -0 and +0 included, the first
-// stays), and a window holding a NaN gives NaN (all bits set, where ATen
-// gives the NaN it met; no float comparison tells them apart), -inf stays
-// -inf. SSE2, four channels a lane, sixteen in registers at a time.
+// stays), and a window holding a NaN gives NaN, -inf stays -inf. A NaN
+// result's bits may differ from ATen's (all bits set in whole blocks of 16
+// channels, where ATen gives the last NaN it met; no float comparison tells
+// them apart). SSE2, four channels a lane, sixteen in registers at a time.
 //
 // `input` is N x C x H x W laid out channels_last; `out` N x C x OH x OW,
 // channels_last, with OH / OW the window's output sizes (pad_end is not

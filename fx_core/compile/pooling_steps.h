@@ -8,7 +8,8 @@
 // included; NCHW inputs keep ATen's kernel); the averages run on oneDNN's
 // pooling (onednn_pooling.h), on NCHW or channels_last inputs.
 //
-// Numbers: maxima are ATen's exactly, and so are the averages that sum in
+// Numbers: maxima are ATen's exactly (a NaN result's bits aside:
+// max_pool_kernel.h), and so are the averages that sum in
 // order and divide once, as ATen's do (every AvgPool2d; AdaptiveAvgPool2d
 // on channels_last inputs, or with windows one row or column high). The
 // others, a global average (ATen's is a mean: another order of sums) and

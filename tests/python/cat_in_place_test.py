@@ -104,9 +104,11 @@ def test_a_narrower_cat_after_a_wider_one_reads_the_copied_pieces():
     assert torch.equal(got, want)
 
 
-class InputPieces(nn.Module):
+class NestedCats(nn.Module):
     def forward(self, a, b):
-        return (torch.cat([a, b], 1) + 1) * torch.cat([a, b, a], 1)[:, :8]
+        a, b = a * 1, b + 1
+        inner = torch.cat([a], 1)
+        return (torch.cat([a, inner, b], 1) + 1) * 2
 
 
 class CatsOfInputs(nn.Module):
@@ -129,11 +131,12 @@ def test_pieces_read_at_run_time_are_copied_from_their_values():
 
 
 @pytest.mark.parametrize("module", [ReadByAView(), ReturnsTheCat(),
-                                    ChangedBetweenCats()])
+                                    ChangedBetweenCats(), NestedCats()])
 def test_cats_read_otherwise_are_left_to_at_cat(module):
     # A view needs the contiguous result at::cat gives; a result the
     # caller receives must not be a view of a planned buffer; a piece
-    # changed in place between two cats must be copied again.
+    # changed in place between two cats must be copied again; a cat that
+    # is a piece of a wider one would be copied into itself.
     a, b = torch.randn(2, 3, 4), torch.randn(2, 5, 4)
     compiled = compile_plain(module, [a, b])
     assert compiled.stats["cats_in_place"] == 0

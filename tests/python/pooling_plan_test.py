@@ -1,6 +1,7 @@
 """The InferencePlan's pooling steps (fx_core/compile/pooling_steps.h):
-torch.nn's MaxPool2d, AvgPool2d and AdaptiveAvgPool2d on float32 CPU
-inputs run on oneDNN's pooling primitive into planned buffers. The golden
+torch.nn's MaxPool2d (on channels_last inputs: a kernel of the plan's own),
+AvgPool2d and AdaptiveAvgPool2d (oneDNN's pooling primitive) on float32 CPU
+inputs run into planned buffers. The golden
 is each module itself: bit for bit (maxima, and averages, which oneDNN sums
 and divides as ATen does), in the layout PyTorch gives; a global average
 (ATen's is a mean, summed in another order) within float32 rounding, and
@@ -29,6 +30,10 @@ BOUND = [
     (nn.MaxPool2d(3, 2, 0, ceil_mode=True), (1, 4, 14, 14)),
     (nn.MaxPool2d(2), (1, 5, 7, 7)),
     (nn.MaxPool2d((3, 2), (2, 1), (1, 0), dilation=(2, 1)), (1, 5, 15, 11)),
+    # Whole blocks of 16 channels and a tail; padding, dilation and
+    # ceil_mode together; windows that hold no element (-inf).
+    (nn.MaxPool2d(3, 2, 1, dilation=2, ceil_mode=True), (2, 40, 9, 9)),
+    (nn.MaxPool2d(2, padding=1, dilation=2), (1, 20, 1, 5)),
     (nn.AvgPool2d(2, 2), (1, 128, 56, 56)),
     (nn.AvgPool2d(3, 2, 1), (1, 7, 9, 9)),
     (nn.AvgPool2d(3, 2, 1, count_include_pad=False), (1, 7, 9, 9)),
@@ -139,12 +144,15 @@ def test_the_pooling_after_a_convolution_takes_its_layout():
 
 @pytest.mark.parametrize("module", [nn.MaxPool2d(2), nn.MaxPool2d(3, 2, 1)])
 def test_max_pooling_propagates_nan_and_keeps_minus_infinity(module):
-    # ATen's rule: NaN wins a window, a window of -inf gives -inf.
-    x = torch.randn(2, 16, 6, 6)
+    # ATen's rule: NaN wins a window, a window of -inf gives -inf; in the
+    # blocks of 16 channels and in the tail after them.
+    x = torch.randn(2, 37, 6, 6)
     x[0, 0, 0, 0] = float("nan")
     x[0, 1, :3, :3] = float("-inf")
     x[1, 15, 2, 3] = float("nan")
     x[1, 3] = float("-inf")
+    x[0, 35, 4, 4] = float("nan")
+    x[1, 36] = float("-inf")
     x = x.contiguous(memory_format=torch.channels_last)
     compiled = compile_module(module, x)
     assert compiled.stats["onednn_steps"] == 1
@@ -152,6 +160,24 @@ def test_max_pooling_propagates_nan_and_keeps_minus_infinity(module):
         got, want = compiled(x), module(x)
     torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
     assert got.isnan().sum() > 0 and got.isneginf().sum() > 0
+
+
+@pytest.mark.parametrize("module", [
+    nn.MaxPool2d(2, return_indices=True),
+    nn.AvgPool2d(2, 2, divisor_override=3),
+    nn.AvgPool2d(3, 2, 1, ceil_mode=True),
+    nn.AdaptiveAvgPool2d(3),
+])
+def test_channels_last_inputs_are_refused_alike(module):
+    x = torch.randn(1, 6, 10, 10).contiguous(memory_format=torch.channels_last)
+    compiled = compile_module(module, x)
+    assert compiled.stats["onednn_steps"] == 0
+    with torch.no_grad():
+        want, got = module(x), compiled(x)
+    if isinstance(want, tuple):
+        assert all(torch.equal(g, w) for g, w in zip(got, want))
+    else:
+        assert torch.equal(got, want)
 
 
 def test_nchw_adaptive_windows_are_planned_after_the_inference_passes():
