@@ -39,6 +39,16 @@ inline __m128 finish4(__m128 m, __m128 nan) {
 
 constexpr int64_t kBlock = 16;  // channels kept in registers at a time
 
+// out[c] for c in [from, to), one channel at a time.
+void pool_channels(const float* in, const int64_t* offsets, int n, float* out,
+                   int64_t from, int64_t to) {
+  for (int64_t c = from; c < to; ++c) {
+    float m = -std::numeric_limits<float>::infinity();
+    for (int k = 0; k < n; ++k) m = take(m, in[offsets[k] + c]);
+    out[c] = m;
+  }
+}
+
 // The window's offsets (in floats) inside image `in` at (oh, ow), clipped to
 // the input; returns how many.
 int window_offsets(const Geometry& g, int64_t oh, int64_t ow,
@@ -75,11 +85,7 @@ void pool_block(const float* in, const int64_t* offsets, int n, float* out,
   _mm_storeu_ps(out + c0 + 8, finish4(a2, n2));
   _mm_storeu_ps(out + c0 + 12, finish4(a3, n3));
 #else
-  for (int64_t c = c0; c < c0 + kBlock; ++c) {
-    float m = -std::numeric_limits<float>::infinity();
-    for (int k = 0; k < n; ++k) m = take(m, in[offsets[k] + c]);
-    out[c] = m;
-  }
+  pool_channels(in, offsets, n, out, c0, c0 + kBlock);
 #endif
 }
 
@@ -89,11 +95,7 @@ void pool_one(const Geometry& g, const float* in, float* out, int64_t oh,
   const int n = window_offsets(g, oh, ow, offsets);
   int64_t c0 = 0;
   for (; c0 + kBlock <= g.c; c0 += kBlock) pool_block(in, offsets, n, out, c0);
-  for (int64_t c = c0; c < g.c; ++c) {
-    float m = -std::numeric_limits<float>::infinity();
-    for (int k = 0; k < n; ++k) m = take(m, in[offsets[k] + c]);
-    out[c] = m;
-  }
+  pool_channels(in, offsets, n, out, c0, g.c);
 }
 
 }  // namespace

@@ -13,25 +13,6 @@ using dnnl::memory;
 using Dt = dnnl::memory::data_type;
 using Tag = dnnl::memory::format_tag;
 
-// The strides a dense tensor of `sizes` has in `format`.
-std::vector<int64_t> dense_strides(const std::vector<int64_t>& sizes,
-                                   at::MemoryFormat format) {
-  const int64_t c = sizes[1], h = sizes[2], w = sizes[3];
-  if (format == at::MemoryFormat::ChannelsLast) return {h * w * c, 1, w * c, c};
-  return {c * h * w, h * w, w, 1};
-}
-
-// Whether a tensor of `sizes` and `strides` is laid out densely in `format`
-// (the strides of size-1 dimensions do not address anything).
-bool laid_out(const std::vector<int64_t>& sizes, c10::IntArrayRef strides,
-              at::MemoryFormat format) {
-  const std::vector<int64_t> want = dense_strides(sizes, format);
-  for (size_t d = 0; d < 4; ++d) {
-    if (sizes[d] != 1 && strides[d] != want[d]) return false;
-  }
-  return true;
-}
-
 // oneDNN's output size for the window: floor((in + pads - extent) / s) + 1.
 int64_t onednn_output_size(int64_t in, const PoolingWindow& w, size_t d) {
   const int64_t extent = (w.kernel[d] - 1) * w.dilation[d] + 1;
@@ -93,14 +74,14 @@ std::unique_ptr<OnednnPooling> OnednnPooling::create(
   }
   if (!window_fits(window, input_sizes, output_hw)) return nullptr;
   auto impl = std::make_unique<Impl>();
-  // The result's memory format is ATen's choice for this input.
-  impl->out_format =
-      at::empty_strided(input_sizes, input_strides, at::device(at::kMeta))
-          .suggest_memory_format();
-  if (laid_out(input_sizes, input_strides, impl->out_format)) {
+  // The result's memory format is ATen's choice for this input; the input
+  // is read as dense in that format, or else in NCHW.
+  const at::Tensor like =
+      at::empty_strided(input_sizes, input_strides, at::device(at::kMeta));
+  impl->out_format = like.suggest_memory_format();
+  if (like.is_contiguous(impl->out_format)) {
     impl->in_format = impl->out_format;
-  } else if (laid_out(input_sizes, input_strides,
-                      at::MemoryFormat::Contiguous)) {
+  } else if (like.is_contiguous()) {
     impl->in_format = at::MemoryFormat::Contiguous;
   } else {
     return nullptr;
@@ -144,7 +125,7 @@ bool OnednnPooling::fits(const at::Tensor& input) const {
   return input.defined() && input.scalar_type() == at::kFloat &&
          input.device().is_cpu() && input.layout() == at::kStrided &&
          input.sizes() == c10::IntArrayRef(impl_->in_sizes) &&
-         laid_out(impl_->in_sizes, input.strides(), impl_->in_format);
+         input.is_contiguous(impl_->in_format);
 }
 
 void OnednnPooling::run(const at::Tensor& input, const at::Tensor& out) {

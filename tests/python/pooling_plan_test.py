@@ -70,6 +70,19 @@ def layouts(shape):
     return out
 
 
+def expect_the_module_runs(module, x):
+    """The plan binds no step for `module` on `x` and returns the module's
+    result."""
+    compiled = compile_module(module, x)
+    assert compiled.stats["onednn_steps"] == 0
+    with torch.no_grad():
+        want, got = module(x), compiled(x)
+    if isinstance(want, tuple):
+        assert all(torch.equal(g, w) for g, w in zip(got, want))
+    else:
+        assert torch.equal(got, want)
+
+
 def compile_module(module, x):
     gm = torch.fx.symbolic_trace(nn.Sequential(module))
     return fx_sdk.compile(gm, [x])
@@ -111,14 +124,7 @@ def test_the_step_computes_the_module_bit_for_bit(module, shape):
 def test_what_the_step_refuses_runs_the_module(module, shape):
     torch.manual_seed(0)
     for x in layouts(shape)[:1]:  # NCHW (channels_last binds some)
-        compiled = compile_module(module, x)
-        assert compiled.stats["onednn_steps"] == 0
-        with torch.no_grad():
-            want, got = module(x), compiled(x)
-        if isinstance(want, tuple):
-            assert all(torch.equal(g, w) for g, w in zip(got, want))
-        else:
-            assert torch.equal(got, want)
+        expect_the_module_runs(module, x)
 
 
 def test_the_pooling_after_a_convolution_takes_its_layout():
@@ -170,14 +176,7 @@ def test_max_pooling_propagates_nan_and_keeps_minus_infinity(module):
 ])
 def test_channels_last_inputs_are_refused_alike(module):
     x = torch.randn(1, 6, 10, 10).contiguous(memory_format=torch.channels_last)
-    compiled = compile_module(module, x)
-    assert compiled.stats["onednn_steps"] == 0
-    with torch.no_grad():
-        want, got = module(x), compiled(x)
-    if isinstance(want, tuple):
-        assert all(torch.equal(g, w) for g, w in zip(got, want))
-    else:
-        assert torch.equal(got, want)
+    expect_the_module_runs(module, x)
 
 
 def test_nchw_adaptive_windows_are_planned_after_the_inference_passes():
