@@ -2,12 +2,31 @@
 // BUILD): Vectorized<float> is ATen's AVX2 class here, calling Sleef as
 // ATen's own AVX2 kernels do. This file includes nothing from ATen but the
 // vector headers, so no other ATen code is compiled for AVX2 through it.
+//
+// How a call is evaluated. The iterator's 2-d chunk is size1 rows of size0
+// elements. A block is either part of one long row (up to kBlock elements)
+// or several whole short rows (up to kBlock elements in all), so a
+// channels_last tensor's rows of C channels are not evaluated one row at a
+// time. Each instruction runs over the whole block before the next (its op
+// chosen once a block); every operand is a row pointer and a row step:
+//   - an input whose elements are adjacent along the row is read in place,
+//     whatever its step between rows (a slice of a wider concatenation),
+//     and a step of 0 for an input broadcast across rows (a per-channel
+//     scale on channels_last data);
+//   - any other input is gathered, or filled with its broadcast value;
+//   - an instruction whose operands do not change from row to row (it reads
+//     only scalars and inputs broadcast across rows: the sigmoid of a
+//     squeeze-excitation gate) runs once a call over one row, not once a
+//     row.
+// The operations are the same vector operations in the same order either
+// way, so where an instruction is evaluated changes no result.
 #include "fx_core/compile/pointwise_loop.h"
 
 #include <ATen/cpu/vec/vec.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 namespace fx {
@@ -15,174 +34,305 @@ namespace {
 
 using Vec = at::vec::Vectorized<float>;
 constexpr int64_t kLanes = Vec::size();
-constexpr int64_t kBlock = 256;  // elements per pass over the program
+constexpr int64_t kBlock = 512;  // elements per pass over the program
+constexpr int64_t kMaxHoistedFloats = int64_t{1} << 18;  // 1 MB
 
-// Where an operand's values for the current block are.
-struct Lane {
-  const float* ptr = nullptr;  // contiguous values, or null: `value`
-  float value = 0.0f;
+// Row r of an operand's block values starts at ptr + r * step; the values
+// along a row are adjacent.
+struct Rows {
+  const float* ptr = nullptr;
+  int64_t step = 0;
 };
 
-// The lane's values at [i, i + kLanes), or its broadcast value.
-inline Vec load(const Lane& l, const Vec& broadcast, int64_t i) {
-  return l.ptr == nullptr ? broadcast : Vec::loadu(l.ptr + i);
-}
-
-// The last n < kLanes values.
-inline Vec load_tail(const Lane& l, int64_t i, int64_t n) {
-  return l.ptr == nullptr ? Vec(l.value) : Vec::loadu(l.ptr + i, n);
-}
-
-// dst[0, n) = f(a, b, c) lane by lane: the instruction's op is chosen once
-// a block (f is a lambda of the op), not once a vector.
+// dst's rows = f(a, b, c) lane by lane over `rows` rows of n elements.
 template <typename F>
-inline void map(F f, const Lane& a, const Lane& b, const Lane& c, float* dst,
-                int64_t n) {
-  const Vec va(a.value), vb(b.value), vc(c.value);
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    f(load(a, va, i), load(b, vb, i), load(c, vc, i)).store(dst + i);
-  }
-  if (i < n) {
-    const int64_t m = n - i;
-    f(load_tail(a, i, m), load_tail(b, i, m), load_tail(c, i, m))
-        .store(dst + i, m);
+inline void map(F f, Rows a, Rows b, Rows c, float* dst, int64_t dst_step,
+                int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* pa = a.ptr + r * a.step;
+    const float* pb = b.ptr + r * b.step;
+    const float* pc = c.ptr + r * c.step;
+    float* pd = dst + r * dst_step;
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+      f(Vec::loadu(pa + i), Vec::loadu(pb + i), Vec::loadu(pc + i))
+          .store(pd + i);
+    }
+    if (i < n) {
+      const int64_t m = n - i;
+      f(Vec::loadu(pa + i, m), Vec::loadu(pb + i, m), Vec::loadu(pc + i, m))
+          .store(pd + i, m);
+    }
   }
 }
 
 // ATen's vectorized CPU formulas (UnaryOpsKernel.cpp, Activation.cpp,
 // BinaryOpsKernel.cpp, TensorCompareKernel.cpp in torch 1.13).
-void apply(PointwiseOp op, const Lane& a, const Lane& b, const Lane& c,
-           float* dst, int64_t n) {
+void apply(PointwiseOp op, Rows a, Rows b, Rows c, float* dst, int64_t dst_step,
+           int64_t rows, int64_t n) {
   const Vec zero(0.0f), one(1.0f), three(3.0f), six(6.0f);
+  auto run = [&](auto f) { map(f, a, b, c, dst, dst_step, rows, n); };
   switch (op) {
     case PointwiseOp::kAdd:
-      return map([](Vec x, Vec y, Vec) { return x + y; }, a, b, c, dst, n);
+      return run([](Vec x, Vec y, Vec) { return x + y; });
     case PointwiseOp::kSub:
-      return map([](Vec x, Vec y, Vec) { return x - y; }, a, b, c, dst, n);
+      return run([](Vec x, Vec y, Vec) { return x - y; });
     case PointwiseOp::kMul:
-      return map([](Vec x, Vec y, Vec) { return x * y; }, a, b, c, dst, n);
+      return run([](Vec x, Vec y, Vec) { return x * y; });
     case PointwiseOp::kDiv:
-      return map([](Vec x, Vec y, Vec) { return x / y; }, a, b, c, dst, n);
+      return run([](Vec x, Vec y, Vec) { return x / y; });
     case PointwiseOp::kNeg:
-      return map([](Vec x, Vec, Vec) { return x.neg(); }, a, b, c, dst, n);
+      return run([](Vec x, Vec, Vec) { return x.neg(); });
     case PointwiseOp::kRelu:
-      return map([&](Vec x, Vec, Vec) { return at::vec::clamp_min(x, zero); },
-                 a, b, c, dst, n);
+      return run([&](Vec x, Vec, Vec) { return at::vec::clamp_min(x, zero); });
     case PointwiseOp::kSigmoid:
-      return map([&](Vec x, Vec,
-                     Vec) { return ((zero - x).exp() + one).reciprocal(); },
-                 a, b, c, dst, n);
+      return run([&](Vec x, Vec, Vec) {
+        return ((zero - x).exp() + one).reciprocal();
+      });
     case PointwiseOp::kTanh:
-      return map([](Vec x, Vec, Vec) { return x.tanh(); }, a, b, c, dst, n);
+      return run([](Vec x, Vec, Vec) { return x.tanh(); });
     case PointwiseOp::kSilu:
-      return map([&](Vec x, Vec, Vec) { return x / (one + x.neg().exp()); }, a,
-                 b, c, dst, n);
+      return run([&](Vec x, Vec, Vec) { return x / (one + x.neg().exp()); });
     case PointwiseOp::kHardswish:
-      return map(
-          [&](Vec x, Vec, Vec) {
-            return x *
-                   at::vec::minimum(at::vec::clamp_min(x + three, zero), six) /
-                   six;
-          },
-          a, b, c, dst, n);
+      return run([&](Vec x, Vec, Vec) {
+        return x * at::vec::minimum(at::vec::clamp_min(x + three, zero), six) /
+               six;
+      });
     case PointwiseOp::kHardsigmoid:
-      return map(
-          [&](Vec x, Vec, Vec) {
-            return at::vec::minimum(at::vec::clamp_min(x + three, zero), six) /
-                   six;
-          },
-          a, b, c, dst, n);
+      return run([&](Vec x, Vec, Vec) {
+        return at::vec::minimum(at::vec::clamp_min(x + three, zero), six) / six;
+      });
     case PointwiseOp::kGelu:
-      return map(
-          [&](Vec x, Vec, Vec) {
-            return x * Vec(0.5f) *
-                   (one + (x * Vec(static_cast<float>(M_SQRT1_2))).erf());
-          },
-          a, b, c, dst, n);
+      return run([&](Vec x, Vec, Vec) {
+        return x * Vec(0.5f) *
+               (one + (x * Vec(static_cast<float>(M_SQRT1_2))).erf());
+      });
     case PointwiseOp::kClamp:
-      return map(
-          [](Vec x, Vec lo, Vec hi) { return at::vec::clamp(x, lo, hi); }, a, b,
-          c, dst, n);
+      return run(
+          [](Vec x, Vec lo, Vec hi) { return at::vec::clamp(x, lo, hi); });
     case PointwiseOp::kClampMin:
-      return map([](Vec x, Vec lo, Vec) { return at::vec::clamp_min(x, lo); },
-                 a, b, c, dst, n);
+      return run([](Vec x, Vec lo, Vec) { return at::vec::clamp_min(x, lo); });
     case PointwiseOp::kClampMax:
-      return map([](Vec x, Vec hi, Vec) { return at::vec::clamp_max(x, hi); },
-                 a, b, c, dst, n);
+      return run([](Vec x, Vec hi, Vec) { return at::vec::clamp_max(x, hi); });
   }
+}
+
+// dst[0, n) = v, a vector at a time.
+inline void fill(float* dst, int64_t n, float v) {
+  const Vec splat(v);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) splat.store(dst + i);
+  if (i < n) splat.store(dst + i, n - i);
+}
+
+// Scratch memory of one thread, reused from call to call (a call per
+// iterator chunk; no allocation once it has grown).
+std::vector<float>& scratch(size_t floats) {
+  thread_local std::vector<float> memory;
+  if (memory.size() < floats) memory.resize(floats);
+  return memory;
 }
 
 class Evaluator {
  public:
-  explicit Evaluator(const PointwiseProgram& p)
-      : p_(p),
-        temps_(p.code.size() * kBlock),
-        gathered_(p.num_inputs * kBlock),
-        out_tmp_(kBlock) {}
-
-  // n elements (n <= kBlock) from in[k] (stride in_stride[k] bytes) into out
-  // (stride out_stride).
-  void block(char* out, int64_t out_stride, char* const* in,
-             const int64_t* in_stride, int64_t n) {
-    std::vector<Lane>& inputs = inputs_;
-    inputs.resize(p_.num_inputs);
-    for (size_t k = 0; k < p_.num_inputs; ++k) {
-      inputs[k] = input_lane(k, in[k], in_stride[k], n);
-    }
-    const size_t last = p_.code.size() - 1;
-    const bool direct_out = out_stride == sizeof(float);
-    for (size_t j = 0; j <= last; ++j) {
-      const PointwiseInstr& ins = p_.code[j];
-      Lane ops[3];
-      for (int o = 0; o < ins.arity; ++o) ops[o] = lane(ins.operands[o]);
-      float* dst = j == last ? (direct_out ? reinterpret_cast<float*>(out)
-                                           : out_tmp_.data())
-                             : &temps_[j * kBlock];
-      apply(ins.op, ops[0], ops[1], ops[2], dst, n);
-    }
-    if (!direct_out) {
-      for (int64_t i = 0; i < n; ++i) {
-        *reinterpret_cast<float*>(out + i * out_stride) = out_tmp_[i];
-      }
-    }
-  }
+  Evaluator(const PointwiseProgram& p, char** data, const int64_t* strides,
+            int64_t size0, int64_t size1);
+  void run();
 
  private:
-  Lane input_lane(size_t k, char* base, int64_t stride, int64_t n) {
-    Lane l;
-    if (stride == 0) {
-      l.value = *reinterpret_cast<const float*>(base);
-    } else if (stride == sizeof(float)) {
-      l.ptr = reinterpret_cast<const float*>(base);
-    } else {
-      float* g = &gathered_[k * kBlock];
-      for (int64_t i = 0; i < n; ++i) {
-        g[i] = *reinterpret_cast<const float*>(base + i * stride);
-      }
-      l.ptr = g;
-    }
-    return l;
-  }
-  Lane lane(const PointwiseOperand& o) const {
-    Lane l;
-    switch (o.kind) {
-      case PointwiseOperand::Kind::kInput:
-        return inputs_[o.index];
-      case PointwiseOperand::Kind::kTemp:
-        l.ptr = &temps_[o.index * kBlock];
-        return l;
-      case PointwiseOperand::Kind::kScalar:
-        l.value = static_cast<float>(p_.scalars[o.index]);
-        return l;
-    }
-    return l;
-  }
+  int64_t inner(size_t op) const { return strides_[op]; }
+  int64_t outer(size_t op) const { return strides_[1 + p_.num_inputs + op]; }
+  void classify();
+  void block(int64_t row, int64_t rows, int64_t col, int64_t n);
+  void instruction(size_t j, int64_t rows, int64_t col, int64_t n, float* dst,
+                   int64_t dst_step);
+  Rows input_rows(size_t k, int64_t row, int64_t rows, int64_t col, int64_t n);
+  Rows operand(const PointwiseOperand& o, int64_t col, int64_t n) const;
+  void store_output(int64_t row, int64_t rows, int64_t col, int64_t n);
 
   const PointwiseProgram& p_;
-  std::vector<float> temps_, gathered_, out_tmp_;
-  std::vector<Lane> inputs_;
+  char** data_;
+  const int64_t* strides_;
+  int64_t size0_, size1_;
+  float* temps_;    // instruction j's block values at j * kBlock
+  float* inputs_;   // input k's gathered or filled values at k * kBlock
+  float* scalars_;  // scalar s repeated kBlock times at s * kBlock
+  float* out_;      // the block's results when the output is strided
+  float* hoisted_;  // a row-invariant instruction's row at j * size0
+  std::vector<Rows> in_;
+  // Input k's scratch holds filled_value_[k] in its first filled_[k] floats.
+  std::vector<int64_t> filled_;
+  std::vector<float> filled_value_;
+  std::vector<bool> input_invariant_, invariant_;
 };
+
+Evaluator::Evaluator(const PointwiseProgram& p, char** data,
+                     const int64_t* strides, int64_t size0, int64_t size1)
+    : p_(p),
+      data_(data),
+      strides_(strides),
+      size0_(size0),
+      size1_(size1),
+      in_(p.num_inputs),
+      filled_(p.num_inputs, 0),
+      filled_value_(p.num_inputs, 0.0f) {
+  classify();
+  const size_t code = p.code.size(), nin = p.num_inputs;
+  const size_t block_floats =
+      (code + nin + p.scalars.size() + 1) * static_cast<size_t>(kBlock);
+  const size_t hoisted_floats =
+      std::find(invariant_.begin(), invariant_.end(), true) == invariant_.end()
+          ? 0
+          : code * static_cast<size_t>(size0);
+  float* m = scratch(block_floats + hoisted_floats).data();
+  temps_ = m;
+  inputs_ = temps_ + code * kBlock;
+  scalars_ = inputs_ + nin * kBlock;
+  out_ = scalars_ + p.scalars.size() * kBlock;
+  hoisted_ = out_ + kBlock;
+  for (size_t s = 0; s < p.scalars.size(); ++s) {
+    fill(scalars_ + s * kBlock, kBlock, static_cast<float>(p.scalars[s]));
+  }
+}
+
+// Which inputs and instructions are the same in every row. The last
+// instruction never is: it writes every row of the output.
+void Evaluator::classify() {
+  input_invariant_.assign(p_.num_inputs, false);
+  invariant_.assign(p_.code.size(), false);
+  // Hoisting pays from two rows on; its rows take code x size0 floats.
+  if (size1_ < 2 || p_.code.size() * size0_ > kMaxHoistedFloats) return;
+  for (size_t k = 0; k < p_.num_inputs; ++k) {
+    input_invariant_[k] = outer(1 + k) == 0;
+  }
+  for (size_t j = 0; j + 1 < p_.code.size(); ++j) {
+    const PointwiseInstr& ins = p_.code[j];
+    bool same = true;
+    for (int o = 0; o < ins.arity; ++o) {
+      const PointwiseOperand& x = ins.operands[o];
+      if (x.kind == PointwiseOperand::Kind::kInput) {
+        same = same && input_invariant_[x.index];
+      } else if (x.kind == PointwiseOperand::Kind::kTemp) {
+        same = same && invariant_[x.index];
+      }
+    }
+    invariant_[j] = same;
+  }
+}
+
+void Evaluator::run() {
+  // The row-invariant instructions, once over row 0.
+  for (int64_t col = 0; col < size0_; col += kBlock) {
+    const int64_t n = std::min(kBlock, size0_ - col);
+    bool any = false;
+    for (size_t j = 0; j < p_.code.size(); ++j) {
+      if (!invariant_[j]) continue;
+      if (!any) {
+        for (size_t k = 0; k < p_.num_inputs; ++k) {
+          if (input_invariant_[k]) in_[k] = input_rows(k, 0, 1, col, n);
+        }
+        any = true;
+      }
+      instruction(j, 1, col, n, hoisted_ + j * size0_ + col, 0);
+    }
+  }
+  const int64_t rows = size0_ >= kBlock ? 1 : kBlock / size0_;
+  for (int64_t row = 0; row < size1_; row += rows) {
+    const int64_t r = std::min(rows, size1_ - row);
+    for (int64_t col = 0; col < size0_; col += kBlock) {
+      block(row, r, col, std::min(kBlock, size0_ - col));
+    }
+  }
+}
+
+void Evaluator::block(int64_t row, int64_t rows, int64_t col, int64_t n) {
+  for (size_t k = 0; k < p_.num_inputs; ++k) {
+    in_[k] = input_rows(k, row, rows, col, n);
+  }
+  const size_t last = p_.code.size() - 1;
+  for (size_t j = 0; j < last; ++j) {
+    if (!invariant_[j]) instruction(j, rows, col, n, temps_ + j * kBlock, n);
+  }
+  if (inner(0) == sizeof(float)) {
+    float* dst =
+        reinterpret_cast<float*>(data_[0] + row * outer(0) + col * inner(0));
+    instruction(last, rows, col, n, dst, outer(0) / int64_t{sizeof(float)});
+    return;
+  }
+  instruction(last, rows, col, n, out_, n);
+  store_output(row, rows, col, n);
+}
+
+void Evaluator::instruction(size_t j, int64_t rows, int64_t col, int64_t n,
+                            float* dst, int64_t dst_step) {
+  const PointwiseInstr& ins = p_.code[j];
+  Rows ops[3];
+  for (int o = 0; o < ins.arity; ++o) ops[o] = operand(ins.operands[o], col, n);
+  for (int o = ins.arity; o < 3; ++o) ops[o] = ops[0];  // unread
+  apply(ins.op, ops[0], ops[1], ops[2], dst, dst_step, rows, n);
+}
+
+Rows Evaluator::operand(const PointwiseOperand& o, int64_t col,
+                        int64_t n) const {
+  switch (o.kind) {
+    case PointwiseOperand::Kind::kInput:
+      return in_[o.index];
+    case PointwiseOperand::Kind::kTemp:
+      if (invariant_[o.index]) return {hoisted_ + o.index * size0_ + col, 0};
+      return {temps_ + o.index * kBlock, n};
+    case PointwiseOperand::Kind::kScalar:
+      return {scalars_ + o.index * kBlock, 0};
+  }
+  return {};
+}
+
+// Input k's values for rows [row, row + rows), columns [col, col + n).
+Rows Evaluator::input_rows(size_t k, int64_t row, int64_t rows, int64_t col,
+                           int64_t n) {
+  const int64_t in = inner(1 + k), out = outer(1 + k);
+  const char* base = data_[1 + k] + row * out + col * in;
+  if (in == sizeof(float)) {
+    return {reinterpret_cast<const float*>(base), out / int64_t{sizeof(float)}};
+  }
+  float* g = inputs_ + k * kBlock;
+  if (in == 0 && (out == 0 || rows == 1)) {
+    // One value for the whole block: filled once while it stays the same
+    // (a long row's blocks, a broadcast scalar tensor).
+    const float v = *reinterpret_cast<const float*>(base);
+    if (filled_[k] < n || std::memcmp(&filled_value_[k], &v, sizeof v) != 0) {
+      fill(g, kBlock, v);
+      filled_[k] = kBlock;
+      filled_value_[k] = v;
+    }
+    return {g, 0};
+  }
+  filled_[k] = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const char* src = base + r * out;
+    float* dst = g + r * n;
+    if (in == 0) {
+      fill(dst, n, *reinterpret_cast<const float*>(src));
+      continue;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      dst[i] = *reinterpret_cast<const float*>(src + i * in);
+    }
+  }
+  return {g, n};
+}
+
+// The block's results (in out_) to the strided output.
+void Evaluator::store_output(int64_t row, int64_t rows, int64_t col,
+                             int64_t n) {
+  const int64_t in = inner(0), out = outer(0);
+  for (int64_t r = 0; r < rows; ++r) {
+    char* dst = data_[0] + (row + r) * out + col * in;
+    const float* src = out_ + r * n;
+    for (int64_t i = 0; i < n; ++i) {
+      *reinterpret_cast<float*>(dst + i * in) = src[i];
+    }
+  }
+}
 
 }  // namespace
 
@@ -192,20 +342,8 @@ bool pointwise_loop_supported() {
 
 void pointwise_loop(const PointwiseProgram& program, char** data,
                     const int64_t* strides, int64_t size0, int64_t size1) {
-  const size_t nt = 1 + program.num_inputs;
-  Evaluator eval(program);
-  std::vector<char*> in(program.num_inputs);
-  for (int64_t row = 0; row < size1; ++row) {
-    for (int64_t start = 0; start < size0; start += kBlock) {
-      const int64_t n = std::min(kBlock, size0 - start);
-      char* out = data[0] + row * strides[nt] + start * strides[0];
-      for (size_t k = 0; k < program.num_inputs; ++k) {
-        in[k] =
-            data[1 + k] + row * strides[nt + 1 + k] + start * strides[1 + k];
-      }
-      eval.block(out, strides[0], in.data(), strides + 1, n);
-    }
-  }
+  if (size0 <= 0 || size1 <= 0) return;
+  Evaluator(program, data, strides, size0, size1).run();
 }
 
 }  // namespace fx

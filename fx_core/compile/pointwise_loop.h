@@ -2,7 +2,9 @@
 // (pointwise_kernel.h): one TensorIterator 2-d loop over float32 data,
 // evaluating a PointwiseProgram with at::vec::Vectorized<float> in blocks
 // of a few hundred elements (each instruction over the block, temporaries
-// in a small scratch array). pointwise_loop.cc is compiled for AVX2 + FMA
+// in a thread's scratch memory; short rows several to a block, and the
+// instructions that read only values broadcast across rows once a call:
+// pointwise_loop.cc says how). pointwise_loop.cc is compiled for AVX2 + FMA
 // (the same Vectorized and Sleef functions ATen's AVX2 kernels use), so call
 // it only when pointwise_loop_supported() says the CPU has them.
 //

@@ -23,8 +23,8 @@
 namespace fx {
 namespace {
 
-// forward(x, y) = fx_inference.pointwise([x, y][:num_inputs], program,
-// scalars).
+// forward(x, y, z) = fx_inference.pointwise([x, y, z][:num_inputs],
+// program, scalars).
 std::unique_ptr<GraphModule> pointwise_graph(
     torch::nn::Module& root, size_t num_inputs,
     const std::vector<std::string>& program,
@@ -32,7 +32,7 @@ std::unique_ptr<GraphModule> pointwise_graph(
   auto g = std::make_unique<Graph>();
   ArgumentList inputs;
   for (size_t i = 0; i < num_inputs; ++i) {
-    inputs.push_back(g->placeholder(i == 0 ? "x" : "y"));
+    inputs.push_back(g->placeholder(std::string(1, "xyz"[i])));
   }
   ArgumentList text(program.begin(), program.end());
   ArgumentList numbers(scalars.begin(), scalars.end());
@@ -151,6 +151,60 @@ TEST(PointwisePlan, BroadcastStridedAndParallel) {
   at::Tensor big = at::randn({1, 64, 56, 56}), bs = at::randn({1, 64, 1, 1});
   expect_plan(*gm, {big, bs}, eager(big, bs), "two threads");
   at::set_num_threads(threads);
+}
+
+// How the kernel walks its operands (pointwise_loop.cc): rows read in place
+// with any step between them (a channels_last slice of a wider tensor),
+// several short rows a block, values broadcast along a row (NCHW
+// per-channel) or across rows (per-channel on channels_last), and
+// instructions over row-invariant operands computed once a call.
+TEST(PointwisePlan, RowsBroadcastsAndHoistedInstructions) {
+  torch::nn::Module root;
+  const auto cl = at::MemoryFormat::ChannelsLast;
+  const std::vector<std::string> bn_relu = {"mul i0 i1", "add t0 i2",
+                                            "relu t1"};
+  auto bn = [](const at::Tensor& x, const at::Tensor& s, const at::Tensor& b) {
+    return at::relu(x * s + b);
+  };
+  auto gm = pointwise_graph(root, 3, bn_relu, {});
+  struct Case {
+    const char* what;
+    at::Tensor x;
+  };
+  for (const Case& c : std::vector<Case>{
+           // Rows of 29 channels (tails), 40 apart: 17 rows a block.
+           {"29 of 40 channels, channels_last",
+            at::randn({2, 40, 9, 11}).contiguous(cl).slice(1, 0, 29)},
+           // Rows of 96 of 128 channels: 5 rows a block, no tail.
+           {"96 of 128 channels, channels_last",
+            at::randn({1, 128, 20, 20}).contiguous(cl).slice(1, 32, 128)},
+           // NCHW: a row per channel, the scale broadcast along it; long
+           // rows (1200, several blocks each) and short ones (49).
+           {"NCHW, rows of 1200", at::randn({1, 6, 30, 40})},
+           {"NCHW, rows of 49", at::randn({2, 6, 7, 7})},
+       }) {
+    const int64_t channels = c.x.size(1);
+    at::Tensor scale = at::rand({channels, 1, 1}) + 0.5;
+    at::Tensor shift = at::randn({channels, 1, 1});
+    expect_plan(*gm, {c.x, scale, shift}, bn(c.x, scale, shift), c.what);
+  }
+  // sigmoid(y * 1.5) depends on the gate alone: once a call, then
+  // x * it + 0.25 over every row.
+  auto se = pointwise_graph(
+      root, 2, {"mul i1 s0", "sigmoid t0", "mul i0 t1", "add t2 s1"},
+      {1.5, 0.25});
+  auto se_eager = [](const at::Tensor& x, const at::Tensor& y) {
+    return x * at::sigmoid(y * 1.5) + 0.25;
+  };
+  at::Tensor x = at::randn({1, 24, 7, 9}).contiguous(cl);
+  at::Tensor y = at::randn({1, 24, 1, 1});
+  expect_plan(*se, {x, y}, se_eager(x, y), "hoisted gate, channels_last");
+  // Rows of 1000 (hoisted) and of 140000 (too long to keep: per block).
+  for (int64_t n : {1000, 140000}) {
+    at::Tensor xs = at::randn({3, n}), ys = at::randn({n});
+    expect_plan(*se, {xs, ys}, se_eager(xs, ys),
+                "gate rows of " + std::to_string(n));
+  }
 }
 
 // x -> silu -> * y -> relu -> + 1: every step after the first writes over
