@@ -9,7 +9,8 @@
 // stays), and a window holding a NaN gives NaN, -inf stays -inf. A NaN
 // result's bits may differ from ATen's (all bits set in whole blocks of 16
 // channels, where ATen gives the last NaN it met; no float comparison tells
-// them apart). SSE2, four channels a lane, sixteen in registers at a time.
+// them apart). AVX2 where the CPU has it (eight channels a lane, 32 in
+// registers at a time), SSE2 otherwise (max_pool_rows.h).
 //
 // `input` is N x C x H x W laid out channels_last; `out` N x C x OH x OW,
 // channels_last, with OH / OW the window's output sizes (pad_end is not

@@ -30,9 +30,9 @@ BOUND = [
     (nn.MaxPool2d(3, 2, 0, ceil_mode=True), (1, 4, 14, 14)),
     (nn.MaxPool2d(2), (1, 5, 7, 7)),
     (nn.MaxPool2d((3, 2), (2, 1), (1, 0), dilation=(2, 1)), (1, 5, 15, 11)),
-    # Whole blocks of 16 channels and a tail; padding, dilation and
+    # Whole vector blocks (32 and 8, or 16) and a tail; padding, dilation and
     # ceil_mode together; windows that hold no element (-inf).
-    (nn.MaxPool2d(3, 2, 1, dilation=2, ceil_mode=True), (2, 40, 9, 9)),
+    (nn.MaxPool2d(3, 2, 1, dilation=2, ceil_mode=True), (2, 45, 9, 9)),
     (nn.MaxPool2d(2, padding=1, dilation=2), (1, 20, 1, 5)),
     (nn.AvgPool2d(2, 2), (1, 128, 56, 56)),
     (nn.AvgPool2d(3, 2, 1), (1, 7, 9, 9)),
@@ -150,15 +150,18 @@ def test_the_pooling_after_a_convolution_takes_its_layout():
 
 @pytest.mark.parametrize("module", [nn.MaxPool2d(2), nn.MaxPool2d(3, 2, 1)])
 def test_max_pooling_propagates_nan_and_keeps_minus_infinity(module):
-    # ATen's rule: NaN wins a window, a window of -inf gives -inf; in the
-    # blocks of 16 channels and in the tail after them.
-    x = torch.randn(2, 37, 6, 6)
+    # ATen's rule: NaN wins a window, a window of -inf gives -inf; in every
+    # part of the 45 channels: blocks of 32 and 8 (AVX2) or 16 (SSE2), and
+    # the tail after them.
+    x = torch.randn(2, 45, 6, 6)
     x[0, 0, 0, 0] = float("nan")
     x[0, 1, :3, :3] = float("-inf")
     x[1, 15, 2, 3] = float("nan")
     x[1, 3] = float("-inf")
     x[0, 35, 4, 4] = float("nan")
     x[1, 36] = float("-inf")
+    x[1, 43, 1, 1] = float("nan")
+    x[0, 44] = float("-inf")
     x = x.contiguous(memory_format=torch.channels_last)
     compiled = compile_module(module, x)
     assert compiled.stats["onednn_steps"] == 1
