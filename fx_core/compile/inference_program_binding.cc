@@ -144,8 +144,8 @@ bool InferencePlan::Program::bind_onednn_steps(bool layout_setting) {
   return any;
 }
 
-// The pooling modules (pooling_steps.h) on float32 CPU inputs as the last
-// recording run laid them out (after the convolutions chose theirs);
+// The pooling modules and calls (pooling_steps.h) on float32 CPU inputs as the
+// last recording run laid them out (after the convolutions chose theirs);
 // whether any was bound. Global averages round as oneDNN does only in
 // graphs the inference passes wrote (fx_inference ops).
 bool InferencePlan::Program::bind_pooling_steps() {
@@ -159,6 +159,19 @@ bool InferencePlan::Program::bind_pooling_steps() {
   }
   bool any = false;
   for (Step& step : steps) {
+    if (step.kind == Step::Kind::kCallOp && step.slot >= 0 && !step.onednn) {
+      std::vector<PlannedParam> args;
+      for (const Source* s : positional_sources(step.params)) {
+        args.push_back(planned_param(*s));
+      }
+      Source result;
+      result.kind = Source::Kind::kSlot;
+      result.slot = step.slot;
+      step.onednn = bind_pooling_call_step(step.op->target, args,
+                                           planned_param(result), rounding);
+      any = any || step.onednn != nullptr;
+      continue;
+    }
     if (step.kind != Step::Kind::kCallModule || step.slot < 0 || step.onednn ||
         step.module == nullptr || step.module_kind == nullptr ||
         step.params.empty() || step.params[0].kind != Source::Kind::kSlot) {

@@ -125,31 +125,21 @@ std::optional<Planned> avg_pool(const ArgumentDict& c,
   return plan_window(std::move(w), *padding, in, *ceil_mode);
 }
 
-// AdaptiveAvgPool2d(output_size) where each output size divides the input's
-// (None: the input's): windows of input / output, no padding. With
-// PoolingRounding::kExact: not a global average (one output of several
+// An adaptive average to `dims` (nullopt: the input's size) where each
+// output size divides the input's: windows of input / output, no padding.
+// With PoolingRounding::kExact: not a global average (one output of several
 // inputs: ATen's is a mean, summed in another order), and on an NCHW input
 // a window of one row or column (ATen's NCHW kernel divides by its height,
 // then by its width: two roundings, where oneDNN divides once).
-std::optional<Planned> adaptive_avg_pool(const ArgumentDict& c,
-                                         const std::vector<int64_t>& in,
-                                         bool channels_last,
-                                         PoolingRounding rounding) {
-  const Argument* size = find_item(c, "output_size");
-  if (size == nullptr) return std::nullopt;
-  std::vector<Argument> dims;
-  if (size->is_int()) {
-    dims = {*size, *size};
-  } else if (size->is_sequence() && size->elements().size() == 2) {
-    dims = size->elements();
-  } else {
-    return std::nullopt;
-  }
+std::optional<Planned> adaptive_avg_pool(
+    const std::vector<std::optional<int64_t>>& dims,
+    const std::vector<int64_t>& in, bool channels_last,
+    PoolingRounding rounding) {
+  if (dims.size() != 2) return std::nullopt;
   Planned p;
   p.window.kind = PoolingWindow::Kind::kAvgExcludePad;
   for (size_t d = 0; d < 2; ++d) {
-    if (!dims[d].is_none() && !dims[d].is_int()) return std::nullopt;
-    const int64_t out = dims[d].is_none() ? in[2 + d] : dims[d].as_int();
+    const int64_t out = dims[d].value_or(in[2 + d]);
     if (out < 1 || in[2 + d] % out != 0) return std::nullopt;
     const int64_t k = in[2 + d] / out;
     p.window.kernel.push_back(k);
@@ -167,6 +157,59 @@ std::optional<Planned> adaptive_avg_pool(const ArgumentDict& c,
   p.window.pad_begin = {0, 0};
   p.window.pad_end = {0, 0};
   return p;
+}
+
+// AdaptiveAvgPool2d's output_size: an int or a pair of ints or None.
+std::optional<std::vector<std::optional<int64_t>>> adaptive_dims(
+    const ArgumentDict& c) {
+  const Argument* size = find_item(c, "output_size");
+  if (size == nullptr) return std::nullopt;
+  if (size->is_int())
+    return std::vector<std::optional<int64_t>>(2, size->as_int());
+  if (!size->is_sequence()) return std::nullopt;
+  std::vector<std::optional<int64_t>> dims;
+  for (const Argument& a : size->elements()) {
+    if (a.is_none()) {
+      dims.push_back(std::nullopt);
+    } else if (a.is_int()) {
+      dims.push_back(a.as_int());
+    } else {
+      return std::nullopt;
+    }
+  }
+  return dims;
+}
+
+// A list's or tuple's items; nullopt for anything else.
+std::optional<std::vector<c10::IValue>> sequence(const c10::IValue& v) {
+  if (v.isList()) {
+    c10::ArrayRef<c10::IValue> items = v.toListRef();
+    return std::vector<c10::IValue>(items.begin(), items.end());
+  }
+  if (v.isTuple()) {
+    const auto& items = v.toTupleRef().elements();
+    return std::vector<c10::IValue>(items.begin(), items.end());
+  }
+  return std::nullopt;
+}
+
+// The same read from a call's constant argument.
+std::optional<std::vector<std::optional<int64_t>>> adaptive_dims(
+    const c10::IValue& size) {
+  if (size.isInt()) return std::vector<std::optional<int64_t>>(2, size.toInt());
+  std::optional<std::vector<c10::IValue>> items = sequence(size);
+  if (!items) return std::nullopt;
+  std::vector<std::optional<int64_t>> dims;
+  for (const c10::IValue& v : *items) {
+    if (v.isNone()) {
+      dims.push_back(std::nullopt);
+    } else if (v.isInt()) {
+      dims.push_back(v.toInt());
+    } else {
+      return std::nullopt;
+    }
+  }
+  return dims;
 }
 
 // An average on oneDNN's pooling.
@@ -234,6 +277,131 @@ bool only_channels_last(const std::vector<int64_t>& sizes,
          t.suggest_memory_format() == at::MemoryFormat::ChannelsLast;
 }
 
+// A global average written as N x C (or N x C x 1 x 1: keepdim): the bytes
+// of oneDNN's N x C x 1 x 1 result in either layout.
+class GlobalMeanStep : public OnednnStep {
+ public:
+  GlobalMeanStep(std::unique_ptr<OnednnPooling> pooling,
+                 std::vector<int64_t> out, int32_t input)
+      : pooling_(std::move(pooling)), out_(std::move(out)) {
+    inputs_.push_back(input);
+  }
+  const std::vector<int64_t>& output_sizes() const override { return out_; }
+  at::Tensor empty_output() const override {
+    return at::empty(out_, at::TensorOptions().dtype(at::kFloat));
+  }
+  bool fits(const std::vector<const at::Tensor*>& x) const override {
+    return x[0] != nullptr && pooling_->fits(*x[0]);
+  }
+  void run(const std::vector<const at::Tensor*>& x,
+           const at::Tensor& out) override {
+    pooling_->run(*x[0], out);
+  }
+
+ private:
+  std::unique_ptr<OnednnPooling> pooling_;
+  std::vector<int64_t> out_;
+};
+
+// Whether a result of `sizes` (N x C, then ones) is laid out as
+// N x C row-major: channel c of image n at n * C + c.
+bool rows_of_channels(const PlannedParam& out,
+                      const std::vector<int64_t>& sizes) {
+  if (out.kind != PlannedParam::Kind::kValue || !out.float_cpu ||
+      out.sizes != sizes) {
+    return false;
+  }
+  return (sizes[1] == 1 || out.strides[1] == 1) &&
+         (sizes[0] == 1 || out.strides[0] == sizes[1]);
+}
+
+// input.mean(dim) / torch.mean(input, dim[, keepdim[, dtype=None]]) with
+// dim the last two of a 4-d input: its global average (a mean in ATen:
+// another order of sums, so only with PoolingRounding::kFloat32).
+std::unique_ptr<OnednnStep> bind_global_mean(
+    const std::vector<PlannedParam>& args, const PlannedParam& out,
+    PoolingRounding rounding) {
+  if (rounding != PoolingRounding::kFloat32 || args.size() < 2 ||
+      args.size() > 4 || args[1].kind != PlannedParam::Kind::kConstant) {
+    return nullptr;
+  }
+  const PlannedParam& in = args[0];
+  if (in.kind != PlannedParam::Kind::kValue || !in.float_cpu ||
+      in.sizes.size() != 4) {
+    return nullptr;
+  }
+  std::optional<std::vector<c10::IValue>> dims = sequence(args[1].constant);
+  if (!dims || dims->size() != 2) return nullptr;
+  std::vector<int64_t> d;
+  for (const c10::IValue& v : *dims) {
+    if (!v.isInt()) return nullptr;
+    d.push_back(v.toInt() < 0 ? v.toInt() + 4 : v.toInt());
+  }
+  std::sort(d.begin(), d.end());
+  if (d != std::vector<int64_t>{2, 3}) return nullptr;
+  bool keepdim = false;
+  if (args.size() > 2) {
+    if (args[2].kind != PlannedParam::Kind::kConstant ||
+        !args[2].constant.isBool()) {
+      return nullptr;
+    }
+    keepdim = args[2].constant.toBool();
+  }
+  if (args.size() > 3 && (args[3].kind != PlannedParam::Kind::kConstant ||
+                          !args[3].constant.isNone())) {
+    return nullptr;
+  }
+  std::vector<int64_t> sizes = {in.sizes[0], in.sizes[1]};
+  if (keepdim) sizes.insert(sizes.end(), {1, 1});
+  if (!rows_of_channels(out, sizes)) return nullptr;
+  std::optional<Planned> p = adaptive_avg_pool(
+      {1, 1}, in.sizes, only_channels_last(in.sizes, in.strides), rounding);
+  if (!p) return nullptr;
+  std::unique_ptr<OnednnPooling> pooling =
+      OnednnPooling::create(p->window, in.sizes, in.strides, p->out_hw);
+  if (pooling == nullptr) return nullptr;
+  return std::make_unique<GlobalMeanStep>(std::move(pooling), std::move(sizes),
+                                          in.slot);
+}
+
+// Whether `t` has these sizes and, along every dimension longer than one,
+// these strides.
+bool same_layout(const std::vector<int64_t>& sizes,
+                 const std::vector<int64_t>& strides, const at::Tensor& t) {
+  if (t.sizes() != c10::IntArrayRef(sizes)) return false;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] > 1 && t.stride(d) != strides[d]) return false;
+  }
+  return true;
+}
+
+// F.adaptive_avg_pool2d(input, output_size): as the module.
+std::unique_ptr<OnednnStep> bind_adaptive_call(
+    const std::vector<PlannedParam>& args, const PlannedParam& out,
+    PoolingRounding rounding) {
+  if (args.size() != 2 || args[1].kind != PlannedParam::Kind::kConstant) {
+    return nullptr;
+  }
+  const PlannedParam& in = args[0];
+  if (in.kind != PlannedParam::Kind::kValue || !in.float_cpu ||
+      in.sizes.size() != 4) {
+    return nullptr;
+  }
+  auto dims = adaptive_dims(args[1].constant);
+  if (!dims) return nullptr;
+  const bool channels_last = only_channels_last(in.sizes, in.strides);
+  std::optional<Planned> p =
+      adaptive_avg_pool(*dims, in.sizes, channels_last, rounding);
+  if (!p) return nullptr;
+  std::unique_ptr<OnednnPooling> pooling =
+      OnednnPooling::create(p->window, in.sizes, in.strides, p->out_hw);
+  if (pooling == nullptr || out.kind != PlannedParam::Kind::kValue ||
+      !same_layout(out.sizes, out.strides, pooling->empty_output())) {
+    return nullptr;
+  }
+  return std::make_unique<AveragePoolingStep>(std::move(pooling), in.slot);
+}
+
 }  // namespace
 
 std::unique_ptr<OnednnStep> bind_pooling_module_step(
@@ -254,14 +422,27 @@ std::unique_ptr<OnednnStep> bind_pooling_module_step(
   if (kind.type == "torch.nn.AvgPool2d") {
     p = avg_pool(kind.describe(module), input_sizes);
   } else if (kind.type == "torch.nn.AdaptiveAvgPool2d") {
-    p = adaptive_avg_pool(kind.describe(module), input_sizes, channels_last,
-                          rounding);
+    auto dims = adaptive_dims(kind.describe(module));
+    if (dims)
+      p = adaptive_avg_pool(*dims, input_sizes, channels_last, rounding);
   }
   if (!p) return nullptr;
   std::unique_ptr<OnednnPooling> pooling =
       OnednnPooling::create(p->window, input_sizes, input_strides, p->out_hw);
   if (pooling == nullptr) return nullptr;
   return std::make_unique<AveragePoolingStep>(std::move(pooling), input_slot);
+}
+
+std::unique_ptr<OnednnStep> bind_pooling_call_step(
+    std::string_view target, const std::vector<PlannedParam>& args,
+    const PlannedParam& out, PoolingRounding rounding) {
+  if (target == "mean" || target == "torch.mean") {
+    return bind_global_mean(args, out, rounding);
+  }
+  if (target == "torch.nn.functional.adaptive_avg_pool2d") {
+    return bind_adaptive_call(args, out, rounding);
+  }
+  return nullptr;
 }
 
 }  // namespace fx

@@ -1,7 +1,7 @@
 // fx::bind_pooling_module_step: the InferencePlan's pooling steps. A
 // call_module of torch.nn's MaxPool2d, AvgPool2d or AdaptiveAvgPool2d on a
-// 4-d float32 CPU input runs into a planned buffer instead of the module's
-// LibTorch kernel: ATen's max_pool2d computes and drops the argmax indices
+// 4-d float32 CPU input (and the calls bind_pooling_call_step takes) runs
+// into a planned buffer instead of the module's LibTorch kernel: ATen's max_pool2d computes and drops the argmax indices
 // (resnet50's stem pooling: 0.35-0.44 ms, about 1% of the network at 1
 // thread), and each module call allocates its result. MaxPool2d on a
 // channels_last input runs max_pool_kernel.h (ATen's numbers, NaN
@@ -33,6 +33,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "fx_core/compile/onednn_steps.h"
@@ -55,6 +56,18 @@ std::unique_ptr<OnednnStep> bind_pooling_module_step(
     const ModuleKind& kind, const torch::nn::Module& module, int32_t input_slot,
     const std::vector<int64_t>& input_sizes,
     const std::vector<int64_t>& input_strides, PoolingRounding rounding);
+
+// The step for a call_function / call_method of `target` with `args` (its
+// positional arguments as planned) writing `out`, or nullptr:
+//   - torch.nn.functional.adaptive_avg_pool2d(input, output_size), as the
+//     module above;
+//   - input.mean(dim) and torch.mean(input, dim[, keepdim[, dtype=None]])
+//     with dim the last two dimensions of a 4-d input (a global average:
+//     mnasnet's head), only with PoolingRounding::kFloat32 (ATen's is a
+//     mean, summed in another order).
+std::unique_ptr<OnednnStep> bind_pooling_call_step(
+    std::string_view target, const std::vector<PlannedParam>& args,
+    const PlannedParam& out, PoolingRounding rounding);
 
 }  // namespace fx
 

@@ -143,11 +143,13 @@ TEST_P(InferenceModels, PassesAndPlanMatchEager) {
   expect_close(plan->run(in), b.expected, "plan, first run", c.rtol, c.atol);
   expect_close(plan->run(in), b.expected, "plan, second run", c.rtol, c.atol);
   InferencePlan::Stats s = plan->stats();
-  // The pooling modules are planned steps too (pooling_steps.h: every one
-  // of these models pools after a oneDNN convolution, channels_last).
-  const size_t pools = count_modules(*gm, "::MaxPool2d") +
-                       count_modules(*gm, "::AvgPool2d") +
-                       count_modules(*gm, "::AdaptiveAvgPool2d");
+  // The pooling modules and F.adaptive_avg_pool2d calls are planned steps
+  // too (pooling_steps.h: every one of these models pools after a oneDNN
+  // convolution, channels_last).
+  const size_t pools =
+      count_modules(*gm, "::MaxPool2d") + count_modules(*gm, "::AvgPool2d") +
+      count_modules(*gm, "::AdaptiveAvgPool2d") +
+      count_target(*gm, "torch.nn.functional.adaptive_avg_pool2d");
   const size_t onednn = c.onednn >= 0 ? static_cast<size_t>(c.onednn)
                                       : c.fused + c.linears + c.matmuls + pools;
   EXPECT_EQ(s.onednn_steps, onednn) << [&] {

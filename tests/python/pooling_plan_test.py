@@ -1,7 +1,8 @@
 """The InferencePlan's pooling steps (fx_core/compile/pooling_steps.h):
 torch.nn's MaxPool2d (on channels_last inputs: a kernel of the plan's own),
-AvgPool2d and AdaptiveAvgPool2d (oneDNN's pooling primitive) on float32 CPU
-inputs run into planned buffers. The golden
+AvgPool2d and AdaptiveAvgPool2d (oneDNN's pooling primitive), and the calls
+F.adaptive_avg_pool2d and a global mean, on float32 CPU inputs run into
+planned buffers. The golden
 is each module itself: bit for bit (maxima, and averages, which oneDNN sums
 and divides as ATen does), in the layout PyTorch gives; a global average
 (ATen's is a mean, summed in another order) within float32 rounding, and
@@ -204,6 +205,67 @@ def test_an_input_of_another_layout_leaves_the_plan_for_that_run():
         got = compiled(other)
     assert torch.equal(got, module(other))
     assert got.stride() == module(other).stride()
+
+
+class Head(nn.Module):
+    """A convolution (the inference passes make it fx_inference.conv2d),
+    then `average` written as a call, as torchvision's mnasnet
+    (`x.mean([2, 3])`) and densenet (`F.adaptive_avg_pool2d`) do."""
+
+    def __init__(self, average):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 24, 3, padding=1)
+        self.average = average
+
+    def forward(self, x):
+        return self.average(self.conv(x))
+
+
+F = nn.functional
+AVERAGE_CALLS = [
+    # (call, planned as a step)
+    (lambda y: y.mean([2, 3]), True),
+    (lambda y: torch.mean(y, (-1, -2), True), True),
+    (lambda y: y.mean(dim=[2, 3]), True),
+    (lambda y: F.adaptive_avg_pool2d(y, (1, 1)), True),
+    (lambda y: F.adaptive_avg_pool2d(y, 4), True),
+    (lambda y: F.adaptive_avg_pool2d(y, (None, 2)), True),
+    # Left to ATen: other dimensions, another dtype, a size that does not
+    # divide the input.
+    (lambda y: y.mean([1, 2]), False),
+    (lambda y: y.mean([2, 3], True, dtype=torch.float64), False),
+    (lambda y: F.adaptive_avg_pool2d(y, 3), False),
+]
+
+
+@pytest.mark.parametrize("call,bound", AVERAGE_CALLS)
+def test_average_calls_after_a_convolution(call, bound):
+    torch.manual_seed(0)
+    model = Head(call).eval()
+    x = torch.randn(2, 3, 16, 16)
+    compiled = fx_sdk.compile(torch.fx.symbolic_trace(model), [x])
+    assert compiled.stats["onednn_steps"] == 1 + bound
+    with torch.no_grad():
+        for _ in range(2):
+            want, got = model(x), compiled(x)
+            assert got.shape == want.shape and got.dtype == want.dtype
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+            x = torch.randn_like(x)
+    assert compiled.stats["replans"] == 0
+
+
+def test_a_global_mean_keeps_atens_numbers_without_the_inference_passes():
+    # No fx_inference op in the graph: the plan keeps GraphModule.forward's
+    # numbers bit for bit, so ATen's mean runs.
+    class Mean(nn.Module):
+        def forward(self, x):
+            return x.mean([2, 3])
+
+    x = torch.randn(1, 72, 7, 7).contiguous(memory_format=torch.channels_last)
+    compiled = fx_sdk.compile(torch.fx.symbolic_trace(Mean()), [x])
+    assert compiled.stats["onednn_steps"] == 0
+    with torch.no_grad():
+        assert torch.equal(compiled(x), x.mean([2, 3]))
 
 
 @pytest.mark.parametrize("name", ["resnet18", "densenet121"])
