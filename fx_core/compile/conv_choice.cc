@@ -22,8 +22,9 @@
 namespace fx {
 namespace {
 
-// Winograd is kept when it takes at most this share of the direct time.
-constexpr double kWinogradMargin = 0.95;
+// A kernel other than oneDNN's first choice is kept when it takes at most
+// this share of that one's time.
+constexpr double kMargin = 0.95;
 constexpr int kTimedRuns = 3;
 
 ConvPolicy policy_from_env() {
@@ -39,12 +40,20 @@ ConvPolicy policy_from_env() {
 
 // What a decision depends on besides the weights' values.
 using Key = std::tuple<std::vector<int64_t>, std::vector<int64_t>,
-                       std::vector<int64_t>, std::string, bool, int>;
+                       std::vector<int64_t>, std::vector<int64_t>,
+                       std::vector<int64_t>, std::string, bool, bool, int>;
+
+// A kernel: an algorithm and oneDNN's name for the implementation (empty:
+// oneDNN's first choice).
+struct Kernel {
+  ConvAlgorithm algorithm = ConvAlgorithm::kDirect;
+  std::string implementation;
+};
 
 struct State {
   std::mutex mu;
   std::optional<ConvPolicy> policy;  // unset: from the environment
-  std::map<Key, ConvAlgorithm> decisions;
+  std::map<Key, Kernel> decisions;
   size_t measurements = 0;
 };
 
@@ -55,7 +64,8 @@ State& state() {
 
 Key key_of(const at::Tensor& w, const at::Tensor& bias,
            const FusedConvParams& p, const std::vector<int64_t>& in) {
-  return {w.sizes().vec(),      in, p.padding, p.activation, bias.defined(),
+  return {w.sizes().vec(),      in,           p.padding,      p.stride,
+          p.dilation,           p.activation, bias.defined(), p.has_residual,
           at::get_num_threads()};
 }
 
@@ -70,50 +80,78 @@ double cold_weights_time(OnednnConv& conv) {
                      .contiguous(at::MemoryFormat::ChannelsLast);
   at::Tensor out = at::empty(conv.output_sizes(),
                              cl.memory_format(at::MemoryFormat::ChannelsLast));
+  // A residual summed in place: `out` itself (nothing copied).
   return best_time(
-      kTimedRuns, [&] { conv.run(x, nullptr, out); },
+      kTimedRuns, [&] { conv.run(x, &out, out); },
       [&] { conv.evict_weights(); });
 }
 
-// The algorithm measure() chose, and whether it timed both (oneDNN may
-// decline Winograd for the shape, or a candidate may fail to build).
+// The kernel measure() chose, and whether it timed two or more (oneDNN may
+// offer one kernel only, or a candidate may fail to build).
 struct Measured {
-  ConvAlgorithm algorithm;
+  Kernel kernel;
   bool timed;
 };
 
-// Times both algorithms on candidates that pack their own weights (no
-// SharedWeights in scope) into memory unmapped when they go
-// (TransientBlocksScope), so that neither leaves a packed copy behind.
-// A candidate that throws (oneDNN, the allocator) leaves the direct kernel
-// chosen, as without a measurement.
+// The candidates: oneDNN's direct kernels of its first choice's
+// instruction set (OnednnConv::direct_implementations), and Winograd where
+// it applies.
+std::vector<Kernel> candidates(const at::Tensor& weight, const at::Tensor& bias,
+                               const FusedConvParams& params,
+                               const std::vector<int64_t>& input_sizes) {
+  std::vector<Kernel> out;
+  for (std::string& name :
+       OnednnConv::direct_implementations(weight, bias, params, input_sizes)) {
+    out.push_back({ConvAlgorithm::kDirect, std::move(name)});
+  }
+  if (OnednnConv::winograd_applies(weight, params)) {
+    out.push_back({ConvAlgorithm::kWinograd, ""});
+  }
+  return out;
+}
+
+// Times every candidate, each packing its own weights (no SharedWeights in
+// scope) into memory unmapped when it goes (TransientBlocksScope), so that
+// none leaves a packed copy behind. The first candidate (oneDNN's first
+// choice) stays unless another is at least 5% faster. A candidate that
+// oneDNN declines is skipped; one that throws (oneDNN, the allocator)
+// leaves oneDNN's first choice, as without a measurement.
 Measured measure(const at::Tensor& weight, const at::Tensor& bias,
                  const FusedConvParams& params,
                  const std::vector<int64_t>& input_sizes) {
   SharedWeightsScope private_packs(nullptr);
   TransientBlocksScope transient;
   try {
-    std::unique_ptr<OnednnConv> wino = OnednnConv::create(
-        weight, bias, params, input_sizes, ConvAlgorithm::kWinograd);
-    if (wino == nullptr) return {ConvAlgorithm::kDirect, false};
-    std::unique_ptr<OnednnConv> direct =
-        OnednnConv::create(weight, bias, params, input_sizes);
-    if (direct == nullptr) return {ConvAlgorithm::kWinograd, false};
-    const bool wino_wins = cold_weights_time(*wino) <=
-                           kWinogradMargin * cold_weights_time(*direct);
-    return {wino_wins ? ConvAlgorithm::kWinograd : ConvAlgorithm::kDirect,
-            true};
+    std::optional<Kernel> chosen;
+    double chosen_time = 0.0, first_time = 0.0;
+    int timed = 0;
+    for (const Kernel& k : candidates(weight, bias, params, input_sizes)) {
+      std::unique_ptr<OnednnConv> conv = OnednnConv::create(
+          weight, bias, params, input_sizes, k.algorithm, k.implementation);
+      if (conv == nullptr) continue;
+      const double t = cold_weights_time(*conv);
+      if (timed++ == 0) {
+        first_time = t;
+        chosen = k;
+        chosen_time = t;
+      } else if (t <= kMargin * first_time && t < chosen_time) {
+        chosen = k;
+        chosen_time = t;
+      }
+    }
+    if (!chosen) return {Kernel{}, false};
+    return {*chosen, timed > 1};
   } catch (const std::exception&) {
-    return {ConvAlgorithm::kDirect, false};
+    return {Kernel{}, false};
   }
 }
 
 // The cached decision for this shape, measured on first request. Plans
 // built at once on two threads may both measure a new shape; the first
 // decision stored is the one both get.
-ConvAlgorithm decision(const at::Tensor& weight, const at::Tensor& bias,
-                       const FusedConvParams& params,
-                       const std::vector<int64_t>& input_sizes) {
+Kernel decision(const at::Tensor& weight, const at::Tensor& bias,
+                const FusedConvParams& params,
+                const std::vector<int64_t>& input_sizes) {
   const Key key = key_of(weight, bias, params, input_sizes);
   State& s = state();
   {
@@ -123,7 +161,7 @@ ConvAlgorithm decision(const at::Tensor& weight, const at::Tensor& bias,
   }
   const Measured m = measure(weight, bias, params, input_sizes);
   std::lock_guard<std::mutex> lock(s.mu);
-  const auto [it, inserted] = s.decisions.emplace(key, m.algorithm);
+  const auto [it, inserted] = s.decisions.emplace(key, m.kernel);
   if (inserted && m.timed) ++s.measurements;
   return it->second;
 }
@@ -152,18 +190,25 @@ size_t conv_measurements() {
 std::unique_ptr<OnednnConv> choose_onednn_conv(
     const at::Tensor& weight, const at::Tensor& bias,
     const FusedConvParams& params, const std::vector<int64_t>& input_sizes) {
-  const ConvPolicy policy = conv_policy();
-  ConvAlgorithm algorithm = ConvAlgorithm::kDirect;
-  if (policy != ConvPolicy::kDirect &&
-      OnednnConv::winograd_applies(weight, params)) {
-    algorithm = policy == ConvPolicy::kWinograd
-                    ? ConvAlgorithm::kWinograd
-                    : decision(weight, bias, params, input_sizes);
+  Kernel kernel;
+  switch (conv_policy()) {
+    case ConvPolicy::kDirect:
+      break;
+    case ConvPolicy::kWinograd:
+      if (OnednnConv::winograd_applies(weight, params)) {
+        kernel.algorithm = ConvAlgorithm::kWinograd;
+      }
+      break;
+    case ConvPolicy::kMeasure:
+      kernel = decision(weight, bias, params, input_sizes);
+      break;
   }
-  if (algorithm == ConvAlgorithm::kWinograd) {
-    std::unique_ptr<OnednnConv> wino = OnednnConv::create(
-        weight, bias, params, input_sizes, ConvAlgorithm::kWinograd);
-    if (wino != nullptr) return wino;  // else oneDNN declines it here
+  if (kernel.algorithm != ConvAlgorithm::kDirect ||
+      !kernel.implementation.empty()) {
+    std::unique_ptr<OnednnConv> conv =
+        OnednnConv::create(weight, bias, params, input_sizes, kernel.algorithm,
+                           kernel.implementation);
+    if (conv != nullptr) return conv;  // else oneDNN declines it here
   }
   return OnednnConv::create(weight, bias, params, input_sizes);
 }

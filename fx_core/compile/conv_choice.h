@@ -1,39 +1,47 @@
-// fx::choose_onednn_conv: the oneDNN algorithm (and with it the activation
-// layout) one fx_inference.conv2d runs with in the InferencePlan (issue 17,
-// item 3: "choose channels_last where it is faster").
+// fx::choose_onednn_conv: the oneDNN kernel (algorithm and implementation,
+// and with them the activation layout) one fx_inference.conv2d runs with in
+// the InferencePlan (issue 17, item 3: "choose channels_last where it is
+// faster"; issue 35: "depthwise convolutions at ORT's speed").
 //
 // The rule: every convolution runs ConvAlgorithm::kDirect with NHWC
-// (channels_last) activations, except a 3x3 stride-1 one where oneDNN's
-// Winograd kernel (blocked nChw16c, reordered from and to NHWC) measures
-// faster on this machine. For direct convolutions oneDNN's fastest kernels
-// on AVX-512 (brgemm) are NHWC ones: asked for any layout it picks NHWC
-// itself, so no blocked layout is offered there. Whether Winograd wins
-// depends on the machine: on one AVX-512 VM it gained nothing inside
-// resnet50 at 1 thread and lost at 2 (its transformed weights are 1.8x
-// larger, its reorders touch every activation twice more); on a 2-vCPU
-// AMD EPYC with 1 MB of L2 per core it made resnet50's 3x3 layers 15-30%
-// faster in the network (BENCHMARKS.md, "Winograd measured by default").
+// (channels_last) activations on the kernel oneDNN lists first, except
+// where another kernel measures faster on this machine:
+//   - another of oneDNN's direct NHWC kernels of the same instruction set
+//     (OnednnConv::direct_implementations). oneDNN lists its brgemm kernels
+//     first, but on a 2-vCPU AMD EPYC (AVX-512) its older jit kernels were
+//     up to 1.4x faster on some shapes: mnasnet's 3x3 / 2 stem (brgconv 162
+//     us, jit 133 us), its depthwise convolutions (brdgmm_dw 118 us, jit_dw
+//     98 us at 72 channels, 56x56) and some 1x1 ones (32 -> 16 at 112x112:
+//     brgconv_1x1 168 us, jit 131 us; BENCHMARKS.md, "oneDNN's kernels
+//     measured per shape");
+//   - oneDNN's Winograd kernel for a 3x3 stride-1 convolution (blocked
+//     nChw16c, reordered from and to NHWC). On one AVX-512 VM it gained
+//     nothing inside resnet50 at 1 thread and lost at 2 (its transformed
+//     weights are 1.8x larger, its reorders touch every activation twice
+//     more); on the EPYC (1 MB of L2 per core) it made resnet50's 3x3
+//     layers 15-30% faster in the network ("Winograd measured by default").
 // So the default policy measures.
 //
-// ConvPolicy::kMeasure (the default) chooses per convolution: where
-// kWinograd applies (OnednnConv::winograd_applies) both are built and timed
-// on zero inputs of the planned shape at the current thread count (a warm-up
-// run, then the best of three runs each, Winograd's reorders included),
-// with the weights evicted from the caches before each timed run, as they
-// arrive from memory inside a network at batch 1 (OnednnConv::
-// evict_weights). The candidates pack their own weights into memory that
-// is unmapped when they are dropped (huge_pages.h, TransientBlocksScope);
-// the winner is then built as any other step (with the dynamic plan's
-// shared weights). Winograd is kept when it is at least 5% faster.
-// Decisions are cached for the process, keyed by everything the timing
-// depends on (weight and input sizes, padding, activation, bias, thread
-// count): a model pays once per distinct shape (resnet50 at 224x224: four
-// shapes, tens of milliseconds). Two processes may decide differently on a
-// close call; their results then differ within float32 rounding (Winograd
-// rounds a little more: within 1e-4 relative on the tested models).
-// kDirect runs the direct kernel everywhere (bitwise reproducible from run
-// to run and process to process); kWinograd runs Winograd wherever it
-// applies.
+// ConvPolicy::kMeasure (the default) chooses per convolution shape: every
+// candidate is built and timed on zero inputs of the planned shape at the
+// current thread count (a warm-up run, then the best of three runs each,
+// Winograd's reorders included), with the weights evicted from the caches
+// before each timed run, as they arrive from memory inside a network at
+// batch 1 (OnednnConv::evict_weights). The candidates pack their own
+// weights into memory that is unmapped when they are dropped (huge_pages.h,
+// TransientBlocksScope); the winner is then built as any other step (with
+// the dynamic plan's shared weights). oneDNN's first choice is kept unless
+// another is at least 5% faster. Decisions are cached for the process,
+// keyed by everything the timing depends on (weight and input sizes,
+// stride, padding, dilation, activation, bias, residual, thread count): a
+// model pays once per distinct shape (mnasnet1_0 at 224x224: 33 shapes,
+// about a second of plan build). Two processes may decide differently on a
+// close call; their results then differ within float32 rounding (the
+// kernels sum in different orders; Winograd rounds a little more: within
+// 1e-4 relative on the tested models). kDirect runs oneDNN's first direct
+// kernel everywhere (bitwise reproducible from run to run and process to
+// process); kWinograd runs Winograd wherever it applies and oneDNN's first
+// direct kernel elsewhere.
 //
 // The policy: the environment variable FX_CONV_ALGORITHM=direct|measure|
 // winograd sets the initial one (unset: measure; other values are an error
@@ -62,8 +70,8 @@ std::unique_ptr<OnednnConv> choose_onednn_conv(
     const at::Tensor& weight, const at::Tensor& bias,
     const FusedConvParams& params, const std::vector<int64_t>& input_sizes);
 
-// How many shapes choose_onednn_conv has timed in this process (both
-// algorithms built and run; not the shapes oneDNN has no Winograd kernel
+// How many shapes choose_onednn_conv has timed in this process (two or
+// more kernels built and run; not the shapes oneDNN offers one kernel
 // for), for tests.
 size_t conv_measurements();
 

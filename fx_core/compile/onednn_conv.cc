@@ -2,6 +2,9 @@
 
 #include <ATen/ATen.h>
 
+#include <memory>
+#include <optional>
+#include <string>
 #include <unordered_map>
 #include <utility>
 
@@ -26,13 +29,11 @@ bool supported(const at::Tensor& w, const at::Tensor& bias,
                              bias.dim() == 1 && bias.size(0) == w.size(0));
 }
 
-// The primitive descriptor: NHWC activations for kDirect, whatever oneDNN
-// asks for (nChw16c) for kWinograd; weights in oneDNN's preferred layout.
-// Throws dnnl::error when oneDNN has no kernel for it.
-dnnl::convolution_forward::primitive_desc make_pd(const OnednnConvDims& s,
-                                                  bool has_bias,
-                                                  ConvAlgorithm choice,
-                                                  const dnnl::post_ops& ops) {
+// The op descriptor: NHWC activations for kDirect, whatever oneDNN asks
+// for (nChw16c) for kWinograd; weights in oneDNN's preferred layout.
+dnnl::convolution_forward::desc make_op_desc(const OnednnConvDims& s,
+                                             bool has_bias,
+                                             ConvAlgorithm choice) {
   const bool wino = choice == ConvAlgorithm::kWinograd;
   const Tag act = wino ? Tag::any : Tag::nhwc;
   const memory::desc src_md(s.src, Dt::f32, act);
@@ -40,20 +41,13 @@ dnnl::convolution_forward::primitive_desc make_pd(const OnednnConvDims& s,
   const memory::desc w_any(s.weights, Dt::f32, Tag::any);
   const algorithm alg =
       wino ? algorithm::convolution_winograd : algorithm::convolution_direct;
-  dnnl::primitive_attr attr;
-  attr.set_post_ops(ops);
   const auto kind = dnnl::prop_kind::forward_inference;
   if (has_bias) {
     const memory::desc b_md(s.bias, Dt::f32, Tag::a);
-    return {{kind, alg, src_md, w_any, b_md, dst_md, s.strides, s.dilates,
-             s.pad, s.pad},
-            attr,
-            onednn_engine()};
+    return {kind,   alg,       src_md,    w_any, b_md,
+            dst_md, s.strides, s.dilates, s.pad, s.pad};
   }
-  return {
-      {kind, alg, src_md, w_any, dst_md, s.strides, s.dilates, s.pad, s.pad},
-      attr,
-      onednn_engine()};
+  return {kind, alg, src_md, w_any, dst_md, s.strides, s.dilates, s.pad, s.pad};
 }
 
 }  // namespace
@@ -119,27 +113,83 @@ bool OnednnConv::winograd_applies(const at::Tensor& w,
          p.dilation == std::vector<int64_t>{1, 1} && !p.has_residual;
 }
 
-std::unique_ptr<OnednnConv> OnednnConv::create(const at::Tensor& weight,
-                                               const at::Tensor& bias,
-                                               const FusedConvParams& p,
-                                               std::vector<int64_t> in,
-                                               ConvAlgorithm algorithm) {
-  if (!supported(weight, bias, p, in)) return nullptr;
-  if (algorithm == ConvAlgorithm::kWinograd && !winograd_applies(weight, p)) {
-    return nullptr;
+namespace {
+
+// The op's descriptor and oneDNN's implementations of it, the first
+// fetched. oneDNN's iterator (next_impl) reads the op descriptor through a
+// pointer: it lives on the heap, as long as the primitive descriptor.
+struct Described {
+  std::unique_ptr<dnnl::convolution_forward::desc> op;
+  dnnl::convolution_forward::primitive_desc pd;
+};
+
+// nullopt when oneDNN cannot compute the op as the reference does.
+std::optional<Described> describe(const at::Tensor& weight,
+                                  const at::Tensor& bias,
+                                  const FusedConvParams& p,
+                                  const std::vector<int64_t>& in,
+                                  ConvAlgorithm algorithm) {
+  if (!supported(weight, bias, p, in)) return std::nullopt;
+  if (algorithm == ConvAlgorithm::kWinograd &&
+      !OnednnConv::winograd_applies(weight, p)) {
+    return std::nullopt;
   }
   const OnednnConvDims s = onednn_conv_dims(p, weight.sizes().vec(), in);
   dnnl::post_ops ops;
   // The residual is added before the activation, as the reference does.
   if (p.has_residual) ops.append_sum(1.f);
-  if (!append_onednn_activation(p.activation, p.min_val, p.max_val, &ops))
-    return nullptr;
-  dnnl::convolution_forward::primitive_desc pd;
-  try {
-    pd = make_pd(s, bias.defined(), algorithm, ops);
-  } catch (const dnnl::error&) {
-    return nullptr;
+  if (!append_onednn_activation(p.activation, p.min_val, p.max_val, &ops)) {
+    return std::nullopt;
   }
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(ops);
+  try {
+    Described d;
+    d.op = std::make_unique<dnnl::convolution_forward::desc>(
+        make_op_desc(s, bias.defined(), algorithm));
+    d.pd = {*d.op, attr, onednn_engine()};
+    return d;
+  } catch (const dnnl::error&) {
+    return std::nullopt;  // no kernel for it
+  }
+}
+
+// "jit_1x1:avx512_core" -> "avx512_core".
+std::string instruction_set(const std::string& implementation) {
+  const size_t colon = implementation.rfind(':');
+  return colon == std::string::npos ? "" : implementation.substr(colon + 1);
+}
+
+}  // namespace
+
+std::vector<std::string> OnednnConv::direct_implementations(
+    const at::Tensor& weight, const at::Tensor& bias, const FusedConvParams& p,
+    const std::vector<int64_t>& in) {
+  std::optional<Described> d =
+      describe(weight, bias, p, in, ConvAlgorithm::kDirect);
+  if (!d) return {};
+  std::vector<std::string> names = {d->pd.impl_info_str()};
+  const std::string isa = instruction_set(names[0]);
+  while (d->pd.next_impl()) {
+    const std::string name = d->pd.impl_info_str();
+    if (instruction_set(name) == isa && name.rfind("ref", 0) != 0) {
+      names.push_back(name);
+    }
+  }
+  return names;
+}
+
+std::unique_ptr<OnednnConv> OnednnConv::create(
+    const at::Tensor& weight, const at::Tensor& bias, const FusedConvParams& p,
+    std::vector<int64_t> in, ConvAlgorithm algorithm,
+    const std::string& implementation) {
+  std::optional<Described> found = describe(weight, bias, p, in, algorithm);
+  if (!found) return nullptr;
+  dnnl::convolution_forward::primitive_desc& pd = found->pd;
+  while (!implementation.empty() && pd.impl_info_str() != implementation) {
+    if (!pd.next_impl()) return nullptr;
+  }
+  const OnednnConvDims s = onednn_conv_dims(p, weight.sizes().vec(), in);
   auto impl = std::make_unique<Impl>();
   impl->algorithm = algorithm;
   impl->implementation = pd.impl_info_str();

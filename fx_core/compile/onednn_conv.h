@@ -57,11 +57,23 @@ class OnednnConv {
   // The primitive for inputs of `input_sizes` (N, C, H, W); nullptr when
   // oneDNN cannot compute the op as the reference does (not float32, not
   // 4-d, an unknown activation, channels that do not divide into groups) or
-  // when the algorithm does not apply (winograd_applies).
+  // when the algorithm does not apply (winograd_applies). `implementation`
+  // names the kernel to take among those oneDNN offers for the algorithm
+  // (implementation() strings, e.g. "jit_dw:avx512_core"); empty: oneDNN's
+  // first choice; nullptr when it offers no kernel of that name.
   static std::unique_ptr<OnednnConv> create(
       const at::Tensor& weight, const at::Tensor& bias,
       const FusedConvParams& params, std::vector<int64_t> input_sizes,
-      ConvAlgorithm algorithm = ConvAlgorithm::kDirect);
+      ConvAlgorithm algorithm = ConvAlgorithm::kDirect,
+      const std::string& implementation = "");
+  // The kernels oneDNN offers for kDirect with NHWC activations, in its
+  // order of preference, those of its first choice's instruction set only
+  // (e.g. brgconv_1x1, jit_1x1 and jit, all ":avx512_core"; not its
+  // reference or GEMM fallbacks): the candidates conv_choice.h times.
+  // Empty when create() would return nullptr.
+  static std::vector<std::string> direct_implementations(
+      const at::Tensor& weight, const at::Tensor& bias,
+      const FusedConvParams& params, const std::vector<int64_t>& input_sizes);
   // Whether kWinograd may apply to this convolution (oneDNN may still
   // decline it: create() then returns nullptr).
   static bool winograd_applies(const at::Tensor& weight,

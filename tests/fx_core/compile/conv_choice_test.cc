@@ -1,6 +1,7 @@
 // fx::choose_onednn_conv: the policy (environment variable, setter), the
-// measurement made once per shape and thread count, and the chosen
-// convolution computing LibTorch's result whichever algorithm won.
+// measurement made once per shape and thread count, every kernel oneDNN
+// offers computing LibTorch's result, and the chosen convolution computing
+// it whichever kernel won.
 #include "fx_core/compile/conv_choice.h"
 
 #include <ATen/ATen.h>
@@ -112,6 +113,93 @@ TEST(ConvChoice, MeasuresOncePerShapeAndThreadCount) {
   first->run(x, nullptr, out);
   at::Tensor want = at::relu(at::conv2d(x, w, b, 1, 1));
   EXPECT_TRUE(at::allclose(out, want, 1e-4, 1e-5))
+      << (out - want).abs().max().item<double>();
+}
+
+// Every kernel direct_implementations lists builds and computes LibTorch's
+// result: 1x1 with a residual summed in place, depthwise, a 3x3 stem on
+// three channels. (Picking a kernel other than oneDNN's first walks its
+// implementation list; that walk once read a freed op descriptor and gave
+// wrong numbers or hung.)
+TEST(ConvChoice, EveryListedKernelComputesLibTorchsResult) {
+  at::manual_seed(5);
+  struct Case {
+    const char* what;
+    at::Tensor w, x;
+    int64_t stride, padding, groups;
+    bool residual;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"1x1 + residual", at::randn({24, 72, 1, 1}) * 0.1,
+            at::randn({1, 72, 14, 14}), 1, 0, 1, true},
+           {"depthwise 3x3", at::randn({48, 1, 3, 3}) * 0.3,
+            at::randn({1, 48, 20, 20}), 1, 1, 48, false},
+           {"stem 3x3 / 2", at::randn({16, 3, 3, 3}) * 0.3,
+            at::randn({1, 3, 32, 32}), 2, 1, 1, false},
+       }) {
+    FusedConvParams p;
+    p.stride = {c.stride, c.stride};
+    p.padding = {c.padding, c.padding};
+    p.dilation = {1, 1};
+    p.groups = c.groups;
+    p.has_residual = c.residual;
+    p.activation = "relu";
+    at::Tensor b = at::randn({c.w.size(0)});
+    const std::vector<int64_t> in = c.x.sizes().vec();
+    const std::vector<std::string> names =
+        OnednnConv::direct_implementations(c.w, b, p, in);
+    ASSERT_FALSE(names.empty()) << c.what;
+    EXPECT_EQ(OnednnConv::create(c.w, b, p, in)->implementation(), names[0])
+        << c.what;
+    at::Tensor conv = at::conv2d(c.x, c.w, b, c.stride, c.padding, 1, c.groups);
+    at::Tensor residual =
+        at::randn_like(conv).contiguous(at::MemoryFormat::ChannelsLast);
+    at::Tensor want = at::relu(c.residual ? conv + residual : conv);
+    for (const std::string& name : names) {
+      auto kernel =
+          OnednnConv::create(c.w, b, p, in, ConvAlgorithm::kDirect, name);
+      ASSERT_NE(kernel, nullptr) << c.what << ": " << name;
+      EXPECT_EQ(kernel->implementation(), name);
+      at::Tensor out = residual.clone();  // summed in place
+      kernel->run(c.x, c.residual ? &out : nullptr, out);
+      EXPECT_TRUE(at::allclose(out, want, 1e-4, 1e-5))
+          << c.what << ": " << name << " differs by "
+          << (out - want).abs().max().item<double>();
+    }
+    EXPECT_EQ(OnednnConv::create(c.w, b, p, in, ConvAlgorithm::kDirect,
+                                 "no_such_kernel:any"),
+              nullptr);
+  }
+}
+
+// Convolutions Winograd does not apply to are measured too when oneDNN
+// offers more than one kernel for them: the decision is cached per shape,
+// and the chosen kernel computes LibTorch's result.
+TEST(ConvChoice, MeasuresTheDirectKernelsOfAnyConvolution) {
+  set_conv_policy(ConvPolicy::kMeasure);
+  at::manual_seed(7);
+  FusedConvParams p;
+  p.stride = {1, 1};
+  p.padding = {0, 0};
+  p.dilation = {1, 1};
+  p.activation = "relu";
+  at::Tensor w = at::randn({16, 32, 1, 1}) * 0.2, b = at::randn({16});
+  at::Tensor x = at::randn({1, 32, 28, 28});
+  const std::vector<int64_t> in = x.sizes().vec();
+  const size_t kernels = OnednnConv::direct_implementations(w, b, p, in).size();
+  const size_t before = conv_measurements();
+  auto chosen = choose_onednn_conv(w, b, p, in);
+  ASSERT_NE(chosen, nullptr);
+  EXPECT_EQ(conv_measurements(), before + (kernels > 1 ? 1 : 0));
+  choose_onednn_conv(w, b, p, in);
+  EXPECT_EQ(conv_measurements(), before + (kernels > 1 ? 1 : 0));
+  at::Tensor out = at::empty(
+      chosen->output_sizes(),
+      at::TensorOptions().memory_format(at::MemoryFormat::ChannelsLast));
+  chosen->run(x, nullptr, out);
+  at::Tensor want = at::relu(at::conv2d(x, w, b));
+  EXPECT_TRUE(at::allclose(out, want, 1e-4, 1e-5))
+      << chosen->implementation() << " differs by "
       << (out - want).abs().max().item<double>();
 }
 
