@@ -212,17 +212,23 @@ std::optional<std::vector<std::optional<int64_t>>> adaptive_dims(
   return dims;
 }
 
-// An average on oneDNN's pooling.
+// An average on oneDNN's pooling. With `sizes`, a global average written
+// as N x C (or N x C x 1 x 1: keepdim): the bytes of oneDNN's N x C x 1 x 1
+// result in either layout.
 class AveragePoolingStep : public OnednnStep {
  public:
-  AveragePoolingStep(std::unique_ptr<OnednnPooling> pooling, int32_t input)
-      : pooling_(std::move(pooling)) {
+  AveragePoolingStep(std::unique_ptr<OnednnPooling> pooling, int32_t input,
+                     std::vector<int64_t> sizes = {})
+      : pooling_(std::move(pooling)), sizes_(std::move(sizes)) {
     inputs_.push_back(input);
   }
   const std::vector<int64_t>& output_sizes() const override {
-    return pooling_->output_sizes();
+    return sizes_.empty() ? pooling_->output_sizes() : sizes_;
   }
-  at::Tensor empty_output() const override { return pooling_->empty_output(); }
+  at::Tensor empty_output() const override {
+    if (sizes_.empty()) return pooling_->empty_output();
+    return at::empty(sizes_, at::TensorOptions().dtype(at::kFloat));
+  }
   bool fits(const std::vector<const at::Tensor*>& x) const override {
     return x[0] != nullptr && pooling_->fits(*x[0]);
   }
@@ -233,6 +239,7 @@ class AveragePoolingStep : public OnednnStep {
 
  private:
   std::unique_ptr<OnednnPooling> pooling_;
+  std::vector<int64_t> sizes_;  // empty: the pooling's own
 };
 
 // A maximum on channels_last inputs (max_pool_kernel.h).
@@ -276,32 +283,6 @@ bool only_channels_last(const std::vector<int64_t>& sizes,
          !t.is_contiguous() &&
          t.suggest_memory_format() == at::MemoryFormat::ChannelsLast;
 }
-
-// A global average written as N x C (or N x C x 1 x 1: keepdim): the bytes
-// of oneDNN's N x C x 1 x 1 result in either layout.
-class GlobalMeanStep : public OnednnStep {
- public:
-  GlobalMeanStep(std::unique_ptr<OnednnPooling> pooling,
-                 std::vector<int64_t> out, int32_t input)
-      : pooling_(std::move(pooling)), out_(std::move(out)) {
-    inputs_.push_back(input);
-  }
-  const std::vector<int64_t>& output_sizes() const override { return out_; }
-  at::Tensor empty_output() const override {
-    return at::empty(out_, at::TensorOptions().dtype(at::kFloat));
-  }
-  bool fits(const std::vector<const at::Tensor*>& x) const override {
-    return x[0] != nullptr && pooling_->fits(*x[0]);
-  }
-  void run(const std::vector<const at::Tensor*>& x,
-           const at::Tensor& out) override {
-    pooling_->run(*x[0], out);
-  }
-
- private:
-  std::unique_ptr<OnednnPooling> pooling_;
-  std::vector<int64_t> out_;
-};
 
 // Whether a result of `sizes` (N x C, then ones) is laid out as
 // N x C row-major: channel c of image n at n * C + c.
@@ -360,8 +341,8 @@ std::unique_ptr<OnednnStep> bind_global_mean(
   std::unique_ptr<OnednnPooling> pooling =
       OnednnPooling::create(p->window, in.sizes, in.strides, p->out_hw);
   if (pooling == nullptr) return nullptr;
-  return std::make_unique<GlobalMeanStep>(std::move(pooling), std::move(sizes),
-                                          in.slot);
+  return std::make_unique<AveragePoolingStep>(std::move(pooling), in.slot,
+                                              std::move(sizes));
 }
 
 // Whether `t` has these sizes and, along every dimension longer than one,
