@@ -113,19 +113,23 @@ std::vector<Kernel> candidates(const at::Tensor& weight, const at::Tensor& bias,
 // Times every candidate, each packing its own weights (no SharedWeights in
 // scope) into memory unmapped when it goes (TransientBlocksScope), so that
 // none leaves a packed copy behind. The first candidate (oneDNN's first
-// choice) stays unless another is at least 5% faster. A candidate that
-// oneDNN declines is skipped; one that throws (oneDNN, the allocator)
-// leaves oneDNN's first choice, as without a measurement.
+// choice) stays unless another is at least 5% faster; a lone candidate is
+// not timed. A candidate that oneDNN declines is skipped; one that throws
+// (oneDNN, the allocator) leaves oneDNN's first choice, as without a
+// measurement.
 Measured measure(const at::Tensor& weight, const at::Tensor& bias,
                  const FusedConvParams& params,
                  const std::vector<int64_t>& input_sizes) {
   SharedWeightsScope private_packs(nullptr);
   TransientBlocksScope transient;
   try {
+    const std::vector<Kernel> all =
+        candidates(weight, bias, params, input_sizes);
+    if (all.size() < 2) return {Kernel{}, false};
     std::optional<Kernel> chosen;
     double chosen_time = 0.0, first_time = 0.0;
     int timed = 0;
-    for (const Kernel& k : candidates(weight, bias, params, input_sizes)) {
+    for (const Kernel& k : all) {
       std::unique_ptr<OnednnConv> conv = OnednnConv::create(
           weight, bias, params, input_sizes, k.algorithm, k.implementation);
       if (conv == nullptr) continue;

@@ -171,6 +171,7 @@ struct InferencePlan::Program {
   void fuse_quantized_clamps();
   std::vector<size_t> reader_counts() const;
   PlannedParam planned_param(const Source& s) const;
+  PlannedParam planned_result(const Step& step) const;  // step's own value
   void run_onednn(Step& step);
   std::vector<bool> find_candidates(AliasGroups& groups);
   GroupLiveness group_liveness(AliasGroups& groups) const;

@@ -123,10 +123,7 @@ bool InferencePlan::Program::bind_onednn_steps(bool layout_setting) {
     }
     std::vector<PlannedParam> params;
     for (const Source& s : step.params) params.push_back(planned_param(s));
-    Source result;
-    result.kind = Source::Kind::kSlot;
-    result.slot = step.slot;
-    const PlannedParam out = planned_param(result);
+    const PlannedParam out = planned_result(step);
     step.onednn = bind_onednn_step(step.op->target, params, out);
     if (!step.onednn && !layout_setting) {
       std::vector<PlannedParam> positional;
@@ -159,16 +156,16 @@ bool InferencePlan::Program::bind_pooling_steps() {
   }
   bool any = false;
   for (Step& step : steps) {
-    if (step.kind == Step::Kind::kCallOp && step.slot >= 0 && !step.onednn) {
+    if (step.kind == Step::Kind::kCallOp) {
+      if (step.slot < 0 || step.onednn || !is_pooling_call(step.op->target)) {
+        continue;
+      }
       std::vector<PlannedParam> args;
       for (const Source* s : positional_sources(step.params)) {
         args.push_back(planned_param(*s));
       }
-      Source result;
-      result.kind = Source::Kind::kSlot;
-      result.slot = step.slot;
       step.onednn = bind_pooling_call_step(step.op->target, args,
-                                           planned_param(result), rounding);
+                                           planned_result(step), rounding);
       any = any || step.onednn != nullptr;
       continue;
     }
@@ -237,6 +234,14 @@ bool InferencePlan::Program::bind_module_step(Step& step) {
   step.onednn = bind_quantized_module_step(*step.module_kind, *step.module,
                                            input, in.sizes);
   return step.onednn != nullptr;
+}
+
+// What the planner knows of a step's result (its slot's recorded layout).
+PlannedParam InferencePlan::Program::planned_result(const Step& step) const {
+  Source result;
+  result.kind = Source::Kind::kSlot;
+  result.slot = step.slot;
+  return planned_param(result);
 }
 
 // What the planner knows of one parameter.

@@ -13,6 +13,7 @@
 #include "fx_core/compile/onednn_pooling.h"
 #include "fx_core/ir/argument.h"
 #include "fx_core/runtime/module_registry.h"
+#include "fx_core/runtime/value.h"
 
 namespace fx {
 namespace {
@@ -159,48 +160,15 @@ std::optional<Planned> adaptive_avg_pool(
   return p;
 }
 
-// AdaptiveAvgPool2d's output_size: an int or a pair of ints or None.
-std::optional<std::vector<std::optional<int64_t>>> adaptive_dims(
-    const ArgumentDict& c) {
-  const Argument* size = find_item(c, "output_size");
-  if (size == nullptr) return std::nullopt;
-  if (size->is_int())
-    return std::vector<std::optional<int64_t>>(2, size->as_int());
-  if (!size->is_sequence()) return std::nullopt;
-  std::vector<std::optional<int64_t>> dims;
-  for (const Argument& a : size->elements()) {
-    if (a.is_none()) {
-      dims.push_back(std::nullopt);
-    } else if (a.is_int()) {
-      dims.push_back(a.as_int());
-    } else {
-      return std::nullopt;
-    }
-  }
-  return dims;
-}
-
-// A list's or tuple's items; nullopt for anything else.
-std::optional<std::vector<c10::IValue>> sequence(const c10::IValue& v) {
-  if (v.isList()) {
-    c10::ArrayRef<c10::IValue> items = v.toListRef();
-    return std::vector<c10::IValue>(items.begin(), items.end());
-  }
-  if (v.isTuple()) {
-    const auto& items = v.toTupleRef().elements();
-    return std::vector<c10::IValue>(items.begin(), items.end());
-  }
-  return std::nullopt;
-}
-
-// The same read from a call's constant argument.
+// An adaptive output size (AdaptiveAvgPool2d's output_size, the second
+// argument of F.adaptive_avg_pool2d): an int, or a list or tuple of ints
+// and Nones.
 std::optional<std::vector<std::optional<int64_t>>> adaptive_dims(
     const c10::IValue& size) {
   if (size.isInt()) return std::vector<std::optional<int64_t>>(2, size.toInt());
-  std::optional<std::vector<c10::IValue>> items = sequence(size);
-  if (!items) return std::nullopt;
+  if (!is_sequence(size)) return std::nullopt;
   std::vector<std::optional<int64_t>> dims;
-  for (const c10::IValue& v : *items) {
+  for (const c10::IValue& v : sequence_elements(size)) {
     if (v.isNone()) {
       dims.push_back(std::nullopt);
     } else if (v.isInt()) {
@@ -241,6 +209,21 @@ class AveragePoolingStep : public OnednnStep {
   std::unique_ptr<OnednnPooling> pooling_;
   std::vector<int64_t> sizes_;  // empty: the pooling's own
 };
+
+// The average step for a planned window over an input of these sizes and
+// strides (`sizes`: AveragePoolingStep's), or nullptr when oneDNN cannot
+// compute it.
+std::unique_ptr<OnednnStep> average_step(const Planned& p,
+                                         const std::vector<int64_t>& in_sizes,
+                                         const std::vector<int64_t>& in_strides,
+                                         int32_t input,
+                                         std::vector<int64_t> sizes = {}) {
+  std::unique_ptr<OnednnPooling> pooling =
+      OnednnPooling::create(p.window, in_sizes, in_strides, p.out_hw);
+  if (pooling == nullptr) return nullptr;
+  return std::make_unique<AveragePoolingStep>(std::move(pooling), input,
+                                              std::move(sizes));
+}
 
 // A maximum on channels_last inputs (max_pool_kernel.h).
 class MaxPoolingStep : public OnednnStep {
@@ -311,10 +294,9 @@ std::unique_ptr<OnednnStep> bind_global_mean(
       in.sizes.size() != 4) {
     return nullptr;
   }
-  std::optional<std::vector<c10::IValue>> dims = sequence(args[1].constant);
-  if (!dims || dims->size() != 2) return nullptr;
+  if (!is_sequence(args[1].constant)) return nullptr;
   std::vector<int64_t> d;
-  for (const c10::IValue& v : *dims) {
+  for (const c10::IValue& v : sequence_elements(args[1].constant)) {
     if (!v.isInt()) return nullptr;
     d.push_back(v.toInt() < 0 ? v.toInt() + 4 : v.toInt());
   }
@@ -338,11 +320,7 @@ std::unique_ptr<OnednnStep> bind_global_mean(
   std::optional<Planned> p = adaptive_avg_pool(
       {1, 1}, in.sizes, only_channels_last(in.sizes, in.strides), rounding);
   if (!p) return nullptr;
-  std::unique_ptr<OnednnPooling> pooling =
-      OnednnPooling::create(p->window, in.sizes, in.strides, p->out_hw);
-  if (pooling == nullptr) return nullptr;
-  return std::make_unique<AveragePoolingStep>(std::move(pooling), in.slot,
-                                              std::move(sizes));
+  return average_step(*p, in.sizes, in.strides, in.slot, std::move(sizes));
 }
 
 // Whether `t` has these sizes and, along every dimension longer than one,
@@ -373,14 +351,14 @@ std::unique_ptr<OnednnStep> bind_adaptive_call(
   const bool channels_last = only_channels_last(in.sizes, in.strides);
   std::optional<Planned> p =
       adaptive_avg_pool(*dims, in.sizes, channels_last, rounding);
-  if (!p) return nullptr;
-  std::unique_ptr<OnednnPooling> pooling =
-      OnednnPooling::create(p->window, in.sizes, in.strides, p->out_hw);
-  if (pooling == nullptr || out.kind != PlannedParam::Kind::kValue ||
-      !same_layout(out.sizes, out.strides, pooling->empty_output())) {
+  if (!p || out.kind != PlannedParam::Kind::kValue) return nullptr;
+  std::unique_ptr<OnednnStep> step =
+      average_step(*p, in.sizes, in.strides, in.slot);
+  if (step == nullptr ||
+      !same_layout(out.sizes, out.strides, step->empty_output())) {
     return nullptr;
   }
-  return std::make_unique<AveragePoolingStep>(std::move(pooling), in.slot);
+  return step;
 }
 
 }  // namespace
@@ -403,15 +381,20 @@ std::unique_ptr<OnednnStep> bind_pooling_module_step(
   if (kind.type == "torch.nn.AvgPool2d") {
     p = avg_pool(kind.describe(module), input_sizes);
   } else if (kind.type == "torch.nn.AdaptiveAvgPool2d") {
-    auto dims = adaptive_dims(kind.describe(module));
-    if (dims)
+    const ArgumentDict config = kind.describe(module);
+    const Argument* size = find_item(config, "output_size");
+    auto dims = size ? adaptive_dims(constant_value(*size)) : std::nullopt;
+    if (dims) {
       p = adaptive_avg_pool(*dims, input_sizes, channels_last, rounding);
+    }
   }
   if (!p) return nullptr;
-  std::unique_ptr<OnednnPooling> pooling =
-      OnednnPooling::create(p->window, input_sizes, input_strides, p->out_hw);
-  if (pooling == nullptr) return nullptr;
-  return std::make_unique<AveragePoolingStep>(std::move(pooling), input_slot);
+  return average_step(*p, input_sizes, input_strides, input_slot);
+}
+
+bool is_pooling_call(std::string_view target) {
+  return target == "mean" || target == "torch.mean" ||
+         target == "torch.nn.functional.adaptive_avg_pool2d";
 }
 
 std::unique_ptr<OnednnStep> bind_pooling_call_step(

@@ -1,12 +1,13 @@
 // fx::bind_pooling_module_step: the InferencePlan's pooling steps. A
 // call_module of torch.nn's MaxPool2d, AvgPool2d or AdaptiveAvgPool2d on a
 // 4-d float32 CPU input (and the calls bind_pooling_call_step takes) runs
-// into a planned buffer instead of the module's LibTorch kernel: ATen's max_pool2d computes and drops the argmax indices
-// (resnet50's stem pooling: 0.35-0.44 ms, about 1% of the network at 1
-// thread), and each module call allocates its result. MaxPool2d on a
-// channels_last input runs max_pool_kernel.h (ATen's numbers, NaN
-// included; NCHW inputs keep ATen's kernel); the averages run on oneDNN's
-// pooling (onednn_pooling.h), on NCHW or channels_last inputs.
+// into a planned buffer instead of the module's LibTorch kernel: ATen's
+// max_pool2d computes and drops the argmax indices (resnet50's stem pooling:
+// 0.35-0.44 ms, about 1% of the network at 1 thread), and each module call
+// allocates its result. MaxPool2d on a channels_last input runs
+// max_pool_kernel.h (ATen's numbers, NaN included; NCHW inputs keep ATen's
+// kernel); the averages run on oneDNN's pooling (onednn_pooling.h), on NCHW or
+// channels_last inputs.
 //
 // Numbers: maxima are ATen's exactly (a NaN result's bits aside:
 // max_pool_kernel.h), and so are the averages that sum in
@@ -65,6 +66,9 @@ std::unique_ptr<OnednnStep> bind_pooling_module_step(
 //     with dim the last two dimensions of a 4-d input (a global average:
 //     mnasnet's head), only with PoolingRounding::kFloat32 (ATen's is a
 //     mean, summed in another order).
+// Whether `target` is one of the calls bind_pooling_call_step may bind
+// (the plan builds a call's planned arguments only for those).
+bool is_pooling_call(std::string_view target);
 std::unique_ptr<OnednnStep> bind_pooling_call_step(
     std::string_view target, const std::vector<PlannedParam>& args,
     const PlannedParam& out, PoolingRounding rounding);
