@@ -207,6 +207,57 @@ TEST(PointwisePlan, RowsBroadcastsAndHoistedInstructions) {
   }
 }
 
+// The affine programs a BatchNorm leaves (x * a + b, an optional
+// activation) run in one pass (pointwise_loop.cc): the sum's operands in
+// either order, no activation, a ReLU fused, other activations (clamp's
+// scalar bounds, hardswish) a second pass; scalar operands, long and short
+// rows, a transposed input and output.
+TEST(PointwisePlan, AffineProgramsInOnePass) {
+  torch::nn::Module root;
+  const auto cl = at::MemoryFormat::ChannelsLast;
+  at::Tensor x = at::randn({2, 48, 9, 11}).contiguous(cl).slice(1, 0, 37);
+  at::Tensor a = at::rand({37, 1, 1}) + 0.5, b = at::randn({37, 1, 1});
+  using Eager = std::function<at::Tensor(const at::Tensor&)>;
+  struct Case {
+    std::vector<std::string> program;
+    std::vector<double> scalars;
+    Eager activation;  // of x * a + b
+    bool shift_first;  // b + x * a
+  };
+  const Eager none = [](const at::Tensor& t) { return t; };
+  for (const Case& c : std::vector<Case>{
+           {{"mul i0 i1", "add t0 i2"}, {}, none, false},
+           {{"mul i0 i1", "add i2 t0", "relu t1"},
+            {},
+            [](const at::Tensor& t) { return at::relu(t); },
+            true},
+           {{"mul i0 i1", "add t0 i2", "clamp t1 s0 s1"},
+            {0.0, 6.0},
+            [](const at::Tensor& t) { return at::clamp(t, 0.0, 6.0); },
+            false},
+           {{"mul i0 i1", "add i2 t0", "hardswish t1"},
+            {},
+            [](const at::Tensor& t) { return at::hardswish(t); },
+            true},
+       }) {
+    auto gm = pointwise_graph(root, 3, c.program, c.scalars);
+    auto eager = [&](const at::Tensor& x, const at::Tensor& a,
+                     const at::Tensor& b) {
+      return c.activation(c.shift_first ? b + x * a : x * a + b);
+    };
+    const std::string what = c.program.back();
+    expect_plan(*gm, {x, a, b}, eager(x, a, b), what + ", channels_last slice");
+    at::Tensor n = at::randn({1, 37, 30, 40});
+    expect_plan(*gm, {n, a, b}, eager(n, a, b), what + ", NCHW");
+    at::Tensor t = at::randn({40, 37}).t(), tb = at::randn({37, 1});
+    expect_plan(*gm, {t, tb, tb}, eager(t, tb, tb), what + ", transposed");
+  }
+  auto scalars = pointwise_graph(root, 1, {"mul i0 s0", "add t0 s1", "relu t1"},
+                                 {1.5, -0.25});
+  at::Tensor y = at::randn({3, 5000});
+  expect_plan(*scalars, {y}, at::relu(y * 1.5 - 0.25), "scalar operands");
+}
+
 // x -> silu -> * y -> relu -> + 1: every step after the first writes over
 // its dead operand's buffer (one buffer), and the result is the caller's.
 TEST(PointwisePlan, DeadOperandsAreOverwrittenInPlace) {
