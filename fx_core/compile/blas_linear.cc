@@ -1,7 +1,6 @@
 #include "fx_core/compile/blas_linear.h"
 
 #include <ATen/ATen.h>
-#include <ATen/Parallel.h>
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "fx_core/compile/parallel_for.h"
 #include "fx_core/runtime/parallel.h"
 
 namespace fx {

@@ -1,10 +1,9 @@
 #include "fx_core/compile/max_pool_kernel.h"
 
-#include <ATen/Parallel.h>
-
 #include <vector>
 
 #include "fx_core/compile/max_pool_rows.h"
+#include "fx_core/compile/parallel_for.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>

@@ -1,6 +1,5 @@
 #include "fx_core/compile/quantized_kernels.h"
 
-#include <ATen/Parallel.h>
 #include <ATen/Version.h>
 #include <immintrin.h>
 
@@ -8,6 +7,8 @@
 #include <cmath>
 #include <limits>
 #include <string>
+
+#include "fx_core/compile/parallel_for.h"
 
 namespace fx {
 namespace {

@@ -1,7 +1,6 @@
 #include "fx_core/compile/window_attention.h"
 
 #include <ATen/ATen.h>
-#include <ATen/Parallel.h>
 
 #include <atomic>
 #include <cmath>
@@ -11,6 +10,7 @@
 #include "fx_core/compile/attention_tile.h"
 #include "fx_core/compile/linear_choice.h"
 #include "fx_core/compile/onednn_matmul.h"
+#include "fx_core/compile/parallel_for.h"
 #include "fx_core/runtime/ops/window_attention.h"
 
 namespace fx {
