@@ -216,15 +216,16 @@ Evaluator::Evaluator(const PointwiseProgram& p, char** data,
   match_affine();
   if (affine_) block_ = kAffineBlock;
   const size_t code = p.code.size(), nin = p.num_inputs;
+  const size_t temps = affine_ ? 0 : code;  // the affine pass keeps none
   const size_t block_floats =
-      (code + nin + p.scalars.size() + 1) * static_cast<size_t>(block_);
+      (temps + nin + p.scalars.size() + 1) * static_cast<size_t>(block_);
   const size_t hoisted_floats =
       std::find(invariant_.begin(), invariant_.end(), true) == invariant_.end()
           ? 0
           : code * static_cast<size_t>(size0);
   float* m = scratch(block_floats + hoisted_floats).data();
   temps_ = m;
-  inputs_ = temps_ + code * block_;
+  inputs_ = temps_ + temps * block_;
   scalars_ = inputs_ + nin * block_;
   out_ = scalars_ + p.scalars.size() * block_;
   hoisted_ = out_ + block_;

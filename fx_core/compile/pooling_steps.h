@@ -66,12 +66,13 @@ std::unique_ptr<OnednnStep> bind_pooling_module_step(
 //     with dim the last two dimensions of a 4-d input (a global average:
 //     mnasnet's head), only with PoolingRounding::kFloat32 (ATen's is a
 //     mean, summed in another order).
-// Whether `target` is one of the calls bind_pooling_call_step may bind
-// (the plan builds a call's planned arguments only for those).
-bool is_pooling_call(std::string_view target);
 std::unique_ptr<OnednnStep> bind_pooling_call_step(
     std::string_view target, const std::vector<PlannedParam>& args,
     const PlannedParam& out, PoolingRounding rounding);
+
+// Whether `target` is one of the calls bind_pooling_call_step may bind
+// (the plan builds a call's planned arguments only for those).
+bool is_pooling_call(std::string_view target);
 
 }  // namespace fx
 
