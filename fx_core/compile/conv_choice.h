@@ -7,19 +7,23 @@
 // (channels_last) activations on the kernel oneDNN lists first, except
 // where another kernel measures faster on this machine:
 //   - another of oneDNN's direct NHWC kernels of the same instruction set
-//     (OnednnConv::direct_implementations). oneDNN lists its brgemm kernels
+//     (OnednnConv::implementations). oneDNN lists its brgemm kernels
 //     first, but on a 2-vCPU AMD EPYC (AVX-512) its older jit kernels were
 //     up to 1.4x faster on some shapes: mnasnet's 3x3 / 2 stem (brgconv 162
 //     us, jit 133 us), its depthwise convolutions (brdgmm_dw 118 us, jit_dw
 //     98 us at 72 channels, 56x56) and some 1x1 ones (32 -> 16 at 112x112:
 //     brgconv_1x1 168 us, jit 131 us; BENCHMARKS.md, "oneDNN's kernels
 //     measured per shape");
-//   - oneDNN's Winograd kernel for a 3x3 stride-1 convolution (blocked
-//     nChw16c, reordered from and to NHWC). On one AVX-512 VM it gained
-//     nothing inside resnet50 at 1 thread and lost at 2 (its transformed
-//     weights are 1.8x larger, its reorders touch every activation twice
-//     more); on the EPYC (1 MB of L2 per core) it made resnet50's 3x3
-//     layers 15-30% faster in the network ("Winograd measured by default").
+//   - oneDNN's Winograd kernels for a 3x3 stride-1 convolution (blocked
+//     nChw16c, reordered from and to NHWC). On one AVX-512 VM they gained
+//     nothing inside resnet50 at 1 thread and lost at 2 (the transformed
+//     weights are larger, the reorders touch every activation twice more);
+//     on the EPYC (1 MB of L2 per core) they made resnet50's 3x3 layers
+//     15-30% faster in the network ("Winograd measured by default"). At
+//     batch 1 oneDNN offers two, F(2x2, 3x3) first and F(4x4, 3x3), whose
+//     weights are 1.8x and 4x the direct ones: with the weights cold, F(4x4)
+//     took 529 us against 600 at 64 channels, 56x56, and 1,514 against 676
+//     at 256 channels, 14x14 (BENCHMARKS.md, "Both Winograd kernels").
 // So the default policy measures.
 //
 // ConvPolicy::kMeasure (the default) chooses per convolution shape: every

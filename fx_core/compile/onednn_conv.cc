@@ -162,11 +162,10 @@ std::string instruction_set(const std::string& implementation) {
 
 }  // namespace
 
-std::vector<std::string> OnednnConv::direct_implementations(
+std::vector<std::string> OnednnConv::implementations(
     const at::Tensor& weight, const at::Tensor& bias, const FusedConvParams& p,
-    const std::vector<int64_t>& in) {
-  std::optional<Described> d =
-      describe(weight, bias, p, in, ConvAlgorithm::kDirect);
+    const std::vector<int64_t>& in, ConvAlgorithm algorithm) {
+  std::optional<Described> d = describe(weight, bias, p, in, algorithm);
   if (!d) return {};
   std::vector<std::string> names = {d->pd.impl_info_str()};
   const std::string isa = instruction_set(names[0]);

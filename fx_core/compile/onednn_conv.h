@@ -66,14 +66,17 @@ class OnednnConv {
       const FusedConvParams& params, std::vector<int64_t> input_sizes,
       ConvAlgorithm algorithm = ConvAlgorithm::kDirect,
       const std::string& implementation = "");
-  // The kernels oneDNN offers for kDirect with NHWC activations, in its
-  // order of preference, those of its first choice's instruction set only
-  // (e.g. brgconv_1x1, jit_1x1 and jit, all ":avx512_core"; not its
-  // reference or GEMM fallbacks): the candidates conv_choice.h times.
-  // Empty when create() would return nullptr.
-  static std::vector<std::string> direct_implementations(
+  // The kernels oneDNN offers for `algorithm` with these activations (NHWC
+  // for kDirect, nChw16c for kWinograd), in its order of preference, those
+  // of its first choice's instruction set only (e.g. brgconv_1x1, jit_1x1
+  // and jit, all ":avx512_core"; for Winograd at batch 1 both
+  // jit_fp32_wino_2x3 and jit_wino_4x3; never its reference or GEMM
+  // fallbacks): the candidates conv_choice.h times. Empty when create()
+  // would return nullptr.
+  static std::vector<std::string> implementations(
       const at::Tensor& weight, const at::Tensor& bias,
-      const FusedConvParams& params, const std::vector<int64_t>& input_sizes);
+      const FusedConvParams& params, const std::vector<int64_t>& input_sizes,
+      ConvAlgorithm algorithm = ConvAlgorithm::kDirect);
   // Whether kWinograd may apply to this convolution (oneDNN may still
   // decline it: create() then returns nullptr).
   static bool winograd_applies(const at::Tensor& weight,

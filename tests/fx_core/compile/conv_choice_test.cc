@@ -116,11 +116,11 @@ TEST(ConvChoice, MeasuresOncePerShapeAndThreadCount) {
       << (out - want).abs().max().item<double>();
 }
 
-// Every kernel direct_implementations lists builds and computes LibTorch's
+// Every kernel implementations() lists builds and computes LibTorch's
 // result: 1x1 with a residual summed in place, depthwise, a 3x3 stem on
-// three channels. (Picking a kernel other than oneDNN's first walks its
-// implementation list; that walk once read a freed op descriptor and gave
-// wrong numbers or hung.)
+// three channels, and each Winograd kernel of a 3x3 layer at batch 1. (Picking
+// a kernel other than oneDNN's first walks its implementation list; that walk
+// once read a freed op descriptor and gave wrong numbers or hung.)
 TEST(ConvChoice, EveryListedKernelComputesLibTorchsResult) {
   at::manual_seed(5);
   struct Case {
@@ -128,6 +128,7 @@ TEST(ConvChoice, EveryListedKernelComputesLibTorchsResult) {
     at::Tensor w, x;
     int64_t stride, padding, groups;
     bool residual;
+    ConvAlgorithm algorithm = ConvAlgorithm::kDirect;
   };
   for (const Case& c : std::vector<Case>{
            {"1x1 + residual", at::randn({24, 72, 1, 1}) * 0.1,
@@ -136,6 +137,9 @@ TEST(ConvChoice, EveryListedKernelComputesLibTorchsResult) {
             at::randn({1, 48, 20, 20}), 1, 1, 48, false},
            {"stem 3x3 / 2", at::randn({16, 3, 3, 3}) * 0.3,
             at::randn({1, 3, 32, 32}), 2, 1, 1, false},
+           {"Winograd 3x3", at::randn({64, 64, 3, 3}) * 0.05,
+            at::randn({1, 64, 56, 56}), 1, 1, 1, false,
+            ConvAlgorithm::kWinograd},
        }) {
     FusedConvParams p;
     p.stride = {c.stride, c.stride};
@@ -147,28 +151,30 @@ TEST(ConvChoice, EveryListedKernelComputesLibTorchsResult) {
     at::Tensor b = at::randn({c.w.size(0)});
     const std::vector<int64_t> in = c.x.sizes().vec();
     const std::vector<std::string> names =
-        OnednnConv::direct_implementations(c.w, b, p, in);
+        OnednnConv::implementations(c.w, b, p, in, c.algorithm);
     ASSERT_FALSE(names.empty()) << c.what;
-    EXPECT_EQ(OnednnConv::create(c.w, b, p, in)->implementation(), names[0])
+    EXPECT_EQ(OnednnConv::create(c.w, b, p, in, c.algorithm)->implementation(),
+              names[0])
         << c.what;
     at::Tensor conv = at::conv2d(c.x, c.w, b, c.stride, c.padding, 1, c.groups);
     at::Tensor residual =
         at::randn_like(conv).contiguous(at::MemoryFormat::ChannelsLast);
     at::Tensor want = at::relu(c.residual ? conv + residual : conv);
     for (const std::string& name : names) {
-      auto kernel =
-          OnednnConv::create(c.w, b, p, in, ConvAlgorithm::kDirect, name);
+      auto kernel = OnednnConv::create(c.w, b, p, in, c.algorithm, name);
       ASSERT_NE(kernel, nullptr) << c.what << ": " << name;
       EXPECT_EQ(kernel->implementation(), name);
       at::Tensor out = residual.clone();  // summed in place
       kernel->run(c.x, c.residual ? &out : nullptr, out);
-      EXPECT_TRUE(at::allclose(out, want, 1e-4, 1e-5))
+      // Winograd's transforms round a little more than a direct sum.
+      const double atol = c.algorithm == ConvAlgorithm::kWinograd ? 1e-4 : 1e-5;
+      EXPECT_TRUE(at::allclose(out, want, 1e-4, atol))
           << c.what << ": " << name << " differs by "
           << (out - want).abs().max().item<double>();
     }
-    EXPECT_EQ(OnednnConv::create(c.w, b, p, in, ConvAlgorithm::kDirect,
-                                 "no_such_kernel:any"),
-              nullptr);
+    EXPECT_EQ(
+        OnednnConv::create(c.w, b, p, in, c.algorithm, "no_such_kernel:any"),
+        nullptr);
   }
 }
 
@@ -186,7 +192,7 @@ TEST(ConvChoice, MeasuresTheDirectKernelsOfAnyConvolution) {
   at::Tensor w = at::randn({16, 32, 1, 1}) * 0.2, b = at::randn({16});
   at::Tensor x = at::randn({1, 32, 28, 28});
   const std::vector<int64_t> in = x.sizes().vec();
-  const size_t kernels = OnednnConv::direct_implementations(w, b, p, in).size();
+  const size_t kernels = OnednnConv::implementations(w, b, p, in).size();
   const size_t before = conv_measurements();
   auto chosen = choose_onednn_conv(w, b, p, in);
   ASSERT_NE(chosen, nullptr);
