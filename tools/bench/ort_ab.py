@@ -48,7 +48,8 @@ import torch.fx
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from ort_engine import OrtEngine, export_onnx  # noqa: E402
-from suite_bench import count_flops, make_model, set_threads  # noqa: E402
+from suite_bench import (count_flops, make_model, peak_gflops,  # noqa: E402
+                         set_threads, timed)
 
 MODELS = ("resnet50,resnext50_32x4d,densenet121,mnasnet1_0,"
           "mobilenet_v3_large,efficientnet_b0,regnet_y_400mf,convnext_tiny,"
@@ -56,31 +57,20 @@ MODELS = ("resnet50,resnext50_32x4d,densenet121,mnasnet1_0,"
 NODE_PATH = os.path.expanduser("~/.cache/fx-sdk/onnxruntime/node_modules")
 
 
-def best_of(fn, runs=5):
-    fn()  # warm-up
-    best = float("inf")
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
-def machine_peak(fx_sdk, n=2048):
-    """GFLOP/s of the faster of two dense kernels, and which one it was:
-    torch.mm on n x n float32 matrices (the BLAS) and the plan's 1x1
-    convolution of 512 channels on a 56x56 channels_last image (oneDNN's
-    brgemm kernel), each best of 5."""
-    a, b = torch.randn(n, n), torch.randn(n, n)
-    c = torch.empty(n, n)
-    blas = 2.0 * n ** 3 / best_of(lambda: torch.mm(a, b, out=c)) / 1e9
+def machine_peak(fx_sdk, threads):
+    """GFLOP/s of the faster of two dense kernels at `threads`, and which
+    one it was: suite_bench's peak (torch.mm on 2048 x 2048 float32
+    matrices, the BLAS) and the plan's 1x1 convolution of 512 channels on a
+    56x56 channels_last image (oneDNN's brgemm kernel), best of 5."""
+    blas = peak_gflops([threads])[str(threads)]
     conv = torch.nn.Conv2d(512, 512, 1, bias=False).eval()
     x = torch.randn(1, 512, 56, 56).contiguous(
         memory_format=torch.channels_last)
     with torch.no_grad():
         plan = fx_sdk.compile(torch.fx.symbolic_trace(conv), [x])
-        flops = 2.0 * 512 * 512 * 56 * 56
-        onednn = flops / best_of(lambda: plan(x)) / 1e9
+        plan(x)  # warm-up
+        seconds = min(timed(lambda: plan(x)) for _ in range(5))
+    onednn = 2.0 * 512 * 512 * 56 * 56 / seconds / 1e9
     return (blas, "torch.mm") if blas >= onednn else \
         (onednn, "the plan's 1x1 convolution")
 
@@ -160,7 +150,7 @@ def main():
         pinned = threads == 1 and args.pin >= 0
         os.sched_setaffinity(0, {args.pin} if pinned else every_cpu)
         set_threads(threads)
-        peak, source = machine_peak(fx_sdk)
+        peak, source = machine_peak(fx_sdk, threads)
         print(f"threads {threads}{' pinned to CPU %d' % args.pin if pinned else ''}: "
               f"peak {peak:.0f} GFLOP/s ({source})", flush=True)
         for batch in [int(b) for b in args.batches.split(",")]:

@@ -152,6 +152,11 @@ TEST(ConvChoice, EveryListedKernelComputesLibTorchsResult) {
     const std::vector<int64_t> in = c.x.sizes().vec();
     const std::vector<std::string> names =
         OnednnConv::implementations(c.w, b, p, in, c.algorithm);
+    // oneDNN 2.6 has Winograd kernels on AVX-512 CPUs only.
+    if (c.algorithm == ConvAlgorithm::kWinograd &&
+        !__builtin_cpu_supports("avx512f")) {
+      continue;
+    }
     ASSERT_FALSE(names.empty()) << c.what;
     EXPECT_EQ(OnednnConv::create(c.w, b, p, in, c.algorithm)->implementation(),
               names[0])
