@@ -78,6 +78,8 @@ class CompiledGraph {
     d["onednn_steps"] = s.onednn_steps;
     d["direct_fallbacks"] = s.direct_fallbacks;
     d["cats_in_place"] = s.cats_in_place;
+    d["winograd_steps"] = s.winograd_steps;
+    d["depthwise_fusions"] = s.depthwise_fusions;
     return d;
   }
 
@@ -105,7 +107,9 @@ void bind_compiled_graph(py::module_& m) {
       .def_property_readonly(
           "stats", &CompiledGraph::stats,
           "What the plan does: steps, direct_steps (bound to ATen CPU "
-          "kernels), onednn_steps, fallback_steps, buffers, buffer_bytes, "
+          "kernels), onednn_steps (winograd_steps of them on Winograd; "
+          "depthwise_fusions: 1x1 convolutions computing the depthwise one "
+          "after them too), fallback_steps, buffers, buffer_bytes, "
           "replans, forward_calls, direct_fallbacks; dynamic, plan_builds, "
           "shape_specialisations (shapes specialised lazily so far), "
           "live_specialisations, shared_buffer_bytes, weight_packs (dynamic "

@@ -38,6 +38,17 @@ ConvPolicy policy_from_env() {
       cat("FX_CONV_ALGORITHM=", s, ": expected direct, measure or winograd"));
 }
 
+FusionPolicy fusion_policy_from_env() {
+  const char* v = std::getenv("FX_DEPTHWISE_FUSION");
+  if (v == nullptr || *v == '\0') return FusionPolicy::kMeasure;
+  const std::string s = v;
+  if (s == "measure") return FusionPolicy::kMeasure;
+  if (s == "always") return FusionPolicy::kAlways;
+  if (s == "never") return FusionPolicy::kNever;
+  throw FxError(
+      cat("FX_DEPTHWISE_FUSION=", s, ": expected measure, always or never"));
+}
+
 // What a decision depends on besides the weights' values.
 using Key = std::tuple<std::vector<int64_t>, std::vector<int64_t>,
                        std::vector<int64_t>, std::vector<int64_t>,
@@ -50,10 +61,16 @@ struct Kernel {
   std::string implementation;
 };
 
+// A fusion decision's key: the 1x1 convolution's, then the tail's stride,
+// activation and whether it has a bias.
+using FusionKey = std::tuple<Key, int64_t, std::string, bool>;
+
 struct State {
   std::mutex mu;
   std::optional<ConvPolicy> policy;  // unset: from the environment
+  std::optional<FusionPolicy> fusion_policy;  // likewise
   std::map<Key, Kernel> decisions;
+  std::map<FusionKey, bool> fusions;
   size_t measurements = 0;
 };
 
@@ -172,7 +189,110 @@ Kernel decision(const at::Tensor& weight, const at::Tensor& bias,
   return it->second;
 }
 
+// Whether the fused kernel is at least 5% faster than the two convolutions
+// apart, each timed on zeros with its weights evicted before each run; false
+// when oneDNN has no fused kernel of its own or a build fails.
+bool fusion_pays(const at::Tensor& weight, const at::Tensor& bias,
+                 const FusedConvParams& params,
+                 const std::vector<int64_t>& input_sizes,
+                 const DepthwiseTail& tail) {
+  SharedWeightsScope private_packs(nullptr);
+  TransientBlocksScope transient;
+  try {
+    std::unique_ptr<OnednnConv> fused = OnednnConv::create_with_depthwise(
+        weight, bias, params, input_sizes, tail);
+    if (fused == nullptr) return false;
+    std::unique_ptr<OnednnConv> first =
+        choose_onednn_conv(weight, bias, params, input_sizes);
+    std::unique_ptr<OnednnConv> second = choose_onednn_conv(
+        tail.weight, tail.bias, depthwise_params(tail, weight.size(0)),
+        first->output_sizes());
+    if (second == nullptr || second->output_sizes() != fused->output_sizes()) {
+      return false;
+    }
+    const auto cl = at::TensorOptions().dtype(at::kFloat).memory_format(
+        at::MemoryFormat::ChannelsLast);
+    at::Tensor x = at::zeros(input_sizes, cl);
+    at::Tensor mid = at::empty(first->output_sizes(), cl);
+    at::Tensor out = at::empty(fused->output_sizes(), cl);
+    const double apart = best_time(
+        kTimedRuns,
+        [&] {
+          first->run(x, nullptr, mid);
+          second->run(mid, nullptr, out);
+        },
+        [&] {
+          first->evict_weights();
+          second->evict_weights();
+        });
+    const double together = best_time(
+        kTimedRuns, [&] { fused->run(x, nullptr, out); },
+        [&] { fused->evict_weights(); });
+    return together <= kMargin * apart;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// The cached fusion decision for this shape, measured on first request.
+bool fusion_decision(const at::Tensor& weight, const at::Tensor& bias,
+                     const FusedConvParams& params,
+                     const std::vector<int64_t>& input_sizes,
+                     const DepthwiseTail& tail) {
+  const FusionKey key{key_of(weight, bias, params, input_sizes), tail.stride,
+                      tail.activation, tail.bias.defined()};
+  State& s = state();
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    auto it = s.fusions.find(key);
+    if (it != s.fusions.end()) return it->second;
+  }
+  const bool pays = fusion_pays(weight, bias, params, input_sizes, tail);
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.fusions.emplace(key, pays).first->second;
+}
+
 }  // namespace
+
+FusedConvParams depthwise_params(const DepthwiseTail& tail, int64_t channels) {
+  FusedConvParams p;
+  p.stride = {tail.stride, tail.stride};
+  p.padding = {1, 1};
+  p.dilation = {1, 1};
+  p.groups = channels;
+  p.activation = tail.activation;
+  p.min_val = tail.min_val;
+  p.max_val = tail.max_val;
+  return p;
+}
+
+FusionPolicy depthwise_fusion_policy() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.fusion_policy) s.fusion_policy = fusion_policy_from_env();
+  return *s.fusion_policy;
+}
+
+void set_depthwise_fusion_policy(FusionPolicy policy) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.fusion_policy = policy;
+}
+
+std::unique_ptr<OnednnConv> choose_depthwise_fusion(
+    const at::Tensor& weight, const at::Tensor& bias,
+    const FusedConvParams& params, const std::vector<int64_t>& input_sizes,
+    const DepthwiseTail& tail) {
+  const FusionPolicy policy = depthwise_fusion_policy();
+  if (policy == FusionPolicy::kNever ||
+      (policy == FusionPolicy::kMeasure &&
+       (conv_policy() != ConvPolicy::kMeasure ||
+        !fusion_decision(weight, bias, params, input_sizes, tail)))) {
+    return nullptr;
+  }
+  return OnednnConv::create_with_depthwise(weight, bias, params, input_sizes,
+                                           tail);
+}
 
 ConvPolicy conv_policy() {
   State& s = state();

@@ -74,6 +74,40 @@ std::unique_ptr<OnednnConv> choose_onednn_conv(
     const at::Tensor& weight, const at::Tensor& bias,
     const FusedConvParams& params, const std::vector<int64_t>& input_sizes);
 
+// The convolution and the depthwise `tail` after it as one primitive
+// (OnednnConv::create_with_depthwise), or nullptr (the plan runs the two
+// nodes apart), as the fusion policy says:
+//   - kMeasure (the default): fused when that kernel, timed as above
+//     (weights cold, best of three, its reorders from and to NHWC
+//     included), takes at most 95% of the two convolutions as
+//     choose_onednn_conv builds them, run one after the other. Only under
+//     ConvPolicy::kMeasure: kDirect and kWinograd fuse nothing (each node
+//     on the kernel they name, as before). On the EPYC at batch 8,
+//     efficientnet_b0's 16 -> 96 channels at 112x112 with a 3x3 / 2
+//     depthwise after it took 6.8 ms fused against 5.1 + 3.0 ms apart
+//     inside the network (BENCHMARKS.md). Cached per shape as
+//     choose_onednn_conv's decisions are; close calls may go either way
+//     from process to process (results then differ within float32
+//     rounding).
+//   - kAlways: fused wherever oneDNN has a kernel of its own for the pair.
+//   - kNever: never.
+// The environment variable FX_DEPTHWISE_FUSION=measure|always|never sets
+// the initial policy (unset: measure; other values are an error naming
+// the variable); set_depthwise_fusion_policy() overrides it. Thread-safe.
+enum class FusionPolicy { kMeasure, kAlways, kNever };
+
+FusionPolicy depthwise_fusion_policy();
+void set_depthwise_fusion_policy(FusionPolicy policy);
+
+std::unique_ptr<OnednnConv> choose_depthwise_fusion(
+    const at::Tensor& weight, const at::Tensor& bias,
+    const FusedConvParams& params, const std::vector<int64_t>& input_sizes,
+    const DepthwiseTail& tail);
+
+// The FusedConvParams of the depthwise convolution `tail` describes over
+// `channels` channels.
+FusedConvParams depthwise_params(const DepthwiseTail& tail, int64_t channels);
+
 // How many shapes choose_onednn_conv has timed in this process (two or
 // more kernels built and run; not the shapes oneDNN offers one kernel
 // for), for tests.

@@ -178,6 +178,7 @@ InferencePlan::Stats InferencePlan::stats() const {
     ++s.steps;
     if (step.onednn && !step.onednn->on_blas()) ++s.onednn_steps;
     if (step.onednn && step.onednn->winograd()) ++s.winograd_steps;
+    if (step.fuses >= 0) ++s.depthwise_fusions;
     if (step.residual_in_place) ++s.residuals_in_place;
     if (step.pointwise) ++s.pointwise_steps;
     if (step.in_place) ++s.in_place_steps;

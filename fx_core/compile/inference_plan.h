@@ -154,6 +154,9 @@ class InferencePlan {
     size_t onednn_steps = 0;    // of which on oneDNN (conv2d, linear, matmul,
                                 // window_attention)
     size_t winograd_steps = 0;  // of which on oneDNN's Winograd kernel
+    // 1x1 convolutions computing the depthwise convolution after them too
+    // (oneDNN's fused kernel; the depthwise call forwards the result)
+    size_t depthwise_fusions = 0;
     size_t residuals_in_place = 0;  // convolutions summing into the residual
     size_t pointwise_steps = 0;     // fx_inference.pointwise fused in one pass
     size_t in_place_steps = 0;  // direct results written over a dead operand

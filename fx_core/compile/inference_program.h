@@ -103,6 +103,11 @@ struct InferencePlan::Program {
     // `forwards` (quantized_steps.h): when that step ran on oneDNN, this
     // call's result is its result, unchanged.
     int32_t forwards = -1;
+    // A 1x1 convolution step whose oneDNN kernel also computes the
+    // depthwise convolution at slot `fuses` (its only reader, which then
+    // forwards this step's result): when it runs on oneDNN its result is
+    // that slot's (fuse_depthwise_convs).
+    int32_t fuses = -1;
     // A torch.cat whose result is a view of a buffer shared with the wider
     // cats of the same pieces (inference_program_cat.cc): the pieces it
     // copies there first (those no narrower cat copied).
@@ -155,6 +160,7 @@ struct InferencePlan::Program {
   std::vector<StepTime> step_times;  // per step, when profiling
   ~Program();
   std::string engine(const Step& step) const;
+  std::string result_text(const Step& step) const;
   void print_profile(std::ostream& out) const;
 
   void load(CompiledSteps compiled);
@@ -169,6 +175,7 @@ struct InferencePlan::Program {
   bool bind_module_step(Step& step);
   bool bind_pooling_steps();
   void fuse_quantized_clamps();
+  void fuse_depthwise_convs();
   std::vector<size_t> reader_counts() const;
   PlannedParam planned_param(const Source& s) const;
   PlannedParam planned_result(const Step& step) const;  // step's own value

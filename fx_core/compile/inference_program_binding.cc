@@ -35,7 +35,7 @@ void InferencePlan::Program::place_onednn(Step& step, AliasGroups& groups,
                                           const GroupLiveness& live,
                                           BufferPool& pool) {
   const int32_t r = groups.find(step.slot);
-  step.out_meta = slot_meta[step.slot];
+  step.out_meta = slot_meta[step.fuses >= 0 ? step.fuses : step.slot];
   step.fresh = live.escapes[r];
   step.direct = true;
   if (step.fresh) return;
@@ -135,6 +135,7 @@ bool InferencePlan::Program::bind_onednn_steps(bool layout_setting) {
     any = any || step.onednn != nullptr;
   }
   if (!layout_setting) {
+    fuse_depthwise_convs();
     any = bind_pooling_steps() || any;
     fuse_quantized_clamps();
   }
@@ -214,6 +215,38 @@ void InferencePlan::Program::fuse_quantized_clamps() {
         fuse_quantized_clamp(*producer.onednn, bounds->first, bounds->second)) {
       step.forwards = input;
     }
+  }
+}
+
+// A depthwise convolution whose input is a 1x1 convolution's result, read
+// by nothing else, joins that convolution's step (bind_depthwise_fusion:
+// oneDNN's fused kernel, where it pays): the step writes the depthwise
+// result and the depthwise call forwards it. A run whose operands leave the
+// plan at the 1x1 step computes the 1x1 result there (the registry's
+// kernel), and the depthwise call runs on it as any unplanned call does.
+void InferencePlan::Program::fuse_depthwise_convs() {
+  const std::vector<size_t> readers = reader_counts();
+  auto conv_step = [](const Step& s) {
+    return s.kind == Step::Kind::kCallOp && s.onednn && s.fuses < 0 &&
+           inference_op(s.op->target) == "conv2d" && !s.params.empty();
+  };
+  for (Step& step : steps) {
+    if (!conv_step(step) || step.params[0].kind != Source::Kind::kSlot) {
+      continue;
+    }
+    const int32_t input = step.params[0].slot;
+    Step& producer = steps[input];
+    if (!conv_step(producer) || readers[input] != 1) continue;
+    std::vector<PlannedParam> first, second;
+    for (const Source& s : producer.params) first.push_back(planned_param(s));
+    for (const Source& s : step.params) second.push_back(planned_param(s));
+    std::unique_ptr<OnednnStep> fused =
+        bind_depthwise_fusion(first, second, planned_result(step));
+    if (fused == nullptr) continue;
+    producer.onednn = std::move(fused);
+    producer.fuses = step.slot;
+    step.onednn.reset();
+    step.forwards = input;
   }
 }
 

@@ -66,6 +66,15 @@ std::string inputs_text(const std::vector<TensorMeta>& inputs) {
 
 }  // namespace
 
+// The step's result as recorded; a 1x1 convolution computing the
+// depthwise one after it too: that one's, and its node.
+std::string InferencePlan::Program::result_text(const Step& step) const {
+  if (step.slot < 0) return "-";
+  if (step.fuses < 0) return meta_text(slot_meta[step.slot]);
+  return meta_text(slot_meta[step.fuses]) + " (with " +
+         std::string(steps[step.fuses].node->name()) + ")";
+}
+
 // One line a step, slowest median first: its median and minimum (over the
 // first StepTime::kSamples runs), its share of the sum of medians (a
 // typical run; on a loaded machine the means also count the time other
@@ -106,8 +115,8 @@ void InferencePlan::Program::print_profile(std::ostream& out) const {
         << l.min / 1e3 << std::setw(10)
         << t.total_ns / 1e3 / static_cast<double>(t.calls) << "  " << std::left
         << std::setw(10) << how << std::right << " " << step.node->name()
-        << " (" << step.node->target() << ") -> "
-        << (step.slot >= 0 ? meta_text(slot_meta[step.slot]) : "-") << "\n";
+        << " (" << step.node->target() << ") -> " << result_text(step)
+        << "\n";
   }
   out << "  by engine (medians):";
   for (const auto& [how, ns] : by_engine) {

@@ -52,6 +52,20 @@ struct FusedConvParams : ConvGeometry {
 
 enum class ConvAlgorithm { kDirect, kWinograd };
 
+// A depthwise 3x3 convolution (groups = channels, padding 1, no dilation)
+// applied to a convolution's result, with its own bias and activation: the
+// next node of a 1x1 + depthwise pair (MobileNet-style blocks), as oneDNN's
+// fused depthwise post-op (append_dw) computes it. Its kernel writes the
+// depthwise result from rows of the 1x1 result still in cache, instead of
+// writing the whole 1x1 result and reading it back.
+struct DepthwiseTail {
+  at::Tensor weight;  // (C, 1, 3, 3)
+  at::Tensor bias;    // (C,) or undefined
+  int64_t stride = 1;  // 1 or 2, both dimensions
+  std::string activation = "none";
+  double min_val = 0.0, max_val = 0.0;
+};
+
 class OnednnConv {
  public:
   // The primitive for inputs of `input_sizes` (N, C, H, W); nullptr when
@@ -77,6 +91,20 @@ class OnednnConv {
       const at::Tensor& weight, const at::Tensor& bias,
       const FusedConvParams& params, const std::vector<int64_t>& input_sizes,
       ConvAlgorithm algorithm = ConvAlgorithm::kDirect);
+  // The convolution followed by `tail` in one primitive (kDirect): its
+  // output_sizes() are the tail's. nullptr unless the convolution is 1x1
+  // with no residual, groups or dilation, the tail fits it, and oneDNN
+  // offers a kernel of its own for the pair: its reference one
+  // (ref_fused_convolution) runs the two primitives in turn and is never
+  // taken. The primitive's activations are blocked (nChw16c), reordered
+  // from and to NHWC as for kWinograd: with NHWC activations oneDNN 2.6's
+  // fused kernel (jit_1x1:avx512_core) returns wrong values (every output
+  // differs from the two primitives' result, some are inf; its blocked
+  // variant matches them exactly).
+  static std::unique_ptr<OnednnConv> create_with_depthwise(
+      const at::Tensor& weight, const at::Tensor& bias,
+      const FusedConvParams& params, std::vector<int64_t> input_sizes,
+      const DepthwiseTail& tail);
   // Whether kWinograd may apply to this convolution (oneDNN may still
   // decline it: create() then returns nullptr).
   static bool winograd_applies(const at::Tensor& weight,

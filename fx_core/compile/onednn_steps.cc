@@ -132,22 +132,34 @@ bool conv_params(const std::vector<PlannedParam>& p, FusedConvParams* out) {
   return true;
 }
 
+// fx_inference.conv2d's parameters as oneDNN can take them: a float32
+// input, attribute weights (and bias, or None), a float32 residual or None,
+// constant geometry and tail.
+bool onednn_conv_call(const std::vector<PlannedParam>& p,
+                      FusedConvParams* params) {
+  if (p.size() != 11 || !float_value(p[0]) || p[1].kind != Kind::kAttribute ||
+      (p[2].kind != Kind::kAttribute && !is_none(p[2])) ||
+      (!float_value(p[7]) && !is_none(p[7])) || !conv_params(p, params)) {
+    return false;
+  }
+  params->has_residual = !is_none(p[7]);
+  return true;
+}
+
+at::Tensor attribute_or_undefined(const PlannedParam& p) {
+  return p.attribute ? *p.attribute : at::Tensor();
+}
+
 // fx_inference.conv2d(input, weight, bias, stride, padding, dilation,
 // groups, residual, activation, min_val, max_val): attribute weights,
 // float32 values, the algorithm as conv_choice.h picks it.
 std::unique_ptr<OnednnStep> bind_conv(const std::vector<PlannedParam>& p,
                                       const PlannedParam& out) {
   FusedConvParams params;
-  if (p.size() != 11 || !float_value(p[0]) || p[1].kind != Kind::kAttribute ||
-      (p[2].kind != Kind::kAttribute && !is_none(p[2])) ||
-      (!float_value(p[7]) && !is_none(p[7])) || !conv_params(p, &params)) {
-    return nullptr;
-  }
-  params.has_residual = !is_none(p[7]);
+  if (!onednn_conv_call(p, &params)) return nullptr;
   if (params.has_residual && p[7].sizes != out.sizes) return nullptr;
   std::unique_ptr<OnednnConv> conv = choose_onednn_conv(
-      *p[1].attribute, p[2].attribute ? *p[2].attribute : at::Tensor(), params,
-      p[0].sizes);
+      *p[1].attribute, attribute_or_undefined(p[2]), params, p[0].sizes);
   if (conv == nullptr || conv->output_sizes() != out.sizes) return nullptr;
   return std::make_unique<ConvStep>(std::move(conv), p[0].slot,
                                     params.has_residual ? p[7].slot : -1);
@@ -290,10 +302,6 @@ bool attribute_or_none(const PlannedParam& p) {
   return p.kind == Kind::kAttribute || is_none(p);
 }
 
-at::Tensor attribute_or_undefined(const PlannedParam& p) {
-  return p.attribute ? *p.attribute : at::Tensor();
-}
-
 // fx_inference.window_attention(input, qkv_weight, proj_weight,
 // relative_position_bias, window_size, num_heads, shift_size,
 // attention_dropout, dropout, qkv_bias, proj_bias, logit_scale): attribute
@@ -322,6 +330,33 @@ std::unique_ptr<OnednnStep> bind_window_attention(
 }
 
 }  // namespace
+
+std::unique_ptr<OnednnStep> bind_depthwise_fusion(
+    const std::vector<PlannedParam>& first,
+    const std::vector<PlannedParam>& second, const PlannedParam& out) {
+  FusedConvParams a, b;
+  if (!float_value(out) || !onednn_conv_call(first, &a) ||
+      !onednn_conv_call(second, &b) || a.has_residual || b.has_residual) {
+    return nullptr;
+  }
+  const std::vector<int64_t> ones = {1, 1};
+  if (b.groups != first[1].attribute->size(0) || b.padding != ones ||
+      b.dilation != ones || b.stride[0] != b.stride[1]) {
+    return nullptr;
+  }
+  const DepthwiseTail tail{*second[1].attribute,
+                           attribute_or_undefined(second[2]),
+                           b.stride[0],
+                           b.activation,
+                           b.min_val,
+                           b.max_val};
+  std::unique_ptr<OnednnConv> conv =
+      choose_depthwise_fusion(*first[1].attribute,
+                              attribute_or_undefined(first[2]), a,
+                              first[0].sizes, tail);
+  if (conv == nullptr || conv->output_sizes() != out.sizes) return nullptr;
+  return std::make_unique<ConvStep>(std::move(conv), first[0].slot, -1);
+}
 
 at::Tensor OnednnStep::empty_output() const {
   return at::empty(output_sizes(), at::kFloat);

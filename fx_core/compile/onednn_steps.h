@@ -90,6 +90,16 @@ std::unique_ptr<OnednnStep> bind_onednn_step(
     const std::string& target, const std::vector<PlannedParam>& params,
     const PlannedParam& out);
 
+// Two fx_inference.conv2d calls as one step: `first`, a 1x1 convolution,
+// and `second`, a depthwise 3x3 one (padding 1, stride 1 or 2) reading
+// first's result, whose own result was recorded as `out`; neither with a
+// residual. The step reads first's input and writes second's result
+// (conv_choice.h, choose_depthwise_fusion: oneDNN's fused kernel, where it
+// has one and it pays). nullptr otherwise.
+std::unique_ptr<OnednnStep> bind_depthwise_fusion(
+    const std::vector<PlannedParam>& first,
+    const std::vector<PlannedParam>& second, const PlannedParam& out);
+
 }  // namespace fx
 
 #endif  // FX_CORE_COMPILE_ONEDNN_STEPS_H_

@@ -152,7 +152,9 @@ TEST_P(InferenceModels, PassesAndPlanMatchEager) {
       count_target(*gm, "torch.nn.functional.adaptive_avg_pool2d");
   const size_t onednn = c.onednn >= 0 ? static_cast<size_t>(c.onednn)
                                       : c.fused + c.linears + c.matmuls + pools;
-  EXPECT_EQ(s.onednn_steps, onednn) << [&] {
+  // A depthwise convolution fused into the 1x1 one before it (where its
+  // kernel measures faster) forwards that step's result.
+  EXPECT_EQ(s.onednn_steps + s.depthwise_fusions, onednn) << [&] {
     std::string names;
     for (const std::string& n : plan->direct_nodes()) names += n + " ";
     return "direct nodes: " + names;

@@ -2,8 +2,8 @@
 // residual add and the activation): both algorithms, the residual summed in
 // place (the residual is the destination) and copied first (any other
 // tensor, any layout), inputs in every layout (an NCHW one reordered into a
-// buffer the convolution keeps), and the algorithm refusing what it cannot
-// run.
+// buffer the convolution keeps), the algorithm refusing what it cannot
+// run, and a 1x1 convolution with a depthwise 3x3 one fused after it.
 #include "fx_core/compile/onednn_conv.h"
 
 #include <ATen/ATen.h>
@@ -180,6 +180,98 @@ TEST(OnednnConv, NchwInputsReorderedEveryRun) {
     expect_close(out, reference(strided, w, b, p, &r));
   }
   EXPECT_EQ(conv->input_sizes(), in);
+}
+
+at::Tensor activate(const at::Tensor& y, const std::string& activation) {
+  if (activation == "relu") return at::relu(y);
+  if (activation == "silu") return at::silu(y);
+  if (activation == "hardtanh") return at::hardtanh(y, 0.0, 6.0);
+  return y;
+}
+
+// A 1x1 convolution, then the depthwise 3x3 one of `tail`, as LibTorch
+// computes them one after the other.
+at::Tensor depthwise_reference(const at::Tensor& x, const at::Tensor& w,
+                               const at::Tensor& b, const std::string& act,
+                               const DepthwiseTail& tail) {
+  at::Tensor y = activate(at::conv2d(x, w, b), act);
+  y = at::conv2d(y, tail.weight, tail.bias, tail.stride, 1, 1, w.size(0));
+  return activate(y, tail.activation);
+}
+
+DepthwiseTail depthwise_tail(int64_t channels, int64_t stride,
+                             const std::string& activation, bool bias) {
+  DepthwiseTail tail;
+  tail.weight = at::randn({channels, 1, 3, 3}) * 0.3;
+  if (bias) tail.bias = at::randn({channels});
+  tail.stride = stride;
+  tail.activation = activation;
+  tail.min_val = 0.0;
+  tail.max_val = 6.0;
+  return tail;
+}
+
+// oneDNN 2.6 has a kernel of its own for the pair on AVX-512 CPUs at
+// these sizes (jit_1x1 with the depthwise convolution in its loop); for
+// smaller ones it offers only its reference kernel, which
+// create_with_depthwise refuses.
+TEST(OnednnConv, DepthwiseTailMatchesLibTorch) {
+  at::manual_seed(4);
+  const std::vector<int64_t> in{4, 16, 56, 56};
+  int fused = 0;
+  for (const char* act : {"relu", "silu", "hardtanh"}) {
+    for (int64_t stride : {1, 2}) {
+      at::Tensor x = at::randn(in);
+      at::Tensor w = at::randn({48, 16, 1, 1}) * 0.2, b = at::randn({48});
+      FusedConvParams p = params(1, 0, false, act);
+      p.min_val = 0.0;
+      p.max_val = 6.0;
+      const DepthwiseTail tail = depthwise_tail(48, stride, act, stride == 2);
+      auto conv = OnednnConv::create_with_depthwise(w, b, p, in, tail);
+      if (conv == nullptr) continue;
+      ++fused;
+      EXPECT_EQ(conv->implementation().rfind("ref", 0), std::string::npos);
+      const at::Tensor want = depthwise_reference(x, w, b, act, tail);
+      EXPECT_EQ(conv->output_sizes(), want.sizes().vec());
+      at::Tensor out = nhwc_empty(conv->output_sizes());
+      conv->run(x, nullptr, out);
+      expect_close(out, want);
+      conv->evict_weights();
+      conv->run(x.contiguous(kNhwc), nullptr, out);
+      expect_close(out, want);
+    }
+  }
+  if (fused == 0 && !__builtin_cpu_supports("avx512f")) {
+    GTEST_SKIP() << "oneDNN has no fused 1x1 + depthwise kernel here";
+  }
+  EXPECT_EQ(fused, 6);
+}
+
+TEST(OnednnConv, DepthwiseTailRefusesWhatItCannotFuse) {
+  at::manual_seed(5);
+  const std::vector<int64_t> in{4, 16, 56, 56};
+  at::Tensor w = at::randn({48, 16, 1, 1}), b = at::randn({48});
+  const FusedConvParams p = params(1, 0, false, "relu");
+  const DepthwiseTail tail = depthwise_tail(48, 2, "relu", true);
+  DepthwiseTail other_channels = depthwise_tail(32, 2, "relu", true);
+  DepthwiseTail stride3 = depthwise_tail(48, 3, "relu", true);
+  DepthwiseTail unknown = depthwise_tail(48, 2, "mish", true);
+  for (const DepthwiseTail* t : {&other_channels, &stride3, &unknown}) {
+    EXPECT_EQ(OnednnConv::create_with_depthwise(w, b, p, in, *t), nullptr);
+  }
+  at::Tensor w3 = at::randn({48, 16, 3, 3});
+  FusedConvParams residual = params(1, 0, true, "relu");
+  FusedConvParams strided = params(2, 0, false, "relu");
+  EXPECT_EQ(OnednnConv::create_with_depthwise(w3, b, params(1, 1, false, "relu"),
+                                              in, tail),
+            nullptr);
+  EXPECT_EQ(OnednnConv::create_with_depthwise(w, b, residual, in, tail),
+            nullptr);
+  EXPECT_EQ(OnednnConv::create_with_depthwise(w, b, strided, in, tail),
+            nullptr);
+  // Where oneDNN offers only its reference kernel (two primitives in turn).
+  EXPECT_EQ(OnednnConv::create_with_depthwise(w, b, p, {1, 16, 16, 16}, tail),
+            nullptr);
 }
 
 }  // namespace
