@@ -11,17 +11,23 @@
 
 namespace fx {
 
+// The wall time of one run, in seconds.
+template <typename Run>
+double wall_time(Run run) {
+  const auto start = std::chrono::steady_clock::now();
+  run();
+  const std::chrono::duration<double> took =
+      std::chrono::steady_clock::now() - start;
+  return took.count();
+}
+
 template <typename Run, typename Before>
 double best_time(int runs, Run run, Before before_each) {
   run();
   double best = 1e300;
   for (int i = 0; i < runs; ++i) {
     before_each();
-    const auto start = std::chrono::steady_clock::now();
-    run();
-    const std::chrono::duration<double> took =
-        std::chrono::steady_clock::now() - start;
-    best = std::min(best, took.count());
+    best = std::min(best, wall_time(run));
   }
   return best;
 }
