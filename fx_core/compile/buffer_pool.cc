@@ -63,15 +63,40 @@ size_t SharedBuffers::bytes() const {
   return n;
 }
 
-at::Tensor BufferPool::take(const TensorMeta& meta, int32_t group,
-                            size_t* bytes) {
+std::vector<size_t>::iterator BufferPool::find_free(const TensorMeta& meta) {
   auto it = std::find_if(free_.begin(), free_.end(), [&](size_t b) {
     return pool_[b].meta.same_layout(meta);
   });
+  if (it != free_.end()) return it;
+  const size_t need = std::max<size_t>(meta.nbytes(), 1);
+  size_t room = 0;
+  for (auto f = free_.begin(); f != free_.end(); ++f) {
+    const size_t have = pool_[*f].tensor.storage().nbytes();
+    if (have >= need && (it == free_.end() || have < room)) {
+      it = f;
+      room = have;
+    }
+  }
+  return it;
+}
+
+// Buffer b's memory seen with `meta`'s sizes, strides and dtype (it has
+// room: find_free).
+at::Tensor BufferPool::view_of(size_t b, const TensorMeta& meta) const {
+  if (shared_) return shared_->view(b, meta);
+  at::Tensor t = at::empty({0}, at::TensorOptions().dtype(meta.dtype));
+  t.set_(pool_[b].tensor.storage(), 0, meta.sizes, meta.strides);
+  return t;
+}
+
+at::Tensor BufferPool::take(const TensorMeta& meta, int32_t group,
+                            size_t* bytes) {
+  auto it = find_free(meta);
   size_t b;
   if (it != free_.end()) {
     b = *it;
     free_.erase(it);
+    if (!pool_[b].meta.same_layout(meta)) pool_[b] = {meta, view_of(b, meta)};
   } else {
     b = pool_.size();
     pool_.push_back(
