@@ -69,7 +69,7 @@ using FusionKey = std::tuple<Key, int64_t, std::string, bool>;
 
 struct State {
   std::mutex mu;
-  std::optional<ConvPolicy> policy;  // unset: from the environment
+  std::optional<ConvPolicy> policy;           // unset: from the environment
   std::optional<FusionPolicy> fusion_policy;  // likewise
   std::map<Key, Kernel> decisions;
   std::map<FusionKey, bool> fusions;
@@ -199,8 +199,9 @@ Kernel decision(const at::Tensor& weight, const at::Tensor& bias,
 // 1,429 and 1,515).
 double fused_time_share(OnednnConv& first, OnednnConv& second,
                         OnednnConv& fused) {
-  const auto cl = at::TensorOptions().dtype(at::kFloat).memory_format(
-      at::MemoryFormat::ChannelsLast);
+  const auto cl = at::TensorOptions()
+                      .dtype(at::kFloat)
+                      .memory_format(at::MemoryFormat::ChannelsLast);
   at::Tensor x = at::zeros(first.input_sizes(), cl);
   at::Tensor mid = at::empty(first.output_sizes(), cl);
   at::Tensor out = at::empty(fused.output_sizes(), cl);

@@ -115,8 +115,7 @@ void InferencePlan::Program::print_profile(std::ostream& out) const {
         << l.min / 1e3 << std::setw(10)
         << t.total_ns / 1e3 / static_cast<double>(t.calls) << "  " << std::left
         << std::setw(10) << how << std::right << " " << step.node->name()
-        << " (" << step.node->target() << ") -> " << result_text(step)
-        << "\n";
+        << " (" << step.node->target() << ") -> " << result_text(step) << "\n";
   }
   out << "  by engine (medians):";
   for (const auto& [how, ns] : by_engine) {

@@ -121,8 +121,8 @@ struct OnednnConv::Impl {
 std::unique_ptr<OnednnConv::Impl> OnednnConv::Impl::make(
     const dnnl::convolution_forward::primitive_desc& pd,
     const OnednnConvDims& s, const at::Tensor& weight, const at::Tensor& bias,
-    const FusedConvParams& p, std::vector<int64_t> in,
-    ConvAlgorithm algorithm, bool blocked) {
+    const FusedConvParams& p, std::vector<int64_t> in, ConvAlgorithm algorithm,
+    bool blocked) {
   auto impl = std::make_unique<Impl>();
   impl->algorithm = algorithm;
   impl->blocked = blocked;
@@ -158,12 +158,12 @@ void OnednnConv::Impl::set_depthwise(
   at::Tensor w = tail.weight.contiguous();
   memory user_w({{c, 1, 1, 3, 3}, Dt::f32, Tag::goihw}, onednn_engine(),
                 w.data_ptr());
-  dw_weights = pack_weights_of(tail.weight, user_w,
-                               pd.query_md(dnnl::query::exec_arg_md, kDwWeights));
-  dw_bias = tail.bias.defined() ? tail.bias.contiguous()
-                                : at::zeros({c}, at::kFloat);
-  dw_bias_mem = memory({{c}, Dt::f32, Tag::a}, onednn_engine(),
-                       dw_bias.data_ptr());
+  dw_weights = pack_weights_of(
+      tail.weight, user_w, pd.query_md(dnnl::query::exec_arg_md, kDwWeights));
+  dw_bias =
+      tail.bias.defined() ? tail.bias.contiguous() : at::zeros({c}, at::kFloat);
+  dw_bias_mem =
+      memory({{c}, Dt::f32, Tag::a}, onednn_engine(), dw_bias.data_ptr());
   args.emplace(kDwWeights, dw_weights.memory);
   args.emplace(kDwBias, dw_bias_mem);
 }

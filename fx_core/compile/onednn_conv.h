@@ -59,8 +59,8 @@ enum class ConvAlgorithm { kDirect, kWinograd };
 // depthwise result from rows of the 1x1 result still in cache, instead of
 // writing the whole 1x1 result and reading it back.
 struct DepthwiseTail {
-  at::Tensor weight;  // (C, 1, 3, 3)
-  at::Tensor bias;    // (C,) or undefined
+  at::Tensor weight;   // (C, 1, 3, 3)
+  at::Tensor bias;     // (C,) or undefined
   int64_t stride = 1;  // 1 or 2, both dimensions
   std::string activation = "none";
   double min_val = 0.0, max_val = 0.0;

@@ -350,10 +350,9 @@ std::unique_ptr<OnednnStep> bind_depthwise_fusion(
                            b.activation,
                            b.min_val,
                            b.max_val};
-  std::unique_ptr<OnednnConv> conv =
-      choose_depthwise_fusion(*first[1].attribute,
-                              attribute_or_undefined(first[2]), a,
-                              first[0].sizes, tail);
+  std::unique_ptr<OnednnConv> conv = choose_depthwise_fusion(
+      *first[1].attribute, attribute_or_undefined(first[2]), a, first[0].sizes,
+      tail);
   if (conv == nullptr || conv->output_sizes() != out.sizes) return nullptr;
   return std::make_unique<ConvStep>(std::move(conv), first[0].slot, -1);
 }

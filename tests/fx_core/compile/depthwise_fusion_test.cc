@@ -56,9 +56,9 @@ class DepthwiseFusion : public ::testing::Test {
     auto g = std::make_unique<Graph>();
     Node* x = g->placeholder("x");
     if (!source.empty()) x = g->call_function(source, {x});
-    Node* c1 = g->call_function(
-        "fx_inference.conv2d", {x, g->get_attr("w1"), g->get_attr("b1")},
-        {{"activation", std::string("relu")}});
+    Node* c1 = g->call_function("fx_inference.conv2d",
+                                {x, g->get_attr("w1"), g->get_attr("b1")},
+                                {{"activation", std::string("relu")}});
     Node* c2 = g->call_function("fx_inference.conv2d",
                                 {c1, g->get_attr("w2"), g->get_attr("b2")},
                                 {{"stride", int64_t{2}},
@@ -105,7 +105,8 @@ TEST_F(DepthwiseFusion, OneStepMatchesLibTorch) {
   }
   EXPECT_EQ(plan->stats().direct_fallbacks, 0u);
   // channels_last inputs: the same plan's sizes, read as they are.
-  at::Tensor nhwc = at::randn(kInput).contiguous(at::MemoryFormat::ChannelsLast);
+  at::Tensor nhwc =
+      at::randn(kInput).contiguous(at::MemoryFormat::ChannelsLast);
   expect_close(plan->run({nhwc}).toTensor(), reference(nhwc));
 }
 

@@ -262,8 +262,8 @@ TEST(OnednnConv, DepthwiseTailRefusesWhatItCannotFuse) {
   at::Tensor w3 = at::randn({48, 16, 3, 3});
   FusedConvParams residual = params(1, 0, true, "relu");
   FusedConvParams strided = params(2, 0, false, "relu");
-  EXPECT_EQ(OnednnConv::create_with_depthwise(w3, b, params(1, 1, false, "relu"),
-                                              in, tail),
+  EXPECT_EQ(OnednnConv::create_with_depthwise(
+                w3, b, params(1, 1, false, "relu"), in, tail),
             nullptr);
   EXPECT_EQ(OnednnConv::create_with_depthwise(w, b, residual, in, tail),
             nullptr);
