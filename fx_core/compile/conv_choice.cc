@@ -238,6 +238,7 @@ bool fusion_pays(const at::Tensor& weight, const at::Tensor& bias,
     if (fused == nullptr) return false;
     std::unique_ptr<OnednnConv> first =
         choose_onednn_conv(weight, bias, params, input_sizes);
+    if (first == nullptr) return false;
     std::unique_ptr<OnednnConv> second = choose_onednn_conv(
         tail.weight, tail.bias, depthwise_params(tail, weight.size(0)),
         first->output_sizes());
