@@ -108,6 +108,9 @@ struct InferencePlan::Program {
     // forwards this step's result): when it runs on oneDNN its result is
     // that slot's (fuse_depthwise_convs).
     int32_t fuses = -1;
+    // The slot whose recorded layout this step's result has: its own, or
+    // the depthwise call's it fuses.
+    int32_t result_slot() const { return fuses >= 0 ? fuses : slot; }
     // A torch.cat whose result is a view of a buffer shared with the wider
     // cats of the same pieces (inference_program_cat.cc): the pieces it
     // copies there first (those no narrower cat copied).

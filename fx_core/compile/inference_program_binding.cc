@@ -35,7 +35,7 @@ void InferencePlan::Program::place_onednn(Step& step, AliasGroups& groups,
                                           const GroupLiveness& live,
                                           BufferPool& pool) {
   const int32_t r = groups.find(step.slot);
-  step.out_meta = slot_meta[step.fuses >= 0 ? step.fuses : step.slot];
+  step.out_meta = slot_meta[step.result_slot()];
   step.fresh = live.escapes[r];
   step.direct = true;
   if (step.fresh) return;

@@ -70,9 +70,9 @@ std::string inputs_text(const std::vector<TensorMeta>& inputs) {
 // depthwise one after it too: that one's, and its node.
 std::string InferencePlan::Program::result_text(const Step& step) const {
   if (step.slot < 0) return "-";
-  if (step.fuses < 0) return meta_text(slot_meta[step.slot]);
-  return meta_text(slot_meta[step.fuses]) + " (with " +
-         std::string(steps[step.fuses].node->name()) + ")";
+  const std::string text = meta_text(slot_meta[step.result_slot()]);
+  if (step.fuses < 0) return text;
+  return text + " (with " + std::string(steps[step.fuses].node->name()) + ")";
 }
 
 // One line a step, slowest median first: its median and minimum (over the
