@@ -10,7 +10,9 @@
 // qkv linear's result holds them); bias and mask are [n, n] row-major (mask
 // may be null); out is [n, head_dim] with rows `out_stride` floats apart.
 // Results equal the unfused ATen ops within float32 rounding (the scale is
-// applied to k, the sums are in another order).
+// applied to k, the sums are in another order, and a probability whose exp
+// is below exp(-80), such as a masked score's, is 0 instead of a subnormal
+// float: it would change a row's sum, at least 1, by less than 1e-34).
 #ifndef FX_CORE_COMPILE_ATTENTION_TILE_H_
 #define FX_CORE_COMPILE_ATTENTION_TILE_H_
 
