@@ -3,9 +3,10 @@
  * are empty), so ort_node_profile.py compiles this against the
  * libonnxruntime.so that setup_onnxruntime.sh installed and runs it.
  *
- *   ort_node_profile LIB MODEL THREADS RUNS PREFIX D0 D1 D2 D3
+ *   ort_node_profile LIB MODEL THREADS RUNS PREFIX D0 [D1 ... D7]
  *
- * Runs MODEL (one float32 input of sizes D0..D3, one output; CPU provider,
+ * Runs MODEL (one float32 input of sizes D0.., one to eight of them; one
+ * output; CPU provider,
  * graph optimisation level "all", sequential, THREADS intra-op threads)
  * RUNS times with profiling on; ONNX Runtime writes PREFIX_<date>.json when
  * the session is released. Errors are printed
@@ -54,9 +55,11 @@ static void check(Status s, const char* call) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 10) {
+  enum { kMaxRank = 8 };
+  const int rank = argc - 6;
+  if (rank < 1 || rank > kMaxRank) {
     fprintf(stderr,
-            "usage: ort_node_profile LIB MODEL THREADS RUNS PREFIX D0 D1 D2 D3\n");
+            "usage: ort_node_profile LIB MODEL THREADS RUNS PREFIX D0 [D1 ... D7]\n");
     return 1;
   }
   void* lib = dlopen(argv[1], RTLD_NOW);
@@ -71,9 +74,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   const int threads = atoi(argv[3]), runs = atoi(argv[4]);
-  int64_t shape[4];
+  int64_t shape[kMaxRank];
   size_t n = 1;
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < rank; ++i) {
     shape[i] = atoll(argv[6 + i]);
     n *= (size_t)shape[i];
   }
@@ -111,7 +114,7 @@ int main(int argc, char** argv) {
   }
   check(((Status(*)(void*, void*, size_t, const int64_t*, size_t, int, void**))
              api[kCreateTensorWithDataAsOrtValue])(memory, data, n * sizeof(float),
-                                                   shape, 4, 1, &input),
+                                                   shape, (size_t)rank, 1, &input),
         "CreateTensorWithDataAsOrtValue");
   const char* inputs[1] = {input_name};
   const char* outputs[1] = {output_name};

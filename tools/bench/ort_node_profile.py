@@ -106,8 +106,8 @@ def main():
     p.add_argument("--top", type=int, default=25)
     a = p.parse_args()
     shape = [int(d) for d in a.shape.split(",")]
-    if len(shape) != 4:
-        sys.exit("ort_node_profile: --shape takes four sizes")
+    if not 1 <= len(shape) <= 8:
+        sys.exit("ort_node_profile: --shape takes one to eight sizes")
     nodes, run_us = ort_nodes(a.model, a.threads, a.runs, shape)
     total = sum(t for _, _, t in nodes.values())
     print(f"ONNX Runtime: {len(nodes)} nodes, sum of medians "
