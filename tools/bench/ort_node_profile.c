@@ -59,7 +59,8 @@ int main(int argc, char** argv) {
   const int rank = argc - 6;
   if (rank < 1 || rank > kMaxRank) {
     fprintf(stderr,
-            "usage: ort_node_profile LIB MODEL THREADS RUNS PREFIX D0 [D1 ... D7]\n");
+            "usage: ort_node_profile LIB MODEL THREADS RUNS PREFIX D0 "
+            "[D1 ... D7]\n");
     return 1;
   }
   void* lib = dlopen(argv[1], RTLD_NOW);
