@@ -6,6 +6,7 @@
 #include <emmintrin.h>
 #endif
 
+#include <string_view>
 #include <vector>
 
 #include "fx_core/compile/huge_pages.h"
@@ -83,6 +84,14 @@ PackedWeights pack_weights(dnnl::memory user, const dnnl::memory::desc& want) {
   dnnl::reorder(user, w.memory).execute(stream, user, w.memory);
   stream.wait();
   return w;
+}
+
+bool skip_amx_kernels(dnnl::primitive_desc& pd) {
+  while (std::string_view(pd.impl_info_str()).find("amx") !=
+         std::string_view::npos) {
+    if (!pd.next_impl()) return false;
+  }
+  return true;
 }
 
 void evict_from_caches(const PackedWeights& w) {

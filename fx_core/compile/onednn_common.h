@@ -51,6 +51,14 @@ PackedWeights pack_weights(dnnl::memory user, const dnnl::memory::desc& want);
 // of a network does at batch 1 (conv_choice.h).
 void evict_from_caches(const PackedWeights& w);
 
+// Moves `pd` past oneDNN's AMX kernels to the next one it offers; false
+// when it offers no other. For int8 primitives with zero points: oneDNN
+// 2.6.3's jit_1x1:avx512_core_amx_int8 convolution corrupts the heap with
+// them (192 -> 64 channels at 6x6, with an input or an output zero point:
+// "free(): invalid pointer" in a program of oneDNN calls alone, on an
+// Intel CPU with AMX), so those primitives take the AVX-512 VNNI kernels.
+bool skip_amx_kernels(dnnl::primitive_desc& pd);
+
 // The attribute tensor `weight` (its values in `user`) in layout `want`:
 // the copy the SharedWeights in scope on this thread already holds for that
 // tensor and layout (packed into it on first request; shared_weights.h),

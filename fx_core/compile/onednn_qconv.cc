@@ -78,6 +78,10 @@ dnnl::convolution_forward::primitive_desc make_pd(
       onednn_engine()};
 }
 
+bool has_zero_points(const QuantizedConvParams& p) {
+  return p.input_zero_point != 0 || p.output_zero_point != 0;
+}
+
 bool is_u8(const at::Tensor& t) {
   return t.scalar_type() == at::kQUInt8 || t.scalar_type() == at::kByte;
 }
@@ -125,6 +129,7 @@ bool OnednnQConv::Impl::build(const PackedWeights* packed) {
   } catch (const dnnl::error&) {
     return false;
   }
+  if (has_zero_points(params) && !skip_amx_kernels(pd)) return false;
   implementation = pd.impl_info_str();
   if (packed != nullptr && packed->memory.get_desc() == pd.weights_desc()) {
     weights = *packed;

@@ -17,6 +17,15 @@ namespace fx::testing {
 // why a test expecting Winograd steps cannot run.
 std::string winograd_skip_reason();
 
+// Empty when oneDNN has a kernel of its own for a 1x1 convolution (16 -> 48
+// channels, 56x56, batch 4, nChw16c) with a depthwise 3x3 after it, stride
+// 1 and 2 (asked of oneDNN directly, once per process); otherwise why a
+// test expecting OnednnConv::create_with_depthwise to fuse cannot run.
+// oneDNN 2.6 has one (jit_1x1 with the depthwise convolution in its loop)
+// on an AMD EPYC with AVX-512, but offers only its reference
+// ref_fused_convolution on an Intel Xeon with AVX-512 and AMX.
+std::string depthwise_fusion_skip_reason();
+
 }  // namespace fx::testing
 
 #endif  // TESTS_TESTING_ONEDNN_SUPPORT_H_
