@@ -5,12 +5,11 @@
  *
  *   ort_node_profile LIB MODEL THREADS RUNS PREFIX D0 [D1 ... D7]
  *
- * Runs MODEL (one float32 input of sizes D0.., one to eight of them; one
- * output; CPU provider,
- * graph optimisation level "all", sequential, THREADS intra-op threads)
- * RUNS times with profiling on; ONNX Runtime writes PREFIX_<date>.json when
- * the session is released. Errors are printed
- * with the call that failed, exit status 1.
+ * Runs MODEL (one float32 input of sizes D0 ..., one to eight of them; one
+ * output; CPU provider, graph optimisation level "all", sequential, THREADS
+ * intra-op threads) RUNS times with profiling on; ONNX Runtime writes
+ * PREFIX_<date>.json when the session is released. Errors are printed with
+ * the call that failed, exit status 1.
  *
  * The API table (OrtApi, a struct of function pointers that only grows)
  * is indexed by position: the indices below are those of the entries in

@@ -9,8 +9,9 @@ is compiled on first use against the libonnxruntime.so that
 setup_onnxruntime.sh installed (the node binding cannot profile). The median
 time of each node is printed, summed by op type. With --plan, the text an
 InferencePlan prints with FX_PLAN_PROFILE=1 on the same model and input is
-joined to it by output shape (ONNX Runtime pads channels to its block of 16
-in its NCHWc layout; the join rounds the plan's channels up likewise), so the
+joined to it by output shape (ONNX Runtime pads a convolution's channels to
+its block of 16 in its NCHWc layout; where it has no node of the plan's
+shape, the join rounds the plan's channels up likewise), so the
 shapes where either engine spends more show first: which layers to look at,
 not a benchmark (the profiler adds its own time to ONNX Runtime's runs).
 """
@@ -84,6 +85,17 @@ def padded(shape):
     return (shape[0], (shape[1] + 15) // 16 * 16, shape[2], shape[3])
 
 
+def join_key(shape, ort_shapes):
+    """The plan's output shape as ONNX Runtime's nodes give it: the same
+    shape, or for a convolution's result whose channels ONNX Runtime pads
+    to 16 (NCHWc) the padded one; a 4-D shape ONNX Runtime has as it is
+    (attention's heads) is not padded."""
+    if shape in ort_shapes:
+        return shape
+    wider = padded(shape)
+    return wider if wider in ort_shapes else shape
+
+
 def plan_steps(path):
     """[(output shape, median us)] from an FX_PLAN_PROFILE text."""
     steps = []
@@ -128,7 +140,7 @@ def main():
         ort[out].append(t)
     plan = collections.defaultdict(list)
     for out, t in plan_steps(a.plan):
-        plan[padded(out)].append(t)
+        plan[join_key(out, ort)].append(t)
     rows = []
     for key in set(ort) | set(plan):
         rows.append((sum(plan[key]) - sum(ort[key]), key))
