@@ -79,6 +79,7 @@ class CompiledGraph {
     d["direct_fallbacks"] = s.direct_fallbacks;
     d["cats_in_place"] = s.cats_in_place;
     d["winograd_steps"] = s.winograd_steps;
+    d["panel_steps"] = s.panel_steps;
     d["depthwise_fusions"] = s.depthwise_fusions;
     return d;
   }
@@ -108,6 +109,7 @@ void bind_compiled_graph(py::module_& m) {
           "stats", &CompiledGraph::stats,
           "What the plan does: steps, direct_steps (bound to ATen CPU "
           "kernels), onednn_steps (winograd_steps of them on Winograd; "
+          "panel_steps: linears on the plan's own AVX-512 product; "
           "depthwise_fusions: 1x1 convolutions computing the depthwise one "
           "after them too), fallback_steps, buffers, buffer_bytes, "
           "replans, forward_calls, direct_fallbacks; dynamic, plan_builds, "

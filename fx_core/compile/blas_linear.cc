@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "fx_core/compile/cache_flush.h"
 #include "fx_core/compile/parallel_for.h"
 #include "fx_core/runtime/parallel.h"
 
@@ -30,34 +31,6 @@ Sgemm openblas_sgemm() {
           ? reinterpret_cast<Sgemm>(dlsym(RTLD_DEFAULT, "cblas_sgemm"))
           : nullptr;
   return sgemm;
-}
-
-bool known_activation(const std::string& a) {
-  for (const char* name : {"none", "relu", "hardtanh", "hardswish", "silu",
-                           "sigmoid", "hardsigmoid", "gelu", "gelu_tanh"}) {
-    if (a == name) return true;
-  }
-  return false;
-}
-
-// `t` through the activation, in place (ATen's kernels; t may be strided).
-void activate_in_place(at::Tensor& t, const FusedLinearParams& p) {
-  const std::string& a = p.activation;
-  if (a == "relu") {
-    at::relu_(t);
-  } else if (a == "hardtanh") {
-    at::hardtanh_(t, p.min_val, p.max_val);
-  } else if (a == "hardswish") {
-    at::hardswish_(t);
-  } else if (a == "silu") {
-    at::silu_(t);
-  } else if (a == "sigmoid") {
-    at::sigmoid_(t);
-  } else if (a == "hardsigmoid") {
-    at::hardsigmoid_(t);
-  } else if (a == "gelu" || a == "gelu_tanh") {
-    at::gelu_out(t, t, a == "gelu" ? "none" : "tanh");
-  }
 }
 
 bool fits_int(int64_t v) { return v <= std::numeric_limits<int>::max(); }
@@ -102,7 +75,7 @@ std::unique_ptr<BlasLinear> BlasLinear::create(const at::Tensor& weight,
                                                std::vector<int64_t> in) {
   const Sgemm sgemm = openblas_sgemm();
   if (sgemm == nullptr || !fused_linear_supported(weight, bias, in) ||
-      !known_activation(p.activation)) {
+      !known_linear_activation(p.activation)) {
     return nullptr;
   }
   auto impl = std::make_unique<Impl>();
@@ -159,6 +132,10 @@ void BlasLinear::run(const at::Tensor& input, const at::Tensor* residual,
       }
     }
   });
+}
+
+void BlasLinear::evict_weights() const {
+  flush_from_caches(impl_->weight.data_ptr(), impl_->weight.nbytes());
 }
 
 }  // namespace fx

@@ -35,6 +35,14 @@ struct FusedLinearParams {
 bool fused_linear_supported(const at::Tensor& weight, const at::Tensor& bias,
                             const std::vector<int64_t>& input_sizes);
 
+// Whether `activation` is one of fx_inference.linear's: none, relu,
+// hardtanh, hardswish, silu, sigmoid, hardsigmoid, gelu, gelu_tanh.
+bool known_linear_activation(const std::string& activation);
+
+// `t` through the params' activation, in place, by ATen's kernels (t may be
+// strided; "none" leaves it).
+void activate_in_place(at::Tensor& t, const FusedLinearParams& params);
+
 class FusedLinearKernel {
  public:
   virtual ~FusedLinearKernel() = default;
@@ -42,6 +50,9 @@ class FusedLinearKernel {
   virtual const std::vector<int64_t>& output_sizes() const = 0;
   virtual void run(const at::Tensor& input, const at::Tensor* residual,
                    const at::Tensor& out) = 0;
+  // Flushes the weights as run() reads them out of the caches
+  // (cache_flush.h), for timing a run as inside a network.
+  virtual void evict_weights() const = 0;
 };
 
 }  // namespace fx

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -176,7 +177,9 @@ InferencePlan::Stats InferencePlan::stats() const {
   const Program& program = *programs_.front();
   for (const Program::Step& step : program.steps) {
     ++s.steps;
-    if (step.onednn && !step.onednn->on_blas()) ++s.onednn_steps;
+    const std::string_view engine = step.onednn ? step.onednn->engine() : "";
+    if (engine == "onednn") ++s.onednn_steps;
+    if (engine == "panel") ++s.panel_steps;
     if (step.onednn && step.onednn->winograd()) ++s.winograd_steps;
     if (step.fuses >= 0) ++s.depthwise_fusions;
     if (step.residual_in_place) ++s.residuals_in_place;

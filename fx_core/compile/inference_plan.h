@@ -154,6 +154,7 @@ class InferencePlan {
     size_t onednn_steps = 0;    // of which on oneDNN (conv2d, linear, matmul,
                                 // window_attention)
     size_t winograd_steps = 0;  // of which on oneDNN's Winograd kernel
+    size_t panel_steps = 0;     // linears on PanelLinear (panel_linear.h)
     // 1x1 convolutions computing the depthwise convolution after them too
     // (oneDNN's fused kernel; the depthwise call forwards the result)
     size_t depthwise_fusions = 0;

@@ -33,11 +33,11 @@ InferencePlan::Program::~Program() {
   if (profiling && profiled_runs > 0) print_profile(std::cerr);
 }
 
-// What ran the step in its last run: oneDNN, the BLAS, a fused pointwise
-// kernel, another direct kernel, or the registry's kernel.
+// What ran the step in its last run: oneDNN, the BLAS, PanelLinear, a fused
+// pointwise kernel, another direct kernel, or the registry's kernel.
 std::string InferencePlan::Program::engine(const Step& step) const {
   if (step.forwards >= 0) return "forwarded";
-  if (step.onednn) return step.onednn->on_blas() ? "blas" : "onednn";
+  if (step.onednn) return step.onednn->engine();
   if (step.pointwise && step.direct) return "pointwise";
   if (step.direct) return "direct";
   return "registry";

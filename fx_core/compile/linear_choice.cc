@@ -15,7 +15,9 @@
 
 #include "fx_core/compile/best_time.h"
 #include "fx_core/compile/blas_linear.h"
+#include "fx_core/compile/cache_flush.h"
 #include "fx_core/compile/onednn_linear.h"
+#include "fx_core/compile/panel_linear.h"
 #include "fx_core/runtime/parallel.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
@@ -35,9 +37,10 @@ LinearPolicy policy_from_env() {
   if (s == "measure") return LinearPolicy::kMeasure;
   if (s == "onednn") return LinearPolicy::kOnednn;
   if (s == "blas") return LinearPolicy::kBlas;
+  if (s == "panel") return LinearPolicy::kPanel;
   if (s == "aten") return LinearPolicy::kAten;
-  throw FxError(
-      cat("FX_LINEAR_KERNEL=", s, ": expected measure, onednn, blas or aten"));
+  throw FxError(cat("FX_LINEAR_KERNEL=", s,
+                    ": expected measure, onednn, panel, blas or aten"));
 }
 
 // What a decision depends on besides the weights' values.
@@ -91,13 +94,16 @@ struct Operands {
   at::Tensor x, out, residual;
 };
 
-// The time of `c` on `o`: its kernel's, or the reference kernel's for kAten.
+// The time of `c` on `o`, its weights evicted from the caches before each
+// run (as inside a network): its kernel's, or the reference kernel's for
+// kAten.
 double time_of(const ChosenLinear& c, const at::Tensor& weight,
                const at::Tensor& bias, const FusedLinearParams& p,
                const Operands& o) {
   if (c.impl) {
-    return best_time(kTimedRuns,
-                     [&] { c.impl->run(o.x, o.residual_or_null(), o.out); });
+    return best_time(
+        kTimedRuns, [&] { c.impl->run(o.x, o.residual_or_null(), o.out); },
+        [&] { c.impl->evict_weights(); });
   }
   const auto ref = reference_linear();
   if (!ref) return 1e300;
@@ -105,21 +111,30 @@ double time_of(const ChosenLinear& c, const at::Tensor& weight,
       bias.defined() ? c10::optional<at::Tensor>(bias) : c10::nullopt;
   const c10::optional<at::Tensor> r =
       p.has_residual ? c10::optional<at::Tensor>(o.residual) : c10::nullopt;
-  return best_time(kTimedRuns, [&] {
-    ref->call(o.x, weight, b, r, p.activation, p.min_val, p.max_val);
-  });
+  return best_time(
+      kTimedRuns,
+      [&] { ref->call(o.x, weight, b, r, p.activation, p.min_val, p.max_val); },
+      [&] { flush_from_caches(weight.data_ptr(), weight.nbytes()); });
 }
 
-// Whether `other` (BlasLinear or the reference kernel) is enough faster
-// than `onednn` to be kept instead.
-bool other_wins(const ChosenLinear& onednn, const ChosenLinear& other,
-                const at::Tensor& weight, const at::Tensor& bias,
-                const FusedLinearParams& p) {
+// The index of the candidate kept: the first (oneDNN, the default) unless
+// another takes at most kMargin of its time, then the fastest other.
+size_t fastest(std::vector<ChosenLinear>& candidates, const at::Tensor& weight,
+               const at::Tensor& bias, const FusedLinearParams& p) {
   c10::AutoGradMode no_grad(false);  // as the plan runs
-  const Operands o(onednn.impl->input_sizes(), onednn.impl->output_sizes(),
-                   p.has_residual);
-  const double onednn_time = time_of(onednn, weight, bias, p, o);
-  return time_of(other, weight, bias, p, o) <= kMargin * onednn_time;
+  const FusedLinearKernel& any = *candidates.front().impl;
+  const Operands o(any.input_sizes(), any.output_sizes(), p.has_residual);
+  const double first = time_of(candidates[0], weight, bias, p, o);
+  size_t best = 0;
+  double best_time = kMargin * first;
+  for (size_t i = 1; i < candidates.size(); ++i) {
+    const double t = time_of(candidates[i], weight, bias, p, o);
+    if (t <= best_time) {
+      best = i;
+      best_time = t;
+    }
+  }
+  return best;
 }
 
 // `kernel` built for this linear; the reference kernel when it cannot run
@@ -132,6 +147,8 @@ ChosenLinear build(LinearKernel kernel, const at::Tensor& weight,
     c.impl = OnednnLinear::create(weight, bias, params, in);
   } else if (kernel == LinearKernel::kBlas) {
     c.impl = BlasLinear::create(weight, bias, params, in);
+  } else if (kernel == LinearKernel::kPanel) {
+    c.impl = PanelLinear::create(weight, bias, params, in);
   }
   if (c.impl) c.kernel = kernel;
   return c;
@@ -194,6 +211,8 @@ ChosenLinear choose_linear(const at::Tensor& weight, const at::Tensor& bias,
       return make(LinearKernel::kOnednn);
     case LinearPolicy::kBlas:
       return make(LinearKernel::kBlas);
+    case LinearPolicy::kPanel:
+      return make(LinearKernel::kPanel);
     case LinearPolicy::kMeasure:
       break;
   }
@@ -201,17 +220,27 @@ ChosenLinear choose_linear(const at::Tensor& weight, const at::Tensor& bias,
   if (const std::optional<LinearKernel> known = decided(key)) {
     return make(*known);
   }
-  ChosenLinear onednn = make(LinearKernel::kOnednn);
-  ChosenLinear other =
-      make(BlasLinear::available() ? LinearKernel::kBlas : LinearKernel::kAten);
-  if (!onednn.impl) return other;
-  if (!other.impl && at::get_num_threads() > 1 && blas_has_own_thread_pool()) {
-    return onednn;  // unmeasured (see the header)
+  // The candidates, oneDNN first when it can run the op. The reference
+  // kernel is one only where its BLAS does not keep a thread pool of its
+  // own at more than one thread (see the header).
+  const LinearKernel other =
+      BlasLinear::available() ? LinearKernel::kBlas : LinearKernel::kAten;
+  const bool reference_measured =
+      !(at::get_num_threads() > 1 && blas_has_own_thread_pool());
+  std::vector<ChosenLinear> candidates;
+  for (LinearKernel k : {LinearKernel::kOnednn, LinearKernel::kPanel, other}) {
+    if (k == LinearKernel::kAten && !reference_measured) continue;
+    ChosenLinear c = make(k);
+    if (c.kernel == k) candidates.push_back(std::move(c));
   }
-  const bool other_kept = other_wins(onednn, other, weight, bias, params);
-  ChosenLinear& winner = other_kept ? other : onednn;
+  if (candidates.empty()) return ChosenLinear();
+  if (candidates.size() == 1 || !candidates.front().impl) {
+    return std::move(candidates.front());
+  }
+  ChosenLinear winner =
+      std::move(candidates[fastest(candidates, weight, bias, params)]);
   record(key, winner.kernel);
-  return std::move(winner);
+  return winner;
 }
 
 }  // namespace fx

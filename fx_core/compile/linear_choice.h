@@ -1,38 +1,43 @@
 // fx::choose_linear: which kernel one fx_inference.linear runs on in the
 // InferencePlan (issue 35, item 3): oneDNN's matmul (onednn_linear.h), the
-// BLAS split over LibTorch's threads (blas_linear.h), or its reference
-// kernel (at::linear, then the residual add and the activation, each an ATen
-// op: fx_core/runtime/ops/inference_ops.cc).
+// plan's own AVX-512 product with its weights prefetched a block ahead
+// (panel_linear.h), the BLAS split over LibTorch's threads (blas_linear.h),
+// or its reference kernel (at::linear, then the residual add and the
+// activation, each an ATen op: fx_core/runtime/ops/inference_ops.cc).
 //
 // None wins everywhere. oneDNN 2.6's f32 matmul on AVX2 (no AVX-512) runs a
 // transformer's projections 1.5-3x slower than OpenBLAS at 128 rows
 // (d_model 512, sequence 128, batch 1), yet it is ahead on the single-row
 // classifier heads of the vision models, and it fuses the residual and the
-// activation into the product.
+// activation into the product. On AVX-512, PanelLinear is ahead of oneDNN
+// where the weights dominate the traffic (a transformer's projections at
+// 128 rows) and behind where the rows do (1024 rows).
 //
 // LinearPolicy::kMeasure (the default) chooses per linear by measurement:
 // the candidates are run on zero inputs of the planned shape at the current
-// thread count (a warm-up run, then the best of three runs each), and one is
-// kept over oneDNN when it takes at most 95% of oneDNN's time. The
-// candidates: oneDNN and BlasLinear when the BLAS is OpenBLAS; otherwise
-// oneDNN and the reference kernel (through the dispatcher, its output
-// allocation and tail included, as the plan runs it), except at more than
-// one thread when the BLAS keeps a thread pool of its own
+// thread count, with their weights flushed from the caches before each run
+// as a network's layers find them (a warm-up run, then the best of three
+// runs each), and the fastest other is kept over oneDNN when it takes at
+// most 95% of oneDNN's time. The candidates: oneDNN, PanelLinear where the
+// CPU has AVX-512F, and BlasLinear when the BLAS is OpenBLAS or else the
+// reference kernel (through the dispatcher, its output allocation and tail
+// included, as the plan runs it). The reference kernel is left out at more
+// than one thread when the BLAS keeps a thread pool of its own
 // (fx::blas_has_own_thread_pool): the two pools then take turns on the
 // cores, a cost that shows in the whole graph but not in a linear timed
 // alone (swin_t at 2 threads: 172 ms with linears chosen that way, 124 ms
-// all on oneDNN), so oneDNN is taken without measuring. Decisions are cached
-// for the process, keyed by everything the timing depends on (weight and
-// input sizes, bias, residual, activation, thread count): a model pays once
-// per distinct shape (the encoder of BENCHMARKS.md: four shapes, a few
-// milliseconds each).
+// all on oneDNN); with no other candidate left, oneDNN is taken without
+// measuring. Decisions are cached for the process, keyed by everything the
+// timing depends on (weight and input sizes, bias, residual, activation,
+// thread count): a model pays once per distinct shape (the encoder of
+// BENCHMARKS.md: four shapes, a few milliseconds each).
 //
-// kOnednn, kBlas and kAten take that kernel wherever it can run the op (the
-// reference kernel elsewhere).
+// kOnednn, kPanel, kBlas and kAten take that kernel wherever it can run the
+// op (the reference kernel elsewhere).
 //
 // The policy: the environment variable
-// FX_LINEAR_KERNEL=measure|onednn|blas|aten sets the initial one (unset:
-// measure; other values are an error naming the variable);
+// FX_LINEAR_KERNEL=measure|onednn|panel|blas|aten sets the initial one
+// (unset: measure; other values are an error naming the variable);
 // set_linear_policy() overrides it. Thread-safe.
 #ifndef FX_CORE_COMPILE_LINEAR_CHOICE_H_
 #define FX_CORE_COMPILE_LINEAR_CHOICE_H_
@@ -48,8 +53,8 @@
 
 namespace fx {
 
-enum class LinearPolicy { kMeasure, kOnednn, kBlas, kAten };
-enum class LinearKernel { kOnednn, kBlas, kAten };
+enum class LinearPolicy { kMeasure, kOnednn, kBlas, kAten, kPanel };
+enum class LinearKernel { kOnednn, kBlas, kAten, kPanel };
 
 LinearPolicy linear_policy();
 void set_linear_policy(LinearPolicy policy);

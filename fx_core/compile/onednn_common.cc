@@ -2,13 +2,10 @@
 
 #include <ATen/ops/empty.h>
 
-#if defined(__x86_64__)
-#include <emmintrin.h>
-#endif
-
 #include <string_view>
 #include <vector>
 
+#include "fx_core/compile/cache_flush.h"
 #include "fx_core/compile/huge_pages.h"
 #include "fx_core/compile/shared_weights.h"
 
@@ -95,12 +92,7 @@ bool skip_amx_kernels(dnnl::primitive_desc& pd) {
 }
 
 void evict_from_caches(const PackedWeights& w) {
-#if defined(__x86_64__)
-  const auto* p = static_cast<const char*>(w.memory.get_data_handle());
-  const size_t bytes = w.memory.get_desc().get_size();
-  for (size_t at = 0; at < bytes; at += 64) _mm_clflush(p + at);
-  _mm_mfence();
-#endif
+  flush_from_caches(w.memory.get_data_handle(), w.memory.get_desc().get_size());
 }
 
 PackedWeights pack_weights_of(const at::Tensor& weight, dnnl::memory user,

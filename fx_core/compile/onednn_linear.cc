@@ -113,4 +113,6 @@ void OnednnLinear::run(const at::Tensor& input, const at::Tensor* residual,
   impl_->stream.wait();
 }
 
+void OnednnLinear::evict_weights() const { evict_from_caches(impl_->weights); }
+
 }  // namespace fx

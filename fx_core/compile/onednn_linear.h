@@ -47,6 +47,7 @@ class OnednnLinear : public FusedLinearKernel {
   const std::vector<int64_t>& output_sizes() const override;
   void run(const at::Tensor& input, const at::Tensor* residual,
            const at::Tensor& out) override;
+  void evict_weights() const override;
 
  private:
   struct Impl;

@@ -186,8 +186,15 @@ class LinearStep : public OnednnStep {
            const at::Tensor& out) override {
     linear_.impl->run(*x[0], x.size() > 1 ? x[1] : nullptr, out);
   }
-  bool on_blas() const override {
-    return linear_.kernel == LinearKernel::kBlas;
+  const char* engine() const override {
+    switch (linear_.kernel) {
+      case LinearKernel::kBlas:
+        return "blas";
+      case LinearKernel::kPanel:
+        return "panel";
+      default:
+        return "onednn";
+    }
   }
 
  private:

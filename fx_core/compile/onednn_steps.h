@@ -71,8 +71,9 @@ class OnednnStep {
                    const at::Tensor& out) = 0;
   // Whether it runs oneDNN's Winograd kernel (for the plan's statistics).
   virtual bool winograd() const { return false; }
-  // Runs on the BLAS (BlasLinear), not on oneDNN.
-  virtual bool on_blas() const { return false; }
+  // What runs it: "onednn", or for a linear "blas" (BlasLinear) or "panel"
+  // (PanelLinear), as the plan's profile and statistics name it.
+  virtual const char* engine() const { return "onednn"; }
 
  protected:
   std::vector<int32_t> inputs_;

@@ -1,7 +1,8 @@
 // fx::choose_linear: the policy (environment variable, setter), and the
 // measurement made once per shape, tail and thread count, its decision
-// cached. What the plan computes under each policy is in
-// onednn_linear_test.cc; BlasLinear's results in blas_linear_test.cc.
+// cached; the candidates timed with their weights flushed from the caches. What
+// the plan computes under each policy is in onednn_linear_test.cc; BlasLinear's
+// results in blas_linear_test.cc.
 #include "fx_core/compile/linear_choice.h"
 
 #include <ATen/ATen.h>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "fx_core/compile/blas_linear.h"
+#include "fx_core/compile/panel_linear.h"
 #include "fx_core/runtime/parallel.h"
 #include "fx_core/support/error.h"
 
@@ -27,7 +29,8 @@ FusedLinearParams gelu() {
 
 size_t won_by_others() {
   return linear_measurements_won_by(LinearKernel::kBlas) +
-         linear_measurements_won_by(LinearKernel::kAten);
+         linear_measurements_won_by(LinearKernel::kAten) +
+         linear_measurements_won_by(LinearKernel::kPanel);
 }
 
 // First in this file: the policy is read from the environment on first use.
@@ -61,6 +64,10 @@ TEST(LinearChoice, PolicyPicksTheKernel) {
   set_linear_policy(LinearPolicy::kBlas);
   EXPECT_EQ(choose_linear(w, b, gelu(), in).kernel, BlasLinear::available()
                                                         ? LinearKernel::kBlas
+                                                        : LinearKernel::kAten);
+  set_linear_policy(LinearPolicy::kPanel);
+  EXPECT_EQ(choose_linear(w, b, gelu(), in).kernel, PanelLinear::available()
+                                                        ? LinearKernel::kPanel
                                                         : LinearKernel::kAten);
   set_linear_policy(LinearPolicy::kAten);
   EXPECT_EQ(choose_linear(w, b, gelu(), in).kernel, LinearKernel::kAten);
@@ -102,12 +109,13 @@ TEST(LinearChoice, MeasuresOncePerShapeTailAndThreadCount) {
   EXPECT_EQ(linear_measurements(), before + 3);
   choose_linear(w, at::Tensor(), gelu(), in);
   EXPECT_EQ(linear_measurements(), before + 4);
-  // So is another thread count: measured too when BlasLinear can run it
-  // (it stays on LibTorch's threads); with a BLAS that keeps a pool of its
-  // own and no BlasLinear, oneDNN unmeasured.
+  // So is another thread count: measured too when BlasLinear or
+  // PanelLinear can run it (they stay on LibTorch's threads); with a BLAS
+  // that keeps a pool of its own and neither of them, oneDNN unmeasured.
   at::set_num_threads(2);
   const LinearKernel two = choose_linear(w, b, gelu(), in).kernel;
-  if (!BlasLinear::available() && blas_has_own_thread_pool()) {
+  if (!BlasLinear::available() && !PanelLinear::available() &&
+      blas_has_own_thread_pool()) {
     EXPECT_EQ(two, LinearKernel::kOnednn);
     EXPECT_EQ(linear_measurements(), before + 4);
   } else {

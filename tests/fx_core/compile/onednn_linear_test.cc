@@ -5,7 +5,8 @@
 // refuses what oneDNN would compute differently. And the InferencePlan on a
 // graph of fx_inference.linear nodes: allclose to GraphModule::forward,
 // bound to oneDNN, and each fallback forced (other shape, strided input,
-// double, grad mode); under each linear policy, oneDNN where it says.
+// double, grad mode); under each linear policy, oneDNN or PanelLinear where
+// it says.
 #include "fx_core/compile/onednn_linear.h"
 
 #include <ATen/ATen.h>
@@ -20,6 +21,7 @@
 
 #include "fx_core/compile/inference_plan.h"
 #include "fx_core/compile/linear_choice.h"
+#include "fx_core/compile/panel_linear.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/runtime/graph_module.h"
 
@@ -229,19 +231,35 @@ TEST(OnednnLinear, PlanFollowsTheLinearPolicy) {
     EXPECT_EQ(blas->stats().onednn_steps, 0u);
     EXPECT_EQ(blas->stats().direct_fallbacks, 0u);
   }
+  // The plan's own AVX-512 product, where the CPU has it, at 1 and 2
+  // threads.
+  set_linear_policy(LinearPolicy::kPanel);
+  for (int n : {1, 2}) {
+    at::set_num_threads(n);
+    auto panel = InferencePlan::build(*gm, {x});
+    expect_outputs_close(panel->run({x}), want, "panel");
+    expect_outputs_close(panel->run({x}), want, "panel, second run");
+    EXPECT_EQ(panel->stats().panel_steps, PanelLinear::available() ? 3u : 0u);
+    EXPECT_EQ(panel->stats().onednn_steps, 0u);
+    EXPECT_EQ(panel->stats().direct_fallbacks, 0u);
+  }
   at::set_num_threads(1);
   set_linear_policy(LinearPolicy::kMeasure);
   const size_t measured = linear_measurements();
   const size_t others_won = linear_measurements_won_by(LinearKernel::kBlas) +
                             linear_measurements_won_by(LinearKernel::kAten);
+  const size_t panel_won = linear_measurements_won_by(LinearKernel::kPanel);
   auto chosen = InferencePlan::build(*gm, {x});
   expect_outputs_close(chosen->run({x}), want, "measure");
   expect_outputs_close(chosen->run({x}), want, "measure, second run");
   EXPECT_EQ(linear_measurements(), measured + 3);
-  EXPECT_EQ(
-      chosen->stats().onednn_steps,
-      3u - (linear_measurements_won_by(LinearKernel::kBlas) +
-            linear_measurements_won_by(LinearKernel::kAten) - others_won));
+  const size_t panel_steps =
+      linear_measurements_won_by(LinearKernel::kPanel) - panel_won;
+  EXPECT_EQ(chosen->stats().panel_steps, panel_steps);
+  EXPECT_EQ(chosen->stats().onednn_steps,
+            3u - panel_steps -
+                (linear_measurements_won_by(LinearKernel::kBlas) +
+                 linear_measurements_won_by(LinearKernel::kAten) - others_won));
   EXPECT_EQ(chosen->stats().direct_fallbacks, 0u);
   // Built again: the cached decisions, the same kernels.
   auto again = InferencePlan::build(*gm, {x});
