@@ -1,6 +1,8 @@
 // The InferencePlan's linear kernels on the suite transformer encoder's
 // shapes (d_model 512, 8 heads, feed-forward 2048; 128 tokens at batch 1,
-// 1024 at batch 8): OnednnLinear, PanelLinear and BlasLinear
+// 1024 at batch 8), and resnet50's at batch 1 (its classifier, 1 row, and
+// its 1x1 convolutions at 14x14 and 7x7 as products, 196 and 49 rows):
+// OnednnLinear, PanelLinear and BlasLinear
 // (linear_choice.h), each with its weights flushed from the caches before
 // every run, as inside a network (`Cold`), and left in them (`Hot`). Each
 // reports GFLOP/s. Threads: LibTorch's default unless --threads N is given
@@ -77,7 +79,18 @@ void shapes(benchmark::internal::Benchmark* b) {
   }
 }
 
+void resnet50_shapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"kernel", "m", "k", "n", "cold"});
+  const int64_t shapes[][3] = {{1, 2048, 1000},  {49, 512, 2048},
+                               {49, 2048, 512},  {49, 1024, 2048},
+                               {196, 256, 1024}, {196, 1024, 256}};
+  for (const auto& [m, k, n] : shapes) {
+    for (int kernel : {kOnednn, kPanel, kBlas}) b->Args({kernel, m, k, n, 1});
+  }
+}
+
 BENCHMARK(BM_Linear)->Apply(shapes)->UseManualTime()->MinTime(0.3);
+BENCHMARK(BM_Linear)->Apply(resnet50_shapes)->UseManualTime()->MinTime(0.3);
 
 }  // namespace
 
