@@ -7,21 +7,22 @@
 // Why a kernel of our own: at batch 1 a network's linear layers read weights
 // that no cache holds (the layers between two runs of a linear stream
 // every other layer's weights through the caches). oneDNN 2.6's matmul and
-// the BLAS read each block of weights from memory at the moment they first
-// multiply with it. For a transformer's projections at 128 tokens (d_model
-// 512) that cost oneDNN 10-15% of its time with the weights in cache
-// (BENCHMARKS.md, issue 35). Here the weights of the block computed next
-// are prefetched a few lines at a time during the current block's
-// products, which have ample time to hide them.
+// the BLAS read each block of weights from memory the moment they first
+// multiply with it: on a transformer's projections at 128 tokens (d_model
+// 512) oneDNN takes 10-15% longer so than with the weights in cache
+// (BENCHMARKS.md, issue 35). Here the block computed next is prefetched a
+// few lines at a time during the current block's products. With 128 rows
+// that hides the memory entirely; with few rows (49, resnet50's last
+// stage) the products are too short and the memory's bandwidth bounds it.
 //
 // The packed weights: ceil(n / kPanelWidth) panels, panel p holding output
 // columns [p * kPanelWidth, (p + 1) * kPanelWidth) as k rows of kPanelWidth
 // floats (row r: w[p * kPanelWidth + j][r] for j in the panel), columns
-// past n zero. `bias`, when given, has
-// ceil(n / kPanelWidth) * kPanelWidth floats (zero past n). Results equal
-// at::linear's within float32 rounding: each output starts at its bias and
-// accumulates the products in k order; the residual is added after, then
-// the ReLU.
+// past n zero. `bias`, when given, has ceil(n / kPanelWidth) * kPanelWidth
+// floats (zero past n). Results equal
+// at::linear's plus the residual within float32 rounding: each output starts
+// at its bias plus its residual and accumulates the products in k order,
+// then the ReLU. The residual may be c itself (a sum in place).
 #ifndef FX_CORE_COMPILE_PANEL_GEMM_H_
 #define FX_CORE_COMPILE_PANEL_GEMM_H_
 

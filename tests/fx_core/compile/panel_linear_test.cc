@@ -5,7 +5,8 @@
 // shapes, every activation, with and without bias and residual, strided and
 // 1-d inputs, at 1 and 2 threads; weights shared through a SharedWeights;
 // create() refuses what it cannot compute. Skipped on a CPU without
-// AVX-512F (create() returns nullptr there, checked).
+// AVX-512F (create() returns nullptr there, checked). The residual may be
+// the output itself.
 #include "fx_core/compile/panel_linear.h"
 
 #include <ATen/ATen.h>
@@ -149,6 +150,28 @@ TEST_F(PanelLinearTest, NoBiasStridedAndOneDimensionalInputs) {
   ASSERT_FALSE(strided.is_contiguous());
   check(strided, 17, true, true, relu, "strided input");
   check(at::randn({4, 6}).t(), 5, true, false, relu, "transposed input");
+}
+
+// The residual summed in place (the output is the residual's buffer), with
+// the depth split in blocks whose partial sums go through the output.
+TEST_F(PanelLinearTest, ResidualMayBeTheOutput) {
+  at::manual_seed(6);
+  for (int threads : {1, 2}) {
+    at::set_num_threads(threads);
+    at::Tensor x = at::randn({2, 33, 1100}), w = at::randn({100, 1100}) * 0.03;
+    at::Tensor b = at::randn({100}), r = at::randn({2, 33, 100});
+    FusedLinearParams p;
+    p.has_residual = true;
+    p.activation = "relu";
+    auto linear = PanelLinear::create(w, b, p, x.sizes().vec());
+    ASSERT_NE(linear, nullptr);
+    at::Tensor out = r.clone();
+    linear->run(x, &out, out);
+    const at::Tensor want = reference(x, w, b, &r, p);
+    EXPECT_TRUE(at::allclose(out, want, 1e-4, 1e-5))
+        << threads << " threads: max |got - want| = "
+        << (out - want).abs().max().item<double>();
+  }
 }
 
 TEST_F(PanelLinearTest, SharesPackedWeightsInAScope) {
