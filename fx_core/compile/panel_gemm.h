@@ -19,10 +19,11 @@
 // columns [p * kPanelWidth, (p + 1) * kPanelWidth) as k rows of kPanelWidth
 // floats (row r: w[p * kPanelWidth + j][r] for j in the panel), columns
 // past n zero. `bias`, when given, has ceil(n / kPanelWidth) * kPanelWidth
-// floats (zero past n). Results equal
-// at::linear's plus the residual within float32 rounding: each output starts
-// at its bias plus its residual and accumulates the products in k order,
-// then the ReLU. The residual may be c itself (a sum in place).
+// floats (zero past n). Results equal at::linear's plus the residual within
+// float32 rounding: each output starts at its bias and accumulates the
+// products in k order, then the residual is added and the ReLU applied, as
+// the reference does. With k over one block the partial sums go through c,
+// so the residual must not be c itself.
 #ifndef FX_CORE_COMPILE_PANEL_GEMM_H_
 #define FX_CORE_COMPILE_PANEL_GEMM_H_
 

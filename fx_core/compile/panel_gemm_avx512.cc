@@ -62,22 +62,15 @@ struct Tile {
   __mmask16 mask[kVectors];  // the columns of c inside n
 };
 
-// The first depth block starts from the bias plus the residual (read
-// before c is written: the residual may be c itself), the others from the
-// partial sums in c.
+// The first depth block starts from the bias, the others from the partial
+// sums in c.
 template <int R>
 void start(const Tile& t, __m512 (&acc)[R][kVectors]) {
   for (int v = 0; v < kVectors; ++v) {
     if (t.first) {
       const __m512 b =
           t.bias ? _mm512_loadu_ps(t.bias + 16 * v) : _mm512_setzero_ps();
-      for (int i = 0; i < R; ++i) {
-        acc[i][v] =
-            t.residual ? _mm512_add_ps(
-                             b, _mm512_maskz_loadu_ps(
-                                    t.mask[v], t.residual + i * t.ldr + 16 * v))
-                       : b;
-      }
+      for (int i = 0; i < R; ++i) acc[i][v] = b;
     } else {
       for (int i = 0; i < R; ++i) {
         acc[i][v] = _mm512_maskz_loadu_ps(t.mask[v], t.c + i * t.ldc + 16 * v);
@@ -86,11 +79,16 @@ void start(const Tile& t, __m512 (&acc)[R][kVectors]) {
   }
 }
 
+// The last depth block adds the residual and applies the ReLU.
 template <int R>
 void finish(const Tile& t, __m512 (&acc)[R][kVectors]) {
   for (int i = 0; i < R; ++i) {
     for (int v = 0; v < kVectors; ++v) {
       __m512 x = acc[i][v];
+      if (t.last && t.residual) {
+        x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(
+                                 t.mask[v], t.residual + i * t.ldr + 16 * v));
+      }
       if (t.last && t.relu) x = _mm512_max_ps(x, _mm512_setzero_ps());
       _mm512_mask_storeu_ps(t.c + i * t.ldc + 16 * v, t.mask[v], x);
     }

@@ -79,7 +79,11 @@ void PanelLinear::run(const at::Tensor& input, const at::Tensor* residual,
   const Impl& d = *impl_;
   const at::Tensor x = input.contiguous();
   at::Tensor r;
-  if (d.params.has_residual) r = residual->contiguous();
+  if (d.params.has_residual) {
+    r = residual->contiguous();
+    // Summed in place: panel_gemm keeps partial sums in the output.
+    if (r.data_ptr() == out.data_ptr()) r = r.clone();
+  }
   PanelGemm g;
   g.m = d.m;
   g.n = d.n;
