@@ -1,8 +1,8 @@
 // fx::FusedLinearKernel: what the InferencePlan's kernels for one
 // fx_inference.linear (fx_core/runtime/ops/inference_ops.cc: a linear layer
 // with bias, residual add and activation) have in common: OnednnLinear
-// (onednn_linear.h) and BlasLinear (blas_linear.h), one of which
-// linear_choice.h picks for a shape.
+// (onednn_linear.h), PanelLinear (panel_linear.h) and BlasLinear
+// (blas_linear.h), one of which linear_choice.h picks for a shape.
 //
 // A kernel is built for one input shape ([..., K], the leading dimensions
 // flattened into rows). run() takes a float32 input of input_sizes()

@@ -12,12 +12,15 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "fx_core/compile/best_time.h"
 #include "fx_core/compile/blas_linear.h"
 #include "fx_core/compile/cache_flush.h"
+#include "fx_core/compile/huge_pages.h"
 #include "fx_core/compile/onednn_linear.h"
 #include "fx_core/compile/panel_linear.h"
+#include "fx_core/compile/shared_weights.h"
 #include "fx_core/runtime/parallel.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
@@ -114,13 +117,17 @@ double time_of(const ChosenLinear& c, const at::Tensor& weight,
   return best_time(
       kTimedRuns,
       [&] { ref->call(o.x, weight, b, r, p.activation, p.min_val, p.max_val); },
-      [&] { flush_from_caches(weight.data_ptr(), weight.nbytes()); });
+      [&] {
+        flush_from_caches(weight.storage().data(), weight.storage().nbytes());
+      });
 }
 
-// The index of the candidate kept: the first (oneDNN, the default) unless
-// another takes at most kMargin of its time, then the fastest other.
-size_t fastest(std::vector<ChosenLinear>& candidates, const at::Tensor& weight,
-               const at::Tensor& bias, const FusedLinearParams& p) {
+// The index of the candidate kept: the first (oneDNN where it can run the
+// op, the default) unless another takes at most kMargin of its time, then
+// the fastest other.
+size_t fastest(const std::vector<ChosenLinear>& candidates,
+               const at::Tensor& weight, const at::Tensor& bias,
+               const FusedLinearParams& p) {
   c10::AutoGradMode no_grad(false);  // as the plan runs
   const FusedLinearKernel& any = *candidates.front().impl;
   const Operands o(any.input_sizes(), any.output_sizes(), p.has_residual);
@@ -152,6 +159,41 @@ ChosenLinear build(LinearKernel kernel, const at::Tensor& weight,
   }
   if (c.impl) c.kernel = kernel;
   return c;
+}
+
+// What a measurement keeps: the kernel, and whether it timed two or more.
+struct Measured {
+  LinearKernel kernel = LinearKernel::kAten;
+  bool timed = false;
+};
+
+// The candidates, oneDNN first when it can run the op, timed (fastest())
+// each packing its own weights (no SharedWeights in scope) into memory
+// unmapped when it goes (TransientBlocksScope), so that no candidate leaves
+// a packed copy behind: the winner is built again as any other step. The
+// reference kernel is a candidate only where its BLAS does not keep a
+// thread pool of its own at more than one thread (see the header). A lone
+// candidate is not timed.
+Measured measure(const at::Tensor& weight, const at::Tensor& bias,
+                 const FusedLinearParams& params,
+                 const std::vector<int64_t>& in) {
+  SharedWeightsScope private_packs(nullptr);
+  TransientBlocksScope transient;
+  const LinearKernel other =
+      BlasLinear::available() ? LinearKernel::kBlas : LinearKernel::kAten;
+  const bool reference_timed =
+      !(at::get_num_threads() > 1 && blas_has_own_thread_pool());
+  std::vector<ChosenLinear> candidates;
+  for (LinearKernel k : {LinearKernel::kOnednn, LinearKernel::kPanel, other}) {
+    if (k == LinearKernel::kAten && !reference_timed) continue;
+    ChosenLinear c = build(k, weight, bias, params, in);
+    if (c.kernel == k) candidates.push_back(std::move(c));
+  }
+  if (candidates.empty()) return {};
+  if (candidates.size() == 1 || !candidates.front().impl) {
+    return {candidates.front().kernel, false};
+  }
+  return {candidates[fastest(candidates, weight, bias, params)].kernel, true};
 }
 
 std::optional<LinearKernel> decided(const Key& key) {
@@ -220,27 +262,9 @@ ChosenLinear choose_linear(const at::Tensor& weight, const at::Tensor& bias,
   if (const std::optional<LinearKernel> known = decided(key)) {
     return make(*known);
   }
-  // The candidates, oneDNN first when it can run the op. The reference
-  // kernel is one only where its BLAS does not keep a thread pool of its
-  // own at more than one thread (see the header).
-  const LinearKernel other =
-      BlasLinear::available() ? LinearKernel::kBlas : LinearKernel::kAten;
-  const bool reference_measured =
-      !(at::get_num_threads() > 1 && blas_has_own_thread_pool());
-  std::vector<ChosenLinear> candidates;
-  for (LinearKernel k : {LinearKernel::kOnednn, LinearKernel::kPanel, other}) {
-    if (k == LinearKernel::kAten && !reference_measured) continue;
-    ChosenLinear c = make(k);
-    if (c.kernel == k) candidates.push_back(std::move(c));
-  }
-  if (candidates.empty()) return ChosenLinear();
-  if (candidates.size() == 1 || !candidates.front().impl) {
-    return std::move(candidates.front());
-  }
-  ChosenLinear winner =
-      std::move(candidates[fastest(candidates, weight, bias, params)]);
-  record(key, winner.kernel);
-  return winner;
+  const Measured m = measure(weight, bias, params, input_sizes);
+  if (m.timed) record(key, m.kernel);
+  return make(m.kernel);
 }
 
 }  // namespace fx

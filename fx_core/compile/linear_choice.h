@@ -17,13 +17,16 @@
 // the candidates are run on zero inputs of the planned shape at the current
 // thread count, with their weights flushed from the caches before each run
 // as a network's layers find them (a warm-up run, then the best of three
-// runs each), and the fastest other is kept over oneDNN when it takes at
-// most 95% of oneDNN's time. The candidates: oneDNN, PanelLinear where the
-// CPU has AVX-512F, and BlasLinear when the BLAS is OpenBLAS or else the
-// reference kernel (through the dispatcher, its output allocation and tail
-// included, as the plan runs it). The reference kernel is left out at more
-// than one thread when the BLAS keeps a thread pool of its own
-// (fx::blas_has_own_thread_pool): the two pools then take turns on the
+// runs each), and the fastest other is kept over the first candidate
+// (oneDNN where it can run the op) when it takes at most 95% of its time.
+// The candidates: oneDNN, PanelLinear where the CPU has AVX-512F, and
+// BlasLinear when the BLAS is OpenBLAS or else the reference kernel
+// (through the dispatcher, its output allocation and tail included, as the
+// plan runs it). They pack their own weights into memory unmapped when
+// they go, so none leaves a packed copy behind; the winner is then built as
+// any other step (with the dynamic plan's shared weights). The reference kernel
+// is left out at more than one thread when the BLAS keeps a thread pool of its
+// own (fx::blas_has_own_thread_pool): the two pools then take turns on the
 // cores, a cost that shows in the whole graph but not in a linear timed
 // alone (swin_t at 2 threads: 172 ms with linears chosen that way, 124 ms
 // all on oneDNN); with no other candidate left, oneDNN is taken without

@@ -202,8 +202,8 @@ class LinearStep : public OnednnStep {
 };
 
 // fx_inference.linear(input, weight, bias, residual, activation, min_val,
-// max_val): attribute weights, float32 values, on oneDNN or the BLAS as
-// linear_choice.h picks.
+// max_val): attribute weights, float32 values, on oneDNN, PanelLinear or the
+// BLAS as linear_choice.h picks.
 std::unique_ptr<OnednnStep> bind_linear(const std::vector<PlannedParam>& p,
                                         const PlannedParam& out) {
   if (p.size() != 7 || !float_value(p[0]) || p[1].kind != Kind::kAttribute ||

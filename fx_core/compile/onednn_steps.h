@@ -1,7 +1,8 @@
 // fx::OnednnStep: a graph node the InferencePlan runs on oneDNN:
 // fx_inference.conv2d (onednn_conv.h, the algorithm chosen by
-// conv_choice.h), fx_inference.linear (onednn_linear.h, or the BLAS split
-// over LibTorch's threads, blas_linear.h, as linear_choice.h picks) and
+// conv_choice.h), fx_inference.linear (onednn_linear.h, or the plan's own
+// AVX-512 product, panel_linear.h, or the BLAS split over LibTorch's
+// threads, blas_linear.h, as linear_choice.h picks) and
 // fx_inference.matmul (onednn_matmul.h) and fx_inference.window_attention
 // (window_attention.h), all written by the plugins/inference passes.
 //

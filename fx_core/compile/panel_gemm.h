@@ -9,7 +9,7 @@
 // every other layer's weights through the caches). oneDNN 2.6's matmul and
 // the BLAS read each block of weights from memory the moment they first
 // multiply with it: on a transformer's projections at 128 tokens (d_model
-// 512) oneDNN takes 10-15% longer so than with the weights in cache
+// 512) oneDNN takes 10-15% longer so than with them in cache
 // (BENCHMARKS.md, issue 35). Here the block computed next is prefetched a
 // few lines at a time during the current block's products. With 128 rows
 // that hides the memory entirely; with few rows (49, resnet50's last
@@ -22,8 +22,8 @@
 // floats (zero past n). Results equal at::linear's plus the residual within
 // float32 rounding: each output starts at its bias and accumulates the
 // products in k order, then the residual is added and the ReLU applied, as
-// the reference does. With k over one block the partial sums go through c,
-// so the residual must not be c itself.
+// the reference does. With k over kPanelBlockDepth the partial sums go
+// through c, so the residual must not be c itself.
 #ifndef FX_CORE_COMPILE_PANEL_GEMM_H_
 #define FX_CORE_COMPILE_PANEL_GEMM_H_
 
@@ -33,6 +33,9 @@ namespace fx {
 
 // Output columns per panel: three AVX-512 vectors.
 constexpr int64_t kPanelWidth = 48;
+// The deepest block of k computed at once (a panel's block: 96 KiB). Over
+// it, partial sums go through c.
+constexpr int64_t kPanelBlockDepth = 512;
 
 struct PanelGemm {
   int64_t m = 0, n = 0, k = 0;
@@ -49,7 +52,7 @@ struct PanelGemm {
 
 bool panel_gemm_supported();
 
-// The number of panels of `g`'s weights.
+// The number of panels for n output columns.
 inline int64_t panel_count(int64_t n) {
   return (n + kPanelWidth - 1) / kPanelWidth;
 }

@@ -3,20 +3,23 @@
 // a's values broadcast.
 #include <immintrin.h>
 
-#include <algorithm>
-
 #include "fx_core/compile/panel_gemm.h"
 
 namespace fx {
 namespace {
 
+// The helpers here have internal linkage and std::min / std::max are not
+// used: an inline function's copy compiled for AVX-512 in this file could be
+// the one the linker keeps for the whole program (max_pool_rows.h).
+int64_t smaller(int64_t a, int64_t b) { return a < b ? a : b; }
+int64_t larger(int64_t a, int64_t b) { return a > b ? a : b; }
+
 constexpr int kTileRows = 8;
 constexpr int kVectors = 3;  // kPanelWidth / 16
 // A block of the product: at most this many rows of a (256 x 512 floats:
-// 512 KiB, which the L2 cache keeps while every panel passes) and this
-// depth (a panel's block: 512 x 48 floats, 96 KiB).
+// 512 KiB, which the L2 cache keeps while every panel passes) and
+// kPanelBlockDepth.
 constexpr int64_t kBlockRows = 256;
-constexpr int64_t kBlockDepth = 512;
 constexpr int64_t kLine = 64;
 
 // Issues `lines` prefetches of the cache lines from `next`, spread evenly
@@ -27,7 +30,7 @@ class Prefetcher {
       : next_(next),
         end_(next + lines * kLine),
         lines_(lines),
-        steps_(std::max<int64_t>(steps, 1)) {}
+        steps_(larger(steps, 1)) {}
   void step() {
     credit_ += lines_;
     while (credit_ >= steps_) {
@@ -81,7 +84,7 @@ void start(const Tile& t, __m512 (&acc)[R][kVectors]) {
 
 // The last depth block adds the residual and applies the ReLU.
 template <int R>
-void finish(const Tile& t, __m512 (&acc)[R][kVectors]) {
+void store_tile(const Tile& t, __m512 (&acc)[R][kVectors]) {
   for (int i = 0; i < R; ++i) {
     for (int v = 0; v < kVectors; ++v) {
       __m512 x = acc[i][v];
@@ -126,7 +129,7 @@ void run_tile(const Tile& t, Prefetcher& prefetch) {
   }
   for (int64_t k = whole; k < t.depth; ++k) multiply_row<R>(t, k, acc);
   prefetch.finish();
-  finish<R>(t, acc);
+  store_tile<R>(t, acc);
 }
 
 void run_tile_of(int rows, const Tile& t, Prefetcher& prefetch) {
@@ -190,9 +193,9 @@ void run_block(const PanelGemm& g, int64_t row0, int64_t rows, int64_t p,
   int64_t row = row0;
   for (int64_t i = 0; i < tiles; ++i) {
     const int64_t r = base + (i < extra ? 1 : 0);
-    const int64_t issued = std::min(next_lines, i * per_tile);
+    const int64_t issued = smaller(next_lines, i * per_tile);
     Prefetcher prefetch(next + issued * kLine,
-                        std::min(per_tile, next_lines - issued),
+                        smaller(per_tile, next_lines - issued),
                         t.depth / kUnroll);
     t.a = g.a + row * g.lda + d.begin;
     t.c = g.c + row * g.ldc + col0;
@@ -207,11 +210,11 @@ void run_block(const PanelGemm& g, int64_t row0, int64_t rows, int64_t p,
 bool panel_gemm_supported() { return __builtin_cpu_supports("avx512f"); }
 
 void panel_gemm(const PanelGemm& g, int64_t first, int64_t last) {
-  const int64_t depth_blocks = (g.k + kBlockDepth - 1) / kBlockDepth;
+  const int64_t depth_blocks = (g.k + kPanelBlockDepth - 1) / kPanelBlockDepth;
   const char* panels = reinterpret_cast<const char*>(g.panels);
   const int64_t panel_bytes = g.k * kPanelWidth * 4;
   for (int64_t row0 = 0; row0 < g.m; row0 += kBlockRows) {
-    const int64_t rows = std::min(kBlockRows, g.m - row0);
+    const int64_t rows = smaller(kBlockRows, g.m - row0);
     for (int64_t p = first; p < last; ++p) {
       for (int64_t b = 0; b < depth_blocks; ++b) {
         const Span d = depth_block(g.k, depth_blocks, b);
@@ -220,11 +223,10 @@ void panel_gemm(const PanelGemm& g, int64_t first, int64_t last) {
         const char* next = panels + p * panel_bytes + d.end * kPanelWidth * 4;
         int64_t next_depth = 0;
         if (b + 1 < depth_blocks) {
-          const Span n = depth_block(g.k, depth_blocks, b + 1);
-          next_depth = n.end - n.begin;
+          const Span following = depth_block(g.k, depth_blocks, b + 1);
+          next_depth = following.end - following.begin;
         } else if (p + 1 < last) {
-          const Span n = depth_block(g.k, depth_blocks, 0);
-          next_depth = n.end - n.begin;
+          next_depth = depth_block(g.k, depth_blocks, 0).end;
         } else if (row0 + rows < g.m) {
           next = panels + first * panel_bytes;
           next_depth = depth_block(g.k, depth_blocks, 0).end;

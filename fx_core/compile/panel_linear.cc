@@ -1,6 +1,7 @@
 #include "fx_core/compile/panel_linear.h"
 
 #include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
 
 #include <utility>
 
@@ -81,8 +82,12 @@ void PanelLinear::run(const at::Tensor& input, const at::Tensor* residual,
   at::Tensor r;
   if (d.params.has_residual) {
     r = residual->contiguous();
-    // Summed in place: panel_gemm keeps partial sums in the output.
-    if (r.data_ptr() == out.data_ptr()) r = r.clone();
+    // Summed in place over more than one block of k: panel_gemm keeps the
+    // partial sums in the output, so the residual is read from a copy.
+    if (d.k > kPanelBlockDepth &&
+        at::get_overlap_status(r, out) != at::MemOverlapStatus::No) {
+      r = r.clone();
+    }
   }
   PanelGemm g;
   g.m = d.m;

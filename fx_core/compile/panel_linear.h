@@ -15,9 +15,9 @@
 // ReLU applied in registers; another activation is applied after, in
 // place, by ATen's kernel. run() takes a float32 input of the planned sizes
 // (copied to contiguous when it is not) and writes `out`, a contiguous
-// float32 tensor of output_sizes(); the residual may be `out` itself (then
-// copied first). Results equal the reference within float32 rounding. One
-// object is for one thread at a time.
+// float32 tensor of output_sizes(); the residual may be `out` itself (with
+// k over one block of panel_gemm, copied first). Results equal the reference
+// within float32 rounding. One object is for one thread at a time.
 #ifndef FX_CORE_COMPILE_PANEL_LINEAR_H_
 #define FX_CORE_COMPILE_PANEL_LINEAR_H_
 

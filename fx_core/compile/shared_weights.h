@@ -1,5 +1,6 @@
-// fx::SharedWeights: oneDNN's packed weights shared by every oneDNN step a
-// dynamic InferencePlan binds (inference_plan.h: one set of steps per input
+// fx::SharedWeights: packed weights (oneDNN's layouts, and PanelLinear's
+// panels, which oneDNN's reorder packs) shared by every step a dynamic
+// InferencePlan binds (inference_plan.h: one set of steps per input
 // shape it meets). A weight is reordered once per layout oneDNN asks for,
 // not once per shape: convolutions and linears bound for batch 1 and for
 // batch 8 read the same packed copy when their primitives want the same
@@ -39,8 +40,8 @@ class SharedWeights {
   std::unique_ptr<Impl> impl_;
 };
 
-// Installs `weights` (nullptr: none) for the oneDNN steps created on this
-// thread until the scope ends; scopes nest.
+// Installs `weights` (nullptr: none) for the oneDNN and PanelLinear steps
+// created on this thread until the scope ends; scopes nest.
 class SharedWeightsScope {
  public:
   explicit SharedWeightsScope(SharedWeights* weights);

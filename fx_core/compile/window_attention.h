@@ -5,8 +5,8 @@
 //  - the zero padding, the roll by -shift and the window partition are one
 //    gather into a [windows * N, C] matrix (N tokens a window);
 //  - the qkv and proj linears are fused linear kernels with their weights
-//    packed once (linear_choice.h: oneDNN or the BLAS, measured; ATen's
-//    linear where it chooses ATen);
+//    packed once (linear_choice.h: oneDNN, PanelLinear or the BLAS,
+//    measured; ATen's linear where it chooses ATen);
 //  - softmax(q @ k^T * head_dim^-0.5 + bias + mask) @ v, per window and
 //    head, is one fused pass with the scores in an L1-sized scratch
 //    (attention_tile.h, on CPUs with AVX2; windows and heads spread over

@@ -15,27 +15,24 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <utility>
+#include <vector>
 
-#include "fx_core/compile/blas_linear.h"
-#include "fx_core/compile/onednn_linear.h"
-#include "fx_core/compile/panel_linear.h"
+#include "fx_core/compile/linear_choice.h"
 
 namespace {
 
 enum Kernel { kOnednn, kPanel, kBlas };
 
+// The kernel as the plan builds it under that policy (linear_choice.h).
 std::unique_ptr<fx::FusedLinearKernel> make(Kernel kernel, const at::Tensor& w,
                                             const at::Tensor& b,
-                                            const fx::FusedLinearParams& p,
                                             std::vector<int64_t> in) {
-  switch (kernel) {
-    case kOnednn:
-      return fx::OnednnLinear::create(w, b, p, std::move(in));
-    case kPanel:
-      return fx::PanelLinear::create(w, b, p, std::move(in));
-    default:
-      return fx::BlasLinear::create(w, b, p, std::move(in));
-  }
+  const fx::LinearPolicy policies[] = {fx::LinearPolicy::kOnednn,
+                                       fx::LinearPolicy::kPanel,
+                                       fx::LinearPolicy::kBlas};
+  fx::set_linear_policy(policies[kernel]);
+  return fx::choose_linear(w, b, {}, in).impl;
 }
 
 // Args: kernel, rows, k, n, cold (1) or hot (0).
@@ -45,7 +42,7 @@ void BM_Linear(benchmark::State& state) {
   const bool cold = state.range(4) != 0;
   at::Tensor w = at::randn({n, k}), b = at::randn({n});
   at::Tensor x = at::randn({m, k}), out = at::empty({m, n});
-  auto linear = make(kernel, w, b, {}, {m, k});
+  auto linear = make(kernel, w, b, {m, k});
   if (!linear) {
     state.SkipWithError("the kernel cannot run here");
     return;
