@@ -11,60 +11,28 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fx_core/compile/panel_gemm.h"
 #include "fx_core/compile/shared_weights.h"
+#include "tests/fx_core/compile/fused_linear_check.h"
 
 namespace fx {
 namespace {
 
-at::Tensor reference(const at::Tensor& x, const at::Tensor& w,
-                     const at::Tensor& b, const at::Tensor* residual,
-                     const FusedLinearParams& p) {
-  static const auto op =
-      c10::Dispatcher::singleton()
-          .findSchemaOrThrow("fx_inference::linear", "")
-          .typed<at::Tensor(const at::Tensor&, const at::Tensor&,
-                            const c10::optional<at::Tensor>&,
-                            const c10::optional<at::Tensor>&, c10::string_view,
-                            double, double)>();
-  return op.call(x, w,
-                 b.defined() ? c10::optional<at::Tensor>(b) : c10::nullopt,
-                 residual ? c10::optional<at::Tensor>(*residual) : c10::nullopt,
-                 p.activation, p.min_val, p.max_val);
-}
-
-// One kernel on `x`, compared with the reference twice (the second run
-// finds nothing left over from the first).
 void check(const at::Tensor& x, int64_t n, bool bias, bool residual,
-           FusedLinearParams p, const std::string& what) {
-  const int64_t k = x.size(-1);
-  at::Tensor w = at::randn({n, k}) * (1.0 / std::sqrt(double(k)));
-  at::Tensor b = bias ? at::randn({n}) * 0.1 : at::Tensor();
-  std::vector<int64_t> out_sizes = x.sizes().vec();
-  out_sizes.back() = n;
-  at::Tensor r = at::randn(out_sizes);
-  p.has_residual = residual;
-  auto linear = PanelLinear::create(w, b, p, x.sizes().vec());
-  ASSERT_NE(linear, nullptr) << what;
-  ASSERT_EQ(linear->output_sizes(), out_sizes) << what;
-  const at::Tensor want = reference(x, w, b, residual ? &r : nullptr, p);
-  // The third run after the weights are flushed from the caches (as
-  // linear_choice times it): the same values.
-  for (int run = 0; run < 3; ++run) {
-    if (run == 2) linear->evict_weights();
-    at::Tensor got = at::full(out_sizes, NAN);
-    linear->run(x, residual ? &r : nullptr, got);
-    EXPECT_TRUE(at::allclose(got, want, 1e-4, 1e-5))
-        << what << ", run " << run
-        << ": max |got - want| = " << (got - want).abs().max().item<double>();
-  }
+           const FusedLinearParams& p, const std::string& what) {
+  testing::check_fused_linear(
+      [](const at::Tensor& w, const at::Tensor& b, const FusedLinearParams& q,
+         std::vector<int64_t> in) {
+        return PanelLinear::create(w, b, q, std::move(in));
+      },
+      x, n, bias, residual, p, what);
 }
 
 class PanelLinearTest : public ::testing::Test {
@@ -165,7 +133,7 @@ TEST_F(PanelLinearTest, ResidualMayBeTheOutput) {
   for (int64_t k : {300, 1100}) {
     at::Tensor x = at::randn({2, 33, k}), w = at::randn({100, k}) * 0.03;
     at::Tensor b = at::randn({100}), r = at::randn({2, 33, 100});
-    const at::Tensor want = reference(x, w, b, &r, p);
+    const at::Tensor want = testing::linear_reference(x, w, b, &r, p);
     auto linear = PanelLinear::create(w, b, p, x.sizes().vec());
     ASSERT_NE(linear, nullptr);
     for (int threads : {1, 2}) {
