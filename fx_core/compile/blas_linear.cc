@@ -38,7 +38,6 @@ bool fits_int(int64_t v) { return v <= std::numeric_limits<int>::max(); }
 }  // namespace
 
 struct BlasLinear::Impl {
-  std::vector<int64_t> in_sizes, out_sizes;
   at::Tensor weight, bias;  // contiguous
   FusedLinearParams params;
   int64_t m = 0, n = 0, k = 0;
@@ -78,33 +77,25 @@ std::unique_ptr<BlasLinear> BlasLinear::create(const at::Tensor& weight,
       !known_linear_activation(p.activation)) {
     return nullptr;
   }
-  auto impl = std::make_unique<Impl>();
-  impl->n = weight.size(0);
-  impl->k = weight.size(1);
-  impl->m = 1;
-  for (size_t i = 0; i + 1 < in.size(); ++i) impl->m *= in[i];
-  if (!fits_int(impl->m) || !fits_int(impl->n) || !fits_int(impl->k)) {
+  FusedLinearShape shape(std::move(in), weight.size(0));
+  if (!fits_int(shape.rows) || !fits_int(shape.n) || !fits_int(shape.k)) {
     return nullptr;
   }
+  auto impl = std::make_unique<Impl>();
+  impl->m = shape.rows;
+  impl->n = shape.n;
+  impl->k = shape.k;
   impl->weight = weight.detach().contiguous();
   if (bias.defined()) impl->bias = bias.detach().contiguous();
   impl->params = p;
   impl->sgemm = sgemm;
-  impl->out_sizes = in;
-  impl->out_sizes.back() = impl->n;
-  impl->in_sizes = std::move(in);
-  return std::unique_ptr<BlasLinear>(new BlasLinear(std::move(impl)));
+  return std::unique_ptr<BlasLinear>(
+      new BlasLinear(std::move(impl), std::move(shape)));
 }
 
-BlasLinear::BlasLinear(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+BlasLinear::BlasLinear(std::unique_ptr<Impl> impl, FusedLinearShape shape)
+    : FusedLinearKernel(std::move(shape)), impl_(std::move(impl)) {}
 BlasLinear::~BlasLinear() = default;
-
-const std::vector<int64_t>& BlasLinear::input_sizes() const {
-  return impl_->in_sizes;
-}
-const std::vector<int64_t>& BlasLinear::output_sizes() const {
-  return impl_->out_sizes;
-}
 
 void BlasLinear::run(const at::Tensor& input, const at::Tensor* residual,
                      const at::Tensor& out) {
@@ -117,7 +108,6 @@ void BlasLinear::run(const at::Tensor& input, const at::Tensor* residual,
   // Columns per part, a multiple of kMinColumns.
   const int64_t width =
       ((d.n + parts - 1) / parts + kMinColumns - 1) / kMinColumns * kMinColumns;
-  at::Tensor out2d = out.view({d.m, d.n});
   OneBlasThread one;
   at::parallel_for(0, parts, 1, [&](int64_t begin, int64_t end) {
     for (int64_t part = begin; part < end; ++part) {
@@ -126,10 +116,7 @@ void BlasLinear::run(const at::Tensor& input, const at::Tensor* residual,
       d.run_part(x.data_ptr<float>(),
                  r.defined() ? r.data_ptr<float>() : nullptr,
                  out.data_ptr<float>(), n0, n1);
-      if (d.params.activation != "none") {
-        at::Tensor cols = out2d.narrow(1, n0, n1 - n0);
-        activate_in_place(cols, d.params);
-      }
+      activate_columns(out, n0, n1, d.params);
     }
   });
 }

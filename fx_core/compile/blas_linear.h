@@ -50,15 +50,13 @@ class BlasLinear : public FusedLinearKernel {
   BlasLinear(const BlasLinear&) = delete;
   BlasLinear& operator=(const BlasLinear&) = delete;
 
-  const std::vector<int64_t>& input_sizes() const override;
-  const std::vector<int64_t>& output_sizes() const override;
   void run(const at::Tensor& input, const at::Tensor* residual,
            const at::Tensor& out) override;
   void evict_weights() const override;
 
  private:
   struct Impl;
-  explicit BlasLinear(std::unique_ptr<Impl> impl);
+  BlasLinear(std::unique_ptr<Impl> impl, FusedLinearShape shape);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include <utility>
+
 namespace fx {
 
 bool fused_linear_supported(const at::Tensor& w, const at::Tensor& bias,
@@ -21,6 +23,13 @@ bool fused_linear_supported(const at::Tensor& w, const at::Tensor& bias,
   return w.size(0) >= 1;
 }
 
+FusedLinearShape::FusedLinearShape(std::vector<int64_t> in, int64_t n_out)
+    : input_sizes(std::move(in)), output_sizes(input_sizes), n(n_out) {
+  k = input_sizes.back();
+  output_sizes.back() = n;
+  for (size_t i = 0; i + 1 < input_sizes.size(); ++i) rows *= input_sizes[i];
+}
+
 bool known_linear_activation(const std::string& a) {
   for (const char* name : {"none", "relu", "hardtanh", "hardswish", "silu",
                            "sigmoid", "hardsigmoid", "gelu", "gelu_tanh"}) {
@@ -29,8 +38,11 @@ bool known_linear_activation(const std::string& a) {
   return false;
 }
 
-void activate_in_place(at::Tensor& t, const FusedLinearParams& p) {
+void activate_columns(const at::Tensor& out, int64_t from, int64_t to,
+                      const FusedLinearParams& p) {
   const std::string& a = p.activation;
+  if (a == "none") return;
+  at::Tensor t = out.view({-1, out.size(-1)}).narrow(1, from, to - from);
   if (a == "relu") {
     at::relu_(t);
   } else if (a == "hardtanh") {

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fx {
@@ -39,20 +40,40 @@ bool fused_linear_supported(const at::Tensor& weight, const at::Tensor& bias,
 // hardtanh, hardswish, silu, sigmoid, hardsigmoid, gelu, gelu_tanh.
 bool known_linear_activation(const std::string& activation);
 
-// `t` through the params' activation, in place, by ATen's kernels (t may be
-// strided; "none" leaves it).
-void activate_in_place(at::Tensor& t, const FusedLinearParams& params);
+// Columns [from, to) of `out`, a kernel's contiguous [..., n] result,
+// through the params' activation, in place, by ATen's kernels ("none"
+// leaves them): for a kernel whose parts each own a range of columns.
+void activate_columns(const at::Tensor& out, int64_t from, int64_t to,
+                      const FusedLinearParams& params);
+
+// The sizes a kernel is built for: input [..., k], output [..., n], the
+// leading dimensions flattened into `rows`.
+struct FusedLinearShape {
+  FusedLinearShape(std::vector<int64_t> input_sizes, int64_t n);
+  std::vector<int64_t> input_sizes, output_sizes;
+  int64_t rows = 1, k = 0, n = 0;
+};
 
 class FusedLinearKernel {
  public:
   virtual ~FusedLinearKernel() = default;
-  virtual const std::vector<int64_t>& input_sizes() const = 0;
-  virtual const std::vector<int64_t>& output_sizes() const = 0;
+  const std::vector<int64_t>& input_sizes() const { return shape_.input_sizes; }
+  const std::vector<int64_t>& output_sizes() const {
+    return shape_.output_sizes;
+  }
   virtual void run(const at::Tensor& input, const at::Tensor* residual,
                    const at::Tensor& out) = 0;
   // Flushes the weights as run() reads them out of the caches
   // (cache_flush.h), for timing a run as inside a network.
   virtual void evict_weights() const = 0;
+
+ protected:
+  explicit FusedLinearKernel(FusedLinearShape shape)
+      : shape_(std::move(shape)) {}
+  const FusedLinearShape& shape() const { return shape_; }
+
+ private:
+  FusedLinearShape shape_;
 };
 
 }  // namespace fx

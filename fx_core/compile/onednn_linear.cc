@@ -18,7 +18,6 @@ using Tag = dnnl::memory::format_tag;
 }  // namespace
 
 struct OnednnLinear::Impl {
-  std::vector<int64_t> in_sizes, out_sizes;
   at::Tensor bias;  // contiguous; kept alive for its memory
   dnnl::matmul prim;
   memory src, dst, bias_mem, residual;
@@ -33,9 +32,8 @@ std::unique_ptr<OnednnLinear> OnednnLinear::create(const at::Tensor& weight,
                                                    const FusedLinearParams& p,
                                                    std::vector<int64_t> in) {
   if (!fused_linear_supported(weight, bias, in)) return nullptr;
-  const int64_t n = weight.size(0), k = weight.size(1);
-  int64_t m = 1;
-  for (size_t i = 0; i + 1 < in.size(); ++i) m *= in[i];
+  FusedLinearShape shape(std::move(in), weight.size(0));
+  const int64_t m = shape.rows, k = shape.k, n = shape.n;
   const memory::desc src_md({m, k}, Dt::f32, Tag::ab);
   const memory::desc dst_md({m, n}, Dt::f32, Tag::ab);
   const memory::desc w_any({k, n}, Dt::f32, Tag::any);
@@ -82,22 +80,13 @@ std::unique_ptr<OnednnLinear> OnednnLinear::create(const at::Tensor& weight,
     impl->args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
                        impl->residual);
   }
-  impl->out_sizes = in;
-  impl->out_sizes.back() = n;
-  impl->in_sizes = std::move(in);
-  return std::unique_ptr<OnednnLinear>(new OnednnLinear(std::move(impl)));
+  return std::unique_ptr<OnednnLinear>(
+      new OnednnLinear(std::move(impl), std::move(shape)));
 }
 
-OnednnLinear::OnednnLinear(std::unique_ptr<Impl> impl)
-    : impl_(std::move(impl)) {}
+OnednnLinear::OnednnLinear(std::unique_ptr<Impl> impl, FusedLinearShape shape)
+    : FusedLinearKernel(std::move(shape)), impl_(std::move(impl)) {}
 OnednnLinear::~OnednnLinear() = default;
-
-const std::vector<int64_t>& OnednnLinear::input_sizes() const {
-  return impl_->in_sizes;
-}
-const std::vector<int64_t>& OnednnLinear::output_sizes() const {
-  return impl_->out_sizes;
-}
 
 void OnednnLinear::run(const at::Tensor& input, const at::Tensor* residual,
                        const at::Tensor& out) {

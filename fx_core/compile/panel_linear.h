@@ -43,15 +43,13 @@ class PanelLinear : public FusedLinearKernel {
   PanelLinear(const PanelLinear&) = delete;
   PanelLinear& operator=(const PanelLinear&) = delete;
 
-  const std::vector<int64_t>& input_sizes() const override;
-  const std::vector<int64_t>& output_sizes() const override;
   void run(const at::Tensor& input, const at::Tensor* residual,
            const at::Tensor& out) override;
   void evict_weights() const override;
 
  private:
   struct Impl;
-  explicit PanelLinear(std::unique_ptr<Impl> impl);
+  PanelLinear(std::unique_ptr<Impl> impl, FusedLinearShape shape);
   std::unique_ptr<Impl> impl_;
 };
 
