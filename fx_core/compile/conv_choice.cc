@@ -40,6 +40,15 @@ ConvPolicy policy_from_env() {
       cat("FX_CONV_ALGORITHM=", s, ": expected direct, measure or winograd"));
 }
 
+bool network_trial_from_env() {
+  const char* v = std::getenv("FX_NETWORK_TRIAL");
+  if (v == nullptr || *v == '\0') return true;
+  const std::string s = v;
+  if (s == "1") return true;
+  if (s == "0") return false;
+  throw FxError(cat("FX_NETWORK_TRIAL=", s, ": expected 0 or 1"));
+}
+
 FusionPolicy fusion_policy_from_env() {
   const char* v = std::getenv("FX_DEPTHWISE_FUSION");
   if (v == nullptr || *v == '\0') return FusionPolicy::kMeasure;
@@ -71,6 +80,7 @@ struct State {
   std::mutex mu;
   std::optional<ConvPolicy> policy;           // unset: from the environment
   std::optional<FusionPolicy> fusion_policy;  // likewise
+  std::optional<bool> network_trial;          // likewise
   std::map<Key, Kernel> decisions;
   std::map<FusionKey, bool> fusions;
   size_t measurements = 0;
@@ -311,6 +321,19 @@ std::unique_ptr<OnednnConv> choose_depthwise_fusion(
                                            tail);
 }
 
+bool network_trial() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.network_trial) s.network_trial = network_trial_from_env();
+  return *s.network_trial;
+}
+
+void set_network_trial(bool on) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.network_trial = on;
+}
+
 ConvPolicy conv_policy() {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
@@ -328,6 +351,51 @@ size_t conv_measurements() {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
   return s.measurements;
+}
+
+std::optional<ConvTrial> conv_trial(const at::Tensor& weight,
+                                    const at::Tensor& bias,
+                                    const FusedConvParams& params,
+                                    const std::vector<int64_t>& input_sizes) {
+  if (conv_policy() != ConvPolicy::kMeasure || !network_trial()) {
+    return std::nullopt;
+  }
+  const Kernel kernel = decision(weight, bias, params, input_sizes);
+  if (kernel.algorithm == ConvAlgorithm::kDirect) {
+    if (kernel.implementation.empty()) return std::nullopt;
+    const std::vector<std::string> direct = OnednnConv::implementations(
+        weight, bias, params, input_sizes, ConvAlgorithm::kDirect);
+    if (direct.empty() || direct.front() == kernel.implementation) {
+      return std::nullopt;
+    }
+  }
+  SharedWeightsScope private_packs(nullptr);
+  TransientBlocksScope transient;
+  try {
+    ConvTrial trial;
+    trial.measured =
+        OnednnConv::create(weight, bias, params, input_sizes, kernel.algorithm,
+                           kernel.implementation);
+    trial.first_choice = OnednnConv::create(weight, bias, params, input_sizes);
+    if (trial.measured == nullptr || trial.first_choice == nullptr ||
+        trial.measured->implementation() ==
+            trial.first_choice->implementation()) {
+      return std::nullopt;
+    }
+    return trial;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::unique_ptr<OnednnConv> rebuild_conv(std::unique_ptr<OnednnConv> kernel,
+                                         const at::Tensor& weight,
+                                         const at::Tensor& bias,
+                                         const FusedConvParams& params) {
+  std::unique_ptr<OnednnConv> again =
+      OnednnConv::create(weight, bias, params, kernel->input_sizes(),
+                         kernel->algorithm(), kernel->implementation());
+  return again != nullptr ? std::move(again) : std::move(kernel);
 }
 
 std::unique_ptr<OnednnConv> choose_onednn_conv(

@@ -74,15 +74,16 @@ std::unique_ptr<InferencePlan::Program> InferencePlan::plan_for(
     program->input_sig.push_back(tensor ? c10::IValue() : v);
   }
   if (!program->plannable) return program;
-  std::vector<c10::IValue> again = inputs;
+  const std::vector<c10::IValue> planning_inputs = inputs;
   *out = program->execute(std::move(inputs), /*record=*/true);
   // oneDNN convolutions write channels_last: record the layouts they give
   // before planning the rest around them.
   if (program->bind_onednn_steps(/*layout_setting=*/true)) {
-    *out = program->execute(std::move(again), /*record=*/true);
+    *out = program->execute(planning_inputs, /*record=*/true);
   }
   program->bind_onednn_steps(/*layout_setting=*/false);
   program->plan_direct();
+  program->trial_kernels(planning_inputs);
   return program;
 }
 
@@ -193,6 +194,8 @@ InferencePlan::Stats InferencePlan::stats() const {
       ++s.fallback_steps;
     }
   }
+  s.trial_steps = program.trial_steps;
+  s.trial_first_choices = program.trial_first_choices;
   s.buffers = program.buffers.size();
   s.buffer_bytes = program.buffer_bytes;
   s.dynamic = shared_ != nullptr;

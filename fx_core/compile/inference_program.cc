@@ -68,9 +68,11 @@ c10::IValue InferencePlan::Program::execute(std::vector<c10::IValue> inputs,
     throw FxError(cat("forward() takes ", num_inputs, " inputs but ",
                       inputs.size(), " were given"));
   }
-  if (profiling && !record) ++profiled_runs;
+  const bool profiled = profiling && !record && trial_ns == nullptr;
+  if (profiled) ++profiled_runs;
   for (Step& step : steps) {
-    const bool timed = profiling && !record && step.is_call();
+    const bool timed =
+        (profiled || trial_ns != nullptr) && !record && step.is_call();
     const auto start = timed ? std::chrono::steady_clock::now()
                              : std::chrono::steady_clock::time_point();
     try {
@@ -112,10 +114,15 @@ c10::IValue InferencePlan::Program::execute(std::vector<c10::IValue> inputs,
       throw node_error(*step.node, e);
     }
     if (timed) {
-      step_times[&step - steps.data()].add(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(
-              std::chrono::steady_clock::now() - start)
-              .count());
+      const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::steady_clock::now() - start)
+                             .count();
+      const size_t index = &step - steps.data();
+      if (trial_ns != nullptr) {
+        (*trial_ns)[index] = ns;
+      } else {
+        step_times[index].add(ns);
+      }
     }
     if (record && step.slot >= 0) {
       slot_meta[step.slot] = TensorMeta::of(slots[step.slot]);

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <optional>
 #include <utility>
 
 #include "fx_core/compile/conv_choice.h"
@@ -85,8 +86,38 @@ class ConvStep : public OnednnStep {
     return conv_->algorithm() == ConvAlgorithm::kWinograd;
   }
 
+  // Both kernels of `trial`, kernel 0 running, until keep_kernel().
+  void set_trial(ConvTrial trial, const at::Tensor& weight,
+                 const at::Tensor& bias, const FusedConvParams& params) {
+    conv_ = std::move(trial.measured);
+    other_ = std::move(trial.first_choice);
+    weight_ = weight;
+    bias_ = bias;
+    params_ = params;
+  }
+  int kernels() const override { return other_ ? 2 : 1; }
+  void use_kernel(int i) override {
+    if (other_ && i != using_) {
+      std::swap(conv_, other_);
+      using_ = i;
+    }
+  }
+  void keep_kernel(int i) override {
+    if (!other_) return;
+    use_kernel(i);
+    other_.reset();
+    conv_ = rebuild_conv(std::move(conv_), weight_, bias_, params_);
+    weight_ = bias_ = at::Tensor();
+  }
+
  private:
   std::unique_ptr<OnednnConv> conv_;
+  // While the plan tries both kernels: the one not running, which of the
+  // two conv_ is, and what rebuilds the kept one.
+  std::unique_ptr<OnednnConv> other_;
+  int using_ = 0;
+  at::Tensor weight_, bias_;
+  FusedConvParams params_;
 };
 
 // An int or a sequence of one or two ints as two values (conv2d's stride,
@@ -158,6 +189,16 @@ std::unique_ptr<OnednnStep> bind_conv(const std::vector<PlannedParam>& p,
   FusedConvParams params;
   if (!onednn_conv_call(p, &params)) return nullptr;
   if (params.has_residual && p[7].sizes != out.sizes) return nullptr;
+  const at::Tensor bias = attribute_or_undefined(p[2]);
+  if (std::optional<ConvTrial> trial =
+          conv_trial(*p[1].attribute, bias, params, p[0].sizes)) {
+    if (trial->measured->output_sizes() == out.sizes) {
+      auto step = std::make_unique<ConvStep>(
+          nullptr, p[0].slot, params.has_residual ? p[7].slot : -1);
+      step->set_trial(std::move(*trial), *p[1].attribute, bias, params);
+      return step;
+    }
+  }
   std::unique_ptr<OnednnConv> conv = choose_onednn_conv(
       *p[1].attribute, attribute_or_undefined(p[2]), params, p[0].sizes);
   if (conv == nullptr || conv->output_sizes() != out.sizes) return nullptr;

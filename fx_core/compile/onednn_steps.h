@@ -75,6 +75,15 @@ class OnednnStep {
   // What runs it: "onednn", or for a linear "blas" (BlasLinear) or "panel"
   // (PanelLinear), as the plan's profile and statistics name it.
   virtual const char* engine() const { return "onednn"; }
+  // The kernels the plan tries inside the network before keeping one
+  // (inference_program_trial.cc): how many the step holds (1, or 2 for a
+  // convolution under conv_choice.h's ConvTrial: kernel 0 the one timed
+  // fastest alone, kernel 1 oneDNN's first choice), which one run() uses,
+  // and keeping the i-th for good (the other is dropped; the kept one is
+  // rebuilt with the SharedWeights in scope).
+  virtual int kernels() const { return 1; }
+  virtual void use_kernel(int i) { (void)i; }
+  virtual void keep_kernel(int i) { (void)i; }
 
  protected:
   std::vector<int32_t> inputs_;

@@ -1,0 +1,95 @@
+// InferencePlan::Program: the kernels of some steps tried inside the network
+// before the plan keeps one (OnednnStep::kernels).
+//
+// conv_choice.h times each candidate kernel of a convolution alone, with its
+// weights cold. Inside a network more differs: what the steps before left in
+// the caches, the scratch of oneDNN's Winograd kernels (megabytes of
+// transformed tiles) against the layers around it. On a 2-vCPU Intel Xeon,
+// densenet121 at batch 1 ran 57 ms on oneDNN's first choices and 70 ms on
+// the kernels timed fastest alone: Winograd on its 3x3 layers at 28x28
+// timed level alone and took 2-3x the direct kernel's time in the network
+// (BENCHMARKS.md, "Kernels tried in the network").
+//
+// So a convolution whose kernel timed fastest alone is not oneDNN's first
+// choice is built with both (conv_choice.h, ConvTrial), and once the
+// program is planned it runs the planning inputs again: all such steps on
+// kernel 0 (the measured one), then all on kernel 1 (the first choice),
+// the order alternating from round to round so that a slow stretch of a
+// shared machine slows both, each step timed. After a warm-up run of each,
+// as many rounds as fit in kBudgetSeconds, within [kMinRounds,
+// kMaxRounds]. A step keeps the measured kernel only when its median time
+// in the network is at most kMargin of the first choice's. A run that
+// throws ends the trial: every step keeps kernel 0, the one the planning
+// runs ran. The trial runs' results are dropped; the caller's inputs are
+// only read (a plan never writes into its inputs).
+#include <algorithm>
+#include <chrono>
+
+#include "fx_core/compile/inference_program.h"
+
+namespace fx {
+namespace {
+
+constexpr double kBudgetSeconds = 1.0;
+constexpr int kMinRounds = 2;
+constexpr int kMaxRounds = 5;
+constexpr double kMargin = 0.95;  // as conv_choice's timing alone
+
+int64_t median(std::vector<int64_t> ns) {
+  std::sort(ns.begin(), ns.end());
+  return ns[ns.size() / 2];
+}
+
+}  // namespace
+
+void InferencePlan::Program::trial_kernels(
+    const std::vector<c10::IValue>& inputs) {
+  std::vector<size_t> tried;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].onednn && steps[i].onednn->kernels() > 1) tried.push_back(i);
+  }
+  if (tried.empty()) return;
+  std::vector<int64_t> ns(steps.size(), 0);
+  std::vector<std::vector<int64_t>> times[2];
+  times[0].resize(tried.size());
+  times[1].resize(tried.size());
+  // One run with every tried step on `kernel`; its wall time in seconds.
+  auto run_on = [&](int kernel) {
+    for (size_t i : tried) steps[i].onednn->use_kernel(kernel);
+    trial_ns = &ns;
+    const auto start = std::chrono::steady_clock::now();
+    execute(inputs, /*record=*/false);
+    trial_ns = nullptr;
+    const std::chrono::duration<double> took =
+        std::chrono::steady_clock::now() - start;
+    return took.count();
+  };
+  try {
+    const double pair = run_on(0) + run_on(1);
+    const int rounds = std::clamp(static_cast<int>(kBudgetSeconds / pair),
+                                  kMinRounds, kMaxRounds);
+    for (int round = 0; round < rounds; ++round) {
+      for (int kernel : {round % 2, 1 - round % 2}) {
+        run_on(kernel);
+        for (size_t j = 0; j < tried.size(); ++j) {
+          times[kernel][j].push_back(ns[tried[j]]);
+        }
+      }
+    }
+  } catch (const std::exception&) {
+    trial_ns = nullptr;
+    for (size_t i : tried) steps[i].onednn->keep_kernel(0);
+    trial_steps = tried.size();
+    return;
+  }
+  for (size_t j = 0; j < tried.size(); ++j) {
+    const bool measured_pays =
+        static_cast<double>(median(times[0][j])) <=
+        kMargin * static_cast<double>(median(times[1][j]));
+    steps[tried[j]].onednn->keep_kernel(measured_pays ? 0 : 1);
+    if (!measured_pays) ++trial_first_choices;
+  }
+  trial_steps = tried.size();
+}
+
+}  // namespace fx
