@@ -321,6 +321,17 @@ std::unique_ptr<OnednnConv> choose_depthwise_fusion(
                                            tail);
 }
 
+void record_conv_decision(const at::Tensor& weight, const at::Tensor& bias,
+                          const FusedConvParams& params,
+                          const std::vector<int64_t>& input_sizes,
+                          ConvAlgorithm algorithm,
+                          const std::string& implementation) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.decisions[key_of(weight, bias, params, input_sizes)] =
+      Kernel{algorithm, implementation};
+}
+
 bool network_trial() {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);

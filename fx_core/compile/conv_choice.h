@@ -58,6 +58,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "fx_core/compile/onednn_conv.h"
@@ -96,6 +97,16 @@ std::optional<ConvTrial> conv_trial(const at::Tensor& weight,
                                     const at::Tensor& bias,
                                     const FusedConvParams& params,
                                     const std::vector<int64_t>& input_sizes);
+
+// Records `algorithm` and `implementation` (one of
+// OnednnConv::implementations; empty: oneDNN's first) as this shape's
+// decision, as if the timing had chosen them: tests pin the measured kernel
+// with it, whatever this machine's timing would say.
+void record_conv_decision(const at::Tensor& weight, const at::Tensor& bias,
+                          const FusedConvParams& params,
+                          const std::vector<int64_t>& input_sizes,
+                          ConvAlgorithm algorithm,
+                          const std::string& implementation);
 
 // Whether the plan tries kernels in the network: the environment variable
 // FX_NETWORK_TRIAL=0|1 sets it (unset: 1; other values are an error naming
