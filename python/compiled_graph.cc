@@ -82,7 +82,7 @@ class CompiledGraph {
     d["panel_steps"] = s.panel_steps;
     d["depthwise_fusions"] = s.depthwise_fusions;
     d["trial_steps"] = s.trial_steps;
-    d["trial_first_choices"] = s.trial_first_choices;
+    d["trial_defaults"] = s.trial_defaults;
     return d;
   }
 
@@ -113,9 +113,9 @@ void bind_compiled_graph(py::module_& m) {
           "kernels), onednn_steps (winograd_steps of them on Winograd; "
           "panel_steps: linears on the plan's own AVX-512 product; "
           "depthwise_fusions: 1x1 convolutions computing the depthwise one "
-          "after them too; trial_steps: convolutions whose kernel was "
-          "tried inside the network, trial_first_choices of them kept on "
-          "oneDNN's first choice), fallback_steps, buffers, buffer_bytes, "
+          "after them too; trial_steps: convolutions and linears whose two "
+          "kernels were tried inside the network, trial_defaults of them "
+          "keeping the default one), fallback_steps, buffers, buffer_bytes, "
           "replans, forward_calls, direct_fallbacks; dynamic, plan_builds, "
           "shape_specialisations (shapes specialised lazily so far), "
           "live_specialisations, shared_buffer_bytes, weight_packs (dynamic "

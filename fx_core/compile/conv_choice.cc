@@ -15,6 +15,7 @@
 
 #include "fx_core/compile/best_time.h"
 #include "fx_core/compile/huge_pages.h"
+#include "fx_core/compile/network_trial.h"
 #include "fx_core/compile/shared_weights.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
@@ -38,15 +39,6 @@ ConvPolicy policy_from_env() {
   if (s == "winograd") return ConvPolicy::kWinograd;
   throw FxError(
       cat("FX_CONV_ALGORITHM=", s, ": expected direct, measure or winograd"));
-}
-
-bool network_trial_from_env() {
-  const char* v = std::getenv("FX_NETWORK_TRIAL");
-  if (v == nullptr || *v == '\0') return true;
-  const std::string s = v;
-  if (s == "1") return true;
-  if (s == "0") return false;
-  throw FxError(cat("FX_NETWORK_TRIAL=", s, ": expected 0 or 1"));
 }
 
 FusionPolicy fusion_policy_from_env() {
@@ -80,7 +72,6 @@ struct State {
   std::mutex mu;
   std::optional<ConvPolicy> policy;           // unset: from the environment
   std::optional<FusionPolicy> fusion_policy;  // likewise
-  std::optional<bool> network_trial;          // likewise
   std::map<Key, Kernel> decisions;
   std::map<FusionKey, bool> fusions;
   size_t measurements = 0;
@@ -330,19 +321,6 @@ void record_conv_decision(const at::Tensor& weight, const at::Tensor& bias,
   std::lock_guard<std::mutex> lock(s.mu);
   s.decisions[key_of(weight, bias, params, input_sizes)] =
       Kernel{algorithm, implementation};
-}
-
-bool network_trial() {
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.mu);
-  if (!s.network_trial) s.network_trial = network_trial_from_env();
-  return *s.network_trial;
-}
-
-void set_network_trial(bool on) {
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.mu);
-  s.network_trial = on;
 }
 
 ConvPolicy conv_policy() {

@@ -77,9 +77,10 @@ std::unique_ptr<OnednnConv> choose_onednn_conv(
     const FusedConvParams& params, const std::vector<int64_t>& input_sizes);
 
 // The kernels the plan tries inside the network for one convolution
-// (InferencePlan: inference_program_trial.cc). Under ConvPolicy::kMeasure,
+// (network_trial.h, inference_program_trial.cc). Under ConvPolicy::kMeasure,
 // when timing alone chose a kernel other than oneDNN's first choice for
-// this shape: `measured` (that kernel) and `first_choice`, both packing
+// this shape: `measured` (that kernel, the challenger) and `first_choice`
+// (the default, kept unless the other is 5% faster there), both packing
 // their weights privately into memory unmapped when they go (as measure's
 // candidates do), so the one the plan drops leaves nothing behind; the plan
 // then rebuilds the one it keeps with rebuild_conv. Alone, with its weights
@@ -87,9 +88,9 @@ std::unique_ptr<OnednnConv> choose_onednn_conv(
 // a 2-vCPU Intel Xeon (2 MB of L2 per core), Winograd timed faster alone
 // on densenet121's 3x3 layers at 28x28 and 56x56 and took 2-3x the direct
 // kernel's time in the network (BENCHMARKS.md). nullopt when there is
-// nothing to try (any other policy, the trial switched off, one kernel
-// offered, the first choice chosen, a build failing).
-
+// nothing to try (any other policy, the trial switched off:
+// network_trial.h, one kernel offered, the first choice chosen, a build
+// failing).
 struct ConvTrial {
   std::unique_ptr<OnednnConv> measured, first_choice;
 };
@@ -107,13 +108,6 @@ void record_conv_decision(const at::Tensor& weight, const at::Tensor& bias,
                           const std::vector<int64_t>& input_sizes,
                           ConvAlgorithm algorithm,
                           const std::string& implementation);
-
-// Whether the plan tries kernels in the network: the environment variable
-// FX_NETWORK_TRIAL=0|1 sets it (unset: 1; other values are an error naming
-// the variable), set_network_trial() overrides it. With 0 each convolution
-// keeps the kernel timed fastest alone. Thread-safe.
-bool network_trial();
-void set_network_trial(bool on);
 
 // `kernel` (one of a ConvTrial's) built again as any other step is (with
 // the SharedWeights in scope); `kernel` itself when oneDNN declines.

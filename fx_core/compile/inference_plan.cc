@@ -195,7 +195,7 @@ InferencePlan::Stats InferencePlan::stats() const {
     }
   }
   s.trial_steps = program.trial_steps;
-  s.trial_first_choices = program.trial_first_choices;
+  s.trial_defaults = program.trial_defaults;
   s.buffers = program.buffers.size();
   s.buffer_bytes = program.buffer_bytes;
   s.dynamic = shared_ != nullptr;

@@ -158,11 +158,11 @@ class InferencePlan {
     // 1x1 convolutions computing the depthwise convolution after them too
     // (oneDNN's fused kernel; the depthwise call forwards the result)
     size_t depthwise_fusions = 0;
-    // Convolutions whose kernel timed fastest alone was tried against
-    // oneDNN's first choice inside the network at plan build
-    // (conv_choice.h, ConvTrial), and how many of them kept the first choice.
+    // Convolutions and linears whose two kernels were tried inside the
+    // network at plan build (network_trial.h), and how many of them kept
+    // the default one (oneDNN's first choice; for a linear, oneDNN).
     size_t trial_steps = 0;
-    size_t trial_first_choices = 0;
+    size_t trial_defaults = 0;
     size_t residuals_in_place = 0;  // convolutions summing into the residual
     size_t pointwise_steps = 0;     // fx_inference.pointwise fused in one pass
     size_t in_place_steps = 0;  // direct results written over a dead operand

@@ -1,27 +1,30 @@
 // InferencePlan::Program: the kernels of some steps tried inside the network
-// before the plan keeps one (OnednnStep::kernels).
+// before the plan keeps one (OnednnStep::kernels; network_trial.h).
 //
-// conv_choice.h times each candidate kernel of a convolution alone, with its
-// weights cold. Inside a network more differs: what the steps before left in
-// the caches, the scratch of oneDNN's Winograd kernels (megabytes of
-// transformed tiles) against the layers around it. On a 2-vCPU Intel Xeon,
-// densenet121 at batch 1 ran 57 ms on oneDNN's first choices and 70 ms on
-// the kernels timed fastest alone: Winograd on its 3x3 layers at 28x28
-// timed level alone and took 2-3x the direct kernel's time in the network
-// (BENCHMARKS.md, "Kernels tried in the network").
+// conv_choice.h and linear_choice.h time each candidate kernel of an op
+// alone, with its weights cold. Inside a network more differs: what the
+// steps before left in the caches, the scratch of oneDNN's Winograd kernels
+// (megabytes of transformed tiles) against the layers around it. On a
+// 2-vCPU Intel Xeon, densenet121 at batch 1 ran 57 ms on oneDNN's first
+// choices and 70 ms on the kernels timed fastest alone: Winograd on its 3x3
+// layers at 28x28 timed level alone and took 2-3x the direct kernel's time
+// in the network (BENCHMARKS.md, "Kernels tried in the network").
 //
-// So a convolution whose kernel timed fastest alone is not oneDNN's first
-// choice is built with both (conv_choice.h, ConvTrial), and once the
-// program is planned it runs the planning inputs again: all such steps on
-// kernel 0 (the measured one), then all on kernel 1 (the first choice),
-// the order alternating from round to round so that a slow stretch of a
-// shared machine slows both, each step timed. After a warm-up run of each,
-// as many rounds as fit in kBudgetSeconds, within [kMinRounds,
-// kMaxRounds]. A step keeps the measured kernel only when its median time
-// in the network is at most kMargin of the first choice's. A run that
-// throws ends the trial: every step keeps kernel 0, the one the planning
-// runs ran. The trial runs' results are dropped; the caller's inputs are
-// only read (a plan never writes into its inputs).
+// So the binders build such steps with two kernels, a challenger (kernel 0)
+// and the default (kernel 1): a convolution whose kernel timed fastest
+// alone is not oneDNN's first choice, that kernel and the first choice
+// (conv_choice.h, ConvTrial); a linear the timing put on oneDNN or
+// PanelLinear, PanelLinear and oneDNN (linear_choice.h, LinearTrial). Once
+// the program is planned it runs the planning inputs again: all such steps
+// on kernel 0, then all on kernel 1, the order alternating from round to
+// round so that a slow stretch of a shared machine slows both, each step
+// timed. After a warm-up run of each, as many rounds as fit in
+// kBudgetSeconds, within [kMinRounds, kMaxRounds]. As the timing alone
+// does, a step keeps the default unless the challenger's median time in the
+// network is at most kMargin of the default's. A run that throws ends the
+// trial: every step keeps kernel 0, the one the planning runs ran. The trial
+// runs' results are dropped; the caller's inputs are only read (a plan never
+// writes into its inputs).
 #include <algorithm>
 #include <chrono>
 
@@ -33,7 +36,7 @@ namespace {
 constexpr double kBudgetSeconds = 1.0;
 constexpr int kMinRounds = 2;
 constexpr int kMaxRounds = 5;
-constexpr double kMargin = 0.95;  // as conv_choice's timing alone
+constexpr double kMargin = 0.95;  // as the timing alone
 
 int64_t median(std::vector<int64_t> ns) {
   std::sort(ns.begin(), ns.end());
@@ -83,11 +86,11 @@ void InferencePlan::Program::trial_kernels(
     return;
   }
   for (size_t j = 0; j < tried.size(); ++j) {
-    const bool measured_pays =
+    const bool challenger_pays =
         static_cast<double>(median(times[0][j])) <=
         kMargin * static_cast<double>(median(times[1][j]));
-    steps[tried[j]].onednn->keep_kernel(measured_pays ? 0 : 1);
-    if (!measured_pays) ++trial_first_choices;
+    steps[tried[j]].onednn->keep_kernel(challenger_pays ? 0 : 1);
+    if (!challenger_pays) ++trial_defaults;
   }
   trial_steps = tried.size();
 }

@@ -18,6 +18,7 @@
 #include "fx_core/compile/blas_linear.h"
 #include "fx_core/compile/cache_flush.h"
 #include "fx_core/compile/huge_pages.h"
+#include "fx_core/compile/network_trial.h"
 #include "fx_core/compile/onednn_linear.h"
 #include "fx_core/compile/panel_linear.h"
 #include "fx_core/compile/shared_weights.h"
@@ -212,6 +213,18 @@ void record(const Key& key, LinearKernel kernel) {
   ++s.won[kernel];
 }
 
+// kMeasure's kernel for this linear: the cached decision, measured on first
+// request.
+LinearKernel measured_kernel(const at::Tensor& weight, const at::Tensor& bias,
+                             const FusedLinearParams& params,
+                             const std::vector<int64_t>& input_sizes) {
+  const Key key = key_of(weight, bias, params, input_sizes);
+  if (const std::optional<LinearKernel> known = decided(key)) return *known;
+  const Measured m = measure(weight, bias, params, input_sizes);
+  if (m.timed) record(key, m.kernel);
+  return m.kernel;
+}
+
 }  // namespace
 
 LinearPolicy linear_policy() {
@@ -240,6 +253,41 @@ size_t linear_measurements_won_by(LinearKernel kernel) {
   return it == s.won.end() ? 0 : it->second;
 }
 
+std::optional<LinearTrial> linear_trial(
+    const at::Tensor& weight, const at::Tensor& bias,
+    const FusedLinearParams& params, const std::vector<int64_t>& input_sizes) {
+  if (linear_policy() != LinearPolicy::kMeasure || !network_trial()) {
+    return std::nullopt;
+  }
+  const LinearKernel kernel =
+      measured_kernel(weight, bias, params, input_sizes);
+  if (kernel != LinearKernel::kOnednn && kernel != LinearKernel::kPanel) {
+    return std::nullopt;
+  }
+  SharedWeightsScope private_packs(nullptr);
+  TransientBlocksScope transient;
+  try {
+    LinearTrial trial{
+        build(LinearKernel::kPanel, weight, bias, params, input_sizes),
+        build(LinearKernel::kOnednn, weight, bias, params, input_sizes)};
+    if (trial.panel.kernel != LinearKernel::kPanel ||
+        trial.onednn.kernel != LinearKernel::kOnednn) {
+      return std::nullopt;
+    }
+    return trial;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+ChosenLinear rebuild_linear(ChosenLinear kernel, const at::Tensor& weight,
+                            const at::Tensor& bias,
+                            const FusedLinearParams& params,
+                            const std::vector<int64_t>& input_sizes) {
+  ChosenLinear again = build(kernel.kernel, weight, bias, params, input_sizes);
+  return again.kernel == kernel.kernel ? std::move(again) : std::move(kernel);
+}
+
 ChosenLinear choose_linear(const at::Tensor& weight, const at::Tensor& bias,
                            const FusedLinearParams& params,
                            const std::vector<int64_t>& input_sizes) {
@@ -258,13 +306,7 @@ ChosenLinear choose_linear(const at::Tensor& weight, const at::Tensor& bias,
     case LinearPolicy::kMeasure:
       break;
   }
-  const Key key = key_of(weight, bias, params, input_sizes);
-  if (const std::optional<LinearKernel> known = decided(key)) {
-    return make(*known);
-  }
-  const Measured m = measure(weight, bias, params, input_sizes);
-  if (m.timed) record(key, m.kernel);
-  return make(m.kernel);
+  return make(measured_kernel(weight, bias, params, input_sizes));
 }
 
 }  // namespace fx

@@ -50,6 +50,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "fx_core/compile/fused_linear.h"
@@ -72,6 +73,29 @@ struct ChosenLinear {
 ChosenLinear choose_linear(const at::Tensor& weight, const at::Tensor& bias,
                            const FusedLinearParams& params,
                            const std::vector<int64_t>& input_sizes);
+
+// The kernels the plan tries inside the network for one linear
+// (network_trial.h), as conv_choice.h's ConvTrial does for convolutions:
+// under kMeasure, where the timing alone chose oneDNN or PanelLinear and
+// the CPU runs both, `panel` (the challenger) and `onednn` (the default),
+// each packing its weights privately into memory unmapped when it goes.
+// Which of the two is faster depends on how the network leaves the caches
+// and on how the threads share the rows or panels, which a linear timed
+// alone does not see. nullopt otherwise (any other policy, the trial
+// switched off, the BLAS or the reference kernel chosen, a build failing).
+struct LinearTrial {
+  ChosenLinear panel, onednn;
+};
+std::optional<LinearTrial> linear_trial(
+    const at::Tensor& weight, const at::Tensor& bias,
+    const FusedLinearParams& params, const std::vector<int64_t>& input_sizes);
+
+// `kernel`'s kind (one of a LinearTrial's) built again as any other step
+// is, with the SharedWeights in scope; `kernel` itself when that fails.
+ChosenLinear rebuild_linear(ChosenLinear kernel, const at::Tensor& weight,
+                            const at::Tensor& bias,
+                            const FusedLinearParams& params,
+                            const std::vector<int64_t>& input_sizes);
 
 // How many measurements choose_linear has made in this process (each one
 // times the candidates on one shape), and how many of them `kernel` won,

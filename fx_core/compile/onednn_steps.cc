@@ -238,8 +238,42 @@ class LinearStep : public OnednnStep {
     }
   }
 
+  // Both kernels of `trial`, kernel 0 running, until keep_kernel().
+  void set_trial(LinearTrial trial, const at::Tensor& weight,
+                 const at::Tensor& bias, const FusedLinearParams& params,
+                 std::vector<int64_t> input_sizes) {
+    linear_ = std::move(trial.panel);
+    other_ = std::move(trial.onednn);
+    weight_ = weight;
+    bias_ = bias;
+    params_ = params;
+    input_sizes_ = std::move(input_sizes);
+  }
+  int kernels() const override { return other_.impl ? 2 : 1; }
+  void use_kernel(int i) override {
+    if (other_.impl && i != using_) {
+      std::swap(linear_, other_);
+      using_ = i;
+    }
+  }
+  void keep_kernel(int i) override {
+    if (!other_.impl) return;
+    use_kernel(i);
+    other_ = ChosenLinear();
+    linear_ = rebuild_linear(std::move(linear_), weight_, bias_, params_,
+                             input_sizes_);
+    weight_ = bias_ = at::Tensor();
+  }
+
  private:
   ChosenLinear linear_;
+  // While the plan tries both kernels: the one not running, which of the
+  // two linear_ is, and what rebuilds the kept one.
+  ChosenLinear other_;
+  int using_ = 0;
+  at::Tensor weight_, bias_;
+  FusedLinearParams params_;
+  std::vector<int64_t> input_sizes_;
 };
 
 // fx_inference.linear(input, weight, bias, residual, activation, min_val,
@@ -259,12 +293,20 @@ std::unique_ptr<OnednnStep> bind_linear(const std::vector<PlannedParam>& p,
   params.min_val = number(p[5]);
   params.max_val = number(p[6]);
   if (params.has_residual && p[3].sizes != out.sizes) return nullptr;
-  ChosenLinear linear = choose_linear(
-      *p[1].attribute, p[2].attribute ? *p[2].attribute : at::Tensor(), params,
-      p[0].sizes);
-  if (linear.impl == nullptr) return nullptr;
-  auto step = std::make_unique<LinearStep>(
-      std::move(linear), p[0].slot, params.has_residual ? p[3].slot : -1);
+  const at::Tensor bias = attribute_or_undefined(p[2]);
+  const int32_t residual = params.has_residual ? p[3].slot : -1;
+  std::unique_ptr<LinearStep> step;
+  if (std::optional<LinearTrial> trial =
+          linear_trial(*p[1].attribute, bias, params, p[0].sizes)) {
+    step = std::make_unique<LinearStep>(ChosenLinear(), p[0].slot, residual);
+    step->set_trial(std::move(*trial), *p[1].attribute, bias, params,
+                    p[0].sizes);
+  } else {
+    ChosenLinear linear =
+        choose_linear(*p[1].attribute, bias, params, p[0].sizes);
+    if (linear.impl == nullptr) return nullptr;
+    step = std::make_unique<LinearStep>(std::move(linear), p[0].slot, residual);
+  }
   // The planned buffer takes the reference's layout: it must be the
   // contiguous one the kernel writes.
   if (step->output_sizes() != out.sizes || !row_major(out)) return nullptr;

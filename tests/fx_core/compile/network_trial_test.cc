@@ -3,7 +3,8 @@
 // inference_program_trial.cc): the step keeps the faster there, the plan
 // computes LibTorch's result whichever it keeps, the trial's runs stay out
 // of the profile, a dynamic plan keeps one packed copy of the weights, and
-// FX_NETWORK_TRIAL switches the trial off.
+// FX_NETWORK_TRIAL switches the trial off; a linear tries PanelLinear
+// against oneDNN.
 //
 // The measured kernel is pinned with record_conv_decision, whatever this
 // machine's timing would choose: oneDNN's Winograd F(4x4, 3x3) on 512
@@ -13,6 +14,8 @@
 // (BENCHMARKS.md, "Both Winograd kernels"), so the trial keeps the first
 // choice for it even in this one-layer network, where the weights stay in
 // the caches from run to run.
+#include "fx_core/compile/network_trial.h"
+
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
@@ -21,12 +24,15 @@
 
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "fx_core/compile/conv_choice.h"
 #include "fx_core/compile/inference_plan.h"
+#include "fx_core/compile/linear_choice.h"
 #include "fx_core/compile/onednn_conv.h"
+#include "fx_core/compile/panel_linear.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/runtime/graph_module.h"
 #include "fx_core/support/error.h"
@@ -110,7 +116,7 @@ TEST_F(NetworkTrial, KeepsTheFirstChoiceWhereTheMeasuredKernelIsSlower) {
   auto plan = InferencePlan::build(*gm, {x});
   const InferencePlan::Stats s = plan->stats();
   EXPECT_EQ(s.trial_steps, 1u);
-  EXPECT_EQ(s.trial_first_choices, 1u);
+  EXPECT_EQ(s.trial_defaults, 1u);
   EXPECT_EQ(s.winograd_steps, 0u);
   EXPECT_EQ(s.onednn_steps, 1u);
   for (int run = 0; run < 2; ++run) {
@@ -207,6 +213,45 @@ TEST_F(NetworkTrial, DynamicPlanKeepsOnePackedCopy) {
   EXPECT_EQ(s.trial_steps, 1u);
   EXPECT_EQ(s.weight_packs, 1u);
   expect_close(plan->run({x}).toTensor(), reference(x));
+}
+
+// A linear the timing put on oneDNN or PanelLinear tries both in the
+// network (linear_choice.h, LinearTrial); whichever it keeps computes
+// fx_inference.linear's reference. Where PanelLinear cannot run (no
+// AVX-512F) or the timing chose the BLAS, there is nothing to try.
+TEST(NetworkTrialLinear, TriesPanelLinearAgainstOnednn) {
+  set_linear_policy(LinearPolicy::kMeasure);
+  set_network_trial(true);
+  at::manual_seed(1);
+  torch::nn::Module root;
+  at::Tensor w =
+      root.register_parameter("w", at::randn({256, 192}) * 0.1, false);
+  at::Tensor b = root.register_parameter("b", at::randn({256}) * 0.1, false);
+  auto g = std::make_unique<Graph>();
+  Node* x = g->placeholder("x");
+  g->output(g->call_function("fx_inference.linear",
+                             {x, g->get_attr("w"), g->get_attr("b")},
+                             {{"activation", std::string("relu")}}));
+  GraphModule gm(root, std::move(g));
+  c10::AutoGradMode no_grad(false);
+  at::Tensor in = at::randn({64, 192});
+  FusedLinearParams params;
+  params.activation = "relu";
+  const std::optional<LinearTrial> trial =
+      linear_trial(w, b, params, {64, 192});
+  if (trial) {
+    EXPECT_EQ(trial->panel.kernel, LinearKernel::kPanel);
+    EXPECT_EQ(trial->onednn.kernel, LinearKernel::kOnednn);
+  } else {
+    EXPECT_TRUE(!PanelLinear::available() ||
+                linear_measurements_won_by(LinearKernel::kBlas) > 0)
+        << "nothing to try though both kernels run here";
+  }
+  auto plan = InferencePlan::build(gm, {in});
+  const InferencePlan::Stats s = plan->stats();
+  EXPECT_EQ(s.trial_steps, trial ? 1u : 0u);
+  EXPECT_LE(s.trial_defaults, s.trial_steps);
+  expect_close(plan->run({in}).toTensor(), at::relu(at::linear(in, w, b)));
 }
 
 // FX_NETWORK_TRIAL is read once per process: checked in fresh ones.
