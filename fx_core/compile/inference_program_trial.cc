@@ -52,6 +52,7 @@ void InferencePlan::Program::trial_kernels(
     if (steps[i].onednn && steps[i].onednn->kernels() > 1) tried.push_back(i);
   }
   if (tried.empty()) return;
+  follow_shared_buffers();
   std::vector<int64_t> ns(steps.size(), 0);
   std::vector<std::vector<int64_t>> times[2];
   times[0].resize(tried.size());

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <functional>
 #include <optional>
 #include <utility>
 
@@ -54,11 +55,47 @@ bool has_sizes(const at::Tensor* t, const std::vector<int64_t>& sizes) {
          !t->is_neg() && t->sizes() == c10::IntArrayRef(sizes);
 }
 
+// A step's kernel and, while the plan tries two inside the network
+// (OnednnStep::kernels), the other: use(i) puts kernel i in front; keep(i)
+// drops the other and builds kernel i again through `rebuild` (with the
+// SharedWeights then in scope).
+template <typename Kernel>
+class TrialKernels {
+ public:
+  using Rebuild = std::function<Kernel(Kernel)>;
+  explicit TrialKernels(Kernel only) : front_(std::move(only)) {}
+  TrialKernels(Kernel challenger, Kernel fallback, Rebuild rebuild)
+      : front_(std::move(challenger)),
+        back_(std::move(fallback)),
+        rebuild_(std::move(rebuild)) {}
+  const Kernel& front() const { return front_; }
+  int count() const { return rebuild_ ? 2 : 1; }
+  void use(int i) {
+    if (rebuild_ && i != front_index_) {
+      std::swap(front_, back_);
+      front_index_ = i;
+    }
+  }
+  void keep(int i) {
+    if (!rebuild_) return;
+    use(i);
+    back_ = Kernel();
+    front_ = rebuild_(std::move(front_));
+    rebuild_ = nullptr;
+  }
+
+ private:
+  Kernel front_, back_;
+  Rebuild rebuild_;  // empty: one kernel
+  int front_index_ = 0;
+};
+
 // ---------------------------------------------------- fx_inference.conv2d
 
 class ConvStep : public OnednnStep {
  public:
-  ConvStep(std::unique_ptr<OnednnConv> conv, int32_t input, int32_t residual)
+  using Kernels = TrialKernels<std::unique_ptr<OnednnConv>>;
+  ConvStep(Kernels conv, int32_t input, int32_t residual)
       : conv_(std::move(conv)) {
     inputs_.push_back(input);
     if (residual >= 0) inputs_.push_back(residual);
@@ -66,58 +103,32 @@ class ConvStep : public OnednnStep {
     sums_in_place_ = true;
   }
   const std::vector<int64_t>& output_sizes() const override {
-    return conv_->output_sizes();
+    return conv().output_sizes();
   }
   at::Tensor empty_output() const override {
-    return at::empty(conv_->output_sizes(),
+    return at::empty(conv().output_sizes(),
                      at::TensorOptions()
                          .dtype(at::kFloat)
                          .memory_format(at::MemoryFormat::ChannelsLast));
   }
   bool fits(const std::vector<const at::Tensor*>& x) const override {
-    return has_sizes(x[0], conv_->input_sizes()) &&
-           (x.size() < 2 || has_sizes(x[1], conv_->output_sizes()));
+    return has_sizes(x[0], conv().input_sizes()) &&
+           (x.size() < 2 || has_sizes(x[1], conv().output_sizes()));
   }
   void run(const std::vector<const at::Tensor*>& x,
            const at::Tensor& out) override {
-    conv_->run(*x[0], x.size() > 1 ? x[1] : nullptr, out);
+    conv_.front()->run(*x[0], x.size() > 1 ? x[1] : nullptr, out);
   }
   bool winograd() const override {
-    return conv_->algorithm() == ConvAlgorithm::kWinograd;
+    return conv().algorithm() == ConvAlgorithm::kWinograd;
   }
-
-  // Both kernels of `trial`, kernel 0 running, until keep_kernel().
-  void set_trial(ConvTrial trial, const at::Tensor& weight,
-                 const at::Tensor& bias, const FusedConvParams& params) {
-    conv_ = std::move(trial.measured);
-    other_ = std::move(trial.first_choice);
-    weight_ = weight;
-    bias_ = bias;
-    params_ = params;
-  }
-  int kernels() const override { return other_ ? 2 : 1; }
-  void use_kernel(int i) override {
-    if (other_ && i != using_) {
-      std::swap(conv_, other_);
-      using_ = i;
-    }
-  }
-  void keep_kernel(int i) override {
-    if (!other_) return;
-    use_kernel(i);
-    other_.reset();
-    conv_ = rebuild_conv(std::move(conv_), weight_, bias_, params_);
-    weight_ = bias_ = at::Tensor();
-  }
+  int kernels() const override { return conv_.count(); }
+  void use_kernel(int i) override { conv_.use(i); }
+  void keep_kernel(int i) override { conv_.keep(i); }
 
  private:
-  std::unique_ptr<OnednnConv> conv_;
-  // While the plan tries both kernels: the one not running, which of the
-  // two conv_ is, and what rebuilds the kept one.
-  std::unique_ptr<OnednnConv> other_;
-  int using_ = 0;
-  at::Tensor weight_, bias_;
-  FusedConvParams params_;
+  const OnednnConv& conv() const { return *conv_.front(); }
+  Kernels conv_;
 };
 
 // An int or a sequence of one or two ints as two values (conv2d's stride,
@@ -189,46 +200,51 @@ std::unique_ptr<OnednnStep> bind_conv(const std::vector<PlannedParam>& p,
   FusedConvParams params;
   if (!onednn_conv_call(p, &params)) return nullptr;
   if (params.has_residual && p[7].sizes != out.sizes) return nullptr;
+  const at::Tensor& weight = *p[1].attribute;
   const at::Tensor bias = attribute_or_undefined(p[2]);
+  const int32_t residual = params.has_residual ? p[7].slot : -1;
   if (std::optional<ConvTrial> trial =
-          conv_trial(*p[1].attribute, bias, params, p[0].sizes)) {
-    if (trial->measured->output_sizes() == out.sizes) {
-      auto step = std::make_unique<ConvStep>(
-          nullptr, p[0].slot, params.has_residual ? p[7].slot : -1);
-      step->set_trial(std::move(*trial), *p[1].attribute, bias, params);
-      return step;
-    }
+          conv_trial(weight, bias, params, p[0].sizes)) {
+    if (trial->measured->output_sizes() != out.sizes) return nullptr;
+    auto rebuild = [weight, bias, params](std::unique_ptr<OnednnConv> kept) {
+      return rebuild_conv(std::move(kept), weight, bias, params);
+    };
+    return std::make_unique<ConvStep>(
+        ConvStep::Kernels(std::move(trial->measured),
+                          std::move(trial->first_choice), rebuild),
+        p[0].slot, residual);
   }
-  std::unique_ptr<OnednnConv> conv = choose_onednn_conv(
-      *p[1].attribute, attribute_or_undefined(p[2]), params, p[0].sizes);
+  std::unique_ptr<OnednnConv> conv =
+      choose_onednn_conv(weight, bias, params, p[0].sizes);
   if (conv == nullptr || conv->output_sizes() != out.sizes) return nullptr;
-  return std::make_unique<ConvStep>(std::move(conv), p[0].slot,
-                                    params.has_residual ? p[7].slot : -1);
+  return std::make_unique<ConvStep>(ConvStep::Kernels(std::move(conv)),
+                                    p[0].slot, residual);
 }
 
 // ---------------------------------------------------- fx_inference.linear
 
 class LinearStep : public OnednnStep {
  public:
-  LinearStep(ChosenLinear linear, int32_t input, int32_t residual)
+  using Kernels = TrialKernels<ChosenLinear>;
+  LinearStep(Kernels linear, int32_t input, int32_t residual)
       : linear_(std::move(linear)) {
     inputs_.push_back(input);
     if (residual >= 0) inputs_.push_back(residual);
     residual_ = residual;
   }
   const std::vector<int64_t>& output_sizes() const override {
-    return linear_.impl->output_sizes();
+    return kernel().output_sizes();
   }
   bool fits(const std::vector<const at::Tensor*>& x) const override {
-    return has_sizes(x[0], linear_.impl->input_sizes()) &&
+    return has_sizes(x[0], kernel().input_sizes()) &&
            (x.size() < 2 || has_sizes(x[1], output_sizes()));
   }
   void run(const std::vector<const at::Tensor*>& x,
            const at::Tensor& out) override {
-    linear_.impl->run(*x[0], x.size() > 1 ? x[1] : nullptr, out);
+    linear_.front().impl->run(*x[0], x.size() > 1 ? x[1] : nullptr, out);
   }
   const char* engine() const override {
-    switch (linear_.kernel) {
+    switch (linear_.front().kernel) {
       case LinearKernel::kBlas:
         return "blas";
       case LinearKernel::kPanel:
@@ -237,43 +253,13 @@ class LinearStep : public OnednnStep {
         return "onednn";
     }
   }
-
-  // Both kernels of `trial`, kernel 0 running, until keep_kernel().
-  void set_trial(LinearTrial trial, const at::Tensor& weight,
-                 const at::Tensor& bias, const FusedLinearParams& params,
-                 std::vector<int64_t> input_sizes) {
-    linear_ = std::move(trial.panel);
-    other_ = std::move(trial.onednn);
-    weight_ = weight;
-    bias_ = bias;
-    params_ = params;
-    input_sizes_ = std::move(input_sizes);
-  }
-  int kernels() const override { return other_.impl ? 2 : 1; }
-  void use_kernel(int i) override {
-    if (other_.impl && i != using_) {
-      std::swap(linear_, other_);
-      using_ = i;
-    }
-  }
-  void keep_kernel(int i) override {
-    if (!other_.impl) return;
-    use_kernel(i);
-    other_ = ChosenLinear();
-    linear_ = rebuild_linear(std::move(linear_), weight_, bias_, params_,
-                             input_sizes_);
-    weight_ = bias_ = at::Tensor();
-  }
+  int kernels() const override { return linear_.count(); }
+  void use_kernel(int i) override { linear_.use(i); }
+  void keep_kernel(int i) override { linear_.keep(i); }
 
  private:
-  ChosenLinear linear_;
-  // While the plan tries both kernels: the one not running, which of the
-  // two linear_ is, and what rebuilds the kept one.
-  ChosenLinear other_;
-  int using_ = 0;
-  at::Tensor weight_, bias_;
-  FusedLinearParams params_;
-  std::vector<int64_t> input_sizes_;
+  const FusedLinearKernel& kernel() const { return *linear_.front().impl; }
+  Kernels linear_;
 };
 
 // fx_inference.linear(input, weight, bias, residual, activation, min_val,
@@ -295,17 +281,23 @@ std::unique_ptr<OnednnStep> bind_linear(const std::vector<PlannedParam>& p,
   if (params.has_residual && p[3].sizes != out.sizes) return nullptr;
   const at::Tensor bias = attribute_or_undefined(p[2]);
   const int32_t residual = params.has_residual ? p[3].slot : -1;
+  const at::Tensor& weight = *p[1].attribute;
+  const std::vector<int64_t>& in = p[0].sizes;
   std::unique_ptr<LinearStep> step;
   if (std::optional<LinearTrial> trial =
-          linear_trial(*p[1].attribute, bias, params, p[0].sizes)) {
-    step = std::make_unique<LinearStep>(ChosenLinear(), p[0].slot, residual);
-    step->set_trial(std::move(*trial), *p[1].attribute, bias, params,
-                    p[0].sizes);
+          linear_trial(weight, bias, params, in)) {
+    auto rebuild = [weight, bias, params, in](ChosenLinear kept) {
+      return rebuild_linear(std::move(kept), weight, bias, params, in);
+    };
+    step = std::make_unique<LinearStep>(
+        LinearStep::Kernels(std::move(trial->panel), std::move(trial->onednn),
+                            rebuild),
+        p[0].slot, residual);
   } else {
-    ChosenLinear linear =
-        choose_linear(*p[1].attribute, bias, params, p[0].sizes);
+    ChosenLinear linear = choose_linear(weight, bias, params, in);
     if (linear.impl == nullptr) return nullptr;
-    step = std::make_unique<LinearStep>(std::move(linear), p[0].slot, residual);
+    step = std::make_unique<LinearStep>(LinearStep::Kernels(std::move(linear)),
+                                        p[0].slot, residual);
   }
   // The planned buffer takes the reference's layout: it must be the
   // contiguous one the kernel writes.
@@ -444,7 +436,8 @@ std::unique_ptr<OnednnStep> bind_depthwise_fusion(
       *first[1].attribute, attribute_or_undefined(first[2]), a, first[0].sizes,
       tail);
   if (conv == nullptr || conv->output_sizes() != out.sizes) return nullptr;
-  return std::make_unique<ConvStep>(std::move(conv), first[0].slot, -1);
+  return std::make_unique<ConvStep>(ConvStep::Kernels(std::move(conv)),
+                                    first[0].slot, -1);
 }
 
 at::Tensor OnednnStep::empty_output() const {
