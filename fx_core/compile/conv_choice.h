@@ -79,8 +79,8 @@ std::unique_ptr<OnednnConv> choose_onednn_conv(
 // The kernels the plan tries inside the network for one convolution
 // (network_trial.h, inference_program_trial.cc). Under ConvPolicy::kMeasure,
 // when timing alone chose a kernel other than oneDNN's first choice for
-// this shape: `measured` (that kernel, the challenger) and `first_choice`
-// (the default, kept unless the other is 5% faster there), both packing
+// this shape: `measured` (that kernel, kept unless the first choice is 5%
+// faster in the network) and `first_choice`, both packing
 // their weights privately into memory unmapped when they go (as measure's
 // candidates do), so the one the plan drops leaves nothing behind; the plan
 // then rebuilds the one it keeps with rebuild_conv. Alone, with its weights

@@ -168,10 +168,10 @@ struct InferencePlan::Program {
 
   // Kernels tried inside the network (inference_program_trial.cc): the
   // steps built with two (OnednnStep::kernels) and of those, how many kept
-  // the default (kernel 1); while trying, each call step's time in the last
-  // run (execute fills it instead of the profile).
+  // kernel 1 (not the one timed fastest alone); while trying, each call
+  // step's time in the last run (execute fills it instead of the profile).
   size_t trial_steps = 0;
-  size_t trial_defaults = 0;
+  size_t trial_overturned = 0;
   std::vector<int64_t>* trial_ns = nullptr;
   void trial_kernels(const std::vector<c10::IValue>& inputs);
 

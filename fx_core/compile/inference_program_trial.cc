@@ -10,19 +10,20 @@
 // layers at 28x28 timed level alone and took 2-3x the direct kernel's time
 // in the network (BENCHMARKS.md, "Kernels tried in the network").
 //
-// So the binders build such steps with two kernels, a challenger (kernel 0)
-// and the default (kernel 1): a convolution whose kernel timed fastest
-// alone is not oneDNN's first choice, that kernel and the first choice
+// So the binders build such steps with two kernels: kernel 0 the one timed
+// fastest alone, kernel 1 another. A convolution whose kernel timed fastest
+// alone is not oneDNN's first choice gets the first choice too
 // (conv_choice.h, ConvTrial); a linear the timing put on oneDNN or
-// PanelLinear, PanelLinear and oneDNN (linear_choice.h, LinearTrial). Once
-// the program is planned it runs the planning inputs again: all such steps
-// on kernel 0, then all on kernel 1, the order alternating from round to
-// round so that a slow stretch of a shared machine slows both, each step
+// PanelLinear gets the other of the two (linear_choice.h, LinearTrial).
+// Once the program is planned it runs the planning inputs again: all such
+// steps on kernel 0, then all on kernel 1, the order alternating from round
+// to round so that a slow stretch of a shared machine slows both, each step
 // timed. After a warm-up run of each, as many rounds as fit in
-// kBudgetSeconds, within [kMinRounds, kMaxRounds]. As the timing alone
-// does, a step keeps the default unless the challenger's median time in the
-// network is at most kMargin of the default's. A run that throws ends the
-// trial: every step keeps kernel 0, the one the planning runs ran. The trial
+// kBudgetSeconds, within [kMinRounds, kMaxRounds]. The network overturns
+// the timing alone only where kernel 1's median time there is at most
+// kMargin of kernel 0's; elsewhere the step keeps kernel 0. A run that
+// throws ends the trial: every step keeps kernel 0, the one the planning
+// runs ran. The trial
 // runs' results are dropped; the caller's inputs are only read (a plan never
 // writes into its inputs).
 #include <algorithm>
@@ -87,11 +88,10 @@ void InferencePlan::Program::trial_kernels(
     return;
   }
   for (size_t j = 0; j < tried.size(); ++j) {
-    const bool challenger_pays =
-        static_cast<double>(median(times[0][j])) <=
-        kMargin * static_cast<double>(median(times[1][j]));
-    steps[tried[j]].onednn->keep_kernel(challenger_pays ? 0 : 1);
-    if (!challenger_pays) ++trial_defaults;
+    const bool overturned = static_cast<double>(median(times[1][j])) <=
+                            kMargin * static_cast<double>(median(times[0][j]));
+    steps[tried[j]].onednn->keep_kernel(overturned ? 1 : 0);
+    if (overturned) ++trial_overturned;
   }
   trial_steps = tried.size();
 }

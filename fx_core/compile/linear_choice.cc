@@ -264,14 +264,15 @@ std::optional<LinearTrial> linear_trial(
   if (kernel != LinearKernel::kOnednn && kernel != LinearKernel::kPanel) {
     return std::nullopt;
   }
+  const LinearKernel other = kernel == LinearKernel::kOnednn
+                                 ? LinearKernel::kPanel
+                                 : LinearKernel::kOnednn;
   SharedWeightsScope private_packs(nullptr);
   TransientBlocksScope transient;
   try {
-    LinearTrial trial{
-        build(LinearKernel::kPanel, weight, bias, params, input_sizes),
-        build(LinearKernel::kOnednn, weight, bias, params, input_sizes)};
-    if (trial.panel.kernel != LinearKernel::kPanel ||
-        trial.onednn.kernel != LinearKernel::kOnednn) {
+    LinearTrial trial{build(kernel, weight, bias, params, input_sizes),
+                      build(other, weight, bias, params, input_sizes)};
+    if (trial.measured.kernel != kernel || trial.other.kernel != other) {
       return std::nullopt;
     }
     return trial;

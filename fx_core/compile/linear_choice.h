@@ -77,14 +77,15 @@ ChosenLinear choose_linear(const at::Tensor& weight, const at::Tensor& bias,
 // The kernels the plan tries inside the network for one linear
 // (network_trial.h), as conv_choice.h's ConvTrial does for convolutions:
 // under kMeasure, where the timing alone chose oneDNN or PanelLinear and
-// the CPU runs both, `panel` (the challenger) and `onednn` (the default),
-// each packing its weights privately into memory unmapped when it goes.
+// the CPU runs both, `measured` (the one chosen, kept unless the other is
+// 5% faster in the network) and `other`, each packing its weights
+// privately into memory unmapped when it goes.
 // Which of the two is faster depends on how the network leaves the caches
 // and on how the threads share the rows or panels, which a linear timed
 // alone does not see. nullopt otherwise (any other policy, the trial
 // switched off, the BLAS or the reference kernel chosen, a build failing).
 struct LinearTrial {
-  ChosenLinear panel, onednn;
+  ChosenLinear measured, other;
 };
 std::optional<LinearTrial> linear_trial(
     const at::Tensor& weight, const at::Tensor& bias,

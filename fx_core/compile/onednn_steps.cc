@@ -290,7 +290,7 @@ std::unique_ptr<OnednnStep> bind_linear(const std::vector<PlannedParam>& p,
       return rebuild_linear(std::move(kept), weight, bias, params, in);
     };
     step = std::make_unique<LinearStep>(
-        LinearStep::Kernels(std::move(trial->panel), std::move(trial->onednn),
+        LinearStep::Kernels(std::move(trial->measured), std::move(trial->other),
                             rebuild),
         p[0].slot, residual);
   } else {

@@ -78,9 +78,9 @@ class OnednnStep {
   // The kernels the plan tries inside the network before keeping one
   // (inference_program_trial.cc): how many the step holds (1, or 2 for a
   // convolution or linear with a ConvTrial or LinearTrial: kernel 0 the
-  // challenger, kernel 1 the default), which one run() uses, and keeping
-  // the i-th for good (the other is dropped; the kept one is rebuilt with
-  // the SharedWeights in scope).
+  // one timed fastest alone, kernel 1 the other), which one run() uses, and
+  // keeping the i-th for good (the other is dropped; the kept one is
+  // rebuilt with the SharedWeights in scope).
   virtual int kernels() const { return 1; }
   virtual void use_kernel(int i) { (void)i; }
   virtual void keep_kernel(int i) { (void)i; }
