@@ -17,6 +17,7 @@
 #include "fx_core/compile/huge_pages.h"
 #include "fx_core/compile/network_trial.h"
 #include "fx_core/compile/shared_weights.h"
+#include "fx_core/support/env_choice.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 
@@ -31,25 +32,17 @@ constexpr int kTimedRuns = 3;
 constexpr int kFusionRounds = 5;
 
 ConvPolicy policy_from_env() {
-  const char* v = std::getenv("FX_CONV_ALGORITHM");
-  if (v == nullptr || *v == '\0') return ConvPolicy::kMeasure;
-  const std::string s = v;
-  if (s == "measure") return ConvPolicy::kMeasure;
-  if (s == "direct") return ConvPolicy::kDirect;
-  if (s == "winograd") return ConvPolicy::kWinograd;
-  throw FxError(
-      cat("FX_CONV_ALGORITHM=", s, ": expected direct, measure or winograd"));
+  constexpr ConvPolicy kPolicies[] = {ConvPolicy::kDirect, ConvPolicy::kMeasure,
+                                      ConvPolicy::kWinograd};
+  return kPolicies[env_choice("FX_CONV_ALGORITHM",
+                              {"direct", "measure", "winograd"}, 1)];
 }
 
 FusionPolicy fusion_policy_from_env() {
-  const char* v = std::getenv("FX_DEPTHWISE_FUSION");
-  if (v == nullptr || *v == '\0') return FusionPolicy::kMeasure;
-  const std::string s = v;
-  if (s == "measure") return FusionPolicy::kMeasure;
-  if (s == "always") return FusionPolicy::kAlways;
-  if (s == "never") return FusionPolicy::kNever;
-  throw FxError(
-      cat("FX_DEPTHWISE_FUSION=", s, ": expected measure, always or never"));
+  constexpr FusionPolicy kPolicies[] = {
+      FusionPolicy::kMeasure, FusionPolicy::kAlways, FusionPolicy::kNever};
+  return kPolicies[env_choice("FX_DEPTHWISE_FUSION",
+                              {"measure", "always", "never"}, 0)];
 }
 
 // What a decision depends on besides the weights' values.

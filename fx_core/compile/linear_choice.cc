@@ -23,6 +23,7 @@
 #include "fx_core/compile/panel_linear.h"
 #include "fx_core/compile/shared_weights.h"
 #include "fx_core/runtime/parallel.h"
+#include "fx_core/support/env_choice.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 
@@ -35,16 +36,11 @@ constexpr double kMargin = 0.95;
 constexpr int kTimedRuns = 3;
 
 LinearPolicy policy_from_env() {
-  const char* v = std::getenv("FX_LINEAR_KERNEL");
-  if (v == nullptr || *v == '\0') return LinearPolicy::kMeasure;
-  const std::string s = v;
-  if (s == "measure") return LinearPolicy::kMeasure;
-  if (s == "onednn") return LinearPolicy::kOnednn;
-  if (s == "blas") return LinearPolicy::kBlas;
-  if (s == "panel") return LinearPolicy::kPanel;
-  if (s == "aten") return LinearPolicy::kAten;
-  throw FxError(cat("FX_LINEAR_KERNEL=", s,
-                    ": expected measure, onednn, panel, blas or aten"));
+  constexpr LinearPolicy kPolicies[] = {
+      LinearPolicy::kMeasure, LinearPolicy::kOnednn, LinearPolicy::kPanel,
+      LinearPolicy::kBlas, LinearPolicy::kAten};
+  return kPolicies[env_choice(
+      "FX_LINEAR_KERNEL", {"measure", "onednn", "panel", "blas", "aten"}, 0)];
 }
 
 // What a decision depends on besides the weights' values.

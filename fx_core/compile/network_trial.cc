@@ -1,24 +1,14 @@
 #include "fx_core/compile/network_trial.h"
 
-#include <cstdlib>
 #include <mutex>
 #include <optional>
-#include <string>
 
-#include "fx_core/support/error.h"
-#include "fx_core/support/strings.h"
+#include "fx_core/support/env_choice.h"
 
 namespace fx {
 namespace {
 
-bool from_env() {
-  const char* v = std::getenv("FX_NETWORK_TRIAL");
-  if (v == nullptr || *v == '\0') return true;
-  const std::string s = v;
-  if (s == "1") return true;
-  if (s == "0") return false;
-  throw FxError(cat("FX_NETWORK_TRIAL=", s, ": expected 0 or 1"));
-}
+bool from_env() { return env_choice("FX_NETWORK_TRIAL", {"0", "1"}, 1) == 1; }
 
 struct State {
   std::mutex mu;

@@ -20,6 +20,7 @@
 #include "fx_core/compile/quantized_kernels.h"
 #include "fx_core/ir/argument.h"
 #include "fx_core/runtime/module_registry.h"
+#include "fx_core/support/env_choice.h"
 #include "fx_core/support/error.h"
 #include "fx_core/support/strings.h"
 
@@ -31,12 +32,7 @@ namespace {
 // only where the modules run on LibTorch's onednn engine (the steps compute
 // its numbers): $FX_QENGINE unset or onednn, and LibTorch has the engine.
 bool int8_steps_wanted() {
-  const char* v = std::getenv("FX_INT8_CONV");
-  const bool wanted =
-      v == nullptr || *v == '\0' || std::string_view(v) == "plan";
-  if (!wanted && std::string_view(v) != "registry") {
-    throw FxError(cat("FX_INT8_CONV=", v, ": expected plan or registry"));
-  }
+  const bool wanted = env_choice("FX_INT8_CONV", {"plan", "registry"}, 0) == 0;
   const char* engine = std::getenv("FX_QENGINE");
   const bool onednn_engine = engine == nullptr || *engine == '\0' ||
                              std::string_view(engine) == "onednn";

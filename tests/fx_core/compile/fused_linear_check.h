@@ -1,4 +1,4 @@
-// For the fused-linear kernels' tests (BlasLinear, PanelLinear):
+// For the fused-linear kernels' tests (OnednnLinear, BlasLinear, PanelLinear):
 // fx_inference.linear's reference kernel (ATen's linear, add and
 // activation, through PyTorch's dispatcher; the op registry links it), and
 // one kernel checked against it on random operands.

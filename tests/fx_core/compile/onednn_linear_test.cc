@@ -1,5 +1,5 @@
-// fx::OnednnLinear against ATen's unfused kernels (torch.nn.functional.linear,
-// add, then the activation: what fx_inference.linear's reference computes)
+// fx::OnednnLinear against fx_inference.linear's reference kernel (ATen's
+// linear, add, then the activation; fused_linear_check.h)
 // at the suite transformer's shapes and small ones, for every activation,
 // with and without bias and residual, on strided and 1-d inputs; create()
 // refuses what oneDNN would compute differently. And the InferencePlan on a
@@ -17,6 +17,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fx_core/compile/inference_plan.h"
@@ -24,27 +25,10 @@
 #include "fx_core/compile/panel_linear.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/runtime/graph_module.h"
+#include "tests/fx_core/compile/fused_linear_check.h"
 
 namespace fx {
 namespace {
-
-at::Tensor reference(const at::Tensor& x, const at::Tensor& w,
-                     const at::Tensor& b, const at::Tensor* residual,
-                     const FusedLinearParams& p) {
-  at::Tensor y = at::linear(
-      x, w, b.defined() ? c10::optional<at::Tensor>(b) : c10::nullopt);
-  if (residual != nullptr) y = y + *residual;
-  const std::string& a = p.activation;
-  if (a == "relu") return at::relu(y);
-  if (a == "gelu") return at::gelu(y);
-  if (a == "gelu_tanh") return at::gelu(y, "tanh");
-  if (a == "hardtanh") return at::hardtanh(y, p.min_val, p.max_val);
-  if (a == "hardswish") return at::hardswish(y);
-  if (a == "silu") return at::silu(y);
-  if (a == "sigmoid") return at::sigmoid(y);
-  if (a == "hardsigmoid") return at::hardsigmoid(y);
-  return y;
-}
 
 void expect_close(const at::Tensor& got, const at::Tensor& want,
                   const std::string& what) {
@@ -54,24 +38,16 @@ void expect_close(const at::Tensor& got, const at::Tensor& want,
       << ": max |got - want| = " << (got - want).abs().max().item<double>();
 }
 
-// One primitive on `x`, compared with the reference.
+// One primitive on `x`, compared with fx_inference.linear's reference
+// kernel (fused_linear_check.h).
 void check(const at::Tensor& x, int64_t n, bool bias, bool residual,
-           FusedLinearParams p, const std::string& what) {
-  const int64_t k = x.size(-1);
-  at::Tensor w = at::randn({n, k}) * (1.0 / std::sqrt(double(k)));
-  at::Tensor b = bias ? at::randn({n}) * 0.1 : at::Tensor();
-  std::vector<int64_t> out_sizes = x.sizes().vec();
-  out_sizes.back() = n;
-  at::Tensor r = at::randn(out_sizes);
-  p.has_residual = residual;
-  auto linear = OnednnLinear::create(w, b, p, x.sizes().vec());
-  ASSERT_NE(linear, nullptr) << what;
-  EXPECT_EQ(linear->output_sizes(), out_sizes) << what;
-  at::Tensor out = at::empty(out_sizes);
-  for (int run = 0; run < 2; ++run) {  // memory handles re-pointed
-    linear->run(x, residual ? &r : nullptr, out);
-    expect_close(out, reference(x, w, b, residual ? &r : nullptr, p), what);
-  }
+           const FusedLinearParams& p, const std::string& what) {
+  testing::check_fused_linear(
+      [](const at::Tensor& w, const at::Tensor& b, const FusedLinearParams& q,
+         std::vector<int64_t> in) {
+        return OnednnLinear::create(w, b, q, std::move(in));
+      },
+      x, n, bias, residual, p, what);
 }
 
 TEST(OnednnLinear, TransformerShapesMatchATen) {
