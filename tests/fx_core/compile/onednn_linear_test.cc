@@ -22,6 +22,7 @@
 
 #include "fx_core/compile/inference_plan.h"
 #include "fx_core/compile/linear_choice.h"
+#include "fx_core/compile/network_trial.h"
 #include "fx_core/compile/panel_linear.h"
 #include "fx_core/ir/graph.h"
 #include "fx_core/runtime/graph_module.h"
@@ -221,6 +222,9 @@ TEST(OnednnLinear, PlanFollowsTheLinearPolicy) {
   }
   at::set_num_threads(1);
   set_linear_policy(LinearPolicy::kMeasure);
+  // The kernels timed alone, not moved by the network trial (which
+  // network_trial_test covers; below, it may move any of the three).
+  set_network_trial(false);
   const size_t measured = linear_measurements();
   const size_t others_won = linear_measurements_won_by(LinearKernel::kBlas) +
                             linear_measurements_won_by(LinearKernel::kAten);
@@ -241,6 +245,15 @@ TEST(OnednnLinear, PlanFollowsTheLinearPolicy) {
   auto again = InferencePlan::build(*gm, {x});
   EXPECT_EQ(linear_measurements(), measured + 3);
   EXPECT_EQ(again->stats().onednn_steps, chosen->stats().onednn_steps);
+  // With the trial, each of the three ends on oneDNN or PanelLinear
+  // (the pair the trial chooses between) or on the BLAS or ATen kernel
+  // that won alone, and the result is the same.
+  set_network_trial(true);
+  auto tried = InferencePlan::build(*gm, {x});
+  expect_outputs_close(tried->run({x}), want, "measure, tried");
+  EXPECT_EQ(tried->stats().onednn_steps + tried->stats().panel_steps,
+            chosen->stats().onednn_steps + chosen->stats().panel_steps);
+  EXPECT_LE(tried->stats().trial_overturned, tried->stats().trial_steps);
   at::set_num_threads(threads);
 }
 
