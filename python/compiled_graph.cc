@@ -82,6 +82,7 @@ class CompiledGraph {
     d["panel_steps"] = s.panel_steps;
     d["depthwise_fusions"] = s.depthwise_fusions;
     d["trial_steps"] = s.trial_steps;
+    d["trial_groups"] = s.trial_groups;
     d["trial_overturned"] = s.trial_overturned;
     return d;
   }
@@ -114,8 +115,9 @@ void bind_compiled_graph(py::module_& m) {
           "panel_steps: linears on the plan's own AVX-512 product; "
           "depthwise_fusions: 1x1 convolutions computing the depthwise one "
           "after them too; trial_steps: convolutions and linears whose two "
-          "kernels were tried inside the network, trial_overturned of them "
-          "moved off the kernel timed fastest alone), fallback_steps, buffers, "
+          "kernels were tried inside the network, decided in trial_groups "
+          "groups of one op and shapes, trial_overturned of them moved off "
+          "the kernel timed fastest alone), fallback_steps, buffers, "
           "buffer_bytes, "
           "replans, forward_calls, direct_fallbacks; dynamic, plan_builds, "
           "shape_specialisations (shapes specialised lazily so far), "

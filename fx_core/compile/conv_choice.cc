@@ -82,6 +82,16 @@ Key key_of(const at::Tensor& w, const at::Tensor& bias,
           at::get_num_threads()};
 }
 
+// A ConvTrial's group: the decision's key as text.
+std::string group_of(const at::Tensor& w, const at::Tensor& bias,
+                     const FusedConvParams& p, const std::vector<int64_t>& in) {
+  return cat("conv2d weight ", join(w.sizes(), "x"), " input ", join(in, "x"),
+             " stride ", join(p.stride, ","), " padding ", join(p.padding, ","),
+             " dilation ", join(p.dilation, ","), " activation ", p.activation,
+             bias.defined() ? " bias" : "", p.has_residual ? " residual" : "",
+             " threads ", at::get_num_threads());
+}
+
 // The best time of `conv` on zeros (best_time.h), each run with its weights
 // evicted from the caches first: inside a network a convolution's weights
 // come from memory (the layers between its runs stream every other layer's
@@ -364,6 +374,7 @@ std::optional<ConvTrial> conv_trial(const at::Tensor& weight,
             trial.first_choice->implementation()) {
       return std::nullopt;
     }
+    trial.group = group_of(weight, bias, params, input_sizes);
     return trial;
   } catch (const std::exception&) {
     return std::nullopt;

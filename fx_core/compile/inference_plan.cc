@@ -195,6 +195,7 @@ InferencePlan::Stats InferencePlan::stats() const {
     }
   }
   s.trial_steps = program.trial_steps;
+  s.trial_groups = program.trial_groups;
   s.trial_overturned = program.trial_overturned;
   s.buffers = program.buffers.size();
   s.buffer_bytes = program.buffer_bytes;

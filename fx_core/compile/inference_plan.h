@@ -159,9 +159,11 @@ class InferencePlan {
     // (oneDNN's fused kernel; the depthwise call forwards the result)
     size_t depthwise_fusions = 0;
     // Convolutions and linears whose two kernels were tried inside the
-    // network at plan build (network_trial.h), and how many of them the
+    // network at plan build (network_trial.h), in how many groups (the
+    // steps of one op and shapes, decided together), and how many steps the
     // network moved off the kernel timed fastest alone.
     size_t trial_steps = 0;
+    size_t trial_groups = 0;
     size_t trial_overturned = 0;
     size_t residuals_in_place = 0;  // convolutions summing into the residual
     size_t pointwise_steps = 0;     // fx_inference.pointwise fused in one pass

@@ -171,6 +171,7 @@ struct InferencePlan::Program {
   // kernel 1 (not the one timed fastest alone); while trying, each call
   // step's time in the last run (execute fills it instead of the profile).
   size_t trial_steps = 0;
+  size_t trial_groups = 0;  // decisions: steps of one trial_group() share one
   size_t trial_overturned = 0;
   std::vector<int64_t>* trial_ns = nullptr;
   void trial_kernels(const std::vector<c10::IValue>& inputs);

@@ -19,15 +19,24 @@
 // steps on kernel 0, then all on kernel 1, the order alternating from round
 // to round so that a slow stretch of a shared machine slows both, each step
 // timed. After a warm-up run of each, as many rounds as fit in
-// kBudgetSeconds, within [kMinRounds, kMaxRounds]. The network overturns
-// the timing alone only where kernel 1's median time there is at most
-// kMargin of kernel 0's; elsewhere the step keeps kernel 0. A run that
-// throws ends the trial: every step keeps kernel 0, the one the planning
-// runs ran. The trial
-// runs' results are dropped; the caller's inputs are only read (a plan never
-// writes into its inputs).
+// kBudgetSeconds, within [kMinRounds, kMaxRounds].
+//
+// The steps of one group (OnednnStep::trial_group: the same op, shapes and
+// fusions, one decision of the timing alone) are decided together, on the
+// sum of their times in each run: a step's own time moves by 5-10% from
+// run to run on a shared machine, as much as the kernels differ, and the
+// encoder's 24 linears (four groups) decided one by one ended on a
+// different mix in each build, 38-42 ms at batch 1 against 37 ms all on
+// PanelLinear (BENCHMARKS.md). The network overturns the timing alone only
+// where the group's median time on kernel 1 is at most kMargin of its time
+// on kernel 0; elsewhere its steps keep kernel 0. A run that throws ends
+// the trial: every step keeps kernel 0, the one the planning runs ran. The
+// trial runs' results are dropped; the caller's inputs are only read (a
+// plan never writes into its inputs).
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <string>
 
 #include "fx_core/compile/inference_program.h"
 
@@ -42,6 +51,21 @@ constexpr double kMargin = 0.95;  // as the timing alone
 int64_t median(std::vector<int64_t> ns) {
   std::sort(ns.begin(), ns.end());
   return ns[ns.size() / 2];
+}
+
+// Whether a group moves to kernel 1: `times[k][j][r]` is the time of its
+// j-th step on kernel k in round r.
+bool overturned(const std::vector<std::vector<int64_t>> (&times)[2]) {
+  int64_t median_of[2];
+  for (int k : {0, 1}) {
+    std::vector<int64_t> sums(times[k].front().size(), 0);
+    for (const std::vector<int64_t>& step : times[k]) {
+      for (size_t r = 0; r < step.size(); ++r) sums[r] += step[r];
+    }
+    median_of[k] = median(std::move(sums));
+  }
+  return static_cast<double>(median_of[1]) <=
+         kMargin * static_cast<double>(median_of[0]);
 }
 
 }  // namespace
@@ -87,13 +111,22 @@ void InferencePlan::Program::trial_kernels(
     trial_steps = tried.size();
     return;
   }
+  // The tried steps (indices into `tried`) of each group.
+  std::map<std::string, std::vector<size_t>> groups;
   for (size_t j = 0; j < tried.size(); ++j) {
-    const bool overturned = static_cast<double>(median(times[1][j])) <=
-                            kMargin * static_cast<double>(median(times[0][j]));
-    steps[tried[j]].onednn->keep_kernel(overturned ? 1 : 0);
-    if (overturned) ++trial_overturned;
+    groups[steps[tried[j]].onednn->trial_group()].push_back(j);
+  }
+  for (const auto& [name, members] : groups) {
+    std::vector<std::vector<int64_t>> group_times[2];
+    for (int k : {0, 1}) {
+      for (size_t j : members) group_times[k].push_back(times[k][j]);
+    }
+    const bool moves = overturned(group_times);
+    for (size_t j : members) steps[tried[j]].onednn->keep_kernel(moves ? 1 : 0);
+    if (moves) trial_overturned += members.size();
   }
   trial_steps = tried.size();
+  trial_groups = groups.size();
 }
 
 }  // namespace fx

@@ -66,6 +66,16 @@ Key key_of(const at::Tensor& w, const at::Tensor& bias,
           p.has_residual,  p.activation, at::get_num_threads()};
 }
 
+// A LinearTrial's group: the decision's key as text.
+std::string group_of(const at::Tensor& w, const at::Tensor& bias,
+                     const FusedLinearParams& p,
+                     const std::vector<int64_t>& in) {
+  return cat("linear weight ", join(w.sizes(), "x"), " input ", join(in, "x"),
+             " activation ", p.activation, bias.defined() ? " bias" : "",
+             p.has_residual ? " residual" : "", " threads ",
+             at::get_num_threads());
+}
+
 using ReferenceLinear = at::Tensor(const at::Tensor&, const at::Tensor&,
                                    const c10::optional<at::Tensor>&,
                                    const c10::optional<at::Tensor>&,
@@ -267,7 +277,8 @@ std::optional<LinearTrial> linear_trial(
   TransientBlocksScope transient;
   try {
     LinearTrial trial{build(kernel, weight, bias, params, input_sizes),
-                      build(other, weight, bias, params, input_sizes)};
+                      build(other, weight, bias, params, input_sizes),
+                      group_of(weight, bias, params, input_sizes)};
     if (trial.measured.kernel != kernel || trial.other.kernel != other) {
       return std::nullopt;
     }

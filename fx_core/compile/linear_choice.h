@@ -51,6 +51,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "fx_core/compile/fused_linear.h"
@@ -84,8 +85,11 @@ ChosenLinear choose_linear(const at::Tensor& weight, const at::Tensor& bias,
 // and on how the threads share the rows or panels, which a linear timed
 // alone does not see. nullopt otherwise (any other policy, the trial
 // switched off, the BLAS or the reference kernel chosen, a build failing).
+// `group` names the decision: linears of the same shapes and fused
+// operations share it, and the trial decides them together.
 struct LinearTrial {
   ChosenLinear measured, other;
+  std::string group;
 };
 std::optional<LinearTrial> linear_trial(
     const at::Tensor& weight, const at::Tensor& bias,

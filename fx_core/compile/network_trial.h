@@ -5,8 +5,9 @@
 // a time, each alone. Where that timing is a close call or picks a kernel
 // other than the default, they hand the plan two kernels (ConvTrial,
 // LinearTrial), and the plan runs the network with each in turns and keeps
-// the faster there: a kernel can time faster alone and lose inside the
-// network (BENCHMARKS.md, "Kernels tried in the network").
+// the faster there, for all the ops of one shape together: a kernel can
+// time faster alone and lose inside the network (BENCHMARKS.md, "Kernels
+// tried in the network").
 //
 // The environment variable FX_NETWORK_TRIAL=0|1 sets it (unset: 1; other
 // values are an error naming the variable), read on first use;

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "fx_core/compile/conv_choice.h"
@@ -64,12 +65,15 @@ class TrialKernels {
  public:
   using Rebuild = std::function<Kernel(Kernel)>;
   explicit TrialKernels(Kernel only) : front_(std::move(only)) {}
-  TrialKernels(Kernel challenger, Kernel fallback, Rebuild rebuild)
+  TrialKernels(Kernel challenger, Kernel fallback, Rebuild rebuild,
+               std::string group)
       : front_(std::move(challenger)),
         back_(std::move(fallback)),
-        rebuild_(std::move(rebuild)) {}
+        rebuild_(std::move(rebuild)),
+        group_(std::move(group)) {}
   const Kernel& front() const { return front_; }
   int count() const { return rebuild_ ? 2 : 1; }
+  const std::string& group() const { return group_; }
   void use(int i) {
     if (rebuild_ && i != front_index_) {
       std::swap(front_, back_);
@@ -87,6 +91,7 @@ class TrialKernels {
  private:
   Kernel front_, back_;
   Rebuild rebuild_;  // empty: one kernel
+  std::string group_;
   int front_index_ = 0;
 };
 
@@ -125,6 +130,7 @@ class ConvStep : public OnednnStep {
   int kernels() const override { return conv_.count(); }
   void use_kernel(int i) override { conv_.use(i); }
   void keep_kernel(int i) override { conv_.keep(i); }
+  std::string trial_group() const override { return conv_.group(); }
 
  private:
   const OnednnConv& conv() const { return *conv_.front(); }
@@ -211,7 +217,8 @@ std::unique_ptr<OnednnStep> bind_conv(const std::vector<PlannedParam>& p,
     };
     return std::make_unique<ConvStep>(
         ConvStep::Kernels(std::move(trial->measured),
-                          std::move(trial->first_choice), rebuild),
+                          std::move(trial->first_choice), rebuild,
+                          std::move(trial->group)),
         p[0].slot, residual);
   }
   std::unique_ptr<OnednnConv> conv =
@@ -256,6 +263,7 @@ class LinearStep : public OnednnStep {
   int kernels() const override { return linear_.count(); }
   void use_kernel(int i) override { linear_.use(i); }
   void keep_kernel(int i) override { linear_.keep(i); }
+  std::string trial_group() const override { return linear_.group(); }
 
  private:
   const FusedLinearKernel& kernel() const { return *linear_.front().impl; }
@@ -291,7 +299,7 @@ std::unique_ptr<OnednnStep> bind_linear(const std::vector<PlannedParam>& p,
     };
     step = std::make_unique<LinearStep>(
         LinearStep::Kernels(std::move(trial->measured), std::move(trial->other),
-                            rebuild),
+                            rebuild, std::move(trial->group)),
         p[0].slot, residual);
   } else {
     ChosenLinear linear = choose_linear(weight, bias, params, in);

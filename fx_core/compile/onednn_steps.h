@@ -80,10 +80,13 @@ class OnednnStep {
   // convolution or linear with a ConvTrial or LinearTrial: kernel 0 the
   // one timed fastest alone, kernel 1 the other), which one run() uses, and
   // keeping the i-th for good (the other is dropped; the kept one is
-  // rebuilt with the SharedWeights in scope).
+  // rebuilt with the SharedWeights in scope). Steps of one trial_group()
+  // (the same op, shapes and fusions: ConvTrial::group, LinearTrial::group)
+  // are decided together.
   virtual int kernels() const { return 1; }
   virtual void use_kernel(int i) { (void)i; }
   virtual void keep_kernel(int i) { (void)i; }
+  virtual std::string trial_group() const { return {}; }
 
  protected:
   std::vector<int32_t> inputs_;

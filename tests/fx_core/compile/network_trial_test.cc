@@ -201,6 +201,67 @@ TEST_F(NetworkTrial, ProfileCountsTheCallersRunsOnly) {
       << text;
 }
 
+// Two convolutions of one shape (one decision of the timing alone) are
+// decided together, on the sum of their times: both keep the same kernel.
+TEST_F(NetworkTrial, StepsOfOneShapeAreDecidedTogether) {
+  if (!pin_winograd("jit_wino_4x3")) {
+    GTEST_SKIP() << "oneDNN offers no F(4x4, 3x3) kernel for this shape here";
+  }
+  at::Tensor w2 = root_.register_parameter(
+      "w2", at::randn({512, 512, 3, 3}) * 0.015, false);
+  auto g = std::make_unique<Graph>();
+  Node* x = g->placeholder("x");
+  Node* c1 = g->call_function(
+      "fx_inference.conv2d", {x, g->get_attr("w"), g->get_attr("b")},
+      {{"padding", int64_t{1}}, {"activation", std::string("relu")}});
+  Node* c2 = g->call_function(
+      "fx_inference.conv2d", {c1, g->get_attr("w2"), g->get_attr("b")},
+      {{"padding", int64_t{1}}, {"activation", std::string("relu")}});
+  g->output(c2);
+  GraphModule gm(root_, std::move(g));
+  c10::AutoGradMode no_grad(false);
+  at::Tensor in = at::randn(kInput);
+  auto plan = InferencePlan::build(gm, {in});
+  const InferencePlan::Stats s = plan->stats();
+  EXPECT_EQ(s.trial_steps, 2u);
+  EXPECT_EQ(s.trial_groups, 1u);
+  EXPECT_EQ(s.trial_overturned, 2u);  // as the one-layer network's step
+  EXPECT_EQ(s.winograd_steps, 0u);
+  expect_close(plan->run({in}).toTensor(),
+               at::relu(at::conv2d(reference(in), w2, b_, 1, 1)));
+}
+
+// A convolution and a linear: two groups, each decided on its own.
+TEST_F(NetworkTrial, OpsOfOtherShapesAreDecidedApart) {
+  if (!pin_winograd("jit_")) {
+    GTEST_SKIP() << "oneDNN offers no Winograd kernel for this shape here";
+  }
+  set_linear_policy(LinearPolicy::kMeasure);
+  at::Tensor lw =
+      root_.register_parameter("lw", at::randn({256, 192}) * 0.1, false);
+  auto g = std::make_unique<Graph>();
+  Node* x = g->placeholder("x");
+  Node* y = g->placeholder("y");
+  Node* c = g->call_function(
+      "fx_inference.conv2d", {x, g->get_attr("w"), g->get_attr("b")},
+      {{"padding", int64_t{1}}, {"activation", std::string("relu")}});
+  Node* l = g->call_function("fx_inference.linear",
+                             {y, g->get_attr("lw"), Argument()},
+                             {{"activation", std::string("none")}});
+  g->output(Argument::tuple({c, l}));
+  GraphModule gm(root_, std::move(g));
+  c10::AutoGradMode no_grad(false);
+  at::Tensor in = at::randn(kInput), rows = at::randn({64, 192});
+  auto plan = InferencePlan::build(gm, {in, rows});
+  const InferencePlan::Stats s = plan->stats();
+  // The linear is tried where its timing chose oneDNN or PanelLinear.
+  EXPECT_GE(s.trial_steps, 1u);
+  EXPECT_EQ(s.trial_groups, s.trial_steps);
+  const auto out = plan->run({in, rows}).toTuple()->elements();
+  expect_close(out[0].toTensor(), reference(in));
+  expect_close(out[1].toTensor(), at::linear(rows, lw));
+}
+
 // A dynamic plan keeps one packed copy of the weights: the kernel kept is
 // rebuilt with the plan's shared weights, the other dropped.
 TEST_F(NetworkTrial, DynamicPlanKeepsOnePackedCopy) {
