@@ -82,16 +82,6 @@ Key key_of(const at::Tensor& w, const at::Tensor& bias,
           at::get_num_threads()};
 }
 
-// A ConvTrial's group: the decision's key as text.
-std::string group_of(const at::Tensor& w, const at::Tensor& bias,
-                     const FusedConvParams& p, const std::vector<int64_t>& in) {
-  return cat("conv2d weight ", join(w.sizes(), "x"), " input ", join(in, "x"),
-             " stride ", join(p.stride, ","), " padding ", join(p.padding, ","),
-             " dilation ", join(p.dilation, ","), " activation ", p.activation,
-             bias.defined() ? " bias" : "", p.has_residual ? " residual" : "",
-             " threads ", at::get_num_threads());
-}
-
 // The best time of `conv` on zeros (best_time.h), each run with its weights
 // evicted from the caches first: inside a network a convolution's weights
 // come from memory (the layers between its runs stream every other layer's
@@ -193,6 +183,14 @@ Kernel decision(const at::Tensor& weight, const at::Tensor& bias,
   const auto [it, inserted] = s.decisions.emplace(key, m.kernel);
   if (inserted && m.timed) ++s.measurements;
   return it->second;
+}
+
+// The cached decision for `key` (decision() made it; entries are never
+// erased): a ConvTrial's group.
+const void* decision_entry(const Key& key) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return &s.decisions.at(key);
 }
 
 // The fused kernel's best time over the two convolutions' apart, on zeros
@@ -374,7 +372,7 @@ std::optional<ConvTrial> conv_trial(const at::Tensor& weight,
             trial.first_choice->implementation()) {
       return std::nullopt;
     }
-    trial.group = group_of(weight, bias, params, input_sizes);
+    trial.group = decision_entry(key_of(weight, bias, params, input_sizes));
     return trial;
   } catch (const std::exception&) {
     return std::nullopt;

@@ -91,11 +91,12 @@ std::unique_ptr<OnednnConv> choose_onednn_conv(
 // nothing to try (any other policy, the trial switched off:
 // network_trial.h, one kernel offered, the first choice chosen, a build
 // failing).
-// `group` names the decision: convolutions of the same shapes and fused
-// operations share it, and the trial decides them together.
+// `group` is the timing decision the trial puts to the test (its entry in
+// the process's cache of decisions): convolutions of the same shapes and
+// fused operations share it, and the trial decides them together.
 struct ConvTrial {
   std::unique_ptr<OnednnConv> measured, first_choice;
-  std::string group;
+  const void* group = nullptr;
 };
 std::optional<ConvTrial> conv_trial(const at::Tensor& weight,
                                     const at::Tensor& bias,

@@ -36,7 +36,6 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
-#include <string>
 
 #include "fx_core/compile/inference_program.h"
 
@@ -53,19 +52,15 @@ int64_t median(std::vector<int64_t> ns) {
   return ns[ns.size() / 2];
 }
 
-// Whether a group moves to kernel 1: `times[k][j][r]` is the time of its
-// j-th step on kernel k in round r.
-bool overturned(const std::vector<std::vector<int64_t>> (&times)[2]) {
-  int64_t median_of[2];
-  for (int k : {0, 1}) {
-    std::vector<int64_t> sums(times[k].front().size(), 0);
-    for (const std::vector<int64_t>& step : times[k]) {
-      for (size_t r = 0; r < step.size(); ++r) sums[r] += step[r];
-    }
-    median_of[k] = median(std::move(sums));
+// The median over rounds of the `members`' summed times, where
+// `times[j][r]` is the j-th tried step's time in round r.
+int64_t group_median(const std::vector<std::vector<int64_t>>& times,
+                     const std::vector<size_t>& members) {
+  std::vector<int64_t> sums(times[members.front()].size(), 0);
+  for (size_t j : members) {
+    for (size_t r = 0; r < sums.size(); ++r) sums[r] += times[j][r];
   }
-  return static_cast<double>(median_of[1]) <=
-         kMargin * static_cast<double>(median_of[0]);
+  return median(std::move(sums));
 }
 
 }  // namespace
@@ -112,16 +107,14 @@ void InferencePlan::Program::trial_kernels(
     return;
   }
   // The tried steps (indices into `tried`) of each group.
-  std::map<std::string, std::vector<size_t>> groups;
+  std::map<const void*, std::vector<size_t>> groups;
   for (size_t j = 0; j < tried.size(); ++j) {
     groups[steps[tried[j]].onednn->trial_group()].push_back(j);
   }
-  for (const auto& [name, members] : groups) {
-    std::vector<std::vector<int64_t>> group_times[2];
-    for (int k : {0, 1}) {
-      for (size_t j : members) group_times[k].push_back(times[k][j]);
-    }
-    const bool moves = overturned(group_times);
+  for (const auto& [group, members] : groups) {
+    const bool moves =
+        static_cast<double>(group_median(times[1], members)) <=
+        kMargin * static_cast<double>(group_median(times[0], members));
     for (size_t j : members) steps[tried[j]].onednn->keep_kernel(moves ? 1 : 0);
     if (moves) trial_overturned += members.size();
   }

@@ -66,16 +66,6 @@ Key key_of(const at::Tensor& w, const at::Tensor& bias,
           p.has_residual,  p.activation, at::get_num_threads()};
 }
 
-// A LinearTrial's group: the decision's key as text.
-std::string group_of(const at::Tensor& w, const at::Tensor& bias,
-                     const FusedLinearParams& p,
-                     const std::vector<int64_t>& in) {
-  return cat("linear weight ", join(w.sizes(), "x"), " input ", join(in, "x"),
-             " activation ", p.activation, bias.defined() ? " bias" : "",
-             p.has_residual ? " residual" : "", " threads ",
-             at::get_num_threads());
-}
-
 using ReferenceLinear = at::Tensor(const at::Tensor&, const at::Tensor&,
                                    const c10::optional<at::Tensor>&,
                                    const c10::optional<at::Tensor>&,
@@ -231,6 +221,15 @@ LinearKernel measured_kernel(const at::Tensor& weight, const at::Tensor& bias,
   return m.kernel;
 }
 
+// The cached decision for `key` (entries are never erased); nullptr when
+// none was recorded (a lone candidate, not timed): a LinearTrial's group.
+const void* decision_entry(const Key& key) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  auto it = s.decisions.find(key);
+  return it == s.decisions.end() ? nullptr : &it->second;
+}
+
 }  // namespace
 
 LinearPolicy linear_policy() {
@@ -273,12 +272,13 @@ std::optional<LinearTrial> linear_trial(
   const LinearKernel other = kernel == LinearKernel::kOnednn
                                  ? LinearKernel::kPanel
                                  : LinearKernel::kOnednn;
+  const void* group = decision_entry(key_of(weight, bias, params, input_sizes));
+  if (group == nullptr) return std::nullopt;
   SharedWeightsScope private_packs(nullptr);
   TransientBlocksScope transient;
   try {
     LinearTrial trial{build(kernel, weight, bias, params, input_sizes),
-                      build(other, weight, bias, params, input_sizes),
-                      group_of(weight, bias, params, input_sizes)};
+                      build(other, weight, bias, params, input_sizes), group};
     if (trial.measured.kernel != kernel || trial.other.kernel != other) {
       return std::nullopt;
     }

@@ -51,7 +51,6 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <string>
 #include <vector>
 
 #include "fx_core/compile/fused_linear.h"
@@ -85,11 +84,12 @@ ChosenLinear choose_linear(const at::Tensor& weight, const at::Tensor& bias,
 // and on how the threads share the rows or panels, which a linear timed
 // alone does not see. nullopt otherwise (any other policy, the trial
 // switched off, the BLAS or the reference kernel chosen, a build failing).
-// `group` names the decision: linears of the same shapes and fused
+// `group` is the timing decision the trial puts to the test (its entry in
+// the process's cache of decisions): linears of the same shapes and fused
 // operations share it, and the trial decides them together.
 struct LinearTrial {
   ChosenLinear measured, other;
-  std::string group;
+  const void* group = nullptr;
 };
 std::optional<LinearTrial> linear_trial(
     const at::Tensor& weight, const at::Tensor& bias,

@@ -4,7 +4,6 @@
 
 #include <functional>
 #include <optional>
-#include <string>
 #include <utility>
 
 #include "fx_core/compile/conv_choice.h"
@@ -66,14 +65,14 @@ class TrialKernels {
   using Rebuild = std::function<Kernel(Kernel)>;
   explicit TrialKernels(Kernel only) : front_(std::move(only)) {}
   TrialKernels(Kernel challenger, Kernel fallback, Rebuild rebuild,
-               std::string group)
+               const void* group)
       : front_(std::move(challenger)),
         back_(std::move(fallback)),
         rebuild_(std::move(rebuild)),
-        group_(std::move(group)) {}
+        group_(group) {}
   const Kernel& front() const { return front_; }
   int count() const { return rebuild_ ? 2 : 1; }
-  const std::string& group() const { return group_; }
+  const void* group() const { return group_; }
   void use(int i) {
     if (rebuild_ && i != front_index_) {
       std::swap(front_, back_);
@@ -91,7 +90,7 @@ class TrialKernels {
  private:
   Kernel front_, back_;
   Rebuild rebuild_;  // empty: one kernel
-  std::string group_;
+  const void* group_ = nullptr;
   int front_index_ = 0;
 };
 
@@ -130,7 +129,7 @@ class ConvStep : public OnednnStep {
   int kernels() const override { return conv_.count(); }
   void use_kernel(int i) override { conv_.use(i); }
   void keep_kernel(int i) override { conv_.keep(i); }
-  std::string trial_group() const override { return conv_.group(); }
+  const void* trial_group() const override { return conv_.group(); }
 
  private:
   const OnednnConv& conv() const { return *conv_.front(); }
@@ -218,7 +217,7 @@ std::unique_ptr<OnednnStep> bind_conv(const std::vector<PlannedParam>& p,
     return std::make_unique<ConvStep>(
         ConvStep::Kernels(std::move(trial->measured),
                           std::move(trial->first_choice), rebuild,
-                          std::move(trial->group)),
+                          trial->group),
         p[0].slot, residual);
   }
   std::unique_ptr<OnednnConv> conv =
@@ -263,7 +262,7 @@ class LinearStep : public OnednnStep {
   int kernels() const override { return linear_.count(); }
   void use_kernel(int i) override { linear_.use(i); }
   void keep_kernel(int i) override { linear_.keep(i); }
-  std::string trial_group() const override { return linear_.group(); }
+  const void* trial_group() const override { return linear_.group(); }
 
  private:
   const FusedLinearKernel& kernel() const { return *linear_.front().impl; }
@@ -299,7 +298,7 @@ std::unique_ptr<OnednnStep> bind_linear(const std::vector<PlannedParam>& p,
     };
     step = std::make_unique<LinearStep>(
         LinearStep::Kernels(std::move(trial->measured), std::move(trial->other),
-                            rebuild, std::move(trial->group)),
+                            rebuild, trial->group),
         p[0].slot, residual);
   } else {
     ChosenLinear linear = choose_linear(weight, bias, params, in);

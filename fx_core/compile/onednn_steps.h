@@ -86,7 +86,7 @@ class OnednnStep {
   virtual int kernels() const { return 1; }
   virtual void use_kernel(int i) { (void)i; }
   virtual void keep_kernel(int i) { (void)i; }
-  virtual std::string trial_group() const { return {}; }
+  virtual const void* trial_group() const { return nullptr; }
 
  protected:
   std::vector<int32_t> inputs_;
